@@ -1,0 +1,78 @@
+"""Runs the compiler stages in order and returns everything they produced.
+
+Each stage is a pure function that reads the previous stage's output and adds diagnostics to
+one sink; a stage runs as long as its input exists, so one run reports as much as it can.
+"""
+
+from __future__ import annotations
+
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from envdsl.diagnostics import DiagnosticSink, codes
+from envdsl.diagnostics.model import Diagnostic
+from envdsl.source import SourceFile, SourceMap, Span
+from envdsl.syntax import ast
+
+
+@dataclass(slots=True)
+class CompileResult:
+    path: str
+    sources: SourceMap
+    sink: DiagnosticSink
+    spec: ast.SpecFile | None = None
+    stage_reached: str = "start"
+    checked: object | None = None  # the semantic model (envdsl.semantics.model.CheckedSpec)
+    artifacts: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def diagnostics(self) -> list[Diagnostic]:
+        return self.sink.sorted()
+
+    @property
+    def ok(self) -> bool:
+        return not self.sink.has_errors
+
+
+def check_source(source: SourceFile) -> CompileResult:
+    """Parse, build, resolve, type-check and analyse one spec held in memory."""
+    sources = SourceMap()
+    sources.add(source)
+    result = CompileResult(source.path, sources, DiagnosticSink())
+    try:
+        _run_front_end(result, source)
+    except Exception as error:  # a bug in envdsl must still come out as a diagnostic
+        result.sink.report(
+            codes.INTERNAL_ERROR,
+            f"internal compiler error in stage '{result.stage_reached}': {type(error).__name__}: {error}",
+            Span(source.path, 0, 0),
+            notes=["".join(traceback.format_exception(error)).rstrip()],
+            help="please report this with the spec that triggers it",
+        )
+    return result
+
+
+def check_file(path: str | Path) -> CompileResult:
+    """Read a spec from disk (UTF-8) and check it. Raises OSError/UnicodeDecodeError on I/O."""
+    text = Path(path).read_text(encoding="utf-8")
+    return check_source(SourceFile(str(path), text))
+
+
+def _run_front_end(result: CompileResult, source: SourceFile) -> None:
+    from envdsl.syntax.build import build_ast
+    from envdsl.syntax.parse import parse_file
+
+    result.stage_reached = "parse"
+    tree = parse_file(source, result.sink)
+    if tree is None:
+        return
+    result.stage_reached = "build"
+    result.spec = build_ast(tree, source, result.sink)
+    if result.spec.env is None:
+        return
+    from envdsl.semantics.analyze import analyze
+
+    result.stage_reached = "semantics"
+    result.checked = analyze(result.spec, result.sources, result.sink)
+    result.stage_reached = "done"

@@ -1,0 +1,23 @@
+"""Where the packaged grammar and stdlib live: inside the wheel, or at the top of a checkout."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+_PACKAGE_DIR = Path(__file__).resolve().parent
+_REPO_DIR = _PACKAGE_DIR.parent
+
+
+def _find(packaged: str, in_repo: str) -> Path:
+    # A wheel carries envdsl/_grammar and envdsl/_stdlib; an editable install or a checkout
+    # reads the top-level directories directly, so edits take effect without reinstalling.
+    candidate = _PACKAGE_DIR / packaged
+    return candidate if candidate.is_dir() else _REPO_DIR / in_repo
+
+
+def grammar_path() -> Path:
+    return _find("_grammar", "grammar") / "envdsl.lark"
+
+
+def stdlib_dir() -> Path:
+    return _find("_stdlib", "stdlib")

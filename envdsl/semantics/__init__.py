@@ -1,0 +1,1 @@
+"""Semantic stages: resolve names and imports, type-check, effects, lints."""

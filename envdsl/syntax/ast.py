@@ -1,0 +1,573 @@
+"""The typed AST: frozen dataclasses, every node carrying the span of the source it came from.
+
+The builder (build.py) is the only producer; the semantic stages only read it.  Nodes hold
+plain data, never lark objects, so later stages do not depend on the parser.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TypeVar, Union
+
+from envdsl.source import Span
+
+DeclT = TypeVar("DeclT")
+
+
+@dataclass(frozen=True, slots=True)
+class Name:
+    """An identifier as written, with its span (for carets and rename fixes)."""
+
+    text: str
+    span: Span
+
+
+# ---- type expressions ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class NamedType:
+    name: Name
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class GenericType:
+    name: Name
+    args: tuple[TypeExpr, ...]
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class RefType:
+    entity: Name
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class OptionalType:
+    inner: TypeExpr
+    span: Span
+
+
+TypeExpr = Union[NamedType, GenericType, RefType, OptionalType]
+
+
+# ---- expressions ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class IntLit:
+    value: int
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class FloatLit:
+    value: float
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class StrLit:
+    value: str
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class BoolLit:
+    value: bool
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class NoneLit:
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class FStringPart:
+    """One `{expr}` or `{expr:spec}` hole of an f-string."""
+
+    expr: Expr
+    format_spec: str | None
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class FString:
+    parts: tuple[str | FStringPart, ...]
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class NameRef:
+    name: str
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class Attribute:
+    obj: Expr
+    name: Name
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class KeywordArg:
+    name: Name
+    value: Expr
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    func: Expr
+    args: tuple[Expr, ...]
+    kwargs: tuple[KeywordArg, ...]
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class Index:
+    obj: Expr
+    index: Expr
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class Slice:
+    obj: Expr
+    lower: Expr | None
+    upper: Expr | None
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class Unary:
+    op: str  # '-' or '+'
+    operand: Expr
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class Binary:
+    op: str  # + - * / // % **
+    left: Expr
+    right: Expr
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class BoolOp:
+    op: str  # 'and' or 'or'
+    left: Expr
+    right: Expr
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class Not:
+    operand: Expr
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class Compare:
+    """A comparison chain `a < b <= c`: operands[i] ops[i] operands[i+1]."""
+
+    operands: tuple[Expr, ...]
+    ops: tuple[str, ...]  # == != < <= > >= in 'not in' is 'is not'
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class Conditional:
+    body: Expr
+    test: Expr
+    orelse: Expr
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class Lambda:
+    params: tuple[Name, ...]
+    body: Expr
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class ListLit:
+    items: tuple[Expr, ...]
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class SetLit:
+    items: tuple[Expr, ...]
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class MapEntry:
+    key: Expr
+    value: Expr
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class MapLit:
+    entries: tuple[MapEntry, ...]
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class CompFor:
+    targets: tuple[Name, ...]
+    iterable: Expr
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class CompIf:
+    cond: Expr
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class Comprehension:
+    """`[e for ...]`, `{e for ...}`, `{k: v for ...}` or a generator argument `f(e for ...)`."""
+
+    kind: str  # 'list' | 'set' | 'map' | 'gen'
+    element: Expr  # the key for a map comprehension
+    value: Expr | None  # the value for a map comprehension
+    clauses: tuple[CompFor | CompIf, ...]
+    span: Span
+
+
+Expr = Union[
+    IntLit,
+    FloatLit,
+    StrLit,
+    BoolLit,
+    NoneLit,
+    FString,
+    NameRef,
+    Attribute,
+    Call,
+    Index,
+    Slice,
+    Unary,
+    Binary,
+    BoolOp,
+    Not,
+    Compare,
+    Conditional,
+    Lambda,
+    ListLit,
+    SetLit,
+    MapLit,
+    Comprehension,
+]
+
+
+# ---- statements ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Block:
+    stmts: tuple[Stmt, ...]
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class Let:
+    name: Name
+    type: TypeExpr | None
+    value: Expr
+    else_message: Expr | None  # let-else: unwrap an optional or fail with this message
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class Assign:
+    target: Expr  # NameRef, Attribute or Index (checked by the builder)
+    op: str  # '=' '+=' '-='
+    value: Expr
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class Require:
+    cond: Expr
+    message: Expr
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class Fail:
+    message: Expr
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class Return:
+    value: Expr | None
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class IfBranch:
+    cond: Expr
+    body: Block
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class If:
+    branches: tuple[IfBranch, ...]  # the `if` and each `elif`
+    orelse: Block | None
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class For:
+    targets: tuple[Name, ...]
+    iterable: Expr
+    body: Block
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class Break:
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class Continue:
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class ExprStmt:
+    expr: Expr
+    span: Span
+
+
+Stmt = Union[Let, Assign, Require, Fail, Return, If, For, Break, Continue, ExprStmt]
+
+
+# ---- declarations --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Text:
+    """A string written in the spec (docstring, invariant or check text), with its span."""
+
+    value: str
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class Import:
+    path: tuple[Name, ...]
+    span: Span
+
+    @property
+    def dotted(self) -> str:
+        return ".".join(part.text for part in self.path)
+
+
+@dataclass(frozen=True, slots=True)
+class EnumMember:
+    name: Name
+    json_value: Text | None
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class EnumDecl:
+    name: Name
+    members: tuple[EnumMember, ...]
+    doc: Text | None
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class Transition:
+    source: Name
+    target: Name
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class FieldDecl:
+    name: Name
+    type: TypeExpr
+    is_key: bool
+    unique: bool
+    doc: Text | None
+    on_delete: Name | None  # 'cascade', 'none' or 'restrict'
+    default: Expr | None
+    transitions: tuple[Transition, ...] | None  # None when the field has no transitions clause
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class RowInvariant:
+    text: Text
+    cond: Expr
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class UniqueDecl:
+    fields: tuple[Name, ...]
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class RecordDecl:
+    """A record (value type) or, with is_entity, an entity (a row type living in a table)."""
+
+    name: Name
+    is_entity: bool
+    fields: tuple[FieldDecl, ...]
+    invariants: tuple[RowInvariant, ...]
+    uniques: tuple[UniqueDecl, ...]
+    doc: Text | None
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class TableType:
+    entity: Name
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class StateField:
+    name: Name
+    type: TypeExpr | TableType
+    doc: Text | None
+    default: Expr | None
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class StateDecl:
+    fields: tuple[StateField, ...]
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class InvariantDecl:
+    text: Text
+    cond: Expr
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class ConstDecl:
+    name: Name
+    type: TypeExpr
+    value: Expr
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class Param:
+    name: Name
+    type: TypeExpr
+    doc: Text | None
+    default: Expr | None
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class FnDecl:
+    name: Name
+    params: tuple[Param, ...]
+    result: TypeExpr
+    body: Expr | Block
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class ToolDecl:
+    name: Name
+    kind: str  # 'query' | 'action'
+    internal: bool
+    params: tuple[Param, ...]
+    result: TypeExpr | None
+    body: Block
+    doc: Text | None
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class InitAssign:
+    name: Name
+    value: Expr
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class InitBlock:
+    assigns: tuple[InitAssign, ...]
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class InitFrom:
+    path: Text
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class SolutionStep:
+    bind: Name | None
+    call: Call
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class Check:
+    text: Text
+    cond: Expr
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class TaskDecl:
+    name: Name
+    doc: Text | None
+    init: InitBlock | InitFrom | None
+    solution: tuple[SolutionStep, ...] | None
+    checks: tuple[Check, ...]
+    span: Span
+
+
+Decl = Union[EnumDecl, RecordDecl, StateDecl, InvariantDecl, ConstDecl, FnDecl, ToolDecl, TaskDecl]
+
+
+@dataclass(frozen=True, slots=True)
+class EnvDecl:
+    """An `env` (or, with is_module, a stdlib `module`): declarations in source order."""
+
+    name: Name
+    is_module: bool
+    doc: Text | None
+    members: tuple[Decl, ...]
+    span: Span
+
+    def of_type(self, kind: type[DeclT]) -> list[DeclT]:
+        return [member for member in self.members if isinstance(member, kind)]
+
+
+@dataclass(frozen=True, slots=True)
+class SpecFile:
+    path: str
+    imports: tuple[Import, ...]
+    env: EnvDecl | None  # the env, or the module of a stdlib file
+    span: Span

@@ -1,0 +1,169 @@
+"""Stage 1: text -> lark parse tree, or one syntax diagnostic in words a person understands."""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+from lark import Lark, Token, Tree
+from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
+
+from envdsl.diagnostics import DiagnosticSink, codes
+from envdsl.resources import grammar_path
+from envdsl.source import SourceFile, Span
+from envdsl.syntax.postlex import NewlinePostLexer
+
+ParseTree = Tree[Token]
+
+
+@functools.cache
+def _parser() -> Lark:
+    return Lark(
+        grammar_path().read_text(encoding="utf-8"),
+        parser="lalr",
+        lexer="basic",
+        propagate_positions=True,
+        maybe_placeholders=True,
+        postlex=NewlinePostLexer(),
+        start=["start", "expr"],
+        cache=True,
+    )
+
+
+def parse_file(source: SourceFile, sink: DiagnosticSink) -> ParseTree | None:
+    return _parse(source.text, "start", source, 0, sink)
+
+
+def parse_expression(
+    text: str, source: SourceFile, offset: int, sink: DiagnosticSink
+) -> ParseTree | None:
+    """Parse an expression embedded in the file at `offset` (an f-string hole)."""
+    return _parse(text, "expr", source, offset, sink)
+
+
+def _parse(
+    text: str, start: str, source: SourceFile, offset: int, sink: DiagnosticSink
+) -> ParseTree | None:
+    try:
+        tree: ParseTree = _parser().parse(text, start=start)
+    except UnexpectedInput as error:
+        _report(error, text, source, offset, sink)
+        return None
+    return tree
+
+
+# ---- friendly messages ---------------------------------------------------------------------
+
+_DESCRIPTIONS = {
+    "NAME": "a name",
+    "INT": "a number",
+    "FLOAT": "a number",
+    "STRING": "a string",
+    "LONG_STRING": "a string",
+    "FSTRING": "a string",
+    "_NL": "a new line",
+    "$END": "the end of the file",
+    "MAP_LBRACE": "'{'",
+}
+_OPERATORS = {"+", "-", "*", "/", "//", "%", "**", "==", "!=", "<", "<=", ">", ">=", "in", "is"}
+_STATEMENT_WORDS = {"let", "require", "fail", "return", "if", "for", "break", "continue"}
+
+
+def _terminal_text(name: str) -> str:
+    if name in _DESCRIPTIONS:
+        return _DESCRIPTIONS[name]
+    for terminal in _parser().terminals:
+        if terminal.name == name and terminal.pattern.type == "str":
+            return repr(str(terminal.pattern.value))
+    return name.lower()
+
+
+def _expected_words(expected: set[str]) -> list[str]:
+    words = {_terminal_text(name) for name in expected}
+    if "a name" in words:  # soft keywords are names too; don't list them one by one
+        words = {w for w in words if not (w.startswith("'") and w[1:-1].isalpha())} | {"a name"}
+    operators = {w for w in words if w.strip("'") in _OPERATORS}
+    if len(operators) > 2:
+        words = (words - operators) | {"an operator"}
+    if len(words & {f"'{word}'" for word in _STATEMENT_WORDS}) > 2:
+        words = {w for w in words if w.strip("'") not in _STATEMENT_WORDS} | {"a statement"}
+    return sorted(words)
+
+
+def _found_text(token: Token) -> str:
+    if token.type == "$END":
+        return "the end of the file"
+    if token.type == "_NL":
+        return "the end of the line"
+    if token.type in ("STRING", "LONG_STRING", "FSTRING"):
+        return "a string"
+    if token.type == "NAME":
+        return f"name '{token.value}'"
+    return f"'{token.value}'"
+
+
+def _help_for(token: Token | None, expected: set[str]) -> str | None:
+    """Targeted hints for the mistakes a Python-trained author (or LLM) makes first."""
+    value = token.value if token is not None else ""
+    if value == ":" and ("LBRACE" in expected or "MAP_LBRACE" in expected):
+        return "blocks use braces, not a colon: `if cond { ... }`"
+    if value in ("def", "class", "while", "elif:", "pass", "try", "with", "async"):
+        return {
+            "def": "declare helpers with `fn`, tools with `query` or `action`",
+            "class": "declare types with `record` or `entity`",
+            "while": "there is no `while`: loop over a collection or `range(n)` with `for`",
+            "pass": "an empty block is just `{ }`",
+        }.get(value, f"`{value}` is not part of the language")
+    if value == "=" and any(name in expected for name in ("RBRACE", "_NL")):
+        return "to compare, use `==`"
+    if token is not None and token.type == "_NL" and "ELSE" in expected:
+        return "`require` needs a message: `require cond else \"why it failed\"`"
+    return None
+
+
+def _report(
+    error: UnexpectedInput, text: str, source: SourceFile, offset: int, sink: DiagnosticSink
+) -> None:
+    if isinstance(error, UnexpectedCharacters):
+        position = offset + error.pos_in_stream
+        char = text[error.pos_in_stream] if error.pos_in_stream < len(text) else ""
+        if char in "\"'":
+            message = "unterminated string"
+            help = "close the string on the same line, or use \"\"\"...\"\"\" for several lines"
+        else:
+            message = f"unexpected character {char!r}"
+            help = None
+        sink.report(codes.INVALID_TOKEN, message, Span(source.path, position, position + 1), help=help)
+        return
+    token: Token | None = getattr(error, "token", None)
+    expected: set[str] = set(getattr(error, "expected", None) or ())
+    if isinstance(error, UnexpectedToken) and error.token.type == "$END":
+        position = offset + len(text)
+        span = Span(source.path, position, position)
+    elif token is not None and token.start_pos is not None:
+        start = offset + token.start_pos
+        end = offset + (token.end_pos if token.end_pos is not None else token.start_pos + 1)
+        span = Span(source.path, start, max(end, start + 1) if token.type != "_NL" else start + 1)
+    else:
+        position = offset + len(text)
+        span = Span(source.path, position, position)
+    found = "the end of the file" if isinstance(error, UnexpectedEOF) or token is None else _found_text(token)
+    words = _expected_words(expected)
+    if len(words) > 6:
+        words = words[:6] + ["..."]
+    message = f"unexpected {found}"
+    if words:
+        message += f"; expected {', '.join(words)}" if len(words) > 1 else f"; expected {words[0]}"
+    sink.report(codes.SYNTAX_ERROR, message, span, help=_help_for(token, expected))
+
+
+def token_span(source: SourceFile, node: Any, offset: int = 0) -> Span:
+    """The span of a lark Token or Tree (positions are propagated for trees)."""
+    if isinstance(node, Token):
+        start = node.start_pos or 0
+        end = node.end_pos if node.end_pos is not None else start
+    else:
+        meta = node.meta
+        start = getattr(meta, "start_pos", 0) if not meta.empty else 0
+        end = getattr(meta, "end_pos", start) if not meta.empty else start
+    return Span(source.path, offset + start, offset + end)

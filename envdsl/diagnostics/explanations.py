@@ -1,0 +1,1705 @@
+"""The long explanation of every diagnostic code, shown by `envdsl explain CODE`.
+
+Each entry says what the rule is and why it exists, then gives a small spec that breaks the
+rule (`wrong`) and the same spec repaired (`right`). The examples are complete specs so that
+tests can run them through the checker: `wrong` must report the code, `right` must not.
+Internal errors (E9001) have no spec that triggers them on purpose, so their examples are empty.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Explanation:
+    text: str
+    wrong: str
+    right: str
+
+
+def _spec(text: str) -> str:
+    return textwrap.dedent(text).strip("\n") + "\n" if text.strip() else ""
+
+
+def _explain(text: str, wrong: str, right: str) -> Explanation:
+    return Explanation(" ".join(text.split()), _spec(wrong), _spec(right))
+
+
+EXPLANATIONS: dict[str, Explanation] = {
+    # ---- E0xx: syntax ----------------------------------------------------------------------
+    "E0001": _explain(
+        """The text does not follow the grammar of envdsl. Blocks are delimited by braces, not
+        by a colon and indentation as in Python, and every `{` needs its `}`. The message names
+        what the parser found and what it expected at that point; the help line points out the
+        usual Python habits.""",
+        r'''
+        env Demo {
+          state {
+            count: int = 0
+          }
+          query get_count() -> int:
+            """Return the counter."""
+            return count
+        }
+        ''',
+        r'''
+        env Demo {
+          state {
+            count: int = 0
+          }
+          query get_count() -> int {
+            """Return the counter."""
+            return count
+          }
+        }
+        ''',
+    ),
+    "E0002": _explain(
+        """A character that cannot start any token, or a string that is not closed on its line.
+        envdsl writes boolean operators as words (`and`, `or`, `not`), not `&&`, `||` or `!`.
+        A string in double quotes must end on the line it starts on; use `\"\"\"...\"\"\"` for
+        text that spans several lines.""",
+        r'''
+        env Demo {
+          state {
+            count: int = 0
+          }
+          action add(n: int) -> int {
+            """Add n to the counter."""
+            require n > 0 && n < 100 else "n must be between 1 and 99"
+            count += n
+            return count
+          }
+        }
+        ''',
+        r'''
+        env Demo {
+          state {
+            count: int = 0
+          }
+          action add(n: int) -> int {
+            """Add n to the counter."""
+            require n > 0 and n < 100 else "n must be between 1 and 99"
+            count += n
+            return count
+          }
+        }
+        ''',
+    ),
+    "E0003": _explain(
+        """A backslash in a string starts an escape sequence, and only `\\n \\t \\r \\\\ \\"
+        \\' \\0 \\{ \\}` are defined. An unknown escape such as `\\d` is almost always a
+        backslash that was meant literally; silently keeping or dropping it would change the
+        text, so it is an error. Write a literal backslash as `\\\\`.""",
+        r'''
+        env Demo {
+          query data_folder() -> str {
+            """Return the folder that holds the data."""
+            return "C:\data"
+          }
+        }
+        ''',
+        r'''
+        env Demo {
+          query data_folder() -> str {
+            """Return the folder that holds the data."""
+            return "C:\\data"
+          }
+        }
+        ''',
+    ),
+    "E0004": _explain(
+        """A spec file holds exactly one `env` (and a stdlib file exactly one `module`). One
+        environment per file keeps the mapping from spec to generated module and tool schemas
+        one to one. Split several environments into several files.""",
+        r'''
+        env Shop {
+          """The shop front."""
+        }
+
+        env Warehouse {
+          """The warehouse behind the shop."""
+        }
+        ''',
+        r'''
+        env Shop {
+          """The shop front."""
+        }
+        ''',
+    ),
+    "E0005": _explain(
+        """Only a variable (`x = ...`), a field (`row.f = ...`) or a map entry (`m[k] = ...`)
+        can be assigned. The left-hand side of `=` here is a computed value, such as a call,
+        which has no place to store into. Compute the new value on the right instead.""",
+        r'''
+        env Demo {
+          entity User {
+            key user_id: str
+            email: str
+          }
+          state {
+            users: table User
+          }
+          action set_email(user_id: str, email: str) {
+            """Change a user's email address."""
+            let u = users.get(user_id) else "user not found"
+            lower(u.email) = lower(email)
+          }
+        }
+        ''',
+        r'''
+        env Demo {
+          entity User {
+            key user_id: str
+            email: str
+          }
+          state {
+            users: table User
+          }
+          action set_email(user_id: str, email: str) {
+            """Change a user's email address."""
+            let u = users.get(user_id) else "user not found"
+            u.email = lower(email)
+          }
+        }
+        ''',
+    ),
+    "E0006": _explain(
+        """A step of a task's `solution` is a call of a tool with named arguments,
+        `tool(arg=value)`, optionally bound with `let x = tool(...)`. Named arguments are
+        required because the steps are replayed as the JSON calls an agent would make, and JSON
+        tool calls have no argument order.""",
+        r'''
+        env Demo {
+          state {
+            count: int = 0
+          }
+          action add(n: int) -> int {
+            """Add n to the counter."""
+            count += n
+            return count
+          }
+          task add_five {
+            """Add five to the counter."""
+            init { count = 0 }
+            solution { add(5) }
+            check "the counter is five": count == 5
+          }
+        }
+        ''',
+        r'''
+        env Demo {
+          state {
+            count: int = 0
+          }
+          action add(n: int) -> int {
+            """Add n to the counter."""
+            count += n
+            return count
+          }
+          task add_five {
+            """Add five to the counter."""
+            init { count = 0 }
+            solution { add(n=5) }
+            check "the counter is five": count == 5
+          }
+        }
+        ''',
+    ),
+    "E0007": _explain(
+        """`break` and `continue` only make sense inside a `for` loop. To leave a tool early,
+        use `return` (success) or `fail "why"` (failure).""",
+        r'''
+        env Demo {
+          state {
+            count: int = 0
+          }
+          action reset() -> int {
+            """Set the counter back to zero."""
+            if count == 0 {
+              break
+            }
+            count = 0
+            return count
+          }
+        }
+        ''',
+        r'''
+        env Demo {
+          state {
+            count: int = 0
+          }
+          action reset() -> int {
+            """Set the counter back to zero."""
+            if count == 0 {
+              return 0
+            }
+            count = 0
+            return count
+          }
+        }
+        ''',
+    ),
+    "E0008": _explain(
+        """An f-string hole `{...}` must hold one expression and be closed. A `{` that is meant
+        literally is written `{{` (and `}` as `}}`). An unbalanced or empty hole is usually a
+        typo that would otherwise put the raw text into a user-facing message.""",
+        r'''
+        env Demo {
+          entity User {
+            key user_id: str
+          }
+          state {
+            users: table User
+          }
+          query get_user(user_id: str) -> User {
+            """Return one user."""
+            let u = users.get(user_id) else f"user {user_id not found"
+            return u
+          }
+        }
+        ''',
+        r'''
+        env Demo {
+          entity User {
+            key user_id: str
+          }
+          state {
+            users: table User
+          }
+          query get_user(user_id: str) -> User {
+            """Return one user."""
+            let u = users.get(user_id) else f"user {user_id} not found"
+            return u
+          }
+        }
+        ''',
+    ),
+    "E0009": _explain(
+        """A task has at most one `init` section and at most one `solution` section. Two of
+        them leave it unclear which initial state or which trajectory is meant; merge them
+        into one.""",
+        r'''
+        env Demo {
+          state {
+            count: int
+            limit: int
+          }
+          task start {
+            """Look at the counter."""
+            init { count = 0 }
+            init { limit = 10 }
+            check "the counter is below the limit": count < limit
+          }
+        }
+        ''',
+        r'''
+        env Demo {
+          state {
+            count: int
+            limit: int
+          }
+          task start {
+            """Look at the counter."""
+            init {
+              count = 0
+              limit = 10
+            }
+            check "the counter is below the limit": count < limit
+          }
+        }
+        ''',
+    ),
+    # ---- E1xx: names -----------------------------------------------------------------------
+    "E1001": _explain(
+        """A name must be a local variable, a parameter, a state field, a constant, an enum or
+        a declared type or function in scope. Misspelled names are reported with the closest
+        known name, because a generated environment must never fail at run time on an
+        undefined name.""",
+        r'''
+        env Demo {
+          state {
+            total: int = 0
+          }
+          action add(amount: int) -> int {
+            """Add an amount to the total."""
+            total += amount
+            return totl
+          }
+        }
+        ''',
+        r'''
+        env Demo {
+          state {
+            total: int = 0
+          }
+          action add(amount: int) -> int {
+            """Add an amount to the total."""
+            total += amount
+            return total
+          }
+        }
+        ''',
+    ),
+    "E1002": _explain(
+        """A type must be a builtin type (`int`, `float`, `bool`, `str`, `date`, `datetime`,
+        `duration`, `json`, `list[T]`, `set[T]`, `map[K, V]`) or an enum, record or entity
+        declared in the env or an imported module. Names from other languages, such as
+        `string`, `integer` or `dict`, are not types here.""",
+        r"""
+        env Demo {
+          entity User {
+            key user_id: str
+            name: string
+          }
+          state {
+            users: table User
+          }
+        }
+        """,
+        r"""
+        env Demo {
+          entity User {
+            key user_id: str
+            name: str
+          }
+          state {
+            users: table User
+          }
+        }
+        """,
+    ),
+    "E1003": _explain(
+        """A record or entity has exactly the fields it declares. Reading or writing any other
+        field is an error, because generated rows are fixed dataclasses and their JSON form is
+        checked against the schema. The help line suggests the closest declared field.""",
+        r'''
+        env Demo {
+          entity User {
+            key user_id: str
+            email: str
+          }
+          state {
+            users: table User
+          }
+          query get_email(user_id: str) -> str {
+            """Return a user's email address."""
+            let u = users.get(user_id) else "user not found"
+            return u.emial
+          }
+        }
+        ''',
+        r'''
+        env Demo {
+          entity User {
+            key user_id: str
+            email: str
+          }
+          state {
+            users: table User
+          }
+          query get_email(user_id: str) -> str {
+            """Return a user's email address."""
+            let u = users.get(user_id) else "user not found"
+            return u.email
+          }
+        }
+        ''',
+    ),
+    "E1004": _explain(
+        """An enum value is written `Enum.member` and the member must be declared in the enum.
+        An undeclared member could never be stored or sent to the agent, so it is rejected at
+        compile time; add it to the enum or use a member that exists.""",
+        r'''
+        env Demo {
+          enum Status { active, closed }
+          entity Account {
+            key account_id: str
+            status: Status = Status.active
+          }
+          state {
+            accounts: table Account
+          }
+          action suspend(account_id: str) {
+            """Suspend an account."""
+            let a = accounts.get(account_id) else "account not found"
+            a.status = Status.suspended
+          }
+        }
+        ''',
+        r'''
+        env Demo {
+          enum Status { active, suspended, closed }
+          entity Account {
+            key account_id: str
+            status: Status = Status.active
+          }
+          state {
+            accounts: table Account
+          }
+          action suspend(account_id: str) {
+            """Suspend an account."""
+            let a = accounts.get(account_id) else "account not found"
+            a.status = Status.suspended
+          }
+        }
+        ''',
+    ),
+    "E1005": _explain(
+        """A call must name a builtin function (`len`, `abs`, `round`, `count`, `sum`, `min`,
+        `max`, date and time helpers, ...), a `fn` declared in the env, an imported stdlib
+        function, or a record or entity constructor. Functions from other languages, such as
+        `length` or `size`, do not exist; the help line suggests the closest one.""",
+        r'''
+        env Demo {
+          state {
+            names: list[str] = []
+          }
+          query count_names() -> int {
+            """Return how many names are stored."""
+            return length(names)
+          }
+        }
+        ''',
+        r'''
+        env Demo {
+          state {
+            names: list[str] = []
+          }
+          query count_names() -> int {
+            """Return how many names are stored."""
+            return len(names)
+          }
+        }
+        ''',
+    ),
+    "E1006": _explain(
+        """A named argument must match a parameter of the called tool or fn, or a field of the
+        constructed record or entity. An unknown name is usually a misspelling or a field from
+        a different type; it is an error rather than ignored so that no value is silently
+        lost.""",
+        r'''
+        env Demo {
+          entity User {
+            key user_id: str
+            name: str
+          }
+          state {
+            users: table User
+          }
+          action add_user(user_id: str, name: str) -> User {
+            """Create a user."""
+            return users.insert(User(user_id=user_id, full_name=name))
+          }
+        }
+        ''',
+        r'''
+        env Demo {
+          entity User {
+            key user_id: str
+            name: str
+          }
+          state {
+            users: table User
+          }
+          action add_user(user_id: str, name: str) -> User {
+            """Create a user."""
+            return users.insert(User(user_id=user_id, name=name))
+          }
+        }
+        ''',
+    ),
+    "E1007": _explain(
+        """`import std.<name>` brings in a module of the standard library (the files in
+        `stdlib/`), such as `std.time`. Importing a module that does not exist is an error;
+        the builtins (`len`, `days`, `datetime`, ...) need no import at all.""",
+        r"""
+        import std.clock
+
+        env Demo {
+          state {
+            now: datetime
+          }
+        }
+        """,
+        r"""
+        env Demo {
+          state {
+            now: datetime
+          }
+        }
+        """,
+    ),
+    "E1008": _explain(
+        """A task's `init` (and `initial.<field>` in a check) can only name fields that the
+        `state` block declares. A misspelled state field in an initial state would otherwise
+        leave the real field empty without notice.""",
+        r'''
+        env Demo {
+          entity User {
+            key user_id: str
+          }
+          state {
+            users: table User
+          }
+          task empty {
+            """Nothing to do."""
+            init { user = [] }
+            check "there are no users": len(users) == 0
+          }
+        }
+        ''',
+        r'''
+        env Demo {
+          entity User {
+            key user_id: str
+          }
+          state {
+            users: table User
+          }
+          task empty {
+            """Nothing to do."""
+            init { users = [] }
+            check "there are no users": len(users) == 0
+          }
+        }
+        ''',
+    ),
+    "E1009": _explain(
+        """A solution step and `called("name")`/`calls("name")` in a check must name a tool
+        that the env declares. A check over a tool that does not exist would always be false
+        (or always true under `not`), which makes the task meaningless.""",
+        r'''
+        env Demo {
+          state {
+            count: int = 0
+          }
+          action add(n: int) -> int {
+            """Add n to the counter."""
+            count += n
+            return count
+          }
+          task add_two {
+            """Add two to the counter."""
+            init { count = 0 }
+            solution { increment(n=2) }
+            check "the counter is two": count == 2
+          }
+        }
+        ''',
+        r'''
+        env Demo {
+          state {
+            count: int = 0
+          }
+          action add(n: int) -> int {
+            """Add n to the counter."""
+            count += n
+            return count
+          }
+          task add_two {
+            """Add two to the counter."""
+            init { count = 0 }
+            solution { add(n=2) }
+            check "the counter is two": count == 2
+          }
+        }
+        ''',
+    ),
+    "E1010": _explain(
+        """Two declarations in one scope have the same name: two tools, two types, two fields
+        of one entity, two parameters of one tool, and so on. The agent would see two tools
+        with one name, and a reader cannot tell which one is meant; rename or remove one of
+        them.""",
+        r'''
+        env Demo {
+          state {
+            count: int = 0
+          }
+          query get_count() -> int {
+            """Return the counter."""
+            return count
+          }
+          query get_count() -> int {
+            """Return the counter, again."""
+            return count
+          }
+        }
+        ''',
+        r'''
+        env Demo {
+          state {
+            count: int = 0
+          }
+          query get_count() -> int {
+            """Return the counter."""
+            return count
+          }
+        }
+        ''',
+    ),
+    "E1011": _explain(
+        """A method must exist on the type of the value it is called on: lists have `append`,
+        `remove`, `count`, strings have `lower`, `upper`, `strip`, `startswith`, `split`, ...,
+        tables have `get`, `insert`, `delete`. Methods from other languages, such as `push`
+        or `toLowerCase`, are reported with the closest method that exists.""",
+        r'''
+        env Demo {
+          entity User {
+            key user_id: str
+            tags: list[str] = []
+          }
+          state {
+            users: table User
+          }
+          action tag_user(user_id: str, tag: str) {
+            """Add a tag to a user."""
+            let u = users.get(user_id) else "user not found"
+            u.tags.push(tag)
+          }
+        }
+        ''',
+        r'''
+        env Demo {
+          entity User {
+            key user_id: str
+            tags: list[str] = []
+          }
+          state {
+            users: table User
+          }
+          action tag_user(user_id: str, tag: str) {
+            """Add a tag to a user."""
+            let u = users.get(user_id) else "user not found"
+            u.tags.append(tag)
+          }
+        }
+        ''',
+    ),
+    "E1012": _explain(
+        """Each parameter or field gets at most one argument in a call. When the same name is
+        given twice, one value would silently win; say which one you mean.""",
+        r'''
+        env Demo {
+          entity User {
+            key user_id: str
+            name: str
+          }
+          state {
+            users: table User
+          }
+          action add_user(user_id: str, name: str) -> User {
+            """Create a user."""
+            return users.insert(User(user_id=user_id, name=name, name=user_id))
+          }
+        }
+        ''',
+        r'''
+        env Demo {
+          entity User {
+            key user_id: str
+            name: str
+          }
+          state {
+            users: table User
+          }
+          action add_user(user_id: str, name: str) -> User {
+            """Create a user."""
+            return users.insert(User(user_id=user_id, name=name))
+          }
+        }
+        ''',
+    ),
+    # ---- E2xx: types -----------------------------------------------------------------------
+    "E2001": _explain(
+        """A value of one type is used where another type is expected: in an assignment, an
+        argument, a return, a default or an initial state. There are no implicit conversions
+        (only `int` widens to `float`), so an environment never stores a string in an `int`
+        field. Convert explicitly (`str(n)`) or fix the declared type.""",
+        r'''
+        env Demo {
+          entity Item {
+            key sku: str
+            stock: int
+          }
+          state {
+            items: table Item
+          }
+          action set_stock(sku: str, stock: str) {
+            """Set the stock of an item."""
+            let item = items.get(sku) else "item not found"
+            item.stock = stock
+          }
+        }
+        ''',
+        r'''
+        env Demo {
+          entity Item {
+            key sku: str
+            stock: int
+          }
+          state {
+            items: table Item
+          }
+          action set_stock(sku: str, stock: int) {
+            """Set the stock of an item."""
+            let item = items.get(sku) else "item not found"
+            item.stock = stock
+          }
+        }
+        ''',
+    ),
+    "E2002": _explain(
+        """An operator is applied to operand types it is not defined for, such as `str + int`
+        or `date * int`. Python would fail at run time; envdsl rejects it at compile time.
+        Convert one side (`str(n)`) or use an f-string for messages.""",
+        r'''
+        env Demo {
+          state {
+            count: int = 0
+          }
+          query describe() -> str {
+            """Describe the counter."""
+            return "the counter is " + count
+          }
+        }
+        ''',
+        r'''
+        env Demo {
+          state {
+            count: int = 0
+          }
+          query describe() -> str {
+            """Describe the counter."""
+            return f"the counter is {count}"
+          }
+        }
+        ''',
+    ),
+    "E2003": _explain(
+        """Conditions of `if`, `require`, comprehension filters, checks and invariants must be
+        of type `bool`. There is no truthiness: an empty list, `0` or `""` is not false.
+        Write the comparison you mean, such as `len(xs) > 0` or `x != none`.""",
+        r'''
+        env Demo {
+          state {
+            names: list[str] = []
+          }
+          action add_name(name: str) -> int {
+            """Add a name to the list."""
+            require len(name) else "the name is empty"
+            names.append(name)
+            return len(names)
+          }
+        }
+        ''',
+        r'''
+        env Demo {
+          state {
+            names: list[str] = []
+          }
+          action add_name(name: str) -> int {
+            """Add a name to the list."""
+            require len(name) > 0 else "the name is empty"
+            names.append(name)
+            return len(names)
+          }
+        }
+        ''',
+    ),
+    "E2004": _explain(
+        """A call passes more positional arguments than the function has parameters. Extra
+        arguments would be ignored or shift the others; check the signature of the function
+        (and prefer named arguments for anything but the simplest calls).""",
+        r'''
+        env Demo {
+          fn double(x: int) -> int = x * 2
+          state {
+            count: int = 0
+          }
+          query doubled() -> int {
+            """Return twice the counter."""
+            return double(count, 2)
+          }
+        }
+        ''',
+        r'''
+        env Demo {
+          fn double(x: int) -> int = x * 2
+          state {
+            count: int = 0
+          }
+          query doubled() -> int {
+            """Return twice the counter."""
+            return double(count)
+          }
+        }
+        ''',
+    ),
+    "E2005": _explain(
+        """A call leaves out a parameter that has no default, or a constructor leaves out a
+        field that has no default and is not optional. Every row must be complete when it is
+        inserted, so the missing value is an error, not an implicit `none`.""",
+        r'''
+        env Demo {
+          entity User {
+            key user_id: str
+            name: str
+          }
+          state {
+            users: table User
+          }
+          action add_user(user_id: str, name: str) -> User {
+            """Create a user."""
+            return users.insert(User(user_id=user_id))
+          }
+        }
+        ''',
+        r'''
+        env Demo {
+          entity User {
+            key user_id: str
+            name: str
+          }
+          state {
+            users: table User
+          }
+          action add_user(user_id: str, name: str) -> User {
+            """Create a user."""
+            return users.insert(User(user_id=user_id, name=name))
+          }
+        }
+        ''',
+    ),
+    "E2006": _explain(
+        """`let x = e else "msg"` unwraps an optional value and fails the tool when it is
+        `none`. Here `e` can never be `none`, so the `else` is dead; often the intent was
+        `t.get(k)` (optional) instead of `t[k]` (which already fails when the key is
+        absent).""",
+        r'''
+        env Demo {
+          entity User {
+            key user_id: str
+          }
+          state {
+            users: table User
+          }
+          query get_user(user_id: str) -> User {
+            """Return one user."""
+            let u = users[user_id] else "user not found"
+            return u
+          }
+        }
+        ''',
+        r'''
+        env Demo {
+          entity User {
+            key user_id: str
+          }
+          state {
+            users: table User
+          }
+          query get_user(user_id: str) -> User {
+            """Return one user."""
+            let u = users.get(user_id) else "user not found"
+            return u
+          }
+        }
+        ''',
+    ),
+    "E2007": _explain(
+        """`ref E` holds the key of a row of entity `E`, so `E` must be an entity. Enums and
+        records are values without identity: store them directly (`status: Status`) instead
+        of referring to them.""",
+        r"""
+        env Demo {
+          record Address { city: str }
+          entity User {
+            key user_id: str
+            address: ref Address
+          }
+          state {
+            users: table User
+          }
+        }
+        """,
+        r"""
+        env Demo {
+          record Address { city: str }
+          entity User {
+            key user_id: str
+            address: Address
+          }
+          state {
+            users: table User
+          }
+        }
+        """,
+    ),
+    "E2008": _explain(
+        """`table E` in the `state` block holds the rows of entity `E`: rows need a key, so
+        `E` must be an entity. A collection of records is a `list[R]`; or make `R` an entity
+        with a `key` field.""",
+        r"""
+        env Demo {
+          record Point { x: int, y: int }
+          state {
+            points: table Point
+          }
+        }
+        """,
+        r"""
+        env Demo {
+          record Point { x: int, y: int }
+          state {
+            points: list[Point] = []
+          }
+        }
+        """,
+    ),
+    "E2009": _explain(
+        """An entity has exactly one `key` field: it identifies the row in its table, is what
+        a `ref` stores and what `t.get(k)` looks up. A record is a plain value and has no key.
+        Composite uniqueness is declared with `unique(a, b)`, not with a second key.""",
+        r"""
+        env Demo {
+          entity User {
+            user_id: str
+            name: str
+          }
+          state {
+            users: table User
+          }
+        }
+        """,
+        r"""
+        env Demo {
+          entity User {
+            key user_id: str
+            name: str
+          }
+          state {
+            users: table User
+          }
+        }
+        """,
+    ),
+    "E2010": _explain(
+        """A `transitions { a -> b, ... }` clause lists the allowed changes of a field between
+        enum members, so the field must have an enum type. A status kept as a string cannot
+        be checked; declare an enum for it.""",
+        r"""
+        env Demo {
+          entity Ticket {
+            key ticket_id: str
+            status: str = "open" transitions { open -> closed }
+          }
+          state {
+            tickets: table Ticket
+          }
+        }
+        """,
+        r"""
+        env Demo {
+          enum TicketState { open, closed }
+          entity Ticket {
+            key ticket_id: str
+            status: TicketState = TicketState.open transitions { open -> closed }
+          }
+          state {
+            tickets: table Ticket
+          }
+        }
+        """,
+    ),
+    "E2011": _explain(
+        """Entities live only in tables. A field, parameter or collection that should point at
+        a row stores its key with `ref E`; copying a whole row into another row would
+        duplicate it and let the two copies drift apart.""",
+        r"""
+        env Demo {
+          entity User {
+            key user_id: str
+          }
+          entity Order {
+            key order_id: str
+            owner: User
+          }
+          state {
+            users: table User
+            orders: table Order
+          }
+        }
+        """,
+        r"""
+        env Demo {
+          entity User {
+            key user_id: str
+          }
+          entity Order {
+            key order_id: str
+            owner: ref User
+          }
+          state {
+            users: table User
+            orders: table Order
+          }
+        }
+        """,
+    ),
+    "E2012": _explain(
+        """A `for` loop or a comprehension runs over a collection: a list, set, map (its
+        keys), table (its rows) or string. An `int` is not a collection; use `range(n)` to
+        count.""",
+        r'''
+        env Demo {
+          state {
+            names: list[str] = []
+          }
+          action add_guests(n: int) -> int {
+            """Add n numbered guests."""
+            for i in n {
+              names.append(f"guest {i}")
+            }
+            return len(names)
+          }
+        }
+        ''',
+        r'''
+        env Demo {
+          state {
+            names: list[str] = []
+          }
+          action add_guests(n: int) -> int {
+            """Add n numbered guests."""
+            for i in range(n) {
+              names.append(f"guest {i}")
+            }
+            return len(names)
+          }
+        }
+        ''',
+    ),
+    "E2013": _explain(
+        """`x[i]` works on lists and strings (by position), maps (by key) and tables (by row
+        key). Records and entities are not dictionaries: read their fields with `.field`.""",
+        r'''
+        env Demo {
+          record Window { start: int, end: int }
+          state {
+            window: Window = Window(start=9, end=17)
+          }
+          query opening_hour() -> int {
+            """Return the hour the shop opens."""
+            return window["start"]
+          }
+        }
+        ''',
+        r'''
+        env Demo {
+          record Window { start: int, end: int }
+          state {
+            window: Window = Window(start=9, end=17)
+          }
+          query opening_hour() -> int {
+            """Return the hour the shop opens."""
+            return window.start
+          }
+        }
+        ''',
+    ),
+    "E2014": _explain(
+        """A literal must be a valid value of its type: `date("...")` takes an ISO date that
+        exists, `datetime("...")` an ISO 8601 timestamp such as `2024-05-01T09:00:00Z`. Invalid
+        literals are rejected at compile time so that every initial state can be loaded.""",
+        r'''
+        env Demo {
+          state {
+            opening: date = date("2024-02-30")
+          }
+          query get_opening() -> date {
+            """Return the opening day."""
+            return opening
+          }
+        }
+        ''',
+        r'''
+        env Demo {
+          state {
+            opening: date = date("2024-02-29")
+          }
+          query get_opening() -> date {
+            """Return the opening day."""
+            return opening
+          }
+        }
+        ''',
+    ),
+    "E2015": _explain(
+        """`lambda` is allowed only as the `key=` argument of `sorted`, `min` and `max`. There
+        are no first-class functions elsewhere: write a comprehension instead of `filter` or
+        `map` with a lambda, and a `fn` for a reusable helper.""",
+        r'''
+        env Demo {
+          state {
+            scores: list[int] = []
+          }
+          query top_scores() -> list[int] {
+            """Return the scores above 90."""
+            let high = lambda s: s > 90
+            return [s for s in scores if high(s)]
+          }
+        }
+        ''',
+        r'''
+        env Demo {
+          state {
+            scores: list[int] = []
+          }
+          query top_scores() -> list[int] {
+            """Return the scores above 90."""
+            return [s for s in scores if s > 90]
+          }
+        }
+        ''',
+    ),
+    "E2016": _explain(
+        """`auto("PREFIX")` makes deterministic ids (`PREFIX-0001`, `PREFIX-0002`, ...) and is
+        allowed only as the default of an entity's `str` key field. Anywhere else there is no
+        table counter to draw from.""",
+        r"""
+        env Demo {
+          entity Order {
+            key order_id: int = auto("O")
+          }
+          state {
+            orders: table Order
+          }
+        }
+        """,
+        r"""
+        env Demo {
+          entity Order {
+            key order_id: str = auto("O")
+          }
+          state {
+            orders: table Order
+          }
+        }
+        """,
+    ),
+    "E2017": _explain(
+        """A value of an optional type `T?` (a `t.get(k)` result, an optional field) is used
+        where a `T` is required. It may be `none` at run time, so unwrap it first with
+        `let x = e else "msg"`, or test `x != none` so that flow narrowing makes it a `T`.""",
+        r'''
+        env Demo {
+          entity User {
+            key user_id: str
+            name: str
+          }
+          state {
+            users: table User
+          }
+          query get_name(user_id: str) -> str {
+            """Return a user's name."""
+            return users.get(user_id).name
+          }
+        }
+        ''',
+        r'''
+        env Demo {
+          entity User {
+            key user_id: str
+            name: str
+          }
+          state {
+            users: table User
+          }
+          query get_name(user_id: str) -> str {
+            """Return a user's name."""
+            let u = users.get(user_id) else "user not found"
+            return u.name
+          }
+        }
+        ''',
+    ),
+    # ---- E3xx: tools and effects -----------------------------------------------------------
+    "E3001": _explain(
+        """A `query` tool only reads state; an `action` may change it. The agent, the effect
+        analysis and the invariant checks rely on this split, so a query that writes is an
+        error: make it an `action`, or remove the write.""",
+        r'''
+        env Demo {
+          state {
+            views: int = 0
+          }
+          query get_views() -> int {
+            """Return the view counter."""
+            views += 1
+            return views
+          }
+        }
+        ''',
+        r'''
+        env Demo {
+          state {
+            views: int = 0
+          }
+          action get_views() -> int {
+            """Count one more view and return the view counter."""
+            views += 1
+            return views
+          }
+        }
+        ''',
+    ),
+    "E3002": _explain(
+        """Functions (`fn`), checks, invariants, defaults and constants are pure: they may read
+        state but never write it, so they can be evaluated any number of times and in any
+        order. Put shared effects into an `internal action`, which tools can call.""",
+        r'''
+        env Demo {
+          state {
+            counter: int = 0
+          }
+          fn next_number() -> int {
+            counter += 1
+            return counter
+          }
+          action take_ticket() -> int {
+            """Draw the next ticket number."""
+            return next_number()
+          }
+        }
+        ''',
+        r'''
+        env Demo {
+          state {
+            counter: int = 0
+          }
+          internal action next_number() -> int {
+            counter += 1
+            return counter
+          }
+          action take_ticket() -> int {
+            """Draw the next ticket number."""
+            return next_number()
+          }
+        }
+        ''',
+    ),
+    "E3003": _explain(
+        """The key of a row is its identity: refs from other rows store it and the table is
+        indexed by it. Changing it in place would leave dangling refs, so it is an error.
+        Insert a row under the new key and delete the old one instead, or change another
+        field.""",
+        r'''
+        env Demo {
+          entity User {
+            key user_id: str
+            name: str
+          }
+          state {
+            users: table User
+          }
+          action rename(user_id: str, new_id: str) {
+            """Give a user a new id."""
+            let u = users.get(user_id) else "user not found"
+            u.user_id = new_id
+          }
+        }
+        ''',
+        r'''
+        env Demo {
+          entity User {
+            key user_id: str
+            name: str
+          }
+          state {
+            users: table User
+          }
+          action rename(user_id: str, new_id: str) {
+            """Give a user a new id."""
+            let u = users.get(user_id) else "user not found"
+            users.insert(User(user_id=new_id, name=u.name))
+            users.delete(user_id)
+          }
+        }
+        ''',
+    ),
+    "E3004": _explain(
+        """A tool or fn with a return type must end every path with `return` (or `fail`).
+        Falling off the end would hand the agent no result; add the missing `return`, or
+        `fail "why"` when that path is an error.""",
+        r'''
+        env Demo {
+          state {
+            count: int = 0
+          }
+          query sign() -> str {
+            """Say whether the counter is positive."""
+            if count > 0 {
+              return "positive"
+            }
+          }
+        }
+        ''',
+        r'''
+        env Demo {
+          state {
+            count: int = 0
+          }
+          query sign() -> str {
+            """Say whether the counter is positive."""
+            if count > 0 {
+              return "positive"
+            }
+            return "not positive"
+          }
+        }
+        ''',
+    ),
+    "E3005": _explain(
+        """A statement after `return`, `fail`, `break` or `continue` in the same block can
+        never run. It is usually a sign that the statements are in the wrong order, so it is
+        reported rather than silently dropped.""",
+        r'''
+        env Demo {
+          state {
+            count: int = 0
+          }
+          action increment() -> int {
+            """Add one to the counter."""
+            return count
+            count += 1
+          }
+        }
+        ''',
+        r'''
+        env Demo {
+          state {
+            count: int = 0
+          }
+          action increment() -> int {
+            """Add one to the counter."""
+            count += 1
+            return count
+          }
+        }
+        ''',
+    ),
+    "E3006": _explain(
+        """Constants, tables as a whole and `initial` (the state before the task) cannot be
+        assigned. A table changes only through `insert` and `delete`, so every row passes the
+        key, ref and invariant checks; a constant is the same for every call.""",
+        r'''
+        env Demo {
+          entity User {
+            key user_id: str
+          }
+          state {
+            users: table User
+          }
+          action clear_users() {
+            """Delete every user."""
+            users = []
+          }
+        }
+        ''',
+        r'''
+        env Demo {
+          entity User {
+            key user_id: str
+          }
+          state {
+            users: table User
+          }
+          action clear_users() {
+            """Delete every user."""
+            for u in users {
+              users.delete(u.user_id)
+            }
+          }
+        }
+        ''',
+    ),
+    "E3007": _explain(
+        """A tool may call `fn`s and `internal` tools, but not another public tool. A public
+        tool is one call of the agent, with its own transaction and trace entry; to share
+        the logic, move it into an `internal action` and call that from both tools.""",
+        r'''
+        env Demo {
+          state {
+            count: int = 0
+          }
+          action reset() {
+            """Set the counter to zero."""
+            count = 0
+          }
+          action restart() {
+            """Start counting again."""
+            reset()
+          }
+        }
+        ''',
+        r'''
+        env Demo {
+          state {
+            count: int = 0
+          }
+          internal action reset() {
+            count = 0
+          }
+          action restart() {
+            """Start counting again."""
+            reset()
+          }
+        }
+        ''',
+    ),
+    "E3008": _explain(
+        """There is no recursion: a fn or internal tool may not call itself, directly or
+        through others. Together with the absence of `while` this guarantees that every tool
+        call terminates; write the computation as a `for` loop over a bounded collection or
+        `range(n)`.""",
+        r'''
+        env Demo {
+          fn factorial(n: int) -> int = 1 if n <= 1 else n * factorial(n - 1)
+          query factorial_of(n: int) -> int {
+            """Return n factorial."""
+            return factorial(n)
+          }
+        }
+        ''',
+        r'''
+        env Demo {
+          fn factorial(n: int) -> int {
+            let result = 1
+            for i in range(n) {
+              result = result * (i + 1)
+            }
+            return result
+          }
+          query factorial_of(n: int) -> int {
+            """Return n factorial."""
+            return factorial(n)
+          }
+        }
+        ''',
+    ),
+    # ---- E4xx: invariants and tasks --------------------------------------------------------
+    "E4001": _explain(
+        """A task's inline `init` must give a value to every scalar state field that has no
+        default (tables start empty when left out). Without it the task would start in an
+        undefined state, for instance with no `now`.""",
+        r'''
+        env Demo {
+          state {
+            now: datetime
+            count: int = 0
+          }
+          task look {
+            """Look at the clock."""
+            init { count = 1 }
+            check "the counter is one": count == 1
+          }
+        }
+        ''',
+        r'''
+        env Demo {
+          state {
+            now: datetime
+            count: int = 0
+          }
+          task look {
+            """Look at the clock."""
+            init {
+              now = datetime("2024-05-22T08:00:00Z")
+              count = 1
+            }
+            check "the counter is one": count == 1
+          }
+        }
+        ''',
+    ),
+    "E4002": _explain(
+        """`init from "file.json"` reads the task's initial state from a JSON file, relative
+        to the spec, at compile time. The file must exist, be readable UTF-8 and hold a JSON
+        object with one key per state field; otherwise the task cannot be loaded.""",
+        r'''
+        env Demo {
+          state {
+            count: int = 0
+          }
+          task start {
+            """Look at the counter."""
+            init from "no_such_file.json"
+            check "the counter is zero": count == 0
+          }
+        }
+        ''',
+        r'''
+        env Demo {
+          state {
+            count: int = 0
+          }
+          task start {
+            """Look at the counter."""
+            init { count = 0 }
+            check "the counter is zero": count == 0
+          }
+        }
+        ''',
+    ),
+    # ---- W5xx: lints -----------------------------------------------------------------------
+    "W5001": _explain(
+        """Public tools and tasks need a docstring: a tool's docstring is the description the
+        agent sees in its tool schema, and a task's docstring is the instruction given to the
+        agent. Without one the agent has to guess what the tool does.""",
+        r"""
+        env Demo {
+          state {
+            count: int = 0
+          }
+          query get_count() -> int {
+            return count
+          }
+        }
+        """,
+        r'''
+        env Demo {
+          state {
+            count: int = 0
+          }
+          query get_count() -> int {
+            """Return the current value of the counter."""
+            return count
+          }
+        }
+        ''',
+    ),
+    "W5002": _explain(
+        """A `query` whose name starts like an action (`update_`, `set_`, `delete_`, `add_`,
+        `create_`, ...) promises a change it cannot make, since queries do not write. Either
+        the tool should be an `action`, or it should get a name that says it reads.""",
+        r'''
+        env Demo {
+          state {
+            count: int = 0
+          }
+          query update_count() -> int {
+            """Return the counter."""
+            return count
+          }
+        }
+        ''',
+        r'''
+        env Demo {
+          state {
+            count: int = 0
+          }
+          query get_count() -> int {
+            """Return the counter."""
+            return count
+          }
+        }
+        ''',
+    ),
+    "W5003": _explain(
+        """`json` is an escape hatch for data without a schema. Nothing inside it is
+        type-checked or validated, and the agent gets no schema for it; prefer a `record`
+        (or a `map[K, V]`) that says what the data holds.""",
+        r"""
+        env Demo {
+          entity Product {
+            key sku: str
+            details: json
+          }
+          state {
+            products: table Product
+          }
+        }
+        """,
+        r"""
+        env Demo {
+          record Details { color: str, weight_kg: float }
+          entity Product {
+            key sku: str
+            details: Details
+          }
+          state {
+            products: table Product
+          }
+        }
+        """,
+    ),
+    "W5004": _explain(
+        """An enum, record, entity, fn or constant that nothing uses is dead weight in the
+        spec and in the generated code, and often a sign of a field or tool that was
+        forgotten. Use it or remove it.""",
+        r'''
+        env Demo {
+          enum Color { red, green }
+          state {
+            count: int = 0
+          }
+          query get_count() -> int {
+            """Return the counter."""
+            return count
+          }
+        }
+        ''',
+        r'''
+        env Demo {
+          state {
+            count: int = 0
+          }
+          query get_count() -> int {
+            """Return the counter."""
+            return count
+          }
+        }
+        ''',
+    ),
+    "W5005": _explain(
+        """A `let` variable that is never read usually means a computed value was forgotten
+        (the wrong variable is returned, or a check was meant). Use it or remove the
+        `let`.""",
+        r'''
+        env Demo {
+          state {
+            names: list[str] = []
+          }
+          query count_names() -> int {
+            """Return how many names are stored."""
+            let total = len(names)
+            return len(names)
+          }
+        }
+        ''',
+        r'''
+        env Demo {
+          state {
+            names: list[str] = []
+          }
+          query count_names() -> int {
+            """Return how many names are stored."""
+            let total = len(names)
+            return total
+          }
+        }
+        ''',
+    ),
+    # ---- E9xx: internal --------------------------------------------------------------------
+    "E9001": _explain(
+        """The compiler itself failed while checking the spec: this is a bug in envdsl, not a
+        mistake in the spec. The note holds the Python traceback. Please report it together
+        with the spec that triggers it; no spec is meant to trigger it, so there is no
+        example.""",
+        "",
+        "",
+    ),
+}

@@ -1,11 +1,32 @@
-"""Placeholder until the semantic stages land: the front end stops after the AST."""
+"""Runs the semantic stages in order: resolve, type-check, tasks, effects, lints."""
 
 from __future__ import annotations
 
 from envdsl.diagnostics import DiagnosticSink
+from envdsl.semantics.check import BodyChecker
+from envdsl.semantics.effects import close_effects
+from envdsl.semantics.lints import lint
+from envdsl.semantics.model import CheckedSpec
+from envdsl.semantics.resolve import Resolver
+from envdsl.semantics.tasks import TaskChecker
 from envdsl.source import SourceMap
 from envdsl.syntax import ast
 
 
-def analyze(spec: ast.SpecFile, sources: SourceMap, sink: DiagnosticSink) -> object:
-    return None
+def analyze(spec: ast.SpecFile, sources: SourceMap, sink: DiagnosticSink) -> CheckedSpec | None:
+    if spec.env is None:
+        return None
+    checked = CheckedSpec(spec, spec.env)
+    resolver = Resolver(checked, sources, sink)
+    resolver.run()
+    body = BodyChecker(
+        checked,
+        sink,
+        resolver.assignable,
+        lambda node: resolver.resolve_type(node, allow_entity=True),
+    )
+    body.check_all()
+    TaskChecker(body).check_all()
+    close_effects(checked, sink)
+    lint(checked, sink)
+    return checked

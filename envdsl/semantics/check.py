@@ -1,0 +1,409 @@
+"""Stage 4b: type-checking declarations and statement bodies.
+
+Extends the expression checker with statements, the places they write (for purity and the
+effect summary), reachability (`return`/`fail` end a path) and the per-declaration contexts:
+defaults, constants, invariants, fns and tools.  Task bodies are in tasks.py.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from envdsl.diagnostics import DiagnosticSink, codes
+from envdsl.semantics import types as t
+from envdsl.semantics.check_expr import ExprChecker
+from envdsl.semantics.model import CallableInfo, CheckedSpec, Effects, RecordInfo
+from envdsl.semantics.scope import Context, Local, Scope, path_of
+from envdsl.source import Span
+from envdsl.syntax import ast
+
+
+class BodyChecker(ExprChecker):
+    def __init__(
+        self,
+        checked: CheckedSpec,
+        sink: DiagnosticSink,
+        assignable: t.Assignability,
+        resolve_type: Callable[[ast.TypeExpr], t.Type],
+    ):
+        super().__init__(checked, sink, assignable)
+        self.resolve_type = resolve_type
+
+    def enter(self, kind: str, owner: str, *, result: t.Type | None = None,
+              row: RecordInfo | None = None) -> Context:
+        effects = self.checked.effects.setdefault(owner, Effects()) if owner else Effects()
+        self.ctx = Context(kind, owner, effects, result=result, row=row)
+        return self.ctx
+
+    # ---- declarations ------------------------------------------------------------------------
+    def check_all(self) -> None:
+        envs = [m.env for m in self.checked.modules if m.env is not None] + [self.checked.env]
+        for env in envs:
+            for decl in env.members:
+                if isinstance(decl, ast.RecordDecl):
+                    self.record_decl(decl)
+                elif isinstance(decl, ast.StateDecl):
+                    self.state_decl(decl)
+                elif isinstance(decl, ast.ConstDecl):
+                    self.const_decl(decl)
+                elif isinstance(decl, ast.InvariantDecl):
+                    self.enter("env_invariant", f"invariant:{decl.text.value}")
+                    self.condition(decl.cond, Scope(), "an invariant")
+                elif isinstance(decl, (ast.FnDecl, ast.ToolDecl)):
+                    info = self.checked.callables.get(decl.name.text)
+                    if info is not None and info.decl is decl:
+                        self.callable_body(info)
+
+    def record_decl(self, decl: ast.RecordDecl) -> None:
+        info = self.checked.records.get(decl.name.text)
+        if info is None or info.decl is not decl:
+            return
+        for field in info.fields.values():
+            if field.decl.default is None:
+                continue
+            self.enter("default", "")
+            self.allow_auto = field.is_key
+            default_type = self.expr(field.decl.default, Scope())
+            self.allow_auto = False
+            if isinstance(field.decl.default, ast.Call) and isinstance(field.decl.default.func, ast.NameRef) \
+                    and field.decl.default.func.name == "auto":
+                if field.type != t.STR and not t.is_error(field.type):
+                    self.error(codes.INVALID_AUTO, f"`auto(...)` makes str keys; '{field.name}' is {field.type}",
+                               field.decl.default.span, help=f"declare `key {field.name}: str = auto(...)`")
+                continue
+            self.require_assignable(default_type, field.type, field.decl.default.span,
+                                    f"default of '{field.name}'")
+        for invariant in decl.invariants:
+            self.enter("row_invariant", f"invariant:{decl.name.text}:{invariant.text.value}", row=info)
+            self.condition(invariant.cond, Scope(), "a row invariant")
+
+    def state_decl(self, decl: ast.StateDecl) -> None:
+        for field in decl.fields:
+            info = self.checked.state.get(field.name.text)
+            if field.default is None or info is None or info.decl is not field:
+                continue
+            self.enter("default", "")
+            self.expect(field.default, Scope(), info.type, f"default of '{field.name.text}'")
+
+    def const_decl(self, decl: ast.ConstDecl) -> None:
+        info = self.checked.consts.get(decl.name.text)
+        if info is None or info.decl is not decl:
+            return
+        self.enter("const", "")
+        self.expect(decl.value, Scope(), info.type, f"constant '{decl.name.text}'")
+
+    def callable_body(self, info: CallableInfo) -> None:
+        decl = info.decl
+        self.enter(info.kind, info.name, result=info.result)
+        scope = Scope()
+        for param in info.params:
+            if param.decl.default is not None:
+                self.enter("default", "")
+                self.expect(param.decl.default, Scope(), param.type, f"default of '{param.name}'")
+                self.enter(info.kind, info.name, result=info.result)
+            scope.locals[param.name] = Local(param.name, param.type, param.decl.name.span, "param", True)
+        if isinstance(decl, ast.FnDecl) and not isinstance(decl.body, ast.Block):
+            self.expect(decl.body, scope, info.result, f"result of fn '{info.name}'")
+            return
+        body = decl.body
+        assert isinstance(body, ast.Block)
+        ends = self.block(body, scope.child())
+        if not ends and info.result != t.VOID and not t.is_error(info.result):
+            self.error(
+                codes.MISSING_RETURN,
+                f"{info.kind} '{info.name}' can reach its end without returning a {info.result}",
+                Span(body.span.file, max(body.span.end - 1, body.span.start), body.span.end),
+                help="end every path with `return value` or `fail \"message\"`",
+            )
+
+    # ---- statements --------------------------------------------------------------------------
+    def block(self, block: ast.Block, scope: Scope) -> bool:
+        """Check a block; True when every path through it ends (return, fail, break, continue)."""
+        ends = False
+        for stmt in block.stmts:
+            if ends:
+                self.error(
+                    codes.UNREACHABLE_CODE,
+                    "this statement can never run",
+                    stmt.span,
+                    help="the statement before it always leaves the block; remove or move it",
+                )
+                break
+            ends = self.stmt(stmt, scope)
+        self.report_unused(scope)
+        return ends
+
+    def report_unused(self, scope: Scope) -> None:
+        for local in scope.locals.values():
+            if local.kind == "let" and not local.used and not local.name.startswith("_"):
+                self.sink.report(
+                    codes.UNUSED_VARIABLE,
+                    f"variable '{local.name}' is never read",
+                    local.span,
+                    help=f"remove it, or name it '_{local.name}' if it is intentional",
+                )
+
+    def stmt(self, stmt: ast.Stmt, scope: Scope) -> bool:
+        method = getattr(self, f"stmt_{type(stmt).__name__}")
+        ends: bool = method(stmt, scope)
+        return ends
+
+    def stmt_Let(self, stmt: ast.Let, scope: Scope) -> bool:
+        value = self.expr(stmt.value, scope)
+        declared = self.resolve_annotation(stmt.type)
+        if stmt.else_message is not None:
+            self.message(stmt.else_message, scope)
+            if not t.is_optional(value) and not t.is_error(value):
+                self.error(
+                    codes.NOT_OPTIONAL,
+                    f"`let ... else` unwraps an optional, but this value is {value} and never none",
+                    stmt.value.span,
+                    help="drop the `else` part, or use `require cond else \"message\"` for a condition",
+                )
+            else:
+                value = t.strip_optional(value) if not isinstance(value, t.NoneType) else t.ERROR
+        if isinstance(value, t.VoidType):
+            value = self.error(codes.TYPE_MISMATCH, "this call returns nothing to bind", stmt.value.span)
+        if declared is not None:
+            self.require_assignable(value, declared, stmt.value.span, f"value of '{stmt.name.text}'")
+            value = declared
+        elif isinstance(value, t.NothingType) or _contains_nothing(value):
+            pass  # `let xs = []`: the element type is fixed by the first use
+        self.declare(stmt.name, value, scope)
+        return False
+
+    def resolve_annotation(self, node: ast.TypeExpr | None) -> t.Type | None:
+        return None if node is None else self.resolve_type(node)
+
+    def declare(self, name: ast.Name, value: t.Type, scope: Scope) -> None:
+        existing = scope.lookup(name.text)
+        if existing is not None and existing.kind in ("let", "param", "loop"):
+            self.error(
+                codes.DUPLICATE_DECLARATION,
+                f"'{name.text}' is already a {'parameter' if existing.kind == 'param' else 'variable'} here",
+                name.span,
+                help=f"assign it without `let` (`{name.text} = ...`) or choose another name",
+            )
+            return
+        scope.locals[name.text] = Local(name.text, value, name.span, "let")
+
+    def message(self, node: ast.Expr, scope: Scope) -> None:
+        self.expect(node, scope, t.STR, "the failure message")
+
+    def stmt_Require(self, stmt: ast.Require, scope: Scope) -> bool:
+        self.condition(stmt.cond, scope, "a `require` condition")
+        self.message(stmt.message, scope)
+        self.narrow(stmt.cond, scope, positive=True)
+        return False
+
+    def stmt_Fail(self, stmt: ast.Fail, scope: Scope) -> bool:
+        self.message(stmt.message, scope)
+        return True
+
+    def stmt_Return(self, stmt: ast.Return, scope: Scope) -> bool:
+        expected = self.ctx.result or t.VOID
+        if stmt.value is None:
+            if expected != t.VOID and not t.is_error(expected):
+                self.error(codes.TYPE_MISMATCH, f"`return` needs a {expected} value here", stmt.span,
+                           help=f"return a value of type {expected}")
+            return True
+        value = self.expr(stmt.value, scope)
+        if expected == t.VOID:
+            self.error(
+                codes.TYPE_MISMATCH,
+                f"{self.ctx.describe} declares no result, but returns {value}",
+                stmt.value.span,
+                help=f"declare the result type: `-> {value}`" if not t.is_error(value) else None,
+            )
+        else:
+            self.require_assignable(value, expected, stmt.value.span, "the returned value")
+        return True
+
+    def stmt_If(self, stmt: ast.If, scope: Scope) -> bool:
+        all_end = True
+        negations: list[ast.Expr] = []
+        for branch in stmt.branches:
+            branch_scope = scope.child()
+            for previous in negations:
+                self.narrow(previous, branch_scope, positive=False)
+            self.condition(branch.cond, branch_scope, "an `if` condition")
+            self.narrow(branch.cond, branch_scope, positive=True)
+            all_end = self.block(branch.body, branch_scope) and all_end
+            negations.append(branch.cond)
+        if stmt.orelse is not None:
+            else_scope = scope.child()
+            for previous in negations:
+                self.narrow(previous, else_scope, positive=False)
+            all_end = self.block(stmt.orelse, else_scope) and all_end
+        else:
+            all_end = False
+            # `if x == none { fail ... }` proves x != none for the rest of the block
+            if len(stmt.branches) == 1 and _always_leaves(stmt.branches[0].body):
+                self.narrow(stmt.branches[0].cond, scope, positive=False)
+        return all_end
+
+    def stmt_For(self, stmt: ast.For, scope: Scope) -> bool:
+        iterable = self.expr(stmt.iterable, scope)
+        body_scope = scope.child()
+        self.bind_targets(stmt.targets, iterable, stmt.iterable.span, body_scope)
+        self.ctx.loop_depth += 1
+        self.block(stmt.body, body_scope)
+        self.ctx.loop_depth -= 1
+        return False  # the loop may run zero times
+
+    def stmt_Break(self, stmt: ast.Break, scope: Scope) -> bool:
+        return True
+
+    def stmt_Continue(self, stmt: ast.Continue, scope: Scope) -> bool:
+        return True
+
+    def stmt_ExprStmt(self, stmt: ast.ExprStmt, scope: Scope) -> bool:
+        self.expr(stmt.expr, scope)
+        return False
+
+    def stmt_Assign(self, stmt: ast.Assign, scope: Scope) -> bool:
+        target = stmt.target
+        if isinstance(target, ast.NameRef) and scope.lookup(target.name) is None and \
+                target.name not in self.checked.state and self.ctx.row is None:
+            if target.name in self.checked.consts:
+                self.expr(stmt.value, scope)
+                self.error(codes.ASSIGN_TO_READONLY, f"'{target.name}' is a constant", target.span)
+                return False
+            self.expr(stmt.value, scope)
+            local_help = f"declare it first: `let {target.name} = ...`"
+            self.error(codes.UNKNOWN_NAME, f"unknown name '{target.name}'", target.span, help=local_help)
+            return False
+        target_type = self.expr(target, scope)
+        if isinstance(target, ast.NameRef) and (local := scope.lookup(target.name)) is not None:
+            target_type = local.type  # assigning replaces a narrowed optional, too
+        value_type = self.expr(stmt.value, scope)
+        if self.check_target(target, stmt.span, scope):
+            if stmt.op == "=":
+                if isinstance(target, ast.NameRef) and (local := scope.lookup(target.name)) is not None \
+                        and _contains_nothing(local.type) and not _contains_nothing(value_type):
+                    local.type = value_type  # `let xs = []` then `xs = [1]` fixes the element type
+                else:
+                    self.require_assignable(value_type, target_type, stmt.value.span,
+                                            f"value assigned to '{_describe(target)}'")
+            else:
+                base = t.strip_optional(target_type) if stmt.op else target_type
+                result = None if t.is_error(base) or t.is_error(value_type) else \
+                    _augmented(stmt.op[0], base, value_type)
+                if result is None and not (t.is_error(base) or t.is_error(value_type)):
+                    self.error(codes.INVALID_OPERAND,
+                               f"'{stmt.op}' is not defined for {target_type} and {value_type}", stmt.span)
+                elif result is not None:
+                    self.require_assignable(result, target_type, stmt.span, f"result of '{stmt.op}'")
+        path = path_of(target)
+        if path is not None:
+            scope.forget(path)
+        return False
+
+    def check_target(self, target: ast.Expr, span: Span, scope: Scope) -> bool:
+        """Report assignments to read-only places and keys; record the write. False if bad."""
+        if isinstance(target, ast.Attribute):
+            obj_type = self.checked.expr_types.get(id(target.obj))
+            record = _row_record(self.checked, obj_type)
+            if record is not None:
+                field = record.fields.get(target.name.text)
+                if field is not None and field.is_key:
+                    self.error(
+                        codes.ASSIGN_TO_KEY,
+                        f"'{field.name}' is the key of {record.name} and cannot change",
+                        target.span,
+                        help=f"insert a new {record.name} and delete the old one instead",
+                    )
+                    return False
+        return self.write_place(target, span, scope, mutation=None)
+
+    def write_place(
+        self, target: ast.Expr, span: Span, scope: Scope, *, mutation: str | None
+    ) -> bool:
+        """Record a write through `target`; report it where state may not change."""
+        effect = self._place(target, scope, whole=mutation is None)
+        if effect is None:
+            return True
+        if effect.startswith("readonly:"):
+            self.error(codes.ASSIGN_TO_READONLY, effect[len("readonly:"):], target.span,
+                       help="tables change through insert/delete and row fields; constants never")
+            return False
+        if not self.ctx.can_write:
+            what = f"modifies '{effect}'" if mutation is None else f"modifies '{effect}' with {mutation}"
+            if self.ctx.kind == "query":
+                self.error(codes.WRITE_IN_QUERY, f"query '{self.ctx.owner}' {what}", span,
+                           help="queries only read; declare the tool as an `action` to change state")
+            else:
+                self.error(codes.WRITE_IN_PURE_CONTEXT, f"{self.ctx.describe} {what}", span,
+                           help=f"{self.ctx.describe} must not change state; only actions can")
+            return False
+        self.ctx.effects.writes.add(effect)
+        return True
+
+    def _place(self, target: ast.Expr, scope: Scope, *, whole: bool) -> str | None:
+        """The state written through `target` ('table', 'table.field', 'scalar'), None for a
+        local value, or 'readonly:<message>'."""
+        if isinstance(target, ast.NameRef):
+            name = target.name
+            # a local or loop variable bound to a row is a handle: writes through it reach the table
+            if self.ctx.row is not None and name in self.ctx.row.fields:
+                return f"{self.ctx.row.table or self.ctx.row.name}.{name}"
+            if scope.lookup(name) is not None:
+                return None  # a local value (a local row is written through its fields)
+            info = self.checked.state.get(name)
+            if info is not None:
+                if isinstance(info.type, t.TableType) and whole:
+                    return f"readonly:cannot assign a whole table '{name}'"
+                return name
+            if name == "initial":
+                return "readonly:`initial` is the state before the task; it cannot change"
+            if name in self.checked.consts or name in self.checked.enums or name in self.checked.records:
+                return f"readonly:'{name}' cannot be changed"
+            return None
+        if isinstance(target, ast.Attribute):
+            obj_type = self.checked.expr_types.get(id(target.obj))
+            if isinstance(obj_type, t.InitialStateType):
+                return "readonly:`initial` is the state before the task; it cannot change"
+            record = _row_record(self.checked, obj_type)
+            if record is not None:
+                return f"{record.table or record.name}.{target.name.text}"
+            return self._place(target.obj, scope, whole=False)
+        if isinstance(target, ast.Index):
+            obj_type = self.checked.expr_types.get(id(target.obj))
+            if isinstance(obj_type, t.TableType) and whole:
+                return "readonly:rows are added with `table.insert(Row(...))`, not by assignment"
+            return self._place(target.obj, scope, whole=False)
+        return None
+
+
+def _row_record(checked: CheckedSpec, value_type: t.Type | None) -> RecordInfo | None:
+    if isinstance(value_type, t.RecordType) and value_type.is_entity:
+        return checked.records.get(value_type.name)
+    if isinstance(value_type, t.RefType):
+        return checked.records.get(value_type.entity)
+    return None
+
+
+def _always_leaves(block: ast.Block) -> bool:
+    return bool(block.stmts) and isinstance(block.stmts[-1], (ast.Return, ast.Fail))
+
+
+def _contains_nothing(value: t.Type) -> bool:
+    if isinstance(value, t.NothingType):
+        return True
+    if isinstance(value, (t.ListType, t.SetType)):
+        return _contains_nothing(value.elem)
+    if isinstance(value, t.MapType):
+        return _contains_nothing(value.key) or _contains_nothing(value.value)
+    return False
+
+
+def _augmented(op: str, target: t.Type, value: t.Type) -> t.Type | None:
+    from envdsl.semantics.check_expr import arithmetic
+
+    if isinstance(target, t.ListType) and op == "+":
+        return target if isinstance(value, t.ListType) else None
+    return arithmetic(op, target, value)
+
+
+def _describe(target: ast.Expr) -> str:
+    return path_of(target) or "target"

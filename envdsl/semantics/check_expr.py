@@ -1,0 +1,752 @@
+"""Stage 4a: type-checking expressions.
+
+`ExprChecker.expr(node, scope)` returns the node's type, records it in the model, reports
+what is wrong and returns `ERROR` after a report so that callers stay silent (one mistake,
+one diagnostic).  Calls of builtins and methods are typed in builtins.py.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+from envdsl.diagnostics import DiagnosticSink, codes
+from envdsl.semantics import types as t
+from envdsl.semantics.model import CallableInfo, CheckedSpec, Effects, RecordInfo
+from envdsl.semantics.scope import Context, Local, Scope, path_of
+from envdsl.semantics.suggest import did_you_mean
+from envdsl.source import Span
+from envdsl.syntax import ast
+
+_ARITH = {"+", "-", "*", "/", "//", "%", "**"}
+_DATE_LIKE = (t.DATE, t.DATETIME)
+
+
+class ExprChecker:
+    def __init__(self, checked: CheckedSpec, sink: DiagnosticSink, assignable: t.Assignability):
+        self.checked = checked
+        self.sink = sink
+        self.assignable = assignable
+        self.ctx: Context = Context("const", "", Effects())
+        self.allow_auto = False  # set while checking the default of a key field
+
+    # ---- helpers -----------------------------------------------------------------------------
+    def error(
+        self,
+        code: codes.Code,
+        message: str,
+        span: Span,
+        help: str | None = None,
+        fixes: Iterable[object] = (),
+        notes: Iterable[str] = (),
+    ) -> t.Type:
+        self.sink.report(code, message, span, help=help, fixes=fixes, notes=notes)  # type: ignore[arg-type]
+        return t.ERROR
+
+    def record(self, node: ast.Expr, result: t.Type) -> t.Type:
+        self.checked.expr_types[id(node)] = result
+        return result
+
+    def expect(self, node: ast.Expr, scope: Scope, expected: t.Type, what: str) -> t.Type:
+        """Check node and that its type fits `expected`; `what` names the slot in messages."""
+        actual = self.expr(node, scope)
+        self.require_assignable(actual, expected, node.span, what)
+        return actual
+
+    def require_assignable(self, actual: t.Type, expected: t.Type, span: Span, what: str) -> bool:
+        if self.assignable(actual, expected):
+            return True
+        if isinstance(actual, t.OptionalType) and self.assignable(actual.inner, expected):
+            self.error(
+                codes.POSSIBLY_NONE,
+                f"{what} may be none here: expected {expected}, found {actual}",
+                span,
+                help="unwrap it first: `let x = value else \"message\"`, "
+                "or test `if x != none { ... }`",
+            )
+            return False
+        help = None
+        if actual == t.STR and isinstance(expected, t.EnumType):
+            help = f"write the member itself: `{expected.name}.<member>`"
+        if actual == t.STR and expected in _DATE_LIKE:
+            help = f'convert it: `{expected}("...")`'
+        self.error(
+            codes.TYPE_MISMATCH,
+            f"{what}: expected {expected}, found {actual}",
+            span,
+            help=help,
+        )
+        return False
+
+    def condition(self, node: ast.Expr, scope: Scope, what: str) -> None:
+        actual = self.expr(node, scope)
+        if actual == t.BOOL or t.is_error(actual):
+            return
+        hint = "compare explicitly, e.g. `len(xs) > 0` or `x != none`"
+        self.error(
+            codes.CONDITION_NOT_BOOL, f"{what} must be a bool, found {actual}", node.span, hint
+        )
+
+    def write_place(
+        self, target: ast.Expr, span: Span, scope: Scope, *, mutation: str | None
+    ) -> bool:
+        """Record a write through `target` (implemented by check.BodyChecker)."""
+        raise NotImplementedError
+
+    def note_read(self, what: str) -> None:
+        self.ctx.effects.reads.add(what)
+
+    # ---- expressions -------------------------------------------------------------------------
+    def expr(self, node: ast.Expr, scope: Scope) -> t.Type:
+        method = getattr(self, f"expr_{type(node).__name__}")
+        result: t.Type = method(node, scope)
+        return self.record(node, result)
+
+    def expr_IntLit(self, node: ast.IntLit, scope: Scope) -> t.Type:
+        return t.INT
+
+    def expr_FloatLit(self, node: ast.FloatLit, scope: Scope) -> t.Type:
+        return t.FLOAT
+
+    def expr_StrLit(self, node: ast.StrLit, scope: Scope) -> t.Type:
+        return t.STR
+
+    def expr_BoolLit(self, node: ast.BoolLit, scope: Scope) -> t.Type:
+        return t.BOOL
+
+    def expr_NoneLit(self, node: ast.NoneLit, scope: Scope) -> t.Type:
+        return t.NONE
+
+    def expr_FString(self, node: ast.FString, scope: Scope) -> t.Type:
+        for part in node.parts:
+            if isinstance(part, ast.FStringPart):
+                part_type = self.expr(part.expr, scope)
+                if isinstance(part_type, (t.TypeRefType, t.VoidType, t.TableType)):
+                    self.error(
+                        codes.TYPE_MISMATCH,
+                        f"cannot format {part_type} in an f-string",
+                        part.span,
+                    )
+                spec = part.format_spec
+                if spec and spec.rstrip().endswith(("f", "e", "%")):
+                    if not (t.is_error(part_type) or part_type in t.NUMERIC):
+                        self.error(
+                            codes.TYPE_MISMATCH,
+                            f"format ':{spec}' needs a number, found {part_type}",
+                            part.span,
+                        )
+        return t.STR
+
+    def expr_NameRef(self, node: ast.NameRef, scope: Scope) -> t.Type:
+        return self.name(node.name, node.span, scope)
+
+    def name(self, name: str, span: Span, scope: Scope) -> t.Type:
+        narrowed = scope.narrowed_type(name)
+        local = scope.lookup(name)
+        if local is not None:
+            local.used = True
+            return narrowed if narrowed is not None else local.type
+        ctx = self.ctx
+        if ctx.row is not None and name in ctx.row.fields:
+            return narrowed if narrowed is not None else ctx.row.fields[name].type
+        if name in self.checked.state and ctx.sees_state:
+            self.note_read(name)
+            return narrowed if narrowed is not None else self.checked.state[name].type
+        if name in self.checked.consts:
+            self.checked.used.add(name)
+            return self.checked.consts[name].type
+        if name in self.checked.enums:
+            self.checked.used.add(name)
+            return t.TypeRefType(t.EnumType(name))
+        if name in self.checked.records:
+            self.checked.used.add(name)
+            info = self.checked.records[name]
+            return t.TypeRefType(t.RecordType(name, info.is_entity))
+        if name == "initial" and ctx.kind == "check":
+            return t.InitialStateType()
+        if name in self.checked.state:
+            return self.error(
+                codes.UNKNOWN_NAME,
+                f"{ctx.describe} cannot read the state field '{name}'",
+                span,
+                help="defaults, constants and init values are computed without the state",
+            )
+        if name in self.checked.callables:
+            return self.error(
+                codes.UNKNOWN_NAME,
+                f"'{name}' is a {self.checked.callables[name].kind}, not a value",
+                span,
+                help=f"call it: `{name}(...)`",
+            )
+        candidates = set(scope.all_names()) | set(self.checked.consts) | set(self.checked.enums)
+        if ctx.sees_state:
+            candidates |= set(self.checked.state)
+        if ctx.row is not None:
+            candidates |= set(ctx.row.fields)
+        help, fixes = did_you_mean(name, candidates, span)
+        if help is None and name in ("self", "this"):
+            help = "there is no `self`: name state fields directly (`users`, `now`)"
+        return self.error(codes.UNKNOWN_NAME, f"unknown name '{name}'", span, help, fixes)
+
+    def expr_Attribute(self, node: ast.Attribute, scope: Scope) -> t.Type:
+        path = path_of(node)
+        obj_type = self.expr(node.obj, scope)
+        if path is not None:
+            narrowed = scope.narrowed_type(path)
+            if narrowed is not None:
+                self.attribute(obj_type, node, scope)  # still records reads and checks the name
+                return narrowed
+        return self.attribute(obj_type, node, scope)
+
+    def attribute(self, obj_type: t.Type, node: ast.Attribute, scope: Scope) -> t.Type:
+        field_name = node.name.text
+        if t.is_error(obj_type):
+            return t.ERROR
+        if isinstance(obj_type, t.OptionalType):
+            return self.error(
+                codes.POSSIBLY_NONE,
+                f"'{_short(node.obj)}' may be none, so '.{field_name}' may fail",
+                node.obj.span,
+                help="unwrap it first: `let x = value else \"message\"`, or test "
+                "`if x != none { ... }`",
+            )
+        if isinstance(obj_type, t.TypeRefType):
+            target = obj_type.target
+            if isinstance(target, t.EnumType):
+                enum = self.checked.enums[target.name]
+                if field_name in enum.members:
+                    return target
+                help, fixes = did_you_mean(field_name, enum.members, node.name.span)
+                return self.error(
+                    codes.UNKNOWN_ENUM_MEMBER,
+                    f"'{field_name}' is not a member of {enum.name}",
+                    node.name.span,
+                    help or f"the members are: {', '.join(enum.members)}",
+                    fixes,
+                )
+            return self.error(
+                codes.UNKNOWN_FIELD,
+                f"'{target}' is a type; '.{field_name}' reads nothing",
+                node.name.span,
+                help=f"build a value with `{target}(field=...)`",
+            )
+        if isinstance(obj_type, t.InitialStateType):
+            info = self.checked.state.get(field_name)
+            if info is None:
+                help, fixes = did_you_mean(field_name, self.checked.state, node.name.span)
+                return self.error(
+                    codes.UNKNOWN_STATE_FIELD,
+                    f"the state has no field '{field_name}'",
+                    node.name.span,
+                    help,
+                    fixes,
+                )
+            return info.type
+        record: RecordInfo | None = None
+        if isinstance(obj_type, t.RecordType):
+            record = self.checked.records.get(obj_type.name)
+        elif isinstance(obj_type, t.RefType):
+            record = self.checked.records.get(obj_type.entity)
+        if record is not None:
+            field = record.fields.get(field_name)
+            if field is None:
+                help, fixes = did_you_mean(field_name, record.fields, node.name.span)
+                return self.error(
+                    codes.UNKNOWN_FIELD,
+                    f"unknown field '{field_name}' on {record.name}",
+                    node.name.span,
+                    help or f"{record.name} has: {', '.join(record.fields)}",
+                    fixes,
+                )
+            if record.is_entity and record.table:
+                self.note_read(f"{record.table}.{field_name}")
+            return field.type
+        component = _TIME_COMPONENTS.get(obj_type, {}).get(field_name)
+        if component is not None:
+            return component
+        return self.error(
+            codes.UNKNOWN_FIELD,
+            f"{obj_type} has no field '{field_name}'",
+            node.name.span,
+            help="methods are called with parentheses: `x.name(...)`"
+            if field_name in _METHOD_NAMES
+            else None,
+        )
+
+    def expr_Index(self, node: ast.Index, scope: Scope) -> t.Type:
+        obj_type = self.expr(node.obj, scope)
+        index_type = self.expr(node.index, scope)
+        if t.is_error(obj_type):
+            return t.ERROR
+        if isinstance(obj_type, t.OptionalType):
+            return self.error(
+                codes.POSSIBLY_NONE,
+                f"'{_short(node.obj)}' may be none, so indexing it may fail",
+                node.obj.span,
+                help="unwrap it first with `let x = value else \"message\"`",
+            )
+        if isinstance(obj_type, (t.ListType,)) or obj_type == t.STR:
+            self.require_assignable(index_type, t.INT, node.index.span, "list index")
+            return obj_type.elem if isinstance(obj_type, t.ListType) else t.STR
+        if isinstance(obj_type, t.MapType):
+            self.require_assignable(index_type, obj_type.key, node.index.span, "map key")
+            return obj_type.value
+        if isinstance(obj_type, t.TableType):
+            entity = self.checked.records[obj_type.entity]
+            key = entity.key
+            if key is not None:
+                self.require_assignable(
+                    index_type, t.RefType(entity.name), node.index.span, f"key of {entity.name}"
+                )
+            return t.RecordType(entity.name, True)
+        if obj_type == t.JSON:
+            return t.JSON
+        return self.error(
+            codes.NOT_INDEXABLE,
+            f"{obj_type} cannot be indexed",
+            node.span,
+            help="lists, strings, maps and tables can be indexed",
+        )
+
+    def expr_Slice(self, node: ast.Slice, scope: Scope) -> t.Type:
+        obj_type = self.expr(node.obj, scope)
+        for bound in (node.lower, node.upper):
+            if bound is not None:
+                self.expect(bound, scope, t.INT, "slice bound")
+        if t.is_error(obj_type) or isinstance(obj_type, t.ListType) or obj_type == t.STR:
+            return obj_type
+        return self.error(
+            codes.NOT_INDEXABLE, f"{obj_type} cannot be sliced", node.span, "lists and strings can be sliced"
+        )
+
+    def expr_Unary(self, node: ast.Unary, scope: Scope) -> t.Type:
+        operand = self.expr(node.operand, scope)
+        if t.is_error(operand) or operand in (t.INT, t.FLOAT, t.DURATION):
+            return operand
+        return self.error(
+            codes.INVALID_OPERAND, f"unary '{node.op}' needs a number, found {operand}", node.span
+        )
+
+    def expr_Binary(self, node: ast.Binary, scope: Scope) -> t.Type:
+        left = self.expr(node.left, scope)
+        right = self.expr(node.right, scope)
+        if t.is_error(left) or t.is_error(right):
+            return t.ERROR
+        result = arithmetic(node.op, left, right)
+        if result is not None:
+            return result
+        help = None
+        if node.op == "+" and t.STR in (left, right):
+            help = 'convert with str(x), or use an f-string: f"... {x}"'
+        elif t.OptionalType in (type(left), type(right)):
+            help = "an optional value must be unwrapped before arithmetic"
+        return self.error(
+            codes.INVALID_OPERAND,
+            f"'{node.op}' is not defined for {left} and {right}",
+            node.span,
+            help,
+        )
+
+    def expr_BoolOp(self, node: ast.BoolOp, scope: Scope) -> t.Type:
+        self.condition(node.left, scope, f"the left operand of '{node.op}'")
+        right_scope = scope.child()
+        if node.op == "and":
+            self.narrow(node.left, right_scope, positive=True)
+        else:
+            self.narrow(node.left, right_scope, positive=False)
+        self.condition(node.right, right_scope, f"the right operand of '{node.op}'")
+        return t.BOOL
+
+    def expr_Not(self, node: ast.Not, scope: Scope) -> t.Type:
+        self.condition(node.operand, scope, "the operand of 'not'")
+        return t.BOOL
+
+    def expr_Compare(self, node: ast.Compare, scope: Scope) -> t.Type:
+        operand_types = [self.expr(operand, scope) for operand in node.operands]
+        for index, op in enumerate(node.ops):
+            left, right = operand_types[index], operand_types[index + 1]
+            if t.is_error(left) or t.is_error(right):
+                continue
+            span = node.operands[index].span.cover(node.operands[index + 1].span)
+            self.comparison(op, left, right, span)
+        return t.BOOL
+
+    def comparison(self, op: str, left: t.Type, right: t.Type, span: Span) -> None:
+        if op in ("is", "is not"):
+            if not (isinstance(right, t.NoneType) or isinstance(left, t.NoneType)):
+                self.error(
+                    codes.INVALID_OPERAND,
+                    f"'{op}' only compares with none",
+                    span,
+                    help="use '==' or '!=' to compare values",
+                )
+            return
+        if op in ("==", "!="):
+            if not self.assignable.comparable(left, right):
+                self.error(
+                    codes.INVALID_OPERAND,
+                    f"comparing {left} with {right} is always {'false' if op == '==' else 'true'}",
+                    span,
+                    help=_compare_help(left, right),
+                )
+            return
+        if op in ("in", "not in"):
+            container_ok = membership(left, right, self.assignable)
+            if container_ok is None:
+                self.error(
+                    codes.INVALID_OPERAND,
+                    f"'{op}' needs a collection, table or string on the right, found {right}",
+                    span,
+                )
+            elif not container_ok:
+                self.error(
+                    codes.INVALID_OPERAND,
+                    f"{left} can never be in {right}",
+                    span,
+                )
+            return
+        base_left, base_right = left, right
+        if isinstance(base_left, t.OptionalType) or isinstance(base_right, t.OptionalType):
+            self.error(
+                codes.POSSIBLY_NONE,
+                f"'{op}' cannot order a value that may be none ({left} {op} {right})",
+                span,
+                help="test `x != none` first, or unwrap with `let ... else`",
+            )
+            return
+        numeric = base_left in t.NUMERIC and base_right in t.NUMERIC
+        same_ordered = base_left == base_right and base_left in t.ORDERED
+        if not (numeric or same_ordered):
+            self.error(
+                codes.INVALID_OPERAND,
+                f"'{op}' cannot order {left} and {right}",
+                span,
+                help="numbers, strings, dates, datetimes and durations are ordered; enums are not",
+            )
+
+    def expr_Conditional(self, node: ast.Conditional, scope: Scope) -> t.Type:
+        self.condition(node.test, scope, "the condition of 'if'")
+        then_scope = scope.child()
+        self.narrow(node.test, then_scope, positive=True)
+        else_scope = scope.child()
+        self.narrow(node.test, else_scope, positive=False)
+        body = self.expr(node.body, then_scope)
+        orelse = self.expr(node.orelse, else_scope)
+        joined = t.join(body, orelse)
+        if joined is None:
+            return self.error(
+                codes.TYPE_MISMATCH,
+                f"the branches of 'if ... else' differ: {body} and {orelse}",
+                node.span,
+            )
+        return joined
+
+    def expr_Lambda(self, node: ast.Lambda, scope: Scope) -> t.Type:
+        return self.error(
+            codes.MISPLACED_LAMBDA,
+            "`lambda` is only allowed as the `key=` of sorted, min and max",
+            node.span,
+            help="declare a `fn` for anything else",
+        )
+
+    def lambda_key(self, node: ast.Expr, elem: t.Type, scope: Scope) -> t.Type:
+        """Check `key=lambda x: ...` against the element type; returns the key's type."""
+        if not isinstance(node, ast.Lambda):
+            return self.error(
+                codes.TYPE_MISMATCH,
+                "`key=` takes a lambda: `key=lambda x: x.field`",
+                node.span,
+            )
+        if len(node.params) != 1:
+            return self.error(
+                codes.WRONG_ARITY,
+                f"the key lambda takes one parameter, found {len(node.params)}",
+                node.span,
+            )
+        inner = scope.child()
+        inner.locals[node.params[0].text] = Local(node.params[0].text, elem, node.params[0].span, "loop", True)
+        key_type = self.expr(node.body, inner)
+        self.record(node, key_type)
+        if not (t.is_error(key_type) or key_type in t.ORDERED or key_type == t.BOOL or isinstance(key_type, t.EnumType)):
+            self.error(
+                codes.INVALID_OPERAND,
+                f"a sort key must be a number, string, date, datetime or duration, found {key_type}",
+                node.body.span,
+            )
+        return key_type
+
+    def expr_ListLit(self, node: ast.ListLit, scope: Scope) -> t.Type:
+        return t.ListType(self.items(node.items, scope, "list"))
+
+    def expr_SetLit(self, node: ast.SetLit, scope: Scope) -> t.Type:
+        return t.SetType(self.items(node.items, scope, "set"))
+
+    def expr_MapLit(self, node: ast.MapLit, scope: Scope) -> t.Type:
+        keys = self.items([e.key for e in node.entries], scope, "map key")
+        values = self.items([e.value for e in node.entries], scope, "map value")
+        return t.MapType(keys, values)
+
+    def items(self, nodes: Iterable[ast.Expr], scope: Scope, what: str) -> t.Type:
+        common: t.Type = t.NOTHING
+        for item in nodes:
+            item_type = self.expr(item, scope)
+            joined = t.join(common, item_type)
+            if joined is None:
+                self.error(
+                    codes.TYPE_MISMATCH,
+                    f"{what} items must have one type: {common} and {item_type} differ",
+                    item.span,
+                )
+                return t.ERROR
+            common = joined
+        return common
+
+    def expr_Comprehension(self, node: ast.Comprehension, scope: Scope) -> t.Type:
+        inner = self.comprehension_scope(node.clauses, scope)
+        element = self.expr(node.element, inner)
+        self.budget_note()
+        if node.kind == "map":
+            assert node.value is not None
+            value = self.expr(node.value, inner)
+            return t.MapType(element, value)
+        if node.kind == "set":
+            return t.SetType(element)
+        return t.ListType(element)  # 'gen' arguments are typed as lists by their consumer
+
+    def budget_note(self) -> None:
+        """Comprehensions are bounded by the step budget at run time; nothing to check here."""
+
+    def comprehension_scope(self, clauses: Iterable[ast.CompFor | ast.CompIf], scope: Scope) -> Scope:
+        inner = scope.child()
+        for clause in clauses:
+            if isinstance(clause, ast.CompFor):
+                iterable = self.expr(clause.iterable, inner)
+                self.bind_targets(clause.targets, iterable, clause.iterable.span, inner)
+            else:
+                self.condition(clause.cond, inner, "a comprehension filter")
+                self.narrow(clause.cond, inner, positive=True)
+        return inner
+
+    def bind_targets(
+        self, targets: tuple[ast.Name, ...], iterable: t.Type, span: Span, scope: Scope
+    ) -> None:
+        elem = t.element_type(iterable)
+        if elem is None:
+            if isinstance(iterable, t.OptionalType):
+                self.error(codes.POSSIBLY_NONE, f"cannot loop over {iterable}: it may be none", span,
+                           help="unwrap it first with `let x = value else \"message\"`")
+            else:
+                self.error(
+                    codes.NOT_ITERABLE,
+                    f"cannot loop over {iterable}",
+                    span,
+                    help="loop over a list, set, map, table, string or `range(n)`",
+                )
+            elem = t.ERROR
+        if len(targets) == 1:
+            scope.locals[targets[0].text] = Local(targets[0].text, elem, targets[0].span, "loop")
+            return
+        items: tuple[t.Type, ...]
+        if isinstance(elem, t.TupleType) and len(elem.items) == len(targets):
+            items = elem.items
+        else:
+            if not t.is_error(elem):
+                self.error(
+                    codes.TYPE_MISMATCH,
+                    f"cannot unpack {elem} into {len(targets)} names",
+                    span,
+                    help="unpack pairs from zip(a, b), enumerate(xs) or m.items()",
+                )
+            items = tuple(t.ERROR for _ in targets)
+        for target, item in zip(targets, items):
+            scope.locals[target.text] = Local(target.text, item, target.span, "loop")
+
+    # ---- narrowing ---------------------------------------------------------------------------
+    def narrow(self, cond: ast.Expr, scope: Scope, *, positive: bool) -> None:
+        """Record what `cond` (or, with positive=False, `not cond`) proves about none-ness."""
+        if isinstance(cond, ast.Not):
+            self.narrow(cond.operand, scope, positive=not positive)
+            return
+        if isinstance(cond, ast.BoolOp):
+            if (cond.op == "and") == positive:  # both sides hold
+                self.narrow(cond.left, scope, positive=positive)
+                self.narrow(cond.right, scope, positive=positive)
+            return
+        if not isinstance(cond, ast.Compare) or len(cond.ops) != 1:
+            return
+        op = cond.ops[0]
+        left, right = cond.operands
+        if isinstance(left, ast.NoneLit):
+            left, right = right, left
+        if not isinstance(right, ast.NoneLit):
+            return
+        not_none = op in ("!=", "is not")
+        if op not in ("!=", "is not", "==", "is") or not_none != positive:
+            return
+        path = path_of(left)
+        current = self.checked.expr_types.get(id(left))
+        if path is not None and isinstance(current, t.OptionalType):
+            scope.narrowed[path] = current.inner
+
+    # ---- calls -------------------------------------------------------------------------------
+    def expr_Call(self, node: ast.Call, scope: Scope) -> t.Type:
+        from envdsl.semantics import builtins
+
+        return builtins.check_call(self, node, scope)
+
+    def arguments(
+        self,
+        call: ast.Call,
+        scope: Scope,
+        params: list[tuple[str, t.Type, bool]],
+        callee: str,
+        *,
+        allow_positional: bool = True,
+    ) -> dict[str, ast.Expr]:
+        """Match and check arguments against (name, type, required) parameters."""
+        given: dict[str, ast.Expr] = {}
+        names = [p[0] for p in params]
+        if call.args and not allow_positional:
+            self.error(
+                codes.WRONG_ARITY,
+                f"{callee} takes named arguments only",
+                call.args[0].span,
+                help=f"write `{callee}({', '.join(f'{n}=...' for n in names[:3])})`",
+            )
+            for arg in call.args:
+                self.expr(arg, scope)
+        else:
+            for index, arg in enumerate(call.args):
+                if index >= len(params):
+                    self.error(
+                        codes.WRONG_ARITY,
+                        f"{callee} takes {len(params)} argument{'s' if len(params) != 1 else ''}, "
+                        f"found {len(call.args)}",
+                        arg.span,
+                    )
+                    self.expr(arg, scope)
+                    continue
+                given[names[index]] = arg
+        for kwarg in call.kwargs:
+            name = kwarg.name.text
+            if name in given:
+                self.error(
+                    codes.DUPLICATE_ARGUMENT,
+                    f"argument '{name}' is given twice",
+                    kwarg.span,
+                    help="remove one of them",
+                )
+                continue
+            if name not in names:
+                help, fixes = did_you_mean(name, names, kwarg.name.span)
+                self.error(
+                    codes.UNKNOWN_ARGUMENT,
+                    f"{callee} has no parameter '{name}'",
+                    kwarg.name.span,
+                    help or (f"its parameters are: {', '.join(names)}" if names else f"{callee} takes no arguments"),
+                    fixes,
+                )
+                self.expr(kwarg.value, scope)
+                continue
+            given[name] = kwarg.value
+        for name, param_type, required in params:
+            if name in given:
+                self.expect(given[name], scope, param_type, f"argument '{name}' of {callee}")
+            elif required:
+                self.error(
+                    codes.MISSING_ARGUMENT,
+                    f"{callee} needs argument '{name}' ({param_type})",
+                    call.span,
+                    help=f"add `{name}=...`",
+                )
+        return given
+
+    def call_declared(self, info: CallableInfo, node: ast.Call, scope: Scope) -> t.Type:
+        params = [(p.name, p.type, not p.has_default) for p in info.params]
+        self.arguments(node, scope, params, f"{info.kind} '{info.name}'")
+        self.ctx.effects.calls.add(info.name)
+        self.checked.used.add(info.name)
+        return info.result
+
+
+def arithmetic(op: str, left: t.Type, right: t.Type) -> t.Type | None:
+    """The result type of `left op right`, or None when the operator does not apply."""
+    if op not in _ARITH:
+        return None
+    if left in t.NUMERIC and right in t.NUMERIC:
+        if op == "/":
+            return t.FLOAT
+        return t.INT if left == right == t.INT else t.FLOAT
+    if op == "+":
+        if left == right == t.STR:
+            return t.STR
+        if isinstance(left, t.ListType) and isinstance(right, t.ListType):
+            return t.join(left, right)
+        if left in _DATE_LIKE and right == t.DURATION:
+            return left
+        if left == t.DURATION and right in _DATE_LIKE:
+            return right
+        if left == right == t.DURATION:
+            return t.DURATION
+    if op == "-":
+        if left in _DATE_LIKE and right == t.DURATION:
+            return left
+        if left in _DATE_LIKE and left == right:
+            return t.DURATION
+        if left == right == t.DURATION:
+            return t.DURATION
+        if isinstance(left, t.SetType) and isinstance(right, t.SetType):
+            return t.join(left, right)
+    if op == "*":
+        if left == t.DURATION and right in t.NUMERIC or right == t.DURATION and left in t.NUMERIC:
+            return t.DURATION
+    if op == "/" and left == t.DURATION and right in t.NUMERIC:
+        return t.DURATION
+    if op == "/" and left == right == t.DURATION:
+        return t.FLOAT
+    return None
+
+
+def membership(item: t.Type, container: t.Type, assignable: t.Assignability) -> bool | None:
+    """None: not a container; False: the item can never be in it; True: fine."""
+    if t.is_error(container) or t.is_error(item):
+        return True
+    if container == t.STR:
+        return item == t.STR
+    if isinstance(container, (t.ListType, t.SetType)):
+        return assignable.comparable(item, container.elem)
+    if isinstance(container, t.MapType):
+        return assignable.comparable(item, container.key)
+    if isinstance(container, t.TableType):
+        return assignable(item, t.RefType(container.entity))
+    if isinstance(container, t.TypeRefType) and isinstance(container.target, t.EnumType):
+        return item == t.STR or item == container.target
+    return None
+
+
+def _compare_help(left: t.Type, right: t.Type) -> str | None:
+    if t.STR in (left, right) and any(isinstance(x, t.EnumType) for x in (left, right)):
+        return "compare with an enum member: `x == Status.active`"
+    if any(isinstance(x, t.RecordType) and x.is_entity for x in (left, right)):
+        return "compare keys: `row.id == other_id`"
+    return None
+
+
+def _short(node: ast.Expr) -> str:
+    path = path_of(node)
+    return path if path is not None else "this value"
+
+
+_TIME_COMPONENTS: dict[t.Type, dict[str, t.Type]] = {
+    t.DATE: {"year": t.INT, "month": t.INT, "day": t.INT},
+    t.DATETIME: {
+        "year": t.INT,
+        "month": t.INT,
+        "day": t.INT,
+        "hour": t.INT,
+        "minute": t.INT,
+        "second": t.INT,
+    },
+}
+_METHOD_NAMES = {"get", "insert", "delete", "append", "remove", "add", "keys", "values", "items",
+                 "lower", "upper", "strip", "split", "replace", "startswith", "endswith", "count"}
+

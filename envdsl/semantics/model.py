@@ -1,0 +1,130 @@
+"""The semantic model: declarations with resolved types, shared by all later stages."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from envdsl.semantics.types import Type
+from envdsl.syntax import ast
+
+
+@dataclass(slots=True)
+class EnumInfo:
+    name: str
+    members: dict[str, ast.EnumMember]
+    decl: ast.EnumDecl
+    module: str | None = None
+
+    def json_value(self, member: str) -> str:
+        decl = self.members[member]
+        return decl.json_value.value if decl.json_value is not None else member
+
+
+@dataclass(slots=True)
+class FieldInfo:
+    name: str
+    type: Type
+    decl: ast.FieldDecl
+    # source member -> allowed target members; None when the field has no transitions clause
+    transitions: dict[str, set[str]] | None = None
+
+    @property
+    def is_key(self) -> bool:
+        return self.decl.is_key
+
+    @property
+    def has_default(self) -> bool:
+        return self.decl.default is not None
+
+
+@dataclass(slots=True)
+class RecordInfo:
+    """A record or an entity (is_entity), with its fields in declaration order."""
+
+    name: str
+    is_entity: bool
+    fields: dict[str, FieldInfo]
+    decl: ast.RecordDecl
+    table: str | None = None  # the state table holding an entity's rows
+    module: str | None = None
+
+    @property
+    def key(self) -> FieldInfo | None:
+        return next((f for f in self.fields.values() if f.is_key), None)
+
+
+@dataclass(slots=True)
+class StateFieldInfo:
+    name: str
+    type: Type  # a TableType for tables
+    decl: ast.StateField
+
+
+@dataclass(slots=True)
+class ConstInfo:
+    name: str
+    type: Type
+    decl: ast.ConstDecl
+
+
+@dataclass(slots=True)
+class ParamInfo:
+    name: str
+    type: Type
+    decl: ast.Param
+
+    @property
+    def has_default(self) -> bool:
+        return self.decl.default is not None
+
+
+@dataclass(slots=True)
+class CallableInfo:
+    """A `fn` or a tool: anything called with checked arguments."""
+
+    name: str
+    kind: str  # 'fn' | 'query' | 'action'
+    params: list[ParamInfo]
+    result: Type
+    decl: ast.FnDecl | ast.ToolDecl
+    internal: bool = False
+    module: str | None = None
+
+    @property
+    def is_tool(self) -> bool:
+        return self.kind in ("query", "action")
+
+
+@dataclass(slots=True)
+class Effects:
+    """What a body reads and writes: table names, `table.field` and scalar state names."""
+
+    reads: set[str] = field(default_factory=set)
+    writes: set[str] = field(default_factory=set)
+    calls: set[str] = field(default_factory=set)
+
+
+@dataclass(slots=True)
+class CheckedSpec:
+    """Everything the back end needs: the AST plus resolved declarations and types."""
+
+    spec: ast.SpecFile
+    env: ast.EnvDecl
+    enums: dict[str, EnumInfo] = field(default_factory=dict)
+    records: dict[str, RecordInfo] = field(default_factory=dict)
+    state: dict[str, StateFieldInfo] = field(default_factory=dict)
+    consts: dict[str, ConstInfo] = field(default_factory=dict)
+    callables: dict[str, CallableInfo] = field(default_factory=dict)
+    modules: list[ast.SpecFile] = field(default_factory=list)
+    # types of expressions, by id() of the AST node (the AST outlives this map)
+    expr_types: dict[int, Type] = field(default_factory=dict)
+    effects: dict[str, Effects] = field(default_factory=dict)  # per fn/tool/invariant name
+    used: set[str] = field(default_factory=set)  # declaration names referenced anywhere
+
+    @property
+    def tools(self) -> list[CallableInfo]:
+        return [c for c in self.callables.values() if c.is_tool]
+
+    def entity(self, name: str) -> RecordInfo | None:
+        info = self.records.get(name)
+        return info if info is not None and info.is_entity else None

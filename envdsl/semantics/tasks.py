@@ -1,0 +1,134 @@
+"""Stage 4c: type-checking tasks: `init` values, `solution` calls and `check` conditions.
+
+Replaying the solution and evaluating the checks on real states needs the runtime and is a
+later stage; this one makes sure that everything a task says is well-typed and names things
+that exist.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from envdsl.diagnostics import codes
+from envdsl.semantics import types as t
+from envdsl.semantics.check import BodyChecker
+from envdsl.semantics.scope import Local, Scope
+from envdsl.semantics.suggest import did_you_mean
+from envdsl.syntax import ast
+
+
+class TaskChecker:
+    def __init__(self, body: BodyChecker) -> None:
+        self.body = body
+        self.checked = body.checked
+
+    def check_all(self) -> None:
+        for task in self.checked.env.of_type(ast.TaskDecl):
+            self.task(task)
+
+    def task(self, task: ast.TaskDecl) -> None:
+        if isinstance(task.init, ast.InitBlock):
+            self.init_block(task.init)
+        elif isinstance(task.init, ast.InitFrom):
+            self.init_file(task.init)
+        else:
+            self.missing_scalars(set(), task.name.span, "task")
+        scope = Scope()
+        if task.solution is not None:
+            self.body.enter("solution", f"task:{task.name.text}")
+            for step in task.solution:
+                result = self.solution_call(step.call, scope)
+                if step.bind is not None:
+                    if scope.lookup(step.bind.text) is not None:
+                        self.body.error(
+                            codes.DUPLICATE_DECLARATION,
+                            f"'{step.bind.text}' is already bound in this solution",
+                            step.bind.span,
+                        )
+                    scope.locals[step.bind.text] = Local(step.bind.text, result, step.bind.span, "binding", True)
+        for check in task.checks:
+            self.body.enter("check", f"check:{task.name.text}:{check.text.value}")
+            self.body.condition(check.cond, scope.child(), "a check")
+
+    def init_block(self, init: ast.InitBlock) -> None:
+        given: set[str] = set()
+        for assign in init.assigns:
+            name = assign.name.text
+            self.body.enter("init", "")
+            info = self.checked.state.get(name)
+            if info is None:
+                help, fixes = did_you_mean(name, self.checked.state, assign.name.span)
+                self.body.error(codes.UNKNOWN_STATE_FIELD, f"the state has no field '{name}'",
+                                assign.name.span, help, fixes)
+                self.body.expr(assign.value, Scope())
+                continue
+            if name in given:
+                self.body.error(codes.DUPLICATE_DECLARATION, f"'{name}' is already initialised in this task",
+                                assign.name.span, help="keep one of the two values")
+                continue
+            given.add(name)
+            self.body.expect(assign.value, Scope(), info.type, f"initial value of '{name}'")
+        self.missing_scalars(given, init.span, "`init`")
+
+    def missing_scalars(self, given: set[str], span: object, where: str) -> None:
+        for name, info in self.checked.state.items():
+            if name in given or isinstance(info.type, t.TableType) or info.decl.default is not None:
+                continue
+            if isinstance(info.type, t.OptionalType) or t.is_error(info.type):
+                continue
+            self.body.error(
+                codes.MISSING_INIT_VALUE,
+                f"this {where} gives no value to state field '{name}' ({info.type})",
+                span,  # type: ignore[arg-type]
+                help=f"add `{name} = ...` to `init`, or give the field a default in `state`",
+            )
+
+    def init_file(self, init: ast.InitFrom) -> None:
+        spec_dir = Path(self.checked.spec.path).parent
+        path = spec_dir / init.path.value
+        problem: str | None = None
+        data: object = None
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            problem = f"init file '{init.path.value}' does not exist (looked in {spec_dir}/)"
+        except (OSError, UnicodeDecodeError) as error:
+            problem = f"cannot read init file '{init.path.value}': {error}"
+        except json.JSONDecodeError as error:
+            problem = f"init file '{init.path.value}' is not valid JSON: {error.msg} at line {error.lineno}"
+        if problem is None and not isinstance(data, dict):
+            problem = f"init file '{init.path.value}' must hold a JSON object with one key per state field"
+        if problem is not None:
+            self.body.error(codes.INIT_FILE_UNREADABLE, problem, init.path.span,
+                            help="the path is relative to the spec file")
+            return
+        assert isinstance(data, dict)
+        for key in data:
+            if key not in self.checked.state:
+                help, fixes = did_you_mean(str(key), self.checked.state, init.path.span)
+                self.body.error(codes.UNKNOWN_STATE_FIELD,
+                                f"init file '{init.path.value}' sets '{key}', which the state does not declare",
+                                init.path.span, help=help)
+        self.missing_scalars({str(k) for k in data}, init.path.span, f"init file '{init.path.value}'")
+
+    def solution_call(self, call: ast.Call, scope: Scope) -> t.Type:
+        assert isinstance(call.func, ast.NameRef)
+        name = call.func.name
+        info = self.checked.callables.get(name)
+        if info is None or not info.is_tool or info.internal:
+            public = [c.name for c in self.checked.tools if not c.internal]
+            help, fixes = did_you_mean(name, public, call.func.span)
+            reason = "is internal; the agent cannot call it" if info is not None and info.internal else ""
+            for kwarg in call.kwargs:
+                self.body.expr(kwarg.value, scope)
+            return self.body.error(
+                codes.UNKNOWN_TOOL,
+                f"tool '{name}' {reason}".strip() if reason else f"unknown tool '{name}'",
+                call.func.span,
+                help,
+                fixes,
+            )
+        params = [(p.name, p.type, not p.has_default) for p in info.params]
+        self.body.arguments(call, scope, params, f"tool '{name}'", allow_positional=False)
+        return info.result

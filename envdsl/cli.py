@@ -1,0 +1,163 @@
+"""The `envdsl` command line: parse options, call the pipeline, render. Nothing else lives here.
+
+Exit codes: 0 no errors (warnings allowed), 1 the specs have errors, 2 usage errors (bad
+options, a file that cannot be read, an unknown code). Imports of the compiler stages are
+lazy so that `envdsl check` never loads the code generator (black, jinja2) or the LLM client.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import os
+import sys
+import textwrap
+from typing import NoReturn, Sequence
+
+import click
+
+from envdsl import __version__
+
+EXIT_OK = 0
+EXIT_ERRORS = 1
+EXIT_USAGE = 2
+
+
+def _fail_usage(message: str) -> NoReturn:
+    click.echo(f"envdsl: error: {message}", err=True)
+    sys.exit(EXIT_USAGE)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, "--version", "-V", prog_name="envdsl")
+def main() -> None:
+    """envdsl: a typed DSL and compiler for tool-interaction environments of LLM agents."""
+
+
+# ---- check -----------------------------------------------------------------------------------
+
+
+@main.command()
+@click.argument("files", nargs=-1, required=True, metavar="FILE...")
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="text for people; json for tools and LLMs (see docs/diagnostics-json.md).",
+)
+@click.option(
+    "--color/--no-color",
+    default=None,
+    help="Colour the text output. Default: only when stdout is a terminal and NO_COLOR is unset.",
+)
+def check(files: Sequence[str], output_format: str, color: bool | None) -> None:
+    """Check specs and report their diagnostics.
+
+    Exits with 0 when no file has errors (warnings are fine), 1 when any file has errors and
+    2 when a file cannot be read.
+    """
+    from envdsl.pipeline import check_file
+
+    results = []
+    unreadable = []
+    for path in files:
+        try:
+            results.append(check_file(path))
+        except (OSError, UnicodeDecodeError) as error:
+            unreadable.append(f"cannot read '{path}': {_describe_read_error(error)}")
+    if unreadable:
+        for message in unreadable:
+            click.echo(f"envdsl: error: {message}", err=True)
+        sys.exit(EXIT_USAGE)
+
+    if output_format == "json":
+        from envdsl.diagnostics.render_json import render_json
+
+        click.echo(json.dumps(render_json(results), indent=2, ensure_ascii=False))
+    else:
+        from envdsl.diagnostics.render_text import render_text
+
+        use_color = _use_color(color)
+        for result in results:
+            text = render_text(result.diagnostics, result.sources, color=use_color)
+            click.echo(text if text else f"{result.path}: ok", nl=not text, color=use_color)
+    sys.exit(EXIT_OK if all(result.ok for result in results) else EXIT_ERRORS)
+
+
+def _describe_read_error(error: OSError | UnicodeDecodeError) -> str:
+    if isinstance(error, UnicodeDecodeError):
+        return f"not valid UTF-8 (byte 0x{error.object[error.start]:02x} at offset {error.start})"
+    if isinstance(error, FileNotFoundError):
+        return "no such file"
+    if isinstance(error, IsADirectoryError):
+        return "is a directory"
+    if isinstance(error, PermissionError):
+        return "permission denied"
+    return (error.strerror or str(error)).lower()
+
+
+def _use_color(flag: bool | None) -> bool:
+    if flag is not None:
+        return flag
+    if os.environ.get("NO_COLOR"):
+        return False
+    return click.get_text_stream("stdout").isatty()
+
+
+# ---- explain ---------------------------------------------------------------------------------
+
+
+@main.command()
+@click.argument("code", required=False)
+@click.option("--list", "list_codes", is_flag=True, help="List every diagnostic code.")
+def explain(code: str | None, list_codes: bool) -> None:
+    """Explain a diagnostic code (E2001, e2001) or slug (type-mismatch), with examples."""
+    from envdsl.diagnostics.codes import REGISTRY, lookup
+
+    if list_codes:
+        if code is not None:
+            raise click.UsageError("give either a CODE or --list, not both")
+        slug_width = max(len(entry.slug) for entry in REGISTRY.values())
+        for listed in REGISTRY.values():
+            severity = listed.severity.value
+            click.echo(
+                f"{listed.code}  {severity:<7}  {listed.slug:<{slug_width}}  {listed.summary}"
+            )
+        return
+    if code is None:
+        raise click.UsageError("missing CODE (or use --list to see all codes)")
+    entry = lookup(code)
+    if entry is None:
+        _fail_usage(f"unknown diagnostic code '{code}'{_close_matches(code)}")
+
+    from envdsl.diagnostics.explanations import EXPLANATIONS
+
+    click.echo(f"{entry.code} [{entry.slug}]: {entry.summary}")
+    click.echo(f"severity: {entry.severity.value}, stage: {entry.stage.value}")
+    explanation = EXPLANATIONS.get(entry.code)
+    if explanation is None:  # a test keeps the registry and the explanations in step
+        return
+    click.echo("")
+    click.echo(textwrap.fill(explanation.text, width=88))
+    for title, spec in (("Wrong", explanation.wrong), ("Right", explanation.right)):
+        if spec:
+            click.echo(f"\n{title}:\n")
+            click.echo(textwrap.indent(spec.rstrip("\n"), "    "))
+
+
+def _close_matches(wanted: str) -> str:
+    from envdsl.diagnostics.codes import REGISTRY
+
+    names: dict[str, str] = {}
+    for entry in REGISTRY.values():
+        names[entry.code] = entry.code
+        names[entry.slug] = entry.code
+    key = wanted.strip()
+    key = key.upper() if key[:1].lower() in ("e", "w") and key[1:].isdigit() else key.lower()
+    found = dict.fromkeys(names[m] for m in difflib.get_close_matches(key, names, n=3, cutoff=0.6))
+    if not found:
+        return "; run `envdsl explain --list` to see all codes"
+    suggestions = ", ".join(f"{code} ({REGISTRY[code].slug})" for code in found)
+    return f"; did you mean {suggestions}?"

@@ -285,12 +285,12 @@ EXPLANATIONS: dict[str, Explanation] = {
         env Demo {
           state {
             count: int
-            limit: int
+            limit: int = 10
           }
           task start {
             """Look at the counter."""
             init { count = 0 }
-            init { limit = 10 }
+            init { limit = 5 }
             check "the counter is below the limit": count < limit
           }
         }
@@ -299,13 +299,13 @@ EXPLANATIONS: dict[str, Explanation] = {
         env Demo {
           state {
             count: int
-            limit: int
+            limit: int = 10
           }
           task start {
             """Look at the counter."""
             init {
               count = 0
-              limit = 10
+              limit = 5
             }
             check "the counter is below the limit": count < limit
           }

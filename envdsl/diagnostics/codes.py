@@ -58,72 +58,196 @@ def lookup(code_or_slug: str) -> Code | None:
     return next((entry for entry in REGISTRY.values() if entry.slug == wanted.lower()), None)
 
 
-_S, _N, _T, _E, _K, _L = Stage.SYNTAX, Stage.NAMES, Stage.TYPES, Stage.EFFECTS, Stage.TASKS, Stage.LINTS
+_S, _N, _T, _E, _K, _L = (
+    Stage.SYNTAX,
+    Stage.NAMES,
+    Stage.TYPES,
+    Stage.EFFECTS,
+    Stage.TASKS,
+    Stage.LINTS,
+)
 
 # ---- E0xx: syntax ----------------------------------------------------------------------------
 SYNTAX_ERROR = _register("E0001", "syntax-error", _S, "the text does not follow the grammar")
-INVALID_TOKEN = _register("E0002", "invalid-token", _S, "a character or string that cannot start any token")
+INVALID_TOKEN = _register(
+    "E0002", "invalid-token", _S, "a character or string that cannot start any token"
+)
 INVALID_ESCAPE = _register("E0003", "invalid-escape", _S, "an unknown escape sequence in a string")
-ONE_ENV_PER_FILE = _register("E0004", "one-env-per-file", _S, "a spec file must hold exactly one env")
-INVALID_ASSIGNMENT_TARGET = _register("E0005", "invalid-assignment-target", _S, "only variables, fields and map entries can be assigned")
-INVALID_SOLUTION_STEP = _register("E0006", "invalid-solution-step", _S, "a solution step must be a tool call with named arguments")
-LOOP_CONTROL_OUTSIDE_LOOP = _register("E0007", "loop-control-outside-loop", _S, "`break` or `continue` outside a `for` loop")
-INVALID_FSTRING = _register("E0008", "invalid-fstring", _S, "an f-string with an unbalanced or empty `{}` hole")
-DUPLICATE_TASK_SECTION = _register("E0009", "duplicate-task-section", _S, "a task with two `init` or two `solution` sections")
+ONE_ENV_PER_FILE = _register(
+    "E0004", "one-env-per-file", _S, "a spec file must hold exactly one env"
+)
+INVALID_ASSIGNMENT_TARGET = _register(
+    "E0005",
+    "invalid-assignment-target",
+    _S,
+    "only variables, fields and map entries can be assigned",
+)
+INVALID_SOLUTION_STEP = _register(
+    "E0006", "invalid-solution-step", _S, "a solution step must be a tool call with named arguments"
+)
+LOOP_CONTROL_OUTSIDE_LOOP = _register(
+    "E0007", "loop-control-outside-loop", _S, "`break` or `continue` outside a `for` loop"
+)
+INVALID_FSTRING = _register(
+    "E0008", "invalid-fstring", _S, "an f-string with an unbalanced or empty `{}` hole"
+)
+DUPLICATE_TASK_SECTION = _register(
+    "E0009", "duplicate-task-section", _S, "a task with two `init` or two `solution` sections"
+)
 
 # ---- E1xx: names -----------------------------------------------------------------------------
-UNKNOWN_NAME = _register("E1001", "unknown-name", _N, "a name that is not a local, parameter, state field, constant or enum")
-UNKNOWN_TYPE = _register("E1002", "unknown-type", _N, "a type name that is neither builtin nor declared")
-UNKNOWN_FIELD = _register("E1003", "unknown-field", _N, "a field that the record or entity does not declare")
-UNKNOWN_ENUM_MEMBER = _register("E1004", "unknown-enum-member", _N, "a member that the enum does not declare")
-UNKNOWN_FUNCTION = _register("E1005", "unknown-function", _N, "a call of a function that is neither builtin nor declared")
-UNKNOWN_ARGUMENT = _register("E1006", "unknown-argument", _N, "a named argument that the callee has no parameter or field for")
-UNKNOWN_MODULE = _register("E1007", "unknown-module", _N, "an import of a module that the standard library does not have")
-UNKNOWN_STATE_FIELD = _register("E1008", "unknown-state-field", _N, "a state field that the `state` block does not declare")
+UNKNOWN_NAME = _register(
+    "E1001",
+    "unknown-name",
+    _N,
+    "a name that is not a local, parameter, state field, constant or enum",
+)
+UNKNOWN_TYPE = _register(
+    "E1002", "unknown-type", _N, "a type name that is neither builtin nor declared"
+)
+UNKNOWN_FIELD = _register(
+    "E1003", "unknown-field", _N, "a field that the record or entity does not declare"
+)
+UNKNOWN_ENUM_MEMBER = _register(
+    "E1004", "unknown-enum-member", _N, "a member that the enum does not declare"
+)
+UNKNOWN_FUNCTION = _register(
+    "E1005", "unknown-function", _N, "a call of a function that is neither builtin nor declared"
+)
+UNKNOWN_ARGUMENT = _register(
+    "E1006",
+    "unknown-argument",
+    _N,
+    "a named argument that the callee has no parameter or field for",
+)
+UNKNOWN_MODULE = _register(
+    "E1007", "unknown-module", _N, "an import of a module that the standard library does not have"
+)
+UNKNOWN_STATE_FIELD = _register(
+    "E1008", "unknown-state-field", _N, "a state field that the `state` block does not declare"
+)
 UNKNOWN_TOOL = _register("E1009", "unknown-tool", _N, "a tool name that the env does not declare")
-DUPLICATE_DECLARATION = _register("E1010", "duplicate-declaration", _N, "two declarations with the same name in one scope")
-UNKNOWN_METHOD = _register("E1011", "unknown-method", _N, "a method that the value's type does not have")
-DUPLICATE_ARGUMENT = _register("E1012", "duplicate-argument", _N, "the same argument given twice in one call")
+DUPLICATE_DECLARATION = _register(
+    "E1010", "duplicate-declaration", _N, "two declarations with the same name in one scope"
+)
+UNKNOWN_METHOD = _register(
+    "E1011", "unknown-method", _N, "a method that the value's type does not have"
+)
+DUPLICATE_ARGUMENT = _register(
+    "E1012", "duplicate-argument", _N, "the same argument given twice in one call"
+)
 
 # ---- E2xx: types -----------------------------------------------------------------------------
-TYPE_MISMATCH = _register("E2001", "type-mismatch", _T, "a value of one type where another is expected")
-INVALID_OPERAND = _register("E2002", "invalid-operand", _T, "an operator applied to types it is not defined for")
-CONDITION_NOT_BOOL = _register("E2003", "condition-not-bool", _T, "a condition, check or invariant that is not a bool")
+TYPE_MISMATCH = _register(
+    "E2001", "type-mismatch", _T, "a value of one type where another is expected"
+)
+INVALID_OPERAND = _register(
+    "E2002", "invalid-operand", _T, "an operator applied to types it is not defined for"
+)
+CONDITION_NOT_BOOL = _register(
+    "E2003", "condition-not-bool", _T, "a condition, check or invariant that is not a bool"
+)
 WRONG_ARITY = _register("E2004", "wrong-arity", _T, "a call with too many positional arguments")
-MISSING_ARGUMENT = _register("E2005", "missing-argument", _T, "a call that leaves out a required parameter or field")
-NOT_OPTIONAL = _register("E2006", "not-optional", _T, "`let ... else` on a value that can never be none")
+MISSING_ARGUMENT = _register(
+    "E2005", "missing-argument", _T, "a call that leaves out a required parameter or field"
+)
+NOT_OPTIONAL = _register(
+    "E2006", "not-optional", _T, "`let ... else` on a value that can never be none"
+)
 REF_TO_NON_ENTITY = _register("E2007", "ref-to-non-entity", _T, "`ref X` where X is not an entity")
-TABLE_OF_NON_ENTITY = _register("E2008", "table-of-non-entity", _T, "`table X` where X is not an entity")
-KEY_COUNT = _register("E2009", "key-count", _T, "an entity without exactly one `key` field (or a record with one)")
-TRANSITIONS_ON_NON_ENUM = _register("E2010", "transitions-on-non-enum", _T, "a `transitions` clause on a field that is not of an enum type")
-ENTITY_AS_VALUE = _register("E2011", "entity-as-value", _T, "an entity type used as a field, parameter or collection type")
-NOT_ITERABLE = _register("E2012", "not-iterable", _T, "a `for` or comprehension over a value that is not a collection")
+TABLE_OF_NON_ENTITY = _register(
+    "E2008", "table-of-non-entity", _T, "`table X` where X is not an entity"
+)
+KEY_COUNT = _register(
+    "E2009", "key-count", _T, "an entity without exactly one `key` field (or a record with one)"
+)
+TRANSITIONS_ON_NON_ENUM = _register(
+    "E2010",
+    "transitions-on-non-enum",
+    _T,
+    "a `transitions` clause on a field that is not of an enum type",
+)
+ENTITY_AS_VALUE = _register(
+    "E2011", "entity-as-value", _T, "an entity type used as a field, parameter or collection type"
+)
+NOT_ITERABLE = _register(
+    "E2012", "not-iterable", _T, "a `for` or comprehension over a value that is not a collection"
+)
 NOT_INDEXABLE = _register("E2013", "not-indexable", _T, "`x[i]` on a value that cannot be indexed")
-INVALID_LITERAL = _register("E2014", "invalid-literal", _T, "a literal that is not a valid value of its type")
-MISPLACED_LAMBDA = _register("E2015", "misplaced-lambda", _T, "a `lambda` anywhere but the `key=` of sorted/min/max")
-INVALID_AUTO = _register("E2016", "invalid-auto", _T, "`auto(...)` anywhere but the default of a `str` key field")
-POSSIBLY_NONE = _register("E2017", "possibly-none", _T, "an optional value used where a value is required")
+INVALID_LITERAL = _register(
+    "E2014", "invalid-literal", _T, "a literal that is not a valid value of its type"
+)
+MISPLACED_LAMBDA = _register(
+    "E2015", "misplaced-lambda", _T, "a `lambda` anywhere but the `key=` of sorted/min/max"
+)
+INVALID_AUTO = _register(
+    "E2016", "invalid-auto", _T, "`auto(...)` anywhere but the default of a `str` key field"
+)
+POSSIBLY_NONE = _register(
+    "E2017", "possibly-none", _T, "an optional value used where a value is required"
+)
 
 # ---- E3xx: tools and effects -----------------------------------------------------------------
 WRITE_IN_QUERY = _register("E3001", "write-in-query", _E, "a `query` tool that writes state")
-WRITE_IN_PURE_CONTEXT = _register("E3002", "write-in-pure-context", _E, "a write in a fn, check, invariant, default or constant")
+WRITE_IN_PURE_CONTEXT = _register(
+    "E3002", "write-in-pure-context", _E, "a write in a fn, check, invariant, default or constant"
+)
 ASSIGN_TO_KEY = _register("E3003", "assign-to-key", _E, "an assignment to an entity's key field")
-MISSING_RETURN = _register("E3004", "missing-return", _E, "a path through a tool or fn that ends without `return`")
-UNREACHABLE_CODE = _register("E3005", "unreachable-code", _E, "a statement after `return`, `fail`, `break` or `continue`")
-ASSIGN_TO_READONLY = _register("E3006", "assign-to-readonly", _E, "an assignment to a constant, a table or `initial`")
-CALL_OF_PUBLIC_TOOL = _register("E3007", "call-of-public-tool", _E, "a tool that calls a public tool (only `internal` tools and fns can be called)")
-RECURSIVE_CALL = _register("E3008", "recursive-call", _E, "a fn or internal tool that calls itself, directly or through others")
+MISSING_RETURN = _register(
+    "E3004", "missing-return", _E, "a path through a tool or fn that ends without `return`"
+)
+UNREACHABLE_CODE = _register(
+    "E3005", "unreachable-code", _E, "a statement after `return`, `fail`, `break` or `continue`"
+)
+ASSIGN_TO_READONLY = _register(
+    "E3006", "assign-to-readonly", _E, "an assignment to a constant, a table or `initial`"
+)
+CALL_OF_PUBLIC_TOOL = _register(
+    "E3007",
+    "call-of-public-tool",
+    _E,
+    "a tool that calls a public tool (only `internal` tools and fns can be called)",
+)
+RECURSIVE_CALL = _register(
+    "E3008",
+    "recursive-call",
+    _E,
+    "a fn or internal tool that calls itself, directly or through others",
+)
 
 # ---- E4xx: invariants and tasks --------------------------------------------------------------
-MISSING_INIT_VALUE = _register("E4001", "missing-init-value", _K, "a task `init` that gives no value to a scalar state field without a default")
-INIT_FILE_UNREADABLE = _register("E4002", "init-file-unreadable", _K, "`init from` a file that is missing, unreadable or not a JSON object")
+MISSING_INIT_VALUE = _register(
+    "E4001",
+    "missing-init-value",
+    _K,
+    "a task `init` that gives no value to a scalar state field without a default",
+)
+INIT_FILE_UNREADABLE = _register(
+    "E4002",
+    "init-file-unreadable",
+    _K,
+    "`init from` a file that is missing, unreadable or not a JSON object",
+)
 
 # ---- W5xx: lints -----------------------------------------------------------------------------
-MISSING_DESCRIPTION = _register("W5001", "missing-description", _L, "a public tool or a task without a docstring")
-QUERY_NAMED_LIKE_ACTION = _register("W5002", "query-named-like-action", _L, "a `query` whose name says it changes something")
-JSON_TYPE = _register("W5003", "json-type", _L, "a field or parameter of the untyped `json` escape hatch")
-UNUSED_DECLARATION = _register("W5004", "unused-declaration", _L, "an enum, record, entity, fn or constant that nothing uses")
+MISSING_DESCRIPTION = _register(
+    "W5001", "missing-description", _L, "a public tool or a task without a docstring"
+)
+QUERY_NAMED_LIKE_ACTION = _register(
+    "W5002", "query-named-like-action", _L, "a `query` whose name says it changes something"
+)
+JSON_TYPE = _register(
+    "W5003", "json-type", _L, "a field or parameter of the untyped `json` escape hatch"
+)
+UNUSED_DECLARATION = _register(
+    "W5004", "unused-declaration", _L, "an enum, record, entity, fn or constant that nothing uses"
+)
 UNUSED_VARIABLE = _register("W5005", "unused-variable", _L, "a `let` variable that is never read")
 
 # ---- E9xx: internal --------------------------------------------------------------------------
-INTERNAL_ERROR = _register("E9001", "internal-error", Stage.INTERNAL, "the compiler failed; this is a bug in envdsl, not in the spec")
+INTERNAL_ERROR = _register(
+    "E9001",
+    "internal-error",
+    Stage.INTERNAL,
+    "the compiler failed; this is a bug in envdsl, not in the spec",
+)

@@ -66,9 +66,7 @@ class DiagnosticSink:
         if key in self._seen:
             return
         self._seen.add(key)
-        self.diagnostics.append(
-            Diagnostic(code, message, span, tuple(notes), help, tuple(fixes))
-        )
+        self.diagnostics.append(Diagnostic(code, message, span, tuple(notes), help, tuple(fixes)))
 
     @property
     def error_count(self) -> int:

@@ -108,7 +108,7 @@ def _call_name(checker: ExprChecker, name: str, node: ast.Call, scope: Scope) ->
 
 _PYTHON_ONLY = {
     "print": "tools return values; there is no output",
-    "uuid4": "ids come from `auto(\"PREFIX\")` keys",
+    "uuid4": 'ids come from `auto("PREFIX")` keys',
     "time": "the clock is the `now` state field",
     "isinstance": "values are statically typed; no runtime type tests are needed",
     "dict": "write a map literal `{k: v}`",
@@ -131,7 +131,7 @@ def _call_method(checker: ExprChecker, func: ast.Attribute, node: ast.Call, scop
             codes.POSSIBLY_NONE,
             f"'{method}' is called on a value that may be none",
             func.obj.span,
-            help="unwrap it first: `let x = value else \"message\"`",
+            help='unwrap it first: `let x = value else "message"`',
         )
     table = _METHODS.get(_receiver_kind(receiver), {})
     rule = table.get(method)
@@ -139,7 +139,9 @@ def _call_method(checker: ExprChecker, func: ast.Attribute, node: ast.Call, scop
         return rule(checker, receiver, func, node, scope)
     if method in _FUNCTIONS and receiver == t.STR and method in _STRING_FUNCTIONS:
         # `s.lower()` == `lower(s)`: reuse the function's rule with the receiver prepended
-        rewritten = ast.Call(ast.NameRef(method, func.name.span), (func.obj, *node.args), node.kwargs, node.span)
+        rewritten = ast.Call(
+            ast.NameRef(method, func.name.span), (func.obj, *node.args), node.kwargs, node.span
+        )
         return _FUNCTIONS[method](checker, rewritten, scope)
     _check_all_args(checker, node, scope)
     known = sorted(set(table) | (_STRING_FUNCTIONS if receiver == t.STR else set()))
@@ -177,7 +179,11 @@ def _positional(
     high = low if high is None else high
     types = _check_all_args(checker, node, scope)
     for kwarg in node.kwargs:
-        checker.error(codes.UNKNOWN_ARGUMENT, f"{name}() takes no argument '{kwarg.name.text}'", kwarg.name.span)
+        checker.error(
+            codes.UNKNOWN_ARGUMENT,
+            f"{name}() takes no argument '{kwarg.name.text}'",
+            kwarg.name.span,
+        )
         return None
     if not low <= len(types) <= high:
         expected = f"{low}" if low == high else f"{low} to {high}"
@@ -196,17 +202,31 @@ def _elem(checker: ExprChecker, arg_type: t.Type, node: ast.Expr) -> t.Type:
     elem = t.element_type(arg_type)
     if elem is None:
         if isinstance(arg_type, t.OptionalType):
-            return checker.error(codes.POSSIBLY_NONE, f"cannot iterate over {arg_type}: it may be none", node.span)
-        return checker.error(codes.NOT_ITERABLE, f"expected a collection, found {arg_type}", node.span)
+            return checker.error(
+                codes.POSSIBLY_NONE, f"cannot iterate over {arg_type}: it may be none", node.span
+            )
+        return checker.error(
+            codes.NOT_ITERABLE, f"expected a collection, found {arg_type}", node.span
+        )
     return elem
 
 
-def _want(checker: ExprChecker, actual: t.Type, allowed: tuple[t.Type, ...], node: ast.Expr, what: str) -> bool:
-    if t.is_error(actual) or actual in allowed or any(checker.assignable(actual, a) for a in allowed):
+def _want(
+    checker: ExprChecker, actual: t.Type, allowed: tuple[t.Type, ...], node: ast.Expr, what: str
+) -> bool:
+    if (
+        t.is_error(actual)
+        or actual in allowed
+        or any(checker.assignable(actual, a) for a in allowed)
+    ):
         return True
     names = " or ".join(str(a) for a in allowed)
-    checker.require_assignable(actual, allowed[0], node.span, what) if len(allowed) == 1 else checker.error(
-        codes.TYPE_MISMATCH, f"{what}: expected {names}, found {actual}", node.span
+    (
+        checker.require_assignable(actual, allowed[0], node.span, what)
+        if len(allowed) == 1
+        else checker.error(
+            codes.TYPE_MISMATCH, f"{what}: expected {names}, found {actual}", node.span
+        )
     )
     return False
 
@@ -217,8 +237,14 @@ def _want(checker: ExprChecker, actual: t.Type, allowed: tuple[t.Type, ...], nod
 @_builtin("len")
 def _len(checker: ExprChecker, node: ast.Call, scope: Scope) -> t.Type:
     types = _positional(checker, node, scope, "len", 1)
-    if types and not (types[0] == t.STR or isinstance(types[0], (t.ListType, t.SetType, t.MapType, t.TableType))):
-        checker.error(codes.TYPE_MISMATCH, f"len() needs a string or collection, found {types[0]}", node.args[0].span)
+    if types and not (
+        types[0] == t.STR or isinstance(types[0], (t.ListType, t.SetType, t.MapType, t.TableType))
+    ):
+        checker.error(
+            codes.TYPE_MISMATCH,
+            f"len() needs a string or collection, found {types[0]}",
+            node.args[0].span,
+        )
     return t.INT
 
 
@@ -256,7 +282,11 @@ def _min_max(checker: ExprChecker, node: ast.Call, scope: Scope) -> t.Type:
         for arg, arg_type in zip(node.args, types):
             joined = t.join(elem, arg_type)
             if joined is None:
-                return checker.error(codes.TYPE_MISMATCH, f"{name}() arguments differ: {elem} and {arg_type}", arg.span)
+                return checker.error(
+                    codes.TYPE_MISMATCH,
+                    f"{name}() arguments differ: {elem} and {arg_type}",
+                    arg.span,
+                )
             elem = joined
     key_given = False
     for kwarg in node.kwargs:
@@ -268,8 +298,14 @@ def _min_max(checker: ExprChecker, node: ast.Call, scope: Scope) -> t.Type:
             joined = t.join(elem, default)
             elem = joined if joined is not None else elem
         else:
-            checker.error(codes.UNKNOWN_ARGUMENT, f"{name}() takes no argument '{kwarg.name.text}'", kwarg.name.span)
-    if not key_given and not (t.is_error(elem) or elem in t.ORDERED or isinstance(elem, t.NothingType)):
+            checker.error(
+                codes.UNKNOWN_ARGUMENT,
+                f"{name}() takes no argument '{kwarg.name.text}'",
+                kwarg.name.span,
+            )
+    if not key_given and not (
+        t.is_error(elem) or elem in t.ORDERED or isinstance(elem, t.NothingType)
+    ):
         checker.error(
             codes.INVALID_OPERAND,
             f"{name}() cannot order {elem}",
@@ -288,7 +324,11 @@ def _sum(checker: ExprChecker, node: ast.Call, scope: Scope) -> t.Type:
     if isinstance(elem, t.NothingType):
         return t.INT
     if not (t.is_error(elem) or elem in (t.INT, t.FLOAT, t.DURATION)):
-        return checker.error(codes.INVALID_OPERAND, f"sum() needs numbers or durations, found {elem}", node.args[0].span)
+        return checker.error(
+            codes.INVALID_OPERAND,
+            f"sum() needs numbers or durations, found {elem}",
+            node.args[0].span,
+        )
     return elem
 
 
@@ -307,7 +347,9 @@ def _all_any(checker: ExprChecker, node: ast.Call, scope: Scope) -> t.Type:
     if types is not None:
         elem = _elem(checker, types[0], node.args[0])
         if not (t.is_error(elem) or elem == t.BOOL or isinstance(elem, t.NothingType)):
-            checker.error(codes.CONDITION_NOT_BOOL, f"{name}() needs bools, found {elem}", node.args[0].span)
+            checker.error(
+                codes.CONDITION_NOT_BOOL, f"{name}() needs bools, found {elem}", node.args[0].span
+            )
     return t.BOOL
 
 
@@ -315,7 +357,9 @@ def _all_any(checker: ExprChecker, node: ast.Call, scope: Scope) -> t.Type:
 def _sorted(checker: ExprChecker, node: ast.Call, scope: Scope) -> t.Type:
     if len(node.args) != 1:
         _check_all_args(checker, node, scope)
-        return checker.error(codes.WRONG_ARITY, f"sorted() takes 1 argument, found {len(node.args)}", node.span)
+        return checker.error(
+            codes.WRONG_ARITY, f"sorted() takes 1 argument, found {len(node.args)}", node.span
+        )
     elem = _elem(checker, checker.expr(node.args[0], scope), node.args[0])
     key_given = False
     for kwarg in node.kwargs:
@@ -325,10 +369,20 @@ def _sorted(checker: ExprChecker, node: ast.Call, scope: Scope) -> t.Type:
         elif kwarg.name.text == "reverse":
             checker.expect(kwarg.value, scope, t.BOOL, "sorted() reverse")
         else:
-            checker.error(codes.UNKNOWN_ARGUMENT, f"sorted() takes no argument '{kwarg.name.text}'", kwarg.name.span)
-    if not key_given and not (t.is_error(elem) or elem in t.ORDERED or isinstance(elem, (t.EnumType, t.NothingType))):
-        checker.error(codes.INVALID_OPERAND, f"sorted() cannot order {elem}", node.span,
-                      help="give a key: `sorted(xs, key=lambda x: x.field)`")
+            checker.error(
+                codes.UNKNOWN_ARGUMENT,
+                f"sorted() takes no argument '{kwarg.name.text}'",
+                kwarg.name.span,
+            )
+    if not key_given and not (
+        t.is_error(elem) or elem in t.ORDERED or isinstance(elem, (t.EnumType, t.NothingType))
+    ):
+        checker.error(
+            codes.INVALID_OPERAND,
+            f"sorted() cannot order {elem}",
+            node.span,
+            help="give a key: `sorted(xs, key=lambda x: x.field)`",
+        )
     return t.ListType(elem)
 
 
@@ -387,9 +441,13 @@ def _number(checker: ExprChecker, node: ast.Call, scope: Scope) -> t.Type:
     return t.INT if name == "int" else t.FLOAT
 
 
-def _string_rule(name: str, arg_types: tuple[t.Type, ...], result: t.Type, optional_tail: int = 0) -> None:
+def _string_rule(
+    name: str, arg_types: tuple[t.Type, ...], result: t.Type, optional_tail: int = 0
+) -> None:
     def rule(checker: ExprChecker, node: ast.Call, scope: Scope) -> t.Type:
-        types = _positional(checker, node, scope, name, len(arg_types) - optional_tail, len(arg_types))
+        types = _positional(
+            checker, node, scope, name, len(arg_types) - optional_tail, len(arg_types)
+        )
         for arg, arg_type, wanted in zip(node.args, types or [], arg_types):
             _want(checker, arg_type, (wanted,), arg, f"{name}() argument")
         return result
@@ -397,7 +455,16 @@ def _string_rule(name: str, arg_types: tuple[t.Type, ...], result: t.Type, optio
     _FUNCTIONS[name] = rule
 
 
-_STRING_FUNCTIONS = {"lower", "upper", "strip", "startswith", "endswith", "contains", "split", "replace"}
+_STRING_FUNCTIONS = {
+    "lower",
+    "upper",
+    "strip",
+    "startswith",
+    "endswith",
+    "contains",
+    "split",
+    "replace",
+}
 for _name in ("lower", "upper", "strip"):
     _string_rule(_name, (t.STR,), t.STR)
 for _name in ("startswith", "endswith", "contains"):
@@ -417,7 +484,11 @@ def _time_rule(name: str, arg_types: tuple[tuple[t.Type, ...], ...], result: t.T
             _want(checker, arg_type, wanted, arg, f"{name}() argument")
         if name in ("days_between", "minutes_between") and types[0] != types[1]:
             if not any(t.is_error(x) for x in types):
-                checker.error(codes.TYPE_MISMATCH, f"{name}() compares like with like, found {types[0]} and {types[1]}", node.span)
+                checker.error(
+                    codes.TYPE_MISMATCH,
+                    f"{name}() compares like with like, found {types[0]} and {types[1]}",
+                    node.span,
+                )
         return result if result is not None else types[0]
 
     _FUNCTIONS[name] = rule
@@ -451,7 +522,7 @@ def _date_literal(checker: ExprChecker, node: ast.Call, scope: Scope) -> t.Type:
             codes.INVALID_LITERAL,
             f"{literal.value!r} is not a valid {name}",
             literal.span,
-            help=f"write ISO 8601: {name}(\"{example}\")",
+            help=f'write ISO 8601: {name}("{example}")',
         )
     return result
 
@@ -497,7 +568,9 @@ def _called(checker: ExprChecker, node: ast.Call, scope: Scope) -> t.Type:
     if len(node.args) != 1 or not isinstance(node.args[0], ast.StrLit):
         _check_all_args(checker, node, scope)
         return checker.error(
-            codes.TYPE_MISMATCH, f'{name}() takes a tool name as a string: {name}("tool_name")', node.span
+            codes.TYPE_MISMATCH,
+            f'{name}() takes a tool name as a string: {name}("tool_name")',
+            node.span,
         )
     tool_name = node.args[0].value
     info = checker.checked.callables.get(tool_name)
@@ -506,14 +579,21 @@ def _called(checker: ExprChecker, node: ast.Call, scope: Scope) -> t.Type:
         help, fixes = did_you_mean(tool_name, tools, node.args[0].span)
         for kwarg in node.kwargs:
             checker.expr(kwarg.value, scope)
-        return checker.error(codes.UNKNOWN_TOOL, f"unknown tool '{tool_name}'", node.args[0].span, help, fixes)
+        return checker.error(
+            codes.UNKNOWN_TOOL, f"unknown tool '{tool_name}'", node.args[0].span, help, fixes
+        )
     params = {p.name: p for p in info.params}
     for kwarg in node.kwargs:
         param = params.get(kwarg.name.text)
         if param is None:
             help, fixes = did_you_mean(kwarg.name.text, params, kwarg.name.span)
-            checker.error(codes.UNKNOWN_ARGUMENT, f"tool '{tool_name}' has no parameter '{kwarg.name.text}'",
-                          kwarg.name.span, help, fixes)
+            checker.error(
+                codes.UNKNOWN_ARGUMENT,
+                f"tool '{tool_name}' has no parameter '{kwarg.name.text}'",
+                kwarg.name.span,
+                help,
+                fixes,
+            )
             checker.expr(kwarg.value, scope)
         else:
             checker.expect(kwarg.value, scope, param.type, f"argument '{param.name}'")
@@ -532,7 +612,9 @@ def _method(
     writes: bool = False,
     optional_tail: int = 0,
 ) -> MethodRule:
-    def rule(checker: ExprChecker, receiver: t.Type, func: ast.Attribute, node: ast.Call, scope: Scope) -> t.Type:
+    def rule(
+        checker: ExprChecker, receiver: t.Type, func: ast.Attribute, node: ast.Call, scope: Scope
+    ) -> t.Type:
         wanted = arg_types(receiver)
         name = f"{func.name.text}"
         types = _positional(checker, node, scope, name, len(wanted) - optional_tail, len(wanted))
@@ -565,7 +647,9 @@ def _value_of(receiver: t.Type) -> t.Type:
     return t.ERROR
 
 
-def _insert(checker: ExprChecker, receiver: t.Type, func: ast.Attribute, node: ast.Call, scope: Scope) -> t.Type:
+def _insert(
+    checker: ExprChecker, receiver: t.Type, func: ast.Attribute, node: ast.Call, scope: Scope
+) -> t.Type:
     assert isinstance(receiver, t.TableType)
     row = t.RecordType(receiver.entity, True)
     types = _positional(checker, node, scope, "insert", 1)
@@ -600,7 +684,11 @@ _METHODS: dict[str, dict[str, MethodRule]] = {
         "contains": _method(lambda r: (_elem_of(r),), lambda r: t.BOOL),
     },
     "map": {
-        "get": _method(lambda r: (_key_of(r), _value_of(r)), lambda r: t.optional(_value_of(r)), optional_tail=1),
+        "get": _method(
+            lambda r: (_key_of(r), _value_of(r)),
+            lambda r: t.optional(_value_of(r)),
+            optional_tail=1,
+        ),
         "keys": _no_args(lambda r: t.ListType(_key_of(r))),
         "values": _no_args(lambda r: t.ListType(_value_of(r))),
         "items": _no_args(lambda r: t.ListType(t.TupleType((_key_of(r), _value_of(r))))),

@@ -29,8 +29,9 @@ class BodyChecker(ExprChecker):
         super().__init__(checked, sink, assignable)
         self.resolve_type = resolve_type
 
-    def enter(self, kind: str, owner: str, *, result: t.Type | None = None,
-              row: RecordInfo | None = None) -> Context:
+    def enter(
+        self, kind: str, owner: str, *, result: t.Type | None = None, row: RecordInfo | None = None
+    ) -> Context:
         effects = self.checked.effects.setdefault(owner, Effects()) if owner else Effects()
         self.ctx = Context(kind, owner, effects, result=result, row=row)
         return self.ctx
@@ -65,16 +66,26 @@ class BodyChecker(ExprChecker):
             self.allow_auto = field.is_key
             default_type = self.expr(field.decl.default, Scope())
             self.allow_auto = False
-            if isinstance(field.decl.default, ast.Call) and isinstance(field.decl.default.func, ast.NameRef) \
-                    and field.decl.default.func.name == "auto":
+            if (
+                isinstance(field.decl.default, ast.Call)
+                and isinstance(field.decl.default.func, ast.NameRef)
+                and field.decl.default.func.name == "auto"
+            ):
                 if field.type != t.STR and not t.is_error(field.type):
-                    self.error(codes.INVALID_AUTO, f"`auto(...)` makes str keys; '{field.name}' is {field.type}",
-                               field.decl.default.span, help=f"declare `key {field.name}: str = auto(...)`")
+                    self.error(
+                        codes.INVALID_AUTO,
+                        f"`auto(...)` makes str keys; '{field.name}' is {field.type}",
+                        field.decl.default.span,
+                        help=f"declare `key {field.name}: str = auto(...)`",
+                    )
                 continue
-            self.require_assignable(default_type, field.type, field.decl.default.span,
-                                    f"default of '{field.name}'")
+            self.require_assignable(
+                default_type, field.type, field.decl.default.span, f"default of '{field.name}'"
+            )
         for invariant in decl.invariants:
-            self.enter("row_invariant", f"invariant:{decl.name.text}:{invariant.text.value}", row=info)
+            self.enter(
+                "row_invariant", f"invariant:{decl.name.text}:{invariant.text.value}", row=info
+            )
             self.condition(invariant.cond, Scope(), "a row invariant")
 
     def state_decl(self, decl: ast.StateDecl) -> None:
@@ -101,7 +112,9 @@ class BodyChecker(ExprChecker):
                 self.enter("default", "")
                 self.expect(param.decl.default, Scope(), param.type, f"default of '{param.name}'")
                 self.enter(info.kind, info.name, result=info.result)
-            scope.locals[param.name] = Local(param.name, param.type, param.decl.name.span, "param", True)
+            scope.locals[param.name] = Local(
+                param.name, param.type, param.decl.name.span, "param", True
+            )
         if isinstance(decl, ast.FnDecl) and not isinstance(decl.body, ast.Block):
             self.expect(decl.body, scope, info.result, f"result of fn '{info.name}'")
             return
@@ -111,9 +124,9 @@ class BodyChecker(ExprChecker):
         if not ends and info.result != t.VOID and not t.is_error(info.result):
             self.error(
                 codes.MISSING_RETURN,
-                f"{info.kind} '{info.name}' can reach its end without returning a {info.result}",
+                f"{info.kind} '{info.name}' can reach its end without returning a value of type {info.result}",
                 Span(body.span.file, max(body.span.end - 1, body.span.start), body.span.end),
-                help="end every path with `return value` or `fail \"message\"`",
+                help='end every path with `return value` or `fail "message"`',
             )
 
     # ---- statements --------------------------------------------------------------------------
@@ -158,14 +171,18 @@ class BodyChecker(ExprChecker):
                     codes.NOT_OPTIONAL,
                     f"`let ... else` unwraps an optional, but this value is {value} and never none",
                     stmt.value.span,
-                    help="drop the `else` part, or use `require cond else \"message\"` for a condition",
+                    help='drop the `else` part, or use `require cond else "message"` for a condition',
                 )
             else:
                 value = t.strip_optional(value) if not isinstance(value, t.NoneType) else t.ERROR
         if isinstance(value, t.VoidType):
-            value = self.error(codes.TYPE_MISMATCH, "this call returns nothing to bind", stmt.value.span)
+            value = self.error(
+                codes.TYPE_MISMATCH, "this call returns nothing to bind", stmt.value.span
+            )
         if declared is not None:
-            self.require_assignable(value, declared, stmt.value.span, f"value of '{stmt.name.text}'")
+            self.require_assignable(
+                value, declared, stmt.value.span, f"value of '{stmt.name.text}'"
+            )
             value = declared
         elif isinstance(value, t.NothingType) or _contains_nothing(value):
             pass  # `let xs = []`: the element type is fixed by the first use
@@ -204,8 +221,12 @@ class BodyChecker(ExprChecker):
         expected = self.ctx.result or t.VOID
         if stmt.value is None:
             if expected != t.VOID and not t.is_error(expected):
-                self.error(codes.TYPE_MISMATCH, f"`return` needs a {expected} value here", stmt.span,
-                           help=f"return a value of type {expected}")
+                self.error(
+                    codes.TYPE_MISMATCH,
+                    f"`return` needs a {expected} value here",
+                    stmt.span,
+                    help=f"return a value of type {expected}",
+                )
             return True
         value = self.expr(stmt.value, scope)
         if expected == t.VOID:
@@ -263,15 +284,21 @@ class BodyChecker(ExprChecker):
 
     def stmt_Assign(self, stmt: ast.Assign, scope: Scope) -> bool:
         target = stmt.target
-        if isinstance(target, ast.NameRef) and scope.lookup(target.name) is None and \
-                target.name not in self.checked.state and self.ctx.row is None:
+        if (
+            isinstance(target, ast.NameRef)
+            and scope.lookup(target.name) is None
+            and target.name not in self.checked.state
+            and self.ctx.row is None
+        ):
             if target.name in self.checked.consts:
                 self.expr(stmt.value, scope)
                 self.error(codes.ASSIGN_TO_READONLY, f"'{target.name}' is a constant", target.span)
                 return False
             self.expr(stmt.value, scope)
             local_help = f"declare it first: `let {target.name} = ...`"
-            self.error(codes.UNKNOWN_NAME, f"unknown name '{target.name}'", target.span, help=local_help)
+            self.error(
+                codes.UNKNOWN_NAME, f"unknown name '{target.name}'", target.span, help=local_help
+            )
             return False
         target_type = self.expr(target, scope)
         if isinstance(target, ast.NameRef) and (local := scope.lookup(target.name)) is not None:
@@ -279,21 +306,37 @@ class BodyChecker(ExprChecker):
         value_type = self.expr(stmt.value, scope)
         if self.check_target(target, stmt.span, scope):
             if stmt.op == "=":
-                if isinstance(target, ast.NameRef) and (local := scope.lookup(target.name)) is not None \
-                        and _contains_nothing(local.type) and not _contains_nothing(value_type):
+                if (
+                    isinstance(target, ast.NameRef)
+                    and (local := scope.lookup(target.name)) is not None
+                    and _contains_nothing(local.type)
+                    and not _contains_nothing(value_type)
+                ):
                     local.type = value_type  # `let xs = []` then `xs = [1]` fixes the element type
                 else:
-                    self.require_assignable(value_type, target_type, stmt.value.span,
-                                            f"value assigned to '{_describe(target)}'")
+                    self.require_assignable(
+                        value_type,
+                        target_type,
+                        stmt.value.span,
+                        f"value assigned to '{_describe(target)}'",
+                    )
             else:
                 base = t.strip_optional(target_type) if stmt.op else target_type
-                result = None if t.is_error(base) or t.is_error(value_type) else \
-                    _augmented(stmt.op[0], base, value_type)
+                result = (
+                    None
+                    if t.is_error(base) or t.is_error(value_type)
+                    else _augmented(stmt.op[0], base, value_type)
+                )
                 if result is None and not (t.is_error(base) or t.is_error(value_type)):
-                    self.error(codes.INVALID_OPERAND,
-                               f"'{stmt.op}' is not defined for {target_type} and {value_type}", stmt.span)
+                    self.error(
+                        codes.INVALID_OPERAND,
+                        f"'{stmt.op}' is not defined for {target_type} and {value_type}",
+                        stmt.span,
+                    )
                 elif result is not None:
-                    self.require_assignable(result, target_type, stmt.span, f"result of '{stmt.op}'")
+                    self.require_assignable(
+                        result, target_type, stmt.span, f"result of '{stmt.op}'"
+                    )
         path = path_of(target)
         if path is not None:
             scope.forget(path)
@@ -324,17 +367,33 @@ class BodyChecker(ExprChecker):
         if effect is None:
             return True
         if effect.startswith("readonly:"):
-            self.error(codes.ASSIGN_TO_READONLY, effect[len("readonly:"):], target.span,
-                       help="tables change through insert/delete and row fields; constants never")
+            self.error(
+                codes.ASSIGN_TO_READONLY,
+                effect[len("readonly:") :],
+                target.span,
+                help="tables change through insert/delete and row fields; constants never",
+            )
             return False
         if not self.ctx.can_write:
-            what = f"modifies '{effect}'" if mutation is None else f"modifies '{effect}' with {mutation}"
+            what = (
+                f"modifies '{effect}'"
+                if mutation is None
+                else f"modifies '{effect}' with {mutation}"
+            )
             if self.ctx.kind == "query":
-                self.error(codes.WRITE_IN_QUERY, f"query '{self.ctx.owner}' {what}", span,
-                           help="queries only read; declare the tool as an `action` to change state")
+                self.error(
+                    codes.WRITE_IN_QUERY,
+                    f"query '{self.ctx.owner}' {what}",
+                    span,
+                    help="queries only read; declare the tool as an `action` to change state",
+                )
             else:
-                self.error(codes.WRITE_IN_PURE_CONTEXT, f"{self.ctx.describe} {what}", span,
-                           help=f"{self.ctx.describe} must not change state; only actions can")
+                self.error(
+                    codes.WRITE_IN_PURE_CONTEXT,
+                    f"{self.ctx.describe} {what}",
+                    span,
+                    help=f"{self.ctx.describe} must not change state; only actions can",
+                )
             return False
         self.ctx.effects.writes.add(effect)
         return True
@@ -356,7 +415,11 @@ class BodyChecker(ExprChecker):
                 return name
             if name == "initial":
                 return "readonly:`initial` is the state before the task; it cannot change"
-            if name in self.checked.consts or name in self.checked.enums or name in self.checked.records:
+            if (
+                name in self.checked.consts
+                or name in self.checked.enums
+                or name in self.checked.records
+            ):
                 return f"readonly:'{name}' cannot be changed"
             return None
         if isinstance(target, ast.Attribute):

@@ -60,7 +60,7 @@ class ExprChecker:
                 codes.POSSIBLY_NONE,
                 f"{what} may be none here: expected {expected}, found {actual}",
                 span,
-                help="unwrap it first: `let x = value else \"message\"`, "
+                help='unwrap it first: `let x = value else "message"`, '
                 "or test `if x != none { ... }`",
             )
             return False
@@ -206,7 +206,7 @@ class ExprChecker:
                 codes.POSSIBLY_NONE,
                 f"'{_short(node.obj)}' may be none, so '.{field_name}' may fail",
                 node.obj.span,
-                help="unwrap it first: `let x = value else \"message\"`, or test "
+                help='unwrap it first: `let x = value else "message"`, or test '
                 "`if x != none { ... }`",
             )
         if isinstance(obj_type, t.TypeRefType):
@@ -267,9 +267,11 @@ class ExprChecker:
             codes.UNKNOWN_FIELD,
             f"{obj_type} has no field '{field_name}'",
             node.name.span,
-            help="methods are called with parentheses: `x.name(...)`"
-            if field_name in _METHOD_NAMES
-            else None,
+            help=(
+                "methods are called with parentheses: `x.name(...)`"
+                if field_name in _METHOD_NAMES
+                else None
+            ),
         )
 
     def expr_Index(self, node: ast.Index, scope: Scope) -> t.Type:
@@ -282,7 +284,7 @@ class ExprChecker:
                 codes.POSSIBLY_NONE,
                 f"'{_short(node.obj)}' may be none, so indexing it may fail",
                 node.obj.span,
-                help="unwrap it first with `let x = value else \"message\"`",
+                help='unwrap it first with `let x = value else "message"`',
             )
         if isinstance(obj_type, (t.ListType,)) or obj_type == t.STR:
             self.require_assignable(index_type, t.INT, node.index.span, "list index")
@@ -315,7 +317,10 @@ class ExprChecker:
         if t.is_error(obj_type) or isinstance(obj_type, t.ListType) or obj_type == t.STR:
             return obj_type
         return self.error(
-            codes.NOT_INDEXABLE, f"{obj_type} cannot be sliced", node.span, "lists and strings can be sliced"
+            codes.NOT_INDEXABLE,
+            f"{obj_type} cannot be sliced",
+            node.span,
+            "lists and strings can be sliced",
         )
 
     def expr_Unary(self, node: ast.Unary, scope: Scope) -> t.Type:
@@ -463,10 +468,17 @@ class ExprChecker:
                 node.span,
             )
         inner = scope.child()
-        inner.locals[node.params[0].text] = Local(node.params[0].text, elem, node.params[0].span, "loop", True)
+        inner.locals[node.params[0].text] = Local(
+            node.params[0].text, elem, node.params[0].span, "loop", True
+        )
         key_type = self.expr(node.body, inner)
         self.record(node, key_type)
-        if not (t.is_error(key_type) or key_type in t.ORDERED or key_type == t.BOOL or isinstance(key_type, t.EnumType)):
+        if not (
+            t.is_error(key_type)
+            or key_type in t.ORDERED
+            or key_type == t.BOOL
+            or isinstance(key_type, t.EnumType)
+        ):
             self.error(
                 codes.INVALID_OPERAND,
                 f"a sort key must be a number, string, date, datetime or duration, found {key_type}",
@@ -515,7 +527,9 @@ class ExprChecker:
     def budget_note(self) -> None:
         """Comprehensions are bounded by the step budget at run time; nothing to check here."""
 
-    def comprehension_scope(self, clauses: Iterable[ast.CompFor | ast.CompIf], scope: Scope) -> Scope:
+    def comprehension_scope(
+        self, clauses: Iterable[ast.CompFor | ast.CompIf], scope: Scope
+    ) -> Scope:
         inner = scope.child()
         for clause in clauses:
             if isinstance(clause, ast.CompFor):
@@ -532,8 +546,12 @@ class ExprChecker:
         elem = t.element_type(iterable)
         if elem is None:
             if isinstance(iterable, t.OptionalType):
-                self.error(codes.POSSIBLY_NONE, f"cannot loop over {iterable}: it may be none", span,
-                           help="unwrap it first with `let x = value else \"message\"`")
+                self.error(
+                    codes.POSSIBLY_NONE,
+                    f"cannot loop over {iterable}: it may be none",
+                    span,
+                    help='unwrap it first with `let x = value else "message"`',
+                )
             else:
                 self.error(
                     codes.NOT_ITERABLE,
@@ -642,7 +660,12 @@ class ExprChecker:
                     codes.UNKNOWN_ARGUMENT,
                     f"{callee} has no parameter '{name}'",
                     kwarg.name.span,
-                    help or (f"its parameters are: {', '.join(names)}" if names else f"{callee} takes no arguments"),
+                    help
+                    or (
+                        f"its parameters are: {', '.join(names)}"
+                        if names
+                        else f"{callee} takes no arguments"
+                    ),
                     fixes,
                 )
                 self.expr(kwarg.value, scope)
@@ -747,6 +770,22 @@ _TIME_COMPONENTS: dict[t.Type, dict[str, t.Type]] = {
         "second": t.INT,
     },
 }
-_METHOD_NAMES = {"get", "insert", "delete", "append", "remove", "add", "keys", "values", "items",
-                 "lower", "upper", "strip", "split", "replace", "startswith", "endswith", "count"}
-
+_METHOD_NAMES = {
+    "get",
+    "insert",
+    "delete",
+    "append",
+    "remove",
+    "add",
+    "keys",
+    "values",
+    "items",
+    "lower",
+    "upper",
+    "strip",
+    "split",
+    "replace",
+    "startswith",
+    "endswith",
+    "count",
+}

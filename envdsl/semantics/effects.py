@@ -20,15 +20,18 @@ def close_effects(checked: CheckedSpec, sink: DiagnosticSink) -> None:
             if callee not in callables:
                 continue
             if callee in path:
-                cycle = path[path.index(callee):] + [callee]
+                cycle = path[path.index(callee) :] + [callee]
                 first = cycle[0]
                 if first not in reported:
                     reported.add(first)
                     decl = callables[first].decl
                     sink.report(
                         codes.RECURSIVE_CALL,
-                        f"'{first}' calls itself" if len(cycle) == 2
-                        else f"recursive calls: {' -> '.join(cycle)}",
+                        (
+                            f"'{first}' calls itself"
+                            if len(cycle) == 2
+                            else f"recursive calls: {' -> '.join(cycle)}"
+                        ),
                         decl.name.span,
                         help="there is no recursion, so that every call terminates; "
                         "use a `for` loop over a collection",

@@ -76,7 +76,9 @@ def _mentions_json(value_type: t.Type) -> bool:
 
 def _unused(checked: CheckedSpec, sink: DiagnosticSink) -> None:
     candidates: list[tuple[str, str, ast.Name]] = []
-    candidates += [("enum", e.name, e.decl.name) for e in checked.enums.values() if e.module is None]
+    candidates += [
+        ("enum", e.name, e.decl.name) for e in checked.enums.values() if e.module is None
+    ]
     candidates += [
         ("entity" if r.is_entity else "record", r.name, r.decl.name)
         for r in checked.records.values()

@@ -71,10 +71,10 @@ class Resolver:
     # ---- entry point -------------------------------------------------------------------------
     def run(self) -> None:
         env = self.checked.env
-        for module_name, imported in self._imports():
-            self._declare_types(imported, module_name)
+        for imported_name, imported in self._imports():
+            self._declare_types(imported, imported_name)
         self._declare_types(env, None)
-        for decl_env, module_name in self._all_envs():
+        for decl_env, _ in self._all_envs():
             self._resolve_records(decl_env)
         self.assignable.key_types.update(
             {
@@ -104,12 +104,12 @@ class Resolver:
             path = stdlib_dir() / f"{imp.path[-1].text}.env"
             if len(imp.path) != 2 or imp.path[0].text != "std" or not path.is_file():
                 names = available_modules()
-                help, fixes = did_you_mean(dotted, names, imp.span.cover(imp.path[-1].span))
+                suggestion, fixes = did_you_mean(dotted, names, imp.span.cover(imp.path[-1].span))
                 self.sink.report(
                     codes.UNKNOWN_MODULE,
                     f"unknown module '{dotted}'",
                     Span(imp.span.file, imp.path[0].span.start, imp.path[-1].span.end),
-                    help=help or f"the standard modules are: {', '.join(names)}",
+                    help=suggestion or f"the standard modules are: {', '.join(names)}",
                     fixes=fixes,
                 )
                 continue
@@ -206,7 +206,7 @@ class Resolver:
             arity = GENERICS.get(base)
             if arity is None:
                 return self._unknown_type(node.name, generic=True)
-            args = [self.resolve_type(arg) for arg in node.args]
+            args = [self.resolve_type(arg, allow_entity=allow_entity) for arg in node.args]
             if len(args) != arity:
                 self.sink.report(
                     codes.WRONG_ARITY,
@@ -251,6 +251,7 @@ class Resolver:
         candidates = list(t.PRIMITIVES) + list(self.checked.enums) + list(self.checked.records)
         if generic:
             candidates = list(GENERICS)
+        fixes: tuple[Fix, ...]
         if alias is not None:
             help: str | None = f"the type is called '{alias}' here"
             fixes = (_fix(f"replace '{name.text}' with '{alias}'", name.span, alias),)
@@ -315,9 +316,7 @@ class Resolver:
                 for transition in decl.transitions:
                     ends = (transition.source, transition.target)
                     if all(self._known_member(enum, end) for end in ends):
-                        graph.setdefault(transition.source.text, set()).add(
-                            transition.target.text
-                        )
+                        graph.setdefault(transition.source.text, set()).add(transition.target.text)
                 info.fields[decl.name.text].transitions = graph
         if decl.on_delete is not None:
             policy = decl.on_delete.text
@@ -355,7 +354,7 @@ class Resolver:
                     codes.TYPE_MISMATCH,
                     f"a key must be `str` or `int`, not {field_type}",
                     decl.type.span,
-                    help="ids are usually `str`: `key id: str = auto(\"ID\")`",
+                    help='ids are usually `str`: `key id: str = auto("ID")`',
                 )
 
     def _known_member(self, enum: EnumInfo, name: ast.Name) -> bool:
@@ -450,7 +449,7 @@ class Resolver:
                     self.checked.callables[decl.name.text] = CallableInfo(
                         decl.name.text,
                         "fn",
-                        self._params(decl.params),
+                        self._params(decl.params, rows=True),
                         self.resolve_type(decl.result, allow_entity=True),
                         decl,
                         module=module,
@@ -465,7 +464,7 @@ class Resolver:
                     self.checked.callables[decl.name.text] = CallableInfo(
                         decl.name.text,
                         decl.kind,
-                        self._params(decl.params),
+                        self._params(decl.params, rows=decl.internal),
                         result,
                         decl,
                         internal=decl.internal,
@@ -474,7 +473,7 @@ class Resolver:
             elif isinstance(decl, ast.TaskDecl):
                 self._claim(decl.name, "task", module)
 
-    def _params(self, params: tuple[ast.Param, ...]) -> list[ParamInfo]:
+    def _params(self, params: tuple[ast.Param, ...], *, rows: bool) -> list[ParamInfo]:
         resolved: list[ParamInfo] = []
         seen: set[str] = set()
         for param in params:
@@ -489,7 +488,7 @@ class Resolver:
             seen.add(param.name.text)
             # A fn may take rows (`fn total(o: Order)`); tools take keys instead.
             resolved.append(
-                ParamInfo(param.name.text, self.resolve_type(param.type, allow_entity=True), param)
+                ParamInfo(param.name.text, self.resolve_type(param.type, allow_entity=rows), param)
             )
         return resolved
 

@@ -46,7 +46,9 @@ class TaskChecker:
                             f"'{step.bind.text}' is already bound in this solution",
                             step.bind.span,
                         )
-                    scope.locals[step.bind.text] = Local(step.bind.text, result, step.bind.span, "binding", True)
+                    scope.locals[step.bind.text] = Local(
+                        step.bind.text, result, step.bind.span, "binding", True
+                    )
         for check in task.checks:
             self.body.enter("check", f"check:{task.name.text}:{check.text.value}")
             self.body.condition(check.cond, scope.child(), "a check")
@@ -59,13 +61,22 @@ class TaskChecker:
             info = self.checked.state.get(name)
             if info is None:
                 help, fixes = did_you_mean(name, self.checked.state, assign.name.span)
-                self.body.error(codes.UNKNOWN_STATE_FIELD, f"the state has no field '{name}'",
-                                assign.name.span, help, fixes)
+                self.body.error(
+                    codes.UNKNOWN_STATE_FIELD,
+                    f"the state has no field '{name}'",
+                    assign.name.span,
+                    help,
+                    fixes,
+                )
                 self.body.expr(assign.value, Scope())
                 continue
             if name in given:
-                self.body.error(codes.DUPLICATE_DECLARATION, f"'{name}' is already initialised in this task",
-                                assign.name.span, help="keep one of the two values")
+                self.body.error(
+                    codes.DUPLICATE_DECLARATION,
+                    f"'{name}' is already initialised in this task",
+                    assign.name.span,
+                    help="keep one of the two values",
+                )
                 continue
             given.add(name)
             self.body.expect(assign.value, Scope(), info.type, f"initial value of '{name}'")
@@ -100,17 +111,26 @@ class TaskChecker:
         if problem is None and not isinstance(data, dict):
             problem = f"init file '{init.path.value}' must hold a JSON object with one key per state field"
         if problem is not None:
-            self.body.error(codes.INIT_FILE_UNREADABLE, problem, init.path.span,
-                            help="the path is relative to the spec file")
+            self.body.error(
+                codes.INIT_FILE_UNREADABLE,
+                problem,
+                init.path.span,
+                help="the path is relative to the spec file",
+            )
             return
         assert isinstance(data, dict)
         for key in data:
             if key not in self.checked.state:
                 help, fixes = did_you_mean(str(key), self.checked.state, init.path.span)
-                self.body.error(codes.UNKNOWN_STATE_FIELD,
-                                f"init file '{init.path.value}' sets '{key}', which the state does not declare",
-                                init.path.span, help=help)
-        self.missing_scalars({str(k) for k in data}, init.path.span, f"init file '{init.path.value}'")
+                self.body.error(
+                    codes.UNKNOWN_STATE_FIELD,
+                    f"init file '{init.path.value}' sets '{key}', which the state does not declare",
+                    init.path.span,
+                    help=help,
+                )
+        self.missing_scalars(
+            {str(k) for k in data}, init.path.span, f"init file '{init.path.value}'"
+        )
 
     def solution_call(self, call: ast.Call, scope: Scope) -> t.Type:
         assert isinstance(call.func, ast.NameRef)
@@ -119,7 +139,11 @@ class TaskChecker:
         if info is None or not info.is_tool or info.internal:
             public = [c.name for c in self.checked.tools if not c.internal]
             help, fixes = did_you_mean(name, public, call.func.span)
-            reason = "is internal; the agent cannot call it" if info is not None and info.internal else ""
+            reason = (
+                "is internal; the agent cannot call it"
+                if info is not None and info.internal
+                else ""
+            )
             for kwarg in call.kwargs:
                 self.body.expr(kwarg.value, scope)
             return self.body.error(

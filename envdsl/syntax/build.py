@@ -20,7 +20,7 @@ from envdsl.syntax.strings import decode_literal, split_fstring
 Node = Any  # a lark Tree or Token
 
 
-def _children(tree: ParseTree) -> list[Node]:
+def _children(tree: Node) -> list[Node]:
     """Children without placeholders and without the braces the grammar keeps as tokens."""
     return [
         child
@@ -57,11 +57,11 @@ class AstBuilder:
         return Span(self.source.path, self.offset + start, self.offset + end)
 
     def name(self, node: Node) -> ast.Name:
-        token = node.children[0] if isinstance(node, Tree) else node
+        token: Any = node.children[0] if isinstance(node, Tree) else node
         return ast.Name(str(token.value), self.span(token))
 
     def text(self, node: Node) -> ast.Text:
-        token: Token = node.children[0] if isinstance(node, Tree) else node
+        token: Any = node.children[0] if isinstance(node, Tree) else node
         decoded = decode_literal(str(token.value))
         for bad in decoded.bad_escapes:
             start = self.offset + (token.start_pos or 0) + bad
@@ -74,7 +74,7 @@ class AstBuilder:
         return ast.Text(decoded.value, self.span(token))
 
     # ---- file ------------------------------------------------------------------------------
-    def build_file(self, tree: ParseTree, *, expect_module: bool) -> ast.SpecFile:
+    def build_file(self, tree: Node, *, expect_module: bool) -> ast.SpecFile:
         imports: list[ast.Import] = []
         envs: list[ast.EnvDecl] = []
         for item in _children(tree):
@@ -113,7 +113,7 @@ class AstBuilder:
                     )
         return ast.SpecFile(self.source.path, tuple(imports), env, whole)
 
-    def env(self, tree: ParseTree) -> ast.EnvDecl:
+    def env(self, tree: Node) -> ast.EnvDecl:
         name_node, members_node = _children(tree)
         doc: ast.Text | None = None
         members: list[ast.Decl] = []
@@ -129,27 +129,29 @@ class AstBuilder:
             self.name(name_node), tree.data == "module_decl", doc, tuple(members), self.span(tree)
         )
 
-    def member(self, node: ParseTree) -> ast.Decl | None:
+    def member(self, node: Node) -> ast.Decl | None:
         builder: Callable[[ParseTree], ast.Decl] | None = getattr(self, f"decl_{node.data}", None)
         return builder(node) if builder is not None else None
 
     # ---- type declarations -----------------------------------------------------------------
-    def decl_enum_decl(self, tree: ParseTree) -> ast.EnumDecl:
+    def decl_enum_decl(self, tree: Node) -> ast.EnumDecl:
         parts = _children(tree)
         members = []
         for member in parts[1:]:
             member_parts = _children(member)
             json_value = self.text(member_parts[1]) if len(member_parts) > 1 else None
-            members.append(ast.EnumMember(self.name(member_parts[0]), json_value, self.span(member)))
+            members.append(
+                ast.EnumMember(self.name(member_parts[0]), json_value, self.span(member))
+            )
         return ast.EnumDecl(self.name(parts[0]), tuple(members), None, self.span(tree))
 
-    def decl_record_decl(self, tree: ParseTree) -> ast.RecordDecl:
+    def decl_record_decl(self, tree: Node) -> ast.RecordDecl:
         return self.record(tree, is_entity=False)
 
-    def decl_entity_decl(self, tree: ParseTree) -> ast.RecordDecl:
+    def decl_entity_decl(self, tree: Node) -> ast.RecordDecl:
         return self.record(tree, is_entity=True)
 
-    def record(self, tree: ParseTree, *, is_entity: bool) -> ast.RecordDecl:
+    def record(self, tree: Node, *, is_entity: bool) -> ast.RecordDecl:
         parts = _children(tree)
         fields: list[ast.FieldDecl] = []
         invariants: list[ast.RowInvariant] = []
@@ -160,7 +162,9 @@ class AstBuilder:
                 fields.append(self.field(item))
             elif _is(item, "row_invariant"):
                 text_node, cond = _children(item)
-                invariants.append(ast.RowInvariant(self.text(text_node), self.expr(cond), self.span(item)))
+                invariants.append(
+                    ast.RowInvariant(self.text(text_node), self.expr(cond), self.span(item))
+                )
             elif _is(item, "unique_decl"):
                 names = tuple(self.name(n) for n in _children(item))
                 uniques.append(ast.UniqueDecl(names, self.span(item)))
@@ -176,7 +180,7 @@ class AstBuilder:
             self.span(tree),
         )
 
-    def field(self, tree: ParseTree) -> ast.FieldDecl:
+    def field(self, tree: Node) -> ast.FieldDecl:
         parts = _children(tree)
         is_key = _is(parts[0], "key_mod")
         if is_key:
@@ -207,7 +211,7 @@ class AstBuilder:
             name, type_expr, is_key, unique, doc, on_delete, default, transitions, self.span(tree)
         )
 
-    def type_expr(self, node: ParseTree) -> ast.TypeExpr:
+    def type_expr(self, node: Node) -> ast.TypeExpr:
         parts = _children(node)
         span = self.span(node)
         if node.data == "named_type":
@@ -220,7 +224,7 @@ class AstBuilder:
             return ast.RefType(self.name(parts[0]), span)
         return ast.OptionalType(self.type_expr(parts[0]), span)
 
-    def decl_state_decl(self, tree: ParseTree) -> ast.StateDecl:
+    def decl_state_decl(self, tree: Node) -> ast.StateDecl:
         fields = []
         for item in _children(tree):
             name_node, type_node, *rest = item.children
@@ -241,18 +245,18 @@ class AstBuilder:
             )
         return ast.StateDecl(tuple(fields), self.span(tree))
 
-    def decl_invariant_decl(self, tree: ParseTree) -> ast.InvariantDecl:
+    def decl_invariant_decl(self, tree: Node) -> ast.InvariantDecl:
         text_node, cond = _children(tree)
         return ast.InvariantDecl(self.text(text_node), self.expr(cond), self.span(tree))
 
-    def decl_const_decl(self, tree: ParseTree) -> ast.ConstDecl:
+    def decl_const_decl(self, tree: Node) -> ast.ConstDecl:
         name_node, type_node, value = _children(tree)
         return ast.ConstDecl(
             self.name(name_node), self.type_expr(type_node), self.expr(value), self.span(tree)
         )
 
     # ---- functions and tools ---------------------------------------------------------------
-    def params(self, node: ParseTree | None) -> tuple[ast.Param, ...]:
+    def params(self, node: Node | None) -> tuple[ast.Param, ...]:
         if node is None:
             return ()
         params = []
@@ -270,7 +274,7 @@ class AstBuilder:
             )
         return tuple(params)
 
-    def decl_fn_decl(self, tree: ParseTree) -> ast.FnDecl:
+    def decl_fn_decl(self, tree: Node) -> ast.FnDecl:
         name_node, params_node, result, body = tree.children
         built_body: ast.Expr | ast.Block
         built_body = self.block(body) if _is(body, "block") else self.expr(body)
@@ -282,7 +286,7 @@ class AstBuilder:
             self.span(tree),
         )
 
-    def decl_tool_decl(self, tree: ParseTree) -> ast.ToolDecl:
+    def decl_tool_decl(self, tree: Node) -> ast.ToolDecl:
         internal, kind, name_node, params_node, result, body = tree.children
         block = self.block(body)
         doc: ast.Text | None = None
@@ -302,10 +306,10 @@ class AstBuilder:
         )
 
     # ---- statements ------------------------------------------------------------------------
-    def block(self, tree: ParseTree) -> ast.Block:
+    def block(self, tree: Node) -> ast.Block:
         return ast.Block(tuple(self.stmt(s) for s in _children(tree)), self.span(tree))
 
-    def stmt(self, node: ParseTree) -> ast.Stmt:
+    def stmt(self, node: Node) -> ast.Stmt:
         span = self.span(node)
         kind = node.data if isinstance(node, Tree) else ""
         parts = node.children if isinstance(node, Tree) else []
@@ -330,16 +334,18 @@ class AstBuilder:
             for item in parts[2:]:
                 if _is(item, "elif_clause"):
                     cond, body = _children(item)
-                    branches.append(ast.IfBranch(self.expr(cond), self.block(body), self.span(item)))
+                    branches.append(
+                        ast.IfBranch(self.expr(cond), self.block(body), self.span(item))
+                    )
                 elif item is not None:
                     orelse = self.block(item)
             return ast.If(tuple(branches), orelse, span)
         if kind == "for_stmt":
-            target, iterable, body = parts
+            targets_node, iterable, body = parts
             self.loop_depth += 1
             built = self.block(body)
             self.loop_depth -= 1
-            return ast.For(self.targets(target), self.expr(iterable), built, span)
+            return ast.For(self.targets(targets_node), self.expr(iterable), built, span)
         if kind in ("break_stmt", "continue_stmt"):
             word = kind.split("_")[0]
             if self.loop_depth == 0:
@@ -360,14 +366,14 @@ class AstBuilder:
                     target.span,
                     help="assign to a variable (`x = ...`), a field (`row.f = ...`) or a map entry (`m[k] = ...`)",
                 )
-            return ast.Assign(target, str(op_node.children[0].value), self.expr(value), span)
+            return ast.Assign(target, str(op_node.children[0]), self.expr(value), span)
         return ast.ExprStmt(self.expr(parts[0]), span)
 
-    def targets(self, node: ParseTree) -> tuple[ast.Name, ...]:
+    def targets(self, node: Node) -> tuple[ast.Name, ...]:
         return tuple(self.name(n) for n in _children(node))
 
     # ---- tasks -----------------------------------------------------------------------------
-    def decl_task_decl(self, tree: ParseTree) -> ast.TaskDecl:
+    def decl_task_decl(self, tree: Node) -> ast.TaskDecl:
         parts = _children(tree)
         doc: ast.Text | None = None
         init: ast.InitBlock | ast.InitFrom | None = None
@@ -384,7 +390,9 @@ class AstBuilder:
                     built_init = ast.InitFrom(self.text(_children(item)[0]), self.span(item))
                 else:
                     assigns = tuple(
-                        ast.InitAssign(self.name(a.children[0]), self.expr(a.children[1]), self.span(a))
+                        ast.InitAssign(
+                            self.name(a.children[0]), self.expr(a.children[1]), self.span(a)
+                        )
                         for a in _children(item)
                     )
                     built_init = ast.InitBlock(assigns, self.span(item))
@@ -397,9 +405,11 @@ class AstBuilder:
             elif _is(item, "check_item"):
                 text_node, cond = _children(item)
                 checks.append(ast.Check(self.text(text_node), self.expr(cond), self.span(item)))
-        return ast.TaskDecl(self.name(parts[0]), doc, init, solution, tuple(checks), self.span(tree))
+        return ast.TaskDecl(
+            self.name(parts[0]), doc, init, solution, tuple(checks), self.span(tree)
+        )
 
-    def _duplicate_section(self, word: str, node: ParseTree) -> None:
+    def _duplicate_section(self, word: str, node: Node) -> None:
         self.sink.report(
             codes.DUPLICATE_TASK_SECTION,
             f"this task already has a `{word}` section",
@@ -407,14 +417,10 @@ class AstBuilder:
             help=f"merge the two `{word}` sections into one",
         )
 
-    def solution_step(self, node: ParseTree) -> ast.SolutionStep | None:
+    def solution_step(self, node: Node) -> ast.SolutionStep | None:
         bind_node, call_node = node.children
         call = self.expr(call_node)
-        if (
-            not isinstance(call, ast.Call)
-            or not isinstance(call.func, ast.NameRef)
-            or call.args
-        ):
+        if not isinstance(call, ast.Call) or not isinstance(call.func, ast.NameRef) or call.args:
             self.sink.report(
                 codes.INVALID_SOLUTION_STEP,
                 "a solution step must call a tool with named arguments",
@@ -502,7 +508,7 @@ class AstBuilder:
             return ast.Comprehension(kind[:-5], self.expr(items[0]), None, clauses, span)
         raise ValueError(f"unexpected parse node {kind}")  # a grammar/builder mismatch: E9001
 
-    def map_entry(self, node: ParseTree) -> ast.MapEntry:
+    def map_entry(self, node: Node) -> ast.MapEntry:
         key, value = node.children
         return ast.MapEntry(self.expr(key), self.expr(value), self.span(node))
 
@@ -511,12 +517,14 @@ class AstBuilder:
         for clause in nodes:
             if clause.data == "comp_for":
                 target, iterable = clause.children
-                built.append(ast.CompFor(self.targets(target), self.expr(iterable), self.span(clause)))
+                built.append(
+                    ast.CompFor(self.targets(target), self.expr(iterable), self.span(clause))
+                )
             else:
                 built.append(ast.CompIf(self.expr(clause.children[0]), self.span(clause)))
         return tuple(built)
 
-    def call(self, node: ParseTree, span: Span) -> ast.Call:
+    def call(self, node: Node, span: Span) -> ast.Call:
         func_node, args_node = node.children
         func = self.expr(func_node)
         if args_node is None:
@@ -532,7 +540,9 @@ class AstBuilder:
         for arg in _children(args_node):
             if _is(arg, "keyword_arg"):
                 name_node, value = arg.children
-                kwargs.append(ast.KeywordArg(self.name(name_node), self.expr(value), self.span(arg)))
+                kwargs.append(
+                    ast.KeywordArg(self.name(name_node), self.expr(value), self.span(arg))
+                )
             else:
                 args.append(self.expr(arg))
         return ast.Call(func, tuple(args), tuple(kwargs), span)
@@ -574,6 +584,6 @@ class AstBuilder:
 
 
 def build_ast(
-    tree: ParseTree, source: SourceFile, sink: DiagnosticSink, *, expect_module: bool = False
+    tree: Node, source: SourceFile, sink: DiagnosticSink, *, expect_module: bool = False
 ) -> ast.SpecFile:
     return AstBuilder(source, sink).build_file(tree, expect_module=expect_module)

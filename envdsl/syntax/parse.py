@@ -117,7 +117,7 @@ def _help_for(token: Token | None, expected: set[str]) -> str | None:
     if value == "=" and any(name in expected for name in ("RBRACE", "_NL")):
         return "to compare, use `==`"
     if token is not None and token.type == "_NL" and "ELSE" in expected:
-        return "`require` needs a message: `require cond else \"why it failed\"`"
+        return '`require` needs a message: `require cond else "why it failed"`'
     return None
 
 
@@ -125,15 +125,18 @@ def _report(
     error: UnexpectedInput, text: str, source: SourceFile, offset: int, sink: DiagnosticSink
 ) -> None:
     if isinstance(error, UnexpectedCharacters):
-        position = offset + error.pos_in_stream
-        char = text[error.pos_in_stream] if error.pos_in_stream < len(text) else ""
+        in_text = error.pos_in_stream or 0
+        position = offset + in_text
+        char = text[in_text] if in_text < len(text) else ""
         if char in "\"'":
             message = "unterminated string"
-            help = "close the string on the same line, or use \"\"\"...\"\"\" for several lines"
+            help = 'close the string on the same line, or use """...""" for several lines'
         else:
             message = f"unexpected character {char!r}"
             help = None
-        sink.report(codes.INVALID_TOKEN, message, Span(source.path, position, position + 1), help=help)
+        sink.report(
+            codes.INVALID_TOKEN, message, Span(source.path, position, position + 1), help=help
+        )
         return
     token: Token | None = getattr(error, "token", None)
     expected: set[str] = set(getattr(error, "expected", None) or ())
@@ -147,7 +150,11 @@ def _report(
     else:
         position = offset + len(text)
         span = Span(source.path, position, position)
-    found = "the end of the file" if isinstance(error, UnexpectedEOF) or token is None else _found_text(token)
+    found = (
+        "the end of the file"
+        if isinstance(error, UnexpectedEOF) or token is None
+        else _found_text(token)
+    )
     words = _expected_words(expected)
     if len(words) > 6:
         words = words[:6] + ["..."]

@@ -659,6 +659,26 @@ def _insert(
     return row
 
 
+def _map_get(
+    checker: ExprChecker, receiver: t.Type, func: ast.Attribute, node: ast.Call, scope: Scope
+) -> t.Type:
+    """`m.get(k)` may be none; `m.get(k, default)` is not (Python's dict.get)."""
+    types = _positional(checker, node, scope, "get", 1, 2)
+    if types is None:
+        return t.ERROR
+    checker.require_assignable(types[0], _key_of(receiver), node.args[0].span, "map key")
+    if len(types) == 1:
+        return t.optional(_value_of(receiver))
+    joined = t.join(_value_of(receiver), types[1])
+    if joined is None:
+        return checker.error(
+            codes.TYPE_MISMATCH,
+            f"the default of get() must be a {_value_of(receiver)}, found {types[1]}",
+            node.args[1].span,
+        )
+    return joined
+
+
 def _no_args(result: Callable[[t.Type], t.Type]) -> MethodRule:
     return _method(lambda r: (), result)
 
@@ -684,11 +704,7 @@ _METHODS: dict[str, dict[str, MethodRule]] = {
         "contains": _method(lambda r: (_elem_of(r),), lambda r: t.BOOL),
     },
     "map": {
-        "get": _method(
-            lambda r: (_key_of(r), _value_of(r)),
-            lambda r: t.optional(_value_of(r)),
-            optional_tail=1,
-        ),
+        "get": _map_get,
         "keys": _no_args(lambda r: t.ListType(_key_of(r))),
         "values": _no_args(lambda r: t.ListType(_value_of(r))),
         "items": _no_args(lambda r: t.ListType(t.TupleType((_key_of(r), _value_of(r))))),

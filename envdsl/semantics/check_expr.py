@@ -622,6 +622,7 @@ class ExprChecker:
     ) -> dict[str, ast.Expr]:
         """Match and check arguments against (name, type, required) parameters."""
         given: dict[str, ast.Expr] = {}
+        misspelled: set[str] = set()
         names = [p[0] for p in params]
         if call.args and not allow_positional:
             self.error(
@@ -656,6 +657,8 @@ class ExprChecker:
                 continue
             if name not in names:
                 help, fixes = did_you_mean(name, names, kwarg.name.span)
+                if fixes:  # the missing parameter it was meant for is not reported again
+                    misspelled.add(fixes[0].edits[0].replacement)
                 self.error(
                     codes.UNKNOWN_ARGUMENT,
                     f"{callee} has no parameter '{name}'",
@@ -674,7 +677,7 @@ class ExprChecker:
         for name, param_type, required in params:
             if name in given:
                 self.expect(given[name], scope, param_type, f"argument '{name}' of {callee}")
-            elif required:
+            elif required and name not in misspelled:
                 self.error(
                     codes.MISSING_ARGUMENT,
                     f"{callee} needs argument '{name}' ({param_type})",
@@ -747,8 +750,9 @@ def membership(item: t.Type, container: t.Type, assignable: t.Assignability) -> 
 
 
 def _compare_help(left: t.Type, right: t.Type) -> str | None:
-    if t.STR in (left, right) and any(isinstance(x, t.EnumType) for x in (left, right)):
-        return "compare with an enum member: `x == Status.active`"
+    enum = next((x for x in (left, right) if isinstance(x, t.EnumType)), None)
+    if t.STR in (left, right) and enum is not None:
+        return f"compare with an enum member: `x == {enum.name}.<member>`"
     if any(isinstance(x, t.RecordType) and x.is_entity for x in (left, right)):
         return "compare keys: `row.id == other_id`"
     return None

@@ -544,7 +544,15 @@ class AstBuilder:
                     ast.KeywordArg(self.name(name_node), self.expr(value), self.span(arg))
                 )
             else:
-                args.append(self.expr(arg))
+                positional = self.expr(arg)
+                if kwargs:
+                    self.sink.report(
+                        codes.SYNTAX_ERROR,
+                        "a positional argument cannot follow a named one",
+                        positional.span,
+                        help="name this argument too, or move it before the named ones",
+                    )
+                args.append(positional)
         return ast.Call(func, tuple(args), tuple(kwargs), span)
 
     def fstring(self, token: Token, span: Span) -> ast.Expr:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import re
 from typing import Any
 
 from lark import Lark, Token, Tree
@@ -69,6 +70,19 @@ _OPERATORS = {"+", "-", "*", "/", "//", "%", "**", "==", "!=", "<", "<=", ">", "
 _STATEMENT_WORDS = {"let", "require", "fail", "return", "if", "for", "break", "continue"}
 
 
+_PYTHON_WORDS = {
+    "def": "declare helpers with `fn`, tools with `query` or `action`",
+    "class": "declare types with `record` or `entity`",
+    "while": "there is no `while`: loop over a collection or `range(n)` with `for`",
+    "pass": "an empty block is just `{ }`",
+    "try": 'there are no exceptions: check with `require cond else "message"`',
+    "with": "`with` is not part of the language",
+    "async": "tools are synchronous; `async` is not part of the language",
+    "elseif": "write `elif`",
+    "raise": 'fail the call with `fail "message"`',
+}
+
+
 def _terminal_text(name: str) -> str:
     if name in _DESCRIPTIONS:
         return _DESCRIPTIONS[name]
@@ -92,9 +106,9 @@ def _expected_words(expected: set[str]) -> list[str]:
 
 def _found_text(token: Token) -> str:
     if token.type == "$END":
-        return "the end of the file"
+        return "end of file"
     if token.type == "_NL":
-        return "the end of the line"
+        return "end of line"
     if token.type in ("STRING", "LONG_STRING", "FSTRING"):
         return "a string"
     if token.type == "NAME":
@@ -102,19 +116,21 @@ def _found_text(token: Token) -> str:
     return f"'{token.value}'"
 
 
-def _help_for(token: Token | None, expected: set[str]) -> str | None:
-    """Targeted hints for the mistakes a Python-trained author (or LLM) makes first."""
+def _help_for(token: Token | None, expected: set[str], before: str) -> str | None:
+    """Targeted hints for the mistakes a Python-trained author (or LLM) makes first.
+
+    `before` is the source text before the unexpected token: after `while cond` the parser
+    trips over `cond`, but the word to explain is `while`.
+    """
+    previous = re.search(r"([A-Za-z_]+)\s*$", before)
+    if previous is not None and previous.group(1) in _PYTHON_WORDS and token is not None:
+        return _PYTHON_WORDS[previous.group(1)]
     value = token.value if token is not None else ""
     if value == ":" and ("LBRACE" in expected or "MAP_LBRACE" in expected):
         return "blocks use braces, not a colon: `if cond { ... }`"
-    if value in ("def", "class", "while", "elif:", "pass", "try", "with", "async"):
-        return {
-            "def": "declare helpers with `fn`, tools with `query` or `action`",
-            "class": "declare types with `record` or `entity`",
-            "while": "there is no `while`: loop over a collection or `range(n)` with `for`",
-            "pass": "an empty block is just `{ }`",
-        }.get(value, f"`{value}` is not part of the language")
-    if value == "=" and any(name in expected for name in ("RBRACE", "_NL")):
+    if value in _PYTHON_WORDS:
+        return _PYTHON_WORDS[value]
+    if value == "=" and "'=='" in {_terminal_text(name) for name in expected}:
         return "to compare, use `==`"
     if token is not None and token.type == "_NL" and "ELSE" in expected:
         return '`require` needs a message: `require cond else "why it failed"`'
@@ -140,6 +156,14 @@ def _report(
         return
     token: Token | None = getattr(error, "token", None)
     expected: set[str] = set(getattr(error, "expected", None) or ())
+    interactive = getattr(error, "interactive_parser", None)
+    if interactive is not None:
+        # LALR merges states, so the error's own `expected` can list tokens that are not
+        # acceptable here; asking the parser which tokens it would really take is exact.
+        try:
+            expected = set(interactive.accepts()) or expected
+        except UnexpectedInput:
+            pass
     if isinstance(error, UnexpectedToken) and error.token.type == "$END":
         position = offset + len(text)
         span = Span(source.path, position, position)
@@ -161,7 +185,8 @@ def _report(
     message = f"unexpected {found}"
     if words:
         message += f"; expected {', '.join(words)}" if len(words) > 1 else f"; expected {words[0]}"
-    sink.report(codes.SYNTAX_ERROR, message, span, help=_help_for(token, expected))
+    before = text[: span.start - offset]
+    sink.report(codes.SYNTAX_ERROR, message, span, help=_help_for(token, expected, before))
 
 
 def token_span(source: SourceFile, node: Any, offset: int = 0) -> Span:

@@ -103,7 +103,7 @@ def _use_color(flag: bool | None) -> bool:
         return flag
     if os.environ.get("NO_COLOR"):
         return False
-    return click.get_text_stream("stdout").isatty()
+    return sys.stdout.isatty()
 
 
 # ---- explain ---------------------------------------------------------------------------------

@@ -62,8 +62,12 @@ def _check_all_args(checker: ExprChecker, node: ast.Call, scope: Scope) -> list[
 def _call_name(checker: ExprChecker, name: str, node: ast.Call, scope: Scope) -> t.Type:
     span = node.func.span
     checked = checker.checked
-    if scope.lookup(name) is not None:
+    local = scope.lookup(name)
+    if local is not None:
         _check_all_args(checker, node, scope)
+        local.used = True
+        if t.is_error(local.type):
+            return t.ERROR
         return checker.error(codes.INVALID_OPERAND, f"'{name}' is a variable, not a function", span)
     record = checked.records.get(name)
     if record is not None:

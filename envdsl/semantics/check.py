@@ -148,7 +148,12 @@ class BodyChecker(ExprChecker):
 
     def report_unused(self, scope: Scope) -> None:
         for local in scope.locals.values():
-            if local.kind == "let" and not local.used and not local.name.startswith("_"):
+            if (
+                local.kind == "let"
+                and not local.used
+                and not local.name.startswith("_")
+                and not t.is_error(local.type)  # its value was already reported
+            ):
                 self.sink.report(
                     codes.UNUSED_VARIABLE,
                     f"variable '{local.name}' is never read",

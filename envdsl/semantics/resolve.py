@@ -404,6 +404,7 @@ class Resolver:
                     if info is None:
                         state_type = self._unknown_type(entity_name)
                     elif not info.is_entity:
+                        self.checked.used.add(info.name)
                         self.sink.report(
                             codes.TABLE_OF_NON_ENTITY,
                             f"'{entity_name.text}' is a record: only entities live in tables",

@@ -1,22 +1,36 @@
-"""Every registered code has an explanation whose examples go through the real checker:
-the `wrong` spec reports the code, the `right` spec reports nothing at all."""
+"""Every registered code has an explanation whose examples go through the real checker.
+
+The examples are what `envdsl explain CODE` teaches, so they must be true: the `wrong` spec
+(written to a file and checked like any spec) reports its code and nothing else, since one
+mistake gives one diagnostic; the `right` spec reports nothing at all, not even a warning.
+"""
 
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
 from envdsl.diagnostics.codes import REGISTRY, Stage
 from envdsl.diagnostics.explanations import EXPLANATIONS
-from envdsl.pipeline import check_source
-from envdsl.source import SourceFile
+from envdsl.pipeline import check_file
 
 WITH_EXAMPLES = sorted(code for code, e in EXPLANATIONS.items() if e.wrong)
 
 
-def codes_reported(text: str, name: str) -> list[str]:
-    return [d.code.code for d in check_source(SourceFile(name, text)).diagnostics]
+def check_example(text: str, path: Path) -> list[tuple[int, str, str]]:
+    """Check one example spec from a file: (line, code, message) of every diagnostic."""
+    path.write_text(text, encoding="utf-8")
+    result = check_file(path)
+    return [
+        (
+            result.sources.get(d.span.file).position(d.span.start).line,
+            d.code.code,
+            d.message,
+        )
+        for d in result.diagnostics
+    ]
 
 
 def test_explanations_and_registry_are_in_step() -> None:
@@ -26,6 +40,7 @@ def test_explanations_and_registry_are_in_step() -> None:
 def test_only_internal_errors_lack_examples() -> None:
     without = {code for code, e in EXPLANATIONS.items() if not (e.wrong and e.right)}
     assert without == {code for code, c in REGISTRY.items() if c.stage is Stage.INTERNAL}
+    assert "E9001" in without
 
 
 @pytest.mark.parametrize("code", sorted(EXPLANATIONS))
@@ -34,6 +49,12 @@ def test_text_is_a_short_paragraph(code: str) -> None:
     sentences = len(re.findall(r"[.!?](?:\s|$)", text))
     assert 2 <= sentences <= 6, text
     assert "\n" not in text and "  " not in text
+
+
+@pytest.mark.parametrize("code", sorted(EXPLANATIONS))
+def test_text_names_only_registered_codes(code: str) -> None:
+    mentioned = set(re.findall(r"\b[EW]\d{4}\b", EXPLANATIONS[code].text))
+    assert mentioned <= set(REGISTRY), mentioned - set(REGISTRY)
 
 
 @pytest.mark.parametrize("code", WITH_EXAMPLES)
@@ -47,11 +68,12 @@ def test_examples_are_small_complete_specs(code: str) -> None:
 
 
 @pytest.mark.parametrize("code", WITH_EXAMPLES)
-def test_wrong_example_reports_its_code(code: str) -> None:
-    assert code in codes_reported(EXPLANATIONS[code].wrong, "wrong.env")
+def test_wrong_example_reports_its_code_and_nothing_else(code: str, tmp_path: Path) -> None:
+    reported = check_example(EXPLANATIONS[code].wrong, tmp_path / "wrong.env")
+    assert [c for _, c, _ in reported] == [code], reported
 
 
 @pytest.mark.parametrize("code", WITH_EXAMPLES)
-def test_right_example_is_clean(code: str) -> None:
+def test_right_example_is_clean(code: str, tmp_path: Path) -> None:
     # Not even a warning: the repaired spec is what `envdsl explain` teaches.
-    assert codes_reported(EXPLANATIONS[code].right, "right.env") == []
+    assert check_example(EXPLANATIONS[code].right, tmp_path / "right.env") == []

@@ -570,7 +570,8 @@ EXPLANATIONS: dict[str, Explanation] = {
     "E1009": _explain(
         """A solution step and `called("name")`/`calls("name")` in a check must name a tool
         that the env declares. A check over a tool that does not exist would always be false
-        (or always true under `not`), which makes the task meaningless.""",
+        (or always true under `not`), which makes the task meaningless. A solution step also
+        cannot call an `internal` tool, since the agent cannot see it.""",
         r'''
         env Demo {
           state {
@@ -643,8 +644,9 @@ EXPLANATIONS: dict[str, Explanation] = {
     "E1011": _explain(
         """A method must exist on the type of the value it is called on: lists have `append`,
         `remove`, `count`, strings have `lower`, `upper`, `strip`, `startswith`, `split`, ...,
-        tables have `get`, `insert`, `delete`. Methods from other languages, such as `push`
-        or `toLowerCase`, are reported with the closest method that exists.""",
+        tables have `get`, `insert`, `delete`. A misspelled method is reported with the closest
+        one; for a method from another language, such as `push` or `toLowerCase`, the help line
+        lists the methods the type has.""",
         r'''
         env Demo {
           entity User {
@@ -812,7 +814,8 @@ EXPLANATIONS: dict[str, Explanation] = {
     "E2004": _explain(
         """A call passes more positional arguments than the function has parameters. Extra
         arguments would be ignored or shift the others; check the signature of the function
-        (and prefer named arguments for anything but the simplest calls).""",
+        (and prefer named arguments for anything but the simplest calls). The same code
+        reports a generic type with the wrong number of type arguments, such as `map[str]`.""",
         r'''
         env Demo {
           fn double(x: int) -> int = x * 2
@@ -941,7 +944,8 @@ EXPLANATIONS: dict[str, Explanation] = {
     "E2008": _explain(
         """`table E` in the `state` block holds the rows of entity `E`: rows need a key, so
         `E` must be an entity. A collection of records is a `list[R]`; or make `R` an entity
-        with a `key` field.""",
+        with a `key` field. Conversely, every entity needs its table in `state`, so an entity
+        without one is reported as well.""",
         r"""
         env Demo {
           record Point { x: int, y: int }

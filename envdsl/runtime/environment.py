@@ -1,0 +1,693 @@
+"""The Environment base class: dispatch, transactions, integrity checks, state I/O, tasks.
+
+Generated modules subclass it and fill in the class-level tables (tools, tables, scalars,
+invariants, tasks) and one method per tool, fn, invariant and check.  Everything that has to
+be true of every environment (the result envelope, argument validation, rollback, the step
+budget, canonical JSON and hashes) lives here, once.
+"""
+
+from __future__ import annotations
+
+import copy
+import difflib
+import hashlib
+import json
+from dataclasses import dataclass, field
+from typing import Any, Callable, ClassVar, Iterable, Iterator, Mapping, TypeVar
+
+from envdsl.runtime.errors import BadValue, Fail
+from envdsl.runtime.table import RefField, Table, TableSchema
+from envdsl.runtime.values import RecordSpec, TypeSpec, nested_refs
+
+T = TypeVar("T")
+Result = dict[str, Any]
+DEFAULT_STEP_BUDGET = 100_000
+_INSERTED: dict[str, Any] = {}  # marks a row inserted by the current call (no old values)
+
+
+@dataclass(frozen=True, slots=True)
+class ParamSpec:
+    name: str  # the JSON name
+    spec: TypeSpec
+    required: bool
+    default: Callable[[], Any] | None = None
+    description: str | None = None
+    attr: str = ""  # the Python parameter name when mangled
+
+    @property
+    def attribute(self) -> str:
+        return self.attr or self.name
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSpec:
+    name: str
+    kind: str  # 'query' | 'action'
+    description: str
+    params: tuple[ParamSpec, ...]
+    result: TypeSpec
+    impl: str  # the method holding the body
+    # env invariants (method names) that can be affected by this tool's writes
+    env_invariants: tuple[str, ...] = ()
+    # row invariants that read other tables this tool writes: re-checked on every row
+    full_row_invariants: tuple[tuple[str, str], ...] = ()  # (table, method)
+
+
+@dataclass(frozen=True, slots=True)
+class ScalarSpec:
+    name: str
+    spec: TypeSpec
+    default: Callable[[], Any] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TableSpec:
+    schema: TableSchema
+    row: RecordSpec
+    # whether rows hold refs inside records or collections (checked by walking the row)
+    has_nested_refs: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class TaskSpec:
+    name: str
+    instruction: str
+    init: str | None  # method that loads the initial state, or None for an init file
+    init_file: str | None
+    solve: str | None  # method that replays the solution and returns its bindings
+    checks: tuple[tuple[str, str], ...]  # (text, method)
+
+
+@dataclass(slots=True)
+class TraceEntry:
+    name: str
+    arguments: dict[str, Any]
+    success: bool
+    error: str | None = None
+
+
+@dataclass(slots=True)
+class Snapshot:
+    tables: dict[str, Table[Any]]
+    scalars: dict[str, Any]
+    trace: list[TraceEntry]
+    task: str | None
+    initial: Snapshot | None = field(default=None, repr=False)
+
+
+class InvalidState(Exception):
+    """An initial state (task init, JSON state) that breaks the schema or an invariant."""
+
+
+class Environment:
+    NAME: ClassVar[str] = "Environment"
+    DESCRIPTION: ClassVar[str] = ""
+    TOOLS: ClassVar[dict[str, ToolSpec]] = {}
+    TABLES: ClassVar[dict[str, TableSpec]] = {}
+    SCALARS: ClassVar[dict[str, ScalarSpec]] = {}
+    TASKS: ClassVar[dict[str, TaskSpec]] = {}
+    ROW_INVARIANTS: ClassVar[dict[str, tuple[tuple[str, str], ...]]] = {}  # table -> (text, method)
+    ENV_INVARIANTS: ClassVar[dict[str, str]] = {}  # method -> text
+    SPEC_DIR: ClassVar[str] = "."  # where `init from` files are looked up
+
+    def __init__(self, *, step_budget: int = DEFAULT_STEP_BUDGET) -> None:
+        self.step_budget = step_budget
+        self._steps = 0
+        self._journal: list[tuple[Any, ...]] | None = None
+        self._touched: dict[tuple[str, Any], dict[str, Any]] = {}
+        self._incoming: dict[str, list[RefField]] = {name: [] for name in self.TABLES}
+        for spec in self.TABLES.values():
+            for ref in spec.schema.refs:
+                self._incoming[ref.parent_table].append(ref)
+        self.trace: list[TraceEntry] = []
+        self.task: str | None = None
+        self.last_exception: BaseException | None = None
+        self._initial: Snapshot | None = None
+        self._tables: dict[str, Table[Any]] = {}
+        self._scalars: dict[str, Any] = {}
+        self._clear()
+
+    # ---- state -----------------------------------------------------------------------------
+    def _clear(self) -> None:
+        self._tables = {name: Table(spec.schema) for name, spec in self.TABLES.items()}
+        self._scalars = {
+            name: spec.default() if spec.default is not None else None
+            for name, spec in self.SCALARS.items()
+        }
+        self.trace = []
+
+    def reset(self, task: str | None = None, state: Mapping[str, Any] | str | None = None) -> None:
+        """Load a task's initial state, or a JSON state (dict or JSON text), or an empty one."""
+        if task is not None and state is not None:
+            raise ValueError("give a task or a state, not both")
+        self._clear()
+        self.task = task
+        if task is not None:
+            spec = self.TASKS.get(task)
+            if spec is None:
+                raise KeyError(f"unknown task {task!r}; tasks: {', '.join(self.TASKS) or 'none'}")
+            if spec.init is not None:
+                getattr(self, spec.init)()
+            elif spec.init_file is not None:
+                import pathlib
+
+                path = pathlib.Path(self.SPEC_DIR) / spec.init_file
+                self._load_json_state(json.loads(path.read_text(encoding="utf-8")))
+        elif state is not None:
+            data = json.loads(state) if isinstance(state, str) else state
+            self._load_json_state(data)
+        self._check_whole_state()
+        self._initial = self.snapshot()
+
+    def _load_json_state(self, data: Any) -> None:
+        if not isinstance(data, dict):
+            raise InvalidState("a state must be a JSON object with one key per state field")
+        for name in data:
+            if name not in self.TABLES and name not in self.SCALARS:
+                known = ", ".join([*self.TABLES, *self.SCALARS])
+                raise InvalidState(f"unknown state field {name!r} (fields: {known})")
+        try:
+            for name, spec in self.TABLES.items():
+                if name in data:
+                    self._load_json_table(name, spec, data[name])
+            for name, scalar in self.SCALARS.items():
+                if name in data:
+                    self._scalars[name] = scalar.spec.from_json(data[name], name)
+                elif scalar.default is None and not _is_optional(scalar.spec):
+                    raise InvalidState(f"missing state field {name!r}")
+        except BadValue as error:
+            raise InvalidState(str(error)) from None
+
+    def _load_json_table(self, name: str, spec: TableSpec, value: Any) -> None:
+        key_field = spec.schema.key
+        rows: list[tuple[str, Any]] = []
+        if isinstance(value, list):
+            rows = [(f"{name}[{i}]", row) for i, row in enumerate(value)]
+        elif isinstance(value, dict):
+            for key, row in value.items():
+                if isinstance(row, dict) and key_field not in row:
+                    key_value: Any = key
+                    key_spec = next(f.spec for f in spec.row.fields if f.name == key_field)
+                    if key_spec.name == "an integer":
+                        key_value = int(key)
+                    row = {**row, key_field: key_value}
+                elif isinstance(row, dict) and str(row[key_field]) != str(key):
+                    raise InvalidState(
+                        f"{name}.{key}: the row's {key_field} is {row[key_field]!r}, not {key!r}"
+                    )
+                rows.append((f"{name}.{key}", row))
+        else:
+            raise InvalidState(f"{name}: a table is an array of rows or an object keyed by id")
+        self.load_rows(name, [spec.row.from_json(row, path) for path, row in rows])
+
+    def load_rows(self, name: str, rows: Iterable[Any]) -> None:
+        """Add rows to a table while building an initial state (auto keys are filled)."""
+        table = self._tables[name]
+        schema = table.schema
+        for row in rows:
+            key = getattr(row, schema.key)
+            if schema.auto_prefix is not None and key == "":
+                key = self._next_auto_key(table)
+                setattr(row, schema.key, key)
+            if key in table:
+                raise InvalidState(f"{name}: two rows have the key {key!r}")
+            table.add(key, row)
+
+    def set_scalar_initial(self, name: str, value: Any) -> None:
+        self._scalars[name] = value
+
+    def _check_whole_state(self) -> None:
+        """Check every integrity rule on every row: for initial states, not per call."""
+        self._touched = {
+            (name, key): _INSERTED for name, table in self._tables.items() for key in table.keys()
+        }
+        self._steps = 0
+        try:
+            for name, scalar in self.SCALARS.items():
+                if self._scalars[name] is None and not _is_optional(scalar.spec):
+                    raise Fail(f"state field {name!r} has no value")
+            self._verify_touched()
+            for method, text in self.ENV_INVARIANTS.items():
+                if not getattr(self, method)():
+                    raise Fail(f"invariant violated: {text}")
+        except Fail as error:
+            raise InvalidState(error.message) from None
+        finally:
+            self._touched = {}
+
+    def snapshot(self) -> Snapshot:
+        return Snapshot(
+            copy.deepcopy(self._tables),
+            copy.deepcopy(self._scalars),
+            list(self.trace),
+            self.task,
+            self._initial,
+        )
+
+    def restore(self, snapshot: Snapshot) -> None:
+        self._tables = copy.deepcopy(snapshot.tables)
+        self._scalars = copy.deepcopy(snapshot.scalars)
+        self.trace = list(snapshot.trace)
+        self.task = snapshot.task
+        self._initial = snapshot.initial
+
+    def initial_state(self) -> Environment:
+        """A read-only view of the state at reset(), for `initial.` in checks."""
+        view = object.__new__(type(self))
+        Environment.__init__(view, step_budget=self.step_budget)
+        if self._initial is not None:
+            view._tables = self._initial.tables
+            view._scalars = self._initial.scalars
+        return view
+
+    def state_json(self) -> dict[str, Any]:
+        """The canonical JSON state: fields sorted, tables keyed and in table order."""
+        result: dict[str, Any] = {}
+        for name in sorted([*self.TABLES, *self.SCALARS]):
+            if name in self.TABLES:
+                spec = self.TABLES[name]
+                table = self._tables[name]
+                result[name] = {
+                    _key_json(key): spec.row.to_json(row)
+                    for key, row in zip(table.keys(), table.rows())
+                }
+            else:
+                value = self._scalars[name]
+                result[name] = None if value is None else self.SCALARS[name].spec.to_json(value)
+        return result
+
+    def state_hash(self) -> str:
+        text = json.dumps(self.state_json(), separators=(",", ":"), ensure_ascii=False)
+        return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+    # ---- tools -----------------------------------------------------------------------------
+    def tool_schemas(self) -> list[dict[str, Any]]:
+        """OpenAI function-calling schemas of the public tools."""
+        schemas = []
+        for tool in self.TOOLS.values():
+            properties: dict[str, Any] = {}
+            for param in tool.params:
+                prop = dict(param.spec.schema())
+                if param.description:
+                    prop["description"] = param.description
+                if param.default is not None:
+                    prop["default"] = param.spec.to_json(param.default())
+                properties[param.name] = prop
+            schemas.append(
+                {
+                    "type": "function",
+                    "function": {
+                        "name": tool.name,
+                        "description": tool.description,
+                        "parameters": {
+                            "type": "object",
+                            "properties": properties,
+                            "required": [p.name for p in tool.params if p.required],
+                            "additionalProperties": False,
+                        },
+                    },
+                }
+            )
+        return schemas
+
+    def call(self, name: str, arguments: Mapping[str, Any] | str | None = None) -> Result:
+        """Call a tool with JSON arguments (a dict or JSON text): the agent's entry point."""
+        parsed: Any = arguments
+        if isinstance(arguments, str):
+            try:
+                parsed = json.loads(arguments) if arguments.strip() else {}
+            except json.JSONDecodeError as error:
+                return self._rejected(name, {}, f"arguments are not valid JSON: {error.msg}")
+        if parsed is None:
+            parsed = {}
+        if not isinstance(parsed, dict):
+            return self._rejected(name, {}, "arguments must be a JSON object")
+        tool = self.TOOLS.get(name) if isinstance(name, str) else None
+        if tool is None:
+            close = difflib.get_close_matches(str(name), list(self.TOOLS), n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            return self._rejected(
+                str(name), parsed, f"unknown tool {name!r}{hint} (tools: {', '.join(self.TOOLS)})"
+            )
+        try:
+            values = self._parse_arguments(tool, parsed)
+        except BadValue as error:
+            return self._rejected(name, parsed, error.message if not error.path else
+                                  f"invalid argument {error.path}: {error.message}")
+        return self._invoke(tool, values, parsed)
+
+    def _parse_arguments(self, tool: ToolSpec, given: dict[str, Any]) -> dict[str, Any]:
+        names = {p.name for p in tool.params}
+        for key in given:
+            if key not in names:
+                expected = ", ".join(p.name for p in tool.params) or "none"
+                raise BadValue("", f"unexpected argument {key!r} for {tool.name} "
+                                   f"(parameters: {expected})")
+        values: dict[str, Any] = {}
+        for param in tool.params:
+            if param.name in given:
+                values[param.name] = param.spec.from_json(given[param.name], param.name)
+            elif param.required:
+                raise BadValue("", f"missing required argument {param.name!r} for {tool.name}")
+            elif param.default is not None:
+                values[param.name] = param.default()
+            else:
+                values[param.name] = None
+        return values
+
+    def _rejected(self, name: str, arguments: Any, message: str) -> Result:
+        self.trace.append(TraceEntry(name, dict(arguments) if isinstance(arguments, dict) else {},
+                                     False, message))
+        return {"success": False, "error": message}
+
+    def invoke_typed(self, name: str, values: dict[str, Any]) -> Result:
+        """Call a tool with Python values (the typed methods of generated classes)."""
+        tool = self.TOOLS[name]
+        for param in tool.params:
+            if values.get(param.name) is None and param.default is not None:
+                values[param.name] = param.default()
+            values.setdefault(param.name, None)
+        arguments = {p.name: p.spec.to_json(values[p.name]) if values[p.name] is not None else None
+                     for p in tool.params}
+        return self._invoke(tool, values, arguments)
+
+    def _invoke(self, tool: ToolSpec, values: dict[str, Any], arguments: dict[str, Any]) -> Result:
+        self._journal = []
+        self._touched = {}
+        self._steps = 0
+        self.last_exception = None
+        self.last_result: Any = None
+        outcome: Result
+        try:
+            result = getattr(self, tool.impl)(**{p.attribute: values[p.name] for p in tool.params})
+            if tool.kind == "action":
+                self._verify(tool)
+            outcome = {"success": True, "data": tool.result.to_json(result) if result is not None else None}
+            self.last_result = result
+        except Fail as failure:
+            self._rollback()
+            outcome = {"success": False, "error": failure.message}
+        except RecursionError as error:
+            self._rollback()
+            self.last_exception = error
+            outcome = {"success": False, "error": "the call nested too deeply"}
+        except Exception as error:  # a runtime bug must not end the episode
+            self._rollback()
+            self.last_exception = error
+            outcome = {"success": False, "error": f"internal error: {type(error).__name__}: {error}"}
+        finally:
+            self._journal = None
+            self._touched = {}
+        self.trace.append(TraceEntry(tool.name, dict(arguments), bool(outcome["success"]),
+                                     outcome.get("error")))
+        return outcome
+
+    # ---- writes (called by generated code; every one journaled) -----------------------------
+    def _write_log(self) -> list[tuple[Any, ...]]:
+        if self._journal is None:  # building an initial state: nothing to undo
+            return []
+        return self._journal
+
+    def _set(self, table_name: str, row: Any, field_name: str, value: Any) -> None:
+        old = getattr(row, field_name)
+        if old == value and type(old) is type(value):
+            return  # assigning the current value is not a change
+        table = self._tables[table_name]
+        key = getattr(row, table.schema.key)
+        self._write_log().append(("field", table_name, key, row, field_name, old))
+        originals = self._touched.setdefault((table_name, key), {})
+        if originals is not _INSERTED:
+            originals.setdefault(field_name, old)
+        if table.get(key) is row:
+            table.reindex_field(key, row, field_name, old, value)
+        setattr(row, field_name, value)
+
+    def _touch(self, table_name: str, row: Any, field_name: str) -> None:
+        """Journal a row field's value before it is mutated in place (`row.tags.append(x)`)."""
+        table = self._tables[table_name]
+        key = getattr(row, table.schema.key)
+        old = copy.deepcopy(getattr(row, field_name))
+        self._write_log().append(("field", table_name, key, row, field_name, old))
+        originals = self._touched.setdefault((table_name, key), {})
+        if originals is not _INSERTED:
+            originals.setdefault(field_name, old)
+
+    def _set_scalar(self, name: str, value: Any) -> None:
+        self._write_log().append(("scalar", name, self._scalars[name]))
+        self._scalars[name] = value
+
+    def _touch_scalar(self, name: str) -> None:
+        self._write_log().append(("scalar", name, copy.deepcopy(self._scalars[name])))
+
+    def _next_auto_key(self, table: Table[Any]) -> str:
+        prefix = table.schema.auto_prefix
+        while True:
+            table.auto_counter += 1
+            candidate = f"{prefix}-{table.auto_counter:04d}"
+            if candidate not in table:
+                return candidate
+
+    def _insert(self, table_name: str, row: T) -> T:
+        table = self._tables[table_name]
+        schema = table.schema
+        key = getattr(row, schema.key)
+        if schema.auto_prefix is not None and key == "":
+            self._write_log().append(("counter", table_name, table.auto_counter))
+            key = self._next_auto_key(table)
+            setattr(row, schema.key, key)
+        if key in table:
+            raise Fail(f"{schema.entity} {key!r} already exists")
+        table.add(key, row)
+        self._write_log().append(("insert", table_name, key))
+        self._touched[(table_name, key)] = _INSERTED
+        return row
+
+    def _delete(self, table_name: str, key: Any) -> None:
+        table = self._tables[table_name]
+        if key not in table:
+            raise Fail(f"{table.schema.entity} {key!r} not found")
+        self._steps += 1
+        if self._steps > self.step_budget:
+            raise Fail("the call exceeded its step budget")
+        for ref in self._incoming[table_name]:
+            child = self._tables[ref.child_table]
+            children = child.children(ref.field, key)
+            if not children:
+                continue
+            if ref.on_delete == "cascade":
+                for child_key in children:
+                    if child_key in child:
+                        self._delete(ref.child_table, child_key)
+            elif ref.on_delete == "none":
+                for child_key in children:
+                    self._set(ref.child_table, child.get(child_key), ref.field, None)
+            else:
+                raise Fail(
+                    f"cannot delete {table.schema.entity} {key!r}: "
+                    f"{child.schema.entity} {children[0]!r} refers to it ({ref.field})"
+                )
+        for child_name, spec in self.TABLES.items():
+            if not spec.has_nested_refs:
+                continue
+            for child_row in self._tables[child_name].rows():
+                for where, parent_table, parent_key in nested_refs(spec.row, child_row):
+                    if parent_table == table_name and parent_key == key:
+                        child_key = getattr(child_row, spec.schema.key)
+                        raise Fail(
+                            f"cannot delete {table.schema.entity} {key!r}: "
+                            f"{spec.schema.entity} {child_key!r} refers to it ({where})"
+                        )
+        row, seq = table.remove(key)
+        self._write_log().append(("delete", table_name, key, row, seq))
+        self._touched.pop((table_name, key), None)
+
+    def _rollback(self) -> None:
+        journal = self._journal or []
+        for entry in reversed(journal):
+            kind = entry[0]
+            if kind == "field":
+                _, table_name, key, row, field_name, old = entry
+                table = self._tables[table_name]
+                if table.get(key) is row:
+                    table.reindex_field(key, row, field_name, getattr(row, field_name), old)
+                setattr(row, field_name, old)
+            elif kind == "insert":
+                self._tables[entry[1]].remove(entry[2])
+            elif kind == "delete":
+                _, table_name, key, row, seq = entry
+                self._tables[table_name].add(key, row, seq)
+            elif kind == "scalar":
+                self._scalars[entry[1]] = entry[2]
+            elif kind == "counter":
+                self._tables[entry[1]].auto_counter = entry[2]
+        self._journal = []
+
+    # ---- integrity at the end of an action --------------------------------------------------
+    def _verify(self, tool: ToolSpec) -> None:
+        self._verify_touched()
+        for table_name, method in tool.full_row_invariants:
+            text = dict((m, t) for t, m in self.ROW_INVARIANTS.get(table_name, ()))[method]
+            for row in self._tables[table_name].rows():
+                if not getattr(self, method)(row):
+                    self._row_invariant_failed(table_name, row, text)
+        for method in tool.env_invariants:
+            if not getattr(self, method)():
+                raise Fail(self.ENV_INVARIANTS[method])
+
+    def _verify_touched(self) -> None:
+        for (table_name, key), originals in list(self._touched.items()):
+            table = self._tables[table_name]
+            row = table.get(key)
+            if row is None:
+                continue
+            schema = table.schema
+            if originals is not _INSERTED:
+                for field_name, allowed in schema.transitions.items():
+                    if field_name not in originals:
+                        continue
+                    old, new = originals[field_name], getattr(row, field_name)
+                    if old != new and new not in allowed.get(old, frozenset()):
+                        raise Fail(
+                            f"cannot change {field_name} from {_show(old)} to {_show(new)}"
+                        )
+            for fields, index in table.unique_index.items():
+                value = tuple(getattr(row, f) for f in fields)
+                if None in value:
+                    continue
+                holders = index.get(value, set())
+                if len(holders) > 1:
+                    other = next(k for k in sorted(holders, key=str) if k != key)
+                    shown = ", ".join(f"{f}={_show(v)}" for f, v in zip(fields, value))
+                    raise Fail(
+                        f"{schema.entity} {shown} is already used by {schema.entity} {other!r}"
+                    )
+            for ref in schema.refs:
+                parent = getattr(row, ref.field)
+                if parent is not None and parent not in self._tables[ref.parent_table]:
+                    parent_entity = self._tables[ref.parent_table].schema.entity
+                    raise Fail(f"{ref.field}: {parent_entity} {parent!r} does not exist")
+            spec = self.TABLES[table_name]
+            if spec.has_nested_refs:
+                for where, parent_table, parent_key in nested_refs(spec.row, row):
+                    if parent_key is not None and parent_key not in self._tables[parent_table]:
+                        parent_entity = self._tables[parent_table].schema.entity
+                        raise Fail(f"{where}: {parent_entity} {parent_key!r} does not exist")
+            for text, method in self.ROW_INVARIANTS.get(table_name, ()):
+                if not getattr(self, method)(row):
+                    self._row_invariant_failed(table_name, row, text)
+
+    def _row_invariant_failed(self, table_name: str, row: Any, text: str) -> None:
+        schema = self._tables[table_name].schema
+        raise Fail(f"{text} ({schema.entity} {getattr(row, schema.key)!r})")
+
+    # ---- reading helpers for generated code --------------------------------------------------
+    def _table(self, name: str) -> Table[Any]:
+        return self._tables[name]
+
+    def _row(self, table_name: str, key: Any) -> Any:
+        row = self._tables[table_name].get(key)
+        if row is None:
+            raise Fail(f"{self._tables[table_name].schema.entity} {key!r} not found")
+        return row
+
+    def _it(self, items: Iterable[T]) -> Iterator[T]:
+        """Iterate under the step budget: every loop and comprehension goes through here."""
+        for item in items:
+            self._steps += 1
+            if self._steps > self.step_budget:
+                raise Fail("the call exceeded its step budget")
+            yield item
+
+    # ---- tasks -------------------------------------------------------------------------------
+    def solve(self, task: str) -> list[Result]:
+        """Reset to the task and replay its solution; returns each call's result."""
+        spec = self.TASKS[task]
+        self.reset(task=task)
+        if spec.solve is None:
+            return []
+        results: list[Result] = []
+        getattr(self, spec.solve)(results)
+        return results
+
+    def _solution_call(self, results: list[Result], name: str, values: dict[str, Any]) -> Any:
+        outcome = self.invoke_typed(name, values)
+        results.append(outcome)
+        if not outcome["success"]:
+            raise Fail(f"solution step {len(results)} ({name}) failed: {outcome['error']}")
+        return self.last_result
+
+    def _bindings(self) -> dict[str, Any]:
+        """The values a task's solution binds with `let`, replayed on a scratch copy."""
+        if self.task is None:
+            return {}
+        spec = self.TASKS[self.task]
+        if spec.solve is None:
+            return {}
+        scratch = type(self)(step_budget=self.step_budget)
+        scratch.reset(task=self.task)
+        bindings: dict[str, Any] = getattr(scratch, spec.solve)([])
+        return bindings
+
+    def called_with(self, name: str, values: dict[str, Any]) -> int:
+        """How many successful calls of `name` the trace has with these argument values."""
+        tool = self.TOOLS[name]
+        specs = {p.name: p.spec for p in tool.params}
+        arguments = {
+            k: (specs[k].to_json(v) if v is not None else None) for k, v in values.items()
+        }
+        count = 0
+        for entry in self.trace:
+            if entry.name != name or not entry.success:
+                continue
+            if all(entry.arguments.get(k) == v for k, v in arguments.items()):
+                count += 1
+        return count
+
+    def evaluate(self) -> dict[str, Any]:
+        """Run the current task's checks: each check's result, `reward` and `success`."""
+        if self.task is None:
+            raise ValueError("evaluate() needs a task: call reset(task=...) first")
+        spec = self.TASKS[self.task]
+        binding_error: str | None = None
+        try:
+            bindings = self._bindings()
+        except (Fail, InvalidState) as error:
+            bindings, binding_error = {}, str(error)
+        results = []
+        for text, method in spec.checks:
+            self._steps = 0
+            reason: str | None = None
+            try:
+                passed = bool(getattr(self, method)(bindings))
+            except Fail as failure:
+                passed, reason = False, failure.message
+            except KeyError as error:
+                passed = False
+                reason = binding_error or f"the solution binds no {error}"
+            except Exception as error:  # a check must never crash the evaluation
+                passed, reason = False, f"internal error: {type(error).__name__}: {error}"
+            entry: dict[str, Any] = {"check": text, "passed": passed}
+            if reason is not None:
+                entry["reason"] = reason
+            results.append(entry)
+        passed_count = sum(1 for r in results if r["passed"])
+        return {
+            "task": self.task,
+            "checks": results,
+            "reward": passed_count / len(results) if results else 1.0,
+            "success": passed_count == len(results),
+        }
+
+
+def _key_json(key: Any) -> str:
+    return str(key)
+
+
+def _show(value: Any) -> str:
+    return str(getattr(value, "value", value))
+
+
+def _is_optional(spec: TypeSpec) -> bool:
+    from envdsl.runtime.values import OptionalSpec
+
+    return isinstance(spec, OptionalSpec)

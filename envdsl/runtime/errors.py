@@ -1,0 +1,24 @@
+"""Exceptions that carry a tool call's failure to the transaction boundary."""
+
+from __future__ import annotations
+
+
+class Fail(Exception):
+    """The call fails with this message; the runtime rolls the state back.
+
+    Raised by `require`, `let ... else`, `fail`, a missing key, a violated invariant, an
+    illegal transition, a dangling ref, a uniqueness clash or an exhausted step budget.
+    """
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class BadValue(Exception):
+    """A JSON value that does not fit its declared type (arguments, states, init files)."""
+
+    def __init__(self, path: str, message: str) -> None:
+        super().__init__(f"{path}: {message}" if path else message)
+        self.path = path
+        self.message = message

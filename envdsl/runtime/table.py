@@ -1,0 +1,144 @@
+"""Tables: the rows of one entity in insertion order, with unique and reference indexes.
+
+Rows are mutable dataclass instances; the environment journals every change it makes here so
+that a failed call can be undone in time proportional to what it changed, not to the table.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Generic, Iterator, TypeVar
+
+R = TypeVar("R")
+Key = Any
+
+
+@dataclass(frozen=True, slots=True)
+class RefField:
+    """A top-level `ref` field of a child entity pointing at a parent table."""
+
+    child_table: str
+    field: str
+    parent_table: str
+    on_delete: str  # 'restrict' | 'cascade' | 'none'
+
+
+@dataclass(frozen=True, slots=True)
+class TableSchema:
+    name: str
+    entity: str
+    key: str
+    auto_prefix: str | None
+    uniques: tuple[tuple[str, ...], ...]  # each a field tuple; one field for `unique`
+    refs: tuple[RefField, ...]  # this table's own top-level ref fields
+    transitions: dict[str, dict[Any, frozenset[Any]]] = field(default_factory=dict)
+
+
+class Table(Generic[R]):
+    def __init__(self, schema: TableSchema) -> None:
+        self.schema = schema
+        self._rows: dict[Key, R] = {}
+        self._seq: dict[Key, int] = {}
+        self._next_seq = 0
+        self._out_of_order = False  # set when an undone delete put a row back at the end
+        self.auto_counter = 0
+        # unique fields tuple -> value tuple -> keys holding it (more than one only
+        # transiently, inside a call, until the end-of-call check rejects it)
+        self.unique_index: dict[tuple[str, ...], dict[tuple[Any, ...], set[Key]]] = {
+            fields: {} for fields in schema.uniques
+        }
+        # ref field name -> parent key -> child keys (for delete restrict/cascade/none)
+        self.ref_index: dict[str, dict[Key, set[Key]]] = {ref.field: {} for ref in schema.refs}
+
+    # ---- reading -------------------------------------------------------------------------
+    def get(self, key: Key) -> R | None:
+        return self._rows.get(key)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._rows
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def rows(self) -> list[R]:
+        """The rows in table order (a snapshot: deleting while looping over it is safe)."""
+        self._restore_order()
+        return list(self._rows.values())
+
+    def __iter__(self) -> Iterator[R]:
+        return iter(self.rows())
+
+    def keys(self) -> list[Key]:
+        self._restore_order()
+        return list(self._rows)
+
+    def _restore_order(self) -> None:
+        if self._out_of_order:
+            ordered = sorted(self._rows, key=self._seq.__getitem__)
+            self._rows = {key: self._rows[key] for key in ordered}
+            self._out_of_order = False
+
+    # ---- writing (only through Environment, which journals) -------------------------------
+    def add(self, key: Key, row: R, seq: int | None = None) -> int:
+        if seq is None:
+            seq = self._next_seq
+            self._next_seq += 1
+        elif self._rows:
+            # an undone delete puts the row back with its old position; the dict order is
+            # repaired lazily by the next read that needs it
+            self._out_of_order = True
+        self._rows[key] = row
+        self._seq[key] = seq
+        self.index_row(key, row)
+        return seq
+
+    def remove(self, key: Key) -> tuple[R, int]:
+        row = self._rows.pop(key)
+        seq = self._seq.pop(key)
+        self.unindex_row(key, row)
+        return row, seq
+
+    def index_row(self, key: Key, row: R) -> None:
+        for fields, index in self.unique_index.items():
+            index.setdefault(tuple(getattr(row, f) for f in fields), set()).add(key)
+        for ref_field, index in self.ref_index.items():
+            parent = getattr(row, ref_field)
+            if parent is not None:
+                index.setdefault(parent, set()).add(key)
+
+    def unindex_row(self, key: Key, row: R) -> None:
+        for fields, index in self.unique_index.items():
+            _discard(index, tuple(getattr(row, f) for f in fields), key)
+        for ref_field, index in self.ref_index.items():
+            parent = getattr(row, ref_field)
+            if parent is not None:
+                _discard(index, parent, key)
+
+    def reindex_field(self, key: Key, row: R, field_name: str, old: Any, new: Any) -> None:
+        for fields, index in self.unique_index.items():
+            if field_name in fields:
+                before = tuple(old if f == field_name else getattr(row, f) for f in fields)
+                after = tuple(new if f == field_name else getattr(row, f) for f in fields)
+                _discard(index, before, key)
+                index.setdefault(after, set()).add(key)
+        ref_index = self.ref_index.get(field_name)
+        if ref_index is not None:
+            if old is not None:
+                _discard(ref_index, old, key)
+            if new is not None:
+                ref_index.setdefault(new, set()).add(key)
+
+    def children(self, ref_field: str, parent: Key) -> list[Key]:
+        keys = self.ref_index.get(ref_field, {}).get(parent, set())
+        return sorted(keys, key=self._seq.__getitem__)
+
+    def seq_of(self, key: Key) -> int:
+        return self._seq[key]
+
+
+def _discard(index: dict[Any, set[Key]], value: Any, key: Key) -> None:
+    keys = index.get(value)
+    if keys is not None:
+        keys.discard(key)
+        if not keys:
+            del index[value]

@@ -1,0 +1,454 @@
+"""Type specs: how each DSL type is read from JSON, written to JSON and described in schemas.
+
+One spec object per declared type is built by the generated module; argument validation,
+JSON states, results and tool schemas all go through it, so they cannot disagree.
+
+Coercion policy (documented in docs/language.md): JSON numbers are accepted for `float`
+(integers widen), only integral numbers for `int` (`5.0` is accepted, `5.5` and `"5"` are
+not), `true`/`false` only for `bool`; strings are never parsed as numbers; dates and
+datetimes are ISO 8601 strings (a datetime without offset is UTC); durations are seconds.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import enum
+import math
+from typing import Any, Callable, Generic, TypeVar
+
+from envdsl.runtime.errors import BadValue
+
+JSONValue = Any
+T = TypeVar("T")
+UTC = dt.timezone.utc
+
+
+def _describe(value: object) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return f"the number {value!r}"
+    if isinstance(value, str):
+        shown = value if len(value) <= 40 else value[:37] + "..."
+        return f"the string {shown!r}"
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, dict):
+        return "an object"
+    return type(value).__name__
+
+
+class TypeSpec:
+    name = "value"
+
+    def from_json(self, value: JSONValue, path: str) -> Any:
+        raise NotImplementedError
+
+    def to_json(self, value: Any) -> JSONValue:
+        return value
+
+    def schema(self) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def mismatch(self, value: JSONValue, path: str) -> BadValue:
+        return BadValue(path, f"expected {self.name}, got {_describe(value)}")
+
+
+class IntSpec(TypeSpec):
+    name = "an integer"
+
+    def from_json(self, value: JSONValue, path: str) -> int:
+        if isinstance(value, bool):
+            raise self.mismatch(value, path)
+        if isinstance(value, int):
+            return value
+        if isinstance(value, float) and value.is_integer():
+            return int(value)
+        raise self.mismatch(value, path)
+
+    def schema(self) -> dict[str, Any]:
+        return {"type": "integer"}
+
+
+class FloatSpec(TypeSpec):
+    name = "a number"
+
+    def from_json(self, value: JSONValue, path: str) -> float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise self.mismatch(value, path)
+        if not math.isfinite(value):
+            raise BadValue(path, "expected a finite number")
+        return float(value)
+
+    def schema(self) -> dict[str, Any]:
+        return {"type": "number"}
+
+
+class BoolSpec(TypeSpec):
+    name = "true or false"
+
+    def from_json(self, value: JSONValue, path: str) -> bool:
+        if not isinstance(value, bool):
+            raise self.mismatch(value, path)
+        return value
+
+    def schema(self) -> dict[str, Any]:
+        return {"type": "boolean"}
+
+
+class StrSpec(TypeSpec):
+    name = "a string"
+
+    def from_json(self, value: JSONValue, path: str) -> str:
+        if not isinstance(value, str):
+            raise self.mismatch(value, path)
+        return value
+
+    def schema(self) -> dict[str, Any]:
+        return {"type": "string"}
+
+
+def parse_date(text: str) -> dt.date:
+    if len(text) != 10:
+        raise ValueError(text)
+    return dt.date.fromisoformat(text)
+
+
+def parse_datetime(text: str) -> dt.datetime:
+    if "T" not in text and " " not in text:
+        raise ValueError(text)
+    value = dt.datetime.fromisoformat(text)
+    if value.tzinfo is None:
+        return value.replace(tzinfo=UTC)
+    return value.astimezone(UTC)
+
+
+def format_datetime(value: dt.datetime) -> str:
+    value = value.astimezone(UTC) if value.tzinfo is not None else value
+    text = value.strftime("%Y-%m-%dT%H:%M:%S")
+    if value.microsecond:
+        text += f".{value.microsecond:06d}"
+    return text + "Z"
+
+
+class DateSpec(TypeSpec):
+    name = "a date (YYYY-MM-DD)"
+
+    def from_json(self, value: JSONValue, path: str) -> dt.date:
+        if isinstance(value, str):
+            try:
+                return parse_date(value)
+            except ValueError:
+                pass
+        raise self.mismatch(value, path)
+
+    def to_json(self, value: Any) -> JSONValue:
+        return value.isoformat()
+
+    def schema(self) -> dict[str, Any]:
+        return {"type": "string", "format": "date"}
+
+
+class DateTimeSpec(TypeSpec):
+    name = "a datetime (ISO 8601, e.g. 2024-05-01T09:00:00Z)"
+
+    def from_json(self, value: JSONValue, path: str) -> dt.datetime:
+        if isinstance(value, str):
+            try:
+                return parse_datetime(value)
+            except ValueError:
+                pass
+        raise self.mismatch(value, path)
+
+    def to_json(self, value: Any) -> JSONValue:
+        return format_datetime(value)
+
+    def schema(self) -> dict[str, Any]:
+        return {"type": "string", "format": "date-time"}
+
+
+class DurationSpec(TypeSpec):
+    name = "a duration in seconds"
+
+    def from_json(self, value: JSONValue, path: str) -> dt.timedelta:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise self.mismatch(value, path)
+        return dt.timedelta(seconds=value)
+
+    def to_json(self, value: Any) -> JSONValue:
+        seconds = value.total_seconds()
+        return int(seconds) if seconds.is_integer() else seconds
+
+    def schema(self) -> dict[str, Any]:
+        return {"type": "number", "description": "seconds"}
+
+
+class JsonSpec(TypeSpec):
+    name = "any JSON value"
+
+    def from_json(self, value: JSONValue, path: str) -> Any:
+        return value
+
+    def schema(self) -> dict[str, Any]:
+        return {}
+
+
+E = TypeVar("E", bound=enum.Enum)
+
+
+class EnumSpec(TypeSpec, Generic[E]):
+    def __init__(self, cls: type[E]) -> None:
+        self.cls = cls
+        self.by_value = {member.value: member for member in cls}
+        self.name = "one of " + ", ".join(repr(v) for v in self.by_value)
+
+    def from_json(self, value: JSONValue, path: str) -> E:
+        member = self.by_value.get(value) if isinstance(value, str) else None
+        if member is None:
+            raise self.mismatch(value, path)
+        return member
+
+    def to_json(self, value: Any) -> JSONValue:
+        return value.value
+
+    def schema(self) -> dict[str, Any]:
+        return {"type": "string", "enum": list(self.by_value)}
+
+
+class OptionalSpec(TypeSpec):
+    def __init__(self, inner: TypeSpec) -> None:
+        self.inner = inner
+        self.name = f"{inner.name} or null"
+
+    def from_json(self, value: JSONValue, path: str) -> Any:
+        return None if value is None else self.inner.from_json(value, path)
+
+    def to_json(self, value: Any) -> JSONValue:
+        return None if value is None else self.inner.to_json(value)
+
+    def schema(self) -> dict[str, Any]:
+        inner = self.inner.schema()
+        if "type" in inner and isinstance(inner["type"], str) and "enum" not in inner:
+            return {**inner, "type": [inner["type"], "null"]}
+        return {"anyOf": [inner, {"type": "null"}]}
+
+
+class ListSpec(TypeSpec):
+    def __init__(self, inner: TypeSpec) -> None:
+        self.inner = inner
+        self.name = f"an array of {inner.name}"
+
+    def from_json(self, value: JSONValue, path: str) -> list[Any]:
+        if not isinstance(value, list):
+            raise self.mismatch(value, path)
+        return [self.inner.from_json(item, f"{path}[{i}]") for i, item in enumerate(value)]
+
+    def to_json(self, value: Any) -> JSONValue:
+        return [self.inner.to_json(item) for item in value]
+
+    def schema(self) -> dict[str, Any]:
+        return {"type": "array", "items": self.inner.schema()}
+
+
+class SetSpec(ListSpec):
+    def __init__(self, inner: TypeSpec) -> None:
+        super().__init__(inner)
+        self.name = f"an array of distinct {inner.name}"
+
+    def from_json(self, value: JSONValue, path: str) -> set[Any]:  # type: ignore[override]
+        return set(super().from_json(value, path))
+
+    def to_json(self, value: Any) -> JSONValue:
+        # sets have no order; sort their JSON forms so that state hashes are stable
+        return sorted((self.inner.to_json(item) for item in value), key=repr)
+
+    def schema(self) -> dict[str, Any]:
+        return {"type": "array", "items": self.inner.schema(), "uniqueItems": True}
+
+
+class MapSpec(TypeSpec):
+    def __init__(self, key: TypeSpec, value: TypeSpec) -> None:
+        self.key = key
+        self.value = value
+        self.name = f"an object of {value.name}"
+
+    def from_json(self, value: JSONValue, path: str) -> dict[Any, Any]:
+        if not isinstance(value, dict):
+            raise self.mismatch(value, path)
+        result: dict[Any, Any] = {}
+        for raw_key, item in value.items():
+            key: Any = raw_key
+            if isinstance(self.key, IntSpec):
+                try:
+                    key = int(raw_key)
+                except ValueError:
+                    raise BadValue(f"{path}.{raw_key}", "expected an integer key") from None
+            else:
+                key = self.key.from_json(raw_key, f"{path}.{raw_key}")
+            result[key] = self.value.from_json(item, f"{path}.{raw_key}")
+        return result
+
+    def to_json(self, value: Any) -> JSONValue:
+        # keys sorted: two maps with the same entries have the same canonical JSON
+        items = sorted((str(self.key.to_json(k)), v) for k, v in value.items())
+        return {k: self.value.to_json(v) for k, v in items}
+
+    def schema(self) -> dict[str, Any]:
+        return {"type": "object", "additionalProperties": self.value.schema()}
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class FieldSpec:
+    name: str  # the JSON name, as written in the spec
+    spec: TypeSpec
+    required: bool
+    description: str | None = None
+    attr: str = ""  # the Python attribute when the name had to be mangled (`from` -> `from_`)
+
+    @property
+    def attribute(self) -> str:
+        return self.attr or self.name
+
+
+class RecordSpec(TypeSpec):
+    """A record or an entity row: a JSON object with one member per field."""
+
+    def __init__(self, cls: type[Any], fields: Callable[[], list[FieldSpec]]) -> None:
+        self.cls = cls
+        self._fields_factory = fields
+        self._fields: list[FieldSpec] | None = None
+        self.name = f"a {cls.__name__} object"
+
+    @property
+    def fields(self) -> list[FieldSpec]:
+        # built lazily: records may refer to each other, and to themselves through lists
+        if self._fields is None:
+            self._fields = self._fields_factory()
+        return self._fields
+
+    def from_json(self, value: JSONValue, path: str) -> Any:
+        if not isinstance(value, dict):
+            raise self.mismatch(value, path)
+        known = {f.name: f for f in self.fields}
+        unknown = [k for k in value if k not in known]
+        if unknown:
+            raise BadValue(
+                path,
+                f"{self.cls.__name__} has no field {unknown[0]!r} "
+                f"(fields: {', '.join(known)})",
+            )
+        kwargs: dict[str, Any] = {}
+        for field in self.fields:
+            where = f"{path}.{field.name}" if path else field.name
+            if field.name in value:
+                kwargs[field.attribute] = field.spec.from_json(value[field.name], where)
+            elif field.required:
+                raise BadValue(where, f"missing required field of {self.cls.__name__}")
+        return self.cls(**kwargs)
+
+    def to_json(self, value: Any) -> JSONValue:
+        # fields sorted by name: the canonical form of state_json()
+        return {
+            f.name: f.spec.to_json(getattr(value, f.attribute))
+            for f in sorted(self.fields, key=lambda f: f.name)
+        }
+
+    def schema(self) -> dict[str, Any]:
+        properties: dict[str, Any] = {}
+        for field in self.fields:
+            prop = dict(field.spec.schema())
+            if field.description:
+                prop["description"] = field.description
+            properties[field.name] = prop
+        return {
+            "type": "object",
+            "properties": properties,
+            "required": [f.name for f in self.fields if f.required],
+            "additionalProperties": False,
+        }
+
+
+class RefSpec(TypeSpec):
+    """A `ref E`: the key of a row of E (integrity is checked by the environment)."""
+
+    def __init__(self, key: TypeSpec, entity: str, table: str) -> None:
+        self.key = key
+        self.entity = entity
+        self.table = table
+        self.name = f"the key of a {entity} ({key.name})"
+
+    def from_json(self, value: JSONValue, path: str) -> Any:
+        return self.key.from_json(value, path)
+
+    def to_json(self, value: Any) -> JSONValue:
+        return self.key.to_json(value)
+
+    def schema(self) -> dict[str, Any]:
+        return {**self.key.schema(), "description": f"id of a {self.entity}"}
+
+
+class VoidSpec(TypeSpec):
+    name = "nothing"
+
+    def from_json(self, value: JSONValue, path: str) -> None:
+        return None
+
+    def to_json(self, value: Any) -> JSONValue:
+        return None
+
+    def schema(self) -> dict[str, Any]:
+        return {"type": "null"}
+
+
+INT = IntSpec()
+FLOAT = FloatSpec()
+BOOL = BoolSpec()
+STR = StrSpec()
+DATE = DateSpec()
+DATETIME = DateTimeSpec()
+DURATION = DurationSpec()
+JSON = JsonSpec()
+VOID = VoidSpec()
+
+
+def nested_refs(spec: RecordSpec, row: Any) -> list[tuple[str, str, Any]]:
+    """(path, table, key) of every ref inside a row's records and collections.
+
+    Top-level ref fields are not included: the table's reference index covers them.
+    """
+    found: list[tuple[str, str, Any]] = []
+    for field in spec.fields:
+        if not isinstance(field.spec, RefSpec):
+            _walk(field.spec, getattr(row, field.attribute), field.name, found)
+    return found
+
+
+def _walk(spec: TypeSpec, value: Any, path: str, found: list[tuple[str, str, Any]]) -> None:
+    if value is None:
+        return
+    if isinstance(spec, OptionalSpec):
+        _walk(spec.inner, value, path, found)
+    elif isinstance(spec, RefSpec):
+        found.append((path, spec.table, value))
+    elif isinstance(spec, ListSpec):  # includes SetSpec
+        for index, item in enumerate(value):
+            _walk(spec.inner, item, f"{path}[{index}]", found)
+    elif isinstance(spec, MapSpec):
+        for key, item in value.items():
+            _walk(spec.value, item, f"{path}.{key}", found)
+    elif isinstance(spec, RecordSpec):
+        for field in spec.fields:
+            _walk(field.spec, getattr(value, field.attribute), f"{path}.{field.name}", found)
+
+
+def contains_ref(spec: TypeSpec) -> bool:
+    if isinstance(spec, RefSpec):
+        return True
+    if isinstance(spec, (OptionalSpec, ListSpec)):
+        return contains_ref(spec.inner)
+    if isinstance(spec, MapSpec):
+        return contains_ref(spec.value)
+    return False

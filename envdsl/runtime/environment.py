@@ -332,8 +332,15 @@ class Environment:
         try:
             values = self._parse_arguments(tool, parsed)
         except BadValue as error:
-            return self._rejected(name, parsed, error.message if not error.path else
-                                  f"invalid argument {error.path}: {error.message}")
+            return self._rejected(
+                name,
+                parsed,
+                (
+                    error.message
+                    if not error.path
+                    else f"invalid argument {error.path}: {error.message}"
+                ),
+            )
         return self._invoke(tool, values, parsed)
 
     def _parse_arguments(self, tool: ToolSpec, given: dict[str, Any]) -> dict[str, Any]:
@@ -341,8 +348,9 @@ class Environment:
         for key in given:
             if key not in names:
                 expected = ", ".join(p.name for p in tool.params) or "none"
-                raise BadValue("", f"unexpected argument {key!r} for {tool.name} "
-                                   f"(parameters: {expected})")
+                raise BadValue(
+                    "", f"unexpected argument {key!r} for {tool.name} " f"(parameters: {expected})"
+                )
         values: dict[str, Any] = {}
         for param in tool.params:
             if param.name in given:
@@ -356,8 +364,9 @@ class Environment:
         return values
 
     def _rejected(self, name: str, arguments: Any, message: str) -> Result:
-        self.trace.append(TraceEntry(name, dict(arguments) if isinstance(arguments, dict) else {},
-                                     False, message))
+        self.trace.append(
+            TraceEntry(name, dict(arguments) if isinstance(arguments, dict) else {}, False, message)
+        )
         return {"success": False, "error": message}
 
     def invoke_typed(self, name: str, values: dict[str, Any]) -> Result:
@@ -367,8 +376,10 @@ class Environment:
             if values.get(param.name) is None and param.default is not None:
                 values[param.name] = param.default()
             values.setdefault(param.name, None)
-        arguments = {p.name: p.spec.to_json(values[p.name]) if values[p.name] is not None else None
-                     for p in tool.params}
+        arguments = {
+            p.name: p.spec.to_json(values[p.name]) if values[p.name] is not None else None
+            for p in tool.params
+        }
         return self._invoke(tool, values, arguments)
 
     def _invoke(self, tool: ToolSpec, values: dict[str, Any], arguments: dict[str, Any]) -> Result:
@@ -382,7 +393,10 @@ class Environment:
             result = getattr(self, tool.impl)(**{p.attribute: values[p.name] for p in tool.params})
             if tool.kind == "action":
                 self._verify(tool)
-            outcome = {"success": True, "data": tool.result.to_json(result) if result is not None else None}
+            outcome = {
+                "success": True,
+                "data": tool.result.to_json(result) if result is not None else None,
+            }
             self.last_result = result
         except Fail as failure:
             self._rollback()
@@ -394,12 +408,16 @@ class Environment:
         except Exception as error:  # a runtime bug must not end the episode
             self._rollback()
             self.last_exception = error
-            outcome = {"success": False, "error": f"internal error: {type(error).__name__}: {error}"}
+            outcome = {
+                "success": False,
+                "error": f"internal error: {type(error).__name__}: {error}",
+            }
         finally:
             self._journal = None
             self._touched = {}
-        self.trace.append(TraceEntry(tool.name, dict(arguments), bool(outcome["success"]),
-                                     outcome.get("error")))
+        self.trace.append(
+            TraceEntry(tool.name, dict(arguments), bool(outcome["success"]), outcome.get("error"))
+        )
         return outcome
 
     # ---- writes (called by generated code; every one journaled) -----------------------------
@@ -547,9 +565,7 @@ class Environment:
                         continue
                     old, new = originals[field_name], getattr(row, field_name)
                     if old != new and new not in allowed.get(old, frozenset()):
-                        raise Fail(
-                            f"cannot change {field_name} from {_show(old)} to {_show(new)}"
-                        )
+                        raise Fail(f"cannot change {field_name} from {_show(old)} to {_show(new)}")
             for fields, index in table.unique_index.items():
                 value = tuple(getattr(row, f) for f in fields)
                 if None in value:
@@ -632,9 +648,7 @@ class Environment:
         """How many successful calls of `name` the trace has with these argument values."""
         tool = self.TOOLS[name]
         specs = {p.name: p.spec for p in tool.params}
-        arguments = {
-            k: (specs[k].to_json(v) if v is not None else None) for k, v in values.items()
-        }
+        arguments = {k: (specs[k].to_json(v) if v is not None else None) for k, v in values.items()}
         count = 0
         for entry in self.trace:
             if entry.name != name or not entry.success:

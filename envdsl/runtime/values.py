@@ -337,8 +337,7 @@ class RecordSpec(TypeSpec):
         if unknown:
             raise BadValue(
                 path,
-                f"{self.cls.__name__} has no field {unknown[0]!r} "
-                f"(fields: {', '.join(known)})",
+                f"{self.cls.__name__} has no field {unknown[0]!r} " f"(fields: {', '.join(known)})",
             )
         kwargs: dict[str, Any] = {}
         for field in self.fields:

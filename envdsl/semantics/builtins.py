@@ -76,7 +76,7 @@ def _call_name(checker: ExprChecker, name: str, node: ast.Call, scope: Scope) ->
             (f.name, f.type, not f.has_default and not isinstance(f.type, t.OptionalType))
             for f in record.fields.values()
         ]
-        checker.arguments(node, scope, params, name, allow_positional=False)
+        checker.arguments(node, scope, params, name, allow_positional=False, noun="field")
         return t.RecordType(name, record.is_entity)
     info = checked.callables.get(name)
     if info is not None:
@@ -622,6 +622,8 @@ def _method(
         wanted = arg_types(receiver)
         name = f"{func.name.text}"
         types = _positional(checker, node, scope, name, len(wanted) - optional_tail, len(wanted))
+        if writes and types and _refine_empty(func.obj, receiver, types[0], scope):
+            types = []  # `let xs = []` then `xs.append(1)`: the first element fixes the type
         for arg, arg_type, expected in zip(node.args, types or [], wanted):
             checker.require_assignable(arg_type, expected, arg.span, f"argument of {name}()")
         if writes:
@@ -629,6 +631,22 @@ def _method(
         return result(receiver)
 
     return rule
+
+
+def _refine_empty(obj: ast.Expr, receiver: t.Type, item: t.Type, scope: Scope) -> bool:
+    """Give a local created empty (`[]`, `set()`) the element type of its first element."""
+    if not isinstance(obj, ast.NameRef) or t.element_type(receiver) != t.NOTHING:
+        return False
+    local = scope.lookup(obj.name)
+    if local is None or t.is_error(item):
+        return False
+    if isinstance(receiver, t.ListType):
+        local.type = t.ListType(item)
+    elif isinstance(receiver, t.SetType):
+        local.type = t.SetType(item)
+    else:
+        return False
+    return True
 
 
 def _elem_of(receiver: t.Type) -> t.Type:

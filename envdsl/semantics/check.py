@@ -289,6 +289,11 @@ class BodyChecker(ExprChecker):
 
     def stmt_Assign(self, stmt: ast.Assign, scope: Scope) -> bool:
         target = stmt.target
+        if isinstance(target, ast.Index) and isinstance(target.obj, ast.NameRef):
+            local = scope.lookup(target.obj.name)
+            if local is not None and local.type == t.MapType(t.NOTHING, t.NOTHING):
+                # `let m = {}` then `m[k] = v`: the first entry fixes the map's types
+                local.type = t.MapType(self.expr(target.index, scope), self.expr(stmt.value, scope))
         if (
             isinstance(target, ast.NameRef)
             and scope.lookup(target.name) is None

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from envdsl.diagnostics import DiagnosticSink, codes
+from envdsl.diagnostics import DiagnosticSink, Edit, Fix, codes
 from envdsl.semantics import types as t
 from envdsl.semantics.model import CallableInfo, CheckedSpec, Effects, RecordInfo
 from envdsl.semantics.scope import Context, Local, Scope, path_of
@@ -339,6 +339,16 @@ class ExprChecker:
         result = arithmetic(node.op, left, right)
         if result is not None:
             return result
+        if isinstance(left, t.OptionalType) or isinstance(right, t.OptionalType):
+            if arithmetic(node.op, t.strip_optional(left), t.strip_optional(right)) is not None:
+                optional_side = node.left if isinstance(left, t.OptionalType) else node.right
+                return self.error(
+                    codes.POSSIBLY_NONE,
+                    f"'{_short(optional_side)}' may be none, so '{node.op}' may fail",
+                    optional_side.span,
+                    help='unwrap it first: `let x = value else "message"`, or give a '
+                    "fallback: `x if x != none else 0`",
+                )
         help = None
         if node.op == "+" and t.STR in (left, right):
             help = 'convert with str(x), or use an f-string: f"... {x}"'
@@ -619,6 +629,7 @@ class ExprChecker:
         callee: str,
         *,
         allow_positional: bool = True,
+        noun: str = "parameter",
     ) -> dict[str, ast.Expr]:
         """Match and check arguments against (name, type, required) parameters."""
         given: dict[str, ast.Expr] = {}
@@ -645,6 +656,7 @@ class ExprChecker:
                     self.expr(arg, scope)
                     continue
                 given[names[index]] = arg
+        unknown: list[ast.KeywordArg] = []
         for kwarg in call.kwargs:
             name = kwarg.name.text
             if name in given:
@@ -654,26 +666,36 @@ class ExprChecker:
                     kwarg.span,
                     help="remove one of them",
                 )
-                continue
-            if name not in names:
-                help, fixes = did_you_mean(name, names, kwarg.name.span)
-                if fixes:  # the missing parameter it was meant for is not reported again
-                    misspelled.add(fixes[0].edits[0].replacement)
-                self.error(
-                    codes.UNKNOWN_ARGUMENT,
-                    f"{callee} has no parameter '{name}'",
-                    kwarg.name.span,
-                    help
-                    or (
-                        f"its parameters are: {', '.join(names)}"
-                        if names
-                        else f"{callee} takes no arguments"
-                    ),
-                    fixes,
+            elif name not in names:
+                unknown.append(kwarg)
+            else:
+                given[name] = kwarg.value
+        missing = [p for p in params if p[2] and p[0] not in given]
+        for kwarg in unknown:
+            name = kwarg.name.text
+            help, fixes = did_you_mean(name, names, kwarg.name.span)
+            if not fixes and len(unknown) == len(missing):
+                # as many unknown names as missing ones: each is most likely a renaming
+                meant = missing[unknown.index(kwarg)][0]
+                help = (
+                    f"{callee} has no {noun} '{name}' but needs '{meant}': did you mean '{meant}'?"
                 )
-                self.expr(kwarg.value, scope)
-                continue
-            given[name] = kwarg.value
+                fixes = (Fix(f"replace '{name}' with '{meant}'", (Edit(kwarg.name.span, meant),)),)
+            if fixes:  # the missing parameter it was meant for is not reported again
+                misspelled.add(fixes[0].edits[0].replacement)
+            self.error(
+                codes.UNKNOWN_ARGUMENT,
+                f"{callee} has no {noun} '{name}'",
+                kwarg.name.span,
+                help
+                or (
+                    f"its {noun}s are: {', '.join(names)}"
+                    if names
+                    else f"{callee} takes no arguments"
+                ),
+                fixes,
+            )
+            self.expr(kwarg.value, scope)
         for name, param_type, required in params:
             if name in given:
                 self.expect(given[name], scope, param_type, f"argument '{name}' of {callee}")
@@ -760,7 +782,13 @@ def _compare_help(left: t.Type, right: t.Type) -> str | None:
 
 def _short(node: ast.Expr) -> str:
     path = path_of(node)
-    return path if path is not None else "this value"
+    if path is not None:
+        return path
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+        return f"{path_of(node.func.obj) or '...'}.{node.func.name.text}(...)"
+    if isinstance(node, ast.Index):
+        return f"{path_of(node.obj) or '...'}[...]"
+    return "the value"
 
 
 _TIME_COMPONENTS: dict[t.Type, dict[str, t.Type]] = {

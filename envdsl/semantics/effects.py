@@ -13,34 +13,38 @@ from envdsl.semantics.model import CheckedSpec, Effects
 
 def close_effects(checked: CheckedSpec, sink: DiagnosticSink) -> None:
     callables = checked.callables
-    reported: set[str] = set()
+    reported: set[frozenset[str]] = set()
+    done: set[str] = set()  # fully explored: no cycle through them is left to find
 
     def visit(name: str, path: list[str]) -> None:
         for callee in sorted(checked.effects.get(name, Effects()).calls):
-            if callee not in callables:
+            if callee not in callables or callee in done:
                 continue
             if callee in path:
                 cycle = path[path.index(callee) :] + [callee]
-                first = cycle[0]
-                if first not in reported:
-                    reported.add(first)
-                    decl = callables[first].decl
-                    sink.report(
-                        codes.RECURSIVE_CALL,
-                        (
-                            f"'{first}' calls itself"
-                            if len(cycle) == 2
-                            else f"recursive calls: {' -> '.join(cycle)}"
-                        ),
-                        decl.name.span,
-                        help="there is no recursion, so that every call terminates; "
-                        "use a `for` loop over a collection",
-                    )
+                if frozenset(cycle) in reported:
+                    continue
+                reported.add(frozenset(cycle))
+                # one report per cycle, at the member declared first in the file
+                first = min(cycle[:-1], key=lambda n: callables[n].decl.span.start)
+                sink.report(
+                    codes.RECURSIVE_CALL,
+                    (
+                        f"'{first}' calls itself"
+                        if len(cycle) == 2
+                        else f"recursive calls: {' -> '.join(cycle)}"
+                    ),
+                    callables[first].decl.name.span,
+                    help="there is no recursion, so that every call terminates; "
+                    "use a `for` loop over a collection",
+                )
                 continue
             visit(callee, path + [callee])
+        done.add(name)
 
     for name in callables:
-        visit(name, [name])
+        if name not in done:
+            visit(name, [name])
 
     # Transitive closure of reads and writes (bounded: the call graph is finite).
     changed = True

@@ -189,6 +189,16 @@ class Resolver:
         if isinstance(node, ast.RefType):
             name = node.entity.text
             info = self.checked.records.get(name)
+            if name in self.checked.enums:
+                self.checked.used.add(name)
+                self.sink.report(
+                    codes.REF_TO_NON_ENTITY,
+                    f"'{name}' is an enum, not an entity: only entities can be referenced",
+                    node.entity.span,
+                    help=f"store the member itself: `{name}`",
+                    fixes=[_fix(f"use '{name}'", node.span, name)],
+                )
+                return t.ERROR
             if info is None:
                 return self._unknown_type(node.entity)
             self.checked.used.add(name)
@@ -202,7 +212,10 @@ class Resolver:
                 return t.ERROR
             return t.RefType(name)
         if isinstance(node, ast.GenericType):
-            base = TYPE_ALIASES.get(node.name.text, node.name.text)
+            base = node.name.text
+            if base in TYPE_ALIASES and TYPE_ALIASES[base] in GENERICS:
+                self._unknown_type(node.name)  # `dict[...]`: say it is `map`, then go on
+                base = TYPE_ALIASES[base]
             arity = GENERICS.get(base)
             if arity is None:
                 return self._unknown_type(node.name, generic=True)
@@ -435,7 +448,7 @@ class Resolver:
                     codes.TABLE_OF_NON_ENTITY,
                     f"entity {info.name} has no table in the `state` block",
                     info.decl.name.span,
-                    help=f"add `{info.name.lower()}s: table {info.name}` to `state {{ ... }}`",
+                    help=f"add `{_plural(info.name.lower())}: table {info.name}` to `state {{ ... }}`",
                 )
 
     def _declare_values(self, env: ast.EnvDecl, module: str | None) -> None:
@@ -496,3 +509,7 @@ class Resolver:
 
 def _fix(message: str, span: Span, replacement: str) -> Fix:
     return Fix(message, (Edit(span, replacement),))
+
+
+def _plural(word: str) -> str:
+    return word + ("es" if word.endswith(("s", "x", "ch", "sh")) else "s")

@@ -412,7 +412,7 @@ class AstBuilder:
     def _duplicate_section(self, word: str, node: Node) -> None:
         self.sink.report(
             codes.DUPLICATE_TASK_SECTION,
-            f"this task already has a `{word}` section",
+            f"this task already has {'an' if word[0] in 'aeiou' else 'a'} `{word}` section",
             self.span(node),
             help=f"merge the two `{word}` sections into one",
         )

@@ -116,12 +116,27 @@ def _found_text(token: Token) -> str:
     return f"'{token.value}'"
 
 
+def _code_before(before: str) -> str:
+    """The source up to the end of the last code on the lines before (comments dropped)."""
+    end = len(before)
+    while end > 0:
+        line_start = before.rfind("\n", 0, end) + 1
+        line = before[line_start:end]
+        code = line.split("#", 1)[0].rstrip() if '"' not in line else line.rstrip()
+        if code.strip():
+            return before[: line_start + len(code)]
+        end = line_start - 1
+    return ""
+
+
 def _help_for(token: Token | None, expected: set[str], before: str) -> str | None:
     """Targeted hints for the mistakes a Python-trained author (or LLM) makes first.
 
     `before` is the source text before the unexpected token: after `while cond` the parser
     trips over `cond`, but the word to explain is `while`.
     """
+    if before.endswith(("++", "--")):
+        return "there is no `++`/`--`: write `x += 1` or `x -= 1`"
     previous = re.search(r"([A-Za-z_]+)\s*$", before)
     if previous is not None and previous.group(1) in _PYTHON_WORDS and token is not None:
         return _PYTHON_WORDS[previous.group(1)]
@@ -185,7 +200,11 @@ def _report(
     message = f"unexpected {found}"
     if words:
         message += f"; expected {', '.join(words)}" if len(words) > 1 else f"; expected {words[0]}"
-    before = text[: span.start - offset]
+    before = _code_before(text[: span.start - offset])
+    if before.endswith(("++", "--")):  # `count++`: point at the operator, not beyond it
+        at = offset + len(before) - 2
+        span = Span(source.path, at, at + 2)
+        message = f"there is no '{before[-2:]}' operator"
     sink.report(codes.SYNTAX_ERROR, message, span, help=_help_for(token, expected, before))
 
 

@@ -207,7 +207,9 @@ class BodyChecker(ExprChecker):
                 help=f"assign it without `let` (`{name.text} = ...`) or choose another name",
             )
             return
-        scope.locals[name.text] = Local(name.text, value, name.span, "let")
+        local = Local(name.text, value, name.span, "let")
+        scope.locals[name.text] = local
+        self.checked.locals[id(name)] = local
 
     def message(self, node: ast.Expr, scope: Scope) -> None:
         self.expect(node, scope, t.STR, "the failure message")

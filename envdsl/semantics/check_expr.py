@@ -478,9 +478,8 @@ class ExprChecker:
                 node.span,
             )
         inner = scope.child()
-        inner.locals[node.params[0].text] = Local(
-            node.params[0].text, elem, node.params[0].span, "loop", True
-        )
+        self.bind(node.params[0], elem, inner)
+        inner.locals[node.params[0].text].used = True
         key_type = self.expr(node.body, inner)
         self.record(node, key_type)
         if not (
@@ -571,7 +570,7 @@ class ExprChecker:
                 )
             elem = t.ERROR
         if len(targets) == 1:
-            scope.locals[targets[0].text] = Local(targets[0].text, elem, targets[0].span, "loop")
+            self.bind(targets[0], elem, scope)
             return
         items: tuple[t.Type, ...]
         if isinstance(elem, t.TupleType) and len(elem.items) == len(targets):
@@ -586,7 +585,12 @@ class ExprChecker:
                 )
             items = tuple(t.ERROR for _ in targets)
         for target, item in zip(targets, items):
-            scope.locals[target.text] = Local(target.text, item, target.span, "loop")
+            self.bind(target, item, scope)
+
+    def bind(self, target: ast.Name, value: t.Type, scope: Scope) -> None:
+        local = Local(target.text, value, target.span, "loop")
+        scope.locals[target.text] = local
+        self.checked.locals[id(target)] = local
 
     # ---- narrowing ---------------------------------------------------------------------------
     def narrow(self, cond: ast.Expr, scope: Scope, *, positive: bool) -> None:

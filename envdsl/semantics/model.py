@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from envdsl.semantics.types import Type
 from envdsl.syntax import ast
+
+if TYPE_CHECKING:
+    from envdsl.semantics.scope import Local
 
 
 @dataclass(slots=True)
@@ -120,6 +124,9 @@ class CheckedSpec:
     expr_types: dict[int, Type] = field(default_factory=dict)
     effects: dict[str, Effects] = field(default_factory=dict)  # per fn/tool/invariant name
     used: set[str] = field(default_factory=set)  # declaration names referenced anywhere
+    # every local variable, by id() of the Name that declares it (let, for, lambda, binding);
+    # its `type` is final once checking ends (`let xs = []` is refined by its first append)
+    locals: dict[int, Local] = field(default_factory=dict)
 
     @property
     def tools(self) -> list[CallableInfo]:

@@ -46,9 +46,9 @@ class TaskChecker:
                             f"'{step.bind.text}' is already bound in this solution",
                             step.bind.span,
                         )
-                    scope.locals[step.bind.text] = Local(
-                        step.bind.text, result, step.bind.span, "binding", True
-                    )
+                    binding = Local(step.bind.text, result, step.bind.span, "binding", True)
+                    scope.locals[step.bind.text] = binding
+                    self.checked.locals[id(step.bind)] = binding
         for check in task.checks:
             self.body.enter("check", f"check:{task.name.text}:{check.text.value}")
             self.body.condition(check.cond, scope.child(), "a check")

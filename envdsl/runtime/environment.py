@@ -64,8 +64,9 @@ class ScalarSpec:
 class TableSpec:
     schema: TableSchema
     row: RecordSpec
-    # whether rows hold refs inside records or collections (checked by walking the row)
-    has_nested_refs: bool = False
+    # tables that refs inside this entity's records and collections point at (such refs are
+    # checked by walking the row; deleting from such a table scans this one)
+    nested_parents: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -505,7 +506,7 @@ class Environment:
                     f"{child.schema.entity} {children[0]!r} refers to it ({ref.field})"
                 )
         for child_name, spec in self.TABLES.items():
-            if not spec.has_nested_refs:
+            if table_name not in spec.nested_parents:
                 continue
             for child_row in self._tables[child_name].rows():
                 for where, parent_table, parent_key in nested_refs(spec.row, child_row):
@@ -583,7 +584,7 @@ class Environment:
                     parent_entity = self._tables[ref.parent_table].schema.entity
                     raise Fail(f"{ref.field}: {parent_entity} {parent!r} does not exist")
             spec = self.TABLES[table_name]
-            if spec.has_nested_refs:
+            if spec.nested_parents:
                 for where, parent_table, parent_key in nested_refs(spec.row, row):
                     if parent_key is not None and parent_key not in self._tables[parent_table]:
                         parent_entity = self._tables[parent_table].schema.entity
@@ -613,6 +614,13 @@ class Environment:
             if self._steps > self.step_budget:
                 raise Fail("the call exceeded its step budget")
             yield item
+
+    def _range(self, *bounds: int) -> range:
+        """`range(...)` that cannot be larger than what the step budget allows."""
+        span = range(*bounds)
+        if len(span) > self.step_budget:
+            raise Fail(f"range of {len(span)} numbers exceeds the step budget")
+        return span
 
     # ---- tasks -------------------------------------------------------------------------------
     def solve(self, task: str) -> list[Result]:

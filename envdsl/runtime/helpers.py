@@ -123,21 +123,6 @@ def list_index(items: list[T], item: T) -> int:
         raise Fail(f"{to_str(item)!r} is not in the list") from None
 
 
-def extreme(
-    pick: Callable[..., Any],
-    items: Iterable[T],
-    key: Callable[[T], Any] | None = None,
-    default: Any = None,
-    has_default: bool = False,
-) -> Any:
-    values = list(items)
-    if not values:
-        if has_default:
-            return default
-        raise Fail(f"{pick.__name__}() of an empty collection")
-    return pick(values, key=key) if key is not None else pick(values)
-
-
 def first(items: Iterable[T]) -> T | None:
     return next(iter(items), None)
 
@@ -268,3 +253,34 @@ def copy_value(value: T) -> T:
     import copy
 
     return copy.deepcopy(value)
+
+
+def min_of(items: Iterable[T], key: Callable[[T], Any] | None = None) -> T:
+    values = list(items)
+    if not values:
+        raise Fail("min() of an empty collection")
+    return min(values, key=key) if key is not None else min(values)  # type: ignore[type-var]
+
+
+def max_of(items: Iterable[T], key: Callable[[T], Any] | None = None) -> T:
+    values = list(items)
+    if not values:
+        raise Fail("max() of an empty collection")
+    return max(values, key=key) if key is not None else max(values)  # type: ignore[type-var]
+
+
+def min_or(items: Iterable[T], default: V, key: Callable[[T], Any] | None = None) -> T | V:
+    values = list(items)
+    return min_of(values, key) if values else default
+
+
+def max_or(items: Iterable[T], default: V, key: Callable[[T], Any] | None = None) -> T | V:
+    values = list(items)
+    return max_of(values, key) if values else default
+
+
+def set_at(items: list[T], index: int, value: T) -> None:
+    try:
+        items[index] = value
+    except IndexError:
+        raise Fail(f"index {index} is out of range (length {len(items)})") from None

@@ -83,6 +83,9 @@ class FloatSpec(TypeSpec):
             raise BadValue(path, "expected a finite number")
         return float(value)
 
+    def to_json(self, value: Any) -> JSONValue:
+        return float(value)  # `5` and `5.0` are one value: one canonical form
+
     def schema(self) -> dict[str, Any]:
         return {"type": "number"}
 

@@ -1,0 +1,34 @@
+"""Code generation entry point: checked spec -> formatted Python module source."""
+
+from __future__ import annotations
+
+import functools
+
+import jinja2
+
+from envdsl.codegen.format import format_python
+from envdsl.codegen.lower import Lowerer
+from envdsl.codegen.naming import module_name
+from envdsl.semantics.model import CheckedSpec
+
+
+@functools.cache
+def _templates() -> jinja2.Environment:
+    environment = jinja2.Environment(
+        loader=jinja2.PackageLoader("envdsl.codegen", "templates"),
+        undefined=jinja2.StrictUndefined,
+        autoescape=False,  # Python, not HTML: every spec string goes through the `py` filter
+        keep_trailing_newline=True,
+    )
+    environment.filters["py"] = repr
+    return environment
+
+
+def generate(checked: CheckedSpec) -> str:
+    view = Lowerer(checked).module()
+    source = _templates().get_template("module.py.j2").render(vars(view))
+    return format_python(source)
+
+
+def output_name(checked: CheckedSpec) -> str:
+    return module_name(checked.env.name.text)

@@ -1,0 +1,393 @@
+"""Lowering: a checked spec -> the module view model (names, specs, bodies, effect tables)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from envdsl.codegen.names import Names
+from envdsl.codegen.statements import BodyTranslator
+from envdsl.codegen.translate import Context
+from envdsl.codegen.views import (
+    ConstView,
+    EnumView,
+    FieldView,
+    MethodView,
+    ModuleView,
+    ParamView,
+    RecordView,
+    ScalarView,
+    TableView,
+    TaskView,
+    ToolView,
+)
+from envdsl.semantics import types as t
+from envdsl.semantics.model import CheckedSpec, Effects, RecordInfo
+from envdsl.syntax import ast
+
+_LITERALS = (ast.IntLit, ast.FloatLit, ast.StrLit, ast.BoolLit, ast.NoneLit)
+
+
+class Lowerer:
+    def __init__(self, checked: CheckedSpec) -> None:
+        self.checked = checked
+        self.names = Names(checked)
+        self.body = BodyTranslator(checked, self.names)
+
+    def module(self) -> ModuleView:
+        checked = self.checked
+        env = checked.env
+        view = ModuleView(
+            source=Path(checked.spec.path).name,
+            env_name=env.name.text,
+            env_class=self.names.env_class,
+            description=env.doc.value if env.doc else env.name.text,
+        )
+        view.enums = [self.enum(name) for name in checked.enums]
+        view.records = [self.record(info) for info in checked.records.values()]
+        view.consts = [
+            ConstView(
+                self.names.consts[c.name],
+                self.names.py_type(c.type),
+                self.body.value(c.decl.value, c.type, Context("const")),
+            )
+            for c in checked.consts.values()
+        ]
+        for name, info in checked.state.items():
+            if isinstance(info.type, t.TableType):
+                view.tables.append(self.table(name, checked.records[info.type.entity]))
+            else:
+                default = None
+                if info.decl.default is not None:
+                    value = self.body.value(info.decl.default, info.type, Context("default"))
+                    default = f"lambda: {value}"
+                view.scalars.append(
+                    ScalarView(
+                        name,
+                        self.names.state[name],
+                        self.names.py_type(info.type),
+                        self.names.spec(info.type),
+                        default,
+                    )
+                )
+        self.invariants(view)
+        for info in checked.callables.values():
+            params, body = self.body_of(info)
+            view.methods.append(
+                MethodView(self.names.callables[info.name], params, self._result(info.result), body)
+            )
+            if info.is_tool and not info.internal:
+                view.tools.append(self.tool(info.name))
+        for task in env.of_type(ast.TaskDecl):
+            view.tasks.append(self.task(task, view))
+        return view
+
+    def body_of(self, info: object) -> tuple[list[str], list[str]]:
+        from envdsl.semantics.model import CallableInfo
+
+        assert isinstance(info, CallableInfo)
+        self.body.current_result = info.result
+        return self.body.callable_body(info)
+
+    def _result(self, result: t.Type) -> str:
+        return "None" if isinstance(result, t.VoidType) else self.names.py_type(result)
+
+    # ---- types -------------------------------------------------------------------------------
+    def enum(self, name: str) -> EnumView:
+        info = self.checked.enums[name]
+        members = [(self.names.member(name, m), info.json_value(m)) for m in info.members]
+        py = self.names.type_name(name)
+        doc = info.decl.doc.value if info.decl.doc else None
+        return EnumView(py, members, self.names.spec_name(py), doc)
+
+    def record(self, info: RecordInfo) -> RecordView:
+        fields = []
+        for field in info.fields.values():
+            decl = field.decl
+            default: str | None = None
+            required = True
+            if decl.default is not None:
+                required = False
+                is_auto = (
+                    isinstance(decl.default, ast.Call)
+                    and isinstance(decl.default.func, ast.NameRef)
+                    and decl.default.func.name == "auto"
+                )
+                if is_auto:
+                    default = "''"
+                else:
+                    self.body.allow_auto = False
+                    code = self.body.value(decl.default, field.type, Context("default"))
+                    default = (
+                        code
+                        if isinstance(decl.default, _LITERALS) or _is_member(decl.default)
+                        else f"field(default_factory=lambda: {code})"
+                    )
+            elif isinstance(field.type, t.OptionalType):
+                default, required = "None", False
+            fields.append(
+                FieldView(
+                    self.names.field(info.name, field.name),
+                    field.name,
+                    self.names.py_type(field.type),
+                    default,
+                    self.names.spec(field.type),
+                    required,
+                    decl.doc.value if decl.doc else None,
+                )
+            )
+        py = self.names.type_name(info.name)
+        doc = info.decl.doc.value if info.decl.doc else None
+        return RecordView(py, doc, fields, self.names.spec_name(py))
+
+    def table(self, name: str, entity: RecordInfo) -> TableView:
+        key = entity.key
+        assert key is not None
+        auto = None
+        default = key.decl.default
+        if (
+            isinstance(default, ast.Call)
+            and default.args
+            and isinstance(default.args[0], ast.StrLit)
+        ):
+            auto = default.args[0].value
+        uniques = [
+            (self.names.field(entity.name, f.name),)
+            for f in entity.fields.values()
+            if f.decl.unique and not f.is_key
+        ]
+        uniques += [
+            tuple(self.names.field(entity.name, n.text) for n in u.fields)
+            for u in entity.decl.uniques
+        ]
+        refs = []
+        for field in entity.fields.values():
+            target = t.strip_optional(field.type)
+            if isinstance(target, t.RefType):
+                policy = field.decl.on_delete.text if field.decl.on_delete else "restrict"
+                refs.append(
+                    f"rt.RefField({name!r}, {self.names.field(entity.name, field.name)!r}, "
+                    f"{self.names.table_of(target.entity)!r}, {policy!r})"
+                )
+        transitions = {}
+        for field in entity.fields.values():
+            if field.transitions is None:
+                continue
+            enum_type = t.strip_optional(field.type)
+            assert isinstance(enum_type, t.EnumType)
+            enum_py = self.names.type_name(enum_type.name)
+            graph = {
+                f"{enum_py}.{self.names.member(enum_type.name, src)}": "frozenset({"
+                + ", ".join(
+                    f"{enum_py}.{self.names.member(enum_type.name, dst)}" for dst in sorted(dsts)
+                )
+                + "})"
+                for src, dsts in sorted(field.transitions.items())
+            }
+            body = ", ".join(f"{k}: {v}" for k, v in graph.items())
+            transitions[self.names.field(entity.name, field.name)] = "{" + body + "}"
+        schema = (
+            f"rt.TableSchema({name!r}, {entity.name!r}, {self.names.key_attr(entity.name)!r}, "
+            f"{auto!r}, ({''.join(repr(u) + ', ' for u in uniques)}), "
+            f"({''.join(r + ', ' for r in refs)}), "
+            "{" + ", ".join(f"{k!r}: {v}" for k, v in transitions.items()) + "})"
+        )
+        py = self.names.type_name(entity.name)
+        parents: set[str] = set()
+        for field in entity.fields.values():
+            if not isinstance(t.strip_optional(field.type), t.RefType):
+                parents |= self._nested_parents(field.type, set())
+        return TableView(
+            name,
+            entity.name,
+            self.names.state[name],
+            f"rt.Table[{py}]",
+            schema,
+            self.names.spec_name(py),
+            sorted(parents),
+        )
+
+    def _nested_parents(self, value: t.Type, seen: set[str]) -> set[str]:
+        """Tables that refs inside records and collections of this type can point at."""
+        if isinstance(value, t.RefType):
+            return {self.names.table_of(value.entity)}
+        if isinstance(value, t.OptionalType):
+            return self._nested_parents(value.inner, seen)
+        if isinstance(value, (t.ListType, t.SetType)):
+            return self._nested_parents(value.elem, seen)
+        if isinstance(value, t.MapType):
+            return self._nested_parents(value.value, seen)
+        if isinstance(value, t.RecordType) and not value.is_entity and value.name not in seen:
+            found: set[str] = set()
+            for field in self.checked.records[value.name].fields.values():
+                found |= self._nested_parents(field.type, seen | {value.name})
+            return found
+        return set()
+
+    # ---- invariants and their effect-driven selection ----------------------------------------
+    def invariants(self, view: ModuleView) -> None:
+        self.row_invariant_reads: list[tuple[str, str, set[str]]] = []
+        for info in self.checked.records.values():
+            if not info.is_entity or info.table is None or info.module is not None:
+                continue
+            items = []
+            for index, invariant in enumerate(info.decl.invariants):
+                method = f"_rowinv_{info.name}_{index}"
+                body = self.body.row_predicate(info, invariant.cond)
+                view.methods.append(
+                    MethodView(method, [f"row: {self.names.type_name(info.name)}"], "bool", body)
+                )
+                items.append((invariant.text.value, method))
+                reads = self._effects(f"invariant:{info.name}:{invariant.text.value}").reads
+                self.row_invariant_reads.append((info.table, method, reads))
+            if items:
+                view.row_invariants[info.table] = items
+        self.env_invariant_reads: list[tuple[str, set[str]]] = []
+        for index, decl in enumerate(self.checked.env.of_type(ast.InvariantDecl)):
+            method = f"_inv_{index}"
+            view.methods.append(
+                MethodView(
+                    method, [], "bool", self.body.predicate(decl.cond, Context("env_invariant"))
+                )
+            )
+            view.env_invariants.append((method, decl.text.value))
+            self.env_invariant_reads.append(
+                (method, self._effects(f"invariant:{decl.text.value}").reads)
+            )
+
+    def _effects(self, key: str) -> Effects:
+        return self.checked.effects.get(key, Effects())
+
+    def _writes(self, tool: str) -> set[str]:
+        """A tool's writes, plus what deletes cascade to (cascade and `on delete none`)."""
+        writes = set(self._effects(tool).writes)
+        frontier = [w for w in writes if "." not in w]
+        while frontier:
+            table = frontier.pop()
+            for info in self.checked.records.values():
+                for field in info.fields.values():
+                    target = t.strip_optional(field.type)
+                    if not isinstance(target, t.RefType) or info.table is None:
+                        continue
+                    if self.checked.records[target.entity].table != table:
+                        continue
+                    policy = field.decl.on_delete.text if field.decl.on_delete else "restrict"
+                    if policy == "cascade" and info.table not in writes:
+                        writes.add(info.table)
+                        frontier.append(info.table)
+                    elif policy == "none":
+                        writes.add(f"{info.table}.{field.name}")
+        return writes
+
+    def tool(self, name: str) -> ToolView:
+        info = self.checked.callables[name]
+        decl = info.decl
+        assert isinstance(decl, ast.ToolDecl)
+        params = []
+        for param in info.params:
+            default = None
+            if param.decl.default is not None:
+                value = self.body.value(param.decl.default, param.type, Context("default"))
+                default = f"lambda: {value}"
+            params.append(
+                ParamView(
+                    param.name,
+                    _py_param(param.name),
+                    self.names.py_type(param.type),
+                    self.names.spec(param.type),
+                    param.decl.default is None and not isinstance(param.type, t.OptionalType),
+                    default,
+                    param.decl.doc.value if param.decl.doc else None,
+                )
+            )
+        writes = self._writes(name) if info.kind == "action" else set()
+        env_invariants = [m for m, reads in self.env_invariant_reads if _affects(writes, reads)]
+        full_rows = [
+            (table, m) for table, m, reads in self.row_invariant_reads if _affects(writes, reads)
+        ]
+        return ToolView(
+            name,
+            self.names.tool_methods[name],
+            self.names.callables[name],
+            info.kind,
+            decl.doc.value if decl.doc else name,
+            params,
+            self.names.spec(info.result),
+            env_invariants,
+            full_rows,
+        )
+
+    # ---- tasks -------------------------------------------------------------------------------
+    def task(self, task: ast.TaskDecl, view: ModuleView) -> TaskView:
+        name = task.name.text
+        init_method: str | None = None
+        init_file: str | None = None
+        if isinstance(task.init, ast.InitFrom):
+            init_file = task.init.path.value
+        else:
+            init_method = f"_init_{name}"
+            lines: list[str] = []
+            for assign in task.init.assigns if task.init is not None else ():
+                info = self.checked.state[assign.name.text]
+                value = self.body.value(assign.value, info.type, Context("init"))
+                if isinstance(info.type, t.TableType):
+                    if isinstance(self.body.type_of(assign.value), t.MapType):
+                        value = f"list({value}.values())"
+                    lines.append(f"self.load_rows({assign.name.text!r}, {value})")
+                else:
+                    lines.append(f"self.set_scalar_initial({assign.name.text!r}, {value})")
+            view.methods.append(MethodView(init_method, [], "None", lines or ["pass"]))
+        bound = {s.bind.text for s in task.solution or () if s.bind is not None}
+        solve: str | None = None
+        if task.solution is not None:
+            solve = f"_solve_{name}"
+            lines = ["b: dict[str, Any] = {}"]
+            ctx = Context("solution", bindings=bound)
+            for step in task.solution:
+                tool = step.call.func
+                assert isinstance(tool, ast.NameRef)
+                info = self.checked.callables[tool.name]
+                params = {p.name: p for p in info.params}
+                values = ", ".join(
+                    f"{k.name.text!r}: "
+                    f"{self.body.value(k.value, params[k.name.text].type, ctx)}"
+                    for k in step.call.kwargs
+                )
+                call = f"self._solution_call(results, {tool.name!r}, {{{values}}})"
+                lines.append(f"b[{step.bind.text!r}] = {call}" if step.bind else call)
+            lines.append("return b")
+            view.methods.append(
+                MethodView(solve, ["results: list[rt.Result]"], "dict[str, Any]", lines)
+            )
+        checks = []
+        for index, check in enumerate(task.checks):
+            method = f"_check_{name}_{index}"
+            body = self.body.predicate(check.cond, Context("check", bindings=bound))
+            view.methods.append(MethodView(method, ["b: dict[str, Any]"], "bool", body))
+            checks.append((check.text.value, method))
+        instruction = task.doc.value if task.doc else ""
+        return TaskView(name, instruction, init_method, init_file, solve, checks)
+
+
+def _affects(writes: set[str], reads: set[str]) -> bool:
+    """Can writing `writes` change the value of an expression that read `reads`?
+
+    Entries are table names (rows added or removed, or read by iteration), `table.field`
+    and scalar names.  Reading a table as a whole depends on each of its fields.
+    """
+    for write in writes:
+        table = write.split(".", 1)[0]
+        if write in reads or table in reads:
+            return True
+        if "." not in write and any(read.startswith(write + ".") for read in reads):
+            return True
+    return False
+
+
+def _is_member(node: ast.Expr) -> bool:
+    return isinstance(node, ast.Attribute) and isinstance(node.obj, ast.NameRef)
+
+
+def _py_param(name: str) -> str:
+    from envdsl.codegen.naming import value_name
+
+    return value_name(name)

@@ -1,0 +1,197 @@
+"""Lowering of statements and whole bodies (tools, fns, invariants, checks, tasks) to lines."""
+
+from __future__ import annotations
+
+from envdsl.codegen.translate import CgScope, Context, Translator
+from envdsl.semantics import types as t
+from envdsl.semantics.model import CallableInfo, RecordInfo
+from envdsl.syntax import ast
+
+INDENT = "    "
+_MUTABLE = (t.ListType, t.SetType, t.MapType)
+
+
+class BodyTranslator(Translator):
+    # ---- whole bodies ------------------------------------------------------------------------
+    def callable_body(self, info: CallableInfo) -> tuple[list[str], list[str]]:
+        """(parameter declarations, body lines) of a fn or a tool's implementation."""
+        self.ctx = Context("tool" if info.is_tool else "fn")
+        scope = CgScope()
+        params = []
+        for param in info.params:
+            py = scope.declare(param.name, param.type)
+            params.append(f"{py}: {self.names.py_type(param.type)}")
+        body = info.decl.body
+        if isinstance(body, ast.Block):
+            lines = self.block(body, scope, 0)
+        else:
+            lines = self.flush(0) + [f"return {self.result(body, info.result, scope)}"]
+        return params, lines
+
+    def result(self, value: ast.Expr, expected: t.Type, scope: CgScope) -> str:
+        return self.coerce(self.expr(value, scope), self.type_of(value), expected)
+
+    def predicate(self, cond: ast.Expr, ctx: Context) -> list[str]:
+        """The body of an invariant or check method: one boolean expression."""
+        self.ctx = ctx
+        code = self.expr(cond, CgScope())
+        return self.flush(0) + [f"return bool({code})"]
+
+    def row_predicate(self, record: RecordInfo, cond: ast.Expr) -> list[str]:
+        return self.predicate(cond, Context("row_invariant", row=record))
+
+    def value(self, node: ast.Expr, expected: t.Type, ctx: Context) -> str:
+        """A standalone value: defaults, constants, init values, solution arguments."""
+        self.ctx = ctx
+        return self.coerce(self.expr(node, CgScope()), self.type_of(node), expected)
+
+    def flush(self, level: int) -> list[str]:
+        lines = [INDENT * level + line for line in self.pending]
+        self.pending = []
+        return lines
+
+    # ---- statements --------------------------------------------------------------------------
+    def block(self, block: ast.Block, scope: CgScope, level: int) -> list[str]:
+        lines: list[str] = []
+        for stmt in block.stmts:
+            lines += self.stmt(stmt, scope, level)
+        return lines or [INDENT * level + "pass"]
+
+    def stmt(self, stmt: ast.Stmt, scope: CgScope, level: int) -> list[str]:
+        pad = INDENT * level
+        if isinstance(stmt, ast.Let):
+            return self.let(stmt, scope, level)
+        if isinstance(stmt, ast.Assign):
+            return self.assign(stmt, scope, level)
+        if isinstance(stmt, ast.Require):
+            cond = self.expr(stmt.cond, scope)
+            message = self.expr(stmt.message, scope)
+            return self.flush(level) + [
+                f"{pad}if not {cond}:",
+                f"{pad}{INDENT}raise rt.Fail({message})",
+            ]
+        if isinstance(stmt, ast.Fail):
+            message = self.expr(stmt.message, scope)
+            return self.flush(level) + [f"{pad}raise rt.Fail({message})"]
+        if isinstance(stmt, ast.Return):
+            if stmt.value is None:
+                return [f"{pad}return None"]
+            expected = self._result_type()
+            code = self.coerce(self.expr(stmt.value, scope), self.type_of(stmt.value), expected)
+            return self.flush(level) + [f"{pad}return {code}"]
+        if isinstance(stmt, ast.If):
+            lines: list[str] = []
+            for index, branch in enumerate(stmt.branches):
+                cond = self.expr(branch.cond, scope)
+                lines += self.flush(level) if index == 0 else []
+                keyword = "if" if index == 0 else "elif"
+                lines.append(f"{pad}{keyword} {cond}:")
+                lines += self.block(branch.body, scope.child(), level + 1)
+            if stmt.orelse is not None:
+                lines.append(f"{pad}else:")
+                lines += self.block(stmt.orelse, scope.child(), level + 1)
+            return lines
+        if isinstance(stmt, ast.For):
+            iterable = self.iterable(stmt.iterable, scope)
+            inner = scope.child()
+            targets = [inner.declare(n.text, self.local_type(n)) for n in stmt.targets]
+            return self.flush(level) + [
+                f"{pad}for {', '.join(targets)} in {iterable}:",
+                *self.block(stmt.body, inner, level + 1),
+            ]
+        if isinstance(stmt, ast.Break):
+            return [f"{pad}break"]
+        if isinstance(stmt, ast.Continue):
+            return [f"{pad}continue"]
+        assert isinstance(stmt, ast.ExprStmt)
+        code = self.expr(stmt.expr, scope)
+        return self.flush(level) + [f"{pad}{code}"]
+
+    def _result_type(self) -> t.Type:
+        return self.current_result
+
+    current_result: t.Type = t.VOID
+
+    def let(self, stmt: ast.Let, scope: CgScope, level: int) -> list[str]:
+        pad = INDENT * level
+        local_type = self.local_type(stmt.name)
+        code = self.expr(stmt.value, scope)
+        value_type = self.type_of(stmt.value)
+        if _is_place(stmt.value) and isinstance(
+            t.strip_optional(value_type), _MUTABLE + (t.RecordType,)
+        ):
+            base = t.strip_optional(value_type)
+            if not (isinstance(base, t.RecordType) and base.is_entity):
+                code = f"h.copy_value({code})"  # values never alias state
+        lines = self.flush(level)
+        py = scope.declare(stmt.name.text, local_type)
+        if stmt.else_message is not None:
+            message = self.expr(stmt.else_message, scope)
+            lines += self.flush(level)
+            lines += [
+                f"{pad}{py} = {code}",
+                f"{pad}if {py} is None:",
+                f"{pad}{INDENT}raise rt.Fail({message})",
+            ]
+            return lines
+        code = self.coerce(code, value_type, local_type)
+        annotation = self.names.py_type(local_type)
+        lines.append(f"{pad}{py}: {annotation} = {code}")
+        return lines
+
+    def assign(self, stmt: ast.Assign, scope: CgScope, level: int) -> list[str]:
+        pad = INDENT * level
+        target = stmt.target
+        value = self.expr(stmt.value, scope)
+        value_type = self.type_of(stmt.value)
+        lines = self.flush(level)
+        if isinstance(target, ast.NameRef):
+            local = scope.lookup(target.name)
+            if local is not None:
+                declared = scope.lookup_type(target.name) or t.ERROR
+                value = self.coerce(value, value_type, declared)
+                return lines + [f"{pad}{local} {stmt.op} {value}"]
+            info = self.checked.state[target.name]
+            accessor = f"self.{self.names.state[target.name]}"
+            value = self.coerce(value, value_type, info.type)
+            if stmt.op != "=":
+                value = f"{accessor} {stmt.op[0]} {value}"
+            return lines + [f"{pad}self._set_scalar({target.name!r}, {value})"]
+        if isinstance(target, ast.Attribute):
+            obj_type = self.type_of(target.obj)
+            record = self.row_record(obj_type)
+            if record is not None:
+                row_code = self.expr(target.obj, scope)
+                if isinstance(obj_type, t.RefType):
+                    row_code = f"self._row({self.names.table_of(record.name)!r}, {row_code})"
+                lines += self.flush(level)
+                if not isinstance(target.obj, ast.NameRef):
+                    temp = self.temp(scope)
+                    lines.append(f"{pad}{temp} = {row_code}")
+                    row_code = temp
+                field = record.fields[target.name.text]
+                attr = self.names.field(record.name, target.name.text)
+                value = self.coerce(value, value_type, field.type)
+                if stmt.op != "=":
+                    value = f"{row_code}.{attr} {stmt.op[0]} {value}"
+                table = self.names.table_of(record.name)
+                return lines + [f"{pad}self._set({table!r}, {row_code}, {attr!r}, {value})"]
+        touch = self.touch_before(target, scope)
+        target_code = self.expr(target, scope)
+        lines += self.flush(level)
+        if touch:
+            lines.append(f"{pad}{touch}")
+        if isinstance(target, ast.Index):
+            obj_type = self.type_of(target.obj)
+            obj = self.expr(target.obj, scope)
+            index = self.expr(target.index, scope)
+            if isinstance(obj_type, t.ListType):
+                if stmt.op != "=":
+                    value = f"h.at({obj}, {index}) {stmt.op[0]} {value}"
+                return lines + [f"{pad}h.set_at({obj}, {index}, {value})"]
+            target_code = f"{obj}[{index}]"
+        return lines + [f"{pad}{target_code} {stmt.op} {value}"]
+
+
+def _is_place(node: ast.Expr) -> bool:
+    return isinstance(node, (ast.NameRef, ast.Attribute, ast.Index))

@@ -1,0 +1,540 @@
+"""Lowering of checked bodies to Python: expressions and statements become code lines.
+
+Every decision here follows the types the checker recorded: which table a row belongs to, when a
+ref is followed, when a row must be written through the journal, when a narrowed optional
+needs `h.unwrap` for mypy.  Spec strings only ever reach the output through `repr`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from envdsl.codegen.names import Names
+from envdsl.semantics import types as t
+from envdsl.semantics.model import CheckedSpec, RecordInfo
+from envdsl.semantics.scope import path_of
+from envdsl.syntax import ast
+
+_BUILTIN_DIRECT = {"len": "len", "abs": "abs", "all": "all", "any": "any", "zip": "zip",
+                   "enumerate": "enumerate"}  # fmt: skip
+_HELPERS = {
+    "days", "hours", "minutes", "seconds", "date_of", "datetime_of", "days_between",
+    "minutes_between", "add_months", "weekday", "total_minutes", "total_seconds", "first",
+    "count", "split",
+}  # fmt: skip
+_COMPARE = {"==": "==", "!=": "!=", "<": "<", "<=": "<=", ">": ">", ">=": ">=", "in": "in",
+            "not in": "not in", "is": "is", "is not": "is not"}  # fmt: skip
+
+
+@dataclass
+class CgScope:
+    """DSL names of locals -> Python names, per block; names are unique per function."""
+
+    parent: CgScope | None = None
+    names: dict[str, str] = field(default_factory=dict)
+    types: dict[str, t.Type] = field(default_factory=dict)  # declared DSL types
+    used: set[str] = field(default_factory=set)
+
+    def child(self) -> CgScope:
+        return CgScope(self, {}, {}, self.used)
+
+    def lookup(self, name: str) -> str | None:
+        scope: CgScope | None = self
+        while scope is not None:
+            if name in scope.names:
+                return scope.names[name]
+            scope = scope.parent
+        return None
+
+    def lookup_type(self, name: str) -> t.Type | None:
+        scope: CgScope | None = self
+        while scope is not None:
+            if name in scope.names:
+                return scope.types.get(name)
+            scope = scope.parent
+        return None
+
+    def declare(self, name: str, dsl_type: t.Type) -> str:
+        """A fresh Python name for a DSL local (`x`, or `x_2` if the function has an `x`)."""
+        base = _safe(name)
+        candidate, index = base, 1
+        while candidate in self.used:
+            index += 1
+            candidate = f"{base}_{index}"
+        self.used.add(candidate)
+        self.names[name] = candidate
+        self.types[name] = dsl_type
+        return candidate
+
+
+@dataclass
+class Context:
+    kind: str  # tool fn row_invariant env_invariant check solution init default
+    row: RecordInfo | None = None  # row invariants: the row's fields are bare names
+    bindings: set[str] = field(default_factory=set)  # solution/check bindings in `b`
+
+
+class Translator:
+    def __init__(self, checked: CheckedSpec, names: Names) -> None:
+        self.checked = checked
+        self.names = names
+        self.ctx = Context("default")
+        self._temp = 0
+        # journal calls that must run before the statement being translated
+        self.pending: list[str] = []
+
+    # ---- helpers -----------------------------------------------------------------------------
+    def type_of(self, node: ast.Expr) -> t.Type:
+        return self.checked.expr_types.get(id(node), t.ERROR)
+
+    def local_type(self, name: ast.Name) -> t.Type:
+        local = self.checked.locals.get(id(name))
+        return local.type if local is not None else t.ERROR
+
+    def temp(self, scope: CgScope) -> str:
+        self._temp += 1
+        return scope.declare(f"_tmp{self._temp}", t.ERROR)
+
+    def row_record(self, value: t.Type) -> RecordInfo | None:
+        if isinstance(value, t.RecordType) and value.is_entity:
+            return self.checked.records[value.name]
+        if isinstance(value, t.RefType):
+            return self.checked.records[value.entity]
+        return None
+
+    def coerce(self, code: str, source: t.Type, target: t.Type) -> str:
+        """Adapt a value to where it goes: a row stored in a ref slot becomes its key."""
+        target_base = t.strip_optional(target)
+        if isinstance(source, t.RecordType) and source.is_entity:
+            if isinstance(target_base, t.RefType) or target_base in (t.STR, t.INT):
+                return f"{code}.{self.names.key_attr(source.name)}"
+        if source == t.INT and target_base == t.FLOAT:
+            return f"float({code})"
+        return code
+
+    # ---- expressions -------------------------------------------------------------------------
+    def expr(self, node: ast.Expr, scope: CgScope) -> str:
+        method = getattr(self, f"x_{type(node).__name__}")
+        code: str = method(node, scope)
+        return code
+
+    def x_IntLit(self, node: ast.IntLit, scope: CgScope) -> str:
+        return repr(node.value)
+
+    def x_FloatLit(self, node: ast.FloatLit, scope: CgScope) -> str:
+        return repr(node.value)
+
+    def x_StrLit(self, node: ast.StrLit, scope: CgScope) -> str:
+        return repr(node.value)
+
+    def x_BoolLit(self, node: ast.BoolLit, scope: CgScope) -> str:
+        return "True" if node.value else "False"
+
+    def x_NoneLit(self, node: ast.NoneLit, scope: CgScope) -> str:
+        return "None"
+
+    def x_FString(self, node: ast.FString, scope: CgScope) -> str:
+        pieces: list[str] = []
+        for part in node.parts:
+            if isinstance(part, str):
+                pieces.append(repr(part))
+            elif part.format_spec:
+                pieces.append(f"h.fmt({self.expr(part.expr, scope)}, {part.format_spec!r})")
+            else:
+                pieces.append(f"h.to_str({self.expr(part.expr, scope)})")
+        return "(" + " + ".join(pieces) + ")" if pieces else "''"
+
+    def x_NameRef(self, node: ast.NameRef, scope: CgScope) -> str:
+        code, declared = self.name(node.name, scope)
+        return self.narrowed(code, declared, self.type_of(node))
+
+    def narrowed(self, code: str, declared: t.Type | None, actual: t.Type) -> str:
+        """`h.unwrap(x)` where the checker narrowed an optional that Python cannot see."""
+        if isinstance(declared, t.OptionalType) and not t.is_optional(actual):
+            if not t.is_error(actual):
+                return f"h.unwrap({code})"
+        return code
+
+    def name(self, name: str, scope: CgScope) -> tuple[str, t.Type | None]:
+        local = scope.lookup(name)
+        if local is not None:
+            return local, self._declared_local(name, scope)
+        if name in self.ctx.bindings:
+            return f"b[{name!r}]", None
+        row = self.ctx.row
+        if row is not None and name in row.fields:
+            return f"row.{self.names.field(row.name, name)}", row.fields[name].type
+        if name in self.checked.state:
+            return f"self.{self.names.state[name]}", self.checked.state[name].type
+        if name in self.checked.consts:
+            return self.names.consts[name], self.checked.consts[name].type
+        if name in self.checked.enums or name in self.checked.records:
+            return self.names.type_name(name), None
+        if name == "initial":
+            return "self.initial_state()", None
+        raise AssertionError(f"unresolved name {name!r} reached code generation")
+
+    def _declared_local(self, name: str, scope: CgScope) -> t.Type | None:
+        return scope.lookup_type(name)
+
+    def x_Attribute(self, node: ast.Attribute, scope: CgScope) -> str:
+        obj_type = self.type_of(node.obj)
+        field_name = node.name.text
+        if isinstance(obj_type, t.TypeRefType) and isinstance(obj_type.target, t.EnumType):
+            enum = obj_type.target.name
+            return f"{self.names.type_name(enum)}.{self.names.member(enum, field_name)}"
+        obj = self.expr(node.obj, scope)
+        if isinstance(obj_type, t.InitialStateType):
+            return f"{obj}.{self.names.state[field_name]}"
+        declared: t.Type | None = None
+        if isinstance(obj_type, t.RefType):
+            record = self.checked.records[obj_type.entity]
+            obj = f"self._row({self.names.table_of(record.name)!r}, {obj})"
+            declared = record.fields[field_name].type
+            code = f"{obj}.{self.names.field(record.name, field_name)}"
+        elif isinstance(obj_type, t.RecordType):
+            declared = self.checked.records[obj_type.name].fields[field_name].type
+            code = f"{obj}.{self.names.field(obj_type.name, field_name)}"
+        else:  # date and datetime components
+            code = f"{obj}.{field_name}"
+        return self.narrowed(code, declared, self.type_of(node))
+
+    def x_Index(self, node: ast.Index, scope: CgScope) -> str:
+        obj_type = self.type_of(node.obj)
+        obj = self.expr(node.obj, scope)
+        index = self.expr(node.index, scope)
+        if isinstance(obj_type, t.TableType):
+            index = self.coerce(index, self.type_of(node.index), t.RefType(obj_type.entity))
+            return f"self._row({self.names.table_of(obj_type.entity)!r}, {index})"
+        if isinstance(obj_type, t.MapType):
+            return f"h.lookup({obj}, {index})"
+        if obj_type == t.STR:
+            return f"h.char_at({obj}, {index})"
+        if obj_type == t.JSON:
+            return f"{obj}[{index}]"
+        return f"h.at({obj}, {index})"
+
+    def x_Slice(self, node: ast.Slice, scope: CgScope) -> str:
+        lower = self.expr(node.lower, scope) if node.lower is not None else ""
+        upper = self.expr(node.upper, scope) if node.upper is not None else ""
+        return f"{self.expr(node.obj, scope)}[{lower}:{upper}]"
+
+    def x_Unary(self, node: ast.Unary, scope: CgScope) -> str:
+        return f"({node.op}{self.expr(node.operand, scope)})"
+
+    def x_Binary(self, node: ast.Binary, scope: CgScope) -> str:
+        left, right = self.expr(node.left, scope), self.expr(node.right, scope)
+        left_type, right_type = self.type_of(node.left), self.type_of(node.right)
+        if node.op == "/":
+            if left_type == t.DURATION:
+                return f"h.div_duration({left}, {right})"
+            return f"h.div({left}, {right})"
+        if node.op == "//":
+            return f"h.floordiv({left}, {right})"
+        if node.op == "%":
+            return f"h.mod({left}, {right})"
+        if node.op == "**":
+            result = self.names.py_type(self.type_of(node))
+            return f"cast({result!r}, h.power({left}, {right}))"
+        if isinstance(left_type, t.ListType) and isinstance(right_type, t.ListType):
+            return f"[*{left}, *{right}]"
+        return f"({left} {node.op} {right})"
+
+    def x_BoolOp(self, node: ast.BoolOp, scope: CgScope) -> str:
+        return f"({self.expr(node.left, scope)} {node.op} {self.expr(node.right, scope)})"
+
+    def x_Not(self, node: ast.Not, scope: CgScope) -> str:
+        return f"(not {self.expr(node.operand, scope)})"
+
+    def x_Compare(self, node: ast.Compare, scope: CgScope) -> str:
+        codes = [self.expr(operand, scope) for operand in node.operands]
+        types = [self.type_of(operand) for operand in node.operands]
+        parts = [self.compare_operand(codes[0], types[0], types[1])]
+        for index, op in enumerate(node.ops):
+            left_type, right_type = types[index], types[index + 1]
+            right = codes[index + 1]
+            if op in ("==", "!=") and (
+                isinstance(node.operands[index + 1], ast.NoneLit)
+                or isinstance(node.operands[index], ast.NoneLit)
+            ):
+                op = "is" if op == "==" else "is not"  # mypy narrows `is None`, not `== None`
+            if op in ("in", "not in") and isinstance(right_type, t.TableType):
+                parts[-1] = self.coerce(parts[-1], left_type, t.RefType(right_type.entity))
+            parts.append(_COMPARE[op])
+            parts.append(self.compare_operand(right, right_type, left_type))
+        return "(" + " ".join(parts) + ")"
+
+    def compare_operand(self, code: str, own: t.Type, other: t.Type) -> str:
+        """A row compared with a key or ref is compared by its key."""
+        if isinstance(own, t.RecordType) and own.is_entity:
+            other_base = t.strip_optional(other)
+            if not (isinstance(other_base, t.RecordType) and other_base.is_entity):
+                return f"{code}.{self.names.key_attr(own.name)}"
+        return code
+
+    def x_Conditional(self, node: ast.Conditional, scope: CgScope) -> str:
+        body, test, orelse = (self.expr(x, scope) for x in (node.body, node.test, node.orelse))
+        return f"({body} if {test} else {orelse})"
+
+    def x_Lambda(self, node: ast.Lambda, scope: CgScope) -> str:
+        inner = scope.child()
+        params = [inner.declare(p.text, self.local_type(p)) for p in node.params]
+        return f"(lambda {', '.join(params)}: {self.expr(node.body, inner)})"
+
+    def x_ListLit(self, node: ast.ListLit, scope: CgScope) -> str:
+        return self.items("[", node.items, "]", self.type_of(node), scope)
+
+    def items(
+        self, open_: str, items: tuple[ast.Expr, ...], close: str, whole: t.Type, scope: CgScope
+    ) -> str:
+        elem = t.element_type(whole) or t.ERROR
+        codes = [self.coerce(self.expr(i, scope), self.type_of(i), elem) for i in items]
+        return open_ + ", ".join(codes) + close
+
+    def x_SetLit(self, node: ast.SetLit, scope: CgScope) -> str:
+        return self.items("{", node.items, "}", self.type_of(node), scope)
+
+    def x_MapLit(self, node: ast.MapLit, scope: CgScope) -> str:
+        entries = [f"{self.expr(e.key, scope)}: {self.expr(e.value, scope)}" for e in node.entries]
+        return "{" + ", ".join(entries) + "}"
+
+    def x_Comprehension(self, node: ast.Comprehension, scope: CgScope) -> str:
+        inner = scope.child()
+        clauses: list[str] = []
+        for clause in node.clauses:
+            if isinstance(clause, ast.CompFor):
+                iterable = self.iterable(clause.iterable, inner)
+                targets = [inner.declare(n.text, self.local_type(n)) for n in clause.targets]
+                clauses.append(f"for {', '.join(targets)} in {iterable}")
+            else:
+                clauses.append(f"if {self.expr(clause.cond, inner)}")
+        element = self.expr(node.element, inner)
+        body = " ".join(clauses)
+        if node.kind == "map":
+            assert node.value is not None
+            return f"{{{element}: {self.expr(node.value, inner)} {body}}}"
+        if node.kind == "set":
+            return f"{{{element} {body}}}"
+        if node.kind == "gen":
+            return f"({element} {body})"
+        return f"[{element} {body}]"
+
+    def iterable(self, node: ast.Expr, scope: CgScope) -> str:
+        """An iteration under the step budget, over a snapshot of the collection."""
+        value_type = self.type_of(node)
+        code = self.expr(node, scope)
+        if isinstance(value_type, t.TableType):
+            return f"self._it({code}.rows())"
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.NameRef)
+            and node.func.name in ("range", "zip", "enumerate")
+        ):
+            return f"self._it({code})"
+        return f"self._it(list({code}))"
+
+    # ---- calls -------------------------------------------------------------------------------
+    def x_Call(self, node: ast.Call, scope: CgScope) -> str:
+        func = node.func
+        if isinstance(func, ast.Attribute):
+            return self.method_call(func, node, scope)
+        assert isinstance(func, ast.NameRef)
+        name = func.name
+        record = self.checked.records.get(name)
+        if record is not None and scope.lookup(name) is None:
+            args = []
+            for kwarg in node.kwargs:
+                field_info = record.fields[kwarg.name.text]
+                value = self.coerce(
+                    self.expr(kwarg.value, scope), self.type_of(kwarg.value), field_info.type
+                )
+                args.append(f"{self.names.field(record.name, kwarg.name.text)}={value}")
+            return f"{self.names.type_name(name)}({', '.join(args)})"
+        info = self.checked.callables.get(name)
+        if info is not None:
+            params = {p.name: p for p in info.params}
+            args = []
+            for index, arg in enumerate(node.args):
+                param = info.params[index]
+                value = self.coerce(self.expr(arg, scope), self.type_of(arg), param.type)
+                args.append(f"{_safe(param.name)}={value}")
+            for kwarg in node.kwargs:
+                param = params[kwarg.name.text]
+                value = self.coerce(
+                    self.expr(kwarg.value, scope), self.type_of(kwarg.value), param.type
+                )
+                args.append(f"{_safe(param.name)}={value}")
+            return f"self.{self.names.callables[name]}({', '.join(args)})"
+        return self.builtin(name, node, scope)
+
+    def builtin(self, name: str, node: ast.Call, scope: CgScope) -> str:
+        args = [self.expr(arg, scope) for arg in node.args]
+        kwargs = {k.name.text: k.value for k in node.kwargs}
+        result_type = self.type_of(node)
+        if name in _BUILTIN_DIRECT:
+            return f"{_BUILTIN_DIRECT[name]}({', '.join(args)})"
+        if name in _HELPERS:
+            return f"h.{name}({', '.join(args)})"
+        if name == "round":
+            return f"round({', '.join(args)})"
+        if name in ("min", "max"):
+            key = f", key={self.expr(kwargs['key'], scope)}" if "key" in kwargs else ""
+            if len(args) > 1:
+                return f"{name}({', '.join(args)}{key})"
+            if "default" in kwargs:
+                default = self.expr(kwargs["default"], scope)
+                return f"h.{name}_or({args[0]}, {default}{key})"
+            return f"h.{name}_of({args[0]}{key})"
+        if name == "sum":
+            elem = t.element_type(self.type_of(node.args[0]))
+            start = ", datetime.timedelta()" if elem == t.DURATION else ""
+            if elem == t.FLOAT:
+                start = ", 0.0"
+            return f"sum({args[0]}{start})"
+        if name == "sorted":
+            extra = ""
+            if "key" in kwargs:
+                extra += f", key={self.expr(kwargs['key'], scope)}"
+            if "reverse" in kwargs:
+                extra += f", reverse={self.expr(kwargs['reverse'], scope)}"
+            return f"sorted({args[0]}{extra})"
+        if name in ("set", "list"):
+            return f"{name}({', '.join(args)})"
+        if name == "range":
+            return f"self._range({', '.join(args)})"
+        if name == "str":
+            return f"h.to_str({args[0]})"
+        if name in ("int", "float"):
+            if self.type_of(node.args[0]) == t.STR:
+                return f"h.to_{name}({args[0]})"
+            return f"{name}({args[0]})"
+        if name in ("lower", "upper", "strip"):
+            return f"{args[0]}.{name}()"
+        if name in ("startswith", "endswith"):
+            return f"{args[0]}.{name}({args[1]})"
+        if name == "contains":
+            return f"({args[1]} in {args[0]})"
+        if name == "replace":
+            return f"{args[0]}.replace({args[1]}, {args[2]})"
+        if name in ("date", "datetime"):
+            return f"h.{name}({args[0]})"
+        if name == "auto":
+            return "''"
+        if name in ("called", "calls"):
+            tool = node.args[0]
+            assert isinstance(tool, ast.StrLit)
+            info = self.checked.callables[tool.value]
+            params = {p.name: p for p in info.params}
+            values = ", ".join(
+                f"{k!r}: {self.coerce(self.expr(v, scope), self.type_of(v), params[k].type)}"
+                for k, v in kwargs.items()
+            )
+            count = f"self.called_with({tool.value!r}, {{{values}}})"
+            return f"({count} > 0)" if name == "called" else count
+        raise AssertionError(f"builtin {name!r} has no translation ({result_type})")
+
+    def method_call(self, func: ast.Attribute, node: ast.Call, scope: CgScope) -> str:
+        receiver_type = self.type_of(func.obj)
+        method = func.name.text
+        if isinstance(receiver_type, t.TypeRefType):
+            return f"list({self.expr(func.obj, scope)})"  # E.values()
+        receiver = self.expr(func.obj, scope)
+        args = [self.expr(arg, scope) for arg in node.args]
+        if isinstance(receiver_type, t.TableType):
+            table = self.names.table_of(receiver_type.entity)
+            key_type = t.RefType(receiver_type.entity)
+            if method in ("get", "delete", "contains"):
+                key = self.coerce(args[0], self.type_of(node.args[0]), key_type)
+                if method == "get":
+                    return f"{receiver}.get({key})"
+                if method == "contains":
+                    return f"({key} in {receiver})"
+                return f"self._delete({table!r}, {key})"
+            if method == "insert":
+                return f"self._insert({table!r}, {args[0]})"
+            if method == "values":
+                return f"{receiver}.rows()"
+            return f"{receiver}.keys()"
+        if method in _MUTATORS:
+            touch = self.touch_before(func.obj, scope)
+            if touch:
+                self.pending.append(touch)
+        if receiver_type == t.STR:
+            if method in ("join", "count", "find"):
+                return f"{receiver}.{method}({', '.join(args)})"
+            return self.builtin(
+                method,
+                ast.Call(
+                    ast.NameRef(method, func.span), (func.obj, *node.args), node.kwargs, node.span
+                ),
+                scope,
+            )
+        if isinstance(receiver_type, t.ListType):
+            call = {
+                "append": f"{receiver}.append({', '.join(args)})",
+                "extend": f"{receiver}.extend({', '.join(args)})",
+                "remove": f"h.list_remove({receiver}, {', '.join(args)})",
+                "count": f"{receiver}.count({', '.join(args)})",
+                "index": f"h.list_index({receiver}, {', '.join(args)})",
+                "contains": f"({', '.join(args)} in {receiver})",
+            }[method]
+        elif isinstance(receiver_type, t.SetType):
+            call = {
+                "add": f"{receiver}.add({', '.join(args)})",
+                "remove": f"h.set_remove({receiver}, {', '.join(args)})",
+                "discard": f"{receiver}.discard({', '.join(args)})",
+                "contains": f"({', '.join(args)} in {receiver})",
+            }[method]
+        else:
+            call = {
+                "get": f"{receiver}.get({', '.join(args)})",
+                "keys": f"list({receiver}.keys())",
+                "values": f"list({receiver}.values())",
+                "items": f"list({receiver}.items())",
+                "remove": f"h.map_remove({receiver}, {', '.join(args)})",
+                "contains": f"({', '.join(args)} in {receiver})",
+            }[method]
+        return call
+
+    def touch_before(self, target: ast.Expr, scope: CgScope) -> str:
+        """The journal call that must precede an in-place mutation of state, or ''."""
+        place = self.state_place(target, scope)
+        if place is None:
+            return ""
+        kind, table, row_code, attr = place
+        if kind == "scalar":
+            return f"self._touch_scalar({table!r})"
+        return f"self._touch({table!r}, {row_code}, {attr!r})"
+
+    def state_place(self, target: ast.Expr, scope: CgScope) -> tuple[str, str, str, str] | None:
+        """Where a mutation through `target` lands: ('row', table, row code, field attr),
+        ('scalar', name, '', ''), or None for a local value."""
+        if isinstance(target, ast.NameRef):
+            if scope.lookup(target.name) is not None or target.name in self.ctx.bindings:
+                return None
+            info = self.checked.state.get(target.name)
+            if info is not None and not isinstance(info.type, t.TableType):
+                return ("scalar", target.name, "", "")
+            return None
+        if isinstance(target, ast.Attribute):
+            obj_type = self.type_of(target.obj)
+            record = self.row_record(obj_type)
+            if record is not None:
+                row_code = self.expr(target.obj, scope)
+                if isinstance(obj_type, t.RefType):
+                    row_code = f"self._row({self.names.table_of(record.name)!r}, {row_code})"
+                attr = self.names.field(record.name, target.name.text)
+                return ("row", self.names.table_of(record.name), row_code, attr)
+            return self.state_place(target.obj, scope)
+        if isinstance(target, ast.Index):
+            return self.state_place(target.obj, scope)
+        return None
+
+
+_MUTATORS = {"append", "extend", "remove", "add", "discard"}
+
+
+def _safe(name: str) -> str:
+    from envdsl.codegen.naming import value_name
+
+    return value_name(name)

@@ -1,0 +1,120 @@
+"""View models: everything the module template needs, already lowered to Python text."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass
+class EnumView:
+    name: str
+    members: list[tuple[str, str]]  # (python attribute, JSON value)
+    spec: str
+    doc: str | None
+
+
+@dataclass
+class FieldView:
+    attr: str
+    json_name: str
+    annotation: str
+    default: str | None  # Python code after `=` in the dataclass, or None
+    spec: str
+    required: bool
+    description: str | None
+
+
+@dataclass
+class RecordView:
+    name: str
+    doc: str | None
+    fields: list[FieldView]
+    spec: str
+
+
+@dataclass
+class MethodView:
+    name: str
+    params: list[str]
+    result: str
+    body: list[str]
+    doc: str | None = None
+
+
+@dataclass
+class ParamView:
+    name: str
+    attr: str
+    annotation: str
+    spec: str
+    required: bool
+    default: str | None  # a lambda producing the default, or None
+    description: str | None
+
+
+@dataclass
+class ToolView:
+    name: str
+    method: str
+    impl: str
+    kind: str
+    description: str
+    params: list[ParamView]
+    result_spec: str
+    env_invariants: list[str]
+    full_row_invariants: list[tuple[str, str]]
+
+
+@dataclass
+class TableView:
+    name: str
+    entity: str
+    accessor: str
+    annotation: str
+    schema: str  # the rt.TableSchema(...) expression
+    spec: str
+    nested_parents: list[str]  # tables that refs nested in records/collections point at
+
+
+@dataclass
+class ScalarView:
+    name: str
+    accessor: str
+    annotation: str
+    spec: str
+    default: str | None
+
+
+@dataclass
+class TaskView:
+    name: str
+    instruction: str
+    init: str | None
+    init_file: str | None
+    solve: str | None
+    checks: list[tuple[str, str]]
+
+
+@dataclass
+class ConstView:
+    name: str
+    annotation: str
+    value: str
+
+
+@dataclass
+class ModuleView:
+    source: str
+    env_name: str
+    env_class: str
+    description: str
+    enums: list[EnumView] = field(default_factory=list)
+    records: list[RecordView] = field(default_factory=list)
+    consts: list[ConstView] = field(default_factory=list)
+    tables: list[TableView] = field(default_factory=list)
+    scalars: list[ScalarView] = field(default_factory=list)
+    tools: list[ToolView] = field(default_factory=list)
+    methods: list[MethodView] = field(default_factory=list)
+    row_invariants: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
+    env_invariants: list[tuple[str, str]] = field(default_factory=list)
+    tasks: list[TaskView] = field(default_factory=list)

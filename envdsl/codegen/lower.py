@@ -21,7 +21,7 @@ from envdsl.codegen.views import (
     ToolView,
 )
 from envdsl.semantics import types as t
-from envdsl.semantics.model import CheckedSpec, Effects, RecordInfo
+from envdsl.semantics.model import CallableInfo, CheckedSpec, Effects, RecordInfo
 from envdsl.syntax import ast
 
 _LITERALS = (ast.IntLit, ast.FloatLit, ast.StrLit, ast.BoolLit, ast.NoneLit)
@@ -70,21 +70,23 @@ class Lowerer:
                     )
                 )
         self.invariants(view)
-        for info in checked.callables.values():
-            params, body = self.body_of(info)
+        for callable_info in checked.callables.values():
+            params, body = self.body_of(callable_info)
             view.methods.append(
-                MethodView(self.names.callables[info.name], params, self._result(info.result), body)
+                MethodView(
+                    self.names.callables[callable_info.name],
+                    params,
+                    self._result(callable_info.result),
+                    body,
+                )
             )
-            if info.is_tool and not info.internal:
-                view.tools.append(self.tool(info.name))
+            if callable_info.is_tool and not callable_info.internal:
+                view.tools.append(self.tool(callable_info.name))
         for task in env.of_type(ast.TaskDecl):
             view.tasks.append(self.task(task, view))
         return view
 
-    def body_of(self, info: object) -> tuple[list[str], list[str]]:
-        from envdsl.semantics.model import CallableInfo
-
-        assert isinstance(info, CallableInfo)
+    def body_of(self, info: CallableInfo) -> tuple[list[str], list[str]]:
         self.body.current_result = info.result
         return self.body.callable_body(info)
 
@@ -115,7 +117,6 @@ class Lowerer:
                 if is_auto:
                     default = "''"
                 else:
-                    self.body.allow_auto = False
                     code = self.body.value(decl.default, field.type, Context("default"))
                     default = (
                         code
@@ -150,7 +151,7 @@ class Lowerer:
             and isinstance(default.args[0], ast.StrLit)
         ):
             auto = default.args[0].value
-        uniques = [
+        uniques: list[tuple[str, ...]] = [
             (self.names.field(entity.name, f.name),)
             for f in entity.fields.values()
             if f.decl.unique and not f.is_key
@@ -327,9 +328,9 @@ class Lowerer:
             init_method = f"_init_{name}"
             lines: list[str] = []
             for assign in task.init.assigns if task.init is not None else ():
-                info = self.checked.state[assign.name.text]
-                value = self.body.value(assign.value, info.type, Context("init"))
-                if isinstance(info.type, t.TableType):
+                state = self.checked.state[assign.name.text]
+                value = self.body.value(assign.value, state.type, Context("init"))
+                if isinstance(state.type, t.TableType):
                     if isinstance(self.body.type_of(assign.value), t.MapType):
                         value = f"list({value}.values())"
                     lines.append(f"self.load_rows({assign.name.text!r}, {value})")
@@ -345,8 +346,8 @@ class Lowerer:
             for step in task.solution:
                 tool = step.call.func
                 assert isinstance(tool, ast.NameRef)
-                info = self.checked.callables[tool.name]
-                params = {p.name: p for p in info.params}
+                called = self.checked.callables[tool.name]
+                params = {p.name: p for p in called.params}
                 values = ", ".join(
                     f"{k.name.text!r}: "
                     f"{self.body.value(k.value, params[k.name.text].type, ctx)}"

@@ -163,7 +163,7 @@ class BodyTranslator(Translator):
             if record is not None:
                 row_code = self.expr(target.obj, scope)
                 if isinstance(obj_type, t.RefType):
-                    row_code = f"self._row({self.names.table_of(record.name)!r}, {row_code})"
+                    row_code = f"self.{self._table_accessor(record.name)}.row({row_code})"
                 lines += self.flush(level)
                 if not isinstance(target.obj, ast.NameRef):
                     temp = self.temp(scope)

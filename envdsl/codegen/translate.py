@@ -102,6 +102,9 @@ class Translator:
             return self.checked.records[value.entity]
         return None
 
+    def _table_accessor(self, entity: str) -> str:
+        return self.names.state[self.names.table_of(entity)]
+
     def coerce(self, code: str, source: t.Type, target: t.Type) -> str:
         """Adapt a value to where it goes: a row stored in a ref slot becomes its key."""
         target_base = t.strip_optional(target)
@@ -189,7 +192,7 @@ class Translator:
         declared: t.Type | None = None
         if isinstance(obj_type, t.RefType):
             record = self.checked.records[obj_type.entity]
-            obj = f"self._row({self.names.table_of(record.name)!r}, {obj})"
+            obj = f"self.{self._table_accessor(record.name)}.row({obj})"
             declared = record.fields[field_name].type
             code = f"{obj}.{self.names.field(record.name, field_name)}"
         elif isinstance(obj_type, t.RecordType):
@@ -205,7 +208,7 @@ class Translator:
         index = self.expr(node.index, scope)
         if isinstance(obj_type, t.TableType):
             index = self.coerce(index, self.type_of(node.index), t.RefType(obj_type.entity))
-            return f"self._row({self.names.table_of(obj_type.entity)!r}, {index})"
+            return f"{obj}.row({index})"  # `obj` may be `initial.<table>`
         if isinstance(obj_type, t.MapType):
             return f"h.lookup({obj}, {index})"
         if obj_type == t.STR:
@@ -522,7 +525,7 @@ class Translator:
             if record is not None:
                 row_code = self.expr(target.obj, scope)
                 if isinstance(obj_type, t.RefType):
-                    row_code = f"self._row({self.names.table_of(record.name)!r}, {row_code})"
+                    row_code = f"self.{self._table_accessor(record.name)}.row({row_code})"
                 attr = self.names.field(record.name, target.name.text)
                 return ("row", self.names.table_of(record.name), row_code, attr)
             return self.state_place(target.obj, scope)

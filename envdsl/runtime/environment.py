@@ -13,7 +13,7 @@ import difflib
 import hashlib
 import json
 from dataclasses import dataclass, field
-from typing import Any, Callable, ClassVar, Iterable, Iterator, Mapping, TypeVar
+from typing import Any, Callable, ClassVar, Iterable, Iterator, Mapping, Self, TypeVar
 
 from envdsl.runtime.errors import BadValue, Fail
 from envdsl.runtime.table import RefField, Table, TableSchema
@@ -252,7 +252,7 @@ class Environment:
         self.task = snapshot.task
         self._initial = snapshot.initial
 
-    def initial_state(self) -> Environment:
+    def initial_state(self) -> Self:
         """A read-only view of the state at reset(), for `initial.` in checks."""
         view = object.__new__(type(self))
         Environment.__init__(view, step_budget=self.step_budget)

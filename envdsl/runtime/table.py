@@ -54,6 +54,15 @@ class Table(Generic[R]):
     def get(self, key: Key) -> R | None:
         return self._rows.get(key)
 
+    def row(self, key: Key) -> R:
+        """The row with this key; a missing key fails the call (`t[key]` in the DSL)."""
+        row = self._rows.get(key)
+        if row is None:
+            from envdsl.runtime.errors import Fail
+
+            raise Fail(f"{self.schema.entity} {key!r} not found")
+        return row
+
     def __contains__(self, key: object) -> bool:
         return key in self._rows
 

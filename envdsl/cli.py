@@ -12,11 +12,14 @@ import json
 import os
 import sys
 import textwrap
-from typing import NoReturn, Sequence
+from typing import TYPE_CHECKING, NoReturn, Sequence
 
 import click
 
 from envdsl import __version__
+
+if TYPE_CHECKING:
+    from envdsl.runtime import Environment
 
 EXIT_OK = 0
 EXIT_ERRORS = 1
@@ -161,3 +164,167 @@ def _close_matches(wanted: str) -> str:
         return "; run `envdsl explain --list` to see all codes"
     suggestions = ", ".join(f"{code} ({REGISTRY[code].slug})" for code in found)
     return f"; did you mean {suggestions}?"
+
+
+# ---- compile, schema, run --------------------------------------------------------------------
+
+
+def _compile_or_exit(path: str, color: bool | None = None) -> object:
+    """Compile one spec; on errors print them like `check` does and exit 1."""
+    from envdsl.diagnostics.render_text import render_text
+    from envdsl.pipeline import compile_file
+
+    try:
+        result = compile_file(path)
+    except (OSError, UnicodeDecodeError) as error:
+        _fail_usage(f"cannot read '{path}': {_describe_read_error(error)}")
+    if not result.ok:
+        use_color = _use_color(color)
+        click.echo(
+            render_text(result.diagnostics, result.sources, color=use_color), color=use_color
+        )
+        sys.exit(EXIT_ERRORS)
+    return result
+
+
+def _load_class(path: str) -> "type[Environment]":
+    from envdsl.loader import environment_class, load_module
+    from envdsl.pipeline import CompileResult
+
+    result = _compile_or_exit(path)
+    assert isinstance(result, CompileResult)
+    module = load_module(result.artifacts["module"], result.artifacts["name"])
+    return environment_class(module)
+
+
+@main.command(name="compile")
+@click.argument("files", nargs=-1, required=True, metavar="FILE...")
+@click.option(
+    "-o",
+    "--output",
+    "output_dir",
+    default=".",
+    show_default=True,
+    type=click.Path(file_okay=False),
+    help="Directory for <name>.py and <name>.tools.json.",
+)
+def compile_command(files: Sequence[str], output_dir: str) -> None:
+    """Generate the Python environment and its tool schemas from specs.
+
+    Writes nothing for a spec with errors (they are printed as `check` prints them).
+    """
+    from pathlib import Path
+
+    from envdsl.loader import environment_class, load_module
+    from envdsl.pipeline import CompileResult
+
+    outputs: list[tuple[Path, str]] = []
+    for path in files:
+        result = _compile_or_exit(path)
+        assert isinstance(result, CompileResult)
+        name = result.artifacts["name"]
+        module = load_module(result.artifacts["module"], name)
+        schemas = environment_class(module)().tool_schemas()
+        target = Path(output_dir)
+        outputs.append((target / f"{name}.py", result.artifacts["module"]))
+        tools_json = json.dumps(schemas, indent=2, ensure_ascii=False) + "\n"
+        outputs.append((target / f"{name}.tools.json", tools_json))
+    try:
+        Path(output_dir).mkdir(parents=True, exist_ok=True)
+        for target_path, text in outputs:
+            temporary = target_path.with_name(target_path.name + ".tmp")
+            temporary.write_text(text, encoding="utf-8")
+            temporary.replace(target_path)  # atomic: never a half-written module
+    except OSError as error:
+        _fail_usage(f"cannot write to '{output_dir}': {error.strerror or error}")
+    for target_path, _ in outputs:
+        click.echo(f"wrote {target_path}")
+
+
+@main.command()
+@click.argument("file")
+def schema(file: str) -> None:
+    """Print the OpenAI function-calling schemas of a spec's tools."""
+    env_class = _load_class(file)
+    click.echo(json.dumps(env_class().tool_schemas(), indent=2, ensure_ascii=False))
+
+
+@main.command()
+@click.argument("file")
+@click.option(
+    "--task", "task_name", help="Start from this task's initial state; print its evaluation."
+)
+@click.option(
+    "--state",
+    "state_file",
+    type=click.Path(dir_okay=False),
+    help="Start from a JSON state (checked against the schema).",
+)
+@click.option(
+    "--calls",
+    "calls_file",
+    required=True,
+    type=click.Path(dir_okay=False, allow_dash=True),
+    help='JSONL of {"name", "arguments"} or OpenAI assistant messages with tool_calls; - for stdin.',
+)
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+)
+def run(
+    file: str, task_name: str | None, state_file: str | None, calls_file: str, output_format: str
+) -> None:
+    """Replay tool calls against an environment and print each result and the final state hash."""
+    from envdsl.replay import CallParseError, parse_calls
+    from envdsl.runtime import InvalidState
+
+    if task_name and state_file:
+        _fail_usage("give --task or --state, not both")
+    env_class = _load_class(file)
+    env = env_class()
+    try:
+        if state_file:
+            with open(state_file, encoding="utf-8") as handle:
+                env.reset(state=json.load(handle))
+        else:
+            env.reset(task=task_name)
+    except KeyError:
+        _fail_usage(f"unknown task '{task_name}'; tasks: {', '.join(env_class.TASKS) or 'none'}")
+    except (OSError, json.JSONDecodeError) as error:
+        _fail_usage(f"cannot read state '{state_file}': {error}")
+    except InvalidState as error:
+        _fail_usage(f"invalid initial state: {error}")
+    try:
+        if calls_file == "-":
+            calls = parse_calls(sys.stdin.read())
+        else:
+            with open(calls_file, encoding="utf-8") as handle:
+                calls = parse_calls(handle.read())
+    except OSError as error:
+        _fail_usage(f"cannot read '{calls_file}': {_describe_read_error(error)}")
+    except CallParseError as error:
+        _fail_usage(str(error))
+    results = []
+    for index, (name, arguments) in enumerate(calls, start=1):
+        outcome = env.call(name, arguments)
+        results.append({"name": name, "arguments": arguments, "result": outcome})
+        if output_format == "text":
+            shown = json.dumps(arguments, ensure_ascii=False)
+            click.echo(f"[{index}] {name}({shown}) -> {json.dumps(outcome, ensure_ascii=False)}")
+    evaluation = env.evaluate() if task_name else None
+    if output_format == "json":
+        document = {"calls": results, "state_hash": env.state_hash(), "evaluation": evaluation}
+        click.echo(json.dumps(document, indent=2, ensure_ascii=False))
+        return
+    click.echo(f"state hash: {env.state_hash()}")
+    if evaluation is not None:
+        for check_result in evaluation["checks"]:
+            mark = "pass" if check_result["passed"] else "FAIL"
+            reason = f" ({check_result['reason']})" if "reason" in check_result else ""
+            click.echo(f"  {mark}  {check_result['check']}{reason}")
+        click.echo(
+            f"reward: {evaluation['reward']:.3f}  success: {str(evaluation['success']).lower()}"
+        )

@@ -6,6 +6,7 @@ one sink; a stage runs as long as its input exists, so one run reports as much a
 
 from __future__ import annotations
 
+import os
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -57,6 +58,39 @@ def check_file(path: str | Path) -> CompileResult:
     """Read a spec from disk (UTF-8) and check it. Raises OSError/UnicodeDecodeError on I/O."""
     text = Path(path).read_text(encoding="utf-8")
     return check_source(SourceFile(str(path), text))
+
+
+def compile_source(source: SourceFile) -> CompileResult:
+    """Check a spec and, when it has no errors, generate its Python module.
+
+    On success `artifacts` holds `name` (the module's file stem) and `module` (its source).
+    """
+    result = check_source(source)
+    if not result.ok or result.checked is None:
+        return result
+    try:
+        from envdsl.codegen.emit import generate, output_name
+        from envdsl.semantics.model import CheckedSpec
+
+        assert isinstance(result.checked, CheckedSpec)
+        result.stage_reached = "codegen"
+        result.artifacts["name"] = output_name(result.checked)
+        result.artifacts["module"] = generate(result.checked)
+    except Exception as error:  # a code generator bug is reported, never raised
+        result.artifacts.clear()
+        result.sink.report(
+            codes.INTERNAL_ERROR,
+            f"internal compiler error in stage 'codegen': {type(error).__name__}: {error}",
+            Span(source.path, 0, 0),
+            notes=["".join(traceback.format_exception(error)).rstrip()],
+            help="please report this with the spec that triggers it",
+        )
+    return result
+
+
+def compile_file(path: str | os.PathLike[str]) -> CompileResult:
+    text = Path(path).read_text(encoding="utf-8")
+    return compile_source(SourceFile(str(path), text))
 
 
 def _run_front_end(result: CompileResult, source: SourceFile) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from envdsl.codegen.names import Names
@@ -321,9 +322,11 @@ class Lowerer:
     def task(self, task: ast.TaskDecl, view: ModuleView) -> TaskView:
         name = task.name.text
         init_method: str | None = None
-        init_file: str | None = None
+        init_data: str | None = None
         if isinstance(task.init, ast.InitFrom):
-            init_file = task.init.path.value
+            # embedded, so that a compiled module needs no file next to it
+            path = Path(self.checked.spec.path).parent / task.init.path.value
+            init_data = json.dumps(json.loads(path.read_text(encoding="utf-8")), sort_keys=True)
         else:
             init_method = f"_init_{name}"
             lines: list[str] = []
@@ -366,7 +369,7 @@ class Lowerer:
             view.methods.append(MethodView(method, ["b: dict[str, Any]"], "bool", body))
             checks.append((check.text.value, method))
         instruction = task.doc.value if task.doc else ""
-        return TaskView(name, instruction, init_method, init_file, solve, checks)
+        return TaskView(name, instruction, init_method, init_data, solve, checks)
 
 
 def _affects(writes: set[str], reads: set[str]) -> bool:

@@ -12,7 +12,7 @@ _ENVIRONMENT_API = {
     "task", "solve", "called_with", "tool_schemas", "invoke_typed", "load_rows",
     "set_scalar_initial", "initial_state", "step_budget", "last_exception", "last_result",
     "NAME", "DESCRIPTION", "TOOLS", "TABLES", "SCALARS", "TASKS", "ROW_INVARIANTS",
-    "ENV_INVARIANTS", "SPEC_DIR",
+    "ENV_INVARIANTS",
 }  # fmt: skip
 
 

@@ -90,7 +90,7 @@ class TaskView:
     name: str
     instruction: str
     init: str | None
-    init_file: str | None
+    init_data: str | None  # JSON text of an `init from` file
     solve: str | None
     checks: list[tuple[str, str]]
 

@@ -74,7 +74,7 @@ class TaskSpec:
     name: str
     instruction: str
     init: str | None  # method that loads the initial state, or None for an init file
-    init_file: str | None
+    init_data: str | None  # the JSON text of an `init from` file, embedded at compile time
     solve: str | None  # method that replays the solution and returns its bindings
     checks: tuple[tuple[str, str], ...]  # (text, method)
 
@@ -109,7 +109,6 @@ class Environment:
     TASKS: ClassVar[dict[str, TaskSpec]] = {}
     ROW_INVARIANTS: ClassVar[dict[str, tuple[tuple[str, str], ...]]] = {}  # table -> (text, method)
     ENV_INVARIANTS: ClassVar[dict[str, str]] = {}  # method -> text
-    SPEC_DIR: ClassVar[str] = "."  # where `init from` files are looked up
 
     def __init__(self, *, step_budget: int = DEFAULT_STEP_BUDGET) -> None:
         self.step_budget = step_budget
@@ -149,11 +148,8 @@ class Environment:
                 raise KeyError(f"unknown task {task!r}; tasks: {', '.join(self.TASKS) or 'none'}")
             if spec.init is not None:
                 getattr(self, spec.init)()
-            elif spec.init_file is not None:
-                import pathlib
-
-                path = pathlib.Path(self.SPEC_DIR) / spec.init_file
-                self._load_json_state(json.loads(path.read_text(encoding="utf-8")))
+            elif spec.init_data is not None:
+                self._load_json_state(json.loads(spec.init_data))
         elif state is not None:
             data = json.loads(state) if isinstance(state, str) else state
             self._load_json_state(data)

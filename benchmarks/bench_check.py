@@ -1,0 +1,325 @@
+"""How fast is `envdsl check`? In-process per spec, a synthesized 20-tool spec, and cold CLI start.
+
+Run from the repository root:
+
+    python3 benchmarks/bench_check.py            # default: 20 runs per spec, 5 cold starts
+    python3 benchmarks/bench_check.py --runs 50 --cold 9
+
+Targets: < 20 ms in-process for a 20-tool spec, < 300 ms for a cold `envdsl check`.
+It also reports whether `envdsl check` imported the code generator's or the LLM client's
+dependencies (black, jinja2, openai), which it must not: they dominate start-up time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from envdsl.pipeline import CompileResult, check_source  # noqa: E402
+from envdsl.source import SourceFile  # noqa: E402
+
+IN_PROCESS_TARGET_MS = 20.0
+COLD_TARGET_MS = 300.0
+HEAVY_MODULES = ("black", "jinja2", "openai")
+
+
+# ---- a synthesized spec ----------------------------------------------------------------------
+
+_HEADER = '''import std.time
+
+env Synthetic {
+  """A generated environment with N tools, for timing the checker."""
+
+  enum Status { active, suspended, closed }
+  enum Priority { low, normal, high }
+
+  record Address { street: str, city: str, zip: str }
+
+  entity Account {
+    key account_id: str
+    name: str
+    email: str unique
+    status: Status = Status.active
+    address: Address?
+    balance: int = 0
+    tags: list[str] = []
+    invariant "balance is never negative": balance >= 0
+  }
+
+  entity Item {
+    key item_id: str = auto("I")
+    owner: ref Account on delete cascade
+    title: str
+    priority: Priority = Priority.normal
+    done: bool = false
+    created: datetime
+  }
+
+  state {
+    accounts: table Account
+    items: table Item
+    now: datetime
+  }
+
+  fn open_items(account_id: str) -> list[Item] =
+    [i for i in items if i.owner == account_id and not i.done]
+'''
+
+_TOOLS = [
+    '''
+  query get_account_{n}(account_id: str "The account's id") -> Account {{
+    """Return one account ({n})."""
+    let a = accounts.get(account_id) else f"account {{account_id}} not found"
+    return a
+  }}
+''',
+    '''
+  query list_items_{n}(account_id: str, limit: int = 10 "At most this many") -> list[Item] {{
+    """List the open items of an account, most urgent first ({n})."""
+    require limit > 0 else "limit must be positive"
+    let found = sorted(open_items(account_id), key=lambda i: i.created, reverse=true)
+    return found[:limit]
+  }}
+''',
+    '''
+  action add_item_{n}(account_id: str, title: str, priority: Priority = Priority.normal) -> Item {{
+    """Add an item for an active account ({n})."""
+    let a = accounts.get(account_id) else "account not found"
+    require a.status == Status.active else "account is not active"
+    require len(title.strip()) > 0 else "title must not be empty"
+    return items.insert(Item(owner=account_id, title=title, priority=priority, created=now))
+  }}
+''',
+    '''
+  action complete_{n}(item_id: str) -> Item {{
+    """Mark an item as done ({n})."""
+    let i = items.get(item_id) else "item not found"
+    if i.done {{
+      fail "already done"
+    }} elif i.owner.status != Status.active {{
+      fail "account is not active"
+    }}
+    i.done = true
+    return i
+  }}
+''',
+    '''
+  action move_{n}(account_id: str, street: str, city: str, zip: str) -> Account {{
+    """Change an account's address and tag it ({n})."""
+    let a = accounts.get(account_id) else "account not found"
+    a.address = Address(street=street, city=city, zip=zip)
+    if "moved" not in a.tags {{
+      a.tags.append("moved")
+    }}
+    for i in items {{
+      if i.owner == account_id and i.priority == Priority.low {{
+        i.priority = Priority.normal
+      }}
+    }}
+    return a
+  }}
+''',
+]
+
+_TASK = '''
+  task smoke {
+    """Add an item for A1."""
+    init {
+      now = datetime("2024-05-01T09:00:00Z")
+      accounts = [Account(account_id="A1", name="Ana", email="ana@x.org")]
+      items = []
+    }
+    solution {
+      add_item_2(account_id="A1", title="buy milk")
+    }
+    check "one item": count(i for i in items if i.owner == "A1") == 1
+  }
+}
+'''
+
+
+def synthesize(tool_count: int) -> str:
+    """A spec with `tool_count` tools, cycling through a few realistic tool shapes."""
+    tools = [_TOOLS[n % len(_TOOLS)].format(n=n) for n in range(tool_count)]
+    return _HEADER + "".join(tools) + _TASK
+
+
+# ---- measurements ----------------------------------------------------------------------------
+
+
+def time_in_process(name: str, text: str, runs: int) -> tuple[float, CompileResult]:
+    """Median milliseconds of `check_source` over `runs` runs, after two warm-up runs."""
+    source_text = text
+    for _ in range(2):
+        result = check_source(SourceFile(name, source_text))
+    samples = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        result = check_source(SourceFile(name, source_text))
+        samples.append((time.perf_counter() - start) * 1000)
+    return statistics.median(samples), result
+
+
+def time_parse(name: str, text: str, runs: int) -> float:
+    """Median milliseconds of the syntax stages alone (parse + build), the rest is semantics."""
+    from envdsl.diagnostics import DiagnosticSink
+    from envdsl.syntax.build import build_ast
+    from envdsl.syntax.parse import parse_file
+
+    samples = []
+    for attempt in range(runs + 2):
+        source = SourceFile(name, text)
+        sink = DiagnosticSink()
+        start = time.perf_counter()
+        tree = parse_file(source, sink)
+        if tree is not None:
+            build_ast(tree, source, sink)
+        if attempt >= 2:
+            samples.append((time.perf_counter() - start) * 1000)
+    return statistics.median(samples)
+
+
+def _subprocess_env() -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
+    env["NO_COLOR"] = "1"
+    return env
+
+
+def cli_command() -> list[str]:
+    """The installed console script if it runs this checkout, else `python -m envdsl`."""
+    script = shutil.which("envdsl")
+    if script is not None:
+        probe = subprocess.run(
+            [script, "--version"], capture_output=True, text=True, env=_subprocess_env()
+        )
+        if probe.returncode == 0:
+            return [script]
+    return [sys.executable, "-m", "envdsl"]
+
+
+def time_cold(command: list[str], runs: int) -> float:
+    """Median wall-clock milliseconds of a fresh process (one unmeasured warm-up run)."""
+    env = _subprocess_env()
+    samples = []
+    for attempt in range(runs + 1):
+        start = time.perf_counter()
+        completed = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True)
+        elapsed = (time.perf_counter() - start) * 1000
+        if completed.returncode not in (0, 1):  # 1 = the spec has errors, still a full run
+            raise RuntimeError(f"{command} failed:\n{completed.stderr}")
+        if attempt > 0:  # the first run fills the OS file cache and lark's grammar cache
+            samples.append(elapsed)
+    return statistics.median(samples)
+
+
+_IMPORT_PROBE = """
+import json, sys
+from envdsl.cli import main
+try:
+    main(["check", sys.argv[1]], prog_name="envdsl", standalone_mode=False)
+except SystemExit:
+    pass
+print("@@" + json.dumps({name: name in sys.modules for name in sys.argv[2:]}))
+"""
+
+
+def heavy_imports(spec: Path) -> dict[str, bool]:
+    completed = subprocess.run(
+        [sys.executable, "-c", _IMPORT_PROBE, str(spec), *HEAVY_MODULES],
+        cwd=REPO,
+        env=_subprocess_env(),
+        capture_output=True,
+        text=True,
+    )
+    marker = [line for line in completed.stdout.splitlines() if line.startswith("@@")]
+    if not marker:
+        raise RuntimeError(f"import probe failed:\n{completed.stdout}\n{completed.stderr}")
+    loaded: dict[str, bool] = json.loads(marker[-1][2:])
+    return loaded
+
+
+# ---- report ----------------------------------------------------------------------------------
+
+
+def _verdict(value: float, target: float) -> str:
+    return "ok" if value < target else "SLOW"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=20, help="in-process runs per spec")
+    parser.add_argument("--cold", type=int, default=5, help="cold-start runs per command")
+    parser.add_argument("--tools", type=int, default=20, help="tools in the synthesized spec")
+    args = parser.parse_args()
+
+    print(f"python {sys.version.split()[0]} on {os.cpu_count()} cores; median of {args.runs} runs")
+    print()
+    print(f"{'spec':<40} {'tools':>5} {'lines':>6} {'diags':>5} {'check ms':>9} {'parse ms':>9}")
+    print("-" * 79)
+    examples = sorted((REPO / "examples").glob("*.env"))
+    for path in examples:
+        text = path.read_text(encoding="utf-8")
+        ms, result = time_in_process(str(path), text, args.runs)
+        tools = len(result.checked.tools) if result.checked is not None else 0  # type: ignore[attr-defined]
+        lines = text.count("\n")
+        parse_ms = time_parse(str(path), text, args.runs)
+        print(
+            f"{path.name:<40} {tools:>5} {lines:>6} {len(result.diagnostics):>5} {ms:>9.1f} "
+            f"{parse_ms:>9.1f}"
+        )
+
+    synthetic = synthesize(args.tools)
+    ms, result = time_in_process("synthetic.env", synthetic, args.runs)
+    tools = len(result.checked.tools) if result.checked is not None else 0  # type: ignore[attr-defined]
+    name = f"synthesized ({args.tools} tools)"
+    print(
+        f"{name:<40} {tools:>5} {synthetic.count(chr(10)):>6} {len(result.diagnostics):>5} "
+        f"{ms:>9.1f} {time_parse('synthetic.env', synthetic, args.runs):>9.1f}"
+        f"  target < {IN_PROCESS_TARGET_MS:.0f} ms: {_verdict(ms, IN_PROCESS_TARGET_MS)}"
+    )
+    if result.diagnostics:
+        errors = [f"{d.code.code} {d.message}" for d in result.diagnostics if d.is_error]
+        if errors:
+            print("  warning: the synthesized spec has errors:", *errors[:5], sep="\n    ")
+
+    print()
+    spec = REPO / "examples" / "sleep_tracking.env"
+    command = cli_command()
+    shown = "envdsl" if len(command) == 1 else "python -m envdsl"
+    try:
+        baseline = time_cold([sys.executable, "-c", "pass"], args.cold)
+        cold = time_cold([*command, "check", str(spec.relative_to(REPO))], args.cold)
+    except (OSError, RuntimeError) as error:
+        print(f"cold start: skipped ({error})")
+    else:
+        print(f"cold start, median of {args.cold} (after one warm-up run)")
+        print(f"  {'python -c pass':<46}{baseline:>7.1f} ms")
+        print(
+            f"  {shown} check sleep_tracking.env".ljust(48)
+            + f"{cold:>7.1f} ms  target < {COLD_TARGET_MS:.0f} ms: "
+            + _verdict(cold, COLD_TARGET_MS)
+        )
+        print(f"  difference {cold - baseline:.1f} ms, ratio {cold / baseline:.1f}x")
+
+    print()
+    loaded = heavy_imports(spec)
+    for module in HEAVY_MODULES:
+        state = "IMPORTED (should not be)" if loaded[module] else "not imported"
+        print(f"  {module:<8} during `envdsl check`: {state}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -163,6 +163,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
             "_impl_get_product_by_name",
             (),
             (),
+            (),
         ),
         "get_product_by_id": rt.ToolSpec(
             "get_product_by_id",
@@ -175,6 +176,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
             ),
             SPEC_Product,
             "_impl_get_product_by_id",
+            (),
             (),
             (),
         ),
@@ -196,6 +198,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
             "_impl_search_products_by_category",
             (),
             (),
+            (),
         ),
         "list_all_products": rt.ToolSpec(
             "list_all_products",
@@ -204,6 +207,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
             (),
             rt.ListSpec(SPEC_Product),
             "_impl_list_all_products",
+            (),
             (),
             (),
         ),
@@ -220,6 +224,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
             "_impl_get_reviews_by_product_id",
             (),
             (),
+            (),
         ),
         "get_reviews_by_product_name": rt.ToolSpec(
             "get_reviews_by_product_name",
@@ -234,6 +239,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
             "_impl_get_reviews_by_product_name",
             (),
             (),
+            (),
         ),
         "get_review_by_id": rt.ToolSpec(
             "get_review_by_id",
@@ -244,6 +250,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
             "_impl_get_review_by_id",
             (),
             (),
+            (),
         ),
         "get_user_by_id": rt.ToolSpec(
             "get_user_by_id",
@@ -252,6 +259,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
             (rt.ParamSpec("user_id", rt.STR, True, None, "the user's unique id", "user_id"),),
             SPEC_User,
             "_impl_get_user_by_id",
+            (),
             (),
             (),
         ),
@@ -265,6 +273,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
             ),
             rt.BOOL,
             "_impl_check_user_purchase_history",
+            (),
             (),
             (),
         ),
@@ -294,6 +303,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
             "_impl_get_average_rating_for_product",
             (),
             (),
+            (),
         ),
         "get_most_helpful_reviews": rt.ToolSpec(
             "get_most_helpful_reviews",
@@ -302,6 +312,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
             (),
             rt.ListSpec(SPEC_Review),
             "_impl_get_most_helpful_reviews",
+            (),
             (),
             (),
         ),
@@ -319,6 +330,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
             ),
             SPEC_Review,
             "_impl_submit_review",
+            (),
             (),
             (),
         ),
@@ -357,6 +369,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
             "_impl_edit_review",
             (),
             (),
+            (),
         ),
         "delete_review": rt.ToolSpec(
             "delete_review",
@@ -377,6 +390,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
             "_impl_delete_review",
             (),
             (),
+            (),
         ),
         "increment_helpful_vote": rt.ToolSpec(
             "increment_helpful_vote",
@@ -385,6 +399,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
             (rt.ParamSpec("review_id", rt.STR, True, None, "the review to upvote", "review_id"),),
             SPEC_Review,
             "_impl_increment_helpful_vote",
+            (),
             (),
             (),
         ),
@@ -409,6 +424,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
             "_impl_bulk_delete_reviews_by_product",
             (),
             (),
+            (),
         ),
         "update_product_info": rt.ToolSpec(
             "update_product_info",
@@ -431,6 +447,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
             "_impl_update_product_info",
             (),
             (),
+            (),
         ),
         "add_product": rt.ToolSpec(
             "add_product",
@@ -447,6 +464,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
             ),
             SPEC_Product,
             "_impl_add_product",
+            (),
             (),
             (),
         ),

@@ -410,6 +410,7 @@ class LibraryLendingEnv(rt.Environment):
             "_impl_search_books",
             (),
             (),
+            (),
         ),
         "get_book": rt.ToolSpec(
             "get_book",
@@ -418,6 +419,7 @@ class LibraryLendingEnv(rt.Environment):
             (rt.ParamSpec("isbn", rt.STR, True, None, "the book's ISBN", "isbn"),),
             SPEC_BookInfo,
             "_impl_get_book",
+            (),
             (),
             (),
         ),
@@ -440,6 +442,7 @@ class LibraryLendingEnv(rt.Environment):
             "_impl_list_copies",
             (),
             (),
+            (),
         ),
         "get_member": rt.ToolSpec(
             "get_member",
@@ -452,6 +455,7 @@ class LibraryLendingEnv(rt.Environment):
             ),
             SPEC_Member,
             "_impl_get_member",
+            (),
             (),
             (),
         ),
@@ -474,6 +478,7 @@ class LibraryLendingEnv(rt.Environment):
             "_impl_list_member_loans",
             (),
             (),
+            (),
         ),
         "list_overdue_loans": rt.ToolSpec(
             "list_overdue_loans",
@@ -482,6 +487,7 @@ class LibraryLendingEnv(rt.Environment):
             (),
             rt.ListSpec(SPEC_OverdueItem),
             "_impl_list_overdue_loans",
+            (),
             (),
             (),
         ),
@@ -506,6 +512,7 @@ class LibraryLendingEnv(rt.Environment):
                 "_inv_3",
             ),
             (),
+            (),
         ),
         "renew_membership": rt.ToolSpec(
             "renew_membership",
@@ -514,8 +521,9 @@ class LibraryLendingEnv(rt.Environment):
             (rt.ParamSpec("member_id", rt.STR, True, None, "library card number", "member_id"),),
             SPEC_Member,
             "_impl_renew_membership",
-            ("_inv_1",),
             (),
+            (),
+            (("members", "_inv_1_row", "_inv_1"),),
         ),
         "pay_fine": rt.ToolSpec(
             "pay_fine",
@@ -534,8 +542,9 @@ class LibraryLendingEnv(rt.Environment):
             ),
             SPEC_Member,
             "_impl_pay_fine",
-            ("_inv_1",),
             (),
+            (),
+            (("members", "_inv_1_row", "_inv_1"),),
         ),
         "check_out": rt.ToolSpec(
             "check_out",
@@ -552,6 +561,7 @@ class LibraryLendingEnv(rt.Environment):
                 "_inv_2",
                 "_inv_3",
             ),
+            (),
             (),
         ),
         "return_copy": rt.ToolSpec(
@@ -580,6 +590,7 @@ class LibraryLendingEnv(rt.Environment):
                 "_inv_3",
             ),
             (),
+            (),
         ),
         "renew_loan": rt.ToolSpec(
             "renew_loan",
@@ -595,6 +606,7 @@ class LibraryLendingEnv(rt.Environment):
             "_impl_renew_loan",
             ("_inv_0",),
             (),
+            (),
         ),
         "report_lost": rt.ToolSpec(
             "report_lost",
@@ -608,6 +620,7 @@ class LibraryLendingEnv(rt.Environment):
                 "_inv_1",
             ),
             (),
+            (),
         ),
         "place_hold": rt.ToolSpec(
             "place_hold",
@@ -619,11 +632,9 @@ class LibraryLendingEnv(rt.Environment):
             ),
             SPEC_Hold,
             "_impl_place_hold",
-            (
-                "_inv_2",
-                "_inv_3",
-            ),
+            ("_inv_2",),
             (),
+            (("holds", "_inv_3_row", "_inv_3"),),
         ),
         "cancel_hold": rt.ToolSpec(
             "cancel_hold",
@@ -642,11 +653,9 @@ class LibraryLendingEnv(rt.Environment):
             ),
             SPEC_Hold,
             "_impl_cancel_hold",
-            (
-                "_inv_2",
-                "_inv_3",
-            ),
+            ("_inv_2",),
             (),
+            (("holds", "_inv_3_row", "_inv_3"),),
         ),
         "advance_clock": rt.ToolSpec(
             "advance_clock",
@@ -669,6 +678,7 @@ class LibraryLendingEnv(rt.Environment):
                 "_inv_2",
                 "_inv_3",
             ),
+            (),
             (),
         ),
         "add_book": rt.ToolSpec(
@@ -705,6 +715,7 @@ class LibraryLendingEnv(rt.Environment):
                 "_inv_3",
             ),
             (),
+            (),
         ),
         "withdraw_book": rt.ToolSpec(
             "withdraw_book",
@@ -718,6 +729,7 @@ class LibraryLendingEnv(rt.Environment):
                 "_inv_2",
                 "_inv_3",
             ),
+            (),
             (),
         ),
     }
@@ -964,6 +976,20 @@ class LibraryLendingEnv(rt.Environment):
             )
         )
 
+    def _inv_0_row(self, c: Copy) -> bool:
+        return bool(
+            (
+                h.count(
+                    (
+                        l
+                        for l in self._it(self.t_loans.rows())
+                        if ((l.copy_ == c.copy_id) and (l.state == LoanState.active))
+                    )
+                )
+                <= 1
+            )
+        )
+
     def _inv_1(self) -> bool:
         return bool(
             all(
@@ -973,6 +999,9 @@ class LibraryLendingEnv(rt.Environment):
                 )
             )
         )
+
+    def _inv_1_row(self, m: Member) -> bool:
+        return bool((len(self.fn_active_loans_of(member_id=m.member_id)) <= C_MAX_LOANS))
 
     def _inv_2(self) -> bool:
         return bool(
@@ -1006,6 +1035,12 @@ class LibraryLendingEnv(rt.Environment):
                     if ((h_.state == HoldState.ready) and (h_.copy_ is not None))
                 )
             )
+        )
+
+    def _inv_3_row(self, h_: Hold) -> bool:
+        return bool(
+            (not (((h_.state == HoldState.ready) and (h_.copy_ is not None))))
+            or (self.fn_current_loan(copy_id=h.unwrap(h_.copy_)) is None)
         )
 
     def fn_is_open(self, h_: Hold) -> bool:

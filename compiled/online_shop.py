@@ -317,6 +317,7 @@ class OnlineShopEnv(rt.Environment):
             "_impl_search_products",
             (),
             (),
+            (),
         ),
         "get_product": rt.ToolSpec(
             "get_product",
@@ -327,6 +328,7 @@ class OnlineShopEnv(rt.Environment):
             "_impl_get_product",
             (),
             (),
+            (),
         ),
         "view_cart": rt.ToolSpec(
             "view_cart",
@@ -335,6 +337,7 @@ class OnlineShopEnv(rt.Environment):
             (rt.ParamSpec("customer_id", rt.STR, True, None, None, "customer_id"),),
             SPEC_CartView,
             "_impl_view_cart",
+            (),
             (),
             (),
         ),
@@ -351,6 +354,7 @@ class OnlineShopEnv(rt.Environment):
             "_impl_add_to_cart",
             ("_inv_1",),
             (),
+            (),
         ),
         "update_cart_item": rt.ToolSpec(
             "update_cart_item",
@@ -366,6 +370,7 @@ class OnlineShopEnv(rt.Environment):
             SPEC_CartView,
             "_impl_update_cart_item",
             ("_inv_1",),
+            (),
             (),
         ),
         "place_order": rt.ToolSpec(
@@ -406,6 +411,7 @@ class OnlineShopEnv(rt.Environment):
                 "_inv_1",
             ),
             (),
+            (),
         ),
         "pay_order": rt.ToolSpec(
             "pay_order",
@@ -418,6 +424,7 @@ class OnlineShopEnv(rt.Environment):
                 "_inv_0",
                 "_inv_1",
             ),
+            (),
             (),
         ),
         "cancel_order": rt.ToolSpec(
@@ -442,6 +449,7 @@ class OnlineShopEnv(rt.Environment):
                 "_inv_1",
             ),
             (),
+            (),
         ),
         "ship_order": rt.ToolSpec(
             "ship_order",
@@ -455,6 +463,7 @@ class OnlineShopEnv(rt.Environment):
             "_impl_ship_order",
             ("_inv_0",),
             (),
+            (),
         ),
         "mark_delivered": rt.ToolSpec(
             "mark_delivered",
@@ -467,6 +476,7 @@ class OnlineShopEnv(rt.Environment):
                 "_inv_0",
                 "_inv_1",
             ),
+            (),
             (),
         ),
         "return_order": rt.ToolSpec(
@@ -491,6 +501,7 @@ class OnlineShopEnv(rt.Environment):
                 "_inv_1",
             ),
             (),
+            (),
         ),
         "get_order": rt.ToolSpec(
             "get_order",
@@ -499,6 +510,7 @@ class OnlineShopEnv(rt.Environment):
             (rt.ParamSpec("order_id", rt.STR, True, None, None, "order_id"),),
             SPEC_OrderSummary,
             "_impl_get_order",
+            (),
             (),
             (),
         ),
@@ -521,6 +533,7 @@ class OnlineShopEnv(rt.Environment):
             "_impl_list_orders",
             (),
             (),
+            (),
         ),
         "sales_report": rt.ToolSpec(
             "sales_report",
@@ -529,6 +542,7 @@ class OnlineShopEnv(rt.Environment):
             (rt.ParamSpec("since", rt.DATE, True, None, "first day counted", "since"),),
             rt.MapSpec(rt.STR, rt.INT),
             "_impl_sales_report",
+            (),
             (),
             (),
         ),
@@ -544,6 +558,7 @@ class OnlineShopEnv(rt.Environment):
             "_impl_restock_product",
             ("_inv_1",),
             (),
+            (),
         ),
         "set_price": rt.ToolSpec(
             "set_price",
@@ -558,6 +573,7 @@ class OnlineShopEnv(rt.Environment):
             SPEC_Product,
             "_impl_set_price",
             ("_inv_1",),
+            (),
             (),
         ),
         "tag_product": rt.ToolSpec(
@@ -586,6 +602,7 @@ class OnlineShopEnv(rt.Environment):
             SPEC_Product,
             "_impl_tag_product",
             ("_inv_1",),
+            (),
             (),
         ),
         "create_coupon": rt.ToolSpec(
@@ -616,6 +633,7 @@ class OnlineShopEnv(rt.Environment):
             SPEC_Coupon,
             "_impl_create_coupon",
             ("_inv_0",),
+            (),
             (),
         ),
     }

@@ -188,6 +188,7 @@ class SleepTrackingEnv(rt.Environment):
             "_impl_get_user",
             (),
             (),
+            (),
         ),
         "add_sleep_log": rt.ToolSpec(
             "add_sleep_log",
@@ -201,8 +202,9 @@ class SleepTrackingEnv(rt.Environment):
             ),
             SPEC_SleepLog,
             "_impl_add_sleep_log",
-            ("_inv_0",),
             (),
+            (),
+            (("logs", "_inv_0_row", "_inv_0"),),
         ),
         "set_status": rt.ToolSpec(
             "set_status",
@@ -216,6 +218,7 @@ class SleepTrackingEnv(rt.Environment):
             "_impl_set_status",
             (),
             (),
+            (),
         ),
         "delete_sleep_log": rt.ToolSpec(
             "delete_sleep_log",
@@ -227,8 +230,9 @@ class SleepTrackingEnv(rt.Environment):
             ),
             rt.STR,
             "_impl_delete_sleep_log",
-            ("_inv_0",),
             (),
+            (),
+            (("logs", "_inv_0_row", "_inv_0"),),
         ),
     }
     TASKS: ClassVar[dict[str, rt.TaskSpec]] = {
@@ -294,6 +298,9 @@ class SleepTrackingEnv(rt.Environment):
 
     def _inv_0(self) -> bool:
         return bool(all(((l.end <= self.s_now) for l in self._it(self.t_logs.rows()))))
+
+    def _inv_0_row(self, l: SleepLog) -> bool:
+        return bool((l.end <= self.s_now))
 
     def fn_overlaps(
         self,

@@ -244,6 +244,8 @@ class Lowerer:
             if items:
                 view.row_invariants[info.table] = items
         self.env_invariant_reads: list[tuple[str, set[str]]] = []
+        # method -> (table, per-row method) for invariants of the form all(P(x) for x in table)
+        self.row_wise: dict[str, tuple[str, str]] = {}
         for index, decl in enumerate(self.checked.env.of_type(ast.InvariantDecl)):
             method = f"_inv_{index}"
             view.methods.append(
@@ -251,10 +253,76 @@ class Lowerer:
                     method, [], "bool", self.body.predicate(decl.cond, Context("env_invariant"))
                 )
             )
+            row_wise = self.row_wise_invariant(decl.cond, f"{method}_row")
+            if row_wise is not None:
+                table, row_method = row_wise
+                view.methods.append(row_method)
+                self.row_wise[method] = (table, row_method.name)
             view.env_invariants.append((method, decl.text.value))
             self.env_invariant_reads.append(
                 (method, self._effects(f"invariant:{decl.text.value}").reads)
             )
+
+    def row_wise_invariant(self, cond: ast.Expr, name: str) -> tuple[str, MethodView] | None:
+        """For `all(P(x) for x in table if F(x))`, a method checking one row: F(x) implies P(x).
+
+        P may read other state; whether the per-row check suffices for a tool is decided per
+        tool from its writes (see `tool`).
+        """
+        if not (
+            isinstance(cond, ast.Call)
+            and isinstance(cond.func, ast.NameRef)
+            and cond.func.name == "all"
+            and len(cond.args) == 1
+            and not cond.kwargs
+            and isinstance(cond.args[0], ast.Comprehension)
+        ):
+            return None
+        generator = cond.args[0]
+        first = generator.clauses[0]
+        if not (
+            isinstance(first, ast.CompFor)
+            and len(first.targets) == 1
+            and isinstance(first.iterable, ast.NameRef)
+            and isinstance(self.body.type_of(first.iterable), t.TableType)
+            and all(isinstance(c, ast.CompIf) for c in generator.clauses[1:])
+        ):
+            return None
+        table_type = self.body.type_of(first.iterable)
+        assert isinstance(table_type, t.TableType)
+        filters = [c.cond for c in generator.clauses[1:] if isinstance(c, ast.CompIf)]
+        if any(
+            self._reads_other_rows(e, first.iterable.name) for e in [*filters, generator.element]
+        ):
+            return None  # P(x) looks at other rows of the table: a row alone proves nothing
+        params, body = self.body.row_quantified(
+            first.targets[0], table_type.entity, filters, generator.element
+        )
+        table = self.names.table_of(table_type.entity)
+        return table, MethodView(name, params, "bool", body)
+
+    def _reads_other_rows(self, node: object, table: str) -> bool:
+        """Does this expression read the table other than through the quantified row?"""
+        if isinstance(node, ast.NameRef) and node.name == table:
+            return True
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.NameRef):
+            callee = self.checked.callables.get(node.func.name)
+            if callee is not None:
+                reads = self._effects(callee.name).reads
+                if any(r == table or r.startswith(table + ".") for r in reads):
+                    return True
+        if isinstance(node, ast.Attribute):
+            obj_type = self.body.type_of(node.obj)
+            if isinstance(obj_type, t.RefType) and self.names.table_of(obj_type.entity) == table:
+                return True  # a ref into its own table reads another row
+        if isinstance(node, (list, tuple)):
+            return any(self._reads_other_rows(item, table) for item in node)
+        fields = getattr(node, "__dataclass_fields__", None)
+        if fields is None:
+            return False
+        return any(
+            self._reads_other_rows(getattr(node, name), table) for name in fields if name != "span"
+        )
 
     def _effects(self, key: str) -> Effects:
         return self.checked.effects.get(key, Effects())
@@ -302,7 +370,17 @@ class Lowerer:
                 )
             )
         writes = self._writes(name) if info.kind == "action" else set()
-        env_invariants = [m for m, reads in self.env_invariant_reads if _affects(writes, reads)]
+        env_invariants: list[str] = []
+        row_env_invariants: list[tuple[str, str, str]] = []
+        for method, reads in self.env_invariant_reads:
+            if not _affects(writes, reads):
+                continue
+            row_wise = self.row_wise.get(method)
+            if row_wise is not None and all(w.split(".", 1)[0] == row_wise[0] for w in writes):
+                # only rows of the quantified table changed: the untouched ones still hold
+                row_env_invariants.append((row_wise[0], row_wise[1], method))
+            else:
+                env_invariants.append(method)
         full_rows = [
             (table, m) for table, m, reads in self.row_invariant_reads if _affects(writes, reads)
         ]
@@ -316,6 +394,7 @@ class Lowerer:
             self.names.spec(info.result),
             env_invariants,
             full_rows,
+            row_env_invariants,
         )
 
     # ---- tasks -------------------------------------------------------------------------------

@@ -37,6 +37,19 @@ class BodyTranslator(Translator):
         code = self.expr(cond, CgScope())
         return self.flush(0) + [f"return bool({code})"]
 
+    def row_quantified(
+        self, target: ast.Name, entity: str, filters: list[ast.Expr], element: ast.Expr
+    ) -> tuple[list[str], list[str]]:
+        """(params, body) of a check of one row x: `not F(x) or P(x)`."""
+        self.ctx = Context("env_invariant")
+        scope = CgScope()
+        py = scope.declare(target.text, t.RecordType(entity, True))
+        conditions = [self.expr(f, scope) for f in filters]
+        value = self.expr(element, scope)
+        test = value if not conditions else f"(not ({' and '.join(conditions)})) or {value}"
+        params = [f"{py}: {self.names.type_name(entity)}"]
+        return params, self.flush(0) + [f"return bool({test})"]
+
     def row_predicate(self, record: RecordInfo, cond: ast.Expr) -> list[str]:
         return self.predicate(cond, Context("row_invariant", row=record))
 

@@ -63,6 +63,7 @@ class ToolView:
     result_spec: str
     env_invariants: list[str]
     full_row_invariants: list[tuple[str, str]]
+    row_env_invariants: list[tuple[str, str, str]]
 
 
 @dataclass

@@ -51,6 +51,9 @@ class ToolSpec:
     env_invariants: tuple[str, ...] = ()
     # row invariants that read other tables this tool writes: re-checked on every row
     full_row_invariants: tuple[tuple[str, str], ...] = ()  # (table, method)
+    # env invariants `all(P(x) for x in table)` this tool can only affect through the rows it
+    # touches: checked on those rows alone, (table, per-row method, env invariant method)
+    row_env_invariants: tuple[tuple[str, str, str], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -548,6 +551,12 @@ class Environment:
         for method in tool.env_invariants:
             if not getattr(self, method)():
                 raise Fail(self.ENV_INVARIANTS[method])
+        for table_name, row_method, method in tool.row_env_invariants:
+            table = self._tables[table_name]
+            for touched_table, key in self._touched:
+                row = table.get(key) if touched_table == table_name else None
+                if row is not None and not getattr(self, row_method)(row):
+                    raise Fail(self.ENV_INVARIANTS[method])
 
     def _verify_touched(self) -> None:
         for (table_name, key), originals in list(self._touched.items()):

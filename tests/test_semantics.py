@@ -225,11 +225,6 @@ def test_unknown_module() -> None:
     assert error.help is not None and "std.time" in error.help
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="compiler: E1007's fix edit spans the whole `import std.nope` statement but "
-    "replaces it with `std.time`, so applying it deletes the `import` keyword",
-)
 def test_unknown_module_fix_keeps_the_import_statement() -> None:
     text = "import std.tme\n" + spec("")
     error, _ = only_error(text, "E1007")
@@ -352,20 +347,10 @@ def test_optional_not_unwrapped(signature: str, body: str, at: str) -> None:
     assert error.help is not None and ("unwrap" in error.help or "!= none" in error.help)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="compiler: len() of a `str?` gives E2001 'len() needs a string or collection, "
-    "found str?' instead of E2017 possibly-none",
-)
 def test_len_of_an_optional_is_possibly_none() -> None:
     only_error(spec(query("n: str?", 'require len(n) > 0 else "empty"\nreturn ""')), "E2017")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="compiler: `n + \"x\"` with n: str? gives E2002 with the help 'convert with str(x)' "
-    "instead of E2017 possibly-none",
-)
 def test_concatenating_an_optional_is_possibly_none() -> None:
     only_error(spec(query("n: str?", 'return n + "x"')), "E2017")
 
@@ -546,11 +531,6 @@ def test_mutual_recursion_is_reported() -> None:
     assert "ping -> pong -> ping" in found[0].message
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="compiler: a cycle ping -> pong -> ping is reported twice (once per member), "
-    "against 'one mistake gives one diagnostic'",
-)
 def test_mutual_recursion_is_one_diagnostic() -> None:
     fns = "  fn ping(n: int) -> int = pong(n)\n  fn pong(n: int) -> int = ping(n)\n"
     only_error(spec(fns + query("", "return str(ping(1))")), "E3008")

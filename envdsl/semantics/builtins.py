@@ -224,14 +224,16 @@ def _want(
         or any(checker.assignable(actual, a) for a in allowed)
     ):
         return True
-    names = " or ".join(str(a) for a in allowed)
-    (
-        checker.require_assignable(actual, allowed[0], node.span, what)
-        if len(allowed) == 1
-        else checker.error(
-            codes.TYPE_MISMATCH, f"{what}: expected {names}, found {actual}", node.span
+    if len(allowed) == 1 or isinstance(actual, t.OptionalType):
+        # one expected type, or an optional that would fit once unwrapped: the shared report
+        # (E2017 possibly-none for the optional case)
+        wanted = next(
+            (a for a in allowed if checker.assignable(t.strip_optional(actual), a)), allowed[0]
         )
-    )
+        checker.require_assignable(actual, wanted, node.span, what)
+        return False
+    names = " or ".join(str(a) for a in allowed)
+    checker.error(codes.TYPE_MISMATCH, f"{what}: expected {names}, found {actual}", node.span)
     return False
 
 
@@ -241,7 +243,14 @@ def _want(
 @_builtin("len")
 def _len(checker: ExprChecker, node: ast.Call, scope: Scope) -> t.Type:
     types = _positional(checker, node, scope, "len", 1)
-    if types and not (
+    if types and isinstance(types[0], t.OptionalType):
+        checker.error(
+            codes.POSSIBLY_NONE,
+            f"len() of a value that may be none ({types[0]})",
+            node.args[0].span,
+            help='unwrap it first: `let x = value else "message"`, or test `x != none`',
+        )
+    elif types and not (
         types[0] == t.STR or isinstance(types[0], (t.ListType, t.SetType, t.MapType, t.TableType))
     ):
         checker.error(

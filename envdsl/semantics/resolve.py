@@ -104,11 +104,12 @@ class Resolver:
             path = stdlib_dir() / f"{imp.path[-1].text}.env"
             if len(imp.path) != 2 or imp.path[0].text != "std" or not path.is_file():
                 names = available_modules()
-                suggestion, fixes = did_you_mean(dotted, names, imp.span.cover(imp.path[-1].span))
+                path_span = Span(imp.span.file, imp.path[0].span.start, imp.path[-1].span.end)
+                suggestion, fixes = did_you_mean(dotted, names, path_span)
                 self.sink.report(
                     codes.UNKNOWN_MODULE,
                     f"unknown module '{dotted}'",
-                    Span(imp.span.file, imp.path[0].span.start, imp.path[-1].span.end),
+                    path_span,
                     help=suggestion or f"the standard modules are: {', '.join(names)}",
                     fixes=fixes,
                 )

@@ -233,7 +233,8 @@ class AstBuilder:
                 state_type = ast.TableType(self.name(_children(type_node)[0]), self.span(type_node))
             else:
                 state_type = self.type_expr(type_node)
-            doc_node, default_node = rest
+            doc_before, default_node, doc_after = rest
+            doc_node = doc_before if doc_before is not None else doc_after
             fields.append(
                 ast.StateField(
                     self.name(name_node),

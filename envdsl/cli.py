@@ -55,9 +55,16 @@ def main() -> None:
     default=None,
     help="Colour the text output. Default: only when stdout is a terminal and NO_COLOR is unset.",
 )
-def check(files: Sequence[str], output_format: str, color: bool | None) -> None:
+@click.option(
+    "--no-verify",
+    is_flag=True,
+    help="Skip running the tasks (init, solution, checks); only the static stages run.",
+)
+def check(files: Sequence[str], output_format: str, color: bool | None, no_verify: bool) -> None:
     """Check specs and report their diagnostics.
 
+    Besides the static checks, each task is run on the generated environment: its init must
+    be valid, its solution must succeed and every check must pass after it.
     Exits with 0 when no file has errors (warnings are fine), 1 when any file has errors and
     2 when a file cannot be read.
     """
@@ -67,7 +74,7 @@ def check(files: Sequence[str], output_format: str, color: bool | None) -> None:
     unreadable = []
     for path in files:
         try:
-            results.append(check_file(path))
+            results.append(check_file(path, verify=not no_verify))
         except (OSError, UnicodeDecodeError) as error:
             unreadable.append(f"cannot read '{path}': {_describe_read_error(error)}")
     if unreadable:

@@ -19,13 +19,25 @@ class CompileError(Exception):
         self.result = result
 
 
-def load_module(source: str, name: str) -> types.ModuleType:
-    """Execute generated source as a module (registered so that dataclasses can resolve it)."""
+def load_module(source: str, name: str, *, register: bool = True) -> types.ModuleType:
+    """Execute generated source as a module.
+
+    It is in sys.modules while it runs (dataclasses look their module up); with register=False
+    it is removed afterwards, so that checking thousands of specs does not keep them all.
+    """
     module_name = f"envdsl_generated.{name}"
     module = types.ModuleType(module_name)
     module.__file__ = f"<envdsl:{name}>"
+    previous = sys.modules.get(module_name)
     sys.modules[module_name] = module
-    exec(compile(source, module.__file__, "exec"), module.__dict__)  # noqa: S102 - our own output
+    try:
+        exec(compile(source, module.__file__, "exec"), module.__dict__)  # noqa: S102 - our output
+    finally:
+        if not register:
+            if previous is not None:
+                sys.modules[module_name] = previous
+            else:
+                del sys.modules[module_name]
     return module
 
 

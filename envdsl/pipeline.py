@@ -36,13 +36,14 @@ class CompileResult:
         return not self.sink.has_errors
 
 
-def check_source(source: SourceFile) -> CompileResult:
-    """Parse, build, resolve, type-check and analyse one spec held in memory."""
+def check_source(source: SourceFile, *, verify: bool = True) -> CompileResult:
+    """Parse, build, resolve, type-check and analyse one spec held in memory; with verify,
+    also run its tasks (init, solution, checks) on the generated environment."""
     sources = SourceMap()
     sources.add(source)
     result = CompileResult(source.path, sources, DiagnosticSink())
     try:
-        _run_front_end(result, source)
+        _run_front_end(result, source, verify)
     except Exception as error:  # a bug in envdsl must still come out as a diagnostic
         result.sink.report(
             codes.INTERNAL_ERROR,
@@ -54,10 +55,10 @@ def check_source(source: SourceFile) -> CompileResult:
     return result
 
 
-def check_file(path: str | Path) -> CompileResult:
+def check_file(path: str | os.PathLike[str], *, verify: bool = True) -> CompileResult:
     """Read a spec from disk (UTF-8) and check it. Raises OSError/UnicodeDecodeError on I/O."""
     text = Path(path).read_text(encoding="utf-8")
-    return check_source(SourceFile(str(path), text))
+    return check_source(SourceFile(str(path), text), verify=verify)
 
 
 def compile_source(source: SourceFile) -> CompileResult:
@@ -93,7 +94,7 @@ def compile_file(path: str | os.PathLike[str]) -> CompileResult:
     return compile_source(SourceFile(str(path), text))
 
 
-def _run_front_end(result: CompileResult, source: SourceFile) -> None:
+def _run_front_end(result: CompileResult, source: SourceFile, verify: bool) -> None:
     from envdsl.syntax.build import build_ast
     from envdsl.syntax.parse import parse_file
 
@@ -109,4 +110,9 @@ def _run_front_end(result: CompileResult, source: SourceFile) -> None:
 
     result.stage_reached = "semantics"
     result.checked = analyze(result.spec, result.sources, result.sink)
+    if result.checked is not None and not result.sink.has_errors and verify:
+        from envdsl.verify import verify_tasks
+
+        result.stage_reached = "tasks"
+        verify_tasks(result.checked, result.sink)
     result.stage_reached = "done"

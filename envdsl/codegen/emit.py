@@ -6,7 +6,6 @@ import functools
 
 import jinja2
 
-from envdsl.codegen.format import format_python
 from envdsl.codegen.lower import Lowerer
 from envdsl.codegen.naming import module_name
 from envdsl.semantics.model import CheckedSpec
@@ -19,14 +18,23 @@ def _templates() -> jinja2.Environment:
         undefined=jinja2.StrictUndefined,
         autoescape=False,  # Python, not HTML: every spec string goes through the `py` filter
         keep_trailing_newline=True,
+        # compiling the template costs ~40 ms per process; the cache (in the temp directory,
+        # keyed by the template's checksum) makes `envdsl check` of a spec with tasks start fast
+        bytecode_cache=jinja2.FileSystemBytecodeCache(),
+        auto_reload=False,
     )
     environment.filters["py"] = repr
     return environment
 
 
-def generate(checked: CheckedSpec) -> str:
+def generate(checked: CheckedSpec, *, formatted: bool = True) -> str:
+    """The module's source; unformatted output is valid Python too (for in-memory use)."""
     view = Lowerer(checked).module()
     source = _templates().get_template("module.py.j2").render(vars(view))
+    if not formatted:
+        return source
+    from envdsl.codegen.format import format_python  # black is slow to import: only here
+
     return format_python(source)
 
 

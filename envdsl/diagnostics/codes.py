@@ -229,6 +229,22 @@ INIT_FILE_UNREADABLE = _register(
     "`init from` a file that is missing, unreadable or not a JSON object",
 )
 
+INVALID_INIT = _register(
+    "E4003",
+    "invalid-init",
+    _K,
+    "a task's initial state breaks a key, `unique`, `ref`, invariant or type",
+)
+SOLUTION_STEP_FAILS = _register(
+    "E4004", "solution-step-fails", _K, "a call of a task's solution fails when it is replayed"
+)
+CHECK_FAILS_AFTER_SOLUTION = _register(
+    "E4005", "check-fails-after-solution", _K, "a task's check is false after its solution runs"
+)
+SOLUTION_CHANGES_NOTHING = _register(
+    "E4006", "solution-changes-nothing", _K, "a task whose solution leaves the state as it was"
+)
+
 # ---- W5xx: lints -----------------------------------------------------------------------------
 MISSING_DESCRIPTION = _register(
     "W5001", "missing-description", _L, "a public tool or a task without a docstring"
@@ -243,6 +259,13 @@ UNUSED_DECLARATION = _register(
     "W5004", "unused-declaration", _L, "an enum, record, entity, fn or constant that nothing uses"
 )
 UNUSED_VARIABLE = _register("W5005", "unused-variable", _L, "a `let` variable that is never read")
+
+CHECK_TRUE_AT_INIT = _register(
+    "W5006", "check-true-at-init", _L, "a check that already passes before the agent acts"
+)
+CHECK_IGNORES_SOLUTION = _register(
+    "W5007", "check-ignores-solution", _L, "a check that reads nothing the solution changes"
+)
 
 # ---- E9xx: internal --------------------------------------------------------------------------
 INTERNAL_ERROR = _register(

@@ -629,13 +629,16 @@ class Environment:
 
     # ---- tasks -------------------------------------------------------------------------------
     def solve(self, task: str) -> list[Result]:
-        """Reset to the task and replay its solution; returns each call's result."""
+        """Reset to the task and replay its solution, stopping at the first failed call (then
+        the last result has `success: False`)."""
         spec = self.TASKS[task]
         self.reset(task=task)
-        if spec.solve is None:
-            return []
         results: list[Result] = []
-        getattr(self, spec.solve)(results)
+        if spec.solve is not None:
+            try:
+                getattr(self, spec.solve)(results)
+            except Fail:
+                pass
         return results
 
     def _solution_call(self, results: list[Result], name: str, values: dict[str, Any]) -> Any:

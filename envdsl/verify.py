@@ -1,0 +1,204 @@
+"""Stage 7: task verification, by running the tasks on the generated environment.
+
+For every task: the initial state must satisfy the schema and every integrity rule; the
+solution must replay without a failed call and change the state; every check must pass after
+it.  Checks that already pass before the agent acts, or that read nothing the solution
+changes, carry no signal and are reported as warnings.  Errors point at the exact `init`
+assignment, solution step or check.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from envdsl.diagnostics import DiagnosticSink, codes
+from envdsl.semantics.model import CheckedSpec, Effects
+from envdsl.source import Span
+from envdsl.syntax import ast
+
+if TYPE_CHECKING:
+    from envdsl.runtime import Environment
+
+
+def verify_tasks(checked: CheckedSpec, sink: DiagnosticSink) -> None:
+    tasks = checked.env.of_type(ast.TaskDecl)
+    if not tasks:
+        return
+    from envdsl.codegen.emit import generate, output_name
+    from envdsl.loader import environment_class, load_module
+
+    module = load_module(
+        generate(checked, formatted=False), f"{output_name(checked)}_verify", register=False
+    )
+    env_class = environment_class(module)
+    for task in tasks:
+        TaskVerifier(checked, sink, env_class, task).run()
+
+
+class TaskVerifier:
+    def __init__(
+        self,
+        checked: CheckedSpec,
+        sink: DiagnosticSink,
+        env_class: type[Environment],
+        task: ast.TaskDecl,
+    ) -> None:
+        self.checked = checked
+        self.sink = sink
+        self.env_class = env_class
+        self.task = task
+        self.name = task.name.text
+
+    def run(self) -> None:
+        from envdsl.runtime import InvalidState
+
+        env = self.env_class()
+        try:
+            env.reset(task=self.name)
+        except InvalidState as error:
+            self.invalid_init(str(error))
+            return
+        before = env.evaluate()
+        hash_before = env.state_hash()
+        if self.task.solution is None:
+            self.warn_true_at_init(before, solved=None)
+            return
+        solved = self.env_class()
+        results = solved.solve(self.name)
+        if results and not results[-1]["success"]:
+            self.step_failed(results)
+            return
+        if solved.state_hash() == hash_before:
+            first = self.task.solution[0] if self.task.solution else None
+            self.sink.report(
+                codes.SOLUTION_CHANGES_NOTHING,
+                f"the solution of task '{self.name}' leaves the state exactly as it was",
+                first.span if first is not None else self.task.name.span,
+                help="a task should ask the agent to change something; add the calls that do, "
+                "or make it a question answered by a query and checked with called(...)",
+            )
+        after = solved.evaluate()
+        for check, result in zip(self.task.checks, after["checks"]):
+            if not result["passed"]:
+                reason = f": {result['reason']}" if "reason" in result else ""
+                self.sink.report(
+                    codes.CHECK_FAILS_AFTER_SOLUTION,
+                    f'check "{check.text.value}" is false after the solution{reason}',
+                    check.span,
+                    help="fix the check or the solution: the reference solution must pass "
+                    "every check",
+                )
+        self.warn_true_at_init(before, solved=after)
+        self.warn_independent()
+
+    def invalid_init(self, message: str) -> None:
+        init = self.task.init
+        span: Span = self.task.name.span
+        if isinstance(init, ast.InitBlock):
+            span = init.span
+            for assign in init.assigns:
+                info = self.checked.state.get(assign.name.text)
+                entity = getattr(info.type, "entity", None) if info is not None else None
+                mentioned = message.startswith(assign.name.text) or (
+                    entity is not None and f"({entity} " in message
+                )
+                if mentioned:
+                    span = assign.span
+                    break
+        elif isinstance(init, ast.InitFrom):
+            span = init.path.span
+        self.sink.report(
+            codes.INVALID_INIT,
+            f"the initial state of task '{self.name}' is invalid: {message}",
+            span,
+            help="an initial state must satisfy every key, unique, ref and invariant rule",
+        )
+
+    def step_failed(self, results: list[dict[str, Any]]) -> None:
+        assert self.task.solution is not None
+        index = len(results) - 1
+        step = self.task.solution[index] if 0 <= index < len(self.task.solution) else None
+        error = results[-1].get("error") if results else "unknown error"
+        tool = (
+            step.call.func.name
+            if step is not None and isinstance(step.call.func, ast.NameRef)
+            else "?"
+        )
+        self.sink.report(
+            codes.SOLUTION_STEP_FAILS,
+            f"solution step {index + 1} of task '{self.name}' fails: {tool}(...) -> {error}",
+            step.span if step is not None else self.task.name.span,
+            help="the reference solution must replay without a failed call; fix the call, an "
+            "earlier step, or the task's init",
+        )
+
+    def warn_true_at_init(self, before: dict[str, object], *, solved: object) -> None:
+        results = before["checks"]
+        assert isinstance(results, list)
+        for check, result in zip(self.task.checks, results):
+            if not result["passed"] or _is_relative(check.cond):
+                continue
+            self.sink.report(
+                codes.CHECK_TRUE_AT_INIT,
+                f'check "{check.text.value}" already passes before the agent acts',
+                check.span,
+                help="a check that holds at init rewards doing nothing; check what the task "
+                "changes, or compare with `initial.` to state that something must stay as it was",
+            )
+
+    def warn_independent(self) -> None:
+        assert self.task.solution is not None
+        writes: set[str] = set()
+        for step in self.task.solution:
+            if isinstance(step.call.func, ast.NameRef):
+                writes |= self.checked.effects.get(step.call.func.name, Effects()).writes
+        for check in self.task.checks:
+            if _uses_trace(check.cond):
+                continue
+            reads = self.checked.effects.get(
+                f"check:{self.name}:{check.text.value}", Effects()
+            ).reads
+            tables_written = {w.split(".", 1)[0] for w in writes}
+            touched = any(
+                r in writes or r in tables_written or any(w.startswith(r + ".") for w in writes)
+                for r in reads
+            )
+            if not touched:
+                self.sink.report(
+                    codes.CHECK_IGNORES_SOLUTION,
+                    f'check "{check.text.value}" reads nothing the solution changes',
+                    check.span,
+                    help="its result cannot depend on what the agent does; check the state "
+                    "the task is about",
+                )
+
+
+def _walk(node: object) -> list[object]:
+    found = [node]
+    if isinstance(node, (list, tuple)):
+        for item in node:
+            found += _walk(item)
+        return found
+    fields = getattr(node, "__dataclass_fields__", None)
+    if fields is not None:
+        for name in fields:
+            if name != "span":
+                found += _walk(getattr(node, name))
+    return found
+
+
+def _uses_trace(cond: ast.Expr) -> bool:
+    return any(
+        isinstance(n, ast.Call)
+        and isinstance(n.func, ast.NameRef)
+        and n.func.name in ("called", "calls")
+        for n in _walk(cond)
+    )
+
+
+def _is_relative(cond: ast.Expr) -> bool:
+    """Checks against `initial.` or the call trace hold at init by construction: they say
+    what must stay as it was (a guard), not what the agent must achieve."""
+    return _uses_trace(cond) or any(
+        isinstance(n, ast.NameRef) and n.name == "initial" for n in _walk(cond)
+    )

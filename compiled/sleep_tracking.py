@@ -249,6 +249,28 @@ class SleepTrackingEnv(rt.Environment):
                 ("no log was deleted", "_check_reactivate_and_log_3"),
             ),
         ),
+        "remove_duplicate_night": rt.TaskSpec(
+            "remove_duplicate_night",
+            "Ana (U1) logged last night twice by mistake. Delete the second entry, LOG-0002, and keep\nthe first one.",
+            "_init_remove_duplicate_night",
+            None,
+            "_solve_remove_duplicate_night",
+            (
+                ("only one night is logged for U1", "_check_remove_duplicate_night_0"),
+                ("the first entry is kept as it was", "_check_remove_duplicate_night_1"),
+            ),
+        ),
+        "close_account": rt.TaskSpec(
+            "close_account",
+            "Bo (U2) is leaving the service: close the account. Ana's account must stay as it is.",
+            "_init_close_account",
+            None,
+            "_solve_close_account",
+            (
+                ("U2 is closed", "_check_close_account_0"),
+                ("U1 is untouched", "_check_close_account_1"),
+            ),
+        ),
     }
     ROW_INVARIANTS: ClassVar[dict[str, tuple[tuple[str, str], ...]]] = {
         "logs": (("a night ends after it starts", "_rowinv_SleepLog_0"),),
@@ -435,3 +457,65 @@ class SleepTrackingEnv(rt.Environment):
 
     def _check_reactivate_and_log_3(self, b: dict[str, Any]) -> bool:
         return bool((not (self.called_with("delete_sleep_log", {}) > 0)))
+
+    def _init_remove_duplicate_night(self) -> None:
+        self.set_scalar_initial("now", h.datetime("2024-05-22T08:00:00Z"))
+        self.load_rows("users", [User(user_id="U1", name="Ana", email="ana@x.org")])
+        self.load_rows(
+            "logs",
+            [
+                SleepLog(
+                    log_id="LOG-0001",
+                    user="U1",
+                    start=h.datetime("2024-05-21T23:00:00Z"),
+                    end=h.datetime("2024-05-22T07:00:00Z"),
+                    quality=Quality.fair,
+                    minutes=480,
+                ),
+                SleepLog(
+                    log_id="LOG-0002",
+                    user="U1",
+                    start=h.datetime("2024-05-21T23:00:00Z"),
+                    end=h.datetime("2024-05-22T07:00:00Z"),
+                    quality=Quality.fair,
+                    minutes=480,
+                ),
+            ],
+        )
+        self.load_rows("tickets", [])
+
+    def _solve_remove_duplicate_night(self, results: list[rt.Result]) -> dict[str, Any]:
+        b: dict[str, Any] = {}
+        self._solution_call(results, "delete_sleep_log", {"log_id": "LOG-0002", "user_id": "U1"})
+        return b
+
+    def _check_remove_duplicate_night_0(self, b: dict[str, Any]) -> bool:
+        return bool((h.count((l for l in self._it(self.t_logs.rows()) if (l.user == "U1"))) == 1))
+
+    def _check_remove_duplicate_night_1(self, b: dict[str, Any]) -> bool:
+        return bool((self.t_logs.row("LOG-0001") == self.initial_state().t_logs.row("LOG-0001")))
+
+    def _init_close_account(self) -> None:
+        self.set_scalar_initial("now", h.datetime("2024-05-22T08:00:00Z"))
+        self.load_rows(
+            "users",
+            [
+                User(user_id="U1", name="Ana", email="ana@x.org"),
+                User(user_id="U2", name="Bo", email="bo@x.org"),
+            ],
+        )
+        self.load_rows("logs", [])
+        self.load_rows("tickets", [])
+
+    def _solve_close_account(self, results: list[rt.Result]) -> dict[str, Any]:
+        b: dict[str, Any] = {}
+        self._solution_call(
+            results, "set_status", {"user_id": "U2", "status": AccountStatus.closed}
+        )
+        return b
+
+    def _check_close_account_0(self, b: dict[str, Any]) -> bool:
+        return bool((self.t_users.row("U2").status == AccountStatus.closed))
+
+    def _check_close_account_1(self, b: dict[str, Any]) -> bool:
+        return bool((self.t_users.row("U1") == self.initial_state().t_users.row("U1")))

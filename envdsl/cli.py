@@ -335,3 +335,82 @@ def run(
         click.echo(
             f"reward: {evaluation['reward']:.3f}  success: {str(evaluation['success']).lower()}"
         )
+
+
+# ---- tasks and verify ------------------------------------------------------------------------
+
+
+@main.command()
+@click.argument("file")
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+)
+def tasks(file: str, output_format: str) -> None:
+    """List a spec's tasks with their instructions (JSON for rollout harnesses)."""
+    env_class = _load_class(file)
+    listing = [
+        {
+            "name": spec.name,
+            "instruction": spec.instruction,
+            "checks": [text for text, _ in spec.checks],
+        }
+        for spec in env_class.TASKS.values()
+    ]
+    if output_format == "json":
+        document = {"env": env_class.NAME, "tasks": listing}
+        click.echo(json.dumps(document, indent=2, ensure_ascii=False))
+        return
+    if not listing:
+        click.echo(f"{file}: no tasks")
+    for item in listing:
+        click.echo(f"{item['name']}:")
+        click.echo(textwrap.indent(str(item["instruction"]) or "(no instruction)", "    "))
+        for text in item["checks"]:
+            click.echo(f"    - check: {text}")
+
+
+@main.command()
+@click.argument("file")
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+)
+def verify(file: str, output_format: str) -> None:
+    """Run every task of a spec and print a per-task report (init, solution, checks)."""
+    from envdsl.diagnostics.render_text import render_text
+    from envdsl.pipeline import check_file
+
+    try:
+        result = check_file(file)
+    except (OSError, UnicodeDecodeError) as error:
+        _fail_usage(f"cannot read '{file}': {_describe_read_error(error)}")
+    reports = [report.as_json() for report in result.task_reports]
+    if output_format == "json":
+        from envdsl.diagnostics.render_json import render_json
+
+        document = {"ok": result.ok, "tasks": reports, "diagnostics": render_json([result])}
+        click.echo(json.dumps(document, indent=2, ensure_ascii=False))
+        sys.exit(EXIT_OK if result.ok else EXIT_ERRORS)
+    if result.checked is not None and not reports and result.ok:
+        click.echo(f"{file}: no tasks to verify")
+    for report in reports:
+        solution = {None: "no solution", True: "ok", False: "FAILS"}[report["solution_ok"]]
+        after = "-" if report["passing_after"] is None else report["passing_after"]
+        status = "ok" if not report["problems"] else "problems"
+        click.echo(
+            f"{report['task']}: {status}  init {'ok' if report['init_ok'] else 'INVALID'}, "
+            f"solution {solution} ({report['solution_steps_ok']} calls), checks passing "
+            f"before {report['passing_before']}/{report['checks']}, after {after}/{report['checks']}"
+        )
+        for problem in report["problems"]:
+            click.echo(f"    {problem}")
+    if result.diagnostics:
+        click.echo(render_text(result.diagnostics, result.sources))
+    sys.exit(EXIT_OK if result.ok else EXIT_ERRORS)

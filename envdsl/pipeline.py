@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import traceback
 from dataclasses import dataclass, field
+from typing import Any
 from pathlib import Path
 
 from envdsl.diagnostics import DiagnosticSink, codes
@@ -26,6 +27,7 @@ class CompileResult:
     stage_reached: str = "start"
     checked: object | None = None  # the semantic model (envdsl.semantics.model.CheckedSpec)
     artifacts: dict[str, str] = field(default_factory=dict)
+    task_reports: list[Any] = field(default_factory=list)  # envdsl.verify.TaskReport
 
     @property
     def diagnostics(self) -> list[Diagnostic]:
@@ -114,5 +116,5 @@ def _run_front_end(result: CompileResult, source: SourceFile, verify: bool) -> N
         from envdsl.verify import verify_tasks
 
         result.stage_reached = "tasks"
-        verify_tasks(result.checked, result.sink)
+        result.task_reports = verify_tasks(result.checked, result.sink)
     result.stage_reached = "done"

@@ -9,6 +9,7 @@ assignment, solution step or check.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from envdsl.diagnostics import DiagnosticSink, codes
@@ -20,10 +21,36 @@ if TYPE_CHECKING:
     from envdsl.runtime import Environment
 
 
-def verify_tasks(checked: CheckedSpec, sink: DiagnosticSink) -> None:
+@dataclass
+class TaskReport:
+    """What verifying one task found (for `envdsl verify`)."""
+
+    task: str
+    init_ok: bool = True
+    steps: int = 0  # solution calls that succeeded
+    solution_ok: bool | None = None  # None: the task has no solution
+    checks: int = 0
+    passing_before: int = 0
+    passing_after: int | None = None
+    problems: list[str] = field(default_factory=list)
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "task": self.task,
+            "init_ok": self.init_ok,
+            "solution_steps_ok": self.steps,
+            "solution_ok": self.solution_ok,
+            "checks": self.checks,
+            "passing_before": self.passing_before,
+            "passing_after": self.passing_after,
+            "problems": self.problems,
+        }
+
+
+def verify_tasks(checked: CheckedSpec, sink: DiagnosticSink) -> list[TaskReport]:
     tasks = checked.env.of_type(ast.TaskDecl)
     if not tasks:
-        return
+        return []
     from envdsl.codegen.emit import generate, output_name
     from envdsl.loader import environment_class, load_module
 
@@ -31,8 +58,12 @@ def verify_tasks(checked: CheckedSpec, sink: DiagnosticSink) -> None:
         generate(checked, formatted=False), f"{output_name(checked)}_verify", register=False
     )
     env_class = environment_class(module)
+    reports = []
     for task in tasks:
-        TaskVerifier(checked, sink, env_class, task).run()
+        verifier = TaskVerifier(checked, sink, env_class, task)
+        verifier.run()
+        reports.append(verifier.report)
+    return reports
 
 
 class TaskVerifier:
@@ -48,6 +79,11 @@ class TaskVerifier:
         self.env_class = env_class
         self.task = task
         self.name = task.name.text
+        self.report = TaskReport(self.name, checks=len(task.checks))
+
+    def problem(self, code: codes.Code, message: str, span: Span, help: str) -> None:
+        self.sink.report(code, message, span, help=help)
+        self.report.problems.append(f"{code.code} {message}")
 
     def run(self) -> None:
         from envdsl.runtime import InvalidState
@@ -59,18 +95,21 @@ class TaskVerifier:
             self.invalid_init(str(error))
             return
         before = env.evaluate()
+        self.report.passing_before = sum(1 for c in before["checks"] if c["passed"])
         hash_before = env.state_hash()
         if self.task.solution is None:
             self.warn_true_at_init(before, solved=None)
             return
         solved = self.env_class()
         results = solved.solve(self.name)
+        self.report.steps = sum(1 for r in results if r["success"])
         if results and not results[-1]["success"]:
             self.step_failed(results)
             return
+        self.report.solution_ok = True
         if solved.state_hash() == hash_before:
             first = self.task.solution[0] if self.task.solution else None
-            self.sink.report(
+            self.problem(
                 codes.SOLUTION_CHANGES_NOTHING,
                 f"the solution of task '{self.name}' leaves the state exactly as it was",
                 first.span if first is not None else self.task.name.span,
@@ -78,10 +117,11 @@ class TaskVerifier:
                 "or make it a question answered by a query and checked with called(...)",
             )
         after = solved.evaluate()
+        self.report.passing_after = sum(1 for c in after["checks"] if c["passed"])
         for check, result in zip(self.task.checks, after["checks"]):
             if not result["passed"]:
                 reason = f": {result['reason']}" if "reason" in result else ""
-                self.sink.report(
+                self.problem(
                     codes.CHECK_FAILS_AFTER_SOLUTION,
                     f'check "{check.text.value}" is false after the solution{reason}',
                     check.span,
@@ -107,7 +147,8 @@ class TaskVerifier:
                     break
         elif isinstance(init, ast.InitFrom):
             span = init.path.span
-        self.sink.report(
+        self.report.init_ok = False
+        self.problem(
             codes.INVALID_INIT,
             f"the initial state of task '{self.name}' is invalid: {message}",
             span,
@@ -124,7 +165,8 @@ class TaskVerifier:
             if step is not None and isinstance(step.call.func, ast.NameRef)
             else "?"
         )
-        self.sink.report(
+        self.report.solution_ok = False
+        self.problem(
             codes.SOLUTION_STEP_FAILS,
             f"solution step {index + 1} of task '{self.name}' fails: {tool}(...) -> {error}",
             step.span if step is not None else self.task.name.span,
@@ -138,7 +180,7 @@ class TaskVerifier:
         for check, result in zip(self.task.checks, results):
             if not result["passed"] or _is_relative(check.cond):
                 continue
-            self.sink.report(
+            self.problem(
                 codes.CHECK_TRUE_AT_INIT,
                 f'check "{check.text.value}" already passes before the agent acts',
                 check.span,
@@ -164,7 +206,7 @@ class TaskVerifier:
                 for r in reads
             )
             if not touched:
-                self.sink.report(
+                self.problem(
                     codes.CHECK_IGNORES_SOLUTION,
                     f'check "{check.text.value}" reads nothing the solution changes',
                     check.span,

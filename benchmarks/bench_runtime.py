@@ -1,0 +1,512 @@
+"""Per-call cost of a generated environment against the same environment written by hand.
+
+Run from the repository root:
+
+    python3 benchmarks/bench_runtime.py                 # sizes 100, 10,000 and 100,000
+    python3 benchmarks/bench_runtime.py --sizes 100 10000 --budget 0.2
+
+The generated side is `examples/sleep_tracking.env` compiled in memory with `envdsl.load` (so it
+measures the current compiler and runtime, not a stale compiled/ file), plus a tiny inline spec
+(`Wallet`) whose action fails a `require` after a write. The hand-written side is the same
+environments ported EnvScaler-style (benchmarks/handwritten_sleep_tracking.py,
+benchmarks/handwritten_wallet.py). Both get the same JSON state, built here, and are called the
+same way: `env.call(name, arguments)` with JSON arguments.
+
+State size N means N users and N sleep logs (one per user) for SleepTracking and N accounts for
+Wallet. Operations, each a call on one row in the middle of the table:
+
+  query        get_user: reads one row
+  update       set_status: changes one field (timed in pairs suspended/active, so every call
+               is a real change and the state comes back)
+  insert       add_sleep_log: inserts one row (timed per call, undone untimed by delete_sleep_log)
+  late fail    add_sleep_log ending in the future: the generated env inserts, then the invariant
+               "no sleep is logged in the future" fails and the insert is rolled back. Timed twice:
+               right after reset (no insert has succeeded yet) and after one successful insert
+  late fail 2  Wallet.spend: writes the balance, then `require balance >= 0` fails: rollback
+  bad args     add_sleep_log with quality "great": rejected by argument validation
+
+Goals: generated at most 2x hand-written, and flat as the state grows (the cost of a one-row call
+must not depend on N). A one-row operation whose generated cost grows more than 3x from the
+smallest to the largest size is profiled with cProfile at the largest size and the top functions
+are printed. state_hash() is O(state) by nature and is reported separately.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import datetime as dt
+import io
+import platform
+import pstats
+import statistics
+import sys
+import tempfile
+import time
+import timeit
+from pathlib import Path
+from typing import Any, Callable
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "benchmarks"))
+
+import envdsl  # noqa: E402
+from handwritten_sleep_tracking import SleepTrackingSystem  # noqa: E402
+from handwritten_wallet import WalletSystem  # noqa: E402
+
+SIZES = (100, 10_000, 100_000)
+GROWTH_LIMIT = 3.0  # a one-row operation growing more than this from the smallest size is profiled
+RATIO_GOAL = 2.0
+NOW = "2024-06-01T08:00:00Z"
+
+WALLET_SPEC = '''env Wallet {
+  """Prepaid wallets: members spend their balance."""
+
+  entity Account {
+    key account_id: str
+    owner: str
+    balance: int = 0 "balance in cents"
+  }
+
+  state {
+    accounts: table Account
+  }
+
+  action spend(account_id: str, amount: int "amount in cents") -> Account {
+    """Debit an account; the balance may not go negative."""
+    let a = accounts.get(account_id) else "account not found"
+    require amount > 0 else "amount must be positive"
+    a.balance -= amount
+    require a.balance >= 0 else "insufficient funds"
+    return a
+  }
+}
+'''
+
+
+# ---- states ------------------------------------------------------------------------------------
+
+
+def user_id(i: int) -> str:
+    return f"U{i:06d}"
+
+
+def sleep_state(n: int) -> dict[str, Any]:
+    """N users, each with one logged night; keys LOG-0001... as the spec's auto("LOG") makes."""
+    qualities = ("poor", "fair", "good", "excellent")
+    first_night = dt.datetime(2024, 1, 1, 22, 0, tzinfo=dt.timezone.utc)
+    users = []
+    logs = []
+    for i in range(n):
+        users.append(
+            {
+                "user_id": user_id(i),
+                "name": f"User {i}",
+                "email": f"user{i}@example.org",
+                "status": "active" if i % 10 else "suspended",
+                "nickname": None,
+                "tags": ["beta"] if i % 7 == 0 else [],
+            }
+        )
+        start = first_night + dt.timedelta(days=i % 120, minutes=i % 60)
+        end = start + dt.timedelta(hours=7, minutes=i % 90)
+        logs.append(
+            {
+                "log_id": f"LOG-{i + 1:04d}",
+                "user": user_id(i),
+                "start": start.strftime("%Y-%m-%dT%H:%M:%SZ"),
+                "end": end.strftime("%Y-%m-%dT%H:%M:%SZ"),
+                "quality": qualities[i % 4],
+                "minutes": int((end - start).total_seconds() // 60),
+            }
+        )
+    return {"users": users, "logs": logs, "tickets": [], "now": NOW}
+
+
+def wallet_state(n: int) -> dict[str, Any]:
+    return {
+        "accounts": [
+            {"account_id": f"A{i:06d}", "owner": f"Owner {i}", "balance": 1000 + i % 500}
+            for i in range(n)
+        ]
+    }
+
+
+# ---- timing ------------------------------------------------------------------------------------
+
+
+class Timer:
+    """Runs the two implementations' measurements alternately, so that drift hits both."""
+
+    def __init__(self, budget: float) -> None:
+        self.budget = budget  # seconds per implementation and operation
+
+    def batched(self, hand: Callable[[], Any], gen: Callable[[], Any]) -> tuple[float, float]:
+        """Median per-call seconds of calls that leave the state as they found it."""
+        timers = [timeit.Timer(hand), timeit.Timer(gen)]
+        numbers = []
+        for timer in timers:
+            number, _ = timer.autorange()  # number of loops taking >= 0.2 s
+            numbers.append(max(1, number // 20))  # batches of about 10 ms
+        medians: list[list[float]] = [[], []]
+        deadline = time.perf_counter() + 2 * self.budget
+        rounds = 0
+        while rounds < 5 or (time.perf_counter() < deadline and rounds < 200):
+            for side in (0, 1):
+                medians[side].append(timers[side].timeit(numbers[side]) / numbers[side])
+            rounds += 1
+        return statistics.median(medians[0]), statistics.median(medians[1])
+
+    def each(
+        self,
+        hand: tuple[Callable[[], Any], Callable[[Any], None]],
+        gen: tuple[Callable[[], Any], Callable[[Any], None]],
+    ) -> tuple[float, float]:
+        """Median per-call seconds of calls timed one by one, each undone (untimed) after."""
+        samples: list[list[float]] = [[], []]
+        clock = time.perf_counter_ns
+        overhead = statistics.median(-clock() + clock() for _ in range(1001))
+        deadline = time.perf_counter() + 2 * self.budget
+        rounds = 0
+        while rounds < 9 or (time.perf_counter() < deadline and rounds < 5000):
+            for side, (call, undo) in enumerate((hand, gen)):
+                start = clock()
+                result = call()
+                elapsed = clock() - start
+                undo(result)
+                samples[side].append((elapsed - overhead) / 1e9)
+            rounds += 1
+        return statistics.median(samples[0]), statistics.median(samples[1])
+
+
+def expect(result: dict[str, Any], success: bool, what: str) -> dict[str, Any]:
+    if result.get("success") is not success:
+        raise SystemExit(f"{what}: expected success={success}, got {result}")
+    return result
+
+
+# ---- the benchmark -------------------------------------------------------------------------------
+
+OPERATIONS = (
+    ("query", "get_user (reads one row)"),
+    ("update", "set_status (updates one row)"),
+    ("insert", "add_sleep_log (inserts one row)"),
+    ("late fail, fresh", "add_sleep_log fails its invariant after the insert; no insert yet"),
+    ("late fail", "add_sleep_log fails its invariant after the insert"),
+    ("late fail 2", "Wallet.spend fails a require after writing the balance"),
+    ("bad args", "add_sleep_log rejected by argument validation (bad enum)"),
+)
+
+
+def log_args(uid: str, end: str = "2024-05-31T06:40:00Z", quality: str = "good") -> dict[str, Any]:
+    return {"user_id": uid, "start": "2024-05-30T22:15:00Z", "end": end, "quality": quality}
+
+
+def bench_size(
+    n: int,
+    sleep_cls: type[Any],
+    wallet_cls: type[Any],
+    timer: Timer,
+    baseline: dict[str, tuple[float, float]] | None,
+) -> dict[str, Any]:
+    """Time every operation at size n; profile those that grew too much against `baseline`."""
+    state = sleep_state(n)
+    hand = SleepTrackingSystem()
+    started = time.perf_counter()
+    hand.load_state(state)
+    hand_setup = time.perf_counter() - started
+    gen = sleep_cls()
+    started = time.perf_counter()
+    gen.reset(state=state)
+    gen_setup = time.perf_counter() - started
+    del state
+
+    wallet_data = wallet_state(n)
+    hand_wallet = WalletSystem()
+    hand_wallet.load_state(wallet_data)
+    gen_wallet = wallet_cls()
+    gen_wallet.reset(state=wallet_data)
+    del wallet_data
+
+    hashes_before = (hand.state_hash(), gen.state_hash())
+    target = user_id(n // 2 + 1)  # an active user in the middle of the table
+    account = f"A{n // 2:06d}"
+    times: dict[str, tuple[float, float]] = {}
+    envs = (hand, gen)
+
+    def record(op: str, pair: tuple[float, float], gen_call: Callable[[], Any]) -> None:
+        times[op] = pair
+        if baseline is not None and pair[1] / baseline[op][1] > GROWTH_LIMIT:
+            profile(f"{op}, N={n:,}", gen_call)
+
+    def both(name: str, arguments: dict[str, Any], success: bool) -> list[Callable[[], Any]]:
+        for env in envs:
+            expect(env.call(name, arguments), success, f"N={n} {name}({arguments})")
+        return [lambda env=env: env.call(name, arguments) for env in envs]
+
+    # (a) a query that reads one row
+    calls = both("get_user", {"user_id": target}, True)
+    record("query", timer.batched(*calls), calls[1])
+
+    # (b) an update of one row: suspended then active, so each call changes the row
+    both("set_status", {"user_id": target, "status": "suspended"}, True)
+    both("set_status", {"user_id": target, "status": "active"}, True)
+
+    def toggle(env: Any) -> Callable[[], Any]:
+        def run() -> None:
+            env.call("set_status", {"user_id": target, "status": "suspended"})
+            env.call("set_status", {"user_id": target, "status": "active"})
+
+        return run
+
+    hand_pair, gen_pair = timer.batched(toggle(hand), toggle(gen))
+    record("update", (hand_pair / 2, gen_pair / 2), toggle(gen))
+
+    # (d) a late failure before any insert has succeeded since reset
+    future = log_args(target, end="2024-06-02T06:40:00Z")
+    calls = both("add_sleep_log", future, False)
+    record("late fail, fresh", timer.batched(*calls), calls[1])
+
+    # (e) a call rejected by argument validation
+    calls = both("add_sleep_log", log_args(target, quality="great"), False)
+    record("bad args", timer.batched(*calls), calls[1])
+
+    # (c) an insert of one row, undone after each timed call
+    def inserter(env: Any) -> tuple[Callable[[], Any], Callable[[Any], None]]:
+        def undo(result: dict[str, Any]) -> None:
+            log_id = expect(result, True, f"N={n} add_sleep_log")["data"]["log_id"]
+            expect(
+                env.call("delete_sleep_log", {"log_id": log_id, "user_id": target}),
+                True,
+                "undo",
+            )
+
+        return (lambda: env.call("add_sleep_log", log_args(target))), undo
+
+    warm = [inserter(env) for env in envs]
+    first_insert = []
+    for call, undo in warm:  # the first insert after reset also skips the loaded LOG-nnnn keys
+        started = time.perf_counter()
+        result = call()
+        first_insert.append(time.perf_counter() - started)
+        undo(result)
+    record("insert", timer.each(warm[0], warm[1]), lambda: warm[1][1](warm[1][0]()))
+
+    # (d) the same late failure once an insert has succeeded
+    calls = both("add_sleep_log", future, False)
+    record("late fail", timer.batched(*calls), calls[1])
+
+    # (d) a late failure of a require after a write, in the inline Wallet spec
+    calls = [
+        lambda env=env: env.call("spend", {"account_id": account, "amount": 10**6})
+        for env in (hand_wallet, gen_wallet)
+    ]
+    for call in calls:
+        expect(call(), False, f"N={n} spend")
+    record("late fail 2", timer.batched(*calls), calls[1])
+
+    # nothing above may have changed the state (updates come in pairs, inserts are undone)
+    hashes_after = (hand.state_hash(), gen.state_hash())
+    if hashes_after != hashes_before:
+        raise SystemExit(f"N={n}: the benchmark changed the state: {hashes_before} {hashes_after}")
+
+    # state_hash: O(state), a few calls
+    loops = 3 if n >= 50_000 else 20
+    hash_times = (
+        min(timeit.repeat(hand.state_hash, number=1, repeat=loops)),
+        min(timeit.repeat(gen.state_hash, number=1, repeat=loops)),
+    )
+    return {
+        "times": times,
+        "setup": (hand_setup, gen_setup),
+        "first_insert": tuple(first_insert),
+        "hash": hash_times,
+    }
+
+
+def profile(label: str, call: Callable[[], Any], repeat: int = 20) -> None:
+    profiler = cProfile.Profile()
+    profiler.enable()
+    for _ in range(repeat):
+        call()
+    profiler.disable()
+    out = io.StringIO()
+    pstats.Stats(profiler, stream=out).sort_stats("tottime").print_stats(8)
+    lines = [line for line in out.getvalue().splitlines() if line.strip()]
+    start = next(i for i, line in enumerate(lines) if "ncalls" in line)
+    print(f"\ncProfile of the generated env, {label}, {repeat} calls, by own time:")
+    for line in lines[start:]:
+        print("  " + line)
+
+
+def profile_overhead(sleep_cls: type[Any], n: int) -> None:
+    """Where the constant per-call cost of the generated env goes (query and update)."""
+    env = sleep_cls()
+    env.reset(state=sleep_state(n))
+    target = user_id(n // 2 + 1)
+
+    def update() -> None:
+        env.call("set_status", {"user_id": target, "status": "suspended"})
+        env.call("set_status", {"user_id": target, "status": "active"})
+
+    profile(f"query, N={n:,}", lambda: env.call("get_user", {"user_id": target}), 20_000)
+    profile(f"update (pairs), N={n:,}", update, 10_000)
+
+
+# ---- equivalence of the two implementations --------------------------------------------------------
+
+
+def check_equivalence(sleep_cls: type[Any]) -> None:
+    """The hand-written port answers like the generated env and ends in the same state."""
+    state = sleep_state(30)
+    hand = SleepTrackingSystem()
+    hand.load_state(state)
+    gen = sleep_cls()
+    gen.reset(state=state)
+    script: list[tuple[str, dict[str, Any]]] = [
+        ("get_user", {"user_id": "U000003"}),
+        ("get_user", {"user_id": "nobody"}),
+        ("set_status", {"user_id": "U000003", "status": "suspended"}),
+        ("add_sleep_log", log_args("U000003")),  # not active
+        ("set_status", {"user_id": "U000003", "status": "active"}),
+        ("add_sleep_log", log_args("U000003")),
+        ("add_sleep_log", log_args("U000004", end="2024-05-30T22:15:00Z")),  # end == start
+        ("add_sleep_log", log_args("U000004", end="2024-06-02T06:40:00Z")),  # future
+        ("add_sleep_log", log_args("U000005")),
+        ("delete_sleep_log", {"log_id": "LOG-0031", "user_id": "U000004"}),  # not yours
+        ("delete_sleep_log", {"log_id": "LOG-0031", "user_id": "U000003"}),
+        ("delete_sleep_log", {"log_id": "LOG-0031", "user_id": "U000003"}),  # gone
+        ("add_sleep_log", log_args("U000006")),
+    ]
+    for name, arguments in script:
+        a, b = hand.call(name, arguments), gen.call(name, arguments)
+        if a != b:
+            raise SystemExit(f"the port differs on {name}({arguments}): {a} != {b}")
+    for name, arguments in [
+        ("add_sleep_log", log_args("U000003", quality="great")),
+        ("set_status", {"user_id": "U000003", "status": "gone"}),
+    ]:
+        a, b = hand.call(name, arguments), gen.call(name, arguments)
+        if a["success"] or b["success"]:  # messages of argument errors differ by design
+            raise SystemExit(f"{name}({arguments}) should be rejected: {a} {b}")
+    gen_state = gen.state_json()
+    hand_state = {"users": hand.users, "logs": hand.logs, "tickets": hand.tickets, "now": hand.now}
+    if gen_state != hand_state:
+        raise SystemExit("the port ends in a different state than the generated env")
+
+
+# ---- report -------------------------------------------------------------------------------------------
+
+
+def us(seconds: float) -> str:
+    micro = seconds * 1e6
+    return f"{micro:,.1f}" if micro < 1000 else f"{micro:,.0f}"
+
+
+def report(results: dict[int, dict[str, Any]], sizes: list[int]) -> list[str]:
+    small, large = sizes[0], sizes[-1]
+    out = [
+        f"| operation | N | hand-written µs | generated µs | generated / hand | "
+        f"generated growth {small:,} → {large:,} |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    for op, _ in OPERATIONS:
+        growth = results[large]["times"][op][1] / results[small]["times"][op][1]
+        for i, n in enumerate(sizes):
+            hand, gen = results[n]["times"][op]
+            grow = f"{growth:.2f}x" if i == 0 else ""
+            out.append(
+                f"| {op if i == 0 else ''} | {n:,} | {us(hand)} | {us(gen)} | {gen / hand:.2f} "
+                f"| {grow} |"
+            )
+    out += [
+        "",
+        "| state_hash() | N | hand-written ms | generated ms | generated / hand |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    for n in sizes:
+        hand, gen = results[n]["hash"]
+        out.append(f"| | {n:,} | {hand * 1e3:,.2f} | {gen * 1e3:,.2f} | {gen / hand:.2f} |")
+    out += [
+        "",
+        "| setup (not per call) | N | hand-written load ms | generated reset(state) ms "
+        "| first insert after load, hand / generated ms |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    for n in sizes:
+        hand, gen = results[n]["setup"]
+        first_hand, first_gen = results[n]["first_insert"]
+        out.append(
+            f"| | {n:,} | {hand * 1e3:,.1f} | {gen * 1e3:,.1f} "
+            f"| {first_hand * 1e3:,.2f} / {first_gen * 1e3:,.2f} |"
+        )
+    return out
+
+
+def verdict(results: dict[int, dict[str, Any]], sizes: list[int]) -> list[str]:
+    small, large = sizes[0], sizes[-1]
+    lines = []
+    for op, what in OPERATIONS:
+        ratios = [results[n]["times"][op][1] / results[n]["times"][op][0] for n in sizes]
+        growth = results[large]["times"][op][1] / results[small]["times"][op][1]
+        ratio_ok = max(ratios) <= RATIO_GOAL
+        flat_ok = growth <= GROWTH_LIMIT
+        lines.append(
+            f"- {op} ({what}): ratio {min(ratios):.2f}-{max(ratios):.2f} "
+            f"({'meets' if ratio_ok else 'misses'} <= {RATIO_GOAL:g}x); growth {growth:.2f}x "
+            f"({'flat' if flat_ok else 'NOT flat'})"
+        )
+    return lines
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=list(SIZES))
+    parser.add_argument(
+        "--budget", type=float, default=0.4, help="seconds per implementation and operation"
+    )
+    parser.add_argument(
+        "--no-profile", action="store_true", help="do not profile operations that are not flat"
+    )
+    parser.add_argument(
+        "--profile-overhead",
+        action="store_true",
+        help="also profile the generated query and update at the smallest size (constant cost)",
+    )
+    options = parser.parse_args()
+    sizes = sorted(options.sizes)
+
+    total = time.perf_counter()
+    sleep_cls = envdsl.load(REPO / "examples" / "sleep_tracking.env")
+    with tempfile.TemporaryDirectory() as tmp:
+        spec = Path(tmp) / "wallet.env"
+        spec.write_text(WALLET_SPEC)
+        wallet_cls = envdsl.load(spec)
+    check_equivalence(sleep_cls)
+
+    timer = Timer(options.budget)
+    results: dict[int, dict[str, Any]] = {}
+    for n in sizes:
+        started = time.perf_counter()
+        # operations that grew too much are profiled at the largest size, as soon as timed
+        profiling = not options.no_profile and n == sizes[-1] and len(sizes) > 1
+        baseline = results[sizes[0]]["times"] if profiling else None
+        results[n] = bench_size(n, sleep_cls, wallet_cls, timer, baseline)
+        print(f"N={n:,}: {time.perf_counter() - started:.1f} s", file=sys.stderr)
+    if options.profile_overhead:
+        profile_overhead(sleep_cls, sizes[0])
+
+    print(
+        f"\nbench_runtime.py, {dt.date.today()}, Python {platform.python_version()}, "
+        f"{platform.machine()}, {len(__import__('os').sched_getaffinity(0))} cores\n"
+    )
+    print("\n".join(report(results, sizes)))
+    print("\nAgainst the goals (generated <= 2x hand-written; flat in N):")
+    print("\n".join(verdict(results, sizes)))
+
+    print(f"\ntotal {time.perf_counter() - total:.0f} s", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()

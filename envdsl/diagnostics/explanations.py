@@ -287,11 +287,16 @@ EXPLANATIONS: dict[str, Explanation] = {
             count: int
             limit: int = 10
           }
-          task start {
-            """Look at the counter."""
+          action add(n: int) {
+            """Add n to the counter."""
+            count += n
+          }
+          task fill {
+            """Bring the counter up to the limit."""
             init { count = 0 }
             init { limit = 5 }
-            check "the counter is below the limit": count < limit
+            solution { add(n=5) }
+            check "the counter is at the limit": count == limit
           }
         }
         ''',
@@ -301,13 +306,18 @@ EXPLANATIONS: dict[str, Explanation] = {
             count: int
             limit: int = 10
           }
-          task start {
-            """Look at the counter."""
+          action add(n: int) {
+            """Add n to the counter."""
+            count += n
+          }
+          task fill {
+            """Bring the counter up to the limit."""
             init {
               count = 0
               limit = 5
             }
-            check "the counter is below the limit": count < limit
+            solution { add(n=5) }
+            check "the counter is at the limit": count == limit
           }
         }
         ''',
@@ -544,10 +554,15 @@ EXPLANATIONS: dict[str, Explanation] = {
           state {
             users: table User
           }
-          task empty {
-            """Nothing to do."""
+          action add_user(user_id: str) {
+            """Register a new user."""
+            users.insert(User(user_id=user_id))
+          }
+          task register {
+            """Register the user U1."""
             init { user = [] }
-            check "there are no users": len(users) == 0
+            solution { add_user(user_id="U1") }
+            check "U1 is registered": "U1" in users
           }
         }
         ''',
@@ -559,10 +574,15 @@ EXPLANATIONS: dict[str, Explanation] = {
           state {
             users: table User
           }
-          task empty {
-            """Nothing to do."""
+          action add_user(user_id: str) {
+            """Register a new user."""
+            users.insert(User(user_id=user_id))
+          }
+          task register {
+            """Register the user U1."""
             init { users = [] }
-            check "there are no users": len(users) == 0
+            solution { add_user(user_id="U1") }
+            check "U1 is registered": "U1" in users
           }
         }
         ''',
@@ -1505,10 +1525,15 @@ EXPLANATIONS: dict[str, Explanation] = {
             now: datetime
             count: int = 0
           }
-          task look {
-            """Look at the clock."""
+          action add(n: int) {
+            """Add n to the counter."""
+            count += n
+          }
+          task add_one {
+            """Add one to the counter."""
             init { count = 1 }
-            check "the counter is one": count == 1
+            solution { add(n=1) }
+            check "the counter is two": count == 2
           }
         }
         ''',
@@ -1518,13 +1543,18 @@ EXPLANATIONS: dict[str, Explanation] = {
             now: datetime
             count: int = 0
           }
-          task look {
-            """Look at the clock."""
+          action add(n: int) {
+            """Add n to the counter."""
+            count += n
+          }
+          task add_one {
+            """Add one to the counter."""
             init {
               now = datetime("2024-05-22T08:00:00Z")
               count = 1
             }
-            check "the counter is one": count == 1
+            solution { add(n=1) }
+            check "the counter is two": count == 2
           }
         }
         ''',
@@ -1538,10 +1568,15 @@ EXPLANATIONS: dict[str, Explanation] = {
           state {
             count: int = 0
           }
-          task start {
-            """Look at the counter."""
+          action add(n: int) {
+            """Add n to the counter."""
+            count += n
+          }
+          task add_five {
+            """Add five to the counter."""
             init from "no_such_file.json"
-            check "the counter is zero": count == 0
+            solution { add(n=5) }
+            check "the counter is five": count == 5
           }
         }
         ''',
@@ -1550,10 +1585,210 @@ EXPLANATIONS: dict[str, Explanation] = {
           state {
             count: int = 0
           }
-          task start {
-            """Look at the counter."""
+          action add(n: int) {
+            """Add n to the counter."""
+            count += n
+          }
+          task add_five {
+            """Add five to the counter."""
             init { count = 0 }
-            check "the counter is zero": count == 0
+            solution { add(n=5) }
+            check "the counter is five": count == 5
+          }
+        }
+        ''',
+    ),
+    "E4003": _explain(
+        """A task's initial state must satisfy the same rules as every state the tools can
+        reach: row keys are distinct, `unique` fields do not clash, every `ref` points at an
+        existing row, invariants hold and values have their declared types. `check` loads each
+        task and reports the first broken rule at the `init` assignment that holds it (or the
+        `init` block, or the `init from` path). EnvScaler's released tasks include initial
+        states with dangling references: an agent trained on them learns from a world that
+        its own tools could never produce.""",
+        r'''
+        env Demo {
+          entity User { key user_id: str }
+          entity Order { key order_id: str, user: ref User }
+          state {
+            users: table User
+            orders: table Order
+          }
+          action cancel(order_id: str) {
+            """Cancel an order."""
+            orders.delete(order_id)
+          }
+          task cancel_order {
+            """Cancel order O1."""
+            init {
+              users = [User(user_id="U1")]
+              orders = [Order(order_id="O1", user="U2")]
+            }
+            solution { cancel(order_id="O1") }
+            check "order O1 is gone": "O1" not in orders
+          }
+        }
+        ''',
+        r'''
+        env Demo {
+          entity User { key user_id: str }
+          entity Order { key order_id: str, user: ref User }
+          state {
+            users: table User
+            orders: table Order
+          }
+          action cancel(order_id: str) {
+            """Cancel an order."""
+            orders.delete(order_id)
+          }
+          task cancel_order {
+            """Cancel order O1."""
+            init {
+              users = [User(user_id="U1")]
+              orders = [Order(order_id="O1", user="U1")]
+            }
+            solution { cancel(order_id="O1") }
+            check "order O1 is gone": "O1" not in orders
+          }
+        }
+        ''',
+    ),
+    "E4004": _explain(
+        """`check` replays a task's `solution` on its initial state, exactly as an agent's
+        calls would run, and every call must succeed. A failing step usually means a typo in
+        an id, steps in the wrong order (a `require` that an earlier step should have made
+        true), or an init that lacks a row the solution needs. EnvScaler's released gold
+        solutions sometimes break their own environment's rules; such a task cannot be
+        solved and tells the agent nothing.""",
+        r'''
+        env Demo {
+          entity Item { key sku: str, stock: int }
+          state {
+            items: table Item
+          }
+          action restock(sku: str, qty: int) {
+            """Add qty units to an item's stock."""
+            let item = items.get(sku) else f"no item {sku}"
+            item.stock += qty
+          }
+          task restock_apples {
+            """Add 5 apples to the stock."""
+            init { items = [Item(sku="APPLE", stock=2)] }
+            solution { restock(sku="APPEL", qty=5) }
+            check "there are 7 apples": items["APPLE"].stock == 7
+          }
+        }
+        ''',
+        r'''
+        env Demo {
+          entity Item { key sku: str, stock: int }
+          state {
+            items: table Item
+          }
+          action restock(sku: str, qty: int) {
+            """Add qty units to an item's stock."""
+            let item = items.get(sku) else f"no item {sku}"
+            item.stock += qty
+          }
+          task restock_apples {
+            """Add 5 apples to the stock."""
+            init { items = [Item(sku="APPLE", stock=2)] }
+            solution { restock(sku="APPLE", qty=5) }
+            check "there are 7 apples": items["APPLE"].stock == 7
+          }
+        }
+        ''',
+    ),
+    "E4005": _explain(
+        """Every check of a task must pass once its reference solution has run: the solution
+        is the proof that the task can be done. A check that fails afterwards usually has a
+        wrong constant (an off-by-one count or total), a wrong enum member or a guessed `auto`
+        key, or the solution misses a step. An agent would be graded against a goal that even
+        the reference solution does not reach.""",
+        r'''
+        env Demo {
+          entity Item { key sku: str, stock: int }
+          state {
+            items: table Item
+          }
+          action restock(sku: str, qty: int) {
+            """Add qty units to an item's stock."""
+            let item = items.get(sku) else f"no item {sku}"
+            item.stock += qty
+          }
+          task restock_apples {
+            """Add 5 apples to the stock."""
+            init { items = [Item(sku="APPLE", stock=2)] }
+            solution { restock(sku="APPLE", qty=5) }
+            check "there are 7 apples": items["APPLE"].stock == 8
+          }
+        }
+        ''',
+        r'''
+        env Demo {
+          entity Item { key sku: str, stock: int }
+          state {
+            items: table Item
+          }
+          action restock(sku: str, qty: int) {
+            """Add qty units to an item's stock."""
+            let item = items.get(sku) else f"no item {sku}"
+            item.stock += qty
+          }
+          task restock_apples {
+            """Add 5 apples to the stock."""
+            init { items = [Item(sku="APPLE", stock=2)] }
+            solution { restock(sku="APPLE", qty=5) }
+            check "there are 7 apples": items["APPLE"].stock == 7
+          }
+        }
+        ''',
+    ),
+    "E4006": _explain(
+        """A task's reference solution must change the state. A solution made only of queries,
+        or of writes that store values the initial state already has, shows a task that asks
+        for no change: usually the action is missing from the solution, or the init already
+        holds the goal. Every check on the state then passes for an agent that does
+        nothing.""",
+        r'''
+        env Demo {
+          state {
+            count: int = 0
+          }
+          query get_count() -> int {
+            """Return the counter."""
+            return count
+          }
+          action add(n: int) {
+            """Add n to the counter."""
+            count += n
+          }
+          task add_five {
+            """Add five to the counter."""
+            init { count = 0 }
+            solution { get_count() }
+            check "the agent read the counter": called("get_count")
+          }
+        }
+        ''',
+        r'''
+        env Demo {
+          state {
+            count: int = 0
+          }
+          query get_count() -> int {
+            """Return the counter."""
+            return count
+          }
+          action add(n: int) {
+            """Add n to the counter."""
+            count += n
+          }
+          task add_five {
+            """Add five to the counter."""
+            init { count = 0 }
+            solution { add(n=5) }
+            check "the counter is five": count == 5
           }
         }
         ''',
@@ -1693,6 +1928,104 @@ EXPLANATIONS: dict[str, Explanation] = {
             """Return how many names are stored."""
             let total = len(names)
             return total
+          }
+        }
+        ''',
+    ),
+    "W5006": _explain(
+        """A check that already passes on the task's initial state rewards an agent that does
+        nothing, and inflates every score. EnvScaler's released tasks have about a third of
+        their checks already true before the agent acts; a guard such as "the amount is
+        unchanged" written with a constant is a common cause. Check what the task changes, or
+        compare with
+        `initial.` to say that something must stay as it was; checks that use `initial.`,
+        `called(...)` or `calls(...)` are guards and are not reported.""",
+        r'''
+        env Demo {
+          entity Invoice { key invoice_id: str, amount: float, paid: bool = false }
+          state {
+            invoices: table Invoice
+          }
+          action pay(invoice_id: str) {
+            """Pay an invoice."""
+            let i = invoices.get(invoice_id) else f"no invoice {invoice_id}"
+            i.paid = true
+          }
+          task pay_invoice {
+            """Pay invoice I1."""
+            init { invoices = [Invoice(invoice_id="I1", amount=50.0)] }
+            solution { pay(invoice_id="I1") }
+            check "I1 is paid": invoices["I1"].paid
+            check "the amount is unchanged": invoices["I1"].amount == 50.0
+          }
+        }
+        ''',
+        r'''
+        env Demo {
+          entity Invoice { key invoice_id: str, amount: float, paid: bool = false }
+          state {
+            invoices: table Invoice
+          }
+          action pay(invoice_id: str) {
+            """Pay an invoice."""
+            let i = invoices.get(invoice_id) else f"no invoice {invoice_id}"
+            i.paid = true
+          }
+          task pay_invoice {
+            """Pay invoice I1."""
+            init { invoices = [Invoice(invoice_id="I1", amount=50.0)] }
+            solution { pay(invoice_id="I1") }
+            check "I1 is paid": invoices["I1"].paid
+            check "the amount is unchanged": invoices["I1"].amount == initial.invoices["I1"].amount
+          }
+        }
+        ''',
+    ),
+    "W5007": _explain(
+        """A check that reads no state written by the tools its task's solution calls cannot
+        depend on doing the task: its result is the same whatever the solution does. It is
+        usually a check on the wrong table or field, or a guard on state that the task's tools
+        never touch. Check the state the task is about, or guard what those tools could change
+        by mistake; checks that use `called(...)` or `calls(...)` are not reported.""",
+        r'''
+        env Demo {
+          entity Item { key sku: str, stock: int }
+          state {
+            items: table Item
+            note: str = ""
+          }
+          action restock(sku: str, qty: int) {
+            """Add qty units to an item's stock."""
+            let item = items.get(sku) else f"no item {sku}"
+            item.stock += qty
+          }
+          task restock_apples {
+            """Add 5 apples to the stock."""
+            init { items = [Item(sku="APPLE", stock=2), Item(sku="PEAR", stock=4)] }
+            solution { restock(sku="APPLE", qty=5) }
+            check "there are 7 apples": items["APPLE"].stock == 7
+            check "the note is unchanged": note == initial.note
+          }
+        }
+        ''',
+        r'''
+        env Demo {
+          entity Item { key sku: str, stock: int }
+          state {
+            items: table Item
+            note: str = ""
+          }
+          action restock(sku: str, qty: int) {
+            """Add qty units to an item's stock."""
+            let item = items.get(sku) else f"no item {sku}"
+            item.stock += qty
+          }
+          task restock_apples {
+            """Add 5 apples to the stock."""
+            init { items = [Item(sku="APPLE", stock=2), Item(sku="PEAR", stock=4)] }
+            solution { restock(sku="APPLE", qty=5) }
+            check "there are 7 apples": items["APPLE"].stock == 7
+            check "the pears are untouched": items["PEAR"].stock == initial.items["PEAR"].stock
           }
         }
         ''',

@@ -590,6 +590,10 @@ env Det {
     require label != "" else "empty label"
     return b
   }
+  action put(box_id: str, label: str) -> Box {
+    """Insert a box with a given key."""
+    return boxes.insert(Box(box_id=box_id, label=label))
+  }
   action bad_make(label: str) -> Box {
     """Insert a box, then fail."""
     boxes.insert(Box(label=label))
@@ -613,21 +617,34 @@ def det_env() -> Environment:
 
 
 def test_auto_keys_are_sequential_and_skip_existing(det_env: Environment) -> None:
+    assert det_env.call("make", {"label": "first"})["data"]["box_id"] == "BOX-0001"
+    # keys given explicitly take the next numbers: auto keys skip them
+    assert det_env.call("put", {"box_id": "BOX-0002", "label": "given"})["success"] is True
+    assert det_env.call("put", {"box_id": "BOX-0003", "label": "given"})["success"] is True
+    keys = [det_env.call("make", {"label": f"b{i}"})["data"]["box_id"] for i in range(2)]
+    assert keys == ["BOX-0004", "BOX-0005"]
+    assert list(det_env.state_json()["boxes"]) == [f"BOX-000{i}" for i in range(1, 6)]
+
+
+def test_auto_keys_continue_after_loaded_keys(det_env: Environment) -> None:
     det_env.reset(
         state={
             "now": "2024-01-01T00:00:00Z",
             "boxes": [{"box_id": "BOX-0002", "label": "given"}, {"box_id": "X", "label": "x"}],
         }
     )
-    keys = [det_env.call("make", {"label": f"b{i}"})["data"]["box_id"] for i in range(3)]
-    assert keys == ["BOX-0001", "BOX-0003", "BOX-0004"]
-    assert list(det_env.state_json()["boxes"]) == [
-        "BOX-0002",
-        "X",
-        "BOX-0001",
-        "BOX-0003",
-        "BOX-0004",
-    ]
+    keys = [det_env.call("make", {"label": f"b{i}"})["data"]["box_id"] for i in range(2)]
+    assert keys == ["BOX-0003", "BOX-0004"]
+    assert list(det_env.state_json()["boxes"]) == ["BOX-0002", "X", "BOX-0003", "BOX-0004"]
+    # the same state loaded again gives the same keys
+    again = build(DET)()
+    again.reset(
+        state={
+            "now": "2024-01-01T00:00:00Z",
+            "boxes": [{"box_id": "BOX-0002", "label": "given"}, {"box_id": "X", "label": "x"}],
+        }
+    )
+    assert again.call("make", {"label": "b0"})["data"]["box_id"] == "BOX-0003"
 
 
 def test_failed_insert_keeps_the_counter(det_env: Environment) -> None:

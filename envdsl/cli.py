@@ -26,6 +26,16 @@ EXIT_ERRORS = 1
 EXIT_USAGE = 2
 
 
+_text_or_json = click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="text for people; json for tools.",
+)
+
+
 def _fail_usage(message: str) -> NoReturn:
     click.echo(f"envdsl: error: {message}", err=True)
     sys.exit(EXIT_USAGE)

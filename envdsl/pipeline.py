@@ -47,14 +47,19 @@ def check_source(source: SourceFile, *, verify: bool = True) -> CompileResult:
     try:
         _run_front_end(result, source, verify)
     except Exception as error:  # a bug in envdsl must still come out as a diagnostic
-        result.sink.report(
-            codes.INTERNAL_ERROR,
-            f"internal compiler error in stage '{result.stage_reached}': {type(error).__name__}: {error}",
-            Span(source.path, 0, 0),
-            notes=["".join(traceback.format_exception(error)).rstrip()],
-            help="please report this with the spec that triggers it",
-        )
+        _report_internal_error(result, error)
     return result
+
+
+def _report_internal_error(result: CompileResult, error: Exception) -> None:
+    result.sink.report(
+        codes.INTERNAL_ERROR,
+        f"internal compiler error in stage '{result.stage_reached}': "
+        f"{type(error).__name__}: {error}",
+        Span(result.path, 0, 0),
+        notes=["".join(traceback.format_exception(error)).rstrip()],
+        help="please report this with the spec that triggers it",
+    )
 
 
 def check_file(path: str | os.PathLike[str], *, verify: bool = True) -> CompileResult:
@@ -81,13 +86,7 @@ def compile_source(source: SourceFile) -> CompileResult:
         result.artifacts["module"] = generate(result.checked)
     except Exception as error:  # a code generator bug is reported, never raised
         result.artifacts.clear()
-        result.sink.report(
-            codes.INTERNAL_ERROR,
-            f"internal compiler error in stage 'codegen': {type(error).__name__}: {error}",
-            Span(source.path, 0, 0),
-            notes=["".join(traceback.format_exception(error)).rstrip()],
-            help="please report this with the spec that triggers it",
-        )
+        _report_internal_error(result, error)
     return result
 
 

@@ -92,7 +92,7 @@ def test_warnings_alone_exit_0(
 ) -> None:
     path = write(tmp_path, "warn.env", "env X {\n  query q() -> int { return 1 }\n}\n")
 
-    def check_with_a_warning(file: str) -> CompileResult:
+    def check_with_a_warning(file: str, verify: bool = True) -> CompileResult:
         source = SourceFile(file, Path(file).read_text("utf-8"))
         sources = SourceMap()
         sources.add(source)
@@ -176,7 +176,7 @@ def test_non_utf8_file_is_a_usage_error(runner: CliRunner, tmp_path: Path) -> No
 def test_unreadable_file_is_a_usage_error(
     runner: CliRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    def denied(file: str) -> CompileResult:
+    def denied(file: str, verify: bool = True) -> CompileResult:
         raise PermissionError(13, "Permission denied", file)
 
     monkeypatch.setattr("envdsl.pipeline.check_file", denied)

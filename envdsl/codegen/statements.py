@@ -170,25 +170,23 @@ class BodyTranslator(Translator):
             if stmt.op != "=":
                 value = f"{accessor} {stmt.op[0]} {value}"
             return lines + [f"{pad}self._set_scalar({target.name!r}, {value})"]
-        if isinstance(target, ast.Attribute):
-            obj_type = self.type_of(target.obj)
-            record = self.row_record(obj_type)
-            if record is not None:
-                row_code = self.expr(target.obj, scope)
-                if isinstance(obj_type, t.RefType):
-                    row_code = f"self.{self._table_accessor(record.name)}.row({row_code})"
-                lines += self.flush(level)
-                if not isinstance(target.obj, ast.NameRef):
-                    temp = self.temp(scope)
-                    lines.append(f"{pad}{temp} = {row_code}")
-                    row_code = temp
-                field = record.fields[target.name.text]
-                attr = self.names.field(record.name, target.name.text)
-                value = self.coerce(value, value_type, field.type)
-                if stmt.op != "=":
-                    value = f"{row_code}.{attr} {stmt.op[0]} {value}"
-                table = self.names.table_of(record.name)
-                return lines + [f"{pad}self._set({table!r}, {row_code}, {attr!r}, {value})"]
+        record = (
+            self.row_record(self.type_of(target.obj)) if isinstance(target, ast.Attribute) else None
+        )
+        if isinstance(target, ast.Attribute) and record is not None:
+            # a field of a row: written through the journal (`_set`)
+            place = self.state_place(target, scope)
+            assert place is not None
+            _, table, row_code, attr = place
+            lines += self.flush(level)
+            if not isinstance(target.obj, ast.NameRef):
+                temp = self.temp(scope)
+                lines.append(f"{pad}{temp} = {row_code}")
+                row_code = temp
+            value = self.coerce(value, value_type, record.fields[target.name.text].type)
+            if stmt.op != "=":
+                value = f"{row_code}.{attr} {stmt.op[0]} {value}"
+            return lines + [f"{pad}self._set({table!r}, {row_code}, {attr!r}, {value})"]
         touch = self.touch_before(target, scope)
         target_code = self.expr(target, scope)
         lines += self.flush(level)

@@ -204,6 +204,9 @@ class Environment:
         """Add rows to a table while building an initial state (auto keys are filled)."""
         table = self._tables[name]
         schema = table.schema
+        rows = list(rows)
+        for row in rows:  # auto keys continue after the loaded ones, whatever their order
+            _advance_counter(table, getattr(row, schema.key))
         for row in rows:
             key = getattr(row, schema.key)
             if schema.auto_prefix is not None and key == "":
@@ -707,6 +710,18 @@ class Environment:
             "reward": passed_count / len(results) if results else 1.0,
             "success": passed_count == len(results),
         }
+
+
+def _advance_counter(table: Table[Any], key: Any) -> None:
+    """Start a table's auto counter after the loaded keys of its own form (`LOG-0042` -> 42),
+    so that the first insert does not probe every loaded key (and a failed one, whose
+    rollback restores the counter, does not probe them again)."""
+    prefix = table.schema.auto_prefix
+    if prefix is None or not isinstance(key, str) or not key.startswith(prefix + "-"):
+        return
+    digits = key[len(prefix) + 1 :]
+    if digits.isdigit():
+        table.auto_counter = max(table.auto_counter, int(digits))
 
 
 def _key_json(key: Any) -> str:

@@ -323,6 +323,7 @@ class RecordSpec(TypeSpec):
         self.cls = cls
         self._fields_factory = fields
         self._fields: list[FieldSpec] | None = None
+        self._plan: list[tuple[str, str, Callable[[Any], JSONValue] | None]] | None = None
         self.name = f"a {cls.__name__} object"
 
     @property
@@ -352,10 +353,17 @@ class RecordSpec(TypeSpec):
         return self.cls(**kwargs)
 
     def to_json(self, value: Any) -> JSONValue:
-        # fields sorted by name: the canonical form of state_json()
+        # fields sorted by name: the canonical form of state_json(); this runs for every
+        # result and state dump, so the plan is computed once and plain values skip a call
+        plan = self._plan
+        if plan is None:
+            plan = self._plan = [
+                (f.name, f.attribute, None if type(f.spec) in _PLAIN else f.spec.to_json)
+                for f in sorted(self.fields, key=lambda f: f.name)
+            ]
         return {
-            f.name: f.spec.to_json(getattr(value, f.attribute))
-            for f in sorted(self.fields, key=lambda f: f.name)
+            name: getattr(value, attr) if convert is None else convert(getattr(value, attr))
+            for name, attr, convert in plan
         }
 
     def schema(self) -> dict[str, Any]:
@@ -454,3 +462,7 @@ def contains_ref(spec: TypeSpec) -> bool:
     if isinstance(spec, MapSpec):
         return contains_ref(spec.value)
     return False
+
+
+# specs whose JSON form is the Python value itself
+_PLAIN: frozenset[type[TypeSpec]] = frozenset({IntSpec, StrSpec, BoolSpec, JsonSpec})

@@ -1891,7 +1891,7 @@ class ClinicSchedulingEnv(rt.Environment):
                             "Dear "
                             + h.to_str(p.name)
                             + ", your last check-up was on "
-                            + h.to_str(last)
+                            + h.to_str(h.unwrap(last))
                             + ". Please book your next visit."
                         ),
                     ),

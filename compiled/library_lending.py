@@ -558,6 +558,7 @@ class LibraryLendingEnv(rt.Environment):
             "_impl_check_out",
             (
                 "_inv_0",
+                "_inv_1",
                 "_inv_2",
                 "_inv_3",
             ),
@@ -604,7 +605,11 @@ class LibraryLendingEnv(rt.Environment):
             ),
             SPEC_Loan,
             "_impl_renew_loan",
-            ("_inv_0",),
+            (
+                "_inv_0",
+                "_inv_1",
+                "_inv_3",
+            ),
             (),
             (),
         ),
@@ -618,6 +623,7 @@ class LibraryLendingEnv(rt.Environment):
             (
                 "_inv_0",
                 "_inv_1",
+                "_inv_3",
             ),
             (),
             (),
@@ -711,6 +717,7 @@ class LibraryLendingEnv(rt.Environment):
             "_impl_add_book",
             (
                 "_inv_0",
+                "_inv_1",
                 "_inv_2",
                 "_inv_3",
             ),
@@ -726,6 +733,7 @@ class LibraryLendingEnv(rt.Environment):
             "_impl_withdraw_book",
             (
                 "_inv_0",
+                "_inv_1",
                 "_inv_2",
                 "_inv_3",
             ),

@@ -98,7 +98,7 @@ class TaskVerifier:
         self.report.passing_before = sum(1 for c in before["checks"] if c["passed"])
         hash_before = env.state_hash()
         if self.task.solution is None:
-            self.warn_true_at_init(before, solved=None)
+            self.warn_checks(before, None)
             return
         solved = self.env_class()
         results = solved.solve(self.name)
@@ -107,20 +107,34 @@ class TaskVerifier:
             self.step_failed(results)
             return
         self.report.solution_ok = True
-        if solved.state_hash() == hash_before:
+        # a question task (only queries, checked with called(...)) changes no state by design
+        only_queries = all(
+            isinstance(step.call.func, ast.NameRef)
+            and self.checked.callables[step.call.func.name].kind == "query"
+            for step in self.task.solution
+        )
+        question = only_queries and any(_uses_trace(check.cond) for check in self.task.checks)
+        if solved.state_hash() == hash_before and not question:
             first = self.task.solution[0] if self.task.solution else None
             self.problem(
                 codes.SOLUTION_CHANGES_NOTHING,
                 f"the solution of task '{self.name}' leaves the state exactly as it was",
                 first.span if first is not None else self.task.name.span,
-                help="a task should ask the agent to change something; add the calls that do, "
-                "or make it a question answered by a query and checked with called(...)",
+                help="a task should ask the agent to change something; a question the agent "
+                'answers with a query can be checked with called("query", arg=...)',
             )
+            return  # its checks then hold at init by necessity: no further reports
         after = solved.evaluate()
         self.report.passing_after = sum(1 for c in after["checks"] if c["passed"])
-        for check, result in zip(self.task.checks, after["checks"]):
-            if not result["passed"]:
-                reason = f": {result['reason']}" if "reason" in result else ""
+        self.warn_checks(before, after)
+
+    def warn_checks(self, before: dict[str, Any], after: dict[str, Any] | None) -> None:
+        """At most one report per check: false after the solution (error), else carrying no
+        signal because it reads nothing the task can change, else already true at init."""
+        after_results = after["checks"] if after is not None else [None] * len(before["checks"])
+        for check, was, now in zip(self.task.checks, before["checks"], after_results):
+            if now is not None and not now["passed"]:
+                reason = f": {now['reason']}" if "reason" in now else ""
                 self.problem(
                     codes.CHECK_FAILS_AFTER_SOLUTION,
                     f'check "{check.text.value}" is false after the solution{reason}',
@@ -128,8 +142,46 @@ class TaskVerifier:
                     help="fix the check or the solution: the reference solution must pass "
                     "every check",
                 )
-        self.warn_true_at_init(before, solved=after)
-        self.warn_independent()
+            elif after is not None and self.ignores_what_can_change(check):
+                self.problem(
+                    codes.CHECK_IGNORES_SOLUTION,
+                    f'check "{check.text.value}" reads nothing the '
+                    f"{'agent' if _is_relative(check.cond) else 'solution'} can change",
+                    check.span,
+                    help="its result cannot depend on what the agent does; check the state "
+                    "the task is about",
+                )
+            elif was["passed"] and not _is_relative(check.cond):
+                self.problem(
+                    codes.CHECK_TRUE_AT_INIT,
+                    f'check "{check.text.value}" already passes before the agent acts',
+                    check.span,
+                    help="a check that holds at init rewards doing nothing; check what the "
+                    "task changes, or compare with `initial.` to state that something must "
+                    "stay as it was",
+                )
+
+    def ignores_what_can_change(self, check: ast.Check) -> bool:
+        """A goal check must read something the solution writes; a guard (relative to
+        `initial.`) something some tool can write. Trace checks always depend on the agent."""
+        if _uses_trace(check.cond):
+            return False
+        if _is_relative(check.cond):
+            tools = [c.name for c in self.checked.tools]
+        else:
+            assert self.task.solution is not None
+            tools = [
+                s.call.func.name for s in self.task.solution if isinstance(s.call.func, ast.NameRef)
+            ]
+        writes: set[str] = set()
+        for tool in tools:
+            writes |= self.checked.effects.get(tool, Effects()).writes
+        reads = self.checked.effects.get(f"check:{self.name}:{check.text.value}", Effects()).reads
+        tables_written = {w.split(".", 1)[0] for w in writes}
+        return not any(
+            r in writes or r in tables_written or any(w.startswith(r + ".") for w in writes)
+            for r in reads
+        )
 
     def invalid_init(self, message: str) -> None:
         init = self.task.init
@@ -137,12 +189,8 @@ class TaskVerifier:
         if isinstance(init, ast.InitBlock):
             span = init.span
             for assign in init.assigns:
-                info = self.checked.state.get(assign.name.text)
-                entity = getattr(info.type, "entity", None) if info is not None else None
-                mentioned = message.startswith(assign.name.text) or (
-                    entity is not None and f"({entity} " in message
-                )
-                if mentioned:
+                # messages name the table first: `users: ...`, `users[0].email: ...`
+                if message.startswith((f"{assign.name.text}:", f"{assign.name.text}[")):
                     span = assign.span
                     break
         elif isinstance(init, ast.InitFrom):
@@ -173,46 +221,6 @@ class TaskVerifier:
             help="the reference solution must replay without a failed call; fix the call, an "
             "earlier step, or the task's init",
         )
-
-    def warn_true_at_init(self, before: dict[str, object], *, solved: object) -> None:
-        results = before["checks"]
-        assert isinstance(results, list)
-        for check, result in zip(self.task.checks, results):
-            if not result["passed"] or _is_relative(check.cond):
-                continue
-            self.problem(
-                codes.CHECK_TRUE_AT_INIT,
-                f'check "{check.text.value}" already passes before the agent acts',
-                check.span,
-                help="a check that holds at init rewards doing nothing; check what the task "
-                "changes, or compare with `initial.` to state that something must stay as it was",
-            )
-
-    def warn_independent(self) -> None:
-        assert self.task.solution is not None
-        writes: set[str] = set()
-        for step in self.task.solution:
-            if isinstance(step.call.func, ast.NameRef):
-                writes |= self.checked.effects.get(step.call.func.name, Effects()).writes
-        for check in self.task.checks:
-            if _uses_trace(check.cond):
-                continue
-            reads = self.checked.effects.get(
-                f"check:{self.name}:{check.text.value}", Effects()
-            ).reads
-            tables_written = {w.split(".", 1)[0] for w in writes}
-            touched = any(
-                r in writes or r in tables_written or any(w.startswith(r + ".") for w in writes)
-                for r in reads
-            )
-            if not touched:
-                self.problem(
-                    codes.CHECK_IGNORES_SOLUTION,
-                    f'check "{check.text.value}" reads nothing the solution changes',
-                    check.span,
-                    help="its result cannot depend on what the agent does; check the state "
-                    "the task is about",
-                )
 
 
 def _walk(node: object) -> list[object]:

@@ -327,27 +327,6 @@ class Lowerer:
     def _effects(self, key: str) -> Effects:
         return self.checked.effects.get(key, Effects())
 
-    def _writes(self, tool: str) -> set[str]:
-        """A tool's writes, plus what deletes cascade to (cascade and `on delete none`)."""
-        writes = set(self._effects(tool).writes)
-        frontier = [w for w in writes if "." not in w]
-        while frontier:
-            table = frontier.pop()
-            for info in self.checked.records.values():
-                for field in info.fields.values():
-                    target = t.strip_optional(field.type)
-                    if not isinstance(target, t.RefType) or info.table is None:
-                        continue
-                    if self.checked.records[target.entity].table != table:
-                        continue
-                    policy = field.decl.on_delete.text if field.decl.on_delete else "restrict"
-                    if policy == "cascade" and info.table not in writes:
-                        writes.add(info.table)
-                        frontier.append(info.table)
-                    elif policy == "none":
-                        writes.add(f"{info.table}.{field.name}")
-        return writes
-
     def tool(self, name: str) -> ToolView:
         info = self.checked.callables[name]
         decl = info.decl
@@ -369,7 +348,7 @@ class Lowerer:
                     param.decl.doc.value if param.decl.doc else None,
                 )
             )
-        writes = self._writes(name) if info.kind == "action" else set()
+        writes = self._effects(name).writes if info.kind == "action" else set()
         env_invariants: list[str] = []
         row_env_invariants: list[tuple[str, str, str]] = []
         for method, reads in self.env_invariant_reads:

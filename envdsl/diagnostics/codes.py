@@ -215,6 +215,10 @@ RECURSIVE_CALL = _register(
     "a fn or internal tool that calls itself, directly or through others",
 )
 
+ASSIGN_TO_IMMUTABLE = _register(
+    "E3009", "assign-to-immutable", _E, "an assignment to an `immutable` field of a row"
+)
+
 # ---- E4xx: invariants and tasks --------------------------------------------------------------
 MISSING_INIT_VALUE = _register(
     "E4001",

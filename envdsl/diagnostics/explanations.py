@@ -1514,6 +1514,49 @@ EXPLANATIONS: dict[str, Explanation] = {
         }
         ''',
     ),
+    "E3009": _explain(
+        """A field declared `immutable` is set when its row is inserted and never changes
+        afterwards: a creation time, who filed a record, the amount of a signed contract.
+        The compiler rejects every assignment to it, and every in-place change
+        (`row.tags.append(...)`) too, so no tool can ever alter it.""",
+        r'''
+        env Demo {
+          entity Note {
+            key note_id: str
+            created_at: datetime immutable
+          }
+          state {
+            notes: table Note
+            now: datetime
+          }
+          action touch(note_id: str) -> Note {
+            """Mark a note as touched now."""
+            let n = notes.get(note_id) else "no such note"
+            n.created_at = now
+            return n
+          }
+        }
+        ''',
+        r'''
+        env Demo {
+          entity Note {
+            key note_id: str
+            created_at: datetime immutable
+            touched_at: datetime? = none
+          }
+          state {
+            notes: table Note
+            now: datetime
+          }
+          action touch(note_id: str) -> Note {
+            """Mark a note as touched now."""
+            let n = notes.get(note_id) else "no such note"
+            n.touched_at = now
+            return n
+          }
+        }
+        ''',
+    ),
     # ---- E4xx: invariants and tasks --------------------------------------------------------
     "E4001": _explain(
         """A task's inline `init` must give a value to every scalar state field that has no
@@ -1767,7 +1810,7 @@ EXPLANATIONS: dict[str, Explanation] = {
             """Add five to the counter."""
             init { count = 0 }
             solution { get_count() }
-            check "the agent read the counter": called("get_count")
+            check "the counter is five": count == 5
           }
         }
         ''',

@@ -220,16 +220,22 @@ class Environment:
         self._scalars[name] = value
 
     def _check_whole_state(self) -> None:
-        """Check every integrity rule on every row: for initial states, not per call."""
-        self._touched = {
-            (name, key): _INSERTED for name, table in self._tables.items() for key in table.keys()
-        }
+        """Check every integrity rule on every row: for initial states, not per call.
+
+        Messages start with the table they are about (`users: ...`), so that a task's `init`
+        error can point at the assignment of that table.
+        """
         self._steps = 0
         try:
             for name, scalar in self.SCALARS.items():
                 if self._scalars[name] is None and not _is_optional(scalar.spec):
                     raise Fail(f"state field {name!r} has no value")
-            self._verify_touched()
+            for name, table in self._tables.items():
+                self._touched = {(name, key): _INSERTED for key in table.keys()}
+                try:
+                    self._verify_touched()
+                except Fail as error:
+                    raise Fail(f"{name}: {error.message}") from None
             for method, text in self.ENV_INVARIANTS.items():
                 if not getattr(self, method)():
                     raise Fail(f"invariant violated: {text}")

@@ -74,6 +74,14 @@ class Table(Generic[R]):
         self._restore_order()
         return list(self._rows.values())
 
+    def __eq__(self, other: object) -> bool:
+        """Two tables are equal when they hold equal rows under the same keys, in order."""
+        if not isinstance(other, Table):
+            return NotImplemented
+        return self.keys() == other.keys() and self.rows() == other.rows()
+
+    __hash__ = None  # type: ignore[assignment]  # mutable
+
     def __iter__(self) -> Iterator[R]:
         return iter(self.rows())
 

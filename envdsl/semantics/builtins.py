@@ -317,7 +317,7 @@ def _min_max(checker: ExprChecker, node: ast.Call, scope: Scope) -> t.Type:
                 kwarg.name.span,
             )
     if not key_given and not (
-        t.is_error(elem) or elem in t.ORDERED or isinstance(elem, t.NothingType)
+        t.is_error(elem) or t.orderable(elem) or isinstance(elem, t.NothingType)
     ):
         checker.error(
             codes.INVALID_OPERAND,
@@ -388,7 +388,7 @@ def _sorted(checker: ExprChecker, node: ast.Call, scope: Scope) -> t.Type:
                 kwarg.name.span,
             )
     if not key_given and not (
-        t.is_error(elem) or elem in t.ORDERED or isinstance(elem, (t.EnumType, t.NothingType))
+        t.is_error(elem) or t.orderable(elem) or isinstance(elem, (t.EnumType, t.NothingType))
     ):
         checker.error(
             codes.INVALID_OPERAND,

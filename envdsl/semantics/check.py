@@ -375,6 +375,17 @@ class BodyChecker(ExprChecker):
         self, target: ast.Expr, span: Span, scope: Scope, *, mutation: str | None
     ) -> bool:
         """Record a write through `target`; report it where state may not change."""
+        immutable = self._immutable_field(target)
+        if immutable is not None:
+            record, field = immutable
+            self.error(
+                codes.ASSIGN_TO_IMMUTABLE,
+                f"'{field}' of {record} is immutable: it is set when the row is inserted and "
+                "never changes",
+                target.span,
+                help=f"drop `immutable` from '{field}' if it may change",
+            )
+            return False
         effect = self._place(target, scope, whole=mutation is None)
         if effect is None:
             return True
@@ -409,6 +420,19 @@ class BodyChecker(ExprChecker):
             return False
         self.ctx.effects.writes.add(effect)
         return True
+
+    def _immutable_field(self, target: ast.Expr) -> tuple[str, str] | None:
+        """(entity, field) when a write through `target` changes an immutable row field."""
+        while isinstance(target, (ast.Attribute, ast.Index)):
+            if isinstance(target, ast.Attribute):
+                record = _row_record(self.checked, self.checked.expr_types.get(id(target.obj)))
+                if record is not None:
+                    field = record.fields.get(target.name.text)
+                    if field is not None and field.decl.immutable:
+                        return record.name, field.name
+                    return None
+            target = target.obj
+        return None
 
     def _place(self, target: ast.Expr, scope: Scope, *, whole: bool) -> str | None:
         """The state written through `target` ('table', 'table.field', 'scalar'), None for a
@@ -459,7 +483,8 @@ def _row_record(checked: CheckedSpec, value_type: t.Type | None) -> RecordInfo |
 
 
 def _always_leaves(block: ast.Block) -> bool:
-    return bool(block.stmts) and isinstance(block.stmts[-1], (ast.Return, ast.Fail))
+    last = block.stmts[-1] if block.stmts else None
+    return isinstance(last, (ast.Return, ast.Fail, ast.Break, ast.Continue))
 
 
 def _contains_nothing(value: t.Type) -> bool:

@@ -447,6 +447,10 @@ class ExprChecker:
         body = self.expr(node.body, then_scope)
         orelse = self.expr(node.orelse, else_scope)
         joined = t.join(body, orelse)
+        if joined is None and self.assignable(body, orelse):
+            joined = orelse  # e.g. a key and a `ref` to it: the ref's key type
+        elif joined is None and self.assignable(orelse, body):
+            joined = body
         if joined is None:
             return self.error(
                 codes.TYPE_MISMATCH,
@@ -484,7 +488,7 @@ class ExprChecker:
         self.record(node, key_type)
         if not (
             t.is_error(key_type)
-            or key_type in t.ORDERED
+            or t.orderable(key_type)
             or key_type == t.BOOL
             or isinstance(key_type, t.EnumType)
         ):

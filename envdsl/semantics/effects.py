@@ -8,6 +8,7 @@ and rejects recursion, which would let a call run without bound.
 from __future__ import annotations
 
 from envdsl.diagnostics import DiagnosticSink, codes
+from envdsl.semantics import types as t
 from envdsl.semantics.model import CheckedSpec, Effects
 
 
@@ -62,3 +63,44 @@ def close_effects(checked: CheckedSpec, sink: DiagnosticSink) -> None:
                 own.calls |= other.calls
                 if (len(own.reads), len(own.writes), len(own.calls)) != before:
                     changed = True
+    # Invariants, checks and defaults have effect entries too: what the fns they call read
+    # is what they read (an invariant `total() < 10` depends on the table `total` sums).
+    for name, own in checked.effects.items():
+        if name in callables:
+            continue
+        for callee in list(own.calls):
+            other = checked.effects.get(callee)
+            if other is not None:
+                own.reads |= other.reads
+                own.writes |= other.writes
+    for name in callables:
+        own = checked.effects.setdefault(name, Effects())
+        own.writes = add_cascades(checked, own.writes)
+
+
+def add_cascades(checked: CheckedSpec, writes: set[str]) -> set[str]:
+    """Writes plus what deleting rows cascades to: the tables of `on delete cascade` refs
+    (recursively) and the fields of `on delete none` refs.  A table-level write may be an
+    insert, which cascades nowhere: the result over-approximates, which is safe for deciding
+    what to re-check."""
+    result = set(writes)
+    frontier = [w for w in writes if "." not in w]
+    while frontier:
+        table = frontier.pop()
+        for info in checked.records.values():
+            if info.table is None:
+                continue
+            for field in info.fields.values():
+                target = t.strip_optional(field.type)
+                if (
+                    not isinstance(target, t.RefType)
+                    or checked.records[target.entity].table != table
+                ):
+                    continue
+                policy = field.decl.on_delete.text if field.decl.on_delete else "restrict"
+                if policy == "cascade" and info.table not in result:
+                    result.add(info.table)
+                    frontier.append(info.table)
+                elif policy == "none":
+                    result.add(f"{info.table}.{field.name}")
+    return result

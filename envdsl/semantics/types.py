@@ -179,6 +179,11 @@ NUMERIC = (INT, FLOAT)
 ORDERED = (INT, FLOAT, STR, DATE, DATETIME, DURATION)
 
 
+def orderable(t: Type) -> bool:
+    """Can values of this type be sorted? (A `ref` is its key, a str or an int.)"""
+    return t in ORDERED or isinstance(t, RefType)
+
+
 def is_error(t: Type) -> bool:
     return isinstance(t, ErrorType)
 

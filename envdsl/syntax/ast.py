@@ -411,6 +411,7 @@ class FieldDecl:
     default: Expr | None
     transitions: tuple[Transition, ...] | None  # None when the field has no transitions clause
     span: Span
+    immutable: bool = False  # set when the row is inserted, never changed afterwards
 
 
 @dataclass(frozen=True, slots=True)

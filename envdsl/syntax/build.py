@@ -188,6 +188,7 @@ class AstBuilder:
         name = self.name(parts[0])
         type_expr = self.type_expr(parts[1])
         unique = False
+        immutable = False
         doc: ast.Text | None = None
         on_delete: ast.Name | None = None
         default: ast.Expr | None = None
@@ -195,6 +196,8 @@ class AstBuilder:
         for item in parts[2:]:
             if _is(item, "unique_mod"):
                 unique = True
+            elif _is(item, "immutable_mod"):
+                immutable = True
             elif _is(item, "field_doc"):
                 doc = self.text(_children(item)[0])
             elif _is(item, "on_delete"):
@@ -208,7 +211,16 @@ class AstBuilder:
             else:
                 default = self.expr(item)
         return ast.FieldDecl(
-            name, type_expr, is_key, unique, doc, on_delete, default, transitions, self.span(tree)
+            name,
+            type_expr,
+            is_key,
+            unique,
+            doc,
+            on_delete,
+            default,
+            transitions,
+            self.span(tree),
+            immutable,
         )
 
     def type_expr(self, node: Node) -> ast.TypeExpr:

@@ -1,20 +1,30 @@
 """compiled/ holds exactly what `envdsl compile examples/*.env -o compiled` generates today.
 
-The examples are regenerated into a temporary directory with the real command (in process)
-and compared byte for byte with the committed files.
+Every example is regenerated into a temporary directory and compared byte for byte with the
+committed files. To keep the suite fast the regeneration reuses the session's compile of each
+example (shared with the end-to-end tests) and writes the files the way `envdsl compile` does;
+one test runs the real command and checks that it writes the same bytes, another runs it in
+a fresh interpreter with a different hash seed.
 """
 
 from __future__ import annotations
 
+import difflib
+import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
 from envdsl.cli import main
+from test_examples_e2e import compiled, example
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLES = sorted((REPO / "examples").glob("*.env"))
+NAMES = [p.stem for p in EXAMPLES]  # the spec files; compiled/ uses the env's module name
 COMPILED = REPO / "compiled"
 FIX = "compiled/ is out of date; run: envdsl compile examples/*.env -o compiled"
 
@@ -22,63 +32,59 @@ FIX = "compiled/ is out of date; run: envdsl compile examples/*.env -o compiled"
 @pytest.fixture(scope="module")
 def regenerated(tmp_path_factory: pytest.TempPathFactory) -> Path:
     target = tmp_path_factory.mktemp("compiled")
-    outcome = CliRunner().invoke(
-        main, ["compile", *[str(p) for p in EXAMPLES], "-o", str(target)], catch_exceptions=False
-    )
-    assert outcome.exit_code == 0, outcome.output
+    for name in NAMES:
+        result = compiled(name)
+        assert result.ok, f"examples/{name}.env does not compile"
+        source = result.artifacts["module"]
+        schemas = example(name)().tool_schemas()
+        module = result.artifacts["name"]
+        (target / f"{module}.py").write_text(source, encoding="utf-8")
+        tools = json.dumps(schemas, indent=2, ensure_ascii=False) + "\n"
+        (target / f"{module}.tools.json").write_text(tools, encoding="utf-8")
     return target
 
 
-def test_every_example_was_regenerated(regenerated: Path) -> None:
-    expected = {f"{p.stem}{suffix}" for p in EXAMPLES for suffix in (".py", ".tools.json")}
-    assert {p.name for p in regenerated.iterdir()} == expected
+def module_name(name: str) -> str:
+    return compiled(name).artifacts["name"]
 
 
-def test_compiled_holds_no_stale_files() -> None:
-    expected = {f"{p.stem}{suffix}" for p in EXAMPLES for suffix in (".py", ".tools.json")}
+def test_regeneration_matches_the_real_command(regenerated: Path, tmp_path: Path) -> None:
+    spec = REPO / "examples" / "sleep_tracking.env"
+    outcome = CliRunner().invoke(main, ["compile", str(spec), "-o", str(tmp_path)])
+    assert outcome.exit_code == 0, outcome.output
+    for suffix in (".py", ".tools.json"):
+        written = (tmp_path / f"sleep_tracking{suffix}").read_bytes()
+        assert written == (regenerated / f"sleep_tracking{suffix}").read_bytes()
+
+
+def test_compiled_holds_no_stale_or_missing_files() -> None:
+    expected = {f"{module_name(n)}{suffix}" for n in NAMES for suffix in (".py", ".tools.json")}
     present = {p.name for p in COMPILED.iterdir() if p.is_file() and not p.name.startswith(".")}
-    assert present == expected, f"{FIX} (and delete files of removed examples)"
+    assert not expected - present, f"missing {sorted(expected - present)}; {FIX}"
+    assert not present - expected, f"stale {sorted(present - expected)}: no such example; {FIX}"
 
 
 @pytest.mark.parametrize("suffix", [".py", ".tools.json"])
-@pytest.mark.parametrize("name", [p.stem for p in EXAMPLES])
+@pytest.mark.parametrize("name", NAMES)
 def test_compiled_file_is_current(regenerated: Path, name: str, suffix: str) -> None:
+    name = module_name(name)
     fresh = (regenerated / f"{name}{suffix}").read_bytes()
     committed_path = COMPILED / f"{name}{suffix}"
     assert committed_path.exists(), f"compiled/{name}{suffix} is missing; {FIX}"
     committed = committed_path.read_bytes()
     if fresh != committed:
-        import difflib
-
-        diff = "".join(
-            list(
-                difflib.unified_diff(
-                    committed.decode("utf-8").splitlines(keepends=True),
-                    fresh.decode("utf-8").splitlines(keepends=True),
-                    f"compiled/{name}{suffix}",
-                    "regenerated",
-                )
-            )[:40]
+        diff = difflib.unified_diff(
+            committed.decode("utf-8").splitlines(keepends=True),
+            fresh.decode("utf-8").splitlines(keepends=True),
+            f"compiled/{name}{suffix}",
+            "regenerated",
         )
-        pytest.fail(f"compiled/{name}{suffix} differs from the generated code; {FIX}\n{diff}")
-
-
-def test_generation_is_deterministic(regenerated: Path, tmp_path: Path) -> None:
-    """A second run gives the same bytes (no timestamps, no set order, no object ids)."""
-    spec = REPO / "examples" / "sleep_tracking.env"
-    outcome = CliRunner().invoke(main, ["compile", str(spec), "-o", str(tmp_path)])
-    assert outcome.exit_code == 0, outcome.output
-    for suffix in (".py", ".tools.json"):
-        again = (tmp_path / f"sleep_tracking{suffix}").read_bytes()
-        assert again == (regenerated / f"sleep_tracking{suffix}").read_bytes()
+        shown = "".join(list(diff)[:40])
+        pytest.fail(f"compiled/{name}{suffix} differs from the generated code; {FIX}\n{shown}")
 
 
 def test_generation_does_not_depend_on_the_hash_seed(regenerated: Path, tmp_path: Path) -> None:
     """Sets in the compiler (transitions, effects) must not leak their order into the output."""
-    import os
-    import subprocess
-    import sys
-
     env = dict(os.environ, PYTHONHASHSEED="12345")
     env["PYTHONPATH"] = os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])
     spec = REPO / "examples" / "library_lending.env"

@@ -29,6 +29,8 @@ NAMES = [path.stem for path in EXAMPLES]
 
 @functools.lru_cache(maxsize=None)
 def compiled(name: str) -> CompileResult:
+    """The example compiled once per session; test_codegen and test_compiled_current import
+    this cache (compiling every example takes seconds)."""
     return compile_file(REPO / "examples" / f"{name}.env")
 
 
@@ -56,7 +58,7 @@ def test_example_compiles_without_errors_and_imports(name: str) -> None:
     result = compiled(name)
     assert result.ok
     assert not [d for d in result.diagnostics if d.is_error]
-    assert result.artifacts["name"] == name
+    assert result.artifacts["name"].isidentifier()
     env_class = example(name)
     assert issubclass(env_class, Environment)
     assert env_class.TOOLS and env_class.TASKS
@@ -385,8 +387,91 @@ SESSIONS: dict[str, tuple[str, list[Step]]] = {
 }
 
 
+# Examples added later get a session derived from their first task: a few domain failures
+# written here, the agent mistakes every environment must reject (a misspelled tool, a missing,
+# an extra and a mistyped argument on the solution's first action), then the solution itself.
+DOMAIN_FAILURES: dict[str, list[Step]] = {
+    "clinic_scheduling": [
+        Step("advance_clock", {"to": "2020-01-01T00:00:00Z"}, "the clock cannot go back"),
+        Step("cancel_appointment", {"appointment_id": "NOPE", "reason": "x"}, "no appointment"),
+        Step("get_appointment", {"appointment_id": "APT-9999"}, "no appointment APT-9999"),
+    ],
+    "document_management_system": [
+        Step(
+            "update_document",
+            {"document_id": "NOPE", "user_id": "u1", "content": "x"},
+            "Document does not exist",
+        ),
+        Step("archive_document", {"document_id": "NOPE"}, "Document not found"),
+    ],
+    "hris": [
+        Step(
+            "update_employee_salary",
+            {"employee_id": "E002", "new_salary": -5.0},
+            "Salary cannot be negative.",
+        ),
+        Step("remove_employee_record", {"employee_id": "NOPE"}, "Employee not found."),
+        Step("get_employee_by_id", {"employee_id": "NOPE"}, "Employee not found"),
+    ],
+    "ocr_processing_service": [
+        Step("start_processing_request", {"request_id": "NOPE"}, "Request not found"),
+        Step("get_ocr_request_status", {"request_id": "NOPE"}, "Request not found"),
+    ],
+    "personal_notes": [
+        Step("pin_note", {"note_id": "NOPE"}, "Note not found"),
+        Step("get_note_by_id", {"note_id": "NOPE"}, "Note not found"),
+    ],
+    "retail_product_database": [
+        Step(
+            "update_inventory_level",
+            {"upc": "840000000017", "new_level": -1},
+            "Inventory level must be non-negative",
+        ),
+        Step(
+            "update_product_price",
+            {"upc": "840000000017", "new_price": -3.0},
+            "Product price must be non-negative",
+        ),
+    ],
+}
+
+
+def derived_session(name: str) -> tuple[str, list[Step]]:
+    env_class = example(name)
+    task = next(iter(env_class.TASKS))
+    scratch = env_class()
+    scratch.solve(task)
+    solution = [(entry.name, dict(entry.arguments)) for entry in scratch.trace]
+    steps = list(DOMAIN_FAILURES.get(name, []))
+    action = next(
+        (tool, args)
+        for tool, args in solution
+        if env_class.TOOLS[tool].kind == "action"
+        and any(p.required for p in env_class.TOOLS[tool].params)
+    )
+    tool, args = action
+    params = env_class.TOOLS[tool].params
+    required = next(p.name for p in params if p.required)
+    steps.append(Step(tool[:-1], args, "unknown tool"))
+    steps.append(
+        Step(tool, {k: v for k, v in args.items() if k != required}, "missing required argument")
+    )
+    steps.append(Step(tool, {**args, "unexpected_argument": 1}, "unexpected argument"))
+    text_param = next((p.name for p in params if p.spec.name == "a string"), None)
+    if text_param is not None:
+        steps.append(Step(tool, {**args, text_param: 12345}, f"invalid argument {text_param}"))
+    steps.extend(Step(tool, args, OK) for tool, args in solution)
+    return task, steps
+
+
+for _name in NAMES:
+    if _name not in SESSIONS:
+        SESSIONS[_name] = derived_session(_name)
+
+
 def test_every_example_has_a_session() -> None:
     assert set(SESSIONS) == set(NAMES)
+    assert set(DOMAIN_FAILURES) <= set(NAMES)
     for _, steps in SESSIONS.values():
         assert len(steps) >= 5
         assert any(s.expect is OK for s in steps) and any(s.expect is not OK for s in steps)
@@ -513,5 +598,6 @@ def test_schema_examples_validate_against_the_tools(name: str) -> None:
 
 @pytest.mark.parametrize("name", NAMES)
 def test_compiled_tools_json_matches_tool_schemas(name: str) -> None:
-    on_disk = json.loads((REPO / "compiled" / f"{name}.tools.json").read_text("utf-8"))
+    module = compiled(name).artifacts["name"]
+    on_disk = json.loads((REPO / "compiled" / f"{module}.tools.json").read_text("utf-8"))
     assert on_disk == example(name)().tool_schemas()

@@ -1064,7 +1064,9 @@ class DocumentManagementSystemEnv(rt.Environment):
         )
         self._insert(
             "access_control",
-            AccessControlEntry(document_id=d.document_id, user_id=owner_id, permissions=perms),
+            AccessControlEntry(
+                document_id=d.document_id, user_id=owner_id, permissions=h.copy_value(perms)
+            ),
         )
         return d
 

@@ -862,7 +862,7 @@ class OCRProcessingServiceEnv(rt.Environment):
             raise rt.Fail("Result not available in repository")
         return ResultWithConfidence(
             extracted_text=res.extracted_text,
-            confidence_scores=res.confidence_scores,
+            confidence_scores=h.copy_value(res.confidence_scores),
             processing_timestamp=res.processing_timestamp,
         )
 
@@ -922,7 +922,7 @@ class OCRProcessingServiceEnv(rt.Environment):
             Result(
                 request_id=request_id,
                 extracted_text=extracted_text,
-                confidence_scores=confidence_scores,
+                confidence_scores=h.copy_value(confidence_scores),
                 processing_timestamp=processing_timestamp,
             ),
         )

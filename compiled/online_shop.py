@@ -991,7 +991,7 @@ class OnlineShopEnv(rt.Environment):
         ship: int = self.fn_shipping_for(amount_cents=sub) if (len(lines) > 0) else 0
         return CartView(
             customer_id=c.customer_id,
-            lines=lines,
+            lines=h.copy_value(lines),
             subtotal_cents=sub,
             shipping_cents=ship,
             total_cents=(sub + ship),
@@ -1003,7 +1003,7 @@ class OnlineShopEnv(rt.Environment):
             order_id=o.order_id,
             status=o.status,
             placed_at=o.placed_at,
-            lines=o.lines,
+            lines=h.copy_value(o.lines),
             subtotal_cents=self.fn_subtotal(lines=o.lines),
             discount_cents=o.discount_cents,
             shipping_cents=o.shipping_cents,
@@ -1048,7 +1048,7 @@ class OnlineShopEnv(rt.Environment):
             ordered = sorted(hits, key=(lambda p_3: p_3.price_cents), reverse=True)
         else:
             ordered = sorted(hits, key=(lambda p_4: p_4.name))
-        return [p_5 for i, p_5 in self._it(enumerate(ordered)) if (i < limit)]
+        return [p_5 for i, p_5 in self._it(enumerate(h.in_order(ordered))) if (i < limit)]
 
     def _impl_get_product(self, sku: str) -> Product:
         p = self.t_products.get(sku)
@@ -1164,7 +1164,7 @@ class OnlineShopEnv(rt.Environment):
             "orders",
             Order(
                 customer=customer_id,
-                lines=lines,
+                lines=h.copy_value(lines),
                 placed_at=self.s_now,
                 ship_to=(h.unwrap(ship_to) if (ship_to is not None) else c.address),
                 payment=payment,

@@ -813,7 +813,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
                 title=t,
                 content=c,
                 category=cat,
-                tags=names,
+                tags=h.copy_value(names),
                 created_at=self.s_now,
                 updated_at=self.s_now,
             ),

@@ -784,7 +784,7 @@ class RetailProductDatabaseEnv(rt.Environment):
     def _impl_bulk_import_products(self, products_list: list[ProductInfo]) -> BulkImportReport:
         imported: int = 0
         errors: list[str] = []
-        for idx, p in self._it(enumerate(products_list)):
+        for idx, p in self._it(enumerate(h.in_order(products_list))):
             err: str | None = self.fn_import_error(idx=idx, p=p)
             if err is not None:
                 errors.append(h.unwrap(err))
@@ -792,7 +792,10 @@ class RetailProductDatabaseEnv(rt.Environment):
                 self._impl_insert_product(p=p)
                 imported += 1
         return BulkImportReport(
-            message="Bulk import completed.", imported=imported, failed=len(errors), errors=errors
+            message="Bulk import completed.",
+            imported=imported,
+            failed=len(errors),
+            errors=h.copy_value(errors),
         )
 
     def _impl_deplete_inventory(self, upc: str, quantity: int) -> Product:

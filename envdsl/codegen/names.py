@@ -19,8 +19,10 @@ _ENVIRONMENT_API = {
 class Names:
     def __init__(self, checked: CheckedSpec) -> None:
         self.checked = checked
-        self.env_class = naming.env_class_name(checked.env.name.text)
         self.types = {name: naming.type_name(name) for name in [*checked.enums, *checked.records]}
+        self.env_class = naming.env_class_name(checked.env.name.text)
+        while self.env_class in self.types.values():  # a record may be called `ShopEnv`
+            self.env_class += "_"
         self.members = {
             (enum.name, member): naming.value_name(member)
             for enum in checked.enums.values()
@@ -36,16 +38,18 @@ class Names:
             for name, info in checked.state.items()
         }
         self.consts = {name: naming.constant_name(name) for name in checked.consts}
-        taken = _ENVIRONMENT_API | set(self.state.values())
-        self.callables: dict[str, str] = {}
+        self.callables: dict[str, str] = {
+            info.name: f"fn_{info.name}" if info.kind == "fn" else f"_impl_{info.name}"
+            for info in checked.callables.values()
+        }
+        # every generated member name is taken, so a tool's typed method can't shadow one
+        taken = _ENVIRONMENT_API | set(self.state.values()) | set(self.callables.values())
         self.tool_methods: dict[str, str] = {}
         for info in checked.callables.values():
-            if info.kind == "fn":
-                self.callables[info.name] = f"fn_{info.name}"
-            else:
-                self.callables[info.name] = f"_impl_{info.name}"
-                if not info.internal:
-                    self.tool_methods[info.name] = naming.tool_method(info.name, taken)
+            if info.is_tool and not info.internal:
+                method = naming.tool_method(info.name, taken)
+                taken.add(method)
+                self.tool_methods[info.name] = method
 
     def type_name(self, name: str) -> str:
         return self.types[name]
@@ -116,10 +120,8 @@ class Names:
             key = self.checked.records[value.entity].key
             key_spec = self.spec(key.type) if key is not None else "rt.JSON"
             return f"rt.RefSpec({key_spec}, {value.entity!r}, {self.table_of(value.entity)!r})"
-        if isinstance(value, t.EnumType):
-            return f"{self.spec_name(value.name)}"
-        if isinstance(value, t.RecordType):
-            return f"{self.spec_name(value.name)}"
+        if isinstance(value, (t.EnumType, t.RecordType)):
+            return self.spec_name(self.type_name(value.name))
         if isinstance(value, t.VoidType):
             return "rt.VOID"
         return "rt.JSON"

@@ -37,9 +37,9 @@ def value_name(name: str) -> str:
 
 
 def type_name(name: str) -> str:
-    """An enum, record or entity class name."""
+    """An enum, record or entity class name (never one of the module's own SPEC_/C_ names)."""
     check_identifier(name)
-    if name in _PY_RESERVED or name in _MODULE_NAMES or name.startswith("_"):
+    if name in _PY_RESERVED or name in _MODULE_NAMES or name.startswith(("_", "SPEC_", "C_")):
         return f"{name}_"
     return name
 
@@ -58,9 +58,14 @@ def module_name(name: str) -> str:
 def tool_method(name: str, taken: set[str]) -> str:
     """The typed public method of a tool; renamed when it would shadow the Environment API."""
     check_identifier(name)
+    candidate = name
     if name in taken or name in _PY_RESERVED or name.startswith("_"):
-        return f"tool_{name}"
-    return name
+        candidate = f"tool_{name}"
+    index = 1
+    while candidate in taken:  # `tool_reset` may itself be a tool's name
+        index += 1
+        candidate = f"tool_{name}_{index}"
+    return candidate
 
 
 def constant_name(name: str) -> str:

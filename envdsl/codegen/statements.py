@@ -8,7 +8,6 @@ from envdsl.semantics.model import CallableInfo, RecordInfo
 from envdsl.syntax import ast
 
 INDENT = "    "
-_MUTABLE = (t.ListType, t.SetType, t.MapType)
 
 
 class BodyTranslator(Translator):
@@ -130,12 +129,7 @@ class BodyTranslator(Translator):
         local_type = self.local_type(stmt.name)
         code = self.expr(stmt.value, scope)
         value_type = self.type_of(stmt.value)
-        if _is_place(stmt.value) and isinstance(
-            t.strip_optional(value_type), _MUTABLE + (t.RecordType,)
-        ):
-            base = t.strip_optional(value_type)
-            if not (isinstance(base, t.RecordType) and base.is_entity):
-                code = f"h.copy_value({code})"  # values never alias state
+        code = self.copied(code, stmt.value)  # values never alias state
         lines = self.flush(level)
         py = scope.declare(stmt.name.text, local_type)
         if stmt.else_message is not None:
@@ -155,7 +149,7 @@ class BodyTranslator(Translator):
     def assign(self, stmt: ast.Assign, scope: CgScope, level: int) -> list[str]:
         pad = INDENT * level
         target = stmt.target
-        value = self.expr(stmt.value, scope)
+        value = self.copied(self.expr(stmt.value, scope), stmt.value)
         value_type = self.type_of(stmt.value)
         lines = self.flush(level)
         if isinstance(target, ast.NameRef):
@@ -202,7 +196,3 @@ class BodyTranslator(Translator):
                 return lines + [f"{pad}h.set_at({obj}, {index}, {value})"]
             target_code = f"{obj}[{index}]"
         return lines + [f"{pad}{target_code} {stmt.op} {value}"]
-
-
-def _is_place(node: ast.Expr) -> bool:
-    return isinstance(node, (ast.NameRef, ast.Attribute, ast.Index))

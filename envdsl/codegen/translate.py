@@ -105,6 +105,18 @@ class Translator:
     def _table_accessor(self, entity: str) -> str:
         return self.names.state[self.names.table_of(entity)]
 
+    def copied(self, code: str, node: ast.Expr) -> str:
+        """Values are copied where they are stored: a list, set, map or record read from a
+        place (a variable, a field, an entry) must not stay shared with that place, or writing
+        through one would change the other, outside the journal."""
+        if isinstance(node, (ast.NameRef, ast.Attribute, ast.Index)):
+            value_type = t.strip_optional(self.type_of(node))
+            if isinstance(value_type, (t.ListType, t.SetType, t.MapType)) or (
+                isinstance(value_type, t.RecordType) and not value_type.is_entity
+            ):
+                return f"h.copy_value({code})"
+        return code
+
     def coerce(self, code: str, source: t.Type, target: t.Type) -> str:
         """Adapt a value to where it goes: a row stored in a ref slot becomes its key."""
         target_base = t.strip_optional(target)
@@ -334,6 +346,8 @@ class Translator:
             and node.func.name in ("range", "zip", "enumerate")
         ):
             return f"self._it({code})"
+        if isinstance(value_type, t.SetType):
+            return f"self._it(h.in_order({code}))"  # never hash order
         return f"self._it(list({code}))"
 
     # ---- calls -------------------------------------------------------------------------------
@@ -349,7 +363,9 @@ class Translator:
             for kwarg in node.kwargs:
                 field_info = record.fields[kwarg.name.text]
                 value = self.coerce(
-                    self.expr(kwarg.value, scope), self.type_of(kwarg.value), field_info.type
+                    self.copied(self.expr(kwarg.value, scope), kwarg.value),
+                    self.type_of(kwarg.value),
+                    field_info.type,
                 )
                 args.append(f"{self.names.field(record.name, kwarg.name.text)}={value}")
             return f"{self.names.type_name(name)}({', '.join(args)})"
@@ -374,6 +390,8 @@ class Translator:
         args = [self.expr(arg, scope) for arg in node.args]
         kwargs = {k.name.text: k.value for k in node.kwargs}
         result_type = self.type_of(node)
+        if name in ("zip", "enumerate"):
+            return f"{name}({', '.join(f'h.in_order({a})' for a in args)})"
         if name in _BUILTIN_DIRECT:
             return f"{_BUILTIN_DIRECT[name]}({', '.join(args)})"
         if name in _HELPERS:
@@ -401,6 +419,8 @@ class Translator:
             if "reverse" in kwargs:
                 extra += f", reverse={self.expr(kwargs['reverse'], scope)}"
             return f"sorted({args[0]}{extra})"
+        if name == "list" and args:
+            return f"h.in_order({args[0]})"
         if name in ("set", "list"):
             return f"{name}({', '.join(args)})"
         if name == "range":
@@ -442,7 +462,7 @@ class Translator:
         if isinstance(receiver_type, t.TypeRefType):
             return f"list({self.expr(func.obj, scope)})"  # E.values()
         receiver = self.expr(func.obj, scope)
-        args = [self.expr(arg, scope) for arg in node.args]
+        args = [self.copied(self.expr(arg, scope), arg) for arg in node.args]
         if isinstance(receiver_type, t.TableType):
             table = self.names.table_of(receiver_type.entity)
             key_type = t.RefType(receiver_type.entity)

@@ -17,7 +17,7 @@ from typing import Any, Callable, ClassVar, Iterable, Iterator, Mapping, Self, T
 
 from envdsl.runtime.errors import BadValue, Fail
 from envdsl.runtime.table import RefField, Table, TableSchema
-from envdsl.runtime.values import RecordSpec, TypeSpec, nested_refs
+from envdsl.runtime.values import IntSpec, RecordSpec, TypeSpec, nested_refs
 
 T = TypeVar("T")
 Result = dict[str, Any]
@@ -179,7 +179,8 @@ class Environment:
             raise InvalidState(str(error)) from None
 
     def _load_json_table(self, name: str, spec: TableSpec, value: Any) -> None:
-        key_field = spec.schema.key
+        key_spec = next(f for f in spec.row.fields if f.attribute == spec.schema.key)
+        key_field = key_spec.name  # the JSON name (the attribute may be mangled: id -> id_)
         rows: list[tuple[str, Any]] = []
         if isinstance(value, list):
             rows = [(f"{name}[{i}]", row) for i, row in enumerate(value)]
@@ -187,9 +188,13 @@ class Environment:
             for key, row in value.items():
                 if isinstance(row, dict) and key_field not in row:
                     key_value: Any = key
-                    key_spec = next(f.spec for f in spec.row.fields if f.name == key_field)
-                    if key_spec.name == "an integer":
-                        key_value = int(key)
+                    if isinstance(key_spec.spec, IntSpec):
+                        try:
+                            key_value = int(key)
+                        except ValueError:
+                            raise InvalidState(
+                                f"{name}.{key}: the key must be an integer"
+                            ) from None
                     row = {**row, key_field: key_value}
                 elif isinstance(row, dict) and str(row[key_field]) != str(key):
                     raise InvalidState(

@@ -12,7 +12,7 @@ import enum
 from typing import Any, Callable, Iterable, TypeVar
 
 from envdsl.runtime.errors import Fail
-from envdsl.runtime.values import UTC, format_datetime, parse_date, parse_datetime
+from envdsl.runtime.values import UTC, format_datetime, ordered, parse_date, parse_datetime
 
 T = TypeVar("T")
 K = TypeVar("K")
@@ -37,7 +37,7 @@ def to_str(value: object) -> str:
     if isinstance(value, (list, tuple)):
         return "[" + ", ".join(to_str(item) for item in value) + "]"
     if isinstance(value, (set, frozenset)):
-        return "{" + ", ".join(sorted(to_str(item) for item in value)) + "}"
+        return "{" + ", ".join(to_str(item) for item in ordered(value)) + "}"
     if isinstance(value, dict):
         return "{" + ", ".join(f"{to_str(k)}: {to_str(v)}" for k, v in value.items()) + "}"
     return str(value)
@@ -124,7 +124,7 @@ def list_index(items: list[T], item: T) -> int:
 
 
 def first(items: Iterable[T]) -> T | None:
-    return next(iter(items), None)
+    return next(iter(ordered(items)), None)
 
 
 def count(items: Iterable[object]) -> int:
@@ -284,3 +284,8 @@ def set_at(items: list[T], index: int, value: T) -> None:
         items[index] = value
     except IndexError:
         raise Fail(f"index {index} is out of range (length {len(items)})") from None
+
+
+def in_order(items: Iterable[T]) -> list[T]:
+    """A snapshot of a collection to loop over: sets in canonical order, the rest as is."""
+    return list(ordered(items))

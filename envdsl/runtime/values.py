@@ -265,8 +265,8 @@ class SetSpec(ListSpec):
         return set(super().from_json(value, path))
 
     def to_json(self, value: Any) -> JSONValue:
-        # sets have no order; sort their JSON forms so that state hashes are stable
-        return sorted((self.inner.to_json(item) for item in value), key=repr)
+        # sets have no order: they are written, and iterated (helpers.ordered), sorted
+        return [self.inner.to_json(item) for item in ordered(value)]
 
     def schema(self) -> dict[str, Any]:
         return {"type": "array", "items": self.inner.schema(), "uniqueItems": True}
@@ -295,9 +295,8 @@ class MapSpec(TypeSpec):
         return result
 
     def to_json(self, value: Any) -> JSONValue:
-        # keys sorted: two maps with the same entries have the same canonical JSON
-        items = sorted((str(self.key.to_json(k)), v) for k, v in value.items())
-        return {k: self.value.to_json(v) for k, v in items}
+        # insertion order, as maps iterate: equal JSON then means equal behaviour from here on
+        return {str(self.key.to_json(k)): self.value.to_json(v) for k, v in value.items()}
 
     def schema(self) -> dict[str, Any]:
         return {"type": "object", "additionalProperties": self.value.schema()}
@@ -466,3 +465,21 @@ def contains_ref(spec: TypeSpec) -> bool:
 
 # specs whose JSON form is the Python value itself
 _PLAIN: frozenset[type[TypeSpec]] = frozenset({IntSpec, StrSpec, BoolSpec, JsonSpec})
+
+
+def canonical_key(item: Any) -> tuple[str, Any]:
+    """A total order over set elements (str, int, float, bool, enum members, dates)."""
+    if isinstance(item, enum.Enum):
+        return ("enum", str(item.value))
+    if isinstance(item, bool):
+        return ("bool", item)
+    if isinstance(item, (int, float)):
+        return ("number", item)
+    return (type(item).__name__, item)
+
+
+def ordered(items: Any) -> Any:
+    """Sets in their canonical order (never hash order, which changes between processes)."""
+    if isinstance(items, (set, frozenset)):
+        return sorted(items, key=canonical_key)
+    return items

@@ -5,6 +5,11 @@ from __future__ import annotations
 import inspect
 from dataclasses import dataclass
 
+# Private-use characters mark `\{` and `\}` between unescaping and hole splitting; a real
+# backslash followed by a brace (`"a\\{"`) must stay a backslash and a brace.
+_ESCAPED_OPEN = "\ue000"
+_ESCAPED_CLOSE = "\ue001"
+
 _ESCAPES = {
     "n": "\n",
     "t": "\t",
@@ -13,8 +18,8 @@ _ESCAPES = {
     '"': '"',
     "'": "'",
     "0": "\0",
-    "{": "\\{",  # kept escaped so the f-string splitter can tell it from a hole
-    "}": "\\}",
+    "{": _ESCAPED_OPEN,  # marked so the f-string splitter can tell it from a hole
+    "}": _ESCAPED_CLOSE,
 }
 
 
@@ -31,7 +36,7 @@ def decode_literal(token_text: str) -> DecodedString:
     else:
         body_start, body = 1, token_text[1:-1]
     value, bad = _unescape(body, body_start)
-    value = value.replace("\\{", "{").replace("\\}", "}")
+    value = value.replace(_ESCAPED_OPEN, "{").replace(_ESCAPED_CLOSE, "}")
     if token_text.startswith('"""'):
         value = inspect.cleandoc(value)
     return DecodedString(value, bad)
@@ -85,7 +90,7 @@ def split_fstring(token_text: str) -> FStringPieces:
         char = body[index]
         if char == "\\" and index + 1 < len(body):
             decoded, escapes = _unescape(body[index : index + 2], body_start + index)
-            text.append(decoded.replace("\\{", "{").replace("\\}", "}"))
+            text.append(decoded.replace(_ESCAPED_OPEN, "{").replace(_ESCAPED_CLOSE, "}"))
             bad.extend(escapes)
             index += 2
         elif char == "{" and body.startswith("{{", index):

@@ -273,12 +273,6 @@ def test_hostile_names_work_through_call_and_state(
     assert state["rt"]["k2"]["self"] == "k2"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=StopIteration,
-    reason="envdsl bug: a key field whose Python name is mangled (self -> self_, also id -> id_) "
-    "makes reset(state=...) of a keyed table raise StopIteration: state_json() does not round-trip",
-)
 def test_state_with_a_mangled_key_name_round_trips(
     hostile: tuple[CompileResult, type[Environment]],
 ) -> None:
@@ -289,11 +283,6 @@ def test_state_with_a_mangled_key_name_round_trips(
     assert copy.state_hash() == env.state_hash()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="envdsl bug: the lexer decodes \\\\ to a backslash and then turns backslash-brace "
-    'into a brace, so the spec string "a\\\\{b" (a, backslash, brace, b) becomes "a{b"',
-)
 def test_backslash_before_a_brace_round_trips() -> None:
     env = build(spec('''
   query q() -> list[str] {
@@ -383,21 +372,12 @@ BUILTIN_TYPE_NAMES = '''
   }'''
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="envdsl bug: a type named like a Python keyword or builtin is mangled (format_) but "
-    "its spec is referenced unmangled (SPEC_format): NameError when the module is imported",
-)
 def test_types_named_like_python_builtins_and_keywords() -> None:
     env = build(spec(BUILTIN_TYPE_NAMES))()
     env.reset(state={})
     assert env.call("q", {"v": "rich", "c": "a"}) == {"success": True, "data": {"f": "rich"}}
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="envdsl bug: a record named like the environment class (ClashEnv) is shadowed by it",
-)
 def test_record_named_like_the_environment_class() -> None:
     env = build(spec('''
   record ClashEnv { a: int }
@@ -410,11 +390,6 @@ def test_record_named_like_the_environment_class() -> None:
     assert env.last_exception is None
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="envdsl bug: a type named SPEC_<T> or C_<CONST> collides with the generated spec "
-    "object of type T or constant CONST",
-)
 @pytest.mark.parametrize(
     "members",
     [

@@ -664,7 +664,8 @@ def test_state_json_is_canonical(det_env: Environment) -> None:
     row = state["boxes"]["BOX-0001"]
     assert list(row) == sorted(row)  # row fields sorted
     assert row["tags"] == ["a", "b", "c"]  # sets sorted
-    assert list(row["sizes"]) == ["a", "b", "c"]  # map keys sorted
+    # map keys in insertion order, the order maps iterate in: equal JSON, equal behaviour
+    assert list(row["sizes"]) == ["b", "a", "c"]
     # rows inserted in the other order of keys keep that order
     det_env.reset(
         state={"now": "2024-01-01T00:00:00Z", "boxes": {"B": {"label": "b"}, "A": {"label": "a"}}}
@@ -790,11 +791,6 @@ def test_same_calls_same_hash_in_separate_processes() -> None:
     assert local.state_hash() == first
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="envdsl bug: iterating a set[str] follows Python's hash order, which changes with "
-    "PYTHONHASHSEED, so a state built from it differs between processes",
-)
 def test_iterating_a_set_is_deterministic_across_processes() -> None:
     tags = ["pear", "apple", "fig", "kiwi", "lime", "plum", "date", "lemon"]
     calls = [("make", {"label": "a", "tags": tags}), ("order_tags", {"box_id": "BOX-0001"})]
@@ -856,11 +852,6 @@ env MapOrder {
   }
 }
 '''
-test_equal_state_hashes_mean_equal_futures_for_maps = pytest.mark.xfail(
-    strict=True,
-    reason="envdsl bug: maps iterate in insertion order but state_json() sorts their keys, so "
-    "two environments with the same state_hash() give different results for the same call",
-)(test_equal_state_hashes_mean_equal_futures_for_maps)
 
 
 # ---- value semantics: lists and records are values, never shared between rows ------------------
@@ -922,20 +913,14 @@ env Alias {
 }
 '''
 
-ALIAS_BUG = (
-    "envdsl bug: a list or record stored into a row or state field from another row is "
-    "shared, not copied: writing through the new place changes the old row, and a rollback "
-    "does not restore it"
-)
-
 
 @pytest.mark.parametrize(
     "tool",
     [
         "share_field",
-        pytest.param("share_insert", marks=pytest.mark.xfail(strict=True, reason=ALIAS_BUG)),
-        pytest.param("share_scalar", marks=pytest.mark.xfail(strict=True, reason=ALIAS_BUG)),
-        pytest.param("share_record", marks=pytest.mark.xfail(strict=True, reason=ALIAS_BUG)),
+        "share_insert",
+        "share_scalar",
+        "share_record",
     ],
 )
 def test_values_copied_between_rows_are_not_shared(tool: str) -> None:
@@ -952,9 +937,9 @@ def test_values_copied_between_rows_are_not_shared(tool: str) -> None:
     "tool",
     [
         "share_field",
-        pytest.param("share_insert", marks=pytest.mark.xfail(strict=True, reason=ALIAS_BUG)),
-        pytest.param("share_scalar", marks=pytest.mark.xfail(strict=True, reason=ALIAS_BUG)),
-        pytest.param("share_record", marks=pytest.mark.xfail(strict=True, reason=ALIAS_BUG)),
+        "share_insert",
+        "share_scalar",
+        "share_record",
     ],
 )
 def test_failed_call_through_shared_values_rolls_back(tool: str) -> None:
@@ -1078,13 +1063,6 @@ env IdKey {
 '''
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=StopIteration,
-    reason="envdsl bug: a key named `id` is the Python attribute `id_`; loading a keyed table "
-    "looks the JSON row up by the attribute and raises StopIteration, so state_json() of any "
-    "env with a key named id cannot be loaded back",
-)
 @pytest.mark.parametrize(
     "state",
     [{"rows": {"R1": {"id": "R1", "n": 1}}}, {"rows": {"R1": {"n": 1}}}],

@@ -1189,7 +1189,7 @@ class ClinicSchedulingEnv(rt.Environment):
             all(
                 (
                     (
-                        not self.fn_overlaps(
+                        not self._fn_overlaps(
                             a_start=a.start, a_end=a.end, b_start=b_.start, b_end=b_.end
                         )
                     )
@@ -1198,9 +1198,9 @@ class ClinicSchedulingEnv(rt.Environment):
                     if (
                         (
                             ((a.appointment_id < b_.appointment_id) and (a.dentist == b_.dentist))
-                            and self.fn_holds_slot(a=a)
+                            and self._fn_holds_slot(a=a)
                         )
-                        and self.fn_holds_slot(a=b_)
+                        and self._fn_holds_slot(a=b_)
                     )
                 )
             )
@@ -1211,7 +1211,7 @@ class ClinicSchedulingEnv(rt.Environment):
             all(
                 (
                     (
-                        not self.fn_overlaps(
+                        not self._fn_overlaps(
                             a_start=a.start, a_end=a.end, b_start=b_.start, b_end=b_.end
                         )
                     )
@@ -1220,9 +1220,9 @@ class ClinicSchedulingEnv(rt.Environment):
                     if (
                         (
                             ((a.appointment_id < b_.appointment_id) and (a.room == b_.room))
-                            and self.fn_holds_slot(a=a)
+                            and self._fn_holds_slot(a=a)
                         )
-                        and self.fn_holds_slot(a=b_)
+                        and self._fn_holds_slot(a=b_)
                     )
                 )
             )
@@ -1238,13 +1238,13 @@ class ClinicSchedulingEnv(rt.Environment):
                                 (
                                     (
                                         (h_.dentist == a.dentist)
-                                        and (h_.day == self.fn_weekday_of(d=h.date_of(a.start)))
+                                        and (h_.day == self._fn_weekday_of(d=h.date_of(a.start)))
                                     )
-                                    and (h_.opens <= self.fn_minute_of_day(t=a.start))
+                                    and (h_.opens <= self._fn_minute_of_day(t=a.start))
                                 )
                                 and (
                                     (
-                                        self.fn_minute_of_day(t=a.start)
+                                        self._fn_minute_of_day(t=a.start)
                                         + h.total_minutes((a.end - a.start))
                                     )
                                     <= h_.closes
@@ -1254,7 +1254,7 @@ class ClinicSchedulingEnv(rt.Environment):
                         )
                     )
                     for a in self._it(self.t_appointments.rows())
-                    if self.fn_is_upcoming(a=a)
+                    if self._fn_is_upcoming(a=a)
                 )
             )
         )
@@ -1273,7 +1273,7 @@ class ClinicSchedulingEnv(rt.Environment):
                         )
                     )
                     for a in self._it(self.t_appointments.rows())
-                    if self.fn_is_upcoming(a=a)
+                    if self._fn_is_upcoming(a=a)
                 )
             )
         )
@@ -1305,7 +1305,7 @@ class ClinicSchedulingEnv(rt.Environment):
             or ((a.start - h.minutes(C_EARLY_CHECK_IN_MINUTES)) <= self.s_now)
         )
 
-    def fn_overlaps(
+    def _fn_overlaps(
         self,
         a_start: datetime.datetime,
         a_end: datetime.datetime,
@@ -1314,44 +1314,44 @@ class ClinicSchedulingEnv(rt.Environment):
     ) -> bool:
         return (a_start < b_end) and (b_start < a_end)
 
-    def fn_intervals_overlap(self, a: Interval, b_: Interval) -> bool:
-        return self.fn_overlaps(a_start=a.start, a_end=a.end, b_start=b_.start, b_end=b_.end)
+    def _fn_intervals_overlap(self, a: Interval, b_: Interval) -> bool:
+        return self._fn_overlaps(a_start=a.start, a_end=a.end, b_start=b_.start, b_end=b_.end)
 
-    def fn_contains_time(self, i: Interval, t: datetime.datetime) -> bool:
+    def _fn_contains_time(self, i: Interval, t: datetime.datetime) -> bool:
         return (i.start <= t) and (t < i.end)
 
-    def fn_is_weekend(self, d: datetime.date) -> bool:
+    def _fn_is_weekend(self, d: datetime.date) -> bool:
         return h.weekday(d) >= 5
 
-    def fn_weekday_of(self, d: datetime.date) -> Weekday:
+    def _fn_weekday_of(self, d: datetime.date) -> Weekday:
         return h.at(list(Weekday), h.weekday(d))
 
-    def fn_add_days(self, d: datetime.date, n: int) -> datetime.date:
+    def _fn_add_days(self, d: datetime.date, n: int) -> datetime.date:
         return d + h.days(n)
 
-    def fn_start_of_day(self, t: datetime.datetime) -> datetime.datetime:
+    def _fn_start_of_day(self, t: datetime.datetime) -> datetime.datetime:
         return t - h.minutes(h.minutes_between(h.datetime_of(h.date_of(t)), t))
 
-    def fn_days_until(self, from_day: datetime.date, to_day: datetime.date) -> int:
+    def _fn_days_until(self, from_day: datetime.date, to_day: datetime.date) -> int:
         return h.days_between(from_day, to_day)
 
-    def fn_is_before(self, a: datetime.datetime, b_: datetime.datetime) -> bool:
+    def _fn_is_before(self, a: datetime.datetime, b_: datetime.datetime) -> bool:
         return a < b_
 
-    def fn_minutes_of(self, d: datetime.timedelta) -> int:
+    def _fn_minutes_of(self, d: datetime.timedelta) -> int:
         return h.total_minutes(d)
 
-    def fn_holds_slot(self, a: Appointment) -> bool:
+    def _fn_holds_slot(self, a: Appointment) -> bool:
         return (
             (a.status == AppointmentStatus.requested) or (a.status == AppointmentStatus.confirmed)
         ) or (a.status == AppointmentStatus.checked_in)
 
-    def fn_is_upcoming(self, a: Appointment) -> bool:
+    def _fn_is_upcoming(self, a: Appointment) -> bool:
         return (a.status == AppointmentStatus.requested) or (
             a.status == AppointmentStatus.confirmed
         )
 
-    def fn_qualified(self, dentist_id: str, speciality: str) -> bool:
+    def _fn_qualified(self, dentist_id: str, speciality: str) -> bool:
         return any(
             (
                 ((l.dentist == dentist_id) and (l.speciality == speciality))
@@ -1359,71 +1359,71 @@ class ClinicSchedulingEnv(rt.Environment):
             )
         )
 
-    def fn_minute_of_day(self, t: datetime.datetime) -> int:
+    def _fn_minute_of_day(self, t: datetime.datetime) -> int:
         return h.minutes_between(h.datetime_of(h.date_of(t)), t)
 
-    def fn_hours_on(self, dentist_id: str, d: datetime.date) -> WorkingHours | None:
+    def _fn_hours_on(self, dentist_id: str, d: datetime.date) -> WorkingHours | None:
         return h.first(
             (
                 h_
                 for h_ in self._it(self.t_working_hours.rows())
-                if ((h_.dentist == dentist_id) and (h_.day == self.fn_weekday_of(d=d)))
+                if ((h_.dentist == dentist_id) and (h_.day == self._fn_weekday_of(d=d)))
             )
         )
 
-    def fn_within_hours(
+    def _fn_within_hours(
         self, dentist_id: str, start: datetime.datetime, end: datetime.datetime
     ) -> bool:
-        h_: WorkingHours | None = self.fn_hours_on(dentist_id=dentist_id, d=h.date_of(start))
+        h_: WorkingHours | None = self._fn_hours_on(dentist_id=dentist_id, d=h.date_of(start))
         if h_ is not None:
-            from_minute: int = self.fn_minute_of_day(t=start)
+            from_minute: int = self._fn_minute_of_day(t=start)
             return (h.unwrap(h_).opens <= from_minute) and (
                 (from_minute + h.total_minutes((end - start))) <= h.unwrap(h_).closes
             )
         return False
 
-    def fn_dentist_free(
+    def _fn_dentist_free(
         self, dentist_id: str, start: datetime.datetime, end: datetime.datetime, except_id: str
     ) -> bool:
         return not any(
             (
                 (
                     (
-                        (self.fn_holds_slot(a=a) and (a.dentist == dentist_id))
+                        (self._fn_holds_slot(a=a) and (a.dentist == dentist_id))
                         and (a.appointment_id != except_id)
                     )
-                    and self.fn_overlaps(a_start=a.start, a_end=a.end, b_start=start, b_end=end)
+                    and self._fn_overlaps(a_start=a.start, a_end=a.end, b_start=start, b_end=end)
                 )
                 for a in self._it(self.t_appointments.rows())
             )
         )
 
-    def fn_room_free(
+    def _fn_room_free(
         self, room_id: str, start: datetime.datetime, end: datetime.datetime, except_id: str
     ) -> bool:
         return not any(
             (
                 (
                     (
-                        (self.fn_holds_slot(a=a) and (a.room == room_id))
+                        (self._fn_holds_slot(a=a) and (a.room == room_id))
                         and (a.appointment_id != except_id)
                     )
-                    and self.fn_overlaps(a_start=a.start, a_end=a.end, b_start=start, b_end=end)
+                    and self._fn_overlaps(a_start=a.start, a_end=a.end, b_start=start, b_end=end)
                 )
                 for a in self._it(self.t_appointments.rows())
             )
         )
 
-    def fn_room_suits(self, r: Room, t: Treatment) -> bool:
+    def _fn_room_suits(self, r: Room, t: Treatment) -> bool:
         return r.has_xray or (not t.needs_xray)
 
-    def fn_can_be_changed_by_patient(self, a: Appointment) -> bool:
+    def _fn_can_be_changed_by_patient(self, a: Appointment) -> bool:
         return (a.start - self.s_now) >= h.hours(C_CANCEL_NOTICE_HOURS)
 
-    def fn_hhmm(self, minute: int) -> str:
+    def _fn_hhmm(self, minute: int) -> str:
         return h.fmt(h.floordiv(minute, 60), "02d") + ":" + h.fmt(h.mod(minute, 60), "02d")
 
-    def fn_parse_hhmm(self, s: str) -> int:
+    def _fn_parse_hhmm(self, s: str) -> int:
         return (h.to_int(h.at(h.split(s, ":"), 0)) * 60) + h.to_int(h.at(h.split(s, ":"), 1))
 
     def _impl_list_dentists(self, speciality_code: str | None) -> list[DentistProfile]:
@@ -1452,7 +1452,7 @@ class ClinicSchedulingEnv(rt.Environment):
             for d in self._it(self.t_dentists.rows())
             if (
                 (speciality_code is None)
-                or self.fn_qualified(dentist_id=d.dentist_id, speciality=h.unwrap(speciality_code))
+                or self._fn_qualified(dentist_id=d.dentist_id, speciality=h.unwrap(speciality_code))
             )
         ]
 
@@ -1475,7 +1475,7 @@ class ClinicSchedulingEnv(rt.Environment):
         t = self.t_treatments.get(treatment_code)
         if t is None:
             raise rt.Fail(("no treatment " + h.to_str(treatment_code)))
-        if not self.fn_qualified(dentist_id=dentist_id, speciality=t.speciality):
+        if not self._fn_qualified(dentist_id=dentist_id, speciality=t.speciality):
             raise rt.Fail(
                 (
                     h.to_str(self.t_dentists.row(dentist_id).name)
@@ -1486,13 +1486,13 @@ class ClinicSchedulingEnv(rt.Environment):
                     + ")"
                 )
             )
-        h_ = self.fn_hours_on(dentist_id=dentist_id, d=day)
+        h_ = self._fn_hours_on(dentist_id=dentist_id, d=day)
         if h_ is None:
             raise rt.Fail(
                 (
                     h.to_str(self.t_dentists.row(dentist_id).name)
                     + " does not work on "
-                    + h.to_str(self.fn_weekday_of(d=day))
+                    + h.to_str(self._fn_weekday_of(d=day))
                     + "s"
                 )
             )
@@ -1503,10 +1503,10 @@ class ClinicSchedulingEnv(rt.Environment):
                 (h_.opens + (i * C_SLOT_MINUTES))
             )
             if (start < self.s_now) or (
-                not self.fn_within_hours(dentist_id=dentist_id, start=start, end=(start + length))
+                not self._fn_within_hours(dentist_id=dentist_id, start=start, end=(start + length))
             ):
                 continue
-            if not self.fn_dentist_free(
+            if not self._fn_dentist_free(
                 dentist_id=dentist_id, start=start, end=(start + length), except_id=""
             ):
                 continue
@@ -1515,8 +1515,8 @@ class ClinicSchedulingEnv(rt.Environment):
                     r
                     for r in self._it(self.t_rooms.rows())
                     if (
-                        self.fn_room_suits(r=r, t=t)
-                        and self.fn_room_free(
+                        self._fn_room_suits(r=r, t=t)
+                        and self._fn_room_free(
                             room_id=r.room_id, start=start, end=(start + length), except_id=""
                         )
                     )
@@ -1592,32 +1592,32 @@ class ClinicSchedulingEnv(rt.Environment):
             raise rt.Fail(("no room " + h.to_str(room_id)))
         if not (start > self.s_now):
             raise rt.Fail("appointments cannot be booked in the past")
-        if not (h.mod(self.fn_minute_of_day(t=start), C_SLOT_MINUTES) == 0):
+        if not (h.mod(self._fn_minute_of_day(t=start), C_SLOT_MINUTES) == 0):
             raise rt.Fail(
                 (
                     "appointments start on the quarter hour, not at "
-                    + h.to_str(self.fn_hhmm(minute=self.fn_minute_of_day(t=start)))
+                    + h.to_str(self._fn_hhmm(minute=self._fn_minute_of_day(t=start)))
                 )
             )
-        if not self.fn_qualified(dentist_id=dentist_id, speciality=t.speciality):
+        if not self._fn_qualified(dentist_id=dentist_id, speciality=t.speciality):
             raise rt.Fail((h.to_str(d.name) + " is not qualified for " + h.to_str(t.name)))
         end: datetime.datetime = start + h.minutes(t.duration_minutes)
-        if not self.fn_within_hours(dentist_id=dentist_id, start=start, end=end):
+        if not self._fn_within_hours(dentist_id=dentist_id, start=start, end=end):
             raise rt.Fail(
                 (
                     h.to_str(d.name)
                     + " does not work then ("
-                    + h.to_str(self.fn_weekday_of(d=h.date_of(start)))
+                    + h.to_str(self._fn_weekday_of(d=h.date_of(start)))
                     + " "
-                    + h.to_str(self.fn_hhmm(minute=self.fn_minute_of_day(t=start)))
+                    + h.to_str(self._fn_hhmm(minute=self._fn_minute_of_day(t=start)))
                     + "-"
-                    + h.to_str(self.fn_hhmm(minute=self.fn_minute_of_day(t=end)))
+                    + h.to_str(self._fn_hhmm(minute=self._fn_minute_of_day(t=end)))
                     + ")"
                 )
             )
-        if not self.fn_dentist_free(dentist_id=dentist_id, start=start, end=end, except_id=""):
+        if not self._fn_dentist_free(dentist_id=dentist_id, start=start, end=end, except_id=""):
             raise rt.Fail((h.to_str(d.name) + " already has an appointment then"))
-        if not self.fn_room_suits(r=r, t=t):
+        if not self._fn_room_suits(r=r, t=t):
             raise rt.Fail(
                 (
                     h.to_str(t.name)
@@ -1626,7 +1626,7 @@ class ClinicSchedulingEnv(rt.Environment):
                     + " has none"
                 )
             )
-        if not self.fn_room_free(room_id=room_id, start=start, end=end, except_id=""):
+        if not self._fn_room_free(room_id=room_id, start=start, end=end, except_id=""):
             raise rt.Fail((h.to_str(r.name) + " is taken then"))
         return self._insert(
             "appointments",
@@ -1658,9 +1658,9 @@ class ClinicSchedulingEnv(rt.Environment):
         a = self.t_appointments.get(appointment_id)
         if a is None:
             raise rt.Fail(("no appointment " + h.to_str(appointment_id)))
-        if not self.fn_is_upcoming(a=a):
+        if not self._fn_is_upcoming(a=a):
             raise rt.Fail(("a " + h.to_str(a.status) + " appointment cannot be moved"))
-        if not self.fn_can_be_changed_by_patient(a=a):
+        if not self._fn_can_be_changed_by_patient(a=a):
             raise rt.Fail(
                 (
                     "appointments cannot be moved less than "
@@ -1670,7 +1670,7 @@ class ClinicSchedulingEnv(rt.Environment):
             )
         if not (new_start > self.s_now):
             raise rt.Fail("appointments cannot be moved into the past")
-        if not (h.mod(self.fn_minute_of_day(t=new_start), C_SLOT_MINUTES) == 0):
+        if not (h.mod(self._fn_minute_of_day(t=new_start), C_SLOT_MINUTES) == 0):
             raise rt.Fail("appointments start on the quarter hour")
         new_room: str = (
             h.unwrap(room_id) if (room_id is not None) else self.t_rooms.row(a.room).room_id
@@ -1681,15 +1681,15 @@ class ClinicSchedulingEnv(rt.Environment):
         end: datetime.datetime = new_start + h.minutes(
             self.t_treatments.row(a.treatment).duration_minutes
         )
-        if not self.fn_within_hours(dentist_id=a.dentist, start=new_start, end=end):
+        if not self._fn_within_hours(dentist_id=a.dentist, start=new_start, end=end):
             raise rt.Fail((h.to_str(self.t_dentists.row(a.dentist).name) + " does not work then"))
-        if not self.fn_dentist_free(
+        if not self._fn_dentist_free(
             dentist_id=a.dentist, start=new_start, end=end, except_id=appointment_id
         ):
             raise rt.Fail(
                 (h.to_str(self.t_dentists.row(a.dentist).name) + " already has an appointment then")
             )
-        if not self.fn_room_free(
+        if not self._fn_room_free(
             room_id=new_room, start=new_start, end=end, except_id=appointment_id
         ):
             raise rt.Fail((h.to_str(r.name) + " is taken then"))
@@ -1704,11 +1704,11 @@ class ClinicSchedulingEnv(rt.Environment):
         a = self.t_appointments.get(appointment_id)
         if a is None:
             raise rt.Fail(("no appointment " + h.to_str(appointment_id)))
-        if not self.fn_is_upcoming(a=a):
+        if not self._fn_is_upcoming(a=a):
             raise rt.Fail(("a " + h.to_str(a.status) + " appointment cannot be cancelled"))
         if not (reason.strip() != ""):
             raise rt.Fail("give a reason")
-        if not (by_clinic or self.fn_can_be_changed_by_patient(a=a)):
+        if not (by_clinic or self._fn_can_be_changed_by_patient(a=a)):
             raise rt.Fail(
                 (
                     "appointments cannot be cancelled less than "
@@ -1771,8 +1771,8 @@ class ClinicSchedulingEnv(rt.Environment):
     ) -> WorkingHours:
         if not (dentist_id in self.t_dentists):
             raise rt.Fail(("no dentist " + h.to_str(dentist_id)))
-        from_minute: int = self.fn_parse_hhmm(s=opens)
-        to_minute: int = self.fn_parse_hhmm(s=closes)
+        from_minute: int = self._fn_parse_hhmm(s=opens)
+        to_minute: int = self._fn_parse_hhmm(s=closes)
         h_: WorkingHours | None = h.first(
             (
                 x
@@ -1796,7 +1796,7 @@ class ClinicSchedulingEnv(rt.Environment):
             raise rt.Fail(("no dentist " + h.to_str(dentist_id)))
         if not (speciality_code in self.t_specialities):
             raise rt.Fail(("no speciality " + h.to_str(speciality_code)))
-        if not (not self.fn_qualified(dentist_id=dentist_id, speciality=speciality_code)):
+        if not (not self._fn_qualified(dentist_id=dentist_id, speciality=speciality_code)):
             raise rt.Fail("the dentist already has this speciality")
         return self._insert(
             "dentist_specialities",
@@ -1845,7 +1845,7 @@ class ClinicSchedulingEnv(rt.Environment):
                             + " on "
                             + h.to_str(h.date_of(a.start))
                             + " at "
-                            + h.to_str(self.fn_hhmm(minute=self.fn_minute_of_day(t=a.start)))
+                            + h.to_str(self._fn_hhmm(minute=self._fn_minute_of_day(t=a.start)))
                             + "."
                         ),
                     ),
@@ -1863,7 +1863,7 @@ class ClinicSchedulingEnv(rt.Environment):
             if any(
                 (
                     (
-                        ((a.patient == p.patient_id) and self.fn_is_upcoming(a=a))
+                        ((a.patient == p.patient_id) and self._fn_is_upcoming(a=a))
                         and (a.start > self.s_now)
                     )
                     for a in self._it(self.t_appointments.rows())

@@ -876,7 +876,7 @@ class DocumentManagementSystemEnv(rt.Environment):
     def _inv_1_row(self, v: DocumentVersion) -> bool:
         return bool((v.version_number <= self.t_documents.row(v.document_id).version))
 
-    def fn_entry_of(self, document_id: str, user_id: str) -> AccessControlEntry | None:
+    def _fn_entry_of(self, document_id: str, user_id: str) -> AccessControlEntry | None:
         return h.first(
             (
                 e
@@ -885,7 +885,7 @@ class DocumentManagementSystemEnv(rt.Environment):
             )
         )
 
-    def fn_has_permission(self, document_id: str, user_id: str, p: Permission) -> bool:
+    def _fn_has_permission(self, document_id: str, user_id: str, p: Permission) -> bool:
         return any(
             (
                 (
@@ -896,13 +896,13 @@ class DocumentManagementSystemEnv(rt.Environment):
             )
         )
 
-    def fn_versions_of(self, document_id: str) -> list[DocumentVersion]:
+    def _fn_versions_of(self, document_id: str) -> list[DocumentVersion]:
         return sorted(
             [v for v in self._it(self.t_versions.rows()) if (v.document_id == document_id)],
             key=(lambda v_2: v_2.version_number),
         )
 
-    def fn_summary(self, d: Document) -> DocumentSummary:
+    def _fn_summary(self, d: Document) -> DocumentSummary:
         return DocumentSummary(
             document_id=d.document_id,
             title=d.title,
@@ -935,13 +935,13 @@ class DocumentManagementSystemEnv(rt.Environment):
             raise rt.Fail("Document is not active")
         if not (user_id in self.t_users):
             raise rt.Fail("User not found")
-        if not self.fn_has_permission(document_id=document_id, user_id=user_id, p=Permission.read):
+        if not self._fn_has_permission(document_id=document_id, user_id=user_id, p=Permission.read):
             raise rt.Fail("User does not have read permission on this document")
         return d
 
     def _impl_list_active_documents(self) -> list[DocumentSummary]:
         return [
-            self.fn_summary(d=d)
+            self._fn_summary(d=d)
             for d in self._it(self.t_documents.rows())
             if (d.status == DocumentStatus.active)
         ]
@@ -980,7 +980,7 @@ class DocumentManagementSystemEnv(rt.Environment):
             raise rt.Fail(("Document with ID '" + h.to_str(document_id) + "' does not exist"))
         if not (user_id in self.t_users):
             raise rt.Fail(("User with ID '" + h.to_str(user_id) + "' does not exist"))
-        return self.fn_has_permission(document_id=document_id, user_id=user_id, p=permission)
+        return self._fn_has_permission(document_id=document_id, user_id=user_id, p=permission)
 
     def _impl_get_document_version_history(
         self, document_id: str, user_id: str
@@ -990,9 +990,9 @@ class DocumentManagementSystemEnv(rt.Environment):
             raise rt.Fail("Document not found")
         if not (d.status == DocumentStatus.active):
             raise rt.Fail("Document is not active")
-        if not self.fn_has_permission(document_id=document_id, user_id=user_id, p=Permission.read):
+        if not self._fn_has_permission(document_id=document_id, user_id=user_id, p=Permission.read):
             raise rt.Fail("User does not have read permission on this document")
-        return self.fn_versions_of(document_id=document_id)
+        return self._fn_versions_of(document_id=document_id)
 
     def _impl_get_document_current_version(self, document_id: str) -> DocumentVersion:
         d = self.t_documents.get(document_id)
@@ -1019,14 +1019,14 @@ class DocumentManagementSystemEnv(rt.Environment):
             raise rt.Fail("Document is not active")
         if not (user_id in self.t_users):
             raise rt.Fail("User not found")
-        if not self.fn_has_permission(document_id=document_id, user_id=user_id, p=Permission.read):
+        if not self._fn_has_permission(document_id=document_id, user_id=user_id, p=Permission.read):
             raise rt.Fail("User does not have read permission on this document")
         return d.content
 
     def _impl_search_documents_by_title(self, title_query: str) -> list[DocumentSummary]:
         q: str = title_query.lower()
         return [
-            self.fn_summary(d=d)
+            self._fn_summary(d=d)
             for d in self._it(self.t_documents.rows())
             if ((d.status == DocumentStatus.active) and (q in d.title.lower()))
         ]
@@ -1082,7 +1082,9 @@ class DocumentManagementSystemEnv(rt.Environment):
             raise rt.Fail("Document is not active and cannot be updated")
         if not (user_id in self.t_users):
             raise rt.Fail("User does not exist")
-        if not self.fn_has_permission(document_id=document_id, user_id=user_id, p=Permission.write):
+        if not self._fn_has_permission(
+            document_id=document_id, user_id=user_id, p=Permission.write
+        ):
             raise rt.Fail("User does not have write permission on this document")
         if not ((title is not None) or (content is not None)):
             raise rt.Fail("No updates provided; at least one of title or content must be specified")
@@ -1102,8 +1104,8 @@ class DocumentManagementSystemEnv(rt.Environment):
         if d.status == DocumentStatus.deleted:
             return d
         if not (
-            self.fn_has_permission(document_id=document_id, user_id=user_id, p=Permission.delete)
-            or self.fn_has_permission(document_id=document_id, user_id=user_id, p=Permission.write)
+            self._fn_has_permission(document_id=document_id, user_id=user_id, p=Permission.delete)
+            or self._fn_has_permission(document_id=document_id, user_id=user_id, p=Permission.write)
         ):
             raise rt.Fail("User does not have permission to delete this document")
         self._set("documents", d, "status", DocumentStatus.deleted)
@@ -1127,7 +1129,7 @@ class DocumentManagementSystemEnv(rt.Environment):
             raise rt.Fail("Document does not exist")
         if not (user_id in self.t_users):
             raise rt.Fail("User does not exist")
-        e: AccessControlEntry | None = self.fn_entry_of(document_id=document_id, user_id=user_id)
+        e: AccessControlEntry | None = self._fn_entry_of(document_id=document_id, user_id=user_id)
         if e is not None:
             self._set("access_control", h.unwrap(e), "permissions", set(permissions))
             return h.unwrap(e)
@@ -1143,7 +1145,7 @@ class DocumentManagementSystemEnv(rt.Environment):
             raise rt.Fail(("Document with ID '" + h.to_str(document_id) + "' does not exist."))
         if not (user_id in self.t_users):
             raise rt.Fail(("User with ID '" + h.to_str(user_id) + "' does not exist."))
-        e: AccessControlEntry | None = self.fn_entry_of(document_id=document_id, user_id=user_id)
+        e: AccessControlEntry | None = self._fn_entry_of(document_id=document_id, user_id=user_id)
         if e is not None:
             self._delete("access_control", h.unwrap(e).entry_id)
         return (
@@ -1173,7 +1175,9 @@ class DocumentManagementSystemEnv(rt.Environment):
             raise rt.Fail("Cannot revert: document is not active")
         if not (user_id in self.t_users):
             raise rt.Fail("User not found")
-        if not self.fn_has_permission(document_id=document_id, user_id=user_id, p=Permission.write):
+        if not self._fn_has_permission(
+            document_id=document_id, user_id=user_id, p=Permission.write
+        ):
             raise rt.Fail("Permission denied: user does not have write access to the document")
         old = self.t_versions.get(version_id)
         if old is None:
@@ -1182,7 +1186,7 @@ class DocumentManagementSystemEnv(rt.Environment):
             raise rt.Fail("Version does not belong to the specified document")
         self._set("documents", d, "content", old.content_snapshot)
         self._impl_snapshot(d=d, user_id=user_id)
-        return h.at(self.fn_versions_of(document_id=document_id), (-1))
+        return h.at(self._fn_versions_of(document_id=document_id), (-1))
 
     def _impl_publish_document(self, document_id: str) -> Document:
         d = self.t_documents.get(document_id)

@@ -673,10 +673,10 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
     def _rowinv_Review_2(self, row: Review) -> bool:
         return bool((row.product_id in self.t_users.row(row.user_id).purchase_history))
 
-    def fn_reviews_of(self, product_id: str) -> list[Review]:
+    def _fn_reviews_of(self, product_id: str) -> list[Review]:
         return [r for r in self._it(self.t_reviews.rows()) if (r.product_id == product_id)]
 
-    def fn_can_moderate(self, u: User, r: Review) -> bool:
+    def _fn_can_moderate(self, u: User, r: Review) -> bool:
         return (r.user_id == u.user_id) or u.is_admin
 
     def _impl_get_product_by_name(self, product_name: str) -> list[Product]:
@@ -700,7 +700,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
     def _impl_get_reviews_by_product_id(self, product_id: str) -> list[Review]:
         if not (product_id in self.t_products):
             raise rt.Fail("Product not found")
-        return self.fn_reviews_of(product_id=product_id)
+        return self._fn_reviews_of(product_id=product_id)
 
     def _impl_get_reviews_by_product_name(self, product_name: str) -> list[Review]:
         ids: list[str] = [
@@ -757,7 +757,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
                     )
                 )
             target = h.at(matches, 0).product_id
-        rs: list[Review] = self.fn_reviews_of(product_id=target)
+        rs: list[Review] = self._fn_reviews_of(product_id=target)
         if len(rs) == 0:
             return AverageRating(average_rating=0.0)
         return AverageRating(
@@ -801,7 +801,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
         u = self.t_users.get(user_id)
         if u is None:
             raise rt.Fail("User not authorized to edit this review")
-        if not self.fn_can_moderate(u=u, r=r):
+        if not self._fn_can_moderate(u=u, r=r):
             raise rt.Fail("User not authorized to edit this review")
         if not ((new_comment is not None) or (new_rating is not None)):
             raise rt.Fail("No changes provided")
@@ -820,7 +820,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
         u = self.t_users.get(requester_user_id)
         if u is None:
             raise rt.Fail("Permission denied: Only the review owner can delete this review")
-        if not self.fn_can_moderate(u=u, r=r):
+        if not self._fn_can_moderate(u=u, r=r):
             raise rt.Fail("Permission denied: Only the review owner can delete this review")
         self._delete("reviews", review_id)
         return "Review deleted successfully"

@@ -922,10 +922,10 @@ class HRISEnv(rt.Environment):
     def _inv_1_row(self, e: Employee) -> bool:
         return bool((e.date_of_birth <= self.s_today))
 
-    def fn_is_eligible(self, e: Employee) -> bool:
+    def _fn_is_eligible(self, e: Employee) -> bool:
         return self.t_employment_statuses.row(e.employment_status).is_active
 
-    def fn_in_range(self, j: JobPosition, salary: float) -> bool:
+    def _fn_in_range(self, j: JobPosition, salary: float) -> bool:
         return j.salary_range_min <= salary <= j.salary_range_max
 
     def _impl_get_employee_by_id(self, employee_id: str) -> Employee:
@@ -999,13 +999,13 @@ class HRISEnv(rt.Environment):
         e = self.t_employees.get(employee_id)
         if e is None:
             raise rt.Fail(("Employee with ID '" + h.to_str(employee_id) + "' not found"))
-        return Eligibility(eligible=self.fn_is_eligible(e=e))
+        return Eligibility(eligible=self._fn_is_eligible(e=e))
 
     def _impl_validate_salary_against_job(self, job_title: str, salary: float) -> SalaryValidity:
         j = self.t_job_positions.get(job_title)
         if j is None:
             raise rt.Fail(("Job title '" + h.to_str(job_title) + "' does not exist"))
-        return SalaryValidity(is_valid=self.fn_in_range(j=j, salary=salary))
+        return SalaryValidity(is_valid=self._fn_in_range(j=j, salary=salary))
 
     def _impl_list_all_departments(self) -> list[Department]:
         return [d for d in self._it(self.t_departments.rows())]
@@ -1038,7 +1038,7 @@ class HRISEnv(rt.Environment):
             raise rt.Fail(
                 ("Job title '" + h.to_str(d.job_title) + "' is not defined in the system.")
             )
-        if not self.fn_in_range(j=j, salary=d.salary):
+        if not self._fn_in_range(j=j, salary=d.salary):
             raise rt.Fail(
                 (
                     "Salary "
@@ -1135,7 +1135,7 @@ class HRISEnv(rt.Environment):
         j = self.t_job_positions.get(new_job_title)
         if j is None:
             raise rt.Fail(("Job title '" + h.to_str(new_job_title) + "' not found."))
-        if not self.fn_is_eligible(e=e):
+        if not self._fn_is_eligible(e=e):
             raise rt.Fail(
                 (
                     "Employee "
@@ -1157,7 +1157,7 @@ class HRISEnv(rt.Environment):
                     + "'."
                 )
             )
-        if not self.fn_in_range(j=j, salary=e.salary):
+        if not self._fn_in_range(j=j, salary=e.salary):
             raise rt.Fail(
                 (
                     "Employee's current salary ("
@@ -1194,7 +1194,7 @@ class HRISEnv(rt.Environment):
         if not (new_salary >= 0.0):
             raise rt.Fail("Salary cannot be negative.")
         j: JobPosition = self.t_job_positions.row(e.job_title)
-        if not self.fn_in_range(j=j, salary=new_salary):
+        if not self._fn_in_range(j=j, salary=new_salary):
             raise rt.Fail(
                 (
                     "Salary $"
@@ -1208,7 +1208,7 @@ class HRISEnv(rt.Environment):
                     + "."
                 )
             )
-        if not ((new_salary <= e.salary) or self.fn_is_eligible(e=e)):
+        if not ((new_salary <= e.salary) or self._fn_is_eligible(e=e)):
             raise rt.Fail(
                 (
                     "Employee "
@@ -1257,7 +1257,7 @@ class HRISEnv(rt.Environment):
         e = self.t_employees.get(employee_id)
         if e is None:
             raise rt.Fail("Employee not found")
-        if not (not self.fn_is_eligible(e=e)):
+        if not (not self._fn_is_eligible(e=e)):
             raise rt.Fail("Employee is already active")
         a = self.t_employment_statuses.get("active")
         if a is None:

@@ -1002,14 +1002,14 @@ class LibraryLendingEnv(rt.Environment):
         return bool(
             all(
                 (
-                    (len(self.fn_active_loans_of(member_id=m.member_id)) <= C_MAX_LOANS)
+                    (len(self._fn_active_loans_of(member_id=m.member_id)) <= C_MAX_LOANS)
                     for m in self._it(self.t_members.rows())
                 )
             )
         )
 
     def _inv_1_row(self, m: Member) -> bool:
-        return bool((len(self.fn_active_loans_of(member_id=m.member_id)) <= C_MAX_LOANS))
+        return bool((len(self._fn_active_loans_of(member_id=m.member_id)) <= C_MAX_LOANS))
 
     def _inv_2(self) -> bool:
         return bool(
@@ -1022,14 +1022,14 @@ class LibraryLendingEnv(rt.Environment):
                                 for o in self._it(self.t_holds.rows())
                                 if (
                                     ((o.book == h_.book) and (o.member == h_.member))
-                                    and self.fn_is_open(h_=o)
+                                    and self._fn_is_open(h_=o)
                                 )
                             )
                         )
                         == 1
                     )
                     for h_ in self._it(self.t_holds.rows())
-                    if self.fn_is_open(h_=h_)
+                    if self._fn_is_open(h_=h_)
                 )
             )
         )
@@ -1038,7 +1038,7 @@ class LibraryLendingEnv(rt.Environment):
         return bool(
             all(
                 (
-                    (self.fn_current_loan(copy_id=h.unwrap(h_.copy_)) is None)
+                    (self._fn_current_loan(copy_id=h.unwrap(h_.copy_)) is None)
                     for h_ in self._it(self.t_holds.rows())
                     if ((h_.state == HoldState.ready) and (h_.copy_ is not None))
                 )
@@ -1048,13 +1048,13 @@ class LibraryLendingEnv(rt.Environment):
     def _inv_3_row(self, h_: Hold) -> bool:
         return bool(
             (not (((h_.state == HoldState.ready) and (h_.copy_ is not None))))
-            or (self.fn_current_loan(copy_id=h.unwrap(h_.copy_)) is None)
+            or (self._fn_current_loan(copy_id=h.unwrap(h_.copy_)) is None)
         )
 
-    def fn_is_open(self, h_: Hold) -> bool:
+    def _fn_is_open(self, h_: Hold) -> bool:
         return (h_.state == HoldState.waiting) or (h_.state == HoldState.ready)
 
-    def fn_current_loan(self, copy_id: str) -> Loan | None:
+    def _fn_current_loan(self, copy_id: str) -> Loan | None:
         return h.first(
             (
                 l
@@ -1063,17 +1063,17 @@ class LibraryLendingEnv(rt.Environment):
             )
         )
 
-    def fn_active_loans_of(self, member_id: str) -> list[Loan]:
+    def _fn_active_loans_of(self, member_id: str) -> list[Loan]:
         return [
             l
             for l in self._it(self.t_loans.rows())
             if ((l.member == member_id) and (l.state == LoanState.active))
         ]
 
-    def fn_is_lendable(self, c: Copy) -> bool:
+    def _fn_is_lendable(self, c: Copy) -> bool:
         return (
             ((c.condition == CopyCondition.good) or (c.condition == CopyCondition.worn))
-            and (self.fn_current_loan(copy_id=c.copy_id) is None)
+            and (self._fn_current_loan(copy_id=c.copy_id) is None)
         ) and (
             not any(
                 (
@@ -1083,7 +1083,7 @@ class LibraryLendingEnv(rt.Environment):
             )
         )
 
-    def fn_open_day(self, d: datetime.date) -> datetime.date:
+    def _fn_open_day(self, d: datetime.date) -> datetime.date:
         x: datetime.date = d
         for i in self._it(self._range(7)):
             if (h.weekday(x) != 6) and (x not in self.s_holidays):
@@ -1091,19 +1091,19 @@ class LibraryLendingEnv(rt.Environment):
             x = x + h.days(1)
         return x
 
-    def fn_author_names_of(self, isbn: str) -> list[str]:
+    def _fn_author_names_of(self, isbn: str) -> list[str]:
         return [
             self.t_authors.row(ba.author).name
             for ba in self._it(self.t_book_authors.rows())
             if (ba.book == isbn)
         ]
 
-    def fn_book_info(self, b_: Book) -> BookInfo:
+    def _fn_book_info(self, b_: Book) -> BookInfo:
         return BookInfo(
             isbn=b_.isbn,
             title=b_.title,
             year=b_.year,
-            authors=self.fn_author_names_of(isbn=b_.isbn),
+            authors=self._fn_author_names_of(isbn=b_.isbn),
             copies_total=h.count(
                 (c for c in self._it(self.t_copies.rows()) if (c.book == b_.isbn))
             ),
@@ -1111,7 +1111,7 @@ class LibraryLendingEnv(rt.Environment):
                 (
                     c_2
                     for c_2 in self._it(self.t_copies.rows())
-                    if ((c_2.book == b_.isbn) and self.fn_is_lendable(c=c_2))
+                    if ((c_2.book == b_.isbn) and self._fn_is_lendable(c=c_2))
                 )
             ),
         )
@@ -1148,13 +1148,13 @@ class LibraryLendingEnv(rt.Environment):
                 or any(
                     (
                         (q in n.lower())
-                        for n in self._it(list(self.fn_author_names_of(isbn=b_.isbn)))
+                        for n in self._it(list(self._fn_author_names_of(isbn=b_.isbn)))
                     )
                 )
             )
         ]
         return [
-            self.fn_book_info(b_=b__3)
+            self._fn_book_info(b_=b__3)
             for b__3 in self._it(list(sorted(hits, key=(lambda b__2: b__2.title))))
         ]
 
@@ -1162,7 +1162,7 @@ class LibraryLendingEnv(rt.Environment):
         b_ = self.t_books.get(isbn)
         if b_ is None:
             raise rt.Fail(("no book with ISBN " + h.to_str(isbn)))
-        return self.fn_book_info(b_=b_)
+        return self._fn_book_info(b_=b_)
 
     def _impl_list_copies(self, isbn: str, available_only: bool) -> list[Copy]:
         if not (isbn in self.t_books):
@@ -1170,7 +1170,7 @@ class LibraryLendingEnv(rt.Environment):
         return [
             c
             for c in self._it(self.t_copies.rows())
-            if ((c.book == isbn) and ((not available_only) or self.fn_is_lendable(c=c)))
+            if ((c.book == isbn) and ((not available_only) or self._fn_is_lendable(c=c)))
         ]
 
     def _impl_get_member(self, member_id: str) -> Member:
@@ -1265,11 +1265,11 @@ class LibraryLendingEnv(rt.Environment):
             raise rt.Fail("membership has expired; renew it first")
         if not (m.fines_cents < C_FINE_BLOCK_CENTS):
             raise rt.Fail(("unpaid fines of " + h.to_str(m.fines_cents) + " cents block borrowing"))
-        if not (len(self.fn_active_loans_of(member_id=member_id)) < C_MAX_LOANS):
+        if not (len(self._fn_active_loans_of(member_id=member_id)) < C_MAX_LOANS):
             raise rt.Fail(("loan limit of " + h.to_str(C_MAX_LOANS) + " reached"))
         if not ((c.condition == CopyCondition.good) or (c.condition == CopyCondition.worn)):
             raise rt.Fail(("copy is " + h.to_str(c.condition) + " and cannot be lent"))
-        if not (self.fn_current_loan(copy_id=copy_id) is None):
+        if not (self._fn_current_loan(copy_id=copy_id) is None):
             raise rt.Fail("copy is already on loan")
         reserved: Hold | None = h.first(
             (
@@ -1288,12 +1288,12 @@ class LibraryLendingEnv(rt.Environment):
                 copy_=copy_id,
                 member=member_id,
                 checked_out=self.s_now,
-                due=self.fn_open_day(d=(today + h.days(C_LOAN_DAYS))),
+                due=self._fn_open_day(d=(today + h.days(C_LOAN_DAYS))),
             ),
         )
 
     def _impl_return_copy(self, copy_id: str, condition: CopyCondition) -> ReturnReceipt:
-        l = self.fn_current_loan(copy_id=copy_id)
+        l = self._fn_current_loan(copy_id=copy_id)
         if l is None:
             raise rt.Fail(("copy " + h.to_str(copy_id) + " is not on loan"))
         if not (condition != CopyCondition.lost):
@@ -1341,7 +1341,7 @@ class LibraryLendingEnv(rt.Environment):
             )
         ):
             raise rt.Fail("another member is waiting for this book")
-        self._set("loans", l, "due", self.fn_open_day(d=(l.due + h.days(C_LOAN_DAYS))))
+        self._set("loans", l, "due", self._fn_open_day(d=(l.due + h.days(C_LOAN_DAYS))))
         self._set("loans", l, "renewals", l.renewals + 1)
         return l
 
@@ -1369,7 +1369,7 @@ class LibraryLendingEnv(rt.Environment):
         if not (
             not any(
                 (
-                    self.fn_is_lendable(c=c)
+                    self._fn_is_lendable(c=c)
                     for c in self._it(self.t_copies.rows())
                     if (c.book == isbn)
                 )
@@ -1380,7 +1380,7 @@ class LibraryLendingEnv(rt.Environment):
             not any(
                 (
                     (self.t_copies.row(l.copy_).book == isbn)
-                    for l in self._it(list(self.fn_active_loans_of(member_id=member_id)))
+                    for l in self._it(list(self._fn_active_loans_of(member_id=member_id)))
                 )
             )
         ):
@@ -1388,7 +1388,7 @@ class LibraryLendingEnv(rt.Environment):
         if not (
             not any(
                 (
-                    (((h_.book == isbn) and (h_.member == member_id)) and self.fn_is_open(h_=h_))
+                    (((h_.book == isbn) and (h_.member == member_id)) and self._fn_is_open(h_=h_))
                     for h_ in self._it(self.t_holds.rows())
                 )
             )
@@ -1402,7 +1402,7 @@ class LibraryLendingEnv(rt.Environment):
             raise rt.Fail(("hold " + h.to_str(hold_id) + " not found"))
         if not (h_.member == member_id):
             raise rt.Fail("this hold belongs to another member")
-        if not self.fn_is_open(h_=h_):
+        if not self._fn_is_open(h_=h_):
             raise rt.Fail(("hold is already " + h.to_str(h_.state)))
         was_ready: bool = h_.state == HoldState.ready
         self._set("holds", h_, "state", HoldState.cancelled)
@@ -1465,7 +1465,7 @@ class LibraryLendingEnv(rt.Environment):
                 "copies",
                 Copy(copy_id=(h.to_str(isbn) + "-" + h.to_str((i + 1))), book=isbn, shelf=shelf),
             )
-        return self.fn_book_info(b_=b_)
+        return self._fn_book_info(b_=b_)
 
     def _impl_withdraw_book(self, isbn: str) -> str:
         b_ = self.t_books.get(isbn)

@@ -900,7 +900,7 @@ class OnlineShopEnv(rt.Environment):
         return bool(all(((1 <= l.qty <= C_MAX_QTY_PER_LINE) for l in self._it(list(row.lines)))))
 
     def _rowinv_Order_3(self, row: Order) -> bool:
-        return bool((0 <= row.discount_cents <= self.fn_subtotal(lines=row.lines)))
+        return bool((0 <= row.discount_cents <= self._fn_subtotal(lines=row.lines)))
 
     def _rowinv_Order_4(self, row: Order) -> bool:
         return bool(
@@ -932,9 +932,9 @@ class OnlineShopEnv(rt.Environment):
                 self.s_revenue_cents
                 == sum(
                     (
-                        self.fn_order_total(o=o)
+                        self._fn_order_total(o=o)
                         for o in self._it(self.t_orders.rows())
-                        if self.fn_counts_as_revenue(s=o.status)
+                        if self._fn_counts_as_revenue(s=o.status)
                     )
                 )
             )
@@ -951,30 +951,30 @@ class OnlineShopEnv(rt.Environment):
             )
         )
 
-    def fn_subtotal(self, lines: list[OrderLine]) -> int:
+    def _fn_subtotal(self, lines: list[OrderLine]) -> int:
         return sum(((l.qty * l.unit_price_cents) for l in self._it(list(lines))))
 
-    def fn_shipping_for(self, amount_cents: int) -> int:
+    def _fn_shipping_for(self, amount_cents: int) -> int:
         return 0 if (amount_cents >= C_FREE_SHIPPING_CENTS) else C_SHIPPING_CENTS
 
-    def fn_order_total(self, o: Order) -> int:
-        return (self.fn_subtotal(lines=o.lines) - o.discount_cents) + o.shipping_cents
+    def _fn_order_total(self, o: Order) -> int:
+        return (self._fn_subtotal(lines=o.lines) - o.discount_cents) + o.shipping_cents
 
-    def fn_counts_as_revenue(self, s: OrderStatus) -> bool:
+    def _fn_counts_as_revenue(self, s: OrderStatus) -> bool:
         return ((s == OrderStatus.paid) or (s == OrderStatus.shipped)) or (
             s == OrderStatus.delivered
         )
 
-    def fn_points_for(self, o: Order) -> int:
-        return h.floordiv(self.fn_order_total(o=o), C_CENTS_PER_POINT)
+    def _fn_points_for(self, o: Order) -> int:
+        return h.floordiv(self._fn_order_total(o=o), C_CENTS_PER_POINT)
 
-    def fn_money(self, cents: int) -> str:
+    def _fn_money(self, cents: int) -> str:
         return (
             ("$" + h.to_str(h.floordiv(cents, 100)) + ".")
             + ("0" if (h.mod(cents, 100) < 10) else "")
         ) + h.to_str(h.mod(cents, 100))
 
-    def fn_cart_lines(self, c: Customer) -> list[OrderLine]:
+    def _fn_cart_lines(self, c: Customer) -> list[OrderLine]:
         return [
             OrderLine(
                 sku=s,
@@ -985,30 +985,30 @@ class OnlineShopEnv(rt.Environment):
             for s in self._it(list(c.cart))
         ]
 
-    def fn_cart_view(self, c: Customer) -> CartView:
-        lines: list[OrderLine] = self.fn_cart_lines(c=c)
-        sub: int = self.fn_subtotal(lines=lines)
-        ship: int = self.fn_shipping_for(amount_cents=sub) if (len(lines) > 0) else 0
+    def _fn_cart_view(self, c: Customer) -> CartView:
+        lines: list[OrderLine] = self._fn_cart_lines(c=c)
+        sub: int = self._fn_subtotal(lines=lines)
+        ship: int = self._fn_shipping_for(amount_cents=sub) if (len(lines) > 0) else 0
         return CartView(
             customer_id=c.customer_id,
             lines=h.copy_value(lines),
             subtotal_cents=sub,
             shipping_cents=ship,
             total_cents=(sub + ship),
-            total=self.fn_money(cents=(sub + ship)),
+            total=self._fn_money(cents=(sub + ship)),
         )
 
-    def fn_summary(self, o: Order) -> OrderSummary:
+    def _fn_summary(self, o: Order) -> OrderSummary:
         return OrderSummary(
             order_id=o.order_id,
             status=o.status,
             placed_at=o.placed_at,
             lines=h.copy_value(o.lines),
-            subtotal_cents=self.fn_subtotal(lines=o.lines),
+            subtotal_cents=self._fn_subtotal(lines=o.lines),
             discount_cents=o.discount_cents,
             shipping_cents=o.shipping_cents,
-            total_cents=self.fn_order_total(o=o),
-            total=self.fn_money(cents=self.fn_order_total(o=o)),
+            total_cents=self._fn_order_total(o=o),
+            total=self._fn_money(cents=self._fn_order_total(o=o)),
             tracking=o.tracking,
         )
 
@@ -1017,7 +1017,7 @@ class OnlineShopEnv(rt.Environment):
         for l in self._it(list(o.lines)):
             _tmp1 = self.t_products.row(l.sku)
             self._set("products", _tmp1, "stock", _tmp1.stock + l.qty)
-        total: int = self.fn_order_total(o=o)
+        total: int = self._fn_order_total(o=o)
         if o.payment == PaymentMethod.gift_card:
             _tmp2 = self.t_customers.row(o.customer)
             self._set("customers", _tmp2, "gift_card_cents", _tmp2.gift_card_cents + total)
@@ -1060,7 +1060,7 @@ class OnlineShopEnv(rt.Environment):
         c = self.t_customers.get(customer_id)
         if c is None:
             raise rt.Fail(("customer " + h.to_str(customer_id) + " not found"))
-        return self.fn_cart_view(c=c)
+        return self._fn_cart_view(c=c)
 
     def _impl_add_to_cart(self, customer_id: str, sku: str, qty: int) -> CartView:
         c = self.t_customers.get(customer_id)
@@ -1084,7 +1084,7 @@ class OnlineShopEnv(rt.Environment):
             )
         self._touch("customers", c, "cart")
         c.cart[sku] = wanted
-        return self.fn_cart_view(c=c)
+        return self._fn_cart_view(c=c)
 
     def _impl_update_cart_item(self, customer_id: str, sku: str, qty: int) -> CartView:
         c = self.t_customers.get(customer_id)
@@ -1104,7 +1104,7 @@ class OnlineShopEnv(rt.Environment):
                 )
             self._touch("customers", c, "cart")
             c.cart[sku] = qty
-        return self.fn_cart_view(c=c)
+        return self._fn_cart_view(c=c)
 
     def _impl_place_order(
         self,
@@ -1116,7 +1116,7 @@ class OnlineShopEnv(rt.Environment):
         c = self.t_customers.get(customer_id)
         if c is None:
             raise rt.Fail(("customer " + h.to_str(customer_id) + " not found"))
-        lines: list[OrderLine] = self.fn_cart_lines(c=c)
+        lines: list[OrderLine] = self._fn_cart_lines(c=c)
         if not (len(lines) > 0):
             raise rt.Fail("the cart is empty")
         for l in self._it(list(lines)):
@@ -1132,7 +1132,7 @@ class OnlineShopEnv(rt.Environment):
                         + " in stock"
                     )
                 )
-        sub: int = self.fn_subtotal(lines=lines)
+        sub: int = self._fn_subtotal(lines=lines)
         discount: int = 0
         used: str | None = None
         if coupon_code is not None:
@@ -1150,7 +1150,7 @@ class OnlineShopEnv(rt.Environment):
                         "coupon "
                         + h.to_str(code)
                         + " needs a subtotal of at least "
-                        + h.to_str(self.fn_money(cents=cp.min_subtotal_cents))
+                        + h.to_str(self._fn_money(cents=cp.min_subtotal_cents))
                     )
                 )
             discount = h.floordiv((sub * cp.percent_off), 100)
@@ -1170,10 +1170,10 @@ class OnlineShopEnv(rt.Environment):
                 payment=payment,
                 coupon=used,
                 discount_cents=discount,
-                shipping_cents=self.fn_shipping_for(amount_cents=(sub - discount)),
+                shipping_cents=self._fn_shipping_for(amount_cents=(sub - discount)),
             ),
         )
-        return self.fn_summary(o=o)
+        return self._fn_summary(o=o)
 
     def _impl_pay_order(self, order_id: str) -> OrderSummary:
         o = self.t_orders.get(order_id)
@@ -1189,24 +1189,24 @@ class OnlineShopEnv(rt.Environment):
                     + ", not awaiting payment"
                 )
             )
-        total: int = self.fn_order_total(o=o)
+        total: int = self._fn_order_total(o=o)
         if o.payment == PaymentMethod.gift_card:
             if not (self.t_customers.row(o.customer).gift_card_cents >= total):
                 raise rt.Fail(
                     (
                         "gift card balance "
                         + h.to_str(
-                            self.fn_money(cents=self.t_customers.row(o.customer).gift_card_cents)
+                            self._fn_money(cents=self.t_customers.row(o.customer).gift_card_cents)
                         )
                         + " does not cover "
-                        + h.to_str(self.fn_money(cents=total))
+                        + h.to_str(self._fn_money(cents=total))
                     )
                 )
             _tmp4 = self.t_customers.row(o.customer)
             self._set("customers", _tmp4, "gift_card_cents", _tmp4.gift_card_cents - total)
         self._set("orders", o, "status", OrderStatus.paid)
         self._set_scalar("revenue_cents", self.s_revenue_cents + total)
-        return self.fn_summary(o=o)
+        return self._fn_summary(o=o)
 
     def _impl_cancel_order(self, order_id: str, customer_id: str) -> OrderSummary:
         o = self.t_orders.get(order_id)
@@ -1231,7 +1231,7 @@ class OnlineShopEnv(rt.Environment):
                 self.t_coupons.row(h.unwrap(cp)).uses_left + 1,
             )
         self._set("orders", o, "status", OrderStatus.cancelled)
-        return self.fn_summary(o=o)
+        return self._fn_summary(o=o)
 
     def _impl_ship_order(self, order_id: str, tracking: str) -> OrderSummary:
         o = self.t_orders.get(order_id)
@@ -1250,7 +1250,7 @@ class OnlineShopEnv(rt.Environment):
             raise rt.Fail("a tracking number is required")
         self._set("orders", o, "tracking", tracking.strip())
         self._set("orders", o, "status", OrderStatus.shipped)
-        return self.fn_summary(o=o)
+        return self._fn_summary(o=o)
 
     def _impl_mark_delivered(self, order_id: str) -> OrderSummary:
         o = self.t_orders.get(order_id)
@@ -1264,9 +1264,9 @@ class OnlineShopEnv(rt.Environment):
         self._set("orders", o, "delivered_on", h.date_of(self.s_now))
         _tmp6 = self.t_customers.row(o.customer)
         self._set(
-            "customers", _tmp6, "loyalty_points", _tmp6.loyalty_points + self.fn_points_for(o=o)
+            "customers", _tmp6, "loyalty_points", _tmp6.loyalty_points + self._fn_points_for(o=o)
         )
-        return self.fn_summary(o=o)
+        return self._fn_summary(o=o)
 
     def _impl_return_order(self, order_id: str, customer_id: str) -> OrderSummary:
         o = self.t_orders.get(order_id)
@@ -1294,16 +1294,16 @@ class OnlineShopEnv(rt.Environment):
             "customers",
             _tmp7,
             "loyalty_points",
-            max(0, (self.t_customers.row(o.customer).loyalty_points - self.fn_points_for(o=o))),
+            max(0, (self.t_customers.row(o.customer).loyalty_points - self._fn_points_for(o=o))),
         )
         self._set("orders", o, "status", OrderStatus.returned)
-        return self.fn_summary(o=o)
+        return self._fn_summary(o=o)
 
     def _impl_get_order(self, order_id: str) -> OrderSummary:
         o = self.t_orders.get(order_id)
         if o is None:
             raise rt.Fail(("order " + h.to_str(order_id) + " not found"))
-        return self.fn_summary(o=o)
+        return self._fn_summary(o=o)
 
     def _impl_list_orders(self, customer_id: str, status: OrderStatus | None) -> list[OrderSummary]:
         if not (customer_id in self.t_customers):
@@ -1316,14 +1316,14 @@ class OnlineShopEnv(rt.Environment):
             )
         ]
         return [
-            self.fn_summary(o=o_3)
+            self._fn_summary(o=o_3)
             for o_3 in self._it(list(sorted(mine, key=(lambda o_2: o_2.placed_at), reverse=True)))
         ]
 
     def _impl_sales_report(self, since: datetime.date) -> dict[str, int]:
         units: dict[str, int] = {}
         for o in self._it(self.t_orders.rows()):
-            if self.fn_counts_as_revenue(s=o.status) and (h.date_of(o.placed_at) >= since):
+            if self._fn_counts_as_revenue(s=o.status) and (h.date_of(o.placed_at) >= since):
                 for l in self._it(list(o.lines)):
                     units[l.sku] = (h.lookup(units, l.sku) if (l.sku in units) else 0) + l.qty
         return units

@@ -613,7 +613,7 @@ class RetailProductDatabaseEnv(rt.Environment):
             )
         )
 
-    def fn_import_error(self, idx: int, p: ProductInfo) -> str | None:
+    def _fn_import_error(self, idx: int, p: ProductInfo) -> str | None:
         if p.upc.strip() == "":
             return "Product at index " + h.to_str(idx) + ": missing UPC."
         if p.product_id.strip() == "":
@@ -785,7 +785,7 @@ class RetailProductDatabaseEnv(rt.Environment):
         imported: int = 0
         errors: list[str] = []
         for idx, p in self._it(enumerate(h.in_order(products_list))):
-            err: str | None = self.fn_import_error(idx=idx, p=p)
+            err: str | None = self._fn_import_error(idx=idx, p=p)
             if err is not None:
                 errors.append(h.unwrap(err))
             else:

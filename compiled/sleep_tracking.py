@@ -324,7 +324,7 @@ class SleepTrackingEnv(rt.Environment):
     def _inv_0_row(self, l: SleepLog) -> bool:
         return bool((l.end <= self.s_now))
 
-    def fn_overlaps(
+    def _fn_overlaps(
         self,
         a_start: datetime.datetime,
         a_end: datetime.datetime,
@@ -333,34 +333,34 @@ class SleepTrackingEnv(rt.Environment):
     ) -> bool:
         return (a_start < b_end) and (b_start < a_end)
 
-    def fn_intervals_overlap(self, a: Interval, b_: Interval) -> bool:
-        return self.fn_overlaps(a_start=a.start, a_end=a.end, b_start=b_.start, b_end=b_.end)
+    def _fn_intervals_overlap(self, a: Interval, b_: Interval) -> bool:
+        return self._fn_overlaps(a_start=a.start, a_end=a.end, b_start=b_.start, b_end=b_.end)
 
-    def fn_contains_time(self, i: Interval, t: datetime.datetime) -> bool:
+    def _fn_contains_time(self, i: Interval, t: datetime.datetime) -> bool:
         return (i.start <= t) and (t < i.end)
 
-    def fn_is_weekend(self, d: datetime.date) -> bool:
+    def _fn_is_weekend(self, d: datetime.date) -> bool:
         return h.weekday(d) >= 5
 
-    def fn_weekday_of(self, d: datetime.date) -> Weekday:
+    def _fn_weekday_of(self, d: datetime.date) -> Weekday:
         return h.at(list(Weekday), h.weekday(d))
 
-    def fn_add_days(self, d: datetime.date, n: int) -> datetime.date:
+    def _fn_add_days(self, d: datetime.date, n: int) -> datetime.date:
         return d + h.days(n)
 
-    def fn_start_of_day(self, t: datetime.datetime) -> datetime.datetime:
+    def _fn_start_of_day(self, t: datetime.datetime) -> datetime.datetime:
         return t - h.minutes(h.minutes_between(h.datetime_of(h.date_of(t)), t))
 
-    def fn_days_until(self, from_day: datetime.date, to_day: datetime.date) -> int:
+    def _fn_days_until(self, from_day: datetime.date, to_day: datetime.date) -> int:
         return h.days_between(from_day, to_day)
 
-    def fn_is_before(self, a: datetime.datetime, b_: datetime.datetime) -> bool:
+    def _fn_is_before(self, a: datetime.datetime, b_: datetime.datetime) -> bool:
         return a < b_
 
-    def fn_minutes_of(self, d: datetime.timedelta) -> int:
+    def _fn_minutes_of(self, d: datetime.timedelta) -> int:
         return h.total_minutes(d)
 
-    def fn_duration_minutes(self, w: Window) -> int:
+    def _fn_duration_minutes(self, w: Window) -> int:
         return h.minutes_between(w.start, w.end)
 
     def _impl_get_user(self, user_id: str) -> User:
@@ -386,7 +386,7 @@ class SleepTrackingEnv(rt.Environment):
                 start=start,
                 end=end,
                 quality=quality,
-                minutes=self.fn_duration_minutes(w=Window(start=start, end=end)),
+                minutes=self._fn_duration_minutes(w=Window(start=start, end=end)),
             ),
         )
 

@@ -417,11 +417,6 @@ def test_types_named_like_generated_globals(members: str) -> None:
     assert env.last_exception is None
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="envdsl bug: the typed method of tool `fn_x` is shadowed by the helper of `fn x`, "
-    "and the typed method of tool `reset` (tool_reset) by the one of tool `tool_reset`",
-)
 def test_typed_methods_do_not_collide() -> None:
     env_class = build(spec('''
   fn x() -> int = 1

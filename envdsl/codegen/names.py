@@ -38,18 +38,23 @@ class Names:
             for name, info in checked.state.items()
         }
         self.consts = {name: naming.constant_name(name) for name in checked.consts}
+        # helpers are private (`_fn_`, `_impl_`): the public names belong to the tools
         self.callables: dict[str, str] = {
-            info.name: f"fn_{info.name}" if info.kind == "fn" else f"_impl_{info.name}"
+            info.name: f"_fn_{info.name}" if info.kind == "fn" else f"_impl_{info.name}"
             for info in checked.callables.values()
         }
-        # every generated member name is taken, so a tool's typed method can't shadow one
         taken = _ENVIRONMENT_API | set(self.state.values()) | set(self.callables.values())
+        public = [i.name for i in checked.callables.values() if i.is_tool and not i.internal]
         self.tool_methods: dict[str, str] = {}
-        for info in checked.callables.values():
-            if info.is_tool and not info.internal:
-                method = naming.tool_method(info.name, taken)
-                taken.add(method)
-                self.tool_methods[info.name] = method
+        # tools whose own name is free keep it; the others are renamed around all of them
+        for name in public:
+            if naming.tool_method(name, taken) == name:
+                self.tool_methods[name] = name
+        taken |= set(self.tool_methods.values())
+        for name in public:
+            if name not in self.tool_methods:
+                self.tool_methods[name] = naming.tool_method(name, taken)
+                taken.add(self.tool_methods[name])
 
     def type_name(self, name: str) -> str:
         return self.types[name]

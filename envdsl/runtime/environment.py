@@ -157,7 +157,8 @@ class Environment:
             data = json.loads(state) if isinstance(state, str) else state
             self._load_json_state(data)
         self._check_whole_state()
-        self._initial = self.snapshot()
+        # `initial.` exists for task checks; a plain state load skips the O(state) deep copy
+        self._initial = self.snapshot() if task is not None else None
 
     def _load_json_state(self, data: Any) -> None:
         if not isinstance(data, dict):

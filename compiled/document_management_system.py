@@ -681,6 +681,91 @@ class DocumentManagementSystemEnv(rt.Environment):
         "_inv_0": "every document has its current version",
         "_inv_1": "no version is newer than its document's current version",
     }
+    SITES: ClassVar[tuple[tuple[str, int, str, str], ...]] = (
+        ("get_document_by_id", 200, "let-else", "documents.get(document_id)"),
+        ("get_document_by_id", 201, "require", "d.status == DocumentStatus.active"),
+        ("get_document_by_id", 202, "require", "user_id in users"),
+        (
+            "get_document_by_id",
+            203,
+            "require",
+            "has_permission(document_id, user_id, Permission.read)",
+        ),
+        ("check_document_status", 217, "let-else", "documents.get(document_id)"),
+        ("get_document_permissions", 224, "require", "document_id in documents"),
+        ("check_user_access", 234, "require", 'user_id != ""'),
+        ("check_user_access", 235, "require", 'document_id != ""'),
+        ("check_user_access", 236, "require", "document_id in documents"),
+        ("check_user_access", 237, "require", "user_id in users"),
+        ("get_document_version_history", 245, "let-else", "documents.get(document_id)"),
+        ("get_document_version_history", 246, "require", "d.status == DocumentStatus.active"),
+        (
+            "get_document_version_history",
+            247,
+            "require",
+            "has_permission(document_id, user_id, Permission.read)",
+        ),
+        ("get_document_current_version", 254, "let-else", "documents.get(document_id)"),
+        ("get_document_current_version", 255, "require", "d.status == DocumentStatus.active"),
+        (
+            "get_document_current_version",
+            256,
+            "let-else",
+            "first(x for x in versions if x.document_id == document_id and x.version_number == d.version)",
+        ),
+        ("get_document_content", 264, "let-else", "documents.get(document_id)"),
+        ("get_document_content", 265, "require", "d.status == DocumentStatus.active"),
+        ("get_document_content", 266, "require", "user_id in users"),
+        (
+            "get_document_content",
+            267,
+            "require",
+            "has_permission(document_id, user_id, Permission.read)",
+        ),
+        ("create_document", 288, "require", 'title != "" and content != "" and owner_id != ""'),
+        ("create_document", 290, "require", "owner_id in users"),
+        ("update_document", 311, "require", 'document_id != "" and user_id != ""'),
+        ("update_document", 312, "let-else", "documents.get(document_id)"),
+        ("update_document", 313, "require", "d.status == DocumentStatus.active"),
+        ("update_document", 314, "require", "user_id in users"),
+        (
+            "update_document",
+            315,
+            "require",
+            "has_permission(document_id, user_id, Permission.write)",
+        ),
+        ("update_document", 317, "require", "title != none or content != none"),
+        ("delete_document", 333, "let-else", "documents.get(document_id)"),
+        ("delete_document", 334, "require", "user_id in users"),
+        (
+            "delete_document",
+            338,
+            "require",
+            "has_permission(document_id, user_id, Permission.delete) or has_permission(document_id, user_id, Permission.write)",
+        ),
+        ("restore_document", 348, "let-else", "documents.get(document_id)"),
+        ("restore_document", 349, "require", "any(v.document_id == document_id for v in versions)"),
+        ("restore_document", 351, "require", "d.status != DocumentStatus.draft"),
+        ("set_document_permissions", 361, "require", "document_id in documents"),
+        ("set_document_permissions", 362, "require", "user_id in users"),
+        ("revoke_user_access", 376, "require", "document_id in documents"),
+        ("revoke_user_access", 377, "require", "user_id in users"),
+        ("archive_document", 388, "let-else", "documents.get(document_id)"),
+        ("archive_document", 389, "require", "d.status != DocumentStatus.deleted"),
+        ("revert_to_version", 401, "let-else", "documents.get(document_id)"),
+        ("revert_to_version", 402, "require", "d.status == DocumentStatus.active"),
+        ("revert_to_version", 403, "require", "user_id in users"),
+        (
+            "revert_to_version",
+            404,
+            "require",
+            "has_permission(document_id, user_id, Permission.write)",
+        ),
+        ("revert_to_version", 406, "let-else", "versions.get(version_id)"),
+        ("revert_to_version", 407, "require", "old.document_id == document_id"),
+        ("publish_document", 416, "let-else", "documents.get(document_id)"),
+        ("publish_document", 417, "require", "d.status != DocumentStatus.deleted"),
+    )
 
     @property
     def t_documents(self) -> rt.Table[Document]:
@@ -930,13 +1015,17 @@ class DocumentManagementSystemEnv(rt.Environment):
     def _impl_get_document_by_id(self, document_id: str, user_id: str) -> Document:
         d = self.t_documents.get(document_id)
         if d is None:
-            raise rt.Fail("Document not found")
+            raise rt.Fail("Document not found", site=0)
+        self._hit(0)
         if not (d.status == DocumentStatus.active):
-            raise rt.Fail("Document is not active")
+            raise rt.Fail("Document is not active", site=1)
+        self._hit(1)
         if not (user_id in self.t_users):
-            raise rt.Fail("User not found")
+            raise rt.Fail("User not found", site=2)
+        self._hit(2)
         if not self._fn_has_permission(document_id=document_id, user_id=user_id, p=Permission.read):
-            raise rt.Fail("User does not have read permission on this document")
+            raise rt.Fail("User does not have read permission on this document", site=3)
+        self._hit(3)
         return d
 
     def _impl_list_active_documents(self) -> list[DocumentSummary]:
@@ -949,12 +1038,14 @@ class DocumentManagementSystemEnv(rt.Environment):
     def _impl_check_document_status(self, document_id: str) -> StatusInfo:
         d = self.t_documents.get(document_id)
         if d is None:
-            raise rt.Fail("Document not found")
+            raise rt.Fail("Document not found", site=4)
+        self._hit(4)
         return StatusInfo(status=d.status)
 
     def _impl_get_document_permissions(self, document_id: str) -> list[UserPermissions]:
         if not (document_id in self.t_documents):
-            raise rt.Fail("Document does not exist")
+            raise rt.Fail("Document does not exist", site=5)
+        self._hit(5)
         return [
             UserPermissions(
                 user=UserInfo(
@@ -973,13 +1064,19 @@ class DocumentManagementSystemEnv(rt.Environment):
         self, user_id: str, document_id: str, permission: Permission
     ) -> bool:
         if not (user_id != ""):
-            raise rt.Fail("Invalid user_id: must be a non-empty string")
+            raise rt.Fail("Invalid user_id: must be a non-empty string", site=6)
+        self._hit(6)
         if not (document_id != ""):
-            raise rt.Fail("Invalid document_id: must be a non-empty string")
+            raise rt.Fail("Invalid document_id: must be a non-empty string", site=7)
+        self._hit(7)
         if not (document_id in self.t_documents):
-            raise rt.Fail(("Document with ID '" + h.to_str(document_id) + "' does not exist"))
+            raise rt.Fail(
+                ("Document with ID '" + h.to_str(document_id) + "' does not exist"), site=8
+            )
+        self._hit(8)
         if not (user_id in self.t_users):
-            raise rt.Fail(("User with ID '" + h.to_str(user_id) + "' does not exist"))
+            raise rt.Fail(("User with ID '" + h.to_str(user_id) + "' does not exist"), site=9)
+        self._hit(9)
         return self._fn_has_permission(document_id=document_id, user_id=user_id, p=permission)
 
     def _impl_get_document_version_history(
@@ -987,19 +1084,24 @@ class DocumentManagementSystemEnv(rt.Environment):
     ) -> list[DocumentVersion]:
         d = self.t_documents.get(document_id)
         if d is None:
-            raise rt.Fail("Document not found")
+            raise rt.Fail("Document not found", site=10)
+        self._hit(10)
         if not (d.status == DocumentStatus.active):
-            raise rt.Fail("Document is not active")
+            raise rt.Fail("Document is not active", site=11)
+        self._hit(11)
         if not self._fn_has_permission(document_id=document_id, user_id=user_id, p=Permission.read):
-            raise rt.Fail("User does not have read permission on this document")
+            raise rt.Fail("User does not have read permission on this document", site=12)
+        self._hit(12)
         return self._fn_versions_of(document_id=document_id)
 
     def _impl_get_document_current_version(self, document_id: str) -> DocumentVersion:
         d = self.t_documents.get(document_id)
         if d is None:
-            raise rt.Fail("Document does not exist")
+            raise rt.Fail("Document does not exist", site=13)
+        self._hit(13)
         if not (d.status == DocumentStatus.active):
-            raise rt.Fail("Document is not active and cannot be retrieved")
+            raise rt.Fail("Document is not active and cannot be retrieved", site=14)
+        self._hit(14)
         v = h.first(
             (
                 x
@@ -1008,19 +1110,24 @@ class DocumentManagementSystemEnv(rt.Environment):
             )
         )
         if v is None:
-            raise rt.Fail("No versions found for the document")
+            raise rt.Fail("No versions found for the document", site=15)
+        self._hit(15)
         return v
 
     def _impl_get_document_content(self, document_id: str, user_id: str) -> str:
         d = self.t_documents.get(document_id)
         if d is None:
-            raise rt.Fail("Document not found")
+            raise rt.Fail("Document not found", site=16)
+        self._hit(16)
         if not (d.status == DocumentStatus.active):
-            raise rt.Fail("Document is not active")
+            raise rt.Fail("Document is not active", site=17)
+        self._hit(17)
         if not (user_id in self.t_users):
-            raise rt.Fail("User not found")
+            raise rt.Fail("User not found", site=18)
+        self._hit(18)
         if not self._fn_has_permission(document_id=document_id, user_id=user_id, p=Permission.read):
-            raise rt.Fail("User does not have read permission on this document")
+            raise rt.Fail("User does not have read permission on this document", site=19)
+        self._hit(19)
         return d.content
 
     def _impl_search_documents_by_title(self, title_query: str) -> list[DocumentSummary]:
@@ -1035,9 +1142,11 @@ class DocumentManagementSystemEnv(rt.Environment):
         self, title: str, content: str, owner_id: str, permissions: list[Permission] | None
     ) -> Document:
         if not (((title != "") and (content != "")) and (owner_id != "")):
-            raise rt.Fail("Title, content, and owner_id are required")
+            raise rt.Fail("Title, content, and owner_id are required", site=20)
+        self._hit(20)
         if not (owner_id in self.t_users):
-            raise rt.Fail(("Owner with ID '" + h.to_str(owner_id) + "' does not exist"))
+            raise rt.Fail(("Owner with ID '" + h.to_str(owner_id) + "' does not exist"), site=21)
+        self._hit(21)
         perms: set[Permission] = {Permission.read, Permission.write}
         if permissions is not None:
             perms = set(h.unwrap(permissions))
@@ -1074,20 +1183,28 @@ class DocumentManagementSystemEnv(rt.Environment):
         self, document_id: str, user_id: str, title: str | None, content: str | None
     ) -> Document:
         if not ((document_id != "") and (user_id != "")):
-            raise rt.Fail("Document ID and User ID are required")
+            raise rt.Fail("Document ID and User ID are required", site=22)
+        self._hit(22)
         d = self.t_documents.get(document_id)
         if d is None:
-            raise rt.Fail("Document does not exist")
+            raise rt.Fail("Document does not exist", site=23)
+        self._hit(23)
         if not (d.status == DocumentStatus.active):
-            raise rt.Fail("Document is not active and cannot be updated")
+            raise rt.Fail("Document is not active and cannot be updated", site=24)
+        self._hit(24)
         if not (user_id in self.t_users):
-            raise rt.Fail("User does not exist")
+            raise rt.Fail("User does not exist", site=25)
+        self._hit(25)
         if not self._fn_has_permission(
             document_id=document_id, user_id=user_id, p=Permission.write
         ):
-            raise rt.Fail("User does not have write permission on this document")
+            raise rt.Fail("User does not have write permission on this document", site=26)
+        self._hit(26)
         if not ((title is not None) or (content is not None)):
-            raise rt.Fail("No updates provided; at least one of title or content must be specified")
+            raise rt.Fail(
+                "No updates provided; at least one of title or content must be specified", site=27
+            )
+        self._hit(27)
         if title is not None:
             self._set("documents", d, "title", h.unwrap(title))
         if content is not None:
@@ -1098,27 +1215,33 @@ class DocumentManagementSystemEnv(rt.Environment):
     def _impl_delete_document(self, document_id: str, user_id: str) -> Document:
         d = self.t_documents.get(document_id)
         if d is None:
-            raise rt.Fail("Document not found")
+            raise rt.Fail("Document not found", site=28)
+        self._hit(28)
         if not (user_id in self.t_users):
-            raise rt.Fail("User not found")
+            raise rt.Fail("User not found", site=29)
+        self._hit(29)
         if d.status == DocumentStatus.deleted:
             return d
         if not (
             self._fn_has_permission(document_id=document_id, user_id=user_id, p=Permission.delete)
             or self._fn_has_permission(document_id=document_id, user_id=user_id, p=Permission.write)
         ):
-            raise rt.Fail("User does not have permission to delete this document")
+            raise rt.Fail("User does not have permission to delete this document", site=30)
+        self._hit(30)
         self._set("documents", d, "status", DocumentStatus.deleted)
         return d
 
     def _impl_restore_document(self, document_id: str) -> Document:
         d = self.t_documents.get(document_id)
         if d is None:
-            raise rt.Fail("Document does not exist")
+            raise rt.Fail("Document does not exist", site=31)
+        self._hit(31)
         if not any(((v.document_id == document_id) for v in self._it(self.t_versions.rows()))):
-            raise rt.Fail("Document has no versions; cannot restore")
+            raise rt.Fail("Document has no versions; cannot restore", site=32)
+        self._hit(32)
         if not (d.status != DocumentStatus.draft):
-            raise rt.Fail("A draft is not restored; publish it instead")
+            raise rt.Fail("A draft is not restored; publish it instead", site=33)
+        self._hit(33)
         self._set("documents", d, "status", DocumentStatus.active)
         return d
 
@@ -1126,9 +1249,11 @@ class DocumentManagementSystemEnv(rt.Environment):
         self, document_id: str, user_id: str, permissions: list[Permission]
     ) -> AccessControlEntry:
         if not (document_id in self.t_documents):
-            raise rt.Fail("Document does not exist")
+            raise rt.Fail("Document does not exist", site=34)
+        self._hit(34)
         if not (user_id in self.t_users):
-            raise rt.Fail("User does not exist")
+            raise rt.Fail("User does not exist", site=35)
+        self._hit(35)
         e: AccessControlEntry | None = self._fn_entry_of(document_id=document_id, user_id=user_id)
         if e is not None:
             self._set("access_control", h.unwrap(e), "permissions", set(permissions))
@@ -1142,9 +1267,13 @@ class DocumentManagementSystemEnv(rt.Environment):
 
     def _impl_revoke_user_access(self, document_id: str, user_id: str) -> str:
         if not (document_id in self.t_documents):
-            raise rt.Fail(("Document with ID '" + h.to_str(document_id) + "' does not exist."))
+            raise rt.Fail(
+                ("Document with ID '" + h.to_str(document_id) + "' does not exist."), site=36
+            )
+        self._hit(36)
         if not (user_id in self.t_users):
-            raise rt.Fail(("User with ID '" + h.to_str(user_id) + "' does not exist."))
+            raise rt.Fail(("User with ID '" + h.to_str(user_id) + "' does not exist."), site=37)
+        self._hit(37)
         e: AccessControlEntry | None = self._fn_entry_of(document_id=document_id, user_id=user_id)
         if e is not None:
             self._delete("access_control", h.unwrap(e).entry_id)
@@ -1159,9 +1288,11 @@ class DocumentManagementSystemEnv(rt.Environment):
     def _impl_archive_document(self, document_id: str) -> Document:
         d = self.t_documents.get(document_id)
         if d is None:
-            raise rt.Fail("Document not found")
+            raise rt.Fail("Document not found", site=38)
+        self._hit(38)
         if not (d.status != DocumentStatus.deleted):
-            raise rt.Fail("A deleted document cannot be archived; restore it first")
+            raise rt.Fail("A deleted document cannot be archived; restore it first", site=39)
+        self._hit(39)
         self._set("documents", d, "status", DocumentStatus.archived)
         return d
 
@@ -1170,20 +1301,28 @@ class DocumentManagementSystemEnv(rt.Environment):
     ) -> DocumentVersion:
         d = self.t_documents.get(document_id)
         if d is None:
-            raise rt.Fail("Document not found")
+            raise rt.Fail("Document not found", site=40)
+        self._hit(40)
         if not (d.status == DocumentStatus.active):
-            raise rt.Fail("Cannot revert: document is not active")
+            raise rt.Fail("Cannot revert: document is not active", site=41)
+        self._hit(41)
         if not (user_id in self.t_users):
-            raise rt.Fail("User not found")
+            raise rt.Fail("User not found", site=42)
+        self._hit(42)
         if not self._fn_has_permission(
             document_id=document_id, user_id=user_id, p=Permission.write
         ):
-            raise rt.Fail("Permission denied: user does not have write access to the document")
+            raise rt.Fail(
+                "Permission denied: user does not have write access to the document", site=43
+            )
+        self._hit(43)
         old = self.t_versions.get(version_id)
         if old is None:
-            raise rt.Fail("Version not found")
+            raise rt.Fail("Version not found", site=44)
+        self._hit(44)
         if not (old.document_id == document_id):
-            raise rt.Fail("Version does not belong to the specified document")
+            raise rt.Fail("Version does not belong to the specified document", site=45)
+        self._hit(45)
         self._set("documents", d, "content", old.content_snapshot)
         self._impl_snapshot(d=d, user_id=user_id)
         return h.at(self._fn_versions_of(document_id=document_id), (-1))
@@ -1191,9 +1330,11 @@ class DocumentManagementSystemEnv(rt.Environment):
     def _impl_publish_document(self, document_id: str) -> Document:
         d = self.t_documents.get(document_id)
         if d is None:
-            raise rt.Fail("Document not found")
+            raise rt.Fail("Document not found", site=46)
+        self._hit(46)
         if not (d.status != DocumentStatus.deleted):
-            raise rt.Fail("A deleted document cannot be published; use restore_document")
+            raise rt.Fail("A deleted document cannot be published; use restore_document", site=47)
+        self._hit(47)
         self._set("documents", d, "status", DocumentStatus.active)
         return d
 

@@ -519,6 +519,57 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
         ),
     }
     ENV_INVARIANTS: ClassVar[dict[str, str]] = {}
+    SITES: ClassVar[tuple[tuple[str, int, str, str], ...]] = (
+        ("get_product_by_id", 133, "require", 'product_id != ""'),
+        ("get_product_by_id", 134, "let-else", "products.get(product_id)"),
+        ("get_reviews_by_product_id", 150, "require", "product_id in products"),
+        ("get_reviews_by_product_name", 158, "require", "len(ids) > 0"),
+        ("get_review_by_id", 164, "require", 'review_id != ""'),
+        ("get_review_by_id", 165, "let-else", "reviews.get(review_id)"),
+        ("get_user_by_id", 171, "let-else", "users.get(user_id)"),
+        ("check_user_purchase_history", 178, "let-else", "users.get(user_id)"),
+        ("check_user_purchase_history", 179, "require", "product_id in products"),
+        (
+            "get_average_rating_for_product",
+            188,
+            "require",
+            "product_id != none or product_name != none",
+        ),
+        ("get_average_rating_for_product", 192, "require", "product_id in products"),
+        ("get_average_rating_for_product", 196, "require", "len(matches) > 0"),
+        ("get_average_rating_for_product", 197, "require", "len(matches) == 1"),
+        ("submit_review", 221, "require", "product_id in products"),
+        ("submit_review", 222, "let-else", "users.get(user_id)"),
+        ("submit_review", 224, "require", "u.account_status == AccountStatus.active"),
+        ("submit_review", 225, "require", "product_id in u.purchase_history"),
+        ("submit_review", 226, "require", "1 <= rating <= 5"),
+        ("edit_review", 237, "let-else", "reviews.get(review_id)"),
+        ("edit_review", 238, "let-else", "users.get(user_id)"),
+        ("edit_review", 239, "require", "can_moderate(u, r)"),
+        ("edit_review", 240, "require", "new_comment != none or new_rating != none"),
+        ("edit_review", 242, "require", "1 <= new_rating <= 5"),
+        ("delete_review", 254, "let-else", "reviews.get(review_id)"),
+        ("delete_review", 255, "let-else", "users.get(requester_user_id)"),
+        ("delete_review", 257, "require", "can_moderate(u, r)"),
+        ("increment_helpful_vote", 264, "let-else", "reviews.get(review_id)"),
+        ("bulk_delete_reviews_by_product", 273, "require", "product_id in products"),
+        ("bulk_delete_reviews_by_product", 274, "let-else", "users.get(admin_user_id)"),
+        (
+            "bulk_delete_reviews_by_product",
+            275,
+            "require",
+            "admin.account_status == AccountStatus.active",
+        ),
+        ("bulk_delete_reviews_by_product", 276, "require", "admin.is_admin"),
+        ("update_product_info", 288, "let-else", "products.get(product_id)"),
+        (
+            "add_product",
+            308,
+            "require",
+            'product_id != "" and name != "" and brand != "" and category != ""',
+        ),
+        ("add_product", 310, "require", "product_id not in products"),
+    )
 
     @property
     def t_products(self) -> rt.Table[Product]:
@@ -685,10 +736,12 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
 
     def _impl_get_product_by_id(self, product_id: str) -> Product:
         if not (product_id != ""):
-            raise rt.Fail("Product ID is required")
+            raise rt.Fail("Product ID is required", site=0)
+        self._hit(0)
         p = self.t_products.get(product_id)
         if p is None:
-            raise rt.Fail("Product not found")
+            raise rt.Fail("Product not found", site=1)
+        self._hit(1)
         return p
 
     def _impl_search_products_by_category(self, category: str) -> list[Product]:
@@ -699,7 +752,8 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
 
     def _impl_get_reviews_by_product_id(self, product_id: str) -> list[Review]:
         if not (product_id in self.t_products):
-            raise rt.Fail("Product not found")
+            raise rt.Fail("Product not found", site=2)
+        self._hit(2)
         return self._fn_reviews_of(product_id=product_id)
 
     def _impl_get_reviews_by_product_name(self, product_name: str) -> list[Review]:
@@ -707,55 +761,68 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
             p.product_id for p in self._it(self.t_products.rows()) if (p.name == product_name)
         ]
         if not (len(ids) > 0):
-            raise rt.Fail("Product not found")
+            raise rt.Fail("Product not found", site=3)
+        self._hit(3)
         return [r for r in self._it(self.t_reviews.rows()) if (r.product_id in ids)]
 
     def _impl_get_review_by_id(self, review_id: str) -> Review:
         if not (review_id != ""):
-            raise rt.Fail("Review ID cannot be empty")
+            raise rt.Fail("Review ID cannot be empty", site=4)
+        self._hit(4)
         r = self.t_reviews.get(review_id)
         if r is None:
-            raise rt.Fail("Review not found")
+            raise rt.Fail("Review not found", site=5)
+        self._hit(5)
         return r
 
     def _impl_get_user_by_id(self, user_id: str) -> User:
         u = self.t_users.get(user_id)
         if u is None:
-            raise rt.Fail("User not found")
+            raise rt.Fail("User not found", site=6)
+        self._hit(6)
         return u
 
     def _impl_check_user_purchase_history(self, user_id: str, product_id: str) -> bool:
         u = self.t_users.get(user_id)
         if u is None:
-            raise rt.Fail("User not found")
+            raise rt.Fail("User not found", site=7)
+        self._hit(7)
         if not (product_id in self.t_products):
-            raise rt.Fail("Product not found")
+            raise rt.Fail("Product not found", site=8)
+        self._hit(8)
         return product_id in u.purchase_history
 
     def _impl_get_average_rating_for_product(
         self, product_id: str | None, product_name: str | None
     ) -> AverageRating:
         if not ((product_id is not None) or (product_name is not None)):
-            raise rt.Fail("Either product_id or product_name must be provided.")
+            raise rt.Fail("Either product_id or product_name must be provided.", site=9)
+        self._hit(9)
         target: str = ""
         if product_id is not None:
             if not (h.unwrap(product_id) in self.t_products):
-                raise rt.Fail("Product not found.")
+                raise rt.Fail("Product not found.", site=10)
+            self._hit(10)
             target = h.unwrap(product_id)
         else:
             matches: list[Product] = [
                 p for p in self._it(self.t_products.rows()) if (p.name == product_name)
             ]
             if not (len(matches) > 0):
-                raise rt.Fail(("No product found with name '" + h.to_str(product_name) + "'."))
+                raise rt.Fail(
+                    ("No product found with name '" + h.to_str(product_name) + "'."), site=11
+                )
+            self._hit(11)
             if not (len(matches) == 1):
                 raise rt.Fail(
                     (
                         "Multiple products found with name '"
                         + h.to_str(product_name)
                         + "'. Please use product_id to disambiguate."
-                    )
+                    ),
+                    site=12,
                 )
+            self._hit(12)
             target = h.at(matches, 0).product_id
         rs: list[Review] = self._fn_reviews_of(product_id=target)
         if len(rs) == 0:
@@ -771,16 +838,21 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
         self, user_id: str, product_id: str, rating: int, comment: str
     ) -> Review:
         if not (product_id in self.t_products):
-            raise rt.Fail("Product does not exist")
+            raise rt.Fail("Product does not exist", site=13)
+        self._hit(13)
         u = self.t_users.get(user_id)
         if u is None:
-            raise rt.Fail("User does not exist")
+            raise rt.Fail("User does not exist", site=14)
+        self._hit(14)
         if not (u.account_status == AccountStatus.active):
-            raise rt.Fail("User account is not active")
+            raise rt.Fail("User account is not active", site=15)
+        self._hit(15)
         if not (product_id in u.purchase_history):
-            raise rt.Fail("User has not purchased this product")
+            raise rt.Fail("User has not purchased this product", site=16)
+        self._hit(16)
         if not (1 <= rating <= 5):
-            raise rt.Fail("Rating must be an integer between 1 and 5")
+            raise rt.Fail("Rating must be an integer between 1 and 5", site=17)
+        self._hit(17)
         return self._insert(
             "reviews",
             Review(
@@ -797,17 +869,22 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
     ) -> Review:
         r = self.t_reviews.get(review_id)
         if r is None:
-            raise rt.Fail("Review not found")
+            raise rt.Fail("Review not found", site=18)
+        self._hit(18)
         u = self.t_users.get(user_id)
         if u is None:
-            raise rt.Fail("User not authorized to edit this review")
+            raise rt.Fail("User not authorized to edit this review", site=19)
+        self._hit(19)
         if not self._fn_can_moderate(u=u, r=r):
-            raise rt.Fail("User not authorized to edit this review")
+            raise rt.Fail("User not authorized to edit this review", site=20)
+        self._hit(20)
         if not ((new_comment is not None) or (new_rating is not None)):
-            raise rt.Fail("No changes provided")
+            raise rt.Fail("No changes provided", site=21)
+        self._hit(21)
         if new_rating is not None:
             if not (1 <= h.unwrap(new_rating) <= 5):
-                raise rt.Fail("Rating must be between 1 and 5")
+                raise rt.Fail("Rating must be between 1 and 5", site=22)
+            self._hit(22)
             self._set("reviews", r, "rating", h.unwrap(new_rating))
         if new_comment is not None:
             self._set("reviews", r, "comment", h.unwrap(new_comment))
@@ -816,32 +893,44 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
     def _impl_delete_review(self, review_id: str, requester_user_id: str) -> str:
         r = self.t_reviews.get(review_id)
         if r is None:
-            raise rt.Fail("Review not found")
+            raise rt.Fail("Review not found", site=23)
+        self._hit(23)
         u = self.t_users.get(requester_user_id)
         if u is None:
-            raise rt.Fail("Permission denied: Only the review owner can delete this review")
+            raise rt.Fail(
+                "Permission denied: Only the review owner can delete this review", site=24
+            )
+        self._hit(24)
         if not self._fn_can_moderate(u=u, r=r):
-            raise rt.Fail("Permission denied: Only the review owner can delete this review")
+            raise rt.Fail(
+                "Permission denied: Only the review owner can delete this review", site=25
+            )
+        self._hit(25)
         self._delete("reviews", review_id)
         return "Review deleted successfully"
 
     def _impl_increment_helpful_vote(self, review_id: str) -> Review:
         r = self.t_reviews.get(review_id)
         if r is None:
-            raise rt.Fail("Review not found")
+            raise rt.Fail("Review not found", site=26)
+        self._hit(26)
         self._set("reviews", r, "helpful_votes", r.helpful_votes + 1)
         return r
 
     def _impl_bulk_delete_reviews_by_product(self, product_id: str, admin_user_id: str) -> str:
         if not (product_id in self.t_products):
-            raise rt.Fail("Product does not exist")
+            raise rt.Fail("Product does not exist", site=27)
+        self._hit(27)
         admin = self.t_users.get(admin_user_id)
         if admin is None:
-            raise rt.Fail("Admin user does not exist")
+            raise rt.Fail("Admin user does not exist", site=28)
+        self._hit(28)
         if not (admin.account_status == AccountStatus.active):
-            raise rt.Fail("Admin user is not active")
+            raise rt.Fail("Admin user is not active", site=29)
+        self._hit(29)
         if not admin.is_admin:
-            raise rt.Fail("Only admin users may bulk-delete reviews")
+            raise rt.Fail("Only admin users may bulk-delete reviews", site=30)
+        self._hit(30)
         doomed: list[str] = [
             r.review_id for r in self._it(self.t_reviews.rows()) if (r.product_id == product_id)
         ]
@@ -858,7 +947,8 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
     def _impl_update_product_info(self, product_id: str, updates: dict[str, str]) -> Product:
         p = self.t_products.get(product_id)
         if p is None:
-            raise rt.Fail("Product not found")
+            raise rt.Fail("Product not found", site=31)
+        self._hit(31)
         if "name" in updates:
             self._set("products", p, "name", h.lookup(updates, "name"))
         if "brand" in updates:
@@ -873,9 +963,11 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
         self, product_id: str, name: str, brand: str, category: str, description: str
     ) -> Product:
         if not ((((product_id != "") and (name != "")) and (brand != "")) and (category != "")):
-            raise rt.Fail("Missing required fields: product_id, name, brand, or category")
+            raise rt.Fail("Missing required fields: product_id, name, brand, or category", site=32)
+        self._hit(32)
         if not (product_id not in self.t_products):
-            raise rt.Fail("Product with this product_id already exists")
+            raise rt.Fail("Product with this product_id already exists", site=33)
+        self._hit(33)
         return self._insert(
             "products",
             Product(

@@ -764,6 +764,86 @@ class HRISEnv(rt.Environment):
         "_inv_0": "hire_date cannot be in the future",
         "_inv_1": "date_of_birth cannot be in the future",
     }
+    SITES: ClassVar[tuple[tuple[str, int, str, str], ...]] = (
+        ("get_employee_by_id", 182, "require", 'employee_id != ""'),
+        ("get_employee_by_id", 183, "let-else", "employees.get(employee_id)"),
+        (
+            "get_employee_by_work_email",
+            189,
+            "let-else",
+            "first(x for x in employees if x.work_email == work_email)",
+        ),
+        ("list_employees_by_department", 196, "require", "department_id in departments"),
+        ("list_employees_by_job_title", 202, "require", "job_title in job_positions"),
+        (
+            "list_employees_by_employment_status",
+            209,
+            "require",
+            "employment_status in employment_statuses",
+        ),
+        ("get_department_by_id", 215, "let-else", "departments.get(department_id)"),
+        ("get_department_by_name", 221, "require", 'department_name != ""'),
+        (
+            "get_department_by_name",
+            222,
+            "let-else",
+            "first(x for x in departments if x.department_name == department_name)",
+        ),
+        ("get_job_position_by_title", 229, "let-else", "job_positions.get(job_title)"),
+        ("get_employment_status_info", 235, "require", 'status_type != ""'),
+        ("get_employment_status_info", 236, "let-else", "employment_statuses.get(status_type)"),
+        ("check_employee_eligibility_for_action", 243, "let-else", "employees.get(employee_id)"),
+        ("validate_salary_against_job", 249, "let-else", "job_positions.get(job_title)"),
+        ("add_employee", 270, "require", 'd.employee_id != ""'),
+        ("add_employee", 271, "require", "d.employee_id not in employees"),
+        ("add_employee", 272, "require", "d.employment_status in employment_statuses"),
+        (
+            "add_employee",
+            277,
+            "let-else",
+            "first(x for x in departments if x.department_name == d.department)",
+        ),
+        ("add_employee", 281, "let-else", "job_positions.get(d.job_title)"),
+        ("add_employee", 283, "require", "in_range(j, d.salary)"),
+        ("add_employee", 285, "require", "d.hire_date <= today"),
+        ("add_employee", 286, "require", "d.date_of_birth <= today"),
+        ("add_employee", 287, "require", '"@" in d.work_email'),
+        ("add_employee", 288, "require", "all(x.work_email != d.work_email for x in employees)"),
+        ("add_employee", 291, "require", "d.manager_id in employees"),
+        ("update_employee_info", 306, "let-else", "employees.get(employee_id)"),
+        ("update_employee_info", 310, "require", "k in allowed"),
+        ("update_employee_info", 314, "require", '"@" in updates["work_email"]'),
+        ("update_employee_info", 319, "require", "dob <= today"),
+        ("update_employee_job_title", 346, "let-else", "employees.get(employee_id)"),
+        ("update_employee_job_title", 347, "let-else", "job_positions.get(new_job_title)"),
+        ("update_employee_job_title", 348, "require", "is_eligible(e)"),
+        ("update_employee_job_title", 350, "require", "e.department == j.department_id"),
+        ("update_employee_job_title", 352, "require", "in_range(j, e.salary)"),
+        (
+            "transfer_employee_to_department",
+            361,
+            "require",
+            'employee_id != "" and new_department_id != ""',
+        ),
+        ("transfer_employee_to_department", 363, "let-else", "employees.get(employee_id)"),
+        ("transfer_employee_to_department", 364, "require", "new_department_id in departments"),
+        ("update_employee_salary", 372, "let-else", "employees.get(employee_id)"),
+        ("update_employee_salary", 373, "require", "new_salary >= 0.0"),
+        ("update_employee_salary", 375, "require", "in_range(j, new_salary)"),
+        ("update_employee_salary", 377, "require", "new_salary <= e.salary or is_eligible(e)"),
+        ("update_employment_status", 386, "require", 'employee_id != ""'),
+        ("update_employment_status", 387, "require", 'new_status != ""'),
+        ("update_employment_status", 388, "let-else", "employees.get(employee_id)"),
+        ("update_employment_status", 389, "require", "new_status in employment_statuses"),
+        ("deactivate_employee", 398, "let-else", "employees.get(employee_id)"),
+        ("deactivate_employee", 400, "require", "len(inactive) > 0"),
+        ("reactivate_employee", 412, "let-else", "employees.get(employee_id)"),
+        ("reactivate_employee", 413, "require", "not is_eligible(e)"),
+        ("reactivate_employee", 414, "let-else", 'employment_statuses.get("active")'),
+        ("reactivate_employee", 415, "require", "a.is_active"),
+        ("remove_employee_record", 423, "require", 'employee_id != ""'),
+        ("remove_employee_record", 424, "require", "employee_id in employees"),
+    )
 
     @property
     def t_employees(self) -> rt.Table[Employee]:
@@ -930,31 +1010,37 @@ class HRISEnv(rt.Environment):
 
     def _impl_get_employee_by_id(self, employee_id: str) -> Employee:
         if not (employee_id != ""):
-            raise rt.Fail("Employee ID cannot be empty")
+            raise rt.Fail("Employee ID cannot be empty", site=0)
+        self._hit(0)
         e = self.t_employees.get(employee_id)
         if e is None:
-            raise rt.Fail("Employee not found")
+            raise rt.Fail("Employee not found", site=1)
+        self._hit(1)
         return e
 
     def _impl_get_employee_by_work_email(self, work_email: str) -> Employee:
         e = h.first((x for x in self._it(self.t_employees.rows()) if (x.work_email == work_email)))
         if e is None:
-            raise rt.Fail("Employee with this work email not found")
+            raise rt.Fail("Employee with this work email not found", site=2)
+        self._hit(2)
         return e
 
     def _impl_list_employees_by_department(self, department_id: str) -> list[Employee]:
         if not (department_id in self.t_departments):
-            raise rt.Fail("Department not found")
+            raise rt.Fail("Department not found", site=3)
+        self._hit(3)
         return [e for e in self._it(self.t_employees.rows()) if (e.department == department_id)]
 
     def _impl_list_employees_by_job_title(self, job_title: str) -> list[Employee]:
         if not (job_title in self.t_job_positions):
-            raise rt.Fail("Job title not found")
+            raise rt.Fail("Job title not found", site=4)
+        self._hit(4)
         return [e for e in self._it(self.t_employees.rows()) if (e.job_title == job_title)]
 
     def _impl_list_employees_by_employment_status(self, employment_status: str) -> list[Employee]:
         if not (employment_status in self.t_employment_statuses):
-            raise rt.Fail("Invalid employment status type")
+            raise rt.Fail("Invalid employment status type", site=5)
+        self._hit(5)
         return [
             e
             for e in self._it(self.t_employees.rows())
@@ -964,12 +1050,14 @@ class HRISEnv(rt.Environment):
     def _impl_get_department_by_id(self, department_id: str) -> Department:
         d = self.t_departments.get(department_id)
         if d is None:
-            raise rt.Fail("Department not found")
+            raise rt.Fail("Department not found", site=6)
+        self._hit(6)
         return d
 
     def _impl_get_department_by_name(self, department_name: str) -> Department:
         if not (department_name != ""):
-            raise rt.Fail("Department name cannot be empty")
+            raise rt.Fail("Department name cannot be empty", site=7)
+        self._hit(7)
         d = h.first(
             (
                 x
@@ -978,33 +1066,39 @@ class HRISEnv(rt.Environment):
             )
         )
         if d is None:
-            raise rt.Fail("Department with the given name not found")
+            raise rt.Fail("Department with the given name not found", site=8)
+        self._hit(8)
         return d
 
     def _impl_get_job_position_by_title(self, job_title: str) -> JobPosition:
         j = self.t_job_positions.get(job_title)
         if j is None:
-            raise rt.Fail("Job title not found")
+            raise rt.Fail("Job title not found", site=9)
+        self._hit(9)
         return j
 
     def _impl_get_employment_status_info(self, status_type: str) -> EmploymentStatus:
         if not (status_type != ""):
-            raise rt.Fail("Status type cannot be empty")
+            raise rt.Fail("Status type cannot be empty", site=10)
+        self._hit(10)
         s = self.t_employment_statuses.get(status_type)
         if s is None:
-            raise rt.Fail("Employment status type not found")
+            raise rt.Fail("Employment status type not found", site=11)
+        self._hit(11)
         return s
 
     def _impl_check_employee_eligibility_for_action(self, employee_id: str) -> Eligibility:
         e = self.t_employees.get(employee_id)
         if e is None:
-            raise rt.Fail(("Employee with ID '" + h.to_str(employee_id) + "' not found"))
+            raise rt.Fail(("Employee with ID '" + h.to_str(employee_id) + "' not found"), site=12)
+        self._hit(12)
         return Eligibility(eligible=self._fn_is_eligible(e=e))
 
     def _impl_validate_salary_against_job(self, job_title: str, salary: float) -> SalaryValidity:
         j = self.t_job_positions.get(job_title)
         if j is None:
-            raise rt.Fail(("Job title '" + h.to_str(job_title) + "' does not exist"))
+            raise rt.Fail(("Job title '" + h.to_str(job_title) + "' does not exist"), site=13)
+        self._hit(13)
         return SalaryValidity(is_valid=self._fn_in_range(j=j, salary=salary))
 
     def _impl_list_all_departments(self) -> list[Department]:
@@ -1016,11 +1110,18 @@ class HRISEnv(rt.Environment):
     def _impl_add_employee(self, employee_data: EmployeeData) -> Employee:
         d: EmployeeData = h.copy_value(employee_data)
         if not (d.employee_id != ""):
-            raise rt.Fail("Employee ID is required")
+            raise rt.Fail("Employee ID is required", site=14)
+        self._hit(14)
         if not (d.employee_id not in self.t_employees):
-            raise rt.Fail(("Employee with ID " + h.to_str(d.employee_id) + " already exists."))
+            raise rt.Fail(
+                ("Employee with ID " + h.to_str(d.employee_id) + " already exists."), site=15
+            )
+        self._hit(15)
         if not (d.employment_status in self.t_employment_statuses):
-            raise rt.Fail(("Invalid employment status: " + h.to_str(d.employment_status) + "."))
+            raise rt.Fail(
+                ("Invalid employment status: " + h.to_str(d.employment_status) + "."), site=16
+            )
+        self._hit(16)
         dept_id: str = d.department
         if d.department not in self.t_departments:
             byname = h.first(
@@ -1031,13 +1132,17 @@ class HRISEnv(rt.Environment):
                 )
             )
             if byname is None:
-                raise rt.Fail(("Department '" + h.to_str(d.department) + "' does not exist."))
+                raise rt.Fail(
+                    ("Department '" + h.to_str(d.department) + "' does not exist."), site=17
+                )
+            self._hit(17)
             dept_id = byname.department_id
         j = self.t_job_positions.get(d.job_title)
         if j is None:
             raise rt.Fail(
-                ("Job title '" + h.to_str(d.job_title) + "' is not defined in the system.")
+                ("Job title '" + h.to_str(d.job_title) + "' is not defined in the system."), site=18
             )
+        self._hit(18)
         if not self._fn_in_range(j=j, salary=d.salary):
             raise rt.Fail(
                 (
@@ -1050,21 +1155,28 @@ class HRISEnv(rt.Environment):
                     + ", "
                     + h.to_str(j.salary_range_max)
                     + "]."
-                )
+                ),
+                site=19,
             )
+        self._hit(19)
         if not (d.hire_date <= self.s_today):
-            raise rt.Fail("Hire date cannot be in the future.")
+            raise rt.Fail("Hire date cannot be in the future.", site=20)
+        self._hit(20)
         if not (d.date_of_birth <= self.s_today):
-            raise rt.Fail("Date of birth cannot be in the future.")
+            raise rt.Fail("Date of birth cannot be in the future.", site=21)
+        self._hit(21)
         if not ("@" in d.work_email):
-            raise rt.Fail("Invalid email format.")
+            raise rt.Fail("Invalid email format.", site=22)
+        self._hit(22)
         if not all(((x_2.work_email != d.work_email) for x_2 in self._it(self.t_employees.rows()))):
-            raise rt.Fail(("Work email " + h.to_str(d.work_email) + " is already in use."))
+            raise rt.Fail(("Work email " + h.to_str(d.work_email) + " is already in use."), site=23)
+        self._hit(23)
         if d.manager_id is not None:
             if not (h.unwrap(d.manager_id) in self.t_employees):
                 raise rt.Fail(
-                    ("Manager '" + h.to_str(h.unwrap(d.manager_id)) + "' does not exist.")
+                    ("Manager '" + h.to_str(h.unwrap(d.manager_id)) + "' does not exist."), site=24
                 )
+            self._hit(24)
         return self._insert(
             "employees",
             Employee(
@@ -1088,7 +1200,8 @@ class HRISEnv(rt.Environment):
     def _impl_update_employee_info(self, employee_id: str, updates: dict[str, str]) -> Employee:
         e = self.t_employees.get(employee_id)
         if e is None:
-            raise rt.Fail(("Employee with ID " + h.to_str(employee_id) + " not found."))
+            raise rt.Fail(("Employee with ID " + h.to_str(employee_id) + " not found."), site=25)
+        self._hit(25)
         allowed: set[str] = {
             "first_name",
             "last_name",
@@ -1105,16 +1218,20 @@ class HRISEnv(rt.Environment):
                         "Cannot update field '"
                         + h.to_str(k)
                         + "'. Only non-status personal details can be updated."
-                    )
+                    ),
+                    site=26,
                 )
+            self._hit(26)
         if "work_email" in updates:
             if not ("@" in h.lookup(updates, "work_email")):
-                raise rt.Fail("Invalid email format.")
+                raise rt.Fail("Invalid email format.", site=27)
+            self._hit(27)
             self._set("employees", e, "work_email", h.lookup(updates, "work_email"))
         if "date_of_birth" in updates:
             dob: datetime.date = h.date(h.lookup(updates, "date_of_birth"))
             if not (dob <= self.s_today):
-                raise rt.Fail("Date of birth cannot be in the future.")
+                raise rt.Fail("Date of birth cannot be in the future.", site=28)
+            self._hit(28)
             self._set("employees", e, "date_of_birth", dob)
         if "first_name" in updates:
             self._set("employees", e, "first_name", h.lookup(updates, "first_name"))
@@ -1131,10 +1248,12 @@ class HRISEnv(rt.Environment):
     def _impl_update_employee_job_title(self, employee_id: str, new_job_title: str) -> Employee:
         e = self.t_employees.get(employee_id)
         if e is None:
-            raise rt.Fail(("Employee with ID " + h.to_str(employee_id) + " not found."))
+            raise rt.Fail(("Employee with ID " + h.to_str(employee_id) + " not found."), site=29)
+        self._hit(29)
         j = self.t_job_positions.get(new_job_title)
         if j is None:
-            raise rt.Fail(("Job title '" + h.to_str(new_job_title) + "' not found."))
+            raise rt.Fail(("Job title '" + h.to_str(new_job_title) + "' not found."), site=30)
+        self._hit(30)
         if not self._fn_is_eligible(e=e):
             raise rt.Fail(
                 (
@@ -1143,8 +1262,10 @@ class HRISEnv(rt.Environment):
                     + " is not active (status '"
                     + h.to_str(e.employment_status)
                     + "') and is not eligible for a job change."
-                )
+                ),
+                site=31,
             )
+        self._hit(31)
         if not (e.department == j.department_id):
             raise rt.Fail(
                 (
@@ -1155,8 +1276,10 @@ class HRISEnv(rt.Environment):
                     + ") for job title '"
                     + h.to_str(new_job_title)
                     + "'."
-                )
+                ),
+                site=32,
             )
+        self._hit(32)
         if not self._fn_in_range(j=j, salary=e.salary):
             raise rt.Fail(
                 (
@@ -1169,8 +1292,10 @@ class HRISEnv(rt.Environment):
                     + ") for job title '"
                     + h.to_str(new_job_title)
                     + "'."
-                )
+                ),
+                site=33,
             )
+        self._hit(33)
         self._set("employees", e, "job_title", new_job_title)
         return e
 
@@ -1178,21 +1303,28 @@ class HRISEnv(rt.Environment):
         self, employee_id: str, new_department_id: str
     ) -> Employee:
         if not ((employee_id != "") and (new_department_id != "")):
-            raise rt.Fail("Employee ID and department ID cannot be empty")
+            raise rt.Fail("Employee ID and department ID cannot be empty", site=34)
+        self._hit(34)
         e = self.t_employees.get(employee_id)
         if e is None:
-            raise rt.Fail("Employee not found")
+            raise rt.Fail("Employee not found", site=35)
+        self._hit(35)
         if not (new_department_id in self.t_departments):
-            raise rt.Fail("Target department does not exist")
+            raise rt.Fail("Target department does not exist", site=36)
+        self._hit(36)
         self._set("employees", e, "department", new_department_id)
         return e
 
     def _impl_update_employee_salary(self, employee_id: str, new_salary: float) -> Employee:
         e = self.t_employees.get(employee_id)
         if e is None:
-            raise rt.Fail(("Employee with ID '" + h.to_str(employee_id) + "' does not exist."))
+            raise rt.Fail(
+                ("Employee with ID '" + h.to_str(employee_id) + "' does not exist."), site=37
+            )
+        self._hit(37)
         if not (new_salary >= 0.0):
-            raise rt.Fail("Salary cannot be negative.")
+            raise rt.Fail("Salary cannot be negative.", site=38)
+        self._hit(38)
         j: JobPosition = self.t_job_positions.row(e.job_title)
         if not self._fn_in_range(j=j, salary=new_salary):
             raise rt.Fail(
@@ -1206,47 +1338,62 @@ class HRISEnv(rt.Environment):
                     + " - $"
                     + h.to_str(j.salary_range_max)
                     + "."
-                )
+                ),
+                site=39,
             )
+        self._hit(39)
         if not ((new_salary <= e.salary) or self._fn_is_eligible(e=e)):
             raise rt.Fail(
                 (
                     "Employee "
                     + h.to_str(employee_id)
                     + " is not active and is not eligible for a raise."
-                )
+                ),
+                site=40,
             )
+        self._hit(40)
         self._set("employees", e, "salary", new_salary)
         return e
 
     def _impl_update_employment_status(self, employee_id: str, new_status: str) -> Employee:
         if not (employee_id != ""):
-            raise rt.Fail("Employee ID is required")
+            raise rt.Fail("Employee ID is required", site=41)
+        self._hit(41)
         if not (new_status != ""):
-            raise rt.Fail("New status is required")
+            raise rt.Fail("New status is required", site=42)
+        self._hit(42)
         e = self.t_employees.get(employee_id)
         if e is None:
-            raise rt.Fail(("Employee with ID '" + h.to_str(employee_id) + "' does not exist"))
+            raise rt.Fail(
+                ("Employee with ID '" + h.to_str(employee_id) + "' does not exist"), site=43
+            )
+        self._hit(43)
         if not (new_status in self.t_employment_statuses):
             raise rt.Fail(
                 (
                     "Invalid employment status: '"
                     + h.to_str(new_status)
                     + "'. Must be one of the predefined status types."
-                )
+                ),
+                site=44,
             )
+        self._hit(44)
         self._set("employees", e, "employment_status", new_status)
         return e
 
     def _impl_deactivate_employee(self, employee_id: str) -> Employee:
         e = self.t_employees.get(employee_id)
         if e is None:
-            raise rt.Fail(("Employee with ID '" + h.to_str(employee_id) + "' not found."))
+            raise rt.Fail(("Employee with ID '" + h.to_str(employee_id) + "' not found."), site=45)
+        self._hit(45)
         inactive: list[EmploymentStatus] = [
             s for s in self._it(self.t_employment_statuses.rows()) if (not s.is_active)
         ]
         if not (len(inactive) > 0):
-            raise rt.Fail("No inactive employment status (e.g., terminated) defined in the system.")
+            raise rt.Fail(
+                "No inactive employment status (e.g., terminated) defined in the system.", site=46
+            )
+        self._hit(46)
         target: str = h.at(inactive, 0).status_type
         if any(((s_2.status_type == "terminated") for s_2 in self._it(list(inactive)))):
             target = "terminated"
@@ -1256,22 +1403,28 @@ class HRISEnv(rt.Environment):
     def _impl_reactivate_employee(self, employee_id: str) -> Employee:
         e = self.t_employees.get(employee_id)
         if e is None:
-            raise rt.Fail("Employee not found")
+            raise rt.Fail("Employee not found", site=47)
+        self._hit(47)
         if not (not self._fn_is_eligible(e=e)):
-            raise rt.Fail("Employee is already active")
+            raise rt.Fail("Employee is already active", site=48)
+        self._hit(48)
         a = self.t_employment_statuses.get("active")
         if a is None:
-            raise rt.Fail("Active status is not defined in the system")
+            raise rt.Fail("Active status is not defined in the system", site=49)
+        self._hit(49)
         if not a.is_active:
-            raise rt.Fail("Active status is not marked as active in the system")
+            raise rt.Fail("Active status is not marked as active in the system", site=50)
+        self._hit(50)
         self._set("employees", e, "employment_status", "active")
         return e
 
     def _impl_remove_employee_record(self, employee_id: str) -> str:
         if not (employee_id != ""):
-            raise rt.Fail("Employee ID is required.")
+            raise rt.Fail("Employee ID is required.", site=51)
+        self._hit(51)
         if not (employee_id in self.t_employees):
-            raise rt.Fail("Employee not found.")
+            raise rt.Fail("Employee not found.", site=52)
+        self._hit(52)
         self._delete("employees", employee_id)
         return "Employee record removed successfully."
 

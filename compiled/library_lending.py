@@ -805,6 +805,82 @@ class LibraryLendingEnv(rt.Environment):
         "_inv_2": "a member has at most one open hold per book",
         "_inv_3": "a copy set aside for a hold is not lent out",
     }
+    SITES: ClassVar[tuple[tuple[str, int, str, str], ...]] = (
+        ("search_books", 223, "require", 'q != ""'),
+        ("get_book", 231, "let-else", "books.get(isbn)"),
+        ("list_copies", 238, "require", "isbn in books"),
+        ("get_member", 244, "let-else", "members.get(member_id)"),
+        ("list_member_loans", 251, "require", "member_id in members"),
+        ("register_member", 271, "require", "member_id not in members"),
+        ("register_member", 272, "require", 'strip(name) != ""'),
+        ("register_member", 273, "require", '"@" in email'),
+        ("renew_membership", 282, "let-else", "members.get(member_id)"),
+        ("renew_membership", 283, "require", "m.status != MemberStatus.suspended"),
+        ("renew_membership", 284, "require", "m.fines_cents == 0"),
+        ("pay_fine", 293, "let-else", "members.get(member_id)"),
+        ("pay_fine", 294, "require", "amount_cents > 0"),
+        ("pay_fine", 295, "require", "amount_cents <= m.fines_cents"),
+        ("check_out", 306, "let-else", "copies.get(copy_id)"),
+        ("check_out", 307, "let-else", "members.get(member_id)"),
+        ("check_out", 309, "require", "m.status == MemberStatus.active"),
+        ("check_out", 310, "require", "m.expires >= today"),
+        ("check_out", 311, "require", "m.fines_cents < FINE_BLOCK_CENTS"),
+        ("check_out", 312, "require", "len(active_loans_of(member_id)) < MAX_LOANS"),
+        (
+            "check_out",
+            313,
+            "require",
+            "c.condition == CopyCondition.good or c.condition == CopyCondition.worn",
+        ),
+        ("check_out", 315, "require", "current_loan(copy_id) == none"),
+        ("check_out", 318, "require", "reserved.member == member_id"),
+        ("return_copy", 329, "let-else", "current_loan(copy_id)"),
+        ("return_copy", 330, "require", "condition != CopyCondition.lost"),
+        ("renew_loan", 349, "let-else", "loans.get(loan_id)"),
+        ("renew_loan", 350, "require", "l.member == member_id"),
+        ("renew_loan", 351, "require", "l.state == LoanState.active"),
+        ("renew_loan", 352, "require", "l.due >= date_of(now)"),
+        ("renew_loan", 353, "require", "l.renewals < MAX_RENEWALS"),
+        (
+            "renew_loan",
+            354,
+            "require",
+            "not any(h.book == l.copy.book and h.state == HoldState.waiting for h in holds)",
+        ),
+        ("report_lost", 364, "let-else", "loans.get(loan_id)"),
+        ("report_lost", 365, "require", "l.state == LoanState.active"),
+        ("place_hold", 375, "require", "isbn in books"),
+        ("place_hold", 376, "let-else", "members.get(member_id)"),
+        ("place_hold", 377, "require", "m.status == MemberStatus.active"),
+        ("place_hold", 378, "require", "not any(is_lendable(c) for c in copies if c.book == isbn)"),
+        (
+            "place_hold",
+            380,
+            "require",
+            "not any(l.copy.book == isbn for l in active_loans_of(member_id))",
+        ),
+        (
+            "place_hold",
+            382,
+            "require",
+            "not any(h.book == isbn and h.member == member_id and is_open(h) for h in holds)",
+        ),
+        ("cancel_hold", 389, "let-else", "holds.get(hold_id)"),
+        ("cancel_hold", 390, "require", "h.member == member_id"),
+        ("cancel_hold", 391, "require", "is_open(h)"),
+        ("advance_clock", 404, "require", "to >= now"),
+        ("add_book", 436, "require", "isbn not in books"),
+        ("add_book", 437, "require", "len(author_names) > 0"),
+        ("add_book", 438, "require", "len(set(author_names)) == len(author_names)"),
+        ("add_book", 439, "require", "1 <= copy_count <= 20"),
+        ("withdraw_book", 460, "let-else", "books.get(isbn)"),
+        (
+            "withdraw_book",
+            461,
+            "require",
+            "not any(l.state == LoanState.active and l.copy.book == isbn for l in loans)",
+        ),
+    )
 
     @property
     def t_authors(self) -> rt.Table[Author]:
@@ -1139,7 +1215,8 @@ class LibraryLendingEnv(rt.Environment):
     def _impl_search_books(self, text: str) -> list[BookInfo]:
         q: str = text.strip().lower()
         if not (q != ""):
-            raise rt.Fail("search text is empty")
+            raise rt.Fail("search text is empty", site=0)
+        self._hit(0)
         hits: list[Book] = [
             b_
             for b_ in self._it(self.t_books.rows())
@@ -1161,12 +1238,14 @@ class LibraryLendingEnv(rt.Environment):
     def _impl_get_book(self, isbn: str) -> BookInfo:
         b_ = self.t_books.get(isbn)
         if b_ is None:
-            raise rt.Fail(("no book with ISBN " + h.to_str(isbn)))
+            raise rt.Fail(("no book with ISBN " + h.to_str(isbn)), site=1)
+        self._hit(1)
         return self._fn_book_info(b_=b_)
 
     def _impl_list_copies(self, isbn: str, available_only: bool) -> list[Copy]:
         if not (isbn in self.t_books):
-            raise rt.Fail(("no book with ISBN " + h.to_str(isbn)))
+            raise rt.Fail(("no book with ISBN " + h.to_str(isbn)), site=2)
+        self._hit(2)
         return [
             c
             for c in self._it(self.t_copies.rows())
@@ -1176,12 +1255,14 @@ class LibraryLendingEnv(rt.Environment):
     def _impl_get_member(self, member_id: str) -> Member:
         m = self.t_members.get(member_id)
         if m is None:
-            raise rt.Fail(("member " + h.to_str(member_id) + " not found"))
+            raise rt.Fail(("member " + h.to_str(member_id) + " not found"), site=3)
+        self._hit(3)
         return m
 
     def _impl_list_member_loans(self, member_id: str, include_returned: bool) -> list[Loan]:
         if not (member_id in self.t_members):
-            raise rt.Fail(("member " + h.to_str(member_id) + " not found"))
+            raise rt.Fail(("member " + h.to_str(member_id) + " not found"), site=4)
+        self._hit(4)
         return sorted(
             [
                 l
@@ -1209,11 +1290,14 @@ class LibraryLendingEnv(rt.Environment):
 
     def _impl_register_member(self, member_id: str, name: str, email: str) -> Member:
         if not (member_id not in self.t_members):
-            raise rt.Fail(("member " + h.to_str(member_id) + " already exists"))
+            raise rt.Fail(("member " + h.to_str(member_id) + " already exists"), site=5)
+        self._hit(5)
         if not (name.strip() != ""):
-            raise rt.Fail("name is required")
+            raise rt.Fail("name is required", site=6)
+        self._hit(6)
         if not ("@" in email):
-            raise rt.Fail("email address is not valid")
+            raise rt.Fail("email address is not valid", site=7)
+        self._hit(7)
         today: datetime.date = h.date_of(self.s_now)
         return self._insert(
             "members",
@@ -1229,13 +1313,17 @@ class LibraryLendingEnv(rt.Environment):
     def _impl_renew_membership(self, member_id: str) -> Member:
         m = self.t_members.get(member_id)
         if m is None:
-            raise rt.Fail(("member " + h.to_str(member_id) + " not found"))
+            raise rt.Fail(("member " + h.to_str(member_id) + " not found"), site=8)
+        self._hit(8)
         if not (m.status != MemberStatus.suspended):
-            raise rt.Fail("suspended memberships cannot be renewed here")
+            raise rt.Fail("suspended memberships cannot be renewed here", site=9)
+        self._hit(9)
         if not (m.fines_cents == 0):
             raise rt.Fail(
-                ("pay the outstanding " + h.to_str(m.fines_cents) + " cents of fines first")
+                ("pay the outstanding " + h.to_str(m.fines_cents) + " cents of fines first"),
+                site=10,
             )
+        self._hit(10)
         self._set("members", m, "expires", h.add_months(max(m.expires, h.date_of(self.s_now)), 12))
         self._set("members", m, "status", MemberStatus.active)
         return m
@@ -1243,34 +1331,47 @@ class LibraryLendingEnv(rt.Environment):
     def _impl_pay_fine(self, member_id: str, amount_cents: int) -> Member:
         m = self.t_members.get(member_id)
         if m is None:
-            raise rt.Fail(("member " + h.to_str(member_id) + " not found"))
+            raise rt.Fail(("member " + h.to_str(member_id) + " not found"), site=11)
+        self._hit(11)
         if not (amount_cents > 0):
-            raise rt.Fail("amount must be positive")
+            raise rt.Fail("amount must be positive", site=12)
+        self._hit(12)
         if not (amount_cents <= m.fines_cents):
-            raise rt.Fail(("only " + h.to_str(m.fines_cents) + " cents are owed"))
+            raise rt.Fail(("only " + h.to_str(m.fines_cents) + " cents are owed"), site=13)
+        self._hit(13)
         self._set("members", m, "fines_cents", m.fines_cents - amount_cents)
         return m
 
     def _impl_check_out(self, copy_id: str, member_id: str) -> Loan:
         c = self.t_copies.get(copy_id)
         if c is None:
-            raise rt.Fail(("copy " + h.to_str(copy_id) + " not found"))
+            raise rt.Fail(("copy " + h.to_str(copy_id) + " not found"), site=14)
+        self._hit(14)
         m = self.t_members.get(member_id)
         if m is None:
-            raise rt.Fail(("member " + h.to_str(member_id) + " not found"))
+            raise rt.Fail(("member " + h.to_str(member_id) + " not found"), site=15)
+        self._hit(15)
         today: datetime.date = h.date_of(self.s_now)
         if not (m.status == MemberStatus.active):
-            raise rt.Fail(("membership is " + h.to_str(m.status)))
+            raise rt.Fail(("membership is " + h.to_str(m.status)), site=16)
+        self._hit(16)
         if not (m.expires >= today):
-            raise rt.Fail("membership has expired; renew it first")
+            raise rt.Fail("membership has expired; renew it first", site=17)
+        self._hit(17)
         if not (m.fines_cents < C_FINE_BLOCK_CENTS):
-            raise rt.Fail(("unpaid fines of " + h.to_str(m.fines_cents) + " cents block borrowing"))
+            raise rt.Fail(
+                ("unpaid fines of " + h.to_str(m.fines_cents) + " cents block borrowing"), site=18
+            )
+        self._hit(18)
         if not (len(self._fn_active_loans_of(member_id=member_id)) < C_MAX_LOANS):
-            raise rt.Fail(("loan limit of " + h.to_str(C_MAX_LOANS) + " reached"))
+            raise rt.Fail(("loan limit of " + h.to_str(C_MAX_LOANS) + " reached"), site=19)
+        self._hit(19)
         if not ((c.condition == CopyCondition.good) or (c.condition == CopyCondition.worn)):
-            raise rt.Fail(("copy is " + h.to_str(c.condition) + " and cannot be lent"))
+            raise rt.Fail(("copy is " + h.to_str(c.condition) + " and cannot be lent"), site=20)
+        self._hit(20)
         if not (self._fn_current_loan(copy_id=copy_id) is None):
-            raise rt.Fail("copy is already on loan")
+            raise rt.Fail("copy is already on loan", site=21)
+        self._hit(21)
         reserved: Hold | None = h.first(
             (
                 h_
@@ -1280,7 +1381,8 @@ class LibraryLendingEnv(rt.Environment):
         )
         if reserved is not None:
             if not (h.unwrap(reserved).member == member_id):
-                raise rt.Fail("copy is set aside for another member's hold")
+                raise rt.Fail("copy is set aside for another member's hold", site=22)
+            self._hit(22)
             self._set("holds", h.unwrap(reserved), "state", HoldState.fulfilled)
         return self._insert(
             "loans",
@@ -1295,9 +1397,11 @@ class LibraryLendingEnv(rt.Environment):
     def _impl_return_copy(self, copy_id: str, condition: CopyCondition) -> ReturnReceipt:
         l = self._fn_current_loan(copy_id=copy_id)
         if l is None:
-            raise rt.Fail(("copy " + h.to_str(copy_id) + " is not on loan"))
+            raise rt.Fail(("copy " + h.to_str(copy_id) + " is not on loan"), site=23)
+        self._hit(23)
         if not (condition != CopyCondition.lost):
-            raise rt.Fail("a returned copy is not lost; use report_lost")
+            raise rt.Fail("a returned copy is not lost; use report_lost", site=24)
+        self._hit(24)
         c: Copy = self.t_copies.row(copy_id)
         late: int = max(0, h.days_between(l.due, h.date_of(self.s_now)))
         fine: int = late * C_DAILY_FINE_CENTS
@@ -1320,15 +1424,22 @@ class LibraryLendingEnv(rt.Environment):
     def _impl_renew_loan(self, loan_id: str, member_id: str) -> Loan:
         l = self.t_loans.get(loan_id)
         if l is None:
-            raise rt.Fail(("loan " + h.to_str(loan_id) + " not found"))
+            raise rt.Fail(("loan " + h.to_str(loan_id) + " not found"), site=25)
+        self._hit(25)
         if not (l.member == member_id):
-            raise rt.Fail("this loan belongs to another member")
+            raise rt.Fail("this loan belongs to another member", site=26)
+        self._hit(26)
         if not (l.state == LoanState.active):
-            raise rt.Fail("only active loans can be renewed")
+            raise rt.Fail("only active loans can be renewed", site=27)
+        self._hit(27)
         if not (l.due >= h.date_of(self.s_now)):
-            raise rt.Fail("overdue loans cannot be renewed; return the book")
+            raise rt.Fail("overdue loans cannot be renewed; return the book", site=28)
+        self._hit(28)
         if not (l.renewals < C_MAX_RENEWALS):
-            raise rt.Fail(("a loan can be renewed at most " + h.to_str(C_MAX_RENEWALS) + " times"))
+            raise rt.Fail(
+                ("a loan can be renewed at most " + h.to_str(C_MAX_RENEWALS) + " times"), site=29
+            )
+        self._hit(29)
         if not (
             not any(
                 (
@@ -1340,7 +1451,8 @@ class LibraryLendingEnv(rt.Environment):
                 )
             )
         ):
-            raise rt.Fail("another member is waiting for this book")
+            raise rt.Fail("another member is waiting for this book", site=30)
+        self._hit(30)
         self._set("loans", l, "due", self._fn_open_day(d=(l.due + h.days(C_LOAN_DAYS))))
         self._set("loans", l, "renewals", l.renewals + 1)
         return l
@@ -1348,9 +1460,11 @@ class LibraryLendingEnv(rt.Environment):
     def _impl_report_lost(self, loan_id: str) -> Loan:
         l = self.t_loans.get(loan_id)
         if l is None:
-            raise rt.Fail(("loan " + h.to_str(loan_id) + " not found"))
+            raise rt.Fail(("loan " + h.to_str(loan_id) + " not found"), site=31)
+        self._hit(31)
         if not (l.state == LoanState.active):
-            raise rt.Fail("only a loan in progress can be reported lost")
+            raise rt.Fail("only a loan in progress can be reported lost", site=32)
+        self._hit(32)
         self._set("loans", l, "state", LoanState.lost)
         _tmp2 = self.t_copies.row(l.copy_)
         self._set("copies", _tmp2, "condition", CopyCondition.lost)
@@ -1360,12 +1474,15 @@ class LibraryLendingEnv(rt.Environment):
 
     def _impl_place_hold(self, isbn: str, member_id: str) -> Hold:
         if not (isbn in self.t_books):
-            raise rt.Fail(("no book with ISBN " + h.to_str(isbn)))
+            raise rt.Fail(("no book with ISBN " + h.to_str(isbn)), site=33)
+        self._hit(33)
         m = self.t_members.get(member_id)
         if m is None:
-            raise rt.Fail(("member " + h.to_str(member_id) + " not found"))
+            raise rt.Fail(("member " + h.to_str(member_id) + " not found"), site=34)
+        self._hit(34)
         if not (m.status == MemberStatus.active):
-            raise rt.Fail(("membership is " + h.to_str(m.status)))
+            raise rt.Fail(("membership is " + h.to_str(m.status)), site=35)
+        self._hit(35)
         if not (
             not any(
                 (
@@ -1375,7 +1492,8 @@ class LibraryLendingEnv(rt.Environment):
                 )
             )
         ):
-            raise rt.Fail("a copy is on the shelf; check it out instead")
+            raise rt.Fail("a copy is on the shelf; check it out instead", site=36)
+        self._hit(36)
         if not (
             not any(
                 (
@@ -1384,7 +1502,8 @@ class LibraryLendingEnv(rt.Environment):
                 )
             )
         ):
-            raise rt.Fail("you already have this book on loan")
+            raise rt.Fail("you already have this book on loan", site=37)
+        self._hit(37)
         if not (
             not any(
                 (
@@ -1393,17 +1512,21 @@ class LibraryLendingEnv(rt.Environment):
                 )
             )
         ):
-            raise rt.Fail("you already have a hold on this book")
+            raise rt.Fail("you already have a hold on this book", site=38)
+        self._hit(38)
         return self._insert("holds", Hold(book=isbn, member=member_id, placed=self.s_now))
 
     def _impl_cancel_hold(self, hold_id: str, member_id: str) -> Hold:
         h_ = self.t_holds.get(hold_id)
         if h_ is None:
-            raise rt.Fail(("hold " + h.to_str(hold_id) + " not found"))
+            raise rt.Fail(("hold " + h.to_str(hold_id) + " not found"), site=39)
+        self._hit(39)
         if not (h_.member == member_id):
-            raise rt.Fail("this hold belongs to another member")
+            raise rt.Fail("this hold belongs to another member", site=40)
+        self._hit(40)
         if not self._fn_is_open(h_=h_):
-            raise rt.Fail(("hold is already " + h.to_str(h_.state)))
+            raise rt.Fail(("hold is already " + h.to_str(h_.state)), site=41)
+        self._hit(41)
         was_ready: bool = h_.state == HoldState.ready
         self._set("holds", h_, "state", HoldState.cancelled)
         freed: str | None = h_.copy_
@@ -1413,7 +1536,8 @@ class LibraryLendingEnv(rt.Environment):
 
     def _impl_advance_clock(self, to: datetime.datetime) -> ClockReport:
         if not (to >= self.s_now):
-            raise rt.Fail("time cannot go backwards")
+            raise rt.Fail("time cannot go backwards", site=42)
+        self._hit(42)
         self._set_scalar("now", to)
         today: datetime.date = h.date_of(self.s_now)
         n_holds: int = 0
@@ -1438,13 +1562,17 @@ class LibraryLendingEnv(rt.Environment):
         self, isbn: str, title: str, year: int, author_names: list[str], shelf: str, copy_count: int
     ) -> BookInfo:
         if not (isbn not in self.t_books):
-            raise rt.Fail(("a book with ISBN " + h.to_str(isbn) + " already exists"))
+            raise rt.Fail(("a book with ISBN " + h.to_str(isbn) + " already exists"), site=43)
+        self._hit(43)
         if not (len(author_names) > 0):
-            raise rt.Fail("a book needs at least one author")
+            raise rt.Fail("a book needs at least one author", site=44)
+        self._hit(44)
         if not (len(set(author_names)) == len(author_names)):
-            raise rt.Fail("an author is listed twice")
+            raise rt.Fail("an author is listed twice", site=45)
+        self._hit(45)
         if not (1 <= copy_count <= 20):
-            raise rt.Fail("copy_count must be between 1 and 20")
+            raise rt.Fail("copy_count must be between 1 and 20", site=46)
+        self._hit(46)
         b_: Book = self._insert("books", Book(isbn=isbn, title=title.strip(), year=year))
         for name in self._it(list(author_names)):
             existing: Author | None = h.first(
@@ -1470,7 +1598,8 @@ class LibraryLendingEnv(rt.Environment):
     def _impl_withdraw_book(self, isbn: str) -> str:
         b_ = self.t_books.get(isbn)
         if b_ is None:
-            raise rt.Fail(("no book with ISBN " + h.to_str(isbn)))
+            raise rt.Fail(("no book with ISBN " + h.to_str(isbn)), site=47)
+        self._hit(47)
         if not (
             not any(
                 (
@@ -1479,7 +1608,8 @@ class LibraryLendingEnv(rt.Environment):
                 )
             )
         ):
-            raise rt.Fail("a copy of this book is still on loan")
+            raise rt.Fail("a copy of this book is still on loan", site=48)
+        self._hit(48)
         title: str = b_.title
         n: int = h.count((c for c in self._it(self.t_copies.rows()) if (c.book == isbn)))
         self._delete("books", isbn)

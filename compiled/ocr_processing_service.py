@@ -568,6 +568,36 @@ class OCRProcessingServiceEnv(rt.Environment):
         "_inv_4": "a request carries result_text exactly while its result is in the repository",
         "_inv_5": "a completed request's result is retained for RETENTION",
     }
+    SITES: ClassVar[tuple[tuple[str, int, str, str], ...]] = (
+        ("get_ocr_request_status", 184, "let-else", "requests.get(request_id)"),
+        ("is_result_available", 191, "let-else", "requests.get(request_id)"),
+        ("fetch_ocr_result_text", 197, "let-else", "requests.get(request_id)"),
+        ("fetch_ocr_result_text", 198, "require", "r.status == OCRStatus.completed"),
+        ("fetch_ocr_result_text", 199, "let-else", "result_repository.get(request_id)"),
+        ("get_ocr_result_with_confidence", 206, "let-else", "requests.get(request_id)"),
+        ("get_ocr_result_with_confidence", 207, "require", "r.status == OCRStatus.completed"),
+        ("get_ocr_result_with_confidence", 208, "let-else", "result_repository.get(request_id)"),
+        ("get_request_metadata", 227, "let-else", "requests.get(request_id)"),
+        ("submit_ocr_request", 238, "require", 'strip(document_reference) != ""'),
+        ("start_processing_request", 245, "let-else", "requests.get(request_id)"),
+        ("start_processing_request", 246, "require", "r.status == OCRStatus.submitted"),
+        ("complete_ocr_request", 259, "let-else", "requests.get(request_id)"),
+        ("complete_ocr_request", 260, "require", "r.status == OCRStatus.processing"),
+        (
+            "complete_ocr_request",
+            262,
+            "require",
+            "r.submission_time <= processing_timestamp <= now",
+        ),
+        ("fail_ocr_request", 279, "let-else", "requests.get(request_id)"),
+        ("fail_ocr_request", 280, "require", "r.status != OCRStatus.completed"),
+        ("fail_ocr_request", 282, "require", "r.status != OCRStatus.failed"),
+        ("fail_ocr_request", 283, "require", "r.status == OCRStatus.processing"),
+        ("clear_completed_request", 310, "let-else", "requests.get(request_id)"),
+        ("clear_completed_request", 311, "require", "r.status == OCRStatus.completed"),
+        ("retry_ocr_request", 323, "let-else", "requests.get(original_request_id)"),
+        ("retry_ocr_request", 324, "require", "orig.status == OCRStatus.failed"),
+    )
 
     @property
     def t_requests(self) -> rt.Table[OCRRequest]:
@@ -827,13 +857,15 @@ class OCRProcessingServiceEnv(rt.Environment):
     def _impl_get_ocr_request_status(self, request_id: str) -> StatusInfo:
         r = self.t_requests.get(request_id)
         if r is None:
-            raise rt.Fail("Request not found")
+            raise rt.Fail("Request not found", site=0)
+        self._hit(0)
         return StatusInfo(status=r.status)
 
     def _impl_is_result_available(self, request_id: str) -> Availability:
         r = self.t_requests.get(request_id)
         if r is None:
-            raise rt.Fail("Request not found")
+            raise rt.Fail("Request not found", site=1)
+        self._hit(1)
         return Availability(
             available=(
                 (r.status == OCRStatus.completed) and (request_id in self.t_result_repository)
@@ -843,23 +875,29 @@ class OCRProcessingServiceEnv(rt.Environment):
     def _impl_fetch_ocr_result_text(self, request_id: str) -> ResultText:
         r = self.t_requests.get(request_id)
         if r is None:
-            raise rt.Fail("Request not found")
+            raise rt.Fail("Request not found", site=2)
+        self._hit(2)
         if not (r.status == OCRStatus.completed):
-            raise rt.Fail("OCR processing not completed")
+            raise rt.Fail("OCR processing not completed", site=3)
+        self._hit(3)
         res = self.t_result_repository.get(request_id)
         if res is None:
-            raise rt.Fail("OCR result not found in repository")
+            raise rt.Fail("OCR result not found in repository", site=4)
+        self._hit(4)
         return ResultText(extracted_text=res.extracted_text)
 
     def _impl_get_ocr_result_with_confidence(self, request_id: str) -> ResultWithConfidence:
         r = self.t_requests.get(request_id)
         if r is None:
-            raise rt.Fail("Request not found")
+            raise rt.Fail("Request not found", site=5)
+        self._hit(5)
         if not (r.status == OCRStatus.completed):
-            raise rt.Fail("OCR processing not completed")
+            raise rt.Fail("OCR processing not completed", site=6)
+        self._hit(6)
         res = self.t_result_repository.get(request_id)
         if res is None:
-            raise rt.Fail("Result not available in repository")
+            raise rt.Fail("Result not available in repository", site=7)
+        self._hit(7)
         return ResultWithConfidence(
             extracted_text=res.extracted_text,
             confidence_scores=h.copy_value(res.confidence_scores),
@@ -875,7 +913,8 @@ class OCRProcessingServiceEnv(rt.Environment):
     def _impl_get_request_metadata(self, request_id: str) -> RequestMetadata:
         r = self.t_requests.get(request_id)
         if r is None:
-            raise rt.Fail("Request not found")
+            raise rt.Fail("Request not found", site=8)
+        self._hit(8)
         return RequestMetadata(
             document_reference=r.document_reference,
             submission_time=r.submission_time,
@@ -885,15 +924,18 @@ class OCRProcessingServiceEnv(rt.Environment):
 
     def _impl_submit_ocr_request(self, document_reference: str) -> OCRRequest:
         if not (document_reference.strip() != ""):
-            raise rt.Fail("Document reference must be a non-empty string")
+            raise rt.Fail("Document reference must be a non-empty string", site=9)
+        self._hit(9)
         return self._impl_enqueue(document_reference=document_reference.strip())
 
     def _impl_start_processing_request(self, request_id: str) -> OCRRequest:
         r = self.t_requests.get(request_id)
         if r is None:
-            raise rt.Fail("Request not found")
+            raise rt.Fail("Request not found", site=10)
+        self._hit(10)
         if not (r.status == OCRStatus.submitted):
-            raise rt.Fail("Request is not in submitted state")
+            raise rt.Fail("Request is not in submitted state", site=11)
+        self._hit(11)
         self._set("requests", r, "status", OCRStatus.processing)
         self._touch_scalar("queued_request_ids")
         h.list_remove(self.s_queued_request_ids, request_id)
@@ -909,11 +951,18 @@ class OCRProcessingServiceEnv(rt.Environment):
     ) -> OCRRequest:
         r = self.t_requests.get(request_id)
         if r is None:
-            raise rt.Fail("Request ID does not exist")
+            raise rt.Fail("Request ID does not exist", site=12)
+        self._hit(12)
         if not (r.status == OCRStatus.processing):
-            raise rt.Fail(("Request status is '" + h.to_str(r.status) + "', expected 'processing'"))
+            raise rt.Fail(
+                ("Request status is '" + h.to_str(r.status) + "', expected 'processing'"), site=13
+            )
+        self._hit(13)
         if not (r.submission_time <= processing_timestamp <= self.s_now):
-            raise rt.Fail("processing_timestamp must lie between the submission time and now")
+            raise rt.Fail(
+                "processing_timestamp must lie between the submission time and now", site=14
+            )
+        self._hit(14)
         self._set("requests", r, "status", OCRStatus.completed)
         self._set("requests", r, "result_text", extracted_text)
         self._set("requests", r, "completion_time", processing_timestamp)
@@ -933,21 +982,27 @@ class OCRProcessingServiceEnv(rt.Environment):
     def _impl_fail_ocr_request(self, request_id: str) -> str:
         r = self.t_requests.get(request_id)
         if r is None:
-            raise rt.Fail(("Request " + h.to_str(request_id) + " does not exist."))
+            raise rt.Fail(("Request " + h.to_str(request_id) + " does not exist."), site=15)
+        self._hit(15)
         if not (r.status != OCRStatus.completed):
             raise rt.Fail(
-                ("Request " + h.to_str(request_id) + " is already completed and cannot be failed.")
+                ("Request " + h.to_str(request_id) + " is already completed and cannot be failed."),
+                site=16,
             )
+        self._hit(16)
         if not (r.status != OCRStatus.failed):
-            raise rt.Fail(("Request " + h.to_str(request_id) + " has already failed."))
+            raise rt.Fail(("Request " + h.to_str(request_id) + " has already failed."), site=17)
+        self._hit(17)
         if not (r.status == OCRStatus.processing):
             raise rt.Fail(
                 (
                     "Request "
                     + h.to_str(request_id)
                     + " is not being processed; start it before failing it."
-                )
+                ),
+                site=18,
             )
+        self._hit(18)
         self._set("requests", r, "status", OCRStatus.failed)
         self._set("requests", r, "completion_time", self.s_now)
         if self.s_next_request_id == request_id:
@@ -971,15 +1026,18 @@ class OCRProcessingServiceEnv(rt.Environment):
     def _impl_clear_completed_request(self, request_id: str) -> str:
         r = self.t_requests.get(request_id)
         if r is None:
-            raise rt.Fail("Request not found.")
+            raise rt.Fail("Request not found.", site=19)
+        self._hit(19)
         if not (r.status == OCRStatus.completed):
             raise rt.Fail(
                 (
                     "Only completed requests can be cleared. Current status: "
                     + h.to_str(r.status)
                     + "."
-                )
+                ),
+                site=20,
             )
+        self._hit(20)
         if request_id in self.t_result_repository:
             self._delete("result_repository", request_id)
         self._delete("requests", request_id)
@@ -988,9 +1046,11 @@ class OCRProcessingServiceEnv(rt.Environment):
     def _impl_retry_ocr_request(self, original_request_id: str) -> OCRRequest:
         orig = self.t_requests.get(original_request_id)
         if orig is None:
-            raise rt.Fail("Original OCR request not found")
+            raise rt.Fail("Original OCR request not found", site=21)
+        self._hit(21)
         if not (orig.status == OCRStatus.failed):
-            raise rt.Fail("Only failed OCR requests can be retried")
+            raise rt.Fail("Only failed OCR requests can be retried", site=22)
+        self._hit(22)
         return self._impl_enqueue(document_reference=orig.document_reference)
 
     def _init_process_oldest_scan(self) -> None:

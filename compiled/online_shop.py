@@ -713,6 +713,72 @@ class OnlineShopEnv(rt.Environment):
         "_inv_0": "revenue is the total of the paid, shipped and delivered orders",
         "_inv_1": "carts only hold catalog products",
     }
+    SITES: ClassVar[tuple[tuple[str, int, str, str], ...]] = (
+        ("search_products", 207, "require", "limit >= 1"),
+        ("get_product", 225, "let-else", "products.get(sku)"),
+        ("view_cart", 232, "let-else", "customers.get(customer_id)"),
+        ("add_to_cart", 239, "let-else", "customers.get(customer_id)"),
+        ("add_to_cart", 240, "let-else", "products.get(sku)"),
+        ("add_to_cart", 241, "require", "not p.discontinued"),
+        ("add_to_cart", 242, "require", "qty >= 1"),
+        ("add_to_cart", 244, "require", "wanted <= MAX_QTY_PER_LINE"),
+        ("add_to_cart", 245, "require", "wanted <= p.stock"),
+        ("update_cart_item", 253, "let-else", "customers.get(customer_id)"),
+        ("update_cart_item", 254, "require", "sku in c.cart"),
+        ("update_cart_item", 255, "require", "0 <= qty <= MAX_QTY_PER_LINE"),
+        ("update_cart_item", 259, "require", "qty <= products[sku].stock"),
+        ("place_order", 273, "let-else", "customers.get(customer_id)"),
+        ("place_order", 275, "require", "len(lines) > 0"),
+        ("place_order", 277, "require", "not l.sku.discontinued"),
+        ("place_order", 278, "require", "l.qty <= l.sku.stock"),
+        ("place_order", 285, "let-else", "coupons.get(code)"),
+        ("place_order", 286, "require", "cp.expires >= date_of(now)"),
+        ("place_order", 287, "require", "cp.uses_left > 0"),
+        ("place_order", 288, "require", "sub >= cp.min_subtotal_cents"),
+        ("pay_order", 308, "let-else", "orders.get(order_id)"),
+        ("pay_order", 309, "require", "o.status == OrderStatus.pending_payment"),
+        ("pay_order", 312, "require", "o.customer.gift_card_cents >= total"),
+        ("cancel_order", 324, "let-else", "orders.get(order_id)"),
+        ("cancel_order", 325, "require", "o.customer == customer_id"),
+        (
+            "cancel_order",
+            326,
+            "require",
+            "o.status == OrderStatus.pending_payment or o.status == OrderStatus.paid",
+        ),
+        ("ship_order", 345, "let-else", "orders.get(order_id)"),
+        ("ship_order", 346, "require", "o.status == OrderStatus.paid"),
+        ("ship_order", 347, "require", 'tracking.strip() != ""'),
+        ("mark_delivered", 356, "let-else", "orders.get(order_id)"),
+        ("mark_delivered", 357, "require", "o.status == OrderStatus.shipped"),
+        ("return_order", 367, "let-else", "orders.get(order_id)"),
+        ("return_order", 368, "require", "o.customer == customer_id"),
+        ("return_order", 369, "require", "o.status == OrderStatus.delivered"),
+        ("return_order", 370, "let-else", "o.delivered_on"),
+        (
+            "return_order",
+            371,
+            "require",
+            "days_between(delivered, date_of(now)) <= RETURN_WINDOW_DAYS",
+        ),
+        ("get_order", 381, "let-else", "orders.get(order_id)"),
+        ("list_orders", 387, "require", "customer_id in customers"),
+        ("restock_product", 408, "let-else", "products.get(sku)"),
+        ("restock_product", 409, "require", "qty > 0"),
+        ("set_price", 416, "let-else", "products.get(sku)"),
+        ("set_price", 417, "require", "price_cents > 0"),
+        ("tag_product", 425, "let-else", "products.get(sku)"),
+        ("tag_product", 427, "require", 't != ""'),
+        ("tag_product", 429, "require", "t in p.tags"),
+        ("create_coupon", 444, "require", 'c != "" and " " not in c'),
+        ("create_coupon", 445, "require", "c not in coupons"),
+        (
+            "create_coupon",
+            446,
+            "require",
+            "valid_days >= 1 and uses >= 1 and min_subtotal_cents >= 0",
+        ),
+    )
 
     @property
     def t_products(self) -> rt.Table[Product]:
@@ -1028,7 +1094,8 @@ class OnlineShopEnv(rt.Environment):
         self, text: str, tag: str | None, in_stock_only: bool, sort_by: SortKey, limit: int
     ) -> list[Product]:
         if not (limit >= 1):
-            raise rt.Fail("limit must be at least 1")
+            raise rt.Fail("limit must be at least 1", site=0)
+        self._hit(0)
         q: str = text.strip().lower()
         hits: list[Product] = [
             p
@@ -1053,35 +1120,45 @@ class OnlineShopEnv(rt.Environment):
     def _impl_get_product(self, sku: str) -> Product:
         p = self.t_products.get(sku)
         if p is None:
-            raise rt.Fail(("product " + h.to_str(sku) + " not found"))
+            raise rt.Fail(("product " + h.to_str(sku) + " not found"), site=1)
+        self._hit(1)
         return p
 
     def _impl_view_cart(self, customer_id: str) -> CartView:
         c = self.t_customers.get(customer_id)
         if c is None:
-            raise rt.Fail(("customer " + h.to_str(customer_id) + " not found"))
+            raise rt.Fail(("customer " + h.to_str(customer_id) + " not found"), site=2)
+        self._hit(2)
         return self._fn_cart_view(c=c)
 
     def _impl_add_to_cart(self, customer_id: str, sku: str, qty: int) -> CartView:
         c = self.t_customers.get(customer_id)
         if c is None:
-            raise rt.Fail(("customer " + h.to_str(customer_id) + " not found"))
+            raise rt.Fail(("customer " + h.to_str(customer_id) + " not found"), site=3)
+        self._hit(3)
         p = self.t_products.get(sku)
         if p is None:
-            raise rt.Fail(("product " + h.to_str(sku) + " not found"))
+            raise rt.Fail(("product " + h.to_str(sku) + " not found"), site=4)
+        self._hit(4)
         if not (not p.discontinued):
-            raise rt.Fail((h.to_str(p.name) + " is no longer sold"))
+            raise rt.Fail((h.to_str(p.name) + " is no longer sold"), site=5)
+        self._hit(5)
         if not (qty >= 1):
-            raise rt.Fail("quantity must be at least 1")
+            raise rt.Fail("quantity must be at least 1", site=6)
+        self._hit(6)
         wanted: int = (h.lookup(c.cart, sku) if (sku in c.cart) else 0) + qty
         if not (wanted <= C_MAX_QTY_PER_LINE):
             raise rt.Fail(
-                ("at most " + h.to_str(C_MAX_QTY_PER_LINE) + " units of one product per order")
+                ("at most " + h.to_str(C_MAX_QTY_PER_LINE) + " units of one product per order"),
+                site=7,
             )
+        self._hit(7)
         if not (wanted <= p.stock):
             raise rt.Fail(
-                ("only " + h.to_str(p.stock) + " units of " + h.to_str(p.name) + " in stock")
+                ("only " + h.to_str(p.stock) + " units of " + h.to_str(p.name) + " in stock"),
+                site=8,
             )
+        self._hit(8)
         self._touch("customers", c, "cart")
         c.cart[sku] = wanted
         return self._fn_cart_view(c=c)
@@ -1089,19 +1166,26 @@ class OnlineShopEnv(rt.Environment):
     def _impl_update_cart_item(self, customer_id: str, sku: str, qty: int) -> CartView:
         c = self.t_customers.get(customer_id)
         if c is None:
-            raise rt.Fail(("customer " + h.to_str(customer_id) + " not found"))
+            raise rt.Fail(("customer " + h.to_str(customer_id) + " not found"), site=9)
+        self._hit(9)
         if not (sku in c.cart):
-            raise rt.Fail((h.to_str(sku) + " is not in the cart"))
+            raise rt.Fail((h.to_str(sku) + " is not in the cart"), site=10)
+        self._hit(10)
         if not (0 <= qty <= C_MAX_QTY_PER_LINE):
-            raise rt.Fail(("quantity must be between 0 and " + h.to_str(C_MAX_QTY_PER_LINE)))
+            raise rt.Fail(
+                ("quantity must be between 0 and " + h.to_str(C_MAX_QTY_PER_LINE)), site=11
+            )
+        self._hit(11)
         if qty == 0:
             self._touch("customers", c, "cart")
             h.map_remove(c.cart, sku)
         else:
             if not (qty <= self.t_products.row(sku).stock):
                 raise rt.Fail(
-                    ("only " + h.to_str(self.t_products.row(sku).stock) + " units in stock")
+                    ("only " + h.to_str(self.t_products.row(sku).stock) + " units in stock"),
+                    site=12,
                 )
+            self._hit(12)
             self._touch("customers", c, "cart")
             c.cart[sku] = qty
         return self._fn_cart_view(c=c)
@@ -1115,13 +1199,16 @@ class OnlineShopEnv(rt.Environment):
     ) -> OrderSummary:
         c = self.t_customers.get(customer_id)
         if c is None:
-            raise rt.Fail(("customer " + h.to_str(customer_id) + " not found"))
+            raise rt.Fail(("customer " + h.to_str(customer_id) + " not found"), site=13)
+        self._hit(13)
         lines: list[OrderLine] = self._fn_cart_lines(c=c)
         if not (len(lines) > 0):
-            raise rt.Fail("the cart is empty")
+            raise rt.Fail("the cart is empty", site=14)
+        self._hit(14)
         for l in self._it(list(lines)):
             if not (not self.t_products.row(l.sku).discontinued):
-                raise rt.Fail((h.to_str(l.name) + " is no longer sold"))
+                raise rt.Fail((h.to_str(l.name) + " is no longer sold"), site=15)
+            self._hit(15)
             if not (l.qty <= self.t_products.row(l.sku).stock):
                 raise rt.Fail(
                     (
@@ -1130,8 +1217,10 @@ class OnlineShopEnv(rt.Environment):
                         + " units of "
                         + h.to_str(l.name)
                         + " in stock"
-                    )
+                    ),
+                    site=16,
                 )
+            self._hit(16)
         sub: int = self._fn_subtotal(lines=lines)
         discount: int = 0
         used: str | None = None
@@ -1139,11 +1228,16 @@ class OnlineShopEnv(rt.Environment):
             code: str = h.unwrap(coupon_code).strip().upper()
             cp = self.t_coupons.get(code)
             if cp is None:
-                raise rt.Fail(("coupon " + h.to_str(code) + " does not exist"))
+                raise rt.Fail(("coupon " + h.to_str(code) + " does not exist"), site=17)
+            self._hit(17)
             if not (cp.expires >= h.date_of(self.s_now)):
-                raise rt.Fail(("coupon " + h.to_str(code) + " expired on " + h.to_str(cp.expires)))
+                raise rt.Fail(
+                    ("coupon " + h.to_str(code) + " expired on " + h.to_str(cp.expires)), site=18
+                )
+            self._hit(18)
             if not (cp.uses_left > 0):
-                raise rt.Fail(("coupon " + h.to_str(code) + " has been used up"))
+                raise rt.Fail(("coupon " + h.to_str(code) + " has been used up"), site=19)
+            self._hit(19)
             if not (sub >= cp.min_subtotal_cents):
                 raise rt.Fail(
                     (
@@ -1151,8 +1245,10 @@ class OnlineShopEnv(rt.Environment):
                         + h.to_str(code)
                         + " needs a subtotal of at least "
                         + h.to_str(self._fn_money(cents=cp.min_subtotal_cents))
-                    )
+                    ),
+                    site=20,
                 )
+            self._hit(20)
             discount = h.floordiv((sub * cp.percent_off), 100)
             self._set("coupons", cp, "uses_left", cp.uses_left - 1)
             used = code
@@ -1178,7 +1274,8 @@ class OnlineShopEnv(rt.Environment):
     def _impl_pay_order(self, order_id: str) -> OrderSummary:
         o = self.t_orders.get(order_id)
         if o is None:
-            raise rt.Fail(("order " + h.to_str(order_id) + " not found"))
+            raise rt.Fail(("order " + h.to_str(order_id) + " not found"), site=21)
+        self._hit(21)
         if not (o.status == OrderStatus.pending_payment):
             raise rt.Fail(
                 (
@@ -1187,8 +1284,10 @@ class OnlineShopEnv(rt.Environment):
                     + " is "
                     + h.to_str(o.status)
                     + ", not awaiting payment"
-                )
+                ),
+                site=22,
             )
+        self._hit(22)
         total: int = self._fn_order_total(o=o)
         if o.payment == PaymentMethod.gift_card:
             if not (self.t_customers.row(o.customer).gift_card_cents >= total):
@@ -1200,8 +1299,10 @@ class OnlineShopEnv(rt.Environment):
                         )
                         + " does not cover "
                         + h.to_str(self._fn_money(cents=total))
-                    )
+                    ),
+                    site=23,
                 )
+            self._hit(23)
             _tmp4 = self.t_customers.row(o.customer)
             self._set("customers", _tmp4, "gift_card_cents", _tmp4.gift_card_cents - total)
         self._set("orders", o, "status", OrderStatus.paid)
@@ -1211,11 +1312,14 @@ class OnlineShopEnv(rt.Environment):
     def _impl_cancel_order(self, order_id: str, customer_id: str) -> OrderSummary:
         o = self.t_orders.get(order_id)
         if o is None:
-            raise rt.Fail(("order " + h.to_str(order_id) + " not found"))
+            raise rt.Fail(("order " + h.to_str(order_id) + " not found"), site=24)
+        self._hit(24)
         if not (o.customer == customer_id):
-            raise rt.Fail("this order belongs to another customer")
+            raise rt.Fail("this order belongs to another customer", site=25)
+        self._hit(25)
         if not ((o.status == OrderStatus.pending_payment) or (o.status == OrderStatus.paid)):
-            raise rt.Fail(("a " + h.to_str(o.status) + " order cannot be cancelled"))
+            raise rt.Fail(("a " + h.to_str(o.status) + " order cannot be cancelled"), site=26)
+        self._hit(26)
         if o.status == OrderStatus.paid:
             self._impl_refund_and_restock(order_id=order_id)
         else:
@@ -1236,7 +1340,8 @@ class OnlineShopEnv(rt.Environment):
     def _impl_ship_order(self, order_id: str, tracking: str) -> OrderSummary:
         o = self.t_orders.get(order_id)
         if o is None:
-            raise rt.Fail(("order " + h.to_str(order_id) + " not found"))
+            raise rt.Fail(("order " + h.to_str(order_id) + " not found"), site=27)
+        self._hit(27)
         if not (o.status == OrderStatus.paid):
             raise rt.Fail(
                 (
@@ -1244,10 +1349,13 @@ class OnlineShopEnv(rt.Environment):
                     + h.to_str(order_id)
                     + " is "
                     + h.to_str(o.status)
-                )
+                ),
+                site=28,
             )
+        self._hit(28)
         if not (tracking.strip() != ""):
-            raise rt.Fail("a tracking number is required")
+            raise rt.Fail("a tracking number is required", site=29)
+        self._hit(29)
         self._set("orders", o, "tracking", tracking.strip())
         self._set("orders", o, "status", OrderStatus.shipped)
         return self._fn_summary(o=o)
@@ -1255,11 +1363,14 @@ class OnlineShopEnv(rt.Environment):
     def _impl_mark_delivered(self, order_id: str) -> OrderSummary:
         o = self.t_orders.get(order_id)
         if o is None:
-            raise rt.Fail(("order " + h.to_str(order_id) + " not found"))
+            raise rt.Fail(("order " + h.to_str(order_id) + " not found"), site=30)
+        self._hit(30)
         if not (o.status == OrderStatus.shipped):
             raise rt.Fail(
-                ("order " + h.to_str(order_id) + " is " + h.to_str(o.status) + ", not shipped")
+                ("order " + h.to_str(order_id) + " is " + h.to_str(o.status) + ", not shipped"),
+                site=31,
             )
+        self._hit(31)
         self._set("orders", o, "status", OrderStatus.delivered)
         self._set("orders", o, "delivered_on", h.date_of(self.s_now))
         _tmp6 = self.t_customers.row(o.customer)
@@ -1271,23 +1382,30 @@ class OnlineShopEnv(rt.Environment):
     def _impl_return_order(self, order_id: str, customer_id: str) -> OrderSummary:
         o = self.t_orders.get(order_id)
         if o is None:
-            raise rt.Fail(("order " + h.to_str(order_id) + " not found"))
+            raise rt.Fail(("order " + h.to_str(order_id) + " not found"), site=32)
+        self._hit(32)
         if not (o.customer == customer_id):
-            raise rt.Fail("this order belongs to another customer")
+            raise rt.Fail("this order belongs to another customer", site=33)
+        self._hit(33)
         if not (o.status == OrderStatus.delivered):
             raise rt.Fail(
-                ("only delivered orders can be returned; this one is " + h.to_str(o.status))
+                ("only delivered orders can be returned; this one is " + h.to_str(o.status)),
+                site=34,
             )
+        self._hit(34)
         delivered = o.delivered_on
         if delivered is None:
-            raise rt.Fail("the order has no delivery date")
+            raise rt.Fail("the order has no delivery date", site=35)
+        self._hit(35)
         if not (h.days_between(delivered, h.date_of(self.s_now)) <= C_RETURN_WINDOW_DAYS):
             raise rt.Fail(
                 (
                     "the return window closed on "
                     + h.to_str((delivered + h.days(C_RETURN_WINDOW_DAYS)))
-                )
+                ),
+                site=36,
             )
+        self._hit(36)
         self._impl_refund_and_restock(order_id=order_id)
         _tmp7 = self.t_customers.row(o.customer)
         self._set(
@@ -1302,12 +1420,14 @@ class OnlineShopEnv(rt.Environment):
     def _impl_get_order(self, order_id: str) -> OrderSummary:
         o = self.t_orders.get(order_id)
         if o is None:
-            raise rt.Fail(("order " + h.to_str(order_id) + " not found"))
+            raise rt.Fail(("order " + h.to_str(order_id) + " not found"), site=37)
+        self._hit(37)
         return self._fn_summary(o=o)
 
     def _impl_list_orders(self, customer_id: str, status: OrderStatus | None) -> list[OrderSummary]:
         if not (customer_id in self.t_customers):
-            raise rt.Fail(("customer " + h.to_str(customer_id) + " not found"))
+            raise rt.Fail(("customer " + h.to_str(customer_id) + " not found"), site=38)
+        self._hit(38)
         mine: list[Order] = [
             o
             for o in self._it(self.t_orders.rows())
@@ -1331,31 +1451,38 @@ class OnlineShopEnv(rt.Environment):
     def _impl_restock_product(self, sku: str, qty: int) -> Product:
         p = self.t_products.get(sku)
         if p is None:
-            raise rt.Fail(("product " + h.to_str(sku) + " not found"))
+            raise rt.Fail(("product " + h.to_str(sku) + " not found"), site=39)
+        self._hit(39)
         if not (qty > 0):
-            raise rt.Fail("quantity must be positive")
+            raise rt.Fail("quantity must be positive", site=40)
+        self._hit(40)
         self._set("products", p, "stock", p.stock + qty)
         return p
 
     def _impl_set_price(self, sku: str, price_cents: int) -> Product:
         p = self.t_products.get(sku)
         if p is None:
-            raise rt.Fail(("product " + h.to_str(sku) + " not found"))
+            raise rt.Fail(("product " + h.to_str(sku) + " not found"), site=41)
+        self._hit(41)
         if not (price_cents > 0):
-            raise rt.Fail("price must be positive")
+            raise rt.Fail("price must be positive", site=42)
+        self._hit(42)
         self._set("products", p, "price_cents", price_cents)
         return p
 
     def _impl_tag_product(self, sku: str, tag: str, remove: bool) -> Product:
         p = self.t_products.get(sku)
         if p is None:
-            raise rt.Fail(("product " + h.to_str(sku) + " not found"))
+            raise rt.Fail(("product " + h.to_str(sku) + " not found"), site=43)
+        self._hit(43)
         t: str = tag.strip().lower()
         if not (t != ""):
-            raise rt.Fail("tag is empty")
+            raise rt.Fail("tag is empty", site=44)
+        self._hit(44)
         if remove:
             if not (t in p.tags):
-                raise rt.Fail((h.to_str(p.name) + " is not tagged " + h.to_str(t)))
+                raise rt.Fail((h.to_str(p.name) + " is not tagged " + h.to_str(t)), site=45)
+            self._hit(45)
             self._touch("products", p, "tags")
             h.set_remove(p.tags, t)
         else:
@@ -1368,11 +1495,14 @@ class OnlineShopEnv(rt.Environment):
     ) -> Coupon:
         c: str = code.strip().upper()
         if not ((c != "") and (" " not in c)):
-            raise rt.Fail("a coupon code is one word")
+            raise rt.Fail("a coupon code is one word", site=46)
+        self._hit(46)
         if not (c not in self.t_coupons):
-            raise rt.Fail(("coupon " + h.to_str(c) + " already exists"))
+            raise rt.Fail(("coupon " + h.to_str(c) + " already exists"), site=47)
+        self._hit(47)
         if not (((valid_days >= 1) and (uses >= 1)) and (min_subtotal_cents >= 0)):
-            raise rt.Fail("valid_days and uses must be positive, the minimum not negative")
+            raise rt.Fail("valid_days and uses must be positive, the minimum not negative", site=48)
+        self._hit(48)
         return self._insert(
             "coupons",
             Coupon(

@@ -546,6 +546,36 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
     ENV_INVARIANTS: ClassVar[dict[str, str]] = {
         "_inv_0": "timestamps are never in the future",
     }
+    SITES: ClassVar[tuple[tuple[str, int, str, str], ...]] = (
+        ("clean_tags", 143, "require", 'name != ""'),
+        ("get_note_by_id", 163, "require", 'note_id != ""'),
+        ("get_note_by_id", 164, "let-else", "notes.get(note_id)"),
+        ("search_notes_by_keyword", 190, "require", 'k != ""'),
+        ("filter_notes_by_category", 196, "require", 'category_name != ""'),
+        ("filter_notes_by_category", 197, "require", "category_name in categories"),
+        ("filter_notes_by_tag", 204, "require", 't != ""'),
+        ("get_note_metadata", 226, "let-else", "notes.get(note_id)"),
+        ("create_note", 242, "require", 't != "" or c != ""'),
+        ("create_note", 246, "require", 'cat != ""'),
+        ("edit_note", 265, "let-else", "notes.get(note_id)"),
+        ("edit_note", 268, "require", 'strip(t) != "" or strip(c) != ""'),
+        ("edit_note", 271, "require", 'cat != ""'),
+        ("delete_note", 286, "require", 'note_id != "" and note_id in notes'),
+        ("pin_note", 293, "let-else", "notes.get(note_id)"),
+        ("unpin_note", 301, "let-else", "notes.get(note_id)"),
+        ("create_category", 310, "require", 'name != ""'),
+        ("create_category", 311, "require", "name not in categories"),
+        ("create_tag", 318, "require", 'name != ""'),
+        ("create_tag", 319, "require", "name not in tags"),
+        ("add_tag_to_note", 326, "require", 'note_id != ""'),
+        ("add_tag_to_note", 328, "require", 'name != ""'),
+        ("add_tag_to_note", 329, "let-else", "notes.get(note_id)"),
+        ("remove_tag_from_note", 341, "let-else", "notes.get(note_id)"),
+        ("update_note_category", 353, "let-else", "notes.get(note_id)"),
+        ("update_note_category", 355, "require", 'cat != ""'),
+        ("clear_note_content", 365, "let-else", "notes.get(note_id)"),
+        ("clear_note_content", 366, "require", 'strip(n.title) != ""'),
+    )
 
     @property
     def t_notes(self) -> rt.Table[Note]:
@@ -713,7 +743,8 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
         for r in self._it(list(raw)):
             name: str = r.strip()
             if not (name != ""):
-                raise rt.Fail("Tag name cannot be empty or whitespace")
+                raise rt.Fail("Tag name cannot be empty or whitespace", site=0)
+            self._hit(0)
             if name not in names:
                 names.append(name)
         for name_2 in self._it(list(names)):
@@ -726,10 +757,12 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
 
     def _impl_get_note_by_id(self, note_id: str) -> Note:
         if not (note_id != ""):
-            raise rt.Fail("Note ID cannot be empty")
+            raise rt.Fail("Note ID cannot be empty", site=1)
+        self._hit(1)
         n = self.t_notes.get(note_id)
         if n is None:
-            raise rt.Fail("Note not found")
+            raise rt.Fail("Note not found", site=2)
+        self._hit(2)
         return n
 
     def _impl_list_all_notes(self) -> list[Note]:
@@ -750,7 +783,8 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
     def _impl_search_notes_by_keyword(self, keyword: str) -> list[Note]:
         k: str = keyword.strip().lower()
         if not (k != ""):
-            raise rt.Fail("Keyword must be a non-empty string")
+            raise rt.Fail("Keyword must be a non-empty string", site=3)
+        self._hit(3)
         return [
             n
             for n in self._it(self.t_notes.rows())
@@ -759,15 +793,18 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
 
     def _impl_filter_notes_by_category(self, category_name: str) -> list[Note]:
         if not (category_name != ""):
-            raise rt.Fail("Category name cannot be empty")
+            raise rt.Fail("Category name cannot be empty", site=4)
+        self._hit(4)
         if not (category_name in self.t_categories):
-            raise rt.Fail("Category does not exist")
+            raise rt.Fail("Category does not exist", site=5)
+        self._hit(5)
         return [n for n in self._it(self.t_notes.rows()) if (n.category == category_name)]
 
     def _impl_filter_notes_by_tag(self, tag_name: str) -> list[Note]:
         t: str = tag_name.strip()
         if not (t != ""):
-            raise rt.Fail("Tag name cannot be empty or whitespace only.")
+            raise rt.Fail("Tag name cannot be empty or whitespace only.", site=6)
+        self._hit(6)
         return [n for n in self._it(self.t_notes.rows()) if (t in n.tags)]
 
     def _impl_get_pinned_notes(self) -> list[Note]:
@@ -782,7 +819,8 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
     def _impl_get_note_metadata(self, note_id: str) -> NoteMetadata:
         n = self.t_notes.get(note_id)
         if n is None:
-            raise rt.Fail("Note not found")
+            raise rt.Fail("Note not found", site=7)
+        self._hit(7)
         return NoteMetadata(
             created_at=n.created_at,
             updated_at=n.updated_at,
@@ -797,12 +835,14 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
         t: str = h.unwrap(title).strip() if (title is not None) else ""
         c: str = h.unwrap(content).strip() if (content is not None) else ""
         if not ((t != "") or (c != "")):
-            raise rt.Fail("Note must have a non-empty title or content.")
+            raise rt.Fail("Note must have a non-empty title or content.", site=8)
+        self._hit(8)
         cat: str = C_DEFAULT_CATEGORY
         if (category is not None) and (h.unwrap(category) != ""):
             cat = h.unwrap(category).strip()
             if not (cat != ""):
-                raise rt.Fail("Category name cannot be empty")
+                raise rt.Fail("Category name cannot be empty", site=9)
+            self._hit(9)
         names: list[str] = []
         if tags is not None:
             names = self._impl_clean_tags(raw=h.unwrap(tags))
@@ -829,15 +869,18 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
     ) -> Note:
         n = self.t_notes.get(note_id)
         if n is None:
-            raise rt.Fail("Note not found")
+            raise rt.Fail("Note not found", site=10)
+        self._hit(10)
         t: str = h.unwrap(title).strip() if (title is not None) else n.title
         c: str = h.unwrap(content).strip() if (content is not None) else n.content
         if not ((t.strip() != "") or (c.strip() != "")):
-            raise rt.Fail("Note must have a non-empty title or content")
+            raise rt.Fail("Note must have a non-empty title or content", site=11)
+        self._hit(11)
         if category is not None:
             cat: str = h.unwrap(category).strip()
             if not (cat != ""):
-                raise rt.Fail("Category name cannot be empty")
+                raise rt.Fail("Category name cannot be empty", site=12)
+            self._hit(12)
             self._impl_ensure_category(name=cat)
             self._set("notes", n, "category", cat)
         if tags is not None:
@@ -849,14 +892,16 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
 
     def _impl_delete_note(self, note_id: str) -> str:
         if not ((note_id != "") and (note_id in self.t_notes)):
-            raise rt.Fail("Note not found")
+            raise rt.Fail("Note not found", site=13)
+        self._hit(13)
         self._delete("notes", note_id)
         return "Note deleted successfully"
 
     def _impl_pin_note(self, note_id: str) -> Note:
         n = self.t_notes.get(note_id)
         if n is None:
-            raise rt.Fail("Note not found")
+            raise rt.Fail("Note not found", site=14)
+        self._hit(14)
         self._set("notes", n, "is_pinned", True)
         self._impl_touch(note_id=note_id)
         return n
@@ -864,7 +909,8 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
     def _impl_unpin_note(self, note_id: str) -> Note:
         n = self.t_notes.get(note_id)
         if n is None:
-            raise rt.Fail("Note not found.")
+            raise rt.Fail("Note not found.", site=15)
+        self._hit(15)
         self._set("notes", n, "is_pinned", False)
         self._impl_touch(note_id=note_id)
         return n
@@ -872,28 +918,35 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
     def _impl_create_category(self, category_name: str) -> Category:
         name: str = category_name.strip()
         if not (name != ""):
-            raise rt.Fail("Category name cannot be empty")
+            raise rt.Fail("Category name cannot be empty", site=16)
+        self._hit(16)
         if not (name not in self.t_categories):
-            raise rt.Fail(("Category '" + h.to_str(name) + "' already exists"))
+            raise rt.Fail(("Category '" + h.to_str(name) + "' already exists"), site=17)
+        self._hit(17)
         return self._insert("categories", Category(category_name=name, created_at=self.s_now))
 
     def _impl_create_tag(self, tag_name: str) -> Tag:
         name: str = tag_name.strip()
         if not (name != ""):
-            raise rt.Fail("Tag name cannot be empty")
+            raise rt.Fail("Tag name cannot be empty", site=18)
+        self._hit(18)
         if not (name not in self.t_tags):
-            raise rt.Fail(("Tag '" + h.to_str(name) + "' already exists"))
+            raise rt.Fail(("Tag '" + h.to_str(name) + "' already exists"), site=19)
+        self._hit(19)
         return self._insert("tags", Tag(tag_name=name))
 
     def _impl_add_tag_to_note(self, note_id: str, tag_name: str) -> Note:
         if not (note_id != ""):
-            raise rt.Fail("Note ID is required")
+            raise rt.Fail("Note ID is required", site=20)
+        self._hit(20)
         name: str = tag_name.strip()
         if not (name != ""):
-            raise rt.Fail("Tag name cannot be empty or whitespace")
+            raise rt.Fail("Tag name cannot be empty or whitespace", site=21)
+        self._hit(21)
         n = self.t_notes.get(note_id)
         if n is None:
-            raise rt.Fail(("Note with ID '" + h.to_str(note_id) + "' does not exist"))
+            raise rt.Fail(("Note with ID '" + h.to_str(note_id) + "' does not exist"), site=22)
+        self._hit(22)
         self._impl_ensure_tag(name=name)
         if name not in n.tags:
             self._touch("notes", n, "tags")
@@ -904,7 +957,8 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
     def _impl_remove_tag_from_note(self, note_id: str, tag_name: str) -> Note:
         n = self.t_notes.get(note_id)
         if n is None:
-            raise rt.Fail("Note not found")
+            raise rt.Fail("Note not found", site=23)
+        self._hit(23)
         name: str = tag_name.strip()
         if name in n.tags:
             self._touch("notes", n, "tags")
@@ -915,10 +969,12 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
     def _impl_update_note_category(self, note_id: str, category: str) -> Note:
         n = self.t_notes.get(note_id)
         if n is None:
-            raise rt.Fail("Note not found")
+            raise rt.Fail("Note not found", site=24)
+        self._hit(24)
         cat: str = category.strip()
         if not (cat != ""):
-            raise rt.Fail("Category name cannot be empty")
+            raise rt.Fail("Category name cannot be empty", site=25)
+        self._hit(25)
         self._impl_ensure_category(name=cat)
         self._set("notes", n, "category", cat)
         self._impl_touch(note_id=note_id)
@@ -927,9 +983,11 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
     def _impl_clear_note_content(self, note_id: str) -> Note:
         n = self.t_notes.get(note_id)
         if n is None:
-            raise rt.Fail("Note not found")
+            raise rt.Fail("Note not found", site=26)
+        self._hit(26)
         if not (n.title.strip() != ""):
-            raise rt.Fail("Cannot clear content: title is also empty")
+            raise rt.Fail("Cannot clear content: title is also empty", site=27)
+        self._hit(27)
         self._set("notes", n, "content", "")
         self._impl_touch(note_id=note_id)
         return n

@@ -510,6 +510,30 @@ class RetailProductDatabaseEnv(rt.Environment):
         ),
     }
     ENV_INVARIANTS: ClassVar[dict[str, str]] = {}
+    SITES: ClassVar[tuple[tuple[str, int, str, str], ...]] = (
+        ("get_product_by_upc", 175, "let-else", "products.get(upc)"),
+        ("get_product_by_id", 182, "require", 'strip(product_id) != ""'),
+        ("list_products_by_brand", 200, "require", 'brand != ""'),
+        ("check_inventory_level", 206, "let-else", "products.get(upc)"),
+        ("get_product_price", 212, "require", 'upc != ""'),
+        ("get_product_price", 213, "let-else", "products.get(upc)"),
+        ("get_aisle_location", 219, "let-else", "products.get(upc)"),
+        ("add_product", 238, "require", "product.upc not in products"),
+        ("add_product", 239, "require", "product.price >= 0.0"),
+        ("add_product", 240, "require", "product.inventory_level >= 0"),
+        ("update_product_price", 246, "let-else", "products.get(upc)"),
+        ("update_product_price", 247, "require", "new_price >= 0.0"),
+        ("update_inventory_level", 254, "require", "new_level >= 0"),
+        ("update_inventory_level", 255, "let-else", "products.get(upc)"),
+        ("update_product_category", 262, "let-else", "products.get(upc)"),
+        ("update_aisle_location", 270, "let-else", "products.get(upc)"),
+        ("remove_product", 277, "require", 'upc != ""'),
+        ("remove_product", 278, "require", "upc in products"),
+        ("edit_product_description", 285, "let-else", "products.get(upc)"),
+        ("deplete_inventory", 312, "require", "quantity >= 0"),
+        ("deplete_inventory", 313, "let-else", "products.get(upc)"),
+        ("deplete_inventory", 314, "require", "quantity <= p.inventory_level"),
+    )
 
     @property
     def t_products(self) -> rt.Table[Product]:
@@ -678,12 +702,14 @@ class RetailProductDatabaseEnv(rt.Environment):
     def _impl_get_product_by_upc(self, upc: str) -> Product:
         p = self.t_products.get(upc)
         if p is None:
-            raise rt.Fail("Product with given UPC not found")
+            raise rt.Fail("Product with given UPC not found", site=0)
+        self._hit(0)
         return p
 
     def _impl_get_product_by_id(self, product_id: str) -> list[Product]:
         if not (product_id.strip() != ""):
-            raise rt.Fail("Invalid input: product_id must be a non-empty string")
+            raise rt.Fail("Invalid input: product_id must be a non-empty string", site=1)
+        self._hit(1)
         pid: str = product_id.strip()
         return [p for p in self._it(self.t_products.rows()) if (p.product_id == pid)]
 
@@ -696,27 +722,32 @@ class RetailProductDatabaseEnv(rt.Environment):
 
     def _impl_list_products_by_brand(self, brand: str) -> list[Product]:
         if not (brand != ""):
-            raise rt.Fail("Brand cannot be empty")
+            raise rt.Fail("Brand cannot be empty", site=2)
+        self._hit(2)
         return [p for p in self._it(self.t_products.rows()) if (p.brand == brand)]
 
     def _impl_check_inventory_level(self, upc: str) -> InventoryLevel:
         p = self.t_products.get(upc)
         if p is None:
-            raise rt.Fail("Product not found")
+            raise rt.Fail("Product not found", site=3)
+        self._hit(3)
         return InventoryLevel(inventory_level=p.inventory_level)
 
     def _impl_get_product_price(self, upc: str) -> float:
         if not (upc != ""):
-            raise rt.Fail("UPC cannot be empty")
+            raise rt.Fail("UPC cannot be empty", site=4)
+        self._hit(4)
         p = self.t_products.get(upc)
         if p is None:
-            raise rt.Fail("Product with given UPC not found")
+            raise rt.Fail("Product with given UPC not found", site=5)
+        self._hit(5)
         return p.price
 
     def _impl_get_aisle_location(self, upc: str) -> str | None:
         p = self.t_products.get(upc)
         if p is None:
-            raise rt.Fail("Product with given UPC not found")
+            raise rt.Fail("Product with given UPC not found", site=6)
+        self._hit(6)
         return p.aisle_location
 
     def _impl_list_all_categories(self) -> list[Category]:
@@ -727,57 +758,69 @@ class RetailProductDatabaseEnv(rt.Environment):
 
     def _impl_add_product(self, product: ProductInfo) -> Product:
         if not (product.upc not in self.t_products):
-            raise rt.Fail(("Product with UPC " + h.to_str(product.upc) + " already exists"))
+            raise rt.Fail(("Product with UPC " + h.to_str(product.upc) + " already exists"), site=7)
+        self._hit(7)
         if not (product.price >= 0.0):
-            raise rt.Fail("Product price must be non-negative")
+            raise rt.Fail("Product price must be non-negative", site=8)
+        self._hit(8)
         if not (product.inventory_level >= 0):
-            raise rt.Fail("Inventory level must be a non-negative integer")
+            raise rt.Fail("Inventory level must be a non-negative integer", site=9)
+        self._hit(9)
         return self._impl_insert_product(p=product)
 
     def _impl_update_product_price(self, upc: str, new_price: float) -> Product:
         p = self.t_products.get(upc)
         if p is None:
-            raise rt.Fail("Product with given UPC does not exist")
+            raise rt.Fail("Product with given UPC does not exist", site=10)
+        self._hit(10)
         if not (new_price >= 0.0):
-            raise rt.Fail("Product price must be non-negative")
+            raise rt.Fail("Product price must be non-negative", site=11)
+        self._hit(11)
         self._set("products", p, "price", new_price)
         return p
 
     def _impl_update_inventory_level(self, upc: str, new_level: int) -> Product:
         if not (new_level >= 0):
-            raise rt.Fail("Inventory level must be non-negative")
+            raise rt.Fail("Inventory level must be non-negative", site=12)
+        self._hit(12)
         p = self.t_products.get(upc)
         if p is None:
-            raise rt.Fail("Product with given UPC not found")
+            raise rt.Fail("Product with given UPC not found", site=13)
+        self._hit(13)
         self._set("products", p, "inventory_level", new_level)
         return p
 
     def _impl_update_product_category(self, upc: str, new_category: Category) -> Product:
         p = self.t_products.get(upc)
         if p is None:
-            raise rt.Fail("Product with given UPC not found.")
+            raise rt.Fail("Product with given UPC not found.", site=14)
+        self._hit(14)
         self._set("products", p, "category", new_category)
         return p
 
     def _impl_update_aisle_location(self, upc: str, aisle_location: str | None) -> Product:
         p = self.t_products.get(upc)
         if p is None:
-            raise rt.Fail(("Product with UPC " + h.to_str(upc) + " not found"))
+            raise rt.Fail(("Product with UPC " + h.to_str(upc) + " not found"), site=15)
+        self._hit(15)
         self._set("products", p, "aisle_location", aisle_location)
         return p
 
     def _impl_remove_product(self, upc: str) -> str:
         if not (upc != ""):
-            raise rt.Fail("UPC cannot be empty")
+            raise rt.Fail("UPC cannot be empty", site=16)
+        self._hit(16)
         if not (upc in self.t_products):
-            raise rt.Fail(("Product with UPC '" + h.to_str(upc) + "' not found"))
+            raise rt.Fail(("Product with UPC '" + h.to_str(upc) + "' not found"), site=17)
+        self._hit(17)
         self._delete("products", upc)
         return "Product with UPC '" + h.to_str(upc) + "' removed successfully"
 
     def _impl_edit_product_description(self, upc: str, new_description: str) -> Product:
         p = self.t_products.get(upc)
         if p is None:
-            raise rt.Fail("Product with given UPC not found.")
+            raise rt.Fail("Product with given UPC not found.", site=18)
+        self._hit(18)
         self._set("products", p, "description", new_description)
         return p
 
@@ -800,12 +843,15 @@ class RetailProductDatabaseEnv(rt.Environment):
 
     def _impl_deplete_inventory(self, upc: str, quantity: int) -> Product:
         if not (quantity >= 0):
-            raise rt.Fail("Quantity cannot be negative")
+            raise rt.Fail("Quantity cannot be negative", site=19)
+        self._hit(19)
         p = self.t_products.get(upc)
         if p is None:
-            raise rt.Fail("Product with given UPC not found")
+            raise rt.Fail("Product with given UPC not found", site=20)
+        self._hit(20)
         if not (quantity <= p.inventory_level):
-            raise rt.Fail("Insufficient inventory to deplete")
+            raise rt.Fail("Insufficient inventory to deplete", site=21)
+        self._hit(21)
         self._set("products", p, "inventory_level", p.inventory_level - quantity)
         return p
 

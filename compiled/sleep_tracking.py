@@ -278,6 +278,15 @@ class SleepTrackingEnv(rt.Environment):
     ENV_INVARIANTS: ClassVar[dict[str, str]] = {
         "_inv_0": "no sleep is logged in the future",
     }
+    SITES: ClassVar[tuple[tuple[str, int, str, str], ...]] = (
+        ("get_user", 55, "let-else", "users.get(user_id)"),
+        ("add_sleep_log", 61, "let-else", "users.get(user_id)"),
+        ("add_sleep_log", 62, "require", "u.status == AccountStatus.active"),
+        ("add_sleep_log", 63, "require", "end > start"),
+        ("set_status", 70, "let-else", "users.get(user_id)"),
+        ("delete_sleep_log", 77, "let-else", "logs.get(log_id)"),
+        ("delete_sleep_log", 78, "require", "l.user == user_id"),
+    )
 
     @property
     def t_users(self) -> rt.Table[User]:
@@ -366,7 +375,8 @@ class SleepTrackingEnv(rt.Environment):
     def _impl_get_user(self, user_id: str) -> User:
         u = self.t_users.get(user_id)
         if u is None:
-            raise rt.Fail("user not found")
+            raise rt.Fail("user not found", site=0)
+        self._hit(0)
         return u
 
     def _impl_add_sleep_log(
@@ -374,11 +384,14 @@ class SleepTrackingEnv(rt.Environment):
     ) -> SleepLog:
         u = self.t_users.get(user_id)
         if u is None:
-            raise rt.Fail("user not found")
+            raise rt.Fail("user not found", site=1)
+        self._hit(1)
         if not (u.status == AccountStatus.active):
-            raise rt.Fail("account is not active")
+            raise rt.Fail("account is not active", site=2)
+        self._hit(2)
         if not (end > start):
-            raise rt.Fail("end must be after start")
+            raise rt.Fail("end must be after start", site=3)
+        self._hit(3)
         return self._insert(
             "logs",
             SleepLog(
@@ -393,16 +406,19 @@ class SleepTrackingEnv(rt.Environment):
     def _impl_set_status(self, user_id: str, status: AccountStatus) -> User:
         u = self.t_users.get(user_id)
         if u is None:
-            raise rt.Fail("user not found")
+            raise rt.Fail("user not found", site=4)
+        self._hit(4)
         self._set("users", u, "status", status)
         return u
 
     def _impl_delete_sleep_log(self, log_id: str, user_id: str) -> str:
         l = self.t_logs.get(log_id)
         if l is None:
-            raise rt.Fail("log not found")
+            raise rt.Fail("log not found", site=5)
+        self._hit(5)
         if not (l.user == user_id):
-            raise rt.Fail("not your log")
+            raise rt.Fail("not your log", site=6)
+        self._hit(6)
         self._delete("logs", log_id)
         return "deleted"
 

@@ -85,6 +85,7 @@ class Lowerer:
                 view.tools.append(self.tool(callable_info.name))
         for task in env.of_type(ast.TaskDecl):
             view.tasks.append(self.task(task, view))
+        view.sites = self.body.sites
         return view
 
     def body_of(self, info: CallableInfo) -> tuple[list[str], list[str]]:

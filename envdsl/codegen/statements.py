@@ -15,6 +15,7 @@ class BodyTranslator(Translator):
     def callable_body(self, info: CallableInfo) -> tuple[list[str], list[str]]:
         """(parameter declarations, body lines) of a fn or a tool's implementation."""
         self.ctx = Context("tool" if info.is_tool else "fn")
+        self.owner = info.name
         scope = CgScope()
         params = []
         for param in info.params:
@@ -78,9 +79,11 @@ class BodyTranslator(Translator):
         if isinstance(stmt, ast.Require):
             cond = self.expr(stmt.cond, scope)
             message = self.expr(stmt.message, scope)
+            site = self.site("require", stmt.cond)
             return self.flush(level) + [
                 f"{pad}if not {cond}:",
-                f"{pad}{INDENT}raise rt.Fail({message})",
+                f"{pad}{INDENT}raise rt.Fail({message}, site={site})",
+                f"{pad}self._hit({site})",
             ]
         if isinstance(stmt, ast.Fail):
             message = self.expr(stmt.message, scope)
@@ -119,6 +122,14 @@ class BodyTranslator(Translator):
         code = self.expr(stmt.expr, scope)
         return self.flush(level) + [f"{pad}{code}"]
 
+    def site(self, kind: str, node: ast.Expr) -> int:
+        """Register a `require`/`let ... else` for coverage: (owner, line, kind, source text)."""
+        text = self.checked.spec.text
+        line = text.count("\n", 0, node.span.start) + 1
+        written = " ".join(text[node.span.start : node.span.end].split())
+        self.sites.append((self.owner, line, kind, written))
+        return len(self.sites) - 1
+
     def _result_type(self) -> t.Type:
         return self.current_result
 
@@ -135,10 +146,12 @@ class BodyTranslator(Translator):
         if stmt.else_message is not None:
             message = self.expr(stmt.else_message, scope)
             lines += self.flush(level)
+            site = self.site("let-else", stmt.value)
             lines += [
                 f"{pad}{py} = {code}",
                 f"{pad}if {py} is None:",
-                f"{pad}{INDENT}raise rt.Fail({message})",
+                f"{pad}{INDENT}raise rt.Fail({message}, site={site})",
+                f"{pad}self._hit({site})",
             ]
             return lines
         code = self.coerce(code, value_type, local_type)

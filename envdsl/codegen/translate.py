@@ -82,6 +82,9 @@ class Translator:
         self._temp = 0
         # journal calls that must run before the statement being translated
         self.pending: list[str] = []
+        # every require / let-else site generated so far: (owner, line, kind, condition)
+        self.sites: list[tuple[str, int, str, str]] = []
+        self.owner = ""  # the fn or tool being translated
 
     # ---- helpers -----------------------------------------------------------------------------
     def type_of(self, node: ast.Expr) -> t.Type:

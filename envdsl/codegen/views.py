@@ -119,3 +119,4 @@ class ModuleView:
     row_invariants: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
     env_invariants: list[tuple[str, str]] = field(default_factory=list)
     tasks: list[TaskView] = field(default_factory=list)
+    sites: list[tuple[str, int, str, str]] = field(default_factory=list)

@@ -112,6 +112,8 @@ class Environment:
     TASKS: ClassVar[dict[str, TaskSpec]] = {}
     ROW_INVARIANTS: ClassVar[dict[str, tuple[tuple[str, str], ...]]] = {}  # table -> (text, method)
     ENV_INVARIANTS: ClassVar[dict[str, str]] = {}  # method -> text
+    # each `require` and `let ... else`: (tool or fn, spec line, kind, condition as written)
+    SITES: ClassVar[tuple[tuple[str, int, str, str], ...]] = ()
 
     def __init__(self, *, step_budget: int = DEFAULT_STEP_BUDGET) -> None:
         self.step_budget = step_budget
@@ -125,6 +127,9 @@ class Environment:
         self.trace: list[TraceEntry] = []
         self.task: str | None = None
         self.last_exception: BaseException | None = None
+        self.last_failure: Fail | None = None
+        # passes per `require`/`let ... else` site; None (not counting) except while exploring
+        self.coverage: list[int] | None = None
         self._initial: Snapshot | None = None
         self._tables: dict[str, Table[Any]] = {}
         self._scalars: dict[str, Any] = {}
@@ -402,6 +407,7 @@ class Environment:
         self._touched = {}
         self._steps = 0
         self.last_exception = None
+        self.last_failure = None
         self.last_result: Any = None
         outcome: Result
         try:
@@ -415,6 +421,7 @@ class Environment:
             self.last_result = result
         except Fail as failure:
             self._rollback()
+            self.last_failure = failure
             outcome = {"success": False, "error": failure.message}
         except RecursionError as error:
             self._rollback()
@@ -489,7 +496,7 @@ class Environment:
             key = self._next_auto_key(table)
             setattr(row, schema.key, key)
         if key in table:
-            raise Fail(f"{schema.entity} {key!r} already exists")
+            raise Fail(f"{schema.entity} {key!r} already exists", rule=f"key: {schema.entity}")
         table.add(key, row)
         self._write_log().append(("insert", table_name, key))
         self._touched[(table_name, key)] = _INSERTED
@@ -517,7 +524,8 @@ class Environment:
             else:
                 raise Fail(
                     f"cannot delete {table.schema.entity} {key!r}: "
-                    f"{child.schema.entity} {children[0]!r} refers to it ({ref.field})"
+                    f"{child.schema.entity} {children[0]!r} refers to it ({ref.field})",
+                    rule=f"ref: {child.schema.entity}.{ref.field}",
                 )
         for child_name, spec in self.TABLES.items():
             if table_name not in spec.nested_parents:
@@ -565,13 +573,16 @@ class Environment:
                     self._row_invariant_failed(table_name, row, text)
         for method in tool.env_invariants:
             if not getattr(self, method)():
-                raise Fail(self.ENV_INVARIANTS[method])
+                raise Fail(
+                    self.ENV_INVARIANTS[method], rule=f"invariant: {self.ENV_INVARIANTS[method]}"
+                )
         for table_name, row_method, method in tool.row_env_invariants:
             table = self._tables[table_name]
             for touched_table, key in self._touched:
                 row = table.get(key) if touched_table == table_name else None
                 if row is not None and not getattr(self, row_method)(row):
-                    raise Fail(self.ENV_INVARIANTS[method])
+                    text = self.ENV_INVARIANTS[method]
+                    raise Fail(text, rule=f"invariant: {text}")
 
     def _verify_touched(self) -> None:
         for (table_name, key), originals in list(self._touched.items()):
@@ -586,7 +597,10 @@ class Environment:
                         continue
                     old, new = originals[field_name], getattr(row, field_name)
                     if old != new and new not in allowed.get(old, frozenset()):
-                        raise Fail(f"cannot change {field_name} from {_show(old)} to {_show(new)}")
+                        raise Fail(
+                            f"cannot change {field_name} from {_show(old)} to {_show(new)}",
+                            rule=f"transitions: {schema.entity}.{field_name}",
+                        )
             for fields, index in table.unique_index.items():
                 value = tuple(getattr(row, f) for f in fields)
                 if None in value:
@@ -596,26 +610,35 @@ class Environment:
                     other = next(k for k in sorted(holders, key=str) if k != key)
                     shown = ", ".join(f"{f}={_show(v)}" for f, v in zip(fields, value))
                     raise Fail(
-                        f"{schema.entity} {shown} is already used by {schema.entity} {other!r}"
+                        f"{schema.entity} {shown} is already used by {schema.entity} {other!r}",
+                        rule=f"unique: {schema.entity}.{'+'.join(fields)}",
                     )
             for ref in schema.refs:
                 parent = getattr(row, ref.field)
                 if parent is not None and parent not in self._tables[ref.parent_table]:
                     parent_entity = self._tables[ref.parent_table].schema.entity
-                    raise Fail(f"{ref.field}: {parent_entity} {parent!r} does not exist")
+                    raise Fail(
+                        f"{ref.field}: {parent_entity} {parent!r} does not exist",
+                        rule=f"ref: {schema.entity}.{ref.field}",
+                    )
             spec = self.TABLES[table_name]
             if spec.nested_parents:
                 for where, parent_table, parent_key in nested_refs(spec.row, row):
                     if parent_key is not None and parent_key not in self._tables[parent_table]:
                         parent_entity = self._tables[parent_table].schema.entity
-                        raise Fail(f"{where}: {parent_entity} {parent_key!r} does not exist")
+                        raise Fail(
+                            f"{where}: {parent_entity} {parent_key!r} does not exist",
+                            rule=f"ref: {schema.entity}.{where}",
+                        )
             for text, method in self.ROW_INVARIANTS.get(table_name, ()):
                 if not getattr(self, method)(row):
                     self._row_invariant_failed(table_name, row, text)
 
     def _row_invariant_failed(self, table_name: str, row: Any, text: str) -> None:
         schema = self._tables[table_name].schema
-        raise Fail(f"{text} ({schema.entity} {getattr(row, schema.key)!r})")
+        raise Fail(
+            f"{text} ({schema.entity} {getattr(row, schema.key)!r})", rule=f"invariant: {text}"
+        )
 
     # ---- reading helpers for generated code --------------------------------------------------
     def _table(self, name: str) -> Table[Any]:
@@ -634,6 +657,11 @@ class Environment:
             if self._steps > self.step_budget:
                 raise Fail("the call exceeded its step budget")
             yield item
+
+    def _hit(self, site: int) -> None:
+        """A `require`/`let ... else` at this site passed (counted only while exploring)."""
+        if self.coverage is not None:
+            self.coverage[site] += 1
 
     def _range(self, *bounds: int) -> range:
         """`range(...)` that cannot be larger than what the step budget allows."""

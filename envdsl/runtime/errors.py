@@ -10,9 +10,14 @@ class Fail(Exception):
     illegal transition, a dangling ref, a uniqueness clash or an exhausted step budget.
     """
 
-    def __init__(self, message: str) -> None:
+    def __init__(self, message: str, *, site: int | None = None, rule: str | None = None) -> None:
         super().__init__(message)
         self.message = message
+        # where it came from: a `require`/`let ... else` (site: an index into the generated
+        # class's SITES) or a declarative rule (rule: "invariant: ...", "unique: User.email",
+        # "ref: Loan.book", "transitions: Ticket.status", "key: User", "delete: User")
+        self.site = site
+        self.rule = rule
 
 
 class BadValue(Exception):

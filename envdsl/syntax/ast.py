@@ -572,3 +572,4 @@ class SpecFile:
     imports: tuple[Import, ...]
     env: EnvDecl | None  # the env, or the module of a stdlib file
     span: Span
+    text: str = ""  # the source, for code generation to quote conditions

@@ -111,7 +111,7 @@ class AstBuilder:
                         decl.name.span,
                         help="stdlib files hold `module name { ... }`; specs hold `env Name { ... }`",
                     )
-        return ast.SpecFile(self.source.path, tuple(imports), env, whole)
+        return ast.SpecFile(self.source.path, tuple(imports), env, whole, self.source.text)
 
     def env(self, tree: Node) -> ast.EnvDecl:
         name_node, members_node = _children(tree)

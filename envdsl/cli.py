@@ -424,3 +424,67 @@ def verify(file: str, output_format: str) -> None:
     if result.diagnostics:
         click.echo(render_text(result.diagnostics, result.sources))
     sys.exit(EXIT_OK if result.ok else EXIT_ERRORS)
+
+
+# ---- explore ---------------------------------------------------------------------------------
+
+
+@main.command()
+@click.argument("file")
+@click.option(
+    "--task", "task_name", help="Explore from this task (its init and its solution's states)."
+)
+@click.option(
+    "--state",
+    "state_file",
+    type=click.Path(dir_okay=False),
+    help="Explore from a JSON state instead of the tasks.",
+)
+@click.option("--max-calls", default=2000, show_default=True, type=click.IntRange(1, 10_000_000))
+@click.option("--seed", default=0, show_default=True, type=int, help="Same seed, same report.")
+@click.option("--strict", is_flag=True, help="Exit 1 on warnings too.")
+@_text_or_json
+def explore(
+    file: str,
+    task_name: str | None,
+    state_file: str | None,
+    max_calls: int,
+    seed: int,
+    strict: bool,
+    output_format: str,
+) -> None:
+    """Run generated calls against the environment and report what the spec gets wrong.
+
+    Errors (exit 1): a runtime exception, nondeterminism, a tool that never succeeded.
+    Warnings (exit 1 with --strict): calls rejected only by a declarative rule, with a shrunk
+    counterexample `envdsl run` replays; require/let-else conditions that never failed or held.
+    """
+    from envdsl.explore import ExploreOptions
+    from envdsl.explore import explore as run_exploration
+    from envdsl.explore.report import render_json as explore_json
+    from envdsl.explore.report import render_text as explore_text
+    from envdsl.explore.report import render_timing
+
+    if task_name and state_file:
+        _fail_usage("give --task or --state, not both")
+    env_class = _load_class(file)
+    if task_name is not None and task_name not in env_class.TASKS:
+        _fail_usage(f"unknown task '{task_name}'; tasks: {', '.join(env_class.TASKS) or 'none'}")
+    state: dict[str, object] | None = None
+    if state_file:
+        try:
+            with open(state_file, encoding="utf-8") as handle:
+                state = json.load(handle)
+        except (OSError, json.JSONDecodeError) as error:
+            _fail_usage(f"cannot read state '{state_file}': {error}")
+        if not isinstance(state, dict):
+            _fail_usage(f"state '{state_file}' must be a JSON object")
+    options = ExploreOptions(max_calls=max_calls, seed=seed, task=task_name, state=state)
+    report = run_exploration(env_class, options)
+    if output_format == "json":
+        click.echo(json.dumps(explore_json(report, file, seed), indent=2, ensure_ascii=False))
+    else:
+        click.echo(explore_text(report, file, seed))
+        click.echo(render_timing(report))
+    failed = bool(report.errors) or (strict and bool(report.warnings))
+    sys.exit(EXIT_ERRORS if failed else EXIT_OK)

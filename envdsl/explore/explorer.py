@@ -1,0 +1,381 @@
+"""Exploration: a hypothesis state machine generated from an environment's tools.
+
+Each example starts from one of the start states (a task's initial state, or the state after
+a prefix of its solution, or a given JSON state) and makes a run of generated calls.  What it
+looks for, by severity:
+
+- errors: an exception escaping the runtime (a compiler or runtime bug); nondeterminism (the
+  same calls replayed from the same start give different results); a tool that never
+  succeeded from any explored state;
+- warnings: calls rejected only by a declarative rule (an invariant, `unique`, `ref`,
+  `transitions`, a duplicate key) rather than by the tool's own `require` or `let ... else`
+  (the agent then reads the rule's text, not a message written for the tool), each with a
+  shrunk counterexample; `require`/`let ... else` conditions that never failed or never held.
+
+Counterexamples are JSONL traces that `envdsl run --task ... --calls` replays.
+"""
+
+from __future__ import annotations
+
+import time
+import traceback
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from hypothesis import HealthCheck, Phase, seed, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, get_state_machine_test, initialize, rule
+
+from envdsl.explore.arguments import ArgumentGenerator
+from envdsl.runtime import Environment, InvalidState
+
+Call = tuple[str, Any]
+STEPS_PER_EXAMPLE = 50
+
+
+@dataclass
+class Start:
+    """Where an example begins: a task's init plus the first `prefix` solution calls, or a
+    JSON state."""
+
+    label: str
+    task: str | None = None
+    prefix: list[Call] = field(default_factory=list)
+    state: dict[str, Any] | None = None
+
+    def apply(self, env: Environment) -> None:
+        if self.state is not None:
+            env.reset(state=self.state)
+        else:
+            env.reset(task=self.task)
+        for name, arguments in self.prefix:
+            env.call(name, arguments)
+        env.trace.clear()
+
+
+@dataclass
+class Finding:
+    severity: str  # 'error' | 'warning'
+    kind: str  # exception nondeterminism never-succeeds rule-rejection condition-never-*
+    message: str
+    tool: str | None = None
+    detail: str | None = None  # a traceback, the failing conditions, ...
+    start: Start | None = None
+    trace: list[Call] | None = None  # calls after the start (shrunk where possible)
+
+    def replay(self) -> list[Call]:
+        """The whole trace for `envdsl run`: the start's solution prefix, then the calls."""
+        prefix = self.start.prefix if self.start is not None else []
+        return [*prefix, *(self.trace or [])]
+
+
+@dataclass
+class ExploreOptions:
+    max_calls: int = 2000
+    seed: int = 0
+    task: str | None = None  # explore from this task only (default: every task)
+    state: dict[str, Any] | None = None  # explore from this JSON state instead of tasks
+    step_budget: int = 10_000
+    determinism_every: int = 8  # replay every n-th example to check determinism
+
+
+@dataclass
+class ToolStats:
+    calls: int = 0
+    successes: int = 0
+    failures: Counter[str] = field(default_factory=Counter)  # reason -> count
+
+
+@dataclass
+class ExploreReport:
+    env: str
+    calls: int = 0
+    seconds: float = 0.0
+    tools: dict[str, ToolStats] = field(default_factory=dict)
+    findings: list[Finding] = field(default_factory=list)
+    # per require/let-else site: (owner, line, kind, text, passed, failed)
+    conditions: list[tuple[str, int, str, str, int, int]] = field(default_factory=list)
+    starts: list[str] = field(default_factory=list)
+
+    @property
+    def errors(self) -> list[Finding]:
+        return [f for f in self.findings if f.severity == "error"]
+
+    @property
+    def warnings(self) -> list[Finding]:
+        return [f for f in self.findings if f.severity == "warning"]
+
+    @property
+    def calls_per_second(self) -> float:
+        return self.calls / self.seconds if self.seconds > 0 else 0.0
+
+
+class _Stop(Exception):
+    """Raised inside an example so that hypothesis shrinks it and replays the minimal one."""
+
+    def __init__(self, kind: str, message: str, detail: str | None = None) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.message = message
+        self.detail = detail
+
+
+class Explorer:
+    def __init__(self, env_class: type[Environment], options: ExploreOptions) -> None:
+        self.env_class = env_class
+        self.options = options
+        self.report = ExploreReport(env_class.NAME)
+        self.starts = self._starts()
+        self.report.starts = [s.label for s in self.starts]
+        self.tools = sorted(env_class.TOOLS)
+        self.report.tools = {name: ToolStats() for name in self.tools}
+        self.coverage = [0] * len(env_class.SITES)
+        self.site_failures = [0] * len(env_class.SITES)
+        # declarative rule -> (tool, count) of calls rejected by it
+        self.rule_rejections: Counter[tuple[str, str]] = Counter()
+        self.target_rule: str | None = None
+        self.current: Any = None  # the machine of the example running now
+        self.examples = 0
+        self.counting = True
+
+    # ---- start states ----------------------------------------------------------------------
+    def _starts(self) -> list[Start]:
+        if self.options.state is not None:
+            return [Start("the given state", state=self.options.state)]
+        tasks = [self.options.task] if self.options.task else list(self.env_class.TASKS)
+        starts: list[Start] = []
+        for task in tasks:
+            env = self.env_class()
+            try:
+                env.solve(task)
+            except InvalidState:
+                continue
+            calls = [(e.name, e.arguments) for e in env.trace if e.success]
+            starts.append(Start(f"task {task}", task))
+            for step in range(1, len(calls) + 1):
+                starts.append(
+                    Start(f"task {task} after {step} solution call(s)", task, calls[:step])
+                )
+        if not starts:
+            starts.append(Start("an empty state", state={}))
+        return starts
+
+    # ---- the state machine -------------------------------------------------------------------
+    def machine(self) -> type[RuleBasedStateMachine]:
+        explorer = self
+
+        class ExploreMachine(RuleBasedStateMachine):
+            def __init__(self) -> None:
+                super().__init__()
+                self.env = explorer.env_class(step_budget=explorer.options.step_budget)
+                self.env.coverage = explorer.coverage if explorer.counting else None
+                self.start: Start | None = None
+                self.calls: list[Call] = []
+                self.results: list[dict[str, Any]] = []
+                explorer.current = self
+
+            @initialize(data=st.data())
+            def begin(self, data: st.DataObject) -> None:
+                self.start = data.draw(st.sampled_from(explorer.starts), label="start")
+                try:
+                    self.start.apply(self.env)
+                except InvalidState:
+                    self.start = Start("an empty state", state={})
+                    self.start.apply(self.env)
+
+            @rule(data=st.data())
+            def call_tool(self, data: st.DataObject) -> None:
+                # one draw per call (the tool and its arguments' seed): draws are what costs
+                # time in hypothesis; shrinking it towards 0 gives the first tool, plainest args
+                drawn = data.draw(st.integers(0, 2**40), label="call")
+                name = explorer.tools[drawn % len(explorer.tools)]
+                arguments = ArgumentGenerator(self.env, drawn // len(explorer.tools)).for_tool(name)
+                self.calls.append((name, arguments))
+                try:
+                    result = self.env.call(name, arguments)
+                except Exception as error:  # call() itself must never raise
+                    raise _Stop(
+                        "exception",
+                        f"call of '{name}' raised {type(error).__name__}: {error}",
+                        "".join(traceback.format_exception(error)),
+                    ) from None
+                self.results.append(result)
+                explorer.observe(name, result, self.env)
+                bug = self.env.last_exception
+                if bug is not None:
+                    raise _Stop(
+                        "exception",
+                        f"'{name}' hit a bug: {type(bug).__name__}: {bug}",
+                        "".join(traceback.format_exception(bug)),
+                    )
+                failure = self.env.last_failure
+                if (
+                    explorer.target_rule is not None
+                    and not result["success"]
+                    and failure is not None
+                    and failure.rule == explorer.target_rule
+                ):
+                    raise _Stop("rule-rejection", result["error"])
+
+            def teardown(self) -> None:
+                explorer.examples += 1
+                if explorer.examples % explorer.options.determinism_every == 0:
+                    explorer.check_determinism(self)
+
+        return ExploreMachine
+
+    def observe(self, name: str, result: dict[str, Any], env: Environment) -> None:
+        if not self.counting:
+            return
+        stats = self.report.tools[name]
+        stats.calls += 1
+        self.report.calls += 1
+        if result["success"]:
+            stats.successes += 1
+            return
+        failure = env.last_failure
+        if failure is not None and failure.site is not None:
+            self.site_failures[failure.site] += 1
+            owner, line, kind, text = self.env_class.SITES[failure.site]
+            stats.failures[f"line {line}: {kind} {text}"] += 1
+        elif failure is not None and failure.rule is not None:
+            self.rule_rejections[(failure.rule, name)] += 1
+            stats.failures[failure.rule] += 1
+        else:
+            stats.failures[str(result["error"]).split(":")[0][:60]] += 1
+
+    def check_determinism(self, machine: Any) -> None:
+        if machine.start is None:
+            return
+        twin = self.env_class(step_budget=self.options.step_budget)
+        machine.start.apply(twin)
+        for (name, arguments), expected in zip(machine.calls, machine.results):
+            if twin.call(name, arguments) != expected:
+                raise _Stop(
+                    "nondeterminism", f"replaying the calls gave a different result of '{name}'"
+                )
+        if twin.state_hash() != machine.env.state_hash():
+            raise _Stop("nondeterminism", "replaying the calls gave a different state")
+
+    # ---- running -----------------------------------------------------------------------------
+    def run_machine(self, examples: int, phases: tuple[Phase, ...]) -> _Stop | None:
+        test = get_state_machine_test(  # type: ignore[no-untyped-call]
+            self.machine(),
+            settings=settings(
+                max_examples=max(1, examples),
+                stateful_step_count=STEPS_PER_EXAMPLE,
+                deadline=None,
+                database=None,
+                suppress_health_check=list(HealthCheck),
+                phases=phases,
+                print_blob=False,
+                report_multiple_bugs=False,
+            ),
+        )
+        try:
+            seed(self.options.seed)(test)()
+        except _Stop as stop:
+            return stop
+        return None
+
+    def run(self) -> ExploreReport:
+        started = time.perf_counter()
+        examples = max(1, self.options.max_calls // STEPS_PER_EXAMPLE)
+        stop = self.run_machine(examples, (Phase.generate, Phase.shrink))
+        if stop is not None:
+            self.record_stop(stop, "error")
+        self.report.seconds = time.perf_counter() - started
+        self.never_succeeded()
+        self.conditions()
+        self.counting = False
+        self.rule_counterexamples()
+        return self.report
+
+    def record_stop(self, stop: _Stop, severity: str, tool: str | None = None) -> Finding:
+        machine = self.current
+        finding = Finding(
+            severity,
+            stop.kind,
+            stop.message,
+            tool=tool or (machine.calls[-1][0] if machine is not None and machine.calls else None),
+            detail=stop.detail,
+            start=machine.start if machine is not None else None,
+            trace=list(machine.calls) if machine is not None else None,
+        )
+        self.report.findings.append(finding)
+        return finding
+
+    def never_succeeded(self) -> None:
+        for name, stats in self.report.tools.items():
+            if stats.calls == 0 or stats.successes > 0:
+                continue
+            reasons = ", ".join(
+                f"{reason} ({count}x)" for reason, count in stats.failures.most_common(3)
+            )
+            self.report.findings.append(
+                Finding(
+                    "error",
+                    "never-succeeds",
+                    f"tool '{name}' never succeeded in {stats.calls} calls",
+                    tool=name,
+                    detail=f"it always failed on: {reasons}",
+                )
+            )
+
+    def conditions(self) -> None:
+        for index, (owner, line, kind, text) in enumerate(self.env_class.SITES):
+            passed, failed = self.coverage[index], self.site_failures[index]
+            self.report.conditions.append((owner, line, kind, text, passed, failed))
+            if passed + failed == 0 or owner not in self.report.tools:
+                continue  # never reached (a fn or an internal tool, or an unexplored path)
+            if failed == 0:
+                self.report.findings.append(
+                    Finding(
+                        "warning",
+                        "condition-never-fails",
+                        f"line {line}: `{kind} {text}` in '{owner}' never failed "
+                        f"({passed} calls passed it)",
+                        tool=owner,
+                    )
+                )
+            elif passed == 0:
+                self.report.findings.append(
+                    Finding(
+                        "warning",
+                        "condition-never-holds",
+                        f"line {line}: `{kind} {text}` in '{owner}' never held "
+                        f"({failed} calls failed on it)",
+                        tool=owner,
+                    )
+                )
+
+    def rule_counterexamples(self) -> None:
+        """For each declarative rule that rejected calls: a shrunk trace that reproduces it."""
+        seen: set[str] = set()
+        for (rule_name, tool), count in self.rule_rejections.most_common():
+            if rule_name in seen:
+                continue
+            seen.add(rule_name)
+            self.target_rule = rule_name
+            stop = self.run_machine(
+                max(10, self.options.max_calls // STEPS_PER_EXAMPLE // 2),
+                (Phase.generate, Phase.shrink),
+            )
+            self.target_rule = None
+            message = (
+                f"{count} call(s) of '{tool}' were rejected only by the rule {rule_name!r}, "
+                "not by the tool's own require or let-else: the agent sees the rule's text"
+            )
+            if stop is None:
+                self.report.findings.append(
+                    Finding("warning", "rule-rejection", message, tool=tool)
+                )
+            else:
+                finding = self.record_stop(stop, "warning", tool)
+                finding.message = message
+                finding.detail = f"last call failed with: {stop.message}"
+
+
+def explore(env_class: type[Environment], options: ExploreOptions) -> ExploreReport:
+    return Explorer(env_class, options).run()

@@ -785,6 +785,17 @@ class LibraryLendingEnv(rt.Environment):
                 ),
             ),
         ),
+        "renew_before_holiday": rt.TaskSpec(
+            "renew_before_holiday",
+            "Ana (M001) is travelling: renew her loan of Dune (loan L1) so that she can keep the copy\nthree more weeks. Nobody else is waiting for the book.",
+            "_init_renew_before_holiday",
+            None,
+            "_solve_renew_before_holiday",
+            (
+                ("the loan was renewed once", "_check_renew_before_holiday_0"),
+                ("the due date moved three weeks later", "_check_renew_before_holiday_1"),
+            ),
+        ),
     }
     ROW_INVARIANTS: ClassVar[dict[str, tuple[tuple[str, str], ...]]] = {
         "books": (("the title is not empty", "_rowinv_Book_0"),),
@@ -1912,3 +1923,51 @@ class LibraryLendingEnv(rt.Environment):
                 and ("L4" not in self.t_loans)
             )
         )
+
+    def _init_renew_before_holiday(self) -> None:
+        self.set_scalar_initial("now", h.datetime("2024-03-11T10:00:00Z"))
+        self.set_scalar_initial("holidays", set())
+        self.load_rows("authors", [Author(author_id="A1", name="Frank Herbert")])
+        self.load_rows("books", [Book(isbn="9780441013593", title="Dune", year=1965)])
+        self.load_rows(
+            "book_authors", [BookAuthor(link_id="BA1", book="9780441013593", author="A1")]
+        )
+        self.load_rows(
+            "copies", [Copy(copy_id="9780441013593-1", book="9780441013593", shelf="SF-HER")]
+        )
+        self.load_rows(
+            "members",
+            [
+                Member(
+                    member_id="M001",
+                    name="Ana Ruiz",
+                    email="ana@example.org",
+                    joined=h.date("2023-09-01"),
+                    expires=h.date("2024-08-31"),
+                )
+            ],
+        )
+        self.load_rows(
+            "loans",
+            [
+                Loan(
+                    loan_id="L1",
+                    copy_="9780441013593-1",
+                    member="M001",
+                    checked_out=h.datetime("2024-03-04T10:00:00Z"),
+                    due=h.date("2024-03-25"),
+                )
+            ],
+        )
+        self.load_rows("holds", [])
+
+    def _solve_renew_before_holiday(self, results: list[rt.Result]) -> dict[str, Any]:
+        b: dict[str, Any] = {}
+        self._solution_call(results, "renew_loan", {"loan_id": "L1", "member_id": "M001"})
+        return b
+
+    def _check_renew_before_holiday_0(self, b: dict[str, Any]) -> bool:
+        return bool((self.t_loans.row("L1").renewals == 1))
+
+    def _check_renew_before_holiday_1(self, b: dict[str, Any]) -> bool:
+        return bool((self.t_loans.row("L1").due == h.date("2024-04-15")))

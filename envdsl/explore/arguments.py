@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import datetime as dt
 import random
+import re
 from typing import Any
 
 from envdsl.runtime import Environment
@@ -36,8 +37,10 @@ from envdsl.runtime.values import (
     TypeSpec,
     format_datetime,
 )
+from envdsl.runtime.errors import BadValue
 
 _TEXT = "abcdefgXYZ-_ 0123456789@."
+_EXAMPLE = re.compile(r"e\.g\.,?\s*([^\s,;)]+)")
 
 
 class ArgumentGenerator:
@@ -47,6 +50,40 @@ class ArgumentGenerator:
         # choice 0 (what shrinking tends to) means "the likeliest value everywhere"
         self.plain = choice == 0
         self.clock = _clock(env)
+        self._pool: dict[type, list[Any]] | None = None
+        self._fields: dict[str, list[Any]] | None = None
+        # rows whose keys were picked for earlier parameters of this call: a later parameter
+        # named like one of their fields (`member_id` after a loan) takes that field's value
+        self.anchors: list[tuple[Any, Any]] = []  # (row spec, row)
+
+    @property
+    def pool(self) -> dict[type, list[Any]]:
+        """Values of each kind found in the state now: data that passes a tool's format checks
+        (emails, salaries in range, datetimes on the quarter hour) is most often like the data
+        already there."""
+        if self._pool is None:
+            self._pool = _state_values(self.env)
+        return self._pool
+
+    def like_existing(self, kind: type) -> Any:
+        """An existing value, or one near it (a fresh variant of a string, a shifted number)."""
+        values = self.pool.get(kind)
+        if not values:
+            return None
+        value = self.pick(values)
+        if self.plain or self.rng.random() < 0.5:
+            return value
+        if kind is str:
+            return f"{value}{self.rng.choice(_TEXT.strip())}" if value else self.text()
+        if kind is int:
+            return value + self.rng.randrange(-3, 4)
+        if kind is float:
+            return round(value * self.rng.uniform(0.8, 1.2), 2)
+        if kind is dt.datetime:
+            return value + dt.timedelta(minutes=15 * self.rng.randrange(-96, 97))
+        if kind is dt.date:
+            return value + dt.timedelta(days=self.rng.randrange(-30, 31))
+        return value
 
     def likely(self, weight: int = 4) -> bool:
         return self.plain or self.rng.randrange(weight + 1) != weight
@@ -60,38 +97,131 @@ class ArgumentGenerator:
     def for_tool(self, name: str) -> dict[str, Any]:
         arguments: dict[str, Any] = {}
         for param in self.env.TOOLS[name].params:
-            if param.required or self.likely(1):
-                arguments[param.name] = self.for_param(param.name, param.spec)
+            if not (param.required or self.likely(1)):
+                continue
+            example = _EXAMPLE.search(param.description or "")
+            if isinstance(param.spec, StrSpec) and example and self.rng.random() < 0.4:
+                # the spec's own description shows the format: "HH:MM, e.g. 08:00"
+                arguments[param.name] = example.group(1).strip("'\"`")
+                continue
+            arguments[param.name] = self.for_param(param.name, param.spec)
         return arguments
 
     def for_param(self, name: str, spec: TypeSpec) -> Any:
+        if isinstance(spec, OptionalSpec):
+            return self.for_param(name, spec.inner) if self.likely() else None
+        anchored = self.from_anchor(name, spec)
+        if anchored is not None and self.likely(3):
+            return anchored
+        if isinstance(spec, RefSpec):
+            key = self.existing_key([spec.table]) if self.likely() else None
+            if key is not None:
+                return key
+            return self.text() if isinstance(spec.key, StrSpec) else self.rng.randrange(-5, 10_000)
         if isinstance(spec, StrSpec):
-            keys = self.keys_named_like(name)
-            return self.pick(keys) if keys and self.likely() else self.text()
+            tables, matched = self.tables_named_like(name)
+            named = self.field_values(name)
+            roll = 0 if self.plain else self.rng.randrange(10)
+            if matched:  # an id: mostly an existing row's, else a fresh one like them
+                key = self.existing_key(tables) if roll < 6 else None
+                if key is not None:
+                    return key
+                if roll < 8 and named:
+                    return f"{self.pick(named)}{self.rng.choice(_TEXT.strip())}"
+            elif named:  # named after a field (`work_email`, `product_name`): its values
+                if roll < 6:
+                    return self.varied(self.pick(named))
+            if roll < 8:
+                key = self.existing_key(tables) if tables and roll < 7 else None
+                if key is not None:
+                    return key
+                existing = self.like_existing(str)
+                if existing is not None:
+                    return existing
+            # blank values are what agents send by mistake most often
+            return "" if self.rng.random() < 0.4 else self.text()
         return self.value(spec)
+
+    def field_values(self, param: str) -> list[Any]:
+        """String values of the fields this parameter is named after (`work_email`, `name`)."""
+        if self._fields is None:
+            self._fields = _field_values(self.env)
+        for field, values in self._fields.items():
+            if param == field or param.endswith("_" + field):
+                return values
+        return []
+
+    def varied(self, value: str) -> str:
+        """The value itself, or a fresh variant of it (for parameters that must be new)."""
+        if self.plain or self.rng.random() < 0.6:
+            return value
+        return f"{value}{self.rng.choice(_TEXT.strip())}"
+
+    def existing_key(self, tables: list[str]) -> Any:
+        table = self.pick(tables)
+        keys = self.env._table(table).keys()
+        if not keys:
+            return None
+        # half the time one of the newest rows: what the previous calls just created is what
+        # the next call most likely needs (place an order, then pay it)
+        key = self.pick(keys[-3:] if self.rng.random() < 0.5 else keys)
+        self.anchors.append((self.env.TABLES[table].row, self.env._table(table).get(key)))
+        return key
+
+    def from_anchor(self, param: str, spec: TypeSpec) -> Any:
+        """The JSON value of a same-named field of a row picked earlier, if it fits `spec`."""
+        for row_spec, row in reversed(self.anchors):
+            for field in row_spec.fields:
+                if param not in (field.name, f"{field.name}_id"):
+                    continue
+                value = getattr(row, field.attribute)
+                if value is None:
+                    continue
+                as_json = field.spec.to_json(value)
+                try:
+                    spec.from_json(as_json, param)
+                except BadValue:
+                    continue
+                return as_json
+        return None
 
     def value(self, spec: TypeSpec) -> Any:
         rng = self.rng
         if isinstance(spec, OptionalSpec):
             return self.value(spec.inner) if self.likely() else None
         if isinstance(spec, RefSpec):
-            keys = self.env._table(spec.table).keys()
-            if keys and self.likely():
-                return self.pick(keys)
+            key = self.existing_key([spec.table]) if self.likely() else None
+            if key is not None:
+                return key
             return self.text() if isinstance(spec.key, StrSpec) else rng.randrange(-5, 10_000)
+        if isinstance(spec, StrSpec):
+            existing = self.like_existing(str) if self.likely(1) else None
+            return existing if existing is not None else self.text()
         if isinstance(spec, EnumSpec):
             return self.pick(sorted(spec.by_value)) if self.likely(8) else self.text()
         if isinstance(spec, BoolSpec):
             return not self.plain and rng.random() < 0.5
         if isinstance(spec, IntSpec):
+            near = self.like_existing(int) if rng.random() < 0.4 else None
+            if near is not None:
+                return near
             return rng.randrange(-2, 21) if self.likely() else rng.randrange(-(10**6), 10**6)
         if isinstance(spec, FloatSpec):
+            near = self.like_existing(float) if rng.random() < 0.5 else None
+            if near is not None:
+                return near
             return round(rng.uniform(-10, 500) if self.likely() else rng.uniform(-1e6, 1e6), 2)
         if isinstance(spec, DateSpec):
+            near = self.like_existing(dt.date) if rng.random() < 0.5 else None
+            if near is not None:
+                return near.isoformat()
             return (self.clock.date() + dt.timedelta(days=rng.randrange(-90, 91))).isoformat()
         if isinstance(spec, DateTimeSpec):
-            minutes = rng.randrange(-60 * 24 * 60, 60 * 24 * 60)
-            return format_datetime(self.clock + dt.timedelta(minutes=minutes))
+            near = self.like_existing(dt.datetime) if rng.random() < 0.5 else None
+            if near is not None:
+                return format_datetime(near)
+            quarters = rng.randrange(-4 * 24 * 30, 4 * 24 * 30)
+            return format_datetime(self.clock + dt.timedelta(minutes=15 * quarters))
         if isinstance(spec, DurationSpec):
             return rng.randrange(0, 60 * 60 * 24 * 30)
         if isinstance(spec, SetSpec):
@@ -107,24 +237,30 @@ class ArgumentGenerator:
                 for _ in range(rng.randrange(4))
             }
         if isinstance(spec, RecordSpec):
-            return {f.name: self.value(f.spec) for f in spec.fields if f.required or self.likely(1)}
+            return {
+                f.name: self.for_param(f.name, f.spec)
+                for f in spec.fields
+                if f.required or self.likely(1)
+            }
         if isinstance(spec, JsonSpec):
             return self.pick([None, rng.randrange(-5, 6), self.text()])
         return None
 
-    def keys_named_like(self, param: str) -> list[Any]:
-        """Keys of the tables a `str` parameter probably names (`user_id` -> users' keys),
-        else every string key: an LLM-written tool often takes ids as plain strings."""
-        matching: list[Any] = []
-        everything: list[Any] = []
+    def tables_named_like(self, param: str) -> tuple[list[str], bool]:
+        """The tables a `str` parameter probably names (`user_id` -> users) and True, else
+        every table with string keys and False: LLM-written tools take ids as plain strings."""
+        matching: list[str] = []
+        with_str_keys: list[str] = []
         for name, spec in self.env.TABLES.items():
-            keys = [k for k in self.env._table(name).keys() if isinstance(k, str)]
-            everything += keys
-            key_field = next(f.name for f in spec.row.fields if f.attribute == spec.schema.key)
+            key_field = next(f for f in spec.row.fields if f.attribute == spec.schema.key)
+            if not isinstance(key_field.spec, StrSpec):
+                continue
+            with_str_keys.append(name)
             entity = spec.schema.entity.lower()
-            if param in (key_field, f"{entity}_id", f"{entity}_key", entity):
-                matching += keys
-        return matching or everything
+            names = (key_field.name, f"{entity}_{key_field.name}", f"{entity}_id", entity, name)
+            if param in names:
+                matching.append(name)
+        return (matching, True) if matching else (with_str_keys, False)
 
 
 def _clock(env: Environment) -> dt.datetime:
@@ -136,3 +272,40 @@ def _clock(env: Environment) -> dt.datetime:
         if isinstance(scalar.spec, DateSpec) and isinstance(value, dt.date):
             return dt.datetime(value.year, value.month, value.day, tzinfo=dt.timezone.utc)
     return dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc)
+
+
+def _state_values(env: Environment) -> dict[type, list[Any]]:
+    """Scalar values in the state by kind (str, int, float, date, datetime), de-duplicated,
+    from the scalars and the first rows of each table (enough to learn what data looks like)."""
+    found: dict[type, dict[Any, None]] = {}
+
+    def add(value: Any) -> None:
+        if isinstance(value, bool) or value is None:
+            return
+        if isinstance(value, (list, set, frozenset, tuple)):
+            for item in value:
+                add(item)
+            return
+        kind = type(value)
+        if kind in (str, int, float, dt.date, dt.datetime):
+            found.setdefault(kind, {})[value] = None
+
+    for name in env.SCALARS:
+        add(env._scalars.get(name))
+    for name, spec in env.TABLES.items():
+        for row in env._table(name).rows()[:200]:
+            for field in spec.row.fields:
+                add(getattr(row, field.attribute))
+    return {kind: sorted(values, key=repr) for kind, values in found.items()}
+
+
+def _field_values(env: Environment) -> dict[str, list[Any]]:
+    """String values in the tables by field name (JSON name), de-duplicated."""
+    found: dict[str, dict[str, None]] = {}
+    for name, spec in env.TABLES.items():
+        for row in env._table(name).rows()[:200]:
+            for field in spec.row.fields:
+                value = getattr(row, field.attribute)
+                if isinstance(value, str):
+                    found.setdefault(field.name, {})[value] = None
+    return {field: sorted(values) for field, values in found.items()}

@@ -32,6 +32,8 @@ from envdsl.runtime import Environment, InvalidState
 
 Call = tuple[str, Any]
 STEPS_PER_EXAMPLE = 50
+# a condition is reported as never failing (or never holding) only after this many evaluations
+MIN_EVALUATIONS = 30
 
 
 @dataclass
@@ -126,10 +128,10 @@ class Explorer:
         self.env_class = env_class
         self.options = options
         self.report = ExploreReport(env_class.NAME)
-        self.starts = self._starts()
-        self.report.starts = [s.label for s in self.starts]
         self.tools = sorted(env_class.TOOLS)
         self.report.tools = {name: ToolStats() for name in self.tools}
+        self.starts = self._starts()
+        self.report.starts = [s.label for s in self.starts]
         self.coverage = [0] * len(env_class.SITES)
         self.site_failures = [0] * len(env_class.SITES)
         # declarative rule -> (tool, count) of calls rejected by it
@@ -152,6 +154,10 @@ class Explorer:
             except InvalidState:
                 continue
             calls = [(e.name, e.arguments) for e in env.trace if e.success]
+            for name, _ in calls:  # the solutions are explored paths too, and deep ones
+                self.report.tools[name].calls += 1
+                self.report.tools[name].successes += 1
+                self.report.calls += 1
             starts.append(Start(f"task {task}", task))
             for step in range(1, len(calls) + 1):
                 starts.append(
@@ -327,8 +333,8 @@ class Explorer:
         for index, (owner, line, kind, text) in enumerate(self.env_class.SITES):
             passed, failed = self.coverage[index], self.site_failures[index]
             self.report.conditions.append((owner, line, kind, text, passed, failed))
-            if passed + failed == 0 or owner not in self.report.tools:
-                continue  # never reached (a fn or an internal tool, or an unexplored path)
+            if passed + failed < MIN_EVALUATIONS or owner not in self.report.tools:
+                continue  # too rarely reached to say anything (or inside a fn)
             if failed == 0:
                 self.report.findings.append(
                     Finding(

@@ -175,7 +175,8 @@ class BodyTranslator(Translator):
             accessor = f"self.{self.names.state[target.name]}"
             value = self.coerce(value, value_type, info.type)
             if stmt.op != "=":
-                value = f"{accessor} {stmt.op[0]} {value}"
+                current = self.narrowed(accessor, info.type, self.type_of(target))
+                value = f"{current} {stmt.op[0]} {value}"
             return lines + [f"{pad}self._set_scalar({target.name!r}, {value})"]
         record = (
             self.row_record(self.type_of(target.obj)) if isinstance(target, ast.Attribute) else None
@@ -190,9 +191,11 @@ class BodyTranslator(Translator):
                 temp = self.temp(scope)
                 lines.append(f"{pad}{temp} = {row_code}")
                 row_code = temp
-            value = self.coerce(value, value_type, record.fields[target.name.text].type)
+            declared = record.fields[target.name.text].type
+            value = self.coerce(value, value_type, declared)
             if stmt.op != "=":
-                value = f"{row_code}.{attr} {stmt.op[0]} {value}"
+                current = self.narrowed(f"{row_code}.{attr}", declared, self.type_of(target))
+                value = f"{current} {stmt.op[0]} {value}"
             return lines + [f"{pad}self._set({table!r}, {row_code}, {attr!r}, {value})"]
         touch = self.touch_before(target, scope)
         target_code = self.expr(target, scope)

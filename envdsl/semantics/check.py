@@ -312,7 +312,8 @@ class BodyChecker(ExprChecker):
                 codes.UNKNOWN_NAME, f"unknown name '{target.name}'", target.span, help=local_help
             )
             return False
-        target_type = self.expr(target, scope)
+        narrowed_type = self.expr(target, scope)  # what it holds now (after `!= none` tests)
+        target_type = narrowed_type
         if isinstance(target, ast.NameRef) and (local := scope.lookup(target.name)) is not None:
             target_type = local.type  # assigning replaces a narrowed optional, too
         value_type = self.expr(stmt.value, scope)
@@ -332,8 +333,15 @@ class BodyChecker(ExprChecker):
                         stmt.value.span,
                         f"value assigned to '{_describe(target)}'",
                     )
+            elif isinstance(narrowed_type, t.OptionalType):
+                self.error(
+                    codes.POSSIBLY_NONE,
+                    f"'{_describe(target)}' may be none, so '{stmt.op}' may fail",
+                    target.span,
+                    help="test `x != none` first, or assign a value with `=`",
+                )
             else:
-                base = t.strip_optional(target_type) if stmt.op else target_type
+                base = narrowed_type
                 result = (
                     None
                     if t.is_error(base) or t.is_error(value_type)

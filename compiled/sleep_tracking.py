@@ -283,9 +283,10 @@ class SleepTrackingEnv(rt.Environment):
         ("add_sleep_log", 61, "let-else", "users.get(user_id)"),
         ("add_sleep_log", 62, "require", "u.status == AccountStatus.active"),
         ("add_sleep_log", 63, "require", "end > start"),
-        ("set_status", 70, "let-else", "users.get(user_id)"),
-        ("delete_sleep_log", 77, "let-else", "logs.get(log_id)"),
-        ("delete_sleep_log", 78, "require", "l.user == user_id"),
+        ("add_sleep_log", 64, "require", "end <= now"),
+        ("set_status", 71, "let-else", "users.get(user_id)"),
+        ("delete_sleep_log", 78, "let-else", "logs.get(log_id)"),
+        ("delete_sleep_log", 79, "require", "l.user == user_id"),
     )
 
     @property
@@ -392,6 +393,9 @@ class SleepTrackingEnv(rt.Environment):
         if not (end > start):
             raise rt.Fail("end must be after start", site=3)
         self._hit(3)
+        if not (end <= self.s_now):
+            raise rt.Fail("a night cannot end in the future", site=4)
+        self._hit(4)
         return self._insert(
             "logs",
             SleepLog(
@@ -406,19 +410,19 @@ class SleepTrackingEnv(rt.Environment):
     def _impl_set_status(self, user_id: str, status: AccountStatus) -> User:
         u = self.t_users.get(user_id)
         if u is None:
-            raise rt.Fail("user not found", site=4)
-        self._hit(4)
+            raise rt.Fail("user not found", site=5)
+        self._hit(5)
         self._set("users", u, "status", status)
         return u
 
     def _impl_delete_sleep_log(self, log_id: str, user_id: str) -> str:
         l = self.t_logs.get(log_id)
         if l is None:
-            raise rt.Fail("log not found", site=5)
-        self._hit(5)
-        if not (l.user == user_id):
-            raise rt.Fail("not your log", site=6)
+            raise rt.Fail("log not found", site=6)
         self._hit(6)
+        if not (l.user == user_id):
+            raise rt.Fail("not your log", site=7)
+        self._hit(7)
         self._delete("logs", log_id)
         return "deleted"
 

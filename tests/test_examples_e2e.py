@@ -180,7 +180,7 @@ SESSIONS: dict[str, tuple[str, list[Step]]] = {
                     "end": "2024-05-23T07:00:00Z",
                     "quality": "fair",
                 },
-                "no sleep is logged in the future",
+                "a night cannot end in the future",
             ),
             Step("delete_sleep_log", {"log_id": "LOG-0001", "user_id": "U1"}, "not your log"),
             Step("delete_sleep_log", {"log_id": "LOG-0001"}, "missing required argument"),

@@ -591,12 +591,12 @@ class OCRProcessingServiceEnv(rt.Environment):
         ),
         ("fail_ocr_request", 279, "let-else", "requests.get(request_id)"),
         ("fail_ocr_request", 280, "require", "r.status != OCRStatus.completed"),
-        ("fail_ocr_request", 282, "require", "r.status != OCRStatus.failed"),
-        ("fail_ocr_request", 283, "require", "r.status == OCRStatus.processing"),
-        ("clear_completed_request", 310, "let-else", "requests.get(request_id)"),
-        ("clear_completed_request", 311, "require", "r.status == OCRStatus.completed"),
-        ("retry_ocr_request", 323, "let-else", "requests.get(original_request_id)"),
-        ("retry_ocr_request", 324, "require", "orig.status == OCRStatus.failed"),
+        ("fail_ocr_request", 285, "require", "r.status != OCRStatus.failed"),
+        ("fail_ocr_request", 286, "require", "r.status == OCRStatus.processing"),
+        ("clear_completed_request", 313, "let-else", "requests.get(request_id)"),
+        ("clear_completed_request", 314, "require", "r.status == OCRStatus.completed"),
+        ("retry_ocr_request", 326, "let-else", "requests.get(original_request_id)"),
+        ("retry_ocr_request", 330, "require", "orig.status == OCRStatus.failed"),
     )
 
     @property

@@ -958,73 +958,78 @@ class ClinicSchedulingEnv(rt.Environment):
         "_inv_4": "nobody is checked in or treated before the appointment's check-in window",
     }
     SITES: ClassVar[tuple[tuple[str, int, str, str], ...]] = (
-        ("get_working_hours", 254, "require", "dentist_id in dentists"),
-        ("find_free_slots", 265, "require", "dentist_id in dentists"),
-        ("find_free_slots", 266, "let-else", "treatments.get(treatment_code)"),
-        ("find_free_slots", 267, "require", "qualified(dentist_id, t.speciality)"),
-        ("find_free_slots", 269, "let-else", "hours_on(dentist_id, day)"),
-        ("get_dentist_schedule", 290, "require", "dentist_id in dentists"),
-        ("get_patient_appointments", 306, "require", "patient_id in patients"),
-        ("get_appointment", 314, "let-else", "appointments.get(appointment_id)"),
-        ("register_patient", 323, "require", "not any(p.phone == phone for p in patients)"),
-        ("book_appointment", 336, "require", "patient_id in patients"),
-        ("book_appointment", 337, "let-else", "dentists.get(dentist_id)"),
-        ("book_appointment", 338, "let-else", "treatments.get(treatment_code)"),
-        ("book_appointment", 339, "let-else", "rooms.get(room_id)"),
-        ("book_appointment", 340, "require", "start > now"),
-        ("book_appointment", 341, "require", "minute_of_day(start) % SLOT_MINUTES == 0"),
-        ("book_appointment", 343, "require", "qualified(dentist_id, t.speciality)"),
-        ("book_appointment", 345, "require", "within_hours(dentist_id, start, end)"),
-        ("book_appointment", 347, "require", 'dentist_free(dentist_id, start, end, "")'),
-        ("book_appointment", 348, "require", "room_suits(r, t)"),
-        ("book_appointment", 349, "require", 'room_free(room_id, start, end, "")'),
-        ("confirm_appointment", 357, "let-else", "appointments.get(appointment_id)"),
-        ("confirm_appointment", 358, "require", "a.status == AppointmentStatus.requested"),
-        ("confirm_appointment", 359, "require", "a.start > now"),
-        ("reschedule_appointment", 370, "let-else", "appointments.get(appointment_id)"),
-        ("reschedule_appointment", 371, "require", "is_upcoming(a)"),
-        ("reschedule_appointment", 372, "require", "can_be_changed_by_patient(a)"),
-        ("reschedule_appointment", 374, "require", "new_start > now"),
-        ("reschedule_appointment", 375, "require", "minute_of_day(new_start) % SLOT_MINUTES == 0"),
-        ("reschedule_appointment", 377, "let-else", "rooms.get(new_room)"),
-        ("reschedule_appointment", 379, "require", "within_hours(a.dentist, new_start, end)"),
+        ("get_working_hours", 256, "require", "dentist_id in dentists"),
+        ("find_free_slots", 267, "require", "dentist_id in dentists"),
+        ("find_free_slots", 268, "let-else", "treatments.get(treatment_code)"),
+        ("find_free_slots", 269, "require", "qualified(dentist_id, t.speciality)"),
+        ("find_free_slots", 271, "let-else", "hours_on(dentist_id, day)"),
+        ("get_dentist_schedule", 292, "require", "dentist_id in dentists"),
+        ("get_patient_appointments", 308, "require", "patient_id in patients"),
+        ("get_appointment", 316, "let-else", "appointments.get(appointment_id)"),
+        ("register_patient", 325, "require", 'strip(name) != ""'),
+        ("register_patient", 326, "require", "1 <= recall_months <= 24"),
+        ("register_patient", 327, "require", "not any(p.phone == phone for p in patients)"),
+        ("book_appointment", 340, "require", "patient_id in patients"),
+        ("book_appointment", 341, "let-else", "dentists.get(dentist_id)"),
+        ("book_appointment", 342, "let-else", "treatments.get(treatment_code)"),
+        ("book_appointment", 343, "let-else", "rooms.get(room_id)"),
+        ("book_appointment", 344, "require", "start > now"),
+        ("book_appointment", 345, "require", "minute_of_day(start) % SLOT_MINUTES == 0"),
+        ("book_appointment", 347, "require", "qualified(dentist_id, t.speciality)"),
+        ("book_appointment", 349, "require", "within_hours(dentist_id, start, end)"),
+        ("book_appointment", 351, "require", 'dentist_free(dentist_id, start, end, "")'),
+        ("book_appointment", 352, "require", "room_suits(r, t)"),
+        ("book_appointment", 353, "require", 'room_free(room_id, start, end, "")'),
+        ("confirm_appointment", 361, "let-else", "appointments.get(appointment_id)"),
+        ("confirm_appointment", 362, "require", "a.status == AppointmentStatus.requested"),
+        ("confirm_appointment", 363, "require", "a.start > now"),
+        ("reschedule_appointment", 374, "let-else", "appointments.get(appointment_id)"),
+        ("reschedule_appointment", 375, "require", "is_upcoming(a)"),
+        ("reschedule_appointment", 376, "require", "can_be_changed_by_patient(a)"),
+        ("reschedule_appointment", 378, "require", "new_start > now"),
+        ("reschedule_appointment", 379, "require", "minute_of_day(new_start) % SLOT_MINUTES == 0"),
+        ("reschedule_appointment", 381, "let-else", "rooms.get(new_room)"),
+        ("reschedule_appointment", 383, "require", "within_hours(a.dentist, new_start, end)"),
         (
             "reschedule_appointment",
-            380,
+            384,
             "require",
             "dentist_free(a.dentist, new_start, end, appointment_id)",
         ),
         (
             "reschedule_appointment",
-            382,
+            386,
             "require",
             "room_free(new_room, new_start, end, appointment_id)",
         ),
-        ("cancel_appointment", 394, "let-else", "appointments.get(appointment_id)"),
-        ("cancel_appointment", 395, "require", "is_upcoming(a)"),
-        ("cancel_appointment", 396, "require", 'strip(reason) != ""'),
-        ("cancel_appointment", 397, "require", "by_clinic or can_be_changed_by_patient(a)"),
-        ("check_in_patient", 410, "let-else", "appointments.get(appointment_id)"),
-        ("check_in_patient", 411, "require", "a.status == AppointmentStatus.confirmed"),
-        ("check_in_patient", 412, "require", "now >= a.start - minutes(EARLY_CHECK_IN_MINUTES)"),
-        ("check_in_patient", 413, "require", "now < a.end"),
-        ("complete_appointment", 421, "let-else", "appointments.get(appointment_id)"),
-        ("complete_appointment", 422, "require", "a.status == AppointmentStatus.checked_in"),
-        ("complete_appointment", 423, "require", "now >= a.start"),
-        ("mark_no_show", 431, "let-else", "appointments.get(appointment_id)"),
-        ("mark_no_show", 432, "require", "a.status == AppointmentStatus.confirmed"),
-        ("mark_no_show", 433, "require", "now >= a.start + minutes(NO_SHOW_GRACE_MINUTES)"),
-        ("advance_clock", 441, "require", "to >= now"),
-        ("set_working_hours", 453, "require", "dentist_id in dentists"),
-        ("add_dentist_speciality", 469, "require", "dentist_id in dentists"),
-        ("add_dentist_speciality", 470, "require", "speciality_code in specialities"),
-        ("add_dentist_speciality", 471, "require", "not qualified(dentist_id, speciality_code)"),
+        ("cancel_appointment", 398, "let-else", "appointments.get(appointment_id)"),
+        ("cancel_appointment", 399, "require", "is_upcoming(a)"),
+        ("cancel_appointment", 400, "require", 'strip(reason) != ""'),
+        ("cancel_appointment", 401, "require", "by_clinic or can_be_changed_by_patient(a)"),
+        ("check_in_patient", 414, "let-else", "appointments.get(appointment_id)"),
+        ("check_in_patient", 415, "require", "a.status == AppointmentStatus.confirmed"),
+        ("check_in_patient", 416, "require", "now >= a.start - minutes(EARLY_CHECK_IN_MINUTES)"),
+        ("check_in_patient", 417, "require", "now < a.end"),
+        ("complete_appointment", 425, "let-else", "appointments.get(appointment_id)"),
+        ("complete_appointment", 426, "require", "a.status == AppointmentStatus.checked_in"),
+        ("complete_appointment", 427, "require", "now >= a.start"),
+        ("mark_no_show", 435, "let-else", "appointments.get(appointment_id)"),
+        ("mark_no_show", 436, "require", "a.status == AppointmentStatus.confirmed"),
+        ("mark_no_show", 437, "require", "now >= a.start + minutes(NO_SHOW_GRACE_MINUTES)"),
+        ("advance_clock", 445, "require", "to >= now"),
+        ("set_working_hours", 457, "require", "dentist_id in dentists"),
+        ("set_working_hours", 460, "require", "0 <= from_minute < to_minute <= 1440"),
+        ("set_working_hours", 466, "require", "len(outside) == 0"),
+        ("add_dentist_speciality", 481, "require", "dentist_id in dentists"),
+        ("add_dentist_speciality", 482, "require", "speciality_code in specialities"),
+        ("add_dentist_speciality", 483, "require", "not qualified(dentist_id, speciality_code)"),
         (
             "remove_dentist_speciality",
-            478,
+            490,
             "let-else",
             "first(x for x in dentist_specialities if x.dentist == dentist_id and x.speciality == speciality_code)",
         ),
+        ("remove_dentist_speciality", 496, "require", "len(needed) == 0"),
     )
 
     @property
@@ -1644,11 +1649,17 @@ class ClinicSchedulingEnv(rt.Environment):
         return a
 
     def _impl_register_patient(self, name: str, phone: str, recall_months: int) -> Patient:
+        if not (name.strip() != ""):
+            raise rt.Fail("give the patient's name", site=8)
+        self._hit(8)
+        if not (1 <= recall_months <= 24):
+            raise rt.Fail(("recall_months must be 1 to 24, not " + h.to_str(recall_months)), site=9)
+        self._hit(9)
         if not (not any(((p.phone == phone) for p in self._it(self.t_patients.rows())))):
             raise rt.Fail(
-                ("a patient with phone " + h.to_str(phone) + " is already registered"), site=8
+                ("a patient with phone " + h.to_str(phone) + " is already registered"), site=10
             )
-        self._hit(8)
+        self._hit(10)
         return self._insert(
             "patients", Patient(name=name, phone=phone, recall_months=recall_months)
         )
@@ -1662,35 +1673,35 @@ class ClinicSchedulingEnv(rt.Environment):
         room_id: str,
     ) -> Appointment:
         if not (patient_id in self.t_patients):
-            raise rt.Fail(("no patient " + h.to_str(patient_id)), site=9)
-        self._hit(9)
+            raise rt.Fail(("no patient " + h.to_str(patient_id)), site=11)
+        self._hit(11)
         d = self.t_dentists.get(dentist_id)
         if d is None:
-            raise rt.Fail(("no dentist " + h.to_str(dentist_id)), site=10)
-        self._hit(10)
+            raise rt.Fail(("no dentist " + h.to_str(dentist_id)), site=12)
+        self._hit(12)
         t = self.t_treatments.get(treatment_code)
         if t is None:
-            raise rt.Fail(("no treatment " + h.to_str(treatment_code)), site=11)
-        self._hit(11)
+            raise rt.Fail(("no treatment " + h.to_str(treatment_code)), site=13)
+        self._hit(13)
         r = self.t_rooms.get(room_id)
         if r is None:
-            raise rt.Fail(("no room " + h.to_str(room_id)), site=12)
-        self._hit(12)
+            raise rt.Fail(("no room " + h.to_str(room_id)), site=14)
+        self._hit(14)
         if not (start > self.s_now):
-            raise rt.Fail("appointments cannot be booked in the past", site=13)
-        self._hit(13)
+            raise rt.Fail("appointments cannot be booked in the past", site=15)
+        self._hit(15)
         if not (h.mod(self._fn_minute_of_day(t=start), C_SLOT_MINUTES) == 0):
             raise rt.Fail(
                 (
                     "appointments start on the quarter hour, not at "
                     + h.to_str(self._fn_hhmm(minute=self._fn_minute_of_day(t=start)))
                 ),
-                site=14,
+                site=16,
             )
-        self._hit(14)
+        self._hit(16)
         if not self._fn_qualified(dentist_id=dentist_id, speciality=t.speciality):
-            raise rt.Fail((h.to_str(d.name) + " is not qualified for " + h.to_str(t.name)), site=15)
-        self._hit(15)
+            raise rt.Fail((h.to_str(d.name) + " is not qualified for " + h.to_str(t.name)), site=17)
+        self._hit(17)
         end: datetime.datetime = start + h.minutes(t.duration_minutes)
         if not self._fn_within_hours(dentist_id=dentist_id, start=start, end=end):
             raise rt.Fail(
@@ -1704,12 +1715,12 @@ class ClinicSchedulingEnv(rt.Environment):
                     + h.to_str(self._fn_hhmm(minute=self._fn_minute_of_day(t=end)))
                     + ")"
                 ),
-                site=16,
+                site=18,
             )
-        self._hit(16)
+        self._hit(18)
         if not self._fn_dentist_free(dentist_id=dentist_id, start=start, end=end, except_id=""):
-            raise rt.Fail((h.to_str(d.name) + " already has an appointment then"), site=17)
-        self._hit(17)
+            raise rt.Fail((h.to_str(d.name) + " already has an appointment then"), site=19)
+        self._hit(19)
         if not self._fn_room_suits(r=r, t=t):
             raise rt.Fail(
                 (
@@ -1718,12 +1729,12 @@ class ClinicSchedulingEnv(rt.Environment):
                     + h.to_str(r.name)
                     + " has none"
                 ),
-                site=18,
+                site=20,
             )
-        self._hit(18)
+        self._hit(20)
         if not self._fn_room_free(room_id=room_id, start=start, end=end, except_id=""):
-            raise rt.Fail((h.to_str(r.name) + " is taken then"), site=19)
-        self._hit(19)
+            raise rt.Fail((h.to_str(r.name) + " is taken then"), site=21)
+        self._hit(21)
         return self._insert(
             "appointments",
             Appointment(
@@ -1740,14 +1751,14 @@ class ClinicSchedulingEnv(rt.Environment):
     def _impl_confirm_appointment(self, appointment_id: str) -> Appointment:
         a = self.t_appointments.get(appointment_id)
         if a is None:
-            raise rt.Fail(("no appointment " + h.to_str(appointment_id)), site=20)
-        self._hit(20)
-        if not (a.status == AppointmentStatus.requested):
-            raise rt.Fail(("the appointment is " + h.to_str(a.status) + ", not requested"), site=21)
-        self._hit(21)
-        if not (a.start > self.s_now):
-            raise rt.Fail("the appointment has already started", site=22)
+            raise rt.Fail(("no appointment " + h.to_str(appointment_id)), site=22)
         self._hit(22)
+        if not (a.status == AppointmentStatus.requested):
+            raise rt.Fail(("the appointment is " + h.to_str(a.status) + ", not requested"), site=23)
+        self._hit(23)
+        if not (a.start > self.s_now):
+            raise rt.Fail("the appointment has already started", site=24)
+        self._hit(24)
         self._set("appointments", a, "status", AppointmentStatus.confirmed)
         return a
 
@@ -1756,11 +1767,11 @@ class ClinicSchedulingEnv(rt.Environment):
     ) -> Appointment:
         a = self.t_appointments.get(appointment_id)
         if a is None:
-            raise rt.Fail(("no appointment " + h.to_str(appointment_id)), site=23)
-        self._hit(23)
+            raise rt.Fail(("no appointment " + h.to_str(appointment_id)), site=25)
+        self._hit(25)
         if not self._fn_is_upcoming(a=a):
-            raise rt.Fail(("a " + h.to_str(a.status) + " appointment cannot be moved"), site=24)
-        self._hit(24)
+            raise rt.Fail(("a " + h.to_str(a.status) + " appointment cannot be moved"), site=26)
+        self._hit(26)
         if not self._fn_can_be_changed_by_patient(a=a):
             raise rt.Fail(
                 (
@@ -1768,30 +1779,30 @@ class ClinicSchedulingEnv(rt.Environment):
                     + h.to_str(C_CANCEL_NOTICE_HOURS)
                     + " hours before they start"
                 ),
-                site=25,
+                site=27,
             )
-        self._hit(25)
-        if not (new_start > self.s_now):
-            raise rt.Fail("appointments cannot be moved into the past", site=26)
-        self._hit(26)
-        if not (h.mod(self._fn_minute_of_day(t=new_start), C_SLOT_MINUTES) == 0):
-            raise rt.Fail("appointments start on the quarter hour", site=27)
         self._hit(27)
+        if not (new_start > self.s_now):
+            raise rt.Fail("appointments cannot be moved into the past", site=28)
+        self._hit(28)
+        if not (h.mod(self._fn_minute_of_day(t=new_start), C_SLOT_MINUTES) == 0):
+            raise rt.Fail("appointments start on the quarter hour", site=29)
+        self._hit(29)
         new_room: str = (
             h.unwrap(room_id) if (room_id is not None) else self.t_rooms.row(a.room).room_id
         )
         r = self.t_rooms.get(new_room)
         if r is None:
-            raise rt.Fail(("no room " + h.to_str(new_room)), site=28)
-        self._hit(28)
+            raise rt.Fail(("no room " + h.to_str(new_room)), site=30)
+        self._hit(30)
         end: datetime.datetime = new_start + h.minutes(
             self.t_treatments.row(a.treatment).duration_minutes
         )
         if not self._fn_within_hours(dentist_id=a.dentist, start=new_start, end=end):
             raise rt.Fail(
-                (h.to_str(self.t_dentists.row(a.dentist).name) + " does not work then"), site=29
+                (h.to_str(self.t_dentists.row(a.dentist).name) + " does not work then"), site=31
             )
-        self._hit(29)
+        self._hit(31)
         if not self._fn_dentist_free(
             dentist_id=a.dentist, start=new_start, end=end, except_id=appointment_id
         ):
@@ -1800,14 +1811,14 @@ class ClinicSchedulingEnv(rt.Environment):
                     h.to_str(self.t_dentists.row(a.dentist).name)
                     + " already has an appointment then"
                 ),
-                site=30,
+                site=32,
             )
-        self._hit(30)
+        self._hit(32)
         if not self._fn_room_free(
             room_id=new_room, start=new_start, end=end, except_id=appointment_id
         ):
-            raise rt.Fail((h.to_str(r.name) + " is taken then"), site=31)
-        self._hit(31)
+            raise rt.Fail((h.to_str(r.name) + " is taken then"), site=33)
+        self._hit(33)
         self._set("appointments", a, "start", new_start)
         self._set("appointments", a, "end", end)
         self._set("appointments", a, "room", new_room)
@@ -1818,14 +1829,14 @@ class ClinicSchedulingEnv(rt.Environment):
     ) -> Appointment:
         a = self.t_appointments.get(appointment_id)
         if a is None:
-            raise rt.Fail(("no appointment " + h.to_str(appointment_id)), site=32)
-        self._hit(32)
-        if not self._fn_is_upcoming(a=a):
-            raise rt.Fail(("a " + h.to_str(a.status) + " appointment cannot be cancelled"), site=33)
-        self._hit(33)
-        if not (reason.strip() != ""):
-            raise rt.Fail("give a reason", site=34)
+            raise rt.Fail(("no appointment " + h.to_str(appointment_id)), site=34)
         self._hit(34)
+        if not self._fn_is_upcoming(a=a):
+            raise rt.Fail(("a " + h.to_str(a.status) + " appointment cannot be cancelled"), site=35)
+        self._hit(35)
+        if not (reason.strip() != ""):
+            raise rt.Fail("give a reason", site=36)
+        self._hit(36)
         if not (by_clinic or self._fn_can_be_changed_by_patient(a=a)):
             raise rt.Fail(
                 (
@@ -1833,9 +1844,9 @@ class ClinicSchedulingEnv(rt.Environment):
                     + h.to_str(C_CANCEL_NOTICE_HOURS)
                     + " hours before they start"
                 ),
-                site=35,
+                site=37,
             )
-        self._hit(35)
+        self._hit(37)
         self._set("appointments", a, "status", AppointmentStatus.cancelled)
         self._set("appointments", a, "cancelled_at", self.s_now)
         self._set("appointments", a, "cancel_reason", reason)
@@ -1844,33 +1855,33 @@ class ClinicSchedulingEnv(rt.Environment):
     def _impl_check_in_patient(self, appointment_id: str) -> Appointment:
         a = self.t_appointments.get(appointment_id)
         if a is None:
-            raise rt.Fail(("no appointment " + h.to_str(appointment_id)), site=36)
-        self._hit(36)
-        if not (a.status == AppointmentStatus.confirmed):
-            raise rt.Fail(("the appointment is " + h.to_str(a.status) + ", not confirmed"), site=37)
-        self._hit(37)
-        if not (self.s_now >= (a.start - h.minutes(C_EARLY_CHECK_IN_MINUTES))):
-            raise rt.Fail("too early to check in", site=38)
+            raise rt.Fail(("no appointment " + h.to_str(appointment_id)), site=38)
         self._hit(38)
-        if not (self.s_now < a.end):
-            raise rt.Fail("the appointment time is over", site=39)
+        if not (a.status == AppointmentStatus.confirmed):
+            raise rt.Fail(("the appointment is " + h.to_str(a.status) + ", not confirmed"), site=39)
         self._hit(39)
+        if not (self.s_now >= (a.start - h.minutes(C_EARLY_CHECK_IN_MINUTES))):
+            raise rt.Fail("too early to check in", site=40)
+        self._hit(40)
+        if not (self.s_now < a.end):
+            raise rt.Fail("the appointment time is over", site=41)
+        self._hit(41)
         self._set("appointments", a, "status", AppointmentStatus.checked_in)
         return a
 
     def _impl_complete_appointment(self, appointment_id: str) -> Appointment:
         a = self.t_appointments.get(appointment_id)
         if a is None:
-            raise rt.Fail(("no appointment " + h.to_str(appointment_id)), site=40)
-        self._hit(40)
+            raise rt.Fail(("no appointment " + h.to_str(appointment_id)), site=42)
+        self._hit(42)
         if not (a.status == AppointmentStatus.checked_in):
             raise rt.Fail(
-                ("the appointment is " + h.to_str(a.status) + ", not checked in"), site=41
+                ("the appointment is " + h.to_str(a.status) + ", not checked in"), site=43
             )
-        self._hit(41)
+        self._hit(43)
         if not (self.s_now >= a.start):
-            raise rt.Fail("the treatment has not started yet", site=42)
-        self._hit(42)
+            raise rt.Fail("the treatment has not started yet", site=44)
+        self._hit(44)
         self._set("appointments", a, "status", AppointmentStatus.completed)
         _tmp1 = self.t_patients.row(a.patient)
         self._set("patients", _tmp1, "last_visit", h.date_of(a.start))
@@ -1879,24 +1890,24 @@ class ClinicSchedulingEnv(rt.Environment):
     def _impl_mark_no_show(self, appointment_id: str) -> Appointment:
         a = self.t_appointments.get(appointment_id)
         if a is None:
-            raise rt.Fail(("no appointment " + h.to_str(appointment_id)), site=43)
-        self._hit(43)
+            raise rt.Fail(("no appointment " + h.to_str(appointment_id)), site=45)
+        self._hit(45)
         if not (a.status == AppointmentStatus.confirmed):
-            raise rt.Fail(("the appointment is " + h.to_str(a.status) + ", not confirmed"), site=44)
-        self._hit(44)
+            raise rt.Fail(("the appointment is " + h.to_str(a.status) + ", not confirmed"), site=46)
+        self._hit(46)
         if not (self.s_now >= (a.start + h.minutes(C_NO_SHOW_GRACE_MINUTES))):
             raise rt.Fail(
                 ("wait until " + h.to_str(C_NO_SHOW_GRACE_MINUTES) + " minutes after the start"),
-                site=45,
+                site=47,
             )
-        self._hit(45)
+        self._hit(47)
         self._set("appointments", a, "status", AppointmentStatus.no_show)
         return a
 
     def _impl_advance_clock(self, to: datetime.datetime) -> datetime.datetime:
         if not (to >= self.s_now):
-            raise rt.Fail("the clock cannot go back", site=46)
-        self._hit(46)
+            raise rt.Fail("the clock cannot go back", site=48)
+        self._hit(48)
         self._set_scalar("now", to)
         return self.s_now
 
@@ -1904,10 +1915,55 @@ class ClinicSchedulingEnv(rt.Environment):
         self, dentist_id: str, day: Weekday, opens: str, closes: str
     ) -> WorkingHours:
         if not (dentist_id in self.t_dentists):
-            raise rt.Fail(("no dentist " + h.to_str(dentist_id)), site=47)
-        self._hit(47)
+            raise rt.Fail(("no dentist " + h.to_str(dentist_id)), site=49)
+        self._hit(49)
         from_minute: int = self._fn_parse_hhmm(s=opens)
         to_minute: int = self._fn_parse_hhmm(s=closes)
+        if not (0 <= from_minute < to_minute <= 1440):
+            raise rt.Fail(
+                (
+                    "the working day must open before it closes, within the day (not "
+                    + h.to_str(opens)
+                    + "-"
+                    + h.to_str(closes)
+                    + ")"
+                ),
+                site=50,
+            )
+        self._hit(50)
+        outside: list[str] = [
+            a.appointment_id
+            for a in self._it(self.t_appointments.rows())
+            if (
+                (
+                    (self._fn_is_upcoming(a=a) and (a.dentist == dentist_id))
+                    and (self._fn_weekday_of(d=h.date_of(a.start)) == day)
+                )
+                and (
+                    not (
+                        (from_minute <= self._fn_minute_of_day(t=a.start))
+                        and (
+                            (self._fn_minute_of_day(t=a.start) + h.total_minutes((a.end - a.start)))
+                            <= to_minute
+                        )
+                    )
+                )
+            )
+        ]
+        if not (len(outside) == 0):
+            raise rt.Fail(
+                (
+                    "upcoming appointments would fall outside "
+                    + h.to_str(opens)
+                    + "-"
+                    + h.to_str(closes)
+                    + " ("
+                    + h.to_str(", ".join(sorted(outside)))
+                    + "); move or cancel them first"
+                ),
+                site=51,
+            )
+        self._hit(51)
         h_: WorkingHours | None = h.first(
             (
                 x
@@ -1928,14 +1984,14 @@ class ClinicSchedulingEnv(rt.Environment):
         self, dentist_id: str, speciality_code: str
     ) -> DentistSpeciality:
         if not (dentist_id in self.t_dentists):
-            raise rt.Fail(("no dentist " + h.to_str(dentist_id)), site=48)
-        self._hit(48)
+            raise rt.Fail(("no dentist " + h.to_str(dentist_id)), site=52)
+        self._hit(52)
         if not (speciality_code in self.t_specialities):
-            raise rt.Fail(("no speciality " + h.to_str(speciality_code)), site=49)
-        self._hit(49)
+            raise rt.Fail(("no speciality " + h.to_str(speciality_code)), site=53)
+        self._hit(53)
         if not (not self._fn_qualified(dentist_id=dentist_id, speciality=speciality_code)):
-            raise rt.Fail("the dentist already has this speciality", site=50)
-        self._hit(50)
+            raise rt.Fail("the dentist already has this speciality", site=54)
+        self._hit(54)
         return self._insert(
             "dentist_specialities",
             DentistSpeciality(dentist=dentist_id, speciality=speciality_code),
@@ -1951,9 +2007,31 @@ class ClinicSchedulingEnv(rt.Environment):
         )
         if l is None:
             raise rt.Fail(
-                (h.to_str(dentist_id) + " has no speciality " + h.to_str(speciality_code)), site=51
+                (h.to_str(dentist_id) + " has no speciality " + h.to_str(speciality_code)), site=55
             )
-        self._hit(51)
+        self._hit(55)
+        needed: list[str] = [
+            a.appointment_id
+            for a in self._it(self.t_appointments.rows())
+            if (
+                (self._fn_is_upcoming(a=a) and (a.dentist == dentist_id))
+                and (self.t_treatments.row(a.treatment).speciality == speciality_code)
+            )
+        ]
+        if not (len(needed) == 0):
+            raise rt.Fail(
+                (
+                    "upcoming appointments need "
+                    + h.to_str(dentist_id)
+                    + "'s "
+                    + h.to_str(speciality_code)
+                    + " speciality ("
+                    + h.to_str(", ".join(sorted(needed)))
+                    + "); move or cancel them first"
+                ),
+                site=56,
+            )
+        self._hit(56)
         self._delete("dentist_specialities", l.link_id)
         return h.to_str(speciality_code) + " removed from " + h.to_str(dentist_id)
 

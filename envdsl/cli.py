@@ -51,14 +51,15 @@ def main() -> None:
 
 
 @main.command()
-@click.argument("files", nargs=-1, required=True, metavar="FILE...")
+@click.argument("files", nargs=-1, required=True, metavar="FILE|DIR|PATTERN...")
 @click.option(
     "--format",
     "output_format",
-    type=click.Choice(["text", "json"]),
+    type=click.Choice(["text", "json", "jsonl"]),
     default="text",
     show_default=True,
-    help="text for people; json for tools and LLMs (see docs/diagnostics-json.md).",
+    help="text for people; json for tools and LLMs (see docs/diagnostics-json.md); jsonl: "
+    "one object per file, then a summary line.",
 )
 @click.option(
     "--color/--no-color",
@@ -70,52 +71,41 @@ def main() -> None:
     is_flag=True,
     help="Skip running the tasks (init, solution, checks); only the static stages run.",
 )
-def check(files: Sequence[str], output_format: str, color: bool | None, no_verify: bool) -> None:
+@click.option(
+    "--jobs",
+    "-j",
+    default=1,
+    show_default=True,
+    type=click.IntRange(min=0),
+    help="Check this many files at a time in worker processes; 0 = one per core.",
+)
+def check(
+    files: Sequence[str], output_format: str, color: bool | None, no_verify: bool, jobs: int
+) -> None:
     """Check specs and report their diagnostics.
 
     Besides the static checks, each task is run on the generated environment: its init must
     be valid, its solution must succeed and every check must pass after it.
+    A directory means every *.env file below it; a quoted pattern ('gen/*.env', 'specs/**/*.env')
+    is expanded by envdsl. With more than one file, text output ends with a summary.
     Exits with 0 when no file has errors (warnings are fine), 1 when any file has errors and
-    2 when a file cannot be read.
+    2 on usage errors: a named file that cannot be read, a directory or pattern that finds no
+    file. Files found through a directory or pattern (or with --format jsonl) that cannot be
+    read are reported per file and counted; then the exit code is 2 only if none could be read.
     """
-    from envdsl.pipeline import check_file
+    from envdsl.batch import run_check
 
-    results = []
-    unreadable = []
-    for path in files:
-        try:
-            results.append(check_file(path, verify=not no_verify))
-        except (OSError, UnicodeDecodeError) as error:
-            unreadable.append(f"cannot read '{path}': {_describe_read_error(error)}")
-    if unreadable:
-        for message in unreadable:
-            click.echo(f"envdsl: error: {message}", err=True)
-        sys.exit(EXIT_USAGE)
-
-    if output_format == "json":
-        from envdsl.diagnostics.render_json import render_json
-
-        click.echo(json.dumps(render_json(results), indent=2, ensure_ascii=False))
-    else:
-        from envdsl.diagnostics.render_text import render_text
-
-        use_color = _use_color(color)
-        for result in results:
-            text = render_text(result.diagnostics, result.sources, color=use_color)
-            click.echo(text if text else f"{result.path}: ok", nl=not text, color=use_color)
-    sys.exit(EXIT_OK if all(result.ok for result in results) else EXIT_ERRORS)
+    use_color = _use_color(color) if output_format == "text" else False
+    code = run_check(
+        files, output_format=output_format, color=use_color, verify=not no_verify, jobs=jobs
+    )
+    sys.exit(code)
 
 
 def _describe_read_error(error: OSError | UnicodeDecodeError) -> str:
-    if isinstance(error, UnicodeDecodeError):
-        return f"not valid UTF-8 (byte 0x{error.object[error.start]:02x} at offset {error.start})"
-    if isinstance(error, FileNotFoundError):
-        return "no such file"
-    if isinstance(error, IsADirectoryError):
-        return "is a directory"
-    if isinstance(error, PermissionError):
-        return "permission denied"
-    return (error.strerror or str(error)).lower()
+    from envdsl.batch import describe_read_error
+
+    return describe_read_error(error)
 
 
 def _use_color(flag: bool | None) -> bool:

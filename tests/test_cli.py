@@ -157,10 +157,12 @@ def test_missing_file_is_a_usage_error(runner: CliRunner, tmp_path: Path) -> Non
     assert result.stderr == f"envdsl: error: cannot read '{tmp_path / 'nope.env'}': no such file\n"
 
 
-def test_directory_is_a_usage_error(runner: CliRunner, tmp_path: Path) -> None:
+def test_directory_without_specs_is_a_usage_error(runner: CliRunner, tmp_path: Path) -> None:
+    """A directory means every *.env below it (tests/test_batch.py); none at all is a mistake."""
     result = runner.invoke(main, ["check", str(tmp_path)])
     assert result.exit_code == 2
-    assert result.stderr == f"envdsl: error: cannot read '{tmp_path}': is a directory\n"
+    assert result.stdout == ""
+    assert result.stderr == f"envdsl: error: no *.env files under directory '{tmp_path}'\n"
 
 
 def test_non_utf8_file_is_a_usage_error(runner: CliRunner, tmp_path: Path) -> None:
@@ -306,7 +308,6 @@ def test_subprocess_exit_codes_and_streams(tmp_path: Path) -> None:
 
     for name, reason in [
         ("missing.env", "no such file"),
-        ("folder.env", "is a directory"),
         ("binary.env", "not valid UTF-8 (byte 0xff at offset 0)"),
     ]:
         failed = run_envdsl("check", name, cwd=tmp_path)
@@ -314,6 +315,9 @@ def test_subprocess_exit_codes_and_streams(tmp_path: Path) -> None:
         assert failed.stdout == ""
         assert failed.stderr == f"envdsl: error: cannot read '{name}': {reason}\n"
         assert "Traceback" not in failed.stderr
+    empty = run_envdsl("check", "folder.env", cwd=tmp_path)  # a directory: the *.env below it
+    assert (empty.returncode, empty.stdout) == (2, "")
+    assert empty.stderr == "envdsl: error: no *.env files under directory 'folder.env'\n"
 
     unknown = run_envdsl("explain", "E9999", cwd=tmp_path)
     assert unknown.returncode == 2 and "Traceback" not in unknown.stderr

@@ -720,64 +720,69 @@ class OnlineShopEnv(rt.Environment):
         ("add_to_cart", 239, "let-else", "customers.get(customer_id)"),
         ("add_to_cart", 240, "let-else", "products.get(sku)"),
         ("add_to_cart", 241, "require", "not p.discontinued"),
-        ("add_to_cart", 242, "require", "qty >= 1"),
-        ("add_to_cart", 244, "require", "wanted <= MAX_QTY_PER_LINE"),
-        ("add_to_cart", 245, "require", "wanted <= p.stock"),
-        ("update_cart_item", 253, "let-else", "customers.get(customer_id)"),
-        ("update_cart_item", 254, "require", "sku in c.cart"),
-        ("update_cart_item", 255, "require", "0 <= qty <= MAX_QTY_PER_LINE"),
-        ("update_cart_item", 259, "require", "qty <= products[sku].stock"),
-        ("place_order", 273, "let-else", "customers.get(customer_id)"),
-        ("place_order", 275, "require", "len(lines) > 0"),
-        ("place_order", 277, "require", "not l.sku.discontinued"),
-        ("place_order", 278, "require", "l.qty <= l.sku.stock"),
-        ("place_order", 285, "let-else", "coupons.get(code)"),
-        ("place_order", 286, "require", "cp.expires >= date_of(now)"),
-        ("place_order", 287, "require", "cp.uses_left > 0"),
-        ("place_order", 288, "require", "sub >= cp.min_subtotal_cents"),
-        ("pay_order", 308, "let-else", "orders.get(order_id)"),
-        ("pay_order", 309, "require", "o.status == OrderStatus.pending_payment"),
-        ("pay_order", 312, "require", "o.customer.gift_card_cents >= total"),
-        ("cancel_order", 324, "let-else", "orders.get(order_id)"),
-        ("cancel_order", 325, "require", "o.customer == customer_id"),
+        ("add_to_cart", 243, "require", "qty >= 1"),
+        ("add_to_cart", 245, "require", "wanted <= MAX_QTY_PER_LINE"),
+        ("add_to_cart", 248, "require", "wanted <= p.stock"),
+        ("update_cart_item", 256, "let-else", "customers.get(customer_id)"),
+        ("update_cart_item", 257, "require", "sku in c.cart"),
+        ("update_cart_item", 258, "require", "0 <= qty <= MAX_QTY_PER_LINE"),
+        ("update_cart_item", 262, "require", "qty <= products[sku].stock"),
+        ("place_order", 276, "let-else", "customers.get(customer_id)"),
+        ("place_order", 278, "require", "len(lines) > 0"),
+        ("place_order", 286, "require", "not l.sku.discontinued"),
+        ("place_order", 287, "require", "l.qty <= l.sku.stock"),
+        ("place_order", 294, "let-else", "coupons.get(code)"),
+        ("place_order", 295, "require", "cp.expires >= date_of(now)"),
+        ("place_order", 296, "require", "cp.uses_left > 0"),
+        ("place_order", 297, "require", "sub >= cp.min_subtotal_cents"),
+        ("pay_order", 317, "let-else", "orders.get(order_id)"),
+        ("pay_order", 318, "require", "o.status == OrderStatus.pending_payment"),
+        ("pay_order", 321, "require", "o.customer.gift_card_cents >= total"),
+        ("cancel_order", 333, "let-else", "orders.get(order_id)"),
+        ("cancel_order", 336, "require", "o.customer == customer_id"),
         (
             "cancel_order",
-            326,
+            337,
             "require",
             "o.status == OrderStatus.pending_payment or o.status == OrderStatus.paid",
         ),
-        ("ship_order", 345, "let-else", "orders.get(order_id)"),
-        ("ship_order", 346, "require", "o.status == OrderStatus.paid"),
-        ("ship_order", 347, "require", 'tracking.strip() != ""'),
-        ("mark_delivered", 356, "let-else", "orders.get(order_id)"),
-        ("mark_delivered", 357, "require", "o.status == OrderStatus.shipped"),
-        ("return_order", 367, "let-else", "orders.get(order_id)"),
-        ("return_order", 368, "require", "o.customer == customer_id"),
-        ("return_order", 369, "require", "o.status == OrderStatus.delivered"),
-        ("return_order", 370, "let-else", "o.delivered_on"),
+        ("ship_order", 356, "let-else", "orders.get(order_id)"),
+        ("ship_order", 357, "require", "o.status == OrderStatus.paid"),
+        ("ship_order", 360, "require", 'tracking.strip() != ""'),
+        ("mark_delivered", 369, "let-else", "orders.get(order_id)"),
+        ("mark_delivered", 370, "require", "o.status == OrderStatus.shipped"),
+        ("return_order", 380, "let-else", "orders.get(order_id)"),
+        ("return_order", 381, "require", "o.customer == customer_id"),
         (
             "return_order",
-            371,
+            384,
             "require",
-            "days_between(delivered, date_of(now)) <= RETURN_WINDOW_DAYS",
+            "o.status == OrderStatus.delivered and o.delivered_on != none",
         ),
-        ("get_order", 381, "let-else", "orders.get(order_id)"),
-        ("list_orders", 387, "require", "customer_id in customers"),
-        ("restock_product", 408, "let-else", "products.get(sku)"),
-        ("restock_product", 409, "require", "qty > 0"),
-        ("set_price", 416, "let-else", "products.get(sku)"),
-        ("set_price", 417, "require", "price_cents > 0"),
-        ("tag_product", 425, "let-else", "products.get(sku)"),
-        ("tag_product", 427, "require", 't != ""'),
-        ("tag_product", 429, "require", "t in p.tags"),
-        ("create_coupon", 444, "require", 'c != "" and " " not in c'),
-        ("create_coupon", 445, "require", "c not in coupons"),
+        (
+            "return_order",
+            388,
+            "require",
+            "days_between(o.delivered_on, date_of(now)) <= RETURN_WINDOW_DAYS",
+        ),
+        ("get_order", 398, "let-else", "orders.get(order_id)"),
+        ("list_orders", 404, "require", "customer_id in customers"),
+        ("restock_product", 425, "let-else", "products.get(sku)"),
+        ("restock_product", 426, "require", "qty > 0"),
+        ("set_price", 433, "let-else", "products.get(sku)"),
+        ("set_price", 435, "require", "price_cents > 0"),
+        ("tag_product", 443, "let-else", "products.get(sku)"),
+        ("tag_product", 446, "require", 't != ""'),
+        ("tag_product", 448, "require", "t in p.tags"),
+        ("create_coupon", 463, "require", 'c != "" and " " not in c'),
+        ("create_coupon", 464, "require", "c not in coupons"),
         (
             "create_coupon",
-            446,
+            465,
             "require",
             "valid_days >= 1 and uses >= 1 and min_subtotal_cents >= 0",
         ),
+        ("create_coupon", 467, "require", "1 <= percent_off <= 50"),
     )
 
     @property
@@ -1387,25 +1392,23 @@ class OnlineShopEnv(rt.Environment):
         if not (o.customer == customer_id):
             raise rt.Fail("this order belongs to another customer", site=33)
         self._hit(33)
-        if not (o.status == OrderStatus.delivered):
+        if not ((o.status == OrderStatus.delivered) and (o.delivered_on is not None)):
             raise rt.Fail(
                 ("only delivered orders can be returned; this one is " + h.to_str(o.status)),
                 site=34,
             )
         self._hit(34)
-        delivered = o.delivered_on
-        if delivered is None:
-            raise rt.Fail("the order has no delivery date", site=35)
-        self._hit(35)
-        if not (h.days_between(delivered, h.date_of(self.s_now)) <= C_RETURN_WINDOW_DAYS):
+        if not (
+            h.days_between(h.unwrap(o.delivered_on), h.date_of(self.s_now)) <= C_RETURN_WINDOW_DAYS
+        ):
             raise rt.Fail(
                 (
                     "the return window closed on "
-                    + h.to_str((delivered + h.days(C_RETURN_WINDOW_DAYS)))
+                    + h.to_str((h.unwrap(o.delivered_on) + h.days(C_RETURN_WINDOW_DAYS)))
                 ),
-                site=36,
+                site=35,
             )
-        self._hit(36)
+        self._hit(35)
         self._impl_refund_and_restock(order_id=order_id)
         _tmp7 = self.t_customers.row(o.customer)
         self._set(
@@ -1420,14 +1423,14 @@ class OnlineShopEnv(rt.Environment):
     def _impl_get_order(self, order_id: str) -> OrderSummary:
         o = self.t_orders.get(order_id)
         if o is None:
-            raise rt.Fail(("order " + h.to_str(order_id) + " not found"), site=37)
-        self._hit(37)
+            raise rt.Fail(("order " + h.to_str(order_id) + " not found"), site=36)
+        self._hit(36)
         return self._fn_summary(o=o)
 
     def _impl_list_orders(self, customer_id: str, status: OrderStatus | None) -> list[OrderSummary]:
         if not (customer_id in self.t_customers):
-            raise rt.Fail(("customer " + h.to_str(customer_id) + " not found"), site=38)
-        self._hit(38)
+            raise rt.Fail(("customer " + h.to_str(customer_id) + " not found"), site=37)
+        self._hit(37)
         mine: list[Order] = [
             o
             for o in self._it(self.t_orders.rows())
@@ -1451,38 +1454,38 @@ class OnlineShopEnv(rt.Environment):
     def _impl_restock_product(self, sku: str, qty: int) -> Product:
         p = self.t_products.get(sku)
         if p is None:
-            raise rt.Fail(("product " + h.to_str(sku) + " not found"), site=39)
-        self._hit(39)
+            raise rt.Fail(("product " + h.to_str(sku) + " not found"), site=38)
+        self._hit(38)
         if not (qty > 0):
-            raise rt.Fail("quantity must be positive", site=40)
-        self._hit(40)
+            raise rt.Fail("quantity must be positive", site=39)
+        self._hit(39)
         self._set("products", p, "stock", p.stock + qty)
         return p
 
     def _impl_set_price(self, sku: str, price_cents: int) -> Product:
         p = self.t_products.get(sku)
         if p is None:
-            raise rt.Fail(("product " + h.to_str(sku) + " not found"), site=41)
-        self._hit(41)
+            raise rt.Fail(("product " + h.to_str(sku) + " not found"), site=40)
+        self._hit(40)
         if not (price_cents > 0):
-            raise rt.Fail("price must be positive", site=42)
-        self._hit(42)
+            raise rt.Fail("price must be positive", site=41)
+        self._hit(41)
         self._set("products", p, "price_cents", price_cents)
         return p
 
     def _impl_tag_product(self, sku: str, tag: str, remove: bool) -> Product:
         p = self.t_products.get(sku)
         if p is None:
-            raise rt.Fail(("product " + h.to_str(sku) + " not found"), site=43)
-        self._hit(43)
+            raise rt.Fail(("product " + h.to_str(sku) + " not found"), site=42)
+        self._hit(42)
         t: str = tag.strip().lower()
         if not (t != ""):
-            raise rt.Fail("tag is empty", site=44)
-        self._hit(44)
+            raise rt.Fail("tag is empty", site=43)
+        self._hit(43)
         if remove:
             if not (t in p.tags):
-                raise rt.Fail((h.to_str(p.name) + " is not tagged " + h.to_str(t)), site=45)
-            self._hit(45)
+                raise rt.Fail((h.to_str(p.name) + " is not tagged " + h.to_str(t)), site=44)
+            self._hit(44)
             self._touch("products", p, "tags")
             h.set_remove(p.tags, t)
         else:
@@ -1495,13 +1498,16 @@ class OnlineShopEnv(rt.Environment):
     ) -> Coupon:
         c: str = code.strip().upper()
         if not ((c != "") and (" " not in c)):
-            raise rt.Fail("a coupon code is one word", site=46)
-        self._hit(46)
+            raise rt.Fail("a coupon code is one word", site=45)
+        self._hit(45)
         if not (c not in self.t_coupons):
-            raise rt.Fail(("coupon " + h.to_str(c) + " already exists"), site=47)
-        self._hit(47)
+            raise rt.Fail(("coupon " + h.to_str(c) + " already exists"), site=46)
+        self._hit(46)
         if not (((valid_days >= 1) and (uses >= 1)) and (min_subtotal_cents >= 0)):
-            raise rt.Fail("valid_days and uses must be positive, the minimum not negative", site=48)
+            raise rt.Fail("valid_days and uses must be positive, the minimum not negative", site=47)
+        self._hit(47)
+        if not (1 <= percent_off <= 50):
+            raise rt.Fail("percent_off must be between 1 and 50", site=48)
         self._hit(48)
         return self._insert(
             "coupons",

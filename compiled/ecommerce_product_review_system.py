@@ -509,6 +509,18 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
                 ("the average rating was looked up by name", "_check_add_and_review_new_product_2"),
             ),
         ),
+        "moderate_reviews": rt.TaskSpec(
+            "moderate_reviews",
+            "Two review removals on the jump rope. Lea (user U7) returned hers and asks to delete\nher own review, REV-0002; do it as U7. The 1-star review REV-0001 is spam from the\nsuspended account U6: remove just that review as the active admin A1 (the former\nmoderator A2 is suspended). Leave Sam's review alone.",
+            "_init_moderate_reviews",
+            None,
+            "_solve_moderate_reviews",
+            (
+                ("Lea's review is gone", "_check_moderate_reviews_0"),
+                ("the spam review is gone", "_check_moderate_reviews_1"),
+                ("Sam's review is untouched", "_check_moderate_reviews_2"),
+            ),
+        ),
     }
     ROW_INVARIANTS: ClassVar[dict[str, tuple[tuple[str, str], ...]]] = {
         "products": (("product_id, name, brand and category are not empty", "_rowinv_Product_0"),),
@@ -540,35 +552,35 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
         ("get_average_rating_for_product", 197, "require", "len(matches) == 1"),
         ("submit_review", 221, "require", "product_id in products"),
         ("submit_review", 222, "let-else", "users.get(user_id)"),
-        ("submit_review", 224, "require", "u.account_status == AccountStatus.active"),
-        ("submit_review", 225, "require", "product_id in u.purchase_history"),
-        ("submit_review", 226, "require", "1 <= rating <= 5"),
-        ("edit_review", 237, "let-else", "reviews.get(review_id)"),
-        ("edit_review", 238, "let-else", "users.get(user_id)"),
-        ("edit_review", 239, "require", "can_moderate(u, r)"),
-        ("edit_review", 240, "require", "new_comment != none or new_rating != none"),
-        ("edit_review", 242, "require", "1 <= new_rating <= 5"),
-        ("delete_review", 254, "let-else", "reviews.get(review_id)"),
-        ("delete_review", 255, "let-else", "users.get(requester_user_id)"),
-        ("delete_review", 257, "require", "can_moderate(u, r)"),
-        ("increment_helpful_vote", 264, "let-else", "reviews.get(review_id)"),
-        ("bulk_delete_reviews_by_product", 273, "require", "product_id in products"),
-        ("bulk_delete_reviews_by_product", 274, "let-else", "users.get(admin_user_id)"),
+        ("submit_review", 227, "require", "u.account_status == AccountStatus.active"),
+        ("submit_review", 228, "require", "product_id in u.purchase_history"),
+        ("submit_review", 229, "require", "1 <= rating <= 5"),
+        ("edit_review", 240, "let-else", "reviews.get(review_id)"),
+        ("edit_review", 245, "let-else", "users.get(user_id)"),
+        ("edit_review", 246, "require", "can_moderate(u, r)"),
+        ("edit_review", 247, "require", "new_comment != none or new_rating != none"),
+        ("edit_review", 249, "require", "1 <= new_rating <= 5"),
+        ("delete_review", 261, "let-else", "reviews.get(review_id)"),
+        ("delete_review", 262, "let-else", "users.get(requester_user_id)"),
+        ("delete_review", 266, "require", "can_moderate(u, r)"),
+        ("increment_helpful_vote", 273, "let-else", "reviews.get(review_id)"),
+        ("bulk_delete_reviews_by_product", 282, "require", "product_id in products"),
+        ("bulk_delete_reviews_by_product", 283, "let-else", "users.get(admin_user_id)"),
         (
             "bulk_delete_reviews_by_product",
-            275,
+            286,
             "require",
             "admin.account_status == AccountStatus.active",
         ),
-        ("bulk_delete_reviews_by_product", 276, "require", "admin.is_admin"),
-        ("update_product_info", 288, "let-else", "products.get(product_id)"),
+        ("bulk_delete_reviews_by_product", 287, "require", "admin.is_admin"),
+        ("update_product_info", 299, "let-else", "products.get(product_id)"),
         (
             "add_product",
-            308,
+            319,
             "require",
             'product_id != "" and name != "" and brand != "" and category != ""',
         ),
-        ("add_product", 310, "require", "product_id not in products"),
+        ("add_product", 321, "require", "product_id not in products"),
     )
 
     @property
@@ -1228,4 +1240,89 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
                 )
                 > 0
             )
+        )
+
+    def _init_moderate_reviews(self) -> None:
+        self.set_scalar_initial("now", h.datetime("2024-09-02T10:00:00Z"))
+        self.load_rows(
+            "products",
+            [
+                Product(
+                    product_id="P006",
+                    name="Speed Jump Rope",
+                    brand="RopeCo",
+                    category="fitness equipment",
+                    description="Adjustable steel cable rope",
+                )
+            ],
+        )
+        self.load_rows(
+            "users",
+            [
+                User(user_id="A1", username="mod_ana", is_admin=True),
+                User(
+                    user_id="A2",
+                    username="mod_old",
+                    is_admin=True,
+                    account_status=AccountStatus.suspended,
+                ),
+                User(
+                    user_id="U6",
+                    username="spam4u",
+                    account_status=AccountStatus.suspended,
+                    purchase_history=["P006"],
+                ),
+                User(user_id="U7", username="lea", purchase_history=["P006"]),
+                User(user_id="U8", username="sam", purchase_history=["P006"]),
+            ],
+        )
+        self.load_rows(
+            "reviews",
+            [
+                Review(
+                    review_id="REV-0001",
+                    product_id="P006",
+                    user_id="U6",
+                    rating=1,
+                    comment="Buy cheap ropes at spam.example!",
+                    timestamp=h.datetime("2024-08-20T08:00:00Z"),
+                ),
+                Review(
+                    review_id="REV-0002",
+                    product_id="P006",
+                    user_id="U7",
+                    rating=3,
+                    comment="Too short for me.",
+                    timestamp=h.datetime("2024-08-22T08:00:00Z"),
+                ),
+                Review(
+                    review_id="REV-0003",
+                    product_id="P006",
+                    user_id="U8",
+                    rating=5,
+                    comment="Smooth spin.",
+                    timestamp=h.datetime("2024-08-25T08:00:00Z"),
+                ),
+            ],
+        )
+
+    def _solve_moderate_reviews(self, results: list[rt.Result]) -> dict[str, Any]:
+        b: dict[str, Any] = {}
+        self._solution_call(
+            results, "delete_review", {"review_id": "REV-0002", "requester_user_id": "U7"}
+        )
+        self._solution_call(
+            results, "delete_review", {"review_id": "REV-0001", "requester_user_id": "A1"}
+        )
+        return b
+
+    def _check_moderate_reviews_0(self, b: dict[str, Any]) -> bool:
+        return bool(("REV-0002" not in self.t_reviews))
+
+    def _check_moderate_reviews_1(self, b: dict[str, Any]) -> bool:
+        return bool(("REV-0001" not in self.t_reviews))
+
+    def _check_moderate_reviews_2(self, b: dict[str, Any]) -> bool:
+        return bool(
+            (self.t_reviews.row("REV-0003") == self.initial_state().t_reviews.row("REV-0003"))
         )

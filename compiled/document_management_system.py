@@ -682,89 +682,82 @@ class DocumentManagementSystemEnv(rt.Environment):
         "_inv_1": "no version is newer than its document's current version",
     }
     SITES: ClassVar[tuple[tuple[str, int, str, str], ...]] = (
-        ("get_document_by_id", 200, "let-else", "documents.get(document_id)"),
-        ("get_document_by_id", 201, "require", "d.status == DocumentStatus.active"),
-        ("get_document_by_id", 202, "require", "user_id in users"),
+        ("get_document_by_id", 202, "let-else", "documents.get(document_id)"),
+        ("get_document_by_id", 203, "require", "d.status == DocumentStatus.active"),
+        ("get_document_by_id", 204, "require", "user_id in users"),
         (
             "get_document_by_id",
-            203,
+            205,
             "require",
             "has_permission(document_id, user_id, Permission.read)",
         ),
-        ("check_document_status", 217, "let-else", "documents.get(document_id)"),
-        ("get_document_permissions", 224, "require", "document_id in documents"),
-        ("check_user_access", 234, "require", 'user_id != ""'),
-        ("check_user_access", 235, "require", 'document_id != ""'),
-        ("check_user_access", 236, "require", "document_id in documents"),
-        ("check_user_access", 237, "require", "user_id in users"),
-        ("get_document_version_history", 245, "let-else", "documents.get(document_id)"),
-        ("get_document_version_history", 246, "require", "d.status == DocumentStatus.active"),
+        ("check_document_status", 219, "let-else", "documents.get(document_id)"),
+        ("get_document_permissions", 226, "require", "document_id in documents"),
+        ("check_user_access", 239, "require", 'user_id != ""'),
+        ("check_user_access", 240, "require", 'document_id != ""'),
+        ("check_user_access", 241, "require", "document_id in documents"),
+        ("check_user_access", 242, "require", "user_id in users"),
+        ("get_document_version_history", 250, "let-else", "documents.get(document_id)"),
+        ("get_document_version_history", 251, "require", "d.status == DocumentStatus.active"),
         (
             "get_document_version_history",
-            247,
+            252,
             "require",
             "has_permission(document_id, user_id, Permission.read)",
         ),
-        ("get_document_current_version", 254, "let-else", "documents.get(document_id)"),
-        ("get_document_current_version", 255, "require", "d.status == DocumentStatus.active"),
-        (
-            "get_document_current_version",
-            256,
-            "let-else",
-            "first(x for x in versions if x.document_id == document_id and x.version_number == d.version)",
-        ),
-        ("get_document_content", 264, "let-else", "documents.get(document_id)"),
-        ("get_document_content", 265, "require", "d.status == DocumentStatus.active"),
-        ("get_document_content", 266, "require", "user_id in users"),
+        ("get_document_current_version", 259, "let-else", "documents.get(document_id)"),
+        ("get_document_current_version", 260, "require", "d.status == DocumentStatus.active"),
+        ("get_document_content", 269, "let-else", "documents.get(document_id)"),
+        ("get_document_content", 270, "require", "d.status == DocumentStatus.active"),
+        ("get_document_content", 271, "require", "user_id in users"),
         (
             "get_document_content",
-            267,
+            272,
             "require",
             "has_permission(document_id, user_id, Permission.read)",
         ),
-        ("create_document", 288, "require", 'title != "" and content != "" and owner_id != ""'),
-        ("create_document", 290, "require", "owner_id in users"),
-        ("update_document", 311, "require", 'document_id != "" and user_id != ""'),
-        ("update_document", 312, "let-else", "documents.get(document_id)"),
-        ("update_document", 313, "require", "d.status == DocumentStatus.active"),
-        ("update_document", 314, "require", "user_id in users"),
+        ("create_document", 293, "require", 'title != "" and content != "" and owner_id != ""'),
+        ("create_document", 295, "require", "owner_id in users"),
+        ("update_document", 316, "require", 'document_id != "" and user_id != ""'),
+        ("update_document", 317, "let-else", "documents.get(document_id)"),
+        ("update_document", 318, "require", "d.status == DocumentStatus.active"),
+        ("update_document", 319, "require", "user_id in users"),
         (
             "update_document",
-            315,
+            320,
             "require",
             "has_permission(document_id, user_id, Permission.write)",
         ),
-        ("update_document", 317, "require", "title != none or content != none"),
-        ("delete_document", 333, "let-else", "documents.get(document_id)"),
-        ("delete_document", 334, "require", "user_id in users"),
+        ("update_document", 322, "require", "title != none or content != none"),
+        ("delete_document", 338, "let-else", "documents.get(document_id)"),
+        ("delete_document", 339, "require", "user_id in users"),
         (
             "delete_document",
-            338,
+            343,
             "require",
             "has_permission(document_id, user_id, Permission.delete) or has_permission(document_id, user_id, Permission.write)",
         ),
-        ("restore_document", 348, "let-else", "documents.get(document_id)"),
-        ("restore_document", 349, "require", "any(v.document_id == document_id for v in versions)"),
-        ("restore_document", 351, "require", "d.status != DocumentStatus.draft"),
-        ("set_document_permissions", 361, "require", "document_id in documents"),
-        ("set_document_permissions", 362, "require", "user_id in users"),
-        ("revoke_user_access", 376, "require", "document_id in documents"),
-        ("revoke_user_access", 377, "require", "user_id in users"),
-        ("archive_document", 388, "let-else", "documents.get(document_id)"),
-        ("archive_document", 389, "require", "d.status != DocumentStatus.deleted"),
-        ("revert_to_version", 401, "let-else", "documents.get(document_id)"),
-        ("revert_to_version", 402, "require", "d.status == DocumentStatus.active"),
-        ("revert_to_version", 403, "require", "user_id in users"),
+        ("restore_document", 353, "let-else", "documents.get(document_id)"),
+        ("restore_document", 358, "require", "d.status != DocumentStatus.draft"),
+        ("set_document_permissions", 368, "require", "document_id in documents"),
+        ("set_document_permissions", 369, "require", "user_id in users"),
+        ("revoke_user_access", 383, "require", "document_id in documents"),
+        ("revoke_user_access", 384, "require", "user_id in users"),
+        ("archive_document", 395, "let-else", "documents.get(document_id)"),
+        ("archive_document", 396, "require", "d.status != DocumentStatus.deleted"),
+        ("revert_to_version", 408, "let-else", "documents.get(document_id)"),
+        ("revert_to_version", 409, "require", "d.status == DocumentStatus.active"),
+        ("revert_to_version", 410, "require", "user_id in users"),
         (
             "revert_to_version",
-            404,
+            411,
             "require",
             "has_permission(document_id, user_id, Permission.write)",
         ),
-        ("revert_to_version", 406, "let-else", "versions.get(version_id)"),
-        ("revert_to_version", 407, "require", "old.document_id == document_id"),
-        ("publish_document", 416, "let-else", "documents.get(document_id)"),
-        ("publish_document", 417, "require", "d.status != DocumentStatus.deleted"),
+        ("revert_to_version", 413, "let-else", "versions.get(version_id)"),
+        ("revert_to_version", 414, "require", "old.document_id == document_id"),
+        ("publish_document", 423, "let-else", "documents.get(document_id)"),
+        ("publish_document", 427, "require", "d.status != DocumentStatus.deleted"),
     )
 
     @property
@@ -1102,32 +1095,22 @@ class DocumentManagementSystemEnv(rt.Environment):
         if not (d.status == DocumentStatus.active):
             raise rt.Fail("Document is not active and cannot be retrieved", site=14)
         self._hit(14)
-        v = h.first(
-            (
-                x
-                for x in self._it(self.t_versions.rows())
-                if ((x.document_id == document_id) and (x.version_number == d.version))
-            )
-        )
-        if v is None:
-            raise rt.Fail("No versions found for the document", site=15)
-        self._hit(15)
-        return v
+        return h.at(self._fn_versions_of(document_id=document_id), (-1))
 
     def _impl_get_document_content(self, document_id: str, user_id: str) -> str:
         d = self.t_documents.get(document_id)
         if d is None:
-            raise rt.Fail("Document not found", site=16)
-        self._hit(16)
+            raise rt.Fail("Document not found", site=15)
+        self._hit(15)
         if not (d.status == DocumentStatus.active):
-            raise rt.Fail("Document is not active", site=17)
-        self._hit(17)
+            raise rt.Fail("Document is not active", site=16)
+        self._hit(16)
         if not (user_id in self.t_users):
-            raise rt.Fail("User not found", site=18)
-        self._hit(18)
+            raise rt.Fail("User not found", site=17)
+        self._hit(17)
         if not self._fn_has_permission(document_id=document_id, user_id=user_id, p=Permission.read):
-            raise rt.Fail("User does not have read permission on this document", site=19)
-        self._hit(19)
+            raise rt.Fail("User does not have read permission on this document", site=18)
+        self._hit(18)
         return d.content
 
     def _impl_search_documents_by_title(self, title_query: str) -> list[DocumentSummary]:
@@ -1142,11 +1125,11 @@ class DocumentManagementSystemEnv(rt.Environment):
         self, title: str, content: str, owner_id: str, permissions: list[Permission] | None
     ) -> Document:
         if not (((title != "") and (content != "")) and (owner_id != "")):
-            raise rt.Fail("Title, content, and owner_id are required", site=20)
-        self._hit(20)
+            raise rt.Fail("Title, content, and owner_id are required", site=19)
+        self._hit(19)
         if not (owner_id in self.t_users):
-            raise rt.Fail(("Owner with ID '" + h.to_str(owner_id) + "' does not exist"), site=21)
-        self._hit(21)
+            raise rt.Fail(("Owner with ID '" + h.to_str(owner_id) + "' does not exist"), site=20)
+        self._hit(20)
         perms: set[Permission] = {Permission.read, Permission.write}
         if permissions is not None:
             perms = set(h.unwrap(permissions))
@@ -1183,28 +1166,28 @@ class DocumentManagementSystemEnv(rt.Environment):
         self, document_id: str, user_id: str, title: str | None, content: str | None
     ) -> Document:
         if not ((document_id != "") and (user_id != "")):
-            raise rt.Fail("Document ID and User ID are required", site=22)
-        self._hit(22)
+            raise rt.Fail("Document ID and User ID are required", site=21)
+        self._hit(21)
         d = self.t_documents.get(document_id)
         if d is None:
-            raise rt.Fail("Document does not exist", site=23)
-        self._hit(23)
+            raise rt.Fail("Document does not exist", site=22)
+        self._hit(22)
         if not (d.status == DocumentStatus.active):
-            raise rt.Fail("Document is not active and cannot be updated", site=24)
-        self._hit(24)
+            raise rt.Fail("Document is not active and cannot be updated", site=23)
+        self._hit(23)
         if not (user_id in self.t_users):
-            raise rt.Fail("User does not exist", site=25)
-        self._hit(25)
+            raise rt.Fail("User does not exist", site=24)
+        self._hit(24)
         if not self._fn_has_permission(
             document_id=document_id, user_id=user_id, p=Permission.write
         ):
-            raise rt.Fail("User does not have write permission on this document", site=26)
-        self._hit(26)
+            raise rt.Fail("User does not have write permission on this document", site=25)
+        self._hit(25)
         if not ((title is not None) or (content is not None)):
             raise rt.Fail(
-                "No updates provided; at least one of title or content must be specified", site=27
+                "No updates provided; at least one of title or content must be specified", site=26
             )
-        self._hit(27)
+        self._hit(26)
         if title is not None:
             self._set("documents", d, "title", h.unwrap(title))
         if content is not None:
@@ -1215,33 +1198,30 @@ class DocumentManagementSystemEnv(rt.Environment):
     def _impl_delete_document(self, document_id: str, user_id: str) -> Document:
         d = self.t_documents.get(document_id)
         if d is None:
-            raise rt.Fail("Document not found", site=28)
-        self._hit(28)
+            raise rt.Fail("Document not found", site=27)
+        self._hit(27)
         if not (user_id in self.t_users):
-            raise rt.Fail("User not found", site=29)
-        self._hit(29)
+            raise rt.Fail("User not found", site=28)
+        self._hit(28)
         if d.status == DocumentStatus.deleted:
             return d
         if not (
             self._fn_has_permission(document_id=document_id, user_id=user_id, p=Permission.delete)
             or self._fn_has_permission(document_id=document_id, user_id=user_id, p=Permission.write)
         ):
-            raise rt.Fail("User does not have permission to delete this document", site=30)
-        self._hit(30)
+            raise rt.Fail("User does not have permission to delete this document", site=29)
+        self._hit(29)
         self._set("documents", d, "status", DocumentStatus.deleted)
         return d
 
     def _impl_restore_document(self, document_id: str) -> Document:
         d = self.t_documents.get(document_id)
         if d is None:
-            raise rt.Fail("Document does not exist", site=31)
-        self._hit(31)
-        if not any(((v.document_id == document_id) for v in self._it(self.t_versions.rows()))):
-            raise rt.Fail("Document has no versions; cannot restore", site=32)
-        self._hit(32)
+            raise rt.Fail("Document does not exist", site=30)
+        self._hit(30)
         if not (d.status != DocumentStatus.draft):
-            raise rt.Fail("A draft is not restored; publish it instead", site=33)
-        self._hit(33)
+            raise rt.Fail("A draft is not restored; publish it instead", site=31)
+        self._hit(31)
         self._set("documents", d, "status", DocumentStatus.active)
         return d
 
@@ -1249,11 +1229,11 @@ class DocumentManagementSystemEnv(rt.Environment):
         self, document_id: str, user_id: str, permissions: list[Permission]
     ) -> AccessControlEntry:
         if not (document_id in self.t_documents):
-            raise rt.Fail("Document does not exist", site=34)
-        self._hit(34)
+            raise rt.Fail("Document does not exist", site=32)
+        self._hit(32)
         if not (user_id in self.t_users):
-            raise rt.Fail("User does not exist", site=35)
-        self._hit(35)
+            raise rt.Fail("User does not exist", site=33)
+        self._hit(33)
         e: AccessControlEntry | None = self._fn_entry_of(document_id=document_id, user_id=user_id)
         if e is not None:
             self._set("access_control", h.unwrap(e), "permissions", set(permissions))
@@ -1268,12 +1248,12 @@ class DocumentManagementSystemEnv(rt.Environment):
     def _impl_revoke_user_access(self, document_id: str, user_id: str) -> str:
         if not (document_id in self.t_documents):
             raise rt.Fail(
-                ("Document with ID '" + h.to_str(document_id) + "' does not exist."), site=36
+                ("Document with ID '" + h.to_str(document_id) + "' does not exist."), site=34
             )
-        self._hit(36)
+        self._hit(34)
         if not (user_id in self.t_users):
-            raise rt.Fail(("User with ID '" + h.to_str(user_id) + "' does not exist."), site=37)
-        self._hit(37)
+            raise rt.Fail(("User with ID '" + h.to_str(user_id) + "' does not exist."), site=35)
+        self._hit(35)
         e: AccessControlEntry | None = self._fn_entry_of(document_id=document_id, user_id=user_id)
         if e is not None:
             self._delete("access_control", h.unwrap(e).entry_id)
@@ -1288,11 +1268,11 @@ class DocumentManagementSystemEnv(rt.Environment):
     def _impl_archive_document(self, document_id: str) -> Document:
         d = self.t_documents.get(document_id)
         if d is None:
-            raise rt.Fail("Document not found", site=38)
-        self._hit(38)
+            raise rt.Fail("Document not found", site=36)
+        self._hit(36)
         if not (d.status != DocumentStatus.deleted):
-            raise rt.Fail("A deleted document cannot be archived; restore it first", site=39)
-        self._hit(39)
+            raise rt.Fail("A deleted document cannot be archived; restore it first", site=37)
+        self._hit(37)
         self._set("documents", d, "status", DocumentStatus.archived)
         return d
 
@@ -1301,28 +1281,28 @@ class DocumentManagementSystemEnv(rt.Environment):
     ) -> DocumentVersion:
         d = self.t_documents.get(document_id)
         if d is None:
-            raise rt.Fail("Document not found", site=40)
-        self._hit(40)
+            raise rt.Fail("Document not found", site=38)
+        self._hit(38)
         if not (d.status == DocumentStatus.active):
-            raise rt.Fail("Cannot revert: document is not active", site=41)
-        self._hit(41)
+            raise rt.Fail("Cannot revert: document is not active", site=39)
+        self._hit(39)
         if not (user_id in self.t_users):
-            raise rt.Fail("User not found", site=42)
-        self._hit(42)
+            raise rt.Fail("User not found", site=40)
+        self._hit(40)
         if not self._fn_has_permission(
             document_id=document_id, user_id=user_id, p=Permission.write
         ):
             raise rt.Fail(
-                "Permission denied: user does not have write access to the document", site=43
+                "Permission denied: user does not have write access to the document", site=41
             )
-        self._hit(43)
+        self._hit(41)
         old = self.t_versions.get(version_id)
         if old is None:
-            raise rt.Fail("Version not found", site=44)
-        self._hit(44)
+            raise rt.Fail("Version not found", site=42)
+        self._hit(42)
         if not (old.document_id == document_id):
-            raise rt.Fail("Version does not belong to the specified document", site=45)
-        self._hit(45)
+            raise rt.Fail("Version does not belong to the specified document", site=43)
+        self._hit(43)
         self._set("documents", d, "content", old.content_snapshot)
         self._impl_snapshot(d=d, user_id=user_id)
         return h.at(self._fn_versions_of(document_id=document_id), (-1))
@@ -1330,11 +1310,11 @@ class DocumentManagementSystemEnv(rt.Environment):
     def _impl_publish_document(self, document_id: str) -> Document:
         d = self.t_documents.get(document_id)
         if d is None:
-            raise rt.Fail("Document not found", site=46)
-        self._hit(46)
+            raise rt.Fail("Document not found", site=44)
+        self._hit(44)
         if not (d.status != DocumentStatus.deleted):
-            raise rt.Fail("A deleted document cannot be published; use restore_document", site=47)
-        self._hit(47)
+            raise rt.Fail("A deleted document cannot be published; use restore_document", site=45)
+        self._hit(45)
         self._set("documents", d, "status", DocumentStatus.active)
         return d
 

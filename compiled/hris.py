@@ -765,84 +765,90 @@ class HRISEnv(rt.Environment):
         "_inv_1": "date_of_birth cannot be in the future",
     }
     SITES: ClassVar[tuple[tuple[str, int, str, str], ...]] = (
-        ("get_employee_by_id", 182, "require", 'employee_id != ""'),
-        ("get_employee_by_id", 183, "let-else", "employees.get(employee_id)"),
+        ("get_employee_by_id", 185, "require", 'employee_id != ""'),
+        ("get_employee_by_id", 186, "let-else", "employees.get(employee_id)"),
         (
             "get_employee_by_work_email",
-            189,
+            192,
             "let-else",
             "first(x for x in employees if x.work_email == work_email)",
         ),
-        ("list_employees_by_department", 196, "require", "department_id in departments"),
-        ("list_employees_by_job_title", 202, "require", "job_title in job_positions"),
+        ("list_employees_by_department", 199, "require", "department_id in departments"),
+        ("list_employees_by_job_title", 205, "require", "job_title in job_positions"),
         (
             "list_employees_by_employment_status",
-            209,
+            212,
             "require",
             "employment_status in employment_statuses",
         ),
-        ("get_department_by_id", 215, "let-else", "departments.get(department_id)"),
-        ("get_department_by_name", 221, "require", 'department_name != ""'),
+        ("get_department_by_id", 218, "let-else", "departments.get(department_id)"),
+        ("get_department_by_name", 224, "require", 'department_name != ""'),
         (
             "get_department_by_name",
-            222,
+            225,
             "let-else",
             "first(x for x in departments if x.department_name == department_name)",
         ),
-        ("get_job_position_by_title", 229, "let-else", "job_positions.get(job_title)"),
-        ("get_employment_status_info", 235, "require", 'status_type != ""'),
-        ("get_employment_status_info", 236, "let-else", "employment_statuses.get(status_type)"),
-        ("check_employee_eligibility_for_action", 243, "let-else", "employees.get(employee_id)"),
-        ("validate_salary_against_job", 249, "let-else", "job_positions.get(job_title)"),
-        ("add_employee", 270, "require", 'd.employee_id != ""'),
-        ("add_employee", 271, "require", "d.employee_id not in employees"),
-        ("add_employee", 272, "require", "d.employment_status in employment_statuses"),
+        ("get_job_position_by_title", 232, "let-else", "job_positions.get(job_title)"),
+        ("get_employment_status_info", 240, "require", 'status_type != ""'),
+        ("get_employment_status_info", 241, "let-else", "employment_statuses.get(status_type)"),
+        ("check_employee_eligibility_for_action", 248, "let-else", "employees.get(employee_id)"),
+        ("validate_salary_against_job", 254, "let-else", "job_positions.get(job_title)"),
+        ("add_employee", 275, "require", 'd.employee_id != ""'),
+        ("add_employee", 276, "require", "d.employee_id not in employees"),
+        ("add_employee", 277, "require", "d.employment_status in employment_statuses"),
         (
             "add_employee",
-            277,
+            282,
             "let-else",
             "first(x for x in departments if x.department_name == d.department)",
         ),
-        ("add_employee", 281, "let-else", "job_positions.get(d.job_title)"),
-        ("add_employee", 283, "require", "in_range(j, d.salary)"),
-        ("add_employee", 285, "require", "d.hire_date <= today"),
-        ("add_employee", 286, "require", "d.date_of_birth <= today"),
-        ("add_employee", 287, "require", '"@" in d.work_email'),
-        ("add_employee", 288, "require", "all(x.work_email != d.work_email for x in employees)"),
-        ("add_employee", 291, "require", "d.manager_id in employees"),
-        ("update_employee_info", 306, "let-else", "employees.get(employee_id)"),
-        ("update_employee_info", 310, "require", "k in allowed"),
-        ("update_employee_info", 314, "require", '"@" in updates["work_email"]'),
-        ("update_employee_info", 319, "require", "dob <= today"),
-        ("update_employee_job_title", 346, "let-else", "employees.get(employee_id)"),
-        ("update_employee_job_title", 347, "let-else", "job_positions.get(new_job_title)"),
-        ("update_employee_job_title", 348, "require", "is_eligible(e)"),
-        ("update_employee_job_title", 350, "require", "e.department == j.department_id"),
-        ("update_employee_job_title", 352, "require", "in_range(j, e.salary)"),
+        ("add_employee", 286, "let-else", "job_positions.get(d.job_title)"),
+        ("add_employee", 288, "require", "in_range(j, d.salary)"),
+        ("add_employee", 290, "require", "d.hire_date <= today"),
+        ("add_employee", 291, "require", "d.date_of_birth <= today"),
+        ("add_employee", 292, "require", '"@" in d.work_email'),
+        ("add_employee", 293, "require", "all(x.work_email != d.work_email for x in employees)"),
+        ("add_employee", 296, "require", "d.manager_id in employees"),
+        ("update_employee_info", 311, "let-else", "employees.get(employee_id)"),
+        ("update_employee_info", 315, "require", "k in allowed"),
+        ("update_employee_info", 319, "require", '"@" in updates["work_email"]'),
+        (
+            "update_employee_info",
+            320,
+            "require",
+            'all(x.work_email != updates["work_email"] or x.employee_id == employee_id for x in employees)',
+        ),
+        ("update_employee_info", 327, "require", "dob <= today"),
+        ("update_employee_job_title", 354, "let-else", "employees.get(employee_id)"),
+        ("update_employee_job_title", 355, "let-else", "job_positions.get(new_job_title)"),
+        ("update_employee_job_title", 356, "require", "is_eligible(e)"),
+        ("update_employee_job_title", 358, "require", "e.department == j.department_id"),
+        ("update_employee_job_title", 360, "require", "in_range(j, e.salary)"),
         (
             "transfer_employee_to_department",
-            361,
+            371,
             "require",
             'employee_id != "" and new_department_id != ""',
         ),
-        ("transfer_employee_to_department", 363, "let-else", "employees.get(employee_id)"),
-        ("transfer_employee_to_department", 364, "require", "new_department_id in departments"),
-        ("update_employee_salary", 372, "let-else", "employees.get(employee_id)"),
-        ("update_employee_salary", 373, "require", "new_salary >= 0.0"),
-        ("update_employee_salary", 375, "require", "in_range(j, new_salary)"),
-        ("update_employee_salary", 377, "require", "new_salary <= e.salary or is_eligible(e)"),
-        ("update_employment_status", 386, "require", 'employee_id != ""'),
-        ("update_employment_status", 387, "require", 'new_status != ""'),
-        ("update_employment_status", 388, "let-else", "employees.get(employee_id)"),
-        ("update_employment_status", 389, "require", "new_status in employment_statuses"),
-        ("deactivate_employee", 398, "let-else", "employees.get(employee_id)"),
-        ("deactivate_employee", 400, "require", "len(inactive) > 0"),
-        ("reactivate_employee", 412, "let-else", "employees.get(employee_id)"),
-        ("reactivate_employee", 413, "require", "not is_eligible(e)"),
-        ("reactivate_employee", 414, "let-else", 'employment_statuses.get("active")'),
-        ("reactivate_employee", 415, "require", "a.is_active"),
-        ("remove_employee_record", 423, "require", 'employee_id != ""'),
-        ("remove_employee_record", 424, "require", "employee_id in employees"),
+        ("transfer_employee_to_department", 373, "let-else", "employees.get(employee_id)"),
+        ("transfer_employee_to_department", 374, "require", "new_department_id in departments"),
+        ("update_employee_salary", 382, "let-else", "employees.get(employee_id)"),
+        ("update_employee_salary", 386, "require", "new_salary >= 0.0"),
+        ("update_employee_salary", 388, "require", "in_range(j, new_salary)"),
+        ("update_employee_salary", 392, "require", "new_salary <= e.salary or is_eligible(e)"),
+        ("update_employment_status", 401, "require", 'employee_id != ""'),
+        ("update_employment_status", 404, "require", 'new_status != ""'),
+        ("update_employment_status", 405, "let-else", "employees.get(employee_id)"),
+        ("update_employment_status", 406, "require", "new_status in employment_statuses"),
+        ("deactivate_employee", 415, "let-else", "employees.get(employee_id)"),
+        ("deactivate_employee", 420, "require", "len(inactive) > 0"),
+        ("reactivate_employee", 432, "let-else", "employees.get(employee_id)"),
+        ("reactivate_employee", 433, "require", "not is_eligible(e)"),
+        ("reactivate_employee", 434, "let-else", 'employment_statuses.get("active")'),
+        ("reactivate_employee", 435, "require", "a.is_active"),
+        ("remove_employee_record", 443, "require", 'employee_id != ""'),
+        ("remove_employee_record", 444, "require", "employee_id in employees"),
     )
 
     @property
@@ -1226,12 +1232,30 @@ class HRISEnv(rt.Environment):
             if not ("@" in h.lookup(updates, "work_email")):
                 raise rt.Fail("Invalid email format.", site=27)
             self._hit(27)
+            if not all(
+                (
+                    (
+                        (x.work_email != h.lookup(updates, "work_email"))
+                        or (x.employee_id == employee_id)
+                    )
+                    for x in self._it(self.t_employees.rows())
+                )
+            ):
+                raise rt.Fail(
+                    (
+                        "Work email "
+                        + h.to_str(h.lookup(updates, "work_email"))
+                        + " is already in use."
+                    ),
+                    site=28,
+                )
+            self._hit(28)
             self._set("employees", e, "work_email", h.lookup(updates, "work_email"))
         if "date_of_birth" in updates:
             dob: datetime.date = h.date(h.lookup(updates, "date_of_birth"))
             if not (dob <= self.s_today):
-                raise rt.Fail("Date of birth cannot be in the future.", site=28)
-            self._hit(28)
+                raise rt.Fail("Date of birth cannot be in the future.", site=29)
+            self._hit(29)
             self._set("employees", e, "date_of_birth", dob)
         if "first_name" in updates:
             self._set("employees", e, "first_name", h.lookup(updates, "first_name"))
@@ -1248,12 +1272,12 @@ class HRISEnv(rt.Environment):
     def _impl_update_employee_job_title(self, employee_id: str, new_job_title: str) -> Employee:
         e = self.t_employees.get(employee_id)
         if e is None:
-            raise rt.Fail(("Employee with ID " + h.to_str(employee_id) + " not found."), site=29)
-        self._hit(29)
+            raise rt.Fail(("Employee with ID " + h.to_str(employee_id) + " not found."), site=30)
+        self._hit(30)
         j = self.t_job_positions.get(new_job_title)
         if j is None:
-            raise rt.Fail(("Job title '" + h.to_str(new_job_title) + "' not found."), site=30)
-        self._hit(30)
+            raise rt.Fail(("Job title '" + h.to_str(new_job_title) + "' not found."), site=31)
+        self._hit(31)
         if not self._fn_is_eligible(e=e):
             raise rt.Fail(
                 (
@@ -1263,9 +1287,9 @@ class HRISEnv(rt.Environment):
                     + h.to_str(e.employment_status)
                     + "') and is not eligible for a job change."
                 ),
-                site=31,
+                site=32,
             )
-        self._hit(31)
+        self._hit(32)
         if not (e.department == j.department_id):
             raise rt.Fail(
                 (
@@ -1277,9 +1301,9 @@ class HRISEnv(rt.Environment):
                     + h.to_str(new_job_title)
                     + "'."
                 ),
-                site=32,
+                site=33,
             )
-        self._hit(32)
+        self._hit(33)
         if not self._fn_in_range(j=j, salary=e.salary):
             raise rt.Fail(
                 (
@@ -1293,9 +1317,9 @@ class HRISEnv(rt.Environment):
                     + h.to_str(new_job_title)
                     + "'."
                 ),
-                site=33,
+                site=34,
             )
-        self._hit(33)
+        self._hit(34)
         self._set("employees", e, "job_title", new_job_title)
         return e
 
@@ -1303,15 +1327,15 @@ class HRISEnv(rt.Environment):
         self, employee_id: str, new_department_id: str
     ) -> Employee:
         if not ((employee_id != "") and (new_department_id != "")):
-            raise rt.Fail("Employee ID and department ID cannot be empty", site=34)
-        self._hit(34)
+            raise rt.Fail("Employee ID and department ID cannot be empty", site=35)
+        self._hit(35)
         e = self.t_employees.get(employee_id)
         if e is None:
-            raise rt.Fail("Employee not found", site=35)
-        self._hit(35)
-        if not (new_department_id in self.t_departments):
-            raise rt.Fail("Target department does not exist", site=36)
+            raise rt.Fail("Employee not found", site=36)
         self._hit(36)
+        if not (new_department_id in self.t_departments):
+            raise rt.Fail("Target department does not exist", site=37)
+        self._hit(37)
         self._set("employees", e, "department", new_department_id)
         return e
 
@@ -1319,12 +1343,12 @@ class HRISEnv(rt.Environment):
         e = self.t_employees.get(employee_id)
         if e is None:
             raise rt.Fail(
-                ("Employee with ID '" + h.to_str(employee_id) + "' does not exist."), site=37
+                ("Employee with ID '" + h.to_str(employee_id) + "' does not exist."), site=38
             )
-        self._hit(37)
-        if not (new_salary >= 0.0):
-            raise rt.Fail("Salary cannot be negative.", site=38)
         self._hit(38)
+        if not (new_salary >= 0.0):
+            raise rt.Fail("Salary cannot be negative.", site=39)
+        self._hit(39)
         j: JobPosition = self.t_job_positions.row(e.job_title)
         if not self._fn_in_range(j=j, salary=new_salary):
             raise rt.Fail(
@@ -1339,9 +1363,9 @@ class HRISEnv(rt.Environment):
                     + h.to_str(j.salary_range_max)
                     + "."
                 ),
-                site=39,
+                site=40,
             )
-        self._hit(39)
+        self._hit(40)
         if not ((new_salary <= e.salary) or self._fn_is_eligible(e=e)):
             raise rt.Fail(
                 (
@@ -1349,25 +1373,25 @@ class HRISEnv(rt.Environment):
                     + h.to_str(employee_id)
                     + " is not active and is not eligible for a raise."
                 ),
-                site=40,
+                site=41,
             )
-        self._hit(40)
+        self._hit(41)
         self._set("employees", e, "salary", new_salary)
         return e
 
     def _impl_update_employment_status(self, employee_id: str, new_status: str) -> Employee:
         if not (employee_id != ""):
-            raise rt.Fail("Employee ID is required", site=41)
-        self._hit(41)
-        if not (new_status != ""):
-            raise rt.Fail("New status is required", site=42)
+            raise rt.Fail("Employee ID is required", site=42)
         self._hit(42)
+        if not (new_status != ""):
+            raise rt.Fail("New status is required", site=43)
+        self._hit(43)
         e = self.t_employees.get(employee_id)
         if e is None:
             raise rt.Fail(
-                ("Employee with ID '" + h.to_str(employee_id) + "' does not exist"), site=43
+                ("Employee with ID '" + h.to_str(employee_id) + "' does not exist"), site=44
             )
-        self._hit(43)
+        self._hit(44)
         if not (new_status in self.t_employment_statuses):
             raise rt.Fail(
                 (
@@ -1375,25 +1399,25 @@ class HRISEnv(rt.Environment):
                     + h.to_str(new_status)
                     + "'. Must be one of the predefined status types."
                 ),
-                site=44,
+                site=45,
             )
-        self._hit(44)
+        self._hit(45)
         self._set("employees", e, "employment_status", new_status)
         return e
 
     def _impl_deactivate_employee(self, employee_id: str) -> Employee:
         e = self.t_employees.get(employee_id)
         if e is None:
-            raise rt.Fail(("Employee with ID '" + h.to_str(employee_id) + "' not found."), site=45)
-        self._hit(45)
+            raise rt.Fail(("Employee with ID '" + h.to_str(employee_id) + "' not found."), site=46)
+        self._hit(46)
         inactive: list[EmploymentStatus] = [
             s for s in self._it(self.t_employment_statuses.rows()) if (not s.is_active)
         ]
         if not (len(inactive) > 0):
             raise rt.Fail(
-                "No inactive employment status (e.g., terminated) defined in the system.", site=46
+                "No inactive employment status (e.g., terminated) defined in the system.", site=47
             )
-        self._hit(46)
+        self._hit(47)
         target: str = h.at(inactive, 0).status_type
         if any(((s_2.status_type == "terminated") for s_2 in self._it(list(inactive)))):
             target = "terminated"
@@ -1403,28 +1427,28 @@ class HRISEnv(rt.Environment):
     def _impl_reactivate_employee(self, employee_id: str) -> Employee:
         e = self.t_employees.get(employee_id)
         if e is None:
-            raise rt.Fail("Employee not found", site=47)
-        self._hit(47)
-        if not (not self._fn_is_eligible(e=e)):
-            raise rt.Fail("Employee is already active", site=48)
+            raise rt.Fail("Employee not found", site=48)
         self._hit(48)
+        if not (not self._fn_is_eligible(e=e)):
+            raise rt.Fail("Employee is already active", site=49)
+        self._hit(49)
         a = self.t_employment_statuses.get("active")
         if a is None:
-            raise rt.Fail("Active status is not defined in the system", site=49)
-        self._hit(49)
-        if not a.is_active:
-            raise rt.Fail("Active status is not marked as active in the system", site=50)
+            raise rt.Fail("Active status is not defined in the system", site=50)
         self._hit(50)
+        if not a.is_active:
+            raise rt.Fail("Active status is not marked as active in the system", site=51)
+        self._hit(51)
         self._set("employees", e, "employment_status", "active")
         return e
 
     def _impl_remove_employee_record(self, employee_id: str) -> str:
         if not (employee_id != ""):
-            raise rt.Fail("Employee ID is required.", site=51)
-        self._hit(51)
-        if not (employee_id in self.t_employees):
-            raise rt.Fail("Employee not found.", site=52)
+            raise rt.Fail("Employee ID is required.", site=52)
         self._hit(52)
+        if not (employee_id in self.t_employees):
+            raise rt.Fail("Employee not found.", site=53)
+        self._hit(53)
         self._delete("employees", employee_id)
         return "Employee record removed successfully."
 

@@ -511,28 +511,29 @@ class RetailProductDatabaseEnv(rt.Environment):
     }
     ENV_INVARIANTS: ClassVar[dict[str, str]] = {}
     SITES: ClassVar[tuple[tuple[str, int, str, str], ...]] = (
-        ("get_product_by_upc", 175, "let-else", "products.get(upc)"),
-        ("get_product_by_id", 182, "require", 'strip(product_id) != ""'),
-        ("list_products_by_brand", 200, "require", 'brand != ""'),
-        ("check_inventory_level", 206, "let-else", "products.get(upc)"),
-        ("get_product_price", 212, "require", 'upc != ""'),
-        ("get_product_price", 213, "let-else", "products.get(upc)"),
-        ("get_aisle_location", 219, "let-else", "products.get(upc)"),
-        ("add_product", 238, "require", "product.upc not in products"),
-        ("add_product", 239, "require", "product.price >= 0.0"),
-        ("add_product", 240, "require", "product.inventory_level >= 0"),
-        ("update_product_price", 246, "let-else", "products.get(upc)"),
-        ("update_product_price", 247, "require", "new_price >= 0.0"),
-        ("update_inventory_level", 254, "require", "new_level >= 0"),
-        ("update_inventory_level", 255, "let-else", "products.get(upc)"),
-        ("update_product_category", 262, "let-else", "products.get(upc)"),
-        ("update_aisle_location", 270, "let-else", "products.get(upc)"),
-        ("remove_product", 277, "require", 'upc != ""'),
-        ("remove_product", 278, "require", "upc in products"),
-        ("edit_product_description", 285, "let-else", "products.get(upc)"),
-        ("deplete_inventory", 312, "require", "quantity >= 0"),
-        ("deplete_inventory", 313, "let-else", "products.get(upc)"),
-        ("deplete_inventory", 314, "require", "quantity <= p.inventory_level"),
+        ("get_product_by_upc", 190, "let-else", "products.get(upc)"),
+        ("get_product_by_id", 197, "require", 'strip(product_id) != ""'),
+        ("list_products_by_brand", 215, "require", 'brand != ""'),
+        ("check_inventory_level", 221, "let-else", "products.get(upc)"),
+        ("get_product_price", 227, "require", 'upc != ""'),
+        ("get_product_price", 228, "let-else", "products.get(upc)"),
+        ("get_aisle_location", 234, "let-else", "products.get(upc)"),
+        ("add_product", 254, "require", 'missing == ""'),
+        ("add_product", 255, "require", "product.upc not in products"),
+        ("add_product", 256, "require", "product.price >= 0.0"),
+        ("add_product", 257, "require", "product.inventory_level >= 0"),
+        ("update_product_price", 263, "let-else", "products.get(upc)"),
+        ("update_product_price", 266, "require", "new_price >= 0.0"),
+        ("update_inventory_level", 273, "require", "new_level >= 0"),
+        ("update_inventory_level", 274, "let-else", "products.get(upc)"),
+        ("update_product_category", 281, "let-else", "products.get(upc)"),
+        ("update_aisle_location", 289, "let-else", "products.get(upc)"),
+        ("remove_product", 296, "require", 'upc != ""'),
+        ("remove_product", 297, "require", "upc in products"),
+        ("edit_product_description", 304, "let-else", "products.get(upc)"),
+        ("deplete_inventory", 331, "require", "quantity >= 0"),
+        ("deplete_inventory", 332, "let-else", "products.get(upc)"),
+        ("deplete_inventory", 333, "require", "quantity <= p.inventory_level"),
     )
 
     @property
@@ -682,6 +683,15 @@ class RetailProductDatabaseEnv(rt.Environment):
             )
         return None
 
+    def _fn_blank_field(self, p: ProductInfo) -> str:
+        if p.upc.strip() == "":
+            return "UPC"
+        if p.product_id.strip() == "":
+            return "product_id"
+        if p.name.strip() == "":
+            return "name"
+        return ""
+
     def _impl_insert_product(self, p: ProductInfo) -> Product:
         return self._insert(
             "products",
@@ -757,70 +767,74 @@ class RetailProductDatabaseEnv(rt.Environment):
         return [p for p in self._it(self.t_products.rows())]
 
     def _impl_add_product(self, product: ProductInfo) -> Product:
-        if not (product.upc not in self.t_products):
-            raise rt.Fail(("Product with UPC " + h.to_str(product.upc) + " already exists"), site=7)
+        missing: str = self._fn_blank_field(p=product)
+        if not (missing == ""):
+            raise rt.Fail(("Invalid product: missing " + h.to_str(missing) + "."), site=7)
         self._hit(7)
-        if not (product.price >= 0.0):
-            raise rt.Fail("Product price must be non-negative", site=8)
+        if not (product.upc not in self.t_products):
+            raise rt.Fail(("Product with UPC " + h.to_str(product.upc) + " already exists"), site=8)
         self._hit(8)
-        if not (product.inventory_level >= 0):
-            raise rt.Fail("Inventory level must be a non-negative integer", site=9)
+        if not (product.price >= 0.0):
+            raise rt.Fail("Product price must be non-negative", site=9)
         self._hit(9)
+        if not (product.inventory_level >= 0):
+            raise rt.Fail("Inventory level must be a non-negative integer", site=10)
+        self._hit(10)
         return self._impl_insert_product(p=product)
 
     def _impl_update_product_price(self, upc: str, new_price: float) -> Product:
         p = self.t_products.get(upc)
         if p is None:
-            raise rt.Fail("Product with given UPC does not exist", site=10)
-        self._hit(10)
-        if not (new_price >= 0.0):
-            raise rt.Fail("Product price must be non-negative", site=11)
+            raise rt.Fail("Product with given UPC does not exist", site=11)
         self._hit(11)
+        if not (new_price >= 0.0):
+            raise rt.Fail("Product price must be non-negative", site=12)
+        self._hit(12)
         self._set("products", p, "price", new_price)
         return p
 
     def _impl_update_inventory_level(self, upc: str, new_level: int) -> Product:
         if not (new_level >= 0):
-            raise rt.Fail("Inventory level must be non-negative", site=12)
-        self._hit(12)
+            raise rt.Fail("Inventory level must be non-negative", site=13)
+        self._hit(13)
         p = self.t_products.get(upc)
         if p is None:
-            raise rt.Fail("Product with given UPC not found", site=13)
-        self._hit(13)
+            raise rt.Fail("Product with given UPC not found", site=14)
+        self._hit(14)
         self._set("products", p, "inventory_level", new_level)
         return p
 
     def _impl_update_product_category(self, upc: str, new_category: Category) -> Product:
         p = self.t_products.get(upc)
         if p is None:
-            raise rt.Fail("Product with given UPC not found.", site=14)
-        self._hit(14)
+            raise rt.Fail("Product with given UPC not found.", site=15)
+        self._hit(15)
         self._set("products", p, "category", new_category)
         return p
 
     def _impl_update_aisle_location(self, upc: str, aisle_location: str | None) -> Product:
         p = self.t_products.get(upc)
         if p is None:
-            raise rt.Fail(("Product with UPC " + h.to_str(upc) + " not found"), site=15)
-        self._hit(15)
+            raise rt.Fail(("Product with UPC " + h.to_str(upc) + " not found"), site=16)
+        self._hit(16)
         self._set("products", p, "aisle_location", aisle_location)
         return p
 
     def _impl_remove_product(self, upc: str) -> str:
         if not (upc != ""):
-            raise rt.Fail("UPC cannot be empty", site=16)
-        self._hit(16)
-        if not (upc in self.t_products):
-            raise rt.Fail(("Product with UPC '" + h.to_str(upc) + "' not found"), site=17)
+            raise rt.Fail("UPC cannot be empty", site=17)
         self._hit(17)
+        if not (upc in self.t_products):
+            raise rt.Fail(("Product with UPC '" + h.to_str(upc) + "' not found"), site=18)
+        self._hit(18)
         self._delete("products", upc)
         return "Product with UPC '" + h.to_str(upc) + "' removed successfully"
 
     def _impl_edit_product_description(self, upc: str, new_description: str) -> Product:
         p = self.t_products.get(upc)
         if p is None:
-            raise rt.Fail("Product with given UPC not found.", site=18)
-        self._hit(18)
+            raise rt.Fail("Product with given UPC not found.", site=19)
+        self._hit(19)
         self._set("products", p, "description", new_description)
         return p
 
@@ -843,15 +857,15 @@ class RetailProductDatabaseEnv(rt.Environment):
 
     def _impl_deplete_inventory(self, upc: str, quantity: int) -> Product:
         if not (quantity >= 0):
-            raise rt.Fail("Quantity cannot be negative", site=19)
-        self._hit(19)
+            raise rt.Fail("Quantity cannot be negative", site=20)
+        self._hit(20)
         p = self.t_products.get(upc)
         if p is None:
-            raise rt.Fail("Product with given UPC not found", site=20)
-        self._hit(20)
-        if not (quantity <= p.inventory_level):
-            raise rt.Fail("Insufficient inventory to deplete", site=21)
+            raise rt.Fail("Product with given UPC not found", site=21)
         self._hit(21)
+        if not (quantity <= p.inventory_level):
+            raise rt.Fail("Insufficient inventory to deplete", site=22)
+        self._hit(22)
         self._set("products", p, "inventory_level", p.inventory_level - quantity)
         return p
 

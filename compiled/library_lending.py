@@ -823,71 +823,77 @@ class LibraryLendingEnv(rt.Environment):
         ("get_member", 244, "let-else", "members.get(member_id)"),
         ("list_member_loans", 251, "require", "member_id in members"),
         ("register_member", 271, "require", "member_id not in members"),
-        ("register_member", 272, "require", 'strip(name) != ""'),
-        ("register_member", 273, "require", '"@" in email'),
-        ("renew_membership", 282, "let-else", "members.get(member_id)"),
-        ("renew_membership", 283, "require", "m.status != MemberStatus.suspended"),
-        ("renew_membership", 284, "require", "m.fines_cents == 0"),
-        ("pay_fine", 293, "let-else", "members.get(member_id)"),
-        ("pay_fine", 294, "require", "amount_cents > 0"),
-        ("pay_fine", 295, "require", "amount_cents <= m.fines_cents"),
-        ("check_out", 306, "let-else", "copies.get(copy_id)"),
-        ("check_out", 307, "let-else", "members.get(member_id)"),
-        ("check_out", 309, "require", "m.status == MemberStatus.active"),
-        ("check_out", 310, "require", "m.expires >= today"),
-        ("check_out", 311, "require", "m.fines_cents < FINE_BLOCK_CENTS"),
-        ("check_out", 312, "require", "len(active_loans_of(member_id)) < MAX_LOANS"),
+        ("register_member", 274, "require", 'strip(name) != ""'),
+        ("register_member", 275, "require", '"@" in email'),
+        (
+            "register_member",
+            276,
+            "require",
+            "not any(x.email == lower(strip(email)) for x in members)",
+        ),
+        ("renew_membership", 286, "let-else", "members.get(member_id)"),
+        ("renew_membership", 289, "require", "m.status != MemberStatus.suspended"),
+        ("renew_membership", 290, "require", "m.fines_cents == 0"),
+        ("pay_fine", 299, "let-else", "members.get(member_id)"),
+        ("pay_fine", 300, "require", "amount_cents > 0"),
+        ("pay_fine", 301, "require", "amount_cents <= m.fines_cents"),
+        ("check_out", 312, "let-else", "copies.get(copy_id)"),
+        ("check_out", 313, "let-else", "members.get(member_id)"),
+        ("check_out", 315, "require", "m.status == MemberStatus.active"),
+        ("check_out", 320, "require", "m.expires >= today"),
+        ("check_out", 321, "require", "m.fines_cents < FINE_BLOCK_CENTS"),
+        ("check_out", 322, "require", "len(active_loans_of(member_id)) < MAX_LOANS"),
         (
             "check_out",
-            313,
+            323,
             "require",
             "c.condition == CopyCondition.good or c.condition == CopyCondition.worn",
         ),
-        ("check_out", 315, "require", "current_loan(copy_id) == none"),
-        ("check_out", 318, "require", "reserved.member == member_id"),
-        ("return_copy", 329, "let-else", "current_loan(copy_id)"),
-        ("return_copy", 330, "require", "condition != CopyCondition.lost"),
-        ("renew_loan", 349, "let-else", "loans.get(loan_id)"),
-        ("renew_loan", 350, "require", "l.member == member_id"),
-        ("renew_loan", 351, "require", "l.state == LoanState.active"),
-        ("renew_loan", 352, "require", "l.due >= date_of(now)"),
-        ("renew_loan", 353, "require", "l.renewals < MAX_RENEWALS"),
+        ("check_out", 325, "require", "current_loan(copy_id) == none"),
+        ("check_out", 328, "require", "reserved.member == member_id"),
+        ("return_copy", 339, "let-else", "current_loan(copy_id)"),
+        ("return_copy", 342, "require", "condition != CopyCondition.lost"),
+        ("renew_loan", 361, "let-else", "loans.get(loan_id)"),
+        ("renew_loan", 362, "require", "l.member == member_id"),
+        ("renew_loan", 363, "require", "l.state == LoanState.active"),
+        ("renew_loan", 364, "require", "l.due >= date_of(now)"),
+        ("renew_loan", 365, "require", "l.renewals < MAX_RENEWALS"),
         (
             "renew_loan",
-            354,
+            366,
             "require",
             "not any(h.book == l.copy.book and h.state == HoldState.waiting for h in holds)",
         ),
-        ("report_lost", 364, "let-else", "loans.get(loan_id)"),
-        ("report_lost", 365, "require", "l.state == LoanState.active"),
-        ("place_hold", 375, "require", "isbn in books"),
-        ("place_hold", 376, "let-else", "members.get(member_id)"),
-        ("place_hold", 377, "require", "m.status == MemberStatus.active"),
-        ("place_hold", 378, "require", "not any(is_lendable(c) for c in copies if c.book == isbn)"),
+        ("report_lost", 376, "let-else", "loans.get(loan_id)"),
+        ("report_lost", 377, "require", "l.state == LoanState.active"),
+        ("place_hold", 387, "require", "isbn in books"),
+        ("place_hold", 388, "let-else", "members.get(member_id)"),
+        ("place_hold", 389, "require", "m.status == MemberStatus.active"),
+        ("place_hold", 390, "require", "not any(is_lendable(c) for c in copies if c.book == isbn)"),
         (
             "place_hold",
-            380,
+            392,
             "require",
             "not any(l.copy.book == isbn for l in active_loans_of(member_id))",
         ),
         (
             "place_hold",
-            382,
+            394,
             "require",
             "not any(h.book == isbn and h.member == member_id and is_open(h) for h in holds)",
         ),
-        ("cancel_hold", 389, "let-else", "holds.get(hold_id)"),
-        ("cancel_hold", 390, "require", "h.member == member_id"),
-        ("cancel_hold", 391, "require", "is_open(h)"),
-        ("advance_clock", 404, "require", "to >= now"),
-        ("add_book", 436, "require", "isbn not in books"),
-        ("add_book", 437, "require", "len(author_names) > 0"),
-        ("add_book", 438, "require", "len(set(author_names)) == len(author_names)"),
-        ("add_book", 439, "require", "1 <= copy_count <= 20"),
-        ("withdraw_book", 460, "let-else", "books.get(isbn)"),
+        ("cancel_hold", 401, "let-else", "holds.get(hold_id)"),
+        ("cancel_hold", 402, "require", "h.member == member_id"),
+        ("cancel_hold", 403, "require", "is_open(h)"),
+        ("advance_clock", 416, "require", "to >= now"),
+        ("add_book", 448, "require", "isbn not in books"),
+        ("add_book", 449, "require", "len(author_names) > 0"),
+        ("add_book", 452, "require", "len(set(author_names)) == len(author_names)"),
+        ("add_book", 453, "require", "1 <= copy_count <= 20"),
+        ("withdraw_book", 474, "let-else", "books.get(isbn)"),
         (
             "withdraw_book",
-            461,
+            475,
             "require",
             "not any(l.state == LoanState.active and l.copy.book == isbn for l in loans)",
         ),
@@ -1309,6 +1315,18 @@ class LibraryLendingEnv(rt.Environment):
         if not ("@" in email):
             raise rt.Fail("email address is not valid", site=7)
         self._hit(7)
+        if not (
+            not any(((x.email == email.strip().lower()) for x in self._it(self.t_members.rows())))
+        ):
+            raise rt.Fail(
+                (
+                    "the email "
+                    + h.to_str(email.strip().lower())
+                    + " is already registered to another member"
+                ),
+                site=8,
+            )
+        self._hit(8)
         today: datetime.date = h.date_of(self.s_now)
         return self._insert(
             "members",
@@ -1324,17 +1342,17 @@ class LibraryLendingEnv(rt.Environment):
     def _impl_renew_membership(self, member_id: str) -> Member:
         m = self.t_members.get(member_id)
         if m is None:
-            raise rt.Fail(("member " + h.to_str(member_id) + " not found"), site=8)
-        self._hit(8)
-        if not (m.status != MemberStatus.suspended):
-            raise rt.Fail("suspended memberships cannot be renewed here", site=9)
+            raise rt.Fail(("member " + h.to_str(member_id) + " not found"), site=9)
         self._hit(9)
+        if not (m.status != MemberStatus.suspended):
+            raise rt.Fail("suspended memberships cannot be renewed here", site=10)
+        self._hit(10)
         if not (m.fines_cents == 0):
             raise rt.Fail(
                 ("pay the outstanding " + h.to_str(m.fines_cents) + " cents of fines first"),
-                site=10,
+                site=11,
             )
-        self._hit(10)
+        self._hit(11)
         self._set("members", m, "expires", h.add_months(max(m.expires, h.date_of(self.s_now)), 12))
         self._set("members", m, "status", MemberStatus.active)
         return m
@@ -1342,47 +1360,47 @@ class LibraryLendingEnv(rt.Environment):
     def _impl_pay_fine(self, member_id: str, amount_cents: int) -> Member:
         m = self.t_members.get(member_id)
         if m is None:
-            raise rt.Fail(("member " + h.to_str(member_id) + " not found"), site=11)
-        self._hit(11)
-        if not (amount_cents > 0):
-            raise rt.Fail("amount must be positive", site=12)
+            raise rt.Fail(("member " + h.to_str(member_id) + " not found"), site=12)
         self._hit(12)
-        if not (amount_cents <= m.fines_cents):
-            raise rt.Fail(("only " + h.to_str(m.fines_cents) + " cents are owed"), site=13)
+        if not (amount_cents > 0):
+            raise rt.Fail("amount must be positive", site=13)
         self._hit(13)
+        if not (amount_cents <= m.fines_cents):
+            raise rt.Fail(("only " + h.to_str(m.fines_cents) + " cents are owed"), site=14)
+        self._hit(14)
         self._set("members", m, "fines_cents", m.fines_cents - amount_cents)
         return m
 
     def _impl_check_out(self, copy_id: str, member_id: str) -> Loan:
         c = self.t_copies.get(copy_id)
         if c is None:
-            raise rt.Fail(("copy " + h.to_str(copy_id) + " not found"), site=14)
-        self._hit(14)
+            raise rt.Fail(("copy " + h.to_str(copy_id) + " not found"), site=15)
+        self._hit(15)
         m = self.t_members.get(member_id)
         if m is None:
-            raise rt.Fail(("member " + h.to_str(member_id) + " not found"), site=15)
-        self._hit(15)
+            raise rt.Fail(("member " + h.to_str(member_id) + " not found"), site=16)
+        self._hit(16)
         today: datetime.date = h.date_of(self.s_now)
         if not (m.status == MemberStatus.active):
-            raise rt.Fail(("membership is " + h.to_str(m.status)), site=16)
-        self._hit(16)
-        if not (m.expires >= today):
-            raise rt.Fail("membership has expired; renew it first", site=17)
+            raise rt.Fail(("membership is " + h.to_str(m.status)), site=17)
         self._hit(17)
+        if not (m.expires >= today):
+            raise rt.Fail("membership has expired; renew it first", site=18)
+        self._hit(18)
         if not (m.fines_cents < C_FINE_BLOCK_CENTS):
             raise rt.Fail(
-                ("unpaid fines of " + h.to_str(m.fines_cents) + " cents block borrowing"), site=18
+                ("unpaid fines of " + h.to_str(m.fines_cents) + " cents block borrowing"), site=19
             )
-        self._hit(18)
-        if not (len(self._fn_active_loans_of(member_id=member_id)) < C_MAX_LOANS):
-            raise rt.Fail(("loan limit of " + h.to_str(C_MAX_LOANS) + " reached"), site=19)
         self._hit(19)
-        if not ((c.condition == CopyCondition.good) or (c.condition == CopyCondition.worn)):
-            raise rt.Fail(("copy is " + h.to_str(c.condition) + " and cannot be lent"), site=20)
+        if not (len(self._fn_active_loans_of(member_id=member_id)) < C_MAX_LOANS):
+            raise rt.Fail(("loan limit of " + h.to_str(C_MAX_LOANS) + " reached"), site=20)
         self._hit(20)
-        if not (self._fn_current_loan(copy_id=copy_id) is None):
-            raise rt.Fail("copy is already on loan", site=21)
+        if not ((c.condition == CopyCondition.good) or (c.condition == CopyCondition.worn)):
+            raise rt.Fail(("copy is " + h.to_str(c.condition) + " and cannot be lent"), site=21)
         self._hit(21)
+        if not (self._fn_current_loan(copy_id=copy_id) is None):
+            raise rt.Fail("copy is already on loan", site=22)
+        self._hit(22)
         reserved: Hold | None = h.first(
             (
                 h_
@@ -1392,8 +1410,8 @@ class LibraryLendingEnv(rt.Environment):
         )
         if reserved is not None:
             if not (h.unwrap(reserved).member == member_id):
-                raise rt.Fail("copy is set aside for another member's hold", site=22)
-            self._hit(22)
+                raise rt.Fail("copy is set aside for another member's hold", site=23)
+            self._hit(23)
             self._set("holds", h.unwrap(reserved), "state", HoldState.fulfilled)
         return self._insert(
             "loans",
@@ -1408,11 +1426,11 @@ class LibraryLendingEnv(rt.Environment):
     def _impl_return_copy(self, copy_id: str, condition: CopyCondition) -> ReturnReceipt:
         l = self._fn_current_loan(copy_id=copy_id)
         if l is None:
-            raise rt.Fail(("copy " + h.to_str(copy_id) + " is not on loan"), site=23)
-        self._hit(23)
-        if not (condition != CopyCondition.lost):
-            raise rt.Fail("a returned copy is not lost; use report_lost", site=24)
+            raise rt.Fail(("copy " + h.to_str(copy_id) + " is not on loan"), site=24)
         self._hit(24)
+        if not (condition != CopyCondition.lost):
+            raise rt.Fail("a returned copy is not lost; use report_lost", site=25)
+        self._hit(25)
         c: Copy = self.t_copies.row(copy_id)
         late: int = max(0, h.days_between(l.due, h.date_of(self.s_now)))
         fine: int = late * C_DAILY_FINE_CENTS
@@ -1435,22 +1453,22 @@ class LibraryLendingEnv(rt.Environment):
     def _impl_renew_loan(self, loan_id: str, member_id: str) -> Loan:
         l = self.t_loans.get(loan_id)
         if l is None:
-            raise rt.Fail(("loan " + h.to_str(loan_id) + " not found"), site=25)
-        self._hit(25)
-        if not (l.member == member_id):
-            raise rt.Fail("this loan belongs to another member", site=26)
+            raise rt.Fail(("loan " + h.to_str(loan_id) + " not found"), site=26)
         self._hit(26)
-        if not (l.state == LoanState.active):
-            raise rt.Fail("only active loans can be renewed", site=27)
+        if not (l.member == member_id):
+            raise rt.Fail("this loan belongs to another member", site=27)
         self._hit(27)
-        if not (l.due >= h.date_of(self.s_now)):
-            raise rt.Fail("overdue loans cannot be renewed; return the book", site=28)
+        if not (l.state == LoanState.active):
+            raise rt.Fail("only active loans can be renewed", site=28)
         self._hit(28)
+        if not (l.due >= h.date_of(self.s_now)):
+            raise rt.Fail("overdue loans cannot be renewed; return the book", site=29)
+        self._hit(29)
         if not (l.renewals < C_MAX_RENEWALS):
             raise rt.Fail(
-                ("a loan can be renewed at most " + h.to_str(C_MAX_RENEWALS) + " times"), site=29
+                ("a loan can be renewed at most " + h.to_str(C_MAX_RENEWALS) + " times"), site=30
             )
-        self._hit(29)
+        self._hit(30)
         if not (
             not any(
                 (
@@ -1462,8 +1480,8 @@ class LibraryLendingEnv(rt.Environment):
                 )
             )
         ):
-            raise rt.Fail("another member is waiting for this book", site=30)
-        self._hit(30)
+            raise rt.Fail("another member is waiting for this book", site=31)
+        self._hit(31)
         self._set("loans", l, "due", self._fn_open_day(d=(l.due + h.days(C_LOAN_DAYS))))
         self._set("loans", l, "renewals", l.renewals + 1)
         return l
@@ -1471,11 +1489,11 @@ class LibraryLendingEnv(rt.Environment):
     def _impl_report_lost(self, loan_id: str) -> Loan:
         l = self.t_loans.get(loan_id)
         if l is None:
-            raise rt.Fail(("loan " + h.to_str(loan_id) + " not found"), site=31)
-        self._hit(31)
-        if not (l.state == LoanState.active):
-            raise rt.Fail("only a loan in progress can be reported lost", site=32)
+            raise rt.Fail(("loan " + h.to_str(loan_id) + " not found"), site=32)
         self._hit(32)
+        if not (l.state == LoanState.active):
+            raise rt.Fail("only a loan in progress can be reported lost", site=33)
+        self._hit(33)
         self._set("loans", l, "state", LoanState.lost)
         _tmp2 = self.t_copies.row(l.copy_)
         self._set("copies", _tmp2, "condition", CopyCondition.lost)
@@ -1485,15 +1503,15 @@ class LibraryLendingEnv(rt.Environment):
 
     def _impl_place_hold(self, isbn: str, member_id: str) -> Hold:
         if not (isbn in self.t_books):
-            raise rt.Fail(("no book with ISBN " + h.to_str(isbn)), site=33)
-        self._hit(33)
+            raise rt.Fail(("no book with ISBN " + h.to_str(isbn)), site=34)
+        self._hit(34)
         m = self.t_members.get(member_id)
         if m is None:
-            raise rt.Fail(("member " + h.to_str(member_id) + " not found"), site=34)
-        self._hit(34)
-        if not (m.status == MemberStatus.active):
-            raise rt.Fail(("membership is " + h.to_str(m.status)), site=35)
+            raise rt.Fail(("member " + h.to_str(member_id) + " not found"), site=35)
         self._hit(35)
+        if not (m.status == MemberStatus.active):
+            raise rt.Fail(("membership is " + h.to_str(m.status)), site=36)
+        self._hit(36)
         if not (
             not any(
                 (
@@ -1503,8 +1521,8 @@ class LibraryLendingEnv(rt.Environment):
                 )
             )
         ):
-            raise rt.Fail("a copy is on the shelf; check it out instead", site=36)
-        self._hit(36)
+            raise rt.Fail("a copy is on the shelf; check it out instead", site=37)
+        self._hit(37)
         if not (
             not any(
                 (
@@ -1513,8 +1531,8 @@ class LibraryLendingEnv(rt.Environment):
                 )
             )
         ):
-            raise rt.Fail("you already have this book on loan", site=37)
-        self._hit(37)
+            raise rt.Fail("you already have this book on loan", site=38)
+        self._hit(38)
         if not (
             not any(
                 (
@@ -1523,21 +1541,21 @@ class LibraryLendingEnv(rt.Environment):
                 )
             )
         ):
-            raise rt.Fail("you already have a hold on this book", site=38)
-        self._hit(38)
+            raise rt.Fail("you already have a hold on this book", site=39)
+        self._hit(39)
         return self._insert("holds", Hold(book=isbn, member=member_id, placed=self.s_now))
 
     def _impl_cancel_hold(self, hold_id: str, member_id: str) -> Hold:
         h_ = self.t_holds.get(hold_id)
         if h_ is None:
-            raise rt.Fail(("hold " + h.to_str(hold_id) + " not found"), site=39)
-        self._hit(39)
-        if not (h_.member == member_id):
-            raise rt.Fail("this hold belongs to another member", site=40)
+            raise rt.Fail(("hold " + h.to_str(hold_id) + " not found"), site=40)
         self._hit(40)
-        if not self._fn_is_open(h_=h_):
-            raise rt.Fail(("hold is already " + h.to_str(h_.state)), site=41)
+        if not (h_.member == member_id):
+            raise rt.Fail("this hold belongs to another member", site=41)
         self._hit(41)
+        if not self._fn_is_open(h_=h_):
+            raise rt.Fail(("hold is already " + h.to_str(h_.state)), site=42)
+        self._hit(42)
         was_ready: bool = h_.state == HoldState.ready
         self._set("holds", h_, "state", HoldState.cancelled)
         freed: str | None = h_.copy_
@@ -1547,8 +1565,8 @@ class LibraryLendingEnv(rt.Environment):
 
     def _impl_advance_clock(self, to: datetime.datetime) -> ClockReport:
         if not (to >= self.s_now):
-            raise rt.Fail("time cannot go backwards", site=42)
-        self._hit(42)
+            raise rt.Fail("time cannot go backwards", site=43)
+        self._hit(43)
         self._set_scalar("now", to)
         today: datetime.date = h.date_of(self.s_now)
         n_holds: int = 0
@@ -1573,17 +1591,17 @@ class LibraryLendingEnv(rt.Environment):
         self, isbn: str, title: str, year: int, author_names: list[str], shelf: str, copy_count: int
     ) -> BookInfo:
         if not (isbn not in self.t_books):
-            raise rt.Fail(("a book with ISBN " + h.to_str(isbn) + " already exists"), site=43)
-        self._hit(43)
-        if not (len(author_names) > 0):
-            raise rt.Fail("a book needs at least one author", site=44)
+            raise rt.Fail(("a book with ISBN " + h.to_str(isbn) + " already exists"), site=44)
         self._hit(44)
-        if not (len(set(author_names)) == len(author_names)):
-            raise rt.Fail("an author is listed twice", site=45)
+        if not (len(author_names) > 0):
+            raise rt.Fail("a book needs at least one author", site=45)
         self._hit(45)
-        if not (1 <= copy_count <= 20):
-            raise rt.Fail("copy_count must be between 1 and 20", site=46)
+        if not (len(set(author_names)) == len(author_names)):
+            raise rt.Fail("an author is listed twice", site=46)
         self._hit(46)
+        if not (1 <= copy_count <= 20):
+            raise rt.Fail("copy_count must be between 1 and 20", site=47)
+        self._hit(47)
         b_: Book = self._insert("books", Book(isbn=isbn, title=title.strip(), year=year))
         for name in self._it(list(author_names)):
             existing: Author | None = h.first(
@@ -1609,8 +1627,8 @@ class LibraryLendingEnv(rt.Environment):
     def _impl_withdraw_book(self, isbn: str) -> str:
         b_ = self.t_books.get(isbn)
         if b_ is None:
-            raise rt.Fail(("no book with ISBN " + h.to_str(isbn)), site=47)
-        self._hit(47)
+            raise rt.Fail(("no book with ISBN " + h.to_str(isbn)), site=48)
+        self._hit(48)
         if not (
             not any(
                 (
@@ -1619,8 +1637,8 @@ class LibraryLendingEnv(rt.Environment):
                 )
             )
         ):
-            raise rt.Fail("a copy of this book is still on loan", site=48)
-        self._hit(48)
+            raise rt.Fail("a copy of this book is still on loan", site=49)
+        self._hit(49)
         title: str = b_.title
         n: int = h.count((c for c in self._it(self.t_copies.rows()) if (c.book == isbn)))
         self._delete("books", isbn)
@@ -1944,7 +1962,15 @@ class LibraryLendingEnv(rt.Environment):
                     email="ana@example.org",
                     joined=h.date("2023-09-01"),
                     expires=h.date("2024-08-31"),
-                )
+                ),
+                Member(
+                    member_id="M005",
+                    name="Eve Novak",
+                    email="eve@example.org",
+                    joined=h.date("2023-11-02"),
+                    expires=h.date("2024-11-01"),
+                    status=MemberStatus.suspended,
+                ),
             ],
         )
         self.load_rows(

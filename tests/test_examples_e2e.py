@@ -304,11 +304,11 @@ SESSIONS: dict[str, tuple[str, list[Step]]] = {
                 {"member_id": "M003", "name": "Cy", "email": "no-at-sign"},
                 "email address is not valid",
             ),
-            # the unique email clash is caught by the runtime, not by a require
+            # the unique email clash: register_member's require answers before the unique rule
             Step(
                 "register_member",
                 {"member_id": "M003", "name": "Cy", "email": "ana@example.org"},
-                "ana@example.org",
+                "the email ana@example.org is already registered to another member",
             ),
             Step("advance_clock", {"to": "2024-03-01T00:00:00Z"}, "time cannot go backwards"),
             Step(

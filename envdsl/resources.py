@@ -1,4 +1,5 @@
-"""Where the packaged grammar and stdlib live: inside the wheel, or at the top of a checkout."""
+"""Where the packaged grammar, stdlib and prompt documents live: inside the wheel, or at the top
+of a checkout."""
 
 from __future__ import annotations
 
@@ -21,3 +22,19 @@ def grammar_path() -> Path:
 
 def stdlib_dir() -> Path:
     return _find("_stdlib", "stdlib")
+
+
+def _find_file(packaged: str, in_repo: str) -> Path:
+    candidate = _PACKAGE_DIR / packaged
+    return candidate if candidate.is_file() else _REPO_DIR / in_repo
+
+
+def language_reference() -> str:
+    """docs/language.md, the reference the LLM authoring loop puts in its prompt."""
+    return _find_file("_docs/language.md", "docs/language.md").read_text(encoding="utf-8")
+
+
+def prompt_example() -> str:
+    """examples/sleep_tracking.env: a short complete spec with tasks, the few-shot example."""
+    path = _find_file("_docs/sleep_tracking.env", "examples/sleep_tracking.env")
+    return path.read_text(encoding="utf-8")

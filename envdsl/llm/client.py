@@ -1,0 +1,173 @@
+"""A thin wrapper over the `openai` client: one chat completion, with our own retries.
+
+The openai client's retries are turned off so that every attempt, delay and failure is ours
+to count and to explain: connection errors, timeouts, HTTP 429 and 5xx are retried with
+exponential backoff (a server's Retry-After is honoured up to the cap); anything else fails at
+once. Every failure becomes an LLMError with a one-line message that names the server.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence, cast
+
+if TYPE_CHECKING:
+    import openai
+
+Message = Mapping[str, str]
+
+DEFAULT_BASE_URL = "http://127.0.0.1:8000/v1"
+# Local servers (vLLM, llama.cpp) ignore the key, but the openai client insists on one.
+PLACEHOLDER_API_KEY = "EMPTY"
+
+
+@dataclass(frozen=True, slots=True)
+class ClientConfig:
+    base_url: str = DEFAULT_BASE_URL
+    model: str = "default"
+    api_key: str | None = None  # None: $OPENAI_API_KEY, else a placeholder for local servers
+    timeout: float = 300.0  # seconds for one request
+    retries: int = 4  # further attempts after the first, for transient failures only
+    backoff: float = 1.0  # seconds before the first retry; doubles on each retry
+    max_backoff: float = 30.0
+    temperature: float | None = None
+    max_tokens: int | None = None
+    # Guided decoding: sent in the request body under grammar_key (vLLM: guided_grammar).
+    grammar: str | None = None
+    grammar_key: str = "guided_grammar"
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    text: str
+    prompt_tokens: int
+    completion_tokens: int
+    finish_reason: str | None
+    attempts: int
+
+
+class LLMError(Exception):
+    """A request that could not be completed. `kind` is one of connection, timeout,
+    rate_limit, server, rejected, invalid; str() is a one-line message for people."""
+
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
+class ChatClient:
+    def __init__(
+        self, config: ClientConfig, *, sleep: Callable[[float], None] = time.sleep
+    ) -> None:
+        import openai
+
+        self.config = config
+        self._sleep = sleep
+        api_key = config.api_key or os.environ.get("OPENAI_API_KEY") or PLACEHOLDER_API_KEY
+        self._client = openai.OpenAI(
+            base_url=config.base_url, api_key=api_key, timeout=config.timeout, max_retries=0
+        )
+
+    def complete(self, messages: Sequence[Message]) -> Reply:
+        import openai
+
+        config = self.config
+        options: dict[str, Any] = {}
+        if config.temperature is not None:
+            options["temperature"] = config.temperature
+        if config.max_tokens is not None:
+            options["max_tokens"] = config.max_tokens
+        if config.grammar is not None:
+            options["extra_body"] = {config.grammar_key: config.grammar}
+        attempts = 0
+        while True:
+            attempts += 1
+            try:
+                response = self._client.chat.completions.create(
+                    model=config.model,
+                    messages=cast("list[openai.types.chat.ChatCompletionMessageParam]", messages),
+                    **options,
+                )
+                break
+            except openai.APIError as error:
+                retry_after = _retry_delay(error)
+                if retry_after is None or attempts > config.retries:
+                    raise _describe(error, config, attempts) from error
+                delay = min(config.backoff * 2 ** (attempts - 1), config.max_backoff)
+                self._sleep(max(delay, min(retry_after, config.max_backoff)))
+        if not response.choices or response.choices[0].message.content is None:
+            raise LLMError("invalid", f"the model server at {config.base_url} sent no message")
+        usage = response.usage
+        return Reply(
+            text=response.choices[0].message.content,
+            prompt_tokens=usage.prompt_tokens if usage else 0,
+            completion_tokens=usage.completion_tokens if usage else 0,
+            finish_reason=response.choices[0].finish_reason,
+            attempts=attempts,
+        )
+
+
+def _retry_delay(error: Exception) -> float | None:
+    """None when the error is not transient; else the server's Retry-After (0 if none)."""
+    import openai
+
+    if isinstance(error, openai.APIConnectionError):  # includes APITimeoutError
+        return 0.0
+    if isinstance(error, openai.APIStatusError) and (
+        error.status_code == 429 or error.status_code >= 500
+    ):
+        try:
+            return max(0.0, float(error.response.headers.get("retry-after", "0")))
+        except ValueError:
+            return 0.0
+    return None
+
+
+def _describe(error: Exception, config: ClientConfig, attempts: int) -> LLMError:
+    import openai
+
+    server = f"the model server at {config.base_url}"
+    tries = f"{attempts} attempt{'s' if attempts != 1 else ''}"
+    if isinstance(error, openai.APITimeoutError):
+        return LLMError("timeout", f"{server} did not answer within {config.timeout:g}s ({tries})")
+    if isinstance(error, openai.APIConnectionError):
+        cause = _one_line(str(error.__cause__ or error))
+        return LLMError("connection", f"cannot reach {server}: {cause} ({tries})")
+    if isinstance(error, openai.APIStatusError):
+        status = error.status_code
+        detail = _one_line(_server_message(error))
+        if status == 429:
+            return LLMError(
+                "rate_limit",
+                f"{server} is rate-limiting requests (HTTP 429, {tries}); try again later or "
+                "lower --concurrency",
+            )
+        if status >= 500:
+            return LLMError("server", f"{server} failed with HTTP {status} ({tries}): {detail}")
+        hint = {
+            401: "; set OPENAI_API_KEY",
+            403: "; check OPENAI_API_KEY",
+            404: "; check --base-url (it usually ends in /v1) and --model",
+        }.get(status, "")
+        return LLMError(
+            "rejected", f"{server} rejected the request with HTTP {status}: {detail}{hint}"
+        )
+    return LLMError("invalid", f"{server} sent a reply that is not a chat completion: {error}")
+
+
+def _server_message(error: Any) -> str:
+    body = getattr(error, "body", None)
+    if isinstance(body, dict):
+        inner = body.get("error", body)
+        if isinstance(inner, dict) and inner.get("message"):
+            return str(inner["message"])
+        if isinstance(inner, str):
+            return inner
+    return str(getattr(error, "message", error))
+
+
+def _one_line(text: str, limit: int = 200) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 3] + "..."

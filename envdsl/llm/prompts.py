@@ -1,0 +1,128 @@
+"""The messages of the authoring loop. The system prompt is the language reference itself
+(docs/language.md, packaged with envdsl) plus one complete example with tasks."""
+
+from __future__ import annotations
+
+import functools
+import json
+from typing import Any, Mapping
+
+from envdsl.resources import language_reference, prompt_example
+
+_RULES = """\
+Rules for your reply:
+- Reply with exactly one ```envdsl fenced block holding the whole spec (one `env`, with its
+  imports above it); no other code block. Say nothing after the block.
+- Use only what the reference below describes; do not invent syntax or builtins.
+- Every tool has a docstring; every failure path has a clear message.
+- Write at least one task: a docstring instruction for the agent, an `init` block with a small
+  concrete state (every state field assigned), a `solution` (tool calls with named arguments)
+  and `check` items that are false at `init` and true after the solution."""
+
+
+@functools.cache
+def system_prompt() -> str:
+    return (
+        "You write environments for LLM agents in envdsl, a small typed language. A spec "
+        "declares the state (tables of rows), the tools an agent calls, the rules the state "
+        "keeps and tasks with checks. The compiler checks the spec and runs its tasks; when it "
+        "reports errors you will get them as JSON and must reply with the whole corrected "
+        "spec.\n\n"
+        f"{_RULES}\n\n"
+        "# The language reference\n\n"
+        f"{language_reference().strip()}\n\n"
+        "# Another complete example\n\n"
+        f"```envdsl\n{prompt_example().strip()}\n```\n"
+    )
+
+
+def topic_prompt(topic: str) -> str:
+    return (
+        f"Write an envdsl environment for this topic:\n\n{topic.strip()}\n\n"
+        "Model the state the topic needs (about 3 to 5 entities), 6 to 12 tools (queries and "
+        "actions) with the checks a real backend makes, invariants for the rules, and one or "
+        "two tasks. Reply with the whole spec in one ```envdsl block."
+    )
+
+
+def envscaler_prompt(record: Mapping[str, Any]) -> str:
+    """The first message for an EnvScaler environment record: its summary, state, rules and
+    operations in prose (its Python code is left out: the spec is written from the design)."""
+    lines = [f"Write an envdsl environment for: {record.get('environment_summary', '').strip()}"]
+    introduction = str(record.get("environment_introduction", "")).strip()
+    if introduction:
+        lines += ["", introduction]
+    entities = record.get("state_space_definition") or []
+    if entities:
+        lines += ["", "State (entities, their attributes and meaning):"]
+        for entity in entities:
+            lines.append(
+                f"- {entity.get('entity', '?')}: {entity.get('attributes', '')}. "
+                f"{entity.get('description', '')}".rstrip()
+            )
+    rules = record.get("constraints_rules") or []
+    if rules:
+        lines += ["", "Rules the state and the tools must keep:"]
+        lines += [f"- {rule}" for rule in rules]
+    operations = record.get("operation_list") or []
+    if operations:
+        lines += ["", "Tools (name, kind, what it does):"]
+        for operation in operations:
+            kind = "action" if operation.get("operation_type") == "state_change" else "query"
+            lines.append(
+                f"- {operation.get('operation_name', '?')} ({kind}): "
+                f"{operation.get('operation_description', '')}"
+            )
+    lines += [
+        "",
+        "Keep the tool names. Entity and attribute names above may be cut off or oddly spelled;",
+        "use clear names. Write one or two tasks. Reply with the whole spec in one ```envdsl block.",
+    ]
+    return "\n".join(lines)
+
+
+def repair_prompt(spec: str, diagnostics: Mapping[str, Any], *, need_tasks: bool) -> str:
+    """Ask for the whole corrected spec, quoting it and the compiler's JSON diagnostics."""
+    errors = sum(1 for item in diagnostics.get("diagnostics", []) if item["severity"] == "error")
+    tasks = (
+        " The spec must also keep at least one task with init, solution and checks."
+        if need_tasks
+        else ""
+    )
+    return (
+        "The envdsl compiler rejected this spec:\n\n"
+        f"```envdsl\n{spec.rstrip()}\n```\n\n"
+        f"It reports {errors} error(s). The diagnostics as JSON (spans are line:col in the spec "
+        "above; `help` and `fixes` suggest a repair; warnings may stay):\n\n"
+        f"```json\n{json.dumps(diagnostics, indent=1, ensure_ascii=False)}\n```\n\n"
+        "Fix every error and reply with the whole corrected spec in one ```envdsl block." + tasks
+    )
+
+
+def tasks_prompt(spec: str) -> str:
+    """The spec compiles but has no task: ask for the spec again with tasks added."""
+    return (
+        "This envdsl spec compiles, but it has no task:\n\n"
+        f"```envdsl\n{spec.rstrip()}\n```\n\n"
+        "Add one or two tasks, each with a docstring instruction for the agent, an `init` block "
+        "that assigns every state field a small concrete value, a `solution` of tool calls with "
+        "named arguments, and `check` items that are false at `init` and true after the "
+        "solution. Keep the rest of the spec as it is. Reply with the whole spec in one "
+        "```envdsl block."
+    )
+
+
+def no_task_repair_prompt(spec: str) -> str:
+    return (
+        "This reply still has no task:\n\n"
+        f"```envdsl\n{spec.rstrip()}\n```\n\n"
+        "Add at least one `task` with init, solution and checks inside the env and reply with "
+        "the whole spec in one ```envdsl block."
+    )
+
+
+def no_spec_prompt(reason: str) -> str:
+    return (
+        f"I could not find a spec in your reply ({reason}). Reply with the whole spec in one "
+        "```envdsl fenced block that starts with `env Name {`."
+    )

@@ -478,3 +478,275 @@ def explore(
         click.echo(render_timing(report))
     failed = bool(report.errors) or (strict and bool(report.warnings))
     sys.exit(EXIT_ERRORS if failed else EXIT_OK)
+
+
+# ---- synth and grammar (LLM authoring) -------------------------------------------------------
+
+
+@main.command()
+@click.argument("topic", required=False)
+@click.option(
+    "-o", "--output", type=click.Path(dir_okay=False), help="Where the accepted spec goes."
+)
+@click.option(
+    "--from-envscaler",
+    "envscaler_file",
+    type=click.Path(dir_okay=False),
+    help="Write the spec for an EnvScaler environment record (a JSON list or object).",
+)
+@click.option("--index", default=0, show_default=True, type=int, help="Which record of the list.")
+@click.option(
+    "--batch",
+    "batch_file",
+    type=click.Path(dir_okay=False),
+    help='JSONL of {"id", "topic"} objects or EnvScaler records.',
+)
+@click.option("--out-dir", type=click.Path(file_okay=False), help="Batch: where specs go.")
+@click.option(
+    "--log", "log_file", type=click.Path(dir_okay=False), help="JSONL log of every attempt."
+)
+@click.option("--concurrency", default=4, show_default=True, type=click.IntRange(1, 256))
+@click.option(
+    "--base-url",
+    default="http://127.0.0.1:8000/v1",
+    show_default=True,
+    envvar="OPENAI_BASE_URL",
+    help="An OpenAI-compatible server (vLLM, llama.cpp, ...). Key: $OPENAI_API_KEY.",
+)
+@click.option("--model", envvar="ENVDSL_MODEL", help="The model name the server knows.")
+@click.option("--max-repairs", default=3, show_default=True, type=click.IntRange(0, 50))
+@click.option("--temperature", type=click.FloatRange(0.0, 2.0))
+@click.option("--max-tokens", type=click.IntRange(1), help="Completion token limit per reply.")
+@click.option("--timeout", default=300.0, show_default=True, type=click.FloatRange(0.1))
+@click.option("--retries", default=4, show_default=True, type=click.IntRange(0, 100))
+@click.option(
+    "--backoff",
+    default=1.0,
+    show_default=True,
+    type=click.FloatRange(0.0),
+    help="Seconds before the first retry; doubles each time.",
+)
+@click.option(
+    "--grammar",
+    "use_grammar",
+    is_flag=True,
+    help="Guided decoding: send the GBNF grammar with each request (vLLM).",
+)
+@click.option(
+    "--grammar-key",
+    default="guided_grammar",
+    show_default=True,
+    help="The request field for --grammar (llama.cpp's server: grammar).",
+)
+@click.option("--no-tasks", is_flag=True, help="Do not ask for tasks when the spec has none.")
+def synth(
+    topic: str | None,
+    output: str | None,
+    envscaler_file: str | None,
+    index: int,
+    batch_file: str | None,
+    out_dir: str | None,
+    log_file: str | None,
+    concurrency: int,
+    base_url: str,
+    model: str | None,
+    max_repairs: int,
+    temperature: float | None,
+    max_tokens: int | None,
+    timeout: float,
+    retries: int,
+    backoff: float,
+    use_grammar: bool,
+    grammar_key: str,
+    no_tasks: bool,
+) -> None:
+    """Write a spec with an LLM, check it and repair it from the diagnostics.
+
+    \b
+      envdsl synth "a hotel booking desk" -o hotel.env --model M
+      envdsl synth --from-envscaler envs.json --index 3 -o docs.env --model M
+      envdsl synth --batch topics.jsonl --out-dir specs --log log.jsonl --model M
+
+    A spec is accepted when it has no errors; without a task, tasks are asked for and
+    repaired the same way. Only accepted specs are written; a failed synth leaves its last
+    attempt in <out>.failed.env. Exits 0 when the spec was accepted (a batch: when every
+    request reached the server), 1 when it could not be made clean or the server failed,
+    2 on usage errors. See docs/synth.md.
+    """
+    from pathlib import Path
+
+    sources = [s for s in (topic, envscaler_file, batch_file) if s is not None]
+    if len(sources) != 1:
+        _fail_usage("give exactly one of TOPIC, --from-envscaler FILE or --batch FILE")
+    if not model:
+        _fail_usage("give --model (or set ENVDSL_MODEL): the name the server serves")
+    if batch_file is not None:
+        if output is not None or out_dir is None or log_file is None:
+            _fail_usage("--batch takes --out-dir DIR and --log FILE (not -o)")
+    elif output is None:
+        _fail_usage("give -o FILE for the spec")
+    if use_grammar:
+        from envdsl.llm.grammar import gbnf_grammar
+
+        grammar: str | None = gbnf_grammar()
+    else:
+        grammar = None
+
+    from envdsl.llm.client import ChatClient, ClientConfig, LLMError
+
+    config = ClientConfig(
+        base_url=base_url,
+        model=model,
+        timeout=timeout,
+        retries=retries,
+        backoff=backoff,
+        temperature=temperature,
+        max_tokens=max_tokens,
+        grammar=grammar,
+        grammar_key=grammar_key,
+    )
+    if batch_file is not None:
+        assert out_dir is not None and log_file is not None
+        _synth_batch(batch_file, out_dir, log_file, config, concurrency, max_repairs, no_tasks)
+        return
+
+    from envdsl.llm import batch, loop, prompts
+
+    assert output is not None
+    if topic is not None:
+        request = prompts.topic_prompt(topic)
+    else:
+        assert envscaler_file is not None
+        request = prompts.envscaler_prompt(_envscaler_record(envscaler_file, index))
+    target = Path(output)
+    if not target.parent.is_dir():
+        _fail_usage(f"cannot write '{output}': no such directory '{target.parent}'")
+    log_handle = None
+    if log_file is not None:
+        try:
+            log_handle = open(log_file, "a", encoding="utf-8")
+        except OSError as error:
+            _fail_usage(f"cannot write '{log_file}': {error.strerror or error}")
+
+    def on_attempt(attempt: loop.Attempt) -> None:
+        shown = {
+            loop.CLEAN: "clean",
+            loop.ERRORS: f"{attempt.errors} error{'s' if attempt.errors != 1 else ''}",
+            loop.NO_SPEC: "no spec in the reply",
+            loop.NO_TASKS: "no task",
+        }[attempt.status]
+        click.echo(f"{attempt.phase} round {attempt.round}: {shown}", err=True)
+        if log_handle is not None:
+            log_handle.write(json.dumps({"id": target.name, **attempt.log_record()}) + "\n")
+            log_handle.flush()
+
+    try:
+        result = loop.synthesize(
+            ChatClient(config),
+            request,
+            max_repairs=max_repairs,
+            want_tasks=not no_tasks,
+            path=target.name,
+            on_attempt=on_attempt,
+        )
+    except LLMError as error:
+        click.echo(f"envdsl: error: {error}", err=True)
+        sys.exit(EXIT_ERRORS)
+    finally:
+        if log_handle is not None:
+            log_handle.close()
+    try:
+        written = batch.write_outputs(result, target)
+    except OSError as error:
+        _fail_usage(f"cannot write '{output}': {error.strerror or error}")
+    if log_file is not None:
+        with open(log_file, "a", encoding="utf-8") as handle:
+            record = batch.done_record(target.name, result, target if result.spec else written)
+            handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+    if result.status == loop.FAILED:
+        where = f"; last attempt written to {written}" if written else ""
+        click.echo(
+            f"envdsl: error: could not make the spec clean: {result.message}{where}", err=True
+        )
+        sys.exit(EXIT_ERRORS)
+    click.echo(f"wrote {target} ({result.message})")
+    if result.status == loop.ACCEPTED_WITHOUT_TASKS and written:
+        click.echo(f"envdsl: warning: the last tasks attempt is in {written}", err=True)
+
+
+def _envscaler_record(path: str, index: int) -> dict[str, object]:
+    try:
+        with open(path, encoding="utf-8") as handle:
+            data = json.load(handle)
+    except (OSError, UnicodeDecodeError) as error:
+        _fail_usage(f"cannot read '{path}': {_describe_read_error(error)}")
+    except json.JSONDecodeError as error:
+        _fail_usage(f"'{path}' is not JSON: {error.msg} (line {error.lineno})")
+    records = data if isinstance(data, list) else [data]
+    if not -len(records) <= index < len(records):
+        _fail_usage(f"--index {index} is out of range: '{path}' has {len(records)} record(s)")
+    record = records[index]
+    if not isinstance(record, dict) or "environment_summary" not in record:
+        _fail_usage(f"record {index} of '{path}' is not an EnvScaler environment record")
+    return record
+
+
+def _synth_batch(
+    batch_file: str,
+    out_dir: str,
+    log_file: str,
+    config: object,
+    concurrency: int,
+    max_repairs: int,
+    no_tasks: bool,
+) -> None:
+    from pathlib import Path
+
+    from envdsl.llm.batch import BatchInputError, progress_stream, read_items, run_batch
+    from envdsl.llm.client import ChatClient, ClientConfig
+
+    assert isinstance(config, ClientConfig)
+    try:
+        items = read_items(batch_file)
+    except (OSError, UnicodeDecodeError) as error:
+        _fail_usage(f"cannot read '{batch_file}': {_describe_read_error(error)}")
+    except BatchInputError as error:
+        _fail_usage(str(error))
+    try:
+        summary = run_batch(
+            items,
+            ChatClient(config),
+            Path(out_dir),
+            Path(log_file),
+            concurrency=concurrency,
+            max_repairs=max_repairs,
+            want_tasks=not no_tasks,
+            progress=progress_stream(),
+        )
+    except OSError as error:
+        _fail_usage(f"cannot write the batch outputs: {error}")
+    click.echo(summary.text())
+    if summary.errors:
+        click.echo(
+            f"envdsl: error: {summary.errors} request(s) failed at the server (see the log); "
+            "run again to retry them",
+            err=True,
+        )
+    sys.exit(EXIT_ERRORS if summary.errors else EXIT_OK)
+
+
+@main.command()
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(["lark", "gbnf"]),
+    default="lark",
+    show_default=True,
+    help="lark: grammar/envdsl.lark as it is; gbnf: converted for llama.cpp / vLLM.",
+)
+def grammar(output_format: str) -> None:
+    """Print the envdsl grammar (GBNF is a superset: see docs/synth.md)."""
+    from envdsl.llm.grammar import gbnf_grammar, lark_grammar
+
+    text = lark_grammar() if output_format == "lark" else gbnf_grammar()
+    click.echo(text, nl=False)

@@ -651,6 +651,24 @@ class OnlineShopEnv(rt.Environment):
                 ("the payment is in the revenue", "_check_buy_with_coupon_3"),
             ),
         ),
+        "fix_cart_and_order": rt.TaskSpec(
+            "fix_cart_and_order",
+            "Customer C3 wants to check out, but the cart still holds 3 Logo Tees while only 2 are\nleft, and a Canvas Bag that is no longer sold. Reduce the tees to the 2 in stock, remove\nthe bag from the cart, and place the order, to be paid with PayPal.",
+            "_init_fix_cart_and_order",
+            None,
+            "_solve_fix_cart_and_order",
+            (
+                ("a new order of 2 Logo Tees awaits payment", "_check_fix_cart_and_order_0"),
+                ("the order totals $52.99", "_check_fix_cart_and_order_1"),
+                (
+                    "the tees are sold out, the bag stays on the shelf",
+                    "_check_fix_cart_and_order_2",
+                ),
+                ("the cart is empty", "_check_fix_cart_and_order_3"),
+                ("nothing new is paid yet", "_check_fix_cart_and_order_4"),
+                ("the old order is untouched", "_check_fix_cart_and_order_5"),
+            ),
+        ),
         "cancel_and_return": rt.TaskSpec(
             "cancel_and_return",
             "Customer C2 asks to cancel order ORD-0001 (not shipped yet) and to return order\nORD-0002, which arrived ten days ago.",
@@ -719,16 +737,16 @@ class OnlineShopEnv(rt.Environment):
         ("view_cart", 232, "let-else", "customers.get(customer_id)"),
         ("add_to_cart", 239, "let-else", "customers.get(customer_id)"),
         ("add_to_cart", 240, "let-else", "products.get(sku)"),
-        ("add_to_cart", 241, "require", "not p.discontinued"),
-        ("add_to_cart", 243, "require", "qty >= 1"),
-        ("add_to_cart", 245, "require", "wanted <= MAX_QTY_PER_LINE"),
-        ("add_to_cart", 248, "require", "wanted <= p.stock"),
-        ("update_cart_item", 256, "let-else", "customers.get(customer_id)"),
-        ("update_cart_item", 257, "require", "sku in c.cart"),
-        ("update_cart_item", 258, "require", "0 <= qty <= MAX_QTY_PER_LINE"),
-        ("update_cart_item", 262, "require", "qty <= products[sku].stock"),
-        ("place_order", 276, "let-else", "customers.get(customer_id)"),
-        ("place_order", 278, "require", "len(lines) > 0"),
+        ("add_to_cart", 243, "require", "not p.discontinued"),
+        ("add_to_cart", 244, "require", "qty >= 1"),
+        ("add_to_cart", 246, "require", "wanted <= MAX_QTY_PER_LINE"),
+        ("add_to_cart", 249, "require", "wanted <= p.stock"),
+        ("update_cart_item", 257, "let-else", "customers.get(customer_id)"),
+        ("update_cart_item", 258, "require", "sku in c.cart"),
+        ("update_cart_item", 259, "require", "0 <= qty <= MAX_QTY_PER_LINE"),
+        ("update_cart_item", 263, "require", "qty <= products[sku].stock"),
+        ("place_order", 277, "let-else", "customers.get(customer_id)"),
+        ("place_order", 279, "require", "len(lines) > 0"),
         ("place_order", 286, "require", "not l.sku.discontinued"),
         ("place_order", 287, "require", "l.qty <= l.sku.stock"),
         ("place_order", 294, "let-else", "coupons.get(code)"),
@@ -752,37 +770,37 @@ class OnlineShopEnv(rt.Environment):
         ("mark_delivered", 369, "let-else", "orders.get(order_id)"),
         ("mark_delivered", 370, "require", "o.status == OrderStatus.shipped"),
         ("return_order", 380, "let-else", "orders.get(order_id)"),
-        ("return_order", 381, "require", "o.customer == customer_id"),
+        ("return_order", 383, "require", "o.customer == customer_id"),
         (
             "return_order",
-            384,
+            386,
             "require",
             "o.status == OrderStatus.delivered and o.delivered_on != none",
         ),
         (
             "return_order",
-            388,
+            390,
             "require",
             "days_between(o.delivered_on, date_of(now)) <= RETURN_WINDOW_DAYS",
         ),
-        ("get_order", 398, "let-else", "orders.get(order_id)"),
-        ("list_orders", 404, "require", "customer_id in customers"),
-        ("restock_product", 425, "let-else", "products.get(sku)"),
-        ("restock_product", 426, "require", "qty > 0"),
-        ("set_price", 433, "let-else", "products.get(sku)"),
-        ("set_price", 435, "require", "price_cents > 0"),
-        ("tag_product", 443, "let-else", "products.get(sku)"),
-        ("tag_product", 446, "require", 't != ""'),
-        ("tag_product", 448, "require", "t in p.tags"),
-        ("create_coupon", 463, "require", 'c != "" and " " not in c'),
-        ("create_coupon", 464, "require", "c not in coupons"),
+        ("get_order", 400, "let-else", "orders.get(order_id)"),
+        ("list_orders", 406, "require", "customer_id in customers"),
+        ("restock_product", 427, "let-else", "products.get(sku)"),
+        ("restock_product", 428, "require", "qty > 0"),
+        ("set_price", 435, "let-else", "products.get(sku)"),
+        ("set_price", 437, "require", "price_cents > 0"),
+        ("tag_product", 445, "let-else", "products.get(sku)"),
+        ("tag_product", 448, "require", 't != ""'),
+        ("tag_product", 450, "require", "t in p.tags"),
+        ("create_coupon", 465, "require", 'c != "" and " " not in c'),
+        ("create_coupon", 466, "require", "c not in coupons"),
         (
             "create_coupon",
-            465,
+            467,
             "require",
             "valid_days >= 1 and uses >= 1 and min_subtotal_cents >= 0",
         ),
-        ("create_coupon", 467, "require", "1 <= percent_off <= 50"),
+        ("create_coupon", 469, "require", "1 <= percent_off <= 50"),
     )
 
     @property
@@ -1604,6 +1622,112 @@ class OnlineShopEnv(rt.Environment):
 
     def _check_buy_with_coupon_3(self, b: dict[str, Any]) -> bool:
         return bool((self.s_revenue_cents == (self.initial_state().s_revenue_cents + 4909)))
+
+    def _init_fix_cart_and_order(self) -> None:
+        self.set_scalar_initial("now", h.datetime("2024-05-12T09:00:00Z"))
+        self.set_scalar_initial("revenue_cents", 1749)
+        self.load_rows(
+            "products",
+            [
+                Product(sku="SKU-MUG", name="Stoneware Mug", price_cents=1250, stock=10),
+                Product(sku="SKU-TEE", name="Logo Tee", price_cents=2400, stock=2),
+                Product(
+                    sku="SKU-BAG", name="Canvas Bag", price_cents=900, stock=4, discontinued=True
+                ),
+            ],
+        )
+        self.load_rows(
+            "customers",
+            [
+                Customer(
+                    customer_id="C3",
+                    name="Lena Vogt",
+                    email="lena@example.com",
+                    address=Address(
+                        street="Bahnhofstr. 9", city="Zurich", postcode="8001", country="CH"
+                    ),
+                    cart={"SKU-TEE": 3, "SKU-BAG": 1},
+                    loyalty_points=17,
+                )
+            ],
+        )
+        self.load_rows("coupons", [])
+        self.load_rows(
+            "orders",
+            [
+                Order(
+                    order_id="ORD-0001",
+                    customer="C3",
+                    lines=[
+                        OrderLine(sku="SKU-MUG", name="Stoneware Mug", qty=1, unit_price_cents=1250)
+                    ],
+                    placed_at=h.datetime("2024-03-01T10:00:00Z"),
+                    ship_to=Address(
+                        street="Bahnhofstr. 9", city="Zurich", postcode="8001", country="CH"
+                    ),
+                    payment=PaymentMethod.card,
+                    shipping_cents=499,
+                    tracking="1Z0009",
+                    delivered_on=h.date("2024-03-04"),
+                    status=OrderStatus.delivered,
+                )
+            ],
+        )
+
+    def _solve_fix_cart_and_order(self, results: list[rt.Result]) -> dict[str, Any]:
+        b: dict[str, Any] = {}
+        self._solution_call(
+            results, "update_cart_item", {"customer_id": "C3", "sku": "SKU-TEE", "qty": 2}
+        )
+        self._solution_call(
+            results, "update_cart_item", {"customer_id": "C3", "sku": "SKU-BAG", "qty": 0}
+        )
+        b["o"] = self._solution_call(
+            results, "place_order", {"customer_id": "C3", "payment": PaymentMethod.paypal}
+        )
+        return b
+
+    def _check_fix_cart_and_order_0(self, b: dict[str, Any]) -> bool:
+        return bool(
+            (
+                (
+                    (
+                        (
+                            (len(self.t_orders) == 2)
+                            and (
+                                self.t_orders.row(b["o"].order_id).status
+                                == OrderStatus.pending_payment
+                            )
+                        )
+                        and (len(b["o"].lines) == 1)
+                    )
+                    and (h.at(b["o"].lines, 0).sku == "SKU-TEE")
+                )
+                and (h.at(b["o"].lines, 0).qty == 2)
+            )
+        )
+
+    def _check_fix_cart_and_order_1(self, b: dict[str, Any]) -> bool:
+        return bool((self._fn_order_total(o=self.t_orders.row(b["o"].order_id)) == 5299))
+
+    def _check_fix_cart_and_order_2(self, b: dict[str, Any]) -> bool:
+        return bool(
+            (
+                (self.t_products.row("SKU-TEE").stock == 0)
+                and (self.t_products.row("SKU-BAG").stock == 4)
+            )
+        )
+
+    def _check_fix_cart_and_order_3(self, b: dict[str, Any]) -> bool:
+        return bool((len(self.t_customers.row("C3").cart) == 0))
+
+    def _check_fix_cart_and_order_4(self, b: dict[str, Any]) -> bool:
+        return bool((self.s_revenue_cents == self.initial_state().s_revenue_cents))
+
+    def _check_fix_cart_and_order_5(self, b: dict[str, Any]) -> bool:
+        return bool(
+            (self.t_orders.row("ORD-0001") == self.initial_state().t_orders.row("ORD-0001"))
+        )
 
     def _init_cancel_and_return(self) -> None:
         self.set_scalar_initial("now", h.datetime("2024-05-15T10:00:00Z"))

@@ -932,6 +932,24 @@ class ClinicSchedulingEnv(rt.Environment):
                 ),
             ),
         ),
+        "retire_hygiene_speciality": rt.TaskSpec(
+            "retire_hygiene_speciality",
+            'It\'s Monday 10 June 2024, 09:00. Dr. Lind (D2) stops doing hygiene cleanings as of\ntoday. The clinic cancels her one upcoming cleaning (reason: "Dr. Lind no longer offers\ncleanings"; the clinic cancels, so the 24-hour rule does not apply), then removes her\nHYG speciality. Her general dentistry work stays as it is.',
+            "_init_retire_hygiene_speciality",
+            None,
+            "_solve_retire_hygiene_speciality",
+            (
+                (
+                    "Dr. Lind no longer has the hygiene speciality, but still general dentistry",
+                    "_check_retire_hygiene_speciality_0",
+                ),
+                (
+                    "the cleaning is cancelled with the given reason",
+                    "_check_retire_hygiene_speciality_1",
+                ),
+                ("the check-up is untouched", "_check_retire_hygiene_speciality_2"),
+            ),
+        ),
     }
     ROW_INVARIANTS: ClassVar[dict[str, tuple[tuple[str, str], ...]]] = {
         "working_hours": (
@@ -2727,5 +2745,136 @@ class ClinicSchedulingEnv(rt.Environment):
                     )
                     for x in self._it(self.t_appointments.rows())
                 )
+            )
+        )
+
+    def _init_retire_hygiene_speciality(self) -> None:
+        self.set_scalar_initial("now", h.datetime("2024-06-10T09:00:00Z"))
+        self.load_rows(
+            "specialities",
+            [
+                Speciality(code="GEN", name="General dentistry"),
+                Speciality(code="HYG", name="Dental hygiene"),
+            ],
+        )
+        self.load_rows(
+            "dentists",
+            [Dentist(dentist_id="D1", name="Dr. Holm"), Dentist(dentist_id="D2", name="Dr. Lind")],
+        )
+        self.load_rows(
+            "dentist_specialities",
+            [
+                DentistSpeciality(link_id="DS-0001", dentist="D1", speciality="GEN"),
+                DentistSpeciality(link_id="DS-0002", dentist="D2", speciality="GEN"),
+                DentistSpeciality(link_id="DS-0003", dentist="D2", speciality="HYG"),
+            ],
+        )
+        self.load_rows(
+            "working_hours",
+            [
+                WorkingHours(
+                    hours_id="WH-0001", dentist="D2", day=Weekday.tuesday, opens=480, closes=720
+                )
+            ],
+        )
+        self.load_rows("rooms", [Room(room_id="R1", name="Room 1", has_xray=True)])
+        self.load_rows(
+            "treatments",
+            [
+                Treatment(
+                    code="CHECKUP",
+                    name="Check-up",
+                    speciality="GEN",
+                    duration_minutes=30,
+                    needs_xray=True,
+                ),
+                Treatment(
+                    code="HYG-CLEAN", name="Hygiene cleaning", speciality="HYG", duration_minutes=45
+                ),
+            ],
+        )
+        self.load_rows(
+            "patients", [Patient(patient_id="P-0001", name="Nora Berg", phone="+46 70 111 22 33")]
+        )
+        self.load_rows(
+            "appointments",
+            [
+                Appointment(
+                    appointment_id="APT-0001",
+                    patient="P-0001",
+                    dentist="D2",
+                    room="R1",
+                    treatment="HYG-CLEAN",
+                    start=h.datetime("2024-06-11T08:00:00Z"),
+                    end=h.datetime("2024-06-11T08:45:00Z"),
+                    status=AppointmentStatus.confirmed,
+                    booked_at=h.datetime("2024-06-01T09:00:00Z"),
+                ),
+                Appointment(
+                    appointment_id="APT-0002",
+                    patient="P-0001",
+                    dentist="D2",
+                    room="R1",
+                    treatment="CHECKUP",
+                    start=h.datetime("2024-06-11T10:00:00Z"),
+                    end=h.datetime("2024-06-11T10:30:00Z"),
+                    status=AppointmentStatus.confirmed,
+                    booked_at=h.datetime("2024-06-01T09:05:00Z"),
+                ),
+            ],
+        )
+
+    def _solve_retire_hygiene_speciality(self, results: list[rt.Result]) -> dict[str, Any]:
+        b: dict[str, Any] = {}
+        self._solution_call(
+            results,
+            "cancel_appointment",
+            {
+                "appointment_id": "APT-0001",
+                "reason": "Dr. Lind no longer offers cleanings",
+                "by_clinic": True,
+            },
+        )
+        self._solution_call(
+            results, "remove_dentist_speciality", {"dentist_id": "D2", "speciality_code": "HYG"}
+        )
+        return b
+
+    def _check_retire_hygiene_speciality_0(self, b: dict[str, Any]) -> bool:
+        return bool(
+            (
+                (
+                    not any(
+                        (
+                            ((l.dentist == "D2") and (l.speciality == "HYG"))
+                            for l in self._it(self.t_dentist_specialities.rows())
+                        )
+                    )
+                )
+                and any(
+                    (
+                        ((l_2.dentist == "D2") and (l_2.speciality == "GEN"))
+                        for l_2 in self._it(self.t_dentist_specialities.rows())
+                    )
+                )
+            )
+        )
+
+    def _check_retire_hygiene_speciality_1(self, b: dict[str, Any]) -> bool:
+        return bool(
+            (
+                (self.t_appointments.row("APT-0001").status == AppointmentStatus.cancelled)
+                and (
+                    self.t_appointments.row("APT-0001").cancel_reason
+                    == "Dr. Lind no longer offers cleanings"
+                )
+            )
+        )
+
+    def _check_retire_hygiene_speciality_2(self, b: dict[str, Any]) -> bool:
+        return bool(
+            (
+                self.t_appointments.row("APT-0002")
+                == self.initial_state().t_appointments.row("APT-0002")
             )
         )

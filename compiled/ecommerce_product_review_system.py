@@ -532,55 +532,56 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
     }
     ENV_INVARIANTS: ClassVar[dict[str, str]] = {}
     SITES: ClassVar[tuple[tuple[str, int, str, str], ...]] = (
-        ("get_product_by_id", 133, "require", 'product_id != ""'),
-        ("get_product_by_id", 134, "let-else", "products.get(product_id)"),
-        ("get_reviews_by_product_id", 150, "require", "product_id in products"),
-        ("get_reviews_by_product_name", 158, "require", "len(ids) > 0"),
-        ("get_review_by_id", 164, "require", 'review_id != ""'),
-        ("get_review_by_id", 165, "let-else", "reviews.get(review_id)"),
-        ("get_user_by_id", 171, "let-else", "users.get(user_id)"),
-        ("check_user_purchase_history", 178, "let-else", "users.get(user_id)"),
-        ("check_user_purchase_history", 179, "require", "product_id in products"),
+        ("get_product_by_id", 135, "require", 'product_id != ""'),
+        ("get_product_by_id", 136, "let-else", "products.get(product_id)"),
+        ("get_reviews_by_product_id", 152, "require", "product_id in products"),
+        ("get_reviews_by_product_name", 160, "require", "len(ids) > 0"),
+        ("get_review_by_id", 166, "require", 'review_id != ""'),
+        ("get_review_by_id", 167, "let-else", "reviews.get(review_id)"),
+        ("get_user_by_id", 173, "let-else", "users.get(user_id)"),
+        ("check_user_purchase_history", 180, "let-else", "users.get(user_id)"),
+        ("check_user_purchase_history", 181, "require", "product_id in products"),
         (
             "get_average_rating_for_product",
-            188,
+            190,
             "require",
             "product_id != none or product_name != none",
         ),
-        ("get_average_rating_for_product", 192, "require", "product_id in products"),
-        ("get_average_rating_for_product", 196, "require", "len(matches) > 0"),
-        ("get_average_rating_for_product", 197, "require", "len(matches) == 1"),
-        ("submit_review", 221, "require", "product_id in products"),
-        ("submit_review", 222, "let-else", "users.get(user_id)"),
-        ("submit_review", 227, "require", "u.account_status == AccountStatus.active"),
-        ("submit_review", 228, "require", "product_id in u.purchase_history"),
-        ("submit_review", 229, "require", "1 <= rating <= 5"),
-        ("edit_review", 240, "let-else", "reviews.get(review_id)"),
-        ("edit_review", 245, "let-else", "users.get(user_id)"),
-        ("edit_review", 246, "require", "can_moderate(u, r)"),
-        ("edit_review", 247, "require", "new_comment != none or new_rating != none"),
-        ("edit_review", 249, "require", "1 <= new_rating <= 5"),
-        ("delete_review", 261, "let-else", "reviews.get(review_id)"),
-        ("delete_review", 262, "let-else", "users.get(requester_user_id)"),
-        ("delete_review", 266, "require", "can_moderate(u, r)"),
-        ("increment_helpful_vote", 273, "let-else", "reviews.get(review_id)"),
-        ("bulk_delete_reviews_by_product", 282, "require", "product_id in products"),
-        ("bulk_delete_reviews_by_product", 283, "let-else", "users.get(admin_user_id)"),
+        ("get_average_rating_for_product", 194, "require", "product_id in products"),
+        ("get_average_rating_for_product", 198, "require", "len(matches) > 0"),
+        ("get_average_rating_for_product", 199, "require", "len(matches) == 1"),
+        ("submit_review", 223, "require", "product_id in products"),
+        ("submit_review", 224, "let-else", "users.get(user_id)"),
+        ("submit_review", 229, "require", "u.account_status == AccountStatus.active"),
+        ("submit_review", 230, "require", "product_id in u.purchase_history"),
+        ("submit_review", 231, "require", "1 <= rating <= 5"),
+        ("edit_review", 242, "let-else", "reviews.get(review_id)"),
+        ("edit_review", 247, "let-else", "users.get(user_id)"),
+        ("edit_review", 248, "require", "can_moderate(u, r)"),
+        ("edit_review", 249, "require", "new_comment != none or new_rating != none"),
+        ("edit_review", 251, "require", "1 <= new_rating <= 5"),
+        ("delete_review", 263, "let-else", "reviews.get(review_id)"),
+        ("delete_review", 264, "let-else", "users.get(requester_user_id)"),
+        ("delete_review", 268, "require", "can_moderate(u, r)"),
+        ("increment_helpful_vote", 275, "let-else", "reviews.get(review_id)"),
+        ("bulk_delete_reviews_by_product", 284, "require", "product_id in products"),
+        ("bulk_delete_reviews_by_product", 285, "let-else", "users.get(admin_user_id)"),
         (
             "bulk_delete_reviews_by_product",
-            286,
+            288,
             "require",
             "admin.account_status == AccountStatus.active",
         ),
-        ("bulk_delete_reviews_by_product", 287, "require", "admin.is_admin"),
-        ("update_product_info", 299, "let-else", "products.get(product_id)"),
+        ("bulk_delete_reviews_by_product", 289, "require", "admin.is_admin"),
+        ("update_product_info", 301, "let-else", "products.get(product_id)"),
+        ("update_product_info", 304, "require", 'strip(updates[k]) != ""'),
         (
             "add_product",
-            319,
+            326,
             "require",
-            'product_id != "" and name != "" and brand != "" and category != ""',
+            'strip(product_id) != "" and strip(name) != "" and strip(brand) != "" and strip(category) != ""',
         ),
-        ("add_product", 321, "require", "product_id not in products"),
+        ("add_product", 329, "require", "product_id not in products"),
     )
 
     @property
@@ -961,6 +962,11 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
         if p is None:
             raise rt.Fail("Product not found", site=31)
         self._hit(31)
+        for k in self._it(list(["name", "brand", "category"])):
+            if k in updates:
+                if not (h.lookup(updates, k).strip() != ""):
+                    raise rt.Fail(("The product " + h.to_str(k) + " cannot be empty"), site=32)
+                self._hit(32)
         if "name" in updates:
             self._set("products", p, "name", h.lookup(updates, "name"))
         if "brand" in updates:
@@ -974,12 +980,15 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
     def _impl_add_product(
         self, product_id: str, name: str, brand: str, category: str, description: str
     ) -> Product:
-        if not ((((product_id != "") and (name != "")) and (brand != "")) and (category != "")):
-            raise rt.Fail("Missing required fields: product_id, name, brand, or category", site=32)
-        self._hit(32)
-        if not (product_id not in self.t_products):
-            raise rt.Fail("Product with this product_id already exists", site=33)
+        if not (
+            (((product_id.strip() != "") and (name.strip() != "")) and (brand.strip() != ""))
+            and (category.strip() != "")
+        ):
+            raise rt.Fail("Missing required fields: product_id, name, brand, or category", site=33)
         self._hit(33)
+        if not (product_id not in self.t_products):
+            raise rt.Fail("Product with this product_id already exists", site=34)
+        self._hit(34)
         return self._insert(
             "products",
             Product(

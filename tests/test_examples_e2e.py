@@ -367,11 +367,11 @@ SESSIONS: dict[str, tuple[str, list[Step]]] = {
                 },
                 "Product with this product_id already exists",
             ),
-            # the product's row invariant rejects a blank name written through a map
+            # a blank name written through a map (the product's row invariant backs this up)
             Step(
                 "update_product_info",
                 {"product_id": "P001", "updates": {"name": "  "}},
-                "are not empty",
+                "The product name cannot be empty",
             ),
             Step("get_average_rating_for_product", {}, "Either product_id or product_name"),
             Step(

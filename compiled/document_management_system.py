@@ -682,82 +682,88 @@ class DocumentManagementSystemEnv(rt.Environment):
         "_inv_1": "no version is newer than its document's current version",
     }
     SITES: ClassVar[tuple[tuple[str, int, str, str], ...]] = (
-        ("get_document_by_id", 202, "let-else", "documents.get(document_id)"),
-        ("get_document_by_id", 203, "require", "d.status == DocumentStatus.active"),
-        ("get_document_by_id", 204, "require", "user_id in users"),
+        ("get_document_by_id", 203, "let-else", "documents.get(document_id)"),
+        ("get_document_by_id", 204, "require", "d.status == DocumentStatus.active"),
+        ("get_document_by_id", 205, "require", "user_id in users"),
         (
             "get_document_by_id",
-            205,
+            206,
             "require",
             "has_permission(document_id, user_id, Permission.read)",
         ),
-        ("check_document_status", 219, "let-else", "documents.get(document_id)"),
-        ("get_document_permissions", 226, "require", "document_id in documents"),
-        ("check_user_access", 239, "require", 'user_id != ""'),
-        ("check_user_access", 240, "require", 'document_id != ""'),
-        ("check_user_access", 241, "require", "document_id in documents"),
-        ("check_user_access", 242, "require", "user_id in users"),
-        ("get_document_version_history", 250, "let-else", "documents.get(document_id)"),
-        ("get_document_version_history", 251, "require", "d.status == DocumentStatus.active"),
+        ("check_document_status", 220, "let-else", "documents.get(document_id)"),
+        ("get_document_permissions", 227, "require", "document_id in documents"),
+        ("check_user_access", 240, "require", 'user_id != ""'),
+        ("check_user_access", 241, "require", 'document_id != ""'),
+        ("check_user_access", 242, "require", "document_id in documents"),
+        ("check_user_access", 243, "require", "user_id in users"),
+        ("get_document_version_history", 251, "let-else", "documents.get(document_id)"),
+        ("get_document_version_history", 252, "require", "d.status == DocumentStatus.active"),
         (
             "get_document_version_history",
-            252,
+            253,
             "require",
             "has_permission(document_id, user_id, Permission.read)",
         ),
-        ("get_document_current_version", 259, "let-else", "documents.get(document_id)"),
-        ("get_document_current_version", 260, "require", "d.status == DocumentStatus.active"),
-        ("get_document_content", 269, "let-else", "documents.get(document_id)"),
-        ("get_document_content", 270, "require", "d.status == DocumentStatus.active"),
-        ("get_document_content", 271, "require", "user_id in users"),
+        ("get_document_current_version", 260, "let-else", "documents.get(document_id)"),
+        ("get_document_current_version", 261, "require", "d.status == DocumentStatus.active"),
+        ("get_document_content", 270, "let-else", "documents.get(document_id)"),
+        ("get_document_content", 271, "require", "d.status == DocumentStatus.active"),
+        ("get_document_content", 272, "require", "user_id in users"),
         (
             "get_document_content",
-            272,
+            273,
             "require",
             "has_permission(document_id, user_id, Permission.read)",
         ),
-        ("create_document", 293, "require", 'title != "" and content != "" and owner_id != ""'),
-        ("create_document", 295, "require", "owner_id in users"),
-        ("update_document", 316, "require", 'document_id != "" and user_id != ""'),
-        ("update_document", 317, "let-else", "documents.get(document_id)"),
-        ("update_document", 318, "require", "d.status == DocumentStatus.active"),
-        ("update_document", 319, "require", "user_id in users"),
+        (
+            "create_document",
+            294,
+            "require",
+            'strip(title) != "" and content != "" and owner_id != ""',
+        ),
+        ("create_document", 296, "require", "owner_id in users"),
+        ("update_document", 317, "require", 'document_id != "" and user_id != ""'),
+        ("update_document", 318, "let-else", "documents.get(document_id)"),
+        ("update_document", 319, "require", "d.status == DocumentStatus.active"),
+        ("update_document", 320, "require", "user_id in users"),
         (
             "update_document",
-            320,
+            321,
             "require",
             "has_permission(document_id, user_id, Permission.write)",
         ),
-        ("update_document", 322, "require", "title != none or content != none"),
-        ("delete_document", 338, "let-else", "documents.get(document_id)"),
-        ("delete_document", 339, "require", "user_id in users"),
+        ("update_document", 323, "require", "title != none or content != none"),
+        ("update_document", 326, "require", 'strip(title) != ""'),
+        ("delete_document", 340, "let-else", "documents.get(document_id)"),
+        ("delete_document", 341, "require", "user_id in users"),
         (
             "delete_document",
-            343,
+            345,
             "require",
             "has_permission(document_id, user_id, Permission.delete) or has_permission(document_id, user_id, Permission.write)",
         ),
-        ("restore_document", 353, "let-else", "documents.get(document_id)"),
-        ("restore_document", 358, "require", "d.status != DocumentStatus.draft"),
-        ("set_document_permissions", 368, "require", "document_id in documents"),
-        ("set_document_permissions", 369, "require", "user_id in users"),
-        ("revoke_user_access", 383, "require", "document_id in documents"),
-        ("revoke_user_access", 384, "require", "user_id in users"),
-        ("archive_document", 395, "let-else", "documents.get(document_id)"),
-        ("archive_document", 396, "require", "d.status != DocumentStatus.deleted"),
-        ("revert_to_version", 408, "let-else", "documents.get(document_id)"),
-        ("revert_to_version", 409, "require", "d.status == DocumentStatus.active"),
-        ("revert_to_version", 410, "require", "user_id in users"),
+        ("restore_document", 355, "let-else", "documents.get(document_id)"),
+        ("restore_document", 360, "require", "d.status != DocumentStatus.draft"),
+        ("set_document_permissions", 370, "require", "document_id in documents"),
+        ("set_document_permissions", 371, "require", "user_id in users"),
+        ("revoke_user_access", 385, "require", "document_id in documents"),
+        ("revoke_user_access", 386, "require", "user_id in users"),
+        ("archive_document", 397, "let-else", "documents.get(document_id)"),
+        ("archive_document", 398, "require", "d.status != DocumentStatus.deleted"),
+        ("revert_to_version", 410, "let-else", "documents.get(document_id)"),
+        ("revert_to_version", 411, "require", "d.status == DocumentStatus.active"),
+        ("revert_to_version", 412, "require", "user_id in users"),
         (
             "revert_to_version",
-            411,
+            413,
             "require",
             "has_permission(document_id, user_id, Permission.write)",
         ),
-        ("revert_to_version", 413, "let-else", "versions.get(version_id)"),
-        ("revert_to_version", 414, "require", "old.document_id == document_id"),
-        ("publish_document", 423, "let-else", "documents.get(document_id)"),
-        ("publish_document", 427, "require", "d.status != DocumentStatus.deleted"),
+        ("revert_to_version", 415, "let-else", "versions.get(version_id)"),
+        ("revert_to_version", 416, "require", "old.document_id == document_id"),
+        ("publish_document", 425, "let-else", "documents.get(document_id)"),
+        ("publish_document", 429, "require", "d.status != DocumentStatus.deleted"),
     )
 
     @property
@@ -1124,7 +1130,7 @@ class DocumentManagementSystemEnv(rt.Environment):
     def _impl_create_document(
         self, title: str, content: str, owner_id: str, permissions: list[Permission] | None
     ) -> Document:
-        if not (((title != "") and (content != "")) and (owner_id != "")):
+        if not (((title.strip() != "") and (content != "")) and (owner_id != "")):
             raise rt.Fail("Title, content, and owner_id are required", site=19)
         self._hit(19)
         if not (owner_id in self.t_users):
@@ -1189,6 +1195,9 @@ class DocumentManagementSystemEnv(rt.Environment):
             )
         self._hit(26)
         if title is not None:
+            if not (h.unwrap(title).strip() != ""):
+                raise rt.Fail("The title cannot be blank", site=27)
+            self._hit(27)
             self._set("documents", d, "title", h.unwrap(title))
         if content is not None:
             self._set("documents", d, "content", h.unwrap(content))
@@ -1198,30 +1207,30 @@ class DocumentManagementSystemEnv(rt.Environment):
     def _impl_delete_document(self, document_id: str, user_id: str) -> Document:
         d = self.t_documents.get(document_id)
         if d is None:
-            raise rt.Fail("Document not found", site=27)
-        self._hit(27)
-        if not (user_id in self.t_users):
-            raise rt.Fail("User not found", site=28)
+            raise rt.Fail("Document not found", site=28)
         self._hit(28)
+        if not (user_id in self.t_users):
+            raise rt.Fail("User not found", site=29)
+        self._hit(29)
         if d.status == DocumentStatus.deleted:
             return d
         if not (
             self._fn_has_permission(document_id=document_id, user_id=user_id, p=Permission.delete)
             or self._fn_has_permission(document_id=document_id, user_id=user_id, p=Permission.write)
         ):
-            raise rt.Fail("User does not have permission to delete this document", site=29)
-        self._hit(29)
+            raise rt.Fail("User does not have permission to delete this document", site=30)
+        self._hit(30)
         self._set("documents", d, "status", DocumentStatus.deleted)
         return d
 
     def _impl_restore_document(self, document_id: str) -> Document:
         d = self.t_documents.get(document_id)
         if d is None:
-            raise rt.Fail("Document does not exist", site=30)
-        self._hit(30)
-        if not (d.status != DocumentStatus.draft):
-            raise rt.Fail("A draft is not restored; publish it instead", site=31)
+            raise rt.Fail("Document does not exist", site=31)
         self._hit(31)
+        if not (d.status != DocumentStatus.draft):
+            raise rt.Fail("A draft is not restored; publish it instead", site=32)
+        self._hit(32)
         self._set("documents", d, "status", DocumentStatus.active)
         return d
 
@@ -1229,11 +1238,11 @@ class DocumentManagementSystemEnv(rt.Environment):
         self, document_id: str, user_id: str, permissions: list[Permission]
     ) -> AccessControlEntry:
         if not (document_id in self.t_documents):
-            raise rt.Fail("Document does not exist", site=32)
-        self._hit(32)
-        if not (user_id in self.t_users):
-            raise rt.Fail("User does not exist", site=33)
+            raise rt.Fail("Document does not exist", site=33)
         self._hit(33)
+        if not (user_id in self.t_users):
+            raise rt.Fail("User does not exist", site=34)
+        self._hit(34)
         e: AccessControlEntry | None = self._fn_entry_of(document_id=document_id, user_id=user_id)
         if e is not None:
             self._set("access_control", h.unwrap(e), "permissions", set(permissions))
@@ -1248,12 +1257,12 @@ class DocumentManagementSystemEnv(rt.Environment):
     def _impl_revoke_user_access(self, document_id: str, user_id: str) -> str:
         if not (document_id in self.t_documents):
             raise rt.Fail(
-                ("Document with ID '" + h.to_str(document_id) + "' does not exist."), site=34
+                ("Document with ID '" + h.to_str(document_id) + "' does not exist."), site=35
             )
-        self._hit(34)
-        if not (user_id in self.t_users):
-            raise rt.Fail(("User with ID '" + h.to_str(user_id) + "' does not exist."), site=35)
         self._hit(35)
+        if not (user_id in self.t_users):
+            raise rt.Fail(("User with ID '" + h.to_str(user_id) + "' does not exist."), site=36)
+        self._hit(36)
         e: AccessControlEntry | None = self._fn_entry_of(document_id=document_id, user_id=user_id)
         if e is not None:
             self._delete("access_control", h.unwrap(e).entry_id)
@@ -1268,11 +1277,11 @@ class DocumentManagementSystemEnv(rt.Environment):
     def _impl_archive_document(self, document_id: str) -> Document:
         d = self.t_documents.get(document_id)
         if d is None:
-            raise rt.Fail("Document not found", site=36)
-        self._hit(36)
-        if not (d.status != DocumentStatus.deleted):
-            raise rt.Fail("A deleted document cannot be archived; restore it first", site=37)
+            raise rt.Fail("Document not found", site=37)
         self._hit(37)
+        if not (d.status != DocumentStatus.deleted):
+            raise rt.Fail("A deleted document cannot be archived; restore it first", site=38)
+        self._hit(38)
         self._set("documents", d, "status", DocumentStatus.archived)
         return d
 
@@ -1281,28 +1290,28 @@ class DocumentManagementSystemEnv(rt.Environment):
     ) -> DocumentVersion:
         d = self.t_documents.get(document_id)
         if d is None:
-            raise rt.Fail("Document not found", site=38)
-        self._hit(38)
-        if not (d.status == DocumentStatus.active):
-            raise rt.Fail("Cannot revert: document is not active", site=39)
+            raise rt.Fail("Document not found", site=39)
         self._hit(39)
-        if not (user_id in self.t_users):
-            raise rt.Fail("User not found", site=40)
+        if not (d.status == DocumentStatus.active):
+            raise rt.Fail("Cannot revert: document is not active", site=40)
         self._hit(40)
+        if not (user_id in self.t_users):
+            raise rt.Fail("User not found", site=41)
+        self._hit(41)
         if not self._fn_has_permission(
             document_id=document_id, user_id=user_id, p=Permission.write
         ):
             raise rt.Fail(
-                "Permission denied: user does not have write access to the document", site=41
+                "Permission denied: user does not have write access to the document", site=42
             )
-        self._hit(41)
+        self._hit(42)
         old = self.t_versions.get(version_id)
         if old is None:
-            raise rt.Fail("Version not found", site=42)
-        self._hit(42)
-        if not (old.document_id == document_id):
-            raise rt.Fail("Version does not belong to the specified document", site=43)
+            raise rt.Fail("Version not found", site=43)
         self._hit(43)
+        if not (old.document_id == document_id):
+            raise rt.Fail("Version does not belong to the specified document", site=44)
+        self._hit(44)
         self._set("documents", d, "content", old.content_snapshot)
         self._impl_snapshot(d=d, user_id=user_id)
         return h.at(self._fn_versions_of(document_id=document_id), (-1))
@@ -1310,11 +1319,11 @@ class DocumentManagementSystemEnv(rt.Environment):
     def _impl_publish_document(self, document_id: str) -> Document:
         d = self.t_documents.get(document_id)
         if d is None:
-            raise rt.Fail("Document not found", site=44)
-        self._hit(44)
-        if not (d.status != DocumentStatus.deleted):
-            raise rt.Fail("A deleted document cannot be published; use restore_document", site=45)
+            raise rt.Fail("Document not found", site=45)
         self._hit(45)
+        if not (d.status != DocumentStatus.deleted):
+            raise rt.Fail("A deleted document cannot be published; use restore_document", site=46)
+        self._hit(46)
         self._set("documents", d, "status", DocumentStatus.active)
         return d
 

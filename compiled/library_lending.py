@@ -842,58 +842,59 @@ class LibraryLendingEnv(rt.Environment):
         ("check_out", 315, "require", "m.status == MemberStatus.active"),
         ("check_out", 320, "require", "m.expires >= today"),
         ("check_out", 321, "require", "m.fines_cents < FINE_BLOCK_CENTS"),
-        ("check_out", 322, "require", "len(active_loans_of(member_id)) < MAX_LOANS"),
+        ("check_out", 324, "require", "len(active_loans_of(member_id)) < MAX_LOANS"),
         (
             "check_out",
-            323,
+            325,
             "require",
             "c.condition == CopyCondition.good or c.condition == CopyCondition.worn",
         ),
-        ("check_out", 325, "require", "current_loan(copy_id) == none"),
-        ("check_out", 328, "require", "reserved.member == member_id"),
-        ("return_copy", 339, "let-else", "current_loan(copy_id)"),
-        ("return_copy", 342, "require", "condition != CopyCondition.lost"),
-        ("renew_loan", 361, "let-else", "loans.get(loan_id)"),
-        ("renew_loan", 362, "require", "l.member == member_id"),
-        ("renew_loan", 363, "require", "l.state == LoanState.active"),
-        ("renew_loan", 364, "require", "l.due >= date_of(now)"),
-        ("renew_loan", 365, "require", "l.renewals < MAX_RENEWALS"),
+        ("check_out", 327, "require", "current_loan(copy_id) == none"),
+        ("check_out", 330, "require", "reserved.member == member_id"),
+        ("return_copy", 341, "let-else", "current_loan(copy_id)"),
+        ("return_copy", 344, "require", "condition != CopyCondition.lost"),
+        ("renew_loan", 363, "let-else", "loans.get(loan_id)"),
+        ("renew_loan", 364, "require", "l.member == member_id"),
+        ("renew_loan", 365, "require", "l.state == LoanState.active"),
+        ("renew_loan", 366, "require", "l.due >= date_of(now)"),
+        ("renew_loan", 367, "require", "l.renewals < MAX_RENEWALS"),
         (
             "renew_loan",
-            366,
+            368,
             "require",
             "not any(h.book == l.copy.book and h.state == HoldState.waiting for h in holds)",
         ),
-        ("report_lost", 376, "let-else", "loans.get(loan_id)"),
-        ("report_lost", 377, "require", "l.state == LoanState.active"),
-        ("place_hold", 387, "require", "isbn in books"),
-        ("place_hold", 388, "let-else", "members.get(member_id)"),
-        ("place_hold", 389, "require", "m.status == MemberStatus.active"),
-        ("place_hold", 390, "require", "not any(is_lendable(c) for c in copies if c.book == isbn)"),
+        ("report_lost", 378, "let-else", "loans.get(loan_id)"),
+        ("report_lost", 379, "require", "l.state == LoanState.active"),
+        ("place_hold", 389, "require", "isbn in books"),
+        ("place_hold", 390, "let-else", "members.get(member_id)"),
+        ("place_hold", 391, "require", "m.status == MemberStatus.active"),
+        ("place_hold", 392, "require", "not any(is_lendable(c) for c in copies if c.book == isbn)"),
         (
             "place_hold",
-            392,
+            394,
             "require",
             "not any(l.copy.book == isbn for l in active_loans_of(member_id))",
         ),
         (
             "place_hold",
-            394,
+            396,
             "require",
             "not any(h.book == isbn and h.member == member_id and is_open(h) for h in holds)",
         ),
-        ("cancel_hold", 401, "let-else", "holds.get(hold_id)"),
-        ("cancel_hold", 402, "require", "h.member == member_id"),
-        ("cancel_hold", 403, "require", "is_open(h)"),
-        ("advance_clock", 416, "require", "to >= now"),
-        ("add_book", 448, "require", "isbn not in books"),
-        ("add_book", 449, "require", "len(author_names) > 0"),
-        ("add_book", 452, "require", "len(set(author_names)) == len(author_names)"),
-        ("add_book", 453, "require", "1 <= copy_count <= 20"),
-        ("withdraw_book", 474, "let-else", "books.get(isbn)"),
+        ("cancel_hold", 403, "let-else", "holds.get(hold_id)"),
+        ("cancel_hold", 406, "require", "h.member == member_id"),
+        ("cancel_hold", 407, "require", "is_open(h)"),
+        ("advance_clock", 420, "require", "to >= now"),
+        ("add_book", 452, "require", "isbn not in books"),
+        ("add_book", 455, "require", 'strip(title) != ""'),
+        ("add_book", 456, "require", "len(author_names) > 0"),
+        ("add_book", 459, "require", "len(set(author_names)) == len(author_names)"),
+        ("add_book", 460, "require", "1 <= copy_count <= 20"),
+        ("withdraw_book", 481, "let-else", "books.get(isbn)"),
         (
             "withdraw_book",
-            475,
+            482,
             "require",
             "not any(l.state == LoanState.active and l.copy.book == isbn for l in loans)",
         ),
@@ -1593,15 +1594,18 @@ class LibraryLendingEnv(rt.Environment):
         if not (isbn not in self.t_books):
             raise rt.Fail(("a book with ISBN " + h.to_str(isbn) + " already exists"), site=44)
         self._hit(44)
-        if not (len(author_names) > 0):
-            raise rt.Fail("a book needs at least one author", site=45)
+        if not (title.strip() != ""):
+            raise rt.Fail("the title is required", site=45)
         self._hit(45)
-        if not (len(set(author_names)) == len(author_names)):
-            raise rt.Fail("an author is listed twice", site=46)
+        if not (len(author_names) > 0):
+            raise rt.Fail("a book needs at least one author", site=46)
         self._hit(46)
-        if not (1 <= copy_count <= 20):
-            raise rt.Fail("copy_count must be between 1 and 20", site=47)
+        if not (len(set(author_names)) == len(author_names)):
+            raise rt.Fail("an author is listed twice", site=47)
         self._hit(47)
+        if not (1 <= copy_count <= 20):
+            raise rt.Fail("copy_count must be between 1 and 20", site=48)
+        self._hit(48)
         b_: Book = self._insert("books", Book(isbn=isbn, title=title.strip(), year=year))
         for name in self._it(list(author_names)):
             existing: Author | None = h.first(
@@ -1627,8 +1631,8 @@ class LibraryLendingEnv(rt.Environment):
     def _impl_withdraw_book(self, isbn: str) -> str:
         b_ = self.t_books.get(isbn)
         if b_ is None:
-            raise rt.Fail(("no book with ISBN " + h.to_str(isbn)), site=48)
-        self._hit(48)
+            raise rt.Fail(("no book with ISBN " + h.to_str(isbn)), site=49)
+        self._hit(49)
         if not (
             not any(
                 (
@@ -1637,8 +1641,8 @@ class LibraryLendingEnv(rt.Environment):
                 )
             )
         ):
-            raise rt.Fail("a copy of this book is still on loan", site=49)
-        self._hit(49)
+            raise rt.Fail("a copy of this book is still on loan", site=50)
+        self._hit(50)
         title: str = b_.title
         n: int = h.count((c for c in self._it(self.t_copies.rows()) if (c.book == isbn)))
         self._delete("books", isbn)

@@ -567,14 +567,14 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
         ("create_category", 321, "require", "name not in categories"),
         ("create_tag", 328, "require", 'name != ""'),
         ("create_tag", 329, "require", "name not in tags"),
-        ("add_tag_to_note", 336, "require", 'note_id != ""'),
-        ("add_tag_to_note", 340, "require", 'name != ""'),
-        ("add_tag_to_note", 341, "let-else", "notes.get(note_id)"),
-        ("remove_tag_from_note", 353, "let-else", "notes.get(note_id)"),
-        ("update_note_category", 365, "let-else", "notes.get(note_id)"),
-        ("update_note_category", 369, "require", 'cat != ""'),
-        ("clear_note_content", 379, "let-else", "notes.get(note_id)"),
-        ("clear_note_content", 380, "require", 'strip(n.title) != ""'),
+        ("add_tag_to_note", 338, "require", 'note_id != ""'),
+        ("add_tag_to_note", 342, "require", 'name != ""'),
+        ("add_tag_to_note", 343, "let-else", "notes.get(note_id)"),
+        ("remove_tag_from_note", 355, "let-else", "notes.get(note_id)"),
+        ("update_note_category", 367, "let-else", "notes.get(note_id)"),
+        ("update_note_category", 371, "require", 'cat != ""'),
+        ("clear_note_content", 381, "let-else", "notes.get(note_id)"),
+        ("clear_note_content", 382, "require", 'strip(n.title) != ""'),
     )
 
     @property

@@ -363,7 +363,7 @@ def without_timing(document: dict[str, Any]) -> dict[str, Any]:
 
 def test_same_seed_same_text_report_across_processes() -> None:
     """Fresh interpreters with different hash seeds: no set or dict order leaks in."""
-    spec = "examples/clinic_scheduling.env"
+    spec = "examples/sleep_tracking.env"
     args = ("explore", spec, "--seed", "7", "--max-calls", "600")
     first = run_envdsl(*args, cwd=REPO, hash_seed="1")
     second = run_envdsl(*args, cwd=REPO, hash_seed="2")

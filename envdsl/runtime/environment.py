@@ -332,6 +332,8 @@ class Environment:
 
     def call(self, name: str, arguments: Mapping[str, Any] | str | None = None) -> Result:
         """Call a tool with JSON arguments (a dict or JSON text): the agent's entry point."""
+        self.last_failure = None  # a call rejected before it runs must not show the last one's
+        self.last_exception = None
         parsed: Any = arguments
         if isinstance(arguments, str):
             try:

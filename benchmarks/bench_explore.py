@@ -1,0 +1,166 @@
+"""Speed of `envdsl explore` per example, next to the environment's own cost for the same calls.
+
+Run from the repository root:
+
+    python3 benchmarks/bench_explore.py                      # every example, 3 runs, 3000 calls
+    python3 benchmarks/bench_explore.py --runs 5 --max-calls 5000 --cpu 0 online_shop
+
+For each `examples/*.env` (compiled in memory with `envdsl.load`), `--runs` explorations with a
+fixed seed and `--max-calls`, each measuring:
+
+  explore calls/s  the report's own figure (`time: ... calls/s`): calls explored in the main
+                   run (generation, argument derivation, the determinism replays, hypothesis's
+                   bookkeeping) per second of that run; the rule counterexample searches that
+                   follow are not timed, as in the report
+  env calls/s      the same calls (same start states, same arguments, same order) replayed
+                   directly with `env.call` on fresh environments, without hypothesis: only the
+                   `env.call` time is summed (the resets to the start states are not)
+  overhead         explore time / env time per call: what exploration costs on top of the
+                   environment itself (including each example's reset to its start state)
+
+`calls` is the report's count (it includes the tasks' solution calls, counted as explored
+paths); `replayed` is the number of calls the main run's examples made, replayed directly.
+
+The calls are recorded from the state machine's examples (`calls` of each finished example of
+the main run), so the replay is exactly what was explored. Medians over the runs are printed.
+Target: at least 5,000 explore calls/s on one core for a 15-tool environment (`--cpu N` pins
+the process to one core where the OS allows it). Nothing fails when the target is missed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import os
+import platform
+import statistics
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+import envdsl  # noqa: E402
+from envdsl.explore.explorer import Call, ExploreOptions, Explorer, Start  # noqa: E402
+from envdsl.runtime import Environment  # noqa: E402
+
+TARGET = 5_000.0  # explore calls/s for a 15-tool environment, one core
+
+
+class RecordingExplorer(Explorer):
+    """An Explorer that keeps each finished example's start and calls from its main run."""
+
+    def __init__(self, env_class: type[Environment], options: ExploreOptions) -> None:
+        self.recorded: list[tuple[Start, list[Call]]] = []
+        self.machine_runs = 0
+        super().__init__(env_class, options)
+
+    def run_machine(self, examples: int, phases: tuple[Any, ...]) -> Any:
+        self.machine_runs += 1  # the first is the main run; later ones hunt counterexamples
+        return super().run_machine(examples, phases)
+
+    def machine(self) -> Any:
+        base = super().machine()
+        explorer = self
+
+        class Recording(base):  # type: ignore[misc, valid-type]
+            def teardown(self) -> None:
+                if explorer.machine_runs == 1 and self.start is not None:
+                    explorer.recorded.append((self.start, list(self.calls)))
+                super().teardown()
+
+        return Recording
+
+
+@dataclass
+class Run:
+    calls: int  # the report's call count
+    seconds: float  # the report's main-run time
+    replayed: int  # calls replayed directly
+    env_seconds: float  # their env.call time
+
+    @property
+    def explore_rate(self) -> float:
+        return self.calls / self.seconds
+
+    @property
+    def env_rate(self) -> float:
+        return self.replayed / self.env_seconds
+
+    @property
+    def overhead(self) -> float:
+        # per-call explore time / per-call env time (the counts differ by the solution calls
+        # the report includes)
+        return (self.seconds / self.calls) / (self.env_seconds / self.replayed)
+
+
+def replay(env_class: type[Environment], recorded: list[tuple[Start, list[Call]]]) -> float:
+    total = 0.0
+    clock = time.perf_counter
+    for start, calls in recorded:
+        env = env_class()
+        start.apply(env)
+        began = clock()
+        for name, arguments in calls:
+            env.call(name, arguments)
+        total += clock() - began
+    return total
+
+
+def measure(env_class: type[Environment], max_calls: int, seed: int) -> Run:
+    explorer = RecordingExplorer(env_class, ExploreOptions(max_calls=max_calls, seed=seed))
+    report = explorer.run()
+    replayed = sum(len(calls) for _, calls in explorer.recorded)
+    env_seconds = replay(env_class, explorer.recorded)
+    return Run(report.calls, report.seconds, replayed, env_seconds)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("examples", nargs="*", help="example names (default: all)")
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--max-calls", type=int, default=3000)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--cpu", type=int, default=None, help="pin the process to this core")
+    args = parser.parse_args()
+    if args.cpu is not None and hasattr(os, "sched_setaffinity"):
+        os.sched_setaffinity(0, {args.cpu})
+    paths = sorted((REPO / "examples").glob("*.env"))
+    if args.examples:
+        paths = [p for p in paths if p.stem in args.examples]
+    print(
+        f"python {platform.python_version()} on {os.cpu_count()} cores"
+        f"{f' (pinned to core {args.cpu})' if args.cpu is not None else ''}, "
+        f"{dt.date.today().isoformat()}; seed {args.seed}, --max-calls {args.max_calls}, "
+        f"median of {args.runs} runs"
+    )
+    print()
+    header = (
+        f"{'example':<32} {'tools':>5} {'calls':>6} {'replayed':>8} {'explore/s':>10} {'env/s':>9} "
+        f"{'overhead':>8}  target"
+    )
+    print(header)
+    print("-" * len(header))
+    for path in paths:
+        env_class = envdsl.load(path)
+        measure(env_class, min(args.max_calls, 200), args.seed)  # warm-up
+        runs = [measure(env_class, args.max_calls, args.seed) for _ in range(args.runs)]
+        explore_rate = statistics.median(r.explore_rate for r in runs)
+        env_rate = statistics.median(r.env_rate for r in runs)
+        overhead = statistics.median(r.overhead for r in runs)
+        tools = len(env_class.TOOLS)
+        verdict = "ok" if explore_rate >= TARGET else "below"
+        print(
+            f"{path.stem:<32} {tools:>5} {runs[0].calls:>6} {runs[0].replayed:>8} "
+            f"{explore_rate:>10,.0f} "
+            f"{env_rate:>9,.0f} {overhead:>7.1f}x  {verdict}"
+        )
+    print()
+    print(f"target: >= {TARGET:,.0f} explore calls/s on one core for a 15-tool environment")
+
+
+if __name__ == "__main__":
+    main()

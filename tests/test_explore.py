@@ -294,7 +294,8 @@ def test_exception_in_a_tool_is_an_error_with_traceback_and_shrunk_trace() -> No
     assert finding.kind == "exception" and finding.tool == "add"
     assert finding.message == "'add' hit a bug: ZeroDivisionError: seeded bug"
     assert finding.detail and "Traceback" in finding.detail and "_impl_add" in finding.detail
-    # shrunk to the faulty call (1 call when run as a script; up to 3 here, see the report)
+    # shrunk to a few calls ending in the faulty one (hypothesis shrinks each call's seed, not
+    # its arguments: a shorter trace with other arguments is not always found)
     assert finding.trace is not None and 1 <= len(finding.trace) <= 3, finding.trace
     assert finding.trace[-1][0] == "add" and finding.trace[-1][1]["amount"] == 3
     env = Buggy()

@@ -55,6 +55,28 @@ def make_corpus(directory: Path, count: int, seed: int) -> None:
         (directory / f"spec_{number:04d}.env").write_text("".join(lines), encoding="utf-8")
 
 
+def _burn(n: int) -> int:
+    total = 0
+    for i in range(n):
+        total += i * i
+    return total
+
+
+def parallel_ceiling(jobs: int) -> float:
+    """The speed-up of `jobs` processes on pure-Python busy work right now: what the machine
+    can give (other work on shared cores lowers it), to read the --jobs speed-ups against."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    rates = []
+    for workers in (1, jobs):
+        with ProcessPoolExecutor(workers) as pool:
+            list(pool.map(_burn, [1000] * workers))  # start the workers
+            start = time.perf_counter()
+            list(pool.map(_burn, [2_000_000] * 4 * jobs))
+            rates.append(1 / (time.perf_counter() - start))
+    return rates[1] / rates[0]
+
+
 def envdsl_command() -> list[str]:
     script = shutil.which("envdsl")
     return [script] if script else [sys.executable, "-m", "envdsl"]
@@ -100,6 +122,9 @@ def main() -> None:
             f"best of {options.repeats}"
         )
         print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+        for jobs in options.jobs[1:]:
+            ceiling = parallel_ceiling(jobs)
+            print(f"speed-up of {jobs} processes on plain CPU work, before: {ceiling:.2f}x")
         print()
         # Runs alternate between the --jobs values and the best of --repeats is kept: other
         # work on the machine only ever makes a run slower.
@@ -129,6 +154,9 @@ def main() -> None:
                     f"{summary['with_errors']} | {summary['unreadable']} | {summary['errors']} | "
                     f"{summary['warnings']} |"
                 )
+        for jobs in options.jobs[1:]:
+            ceiling = parallel_ceiling(jobs)
+            print(f"\nspeed-up of {jobs} processes on plain CPU work, after: {ceiling:.2f}x")
         for mode, summary in summaries.items():
             print(f"\nby code, {mode}:")
             for code, count in summary["by_code"].items():

@@ -132,6 +132,26 @@ def test_text_report_counterexample_replays_by_copy_and_paste(tmp_path: Path) ->
     ), replayed.stdout
 
 
+@pytest.mark.parametrize("seed", ["1", "2", "3"])
+@pytest.mark.parametrize(
+    "spec, rule",
+    [
+        ("negative_stock.env", "invariant: stock is never negative"),
+        ("reopen_closed.env", "transitions: Ticket.status"),
+        ("delete_referenced.env", "ref: Book.author"),
+    ],
+)
+def test_rule_rejections_are_found_and_replay_whatever_the_seed(
+    spec: str, rule: str, seed: str, tmp_path: Path
+) -> None:
+    code, document = explored(spec, "--seed", seed, "--max-calls", "600")
+    assert code == 0
+    finding = only_finding(document, "rule-rejection")
+    assert f"{rule!r}" in finding["message"]
+    assert 1 <= len(finding["trace"]) <= 3, finding["trace"]
+    assert_replays_rejection(finding, tmp_path)
+
+
 def test_strict_turns_the_rule_rejection_warning_into_exit_1() -> None:
     code, document = explored("negative_stock.env", "--strict")
     assert code == 1
@@ -405,13 +425,16 @@ def example_param(path: Path) -> Any:
 
 
 @pytest.mark.parametrize("path", [example_param(p) for p in EXAMPLES])
-def test_example_explores_without_errors(path: Path) -> None:
+def test_example_explores_without_errors(path: Path, tmp_path: Path) -> None:
     code, out, err = invoke("explore", str(path), "--format", "json")
     document = json.loads(out)
     errors = [f for f in document["findings"] if f["severity"] == "error"]
     assert errors == [] and document["ok"] is True and code == 0, err
     assert document["calls"] >= 1500  # the default --max-calls 2000, in steps of 50 calls
     assert sum(t["calls"] for t in document["tools"].values()) == document["calls"]
+    for finding in document["findings"]:  # counterexamples (rule rejections) replay
+        if finding["trace"] is not None and finding["kind"] == "rule-rejection":
+            assert_replays_rejection(finding, tmp_path)
 
 
 # ---- the command line ---------------------------------------------------------------------------

@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from hypothesis.errors import FlakyFailure
 
 import envdsl
 from envdsl.cli import main
@@ -328,7 +329,7 @@ def test_exception_in_a_tool_is_an_error_with_traceback_and_shrunk_trace() -> No
 
 @pytest.mark.xfail(
     strict=True,
-    raises=Exception,
+    raises=FlakyFailure,
     reason="a truly nondeterministic environment crashes explore with hypothesis.errors."
     "FlakyFailure (the failing example does not fail again when hypothesis replays it) "
     "instead of reporting an error[nondeterminism]",
@@ -566,3 +567,60 @@ def test_spec_with_errors_exits_1(tmp_path: Path) -> None:
     spec.write_text("env X {")
     code, _, _ = invoke("explore", str(spec))
     assert code == 1
+
+
+NO_TASKS = """\
+env NoTasks {
+  \"\"\"Notes with a clock, and no tasks: the empty state lacks `now`.\"\"\"
+  entity Note {
+    key note_id: str = auto("N")
+    text: str
+  }
+  state {
+    notes: table Note
+    now: datetime "The current time"
+  }
+  action add_note(text: str "The note") -> Note {
+    \"\"\"Add a note.\"\"\"
+    require strip(text) != "" else "the note is blank"
+    return notes.insert(Note(text=text))
+  }
+}
+"""
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="with no tasks and a state field without a default, explore's fallback start (the "
+    "empty state) is invalid: InvalidState escapes the state machine, explore prints a Python "
+    "traceback with a hypothesis 'Falsifying example' and exits 1",
+)
+def test_spec_without_tasks_and_without_a_valid_empty_state_is_a_usage_error(
+    tmp_path: Path,
+) -> None:
+    spec = tmp_path / "no_tasks.env"
+    spec.write_text(NO_TASKS, "utf-8")
+    result = CliRunner().invoke(main, ["explore", str(spec), "--max-calls", "200"])
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    assert result.exit_code == 2
+    assert "Traceback" not in result.output and "--state" in result.stderr
+
+
+def test_spec_without_tasks_explores_from_a_given_state(tmp_path: Path) -> None:
+    spec = tmp_path / "no_tasks.env"
+    spec.write_text(NO_TASKS, "utf-8")
+    (tmp_path / "state.json").write_text(json.dumps({"notes": [], "now": "2024-05-01T09:00:00Z"}))
+    code, out, err = invoke(
+        "explore",
+        str(spec),
+        "--state",
+        str(tmp_path / "state.json"),
+        "--max-calls",
+        "200",
+        "--format",
+        "json",
+    )
+    assert code == 0, err
+    document = json.loads(out)
+    assert document["starts"] == ["the given state"]
+    assert document["tools"]["add_note"]["successes"] > 0

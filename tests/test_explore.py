@@ -208,6 +208,24 @@ def test_unguarded_delete_is_a_ref_rule_rejection(tmp_path: Path) -> None:
     assert_replays_rejection(finding, tmp_path)
 
 
+def test_unchecked_insert_is_a_key_and_a_unique_rule_rejection(tmp_path: Path) -> None:
+    code, document = explored("duplicates.env")
+    assert code == 0 and document["ok"] is True
+    by_rule = {
+        re.search(r"the rule '([^']+)'", f["message"]).group(1): f  # type: ignore[union-attr]
+        for f in findings(document, "rule-rejection")
+    }
+    assert set(by_rule) == {"key: User", "unique: User.email"}
+    assert rejection_message(by_rule["key: User"]) == "User 'U1' already exists"
+    assert rejection_message(by_rule["unique: User.email"]) == (
+        "User email=ana@example.org is already used by User 'U1'"
+    )
+    for rule, finding in by_rule.items():
+        assert finding["severity"] == "warning" and finding["tool"] == "add_user"
+        assert len(finding["trace"]) == 1, (rule, finding["trace"])
+        assert_replays_rejection(finding, tmp_path)
+
+
 def test_counterexample_from_a_state_file_replays_with_that_state(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -30,9 +30,6 @@ REPO = Path(__file__).resolve().parent.parent
 SPECS = Path(__file__).resolve().parent / "explore_specs"
 EXAMPLES = sorted((REPO / "examples").glob("*.env"))
 
-# examples a helper is still fixing: explored with xfail(strict=False) until fixed
-BEING_FIXED: dict[str, str] = {}
-
 
 def invoke(*args: str) -> tuple[int, str, str]:
     result = CliRunner().invoke(main, list(args), catch_exceptions=False)
@@ -322,7 +319,7 @@ def counter_class() -> type[Environment]:
 
 
 def test_exception_in_a_tool_is_an_error_with_traceback_and_shrunk_trace() -> None:
-    class Buggy(counter_class()):  # type: ignore[misc, valid-type]
+    class Buggy(counter_class()):  # type: ignore[misc]
         def _impl_add(self, name: str, amount: int) -> Any:
             if amount == 3:
                 raise ZeroDivisionError("seeded bug")
@@ -355,7 +352,7 @@ def test_exception_in_a_tool_is_an_error_with_traceback_and_shrunk_trace() -> No
 def test_state_outside_the_environment_is_nondeterminism() -> None:
     seen: list[str] = []
 
-    class Leaky(counter_class()):  # type: ignore[misc, valid-type]
+    class Leaky(counter_class()):  # type: ignore[misc]
         def _impl_get_counter(self, name: str) -> Any:
             seen.append(name)  # a result that depends on calls made by other instances
             row = super()._impl_get_counter(name)
@@ -437,13 +434,7 @@ def test_different_seed_explores_differently() -> None:
 # ---- the examples --------------------------------------------------------------------------------
 
 
-def example_param(path: Path) -> Any:
-    reason = BEING_FIXED.get(path.stem)
-    marks = [pytest.mark.xfail(reason=reason, strict=False)] if reason else []
-    return pytest.param(path, id=path.stem, marks=marks)
-
-
-@pytest.mark.parametrize("path", [example_param(p) for p in EXAMPLES])
+@pytest.mark.parametrize("path", EXAMPLES, ids=[p.stem for p in EXAMPLES])
 def test_example_explores_without_errors(path: Path, tmp_path: Path) -> None:
     code, out, err = invoke("explore", str(path), "--format", "json")
     document = json.loads(out)

@@ -469,8 +469,13 @@ def explore(
             _fail_usage(f"cannot read state '{state_file}': {error}")
         if not isinstance(state, dict):
             _fail_usage(f"state '{state_file}' must be a JSON object")
+    from envdsl.explore import ExploreError
+
     options = ExploreOptions(max_calls=max_calls, seed=seed, task=task_name, state=state)
-    report = run_exploration(env_class, options)
+    try:
+        report = run_exploration(env_class, options)
+    except ExploreError as error:
+        _fail_usage(str(error))
     if output_format == "json":
         click.echo(json.dumps(explore_json(report, file, seed), indent=2, ensure_ascii=False))
     else:

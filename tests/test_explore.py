@@ -19,7 +19,6 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from hypothesis.errors import FlakyFailure
 
 import envdsl
 from envdsl.cli import main
@@ -342,13 +341,6 @@ def test_exception_in_a_tool_is_an_error_with_traceback_and_shrunk_trace() -> No
     assert isinstance(env.last_exception, ZeroDivisionError)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=FlakyFailure,
-    reason="a truly nondeterministic environment crashes explore with hypothesis.errors."
-    "FlakyFailure (the failing example does not fail again when hypothesis replays it) "
-    "instead of reporting an error[nondeterminism]",
-)
 def test_state_outside_the_environment_is_nondeterminism() -> None:
     seen: list[str] = []
 
@@ -548,11 +540,6 @@ def test_usage_errors_exit_2(
     assert message in err and out == ""
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="explore --state with a state that does not fit the schema silently explores an "
-    "empty state and exits 0 (envdsl run rejects the same file with exit 2)",
-)
 @pytest.mark.parametrize(
     "state",
     [{"books": 5}, {"authors": [{"author_id": "A1"}]}, {"nonsense": 1}],
@@ -598,12 +585,6 @@ env NoTasks {
 """
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="with no tasks and a state field without a default, explore's fallback start (the "
-    "empty state) is invalid: InvalidState escapes the state machine, explore prints a Python "
-    "traceback with a hypothesis 'Falsifying example' and exits 1",
-)
 def test_spec_without_tasks_and_without_a_valid_empty_state_is_a_usage_error(
     tmp_path: Path,
 ) -> None:

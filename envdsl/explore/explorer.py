@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hypothesis import HealthCheck, Phase, seed, settings
+from hypothesis.errors import Flaky, FlakyFailure
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, get_state_machine_test, initialize, rule
 
@@ -113,6 +114,10 @@ class ExploreReport:
         return self.calls / self.seconds if self.seconds > 0 else 0.0
 
 
+class ExploreError(Exception):
+    """Exploration cannot start (an invalid start state): a usage error, not a finding."""
+
+
 class _Stop(Exception):
     """Raised inside an example so that hypothesis shrinks it and replays the minimal one."""
 
@@ -144,7 +149,12 @@ class Explorer:
     # ---- start states ----------------------------------------------------------------------
     def _starts(self) -> list[Start]:
         if self.options.state is not None:
-            return [Start("the given state", state=self.options.state)]
+            given = Start("the given state", state=self.options.state)
+            try:
+                given.apply(self.env_class())
+            except InvalidState as error:
+                raise ExploreError(f"invalid initial state: {error}") from None
+            return [given]
         tasks = [self.options.task] if self.options.task else list(self.env_class.TASKS)
         starts: list[Start] = []
         for task in tasks:
@@ -164,7 +174,15 @@ class Explorer:
                     Start(f"task {task} after {step} solution call(s)", task, calls[:step])
                 )
         if not starts:
-            starts.append(Start("an empty state", state={}))
+            empty = Start("an empty state", state={})
+            try:
+                empty.apply(self.env_class())
+            except InvalidState as error:
+                raise ExploreError(
+                    f"the spec has no task to start from and an empty state is not valid "
+                    f"({error}): give one with --state state.json"
+                ) from None
+            starts.append(empty)
         return starts
 
     # ---- the state machine -------------------------------------------------------------------
@@ -283,6 +301,14 @@ class Explorer:
             seed(self.options.seed)(test)()
         except _Stop as stop:
             return stop
+        except (Flaky, FlakyFailure):
+            # hypothesis could not make a failing example fail again: the environment
+            # depends on something outside its state, which is nondeterminism by definition
+            return _Stop(
+                "nondeterminism",
+                "replaying the calls gave a different outcome: a failure of this run could not "
+                "be reproduced, so the environment depends on something outside its state",
+            )
         return None
 
     def run(self) -> ExploreReport:

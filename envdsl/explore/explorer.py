@@ -286,7 +286,11 @@ class Explorer:
     def run_machine(self, examples: int, phases: tuple[Phase, ...]) -> _Stop | None:
         test = get_state_machine_test(  # type: ignore[no-untyped-call]
             self.machine(),
+            # built on hypothesis's own default profile, so that a profile a host program
+            # loaded (a test suite's, say) cannot change what a seed explores
             settings=settings(
+                settings.get_profile("default"),
+                derandomize=False,
                 max_examples=max(1, examples),
                 stateful_step_count=STEPS_PER_EXAMPLE,
                 deadline=None,

@@ -17,11 +17,12 @@ Counterexamples are JSONL traces that `envdsl run --task ... --calls` replays.
 
 from __future__ import annotations
 
+import contextlib
 import time
 import traceback
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Iterator
 
 from hypothesis import HealthCheck, Phase, seed, settings
 from hypothesis.errors import Flaky, FlakyFailure
@@ -302,7 +303,8 @@ class Explorer:
             ),
         )
         try:
-            seed(self.options.seed)(test)()
+            with _without_local_constants():
+                seed(self.options.seed)(test)()
         except _Stop as stop:
             return stop
         except (Flaky, FlakyFailure):
@@ -330,17 +332,44 @@ class Explorer:
 
     def record_stop(self, stop: _Stop, severity: str, tool: str | None = None) -> Finding:
         machine = self.current
+        trace = list(machine.calls) if machine is not None else None
+        start = machine.start if machine is not None else None
+        if trace and start is not None and stop.kind in ("rule-rejection", "exception"):
+            trace = self.minimize(start, trace, stop.kind)
         finding = Finding(
             severity,
             stop.kind,
             stop.message,
-            tool=tool or (machine.calls[-1][0] if machine is not None and machine.calls else None),
+            tool=tool or (trace[-1][0] if trace else None),
             detail=stop.detail,
-            start=machine.start if machine is not None else None,
-            trace=list(machine.calls) if machine is not None else None,
+            start=start,
+            trace=trace,
         )
         self.report.findings.append(finding)
         return finding
+
+    def minimize(self, start: Start, trace: list[Call], kind: str) -> list[Call]:
+        """Drop every call the failure does not need (hypothesis shrinks the drawn numbers,
+        which does not always remove calls): the result is minimal, no call can go."""
+        rule = self.target_rule
+
+        def still_fails(calls: list[Call]) -> bool:
+            env = self.env_class(step_budget=self.options.step_budget)
+            start.apply(env)
+            for name, arguments in calls:
+                result = env.call(name, arguments)
+            if kind == "exception":
+                return env.last_exception is not None
+            failure = env.last_failure
+            return not result["success"] and failure is not None and failure.rule == rule
+
+        index = len(trace) - 2
+        while index >= 0:
+            candidate = trace[:index] + trace[index + 1 :]
+            if still_fails(candidate):
+                trace = candidate
+            index -= 1
+        return trace
 
     def never_succeeded(self) -> None:
         for name, stats in self.report.tools.items():
@@ -398,7 +427,6 @@ class Explorer:
                 max(10, self.options.max_calls // STEPS_PER_EXAMPLE // 2),
                 (Phase.generate, Phase.shrink),
             )
-            self.target_rule = None
             message = (
                 f"{count} call(s) of '{tool}' were rejected only by the rule {rule_name!r}, "
                 "not by the tool's own require or let-else: the agent sees the rule's text"
@@ -411,6 +439,31 @@ class Explorer:
                 finding = self.record_stop(stop, "warning", tool)
                 finding.message = message
                 finding.detail = f"last call failed with: {stop.message}"
+            self.target_rule = None
+
+
+@contextlib.contextmanager
+def _without_local_constants() -> Iterator[None]:
+    """Hypothesis mixes constants found in the source of every loaded module into what it
+    draws, so the same seed explored differently depending on what else the process had
+    imported. Exploration switches that off, so that a seed means the same calls everywhere.
+    (This reaches into hypothesis internals; when they change, the guard degrades to the
+    default behaviour rather than failing.)"""
+    try:
+        from hypothesis.internal.conjecture import providers
+
+        original = providers._get_local_constants
+        empty = type(providers._local_constants)()
+    except (ImportError, AttributeError):
+        yield
+        return
+    providers.CONSTANTS_CACHE.cache.clear()
+    providers._get_local_constants = lambda: empty
+    try:
+        yield
+    finally:
+        providers._get_local_constants = original
+        providers.CONSTANTS_CACHE.cache.clear()
 
 
 def explore(env_class: type[Environment], options: ExploreOptions) -> ExploreReport:

@@ -91,7 +91,7 @@ class BodyTranslator(Translator):
         if isinstance(stmt, ast.Return):
             if stmt.value is None:
                 return [f"{pad}return None"]
-            expected = self._result_type()
+            expected = self.current_result
             code = self.coerce(self.expr(stmt.value, scope), self.type_of(stmt.value), expected)
             return self.flush(level) + [f"{pad}return {code}"]
         if isinstance(stmt, ast.If):
@@ -130,10 +130,7 @@ class BodyTranslator(Translator):
         self.sites.append((self.owner, line, kind, written))
         return len(self.sites) - 1
 
-    def _result_type(self) -> t.Type:
-        return self.current_result
-
-    current_result: t.Type = t.VOID
+    current_result: t.Type = t.VOID  # the declared result of the tool or fn being lowered
 
     def let(self, stmt: ast.Let, scope: CgScope, level: int) -> list[str]:
         pad = INDENT * level

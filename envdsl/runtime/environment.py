@@ -646,12 +646,6 @@ class Environment:
     def _table(self, name: str) -> Table[Any]:
         return self._tables[name]
 
-    def _row(self, table_name: str, key: Any) -> Any:
-        row = self._tables[table_name].get(key)
-        if row is None:
-            raise Fail(f"{self._tables[table_name].schema.entity} {key!r} not found")
-        return row
-
     def _it(self, items: Iterable[T]) -> Iterator[T]:
         """Iterate under the step budget: every loop and comprehension goes through here."""
         for item in items:

@@ -528,7 +528,6 @@ class ExprChecker:
     def expr_Comprehension(self, node: ast.Comprehension, scope: Scope) -> t.Type:
         inner = self.comprehension_scope(node.clauses, scope)
         element = self.expr(node.element, inner)
-        self.budget_note()
         if node.kind == "map":
             assert node.value is not None
             value = self.expr(node.value, inner)
@@ -536,9 +535,6 @@ class ExprChecker:
         if node.kind == "set":
             return t.SetType(element)
         return t.ListType(element)  # 'gen' arguments are typed as lists by their consumer
-
-    def budget_note(self) -> None:
-        """Comprehensions are bounded by the step budget at run time; nothing to check here."""
 
     def comprehension_scope(
         self, clauses: Iterable[ast.CompFor | ast.CompIf], scope: Scope

@@ -67,7 +67,7 @@ class AstBuilder:
             start = self.offset + (token.start_pos or 0) + bad
             self.sink.report(
                 codes.INVALID_ESCAPE,
-                f"unknown escape sequence '{token.value[bad - (token.start_pos or 0) if False else bad:bad + 2]}'",
+                f"unknown escape sequence '{token.value[bad:bad + 2]}'",
                 Span(self.source.path, start, start + 2),
                 help="the escapes are \\n \\t \\r \\\\ \\\" \\' \\0 \\{ \\}; write a backslash as \\\\",
             )

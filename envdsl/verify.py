@@ -223,26 +223,12 @@ class TaskVerifier:
         )
 
 
-def _walk(node: object) -> list[object]:
-    found = [node]
-    if isinstance(node, (list, tuple)):
-        for item in node:
-            found += _walk(item)
-        return found
-    fields = getattr(node, "__dataclass_fields__", None)
-    if fields is not None:
-        for name in fields:
-            if name != "span":
-                found += _walk(getattr(node, name))
-    return found
-
-
 def _uses_trace(cond: ast.Expr) -> bool:
     return any(
         isinstance(n, ast.Call)
         and isinstance(n.func, ast.NameRef)
         and n.func.name in ("called", "calls")
-        for n in _walk(cond)
+        for n in ast.walk(cond)
     )
 
 
@@ -250,5 +236,5 @@ def _is_relative(cond: ast.Expr) -> bool:
     """Checks against `initial.` or the call trace hold at init by construction: they say
     what must stay as it was (a guard), not what the agent must achieve."""
     return _uses_trace(cond) or any(
-        isinstance(n, ast.NameRef) and n.name == "initial" for n in _walk(cond)
+        isinstance(n, ast.NameRef) and n.name == "initial" for n in ast.walk(cond)
     )

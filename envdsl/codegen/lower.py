@@ -302,28 +302,23 @@ class Lowerer:
         table = self.names.table_of(table_type.entity)
         return table, MethodView(name, params, "bool", body)
 
-    def _reads_other_rows(self, node: object, table: str) -> bool:
+    def _reads_other_rows(self, expr: ast.Expr, table: str) -> bool:
         """Does this expression read the table other than through the quantified row?"""
-        if isinstance(node, ast.NameRef) and node.name == table:
-            return True
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.NameRef):
-            callee = self.checked.callables.get(node.func.name)
-            if callee is not None:
-                reads = self._effects(callee.name).reads
-                if any(r == table or r.startswith(table + ".") for r in reads):
-                    return True
-        if isinstance(node, ast.Attribute):
-            obj_type = self.body.type_of(node.obj)
-            if isinstance(obj_type, t.RefType) and self.names.table_of(obj_type.entity) == table:
-                return True  # a ref into its own table reads another row
-        if isinstance(node, (list, tuple)):
-            return any(self._reads_other_rows(item, table) for item in node)
-        fields = getattr(node, "__dataclass_fields__", None)
-        if fields is None:
-            return False
-        return any(
-            self._reads_other_rows(getattr(node, name), table) for name in fields if name != "span"
-        )
+        for node in ast.walk(expr):
+            if isinstance(node, ast.NameRef) and node.name == table:
+                return True
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.NameRef):
+                callee = self.checked.callables.get(node.func.name)
+                if callee is not None:
+                    reads = self._effects(callee.name).reads
+                    if any(r == table or r.startswith(table + ".") for r in reads):
+                        return True
+            if isinstance(node, ast.Attribute):
+                obj_type = self.body.type_of(node.obj)
+                ref = obj_type if isinstance(obj_type, t.RefType) else None
+                if ref is not None and self.names.table_of(ref.entity) == table:
+                    return True  # a ref into its own table reads another row
+        return False
 
     def _effects(self, key: str) -> Effects:
         return self.checked.effects.get(key, Effects())

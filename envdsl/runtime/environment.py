@@ -131,6 +131,7 @@ class Environment:
         # passes per `require`/`let ... else` site; None (not counting) except while exploring
         self.coverage: list[int] | None = None
         self._initial: Snapshot | None = None
+        self._initial_view: tuple[Snapshot | None, Any] | None = None
         self._tables: dict[str, Table[Any]] = {}
         self._scalars: dict[str, Any] = {}
         self._clear()
@@ -272,12 +273,20 @@ class Environment:
         self._initial = snapshot.initial
 
     def initial_state(self) -> Self:
-        """A read-only view of the state at reset(), for `initial.` in checks."""
+        """A read-only view of the state at reset(), for `initial.` in checks.
+
+        Built once per reset: a check reads `initial.` once per element of a comprehension.
+        """
+        cached = self._initial_view
+        if cached is not None and cached[0] is self._initial:
+            view: Self = cached[1]
+            return view
         view = object.__new__(type(self))
         Environment.__init__(view, step_budget=self.step_budget)
         if self._initial is not None:
             view._tables = self._initial.tables
             view._scalars = self._initial.scalars
+        self._initial_view = (self._initial, view)
         return view
 
     def state_json(self) -> dict[str, Any]:

@@ -7,7 +7,7 @@ plain data, never lark objects, so later stages do not depend on the parser.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TypeVar, Union
+from typing import Iterator, TypeVar, Union
 
 from envdsl.source import Span
 
@@ -573,3 +573,17 @@ class SpecFile:
     env: EnvDecl | None  # the env, or the module of a stdlib file
     span: Span
     text: str = ""  # the source, for code generation to quote conditions
+
+
+def walk(node: object) -> Iterator[object]:
+    """Every node below `node` (itself included), depth first; spans are not visited."""
+    yield node
+    if isinstance(node, (list, tuple)):
+        for item in node:
+            yield from walk(item)
+        return
+    fields = getattr(node, "__dataclass_fields__", None)
+    if fields is not None:
+        for name in fields:
+            if name != "span":
+                yield from walk(getattr(node, name))

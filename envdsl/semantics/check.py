@@ -517,6 +517,18 @@ class BodyChecker(ExprChecker):
                 continue
             ctx = write.ctx
             through = path_of(write.target) or "a value"
+            # only places seen on a path: a type-based guess would reject correct specs
+            immutable = self._immutable_place(sorted(write.roots.resolve(seen_only=True)))
+            if immutable is not None:
+                self.error(
+                    codes.ASSIGN_TO_IMMUTABLE,
+                    f"'{through}' is the {immutable} field, which is immutable: it is set "
+                    "when the row is inserted and never changes",
+                    write.span,
+                    help=f"'{through}' is that value in state, not a copy; build a new value "
+                    "instead (`list(...)`, a record constructor), or drop `immutable`",
+                )
+                continue
             if not ctx.can_write:
                 what = f"modifies '{places[0]}' through '{through}'"
                 if ctx.kind == "query":
@@ -537,6 +549,16 @@ class BodyChecker(ExprChecker):
                     )
                 continue
             ctx.effects.writes.update(places)
+
+    def _immutable_place(self, places: list[str]) -> str | None:
+        """'Entity.field' of the first immutable row field among the places, if any."""
+        for place in places:
+            table, _, field_name = place.partition(".")
+            for record in self.checked.records.values():
+                field = record.fields.get(field_name) if record.table == table else None
+                if field is not None and field.decl.immutable:
+                    return f"{record.name}.{field_name}"
+        return None
 
     def _report_dead_write(self, local: Local, write: _AliasWrite) -> None:
         text = self.checked.spec.text

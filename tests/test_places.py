@@ -271,7 +271,8 @@ def assert_well_owned(env: Environment) -> None:
         if isinstance(value, (list, dict, set, Value)):
             owner = place_of(value)
             assert owner is not None, f"an unowned value in state at {place}: {value!r}"
-            assert (owner.table, owner.row, owner.attr) == (place.table, place.row, place.attr)
+            assert (owner.table, owner.attr) == (place.table, place.attr)
+            assert owner.row is place.row, f"a value owned by another row object at {place}"
             assert isinstance(value, (OwnedList, OwnedDict, OwnedSet, Value))
             assert id(value) not in seen, f"two places share one value: {seen[id(value)]}, {place}"
             seen[id(value)] = place

@@ -1557,7 +1557,7 @@ class ClinicSchedulingEnv(rt.Environment):
         self._hit(0)
         return sorted(
             [h_ for h_ in self._it(self.t_working_hours.rows()) if (h_.dentist == dentist_id)],
-            key=(lambda h__2: h.list_index(list(Weekday), h__2.day)),
+            key=(lambda h_3: h.list_index(list(Weekday), h_3.day)),
         )
 
     def _impl_find_free_slots(
@@ -1609,7 +1609,7 @@ class ClinicSchedulingEnv(rt.Environment):
                 dentist_id=dentist_id, start=start, end=(start + length), except_id=""
             ):
                 continue
-            r_2: Room | None = h.first(
+            r_: Room | None = h.first(
                 (
                     r
                     for r in self._it(self.t_rooms.rows())
@@ -1621,12 +1621,11 @@ class ClinicSchedulingEnv(rt.Environment):
                     )
                 )
             )
-            if r_2 is not None:
+            if r_ is not None:
                 self._mut(slots)
                 slots.append(
                     self._own(
-                        slots,
-                        Slot(start=start, end=(start + length), room_id=h.unwrap(r_2).room_id),
+                        slots, Slot(start=start, end=(start + length), room_id=h.unwrap(r_).room_id)
                     )
                 )
         return slots
@@ -1644,7 +1643,7 @@ class ClinicSchedulingEnv(rt.Environment):
                     and (a.status != AppointmentStatus.cancelled)
                 )
             ],
-            key=(lambda a_2: a_2.start),
+            key=(lambda a_: a_.start),
         )
 
     def _impl_find_patients(self, name: str) -> list[Patient]:
@@ -1662,7 +1661,7 @@ class ClinicSchedulingEnv(rt.Environment):
                 for a in self._it(self.t_appointments.rows())
                 if ((a.patient == patient_id) and (include_past or (a.start >= self.s_now)))
             ],
-            key=(lambda a_2: a_2.start),
+            key=(lambda a_: a_.start),
         )
 
     def _impl_get_appointment(self, appointment_id: str) -> Appointment:
@@ -2863,8 +2862,8 @@ class ClinicSchedulingEnv(rt.Environment):
                 )
                 and any(
                     (
-                        ((l_2.dentist == "D2") and (l_2.speciality == "GEN"))
-                        for l_2 in self._it(self.t_dentist_specialities.rows())
+                        ((l_.dentist == "D2") and (l_.speciality == "GEN"))
+                        for l_ in self._it(self.t_dentist_specialities.rows())
                     )
                 )
             )

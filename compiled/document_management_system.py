@@ -26,7 +26,7 @@ class Permission(enum.Enum):
 
 @dataclass(slots=True, kw_only=True)
 class User:
-    _id: str
+    u_id: str
     name: str
     role: str
     department: str
@@ -71,7 +71,7 @@ class StatusInfo(rt.Value):
 
 @dataclass(slots=True, kw_only=True)
 class UserInfo(rt.Value):
-    _id: str
+    u_id: str
     name: str
     role: str
     department: str
@@ -100,7 +100,7 @@ SPEC_Permission = rt.EnumSpec(Permission)
 SPEC_User = rt.RecordSpec(
     User,
     lambda: [
-        rt.FieldSpec("_id", rt.STR, True, "the user's unique id, e.g. u1", "_id"),
+        rt.FieldSpec("_id", rt.STR, True, "the user's unique id, e.g. u1", "u_id"),
         rt.FieldSpec("name", rt.STR, True, None, "name"),
         rt.FieldSpec("role", rt.STR, True, "e.g. editor, viewer, admin", "role"),
         rt.FieldSpec("department", rt.STR, True, None, "department"),
@@ -160,7 +160,7 @@ SPEC_StatusInfo = rt.RecordSpec(
 SPEC_UserInfo = rt.RecordSpec(
     UserInfo,
     lambda: [
-        rt.FieldSpec("_id", rt.STR, True, None, "_id"),
+        rt.FieldSpec("_id", rt.STR, True, None, "u_id"),
         rt.FieldSpec("name", rt.STR, True, None, "name"),
         rt.FieldSpec("role", rt.STR, True, None, "role"),
         rt.FieldSpec("department", rt.STR, True, None, "department"),
@@ -220,7 +220,7 @@ class DocumentManagementSystemEnv(rt.Environment):
             (),
         ),
         "users": rt.TableSpec(
-            rt.TableSchema("users", "User", "_id", None, (), (), {}), SPEC_User, ()
+            rt.TableSchema("users", "User", "u_id", None, (), (), {}), SPEC_User, ()
         ),
         "access_control": rt.TableSpec(
             rt.TableSchema(
@@ -983,7 +983,7 @@ class DocumentManagementSystemEnv(rt.Environment):
     def _fn_versions_of(self, document_id: str) -> list[DocumentVersion]:
         return sorted(
             [v for v in self._it(self.t_versions.rows()) if (v.document_id == document_id)],
-            key=(lambda v_2: v_2.version_number),
+            key=(lambda v_: v_.version_number),
         )
 
     def _fn_summary(self, d: Document) -> DocumentSummary:
@@ -1048,7 +1048,7 @@ class DocumentManagementSystemEnv(rt.Environment):
         return [
             UserPermissions(
                 user=UserInfo(
-                    _id=e.user_id,
+                    u_id=e.user_id,
                     name=self.t_users.row(e.user_id).name,
                     role=self.t_users.row(e.user_id).role,
                     department=self.t_users.row(e.user_id).department,
@@ -1332,8 +1332,8 @@ class DocumentManagementSystemEnv(rt.Environment):
         self.load_rows(
             "users",
             [
-                User(_id="u1", name="Dana", role="editor", department="Sales"),
-                User(_id="u2", name="Lee", role="viewer", department="Finance"),
+                User(u_id="u1", name="Dana", role="editor", department="Sales"),
+                User(u_id="u2", name="Lee", role="viewer", department="Finance"),
             ],
         )
         self.load_rows(
@@ -1426,8 +1426,8 @@ class DocumentManagementSystemEnv(rt.Environment):
         self.load_rows(
             "users",
             [
-                User(_id="u3", name="Priya", role="editor", department="HR"),
-                User(_id="u9", name="Max", role="contractor", department="External"),
+                User(u_id="u3", name="Priya", role="editor", department="HR"),
+                User(u_id="u9", name="Max", role="contractor", department="External"),
             ],
         )
         self.load_rows(
@@ -1528,8 +1528,8 @@ class DocumentManagementSystemEnv(rt.Environment):
                 (not any(((e.user_id == "u9") for e in self._it(self.t_access_control.rows()))))
                 and any(
                     (
-                        ((e_2.user_id == "u3") and (e_2.document_id == "DOC-0007"))
-                        for e_2 in self._it(self.t_access_control.rows())
+                        ((e_.user_id == "u3") and (e_.document_id == "DOC-0007"))
+                        for e_ in self._it(self.t_access_control.rows())
                     )
                 )
             )
@@ -1538,7 +1538,7 @@ class DocumentManagementSystemEnv(rt.Environment):
     def _init_lifecycle_cleanup(self) -> None:
         self.set_scalar_initial("now", h.datetime("2024-03-01T09:00:00Z"))
         self.load_rows(
-            "users", [User(_id="u5", name="Omar", role="admin", department="Operations")]
+            "users", [User(u_id="u5", name="Omar", role="admin", department="Operations")]
         )
         self.load_rows(
             "documents",
@@ -1627,7 +1627,7 @@ class DocumentManagementSystemEnv(rt.Environment):
 
     def _init_create_and_lock_down(self) -> None:
         self.set_scalar_initial("now", h.datetime("2024-10-01T12:00:00Z"))
-        self.load_rows("users", [User(_id="u7", name="Kai", role="sre", department="Platform")])
+        self.load_rows("users", [User(u_id="u7", name="Kai", role="sre", department="Platform")])
 
     def _solve_create_and_lock_down(self, results: list[rt.Result]) -> dict[str, Any]:
         b: dict[str, Any] = {}

@@ -1174,7 +1174,7 @@ class HRISEnv(rt.Environment):
         if not ("@" in d.work_email):
             raise rt.Fail("Invalid email format.", site=22)
         self._hit(22)
-        if not all(((x_2.work_email != d.work_email) for x_2 in self._it(self.t_employees.rows()))):
+        if not all(((x_.work_email != d.work_email) for x_ in self._it(self.t_employees.rows()))):
             raise rt.Fail(("Work email " + h.to_str(d.work_email) + " is already in use."), site=23)
         self._hit(23)
         if d.manager_id is not None:
@@ -1419,7 +1419,7 @@ class HRISEnv(rt.Environment):
             )
         self._hit(47)
         target: str = h.at(inactive, 0).status_type
-        if any(((s_2.status_type == "terminated") for s_2 in self._it(list(inactive)))):
+        if any(((s_.status_type == "terminated") for s_ in self._it(list(inactive)))):
             target = "terminated"
         self._set("employees", e, "employment_status", target)
         return e

@@ -1203,9 +1203,9 @@ class LibraryLendingEnv(rt.Environment):
             ),
             copies_available=h.count(
                 (
-                    c_2
-                    for c_2 in self._it(self.t_copies.rows())
-                    if ((c_2.book == b_.isbn) and self._fn_is_lendable(c=c_2))
+                    c_
+                    for c_ in self._it(self.t_copies.rows())
+                    if ((c_.book == b_.isbn) and self._fn_is_lendable(c=c_))
                 )
             ),
         )
@@ -1218,17 +1218,15 @@ class LibraryLendingEnv(rt.Environment):
                 for h_ in self._it(self.t_holds.rows())
                 if ((h_.book == c.book) and (h_.state == HoldState.waiting))
             ],
-            key=(lambda h__2: h__2.placed),
+            key=(lambda h_3: h_3.placed),
         )
         if len(waiting) == 0:
             return None
-        h__3: Hold = h.at(waiting, 0)
-        self._set("holds", h__3, "state", HoldState.ready)
-        self._set("holds", h__3, "copy_", copy_id)
-        self._set(
-            "holds", h__3, "ready_until", (h.date_of(self.s_now) + h.days(C_HOLD_PICKUP_DAYS))
-        )
-        return h__3.member
+        h_4: Hold = h.at(waiting, 0)
+        self._set("holds", h_4, "state", HoldState.ready)
+        self._set("holds", h_4, "copy_", copy_id)
+        self._set("holds", h_4, "ready_until", (h.date_of(self.s_now) + h.days(C_HOLD_PICKUP_DAYS)))
+        return h_4.member
 
     def _impl_search_books(self, text: str) -> list[BookInfo]:
         q: str = text.strip().lower()
@@ -1249,8 +1247,8 @@ class LibraryLendingEnv(rt.Environment):
             )
         ]
         return [
-            self._fn_book_info(b_=b__3)
-            for b__3 in self._it(list(sorted(hits, key=(lambda b__2: b__2.title))))
+            self._fn_book_info(b_=b_4)
+            for b_4 in self._it(list(sorted(hits, key=(lambda b_3: b_3.title))))
         ]
 
     def _impl_get_book(self, isbn: str) -> BookInfo:
@@ -1287,7 +1285,7 @@ class LibraryLendingEnv(rt.Environment):
                 for l in self._it(self.t_loans.rows())
                 if ((l.member == member_id) and (include_returned or (l.state == LoanState.active)))
             ],
-            key=(lambda l_2: l_2.due),
+            key=(lambda l_: l_.due),
         )
 
     def _impl_list_overdue_loans(self) -> list[OverdueItem]:
@@ -1926,8 +1924,8 @@ class LibraryLendingEnv(rt.Environment):
                 )
                 and any(
                     (
-                        ((ba_2.book == "9780060853983") and (ba_2.author == "A7"))
-                        for ba_2 in self._it(self.t_book_authors.rows())
+                        ((ba_.book == "9780060853983") and (ba_.author == "A7"))
+                        for ba_ in self._it(self.t_book_authors.rows())
                     )
                 )
             )

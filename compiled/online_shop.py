@@ -27,7 +27,7 @@ class PaymentMethod(enum.Enum):
 
 
 class SortKey(enum.Enum):
-    name = "name"
+    name_ = "name"
     price_asc = "price_asc"
     price_desc = "price_desc"
 
@@ -308,7 +308,9 @@ class OnlineShopEnv(rt.Environment):
                     "tag",
                 ),
                 rt.ParamSpec("in_stock_only", rt.BOOL, False, lambda: False, None, "in_stock_only"),
-                rt.ParamSpec("sort_by", SPEC_SortKey, False, lambda: SortKey.name, None, "sort_by"),
+                rt.ParamSpec(
+                    "sort_by", SPEC_SortKey, False, lambda: SortKey.name_, None, "sort_by"
+                ),
                 rt.ParamSpec(
                     "limit", rt.INT, False, lambda: 20, "at most this many results", "limit"
                 ),
@@ -1133,7 +1135,7 @@ class OnlineShopEnv(rt.Environment):
         ]
         ordered: list[Product] = hits
         if sort_by == SortKey.price_asc:
-            ordered = sorted(hits, key=(lambda p_2: p_2.price_cents))
+            ordered = sorted(hits, key=(lambda p_: p_.price_cents))
         elif sort_by == SortKey.price_desc:
             ordered = sorted(hits, key=(lambda p_3: p_3.price_cents), reverse=True)
         else:
@@ -1278,9 +1280,9 @@ class OnlineShopEnv(rt.Environment):
             discount = h.floordiv((sub * cp.percent_off), 100)
             self._set("coupons", cp, "uses_left", cp.uses_left - 1)
             used = code
-        for l_2 in self._it(list(lines)):
-            _tmp6 = self.t_products.row(l_2.sku)
-            self._set("products", _tmp6, "stock", _tmp6.stock - l_2.qty)
+        for l_ in self._it(list(lines)):
+            _tmp6 = self.t_products.row(l_.sku)
+            self._set("products", _tmp6, "stock", _tmp6.stock - l_.qty)
         self._set("customers", c, "cart", {})
         o: Order = self._insert(
             "orders",
@@ -1457,7 +1459,7 @@ class OnlineShopEnv(rt.Environment):
         ]
         return [
             self._fn_summary(o=o_3)
-            for o_3 in self._it(list(sorted(mine, key=(lambda o_2: o_2.placed_at), reverse=True)))
+            for o_3 in self._it(list(sorted(mine, key=(lambda o_: o_.placed_at), reverse=True)))
         ]
 
     def _impl_sales_report(self, since: datetime.date) -> dict[str, int]:

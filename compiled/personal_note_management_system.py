@@ -748,8 +748,8 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
             if name not in names:
                 self._mut(names)
                 names.append(name)
-        for name_2 in self._it(list(names)):
-            self._impl_ensure_tag(name=name_2)
+        for name_ in self._it(list(names)):
+            self._impl_ensure_tag(name=name_)
         return names
 
     def _impl_touch(self, note_id: str) -> None:

@@ -338,7 +338,7 @@ class Lowerer:
             params.append(
                 ParamView(
                     param.name,
-                    _py_param(param.name),
+                    self.names.param(name, param.name),
                     self.names.py_type(param.type),
                     self.names.spec(param.type),
                     param.decl.default is None and not isinstance(param.type, t.OptionalType),
@@ -445,9 +445,3 @@ def _affects(writes: set[str], reads: set[str]) -> bool:
 
 def _is_member(node: ast.Expr) -> bool:
     return isinstance(node, ast.Attribute) and isinstance(node.obj, ast.NameRef)
-
-
-def _py_param(name: str) -> str:
-    from envdsl.codegen.naming import value_name
-
-    return value_name(name)

@@ -2,48 +2,65 @@
 
 from __future__ import annotations
 
+import functools
+
+from envdsl import runtime as rt
 from envdsl.codegen import naming
 from envdsl.semantics import types as t
 from envdsl.semantics.model import CheckedSpec
 
-# Attributes of envdsl.runtime.Environment that a tool's typed method must not shadow.
-_ENVIRONMENT_API = {
-    "reset", "call", "evaluate", "snapshot", "restore", "state_json", "state_hash", "trace",
-    "task", "solve", "called_with", "tool_schemas", "invoke_typed", "load_rows",
-    "set_scalar_initial", "initial_state", "step_budget", "last_exception", "last_result",
-    "NAME", "DESCRIPTION", "TOOLS", "TABLES", "SCALARS", "TASKS", "ROW_INVARIANTS",
-    "ENV_INVARIANTS",
-}  # fmt: skip
+# Class attributes the generated environment class defines in its body, before the methods:
+# a type named so would be read instead of the class in `TABLES` (`NAME.active`).
+_CLASS_BODY = {"NAME", "DESCRIPTION", "TABLES", "SCALARS", "TOOLS", "TASKS", "ROW_INVARIANTS",
+               "ENV_INVARIANTS", "SITES"}  # fmt: skip
+
+
+@functools.cache
+def _environment_api() -> frozenset[str]:
+    """Attributes of envdsl.runtime.Environment (class and instance) that a tool's typed method
+    must not shadow: read from the class itself, so new runtime attributes are covered too."""
+    return frozenset(dir(rt.Environment)) | frozenset(vars(rt.Environment())) | _CLASS_BODY
 
 
 class Names:
     def __init__(self, checked: CheckedSpec) -> None:
         self.checked = checked
-        self.types = {name: naming.type_name(name) for name in [*checked.enums, *checked.records]}
-        self.env_class = naming.env_class_name(checked.env.name.text)
-        while self.env_class in self.types.values():  # a record may be called `ShopEnv`
-            self.env_class += "_"
-        self.members = {
-            (enum.name, member): naming.value_name(member)
-            for enum in checked.enums.values()
-            for member in enum.members
-        }
-        self.fields = {
-            (record.name, field): naming.value_name(field)
-            for record in checked.records.values()
-            for field in record.fields
-        }
+        # module level: imports, types, their SPEC_ objects, constants, the environment class
+        module = naming.Namespace(naming.PY_RESERVED | naming.MODULE_NAMES | _CLASS_BODY)
+        self.types = {name: module.claim(name) for name in [*checked.enums, *checked.records]}
+        self.specs = {py: module.claim(f"SPEC_{py}") for py in self.types.values()}
+        self.consts = {name: module.claim(f"C_{name}") for name in checked.consts}
+        self.env_class = module.claim(f"{checked.env.name.text.lstrip('_')}Env")
+        self.module = module
+        self.members: dict[tuple[str, str], str] = {}
+        for enum in checked.enums.values():
+            space = naming.Namespace(naming.PY_RESERVED | naming.ENUM_RESERVED)
+            for member in enum.members:
+                self.members[(enum.name, member)] = space.claim(member)
+        # a class body sees module names: a field called like a type would hide the type from
+        # the defaults of the fields after it (`Status: Status = Status.active`)
+        self.fields: dict[tuple[str, str], str] = {}
+        for record in checked.records.values():
+            space = module.child()
+            space.taken |= {"_owner"}  # rt.Value's slot
+            for field in record.fields:
+                self.fields[(record.name, field)] = space.claim(field)
         self.state = {
             name: ("t_" if isinstance(info.type, t.TableType) else "s_") + name
             for name, info in checked.state.items()
         }
-        self.consts = {name: naming.constant_name(name) for name in checked.consts}
         # helpers are private (`_fn_`, `_impl_`): the public names belong to the tools
         self.callables: dict[str, str] = {
             info.name: f"_fn_{info.name}" if info.kind == "fn" else f"_impl_{info.name}"
             for info in checked.callables.values()
         }
-        taken = _ENVIRONMENT_API | set(self.state.values()) | set(self.callables.values())
+        # parameters: one namespace per callable, under the module's
+        self.params: dict[tuple[str, str], str] = {}
+        for info in checked.callables.values():
+            space = module.child()
+            for param in info.params:
+                self.params[(info.name, param.name)] = space.claim(param.name)
+        taken = set(_environment_api()) | set(self.state.values()) | set(self.callables.values())
         public = [i.name for i in checked.callables.values() if i.is_tool and not i.internal]
         self.tool_methods: dict[str, str] = {}
         # tools whose own name is free keep it; the others are renamed around all of them
@@ -55,6 +72,13 @@ class Names:
             if name not in self.tool_methods:
                 self.tool_methods[name] = naming.tool_method(name, taken)
                 taken.add(self.tool_methods[name])
+
+    def locals(self) -> naming.Namespace:
+        """The namespace a generated function starts with: every module-level name."""
+        return self.module.child()
+
+    def param(self, callable_name: str, param: str) -> str:
+        return self.params[(callable_name, param)]
 
     def type_name(self, name: str) -> str:
         return self.types[name]
@@ -132,4 +156,4 @@ class Names:
         return "rt.JSON"
 
     def spec_name(self, type_name: str) -> str:
-        return f"SPEC_{type_name}"
+        return self.specs[type_name]

@@ -1,24 +1,35 @@
-"""Python names for spec names: validated and mangled so a spec can never inject code.
+"""Python names for spec names: validated and mangled so that no spec name can capture another.
 
 Spec identifiers already match `[A-Za-z_][A-Za-z0-9_]*` (the lexer guarantees it); what is left
-is to keep them from colliding with Python keywords, builtins, the names generated modules
-use themselves, and the Environment API.
+is to keep them apart from Python keywords and builtins, from the names the generated module
+binds itself, from the machinery of `enum`, dataclasses and the Environment, and from each other.
+
+Every Python name is claimed in a `Namespace`: a name already taken there (a reserved word, a
+generated name, another spec name) gets a suffix instead, so the mapping is injective within the
+namespace whatever the spec calls things.  Python looks names up through nested scopes, so a
+function's namespace starts with every module-level name: a local can never shadow a class, a
+constant or a helper module.
 """
 
 from __future__ import annotations
 
 import builtins
+import enum
 import keyword
 import re
+from collections.abc import Iterable
 
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
-# Names the generated module binds at top level or uses unqualified.
-_MODULE_NAMES = {
-    "annotations", "datetime", "enum", "dataclass", "field", "Any", "cast", "rt", "h", "b",
-    "self", "row", "results", "copy",
-}  # fmt: skip
-_PY_RESERVED = set(keyword.kwlist) | set(keyword.softkwlist) | set(dir(builtins))
+# Names the generated module binds at top level or uses unqualified (imports, and the fixed
+# parameters of generated methods: `self`, `b` of checks, `row` of row invariants, `results`).
+MODULE_NAMES = frozenset({
+    "annotations", "datetime", "enum", "dataclass", "field", "Any", "ClassVar", "cast", "rt",
+    "h", "b", "self", "row", "results", "copy",
+})  # fmt: skip
+PY_RESERVED = frozenset(keyword.kwlist) | frozenset(keyword.softkwlist) | frozenset(dir(builtins))
+# Attributes that Enum gives every enum class; a member named so breaks the class (`mro`).
+ENUM_RESERVED = frozenset(dir(enum.Enum)) | frozenset(dir(type)) | {"mro", "name", "value"}
 
 
 def check_identifier(name: str) -> str:
@@ -28,24 +39,32 @@ def check_identifier(name: str) -> str:
     return name
 
 
-def value_name(name: str) -> str:
-    """A local, parameter, field or enum member name."""
-    check_identifier(name)
-    if name in _PY_RESERVED or name in _MODULE_NAMES or name.startswith("__"):
-        return f"{name}_"
-    return name
+class Namespace:
+    """Python names already bound in one scope; `claim` hands out a free one for a spec name."""
 
+    def __init__(self, taken: Iterable[str] = ()) -> None:
+        self.taken = set(taken)
 
-def type_name(name: str) -> str:
-    """An enum, record or entity class name (never one of the module's own SPEC_/C_ names)."""
-    check_identifier(name)
-    if name in _PY_RESERVED or name in _MODULE_NAMES or name.startswith(("_", "SPEC_", "C_")):
-        return f"{name}_"
-    return name
+    def child(self) -> Namespace:
+        return Namespace(self.taken)
 
+    def claim(self, name: str) -> str:
+        """`name` itself when free, else `name_`, `name_2`, ...  A leading underscore becomes
+        `u_`: `__x` would be mangled by Python inside a class, `_x_` is reserved by `enum`, and
+        the generator's own temporaries (`_tmp1`) and methods (`_fn_f`) start with one."""
+        check_identifier(name)
+        base = f"u{name}" if name.startswith("_") else name
+        candidate, index = base, 1
+        while candidate in self.taken:
+            index += 1
+            candidate = f"{base}_" if index == 2 else f"{base}_{index}"
+        self.taken.add(candidate)
+        return candidate
 
-def env_class_name(name: str) -> str:
-    return f"{type_name(name).rstrip('_')}Env"
+    def reserve(self, name: str) -> str:
+        """A generated name (not from the spec): taken as it is."""
+        self.taken.add(name)
+        return name
 
 
 def module_name(name: str) -> str:
@@ -59,14 +78,10 @@ def tool_method(name: str, taken: set[str]) -> str:
     """The typed public method of a tool; renamed when it would shadow the Environment API."""
     check_identifier(name)
     candidate = name
-    if name in taken or name in _PY_RESERVED or name.startswith("_"):
+    if name in taken or name in PY_RESERVED or name.startswith("_"):
         candidate = f"tool_{name}"
     index = 1
     while candidate in taken:  # `tool_reset` may itself be a tool's name
         index += 1
         candidate = f"tool_{name}_{index}"
     return candidate
-
-
-def constant_name(name: str) -> str:
-    return f"C_{check_identifier(name)}"

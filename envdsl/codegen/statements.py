@@ -16,10 +16,10 @@ class BodyTranslator(Translator):
         """(parameter declarations, body lines) of a fn or a tool's implementation."""
         self.ctx = Context("tool" if info.is_tool else "fn")
         self.owner = info.name
-        scope = CgScope()
+        scope = self.scope()
         params = []
         for param in info.params:
-            py = scope.declare(param.name, param.type)
+            py = scope.declare(param.name, param.type, self.names.param(info.name, param.name))
             params.append(f"{py}: {self.names.py_type(param.type)}")
         body = info.decl.body
         if isinstance(body, ast.Block):
@@ -34,7 +34,7 @@ class BodyTranslator(Translator):
     def predicate(self, cond: ast.Expr, ctx: Context) -> list[str]:
         """The body of an invariant or check method: one boolean expression."""
         self.ctx = ctx
-        code = self.expr(cond, CgScope())
+        code = self.expr(cond, self.scope())
         return self.flush(0) + [f"return bool({code})"]
 
     def row_quantified(
@@ -42,7 +42,7 @@ class BodyTranslator(Translator):
     ) -> tuple[list[str], list[str]]:
         """(params, body) of a check of one row x: `not F(x) or P(x)`."""
         self.ctx = Context("env_invariant")
-        scope = CgScope()
+        scope = self.scope()
         py = scope.declare(target.text, t.RecordType(entity, True))
         conditions = [self.expr(f, scope) for f in filters]
         value = self.expr(element, scope)
@@ -56,7 +56,7 @@ class BodyTranslator(Translator):
     def value(self, node: ast.Expr, expected: t.Type, ctx: Context) -> str:
         """A standalone value: defaults, constants, init values, solution arguments."""
         self.ctx = ctx
-        return self.coerce(self.expr(node, CgScope()), self.type_of(node), expected)
+        return self.coerce(self.expr(node, self.scope()), self.type_of(node), expected)
 
     def flush(self, level: int) -> list[str]:
         lines = [INDENT * level + line for line in self.pending]

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from envdsl.codegen.names import Names
+from envdsl.codegen.naming import Namespace
 from envdsl.semantics import types as t
 from envdsl.semantics.aliases import is_mutable
 from envdsl.semantics.model import CheckedSpec, RecordInfo
@@ -29,15 +30,20 @@ _COMPARE = {"==": "==", "!=": "!=", "<": "<", "<=": "<=", ">": ">", ">=": ">=", 
 
 @dataclass
 class CgScope:
-    """DSL names of locals -> Python names, per block; names are unique per function."""
+    """DSL names of locals -> Python names, per block; names are unique per function.
 
+    `space` is the function's namespace, shared by its blocks: it starts with every module-level
+    name (see Names.locals), so a local can neither shadow a type, constant or helper module nor
+    another local, whatever the DSL's own scoping allows (a loop variable outlives its loop in
+    Python)."""
+
+    space: Namespace
     parent: CgScope | None = None
     names: dict[str, str] = field(default_factory=dict)
     types: dict[str, t.Type] = field(default_factory=dict)  # declared DSL types
-    used: set[str] = field(default_factory=set)
 
     def child(self) -> CgScope:
-        return CgScope(self, {}, {}, self.used)
+        return CgScope(self.space, self, {}, {})
 
     def lookup(self, name: str) -> str | None:
         scope: CgScope | None = self
@@ -55,14 +61,10 @@ class CgScope:
             scope = scope.parent
         return None
 
-    def declare(self, name: str, dsl_type: t.Type) -> str:
-        """A fresh Python name for a DSL local (`x`, or `x_2` if the function has an `x`)."""
-        base = _safe(name)
-        candidate, index = base, 1
-        while candidate in self.used:
-            index += 1
-            candidate = f"{base}_{index}"
-        self.used.add(candidate)
+    def declare(self, name: str, dsl_type: t.Type, py: str | None = None) -> str:
+        """A fresh Python name for a DSL local (`x`, or `x_` if the function has an `x`);
+        `py` when the name was decided before (a parameter)."""
+        candidate = self.space.claim(name) if py is None else self.space.reserve(py)
         self.names[name] = candidate
         self.types[name] = dsl_type
         return candidate
@@ -96,8 +98,14 @@ class Translator:
         return local.type if local is not None else t.ERROR
 
     def temp(self, scope: CgScope) -> str:
+        """A generator temporary: bound in the function, invisible to DSL names (no spec name
+        maps to `_tmpN`: spec names with a leading underscore become `u_...`)."""
         self._temp += 1
-        return scope.declare(f"_tmp{self._temp}", t.ERROR)
+        return scope.space.reserve(f"_tmp{self._temp}")
+
+    def scope(self) -> CgScope:
+        """The outermost scope of a new generated function."""
+        return CgScope(self.names.locals())
 
     def row_record(self, value: t.Type) -> RecordInfo | None:
         if isinstance(value, t.RecordType) and value.is_entity:
@@ -146,7 +154,8 @@ class Translator:
         return repr(node.value)
 
     def x_FloatLit(self, node: ast.FloatLit, scope: CgScope) -> str:
-        return repr(node.value)
+        # `repr(1e999)` is `inf`: a name, which a parameter called `inf` would capture
+        return "1e999" if node.value == float("inf") else repr(node.value)
 
     def x_StrLit(self, node: ast.StrLit, scope: CgScope) -> str:
         return repr(node.value)
@@ -383,13 +392,13 @@ class Translator:
             for index, arg in enumerate(node.args):
                 param = info.params[index]
                 value = self.coerce(self.expr(arg, scope), self.type_of(arg), param.type)
-                args.append(f"{_safe(param.name)}={value}")
+                args.append(f"{self.names.param(name, param.name)}={value}")
             for kwarg in node.kwargs:
                 param = params[kwarg.name.text]
                 value = self.coerce(
                     self.expr(kwarg.value, scope), self.type_of(kwarg.value), param.type
                 )
-                args.append(f"{_safe(param.name)}={value}")
+                args.append(f"{self.names.param(name, param.name)}={value}")
             return f"self.{self.names.callables[name]}({', '.join(args)})"
         return self.builtin(name, node, scope)
 
@@ -529,9 +538,3 @@ class Translator:
 
 _MUTATORS = {"append", "extend", "remove", "add", "discard"}
 _STORING = {"append", "extend", "add"}  # mutators whose argument ends up inside the receiver
-
-
-def _safe(name: str) -> str:
-    from envdsl.codegen.naming import value_name
-
-    return value_name(name)

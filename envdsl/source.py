@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import bisect
+import itertools
 from dataclasses import dataclass, field
+
+# The longest spec, in characters (docs/language.md §8; reported by envdsl.syntax.limits).
+MAX_FILE_CHARS = 1_000_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,11 +39,16 @@ class SourceFile:
     _line_starts: list[int] = field(default_factory=list, repr=False)
 
     def __post_init__(self) -> None:
-        starts = [0]
-        for index, char in enumerate(self.text):
-            if char == "\n":
-                starts.append(index + 1)
-        self._line_starts = starts
+        # one text whatever the file's origin: a UTF-8 byte order mark is not part of the spec,
+        # and CR-LF or CR-only line ends read as `\n`, as `open()` reads them for the CLI
+        text = self.text[1:] if self.text.startswith("\ufeff") else self.text
+        if "\r" in text:
+            text = text.replace("\r\n", "\n").replace("\r", "\n")
+        self.text = text
+        # line starts, computed at C speed (a Python loop over a 1 MB file takes half a second)
+        # and only as far as a spec may go (envdsl.syntax.limits reports a longer one there)
+        lengths = map((1).__add__, map(len, text[: MAX_FILE_CHARS + 1].split("\n")))
+        self._line_starts = [0, *itertools.accumulate(lengths)][:-1]
 
     def position(self, offset: int) -> Position:
         offset = max(0, min(offset, len(self.text)))

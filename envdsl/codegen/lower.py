@@ -21,6 +21,7 @@ from envdsl.codegen.views import (
     TaskView,
     ToolView,
 )
+from envdsl.init_files import read_init_file
 from envdsl.semantics import types as t
 from envdsl.semantics.model import CallableInfo, CheckedSpec, Effects, RecordInfo
 from envdsl.syntax import ast
@@ -381,8 +382,9 @@ class Lowerer:
         init_data: str | None = None
         if isinstance(task.init, ast.InitFrom):
             # embedded, so that a compiled module needs no file next to it
-            path = Path(self.checked.spec.path).parent / task.init.path.value
-            init_data = json.dumps(json.loads(path.read_text(encoding="utf-8")), sort_keys=True)
+            loaded = read_init_file(self.checked.spec.path, task.init.path.value)
+            assert loaded.code is None, loaded.problem  # the checker reported it
+            init_data = json.dumps(loaded.data, sort_keys=True)
         else:
             init_method = f"_init_{name}"
             lines: list[str] = []

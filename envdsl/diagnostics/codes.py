@@ -94,6 +94,15 @@ INVALID_FSTRING = _register(
 DUPLICATE_TASK_SECTION = _register(
     "E0009", "duplicate-task-section", _S, "a task with two `init` or two `solution` sections"
 )
+INPUT_TOO_LARGE = _register(
+    "E0020", "input-too-large", _S, "a file or a line longer than the documented limits"
+)
+NESTING_TOO_DEEP = _register(
+    "E0021", "nesting-too-deep", _S, "brackets, blocks or an expression nested past the limits"
+)
+NUMBER_TOO_LONG = _register(
+    "E0022", "number-too-long", _S, "an integer literal with more digits than the limit"
+)
 
 # ---- E1xx: names -----------------------------------------------------------------------------
 UNKNOWN_NAME = _register(
@@ -231,6 +240,18 @@ INIT_FILE_UNREADABLE = _register(
     "init-file-unreadable",
     _K,
     "`init from` a file that is missing, unreadable or not a JSON object",
+)
+INIT_PATH_OUTSIDE_SPEC = _register(
+    "E4020",
+    "init-path-outside-spec",
+    _K,
+    "`init from` an absolute path or one that leaves the spec's directory",
+)
+INIT_FILE_UNSUITABLE = _register(
+    "E4021",
+    "init-file-unsuitable",
+    _K,
+    "`init from` something that is not a regular file, or a file over the size limit",
 )
 
 INVALID_INIT = _register(

@@ -322,6 +322,71 @@ EXPLANATIONS: dict[str, Explanation] = {
         }
         ''',
     ),
+    "E0020": _explain(
+        """A spec file has at most 1,000,000 characters and a line at most 10,000. Specs come
+        from people and LLMs and are untrusted; past these limits the checker reports at once
+        instead of spending time and memory on the input. Split a long line (a string can be
+        joined from shorter ones) or a long spec (into modules).""",
+        """
+        env Demo {
+          query notes() -> str {
+            \"\"\"The release notes.\"\"\"
+            return "LONG"
+          }
+        }
+        """.replace("LONG", "x" * 10_001),
+        r'''
+        env Demo {
+          query notes() -> str {
+            """The release notes."""
+            return "short"
+          }
+        }
+        ''',
+    ),
+    "E0021": _explain(
+        """Brackets nest at most 64 deep, statement blocks at most 12 deep in one body, and an
+        expression at most 40 operators, calls or attributes deep. Deeper code is unreadable,
+        and the generated Python would break CPython's own nesting limits. Move the inner part
+        into a `fn` or a `let` variable.""",
+        """
+        env Demo {
+          query flag() -> bool {
+            \"\"\"A flag.\"\"\"
+            return NOTS true
+          }
+        }
+        """.replace("NOTS", "not " * 42),
+        r'''
+        env Demo {
+          query flag() -> bool {
+            """A flag."""
+            return true
+          }
+        }
+        ''',
+    ),
+    "E0022": _explain(
+        """An integer literal has at most 1,000 digits. Longer numbers are no identifiers,
+        amounts or counts that a tool needs, and converting them costs time quadratic in their
+        length (CPython refuses past 4,300 digits).""",
+        """
+        env Demo {
+          query big() -> int {
+            \"\"\"A number.\"\"\"
+            return DIGITS
+          }
+        }
+        """.replace("DIGITS", "1" + "0" * 1_000),
+        r'''
+        env Demo {
+          query big() -> int {
+            """A number."""
+            return 1000
+          }
+        }
+        ''',
+    ),
     # ---- E1xx: names -----------------------------------------------------------------------
     "E1001": _explain(
         """A name must be a local variable, a parameter, a state field, a constant, an enum or
@@ -1620,6 +1685,85 @@ EXPLANATIONS: dict[str, Explanation] = {
           task add_five {
             """Add five to the counter."""
             init from "no_such_file.json"
+            solution { add(n=5) }
+            check "the counter is five": count == 5
+          }
+        }
+        ''',
+        r'''
+        env Demo {
+          state {
+            count: int = 0
+          }
+          action add(n: int) {
+            """Add n to the counter."""
+            count += n
+          }
+          task add_five {
+            """Add five to the counter."""
+            init { count = 0 }
+            solution { add(n=5) }
+            check "the counter is five": count == 5
+          }
+        }
+        ''',
+    ),
+    "E4020": _explain(
+        """`init from` names a JSON file relative to the spec and inside the spec's directory:
+        an absolute path, a `..` that climbs out or a symlink that points out is refused.
+        Specs are often written by LLMs, and the file's content ends up in the compiled module
+        and in the state the agent sees, so a spec must not pull in any file of the machine.""",
+        r'''
+        env Demo {
+          state {
+            count: int = 0
+          }
+          action add(n: int) {
+            """Add n to the counter."""
+            count += n
+          }
+          task add_five {
+            """Add five to the counter."""
+            init from "/etc/hostname"
+            solution { add(n=5) }
+            check "the counter is five": count == 5
+          }
+        }
+        ''',
+        r'''
+        env Demo {
+          state {
+            count: int = 0
+          }
+          action add(n: int) {
+            """Add n to the counter."""
+            count += n
+          }
+          task add_five {
+            """Add five to the counter."""
+            init { count = 0 }
+            solution { add(n=5) }
+            check "the counter is five": count == 5
+          }
+        }
+        ''',
+    ),
+    "E4021": _explain(
+        """An init file must be a regular file of at most 5,000,000 bytes. A directory, a
+        device such as `/dev/zero` or a pipe has no end or blocks the checker; a larger state
+        belongs in a data loader, not in a compiled module.""",
+        r'''
+        env Demo {
+          state {
+            count: int = 0
+          }
+          action add(n: int) {
+            """Add n to the counter."""
+            count += n
+          }
+          task add_five {
+            """Add five to the counter."""
+            init from "."
             solution { add(n=5) }
             check "the counter is five": count == 5
           }

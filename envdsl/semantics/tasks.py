@@ -7,10 +7,9 @@ that exist.
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 
 from envdsl.diagnostics import codes
+from envdsl.init_files import read_init_file
 from envdsl.semantics import types as t
 from envdsl.semantics.check import BodyChecker
 from envdsl.semantics.scope import Local, Scope
@@ -96,28 +95,11 @@ class TaskChecker:
             )
 
     def init_file(self, init: ast.InitFrom) -> None:
-        spec_dir = Path(self.checked.spec.path).parent
-        path = spec_dir / init.path.value
-        problem: str | None = None
-        data: object = None
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            problem = f"init file '{init.path.value}' does not exist (looked in {spec_dir}/)"
-        except (OSError, UnicodeDecodeError) as error:
-            problem = f"cannot read init file '{init.path.value}': {error}"
-        except json.JSONDecodeError as error:
-            problem = f"init file '{init.path.value}' is not valid JSON: {error.msg} at line {error.lineno}"
-        if problem is None and not isinstance(data, dict):
-            problem = f"init file '{init.path.value}' must hold a JSON object with one key per state field"
-        if problem is not None:
-            self.body.error(
-                codes.INIT_FILE_UNREADABLE,
-                problem,
-                init.path.span,
-                help="the path is relative to the spec file",
-            )
+        loaded = read_init_file(self.checked.spec.path, init.path.value)
+        if loaded.code is not None:
+            self.body.error(loaded.code, loaded.problem, init.path.span, help=loaded.help)
             return
+        data = loaded.data
         assert isinstance(data, dict)
         for key in data:
             if key not in self.checked.state:

@@ -12,6 +12,7 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput
 from envdsl.diagnostics import DiagnosticSink, codes
 from envdsl.resources import grammar_path
 from envdsl.source import SourceFile, Span
+from envdsl.syntax import limits
 from envdsl.syntax.postlex import NewlinePostLexer
 
 ParseTree = Tree[Token]
@@ -45,11 +46,15 @@ def parse_expression(
 def _parse(
     text: str, start: str, source: SourceFile, offset: int, sink: DiagnosticSink
 ) -> ParseTree | None:
+    if not limits.check_text(text, source, offset, sink):
+        return None
     try:
         tree: ParseTree = _parser().parse(text, start=start)
     except UnexpectedInput as error:
         _report(error, text, source, offset, sink)
         return None
+    if not limits.check_tree(tree, source, offset, sink):
+        return None  # nothing later may recurse over a tree deeper than the limits
     return tree
 
 
@@ -137,7 +142,8 @@ def _help_for(token: Token | None, expected: set[str], before: str) -> str | Non
     """
     if before.endswith(("++", "--")):
         return "there is no `++`/`--`: write `x += 1` or `x -= 1`"
-    previous = re.search(r"([A-Za-z_]+)\s*$", before)
+    # only the tail: a regex anchored at the end of a long text retries at every offset
+    previous = re.search(r"([A-Za-z_]+)\s*$", before[-200:])
     if previous is not None and previous.group(1) in _PYTHON_WORDS and token is not None:
         return _PYTHON_WORDS[previous.group(1)]
     value = token.value if token is not None else ""

@@ -111,6 +111,10 @@ def _run_front_end(result: CompileResult, source: SourceFile, verify: bool) -> N
 
     result.stage_reached = "semantics"
     result.checked = analyze(result.spec, result.sources, result.sink)
+    if result.checked is not None and not result.sink.has_errors:
+        from envdsl.default_values import check_default_values
+
+        check_default_values(result.checked, result.sink)
     if result.checked is not None and not result.sink.has_errors and verify:
         from envdsl.verify import verify_tasks
 

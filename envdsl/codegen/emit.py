@@ -8,19 +8,22 @@ import jinja2
 
 from envdsl.codegen.lower import Lowerer
 from envdsl.codegen.naming import module_name
+from envdsl.private_cache import private_dir
 from envdsl.semantics.model import CheckedSpec
 
 
 @functools.cache
 def _templates() -> jinja2.Environment:
+    cache = private_dir("jinja2")
     environment = jinja2.Environment(
         loader=jinja2.PackageLoader("envdsl.codegen", "templates"),
         undefined=jinja2.StrictUndefined,
         autoescape=False,  # Python, not HTML: every spec string goes through the `py` filter
         keep_trailing_newline=True,
-        # compiling the template costs ~40 ms per process; the cache (in the temp directory,
-        # keyed by the template's checksum) makes `envdsl check` of a spec with tasks start fast
-        bytecode_cache=jinja2.FileSystemBytecodeCache(),
+        # compiling the template costs ~40 ms per process; the cache (keyed by the template's
+        # checksum) makes `envdsl check` of a spec with tasks start fast.  It is marshalled
+        # code, so it lives in the user's private cache directory, or nowhere
+        bytecode_cache=jinja2.FileSystemBytecodeCache(cache) if cache is not None else None,
         auto_reload=False,
     )
     environment.filters["py"] = repr

@@ -17,6 +17,7 @@ import builtins
 import enum
 import keyword
 import re
+import sys
 from collections.abc import Iterable
 
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -67,11 +68,23 @@ class Namespace:
         return name
 
 
+# Modules a generated module or envdsl itself imports, or that a program next to the output is
+# likely to: a file `datetime.py` or `envdsl.py` in the output directory would shadow them for
+# every sibling module (the directory of the running script comes first on sys.path).
+_SHADOWED = frozenset(sys.stdlib_module_names) | {
+    "envdsl", "envdsl_generated", "lark", "jinja2", "markupsafe", "click", "black", "openai",
+    "pytest", "hypothesis", "mypy", "jsonschema", "typing_extensions", "test", "tests",
+}  # fmt: skip
+
+
 def module_name(name: str) -> str:
-    """SleepTracking -> sleep_tracking (the generated file's name)."""
+    """SleepTracking -> sleep_tracking (the generated file's name); never a keyword, and never
+    the name of a module it could shadow (`Datetime` -> `datetime_env`)."""
     check_identifier(name)
     snake = re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "_", name).lower()
-    return snake if not keyword.iskeyword(snake) else f"{snake}_"
+    if snake.lstrip("_") == "" or snake.split(".")[0] in _SHADOWED or keyword.iskeyword(snake):
+        return f"{snake}_env"
+    return snake
 
 
 def tool_method(name: str, taken: set[str]) -> str:

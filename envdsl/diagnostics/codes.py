@@ -253,6 +253,15 @@ INIT_FILE_UNSUITABLE = _register(
     _K,
     "`init from` something that is not a regular file, or a file over the size limit",
 )
+DEFAULT_NOT_CONSTANT = _register(
+    "E4022",
+    "default-not-constant",
+    _K,
+    "a default that iterates or calls a `fn`: defaults are computed outside any tool call",
+)
+DEFAULT_FAILS = _register(
+    "E4023", "default-fails", _K, "a parameter default that fails when it is computed"
+)
 
 INVALID_INIT = _register(
     "E4003",

@@ -1787,6 +1787,49 @@ EXPLANATIONS: dict[str, Explanation] = {
         }
         ''',
     ),
+    "E4022": _explain(
+        """A default (of a parameter, a field or a state field) is computed outside any tool
+        call: when the tool schemas are built, a record is made or a state is reset. There is
+        no environment to call a `fn` on and no step budget, so a default is a constant
+        expression: no comprehension, no `range`, no call of a `fn` or tool.""",
+        r'''
+        env Demo {
+          query page(size: int = len([n for n in [10, 20]])) -> int {
+            """The page size."""
+            return size
+          }
+        }
+        ''',
+        r'''
+        env Demo {
+          query page(size: int = 20) -> int {
+            """The page size."""
+            return size
+          }
+        }
+        ''',
+    ),
+    "E4023": _explain(
+        """The checker computes every parameter default of a public tool once. A default that
+        fails (a division by zero, an index out of range, `int("x")`) would fail every call
+        that leaves the argument out, and would break the tool schemas.""",
+        r'''
+        env Demo {
+          query page(size: int = 100 // 0) -> int {
+            """The page size."""
+            return size
+          }
+        }
+        ''',
+        r'''
+        env Demo {
+          query page(size: int = 100) -> int {
+            """The page size."""
+            return size
+          }
+        }
+        ''',
+    ),
     "E4003": _explain(
         """A task's initial state must satisfy the same rules as every state the tools can
         reach: row keys are distinct, `unique` fields do not clash, every `ref` points at an

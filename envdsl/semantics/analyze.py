@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from envdsl.diagnostics import DiagnosticSink
 from envdsl.semantics.check import BodyChecker
+from envdsl.semantics.defaults import check_defaults
 from envdsl.semantics.effects import close_effects
 from envdsl.semantics.lints import lint
 from envdsl.semantics.model import CheckedSpec
@@ -28,6 +29,7 @@ def analyze(spec: ast.SpecFile, sources: SourceMap, sink: DiagnosticSink) -> Che
     body.check_all()
     TaskChecker(body).check_all()
     body.flush_alias_writes()  # writes through locals outside tool and fn bodies (checks)
+    check_defaults(checked, sink)
     close_effects(checked, sink)
     lint(checked, sink)
     return checked

@@ -10,6 +10,7 @@ from lark import Lark, Token, Tree
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
 from envdsl.diagnostics import DiagnosticSink, codes
+from envdsl.private_cache import grammar_cache_file
 from envdsl.resources import grammar_path
 from envdsl.source import SourceFile, Span
 from envdsl.syntax import limits
@@ -20,15 +21,17 @@ ParseTree = Tree[Token]
 
 @functools.cache
 def _parser() -> Lark:
+    grammar = grammar_path().read_text(encoding="utf-8")
+    cache = grammar_cache_file(grammar)  # never lark's default: a pickle in /tmp
     return Lark(
-        grammar_path().read_text(encoding="utf-8"),
+        grammar,
         parser="lalr",
         lexer="basic",
         propagate_positions=True,
         maybe_placeholders=True,
         postlex=NewlinePostLexer(),
         start=["start", "expr"],
-        cache=True,
+        cache=cache if cache is not None else False,
     )
 
 

@@ -1,0 +1,46 @@
+"""Where envdsl may keep caches that are code: lark's parse tables (a pickle) and jinja2's
+compiled template (marshalled bytecode).  Whoever can write such a file runs code in every
+envdsl process that loads it.
+
+lark's default (`cache=True`) is a predictable name in the shared temporary directory, which
+any local user can create first.  The caches live instead in `$XDG_CACHE_HOME/envdsl` (or
+`~/.cache/envdsl`), created with mode 0700 and used only if it really is a directory of this
+user that no one else may write into.  Otherwise there is no cache: slower starts, never unsafe.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+import sys
+from pathlib import Path
+
+
+def private_dir(name: str) -> str | None:
+    """`<user cache>/envdsl/<name>`, created if needed; None when it is not safely ours."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(Path.home(), ".cache")
+    directory = os.path.join(base, "envdsl")
+    getuid = getattr(os, "getuid", None)
+    for path in (directory, os.path.join(directory, name)):
+        try:
+            os.makedirs(path, mode=0o700, exist_ok=True)
+            info = os.lstat(path)
+        except (OSError, RuntimeError):  # no home directory, a read-only file system
+            return None
+        if not stat.S_ISDIR(info.st_mode) or info.st_mode & 0o022:
+            return None  # a symlink, or a directory others may write into (0755 is fine)
+        if getuid is not None and info.st_uid != getuid():
+            return None
+    return os.path.join(directory, name)
+
+
+def grammar_cache_file(grammar: str) -> str | None:
+    """lark's cache file for this grammar, lark and Python version; None when unsafe."""
+    import lark
+
+    directory = private_dir("lark")
+    if directory is None:
+        return None
+    key = f"{grammar}\0{lark.__version__}\0{sys.version}".encode()
+    return os.path.join(directory, f"grammar-{hashlib.sha256(key).hexdigest()[:32]}.pickle")

@@ -1,0 +1,50 @@
+"""Defaults (of parameters, fields and state fields) are computed without an environment.
+
+A default runs when the tool schemas are built, a record is made or a state is reset, outside any
+tool call: there is no step budget and no environment to call a `fn` on.  So a default may not
+iterate (a comprehension, `range`) or call a `fn` or tool; it is a constant expression over
+literals, constants, enum members and builtins.  (Reading the state is E1001 already.)
+"""
+
+from __future__ import annotations
+
+from envdsl.diagnostics import DiagnosticSink, codes
+from envdsl.semantics.model import CheckedSpec
+from envdsl.syntax import ast
+
+_ITERATING = {"range", "called", "calls"}
+
+
+def check_defaults(checked: CheckedSpec, sink: DiagnosticSink) -> None:
+    for record in checked.records.values():
+        for field in record.fields.values():
+            _check(field.decl.default, checked, sink, f"field '{field.name}'")
+    for name, info in checked.state.items():
+        _check(info.decl.default, checked, sink, f"state field '{name}'")
+    for callable_info in checked.callables.values():
+        for param in callable_info.params:
+            _check(param.decl.default, checked, sink, f"parameter '{param.name}'")
+
+
+def _check(default: ast.Expr | None, checked: CheckedSpec, sink: DiagnosticSink, what: str) -> None:
+    if default is None:
+        return
+    for node in ast.walk(default):
+        problem = None
+        if isinstance(node, ast.Comprehension):
+            problem = "a comprehension"
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.NameRef):
+            name = node.func.name
+            if name in checked.callables:
+                problem = f"a call of '{name}'"
+            elif name in _ITERATING and name not in checked.records:
+                problem = f"`{name}(...)`"
+        if problem is not None:
+            span = node.span  # type: ignore[attr-defined]
+            sink.report(
+                codes.DEFAULT_NOT_CONSTANT,
+                f"the default of {what} uses {problem}; defaults are constant expressions",
+                span,
+                help="compute the value in the tool instead, or make it a `const`",
+            )
+            return  # one diagnostic per default

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from pathlib import Path
 
+from envdsl import construct
 from envdsl.diagnostics import DiagnosticSink, codes
 from envdsl.diagnostics.model import Diagnostic
 from envdsl.source import SourceFile, SourceMap, Span
@@ -44,6 +45,7 @@ def check_source(source: SourceFile, *, verify: bool = True) -> CompileResult:
     sources = SourceMap()
     sources.add(source)
     result = CompileResult(source.path, sources, DiagnosticSink())
+    construct.clear()
     try:
         _run_front_end(result, source, verify)
     except Exception as error:  # a bug in envdsl must still come out as a diagnostic
@@ -56,10 +58,19 @@ def _report_internal_error(result: CompileResult, error: Exception) -> None:
         codes.INTERNAL_ERROR,
         f"internal compiler error in stage '{result.stage_reached}': "
         f"{type(error).__name__}: {error}",
-        Span(result.path, 0, 0),
+        _where(result),
         notes=["".join(traceback.format_exception(error)).rstrip()],
         help="please report this with the spec that triggers it",
     )
+
+
+def _where(result: CompileResult) -> Span:
+    """The construct being processed when the compiler failed (envdsl.construct), if it lies in
+    the spec; else the start of the file."""
+    span = construct.current()
+    if span is not None and span.file == result.path:
+        return span
+    return Span(result.path, 0, 0)
 
 
 def check_file(path: str | os.PathLike[str], *, verify: bool = True) -> CompileResult:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from envdsl import construct
 from envdsl.diagnostics import DiagnosticSink, codes
 from envdsl.semantics.model import CheckedSpec, Effects
 from envdsl.source import Span
@@ -86,12 +87,13 @@ class TaskVerifier:
         self.report.problems.append(f"{code.code} {message}")
 
     def run(self) -> None:
-        from envdsl.runtime import InvalidState
+        from envdsl.runtime import Fail, InvalidState
 
+        construct.note(self.task.span)  # for an internal error: the task being replayed
         env = self.env_class()
         try:
             env.reset(task=self.name)
-        except InvalidState as error:
+        except (InvalidState, Fail) as error:  # Fail: an init value fails or runs out of budget
             self.invalid_init(str(error))
             return
         before = env.evaluate()

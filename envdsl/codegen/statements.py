@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from envdsl import construct
 from envdsl.codegen.translate import CgScope, Context, Translator
 from envdsl.semantics import types as t
 from envdsl.semantics.model import CallableInfo, RecordInfo
@@ -71,6 +72,7 @@ class BodyTranslator(Translator):
         return lines or [INDENT * level + "pass"]
 
     def stmt(self, stmt: ast.Stmt, scope: CgScope, level: int) -> list[str]:
+        construct.note(stmt.span)  # for an internal error: where the generator was
         pad = INDENT * level
         if isinstance(stmt, ast.Let):
             return self.let(stmt, scope, level)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from envdsl import construct
 from envdsl.codegen.names import Names
 from envdsl.codegen.naming import Namespace
 from envdsl.semantics import types as t
@@ -146,6 +147,7 @@ class Translator:
 
     # ---- expressions -------------------------------------------------------------------------
     def expr(self, node: ast.Expr, scope: CgScope) -> str:
+        construct.note(node.span)  # for an internal error: where the generator was
         method = getattr(self, f"x_{type(node).__name__}")
         code: str = method(node, scope)
         return code

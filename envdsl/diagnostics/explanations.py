@@ -1788,10 +1788,11 @@ EXPLANATIONS: dict[str, Explanation] = {
         ''',
     ),
     "E4022": _explain(
-        """A default (of a parameter, a field or a state field) is computed outside any tool
-        call: when the tool schemas are built, a record is made or a state is reset. There is
-        no environment to call a `fn` on and no step budget, so a default is a constant
-        expression: no comprehension, no `range`, no call of a `fn` or tool.""",
+        """A default (of a parameter, a field or a state field) and a `const` are computed
+        outside any tool call: when the tool schemas are built, a record is made, a state is
+        reset or the module is imported. There is no environment to call a `fn` on and no step
+        budget, so each is a constant expression: no comprehension, no `range`, no call of a
+        `fn` or tool.""",
         r'''
         env Demo {
           query page(size: int = len([n for n in [10, 20]])) -> int {

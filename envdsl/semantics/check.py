@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
+from envdsl import construct
 from envdsl.diagnostics import DiagnosticSink, Edit, Fix, codes
 from envdsl.semantics import types as t
 from envdsl.semantics.aliases import AliasAnalysis, AliasSet
@@ -171,6 +172,7 @@ class BodyChecker(ExprChecker):
                 )
 
     def stmt(self, stmt: ast.Stmt, scope: Scope) -> bool:
+        construct.note(stmt.span)  # for an internal error: where the checker was
         method = getattr(self, f"stmt_{type(stmt).__name__}")
         ends: bool = method(stmt, scope)
         return ends

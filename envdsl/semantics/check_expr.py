@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
+from envdsl import construct
 from envdsl.diagnostics import DiagnosticSink, Edit, Fix, codes
 from envdsl.semantics import types as t
 from envdsl.semantics.model import CallableInfo, CheckedSpec, Effects, RecordInfo
@@ -104,6 +105,7 @@ class ExprChecker:
 
     # ---- expressions -------------------------------------------------------------------------
     def expr(self, node: ast.Expr, scope: Scope) -> t.Type:
+        construct.note(node.span)  # for an internal error: where the checker was
         method = getattr(self, f"expr_{type(node).__name__}")
         result: t.Type = method(node, scope)
         return self.record(node, result)

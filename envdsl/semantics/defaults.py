@@ -1,9 +1,11 @@
-"""Defaults (of parameters, fields and state fields) are computed without an environment.
+"""Defaults (of parameters, fields and state fields) and constants are computed without an
+environment.
 
-A default runs when the tool schemas are built, a record is made or a state is reset, outside any
-tool call: there is no step budget and no environment to call a `fn` on.  So a default may not
-iterate (a comprehension, `range`) or call a `fn` or tool; it is a constant expression over
-literals, constants, enum members and builtins.  (Reading the state is E1001 already.)
+A default runs when the tool schemas are built, a record is made or a state is reset, and a
+constant when the module is imported: outside any tool call, with no step budget and no
+environment to call a `fn` on.  So neither may iterate (a comprehension, `range`) or call a `fn`
+or tool; each is a constant expression over literals, constants, enum members and builtins.
+(Reading the state is E1001 already.)
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ _ITERATING = {"range", "called", "calls"}
 
 
 def check_defaults(checked: CheckedSpec, sink: DiagnosticSink) -> None:
+    for const in checked.consts.values():
+        _check(const.decl.value, checked, sink, f"const '{const.name}'", "value")
     for record in checked.records.values():
         for field in record.fields.values():
             _check(field.decl.default, checked, sink, f"field '{field.name}'")
@@ -26,7 +30,13 @@ def check_defaults(checked: CheckedSpec, sink: DiagnosticSink) -> None:
             _check(param.decl.default, checked, sink, f"parameter '{param.name}'")
 
 
-def _check(default: ast.Expr | None, checked: CheckedSpec, sink: DiagnosticSink, what: str) -> None:
+def _check(
+    default: ast.Expr | None,
+    checked: CheckedSpec,
+    sink: DiagnosticSink,
+    what: str,
+    kind: str = "default",
+) -> None:
     if default is None:
         return
     for node in ast.walk(default):
@@ -43,7 +53,7 @@ def _check(default: ast.Expr | None, checked: CheckedSpec, sink: DiagnosticSink,
             span = node.span  # type: ignore[attr-defined]
             sink.report(
                 codes.DEFAULT_NOT_CONSTANT,
-                f"the default of {what} uses {problem}; defaults are constant expressions",
+                f"the {kind} of {what} uses {problem}: it must be a constant expression",
                 span,
                 help="compute the value in the tool instead, or make it a `const`",
             )

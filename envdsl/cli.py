@@ -366,11 +366,14 @@ def tasks(file: str, output_format: str) -> None:
         return
     if not listing:
         click.echo(f"{file}: no tasks")
+    from envdsl.terminal import printable  # spec strings: no escape sequence reaches the tty
+
     for item in listing:
         click.echo(f"{item['name']}:")
-        click.echo(textwrap.indent(str(item["instruction"]) or "(no instruction)", "    "))
+        instruction = printable(str(item["instruction"])) or "(no instruction)"
+        click.echo(textwrap.indent(instruction, "    "))
         for text in item["checks"]:
-            click.echo(f"    - check: {text}")
+            click.echo(f"    - check: {printable(str(text), keep_tabs=False)}")
 
 
 @main.command()
@@ -398,6 +401,8 @@ def verify(file: str, output_format: str) -> None:
         document = {"ok": result.ok, "tasks": reports, "diagnostics": render_json([result])}
         click.echo(json.dumps(document, indent=2, ensure_ascii=False))
         sys.exit(EXIT_OK if result.ok else EXIT_ERRORS)
+    from envdsl.terminal import printable
+
     if result.checked is not None and not reports and result.ok:
         click.echo(f"{file}: no tasks to verify")
     for report in reports:
@@ -410,7 +415,7 @@ def verify(file: str, output_format: str) -> None:
             f"before {report['passing_before']}/{report['checks']}, after {after}/{report['checks']}"
         )
         for problem in report["problems"]:
-            click.echo(f"    {problem}")
+            click.echo(f"    {printable(problem, keep_tabs=False)}")  # quotes spec strings
     if result.diagnostics:
         click.echo(render_text(result.diagnostics, result.sources))
     sys.exit(EXIT_OK if result.ok else EXIT_ERRORS)

@@ -21,6 +21,7 @@ from typing import Sequence
 from envdsl.diagnostics.codes import Severity
 from envdsl.diagnostics.model import Diagnostic
 from envdsl.source import SourceFile, SourceMap
+from envdsl.terminal import printable
 
 TAB_WIDTH = 4
 
@@ -89,14 +90,16 @@ def _plural(count: int, word: str) -> str:
 def _render_one(diagnostic: Diagnostic, sources: SourceMap, style: _Style) -> str:
     severity = diagnostic.severity
     header = style.severity(f"{severity.value}[{diagnostic.code.code}]", severity)
-    lines = [f"{header}{style.bold(': ' + diagnostic.message)}"]
+    # spec text (messages quote it, notes and source lines are it) never reaches the terminal
+    # raw: an escape sequence in a string would be obeyed
+    lines = [f"{header}{style.bold(': ' + printable(diagnostic.message, keep_tabs=False))}"]
     source = sources.get(diagnostic.span.file)
     snippet = _Snippet.build(diagnostic, source) if source is not None else None
     width = snippet.gutter_width if snippet is not None else 1
     pad = " " * width
     if snippet is None:
         # Without the text there are no lines and columns to show, only the file.
-        lines.append(f"{pad}{style.gutter('-->')} {diagnostic.span.file}")
+        lines.append(f"{pad}{style.gutter('-->')} {printable(diagnostic.span.file)}")
     else:
         lines.append(f"{pad}{style.gutter('-->')} {snippet.location}")
         lines.append(f"{pad} {style.gutter('|')}")
@@ -107,11 +110,11 @@ def _render_one(diagnostic: Diagnostic, sources: SourceMap, style: _Style) -> st
         indent = " " * snippet.caret_indent
         lines.append(f"{pad} {style.gutter('|')} {indent}{style.severity(marker, severity)}")
     for note in diagnostic.notes:
-        lines.append(_annotation("note", note, width, style))
+        lines.append(_annotation("note", printable(note), width, style))
     if diagnostic.help:
-        lines.append(_annotation("help", diagnostic.help, width, style))
+        lines.append(_annotation("help", printable(diagnostic.help), width, style))
     for fix in diagnostic.fixes:
-        lines.append(_annotation("fix", fix.message, width, style))
+        lines.append(_annotation("fix", printable(fix.message), width, style))
     return "\n".join(lines)
 
 
@@ -148,9 +151,11 @@ class _Snippet:
         start_offset = max(0, min(span.start, length))
         end_offset = max(start_offset, min(span.end, length))
         start = source.position(start_offset)
-        text = source.line_text(start.line).rstrip("\r")
-        location = f"{span.file}:{start.line}:{start.col}"
-        start_index = start.col - 1  # index of the span start within the line
+        raw = source.line_text(start.line).rstrip("\r")
+        location = printable(f"{span.file}:{start.line}:{start.col}")
+        # the line as shown, with control characters escaped, and the span's start in it
+        text = printable(raw)
+        start_index = len(printable(raw[: start.col - 1]))
         # The line of the last character covered: a span that ends with a newline ends on
         # the line that newline terminates, not on the next one.
         last_line = (
@@ -162,16 +167,16 @@ class _Snippet:
             covered = max(1, _display_width(text[start_index:]))
             label = f"(this span continues to line {last_line})"
         elif end_offset > start_offset:
-            covered = max(
-                1, _display_width(text[start_index : start_index + end_offset - start_offset])
-            )
+            segment = printable(raw[start.col - 1 : start.col - 1 + end_offset - start_offset])
+            covered = max(1, _display_width(segment))
         else:
             covered = 1
         if start_offset == length:
             label = "end of file"
             # An empty last line says nothing: show the line before it too.
             if not text.strip() and start.line > 1:
-                context = ((start.line - 1, source.line_text(start.line - 1).rstrip("\r")),)
+                previous = printable(source.line_text(start.line - 1).rstrip("\r"))
+                context = ((start.line - 1, previous),)
         numbers = [start.line] + [number for number, _ in context]
         return _Snippet(
             location=location,

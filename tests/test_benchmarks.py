@@ -28,3 +28,8 @@ def run_benchmark(*args: str) -> str:
 def test_bench_aliases_quick() -> None:
     out = run_benchmark("bench_aliases.py", "--quick")
     assert "| modify (2 swaps) |" in out and "| late failure |" in out
+
+
+def test_fuzz_compiler_quick() -> None:
+    out = run_benchmark("fuzz_compiler.py", "--quick")
+    assert "compiler fuzz: 30 mutants" in out and "internal errors (E9001):    0" in out

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from envdsl.diagnostics import DiagnosticSink, codes
 from envdsl.diagnostics.model import Diagnostic
+from envdsl.semantics.model import CheckedSpec
 from envdsl.source import SourceFile, SourceMap, Span
 from envdsl.syntax import ast
 
@@ -112,8 +113,20 @@ def _run_front_end(result: CompileResult, source: SourceFile, verify: bool) -> N
     result.stage_reached = "semantics"
     result.checked = analyze(result.spec, result.sources, result.sink)
     if result.checked is not None and not result.sink.has_errors and verify:
-        from envdsl.verify import verify_tasks
-
-        result.stage_reached = "tasks"
-        result.task_reports = verify_tasks(result.checked, result.sink)
+        _verify(result, result.checked)
     result.stage_reached = "done"
+
+
+def _verify(result: CompileResult, checked: CheckedSpec) -> None:
+    """Generate the environment (unformatted: it is only run) and verify the tasks on it."""
+    if not checked.env.of_type(ast.TaskDecl):
+        return
+    from envdsl.codegen.emit import generate, output_name
+    from envdsl.generated import load_module
+    from envdsl.verify import verify_tasks
+
+    result.stage_reached = "codegen"
+    source = generate(checked, formatted=False)
+    module = load_module(source, f"{output_name(checked)}_verify", register=False)
+    result.stage_reached = "tasks"
+    result.task_reports = verify_tasks(checked, module, result.sink)

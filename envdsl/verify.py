@@ -191,7 +191,7 @@ class TaskVerifier:
                 self.warn_checks(before, after, [])
                 return
         unnoticed = self.leave_one_out(others)
-        self.warn_fields(solved, unnoticed)
+        self.warn_fields(unnoticed)
         self.warn_checks(before, after, others)
 
     def is_question(self) -> bool:
@@ -251,33 +251,27 @@ class TaskVerifier:
                 )
         return unnoticed
 
-    def warn_fields(self, solved: Environment, unnoticed: set[int]) -> None:
-        """A field the solution changes that no check reads: an agent may set it to anything."""
+    def warn_fields(self, unnoticed: set[int]) -> None:
+        """A field the solution sets to a value it chose that no check reads: an agent may
+        set it to anything."""
         assert self.task.solution is not None
-        initial = self.env_class()
-        initial.reset(task=self.name)
-        for table, name in unchecked_fields(self.checked, self.task, initial, solved):
-            step_index = self.first_writer(table, name)
-            if step_index in unnoticed:
-                continue  # already reported: the whole step goes unnoticed
-            step = self.task.solution[step_index] if step_index is not None else None
+        found = unchecked_fields(self.checked, self.task, self.env_class, self.actions)
+        by_step: dict[int, list[tuple[str, str]]] = {}
+        for index, table, name in found:
+            if index not in unnoticed:  # else already reported: the whole step goes unnoticed
+                by_step.setdefault(index, []).append((table, name))
+        for index, fields in by_step.items():
+            table, name = fields[0]
             var = table[0]
+            listed = ", ".join(f"{t}.{n}" for t, n in fields)
             self.problem(
                 codes.FIELD_UNCHECKED,
-                f"the solution of task '{self.name}' changes {table}.{name}, which no check reads",
-                step.span if step is not None else self.task.name.span,
-                help=f"an agent that sets another {name} passes too: check it (`any({var}.{name} "
+                f"step {index + 1} of task '{self.name}' sets {listed}, which no check reads",
+                self.task.solution[index].span,
+                help=f"an agent that sets another value passes too: check it (`any({var}.{name} "
                 f"== ... for {var} in {table})`), or compare the row with `initial.` where only "
                 "some fields may change",
             )
-
-    def first_writer(self, table: str, name: str) -> int | None:
-        for index in self.actions:
-            assert self.task.solution is not None
-            writes = self.checked.effects.get(_tool(self.task.solution[index]), Effects()).writes
-            if f"{table}.{name}" in writes or table in writes:
-                return index
-        return self.actions[0] if self.actions else None
 
     # ---- per-check reports -------------------------------------------------------------------
     def warn_checks(

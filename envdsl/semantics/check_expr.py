@@ -28,6 +28,8 @@ class ExprChecker:
         self.assignable = assignable
         self.ctx: Context = Context("const", "", Effects())
         self.allow_auto = False  # set while checking the default of a key field
+        # (check, binding) pairs already reported: one mistake, one diagnostic
+        self.bindings_reported: set[tuple[str, str]] = set()
 
     # ---- helpers -----------------------------------------------------------------------------
     def error(
@@ -195,6 +197,9 @@ class ExprChecker:
         """A check reads only the agent's run; the solution's `let` holds what the reference
         run produced (its auto key, its result), which an agent's run need not reproduce."""
         name = local.name
+        if (self.ctx.owner, name) in self.bindings_reported:
+            return t.ERROR
+        self.bindings_reported.add((self.ctx.owner, name))
         help = (
             f"`{name}` is what the reference solution got; an agent's run can differ (another "
             "auto key, another order). Check the state the task is about, the trace "

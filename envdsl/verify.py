@@ -175,11 +175,12 @@ class TaskVerifier:
             return
         if self.solved_by_doing_nothing(before):
             return
-        others = []  # evaluations of the other states, for discrimination
+        # evaluations of the partial runs, for discrimination: (state hash, evaluation)
+        partial: list[tuple[str, dict[str, Any]]] = []
         reading = self.only_reading_control()
         if reading is not None:
-            others.append(reading)
-            if reading["success"]:
+            partial.append(reading)
+            if reading[1]["success"]:
                 self.problem(
                     codes.SOLVED_BY_ONLY_READING,
                     f"task '{self.name}' is solved by only reading: its checks all pass after "
@@ -190,9 +191,11 @@ class TaskVerifier:
                 )
                 self.warn_checks(before, after, [])
                 return
-        unnoticed = self.leave_one_out(others)
+        unnoticed = self.leave_one_out(partial)
         self.warn_fields(unnoticed)
-        self.warn_checks(before, after, others)
+        # only states that are neither the initial one nor the solution's end say more
+        ends = {hash_before, solved.state_hash()}
+        self.warn_checks(before, after, [e for h, e in partial if h not in ends])
 
     def is_question(self) -> bool:
         """A question is answered, not done: checks on `answer`, or (the older form) only
@@ -214,7 +217,7 @@ class TaskVerifier:
         )
         return True
 
-    def only_reading_control(self) -> dict[str, Any] | None:
+    def only_reading_control(self) -> tuple[str, dict[str, Any]] | None:
         """The solution's read-only calls alone, without an answer; None when that is no new
         trajectory (no queries, or no actions) or the task is a question."""
         steps = self.task.solution or ()
@@ -224,10 +227,10 @@ class TaskVerifier:
         env.solve(self.name, leave_out=self.actions)
         evaluation = env.evaluate()
         self.report.controls["only_reading"] = evaluation["reward"]
-        return evaluation
+        return env.state_hash(), evaluation
 
     # ---- under-specification -----------------------------------------------------------------
-    def leave_one_out(self, others: list[dict[str, Any]]) -> set[int]:
+    def leave_one_out(self, partial: list[tuple[str, dict[str, Any]]]) -> set[int]:
         """Replay the solution without each state-changing step; a task that still succeeds
         has checks that do not notice the step. Returns the steps reported."""
         assert self.task.solution is not None
@@ -236,7 +239,7 @@ class TaskVerifier:
             env = self.env_class()
             env.solve(self.name, leave_out=[index])
             evaluation = env.evaluate(self.reference)
-            others.append(evaluation)
+            partial.append((env.state_hash(), evaluation))
             step = self.task.solution[index]
             self.report.left_out.append((index + 1, _tool(step), evaluation["reward"]))
             if evaluation["success"]:
@@ -305,8 +308,9 @@ class TaskVerifier:
             ):
                 self.problem(
                     codes.CHECK_NEVER_FALSE,
-                    f'check "{check.text.value}" is true in every state verification tried '
-                    f"(init, {_states(others)}): it cannot tell a good run from a bad one",
+                    f'check "{check.text.value}" is true before the agent acts, after the '
+                    f"solution and after {_partial_runs(others)}: it cannot tell a good run "
+                    "from a bad one",
                     check.span,
                     help="check what the task asks to change; a guard that something stays as "
                     "it was compares with `initial.`",
@@ -412,8 +416,10 @@ def _call_text(step: ast.SolutionStep, text: str) -> str:
     return written
 
 
-def _states(others: list[dict[str, Any]]) -> str:
-    return f"{len(others)} other state{'s' if len(others) != 1 else ''}"
+def _partial_runs(others: list[dict[str, Any]]) -> str:
+    if len(others) == 1:
+        return "the partial run verification tried"
+    return f"each of the {len(others)} partial runs verification tried"
 
 
 def _uses_trace(cond: ast.Expr) -> bool:

@@ -275,6 +275,12 @@ def schema(file: str) -> None:
     help='JSONL of {"name", "arguments"} or OpenAI assistant messages with tool_calls; - for stdin.',
 )
 @click.option(
+    "--answer",
+    "answer",
+    default="",
+    help="The agent's final message to the user, for checks on `answer` (with --task).",
+)
+@click.option(
     "--format",
     "output_format",
     type=click.Choice(["text", "json"]),
@@ -282,7 +288,12 @@ def schema(file: str) -> None:
     show_default=True,
 )
 def run(
-    file: str, task_name: str | None, state_file: str | None, calls_file: str, output_format: str
+    file: str,
+    task_name: str | None,
+    state_file: str | None,
+    calls_file: str,
+    answer: str,
+    output_format: str,
 ) -> None:
     """Replay tool calls against an environment and print each result and the final state hash."""
     from envdsl.replay import CallParseError, parse_calls
@@ -290,6 +301,8 @@ def run(
 
     if task_name and state_file:
         _fail_usage("give --task or --state, not both")
+    if answer and not task_name:
+        _fail_usage("--answer is graded by a task's checks: give --task too")
     env_class = _load_class(file)
     env = env_class()
     try:
@@ -321,7 +334,7 @@ def run(
         if output_format == "text":
             shown = json.dumps(arguments, ensure_ascii=False)
             click.echo(f"[{index}] {name}({shown}) -> {json.dumps(outcome, ensure_ascii=False)}")
-    evaluation = env.evaluate() if task_name else None
+    evaluation = env.evaluate(answer=answer) if task_name else None
     if output_format == "json":
         document = {"calls": results, "state_hash": env.state_hash(), "evaluation": evaluation}
         click.echo(json.dumps(document, indent=2, ensure_ascii=False))
@@ -409,6 +422,17 @@ def verify(file: str, output_format: str) -> None:
             f"solution {solution} ({report['solution_steps_ok']} calls), checks passing "
             f"before {report['passing_before']}/{report['checks']}, after {after}/{report['checks']}"
         )
+        controls = [
+            f"{label} {report['controls'][key]:.2f}"
+            for key, label in (("nothing", "doing nothing"), ("only_reading", "only reading"))
+            if report["controls"][key] is not None
+        ]
+        if controls:
+            click.echo(f"    reward of {', '.join(controls)}")
+        for left in report["left_out"]:
+            click.echo(
+                f"    reward without step {left['step']} ({left['tool']}): {left['reward']:.2f}"
+            )
         for problem in report["problems"]:
             click.echo(f"    {problem}")
     if result.diagnostics:

@@ -105,9 +105,7 @@ class TaskVerifier:
         self.reference = task.answer.value if task.answer is not None else ""
         self.answer_checks = [c for c in task.checks if _reads_answer(c.cond, checked)]
         steps = task.solution or ()
-        self.actions = [
-            i for i, step in enumerate(steps) if self.checked_kind(step) == "action"
-        ]
+        self.actions = [i for i, step in enumerate(steps) if self.checked_kind(step) == "action"]
 
     def checked_kind(self, step: ast.SolutionStep) -> str:
         assert isinstance(step.call.func, ast.NameRef)
@@ -303,8 +301,11 @@ class TaskVerifier:
                     help="its result cannot depend on what the agent does; check the state "
                     "the task is about",
                 )
-            elif was["passed"] and not guard and others and all(
-                o["checks"][index]["passed"] for o in others
+            elif (
+                was["passed"]
+                and not guard
+                and others
+                and all(o["checks"][index]["passed"] for o in others)
             ):
                 self.problem(
                     codes.CHECK_NEVER_FALSE,
@@ -437,9 +438,7 @@ def _reads_answer(cond: ast.Expr, checked: CheckedSpec) -> bool:
     if "answer" in checked.state or "answer" in checked.consts:
         return False
     return any(
-        isinstance(n, ast.NameRef)
-        and n.name == "answer"
-        and checked.expr_types.get(id(n)) == t.STR
+        isinstance(n, ast.NameRef) and n.name == "answer" and checked.expr_types.get(id(n)) == t.STR
         for n in ast.walk(cond)
     )
 

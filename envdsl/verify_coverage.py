@@ -70,7 +70,7 @@ def changed_fields(initial: Environment, solved: Environment) -> list[tuple[str,
         for key, row in new_rows.items():
             old = old_rows.get(key)
             for name, value in row.items():
-                if (name in chosen if old is None else old.get(name) != value):
+                if name in chosen if old is None else old.get(name) != value:
                     values.setdefault(name, value)
         changed += [(table, f.name, values[f.name]) for f in spec.row.fields if f.name in values]
     return changed

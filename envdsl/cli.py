@@ -457,6 +457,11 @@ def verify(file: str, output_format: str) -> None:
 @click.option("--max-calls", default=2000, show_default=True, type=click.IntRange(1, 10_000_000))
 @click.option("--seed", default=0, show_default=True, type=int, help="Same seed, same report.")
 @click.option("--strict", is_flag=True, help="Exit 1 on warnings too.")
+@click.option(
+    "--trace-dir",
+    type=click.Path(file_okay=False),
+    help="Write each counterexample there as JSONL; the printed replay commands use them.",
+)
 @_text_or_json
 def explore(
     file: str,
@@ -465,13 +470,16 @@ def explore(
     max_calls: int,
     seed: int,
     strict: bool,
+    trace_dir: str | None,
     output_format: str,
 ) -> None:
     """Run generated calls against the environment and report what the spec gets wrong.
 
     Errors (exit 1): a runtime exception, nondeterminism, a tool that never succeeded.
     Warnings (exit 1 with --strict): calls rejected only by a declarative rule, with a shrunk
-    counterexample `envdsl run` replays; require/let-else conditions that never failed or held.
+    counterexample `envdsl run` replays; require/let-else conditions that never failed or held;
+    a tool that failed only on lookups by free text; runs that reach a task's success without
+    being its solution (reward hacks).
     """
     from envdsl.explore import ExploreOptions
     from envdsl.explore import explore as run_exploration
@@ -500,6 +508,13 @@ def explore(
         report = run_exploration(env_class, options)
     except ExploreError as error:
         _fail_usage(str(error))
+    if trace_dir is not None:
+        from envdsl.explore.report import write_traces
+
+        try:
+            write_traces(report, trace_dir)
+        except OSError as error:
+            _fail_usage(f"cannot write traces to '{trace_dir}': {error}")
     if output_format == "json":
         click.echo(json.dumps(explore_json(report, file, seed), indent=2, ensure_ascii=False))
     else:

@@ -184,8 +184,10 @@ class TaskVerifier:
                     f"task '{self.name}' is solved by only reading: its checks all pass after "
                     "the solution's read-only calls alone",
                     self.task.name.span,
-                    help="the checks must notice what the task asks to change; check the "
-                    "state the solution's actions write",
+                    help="the checks must notice what the task asks to change: check the "
+                    "state the solution's actions write; for a question, check what the agent "
+                    'tells the user (`check "...": "42" in answer`, with `answer "..."` in the '
+                    "solution)",
                 )
                 self.warn_checks(before, after, [])
                 return
@@ -216,10 +218,12 @@ class TaskVerifier:
         return True
 
     def only_reading_control(self) -> tuple[str, dict[str, Any]] | None:
-        """The solution's read-only calls alone, without an answer; None when that is no new
-        trajectory (no queries, or no actions) or the task is a question."""
+        """The solution's read-only calls alone, without an answer; None when the task is a
+        question (it checks `answer`) or the solution has no query (that run is the empty
+        one). A solution of only queries checked with `called(...)` is its own read-only
+        run: such a task rewards looking the answer up, not telling it."""
         steps = self.task.solution or ()
-        if not self.actions or len(self.actions) == len(steps) or self.answer_checks:
+        if self.answer_checks or len(self.actions) == len(steps):
             return None
         env = self.env_class()
         env.solve(self.name, leave_out=self.actions)

@@ -283,6 +283,19 @@ def test_a_task_solved_by_only_reading_is_an_error() -> None:
     assert result.task_reports[0].controls == {"nothing": 0.0, "only_reading": 1.0}
 
 
+def test_a_question_graded_only_by_the_lookup_is_solved_by_only_reading() -> None:
+    spec = desk('''
+  task how_many_open {
+    """How many tickets are open?"""
+    init { tickets = [Ticket(title="a")] }
+    solution { count_open() }
+    check "looked it up": called("count_open")
+  }
+''')
+    diagnostic = only(check(spec), "E4009")
+    assert "in answer" in (diagnostic.help or "")
+
+
 def test_envdsl_verify_prints_the_reward_of_each_control(tmp_path: Path) -> None:
     spec = tmp_path / "desk.env"
     spec.write_text(

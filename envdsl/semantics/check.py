@@ -341,9 +341,15 @@ class BodyChecker(ExprChecker):
         if isinstance(target, ast.NameRef) and (local := scope.lookup(target.name)) is not None:
             target_type = local.type  # assigning replaces a narrowed optional, too
         value_type = self.expr(stmt.value, scope)
-        if isinstance(target, ast.NameRef) and (local := scope.lookup(target.name)) is not None:
+        if (
+            stmt.op == "="
+            and isinstance(target, ast.NameRef)
+            and (local := scope.lookup(target.name)) is not None
+        ):
             self.flows_into(local, stmt.value)
-        if self.check_target(target, stmt.span, scope, stmt.value):
+        # `xs += ys` extends the list in place (as Python does): a write through xs itself
+        in_place = stmt.op == "+=" and isinstance(t.strip_optional(target_type), t.ListType)
+        if self.check_target(target, stmt.span, scope, stmt.value, in_place=in_place):
             if stmt.op == "=":
                 if (
                     isinstance(target, ast.NameRef)
@@ -389,7 +395,13 @@ class BodyChecker(ExprChecker):
         return False
 
     def check_target(
-        self, target: ast.Expr, span: Span, scope: Scope, value: ast.Expr | None = None
+        self,
+        target: ast.Expr,
+        span: Span,
+        scope: Scope,
+        value: ast.Expr | None = None,
+        *,
+        in_place: bool = False,
     ) -> bool:
         """Report assignments to read-only places and keys; record the write. False if bad."""
         if isinstance(target, ast.Attribute):
@@ -406,7 +418,11 @@ class BodyChecker(ExprChecker):
                     )
                     return False
         return self.write_place(
-            target, span, scope, mutation=None, values=(value,) if value is not None else ()
+            target,
+            span,
+            scope,
+            mutation="+=" if in_place else None,
+            values=(value,) if value is not None else (),
         )
 
     def write_place(

@@ -6,6 +6,8 @@ Python exception through: a division by zero, a missing map key, `min` of nothin
 
 from __future__ import annotations
 
+import copy
+
 import calendar
 import datetime as dt
 import enum
@@ -248,10 +250,9 @@ def unwrap(value: T | None) -> T:
     return value
 
 
-def copy_value(value: T) -> T:
-    """Values (lists, sets, maps, records) are copied when bound, so they never alias a row."""
-    import copy
-
+def fresh(value: T) -> T:
+    """A new copy of a constant's value (lists, maps, sets and records of constants are read
+    as new values: a write through a local bound to one must not change the constant)."""
     return copy.deepcopy(value)
 
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import types
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from envdsl.diagnostics import DiagnosticSink, codes
 from envdsl.generated import environment_class
@@ -30,6 +30,9 @@ from envdsl.semantics.model import CheckedSpec, Effects
 from envdsl.source import Span
 from envdsl.syntax import ast
 from envdsl.verify_coverage import unchecked_fields
+
+if TYPE_CHECKING:
+    from envdsl.check_values import CheckExplainer
 
 
 @dataclass
@@ -93,7 +96,7 @@ class TaskVerifier:
         sink: DiagnosticSink,
         env_class: type[Environment],
         task: ast.TaskDecl,
-        explainer: Any,
+        explainer: CheckExplainer,
     ) -> None:
         self.checked = checked
         self.sink = sink

@@ -165,6 +165,50 @@ def test_grading_rejects_doing_nothing_only_reading_and_a_wrong_row() -> None:
     assert wrong.evaluate()["reward"] == 0.5
 
 
+def test_grading_accepts_the_steps_in_another_order() -> None:
+    spec = desk('''
+  task close_both {
+    """Close tickets T-0001 and T-0002."""
+    init { tickets = [Ticket(ticket_id="T-0001", title="a"), Ticket(ticket_id="T-0002", title="b")] }
+    solution {
+      close(ticket_id="T-0001")
+      close(ticket_id="T-0002")
+    }
+    check "both are closed": all(t.closed for t in tickets)
+    check "nothing was opened": len(tickets) == len(initial.tickets)
+  }
+''')
+    assert found(check(spec)) == []
+    env = build(spec)()
+    env.reset(task="close_both")
+    env.call("close", {"ticket_id": "T-0002"})
+    env.call("close", {"ticket_id": "T-0001"})
+    assert env.evaluate()["success"] is True
+
+
+def test_a_failed_call_does_not_stop_a_replay_with_steps_left_out() -> None:
+    env_class = build(desk('''
+  task open_close_close {
+    """Open a ticket "b" (it gets T-0002), close it, then close T-0001."""
+    init { tickets = [Ticket(ticket_id="T-0001", title="a")] }
+    solution {
+      open_ticket(title="b")
+      close(ticket_id="T-0002")
+      close(ticket_id="T-0001")
+    }
+    check "b is closed": any(x.title == "b" and x.closed for x in tickets)
+    check "a is closed": tickets["T-0001"].closed
+  }
+'''))
+    env = env_class()
+    # without the first step the second fails (no T-0002); the third still runs
+    results = env.solve("open_close_close", leave_out=[0])
+    assert [r["success"] for r in results] == [False, True]
+    assert env.evaluate()["checks"][1]["passed"] is True
+    strict = env_class().solve("open_close_close")
+    assert [r["success"] for r in strict] == [True, True, True]
+
+
 # ---- 2. answer checks ----------------------------------------------------------------------------
 
 QUESTION = desk('''

@@ -9,6 +9,7 @@ budget, canonical JSON and hashes) lives here, once.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import difflib
 import hashlib
 import json
@@ -838,6 +839,8 @@ LEFT_OUT = _LeftOut()
 def _needs_left_out(value: Any) -> bool:
     if value is LEFT_OUT:
         return True
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):  # a record argument
+        return any(_needs_left_out(getattr(value, f.name)) for f in dataclasses.fields(value))
     if isinstance(value, dict):
         return any(_needs_left_out(v) for v in value.values())
     if isinstance(value, (list, tuple, set, frozenset)):

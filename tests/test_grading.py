@@ -541,3 +541,36 @@ def test_a_sound_task_reports_every_control_and_left_out_step() -> None:
     assert report["controls"] == {"nothing": 0.5, "only_reading": None}
     assert report["left_out"] == [{"step": 1, "tool": "open_ticket", "reward": 0.5}]
     assert report["problems"] == []
+
+
+def test_answer_stays_a_soft_keyword() -> None:
+    """`answer` still names tools, fields and parameters; only `answer "..."` in a solution
+    and the bare name in a check are the agent's final message."""
+    spec = '''
+env Quiz {
+  """A quiz."""
+  entity Question { key qid: str, answer: str = "" }
+  state {
+    questions: table Question
+  }
+  action answer(qid: str, answer: str) {
+    """Answer a question."""
+    let q = questions.get(qid) else "no such question"
+    q.answer = answer
+  }
+  task answer_q1 {
+    """Answer Q1 with 42, then tell the user you did."""
+    init { questions = [Question(qid="Q1")] }
+    solution {
+      answer(qid="Q1", answer="42")
+      answer "Done: Q1 is answered with 42."
+    }
+    check "Q1 is answered": questions["Q1"].answer == "42" and called("answer", qid="Q1")
+    check "says so": "42" in answer
+  }
+}
+'''
+    assert found(check(spec)) == []
+    env = build(spec)()
+    env.solve("answer_q1")
+    assert env.evaluate(answer="42 it is")["success"] is True

@@ -128,6 +128,8 @@ class Translator:
                 return f"{code}.{self.names.key_attr(source.name)}"
         if source == t.INT and target_base == t.FLOAT:
             return f"float({code})"
+        if isinstance(source, t.TableType) and isinstance(target_base, t.ListType):
+            return f"{code}.rows()"  # a table where a list is expected: the list of its rows
         return code
 
     # ---- expressions -------------------------------------------------------------------------
@@ -443,7 +445,13 @@ class Translator:
         if name == "replace":
             return f"{args[0]}.replace({args[1]}, {args[2]})"
         if name in ("date", "datetime"):
-            return f"h.{name}({args[0]})"
+            # `date(t)` of a datetime is `date_of(t)`, `datetime(d)` of a date `datetime_of(d)`
+            converted: dict[tuple[str, t.Type], str] = {
+                ("date", t.DATETIME): "date_of",
+                ("datetime", t.DATE): "datetime_of",
+            }
+            helper = converted.get((name, self.type_of(node.args[0])), name)
+            return f"h.{helper}({args[0]})"
         if name == "auto":
             return "''"
         if name in ("called", "calls"):

@@ -2073,6 +2073,46 @@ EXPLANATIONS: dict[str, Explanation] = {
         }
         ''',
     ),
+    "W5009": _explain(
+        """`let x = v else "message"` unwraps an optional, but here `v` was already tested
+        (`if v != none`, `require v != none`, ...), so it cannot be none and the `else` never
+        runs. The spec is still correct, so this is a warning and not E2006; drop the `else`
+        part, which the fix does.""",
+        r'''
+        env Demo {
+          entity User { key user_id: str, nick: str? }
+          state {
+            users: table User
+          }
+          query nick(user_id: str) -> str {
+            """The user's nickname, or '-'."""
+            let u = users.get(user_id) else "user not found"
+            if u.nick != none {
+              let n = u.nick else "no nickname"
+              return n
+            }
+            return "-"
+          }
+        }
+        ''',
+        r'''
+        env Demo {
+          entity User { key user_id: str, nick: str? }
+          state {
+            users: table User
+          }
+          query nick(user_id: str) -> str {
+            """The user's nickname, or '-'."""
+            let u = users.get(user_id) else "user not found"
+            if u.nick != none {
+              let n = u.nick
+              return n
+            }
+            return "-"
+          }
+        }
+        ''',
+    ),
     # ---- E9xx: internal --------------------------------------------------------------------
     "E9001": _explain(
         """The compiler itself failed while checking the spec: this is a bug in envdsl, not a

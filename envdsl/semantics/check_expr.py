@@ -28,6 +28,8 @@ class ExprChecker:
         self.assignable = assignable
         self.ctx: Context = Context("const", "", Effects())
         self.allow_auto = False  # set while checking the default of a key field
+        # names assigned without `let` in the current body, each reported once (E1001)
+        self.undeclared: set[str] = set()
 
     # ---- helpers -----------------------------------------------------------------------------
     def error(
@@ -65,6 +67,19 @@ class ExprChecker:
             )
             return False
         help = None
+        fixes: tuple[Fix, ...] = ()
+        if actual == t.FLOAT and t.strip_optional(expected) == t.INT:
+            # `let cents: int = price * 100`: Python's habit is int(...), which truncates
+            help = "round it to an int: `round(x)` (`int(x)` would drop the fraction)"
+            fixes = (
+                Fix(
+                    "round it with `round(...)`",
+                    (
+                        Edit(Span(span.file, span.start, span.start), "round("),
+                        Edit(Span(span.file, span.end, span.end), ")"),
+                    ),
+                ),
+            )
         if actual == t.STR and isinstance(expected, t.EnumType):
             help = f"write the member itself: `{expected.name}.<member>`"
         if actual == t.STR and expected in _DATE_LIKE:
@@ -74,6 +89,7 @@ class ExprChecker:
             f"{what}: expected {expected}, found {actual}",
             span,
             help=help,
+            fixes=fixes,
         )
         return False
 
@@ -177,6 +193,8 @@ class ExprChecker:
                 span,
                 help=f"call it: `{name}(...)`",
             )
+        if name in self.undeclared:
+            return t.ERROR  # `x = e` without `let` was reported where x was assigned
         candidates = set(scope.all_names()) | set(self.checked.consts) | set(self.checked.enums)
         if ctx.sees_state:
             candidates |= set(self.checked.state)

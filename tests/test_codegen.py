@@ -185,6 +185,18 @@ env Expr {
     """Compute."""
     return f"{[1, 2]}|{ Level.mid }|{none}"
   }
+  fn row_ids(rs: list[Row]) -> list[str] = [r.id for r in rs]
+  query tables() -> list[str] {
+    """A table where a list is expected is the list of its rows (a new list)."""
+    let xs: list[Row] = rows
+    xs.append(Row(id="R9", n=9))
+    return row_ids(rows) + row_ids(xs) + [str(len(rows))]
+  }
+  query date_conv() -> list[str] {
+    """date(t) of a datetime is date_of(t); datetime(d) of a date is its midnight."""
+    let t = datetime("2024-03-10T23:30:00Z")
+    return [str(date(t)), str(datetime(date(t)))]
+  }
 }
 '''
 
@@ -398,6 +410,8 @@ EXPECTED: dict[str, Any] = {
     "setcomp": [0, 1, 2],
     "intcast": [3, 12, -2],
     "join_ints": "[1, 2]|middle|none",
+    "tables": ["R1", "R2", "R1", "R2", "R9", "2"],
+    "date_conv": ["2024-03-10", "2024-03-10T00:00:00Z"],
 }
 
 FAILURES = {

@@ -285,7 +285,10 @@ class Translator:
         return "(" + " ".join(parts) + ")"
 
     def compare_operand(self, code: str, own: t.Type, other: t.Type) -> str:
-        """A row compared with a key or ref is compared by its key."""
+        """A row compared with a key or ref is compared by its key; a table compared with a
+        list, by the list of its rows (a Table never equals a Python list)."""
+        if isinstance(own, t.TableType) and isinstance(t.strip_optional(other), t.ListType):
+            return f"{code}.rows()"
         if isinstance(own, t.RecordType) and own.is_entity:
             other_base = t.strip_optional(other)
             if not (isinstance(other_base, t.RecordType) and other_base.is_entity):

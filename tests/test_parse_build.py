@@ -672,6 +672,22 @@ def test_unclosed_brace_at_end_of_file_names_the_innermost_open_brace() -> None:
     assert error.notes == ("the `{` at line 3, column 12 (`record R {`) is never closed",)
 
 
-def test_no_unclosed_brace_note_for_an_error_inside_a_block() -> None:
+def test_no_unclosed_brace_note_when_every_brace_is_closed() -> None:
     error, _ = single_error("env E {\n  action t() -> int {\n    while true { }\n  }\n}\n")
     assert error.notes == ()
+    # the parser trips over a `}` after a dangling operator; the braces are balanced
+    error, at = single_error("env E {\n  query q(x: int) -> int {\n    return x +\n  }\n}\n")
+    assert at == "}" and error.notes == ()
+
+
+def test_a_missing_brace_found_after_the_error_is_still_named() -> None:
+    # the action's `}` is missing; the mismatch shows only at the env's last `}`
+    text = (
+        "env E {\n  state {\n    n: int = 0\n  }\n  action bump() -> int {\n    return n\n"
+        "\n  query get() -> int {\n    return n\n  }\n}\n"
+    )
+    error, at = single_error(text)
+    assert at == "get"
+    assert error.notes == (
+        "the `{` at line 5, column 24 (`action bump() -> int {`) is never closed",
+    )

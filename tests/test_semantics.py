@@ -616,6 +616,20 @@ def test_assignment_without_let_is_one_error_with_a_let_fix() -> None:
     assert diagnostics_of(fixed) == []
 
 
+def test_assignment_to_a_misspelled_variable_offers_the_rename_first() -> None:
+    body = "let total = 0\nfor u in users {\n  totl = total + u.visits\n}\nreturn str(total)"
+    text = spec(query("", body))
+    error, _ = only_error(text, "E1001")
+    assert (
+        error.help == "did you mean 'total'? Or declare a new variable with `let`: `let totl = ...`"
+    )
+    assert [f.message for f in error.fixes] == [
+        "replace 'totl' with 'total'",
+        "declare it: `let totl = ...`",
+    ]
+    assert diagnostics_of(apply_fix(text, error.fixes[0])) == []
+
+
 def test_assignment_without_let_in_a_branch_is_reported_once() -> None:
     body = 'if len(users) > 0 {\n  label = "some"\n} else {\n  label = "none"\n}\nreturn label'
     error, _ = only_error(spec(query("", body)), "E1001")

@@ -14,6 +14,7 @@ from envdsl.semantics import types as t
 from envdsl.semantics.check_expr import ExprChecker
 from envdsl.semantics.model import CallableInfo, CheckedSpec, Effects, RecordInfo
 from envdsl.semantics.scope import Context, Local, Scope, path_of
+from envdsl.semantics.suggest import did_you_mean
 from envdsl.source import Span
 from envdsl.syntax import ast
 
@@ -336,7 +337,13 @@ class BodyChecker(ExprChecker):
             if target.name in self.undeclared:
                 return False  # already reported at its first assignment
             self.undeclared.add(target.name)
-            fixes: list[Fix] = []
+            writable = scope.all_names() + [
+                name
+                for name, info in self.checked.state.items()
+                if not isinstance(info.type, t.TableType)
+            ]
+            meant, renames = did_you_mean(target.name, writable, target.span)
+            fixes: list[Fix] = list(renames)  # a typo of a variable is likelier than a new one
             if stmt.op == "=":
                 # Python's habit: `x = e` declares x. Declare it here, so that later reads
                 # of x are checked against its value and not reported again.
@@ -348,7 +355,10 @@ class BodyChecker(ExprChecker):
                 codes.UNKNOWN_NAME,
                 f"unknown name '{target.name}'",
                 target.span,
-                help=f"declare a new variable with `let`: `let {target.name} = ...`",
+                help=(
+                    f"{meant + ' Or ' if meant else ''}declare a new variable with `let`: "
+                    f"`let {target.name} = ...`"
+                ),
                 fixes=fixes,
             )
             return False

@@ -193,18 +193,17 @@ def _fixes_for(
     return []
 
 
-def _unclosed_brace(text: str, error_at: int, at_end: bool) -> int | None:
-    """Where the `{` lies that was most likely never closed, if the error suggests one.
+def _unclosed_brace(text: str) -> int | None:
+    """Where the `{` lies that was most likely never closed, or None if every `{` is closed.
 
-    Braces are matched up to the error (strings and comments skipped). A `}` that starts a
-    line indented less than the line of the `{` it closes means that an inner `}` is
-    missing: the `{` it closed is the unclosed one. Otherwise, at the end of the file, the
-    innermost open `{` is; before it, only when the error's line is indented no deeper than
-    that brace's line (the author thinks the block has ended, the parser does not).
+    Braces are matched over the whole file (strings and comments skipped). A `}` that starts
+    a line indented less than the line of the `{` it closes means that an inner `}` is
+    missing: the `{` it closed is the unclosed one. Without such a sign, the innermost `{`
+    still open at the end of the file is.
     """
     stack: list[tuple[int, int]] = []  # (offset of `{`, indentation of its line)
     mismatch: int | None = None
-    index, limit = 0, min(error_at, len(text))
+    index, limit = 0, len(text)
     while index < limit:
         char = text[index]
         if char == "#":
@@ -230,11 +229,7 @@ def _unclosed_brace(text: str, error_at: int, at_end: bool) -> int | None:
                 mismatch = opened
         index += 1
     if not stack:
-        return None
-    if not at_end:
-        innermost = stack[-1][0]
-        if "\n" not in text[innermost:error_at] or _indent_at(text, error_at) > stack[-1][1]:
-            return None
+        return None  # balanced: the error is not a missing `}`
     return mismatch if mismatch is not None else stack[-1][0]
 
 
@@ -299,15 +294,13 @@ def _report(
         message = f"there is no '{before[-2:]}' operator"
     help = _help_for(token, expected, before)
     notes: list[str] = []
-    at_end = token is None or token.type == "$END" or isinstance(error, UnexpectedEOF)
-    whole_file = offset == 0 and text is source.text  # not an f-string hole
-    if whole_file and ("RBRACE" in expected or not at_end):
-        brace = _unclosed_brace(text, span.start - offset, at_end)
+    if offset == 0 and text is source.text:  # the whole file, not an f-string hole
+        brace = _unclosed_brace(text)
         if brace is not None:
             where = source.position(offset + brace)
             line = text[text.rfind("\n", 0, brace) + 1 :].split("\n", 1)[0].strip()
             notes.append(
-                f"the `{{` at line {where.line}, column {where.col} (`{line}`) " "is never closed"
+                f"the `{{` at line {where.line}, column {where.col} (`{line}`) is never closed"
             )
             help = help or "add the missing `}`"
     sink.report(

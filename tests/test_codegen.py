@@ -190,7 +190,7 @@ env Expr {
     """A table where a list is expected is the list of its rows (a new list)."""
     let xs: list[Row] = rows
     xs.append(Row(id="R9", n=9))
-    return row_ids(rows) + row_ids(xs) + [str(len(rows)), str(rows == []), str(rows == [r for r in rows])]
+    return row_ids(rows) + row_ids(xs) + row_ids(rows[1:]) + [str(len(rows)), str(rows == []), str(rows == [r for r in rows])]
   }
   query date_conv() -> list[str] {
     """date(t) of a datetime is date_of(t); datetime(d) of a date is its midnight."""
@@ -410,7 +410,7 @@ EXPECTED: dict[str, Any] = {
     "setcomp": [0, 1, 2],
     "intcast": [3, 12, -2],
     "join_ints": "[1, 2]|middle|none",
-    "tables": ["R1", "R2", "R1", "R2", "R9", "2", "false", "true"],
+    "tables": ["R1", "R2", "R1", "R2", "R9", "R2", "2", "false", "true"],
     "date_conv": ["2024-03-10", "2024-03-10T00:00:00Z"],
 }
 

@@ -571,6 +571,11 @@ def test_a_table_is_accepted_where_a_list_of_its_rows_is_expected() -> None:
     assert diagnostics_of(text) == []
 
 
+def test_a_table_can_be_sliced_like_the_list_of_its_rows() -> None:
+    text = spec('  query two() -> list[User] {\n    """d"""\n    return users[:2]\n  }\n')
+    assert diagnostics_of(text) == []
+
+
 def test_a_table_is_not_a_list_of_refs_or_of_another_entity() -> None:
     text = spec('  query keys() -> list[ref User] {\n    """d"""\n    return users\n  }\n')
     only_error(text, "E2001")

@@ -237,7 +237,10 @@ class Translator:
     def x_Slice(self, node: ast.Slice, scope: CgScope) -> str:
         lower = self.expr(node.lower, scope) if node.lower is not None else ""
         upper = self.expr(node.upper, scope) if node.upper is not None else ""
-        return f"{self.expr(node.obj, scope)}[{lower}:{upper}]"
+        obj = self.expr(node.obj, scope)
+        if isinstance(self.type_of(node.obj), t.TableType):
+            obj = f"{obj}.rows()"  # a table sliced is the list of its rows sliced
+        return f"{obj}[{lower}:{upper}]"
 
     def x_Unary(self, node: ast.Unary, scope: CgScope) -> str:
         return f"({node.op}{self.expr(node.operand, scope)})"

@@ -334,6 +334,8 @@ class ExprChecker:
                 self.expect(bound, scope, t.INT, "slice bound")
         if t.is_error(obj_type) or isinstance(obj_type, t.ListType) or obj_type == t.STR:
             return obj_type
+        if isinstance(obj_type, t.TableType):  # the list of its rows: `users[:3]`
+            return t.ListType(t.RecordType(obj_type.entity, True))
         return self.error(
             codes.NOT_INDEXABLE,
             f"{obj_type} cannot be sliced",

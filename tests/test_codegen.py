@@ -190,7 +190,8 @@ env Expr {
     """A table where a list is expected is the list of its rows (a new list)."""
     let xs: list[Row] = rows
     xs.append(Row(id="R9", n=9))
-    return row_ids(rows) + row_ids(xs) + row_ids(rows[1:]) + [str(len(rows)), str(rows == []), str(rows == [r for r in rows])]
+    let few = rows if len(rows) > 5 else []
+    return row_ids(rows) + row_ids(xs) + row_ids(rows[1:]) + [str(len(rows)), str(rows == []), str(rows == [r for r in rows]), str(len(few))]
   }
   query date_conv() -> list[str] {
     """date(t) of a datetime is date_of(t); datetime(d) of a date is its midnight."""
@@ -410,7 +411,7 @@ EXPECTED: dict[str, Any] = {
     "setcomp": [0, 1, 2],
     "intcast": [3, 12, -2],
     "join_ints": "[1, 2]|middle|none",
-    "tables": ["R1", "R2", "R1", "R2", "R9", "R2", "2", "false", "true"],
+    "tables": ["R1", "R2", "R1", "R2", "R9", "R2", "2", "false", "true", "0"],
     "date_conv": ["2024-03-10", "2024-03-10T00:00:00Z"],
 }
 
@@ -443,3 +444,37 @@ def test_runtime_errors_fail_the_call_cleanly(expr_env: Environment, query: str)
     assert FAILURES[query] in result["error"]
     assert expr_env.last_exception is None, expr_env.last_exception
     assert json.dumps(expr_env.state_json()) == before
+
+
+ROW_OR_REF = '''
+env RowOrRef {
+  """A conditional whose branches are a row and a ref: its value is a ref (the row's key)."""
+  entity User {
+    key user_id: str
+    name: str
+  }
+  entity Log {
+    key log_id: str
+    user: ref User
+  }
+  state {
+    users: table User
+    logs: table Log
+  }
+  query who(log_id: str, mine: bool) -> str {
+    """The log's user, or the first user."""
+    let l = logs[log_id]
+    let u = first(users) else "no users"
+    let k = u if mine else l.user
+    return k.name + "/" + str(k)
+  }
+}
+'''
+
+
+@pytest.mark.parametrize("mine, expected", [(True, "a/A"), (False, "b/B")])
+def test_a_conditional_of_a_row_and_a_ref_gives_the_key(mine: bool, expected: str) -> None:
+    env = env_class_of(compiled_text(ROW_OR_REF))()
+    users = [{"user_id": "A", "name": "a"}, {"user_id": "B", "name": "b"}]
+    env.reset(state={"users": users, "logs": [{"log_id": "L", "user": "B"}]})
+    assert env.call("who", {"log_id": "L", "mine": mine}) == {"success": True, "data": expected}

@@ -576,6 +576,17 @@ def test_a_table_can_be_sliced_like_the_list_of_its_rows() -> None:
     assert diagnostics_of(text) == []
 
 
+def test_a_conditional_of_a_table_and_a_list_is_a_list_of_rows() -> None:
+    text = spec(query("", "let few = users if len(users) > 2 else []\nreturn str(len(few))"))
+    model = checked(text)
+    lets = [s for s in tool_body(model, "q").stmts if isinstance(s, ast.Let)]
+    assert str(model.expr_types[id(lets[0].value)]) == "list[User]"
+    error, _ = only_error(
+        spec(query("", "let x = users if true else logs\nreturn str(x)")), "E2001"
+    )
+    assert "differ" in error.message
+
+
 def test_a_table_is_not_a_list_of_refs_or_of_another_entity() -> None:
     text = spec('  query keys() -> list[ref User] {\n    """d"""\n    return users\n  }\n')
     only_error(text, "E2001")

@@ -300,6 +300,10 @@ class Translator:
 
     def x_Conditional(self, node: ast.Conditional, scope: CgScope) -> str:
         body, test, orelse = (self.expr(x, scope) for x in (node.body, node.test, node.orelse))
+        # each branch takes the joined type: a table its rows, a row in a ref-typed join its key
+        whole = self.type_of(node)
+        body = self.coerce(body, self.type_of(node.body), whole)
+        orelse = self.coerce(orelse, self.type_of(node.orelse), whole)
         return f"({body} if {test} else {orelse})"
 
     def x_Lambda(self, node: ast.Lambda, scope: CgScope) -> str:

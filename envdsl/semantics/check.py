@@ -177,26 +177,13 @@ class BodyChecker(ExprChecker):
             if path is not None and scope.narrowed_type(path) is not None:
                 # `x` is optional but a `!= none` test already proved it is not: the `else`
                 # can never run, which is harmless, so say so without rejecting the spec
+                drop = Span(stmt.span.file, stmt.value.span.end, stmt.else_message.span.end)
                 self.sink.report(
                     codes.REDUNDANT_LET_ELSE,
                     f"'{path}' cannot be none here (it was tested), so this `else` never runs",
                     stmt.value.span,
                     help=f"drop the `else` part: `let {stmt.name.text} = {path}`",
-                    fixes=[
-                        Fix(
-                            "drop the `else` part",
-                            (
-                                Edit(
-                                    Span(
-                                        stmt.span.file,
-                                        stmt.value.span.end,
-                                        stmt.else_message.span.end,
-                                    ),
-                                    "",
-                                ),
-                            ),
-                        )
-                    ],
+                    fixes=[Fix("drop the `else` part", (Edit(drop, ""),))],
                 )
             elif not t.is_optional(value) and not t.is_error(value):
                 self.error(

@@ -467,6 +467,9 @@ class ExprChecker:
         body = self.expr(node.body, then_scope)
         orelse = self.expr(node.orelse, else_scope)
         joined = t.join(body, orelse)
+        if joined is None and t.TableType in (type(body), type(orelse)):
+            # `users if c else []`: a table as a value is the list of its rows
+            joined = t.join(_rows_of(body), _rows_of(orelse))
         if joined is None and self.assignable(body, orelse):
             joined = orelse  # e.g. a key and a `ref` to it: the ref's key type
         elif joined is None and self.assignable(orelse, body):
@@ -793,6 +796,11 @@ def membership(item: t.Type, container: t.Type, assignable: t.Assignability) -> 
     if isinstance(container, t.TypeRefType) and isinstance(container.target, t.EnumType):
         return item == t.STR or item == container.target
     return None
+
+
+def _rows_of(value: t.Type) -> t.Type:
+    """A table's type as the list of its rows; any other type as it is."""
+    return t.ListType(t.RecordType(value.entity, True)) if isinstance(value, t.TableType) else value
 
 
 def _compare_help(left: t.Type, right: t.Type) -> str | None:

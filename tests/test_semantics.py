@@ -576,6 +576,14 @@ def test_a_table_can_be_sliced_like_the_list_of_its_rows() -> None:
     assert diagnostics_of(text) == []
 
 
+def test_a_local_bound_to_a_table_is_the_list_of_its_rows() -> None:
+    body = "let xs = users\nif len(xs) > 2 {\n  xs = []\n}\nreturn str(len(xs))"
+    model = checked(spec(query("", body)))
+    let = tool_body(model, "q").stmts[0]
+    assert isinstance(let, ast.Let)
+    assert str(model.locals[id(let.name)].type) == "list[User]"
+
+
 def test_a_conditional_of_a_table_and_a_list_is_a_list_of_rows() -> None:
     text = spec(query("", "let few = users if len(users) > 2 else []\nreturn str(len(few))"))
     model = checked(text)

@@ -327,7 +327,7 @@ EXPLANATIONS: dict[str, Explanation] = {
         """A name must be a local variable, a parameter, a state field, a constant, an enum or
         a declared type or function in scope. Misspelled names are reported with the closest
         known name, because a generated environment must never fail at run time on an
-        undefined name.""",
+        undefined name. A new variable is declared with `let x = e`, not `x = e` as in Python.""",
         r'''
         env Demo {
           state {
@@ -900,7 +900,7 @@ EXPLANATIONS: dict[str, Explanation] = {
         """`let x = e else "msg"` unwraps an optional value and fails the tool when it is
         `none`. Here `e` can never be `none`, so the `else` is dead; often the intent was
         `t.get(k)` (optional) instead of `t[k]` (which already fails when the key is
-        absent).""",
+        absent). An optional that a test already proved not none is only a warning (W5009).""",
         r'''
         env Demo {
           entity User {

@@ -203,6 +203,10 @@ class BodyChecker(ExprChecker):
                 value, declared, stmt.value.span, f"value of '{stmt.name.text}'"
             )
             value = declared
+        elif isinstance(value, t.TableType):
+            # `let xs = users` binds the list of the rows (as a table used as a value is), so
+            # that `xs = []` or `xs = [...]` later stays a list
+            value = t.ListType(t.RecordType(value.entity, True))
         elif isinstance(value, t.NothingType) or _contains_nothing(value):
             pass  # `let xs = []`: the element type is fixed by the first use
         self.declare(stmt.name, value, scope)

@@ -36,7 +36,7 @@ class ReminderKind(enum.Enum):
 
 
 @dataclass(slots=True, kw_only=True)
-class Interval:
+class Interval(rt.Value):
     start: datetime.datetime
     end: datetime.datetime
 
@@ -122,14 +122,14 @@ class Reminder:
 
 
 @dataclass(slots=True, kw_only=True)
-class Slot:
+class Slot(rt.Value):
     start: datetime.datetime
     end: datetime.datetime
     room_id: str
 
 
 @dataclass(slots=True, kw_only=True)
-class DentistProfile:
+class DentistProfile(rt.Value):
     dentist_id: str
     name: str
     specialities: list[str]
@@ -1622,7 +1622,13 @@ class ClinicSchedulingEnv(rt.Environment):
                 )
             )
             if r_2 is not None:
-                slots.append(Slot(start=start, end=(start + length), room_id=h.unwrap(r_2).room_id))
+                self._mut(slots)
+                slots.append(
+                    self._own(
+                        slots,
+                        Slot(start=start, end=(start + length), room_id=h.unwrap(r_2).room_id),
+                    )
+                )
         return slots
 
     def _impl_get_dentist_schedule(self, dentist_id: str, day: datetime.date) -> list[Appointment]:
@@ -1990,8 +1996,10 @@ class ClinicSchedulingEnv(rt.Environment):
             )
         )
         if h_ is not None:
-            self._set("working_hours", h.unwrap(h_), "opens", from_minute)
-            self._set("working_hours", h.unwrap(h_), "closes", to_minute)
+            _tmp2 = h.unwrap(h_)
+            self._set("working_hours", _tmp2, "opens", from_minute)
+            _tmp3 = h.unwrap(h_)
+            self._set("working_hours", _tmp3, "closes", to_minute)
             return h.unwrap(h_)
         return self._insert(
             "working_hours",
@@ -2064,6 +2072,7 @@ class ClinicSchedulingEnv(rt.Environment):
                 ((r.appointment == a.appointment_id) for r in self._it(self.t_reminders.rows()))
             ):
                 continue
+            self._mut(sent)
             sent.append(
                 self._insert(
                     "reminders",
@@ -2115,6 +2124,7 @@ class ClinicSchedulingEnv(rt.Environment):
                 )
             ):
                 continue
+            self._mut(sent)
             sent.append(
                 self._insert(
                     "reminders",

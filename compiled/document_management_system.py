@@ -65,12 +65,12 @@ class DocumentVersion:
 
 
 @dataclass(slots=True, kw_only=True)
-class StatusInfo:
+class StatusInfo(rt.Value):
     status: DocumentStatus
 
 
 @dataclass(slots=True, kw_only=True)
-class UserInfo:
+class UserInfo(rt.Value):
     _id: str
     name: str
     role: str
@@ -78,13 +78,13 @@ class UserInfo:
 
 
 @dataclass(slots=True, kw_only=True)
-class UserPermissions:
+class UserPermissions(rt.Value):
     user: UserInfo
     permissions: list[Permission]
 
 
 @dataclass(slots=True, kw_only=True)
-class DocumentSummary:
+class DocumentSummary(rt.Value):
     document_id: str
     title: str
     creation_date: datetime.datetime
@@ -1139,6 +1139,7 @@ class DocumentManagementSystemEnv(rt.Environment):
         perms: set[Permission] = {Permission.read, Permission.write}
         if permissions is not None:
             perms = set(h.unwrap(permissions))
+            self._mut(perms)
             perms.add(Permission.read)
         d: Document = self._insert(
             "documents",
@@ -1162,9 +1163,7 @@ class DocumentManagementSystemEnv(rt.Environment):
         )
         self._insert(
             "access_control",
-            AccessControlEntry(
-                document_id=d.document_id, user_id=owner_id, permissions=h.copy_value(perms)
-            ),
+            AccessControlEntry(document_id=d.document_id, user_id=owner_id, permissions=perms),
         )
         return d
 
@@ -1245,7 +1244,8 @@ class DocumentManagementSystemEnv(rt.Environment):
         self._hit(34)
         e: AccessControlEntry | None = self._fn_entry_of(document_id=document_id, user_id=user_id)
         if e is not None:
-            self._set("access_control", h.unwrap(e), "permissions", set(permissions))
+            _tmp1 = h.unwrap(e)
+            self._set("access_control", _tmp1, "permissions", set(permissions))
             return h.unwrap(e)
         return self._insert(
             "access_control",

@@ -46,7 +46,7 @@ class Review:
 
 
 @dataclass(slots=True, kw_only=True)
-class AverageRating:
+class AverageRating(rt.Value):
     average_rating: float
 
 

@@ -56,7 +56,7 @@ class Employee:
 
 
 @dataclass(slots=True, kw_only=True)
-class EmployeeData:
+class EmployeeData(rt.Value):
     employee_id: str
     first_name: str
     last_name: str
@@ -74,12 +74,12 @@ class EmployeeData:
 
 
 @dataclass(slots=True, kw_only=True)
-class Eligibility:
+class Eligibility(rt.Value):
     eligible: bool
 
 
 @dataclass(slots=True, kw_only=True)
-class SalaryValidity:
+class SalaryValidity(rt.Value):
     is_valid: bool
 
 
@@ -1114,7 +1114,7 @@ class HRISEnv(rt.Environment):
         return [j for j in self._it(self.t_job_positions.rows())]
 
     def _impl_add_employee(self, employee_data: EmployeeData) -> Employee:
-        d: EmployeeData = h.copy_value(employee_data)
+        d: EmployeeData = employee_data
         if not (d.employee_id != ""):
             raise rt.Fail("Employee ID is required", site=14)
         self._hit(14)

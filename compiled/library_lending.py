@@ -101,7 +101,7 @@ class Hold:
 
 
 @dataclass(slots=True, kw_only=True)
-class BookInfo:
+class BookInfo(rt.Value):
     isbn: str
     title: str
     year: int
@@ -111,7 +111,7 @@ class BookInfo:
 
 
 @dataclass(slots=True, kw_only=True)
-class ReturnReceipt:
+class ReturnReceipt(rt.Value):
     loan_id: str
     title: str
     days_late: int
@@ -120,7 +120,7 @@ class ReturnReceipt:
 
 
 @dataclass(slots=True, kw_only=True)
-class OverdueItem:
+class OverdueItem(rt.Value):
     loan_id: str
     member: str
     title: str
@@ -130,7 +130,7 @@ class OverdueItem:
 
 
 @dataclass(slots=True, kw_only=True)
-class ClockReport:
+class ClockReport(rt.Value):
     now: datetime.datetime
     holds_expired: int
     memberships_expired: int
@@ -1413,7 +1413,8 @@ class LibraryLendingEnv(rt.Environment):
             if not (h.unwrap(reserved).member == member_id):
                 raise rt.Fail("copy is set aside for another member's hold", site=23)
             self._hit(23)
-            self._set("holds", h.unwrap(reserved), "state", HoldState.fulfilled)
+            _tmp1 = h.unwrap(reserved)
+            self._set("holds", _tmp1, "state", HoldState.fulfilled)
         return self._insert(
             "loans",
             Loan(
@@ -1437,8 +1438,8 @@ class LibraryLendingEnv(rt.Environment):
         fine: int = late * C_DAILY_FINE_CENTS
         self._set("loans", l, "state", LoanState.returned)
         self._set("loans", l, "returned_at", self.s_now)
-        _tmp1 = self.t_members.row(l.member)
-        self._set("members", _tmp1, "fines_cents", _tmp1.fines_cents + fine)
+        _tmp2 = self.t_members.row(l.member)
+        self._set("members", _tmp2, "fines_cents", _tmp2.fines_cents + fine)
         self._set("copies", c, "condition", condition)
         ready_for: str | None = None
         if condition != CopyCondition.damaged:
@@ -1496,10 +1497,10 @@ class LibraryLendingEnv(rt.Environment):
             raise rt.Fail("only a loan in progress can be reported lost", site=33)
         self._hit(33)
         self._set("loans", l, "state", LoanState.lost)
-        _tmp2 = self.t_copies.row(l.copy_)
-        self._set("copies", _tmp2, "condition", CopyCondition.lost)
-        _tmp3 = self.t_members.row(l.member)
-        self._set("members", _tmp3, "fines_cents", _tmp3.fines_cents + C_REPLACEMENT_FEE_CENTS)
+        _tmp3 = self.t_copies.row(l.copy_)
+        self._set("copies", _tmp3, "condition", CopyCondition.lost)
+        _tmp4 = self.t_members.row(l.member)
+        self._set("members", _tmp4, "fines_cents", _tmp4.fines_cents + C_REPLACEMENT_FEE_CENTS)
         return l
 
     def _impl_place_hold(self, isbn: str, member_id: str) -> Hold:

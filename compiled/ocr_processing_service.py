@@ -41,29 +41,29 @@ class Result:
 
 
 @dataclass(slots=True, kw_only=True)
-class StatusInfo:
+class StatusInfo(rt.Value):
     status: OCRStatus
 
 
 @dataclass(slots=True, kw_only=True)
-class Availability:
+class Availability(rt.Value):
     available: bool
 
 
 @dataclass(slots=True, kw_only=True)
-class ResultText:
+class ResultText(rt.Value):
     extracted_text: str
 
 
 @dataclass(slots=True, kw_only=True)
-class ResultWithConfidence:
+class ResultWithConfidence(rt.Value):
     extracted_text: str
     confidence_scores: list[float]
     processing_timestamp: datetime.datetime
 
 
 @dataclass(slots=True, kw_only=True)
-class RequestMetadata:
+class RequestMetadata(rt.Value):
     document_reference: str
     submission_time: datetime.datetime
     completion_time: datetime.datetime | None = None
@@ -850,8 +850,9 @@ class OCRProcessingServiceEnv(rt.Environment):
             "requests",
             OCRRequest(document_reference=document_reference, submission_time=self.s_now),
         )
-        self._touch_scalar("queued_request_ids")
-        self.s_queued_request_ids.append(r.request_id)
+        _tmp1 = self.s_queued_request_ids
+        self._mut(_tmp1)
+        _tmp1.append(r.request_id)
         return r
 
     def _impl_get_ocr_request_status(self, request_id: str) -> StatusInfo:
@@ -900,7 +901,7 @@ class OCRProcessingServiceEnv(rt.Environment):
         self._hit(7)
         return ResultWithConfidence(
             extracted_text=res.extracted_text,
-            confidence_scores=h.copy_value(res.confidence_scores),
+            confidence_scores=res.confidence_scores,
             processing_timestamp=res.processing_timestamp,
         )
 
@@ -937,8 +938,9 @@ class OCRProcessingServiceEnv(rt.Environment):
             raise rt.Fail("Request is not in submitted state", site=11)
         self._hit(11)
         self._set("requests", r, "status", OCRStatus.processing)
-        self._touch_scalar("queued_request_ids")
-        h.list_remove(self.s_queued_request_ids, request_id)
+        _tmp2 = self.s_queued_request_ids
+        self._mut(_tmp2)
+        h.list_remove(_tmp2, request_id)
         self._set_scalar("next_request_id", request_id)
         return r
 
@@ -971,7 +973,7 @@ class OCRProcessingServiceEnv(rt.Environment):
             Result(
                 request_id=request_id,
                 extracted_text=extracted_text,
-                confidence_scores=h.copy_value(confidence_scores),
+                confidence_scores=confidence_scores,
                 processing_timestamp=processing_timestamp,
             ),
         )
@@ -1017,8 +1019,8 @@ class OCRProcessingServiceEnv(rt.Environment):
         ]
         for rid in self._it(list(expired)):
             self._delete("result_repository", rid)
-            _tmp1 = self.t_requests.row(rid)
-            self._set("requests", _tmp1, "result_text", None)
+            _tmp3 = self.t_requests.row(rid)
+            self._set("requests", _tmp3, "result_text", None)
         if len(expired) > 0:
             return "Purged " + h.to_str(len(expired)) + " expired results."
         return "No expired results to purge."

@@ -33,7 +33,7 @@ class SortKey(enum.Enum):
 
 
 @dataclass(slots=True, kw_only=True)
-class Address:
+class Address(rt.Value):
     street: str
     city: str
     postcode: str
@@ -41,7 +41,7 @@ class Address:
 
 
 @dataclass(slots=True, kw_only=True)
-class OrderLine:
+class OrderLine(rt.Value):
     sku: str
     name: str
     qty: int
@@ -95,7 +95,7 @@ class Order:
 
 
 @dataclass(slots=True, kw_only=True)
-class CartView:
+class CartView(rt.Value):
     customer_id: str
     lines: list[OrderLine]
     subtotal_cents: int
@@ -105,7 +105,7 @@ class CartView:
 
 
 @dataclass(slots=True, kw_only=True)
-class OrderSummary:
+class OrderSummary(rt.Value):
     order_id: str
     status: OrderStatus
     placed_at: datetime.datetime
@@ -1080,7 +1080,7 @@ class OnlineShopEnv(rt.Environment):
         ship: int = self._fn_shipping_for(amount_cents=sub) if (len(lines) > 0) else 0
         return CartView(
             customer_id=c.customer_id,
-            lines=h.copy_value(lines),
+            lines=lines,
             subtotal_cents=sub,
             shipping_cents=ship,
             total_cents=(sub + ship),
@@ -1092,7 +1092,7 @@ class OnlineShopEnv(rt.Environment):
             order_id=o.order_id,
             status=o.status,
             placed_at=o.placed_at,
-            lines=h.copy_value(o.lines),
+            lines=o.lines,
             subtotal_cents=self._fn_subtotal(lines=o.lines),
             discount_cents=o.discount_cents,
             shipping_cents=o.shipping_cents,
@@ -1131,7 +1131,7 @@ class OnlineShopEnv(rt.Environment):
                 and ((not in_stock_only) or (p.stock > 0))
             )
         ]
-        ordered: list[Product] = h.copy_value(hits)
+        ordered: list[Product] = hits
         if sort_by == SortKey.price_asc:
             ordered = sorted(hits, key=(lambda p_2: p_2.price_cents))
         elif sort_by == SortKey.price_desc:
@@ -1182,8 +1182,9 @@ class OnlineShopEnv(rt.Environment):
                 site=8,
             )
         self._hit(8)
-        self._touch("customers", c, "cart")
-        c.cart[sku] = wanted
+        _tmp3 = c.cart
+        self._mut(_tmp3)
+        _tmp3[sku] = wanted
         return self._fn_cart_view(c=c)
 
     def _impl_update_cart_item(self, customer_id: str, sku: str, qty: int) -> CartView:
@@ -1200,8 +1201,9 @@ class OnlineShopEnv(rt.Environment):
             )
         self._hit(11)
         if qty == 0:
-            self._touch("customers", c, "cart")
-            h.map_remove(c.cart, sku)
+            _tmp4 = c.cart
+            self._mut(_tmp4)
+            h.map_remove(_tmp4, sku)
         else:
             if not (qty <= self.t_products.row(sku).stock):
                 raise rt.Fail(
@@ -1209,8 +1211,9 @@ class OnlineShopEnv(rt.Environment):
                     site=12,
                 )
             self._hit(12)
-            self._touch("customers", c, "cart")
-            c.cart[sku] = qty
+            _tmp5 = c.cart
+            self._mut(_tmp5)
+            _tmp5[sku] = qty
         return self._fn_cart_view(c=c)
 
     def _impl_place_order(
@@ -1276,14 +1279,14 @@ class OnlineShopEnv(rt.Environment):
             self._set("coupons", cp, "uses_left", cp.uses_left - 1)
             used = code
         for l_2 in self._it(list(lines)):
-            _tmp3 = self.t_products.row(l_2.sku)
-            self._set("products", _tmp3, "stock", _tmp3.stock - l_2.qty)
+            _tmp6 = self.t_products.row(l_2.sku)
+            self._set("products", _tmp6, "stock", _tmp6.stock - l_2.qty)
         self._set("customers", c, "cart", {})
         o: Order = self._insert(
             "orders",
             Order(
                 customer=customer_id,
-                lines=h.copy_value(lines),
+                lines=lines,
                 placed_at=self.s_now,
                 ship_to=(h.unwrap(ship_to) if (ship_to is not None) else c.address),
                 payment=payment,
@@ -1326,8 +1329,8 @@ class OnlineShopEnv(rt.Environment):
                     site=23,
                 )
             self._hit(23)
-            _tmp4 = self.t_customers.row(o.customer)
-            self._set("customers", _tmp4, "gift_card_cents", _tmp4.gift_card_cents - total)
+            _tmp7 = self.t_customers.row(o.customer)
+            self._set("customers", _tmp7, "gift_card_cents", _tmp7.gift_card_cents - total)
         self._set("orders", o, "status", OrderStatus.paid)
         self._set_scalar("revenue_cents", self.s_revenue_cents + total)
         return self._fn_summary(o=o)
@@ -1347,16 +1350,12 @@ class OnlineShopEnv(rt.Environment):
             self._impl_refund_and_restock(order_id=order_id)
         else:
             for l in self._it(list(o.lines)):
-                _tmp5 = self.t_products.row(l.sku)
-                self._set("products", _tmp5, "stock", _tmp5.stock + l.qty)
+                _tmp8 = self.t_products.row(l.sku)
+                self._set("products", _tmp8, "stock", _tmp8.stock + l.qty)
         cp: str | None = o.coupon
         if cp is not None:
-            self._set(
-                "coupons",
-                self.t_coupons.row(h.unwrap(cp)),
-                "uses_left",
-                self.t_coupons.row(h.unwrap(cp)).uses_left + 1,
-            )
+            _tmp9 = self.t_coupons.row(h.unwrap(cp))
+            self._set("coupons", _tmp9, "uses_left", _tmp9.uses_left + 1)
         self._set("orders", o, "status", OrderStatus.cancelled)
         return self._fn_summary(o=o)
 
@@ -1396,9 +1395,9 @@ class OnlineShopEnv(rt.Environment):
         self._hit(31)
         self._set("orders", o, "status", OrderStatus.delivered)
         self._set("orders", o, "delivered_on", h.date_of(self.s_now))
-        _tmp6 = self.t_customers.row(o.customer)
+        _tmp10 = self.t_customers.row(o.customer)
         self._set(
-            "customers", _tmp6, "loyalty_points", _tmp6.loyalty_points + self._fn_points_for(o=o)
+            "customers", _tmp10, "loyalty_points", _tmp10.loyalty_points + self._fn_points_for(o=o)
         )
         return self._fn_summary(o=o)
 
@@ -1428,10 +1427,10 @@ class OnlineShopEnv(rt.Environment):
             )
         self._hit(35)
         self._impl_refund_and_restock(order_id=order_id)
-        _tmp7 = self.t_customers.row(o.customer)
+        _tmp11 = self.t_customers.row(o.customer)
         self._set(
             "customers",
-            _tmp7,
+            _tmp11,
             "loyalty_points",
             max(0, (self.t_customers.row(o.customer).loyalty_points - self._fn_points_for(o=o))),
         )
@@ -1466,6 +1465,7 @@ class OnlineShopEnv(rt.Environment):
         for o in self._it(self.t_orders.rows()):
             if self._fn_counts_as_revenue(s=o.status) and (h.date_of(o.placed_at) >= since):
                 for l in self._it(list(o.lines)):
+                    self._mut(units)
                     units[l.sku] = (h.lookup(units, l.sku) if (l.sku in units) else 0) + l.qty
         return units
 
@@ -1504,11 +1504,13 @@ class OnlineShopEnv(rt.Environment):
             if not (t in p.tags):
                 raise rt.Fail((h.to_str(p.name) + " is not tagged " + h.to_str(t)), site=44)
             self._hit(44)
-            self._touch("products", p, "tags")
-            h.set_remove(p.tags, t)
+            _tmp12 = p.tags
+            self._mut(_tmp12)
+            h.set_remove(_tmp12, t)
         else:
-            self._touch("products", p, "tags")
-            p.tags.add(t)
+            _tmp13 = p.tags
+            self._mut(_tmp13)
+            _tmp13.add(t)
         return p
 
     def _impl_create_coupon(

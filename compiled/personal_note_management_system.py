@@ -39,7 +39,7 @@ class Note:
 
 
 @dataclass(slots=True, kw_only=True)
-class NoteMetadata:
+class NoteMetadata(rt.Value):
     created_at: datetime.datetime
     updated_at: datetime.datetime
     category: str
@@ -746,6 +746,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
                 raise rt.Fail("Tag name cannot be empty or whitespace", site=0)
             self._hit(0)
             if name not in names:
+                self._mut(names)
                 names.append(name)
         for name_2 in self._it(list(names)):
             self._impl_ensure_tag(name=name_2)
@@ -853,7 +854,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
                 title=t,
                 content=c,
                 category=cat,
-                tags=h.copy_value(names),
+                tags=names,
                 created_at=self.s_now,
                 updated_at=self.s_now,
             ),
@@ -949,8 +950,9 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
         self._hit(22)
         self._impl_ensure_tag(name=name)
         if name not in n.tags:
-            self._touch("notes", n, "tags")
-            n.tags.append(name)
+            _tmp2 = n.tags
+            self._mut(_tmp2)
+            _tmp2.append(name)
             self._impl_touch(note_id=note_id)
         return n
 
@@ -961,8 +963,9 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
         self._hit(23)
         name: str = tag_name.strip()
         if name in n.tags:
-            self._touch("notes", n, "tags")
-            h.list_remove(n.tags, name)
+            _tmp3 = n.tags
+            self._mut(_tmp3)
+            h.list_remove(_tmp3, name)
             self._impl_touch(note_id=note_id)
         return n
 

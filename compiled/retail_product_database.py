@@ -41,7 +41,7 @@ class Product:
 
 
 @dataclass(slots=True, kw_only=True)
-class ProductInfo:
+class ProductInfo(rt.Value):
     upc: str
     product_id: str
     name: str
@@ -55,12 +55,12 @@ class ProductInfo:
 
 
 @dataclass(slots=True, kw_only=True)
-class InventoryLevel:
+class InventoryLevel(rt.Value):
     inventory_level: int
 
 
 @dataclass(slots=True, kw_only=True)
-class BulkImportReport:
+class BulkImportReport(rt.Value):
     message: str
     imported: int
     failed: int
@@ -844,15 +844,13 @@ class RetailProductDatabaseEnv(rt.Environment):
         for idx, p in self._it(enumerate(h.in_order(products_list))):
             err: str | None = self._fn_import_error(idx=idx, p=p)
             if err is not None:
+                self._mut(errors)
                 errors.append(h.unwrap(err))
             else:
                 self._impl_insert_product(p=p)
                 imported += 1
         return BulkImportReport(
-            message="Bulk import completed.",
-            imported=imported,
-            failed=len(errors),
-            errors=h.copy_value(errors),
+            message="Bulk import completed.", imported=imported, failed=len(errors), errors=errors
         )
 
     def _impl_deplete_inventory(self, upc: str, quantity: int) -> Product:

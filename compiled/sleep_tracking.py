@@ -42,13 +42,13 @@ class TicketState(enum.Enum):
 
 
 @dataclass(slots=True, kw_only=True)
-class Interval:
+class Interval(rt.Value):
     start: datetime.datetime
     end: datetime.datetime
 
 
 @dataclass(slots=True, kw_only=True)
-class Window:
+class Window(rt.Value):
     start: datetime.datetime
     end: datetime.datetime
 

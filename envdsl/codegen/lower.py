@@ -140,7 +140,9 @@ class Lowerer:
             )
         py = self.names.type_name(info.name)
         doc = info.decl.doc.value if info.decl.doc else None
-        return RecordView(py, doc, fields, self.names.spec_name(py))
+        # records (values) carry the place they live in; rows are identities and need none
+        base = "" if info.is_entity else "rt.Value"
+        return RecordView(py, doc, fields, self.names.spec_name(py), base)
 
     def table(self, name: str, entity: RecordInfo) -> TableView:
         key = entity.key

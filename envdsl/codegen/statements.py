@@ -135,9 +135,8 @@ class BodyTranslator(Translator):
     def let(self, stmt: ast.Let, scope: CgScope, level: int) -> list[str]:
         pad = INDENT * level
         local_type = self.local_type(stmt.name)
-        code = self.expr(stmt.value, scope)
+        code = self.expr(stmt.value, scope)  # the value itself, not a copy (places and values)
         value_type = self.type_of(stmt.value)
-        code = self.copied(code, stmt.value)  # values never alias state
         lines = self.flush(level)
         py = scope.declare(stmt.name.text, local_type)
         if stmt.else_message is not None:
@@ -159,9 +158,15 @@ class BodyTranslator(Translator):
     def assign(self, stmt: ast.Assign, scope: CgScope, level: int) -> list[str]:
         pad = INDENT * level
         target = stmt.target
-        value = self.copied(self.expr(stmt.value, scope), stmt.value)
+        value = self.expr(stmt.value, scope)
         value_type = self.type_of(stmt.value)
         lines = self.flush(level)
+        target_type = t.strip_optional(self.type_of(target))
+        if stmt.op == "+=" and isinstance(target_type, t.ListType):
+            # `xs += ys` extends the list in place, as in Python: every alias sees it
+            code = self.mutated(self.expr(target, scope), scope)
+            extend = f"{code}.extend({self.stored(code, value, stmt.value)})"
+            return lines + self.flush(level) + [f"{pad}{extend}"]
         if isinstance(target, ast.NameRef):
             local = scope.lookup(target.name)
             if local is not None:
@@ -179,33 +184,44 @@ class BodyTranslator(Translator):
             self.row_record(self.type_of(target.obj)) if isinstance(target, ast.Attribute) else None
         )
         if isinstance(target, ast.Attribute) and record is not None:
-            # a field of a row: written through the journal (`_set`)
-            place = self.state_place(target, scope)
-            assert place is not None
-            _, table, row_code, attr = place
+            # a field of a row: written through the journal (`_set`), which stores a copy
+            row_code = self.expr(target.obj, scope)
+            if isinstance(self.type_of(target.obj), t.RefType):
+                row_code = f"self.{self._table_accessor(record.name)}.row({row_code})"
             lines += self.flush(level)
-            if not isinstance(target.obj, ast.NameRef):
+            if not row_code.isidentifier():
                 temp = self.temp(scope)
                 lines.append(f"{pad}{temp} = {row_code}")
                 row_code = temp
+            attr = self.names.field(record.name, target.name.text)
             declared = record.fields[target.name.text].type
             value = self.coerce(value, value_type, declared)
             if stmt.op != "=":
                 current = self.narrowed(f"{row_code}.{attr}", declared, self.type_of(target))
                 value = f"{current} {stmt.op[0]} {value}"
+            table = self.names.table_of(record.name)
             return lines + [f"{pad}self._set({table!r}, {row_code}, {attr!r}, {value})"]
-        touch = self.touch_before(target, scope)
-        target_code = self.expr(target, scope)
+        # a part of a value (a record's field, a list element, a map entry): changed in place,
+        # after journaling the place the value lives in, wherever the path to it came from
+        assert isinstance(target, (ast.Attribute, ast.Index))
+        obj_type = self.type_of(target.obj)
+        obj = self.mutated(self.expr(target.obj, scope), scope)
         lines += self.flush(level)
-        if touch:
-            lines.append(f"{pad}{touch}")
-        if isinstance(target, ast.Index):
-            obj_type = self.type_of(target.obj)
-            obj = self.expr(target.obj, scope)
-            index = self.expr(target.index, scope)
-            if isinstance(obj_type, t.ListType):
-                if stmt.op != "=":
-                    value = f"h.at({obj}, {index}) {stmt.op[0]} {value}"
-                return lines + [f"{pad}h.set_at({obj}, {index}, {value})"]
-            target_code = f"{obj}[{index}]"
-        return lines + [f"{pad}{target_code} {stmt.op} {value}"]
+        if isinstance(target, ast.Attribute):
+            assert isinstance(obj_type, t.RecordType)
+            attr = self.names.field(obj_type.name, target.name.text)
+            declared = self.checked.records[obj_type.name].fields[target.name.text].type
+            value = self.coerce(value, value_type, declared)
+            if stmt.op != "=":
+                current = self.narrowed(f"{obj}.{attr}", declared, self.type_of(target))
+                value = f"{current} {stmt.op[0]} {value}"
+            return lines + [f"{pad}{obj}.{attr} = {self.stored(obj, value, stmt.value)}"]
+        index = self.expr(target.index, scope)
+        lines += self.flush(level)
+        if isinstance(obj_type, t.ListType):
+            if stmt.op != "=":
+                value = f"h.at({obj}, {index}) {stmt.op[0]} {value}"
+            return lines + [f"{pad}h.set_at({obj}, {index}, {self.stored(obj, value, stmt.value)})"]
+        if stmt.op != "=":
+            value = f"h.lookup({obj}, {index}) {stmt.op[0]} {value}"
+        return lines + [f"{pad}{obj}[{index}] = {self.stored(obj, value, stmt.value)}"]

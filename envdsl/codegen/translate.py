@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 from envdsl.codegen.names import Names
 from envdsl.semantics import types as t
+from envdsl.semantics.aliases import is_mutable
 from envdsl.semantics.model import CheckedSpec, RecordInfo
 from envdsl.semantics.scope import path_of
 from envdsl.syntax import ast
@@ -108,16 +109,21 @@ class Translator:
     def _table_accessor(self, entity: str) -> str:
         return self.names.state[self.names.table_of(entity)]
 
-    def copied(self, code: str, node: ast.Expr) -> str:
-        """Values are copied where they are stored: a list, set, map or record read from a
-        place (a variable, a field, an entry) must not stay shared with that place, or writing
-        through one would change the other, outside the journal."""
-        if isinstance(node, (ast.NameRef, ast.Attribute, ast.Index)):
-            value_type = t.strip_optional(self.type_of(node))
-            if isinstance(value_type, (t.ListType, t.SetType, t.MapType)) or (
-                isinstance(value_type, t.RecordType) and not value_type.is_entity
-            ):
-                return f"h.copy_value({code})"
+    def stored(self, container: str, code: str, node: ast.Expr) -> str:
+        """A value stored into `container`: the runtime copies it when the container lives in
+        state (so no two places share a value); a fresh local container just holds it."""
+        if is_mutable(self.type_of(node)):
+            return f"self._own({container}, {code})"
+        return code
+
+    def mutated(self, code: str, scope: CgScope) -> str:
+        """Before changing the value of `code` in place: journal its place (`self._mut`), with
+        `code` first bound to a temporary unless it is a plain name, so it is computed once."""
+        if not code.isidentifier():
+            temp = self.temp(scope)
+            self.pending.append(f"{temp} = {code}")
+            code = temp
+        self.pending.append(f"self._mut({code})")
         return code
 
     def coerce(self, code: str, source: t.Type, target: t.Type) -> str:
@@ -378,9 +384,7 @@ class Translator:
             for kwarg in node.kwargs:
                 field_info = record.fields[kwarg.name.text]
                 value = self.coerce(
-                    self.copied(self.expr(kwarg.value, scope), kwarg.value),
-                    self.type_of(kwarg.value),
-                    field_info.type,
+                    self.expr(kwarg.value, scope), self.type_of(kwarg.value), field_info.type
                 )
                 args.append(f"{self.names.field(record.name, kwarg.name.text)}={value}")
             return f"{self.names.type_name(name)}({', '.join(args)})"
@@ -483,7 +487,7 @@ class Translator:
         if isinstance(receiver_type, t.TypeRefType):
             return f"list({self.expr(func.obj, scope)})"  # E.values()
         receiver = self.expr(func.obj, scope)
-        args = [self.copied(self.expr(arg, scope), arg) for arg in node.args]
+        args = [self.expr(arg, scope) for arg in node.args]
         if isinstance(receiver_type, t.TableType):
             table = self.names.table_of(receiver_type.entity)
             key_type = t.RefType(receiver_type.entity)
@@ -500,9 +504,9 @@ class Translator:
                 return f"{receiver}.rows()"
             return f"{receiver}.keys()"
         if method in _MUTATORS:
-            touch = self.touch_before(func.obj, scope)
-            if touch:
-                self.pending.append(touch)
+            receiver = self.mutated(receiver, scope)
+            if method in _STORING:
+                args = [self.stored(receiver, a, n) for a, n in zip(args, node.args)]
         if receiver_type == t.STR:
             if method in ("join", "count", "find"):
                 return f"{receiver}.{method}({', '.join(args)})"
@@ -540,42 +544,9 @@ class Translator:
             }[method]
         return call
 
-    def touch_before(self, target: ast.Expr, scope: CgScope) -> str:
-        """The journal call that must precede an in-place mutation of state, or ''."""
-        place = self.state_place(target, scope)
-        if place is None:
-            return ""
-        kind, table, row_code, attr = place
-        if kind == "scalar":
-            return f"self._touch_scalar({table!r})"
-        return f"self._touch({table!r}, {row_code}, {attr!r})"
-
-    def state_place(self, target: ast.Expr, scope: CgScope) -> tuple[str, str, str, str] | None:
-        """Where a mutation through `target` lands: ('row', table, row code, field attr),
-        ('scalar', name, '', ''), or None for a local value."""
-        if isinstance(target, ast.NameRef):
-            if scope.lookup(target.name) is not None or target.name in self.ctx.bindings:
-                return None
-            info = self.checked.state.get(target.name)
-            if info is not None and not isinstance(info.type, t.TableType):
-                return ("scalar", target.name, "", "")
-            return None
-        if isinstance(target, ast.Attribute):
-            obj_type = self.type_of(target.obj)
-            record = self.row_record(obj_type)
-            if record is not None:
-                row_code = self.expr(target.obj, scope)
-                if isinstance(obj_type, t.RefType):
-                    row_code = f"self.{self._table_accessor(record.name)}.row({row_code})"
-                attr = self.names.field(record.name, target.name.text)
-                return ("row", self.names.table_of(record.name), row_code, attr)
-            return self.state_place(target.obj, scope)
-        if isinstance(target, ast.Index):
-            return self.state_place(target.obj, scope)
-        return None
-
 
 _MUTATORS = {"append", "extend", "remove", "add", "discard"}
+_STORING = {"append", "extend", "add"}  # mutators whose argument ends up inside the receiver
 
 
 def _safe(name: str) -> str:

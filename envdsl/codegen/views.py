@@ -30,6 +30,7 @@ class RecordView:
     doc: str | None
     fields: list[FieldView]
     spec: str
+    base: str  # the base class ('' for none)
 
 
 @dataclass

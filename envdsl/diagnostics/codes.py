@@ -264,6 +264,13 @@ UNUSED_DECLARATION = _register(
 )
 UNUSED_VARIABLE = _register("W5005", "unused-variable", _L, "a `let` variable that is never read")
 
+WRITE_WITHOUT_EFFECT = _register(
+    "W5008",
+    "write-without-effect",
+    _L,
+    "a write to a local that lives nowhere in state and is never read afterwards",
+)
+
 CHECK_TRUE_AT_INIT = _register(
     "W5006", "check-true-at-init", _L, "a check that already passes before the agent acts"
 )

@@ -1254,7 +1254,9 @@ EXPLANATIONS: dict[str, Explanation] = {
     "E3001": _explain(
         """A `query` tool only reads state; an `action` may change it. The agent, the effect
         analysis and the invariant checks rely on this split, so a query that writes is an
-        error: make it an `action`, or remove the write.""",
+        error: make it an `action`, or remove the write. A local bound to a list, set, map or
+        record read from state is that value, not a copy (`let l = first(o.lines) else ...`,
+        a `for` variable, a fn's result), so writing through it writes the state too.""",
         r'''
         env Demo {
           state {
@@ -1971,6 +1973,42 @@ EXPLANATIONS: dict[str, Explanation] = {
             """Return how many names are stored."""
             let total = len(names)
             return total
+          }
+        }
+        ''',
+    ),
+    "W5008": _explain(
+        """A local that holds a new value (built by a literal, a record constructor, `list(...)`,
+        `sorted(...)`, a comprehension, or a public tool's argument) lives nowhere in state, so
+        a write through it changes nothing once the call ends, unless the local is read
+        afterwards. It usually means the author expected a copy to change the state: write the
+        state place itself, or bind the local to the value in state (`let tags = o.tags`,
+        which is that list, not a copy).""",
+        r'''
+        env Demo {
+          entity Order { key order_id: str, tags: list[str] = [] }
+          state {
+            orders: table Order
+          }
+          action tag_order(order_id: str, tag: str) {
+            """Add a tag to an order."""
+            let o = orders.get(order_id) else "no such order"
+            let tags = list(o.tags)
+            tags.append(tag)
+          }
+        }
+        ''',
+        r'''
+        env Demo {
+          entity Order { key order_id: str, tags: list[str] = [] }
+          state {
+            orders: table Order
+          }
+          action tag_order(order_id: str, tag: str) {
+            """Add a tag to an order."""
+            let o = orders.get(order_id) else "no such order"
+            let tags = o.tags
+            tags.append(tag)
           }
         }
         ''',

@@ -14,6 +14,7 @@ from envdsl.runtime.environment import (
     TraceEntry,
 )
 from envdsl.runtime.errors import BadValue, Fail
+from envdsl.runtime.places import Value
 from envdsl.runtime.table import RefField, Table, TableSchema
 from envdsl.runtime.values import (
     BOOL,
@@ -41,5 +42,5 @@ __all__ = [
     "BadValue", "EnumSpec", "Environment", "Fail", "FieldSpec", "InvalidState", "ListSpec",
     "MapSpec", "OptionalSpec", "ParamSpec", "RecordSpec", "RefField", "RefSpec", "Result",
     "ScalarSpec", "SetSpec", "Snapshot", "Table", "TableSchema", "TableSpec", "TaskSpec",
-    "ToolSpec", "TraceEntry", "TypeSpec", "helpers",
+    "ToolSpec", "TraceEntry", "TypeSpec", "Value", "helpers",
 ]  # fmt: skip

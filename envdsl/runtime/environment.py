@@ -16,6 +16,13 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, ClassVar, Iterable, Iterator, Mapping, Self, TypeVar
 
 from envdsl.runtime.errors import BadValue, Fail
+from envdsl.runtime.places import (
+    Place,
+    is_immutable,
+    own_row_fields,
+    owned_copy,
+    place_of,
+)
 from envdsl.runtime.table import RefField, Table, TableSchema
 from envdsl.runtime.values import IntSpec, RecordSpec, TypeSpec, nested_refs
 
@@ -120,6 +127,8 @@ class Environment:
         self._steps = 0
         self._journal: list[tuple[Any, ...]] | None = None
         self._touched: dict[tuple[str, Any], dict[str, Any]] = {}
+        # places whose value the current call already journaled: (id of the row, attribute)
+        self._saved: set[tuple[int, str]] = set()
         self._incoming: dict[str, list[RefField]] = {name: [] for name in self.TABLES}
         for spec in self.TABLES.values():
             for ref in spec.schema.refs:
@@ -139,10 +148,9 @@ class Environment:
     # ---- state -----------------------------------------------------------------------------
     def _clear(self) -> None:
         self._tables = {name: Table(spec.schema) for name, spec in self.TABLES.items()}
-        self._scalars = {
-            name: spec.default() if spec.default is not None else None
-            for name, spec in self.SCALARS.items()
-        }
+        self._scalars = {}
+        for name, spec in self.SCALARS.items():
+            self.set_scalar_initial(name, spec.default() if spec.default is not None else None)
         self.trace = []
 
     def reset(self, task: str | None = None, state: Mapping[str, Any] | str | None = None) -> None:
@@ -179,7 +187,7 @@ class Environment:
                     self._load_json_table(name, spec, data[name])
             for name, scalar in self.SCALARS.items():
                 if name in data:
-                    self._scalars[name] = scalar.spec.from_json(data[name], name)
+                    self.set_scalar_initial(name, scalar.spec.from_json(data[name], name))
                 elif scalar.default is None and not _is_optional(scalar.spec):
                     raise InvalidState(f"missing state field {name!r}")
         except BadValue as error:
@@ -226,10 +234,11 @@ class Environment:
                 setattr(row, schema.key, key)
             if key in table:
                 raise InvalidState(f"{name}: two rows have the key {key!r}")
+            own_row_fields(name, row)
             table.add(key, row)
 
     def set_scalar_initial(self, name: str, value: Any) -> None:
-        self._scalars[name] = value
+        self._scalars[name] = owned_copy(value, Place(None, None, name))
 
     def _check_whole_state(self) -> None:
         """Check every integrity rule on every row: for initial states, not per call.
@@ -416,6 +425,7 @@ class Environment:
     def _invoke(self, tool: ToolSpec, values: dict[str, Any], arguments: dict[str, Any]) -> Result:
         self._journal = []
         self._touched = {}
+        self._saved = set()
         self._steps = 0
         self.last_exception = None
         self.last_failure = None
@@ -448,6 +458,7 @@ class Environment:
         finally:
             self._journal = None
             self._touched = {}
+            self._saved = set()
         self.trace.append(
             TraceEntry(tool.name, dict(arguments), bool(outcome["success"]), outcome.get("error"))
         )
@@ -465,30 +476,63 @@ class Environment:
             return  # assigning the current value is not a change
         table = self._tables[table_name]
         key = getattr(row, table.schema.key)
+        if not is_immutable(old):
+            # a local may still alias the old value and change it later in this call: the
+            # undo keeps a copy of the value as it was (once per place and call)
+            saved = (id(row), field_name)
+            if saved not in self._saved:
+                self._saved.add(saved)
+                old = owned_copy(old, Place(table_name, row, field_name))
         self._write_log().append(("field", table_name, key, row, field_name, old))
         originals = self._touched.setdefault((table_name, key), {})
         if originals is not _INSERTED:
             originals.setdefault(field_name, old)
         if table.get(key) is row:
             table.reindex_field(key, row, field_name, old, value)
+        if not is_immutable(value):  # stored as a copy of its own: places never share values
+            value = owned_copy(value, Place(table_name, row, field_name))
         setattr(row, field_name, value)
 
-    def _touch(self, table_name: str, row: Any, field_name: str) -> None:
-        """Journal a row field's value before it is mutated in place (`row.tags.append(x)`)."""
-        table = self._tables[table_name]
-        key = getattr(row, table.schema.key)
-        old = copy.deepcopy(getattr(row, field_name))
-        self._write_log().append(("field", table_name, key, row, field_name, old))
-        originals = self._touched.setdefault((table_name, key), {})
-        if originals is not _INSERTED:
-            originals.setdefault(field_name, old)
-
     def _set_scalar(self, name: str, value: Any) -> None:
-        self._write_log().append(("scalar", name, self._scalars[name]))
-        self._scalars[name] = value
+        old = self._scalars[name]
+        if not is_immutable(old) and (0, name) not in self._saved:
+            self._saved.add((0, name))  # as in _set: the old value may still change
+            old = owned_copy(old, Place(None, None, name))
+        self._write_log().append(("scalar", name, old))
+        self._scalars[name] = owned_copy(value, Place(None, None, name))
 
-    def _touch_scalar(self, name: str) -> None:
-        self._write_log().append(("scalar", name, copy.deepcopy(self._scalars[name])))
+    def _mut(self, value: object) -> None:
+        """Journal the place of a value about to change in place (`xs.append(x)`,
+        `item.price = p`, `m[k] = v`), reached by any path; a value that is not in state
+        (a fresh local) has no place and needs no undo."""
+        place = place_of(value)
+        if place is None:
+            return
+        saved = (id(place.row) if place.table is not None else 0, place.attr)
+        if saved in self._saved:
+            return  # the value before the call is already journaled: that is what undo restores
+        self._saved.add(saved)
+        if place.table is None:
+            current = self._scalars[place.attr]
+            self._write_log().append(("scalar", place.attr, owned_copy(current, place)))
+            return
+        table = self._tables[place.table]
+        row = place.row
+        key = getattr(row, table.schema.key)
+        if self._touched.get((place.table, key)) is _INSERTED and table.get(key) is row:
+            return  # inserted by this call: undoing the insert removes it whole
+        old = owned_copy(getattr(row, place.attr), place)
+        self._write_log().append(("field", place.table, key, row, place.attr, old))
+        originals = self._touched.setdefault((place.table, key), {})
+        if originals is not _INSERTED:
+            originals.setdefault(place.attr, old)
+
+    def _own(self, container: object, value: T) -> T:
+        """`value` as stored into `container`: an owned copy when the container is in state."""
+        place = place_of(container)
+        if place is None or is_immutable(value):
+            return value
+        return owned_copy(value, place)
 
     def _next_auto_key(self, table: Table[Any]) -> str:
         prefix = table.schema.auto_prefix
@@ -508,6 +552,7 @@ class Environment:
             setattr(row, schema.key, key)
         if key in table:
             raise Fail(f"{schema.entity} {key!r} already exists", rule=f"key: {schema.entity}")
+        own_row_fields(table_name, row)
         table.add(key, row)
         self._write_log().append(("insert", table_name, key))
         self._touched[(table_name, key)] = _INSERTED

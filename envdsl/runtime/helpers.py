@@ -248,13 +248,6 @@ def unwrap(value: T | None) -> T:
     return value
 
 
-def copy_value(value: T) -> T:
-    """Values (lists, sets, maps, records) are copied when bound, so they never alias a row."""
-    import copy
-
-    return copy.deepcopy(value)
-
-
 def min_of(items: Iterable[T], key: Callable[[T], Any] | None = None) -> T:
     values = list(items)
     if not values:

@@ -27,6 +27,7 @@ def analyze(spec: ast.SpecFile, sources: SourceMap, sink: DiagnosticSink) -> Che
     )
     body.check_all()
     TaskChecker(body).check_all()
+    body.flush_alias_writes()  # writes through locals outside tool and fn bodies (checks)
     close_effects(checked, sink)
     lint(checked, sink)
     return checked

@@ -712,7 +712,8 @@ def _method(
         for arg, arg_type, expected in zip(node.args, types or [], wanted):
             checker.require_assignable(arg_type, expected, arg.span, f"argument of {name}()")
         if writes:
-            checker.write_place(func.obj, node.span, scope, mutation=f".{name}()")
+            stored = tuple(node.args) if name in ("append", "extend", "add") else ()
+            checker.write_place(func.obj, node.span, scope, mutation=f".{name}()", values=stored)
         return result(receiver)
 
     return rule

@@ -7,10 +7,12 @@ defaults, constants, invariants, fns and tools.  Task bodies are in tasks.py.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Callable
 
 from envdsl.diagnostics import DiagnosticSink, Edit, Fix, codes
 from envdsl.semantics import types as t
+from envdsl.semantics.aliases import AliasAnalysis, AliasSet
 from envdsl.semantics.check_expr import ExprChecker
 from envdsl.semantics.model import CallableInfo, CheckedSpec, Effects, RecordInfo
 from envdsl.semantics.scope import Context, Local, Scope, path_of
@@ -29,6 +31,10 @@ class BodyChecker(ExprChecker):
     ):
         super().__init__(checked, sink, assignable)
         self.resolve_type = resolve_type
+        self.aliases = AliasAnalysis(checked, lambda node: self.name_locals.get(id(node)))
+        # writes through locals, resolved once the body is checked (a local's roots can grow
+        # after the write: `x = o.tags` later in a loop)
+        self.alias_writes: list[_AliasWrite] = []
 
     def enter(
         self, kind: str, owner: str, *, result: t.Type | None = None, row: RecordInfo | None = None
@@ -114,15 +120,18 @@ class BodyChecker(ExprChecker):
                 self.enter("default", "")
                 self.expect(param.decl.default, Scope(), param.type, f"default of '{param.name}'")
                 self.enter(info.kind, info.name, result=info.result)
-            scope.locals[param.name] = Local(
-                param.name, param.type, param.decl.name.span, "param", True
-            )
+            local = Local(param.name, param.type, param.decl.name.span, "param", True)
+            if info.internal or not info.is_tool:
+                # a fn's or internal tool's argument may be any value of its type in state
+                local.roots = self.aliases.unknown_origin(param.type)
+            scope.locals[param.name] = local
         if isinstance(decl, ast.FnDecl) and not isinstance(decl.body, ast.Block):
             self.expect(decl.body, scope, info.result, f"result of fn '{info.name}'")
             return
         body = decl.body
         assert isinstance(body, ast.Block)
         ends = self.block(body, scope.child())
+        self.flush_alias_writes()
         if not ends and info.result != t.VOID and not t.is_error(info.result):
             self.error(
                 codes.MISSING_RETURN,
@@ -210,7 +219,16 @@ class BodyChecker(ExprChecker):
         elif isinstance(value, t.NothingType) or _contains_nothing(value):
             pass  # `let xs = []`: the element type is fixed by the first use
         self.declare(stmt.name, value, scope)
+        local = self.checked.locals.get(id(stmt.name))
+        if local is not None and local.span is stmt.name.span:
+            self.flows_into(local, stmt.value)
         return False
+
+    def flows_into(self, local: Local, value: ast.Expr) -> None:
+        """`let x = e` / `x = e`: x may now be (a part of) whatever e is."""
+        roots = self.aliases.of(value)
+        local.roots.self.add(roots.self)
+        local.roots.inner.add(roots.inner)
 
     def resolve_annotation(self, node: ast.TypeExpr | None) -> t.Type | None:
         return None if node is None else self.resolve_type(node)
@@ -292,6 +310,12 @@ class BodyChecker(ExprChecker):
         iterable = self.expr(stmt.iterable, scope)
         body_scope = scope.child()
         self.bind_targets(stmt.targets, iterable, stmt.iterable.span, body_scope)
+        elements = self.aliases.element(stmt.iterable, {})
+        for target in stmt.targets:  # a loop variable is the element itself, as in Python
+            local = body_scope.locals.get(target.text)
+            if local is not None:
+                local.roots.self.add(elements)
+                local.roots.inner.add(elements)
         self.ctx.loop_depth += 1
         self.block(stmt.body, body_scope)
         self.ctx.loop_depth -= 1
@@ -358,7 +382,9 @@ class BodyChecker(ExprChecker):
         if isinstance(target, ast.NameRef) and (local := scope.lookup(target.name)) is not None:
             target_type = local.type  # assigning replaces a narrowed optional, too
         value_type = self.expr(stmt.value, scope)
-        if self.check_target(target, stmt.span, scope):
+        if isinstance(target, ast.NameRef) and (local := scope.lookup(target.name)) is not None:
+            self.flows_into(local, stmt.value)
+        if self.check_target(target, stmt.span, scope, stmt.value):
             if stmt.op == "=":
                 if (
                     isinstance(target, ast.NameRef)
@@ -403,7 +429,9 @@ class BodyChecker(ExprChecker):
             scope.forget(path)
         return False
 
-    def check_target(self, target: ast.Expr, span: Span, scope: Scope) -> bool:
+    def check_target(
+        self, target: ast.Expr, span: Span, scope: Scope, value: ast.Expr | None = None
+    ) -> bool:
         """Report assignments to read-only places and keys; record the write. False if bad."""
         if isinstance(target, ast.Attribute):
             obj_type = self.checked.expr_types.get(id(target.obj))
@@ -418,10 +446,18 @@ class BodyChecker(ExprChecker):
                         help=f"insert a new {record.name} and delete the old one instead",
                     )
                     return False
-        return self.write_place(target, span, scope, mutation=None)
+        return self.write_place(
+            target, span, scope, mutation=None, values=(value,) if value is not None else ()
+        )
 
     def write_place(
-        self, target: ast.Expr, span: Span, scope: Scope, *, mutation: str | None
+        self,
+        target: ast.Expr,
+        span: Span,
+        scope: Scope,
+        *,
+        mutation: str | None,
+        values: tuple[ast.Expr, ...] = (),
     ) -> bool:
         """Record a write through `target`; report it where state may not change."""
         immutable = self._immutable_field(target)
@@ -437,6 +473,7 @@ class BodyChecker(ExprChecker):
             return False
         effect = self._place(target, scope, whole=mutation is None)
         if effect is None:
+            self.write_through_value(target, span, mutation, values)
             return True
         if effect.startswith("readonly:"):
             self.error(
@@ -469,6 +506,105 @@ class BodyChecker(ExprChecker):
             return False
         self.ctx.effects.writes.add(effect)
         return True
+
+    def write_through_value(
+        self, target: ast.Expr, span: Span, mutation: str | None, values: tuple[ast.Expr, ...]
+    ) -> None:
+        """A write through a value that is not a state path: a local, a loop variable, a
+        call's result.  It lands wherever that value lives; resolved in flush_alias_writes."""
+        if mutation is None:
+            if isinstance(target, ast.NameRef):
+                base = self.name_locals.get(id(target))
+                if base is not None:  # `x = e`, `x += e`: rebinding the local itself
+                    base.write_bases.add(id(target))
+                    self.alias_writes.append(_AliasWrite(AliasSet(), self.ctx, span, target, base))
+                return
+            if not isinstance(target, (ast.Attribute, ast.Index)):
+                return  # not a place at all (reported by the parser)
+            written = target.obj  # the record, list or map a part of which is assigned
+        else:
+            written = target
+        base_ref = _base_name(written)
+        base = self.name_locals.get(id(base_ref)) if base_ref is not None else None
+        if base is not None and base_ref is not None:
+            base.write_bases.add(id(base_ref))
+            for value in values:  # a local's value now holds what was stored into it
+                base.roots.inner.add(self.aliases.of(value).both())
+        if isinstance(target, ast.NameRef) and mutation is None:
+            return
+        roots = self.aliases.of(written).self
+        self.alias_writes.append(_AliasWrite(roots, self.ctx, span, written, base))
+
+    def flush_alias_writes(self) -> None:
+        """Resolve the writes through locals of the body just checked: each is a write of
+        every state place the local may point into (E3001/E3002 where state may not change),
+        or, for a value that lives nowhere in state and is never read, a write with no effect."""
+        pending, self.alias_writes = self.alias_writes, []
+        dead_reported: set[int] = set()
+        for write in pending:
+            places = sorted(write.roots.resolve())
+            if not places:
+                local = write.local
+                if (
+                    local is not None
+                    and local.kind in ("let", "loop", "param")
+                    and local.reads <= local.write_bases
+                    and not local.name.startswith("_")
+                    and id(local) not in dead_reported
+                    and not t.is_error(local.type)
+                ):
+                    dead_reported.add(id(local))
+                    self._report_dead_write(local, write)
+                continue
+            ctx = write.ctx
+            through = path_of(write.target) or "a value"
+            if not ctx.can_write:
+                what = f"modifies '{places[0]}' through '{through}'"
+                if ctx.kind == "query":
+                    self.error(
+                        codes.WRITE_IN_QUERY,
+                        f"query '{ctx.owner}' {what}",
+                        write.span,
+                        help=f"'{through}' is a value in state, not a copy: writing it changes "
+                        "the state; declare the tool as an `action`, or build a new value",
+                    )
+                else:
+                    self.error(
+                        codes.WRITE_IN_PURE_CONTEXT,
+                        f"{ctx.describe} {what}",
+                        write.span,
+                        help=f"'{through}' is a value in state, not a copy; "
+                        f"{ctx.describe} must not change state; only actions can",
+                    )
+                continue
+            ctx.effects.writes.update(places)
+
+    def _report_dead_write(self, local: Local, write: _AliasWrite) -> None:
+        text = self.checked.spec.text
+        start, end = write.span.start, write.span.end
+        line_start = text.rfind("\n", 0, start) + 1
+        line_end = text.find("\n", end)
+        line_end = len(text) if line_end < 0 else line_end
+        alone = not text[line_start:start].strip() and not text[end:line_end].strip()
+        fixes = []
+        if alone and write.span.file == self.checked.spec.path:
+            fixes.append(
+                Fix(
+                    "remove the write",
+                    (Edit(Span(write.span.file, line_start, min(line_end + 1, len(text))), ""),),
+                )
+            )
+        self.sink.report(
+            codes.WRITE_WITHOUT_EFFECT,
+            f"'{local.name}' is written but never read: the write has no effect",
+            write.span,
+            help=(
+                f"'{local.name}' is a new value that lives nowhere in state; to change the "
+                "state, write the state place itself (`row.field = ...`, `row.items.append(...)`); "
+                "otherwise remove the write"
+            ),
+            fixes=fixes,
+        )
 
     def _immutable_field(self, target: ast.Expr) -> tuple[str, str] | None:
         """(entity, field) when a write through `target` changes an immutable row field."""
@@ -556,3 +692,19 @@ def _augmented(op: str, target: t.Type, value: t.Type) -> t.Type | None:
 
 def _describe(target: ast.Expr) -> str:
     return path_of(target) or "target"
+
+
+@dataclass(slots=True)
+class _AliasWrite:
+    roots: AliasSet  # where the written value may live
+    ctx: Context
+    span: Span
+    target: ast.Expr  # the value written through
+    local: Local | None  # the local the target starts from, if any
+
+
+def _base_name(node: ast.Expr) -> ast.NameRef | None:
+    """`x` in `x`, `x.f`, `x[k].g`: the name a chain of fields and indexes starts from."""
+    while isinstance(node, (ast.Attribute, ast.Index)):
+        node = node.obj
+    return node if isinstance(node, ast.NameRef) else None

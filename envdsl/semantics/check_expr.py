@@ -30,6 +30,7 @@ class ExprChecker:
         self.allow_auto = False  # set while checking the default of a key field
         # names assigned without `let` in the current body, each reported once (E1001)
         self.undeclared: set[str] = set()
+        self.name_locals: dict[int, Local] = {}  # id of a name reference -> the local it reads
 
     # ---- helpers -----------------------------------------------------------------------------
     def error(
@@ -103,7 +104,13 @@ class ExprChecker:
         )
 
     def write_place(
-        self, target: ast.Expr, span: Span, scope: Scope, *, mutation: str | None
+        self,
+        target: ast.Expr,
+        span: Span,
+        scope: Scope,
+        *,
+        mutation: str | None,
+        values: tuple[ast.Expr, ...] = (),
     ) -> bool:
         """Record a write through `target` (implemented by check.BodyChecker)."""
         raise NotImplementedError
@@ -153,6 +160,10 @@ class ExprChecker:
         return t.STR
 
     def expr_NameRef(self, node: ast.NameRef, scope: Scope) -> t.Type:
+        local = scope.lookup(node.name)
+        if local is not None:
+            self.name_locals[id(node)] = local
+            local.reads.add(id(node))
         return self.name(node.name, node.span, scope)
 
     def name(self, name: str, span: Span, scope: Scope) -> t.Type:

@@ -1,0 +1,109 @@
+"""Places: where a value in state lives, so that a write through any alias of it is journaled.
+
+A local bound to a list, set, map or record read from state *is* that value, as in Python
+(`let item = o.items[0]` then `item.price = 5` changes the order).  To undo such a write when
+the call fails, the journal must know which row field (or scalar state field) the value belongs
+to, whatever path led to it: a loop variable, `first(...)`, a fn's result.  So every mutable value
+stored in state is an *owned copy* that carries its place; generated code calls
+`Environment._mut(value)` before changing a value in place, and that journals the value's place
+(or nothing, for a value that lives nowhere in state).
+
+Storing a value into state (an insert, a field or scalar assignment, an element added to an
+owned collection) stores an owned copy, so no two places in state ever share one value.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import enum
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+K = TypeVar("K")
+V = TypeVar("V")
+
+
+@dataclass(frozen=True, slots=True)
+class Place:
+    """A row's field (table, row object, attribute) or a scalar state field (table None)."""
+
+    table: str | None
+    row: Any
+    attr: str
+
+
+class Value:
+    """Base of generated record classes (value types): the place of an owned record."""
+
+    __slots__ = ("_owner",)
+
+
+class OwnedList(list[T]):
+    __slots__ = ("_owner",)
+
+
+class OwnedSet(set[T]):
+    __slots__ = ("_owner",)
+
+
+class OwnedDict(dict[K, V]):
+    __slots__ = ("_owner",)
+
+
+# values that cannot be changed in place: stored as they are
+_IMMUTABLE: frozenset[type] = frozenset(
+    {str, int, float, bool, type(None), dt.date, dt.datetime, dt.timedelta}
+)
+_RECORD_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def place_of(value: object) -> Place | None:
+    """The place an owned value lives in; None for a value that is not in state."""
+    owner: Place | None = getattr(value, "_owner", None)
+    return owner
+
+
+def record_fields(cls: type) -> tuple[str, ...]:
+    """The field attributes of a generated dataclass (records and entities)."""
+    names = _RECORD_FIELDS.get(cls)
+    if names is None:
+        names = tuple(getattr(cls, "__dataclass_fields__", {}))
+        _RECORD_FIELDS[cls] = names
+    return names
+
+
+def is_immutable(value: object) -> bool:
+    return type(value) in _IMMUTABLE or isinstance(value, enum.Enum)
+
+
+def owned_copy(value: T, place: Place) -> T:
+    """A deep copy of `value` whose lists, sets, maps and records all live at `place`."""
+    cls = type(value)
+    if cls in _IMMUTABLE:
+        return value
+    result: Any
+    if isinstance(value, list):
+        result = OwnedList([item if type(item) in _IMMUTABLE else owned_copy(item, place)
+                            for item in value])  # fmt: skip
+    elif isinstance(value, dict):
+        result = OwnedDict({key: item if type(item) in _IMMUTABLE else owned_copy(item, place)
+                            for key, item in value.items()})  # fmt: skip
+    elif isinstance(value, set):
+        result = OwnedSet(value)  # elements are hashable, hence immutable
+    elif isinstance(value, Value):
+        result = object.__new__(cls)
+        for name in record_fields(cls):
+            setattr(result, name, owned_copy(getattr(value, name), place))
+    else:
+        return value  # an enum member, or a row (rows are never nested in values)
+    result._owner = place
+    return result  # type: ignore[no-any-return]
+
+
+def own_row_fields(table: str, row: Any) -> None:
+    """Give a row's mutable field values their own owned copies (a row entering a table)."""
+    for name in record_fields(type(row)):
+        current = getattr(row, name)
+        if type(current) not in _IMMUTABLE:
+            setattr(row, name, owned_copy(current, Place(table, row, name)))

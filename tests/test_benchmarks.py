@@ -1,0 +1,30 @@
+"""Every benchmark script runs in a quick mode here, so that none of them rots unnoticed.
+
+Timings are not asserted (they belong to the scripts' own reports); a script must run to the
+end, compare its two sides where it does, and print its table.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def run_benchmark(*args: str) -> str:
+    completed = subprocess.run(
+        [sys.executable, str(REPO / "benchmarks" / args[0]), *args[1:]],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=REPO,
+    )
+    assert completed.returncode == 0, completed.stderr
+    return completed.stdout
+
+
+def test_bench_aliases_quick() -> None:
+    out = run_benchmark("bench_aliases.py", "--quick")
+    assert "| modify (2 swaps) |" in out and "| late failure |" in out

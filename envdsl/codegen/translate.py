@@ -193,7 +193,12 @@ class Translator:
         if name in self.checked.state:
             return f"self.{self.names.state[name]}", self.checked.state[name].type
         if name in self.checked.consts:
-            return self.names.consts[name], self.checked.consts[name].type
+            const = self.checked.consts[name]
+            if is_mutable(const.type):
+                # a constant is shared by every call and every environment: each read is a
+                # fresh value, so no write through a local can change the constant itself
+                return f"h.fresh({self.names.consts[name]})", const.type
+            return self.names.consts[name], const.type
         if name in self.checked.enums or name in self.checked.records:
             return self.names.type_name(name), None
         if name == "initial":

@@ -34,12 +34,15 @@ if TYPE_CHECKING:
 class AliasSet:
     places: set[str] = field(default_factory=set)
     includes: list[AliasSet] = field(default_factory=list)
+    # places guessed from a type (a fn's result or parameter), not seen on a path
+    guessed: bool = False
 
     def add(self, other: AliasSet) -> None:
         if other is not self:
             self.includes.append(other)
 
-    def resolve(self) -> set[str]:
+    def resolve(self, *, seen_only: bool = False) -> set[str]:
+        """Every place in this set and those it includes (with seen_only, not guessed ones)."""
         found: set[str] = set()
         seen: set[int] = set()
         stack: list[AliasSet] = [self]
@@ -48,7 +51,8 @@ class AliasSet:
             if id(current) in seen:
                 continue
             seen.add(id(current))
-            found |= current.places
+            if not (seen_only and current.guessed):
+                found |= current.places
             stack.extend(current.includes)
         return found
 
@@ -121,7 +125,8 @@ class AliasAnalysis:
         inner: set[str] = set()
         for part in _mutable_parts(self.checked, value):
             inner |= self.places_holding(part)
-        return Roots(AliasSet(set(self.places_holding(value))), AliasSet(inner))
+        own = set(self.places_holding(value))
+        return Roots(AliasSet(own, guessed=True), AliasSet(inner, guessed=True))
 
     # ---- expressions ---------------------------------------------------------------------
     def of(self, node: ast.Expr, bound: dict[str, Roots] | None = None) -> Roots:

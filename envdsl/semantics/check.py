@@ -382,9 +382,15 @@ class BodyChecker(ExprChecker):
         if isinstance(target, ast.NameRef) and (local := scope.lookup(target.name)) is not None:
             target_type = local.type  # assigning replaces a narrowed optional, too
         value_type = self.expr(stmt.value, scope)
-        if isinstance(target, ast.NameRef) and (local := scope.lookup(target.name)) is not None:
+        if (
+            stmt.op == "="
+            and isinstance(target, ast.NameRef)
+            and (local := scope.lookup(target.name)) is not None
+        ):
             self.flows_into(local, stmt.value)
-        if self.check_target(target, stmt.span, scope, stmt.value):
+        # `xs += ys` extends the list in place (as Python does): a write through xs itself
+        in_place = stmt.op == "+=" and isinstance(t.strip_optional(target_type), t.ListType)
+        if self.check_target(target, stmt.span, scope, stmt.value, in_place=in_place):
             if stmt.op == "=":
                 if (
                     isinstance(target, ast.NameRef)
@@ -430,7 +436,13 @@ class BodyChecker(ExprChecker):
         return False
 
     def check_target(
-        self, target: ast.Expr, span: Span, scope: Scope, value: ast.Expr | None = None
+        self,
+        target: ast.Expr,
+        span: Span,
+        scope: Scope,
+        value: ast.Expr | None = None,
+        *,
+        in_place: bool = False,
     ) -> bool:
         """Report assignments to read-only places and keys; record the write. False if bad."""
         if isinstance(target, ast.Attribute):
@@ -447,7 +459,11 @@ class BodyChecker(ExprChecker):
                     )
                     return False
         return self.write_place(
-            target, span, scope, mutation=None, values=(value,) if value is not None else ()
+            target,
+            span,
+            scope,
+            mutation="+=" if in_place else None,
+            values=(value,) if value is not None else (),
         )
 
     def write_place(
@@ -558,6 +574,18 @@ class BodyChecker(ExprChecker):
                 continue
             ctx = write.ctx
             through = path_of(write.target) or "a value"
+            # only places seen on a path: a type-based guess would reject correct specs
+            immutable = self._immutable_place(sorted(write.roots.resolve(seen_only=True)))
+            if immutable is not None:
+                self.error(
+                    codes.ASSIGN_TO_IMMUTABLE,
+                    f"'{through}' is the {immutable} field, which is immutable: it is set "
+                    "when the row is inserted and never changes",
+                    write.span,
+                    help=f"'{through}' is that value in state, not a copy; build a new value "
+                    "instead (`list(...)`, a record constructor), or drop `immutable`",
+                )
+                continue
             if not ctx.can_write:
                 what = f"modifies '{places[0]}' through '{through}'"
                 if ctx.kind == "query":
@@ -578,6 +606,16 @@ class BodyChecker(ExprChecker):
                     )
                 continue
             ctx.effects.writes.update(places)
+
+    def _immutable_place(self, places: list[str]) -> str | None:
+        """'Entity.field' of the first immutable row field among the places, if any."""
+        for place in places:
+            table, _, field_name = place.partition(".")
+            for record in self.checked.records.values():
+                field = record.fields.get(field_name) if record.table == table else None
+                if field is not None and field.decl.immutable:
+                    return f"{record.name}.{field_name}"
+        return None
 
     def _report_dead_write(self, local: Local, write: _AliasWrite) -> None:
         text = self.checked.spec.text

@@ -134,6 +134,8 @@ class Translator:
                 return f"{code}.{self.names.key_attr(source.name)}"
         if source == t.INT and target_base == t.FLOAT:
             return f"float({code})"
+        if isinstance(source, t.TableType) and isinstance(target_base, t.ListType):
+            return f"{code}.rows()"  # a table where a list is expected: the list of its rows
         return code
 
     # ---- expressions -------------------------------------------------------------------------
@@ -248,7 +250,10 @@ class Translator:
     def x_Slice(self, node: ast.Slice, scope: CgScope) -> str:
         lower = self.expr(node.lower, scope) if node.lower is not None else ""
         upper = self.expr(node.upper, scope) if node.upper is not None else ""
-        return f"{self.expr(node.obj, scope)}[{lower}:{upper}]"
+        obj = self.expr(node.obj, scope)
+        if isinstance(self.type_of(node.obj), t.TableType):
+            obj = f"{obj}.rows()"  # a table sliced is the list of its rows sliced
+        return f"{obj}[{lower}:{upper}]"
 
     def x_Unary(self, node: ast.Unary, scope: CgScope) -> str:
         return f"({node.op}{self.expr(node.operand, scope)})"
@@ -296,7 +301,10 @@ class Translator:
         return "(" + " ".join(parts) + ")"
 
     def compare_operand(self, code: str, own: t.Type, other: t.Type) -> str:
-        """A row compared with a key or ref is compared by its key."""
+        """A row compared with a key or ref is compared by its key; a table compared with a
+        list, by the list of its rows (a Table never equals a Python list)."""
+        if isinstance(own, t.TableType) and isinstance(t.strip_optional(other), t.ListType):
+            return f"{code}.rows()"
         if isinstance(own, t.RecordType) and own.is_entity:
             other_base = t.strip_optional(other)
             if not (isinstance(other_base, t.RecordType) and other_base.is_entity):
@@ -305,6 +313,10 @@ class Translator:
 
     def x_Conditional(self, node: ast.Conditional, scope: CgScope) -> str:
         body, test, orelse = (self.expr(x, scope) for x in (node.body, node.test, node.orelse))
+        # each branch takes the joined type: a table its rows, a row in a ref-typed join its key
+        whole = self.type_of(node)
+        body = self.coerce(body, self.type_of(node.body), whole)
+        orelse = self.coerce(orelse, self.type_of(node.orelse), whole)
         return f"({body} if {test} else {orelse})"
 
     def x_Lambda(self, node: ast.Lambda, scope: CgScope) -> str:
@@ -454,7 +466,13 @@ class Translator:
         if name == "replace":
             return f"{args[0]}.replace({args[1]}, {args[2]})"
         if name in ("date", "datetime"):
-            return f"h.{name}({args[0]})"
+            # `date(t)` of a datetime is `date_of(t)`, `datetime(d)` of a date `datetime_of(d)`
+            converted: dict[tuple[str, t.Type], str] = {
+                ("date", t.DATETIME): "date_of",
+                ("datetime", t.DATE): "datetime_of",
+            }
+            helper = converted.get((name, self.type_of(node.args[0])), name)
+            return f"h.{helper}({args[0]})"
         if name == "auto":
             return "''"
         if name in ("called", "calls"):

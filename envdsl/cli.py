@@ -176,13 +176,13 @@ def _close_matches(wanted: str) -> str:
 # ---- compile, schema, run --------------------------------------------------------------------
 
 
-def _compile_or_exit(path: str, color: bool | None = None) -> object:
+def _compile_or_exit(path: str, color: bool | None = None, *, formatted: bool = True) -> object:
     """Compile one spec; on errors print them like `check` does and exit 1."""
     from envdsl.diagnostics.render_text import render_text
     from envdsl.pipeline import compile_file
 
     try:
-        result = compile_file(path)
+        result = compile_file(path, formatted=formatted)
     except (OSError, UnicodeDecodeError) as error:
         _fail_usage(f"cannot read '{path}': {_describe_read_error(error)}")
     if not result.ok:
@@ -198,7 +198,7 @@ def _load_class(path: str) -> "type[Environment]":
     from envdsl.loader import environment_class, load_module
     from envdsl.pipeline import CompileResult
 
-    result = _compile_or_exit(path)
+    result = _compile_or_exit(path, formatted=False)  # only executed, never written
     assert isinstance(result, CompileResult)
     module = load_module(result.artifacts["module"], result.artifacts["name"])
     return environment_class(module)

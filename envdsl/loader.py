@@ -23,7 +23,7 @@ class CompileError(Exception):
 
 def load(path: str | os.PathLike[str]) -> type[Environment]:
     """Compile a spec in memory and return its environment class (raises CompileError)."""
-    result = compile_file(path)
+    result = compile_file(path, formatted=False)  # only executed: black would add nothing
     if not result.ok or "module" not in result.artifacts:
         raise CompileError(result)
     module = load_module(result.artifacts["module"], result.artifacts["name"])

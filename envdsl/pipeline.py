@@ -69,10 +69,12 @@ def check_file(path: str | os.PathLike[str], *, verify: bool = True) -> CompileR
     return check_source(SourceFile(str(path), text), verify=verify)
 
 
-def compile_source(source: SourceFile) -> CompileResult:
+def compile_source(source: SourceFile, *, formatted: bool = True) -> CompileResult:
     """Check a spec and, when it has no errors, generate its Python module.
 
     On success `artifacts` holds `name` (the module's file stem) and `module` (its source).
+    `formatted=False` skips black: for code that is only executed in memory (`envdsl.load`,
+    `run`, `explore`), where formatting was most of the cost and changes nothing it does.
     """
     result = check_source(source)
     if not result.ok or result.checked is None:
@@ -84,16 +86,16 @@ def compile_source(source: SourceFile) -> CompileResult:
         assert isinstance(result.checked, CheckedSpec)
         result.stage_reached = "codegen"
         result.artifacts["name"] = output_name(result.checked)
-        result.artifacts["module"] = generate(result.checked)
+        result.artifacts["module"] = generate(result.checked, formatted=formatted)
     except Exception as error:  # a code generator bug is reported, never raised
         result.artifacts.clear()
         _report_internal_error(result, error)
     return result
 
 
-def compile_file(path: str | os.PathLike[str]) -> CompileResult:
+def compile_file(path: str | os.PathLike[str], *, formatted: bool = True) -> CompileResult:
     text = Path(path).read_text(encoding="utf-8")
-    return compile_source(SourceFile(str(path), text))
+    return compile_source(SourceFile(str(path), text), formatted=formatted)
 
 
 def _run_front_end(result: CompileResult, source: SourceFile, verify: bool) -> None:

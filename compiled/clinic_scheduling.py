@@ -2258,7 +2258,7 @@ class ClinicSchedulingEnv(rt.Environment):
         )
         return b
 
-    def _check_book_cleaning_0(self, b: dict[str, Any]) -> bool:
+    def _check_book_cleaning_0(self, answer: str) -> bool:
         return bool(
             any(
                 (
@@ -2277,18 +2277,20 @@ class ClinicSchedulingEnv(rt.Environment):
             )
         )
 
-    def _check_book_cleaning_1(self, b: dict[str, Any]) -> bool:
+    def _check_book_cleaning_1(self, answer: str) -> bool:
         return bool(
-            (
+            any(
                 (
-                    self.t_appointments.row(b["a"].appointment_id).end
-                    == h.datetime("2024-06-11T09:30:00Z")
+                    (
+                        ((x.patient == "P-0001") and (x.end == h.datetime("2024-06-11T09:30:00Z")))
+                        and (x.room == "R2")
+                    )
+                    for x in self._it(self.t_appointments.rows())
                 )
-                and (self.t_appointments.row(b["a"].appointment_id).room == "R2")
             )
         )
 
-    def _check_book_cleaning_2(self, b: dict[str, Any]) -> bool:
+    def _check_book_cleaning_2(self, answer: str) -> bool:
         return bool(
             (
                 (
@@ -2382,7 +2384,7 @@ class ClinicSchedulingEnv(rt.Environment):
         )
         return b
 
-    def _check_move_filling_keep_checkup_0(self, b: dict[str, Any]) -> bool:
+    def _check_move_filling_keep_checkup_0(self, answer: str) -> bool:
         return bool(
             (
                 (
@@ -2399,7 +2401,7 @@ class ClinicSchedulingEnv(rt.Environment):
             )
         )
 
-    def _check_move_filling_keep_checkup_1(self, b: dict[str, Any]) -> bool:
+    def _check_move_filling_keep_checkup_1(self, answer: str) -> bool:
         return bool(
             (
                 (
@@ -2519,10 +2521,10 @@ class ClinicSchedulingEnv(rt.Environment):
         self._solution_call(results, "send_appointment_reminders", {})
         return b
 
-    def _check_monday_reminders_0(self, b: dict[str, Any]) -> bool:
+    def _check_monday_reminders_0(self, answer: str) -> bool:
         return bool((self.s_now == h.datetime("2024-07-01T08:00:00Z")))
 
-    def _check_monday_reminders_1(self, b: dict[str, Any]) -> bool:
+    def _check_monday_reminders_1(self, answer: str) -> bool:
         return bool(
             (
                 [
@@ -2534,7 +2536,7 @@ class ClinicSchedulingEnv(rt.Environment):
             )
         )
 
-    def _check_monday_reminders_2(self, b: dict[str, Any]) -> bool:
+    def _check_monday_reminders_2(self, answer: str) -> bool:
         return bool(
             any(
                 (
@@ -2645,13 +2647,13 @@ class ClinicSchedulingEnv(rt.Environment):
         self._solution_call(results, "mark_no_show", {"appointment_id": "APT-0002"})
         return b
 
-    def _check_run_the_morning_0(self, b: dict[str, Any]) -> bool:
+    def _check_run_the_morning_0(self, answer: str) -> bool:
         return bool((self.t_appointments.row("APT-0001").status == AppointmentStatus.completed))
 
-    def _check_run_the_morning_1(self, b: dict[str, Any]) -> bool:
+    def _check_run_the_morning_1(self, answer: str) -> bool:
         return bool((self.t_patients.row("P-0001").last_visit == h.date("2024-06-11")))
 
-    def _check_run_the_morning_2(self, b: dict[str, Any]) -> bool:
+    def _check_run_the_morning_2(self, answer: str) -> bool:
         return bool(
             (
                 (self.t_appointments.row("APT-0002").status == AppointmentStatus.no_show)
@@ -2725,7 +2727,7 @@ class ClinicSchedulingEnv(rt.Environment):
         )
         return b
 
-    def _check_root_canal_after_certification_0(self, b: dict[str, Any]) -> bool:
+    def _check_root_canal_after_certification_0(self, answer: str) -> bool:
         return bool(
             any(
                 (
@@ -2735,7 +2737,7 @@ class ClinicSchedulingEnv(rt.Environment):
             )
         )
 
-    def _check_root_canal_after_certification_1(self, b: dict[str, Any]) -> bool:
+    def _check_root_canal_after_certification_1(self, answer: str) -> bool:
         return bool(
             any(
                 (
@@ -2743,7 +2745,10 @@ class ClinicSchedulingEnv(rt.Environment):
                         (
                             (
                                 (
-                                    ((x.patient == "P-0003") and (x.treatment == "ROOT-CANAL"))
+                                    (
+                                        ((x.patient == "P-0003") and (x.dentist == "D1"))
+                                        and (x.treatment == "ROOT-CANAL")
+                                    )
                                     and (x.room == "R2")
                                 )
                                 and (x.start == h.datetime("2024-06-12T13:00:00Z"))
@@ -2849,7 +2854,7 @@ class ClinicSchedulingEnv(rt.Environment):
         )
         return b
 
-    def _check_retire_hygiene_speciality_0(self, b: dict[str, Any]) -> bool:
+    def _check_retire_hygiene_speciality_0(self, answer: str) -> bool:
         return bool(
             (
                 (
@@ -2869,7 +2874,7 @@ class ClinicSchedulingEnv(rt.Environment):
             )
         )
 
-    def _check_retire_hygiene_speciality_1(self, b: dict[str, Any]) -> bool:
+    def _check_retire_hygiene_speciality_1(self, answer: str) -> bool:
         return bool(
             (
                 (self.t_appointments.row("APT-0001").status == AppointmentStatus.cancelled)
@@ -2880,7 +2885,7 @@ class ClinicSchedulingEnv(rt.Environment):
             )
         )
 
-    def _check_retire_hygiene_speciality_2(self, b: dict[str, Any]) -> bool:
+    def _check_retire_hygiene_speciality_2(self, answer: str) -> bool:
         return bool(
             (
                 self.t_appointments.row("APT-0002")

@@ -23,10 +23,11 @@ from collections.abc import Iterable
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 # Names the generated module binds at top level or uses unqualified (imports, and the fixed
-# parameters of generated methods: `self`, `b` of checks, `row` of row invariants, `results`).
+# parameters of generated methods: `self`, `b` and `answer` of checks, `row` of row
+# invariants, `results`).
 MODULE_NAMES = frozenset({
     "annotations", "datetime", "enum", "dataclass", "field", "Any", "ClassVar", "cast", "rt",
-    "h", "b", "self", "row", "results", "copy",
+    "h", "b", "self", "row", "results", "answer", "copy",
 })  # fmt: skip
 PY_RESERVED = frozenset(keyword.kwlist) | frozenset(keyword.softkwlist) | frozenset(dir(builtins))
 # Attributes that Enum gives every enum class; a member named so breaks the class (`mro`).

@@ -11,6 +11,7 @@ ones with names of Python and generated-module machinery (`class`, `mro`, `_tmp1
 from __future__ import annotations
 
 import json
+import os
 import random
 import re
 from collections.abc import Iterator
@@ -105,8 +106,13 @@ def json_words(text: str, spec_dir: Path) -> set[str]:
             found.add(value)
 
     for path in re.findall(r'init\s+from\s+"([^"]+)"', text):
-        if (spec_dir / path).is_file():  # the phrase may be in a comment
-            walk(json.loads((spec_dir / path).read_text(encoding="utf-8")))
+        file = spec_dir / path
+        if os.path.isabs(path) or ".." in path or not file.is_file():
+            continue  # in a comment, or a fuzzed path (`/dev/zero`): not an init file
+        try:
+            walk(json.loads(file.read_text(encoding="utf-8")))
+        except (OSError, ValueError):
+            continue
     return found
 
 
@@ -119,7 +125,11 @@ def renaming(text: str, spec_dir: Path, rng: random.Random) -> dict[str, str]:
     mapping: dict[str, str] = {}
     used = set(everywhere) | set(fixed)
     for name in names:
-        new = pool.pop() if pool and rng.random() < 0.4 else ""
+        # a leading underscore says "unused on purpose" (no W5005): keep it, or its absence
+        fitting = [n for n in pool if n.startswith("_") == name.startswith("_")]
+        new = fitting[-1] if fitting and rng.random() < 0.4 else ""
+        if new:
+            pool.remove(new)
         while not new or new in used:
             # no vowels: never a word a lint reads (`add_`, `set_`), never a natural word
             new = rng.choice("bcdfghjklmnpqrstvwxz") + "".join(
@@ -127,6 +137,8 @@ def renaming(text: str, spec_dir: Path, rng: random.Random) -> dict[str, str]:
             )
             if name[0].isupper():
                 new = new.capitalize()
+            if name.startswith("_"):
+                new = "_" + new
         used.add(new)
         mapping[name] = new
     return mapping

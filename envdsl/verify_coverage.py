@@ -65,7 +65,9 @@ def changed_fields(initial: Environment, solved: Environment) -> list[tuple[str,
     for table, spec in solved.TABLES.items():
         old_rows: dict[str, Any] = before.get(table, {})
         new_rows: dict[str, Any] = after.get(table, {})
-        chosen = {f.name for f in spec.row.fields if f.required} - {spec.schema.key}
+        # the schema names the key by its Python attribute (`type_`), state JSON by its name
+        key_field = {f.name for f in spec.row.fields if f.attribute == spec.schema.key}
+        chosen = {f.name for f in spec.row.fields if f.required} - key_field
         values: dict[str, Any] = {}
         for key, row in new_rows.items():
             old = old_rows.get(key)

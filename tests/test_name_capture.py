@@ -173,3 +173,22 @@ def test_local_named_like_a_const_and_a_type() -> None:
     return [K, C_K(v=3).v, C_K_, SPEC_C_K]
   }'''))
     assert call(env, "get") == [5, 3, 1, 2]
+
+
+def test_a_key_field_with_a_mangled_name_is_not_reported_as_unchecked() -> None:
+    """W5012 compared the key's Python attribute (`type_`) with JSON field names (`type`)."""
+    text = wrap('''
+  entity Item { key type: str, label: str }
+  state { items: table Item }
+  action add(type: str, label: str) -> Item {
+    """Add an item."""
+    return items.insert(Item(type=type, label=label))
+  }
+  task add_one {
+    """Add the item A, labelled first."""
+    init { items = [] }
+    solution { add(type="A", label="first") }
+    check "A is labelled first": items["A"].label == "first"
+  }''')
+    result = compile_source(SourceFile("spec.env", text))
+    assert [d.code.code for d in result.diagnostics] == []

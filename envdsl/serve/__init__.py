@@ -1,0 +1,2 @@
+"""Servers that expose an envdsl environment over a protocol (each a thin layer over
+envdsl.runtime.Environment): `envdsl serve` speaks MCP (envdsl.serve.mcp)."""

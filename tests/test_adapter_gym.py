@@ -48,6 +48,7 @@ def test_passes_gymnasiums_env_checker(task: str | None) -> None:
     assert [str(w.message) for w in caught if "render" not in str(w.message)] == []
 
 
+@pytest.mark.filterwarnings("ignore:.*render fps")  # text rendering has no frame rate
 def test_through_gymnasium_make_and_its_wrappers() -> None:
     env = gymnasium.make(f"envdsl.gym:{envdsl.gym.ENV_ID}", spec=str(SLEEP), task=TASK)
     assert env.spec is not None and env.spec.id == envdsl.gym.ENV_ID

@@ -278,6 +278,13 @@ CHECK_IGNORES_SOLUTION = _register(
     "W5007", "check-ignores-solution", _L, "a check that reads nothing the solution changes"
 )
 
+REDUNDANT_LET_ELSE = _register(
+    "W5009",
+    "redundant-let-else",
+    _L,
+    "`let x = v else ...` where a test already proved that `v` is not none",
+)
+
 # ---- E9xx: internal --------------------------------------------------------------------------
 INTERNAL_ERROR = _register(
     "E9001",

@@ -327,7 +327,7 @@ EXPLANATIONS: dict[str, Explanation] = {
         """A name must be a local variable, a parameter, a state field, a constant, an enum or
         a declared type or function in scope. Misspelled names are reported with the closest
         known name, because a generated environment must never fail at run time on an
-        undefined name.""",
+        undefined name. A new variable is declared with `let x = e`, not `x = e` as in Python.""",
         r'''
         env Demo {
           state {
@@ -900,7 +900,7 @@ EXPLANATIONS: dict[str, Explanation] = {
         """`let x = e else "msg"` unwraps an optional value and fails the tool when it is
         `none`. Here `e` can never be `none`, so the `else` is dead; often the intent was
         `t.get(k)` (optional) instead of `t[k]` (which already fails when the key is
-        absent).""",
+        absent). An optional that a test already proved not none is only a warning (W5009).""",
         r'''
         env Demo {
           entity User {
@@ -2107,6 +2107,46 @@ EXPLANATIONS: dict[str, Explanation] = {
             solution { restock(sku="APPLE", qty=5) }
             check "there are 7 apples": items["APPLE"].stock == 7
             check "the pears are untouched": items["PEAR"].stock == initial.items["PEAR"].stock
+          }
+        }
+        ''',
+    ),
+    "W5009": _explain(
+        """`let x = v else "message"` unwraps an optional, but here `v` was already tested
+        (`if v != none`, `require v != none`, ...), so it cannot be none and the `else` never
+        runs. The spec is still correct, so this is a warning and not E2006; drop the `else`
+        part, which the fix does.""",
+        r'''
+        env Demo {
+          entity User { key user_id: str, nick: str? }
+          state {
+            users: table User
+          }
+          query nick(user_id: str) -> str {
+            """The user's nickname, or '-'."""
+            let u = users.get(user_id) else "user not found"
+            if u.nick != none {
+              let n = u.nick else "no nickname"
+              return n
+            }
+            return "-"
+          }
+        }
+        ''',
+        r'''
+        env Demo {
+          entity User { key user_id: str, nick: str? }
+          state {
+            users: table User
+          }
+          query nick(user_id: str) -> str {
+            """The user's nickname, or '-'."""
+            let u = users.get(user_id) else "user not found"
+            if u.nick != none {
+              let n = u.nick
+              return n
+            }
+            return "-"
           }
         }
         ''',

@@ -28,6 +28,8 @@ class ExprChecker:
         self.assignable = assignable
         self.ctx: Context = Context("const", "", Effects())
         self.allow_auto = False  # set while checking the default of a key field
+        # names assigned without `let` in the current body, each reported once (E1001)
+        self.undeclared: set[str] = set()
         self.name_locals: dict[int, Local] = {}  # id of a name reference -> the local it reads
 
     # ---- helpers -----------------------------------------------------------------------------
@@ -66,6 +68,19 @@ class ExprChecker:
             )
             return False
         help = None
+        fixes: tuple[Fix, ...] = ()
+        if actual == t.FLOAT and t.strip_optional(expected) == t.INT:
+            # `let cents: int = price * 100`: Python's habit is int(...), which truncates
+            help = "round it to an int: `round(x)` (`int(x)` would drop the fraction)"
+            fixes = (
+                Fix(
+                    "round it with `round(...)`",
+                    (
+                        Edit(Span(span.file, span.start, span.start), "round("),
+                        Edit(Span(span.file, span.end, span.end), ")"),
+                    ),
+                ),
+            )
         if actual == t.STR and isinstance(expected, t.EnumType):
             help = f"write the member itself: `{expected.name}.<member>`"
         if actual == t.STR and expected in _DATE_LIKE:
@@ -75,6 +90,7 @@ class ExprChecker:
             f"{what}: expected {expected}, found {actual}",
             span,
             help=help,
+            fixes=fixes,
         )
         return False
 
@@ -188,6 +204,8 @@ class ExprChecker:
                 span,
                 help=f"call it: `{name}(...)`",
             )
+        if name in self.undeclared:
+            return t.ERROR  # `x = e` without `let` was reported where x was assigned
         candidates = set(scope.all_names()) | set(self.checked.consts) | set(self.checked.enums)
         if ctx.sees_state:
             candidates |= set(self.checked.state)
@@ -327,6 +345,8 @@ class ExprChecker:
                 self.expect(bound, scope, t.INT, "slice bound")
         if t.is_error(obj_type) or isinstance(obj_type, t.ListType) or obj_type == t.STR:
             return obj_type
+        if isinstance(obj_type, t.TableType):  # the list of its rows: `users[:3]`
+            return t.ListType(t.RecordType(obj_type.entity, True))
         return self.error(
             codes.NOT_INDEXABLE,
             f"{obj_type} cannot be sliced",
@@ -458,6 +478,9 @@ class ExprChecker:
         body = self.expr(node.body, then_scope)
         orelse = self.expr(node.orelse, else_scope)
         joined = t.join(body, orelse)
+        if joined is None and t.TableType in (type(body), type(orelse)):
+            # `users if c else []`: a table as a value is the list of its rows
+            joined = t.join(_rows_of(body), _rows_of(orelse))
         if joined is None and self.assignable(body, orelse):
             joined = orelse  # e.g. a key and a `ref` to it: the ref's key type
         elif joined is None and self.assignable(orelse, body):
@@ -784,6 +807,11 @@ def membership(item: t.Type, container: t.Type, assignable: t.Assignability) -> 
     if isinstance(container, t.TypeRefType) and isinstance(container.target, t.EnumType):
         return item == t.STR or item == container.target
     return None
+
+
+def _rows_of(value: t.Type) -> t.Type:
+    """A table's type as the list of its rows; any other type as it is."""
+    return t.ListType(t.RecordType(value.entity, True)) if isinstance(value, t.TableType) else value
 
 
 def _compare_help(left: t.Type, right: t.Type) -> str | None:

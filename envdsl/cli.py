@@ -429,10 +429,10 @@ def state(file: str, task_name: str) -> None:
 )
 @click.option(
     "--transport",
-    type=click.Choice(["stdio", "http"]),
+    type=click.Choice(["stdio", "http", "openenv"]),
     default="stdio",
     show_default=True,
-    help="stdio: one client on stdin/stdout; http: streamable HTTP at /mcp.",
+    help="MCP over stdio (one client) or streamable HTTP at /mcp; openenv: the OpenEnv contract.",
 )
 @click.option("--host", default="127.0.0.1", show_default=True, help="HTTP: address to bind.")
 @click.option(
@@ -446,20 +446,28 @@ def serve(
     host: str,
     port: int,
 ) -> None:
-    """Serve the environment's tools over MCP: one environment per MCP session."""
-    try:
-        import anyio
+    """Serve the environment's tools over MCP (one environment per MCP session) or OpenEnv."""
+    from envdsl.serve.episodes import Episodes
 
-        from envdsl.serve import mcp as mcp_server
-        from envdsl.serve.episodes import Episodes
+    try:
+        if transport == "openenv":
+            from envdsl.serve import openenv as openenv_server
+        else:
+            import anyio
+
+            from envdsl.serve import mcp as mcp_server
     except ImportError as error:
-        _fail_usage(f"envdsl serve needs the MCP SDK ({error}): pip install 'envdsl[mcp]'")
+        extra = "openenv" if transport == "openenv" else "mcp"
+        _fail_usage(f"envdsl serve --transport {transport} needs the [{extra}] extra ({error}): "
+                    f"pip install 'envdsl[{extra}]'")  # fmt: skip
     env_class = _load_class(file)
     episodes = Episodes(
         env_class, task=task_name, state=_start_state(env_class, task_name, state_file)
     )
     try:
-        if transport == "stdio":
+        if transport == "openenv":
+            openenv_server.serve_openenv(episodes, host, port)
+        elif transport == "stdio":
             anyio.run(mcp_server.serve_stdio, episodes)
         else:
             mcp_server.serve_http(episodes, host, port)

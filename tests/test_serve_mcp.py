@@ -180,6 +180,7 @@ def test_a_json_state_starts_each_session() -> None:
         (["--task", TASK, "--state", "s.json"], "give --task or --state, not both"),
         (["--state", "missing.json"], "cannot read state 'missing.json'"),
         (["--transport", "carrier-pigeon"], "Invalid value for '--transport'"),
+        (["--transport", "openenv", "--task", "nope"], "unknown task 'nope'"),
     ],
 )
 def test_bad_serve_arguments_are_one_line_usage_errors(

@@ -1,4 +1,4 @@
-"""The content-addressed cache of generated modules behind `envdsl.generated` (see there)."""
+"""The content-addressed cache of generated modules behind `envdsl.cached` (see there)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import os
 import tempfile
 from pathlib import Path
 
-PACKAGE = "envdsl.generated"
+PACKAGE = "envdsl.cached"
 
 
 def cache_dir() -> Path:
@@ -28,8 +28,8 @@ def module_name(source: str, name: str) -> str:
 
 def store(full_name: str, source: str) -> bool:
     """Write a module's source into the cache (once: the name is its content) and make sure
-    `envdsl.generated` looks there; False when the directory cannot be written."""
-    import envdsl.generated as package
+    `envdsl.cached` looks there; False when the directory cannot be written."""
+    import envdsl.cached as package
 
     directory = cache_dir()
     target = directory / (full_name.rsplit(".", 1)[1] + ".py")

@@ -482,3 +482,19 @@ def test_a_conditional_of_a_row_and_a_ref_gives_the_key(mine: bool, expected: st
     users = [{"user_id": "A", "name": "a"}, {"user_id": "B", "name": "b"}]
     env.reset(state={"users": users, "logs": [{"log_id": "L", "user": "B"}]})
     assert env.call("who", {"log_id": "L", "mine": mine}) == {"success": True, "data": expected}
+
+
+def test_code_that_is_only_executed_is_not_formatted() -> None:
+    """envdsl.load (and run, explore, schema) execute the module in memory: black, most of
+    the compile time, must not run; `envdsl compile` output stays formatted."""
+    script = (
+        "import sys, envdsl\n"
+        "env = envdsl.load('examples/sleep_tracking.env')()\n"
+        "env.reset(task='reactivate_and_log')\n"
+        "print('black' in sys.modules)\n"
+    )
+    repo = Path(__file__).resolve().parent.parent
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, cwd=repo, check=True
+    )
+    assert out.stdout.strip() == "False"

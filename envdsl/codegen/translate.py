@@ -203,6 +203,8 @@ class Translator:
             return self.names.type_name(name), None
         if name == "initial":
             return "self.initial_state()", None
+        if name == "answer" and self.ctx.kind == "check":
+            return "answer", t.STR  # the check method's parameter: the agent's final message
         raise AssertionError(f"unresolved name {name!r} reached code generation")
 
     def _declared_local(self, name: str, scope: CgScope) -> t.Type | None:

@@ -28,6 +28,8 @@ class ExprChecker:
         self.assignable = assignable
         self.ctx: Context = Context("const", "", Effects())
         self.allow_auto = False  # set while checking the default of a key field
+        # (check, binding) pairs already reported: one mistake, one diagnostic
+        self.bindings_reported: set[tuple[str, str]] = set()
         # names assigned without `let` in the current body, each reported once (E1001)
         self.undeclared: set[str] = set()
         self.name_locals: dict[int, Local] = {}  # id of a name reference -> the local it reads
@@ -171,6 +173,8 @@ class ExprChecker:
         local = scope.lookup(name)
         if local is not None:
             local.used = True
+            if local.kind == "binding" and self.ctx.kind == "check":
+                return self.binding_in_check(local, span)
             return narrowed if narrowed is not None else local.type
         ctx = self.ctx
         if ctx.row is not None and name in ctx.row.fields:
@@ -190,6 +194,8 @@ class ExprChecker:
             return t.TypeRefType(t.RecordType(name, info.is_entity))
         if name == "initial" and ctx.kind == "check":
             return t.InitialStateType()
+        if name == "answer" and ctx.kind == "check":
+            return t.STR  # the agent's final message to the user
         if name in self.checked.state:
             return self.error(
                 codes.UNKNOWN_NAME,
@@ -215,6 +221,39 @@ class ExprChecker:
         if help is None and name in ("self", "this"):
             help = "there is no `self`: name state fields directly (`users`, `now`)"
         return self.error(codes.UNKNOWN_NAME, f"unknown name '{name}'", span, help, fixes)
+
+    def binding_in_check(self, local: Local, span: Span) -> t.Type:
+        """A check reads only the agent's run; the solution's `let` holds what the reference
+        run produced (its auto key, its result), which an agent's run need not reproduce."""
+        name = local.name
+        if (self.ctx.owner, name) in self.bindings_reported:
+            return t.ERROR
+        self.bindings_reported.add((self.ctx.owner, name))
+        help = (
+            f"`{name}` is what the reference solution got; an agent's run can differ (another "
+            "auto key, another order). Check the state the task is about, the trace "
+            '(`called("tool", arg=...)`) or `answer`'
+        )
+        if isinstance(local.type, t.RecordType) and local.type.is_entity:
+            tables = [
+                table
+                for table, info in self.checked.state.items()
+                if isinstance(info.type, t.TableType) and info.type.entity == local.type.name
+            ]
+            if tables:
+                table, var = tables[0], local.type.name[0].lower()
+                help = (
+                    f"`{name}` is the row the reference solution got; an agent's row can have "
+                    f"another key. Find it by its content: `any({var}.<field> == ... for {var} "
+                    f"in {table})`, `count({var} for {var} in {table} if ...) == 1`, or "
+                    f"`first({var} for {var} in {table} if ...)` (the row or none)"
+                )
+        return self.error(
+            codes.CHECK_READS_SOLUTION_BINDING,
+            f"a check cannot read the solution's binding '{name}'",
+            span,
+            help=help,
+        )
 
     def expr_Attribute(self, node: ast.Attribute, scope: Scope) -> t.Type:
         path = path_of(node)

@@ -1,7 +1,7 @@
 """Environments compiled by `envdsl.load`, importable by name from any process.
 
 `envdsl.load` writes each generated module into a content-addressed cache directory
-(`envdsl.generated.<name>_<hash of the source>`) and imports it from there, so an environment
+(`envdsl.cached.<name>_<hash of the source>`) and imports it from there, so an environment
 object, its rows and its snapshots pickle by reference like any other Python class: a `spawn`
 worker or a Ray actor that unpickles one imports this package, whose path is the cache
 directory, and finds the module by its name.  The directory is `$ENVDSL_CACHE_DIR`, else

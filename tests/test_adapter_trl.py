@@ -95,11 +95,6 @@ env Clash {
     """How many rows there are."""
     return len(cs)
   }
-  task t {
-    """Count."""
-    init { cs = [] }
-    check "none": len(cs) == 0
-  }
 }
 ''')
     with pytest.raises(ValueError, match="tool 'reset' of Clash collides"):

@@ -132,14 +132,9 @@ env Clash {
     """How many rows there are."""
     return len(cs)
   }
-  task t {
-    """Count."""
-    init { cs = [] }
-    check "none": len(cs) == 0
-  }
 }
 ''')
-    env = EnvdslOpenEnv(Episodes(clash, task="t"))
+    env = EnvdslOpenEnv(Episodes(clash))
     env.reset()
     from envdsl.serve.openenv import ToolCall
 

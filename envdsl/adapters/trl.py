@@ -117,6 +117,12 @@ def environment_factory(
 ) -> type[Any]:
     """A TRL environment class over a spec file (compiled with envdsl.load) or a class."""
     env_class = spec if isinstance(spec, type) else envdsl.load(spec)
+    clashes = sorted(RESERVED & set(env_class.TOOLS))
+    if clashes:
+        raise ValueError(
+            f"tool {clashes[0]!r} of {env_class.NAME} collides with the TRL environment's own "
+            f"{clashes[0]!r}: rename the tool in the spec"
+        )
     chosen = list(tasks) if tasks is not None else list(env_class.TASKS)
     for name in chosen:
         if name not in env_class.TASKS:
@@ -125,12 +131,6 @@ def environment_factory(
             )
     if not chosen:
         raise ValueError(f"{env_class.NAME} has no tasks: a TRL environment needs one")
-    clashes = sorted(RESERVED & set(env_class.TOOLS))
-    if clashes:
-        raise ValueError(
-            f"tool {clashes[0]!r} of {env_class.NAME} collides with the TRL environment's own "
-            f"{clashes[0]!r}: rename the tool in the spec"
-        )
     turns = itertools.cycle(chosen)
 
     def __init__(self: Any) -> None:

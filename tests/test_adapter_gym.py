@@ -11,14 +11,13 @@ from typing import Any
 
 import pytest
 
-gymnasium = pytest.importorskip("gymnasium", reason="the [gym] extra is part of .[dev]")
+import gymnasium
+from gymnasium.utils.env_checker import check_env
 
-from gymnasium.utils.env_checker import check_env  # noqa: E402
-
-import envdsl  # noqa: E402
-import envdsl.gym  # noqa: E402
-from envdsl.adapters.records import task_records  # noqa: E402
-from envdsl.runtime import Environment  # noqa: E402
+import envdsl
+import envdsl.gym
+from envdsl.adapters.records import task_records
+from envdsl.runtime import Environment
 
 ROOT = Path(__file__).resolve().parent.parent
 SLEEP = ROOT / "examples" / "sleep_tracking.env"

@@ -28,7 +28,8 @@ def sleep() -> type[Environment]:
 
 
 def test_the_class_has_the_shape_trl_reads() -> None:
-    transformers_utils = pytest.importorskip("transformers.utils", reason="the [trl] extra")
+    import transformers.utils as transformers_utils  # the [trl] extra, part of .[dev]
+
     cls = environment_factory(sleep(), tasks=[TASK])
     env = cls()  # a zero-argument constructor
     public = sorted(

@@ -17,17 +17,15 @@ import anyio
 import pytest
 from click.testing import CliRunner
 
-pytest.importorskip("mcp", reason="the [mcp] extra is part of .[dev]")
+from mcp import Client, StdioServerParameters
 
-from mcp import Client, StdioServerParameters  # noqa: E402
-
-import envdsl  # noqa: E402
-from envdsl.adapters.records import task_records  # noqa: E402
-from envdsl.cli import main  # noqa: E402
-from envdsl.serve.episodes import Episodes  # noqa: E402
-from envdsl.serve.mcp import build_server  # noqa: E402
-from test_places import ALIASES  # noqa: E402
-from test_runtime import build  # noqa: E402
+import envdsl
+from envdsl.adapters.records import task_records
+from envdsl.cli import main
+from envdsl.serve.episodes import Episodes
+from envdsl.serve.mcp import build_server
+from test_places import ALIASES
+from test_runtime import build
 
 ROOT = Path(__file__).resolve().parent.parent
 SLEEP = ROOT / "examples" / "sleep_tracking.env"

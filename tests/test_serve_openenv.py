@@ -16,16 +16,15 @@ from typing import Any, Iterator
 
 import pytest
 
-pytest.importorskip("openenv.core", reason="the [openenv] extra is part of .[dev]")
+# the [openenv] extra is part of .[dev]: a missing library must fail here, not skip
+import uvicorn
+from openenv.core.generic_client import GenericEnvClient
 
-import uvicorn  # noqa: E402
-from openenv.core.generic_client import GenericEnvClient  # noqa: E402
-
-import envdsl  # noqa: E402
-from envdsl.adapters.records import task_records  # noqa: E402
-from envdsl.runtime import Environment  # noqa: E402
-from envdsl.serve.episodes import Episodes  # noqa: E402
-from envdsl.serve.openenv import build_app  # noqa: E402
+import envdsl
+from envdsl.adapters.records import task_records
+from envdsl.runtime import Environment
+from envdsl.serve.episodes import Episodes
+from envdsl.serve.openenv import build_app
 
 ROOT = Path(__file__).resolve().parent.parent
 SLEEP = ROOT / "examples" / "sleep_tracking.env"

@@ -43,6 +43,8 @@ def _tokens(text: str) -> list[re.Match[str]]:
 
 def _at_token(text: str, rng: random.Random, edit: Callable[[str], str]) -> str:
     tokens = _tokens(text)
+    if not tokens:  # an earlier mutation emptied the spec
+        return edit(text)
     token = rng.choice(tokens)
     return text[: token.start()] + edit(token.group()) + text[token.end() :]
 
@@ -61,7 +63,7 @@ def nested_blocks(text: str, rng: random.Random) -> str:
     kind = rng.choice(["for i in range(1) {", "if true {", "if x {"])
     body = "\n".join(kind for _ in range(depth)) + "\n" + "}\n" * depth
     lines = text.splitlines(keepends=True)
-    index = rng.randrange(len(lines))
+    index = rng.randrange(len(lines) + 1)
     return "".join(lines[:index]) + body + "".join(lines[index:])
 
 
@@ -104,6 +106,8 @@ def init_path(text: str, rng: random.Random) -> str:
 
 def token_edit(text: str, rng: random.Random) -> str:
     tokens = _tokens(text)
+    if not tokens:  # an earlier mutation emptied the spec
+        return text + rng.choice(["env", "{", "}", '"x"'])
     a, b = rng.choice(tokens), rng.choice(tokens)
     action = rng.choice(["delete", "duplicate", "replace", "truncate"])
     if action == "delete":

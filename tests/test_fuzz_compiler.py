@@ -33,3 +33,10 @@ def test_each_mutation_changes_the_spec(name: str) -> None:
     text = mutant(rng)[2]  # any example
     changed = sum(MUTATIONS[name](text, random.Random(i)) != text for i in range(5))
     assert changed >= 1
+
+
+@pytest.mark.parametrize("name", sorted(MUTATIONS))
+def test_each_mutation_accepts_an_emptied_spec(name: str) -> None:
+    """A truncation may leave nothing for the next mutation to work on."""
+    for text in ("", "\n", "x"):
+        assert isinstance(MUTATIONS[name](text, random.Random(1)), str)

@@ -341,7 +341,7 @@ class MapSpec(TypeSpec):
         return {"type": "object", "additionalProperties": self.value.schema()}
 
 
-_INT_TEXT = re.compile(r"-?(0|[1-9][0-9]{0,18})")
+_INT_TEXT = re.compile(r"0|-?[1-9][0-9]{0,18}")
 
 
 def key_from_json(spec: TypeSpec, raw: str, path: str) -> Any:

@@ -382,7 +382,8 @@ def run(
         results.append({"name": name, "arguments": arguments, "result": outcome})
         if output_format == "text":
             shown = json.dumps(arguments, ensure_ascii=False)
-            click.echo(f"[{index}] {name}({shown}) -> {json.dumps(outcome, ensure_ascii=False)}")
+            line = f"[{index}] {name}({shown}) -> {json.dumps(outcome, ensure_ascii=False)}"
+            click.echo(_encodable(line))
     evaluation = env.evaluate() if task_name else None
     failed = (evaluation is not None and not evaluation["success"]) or (
         evaluation is None and not all(r["result"]["success"] for r in results)
@@ -390,7 +391,7 @@ def run(
     exit_code = EXIT_ERRORS if strict and failed else EXIT_OK
     if output_format == "json":
         document = {"calls": results, "state_hash": env.state_hash(), "evaluation": evaluation}
-        click.echo(json.dumps(document, indent=2, ensure_ascii=False))
+        click.echo(_encodable(json.dumps(document, indent=2, ensure_ascii=False)))
         sys.exit(exit_code)
     click.echo(f"state hash: {env.state_hash()}")
     if evaluation is not None:
@@ -402,6 +403,14 @@ def run(
             f"reward: {evaluation['reward']:.3f}  success: {str(evaluation['success']).lower()}"
         )
     sys.exit(exit_code)
+
+
+def _encodable(text: str) -> str:
+    """Text that UTF-8 can encode: a lone surrogate from a call's JSON (`"\\ud800"`) is
+    printed as that escape instead of ending the command with a traceback."""
+    if text.isascii():
+        return text
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def _one_line(error: Exception) -> str:

@@ -143,3 +143,20 @@ def test_directories_and_patterns_everywhere(runner: CliRunner, tmp_path: Path) 
     (folder / "copy.env").write_text(SLEEP.read_text(encoding="utf-8"), encoding="utf-8")
     one_line_usage_error(runner.invoke(main, ["schema", str(folder)]), "names 2 specs")
     one_line_usage_error(runner.invoke(main, ["compile", str(tmp_path / "none")]), "no such file")
+
+
+def test_run_prints_lone_surrogates_as_escapes(runner: CliRunner, tmp_path: Path) -> None:
+    calls = tmp_path / "calls.jsonl"
+    calls.write_text(
+        '{"name": "get_user", "arguments": {"user_id": "a\\ud800"}}\n'
+        '{"name": "get_\\udfff", "arguments": {}}\n',
+        encoding="utf-8",
+    )
+    base = ["run", str(SLEEP), "--task", TASK, "--calls", str(calls)]
+    text = runner.invoke(main, base)
+    assert text.exit_code == 0, text.output
+    assert "surrogate" in text.stdout and "\\ud800" in text.stdout
+    as_json = runner.invoke(main, [*base, "--format", "json"])
+    assert as_json.exit_code == 0, as_json.output
+    first = json.loads(as_json.stdout)["calls"][0]
+    assert first["arguments"] == {"user_id": "a\ud800"} and not first["result"]["success"]

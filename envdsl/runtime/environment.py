@@ -17,7 +17,7 @@ from typing import Any, Callable, ClassVar, Iterable, Iterator, Mapping, Self, T
 
 from envdsl.runtime import limits
 from envdsl.runtime.errors import BadValue, Fail
-from envdsl.runtime.limits import clip, json_problem, stored_size
+from envdsl.runtime.limits import clip, json_problem, store
 from envdsl.runtime.places import (
     Place,
     is_immutable,
@@ -189,7 +189,7 @@ class Environment:
         failed load leaves an empty state, not half of the bad one."""
         try:
             if isinstance(state, str):
-                data = json.loads(state, parse_constant=_reject_constant)
+                data = _DECODER.decode(state)
             else:
                 data = state
             problem = json_problem(data)
@@ -387,11 +387,7 @@ class Environment:
         parsed: Any = arguments
         if isinstance(arguments, str):
             try:
-                parsed = (
-                    json.loads(arguments, parse_constant=_reject_constant)
-                    if arguments.strip()
-                    else {}
-                )
+                parsed = _DECODER.decode(arguments) if arguments.strip() else {}
             except json.JSONDecodeError as error:
                 return self._rejected(name, {}, f"arguments are not valid JSON: {error.msg}")
             except RecursionError:
@@ -412,20 +408,12 @@ class Environment:
                 parsed,
                 f"unknown tool {clip(name)}{hint} (tools: {', '.join(self.TOOLS)})",
             )
-        for key, value in parsed.items():
-            # typed parameters check their own values; nested data (lists, objects, `json`
-            # values) is first checked whole, without recursion: depth, numbers, strings
-            if type(value) in _NESTED or type(key) is not str:
-                problem = json_problem(parsed)
-                if problem is not None:
-                    return self._rejected(name, {}, f"invalid arguments: {problem}")
-                break
         try:
             values = self._parse_arguments(tool, parsed)
         except BadValue as error:
             return self._rejected(
                 name,
-                {k: v for k, v in parsed.items() if k in {p.name for p in tool.params}},
+                _traced_arguments(tool, parsed, error),
                 (
                     error.message
                     if not error.path
@@ -477,14 +465,13 @@ class Environment:
         self._journal = []
         self._touched = {}
         self._saved = set()
-        self._grown = set()
         self._steps = 0
         self.last_exception = None
         self.last_failure = None
         self.last_result: Any = None
         outcome: Result
-        outer_budget = limits.budget.left  # a call inside a call (a solution step) nests
-        limits.budget.left = self.size_budget
+        budget = limits.budget  # per thread; calls do not nest (solution steps run one by one)
+        budget.left = self.size_budget
         try:
             result = getattr(self, tool.impl)(**{p.attribute: values[p.name] for p in tool.params})
             if tool.kind == "action":
@@ -518,11 +505,12 @@ class Environment:
                 "error": f"internal error: {type(error).__name__}: {error}",
             }
         finally:
-            limits.budget.left = outer_budget
+            budget.left = None  # outside a call only the per-value limits apply
             self._journal = None
             self._touched = {}
             self._saved = set()
-            self._grown = set()
+            if self._grown:
+                self._grown = set()
         self.trace.append(
             TraceEntry(tool.name, dict(arguments), bool(outcome["success"]), outcome.get("error"))
         )
@@ -538,7 +526,7 @@ class Environment:
         old = getattr(row, field_name)
         if old == value and type(old) is type(value):
             return  # assigning the current value is not a change
-        limits.charge(stored_size(value))
+        store(value)
         table = self._tables[table_name]
         key = getattr(row, table.schema.key)
         if not is_immutable(old):
@@ -559,7 +547,7 @@ class Environment:
         setattr(row, field_name, value)
 
     def _set_scalar(self, name: str, value: Any) -> None:
-        limits.charge(stored_size(value))
+        store(value)
         old = self._scalars[name]
         if not is_immutable(old) and (0, name) not in self._saved:
             self._saved.add((0, name))  # as in _set: the old value may still change
@@ -598,7 +586,7 @@ class Environment:
 
         Every store is counted against the size budget, and a collection may not grow past
         its limit, in state or not: this is where a loop that appends grows one."""
-        limits.charge(stored_size(value))
+        store(value)
         if isinstance(container, (list, set, dict)) and len(container) >= limits.MAX_ITEMS:
             limits.check_items(len(container) + 1)
         place = place_of(container)
@@ -650,7 +638,7 @@ class Environment:
             setattr(row, schema.key, key)
         if key in table:
             raise Fail(f"{schema.entity} {key!r} already exists", rule=f"key: {schema.entity}")
-        limits.charge(stored_size(row))
+        limits.charge(limits.stored_size(row))
         own_row_fields(table_name, row)
         table.add(key, row)
         self._write_log().append(("insert", table_name, key))
@@ -924,8 +912,27 @@ def _advance_counter(table: Table[Any], key: Any) -> None:
 _NESTED = (list, dict)
 
 
+def _traced_arguments(tool: ToolSpec, given: dict[str, Any], error: BadValue) -> dict[str, Any]:
+    """The arguments a rejected call's trace keeps: not an unknown name (it may be megabytes
+    long), not a value that is no JSON (nested 100,000 deep, NaN: whoever dumps the trace
+    would fail). Accepted arguments passed their types, which are JSON by construction."""
+    kept = given
+    if not error.path:  # unexpected or missing arguments
+        names = {p.name for p in tool.params}
+        kept = {k: v for k, v in given.items() if k in names}
+    for value in kept.values():
+        kind = type(value)
+        if not (kind is str and value.isascii() or value is None or kind is bool):
+            return kept if json_problem(kept) is None else {}  # the full walk, rarely
+    return kept
+
+
 def _reject_constant(text: str) -> Any:
     raise ValueError(f"{text} is not a JSON number")
+
+
+# one decoder for every call: json.loads with an option builds a new one each time
+_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
 
 
 def _short(error: Exception) -> str:

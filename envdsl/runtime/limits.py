@@ -126,6 +126,25 @@ def json_problem(value: Any) -> str | None:
 _SMALL = frozenset({bool, type(None), dt.date, dt.datetime, dt.timedelta})
 
 
+def store(value: Any) -> None:
+    """Check a value being stored into state or into a collection against the value limits
+    and charge its size; the common scalars take a fast path (one type test), because this
+    runs on every field write."""
+    kind = type(value)
+    if kind is int:
+        if not MIN_INT <= value <= MAX_INT:
+            raise Fail("integer overflow: the result is outside the 64-bit range")
+    elif kind is str:
+        if len(value) > 64:  # short strings cannot exhaust the budget before the steps do
+            check_str(value)
+            charge(len(value))
+    elif kind is float:
+        if not math.isfinite(value):
+            raise Fail("the result is not a finite number")
+    elif kind not in _SMALL and not isinstance(value, enum.Enum):
+        charge(stored_size(value))
+
+
 def stored_size(value: Any) -> int:
     """The size of a value being stored (characters of strings, elements of collections, one
     per other value), after checking every part of it against the value limits: numbers in

@@ -124,10 +124,11 @@ class StrSpec(TypeSpec):
     def from_json(self, value: JSONValue, path: str) -> str:
         if not isinstance(value, str):
             raise self.mismatch(value, path)
-        if len(value) > MAX_STR:
-            raise BadValue(path, f"the string is longer than {MAX_STR} characters")
-        if has_surrogate(value):
-            raise BadValue(path, "the string holds a lone surrogate (not valid Unicode)")
+        if not value.isascii() or len(value) > 64:  # the common case: one O(1) test
+            if len(value) > MAX_STR:
+                raise BadValue(path, f"the string is longer than {MAX_STR} characters")
+            if has_surrogate(value):
+                raise BadValue(path, "the string holds a lone surrogate (not valid Unicode)")
         return value
 
     def schema(self) -> dict[str, Any]:

@@ -2259,7 +2259,7 @@ class ClinicSchedulingEnv(rt.Environment):
         )
         return b
 
-    def _check_book_cleaning_0(self, b: dict[str, Any]) -> bool:
+    def _check_book_cleaning_0(self, answer: str) -> bool:
         return bool(
             any(
                 (
@@ -2278,18 +2278,20 @@ class ClinicSchedulingEnv(rt.Environment):
             )
         )
 
-    def _check_book_cleaning_1(self, b: dict[str, Any]) -> bool:
+    def _check_book_cleaning_1(self, answer: str) -> bool:
         return bool(
-            (
+            any(
                 (
-                    self.t_appointments.row(b["a"].appointment_id).end
-                    == h.datetime("2024-06-11T09:30:00Z")
+                    (
+                        ((x.patient == "P-0001") and (x.end == h.datetime("2024-06-11T09:30:00Z")))
+                        and (x.room == "R2")
+                    )
+                    for x in self._it(self.t_appointments.rows())
                 )
-                and (self.t_appointments.row(b["a"].appointment_id).room == "R2")
             )
         )
 
-    def _check_book_cleaning_2(self, b: dict[str, Any]) -> bool:
+    def _check_book_cleaning_2(self, answer: str) -> bool:
         return bool(
             (
                 (
@@ -2383,7 +2385,7 @@ class ClinicSchedulingEnv(rt.Environment):
         )
         return b
 
-    def _check_move_filling_keep_checkup_0(self, b: dict[str, Any]) -> bool:
+    def _check_move_filling_keep_checkup_0(self, answer: str) -> bool:
         return bool(
             (
                 (
@@ -2400,7 +2402,7 @@ class ClinicSchedulingEnv(rt.Environment):
             )
         )
 
-    def _check_move_filling_keep_checkup_1(self, b: dict[str, Any]) -> bool:
+    def _check_move_filling_keep_checkup_1(self, answer: str) -> bool:
         return bool(
             (
                 (
@@ -2520,10 +2522,10 @@ class ClinicSchedulingEnv(rt.Environment):
         self._solution_call(results, "send_appointment_reminders", {})
         return b
 
-    def _check_monday_reminders_0(self, b: dict[str, Any]) -> bool:
+    def _check_monday_reminders_0(self, answer: str) -> bool:
         return bool((self.s_now == h.datetime("2024-07-01T08:00:00Z")))
 
-    def _check_monday_reminders_1(self, b: dict[str, Any]) -> bool:
+    def _check_monday_reminders_1(self, answer: str) -> bool:
         return bool(
             (
                 [
@@ -2535,7 +2537,7 @@ class ClinicSchedulingEnv(rt.Environment):
             )
         )
 
-    def _check_monday_reminders_2(self, b: dict[str, Any]) -> bool:
+    def _check_monday_reminders_2(self, answer: str) -> bool:
         return bool(
             any(
                 (
@@ -2646,13 +2648,13 @@ class ClinicSchedulingEnv(rt.Environment):
         self._solution_call(results, "mark_no_show", {"appointment_id": "APT-0002"})
         return b
 
-    def _check_run_the_morning_0(self, b: dict[str, Any]) -> bool:
+    def _check_run_the_morning_0(self, answer: str) -> bool:
         return bool((self.t_appointments.row("APT-0001").status == AppointmentStatus.completed))
 
-    def _check_run_the_morning_1(self, b: dict[str, Any]) -> bool:
+    def _check_run_the_morning_1(self, answer: str) -> bool:
         return bool((self.t_patients.row("P-0001").last_visit == h.date("2024-06-11")))
 
-    def _check_run_the_morning_2(self, b: dict[str, Any]) -> bool:
+    def _check_run_the_morning_2(self, answer: str) -> bool:
         return bool(
             (
                 (self.t_appointments.row("APT-0002").status == AppointmentStatus.no_show)
@@ -2726,7 +2728,7 @@ class ClinicSchedulingEnv(rt.Environment):
         )
         return b
 
-    def _check_root_canal_after_certification_0(self, b: dict[str, Any]) -> bool:
+    def _check_root_canal_after_certification_0(self, answer: str) -> bool:
         return bool(
             any(
                 (
@@ -2736,7 +2738,7 @@ class ClinicSchedulingEnv(rt.Environment):
             )
         )
 
-    def _check_root_canal_after_certification_1(self, b: dict[str, Any]) -> bool:
+    def _check_root_canal_after_certification_1(self, answer: str) -> bool:
         return bool(
             any(
                 (
@@ -2744,7 +2746,10 @@ class ClinicSchedulingEnv(rt.Environment):
                         (
                             (
                                 (
-                                    ((x.patient == "P-0003") and (x.treatment == "ROOT-CANAL"))
+                                    (
+                                        ((x.patient == "P-0003") and (x.dentist == "D1"))
+                                        and (x.treatment == "ROOT-CANAL")
+                                    )
                                     and (x.room == "R2")
                                 )
                                 and (x.start == h.datetime("2024-06-12T13:00:00Z"))
@@ -2850,7 +2855,7 @@ class ClinicSchedulingEnv(rt.Environment):
         )
         return b
 
-    def _check_retire_hygiene_speciality_0(self, b: dict[str, Any]) -> bool:
+    def _check_retire_hygiene_speciality_0(self, answer: str) -> bool:
         return bool(
             (
                 (
@@ -2870,7 +2875,7 @@ class ClinicSchedulingEnv(rt.Environment):
             )
         )
 
-    def _check_retire_hygiene_speciality_1(self, b: dict[str, Any]) -> bool:
+    def _check_retire_hygiene_speciality_1(self, answer: str) -> bool:
         return bool(
             (
                 (self.t_appointments.row("APT-0001").status == AppointmentStatus.cancelled)
@@ -2881,7 +2886,7 @@ class ClinicSchedulingEnv(rt.Environment):
             )
         )
 
-    def _check_retire_hygiene_speciality_2(self, b: dict[str, Any]) -> bool:
+    def _check_retire_hygiene_speciality_2(self, answer: str) -> bool:
         return bool(
             (
                 self.t_appointments.row("APT-0002")

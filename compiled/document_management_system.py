@@ -666,7 +666,9 @@ class DocumentManagementSystemEnv(rt.Environment):
                 ("the postmortem exists with its first version", "_check_create_and_lock_down_0"),
                 ("Kai can read but not write it", "_check_create_and_lock_down_1"),
                 ("the delete permission was checked", "_check_create_and_lock_down_2"),
+                ("the agent says Kai cannot delete it", "_check_create_and_lock_down_3"),
             ),
+            answer="No: Kai can only read the postmortem, not delete it.",
         ),
     }
     ROW_INVARIANTS: ClassVar[dict[str, tuple[tuple[str, str], ...]]] = {
@@ -1389,23 +1391,29 @@ class DocumentManagementSystemEnv(rt.Environment):
         )
         return b
 
-    def _check_update_report_and_share_0(self, b: dict[str, Any]) -> bool:
+    def _check_update_report_and_share_0(self, answer: str) -> bool:
         return bool((self.t_documents.row("DOC-0001").content == "Q2 revenue: 1.2M EUR (final)"))
 
-    def _check_update_report_and_share_1(self, b: dict[str, Any]) -> bool:
+    def _check_update_report_and_share_1(self, answer: str) -> bool:
         return bool(
             (
                 (self.t_documents.row("DOC-0001").version == 2)
                 and any(
                     (
-                        ((v.version_number == 2) and (v.modified_by == "u1"))
+                        (
+                            (
+                                ((v.document_id == "DOC-0001") and (v.version_number == 2))
+                                and (v.modified_by == "u1")
+                            )
+                            and (v.content_snapshot == "Q2 revenue: 1.2M EUR (final)")
+                        )
                         for v in self._it(self.t_versions.rows())
                     )
                 )
             )
         )
 
-    def _check_update_report_and_share_2(self, b: dict[str, Any]) -> bool:
+    def _check_update_report_and_share_2(self, answer: str) -> bool:
         return bool(
             any(
                 (
@@ -1506,12 +1514,12 @@ class DocumentManagementSystemEnv(rt.Environment):
         )
         return b
 
-    def _check_revert_bad_edit_0(self, b: dict[str, Any]) -> bool:
+    def _check_revert_bad_edit_0(self, answer: str) -> bool:
         return bool(
             (self.t_documents.row("DOC-0007").content == "1. Laptop\n2. Badge\n3. Accounts")
         )
 
-    def _check_revert_bad_edit_1(self, b: dict[str, Any]) -> bool:
+    def _check_revert_bad_edit_1(self, answer: str) -> bool:
         return bool(
             (
                 ((self.t_documents.row("DOC-0007").version == 4) and (len(self.t_versions) == 4))
@@ -1522,7 +1530,7 @@ class DocumentManagementSystemEnv(rt.Environment):
             )
         )
 
-    def _check_revert_bad_edit_2(self, b: dict[str, Any]) -> bool:
+    def _check_revert_bad_edit_2(self, answer: str) -> bool:
         return bool(
             (
                 (not any(((e.user_id == "u9") for e in self._it(self.t_access_control.rows()))))
@@ -1608,13 +1616,13 @@ class DocumentManagementSystemEnv(rt.Environment):
         self._solution_call(results, "restore_document", {"document_id": "DOC-0004"})
         return b
 
-    def _check_lifecycle_cleanup_0(self, b: dict[str, Any]) -> bool:
+    def _check_lifecycle_cleanup_0(self, answer: str) -> bool:
         return bool((self.t_documents.row("DOC-0002").status == DocumentStatus.archived))
 
-    def _check_lifecycle_cleanup_1(self, b: dict[str, Any]) -> bool:
+    def _check_lifecycle_cleanup_1(self, answer: str) -> bool:
         return bool((self.t_documents.row("DOC-0003").status == DocumentStatus.active))
 
-    def _check_lifecycle_cleanup_2(self, b: dict[str, Any]) -> bool:
+    def _check_lifecycle_cleanup_2(self, answer: str) -> bool:
         return bool(
             (
                 (self.t_documents.row("DOC-0004").status == DocumentStatus.active)
@@ -1648,29 +1656,52 @@ class DocumentManagementSystemEnv(rt.Environment):
         )
         return b
 
-    def _check_create_and_lock_down_0(self, b: dict[str, Any]) -> bool:
+    def _check_create_and_lock_down_0(self, answer: str) -> bool:
         return bool(
             (
-                any(
+                (
+                    any(
+                        (
+                            (
+                                (
+                                    (
+                                        (x.title == "Incident 42 postmortem")
+                                        and (x.content == "Root cause: expired certificate.")
+                                    )
+                                    and (x.owner_id == "u7")
+                                )
+                                and (x.version == 1)
+                            )
+                            for x in self._it(self.t_documents.rows())
+                        )
+                    )
+                    and (len(self.t_versions) == 1)
+                )
+                and all(
                     (
                         (
-                            ((x.title == "Incident 42 postmortem") and (x.owner_id == "u7"))
-                            and (x.version == 1)
+                            (v.content_snapshot == "Root cause: expired certificate.")
+                            and (v.modified_by == "u7")
                         )
-                        for x in self._it(self.t_documents.rows())
+                        for v in self._it(self.t_versions.rows())
                     )
                 )
-                and (len(self.t_versions) == 1)
             )
         )
 
-    def _check_create_and_lock_down_1(self, b: dict[str, Any]) -> bool:
+    def _check_create_and_lock_down_1(self, answer: str) -> bool:
         return bool(
             any(
                 (
                     (
                         (
-                            ((e.document_id == b["d"].document_id) and (e.user_id == "u7"))
+                            (
+                                (
+                                    self.t_documents.row(e.document_id).title
+                                    == "Incident 42 postmortem"
+                                )
+                                and (e.user_id == "u7")
+                            )
                             and (Permission.read in e.permissions)
                         )
                         and (Permission.write not in e.permissions)
@@ -1680,12 +1711,20 @@ class DocumentManagementSystemEnv(rt.Environment):
             )
         )
 
-    def _check_create_and_lock_down_2(self, b: dict[str, Any]) -> bool:
+    def _check_create_and_lock_down_2(self, answer: str) -> bool:
         return bool(
             (
                 self.called_with(
                     "check_user_access", {"user_id": "u7", "permission": Permission.delete}
                 )
                 > 0
+            )
+        )
+
+    def _check_create_and_lock_down_3(self, answer: str) -> bool:
+        return bool(
+            (
+                (answer.lower().startswith("no") or ("cannot" in answer.lower()))
+                or ("can't" in answer.lower())
             )
         )

@@ -1045,7 +1045,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
 
     def _solve_review_treadmill(self, results: list[rt.Result]) -> dict[str, Any]:
         b: dict[str, Any] = {}
-        b["r"] = self._solution_call(
+        self._solution_call(
             results,
             "submit_review",
             {
@@ -1058,7 +1058,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
         self._solution_call(results, "increment_helpful_vote", {"review_id": "REV-0001"})
         return b
 
-    def _check_review_treadmill_0(self, b: dict[str, Any]) -> bool:
+    def _check_review_treadmill_0(self, answer: str) -> bool:
         return bool(
             any(
                 (
@@ -1068,15 +1068,20 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
             )
         )
 
-    def _check_review_treadmill_1(self, b: dict[str, Any]) -> bool:
+    def _check_review_treadmill_1(self, answer: str) -> bool:
         return bool(
-            (
-                self.t_reviews.row(b["r"].review_id).comment
-                == "Sturdy and quiet, assembly took an hour."
+            any(
+                (
+                    (
+                        (x.user_id == "U2")
+                        and (x.comment == "Sturdy and quiet, assembly took an hour.")
+                    )
+                    for x in self._it(self.t_reviews.rows())
+                )
             )
         )
 
-    def _check_review_treadmill_2(self, b: dict[str, Any]) -> bool:
+    def _check_review_treadmill_2(self, answer: str) -> bool:
         return bool(
             (
                 self.t_reviews.row("REV-0001").helpful_votes
@@ -1153,15 +1158,15 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
         )
         return b
 
-    def _check_takedown_recalled_product_0(self, b: dict[str, Any]) -> bool:
+    def _check_takedown_recalled_product_0(self, answer: str) -> bool:
         return bool(
             (h.count((r for r in self._it(self.t_reviews.rows()) if (r.product_id == "P003"))) == 0)
         )
 
-    def _check_takedown_recalled_product_1(self, b: dict[str, Any]) -> bool:
+    def _check_takedown_recalled_product_1(self, answer: str) -> bool:
         return bool((self.t_reviews.row("REV-0003").rating == 2))
 
-    def _check_takedown_recalled_product_2(self, b: dict[str, Any]) -> bool:
+    def _check_takedown_recalled_product_2(self, answer: str) -> bool:
         return bool(
             ((self.t_reviews.row("REV-0003").comment == "Love it.") and (len(self.t_reviews) == 1))
         )
@@ -1231,17 +1236,26 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
         )
         return b
 
-    def _check_add_and_review_new_product_0(self, b: dict[str, Any]) -> bool:
+    def _check_add_and_review_new_product_0(self, answer: str) -> bool:
         return bool(
-            (("P010" in self.t_products) and (self.t_products.row("P010").brand == "TriggerPoint"))
+            (
+                (
+                    (
+                        ("P010" in self.t_products)
+                        and (self.t_products.row("P010").name == "Foam Roller")
+                    )
+                    and (self.t_products.row("P010").brand == "TriggerPoint")
+                )
+                and (self.t_products.row("P010").description == "High-density foam roller")
+            )
         )
 
-    def _check_add_and_review_new_product_1(self, b: dict[str, Any]) -> bool:
+    def _check_add_and_review_new_product_1(self, answer: str) -> bool:
         return bool(
             all(((p.category == "fitness equipment") for p in self._it(self.t_products.rows())))
         )
 
-    def _check_add_and_review_new_product_2(self, b: dict[str, Any]) -> bool:
+    def _check_add_and_review_new_product_2(self, answer: str) -> bool:
         return bool(
             (
                 self.called_with(
@@ -1325,13 +1339,13 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
         )
         return b
 
-    def _check_moderate_reviews_0(self, b: dict[str, Any]) -> bool:
+    def _check_moderate_reviews_0(self, answer: str) -> bool:
         return bool(("REV-0002" not in self.t_reviews))
 
-    def _check_moderate_reviews_1(self, b: dict[str, Any]) -> bool:
+    def _check_moderate_reviews_1(self, answer: str) -> bool:
         return bool(("REV-0001" not in self.t_reviews))
 
-    def _check_moderate_reviews_2(self, b: dict[str, Any]) -> bool:
+    def _check_moderate_reviews_2(self, answer: str) -> bool:
         return bool(
             (self.t_reviews.row("REV-0003") == self.initial_state().t_reviews.row("REV-0003"))
         )

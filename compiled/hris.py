@@ -729,8 +729,12 @@ class HRISEnv(rt.Environment):
             "_solve_hire_sofia",
             (
                 ("Sofia is an Account Executive in Sales under Marcus", "_check_hire_sofia_0"),
-                ("Sofia's salary and email are recorded", "_check_hire_sofia_1"),
-                ("Tom's address is updated, his phone is not", "_check_hire_sofia_2"),
+                (
+                    "Sofia's birth date, gender, start date and status are recorded",
+                    "_check_hire_sofia_1",
+                ),
+                ("Sofia's salary and email are recorded", "_check_hire_sofia_2"),
+                ("Tom's address is updated, his phone is not", "_check_hire_sofia_3"),
             ),
         ),
         "terminate_and_transfer": rt.TaskSpec(
@@ -1625,13 +1629,13 @@ class HRISEnv(rt.Environment):
         )
         return b
 
-    def _check_promote_tom_0(self, b: dict[str, Any]) -> bool:
+    def _check_promote_tom_0(self, answer: str) -> bool:
         return bool((self.t_employees.row("E002").job_title == "Senior Software Engineer"))
 
-    def _check_promote_tom_1(self, b: dict[str, Any]) -> bool:
+    def _check_promote_tom_1(self, answer: str) -> bool:
         return bool((self.t_employees.row("E002").salary == 115000.0))
 
-    def _check_promote_tom_2(self, b: dict[str, Any]) -> bool:
+    def _check_promote_tom_2(self, answer: str) -> bool:
         return bool(
             (
                 (
@@ -1809,13 +1813,13 @@ class HRISEnv(rt.Environment):
         self._solution_call(results, "remove_employee_record", {"employee_id": "E006"})
         return b
 
-    def _check_lena_returns_and_cleanup_0(self, b: dict[str, Any]) -> bool:
+    def _check_lena_returns_and_cleanup_0(self, answer: str) -> bool:
         return bool((self.t_employees.row("E003").employment_status == "active"))
 
-    def _check_lena_returns_and_cleanup_1(self, b: dict[str, Any]) -> bool:
+    def _check_lena_returns_and_cleanup_1(self, answer: str) -> bool:
         return bool((self.t_employees.row("E003").salary == 78000.0))
 
-    def _check_lena_returns_and_cleanup_2(self, b: dict[str, Any]) -> bool:
+    def _check_lena_returns_and_cleanup_2(self, answer: str) -> bool:
         return bool(
             (
                 ("E006" not in self.t_employees)
@@ -2015,18 +2019,38 @@ class HRISEnv(rt.Environment):
         )
         return b
 
-    def _check_hire_sofia_0(self, b: dict[str, Any]) -> bool:
+    def _check_hire_sofia_0(self, answer: str) -> bool:
         return bool(
             (
                 (
-                    (self.t_employees.row("E007").job_title == "Account Executive")
+                    (
+                        (
+                            (self.t_employees.row("E007").first_name == "Sofia")
+                            and (self.t_employees.row("E007").last_name == "Alvarez")
+                        )
+                        and (self.t_employees.row("E007").job_title == "Account Executive")
+                    )
                     and (self.t_employees.row("E007").department == "D02")
                 )
                 and (self.t_employees.row("E007").manager_id == "E004")
             )
         )
 
-    def _check_hire_sofia_1(self, b: dict[str, Any]) -> bool:
+    def _check_hire_sofia_1(self, answer: str) -> bool:
+        return bool(
+            (
+                (
+                    (
+                        (self.t_employees.row("E007").date_of_birth == h.date("1994-03-12"))
+                        and (self.t_employees.row("E007").gender == "female")
+                    )
+                    and (self.t_employees.row("E007").hire_date == h.date("2024-06-03"))
+                )
+                and (self.t_employees.row("E007").employment_status == "active")
+            )
+        )
+
+    def _check_hire_sofia_2(self, answer: str) -> bool:
         return bool(
             (
                 (self.t_employees.row("E007").salary == 65000.0)
@@ -2034,7 +2058,7 @@ class HRISEnv(rt.Environment):
             )
         )
 
-    def _check_hire_sofia_2(self, b: dict[str, Any]) -> bool:
+    def _check_hire_sofia_3(self, answer: str) -> bool:
         return bool(
             (
                 (self.t_employees.row("E002").address == "Oderberger Strasse 44, Berlin")
@@ -2216,8 +2240,8 @@ class HRISEnv(rt.Environment):
         )
         return b
 
-    def _check_terminate_and_transfer_0(self, b: dict[str, Any]) -> bool:
+    def _check_terminate_and_transfer_0(self, answer: str) -> bool:
         return bool((self.t_employees.row("E002").employment_status == "terminated"))
 
-    def _check_terminate_and_transfer_1(self, b: dict[str, Any]) -> bool:
+    def _check_terminate_and_transfer_1(self, answer: str) -> bool:
         return bool((self.t_employees.row("E003").department == "D01"))

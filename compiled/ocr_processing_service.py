@@ -1090,31 +1090,44 @@ class OCRProcessingServiceEnv(rt.Environment):
         )
         return b
 
-    def _check_process_oldest_scan_0(self, b: dict[str, Any]) -> bool:
+    def _check_process_oldest_scan_0(self, answer: str) -> bool:
         return bool(
             (
-                (self.t_requests.row("REQ-0001").status == OCRStatus.completed)
+                (
+                    (self.t_requests.row("REQ-0001").status == OCRStatus.completed)
+                    and (
+                        self.t_requests.row("REQ-0001").completion_time
+                        == h.datetime("2024-06-10T10:05:00Z")
+                    )
+                )
                 and (
-                    self.t_requests.row("REQ-0001").completion_time
+                    self.t_requests.row("REQ-0001").result_text
+                    == "INVOICE 2024-117 TOTAL 412.50 EUR"
+                )
+            )
+        )
+
+    def _check_process_oldest_scan_1(self, answer: str) -> bool:
+        return bool(
+            (
+                (
+                    (
+                        self.t_result_repository.row("REQ-0001").extracted_text
+                        == "INVOICE 2024-117 TOTAL 412.50 EUR"
+                    )
+                    and (
+                        self.t_result_repository.row("REQ-0001").confidence_scores
+                        == [0.98, 0.95, 0.91]
+                    )
+                )
+                and (
+                    self.t_result_repository.row("REQ-0001").processing_timestamp
                     == h.datetime("2024-06-10T10:05:00Z")
                 )
             )
         )
 
-    def _check_process_oldest_scan_1(self, b: dict[str, Any]) -> bool:
-        return bool(
-            (
-                (
-                    self.t_result_repository.row("REQ-0001").extracted_text
-                    == "INVOICE 2024-117 TOTAL 412.50 EUR"
-                )
-                and (
-                    self.t_result_repository.row("REQ-0001").confidence_scores == [0.98, 0.95, 0.91]
-                )
-            )
-        )
-
-    def _check_process_oldest_scan_2(self, b: dict[str, Any]) -> bool:
+    def _check_process_oldest_scan_2(self, answer: str) -> bool:
         return bool((self.s_queued_request_ids == ["REQ-0002"]))
 
     def _init_retry_crashed_scan(self) -> None:
@@ -1145,10 +1158,10 @@ class OCRProcessingServiceEnv(rt.Environment):
         self._solution_call(results, "retry_ocr_request", {"original_request_id": "REQ-0003"})
         return b
 
-    def _check_retry_crashed_scan_0(self, b: dict[str, Any]) -> bool:
+    def _check_retry_crashed_scan_0(self, answer: str) -> bool:
         return bool((self.t_requests.row("REQ-0003").status == OCRStatus.failed))
 
-    def _check_retry_crashed_scan_1(self, b: dict[str, Any]) -> bool:
+    def _check_retry_crashed_scan_1(self, answer: str) -> bool:
         return bool(
             (
                 (
@@ -1162,7 +1175,7 @@ class OCRProcessingServiceEnv(rt.Environment):
             )
         )
 
-    def _check_retry_crashed_scan_2(self, b: dict[str, Any]) -> bool:
+    def _check_retry_crashed_scan_2(self, answer: str) -> bool:
         return bool(
             (
                 h.count(
@@ -1243,7 +1256,7 @@ class OCRProcessingServiceEnv(rt.Environment):
         self._solution_call(results, "clear_completed_request", {"request_id": "REQ-0007"})
         return b
 
-    def _check_nightly_cleanup_0(self, b: dict[str, Any]) -> bool:
+    def _check_nightly_cleanup_0(self, answer: str) -> bool:
         return bool(
             (
                 ("REQ-0005" not in self.t_result_repository)
@@ -1251,12 +1264,12 @@ class OCRProcessingServiceEnv(rt.Environment):
             )
         )
 
-    def _check_nightly_cleanup_1(self, b: dict[str, Any]) -> bool:
+    def _check_nightly_cleanup_1(self, answer: str) -> bool:
         return bool(
             (("REQ-0007" not in self.t_requests) and ("REQ-0007" not in self.t_result_repository))
         )
 
-    def _check_nightly_cleanup_2(self, b: dict[str, Any]) -> bool:
+    def _check_nightly_cleanup_2(self, answer: str) -> bool:
         return bool(
             (
                 (

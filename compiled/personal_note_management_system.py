@@ -1091,7 +1091,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
         self._solution_call(results, "pin_note", {"note_id": b["n"].note_id})
         return b
 
-    def _check_capture_meeting_note_0(self, b: dict[str, Any]) -> bool:
+    def _check_capture_meeting_note_0(self, answer: str) -> bool:
         return bool(
             any(
                 (
@@ -1107,10 +1107,17 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
             )
         )
 
-    def _check_capture_meeting_note_1(self, b: dict[str, Any]) -> bool:
-        return bool(self.t_notes.row(b["n"].note_id).is_pinned)
+    def _check_capture_meeting_note_1(self, answer: str) -> bool:
+        return bool(
+            any(
+                (
+                    ((x.title == "Q3 planning") and x.is_pinned)
+                    for x in self._it(self.t_notes.rows())
+                )
+            )
+        )
 
-    def _check_capture_meeting_note_2(self, b: dict[str, Any]) -> bool:
+    def _check_capture_meeting_note_2(self, answer: str) -> bool:
         return bool(
             (
                 (("Projects" in self.t_categories) and ("meeting" in self.t_tags))
@@ -1209,13 +1216,13 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
         self._solution_call(results, "clear_note_content", {"note_id": "NOTE-0004"})
         return b
 
-    def _check_tidy_up_0(self, b: dict[str, Any]) -> bool:
+    def _check_tidy_up_0(self, answer: str) -> bool:
         return bool(("NOTE-0002" not in self.t_notes))
 
-    def _check_tidy_up_1(self, b: dict[str, Any]) -> bool:
+    def _check_tidy_up_1(self, answer: str) -> bool:
         return bool((self.t_notes.row("NOTE-0003").tags == ["health"]))
 
-    def _check_tidy_up_2(self, b: dict[str, Any]) -> bool:
+    def _check_tidy_up_2(self, answer: str) -> bool:
         return bool(
             (
                 (
@@ -1321,7 +1328,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
         self._solution_call(results, "unpin_note", {"note_id": "NOTE-0001"})
         return b
 
-    def _check_cookbook_0(self, b: dict[str, Any]) -> bool:
+    def _check_cookbook_0(self, answer: str) -> bool:
         return bool(
             all(
                 (
@@ -1332,7 +1339,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
             )
         )
 
-    def _check_cookbook_1(self, b: dict[str, Any]) -> bool:
+    def _check_cookbook_1(self, answer: str) -> bool:
         return bool(
             (
                 (self.t_notes.row("NOTE-0006").title == "Pancakes")
@@ -1343,5 +1350,5 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
             )
         )
 
-    def _check_cookbook_2(self, b: dict[str, Any]) -> bool:
+    def _check_cookbook_2(self, answer: str) -> bool:
         return bool((h.count((x for x in self._it(self.t_notes.rows()) if x.is_pinned)) == 0))

@@ -910,7 +910,7 @@ class RetailProductDatabaseEnv(rt.Environment):
         self._solution_call(results, "deplete_inventory", {"upc": "840000000024", "quantity": 2})
         return b
 
-    def _check_restock_and_reprice_0(self, b: dict[str, Any]) -> bool:
+    def _check_restock_and_reprice_0(self, answer: str) -> bool:
         return bool(
             (
                 self.t_products.row("840000000017").inventory_level
@@ -918,10 +918,10 @@ class RetailProductDatabaseEnv(rt.Environment):
             )
         )
 
-    def _check_restock_and_reprice_1(self, b: dict[str, Any]) -> bool:
+    def _check_restock_and_reprice_1(self, answer: str) -> bool:
         return bool((self.t_products.row("840000000017").price == 249.99))
 
-    def _check_restock_and_reprice_2(self, b: dict[str, Any]) -> bool:
+    def _check_restock_and_reprice_2(self, answer: str) -> bool:
         return bool((self.t_products.row("840000000024").inventory_level == 0))
 
     def _init_fix_yoga_mat_listing(self) -> None:
@@ -973,13 +973,13 @@ class RetailProductDatabaseEnv(rt.Environment):
         )
         return b
 
-    def _check_fix_yoga_mat_listing_0(self, b: dict[str, Any]) -> bool:
+    def _check_fix_yoga_mat_listing_0(self, answer: str) -> bool:
         return bool((self.t_products.row("720000000101").category == Category.sports))
 
-    def _check_fix_yoga_mat_listing_1(self, b: dict[str, Any]) -> bool:
+    def _check_fix_yoga_mat_listing_1(self, answer: str) -> bool:
         return bool((self.t_products.row("720000000101").aisle_location is None))
 
-    def _check_fix_yoga_mat_listing_2(self, b: dict[str, Any]) -> bool:
+    def _check_fix_yoga_mat_listing_2(self, answer: str) -> bool:
         return bool(
             (
                 self.t_products.row("720000000101").description
@@ -1074,7 +1074,7 @@ class RetailProductDatabaseEnv(rt.Environment):
         self._solution_call(results, "remove_product", {"upc": "050000000059"})
         return b
 
-    def _check_import_spring_catalog_0(self, b: dict[str, Any]) -> bool:
+    def _check_import_spring_catalog_0(self, answer: str) -> bool:
         return bool(
             all(
                 (
@@ -1084,7 +1084,7 @@ class RetailProductDatabaseEnv(rt.Environment):
             )
         )
 
-    def _check_import_spring_catalog_1(self, b: dict[str, Any]) -> bool:
+    def _check_import_spring_catalog_1(self, answer: str) -> bool:
         return bool(
             (
                 (self.t_products.row("050000000028").aisle_location is None)
@@ -1092,7 +1092,7 @@ class RetailProductDatabaseEnv(rt.Environment):
             )
         )
 
-    def _check_import_spring_catalog_2(self, b: dict[str, Any]) -> bool:
+    def _check_import_spring_catalog_2(self, answer: str) -> bool:
         return bool(
             (
                 (

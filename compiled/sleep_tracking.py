@@ -244,7 +244,7 @@ class SleepTrackingEnv(rt.Environment):
             "_solve_reactivate_and_log",
             (
                 ("U2 is active", "_check_reactivate_and_log_0"),
-                ("one good night logged for U2", "_check_reactivate_and_log_1"),
+                ("one good night logged for U2, 22:45 to 06:10", "_check_reactivate_and_log_1"),
                 ("U1 untouched", "_check_reactivate_and_log_2"),
                 ("no log was deleted", "_check_reactivate_and_log_3"),
             ),
@@ -455,27 +455,33 @@ class SleepTrackingEnv(rt.Environment):
         )
         return b
 
-    def _check_reactivate_and_log_0(self, b: dict[str, Any]) -> bool:
+    def _check_reactivate_and_log_0(self, answer: str) -> bool:
         return bool((self.t_users.row("U2").status == AccountStatus.active))
 
-    def _check_reactivate_and_log_1(self, b: dict[str, Any]) -> bool:
+    def _check_reactivate_and_log_1(self, answer: str) -> bool:
         return bool(
             (
                 h.count(
                     (
                         l
                         for l in self._it(self.t_logs.rows())
-                        if ((l.user == "U2") and (l.quality == Quality.good))
+                        if (
+                            (
+                                ((l.user == "U2") and (l.quality == Quality.good))
+                                and (l.start == h.datetime("2024-05-21T22:45:00Z"))
+                            )
+                            and (l.end == h.datetime("2024-05-22T06:10:00Z"))
+                        )
                     )
                 )
                 == 1
             )
         )
 
-    def _check_reactivate_and_log_2(self, b: dict[str, Any]) -> bool:
+    def _check_reactivate_and_log_2(self, answer: str) -> bool:
         return bool((self.t_users.row("U1") == self.initial_state().t_users.row("U1")))
 
-    def _check_reactivate_and_log_3(self, b: dict[str, Any]) -> bool:
+    def _check_reactivate_and_log_3(self, answer: str) -> bool:
         return bool((not (self.called_with("delete_sleep_log", {}) > 0)))
 
     def _init_remove_duplicate_night(self) -> None:
@@ -509,10 +515,10 @@ class SleepTrackingEnv(rt.Environment):
         self._solution_call(results, "delete_sleep_log", {"log_id": "LOG-0002", "user_id": "U1"})
         return b
 
-    def _check_remove_duplicate_night_0(self, b: dict[str, Any]) -> bool:
+    def _check_remove_duplicate_night_0(self, answer: str) -> bool:
         return bool((h.count((l for l in self._it(self.t_logs.rows()) if (l.user == "U1"))) == 1))
 
-    def _check_remove_duplicate_night_1(self, b: dict[str, Any]) -> bool:
+    def _check_remove_duplicate_night_1(self, answer: str) -> bool:
         return bool((self.t_logs.row("LOG-0001") == self.initial_state().t_logs.row("LOG-0001")))
 
     def _init_close_account(self) -> None:
@@ -534,8 +540,8 @@ class SleepTrackingEnv(rt.Environment):
         )
         return b
 
-    def _check_close_account_0(self, b: dict[str, Any]) -> bool:
+    def _check_close_account_0(self, answer: str) -> bool:
         return bool((self.t_users.row("U2").status == AccountStatus.closed))
 
-    def _check_close_account_1(self, b: dict[str, Any]) -> bool:
+    def _check_close_account_1(self, answer: str) -> bool:
         return bool((self.t_users.row("U1") == self.initial_state().t_users.row("U1")))

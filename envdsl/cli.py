@@ -198,13 +198,13 @@ def _close_matches(wanted: str) -> str:
 # ---- compile, schema, run --------------------------------------------------------------------
 
 
-def _compile_or_exit(path: str, color: bool | None = None) -> object:
+def _compile_or_exit(path: str, color: bool | None = None, *, formatted: bool = True) -> object:
     """Compile one spec; on errors print them like `check` does and exit 1."""
     from envdsl.diagnostics.render_text import render_text
     from envdsl.pipeline import compile_file
 
     try:
-        result = compile_file(path)
+        result = compile_file(path, formatted=formatted)
     except (OSError, UnicodeDecodeError) as error:
         _fail_usage(f"cannot read '{path}': {_describe_read_error(error)}")
     if not result.ok:
@@ -240,7 +240,7 @@ def _load_class(path: str) -> "type[Environment]":
     from envdsl.loader import environment_class, load_module
     from envdsl.pipeline import CompileResult
 
-    result = _compile_or_exit(path)
+    result = _compile_or_exit(path, formatted=False)  # only executed, never written
     assert isinstance(result, CompileResult)
     module = load_module(result.artifacts["module"], result.artifacts["name"])
     return environment_class(module)
@@ -320,6 +320,12 @@ def schema(file: str) -> None:
     help='JSONL of {"name", "arguments"} or OpenAI assistant messages with tool_calls; - for stdin.',
 )
 @click.option(
+    "--answer",
+    "answer",
+    default="",
+    help="The agent's final message to the user, for checks on `answer` (with --task).",
+)
+@click.option(
     "--format",
     "output_format",
     type=click.Choice(["text", "json"]),
@@ -336,6 +342,7 @@ def run(
     task_name: str | None,
     state_file: str | None,
     calls_file: str,
+    answer: str,
     output_format: str,
     strict: bool,
 ) -> None:
@@ -347,6 +354,8 @@ def run(
 
     if task_name and state_file:
         _fail_usage("give --task or --state, not both")
+    if answer and not task_name:
+        _fail_usage("--answer is graded by a task's checks: give --task too")
     env_class = _load_class(_one_spec(file))
     env = env_class()
     try:
@@ -384,7 +393,7 @@ def run(
             shown = json.dumps(arguments, ensure_ascii=False)
             line = f"[{index}] {name}({shown}) -> {json.dumps(outcome, ensure_ascii=False)}"
             click.echo(_encodable(line))
-    evaluation = env.evaluate() if task_name else None
+    evaluation = env.evaluate(answer=answer) if task_name else None
     failed = (evaluation is not None and not evaluation["success"]) or (
         evaluation is None and not all(r["result"]["success"] for r in results)
     )
@@ -493,6 +502,17 @@ def verify(file: str, output_format: str) -> None:
             f"solution {solution} ({report['solution_steps_ok']} calls), checks passing "
             f"before {report['passing_before']}/{report['checks']}, after {after}/{report['checks']}"
         )
+        controls = [
+            f"{label} {report['controls'][key]:.2f}"
+            for key, label in (("nothing", "doing nothing"), ("only_reading", "only reading"))
+            if report["controls"][key] is not None
+        ]
+        if controls:
+            click.echo(f"    reward of {', '.join(controls)}")
+        for left in report["left_out"]:
+            click.echo(
+                f"    reward without step {left['step']} ({left['tool']}): {left['reward']:.2f}"
+            )
         for problem in report["problems"]:
             click.echo(f"    {problem}")
     if result.diagnostics:
@@ -517,6 +537,11 @@ def verify(file: str, output_format: str) -> None:
 @click.option("--max-calls", default=2000, show_default=True, type=click.IntRange(1, 10_000_000))
 @click.option("--seed", default=0, show_default=True, type=int, help="Same seed, same report.")
 @click.option("--strict", is_flag=True, help="Exit 1 on warnings too.")
+@click.option(
+    "--trace-dir",
+    type=click.Path(file_okay=False),
+    help="Write each counterexample there as JSONL; the printed replay commands use them.",
+)
 @_text_or_json
 def explore(
     file: str,
@@ -525,13 +550,16 @@ def explore(
     max_calls: int,
     seed: int,
     strict: bool,
+    trace_dir: str | None,
     output_format: str,
 ) -> None:
     """Run generated calls against the environment and report what the spec gets wrong.
 
     Errors (exit 1): a runtime exception, nondeterminism, a tool that never succeeded.
     Warnings (exit 1 with --strict): calls rejected only by a declarative rule, with a shrunk
-    counterexample `envdsl run` replays; require/let-else conditions that never failed or held.
+    counterexample `envdsl run` replays; require/let-else conditions that never failed or held;
+    a tool that failed only on lookups by free text; runs that reach a task's success without
+    being its solution (reward hacks).
     """
     from envdsl.explore import ExploreOptions
     from envdsl.explore import explore as run_exploration
@@ -562,6 +590,13 @@ def explore(
         report = run_exploration(env_class, options)
     except ExploreError as error:
         _fail_usage(str(error))
+    if trace_dir is not None:
+        from envdsl.explore.report import write_traces
+
+        try:
+            write_traces(report, trace_dir)
+        except OSError as error:
+            _fail_usage(f"cannot write traces to '{trace_dir}': {error}")
     if output_format == "json":
         click.echo(json.dumps(explore_json(report, file, seed), indent=2, ensure_ascii=False))
     else:

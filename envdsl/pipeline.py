@@ -14,6 +14,7 @@ from pathlib import Path
 
 from envdsl.diagnostics import DiagnosticSink, codes
 from envdsl.diagnostics.model import Diagnostic
+from envdsl.semantics.model import CheckedSpec
 from envdsl.source import SourceFile, SourceMap, Span
 from envdsl.syntax import ast
 
@@ -68,10 +69,12 @@ def check_file(path: str | os.PathLike[str], *, verify: bool = True) -> CompileR
     return check_source(SourceFile(str(path), text), verify=verify)
 
 
-def compile_source(source: SourceFile) -> CompileResult:
+def compile_source(source: SourceFile, *, formatted: bool = True) -> CompileResult:
     """Check a spec and, when it has no errors, generate its Python module.
 
     On success `artifacts` holds `name` (the module's file stem) and `module` (its source).
+    `formatted=False` skips black: for code that is only executed in memory (`envdsl.load`,
+    `run`, `explore`), where formatting was most of the cost and changes nothing it does.
     """
     result = check_source(source)
     if not result.ok or result.checked is None:
@@ -83,16 +86,16 @@ def compile_source(source: SourceFile) -> CompileResult:
         assert isinstance(result.checked, CheckedSpec)
         result.stage_reached = "codegen"
         result.artifacts["name"] = output_name(result.checked)
-        result.artifacts["module"] = generate(result.checked)
+        result.artifacts["module"] = generate(result.checked, formatted=formatted)
     except Exception as error:  # a code generator bug is reported, never raised
         result.artifacts.clear()
         _report_internal_error(result, error)
     return result
 
 
-def compile_file(path: str | os.PathLike[str]) -> CompileResult:
+def compile_file(path: str | os.PathLike[str], *, formatted: bool = True) -> CompileResult:
     text = Path(path).read_text(encoding="utf-8")
-    return compile_source(SourceFile(str(path), text))
+    return compile_source(SourceFile(str(path), text), formatted=formatted)
 
 
 def _run_front_end(result: CompileResult, source: SourceFile, verify: bool) -> None:
@@ -112,8 +115,20 @@ def _run_front_end(result: CompileResult, source: SourceFile, verify: bool) -> N
     result.stage_reached = "semantics"
     result.checked = analyze(result.spec, result.sources, result.sink)
     if result.checked is not None and not result.sink.has_errors and verify:
-        from envdsl.verify import verify_tasks
-
-        result.stage_reached = "tasks"
-        result.task_reports = verify_tasks(result.checked, result.sink)
+        _verify(result, result.checked)
     result.stage_reached = "done"
+
+
+def _verify(result: CompileResult, checked: CheckedSpec) -> None:
+    """Generate the environment (unformatted: it is only run) and verify the tasks on it."""
+    if not checked.env.of_type(ast.TaskDecl):
+        return
+    from envdsl.codegen.emit import generate, output_name
+    from envdsl.generated import load_module
+    from envdsl.verify import verify_tasks
+
+    result.stage_reached = "codegen"
+    source = generate(checked, formatted=False)
+    module = load_module(source, f"{output_name(checked)}_verify", register=False)
+    result.stage_reached = "tasks"
+    result.task_reports = verify_tasks(checked, module, result.sink)

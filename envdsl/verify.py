@@ -1,24 +1,38 @@
-"""Stage 7: task verification, by running the tasks on the generated environment.
+"""Stage 7: task verification, by running the tasks on the environment codegen produced.
 
-For every task: the initial state must satisfy the schema and every integrity rule; the
-solution must replay without a failed call and change the state; every check must pass after
-it.  Checks that already pass before the agent acts, or that read nothing the solution
-changes, carry no signal and are reported as warnings.  Errors point at the exact `init`
-assignment, solution step or check.
+A task's checks are the reward of training and the score of an evaluation, so verification
+asks whether they grade the agent's run the way the instruction means:
+
+- the initial state must satisfy the schema and every integrity rule; the solution must
+  replay without a failed call, change the state (unless the task is a question) and pass
+  every check, with the values of a failing check's operands shown;
+- negative controls: doing nothing, and making only the solution's read-only calls, must not
+  reach `success` (a question task, one with checks on `answer`, is exempt from the second);
+- under-specification: the solution replayed with each state-changing step left out must
+  fail, and each table field the solution changes must be read by some check;
+- discrimination: a check true in every state seen here (init, each leave-one-out end state,
+  the controls) cannot tell a good run from a bad one.
+
+The stage takes the generated module as input and imports nothing of the pipeline.
 """
 
 from __future__ import annotations
 
+import types
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from envdsl.diagnostics import DiagnosticSink, codes
+from envdsl.generated import environment_class
+from envdsl.runtime import Environment, InvalidState
+from envdsl.semantics import types as t
 from envdsl.semantics.model import CheckedSpec, Effects
 from envdsl.source import Span
 from envdsl.syntax import ast
+from envdsl.verify_coverage import unchecked_fields
 
 if TYPE_CHECKING:
-    from envdsl.runtime import Environment
+    from envdsl.check_values import CheckExplainer
 
 
 @dataclass
@@ -32,6 +46,13 @@ class TaskReport:
     checks: int = 0
     passing_before: int = 0
     passing_after: int | None = None
+    # reward of each negative control: "nothing" (the empty trajectory), "only_reading"
+    # (the solution's read-only calls); None where it was not run
+    controls: dict[str, float | None] = field(
+        default_factory=lambda: {"nothing": None, "only_reading": None}
+    )
+    # reward with each state-changing step left out: (1-based step, tool, reward)
+    left_out: list[tuple[int, str, float]] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
 
     def as_json(self) -> dict[str, Any]:
@@ -43,24 +64,26 @@ class TaskReport:
             "checks": self.checks,
             "passing_before": self.passing_before,
             "passing_after": self.passing_after,
+            "controls": dict(self.controls),
+            "left_out": [
+                {"step": step, "tool": tool, "reward": reward}
+                for step, tool, reward in self.left_out
+            ],
             "problems": self.problems,
         }
 
 
-def verify_tasks(checked: CheckedSpec, sink: DiagnosticSink) -> list[TaskReport]:
-    tasks = checked.env.of_type(ast.TaskDecl)
-    if not tasks:
-        return []
-    from envdsl.codegen.emit import generate, output_name
-    from envdsl.loader import environment_class, load_module
+def verify_tasks(
+    checked: CheckedSpec, module: types.ModuleType, sink: DiagnosticSink
+) -> list[TaskReport]:
+    """Verify every task on the generated `module` (the output of codegen for `checked`)."""
+    from envdsl.check_values import CheckExplainer
 
-    module = load_module(
-        generate(checked, formatted=False), f"{output_name(checked)}_verify", register=False
-    )
     env_class = environment_class(module)
+    explainer = CheckExplainer(checked, module)
     reports = []
-    for task in tasks:
-        verifier = TaskVerifier(checked, sink, env_class, task)
+    for task in checked.env.of_type(ast.TaskDecl):
+        verifier = TaskVerifier(checked, sink, env_class, task, explainer)
         verifier.run()
         reports.append(verifier.report)
     return reports
@@ -73,32 +96,60 @@ class TaskVerifier:
         sink: DiagnosticSink,
         env_class: type[Environment],
         task: ast.TaskDecl,
+        explainer: CheckExplainer,
     ) -> None:
         self.checked = checked
         self.sink = sink
         self.env_class = env_class
         self.task = task
         self.name = task.name.text
+        self.explainer = explainer
         self.report = TaskReport(self.name, checks=len(task.checks))
+        self.reference = task.answer.value if task.answer is not None else ""
+        self.answer_checks = [c for c in task.checks if _reads_answer(c.cond, checked)]
+        steps = task.solution or ()
+        self.actions = [i for i, step in enumerate(steps) if self.checked_kind(step) == "action"]
 
-    def problem(self, code: codes.Code, message: str, span: Span, help: str) -> None:
-        self.sink.report(code, message, span, help=help)
+    def checked_kind(self, step: ast.SolutionStep) -> str:
+        assert isinstance(step.call.func, ast.NameRef)
+        return self.checked.callables[step.call.func.name].kind
+
+    def problem(
+        self,
+        code: codes.Code,
+        message: str,
+        span: Span,
+        help: str,
+        notes: list[str] | None = None,
+    ) -> None:
+        self.sink.report(code, message, span, help=help, notes=notes or [])
         self.report.problems.append(f"{code.code} {message}")
 
+    # ---- the run -----------------------------------------------------------------------------
     def run(self) -> None:
-        from envdsl.runtime import InvalidState
-
         env = self.env_class()
         try:
             env.reset(task=self.name)
         except InvalidState as error:
             self.invalid_init(str(error))
             return
-        before = env.evaluate()
-        self.report.passing_before = sum(1 for c in before["checks"] if c["passed"])
+        before = env.evaluate()  # the empty trajectory: no call, no answer
+        self.report.passing_before = _passing(before)
+        self.report.controls["nothing"] = before["reward"]
         hash_before = env.state_hash()
         if self.task.solution is None:
-            self.warn_checks(before, None)
+            if not self.solved_by_doing_nothing(before):
+                self.warn_checks(before, None, [])
+            return
+        if self.answer_checks and self.task.answer is None:
+            self.problem(
+                codes.MISSING_REFERENCE_ANSWER,
+                f'check "{self.answer_checks[0].text.value}" reads `answer`, but the solution '
+                f"of task '{self.name}' states no answer",
+                self.answer_checks[0].span,
+                help='end the solution with `answer "..."`: what a correct agent tells the '
+                "user, so that verification can run the checks on it",
+            )
             return
         solved = self.env_class()
         results = solved.solve(self.name)
@@ -107,51 +158,172 @@ class TaskVerifier:
             self.step_failed(results)
             return
         self.report.solution_ok = True
-        # a question task (only queries, checked with called(...)) changes no state by design
-        only_queries = all(
-            isinstance(step.call.func, ast.NameRef)
-            and self.checked.callables[step.call.func.name].kind == "query"
-            for step in self.task.solution
-        )
-        question = only_queries and any(_uses_trace(check.cond) for check in self.task.checks)
-        if solved.state_hash() == hash_before and not question:
+        if solved.state_hash() == hash_before and not self.is_question():
             first = self.task.solution[0] if self.task.solution else None
             self.problem(
                 codes.SOLUTION_CHANGES_NOTHING,
                 f"the solution of task '{self.name}' leaves the state exactly as it was",
                 first.span if first is not None else self.task.name.span,
-                help="a task should ask the agent to change something; a question the agent "
-                'answers with a query can be checked with called("query", arg=...)',
+                help="a task should ask the agent to change something; for a question, check "
+                'what the agent tells the user (`check "...": "42" in answer`) and end the '
+                'solution with `answer "..."`',
             )
             return  # its checks then hold at init by necessity: no further reports
-        after = solved.evaluate()
-        self.report.passing_after = sum(1 for c in after["checks"] if c["passed"])
-        self.warn_checks(before, after)
-
-    def warn_checks(self, before: dict[str, Any], after: dict[str, Any] | None) -> None:
-        """At most one report per check: false after the solution (error), else carrying no
-        signal because it reads nothing the task can change, else already true at init."""
-        after_results = after["checks"] if after is not None else [None] * len(before["checks"])
-        for check, was, now in zip(self.task.checks, before["checks"], after_results):
-            if now is not None and not now["passed"]:
-                reason = f": {now['reason']}" if "reason" in now else ""
+        after = solved.evaluate(self.reference)
+        self.report.passing_after = _passing(after)
+        if not after["success"]:
+            self.warn_checks(before, after, [], solved)
+            return
+        if self.solved_by_doing_nothing(before):
+            return
+        # evaluations of the partial runs, for discrimination: (state hash, evaluation)
+        partial: list[tuple[str, dict[str, Any]]] = []
+        reading = self.only_reading_control()
+        if reading is not None:
+            partial.append(reading)
+            if reading[1]["success"]:
                 self.problem(
-                    codes.CHECK_FAILS_AFTER_SOLUTION,
-                    f'check "{check.text.value}" is false after the solution{reason}',
-                    check.span,
-                    help="fix the check or the solution: the reference solution must pass "
-                    "every check",
+                    codes.SOLVED_BY_ONLY_READING,
+                    f"task '{self.name}' is solved by only reading: its checks all pass after "
+                    "the solution's read-only calls alone",
+                    self.task.name.span,
+                    help="the checks must notice what the task asks to change: check the "
+                    "state the solution's actions write; for a question, check what the agent "
+                    'tells the user (`check "...": "42" in answer`, with `answer "..."` in the '
+                    "solution)",
                 )
+                self.warn_checks(before, after, [])
+                return
+        unnoticed = self.leave_one_out(partial)
+        self.warn_fields(unnoticed)
+        # only states that are neither the initial one nor the solution's end say more
+        ends = {hash_before, solved.state_hash()}
+        self.warn_checks(before, after, [e for h, e in partial if h not in ends])
+
+    def is_question(self) -> bool:
+        """A question is answered, not done: checks on `answer`, or (the older form) only
+        queries checked with `called(...)`."""
+        if self.answer_checks:
+            return True
+        return not self.actions and any(_uses_trace(c.cond) for c in self.task.checks)
+
+    # ---- negative controls -------------------------------------------------------------------
+    def solved_by_doing_nothing(self, before: dict[str, Any]) -> bool:
+        if not before["success"] or not self.task.checks:
+            return False
+        self.problem(
+            codes.SOLVED_BY_DOING_NOTHING,
+            f"task '{self.name}' is solved by doing nothing: every check passes at init",
+            self.task.name.span,
+            help="an agent that makes no call would get the full reward; check what the task "
+            "asks to change, or what the agent must answer",
+        )
+        return True
+
+    def only_reading_control(self) -> tuple[str, dict[str, Any]] | None:
+        """The solution's read-only calls alone, without an answer; None when the task is a
+        question (it checks `answer`) or the solution has no query (that run is the empty
+        one). A solution of only queries checked with `called(...)` is its own read-only
+        run: such a task rewards looking the answer up, not telling it."""
+        steps = self.task.solution or ()
+        if self.answer_checks or len(self.actions) == len(steps):
+            return None
+        env = self.env_class()
+        env.solve(self.name, leave_out=self.actions)
+        evaluation = env.evaluate()
+        self.report.controls["only_reading"] = evaluation["reward"]
+        return env.state_hash(), evaluation
+
+    # ---- under-specification -----------------------------------------------------------------
+    def leave_one_out(self, partial: list[tuple[str, dict[str, Any]]]) -> set[int]:
+        """Replay the solution without each state-changing step; a task that still succeeds
+        has checks that do not notice the step. Returns the steps reported."""
+        assert self.task.solution is not None
+        unnoticed: set[int] = set()
+        for index in self.actions:
+            env = self.env_class()
+            env.solve(self.name, leave_out=[index])
+            evaluation = env.evaluate(self.reference)
+            partial.append((env.state_hash(), evaluation))
+            step = self.task.solution[index]
+            self.report.left_out.append((index + 1, _tool(step), evaluation["reward"]))
+            if evaluation["success"]:
+                unnoticed.add(index)
+                self.problem(
+                    codes.SOLUTION_STEP_UNNOTICED,
+                    f"task '{self.name}' succeeds without step {index + 1} "
+                    f"({_call_text(step, self.checked.spec.text)}): no check notices what it does",
+                    step.span,
+                    help="add a check on what this step changes, or drop the step if the task "
+                    "does not need it",
+                )
+        return unnoticed
+
+    def warn_fields(self, unnoticed: set[int]) -> None:
+        """A field the solution sets to a value it chose that no check reads: an agent may
+        set it to anything."""
+        assert self.task.solution is not None
+        found = unchecked_fields(self.checked, self.task, self.env_class, self.actions)
+        by_step: dict[int, list[tuple[str, str]]] = {}
+        for index, table, name in found:
+            if index not in unnoticed:  # else already reported: the whole step goes unnoticed
+                by_step.setdefault(index, []).append((table, name))
+        for index, fields in by_step.items():
+            table, name = fields[0]
+            var = table[0]
+            listed = ", ".join(f"{t}.{n}" for t, n in fields)
+            self.problem(
+                codes.FIELD_UNCHECKED,
+                f"step {index + 1} of task '{self.name}' sets {listed}, which no check reads",
+                self.task.solution[index].span,
+                help=f"an agent that sets another value passes too: check it (`any({var}.{name} "
+                f"== ... for {var} in {table})`), or compare the row with `initial.` where only "
+                "some fields may change",
+            )
+
+    # ---- per-check reports -------------------------------------------------------------------
+    def warn_checks(
+        self,
+        before: dict[str, Any],
+        after: dict[str, Any] | None,
+        others: list[dict[str, Any]],
+        solved: Environment | None = None,
+    ) -> None:
+        """At most one report per check: false after the solution (error), else carrying no
+        signal because it reads nothing the task can change, else true in every state seen,
+        else already true at init."""
+        after_results = after["checks"] if after is not None else [None] * len(before["checks"])
+        for index, (check, was, now) in enumerate(
+            zip(self.task.checks, before["checks"], after_results)
+        ):
+            guard = _is_relative(check.cond)
+            if now is not None and not now["passed"]:
+                self.check_failed(check, now, solved)
             elif after is not None and self.ignores_what_can_change(check):
                 self.problem(
                     codes.CHECK_IGNORES_SOLUTION,
                     f'check "{check.text.value}" reads nothing the '
-                    f"{'agent' if _is_relative(check.cond) else 'solution'} can change",
+                    f"{'agent' if guard else 'solution'} can change",
                     check.span,
                     help="its result cannot depend on what the agent does; check the state "
                     "the task is about",
                 )
-            elif was["passed"] and not _is_relative(check.cond):
+            elif (
+                was["passed"]
+                and not guard
+                and others
+                and all(o["checks"][index]["passed"] for o in others)
+            ):
+                self.problem(
+                    codes.CHECK_NEVER_FALSE,
+                    f'check "{check.text.value}" is true before the agent acts, after the '
+                    f"solution and after {_partial_runs(others)}: it cannot tell a good run "
+                    "from a bad one",
+                    check.span,
+                    help="check what the task asks to change; a guard that something stays as "
+                    "it was compares with `initial.`",
+                )
+            elif was["passed"] and not guard:
                 self.problem(
                     codes.CHECK_TRUE_AT_INIT,
                     f'check "{check.text.value}" already passes before the agent acts',
@@ -161,18 +333,35 @@ class TaskVerifier:
                     "stay as it was",
                 )
 
+    def check_failed(
+        self, check: ast.Check, result: dict[str, Any], solved: Environment | None
+    ) -> None:
+        reason = f": {result['reason']}" if "reason" in result else ""
+        notes: list[str] = []
+        if solved is not None and not reason:
+            shown = self.explainer.explain(check.cond, solved, self.reference)
+            if shown is not None:
+                reason = f": {shown}"
+                notes = [f"where {part}" for part in shown.split(", where ", 1)[1:]]
+        self.problem(
+            codes.CHECK_FAILS_AFTER_SOLUTION,
+            f'check "{check.text.value}" is false after the solution{reason}',
+            check.span,
+            help="fix the check or the solution: the reference solution must pass every check",
+            notes=notes,
+        )
+
     def ignores_what_can_change(self, check: ast.Check) -> bool:
         """A goal check must read something the solution writes; a guard (relative to
-        `initial.`) something some tool can write. Trace checks always depend on the agent."""
-        if _uses_trace(check.cond):
+        `initial.`) something some tool can write. Trace and answer checks always depend on
+        the agent."""
+        if _uses_trace(check.cond) or check in self.answer_checks:
             return False
         if _is_relative(check.cond):
             tools = [c.name for c in self.checked.tools]
         else:
             assert self.task.solution is not None
-            tools = [
-                s.call.func.name for s in self.task.solution if isinstance(s.call.func, ast.NameRef)
-            ]
+            tools = [_tool(s) for s in self.task.solution]
         writes: set[str] = set()
         for tool in tools:
             writes |= self.checked.effects.get(tool, Effects()).writes
@@ -183,6 +372,7 @@ class TaskVerifier:
             for r in reads
         )
 
+    # ---- failures of the task itself ---------------------------------------------------------
     def invalid_init(self, message: str) -> None:
         init = self.task.init
         span: Span = self.task.name.span
@@ -208,19 +398,36 @@ class TaskVerifier:
         index = len(results) - 1
         step = self.task.solution[index] if 0 <= index < len(self.task.solution) else None
         error = results[-1].get("error") if results else "unknown error"
-        tool = (
-            step.call.func.name
-            if step is not None and isinstance(step.call.func, ast.NameRef)
-            else "?"
-        )
         self.report.solution_ok = False
         self.problem(
             codes.SOLUTION_STEP_FAILS,
-            f"solution step {index + 1} of task '{self.name}' fails: {tool}(...) -> {error}",
+            f"solution step {index + 1} of task '{self.name}' fails: "
+            f"{_tool(step) if step is not None else '?'}(...) -> {error}",
             step.span if step is not None else self.task.name.span,
             help="the reference solution must replay without a failed call; fix the call, an "
             "earlier step, or the task's init",
         )
+
+
+def _passing(evaluation: dict[str, Any]) -> int:
+    return sum(1 for c in evaluation["checks"] if c["passed"])
+
+
+def _tool(step: ast.SolutionStep) -> str:
+    return step.call.func.name if isinstance(step.call.func, ast.NameRef) else "?"
+
+
+def _call_text(step: ast.SolutionStep, text: str) -> str:
+    written = " ".join(text[step.call.span.start : step.call.span.end].split())
+    if not written or len(written) > 80:
+        return f"{_tool(step)}(...)"
+    return written
+
+
+def _partial_runs(others: list[dict[str, Any]]) -> str:
+    if len(others) == 1:
+        return "the partial run verification tried"
+    return f"each of the {len(others)} partial runs verification tried"
 
 
 def _uses_trace(cond: ast.Expr) -> bool:
@@ -228,6 +435,17 @@ def _uses_trace(cond: ast.Expr) -> bool:
         isinstance(n, ast.Call)
         and isinstance(n.func, ast.NameRef)
         and n.func.name in ("called", "calls")
+        for n in ast.walk(cond)
+    )
+
+
+def _reads_answer(cond: ast.Expr, checked: CheckedSpec) -> bool:
+    """Does the check read the agent's `answer`? (A state field or constant of that name
+    takes precedence, as in name resolution.)"""
+    if "answer" in checked.state or "answer" in checked.consts:
+        return False
+    return any(
+        isinstance(n, ast.NameRef) and n.name == "answer" and checked.expr_types.get(id(n)) == t.STR
         for n in ast.walk(cond)
     )
 

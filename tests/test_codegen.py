@@ -185,6 +185,23 @@ env Expr {
     """Compute."""
     return f"{[1, 2]}|{ Level.mid }|{none}"
   }
+  fn row_ids(rs: list[Row]) -> list[str] = [r.id for r in rs]
+  query tables() -> list[str] {
+    """A table where a list is expected is the list of its rows (a new list)."""
+    let xs: list[Row] = rows
+    xs.append(Row(id="R9", n=9))
+    let few = rows if len(rows) > 5 else []
+    let all = rows
+    if len(all) > 5 {
+      all = []
+    }
+    return row_ids(rows) + row_ids(xs) + row_ids(rows[1:]) + [str(len(rows)), str(rows == []), str(rows == [r for r in rows]), str(len(few)), str(len(all))]
+  }
+  query date_conv() -> list[str] {
+    """date(t) of a datetime is date_of(t); datetime(d) of a date is its midnight."""
+    let t = datetime("2024-03-10T23:30:00Z")
+    return [str(date(t)), str(datetime(date(t)))]
+  }
 }
 '''
 
@@ -398,6 +415,8 @@ EXPECTED: dict[str, Any] = {
     "setcomp": [0, 1, 2],
     "intcast": [3, 12, -2],
     "join_ints": "[1, 2]|middle|none",
+    "tables": ["R1", "R2", "R1", "R2", "R9", "R2", "2", "false", "true", "0", "2"],
+    "date_conv": ["2024-03-10", "2024-03-10T00:00:00Z"],
 }
 
 FAILURES = {
@@ -429,3 +448,53 @@ def test_runtime_errors_fail_the_call_cleanly(expr_env: Environment, query: str)
     assert FAILURES[query] in result["error"]
     assert expr_env.last_exception is None, expr_env.last_exception
     assert json.dumps(expr_env.state_json()) == before
+
+
+ROW_OR_REF = '''
+env RowOrRef {
+  """A conditional whose branches are a row and a ref: its value is a ref (the row's key)."""
+  entity User {
+    key user_id: str
+    name: str
+  }
+  entity Log {
+    key log_id: str
+    user: ref User
+  }
+  state {
+    users: table User
+    logs: table Log
+  }
+  query who(log_id: str, mine: bool) -> str {
+    """The log's user, or the first user."""
+    let l = logs[log_id]
+    let u = first(users) else "no users"
+    let k = u if mine else l.user
+    return k.name + "/" + str(k)
+  }
+}
+'''
+
+
+@pytest.mark.parametrize("mine, expected", [(True, "a/A"), (False, "b/B")])
+def test_a_conditional_of_a_row_and_a_ref_gives_the_key(mine: bool, expected: str) -> None:
+    env = env_class_of(compiled_text(ROW_OR_REF))()
+    users = [{"user_id": "A", "name": "a"}, {"user_id": "B", "name": "b"}]
+    env.reset(state={"users": users, "logs": [{"log_id": "L", "user": "B"}]})
+    assert env.call("who", {"log_id": "L", "mine": mine}) == {"success": True, "data": expected}
+
+
+def test_code_that_is_only_executed_is_not_formatted() -> None:
+    """envdsl.load (and run, explore, schema) execute the module in memory: black, most of
+    the compile time, must not run; `envdsl compile` output stays formatted."""
+    script = (
+        "import sys, envdsl\n"
+        "env = envdsl.load('examples/sleep_tracking.env')()\n"
+        "env.reset(task='reactivate_and_log')\n"
+        "print('black' in sys.modules)\n"
+    )
+    repo = Path(__file__).resolve().parent.parent
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, cwd=repo, check=True
+    )
+    assert out.stdout.strip() == "False"

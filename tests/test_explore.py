@@ -290,7 +290,7 @@ env AlwaysTrue {
     solution {
       add_note(text="milk")
     }
-    check "one note": len(notes) == 1
+    check "one note, milk": len(notes) == 1 and all(n.text == "milk" for n in notes)
   }
 }
 """

@@ -616,3 +616,78 @@ def test_syntax_error_message_names_found_and_expected_tokens() -> None:
     assert at == "str"
     assert error.message.startswith("unexpected name 'str'; expected")
     assert "':'" in error.message
+
+
+def apply_fix(text: str, error: Diagnostic) -> str:
+    """The text with the diagnostic's first fix applied (edits from the end backwards)."""
+    for edit in sorted(error.fixes[0].edits, key=lambda e: e.span.start, reverse=True):
+        text = text[: edit.span.start] + edit.replacement + text[edit.span.end :]
+    return text
+
+
+def test_else_if_gets_a_help_and_an_elif_fix() -> None:
+    text = (
+        "env E {\n  query t(x: int) -> int {\n    if x > 1 {\n      return 1\n"
+        "    } else if x < 0 {\n      return 2\n    }\n    return 0\n  }\n}\n"
+    )
+    error, at = single_error(text)
+    assert error.code.code == "E0001" and at == "if"
+    assert error.help is not None and "`elif" in error.help
+    fixed = apply_fix(text, error)
+    assert "    } elif x < 0 {\n" in fixed
+    assert build(fixed)[1] == []
+
+
+@pytest.mark.parametrize("word", ["none", "true", "false", "in"])
+def test_reserved_word_as_enum_member_gets_a_renaming_fix(word: str) -> None:
+    text = f"env E {{\n  enum Repeat {{ daily, {word}, weekly }}\n}}\n"
+    error, at = single_error(text)
+    assert at == word
+    assert error.help is not None and f'`{word}_ = "{word}"`' in error.help
+    fixed = apply_fix(text, error)
+    assert f'{{ daily, {word}_ = "{word}", weekly }}' in fixed
+    assert build(fixed)[1] == []
+    assert error.notes == ()  # the enum's own `{` is closed on the same line
+
+
+def test_reserved_enum_member_with_a_json_value_is_only_renamed() -> None:
+    text = 'env E {\n  enum Repeat { none = "never", daily }\n}\n'
+    error, _ = single_error(text)
+    assert '{ none_ = "never", daily }' in apply_fix(text, error)
+
+
+def test_unclosed_brace_is_named_in_a_note() -> None:
+    text = (
+        "env E {\n  state {\n    n: int = 0\n  }\n  action bump() -> int {\n    if n > 0 {\n"
+        "      n += 1\n    return n\n  }\n  query get() -> int {\n    return n\n  }\n}\n"
+    )
+    error, at = single_error(text)
+    assert at == "get"  # the parser trips later, where the block was meant to end
+    assert error.notes == ("the `{` at line 6, column 14 (`if n > 0 {`) is never closed",)
+    assert error.help == "add the missing `}`"
+
+
+def test_unclosed_brace_at_end_of_file_names_the_innermost_open_brace() -> None:
+    error, _ = single_error("env E {\n  enum S { a }\n  record R {\n    x: int\n")
+    assert error.notes == ("the `{` at line 3, column 12 (`record R {`) is never closed",)
+
+
+def test_no_unclosed_brace_note_when_every_brace_is_closed() -> None:
+    error, _ = single_error("env E {\n  action t() -> int {\n    while true { }\n  }\n}\n")
+    assert error.notes == ()
+    # the parser trips over a `}` after a dangling operator; the braces are balanced
+    error, at = single_error("env E {\n  query q(x: int) -> int {\n    return x +\n  }\n}\n")
+    assert at == "}" and error.notes == ()
+
+
+def test_a_missing_brace_found_after_the_error_is_still_named() -> None:
+    # the action's `}` is missing; the mismatch shows only at the env's last `}`
+    text = (
+        "env E {\n  state {\n    n: int = 0\n  }\n  action bump() -> int {\n    return n\n"
+        "\n  query get() -> int {\n    return n\n  }\n}\n"
+    )
+    error, at = single_error(text)
+    assert at == "get"
+    assert error.notes == (
+        "the `{` at line 5, column 24 (`action bump() -> int {`) is never closed",
+    )

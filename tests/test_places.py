@@ -360,3 +360,27 @@ def changed_places(before: dict[str, Any], after: dict[str, Any]) -> set[str]:
         else:
             changed.add(name)
     return changed
+
+
+def test_a_constant_cannot_be_changed_through_a_local() -> None:
+    env_class = build('''
+env Consts {
+  """Rows get default tags from a constant."""
+  const DEFAULT_TAGS: list[str] = ["new"]
+  entity R { key id: str, tags: list[str] = [] }
+  state { rs: table R }
+  action add(id: str) -> list[str] {
+    """Insert a row with the default tags plus one of its own."""
+    let ts = DEFAULT_TAGS
+    ts.append(id)
+    rs.insert(R(id=id, tags=ts))
+    return DEFAULT_TAGS
+  }
+}
+''')
+    env = env_class()
+    env.reset(state={"rs": []})
+    assert env.call("add", {"id": "a"}) == {"success": True, "data": ["new"]}
+    assert env.call("add", {"id": "b"}) == {"success": True, "data": ["new"]}
+    assert env.state_json()["rs"]["b"]["tags"] == ["new", "b"]
+    assert env_class().call("add", {"id": "c"})["data"] == ["new"]

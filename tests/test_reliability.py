@@ -130,7 +130,10 @@ env Args {
     init {
       items = [Item(item_id="I1")]
     }
-    check "there": "I1" in items
+    solution {
+      set_n(item_id="I1", n=1)
+    }
+    check "n is set": items["I1"].n == 1
   }
 }
 '''
@@ -162,6 +165,7 @@ def args_env() -> Environment:
         ("later", '{"by": 3000000}', ["out of range"]),
         ("keep", '{"item_id": "I1", "data": {"a": 1' + "0" * 40 + "}}", ["64-bit"]),
     ],
+    ids=lambda value: value[:40] if isinstance(value, str) else None,
 )
 def test_hostile_arguments_fail_cleanly(
     args_env: Environment, name: str, text: str, words: list[str]
@@ -186,6 +190,7 @@ def test_hostile_arguments_fail_cleanly(
         ("keep", {"item_id": "I1", "data": {"a": float("inf")}}, ["finite"]),
         ("keep", {"item_id": "I1", "data": object()}, ["JSON"]),
     ],
+    ids=lambda value: value[:40] if isinstance(value, str) else None,
 )
 def test_hostile_python_values_fail_cleanly(
     args_env: Environment, name: str, arguments: dict[str, Any], words: list[str]
@@ -264,7 +269,10 @@ env Ties {
   task t {
     """Nothing to do."""
     init { }
-    check "ok": true
+    solution {
+      pick(ws=["a"], xs={1.0})
+    }
+    check "picked": total == 1.0
   }
 }
 '''

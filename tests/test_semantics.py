@@ -552,3 +552,145 @@ def test_every_example_checks_cleanly() -> None:
         result = check(path.read_text(encoding="utf-8"))
         assert result.ok, (path.name, [(d.code.code, d.message) for d in result.diagnostics])
         assert result.stage_reached == "done"
+
+
+# ---- issue 9: strictness that buys nothing, Python habits ------------------------------------
+
+
+def diagnostics_of(text: str) -> list[tuple[str, str]]:
+    return [(d.code.code, d.message) for d in check(text).diagnostics]
+
+
+def test_a_table_is_accepted_where_a_list_of_its_rows_is_expected() -> None:
+    text = spec(
+        "  fn names(us: list[User]) -> list[str] = [u.name for u in us]\n"
+        '  query everyone() -> list[User] {\n    """d"""\n    return users\n  }\n'
+        '  query all_names() -> list[str] {\n    """d"""\n'
+        "    let xs: list[User] = users\n    return names(users) + names(xs)\n  }\n"
+    )
+    assert diagnostics_of(text) == []
+
+
+def test_a_table_can_be_sliced_like_the_list_of_its_rows() -> None:
+    text = spec('  query two() -> list[User] {\n    """d"""\n    return users[:2]\n  }\n')
+    assert diagnostics_of(text) == []
+
+
+def test_a_local_bound_to_a_table_is_the_list_of_its_rows() -> None:
+    body = "let xs = users\nif len(xs) > 2 {\n  xs = []\n}\nreturn str(len(xs))"
+    model = checked(spec(query("", body)))
+    let = tool_body(model, "q").stmts[0]
+    assert isinstance(let, ast.Let)
+    assert str(model.locals[id(let.name)].type) == "list[User]"
+
+
+def test_a_conditional_of_a_table_and_a_list_is_a_list_of_rows() -> None:
+    text = spec(query("", "let few = users if len(users) > 2 else []\nreturn str(len(few))"))
+    model = checked(text)
+    lets = [s for s in tool_body(model, "q").stmts if isinstance(s, ast.Let)]
+    assert str(model.expr_types[id(lets[0].value)]) == "list[User]"
+    error, _ = only_error(
+        spec(query("", "let x = users if true else logs\nreturn str(x)")), "E2001"
+    )
+    assert "differ" in error.message
+
+
+def test_a_table_is_not_a_list_of_refs_or_of_another_entity() -> None:
+    text = spec('  query keys() -> list[ref User] {\n    """d"""\n    return users\n  }\n')
+    only_error(text, "E2001")
+    text = spec('  query wrong() -> list[Log] {\n    """d"""\n    return users\n  }\n')
+    only_error(text, "E2001")
+
+
+def test_date_of_a_datetime_is_accepted_like_date_of() -> None:
+    text = spec(
+        '  query day() -> date {\n    """d"""\n    return date(now)\n  }\n'
+        '  query midnight() -> datetime {\n    """d"""\n    return datetime(date(now))\n  }\n'
+    )
+    assert diagnostics_of(text) == []
+    error, at = only_error(spec(query("", "return str(date(3))")), "E2001")
+    assert at == "3"
+
+
+def test_let_else_on_a_tested_optional_is_a_warning_with_a_fix_dropping_the_else() -> None:
+    body = 'if n != none {\n  let m = n else "missing"\n  return m\n}\nreturn "d"'
+    text = spec(query("n: str?", body))
+    result = check(text)
+    assert [d.code.code for d in result.diagnostics] == ["W5009"]
+    warning = result.diagnostics[0]
+    assert warning.help == "drop the `else` part: `let m = n`"
+    fixed = apply_fix(text, warning.fixes[0])
+    assert "  let m = n\n" in fixed
+    assert diagnostics_of(fixed) == []
+
+
+def test_let_else_after_require_is_a_warning_too() -> None:
+    body = 'require n != none else "n is required"\nlet m = n else "missing"\nreturn m'
+    assert [c for c, _ in diagnostics_of(spec(query("n: str?", body)))] == ["W5009"]
+
+
+def test_assignment_without_let_is_one_error_with_a_let_fix() -> None:
+    body = "total = 0\nfor u in users {\n  total += u.visits\n}\nreturn str(total + total)"
+    text = spec(query("", body))
+    error, at = only_error(text, "E1001")
+    assert at == "total"
+    assert error.help == "declare a new variable with `let`: `let total = ...`"
+    fixed = apply_fix(text, error.fixes[0])
+    assert "    let total = 0\n" in fixed
+    assert diagnostics_of(fixed) == []
+
+
+def test_assignment_to_a_misspelled_variable_offers_the_rename_first() -> None:
+    body = "let total = 0\nfor u in users {\n  totl = total + u.visits\n}\nreturn str(total)"
+    text = spec(query("", body))
+    error, _ = only_error(text, "E1001")
+    assert (
+        error.help == "did you mean 'total'? Or declare a new variable with `let`: `let totl = ...`"
+    )
+    assert [f.message for f in error.fixes] == [
+        "replace 'totl' with 'total'",
+        "declare it: `let totl = ...`",
+    ]
+    assert diagnostics_of(apply_fix(text, error.fixes[0])) == []
+
+
+def test_assignment_without_let_in_a_branch_is_reported_once() -> None:
+    body = 'if len(users) > 0 {\n  label = "some"\n} else {\n  label = "none"\n}\nreturn label'
+    error, _ = only_error(spec(query("", body)), "E1001")
+    assert error.fixes
+
+
+@pytest.mark.parametrize(
+    "call, replacement",
+    [("datetime.now()", "now"), ("date.today()", "date_of(now)"), ("datetime.utcnow()", "now")],
+)
+def test_wall_clock_calls_are_fixed_to_the_clock_state_field(call: str, replacement: str) -> None:
+    text = spec(query("", f"return str({call})"))
+    error, at = only_error(text, "E1005")
+    assert at == call
+    assert error.help is not None and "no wall clock" in error.help
+    assert error.help.endswith(f"write `{replacement}`")
+    assert diagnostics_of(apply_fix(text, error.fixes[0])) == []
+
+
+def test_time_time_has_a_help_but_no_fix() -> None:
+    error, _ = only_error(spec(query("", "return str(time.time())")), "E1005")
+    assert error.help is not None and "`now`" in error.help and "t2 - t1" in error.help
+    assert error.fixes == ()
+
+
+def test_calling_the_clock_field_is_fixed_to_reading_it() -> None:
+    text = spec(query("", "return str(now())"))
+    error, _ = only_error(text, "E1005")
+    assert error.help == "'now' is a state field, not a function: write `now`"
+    assert diagnostics_of(apply_fix(text, error.fixes[0])) == []
+
+
+def test_float_into_int_suggests_round() -> None:
+    text = spec(query("price: float", "let cents: int = price * 100\nreturn str(cents)"))
+    error, at = only_error(text, "E2001")
+    assert at == "price * 100"
+    assert error.help is not None and "round(x)" in error.help
+    fixed = apply_fix(text, error.fixes[0])
+    assert "let cents: int = round(price * 100)" in fixed
+    assert diagnostics_of(fixed) == []

@@ -421,11 +421,14 @@ class Lowerer:
         checks = []
         for index, check in enumerate(task.checks):
             method = f"_check_{name}_{index}"
-            body = self.body.predicate(check.cond, Context("check", bindings=bound))
-            view.methods.append(MethodView(method, ["b: dict[str, Any]"], "bool", body))
+            # a check judges the agent's run: it gets the agent's final message, never the
+            # reference solution's bindings
+            body = self.body.predicate(check.cond, Context("check"))
+            view.methods.append(MethodView(method, ["answer: str"], "bool", body))
             checks.append((check.text.value, method))
         instruction = task.doc.value if task.doc else ""
-        return TaskView(name, instruction, init_method, init_data, solve, checks)
+        answer = task.answer.value if task.answer is not None else None
+        return TaskView(name, instruction, init_method, init_data, solve, checks, answer)
 
 
 def _affects(writes: set[str], reads: set[str]) -> bool:

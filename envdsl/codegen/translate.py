@@ -138,6 +138,8 @@ class Translator:
                 return f"{code}.{self.names.key_attr(source.name)}"
         if source == t.INT and target_base == t.FLOAT:
             return f"float({code})"
+        if isinstance(source, t.TableType) and isinstance(target_base, t.ListType):
+            return f"{code}.rows()"  # a table where a list is expected: the list of its rows
         return code
 
     # ---- expressions -------------------------------------------------------------------------
@@ -195,11 +197,18 @@ class Translator:
         if name in self.checked.state:
             return f"self.{self.names.state[name]}", self.checked.state[name].type
         if name in self.checked.consts:
-            return self.names.consts[name], self.checked.consts[name].type
+            const = self.checked.consts[name]
+            if is_mutable(const.type):
+                # a constant is shared by every call and every environment: each read is a
+                # fresh value, so no write through a local can change the constant itself
+                return f"h.fresh({self.names.consts[name]})", const.type
+            return self.names.consts[name], const.type
         if name in self.checked.enums or name in self.checked.records:
             return self.names.type_name(name), None
         if name == "initial":
             return "self.initial_state()", None
+        if name == "answer" and self.ctx.kind == "check":
+            return "answer", t.STR  # the check method's parameter: the agent's final message
         raise AssertionError(f"unresolved name {name!r} reached code generation")
 
     def _declared_local(self, name: str, scope: CgScope) -> t.Type | None:
@@ -245,7 +254,10 @@ class Translator:
     def x_Slice(self, node: ast.Slice, scope: CgScope) -> str:
         lower = self.expr(node.lower, scope) if node.lower is not None else ""
         upper = self.expr(node.upper, scope) if node.upper is not None else ""
-        return f"{self.expr(node.obj, scope)}[{lower}:{upper}]"
+        obj = self.expr(node.obj, scope)
+        if isinstance(self.type_of(node.obj), t.TableType):
+            obj = f"{obj}.rows()"  # a table sliced is the list of its rows sliced
+        return f"{obj}[{lower}:{upper}]"
 
     def x_Unary(self, node: ast.Unary, scope: CgScope) -> str:
         return f"({node.op}{self.expr(node.operand, scope)})"
@@ -300,7 +312,10 @@ class Translator:
         return "(" + " ".join(parts) + ")"
 
     def compare_operand(self, code: str, own: t.Type, other: t.Type) -> str:
-        """A row compared with a key or ref is compared by its key."""
+        """A row compared with a key or ref is compared by its key; a table compared with a
+        list, by the list of its rows (a Table never equals a Python list)."""
+        if isinstance(own, t.TableType) and isinstance(t.strip_optional(other), t.ListType):
+            return f"{code}.rows()"
         if isinstance(own, t.RecordType) and own.is_entity:
             other_base = t.strip_optional(other)
             if not (isinstance(other_base, t.RecordType) and other_base.is_entity):
@@ -309,6 +324,10 @@ class Translator:
 
     def x_Conditional(self, node: ast.Conditional, scope: CgScope) -> str:
         body, test, orelse = (self.expr(x, scope) for x in (node.body, node.test, node.orelse))
+        # each branch takes the joined type: a table its rows, a row in a ref-typed join its key
+        whole = self.type_of(node)
+        body = self.coerce(body, self.type_of(node.body), whole)
+        orelse = self.coerce(orelse, self.type_of(node.orelse), whole)
         return f"({body} if {test} else {orelse})"
 
     def x_Lambda(self, node: ast.Lambda, scope: CgScope) -> str:
@@ -460,7 +479,13 @@ class Translator:
         if name == "replace":
             return f"h.replace({args[0]}, {args[1]}, {args[2]})"
         if name in ("date", "datetime"):
-            return f"h.{name}({args[0]})"
+            # `date(t)` of a datetime is `date_of(t)`, `datetime(d)` of a date `datetime_of(d)`
+            converted: dict[tuple[str, t.Type], str] = {
+                ("date", t.DATETIME): "date_of",
+                ("datetime", t.DATE): "datetime_of",
+            }
+            helper = converted.get((name, self.type_of(node.args[0])), name)
+            return f"h.{helper}({args[0]})"
         if name == "auto":
             return "''"
         if name in ("called", "calls"):

@@ -95,6 +95,7 @@ class TaskView:
     init_data: str | None  # JSON text of an `init from` file
     solve: str | None
     checks: list[tuple[str, str]]
+    answer: str | None  # the reference answer of the solution's `answer "..."` step
 
 
 @dataclass

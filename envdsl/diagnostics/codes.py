@@ -249,6 +249,28 @@ SOLUTION_CHANGES_NOTHING = _register(
     "E4006", "solution-changes-nothing", _K, "a task whose solution leaves the state as it was"
 )
 
+CHECK_READS_SOLUTION_BINDING = _register(
+    "E4007",
+    "check-reads-solution-binding",
+    _K,
+    "a check that reads a `let` binding of the solution instead of the agent's run",
+)
+SOLVED_BY_DOING_NOTHING = _register(
+    "E4008", "solved-by-doing-nothing", _K, "a task whose checks all pass before the agent acts"
+)
+SOLVED_BY_ONLY_READING = _register(
+    "E4009",
+    "solved-by-only-reading",
+    _K,
+    "a task whose checks all pass after only the solution's read-only calls",
+)
+MISSING_REFERENCE_ANSWER = _register(
+    "E4010",
+    "missing-reference-answer",
+    _K,
+    "a task with checks on `answer` whose solution states no `answer`",
+)
+
 # ---- W5xx: lints -----------------------------------------------------------------------------
 MISSING_DESCRIPTION = _register(
     "W5001", "missing-description", _L, "a public tool or a task without a docstring"
@@ -276,6 +298,29 @@ CHECK_TRUE_AT_INIT = _register(
 )
 CHECK_IGNORES_SOLUTION = _register(
     "W5007", "check-ignores-solution", _L, "a check that reads nothing the solution changes"
+)
+
+REDUNDANT_LET_ELSE = _register(
+    "W5009",
+    "redundant-let-else",
+    _L,
+    "`let x = v else ...` where a test already proved that `v` is not none",
+)
+
+SOLUTION_STEP_UNNOTICED = _register(
+    "W5011",
+    "solution-step-unnoticed",
+    _L,
+    "a task that still succeeds with one state-changing solution step left out",
+)
+FIELD_UNCHECKED = _register(
+    "W5012", "field-unchecked", _L, "a field the solution changes that no check reads"
+)
+CHECK_NEVER_FALSE = _register(
+    "W5013",
+    "check-never-false",
+    _L,
+    "a check that is true in every state verification sees",
 )
 
 # ---- E9xx: internal --------------------------------------------------------------------------

@@ -327,7 +327,7 @@ EXPLANATIONS: dict[str, Explanation] = {
         """A name must be a local variable, a parameter, a state field, a constant, an enum or
         a declared type or function in scope. Misspelled names are reported with the closest
         known name, because a generated environment must never fail at run time on an
-        undefined name.""",
+        undefined name. A new variable is declared with `let x = e`, not `x = e` as in Python.""",
         r'''
         env Demo {
           state {
@@ -900,7 +900,7 @@ EXPLANATIONS: dict[str, Explanation] = {
         """`let x = e else "msg"` unwraps an optional value and fails the tool when it is
         `none`. Here `e` can never be `none`, so the `else` is dead; often the intent was
         `t.get(k)` (optional) instead of `t[k]` (which already fails when the key is
-        absent).""",
+        absent). An optional that a test already proved not none is only a warning (W5009).""",
         r'''
         env Demo {
           entity User {
@@ -1838,6 +1838,195 @@ EXPLANATIONS: dict[str, Explanation] = {
         }
         ''',
     ),
+    "E4007": _explain(
+        """A check grades the agent's run, so it may read only what that run leaves: the final
+        state, `initial.`, the call trace and the agent's `answer`. A `let` binding of the solution
+        holds what the reference run got, such as the auto key of the row it created; an agent whose
+        run differs (another order, one more row first) gets another key, and a check pinned to the
+        reference one fails a correct agent or passes a wrong one. Find the row by its content with
+        `any(...)`, `count(...)` or `first(...)`.""",
+        r'''
+        env Demo {
+          entity Loan { key loan_id: str = auto("L"), book: str, days: int }
+          state {
+            loans: table Loan
+          }
+          action borrow(book: str, days: int) -> Loan {
+            """Borrow a book."""
+            return loans.insert(Loan(book=book, days=days))
+          }
+          task borrow_dune {
+            """Borrow Dune (B1) for 7 days."""
+            init { loans = [] }
+            solution { let loan = borrow(book="B1", days=7) }
+            check "Dune is lent for 7 days": loans[loan.loan_id].days == 7
+          }
+        }
+        ''',
+        r'''
+        env Demo {
+          entity Loan { key loan_id: str = auto("L"), book: str, days: int }
+          state {
+            loans: table Loan
+          }
+          action borrow(book: str, days: int) -> Loan {
+            """Borrow a book."""
+            return loans.insert(Loan(book=book, days=days))
+          }
+          task borrow_dune {
+            """Borrow Dune (B1) for 7 days."""
+            init { loans = [] }
+            solution { borrow(book="B1", days=7) }
+            check "Dune is lent for 7 days": any(l.book == "B1" and l.days == 7 for l in loans)
+          }
+        }
+        ''',
+    ),
+    "E4008": _explain(
+        """Verification grades the empty trajectory, an agent that makes no call and says nothing,
+        with the task's checks. When every check already passes, that agent gets the full reward:
+        the checks say what must stay as it was but not what the task asks to change. Add a check on
+        the change itself.""",
+        r'''
+        env Demo {
+          entity Ticket { key ticket_id: str, closed: bool = false }
+          state {
+            tickets: table Ticket
+          }
+          action close(ticket_id: str) {
+            """Close a ticket."""
+            let t = tickets.get(ticket_id) else "no such ticket"
+            t.closed = true
+          }
+          task close_t1 {
+            """Close ticket T1."""
+            init { tickets = [Ticket(ticket_id="T1")] }
+            solution { close(ticket_id="T1") }
+            check "no ticket was deleted": len(tickets) == len(initial.tickets)
+          }
+        }
+        ''',
+        r'''
+        env Demo {
+          entity Ticket { key ticket_id: str, closed: bool = false }
+          state {
+            tickets: table Ticket
+          }
+          action close(ticket_id: str) {
+            """Close a ticket."""
+            let t = tickets.get(ticket_id) else "no such ticket"
+            t.closed = true
+          }
+          task close_t1 {
+            """Close ticket T1."""
+            init { tickets = [Ticket(ticket_id="T1")] }
+            solution { close(ticket_id="T1") }
+            check "T1 is closed": tickets["T1"].closed
+            check "no ticket was deleted": len(tickets) == len(initial.tickets)
+          }
+        }
+        ''',
+    ),
+    "E4009": _explain(
+        """Verification replays only the solution's read-only (query) calls, without its actions.
+        When the checks all pass after that, an agent that looks things up and changes nothing gets
+        the full reward: typically the checks only ask that a query was `called`. Check the state
+        the actions change; a question task, which checks the agent's `answer`, is exempt.""",
+        r'''
+        env Demo {
+          entity Ticket { key ticket_id: str, closed: bool = false }
+          state { tickets: table Ticket }
+          query get_ticket(ticket_id: str) -> Ticket? {
+            """One ticket, or none."""
+            return tickets.get(ticket_id)
+          }
+          action close(ticket_id: str) {
+            """Close a ticket."""
+            let t = tickets.get(ticket_id) else "no such ticket"
+            t.closed = true
+          }
+          task close_t1 {
+            """Look ticket T1 up, then close it."""
+            init { tickets = [Ticket(ticket_id="T1")] }
+            solution {
+              get_ticket(ticket_id="T1")
+              close(ticket_id="T1")
+            }
+            check "T1 was looked up": called("get_ticket", ticket_id="T1")
+          }
+        }
+        ''',
+        r'''
+        env Demo {
+          entity Ticket { key ticket_id: str, closed: bool = false }
+          state { tickets: table Ticket }
+          query get_ticket(ticket_id: str) -> Ticket? {
+            """One ticket, or none."""
+            return tickets.get(ticket_id)
+          }
+          action close(ticket_id: str) {
+            """Close a ticket."""
+            let t = tickets.get(ticket_id) else "no such ticket"
+            t.closed = true
+          }
+          task close_t1 {
+            """Look ticket T1 up, then close it."""
+            init { tickets = [Ticket(ticket_id="T1")] }
+            solution {
+              get_ticket(ticket_id="T1")
+              close(ticket_id="T1")
+            }
+            check "T1 is closed": tickets["T1"].closed
+          }
+        }
+        ''',
+    ),
+    "E4010": _explain(
+        """A check that reads `answer` grades what the agent tells the user. To verify such a check,
+        the solution must state what a correct agent answers, with a last step `answer "..."`;
+        without it there is nothing to run the check on. Add the reference answer to the solution.""",
+        r'''
+        env Demo {
+          entity Account { key account_id: str, balance: float }
+          state {
+            accounts: table Account
+          }
+          query get_balance(account_id: str) -> float {
+            """The balance of an account."""
+            let a = accounts.get(account_id) else "no such account"
+            return a.balance
+          }
+          task tell_balance {
+            """Tell the user the balance of account A1."""
+            init { accounts = [Account(account_id="A1", balance=153.27)] }
+            solution { get_balance(account_id="A1") }
+            check "tells the balance": "153.27" in answer
+          }
+        }
+        ''',
+        r'''
+        env Demo {
+          entity Account { key account_id: str, balance: float }
+          state {
+            accounts: table Account
+          }
+          query get_balance(account_id: str) -> float {
+            """The balance of an account."""
+            let a = accounts.get(account_id) else "no such account"
+            return a.balance
+          }
+          task tell_balance {
+            """Tell the user the balance of account A1."""
+            init { accounts = [Account(account_id="A1", balance=153.27)] }
+            solution {
+              get_balance(account_id="A1")
+              answer "The balance of A1 is 153.27."
+            }
+            check "tells the balance": "153.27" in answer
+          }
+        }
+        ''',
+    ),
     # ---- W5xx: lints -----------------------------------------------------------------------
     "W5001": _explain(
         """Public tools and tasks need a docstring: a tool's docstring is the description the
@@ -2107,6 +2296,194 @@ EXPLANATIONS: dict[str, Explanation] = {
             solution { restock(sku="APPLE", qty=5) }
             check "there are 7 apples": items["APPLE"].stock == 7
             check "the pears are untouched": items["PEAR"].stock == initial.items["PEAR"].stock
+          }
+        }
+        ''',
+    ),
+    "W5009": _explain(
+        """`let x = v else "message"` unwraps an optional, but here `v` was already tested
+        (`if v != none`, `require v != none`, ...), so it cannot be none and the `else` never
+        runs. The spec is still correct, so this is a warning and not E2006; drop the `else`
+        part, which the fix does.""",
+        r'''
+        env Demo {
+          entity User { key user_id: str, nick: str? }
+          state {
+            users: table User
+          }
+          query nick(user_id: str) -> str {
+            """The user's nickname, or '-'."""
+            let u = users.get(user_id) else "user not found"
+            if u.nick != none {
+              let n = u.nick else "no nickname"
+              return n
+            }
+            return "-"
+          }
+        }
+        ''',
+        r'''
+        env Demo {
+          entity User { key user_id: str, nick: str? }
+          state {
+            users: table User
+          }
+          query nick(user_id: str) -> str {
+            """The user's nickname, or '-'."""
+            let u = users.get(user_id) else "user not found"
+            if u.nick != none {
+              let n = u.nick
+              return n
+            }
+            return "-"
+          }
+        }
+        ''',
+    ),
+    "W5011": _explain(
+        """Verification replays the solution once per state-changing step, with that step left out
+        (later steps may then fail). When the task still succeeds, no check notices what the step
+        does: an agent can skip it and get the full reward. Add a check on what the step changes,
+        or drop the step if the task does not need it.""",
+        r'''
+        env Demo {
+          entity Ticket { key ticket_id: str, closed: bool = false }
+          state {
+            tickets: table Ticket
+          }
+          action close(ticket_id: str) {
+            """Close a ticket."""
+            let t = tickets.get(ticket_id) else "no such ticket"
+            t.closed = true
+          }
+          task close_both {
+            """Close tickets T1 and T2."""
+            init { tickets = [Ticket(ticket_id="T1"), Ticket(ticket_id="T2")] }
+            solution {
+              close(ticket_id="T1")
+              close(ticket_id="T2")
+            }
+            check "T1 is closed": tickets["T1"].closed
+          }
+        }
+        ''',
+        r'''
+        env Demo {
+          entity Ticket { key ticket_id: str, closed: bool = false }
+          state {
+            tickets: table Ticket
+          }
+          action close(ticket_id: str) {
+            """Close a ticket."""
+            let t = tickets.get(ticket_id) else "no such ticket"
+            t.closed = true
+          }
+          task close_both {
+            """Close tickets T1 and T2."""
+            init { tickets = [Ticket(ticket_id="T1"), Ticket(ticket_id="T2")] }
+            solution {
+              close(ticket_id="T1")
+              close(ticket_id="T2")
+            }
+            check "both are closed": tickets["T1"].closed and tickets["T2"].closed
+          }
+        }
+        ''',
+    ),
+    "W5012": _explain(
+        """A solution step sets a table field to a value it passed, and no check of the task reads
+        that field: an agent that passes another value (the wrong note, the wrong book) gets the full
+        reward. Check the field, or compare the whole row with `initial.` where only some fields may
+        change. Fields a tool derives itself, such as a timestamp, are not reported.""",
+        r'''
+        env Demo {
+          entity Ticket { key ticket_id: str, closed: bool = false, note: str = "" }
+          state {
+            tickets: table Ticket
+          }
+          action close(ticket_id: str, note: str) {
+            """Close a ticket with a note."""
+            let t = tickets.get(ticket_id) else "no such ticket"
+            t.closed = true
+            t.note = note
+          }
+          task close_t1 {
+            """Close ticket T1 with the note "fixed in 2.1"."""
+            init { tickets = [Ticket(ticket_id="T1")] }
+            solution { close(ticket_id="T1", note="fixed in 2.1") }
+            check "T1 is closed": tickets["T1"].closed
+          }
+        }
+        ''',
+        r'''
+        env Demo {
+          entity Ticket { key ticket_id: str, closed: bool = false, note: str = "" }
+          state {
+            tickets: table Ticket
+          }
+          action close(ticket_id: str, note: str) {
+            """Close a ticket with a note."""
+            let t = tickets.get(ticket_id) else "no such ticket"
+            t.closed = true
+            t.note = note
+          }
+          task close_t1 {
+            """Close ticket T1 with the note "fixed in 2.1"."""
+            init { tickets = [Ticket(ticket_id="T1")] }
+            solution { close(ticket_id="T1", note="fixed in 2.1") }
+            check "T1 is closed with the note": tickets["T1"].closed and tickets["T1"].note == "fixed in 2.1"
+          }
+        }
+        ''',
+    ),
+    "W5013": _explain(
+        """A check held before the agent acted, after the solution, and after every partial run
+        verification tried (the solution with one step left out, its queries alone). Whatever the
+        agent does, the check gives the same result, so it cannot tell a good run from a bad one. Check
+        what the task changes; to say that something must stay as it was, compare with `initial.`.""",
+        r'''
+        env Demo {
+          entity Ticket { key ticket_id: str, closed: bool = false }
+          state {
+            tickets: table Ticket
+          }
+          action close(ticket_id: str) {
+            """Close a ticket."""
+            let t = tickets.get(ticket_id) else "no such ticket"
+            t.closed = true
+          }
+          task close_both {
+            """Close tickets T1 and T2."""
+            init { tickets = [Ticket(ticket_id="T1"), Ticket(ticket_id="T2")] }
+            solution {
+              close(ticket_id="T1")
+              close(ticket_id="T2")
+            }
+            check "both are closed": tickets["T1"].closed and tickets["T2"].closed
+            check "no ticket is lost": len(tickets) <= 2
+          }
+        }
+        ''',
+        r'''
+        env Demo {
+          entity Ticket { key ticket_id: str, closed: bool = false }
+          state {
+            tickets: table Ticket
+          }
+          action close(ticket_id: str) {
+            """Close a ticket."""
+            let t = tickets.get(ticket_id) else "no such ticket"
+            t.closed = true
+          }
+          task close_both {
+            """Close tickets T1 and T2."""
+            init { tickets = [Ticket(ticket_id="T1"), Ticket(ticket_id="T2")] }
+            solution {
+              close(ticket_id="T1")
+              close(ticket_id="T2")
+            }
+            check "both are closed": tickets["T1"].closed and tickets["T2"].closed
+            check "no ticket is lost": len(tickets) == len(initial.tickets)
           }
         }
         ''',

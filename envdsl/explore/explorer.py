@@ -10,7 +10,12 @@ looks for, by severity:
 - warnings: calls rejected only by a declarative rule (an invariant, `unique`, `ref`,
   `transitions`, a duplicate key) rather than by the tool's own `require` or `let ... else`
   (the agent then reads the rule's text, not a message written for the tool), each with a
-  shrunk counterexample; `require`/`let ... else` conditions that never failed or never held.
+  shrunk counterexample; `require`/`let ... else` conditions that never failed or never held;
+  a tool that never succeeded only because every call failed on a lookup by a free-text value
+  that no generated argument matched (the tool may well be right);
+- reward hacks (warnings): a generated run from a task's initial state that reaches the
+  task's `success` without being its solution: the checks are easier to satisfy than the
+  instruction. Each comes with the shrunk run that `envdsl run` replays.
 
 Counterexamples are JSONL traces that `envdsl run --task ... --calls` replays.
 """
@@ -18,6 +23,8 @@ Counterexamples are JSONL traces that `envdsl run --task ... --calls` replays.
 from __future__ import annotations
 
 import contextlib
+import json
+import re
 import time
 import traceback
 from collections import Counter
@@ -30,7 +37,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, get_state_machine_test, initialize, rule
 
 from envdsl.explore.arguments import ArgumentGenerator
-from envdsl.runtime import Environment, InvalidState
+from envdsl.runtime import STR, Environment, InvalidState
 
 Call = tuple[str, Any]
 STEPS_PER_EXAMPLE = 50
@@ -67,6 +74,9 @@ class Finding:
     detail: str | None = None  # a traceback, the failing conditions, ...
     start: Start | None = None
     trace: list[Call] | None = None  # calls after the start (shrunk where possible)
+    # where `--trace-dir` wrote the replay (and the start state, for a JSON start)
+    trace_file: str | None = None
+    state_file: str | None = None
 
     def replay(self) -> list[Call]:
         """The whole trace for `envdsl run`: the start's solution prefix, then the calls."""
@@ -136,13 +146,18 @@ class Explorer:
         self.report = ExploreReport(env_class.NAME)
         self.tools = sorted(env_class.TOOLS)
         self.report.tools = {name: ToolStats() for name in self.tools}
+        # per task: its solution's successful calls, as the trace records them
+        self.solutions: dict[str, list[Call]] = {}
         self.starts = self._starts()
         self.report.starts = [s.label for s in self.starts]
         self.coverage = [0] * len(env_class.SITES)
         self.site_failures = [0] * len(env_class.SITES)
+        # per tool: the require/let-else sites its failed calls stopped at
+        self.tool_sites: dict[str, Counter[int]] = {name: Counter() for name in self.tools}
         # declarative rule -> (tool, count) of calls rejected by it
         self.rule_rejections: Counter[tuple[str, str]] = Counter()
         self.target_rule: str | None = None
+        self.target_task: str | None = None  # searching reward hacks of this task
         self.current: Any = None  # the machine of the example running now
         self.examples = 0
         self.counting = True
@@ -165,6 +180,7 @@ class Explorer:
             except InvalidState:
                 continue
             calls = [(e.name, e.arguments) for e in env.trace if e.success]
+            self.solutions[task] = calls
             for name, _ in calls:  # the solutions are explored paths too, and deep ones
                 self.report.tools[name].calls += 1
                 self.report.tools[name].successes += 1
@@ -202,7 +218,10 @@ class Explorer:
 
             @initialize(data=st.data())
             def begin(self, data: st.DataObject) -> None:
-                self.start = data.draw(st.sampled_from(explorer.starts), label="start")
+                starts = explorer.starts
+                if explorer.target_task is not None:  # a reward hack starts from the init
+                    starts = [s for s in starts if s.task == explorer.target_task and not s.prefix]
+                self.start = data.draw(st.sampled_from(starts), label="start")
                 try:
                     self.start.apply(self.env)
                 except InvalidState:
@@ -242,6 +261,9 @@ class Explorer:
                     and failure.rule == explorer.target_rule
                 ):
                     raise _Stop("rule-rejection", result["error"])
+                if explorer.target_task is not None and result["success"]:
+                    if explorer.is_hack(explorer.target_task, self.env):
+                        raise _Stop("reward-hack", "the task's checks all pass")
 
             def teardown(self) -> None:
                 explorer.examples += 1
@@ -249,6 +271,15 @@ class Explorer:
                     explorer.check_determinism(self)
 
         return ExploreMachine
+
+    def is_hack(self, task: str, env: Environment) -> bool:
+        """Does the run reach the task's success without being its solution (all of the
+        solution's calls, in any order, among others or not)?"""
+        if not env.evaluate()["success"]:
+            return False
+        made = Counter(_key(e.name, e.arguments) for e in env.trace if e.success)
+        needed = Counter(_key(name, arguments) for name, arguments in self.solutions[task])
+        return bool(needed - made)
 
     def observe(self, name: str, result: dict[str, Any], env: Environment) -> None:
         if not self.counting:
@@ -262,6 +293,7 @@ class Explorer:
         failure = env.last_failure
         if failure is not None and failure.site is not None:
             self.site_failures[failure.site] += 1
+            self.tool_sites[name][failure.site] += 1
             owner, line, kind, text = self.env_class.SITES[failure.site]
             stats.failures[f"line {line}: {kind} {text}"] += 1
         elif failure is not None and failure.rule is not None:
@@ -329,13 +361,18 @@ class Explorer:
         self.conditions()
         self.counting = False
         self.rule_counterexamples()
+        self.reward_hacks()
         return self.report
 
     def record_stop(self, stop: _Stop, severity: str, tool: str | None = None) -> Finding:
         machine = self.current
         trace = list(machine.calls) if machine is not None else None
         start = machine.start if machine is not None else None
-        if trace and start is not None and stop.kind in ("rule-rejection", "exception"):
+        if (
+            trace
+            and start is not None
+            and stop.kind in ("rule-rejection", "exception", "reward-hack")
+        ):
             trace = self.minimize(start, trace, stop.kind)
         finding = Finding(
             severity,
@@ -361,10 +398,13 @@ class Explorer:
                 result = env.call(name, arguments)
             if kind == "exception":
                 return env.last_exception is not None
+            if kind == "reward-hack":
+                return start.task is not None and self.is_hack(start.task, env)
             failure = env.last_failure
             return not result["success"] and failure is not None and failure.rule == rule
 
-        index = len(trace) - 2
+        # the failing call itself may go too when it is a reward hack: any call can be last
+        index = len(trace) - (1 if kind == "reward-hack" else 2)
         while index >= 0:
             candidate = trace[:index] + trace[index + 1 :]
             if still_fails(candidate):
@@ -379,6 +419,24 @@ class Explorer:
             reasons = ", ".join(
                 f"{reason} ({count}x)" for reason, count in stats.failures.most_common(3)
             )
+            failed = stats.calls - stats.successes
+            sites = self.tool_sites[name]
+            if sum(sites.values()) == failed and all(
+                self.free_text_lookup(name, site) for site in sites
+            ):
+                # no condition is shown impossible: the generated text never named a row
+                self.report.findings.append(
+                    Finding(
+                        "warning",
+                        "never-succeeds",
+                        f"tool '{name}' never succeeded in {stats.calls} calls, but every call "
+                        "failed on a lookup by a free-text value that no generated argument "
+                        "matched: the tool may be right; try it with a value from the state",
+                        tool=name,
+                        detail=f"it always failed on: {reasons}",
+                    )
+                )
+                continue
             self.report.findings.append(
                 Finding(
                     "error",
@@ -388,6 +446,23 @@ class Explorer:
                     detail=f"it always failed on: {reasons}",
                 )
             )
+
+    def free_text_lookup(self, tool: str, site: int) -> bool:
+        """Is the condition at `site` a lookup keyed by one of the tool's `str` parameters
+        (`t.get(p)`, `p in t`, `first(x for x in t if x.f == p)`)? Such a condition holds for
+        the right text, which random generation rarely produces."""
+        owner, _, kind, text = self.env_class.SITES[site]
+        if owner != tool:
+            return False
+        for param in self.env_class.TOOLS[tool].params:
+            if param.spec is not STR:
+                continue
+            p = re.escape(param.name)
+            if re.search(rf"\.get\(\s*{p}\s*\)", text) or re.search(rf"\b{p} in \w", text):
+                return True
+            if re.match(r"(first|any)\(", text) and re.search(rf"\b{p}\b", text):
+                return True
+        return False
 
     def conditions(self) -> None:
         for index, (owner, line, kind, text) in enumerate(self.env_class.SITES):
@@ -441,6 +516,38 @@ class Explorer:
                 finding.message = message
                 finding.detail = f"last call failed with: {stop.message}"
             self.target_rule = None
+
+    def reward_hacks(self) -> None:
+        """For each task with a solution that doing nothing does not solve: search a run
+        from its initial state that succeeds without being the solution."""
+        for task, solution in self.solutions.items():
+            if not solution or not any(s.task == task and not s.prefix for s in self.starts):
+                continue
+            idle = self.env_class(step_budget=self.options.step_budget)
+            idle.reset(task=task)
+            if idle.evaluate()["success"]:
+                continue  # solved by doing nothing: `envdsl check` reports it (E4008)
+            self.target_task = task
+            stop = self.run_machine(
+                max(5, self.options.max_calls // STEPS_PER_EXAMPLE // 4),
+                (Phase.generate, Phase.shrink),
+            )
+            self.target_task = None
+            if stop is None or stop.kind != "reward-hack":
+                continue
+            finding = self.record_stop(stop, "warning")
+            calls = len(finding.trace or [])
+            finding.tool = None
+            finding.message = (
+                f"{calls} call(s) from the initial state of task '{task}' reach its success "
+                "without being its solution: the checks are easier to satisfy than the "
+                "instruction"
+            )
+            finding.detail = "check what the instruction asks that this run does not do"
+
+
+def _key(name: str, arguments: Any) -> str:
+    return json.dumps([name, arguments], sort_keys=True, default=str)
 
 
 @contextlib.contextmanager

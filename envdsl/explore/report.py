@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 from envdsl.explore.explorer import ExploreReport, Finding
@@ -11,9 +12,32 @@ from envdsl.explore.explorer import ExploreReport, Finding
 def _replay_command(spec_path: str, finding: Finding) -> str | None:
     if finding.start is None:
         return None
+    calls = finding.trace_file or "trace.jsonl"
     if finding.start.task is not None:
-        return f"envdsl run {spec_path} --task {finding.start.task} --calls trace.jsonl"
-    return f"envdsl run {spec_path} --state state.json --calls trace.jsonl"
+        return f"envdsl run {spec_path} --task {finding.start.task} --calls {calls}"
+    return f"envdsl run {spec_path} --state {finding.state_file or 'state.json'} --calls {calls}"
+
+
+def write_traces(report: ExploreReport, directory: str) -> None:
+    """Write each counterexample as JSONL (and a JSON start state once) into `directory`, so
+    that the replay command the report prints runs as printed."""
+    folder = Path(directory)
+    folder.mkdir(parents=True, exist_ok=True)
+    state_file: str | None = None
+    for index, finding in enumerate(report.findings, start=1):
+        if finding.trace is None or finding.start is None:
+            continue
+        if finding.start.state is not None and state_file is None:
+            state_path = folder / "state.json"
+            state_path.write_text(
+                json.dumps(finding.start.state, indent=2, ensure_ascii=False) + "\n",
+                encoding="utf-8",
+            )
+            state_file = str(state_path)
+        path = folder / f"{index:02d}-{finding.kind}.jsonl"
+        path.write_text("".join(line + "\n" for line in trace_lines(finding)), encoding="utf-8")
+        finding.trace_file = str(path)
+        finding.state_file = state_file
 
 
 def trace_lines(finding: Finding) -> list[str]:
@@ -44,6 +68,18 @@ def render_text(report: ExploreReport, spec_path: str, seed: int) -> str:
         f"conditions: {len(report.conditions)} require/let-else; {both} both held and failed, "
         f"{never_failed} never failed, {never_held} never held, {unreached} never reached",
     ]
+    # each condition counted above, so that a count can be traced to its lines
+    for label, held, failed_too in (
+        ("never failed", True, False),
+        ("never held", False, True),
+        ("never reached", False, False),
+    ):
+        for owner, line, kind, text, passed, failed in report.conditions:
+            if (passed > 0) == held and (failed > 0) == failed_too:
+                lines.append(
+                    f"  {label}: line {line}: `{kind} {text}` in '{owner}' "
+                    f"(passed {passed}, failed {failed})"
+                )
     for finding in report.findings:
         lines += ["", f"{finding.severity}[{finding.kind}]: {finding.message}"]
         if finding.detail:

@@ -9,11 +9,12 @@ budget, canonical JSON and hashes) lives here, once.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import difflib
 import hashlib
 import json
 from dataclasses import dataclass, field
-from typing import Any, Callable, ClassVar, Iterable, Iterator, Mapping, Self, TypeVar
+from typing import Any, Callable, ClassVar, Collection, Iterable, Iterator, Mapping, Self, TypeVar
 
 from envdsl.runtime import limits
 from envdsl.runtime.errors import BadValue, Fail
@@ -87,8 +88,9 @@ class TaskSpec:
     instruction: str
     init: str | None  # method that loads the initial state, or None for an init file
     init_data: str | None  # the JSON text of an `init from` file, embedded at compile time
-    solve: str | None  # method that replays the solution and returns its bindings
+    solve: str | None  # method that replays the solution
     checks: tuple[tuple[str, str], ...]  # (text, method)
+    answer: str | None = None  # the reference answer the solution states (`answer "..."`)
 
 
 @dataclass(slots=True)
@@ -151,6 +153,9 @@ class Environment:
         self.coverage: list[int] | None = None
         self._initial: Snapshot | None = None
         self._initial_view: tuple[Snapshot | None, Any] | None = None
+        # replaying a solution with steps left out (see solve)
+        self._leave_out: frozenset[int] | None = None
+        self._solution_step = 0
         self._tables: dict[str, Table[Any]] = {}
         self._scalars: dict[str, Any] = {}
         self._clear()
@@ -816,37 +821,44 @@ class Environment:
         return span
 
     # ---- tasks -------------------------------------------------------------------------------
-    def solve(self, task: str) -> list[Result]:
+    def solve(self, task: str, *, leave_out: Collection[int] = ()) -> list[Result]:
         """Reset to the task and replay its solution, stopping at the first failed call (then
-        the last result has `success: False`)."""
+        the last result has `success: False`).
+
+        `leave_out` (0-based step indices) replays the solution without those steps, as
+        verification does to see whether the checks notice each step. Then a failed call, or
+        one that passes on data of a step that did not run, does not stop the replay: what
+        the remaining steps still achieve is what is being measured.
+        """
         spec = self.TASKS[task]
         self.reset(task=task)
         results: list[Result] = []
-        if spec.solve is not None:
-            try:
+        self._leave_out = frozenset(leave_out) if leave_out else None
+        self._solution_step = 0
+        try:
+            if spec.solve is not None:
                 getattr(self, spec.solve)(results)
-            except Fail:
-                pass
+        except Fail:
+            pass
+        except Exception:  # noqa: BLE001 - data of a left-out step used in an expression
+            if self._leave_out is None:
+                raise
+        finally:
+            self._leave_out = None
         return results
 
     def _solution_call(self, results: list[Result], name: str, values: dict[str, Any]) -> Any:
+        step = self._solution_step
+        self._solution_step += 1
+        if self._leave_out is not None and (step in self._leave_out or _needs_left_out(values)):
+            return LEFT_OUT
         outcome = self.invoke_typed(name, values)
         results.append(outcome)
         if not outcome["success"]:
+            if self._leave_out is not None:
+                return LEFT_OUT
             raise Fail(f"solution step {len(results)} ({name}) failed: {outcome['error']}")
         return self.last_result
-
-    def _bindings(self) -> dict[str, Any]:
-        """The values a task's solution binds with `let`, replayed on a scratch copy."""
-        if self.task is None:
-            return {}
-        spec = self.TASKS[self.task]
-        if spec.solve is None:
-            return {}
-        scratch = type(self)(step_budget=self.step_budget)
-        scratch.reset(task=self.task)
-        bindings: dict[str, Any] = getattr(scratch, spec.solve)([])
-        return bindings
 
     def called_with(self, name: str, values: dict[str, Any]) -> int:
         """How many successful calls of `name` the trace has with these argument values."""
@@ -861,27 +873,26 @@ class Environment:
                 count += 1
         return count
 
-    def evaluate(self) -> dict[str, Any]:
-        """Run the current task's checks: each check's result, `reward` and `success`."""
+    def evaluate(self, answer: str = "") -> dict[str, Any]:
+        """Grade the agent's run of the current task: each check's result, `reward` (the
+        fraction passed) and `success` (all passed).
+
+        Checks read the state, `initial.`, the trace and `answer`, the agent's final message
+        to the user (empty when it said nothing); nothing of the reference solution.
+        """
         if self.task is None:
             raise ValueError("evaluate() needs a task: call reset(task=...) first")
+        if not isinstance(answer, str):
+            raise TypeError(f"answer must be a str (the agent's final message), not {answer!r}")
         spec = self.TASKS[self.task]
-        binding_error: str | None = None
-        try:
-            bindings = self._bindings()
-        except (Fail, InvalidState) as error:
-            bindings, binding_error = {}, str(error)
         results = []
         for text, method in spec.checks:
             self._steps = 0
             reason: str | None = None
             try:
-                passed = bool(getattr(self, method)(bindings))
+                passed = bool(getattr(self, method)(answer))
             except Fail as failure:
                 passed, reason = False, failure.message
-            except KeyError as error:
-                passed = False
-                reason = binding_error or f"the solution binds no {error}"
             except Exception as error:  # a check must never crash the evaluation
                 passed, reason = False, f"internal error: {type(error).__name__}: {error}"
             entry: dict[str, Any] = {"check": text, "passed": passed}
@@ -891,10 +902,45 @@ class Environment:
         passed_count = sum(1 for r in results if r["passed"])
         return {
             "task": self.task,
+            "answer": answer,
             "checks": results,
             "reward": passed_count / len(results) if results else 1.0,
             "success": passed_count == len(results),
         }
+
+
+class _LeftOut:
+    """What a solution step binds when it did not run (left out, or failed while steps are
+    left out). Reading a field of it gives itself, so a later step that passes its data on
+    is recognised and skipped instead of crashing the replay."""
+
+    __slots__ = ()
+
+    def __getattr__(self, name: str) -> _LeftOut:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return self
+
+    def __getitem__(self, key: Any) -> _LeftOut:
+        return self
+
+    def __repr__(self) -> str:
+        return "<left out>"
+
+
+LEFT_OUT = _LeftOut()
+
+
+def _needs_left_out(value: Any) -> bool:
+    if value is LEFT_OUT:
+        return True
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):  # a record argument
+        return any(_needs_left_out(getattr(value, f.name)) for f in dataclasses.fields(value))
+    if isinstance(value, dict):
+        return any(_needs_left_out(v) for v in value.values())
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return any(_needs_left_out(v) for v in value)
+    return False
 
 
 def _advance_counter(table: Table[Any], key: Any) -> None:

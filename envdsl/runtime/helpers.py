@@ -6,6 +6,8 @@ Python exception through: a division by zero, a missing map key, `min` of nothin
 
 from __future__ import annotations
 
+import copy
+
 import calendar
 import datetime as dt
 import enum
@@ -416,6 +418,12 @@ def unwrap(value: T | None) -> T:
     if value is None:
         raise Fail("a value that was tested not to be none is none")
     return value
+
+
+def fresh(value: T) -> T:
+    """A new copy of a constant's value (lists, maps, sets and records of constants are read
+    as new values: a write through a local bound to one must not change the constant)."""
+    return copy.deepcopy(value)
 
 
 def min_of(items: Iterable[T], key: Callable[[T], Any] | None = None) -> T:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import datetime as _dt
 from typing import TYPE_CHECKING, Callable
 
-from envdsl.diagnostics import codes
+from envdsl.diagnostics import Edit, Fix, codes
 from envdsl.semantics import types as t
 from envdsl.semantics.scope import Scope
 from envdsl.semantics.suggest import did_you_mean
@@ -105,7 +105,11 @@ def _call_name(checker: ExprChecker, name: str, node: ast.Call, scope: Scope) ->
     _check_all_args(checker, node, scope)
     candidates = list(_FUNCTIONS) + list(checked.callables) + list(checked.records)
     help, fixes = did_you_mean(name, candidates, span)
-    if help is None and name in _PYTHON_ONLY:
+    if name in checked.state and not node.args and not node.kwargs:
+        # `now()`: the clock (or any state field) is read, not called
+        help = f"'{name}' is a state field, not a function: write `{name}`"
+        fixes = (Fix(f"write `{name}`", (Edit(node.span, name),)),)
+    elif help is None and name in _PYTHON_ONLY:
         help = _PYTHON_ONLY[name]
     return checker.error(codes.UNKNOWN_FUNCTION, f"unknown function '{name}'", span, help, fixes)
 
@@ -114,13 +118,83 @@ _PYTHON_ONLY = {
     "print": "tools return values; there is no output",
     "uuid4": 'ids come from `auto("PREFIX")` keys',
     "time": "the clock is the `now` state field",
+    "now": 'there is no wall clock: declare `now: datetime "The current time"` in `state`',
+    "today": 'there is no wall clock: declare `today: date "The current date"` in `state`',
     "isinstance": "values are statically typed; no runtime type tests are needed",
     "dict": "write a map literal `{k: v}`",
     "tuple": "there are no tuples; use a record",
 }
 
 
+# Python's wall-clock calls -> the type of the value they give
+_WALL_CLOCK = {
+    ("datetime", "now"): t.DATETIME,
+    ("datetime", "utcnow"): t.DATETIME,
+    ("datetime", "today"): t.DATETIME,
+    ("date", "today"): t.DATE,
+    ("time", "time"): t.FLOAT,
+    ("time", "monotonic"): t.FLOAT,
+}
+
+
+def _wall_clock(checker: ExprChecker, func: ast.Attribute, node: ast.Call, scope: Scope) -> bool:
+    """Report `datetime.now()`, `date.today()`, `time.time()` (True if it was one).
+
+    Environments are deterministic: the clock is a state field that actions set, so the fix
+    reads that field (or, for a date, the date of the datetime field)."""
+    obj = func.obj
+    if not isinstance(obj, ast.NameRef) or scope.lookup(obj.name) is not None:
+        return False
+    wanted = _WALL_CLOCK.get((obj.name, func.name.text))
+    if wanted is None or obj.name in checker.checked.state:
+        return False
+    _check_all_args(checker, node, scope)
+    written = f"{obj.name}.{func.name.text}()"
+    clocks = [
+        name for name, info in checker.checked.state.items() if info.type in (t.DATE, t.DATETIME)
+    ]
+    clocks.sort(key=lambda name: name not in ("now", "today"))
+    replacement = clock = None
+    for clock in clocks:
+        kind = checker.checked.state[clock].type
+        if kind == wanted:
+            replacement = clock
+        elif wanted == t.DATE and kind == t.DATETIME:
+            replacement = f"date_of({clock})"
+        if replacement is not None:
+            break
+    fixes: list[Fix] = []
+    if replacement is not None:
+        help = (
+            f"there is no wall clock: the time is the state field `{clock}`, which actions "
+            f"set; write `{replacement}`"
+        )
+        fixes.append(Fix(f"read the clock: `{replacement}`", (Edit(node.span, replacement),)))
+    elif wanted == t.FLOAT:
+        field = next((c for c in clocks if checker.checked.state[c].type == t.DATETIME), None)
+        where = f"the state field `{field}`" if field else "a state field `now: datetime`"
+        help = (
+            f"there is no wall clock: the time is {where}, which actions set; measure "
+            "time with `t2 - t1` (a duration) or `minutes_between(t1, t2)`"
+        )
+    else:
+        help = (
+            "there is no wall clock: declare the time as a state field, "
+            '`now: datetime "The current time"`, and read `now`'
+        )
+    checker.error(
+        codes.UNKNOWN_FUNCTION,
+        f"`{written}` reads the wall clock, which environments do not have",
+        node.span,
+        help,
+        fixes,
+    )
+    return True
+
+
 def _call_method(checker: ExprChecker, func: ast.Attribute, node: ast.Call, scope: Scope) -> t.Type:
+    if _wall_clock(checker, func, node, scope):
+        return t.ERROR
     receiver = checker.expr(func.obj, scope)
     method = func.name.text
     if t.is_error(receiver):
@@ -527,6 +601,8 @@ def _date_literal(checker: ExprChecker, node: ast.Call, scope: Scope) -> t.Type:
     types = _positional(checker, node, scope, name, 1)
     if types is None:
         return result
+    if types[0] == (t.DATETIME if name == "date" else t.DATE):
+        return result  # Python's habit `date(t)`: the same as `date_of(t)` (`datetime_of(d)`)
     _want(checker, types[0], (t.STR,), node.args[0], f"{name}() argument")
     literal = node.args[0]
     if isinstance(literal, ast.StrLit) and parse_time_literal(name, literal.value) is None:

@@ -16,6 +16,7 @@ from envdsl.semantics.aliases import AliasAnalysis, AliasSet
 from envdsl.semantics.check_expr import ExprChecker
 from envdsl.semantics.model import CallableInfo, CheckedSpec, Effects, RecordInfo
 from envdsl.semantics.scope import Context, Local, Scope, path_of
+from envdsl.semantics.suggest import did_you_mean
 from envdsl.source import Span
 from envdsl.syntax import ast
 
@@ -40,6 +41,7 @@ class BodyChecker(ExprChecker):
     ) -> Context:
         effects = self.checked.effects.setdefault(owner, Effects()) if owner else Effects()
         self.ctx = Context(kind, owner, effects, result=result, row=row)
+        self.undeclared = set()
         return self.ctx
 
     # ---- declarations ------------------------------------------------------------------------
@@ -180,7 +182,19 @@ class BodyChecker(ExprChecker):
         declared = self.resolve_annotation(stmt.type)
         if stmt.else_message is not None:
             self.message(stmt.else_message, scope)
-            if not t.is_optional(value) and not t.is_error(value):
+            path = path_of(stmt.value)
+            if path is not None and scope.narrowed_type(path) is not None:
+                # `x` is optional but a `!= none` test already proved it is not: the `else`
+                # can never run, which is harmless, so say so without rejecting the spec
+                drop = Span(stmt.span.file, stmt.value.span.end, stmt.else_message.span.end)
+                self.sink.report(
+                    codes.REDUNDANT_LET_ELSE,
+                    f"'{path}' cannot be none here (it was tested), so this `else` never runs",
+                    stmt.value.span,
+                    help=f"drop the `else` part: `let {stmt.name.text} = {path}`",
+                    fixes=[Fix("drop the `else` part", (Edit(drop, ""),))],
+                )
+            elif not t.is_optional(value) and not t.is_error(value):
                 self.error(
                     codes.NOT_OPTIONAL,
                     f"`let ... else` unwraps an optional, but this value is {value} and never none",
@@ -198,6 +212,10 @@ class BodyChecker(ExprChecker):
                 value, declared, stmt.value.span, f"value of '{stmt.name.text}'"
             )
             value = declared
+        elif isinstance(value, t.TableType):
+            # `let xs = users` binds the list of the rows (as a table used as a value is), so
+            # that `xs = []` or `xs = [...]` later stays a list
+            value = t.ListType(t.RecordType(value.entity, True))
         elif isinstance(value, t.NothingType) or _contains_nothing(value):
             pass  # `let xs = []`: the element type is fixed by the first use
         self.declare(stmt.name, value, scope)
@@ -330,10 +348,33 @@ class BodyChecker(ExprChecker):
                 self.expr(stmt.value, scope)
                 self.error(codes.ASSIGN_TO_READONLY, f"'{target.name}' is a constant", target.span)
                 return False
-            self.expr(stmt.value, scope)
-            local_help = f"declare it first: `let {target.name} = ...`"
+            value_type = self.expr(stmt.value, scope)
+            if target.name in self.undeclared:
+                return False  # already reported at its first assignment
+            self.undeclared.add(target.name)
+            writable = scope.all_names() + [
+                name
+                for name, info in self.checked.state.items()
+                if not isinstance(info.type, t.TableType)
+            ]
+            meant, renames = did_you_mean(target.name, writable, target.span)
+            fixes: list[Fix] = list(renames)  # a typo of a variable is likelier than a new one
+            if stmt.op == "=":
+                # Python's habit: `x = e` declares x. Declare it here, so that later reads
+                # of x are checked against its value and not reported again.
+                local = Local(target.name, value_type, target.span, "let", used=True)
+                scope.locals[target.name] = local
+                at = Span(target.span.file, target.span.start, target.span.start)
+                fixes.append(Fix(f"declare it: `let {target.name} = ...`", (Edit(at, "let "),)))
             self.error(
-                codes.UNKNOWN_NAME, f"unknown name '{target.name}'", target.span, help=local_help
+                codes.UNKNOWN_NAME,
+                f"unknown name '{target.name}'",
+                target.span,
+                help=(
+                    f"{meant + ' Or ' if meant else ''}declare a new variable with `let`: "
+                    f"`let {target.name} = ...`"
+                ),
+                fixes=fixes,
             )
             return False
         narrowed_type = self.expr(target, scope)  # what it holds now (after `!= none` tests)
@@ -341,9 +382,15 @@ class BodyChecker(ExprChecker):
         if isinstance(target, ast.NameRef) and (local := scope.lookup(target.name)) is not None:
             target_type = local.type  # assigning replaces a narrowed optional, too
         value_type = self.expr(stmt.value, scope)
-        if isinstance(target, ast.NameRef) and (local := scope.lookup(target.name)) is not None:
+        if (
+            stmt.op == "="
+            and isinstance(target, ast.NameRef)
+            and (local := scope.lookup(target.name)) is not None
+        ):
             self.flows_into(local, stmt.value)
-        if self.check_target(target, stmt.span, scope, stmt.value):
+        # `xs += ys` extends the list in place (as Python does): a write through xs itself
+        in_place = stmt.op == "+=" and isinstance(t.strip_optional(target_type), t.ListType)
+        if self.check_target(target, stmt.span, scope, stmt.value, in_place=in_place):
             if stmt.op == "=":
                 if (
                     isinstance(target, ast.NameRef)
@@ -389,7 +436,13 @@ class BodyChecker(ExprChecker):
         return False
 
     def check_target(
-        self, target: ast.Expr, span: Span, scope: Scope, value: ast.Expr | None = None
+        self,
+        target: ast.Expr,
+        span: Span,
+        scope: Scope,
+        value: ast.Expr | None = None,
+        *,
+        in_place: bool = False,
     ) -> bool:
         """Report assignments to read-only places and keys; record the write. False if bad."""
         if isinstance(target, ast.Attribute):
@@ -406,7 +459,11 @@ class BodyChecker(ExprChecker):
                     )
                     return False
         return self.write_place(
-            target, span, scope, mutation=None, values=(value,) if value is not None else ()
+            target,
+            span,
+            scope,
+            mutation="+=" if in_place else None,
+            values=(value,) if value is not None else (),
         )
 
     def write_place(

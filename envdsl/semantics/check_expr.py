@@ -28,6 +28,10 @@ class ExprChecker:
         self.assignable = assignable
         self.ctx: Context = Context("const", "", Effects())
         self.allow_auto = False  # set while checking the default of a key field
+        # (check, binding) pairs already reported: one mistake, one diagnostic
+        self.bindings_reported: set[tuple[str, str]] = set()
+        # names assigned without `let` in the current body, each reported once (E1001)
+        self.undeclared: set[str] = set()
         self.name_locals: dict[int, Local] = {}  # id of a name reference -> the local it reads
 
     # ---- helpers -----------------------------------------------------------------------------
@@ -66,6 +70,19 @@ class ExprChecker:
             )
             return False
         help = None
+        fixes: tuple[Fix, ...] = ()
+        if actual == t.FLOAT and t.strip_optional(expected) == t.INT:
+            # `let cents: int = price * 100`: Python's habit is int(...), which truncates
+            help = "round it to an int: `round(x)` (`int(x)` would drop the fraction)"
+            fixes = (
+                Fix(
+                    "round it with `round(...)`",
+                    (
+                        Edit(Span(span.file, span.start, span.start), "round("),
+                        Edit(Span(span.file, span.end, span.end), ")"),
+                    ),
+                ),
+            )
         if actual == t.STR and isinstance(expected, t.EnumType):
             help = f"write the member itself: `{expected.name}.<member>`"
         if actual == t.STR and expected in _DATE_LIKE:
@@ -75,6 +92,7 @@ class ExprChecker:
             f"{what}: expected {expected}, found {actual}",
             span,
             help=help,
+            fixes=fixes,
         )
         return False
 
@@ -155,6 +173,8 @@ class ExprChecker:
         local = scope.lookup(name)
         if local is not None:
             local.used = True
+            if local.kind == "binding" and self.ctx.kind == "check":
+                return self.binding_in_check(local, span)
             return narrowed if narrowed is not None else local.type
         ctx = self.ctx
         if ctx.row is not None and name in ctx.row.fields:
@@ -174,6 +194,8 @@ class ExprChecker:
             return t.TypeRefType(t.RecordType(name, info.is_entity))
         if name == "initial" and ctx.kind == "check":
             return t.InitialStateType()
+        if name == "answer" and ctx.kind == "check":
+            return t.STR  # the agent's final message to the user
         if name in self.checked.state:
             return self.error(
                 codes.UNKNOWN_NAME,
@@ -188,6 +210,8 @@ class ExprChecker:
                 span,
                 help=f"call it: `{name}(...)`",
             )
+        if name in self.undeclared:
+            return t.ERROR  # `x = e` without `let` was reported where x was assigned
         candidates = set(scope.all_names()) | set(self.checked.consts) | set(self.checked.enums)
         if ctx.sees_state:
             candidates |= set(self.checked.state)
@@ -197,6 +221,39 @@ class ExprChecker:
         if help is None and name in ("self", "this"):
             help = "there is no `self`: name state fields directly (`users`, `now`)"
         return self.error(codes.UNKNOWN_NAME, f"unknown name '{name}'", span, help, fixes)
+
+    def binding_in_check(self, local: Local, span: Span) -> t.Type:
+        """A check reads only the agent's run; the solution's `let` holds what the reference
+        run produced (its auto key, its result), which an agent's run need not reproduce."""
+        name = local.name
+        if (self.ctx.owner, name) in self.bindings_reported:
+            return t.ERROR
+        self.bindings_reported.add((self.ctx.owner, name))
+        help = (
+            f"`{name}` is what the reference solution got; an agent's run can differ (another "
+            "auto key, another order). Check the state the task is about, the trace "
+            '(`called("tool", arg=...)`) or `answer`'
+        )
+        if isinstance(local.type, t.RecordType) and local.type.is_entity:
+            tables = [
+                table
+                for table, info in self.checked.state.items()
+                if isinstance(info.type, t.TableType) and info.type.entity == local.type.name
+            ]
+            if tables:
+                table, var = tables[0], local.type.name[0].lower()
+                help = (
+                    f"`{name}` is the row the reference solution got; an agent's row can have "
+                    f"another key. Find it by its content: `any({var}.<field> == ... for {var} "
+                    f"in {table})`, `count({var} for {var} in {table} if ...) == 1`, or "
+                    f"`first({var} for {var} in {table} if ...)` (the row or none)"
+                )
+        return self.error(
+            codes.CHECK_READS_SOLUTION_BINDING,
+            f"a check cannot read the solution's binding '{name}'",
+            span,
+            help=help,
+        )
 
     def expr_Attribute(self, node: ast.Attribute, scope: Scope) -> t.Type:
         path = path_of(node)
@@ -327,6 +384,8 @@ class ExprChecker:
                 self.expect(bound, scope, t.INT, "slice bound")
         if t.is_error(obj_type) or isinstance(obj_type, t.ListType) or obj_type == t.STR:
             return obj_type
+        if isinstance(obj_type, t.TableType):  # the list of its rows: `users[:3]`
+            return t.ListType(t.RecordType(obj_type.entity, True))
         return self.error(
             codes.NOT_INDEXABLE,
             f"{obj_type} cannot be sliced",
@@ -458,6 +517,9 @@ class ExprChecker:
         body = self.expr(node.body, then_scope)
         orelse = self.expr(node.orelse, else_scope)
         joined = t.join(body, orelse)
+        if joined is None and t.TableType in (type(body), type(orelse)):
+            # `users if c else []`: a table as a value is the list of its rows
+            joined = t.join(_rows_of(body), _rows_of(orelse))
         if joined is None and self.assignable(body, orelse):
             joined = orelse  # e.g. a key and a `ref` to it: the ref's key type
         elif joined is None and self.assignable(orelse, body):
@@ -784,6 +846,11 @@ def membership(item: t.Type, container: t.Type, assignable: t.Assignability) -> 
     if isinstance(container, t.TypeRefType) and isinstance(container.target, t.EnumType):
         return item == t.STR or item == container.target
     return None
+
+
+def _rows_of(value: t.Type) -> t.Type:
+    """A table's type as the list of its rows; any other type as it is."""
+    return t.ListType(t.RecordType(value.entity, True)) if isinstance(value, t.TableType) else value
 
 
 def _compare_help(left: t.Type, right: t.Type) -> str | None:

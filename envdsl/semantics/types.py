@@ -288,6 +288,10 @@ class Assignability:
             return self(src.elem, dst.elem)
         if isinstance(src, MapType) and isinstance(dst, MapType):
             return self(src.key, dst.key) and self(src.value, dst.value)
+        if isinstance(src, TableType) and isinstance(dst, ListType):
+            # a table used as a value is the list of its rows (codegen takes `table.rows()`);
+            # only a list of the rows themselves: rows as refs would need a per-element copy
+            return dst.elem == RecordType(src.entity, True)
         if isinstance(dst, TableType):
             row = RecordType(dst.entity, True)
             if isinstance(src, ListType):

@@ -547,6 +547,7 @@ class TaskDecl:
     solution: tuple[SolutionStep, ...] | None
     checks: tuple[Check, ...]
     span: Span
+    answer: Text | None = None  # the solution's `answer "..."`: the reference final message
 
 
 Decl = Union[EnumDecl, RecordDecl, StateDecl, InvariantDecl, ConstDecl, FnDecl, ToolDecl, TaskDecl]

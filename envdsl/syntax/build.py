@@ -391,6 +391,7 @@ class AstBuilder:
         doc: ast.Text | None = None
         init: ast.InitBlock | ast.InitFrom | None = None
         solution: tuple[ast.SolutionStep, ...] | None = None
+        answer: ast.Text | None = None
         checks: list[ast.Check] = []
         for item in parts[1:]:
             if _is(item, "docstring"):
@@ -413,13 +414,19 @@ class AstBuilder:
             elif _is(item, "solution_block"):
                 if solution is not None:
                     self._duplicate_section("solution", item)
-                steps = tuple(s for s in map(self.solution_step, _children(item)) if s is not None)
+                calls = [s for s in _children(item) if not _is(s, "answer_step")]
+                steps = tuple(s for s in map(self.solution_step, calls) if s is not None)
+                for step in _children(item):
+                    if _is(step, "answer_step"):
+                        if answer is not None:
+                            self._duplicate_section("answer", step)
+                        answer = answer or self.text(_children(step)[0])
                 solution = solution if solution is not None else steps
             elif _is(item, "check_item"):
                 text_node, cond = _children(item)
                 checks.append(ast.Check(self.text(text_node), self.expr(cond), self.span(item)))
         return ast.TaskDecl(
-            self.name(parts[0]), doc, init, solution, tuple(checks), self.span(tree)
+            self.name(parts[0]), doc, init, solution, tuple(checks), self.span(tree), answer
         )
 
     def _duplicate_section(self, word: str, node: Node) -> None:

@@ -9,7 +9,7 @@ from typing import Any
 from lark import Lark, Token, Tree
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
-from envdsl.diagnostics import DiagnosticSink, codes
+from envdsl.diagnostics import DiagnosticSink, Edit, Fix, codes
 from envdsl.resources import grammar_path
 from envdsl.source import SourceFile, Span
 from envdsl.syntax.postlex import NewlinePostLexer
@@ -137,10 +137,18 @@ def _help_for(token: Token | None, expected: set[str], before: str) -> str | Non
     """
     if before.endswith(("++", "--")):
         return "there is no `++`/`--`: write `x += 1` or `x -= 1`"
+    value = token.value if token is not None else ""
+    if value == "if" and re.search(r"\belse$", before):
+        return "there is no `else if`: write `elif cond { ... }`"
+    word = _reserved_enum_member(token, before)
+    if word is not None:
+        return (
+            f"`{word}` is a reserved word; name the member `{word}_` and give it the JSON "
+            f'value "{word}": `{word}_ = "{word}"`'
+        )
     previous = re.search(r"([A-Za-z_]+)\s*$", before)
     if previous is not None and previous.group(1) in _PYTHON_WORDS and token is not None:
         return _PYTHON_WORDS[previous.group(1)]
-    value = token.value if token is not None else ""
     if value == ":" and ("LBRACE" in expected or "MAP_LBRACE" in expected):
         return "blocks use braces, not a colon: `if cond { ... }`"
     if value in _PYTHON_WORDS:
@@ -150,6 +158,85 @@ def _help_for(token: Token | None, expected: set[str], before: str) -> str | Non
     if token is not None and token.type == "_NL" and "ELSE" in expected:
         return '`require` needs a message: `require cond else "why it failed"`'
     return None
+
+
+_RESERVED = set(
+    "let require fail return if elif else for in not and or is true false none lambda "
+    "break continue".split()
+)
+
+
+def _reserved_enum_member(token: Token | None, before: str) -> str | None:
+    """The reserved word that stands where an enum member's name should (`enum E { none }`)."""
+    if token is None or token.value not in _RESERVED:
+        return None
+    if re.search(r"\benum\s+\w+\s*\{[^{}]*$", before) is None:
+        return None
+    return str(token.value)
+
+
+def _fixes_for(
+    token: Token | None, before: str, text: str, source: SourceFile, offset: int
+) -> list[Fix]:
+    """Machine edits for the mistakes whose repair is mechanical."""
+    if token is None or token.start_pos is None or token.end_pos is None:
+        return []
+    start, end = offset + token.start_pos, offset + token.end_pos
+    if token.value == "if" and re.search(r"\belse$", before):
+        else_at = offset + len(before) - len("else")
+        return [Fix("write `elif`", (Edit(Span(source.path, else_at, end), "elif"),))]
+    word = _reserved_enum_member(token, before)
+    if word is not None:
+        has_value = text[token.end_pos :].lstrip(" \t").startswith("=")
+        replacement = f"{word}_" if has_value else f'{word}_ = "{word}"'
+        return [Fix(f"write `{replacement}`", (Edit(Span(source.path, start, end), replacement),))]
+    return []
+
+
+def _unclosed_brace(text: str) -> int | None:
+    """Where the `{` lies that was most likely never closed, or None if every `{` is closed.
+
+    Braces are matched over the whole file (strings and comments skipped). A `}` that starts
+    a line indented less than the line of the `{` it closes means that an inner `}` is
+    missing: the `{` it closed is the unclosed one. Without such a sign, the innermost `{`
+    still open at the end of the file is.
+    """
+    stack: list[tuple[int, int]] = []  # (offset of `{`, indentation of its line)
+    mismatch: int | None = None
+    index, limit = 0, len(text)
+    while index < limit:
+        char = text[index]
+        if char == "#":
+            newline = text.find("\n", index)
+            index = limit if newline < 0 else newline
+            continue
+        if char in "\"'":
+            quote = char * 3 if text.startswith(char * 3, index) else char
+            index += len(quote)
+            while index < limit and not text.startswith(quote, index):
+                if text[index] == "\n" and len(quote) == 1:
+                    break  # an unterminated string ends at its line
+                index += 2 if text[index] == "\\" else 1
+            index += len(quote)
+            continue
+        if char == "{":
+            stack.append((index, _indent_at(text, index)))
+        elif char == "}" and stack:
+            opened, indent = stack.pop()
+            line_start = text.rfind("\n", 0, index) + 1
+            starts_line = not text[line_start:index].strip()
+            if mismatch is None and starts_line and _indent_at(text, index) < indent:
+                mismatch = opened
+        index += 1
+    if not stack:
+        return None  # balanced: the error is not a missing `}`
+    return mismatch if mismatch is not None else stack[-1][0]
+
+
+def _indent_at(text: str, offset: int) -> int:
+    line_start = text.rfind("\n", 0, offset) + 1
+    line = text[line_start:]
+    return len(line) - len(line.lstrip(" \t"))
 
 
 def _report(
@@ -205,7 +292,25 @@ def _report(
         at = offset + len(before) - 2
         span = Span(source.path, at, at + 2)
         message = f"there is no '{before[-2:]}' operator"
-    sink.report(codes.SYNTAX_ERROR, message, span, help=_help_for(token, expected, before))
+    help = _help_for(token, expected, before)
+    notes: list[str] = []
+    if offset == 0 and text is source.text:  # the whole file, not an f-string hole
+        brace = _unclosed_brace(text)
+        if brace is not None:
+            where = source.position(offset + brace)
+            line = text[text.rfind("\n", 0, brace) + 1 :].split("\n", 1)[0].strip()
+            notes.append(
+                f"the `{{` at line {where.line}, column {where.col} (`{line}`) is never closed"
+            )
+            help = help or "add the missing `}`"
+    sink.report(
+        codes.SYNTAX_ERROR,
+        message,
+        span,
+        help=help,
+        notes=notes,
+        fixes=_fixes_for(token, before, text, source, offset),
+    )
 
 
 def token_span(source: SourceFile, node: Any, offset: int = 0) -> Span:

@@ -558,3 +558,40 @@ def test_random_calls_never_escape(path: Path, seed: int) -> None:
     fuzz_runtime.run_calls(env, random.Random(seed), 25, totals, path.stem)
     fuzz_runtime.run_states(cls, random.Random(seed), 8, totals, path.stem)
     assert totals.problems() == 0, "\n".join(totals.examples)
+
+
+EDGE = '''
+env Edge {
+  """Purpose-made spec: a rule that computes past the end of time."""
+  entity Slot {
+    key slot_id: str
+    at: datetime
+    invariant "a day fits after the slot": at + days(1) > at
+  }
+  state {
+    slots: table Slot
+  }
+  action add(slot_id: str, at: datetime) -> Slot {
+    """Add a slot."""
+    return slots.insert(Slot(slot_id=slot_id, at=at))
+  }
+  task t {
+    """Add a slot."""
+    init { }
+    solution {
+      add(slot_id="S1", at=datetime("2024-01-01T00:00:00Z"))
+    }
+    check "added": "S1" in slots
+  }
+}
+'''
+
+
+def test_rules_past_the_end_of_time() -> None:
+    env = build(EDGE)()
+    env.reset(task="t")
+    result = env.call("add", {"slot_id": "S9", "at": "9999-12-31T12:00:00Z"})
+    assert_clean_failure(env, result, "out of range")
+    with pytest.raises(InvalidState, match="out of range"):
+        env.reset(state={"slots": {"S1": {"at": "9999-12-31T12:00:00Z"}}})
+    env.state_hash()

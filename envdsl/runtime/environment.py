@@ -299,6 +299,10 @@ class Environment:
                     raise Fail(f"invariant violated: {text}")
         except Fail as error:
             raise InvalidState(error.message) from None
+        except OverflowError as error:  # a rule computing past the date or number range
+            raise InvalidState(
+                f"a rule cannot be evaluated: a value is out of range ({error})"
+            ) from None
         finally:
             self._touched = {}
 
@@ -893,6 +897,8 @@ class Environment:
                 passed = bool(getattr(self, method)(answer))
             except Fail as failure:
                 passed, reason = False, failure.message
+            except OverflowError as error:  # a date or number past its range
+                passed, reason = False, f"a value is out of range ({error})"
             except Exception as error:  # a check must never crash the evaluation
                 passed, reason = False, f"internal error: {type(error).__name__}: {error}"
             entry: dict[str, Any] = {"check": text, "passed": passed}

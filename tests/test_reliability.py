@@ -284,7 +284,7 @@ env = build(TIES)()
 env.reset(task="t")
 words = ["kiwi", "pear", "plum", "fig", "yam", "apple", "melon", "lemon", "grape", "a", "b"]
 xs = [0.1, 0.2, 0.3, 1e16, -1e16, 1.5, 2.25, 3.125, 7.7, 0.01, 1e-9]
-out = [env.call("pick", {"ws": words, "xs": xs}), env.state_hash()]
+out = [env.call("pick", {"ws": words, "xs": xs}), env.state_hash(), env.state_json()["total"]]
 print(json.dumps(out))
 """
 
@@ -303,11 +303,14 @@ def test_same_calls_same_state_under_any_hash_seed() -> None:
         assert completed.returncode == 0, completed.stderr
         outputs.add(completed.stdout)
     assert len(outputs) == 1, outputs
-    result = json.loads(outputs.pop())[0]
+    outputs_text = outputs.pop()
+    result = json.loads(outputs_text)[0]
     assert result["success"] is True
     # ties resolve by the canonical (sorted) order of the set
     assert result["data"][:2] == ["a", "apple"]
     assert result["data"][2:6] == ["a", "b", "fig", "yam"]
+    # a float sum over a set is exact (math.fsum), so no order can change it
+    assert json.loads(outputs_text)[2] == 15.185000001
 
 
 def test_no_nan_no_complex_in_state() -> None:

@@ -162,9 +162,12 @@ def sub_float(a: float, b: float) -> float:
 
 
 def fsum(items: Iterable[float]) -> float:
-    """`sum` of floats: in canonical order for sets (float addition is not associative),
-    and finite."""
-    return check_float(sum(ordered(items), 0.0))
+    """`sum` of floats, finite. Over a set it is `math.fsum`, exact and so independent of the
+    order (float addition is not associative, and a set's order is the hash order); over a
+    list it adds in the list's order, as Python does."""
+    if isinstance(items, (set, frozenset)):
+        return check_float(math.fsum(items))
+    return check_float(sum(items, 0.0))
 
 
 def join(sep: str, items: Iterable[str]) -> str:

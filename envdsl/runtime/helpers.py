@@ -166,7 +166,10 @@ def fsum(items: Iterable[float]) -> float:
     order (float addition is not associative, and a set's order is the hash order); over a
     list it adds in the list's order, as Python does."""
     if isinstance(items, (set, frozenset)):
-        return check_float(math.fsum(items))
+        try:
+            return check_float(math.fsum(items))
+        except OverflowError:
+            raise Fail("the result is not a finite number") from None
     return check_float(sum(items, 0.0))
 
 

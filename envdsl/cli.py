@@ -435,13 +435,23 @@ def _one_line(error: Exception) -> str:
 @click.option(
     "--format",
     "output_format",
-    type=click.Choice(["text", "json"]),
+    type=click.Choice(["text", "json", "jsonl"]),
     default="text",
     show_default=True,
+    help="jsonl: one dataset record per task (datasets.load_dataset('json', ...) reads it).",
 )
 def tasks(file: str, output_format: str) -> None:
     """List a spec's tasks with their instructions (JSON for rollout harnesses)."""
-    env_class = _load_class(_one_spec(file))
+    file = _one_spec(file)
+    env_class = _load_class(file)
+    if output_format == "jsonl":
+        from envdsl.adapters.records import task_records
+
+        with open(file, encoding="utf-8") as handle:
+            text = handle.read()
+        for record in task_records(env_class, text):
+            click.echo(json.dumps(record, ensure_ascii=False))
+        return
     listing = [
         {
             "name": spec.name,
@@ -461,6 +471,101 @@ def tasks(file: str, output_format: str) -> None:
         click.echo(textwrap.indent(str(item["instruction"]) or "(no instruction)", "    "))
         for text in item["checks"]:
             click.echo(f"    - check: {text}")
+
+
+def _start_state(
+    env_class: "type[Environment]", task_name: str | None, state_file: str | None
+) -> "dict[str, object] | None":
+    """Check --task / --state as a usage error (exit 2) and return the JSON state, if any."""
+    from envdsl.runtime import InvalidState
+
+    if task_name and state_file:
+        _fail_usage("give --task or --state, not both")
+    if task_name is not None and task_name not in env_class.TASKS:
+        _fail_usage(f"unknown task '{task_name}'; tasks: {', '.join(env_class.TASKS) or 'none'}")
+    state: dict[str, object] | None = None
+    if state_file:
+        try:
+            with open(state_file, encoding="utf-8") as handle:
+                state = json.load(handle)
+        except (OSError, UnicodeDecodeError) as error:
+            _fail_usage(f"cannot read state '{state_file}': {_describe_read_error(error)}")
+        except (ValueError, RecursionError) as error:  # bad JSON, too deep, huge numbers
+            _fail_usage(f"cannot read state '{state_file}': {_one_line(error)}")
+        try:
+            env_class().reset(state=state)
+        except InvalidState as error:
+            _fail_usage(f"invalid initial state: {_one_line(error)}")
+    return state
+
+
+@main.command()
+@click.argument("file")
+@click.option("--task", "task_name", required=True, help="The task whose initial state to print.")
+def state(file: str, task_name: str) -> None:
+    """Print a task's initial state as canonical JSON."""
+    env_class = _load_class(_one_spec(file))
+    _start_state(env_class, task_name, None)
+    env = env_class()
+    env.reset(task=task_name)
+    click.echo(json.dumps(env.state_json(), indent=2, ensure_ascii=False))
+
+
+@main.command()
+@click.argument("file")
+@click.option("--task", "task_name", help="Each session starts from this task's initial state.")
+@click.option(
+    "--state",
+    "state_file",
+    type=click.Path(dir_okay=False),
+    help="Each session starts from this JSON state.",
+)
+@click.option(
+    "--transport",
+    type=click.Choice(["stdio", "http", "openenv"]),
+    default="stdio",
+    show_default=True,
+    help="MCP over stdio (one client) or streamable HTTP at /mcp; openenv: the OpenEnv contract.",
+)
+@click.option("--host", default="127.0.0.1", show_default=True, help="HTTP: address to bind.")
+@click.option(
+    "--port", type=click.IntRange(0, 65535), default=8000, show_default=True, help="HTTP port."
+)
+def serve(
+    file: str,
+    task_name: str | None,
+    state_file: str | None,
+    transport: str,
+    host: str,
+    port: int,
+) -> None:
+    """Serve the environment's tools over MCP (one environment per MCP session) or OpenEnv."""
+    from envdsl.serve.episodes import Episodes
+
+    try:
+        if transport == "openenv":
+            from envdsl.serve import openenv as openenv_server
+        else:
+            import anyio
+
+            from envdsl.serve import mcp as mcp_server
+    except ImportError as error:
+        extra = "openenv" if transport == "openenv" else "mcp"
+        _fail_usage(f"envdsl serve --transport {transport} needs the [{extra}] extra ({error}): "
+                    f"pip install 'envdsl[{extra}]'")  # fmt: skip
+    env_class = _load_class(_one_spec(file))
+    episodes = Episodes(
+        env_class, task=task_name, state=_start_state(env_class, task_name, state_file)
+    )
+    try:
+        if transport == "openenv":
+            openenv_server.serve_openenv(episodes, host, port)
+        elif transport == "stdio":
+            anyio.run(mcp_server.serve_stdio, episodes)
+        else:
+            mcp_server.serve_http(episodes, host, port)
+    except KeyboardInterrupt:
+        pass
 
 
 @main.command()

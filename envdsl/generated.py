@@ -7,31 +7,48 @@ back.
 
 from __future__ import annotations
 
+import importlib
 import sys
 import types
 
+from envdsl import cache
 from envdsl.runtime import Environment
 
 
 def load_module(source: str, name: str, *, register: bool = True) -> types.ModuleType:
-    """Execute generated source as a module.
+    """Execute generated source as a module named after its content (see envdsl.cache).
 
-    It is in sys.modules while it runs (dataclasses look their module up); with register=False
-    it is removed afterwards, so that checking thousands of specs does not keep them all.
+    Registered modules are written to the module cache and imported from it, so their classes
+    pickle by name in other processes; the same source loaded twice is one module.  With
+    register=False the module is run in memory and removed from sys.modules afterwards (it is
+    there while it runs: dataclasses look their module up), so that checking thousands of
+    specs neither keeps them all nor writes them to disk.
     """
-    module_name = f"envdsl_generated.{name}"
+    module_name = cache.module_name(source, name)
+    if register:
+        existing = sys.modules.get(module_name)
+        if existing is not None:
+            return existing
+        if cache.store(module_name, source):
+            try:
+                return importlib.import_module(module_name)
+            except ImportError:
+                pass  # a cache file removed meanwhile: run it in memory as below
     module = types.ModuleType(module_name)
     module.__file__ = f"<envdsl:{name}>"
     previous = sys.modules.get(module_name)
     sys.modules[module_name] = module
     try:
         exec(compile(source, module.__file__, "exec"), module.__dict__)  # noqa: S102 - our output
+    except BaseException:
+        sys.modules.pop(module_name, None)
+        raise
     finally:
         if not register:
             if previous is not None:
                 sys.modules[module_name] = previous
             else:
-                del sys.modules[module_name]
+                sys.modules.pop(module_name, None)
     return module
 
 

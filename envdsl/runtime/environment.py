@@ -160,6 +160,13 @@ class Environment:
         self._scalars: dict[str, Any] = {}
         self._clear()
 
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickling (spawn workers, Ray): the state, trace and task; not the caches."""
+        state = dict(self.__dict__)
+        state["_initial_view"] = None  # a view over `_initial`, rebuilt on first use
+        state["last_exception"] = None  # may hold a traceback's frames, which cannot pickle
+        return state
+
     # ---- state -----------------------------------------------------------------------------
     def _clear(self) -> None:
         self._tables = {name: Table(spec.schema) for name, spec in self.TABLES.items()}
@@ -458,17 +465,29 @@ class Environment:
         return {"success": False, "error": message}
 
     def invoke_typed(self, name: str, values: dict[str, Any]) -> Result:
-        """Call a tool with Python values (the typed methods of generated classes)."""
+        """Call a tool with Python values (the typed methods of generated classes).
+
+        The values go through the JSON argument parser, as the agent's do: a typed method
+        validates exactly like `call` (a wrong type is a failed call, never an exception)."""
+        from envdsl.runtime import typed
+
         tool = self.TOOLS[name]
+        arguments: dict[str, Any] = {}
         for param in tool.params:
-            if values.get(param.name) is None and param.default is not None:
-                values[param.name] = param.default()
-            values.setdefault(param.name, None)
-        arguments = {
-            p.name: p.spec.to_json(values[p.name]) if values[p.name] is not None else None
-            for p in tool.params
-        }
-        return self._invoke(tool, values, arguments)
+            value = values.get(param.name)
+            if value is None and param.default is not None:
+                value = param.default()
+            arguments[param.name] = typed.to_json(param.spec, value)
+        try:
+            parsed = self._parse_arguments(tool, arguments)
+        except BadValue as error:
+            message = (
+                error.message
+                if not error.path
+                else f"invalid argument {error.path}: {error.message}"
+            )
+            return self._rejected(name, arguments, message)
+        return self._invoke(tool, parsed, arguments)
 
     def _invoke(self, tool: ToolSpec, values: dict[str, Any], arguments: dict[str, Any]) -> Result:
         self._journal = []

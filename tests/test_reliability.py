@@ -393,6 +393,12 @@ env Bombs {
     for i in range(n) { b.words.append(s) }
     return len(b.words)
   }
+  query refs(n: int) -> list[str] {
+    \"\"\"One long string, n times: small in memory, large as JSON.\"\"\"
+    let s = "z"
+    for j in range(19) { s = s + s }
+    return [s for i in range(n)]
+  }
   action bump(n: int) -> int {
     \"\"\"Add to the counter.\"\"\"
     counter += n
@@ -451,6 +457,7 @@ def bombs() -> Environment:
         ("replaced", {"n": 28}, ["longer than the limit"]),
         ("many", {"n": 100_000}, ["size budget"]),
         ("spam", {"box_id": "B1", "n": 100_000}, ["size budget"]),
+        ("refs", {"n": 50_000}, ["result is too large"]),
     ],
 )
 def test_bombs_fail_within_the_budget(

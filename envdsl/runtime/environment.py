@@ -504,10 +504,15 @@ class Environment:
             result = getattr(self, tool.impl)(**{p.attribute: values[p.name] for p in tool.params})
             if tool.kind == "action":
                 self._verify(tool)
-            outcome = {
-                "success": True,
-                "data": tool.result.to_json(result) if result is not None else None,
-            }
+            data = tool.result.to_json(result) if result is not None else None
+            if type(data) is list and len(data) > 16:
+                # the text the agent will be sent: one long string held 50,000 times is
+                # small in memory and gigabytes as JSON (a single row or record result is
+                # not walked: that would cost more than the call)
+                size = limits.json_size(data)
+                if size > self.size_budget:
+                    raise Fail(f"the result is too large ({size} characters and elements)")
+            outcome = {"success": True, "data": data}
             self.last_result = result
         except Fail as failure:
             self._rollback()

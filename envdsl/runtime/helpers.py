@@ -18,14 +18,12 @@ from typing import Any, Callable, Iterable, TypeVar, overload
 from envdsl.runtime.errors import Fail
 from envdsl.runtime.limits import (
     MAX_INT,
-    MAX_ITEMS,
     MAX_STR,
     MIN_INT,
     charge,
     check_float,
     check_int,
     check_items,
-    check_str,
 )
 from envdsl.runtime.values import UTC, format_datetime, ordered, parse_date, parse_datetime
 

@@ -171,3 +171,22 @@ def stored_size(value: Any) -> int:
     if fields:
         return 1 + sum(stored_size(getattr(value, name)) for name in fields)
     return 1
+
+
+def json_size(data: Any) -> int:
+    """Characters and elements of a JSON value as it will be written (short strings count as
+    one element: only long ones can make the text large)."""
+    total = 0
+    stack = [data]
+    while stack:
+        item = stack.pop()
+        kind = type(item)
+        if kind is str:
+            total += len(item)
+        elif kind is list:
+            total += len(item)
+            stack.extend(child for child in item if type(child) is not str or len(child) > 64)
+        elif kind is dict:
+            total += len(item)
+            stack.extend(c for c in item.values() if type(c) is not str or len(c) > 64)
+    return total

@@ -525,7 +525,8 @@ def state(file: str, task_name: str) -> None:
     type=click.Choice(["stdio", "http", "openenv"]),
     default="stdio",
     show_default=True,
-    help="MCP over stdio (one client) or streamable HTTP at /mcp; openenv: the OpenEnv contract.",
+    help="MCP over stdio (one client) or streamable HTTP at /mcp; openenv: the OpenEnv "
+    "contract, and MCP at /mcp too.",
 )
 @click.option("--host", default="127.0.0.1", show_default=True, help="HTTP: address to bind.")
 @click.option(

@@ -218,6 +218,12 @@ RECURSIVE_CALL = _register(
 ASSIGN_TO_IMMUTABLE = _register(
     "E3009", "assign-to-immutable", _E, "an assignment to an `immutable` field of a row"
 )
+CALL_WITHOUT_ENVIRONMENT = _register(
+    "E3010",
+    "call-without-environment",
+    _E,
+    "a constant or a default value that calls a fn or a tool",
+)
 
 # ---- E4xx: invariants and tasks --------------------------------------------------------------
 MISSING_INIT_VALUE = _register(

@@ -153,7 +153,7 @@ class SleepTrackingSystem:
         if not end_time > start_time:
             return {"success": False, "error": "end must be after start"}
         if end_time > _parse_time(self.now):
-            return {"success": False, "error": "no sleep is logged in the future"}
+            return {"success": False, "error": "a night cannot end in the future"}
 
         while True:
             self._log_counter += 1

@@ -1516,7 +1516,7 @@ class ClinicSchedulingEnv(rt.Environment):
         return h.fmt(h.floordiv(minute, 60), "02d") + ":" + h.fmt(h.mod(minute, 60), "02d")
 
     def _fn_parse_hhmm(self, s: str) -> int:
-        return (h.to_int(h.at(h.split(s, ":"), 0)) * 60) + h.to_int(h.at(h.split(s, ":"), 1))
+        return h.mul(h.to_int(h.at(h.split(s, ":"), 0)), 60) + h.to_int(h.at(h.split(s, ":"), 1))
 
     def _impl_list_dentists(self, speciality_code: str | None) -> list[DentistProfile]:
         return [
@@ -1599,7 +1599,7 @@ class ClinicSchedulingEnv(rt.Environment):
         length: datetime.timedelta = h.minutes(t.duration_minutes)
         for i in self._it(self._range(h.floordiv((h_.closes - h_.opens), C_SLOT_MINUTES))):
             start: datetime.datetime = h.datetime_of(day) + h.minutes(
-                (h_.opens + (i * C_SLOT_MINUTES))
+                (h_.opens + h.mul(i, C_SLOT_MINUTES))
             )
             if (start < self.s_now) or (
                 not self._fn_within_hours(dentist_id=dentist_id, start=start, end=(start + length))
@@ -1622,7 +1622,7 @@ class ClinicSchedulingEnv(rt.Environment):
                 )
             )
             if r_ is not None:
-                self._mut(slots)
+                self._grow(slots)
                 slots.append(
                     self._own(
                         slots, Slot(start=start, end=(start + length), room_id=h.unwrap(r_).room_id)
@@ -1981,7 +1981,7 @@ class ClinicSchedulingEnv(rt.Environment):
                     + "-"
                     + h.to_str(closes)
                     + " ("
-                    + h.to_str(", ".join(sorted(outside)))
+                    + h.to_str(h.join(", ", sorted(outside)))
                     + "); move or cancel them first"
                 ),
                 site=51,
@@ -2051,7 +2051,7 @@ class ClinicSchedulingEnv(rt.Environment):
                     + "'s "
                     + h.to_str(speciality_code)
                     + " speciality ("
-                    + h.to_str(", ".join(sorted(needed)))
+                    + h.to_str(h.join(", ", sorted(needed)))
                     + "); move or cancel them first"
                 ),
                 site=56,
@@ -2071,7 +2071,7 @@ class ClinicSchedulingEnv(rt.Environment):
                 ((r.appointment == a.appointment_id) for r in self._it(self.t_reminders.rows()))
             ):
                 continue
-            self._mut(sent)
+            self._grow(sent)
             sent.append(
                 self._insert(
                     "reminders",
@@ -2123,7 +2123,7 @@ class ClinicSchedulingEnv(rt.Environment):
                 )
             ):
                 continue
-            self._mut(sent)
+            self._grow(sent)
             sent.append(
                 self._insert(
                     "reminders",

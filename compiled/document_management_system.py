@@ -1141,7 +1141,7 @@ class DocumentManagementSystemEnv(rt.Environment):
         perms: set[Permission] = {Permission.read, Permission.write}
         if permissions is not None:
             perms = set(h.unwrap(permissions))
-            self._mut(perms)
+            self._grow(perms)
             perms.add(Permission.read)
         d: Document = self._insert(
             "documents",

@@ -1297,7 +1297,7 @@ class LibraryLendingEnv(rt.Environment):
                 title=self.t_books.row(self.t_copies.row(l.copy_).book).title,
                 due=l.due,
                 days_late=h.days_between(l.due, today),
-                fine_so_far_cents=(h.days_between(l.due, today) * C_DAILY_FINE_CENTS),
+                fine_so_far_cents=h.mul(h.days_between(l.due, today), C_DAILY_FINE_CENTS),
             )
             for l in self._it(self.t_loans.rows())
             if ((l.state == LoanState.active) and (l.due < today))
@@ -1433,7 +1433,7 @@ class LibraryLendingEnv(rt.Environment):
         self._hit(25)
         c: Copy = self.t_copies.row(copy_id)
         late: int = max(0, h.days_between(l.due, h.date_of(self.s_now)))
-        fine: int = late * C_DAILY_FINE_CENTS
+        fine: int = h.mul(late, C_DAILY_FINE_CENTS)
         self._set("loans", l, "state", LoanState.returned)
         self._set("loans", l, "returned_at", self.s_now)
         _tmp2 = self.t_members.row(l.member)

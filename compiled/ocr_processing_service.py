@@ -851,8 +851,8 @@ class OCRProcessingServiceEnv(rt.Environment):
             OCRRequest(document_reference=document_reference, submission_time=self.s_now),
         )
         _tmp1 = self.s_queued_request_ids
-        self._mut(_tmp1)
-        _tmp1.append(r.request_id)
+        self._grow(_tmp1)
+        _tmp1.append(self._own(_tmp1, r.request_id))
         return r
 
     def _impl_get_ocr_request_status(self, request_id: str) -> StatusInfo:

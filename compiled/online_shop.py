@@ -1046,7 +1046,7 @@ class OnlineShopEnv(rt.Environment):
         )
 
     def _fn_subtotal(self, lines: list[OrderLine]) -> int:
-        return sum(((l.qty * l.unit_price_cents) for l in self._it(list(lines))))
+        return sum((h.mul(l.qty, l.unit_price_cents) for l in self._it(list(lines))))
 
     def _fn_shipping_for(self, amount_cents: int) -> int:
         return 0 if (amount_cents >= C_FREE_SHIPPING_CENTS) else C_SHIPPING_CENTS
@@ -1063,10 +1063,13 @@ class OnlineShopEnv(rt.Environment):
         return h.floordiv(self._fn_order_total(o=o), C_CENTS_PER_POINT)
 
     def _fn_money(self, cents: int) -> str:
-        return (
-            ("$" + h.to_str(h.floordiv(cents, 100)) + ".")
-            + ("0" if (h.mod(cents, 100) < 10) else "")
-        ) + h.to_str(h.mod(cents, 100))
+        return h.concat(
+            h.concat(
+                ("$" + h.to_str(h.floordiv(cents, 100)) + "."),
+                ("0" if (h.mod(cents, 100) < 10) else ""),
+            ),
+            h.to_str(h.mod(cents, 100)),
+        )
 
     def _fn_cart_lines(self, c: Customer) -> list[OrderLine]:
         return [
@@ -1189,7 +1192,7 @@ class OnlineShopEnv(rt.Environment):
         self._hit(8)
         _tmp3 = c.cart
         self._mut(_tmp3)
-        _tmp3[sku] = wanted
+        _tmp3[sku] = self._own(_tmp3, wanted)
         return self._fn_cart_view(c=c)
 
     def _impl_update_cart_item(self, customer_id: str, sku: str, qty: int) -> CartView:
@@ -1218,7 +1221,7 @@ class OnlineShopEnv(rt.Environment):
             self._hit(12)
             _tmp5 = c.cart
             self._mut(_tmp5)
-            _tmp5[sku] = qty
+            _tmp5[sku] = self._own(_tmp5, qty)
         return self._fn_cart_view(c=c)
 
     def _impl_place_order(
@@ -1280,7 +1283,7 @@ class OnlineShopEnv(rt.Environment):
                     site=20,
                 )
             self._hit(20)
-            discount = h.floordiv((sub * cp.percent_off), 100)
+            discount = h.floordiv(h.mul(sub, cp.percent_off), 100)
             self._set("coupons", cp, "uses_left", cp.uses_left - 1)
             used = code
         for l_ in self._it(list(lines)):
@@ -1471,7 +1474,9 @@ class OnlineShopEnv(rt.Environment):
             if self._fn_counts_as_revenue(s=o.status) and (h.date_of(o.placed_at) >= since):
                 for l in self._it(list(o.lines)):
                     self._mut(units)
-                    units[l.sku] = (h.lookup(units, l.sku) if (l.sku in units) else 0) + l.qty
+                    units[l.sku] = self._own(
+                        units, ((h.lookup(units, l.sku) if (l.sku in units) else 0) + l.qty)
+                    )
         return units
 
     def _impl_restock_product(self, sku: str, qty: int) -> Product:
@@ -1514,8 +1519,8 @@ class OnlineShopEnv(rt.Environment):
             h.set_remove(_tmp12, t)
         else:
             _tmp13 = p.tags
-            self._mut(_tmp13)
-            _tmp13.add(t)
+            self._grow(_tmp13)
+            _tmp13.add(self._own(_tmp13, t))
         return p
 
     def _impl_create_coupon(

@@ -746,8 +746,8 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
                 raise rt.Fail("Tag name cannot be empty or whitespace", site=0)
             self._hit(0)
             if name not in names:
-                self._mut(names)
-                names.append(name)
+                self._grow(names)
+                names.append(self._own(names, name))
         for name_ in self._it(list(names)):
             self._impl_ensure_tag(name=name_)
         return names
@@ -951,8 +951,8 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
         self._impl_ensure_tag(name=name)
         if name not in n.tags:
             _tmp2 = n.tags
-            self._mut(_tmp2)
-            _tmp2.append(name)
+            self._grow(_tmp2)
+            _tmp2.append(self._own(_tmp2, name))
             self._impl_touch(note_id=note_id)
         return n
 

@@ -844,8 +844,8 @@ class RetailProductDatabaseEnv(rt.Environment):
         for idx, p in self._it(enumerate(h.in_order(products_list))):
             err: str | None = self._fn_import_error(idx=idx, p=p)
             if err is not None:
-                self._mut(errors)
-                errors.append(h.unwrap(err))
+                self._grow(errors)
+                errors.append(self._own(errors, h.unwrap(err)))
             else:
                 self._impl_insert_product(p=p)
                 imported += 1

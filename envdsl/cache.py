@@ -34,15 +34,17 @@ def store(full_name: str, source: str) -> bool:
     directory = cache_dir()
     target = directory / (full_name.rsplit(".", 1)[1] + ".py")
     try:
-        if not target.exists():
-            directory.mkdir(parents=True, exist_ok=True)
+        # the name says what the file must hold: a file that holds anything else (changed by
+        # hand, or planted) is replaced, never imported
+        if not target.exists() or target.read_text(encoding="utf-8") != source:
+            directory.mkdir(mode=0o700, parents=True, exist_ok=True)  # private to the user
             # write then rename: parallel workers must never import a half-written file
             handle, temporary = tempfile.mkstemp(dir=directory, suffix=".tmp")
             with os.fdopen(handle, "w", encoding="utf-8") as out:
                 out.write(source)
             os.replace(temporary, target)
             importlib.invalidate_caches()  # a finder may have listed the directory before
-    except OSError:
+    except (OSError, UnicodeDecodeError):
         return False
     if str(directory) not in package.__path__:
         package.__path__.append(str(directory))

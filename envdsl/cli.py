@@ -12,7 +12,7 @@ import json
 import os
 import sys
 import textwrap
-from typing import TYPE_CHECKING, NoReturn, Sequence
+from typing import TYPE_CHECKING, Any, NoReturn, Sequence
 
 import click
 
@@ -41,7 +41,29 @@ def _fail_usage(message: str) -> NoReturn:
     sys.exit(EXIT_USAGE)
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _Group(click.Group):
+    """Usage errors in one line on stderr (`envdsl: error: ...`, exit 2), as every other
+    usage error, instead of click's usage block."""
+
+    def main(self, *args: Any, **kwargs: Any) -> Any:
+        kwargs["standalone_mode"] = False
+        try:
+            code = super().main(*args, **kwargs)
+        except click.UsageError as error:
+            message = " ".join(error.format_message().split())
+            command = error.ctx.command_path if error.ctx is not None else "envdsl"
+            hint = f" (see '{command} --help')" if "--help" not in message else ""
+            _fail_usage(message + hint)
+        except click.ClickException as error:
+            error.show()
+            sys.exit(error.exit_code)
+        except click.Abort:
+            click.echo("Aborted!", err=True)
+            sys.exit(EXIT_ERRORS)
+        sys.exit(code if isinstance(code, int) else EXIT_OK)
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, "--version", "-V", prog_name="envdsl")
 def main() -> None:
     """envdsl: a typed DSL and compiler for tool-interaction environments of LLM agents."""
@@ -194,6 +216,26 @@ def _compile_or_exit(path: str, color: bool | None = None, *, formatted: bool = 
     return result
 
 
+def _spec_paths(arguments: Sequence[str]) -> list[str]:
+    """Files, directories and patterns, expanded as `check` expands them."""
+    from envdsl.batch import BatchUsageError, expand_arguments
+
+    try:
+        return expand_arguments(arguments).files
+    except BatchUsageError as error:
+        _fail_usage("; ".join(error.messages))
+
+
+def _one_spec(argument: str) -> str:
+    """The one spec a single-spec command takes: a file, or a directory or pattern that
+    finds exactly one."""
+    paths = _spec_paths([argument])
+    if len(paths) != 1:
+        shown = ", ".join(paths[:3]) + (", ..." if len(paths) > 3 else "")
+        _fail_usage(f"'{argument}' names {len(paths)} specs ({shown}); give one")
+    return paths[0]
+
+
 def _load_class(path: str) -> "type[Environment]":
     from envdsl.loader import environment_class, load_module
     from envdsl.pipeline import CompileResult
@@ -205,7 +247,7 @@ def _load_class(path: str) -> "type[Environment]":
 
 
 @main.command(name="compile")
-@click.argument("files", nargs=-1, required=True, metavar="FILE...")
+@click.argument("files", nargs=-1, required=True, metavar="FILE|DIR|PATTERN...")
 @click.option(
     "-o",
     "--output",
@@ -218,6 +260,7 @@ def _load_class(path: str) -> "type[Environment]":
 def compile_command(files: Sequence[str], output_dir: str) -> None:
     """Generate the Python environment and its tool schemas from specs.
 
+    A directory means every *.env file below it; a quoted pattern is expanded by envdsl.
     Writes nothing for a spec with errors (they are printed as `check` prints them).
     """
     from pathlib import Path
@@ -226,7 +269,7 @@ def compile_command(files: Sequence[str], output_dir: str) -> None:
     from envdsl.pipeline import CompileResult
 
     outputs: list[tuple[Path, str]] = []
-    for path in files:
+    for path in _spec_paths(files):
         result = _compile_or_exit(path)
         assert isinstance(result, CompileResult)
         name = result.artifacts["name"]
@@ -251,8 +294,10 @@ def compile_command(files: Sequence[str], output_dir: str) -> None:
 @main.command()
 @click.argument("file")
 def schema(file: str) -> None:
-    """Print the OpenAI function-calling schemas of a spec's tools."""
-    env_class = _load_class(file)
+    """Print the OpenAI function-calling schemas of a spec's tools.
+
+    FILE may be a directory or a quoted pattern that finds one spec."""
+    env_class = _load_class(_one_spec(file))
     click.echo(json.dumps(env_class().tool_schemas(), indent=2, ensure_ascii=False))
 
 
@@ -287,6 +332,11 @@ def schema(file: str) -> None:
     default="text",
     show_default=True,
 )
+@click.option(
+    "--strict",
+    is_flag=True,
+    help="Exit 1 when the task's evaluation does not succeed (with --task) or a call fails.",
+)
 def run(
     file: str,
     task_name: str | None,
@@ -294,8 +344,11 @@ def run(
     calls_file: str,
     answer: str,
     output_format: str,
+    strict: bool,
 ) -> None:
-    """Replay tool calls against an environment and print each result and the final state hash."""
+    """Replay tool calls against an environment and print each result and the final state hash.
+
+    Exits 0 whatever the calls and the evaluation give, unless --strict."""
     from envdsl.replay import CallParseError, parse_calls
     from envdsl.runtime import InvalidState
 
@@ -303,42 +356,52 @@ def run(
         _fail_usage("give --task or --state, not both")
     if answer and not task_name:
         _fail_usage("--answer is graded by a task's checks: give --task too")
-    env_class = _load_class(file)
+    env_class = _load_class(_one_spec(file))
     env = env_class()
     try:
         if state_file:
             with open(state_file, encoding="utf-8") as handle:
-                env.reset(state=json.load(handle))
+                text = handle.read()
+            try:
+                data = json.loads(text)
+            except (ValueError, RecursionError) as error:  # bad JSON, too deep, huge numbers
+                _fail_usage(f"cannot read state '{state_file}': {_one_line(error)}")
+            env.reset(state=data)
         else:
             env.reset(task=task_name)
     except KeyError:
         _fail_usage(f"unknown task '{task_name}'; tasks: {', '.join(env_class.TASKS) or 'none'}")
-    except (OSError, json.JSONDecodeError) as error:
-        _fail_usage(f"cannot read state '{state_file}': {error}")
+    except (OSError, UnicodeDecodeError) as error:
+        _fail_usage(f"cannot read state '{state_file}': {_describe_read_error(error)}")
     except InvalidState as error:
-        _fail_usage(f"invalid initial state: {error}")
+        _fail_usage(f"invalid initial state: {_one_line(error)}")
     try:
         if calls_file == "-":
             calls = parse_calls(sys.stdin.read())
         else:
             with open(calls_file, encoding="utf-8") as handle:
                 calls = parse_calls(handle.read())
-    except OSError as error:
+    except (OSError, UnicodeDecodeError) as error:
         _fail_usage(f"cannot read '{calls_file}': {_describe_read_error(error)}")
     except CallParseError as error:
-        _fail_usage(str(error))
+        _fail_usage(_one_line(error))
     results = []
     for index, (name, arguments) in enumerate(calls, start=1):
         outcome = env.call(name, arguments)
         results.append({"name": name, "arguments": arguments, "result": outcome})
         if output_format == "text":
             shown = json.dumps(arguments, ensure_ascii=False)
-            click.echo(f"[{index}] {name}({shown}) -> {json.dumps(outcome, ensure_ascii=False)}")
+            line = f"[{index}] {name}({shown}) -> {json.dumps(outcome, ensure_ascii=False)}"
+            click.echo(_encodable(line))
     evaluation = env.evaluate(answer=answer) if task_name else None
+    failed = (evaluation is not None and not evaluation["success"]) or (
+        evaluation is None and not all(r["result"]["success"] for r in results)
+    )
+    exit_code = EXIT_ERRORS if strict and failed else EXIT_OK
     if output_format == "json":
         document = {"calls": results, "state_hash": env.state_hash(), "evaluation": evaluation}
-        click.echo(json.dumps(document, indent=2, ensure_ascii=False))
-        return
+        click.echo(_encodable(json.dumps(document, indent=2, ensure_ascii=False)))
+        sys.exit(exit_code)
     click.echo(f"state hash: {env.state_hash()}")
     if evaluation is not None:
         for check_result in evaluation["checks"]:
@@ -348,6 +411,20 @@ def run(
         click.echo(
             f"reward: {evaluation['reward']:.3f}  success: {str(evaluation['success']).lower()}"
         )
+    sys.exit(exit_code)
+
+
+def _encodable(text: str) -> str:
+    """Text that UTF-8 can encode: a lone surrogate from a call's JSON (`"\\ud800"`) is
+    printed as that escape instead of ending the command with a traceback."""
+    if text.isascii():
+        return text
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def _one_line(error: Exception) -> str:
+    text = " ".join(str(error).split())
+    return text if len(text) <= 300 else text[:297] + "..."
 
 
 # ---- tasks and verify ------------------------------------------------------------------------
@@ -365,6 +442,7 @@ def run(
 )
 def tasks(file: str, output_format: str) -> None:
     """List a spec's tasks with their instructions (JSON for rollout harnesses)."""
+    file = _one_spec(file)
     env_class = _load_class(file)
     if output_format == "jsonl":
         from envdsl.adapters.records import task_records
@@ -413,12 +491,14 @@ def _start_state(
         try:
             with open(state_file, encoding="utf-8") as handle:
                 state = json.load(handle)
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-            _fail_usage(f"cannot read state '{state_file}': {error}")
+        except (OSError, UnicodeDecodeError) as error:
+            _fail_usage(f"cannot read state '{state_file}': {_describe_read_error(error)}")
+        except (ValueError, RecursionError) as error:  # bad JSON, too deep, huge numbers
+            _fail_usage(f"cannot read state '{state_file}': {_one_line(error)}")
         try:
             env_class().reset(state=state)
         except InvalidState as error:
-            _fail_usage(f"invalid initial state: {error}")
+            _fail_usage(f"invalid initial state: {_one_line(error)}")
     return state
 
 
@@ -427,7 +507,7 @@ def _start_state(
 @click.option("--task", "task_name", required=True, help="The task whose initial state to print.")
 def state(file: str, task_name: str) -> None:
     """Print a task's initial state as canonical JSON."""
-    env_class = _load_class(file)
+    env_class = _load_class(_one_spec(file))
     _start_state(env_class, task_name, None)
     env = env_class()
     env.reset(task=task_name)
@@ -448,7 +528,8 @@ def state(file: str, task_name: str) -> None:
     type=click.Choice(["stdio", "http", "openenv"]),
     default="stdio",
     show_default=True,
-    help="MCP over stdio (one client) or streamable HTTP at /mcp; openenv: the OpenEnv contract.",
+    help="MCP over stdio (one client) or streamable HTTP at /mcp; openenv: the OpenEnv "
+    "contract, and MCP at /mcp too.",
 )
 @click.option("--host", default="127.0.0.1", show_default=True, help="HTTP: address to bind.")
 @click.option(
@@ -476,7 +557,7 @@ def serve(
         extra = "openenv" if transport == "openenv" else "mcp"
         _fail_usage(f"envdsl serve --transport {transport} needs the [{extra}] extra ({error}): "
                     f"pip install 'envdsl[{extra}]'")  # fmt: skip
-    env_class = _load_class(file)
+    env_class = _load_class(_one_spec(file))
     episodes = Episodes(
         env_class, task=task_name, state=_start_state(env_class, task_name, state_file)
     )
@@ -501,10 +582,13 @@ def serve(
     show_default=True,
 )
 def verify(file: str, output_format: str) -> None:
-    """Run every task of a spec and print a per-task report (init, solution, checks)."""
+    """Run every task of a spec and print a per-task report (init, solution, checks).
+
+    FILE may be a directory or a quoted pattern that finds one spec."""
     from envdsl.diagnostics.render_text import render_text
     from envdsl.pipeline import check_file
 
+    file = _one_spec(file)
     try:
         result = check_file(file)
     except (OSError, UnicodeDecodeError) as error:
@@ -596,7 +680,7 @@ def explore(
 
     if task_name and state_file:
         _fail_usage("give --task or --state, not both")
-    env_class = _load_class(file)
+    env_class = _load_class(_one_spec(file))
     if task_name is not None and task_name not in env_class.TASKS:
         _fail_usage(f"unknown task '{task_name}'; tasks: {', '.join(env_class.TASKS) or 'none'}")
     state: dict[str, object] | None = None
@@ -604,8 +688,10 @@ def explore(
         try:
             with open(state_file, encoding="utf-8") as handle:
                 state = json.load(handle)
-        except (OSError, json.JSONDecodeError) as error:
-            _fail_usage(f"cannot read state '{state_file}': {error}")
+        except (OSError, UnicodeDecodeError) as error:
+            _fail_usage(f"cannot read state '{state_file}': {_describe_read_error(error)}")
+        except (ValueError, RecursionError) as error:
+            _fail_usage(f"cannot read state '{state_file}': {_one_line(error)}")
         if not isinstance(state, dict):
             _fail_usage(f"state '{state_file}' must be a JSON object")
     from envdsl.explore import ExploreError

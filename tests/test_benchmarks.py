@@ -33,3 +33,11 @@ def test_bench_aliases_quick() -> None:
 def test_fuzz_compiler_quick() -> None:
     out = run_benchmark("fuzz_compiler.py", "--quick")
     assert "compiler fuzz: 30 mutants" in out and "internal errors (E9001):    0" in out
+
+
+def test_fuzz_runtime_quick() -> None:
+    """Random and malformed calls and states against every example: all counts zero."""
+    out = run_benchmark("fuzz_runtime.py", "--quick")
+    assert "| sleep_tracking |" in out
+    assert "0 escaped, 0 internal errors, 0 over 2 s, 0 rollback breaks, 0 hash errors" in out
+    assert "0 raised other than InvalidState" in out and ": 0 examples differ" in out

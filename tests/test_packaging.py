@@ -10,6 +10,8 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 import envdsl
 from envdsl.runtime import Environment
 from test_places import ALIASES, assert_well_owned
@@ -151,3 +153,19 @@ def test_py_typed_marker_and_install_dependencies() -> None:
     (self_reference,) = [d for d in extras["dev"] if d.startswith("envdsl[")]
     pulled = set(self_reference[len("envdsl[") : -1].split(","))
     assert pulled == set(extras) - {"dev"}
+
+
+def test_a_cache_file_that_does_not_hold_its_source_is_replaced(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The module name is its content's hash: a file under that name holding something else
+    (edited, or planted) must not be imported."""
+    from envdsl import cache
+
+    monkeypatch.setenv("ENVDSL_CACHE_DIR", str(tmp_path))
+    source = "VALUE = 1\n"
+    name = cache.module_name(source, "planted")
+    target = tmp_path / (name.rsplit(".", 1)[1] + ".py")
+    target.write_text("VALUE = 'planted'\n", encoding="utf-8")
+    assert cache.store(name, source)
+    assert target.read_text(encoding="utf-8") == source

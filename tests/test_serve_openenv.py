@@ -1,7 +1,8 @@
 """`envdsl serve --transport openenv`: the OpenEnv contract on openenv-core's server, driven by
-openenv-core's own client over WebSocket and its HTTP endpoints on 127.0.0.1 (issue 11,
-item 2). The server runs in a thread of the test process: importing openenv-core loads
-gradio, and doing that once instead of twice keeps the test short."""
+openenv-core's own client over WebSocket and its HTTP endpoints on 127.0.0.1, and by the MCP
+SDK's client at `/mcp` on the same server (issue 11, item 2). The server runs in a thread of
+the test process: importing openenv-core loads gradio, and doing that once instead of twice
+keeps the test short."""
 
 from __future__ import annotations
 
@@ -14,7 +15,9 @@ import urllib.request
 from pathlib import Path
 from typing import Any, Iterator
 
+import anyio
 import pytest
+from mcp import Client
 
 # the [openenv] extra is part of .[dev]: a missing library must fail here, not skip
 import uvicorn
@@ -138,3 +141,24 @@ env Clash {
     from envdsl.serve.openenv import ToolCall
 
     assert env.step(ToolCall(name="reset")).result == {"success": True, "data": 0}
+
+
+def test_mcp_on_the_same_server(base_url: str) -> None:
+    """`/mcp` is the MCP server of `--transport http`, driven by the SDK's client: one
+    environment per MCP session, none shared with the OpenEnv sessions."""
+    from test_serve_mcp import _episode, _read
+
+    url = f"{base_url}/mcp"
+
+    async def sessions() -> None:
+        with GenericEnvClient(base_url=base_url).sync() as openenv_session:
+            start = openenv_session.reset().observation["state_hash"]
+            async with Client(url) as first, Client(url) as second:
+                assert (await _read(second, "envdsl://state"))["hash"] == start
+                await _episode(first)
+                # neither the other MCP session nor the OpenEnv one saw the first's calls
+                assert (await _read(second, "envdsl://state"))["hash"] == start
+                assert (await _read(second, "envdsl://evaluation"))["reward"] < 1.0
+                assert openenv_session.state()["state_hash"] == start
+
+    anyio.run(sessions)

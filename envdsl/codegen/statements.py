@@ -166,8 +166,8 @@ class BodyTranslator(Translator):
         target_type = t.strip_optional(self.type_of(target))
         if stmt.op == "+=" and isinstance(target_type, t.ListType):
             # `xs += ys` extends the list in place, as in Python: every alias sees it
-            code = self.mutated(self.expr(target, scope), scope)
-            extend = f"{code}.extend({self.stored(code, value, stmt.value)})"
+            code = self.mutated(self.expr(target, scope), scope, grow=True)
+            extend = f"h.extend({code}, {self.stored(code, value, stmt.value)})"
             return lines + self.flush(level) + [f"{pad}{extend}"]
         if isinstance(target, ast.NameRef):
             local = scope.lookup(target.name)

@@ -120,19 +120,23 @@ class Translator:
 
     def stored(self, container: str, code: str, node: ast.Expr) -> str:
         """A value stored into `container`: the runtime copies it when the container lives in
-        state (so no two places share a value); a fresh local container just holds it."""
-        if is_mutable(self.type_of(node)):
+        state (so no two places share a value); a fresh local container just holds it.
+        Numbers and strings go through it too: a store is checked against the value limits
+        and counted against the call's size budget."""
+        value_type = t.strip_optional(self.type_of(node))
+        if is_mutable(value_type) or value_type in (t.STR, t.INT, t.FLOAT):
             return f"self._own({container}, {code})"
         return code
 
-    def mutated(self, code: str, scope: CgScope) -> str:
-        """Before changing the value of `code` in place: journal its place (`self._mut`), with
-        `code` first bound to a temporary unless it is a plain name, so it is computed once."""
+    def mutated(self, code: str, scope: CgScope, *, grow: bool = False) -> str:
+        """Before changing the value of `code` in place: journal its place (`self._mut`, or
+        `self._grow` for an append, which journals a list's old length), with `code` first
+        bound to a temporary unless it is a plain name, so it is computed once."""
         if not code.isidentifier():
             temp = self.temp(scope)
             self.pending.append(f"{temp} = {code}")
             code = temp
-        self.pending.append(f"self._mut({code})")
+        self.pending.append(f"self.{'_grow' if grow else '_mut'}({code})")
         return code
 
     def coerce(self, code: str, source: t.Type, target: t.Type) -> str:
@@ -283,8 +287,15 @@ class Translator:
         if node.op == "**":
             result = self.names.py_type(self.type_of(node))
             return f"cast({result!r}, h.power({left}, {right}))"
+        # the places a value can grow are checked against the value limits (runtime/limits.py)
+        if node.op == "*":
+            return f"h.mul({left}, {right})"
         if isinstance(left_type, t.ListType) and isinstance(right_type, t.ListType):
-            return f"[*{left}, *{right}]"
+            return f"h.concat_lists({left}, {right})"
+        if node.op == "+" and left_type == t.STR:
+            return f"h.concat({left}, {right})"
+        if node.op in ("+", "-") and self.type_of(node) == t.FLOAT:  # never inf, never NaN
+            return f"h.{'add' if node.op == '+' else 'sub'}_float({left}, {right})"
         return f"({left} {node.op} {right})"
 
     def x_BoolOp(self, node: ast.BoolOp, scope: CgScope) -> str:
@@ -447,7 +458,7 @@ class Translator:
             elem = t.element_type(self.type_of(node.args[0]))
             start = ", datetime.timedelta()" if elem == t.DURATION else ""
             if elem == t.FLOAT:
-                start = ", 0.0"
+                return f"h.fsum({args[0]})"
             return f"sum({args[0]}{start})"
         if name == "sorted":
             extra = ""
@@ -455,6 +466,8 @@ class Translator:
                 extra += f", key={self.expr(kwargs['key'], scope)}"
             if "reverse" in kwargs:
                 extra += f", reverse={self.expr(kwargs['reverse'], scope)}"
+            if isinstance(self.type_of(node.args[0]), t.SetType):
+                return f"h.sorted_of({args[0]}{extra})"  # ties in canonical order
             return f"sorted({args[0]}{extra})"
         if name == "list" and args:
             return f"h.in_order({args[0]})"
@@ -475,7 +488,7 @@ class Translator:
         if name == "contains":
             return f"({args[1]} in {args[0]})"
         if name == "replace":
-            return f"{args[0]}.replace({args[1]}, {args[2]})"
+            return f"h.replace({args[0]}, {args[1]}, {args[2]})"
         if name in ("date", "datetime"):
             # `date(t)` of a datetime is `date_of(t)`, `datetime(d)` of a date `datetime_of(d)`
             converted: dict[tuple[str, t.Type], str] = {
@@ -522,11 +535,13 @@ class Translator:
                 return f"{receiver}.rows()"
             return f"{receiver}.keys()"
         if method in _MUTATORS:
-            receiver = self.mutated(receiver, scope)
+            receiver = self.mutated(receiver, scope, grow=method in _GROWING)
             if method in _STORING:
                 args = [self.stored(receiver, a, n) for a, n in zip(args, node.args)]
         if receiver_type == t.STR:
-            if method in ("join", "count", "find"):
+            if method == "join":
+                return f"h.join({receiver}, {', '.join(args)})"
+            if method in ("count", "find"):
                 return f"{receiver}.{method}({', '.join(args)})"
             return self.builtin(
                 method,
@@ -538,7 +553,7 @@ class Translator:
         if isinstance(receiver_type, t.ListType):
             call = {
                 "append": f"{receiver}.append({', '.join(args)})",
-                "extend": f"{receiver}.extend({', '.join(args)})",
+                "extend": f"h.extend({receiver}, {', '.join(args)})",
                 "remove": f"h.list_remove({receiver}, {', '.join(args)})",
                 "count": f"{receiver}.count({', '.join(args)})",
                 "index": f"h.list_index({receiver}, {', '.join(args)})",
@@ -565,3 +580,4 @@ class Translator:
 
 _MUTATORS = {"append", "extend", "remove", "add", "discard"}
 _STORING = {"append", "extend", "add"}  # mutators whose argument ends up inside the receiver
+_GROWING = {"append", "extend", "add"}  # journaled in O(1) when they grow a place's whole value

@@ -227,6 +227,12 @@ RECURSIVE_CALL = _register(
 ASSIGN_TO_IMMUTABLE = _register(
     "E3009", "assign-to-immutable", _E, "an assignment to an `immutable` field of a row"
 )
+CALL_WITHOUT_ENVIRONMENT = _register(
+    "E3010",
+    "call-without-environment",
+    _E,
+    "a constant or a default value that calls a fn or a tool",
+)
 
 # ---- E4xx: invariants and tasks --------------------------------------------------------------
 MISSING_INIT_VALUE = _register(
@@ -257,7 +263,7 @@ DEFAULT_NOT_CONSTANT = _register(
     "E4022",
     "default-not-constant",
     _K,
-    "a default that iterates or calls a `fn`: defaults are computed outside any tool call",
+    "a default or constant that iterates: they are computed outside any tool call",
 )
 DEFAULT_FAILS = _register(
     "E4023", "default-fails", _K, "a parameter default that fails when it is computed"

@@ -1625,6 +1625,39 @@ EXPLANATIONS: dict[str, Explanation] = {
         ''',
     ),
     # ---- E4xx: invariants and tasks --------------------------------------------------------
+    "E3010": _explain(
+        """A constant, and the default of a field, parameter or state field, is computed once,
+        before any environment exists; fns and tools run on an environment (a fn may read its
+        state), so they cannot be called there. Write the value itself, or compute it where it
+        is used, in the tool.""",
+        r'''
+        env Demo {
+          fn cents(euros: int) -> int = euros * 100
+          const FEE: int = cents(5)
+          state {
+            balance: int = 0
+          }
+          action charge() -> int {
+            """Charge the fee."""
+            balance -= FEE
+            return balance
+          }
+        }
+        ''',
+        r'''
+        env Demo {
+          const FEE: int = 500
+          state {
+            balance: int = 0
+          }
+          action charge() -> int {
+            """Charge the fee."""
+            balance -= FEE
+            return balance
+          }
+        }
+        ''',
+    ),
     "E4001": _explain(
         """A task's inline `init` must give a value to every scalar state field that has no
         default (tables start empty when left out). Without it the task would start in an
@@ -1791,8 +1824,8 @@ EXPLANATIONS: dict[str, Explanation] = {
         """A default (of a parameter, a field or a state field) and a `const` are computed
         outside any tool call: when the tool schemas are built, a record is made, a state is
         reset or the module is imported. There is no environment to call a `fn` on and no step
-        budget, so each is a constant expression: no comprehension, no `range`, no call of a
-        `fn` or tool.""",
+        budget, so each is a constant expression: no comprehension and no
+        `range`.""",
         r'''
         env Demo {
           query page(size: int = len([n for n in [10, 20]])) -> int {

@@ -575,4 +575,6 @@ def _without_local_constants() -> Iterator[None]:
 
 
 def explore(env_class: type[Environment], options: ExploreOptions) -> ExploreReport:
+    if not env_class.TOOLS:  # nothing to call: every draw would pick from no tools
+        raise ExploreError(f"{env_class.NAME} has no tools to explore")
     return Explorer(env_class, options).run()

@@ -16,7 +16,9 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Callable, ClassVar, Collection, Iterable, Iterator, Mapping, Self, TypeVar
 
+from envdsl.runtime import limits
 from envdsl.runtime.errors import BadValue, Fail
+from envdsl.runtime.limits import clip, json_problem, store
 from envdsl.runtime.places import (
     Place,
     is_immutable,
@@ -25,7 +27,7 @@ from envdsl.runtime.places import (
     place_of,
 )
 from envdsl.runtime.table import RefField, Table, TableSchema
-from envdsl.runtime.values import IntSpec, RecordSpec, TypeSpec, nested_refs
+from envdsl.runtime.values import RecordSpec, TypeSpec, key_from_json, nested_refs
 
 T = TypeVar("T")
 Result = dict[str, Any]
@@ -124,13 +126,21 @@ class Environment:
     # each `require` and `let ... else`: (tool or fn, spec line, kind, condition as written)
     SITES: ClassVar[tuple[tuple[str, int, str, str], ...]] = ()
 
-    def __init__(self, *, step_budget: int = DEFAULT_STEP_BUDGET) -> None:
+    def __init__(
+        self,
+        *,
+        step_budget: int = DEFAULT_STEP_BUDGET,
+        size_budget: int = limits.DEFAULT_SIZE_BUDGET,
+    ) -> None:
         self.step_budget = step_budget
+        self.size_budget = size_budget
         self._steps = 0
         self._journal: list[tuple[Any, ...]] | None = None
         self._touched: dict[tuple[str, Any], dict[str, Any]] = {}
         # places whose value the current call already journaled: (id of the row, attribute)
         self._saved: set[tuple[int, str]] = set()
+        # places whose list the call has only appended to: journaled as their old length
+        self._grown: set[tuple[int, str]] = set()
         self._incoming: dict[str, list[RefField]] = {name: [] for name in self.TABLES}
         for spec in self.TABLES.values():
             for ref in spec.schema.refs:
@@ -180,11 +190,35 @@ class Environment:
             elif spec.init_data is not None:
                 self._load_json_state(json.loads(spec.init_data))
         elif state is not None:
-            data = json.loads(state) if isinstance(state, str) else state
-            self._load_json_state(data)
+            self._load_state(state)
+            return
         self._check_whole_state()
         # `initial.` exists for task checks; a plain state load skips the O(state) deep copy
         self._initial = self.snapshot() if task is not None else None
+
+    def _load_state(self, state: Mapping[str, Any] | str) -> None:
+        """A JSON state from outside: whatever is wrong with it is an InvalidState, and a
+        failed load leaves an empty state, not half of the bad one."""
+        try:
+            if isinstance(state, str):
+                data = _DECODER.decode(state)
+            else:
+                data = state
+            problem = json_problem(data)
+            if problem is not None:
+                raise InvalidState(f"the state is not a JSON state: {problem}")
+            self._load_json_state(data)
+            self._check_whole_state()
+        except InvalidState:
+            self._clear()
+            raise
+        except RecursionError:
+            self._clear()
+            raise InvalidState("the state is nested too deeply") from None
+        except ValueError as error:  # bad JSON text, a number too long to read
+            self._clear()
+            raise InvalidState(f"the state is not valid JSON: {_short(error)}") from None
+        self._initial = None
 
     def _load_json_state(self, data: Any) -> None:
         if not isinstance(data, dict):
@@ -192,7 +226,7 @@ class Environment:
         for name in data:
             if name not in self.TABLES and name not in self.SCALARS:
                 known = ", ".join([*self.TABLES, *self.SCALARS])
-                raise InvalidState(f"unknown state field {name!r} (fields: {known})")
+                raise InvalidState(f"unknown state field {clip(name)} (fields: {known})")
         try:
             for name, spec in self.TABLES.items():
                 if name in data:
@@ -213,21 +247,19 @@ class Environment:
             rows = [(f"{name}[{i}]", row) for i, row in enumerate(value)]
         elif isinstance(value, dict):
             for key, row in value.items():
-                if isinstance(row, dict) and key_field not in row:
-                    key_value: Any = key
-                    if isinstance(key_spec.spec, IntSpec):
-                        try:
-                            key_value = int(key)
-                        except ValueError:
-                            raise InvalidState(
-                                f"{name}.{key}: the key must be an integer"
-                            ) from None
+                where = f"{name}.{key if len(key) <= 40 else '<key>'}"
+                if not isinstance(row, dict):
+                    raise InvalidState(f"{where}: a row is an object")
+                # the object key in its one canonical form ("1", not "01"): the row's key
+                key_value = key_from_json(key_spec.spec, key, where)
+                if key_field not in row:
                     row = {**row, key_field: key_value}
-                elif isinstance(row, dict) and str(row[key_field]) != str(key):
+                elif key_spec.spec.from_json(row[key_field], where) != key_value:
                     raise InvalidState(
-                        f"{name}.{key}: the row's {key_field} is {row[key_field]!r}, not {key!r}"
+                        f"{where}: the row's {key_field} is {clip(row[key_field])}, "
+                        f"not {clip(key)}"
                     )
-                rows.append((f"{name}.{key}", row))
+                rows.append((where, row))
         else:
             raise InvalidState(f"{name}: a table is an array of rows or an object keyed by id")
         self.load_rows(name, [spec.row.from_json(row, path) for path, row in rows])
@@ -245,7 +277,7 @@ class Environment:
                 key = self._next_auto_key(table)
                 setattr(row, schema.key, key)
             if key in table:
-                raise InvalidState(f"{name}: two rows have the key {key!r}")
+                raise InvalidState(f"{name}: two rows have the key {clip(key)}")
             own_row_fields(name, row)
             table.add(key, row)
 
@@ -274,6 +306,10 @@ class Environment:
                     raise Fail(f"invariant violated: {text}")
         except Fail as error:
             raise InvalidState(error.message) from None
+        except OverflowError as error:  # a rule computing past the date or number range
+            raise InvalidState(
+                f"a rule cannot be evaluated: a value is out of range ({error})"
+            ) from None
         finally:
             self._touched = {}
 
@@ -367,26 +403,33 @@ class Environment:
         parsed: Any = arguments
         if isinstance(arguments, str):
             try:
-                parsed = json.loads(arguments) if arguments.strip() else {}
+                parsed = _DECODER.decode(arguments) if arguments.strip() else {}
             except json.JSONDecodeError as error:
                 return self._rejected(name, {}, f"arguments are not valid JSON: {error.msg}")
+            except RecursionError:
+                return self._rejected(name, {}, "arguments are not valid JSON: nested too deeply")
+            except ValueError as error:  # NaN, or a number of more than 4,300 digits
+                return self._rejected(name, {}, f"arguments are not valid JSON: {_short(error)}")
         if parsed is None:
             parsed = {}
         if not isinstance(parsed, dict):
             return self._rejected(name, {}, "arguments must be a JSON object")
         tool = self.TOOLS.get(name) if isinstance(name, str) else None
         if tool is None:
-            close = difflib.get_close_matches(str(name), list(self.TOOLS), n=1)
+            shown = name if isinstance(name, str) and len(name) <= limits.MAX_NAME else ""
+            close = difflib.get_close_matches(shown, list(self.TOOLS), n=1) if shown else []
             hint = f"; did you mean {close[0]!r}?" if close else ""
             return self._rejected(
-                str(name), parsed, f"unknown tool {name!r}{hint} (tools: {', '.join(self.TOOLS)})"
+                shown or clip(name),
+                parsed,
+                f"unknown tool {clip(name)}{hint} (tools: {', '.join(self.TOOLS)})",
             )
         try:
             values = self._parse_arguments(tool, parsed)
         except BadValue as error:
             return self._rejected(
                 name,
-                parsed,
+                _traced_arguments(tool, parsed, error),
                 (
                     error.message
                     if not error.path
@@ -401,7 +444,7 @@ class Environment:
             if key not in names:
                 expected = ", ".join(p.name for p in tool.params) or "none"
                 raise BadValue(
-                    "", f"unexpected argument {key!r} for {tool.name} " f"(parameters: {expected})"
+                    "", f"unexpected argument {clip(key)} for {tool.name} (parameters: {expected})"
                 )
         values: dict[str, Any] = {}
         for param in tool.params:
@@ -455,14 +498,21 @@ class Environment:
         self.last_failure = None
         self.last_result: Any = None
         outcome: Result
+        budget = limits.budget  # per thread; calls do not nest (solution steps run one by one)
+        budget.left = self.size_budget
         try:
             result = getattr(self, tool.impl)(**{p.attribute: values[p.name] for p in tool.params})
             if tool.kind == "action":
                 self._verify(tool)
-            outcome = {
-                "success": True,
-                "data": tool.result.to_json(result) if result is not None else None,
-            }
+            data = tool.result.to_json(result) if result is not None else None
+            if type(data) is list and len(data) > 16:
+                # the text the agent will be sent: one long string held 50,000 times is
+                # small in memory and gigabytes as JSON (a single row or record result is
+                # not walked: that would cost more than the call)
+                size = limits.json_size(data)
+                if size > self.size_budget:
+                    raise Fail(f"the result is too large ({size} characters and elements)")
+            outcome = {"success": True, "data": data}
             self.last_result = result
         except Fail as failure:
             self._rollback()
@@ -472,6 +522,14 @@ class Environment:
             self._rollback()
             self.last_exception = error
             outcome = {"success": False, "error": "the call nested too deeply"}
+        except OverflowError as error:  # a date or number past its range, however reached
+            self._rollback()
+            self.last_failure = Fail(f"a value is out of range ({error})")
+            outcome = {"success": False, "error": self.last_failure.message}
+        except MemoryError as error:
+            self._rollback()
+            self.last_exception = error
+            outcome = {"success": False, "error": "the call ran out of memory"}
         except Exception as error:  # a runtime bug must not end the episode
             self._rollback()
             self.last_exception = error
@@ -480,9 +538,12 @@ class Environment:
                 "error": f"internal error: {type(error).__name__}: {error}",
             }
         finally:
+            budget.left = None  # outside a call only the per-value limits apply
             self._journal = None
             self._touched = {}
             self._saved = set()
+            if self._grown:
+                self._grown = set()
         self.trace.append(
             TraceEntry(tool.name, dict(arguments), bool(outcome["success"]), outcome.get("error"))
         )
@@ -498,6 +559,7 @@ class Environment:
         old = getattr(row, field_name)
         if old == value and type(old) is type(value):
             return  # assigning the current value is not a change
+        store(value)
         table = self._tables[table_name]
         key = getattr(row, table.schema.key)
         if not is_immutable(old):
@@ -518,6 +580,7 @@ class Environment:
         setattr(row, field_name, value)
 
     def _set_scalar(self, name: str, value: Any) -> None:
+        store(value)
         old = self._scalars[name]
         if not is_immutable(old) and (0, name) not in self._saved:
             self._saved.add((0, name))  # as in _set: the old value may still change
@@ -552,11 +615,43 @@ class Environment:
             originals.setdefault(place.attr, old)
 
     def _own(self, container: object, value: T) -> T:
-        """`value` as stored into `container`: an owned copy when the container is in state."""
+        """`value` as stored into `container`: an owned copy when the container is in state.
+
+        Every store is counted against the size budget, and a collection may not grow past
+        its limit, in state or not: this is where a loop that appends grows one."""
+        store(value)
+        if isinstance(container, (list, set, dict)) and len(container) >= limits.MAX_ITEMS:
+            limits.check_items(len(container) + 1)
         place = place_of(container)
         if place is None or is_immutable(value):
             return value
         return owned_copy(value, place)
+
+    def _grow(self, value: object) -> None:
+        """Journal the place of a list about to be appended to or extended, or of a set about
+        to get an element: O(1) when the value is the place's whole value, as the old length
+        (or the absent element) undoes it; anything else goes through `_mut`."""
+        place = place_of(value)
+        if place is None:
+            return
+        saved = (id(place.row) if place.table is not None else 0, place.attr)
+        if saved in self._saved or saved in self._grown:
+            return
+        if place.table is None:
+            current = self._scalars[place.attr]
+        else:
+            current = getattr(place.row, place.attr)
+            table = self._tables[place.table]
+            key = getattr(place.row, table.schema.key)
+            if self._touched.get((place.table, key)) is _INSERTED and table.get(key) is place.row:
+                return  # inserted by this call: undoing the insert removes it whole
+        if current is not value or not isinstance(value, list):
+            self._mut(value)
+            return
+        self._grown.add(saved)
+        self._write_log().append(("grow", place, len(value)))
+        if place.table is not None:  # the row is touched: its invariants are re-checked
+            self._touched.setdefault((place.table, key), {})
 
     def _next_auto_key(self, table: Table[Any]) -> str:
         prefix = table.schema.auto_prefix
@@ -576,6 +671,7 @@ class Environment:
             setattr(row, schema.key, key)
         if key in table:
             raise Fail(f"{schema.entity} {key!r} already exists", rule=f"key: {schema.entity}")
+        limits.charge(limits.stored_size(row))
         own_row_fields(table_name, row)
         table.add(key, row)
         self._write_log().append(("insert", table_name, key))
@@ -641,6 +737,14 @@ class Environment:
                 self._scalars[entry[1]] = entry[2]
             elif kind == "counter":
                 self._tables[entry[1]].auto_counter = entry[2]
+            elif kind == "grow":
+                _, place, length = entry
+                if place.table is None:
+                    current = self._scalars[place.attr]
+                else:
+                    current = getattr(place.row, place.attr)
+                del current[length:]  # what the place holds now: an undone write may have
+                # put back a copy of the list
         self._journal = []
 
     # ---- integrity at the end of an action --------------------------------------------------
@@ -817,6 +921,8 @@ class Environment:
                 passed = bool(getattr(self, method)(answer))
             except Fail as failure:
                 passed, reason = False, failure.message
+            except OverflowError as error:  # a date or number past its range
+                passed, reason = False, f"a value is out of range ({error})"
             except Exception as error:  # a check must never crash the evaluation
                 passed, reason = False, f"internal error: {type(error).__name__}: {error}"
             entry: dict[str, Any] = {"check": text, "passed": passed}
@@ -877,6 +983,37 @@ def _advance_counter(table: Table[Any], key: Any) -> None:
     digits = key[len(prefix) + 1 :]
     if digits.isdigit():
         table.auto_counter = max(table.auto_counter, int(digits))
+
+
+_NESTED = (list, dict)
+
+
+def _traced_arguments(tool: ToolSpec, given: dict[str, Any], error: BadValue) -> dict[str, Any]:
+    """The arguments a rejected call's trace keeps: not an unknown name (it may be megabytes
+    long), not a value that is no JSON (nested 100,000 deep, NaN: whoever dumps the trace
+    would fail). Accepted arguments passed their types, which are JSON by construction."""
+    kept = given
+    if not error.path:  # unexpected or missing arguments
+        names = {p.name for p in tool.params}
+        kept = {k: v for k, v in given.items() if k in names}
+    for value in kept.values():
+        kind = type(value)
+        if not (kind is str and value.isascii() or value is None or kind is bool):
+            return kept if json_problem(kept) is None else {}  # the full walk, rarely
+    return kept
+
+
+def _reject_constant(text: str) -> Any:
+    raise ValueError(f"{text} is not a JSON number")
+
+
+# one decoder for every call: json.loads with an option builds a new one each time
+_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
+
+
+def _short(error: Exception) -> str:
+    text = str(error)
+    return text if len(text) <= 120 else text[:117] + "..."
 
 
 def _key_json(key: Any) -> str:

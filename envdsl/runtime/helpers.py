@@ -11,9 +11,20 @@ import copy
 import calendar
 import datetime as dt
 import enum
-from typing import Any, Callable, Iterable, TypeVar
+import math
+import re
+from typing import Any, Callable, Iterable, TypeVar, overload
 
 from envdsl.runtime.errors import Fail
+from envdsl.runtime.limits import (
+    MAX_INT,
+    MAX_STR,
+    MIN_INT,
+    charge,
+    check_float,
+    check_int,
+    check_items,
+)
 from envdsl.runtime.values import UTC, format_datetime, ordered, parse_date, parse_datetime
 
 T = TypeVar("T")
@@ -37,31 +48,163 @@ def to_str(value: object) -> str:
         seconds = value.total_seconds()
         return f"{int(seconds) if seconds.is_integer() else seconds}s"
     if isinstance(value, (list, tuple)):
-        return "[" + ", ".join(to_str(item) for item in value) + "]"
+        return _joined("[", [to_str(item) for item in value], "]")
     if isinstance(value, (set, frozenset)):
-        return "{" + ", ".join(to_str(item) for item in ordered(value)) + "}"
+        return _joined("{", [to_str(item) for item in ordered(value)], "}")
     if isinstance(value, dict):
-        return "{" + ", ".join(f"{to_str(k)}: {to_str(v)}" for k, v in value.items()) + "}"
-    return str(value)
+        return _joined("{", [f"{to_str(k)}: {to_str(v)}" for k, v in value.items()], "}")
+    try:
+        return str(value)
+    except ValueError:  # an integer of more than 4,300 digits (built by additions)
+        raise Fail("the integer is too large to show") from None
+
+
+def _joined(open_: str, parts: list[str], close: str) -> str:
+    """The text of a collection, within the string limit (its parts may each be long)."""
+    size = sum(map(len, parts)) + 2 * len(parts)
+    check_str_size(size)
+    charge(size)
+    return open_ + ", ".join(parts) + close
+
+
+def check_str_size(size: int) -> None:
+    if size > MAX_STR:
+        raise Fail(f"a string of {size} characters is longer than the limit ({MAX_STR})")
 
 
 def fmt(value: object, spec: str) -> str:
+    """An f-string hole with a format spec; its width and precision are bounded
+    (`{x:>999999999}` would build a gigabyte)."""
+    for number in re.findall(r"\d+", spec):
+        if len(number) > 7 or int(number) > MAX_STR:
+            raise Fail(f"the format '{spec}' is wider than the string limit ({MAX_STR})")
     try:
-        return format(value, spec)
-    except (ValueError, TypeError):
+        text = format(value, spec)
+    except (ValueError, TypeError, OverflowError):
         raise Fail(f"cannot format {to_str(value)} with '{spec}'") from None
+    charge(len(text))
+    return text
+
+
+def concat(a: str, b: str) -> str:
+    """`a + b` of strings: the one place a string grows by doubling itself."""
+    size = len(a) + len(b)
+    if size > MAX_STR:
+        check_str_size(size)
+    charge(size)
+    return a + b
+
+
+def concat_lists(a: list[T], b: list[T]) -> list[T]:
+    size = len(a) + len(b)
+    check_items(size)
+    charge(size)
+    return [*a, *b]
+
+
+def extend(items: list[T], more: Iterable[T]) -> None:
+    """`xs.extend(ys)` and `xs += ys`: `xs.extend(xs)` doubles a list."""
+    added = list(more)
+    check_items(len(items) + len(added))
+    charge(len(added))
+    items.extend(added)
+
+
+@overload
+def mul(a: int, b: int) -> int: ...
+@overload
+def mul(a: float, b: float) -> float: ...
+@overload
+def mul(a: str, b: int) -> str: ...
+@overload
+def mul(a: int, b: str) -> str: ...
+@overload
+def mul(a: list[T], b: int) -> list[T]: ...
+@overload
+def mul(a: int, b: list[T]) -> list[T]: ...
+@overload
+def mul(a: dt.timedelta, b: float) -> dt.timedelta: ...
+@overload
+def mul(a: float, b: dt.timedelta) -> dt.timedelta: ...
+def mul(a: Any, b: Any) -> Any:
+    """`a * b`: numbers within their range, repetitions of strings and lists within the
+    size limits, checked before anything large is built."""
+    kind_a, kind_b = type(a), type(b)
+    if kind_a is int and kind_b is int:
+        if a.bit_length() + b.bit_length() > 130:  # the product certainly is out of range
+            raise Fail("integer overflow: the result is outside the 64-bit range")
+        return check_int(a * b)
+    if kind_a is float or kind_b is float:
+        return check_float(a * b)
+    if kind_a is int and kind_b is not int:
+        a, b, kind_a, kind_b = b, a, kind_b, kind_a
+    if kind_b is int and isinstance(a, (str, list)):
+        size = len(a) * max(b, 0)
+        if isinstance(a, str):
+            check_str_size(size)
+        else:
+            check_items(size)
+        charge(size)
+    try:
+        return a * b
+    except OverflowError:
+        raise Fail("a value is out of range") from None
+
+
+def add_float(a: float, b: float) -> float:
+    return check_float(a + b)
+
+
+def sub_float(a: float, b: float) -> float:
+    return check_float(a - b)
+
+
+def fsum(items: Iterable[float]) -> float:
+    """`sum` of floats, finite. Over a set it is `math.fsum`, exact and so independent of the
+    order (float addition is not associative, and a set's order is the hash order); over a
+    list it adds in the list's order, as Python does."""
+    if isinstance(items, (set, frozenset)):
+        try:
+            return check_float(math.fsum(items))
+        except OverflowError:
+            raise Fail("the result is not a finite number") from None
+    return check_float(sum(items, 0.0))
+
+
+def join(sep: str, items: Iterable[str]) -> str:
+    parts = list(ordered(items))
+    size = sum(map(len, parts)) + len(sep) * max(len(parts) - 1, 0)
+    check_str_size(size)
+    charge(size)
+    return sep.join(parts)
+
+
+def replace(text: str, old: str, new: str) -> str:
+    """`replace`: an empty or short `old` with a long `new` multiplies the length."""
+    if len(new) > len(old):
+        occurrences = text.count(old) if old else len(text) + 1
+        size = len(text) + occurrences * (len(new) - len(old))
+        check_str_size(size)
+        charge(size)
+    return text.replace(old, new)
 
 
 def div(a: float, b: float) -> float:
     if b == 0:
         raise Fail("division by zero")
-    return a / b
+    try:
+        return check_float(a / b)
+    except OverflowError:  # an integer too large for a float
+        raise Fail("the result is not a finite number") from None
 
 
 def div_duration(a: dt.timedelta, b: Any) -> Any:
     if not b:
         raise Fail("division by zero")
-    return a / b
+    try:
+        return a / b
+    except (OverflowError, ValueError):
+        raise Fail("the duration is out of range") from None
 
 
 def floordiv(a: T, b: Any) -> T:
@@ -135,16 +278,26 @@ def count(items: Iterable[object]) -> int:
 
 def to_int(value: object) -> int:
     try:
-        return int(value)  # type: ignore[call-overload, no-any-return]
+        number: int = int(value)  # type: ignore[call-overload]
     except (ValueError, TypeError, OverflowError):
-        raise Fail(f"{to_str(value)!r} is not an integer") from None
+        shown = to_str(value)
+        shown = shown if len(shown) <= 40 else shown[:37] + "..."
+        raise Fail(f"{shown!r} is not an integer") from None
+    if not MIN_INT <= number <= MAX_INT:
+        raise Fail("integer overflow: the result is outside the 64-bit range")
+    return number
 
 
 def to_float(value: object) -> float:
     try:
-        return float(value)  # type: ignore[arg-type]
-    except (ValueError, TypeError):
-        raise Fail(f"{to_str(value)!r} is not a number") from None
+        number = float(value)  # type: ignore[arg-type]
+    except (ValueError, TypeError, OverflowError):
+        number = math.nan
+    if not math.isfinite(number):  # float("nan"), float("inf"): never in state
+        shown = to_str(value)
+        shown = shown if len(shown) <= 40 else shown[:37] + "..."
+        raise Fail(f"{shown!r} is not a finite number")
+    return number
 
 
 def date(text: str) -> dt.date:
@@ -161,24 +314,34 @@ def datetime(text: str) -> dt.datetime:
         raise Fail(f"{text!r} is not a datetime (ISO 8601)") from None
 
 
+def _duration(**amount: float) -> dt.timedelta:
+    try:
+        return dt.timedelta(**amount)
+    except OverflowError:  # beyond 999,999,999 days
+        raise Fail("the duration is out of range") from None
+
+
 def days(n: float) -> dt.timedelta:
-    return dt.timedelta(days=n)
+    return _duration(days=n)
 
 
 def hours(n: float) -> dt.timedelta:
-    return dt.timedelta(hours=n)
+    return _duration(hours=n)
 
 
 def minutes(n: float) -> dt.timedelta:
-    return dt.timedelta(minutes=n)
+    return _duration(minutes=n)
 
 
 def seconds(n: float) -> dt.timedelta:
-    return dt.timedelta(seconds=n)
+    return _duration(seconds=n)
 
 
 def date_of(value: dt.datetime) -> dt.date:
-    return value.astimezone(UTC).date() if value.tzinfo else value.date()
+    try:
+        return value.astimezone(UTC).date() if value.tzinfo else value.date()
+    except OverflowError:
+        raise Fail("date out of range") from None
 
 
 def datetime_of(value: dt.date) -> dt.datetime:
@@ -234,13 +397,24 @@ def split(text: str, sep: str | None = None) -> list[str]:
 
 
 def power(base: Any, exponent: Any) -> Any:
-    """`**` with a bound: a huge power would run for minutes, which a call may not."""
-    if isinstance(exponent, int) and abs(exponent) > 10_000 and abs(base) > 1:
+    """`**` within the value limits: an int power out of the 64-bit range fails before it is
+    computed (a power tower would run for minutes), and so does a result that is not a
+    finite real number (`(-1) ** 0.5` is complex, `10.0 ** 400` overflows)."""
+    if type(base) is int and type(exponent) is int and exponent > 1 and abs(base) > 1:
+        if (abs(base).bit_length() - 1) * exponent > 64:
+            raise Fail("integer overflow: the power is outside the 64-bit range")
+        return check_int(base**exponent)
+    if type(exponent) is int and abs(exponent) > 10_000 and abs(base) > 1:
         raise Fail("the power is too large")
     try:
-        return base**exponent
+        result = base**exponent
     except (OverflowError, ZeroDivisionError) as error:
         raise Fail(f"cannot compute the power: {error}") from None
+    if isinstance(result, complex):
+        raise Fail("the power is not a real number (a negative number to a fractional power)")
+    if type(result) is float:
+        return check_float(result)
+    return check_int(result) if type(result) is int else result
 
 
 def unwrap(value: T | None) -> T:
@@ -257,27 +431,36 @@ def fresh(value: T) -> T:
 
 
 def min_of(items: Iterable[T], key: Callable[[T], Any] | None = None) -> T:
-    values = list(items)
+    values: list[T] = list(ordered(items))  # ties under `key`: the first in canonical order
     if not values:
         raise Fail("min() of an empty collection")
     return min(values, key=key) if key is not None else min(values)  # type: ignore[type-var]
 
 
 def max_of(items: Iterable[T], key: Callable[[T], Any] | None = None) -> T:
-    values = list(items)
+    values: list[T] = list(ordered(items))
     if not values:
         raise Fail("max() of an empty collection")
     return max(values, key=key) if key is not None else max(values)  # type: ignore[type-var]
 
 
 def min_or(items: Iterable[T], default: V, key: Callable[[T], Any] | None = None) -> T | V:
-    values = list(items)
+    values = list(ordered(items))
     return min_of(values, key) if values else default
 
 
 def max_or(items: Iterable[T], default: V, key: Callable[[T], Any] | None = None) -> T | V:
-    values = list(items)
+    values = list(ordered(items))
     return max_of(values, key) if values else default
+
+
+def sorted_of(
+    items: Iterable[T], key: Callable[[T], Any] | None = None, reverse: bool = False
+) -> list[T]:
+    """`sorted`: a set is first put in canonical order, so that elements with equal keys
+    keep that order (the sort is stable), never the hash order of this process."""
+    values: list[T] = list(ordered(items))
+    return sorted(values, key=key, reverse=reverse)  # type: ignore[type-var, arg-type]
 
 
 def set_at(items: list[T], index: int, value: T) -> None:

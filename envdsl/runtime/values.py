@@ -15,9 +15,19 @@ import dataclasses
 import datetime as dt
 import enum
 import math
+import re
 from typing import Any, Callable, Generic, TypeVar
 
 from envdsl.runtime.errors import BadValue
+from envdsl.runtime.limits import (
+    MAX_INT,
+    MAX_ITEMS,
+    MAX_STR,
+    MIN_INT,
+    clip,
+    has_surrogate,
+    json_problem,
+)
 
 JSONValue = Any
 T = TypeVar("T")
@@ -63,11 +73,13 @@ class IntSpec(TypeSpec):
     def from_json(self, value: JSONValue, path: str) -> int:
         if isinstance(value, bool):
             raise self.mismatch(value, path)
-        if isinstance(value, int):
-            return value
         if isinstance(value, float) and value.is_integer():
-            return int(value)
-        raise self.mismatch(value, path)
+            value = int(value)
+        if not isinstance(value, int):
+            raise self.mismatch(value, path)
+        if not MIN_INT <= value <= MAX_INT:
+            raise BadValue(path, "the integer is outside the 64-bit range")
+        return value
 
     def schema(self) -> dict[str, Any]:
         return {"type": "integer"}
@@ -79,9 +91,13 @@ class FloatSpec(TypeSpec):
     def from_json(self, value: JSONValue, path: str) -> float:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise self.mismatch(value, path)
-        if not math.isfinite(value):
+        try:
+            number = float(value)  # an integer beyond 1e308 overflows
+        except OverflowError:
+            number = math.inf
+        if not math.isfinite(number):
             raise BadValue(path, "expected a finite number")
-        return float(value)
+        return number
 
     def to_json(self, value: Any) -> JSONValue:
         return float(value)  # `5` and `5.0` are one value: one canonical form
@@ -108,6 +124,11 @@ class StrSpec(TypeSpec):
     def from_json(self, value: JSONValue, path: str) -> str:
         if not isinstance(value, str):
             raise self.mismatch(value, path)
+        if not value.isascii() or len(value) > 64:  # the common case: one O(1) test
+            if len(value) > MAX_STR:
+                raise BadValue(path, f"the string is longer than {MAX_STR} characters")
+            if has_surrogate(value):
+                raise BadValue(path, "the string holds a lone surrogate (not valid Unicode)")
         return value
 
     def schema(self) -> dict[str, Any]:
@@ -126,12 +147,19 @@ def parse_datetime(text: str) -> dt.datetime:
     value = dt.datetime.fromisoformat(text)
     if value.tzinfo is None:
         return value.replace(tzinfo=UTC)
-    return value.astimezone(UTC)
+    try:
+        return value.astimezone(UTC)
+    except OverflowError:  # 9999-12-31T23:59-01:00 is after the last representable instant
+        raise ValueError(text) from None
 
 
 def format_datetime(value: dt.datetime) -> str:
     value = value.astimezone(UTC) if value.tzinfo is not None else value
-    text = value.strftime("%Y-%m-%dT%H:%M:%S")
+    # not strftime("%Y"): it writes year 1 as "1", which does not parse back
+    text = (
+        f"{value.year:04d}-{value.month:02d}-{value.day:02d}"
+        f"T{value.hour:02d}:{value.minute:02d}:{value.second:02d}"
+    )
     if value.microsecond:
         text += f".{value.microsecond:06d}"
     return text + "Z"
@@ -179,7 +207,10 @@ class DurationSpec(TypeSpec):
     def from_json(self, value: JSONValue, path: str) -> dt.timedelta:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise self.mismatch(value, path)
-        return dt.timedelta(seconds=value)
+        try:
+            return dt.timedelta(seconds=value)
+        except (OverflowError, ValueError):  # beyond 999,999,999 days, or not finite
+            raise BadValue(path, "the duration is out of range") from None
 
     def to_json(self, value: Any) -> JSONValue:
         seconds = value.total_seconds()
@@ -193,6 +224,9 @@ class JsonSpec(TypeSpec):
     name = "any JSON value"
 
     def from_json(self, value: JSONValue, path: str) -> Any:
+        problem = json_problem(value)
+        if problem is not None:
+            raise BadValue(path, problem)
         return value
 
     def schema(self) -> dict[str, Any]:
@@ -247,6 +281,8 @@ class ListSpec(TypeSpec):
     def from_json(self, value: JSONValue, path: str) -> list[Any]:
         if not isinstance(value, list):
             raise self.mismatch(value, path)
+        if len(value) > MAX_ITEMS:
+            raise BadValue(path, f"more than {MAX_ITEMS} elements")
         return [self.inner.from_json(item, f"{path}[{i}]") for i, item in enumerate(value)]
 
     def to_json(self, value: Any) -> JSONValue:
@@ -281,25 +317,62 @@ class MapSpec(TypeSpec):
     def from_json(self, value: JSONValue, path: str) -> dict[Any, Any]:
         if not isinstance(value, dict):
             raise self.mismatch(value, path)
+        if len(value) > MAX_ITEMS:
+            raise BadValue(path, f"more than {MAX_ITEMS} entries")
         result: dict[Any, Any] = {}
+        seen: dict[Any, str] = {}
         for raw_key, item in value.items():
-            key: Any = raw_key
-            if isinstance(self.key, IntSpec):
-                try:
-                    key = int(raw_key)
-                except ValueError:
-                    raise BadValue(f"{path}.{raw_key}", "expected an integer key") from None
-            else:
-                key = self.key.from_json(raw_key, f"{path}.{raw_key}")
-            result[key] = self.value.from_json(item, f"{path}.{raw_key}")
+            where = (
+                f"{path}.{raw_key if isinstance(raw_key, str) and len(raw_key) <= 40 else '<key>'}"
+            )
+            if not isinstance(raw_key, str):
+                raise BadValue(where, "an object key must be a string")
+            key = key_from_json(self.key, raw_key, where)
+            if key in seen:  # "1" and "1.0" of a float map, say: one key written twice
+                raise BadValue(where, f"the keys {clip(seen[key])} and {clip(raw_key)} are one key")
+            seen[key] = raw_key
+            result[key] = self.value.from_json(item, where)
         return result
 
     def to_json(self, value: Any) -> JSONValue:
         # insertion order, as maps iterate: equal JSON then means equal behaviour from here on
-        return {str(self.key.to_json(k)): self.value.to_json(v) for k, v in value.items()}
+        return {key_to_json(self.key, k): self.value.to_json(v) for k, v in value.items()}
 
     def schema(self) -> dict[str, Any]:
         return {"type": "object", "additionalProperties": self.value.schema()}
+
+
+_INT_TEXT = re.compile(r"0|-?[1-9][0-9]{0,18}")
+
+
+def key_from_json(spec: TypeSpec, raw: str, path: str) -> Any:
+    """A map key from its JSON object key: numbers and booleans in their one canonical text
+    (`"1"`, never `"01"` or `" 1"`, which would silently merge with it), the rest as values."""
+    if isinstance(spec, RefSpec):
+        spec = spec.key
+    if isinstance(spec, IntSpec):
+        if _INT_TEXT.fullmatch(raw) is None:
+            raise BadValue(path, f"expected an integer key, got {clip(raw)}")
+        return spec.from_json(int(raw), path)
+    if isinstance(spec, (FloatSpec, DurationSpec)):
+        try:
+            number = float(raw) if raw.strip() == raw and "_" not in raw else math.nan
+        except ValueError:
+            number = math.nan
+        if not math.isfinite(number):
+            raise BadValue(path, f"expected a number key, got {clip(raw)}")
+        return spec.from_json(number, path)
+    if isinstance(spec, BoolSpec):
+        if raw not in ("true", "false"):
+            raise BadValue(path, f"expected the key true or false, got {clip(raw)}")
+        return raw == "true"
+    return spec.from_json(raw, path)
+
+
+def key_to_json(spec: TypeSpec, key: Any) -> str:
+    if isinstance(key, bool):
+        return "true" if key else "false"
+    return str(spec.to_json(key))
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -340,7 +413,7 @@ class RecordSpec(TypeSpec):
         if unknown:
             raise BadValue(
                 path,
-                f"{self.cls.__name__} has no field {unknown[0]!r} " f"(fields: {', '.join(known)})",
+                f"{self.cls.__name__} has no field {clip(unknown[0])} (fields: {', '.join(known)})",
             )
         kwargs: dict[str, Any] = {}
         for field in self.fields:

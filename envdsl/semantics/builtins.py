@@ -81,6 +81,18 @@ def _call_name(checker: ExprChecker, name: str, node: ast.Call, scope: Scope) ->
     info = checked.callables.get(name)
     if info is not None:
         ctx = checker.ctx
+        if ctx.kind in ("const", "default"):
+            # fns and tools run on an environment (they may read its state); a constant or a
+            # default is computed once, before and without any environment
+            _check_all_args(checker, node, scope)
+            checked.used.add(name)  # it is used, wrongly: no second report that it is unused
+            return checker.error(
+                codes.CALL_WITHOUT_ENVIRONMENT,
+                f"{ctx.describe} cannot call {info.kind} '{name}': it is computed without an "
+                "environment",
+                span,
+                help="write the value itself, or compute it in the tool that needs it",
+            )
         if info.is_tool and ctx.kind not in ("solution",):
             if not info.internal:
                 _check_all_args(checker, node, scope)

@@ -3,9 +3,9 @@ environment.
 
 A default runs when the tool schemas are built, a record is made or a state is reset, and a
 constant when the module is imported: outside any tool call, with no step budget and no
-environment to call a `fn` on.  So neither may iterate (a comprehension, `range`) or call a `fn`
-or tool; each is a constant expression over literals, constants, enum members and builtins.
-(Reading the state is E1001 already.)
+environment to call a `fn` on.  So neither may iterate (a comprehension, `range`): each is
+a constant expression over literals, constants, enum members and builtins.  (Reading the state
+is E1001, calling a `fn` or tool E3010.)
 """
 
 from __future__ import annotations
@@ -44,10 +44,8 @@ def _check(
         if isinstance(node, ast.Comprehension):
             problem = "a comprehension"
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.NameRef):
-            name = node.func.name
-            if name in checked.callables:
-                problem = f"a call of '{name}'"
-            elif name in _ITERATING and name not in checked.records:
+            name = node.func.name  # a call of a fn or tool is E3010 already
+            if name in _ITERATING and name not in checked.records | checked.callables.keys():
                 problem = f"`{name}(...)`"
         if problem is not None:
             span = node.span  # type: ignore[attr-defined]

@@ -1,6 +1,6 @@
 """`envdsl serve --transport openenv`: the OpenEnv environment contract, on openenv-core's own
 server (`create_fastapi_app`: HTTP `/reset`, `/step`, `/state`, `/schema`, `/health`,
-`/metadata`, the `/ws` sessions its clients use, and `/mcp`).
+`/metadata` and the `/ws` sessions its clients use), with MCP over streamable HTTP at `/mcp`.
 
 - reset takes `task` (a task name) or `state` (a JSON state, object or text), else the task or
   state the server was started with; the observation carries the task's instruction;
@@ -11,12 +11,19 @@ server (`create_fastapi_app`: HTTP `/reset`, `/step`, `/state`, `/schema`, `/hea
   `step`, `state`, `close`) cannot collide with it and needs no prefix.
 Each WebSocket session has its own environment (the server builds one per session); the HTTP
 `/reset` and `/step` endpoints are OpenEnv's stateless one-shot calls.
+
+`/mcp` is the server of `envdsl serve --transport http` (the official MCP SDK): the same tools
+and resources, one environment per MCP session.  MCP sessions and OpenEnv sessions start from
+the same task or state but never share an environment: a `/ws` session cannot see what an MCP
+session did, nor the other way round.  openenv-core's own `/mcp` (JSON-RPC for environments
+built on FastMCP, with `reset`/`step`/`state`/`close` reserved as tool names) is replaced.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
-from typing import Any, Optional
+from typing import Any, AsyncIterator, Optional
 
 from openenv.core.env_server.http_server import create_fastapi_app
 from openenv.core.env_server.interfaces import Environment as OpenEnvEnvironment
@@ -141,13 +148,39 @@ class EnvdslOpenEnv(OpenEnvEnvironment):  # type: ignore[misc]
         )
 
 
-def build_app(episodes: Episodes, max_sessions: int = 64) -> Any:
-    return create_fastapi_app(
+def build_app(episodes: Episodes, max_sessions: int = 64, host: str = "127.0.0.1") -> Any:
+    """openenv-core's app with the MCP SDK's streamable HTTP endpoint at `/mcp`.
+
+    `host` is the address the server binds: on a loopback address the SDK turns on its DNS
+    rebinding protection, as `envdsl serve --transport http` does."""
+    from envdsl.serve.mcp import build_server
+
+    app = create_fastapi_app(
         lambda: EnvdslOpenEnv(episodes), ToolCall, ToolObservation, max_concurrent_envs=max_sessions
     )
+    # openenv-core answers every /mcp request (POST and WebSocket) with "Environment does not
+    # support MCP" unless the environment carries a FastMCP server or client; its routes come
+    # first in the list, so they would shadow the SDK's
+    app.router.routes[:] = [r for r in app.router.routes if getattr(r, "path", None) != "/mcp"]
+    mcp_app = build_server(episodes, http=True).streamable_http_app(host=host, json_response=True)
+    # the SDK's app holds one route, `/mcp`, whose endpoint hands requests to its session
+    # manager; taking the route itself keeps the path `/mcp` (the app mounted at `/mcp` would
+    # answer at `/mcp/mcp`)
+    app.router.routes.extend(mcp_app.routes)
+    parent = app.router.lifespan_context
+
+    # a sub-application's lifespan never runs, and the session manager only accepts requests
+    # while its task group (started by that lifespan) is up: run it inside the parent's
+    @contextlib.asynccontextmanager
+    async def lifespan(application: Any) -> AsyncIterator[Any]:
+        async with parent(application) as state, mcp_app.router.lifespan_context(mcp_app):
+            yield state
+
+    app.router.lifespan_context = lifespan
+    return app
 
 
 def serve_openenv(episodes: Episodes, host: str, port: int) -> None:
     import uvicorn
 
-    uvicorn.run(build_app(episodes), host=host, port=port, log_level="warning")
+    uvicorn.run(build_app(episodes, host=host), host=host, port=port, log_level="warning")

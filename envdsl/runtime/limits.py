@@ -1,0 +1,192 @@
+"""Value-size limits and the per-call size budget.
+
+The step budget bounds iterations, not work: `x = x * x` 27 times, a power tower or a string
+doubled 28 times are a handful of steps that run for minutes or take gigabytes.  So values
+have bounded sizes too, checked at the few places a value can grow (multiplication, power,
+string and list concatenation and repetition, `join`, `replace`, f-string widths) and where
+one is stored into state, and every call has a size budget: the total size of the values
+those places build and store (a string's characters, a list's elements), so that a loop that
+builds a thousand large strings fails as cleanly as one that builds one huge string.
+
+The budget is per thread (environments are not shared between threads, rollout workers may
+run several at once) and counts only inside a tool call: outside one (constants at import,
+task checks) the per-value limits alone apply.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import enum
+import math
+import re
+import threading
+from typing import Any
+
+from envdsl.runtime.errors import Fail
+from envdsl.runtime.places import record_fields
+
+# integers are signed 64-bit: what JSON peers, databases and agents can represent
+MIN_INT = -(2**63)
+MAX_INT = 2**63 - 1
+MAX_STR = 1_000_000  # characters in one string
+MAX_ITEMS = 100_000  # elements of one list, set or map
+DEFAULT_SIZE_BUDGET = 10_000_000  # characters and elements built or stored by one call
+MAX_JSON_DEPTH = 64  # nesting of arguments and `json` values
+MAX_NAME = 60  # characters of an unknown name echoed in an error
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+class _Budget(threading.local):
+    left: int | None = None  # None: not inside a call
+
+
+budget = _Budget()
+
+
+def charge(size: int) -> None:
+    """Count `size` characters or elements against the running call's size budget."""
+    left = budget.left
+    if left is not None:
+        left -= size
+        budget.left = left
+        if left < 0:
+            raise Fail("the call exceeded its size budget (values built or stored are too large)")
+
+
+def check_int(value: int) -> int:
+    if not MIN_INT <= value <= MAX_INT:
+        raise Fail("integer overflow: the result is outside the 64-bit range")
+    return value
+
+
+def check_float(value: float) -> float:
+    if not math.isfinite(value):
+        raise Fail("the result is not a finite number")
+    return value
+
+
+def check_str(value: str) -> str:
+    if len(value) > MAX_STR:
+        raise Fail(f"a string of {len(value)} characters is longer than the limit ({MAX_STR})")
+    return value
+
+
+def check_items(count: int) -> None:
+    if count > MAX_ITEMS:
+        raise Fail(f"a collection of {count} elements is larger than the limit ({MAX_ITEMS})")
+
+
+def has_surrogate(text: str) -> bool:
+    """A lone surrogate cannot be encoded as UTF-8: it would make state_hash() raise."""
+    return not text.isascii() and _SURROGATE.search(text) is not None
+
+
+def clip(name: object) -> str:
+    """An untrusted name as it may appear in an error: repr, cut to a readable length."""
+    text = repr(name) if isinstance(name, str) else type(name).__name__
+    if len(text) > MAX_NAME:
+        text = text[: MAX_NAME - 4] + "...'"
+    return text
+
+
+def json_problem(value: Any) -> str | None:
+    """Why a parsed JSON value may not enter the environment (too deep, a number out of range,
+    a lone surrogate, a non-string key), or None; iterative, so depth cannot crash it."""
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        kind = type(item)
+        if kind is str:
+            if has_surrogate(item):
+                return "a string holds a lone surrogate (not valid Unicode)"
+        elif kind is int:
+            if not MIN_INT <= item <= MAX_INT:
+                return "an integer is outside the 64-bit range"
+        elif kind is float:
+            if not math.isfinite(item):
+                return "a number is not finite"
+        elif kind is list or kind is dict:
+            if depth >= MAX_JSON_DEPTH:
+                return f"the value is nested more than {MAX_JSON_DEPTH} levels deep"
+            if kind is dict:
+                for key in item:
+                    if type(key) is not str:
+                        return "an object key is not a string"
+                    if has_surrogate(key):
+                        return "a key holds a lone surrogate (not valid Unicode)"
+                stack.extend((child, depth + 1) for child in item.values())
+            else:
+                stack.extend((child, depth + 1) for child in item)
+        elif item is not None and kind is not bool:
+            return f"{kind.__name__} is not a JSON value"
+    return None
+
+
+_SMALL = frozenset({bool, type(None), dt.date, dt.datetime, dt.timedelta})
+
+
+def store(value: Any) -> None:
+    """Check a value being stored into state or into a collection against the value limits
+    and charge its size; the common scalars take a fast path (one type test), because this
+    runs on every field write."""
+    kind = type(value)
+    if kind is int:
+        if not MIN_INT <= value <= MAX_INT:
+            raise Fail("integer overflow: the result is outside the 64-bit range")
+    elif kind is str:
+        if len(value) > 64:  # short strings cannot exhaust the budget before the steps do
+            check_str(value)
+            charge(len(value))
+    elif kind is float:
+        if not math.isfinite(value):
+            raise Fail("the result is not a finite number")
+    elif kind not in _SMALL and not isinstance(value, enum.Enum):
+        charge(stored_size(value))
+
+
+def stored_size(value: Any) -> int:
+    """The size of a value being stored (characters of strings, elements of collections, one
+    per other value), after checking every part of it against the value limits: numbers in
+    range and finite, strings and collections within their lengths."""
+    kind = type(value)
+    if kind is str:
+        check_str(value)
+        return len(value) + 1
+    if kind is int:
+        check_int(value)
+        return 1
+    if kind is float:
+        check_float(value)
+        return 1
+    if kind in _SMALL or isinstance(value, enum.Enum):
+        return 1
+    if isinstance(value, (list, set, frozenset)):
+        check_items(len(value))
+        return 1 + sum(1 if type(item) in _SMALL else stored_size(item) for item in value)
+    if isinstance(value, dict):
+        check_items(len(value))
+        return 1 + sum(stored_size(k) + stored_size(v) for k, v in value.items())
+    fields = record_fields(kind)
+    if fields:
+        return 1 + sum(stored_size(getattr(value, name)) for name in fields)
+    return 1
+
+
+def json_size(data: Any) -> int:
+    """Characters and elements of a JSON value as it will be written (short strings count as
+    one element: only long ones can make the text large)."""
+    total = 0
+    stack = [data]
+    while stack:
+        item = stack.pop()
+        kind = type(item)
+        if kind is str:
+            total += len(item)
+        elif kind is list:
+            total += len(item)
+            stack.extend(child for child in item if type(child) is not str or len(child) > 64)
+        elif kind is dict:
+            total += len(item)
+            stack.extend(c for c in item.values() if type(c) is not str or len(c) > 64)
+    return total

@@ -384,3 +384,40 @@ env Consts {
     assert env.call("add", {"id": "b"}) == {"success": True, "data": ["new"]}
     assert env.state_json()["rs"]["b"]["tags"] == ["new", "b"]
     assert env_class().call("add", {"id": "c"})["data"] == ["new"]
+
+
+def test_an_immutable_field_cannot_change_through_a_parameter() -> None:
+    """The checker rejects writes on a path to an immutable field (E3009), but a fn's or
+    internal tool's parameter may be any value of its type: the runtime refuses the write."""
+    env_class = build('''
+env Audit {
+  """Entries whose lines are fixed when written."""
+  entity Entry {
+    key entry_id: str
+    lines: list[str] immutable
+    notes: list[str] = []
+  }
+  state { entries: table Entry }
+  internal action add_line(ls: list[str], line: str) {
+    ls.append(line)
+  }
+  action amend(entry_id: str, line: str) {
+    """Add a line to an entry's lines (which are immutable)."""
+    let e = entries.get(entry_id) else "no such entry"
+    add_line(e.lines, line)
+  }
+  action note(entry_id: str, line: str) {
+    """Add a note to an entry."""
+    let e = entries.get(entry_id) else "no such entry"
+    add_line(e.notes, line)
+  }
+}
+''')
+    env = env_class()
+    env.reset(state={"entries": [{"entry_id": "E1", "lines": ["a"]}]})
+    before = canonical(env)
+    result = env.call("amend", {"entry_id": "E1", "line": "b"})
+    assert result["success"] is False and "immutable" in result["error"], result
+    assert canonical(env) == before
+    assert env.call("note", {"entry_id": "E1", "line": "n"})["success"] is True
+    assert env.state_json()["entries"]["E1"]["notes"] == ["n"]

@@ -23,6 +23,7 @@ from envdsl.codegen.views import (
 )
 from envdsl.init_files import read_init_file
 from envdsl.semantics import types as t
+from envdsl.semantics.aliases import is_mutable
 from envdsl.semantics.model import CallableInfo, CheckedSpec, Effects, RecordInfo
 from envdsl.syntax import ast
 
@@ -191,11 +192,20 @@ class Lowerer:
             }
             body = ", ".join(f"{k}: {v}" for k, v in graph.items())
             transitions[self.names.field(entity.name, field.name)] = "{" + body + "}"
+        immutable = sorted(
+            self.names.field(entity.name, f.name)
+            for f in entity.fields.values()
+            if f.decl.immutable and is_mutable(f.type)
+        )
         schema = (
             f"rt.TableSchema({name!r}, {entity.name!r}, {self.names.key_attr(entity.name)!r}, "
             f"{auto!r}, ({''.join(repr(u) + ', ' for u in uniques)}), "
             f"({''.join(r + ', ' for r in refs)}), "
-            "{" + ", ".join(f"{k!r}: {v}" for k, v in transitions.items()) + "})"
+            "{"
+            + ", ".join(f"{k!r}: {v}" for k, v in transitions.items())
+            + "}"
+            + (f", frozenset({immutable!r})" if immutable else "")
+            + ")"
         )
         py = self.names.type_name(entity.name)
         parents: set[str] = set()

@@ -605,6 +605,7 @@ class Environment:
             return
         table = self._tables[place.table]
         row = place.row
+        _refuse_immutable(table.schema, place.attr)
         key = getattr(row, table.schema.key)
         if self._touched.get((place.table, key)) is _INSERTED and table.get(key) is row:
             return  # inserted by this call: undoing the insert removes it whole
@@ -642,6 +643,7 @@ class Environment:
         else:
             current = getattr(place.row, place.attr)
             table = self._tables[place.table]
+            _refuse_immutable(table.schema, place.attr)
             key = getattr(place.row, table.schema.key)
             if self._touched.get((place.table, key)) is _INSERTED and table.get(key) is place.row:
                 return  # inserted by this call: undoing the insert removes it whole
@@ -971,6 +973,17 @@ def _needs_left_out(value: Any) -> bool:
     if isinstance(value, (list, tuple, set, frozenset)):
         return any(_needs_left_out(v) for v in value)
     return False
+
+
+def _refuse_immutable(schema: TableSchema, attr: str) -> None:
+    """An `immutable` field changed in place through a fn's or internal tool's parameter (the
+    checker sees writes on paths; a parameter may be any value of its type)."""
+    if attr in schema.immutable:
+        raise Fail(
+            f"{attr} of {schema.entity} is immutable: it is set when the row is inserted and "
+            "never changes",
+            rule=f"immutable: {schema.entity}.{attr}",
+        )
 
 
 def _advance_counter(table: Table[Any], key: Any) -> None:

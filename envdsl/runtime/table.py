@@ -32,6 +32,9 @@ class TableSchema:
     uniques: tuple[tuple[str, ...], ...]  # each a field tuple; one field for `unique`
     refs: tuple[RefField, ...]  # this table's own top-level ref fields
     transitions: dict[str, dict[Any, frozenset[Any]]] = field(default_factory=dict)
+    # `immutable` fields whose values can be changed in place (lists, maps, sets, records): the
+    # checker rejects writes on a path to them, the runtime those through a fn's parameter
+    immutable: frozenset[str] = frozenset()
 
 
 class Table(Generic[R]):

@@ -476,6 +476,17 @@ def tasks(file: str, output_format: str) -> None:
             click.echo(f"    - check: {printable(str(text), keep_tabs=False)}")
 
 
+def _read_state_file(state_file: str) -> Any:
+    """The JSON of a --state file; anything unreadable is a usage error (exit 2)."""
+    try:
+        with open(state_file, encoding="utf-8") as handle:
+            return json.load(handle)
+    except (OSError, UnicodeDecodeError) as error:
+        _fail_usage(f"cannot read state '{state_file}': {_describe_read_error(error)}")
+    except (ValueError, RecursionError) as error:  # bad JSON, too deep, huge numbers
+        _fail_usage(f"cannot read state '{state_file}': {_one_line(error)}")
+
+
 def _start_state(
     env_class: "type[Environment]", task_name: str | None, state_file: str | None
 ) -> "dict[str, object] | None":
@@ -488,13 +499,7 @@ def _start_state(
         _fail_usage(f"unknown task '{task_name}'; tasks: {', '.join(env_class.TASKS) or 'none'}")
     state: dict[str, object] | None = None
     if state_file:
-        try:
-            with open(state_file, encoding="utf-8") as handle:
-                state = json.load(handle)
-        except (OSError, UnicodeDecodeError) as error:
-            _fail_usage(f"cannot read state '{state_file}': {_describe_read_error(error)}")
-        except (ValueError, RecursionError) as error:  # bad JSON, too deep, huge numbers
-            _fail_usage(f"cannot read state '{state_file}': {_one_line(error)}")
+        state = _read_state_file(state_file)
         try:
             env_class().reset(state=state)
         except InvalidState as error:
@@ -685,13 +690,7 @@ def explore(
         _fail_usage(f"unknown task '{task_name}'; tasks: {', '.join(env_class.TASKS) or 'none'}")
     state: dict[str, object] | None = None
     if state_file:
-        try:
-            with open(state_file, encoding="utf-8") as handle:
-                state = json.load(handle)
-        except (OSError, UnicodeDecodeError) as error:
-            _fail_usage(f"cannot read state '{state_file}': {_describe_read_error(error)}")
-        except (ValueError, RecursionError) as error:
-            _fail_usage(f"cannot read state '{state_file}': {_one_line(error)}")
+        state = _read_state_file(state_file)
         if not isinstance(state, dict):
             _fail_usage(f"state '{state_file}' must be a JSON object")
     from envdsl.explore import ExploreError

@@ -565,7 +565,7 @@ class Environment:
         if not is_immutable(old):
             # a local may still alias the old value and change it later in this call: the
             # undo keeps a copy of the value as it was (once per place and call)
-            saved = (id(row), field_name)
+            saved = _saved_key(row, field_name)
             if saved not in self._saved:
                 self._saved.add(saved)
                 old = owned_copy(old, Place(table_name, row, field_name))
@@ -582,8 +582,8 @@ class Environment:
     def _set_scalar(self, name: str, value: Any) -> None:
         store(value)
         old = self._scalars[name]
-        if not is_immutable(old) and (0, name) not in self._saved:
-            self._saved.add((0, name))  # as in _set: the old value may still change
+        if not is_immutable(old) and _saved_key(None, name) not in self._saved:
+            self._saved.add(_saved_key(None, name))  # as in _set: the old value may still change
             old = owned_copy(old, Place(None, None, name))
         self._write_log().append(("scalar", name, old))
         self._scalars[name] = owned_copy(value, Place(None, None, name))
@@ -595,7 +595,7 @@ class Environment:
         place = place_of(value)
         if place is None:
             return
-        saved = (id(place.row) if place.table is not None else 0, place.attr)
+        saved = _saved_key(place.row, place.attr)
         if saved in self._saved:
             return  # the value before the call is already journaled: that is what undo restores
         self._saved.add(saved)
@@ -607,13 +607,19 @@ class Environment:
         row = place.row
         _refuse_immutable(table.schema, place.attr)
         key = getattr(row, table.schema.key)
-        if self._touched.get((place.table, key)) is _INSERTED and table.get(key) is row:
-            return  # inserted by this call: undoing the insert removes it whole
+        if self._inserted_by_this_call(place.table, key, row):
+            return  # undoing the insert removes it whole
         old = owned_copy(getattr(row, place.attr), place)
         self._write_log().append(("field", place.table, key, row, place.attr, old))
         originals = self._touched.setdefault((place.table, key), {})
         if originals is not _INSERTED:
             originals.setdefault(place.attr, old)
+
+    def _inserted_by_this_call(self, table_name: str, key: Any, row: Any) -> bool:
+        return (
+            self._touched.get((table_name, key)) is _INSERTED
+            and self._tables[table_name].get(key) is row
+        )
 
     def _own(self, container: object, value: T) -> T:
         """`value` as stored into `container`: an owned copy when the container is in state.
@@ -635,7 +641,7 @@ class Environment:
         place = place_of(value)
         if place is None:
             return
-        saved = (id(place.row) if place.table is not None else 0, place.attr)
+        saved = _saved_key(place.row, place.attr)
         if saved in self._saved or saved in self._grown:
             return
         if place.table is None:
@@ -645,8 +651,8 @@ class Environment:
             table = self._tables[place.table]
             _refuse_immutable(table.schema, place.attr)
             key = getattr(place.row, table.schema.key)
-            if self._touched.get((place.table, key)) is _INSERTED and table.get(key) is place.row:
-                return  # inserted by this call: undoing the insert removes it whole
+            if self._inserted_by_this_call(place.table, key, place.row):
+                return  # undoing the insert removes it whole
         if current is not value or not isinstance(value, list):
             self._mut(value)
             return
@@ -973,6 +979,12 @@ def _needs_left_out(value: Any) -> bool:
     if isinstance(value, (list, tuple, set, frozenset)):
         return any(_needs_left_out(v) for v in value)
     return False
+
+
+def _saved_key(row: Any, attr: str) -> tuple[int, str]:
+    """What `_saved`/`_grown` know a journaled place by: the row object (None for a scalar
+    state field) and the attribute; one form for every writer, or one would miss another's."""
+    return (0 if row is None else id(row), attr)
 
 
 def _refuse_immutable(schema: TableSchema, attr: str) -> None:

@@ -385,6 +385,8 @@ def run(
         _fail_usage(f"cannot read '{calls_file}': {_describe_read_error(error)}")
     except CallParseError as error:
         _fail_usage(_one_line(error))
+    from envdsl.terminal import printable  # tool names, arguments, results: agent/spec text
+
     results = []
     for index, (name, arguments) in enumerate(calls, start=1):
         outcome = env.call(name, arguments)
@@ -392,7 +394,7 @@ def run(
         if output_format == "text":
             shown = json.dumps(arguments, ensure_ascii=False)
             line = f"[{index}] {name}({shown}) -> {json.dumps(outcome, ensure_ascii=False)}"
-            click.echo(_encodable(line))
+            click.echo(_encodable(printable(line, keep_tabs=False)))
     evaluation = env.evaluate(answer=answer) if task_name else None
     failed = (evaluation is not None and not evaluation["success"]) or (
         evaluation is None and not all(r["result"]["success"] for r in results)
@@ -407,7 +409,8 @@ def run(
         for check_result in evaluation["checks"]:
             mark = "pass" if check_result["passed"] else "FAIL"
             reason = f" ({check_result['reason']})" if "reason" in check_result else ""
-            click.echo(f"  {mark}  {check_result['check']}{reason}")
+            shown_check = printable(f"{check_result['check']}{reason}", keep_tabs=False)
+            click.echo(_encodable(f"  {mark}  {shown_check}"))
         click.echo(
             f"reward: {evaluation['reward']:.3f}  success: {str(evaluation['success']).lower()}"
         )
@@ -710,7 +713,9 @@ def explore(
     if output_format == "json":
         click.echo(json.dumps(explore_json(report, file, seed), indent=2, ensure_ascii=False))
     else:
-        click.echo(explore_text(report, file, seed))
+        from envdsl.terminal import printable  # failure messages and conditions are spec text
+
+        click.echo(_encodable(printable(explore_text(report, file, seed))))
         click.echo(render_timing(report))
     failed = bool(report.errors) or (strict and bool(report.warnings))
     sys.exit(EXIT_ERRORS if failed else EXIT_OK)

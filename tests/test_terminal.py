@@ -63,3 +63,50 @@ def test_envdsl_tasks_escapes_instructions_and_check_texts(tmp_path: Path) -> No
         assert "\x1b" not in output and "\x07" not in output, (command, output)
     listing = CliRunner().invoke(main, ["tasks", str(spec)]).output
     assert "\\x1b[2J" in listing and "\\x1b]0;pwned\\x07" in listing
+
+
+def test_run_and_explore_escape_tool_names_arguments_messages_and_check_texts(
+    tmp_path: Path,
+) -> None:
+    """`run` echoes the agent's tool names and arguments and the spec's failure messages and
+    check texts; `explore` prints failure messages and condition texts: all escaped."""
+    spec = tmp_path / "spec.env"
+    spec.write_text(
+        f"""env Counter {{
+  \"\"\"A counter.\"\"\"
+  state {{ n: int = 0 }}
+  action bump(by: int) -> int {{
+    \"\"\"Bump.\"\"\"
+    require by > 0 else "bad step{TITLE}"
+    n += by
+    return n
+  }}
+  action greet(name: str) -> str {{
+    \"\"\"Greet.\"\"\"
+    require name != "{TITLE}" else "no"
+    return name
+  }}
+  task once {{
+    \"\"\"Bump it once.\"\"\"
+    solution {{ bump(by=1) }}
+    check "bumped{CLEAR}": n == 1
+  }}
+}}
+""",
+        encoding="utf-8",
+    )
+    calls = tmp_path / "calls.jsonl"
+    calls.write_text(
+        '{"name": "bump", "arguments": {"by": 0}}\n'
+        '{"name": "bu\\u001b[2Jmp\\u202e", "arguments": {"by\\u009b": "\\u202e"}}\n',
+        encoding="utf-8",
+    )
+    runs = CliRunner().invoke(main, ["run", str(spec), "--task", "once", "--calls", str(calls)])
+    explored = CliRunner().invoke(main, ["explore", str(spec), "--max-calls", "40"])
+    for result in (runs, explored):
+        assert result.exit_code == 0, result.output
+        for raw in ("\x1b", "\x07", "\x9b", RLO):
+            assert raw not in result.output, (raw, result.output)
+    assert "bad step\\u001b]0;pwned\\u0007" in runs.output and "bumped\\x1b[2J" in runs.output
+    assert "bu\\x1b[2Jmp\\u202e" in runs.output
+    assert "\\x1b]0;pwned" in explored.output

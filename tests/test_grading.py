@@ -574,3 +574,59 @@ env Quiz {
     env = build(spec)()
     env.solve("answer_q1")
     assert env.evaluate(answer="42 it is")["success"] is True
+
+
+# A check on the trace sees the call as the tool ran it: an argument left to its default was
+# passed with the default (the reference solution's typed calls fill defaults in; an agent's
+# JSON call leaving it out must be graded the same), and a value written another way in JSON
+# (a datetime's offset spelled `Z`) is the same value.
+TRACED = desk('''
+  task close_quietly {
+    """Close ticket T-0001 without a note."""
+    init { tickets = [Ticket(ticket_id="T-0001", title="printer")] }
+    solution { close(ticket_id="T-0001") }
+    check "closed": tickets["T-0001"].closed
+    check "closed with the empty note": called("close", ticket_id="T-0001", note="")
+  }
+''')
+
+
+def test_called_sees_defaults_the_agent_left_out() -> None:
+    assert found(check(TRACED)) == []
+    env = build(TRACED)()
+    env.reset(task="close_quietly")
+    assert env.call("close", {"ticket_id": "T-0001"})["success"]
+    assert env.evaluate()["success"] is True
+    assert env.trace[-1].arguments == {"ticket_id": "T-0001", "note": ""}
+    noted = build(TRACED)()
+    noted.reset(task="close_quietly")
+    assert noted.call("close", '{"ticket_id": "T-0001", "note": "done"}')["success"]
+    assert noted.evaluate()["reward"] == 0.5
+
+
+def test_called_compares_values_not_their_json_spelling() -> None:
+    env_class = build('''
+env Clock {
+  """A clock."""
+  state { at: datetime? = none }
+  action set_alarm(when: datetime) {
+    """Set the alarm."""
+    at = when
+  }
+  task wake {
+    """Set the alarm to 2024-05-01 07:00 UTC."""
+    solution { set_alarm(when=datetime("2024-05-01T07:00:00Z")) }
+    check "set": at == datetime("2024-05-01T07:00:00Z")
+    check "through the tool": called("set_alarm", when=datetime("2024-05-01T07:00:00Z"))
+  }
+}
+''')
+    for spelling in (
+        "2024-05-01T07:00:00Z",
+        "2024-05-01T07:00:00+00:00",
+        "2024-05-01T09:00:00+02:00",
+    ):
+        env = env_class()
+        env.reset(task="wake")
+        assert env.call("set_alarm", {"when": spelling})["success"], spelling
+        assert env.evaluate()["success"] is True, (spelling, env.evaluate())

@@ -821,7 +821,7 @@ def test_trace_records_every_call(det_env: Environment) -> None:
         ("nope", False),
     ]
     assert det_env.trace[1].error == "empty label"
-    assert det_env.trace[0].arguments == {"label": "a"}
+    assert det_env.trace[0].arguments == {"label": "a", "tags": []}  # as run: defaults too
 
 
 def test_equal_state_hashes_mean_equal_futures_for_maps() -> None:

@@ -436,7 +436,7 @@ class Environment:
                     else f"invalid argument {error.path}: {error.message}"
                 ),
             )
-        return self._invoke(tool, values, parsed)
+        return self._invoke(tool, values, _as_called(tool, values))
 
     def _parse_arguments(self, tool: ToolSpec, given: dict[str, Any]) -> dict[str, Any]:
         names = {p.name for p in tool.params}
@@ -487,7 +487,7 @@ class Environment:
                 else f"invalid argument {error.path}: {error.message}"
             )
             return self._rejected(name, arguments, message)
-        return self._invoke(tool, parsed, arguments)
+        return self._invoke(tool, parsed, _as_called(tool, parsed))
 
     def _invoke(self, tool: ToolSpec, values: dict[str, Any], arguments: dict[str, Any]) -> Result:
         self._journal = []
@@ -1011,6 +1011,16 @@ def _advance_counter(table: Table[Any], key: Any) -> None:
 
 
 _NESTED = (list, dict)
+
+
+def _as_called(tool: ToolSpec, values: dict[str, Any]) -> dict[str, Any]:
+    """The arguments a call's trace keeps: every parameter as the tool received it, in its
+    canonical JSON. `called("close", note="")` then grades an agent that left `note` to its
+    default like the solution that passed it, and `"...+00:00"` like `"...Z"`."""
+    return {
+        p.name: None if values[p.name] is None else p.spec.to_json(values[p.name])
+        for p in tool.params
+    }
 
 
 def _traced_arguments(tool: ToolSpec, given: dict[str, Any], error: BadValue) -> dict[str, Any]:

@@ -694,3 +694,12 @@ def test_float_into_int_suggests_round() -> None:
     fixed = apply_fix(text, error.fixes[0])
     assert "let cents: int = round(price * 100)" in fixed
     assert diagnostics_of(fixed) == []
+
+
+def test_empty_braces_for_a_set_say_that_the_empty_set_is_set_call() -> None:
+    result = check_source(
+        SourceFile("s.env", 'env A {\n  """d"""\n  state { tags: set[str] = {} }\n}\n')
+    )
+    [diagnostic] = result.diagnostics
+    assert diagnostic.code.code == "E2001" and "found an empty map" in diagnostic.message
+    assert diagnostic.help is not None and "`set()`" in diagnostic.help

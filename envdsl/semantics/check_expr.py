@@ -20,6 +20,7 @@ from envdsl.syntax import ast
 
 _ARITH = {"+", "-", "*", "/", "//", "%", "**"}
 _DATE_LIKE = (t.DATE, t.DATETIME)
+_EMPTY_MAP = t.MapType(t.NOTHING, t.NOTHING)  # the type of the literal `{}`
 
 
 class ExprChecker:
@@ -88,9 +89,13 @@ class ExprChecker:
             help = f"write the member itself: `{expected.name}.<member>`"
         if actual == t.STR and expected in _DATE_LIKE:
             help = f'convert it: `{expected}("...")`'
+        shown = str(actual)
+        if actual == _EMPTY_MAP and isinstance(t.strip_optional(expected), t.SetType):
+            shown = "an empty map"  # `{}`: the Python reading, and the one LLMs forget
+            help = "`{}` is an empty map, as in Python; the empty set is `set()`"
         self.error(
             codes.TYPE_MISMATCH,
-            f"{what}: expected {expected}, found {actual}",
+            f"{what}: expected {expected}, found {shown}",
             span,
             help=help,
             fixes=fixes,

@@ -254,7 +254,7 @@ class TaskVerifier:
                 self.problem(
                     codes.SOLUTION_STEP_UNNOTICED,
                     f"task '{self.name}' succeeds without step {index + 1} "
-                    f"({_call_text(step, self.checked.spec.text)}): no check notices what it does",
+                    f"({_call_text(step, self.checked.spec.text_of(step.span))}): no check notices what it does",
                     step.span,
                     help="add a check on what this step changes, or drop the step if the task "
                     "does not need it",

@@ -281,10 +281,12 @@ def test_worker_processes_work_with_spawn(tmp_path: Path) -> None:
     assert [record.ok for record in spawned] == [True, False, True, False, True]
 
 
-def _dying_worker(path: str, verify: bool, output_format: str, color: bool) -> FileRecord:
+def _dying_worker(
+    path: str, verify: bool, output_format: str, color: bool, task_files: tuple[str, ...]
+) -> FileRecord:
     if "crash" in path:
         os._exit(3)
-    return check_one(path, verify, output_format, color)
+    return check_one(path, verify, output_format, color, task_files)
 
 
 def test_a_worker_process_that_dies_yields_an_e9001_record(tmp_path: Path) -> None:

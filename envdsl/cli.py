@@ -20,6 +20,7 @@ from envdsl import __version__
 
 if TYPE_CHECKING:
     from envdsl.runtime import Environment
+    from envdsl.task_files import Bundle
 
 EXIT_OK = 0
 EXIT_ERRORS = 1
@@ -198,15 +199,18 @@ def _close_matches(wanted: str) -> str:
 # ---- compile, schema, run --------------------------------------------------------------------
 
 
-def _compile_or_exit(path: str, color: bool | None = None, *, formatted: bool = True) -> object:
-    """Compile one spec; on errors print them like `check` does and exit 1."""
+def _compile_or_exit(
+    bundle: "Bundle", color: bool | None = None, *, formatted: bool = True
+) -> object:
+    """Compile one spec with its task files; on errors print them like `check` does and
+    exit 1."""
     from envdsl.diagnostics.render_text import render_text
     from envdsl.pipeline import compile_file
 
     try:
-        result = compile_file(path, formatted=formatted)
+        result = compile_file(bundle.path, formatted=formatted, task_files=bundle.task_files)
     except (OSError, UnicodeDecodeError) as error:
-        _fail_usage(f"cannot read '{path}': {_describe_read_error(error)}")
+        _fail_usage(f"cannot read '{_failed_file(error, bundle)}': {_describe_read_error(error)}")
     if not result.ok:
         use_color = _use_color(color)
         click.echo(
@@ -216,31 +220,41 @@ def _compile_or_exit(path: str, color: bool | None = None, *, formatted: bool = 
     return result
 
 
-def _spec_paths(arguments: Sequence[str]) -> list[str]:
-    """Files, directories and patterns, expanded as `check` expands them."""
+def _failed_file(error: OSError | UnicodeDecodeError, bundle: "Bundle") -> str:
+    """The file of a bundle whose reading raised `error` (a decode error names none)."""
+    filename = getattr(error, "filename", None)
+    return str(filename) if filename else bundle.path
+
+
+def _spec_bundles(arguments: Sequence[str]) -> "list[Bundle]":
+    """Files, directories and patterns, expanded as `check` expands them, each env with the
+    task files given for it (envdsl.task_files)."""
     from envdsl.batch import BatchUsageError, expand_arguments
+    from envdsl.task_files import bundle_paths
 
     try:
-        return expand_arguments(arguments).files
+        return bundle_paths(expand_arguments(arguments).files)
     except BatchUsageError as error:
         _fail_usage("; ".join(error.messages))
 
 
-def _one_spec(argument: str) -> str:
-    """The one spec a single-spec command takes: a file, or a directory or pattern that
-    finds exactly one."""
-    paths = _spec_paths([argument])
-    if len(paths) != 1:
+def _one_spec(arguments: Sequence[str]) -> "Bundle":
+    """The one env a single-env command takes: a spec and task files for it, a task file
+    alone, or a directory or pattern that finds exactly one env."""
+    bundles = _spec_bundles(arguments)
+    if len(bundles) != 1:
+        paths = [bundle.path for bundle in bundles]
         shown = ", ".join(paths[:3]) + (", ..." if len(paths) > 3 else "")
-        _fail_usage(f"'{argument}' names {len(paths)} specs ({shown}); give one")
-    return paths[0]
+        named = " ".join(f"'{argument}'" for argument in arguments)
+        _fail_usage(f"{named} name {len(paths)} envs ({shown}); give one")
+    return bundles[0]
 
 
-def _load_class(path: str) -> "type[Environment]":
+def _load_class(bundle: "Bundle") -> "type[Environment]":
     from envdsl.loader import environment_class, load_module
     from envdsl.pipeline import CompileResult
 
-    result = _compile_or_exit(path, formatted=False)  # only executed, never written
+    result = _compile_or_exit(bundle, formatted=False)  # only executed, never written
     assert isinstance(result, CompileResult)
     module = load_module(result.artifacts["module"], result.artifacts["name"])
     return environment_class(module)
@@ -261,6 +275,8 @@ def compile_command(files: Sequence[str], output_dir: str) -> None:
     """Generate the Python environment and its tool schemas from specs.
 
     A directory means every *.env file below it; a quoted pattern is expanded by envdsl.
+    Task files join the module of the env they name (one module per env); a task file
+    whose env is not given compiles that env with its tasks.
     Writes nothing for a spec with errors (they are printed as `check` prints them).
     """
     from pathlib import Path
@@ -269,8 +285,8 @@ def compile_command(files: Sequence[str], output_dir: str) -> None:
     from envdsl.pipeline import CompileResult
 
     outputs: list[tuple[Path, str]] = []
-    for path in _spec_paths(files):
-        result = _compile_or_exit(path)
+    for bundle in _spec_bundles(files):
+        result = _compile_or_exit(bundle)
         assert isinstance(result, CompileResult)
         name = result.artifacts["name"]
         module = load_module(result.artifacts["module"], name)
@@ -292,17 +308,17 @@ def compile_command(files: Sequence[str], output_dir: str) -> None:
 
 
 @main.command()
-@click.argument("file")
-def schema(file: str) -> None:
+@click.argument("files", nargs=-1, required=True, metavar="SPEC [TASK_FILE]...")
+def schema(files: tuple[str, ...]) -> None:
     """Print the OpenAI function-calling schemas of a spec's tools.
 
     FILE may be a directory or a quoted pattern that finds one spec."""
-    env_class = _load_class(_one_spec(file))
+    env_class = _load_class(_one_spec(files))
     click.echo(json.dumps(env_class().tool_schemas(), indent=2, ensure_ascii=False))
 
 
 @main.command()
-@click.argument("file")
+@click.argument("files", nargs=-1, required=True, metavar="SPEC [TASK_FILE]...")
 @click.option(
     "--task", "task_name", help="Start from this task's initial state; print its evaluation."
 )
@@ -338,7 +354,7 @@ def schema(file: str) -> None:
     help="Exit 1 when the task's evaluation does not succeed (with --task) or a call fails.",
 )
 def run(
-    file: str,
+    files: tuple[str, ...],
     task_name: str | None,
     state_file: str | None,
     calls_file: str,
@@ -356,7 +372,7 @@ def run(
         _fail_usage("give --task or --state, not both")
     if answer and not task_name:
         _fail_usage("--answer is graded by a task's checks: give --task too")
-    env_class = _load_class(_one_spec(file))
+    env_class = _load_class(_one_spec(files))
     env = env_class()
     try:
         if state_file:
@@ -431,7 +447,7 @@ def _one_line(error: Exception) -> str:
 
 
 @main.command()
-@click.argument("file")
+@click.argument("files", nargs=-1, required=True, metavar="SPEC [TASK_FILE]...")
 @click.option(
     "--format",
     "output_format",
@@ -440,16 +456,24 @@ def _one_line(error: Exception) -> str:
     show_default=True,
     help="jsonl: one dataset record per task (datasets.load_dataset('json', ...) reads it).",
 )
-def tasks(file: str, output_format: str) -> None:
-    """List a spec's tasks with their instructions (JSON for rollout harnesses)."""
-    file = _one_spec(file)
-    env_class = _load_class(file)
+@click.option("--report", is_flag=True, help="Print the task set's coverage report instead.")
+def tasks(files: tuple[str, ...], output_format: str, report: bool) -> None:
+    """List a spec's tasks with their instructions (JSON for rollout harnesses).
+
+    With task files (or a task file alone), their tasks are listed after the spec's own.
+    --report: the coverage of the task set instead (tools, solution lengths, read/write mix,
+    tables and fields, rules); text or --format json."""
+    bundle = _one_spec(files)
+    if report:
+        _coverage_report(bundle, output_format)
+        return
+    env_class = _load_class(bundle)
     if output_format == "jsonl":
         from envdsl.adapters.records import task_records
+        from envdsl.pipeline import read_sources
 
-        with open(file, encoding="utf-8") as handle:
-            text = handle.read()
-        for record in task_records(env_class, text):
+        texts = [source.text for source in read_sources(bundle.path, bundle.task_files)]
+        for record in task_records(env_class, "\0".join(texts)):
             click.echo(json.dumps(record, ensure_ascii=False))
         return
     listing = [
@@ -465,7 +489,7 @@ def tasks(file: str, output_format: str) -> None:
         click.echo(json.dumps(document, indent=2, ensure_ascii=False))
         return
     if not listing:
-        click.echo(f"{file}: no tasks")
+        click.echo(f"{bundle.path}: no tasks")
     from envdsl.terminal import printable  # spec strings: no escape sequence reaches the tty
 
     for item in listing:
@@ -474,6 +498,21 @@ def tasks(file: str, output_format: str) -> None:
         click.echo(textwrap.indent(instruction, "    "))
         for text in item["checks"]:
             click.echo(f"    - check: {printable(str(text), keep_tabs=False)}")
+
+
+def _coverage_report(bundle: "Bundle", output_format: str) -> None:
+    from envdsl.task_coverage import coverage_report, render_text
+    from envdsl.pipeline import CompileResult
+
+    if output_format == "jsonl":
+        _fail_usage("--report prints text or --format json")
+    result = _compile_or_exit(bundle, formatted=False)
+    assert isinstance(result, CompileResult)
+    report = coverage_report(result)
+    if output_format == "json":
+        click.echo(json.dumps(report.as_json(), indent=2, ensure_ascii=False))
+    else:
+        click.echo(render_text(report))
 
 
 def _read_state_file(state_file: str) -> Any:
@@ -508,11 +547,11 @@ def _start_state(
 
 
 @main.command()
-@click.argument("file")
+@click.argument("files", nargs=-1, required=True, metavar="SPEC [TASK_FILE]...")
 @click.option("--task", "task_name", required=True, help="The task whose initial state to print.")
-def state(file: str, task_name: str) -> None:
+def state(files: tuple[str, ...], task_name: str) -> None:
     """Print a task's initial state as canonical JSON."""
-    env_class = _load_class(_one_spec(file))
+    env_class = _load_class(_one_spec(files))
     _start_state(env_class, task_name, None)
     env = env_class()
     env.reset(task=task_name)
@@ -520,7 +559,7 @@ def state(file: str, task_name: str) -> None:
 
 
 @main.command()
-@click.argument("file")
+@click.argument("files", nargs=-1, required=True, metavar="SPEC [TASK_FILE]...")
 @click.option("--task", "task_name", help="Each session starts from this task's initial state.")
 @click.option(
     "--state",
@@ -541,7 +580,7 @@ def state(file: str, task_name: str) -> None:
     "--port", type=click.IntRange(0, 65535), default=8000, show_default=True, help="HTTP port."
 )
 def serve(
-    file: str,
+    files: tuple[str, ...],
     task_name: str | None,
     state_file: str | None,
     transport: str,
@@ -562,7 +601,7 @@ def serve(
         extra = "openenv" if transport == "openenv" else "mcp"
         _fail_usage(f"envdsl serve --transport {transport} needs the [{extra}] extra ({error}): "
                     f"pip install 'envdsl[{extra}]'")  # fmt: skip
-    env_class = _load_class(_one_spec(file))
+    env_class = _load_class(_one_spec(files))
     episodes = Episodes(
         env_class, task=task_name, state=_start_state(env_class, task_name, state_file)
     )
@@ -578,7 +617,7 @@ def serve(
 
 
 @main.command()
-@click.argument("file")
+@click.argument("files", nargs=-1, required=True, metavar="SPEC [TASK_FILE]...")
 @click.option(
     "--format",
     "output_format",
@@ -586,18 +625,19 @@ def serve(
     default="text",
     show_default=True,
 )
-def verify(file: str, output_format: str) -> None:
+def verify(files: tuple[str, ...], output_format: str) -> None:
     """Run every task of a spec and print a per-task report (init, solution, checks).
 
     FILE may be a directory or a quoted pattern that finds one spec."""
     from envdsl.diagnostics.render_text import render_text
     from envdsl.pipeline import check_file
 
-    file = _one_spec(file)
+    bundle = _one_spec(files)
+    file = bundle.path
     try:
-        result = check_file(file)
+        result = check_file(file, task_files=bundle.task_files)
     except (OSError, UnicodeDecodeError) as error:
-        _fail_usage(f"cannot read '{file}': {_describe_read_error(error)}")
+        _fail_usage(f"cannot read '{_failed_file(error, bundle)}': {_describe_read_error(error)}")
     reports = [report.as_json() for report in result.task_reports]
     if output_format == "json":
         from envdsl.diagnostics.render_json import render_json
@@ -640,7 +680,7 @@ def verify(file: str, output_format: str) -> None:
 
 
 @main.command()
-@click.argument("file")
+@click.argument("files", nargs=-1, required=True, metavar="SPEC [TASK_FILE]...")
 @click.option(
     "--task", "task_name", help="Explore from this task (its init and its solution's states)."
 )
@@ -660,7 +700,7 @@ def verify(file: str, output_format: str) -> None:
 )
 @_text_or_json
 def explore(
-    file: str,
+    files: tuple[str, ...],
     task_name: str | None,
     state_file: str | None,
     max_calls: int,
@@ -685,7 +725,9 @@ def explore(
 
     if task_name and state_file:
         _fail_usage("give --task or --state, not both")
-    env_class = _load_class(_one_spec(file))
+    bundle = _one_spec(files)
+    file = bundle.path
+    env_class = _load_class(bundle)
     if task_name is not None and task_name not in env_class.TASKS:
         _fail_usage(f"unknown task '{task_name}'; tasks: {', '.join(env_class.TASKS) or 'none'}")
     state: dict[str, object] | None = None

@@ -48,7 +48,9 @@ def read_confined(base_file: str, relative: str, what: str, limit: int) -> Confi
         return ConfinedRead(problem=f"{what} '{shown}' is an absolute path", kind="outside")
     target = Path(os.path.realpath(base_dir / relative))
     if target != base_dir and base_dir not in target.parents:
-        problem = f"{what} '{shown}' is outside the directory of {Path(base_file).name} ({base_dir}/)"
+        problem = (
+            f"{what} '{shown}' is outside the directory of {Path(base_file).name} ({base_dir}/)"
+        )
         return ConfinedRead(problem=problem, kind="outside")
     try:
         # O_NONBLOCK: opening a FIFO must not wait for a writer; the type is checked on the
@@ -62,7 +64,9 @@ def read_confined(base_file: str, relative: str, what: str, limit: int) -> Confi
         return ConfinedRead(problem=problem, kind="unreadable")
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return ConfinedRead(problem=f"{what} '{shown}' is not a regular file", kind="unsuitable")
+            return ConfinedRead(
+                problem=f"{what} '{shown}' is not a regular file", kind="unsuitable"
+            )
         with os.fdopen(fd, "rb", closefd=False) as handle:
             raw = handle.read(limit + 1)
     except OSError as error:

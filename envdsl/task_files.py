@@ -113,9 +113,11 @@ def load_env(
             codes.TASK_ENV_OUTSIDE if outside else codes.TASK_ENV_MISSING,
             read.problem,
             target.span,
-            help="name the env relative to the task file, in its directory or below it"
-            if outside
-            else "the path is relative to the task file",
+            help=(
+                "name the env relative to the task file, in its directory or below it"
+                if outside
+                else "the path is relative to the task file"
+            ),
         )
         return None
     try:

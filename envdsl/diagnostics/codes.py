@@ -158,7 +158,10 @@ TASK_ENV_NOT_ENV = _register(
     "E1022", "task-env-not-env", _N, "the file a task file names holds no env"
 )
 TASK_NAME_CLASH = _register(
-    "E1023", "task-name-clash", _N, "a task file's task named like a task of the spec or another task file"
+    "E1023",
+    "task-name-clash",
+    _N,
+    "a task file's task named like a task of the spec or another task file",
 )
 TASK_FILE_OTHER_ENV = _register(
     "E1024", "task-file-other-env", _N, "a task file given with a spec is for another env"

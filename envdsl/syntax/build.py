@@ -161,7 +161,7 @@ class AstBuilder:
                 codes.ONE_TASKS_BLOCK,
                 f"{what} in a task file",
                 span,
-                help="a task file holds only `tasks for \"env.env\" { task ... }`; "
+                help='a task file holds only `tasks for "env.env" { task ... }`; '
                 "declarations belong in the env's own file",
             )
         return blocks[0]

@@ -762,9 +762,30 @@ def explore(
 
 
 @main.command()
-@click.argument("topic", required=False)
+@click.argument("words", nargs=-1, metavar="[TOPIC | tasks SPEC]")
 @click.option(
     "-o", "--output", type=click.Path(dir_okay=False), help="Where the accepted spec goes."
+)
+@click.option(
+    "-n",
+    "count",
+    default=40,
+    show_default=True,
+    type=click.IntRange(1, 10_000),
+    help="synth tasks: how many tasks the task file should hold.",
+)
+@click.option(
+    "--per-round",
+    default=5,
+    show_default=True,
+    type=click.IntRange(1, 50),
+    help="synth tasks: tasks asked for per round.",
+)
+@click.option(
+    "--rounds",
+    "max_rounds",
+    type=click.IntRange(1),
+    help="synth tasks: stop after this many " "rounds (default: twice what -n needs, plus one).",
 )
 @click.option(
     "--from-envscaler",
@@ -818,8 +839,11 @@ def explore(
 )
 @click.option("--no-tasks", is_flag=True, help="Do not ask for tasks when the spec has none.")
 def synth(
-    topic: str | None,
+    words: tuple[str, ...],
     output: str | None,
+    count: int,
+    per_round: int,
+    max_rounds: int | None,
     envscaler_file: str | None,
     index: int,
     batch_file: str | None,
@@ -844,18 +868,28 @@ def synth(
       envdsl synth "a hotel booking desk" -o hotel.env --model M
       envdsl synth --from-envscaler envs.json --index 3 -o docs.env --model M
       envdsl synth --batch topics.jsonl --out-dir specs --log log.jsonl --model M
+      envdsl synth tasks shop.env -n 40 -o shop.tasks.env --model M
 
     A spec is accepted when it has no errors; without a task, tasks are asked for and
     repaired the same way. Only accepted specs are written; a failed synth leaves its last
     attempt in <out>.failed.env. Exits 0 when the spec was accepted (a batch: when every
     request reached the server), 1 when it could not be made clean or the server failed,
     2 on usage errors. See docs/synth.md.
+
+    `synth tasks` writes a task file of -n new verified tasks for a spec, in rounds steered by
+    the coverage report (envdsl tasks --report); it resumes from the file it writes.
     """
     from pathlib import Path
 
+    tasks_mode = len(words) >= 1 and words[0] == "tasks" and len(words) == 2
+    if len(words) > 1 and not tasks_mode:
+        _fail_usage("give one TOPIC (quoted), or `synth tasks SPEC`")
+    topic = None if tasks_mode or not words else words[0]
     sources = [s for s in (topic, envscaler_file, batch_file) if s is not None]
+    if tasks_mode:
+        sources.append(words[1])
     if len(sources) != 1:
-        _fail_usage("give exactly one of TOPIC, --from-envscaler FILE or --batch FILE")
+        _fail_usage("give exactly one of TOPIC, tasks SPEC, --from-envscaler FILE or --batch FILE")
     if not model:
         _fail_usage("give --model (or set ENVDSL_MODEL): the name the server serves")
     if batch_file is not None:
@@ -886,6 +920,13 @@ def synth(
     if batch_file is not None:
         assert out_dir is not None and log_file is not None
         _synth_batch(batch_file, out_dir, log_file, config, concurrency, max_repairs, no_tasks)
+        return
+    if tasks_mode:
+        assert output is not None
+        from envdsl.llm.tasks import SynthTasksOptions
+
+        options = SynthTasksOptions(count, per_round, max_repairs, max_rounds)
+        _synth_tasks(words[1], output, log_file, config, options)
         return
 
     from envdsl.llm import batch, loop, prompts
@@ -950,6 +991,40 @@ def synth(
     click.echo(f"wrote {target} ({result.message})")
     if result.status == loop.ACCEPTED_WITHOUT_TASKS and written:
         click.echo(f"envdsl: warning: the last tasks attempt is in {written}", err=True)
+
+
+def _synth_tasks(
+    spec: str, output: str, log_file: str | None, config: object, options: object
+) -> None:
+    from pathlib import Path
+
+    from envdsl.llm.client import ChatClient, ClientConfig, LLMError
+    from envdsl.llm.tasks import SynthTasksOptions, TaskSynthError, run_synth_tasks
+
+    assert isinstance(config, ClientConfig) and isinstance(options, SynthTasksOptions)
+    if not Path(spec).is_file():
+        _fail_usage(f"cannot read '{spec}': no such file")
+    if not Path(output).parent.is_dir():
+        _fail_usage(f"cannot write '{output}': no such directory '{Path(output).parent}'")
+    try:
+        result = run_synth_tasks(
+            ChatClient(config), Path(spec), Path(output), options, log_file, sys.stderr
+        )
+    except TaskSynthError as error:
+        _fail_usage(str(error))
+    except (OSError, UnicodeDecodeError) as error:
+        _fail_usage(f"cannot synthesize tasks: {_describe_read_error(error)}")
+    except LLMError as error:
+        click.echo(f"envdsl: error: {error}", err=True)
+        sys.exit(EXIT_ERRORS)
+    click.echo(f"wrote {output} ({result.message})")
+    if len(result.accepted) < options.count:
+        click.echo(
+            f"envdsl: error: {len(result.accepted)} of {options.count} tasks accepted; run "
+            "again to resume",
+            err=True,
+        )
+        sys.exit(EXIT_ERRORS)
 
 
 def _envscaler_record(path: str, index: int) -> dict[str, object]:

@@ -41,13 +41,18 @@ class CompileResult:
 
 
 def check_source(
-    source: SourceFile, *, verify: bool = True, task_files: Sequence[SourceFile] = ()
+    source: SourceFile,
+    *,
+    verify: bool = True,
+    task_files: Sequence[SourceFile] = (),
+    verify_spec_tasks: bool = True,
 ) -> CompileResult:
     """Parse, build, resolve, type-check and analyse one spec held in memory; with verify,
     also run its tasks (init, solution, checks) on the generated environment.
 
     `task_files` add their tasks to the spec's (envdsl.task_files). `source` may itself be
-    a task file: then its env is read from the file it names."""
+    a task file: then its env is read from the file it names. `verify_spec_tasks=False` runs
+    only the task files' tasks (a generator checking candidates against a verified spec)."""
     sources = SourceMap()
     sources.add(source)
     for task_file in task_files:
@@ -55,7 +60,7 @@ def check_source(
     result = CompileResult(source.path, sources, DiagnosticSink())
     construct.clear()
     try:
-        _run_front_end(result, [source, *task_files], verify)
+        _run_front_end(result, [source, *task_files], verify, verify_spec_tasks)
     except Exception as error:  # a bug in envdsl must still come out as a diagnostic
         _report_internal_error(result, error)
     return result
@@ -143,7 +148,9 @@ def _build(source: SourceFile, result: CompileResult) -> ast.SpecFile | None:
     return None if tree is None else build_ast(tree, source, result.sink)
 
 
-def _run_front_end(result: CompileResult, files: list[SourceFile], verify: bool) -> None:
+def _run_front_end(
+    result: CompileResult, files: list[SourceFile], verify: bool, spec_tasks: bool = True
+) -> None:
     from envdsl import task_files
 
     result.stage_reached = "parse"
@@ -175,11 +182,11 @@ def _run_front_end(result: CompileResult, files: list[SourceFile], verify: bool)
 
         check_default_values(result.checked, result.sink)
     if result.checked is not None and not result.sink.has_errors and verify:
-        _verify(result, result.checked)
+        _verify(result, result.checked, spec_tasks)
     result.stage_reached = "done"
 
 
-def _verify(result: CompileResult, checked: CheckedSpec) -> None:
+def _verify(result: CompileResult, checked: CheckedSpec, spec_tasks: bool) -> None:
     """Generate the environment (unformatted: it is only run) and verify the tasks on it."""
     if not checked.env.of_type(ast.TaskDecl):
         return
@@ -191,4 +198,4 @@ def _verify(result: CompileResult, checked: CheckedSpec) -> None:
     source = generate(checked, formatted=False)
     module = load_module(source, f"{output_name(checked)}_verify", register=False)
     result.stage_reached = "tasks"
-    result.task_reports = verify_tasks(checked, module, result.sink)
+    result.task_reports = verify_tasks(checked, module, result.sink, spec_tasks=spec_tasks)

@@ -17,12 +17,13 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Sequence
 
 from envdsl.pipeline import CompileResult
 from envdsl.runtime import Environment
 from envdsl.semantics import types as t
 from envdsl.semantics.model import CheckedSpec, Effects
+from envdsl.source import SourceFile
 from envdsl.syntax import ast
 from envdsl.verify_coverage import changed_fields
 
@@ -90,6 +91,25 @@ def coverage_report(result: CompileResult) -> CoverageReport:
     module = load_module(result.artifacts["module"], result.artifacts["name"])
     spec = result.checked.spec
     return measure(result.checked, environment_class(module), [spec.path, *spec.task_texts])
+
+
+def coverage_of_sources(spec: SourceFile, task_files: Sequence[SourceFile]) -> CoverageReport:
+    """The report of a spec and task files taken as verified (their tasks are not run again:
+    the generator measures after each round). Raises ValueError if they have errors."""
+    from envdsl.codegen.emit import generate, output_name
+    from envdsl.generated import environment_class, load_module
+    from envdsl.pipeline import check_source
+
+    result = check_source(spec, verify=False, task_files=task_files)
+    if not result.ok or not isinstance(result.checked, CheckedSpec):
+        raise ValueError("the spec or its task files have errors")
+    module = load_module(
+        generate(result.checked, formatted=False),
+        f"{output_name(result.checked)}_coverage",
+        register=False,
+    )
+    files = [spec.path, *(source.path for source in task_files)]
+    return measure(result.checked, environment_class(module), files)
 
 
 def measure(checked: CheckedSpec, env_class: type[Environment], files: list[str]) -> CoverageReport:
@@ -211,7 +231,7 @@ def gaps(report: CoverageReport, limit: int = 12) -> list[str]:
             "rules no task's solution needs to get past yet (a failure-and-recovery task "
             f"would): {_few(unprovoked, limit)}"
         )
-    unwritten = [name for name, use in report.tables.items() if not use["written"]]
+    unwritten = [name for name, counts in report.tables.items() if not counts["written"]]
     if unwritten:
         found.append(f"tables no solution writes yet: {_few(unwritten, limit)}")
     return found
@@ -244,8 +264,8 @@ def render_text(report: CoverageReport) -> str:
         f"{report.questions} question task{'s' if report.questions != 1 else ''} (only queries)"
     )
     lines.append("tables (tasks whose tools read / write them):")
-    for name, use in report.tables.items():
-        lines.append(f"  {name}: read {use['read']}, written {use['written']}")
+    for name, counts in report.tables.items():
+        lines.append(f"  {name}: read {counts['read']}, written {counts['written']}")
     changed = sorted(report.fields_changed)
     lines.append(f"fields some solution changes: {', '.join(changed) or 'none'}")
     held = sum(1 for use in report.rules.values() if use.held)
@@ -254,9 +274,9 @@ def render_text(report: CoverageReport) -> str:
         f"rules: {len(report.rules)}; passed by some solution {held}; failure provoked by "
         f"some solution less a step {failed}"
     )
-    for name, use in report.rules.items():
-        held_by = str(len(use.held)) if use.counted else "-"
-        marks = f"held {held_by}, failed {len(use.failed)}"
+    for name, rule in report.rules.items():
+        held_by = str(len(rule.held)) if rule.counted else "-"
+        marks = f"held {held_by}, failed {len(rule.failed)}"
         lines.append(f"  {printable(name, keep_tabs=False)}: {marks}")
     for gap in gaps(report):
         lines.append(f"gap: {printable(gap, keep_tabs=False)}")

@@ -285,8 +285,10 @@ class _Session:
             self.spec.text, self.writer.target, self.summaries, self.gaps(), wanted
         )
         messages = [*self.base, {"role": "user", "content": prompt}]
-        candidates = self._ask(messages, number, 0)
-        for candidate in candidates[:wanted]:
+        goal = len(self.names) + wanted
+        for candidate in self._ask(messages, number, 0):
+            if len(self.names) >= goal:
+                break  # more than was asked for: the next round's prompt asks again
             self._settle(candidate, number)
 
     def _ask(self, messages: list[Message], number: int, repair: int) -> list[str]:

@@ -88,9 +88,16 @@ class AstBuilder:
             elif _is(item, "tasks_decl"):
                 task_blocks.append(self.tasks_for(item))
         whole = self.source.whole()
-        if task_blocks and not expect_module:
-            tasks_for = self.task_file(task_blocks, imports, envs)
+        if task_blocks and not envs and not expect_module:
+            tasks_for = self.task_file(task_blocks, imports)
             return ast.SpecFile(self.source.path, (), None, whole, self.source.text, tasks_for)
+        for block in task_blocks:  # in a spec (or a module): not a task file
+            self.sink.report(
+                codes.ONE_TASKS_BLOCK,
+                "a `tasks for` block in a file that declares an env",
+                block.target.span,
+                help="write the tasks inside the env, or move the block to a task file",
+            )
         env = envs[0] if envs else None
         wanted = "module" if expect_module else "env"
         if env is None:
@@ -140,12 +147,7 @@ class AstBuilder:
         tasks = tuple(self.decl_task_decl(m) for m in members if _is(m, "task_decl"))
         return ast.TasksFor(self.text(target), tasks, self.span(tree))
 
-    def task_file(
-        self,
-        blocks: list[ast.TasksFor],
-        imports: list[ast.Import],
-        envs: list[ast.EnvDecl],
-    ) -> ast.TasksFor:
+    def task_file(self, blocks: list[ast.TasksFor], imports: list[ast.Import]) -> ast.TasksFor:
         """A task file holds one `tasks for` block and nothing else (its env has the rest)."""
         for extra in blocks[1:]:
             self.sink.report(
@@ -154,15 +156,12 @@ class AstBuilder:
                 extra.target.span,
                 help="put the tasks of each env in a task file of its own",
             )
-        strays: list[tuple[str, Span]] = [("an import", i.span) for i in imports]
-        strays += [("an env", e.name.span) for e in envs]
-        for what, span in strays:
+        for stray in imports:
             self.sink.report(
                 codes.ONE_TASKS_BLOCK,
-                f"{what} in a task file",
-                span,
-                help='a task file holds only `tasks for "env.env" { task ... }`; '
-                "declarations belong in the env's own file",
+                "an import in a task file",
+                stray.span,
+                help="a task file uses what its env imports; put the import in the env's file",
             )
         return blocks[0]
 

@@ -174,7 +174,9 @@ def explain(code: str | None, list_codes: bool) -> None:
         return
     click.echo("")
     click.echo(textwrap.fill(explanation.text, width=88))
-    for title, spec in (("Wrong", explanation.wrong), ("Right", explanation.right)):
+    shown = [(f"With {name} next to it", text) for name, text in explanation.files.items()]
+    shown += [("Wrong", explanation.wrong), ("Right", explanation.right)]
+    for title, spec in shown:
         if spec:
             click.echo(f"\n{title}:\n")
             click.echo(textwrap.indent(spec.rstrip("\n"), "    "))

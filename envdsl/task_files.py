@@ -146,7 +146,7 @@ def load_env(
 
 def _not_an_env(target: ast.Text, why: str, sink: DiagnosticSink) -> None:
     sink.report(
-        codes.TASK_ENV_NOT_ENV,
+        codes.TASK_ENV_MISMATCH,
         f"'{target.value[:200]}' {why}",
         target.span,
         help='a task file names the spec of its env: `tasks for "shop.env" { ... }`',
@@ -169,7 +169,7 @@ def merge_tasks(
         assert block is not None
         if not same_file(env_path(task_file.path, block.target.value), spec.path):
             sink.report(
-                codes.TASK_FILE_OTHER_ENV,
+                codes.TASK_ENV_MISMATCH,
                 f"this task file is for '{block.target.value[:200]}', not for {spec.path}",
                 block.target.span,
                 help="give each task file with the env it names, or on its own",

@@ -141,7 +141,7 @@ def test_task_names_are_unique_across_files(demo: Path) -> None:
 def test_a_task_file_given_with_another_spec(demo: Path) -> None:
     shutil.copy(demo / "demo.env", demo / "copy.env")
     found = codes(demo / "copy.env", demo / "demo.tasks.env")
-    assert found == [("E1024", "demo.tasks.env", 2)]
+    assert found == [("E1022", "demo.tasks.env", 2)]
 
 
 def test_task_file_structure(demo: Path) -> None:

@@ -154,17 +154,14 @@ TASK_ENV_MISSING = _register(
 TASK_ENV_OUTSIDE = _register(
     "E1021", "task-env-outside", _N, "a task file names an env outside its directory tree"
 )
-TASK_ENV_NOT_ENV = _register(
-    "E1022", "task-env-not-env", _N, "the file a task file names holds no env"
+TASK_ENV_MISMATCH = _register(
+    "E1022",
+    "task-env-mismatch",
+    _N,
+    "a task file names a file that is not its env: no env there, or not the spec given",
 )
 TASK_NAME_CLASH = _register(
-    "E1023",
-    "task-name-clash",
-    _N,
-    "a task file's task named like a task of the spec or another task file",
-)
-TASK_FILE_OTHER_ENV = _register(
-    "E1024", "task-file-other-env", _N, "a task file given with a spec is for another env"
+    "E1023", "task-name-clash", _N, "a task named like one of the spec's or another task file's"
 )
 
 # ---- E2xx: types -----------------------------------------------------------------------------

@@ -35,6 +35,11 @@ def named_env(text: str) -> str | None:
     return match.group(1) if match else None
 
 
+def is_task_file(path: str | os.PathLike[str]) -> bool:
+    """Whether the file starts like a task file (False for one that cannot be read)."""
+    return _task_file_target(os.fspath(path)) is not None
+
+
 def env_path(task_path: str, relative: str) -> str:
     """The path of the env a task file names, as a path to open from here."""
     return os.path.normpath(os.path.join(os.path.dirname(task_path), relative))

@@ -11,19 +11,20 @@ import random
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 import jsonschema
 import pytest
 from click.testing import CliRunner
 
+import example_specs
 from envdsl import batch
 from envdsl.batch import FileRecord, Progress, Summary, check_one, run_check, run_checks
 from envdsl.cli import main
 from envdsl.pipeline import CompileResult
 
 REPO = Path(__file__).resolve().parent.parent
-EXAMPLES = sorted((REPO / "examples").glob("*.env"))
+EXAMPLES = example_specs.EXAMPLES  # the specs, without task files
 SCHEMA = json.loads((Path(__file__).parent / "diagnostics.schema.json").read_text("utf-8"))
 DIAGNOSTIC_SCHEMA = {"$defs": SCHEMA["$defs"], **SCHEMA["$defs"]["diagnostic"]}
 
@@ -361,10 +362,10 @@ def test_a_spec_that_breaks_the_checker_still_yields_a_record(
 
     real_check_file = envdsl.pipeline.check_file
 
-    def fragile(path: str, verify: bool = True) -> CompileResult:
+    def fragile(path: str, verify: bool = True, task_files: Sequence[str] = ()) -> CompileResult:
         if path.endswith("boom.env"):
             raise RecursionError("maximum recursion depth exceeded")
-        return real_check_file(path, verify=verify)
+        return real_check_file(path, verify=verify, task_files=task_files)
 
     monkeypatch.setattr("envdsl.pipeline.check_file", fragile)
     write(tmp_path / "a.env", CLEAN)

@@ -248,7 +248,8 @@ def _one_spec(arguments: Sequence[str]) -> "Bundle":
         paths = [bundle.path for bundle in bundles]
         shown = ", ".join(paths[:3]) + (", ..." if len(paths) > 3 else "")
         named = " ".join(f"'{argument}'" for argument in arguments)
-        _fail_usage(f"{named} name {len(paths)} envs ({shown}); give one")
+        verb = "names" if len(arguments) == 1 else "name"
+        _fail_usage(f"{named} {verb} {len(paths)} specs ({shown}); give one")
     return bundles[0]
 
 

@@ -156,7 +156,7 @@ TASK_ENV_OUTSIDE = _register(
 )
 TASK_ENV_MISMATCH = _register(
     "E1022",
-    "task-env-mismatch",
+    "wrong-task-env",
     _N,
     "a task file names a file that is not its env: no env there, or not the spec given",
 )

@@ -49,8 +49,10 @@ class CoverageReport:
     action_calls: int = 0
     questions: int = 0  # tasks whose solution only reads (and answers)
     tables: dict[str, dict[str, int]] = field(default_factory=dict)  # table -> read/written
-    fields_read: dict[str, int] = field(default_factory=dict)  # table.field -> tasks
-    fields_changed: dict[str, int] = field(default_factory=dict)  # table.field -> tasks
+    # table.field (or a scalar state field) -> tasks whose tools read it / whose solution
+    # changes it
+    fields_read: dict[str, int] = field(default_factory=dict)
+    fields_changed: dict[str, int] = field(default_factory=dict)
     rules: dict[str, RuleUse] = field(default_factory=dict)
 
     @property
@@ -72,8 +74,11 @@ class CoverageReport:
             "question_tasks": self.questions,
             "tables": self.tables,
             "fields": {
-                name: {"read": self.fields_read.get(name, 0), "changed": changed}
-                for name, changed in self.fields_changed.items()
+                name: {
+                    "read": self.fields_read.get(name, 0),
+                    "changed": self.fields_changed.get(name, 0),
+                }
+                for name in sorted({*self.fields_read, *self.fields_changed})
             },
             "rules": {
                 name: {"held": use.held if use.counted else None, "failure_provoked": use.failed}
@@ -173,7 +178,10 @@ def _static_effects(
     for kind, places in (("read", reads), ("written", writes)):
         for table in sorted({p.split(".", 1)[0] for p in places} & tables):
             report.tables[table][kind] += 1
-    for place in sorted(p for p in reads if "." in p and p.split(".", 1)[0] in tables):
+    scalars = {n for n in checked.state if n not in tables}
+    for place in sorted(
+        p for p in reads if p.split(".", 1)[0] in tables and "." in p or p in scalars
+    ):
         report.fields_read[place] = report.fields_read.get(place, 0) + 1
 
 
@@ -191,8 +199,10 @@ def _replay(
     for index, passes in enumerate(coverage):
         if passes and task not in report.rules[sites[index]].held:
             report.rules[sites[index]].held.append(task)
-    for table, name, _ in changed_fields(initial, env):
-        place = f"{table}.{name}"
+    before, after = initial.state_json(), env.state_json()
+    changed = [f"{table}.{name}" for table, name, _ in changed_fields(initial, env)]
+    changed += [name for name in env_class.SCALARS if before.get(name) != after.get(name)]
+    for place in changed:
         report.fields_changed[place] = report.fields_changed.get(place, 0) + 1
     calls = [(entry.name, entry.arguments) for entry in env.trace]
     for left_out, (name, _) in enumerate(calls):

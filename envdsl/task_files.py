@@ -60,10 +60,6 @@ class Bundle:
     path: str
     task_files: tuple[str, ...] = ()
 
-    @property
-    def files(self) -> tuple[str, ...]:
-        return (self.path, *self.task_files)
-
 
 def bundle_paths(paths: Sequence[str]) -> list[Bundle]:
     """Each env once, in the order of first mention, with the task files given for it.

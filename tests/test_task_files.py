@@ -238,7 +238,11 @@ def test_coverage_report(demo: Path) -> None:
     assert report["unused_tools"] == [] and report["tasks"] == 3
     assert report["solution_lengths"] == {"1": 2, "2": 1}
     assert report["calls"] == {"query": 1, "action": 3} and report["question_tasks"] == 1
-    assert report["tables"] == {}
+    assert report["tables"] == {}  # two scalars, no table
+    assert report["fields"] == {
+        "count": {"read": 3, "changed": 2},
+        "limit": {"read": 1, "changed": 1},
+    }
     rules = report["rules"]
     # raise_limit's add(n=50) fails without its set_limit step: the invariant refuses it
     assert rules["invariant: the counter stays within the limit"]["failure_provoked"] == [

@@ -111,6 +111,8 @@ def check(
     be valid, its solution must succeed and every check must pass after it.
     A directory means every *.env file below it; a quoted pattern ('gen/*.env', 'specs/**/*.env')
     is expanded by envdsl. With more than one file, text output ends with a summary.
+    A task file (`tasks for "shop.env" { ... }`) is checked with the env it names: together
+    with it when both are given (one record), else on its own with its env read from disk.
     Exits with 0 when no file has errors (warnings are fine), 1 when any file has errors and
     2 on usage errors: a named file that cannot be read, a directory or pattern that finds no
     file. Files found through a directory or pattern (or with --format jsonl) that cannot be

@@ -30,8 +30,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+from envdsl.task_files import is_task_file
+
 REPO = Path(__file__).resolve().parent.parent
-EXAMPLES = sorted((REPO / "examples").glob("*.env"))
+EXAMPLES = sorted(p for p in (REPO / "examples").glob("*.env") if not is_task_file(p))
 
 
 def make_corpus(directory: Path, count: int, seed: int) -> None:

@@ -28,6 +28,7 @@ sys.path.insert(0, str(REPO))
 
 from envdsl.pipeline import CompileResult, check_source  # noqa: E402
 from envdsl.source import SourceFile  # noqa: E402
+from envdsl.task_files import is_task_file  # noqa: E402
 
 IN_PROCESS_TARGET_MS = 20.0
 COLD_TARGET_MS = 300.0
@@ -276,7 +277,7 @@ def main() -> int:
         f" {'+tasks ms':>9}"
     )
     print("-" * 85)
-    examples = sorted((REPO / "examples").glob("*.env"))
+    examples = sorted(p for p in (REPO / "examples").glob("*.env") if not is_task_file(p))
     for path in examples:
         text = path.read_text(encoding="utf-8")
         ms, result = time_in_process(str(path), text, args.runs)

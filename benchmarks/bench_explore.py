@@ -46,6 +46,7 @@ sys.path.insert(0, str(REPO))
 import envdsl  # noqa: E402
 from envdsl.explore.explorer import Call, ExploreOptions, Explorer, Start  # noqa: E402
 from envdsl.runtime import Environment  # noqa: E402
+from envdsl.task_files import is_task_file  # noqa: E402
 
 TARGET = 5_000.0  # explore calls/s for a 15-tool environment, one core
 
@@ -128,7 +129,7 @@ def main() -> None:
     args = parser.parse_args()
     if args.cpu is not None and hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {args.cpu})
-    paths = sorted((REPO / "examples").glob("*.env"))
+    paths = sorted(p for p in (REPO / "examples").glob("*.env") if not is_task_file(p))
     if args.examples:
         paths = [p for p in paths if p.stem in args.examples]
     print(

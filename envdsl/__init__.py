@@ -5,14 +5,18 @@ from typing import TYPE_CHECKING
 __version__ = "0.1.0"
 
 
-def load(path: "str | os.PathLike[str]") -> "type[Environment]":
-    """Compile a spec in memory and return its environment class (see envdsl.loader)."""
+def load(
+    path: "str | os.PathLike[str]", task_files: "Sequence[str | os.PathLike[str]]" = ()
+) -> "type[Environment]":
+    """Compile a spec (or a task file: its env and its tasks) in memory, with the tasks of
+    `task_files` too, and return its environment class (see envdsl.loader)."""
     from envdsl.loader import load as _load
 
-    return _load(path)
+    return _load(path, task_files)
 
 
 if TYPE_CHECKING:
     import os
+    from typing import Sequence
 
     from envdsl.runtime import Environment

@@ -22,6 +22,7 @@ printed in input order, each as soon as every file before it is done.
 
 from __future__ import annotations
 
+import dataclasses
 import glob
 import json
 import os
@@ -33,6 +34,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence, TextIO
 
 import click
+
+from envdsl.task_files import Bundle, bundle_paths
 
 if TYPE_CHECKING:
     from multiprocessing.context import BaseContext
@@ -148,6 +151,7 @@ class FileRecord:
     diagnostics: tuple[JsonObject, ...] = ()  # for json and jsonl
     text: str = ""  # for text
     unreadable: str | None = None  # why the file could not be read
+    task_files: tuple[str, ...] = ()  # checked with the spec (envdsl.task_files)
 
 
 def describe_read_error(error: OSError | UnicodeDecodeError) -> str:
@@ -162,16 +166,20 @@ def describe_read_error(error: OSError | UnicodeDecodeError) -> str:
     return (error.strerror or str(error)).lower()
 
 
-def check_one(path: str, verify: bool, output_format: str, color: bool) -> FileRecord:
-    """Check one spec and render its diagnostics; never raises."""
+def check_one(
+    path: str, verify: bool, output_format: str, color: bool, task_files: tuple[str, ...] = ()
+) -> FileRecord:
+    """Check one spec (with its task files) and render its diagnostics; never raises."""
     try:
         from envdsl import pipeline  # looked up at call time: tests replace check_file
 
         try:
-            result = pipeline.check_file(path, verify=verify)
+            result = pipeline.check_file(path, verify=verify, task_files=task_files)
         except (OSError, UnicodeDecodeError) as error:
-            return FileRecord(path, ok=False, unreadable=describe_read_error(error))
-        return _record(path, result, output_format, color)
+            unreadable = describe_read_error(error)
+            return FileRecord(path, ok=False, unreadable=unreadable, task_files=task_files)
+        record = _record(path, result, output_format, color)
+        return dataclasses.replace(record, task_files=task_files)
     except (Exception, SystemExit) as error:  # a bug must come out as a record
         details = "".join(traceback.format_exception(error)).rstrip()
         return crash_record(
@@ -222,11 +230,11 @@ def crash_record(
 
 # ---- running many ----------------------------------------------------------------------------
 
-Worker = Callable[[str, bool, str, bool], FileRecord]
+Worker = Callable[[str, bool, str, bool, tuple[str, ...]], FileRecord]
 
 
 def run_checks(
-    paths: Sequence[str],
+    paths: Sequence[str | Bundle],
     *,
     verify: bool,
     output_format: str,
@@ -235,15 +243,17 @@ def run_checks(
     worker: Worker = check_one,
     mp_context: BaseContext | None = None,
 ) -> Iterator[FileRecord]:
-    """Check every path; yield the records in input order, each as soon as it can be."""
+    """Check every spec (a path, or a bundle of a spec and its task files); yield the records
+    in input order, each as soon as it can be."""
     arguments = (verify, output_format, color)
-    if jobs <= 1 or len(paths) <= 1:
-        for path in paths:
-            yield worker(path, *arguments)
+    bundles = [Bundle(path) if isinstance(path, str) else path for path in paths]
+    if jobs <= 1 or len(bundles) <= 1:
+        for bundle in bundles:
+            yield worker(bundle.path, *arguments, bundle.task_files)
         return
     waiting: dict[int, FileRecord] = {}
     following = 0
-    for index, record in _run_parallel(paths, arguments, jobs, worker, mp_context):
+    for index, record in _run_parallel(bundles, arguments, jobs, worker, mp_context):
         waiting[index] = record
         while following in waiting:
             yield waiting.pop(following)
@@ -251,7 +261,7 @@ def run_checks(
 
 
 def _run_parallel(
-    paths: Sequence[str],
+    paths: Sequence[Bundle],
     arguments: tuple[bool, str, bool],
     jobs: int,
     worker: Worker,
@@ -273,7 +283,9 @@ def _run_parallel(
             while (to_do or running) and not suspects:
                 while to_do and len(running) < 2 * jobs:
                     index = to_do.popleft()
-                    running[pool.submit(worker, paths[index], *arguments)] = index
+                    bundle = paths[index]
+                    job = pool.submit(worker, bundle.path, *arguments, bundle.task_files)
+                    running[job] = index
                 done, _ = wait(running, return_when=FIRST_COMPLETED)
                 for future in sorted(done, key=running.__getitem__):
                     index = running.pop(future)
@@ -283,7 +295,7 @@ def _run_parallel(
                         suspects.append(index)
                     except Exception as error:  # e.g. a record that cannot be pickled
                         reason = f"{type(error).__name__}: {error}"
-                        yield index, crash_record(paths[index], reason, *arguments[1:])
+                        yield index, crash_record(paths[index].path, reason, *arguments[1:])
             suspects.extend(running.values())
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
@@ -292,14 +304,15 @@ def _run_parallel(
 
 
 def _run_isolated(
-    path: str, arguments: tuple[bool, str, bool], worker: Worker, context: BaseContext | None
+    bundle: Bundle, arguments: tuple[bool, str, bool], worker: Worker, context: BaseContext | None
 ) -> FileRecord:
     from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
 
+    path = bundle.path
     with ProcessPoolExecutor(1, mp_context=context, initializer=_worker_init) as pool:
         try:
-            return pool.submit(worker, path, *arguments).result()
+            return pool.submit(worker, path, *arguments, bundle.task_files).result()
         except BrokenProcessPool:
             reason = "the worker process checking this file died"
         except Exception as error:
@@ -442,7 +455,7 @@ def run_check(
         for message in error.messages:
             click.echo(f"envdsl: error: {message}", err=True)
         return EXIT_USAGE
-    files = expansion.files
+    files = bundle_paths(expansion.files)
     summary = Summary()
     progress = Progress(len(files), sys.stderr) if Progress.wanted(len(files), sys.stderr) else None
     records: list[FileRecord] = []  # kept only where the output needs all of them at once
@@ -498,6 +511,8 @@ def _emit(record: FileRecord, output_format: str, color: bool) -> None:
             "warnings": record.warnings,
             "diagnostics": list(record.diagnostics),
         }
+        if record.task_files:
+            line["task_files"] = list(record.task_files)
         if record.unreadable is not None:
             line["unreadable"] = record.unreadable
         click.echo(json.dumps(line, ensure_ascii=False))
@@ -506,7 +521,8 @@ def _emit(record: FileRecord, output_format: str, color: bool) -> None:
     elif record.text:
         click.echo(record.text, nl=False, color=color)
     else:
-        click.echo(f"{record.path}: ok", color=color)
+        with_tasks = f" (with {', '.join(record.task_files)})" if record.task_files else ""
+        click.echo(f"{record.path}{with_tasks}: ok", color=color)
 
 
 def _emit_document(records: Sequence[FileRecord]) -> None:

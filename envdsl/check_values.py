@@ -28,7 +28,6 @@ class CheckExplainer:
         self.checked = checked
         self.module = module
         self.translator = BodyTranslator(checked, Names(checked))
-        self.text = checked.spec.text
 
     def explain(self, cond: ast.Expr, env: Environment, answer: str) -> str | None:
         """`<comparison>, where <operand> is <value>, ...` for the part of `cond` that is
@@ -79,7 +78,7 @@ class CheckExplainer:
 
     def _source(self, node: ast.Expr) -> str:
         span = node.span
-        text = self.text[span.start : span.end] if self.text else ""
+        text = self.checked.spec.text_of(span)[span.start : span.end]
         return " ".join(text.split()) or "the check"
 
 

@@ -20,6 +20,7 @@ from envdsl import __version__
 
 if TYPE_CHECKING:
     from envdsl.runtime import Environment
+    from envdsl.task_files import Bundle
 
 EXIT_OK = 0
 EXIT_ERRORS = 1
@@ -110,6 +111,8 @@ def check(
     be valid, its solution must succeed and every check must pass after it.
     A directory means every *.env file below it; a quoted pattern ('gen/*.env', 'specs/**/*.env')
     is expanded by envdsl. With more than one file, text output ends with a summary.
+    A task file (`tasks for "shop.env" { ... }`) is checked with the env it names: together
+    with it when both are given (one record), else on its own with its env read from disk.
     Exits with 0 when no file has errors (warnings are fine), 1 when any file has errors and
     2 on usage errors: a named file that cannot be read, a directory or pattern that finds no
     file. Files found through a directory or pattern (or with --format jsonl) that cannot be
@@ -173,7 +176,9 @@ def explain(code: str | None, list_codes: bool) -> None:
         return
     click.echo("")
     click.echo(textwrap.fill(explanation.text, width=88))
-    for title, spec in (("Wrong", explanation.wrong), ("Right", explanation.right)):
+    shown = [(f"With {name} next to it", text) for name, text in explanation.files.items()]
+    shown += [("Wrong", explanation.wrong), ("Right", explanation.right)]
+    for title, spec in shown:
         if spec:
             click.echo(f"\n{title}:\n")
             click.echo(textwrap.indent(spec.rstrip("\n"), "    "))
@@ -198,15 +203,18 @@ def _close_matches(wanted: str) -> str:
 # ---- compile, schema, run --------------------------------------------------------------------
 
 
-def _compile_or_exit(path: str, color: bool | None = None, *, formatted: bool = True) -> object:
-    """Compile one spec; on errors print them like `check` does and exit 1."""
+def _compile_or_exit(
+    bundle: "Bundle", color: bool | None = None, *, formatted: bool = True
+) -> object:
+    """Compile one spec with its task files; on errors print them like `check` does and
+    exit 1."""
     from envdsl.diagnostics.render_text import render_text
     from envdsl.pipeline import compile_file
 
     try:
-        result = compile_file(path, formatted=formatted)
+        result = compile_file(bundle.path, formatted=formatted, task_files=bundle.task_files)
     except (OSError, UnicodeDecodeError) as error:
-        _fail_usage(f"cannot read '{path}': {_describe_read_error(error)}")
+        _fail_usage(f"cannot read '{_failed_file(error, bundle)}': {_describe_read_error(error)}")
     if not result.ok:
         use_color = _use_color(color)
         click.echo(
@@ -216,31 +224,42 @@ def _compile_or_exit(path: str, color: bool | None = None, *, formatted: bool = 
     return result
 
 
-def _spec_paths(arguments: Sequence[str]) -> list[str]:
-    """Files, directories and patterns, expanded as `check` expands them."""
+def _failed_file(error: OSError | UnicodeDecodeError, bundle: "Bundle") -> str:
+    """The file of a bundle whose reading raised `error` (a decode error names none)."""
+    filename = getattr(error, "filename", None)
+    return str(filename) if filename else bundle.path
+
+
+def _spec_bundles(arguments: Sequence[str]) -> "list[Bundle]":
+    """Files, directories and patterns, expanded as `check` expands them, each env with the
+    task files given for it (envdsl.task_files)."""
     from envdsl.batch import BatchUsageError, expand_arguments
+    from envdsl.task_files import bundle_paths
 
     try:
-        return expand_arguments(arguments).files
+        return bundle_paths(expand_arguments(arguments).files)
     except BatchUsageError as error:
         _fail_usage("; ".join(error.messages))
 
 
-def _one_spec(argument: str) -> str:
-    """The one spec a single-spec command takes: a file, or a directory or pattern that
-    finds exactly one."""
-    paths = _spec_paths([argument])
-    if len(paths) != 1:
+def _one_spec(arguments: Sequence[str]) -> "Bundle":
+    """The one env a single-env command takes: a spec and task files for it, a task file
+    alone, or a directory or pattern that finds exactly one env."""
+    bundles = _spec_bundles(arguments)
+    if len(bundles) != 1:
+        paths = [bundle.path for bundle in bundles]
         shown = ", ".join(paths[:3]) + (", ..." if len(paths) > 3 else "")
-        _fail_usage(f"'{argument}' names {len(paths)} specs ({shown}); give one")
-    return paths[0]
+        named = " ".join(f"'{argument}'" for argument in arguments)
+        verb = "names" if len(arguments) == 1 else "name"
+        _fail_usage(f"{named} {verb} {len(paths)} specs ({shown}); give one")
+    return bundles[0]
 
 
-def _load_class(path: str) -> "type[Environment]":
+def _load_class(bundle: "Bundle") -> "type[Environment]":
     from envdsl.loader import environment_class, load_module
     from envdsl.pipeline import CompileResult
 
-    result = _compile_or_exit(path, formatted=False)  # only executed, never written
+    result = _compile_or_exit(bundle, formatted=False)  # only executed, never written
     assert isinstance(result, CompileResult)
     module = load_module(result.artifacts["module"], result.artifacts["name"])
     return environment_class(module)
@@ -261,6 +280,8 @@ def compile_command(files: Sequence[str], output_dir: str) -> None:
     """Generate the Python environment and its tool schemas from specs.
 
     A directory means every *.env file below it; a quoted pattern is expanded by envdsl.
+    Task files join the module of the env they name (one module per env); a task file
+    whose env is not given compiles that env with its tasks.
     Writes nothing for a spec with errors (they are printed as `check` prints them).
     """
     from pathlib import Path
@@ -269,8 +290,8 @@ def compile_command(files: Sequence[str], output_dir: str) -> None:
     from envdsl.pipeline import CompileResult
 
     outputs: list[tuple[Path, str]] = []
-    for path in _spec_paths(files):
-        result = _compile_or_exit(path)
+    for bundle in _spec_bundles(files):
+        result = _compile_or_exit(bundle)
         assert isinstance(result, CompileResult)
         name = result.artifacts["name"]
         module = load_module(result.artifacts["module"], name)
@@ -292,17 +313,17 @@ def compile_command(files: Sequence[str], output_dir: str) -> None:
 
 
 @main.command()
-@click.argument("file")
-def schema(file: str) -> None:
+@click.argument("files", nargs=-1, required=True, metavar="SPEC [TASK_FILE]...")
+def schema(files: tuple[str, ...]) -> None:
     """Print the OpenAI function-calling schemas of a spec's tools.
 
     FILE may be a directory or a quoted pattern that finds one spec."""
-    env_class = _load_class(_one_spec(file))
+    env_class = _load_class(_one_spec(files))
     click.echo(json.dumps(env_class().tool_schemas(), indent=2, ensure_ascii=False))
 
 
 @main.command()
-@click.argument("file")
+@click.argument("files", nargs=-1, required=True, metavar="SPEC [TASK_FILE]...")
 @click.option(
     "--task", "task_name", help="Start from this task's initial state; print its evaluation."
 )
@@ -338,7 +359,7 @@ def schema(file: str) -> None:
     help="Exit 1 when the task's evaluation does not succeed (with --task) or a call fails.",
 )
 def run(
-    file: str,
+    files: tuple[str, ...],
     task_name: str | None,
     state_file: str | None,
     calls_file: str,
@@ -356,7 +377,7 @@ def run(
         _fail_usage("give --task or --state, not both")
     if answer and not task_name:
         _fail_usage("--answer is graded by a task's checks: give --task too")
-    env_class = _load_class(_one_spec(file))
+    env_class = _load_class(_one_spec(files))
     env = env_class()
     try:
         if state_file:
@@ -434,7 +455,7 @@ def _one_line(error: Exception) -> str:
 
 
 @main.command()
-@click.argument("file")
+@click.argument("files", nargs=-1, required=True, metavar="SPEC [TASK_FILE]...")
 @click.option(
     "--format",
     "output_format",
@@ -443,16 +464,24 @@ def _one_line(error: Exception) -> str:
     show_default=True,
     help="jsonl: one dataset record per task (datasets.load_dataset('json', ...) reads it).",
 )
-def tasks(file: str, output_format: str) -> None:
-    """List a spec's tasks with their instructions (JSON for rollout harnesses)."""
-    file = _one_spec(file)
-    env_class = _load_class(file)
+@click.option("--report", is_flag=True, help="Print the task set's coverage report instead.")
+def tasks(files: tuple[str, ...], output_format: str, report: bool) -> None:
+    """List a spec's tasks with their instructions (JSON for rollout harnesses).
+
+    With task files (or a task file alone), their tasks are listed after the spec's own.
+    --report: the coverage of the task set instead (tools, solution lengths, read/write mix,
+    tables and fields, rules); text or --format json."""
+    bundle = _one_spec(files)
+    if report:
+        _coverage_report(bundle, output_format)
+        return
+    env_class = _load_class(bundle)
     if output_format == "jsonl":
         from envdsl.adapters.records import task_records
+        from envdsl.pipeline import read_sources
 
-        with open(file, encoding="utf-8") as handle:
-            text = handle.read()
-        for record in task_records(env_class, text):
+        texts = [source.text for source in read_sources(bundle.path, bundle.task_files)]
+        for record in task_records(env_class, "\0".join(texts)):
             click.echo(json.dumps(record, ensure_ascii=False))
         return
     listing = [
@@ -468,7 +497,7 @@ def tasks(file: str, output_format: str) -> None:
         click.echo(json.dumps(document, indent=2, ensure_ascii=False))
         return
     if not listing:
-        click.echo(f"{file}: no tasks")
+        click.echo(f"{bundle.path}: no tasks")
     from envdsl.terminal import printable  # spec strings: no escape sequence reaches the tty
 
     for item in listing:
@@ -477,6 +506,21 @@ def tasks(file: str, output_format: str) -> None:
         click.echo(textwrap.indent(instruction, "    "))
         for text in item["checks"]:
             click.echo(f"    - check: {printable(str(text), keep_tabs=False)}")
+
+
+def _coverage_report(bundle: "Bundle", output_format: str) -> None:
+    from envdsl.task_coverage import coverage_report, render_text
+    from envdsl.pipeline import CompileResult
+
+    if output_format == "jsonl":
+        _fail_usage("--report prints text or --format json")
+    result = _compile_or_exit(bundle, formatted=False)
+    assert isinstance(result, CompileResult)
+    report = coverage_report(result)
+    if output_format == "json":
+        click.echo(json.dumps(report.as_json(), indent=2, ensure_ascii=False))
+    else:
+        click.echo(render_text(report))
 
 
 def _read_state_file(state_file: str) -> Any:
@@ -511,11 +555,11 @@ def _start_state(
 
 
 @main.command()
-@click.argument("file")
+@click.argument("files", nargs=-1, required=True, metavar="SPEC [TASK_FILE]...")
 @click.option("--task", "task_name", required=True, help="The task whose initial state to print.")
-def state(file: str, task_name: str) -> None:
+def state(files: tuple[str, ...], task_name: str) -> None:
     """Print a task's initial state as canonical JSON."""
-    env_class = _load_class(_one_spec(file))
+    env_class = _load_class(_one_spec(files))
     _start_state(env_class, task_name, None)
     env = env_class()
     env.reset(task=task_name)
@@ -523,7 +567,7 @@ def state(file: str, task_name: str) -> None:
 
 
 @main.command()
-@click.argument("file")
+@click.argument("files", nargs=-1, required=True, metavar="SPEC [TASK_FILE]...")
 @click.option("--task", "task_name", help="Each session starts from this task's initial state.")
 @click.option(
     "--state",
@@ -544,7 +588,7 @@ def state(file: str, task_name: str) -> None:
     "--port", type=click.IntRange(0, 65535), default=8000, show_default=True, help="HTTP port."
 )
 def serve(
-    file: str,
+    files: tuple[str, ...],
     task_name: str | None,
     state_file: str | None,
     transport: str,
@@ -565,7 +609,7 @@ def serve(
         extra = "openenv" if transport == "openenv" else "mcp"
         _fail_usage(f"envdsl serve --transport {transport} needs the [{extra}] extra ({error}): "
                     f"pip install 'envdsl[{extra}]'")  # fmt: skip
-    env_class = _load_class(_one_spec(file))
+    env_class = _load_class(_one_spec(files))
     episodes = Episodes(
         env_class, task=task_name, state=_start_state(env_class, task_name, state_file)
     )
@@ -581,7 +625,7 @@ def serve(
 
 
 @main.command()
-@click.argument("file")
+@click.argument("files", nargs=-1, required=True, metavar="SPEC [TASK_FILE]...")
 @click.option(
     "--format",
     "output_format",
@@ -589,18 +633,19 @@ def serve(
     default="text",
     show_default=True,
 )
-def verify(file: str, output_format: str) -> None:
+def verify(files: tuple[str, ...], output_format: str) -> None:
     """Run every task of a spec and print a per-task report (init, solution, checks).
 
     FILE may be a directory or a quoted pattern that finds one spec."""
     from envdsl.diagnostics.render_text import render_text
     from envdsl.pipeline import check_file
 
-    file = _one_spec(file)
+    bundle = _one_spec(files)
+    file = bundle.path
     try:
-        result = check_file(file)
+        result = check_file(file, task_files=bundle.task_files)
     except (OSError, UnicodeDecodeError) as error:
-        _fail_usage(f"cannot read '{file}': {_describe_read_error(error)}")
+        _fail_usage(f"cannot read '{_failed_file(error, bundle)}': {_describe_read_error(error)}")
     reports = [report.as_json() for report in result.task_reports]
     if output_format == "json":
         from envdsl.diagnostics.render_json import render_json
@@ -643,7 +688,7 @@ def verify(file: str, output_format: str) -> None:
 
 
 @main.command()
-@click.argument("file")
+@click.argument("files", nargs=-1, required=True, metavar="SPEC [TASK_FILE]...")
 @click.option(
     "--task", "task_name", help="Explore from this task (its init and its solution's states)."
 )
@@ -663,7 +708,7 @@ def verify(file: str, output_format: str) -> None:
 )
 @_text_or_json
 def explore(
-    file: str,
+    files: tuple[str, ...],
     task_name: str | None,
     state_file: str | None,
     max_calls: int,
@@ -688,7 +733,9 @@ def explore(
 
     if task_name and state_file:
         _fail_usage("give --task or --state, not both")
-    env_class = _load_class(_one_spec(file))
+    bundle = _one_spec(files)
+    file = bundle.path
+    env_class = _load_class(bundle)
     if task_name is not None and task_name not in env_class.TASKS:
         _fail_usage(f"unknown task '{task_name}'; tasks: {', '.join(env_class.TASKS) or 'none'}")
     state: dict[str, object] | None = None
@@ -725,9 +772,30 @@ def explore(
 
 
 @main.command()
-@click.argument("topic", required=False)
+@click.argument("words", nargs=-1, metavar="[TOPIC | tasks SPEC]")
 @click.option(
     "-o", "--output", type=click.Path(dir_okay=False), help="Where the accepted spec goes."
+)
+@click.option(
+    "-n",
+    "count",
+    default=40,
+    show_default=True,
+    type=click.IntRange(1, 10_000),
+    help="synth tasks: how many tasks the task file should hold.",
+)
+@click.option(
+    "--per-round",
+    default=5,
+    show_default=True,
+    type=click.IntRange(1, 50),
+    help="synth tasks: tasks asked for per round.",
+)
+@click.option(
+    "--rounds",
+    "max_rounds",
+    type=click.IntRange(1),
+    help="synth tasks: stop after this many " "rounds (default: twice what -n needs, plus one).",
 )
 @click.option(
     "--from-envscaler",
@@ -781,8 +849,11 @@ def explore(
 )
 @click.option("--no-tasks", is_flag=True, help="Do not ask for tasks when the spec has none.")
 def synth(
-    topic: str | None,
+    words: tuple[str, ...],
     output: str | None,
+    count: int,
+    per_round: int,
+    max_rounds: int | None,
     envscaler_file: str | None,
     index: int,
     batch_file: str | None,
@@ -807,18 +878,28 @@ def synth(
       envdsl synth "a hotel booking desk" -o hotel.env --model M
       envdsl synth --from-envscaler envs.json --index 3 -o docs.env --model M
       envdsl synth --batch topics.jsonl --out-dir specs --log log.jsonl --model M
+      envdsl synth tasks shop.env -n 40 -o shop.tasks.env --model M
 
     A spec is accepted when it has no errors; without a task, tasks are asked for and
     repaired the same way. Only accepted specs are written; a failed synth leaves its last
     attempt in <out>.failed.env. Exits 0 when the spec was accepted (a batch: when every
     request reached the server), 1 when it could not be made clean or the server failed,
     2 on usage errors. See docs/synth.md.
+
+    `synth tasks` writes a task file of -n new verified tasks for a spec, in rounds steered by
+    the coverage report (envdsl tasks --report); it resumes from the file it writes.
     """
     from pathlib import Path
 
+    tasks_mode = len(words) >= 1 and words[0] == "tasks" and len(words) == 2
+    if len(words) > 1 and not tasks_mode:
+        _fail_usage("give one TOPIC (quoted), or `synth tasks SPEC`")
+    topic = None if tasks_mode or not words else words[0]
     sources = [s for s in (topic, envscaler_file, batch_file) if s is not None]
+    if tasks_mode:
+        sources.append(words[1])
     if len(sources) != 1:
-        _fail_usage("give exactly one of TOPIC, --from-envscaler FILE or --batch FILE")
+        _fail_usage("give exactly one of TOPIC, tasks SPEC, --from-envscaler FILE or --batch FILE")
     if not model:
         _fail_usage("give --model (or set ENVDSL_MODEL): the name the server serves")
     if batch_file is not None:
@@ -849,6 +930,13 @@ def synth(
     if batch_file is not None:
         assert out_dir is not None and log_file is not None
         _synth_batch(batch_file, out_dir, log_file, config, concurrency, max_repairs, no_tasks)
+        return
+    if tasks_mode:
+        assert output is not None
+        from envdsl.llm.tasks import SynthTasksOptions
+
+        options = SynthTasksOptions(count, per_round, max_repairs, max_rounds)
+        _synth_tasks(words[1], output, log_file, config, options)
         return
 
     from envdsl.llm import batch, loop, prompts
@@ -913,6 +1001,40 @@ def synth(
     click.echo(f"wrote {target} ({result.message})")
     if result.status == loop.ACCEPTED_WITHOUT_TASKS and written:
         click.echo(f"envdsl: warning: the last tasks attempt is in {written}", err=True)
+
+
+def _synth_tasks(
+    spec: str, output: str, log_file: str | None, config: object, options: object
+) -> None:
+    from pathlib import Path
+
+    from envdsl.llm.client import ChatClient, ClientConfig, LLMError
+    from envdsl.llm.tasks import SynthTasksOptions, TaskSynthError, run_synth_tasks
+
+    assert isinstance(config, ClientConfig) and isinstance(options, SynthTasksOptions)
+    if not Path(spec).is_file():
+        _fail_usage(f"cannot read '{spec}': no such file")
+    if not Path(output).parent.is_dir():
+        _fail_usage(f"cannot write '{output}': no such directory '{Path(output).parent}'")
+    try:
+        result = run_synth_tasks(
+            ChatClient(config), Path(spec), Path(output), options, log_file, sys.stderr
+        )
+    except TaskSynthError as error:
+        _fail_usage(str(error))
+    except (OSError, UnicodeDecodeError) as error:
+        _fail_usage(f"cannot synthesize tasks: {_describe_read_error(error)}")
+    except LLMError as error:
+        click.echo(f"envdsl: error: {error}", err=True)
+        sys.exit(EXIT_ERRORS)
+    click.echo(f"wrote {output} ({result.message})")
+    if len(result.accepted) < options.count:
+        click.echo(
+            f"envdsl: error: {len(result.accepted)} of {options.count} tasks accepted; run "
+            "again to resume",
+            err=True,
+        )
+        sys.exit(EXIT_ERRORS)
 
 
 def _envscaler_record(path: str, index: int) -> dict[str, object]:

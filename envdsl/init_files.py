@@ -29,38 +29,75 @@ class InitFile:
     help: str = ""
 
 
-def read_init_file(spec_path: str, relative: str) -> InitFile:
-    """The parsed JSON of `relative` (as written in the spec), or the reason it is refused."""
-    spec_dir = Path(os.path.realpath(Path(spec_path).parent))
+@dataclass(frozen=True)
+class ConfinedRead:
+    """The bytes of a file named by a spec, or why it is refused (`problem` set)."""
+
+    raw: bytes = b""
+    problem: str = ""
+    kind: str = ""  # 'outside' | 'missing' | 'unreadable' | 'unsuitable' when refused
+
+
+def read_confined(base_file: str, relative: str, what: str, limit: int) -> ConfinedRead:
+    """Read `relative` (as written in `base_file`) if it stays inside base_file's directory
+    tree once symlinks are resolved, is a regular file and holds at most `limit` bytes.
+    `what` names the file in the messages ("init file", "env file")."""
+    base_dir = Path(os.path.realpath(Path(base_file).parent))
     shown = relative[:200]
     if os.path.isabs(relative) or relative.startswith("~"):
-        return _outside(f"init file '{shown}' is an absolute path")
-    target = Path(os.path.realpath(spec_dir / relative))
-    if target != spec_dir and spec_dir not in target.parents:
-        return _outside(f"init file '{shown}' is outside the spec's directory ({spec_dir}/)")
+        return ConfinedRead(problem=f"{what} '{shown}' is an absolute path", kind="outside")
+    target = Path(os.path.realpath(base_dir / relative))
+    if target != base_dir and base_dir not in target.parents:
+        problem = (
+            f"{what} '{shown}' is outside the directory of {Path(base_file).name} ({base_dir}/)"
+        )
+        return ConfinedRead(problem=problem, kind="outside")
     try:
         # O_NONBLOCK: opening a FIFO must not wait for a writer; the type is checked on the
         # open descriptor, so the file checked is the file read
         fd = os.open(target, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except FileNotFoundError:
-        return InitFile(
-            code=codes.INIT_FILE_UNREADABLE,
-            problem=f"init file '{shown}' does not exist (looked in {spec_dir}/)",
-            help="the path is relative to the spec file",
-        )
+        problem = f"{what} '{shown}' does not exist (looked in {base_dir}/)"
+        return ConfinedRead(problem=problem, kind="missing")
     except OSError as error:
-        return _unreadable(f"cannot read init file '{shown}': {error.strerror}")
+        problem = f"cannot read {what} '{shown}': {error.strerror}"
+        return ConfinedRead(problem=problem, kind="unreadable")
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return _unsuitable(f"init file '{shown}' is not a regular file")
+            return ConfinedRead(
+                problem=f"{what} '{shown}' is not a regular file", kind="unsuitable"
+            )
         with os.fdopen(fd, "rb", closefd=False) as handle:
-            raw = handle.read(MAX_INIT_BYTES + 1)
+            raw = handle.read(limit + 1)
     except OSError as error:
-        return _unreadable(f"cannot read init file '{shown}': {error.strerror}")
+        problem = f"cannot read {what} '{shown}': {error.strerror}"
+        return ConfinedRead(problem=problem, kind="unreadable")
     finally:
         os.close(fd)
-    if len(raw) > MAX_INIT_BYTES:
-        return _unsuitable(f"init file '{shown}' is larger than {MAX_INIT_BYTES:,} bytes")
+    if len(raw) > limit:
+        problem = f"{what} '{shown}' is larger than {limit:,} bytes"
+        return ConfinedRead(problem=problem, kind="unsuitable")
+    return ConfinedRead(raw)
+
+
+def read_init_file(spec_path: str, relative: str) -> InitFile:
+    """The parsed JSON of `relative` (as written in the spec, or in a task file: `spec_path`
+    is the file that names it), or the reason it is refused."""
+    shown = relative[:200]
+    read = read_confined(spec_path, relative, "init file", MAX_INIT_BYTES)
+    if read.kind == "outside":
+        return _outside(read.problem)
+    if read.kind == "missing":
+        return InitFile(
+            code=codes.INIT_FILE_UNREADABLE,
+            problem=read.problem,
+            help="the path is relative to the file that names it",
+        )
+    if read.kind == "unreadable":
+        return _unreadable(read.problem)
+    if read.kind == "unsuitable":
+        return _unsuitable(read.problem)
+    raw = read.raw
     try:
         data = json.loads(raw.decode("utf-8"))
     except UnicodeDecodeError as error:
@@ -82,7 +119,7 @@ def _outside(problem: str) -> InitFile:
     return InitFile(
         code=codes.INIT_PATH_OUTSIDE_SPEC,
         problem=problem,
-        help="put the file next to the spec (or below it) and name it relative to the spec",
+        help="put the file next to the spec (or below it) and name it relative to the file that names it",
     )
 
 
@@ -98,5 +135,5 @@ def _unreadable(problem: str) -> InitFile:
     return InitFile(
         code=codes.INIT_FILE_UNREADABLE,
         problem=problem,
-        help="the path is relative to the spec file",
+        help="the path is relative to the file that names it",
     )

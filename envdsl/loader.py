@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from typing import Sequence
 
 from envdsl.generated import environment_class, load_module
 from envdsl.pipeline import CompileResult, compile_file
@@ -21,9 +22,14 @@ class CompileError(Exception):
         self.result = result
 
 
-def load(path: str | os.PathLike[str]) -> type[Environment]:
-    """Compile a spec in memory and return its environment class (raises CompileError)."""
-    result = compile_file(path, formatted=False)  # only executed: black would add nothing
+def load(
+    path: str | os.PathLike[str], task_files: Sequence[str | os.PathLike[str]] = ()
+) -> type[Environment]:
+    """Compile a spec in memory and return its environment class (raises CompileError).
+
+    `task_files` add their tasks; `path` may be a task file alone (its env and its tasks)."""
+    # only executed: black would add nothing
+    result = compile_file(path, formatted=False, task_files=task_files)
     if not result.ok or "module" not in result.artifacts:
         raise CompileError(result)
     module = load_module(result.artifacts["module"], result.artifacts["name"])

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import traceback
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Sequence, Union
 from pathlib import Path
 
 from envdsl import construct
@@ -40,15 +40,27 @@ class CompileResult:
         return not self.sink.has_errors
 
 
-def check_source(source: SourceFile, *, verify: bool = True) -> CompileResult:
+def check_source(
+    source: SourceFile,
+    *,
+    verify: bool = True,
+    task_files: Sequence[SourceFile] = (),
+    verify_spec_tasks: bool = True,
+) -> CompileResult:
     """Parse, build, resolve, type-check and analyse one spec held in memory; with verify,
-    also run its tasks (init, solution, checks) on the generated environment."""
+    also run its tasks (init, solution, checks) on the generated environment.
+
+    `task_files` add their tasks to the spec's (envdsl.task_files). `source` may itself be
+    a task file: then its env is read from the file it names. `verify_spec_tasks=False` runs
+    only the task files' tasks (a generator checking candidates against a verified spec)."""
     sources = SourceMap()
     sources.add(source)
+    for task_file in task_files:
+        sources.add(task_file)
     result = CompileResult(source.path, sources, DiagnosticSink())
     construct.clear()
     try:
-        _run_front_end(result, source, verify)
+        _run_front_end(result, [source, *task_files], verify, verify_spec_tasks)
     except Exception as error:  # a bug in envdsl must still come out as a diagnostic
         _report_internal_error(result, error)
     return result
@@ -74,20 +86,37 @@ def _where(result: CompileResult) -> Span:
     return Span(result.path, 0, 0)
 
 
-def check_file(path: str | os.PathLike[str], *, verify: bool = True) -> CompileResult:
-    """Read a spec from disk (UTF-8) and check it. Raises OSError/UnicodeDecodeError on I/O."""
-    text = Path(path).read_text(encoding="utf-8")
-    return check_source(SourceFile(str(path), text), verify=verify)
+PathArg = Union[str, "os.PathLike[str]"]
 
 
-def compile_source(source: SourceFile, *, formatted: bool = True) -> CompileResult:
+def read_sources(path: PathArg, task_files: Sequence[PathArg] = ()) -> list[SourceFile]:
+    """The spec (or task file) and the task files, read from disk (UTF-8).
+    Raises OSError/UnicodeDecodeError on I/O."""
+    return [
+        SourceFile(str(name), Path(name).read_text(encoding="utf-8"))
+        for name in (path, *task_files)
+    ]
+
+
+def check_file(
+    path: PathArg, *, verify: bool = True, task_files: Sequence[PathArg] = ()
+) -> CompileResult:
+    """Read a spec (and task files) from disk and check it. Raises OSError/UnicodeDecodeError
+    on I/O."""
+    spec, *tasks = read_sources(path, task_files)
+    return check_source(spec, verify=verify, task_files=tasks)
+
+
+def compile_source(
+    source: SourceFile, *, formatted: bool = True, task_files: Sequence[SourceFile] = ()
+) -> CompileResult:
     """Check a spec and, when it has no errors, generate its Python module.
 
     On success `artifacts` holds `name` (the module's file stem) and `module` (its source).
     `formatted=False` skips black: for code that is only executed in memory (`envdsl.load`,
     `run`, `explore`), where formatting was most of the cost and changes nothing it does.
     """
-    result = check_source(source)
+    result = check_source(source, task_files=task_files)
     if not result.ok or result.checked is None:
         return result
     try:
@@ -104,23 +133,46 @@ def compile_source(source: SourceFile, *, formatted: bool = True) -> CompileResu
     return result
 
 
-def compile_file(path: str | os.PathLike[str], *, formatted: bool = True) -> CompileResult:
-    text = Path(path).read_text(encoding="utf-8")
-    return compile_source(SourceFile(str(path), text), formatted=formatted)
+def compile_file(
+    path: PathArg, *, formatted: bool = True, task_files: Sequence[PathArg] = ()
+) -> CompileResult:
+    spec, *tasks = read_sources(path, task_files)
+    return compile_source(spec, formatted=formatted, task_files=tasks)
 
 
-def _run_front_end(result: CompileResult, source: SourceFile, verify: bool) -> None:
+def _build(source: SourceFile, result: CompileResult) -> ast.SpecFile | None:
     from envdsl.syntax.build import build_ast
     from envdsl.syntax.parse import parse_file
 
-    result.stage_reached = "parse"
     tree = parse_file(source, result.sink)
-    if tree is None:
-        return
+    return None if tree is None else build_ast(tree, source, result.sink)
+
+
+def _run_front_end(
+    result: CompileResult, files: list[SourceFile], verify: bool, spec_tasks: bool = True
+) -> None:
+    from envdsl import task_files
+
+    result.stage_reached = "parse"
+    built = [_build(source, result) for source in files]
+    spec, tasks = built[0], built[1:]
     result.stage_reached = "build"
-    result.spec = build_ast(tree, source, result.sink)
-    if result.spec.env is None:
+    if spec is not None and spec.tasks_for is not None:  # a task file: its env is the spec
+        tasks.insert(0, spec)
+        spec = task_files.load_env(spec, result.sources, result.sink)
+    for source, task_file in zip(files[1:], built[1:]):
+        if task_file is not None and task_file.tasks_for is None:
+            result.sink.report(
+                codes.ONE_TASKS_BLOCK,
+                "this file was given as a task file but holds no `tasks for` block",
+                Span(source.path, 0, 0),
+                help='a task file holds `tasks for "env.env" { task ... }`',
+            )
+    if spec is None or spec.env is None:
+        result.spec = spec or built[0]
         return
+    given = [task_file for task_file in tasks if task_file is not None and task_file.tasks_for]
+    result.spec = task_files.merge_tasks(spec, given, result.sink) if given else spec
     from envdsl.semantics.analyze import analyze
 
     result.stage_reached = "semantics"
@@ -130,11 +182,11 @@ def _run_front_end(result: CompileResult, source: SourceFile, verify: bool) -> N
 
         check_default_values(result.checked, result.sink)
     if result.checked is not None and not result.sink.has_errors and verify:
-        _verify(result, result.checked)
+        _verify(result, result.checked, spec_tasks)
     result.stage_reached = "done"
 
 
-def _verify(result: CompileResult, checked: CheckedSpec) -> None:
+def _verify(result: CompileResult, checked: CheckedSpec, spec_tasks: bool) -> None:
     """Generate the environment (unformatted: it is only run) and verify the tasks on it."""
     if not checked.env.of_type(ast.TaskDecl):
         return
@@ -146,4 +198,4 @@ def _verify(result: CompileResult, checked: CheckedSpec) -> None:
     source = generate(checked, formatted=False)
     module = load_module(source, f"{output_name(checked)}_verify", register=False)
     result.stage_reached = "tasks"
-    result.task_reports = verify_tasks(checked, module, result.sink)
+    result.task_reports = verify_tasks(checked, module, result.sink, spec_tasks=spec_tasks)

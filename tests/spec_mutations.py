@@ -22,12 +22,13 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import example_specs
 from envdsl.pipeline import check_source
 from envdsl.source import SourceFile
 from renaming import ADVERSARIAL, rename, renaming
 
 ROOT = Path(__file__).resolve().parent.parent
-EXAMPLES = sorted((ROOT / "examples").glob("*.env"))
+EXAMPLES = example_specs.EXAMPLES  # the specs, without task files
 TOKEN = re.compile(
     r'"""(?:[^"\\]|\\.|"(?!""))*"""|f?"(?:[^"\\\n]|\\.)*"|#[^\n]*|[A-Za-z_][A-Za-z0-9_]*'
     r"|[0-9][0-9_]*(?:\.[0-9]+)?|->|==|!=|<=|>=|\+=|-=|//|\*\*|\S"

@@ -11,19 +11,20 @@ import random
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 import jsonschema
 import pytest
 from click.testing import CliRunner
 
+import example_specs
 from envdsl import batch
 from envdsl.batch import FileRecord, Progress, Summary, check_one, run_check, run_checks
 from envdsl.cli import main
 from envdsl.pipeline import CompileResult
 
 REPO = Path(__file__).resolve().parent.parent
-EXAMPLES = sorted((REPO / "examples").glob("*.env"))
+EXAMPLES = example_specs.EXAMPLES  # the specs, without task files
 SCHEMA = json.loads((Path(__file__).parent / "diagnostics.schema.json").read_text("utf-8"))
 DIAGNOSTIC_SCHEMA = {"$defs": SCHEMA["$defs"], **SCHEMA["$defs"]["diagnostic"]}
 
@@ -281,10 +282,12 @@ def test_worker_processes_work_with_spawn(tmp_path: Path) -> None:
     assert [record.ok for record in spawned] == [True, False, True, False, True]
 
 
-def _dying_worker(path: str, verify: bool, output_format: str, color: bool) -> FileRecord:
+def _dying_worker(
+    path: str, verify: bool, output_format: str, color: bool, task_files: tuple[str, ...]
+) -> FileRecord:
     if "crash" in path:
         os._exit(3)
-    return check_one(path, verify, output_format, color)
+    return check_one(path, verify, output_format, color, task_files)
 
 
 def test_a_worker_process_that_dies_yields_an_e9001_record(tmp_path: Path) -> None:
@@ -359,10 +362,10 @@ def test_a_spec_that_breaks_the_checker_still_yields_a_record(
 
     real_check_file = envdsl.pipeline.check_file
 
-    def fragile(path: str, verify: bool = True) -> CompileResult:
+    def fragile(path: str, verify: bool = True, task_files: Sequence[str] = ()) -> CompileResult:
         if path.endswith("boom.env"):
             raise RecursionError("maximum recursion depth exceeded")
-        return real_check_file(path, verify=verify)
+        return real_check_file(path, verify=verify, task_files=task_files)
 
     monkeypatch.setattr("envdsl.pipeline.check_file", fragile)
     write(tmp_path / "a.env", CLEAN)

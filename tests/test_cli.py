@@ -11,6 +11,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Sequence
 
 import jsonschema
 import pytest
@@ -92,7 +93,9 @@ def test_warnings_alone_exit_0(
 ) -> None:
     path = write(tmp_path, "warn.env", "env X {\n  query q() -> int { return 1 }\n}\n")
 
-    def check_with_a_warning(file: str, verify: bool = True) -> CompileResult:
+    def check_with_a_warning(
+        file: str, verify: bool = True, task_files: Sequence[str] = ()
+    ) -> CompileResult:
         source = SourceFile(file, Path(file).read_text("utf-8"))
         sources = SourceMap()
         sources.add(source)
@@ -178,7 +181,7 @@ def test_non_utf8_file_is_a_usage_error(runner: CliRunner, tmp_path: Path) -> No
 def test_unreadable_file_is_a_usage_error(
     runner: CliRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    def denied(file: str, verify: bool = True) -> CompileResult:
+    def denied(file: str, verify: bool = True, task_files: Sequence[str] = ()) -> CompileResult:
         raise PermissionError(13, "Permission denied", file)
 
     monkeypatch.setattr("envdsl.pipeline.check_file", denied)

@@ -20,6 +20,7 @@ from typing import Any
 import black
 import pytest
 
+import example_specs
 from envdsl.codegen.emit import generate
 from envdsl.diagnostics.render_text import render_text
 from envdsl.loader import environment_class, load_module
@@ -30,7 +31,7 @@ from envdsl.source import SourceFile
 from test_examples_e2e import compiled
 
 REPO = Path(__file__).resolve().parent.parent
-EXAMPLES = sorted((REPO / "examples").glob("*.env"))
+EXAMPLES = example_specs.EXAMPLES  # the specs, without task files
 NAMES = [path.stem for path in EXAMPLES]
 
 

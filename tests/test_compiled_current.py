@@ -19,11 +19,12 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+import example_specs
 from envdsl.cli import main
 from test_examples_e2e import compiled, example
 
 REPO = Path(__file__).resolve().parent.parent
-EXAMPLES = sorted((REPO / "examples").glob("*.env"))
+EXAMPLES = example_specs.EXAMPLES  # the specs, without task files
 NAMES = [p.stem for p in EXAMPLES]  # the spec files; compiled/ uses the env's module name
 COMPILED = REPO / "compiled"
 FIX = "compiled/ is out of date; run: envdsl compile examples/*.env -o compiled"

@@ -16,6 +16,7 @@ from typing import Any
 import jsonschema
 import pytest
 
+import example_specs
 import envdsl
 from envdsl.loader import environment_class, load_module
 from envdsl.pipeline import CompileResult, compile_file
@@ -23,7 +24,7 @@ from envdsl.runtime import Environment
 from envdsl.syntax import ast
 
 REPO = Path(__file__).resolve().parent.parent
-EXAMPLES = sorted((REPO / "examples").glob("*.env"))
+EXAMPLES = example_specs.EXAMPLES  # the specs, without task files
 NAMES = [path.stem for path in EXAMPLES]
 
 
@@ -31,7 +32,8 @@ NAMES = [path.stem for path in EXAMPLES]
 def compiled(name: str) -> CompileResult:
     """The example compiled once per session; test_codegen and test_compiled_current import
     this cache (compiling every example takes seconds)."""
-    return compile_file(REPO / "examples" / f"{name}.env")
+    spec = REPO / "examples" / f"{name}.env"
+    return compile_file(spec, task_files=example_specs.TASK_FILES[name])
 
 
 @functools.lru_cache(maxsize=None)

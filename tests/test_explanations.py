@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Mapping
 
 import pytest
 
@@ -19,8 +20,13 @@ from envdsl.pipeline import check_file
 WITH_EXAMPLES = sorted(code for code, e in EXPLANATIONS.items() if e.wrong)
 
 
-def check_example(text: str, path: Path) -> list[tuple[int, str, str]]:
-    """Check one example spec from a file: (line, code, message) of every diagnostic."""
+def check_example(
+    text: str, path: Path, files: Mapping[str, str] | None = None
+) -> list[tuple[int, str, str]]:
+    """Check one example spec (or task file) from a file, with the other files it names next
+    to it: (line, code, message) of every diagnostic."""
+    for name, content in (files or {}).items():
+        (path.parent / name).write_text(content, encoding="utf-8")
     path.write_text(text, encoding="utf-8")
     result = check_file(path)
     return [
@@ -61,7 +67,7 @@ def test_text_names_only_registered_codes(code: str) -> None:
 def test_examples_are_small_complete_specs(code: str) -> None:
     explanation = EXPLANATIONS[code]
     for spec in (explanation.wrong, explanation.right):
-        assert re.search(r"^env \w+ {$", spec, re.MULTILINE), spec
+        assert re.search(r'^(env \w+|tasks for "[\w./]+") {$', spec, re.MULTILINE), spec
         assert spec.endswith("}\n")
         assert 3 <= len(spec.splitlines()) <= 22
     assert explanation.wrong != explanation.right
@@ -69,11 +75,13 @@ def test_examples_are_small_complete_specs(code: str) -> None:
 
 @pytest.mark.parametrize("code", WITH_EXAMPLES)
 def test_wrong_example_reports_its_code_and_nothing_else(code: str, tmp_path: Path) -> None:
-    reported = check_example(EXPLANATIONS[code].wrong, tmp_path / "wrong.env")
+    explanation = EXPLANATIONS[code]
+    reported = check_example(explanation.wrong, tmp_path / "wrong.env", explanation.files)
     assert [c for _, c, _ in reported] == [code], reported
 
 
 @pytest.mark.parametrize("code", WITH_EXAMPLES)
 def test_right_example_is_clean(code: str, tmp_path: Path) -> None:
     # Not even a warning: the repaired spec is what `envdsl explain` teaches.
-    assert check_example(EXPLANATIONS[code].right, tmp_path / "right.env") == []
+    explanation = EXPLANATIONS[code]
+    assert check_example(explanation.right, tmp_path / "right.env", explanation.files) == []

@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
+import example_specs
 import envdsl
 from envdsl.cli import main
 from envdsl.explore import ExploreOptions, explore
@@ -27,7 +28,7 @@ from envdsl.runtime import Environment
 
 REPO = Path(__file__).resolve().parent.parent
 SPECS = Path(__file__).resolve().parent / "explore_specs"
-EXAMPLES = sorted((REPO / "examples").glob("*.env"))
+EXAMPLES = example_specs.EXAMPLES  # the specs, without task files
 
 
 def invoke(*args: str) -> tuple[int, str, str]:

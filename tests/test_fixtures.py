@@ -60,11 +60,14 @@ def parse_fixture(path: Path) -> Fixture:
 
 
 def reported(path: Path) -> tuple[Expected, dict[tuple[int, str], list[str]]]:
-    """What the checker says about a fixture: (line, code) pairs and their messages."""
+    """What the checker says about a fixture: (line, code) pairs and their messages. A task
+    file's fixture names an env fixture, whose diagnostics are that fixture's business."""
     result = check_file(path)
     actual: Expected = Counter()
     messages: dict[tuple[int, str], list[str]] = {}
     for diagnostic in result.diagnostics:
+        if diagnostic.span.file != str(path):
+            continue
         source = result.sources.get(diagnostic.span.file)
         line = source.position(diagnostic.span.start).line
         actual[(line, diagnostic.code.code)] += 1

@@ -20,11 +20,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import example_specs
 from envdsl.diagnostics.codes import REGISTRY
 from envdsl.pipeline import CompileResult, check_source
 from envdsl.source import SourceFile, Span
 
-EXAMPLES = sorted((Path(__file__).resolve().parent.parent / "examples").glob("*.env"))
+EXAMPLES = example_specs.EXAMPLES  # the specs, without task files
 SPECS = [path.read_text(encoding="utf-8") for path in EXAMPLES]
 PATH = "fuzz.env"
 

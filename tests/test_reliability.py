@@ -29,6 +29,7 @@ from envdsl.loader import environment_class, load_module
 from envdsl.pipeline import check_source, compile_source
 from envdsl.runtime import Environment, InvalidState
 from envdsl.source import SourceFile
+from envdsl.task_files import is_task_file
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "benchmarks"))
@@ -553,7 +554,7 @@ fuzz = settings(
     derandomize=True,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
 )
-EXAMPLES = sorted((REPO / "examples").glob("*.env"))
+EXAMPLES = sorted(p for p in (REPO / "examples").glob("*.env") if not is_task_file(p))
 
 
 @pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.stem)

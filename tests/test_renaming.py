@@ -17,20 +17,22 @@ from typing import Any
 
 import pytest
 
+import example_specs
 from envdsl.loader import environment_class, load_module
 from envdsl.pipeline import compile_source
 from envdsl.source import SourceFile
+from envdsl.task_files import is_task_file
 from renaming import canonical, rename, renaming
 
 TESTS = Path(__file__).resolve().parent
-EXAMPLES = sorted((TESTS.parent / "examples").glob("*.env"))
+EXAMPLES = example_specs.EXAMPLES  # the specs, without task files
 # every fourth fixture (each holds one mistake); not those whose diagnostics depend on how close
 # a wrong name is to a right one (a typo gets "did you mean", a random name a second report)
 SIMILARITY_BASED = {"unknown_argument_in_constructor"}
 FIXTURES = [
     path
     for path in sorted(TESTS.glob("fixtures/*/*.env"))[::4]
-    if path.stem not in SIMILARITY_BASED
+    if path.stem not in SIMILARITY_BASED and not is_task_file(path)  # renamed without its env
 ]
 RENAMINGS = int(os.environ.get("ENVDSL_RENAMINGS", "1"))
 

@@ -156,9 +156,11 @@ def make(
     max_steps: int = 50,
     finish_actions: Sequence[str] = FINISH_ACTIONS,
     render_mode: str | None = None,
+    task_files: Sequence[str | os.PathLike[str]] = (),
 ) -> EnvdslEnv:
-    """A gymnasium.Env over a spec file (compiled with envdsl.load) or an environment class."""
-    env_class = spec if isinstance(spec, type) else envdsl.load(spec)
+    """A gymnasium.Env over a spec file (compiled with envdsl.load, with the tasks of
+    `task_files`; or a task file alone) or an environment class."""
+    env_class = spec if isinstance(spec, type) else envdsl.load(spec, task_files)
     return EnvdslEnv(
         env_class,
         task=task,

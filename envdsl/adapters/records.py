@@ -19,7 +19,8 @@ from envdsl.runtime import Environment
 
 
 def spec_hash(text: str) -> str:
-    """SHA-256 of the spec's source text."""
+    """SHA-256 of the spec's source text (`envdsl tasks` with task files: the spec's and
+    theirs, joined by NUL characters, in the order given)."""
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 

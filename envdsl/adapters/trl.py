@@ -113,10 +113,13 @@ def _tool_method(tool: ToolSpec) -> Callable[..., str]:
 
 
 def environment_factory(
-    spec: str | os.PathLike[str] | type[Environment], tasks: Sequence[str] | None = None
+    spec: str | os.PathLike[str] | type[Environment],
+    tasks: Sequence[str] | None = None,
+    task_files: Sequence[str | os.PathLike[str]] = (),
 ) -> type[Any]:
-    """A TRL environment class over a spec file (compiled with envdsl.load) or a class."""
-    env_class = spec if isinstance(spec, type) else envdsl.load(spec)
+    """A TRL environment class over a spec file (compiled with envdsl.load, with the tasks of
+    `task_files`; or a task file alone) or a class."""
+    env_class = spec if isinstance(spec, type) else envdsl.load(spec, task_files)
     clashes = sorted(RESERVED & set(env_class.TOOLS))
     if clashes:
         raise ValueError(

@@ -392,7 +392,7 @@ class Lowerer:
         init_data: str | None = None
         if isinstance(task.init, ast.InitFrom):
             # embedded, so that a compiled module needs no file next to it
-            loaded = read_init_file(self.checked.spec.path, task.init.path.value)
+            loaded = read_init_file(task.init.path.span.file, task.init.path.value)
             assert loaded.code is None, loaded.problem  # the checker reported it
             init_data = json.dumps(loaded.data, sort_keys=True)
         else:

@@ -103,6 +103,9 @@ NESTING_TOO_DEEP = _register(
 NUMBER_TOO_LONG = _register(
     "E0022", "number-too-long", _S, "an integer literal with more digits than the limit"
 )
+ONE_TASKS_BLOCK = _register(
+    "E0030", "one-tasks-block", _S, "a task file must hold exactly one `tasks for` block"
+)
 
 # ---- E1xx: names -----------------------------------------------------------------------------
 UNKNOWN_NAME = _register(
@@ -144,6 +147,21 @@ UNKNOWN_METHOD = _register(
 )
 DUPLICATE_ARGUMENT = _register(
     "E1012", "duplicate-argument", _N, "the same argument given twice in one call"
+)
+TASK_ENV_MISSING = _register(
+    "E1020", "task-env-missing", _N, "the env file a task file names cannot be read"
+)
+TASK_ENV_OUTSIDE = _register(
+    "E1021", "task-env-outside", _N, "a task file names an env outside its directory tree"
+)
+TASK_ENV_MISMATCH = _register(
+    "E1022",
+    "wrong-task-env",
+    _N,
+    "a task file names a file that is not its env: no env there, or not the spec given",
+)
+TASK_NAME_CLASH = _register(
+    "E1023", "task-name-clash", _N, "a task named like one of the spec's or another task file's"
 )
 
 # ---- E2xx: types -----------------------------------------------------------------------------
@@ -358,6 +376,8 @@ CHECK_NEVER_FALSE = _register(
     _L,
     "a check that is true in every state verification sees",
 )
+
+EMPTY_TASK_FILE = _register("W5020", "empty-task-file", _L, "a task file without tasks")
 
 # ---- E9xx: internal --------------------------------------------------------------------------
 INTERNAL_ERROR = _register(

@@ -9,7 +9,8 @@ Internal errors (E9001) have no spec that triggers them on purpose, so their exa
 from __future__ import annotations
 
 import textwrap
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Mapping
 
 
 @dataclass(frozen=True)
@@ -17,14 +18,48 @@ class Explanation:
     text: str
     wrong: str
     right: str
+    # other files the examples name (a task file's env), by name; they lie next to the example
+    files: Mapping[str, str] = field(default_factory=dict)
 
 
 def _spec(text: str) -> str:
     return textwrap.dedent(text).strip("\n") + "\n" if text.strip() else ""
 
 
-def _explain(text: str, wrong: str, right: str) -> Explanation:
-    return Explanation(" ".join(text.split()), _spec(wrong), _spec(right))
+def _explain(
+    text: str, wrong: str, right: str, files: Mapping[str, str] | None = None
+) -> Explanation:
+    extra = {name: _spec(content) for name, content in (files or {}).items()}
+    return Explanation(" ".join(text.split()), _spec(wrong), _spec(right), extra)
+
+
+# the env the task-file examples name (E1020-E1023, W5020)
+_COUNTER = {"counter.env": r'''
+        env Counter {
+          state {
+            count: int = 0
+          }
+          action add(n: int) {
+            """Add n to the counter."""
+            count += n
+          }
+          task add_two {
+            """Add two to the counter."""
+            solution { add(n=2) }
+            check "the counter is 2": count == 2
+          }
+        }
+        '''}
+_ADD_THREE = '''
+          task add_three {
+            """Add three to the counter."""
+            solution { add(n=3) }
+            check "the counter is 3": count == 3
+          }'''
+
+
+def _task_file(target: str, tasks: str = _ADD_THREE) -> str:
+    return f'        tasks for "{target}" {{{tasks}\n        }}\n'
 
 
 EXPLANATIONS: dict[str, Explanation] = {
@@ -383,6 +418,46 @@ EXPLANATIONS: dict[str, Explanation] = {
           query big() -> int {
             """A number."""
             return 1000
+          }
+        }
+        ''',
+    ),
+    "E0030": _explain(
+        """A task file holds one `tasks for "env.env" { ... }` block and nothing else, and a
+        spec file holds an env and no `tasks for` block. The block names the env its tasks are
+        for, so a file that declares the env too has no use for it: the block is left out. Write
+        the tasks inside the env, or move the block to a task file of its own.""",
+        r'''
+        env Counter {
+          state {
+            count: int = 0
+          }
+          action add(n: int) {
+            """Add n to the counter."""
+            count += n
+          }
+        }
+        tasks for "counter.env" {
+          task add_three {
+            """Add three to the counter."""
+            solution { add(n=3) }
+            check "the counter is 3": count == 3
+          }
+        }
+        ''',
+        r'''
+        env Counter {
+          state {
+            count: int = 0
+          }
+          action add(n: int) {
+            """Add n to the counter."""
+            count += n
+          }
+          task add_three {
+            """Add three to the counter."""
+            solution { add(n=3) }
+            check "the counter is 3": count == 3
           }
         }
         ''',
@@ -798,6 +873,40 @@ EXPLANATIONS: dict[str, Explanation] = {
           }
         }
         ''',
+    ),
+    "E1020": _explain(
+        """The env file a task file names does not exist or cannot be read (not a regular file,
+        not UTF-8, too large). The path is relative to the task file's directory: `tasks for
+        "shop.env"` means the shop.env next to the task file.""",
+        _task_file("countr.env"),
+        _task_file("counter.env"),
+        _COUNTER,
+    ),
+    "E1021": _explain(
+        """A task file names its env inside its own directory tree, as `init from` names its
+        JSON file: no absolute path, no `..` that leads out, no symlink that points outside.
+        Task files come from the same untrusted authors as specs; keep them next to the env or
+        above it.""",
+        _task_file("/specs/counter.env"),
+        _task_file("counter.env"),
+        _COUNTER,
+    ),
+    "E1022": _explain(
+        """A task file names the spec of the env its tasks are for. The file it names holds no
+        env (it is another task file, or empty), or the task file was given together with
+        another spec than the one it names. Name the env's own file, and give each task file
+        with that env or on its own.""",
+        _task_file("more.tasks.env"),
+        _task_file("counter.env"),
+        {**_COUNTER, "more.tasks.env": _task_file("counter.env", _ADD_THREE.replace("three", "3"))},
+    ),
+    "E1023": _explain(
+        """Task names are unique across a spec and all its task files: a harness picks a task
+        by name. This task has the name of one the spec (or an earlier task file) declares, and
+        is left out; rename it.""",
+        _task_file("counter.env", _ADD_THREE.replace("add_three", "add_two")),
+        _task_file("counter.env"),
+        _COUNTER,
     ),
     # ---- E2xx: types -----------------------------------------------------------------------
     "E2001": _explain(
@@ -2708,6 +2817,13 @@ EXPLANATIONS: dict[str, Explanation] = {
           }
         }
         ''',
+    ),
+    "W5020": _explain(
+        """A task file without a single task adds nothing to its env. It is usually a file
+        whose tasks were moved or never written; add `task name { ... }` blocks or delete it.""",
+        _task_file("counter.env", "\n          # add_three moved into counter.env"),
+        _task_file("counter.env"),
+        _COUNTER,
     ),
     # ---- E9xx: internal --------------------------------------------------------------------
     "E9001": _explain(

@@ -52,3 +52,22 @@ def _starts_like_a_spec(text: str) -> bool:
 
 def _finish(text: str) -> str:
     return text.strip("\n").rstrip() + "\n"
+
+
+_TASK_HEADER = re.compile(r"^[ \t]*task[ \t]+[A-Za-z_][A-Za-z0-9_]*[ \t]*\{", re.M)
+
+
+def extract_tasks(reply: str) -> str:
+    """The text of a reply's fenced block of tasks (`task name { ... }` blocks, possibly inside
+    `tasks for "..." { ... }`), ending with a newline; raises NoSpecError if there is none.
+    Of several such blocks the longest wins; a reply with no fence is taken whole when it
+    starts with `task` or `tasks for`."""
+    bodies = [m.group(3) for m in _FENCE.finditer(reply) if _TASK_HEADER.search(m.group(3))]
+    if bodies:
+        return _finish(max(bodies, key=len))
+    stripped = reply.strip()
+    if stripped.startswith(("task ", "tasks ")) and _TASK_HEADER.search(stripped):
+        return _finish(stripped)
+    if not stripped:
+        raise NoSpecError("the reply is empty")
+    raise NoSpecError("the reply holds no tasks: no ```envdsl block with `task name {`")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import functools
 import json
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from envdsl.resources import language_reference, prompt_example
 
@@ -125,4 +125,50 @@ def no_spec_prompt(reason: str) -> str:
     return (
         f"I could not find a spec in your reply ({reason}). Reply with the whole spec in one "
         "```envdsl fenced block that starts with `env Name {`."
+    )
+
+
+def task_round_prompt(
+    spec: str, target: str, summaries: Sequence[str], gaps: Sequence[str], count: int
+) -> str:
+    """One round of `envdsl synth tasks`: the spec, the tasks so far, what they miss."""
+    accepted = "\n".join(f"- {line}" for line in summaries) or "- (none yet)"
+    missing = "\n".join(f"- {line}" for line in gaps) or "- (nothing obvious: vary users and data)"
+    return (
+        "This envdsl spec is an environment for LLM agents:\n\n"
+        f"```envdsl\n{spec.rstrip()}\n```\n\n"
+        f"Tasks written for it so far (name: the tools its solution calls; instruction):\n"
+        f"{accepted}\n\n"
+        f"What those tasks do not cover yet (from the coverage report):\n{missing}\n\n"
+        f"Write {count} new tasks, each different from the ones above: other tools, other "
+        "users and data, longer workflows, failure-and-recovery paths (a request a rule "
+        "refuses unless the agent first does the right thing), read-only questions answered "
+        "with `answer`. Each task: a docstring instruction a user would give (with the ids "
+        "the agent needs), an `init` with a small concrete state (every state field without a "
+        "default assigned), a `solution` of tool calls with named arguments whose calls all "
+        "succeed, and `check` items that are false at `init`, true after the solution, and "
+        "fail for a run that does nothing or only reads. Reply with one ```envdsl block:\n\n"
+        f'```envdsl\ntasks for "{target}" {{\n  task some_name {{\n    ...\n  }}\n}}\n```'
+    )
+
+
+def task_repair_prompt(spec: str, task_file: str, diagnostics: Mapping[str, Any]) -> str:
+    """Ask for one rejected task again, with the compiler's verdict on it."""
+    return (
+        "The environment:\n\n"
+        f"```envdsl\n{spec.rstrip()}\n```\n\n"
+        "The envdsl compiler rejected this task of a task file for it:\n\n"
+        f"```envdsl\n{task_file.rstrip()}\n```\n\n"
+        "The diagnostics as JSON (spans are line:col in the task file above; `help` and "
+        "`fixes` suggest a repair; a task is accepted only without errors and warnings):\n\n"
+        f"```json\n{json.dumps(diagnostics, indent=1, ensure_ascii=False)}\n```\n\n"
+        "Reply with the corrected task, alone, in the same `tasks for` block in one ```envdsl "
+        "block."
+    )
+
+
+def no_tasks_prompt(reason: str, target: str) -> str:
+    return (
+        f"I could not find tasks in your reply ({reason}). Reply with one ```envdsl block "
+        f'holding `tasks for "{target}" {{ task name {{ ... }} }}`.'
     )

@@ -620,14 +620,14 @@ class BodyChecker(ExprChecker):
         return None
 
     def _report_dead_write(self, local: Local, write: _AliasWrite) -> None:
-        text = self.checked.spec.text
+        text = self.checked.spec.text_of(write.span)
         start, end = write.span.start, write.span.end
         line_start = text.rfind("\n", 0, start) + 1
         line_end = text.find("\n", end)
         line_end = len(text) if line_end < 0 else line_end
         alone = not text[line_start:start].strip() and not text[end:line_end].strip()
         fixes = []
-        if alone and write.span.file == self.checked.spec.path:
+        if alone and text:
             fixes.append(
                 Fix(
                     "remove the write",

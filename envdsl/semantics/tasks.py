@@ -95,7 +95,7 @@ class TaskChecker:
             )
 
     def init_file(self, init: ast.InitFrom) -> None:
-        loaded = read_init_file(self.checked.spec.path, init.path.value)
+        loaded = read_init_file(init.path.span.file, init.path.value)
         if loaded.code is not None:
             self.body.error(loaded.code, loaded.problem, init.path.span, help=loaded.help)
             return

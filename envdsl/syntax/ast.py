@@ -6,7 +6,7 @@ plain data, never lark objects, so later stages do not depend on the parser.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Iterator, TypeVar, Union
 
 from envdsl.source import Span
@@ -568,12 +568,29 @@ class EnvDecl:
 
 
 @dataclass(frozen=True, slots=True)
+class TasksFor:
+    """A task file's `tasks for "env.env" { ... }`: tasks for the env in another file."""
+
+    target: Text  # the env file, relative to the task file's directory
+    tasks: tuple[TaskDecl, ...]
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
 class SpecFile:
     path: str
     imports: tuple[Import, ...]
     env: EnvDecl | None  # the env, or the module of a stdlib file
     span: Span
     text: str = ""  # the source, for code generation to quote conditions
+    tasks_for: TasksFor | None = None  # set for a task file (which has no env)
+    # the texts of the task files whose tasks were merged into `env`, by path
+    task_texts: dict[str, str] = field(default_factory=dict)
+
+    def text_of(self, span: Span) -> str:
+        """The source text a span points into: this spec's or a merged task file's ("" for
+        another file, such as a stdlib module's)."""
+        return self.text if span.file == self.path else self.task_texts.get(span.file, "")
 
 
 def walk(node: object) -> Iterator[object]:

@@ -77,6 +77,7 @@ class AstBuilder:
     def build_file(self, tree: Node, *, expect_module: bool) -> ast.SpecFile:
         imports: list[ast.Import] = []
         envs: list[ast.EnvDecl] = []
+        task_blocks: list[ast.TasksFor] = []
         for item in _children(tree):
             if _is(item, "import_decl"):
                 dotted = _children(item)[0]
@@ -84,7 +85,19 @@ class AstBuilder:
                 imports.append(ast.Import(path, self.span(item)))
             elif _is(item, "env_decl", "module_decl"):
                 envs.append(self.env(item))
+            elif _is(item, "tasks_decl"):
+                task_blocks.append(self.tasks_for(item))
         whole = self.source.whole()
+        if task_blocks and not envs and not expect_module:
+            tasks_for = self.task_file(task_blocks, imports)
+            return ast.SpecFile(self.source.path, (), None, whole, self.source.text, tasks_for)
+        for block in task_blocks:  # in a spec (or a module): not a task file
+            self.sink.report(
+                codes.ONE_TASKS_BLOCK,
+                "a `tasks for` block in a file that declares an env",
+                block.target.span,
+                help="write the tasks inside the env, or move the block to a task file",
+            )
         env = envs[0] if envs else None
         wanted = "module" if expect_module else "env"
         if env is None:
@@ -128,6 +141,29 @@ class AstBuilder:
         return ast.EnvDecl(
             self.name(name_node), tree.data == "module_decl", doc, tuple(members), self.span(tree)
         )
+
+    def tasks_for(self, tree: Node) -> ast.TasksFor:
+        target, *members = _children(tree)
+        tasks = tuple(self.decl_task_decl(m) for m in members if _is(m, "task_decl"))
+        return ast.TasksFor(self.text(target), tasks, self.span(tree))
+
+    def task_file(self, blocks: list[ast.TasksFor], imports: list[ast.Import]) -> ast.TasksFor:
+        """A task file holds one `tasks for` block and nothing else (its env has the rest)."""
+        for extra in blocks[1:]:
+            self.sink.report(
+                codes.ONE_TASKS_BLOCK,
+                "a second `tasks for` block in one task file",
+                extra.target.span,
+                help="put the tasks of each env in a task file of its own",
+            )
+        for stray in imports:
+            self.sink.report(
+                codes.ONE_TASKS_BLOCK,
+                "an import in a task file",
+                stray.span,
+                help="a task file uses what its env imports; put the import in the env's file",
+            )
+        return blocks[0]
 
     def member(self, node: Node) -> ast.Decl | None:
         builder: Callable[[ParseTree], ast.Decl] | None = getattr(self, f"decl_{node.data}", None)

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
-EXAMPLES = sorted((REPO / "examples").glob("*.env"))
+EXAMPLES = sorted(p for p in (REPO / "examples").glob("*.env") if not p.name.endswith(".tasks.env"))
 
 
 def make_corpus(directory: Path, count: int, seed: int) -> None:

@@ -276,7 +276,9 @@ def main() -> int:
         f" {'+tasks ms':>9}"
     )
     print("-" * 85)
-    examples = sorted((REPO / "examples").glob("*.env"))
+    examples = sorted(
+        p for p in (REPO / "examples").glob("*.env") if not p.name.endswith(".tasks.env")
+    )
     for path in examples:
         text = path.read_text(encoding="utf-8")
         ms, result = time_in_process(str(path), text, args.runs)

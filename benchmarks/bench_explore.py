@@ -128,7 +128,9 @@ def main() -> None:
     args = parser.parse_args()
     if args.cpu is not None and hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {args.cpu})
-    paths = sorted((REPO / "examples").glob("*.env"))
+    paths = sorted(
+        p for p in (REPO / "examples").glob("*.env") if not p.name.endswith(".tasks.env")
+    )
     if args.examples:
         paths = [p for p in paths if p.stem in args.examples]
     print(

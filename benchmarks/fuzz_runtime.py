@@ -47,7 +47,7 @@ import envdsl  # noqa: E402
 from envdsl.runtime import Environment, InvalidState  # noqa: E402
 from envdsl.runtime import values as v  # noqa: E402
 
-EXAMPLES = sorted((REPO / "examples").glob("*.env"))
+EXAMPLES = sorted(p for p in (REPO / "examples").glob("*.env") if not p.name.endswith(".tasks.env"))
 SLOW_S = 2.0
 
 # hostile JSON texts, spliced into argument text where a value goes

@@ -25,9 +25,10 @@ from pathlib import Path
 from envdsl.pipeline import check_source
 from envdsl.source import SourceFile
 from renaming import ADVERSARIAL, rename, renaming
+from example_specs import example_specs
 
 ROOT = Path(__file__).resolve().parent.parent
-EXAMPLES = sorted((ROOT / "examples").glob("*.env"))
+EXAMPLES = example_specs()
 TOKEN = re.compile(
     r'"""(?:[^"\\]|\\.|"(?!""))*"""|f?"(?:[^"\\\n]|\\.)*"|#[^\n]*|[A-Za-z_][A-Za-z0-9_]*'
     r"|[0-9][0-9_]*(?:\.[0-9]+)?|->|==|!=|<=|>=|\+=|-=|//|\*\*|\S"

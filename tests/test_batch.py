@@ -21,9 +21,10 @@ from envdsl import batch
 from envdsl.batch import FileRecord, Progress, Summary, check_one, run_check, run_checks
 from envdsl.cli import main
 from envdsl.pipeline import CompileResult
+from example_specs import example_specs
 
 REPO = Path(__file__).resolve().parent.parent
-EXAMPLES = sorted((REPO / "examples").glob("*.env"))
+EXAMPLES = example_specs()
 SCHEMA = json.loads((Path(__file__).parent / "diagnostics.schema.json").read_text("utf-8"))
 DIAGNOSTIC_SCHEMA = {"$defs": SCHEMA["$defs"], **SCHEMA["$defs"]["diagnostic"]}
 

@@ -28,9 +28,10 @@ from envdsl.runtime import Environment
 from envdsl.semantics.model import CheckedSpec
 from envdsl.source import SourceFile
 from test_examples_e2e import compiled
+from example_specs import example_specs
 
 REPO = Path(__file__).resolve().parent.parent
-EXAMPLES = sorted((REPO / "examples").glob("*.env"))
+EXAMPLES = example_specs()
 NAMES = [path.stem for path in EXAMPLES]
 
 

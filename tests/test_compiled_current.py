@@ -21,9 +21,10 @@ from click.testing import CliRunner
 
 from envdsl.cli import main
 from test_examples_e2e import compiled, example
+from example_specs import example_specs
 
 REPO = Path(__file__).resolve().parent.parent
-EXAMPLES = sorted((REPO / "examples").glob("*.env"))
+EXAMPLES = example_specs()
 NAMES = [p.stem for p in EXAMPLES]  # the spec files; compiled/ uses the env's module name
 COMPILED = REPO / "compiled"
 FIX = "compiled/ is out of date; run: envdsl compile examples/*.env -o compiled"

@@ -21,9 +21,10 @@ from envdsl.loader import environment_class, load_module
 from envdsl.pipeline import CompileResult, compile_file
 from envdsl.runtime import Environment
 from envdsl.syntax import ast
+from example_specs import example_specs
 
 REPO = Path(__file__).resolve().parent.parent
-EXAMPLES = sorted((REPO / "examples").glob("*.env"))
+EXAMPLES = example_specs()
 NAMES = [path.stem for path in EXAMPLES]
 
 

@@ -24,10 +24,11 @@ import envdsl
 from envdsl.cli import main
 from envdsl.explore import ExploreOptions, explore
 from envdsl.runtime import Environment
+from example_specs import example_specs
 
 REPO = Path(__file__).resolve().parent.parent
 SPECS = Path(__file__).resolve().parent / "explore_specs"
-EXAMPLES = sorted((REPO / "examples").glob("*.env"))
+EXAMPLES = example_specs()
 
 
 def invoke(*args: str) -> tuple[int, str, str]:

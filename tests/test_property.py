@@ -23,8 +23,9 @@ from hypothesis import strategies as st
 from envdsl.diagnostics.codes import REGISTRY
 from envdsl.pipeline import CompileResult, check_source
 from envdsl.source import SourceFile, Span
+from example_specs import example_specs
 
-EXAMPLES = sorted((Path(__file__).resolve().parent.parent / "examples").glob("*.env"))
+EXAMPLES = example_specs()
 SPECS = [path.read_text(encoding="utf-8") for path in EXAMPLES]
 PATH = "fuzz.env"
 

@@ -21,9 +21,10 @@ from envdsl.loader import environment_class, load_module
 from envdsl.pipeline import compile_source
 from envdsl.source import SourceFile
 from renaming import canonical, rename, renaming
+from example_specs import example_specs
 
 TESTS = Path(__file__).resolve().parent
-EXAMPLES = sorted((TESTS.parent / "examples").glob("*.env"))
+EXAMPLES = example_specs()
 # every fourth fixture (each holds one mistake); not those whose diagnostics depend on how close
 # a wrong name is to a right one (a typo gets "did you mean", a random name a second report)
 SIMILARITY_BASED = {"unknown_argument_in_constructor"}

@@ -13,6 +13,7 @@ from envdsl.pipeline import CompileResult, check_source
 from envdsl.semantics.model import CheckedSpec
 from envdsl.source import SourceFile
 from envdsl.syntax import ast
+from example_specs import example_specs
 
 PRELUDE = """env T {
   enum Status { active, suspended, closed }
@@ -546,9 +547,7 @@ def test_recursion_through_an_internal_action() -> None:
 
 
 def test_every_example_checks_cleanly() -> None:
-    from pathlib import Path
-
-    for path in sorted((Path(__file__).parent.parent / "examples").glob("*.env")):
+    for path in example_specs():
         result = check(path.read_text(encoding="utf-8"))
         assert result.ok, (path.name, [(d.code.code, d.message) for d in result.diagnostics])
         assert result.stage_reached == "done"

@@ -950,6 +950,107 @@ class ClinicSchedulingEnv(rt.Environment):
                 ("the check-up is untouched", "_check_retire_hygiene_speciality_2"),
             ),
         ),
+        "hygienist_days_question": rt.TaskSpec(
+            "hygienist_days_question",
+            "Which of our dentists do hygiene cleanings (speciality HYG), and on which weekdays do\nthey work?",
+            None,
+            '{"appointments": [{"appointment_id": "APT-0001", "booked_at": "2024-06-01T09:00:00Z", "cancel_reason": null, "cancelled_at": null, "dentist": "D2", "end": "2024-06-11T08:45:00Z", "patient": "P-0002", "room": "R2", "start": "2024-06-11T08:00:00Z", "status": "confirmed", "treatment": "HYG-CLEAN"}, {"appointment_id": "APT-0002", "booked_at": "2024-06-02T09:00:00Z", "cancel_reason": null, "cancelled_at": null, "dentist": "D1", "end": "2024-06-11T09:00:00Z", "patient": "P-0003", "room": "R1", "start": "2024-06-11T08:30:00Z", "status": "confirmed", "treatment": "CHECKUP"}, {"appointment_id": "APT-0003", "booked_at": "2024-06-05T14:00:00Z", "cancel_reason": null, "cancelled_at": null, "dentist": "D1", "end": "2024-06-12T11:00:00Z", "patient": "P-0001", "room": "R2", "start": "2024-06-12T10:00:00Z", "status": "requested", "treatment": "FILLING"}, {"appointment_id": "APT-0004", "booked_at": "2024-06-03T11:00:00Z", "cancel_reason": null, "cancelled_at": null, "dentist": "D3", "end": "2024-06-10T14:00:00Z", "patient": "P-0003", "room": "R3", "start": "2024-06-10T13:00:00Z", "status": "confirmed", "treatment": "FILLING"}], "dentist_specialities": [{"dentist": "D1", "link_id": "DS-0001", "speciality": "GEN"}, {"dentist": "D1", "link_id": "DS-0002", "speciality": "ENDO"}, {"dentist": "D2", "link_id": "DS-0003", "speciality": "HYG"}, {"dentist": "D3", "link_id": "DS-0004", "speciality": "GEN"}], "dentists": [{"dentist_id": "D1", "name": "Dr. Holm"}, {"dentist_id": "D2", "name": "Dr. Lind"}, {"dentist_id": "D3", "name": "Dr. Sund"}], "now": "2024-06-07T10:00:00Z", "patients": [{"last_visit": "2023-11-20", "name": "Nora Berg", "patient_id": "P-0001", "phone": "+46 70 111 22 33", "recall_months": 6}, {"last_visit": null, "name": "Ivan Sok", "patient_id": "P-0002", "phone": "+46 70 444 55 66", "recall_months": 6}, {"last_visit": "2024-01-15", "name": "Lea Falk", "patient_id": "P-0003", "phone": "+46 70 777 88 99", "recall_months": 6}], "reminders": [], "rooms": [{"has_xray": true, "name": "Room 1", "room_id": "R1"}, {"has_xray": false, "name": "Room 2", "room_id": "R2"}, {"has_xray": false, "name": "Room 3", "room_id": "R3"}], "specialities": [{"code": "GEN", "name": "General dentistry"}, {"code": "HYG", "name": "Dental hygiene"}, {"code": "ENDO", "name": "Endodontics"}], "treatments": [{"code": "CHECKUP", "duration_minutes": 30, "name": "Check-up", "needs_xray": true, "speciality": "GEN"}, {"code": "HYG-CLEAN", "duration_minutes": 45, "name": "Hygiene cleaning", "needs_xray": false, "speciality": "HYG"}, {"code": "FILLING", "duration_minutes": 60, "name": "Filling", "needs_xray": false, "speciality": "GEN"}, {"code": "ROOT-CANAL", "duration_minutes": 90, "name": "Root canal treatment", "needs_xray": true, "speciality": "ENDO"}], "working_hours": [{"closes": 1020, "day": "monday", "dentist": "D1", "hours_id": "WH-0001", "opens": 480}, {"closes": 1020, "day": "tuesday", "dentist": "D1", "hours_id": "WH-0002", "opens": 480}, {"closes": 1020, "day": "wednesday", "dentist": "D1", "hours_id": "WH-0003", "opens": 480}, {"closes": 720, "day": "tuesday", "dentist": "D2", "hours_id": "WH-0004", "opens": 480}, {"closes": 960, "day": "thursday", "dentist": "D2", "hours_id": "WH-0005", "opens": 480}, {"closes": 1080, "day": "monday", "dentist": "D3", "hours_id": "WH-0006", "opens": 720}, {"closes": 720, "day": "friday", "dentist": "D3", "hours_id": "WH-0007", "opens": 480}]}',
+            "_solve_hygienist_days_question",
+            (
+                ("names Dr. Lind and no other dentist", "_check_hygienist_days_question_0"),
+                ("gives her working days", "_check_hygienist_days_question_1"),
+            ),
+            answer="Only Dr. Lind (D2) does hygiene cleanings; she works on Tuesdays and Thursdays.",
+        ),
+        "xray_treatments_question": rt.TaskSpec(
+            "xray_treatments_question",
+            "A patient asks which of our treatments need an x-ray room and how long each of those\ntakes.",
+            None,
+            '{"appointments": [{"appointment_id": "APT-0001", "booked_at": "2024-06-01T09:00:00Z", "cancel_reason": null, "cancelled_at": null, "dentist": "D2", "end": "2024-06-11T08:45:00Z", "patient": "P-0002", "room": "R2", "start": "2024-06-11T08:00:00Z", "status": "confirmed", "treatment": "HYG-CLEAN"}, {"appointment_id": "APT-0002", "booked_at": "2024-06-02T09:00:00Z", "cancel_reason": null, "cancelled_at": null, "dentist": "D1", "end": "2024-06-11T09:00:00Z", "patient": "P-0003", "room": "R1", "start": "2024-06-11T08:30:00Z", "status": "confirmed", "treatment": "CHECKUP"}, {"appointment_id": "APT-0003", "booked_at": "2024-06-05T14:00:00Z", "cancel_reason": null, "cancelled_at": null, "dentist": "D1", "end": "2024-06-12T11:00:00Z", "patient": "P-0001", "room": "R2", "start": "2024-06-12T10:00:00Z", "status": "requested", "treatment": "FILLING"}, {"appointment_id": "APT-0004", "booked_at": "2024-06-03T11:00:00Z", "cancel_reason": null, "cancelled_at": null, "dentist": "D3", "end": "2024-06-10T14:00:00Z", "patient": "P-0003", "room": "R3", "start": "2024-06-10T13:00:00Z", "status": "confirmed", "treatment": "FILLING"}], "dentist_specialities": [{"dentist": "D1", "link_id": "DS-0001", "speciality": "GEN"}, {"dentist": "D1", "link_id": "DS-0002", "speciality": "ENDO"}, {"dentist": "D2", "link_id": "DS-0003", "speciality": "HYG"}, {"dentist": "D3", "link_id": "DS-0004", "speciality": "GEN"}], "dentists": [{"dentist_id": "D1", "name": "Dr. Holm"}, {"dentist_id": "D2", "name": "Dr. Lind"}, {"dentist_id": "D3", "name": "Dr. Sund"}], "now": "2024-06-07T10:00:00Z", "patients": [{"last_visit": "2023-11-20", "name": "Nora Berg", "patient_id": "P-0001", "phone": "+46 70 111 22 33", "recall_months": 6}, {"last_visit": null, "name": "Ivan Sok", "patient_id": "P-0002", "phone": "+46 70 444 55 66", "recall_months": 6}, {"last_visit": "2024-01-15", "name": "Lea Falk", "patient_id": "P-0003", "phone": "+46 70 777 88 99", "recall_months": 6}], "reminders": [], "rooms": [{"has_xray": true, "name": "Room 1", "room_id": "R1"}, {"has_xray": false, "name": "Room 2", "room_id": "R2"}, {"has_xray": false, "name": "Room 3", "room_id": "R3"}], "specialities": [{"code": "GEN", "name": "General dentistry"}, {"code": "HYG", "name": "Dental hygiene"}, {"code": "ENDO", "name": "Endodontics"}], "treatments": [{"code": "CHECKUP", "duration_minutes": 30, "name": "Check-up", "needs_xray": true, "speciality": "GEN"}, {"code": "HYG-CLEAN", "duration_minutes": 45, "name": "Hygiene cleaning", "needs_xray": false, "speciality": "HYG"}, {"code": "FILLING", "duration_minutes": 60, "name": "Filling", "needs_xray": false, "speciality": "GEN"}, {"code": "ROOT-CANAL", "duration_minutes": 90, "name": "Root canal treatment", "needs_xray": true, "speciality": "ENDO"}], "working_hours": [{"closes": 1020, "day": "monday", "dentist": "D1", "hours_id": "WH-0001", "opens": 480}, {"closes": 1020, "day": "tuesday", "dentist": "D1", "hours_id": "WH-0002", "opens": 480}, {"closes": 1020, "day": "wednesday", "dentist": "D1", "hours_id": "WH-0003", "opens": 480}, {"closes": 720, "day": "tuesday", "dentist": "D2", "hours_id": "WH-0004", "opens": 480}, {"closes": 960, "day": "thursday", "dentist": "D2", "hours_id": "WH-0005", "opens": 480}, {"closes": 1080, "day": "monday", "dentist": "D3", "hours_id": "WH-0006", "opens": 720}, {"closes": 720, "day": "friday", "dentist": "D3", "hours_id": "WH-0007", "opens": 480}]}',
+            "_solve_xray_treatments_question",
+            (
+                ("names both x-ray treatments", "_check_xray_treatments_question_0"),
+                ("gives their lengths", "_check_xray_treatments_question_1"),
+                ("lists no treatment without x-ray", "_check_xray_treatments_question_2"),
+            ),
+            answer="Two treatments need an x-ray room: the check-up (30 minutes) and the root canal treatment (90 minutes).",
+        ),
+        "friday_hours_question": rt.TaskSpec(
+            "friday_hours_question",
+            "When does Dr. Sund (D3) work on Fridays? Give the opening and closing time.",
+            None,
+            '{"appointments": [{"appointment_id": "APT-0001", "booked_at": "2024-06-01T09:00:00Z", "cancel_reason": null, "cancelled_at": null, "dentist": "D2", "end": "2024-06-11T08:45:00Z", "patient": "P-0002", "room": "R2", "start": "2024-06-11T08:00:00Z", "status": "confirmed", "treatment": "HYG-CLEAN"}, {"appointment_id": "APT-0002", "booked_at": "2024-06-02T09:00:00Z", "cancel_reason": null, "cancelled_at": null, "dentist": "D1", "end": "2024-06-11T09:00:00Z", "patient": "P-0003", "room": "R1", "start": "2024-06-11T08:30:00Z", "status": "confirmed", "treatment": "CHECKUP"}, {"appointment_id": "APT-0003", "booked_at": "2024-06-05T14:00:00Z", "cancel_reason": null, "cancelled_at": null, "dentist": "D1", "end": "2024-06-12T11:00:00Z", "patient": "P-0001", "room": "R2", "start": "2024-06-12T10:00:00Z", "status": "requested", "treatment": "FILLING"}, {"appointment_id": "APT-0004", "booked_at": "2024-06-03T11:00:00Z", "cancel_reason": null, "cancelled_at": null, "dentist": "D3", "end": "2024-06-10T14:00:00Z", "patient": "P-0003", "room": "R3", "start": "2024-06-10T13:00:00Z", "status": "confirmed", "treatment": "FILLING"}], "dentist_specialities": [{"dentist": "D1", "link_id": "DS-0001", "speciality": "GEN"}, {"dentist": "D1", "link_id": "DS-0002", "speciality": "ENDO"}, {"dentist": "D2", "link_id": "DS-0003", "speciality": "HYG"}, {"dentist": "D3", "link_id": "DS-0004", "speciality": "GEN"}], "dentists": [{"dentist_id": "D1", "name": "Dr. Holm"}, {"dentist_id": "D2", "name": "Dr. Lind"}, {"dentist_id": "D3", "name": "Dr. Sund"}], "now": "2024-06-07T10:00:00Z", "patients": [{"last_visit": "2023-11-20", "name": "Nora Berg", "patient_id": "P-0001", "phone": "+46 70 111 22 33", "recall_months": 6}, {"last_visit": null, "name": "Ivan Sok", "patient_id": "P-0002", "phone": "+46 70 444 55 66", "recall_months": 6}, {"last_visit": "2024-01-15", "name": "Lea Falk", "patient_id": "P-0003", "phone": "+46 70 777 88 99", "recall_months": 6}], "reminders": [], "rooms": [{"has_xray": true, "name": "Room 1", "room_id": "R1"}, {"has_xray": false, "name": "Room 2", "room_id": "R2"}, {"has_xray": false, "name": "Room 3", "room_id": "R3"}], "specialities": [{"code": "GEN", "name": "General dentistry"}, {"code": "HYG", "name": "Dental hygiene"}, {"code": "ENDO", "name": "Endodontics"}], "treatments": [{"code": "CHECKUP", "duration_minutes": 30, "name": "Check-up", "needs_xray": true, "speciality": "GEN"}, {"code": "HYG-CLEAN", "duration_minutes": 45, "name": "Hygiene cleaning", "needs_xray": false, "speciality": "HYG"}, {"code": "FILLING", "duration_minutes": 60, "name": "Filling", "needs_xray": false, "speciality": "GEN"}, {"code": "ROOT-CANAL", "duration_minutes": 90, "name": "Root canal treatment", "needs_xray": true, "speciality": "ENDO"}], "working_hours": [{"closes": 1020, "day": "monday", "dentist": "D1", "hours_id": "WH-0001", "opens": 480}, {"closes": 1020, "day": "tuesday", "dentist": "D1", "hours_id": "WH-0002", "opens": 480}, {"closes": 1020, "day": "wednesday", "dentist": "D1", "hours_id": "WH-0003", "opens": 480}, {"closes": 720, "day": "tuesday", "dentist": "D2", "hours_id": "WH-0004", "opens": 480}, {"closes": 960, "day": "thursday", "dentist": "D2", "hours_id": "WH-0005", "opens": 480}, {"closes": 1080, "day": "monday", "dentist": "D3", "hours_id": "WH-0006", "opens": 720}, {"closes": 720, "day": "friday", "dentist": "D3", "hours_id": "WH-0007", "opens": 480}]}',
+            "_solve_friday_hours_question",
+            (("gives the Friday hours", "_check_friday_hours_question_0"),),
+            answer="Dr. Sund works on Fridays from 08:00 to 12:00 UTC.",
+        ),
+        "tuesday_schedule_question": rt.TaskSpec(
+            "tuesday_schedule_question",
+            "What is on Dr. Holm's (D1) schedule for Tuesday 11 June 2024? For each appointment give\nthe time, the patient and the treatment.",
+            None,
+            '{"appointments": [{"appointment_id": "APT-0001", "booked_at": "2024-06-01T09:00:00Z", "cancel_reason": null, "cancelled_at": null, "dentist": "D2", "end": "2024-06-11T08:45:00Z", "patient": "P-0002", "room": "R2", "start": "2024-06-11T08:00:00Z", "status": "confirmed", "treatment": "HYG-CLEAN"}, {"appointment_id": "APT-0002", "booked_at": "2024-06-02T09:00:00Z", "cancel_reason": null, "cancelled_at": null, "dentist": "D1", "end": "2024-06-11T09:00:00Z", "patient": "P-0003", "room": "R1", "start": "2024-06-11T08:30:00Z", "status": "confirmed", "treatment": "CHECKUP"}, {"appointment_id": "APT-0003", "booked_at": "2024-06-05T14:00:00Z", "cancel_reason": null, "cancelled_at": null, "dentist": "D1", "end": "2024-06-12T11:00:00Z", "patient": "P-0001", "room": "R2", "start": "2024-06-12T10:00:00Z", "status": "requested", "treatment": "FILLING"}, {"appointment_id": "APT-0004", "booked_at": "2024-06-03T11:00:00Z", "cancel_reason": null, "cancelled_at": null, "dentist": "D3", "end": "2024-06-10T14:00:00Z", "patient": "P-0003", "room": "R3", "start": "2024-06-10T13:00:00Z", "status": "confirmed", "treatment": "FILLING"}], "dentist_specialities": [{"dentist": "D1", "link_id": "DS-0001", "speciality": "GEN"}, {"dentist": "D1", "link_id": "DS-0002", "speciality": "ENDO"}, {"dentist": "D2", "link_id": "DS-0003", "speciality": "HYG"}, {"dentist": "D3", "link_id": "DS-0004", "speciality": "GEN"}], "dentists": [{"dentist_id": "D1", "name": "Dr. Holm"}, {"dentist_id": "D2", "name": "Dr. Lind"}, {"dentist_id": "D3", "name": "Dr. Sund"}], "now": "2024-06-07T10:00:00Z", "patients": [{"last_visit": "2023-11-20", "name": "Nora Berg", "patient_id": "P-0001", "phone": "+46 70 111 22 33", "recall_months": 6}, {"last_visit": null, "name": "Ivan Sok", "patient_id": "P-0002", "phone": "+46 70 444 55 66", "recall_months": 6}, {"last_visit": "2024-01-15", "name": "Lea Falk", "patient_id": "P-0003", "phone": "+46 70 777 88 99", "recall_months": 6}], "reminders": [], "rooms": [{"has_xray": true, "name": "Room 1", "room_id": "R1"}, {"has_xray": false, "name": "Room 2", "room_id": "R2"}, {"has_xray": false, "name": "Room 3", "room_id": "R3"}], "specialities": [{"code": "GEN", "name": "General dentistry"}, {"code": "HYG", "name": "Dental hygiene"}, {"code": "ENDO", "name": "Endodontics"}], "treatments": [{"code": "CHECKUP", "duration_minutes": 30, "name": "Check-up", "needs_xray": true, "speciality": "GEN"}, {"code": "HYG-CLEAN", "duration_minutes": 45, "name": "Hygiene cleaning", "needs_xray": false, "speciality": "HYG"}, {"code": "FILLING", "duration_minutes": 60, "name": "Filling", "needs_xray": false, "speciality": "GEN"}, {"code": "ROOT-CANAL", "duration_minutes": 90, "name": "Root canal treatment", "needs_xray": true, "speciality": "ENDO"}], "working_hours": [{"closes": 1020, "day": "monday", "dentist": "D1", "hours_id": "WH-0001", "opens": 480}, {"closes": 1020, "day": "tuesday", "dentist": "D1", "hours_id": "WH-0002", "opens": 480}, {"closes": 1020, "day": "wednesday", "dentist": "D1", "hours_id": "WH-0003", "opens": 480}, {"closes": 720, "day": "tuesday", "dentist": "D2", "hours_id": "WH-0004", "opens": 480}, {"closes": 960, "day": "thursday", "dentist": "D2", "hours_id": "WH-0005", "opens": 480}, {"closes": 1080, "day": "monday", "dentist": "D3", "hours_id": "WH-0006", "opens": 720}, {"closes": 720, "day": "friday", "dentist": "D3", "hours_id": "WH-0007", "opens": 480}]}',
+            "_solve_tuesday_schedule_question",
+            (
+                ("gives the appointment's time and patient", "_check_tuesday_schedule_question_0"),
+                ("gives the treatment", "_check_tuesday_schedule_question_1"),
+                ("does not list Dr. Lind's cleaning", "_check_tuesday_schedule_question_2"),
+            ),
+            answer="Dr. Holm has one appointment on 11 June: 08:30-09:00, Lea Falk, check-up (APT-0002).",
+        ),
+        "register_and_book_checkup": rt.TaskSpec(
+            "register_and_book_checkup",
+            "A new patient, Mika Lund (phone +46 70 999 00 11), wants check-ups once a year. Register\nhim with a 12-month recall, then book him a check-up with Dr. Sund (D3) on Friday 14 June\n2024 at the earliest free time that day, and confirm it (he agreed on the phone).",
+            None,
+            '{"appointments": [{"appointment_id": "APT-0001", "booked_at": "2024-06-01T09:00:00Z", "cancel_reason": null, "cancelled_at": null, "dentist": "D2", "end": "2024-06-11T08:45:00Z", "patient": "P-0002", "room": "R2", "start": "2024-06-11T08:00:00Z", "status": "confirmed", "treatment": "HYG-CLEAN"}, {"appointment_id": "APT-0002", "booked_at": "2024-06-02T09:00:00Z", "cancel_reason": null, "cancelled_at": null, "dentist": "D1", "end": "2024-06-11T09:00:00Z", "patient": "P-0003", "room": "R1", "start": "2024-06-11T08:30:00Z", "status": "confirmed", "treatment": "CHECKUP"}, {"appointment_id": "APT-0003", "booked_at": "2024-06-05T14:00:00Z", "cancel_reason": null, "cancelled_at": null, "dentist": "D1", "end": "2024-06-12T11:00:00Z", "patient": "P-0001", "room": "R2", "start": "2024-06-12T10:00:00Z", "status": "requested", "treatment": "FILLING"}, {"appointment_id": "APT-0004", "booked_at": "2024-06-03T11:00:00Z", "cancel_reason": null, "cancelled_at": null, "dentist": "D3", "end": "2024-06-10T14:00:00Z", "patient": "P-0003", "room": "R3", "start": "2024-06-10T13:00:00Z", "status": "confirmed", "treatment": "FILLING"}], "dentist_specialities": [{"dentist": "D1", "link_id": "DS-0001", "speciality": "GEN"}, {"dentist": "D1", "link_id": "DS-0002", "speciality": "ENDO"}, {"dentist": "D2", "link_id": "DS-0003", "speciality": "HYG"}, {"dentist": "D3", "link_id": "DS-0004", "speciality": "GEN"}], "dentists": [{"dentist_id": "D1", "name": "Dr. Holm"}, {"dentist_id": "D2", "name": "Dr. Lind"}, {"dentist_id": "D3", "name": "Dr. Sund"}], "now": "2024-06-07T10:00:00Z", "patients": [{"last_visit": "2023-11-20", "name": "Nora Berg", "patient_id": "P-0001", "phone": "+46 70 111 22 33", "recall_months": 6}, {"last_visit": null, "name": "Ivan Sok", "patient_id": "P-0002", "phone": "+46 70 444 55 66", "recall_months": 6}, {"last_visit": "2024-01-15", "name": "Lea Falk", "patient_id": "P-0003", "phone": "+46 70 777 88 99", "recall_months": 6}], "reminders": [], "rooms": [{"has_xray": true, "name": "Room 1", "room_id": "R1"}, {"has_xray": false, "name": "Room 2", "room_id": "R2"}, {"has_xray": false, "name": "Room 3", "room_id": "R3"}], "specialities": [{"code": "GEN", "name": "General dentistry"}, {"code": "HYG", "name": "Dental hygiene"}, {"code": "ENDO", "name": "Endodontics"}], "treatments": [{"code": "CHECKUP", "duration_minutes": 30, "name": "Check-up", "needs_xray": true, "speciality": "GEN"}, {"code": "HYG-CLEAN", "duration_minutes": 45, "name": "Hygiene cleaning", "needs_xray": false, "speciality": "HYG"}, {"code": "FILLING", "duration_minutes": 60, "name": "Filling", "needs_xray": false, "speciality": "GEN"}, {"code": "ROOT-CANAL", "duration_minutes": 90, "name": "Root canal treatment", "needs_xray": true, "speciality": "ENDO"}], "working_hours": [{"closes": 1020, "day": "monday", "dentist": "D1", "hours_id": "WH-0001", "opens": 480}, {"closes": 1020, "day": "tuesday", "dentist": "D1", "hours_id": "WH-0002", "opens": 480}, {"closes": 1020, "day": "wednesday", "dentist": "D1", "hours_id": "WH-0003", "opens": 480}, {"closes": 720, "day": "tuesday", "dentist": "D2", "hours_id": "WH-0004", "opens": 480}, {"closes": 960, "day": "thursday", "dentist": "D2", "hours_id": "WH-0005", "opens": 480}, {"closes": 1080, "day": "monday", "dentist": "D3", "hours_id": "WH-0006", "opens": 720}, {"closes": 720, "day": "friday", "dentist": "D3", "hours_id": "WH-0007", "opens": 480}]}',
+            "_solve_register_and_book_checkup",
+            (
+                ("Mika is registered with a 12-month recall", "_check_register_and_book_checkup_0"),
+                (
+                    "his check-up with Dr. Sund is confirmed for 14 June 08:00 in the x-ray room",
+                    "_check_register_and_book_checkup_1",
+                ),
+            ),
+        ),
+        "shorten_wednesday_hours": rt.TaskSpec(
+            "shorten_wednesday_hours",
+            "From next week Dr. Holm (D1) works on Wednesdays only from 12:00 to 17:00: change her\nWednesday hours. If an upcoming appointment of hers is in the way, move it to 13:00 the same\nday, same room (the patients agreed).",
+            None,
+            '{"appointments": [{"appointment_id": "APT-0001", "booked_at": "2024-06-01T09:00:00Z", "cancel_reason": null, "cancelled_at": null, "dentist": "D2", "end": "2024-06-11T08:45:00Z", "patient": "P-0002", "room": "R2", "start": "2024-06-11T08:00:00Z", "status": "confirmed", "treatment": "HYG-CLEAN"}, {"appointment_id": "APT-0002", "booked_at": "2024-06-02T09:00:00Z", "cancel_reason": null, "cancelled_at": null, "dentist": "D1", "end": "2024-06-11T09:00:00Z", "patient": "P-0003", "room": "R1", "start": "2024-06-11T08:30:00Z", "status": "confirmed", "treatment": "CHECKUP"}, {"appointment_id": "APT-0003", "booked_at": "2024-06-05T14:00:00Z", "cancel_reason": null, "cancelled_at": null, "dentist": "D1", "end": "2024-06-12T11:00:00Z", "patient": "P-0001", "room": "R2", "start": "2024-06-12T10:00:00Z", "status": "requested", "treatment": "FILLING"}, {"appointment_id": "APT-0004", "booked_at": "2024-06-03T11:00:00Z", "cancel_reason": null, "cancelled_at": null, "dentist": "D3", "end": "2024-06-10T14:00:00Z", "patient": "P-0003", "room": "R3", "start": "2024-06-10T13:00:00Z", "status": "confirmed", "treatment": "FILLING"}], "dentist_specialities": [{"dentist": "D1", "link_id": "DS-0001", "speciality": "GEN"}, {"dentist": "D1", "link_id": "DS-0002", "speciality": "ENDO"}, {"dentist": "D2", "link_id": "DS-0003", "speciality": "HYG"}, {"dentist": "D3", "link_id": "DS-0004", "speciality": "GEN"}], "dentists": [{"dentist_id": "D1", "name": "Dr. Holm"}, {"dentist_id": "D2", "name": "Dr. Lind"}, {"dentist_id": "D3", "name": "Dr. Sund"}], "now": "2024-06-07T10:00:00Z", "patients": [{"last_visit": "2023-11-20", "name": "Nora Berg", "patient_id": "P-0001", "phone": "+46 70 111 22 33", "recall_months": 6}, {"last_visit": null, "name": "Ivan Sok", "patient_id": "P-0002", "phone": "+46 70 444 55 66", "recall_months": 6}, {"last_visit": "2024-01-15", "name": "Lea Falk", "patient_id": "P-0003", "phone": "+46 70 777 88 99", "recall_months": 6}], "reminders": [], "rooms": [{"has_xray": true, "name": "Room 1", "room_id": "R1"}, {"has_xray": false, "name": "Room 2", "room_id": "R2"}, {"has_xray": false, "name": "Room 3", "room_id": "R3"}], "specialities": [{"code": "GEN", "name": "General dentistry"}, {"code": "HYG", "name": "Dental hygiene"}, {"code": "ENDO", "name": "Endodontics"}], "treatments": [{"code": "CHECKUP", "duration_minutes": 30, "name": "Check-up", "needs_xray": true, "speciality": "GEN"}, {"code": "HYG-CLEAN", "duration_minutes": 45, "name": "Hygiene cleaning", "needs_xray": false, "speciality": "HYG"}, {"code": "FILLING", "duration_minutes": 60, "name": "Filling", "needs_xray": false, "speciality": "GEN"}, {"code": "ROOT-CANAL", "duration_minutes": 90, "name": "Root canal treatment", "needs_xray": true, "speciality": "ENDO"}], "working_hours": [{"closes": 1020, "day": "monday", "dentist": "D1", "hours_id": "WH-0001", "opens": 480}, {"closes": 1020, "day": "tuesday", "dentist": "D1", "hours_id": "WH-0002", "opens": 480}, {"closes": 1020, "day": "wednesday", "dentist": "D1", "hours_id": "WH-0003", "opens": 480}, {"closes": 720, "day": "tuesday", "dentist": "D2", "hours_id": "WH-0004", "opens": 480}, {"closes": 960, "day": "thursday", "dentist": "D2", "hours_id": "WH-0005", "opens": 480}, {"closes": 1080, "day": "monday", "dentist": "D3", "hours_id": "WH-0006", "opens": 720}, {"closes": 720, "day": "friday", "dentist": "D3", "hours_id": "WH-0007", "opens": 480}]}',
+            "_solve_shorten_wednesday_hours",
+            (
+                (
+                    "the filling is on 12 June, 13:00-14:00, in the same room",
+                    "_check_shorten_wednesday_hours_0",
+                ),
+                ("Dr. Holm works 12:00-17:00 on Wednesdays", "_check_shorten_wednesday_hours_1"),
+                ("her other days are unchanged", "_check_shorten_wednesday_hours_2"),
+            ),
+        ),
+        "confirm_requested_filling": rt.TaskSpec(
+            "confirm_requested_filling",
+            "Nora Berg called back: she agrees to the filling she requested for next Wednesday. Find\nthat appointment and confirm it; do not change its time.",
+            None,
+            '{"appointments": [{"appointment_id": "APT-0001", "booked_at": "2024-06-01T09:00:00Z", "cancel_reason": null, "cancelled_at": null, "dentist": "D2", "end": "2024-06-11T08:45:00Z", "patient": "P-0002", "room": "R2", "start": "2024-06-11T08:00:00Z", "status": "confirmed", "treatment": "HYG-CLEAN"}, {"appointment_id": "APT-0002", "booked_at": "2024-06-02T09:00:00Z", "cancel_reason": null, "cancelled_at": null, "dentist": "D1", "end": "2024-06-11T09:00:00Z", "patient": "P-0003", "room": "R1", "start": "2024-06-11T08:30:00Z", "status": "confirmed", "treatment": "CHECKUP"}, {"appointment_id": "APT-0003", "booked_at": "2024-06-05T14:00:00Z", "cancel_reason": null, "cancelled_at": null, "dentist": "D1", "end": "2024-06-12T11:00:00Z", "patient": "P-0001", "room": "R2", "start": "2024-06-12T10:00:00Z", "status": "requested", "treatment": "FILLING"}, {"appointment_id": "APT-0004", "booked_at": "2024-06-03T11:00:00Z", "cancel_reason": null, "cancelled_at": null, "dentist": "D3", "end": "2024-06-10T14:00:00Z", "patient": "P-0003", "room": "R3", "start": "2024-06-10T13:00:00Z", "status": "confirmed", "treatment": "FILLING"}], "dentist_specialities": [{"dentist": "D1", "link_id": "DS-0001", "speciality": "GEN"}, {"dentist": "D1", "link_id": "DS-0002", "speciality": "ENDO"}, {"dentist": "D2", "link_id": "DS-0003", "speciality": "HYG"}, {"dentist": "D3", "link_id": "DS-0004", "speciality": "GEN"}], "dentists": [{"dentist_id": "D1", "name": "Dr. Holm"}, {"dentist_id": "D2", "name": "Dr. Lind"}, {"dentist_id": "D3", "name": "Dr. Sund"}], "now": "2024-06-07T10:00:00Z", "patients": [{"last_visit": "2023-11-20", "name": "Nora Berg", "patient_id": "P-0001", "phone": "+46 70 111 22 33", "recall_months": 6}, {"last_visit": null, "name": "Ivan Sok", "patient_id": "P-0002", "phone": "+46 70 444 55 66", "recall_months": 6}, {"last_visit": "2024-01-15", "name": "Lea Falk", "patient_id": "P-0003", "phone": "+46 70 777 88 99", "recall_months": 6}], "reminders": [], "rooms": [{"has_xray": true, "name": "Room 1", "room_id": "R1"}, {"has_xray": false, "name": "Room 2", "room_id": "R2"}, {"has_xray": false, "name": "Room 3", "room_id": "R3"}], "specialities": [{"code": "GEN", "name": "General dentistry"}, {"code": "HYG", "name": "Dental hygiene"}, {"code": "ENDO", "name": "Endodontics"}], "treatments": [{"code": "CHECKUP", "duration_minutes": 30, "name": "Check-up", "needs_xray": true, "speciality": "GEN"}, {"code": "HYG-CLEAN", "duration_minutes": 45, "name": "Hygiene cleaning", "needs_xray": false, "speciality": "HYG"}, {"code": "FILLING", "duration_minutes": 60, "name": "Filling", "needs_xray": false, "speciality": "GEN"}, {"code": "ROOT-CANAL", "duration_minutes": 90, "name": "Root canal treatment", "needs_xray": true, "speciality": "ENDO"}], "working_hours": [{"closes": 1020, "day": "monday", "dentist": "D1", "hours_id": "WH-0001", "opens": 480}, {"closes": 1020, "day": "tuesday", "dentist": "D1", "hours_id": "WH-0002", "opens": 480}, {"closes": 1020, "day": "wednesday", "dentist": "D1", "hours_id": "WH-0003", "opens": 480}, {"closes": 720, "day": "tuesday", "dentist": "D2", "hours_id": "WH-0004", "opens": 480}, {"closes": 960, "day": "thursday", "dentist": "D2", "hours_id": "WH-0005", "opens": 480}, {"closes": 1080, "day": "monday", "dentist": "D3", "hours_id": "WH-0006", "opens": 720}, {"closes": 720, "day": "friday", "dentist": "D3", "hours_id": "WH-0007", "opens": 480}]}',
+            "_solve_confirm_requested_filling",
+            (
+                ("the filling is confirmed", "_check_confirm_requested_filling_0"),
+                ("its time is unchanged", "_check_confirm_requested_filling_1"),
+            ),
+        ),
+        "add_friday_hours_then_book": rt.TaskSpec(
+            "add_friday_hours_then_book",
+            "Book Ivan Sok (P-0002) a hygiene cleaning with Dr. Lind (D2) on Friday 14 June 2024 at\n09:00 in Room 2, and confirm it (he agreed). From this week on Dr. Lind also works on\nFridays, 08:00 to 12:00; that is not recorded yet: record it too.",
+            None,
+            '{"appointments": [{"appointment_id": "APT-0001", "booked_at": "2024-06-01T09:00:00Z", "cancel_reason": null, "cancelled_at": null, "dentist": "D2", "end": "2024-06-11T08:45:00Z", "patient": "P-0002", "room": "R2", "start": "2024-06-11T08:00:00Z", "status": "confirmed", "treatment": "HYG-CLEAN"}, {"appointment_id": "APT-0002", "booked_at": "2024-06-02T09:00:00Z", "cancel_reason": null, "cancelled_at": null, "dentist": "D1", "end": "2024-06-11T09:00:00Z", "patient": "P-0003", "room": "R1", "start": "2024-06-11T08:30:00Z", "status": "confirmed", "treatment": "CHECKUP"}, {"appointment_id": "APT-0003", "booked_at": "2024-06-05T14:00:00Z", "cancel_reason": null, "cancelled_at": null, "dentist": "D1", "end": "2024-06-12T11:00:00Z", "patient": "P-0001", "room": "R2", "start": "2024-06-12T10:00:00Z", "status": "requested", "treatment": "FILLING"}, {"appointment_id": "APT-0004", "booked_at": "2024-06-03T11:00:00Z", "cancel_reason": null, "cancelled_at": null, "dentist": "D3", "end": "2024-06-10T14:00:00Z", "patient": "P-0003", "room": "R3", "start": "2024-06-10T13:00:00Z", "status": "confirmed", "treatment": "FILLING"}], "dentist_specialities": [{"dentist": "D1", "link_id": "DS-0001", "speciality": "GEN"}, {"dentist": "D1", "link_id": "DS-0002", "speciality": "ENDO"}, {"dentist": "D2", "link_id": "DS-0003", "speciality": "HYG"}, {"dentist": "D3", "link_id": "DS-0004", "speciality": "GEN"}], "dentists": [{"dentist_id": "D1", "name": "Dr. Holm"}, {"dentist_id": "D2", "name": "Dr. Lind"}, {"dentist_id": "D3", "name": "Dr. Sund"}], "now": "2024-06-07T10:00:00Z", "patients": [{"last_visit": "2023-11-20", "name": "Nora Berg", "patient_id": "P-0001", "phone": "+46 70 111 22 33", "recall_months": 6}, {"last_visit": null, "name": "Ivan Sok", "patient_id": "P-0002", "phone": "+46 70 444 55 66", "recall_months": 6}, {"last_visit": "2024-01-15", "name": "Lea Falk", "patient_id": "P-0003", "phone": "+46 70 777 88 99", "recall_months": 6}], "reminders": [], "rooms": [{"has_xray": true, "name": "Room 1", "room_id": "R1"}, {"has_xray": false, "name": "Room 2", "room_id": "R2"}, {"has_xray": false, "name": "Room 3", "room_id": "R3"}], "specialities": [{"code": "GEN", "name": "General dentistry"}, {"code": "HYG", "name": "Dental hygiene"}, {"code": "ENDO", "name": "Endodontics"}], "treatments": [{"code": "CHECKUP", "duration_minutes": 30, "name": "Check-up", "needs_xray": true, "speciality": "GEN"}, {"code": "HYG-CLEAN", "duration_minutes": 45, "name": "Hygiene cleaning", "needs_xray": false, "speciality": "HYG"}, {"code": "FILLING", "duration_minutes": 60, "name": "Filling", "needs_xray": false, "speciality": "GEN"}, {"code": "ROOT-CANAL", "duration_minutes": 90, "name": "Root canal treatment", "needs_xray": true, "speciality": "ENDO"}], "working_hours": [{"closes": 1020, "day": "monday", "dentist": "D1", "hours_id": "WH-0001", "opens": 480}, {"closes": 1020, "day": "tuesday", "dentist": "D1", "hours_id": "WH-0002", "opens": 480}, {"closes": 1020, "day": "wednesday", "dentist": "D1", "hours_id": "WH-0003", "opens": 480}, {"closes": 720, "day": "tuesday", "dentist": "D2", "hours_id": "WH-0004", "opens": 480}, {"closes": 960, "day": "thursday", "dentist": "D2", "hours_id": "WH-0005", "opens": 480}, {"closes": 1080, "day": "monday", "dentist": "D3", "hours_id": "WH-0006", "opens": 720}, {"closes": 720, "day": "friday", "dentist": "D3", "hours_id": "WH-0007", "opens": 480}]}',
+            "_solve_add_friday_hours_then_book",
+            (
+                ("Dr. Lind works 08:00-12:00 on Fridays", "_check_add_friday_hours_then_book_0"),
+                (
+                    "Ivan's cleaning is confirmed for 14 June 09:00-09:45 in Room 2",
+                    "_check_add_friday_hours_then_book_1",
+                ),
+            ),
+        ),
     }
     ROW_INVARIANTS: ClassVar[dict[str, tuple[tuple[str, str], ...]]] = {
         "working_hours": (
@@ -2890,5 +2991,276 @@ class ClinicSchedulingEnv(rt.Environment):
             (
                 self.t_appointments.row("APT-0002")
                 == self.initial_state().t_appointments.row("APT-0002")
+            )
+        )
+
+    def _solve_hygienist_days_question(self, results: list[rt.Result]) -> dict[str, Any]:
+        b: dict[str, Any] = {}
+        self._solution_call(results, "list_dentists", {"speciality_code": "HYG"})
+        return b
+
+    def _check_hygienist_days_question_0(self, answer: str) -> bool:
+        return bool(
+            (
+                (("lind" in answer.lower()) and ("holm" not in answer.lower()))
+                and ("sund" not in answer.lower())
+            )
+        )
+
+    def _check_hygienist_days_question_1(self, answer: str) -> bool:
+        return bool((("tuesday" in answer.lower()) and ("thursday" in answer.lower())))
+
+    def _solve_xray_treatments_question(self, results: list[rt.Result]) -> dict[str, Any]:
+        b: dict[str, Any] = {}
+        self._solution_call(results, "list_treatments", {})
+        return b
+
+    def _check_xray_treatments_question_0(self, answer: str) -> bool:
+        return bool((("check-up" in answer.lower()) and ("root canal" in answer.lower())))
+
+    def _check_xray_treatments_question_1(self, answer: str) -> bool:
+        return bool((("30 min" in answer.lower()) and ("90 min" in answer.lower())))
+
+    def _check_xray_treatments_question_2(self, answer: str) -> bool:
+        return bool(
+            (
+                (("cleaning" not in answer.lower()) and ("filling" not in answer.lower()))
+                and ("90 min" in answer.lower())
+            )
+        )
+
+    def _solve_friday_hours_question(self, results: list[rt.Result]) -> dict[str, Any]:
+        b: dict[str, Any] = {}
+        self._solution_call(results, "get_working_hours", {"dentist_id": "D3"})
+        return b
+
+    def _check_friday_hours_question_0(self, answer: str) -> bool:
+        return bool((("08:00" in answer) and ("12:00" in answer)))
+
+    def _solve_tuesday_schedule_question(self, results: list[rt.Result]) -> dict[str, Any]:
+        b: dict[str, Any] = {}
+        self._solution_call(
+            results, "get_dentist_schedule", {"dentist_id": "D1", "day": h.date("2024-06-11")}
+        )
+        return b
+
+    def _check_tuesday_schedule_question_0(self, answer: str) -> bool:
+        return bool(
+            (("08:30" in answer) and (("lea falk" in answer.lower()) or ("P-0003" in answer)))
+        )
+
+    def _check_tuesday_schedule_question_1(self, answer: str) -> bool:
+        return bool((("check-up" in answer.lower()) or ("checkup" in answer.lower())))
+
+    def _check_tuesday_schedule_question_2(self, answer: str) -> bool:
+        return bool((("ivan" not in answer.lower()) and ("08:30" in answer)))
+
+    def _solve_register_and_book_checkup(self, results: list[rt.Result]) -> dict[str, Any]:
+        b: dict[str, Any] = {}
+        b["p"] = self._solution_call(
+            results,
+            "register_patient",
+            {"name": "Mika Lund", "phone": "+46 70 999 00 11", "recall_months": 12},
+        )
+        self._solution_call(
+            results,
+            "find_free_slots",
+            {"dentist_id": "D3", "treatment_code": "CHECKUP", "day": h.date("2024-06-14")},
+        )
+        b["a"] = self._solution_call(
+            results,
+            "book_appointment",
+            {
+                "patient_id": b["p"].patient_id,
+                "dentist_id": "D3",
+                "treatment_code": "CHECKUP",
+                "start": h.datetime("2024-06-14T08:00:00Z"),
+                "room_id": "R1",
+            },
+        )
+        self._solution_call(
+            results, "confirm_appointment", {"appointment_id": b["a"].appointment_id}
+        )
+        return b
+
+    def _check_register_and_book_checkup_0(self, answer: str) -> bool:
+        return bool(
+            any(
+                (
+                    (
+                        ((x.name == "Mika Lund") and (x.phone == "+46 70 999 00 11"))
+                        and (x.recall_months == 12)
+                    )
+                    for x in self._it(self.t_patients.rows())
+                )
+            )
+        )
+
+    def _check_register_and_book_checkup_1(self, answer: str) -> bool:
+        return bool(
+            any(
+                (
+                    (
+                        (
+                            (
+                                (
+                                    (
+                                        (self.t_patients.row(a.patient).name == "Mika Lund")
+                                        and (a.dentist == "D3")
+                                    )
+                                    and (a.treatment == "CHECKUP")
+                                )
+                                and (a.start == h.datetime("2024-06-14T08:00:00Z"))
+                            )
+                            and (a.room == "R1")
+                        )
+                        and (a.status == AppointmentStatus.confirmed)
+                    )
+                    for a in self._it(self.t_appointments.rows())
+                )
+            )
+        )
+
+    def _solve_shorten_wednesday_hours(self, results: list[rt.Result]) -> dict[str, Any]:
+        b: dict[str, Any] = {}
+        self._solution_call(results, "get_appointment", {"appointment_id": "APT-0003"})
+        self._solution_call(
+            results,
+            "reschedule_appointment",
+            {"appointment_id": "APT-0003", "new_start": h.datetime("2024-06-12T13:00:00Z")},
+        )
+        self._solution_call(
+            results,
+            "set_working_hours",
+            {"dentist_id": "D1", "day": Weekday.wednesday, "opens": "12:00", "closes": "17:00"},
+        )
+        return b
+
+    def _check_shorten_wednesday_hours_0(self, answer: str) -> bool:
+        return bool(
+            (
+                (
+                    (
+                        self.t_appointments.row("APT-0003").start
+                        == h.datetime("2024-06-12T13:00:00Z")
+                    )
+                    and (
+                        self.t_appointments.row("APT-0003").end
+                        == h.datetime("2024-06-12T14:00:00Z")
+                    )
+                )
+                and (
+                    self.t_appointments.row("APT-0003").room
+                    == self.initial_state().t_appointments.row("APT-0003").room
+                )
+            )
+        )
+
+    def _check_shorten_wednesday_hours_1(self, answer: str) -> bool:
+        return bool(
+            any(
+                (
+                    (
+                        (
+                            ((h_.dentist == "D1") and (h_.day == Weekday.wednesday))
+                            and (h_.opens == 720)
+                        )
+                        and (h_.closes == 1020)
+                    )
+                    for h_ in self._it(self.t_working_hours.rows())
+                )
+            )
+        )
+
+    def _check_shorten_wednesday_hours_2(self, answer: str) -> bool:
+        return bool(
+            (
+                (
+                    self.t_working_hours.row("WH-0001")
+                    == self.initial_state().t_working_hours.row("WH-0001")
+                )
+                and (
+                    self.t_working_hours.row("WH-0002")
+                    == self.initial_state().t_working_hours.row("WH-0002")
+                )
+            )
+        )
+
+    def _solve_confirm_requested_filling(self, results: list[rt.Result]) -> dict[str, Any]:
+        b: dict[str, Any] = {}
+        self._solution_call(results, "find_patients", {"name": "nora berg"})
+        self._solution_call(results, "get_patient_appointments", {"patient_id": "P-0001"})
+        self._solution_call(results, "confirm_appointment", {"appointment_id": "APT-0003"})
+        return b
+
+    def _check_confirm_requested_filling_0(self, answer: str) -> bool:
+        return bool((self.t_appointments.row("APT-0003").status == AppointmentStatus.confirmed))
+
+    def _check_confirm_requested_filling_1(self, answer: str) -> bool:
+        return bool(
+            (
+                self.t_appointments.row("APT-0003").start
+                == self.initial_state().t_appointments.row("APT-0003").start
+            )
+        )
+
+    def _solve_add_friday_hours_then_book(self, results: list[rt.Result]) -> dict[str, Any]:
+        b: dict[str, Any] = {}
+        self._solution_call(
+            results,
+            "set_working_hours",
+            {"dentist_id": "D2", "day": Weekday.friday, "opens": "08:00", "closes": "12:00"},
+        )
+        b["a"] = self._solution_call(
+            results,
+            "book_appointment",
+            {
+                "patient_id": "P-0002",
+                "dentist_id": "D2",
+                "treatment_code": "HYG-CLEAN",
+                "start": h.datetime("2024-06-14T09:00:00Z"),
+                "room_id": "R2",
+            },
+        )
+        self._solution_call(
+            results, "confirm_appointment", {"appointment_id": b["a"].appointment_id}
+        )
+        return b
+
+    def _check_add_friday_hours_then_book_0(self, answer: str) -> bool:
+        return bool(
+            any(
+                (
+                    (
+                        (
+                            ((h_.dentist == "D2") and (h_.day == Weekday.friday))
+                            and (h_.opens == 480)
+                        )
+                        and (h_.closes == 720)
+                    )
+                    for h_ in self._it(self.t_working_hours.rows())
+                )
+            )
+        )
+
+    def _check_add_friday_hours_then_book_1(self, answer: str) -> bool:
+        return bool(
+            any(
+                (
+                    (
+                        (
+                            (
+                                (
+                                    ((a.patient == "P-0002") and (a.dentist == "D2"))
+                                    and (a.treatment == "HYG-CLEAN")
+                                )
+                                and (a.start == h.datetime("2024-06-14T09:00:00Z"))
+                            )
+                            and (a.room == "R2")
+                        )
+                        and (a.status == AppointmentStatus.confirmed)
+                    )
+                    for a in self._it(self.t_appointments.rows())
+                )
             )
         )

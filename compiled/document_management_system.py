@@ -670,6 +670,125 @@ class DocumentManagementSystemEnv(rt.Environment):
             ),
             answer="No: Kai can only read the postmortem, not delete it.",
         ),
+        "read_travel_policy_question": rt.TaskSpec(
+            "read_travel_policy_question",
+            "I'm Lee (user u2). What does the 2024 travel policy say about flight classes?",
+            None,
+            '{"access_control": [{"document_id": "DOC-0001", "entry_id": "ACE-0001", "permissions": ["read", "write", "delete"], "user_id": "u1"}, {"document_id": "DOC-0001", "entry_id": "ACE-0002", "permissions": ["read"], "user_id": "u2"}, {"document_id": "DOC-0002", "entry_id": "ACE-0003", "permissions": ["read", "write"], "user_id": "u3"}, {"document_id": "DOC-0002", "entry_id": "ACE-0004", "permissions": ["read"], "user_id": "u2"}, {"document_id": "DOC-0003", "entry_id": "ACE-0005", "permissions": ["read", "write"], "user_id": "u3"}, {"document_id": "DOC-0004", "entry_id": "ACE-0006", "permissions": ["read", "write"], "user_id": "u1"}], "documents": [{"content": "Q2 revenue: 1.2M EUR", "creation_date": "2024-06-28T09:00:00Z", "document_id": "DOC-0001", "last_modified_date": "2024-07-01T16:00:00Z", "owner_id": "u1", "status": "active", "title": "Q2 Sales Report", "version": 2}, {"content": "Economy class for flights under 6 hours; business class above.", "creation_date": "2024-01-15T10:00:00Z", "document_id": "DOC-0002", "last_modified_date": "2024-01-15T10:00:00Z", "owner_id": "u3", "status": "active", "title": "Travel Policy 2024", "version": 1}, {"content": "Office closed 24-26 December.", "creation_date": "2023-11-02T08:00:00Z", "document_id": "DOC-0003", "last_modified_date": "2023-11-02T08:00:00Z", "owner_id": "u3", "status": "archived", "title": "Holiday Calendar", "version": 1}, {"content": "Term: 12 months, renewable.", "creation_date": "2024-07-08T11:00:00Z", "document_id": "DOC-0004", "last_modified_date": "2024-07-08T11:00:00Z", "owner_id": "u1", "status": "draft", "title": "Vendor Contract Draft", "version": 1}], "now": "2024-07-10T09:00:00Z", "users": [{"_id": "u1", "department": "Sales", "name": "Dana", "role": "editor"}, {"_id": "u2", "department": "Finance", "name": "Lee", "role": "viewer"}, {"_id": "u3", "department": "HR", "name": "Priya", "role": "editor"}, {"_id": "u4", "department": "IT", "name": "Omar", "role": "admin"}], "versions": [{"content_snapshot": "Q2 revenue: TBD", "document_id": "DOC-0001", "modified_by": "u1", "timestamp": "2024-06-28T09:00:00Z", "version_id": "VER-0001", "version_number": 1}, {"content_snapshot": "Q2 revenue: 1.2M EUR", "document_id": "DOC-0001", "modified_by": "u1", "timestamp": "2024-07-01T16:00:00Z", "version_id": "VER-0002", "version_number": 2}, {"content_snapshot": "Economy class for flights under 6 hours; business class above.", "document_id": "DOC-0002", "modified_by": "u3", "timestamp": "2024-01-15T10:00:00Z", "version_id": "VER-0003", "version_number": 1}, {"content_snapshot": "Office closed 24-26 December.", "document_id": "DOC-0003", "modified_by": "u3", "timestamp": "2023-11-02T08:00:00Z", "version_id": "VER-0004", "version_number": 1}, {"content_snapshot": "Term: 12 months, renewable.", "document_id": "DOC-0004", "modified_by": "u1", "timestamp": "2024-07-08T11:00:00Z", "version_id": "VER-0005", "version_number": 1}]}',
+            "_solve_read_travel_policy_question",
+            (
+                ("gives the economy rule", "_check_read_travel_policy_question_0"),
+                ("gives the business rule", "_check_read_travel_policy_question_1"),
+            ),
+            answer="The Travel Policy 2024 says: economy class for flights under 6 hours; business class above.",
+        ),
+        "report_access_question": rt.TaskSpec(
+            "report_access_question",
+            "Who can access the Q2 Sales Report (DOC-0001), and with which permissions?",
+            None,
+            '{"access_control": [{"document_id": "DOC-0001", "entry_id": "ACE-0001", "permissions": ["read", "write", "delete"], "user_id": "u1"}, {"document_id": "DOC-0001", "entry_id": "ACE-0002", "permissions": ["read"], "user_id": "u2"}, {"document_id": "DOC-0002", "entry_id": "ACE-0003", "permissions": ["read", "write"], "user_id": "u3"}, {"document_id": "DOC-0002", "entry_id": "ACE-0004", "permissions": ["read"], "user_id": "u2"}, {"document_id": "DOC-0003", "entry_id": "ACE-0005", "permissions": ["read", "write"], "user_id": "u3"}, {"document_id": "DOC-0004", "entry_id": "ACE-0006", "permissions": ["read", "write"], "user_id": "u1"}], "documents": [{"content": "Q2 revenue: 1.2M EUR", "creation_date": "2024-06-28T09:00:00Z", "document_id": "DOC-0001", "last_modified_date": "2024-07-01T16:00:00Z", "owner_id": "u1", "status": "active", "title": "Q2 Sales Report", "version": 2}, {"content": "Economy class for flights under 6 hours; business class above.", "creation_date": "2024-01-15T10:00:00Z", "document_id": "DOC-0002", "last_modified_date": "2024-01-15T10:00:00Z", "owner_id": "u3", "status": "active", "title": "Travel Policy 2024", "version": 1}, {"content": "Office closed 24-26 December.", "creation_date": "2023-11-02T08:00:00Z", "document_id": "DOC-0003", "last_modified_date": "2023-11-02T08:00:00Z", "owner_id": "u3", "status": "archived", "title": "Holiday Calendar", "version": 1}, {"content": "Term: 12 months, renewable.", "creation_date": "2024-07-08T11:00:00Z", "document_id": "DOC-0004", "last_modified_date": "2024-07-08T11:00:00Z", "owner_id": "u1", "status": "draft", "title": "Vendor Contract Draft", "version": 1}], "now": "2024-07-10T09:00:00Z", "users": [{"_id": "u1", "department": "Sales", "name": "Dana", "role": "editor"}, {"_id": "u2", "department": "Finance", "name": "Lee", "role": "viewer"}, {"_id": "u3", "department": "HR", "name": "Priya", "role": "editor"}, {"_id": "u4", "department": "IT", "name": "Omar", "role": "admin"}], "versions": [{"content_snapshot": "Q2 revenue: TBD", "document_id": "DOC-0001", "modified_by": "u1", "timestamp": "2024-06-28T09:00:00Z", "version_id": "VER-0001", "version_number": 1}, {"content_snapshot": "Q2 revenue: 1.2M EUR", "document_id": "DOC-0001", "modified_by": "u1", "timestamp": "2024-07-01T16:00:00Z", "version_id": "VER-0002", "version_number": 2}, {"content_snapshot": "Economy class for flights under 6 hours; business class above.", "document_id": "DOC-0002", "modified_by": "u3", "timestamp": "2024-01-15T10:00:00Z", "version_id": "VER-0003", "version_number": 1}, {"content_snapshot": "Office closed 24-26 December.", "document_id": "DOC-0003", "modified_by": "u3", "timestamp": "2023-11-02T08:00:00Z", "version_id": "VER-0004", "version_number": 1}, {"content_snapshot": "Term: 12 months, renewable.", "document_id": "DOC-0004", "modified_by": "u1", "timestamp": "2024-07-08T11:00:00Z", "version_id": "VER-0005", "version_number": 1}]}',
+            "_solve_report_access_question",
+            (
+                ("names both users", "_check_report_access_question_0"),
+                ("says Dana may delete", "_check_report_access_question_1"),
+                ("names nobody without access", "_check_report_access_question_2"),
+            ),
+            answer="Dana (u1) has read, write and delete; Lee (u2) has read only.",
+        ),
+        "active_documents_question": rt.TaskSpec(
+            "active_documents_question",
+            "Which documents are active right now? Give me their titles.",
+            None,
+            '{"access_control": [{"document_id": "DOC-0001", "entry_id": "ACE-0001", "permissions": ["read", "write", "delete"], "user_id": "u1"}, {"document_id": "DOC-0001", "entry_id": "ACE-0002", "permissions": ["read"], "user_id": "u2"}, {"document_id": "DOC-0002", "entry_id": "ACE-0003", "permissions": ["read", "write"], "user_id": "u3"}, {"document_id": "DOC-0002", "entry_id": "ACE-0004", "permissions": ["read"], "user_id": "u2"}, {"document_id": "DOC-0003", "entry_id": "ACE-0005", "permissions": ["read", "write"], "user_id": "u3"}, {"document_id": "DOC-0004", "entry_id": "ACE-0006", "permissions": ["read", "write"], "user_id": "u1"}], "documents": [{"content": "Q2 revenue: 1.2M EUR", "creation_date": "2024-06-28T09:00:00Z", "document_id": "DOC-0001", "last_modified_date": "2024-07-01T16:00:00Z", "owner_id": "u1", "status": "active", "title": "Q2 Sales Report", "version": 2}, {"content": "Economy class for flights under 6 hours; business class above.", "creation_date": "2024-01-15T10:00:00Z", "document_id": "DOC-0002", "last_modified_date": "2024-01-15T10:00:00Z", "owner_id": "u3", "status": "active", "title": "Travel Policy 2024", "version": 1}, {"content": "Office closed 24-26 December.", "creation_date": "2023-11-02T08:00:00Z", "document_id": "DOC-0003", "last_modified_date": "2023-11-02T08:00:00Z", "owner_id": "u3", "status": "archived", "title": "Holiday Calendar", "version": 1}, {"content": "Term: 12 months, renewable.", "creation_date": "2024-07-08T11:00:00Z", "document_id": "DOC-0004", "last_modified_date": "2024-07-08T11:00:00Z", "owner_id": "u1", "status": "draft", "title": "Vendor Contract Draft", "version": 1}], "now": "2024-07-10T09:00:00Z", "users": [{"_id": "u1", "department": "Sales", "name": "Dana", "role": "editor"}, {"_id": "u2", "department": "Finance", "name": "Lee", "role": "viewer"}, {"_id": "u3", "department": "HR", "name": "Priya", "role": "editor"}, {"_id": "u4", "department": "IT", "name": "Omar", "role": "admin"}], "versions": [{"content_snapshot": "Q2 revenue: TBD", "document_id": "DOC-0001", "modified_by": "u1", "timestamp": "2024-06-28T09:00:00Z", "version_id": "VER-0001", "version_number": 1}, {"content_snapshot": "Q2 revenue: 1.2M EUR", "document_id": "DOC-0001", "modified_by": "u1", "timestamp": "2024-07-01T16:00:00Z", "version_id": "VER-0002", "version_number": 2}, {"content_snapshot": "Economy class for flights under 6 hours; business class above.", "document_id": "DOC-0002", "modified_by": "u3", "timestamp": "2024-01-15T10:00:00Z", "version_id": "VER-0003", "version_number": 1}, {"content_snapshot": "Office closed 24-26 December.", "document_id": "DOC-0003", "modified_by": "u3", "timestamp": "2023-11-02T08:00:00Z", "version_id": "VER-0004", "version_number": 1}, {"content_snapshot": "Term: 12 months, renewable.", "document_id": "DOC-0004", "modified_by": "u1", "timestamp": "2024-07-08T11:00:00Z", "version_id": "VER-0005", "version_number": 1}]}',
+            "_solve_active_documents_question",
+            (
+                ("names both active documents", "_check_active_documents_question_0"),
+                ("lists no archived or draft document", "_check_active_documents_question_1"),
+            ),
+            answer="Two documents are active: Q2 Sales Report and Travel Policy 2024.",
+        ),
+        "retire_travel_policy": rt.TaskSpec(
+            "retire_travel_policy",
+            "Priya (user u3) says the Travel Policy 2024 (DOC-0002) is superseded. Delete it as Priya,\nand take away Lee's (u2) access to it.",
+            None,
+            '{"access_control": [{"document_id": "DOC-0001", "entry_id": "ACE-0001", "permissions": ["read", "write", "delete"], "user_id": "u1"}, {"document_id": "DOC-0001", "entry_id": "ACE-0002", "permissions": ["read"], "user_id": "u2"}, {"document_id": "DOC-0002", "entry_id": "ACE-0003", "permissions": ["read", "write"], "user_id": "u3"}, {"document_id": "DOC-0002", "entry_id": "ACE-0004", "permissions": ["read"], "user_id": "u2"}, {"document_id": "DOC-0003", "entry_id": "ACE-0005", "permissions": ["read", "write"], "user_id": "u3"}, {"document_id": "DOC-0004", "entry_id": "ACE-0006", "permissions": ["read", "write"], "user_id": "u1"}], "documents": [{"content": "Q2 revenue: 1.2M EUR", "creation_date": "2024-06-28T09:00:00Z", "document_id": "DOC-0001", "last_modified_date": "2024-07-01T16:00:00Z", "owner_id": "u1", "status": "active", "title": "Q2 Sales Report", "version": 2}, {"content": "Economy class for flights under 6 hours; business class above.", "creation_date": "2024-01-15T10:00:00Z", "document_id": "DOC-0002", "last_modified_date": "2024-01-15T10:00:00Z", "owner_id": "u3", "status": "active", "title": "Travel Policy 2024", "version": 1}, {"content": "Office closed 24-26 December.", "creation_date": "2023-11-02T08:00:00Z", "document_id": "DOC-0003", "last_modified_date": "2023-11-02T08:00:00Z", "owner_id": "u3", "status": "archived", "title": "Holiday Calendar", "version": 1}, {"content": "Term: 12 months, renewable.", "creation_date": "2024-07-08T11:00:00Z", "document_id": "DOC-0004", "last_modified_date": "2024-07-08T11:00:00Z", "owner_id": "u1", "status": "draft", "title": "Vendor Contract Draft", "version": 1}], "now": "2024-07-10T09:00:00Z", "users": [{"_id": "u1", "department": "Sales", "name": "Dana", "role": "editor"}, {"_id": "u2", "department": "Finance", "name": "Lee", "role": "viewer"}, {"_id": "u3", "department": "HR", "name": "Priya", "role": "editor"}, {"_id": "u4", "department": "IT", "name": "Omar", "role": "admin"}], "versions": [{"content_snapshot": "Q2 revenue: TBD", "document_id": "DOC-0001", "modified_by": "u1", "timestamp": "2024-06-28T09:00:00Z", "version_id": "VER-0001", "version_number": 1}, {"content_snapshot": "Q2 revenue: 1.2M EUR", "document_id": "DOC-0001", "modified_by": "u1", "timestamp": "2024-07-01T16:00:00Z", "version_id": "VER-0002", "version_number": 2}, {"content_snapshot": "Economy class for flights under 6 hours; business class above.", "document_id": "DOC-0002", "modified_by": "u3", "timestamp": "2024-01-15T10:00:00Z", "version_id": "VER-0003", "version_number": 1}, {"content_snapshot": "Office closed 24-26 December.", "document_id": "DOC-0003", "modified_by": "u3", "timestamp": "2023-11-02T08:00:00Z", "version_id": "VER-0004", "version_number": 1}, {"content_snapshot": "Term: 12 months, renewable.", "document_id": "DOC-0004", "modified_by": "u1", "timestamp": "2024-07-08T11:00:00Z", "version_id": "VER-0005", "version_number": 1}]}',
+            "_solve_retire_travel_policy",
+            (
+                ("the policy is deleted", "_check_retire_travel_policy_0"),
+                ("Lee has no access to it", "_check_retire_travel_policy_1"),
+                ("Priya keeps her access", "_check_retire_travel_policy_2"),
+            ),
+        ),
+        "update_archived_calendar": rt.TaskSpec(
+            "update_archived_calendar",
+            'Priya (user u3) wants the Holiday Calendar (DOC-0003) back in use: it should be active\nagain and read "Office closed 24-26 December and 31 December." Check its status first.',
+            None,
+            '{"access_control": [{"document_id": "DOC-0001", "entry_id": "ACE-0001", "permissions": ["read", "write", "delete"], "user_id": "u1"}, {"document_id": "DOC-0001", "entry_id": "ACE-0002", "permissions": ["read"], "user_id": "u2"}, {"document_id": "DOC-0002", "entry_id": "ACE-0003", "permissions": ["read", "write"], "user_id": "u3"}, {"document_id": "DOC-0002", "entry_id": "ACE-0004", "permissions": ["read"], "user_id": "u2"}, {"document_id": "DOC-0003", "entry_id": "ACE-0005", "permissions": ["read", "write"], "user_id": "u3"}, {"document_id": "DOC-0004", "entry_id": "ACE-0006", "permissions": ["read", "write"], "user_id": "u1"}], "documents": [{"content": "Q2 revenue: 1.2M EUR", "creation_date": "2024-06-28T09:00:00Z", "document_id": "DOC-0001", "last_modified_date": "2024-07-01T16:00:00Z", "owner_id": "u1", "status": "active", "title": "Q2 Sales Report", "version": 2}, {"content": "Economy class for flights under 6 hours; business class above.", "creation_date": "2024-01-15T10:00:00Z", "document_id": "DOC-0002", "last_modified_date": "2024-01-15T10:00:00Z", "owner_id": "u3", "status": "active", "title": "Travel Policy 2024", "version": 1}, {"content": "Office closed 24-26 December.", "creation_date": "2023-11-02T08:00:00Z", "document_id": "DOC-0003", "last_modified_date": "2023-11-02T08:00:00Z", "owner_id": "u3", "status": "archived", "title": "Holiday Calendar", "version": 1}, {"content": "Term: 12 months, renewable.", "creation_date": "2024-07-08T11:00:00Z", "document_id": "DOC-0004", "last_modified_date": "2024-07-08T11:00:00Z", "owner_id": "u1", "status": "draft", "title": "Vendor Contract Draft", "version": 1}], "now": "2024-07-10T09:00:00Z", "users": [{"_id": "u1", "department": "Sales", "name": "Dana", "role": "editor"}, {"_id": "u2", "department": "Finance", "name": "Lee", "role": "viewer"}, {"_id": "u3", "department": "HR", "name": "Priya", "role": "editor"}, {"_id": "u4", "department": "IT", "name": "Omar", "role": "admin"}], "versions": [{"content_snapshot": "Q2 revenue: TBD", "document_id": "DOC-0001", "modified_by": "u1", "timestamp": "2024-06-28T09:00:00Z", "version_id": "VER-0001", "version_number": 1}, {"content_snapshot": "Q2 revenue: 1.2M EUR", "document_id": "DOC-0001", "modified_by": "u1", "timestamp": "2024-07-01T16:00:00Z", "version_id": "VER-0002", "version_number": 2}, {"content_snapshot": "Economy class for flights under 6 hours; business class above.", "document_id": "DOC-0002", "modified_by": "u3", "timestamp": "2024-01-15T10:00:00Z", "version_id": "VER-0003", "version_number": 1}, {"content_snapshot": "Office closed 24-26 December.", "document_id": "DOC-0003", "modified_by": "u3", "timestamp": "2023-11-02T08:00:00Z", "version_id": "VER-0004", "version_number": 1}, {"content_snapshot": "Term: 12 months, renewable.", "document_id": "DOC-0004", "modified_by": "u1", "timestamp": "2024-07-08T11:00:00Z", "version_id": "VER-0005", "version_number": 1}]}',
+            "_solve_update_archived_calendar",
+            (
+                ("the calendar is active", "_check_update_archived_calendar_0"),
+                (
+                    "it has the new content as version 2, by Priya",
+                    "_check_update_archived_calendar_1",
+                ),
+                ("its title is kept", "_check_update_archived_calendar_2"),
+            ),
+        ),
+        "current_version_question": rt.TaskSpec(
+            "current_version_question",
+            "Which version of the Q2 Sales Report (DOC-0001) is current, who saved it and when?",
+            None,
+            '{"access_control": [{"document_id": "DOC-0001", "entry_id": "ACE-0001", "permissions": ["read", "write", "delete"], "user_id": "u1"}, {"document_id": "DOC-0001", "entry_id": "ACE-0002", "permissions": ["read"], "user_id": "u2"}, {"document_id": "DOC-0002", "entry_id": "ACE-0003", "permissions": ["read", "write"], "user_id": "u3"}, {"document_id": "DOC-0002", "entry_id": "ACE-0004", "permissions": ["read"], "user_id": "u2"}, {"document_id": "DOC-0003", "entry_id": "ACE-0005", "permissions": ["read", "write"], "user_id": "u3"}, {"document_id": "DOC-0004", "entry_id": "ACE-0006", "permissions": ["read", "write"], "user_id": "u1"}], "documents": [{"content": "Q2 revenue: 1.2M EUR", "creation_date": "2024-06-28T09:00:00Z", "document_id": "DOC-0001", "last_modified_date": "2024-07-01T16:00:00Z", "owner_id": "u1", "status": "active", "title": "Q2 Sales Report", "version": 2}, {"content": "Economy class for flights under 6 hours; business class above.", "creation_date": "2024-01-15T10:00:00Z", "document_id": "DOC-0002", "last_modified_date": "2024-01-15T10:00:00Z", "owner_id": "u3", "status": "active", "title": "Travel Policy 2024", "version": 1}, {"content": "Office closed 24-26 December.", "creation_date": "2023-11-02T08:00:00Z", "document_id": "DOC-0003", "last_modified_date": "2023-11-02T08:00:00Z", "owner_id": "u3", "status": "archived", "title": "Holiday Calendar", "version": 1}, {"content": "Term: 12 months, renewable.", "creation_date": "2024-07-08T11:00:00Z", "document_id": "DOC-0004", "last_modified_date": "2024-07-08T11:00:00Z", "owner_id": "u1", "status": "draft", "title": "Vendor Contract Draft", "version": 1}], "now": "2024-07-10T09:00:00Z", "users": [{"_id": "u1", "department": "Sales", "name": "Dana", "role": "editor"}, {"_id": "u2", "department": "Finance", "name": "Lee", "role": "viewer"}, {"_id": "u3", "department": "HR", "name": "Priya", "role": "editor"}, {"_id": "u4", "department": "IT", "name": "Omar", "role": "admin"}], "versions": [{"content_snapshot": "Q2 revenue: TBD", "document_id": "DOC-0001", "modified_by": "u1", "timestamp": "2024-06-28T09:00:00Z", "version_id": "VER-0001", "version_number": 1}, {"content_snapshot": "Q2 revenue: 1.2M EUR", "document_id": "DOC-0001", "modified_by": "u1", "timestamp": "2024-07-01T16:00:00Z", "version_id": "VER-0002", "version_number": 2}, {"content_snapshot": "Economy class for flights under 6 hours; business class above.", "document_id": "DOC-0002", "modified_by": "u3", "timestamp": "2024-01-15T10:00:00Z", "version_id": "VER-0003", "version_number": 1}, {"content_snapshot": "Office closed 24-26 December.", "document_id": "DOC-0003", "modified_by": "u3", "timestamp": "2023-11-02T08:00:00Z", "version_id": "VER-0004", "version_number": 1}, {"content_snapshot": "Term: 12 months, renewable.", "document_id": "DOC-0004", "modified_by": "u1", "timestamp": "2024-07-08T11:00:00Z", "version_id": "VER-0005", "version_number": 1}]}',
+            "_solve_current_version_question",
+            (
+                ("gives the version number", "_check_current_version_question_0"),
+                ("gives who saved it", "_check_current_version_question_1"),
+                ("gives the date", "_check_current_version_question_2"),
+            ),
+            answer="Version 2 is current; it was saved by u1 (Dana) on 2024-07-01 at 16:00 UTC.",
+        ),
+        "share_report_for_review": rt.TaskSpec(
+            "share_report_for_review",
+            "I'm Dana (user u1). Open my Q2 Sales Report (DOC-0001) to make sure it is the right\ndocument, then let Priya (user u3) read and edit it (read and write, no delete).",
+            None,
+            '{"access_control": [{"document_id": "DOC-0001", "entry_id": "ACE-0001", "permissions": ["read", "write", "delete"], "user_id": "u1"}, {"document_id": "DOC-0001", "entry_id": "ACE-0002", "permissions": ["read"], "user_id": "u2"}, {"document_id": "DOC-0002", "entry_id": "ACE-0003", "permissions": ["read", "write"], "user_id": "u3"}, {"document_id": "DOC-0002", "entry_id": "ACE-0004", "permissions": ["read"], "user_id": "u2"}, {"document_id": "DOC-0003", "entry_id": "ACE-0005", "permissions": ["read", "write"], "user_id": "u3"}, {"document_id": "DOC-0004", "entry_id": "ACE-0006", "permissions": ["read", "write"], "user_id": "u1"}], "documents": [{"content": "Q2 revenue: 1.2M EUR", "creation_date": "2024-06-28T09:00:00Z", "document_id": "DOC-0001", "last_modified_date": "2024-07-01T16:00:00Z", "owner_id": "u1", "status": "active", "title": "Q2 Sales Report", "version": 2}, {"content": "Economy class for flights under 6 hours; business class above.", "creation_date": "2024-01-15T10:00:00Z", "document_id": "DOC-0002", "last_modified_date": "2024-01-15T10:00:00Z", "owner_id": "u3", "status": "active", "title": "Travel Policy 2024", "version": 1}, {"content": "Office closed 24-26 December.", "creation_date": "2023-11-02T08:00:00Z", "document_id": "DOC-0003", "last_modified_date": "2023-11-02T08:00:00Z", "owner_id": "u3", "status": "archived", "title": "Holiday Calendar", "version": 1}, {"content": "Term: 12 months, renewable.", "creation_date": "2024-07-08T11:00:00Z", "document_id": "DOC-0004", "last_modified_date": "2024-07-08T11:00:00Z", "owner_id": "u1", "status": "draft", "title": "Vendor Contract Draft", "version": 1}], "now": "2024-07-10T09:00:00Z", "users": [{"_id": "u1", "department": "Sales", "name": "Dana", "role": "editor"}, {"_id": "u2", "department": "Finance", "name": "Lee", "role": "viewer"}, {"_id": "u3", "department": "HR", "name": "Priya", "role": "editor"}, {"_id": "u4", "department": "IT", "name": "Omar", "role": "admin"}], "versions": [{"content_snapshot": "Q2 revenue: TBD", "document_id": "DOC-0001", "modified_by": "u1", "timestamp": "2024-06-28T09:00:00Z", "version_id": "VER-0001", "version_number": 1}, {"content_snapshot": "Q2 revenue: 1.2M EUR", "document_id": "DOC-0001", "modified_by": "u1", "timestamp": "2024-07-01T16:00:00Z", "version_id": "VER-0002", "version_number": 2}, {"content_snapshot": "Economy class for flights under 6 hours; business class above.", "document_id": "DOC-0002", "modified_by": "u3", "timestamp": "2024-01-15T10:00:00Z", "version_id": "VER-0003", "version_number": 1}, {"content_snapshot": "Office closed 24-26 December.", "document_id": "DOC-0003", "modified_by": "u3", "timestamp": "2023-11-02T08:00:00Z", "version_id": "VER-0004", "version_number": 1}, {"content_snapshot": "Term: 12 months, renewable.", "document_id": "DOC-0004", "modified_by": "u1", "timestamp": "2024-07-08T11:00:00Z", "version_id": "VER-0005", "version_number": 1}]}',
+            "_solve_share_report_for_review",
+            (
+                (
+                    "Priya can read and write the report, not delete it",
+                    "_check_share_report_for_review_0",
+                ),
+                ("Dana's and Lee's access are unchanged", "_check_share_report_for_review_1"),
+            ),
+        ),
+        "publish_contract_for_finance": rt.TaskSpec(
+            "publish_contract_for_finance",
+            "Lee (user u2) in Finance must be able to read the Vendor Contract Draft (DOC-0004) now:\nmake it available and give him read access, nothing more.",
+            None,
+            '{"access_control": [{"document_id": "DOC-0001", "entry_id": "ACE-0001", "permissions": ["read", "write", "delete"], "user_id": "u1"}, {"document_id": "DOC-0001", "entry_id": "ACE-0002", "permissions": ["read"], "user_id": "u2"}, {"document_id": "DOC-0002", "entry_id": "ACE-0003", "permissions": ["read", "write"], "user_id": "u3"}, {"document_id": "DOC-0002", "entry_id": "ACE-0004", "permissions": ["read"], "user_id": "u2"}, {"document_id": "DOC-0003", "entry_id": "ACE-0005", "permissions": ["read", "write"], "user_id": "u3"}, {"document_id": "DOC-0004", "entry_id": "ACE-0006", "permissions": ["read", "write"], "user_id": "u1"}], "documents": [{"content": "Q2 revenue: 1.2M EUR", "creation_date": "2024-06-28T09:00:00Z", "document_id": "DOC-0001", "last_modified_date": "2024-07-01T16:00:00Z", "owner_id": "u1", "status": "active", "title": "Q2 Sales Report", "version": 2}, {"content": "Economy class for flights under 6 hours; business class above.", "creation_date": "2024-01-15T10:00:00Z", "document_id": "DOC-0002", "last_modified_date": "2024-01-15T10:00:00Z", "owner_id": "u3", "status": "active", "title": "Travel Policy 2024", "version": 1}, {"content": "Office closed 24-26 December.", "creation_date": "2023-11-02T08:00:00Z", "document_id": "DOC-0003", "last_modified_date": "2023-11-02T08:00:00Z", "owner_id": "u3", "status": "archived", "title": "Holiday Calendar", "version": 1}, {"content": "Term: 12 months, renewable.", "creation_date": "2024-07-08T11:00:00Z", "document_id": "DOC-0004", "last_modified_date": "2024-07-08T11:00:00Z", "owner_id": "u1", "status": "draft", "title": "Vendor Contract Draft", "version": 1}], "now": "2024-07-10T09:00:00Z", "users": [{"_id": "u1", "department": "Sales", "name": "Dana", "role": "editor"}, {"_id": "u2", "department": "Finance", "name": "Lee", "role": "viewer"}, {"_id": "u3", "department": "HR", "name": "Priya", "role": "editor"}, {"_id": "u4", "department": "IT", "name": "Omar", "role": "admin"}], "versions": [{"content_snapshot": "Q2 revenue: TBD", "document_id": "DOC-0001", "modified_by": "u1", "timestamp": "2024-06-28T09:00:00Z", "version_id": "VER-0001", "version_number": 1}, {"content_snapshot": "Q2 revenue: 1.2M EUR", "document_id": "DOC-0001", "modified_by": "u1", "timestamp": "2024-07-01T16:00:00Z", "version_id": "VER-0002", "version_number": 2}, {"content_snapshot": "Economy class for flights under 6 hours; business class above.", "document_id": "DOC-0002", "modified_by": "u3", "timestamp": "2024-01-15T10:00:00Z", "version_id": "VER-0003", "version_number": 1}, {"content_snapshot": "Office closed 24-26 December.", "document_id": "DOC-0003", "modified_by": "u3", "timestamp": "2023-11-02T08:00:00Z", "version_id": "VER-0004", "version_number": 1}, {"content_snapshot": "Term: 12 months, renewable.", "document_id": "DOC-0004", "modified_by": "u1", "timestamp": "2024-07-08T11:00:00Z", "version_id": "VER-0005", "version_number": 1}]}',
+            "_solve_publish_contract_for_finance",
+            (
+                ("the contract is active", "_check_publish_contract_for_finance_0"),
+                ("Lee can read it, nothing more", "_check_publish_contract_for_finance_1"),
+            ),
+        ),
+        "roll_report_back_to_first_version": rt.TaskSpec(
+            "roll_report_back_to_first_version",
+            "I'm Dana (user u1). The 1.2M figure in my Q2 Sales Report (DOC-0001) is not confirmed yet:\nlook at its history and go back to the content of its first version.",
+            None,
+            '{"access_control": [{"document_id": "DOC-0001", "entry_id": "ACE-0001", "permissions": ["read", "write", "delete"], "user_id": "u1"}, {"document_id": "DOC-0001", "entry_id": "ACE-0002", "permissions": ["read"], "user_id": "u2"}, {"document_id": "DOC-0002", "entry_id": "ACE-0003", "permissions": ["read", "write"], "user_id": "u3"}, {"document_id": "DOC-0002", "entry_id": "ACE-0004", "permissions": ["read"], "user_id": "u2"}, {"document_id": "DOC-0003", "entry_id": "ACE-0005", "permissions": ["read", "write"], "user_id": "u3"}, {"document_id": "DOC-0004", "entry_id": "ACE-0006", "permissions": ["read", "write"], "user_id": "u1"}], "documents": [{"content": "Q2 revenue: 1.2M EUR", "creation_date": "2024-06-28T09:00:00Z", "document_id": "DOC-0001", "last_modified_date": "2024-07-01T16:00:00Z", "owner_id": "u1", "status": "active", "title": "Q2 Sales Report", "version": 2}, {"content": "Economy class for flights under 6 hours; business class above.", "creation_date": "2024-01-15T10:00:00Z", "document_id": "DOC-0002", "last_modified_date": "2024-01-15T10:00:00Z", "owner_id": "u3", "status": "active", "title": "Travel Policy 2024", "version": 1}, {"content": "Office closed 24-26 December.", "creation_date": "2023-11-02T08:00:00Z", "document_id": "DOC-0003", "last_modified_date": "2023-11-02T08:00:00Z", "owner_id": "u3", "status": "archived", "title": "Holiday Calendar", "version": 1}, {"content": "Term: 12 months, renewable.", "creation_date": "2024-07-08T11:00:00Z", "document_id": "DOC-0004", "last_modified_date": "2024-07-08T11:00:00Z", "owner_id": "u1", "status": "draft", "title": "Vendor Contract Draft", "version": 1}], "now": "2024-07-10T09:00:00Z", "users": [{"_id": "u1", "department": "Sales", "name": "Dana", "role": "editor"}, {"_id": "u2", "department": "Finance", "name": "Lee", "role": "viewer"}, {"_id": "u3", "department": "HR", "name": "Priya", "role": "editor"}, {"_id": "u4", "department": "IT", "name": "Omar", "role": "admin"}], "versions": [{"content_snapshot": "Q2 revenue: TBD", "document_id": "DOC-0001", "modified_by": "u1", "timestamp": "2024-06-28T09:00:00Z", "version_id": "VER-0001", "version_number": 1}, {"content_snapshot": "Q2 revenue: 1.2M EUR", "document_id": "DOC-0001", "modified_by": "u1", "timestamp": "2024-07-01T16:00:00Z", "version_id": "VER-0002", "version_number": 2}, {"content_snapshot": "Economy class for flights under 6 hours; business class above.", "document_id": "DOC-0002", "modified_by": "u3", "timestamp": "2024-01-15T10:00:00Z", "version_id": "VER-0003", "version_number": 1}, {"content_snapshot": "Office closed 24-26 December.", "document_id": "DOC-0003", "modified_by": "u3", "timestamp": "2023-11-02T08:00:00Z", "version_id": "VER-0004", "version_number": 1}, {"content_snapshot": "Term: 12 months, renewable.", "document_id": "DOC-0004", "modified_by": "u1", "timestamp": "2024-07-08T11:00:00Z", "version_id": "VER-0005", "version_number": 1}]}',
+            "_solve_roll_report_back_to_first_version",
+            (
+                (
+                    "the report has its first content again",
+                    "_check_roll_report_back_to_first_version_0",
+                ),
+                (
+                    "the revert is a new version 3, by Dana, and history is kept",
+                    "_check_roll_report_back_to_first_version_1",
+                ),
+            ),
+        ),
     }
     ROW_INVARIANTS: ClassVar[dict[str, tuple[tuple[str, str], ...]]] = {
         "documents": (
@@ -1726,5 +1845,266 @@ class DocumentManagementSystemEnv(rt.Environment):
             (
                 (answer.lower().startswith("no") or ("cannot" in answer.lower()))
                 or ("can't" in answer.lower())
+            )
+        )
+
+    def _solve_read_travel_policy_question(self, results: list[rt.Result]) -> dict[str, Any]:
+        b: dict[str, Any] = {}
+        self._solution_call(results, "search_documents_by_title", {"title_query": "travel policy"})
+        self._solution_call(
+            results, "get_document_content", {"document_id": "DOC-0002", "user_id": "u2"}
+        )
+        return b
+
+    def _check_read_travel_policy_question_0(self, answer: str) -> bool:
+        return bool((("economy" in answer.lower()) and ("6 hours" in answer.lower())))
+
+    def _check_read_travel_policy_question_1(self, answer: str) -> bool:
+        return bool(("business" in answer.lower()))
+
+    def _solve_report_access_question(self, results: list[rt.Result]) -> dict[str, Any]:
+        b: dict[str, Any] = {}
+        self._solution_call(results, "get_document_permissions", {"document_id": "DOC-0001"})
+        return b
+
+    def _check_report_access_question_0(self, answer: str) -> bool:
+        return bool((("dana" in answer.lower()) and ("lee" in answer.lower())))
+
+    def _check_report_access_question_1(self, answer: str) -> bool:
+        return bool(("delete" in answer.lower()))
+
+    def _check_report_access_question_2(self, answer: str) -> bool:
+        return bool(
+            (
+                (("priya" not in answer.lower()) and ("omar" not in answer.lower()))
+                and ("dana" in answer.lower())
+            )
+        )
+
+    def _solve_active_documents_question(self, results: list[rt.Result]) -> dict[str, Any]:
+        b: dict[str, Any] = {}
+        self._solution_call(results, "list_active_documents", {})
+        return b
+
+    def _check_active_documents_question_0(self, answer: str) -> bool:
+        return bool(
+            (("q2 sales report" in answer.lower()) and ("travel policy 2024" in answer.lower()))
+        )
+
+    def _check_active_documents_question_1(self, answer: str) -> bool:
+        return bool(
+            (
+                (
+                    ("holiday calendar" not in answer.lower())
+                    and ("vendor contract" not in answer.lower())
+                )
+                and ("q2 sales report" in answer.lower())
+            )
+        )
+
+    def _solve_retire_travel_policy(self, results: list[rt.Result]) -> dict[str, Any]:
+        b: dict[str, Any] = {}
+        self._solution_call(
+            results, "delete_document", {"document_id": "DOC-0002", "user_id": "u3"}
+        )
+        self._solution_call(
+            results, "revoke_user_access", {"document_id": "DOC-0002", "user_id": "u2"}
+        )
+        return b
+
+    def _check_retire_travel_policy_0(self, answer: str) -> bool:
+        return bool((self.t_documents.row("DOC-0002").status == DocumentStatus.deleted))
+
+    def _check_retire_travel_policy_1(self, answer: str) -> bool:
+        return bool(
+            (
+                not any(
+                    (
+                        ((e.document_id == "DOC-0002") and (e.user_id == "u2"))
+                        for e in self._it(self.t_access_control.rows())
+                    )
+                )
+            )
+        )
+
+    def _check_retire_travel_policy_2(self, answer: str) -> bool:
+        return bool(
+            (
+                self.t_access_control.row("ACE-0003")
+                == self.initial_state().t_access_control.row("ACE-0003")
+            )
+        )
+
+    def _solve_update_archived_calendar(self, results: list[rt.Result]) -> dict[str, Any]:
+        b: dict[str, Any] = {}
+        self._solution_call(results, "check_document_status", {"document_id": "DOC-0003"})
+        self._solution_call(results, "restore_document", {"document_id": "DOC-0003"})
+        self._solution_call(
+            results,
+            "update_document",
+            {
+                "document_id": "DOC-0003",
+                "user_id": "u3",
+                "content": "Office closed 24-26 December and 31 December.",
+            },
+        )
+        return b
+
+    def _check_update_archived_calendar_0(self, answer: str) -> bool:
+        return bool((self.t_documents.row("DOC-0003").status == DocumentStatus.active))
+
+    def _check_update_archived_calendar_1(self, answer: str) -> bool:
+        return bool(
+            (
+                (
+                    (
+                        self.t_documents.row("DOC-0003").content
+                        == "Office closed 24-26 December and 31 December."
+                    )
+                    and (self.t_documents.row("DOC-0003").version == 2)
+                )
+                and any(
+                    (
+                        (
+                            (
+                                ((v.document_id == "DOC-0003") and (v.version_number == 2))
+                                and (v.modified_by == "u3")
+                            )
+                            and (
+                                v.content_snapshot
+                                == "Office closed 24-26 December and 31 December."
+                            )
+                        )
+                        for v in self._it(self.t_versions.rows())
+                    )
+                )
+            )
+        )
+
+    def _check_update_archived_calendar_2(self, answer: str) -> bool:
+        return bool(
+            (
+                self.t_documents.row("DOC-0003").title
+                == self.initial_state().t_documents.row("DOC-0003").title
+            )
+        )
+
+    def _solve_current_version_question(self, results: list[rt.Result]) -> dict[str, Any]:
+        b: dict[str, Any] = {}
+        self._solution_call(results, "get_document_current_version", {"document_id": "DOC-0001"})
+        return b
+
+    def _check_current_version_question_0(self, answer: str) -> bool:
+        return bool(("version 2" in answer.lower()))
+
+    def _check_current_version_question_1(self, answer: str) -> bool:
+        return bool((("u1" in answer.lower()) or ("dana" in answer.lower())))
+
+    def _check_current_version_question_2(self, answer: str) -> bool:
+        return bool(("2024-07-01" in answer))
+
+    def _solve_share_report_for_review(self, results: list[rt.Result]) -> dict[str, Any]:
+        b: dict[str, Any] = {}
+        self._solution_call(
+            results, "get_document_by_id", {"document_id": "DOC-0001", "user_id": "u1"}
+        )
+        self._solution_call(
+            results,
+            "set_document_permissions",
+            {
+                "document_id": "DOC-0001",
+                "user_id": "u3",
+                "permissions": [Permission.read, Permission.write],
+            },
+        )
+        return b
+
+    def _check_share_report_for_review_0(self, answer: str) -> bool:
+        return bool(
+            any(
+                (
+                    (
+                        ((e.document_id == "DOC-0001") and (e.user_id == "u3"))
+                        and (e.permissions == {Permission.read, Permission.write})
+                    )
+                    for e in self._it(self.t_access_control.rows())
+                )
+            )
+        )
+
+    def _check_share_report_for_review_1(self, answer: str) -> bool:
+        return bool(
+            (
+                (
+                    self.t_access_control.row("ACE-0001")
+                    == self.initial_state().t_access_control.row("ACE-0001")
+                )
+                and (
+                    self.t_access_control.row("ACE-0002")
+                    == self.initial_state().t_access_control.row("ACE-0002")
+                )
+            )
+        )
+
+    def _solve_publish_contract_for_finance(self, results: list[rt.Result]) -> dict[str, Any]:
+        b: dict[str, Any] = {}
+        self._solution_call(results, "publish_document", {"document_id": "DOC-0004"})
+        self._solution_call(
+            results,
+            "set_document_permissions",
+            {"document_id": "DOC-0004", "user_id": "u2", "permissions": [Permission.read]},
+        )
+        return b
+
+    def _check_publish_contract_for_finance_0(self, answer: str) -> bool:
+        return bool((self.t_documents.row("DOC-0004").status == DocumentStatus.active))
+
+    def _check_publish_contract_for_finance_1(self, answer: str) -> bool:
+        return bool(
+            any(
+                (
+                    (
+                        ((e.document_id == "DOC-0004") and (e.user_id == "u2"))
+                        and (e.permissions == {Permission.read})
+                    )
+                    for e in self._it(self.t_access_control.rows())
+                )
+            )
+        )
+
+    def _solve_roll_report_back_to_first_version(self, results: list[rt.Result]) -> dict[str, Any]:
+        b: dict[str, Any] = {}
+        self._solution_call(
+            results, "get_document_version_history", {"document_id": "DOC-0001", "user_id": "u1"}
+        )
+        self._solution_call(
+            results,
+            "revert_to_version",
+            {"document_id": "DOC-0001", "version_id": "VER-0001", "user_id": "u1"},
+        )
+        return b
+
+    def _check_roll_report_back_to_first_version_0(self, answer: str) -> bool:
+        return bool((self.t_documents.row("DOC-0001").content == "Q2 revenue: TBD"))
+
+    def _check_roll_report_back_to_first_version_1(self, answer: str) -> bool:
+        return bool(
+            (
+                (
+                    (self.t_documents.row("DOC-0001").version == 3)
+                    and any(
+                        (
+                            (
+                                ((v.document_id == "DOC-0001") and (v.version_number == 3))
+                                and (v.modified_by == "u1")
+                            )
+                            for v in self._it(self.t_versions.rows())
+                        )
+                    )
+                )
+                and (
+                    self.t_versions.row("VER-0002")
+                    == self.initial_state().t_versions.row("VER-0002")
+                )
             )
         )

@@ -521,6 +521,121 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
                 ("Sam's review is untouched", "_check_moderate_reviews_2"),
             ),
         ),
+        "most_helpful_review_question": rt.TaskSpec(
+            "most_helpful_review_question",
+            "Which review has the most helpful votes in the whole catalog? Tell me its id, the product\nit is about and what it says.",
+            None,
+            '{"now": "2024-06-10T12:00:00Z", "products": [{"brand": "ProForm", "category": "fitness equipment", "description": "Folding treadmill, 12 mph", "name": "ProForm Treadmill", "product_id": "P001"}, {"brand": "Manduka", "category": "fitness equipment", "description": "6mm natural rubber mat", "name": "Yoga Mat Pro", "product_id": "P002"}, {"brand": "Salomon", "category": "footwear", "description": "Lugged sole, waterproof", "name": "Trail Running Shoes", "product_id": "P003"}, {"brand": "Jetboil", "category": "outdoor gear", "description": "1 L cooking system", "name": "Camping Stove", "product_id": "P004"}, {"brand": "Hydro Flask", "category": "outdoor gear", "description": "Keeps drinks cold 24 h", "name": "Insulated Bottle", "product_id": "P005"}], "reviews": [{"comment": "Great incline range.", "helpful_votes": 2, "product_id": "P001", "rating": 5, "review_id": "REV-0001", "timestamp": "2024-05-20T10:00:00Z", "user_id": "U1"}, {"comment": "Good grip on wet rock.", "helpful_votes": 7, "product_id": "P003", "rating": 4, "review_id": "REV-0002", "timestamp": "2024-05-22T09:00:00Z", "user_id": "U1"}, {"comment": "Sizes run small.", "helpful_votes": 3, "product_id": "P003", "rating": 2, "review_id": "REV-0003", "timestamp": "2024-05-25T16:00:00Z", "user_id": "U3"}, {"comment": "Boils water in 2 minutes.", "helpful_votes": 0, "product_id": "P004", "rating": 5, "review_id": "REV-0004", "timestamp": "2024-06-01T07:30:00Z", "user_id": "U3"}, {"comment": "Cheaper stoves at deals4u.example!", "helpful_votes": 0, "product_id": "P004", "rating": 1, "review_id": "REV-0005", "timestamp": "2024-06-02T03:00:00Z", "user_id": "U4"}], "users": [{"account_status": "active", "is_admin": false, "purchase_history": ["P001", "P003"], "user_id": "U1", "username": "jon"}, {"account_status": "active", "is_admin": false, "purchase_history": ["P001", "P002"], "user_id": "U2", "username": "maya"}, {"account_status": "active", "is_admin": false, "purchase_history": ["P003", "P004"], "user_id": "U3", "username": "lea"}, {"account_status": "suspended", "is_admin": false, "purchase_history": ["P004"], "user_id": "U4", "username": "deals4u"}, {"account_status": "active", "is_admin": true, "purchase_history": [], "user_id": "A1", "username": "mod_ana"}]}',
+            "_solve_most_helpful_review_question",
+            (
+                ("names the review", "_check_most_helpful_review_question_0"),
+                ("quotes its text", "_check_most_helpful_review_question_1"),
+            ),
+            answer='REV-0002, on the Trail Running Shoes (7 helpful votes): "Good grip on wet rock."',
+        ),
+        "review_only_purchased_products": rt.TaskSpec(
+            "review_only_purchased_products",
+            'Jon (U1) wants to give 4 stars with the comment "Does the job." to both the Yoga Mat Pro\n(P002) and the Trail Running Shoes (P003). Only buyers may review: check his purchases\nfor each product, post the reviews he is allowed to post, and tell him which one could not\nbe posted.',
+            None,
+            '{"now": "2024-06-10T12:00:00Z", "products": [{"brand": "ProForm", "category": "fitness equipment", "description": "Folding treadmill, 12 mph", "name": "ProForm Treadmill", "product_id": "P001"}, {"brand": "Manduka", "category": "fitness equipment", "description": "6mm natural rubber mat", "name": "Yoga Mat Pro", "product_id": "P002"}, {"brand": "Salomon", "category": "footwear", "description": "Lugged sole, waterproof", "name": "Trail Running Shoes", "product_id": "P003"}, {"brand": "Jetboil", "category": "outdoor gear", "description": "1 L cooking system", "name": "Camping Stove", "product_id": "P004"}, {"brand": "Hydro Flask", "category": "outdoor gear", "description": "Keeps drinks cold 24 h", "name": "Insulated Bottle", "product_id": "P005"}], "reviews": [{"comment": "Great incline range.", "helpful_votes": 2, "product_id": "P001", "rating": 5, "review_id": "REV-0001", "timestamp": "2024-05-20T10:00:00Z", "user_id": "U1"}, {"comment": "Good grip on wet rock.", "helpful_votes": 7, "product_id": "P003", "rating": 4, "review_id": "REV-0002", "timestamp": "2024-05-22T09:00:00Z", "user_id": "U1"}, {"comment": "Sizes run small.", "helpful_votes": 3, "product_id": "P003", "rating": 2, "review_id": "REV-0003", "timestamp": "2024-05-25T16:00:00Z", "user_id": "U3"}, {"comment": "Boils water in 2 minutes.", "helpful_votes": 0, "product_id": "P004", "rating": 5, "review_id": "REV-0004", "timestamp": "2024-06-01T07:30:00Z", "user_id": "U3"}, {"comment": "Cheaper stoves at deals4u.example!", "helpful_votes": 0, "product_id": "P004", "rating": 1, "review_id": "REV-0005", "timestamp": "2024-06-02T03:00:00Z", "user_id": "U4"}], "users": [{"account_status": "active", "is_admin": false, "purchase_history": ["P001", "P003"], "user_id": "U1", "username": "jon"}, {"account_status": "active", "is_admin": false, "purchase_history": ["P001", "P002"], "user_id": "U2", "username": "maya"}, {"account_status": "active", "is_admin": false, "purchase_history": ["P003", "P004"], "user_id": "U3", "username": "lea"}, {"account_status": "suspended", "is_admin": false, "purchase_history": ["P004"], "user_id": "U4", "username": "deals4u"}, {"account_status": "active", "is_admin": true, "purchase_history": [], "user_id": "A1", "username": "mod_ana"}]}',
+            "_solve_review_only_purchased_products",
+            (
+                (
+                    "Jon's 4-star review of the shoes is posted",
+                    "_check_review_only_purchased_products_0",
+                ),
+                (
+                    "no review of the yoga mat was posted for Jon, and he is told",
+                    "_check_review_only_purchased_products_1",
+                ),
+            ),
+            answer="Your review of the Trail Running Shoes is posted. The Yoga Mat Pro review could not be posted: you have not purchased it.",
+        ),
+        "shoe_reviews_summary_question": rt.TaskSpec(
+            "shoe_reviews_summary_question",
+            'How are the "Trail Running Shoes" reviewed? Tell me how many reviews they have and their\naverage star rating.',
+            None,
+            '{"now": "2024-06-10T12:00:00Z", "products": [{"brand": "ProForm", "category": "fitness equipment", "description": "Folding treadmill, 12 mph", "name": "ProForm Treadmill", "product_id": "P001"}, {"brand": "Manduka", "category": "fitness equipment", "description": "6mm natural rubber mat", "name": "Yoga Mat Pro", "product_id": "P002"}, {"brand": "Salomon", "category": "footwear", "description": "Lugged sole, waterproof", "name": "Trail Running Shoes", "product_id": "P003"}, {"brand": "Jetboil", "category": "outdoor gear", "description": "1 L cooking system", "name": "Camping Stove", "product_id": "P004"}, {"brand": "Hydro Flask", "category": "outdoor gear", "description": "Keeps drinks cold 24 h", "name": "Insulated Bottle", "product_id": "P005"}], "reviews": [{"comment": "Great incline range.", "helpful_votes": 2, "product_id": "P001", "rating": 5, "review_id": "REV-0001", "timestamp": "2024-05-20T10:00:00Z", "user_id": "U1"}, {"comment": "Good grip on wet rock.", "helpful_votes": 7, "product_id": "P003", "rating": 4, "review_id": "REV-0002", "timestamp": "2024-05-22T09:00:00Z", "user_id": "U1"}, {"comment": "Sizes run small.", "helpful_votes": 3, "product_id": "P003", "rating": 2, "review_id": "REV-0003", "timestamp": "2024-05-25T16:00:00Z", "user_id": "U3"}, {"comment": "Boils water in 2 minutes.", "helpful_votes": 0, "product_id": "P004", "rating": 5, "review_id": "REV-0004", "timestamp": "2024-06-01T07:30:00Z", "user_id": "U3"}, {"comment": "Cheaper stoves at deals4u.example!", "helpful_votes": 0, "product_id": "P004", "rating": 1, "review_id": "REV-0005", "timestamp": "2024-06-02T03:00:00Z", "user_id": "U4"}], "users": [{"account_status": "active", "is_admin": false, "purchase_history": ["P001", "P003"], "user_id": "U1", "username": "jon"}, {"account_status": "active", "is_admin": false, "purchase_history": ["P001", "P002"], "user_id": "U2", "username": "maya"}, {"account_status": "active", "is_admin": false, "purchase_history": ["P003", "P004"], "user_id": "U3", "username": "lea"}, {"account_status": "suspended", "is_admin": false, "purchase_history": ["P004"], "user_id": "U4", "username": "deals4u"}, {"account_status": "active", "is_admin": true, "purchase_history": [], "user_id": "A1", "username": "mod_ana"}]}',
+            "_solve_shoe_reviews_summary_question",
+            (
+                ("gives the number of reviews", "_check_shoe_reviews_summary_question_0"),
+                ("gives the average rating", "_check_shoe_reviews_summary_question_1"),
+            ),
+            answer="The Trail Running Shoes have 2 reviews, with an average rating of 3.0 stars.",
+        ),
+        "upvote_best_stove_review": rt.TaskSpec(
+            "upvote_best_stove_review",
+            'Among our "outdoor gear" products, find the camping stove and mark its highest-rated\nreview as helpful (one vote).',
+            None,
+            '{"now": "2024-06-10T12:00:00Z", "products": [{"brand": "ProForm", "category": "fitness equipment", "description": "Folding treadmill, 12 mph", "name": "ProForm Treadmill", "product_id": "P001"}, {"brand": "Manduka", "category": "fitness equipment", "description": "6mm natural rubber mat", "name": "Yoga Mat Pro", "product_id": "P002"}, {"brand": "Salomon", "category": "footwear", "description": "Lugged sole, waterproof", "name": "Trail Running Shoes", "product_id": "P003"}, {"brand": "Jetboil", "category": "outdoor gear", "description": "1 L cooking system", "name": "Camping Stove", "product_id": "P004"}, {"brand": "Hydro Flask", "category": "outdoor gear", "description": "Keeps drinks cold 24 h", "name": "Insulated Bottle", "product_id": "P005"}], "reviews": [{"comment": "Great incline range.", "helpful_votes": 2, "product_id": "P001", "rating": 5, "review_id": "REV-0001", "timestamp": "2024-05-20T10:00:00Z", "user_id": "U1"}, {"comment": "Good grip on wet rock.", "helpful_votes": 7, "product_id": "P003", "rating": 4, "review_id": "REV-0002", "timestamp": "2024-05-22T09:00:00Z", "user_id": "U1"}, {"comment": "Sizes run small.", "helpful_votes": 3, "product_id": "P003", "rating": 2, "review_id": "REV-0003", "timestamp": "2024-05-25T16:00:00Z", "user_id": "U3"}, {"comment": "Boils water in 2 minutes.", "helpful_votes": 0, "product_id": "P004", "rating": 5, "review_id": "REV-0004", "timestamp": "2024-06-01T07:30:00Z", "user_id": "U3"}, {"comment": "Cheaper stoves at deals4u.example!", "helpful_votes": 0, "product_id": "P004", "rating": 1, "review_id": "REV-0005", "timestamp": "2024-06-02T03:00:00Z", "user_id": "U4"}], "users": [{"account_status": "active", "is_admin": false, "purchase_history": ["P001", "P003"], "user_id": "U1", "username": "jon"}, {"account_status": "active", "is_admin": false, "purchase_history": ["P001", "P002"], "user_id": "U2", "username": "maya"}, {"account_status": "active", "is_admin": false, "purchase_history": ["P003", "P004"], "user_id": "U3", "username": "lea"}, {"account_status": "suspended", "is_admin": false, "purchase_history": ["P004"], "user_id": "U4", "username": "deals4u"}, {"account_status": "active", "is_admin": true, "purchase_history": [], "user_id": "A1", "username": "mod_ana"}]}',
+            "_solve_upvote_best_stove_review",
+            (
+                ("the 5-star stove review got one vote", "_check_upvote_best_stove_review_0"),
+                ("the spam review got none", "_check_upvote_best_stove_review_1"),
+            ),
+        ),
+        "remove_spam_from_suspended_author": rt.TaskSpec(
+            "remove_spam_from_suspended_author",
+            "Review REV-0005 looks like spam. Look up who wrote it; if the author's account is\nsuspended, delete the review as the admin A1. Leave the other reviews alone.",
+            None,
+            '{"now": "2024-06-10T12:00:00Z", "products": [{"brand": "ProForm", "category": "fitness equipment", "description": "Folding treadmill, 12 mph", "name": "ProForm Treadmill", "product_id": "P001"}, {"brand": "Manduka", "category": "fitness equipment", "description": "6mm natural rubber mat", "name": "Yoga Mat Pro", "product_id": "P002"}, {"brand": "Salomon", "category": "footwear", "description": "Lugged sole, waterproof", "name": "Trail Running Shoes", "product_id": "P003"}, {"brand": "Jetboil", "category": "outdoor gear", "description": "1 L cooking system", "name": "Camping Stove", "product_id": "P004"}, {"brand": "Hydro Flask", "category": "outdoor gear", "description": "Keeps drinks cold 24 h", "name": "Insulated Bottle", "product_id": "P005"}], "reviews": [{"comment": "Great incline range.", "helpful_votes": 2, "product_id": "P001", "rating": 5, "review_id": "REV-0001", "timestamp": "2024-05-20T10:00:00Z", "user_id": "U1"}, {"comment": "Good grip on wet rock.", "helpful_votes": 7, "product_id": "P003", "rating": 4, "review_id": "REV-0002", "timestamp": "2024-05-22T09:00:00Z", "user_id": "U1"}, {"comment": "Sizes run small.", "helpful_votes": 3, "product_id": "P003", "rating": 2, "review_id": "REV-0003", "timestamp": "2024-05-25T16:00:00Z", "user_id": "U3"}, {"comment": "Boils water in 2 minutes.", "helpful_votes": 0, "product_id": "P004", "rating": 5, "review_id": "REV-0004", "timestamp": "2024-06-01T07:30:00Z", "user_id": "U3"}, {"comment": "Cheaper stoves at deals4u.example!", "helpful_votes": 0, "product_id": "P004", "rating": 1, "review_id": "REV-0005", "timestamp": "2024-06-02T03:00:00Z", "user_id": "U4"}], "users": [{"account_status": "active", "is_admin": false, "purchase_history": ["P001", "P003"], "user_id": "U1", "username": "jon"}, {"account_status": "active", "is_admin": false, "purchase_history": ["P001", "P002"], "user_id": "U2", "username": "maya"}, {"account_status": "active", "is_admin": false, "purchase_history": ["P003", "P004"], "user_id": "U3", "username": "lea"}, {"account_status": "suspended", "is_admin": false, "purchase_history": ["P004"], "user_id": "U4", "username": "deals4u"}, {"account_status": "active", "is_admin": true, "purchase_history": [], "user_id": "A1", "username": "mod_ana"}]}',
+            "_solve_remove_spam_from_suspended_author",
+            (
+                ("the spam review is gone", "_check_remove_spam_from_suspended_author_0"),
+                ("the other stove review is kept", "_check_remove_spam_from_suspended_author_1"),
+                ("four reviews remain", "_check_remove_spam_from_suspended_author_2"),
+            ),
+        ),
+        "rename_bottle_listing": rt.TaskSpec(
+            "rename_bottle_listing",
+            'Our "Insulated Bottle" listing is now only the 32 oz model: rename it to "Insulated Bottle\n32 oz" and set its description to "32 oz, keeps drinks cold 24 h". Keep its brand and\ncategory.',
+            None,
+            '{"now": "2024-06-10T12:00:00Z", "products": [{"brand": "ProForm", "category": "fitness equipment", "description": "Folding treadmill, 12 mph", "name": "ProForm Treadmill", "product_id": "P001"}, {"brand": "Manduka", "category": "fitness equipment", "description": "6mm natural rubber mat", "name": "Yoga Mat Pro", "product_id": "P002"}, {"brand": "Salomon", "category": "footwear", "description": "Lugged sole, waterproof", "name": "Trail Running Shoes", "product_id": "P003"}, {"brand": "Jetboil", "category": "outdoor gear", "description": "1 L cooking system", "name": "Camping Stove", "product_id": "P004"}, {"brand": "Hydro Flask", "category": "outdoor gear", "description": "Keeps drinks cold 24 h", "name": "Insulated Bottle", "product_id": "P005"}], "reviews": [{"comment": "Great incline range.", "helpful_votes": 2, "product_id": "P001", "rating": 5, "review_id": "REV-0001", "timestamp": "2024-05-20T10:00:00Z", "user_id": "U1"}, {"comment": "Good grip on wet rock.", "helpful_votes": 7, "product_id": "P003", "rating": 4, "review_id": "REV-0002", "timestamp": "2024-05-22T09:00:00Z", "user_id": "U1"}, {"comment": "Sizes run small.", "helpful_votes": 3, "product_id": "P003", "rating": 2, "review_id": "REV-0003", "timestamp": "2024-05-25T16:00:00Z", "user_id": "U3"}, {"comment": "Boils water in 2 minutes.", "helpful_votes": 0, "product_id": "P004", "rating": 5, "review_id": "REV-0004", "timestamp": "2024-06-01T07:30:00Z", "user_id": "U3"}, {"comment": "Cheaper stoves at deals4u.example!", "helpful_votes": 0, "product_id": "P004", "rating": 1, "review_id": "REV-0005", "timestamp": "2024-06-02T03:00:00Z", "user_id": "U4"}], "users": [{"account_status": "active", "is_admin": false, "purchase_history": ["P001", "P003"], "user_id": "U1", "username": "jon"}, {"account_status": "active", "is_admin": false, "purchase_history": ["P001", "P002"], "user_id": "U2", "username": "maya"}, {"account_status": "active", "is_admin": false, "purchase_history": ["P003", "P004"], "user_id": "U3", "username": "lea"}, {"account_status": "suspended", "is_admin": false, "purchase_history": ["P004"], "user_id": "U4", "username": "deals4u"}, {"account_status": "active", "is_admin": true, "purchase_history": [], "user_id": "A1", "username": "mod_ana"}]}',
+            "_solve_rename_bottle_listing",
+            (
+                ("the bottle is renamed", "_check_rename_bottle_listing_0"),
+                ("its description is updated", "_check_rename_bottle_listing_1"),
+                ("brand and category are kept", "_check_rename_bottle_listing_2"),
+            ),
+        ),
+        "brands_question": rt.TaskSpec(
+            "brands_question",
+            "Which brands does our catalog carry? List each brand once.",
+            None,
+            '{"now": "2024-06-10T12:00:00Z", "products": [{"brand": "ProForm", "category": "fitness equipment", "description": "Folding treadmill, 12 mph", "name": "ProForm Treadmill", "product_id": "P001"}, {"brand": "Manduka", "category": "fitness equipment", "description": "6mm natural rubber mat", "name": "Yoga Mat Pro", "product_id": "P002"}, {"brand": "Salomon", "category": "footwear", "description": "Lugged sole, waterproof", "name": "Trail Running Shoes", "product_id": "P003"}, {"brand": "Jetboil", "category": "outdoor gear", "description": "1 L cooking system", "name": "Camping Stove", "product_id": "P004"}, {"brand": "Hydro Flask", "category": "outdoor gear", "description": "Keeps drinks cold 24 h", "name": "Insulated Bottle", "product_id": "P005"}], "reviews": [{"comment": "Great incline range.", "helpful_votes": 2, "product_id": "P001", "rating": 5, "review_id": "REV-0001", "timestamp": "2024-05-20T10:00:00Z", "user_id": "U1"}, {"comment": "Good grip on wet rock.", "helpful_votes": 7, "product_id": "P003", "rating": 4, "review_id": "REV-0002", "timestamp": "2024-05-22T09:00:00Z", "user_id": "U1"}, {"comment": "Sizes run small.", "helpful_votes": 3, "product_id": "P003", "rating": 2, "review_id": "REV-0003", "timestamp": "2024-05-25T16:00:00Z", "user_id": "U3"}, {"comment": "Boils water in 2 minutes.", "helpful_votes": 0, "product_id": "P004", "rating": 5, "review_id": "REV-0004", "timestamp": "2024-06-01T07:30:00Z", "user_id": "U3"}, {"comment": "Cheaper stoves at deals4u.example!", "helpful_votes": 0, "product_id": "P004", "rating": 1, "review_id": "REV-0005", "timestamp": "2024-06-02T03:00:00Z", "user_id": "U4"}], "users": [{"account_status": "active", "is_admin": false, "purchase_history": ["P001", "P003"], "user_id": "U1", "username": "jon"}, {"account_status": "active", "is_admin": false, "purchase_history": ["P001", "P002"], "user_id": "U2", "username": "maya"}, {"account_status": "active", "is_admin": false, "purchase_history": ["P003", "P004"], "user_id": "U3", "username": "lea"}, {"account_status": "suspended", "is_admin": false, "purchase_history": ["P004"], "user_id": "U4", "username": "deals4u"}, {"account_status": "active", "is_admin": true, "purchase_history": [], "user_id": "A1", "username": "mod_ana"}]}',
+            "_solve_brands_question",
+            (
+                ("names the fitness brands", "_check_brands_question_0"),
+                ("names the outdoor and footwear brands", "_check_brands_question_1"),
+            ),
+            answer="We carry five brands: ProForm, Manduka, Salomon, Jetboil and Hydro Flask.",
+        ),
+        "update_treadmill_review": rt.TaskSpec(
+            "update_treadmill_review",
+            'Jon (U1) had his ProForm treadmill\'s belt replaced. Find his review of the treadmill (product\nP001) and, as Jon, change it to 4 stars with the text "Great incline range; belt replaced\nunder warranty." ',
+            None,
+            '{"now": "2024-06-10T12:00:00Z", "products": [{"brand": "ProForm", "category": "fitness equipment", "description": "Folding treadmill, 12 mph", "name": "ProForm Treadmill", "product_id": "P001"}, {"brand": "Manduka", "category": "fitness equipment", "description": "6mm natural rubber mat", "name": "Yoga Mat Pro", "product_id": "P002"}, {"brand": "Salomon", "category": "footwear", "description": "Lugged sole, waterproof", "name": "Trail Running Shoes", "product_id": "P003"}, {"brand": "Jetboil", "category": "outdoor gear", "description": "1 L cooking system", "name": "Camping Stove", "product_id": "P004"}, {"brand": "Hydro Flask", "category": "outdoor gear", "description": "Keeps drinks cold 24 h", "name": "Insulated Bottle", "product_id": "P005"}], "reviews": [{"comment": "Great incline range.", "helpful_votes": 2, "product_id": "P001", "rating": 5, "review_id": "REV-0001", "timestamp": "2024-05-20T10:00:00Z", "user_id": "U1"}, {"comment": "Good grip on wet rock.", "helpful_votes": 7, "product_id": "P003", "rating": 4, "review_id": "REV-0002", "timestamp": "2024-05-22T09:00:00Z", "user_id": "U1"}, {"comment": "Sizes run small.", "helpful_votes": 3, "product_id": "P003", "rating": 2, "review_id": "REV-0003", "timestamp": "2024-05-25T16:00:00Z", "user_id": "U3"}, {"comment": "Boils water in 2 minutes.", "helpful_votes": 0, "product_id": "P004", "rating": 5, "review_id": "REV-0004", "timestamp": "2024-06-01T07:30:00Z", "user_id": "U3"}, {"comment": "Cheaper stoves at deals4u.example!", "helpful_votes": 0, "product_id": "P004", "rating": 1, "review_id": "REV-0005", "timestamp": "2024-06-02T03:00:00Z", "user_id": "U4"}], "users": [{"account_status": "active", "is_admin": false, "purchase_history": ["P001", "P003"], "user_id": "U1", "username": "jon"}, {"account_status": "active", "is_admin": false, "purchase_history": ["P001", "P002"], "user_id": "U2", "username": "maya"}, {"account_status": "active", "is_admin": false, "purchase_history": ["P003", "P004"], "user_id": "U3", "username": "lea"}, {"account_status": "suspended", "is_admin": false, "purchase_history": ["P004"], "user_id": "U4", "username": "deals4u"}, {"account_status": "active", "is_admin": true, "purchase_history": [], "user_id": "A1", "username": "mod_ana"}]}',
+            "_solve_update_treadmill_review",
+            (
+                ("the review has 4 stars", "_check_update_treadmill_review_0"),
+                ("the review has the new text", "_check_update_treadmill_review_1"),
+                (
+                    "it keeps its votes and was edited, not re-posted",
+                    "_check_update_treadmill_review_2",
+                ),
+            ),
+        ),
+        "take_down_stove_reviews": rt.TaskSpec(
+            "take_down_stove_reviews",
+            "The Camping Stove (P004) is being withdrawn: as admin A1, remove all of its reviews in one\ngo. Reviews of other products stay.",
+            None,
+            '{"now": "2024-06-10T12:00:00Z", "products": [{"brand": "ProForm", "category": "fitness equipment", "description": "Folding treadmill, 12 mph", "name": "ProForm Treadmill", "product_id": "P001"}, {"brand": "Manduka", "category": "fitness equipment", "description": "6mm natural rubber mat", "name": "Yoga Mat Pro", "product_id": "P002"}, {"brand": "Salomon", "category": "footwear", "description": "Lugged sole, waterproof", "name": "Trail Running Shoes", "product_id": "P003"}, {"brand": "Jetboil", "category": "outdoor gear", "description": "1 L cooking system", "name": "Camping Stove", "product_id": "P004"}, {"brand": "Hydro Flask", "category": "outdoor gear", "description": "Keeps drinks cold 24 h", "name": "Insulated Bottle", "product_id": "P005"}], "reviews": [{"comment": "Great incline range.", "helpful_votes": 2, "product_id": "P001", "rating": 5, "review_id": "REV-0001", "timestamp": "2024-05-20T10:00:00Z", "user_id": "U1"}, {"comment": "Good grip on wet rock.", "helpful_votes": 7, "product_id": "P003", "rating": 4, "review_id": "REV-0002", "timestamp": "2024-05-22T09:00:00Z", "user_id": "U1"}, {"comment": "Sizes run small.", "helpful_votes": 3, "product_id": "P003", "rating": 2, "review_id": "REV-0003", "timestamp": "2024-05-25T16:00:00Z", "user_id": "U3"}, {"comment": "Boils water in 2 minutes.", "helpful_votes": 0, "product_id": "P004", "rating": 5, "review_id": "REV-0004", "timestamp": "2024-06-01T07:30:00Z", "user_id": "U3"}, {"comment": "Cheaper stoves at deals4u.example!", "helpful_votes": 0, "product_id": "P004", "rating": 1, "review_id": "REV-0005", "timestamp": "2024-06-02T03:00:00Z", "user_id": "U4"}], "users": [{"account_status": "active", "is_admin": false, "purchase_history": ["P001", "P003"], "user_id": "U1", "username": "jon"}, {"account_status": "active", "is_admin": false, "purchase_history": ["P001", "P002"], "user_id": "U2", "username": "maya"}, {"account_status": "active", "is_admin": false, "purchase_history": ["P003", "P004"], "user_id": "U3", "username": "lea"}, {"account_status": "suspended", "is_admin": false, "purchase_history": ["P004"], "user_id": "U4", "username": "deals4u"}, {"account_status": "active", "is_admin": true, "purchase_history": [], "user_id": "A1", "username": "mod_ana"}]}',
+            "_solve_take_down_stove_reviews",
+            (
+                ("no stove review is left", "_check_take_down_stove_reviews_0"),
+                ("the other reviews are kept", "_check_take_down_stove_reviews_1"),
+            ),
+        ),
     }
     ROW_INVARIANTS: ClassVar[dict[str, tuple[tuple[str, str], ...]]] = {
         "products": (("product_id, name, brand and category are not empty", "_rowinv_Product_0"),),
@@ -1348,4 +1463,223 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
     def _check_moderate_reviews_2(self, answer: str) -> bool:
         return bool(
             (self.t_reviews.row("REV-0003") == self.initial_state().t_reviews.row("REV-0003"))
+        )
+
+    def _solve_most_helpful_review_question(self, results: list[rt.Result]) -> dict[str, Any]:
+        b: dict[str, Any] = {}
+        self._solution_call(results, "get_most_helpful_reviews", {})
+        return b
+
+    def _check_most_helpful_review_question_0(self, answer: str) -> bool:
+        return bool(("REV-0002" in answer))
+
+    def _check_most_helpful_review_question_1(self, answer: str) -> bool:
+        return bool(("good grip on wet rock" in answer.lower()))
+
+    def _solve_review_only_purchased_products(self, results: list[rt.Result]) -> dict[str, Any]:
+        b: dict[str, Any] = {}
+        self._solution_call(
+            results, "check_user_purchase_history", {"user_id": "U1", "product_id": "P002"}
+        )
+        self._solution_call(
+            results, "check_user_purchase_history", {"user_id": "U1", "product_id": "P003"}
+        )
+        self._solution_call(
+            results,
+            "submit_review",
+            {"user_id": "U1", "product_id": "P003", "rating": 4, "comment": "Does the job."},
+        )
+        return b
+
+    def _check_review_only_purchased_products_0(self, answer: str) -> bool:
+        return bool(
+            any(
+                (
+                    (
+                        (((r.user_id == "U1") and (r.product_id == "P003")) and (r.rating == 4))
+                        and (r.comment == "Does the job.")
+                    )
+                    for r in self._it(self.t_reviews.rows())
+                )
+            )
+        )
+
+    def _check_review_only_purchased_products_1(self, answer: str) -> bool:
+        return bool(
+            (
+                (
+                    not any(
+                        (
+                            ((r.user_id == "U1") and (r.product_id == "P002"))
+                            for r in self._it(self.t_reviews.rows())
+                        )
+                    )
+                )
+                and ("yoga mat" in answer.lower())
+            )
+        )
+
+    def _solve_shoe_reviews_summary_question(self, results: list[rt.Result]) -> dict[str, Any]:
+        b: dict[str, Any] = {}
+        self._solution_call(
+            results, "get_reviews_by_product_name", {"product_name": "Trail Running Shoes"}
+        )
+        self._solution_call(results, "get_average_rating_for_product", {"product_id": "P003"})
+        return b
+
+    def _check_shoe_reviews_summary_question_0(self, answer: str) -> bool:
+        return bool((("2 reviews" in answer.lower()) or ("two reviews" in answer.lower())))
+
+    def _check_shoe_reviews_summary_question_1(self, answer: str) -> bool:
+        return bool((("3.0" in answer) or ("3 stars" in answer.lower())))
+
+    def _solve_upvote_best_stove_review(self, results: list[rt.Result]) -> dict[str, Any]:
+        b: dict[str, Any] = {}
+        self._solution_call(results, "search_products_by_category", {"category": "outdoor gear"})
+        self._solution_call(results, "get_reviews_by_product_id", {"product_id": "P004"})
+        self._solution_call(results, "increment_helpful_vote", {"review_id": "REV-0004"})
+        return b
+
+    def _check_upvote_best_stove_review_0(self, answer: str) -> bool:
+        return bool(
+            (
+                self.t_reviews.row("REV-0004").helpful_votes
+                == (self.initial_state().t_reviews.row("REV-0004").helpful_votes + 1)
+            )
+        )
+
+    def _check_upvote_best_stove_review_1(self, answer: str) -> bool:
+        return bool(
+            (self.t_reviews.row("REV-0005") == self.initial_state().t_reviews.row("REV-0005"))
+        )
+
+    def _solve_remove_spam_from_suspended_author(self, results: list[rt.Result]) -> dict[str, Any]:
+        b: dict[str, Any] = {}
+        self._solution_call(results, "get_review_by_id", {"review_id": "REV-0005"})
+        self._solution_call(results, "get_user_by_id", {"user_id": "U4"})
+        self._solution_call(
+            results, "delete_review", {"review_id": "REV-0005", "requester_user_id": "A1"}
+        )
+        return b
+
+    def _check_remove_spam_from_suspended_author_0(self, answer: str) -> bool:
+        return bool(("REV-0005" not in self.t_reviews))
+
+    def _check_remove_spam_from_suspended_author_1(self, answer: str) -> bool:
+        return bool(
+            (self.t_reviews.row("REV-0004") == self.initial_state().t_reviews.row("REV-0004"))
+        )
+
+    def _check_remove_spam_from_suspended_author_2(self, answer: str) -> bool:
+        return bool((len(self.t_reviews) == 4))
+
+    def _solve_rename_bottle_listing(self, results: list[rt.Result]) -> dict[str, Any]:
+        b: dict[str, Any] = {}
+        self._solution_call(results, "get_product_by_name", {"product_name": "insulated bottle"})
+        self._solution_call(
+            results,
+            "update_product_info",
+            {
+                "product_id": "P005",
+                "updates": {
+                    "name": "Insulated Bottle 32 oz",
+                    "description": "32 oz, keeps drinks cold 24 h",
+                },
+            },
+        )
+        return b
+
+    def _check_rename_bottle_listing_0(self, answer: str) -> bool:
+        return bool((self.t_products.row("P005").name == "Insulated Bottle 32 oz"))
+
+    def _check_rename_bottle_listing_1(self, answer: str) -> bool:
+        return bool((self.t_products.row("P005").description == "32 oz, keeps drinks cold 24 h"))
+
+    def _check_rename_bottle_listing_2(self, answer: str) -> bool:
+        return bool(
+            (
+                (
+                    self.t_products.row("P005").brand
+                    == self.initial_state().t_products.row("P005").brand
+                )
+                and (
+                    self.t_products.row("P005").category
+                    == self.initial_state().t_products.row("P005").category
+                )
+            )
+        )
+
+    def _solve_brands_question(self, results: list[rt.Result]) -> dict[str, Any]:
+        b: dict[str, Any] = {}
+        self._solution_call(results, "list_all_products", {})
+        return b
+
+    def _check_brands_question_0(self, answer: str) -> bool:
+        return bool((("proform" in answer.lower()) and ("manduka" in answer.lower())))
+
+    def _check_brands_question_1(self, answer: str) -> bool:
+        return bool(
+            (
+                (("salomon" in answer.lower()) and ("jetboil" in answer.lower()))
+                and ("hydro flask" in answer.lower())
+            )
+        )
+
+    def _solve_update_treadmill_review(self, results: list[rt.Result]) -> dict[str, Any]:
+        b: dict[str, Any] = {}
+        self._solution_call(results, "get_product_by_id", {"product_id": "P001"})
+        self._solution_call(results, "get_reviews_by_product_id", {"product_id": "P001"})
+        self._solution_call(
+            results,
+            "edit_review",
+            {
+                "review_id": "REV-0001",
+                "user_id": "U1",
+                "new_comment": "Great incline range; belt replaced under warranty.",
+                "new_rating": 4,
+            },
+        )
+        return b
+
+    def _check_update_treadmill_review_0(self, answer: str) -> bool:
+        return bool((self.t_reviews.row("REV-0001").rating == 4))
+
+    def _check_update_treadmill_review_1(self, answer: str) -> bool:
+        return bool(
+            (
+                self.t_reviews.row("REV-0001").comment
+                == "Great incline range; belt replaced under warranty."
+            )
+        )
+
+    def _check_update_treadmill_review_2(self, answer: str) -> bool:
+        return bool(
+            (
+                (
+                    self.t_reviews.row("REV-0001").helpful_votes
+                    == self.initial_state().t_reviews.row("REV-0001").helpful_votes
+                )
+                and (len(self.t_reviews) == len(self.initial_state().t_reviews))
+            )
+        )
+
+    def _solve_take_down_stove_reviews(self, results: list[rt.Result]) -> dict[str, Any]:
+        b: dict[str, Any] = {}
+        self._solution_call(
+            results, "bulk_delete_reviews_by_product", {"product_id": "P004", "admin_user_id": "A1"}
+        )
+        return b
+
+    def _check_take_down_stove_reviews_0(self, answer: str) -> bool:
+        return bool((not any(((r.product_id == "P004") for r in self._it(self.t_reviews.rows())))))
+
+    def _check_take_down_stove_reviews_1(self, answer: str) -> bool:
+        return bool(
+            all(
+                (
+                    (r.review_id in self.t_reviews)
+                    for r in self._it(self.initial_state().t_reviews.rows())
+                    if (r.product_id != "P004")
+                )
+            )
         )

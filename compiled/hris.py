@@ -748,6 +748,123 @@ class HRISEnv(rt.Environment):
                 ("Lena is in Engineering", "_check_terminate_and_transfer_1"),
             ),
         ),
+        "sales_team_question": rt.TaskSpec(
+            "sales_team_question",
+            "Who works in the Sales department (D02)? Give me their names and job titles.",
+            None,
+            '{"departments": [{"department_id": "D01", "department_name": "Engineering", "location": "Berlin", "manager_id": "E001"}, {"department_id": "D02", "department_name": "Sales", "location": "Munich", "manager_id": "E004"}, {"department_id": "D03", "department_name": "Marketing", "location": "Hamburg", "manager_id": null}], "employees": [{"address": "Torstrasse 1, Berlin", "date_of_birth": "1980-02-14", "department": "D01", "employee_id": "E001", "employment_status": "active", "first_name": "Priya", "gender": "female", "hire_date": "2015-09-01", "job_title": "Engineering Manager", "last_name": "Nair", "manager_id": null, "phone_number": "+49-30-555-0101", "salary": 165000.0, "work_email": "priya.nair@acme.example"}, {"address": "Kastanienallee 7, Berlin", "date_of_birth": "1991-07-30", "department": "D01", "employee_id": "E002", "employment_status": "active", "first_name": "Tom", "gender": "male", "hire_date": "2019-04-15", "job_title": "Software Engineer", "last_name": "Becker", "manager_id": "E001", "phone_number": "+49-30-555-0102", "salary": 98000.0, "work_email": "tom.becker@acme.example"}, {"address": "Leopoldstrasse 20, Munich", "date_of_birth": "1993-11-05", "department": "D02", "employee_id": "E003", "employment_status": "on_leave", "first_name": "Lena", "gender": "female", "hire_date": "2020-01-06", "job_title": "Account Executive", "last_name": "Ortiz", "manager_id": "E004", "phone_number": "+49-89-555-0103", "salary": 72000.0, "work_email": "lena.ortiz@acme.example"}, {"address": "Maximilianstrasse 3, Munich", "date_of_birth": "1984-05-21", "department": "D02", "employee_id": "E004", "employment_status": "active", "first_name": "Marcus", "gender": "male", "hire_date": "2017-03-01", "job_title": "Sales Manager", "last_name": "Hill", "manager_id": null, "phone_number": "+49-89-555-0104", "salary": 120000.0, "work_email": "marcus.hill@acme.example"}, {"address": "Schanzenstrasse 9, Hamburg", "date_of_birth": "1996-08-19", "department": "D03", "employee_id": "E005", "employment_status": "active", "first_name": "Yuki", "gender": "female", "hire_date": "2022-10-01", "job_title": "Marketing Specialist", "last_name": "Tanaka", "manager_id": null, "phone_number": "+49-40-555-0105", "salary": 70000.0, "work_email": "yuki.tanaka@acme.example"}], "employment_statuses": [{"description": "Currently employed and working", "is_active": true, "status_type": "active"}, {"description": "On extended leave", "is_active": false, "status_type": "on_leave"}, {"description": "Employment ended", "is_active": false, "status_type": "terminated"}], "job_positions": [{"department_id": "D01", "job_title": "Engineering Manager", "required_qualification": "MSc CS, 8+ years", "salary_range_max": 200000.0, "salary_range_min": 140000.0}, {"department_id": "D01", "job_title": "Software Engineer", "required_qualification": "BSc CS", "salary_range_max": 120000.0, "salary_range_min": 80000.0}, {"department_id": "D01", "job_title": "Senior Software Engineer", "required_qualification": "BSc CS, 5+ years", "salary_range_max": 160000.0, "salary_range_min": 110000.0}, {"department_id": "D02", "job_title": "Sales Manager", "required_qualification": "5+ years in sales", "salary_range_max": 130000.0, "salary_range_min": 85000.0}, {"department_id": "D02", "job_title": "Account Executive", "required_qualification": "Bachelor\'s degree", "salary_range_max": 90000.0, "salary_range_min": 50000.0}, {"department_id": "D03", "job_title": "Marketing Specialist", "required_qualification": "Bachelor\'s degree", "salary_range_max": 85000.0, "salary_range_min": 55000.0}], "today": "2024-06-03"}',
+            "_solve_sales_team_question",
+            (
+                ("names both Sales employees", "_check_sales_team_question_0"),
+                ("gives their titles", "_check_sales_team_question_1"),
+                ("names nobody from another department", "_check_sales_team_question_2"),
+            ),
+            answer="Sales (D02): Lena Ortiz, Account Executive, and Marcus Hill, Sales Manager.",
+        ),
+        "software_engineer_band_question": rt.TaskSpec(
+            "software_engineer_band_question",
+            "What is the salary range of the Software Engineer position, and who holds that title\ntoday?",
+            None,
+            '{"departments": [{"department_id": "D01", "department_name": "Engineering", "location": "Berlin", "manager_id": "E001"}, {"department_id": "D02", "department_name": "Sales", "location": "Munich", "manager_id": "E004"}, {"department_id": "D03", "department_name": "Marketing", "location": "Hamburg", "manager_id": null}], "employees": [{"address": "Torstrasse 1, Berlin", "date_of_birth": "1980-02-14", "department": "D01", "employee_id": "E001", "employment_status": "active", "first_name": "Priya", "gender": "female", "hire_date": "2015-09-01", "job_title": "Engineering Manager", "last_name": "Nair", "manager_id": null, "phone_number": "+49-30-555-0101", "salary": 165000.0, "work_email": "priya.nair@acme.example"}, {"address": "Kastanienallee 7, Berlin", "date_of_birth": "1991-07-30", "department": "D01", "employee_id": "E002", "employment_status": "active", "first_name": "Tom", "gender": "male", "hire_date": "2019-04-15", "job_title": "Software Engineer", "last_name": "Becker", "manager_id": "E001", "phone_number": "+49-30-555-0102", "salary": 98000.0, "work_email": "tom.becker@acme.example"}, {"address": "Leopoldstrasse 20, Munich", "date_of_birth": "1993-11-05", "department": "D02", "employee_id": "E003", "employment_status": "on_leave", "first_name": "Lena", "gender": "female", "hire_date": "2020-01-06", "job_title": "Account Executive", "last_name": "Ortiz", "manager_id": "E004", "phone_number": "+49-89-555-0103", "salary": 72000.0, "work_email": "lena.ortiz@acme.example"}, {"address": "Maximilianstrasse 3, Munich", "date_of_birth": "1984-05-21", "department": "D02", "employee_id": "E004", "employment_status": "active", "first_name": "Marcus", "gender": "male", "hire_date": "2017-03-01", "job_title": "Sales Manager", "last_name": "Hill", "manager_id": null, "phone_number": "+49-89-555-0104", "salary": 120000.0, "work_email": "marcus.hill@acme.example"}, {"address": "Schanzenstrasse 9, Hamburg", "date_of_birth": "1996-08-19", "department": "D03", "employee_id": "E005", "employment_status": "active", "first_name": "Yuki", "gender": "female", "hire_date": "2022-10-01", "job_title": "Marketing Specialist", "last_name": "Tanaka", "manager_id": null, "phone_number": "+49-40-555-0105", "salary": 70000.0, "work_email": "yuki.tanaka@acme.example"}], "employment_statuses": [{"description": "Currently employed and working", "is_active": true, "status_type": "active"}, {"description": "On extended leave", "is_active": false, "status_type": "on_leave"}, {"description": "Employment ended", "is_active": false, "status_type": "terminated"}], "job_positions": [{"department_id": "D01", "job_title": "Engineering Manager", "required_qualification": "MSc CS, 8+ years", "salary_range_max": 200000.0, "salary_range_min": 140000.0}, {"department_id": "D01", "job_title": "Software Engineer", "required_qualification": "BSc CS", "salary_range_max": 120000.0, "salary_range_min": 80000.0}, {"department_id": "D01", "job_title": "Senior Software Engineer", "required_qualification": "BSc CS, 5+ years", "salary_range_max": 160000.0, "salary_range_min": 110000.0}, {"department_id": "D02", "job_title": "Sales Manager", "required_qualification": "5+ years in sales", "salary_range_max": 130000.0, "salary_range_min": 85000.0}, {"department_id": "D02", "job_title": "Account Executive", "required_qualification": "Bachelor\'s degree", "salary_range_max": 90000.0, "salary_range_min": 50000.0}, {"department_id": "D03", "job_title": "Marketing Specialist", "required_qualification": "Bachelor\'s degree", "salary_range_max": 85000.0, "salary_range_min": 55000.0}], "today": "2024-06-03"}',
+            "_solve_software_engineer_band_question",
+            (
+                ("gives the range", "_check_software_engineer_band_question_0"),
+                ("names Tom Becker", "_check_software_engineer_band_question_1"),
+            ),
+            answer="Software Engineer pays 80,000 to 120,000; Tom Becker (E002) holds the title.",
+        ),
+        "on_leave_question": rt.TaskSpec(
+            "on_leave_question",
+            "Who is on leave right now, and does that status count as active for raises and\npromotions?",
+            None,
+            '{"departments": [{"department_id": "D01", "department_name": "Engineering", "location": "Berlin", "manager_id": "E001"}, {"department_id": "D02", "department_name": "Sales", "location": "Munich", "manager_id": "E004"}, {"department_id": "D03", "department_name": "Marketing", "location": "Hamburg", "manager_id": null}], "employees": [{"address": "Torstrasse 1, Berlin", "date_of_birth": "1980-02-14", "department": "D01", "employee_id": "E001", "employment_status": "active", "first_name": "Priya", "gender": "female", "hire_date": "2015-09-01", "job_title": "Engineering Manager", "last_name": "Nair", "manager_id": null, "phone_number": "+49-30-555-0101", "salary": 165000.0, "work_email": "priya.nair@acme.example"}, {"address": "Kastanienallee 7, Berlin", "date_of_birth": "1991-07-30", "department": "D01", "employee_id": "E002", "employment_status": "active", "first_name": "Tom", "gender": "male", "hire_date": "2019-04-15", "job_title": "Software Engineer", "last_name": "Becker", "manager_id": "E001", "phone_number": "+49-30-555-0102", "salary": 98000.0, "work_email": "tom.becker@acme.example"}, {"address": "Leopoldstrasse 20, Munich", "date_of_birth": "1993-11-05", "department": "D02", "employee_id": "E003", "employment_status": "on_leave", "first_name": "Lena", "gender": "female", "hire_date": "2020-01-06", "job_title": "Account Executive", "last_name": "Ortiz", "manager_id": "E004", "phone_number": "+49-89-555-0103", "salary": 72000.0, "work_email": "lena.ortiz@acme.example"}, {"address": "Maximilianstrasse 3, Munich", "date_of_birth": "1984-05-21", "department": "D02", "employee_id": "E004", "employment_status": "active", "first_name": "Marcus", "gender": "male", "hire_date": "2017-03-01", "job_title": "Sales Manager", "last_name": "Hill", "manager_id": null, "phone_number": "+49-89-555-0104", "salary": 120000.0, "work_email": "marcus.hill@acme.example"}, {"address": "Schanzenstrasse 9, Hamburg", "date_of_birth": "1996-08-19", "department": "D03", "employee_id": "E005", "employment_status": "active", "first_name": "Yuki", "gender": "female", "hire_date": "2022-10-01", "job_title": "Marketing Specialist", "last_name": "Tanaka", "manager_id": null, "phone_number": "+49-40-555-0105", "salary": 70000.0, "work_email": "yuki.tanaka@acme.example"}], "employment_statuses": [{"description": "Currently employed and working", "is_active": true, "status_type": "active"}, {"description": "On extended leave", "is_active": false, "status_type": "on_leave"}, {"description": "Employment ended", "is_active": false, "status_type": "terminated"}], "job_positions": [{"department_id": "D01", "job_title": "Engineering Manager", "required_qualification": "MSc CS, 8+ years", "salary_range_max": 200000.0, "salary_range_min": 140000.0}, {"department_id": "D01", "job_title": "Software Engineer", "required_qualification": "BSc CS", "salary_range_max": 120000.0, "salary_range_min": 80000.0}, {"department_id": "D01", "job_title": "Senior Software Engineer", "required_qualification": "BSc CS, 5+ years", "salary_range_max": 160000.0, "salary_range_min": 110000.0}, {"department_id": "D02", "job_title": "Sales Manager", "required_qualification": "5+ years in sales", "salary_range_max": 130000.0, "salary_range_min": 85000.0}, {"department_id": "D02", "job_title": "Account Executive", "required_qualification": "Bachelor\'s degree", "salary_range_max": 90000.0, "salary_range_min": 50000.0}, {"department_id": "D03", "job_title": "Marketing Specialist", "required_qualification": "Bachelor\'s degree", "salary_range_max": 85000.0, "salary_range_min": 55000.0}], "today": "2024-06-03"}',
+            "_solve_on_leave_question",
+            (
+                ("names Lena", "_check_on_leave_question_0"),
+                ("says the status is not an active one", "_check_on_leave_question_1"),
+            ),
+            answer="Lena Ortiz (E003) is on leave (on extended leave); that status is not active, so she is not eligible for raises or promotions.",
+        ),
+        "capped_raise_for_tom": rt.TaskSpec(
+            "capped_raise_for_tom",
+            "Tom Becker (E002) was approved a raise to 125,000. Check that amount against his job's\nsalary range first; if it is over the range, give him the top of his range instead.",
+            None,
+            '{"departments": [{"department_id": "D01", "department_name": "Engineering", "location": "Berlin", "manager_id": "E001"}, {"department_id": "D02", "department_name": "Sales", "location": "Munich", "manager_id": "E004"}, {"department_id": "D03", "department_name": "Marketing", "location": "Hamburg", "manager_id": null}], "employees": [{"address": "Torstrasse 1, Berlin", "date_of_birth": "1980-02-14", "department": "D01", "employee_id": "E001", "employment_status": "active", "first_name": "Priya", "gender": "female", "hire_date": "2015-09-01", "job_title": "Engineering Manager", "last_name": "Nair", "manager_id": null, "phone_number": "+49-30-555-0101", "salary": 165000.0, "work_email": "priya.nair@acme.example"}, {"address": "Kastanienallee 7, Berlin", "date_of_birth": "1991-07-30", "department": "D01", "employee_id": "E002", "employment_status": "active", "first_name": "Tom", "gender": "male", "hire_date": "2019-04-15", "job_title": "Software Engineer", "last_name": "Becker", "manager_id": "E001", "phone_number": "+49-30-555-0102", "salary": 98000.0, "work_email": "tom.becker@acme.example"}, {"address": "Leopoldstrasse 20, Munich", "date_of_birth": "1993-11-05", "department": "D02", "employee_id": "E003", "employment_status": "on_leave", "first_name": "Lena", "gender": "female", "hire_date": "2020-01-06", "job_title": "Account Executive", "last_name": "Ortiz", "manager_id": "E004", "phone_number": "+49-89-555-0103", "salary": 72000.0, "work_email": "lena.ortiz@acme.example"}, {"address": "Maximilianstrasse 3, Munich", "date_of_birth": "1984-05-21", "department": "D02", "employee_id": "E004", "employment_status": "active", "first_name": "Marcus", "gender": "male", "hire_date": "2017-03-01", "job_title": "Sales Manager", "last_name": "Hill", "manager_id": null, "phone_number": "+49-89-555-0104", "salary": 120000.0, "work_email": "marcus.hill@acme.example"}, {"address": "Schanzenstrasse 9, Hamburg", "date_of_birth": "1996-08-19", "department": "D03", "employee_id": "E005", "employment_status": "active", "first_name": "Yuki", "gender": "female", "hire_date": "2022-10-01", "job_title": "Marketing Specialist", "last_name": "Tanaka", "manager_id": null, "phone_number": "+49-40-555-0105", "salary": 70000.0, "work_email": "yuki.tanaka@acme.example"}], "employment_statuses": [{"description": "Currently employed and working", "is_active": true, "status_type": "active"}, {"description": "On extended leave", "is_active": false, "status_type": "on_leave"}, {"description": "Employment ended", "is_active": false, "status_type": "terminated"}], "job_positions": [{"department_id": "D01", "job_title": "Engineering Manager", "required_qualification": "MSc CS, 8+ years", "salary_range_max": 200000.0, "salary_range_min": 140000.0}, {"department_id": "D01", "job_title": "Software Engineer", "required_qualification": "BSc CS", "salary_range_max": 120000.0, "salary_range_min": 80000.0}, {"department_id": "D01", "job_title": "Senior Software Engineer", "required_qualification": "BSc CS, 5+ years", "salary_range_max": 160000.0, "salary_range_min": 110000.0}, {"department_id": "D02", "job_title": "Sales Manager", "required_qualification": "5+ years in sales", "salary_range_max": 130000.0, "salary_range_min": 85000.0}, {"department_id": "D02", "job_title": "Account Executive", "required_qualification": "Bachelor\'s degree", "salary_range_max": 90000.0, "salary_range_min": 50000.0}, {"department_id": "D03", "job_title": "Marketing Specialist", "required_qualification": "Bachelor\'s degree", "salary_range_max": 85000.0, "salary_range_min": 55000.0}], "today": "2024-06-03"}',
+            "_solve_capped_raise_for_tom",
+            (
+                (
+                    "Tom earns the top of the Software Engineer range",
+                    "_check_capped_raise_for_tom_0",
+                ),
+                ("his job title is unchanged", "_check_capped_raise_for_tom_1"),
+            ),
+        ),
+        "raise_before_parental_leave": rt.TaskSpec(
+            "raise_before_parental_leave",
+            "Yuki Tanaka (E005) starts parental leave today: set her employment status to on_leave.\nHer raise to 74,000 was approved last week and must be recorded too; check that she is\neligible for it.",
+            None,
+            '{"departments": [{"department_id": "D01", "department_name": "Engineering", "location": "Berlin", "manager_id": "E001"}, {"department_id": "D02", "department_name": "Sales", "location": "Munich", "manager_id": "E004"}, {"department_id": "D03", "department_name": "Marketing", "location": "Hamburg", "manager_id": null}], "employees": [{"address": "Torstrasse 1, Berlin", "date_of_birth": "1980-02-14", "department": "D01", "employee_id": "E001", "employment_status": "active", "first_name": "Priya", "gender": "female", "hire_date": "2015-09-01", "job_title": "Engineering Manager", "last_name": "Nair", "manager_id": null, "phone_number": "+49-30-555-0101", "salary": 165000.0, "work_email": "priya.nair@acme.example"}, {"address": "Kastanienallee 7, Berlin", "date_of_birth": "1991-07-30", "department": "D01", "employee_id": "E002", "employment_status": "active", "first_name": "Tom", "gender": "male", "hire_date": "2019-04-15", "job_title": "Software Engineer", "last_name": "Becker", "manager_id": "E001", "phone_number": "+49-30-555-0102", "salary": 98000.0, "work_email": "tom.becker@acme.example"}, {"address": "Leopoldstrasse 20, Munich", "date_of_birth": "1993-11-05", "department": "D02", "employee_id": "E003", "employment_status": "on_leave", "first_name": "Lena", "gender": "female", "hire_date": "2020-01-06", "job_title": "Account Executive", "last_name": "Ortiz", "manager_id": "E004", "phone_number": "+49-89-555-0103", "salary": 72000.0, "work_email": "lena.ortiz@acme.example"}, {"address": "Maximilianstrasse 3, Munich", "date_of_birth": "1984-05-21", "department": "D02", "employee_id": "E004", "employment_status": "active", "first_name": "Marcus", "gender": "male", "hire_date": "2017-03-01", "job_title": "Sales Manager", "last_name": "Hill", "manager_id": null, "phone_number": "+49-89-555-0104", "salary": 120000.0, "work_email": "marcus.hill@acme.example"}, {"address": "Schanzenstrasse 9, Hamburg", "date_of_birth": "1996-08-19", "department": "D03", "employee_id": "E005", "employment_status": "active", "first_name": "Yuki", "gender": "female", "hire_date": "2022-10-01", "job_title": "Marketing Specialist", "last_name": "Tanaka", "manager_id": null, "phone_number": "+49-40-555-0105", "salary": 70000.0, "work_email": "yuki.tanaka@acme.example"}], "employment_statuses": [{"description": "Currently employed and working", "is_active": true, "status_type": "active"}, {"description": "On extended leave", "is_active": false, "status_type": "on_leave"}, {"description": "Employment ended", "is_active": false, "status_type": "terminated"}], "job_positions": [{"department_id": "D01", "job_title": "Engineering Manager", "required_qualification": "MSc CS, 8+ years", "salary_range_max": 200000.0, "salary_range_min": 140000.0}, {"department_id": "D01", "job_title": "Software Engineer", "required_qualification": "BSc CS", "salary_range_max": 120000.0, "salary_range_min": 80000.0}, {"department_id": "D01", "job_title": "Senior Software Engineer", "required_qualification": "BSc CS, 5+ years", "salary_range_max": 160000.0, "salary_range_min": 110000.0}, {"department_id": "D02", "job_title": "Sales Manager", "required_qualification": "5+ years in sales", "salary_range_max": 130000.0, "salary_range_min": 85000.0}, {"department_id": "D02", "job_title": "Account Executive", "required_qualification": "Bachelor\'s degree", "salary_range_max": 90000.0, "salary_range_min": 50000.0}, {"department_id": "D03", "job_title": "Marketing Specialist", "required_qualification": "Bachelor\'s degree", "salary_range_max": 85000.0, "salary_range_min": 55000.0}], "today": "2024-06-03"}',
+            "_solve_raise_before_parental_leave",
+            (
+                ("Yuki earns 74,000", "_check_raise_before_parental_leave_0"),
+                ("Yuki is on leave", "_check_raise_before_parental_leave_1"),
+            ),
+        ),
+        "department_locations_question": rt.TaskSpec(
+            "department_locations_question",
+            "Which departments do we have, and in which city is each one?",
+            None,
+            '{"departments": [{"department_id": "D01", "department_name": "Engineering", "location": "Berlin", "manager_id": "E001"}, {"department_id": "D02", "department_name": "Sales", "location": "Munich", "manager_id": "E004"}, {"department_id": "D03", "department_name": "Marketing", "location": "Hamburg", "manager_id": null}], "employees": [{"address": "Torstrasse 1, Berlin", "date_of_birth": "1980-02-14", "department": "D01", "employee_id": "E001", "employment_status": "active", "first_name": "Priya", "gender": "female", "hire_date": "2015-09-01", "job_title": "Engineering Manager", "last_name": "Nair", "manager_id": null, "phone_number": "+49-30-555-0101", "salary": 165000.0, "work_email": "priya.nair@acme.example"}, {"address": "Kastanienallee 7, Berlin", "date_of_birth": "1991-07-30", "department": "D01", "employee_id": "E002", "employment_status": "active", "first_name": "Tom", "gender": "male", "hire_date": "2019-04-15", "job_title": "Software Engineer", "last_name": "Becker", "manager_id": "E001", "phone_number": "+49-30-555-0102", "salary": 98000.0, "work_email": "tom.becker@acme.example"}, {"address": "Leopoldstrasse 20, Munich", "date_of_birth": "1993-11-05", "department": "D02", "employee_id": "E003", "employment_status": "on_leave", "first_name": "Lena", "gender": "female", "hire_date": "2020-01-06", "job_title": "Account Executive", "last_name": "Ortiz", "manager_id": "E004", "phone_number": "+49-89-555-0103", "salary": 72000.0, "work_email": "lena.ortiz@acme.example"}, {"address": "Maximilianstrasse 3, Munich", "date_of_birth": "1984-05-21", "department": "D02", "employee_id": "E004", "employment_status": "active", "first_name": "Marcus", "gender": "male", "hire_date": "2017-03-01", "job_title": "Sales Manager", "last_name": "Hill", "manager_id": null, "phone_number": "+49-89-555-0104", "salary": 120000.0, "work_email": "marcus.hill@acme.example"}, {"address": "Schanzenstrasse 9, Hamburg", "date_of_birth": "1996-08-19", "department": "D03", "employee_id": "E005", "employment_status": "active", "first_name": "Yuki", "gender": "female", "hire_date": "2022-10-01", "job_title": "Marketing Specialist", "last_name": "Tanaka", "manager_id": null, "phone_number": "+49-40-555-0105", "salary": 70000.0, "work_email": "yuki.tanaka@acme.example"}], "employment_statuses": [{"description": "Currently employed and working", "is_active": true, "status_type": "active"}, {"description": "On extended leave", "is_active": false, "status_type": "on_leave"}, {"description": "Employment ended", "is_active": false, "status_type": "terminated"}], "job_positions": [{"department_id": "D01", "job_title": "Engineering Manager", "required_qualification": "MSc CS, 8+ years", "salary_range_max": 200000.0, "salary_range_min": 140000.0}, {"department_id": "D01", "job_title": "Software Engineer", "required_qualification": "BSc CS", "salary_range_max": 120000.0, "salary_range_min": 80000.0}, {"department_id": "D01", "job_title": "Senior Software Engineer", "required_qualification": "BSc CS, 5+ years", "salary_range_max": 160000.0, "salary_range_min": 110000.0}, {"department_id": "D02", "job_title": "Sales Manager", "required_qualification": "5+ years in sales", "salary_range_max": 130000.0, "salary_range_min": 85000.0}, {"department_id": "D02", "job_title": "Account Executive", "required_qualification": "Bachelor\'s degree", "salary_range_max": 90000.0, "salary_range_min": 50000.0}, {"department_id": "D03", "job_title": "Marketing Specialist", "required_qualification": "Bachelor\'s degree", "salary_range_max": 85000.0, "salary_range_min": 55000.0}], "today": "2024-06-03"}',
+            "_solve_department_locations_question",
+            (
+                (
+                    "gives Engineering's and Sales's cities",
+                    "_check_department_locations_question_0",
+                ),
+                ("includes Marketing in Hamburg", "_check_department_locations_question_1"),
+            ),
+            answer="Engineering (D01) is in Berlin, Sales (D02) in Munich and Marketing (D03) in Hamburg.",
+        ),
+        "positions_for_salary_question": rt.TaskSpec(
+            "positions_for_salary_question",
+            "A candidate asks for 115,000. Which of our job positions have a salary range that\nincludes 115,000?",
+            None,
+            '{"departments": [{"department_id": "D01", "department_name": "Engineering", "location": "Berlin", "manager_id": "E001"}, {"department_id": "D02", "department_name": "Sales", "location": "Munich", "manager_id": "E004"}, {"department_id": "D03", "department_name": "Marketing", "location": "Hamburg", "manager_id": null}], "employees": [{"address": "Torstrasse 1, Berlin", "date_of_birth": "1980-02-14", "department": "D01", "employee_id": "E001", "employment_status": "active", "first_name": "Priya", "gender": "female", "hire_date": "2015-09-01", "job_title": "Engineering Manager", "last_name": "Nair", "manager_id": null, "phone_number": "+49-30-555-0101", "salary": 165000.0, "work_email": "priya.nair@acme.example"}, {"address": "Kastanienallee 7, Berlin", "date_of_birth": "1991-07-30", "department": "D01", "employee_id": "E002", "employment_status": "active", "first_name": "Tom", "gender": "male", "hire_date": "2019-04-15", "job_title": "Software Engineer", "last_name": "Becker", "manager_id": "E001", "phone_number": "+49-30-555-0102", "salary": 98000.0, "work_email": "tom.becker@acme.example"}, {"address": "Leopoldstrasse 20, Munich", "date_of_birth": "1993-11-05", "department": "D02", "employee_id": "E003", "employment_status": "on_leave", "first_name": "Lena", "gender": "female", "hire_date": "2020-01-06", "job_title": "Account Executive", "last_name": "Ortiz", "manager_id": "E004", "phone_number": "+49-89-555-0103", "salary": 72000.0, "work_email": "lena.ortiz@acme.example"}, {"address": "Maximilianstrasse 3, Munich", "date_of_birth": "1984-05-21", "department": "D02", "employee_id": "E004", "employment_status": "active", "first_name": "Marcus", "gender": "male", "hire_date": "2017-03-01", "job_title": "Sales Manager", "last_name": "Hill", "manager_id": null, "phone_number": "+49-89-555-0104", "salary": 120000.0, "work_email": "marcus.hill@acme.example"}, {"address": "Schanzenstrasse 9, Hamburg", "date_of_birth": "1996-08-19", "department": "D03", "employee_id": "E005", "employment_status": "active", "first_name": "Yuki", "gender": "female", "hire_date": "2022-10-01", "job_title": "Marketing Specialist", "last_name": "Tanaka", "manager_id": null, "phone_number": "+49-40-555-0105", "salary": 70000.0, "work_email": "yuki.tanaka@acme.example"}], "employment_statuses": [{"description": "Currently employed and working", "is_active": true, "status_type": "active"}, {"description": "On extended leave", "is_active": false, "status_type": "on_leave"}, {"description": "Employment ended", "is_active": false, "status_type": "terminated"}], "job_positions": [{"department_id": "D01", "job_title": "Engineering Manager", "required_qualification": "MSc CS, 8+ years", "salary_range_max": 200000.0, "salary_range_min": 140000.0}, {"department_id": "D01", "job_title": "Software Engineer", "required_qualification": "BSc CS", "salary_range_max": 120000.0, "salary_range_min": 80000.0}, {"department_id": "D01", "job_title": "Senior Software Engineer", "required_qualification": "BSc CS, 5+ years", "salary_range_max": 160000.0, "salary_range_min": 110000.0}, {"department_id": "D02", "job_title": "Sales Manager", "required_qualification": "5+ years in sales", "salary_range_max": 130000.0, "salary_range_min": 85000.0}, {"department_id": "D02", "job_title": "Account Executive", "required_qualification": "Bachelor\'s degree", "salary_range_max": 90000.0, "salary_range_min": 50000.0}, {"department_id": "D03", "job_title": "Marketing Specialist", "required_qualification": "Bachelor\'s degree", "salary_range_max": 85000.0, "salary_range_min": 55000.0}], "today": "2024-06-03"}',
+            "_solve_positions_for_salary_question",
+            (
+                ("names the two engineering positions", "_check_positions_for_salary_question_0"),
+                ("names Sales Manager", "_check_positions_for_salary_question_1"),
+                (
+                    "names no position whose range excludes it",
+                    "_check_positions_for_salary_question_2",
+                ),
+            ),
+            answer="Three positions include 115,000: Software Engineer, Senior Software Engineer and Sales Manager.",
+        ),
+        "record_name_change": rt.TaskSpec(
+            "record_name_change",
+            "Lena Ortiz (E003) got married: her last name is now Ortiz-Weber, her work email\nlena.ortiz-weber@acme.example and her phone number +49-89-555-0199. Look up her record and\nupdate these three details; nothing else changes.",
+            None,
+            '{"departments": [{"department_id": "D01", "department_name": "Engineering", "location": "Berlin", "manager_id": "E001"}, {"department_id": "D02", "department_name": "Sales", "location": "Munich", "manager_id": "E004"}, {"department_id": "D03", "department_name": "Marketing", "location": "Hamburg", "manager_id": null}], "employees": [{"address": "Torstrasse 1, Berlin", "date_of_birth": "1980-02-14", "department": "D01", "employee_id": "E001", "employment_status": "active", "first_name": "Priya", "gender": "female", "hire_date": "2015-09-01", "job_title": "Engineering Manager", "last_name": "Nair", "manager_id": null, "phone_number": "+49-30-555-0101", "salary": 165000.0, "work_email": "priya.nair@acme.example"}, {"address": "Kastanienallee 7, Berlin", "date_of_birth": "1991-07-30", "department": "D01", "employee_id": "E002", "employment_status": "active", "first_name": "Tom", "gender": "male", "hire_date": "2019-04-15", "job_title": "Software Engineer", "last_name": "Becker", "manager_id": "E001", "phone_number": "+49-30-555-0102", "salary": 98000.0, "work_email": "tom.becker@acme.example"}, {"address": "Leopoldstrasse 20, Munich", "date_of_birth": "1993-11-05", "department": "D02", "employee_id": "E003", "employment_status": "on_leave", "first_name": "Lena", "gender": "female", "hire_date": "2020-01-06", "job_title": "Account Executive", "last_name": "Ortiz", "manager_id": "E004", "phone_number": "+49-89-555-0103", "salary": 72000.0, "work_email": "lena.ortiz@acme.example"}, {"address": "Maximilianstrasse 3, Munich", "date_of_birth": "1984-05-21", "department": "D02", "employee_id": "E004", "employment_status": "active", "first_name": "Marcus", "gender": "male", "hire_date": "2017-03-01", "job_title": "Sales Manager", "last_name": "Hill", "manager_id": null, "phone_number": "+49-89-555-0104", "salary": 120000.0, "work_email": "marcus.hill@acme.example"}, {"address": "Schanzenstrasse 9, Hamburg", "date_of_birth": "1996-08-19", "department": "D03", "employee_id": "E005", "employment_status": "active", "first_name": "Yuki", "gender": "female", "hire_date": "2022-10-01", "job_title": "Marketing Specialist", "last_name": "Tanaka", "manager_id": null, "phone_number": "+49-40-555-0105", "salary": 70000.0, "work_email": "yuki.tanaka@acme.example"}], "employment_statuses": [{"description": "Currently employed and working", "is_active": true, "status_type": "active"}, {"description": "On extended leave", "is_active": false, "status_type": "on_leave"}, {"description": "Employment ended", "is_active": false, "status_type": "terminated"}], "job_positions": [{"department_id": "D01", "job_title": "Engineering Manager", "required_qualification": "MSc CS, 8+ years", "salary_range_max": 200000.0, "salary_range_min": 140000.0}, {"department_id": "D01", "job_title": "Software Engineer", "required_qualification": "BSc CS", "salary_range_max": 120000.0, "salary_range_min": 80000.0}, {"department_id": "D01", "job_title": "Senior Software Engineer", "required_qualification": "BSc CS, 5+ years", "salary_range_max": 160000.0, "salary_range_min": 110000.0}, {"department_id": "D02", "job_title": "Sales Manager", "required_qualification": "5+ years in sales", "salary_range_max": 130000.0, "salary_range_min": 85000.0}, {"department_id": "D02", "job_title": "Account Executive", "required_qualification": "Bachelor\'s degree", "salary_range_max": 90000.0, "salary_range_min": 50000.0}, {"department_id": "D03", "job_title": "Marketing Specialist", "required_qualification": "Bachelor\'s degree", "salary_range_max": 85000.0, "salary_range_min": 55000.0}], "today": "2024-06-03"}',
+            "_solve_record_name_change",
+            (
+                ("her last name is updated", "_check_record_name_change_0"),
+                ("her email and phone are updated", "_check_record_name_change_1"),
+                ("her status, job and salary are kept", "_check_record_name_change_2"),
+            ),
+        ),
+        "move_yuki_to_sales": rt.TaskSpec(
+            "move_yuki_to_sales",
+            "Yuki Tanaka (E005) moves from Marketing to the Sales department (D02) as an Account\nExecutive, keeping her salary. Record both changes.",
+            None,
+            '{"departments": [{"department_id": "D01", "department_name": "Engineering", "location": "Berlin", "manager_id": "E001"}, {"department_id": "D02", "department_name": "Sales", "location": "Munich", "manager_id": "E004"}, {"department_id": "D03", "department_name": "Marketing", "location": "Hamburg", "manager_id": null}], "employees": [{"address": "Torstrasse 1, Berlin", "date_of_birth": "1980-02-14", "department": "D01", "employee_id": "E001", "employment_status": "active", "first_name": "Priya", "gender": "female", "hire_date": "2015-09-01", "job_title": "Engineering Manager", "last_name": "Nair", "manager_id": null, "phone_number": "+49-30-555-0101", "salary": 165000.0, "work_email": "priya.nair@acme.example"}, {"address": "Kastanienallee 7, Berlin", "date_of_birth": "1991-07-30", "department": "D01", "employee_id": "E002", "employment_status": "active", "first_name": "Tom", "gender": "male", "hire_date": "2019-04-15", "job_title": "Software Engineer", "last_name": "Becker", "manager_id": "E001", "phone_number": "+49-30-555-0102", "salary": 98000.0, "work_email": "tom.becker@acme.example"}, {"address": "Leopoldstrasse 20, Munich", "date_of_birth": "1993-11-05", "department": "D02", "employee_id": "E003", "employment_status": "on_leave", "first_name": "Lena", "gender": "female", "hire_date": "2020-01-06", "job_title": "Account Executive", "last_name": "Ortiz", "manager_id": "E004", "phone_number": "+49-89-555-0103", "salary": 72000.0, "work_email": "lena.ortiz@acme.example"}, {"address": "Maximilianstrasse 3, Munich", "date_of_birth": "1984-05-21", "department": "D02", "employee_id": "E004", "employment_status": "active", "first_name": "Marcus", "gender": "male", "hire_date": "2017-03-01", "job_title": "Sales Manager", "last_name": "Hill", "manager_id": null, "phone_number": "+49-89-555-0104", "salary": 120000.0, "work_email": "marcus.hill@acme.example"}, {"address": "Schanzenstrasse 9, Hamburg", "date_of_birth": "1996-08-19", "department": "D03", "employee_id": "E005", "employment_status": "active", "first_name": "Yuki", "gender": "female", "hire_date": "2022-10-01", "job_title": "Marketing Specialist", "last_name": "Tanaka", "manager_id": null, "phone_number": "+49-40-555-0105", "salary": 70000.0, "work_email": "yuki.tanaka@acme.example"}], "employment_statuses": [{"description": "Currently employed and working", "is_active": true, "status_type": "active"}, {"description": "On extended leave", "is_active": false, "status_type": "on_leave"}, {"description": "Employment ended", "is_active": false, "status_type": "terminated"}], "job_positions": [{"department_id": "D01", "job_title": "Engineering Manager", "required_qualification": "MSc CS, 8+ years", "salary_range_max": 200000.0, "salary_range_min": 140000.0}, {"department_id": "D01", "job_title": "Software Engineer", "required_qualification": "BSc CS", "salary_range_max": 120000.0, "salary_range_min": 80000.0}, {"department_id": "D01", "job_title": "Senior Software Engineer", "required_qualification": "BSc CS, 5+ years", "salary_range_max": 160000.0, "salary_range_min": 110000.0}, {"department_id": "D02", "job_title": "Sales Manager", "required_qualification": "5+ years in sales", "salary_range_max": 130000.0, "salary_range_min": 85000.0}, {"department_id": "D02", "job_title": "Account Executive", "required_qualification": "Bachelor\'s degree", "salary_range_max": 90000.0, "salary_range_min": 50000.0}, {"department_id": "D03", "job_title": "Marketing Specialist", "required_qualification": "Bachelor\'s degree", "salary_range_max": 85000.0, "salary_range_min": 55000.0}], "today": "2024-06-03"}',
+            "_solve_move_yuki_to_sales",
+            (
+                ("Yuki is in Sales", "_check_move_yuki_to_sales_0"),
+                ("Yuki is an Account Executive", "_check_move_yuki_to_sales_1"),
+                ("her salary is kept", "_check_move_yuki_to_sales_2"),
+            ),
+        ),
     }
     ROW_INVARIANTS: ClassVar[dict[str, tuple[tuple[str, str], ...]]] = {
         "job_positions": (
@@ -2245,3 +2362,235 @@ class HRISEnv(rt.Environment):
 
     def _check_terminate_and_transfer_1(self, answer: str) -> bool:
         return bool((self.t_employees.row("E003").department == "D01"))
+
+    def _solve_sales_team_question(self, results: list[rt.Result]) -> dict[str, Any]:
+        b: dict[str, Any] = {}
+        self._solution_call(results, "list_employees_by_department", {"department_id": "D02"})
+        return b
+
+    def _check_sales_team_question_0(self, answer: str) -> bool:
+        return bool((("lena ortiz" in answer.lower()) and ("marcus hill" in answer.lower())))
+
+    def _check_sales_team_question_1(self, answer: str) -> bool:
+        return bool(
+            (("account executive" in answer.lower()) and ("sales manager" in answer.lower()))
+        )
+
+    def _check_sales_team_question_2(self, answer: str) -> bool:
+        return bool(
+            (
+                (("tom" not in answer.lower()) and ("yuki" not in answer.lower()))
+                and ("lena" in answer.lower())
+            )
+        )
+
+    def _solve_software_engineer_band_question(self, results: list[rt.Result]) -> dict[str, Any]:
+        b: dict[str, Any] = {}
+        self._solution_call(
+            results, "get_job_position_by_title", {"job_title": "Software Engineer"}
+        )
+        self._solution_call(
+            results, "list_employees_by_job_title", {"job_title": "Software Engineer"}
+        )
+        return b
+
+    def _check_software_engineer_band_question_0(self, answer: str) -> bool:
+        return bool(
+            (
+                ((("80,000" in answer) or ("80000" in answer)) or ("80k" in answer.lower()))
+                and ((("120,000" in answer) or ("120000" in answer)) or ("120k" in answer.lower()))
+            )
+        )
+
+    def _check_software_engineer_band_question_1(self, answer: str) -> bool:
+        return bool(("tom becker" in answer.lower()))
+
+    def _solve_on_leave_question(self, results: list[rt.Result]) -> dict[str, Any]:
+        b: dict[str, Any] = {}
+        self._solution_call(
+            results, "list_employees_by_employment_status", {"employment_status": "on_leave"}
+        )
+        self._solution_call(results, "get_employment_status_info", {"status_type": "on_leave"})
+        return b
+
+    def _check_on_leave_question_0(self, answer: str) -> bool:
+        return bool(("lena" in answer.lower()))
+
+    def _check_on_leave_question_1(self, answer: str) -> bool:
+        return bool(
+            (
+                (
+                    (("not active" in answer.lower()) or ("inactive" in answer.lower()))
+                    or ("not eligible" in answer.lower())
+                )
+                or ("does not count" in answer.lower())
+            )
+        )
+
+    def _solve_capped_raise_for_tom(self, results: list[rt.Result]) -> dict[str, Any]:
+        b: dict[str, Any] = {}
+        self._solution_call(
+            results,
+            "validate_salary_against_job",
+            {"job_title": "Software Engineer", "salary": 125000.0},
+        )
+        self._solution_call(
+            results, "get_job_position_by_title", {"job_title": "Software Engineer"}
+        )
+        self._solution_call(
+            results, "update_employee_salary", {"employee_id": "E002", "new_salary": 120000.0}
+        )
+        return b
+
+    def _check_capped_raise_for_tom_0(self, answer: str) -> bool:
+        return bool(
+            (
+                self.t_employees.row("E002").salary
+                == self.t_job_positions.row("Software Engineer").salary_range_max
+            )
+        )
+
+    def _check_capped_raise_for_tom_1(self, answer: str) -> bool:
+        return bool(
+            (
+                self.t_employees.row("E002").job_title
+                == self.initial_state().t_employees.row("E002").job_title
+            )
+        )
+
+    def _solve_raise_before_parental_leave(self, results: list[rt.Result]) -> dict[str, Any]:
+        b: dict[str, Any] = {}
+        self._solution_call(
+            results, "check_employee_eligibility_for_action", {"employee_id": "E005"}
+        )
+        self._solution_call(
+            results, "update_employee_salary", {"employee_id": "E005", "new_salary": 74000.0}
+        )
+        self._solution_call(
+            results, "update_employment_status", {"employee_id": "E005", "new_status": "on_leave"}
+        )
+        return b
+
+    def _check_raise_before_parental_leave_0(self, answer: str) -> bool:
+        return bool((self.t_employees.row("E005").salary == 74000.0))
+
+    def _check_raise_before_parental_leave_1(self, answer: str) -> bool:
+        return bool((self.t_employees.row("E005").employment_status == "on_leave"))
+
+    def _solve_department_locations_question(self, results: list[rt.Result]) -> dict[str, Any]:
+        b: dict[str, Any] = {}
+        self._solution_call(results, "list_all_departments", {})
+        return b
+
+    def _check_department_locations_question_0(self, answer: str) -> bool:
+        return bool((("berlin" in answer.lower()) and ("munich" in answer.lower())))
+
+    def _check_department_locations_question_1(self, answer: str) -> bool:
+        return bool((("marketing" in answer.lower()) and ("hamburg" in answer.lower())))
+
+    def _solve_positions_for_salary_question(self, results: list[rt.Result]) -> dict[str, Any]:
+        b: dict[str, Any] = {}
+        self._solution_call(results, "list_all_job_positions", {})
+        return b
+
+    def _check_positions_for_salary_question_0(self, answer: str) -> bool:
+        return bool(
+            (
+                ("software engineer" in answer.lower())
+                and ("senior software engineer" in answer.lower())
+            )
+        )
+
+    def _check_positions_for_salary_question_1(self, answer: str) -> bool:
+        return bool(("sales manager" in answer.lower()))
+
+    def _check_positions_for_salary_question_2(self, answer: str) -> bool:
+        return bool(
+            (
+                (
+                    (
+                        ("engineering manager" not in answer.lower())
+                        and ("account executive" not in answer.lower())
+                    )
+                    and ("marketing specialist" not in answer.lower())
+                )
+                and ("sales manager" in answer.lower())
+            )
+        )
+
+    def _solve_record_name_change(self, results: list[rt.Result]) -> dict[str, Any]:
+        b: dict[str, Any] = {}
+        self._solution_call(results, "get_employee_by_id", {"employee_id": "E003"})
+        self._solution_call(
+            results,
+            "update_employee_info",
+            {
+                "employee_id": "E003",
+                "updates": {
+                    "last_name": "Ortiz-Weber",
+                    "work_email": "lena.ortiz-weber@acme.example",
+                    "phone_number": "+49-89-555-0199",
+                },
+            },
+        )
+        return b
+
+    def _check_record_name_change_0(self, answer: str) -> bool:
+        return bool((self.t_employees.row("E003").last_name == "Ortiz-Weber"))
+
+    def _check_record_name_change_1(self, answer: str) -> bool:
+        return bool(
+            (
+                (self.t_employees.row("E003").work_email == "lena.ortiz-weber@acme.example")
+                and (self.t_employees.row("E003").phone_number == "+49-89-555-0199")
+            )
+        )
+
+    def _check_record_name_change_2(self, answer: str) -> bool:
+        return bool(
+            (
+                (
+                    (
+                        self.t_employees.row("E003").employment_status
+                        == self.initial_state().t_employees.row("E003").employment_status
+                    )
+                    and (
+                        self.t_employees.row("E003").job_title
+                        == self.initial_state().t_employees.row("E003").job_title
+                    )
+                )
+                and (
+                    self.t_employees.row("E003").salary
+                    == self.initial_state().t_employees.row("E003").salary
+                )
+            )
+        )
+
+    def _solve_move_yuki_to_sales(self, results: list[rt.Result]) -> dict[str, Any]:
+        b: dict[str, Any] = {}
+        self._solution_call(results, "get_department_by_id", {"department_id": "D02"})
+        self._solution_call(
+            results,
+            "transfer_employee_to_department",
+            {"employee_id": "E005", "new_department_id": "D02"},
+        )
+        self._solution_call(
+            results,
+            "update_employee_job_title",
+            {"employee_id": "E005", "new_job_title": "Account Executive"},
+        )
+        return b
+
+    def _check_move_yuki_to_sales_0(self, answer: str) -> bool:
+        return bool((self.t_employees.row("E005").department == "D02"))
+
+    def _check_move_yuki_to_sales_1(self, answer: str) -> bool:
+        return bool((self.t_employees.row("E005").job_title == "Account Executive"))
+
+    def _check_move_yuki_to_sales_2(self, answer: str) -> bool:
+        return bool(
+            (
+                self.t_employees.row("E005").salary
+                == self.initial_state().t_employees.row("E005").salary
+            )
+        )

@@ -796,6 +796,105 @@ class LibraryLendingEnv(rt.Environment):
                 ("the due date moved three weeks later", "_check_renew_before_holiday_1"),
             ),
         ),
+        "overdue_loans_question": rt.TaskSpec(
+            "overdue_loans_question",
+            "Which loans are overdue today? For each, give the title, the borrower and how many days\nlate it is.",
+            None,
+            '{"authors": [{"author_id": "A1", "name": "Frank Herbert"}, {"author_id": "A2", "name": "Ursula K. Le Guin"}, {"author_id": "A3", "name": "Terry Pratchett"}], "book_authors": [{"author": "A1", "book": "9780441013593", "link_id": "BA1"}, {"author": "A2", "book": "9780441478125", "link_id": "BA2"}, {"author": "A2", "book": "9780553383041", "link_id": "BA3"}, {"author": "A3", "book": "9780552131063", "link_id": "BA4"}], "books": [{"isbn": "9780441013593", "title": "Dune", "year": 1965}, {"isbn": "9780441478125", "title": "The Left Hand of Darkness", "year": 1969}, {"isbn": "9780553383041", "title": "A Wizard of Earthsea", "year": 1968}, {"isbn": "9780552131063", "title": "Mort", "year": 1987}], "copies": [{"book": "9780441013593", "condition": "good", "copy_id": "9780441013593-1", "shelf": "SF-HER"}, {"book": "9780441013593", "condition": "worn", "copy_id": "9780441013593-2", "shelf": "SF-HER"}, {"book": "9780441478125", "condition": "good", "copy_id": "9780441478125-1", "shelf": "SF-LEG"}, {"book": "9780553383041", "condition": "good", "copy_id": "9780553383041-1", "shelf": "F-LEG"}, {"book": "9780553383041", "condition": "damaged", "copy_id": "9780553383041-2", "shelf": "F-LEG"}, {"book": "9780552131063", "condition": "good", "copy_id": "9780552131063-1", "shelf": "F-PRA"}], "holds": [{"book": "9780441478125", "copy": null, "hold_id": "H1", "member": "M004", "placed": "2024-03-30T12:00:00Z", "ready_until": null, "state": "waiting"}], "holidays": [], "loans": [{"checked_out": "2024-03-11T10:00:00Z", "copy": "9780441013593-1", "due": "2024-04-01", "loan_id": "L1", "member": "M001", "renewals": 0, "returned_at": null, "state": "active"}, {"checked_out": "2024-03-25T15:00:00Z", "copy": "9780441478125-1", "due": "2024-04-15", "loan_id": "L2", "member": "M002", "renewals": 0, "returned_at": null, "state": "active"}, {"checked_out": "2024-03-20T11:00:00Z", "copy": "9780552131063-1", "due": "2024-04-10", "loan_id": "L3", "member": "M001", "renewals": 0, "returned_at": null, "state": "active"}], "members": [{"email": "ana@example.org", "expires": "2024-08-31", "fines_cents": 0, "joined": "2023-09-01", "member_id": "M001", "name": "Ana Ruiz", "status": "active"}, {"email": "ben@example.org", "expires": "2025-01-09", "fines_cents": 0, "joined": "2024-01-10", "member_id": "M002", "name": "Ben Okafor", "status": "active"}, {"email": "chen@example.org", "expires": "2024-02-25", "fines_cents": 0, "joined": "2023-02-25", "member_id": "M003", "name": "Chen Li", "status": "expired"}, {"email": "dara@example.org", "expires": "2024-12-01", "fines_cents": 650, "joined": "2023-12-02", "member_id": "M004", "name": "Dara Byrne", "status": "active"}], "now": "2024-04-08T10:00:00Z"}',
+            "_solve_overdue_loans_question",
+            (
+                ("names the overdue book and its borrower", "_check_overdue_loans_question_0"),
+                ("gives the days late", "_check_overdue_loans_question_1"),
+                ("does not list loans that are not overdue", "_check_overdue_loans_question_2"),
+            ),
+            answer="One loan is overdue: Dune (loan L1), borrowed by Ana Ruiz (M001), 7 days late.",
+        ),
+        "lost_copy_paid": rt.TaskSpec(
+            "lost_copy_paid",
+            "Ana (M001) lost her copy of Mort (loan L3). Record the loss, then she pays the replacement\nfee in full at the desk.",
+            None,
+            '{"authors": [{"author_id": "A1", "name": "Frank Herbert"}, {"author_id": "A2", "name": "Ursula K. Le Guin"}, {"author_id": "A3", "name": "Terry Pratchett"}], "book_authors": [{"author": "A1", "book": "9780441013593", "link_id": "BA1"}, {"author": "A2", "book": "9780441478125", "link_id": "BA2"}, {"author": "A2", "book": "9780553383041", "link_id": "BA3"}, {"author": "A3", "book": "9780552131063", "link_id": "BA4"}], "books": [{"isbn": "9780441013593", "title": "Dune", "year": 1965}, {"isbn": "9780441478125", "title": "The Left Hand of Darkness", "year": 1969}, {"isbn": "9780553383041", "title": "A Wizard of Earthsea", "year": 1968}, {"isbn": "9780552131063", "title": "Mort", "year": 1987}], "copies": [{"book": "9780441013593", "condition": "good", "copy_id": "9780441013593-1", "shelf": "SF-HER"}, {"book": "9780441013593", "condition": "worn", "copy_id": "9780441013593-2", "shelf": "SF-HER"}, {"book": "9780441478125", "condition": "good", "copy_id": "9780441478125-1", "shelf": "SF-LEG"}, {"book": "9780553383041", "condition": "good", "copy_id": "9780553383041-1", "shelf": "F-LEG"}, {"book": "9780553383041", "condition": "damaged", "copy_id": "9780553383041-2", "shelf": "F-LEG"}, {"book": "9780552131063", "condition": "good", "copy_id": "9780552131063-1", "shelf": "F-PRA"}], "holds": [{"book": "9780441478125", "copy": null, "hold_id": "H1", "member": "M004", "placed": "2024-03-30T12:00:00Z", "ready_until": null, "state": "waiting"}], "holidays": [], "loans": [{"checked_out": "2024-03-11T10:00:00Z", "copy": "9780441013593-1", "due": "2024-04-01", "loan_id": "L1", "member": "M001", "renewals": 0, "returned_at": null, "state": "active"}, {"checked_out": "2024-03-25T15:00:00Z", "copy": "9780441478125-1", "due": "2024-04-15", "loan_id": "L2", "member": "M002", "renewals": 0, "returned_at": null, "state": "active"}, {"checked_out": "2024-03-20T11:00:00Z", "copy": "9780552131063-1", "due": "2024-04-10", "loan_id": "L3", "member": "M001", "renewals": 0, "returned_at": null, "state": "active"}], "members": [{"email": "ana@example.org", "expires": "2024-08-31", "fines_cents": 0, "joined": "2023-09-01", "member_id": "M001", "name": "Ana Ruiz", "status": "active"}, {"email": "ben@example.org", "expires": "2025-01-09", "fines_cents": 0, "joined": "2024-01-10", "member_id": "M002", "name": "Ben Okafor", "status": "active"}, {"email": "chen@example.org", "expires": "2024-02-25", "fines_cents": 0, "joined": "2023-02-25", "member_id": "M003", "name": "Chen Li", "status": "expired"}, {"email": "dara@example.org", "expires": "2024-12-01", "fines_cents": 650, "joined": "2023-12-02", "member_id": "M004", "name": "Dara Byrne", "status": "active"}], "now": "2024-04-08T10:00:00Z"}',
+            "_solve_lost_copy_paid",
+            (
+                ("the loan is closed as lost", "_check_lost_copy_paid_0"),
+                ("the copy is marked lost", "_check_lost_copy_paid_1"),
+                ("Ana owes nothing after paying the 25.00 fee", "_check_lost_copy_paid_2"),
+            ),
+        ),
+        "sign_up_and_borrow": rt.TaskSpec(
+            "sign_up_and_borrow",
+            'A new reader, Farah Haddad, signs up with card number M006 and e-mail\nFarah.Haddad@Example.org. She wants "A Wizard of Earthsea": find a copy that can be lent\ntoday and check it out to her.',
+            None,
+            '{"authors": [{"author_id": "A1", "name": "Frank Herbert"}, {"author_id": "A2", "name": "Ursula K. Le Guin"}, {"author_id": "A3", "name": "Terry Pratchett"}], "book_authors": [{"author": "A1", "book": "9780441013593", "link_id": "BA1"}, {"author": "A2", "book": "9780441478125", "link_id": "BA2"}, {"author": "A2", "book": "9780553383041", "link_id": "BA3"}, {"author": "A3", "book": "9780552131063", "link_id": "BA4"}], "books": [{"isbn": "9780441013593", "title": "Dune", "year": 1965}, {"isbn": "9780441478125", "title": "The Left Hand of Darkness", "year": 1969}, {"isbn": "9780553383041", "title": "A Wizard of Earthsea", "year": 1968}, {"isbn": "9780552131063", "title": "Mort", "year": 1987}], "copies": [{"book": "9780441013593", "condition": "good", "copy_id": "9780441013593-1", "shelf": "SF-HER"}, {"book": "9780441013593", "condition": "worn", "copy_id": "9780441013593-2", "shelf": "SF-HER"}, {"book": "9780441478125", "condition": "good", "copy_id": "9780441478125-1", "shelf": "SF-LEG"}, {"book": "9780553383041", "condition": "good", "copy_id": "9780553383041-1", "shelf": "F-LEG"}, {"book": "9780553383041", "condition": "damaged", "copy_id": "9780553383041-2", "shelf": "F-LEG"}, {"book": "9780552131063", "condition": "good", "copy_id": "9780552131063-1", "shelf": "F-PRA"}], "holds": [{"book": "9780441478125", "copy": null, "hold_id": "H1", "member": "M004", "placed": "2024-03-30T12:00:00Z", "ready_until": null, "state": "waiting"}], "holidays": [], "loans": [{"checked_out": "2024-03-11T10:00:00Z", "copy": "9780441013593-1", "due": "2024-04-01", "loan_id": "L1", "member": "M001", "renewals": 0, "returned_at": null, "state": "active"}, {"checked_out": "2024-03-25T15:00:00Z", "copy": "9780441478125-1", "due": "2024-04-15", "loan_id": "L2", "member": "M002", "renewals": 0, "returned_at": null, "state": "active"}, {"checked_out": "2024-03-20T11:00:00Z", "copy": "9780552131063-1", "due": "2024-04-10", "loan_id": "L3", "member": "M001", "renewals": 0, "returned_at": null, "state": "active"}], "members": [{"email": "ana@example.org", "expires": "2024-08-31", "fines_cents": 0, "joined": "2023-09-01", "member_id": "M001", "name": "Ana Ruiz", "status": "active"}, {"email": "ben@example.org", "expires": "2025-01-09", "fines_cents": 0, "joined": "2024-01-10", "member_id": "M002", "name": "Ben Okafor", "status": "active"}, {"email": "chen@example.org", "expires": "2024-02-25", "fines_cents": 0, "joined": "2023-02-25", "member_id": "M003", "name": "Chen Li", "status": "expired"}, {"email": "dara@example.org", "expires": "2024-12-01", "fines_cents": 650, "joined": "2023-12-02", "member_id": "M004", "name": "Dara Byrne", "status": "active"}], "now": "2024-04-08T10:00:00Z"}',
+            "_solve_sign_up_and_borrow",
+            (
+                (
+                    "Farah is a member for a year, with her e-mail stored in lower case",
+                    "_check_sign_up_and_borrow_0",
+                ),
+                ("she has the good Earthsea copy for three weeks", "_check_sign_up_and_borrow_1"),
+            ),
+        ),
+        "renew_lapsed_member_then_lend": rt.TaskSpec(
+            "renew_lapsed_member_then_lend",
+            "Chen Li (M003) wants to borrow Dune: lend him the copy that is on the shelf. He has\nagreed to renew his membership if that is needed.",
+            None,
+            '{"authors": [{"author_id": "A1", "name": "Frank Herbert"}, {"author_id": "A2", "name": "Ursula K. Le Guin"}, {"author_id": "A3", "name": "Terry Pratchett"}], "book_authors": [{"author": "A1", "book": "9780441013593", "link_id": "BA1"}, {"author": "A2", "book": "9780441478125", "link_id": "BA2"}, {"author": "A2", "book": "9780553383041", "link_id": "BA3"}, {"author": "A3", "book": "9780552131063", "link_id": "BA4"}], "books": [{"isbn": "9780441013593", "title": "Dune", "year": 1965}, {"isbn": "9780441478125", "title": "The Left Hand of Darkness", "year": 1969}, {"isbn": "9780553383041", "title": "A Wizard of Earthsea", "year": 1968}, {"isbn": "9780552131063", "title": "Mort", "year": 1987}], "copies": [{"book": "9780441013593", "condition": "good", "copy_id": "9780441013593-1", "shelf": "SF-HER"}, {"book": "9780441013593", "condition": "worn", "copy_id": "9780441013593-2", "shelf": "SF-HER"}, {"book": "9780441478125", "condition": "good", "copy_id": "9780441478125-1", "shelf": "SF-LEG"}, {"book": "9780553383041", "condition": "good", "copy_id": "9780553383041-1", "shelf": "F-LEG"}, {"book": "9780553383041", "condition": "damaged", "copy_id": "9780553383041-2", "shelf": "F-LEG"}, {"book": "9780552131063", "condition": "good", "copy_id": "9780552131063-1", "shelf": "F-PRA"}], "holds": [{"book": "9780441478125", "copy": null, "hold_id": "H1", "member": "M004", "placed": "2024-03-30T12:00:00Z", "ready_until": null, "state": "waiting"}], "holidays": [], "loans": [{"checked_out": "2024-03-11T10:00:00Z", "copy": "9780441013593-1", "due": "2024-04-01", "loan_id": "L1", "member": "M001", "renewals": 0, "returned_at": null, "state": "active"}, {"checked_out": "2024-03-25T15:00:00Z", "copy": "9780441478125-1", "due": "2024-04-15", "loan_id": "L2", "member": "M002", "renewals": 0, "returned_at": null, "state": "active"}, {"checked_out": "2024-03-20T11:00:00Z", "copy": "9780552131063-1", "due": "2024-04-10", "loan_id": "L3", "member": "M001", "renewals": 0, "returned_at": null, "state": "active"}], "members": [{"email": "ana@example.org", "expires": "2024-08-31", "fines_cents": 0, "joined": "2023-09-01", "member_id": "M001", "name": "Ana Ruiz", "status": "active"}, {"email": "ben@example.org", "expires": "2025-01-09", "fines_cents": 0, "joined": "2024-01-10", "member_id": "M002", "name": "Ben Okafor", "status": "active"}, {"email": "chen@example.org", "expires": "2024-02-25", "fines_cents": 0, "joined": "2023-02-25", "member_id": "M003", "name": "Chen Li", "status": "expired"}, {"email": "dara@example.org", "expires": "2024-12-01", "fines_cents": 650, "joined": "2023-12-02", "member_id": "M004", "name": "Dara Byrne", "status": "active"}], "now": "2024-04-08T10:00:00Z"}',
+            "_solve_renew_lapsed_member_then_lend",
+            (
+                ("Chen is active until 2025-04-08", "_check_renew_lapsed_member_then_lend_0"),
+                ("Chen has the shelf copy of Dune", "_check_renew_lapsed_member_then_lend_1"),
+            ),
+        ),
+        "clear_fines_borrow_and_drop_hold": rt.TaskSpec(
+            "clear_fines_borrow_and_drop_hold",
+            "Dara (M004) is at the desk and wants to borrow the Dune copy on the shelf; she will pay\nwhatever fines she owes, in full. She also no longer wants The Left Hand of Darkness:\ncancel her hold H1 on it.",
+            None,
+            '{"authors": [{"author_id": "A1", "name": "Frank Herbert"}, {"author_id": "A2", "name": "Ursula K. Le Guin"}, {"author_id": "A3", "name": "Terry Pratchett"}], "book_authors": [{"author": "A1", "book": "9780441013593", "link_id": "BA1"}, {"author": "A2", "book": "9780441478125", "link_id": "BA2"}, {"author": "A2", "book": "9780553383041", "link_id": "BA3"}, {"author": "A3", "book": "9780552131063", "link_id": "BA4"}], "books": [{"isbn": "9780441013593", "title": "Dune", "year": 1965}, {"isbn": "9780441478125", "title": "The Left Hand of Darkness", "year": 1969}, {"isbn": "9780553383041", "title": "A Wizard of Earthsea", "year": 1968}, {"isbn": "9780552131063", "title": "Mort", "year": 1987}], "copies": [{"book": "9780441013593", "condition": "good", "copy_id": "9780441013593-1", "shelf": "SF-HER"}, {"book": "9780441013593", "condition": "worn", "copy_id": "9780441013593-2", "shelf": "SF-HER"}, {"book": "9780441478125", "condition": "good", "copy_id": "9780441478125-1", "shelf": "SF-LEG"}, {"book": "9780553383041", "condition": "good", "copy_id": "9780553383041-1", "shelf": "F-LEG"}, {"book": "9780553383041", "condition": "damaged", "copy_id": "9780553383041-2", "shelf": "F-LEG"}, {"book": "9780552131063", "condition": "good", "copy_id": "9780552131063-1", "shelf": "F-PRA"}], "holds": [{"book": "9780441478125", "copy": null, "hold_id": "H1", "member": "M004", "placed": "2024-03-30T12:00:00Z", "ready_until": null, "state": "waiting"}], "holidays": [], "loans": [{"checked_out": "2024-03-11T10:00:00Z", "copy": "9780441013593-1", "due": "2024-04-01", "loan_id": "L1", "member": "M001", "renewals": 0, "returned_at": null, "state": "active"}, {"checked_out": "2024-03-25T15:00:00Z", "copy": "9780441478125-1", "due": "2024-04-15", "loan_id": "L2", "member": "M002", "renewals": 0, "returned_at": null, "state": "active"}, {"checked_out": "2024-03-20T11:00:00Z", "copy": "9780552131063-1", "due": "2024-04-10", "loan_id": "L3", "member": "M001", "renewals": 0, "returned_at": null, "state": "active"}], "members": [{"email": "ana@example.org", "expires": "2024-08-31", "fines_cents": 0, "joined": "2023-09-01", "member_id": "M001", "name": "Ana Ruiz", "status": "active"}, {"email": "ben@example.org", "expires": "2025-01-09", "fines_cents": 0, "joined": "2024-01-10", "member_id": "M002", "name": "Ben Okafor", "status": "active"}, {"email": "chen@example.org", "expires": "2024-02-25", "fines_cents": 0, "joined": "2023-02-25", "member_id": "M003", "name": "Chen Li", "status": "expired"}, {"email": "dara@example.org", "expires": "2024-12-01", "fines_cents": 650, "joined": "2023-12-02", "member_id": "M004", "name": "Dara Byrne", "status": "active"}], "now": "2024-04-08T10:00:00Z"}',
+            "_solve_clear_fines_borrow_and_drop_hold",
+            (
+                ("Dara owes nothing", "_check_clear_fines_borrow_and_drop_hold_0"),
+                ("Dara has the shelf copy of Dune", "_check_clear_fines_borrow_and_drop_hold_1"),
+                ("her hold is cancelled", "_check_clear_fines_borrow_and_drop_hold_2"),
+            ),
+        ),
+        "member_loans_question": rt.TaskSpec(
+            "member_loans_question",
+            "Ana (M001) calls: which books does she have out, and when is each one due?",
+            None,
+            '{"authors": [{"author_id": "A1", "name": "Frank Herbert"}, {"author_id": "A2", "name": "Ursula K. Le Guin"}, {"author_id": "A3", "name": "Terry Pratchett"}], "book_authors": [{"author": "A1", "book": "9780441013593", "link_id": "BA1"}, {"author": "A2", "book": "9780441478125", "link_id": "BA2"}, {"author": "A2", "book": "9780553383041", "link_id": "BA3"}, {"author": "A3", "book": "9780552131063", "link_id": "BA4"}], "books": [{"isbn": "9780441013593", "title": "Dune", "year": 1965}, {"isbn": "9780441478125", "title": "The Left Hand of Darkness", "year": 1969}, {"isbn": "9780553383041", "title": "A Wizard of Earthsea", "year": 1968}, {"isbn": "9780552131063", "title": "Mort", "year": 1987}], "copies": [{"book": "9780441013593", "condition": "good", "copy_id": "9780441013593-1", "shelf": "SF-HER"}, {"book": "9780441013593", "condition": "worn", "copy_id": "9780441013593-2", "shelf": "SF-HER"}, {"book": "9780441478125", "condition": "good", "copy_id": "9780441478125-1", "shelf": "SF-LEG"}, {"book": "9780553383041", "condition": "good", "copy_id": "9780553383041-1", "shelf": "F-LEG"}, {"book": "9780553383041", "condition": "damaged", "copy_id": "9780553383041-2", "shelf": "F-LEG"}, {"book": "9780552131063", "condition": "good", "copy_id": "9780552131063-1", "shelf": "F-PRA"}], "holds": [{"book": "9780441478125", "copy": null, "hold_id": "H1", "member": "M004", "placed": "2024-03-30T12:00:00Z", "ready_until": null, "state": "waiting"}], "holidays": [], "loans": [{"checked_out": "2024-03-11T10:00:00Z", "copy": "9780441013593-1", "due": "2024-04-01", "loan_id": "L1", "member": "M001", "renewals": 0, "returned_at": null, "state": "active"}, {"checked_out": "2024-03-25T15:00:00Z", "copy": "9780441478125-1", "due": "2024-04-15", "loan_id": "L2", "member": "M002", "renewals": 0, "returned_at": null, "state": "active"}, {"checked_out": "2024-03-20T11:00:00Z", "copy": "9780552131063-1", "due": "2024-04-10", "loan_id": "L3", "member": "M001", "renewals": 0, "returned_at": null, "state": "active"}], "members": [{"email": "ana@example.org", "expires": "2024-08-31", "fines_cents": 0, "joined": "2023-09-01", "member_id": "M001", "name": "Ana Ruiz", "status": "active"}, {"email": "ben@example.org", "expires": "2025-01-09", "fines_cents": 0, "joined": "2024-01-10", "member_id": "M002", "name": "Ben Okafor", "status": "active"}, {"email": "chen@example.org", "expires": "2024-02-25", "fines_cents": 0, "joined": "2023-02-25", "member_id": "M003", "name": "Chen Li", "status": "expired"}, {"email": "dara@example.org", "expires": "2024-12-01", "fines_cents": 650, "joined": "2023-12-02", "member_id": "M004", "name": "Dara Byrne", "status": "active"}], "now": "2024-04-08T10:00:00Z"}',
+            "_solve_member_loans_question",
+            (
+                ("gives Dune's due date", "_check_member_loans_question_0"),
+                ("gives Mort's due date", "_check_member_loans_question_1"),
+            ),
+            answer="Ana has two books out: Dune, due 2024-04-01 (overdue), and Mort, due 2024-04-10.",
+        ),
+        "earthsea_copies_question": rt.TaskSpec(
+            "earthsea_copies_question",
+            "How many copies of A Wizard of Earthsea (ISBN 9780553383041) do we own, and how many can\nbe borrowed right now?",
+            None,
+            '{"authors": [{"author_id": "A1", "name": "Frank Herbert"}, {"author_id": "A2", "name": "Ursula K. Le Guin"}, {"author_id": "A3", "name": "Terry Pratchett"}], "book_authors": [{"author": "A1", "book": "9780441013593", "link_id": "BA1"}, {"author": "A2", "book": "9780441478125", "link_id": "BA2"}, {"author": "A2", "book": "9780553383041", "link_id": "BA3"}, {"author": "A3", "book": "9780552131063", "link_id": "BA4"}], "books": [{"isbn": "9780441013593", "title": "Dune", "year": 1965}, {"isbn": "9780441478125", "title": "The Left Hand of Darkness", "year": 1969}, {"isbn": "9780553383041", "title": "A Wizard of Earthsea", "year": 1968}, {"isbn": "9780552131063", "title": "Mort", "year": 1987}], "copies": [{"book": "9780441013593", "condition": "good", "copy_id": "9780441013593-1", "shelf": "SF-HER"}, {"book": "9780441013593", "condition": "worn", "copy_id": "9780441013593-2", "shelf": "SF-HER"}, {"book": "9780441478125", "condition": "good", "copy_id": "9780441478125-1", "shelf": "SF-LEG"}, {"book": "9780553383041", "condition": "good", "copy_id": "9780553383041-1", "shelf": "F-LEG"}, {"book": "9780553383041", "condition": "damaged", "copy_id": "9780553383041-2", "shelf": "F-LEG"}, {"book": "9780552131063", "condition": "good", "copy_id": "9780552131063-1", "shelf": "F-PRA"}], "holds": [{"book": "9780441478125", "copy": null, "hold_id": "H1", "member": "M004", "placed": "2024-03-30T12:00:00Z", "ready_until": null, "state": "waiting"}], "holidays": [], "loans": [{"checked_out": "2024-03-11T10:00:00Z", "copy": "9780441013593-1", "due": "2024-04-01", "loan_id": "L1", "member": "M001", "renewals": 0, "returned_at": null, "state": "active"}, {"checked_out": "2024-03-25T15:00:00Z", "copy": "9780441478125-1", "due": "2024-04-15", "loan_id": "L2", "member": "M002", "renewals": 0, "returned_at": null, "state": "active"}, {"checked_out": "2024-03-20T11:00:00Z", "copy": "9780552131063-1", "due": "2024-04-10", "loan_id": "L3", "member": "M001", "renewals": 0, "returned_at": null, "state": "active"}], "members": [{"email": "ana@example.org", "expires": "2024-08-31", "fines_cents": 0, "joined": "2023-09-01", "member_id": "M001", "name": "Ana Ruiz", "status": "active"}, {"email": "ben@example.org", "expires": "2025-01-09", "fines_cents": 0, "joined": "2024-01-10", "member_id": "M002", "name": "Ben Okafor", "status": "active"}, {"email": "chen@example.org", "expires": "2024-02-25", "fines_cents": 0, "joined": "2023-02-25", "member_id": "M003", "name": "Chen Li", "status": "expired"}, {"email": "dara@example.org", "expires": "2024-12-01", "fines_cents": 650, "joined": "2023-12-02", "member_id": "M004", "name": "Dara Byrne", "status": "active"}], "now": "2024-04-08T10:00:00Z"}',
+            "_solve_earthsea_copies_question",
+            (
+                ("gives the total", "_check_earthsea_copies_question_0"),
+                ("gives the number available", "_check_earthsea_copies_question_1"),
+            ),
+            answer="We own 2 copies of A Wizard of Earthsea; 1 can be borrowed right now (the other is damaged).",
+        ),
+        "early_return_for_waiting_reader": rt.TaskSpec(
+            "early_return_for_waiting_reader",
+            "Ben (M002) brings back The Left Hand of Darkness (copy 9780441478125-1) early, in good\ncondition. Take it back, and tell me who the copy is now set aside for.",
+            None,
+            '{"authors": [{"author_id": "A1", "name": "Frank Herbert"}, {"author_id": "A2", "name": "Ursula K. Le Guin"}, {"author_id": "A3", "name": "Terry Pratchett"}], "book_authors": [{"author": "A1", "book": "9780441013593", "link_id": "BA1"}, {"author": "A2", "book": "9780441478125", "link_id": "BA2"}, {"author": "A2", "book": "9780553383041", "link_id": "BA3"}, {"author": "A3", "book": "9780552131063", "link_id": "BA4"}], "books": [{"isbn": "9780441013593", "title": "Dune", "year": 1965}, {"isbn": "9780441478125", "title": "The Left Hand of Darkness", "year": 1969}, {"isbn": "9780553383041", "title": "A Wizard of Earthsea", "year": 1968}, {"isbn": "9780552131063", "title": "Mort", "year": 1987}], "copies": [{"book": "9780441013593", "condition": "good", "copy_id": "9780441013593-1", "shelf": "SF-HER"}, {"book": "9780441013593", "condition": "worn", "copy_id": "9780441013593-2", "shelf": "SF-HER"}, {"book": "9780441478125", "condition": "good", "copy_id": "9780441478125-1", "shelf": "SF-LEG"}, {"book": "9780553383041", "condition": "good", "copy_id": "9780553383041-1", "shelf": "F-LEG"}, {"book": "9780553383041", "condition": "damaged", "copy_id": "9780553383041-2", "shelf": "F-LEG"}, {"book": "9780552131063", "condition": "good", "copy_id": "9780552131063-1", "shelf": "F-PRA"}], "holds": [{"book": "9780441478125", "copy": null, "hold_id": "H1", "member": "M004", "placed": "2024-03-30T12:00:00Z", "ready_until": null, "state": "waiting"}], "holidays": [], "loans": [{"checked_out": "2024-03-11T10:00:00Z", "copy": "9780441013593-1", "due": "2024-04-01", "loan_id": "L1", "member": "M001", "renewals": 0, "returned_at": null, "state": "active"}, {"checked_out": "2024-03-25T15:00:00Z", "copy": "9780441478125-1", "due": "2024-04-15", "loan_id": "L2", "member": "M002", "renewals": 0, "returned_at": null, "state": "active"}, {"checked_out": "2024-03-20T11:00:00Z", "copy": "9780552131063-1", "due": "2024-04-10", "loan_id": "L3", "member": "M001", "renewals": 0, "returned_at": null, "state": "active"}], "members": [{"email": "ana@example.org", "expires": "2024-08-31", "fines_cents": 0, "joined": "2023-09-01", "member_id": "M001", "name": "Ana Ruiz", "status": "active"}, {"email": "ben@example.org", "expires": "2025-01-09", "fines_cents": 0, "joined": "2024-01-10", "member_id": "M002", "name": "Ben Okafor", "status": "active"}, {"email": "chen@example.org", "expires": "2024-02-25", "fines_cents": 0, "joined": "2023-02-25", "member_id": "M003", "name": "Chen Li", "status": "expired"}, {"email": "dara@example.org", "expires": "2024-12-01", "fines_cents": 650, "joined": "2023-12-02", "member_id": "M004", "name": "Dara Byrne", "status": "active"}], "now": "2024-04-08T10:00:00Z"}',
+            "_solve_early_return_for_waiting_reader",
+            (
+                ("Ben's loan is returned", "_check_early_return_for_waiting_reader_0"),
+                ("Dara's hold is ready with that copy", "_check_early_return_for_waiting_reader_1"),
+                ("tells who the copy is for", "_check_early_return_for_waiting_reader_2"),
+            ),
+            answer="The copy is now set aside for Dara Byrne (M004), whose hold H1 is ready for pickup.",
+        ),
     }
     ROW_INVARIANTS: ClassVar[dict[str, tuple[tuple[str, str], ...]]] = {
         "books": (("the title is not empty", "_rowinv_Book_0"),),
@@ -2019,3 +2118,208 @@ class LibraryLendingEnv(rt.Environment):
 
     def _check_renew_before_holiday_1(self, answer: str) -> bool:
         return bool((self.t_loans.row("L1").due == h.date("2024-04-15")))
+
+    def _solve_overdue_loans_question(self, results: list[rt.Result]) -> dict[str, Any]:
+        b: dict[str, Any] = {}
+        self._solution_call(results, "list_overdue_loans", {})
+        return b
+
+    def _check_overdue_loans_question_0(self, answer: str) -> bool:
+        return bool(
+            (("dune" in answer.lower()) and (("ana" in answer.lower()) or ("M001" in answer)))
+        )
+
+    def _check_overdue_loans_question_1(self, answer: str) -> bool:
+        return bool((("7 days" in answer.lower()) or ("seven days" in answer.lower())))
+
+    def _check_overdue_loans_question_2(self, answer: str) -> bool:
+        return bool(
+            (
+                (("mort" not in answer.lower()) and ("left hand" not in answer.lower()))
+                and ("dune" in answer.lower())
+            )
+        )
+
+    def _solve_lost_copy_paid(self, results: list[rt.Result]) -> dict[str, Any]:
+        b: dict[str, Any] = {}
+        self._solution_call(results, "report_lost", {"loan_id": "L3"})
+        self._solution_call(results, "pay_fine", {"member_id": "M001", "amount_cents": 2500})
+        return b
+
+    def _check_lost_copy_paid_0(self, answer: str) -> bool:
+        return bool((self.t_loans.row("L3").state == LoanState.lost))
+
+    def _check_lost_copy_paid_1(self, answer: str) -> bool:
+        return bool((self.t_copies.row("9780552131063-1").condition == CopyCondition.lost))
+
+    def _check_lost_copy_paid_2(self, answer: str) -> bool:
+        return bool(
+            (
+                (self.t_members.row("M001").fines_cents == 0)
+                and (self.called_with("pay_fine", {"member_id": "M001", "amount_cents": 2500}) > 0)
+            )
+        )
+
+    def _solve_sign_up_and_borrow(self, results: list[rt.Result]) -> dict[str, Any]:
+        b: dict[str, Any] = {}
+        self._solution_call(
+            results,
+            "register_member",
+            {"member_id": "M006", "name": "Farah Haddad", "email": "Farah.Haddad@Example.org"},
+        )
+        self._solution_call(results, "search_books", {"text": "earthsea"})
+        self._solution_call(
+            results, "list_copies", {"isbn": "9780553383041", "available_only": True}
+        )
+        self._solution_call(
+            results, "check_out", {"copy_id": "9780553383041-1", "member_id": "M006"}
+        )
+        return b
+
+    def _check_sign_up_and_borrow_0(self, answer: str) -> bool:
+        return bool(
+            (
+                (
+                    (
+                        ("M006" in self.t_members)
+                        and (self.t_members.row("M006").name == "Farah Haddad")
+                    )
+                    and (self.t_members.row("M006").email == "farah.haddad@example.org")
+                )
+                and (self.t_members.row("M006").expires == h.date("2025-04-08"))
+            )
+        )
+
+    def _check_sign_up_and_borrow_1(self, answer: str) -> bool:
+        return bool(
+            any(
+                (
+                    (
+                        (
+                            ((l.member == "M006") and (l.copy_ == "9780553383041-1"))
+                            and (l.state == LoanState.active)
+                        )
+                        and (l.due == h.date("2024-04-29"))
+                    )
+                    for l in self._it(self.t_loans.rows())
+                )
+            )
+        )
+
+    def _solve_renew_lapsed_member_then_lend(self, results: list[rt.Result]) -> dict[str, Any]:
+        b: dict[str, Any] = {}
+        self._solution_call(results, "renew_membership", {"member_id": "M003"})
+        self._solution_call(
+            results, "list_copies", {"isbn": "9780441013593", "available_only": True}
+        )
+        self._solution_call(
+            results, "check_out", {"copy_id": "9780441013593-2", "member_id": "M003"}
+        )
+        return b
+
+    def _check_renew_lapsed_member_then_lend_0(self, answer: str) -> bool:
+        return bool(
+            (
+                (self.t_members.row("M003").status == MemberStatus.active)
+                and (self.t_members.row("M003").expires == h.date("2025-04-08"))
+            )
+        )
+
+    def _check_renew_lapsed_member_then_lend_1(self, answer: str) -> bool:
+        return bool(
+            any(
+                (
+                    (
+                        ((l.member == "M003") and (l.copy_ == "9780441013593-2"))
+                        and (l.state == LoanState.active)
+                    )
+                    for l in self._it(self.t_loans.rows())
+                )
+            )
+        )
+
+    def _solve_clear_fines_borrow_and_drop_hold(self, results: list[rt.Result]) -> dict[str, Any]:
+        b: dict[str, Any] = {}
+        self._solution_call(results, "get_member", {"member_id": "M004"})
+        self._solution_call(results, "pay_fine", {"member_id": "M004", "amount_cents": 650})
+        self._solution_call(
+            results, "check_out", {"copy_id": "9780441013593-2", "member_id": "M004"}
+        )
+        self._solution_call(results, "cancel_hold", {"hold_id": "H1", "member_id": "M004"})
+        return b
+
+    def _check_clear_fines_borrow_and_drop_hold_0(self, answer: str) -> bool:
+        return bool((self.t_members.row("M004").fines_cents == 0))
+
+    def _check_clear_fines_borrow_and_drop_hold_1(self, answer: str) -> bool:
+        return bool(
+            any(
+                (
+                    (
+                        ((l.member == "M004") and (l.copy_ == "9780441013593-2"))
+                        and (l.state == LoanState.active)
+                    )
+                    for l in self._it(self.t_loans.rows())
+                )
+            )
+        )
+
+    def _check_clear_fines_borrow_and_drop_hold_2(self, answer: str) -> bool:
+        return bool((self.t_holds.row("H1").state == HoldState.cancelled))
+
+    def _solve_member_loans_question(self, results: list[rt.Result]) -> dict[str, Any]:
+        b: dict[str, Any] = {}
+        self._solution_call(results, "list_member_loans", {"member_id": "M001"})
+        return b
+
+    def _check_member_loans_question_0(self, answer: str) -> bool:
+        return bool((("dune" in answer.lower()) and ("2024-04-01" in answer)))
+
+    def _check_member_loans_question_1(self, answer: str) -> bool:
+        return bool((("mort" in answer.lower()) and ("2024-04-10" in answer)))
+
+    def _solve_earthsea_copies_question(self, results: list[rt.Result]) -> dict[str, Any]:
+        b: dict[str, Any] = {}
+        self._solution_call(results, "get_book", {"isbn": "9780553383041"})
+        return b
+
+    def _check_earthsea_copies_question_0(self, answer: str) -> bool:
+        return bool((("2 copies" in answer.lower()) or ("two copies" in answer.lower())))
+
+    def _check_earthsea_copies_question_1(self, answer: str) -> bool:
+        return bool(
+            (
+                (
+                    (
+                        (
+                            (("1 can" in answer.lower()) or ("one can" in answer.lower()))
+                            or ("1 available" in answer.lower())
+                        )
+                        or ("one available" in answer.lower())
+                    )
+                    or ("1 is available" in answer.lower())
+                )
+                or ("one is available" in answer.lower())
+            )
+        )
+
+    def _solve_early_return_for_waiting_reader(self, results: list[rt.Result]) -> dict[str, Any]:
+        b: dict[str, Any] = {}
+        self._solution_call(
+            results, "return_copy", {"copy_id": "9780441478125-1", "condition": CopyCondition.good}
+        )
+        return b
+
+    def _check_early_return_for_waiting_reader_0(self, answer: str) -> bool:
+        return bool((self.t_loans.row("L2").state == LoanState.returned))
+
+    def _check_early_return_for_waiting_reader_1(self, answer: str) -> bool:
+        return bool(
+            (
+                (self.t_holds.row("H1").state == HoldState.ready)
+                and (self.t_holds.row("H1").copy_ == "9780441478125-1")
+            )
+        )
+
+    def _check_early_return_for_waiting_reader_2(self, answer: str) -> bool:
+        return bool((("dara" in answer.lower()) or ("M004" in answer)))

@@ -543,6 +543,104 @@ class OCRProcessingServiceEnv(rt.Environment):
                 ("the recent contract result is kept as it was", "_check_nightly_cleanup_2"),
             ),
         ),
+        "submit_two_scans": rt.TaskSpec(
+            "submit_two_scans",
+            'Submit two documents for OCR, in this order: "s3://scans/tax-2023-p1.pdf" and\n"s3://scans/tax-2023-p2.pdf".',
+            "_init_submit_two_scans",
+            None,
+            "_solve_submit_two_scans",
+            (
+                ("both pages were submitted", "_check_submit_two_scans_0"),
+                ("they wait behind the old bill, page 1 first", "_check_submit_two_scans_1"),
+            ),
+        ),
+        "read_back_result_text": rt.TaskSpec(
+            "read_back_result_text",
+            "A customer asks for the recognised text of their request REQ-0010. Check that the result\nis still available and tell them the text.",
+            "_init_read_back_result_text",
+            None,
+            "_solve_read_back_result_text",
+            (
+                ("gives REQ-0010's text, not another request's", "_check_read_back_result_text_0"),
+                ("the result is still there", "_check_read_back_result_text_1"),
+            ),
+            answer="The text of REQ-0010 is: Greetings from Lisbon",
+        ),
+        "lowest_confidence_question": rt.TaskSpec(
+            "lowest_confidence_question",
+            "Quality review of request REQ-0020: what is the lowest confidence score in its result,\nand at what time (UTC) did processing complete?",
+            "_init_lowest_confidence_question",
+            None,
+            "_solve_lowest_confidence_question",
+            (
+                ("gives the lowest score", "_check_lowest_confidence_question_0"),
+                ("gives the completion time", "_check_lowest_confidence_question_1"),
+            ),
+            answer="The lowest confidence score is 0.62; processing completed at 16:47 UTC on 2024-06-10.",
+        ),
+        "request_lookup_question": rt.TaskSpec(
+            "request_lookup_question",
+            "A customer quotes two request ids, REQ-0031 and REQ-0032. For each one tell me whether it\nexists; for the one that does, give its document and its status.",
+            "_init_request_lookup_question",
+            None,
+            "_solve_request_lookup_question",
+            (
+                ("gives REQ-0031's document and status", "_check_request_lookup_question_0"),
+                ("says REQ-0032 does not exist", "_check_request_lookup_question_1"),
+            ),
+            answer="REQ-0031 exists: s3://scans/visa-form.pdf, still processing. REQ-0032 does not exist.",
+        ),
+        "fail_corrupt_queued_scan": rt.TaskSpec(
+            "fail_corrupt_queued_scan",
+            'Request REQ-0040 (s3://scans/blurry.jpg) is waiting in the queue, but the file is\ncorrupt. Mark it as failed, then submit the re-scanned file "s3://scans/blurry-rescan.jpg"\ninstead. Do not retry the corrupt file.',
+            "_init_fail_corrupt_queued_scan",
+            None,
+            "_solve_fail_corrupt_queued_scan",
+            (
+                ("REQ-0040 is failed", "_check_fail_corrupt_queued_scan_0"),
+                (
+                    "the re-scan, not the corrupt file, waits behind the ID card",
+                    "_check_fail_corrupt_queued_scan_1",
+                ),
+            ),
+        ),
+        "resubmit_purged_result": rt.TaskSpec(
+            "resubmit_purged_result",
+            "The customer of request REQ-0050 only now wants its text, but results are kept 24 hours.\nCheck whether the result is still available; if it is not, submit the same document again\n(look up which one it was) so it is recognised anew.",
+            "_init_resubmit_purged_result",
+            None,
+            "_solve_resubmit_purged_result",
+            (
+                ("the deed is queued again as a new request", "_check_resubmit_purged_result_0"),
+                ("the old request is kept as it was", "_check_resubmit_purged_result_1"),
+            ),
+        ),
+        "worker_shift_two_jobs": rt.TaskSpec(
+            "worker_shift_two_jobs",
+            'You are the OCR worker. Process the two queued requests in queue order. The first one\ncompleted at 15:20 UTC today with text "Order #5521 shipped" and confidence scores 0.96 and\n0.94. The second one crashed the engine: mark it failed and retry it.',
+            "_init_worker_shift_two_jobs",
+            None,
+            "_solve_worker_shift_two_jobs",
+            (
+                (
+                    "the first in line, REQ-0060, completed with its text at 15:20",
+                    "_check_worker_shift_two_jobs_0",
+                ),
+                ("REQ-0061 is failed", "_check_worker_shift_two_jobs_1"),
+                ("mail-2 is queued again as a new request", "_check_worker_shift_two_jobs_2"),
+            ),
+        ),
+        "complete_blank_page": rt.TaskSpec(
+            "complete_blank_page",
+            "Request REQ-0070 (page 4 of a scanned contract) is being processed and turned out to be a\nblank page: record it as completed at 11:58 UTC today with an empty text and no confidence\nscores. Keep it in the system.",
+            "_init_complete_blank_page",
+            None,
+            "_solve_complete_blank_page",
+            (
+                ("REQ-0070 is completed at 11:58", "_check_complete_blank_page_0"),
+                ("its result is an empty text with no scores", "_check_complete_blank_page_1"),
+            ),
+        ),
     }
     ROW_INVARIANTS: ClassVar[dict[str, tuple[tuple[str, str], ...]]] = {
         "requests": (
@@ -1277,5 +1375,434 @@ class OCRProcessingServiceEnv(rt.Environment):
                     == self.initial_state().t_result_repository.row("REQ-0006")
                 )
                 and (len(self.t_result_repository) == 1)
+            )
+        )
+
+    def _init_submit_two_scans(self) -> None:
+        self.set_scalar_initial("now", h.datetime("2024-06-10T09:00:00Z"))
+        self.load_rows(
+            "requests",
+            [
+                OCRRequest(
+                    request_id="REQ-0001",
+                    document_reference="s3://scans/old-bill.pdf",
+                    submission_time=h.datetime("2024-06-10T08:30:00Z"),
+                )
+            ],
+        )
+        self.set_scalar_initial("queued_request_ids", ["REQ-0001"])
+
+    def _solve_submit_two_scans(self, results: list[rt.Result]) -> dict[str, Any]:
+        b: dict[str, Any] = {}
+        self._solution_call(
+            results, "submit_ocr_request", {"document_reference": "s3://scans/tax-2023-p1.pdf"}
+        )
+        self._solution_call(
+            results, "submit_ocr_request", {"document_reference": "s3://scans/tax-2023-p2.pdf"}
+        )
+        return b
+
+    def _check_submit_two_scans_0(self, answer: str) -> bool:
+        return bool(
+            (
+                any(
+                    (
+                        (r.document_reference == "s3://scans/tax-2023-p1.pdf")
+                        for r in self._it(self.t_requests.rows())
+                    )
+                )
+                and any(
+                    (
+                        (r_.document_reference == "s3://scans/tax-2023-p2.pdf")
+                        for r_ in self._it(self.t_requests.rows())
+                    )
+                )
+            )
+        )
+
+    def _check_submit_two_scans_1(self, answer: str) -> bool:
+        return bool(
+            (
+                (
+                    (
+                        (len(self.s_queued_request_ids) == 3)
+                        and (h.at(self.s_queued_request_ids, 0) == "REQ-0001")
+                    )
+                    and (
+                        self.t_requests.row(h.at(self.s_queued_request_ids, 1)).document_reference
+                        == "s3://scans/tax-2023-p1.pdf"
+                    )
+                )
+                and (
+                    self.t_requests.row(h.at(self.s_queued_request_ids, 2)).document_reference
+                    == "s3://scans/tax-2023-p2.pdf"
+                )
+            )
+        )
+
+    def _init_read_back_result_text(self) -> None:
+        self.set_scalar_initial("now", h.datetime("2024-06-10T12:00:00Z"))
+        self.load_rows(
+            "requests",
+            [
+                OCRRequest(
+                    request_id="REQ-0010",
+                    document_reference="s3://scans/postcard.jpg",
+                    submission_time=h.datetime("2024-06-10T11:00:00Z"),
+                    status=OCRStatus.completed,
+                    result_text="Greetings from Lisbon",
+                    completion_time=h.datetime("2024-06-10T11:02:00Z"),
+                ),
+                OCRRequest(
+                    request_id="REQ-0011",
+                    document_reference="s3://scans/ticket.jpg",
+                    submission_time=h.datetime("2024-06-10T11:10:00Z"),
+                    status=OCRStatus.completed,
+                    result_text="Row 12 Seat 4",
+                    completion_time=h.datetime("2024-06-10T11:12:00Z"),
+                ),
+            ],
+        )
+        self.load_rows(
+            "result_repository",
+            [
+                Result(
+                    request_id="REQ-0010",
+                    extracted_text="Greetings from Lisbon",
+                    confidence_scores=[0.93, 0.9],
+                    processing_timestamp=h.datetime("2024-06-10T11:02:00Z"),
+                ),
+                Result(
+                    request_id="REQ-0011",
+                    extracted_text="Row 12 Seat 4",
+                    confidence_scores=[0.99],
+                    processing_timestamp=h.datetime("2024-06-10T11:12:00Z"),
+                ),
+            ],
+        )
+
+    def _solve_read_back_result_text(self, results: list[rt.Result]) -> dict[str, Any]:
+        b: dict[str, Any] = {}
+        self._solution_call(results, "is_result_available", {"request_id": "REQ-0010"})
+        self._solution_call(results, "fetch_ocr_result_text", {"request_id": "REQ-0010"})
+        return b
+
+    def _check_read_back_result_text_0(self, answer: str) -> bool:
+        return bool(
+            (("greetings from lisbon" in answer.lower()) and ("seat 4" not in answer.lower()))
+        )
+
+    def _check_read_back_result_text_1(self, answer: str) -> bool:
+        return bool((self.t_result_repository == self.initial_state().t_result_repository))
+
+    def _init_lowest_confidence_question(self) -> None:
+        self.set_scalar_initial("now", h.datetime("2024-06-10T18:00:00Z"))
+        self.load_rows(
+            "requests",
+            [
+                OCRRequest(
+                    request_id="REQ-0020",
+                    document_reference="s3://scans/prescription.png",
+                    submission_time=h.datetime("2024-06-10T16:40:00Z"),
+                    status=OCRStatus.completed,
+                    result_text="Amoxicillin 500 mg",
+                    completion_time=h.datetime("2024-06-10T16:47:00Z"),
+                )
+            ],
+        )
+        self.load_rows(
+            "result_repository",
+            [
+                Result(
+                    request_id="REQ-0020",
+                    extracted_text="Amoxicillin 500 mg",
+                    confidence_scores=[0.97, 0.62, 0.88, 0.91],
+                    processing_timestamp=h.datetime("2024-06-10T16:47:00Z"),
+                )
+            ],
+        )
+
+    def _solve_lowest_confidence_question(self, results: list[rt.Result]) -> dict[str, Any]:
+        b: dict[str, Any] = {}
+        self._solution_call(results, "get_ocr_result_with_confidence", {"request_id": "REQ-0020"})
+        return b
+
+    def _check_lowest_confidence_question_0(self, answer: str) -> bool:
+        return bool(("0.62" in answer))
+
+    def _check_lowest_confidence_question_1(self, answer: str) -> bool:
+        return bool(("16:47" in answer))
+
+    def _init_request_lookup_question(self) -> None:
+        self.set_scalar_initial("now", h.datetime("2024-06-10T18:00:00Z"))
+        self.load_rows(
+            "requests",
+            [
+                OCRRequest(
+                    request_id="REQ-0031",
+                    document_reference="s3://scans/visa-form.pdf",
+                    submission_time=h.datetime("2024-06-10T17:20:00Z"),
+                    status=OCRStatus.processing,
+                )
+            ],
+        )
+        self.set_scalar_initial("next_request_id", "REQ-0031")
+
+    def _solve_request_lookup_question(self, results: list[rt.Result]) -> dict[str, Any]:
+        b: dict[str, Any] = {}
+        self._solution_call(results, "check_request_existence", {"request_id": "REQ-0031"})
+        self._solution_call(results, "check_request_existence", {"request_id": "REQ-0032"})
+        self._solution_call(results, "get_request_metadata", {"request_id": "REQ-0031"})
+        return b
+
+    def _check_request_lookup_question_0(self, answer: str) -> bool:
+        return bool((("visa-form.pdf" in answer) and ("processing" in answer.lower())))
+
+    def _check_request_lookup_question_1(self, answer: str) -> bool:
+        return bool(
+            (
+                ("REQ-0032" in answer)
+                and (("not" in answer.lower()) or ("no such" in answer.lower()))
+            )
+        )
+
+    def _init_fail_corrupt_queued_scan(self) -> None:
+        self.set_scalar_initial("now", h.datetime("2024-06-11T09:30:00Z"))
+        self.load_rows(
+            "requests",
+            [
+                OCRRequest(
+                    request_id="REQ-0040",
+                    document_reference="s3://scans/blurry.jpg",
+                    submission_time=h.datetime("2024-06-11T09:00:00Z"),
+                ),
+                OCRRequest(
+                    request_id="REQ-0041",
+                    document_reference="s3://scans/id-card.png",
+                    submission_time=h.datetime("2024-06-11T09:10:00Z"),
+                ),
+            ],
+        )
+        self.set_scalar_initial("queued_request_ids", ["REQ-0040", "REQ-0041"])
+
+    def _solve_fail_corrupt_queued_scan(self, results: list[rt.Result]) -> dict[str, Any]:
+        b: dict[str, Any] = {}
+        self._solution_call(results, "start_processing_request", {"request_id": "REQ-0040"})
+        self._solution_call(results, "fail_ocr_request", {"request_id": "REQ-0040"})
+        self._solution_call(
+            results, "submit_ocr_request", {"document_reference": "s3://scans/blurry-rescan.jpg"}
+        )
+        return b
+
+    def _check_fail_corrupt_queued_scan_0(self, answer: str) -> bool:
+        return bool((self.t_requests.row("REQ-0040").status == OCRStatus.failed))
+
+    def _check_fail_corrupt_queued_scan_1(self, answer: str) -> bool:
+        return bool(
+            (
+                (
+                    (
+                        (len(self.s_queued_request_ids) == 2)
+                        and (h.at(self.s_queued_request_ids, 0) == "REQ-0041")
+                    )
+                    and (
+                        self.t_requests.row(h.at(self.s_queued_request_ids, 1)).document_reference
+                        == "s3://scans/blurry-rescan.jpg"
+                    )
+                )
+                and (
+                    h.count(
+                        (
+                            r
+                            for r in self._it(self.t_requests.rows())
+                            if (r.document_reference == "s3://scans/blurry.jpg")
+                        )
+                    )
+                    == 1
+                )
+            )
+        )
+
+    def _init_resubmit_purged_result(self) -> None:
+        self.set_scalar_initial("now", h.datetime("2024-06-13T10:00:00Z"))
+        self.load_rows(
+            "requests",
+            [
+                OCRRequest(
+                    request_id="REQ-0050",
+                    document_reference="s3://scans/deed-1987.tif",
+                    submission_time=h.datetime("2024-06-11T08:00:00Z"),
+                    status=OCRStatus.completed,
+                    completion_time=h.datetime("2024-06-11T08:04:00Z"),
+                )
+            ],
+        )
+
+    def _solve_resubmit_purged_result(self, results: list[rt.Result]) -> dict[str, Any]:
+        b: dict[str, Any] = {}
+        self._solution_call(results, "is_result_available", {"request_id": "REQ-0050"})
+        self._solution_call(results, "get_request_metadata", {"request_id": "REQ-0050"})
+        self._solution_call(
+            results, "submit_ocr_request", {"document_reference": "s3://scans/deed-1987.tif"}
+        )
+        return b
+
+    def _check_resubmit_purged_result_0(self, answer: str) -> bool:
+        return bool(
+            (
+                (len(self.s_queued_request_ids) == 1)
+                and (
+                    self.t_requests.row(h.at(self.s_queued_request_ids, 0)).document_reference
+                    == "s3://scans/deed-1987.tif"
+                )
+            )
+        )
+
+    def _check_resubmit_purged_result_1(self, answer: str) -> bool:
+        return bool(
+            (self.t_requests.row("REQ-0050") == self.initial_state().t_requests.row("REQ-0050"))
+        )
+
+    def _init_worker_shift_two_jobs(self) -> None:
+        self.set_scalar_initial("now", h.datetime("2024-06-12T15:30:00Z"))
+        self.load_rows(
+            "requests",
+            [
+                OCRRequest(
+                    request_id="REQ-0061",
+                    document_reference="s3://scans/mail-2.png",
+                    submission_time=h.datetime("2024-06-12T15:05:00Z"),
+                ),
+                OCRRequest(
+                    request_id="REQ-0060",
+                    document_reference="s3://scans/mail-1.png",
+                    submission_time=h.datetime("2024-06-12T15:00:00Z"),
+                ),
+            ],
+        )
+        self.set_scalar_initial("queued_request_ids", ["REQ-0060", "REQ-0061"])
+
+    def _solve_worker_shift_two_jobs(self, results: list[rt.Result]) -> dict[str, Any]:
+        b: dict[str, Any] = {}
+        self._solution_call(results, "list_queued_requests", {})
+        self._solution_call(results, "start_processing_request", {"request_id": "REQ-0060"})
+        self._solution_call(
+            results,
+            "complete_ocr_request",
+            {
+                "request_id": "REQ-0060",
+                "extracted_text": "Order #5521 shipped",
+                "confidence_scores": [0.96, 0.94],
+                "processing_timestamp": h.datetime("2024-06-12T15:20:00Z"),
+            },
+        )
+        self._solution_call(results, "start_processing_request", {"request_id": "REQ-0061"})
+        self._solution_call(results, "fail_ocr_request", {"request_id": "REQ-0061"})
+        self._solution_call(results, "retry_ocr_request", {"original_request_id": "REQ-0061"})
+        return b
+
+    def _check_worker_shift_two_jobs_0(self, answer: str) -> bool:
+        return bool(
+            (
+                (
+                    (
+                        (
+                            (
+                                (self.t_requests.row("REQ-0060").status == OCRStatus.completed)
+                                and (
+                                    self.t_requests.row("REQ-0060").result_text
+                                    == "Order #5521 shipped"
+                                )
+                            )
+                            and (
+                                self.t_requests.row("REQ-0060").completion_time
+                                == h.datetime("2024-06-12T15:20:00Z")
+                            )
+                        )
+                        and (
+                            self.t_result_repository.row("REQ-0060").extracted_text
+                            == "Order #5521 shipped"
+                        )
+                    )
+                    and (self.t_result_repository.row("REQ-0060").confidence_scores == [0.96, 0.94])
+                )
+                and (
+                    self.t_result_repository.row("REQ-0060").processing_timestamp
+                    == h.datetime("2024-06-12T15:20:00Z")
+                )
+            )
+        )
+
+    def _check_worker_shift_two_jobs_1(self, answer: str) -> bool:
+        return bool((self.t_requests.row("REQ-0061").status == OCRStatus.failed))
+
+    def _check_worker_shift_two_jobs_2(self, answer: str) -> bool:
+        return bool(
+            (
+                (
+                    (len(self.s_queued_request_ids) == 1)
+                    and (h.at(self.s_queued_request_ids, 0) != "REQ-0061")
+                )
+                and (
+                    self.t_requests.row(h.at(self.s_queued_request_ids, 0)).document_reference
+                    == "s3://scans/mail-2.png"
+                )
+            )
+        )
+
+    def _init_complete_blank_page(self) -> None:
+        self.set_scalar_initial("now", h.datetime("2024-06-14T12:00:00Z"))
+        self.load_rows(
+            "requests",
+            [
+                OCRRequest(
+                    request_id="REQ-0070",
+                    document_reference="s3://scans/contract-p4.pdf",
+                    submission_time=h.datetime("2024-06-14T11:50:00Z"),
+                    status=OCRStatus.processing,
+                )
+            ],
+        )
+        self.set_scalar_initial("next_request_id", "REQ-0070")
+
+    def _solve_complete_blank_page(self, results: list[rt.Result]) -> dict[str, Any]:
+        b: dict[str, Any] = {}
+        self._solution_call(
+            results,
+            "complete_ocr_request",
+            {
+                "request_id": "REQ-0070",
+                "extracted_text": "",
+                "confidence_scores": [],
+                "processing_timestamp": h.datetime("2024-06-14T11:58:00Z"),
+            },
+        )
+        return b
+
+    def _check_complete_blank_page_0(self, answer: str) -> bool:
+        return bool(
+            (
+                (self.t_requests.row("REQ-0070").status == OCRStatus.completed)
+                and (
+                    self.t_requests.row("REQ-0070").completion_time
+                    == h.datetime("2024-06-14T11:58:00Z")
+                )
+            )
+        )
+
+    def _check_complete_blank_page_1(self, answer: str) -> bool:
+        return bool(
+            (
+                (
+                    (
+                        (self.t_result_repository.row("REQ-0070").extracted_text == "")
+                        and (self.t_result_repository.row("REQ-0070").confidence_scores == [])
+                    )
+                    and (self.t_requests.row("REQ-0070").result_text == "")
+                )
+                and (
+                    self.t_result_repository.row("REQ-0070").processing_timestamp
+                    == h.datetime("2024-06-14T11:58:00Z")
+                )
             )
         )

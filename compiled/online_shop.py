@@ -709,6 +709,113 @@ class OnlineShopEnv(rt.Environment):
                 ("the mug is tagged gift", "_check_fulfilment_day_3"),
             ),
         ),
+        "order_status_question": rt.TaskSpec(
+            "order_status_question",
+            "Ines (C1) asks about her order ORD-0002: has it shipped yet, and what was its total?",
+            None,
+            '{"coupons": [{"code": "SPRING10", "expires": "2024-06-30", "min_subtotal_cents": 3000, "percent_off": 10, "uses_left": 5}, {"code": "WINTER20", "expires": "2024-02-29", "min_subtotal_cents": 0, "percent_off": 20, "uses_left": 3}], "customers": [{"address": {"city": "Paris", "country": "FR", "postcode": "75011", "street": "12 Rue Oberkampf"}, "cart": {}, "customer_id": "C1", "email": "ines@example.com", "gift_card_cents": 0, "loyalty_points": 29, "name": "Ines Moreau"}, {"address": {"city": "Berlin", "country": "DE", "postcode": "10115", "street": "Hauptstr. 5"}, "cart": {"SKU-NOTE": 2}, "customer_id": "C2", "email": "tom@example.com", "gift_card_cents": 0, "loyalty_points": 0, "name": "Tom Berg"}, {"address": {"city": "Zurich", "country": "CH", "postcode": "8001", "street": "Bahnhofstr. 9"}, "cart": {}, "customer_id": "C3", "email": "lena@example.com", "gift_card_cents": 3000, "loyalty_points": 0, "name": "Lena Vogt"}], "now": "2024-06-03T10:00:00Z", "orders": [{"coupon": null, "customer": "C1", "delivered_on": "2024-05-24", "discount_cents": 0, "lines": [{"name": "Stoneware Mug", "qty": 2, "sku": "SKU-MUG", "unit_price_cents": 1250}], "order_id": "ORD-0001", "payment": "card", "placed_at": "2024-05-20T09:00:00Z", "ship_to": {"city": "Paris", "country": "FR", "postcode": "75011", "street": "12 Rue Oberkampf"}, "shipping_cents": 499, "status": "delivered", "tracking": "1Z0001"}, {"coupon": null, "customer": "C1", "delivered_on": null, "discount_cents": 0, "lines": [{"name": "Logo Tee", "qty": 1, "sku": "SKU-TEE", "unit_price_cents": 2400}], "order_id": "ORD-0002", "payment": "paypal", "placed_at": "2024-06-01T17:30:00Z", "ship_to": {"city": "Paris", "country": "FR", "postcode": "75011", "street": "12 Rue Oberkampf"}, "shipping_cents": 499, "status": "paid", "tracking": null}, {"coupon": null, "customer": "C3", "delivered_on": null, "discount_cents": 0, "lines": [{"name": "Desk Lamp", "qty": 1, "sku": "SKU-LAMP", "unit_price_cents": 3900}], "order_id": "ORD-0003", "payment": "gift_card", "placed_at": "2024-06-02T20:00:00Z", "ship_to": {"city": "Zurich", "country": "CH", "postcode": "8001", "street": "Bahnhofstr. 9"}, "shipping_cents": 499, "status": "pending payment", "tracking": null}], "products": [{"discontinued": false, "name": "Stoneware Mug", "price_cents": 1250, "sku": "SKU-MUG", "stock": 10, "tags": ["kitchen"]}, {"discontinued": false, "name": "Logo Tee", "price_cents": 2400, "sku": "SKU-TEE", "stock": 5, "tags": ["apparel"]}, {"discontinued": true, "name": "Canvas Bag", "price_cents": 900, "sku": "SKU-BAG", "stock": 0, "tags": []}, {"discontinued": false, "name": "Desk Lamp", "price_cents": 3900, "sku": "SKU-LAMP", "stock": 3, "tags": ["office"]}, {"discontinued": false, "name": "Dot Notebook", "price_cents": 650, "sku": "SKU-NOTE", "stock": 40, "tags": ["gift", "office"]}], "revenue_cents": 5898}',
+            "_solve_order_status_question",
+            (
+                ("gives the total", "_check_order_status_question_0"),
+                ("says it has not shipped", "_check_order_status_question_1"),
+            ),
+            answer="ORD-0002 is paid but has not shipped yet; its total is $28.99.",
+        ),
+        "delivered_orders_question": rt.TaskSpec(
+            "delivered_orders_question",
+            "Which of Ines's (C1) orders have been delivered, and what did each one cost?",
+            None,
+            '{"coupons": [{"code": "SPRING10", "expires": "2024-06-30", "min_subtotal_cents": 3000, "percent_off": 10, "uses_left": 5}, {"code": "WINTER20", "expires": "2024-02-29", "min_subtotal_cents": 0, "percent_off": 20, "uses_left": 3}], "customers": [{"address": {"city": "Paris", "country": "FR", "postcode": "75011", "street": "12 Rue Oberkampf"}, "cart": {}, "customer_id": "C1", "email": "ines@example.com", "gift_card_cents": 0, "loyalty_points": 29, "name": "Ines Moreau"}, {"address": {"city": "Berlin", "country": "DE", "postcode": "10115", "street": "Hauptstr. 5"}, "cart": {"SKU-NOTE": 2}, "customer_id": "C2", "email": "tom@example.com", "gift_card_cents": 0, "loyalty_points": 0, "name": "Tom Berg"}, {"address": {"city": "Zurich", "country": "CH", "postcode": "8001", "street": "Bahnhofstr. 9"}, "cart": {}, "customer_id": "C3", "email": "lena@example.com", "gift_card_cents": 3000, "loyalty_points": 0, "name": "Lena Vogt"}], "now": "2024-06-03T10:00:00Z", "orders": [{"coupon": null, "customer": "C1", "delivered_on": "2024-05-24", "discount_cents": 0, "lines": [{"name": "Stoneware Mug", "qty": 2, "sku": "SKU-MUG", "unit_price_cents": 1250}], "order_id": "ORD-0001", "payment": "card", "placed_at": "2024-05-20T09:00:00Z", "ship_to": {"city": "Paris", "country": "FR", "postcode": "75011", "street": "12 Rue Oberkampf"}, "shipping_cents": 499, "status": "delivered", "tracking": "1Z0001"}, {"coupon": null, "customer": "C1", "delivered_on": null, "discount_cents": 0, "lines": [{"name": "Logo Tee", "qty": 1, "sku": "SKU-TEE", "unit_price_cents": 2400}], "order_id": "ORD-0002", "payment": "paypal", "placed_at": "2024-06-01T17:30:00Z", "ship_to": {"city": "Paris", "country": "FR", "postcode": "75011", "street": "12 Rue Oberkampf"}, "shipping_cents": 499, "status": "paid", "tracking": null}, {"coupon": null, "customer": "C3", "delivered_on": null, "discount_cents": 0, "lines": [{"name": "Desk Lamp", "qty": 1, "sku": "SKU-LAMP", "unit_price_cents": 3900}], "order_id": "ORD-0003", "payment": "gift_card", "placed_at": "2024-06-02T20:00:00Z", "ship_to": {"city": "Zurich", "country": "CH", "postcode": "8001", "street": "Bahnhofstr. 9"}, "shipping_cents": 499, "status": "pending payment", "tracking": null}], "products": [{"discontinued": false, "name": "Stoneware Mug", "price_cents": 1250, "sku": "SKU-MUG", "stock": 10, "tags": ["kitchen"]}, {"discontinued": false, "name": "Logo Tee", "price_cents": 2400, "sku": "SKU-TEE", "stock": 5, "tags": ["apparel"]}, {"discontinued": true, "name": "Canvas Bag", "price_cents": 900, "sku": "SKU-BAG", "stock": 0, "tags": []}, {"discontinued": false, "name": "Desk Lamp", "price_cents": 3900, "sku": "SKU-LAMP", "stock": 3, "tags": ["office"]}, {"discontinued": false, "name": "Dot Notebook", "price_cents": 650, "sku": "SKU-NOTE", "stock": 40, "tags": ["gift", "office"]}], "revenue_cents": 5898}',
+            "_solve_delivered_orders_question",
+            (
+                ("names the delivered order and its total", "_check_delivered_orders_question_0"),
+                ("does not list the order still on its way", "_check_delivered_orders_question_1"),
+            ),
+            answer="One delivered order: ORD-0001, two Stoneware Mugs, $29.99.",
+        ),
+        "units_sold_question": rt.TaskSpec(
+            "units_sold_question",
+            "How many units of each product have we sold in orders placed since 2024-05-01 (paid,\nshipped or delivered ones)? List them as SKU: units, e.g. SKU-XYZ: 3.",
+            None,
+            '{"coupons": [{"code": "SPRING10", "expires": "2024-06-30", "min_subtotal_cents": 3000, "percent_off": 10, "uses_left": 5}, {"code": "WINTER20", "expires": "2024-02-29", "min_subtotal_cents": 0, "percent_off": 20, "uses_left": 3}], "customers": [{"address": {"city": "Paris", "country": "FR", "postcode": "75011", "street": "12 Rue Oberkampf"}, "cart": {}, "customer_id": "C1", "email": "ines@example.com", "gift_card_cents": 0, "loyalty_points": 29, "name": "Ines Moreau"}, {"address": {"city": "Berlin", "country": "DE", "postcode": "10115", "street": "Hauptstr. 5"}, "cart": {"SKU-NOTE": 2}, "customer_id": "C2", "email": "tom@example.com", "gift_card_cents": 0, "loyalty_points": 0, "name": "Tom Berg"}, {"address": {"city": "Zurich", "country": "CH", "postcode": "8001", "street": "Bahnhofstr. 9"}, "cart": {}, "customer_id": "C3", "email": "lena@example.com", "gift_card_cents": 3000, "loyalty_points": 0, "name": "Lena Vogt"}], "now": "2024-06-03T10:00:00Z", "orders": [{"coupon": null, "customer": "C1", "delivered_on": "2024-05-24", "discount_cents": 0, "lines": [{"name": "Stoneware Mug", "qty": 2, "sku": "SKU-MUG", "unit_price_cents": 1250}], "order_id": "ORD-0001", "payment": "card", "placed_at": "2024-05-20T09:00:00Z", "ship_to": {"city": "Paris", "country": "FR", "postcode": "75011", "street": "12 Rue Oberkampf"}, "shipping_cents": 499, "status": "delivered", "tracking": "1Z0001"}, {"coupon": null, "customer": "C1", "delivered_on": null, "discount_cents": 0, "lines": [{"name": "Logo Tee", "qty": 1, "sku": "SKU-TEE", "unit_price_cents": 2400}], "order_id": "ORD-0002", "payment": "paypal", "placed_at": "2024-06-01T17:30:00Z", "ship_to": {"city": "Paris", "country": "FR", "postcode": "75011", "street": "12 Rue Oberkampf"}, "shipping_cents": 499, "status": "paid", "tracking": null}, {"coupon": null, "customer": "C3", "delivered_on": null, "discount_cents": 0, "lines": [{"name": "Desk Lamp", "qty": 1, "sku": "SKU-LAMP", "unit_price_cents": 3900}], "order_id": "ORD-0003", "payment": "gift_card", "placed_at": "2024-06-02T20:00:00Z", "ship_to": {"city": "Zurich", "country": "CH", "postcode": "8001", "street": "Bahnhofstr. 9"}, "shipping_cents": 499, "status": "pending payment", "tracking": null}], "products": [{"discontinued": false, "name": "Stoneware Mug", "price_cents": 1250, "sku": "SKU-MUG", "stock": 10, "tags": ["kitchen"]}, {"discontinued": false, "name": "Logo Tee", "price_cents": 2400, "sku": "SKU-TEE", "stock": 5, "tags": ["apparel"]}, {"discontinued": true, "name": "Canvas Bag", "price_cents": 900, "sku": "SKU-BAG", "stock": 0, "tags": []}, {"discontinued": false, "name": "Desk Lamp", "price_cents": 3900, "sku": "SKU-LAMP", "stock": 3, "tags": ["office"]}, {"discontinued": false, "name": "Dot Notebook", "price_cents": 650, "sku": "SKU-NOTE", "stock": 40, "tags": ["gift", "office"]}], "revenue_cents": 5898}',
+            "_solve_units_sold_question",
+            (
+                ("counts the mugs", "_check_units_sold_question_0"),
+                ("counts the tee", "_check_units_sold_question_1"),
+                ("does not count the unpaid lamp order", "_check_units_sold_question_2"),
+            ),
+            answer="Since 2024-05-01: SKU-MUG: 2 (Stoneware Mug), SKU-TEE: 1 (Logo Tee).",
+        ),
+        "lamp_sale": rt.TaskSpec(
+            "lamp_sale",
+            'Put the desk lamp on sale: find it in the catalog, cut its price by 20% (to $31.20) and\ntag it "sale".',
+            None,
+            '{"coupons": [{"code": "SPRING10", "expires": "2024-06-30", "min_subtotal_cents": 3000, "percent_off": 10, "uses_left": 5}, {"code": "WINTER20", "expires": "2024-02-29", "min_subtotal_cents": 0, "percent_off": 20, "uses_left": 3}], "customers": [{"address": {"city": "Paris", "country": "FR", "postcode": "75011", "street": "12 Rue Oberkampf"}, "cart": {}, "customer_id": "C1", "email": "ines@example.com", "gift_card_cents": 0, "loyalty_points": 29, "name": "Ines Moreau"}, {"address": {"city": "Berlin", "country": "DE", "postcode": "10115", "street": "Hauptstr. 5"}, "cart": {"SKU-NOTE": 2}, "customer_id": "C2", "email": "tom@example.com", "gift_card_cents": 0, "loyalty_points": 0, "name": "Tom Berg"}, {"address": {"city": "Zurich", "country": "CH", "postcode": "8001", "street": "Bahnhofstr. 9"}, "cart": {}, "customer_id": "C3", "email": "lena@example.com", "gift_card_cents": 3000, "loyalty_points": 0, "name": "Lena Vogt"}], "now": "2024-06-03T10:00:00Z", "orders": [{"coupon": null, "customer": "C1", "delivered_on": "2024-05-24", "discount_cents": 0, "lines": [{"name": "Stoneware Mug", "qty": 2, "sku": "SKU-MUG", "unit_price_cents": 1250}], "order_id": "ORD-0001", "payment": "card", "placed_at": "2024-05-20T09:00:00Z", "ship_to": {"city": "Paris", "country": "FR", "postcode": "75011", "street": "12 Rue Oberkampf"}, "shipping_cents": 499, "status": "delivered", "tracking": "1Z0001"}, {"coupon": null, "customer": "C1", "delivered_on": null, "discount_cents": 0, "lines": [{"name": "Logo Tee", "qty": 1, "sku": "SKU-TEE", "unit_price_cents": 2400}], "order_id": "ORD-0002", "payment": "paypal", "placed_at": "2024-06-01T17:30:00Z", "ship_to": {"city": "Paris", "country": "FR", "postcode": "75011", "street": "12 Rue Oberkampf"}, "shipping_cents": 499, "status": "paid", "tracking": null}, {"coupon": null, "customer": "C3", "delivered_on": null, "discount_cents": 0, "lines": [{"name": "Desk Lamp", "qty": 1, "sku": "SKU-LAMP", "unit_price_cents": 3900}], "order_id": "ORD-0003", "payment": "gift_card", "placed_at": "2024-06-02T20:00:00Z", "ship_to": {"city": "Zurich", "country": "CH", "postcode": "8001", "street": "Bahnhofstr. 9"}, "shipping_cents": 499, "status": "pending payment", "tracking": null}], "products": [{"discontinued": false, "name": "Stoneware Mug", "price_cents": 1250, "sku": "SKU-MUG", "stock": 10, "tags": ["kitchen"]}, {"discontinued": false, "name": "Logo Tee", "price_cents": 2400, "sku": "SKU-TEE", "stock": 5, "tags": ["apparel"]}, {"discontinued": true, "name": "Canvas Bag", "price_cents": 900, "sku": "SKU-BAG", "stock": 0, "tags": []}, {"discontinued": false, "name": "Desk Lamp", "price_cents": 3900, "sku": "SKU-LAMP", "stock": 3, "tags": ["office"]}, {"discontinued": false, "name": "Dot Notebook", "price_cents": 650, "sku": "SKU-NOTE", "stock": 40, "tags": ["gift", "office"]}], "revenue_cents": 5898}',
+            "_solve_lamp_sale",
+            (
+                ("the lamp costs $31.20", "_check_lamp_sale_0"),
+                ("the lamp is tagged sale and keeps its other tag", "_check_lamp_sale_1"),
+                ("Lena's pending order keeps the price it was placed at", "_check_lamp_sale_2"),
+            ),
+        ),
+        "create_welcome_coupon": rt.TaskSpec(
+            "create_welcome_coupon",
+            'Create the coupon "welcome15": 15% off, valid for 14 days starting today, 100 uses, for\norders with a subtotal of at least $20.00.',
+            None,
+            '{"coupons": [{"code": "SPRING10", "expires": "2024-06-30", "min_subtotal_cents": 3000, "percent_off": 10, "uses_left": 5}, {"code": "WINTER20", "expires": "2024-02-29", "min_subtotal_cents": 0, "percent_off": 20, "uses_left": 3}], "customers": [{"address": {"city": "Paris", "country": "FR", "postcode": "75011", "street": "12 Rue Oberkampf"}, "cart": {}, "customer_id": "C1", "email": "ines@example.com", "gift_card_cents": 0, "loyalty_points": 29, "name": "Ines Moreau"}, {"address": {"city": "Berlin", "country": "DE", "postcode": "10115", "street": "Hauptstr. 5"}, "cart": {"SKU-NOTE": 2}, "customer_id": "C2", "email": "tom@example.com", "gift_card_cents": 0, "loyalty_points": 0, "name": "Tom Berg"}, {"address": {"city": "Zurich", "country": "CH", "postcode": "8001", "street": "Bahnhofstr. 9"}, "cart": {}, "customer_id": "C3", "email": "lena@example.com", "gift_card_cents": 3000, "loyalty_points": 0, "name": "Lena Vogt"}], "now": "2024-06-03T10:00:00Z", "orders": [{"coupon": null, "customer": "C1", "delivered_on": "2024-05-24", "discount_cents": 0, "lines": [{"name": "Stoneware Mug", "qty": 2, "sku": "SKU-MUG", "unit_price_cents": 1250}], "order_id": "ORD-0001", "payment": "card", "placed_at": "2024-05-20T09:00:00Z", "ship_to": {"city": "Paris", "country": "FR", "postcode": "75011", "street": "12 Rue Oberkampf"}, "shipping_cents": 499, "status": "delivered", "tracking": "1Z0001"}, {"coupon": null, "customer": "C1", "delivered_on": null, "discount_cents": 0, "lines": [{"name": "Logo Tee", "qty": 1, "sku": "SKU-TEE", "unit_price_cents": 2400}], "order_id": "ORD-0002", "payment": "paypal", "placed_at": "2024-06-01T17:30:00Z", "ship_to": {"city": "Paris", "country": "FR", "postcode": "75011", "street": "12 Rue Oberkampf"}, "shipping_cents": 499, "status": "paid", "tracking": null}, {"coupon": null, "customer": "C3", "delivered_on": null, "discount_cents": 0, "lines": [{"name": "Desk Lamp", "qty": 1, "sku": "SKU-LAMP", "unit_price_cents": 3900}], "order_id": "ORD-0003", "payment": "gift_card", "placed_at": "2024-06-02T20:00:00Z", "ship_to": {"city": "Zurich", "country": "CH", "postcode": "8001", "street": "Bahnhofstr. 9"}, "shipping_cents": 499, "status": "pending payment", "tracking": null}], "products": [{"discontinued": false, "name": "Stoneware Mug", "price_cents": 1250, "sku": "SKU-MUG", "stock": 10, "tags": ["kitchen"]}, {"discontinued": false, "name": "Logo Tee", "price_cents": 2400, "sku": "SKU-TEE", "stock": 5, "tags": ["apparel"]}, {"discontinued": true, "name": "Canvas Bag", "price_cents": 900, "sku": "SKU-BAG", "stock": 0, "tags": []}, {"discontinued": false, "name": "Desk Lamp", "price_cents": 3900, "sku": "SKU-LAMP", "stock": 3, "tags": ["office"]}, {"discontinued": false, "name": "Dot Notebook", "price_cents": 650, "sku": "SKU-NOTE", "stock": 40, "tags": ["gift", "office"]}], "revenue_cents": 5898}',
+            "_solve_create_welcome_coupon",
+            (
+                ("WELCOME15 exists with 15% off and 100 uses", "_check_create_welcome_coupon_0"),
+                (
+                    "it needs $20.00 and is valid through 2024-06-16",
+                    "_check_create_welcome_coupon_1",
+                ),
+            ),
+        ),
+        "reach_coupon_minimum": rt.TaskSpec(
+            "reach_coupon_minimum",
+            "Tom (C2) wants to check out his cart with the coupon SPRING10 and pay by card right away.\nThe coupon needs a subtotal of $30.00: if his cart is below that, add one Logo Tee first (he\nwants one anyway).",
+            None,
+            '{"coupons": [{"code": "SPRING10", "expires": "2024-06-30", "min_subtotal_cents": 3000, "percent_off": 10, "uses_left": 5}, {"code": "WINTER20", "expires": "2024-02-29", "min_subtotal_cents": 0, "percent_off": 20, "uses_left": 3}], "customers": [{"address": {"city": "Paris", "country": "FR", "postcode": "75011", "street": "12 Rue Oberkampf"}, "cart": {}, "customer_id": "C1", "email": "ines@example.com", "gift_card_cents": 0, "loyalty_points": 29, "name": "Ines Moreau"}, {"address": {"city": "Berlin", "country": "DE", "postcode": "10115", "street": "Hauptstr. 5"}, "cart": {"SKU-NOTE": 2}, "customer_id": "C2", "email": "tom@example.com", "gift_card_cents": 0, "loyalty_points": 0, "name": "Tom Berg"}, {"address": {"city": "Zurich", "country": "CH", "postcode": "8001", "street": "Bahnhofstr. 9"}, "cart": {}, "customer_id": "C3", "email": "lena@example.com", "gift_card_cents": 3000, "loyalty_points": 0, "name": "Lena Vogt"}], "now": "2024-06-03T10:00:00Z", "orders": [{"coupon": null, "customer": "C1", "delivered_on": "2024-05-24", "discount_cents": 0, "lines": [{"name": "Stoneware Mug", "qty": 2, "sku": "SKU-MUG", "unit_price_cents": 1250}], "order_id": "ORD-0001", "payment": "card", "placed_at": "2024-05-20T09:00:00Z", "ship_to": {"city": "Paris", "country": "FR", "postcode": "75011", "street": "12 Rue Oberkampf"}, "shipping_cents": 499, "status": "delivered", "tracking": "1Z0001"}, {"coupon": null, "customer": "C1", "delivered_on": null, "discount_cents": 0, "lines": [{"name": "Logo Tee", "qty": 1, "sku": "SKU-TEE", "unit_price_cents": 2400}], "order_id": "ORD-0002", "payment": "paypal", "placed_at": "2024-06-01T17:30:00Z", "ship_to": {"city": "Paris", "country": "FR", "postcode": "75011", "street": "12 Rue Oberkampf"}, "shipping_cents": 499, "status": "paid", "tracking": null}, {"coupon": null, "customer": "C3", "delivered_on": null, "discount_cents": 0, "lines": [{"name": "Desk Lamp", "qty": 1, "sku": "SKU-LAMP", "unit_price_cents": 3900}], "order_id": "ORD-0003", "payment": "gift_card", "placed_at": "2024-06-02T20:00:00Z", "ship_to": {"city": "Zurich", "country": "CH", "postcode": "8001", "street": "Bahnhofstr. 9"}, "shipping_cents": 499, "status": "pending payment", "tracking": null}], "products": [{"discontinued": false, "name": "Stoneware Mug", "price_cents": 1250, "sku": "SKU-MUG", "stock": 10, "tags": ["kitchen"]}, {"discontinued": false, "name": "Logo Tee", "price_cents": 2400, "sku": "SKU-TEE", "stock": 5, "tags": ["apparel"]}, {"discontinued": true, "name": "Canvas Bag", "price_cents": 900, "sku": "SKU-BAG", "stock": 0, "tags": []}, {"discontinued": false, "name": "Desk Lamp", "price_cents": 3900, "sku": "SKU-LAMP", "stock": 3, "tags": ["office"]}, {"discontinued": false, "name": "Dot Notebook", "price_cents": 650, "sku": "SKU-NOTE", "stock": 40, "tags": ["gift", "office"]}], "revenue_cents": 5898}',
+            "_solve_reach_coupon_minimum",
+            (
+                (
+                    "Tom has one paid card order of 2 notebooks and a tee, with SPRING10",
+                    "_check_reach_coupon_minimum_0",
+                ),
+                ("it totals $38.29", "_check_reach_coupon_minimum_1"),
+                (
+                    "one coupon use was consumed and the payment is in the revenue",
+                    "_check_reach_coupon_minimum_2",
+                ),
+            ),
+        ),
+        "switch_payment_to_paypal": rt.TaskSpec(
+            "switch_payment_to_paypal",
+            "Lena (C3) wants to pay her pending order ORD-0003 now. If her gift card does not cover\nit, she wants it paid with PayPal instead: cancel ORD-0003, order the same item again to be\npaid with PayPal, and capture that payment.",
+            None,
+            '{"coupons": [{"code": "SPRING10", "expires": "2024-06-30", "min_subtotal_cents": 3000, "percent_off": 10, "uses_left": 5}, {"code": "WINTER20", "expires": "2024-02-29", "min_subtotal_cents": 0, "percent_off": 20, "uses_left": 3}], "customers": [{"address": {"city": "Paris", "country": "FR", "postcode": "75011", "street": "12 Rue Oberkampf"}, "cart": {}, "customer_id": "C1", "email": "ines@example.com", "gift_card_cents": 0, "loyalty_points": 29, "name": "Ines Moreau"}, {"address": {"city": "Berlin", "country": "DE", "postcode": "10115", "street": "Hauptstr. 5"}, "cart": {"SKU-NOTE": 2}, "customer_id": "C2", "email": "tom@example.com", "gift_card_cents": 0, "loyalty_points": 0, "name": "Tom Berg"}, {"address": {"city": "Zurich", "country": "CH", "postcode": "8001", "street": "Bahnhofstr. 9"}, "cart": {}, "customer_id": "C3", "email": "lena@example.com", "gift_card_cents": 3000, "loyalty_points": 0, "name": "Lena Vogt"}], "now": "2024-06-03T10:00:00Z", "orders": [{"coupon": null, "customer": "C1", "delivered_on": "2024-05-24", "discount_cents": 0, "lines": [{"name": "Stoneware Mug", "qty": 2, "sku": "SKU-MUG", "unit_price_cents": 1250}], "order_id": "ORD-0001", "payment": "card", "placed_at": "2024-05-20T09:00:00Z", "ship_to": {"city": "Paris", "country": "FR", "postcode": "75011", "street": "12 Rue Oberkampf"}, "shipping_cents": 499, "status": "delivered", "tracking": "1Z0001"}, {"coupon": null, "customer": "C1", "delivered_on": null, "discount_cents": 0, "lines": [{"name": "Logo Tee", "qty": 1, "sku": "SKU-TEE", "unit_price_cents": 2400}], "order_id": "ORD-0002", "payment": "paypal", "placed_at": "2024-06-01T17:30:00Z", "ship_to": {"city": "Paris", "country": "FR", "postcode": "75011", "street": "12 Rue Oberkampf"}, "shipping_cents": 499, "status": "paid", "tracking": null}, {"coupon": null, "customer": "C3", "delivered_on": null, "discount_cents": 0, "lines": [{"name": "Desk Lamp", "qty": 1, "sku": "SKU-LAMP", "unit_price_cents": 3900}], "order_id": "ORD-0003", "payment": "gift_card", "placed_at": "2024-06-02T20:00:00Z", "ship_to": {"city": "Zurich", "country": "CH", "postcode": "8001", "street": "Bahnhofstr. 9"}, "shipping_cents": 499, "status": "pending payment", "tracking": null}], "products": [{"discontinued": false, "name": "Stoneware Mug", "price_cents": 1250, "sku": "SKU-MUG", "stock": 10, "tags": ["kitchen"]}, {"discontinued": false, "name": "Logo Tee", "price_cents": 2400, "sku": "SKU-TEE", "stock": 5, "tags": ["apparel"]}, {"discontinued": true, "name": "Canvas Bag", "price_cents": 900, "sku": "SKU-BAG", "stock": 0, "tags": []}, {"discontinued": false, "name": "Desk Lamp", "price_cents": 3900, "sku": "SKU-LAMP", "stock": 3, "tags": ["office"]}, {"discontinued": false, "name": "Dot Notebook", "price_cents": 650, "sku": "SKU-NOTE", "stock": 40, "tags": ["gift", "office"]}], "revenue_cents": 5898}',
+            "_solve_switch_payment_to_paypal",
+            (
+                ("ORD-0003 is cancelled", "_check_switch_payment_to_paypal_0"),
+                ("a new PayPal order of one lamp is paid", "_check_switch_payment_to_paypal_1"),
+                (
+                    "the gift card was not charged, and the $43.99 is in the revenue",
+                    "_check_switch_payment_to_paypal_2",
+                ),
+            ),
+        ),
+        "top_up_lamp_stock": rt.TaskSpec(
+            "top_up_lamp_stock",
+            "Check the desk lamp's stock (SKU-LAMP). If fewer than 5 units are on hand, book a\ndelivery that brings it to exactly 10 units.",
+            None,
+            '{"coupons": [{"code": "SPRING10", "expires": "2024-06-30", "min_subtotal_cents": 3000, "percent_off": 10, "uses_left": 5}, {"code": "WINTER20", "expires": "2024-02-29", "min_subtotal_cents": 0, "percent_off": 20, "uses_left": 3}], "customers": [{"address": {"city": "Paris", "country": "FR", "postcode": "75011", "street": "12 Rue Oberkampf"}, "cart": {}, "customer_id": "C1", "email": "ines@example.com", "gift_card_cents": 0, "loyalty_points": 29, "name": "Ines Moreau"}, {"address": {"city": "Berlin", "country": "DE", "postcode": "10115", "street": "Hauptstr. 5"}, "cart": {"SKU-NOTE": 2}, "customer_id": "C2", "email": "tom@example.com", "gift_card_cents": 0, "loyalty_points": 0, "name": "Tom Berg"}, {"address": {"city": "Zurich", "country": "CH", "postcode": "8001", "street": "Bahnhofstr. 9"}, "cart": {}, "customer_id": "C3", "email": "lena@example.com", "gift_card_cents": 3000, "loyalty_points": 0, "name": "Lena Vogt"}], "now": "2024-06-03T10:00:00Z", "orders": [{"coupon": null, "customer": "C1", "delivered_on": "2024-05-24", "discount_cents": 0, "lines": [{"name": "Stoneware Mug", "qty": 2, "sku": "SKU-MUG", "unit_price_cents": 1250}], "order_id": "ORD-0001", "payment": "card", "placed_at": "2024-05-20T09:00:00Z", "ship_to": {"city": "Paris", "country": "FR", "postcode": "75011", "street": "12 Rue Oberkampf"}, "shipping_cents": 499, "status": "delivered", "tracking": "1Z0001"}, {"coupon": null, "customer": "C1", "delivered_on": null, "discount_cents": 0, "lines": [{"name": "Logo Tee", "qty": 1, "sku": "SKU-TEE", "unit_price_cents": 2400}], "order_id": "ORD-0002", "payment": "paypal", "placed_at": "2024-06-01T17:30:00Z", "ship_to": {"city": "Paris", "country": "FR", "postcode": "75011", "street": "12 Rue Oberkampf"}, "shipping_cents": 499, "status": "paid", "tracking": null}, {"coupon": null, "customer": "C3", "delivered_on": null, "discount_cents": 0, "lines": [{"name": "Desk Lamp", "qty": 1, "sku": "SKU-LAMP", "unit_price_cents": 3900}], "order_id": "ORD-0003", "payment": "gift_card", "placed_at": "2024-06-02T20:00:00Z", "ship_to": {"city": "Zurich", "country": "CH", "postcode": "8001", "street": "Bahnhofstr. 9"}, "shipping_cents": 499, "status": "pending payment", "tracking": null}], "products": [{"discontinued": false, "name": "Stoneware Mug", "price_cents": 1250, "sku": "SKU-MUG", "stock": 10, "tags": ["kitchen"]}, {"discontinued": false, "name": "Logo Tee", "price_cents": 2400, "sku": "SKU-TEE", "stock": 5, "tags": ["apparel"]}, {"discontinued": true, "name": "Canvas Bag", "price_cents": 900, "sku": "SKU-BAG", "stock": 0, "tags": []}, {"discontinued": false, "name": "Desk Lamp", "price_cents": 3900, "sku": "SKU-LAMP", "stock": 3, "tags": ["office"]}, {"discontinued": false, "name": "Dot Notebook", "price_cents": 650, "sku": "SKU-NOTE", "stock": 40, "tags": ["gift", "office"]}], "revenue_cents": 5898}',
+            "_solve_top_up_lamp_stock",
+            (
+                ("the lamp has 10 units", "_check_top_up_lamp_stock_0"),
+                ("its price and tags are unchanged", "_check_top_up_lamp_stock_1"),
+            ),
+        ),
     }
     ROW_INVARIANTS: ClassVar[dict[str, tuple[tuple[str, str], ...]]] = {
         "products": (
@@ -1954,3 +2061,230 @@ class OnlineShopEnv(rt.Environment):
 
     def _check_fulfilment_day_3(self, answer: str) -> bool:
         return bool(("gift" in self.t_products.row("SKU-MUG").tags))
+
+    def _solve_order_status_question(self, results: list[rt.Result]) -> dict[str, Any]:
+        b: dict[str, Any] = {}
+        self._solution_call(results, "get_order", {"order_id": "ORD-0002"})
+        return b
+
+    def _check_order_status_question_0(self, answer: str) -> bool:
+        return bool(("28.99" in answer))
+
+    def _check_order_status_question_1(self, answer: str) -> bool:
+        return bool(
+            (
+                (
+                    (("not shipped" in answer.lower()) or ("not yet shipped" in answer.lower()))
+                    or ("has not shipped" in answer.lower())
+                )
+                or ("hasn't shipped" in answer.lower())
+            )
+        )
+
+    def _solve_delivered_orders_question(self, results: list[rt.Result]) -> dict[str, Any]:
+        b: dict[str, Any] = {}
+        self._solution_call(
+            results, "list_orders", {"customer_id": "C1", "status": OrderStatus.delivered}
+        )
+        return b
+
+    def _check_delivered_orders_question_0(self, answer: str) -> bool:
+        return bool((("ORD-0001" in answer) and ("29.99" in answer)))
+
+    def _check_delivered_orders_question_1(self, answer: str) -> bool:
+        return bool((("ORD-0002" not in answer) and ("ORD-0001" in answer)))
+
+    def _solve_units_sold_question(self, results: list[rt.Result]) -> dict[str, Any]:
+        b: dict[str, Any] = {}
+        self._solution_call(results, "sales_report", {"since": h.date("2024-05-01")})
+        return b
+
+    def _check_units_sold_question_0(self, answer: str) -> bool:
+        return bool(("SKU-MUG: 2" in answer))
+
+    def _check_units_sold_question_1(self, answer: str) -> bool:
+        return bool(("SKU-TEE: 1" in answer))
+
+    def _check_units_sold_question_2(self, answer: str) -> bool:
+        return bool((("SKU-LAMP" not in answer) and ("SKU-MUG: 2" in answer)))
+
+    def _solve_lamp_sale(self, results: list[rt.Result]) -> dict[str, Any]:
+        b: dict[str, Any] = {}
+        self._solution_call(results, "search_products", {"text": "lamp"})
+        self._solution_call(results, "set_price", {"sku": "SKU-LAMP", "price_cents": 3120})
+        self._solution_call(results, "tag_product", {"sku": "SKU-LAMP", "tag": "sale"})
+        return b
+
+    def _check_lamp_sale_0(self, answer: str) -> bool:
+        return bool((self.t_products.row("SKU-LAMP").price_cents == 3120))
+
+    def _check_lamp_sale_1(self, answer: str) -> bool:
+        return bool((self.t_products.row("SKU-LAMP").tags == {"office", "sale"}))
+
+    def _check_lamp_sale_2(self, answer: str) -> bool:
+        return bool(
+            (self.t_orders.row("ORD-0003") == self.initial_state().t_orders.row("ORD-0003"))
+        )
+
+    def _solve_create_welcome_coupon(self, results: list[rt.Result]) -> dict[str, Any]:
+        b: dict[str, Any] = {}
+        self._solution_call(
+            results,
+            "create_coupon",
+            {
+                "code": "welcome15",
+                "percent_off": 15,
+                "valid_days": 14,
+                "uses": 100,
+                "min_subtotal_cents": 2000,
+            },
+        )
+        return b
+
+    def _check_create_welcome_coupon_0(self, answer: str) -> bool:
+        return bool(
+            (
+                (
+                    ("WELCOME15" in self.t_coupons)
+                    and (self.t_coupons.row("WELCOME15").percent_off == 15)
+                )
+                and (self.t_coupons.row("WELCOME15").uses_left == 100)
+            )
+        )
+
+    def _check_create_welcome_coupon_1(self, answer: str) -> bool:
+        return bool(
+            (
+                (self.t_coupons.row("WELCOME15").min_subtotal_cents == 2000)
+                and (self.t_coupons.row("WELCOME15").expires == h.date("2024-06-16"))
+            )
+        )
+
+    def _solve_reach_coupon_minimum(self, results: list[rt.Result]) -> dict[str, Any]:
+        b: dict[str, Any] = {}
+        self._solution_call(results, "view_cart", {"customer_id": "C2"})
+        self._solution_call(
+            results, "add_to_cart", {"customer_id": "C2", "sku": "SKU-TEE", "qty": 1}
+        )
+        b["o"] = self._solution_call(
+            results,
+            "place_order",
+            {"customer_id": "C2", "payment": PaymentMethod.card, "coupon_code": "SPRING10"},
+        )
+        self._solution_call(results, "pay_order", {"order_id": b["o"].order_id})
+        return b
+
+    def _check_reach_coupon_minimum_0(self, answer: str) -> bool:
+        return bool(
+            any(
+                (
+                    (
+                        (
+                            (
+                                ((x.customer == "C2") and (x.status == OrderStatus.paid))
+                                and (x.payment == PaymentMethod.card)
+                            )
+                            and (x.coupon == "SPRING10")
+                        )
+                        and (len(x.lines) == 2)
+                    )
+                    for x in self._it(self.t_orders.rows())
+                )
+            )
+        )
+
+    def _check_reach_coupon_minimum_1(self, answer: str) -> bool:
+        return bool(
+            any(
+                (
+                    ((x.customer == "C2") and (self._fn_order_total(o=x) == 3829))
+                    for x in self._it(self.t_orders.rows())
+                )
+            )
+        )
+
+    def _check_reach_coupon_minimum_2(self, answer: str) -> bool:
+        return bool(
+            (
+                (
+                    self.t_coupons.row("SPRING10").uses_left
+                    == (self.initial_state().t_coupons.row("SPRING10").uses_left - 1)
+                )
+                and (self.s_revenue_cents == (self.initial_state().s_revenue_cents + 3829))
+            )
+        )
+
+    def _solve_switch_payment_to_paypal(self, results: list[rt.Result]) -> dict[str, Any]:
+        b: dict[str, Any] = {}
+        self._solution_call(results, "get_order", {"order_id": "ORD-0003"})
+        self._solution_call(results, "cancel_order", {"order_id": "ORD-0003", "customer_id": "C3"})
+        self._solution_call(
+            results, "add_to_cart", {"customer_id": "C3", "sku": "SKU-LAMP", "qty": 1}
+        )
+        b["o"] = self._solution_call(
+            results, "place_order", {"customer_id": "C3", "payment": PaymentMethod.paypal}
+        )
+        self._solution_call(results, "pay_order", {"order_id": b["o"].order_id})
+        return b
+
+    def _check_switch_payment_to_paypal_0(self, answer: str) -> bool:
+        return bool((self.t_orders.row("ORD-0003").status == OrderStatus.cancelled))
+
+    def _check_switch_payment_to_paypal_1(self, answer: str) -> bool:
+        return bool(
+            any(
+                (
+                    (
+                        (
+                            (
+                                (
+                                    (
+                                        ((x.customer == "C3") and (x.order_id != "ORD-0003"))
+                                        and (x.status == OrderStatus.paid)
+                                    )
+                                    and (x.payment == PaymentMethod.paypal)
+                                )
+                                and (len(x.lines) == 1)
+                            )
+                            and (h.at(x.lines, 0).sku == "SKU-LAMP")
+                        )
+                        and (h.at(x.lines, 0).qty == 1)
+                    )
+                    for x in self._it(self.t_orders.rows())
+                )
+            )
+        )
+
+    def _check_switch_payment_to_paypal_2(self, answer: str) -> bool:
+        return bool(
+            (
+                (
+                    self.t_customers.row("C3").gift_card_cents
+                    == self.initial_state().t_customers.row("C3").gift_card_cents
+                )
+                and (self.s_revenue_cents == (self.initial_state().s_revenue_cents + 4399))
+            )
+        )
+
+    def _solve_top_up_lamp_stock(self, results: list[rt.Result]) -> dict[str, Any]:
+        b: dict[str, Any] = {}
+        self._solution_call(results, "get_product", {"sku": "SKU-LAMP"})
+        self._solution_call(results, "restock_product", {"sku": "SKU-LAMP", "qty": 7})
+        return b
+
+    def _check_top_up_lamp_stock_0(self, answer: str) -> bool:
+        return bool((self.t_products.row("SKU-LAMP").stock == 10))
+
+    def _check_top_up_lamp_stock_1(self, answer: str) -> bool:
+        return bool(
+            (
+                (
+                    self.t_products.row("SKU-LAMP").price_cents
+                    == self.initial_state().t_products.row("SKU-LAMP").price_cents
+                )
+                and (
+                    self.t_products.row("SKU-LAMP").tags
+                    == self.initial_state().t_products.row("SKU-LAMP").tags
+                )
+            )
+        )

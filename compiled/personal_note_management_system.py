@@ -533,6 +533,117 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
                 ("nothing is pinned any more", "_check_cookbook_2"),
             ),
         ),
+        "pinned_notes_question": rt.TaskSpec(
+            "pinned_notes_question",
+            "Which of my notes are pinned right now? Just list their titles.",
+            None,
+            '{"categories": [{"category_name": "General", "created_at": "2024-01-02T08:00:00Z"}, {"category_name": "Personal", "created_at": "2024-01-02T08:00:00Z"}, {"category_name": "Work", "created_at": "2024-01-05T10:00:00Z"}], "notes": [{"category": "Work", "content": "Venue: lake house, 12-13 July.", "created_at": "2024-05-02T09:00:00Z", "is_pinned": true, "note_id": "NOTE-0001", "tags": ["urgent"], "title": "Team offsite", "updated_at": "2024-05-02T09:00:00Z"}, {"category": "Personal", "content": "eggs, milk, basil, flour", "created_at": "2024-03-01T18:00:00Z", "is_pinned": false, "note_id": "NOTE-0002", "tags": ["shopping"], "title": "Groceries", "updated_at": "2024-03-01T18:00:00Z"}, {"category": "Personal", "content": "Call Dr. Weber to reschedule the cleaning.", "created_at": "2024-06-01T07:30:00Z", "is_pinned": false, "note_id": "NOTE-0003", "tags": ["health", "urgent"], "title": "Dentist", "updated_at": "2024-06-01T07:30:00Z"}, {"category": "Personal", "content": "A heist told backwards; a lighthouse keeper\'s diary.", "created_at": "2024-02-14T21:00:00Z", "is_pinned": false, "note_id": "NOTE-0004", "tags": ["ideas"], "title": "Book ideas", "updated_at": "2024-04-20T21:00:00Z"}, {"category": "General", "content": "Layer ragu, bechamel and pasta; 45 min at 180C.", "created_at": "2024-04-07T12:00:00Z", "is_pinned": false, "note_id": "NOTE-0005", "tags": ["recipe"], "title": "Lasagna", "updated_at": "2024-04-07T12:00:00Z"}, {"category": "General", "content": "Pancakes: 2 eggs, 250 ml milk, 125 g flour.", "created_at": "2024-05-19T08:00:00Z", "is_pinned": false, "note_id": "NOTE-0006", "tags": ["recipe", "shopping"], "title": "", "updated_at": "2024-05-19T08:00:00Z"}], "now": "2024-06-10T09:00:00Z", "tags": [{"tag_name": "urgent"}, {"tag_name": "health"}, {"tag_name": "recipe"}, {"tag_name": "shopping"}, {"tag_name": "ideas"}, {"tag_name": "travel"}]}',
+            "_solve_pinned_notes_question",
+            (
+                ("names the pinned note and no other", "_check_pinned_notes_question_0"),
+                ("nothing was pinned or unpinned", "_check_pinned_notes_question_1"),
+            ),
+            answer="Only one note is pinned: Team offsite.",
+        ),
+        "tag_note_found_by_content": rt.TaskSpec(
+            "tag_note_found_by_content",
+            'Find the note that mentions Dr. Weber and tag it "calls" (a new tag for the phone calls I\nstill have to make).',
+            None,
+            '{"categories": [{"category_name": "General", "created_at": "2024-01-02T08:00:00Z"}, {"category_name": "Personal", "created_at": "2024-01-02T08:00:00Z"}, {"category_name": "Work", "created_at": "2024-01-05T10:00:00Z"}], "notes": [{"category": "Work", "content": "Venue: lake house, 12-13 July.", "created_at": "2024-05-02T09:00:00Z", "is_pinned": true, "note_id": "NOTE-0001", "tags": ["urgent"], "title": "Team offsite", "updated_at": "2024-05-02T09:00:00Z"}, {"category": "Personal", "content": "eggs, milk, basil, flour", "created_at": "2024-03-01T18:00:00Z", "is_pinned": false, "note_id": "NOTE-0002", "tags": ["shopping"], "title": "Groceries", "updated_at": "2024-03-01T18:00:00Z"}, {"category": "Personal", "content": "Call Dr. Weber to reschedule the cleaning.", "created_at": "2024-06-01T07:30:00Z", "is_pinned": false, "note_id": "NOTE-0003", "tags": ["health", "urgent"], "title": "Dentist", "updated_at": "2024-06-01T07:30:00Z"}, {"category": "Personal", "content": "A heist told backwards; a lighthouse keeper\'s diary.", "created_at": "2024-02-14T21:00:00Z", "is_pinned": false, "note_id": "NOTE-0004", "tags": ["ideas"], "title": "Book ideas", "updated_at": "2024-04-20T21:00:00Z"}, {"category": "General", "content": "Layer ragu, bechamel and pasta; 45 min at 180C.", "created_at": "2024-04-07T12:00:00Z", "is_pinned": false, "note_id": "NOTE-0005", "tags": ["recipe"], "title": "Lasagna", "updated_at": "2024-04-07T12:00:00Z"}, {"category": "General", "content": "Pancakes: 2 eggs, 250 ml milk, 125 g flour.", "created_at": "2024-05-19T08:00:00Z", "is_pinned": false, "note_id": "NOTE-0006", "tags": ["recipe", "shopping"], "title": "", "updated_at": "2024-05-19T08:00:00Z"}], "now": "2024-06-10T09:00:00Z", "tags": [{"tag_name": "urgent"}, {"tag_name": "health"}, {"tag_name": "recipe"}, {"tag_name": "shopping"}, {"tag_name": "ideas"}, {"tag_name": "travel"}]}',
+            "_solve_tag_note_found_by_content",
+            (
+                (
+                    "the dentist note keeps its tags and gains calls",
+                    "_check_tag_note_found_by_content_0",
+                ),
+                ("the tag calls now exists", "_check_tag_note_found_by_content_1"),
+                ("no other note is tagged calls", "_check_tag_note_found_by_content_2"),
+            ),
+        ),
+        "eggs_keyword_question": rt.TaskSpec(
+            "eggs_keyword_question",
+            "Which of my notes mention eggs, in the title or the text? Give me their note ids.",
+            None,
+            '{"categories": [{"category_name": "General", "created_at": "2024-01-02T08:00:00Z"}, {"category_name": "Personal", "created_at": "2024-01-02T08:00:00Z"}, {"category_name": "Work", "created_at": "2024-01-05T10:00:00Z"}], "notes": [{"category": "Work", "content": "Venue: lake house, 12-13 July.", "created_at": "2024-05-02T09:00:00Z", "is_pinned": true, "note_id": "NOTE-0001", "tags": ["urgent"], "title": "Team offsite", "updated_at": "2024-05-02T09:00:00Z"}, {"category": "Personal", "content": "eggs, milk, basil, flour", "created_at": "2024-03-01T18:00:00Z", "is_pinned": false, "note_id": "NOTE-0002", "tags": ["shopping"], "title": "Groceries", "updated_at": "2024-03-01T18:00:00Z"}, {"category": "Personal", "content": "Call Dr. Weber to reschedule the cleaning.", "created_at": "2024-06-01T07:30:00Z", "is_pinned": false, "note_id": "NOTE-0003", "tags": ["health", "urgent"], "title": "Dentist", "updated_at": "2024-06-01T07:30:00Z"}, {"category": "Personal", "content": "A heist told backwards; a lighthouse keeper\'s diary.", "created_at": "2024-02-14T21:00:00Z", "is_pinned": false, "note_id": "NOTE-0004", "tags": ["ideas"], "title": "Book ideas", "updated_at": "2024-04-20T21:00:00Z"}, {"category": "General", "content": "Layer ragu, bechamel and pasta; 45 min at 180C.", "created_at": "2024-04-07T12:00:00Z", "is_pinned": false, "note_id": "NOTE-0005", "tags": ["recipe"], "title": "Lasagna", "updated_at": "2024-04-07T12:00:00Z"}, {"category": "General", "content": "Pancakes: 2 eggs, 250 ml milk, 125 g flour.", "created_at": "2024-05-19T08:00:00Z", "is_pinned": false, "note_id": "NOTE-0006", "tags": ["recipe", "shopping"], "title": "", "updated_at": "2024-05-19T08:00:00Z"}], "now": "2024-06-10T09:00:00Z", "tags": [{"tag_name": "urgent"}, {"tag_name": "health"}, {"tag_name": "recipe"}, {"tag_name": "shopping"}, {"tag_name": "ideas"}, {"tag_name": "travel"}]}',
+            "_solve_eggs_keyword_question",
+            (
+                ("gives both note ids", "_check_eggs_keyword_question_0"),
+                ("lists no note without eggs", "_check_eggs_keyword_question_1"),
+            ),
+            answer="Two notes mention eggs: NOTE-0002 (Groceries) and NOTE-0006 (the untitled pancake recipe).",
+        ),
+        "category_overview_question": rt.TaskSpec(
+            "category_overview_question",
+            "What categories do I have, and how many notes are in Personal?",
+            None,
+            '{"categories": [{"category_name": "General", "created_at": "2024-01-02T08:00:00Z"}, {"category_name": "Personal", "created_at": "2024-01-02T08:00:00Z"}, {"category_name": "Work", "created_at": "2024-01-05T10:00:00Z"}], "notes": [{"category": "Work", "content": "Venue: lake house, 12-13 July.", "created_at": "2024-05-02T09:00:00Z", "is_pinned": true, "note_id": "NOTE-0001", "tags": ["urgent"], "title": "Team offsite", "updated_at": "2024-05-02T09:00:00Z"}, {"category": "Personal", "content": "eggs, milk, basil, flour", "created_at": "2024-03-01T18:00:00Z", "is_pinned": false, "note_id": "NOTE-0002", "tags": ["shopping"], "title": "Groceries", "updated_at": "2024-03-01T18:00:00Z"}, {"category": "Personal", "content": "Call Dr. Weber to reschedule the cleaning.", "created_at": "2024-06-01T07:30:00Z", "is_pinned": false, "note_id": "NOTE-0003", "tags": ["health", "urgent"], "title": "Dentist", "updated_at": "2024-06-01T07:30:00Z"}, {"category": "Personal", "content": "A heist told backwards; a lighthouse keeper\'s diary.", "created_at": "2024-02-14T21:00:00Z", "is_pinned": false, "note_id": "NOTE-0004", "tags": ["ideas"], "title": "Book ideas", "updated_at": "2024-04-20T21:00:00Z"}, {"category": "General", "content": "Layer ragu, bechamel and pasta; 45 min at 180C.", "created_at": "2024-04-07T12:00:00Z", "is_pinned": false, "note_id": "NOTE-0005", "tags": ["recipe"], "title": "Lasagna", "updated_at": "2024-04-07T12:00:00Z"}, {"category": "General", "content": "Pancakes: 2 eggs, 250 ml milk, 125 g flour.", "created_at": "2024-05-19T08:00:00Z", "is_pinned": false, "note_id": "NOTE-0006", "tags": ["recipe", "shopping"], "title": "", "updated_at": "2024-05-19T08:00:00Z"}], "now": "2024-06-10T09:00:00Z", "tags": [{"tag_name": "urgent"}, {"tag_name": "health"}, {"tag_name": "recipe"}, {"tag_name": "shopping"}, {"tag_name": "ideas"}, {"tag_name": "travel"}]}',
+            "_solve_category_overview_question",
+            (
+                ("names every category", "_check_category_overview_question_0"),
+                ("counts three notes in Personal", "_check_category_overview_question_1"),
+            ),
+            answer="You have three categories: General, Personal and Work. Personal holds 3 notes.",
+        ),
+        "unused_tag_question": rt.TaskSpec(
+            "unused_tag_question",
+            "Which of my tags are not used by any note? I want to know what I can clean up.",
+            None,
+            '{"categories": [{"category_name": "General", "created_at": "2024-01-02T08:00:00Z"}, {"category_name": "Personal", "created_at": "2024-01-02T08:00:00Z"}, {"category_name": "Work", "created_at": "2024-01-05T10:00:00Z"}], "notes": [{"category": "Work", "content": "Venue: lake house, 12-13 July.", "created_at": "2024-05-02T09:00:00Z", "is_pinned": true, "note_id": "NOTE-0001", "tags": ["urgent"], "title": "Team offsite", "updated_at": "2024-05-02T09:00:00Z"}, {"category": "Personal", "content": "eggs, milk, basil, flour", "created_at": "2024-03-01T18:00:00Z", "is_pinned": false, "note_id": "NOTE-0002", "tags": ["shopping"], "title": "Groceries", "updated_at": "2024-03-01T18:00:00Z"}, {"category": "Personal", "content": "Call Dr. Weber to reschedule the cleaning.", "created_at": "2024-06-01T07:30:00Z", "is_pinned": false, "note_id": "NOTE-0003", "tags": ["health", "urgent"], "title": "Dentist", "updated_at": "2024-06-01T07:30:00Z"}, {"category": "Personal", "content": "A heist told backwards; a lighthouse keeper\'s diary.", "created_at": "2024-02-14T21:00:00Z", "is_pinned": false, "note_id": "NOTE-0004", "tags": ["ideas"], "title": "Book ideas", "updated_at": "2024-04-20T21:00:00Z"}, {"category": "General", "content": "Layer ragu, bechamel and pasta; 45 min at 180C.", "created_at": "2024-04-07T12:00:00Z", "is_pinned": false, "note_id": "NOTE-0005", "tags": ["recipe"], "title": "Lasagna", "updated_at": "2024-04-07T12:00:00Z"}, {"category": "General", "content": "Pancakes: 2 eggs, 250 ml milk, 125 g flour.", "created_at": "2024-05-19T08:00:00Z", "is_pinned": false, "note_id": "NOTE-0006", "tags": ["recipe", "shopping"], "title": "", "updated_at": "2024-05-19T08:00:00Z"}], "now": "2024-06-10T09:00:00Z", "tags": [{"tag_name": "urgent"}, {"tag_name": "health"}, {"tag_name": "recipe"}, {"tag_name": "shopping"}, {"tag_name": "ideas"}, {"tag_name": "travel"}]}',
+            "_solve_unused_tag_question",
+            (
+                ("names the unused tag", "_check_unused_tag_question_0"),
+                ("does not call a used tag unused", "_check_unused_tag_question_1"),
+            ),
+            answer="Only the tag travel is not used by any note.",
+        ),
+        "prepare_trip_labels": rt.TaskSpec(
+            "prepare_trip_labels",
+            'Before I start my trip notes, set up an empty category "Travel plans" and a new tag\n"visa". No notes yet.',
+            None,
+            '{"categories": [{"category_name": "General", "created_at": "2024-01-02T08:00:00Z"}, {"category_name": "Personal", "created_at": "2024-01-02T08:00:00Z"}, {"category_name": "Work", "created_at": "2024-01-05T10:00:00Z"}], "notes": [{"category": "Work", "content": "Venue: lake house, 12-13 July.", "created_at": "2024-05-02T09:00:00Z", "is_pinned": true, "note_id": "NOTE-0001", "tags": ["urgent"], "title": "Team offsite", "updated_at": "2024-05-02T09:00:00Z"}, {"category": "Personal", "content": "eggs, milk, basil, flour", "created_at": "2024-03-01T18:00:00Z", "is_pinned": false, "note_id": "NOTE-0002", "tags": ["shopping"], "title": "Groceries", "updated_at": "2024-03-01T18:00:00Z"}, {"category": "Personal", "content": "Call Dr. Weber to reschedule the cleaning.", "created_at": "2024-06-01T07:30:00Z", "is_pinned": false, "note_id": "NOTE-0003", "tags": ["health", "urgent"], "title": "Dentist", "updated_at": "2024-06-01T07:30:00Z"}, {"category": "Personal", "content": "A heist told backwards; a lighthouse keeper\'s diary.", "created_at": "2024-02-14T21:00:00Z", "is_pinned": false, "note_id": "NOTE-0004", "tags": ["ideas"], "title": "Book ideas", "updated_at": "2024-04-20T21:00:00Z"}, {"category": "General", "content": "Layer ragu, bechamel and pasta; 45 min at 180C.", "created_at": "2024-04-07T12:00:00Z", "is_pinned": false, "note_id": "NOTE-0005", "tags": ["recipe"], "title": "Lasagna", "updated_at": "2024-04-07T12:00:00Z"}, {"category": "General", "content": "Pancakes: 2 eggs, 250 ml milk, 125 g flour.", "created_at": "2024-05-19T08:00:00Z", "is_pinned": false, "note_id": "NOTE-0006", "tags": ["recipe", "shopping"], "title": "", "updated_at": "2024-05-19T08:00:00Z"}], "now": "2024-06-10T09:00:00Z", "tags": [{"tag_name": "urgent"}, {"tag_name": "health"}, {"tag_name": "recipe"}, {"tag_name": "shopping"}, {"tag_name": "ideas"}, {"tag_name": "travel"}]}',
+            "_solve_prepare_trip_labels",
+            (
+                ("the category exists, created now", "_check_prepare_trip_labels_0"),
+                ("the tag visa exists", "_check_prepare_trip_labels_1"),
+                ("no note was created or changed", "_check_prepare_trip_labels_2"),
+            ),
+        ),
+        "book_ideas_metadata_question": rt.TaskSpec(
+            "book_ideas_metadata_question",
+            "When was my note NOTE-0004 last updated, and which tags and category does it have?",
+            None,
+            '{"categories": [{"category_name": "General", "created_at": "2024-01-02T08:00:00Z"}, {"category_name": "Personal", "created_at": "2024-01-02T08:00:00Z"}, {"category_name": "Work", "created_at": "2024-01-05T10:00:00Z"}], "notes": [{"category": "Work", "content": "Venue: lake house, 12-13 July.", "created_at": "2024-05-02T09:00:00Z", "is_pinned": true, "note_id": "NOTE-0001", "tags": ["urgent"], "title": "Team offsite", "updated_at": "2024-05-02T09:00:00Z"}, {"category": "Personal", "content": "eggs, milk, basil, flour", "created_at": "2024-03-01T18:00:00Z", "is_pinned": false, "note_id": "NOTE-0002", "tags": ["shopping"], "title": "Groceries", "updated_at": "2024-03-01T18:00:00Z"}, {"category": "Personal", "content": "Call Dr. Weber to reschedule the cleaning.", "created_at": "2024-06-01T07:30:00Z", "is_pinned": false, "note_id": "NOTE-0003", "tags": ["health", "urgent"], "title": "Dentist", "updated_at": "2024-06-01T07:30:00Z"}, {"category": "Personal", "content": "A heist told backwards; a lighthouse keeper\'s diary.", "created_at": "2024-02-14T21:00:00Z", "is_pinned": false, "note_id": "NOTE-0004", "tags": ["ideas"], "title": "Book ideas", "updated_at": "2024-04-20T21:00:00Z"}, {"category": "General", "content": "Layer ragu, bechamel and pasta; 45 min at 180C.", "created_at": "2024-04-07T12:00:00Z", "is_pinned": false, "note_id": "NOTE-0005", "tags": ["recipe"], "title": "Lasagna", "updated_at": "2024-04-07T12:00:00Z"}, {"category": "General", "content": "Pancakes: 2 eggs, 250 ml milk, 125 g flour.", "created_at": "2024-05-19T08:00:00Z", "is_pinned": false, "note_id": "NOTE-0006", "tags": ["recipe", "shopping"], "title": "", "updated_at": "2024-05-19T08:00:00Z"}], "now": "2024-06-10T09:00:00Z", "tags": [{"tag_name": "urgent"}, {"tag_name": "health"}, {"tag_name": "recipe"}, {"tag_name": "shopping"}, {"tag_name": "ideas"}, {"tag_name": "travel"}]}',
+            "_solve_book_ideas_metadata_question",
+            (
+                ("gives the last update date", "_check_book_ideas_metadata_question_0"),
+                ("gives the tag and the category", "_check_book_ideas_metadata_question_1"),
+            ),
+            answer="NOTE-0004 was last updated on 2024-04-20 at 21:00 UTC; it is in Personal, tagged ideas.",
+        ),
+        "extend_offsite_note": rt.TaskSpec(
+            "extend_offsite_note",
+            'Add the sentence "Bring swimwear." at the end of the text of my note NOTE-0001, after a\nspace; keep the rest of the text exactly as it is.',
+            None,
+            '{"categories": [{"category_name": "General", "created_at": "2024-01-02T08:00:00Z"}, {"category_name": "Personal", "created_at": "2024-01-02T08:00:00Z"}, {"category_name": "Work", "created_at": "2024-01-05T10:00:00Z"}], "notes": [{"category": "Work", "content": "Venue: lake house, 12-13 July.", "created_at": "2024-05-02T09:00:00Z", "is_pinned": true, "note_id": "NOTE-0001", "tags": ["urgent"], "title": "Team offsite", "updated_at": "2024-05-02T09:00:00Z"}, {"category": "Personal", "content": "eggs, milk, basil, flour", "created_at": "2024-03-01T18:00:00Z", "is_pinned": false, "note_id": "NOTE-0002", "tags": ["shopping"], "title": "Groceries", "updated_at": "2024-03-01T18:00:00Z"}, {"category": "Personal", "content": "Call Dr. Weber to reschedule the cleaning.", "created_at": "2024-06-01T07:30:00Z", "is_pinned": false, "note_id": "NOTE-0003", "tags": ["health", "urgent"], "title": "Dentist", "updated_at": "2024-06-01T07:30:00Z"}, {"category": "Personal", "content": "A heist told backwards; a lighthouse keeper\'s diary.", "created_at": "2024-02-14T21:00:00Z", "is_pinned": false, "note_id": "NOTE-0004", "tags": ["ideas"], "title": "Book ideas", "updated_at": "2024-04-20T21:00:00Z"}, {"category": "General", "content": "Layer ragu, bechamel and pasta; 45 min at 180C.", "created_at": "2024-04-07T12:00:00Z", "is_pinned": false, "note_id": "NOTE-0005", "tags": ["recipe"], "title": "Lasagna", "updated_at": "2024-04-07T12:00:00Z"}, {"category": "General", "content": "Pancakes: 2 eggs, 250 ml milk, 125 g flour.", "created_at": "2024-05-19T08:00:00Z", "is_pinned": false, "note_id": "NOTE-0006", "tags": ["recipe", "shopping"], "title": "", "updated_at": "2024-05-19T08:00:00Z"}], "now": "2024-06-10T09:00:00Z", "tags": [{"tag_name": "urgent"}, {"tag_name": "health"}, {"tag_name": "recipe"}, {"tag_name": "shopping"}, {"tag_name": "ideas"}, {"tag_name": "travel"}]}',
+            "_solve_extend_offsite_note",
+            (
+                ("the text is extended", "_check_extend_offsite_note_0"),
+                ("title, category, tags and pin are kept", "_check_extend_offsite_note_1"),
+                ("the note is stamped as updated", "_check_extend_offsite_note_2"),
+            ),
+        ),
+        "clear_untitled_note_after_titling": rt.TaskSpec(
+            "clear_untitled_note_after_titling",
+            'Erase the text of my pancake recipe note, NOTE-0006. The app will refuse to leave a note\nwithout title and text; if it does, give the note the title "Pancakes (to rewrite)" first\nand then erase the text.',
+            None,
+            '{"categories": [{"category_name": "General", "created_at": "2024-01-02T08:00:00Z"}, {"category_name": "Personal", "created_at": "2024-01-02T08:00:00Z"}, {"category_name": "Work", "created_at": "2024-01-05T10:00:00Z"}], "notes": [{"category": "Work", "content": "Venue: lake house, 12-13 July.", "created_at": "2024-05-02T09:00:00Z", "is_pinned": true, "note_id": "NOTE-0001", "tags": ["urgent"], "title": "Team offsite", "updated_at": "2024-05-02T09:00:00Z"}, {"category": "Personal", "content": "eggs, milk, basil, flour", "created_at": "2024-03-01T18:00:00Z", "is_pinned": false, "note_id": "NOTE-0002", "tags": ["shopping"], "title": "Groceries", "updated_at": "2024-03-01T18:00:00Z"}, {"category": "Personal", "content": "Call Dr. Weber to reschedule the cleaning.", "created_at": "2024-06-01T07:30:00Z", "is_pinned": false, "note_id": "NOTE-0003", "tags": ["health", "urgent"], "title": "Dentist", "updated_at": "2024-06-01T07:30:00Z"}, {"category": "Personal", "content": "A heist told backwards; a lighthouse keeper\'s diary.", "created_at": "2024-02-14T21:00:00Z", "is_pinned": false, "note_id": "NOTE-0004", "tags": ["ideas"], "title": "Book ideas", "updated_at": "2024-04-20T21:00:00Z"}, {"category": "General", "content": "Layer ragu, bechamel and pasta; 45 min at 180C.", "created_at": "2024-04-07T12:00:00Z", "is_pinned": false, "note_id": "NOTE-0005", "tags": ["recipe"], "title": "Lasagna", "updated_at": "2024-04-07T12:00:00Z"}, {"category": "General", "content": "Pancakes: 2 eggs, 250 ml milk, 125 g flour.", "created_at": "2024-05-19T08:00:00Z", "is_pinned": false, "note_id": "NOTE-0006", "tags": ["recipe", "shopping"], "title": "", "updated_at": "2024-05-19T08:00:00Z"}], "now": "2024-06-10T09:00:00Z", "tags": [{"tag_name": "urgent"}, {"tag_name": "health"}, {"tag_name": "recipe"}, {"tag_name": "shopping"}, {"tag_name": "ideas"}, {"tag_name": "travel"}]}',
+            "_solve_clear_untitled_note_after_titling",
+            (
+                ("the note is titled", "_check_clear_untitled_note_after_titling_0"),
+                ("its text is erased", "_check_clear_untitled_note_after_titling_1"),
+                ("its category and tags are kept", "_check_clear_untitled_note_after_titling_2"),
+            ),
+        ),
     }
     ROW_INVARIANTS: ClassVar[dict[str, tuple[tuple[str, str], ...]]] = {
         "categories": (("a category name is not empty", "_rowinv_Category_0"),),
@@ -1352,3 +1463,201 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
 
     def _check_cookbook_2(self, answer: str) -> bool:
         return bool((h.count((x for x in self._it(self.t_notes.rows()) if x.is_pinned)) == 0))
+
+    def _solve_pinned_notes_question(self, results: list[rt.Result]) -> dict[str, Any]:
+        b: dict[str, Any] = {}
+        self._solution_call(results, "get_pinned_notes", {})
+        return b
+
+    def _check_pinned_notes_question_0(self, answer: str) -> bool:
+        return bool(
+            (
+                (("team offsite" in answer.lower()) and ("dentist" not in answer.lower()))
+                and ("groceries" not in answer.lower())
+            )
+        )
+
+    def _check_pinned_notes_question_1(self, answer: str) -> bool:
+        return bool((self.t_notes == self.initial_state().t_notes))
+
+    def _solve_tag_note_found_by_content(self, results: list[rt.Result]) -> dict[str, Any]:
+        b: dict[str, Any] = {}
+        self._solution_call(results, "search_notes_by_content", {"query": "Dr. Weber"})
+        self._solution_call(
+            results, "add_tag_to_note", {"note_id": "NOTE-0003", "tag_name": "calls"}
+        )
+        return b
+
+    def _check_tag_note_found_by_content_0(self, answer: str) -> bool:
+        return bool((self.t_notes.row("NOTE-0003").tags == ["health", "urgent", "calls"]))
+
+    def _check_tag_note_found_by_content_1(self, answer: str) -> bool:
+        return bool(("calls" in self.t_tags))
+
+    def _check_tag_note_found_by_content_2(self, answer: str) -> bool:
+        return bool(
+            (h.count((n for n in self._it(self.t_notes.rows()) if ("calls" in n.tags))) == 1)
+        )
+
+    def _solve_eggs_keyword_question(self, results: list[rt.Result]) -> dict[str, Any]:
+        b: dict[str, Any] = {}
+        self._solution_call(results, "search_notes_by_keyword", {"keyword": "eggs"})
+        return b
+
+    def _check_eggs_keyword_question_0(self, answer: str) -> bool:
+        return bool((("NOTE-0002" in answer) and ("NOTE-0006" in answer)))
+
+    def _check_eggs_keyword_question_1(self, answer: str) -> bool:
+        return bool(
+            (
+                all(
+                    (
+                        (n not in answer)
+                        for n in self._it(
+                            list(["NOTE-0001", "NOTE-0003", "NOTE-0004", "NOTE-0005"])
+                        )
+                    )
+                )
+                and ("NOTE-0002" in answer)
+            )
+        )
+
+    def _solve_category_overview_question(self, results: list[rt.Result]) -> dict[str, Any]:
+        b: dict[str, Any] = {}
+        self._solution_call(results, "list_all_categories", {})
+        self._solution_call(results, "filter_notes_by_category", {"category_name": "Personal"})
+        return b
+
+    def _check_category_overview_question_0(self, answer: str) -> bool:
+        return bool(
+            (
+                (("general" in answer.lower()) and ("personal" in answer.lower()))
+                and ("work" in answer.lower())
+            )
+        )
+
+    def _check_category_overview_question_1(self, answer: str) -> bool:
+        return bool((("3 notes" in answer.lower()) or ("three notes" in answer.lower())))
+
+    def _solve_unused_tag_question(self, results: list[rt.Result]) -> dict[str, Any]:
+        b: dict[str, Any] = {}
+        self._solution_call(results, "list_all_tags", {})
+        self._solution_call(results, "list_all_notes", {})
+        return b
+
+    def _check_unused_tag_question_0(self, answer: str) -> bool:
+        return bool(("travel" in answer.lower()))
+
+    def _check_unused_tag_question_1(self, answer: str) -> bool:
+        return bool(
+            (
+                (("travel" in answer.lower()) and ("recipe" not in answer.lower()))
+                and ("ideas" not in answer.lower())
+            )
+        )
+
+    def _solve_prepare_trip_labels(self, results: list[rt.Result]) -> dict[str, Any]:
+        b: dict[str, Any] = {}
+        self._solution_call(results, "create_category", {"category_name": "Travel plans"})
+        self._solution_call(results, "create_tag", {"tag_name": "visa"})
+        return b
+
+    def _check_prepare_trip_labels_0(self, answer: str) -> bool:
+        return bool(
+            (
+                ("Travel plans" in self.t_categories)
+                and (self.t_categories.row("Travel plans").created_at == self.s_now)
+            )
+        )
+
+    def _check_prepare_trip_labels_1(self, answer: str) -> bool:
+        return bool(("visa" in self.t_tags))
+
+    def _check_prepare_trip_labels_2(self, answer: str) -> bool:
+        return bool((self.t_notes == self.initial_state().t_notes))
+
+    def _solve_book_ideas_metadata_question(self, results: list[rt.Result]) -> dict[str, Any]:
+        b: dict[str, Any] = {}
+        self._solution_call(results, "get_note_metadata", {"note_id": "NOTE-0004"})
+        return b
+
+    def _check_book_ideas_metadata_question_0(self, answer: str) -> bool:
+        return bool(("2024-04-20" in answer))
+
+    def _check_book_ideas_metadata_question_1(self, answer: str) -> bool:
+        return bool((("ideas" in answer.lower()) and ("personal" in answer.lower())))
+
+    def _solve_extend_offsite_note(self, results: list[rt.Result]) -> dict[str, Any]:
+        b: dict[str, Any] = {}
+        self._solution_call(results, "get_note_by_id", {"note_id": "NOTE-0001"})
+        self._solution_call(
+            results,
+            "edit_note",
+            {"note_id": "NOTE-0001", "content": "Venue: lake house, 12-13 July. Bring swimwear."},
+        )
+        return b
+
+    def _check_extend_offsite_note_0(self, answer: str) -> bool:
+        return bool(
+            (
+                self.t_notes.row("NOTE-0001").content
+                == "Venue: lake house, 12-13 July. Bring swimwear."
+            )
+        )
+
+    def _check_extend_offsite_note_1(self, answer: str) -> bool:
+        return bool(
+            (
+                (
+                    (
+                        (
+                            self.t_notes.row("NOTE-0001").title
+                            == self.initial_state().t_notes.row("NOTE-0001").title
+                        )
+                        and (
+                            self.t_notes.row("NOTE-0001").category
+                            == self.initial_state().t_notes.row("NOTE-0001").category
+                        )
+                    )
+                    and (
+                        self.t_notes.row("NOTE-0001").tags
+                        == self.initial_state().t_notes.row("NOTE-0001").tags
+                    )
+                )
+                and (
+                    self.t_notes.row("NOTE-0001").is_pinned
+                    == self.initial_state().t_notes.row("NOTE-0001").is_pinned
+                )
+            )
+        )
+
+    def _check_extend_offsite_note_2(self, answer: str) -> bool:
+        return bool((self.t_notes.row("NOTE-0001").updated_at == self.s_now))
+
+    def _solve_clear_untitled_note_after_titling(self, results: list[rt.Result]) -> dict[str, Any]:
+        b: dict[str, Any] = {}
+        self._solution_call(
+            results, "edit_note", {"note_id": "NOTE-0006", "title": "Pancakes (to rewrite)"}
+        )
+        self._solution_call(results, "clear_note_content", {"note_id": "NOTE-0006"})
+        return b
+
+    def _check_clear_untitled_note_after_titling_0(self, answer: str) -> bool:
+        return bool((self.t_notes.row("NOTE-0006").title == "Pancakes (to rewrite)"))
+
+    def _check_clear_untitled_note_after_titling_1(self, answer: str) -> bool:
+        return bool((self.t_notes.row("NOTE-0006").content == ""))
+
+    def _check_clear_untitled_note_after_titling_2(self, answer: str) -> bool:
+        return bool(
+            (
+                (
+                    self.t_notes.row("NOTE-0006").category
+                    == self.initial_state().t_notes.row("NOTE-0006").category
+                )
+                and (
+                    self.t_notes.row("NOTE-0006").tags
+                    == self.initial_state().t_notes.row("NOTE-0006").tags
+                )
+            )
+        )

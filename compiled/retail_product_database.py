@@ -501,6 +501,142 @@ class RetailProductDatabaseEnv(rt.Environment):
                 ),
             ),
         ),
+        "list_new_kettle": rt.TaskSpec(
+            "list_new_kettle",
+            'Add a new product: the "Brisa Electric Kettle", UPC 690000000013, product id BR-KET, brand\nBrisa, category Home & Kitchen, price 34.9, 18 units in stock, weight 1.2 kg, aisle H3,\ndescription "1.7 L, stainless steel".',
+            "_init_list_new_kettle",
+            None,
+            "_solve_list_new_kettle",
+            (
+                ("the kettle is listed with every field as given", "_check_list_new_kettle_0"),
+                ("the toaster is untouched", "_check_list_new_kettle_1"),
+            ),
+        ),
+        "readd_taken_upc_updates_old_listing": rt.TaskSpec(
+            "readd_taken_upc_updates_old_listing",
+            'Add the "Trailblazer Steel Bottle 750 ml": UPC 730000000044, product id TB-750, brand\nTrailblazer, Sports, 24.0, 30 units, 0.4 kg, aisle S5, no description. If the database says\nthat UPC already exists, it is our old listing of the same bottle: do not create anything\nelse, just give the existing listing the new price (24.0) and stock (30 units).',
+            "_init_readd_taken_upc_updates_old_listing",
+            None,
+            "_solve_readd_taken_upc_updates_old_listing",
+            (
+                (
+                    "the old listing costs 24.0 and no other was created",
+                    "_check_readd_taken_upc_updates_old_listing_0",
+                ),
+                ("the listing has 30 units", "_check_readd_taken_upc_updates_old_listing_1"),
+                (
+                    "its name and description are kept",
+                    "_check_readd_taken_upc_updates_old_listing_2",
+                ),
+            ),
+        ),
+        "brand_markdown": rt.TaskSpec(
+            "brand_markdown",
+            'Lumo is clearing its lamps: cut the price of every product of the brand "Lumo" (exact\nbrand name) by 20%, rounded to cents. Products of other brands keep their prices, even\n"LUMO Outdoor".',
+            "_init_brand_markdown",
+            None,
+            "_solve_brand_markdown",
+            (
+                ("the desk lamp costs 36.00", "_check_brand_markdown_0"),
+                ("the floor lamp costs 71.99", "_check_brand_markdown_1"),
+                ("the LUMO Outdoor light keeps its price", "_check_brand_markdown_2"),
+            ),
+        ),
+        "restock_low_toys": rt.TaskSpec(
+            "restock_low_toys",
+            "Every product in the Toys category with fewer than 5 units in stock should be restocked\nto exactly 20 units. Leave the other toys and other categories as they are.",
+            "_init_restock_low_toys",
+            None,
+            "_solve_restock_low_toys",
+            (
+                ("the kite has 20 units", "_check_restock_low_toys_0"),
+                ("the yo-yo has 20 units", "_check_restock_low_toys_1"),
+                ("the puzzle and the soccer ball are untouched", "_check_restock_low_toys_2"),
+            ),
+        ),
+        "file_leash_under_valid_category": rt.TaskSpec(
+            "file_leash_under_valid_category",
+            'Add the "Reflective Dog Leash" (UPC 880000000019, product id DL-REF, brand PawPath, 12.5,\n40 units, 0.2 kg, aisle P1, description "2 m, reflective stitching"). It should go under\n"Pet Supplies"; check which categories exist, and if that one does not, file it under\nOther.',
+            "_init_file_leash_under_valid_category",
+            None,
+            "_solve_file_leash_under_valid_category",
+            (
+                (
+                    "the leash is listed under Other with every field as given",
+                    "_check_file_leash_under_valid_category_0",
+                ),
+            ),
+        ),
+        "shelf_price_question": rt.TaskSpec(
+            "shelf_price_question",
+            'A customer in the store asks about the "Nimbus Rain Jacket" with UPC 300000000052: how\nmuch is it, and in which aisle is it? Tell me both; change nothing.',
+            "_init_shelf_price_question",
+            None,
+            "_solve_shelf_price_question",
+            (
+                ("gives the adult jacket's price", "_check_shelf_price_question_0"),
+                ("gives its aisle", "_check_shelf_price_question_1"),
+                ("nothing changed", "_check_shelf_price_question_2"),
+            ),
+            answer="The Nimbus Rain Jacket (UPC 300000000052) costs 64.95 and is in aisle C4.",
+        ),
+        "variant_stock_question": rt.TaskSpec(
+            "variant_stock_question",
+            "Our classic t-shirt has product id TS-CLASSIC and comes in several variants (one UPC each).\nWhich variant has the most units in stock, and how many units are there over all variants?",
+            "_init_variant_stock_question",
+            None,
+            "_solve_variant_stock_question",
+            (
+                ("names the M variant", "_check_variant_stock_question_0"),
+                (
+                    "gives the total of 54 units, without the V-neck",
+                    "_check_variant_stock_question_1",
+                ),
+            ),
+            answer="The Classic Tee M (UPC 200000000022) has the most, 31 units; 54 units over all three variants.",
+        ),
+        "out_of_stock_report": rt.TaskSpec(
+            "out_of_stock_report",
+            "Which products in the whole database are out of stock (0 units)? Give me their names.",
+            "_init_out_of_stock_report",
+            None,
+            "_solve_out_of_stock_report",
+            (
+                ("names the cable", "_check_out_of_stock_report_0"),
+                ("names the wiper blades", "_check_out_of_stock_report_1"),
+                (
+                    "names exactly the out-of-stock products, none in stock",
+                    "_check_out_of_stock_report_2",
+                ),
+            ),
+            answer="Two products are out of stock: the USB-C Cable 2m and the Wiper Blades.",
+        ),
+        "copy_description_to_variant": rt.TaskSpec(
+            "copy_description_to_variant",
+            'The new "Volt Power Bank 20k (black)", UPC 100000000055, has an empty description. Give it\nexactly the description of its white twin, UPC 100000000062, and move it to that twin\'s\naisle as well.',
+            "_init_copy_description_to_variant",
+            None,
+            "_solve_copy_description_to_variant",
+            (
+                (
+                    "the black power bank has the white one's description",
+                    "_check_copy_description_to_variant_0",
+                ),
+                ("the black power bank is in aisle E2", "_check_copy_description_to_variant_1"),
+                ("the white power bank is untouched", "_check_copy_description_to_variant_2"),
+            ),
+        ),
+        "record_sale_and_discontinue": rt.TaskSpec(
+            "record_sale_and_discontinue",
+            'Register sold 4 units of the "Trail Mix 500g" (UPC 050000000066) today. Its sister\nproduct "Trail Mix 1kg" (UPC 050000000073) is discontinued: remove it from the database.',
+            "_init_record_sale_and_discontinue",
+            None,
+            "_solve_record_sale_and_discontinue",
+            (
+                ("11 units of the 500g pack are left", "_check_record_sale_and_discontinue_0"),
+                ("the 1kg pack is gone", "_check_record_sale_and_discontinue_1"),
+            ),
+        ),
     }
     ROW_INVARIANTS: ClassVar[dict[str, tuple[tuple[str, str], ...]]] = {
         "products": (
@@ -1102,3 +1238,614 @@ class RetailProductDatabaseEnv(rt.Environment):
                 and ("050000000059" not in self.t_products)
             )
         )
+
+    def _init_list_new_kettle(self) -> None:
+        self.load_rows(
+            "products",
+            [
+                Product(
+                    upc="690000000020",
+                    product_id="BR-TST",
+                    name="Brisa Toaster",
+                    description="2 slots",
+                    price=29.0,
+                    category=Category.home_kitchen,
+                    inventory_level=9,
+                    brand="Brisa",
+                    weight=1.5,
+                    aisle_location="H3",
+                )
+            ],
+        )
+
+    def _solve_list_new_kettle(self, results: list[rt.Result]) -> dict[str, Any]:
+        b: dict[str, Any] = {}
+        self._solution_call(
+            results,
+            "add_product",
+            {
+                "product": ProductInfo(
+                    upc="690000000013",
+                    product_id="BR-KET",
+                    name="Brisa Electric Kettle",
+                    description="1.7 L, stainless steel",
+                    price=34.9,
+                    category=Category.home_kitchen,
+                    inventory_level=18,
+                    brand="Brisa",
+                    weight=1.2,
+                    aisle_location="H3",
+                )
+            },
+        )
+        return b
+
+    def _check_list_new_kettle_0(self, answer: str) -> bool:
+        return bool(
+            (
+                self.t_products.get("690000000013")
+                == Product(
+                    upc="690000000013",
+                    product_id="BR-KET",
+                    name="Brisa Electric Kettle",
+                    description="1.7 L, stainless steel",
+                    price=34.9,
+                    category=Category.home_kitchen,
+                    inventory_level=18,
+                    brand="Brisa",
+                    weight=1.2,
+                    aisle_location="H3",
+                )
+            )
+        )
+
+    def _check_list_new_kettle_1(self, answer: str) -> bool:
+        return bool(
+            (
+                self.t_products.row("690000000020")
+                == self.initial_state().t_products.row("690000000020")
+            )
+        )
+
+    def _init_readd_taken_upc_updates_old_listing(self) -> None:
+        self.load_rows(
+            "products",
+            [
+                Product(
+                    upc="730000000044",
+                    product_id="TB-750",
+                    name="Trailblazer Bottle 0.75L",
+                    description="Steel, keeps cold 24h",
+                    price=27.5,
+                    category=Category.sports,
+                    inventory_level=0,
+                    brand="Trailblazer",
+                    weight=0.4,
+                    aisle_location="S5",
+                )
+            ],
+        )
+
+    def _solve_readd_taken_upc_updates_old_listing(
+        self, results: list[rt.Result]
+    ) -> dict[str, Any]:
+        b: dict[str, Any] = {}
+        self._solution_call(results, "get_product_by_upc", {"upc": "730000000044"})
+        self._solution_call(
+            results, "update_product_price", {"upc": "730000000044", "new_price": 24.0}
+        )
+        self._solution_call(
+            results, "update_inventory_level", {"upc": "730000000044", "new_level": 30}
+        )
+        return b
+
+    def _check_readd_taken_upc_updates_old_listing_0(self, answer: str) -> bool:
+        return bool(
+            ((self.t_products.row("730000000044").price == 24.0) and (len(self.t_products) == 1))
+        )
+
+    def _check_readd_taken_upc_updates_old_listing_1(self, answer: str) -> bool:
+        return bool((self.t_products.row("730000000044").inventory_level == 30))
+
+    def _check_readd_taken_upc_updates_old_listing_2(self, answer: str) -> bool:
+        return bool(
+            (
+                (
+                    self.t_products.row("730000000044").name
+                    == self.initial_state().t_products.row("730000000044").name
+                )
+                and (
+                    self.t_products.row("730000000044").description
+                    == self.initial_state().t_products.row("730000000044").description
+                )
+            )
+        )
+
+    def _init_brand_markdown(self) -> None:
+        self.load_rows(
+            "products",
+            [
+                Product(
+                    upc="610000000011",
+                    product_id="LU-DSK",
+                    name="Lumo Desk Lamp",
+                    description="",
+                    price=45.0,
+                    category=Category.home_kitchen,
+                    inventory_level=7,
+                    brand="Lumo",
+                    weight=1.1,
+                    aisle_location="H8",
+                ),
+                Product(
+                    upc="610000000028",
+                    product_id="LU-FLR",
+                    name="Lumo Floor Lamp",
+                    description="",
+                    price=89.99,
+                    category=Category.home_kitchen,
+                    inventory_level=3,
+                    brand="Lumo",
+                    weight=4.0,
+                    aisle_location="H8",
+                ),
+                Product(
+                    upc="610000000035",
+                    product_id="LO-SOL",
+                    name="Solar Garden Light",
+                    description="",
+                    price=19.99,
+                    category=Category.home_kitchen,
+                    inventory_level=25,
+                    brand="LUMO Outdoor",
+                    weight=0.3,
+                    aisle_location="O1",
+                ),
+            ],
+        )
+
+    def _solve_brand_markdown(self, results: list[rt.Result]) -> dict[str, Any]:
+        b: dict[str, Any] = {}
+        self._solution_call(results, "list_products_by_brand", {"brand": "Lumo"})
+        self._solution_call(
+            results, "update_product_price", {"upc": "610000000011", "new_price": 36.0}
+        )
+        self._solution_call(
+            results, "update_product_price", {"upc": "610000000028", "new_price": 71.99}
+        )
+        return b
+
+    def _check_brand_markdown_0(self, answer: str) -> bool:
+        return bool((self.t_products.row("610000000011").price == 36.0))
+
+    def _check_brand_markdown_1(self, answer: str) -> bool:
+        return bool((self.t_products.row("610000000028").price == 71.99))
+
+    def _check_brand_markdown_2(self, answer: str) -> bool:
+        return bool(
+            (
+                self.t_products.row("610000000035")
+                == self.initial_state().t_products.row("610000000035")
+            )
+        )
+
+    def _init_restock_low_toys(self) -> None:
+        self.load_rows(
+            "products",
+            [
+                Product(
+                    upc="400000000010",
+                    product_id="TY-KITE",
+                    name="Stunt Kite",
+                    description="",
+                    price=22.0,
+                    category=Category.toys,
+                    inventory_level=2,
+                    brand="Skyline",
+                    weight=0.4,
+                    aisle_location="T1",
+                ),
+                Product(
+                    upc="400000000027",
+                    product_id="TY-PUZ",
+                    name="1000-piece Puzzle",
+                    description="",
+                    price=14.0,
+                    category=Category.toys,
+                    inventory_level=11,
+                    brand="Brainy",
+                    weight=0.9,
+                    aisle_location="T2",
+                ),
+                Product(
+                    upc="400000000034",
+                    product_id="TY-YOYO",
+                    name="Glow Yo-yo",
+                    description="",
+                    price=6.5,
+                    category=Category.toys,
+                    inventory_level=0,
+                    brand="Skyline",
+                    weight=0.1,
+                    aisle_location="T1",
+                ),
+                Product(
+                    upc="400000000041",
+                    product_id="SP-BALL",
+                    name="Soccer Ball",
+                    description="",
+                    price=25.0,
+                    category=Category.sports,
+                    inventory_level=1,
+                    brand="Kickr",
+                    weight=0.45,
+                    aisle_location="S1",
+                ),
+            ],
+        )
+
+    def _solve_restock_low_toys(self, results: list[rt.Result]) -> dict[str, Any]:
+        b: dict[str, Any] = {}
+        self._solution_call(results, "list_products_by_category", {"category": Category.toys})
+        self._solution_call(
+            results, "update_inventory_level", {"upc": "400000000010", "new_level": 20}
+        )
+        self._solution_call(
+            results, "update_inventory_level", {"upc": "400000000034", "new_level": 20}
+        )
+        return b
+
+    def _check_restock_low_toys_0(self, answer: str) -> bool:
+        return bool((self.t_products.row("400000000010").inventory_level == 20))
+
+    def _check_restock_low_toys_1(self, answer: str) -> bool:
+        return bool((self.t_products.row("400000000034").inventory_level == 20))
+
+    def _check_restock_low_toys_2(self, answer: str) -> bool:
+        return bool(
+            (
+                (
+                    self.t_products.row("400000000027")
+                    == self.initial_state().t_products.row("400000000027")
+                )
+                and (
+                    self.t_products.row("400000000041")
+                    == self.initial_state().t_products.row("400000000041")
+                )
+            )
+        )
+
+    def _init_file_leash_under_valid_category(self) -> None:
+        self.load_rows("products", [])
+
+    def _solve_file_leash_under_valid_category(self, results: list[rt.Result]) -> dict[str, Any]:
+        b: dict[str, Any] = {}
+        self._solution_call(results, "list_all_categories", {})
+        self._solution_call(
+            results,
+            "add_product",
+            {
+                "product": ProductInfo(
+                    upc="880000000019",
+                    product_id="DL-REF",
+                    name="Reflective Dog Leash",
+                    description="2 m, reflective stitching",
+                    price=12.5,
+                    category=Category.other,
+                    inventory_level=40,
+                    brand="PawPath",
+                    weight=0.2,
+                    aisle_location="P1",
+                )
+            },
+        )
+        return b
+
+    def _check_file_leash_under_valid_category_0(self, answer: str) -> bool:
+        return bool(
+            (
+                self.t_products.get("880000000019")
+                == Product(
+                    upc="880000000019",
+                    product_id="DL-REF",
+                    name="Reflective Dog Leash",
+                    description="2 m, reflective stitching",
+                    price=12.5,
+                    category=Category.other,
+                    inventory_level=40,
+                    brand="PawPath",
+                    weight=0.2,
+                    aisle_location="P1",
+                )
+            )
+        )
+
+    def _init_shelf_price_question(self) -> None:
+        self.load_rows(
+            "products",
+            [
+                Product(
+                    upc="300000000052",
+                    product_id="NB-RJ",
+                    name="Nimbus Rain Jacket",
+                    description="Packable",
+                    price=64.95,
+                    category=Category.clothing,
+                    inventory_level=8,
+                    brand="Nimbus",
+                    weight=0.35,
+                    aisle_location="C4",
+                ),
+                Product(
+                    upc="300000000069",
+                    product_id="NB-RJ",
+                    name="Nimbus Rain Jacket (kids)",
+                    description="Packable",
+                    price=39.95,
+                    category=Category.clothing,
+                    inventory_level=5,
+                    brand="Nimbus",
+                    weight=0.25,
+                    aisle_location="C9",
+                ),
+            ],
+        )
+
+    def _solve_shelf_price_question(self, results: list[rt.Result]) -> dict[str, Any]:
+        b: dict[str, Any] = {}
+        self._solution_call(results, "get_product_price", {"upc": "300000000052"})
+        self._solution_call(results, "get_aisle_location", {"upc": "300000000052"})
+        return b
+
+    def _check_shelf_price_question_0(self, answer: str) -> bool:
+        return bool((("64.95" in answer) and ("39.95" not in answer)))
+
+    def _check_shelf_price_question_1(self, answer: str) -> bool:
+        return bool((("C4" in answer.upper()) and ("C9" not in answer.upper())))
+
+    def _check_shelf_price_question_2(self, answer: str) -> bool:
+        return bool((self.t_products == self.initial_state().t_products))
+
+    def _init_variant_stock_question(self) -> None:
+        self.load_rows(
+            "products",
+            [
+                Product(
+                    upc="200000000015",
+                    product_id="TS-CLASSIC",
+                    name="Classic Tee S",
+                    description="",
+                    price=12.0,
+                    category=Category.clothing,
+                    inventory_level=14,
+                    brand="Basics",
+                    weight=0.2,
+                    aisle_location="C1",
+                ),
+                Product(
+                    upc="200000000022",
+                    product_id="TS-CLASSIC",
+                    name="Classic Tee M",
+                    description="",
+                    price=12.0,
+                    category=Category.clothing,
+                    inventory_level=31,
+                    brand="Basics",
+                    weight=0.2,
+                    aisle_location="C1",
+                ),
+                Product(
+                    upc="200000000039",
+                    product_id="TS-CLASSIC",
+                    name="Classic Tee L",
+                    description="",
+                    price=12.0,
+                    category=Category.clothing,
+                    inventory_level=9,
+                    brand="Basics",
+                    weight=0.22,
+                    aisle_location="C1",
+                ),
+                Product(
+                    upc="200000000046",
+                    product_id="TS-VNECK",
+                    name="V-neck Tee M",
+                    description="",
+                    price=13.0,
+                    category=Category.clothing,
+                    inventory_level=50,
+                    brand="Basics",
+                    weight=0.2,
+                    aisle_location="C1",
+                ),
+            ],
+        )
+
+    def _solve_variant_stock_question(self, results: list[rt.Result]) -> dict[str, Any]:
+        b: dict[str, Any] = {}
+        self._solution_call(results, "get_product_by_id", {"product_id": "TS-CLASSIC"})
+        return b
+
+    def _check_variant_stock_question_0(self, answer: str) -> bool:
+        return bool((("200000000022" in answer) or ("tee m" in answer.lower())))
+
+    def _check_variant_stock_question_1(self, answer: str) -> bool:
+        return bool((("54" in answer) and ("104" not in answer)))
+
+    def _init_out_of_stock_report(self) -> None:
+        self.load_rows(
+            "products",
+            [
+                Product(
+                    upc="100000000017",
+                    product_id="EL-USB",
+                    name="USB-C Cable 2m",
+                    description="",
+                    price=9.99,
+                    category=Category.electronics,
+                    inventory_level=0,
+                    brand="Volt",
+                    weight=0.05,
+                    aisle_location="E1",
+                ),
+                Product(
+                    upc="100000000024",
+                    product_id="HB-SUN",
+                    name="Sunscreen SPF50",
+                    description="",
+                    price=11.5,
+                    category=Category.health_beauty,
+                    inventory_level=3,
+                    brand="Solis",
+                    weight=0.2,
+                    aisle_location="B2",
+                ),
+                Product(
+                    upc="100000000031",
+                    product_id="AU-WIP",
+                    name="Wiper Blades",
+                    description="",
+                    price=18.0,
+                    category=Category.automotive,
+                    inventory_level=0,
+                    brand="ClearView",
+                    weight=0.6,
+                ),
+                Product(
+                    upc="100000000048",
+                    product_id="BK-ATL",
+                    name="Road Atlas 2024",
+                    description="",
+                    price=15.0,
+                    category=Category.books,
+                    inventory_level=12,
+                    brand="Mapworks",
+                    weight=0.8,
+                    aisle_location="K3",
+                ),
+            ],
+        )
+
+    def _solve_out_of_stock_report(self, results: list[rt.Result]) -> dict[str, Any]:
+        b: dict[str, Any] = {}
+        self._solution_call(results, "get_all_products", {})
+        return b
+
+    def _check_out_of_stock_report_0(self, answer: str) -> bool:
+        return bool(("usb-c cable" in answer.lower()))
+
+    def _check_out_of_stock_report_1(self, answer: str) -> bool:
+        return bool(("wiper blades" in answer.lower()))
+
+    def _check_out_of_stock_report_2(self, answer: str) -> bool:
+        return bool(
+            (
+                (("usb-c cable" in answer.lower()) and ("sunscreen" not in answer.lower()))
+                and ("atlas" not in answer.lower())
+            )
+        )
+
+    def _init_copy_description_to_variant(self) -> None:
+        self.load_rows(
+            "products",
+            [
+                Product(
+                    upc="100000000055",
+                    product_id="EL-PB20",
+                    name="Volt Power Bank 20k (black)",
+                    description="",
+                    price=39.0,
+                    category=Category.electronics,
+                    inventory_level=10,
+                    brand="Volt",
+                    weight=0.4,
+                ),
+                Product(
+                    upc="100000000062",
+                    product_id="EL-PB20",
+                    name="Volt Power Bank 20k (white)",
+                    description="20,000 mAh, USB-C PD 30 W, airline safe",
+                    price=39.0,
+                    category=Category.electronics,
+                    inventory_level=4,
+                    brand="Volt",
+                    weight=0.4,
+                    aisle_location="E2",
+                ),
+            ],
+        )
+
+    def _solve_copy_description_to_variant(self, results: list[rt.Result]) -> dict[str, Any]:
+        b: dict[str, Any] = {}
+        self._solution_call(results, "get_product_by_upc", {"upc": "100000000062"})
+        self._solution_call(
+            results,
+            "edit_product_description",
+            {"upc": "100000000055", "new_description": "20,000 mAh, USB-C PD 30 W, airline safe"},
+        )
+        self._solution_call(
+            results, "update_aisle_location", {"upc": "100000000055", "aisle_location": "E2"}
+        )
+        return b
+
+    def _check_copy_description_to_variant_0(self, answer: str) -> bool:
+        return bool(
+            (
+                self.t_products.row("100000000055").description
+                == self.initial_state().t_products.row("100000000062").description
+            )
+        )
+
+    def _check_copy_description_to_variant_1(self, answer: str) -> bool:
+        return bool((self.t_products.row("100000000055").aisle_location == "E2"))
+
+    def _check_copy_description_to_variant_2(self, answer: str) -> bool:
+        return bool(
+            (
+                self.t_products.row("100000000062")
+                == self.initial_state().t_products.row("100000000062")
+            )
+        )
+
+    def _init_record_sale_and_discontinue(self) -> None:
+        self.load_rows(
+            "products",
+            [
+                Product(
+                    upc="050000000066",
+                    product_id="TM-500",
+                    name="Trail Mix 500g",
+                    description="",
+                    price=6.0,
+                    category=Category.groceries,
+                    inventory_level=15,
+                    brand="Northbean",
+                    weight=0.5,
+                    aisle_location="G4",
+                ),
+                Product(
+                    upc="050000000073",
+                    product_id="TM-1K",
+                    name="Trail Mix 1kg",
+                    description="",
+                    price=10.5,
+                    category=Category.groceries,
+                    inventory_level=2,
+                    brand="Northbean",
+                    weight=1.0,
+                    aisle_location="G4",
+                ),
+            ],
+        )
+
+    def _solve_record_sale_and_discontinue(self, results: list[rt.Result]) -> dict[str, Any]:
+        b: dict[str, Any] = {}
+        self._solution_call(results, "deplete_inventory", {"upc": "050000000066", "quantity": 4})
+        self._solution_call(results, "remove_product", {"upc": "050000000073"})
+        return b
+
+    def _check_record_sale_and_discontinue_0(self, answer: str) -> bool:
+        return bool((self.t_products.row("050000000066").inventory_level == 11))
+
+    def _check_record_sale_and_discontinue_1(self, answer: str) -> bool:
+        return bool(("050000000073" not in self.t_products))

@@ -271,6 +271,121 @@ class SleepTrackingEnv(rt.Environment):
                 ("U1 is untouched", "_check_close_account_1"),
             ),
         ),
+        "backfill_two_nights": rt.TaskSpec(
+            "backfill_two_nights",
+            "Ana (U1) forgot to log her last two nights. Log both: from 2024-05-20 23:30 to\n2024-05-21 07:00 (quality fair) and from 2024-05-21 22:15 to 2024-05-22 06:45 (quality\nexcellent). All times are UTC.",
+            "_init_backfill_two_nights",
+            None,
+            "_solve_backfill_two_nights",
+            (
+                ("the first night is logged, fair, 450 minutes", "_check_backfill_two_nights_0"),
+                (
+                    "the second night is logged, excellent, 510 minutes",
+                    "_check_backfill_two_nights_1",
+                ),
+                ("exactly two nights logged in all", "_check_backfill_two_nights_2"),
+            ),
+        ),
+        "correct_logged_quality": rt.TaskSpec(
+            "correct_logged_quality",
+            "Bo (U2) says his log LOG-0002 (2024-05-21 23:00 to 2024-05-22 06:30) says quality poor,\nbut the night was good. Logs cannot be edited: replace that entry with a correct one for\nthe same times, and leave his other log alone.",
+            "_init_correct_logged_quality",
+            None,
+            "_solve_correct_logged_quality",
+            (
+                ("the poor entry is gone", "_check_correct_logged_quality_0"),
+                ("the night is logged once, as good", "_check_correct_logged_quality_1"),
+                ("no poor night remains for that date", "_check_correct_logged_quality_2"),
+                ("the other log is unchanged", "_check_correct_logged_quality_3"),
+            ),
+        ),
+        "reopen_closed_account_to_log": rt.TaskSpec(
+            "reopen_closed_account_to_log",
+            "Cy (U3) closed her account last week and has come back: she wants her account active\nagain, and last night logged (2024-06-02 22:00 to 2024-06-03 05:30 UTC, quality fair).",
+            "_init_reopen_closed_account_to_log",
+            None,
+            "_solve_reopen_closed_account_to_log",
+            (
+                ("Cy's account is active again", "_check_reopen_closed_account_to_log_0"),
+                ("her night is logged, fair", "_check_reopen_closed_account_to_log_1"),
+                ("the other closed account stays closed", "_check_reopen_closed_account_to_log_2"),
+            ),
+        ),
+        "erase_account_data": rt.TaskSpec(
+            "erase_account_data",
+            "Dee (U4) asked us to close her account and erase her sleep history, the logs LOG-0001\nand LOG-0003. Delete both, then close the account. Other users' logs must stay.",
+            "_init_erase_account_data",
+            None,
+            "_solve_erase_account_data",
+            (
+                ("Dee has no logs left", "_check_erase_account_data_0"),
+                ("Dee's account is closed", "_check_erase_account_data_1"),
+                ("Ana's log is kept as it was", "_check_erase_account_data_2"),
+                ("Ana's account is untouched", "_check_erase_account_data_3"),
+            ),
+        ),
+        "suspend_and_remove_fake_log": rt.TaskSpec(
+            "suspend_and_remove_fake_log",
+            "Somebody got into Bo's account (U2) and added a fake night, LOG-0003. Suspend his\naccount and delete that log; his real logs LOG-0001 and LOG-0002 stay.",
+            "_init_suspend_and_remove_fake_log",
+            None,
+            "_solve_suspend_and_remove_fake_log",
+            (
+                ("Bo's account is suspended", "_check_suspend_and_remove_fake_log_0"),
+                ("the fake log is deleted", "_check_suspend_and_remove_fake_log_1"),
+                ("the real logs are kept", "_check_suspend_and_remove_fake_log_2"),
+            ),
+        ),
+        "account_status_question": rt.TaskSpec(
+            "account_status_question",
+            "Support question: Ana (U1) says she cannot log her sleep. Look up her account and tell\nme its status and the email address on file. Do not change anything.",
+            "_init_account_status_question",
+            None,
+            "_solve_account_status_question",
+            (
+                ("names the status", "_check_account_status_question_0"),
+                ("gives the email on file", "_check_account_status_question_1"),
+                ("nothing was changed", "_check_account_status_question_2"),
+            ),
+            answer="Ana's account (U1) is suspended; the email on file is ana.k@x.org.",
+        ),
+        "nickname_and_tags_question": rt.TaskSpec(
+            "nickname_and_tags_question",
+            "What nickname and tags does user U5 have on their profile? Just tell me.",
+            "_init_nickname_and_tags_question",
+            None,
+            "_solve_nickname_and_tags_question",
+            (
+                ("gives U5's nickname, not U6's", "_check_nickname_and_tags_question_0"),
+                ("gives both tags", "_check_nickname_and_tags_question_1"),
+            ),
+            answer="U5 (Eli Moreau) goes by Owl and is tagged insomnia and shift-work.",
+        ),
+        "move_night_to_right_user": rt.TaskSpec(
+            "move_night_to_right_user",
+            "LOG-0001 (2024-05-21 23:10 to 2024-05-22 06:40, quality good) was logged on Ana's\naccount (U1) by mistake; it is really her partner Bo's (U2) night. Move it: Bo's account\nmust hold that night, Ana's must not.",
+            "_init_move_night_to_right_user",
+            None,
+            "_solve_move_night_to_right_user",
+            (
+                ("Ana no longer holds the night", "_check_move_night_to_right_user_0"),
+                (
+                    "Bo holds the night, with the same times and quality",
+                    "_check_move_night_to_right_user_1",
+                ),
+            ),
+        ),
+        "log_nap_for_checked_user": rt.TaskSpec(
+            "log_nap_for_checked_user",
+            "User U7 wants their afternoon nap logged: 2024-05-22 13:15 to 13:55 UTC, quality fair.\nFirst confirm on U7's profile that the account is active; if it is suspended, make it\nactive before logging.",
+            "_init_log_nap_for_checked_user",
+            None,
+            "_solve_log_nap_for_checked_user",
+            (
+                ("U7 is active", "_check_log_nap_for_checked_user_0"),
+                ("a 40-minute fair nap is logged for U7", "_check_log_nap_for_checked_user_1"),
+            ),
+        ),
     }
     ROW_INVARIANTS: ClassVar[dict[str, tuple[tuple[str, str], ...]]] = {
         "logs": (("a night ends after it starts", "_rowinv_SleepLog_0"),),
@@ -545,3 +660,495 @@ class SleepTrackingEnv(rt.Environment):
 
     def _check_close_account_1(self, answer: str) -> bool:
         return bool((self.t_users.row("U1") == self.initial_state().t_users.row("U1")))
+
+    def _init_backfill_two_nights(self) -> None:
+        self.set_scalar_initial("now", h.datetime("2024-05-22T08:00:00Z"))
+        self.load_rows(
+            "users",
+            [
+                User(user_id="U1", name="Ana", email="ana@x.org"),
+                User(user_id="U2", name="Bo", email="bo@x.org"),
+            ],
+        )
+
+    def _solve_backfill_two_nights(self, results: list[rt.Result]) -> dict[str, Any]:
+        b: dict[str, Any] = {}
+        self._solution_call(
+            results,
+            "add_sleep_log",
+            {
+                "user_id": "U1",
+                "start": h.datetime("2024-05-20T23:30:00Z"),
+                "end": h.datetime("2024-05-21T07:00:00Z"),
+                "quality": Quality.fair,
+            },
+        )
+        self._solution_call(
+            results,
+            "add_sleep_log",
+            {
+                "user_id": "U1",
+                "start": h.datetime("2024-05-21T22:15:00Z"),
+                "end": h.datetime("2024-05-22T06:45:00Z"),
+                "quality": Quality.excellent,
+            },
+        )
+        return b
+
+    def _check_backfill_two_nights_0(self, answer: str) -> bool:
+        return bool(
+            any(
+                (
+                    (
+                        (
+                            (
+                                (
+                                    (l.user == "U1")
+                                    and (l.start == h.datetime("2024-05-20T23:30:00Z"))
+                                )
+                                and (l.end == h.datetime("2024-05-21T07:00:00Z"))
+                            )
+                            and (l.quality == Quality.fair)
+                        )
+                        and (l.minutes == 450)
+                    )
+                    for l in self._it(self.t_logs.rows())
+                )
+            )
+        )
+
+    def _check_backfill_two_nights_1(self, answer: str) -> bool:
+        return bool(
+            any(
+                (
+                    (
+                        (
+                            (
+                                (
+                                    (l.user == "U1")
+                                    and (l.start == h.datetime("2024-05-21T22:15:00Z"))
+                                )
+                                and (l.end == h.datetime("2024-05-22T06:45:00Z"))
+                            )
+                            and (l.quality == Quality.excellent)
+                        )
+                        and (l.minutes == 510)
+                    )
+                    for l in self._it(self.t_logs.rows())
+                )
+            )
+        )
+
+    def _check_backfill_two_nights_2(self, answer: str) -> bool:
+        return bool((len(self.t_logs) == 2))
+
+    def _init_correct_logged_quality(self) -> None:
+        self.set_scalar_initial("now", h.datetime("2024-05-22T09:00:00Z"))
+        self.load_rows("users", [User(user_id="U2", name="Bo", email="bo@x.org")])
+        self.load_rows(
+            "logs",
+            [
+                SleepLog(
+                    log_id="LOG-0001",
+                    user="U2",
+                    start=h.datetime("2024-05-20T23:00:00Z"),
+                    end=h.datetime("2024-05-21T06:00:00Z"),
+                    quality=Quality.fair,
+                    minutes=420,
+                ),
+                SleepLog(
+                    log_id="LOG-0002",
+                    user="U2",
+                    start=h.datetime("2024-05-21T23:00:00Z"),
+                    end=h.datetime("2024-05-22T06:30:00Z"),
+                    quality=Quality.poor,
+                    minutes=450,
+                ),
+            ],
+        )
+
+    def _solve_correct_logged_quality(self, results: list[rt.Result]) -> dict[str, Any]:
+        b: dict[str, Any] = {}
+        self._solution_call(results, "delete_sleep_log", {"log_id": "LOG-0002", "user_id": "U2"})
+        self._solution_call(
+            results,
+            "add_sleep_log",
+            {
+                "user_id": "U2",
+                "start": h.datetime("2024-05-21T23:00:00Z"),
+                "end": h.datetime("2024-05-22T06:30:00Z"),
+                "quality": Quality.good,
+            },
+        )
+        return b
+
+    def _check_correct_logged_quality_0(self, answer: str) -> bool:
+        return bool(("LOG-0002" not in self.t_logs))
+
+    def _check_correct_logged_quality_1(self, answer: str) -> bool:
+        return bool(
+            (
+                h.count(
+                    (
+                        l
+                        for l in self._it(self.t_logs.rows())
+                        if (
+                            (
+                                (
+                                    (l.user == "U2")
+                                    and (l.start == h.datetime("2024-05-21T23:00:00Z"))
+                                )
+                                and (l.end == h.datetime("2024-05-22T06:30:00Z"))
+                            )
+                            and (l.quality == Quality.good)
+                        )
+                    )
+                )
+                == 1
+            )
+        )
+
+    def _check_correct_logged_quality_2(self, answer: str) -> bool:
+        return bool(
+            (
+                not any(
+                    (
+                        (
+                            (l.start == h.datetime("2024-05-21T23:00:00Z"))
+                            and (l.quality == Quality.poor)
+                        )
+                        for l in self._it(self.t_logs.rows())
+                    )
+                )
+            )
+        )
+
+    def _check_correct_logged_quality_3(self, answer: str) -> bool:
+        return bool((self.t_logs.row("LOG-0001") == self.initial_state().t_logs.row("LOG-0001")))
+
+    def _init_reopen_closed_account_to_log(self) -> None:
+        self.set_scalar_initial("now", h.datetime("2024-06-03T07:00:00Z"))
+        self.load_rows(
+            "users",
+            [
+                User(user_id="U3", name="Cy", email="cy@x.org", status=AccountStatus.closed),
+                User(user_id="U4", name="Dee", email="dee@x.org", status=AccountStatus.closed),
+            ],
+        )
+
+    def _solve_reopen_closed_account_to_log(self, results: list[rt.Result]) -> dict[str, Any]:
+        b: dict[str, Any] = {}
+        self._solution_call(
+            results, "set_status", {"user_id": "U3", "status": AccountStatus.active}
+        )
+        self._solution_call(
+            results,
+            "add_sleep_log",
+            {
+                "user_id": "U3",
+                "start": h.datetime("2024-06-02T22:00:00Z"),
+                "end": h.datetime("2024-06-03T05:30:00Z"),
+                "quality": Quality.fair,
+            },
+        )
+        return b
+
+    def _check_reopen_closed_account_to_log_0(self, answer: str) -> bool:
+        return bool((self.t_users.row("U3").status == AccountStatus.active))
+
+    def _check_reopen_closed_account_to_log_1(self, answer: str) -> bool:
+        return bool(
+            any(
+                (
+                    (
+                        (
+                            ((l.user == "U3") and (l.start == h.datetime("2024-06-02T22:00:00Z")))
+                            and (l.end == h.datetime("2024-06-03T05:30:00Z"))
+                        )
+                        and (l.quality == Quality.fair)
+                    )
+                    for l in self._it(self.t_logs.rows())
+                )
+            )
+        )
+
+    def _check_reopen_closed_account_to_log_2(self, answer: str) -> bool:
+        return bool((self.t_users.row("U4") == self.initial_state().t_users.row("U4")))
+
+    def _init_erase_account_data(self) -> None:
+        self.set_scalar_initial("now", h.datetime("2024-05-22T08:00:00Z"))
+        self.load_rows(
+            "users",
+            [
+                User(user_id="U1", name="Ana", email="ana@x.org"),
+                User(user_id="U4", name="Dee", email="dee@x.org"),
+            ],
+        )
+        self.load_rows(
+            "logs",
+            [
+                SleepLog(
+                    log_id="LOG-0001",
+                    user="U4",
+                    start=h.datetime("2024-05-19T23:00:00Z"),
+                    end=h.datetime("2024-05-20T06:00:00Z"),
+                    quality=Quality.good,
+                    minutes=420,
+                ),
+                SleepLog(
+                    log_id="LOG-0002",
+                    user="U1",
+                    start=h.datetime("2024-05-20T22:00:00Z"),
+                    end=h.datetime("2024-05-21T06:00:00Z"),
+                    quality=Quality.good,
+                    minutes=480,
+                ),
+                SleepLog(
+                    log_id="LOG-0003",
+                    user="U4",
+                    start=h.datetime("2024-05-20T23:30:00Z"),
+                    end=h.datetime("2024-05-21T05:30:00Z"),
+                    quality=Quality.poor,
+                    minutes=360,
+                ),
+            ],
+        )
+
+    def _solve_erase_account_data(self, results: list[rt.Result]) -> dict[str, Any]:
+        b: dict[str, Any] = {}
+        self._solution_call(results, "delete_sleep_log", {"log_id": "LOG-0001", "user_id": "U4"})
+        self._solution_call(results, "delete_sleep_log", {"log_id": "LOG-0003", "user_id": "U4"})
+        self._solution_call(
+            results, "set_status", {"user_id": "U4", "status": AccountStatus.closed}
+        )
+        return b
+
+    def _check_erase_account_data_0(self, answer: str) -> bool:
+        return bool((not any(((l.user == "U4") for l in self._it(self.t_logs.rows())))))
+
+    def _check_erase_account_data_1(self, answer: str) -> bool:
+        return bool((self.t_users.row("U4").status == AccountStatus.closed))
+
+    def _check_erase_account_data_2(self, answer: str) -> bool:
+        return bool((self.t_logs.row("LOG-0002") == self.initial_state().t_logs.row("LOG-0002")))
+
+    def _check_erase_account_data_3(self, answer: str) -> bool:
+        return bool((self.t_users.row("U1") == self.initial_state().t_users.row("U1")))
+
+    def _init_suspend_and_remove_fake_log(self) -> None:
+        self.set_scalar_initial("now", h.datetime("2024-05-22T08:00:00Z"))
+        self.load_rows("users", [User(user_id="U2", name="Bo", email="bo@x.org")])
+        self.load_rows(
+            "logs",
+            [
+                SleepLog(
+                    log_id="LOG-0001",
+                    user="U2",
+                    start=h.datetime("2024-05-19T23:00:00Z"),
+                    end=h.datetime("2024-05-20T07:00:00Z"),
+                    quality=Quality.good,
+                    minutes=480,
+                ),
+                SleepLog(
+                    log_id="LOG-0002",
+                    user="U2",
+                    start=h.datetime("2024-05-20T23:00:00Z"),
+                    end=h.datetime("2024-05-21T07:00:00Z"),
+                    quality=Quality.fair,
+                    minutes=480,
+                ),
+                SleepLog(
+                    log_id="LOG-0003",
+                    user="U2",
+                    start=h.datetime("2024-05-21T12:00:00Z"),
+                    end=h.datetime("2024-05-22T04:00:00Z"),
+                    quality=Quality.excellent,
+                    minutes=960,
+                ),
+            ],
+        )
+
+    def _solve_suspend_and_remove_fake_log(self, results: list[rt.Result]) -> dict[str, Any]:
+        b: dict[str, Any] = {}
+        self._solution_call(
+            results, "set_status", {"user_id": "U2", "status": AccountStatus.suspended}
+        )
+        self._solution_call(results, "delete_sleep_log", {"log_id": "LOG-0003", "user_id": "U2"})
+        return b
+
+    def _check_suspend_and_remove_fake_log_0(self, answer: str) -> bool:
+        return bool((self.t_users.row("U2").status == AccountStatus.suspended))
+
+    def _check_suspend_and_remove_fake_log_1(self, answer: str) -> bool:
+        return bool(("LOG-0003" not in self.t_logs))
+
+    def _check_suspend_and_remove_fake_log_2(self, answer: str) -> bool:
+        return bool(
+            (
+                (self.t_logs.row("LOG-0001") == self.initial_state().t_logs.row("LOG-0001"))
+                and (self.t_logs.row("LOG-0002") == self.initial_state().t_logs.row("LOG-0002"))
+            )
+        )
+
+    def _init_account_status_question(self) -> None:
+        self.set_scalar_initial("now", h.datetime("2024-05-22T08:00:00Z"))
+        self.load_rows(
+            "users",
+            [
+                User(user_id="U1", name="Ana", email="ana.k@x.org", status=AccountStatus.suspended),
+                User(user_id="U2", name="Bo", email="bo@x.org"),
+            ],
+        )
+
+    def _solve_account_status_question(self, results: list[rt.Result]) -> dict[str, Any]:
+        b: dict[str, Any] = {}
+        self._solution_call(results, "get_user", {"user_id": "U1"})
+        return b
+
+    def _check_account_status_question_0(self, answer: str) -> bool:
+        return bool(("suspended" in answer.lower()))
+
+    def _check_account_status_question_1(self, answer: str) -> bool:
+        return bool(("ana.k@x.org" in answer.lower()))
+
+    def _check_account_status_question_2(self, answer: str) -> bool:
+        return bool(
+            (
+                (self.t_users == self.initial_state().t_users)
+                and (not (self.called_with("set_status", {}) > 0))
+            )
+        )
+
+    def _init_nickname_and_tags_question(self) -> None:
+        self.set_scalar_initial("now", h.datetime("2024-05-22T08:00:00Z"))
+        self.load_rows(
+            "users",
+            [
+                User(
+                    user_id="U5",
+                    name="Eli Moreau",
+                    email="eli@x.org",
+                    nickname="Owl",
+                    tags=["insomnia", "shift-work"],
+                ),
+                User(user_id="U6", name="Fay", email="fay@x.org", nickname="Lark"),
+            ],
+        )
+
+    def _solve_nickname_and_tags_question(self, results: list[rt.Result]) -> dict[str, Any]:
+        b: dict[str, Any] = {}
+        self._solution_call(results, "get_user", {"user_id": "U5"})
+        return b
+
+    def _check_nickname_and_tags_question_0(self, answer: str) -> bool:
+        return bool((("owl" in answer.lower()) and ("lark" not in answer.lower())))
+
+    def _check_nickname_and_tags_question_1(self, answer: str) -> bool:
+        return bool((("insomnia" in answer.lower()) and ("shift-work" in answer.lower())))
+
+    def _init_move_night_to_right_user(self) -> None:
+        self.set_scalar_initial("now", h.datetime("2024-05-22T08:00:00Z"))
+        self.load_rows(
+            "users",
+            [
+                User(user_id="U1", name="Ana", email="ana@x.org"),
+                User(user_id="U2", name="Bo", email="bo@x.org"),
+            ],
+        )
+        self.load_rows(
+            "logs",
+            [
+                SleepLog(
+                    log_id="LOG-0001",
+                    user="U1",
+                    start=h.datetime("2024-05-21T23:10:00Z"),
+                    end=h.datetime("2024-05-22T06:40:00Z"),
+                    quality=Quality.good,
+                    minutes=450,
+                )
+            ],
+        )
+
+    def _solve_move_night_to_right_user(self, results: list[rt.Result]) -> dict[str, Any]:
+        b: dict[str, Any] = {}
+        self._solution_call(
+            results,
+            "add_sleep_log",
+            {
+                "user_id": "U2",
+                "start": h.datetime("2024-05-21T23:10:00Z"),
+                "end": h.datetime("2024-05-22T06:40:00Z"),
+                "quality": Quality.good,
+            },
+        )
+        self._solution_call(results, "delete_sleep_log", {"log_id": "LOG-0001", "user_id": "U1"})
+        return b
+
+    def _check_move_night_to_right_user_0(self, answer: str) -> bool:
+        return bool((not any(((l.user == "U1") for l in self._it(self.t_logs.rows())))))
+
+    def _check_move_night_to_right_user_1(self, answer: str) -> bool:
+        return bool(
+            any(
+                (
+                    (
+                        (
+                            ((l.user == "U2") and (l.start == h.datetime("2024-05-21T23:10:00Z")))
+                            and (l.end == h.datetime("2024-05-22T06:40:00Z"))
+                        )
+                        and (l.quality == Quality.good)
+                    )
+                    for l in self._it(self.t_logs.rows())
+                )
+            )
+        )
+
+    def _init_log_nap_for_checked_user(self) -> None:
+        self.set_scalar_initial("now", h.datetime("2024-05-22T15:00:00Z"))
+        self.load_rows(
+            "users",
+            [User(user_id="U7", name="Gus", email="gus@x.org", status=AccountStatus.suspended)],
+        )
+
+    def _solve_log_nap_for_checked_user(self, results: list[rt.Result]) -> dict[str, Any]:
+        b: dict[str, Any] = {}
+        self._solution_call(results, "get_user", {"user_id": "U7"})
+        self._solution_call(
+            results, "set_status", {"user_id": "U7", "status": AccountStatus.active}
+        )
+        self._solution_call(
+            results,
+            "add_sleep_log",
+            {
+                "user_id": "U7",
+                "start": h.datetime("2024-05-22T13:15:00Z"),
+                "end": h.datetime("2024-05-22T13:55:00Z"),
+                "quality": Quality.fair,
+            },
+        )
+        return b
+
+    def _check_log_nap_for_checked_user_0(self, answer: str) -> bool:
+        return bool((self.t_users.row("U7").status == AccountStatus.active))
+
+    def _check_log_nap_for_checked_user_1(self, answer: str) -> bool:
+        return bool(
+            any(
+                (
+                    (
+                        (
+                            (
+                                (
+                                    (l.user == "U7")
+                                    and (l.start == h.datetime("2024-05-22T13:15:00Z"))
+                                )
+                                and (l.end == h.datetime("2024-05-22T13:55:00Z"))
+                            )
+                            and (l.quality == Quality.fair)
+                        )
+                        and (l.minutes == 40)
+                    )
+                    for l in self._it(self.t_logs.rows())
+                )
+            )
+        )

@@ -195,6 +195,38 @@ def _close_matches(wanted: str) -> str:
     return f"; did you mean {suggestions}?"
 
 
+# ---- fmt -------------------------------------------------------------------------------------
+
+
+@main.command()
+@click.argument("files", nargs=-1, required=True, metavar="FILE|DIR|PATTERN...")
+@click.option(
+    "--check", "check_only", is_flag=True, help="Write nothing; exit 1 if a file would change."
+)
+@click.option("--diff", is_flag=True, help="Write nothing; print what would change as a diff.")
+@click.option(
+    "--color/--no-color", default=None, help="Colour the diagnostics of specs with errors."
+)
+def fmt(files: Sequence[str], check_only: bool, diff: bool, color: bool | None) -> None:
+    """Rewrite specs in the one canonical layout (comments and docstrings kept).
+
+    A spec with syntax errors is not touched (its errors are printed). Exits with 0 when
+    done, 1 when a spec could not be formatted or (with --check) when a file would change,
+    2 on usage errors.
+    """
+    from envdsl.fmt.files import run_fmt
+
+    sys.exit(
+        run_fmt(_spec_paths(files), check=check_only, diff=diff, color=_use_color_stderr(color))
+    )
+
+
+def _use_color_stderr(flag: bool | None) -> bool:
+    if flag is not None:
+        return flag
+    return not os.environ.get("NO_COLOR") and sys.stderr.isatty()
+
+
 # ---- compile, schema, run --------------------------------------------------------------------
 
 

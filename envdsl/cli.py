@@ -101,8 +101,19 @@ def main() -> None:
     type=click.IntRange(min=0),
     help="Check this many files at a time in worker processes; 0 = one per core.",
 )
+@click.option(
+    "--fix",
+    is_flag=True,
+    help="First apply the machine fixes the diagnostics carry (rechecking until none applies), "
+    "report each on stderr, then check the fixed specs.",
+)
 def check(
-    files: Sequence[str], output_format: str, color: bool | None, no_verify: bool, jobs: int
+    files: Sequence[str],
+    output_format: str,
+    color: bool | None,
+    no_verify: bool,
+    jobs: int,
+    fix: bool,
 ) -> None:
     """Check specs and report their diagnostics.
 
@@ -117,6 +128,10 @@ def check(
     """
     from envdsl.batch import run_check
 
+    if fix:
+        from envdsl.fixes import fix_files
+
+        fix_files(_spec_paths(files), sys.stderr)
     use_color = _use_color(color) if output_format == "text" else False
     code = run_check(
         files, output_format=output_format, color=use_color, verify=not no_verify, jobs=jobs

@@ -242,6 +242,18 @@ def _use_color_stderr(flag: bool | None) -> bool:
     return not os.environ.get("NO_COLOR") and sys.stderr.isatty()
 
 
+@main.command()
+def lsp() -> None:
+    """Run the language server on stdin/stdout (for editors; see editors/vscode).
+
+    Needs pygls: pip install 'envdsl[lsp]'."""
+    try:
+        from envdsl.lsp.server import serve
+    except ImportError as error:
+        _fail_usage(f"the language server needs pygls ({error}): pip install 'envdsl[lsp]'")
+    serve()
+
+
 # ---- compile, schema, run --------------------------------------------------------------------
 
 

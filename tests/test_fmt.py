@@ -195,6 +195,27 @@ def test_comments_inside_a_call_stay_with_their_argument() -> None:
     )
 
 
+def test_comments_everywhere_are_kept_near_their_code() -> None:
+    path = ROOT / "tests" / "fmt_specs" / "comments_everywhere.env"
+    formatted = _assert_canonical(path.read_text(encoding="utf-8"), str(path))
+    for line in [
+        "import std.time  # trailing import",
+        "env E {  # after env brace",
+        "    red,  # red",
+        "    # own line in enum",
+        '    "a": 1,  # one',
+        "      red -> green,  # only",
+        "    a: int,  # first param",
+        ") -> int {  # body",
+        "    let x = a + b  # mid expression",  # a comment inside an expression trails it
+        "    # end of block",
+        "  }  # after task",
+        "}  # after env",
+        "# trailing file comment",
+    ]:
+        assert line in formatted.splitlines() or line.strip() in formatted, line
+
+
 def test_a_spec_with_syntax_errors_is_not_formatted() -> None:
     result = format_source(SourceFile("bad.env", "env E {\n  const x: int = \n}\n"))
     assert result.text is None and result.diagnostics

@@ -233,7 +233,7 @@ class Layout:
         parts.append(" immutable" if field.immutable else "")
         if field.on_delete is not None:
             parts.append(f" on delete {field.on_delete.text}")
-        parts.extend(self.default_and_doc(field.default, field.doc))
+        parts.extend(self.doc_and_default(field.default, field.doc))
         if field.transitions is not None:
             steps = [(t, f"{t.source.text} -> {t.target.text}") for t in field.transitions]
             parts.extend([" transitions ", self.transitions(steps, field.span.end)])
@@ -242,12 +242,14 @@ class Layout:
     def transitions(self, steps: list[tuple[ast.Transition, str]], end: int) -> Doc:
         return self.exprs.bracketed("{", steps, "}", end, padded=True)
 
-    def default_and_doc(self, default: ast.Expr | None, doc: ast.Text | None) -> list[Doc]:
+    def doc_and_default(self, default: ast.Expr | None, doc: ast.Text | None) -> list[Doc]:
+        """` "doc" = default`: the description next to the type, as docs/language.md writes
+        parameters (the grammar takes it on either side of the default)."""
         parts: list[Doc] = []
-        if default is not None:
-            parts.extend([" = ", self.exprs.root(default)])
         if doc is not None:
             parts.extend([" ", self.long_string(doc)])
+        if default is not None:
+            parts.extend([" = ", self.exprs.root(default)])
         return parts
 
     def labelled(self, word: str, text: ast.Text, cond: ast.Expr, start: int) -> None:
@@ -262,7 +264,7 @@ class Layout:
         for state_field in decl.fields:
             self.out.comments_before(state_field.span.start)
             parts: list[Doc] = [f"{state_field.name.text}: {type_text(state_field.type)}"]
-            parts.extend(self.default_and_doc(state_field.default, state_field.doc))
+            parts.extend(self.doc_and_default(state_field.default, state_field.doc))
             self.out.item(state_field.span.start, parts)
         self.out.close(decl.span.end - 1)
         return first
@@ -284,7 +286,7 @@ class Layout:
         items = []
         for param in params:
             parts: list[Doc] = [f"{param.name.text}: {type_text(param.type)}"]
-            parts.extend(self.default_and_doc(param.default, param.doc))
+            parts.extend(self.doc_and_default(param.default, param.doc))
             items.append((param, parts))
         return self.exprs.bracketed("(", items, ")", end)
 

@@ -260,7 +260,9 @@ class ExpressionPrinter:
             body.append(doc)
         body.append(IfBreak(",") if trailing_comma and items else "")
         for number, comment in enumerate(self.comments.take_before(end)):
-            if number == 0 and not comment.own_line and items:
+            if number == 0 and not items:  # `[  # nothing yet` + `]`
+                body.extend([comment.text, BreakParent()])
+            elif number == 0 and not comment.own_line:
                 body.extend(["  " + comment.text, BreakParent()])
             else:
                 body.extend([HARDLINE, comment.text])

@@ -144,13 +144,13 @@ class Layout:
             members.append(env.doc)
         members.sort(key=lambda member: member.span.start)
         previous_multi_line = False
-        for member in members:
+        for index, member in enumerate(members):
             start_line = len(self.out.lines)
             member_first = (
                 self.docstring(member) if isinstance(member, ast.Text) else self.declaration(member)
             )
             multi_line = len(self.out.lines) - member_first > 1
-            if multi_line or previous_multi_line:
+            if index and (multi_line or previous_multi_line):
                 self.out.ensure_blank_before(self._group_start(max(member_first, start_line)))
             previous_multi_line = multi_line
         self.out.close(env.span.end - 1)
@@ -252,12 +252,12 @@ class Layout:
             parts.extend([" = ", self.exprs.root(default)])
         return parts
 
-    def labelled(self, word: str, text: ast.Text, cond: ast.Expr, start: int) -> None:
+    def labelled(self, word: str, text: ast.Text, cond: ast.Expr, start: int) -> int:
         """`invariant "text": cond` and `check "text": cond`: the condition goes to the next
         line when the whole does not fit."""
         self.out.comments_before(start)
         label = f"{word} {self.long_string(text)}:"
-        self.out.item(start, group(label, indent(LINE, self.exprs.root(cond))))
+        return self.out.item(start, group(label, indent(LINE, self.exprs.root(cond))))
 
     def _decl_state_decl(self, decl: ast.StateDecl) -> int:
         first = self.out.open(decl.span.start, "state")
@@ -270,17 +270,7 @@ class Layout:
         return first
 
     def _decl_invariant_decl(self, decl: ast.InvariantDecl) -> int:
-        first = len(self.out.lines)
-        self.labelled("invariant", decl.text, decl.cond, decl.span.start)
-        return self._first_code_line(first)
-
-    def _first_code_line(self, first: int) -> int:
-        lines = self.out.lines
-        while first < len(lines) - 1 and (
-            not lines[first].strip() or lines[first].lstrip().startswith("#")
-        ):
-            first += 1
-        return first
+        return self.labelled("invariant", decl.text, decl.cond, decl.span.start)
 
     def params(self, params: Sequence[ast.Param], end: int) -> Doc:
         items = []

@@ -226,7 +226,7 @@ class Analysis:
     def _after_dot(self, word_start: int, offset: int) -> list[Completion]:
         text = self.source.text
         patched_text = text[:word_start] + PLACEHOLDER + text[offset:]
-        patched = Analysis(SourceFile(self.source.path, patched_text), _check(patched_text, self))
+        patched = analyse(self.source.path, patched_text)
         checked = patched._checked
         if checked is None:
             return []
@@ -293,10 +293,6 @@ class Analysis:
 def analyse(path: str, text: str, *, verify: bool = False) -> Analysis:
     source = SourceFile(path, text)
     return Analysis(source, check_source(source, verify=verify))
-
-
-def _check(text: str, like: Analysis) -> CompileResult:
-    return check_source(SourceFile(like.source.path, text), verify=False)
 
 
 def _descend(node: object, offset: int, found: list[object]) -> None:

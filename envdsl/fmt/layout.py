@@ -6,8 +6,8 @@ comment that had code before it on its line trails the last line written, any ot
 line of its own. A blank line in the source before an item or a comment is kept (one at most);
 declarations of an env that take more than one line always have a blank line around them.
 
-A new kind of declaration is one `_decl_<kind>` method (found by the AST class name, see
-`Layout.declaration`) plus, for a new top-level form, a branch in `Layout.file`.
+A new kind of declaration is one `_decl_<kind>` method, found by the AST class name (see
+`Layout.declaration`); a new top-level form also joins the items `Layout.file` collects.
 """
 
 from __future__ import annotations
@@ -110,23 +110,28 @@ class Layout:
         self.exprs = ExpressionPrinter(self.text, queue)
 
     def file(self) -> str:
-        items: list[ast.Import | ast.EnvDecl] = [*self.spec.imports]
+        items: list[object] = [*self.spec.imports]
         if self.spec.env is not None:
             items.append(self.spec.env)
-        items.sort(key=lambda item: item.span.start)
+        items.sort(key=lambda item: getattr(item, "span").start)
         previous: object = None
         for item in items:
-            first = len(self.out.lines)
-            if isinstance(item, ast.Import):
-                self.out.item(item.span.start, f"import {item.dotted}")
-            else:
-                first = self.env(item)
+            first = self.declaration(item)
             if previous is not None and type(previous) is not type(item):
                 self.out.ensure_blank_before(self._group_start(first))
             previous = item
         for comment in self.out.comments.take_all():
             self.out.comment(comment)
         return "\n".join(self.out.lines).rstrip("\n") + "\n" if self.out.lines else ""
+
+    def declaration(self, decl: object) -> int:
+        """Lay out a top-level form or an env member by its AST class (`_decl_env_decl` for
+        `EnvDecl`); returns the index of its first line."""
+        method: Callable[[object], int] = getattr(self, "_decl_" + _snake(type(decl).__name__))
+        return method(decl)
+
+    def _decl_import(self, item: ast.Import) -> int:
+        return self.out.item(item.span.start, f"import {item.dotted}")
 
     def _group_start(self, first: int) -> int:
         """The first of the comment lines directly above line `first`."""
@@ -136,7 +141,7 @@ class Layout:
         return first
 
     # ---- env ------------------------------------------------------------------------------
-    def env(self, env: ast.EnvDecl) -> int:
+    def _decl_env_decl(self, env: ast.EnvDecl) -> int:
         word = "module" if env.is_module else "env"
         first = self.out.open(env.span.start, f"{word} {env.name.text}")
         members: list[ast.Decl | ast.Text] = [*env.members]
@@ -155,10 +160,6 @@ class Layout:
             previous_multi_line = multi_line
         self.out.close(env.span.end - 1)
         return first
-
-    def declaration(self, decl: ast.Decl) -> int:
-        method: Callable[[ast.Decl], int] = getattr(self, "_decl_" + _snake(type(decl).__name__))
-        return method(decl)
 
     def docstring(self, text: ast.Text) -> int:
         return self.out.item(text.span.start, self.long_string(text))

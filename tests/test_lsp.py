@@ -218,3 +218,40 @@ def test_hover_definition_completion_and_symbols(tmp_path: Path) -> None:
         assert [f.name for f in item.children] == ["id", "qty", "color"]
 
     _run(tmp_path, scenario)
+
+
+# ---- the analysis behind the server, without the protocol -------------------------------------
+
+
+def _analysis(text: str) -> Any:
+    from envdsl.lsp.analysis import analyse
+
+    return analyse("shop.env", text)
+
+
+def test_a_keyword_argument_of_a_row_constructor_is_its_field() -> None:
+    analysis = _analysis(SPEC)
+    offset = SPEC.index("Item(id=id") + len("Item(")
+    hover = analysis.hover(offset)
+    assert hover is not None and hover[0].startswith("```envdsl\n(field) Item.id: str")
+    assert analysis.definition(offset).start == SPEC.index("id: str")
+
+
+def test_completion_of_enum_members_methods_and_initial_state() -> None:
+    members = SPEC.replace("color: Color = Color.red", "color: Color = Color.")
+    offset = members.index("Color.\n") + len("Color.")
+    assert [c.label for c in _analysis(members).completions(offset)] == ["red", "green"]
+    methods = SPEC.replace("      n += i.qty\n", "      n += i.qty\n      items.\n")
+    offset = methods.index("items.\n") + len("items.")
+    labels = [c.label for c in _analysis(methods).completions(offset)]
+    assert "insert" in labels and "get" in labels
+    initial = SPEC.replace('items["a"].qty == 1', 'items["a"].qty == initial.')
+    offset = initial.index("initial.") + len("initial.")
+    assert [c.label for c in _analysis(initial).completions(offset)] == ["items"]
+
+
+def test_nothing_is_offered_where_nothing_fits() -> None:
+    analysis = _analysis(SPEC)
+    assert analysis.completions(SPEC.index("let n") + 2) == []
+    assert analysis.hover(SPEC.index('"""A tiny')) is None
+    assert analysis.definition(0) is None

@@ -90,26 +90,31 @@ class Analysis:
         if isinstance(parent, ast.Attribute):
             return self._attribute(checked, parent)
         if isinstance(parent, ast.KeywordArg) and len(path) > 2:
-            call = path[-3]
-            if isinstance(call, ast.Call) and isinstance(call.func, ast.NameRef):
-                info = checked.callables.get(call.func.name)
-                param = (
-                    next((p for p in info.params if p.name == node.text), None) if info else None
-                )
-                if param is not None:
-                    doc = _doc(param.decl.doc)
-                    return (
-                        _code(f"(parameter) {param.name}: {param.type}") + doc,
-                        node.span,
-                        (param.decl.name.span),
-                    )
-            return None
+            return self._keyword(checked, path[-3], node)
         if isinstance(parent, (ast.NamedType, ast.RefType, ast.TableType, ast.GenericType)):
             return self._global(checked, node.text, node.span)
         local = checked.locals.get(id(node))
         if local is not None:
             return _code(f"({local.kind}) {local.name}: {local.type}"), node.span, local.span
         return self._declared(checked, node, parent, path)
+
+    def _keyword(
+        self, checked: CheckedSpec, call: object, node: ast.Name
+    ) -> tuple[str, Span, Span | None] | None:
+        """`name=` in a call: a parameter of a fn or tool, or a field of a record or row."""
+        if not isinstance(call, ast.Call) or not isinstance(call.func, ast.NameRef):
+            return None
+        info = checked.callables.get(call.func.name)
+        param = next((p for p in info.params if p.name == node.text), None) if info else None
+        if param is not None:
+            text = _code(f"(parameter) {param.name}: {param.type}") + _doc(param.decl.doc)
+            return text, node.span, param.decl.name.span
+        record = checked.records.get(call.func.name)
+        field_info = record.fields.get(node.text) if record is not None else None
+        if record is not None and field_info is not None:
+            text = _code(f"(field) {record.name}.{node.text}: {field_info.type}")
+            return text + _doc(field_info.decl.doc), node.span, field_info.decl.name.span
+        return None
 
     def _name_ref(self, checked: CheckedSpec, ref: ast.NameRef) -> tuple[str, Span, Span | None]:
         for local in checked.locals.values():

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence, TextIO
 
+from envdsl.atomic_write import write_text_atomically
 from envdsl.diagnostics.model import Diagnostic, Edit, Fix
 from envdsl.source import SourceFile
 
@@ -103,9 +104,7 @@ def fix_files(paths: Sequence[str], err: TextIO) -> int:
         if not outcome.applied:
             continue
         try:
-            temporary = Path(path + ".fix.tmp")
-            temporary.write_text(outcome.text, encoding="utf-8")
-            temporary.replace(path)
+            write_text_atomically(path, outcome.text)
         except OSError as error:
             err.write(f"envdsl: error: cannot write '{path}': {error.strerror or error}\n")
             continue

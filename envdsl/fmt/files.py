@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 from typing import Sequence, TextIO
 
+from envdsl.atomic_write import write_text_atomically
 from envdsl.fmt import format_source
 from envdsl.source import SourceFile, SourceMap
 
@@ -65,9 +66,7 @@ def run_fmt(
             err.write(f"would reformat {path}\n")
             continue
         try:
-            temporary = Path(path + ".fmt.tmp")
-            temporary.write_text(result.text, encoding="utf-8")
-            temporary.replace(path)  # atomic: never a half-written spec
+            write_text_atomically(path, result.text)
         except OSError as error:
             err.write(f"envdsl: error: cannot write '{path}': {describe_read_error(error)}\n")
             return EXIT_USAGE

@@ -102,8 +102,19 @@ def main() -> None:
     type=click.IntRange(min=0),
     help="Check this many files at a time in worker processes; 0 = one per core.",
 )
+@click.option(
+    "--fix",
+    is_flag=True,
+    help="First apply the machine fixes the diagnostics carry (rechecking until none applies), "
+    "report each on stderr, then check the fixed specs.",
+)
 def check(
-    files: Sequence[str], output_format: str, color: bool | None, no_verify: bool, jobs: int
+    files: Sequence[str],
+    output_format: str,
+    color: bool | None,
+    no_verify: bool,
+    jobs: int,
+    fix: bool,
 ) -> None:
     """Check specs and report their diagnostics.
 
@@ -120,6 +131,10 @@ def check(
     """
     from envdsl.batch import run_check
 
+    if fix:
+        from envdsl.fixes import fix_files
+
+        fix_files(_spec_paths(files), sys.stderr)
     use_color = _use_color(color) if output_format == "text" else False
     code = run_check(
         files, output_format=output_format, color=use_color, verify=not no_verify, jobs=jobs
@@ -198,6 +213,50 @@ def _close_matches(wanted: str) -> str:
         return "; run `envdsl explain --list` to see all codes"
     suggestions = ", ".join(f"{code} ({REGISTRY[code].slug})" for code in found)
     return f"; did you mean {suggestions}?"
+
+
+# ---- fmt -------------------------------------------------------------------------------------
+
+
+@main.command()
+@click.argument("files", nargs=-1, required=True, metavar="FILE|DIR|PATTERN...")
+@click.option(
+    "--check", "check_only", is_flag=True, help="Write nothing; exit 1 if a file would change."
+)
+@click.option("--diff", is_flag=True, help="Write nothing; print what would change as a diff.")
+@click.option(
+    "--color/--no-color", default=None, help="Colour the diagnostics of specs with errors."
+)
+def fmt(files: Sequence[str], check_only: bool, diff: bool, color: bool | None) -> None:
+    """Rewrite specs in the one canonical layout (comments and docstrings kept).
+
+    A spec with syntax errors is not touched (its errors are printed). Exits with 0 when
+    done, 1 when a spec could not be formatted or (with --check) when a file would change,
+    2 on usage errors.
+    """
+    from envdsl.fmt.files import run_fmt
+
+    sys.exit(
+        run_fmt(_spec_paths(files), check=check_only, diff=diff, color=_use_color_stderr(color))
+    )
+
+
+def _use_color_stderr(flag: bool | None) -> bool:
+    if flag is not None:
+        return flag
+    return not os.environ.get("NO_COLOR") and sys.stderr.isatty()
+
+
+@main.command()
+def lsp() -> None:
+    """Run the language server on stdin/stdout (for editors; see editors/vscode).
+
+    Needs pygls: pip install 'envdsl[lsp]'."""
+    try:
+        from envdsl.lsp.server import serve
+    except ImportError as error:
+        _fail_usage(f"the language server needs pygls ({error}): pip install 'envdsl[lsp]'")
+    serve()
 
 
 # ---- compile, schema, run --------------------------------------------------------------------

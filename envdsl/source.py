@@ -55,6 +55,12 @@ class SourceFile:
         line_index = bisect.bisect_right(self._line_starts, offset) - 1
         return Position(line_index + 1, offset - self._line_starts[line_index] + 1, offset)
 
+    def line_start(self, line: int) -> int:
+        """The offset where a 1-based line starts (the end of the text past the last line)."""
+        if line < 1:
+            return 0
+        return self._line_starts[line - 1] if line <= len(self._line_starts) else len(self.text)
+
     def line_text(self, line: int) -> str:
         """The text of a 1-based line, without its newline."""
         if line < 1 or line > len(self._line_starts):

@@ -245,6 +245,11 @@ def _call_method(checker: ExprChecker, func: ast.Attribute, node: ast.Call, scop
     )
 
 
+def method_names(receiver: t.Type) -> list[str]:
+    """The methods a value of this type has (for an editor's completion)."""
+    return sorted(_METHODS.get(_receiver_kind(receiver), {}))
+
+
 def _receiver_kind(receiver: t.Type) -> str:
     if isinstance(receiver, t.ListType):
         return "list"

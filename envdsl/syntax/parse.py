@@ -39,6 +39,16 @@ def parse_file(source: SourceFile, sink: DiagnosticSink) -> ParseTree | None:
     return _parse(source.text, "start", source, 0, sink)
 
 
+def lex_tokens(text: str) -> list[tuple[str, str, int, int]]:
+    """(type, text, start, end) of each token of a text that parses; the gaps between them
+    hold only blanks, line continuations and comments (the formatter finds comments there)."""
+    return [
+        (token.type, str(token.value), token.start_pos or 0, token.end_pos or 0)
+        for token in _parser().lex(text)
+        if token.type != "_NL"
+    ]
+
+
 def parse_expression(
     text: str, source: SourceFile, offset: int, sink: DiagnosticSink
 ) -> ParseTree | None:

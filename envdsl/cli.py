@@ -134,7 +134,7 @@ def check(
     if fix:
         from envdsl.fixes import fix_files
 
-        fix_files(_spec_paths(files), sys.stderr)
+        fix_files(_file_paths(files), sys.stderr)
     use_color = _use_color(color) if output_format == "text" else False
     code = run_check(
         files, output_format=output_format, color=use_color, verify=not no_verify, jobs=jobs
@@ -237,7 +237,7 @@ def fmt(files: Sequence[str], check_only: bool, diff: bool, color: bool | None) 
     from envdsl.fmt.files import run_fmt
 
     sys.exit(
-        run_fmt(_spec_paths(files), check=check_only, diff=diff, color=_use_color_stderr(color))
+        run_fmt(_file_paths(files), check=check_only, diff=diff, color=_use_color_stderr(color))
     )
 
 
@@ -289,16 +289,23 @@ def _failed_file(error: OSError | UnicodeDecodeError, bundle: "Bundle") -> str:
     return str(filename) if filename else bundle.path
 
 
-def _spec_bundles(arguments: Sequence[str]) -> "list[Bundle]":
-    """Files, directories and patterns, expanded as `check` expands them, each env with the
-    task files given for it (envdsl.task_files)."""
+def _file_paths(arguments: Sequence[str]) -> list[str]:
+    """Files, directories and patterns, expanded as `check` expands them: specs and task
+    files alike (fmt and --fix rewrite each file on its own)."""
     from envdsl.batch import BatchUsageError, expand_arguments
-    from envdsl.task_files import bundle_paths
 
     try:
-        return bundle_paths(expand_arguments(arguments).files)
+        return expand_arguments(arguments).files
     except BatchUsageError as error:
         _fail_usage("; ".join(error.messages))
+
+
+def _spec_bundles(arguments: Sequence[str]) -> "list[Bundle]":
+    """The files of `arguments`, each env with the task files given for it
+    (envdsl.task_files)."""
+    from envdsl.task_files import bundle_paths
+
+    return bundle_paths(_file_paths(arguments))
 
 
 def _one_spec(arguments: Sequence[str]) -> "Bundle":

@@ -113,6 +113,8 @@ class Layout:
         items: list[object] = [*self.spec.imports]
         if self.spec.env is not None:
             items.append(self.spec.env)
+        if self.spec.tasks_for is not None:
+            items.append(self.spec.tasks_for)
         items.sort(key=lambda item: getattr(item, "span").start)
         previous: object = None
         for item in items:
@@ -159,6 +161,16 @@ class Layout:
                 self.out.ensure_blank_before(self._group_start(max(member_first, start_line)))
             previous_multi_line = multi_line
         self.out.close(env.span.end - 1)
+        return first
+
+    def _decl_tasks_for(self, block: ast.TasksFor) -> int:
+        target = self.text[block.target.span.start : block.target.span.end]  # as quoted
+        first = self.out.open(block.span.start, f"tasks for {target}")
+        for index, task in enumerate(block.tasks):
+            task_first = self.declaration(task)
+            if index:
+                self.out.ensure_blank_before(self._group_start(task_first))
+        self.out.close(block.span.end - 1)
         return first
 
     def docstring(self, text: ast.Text) -> int:

@@ -51,7 +51,8 @@ def module_name(name: str) -> str:
 
 def test_regeneration_matches_the_real_command(regenerated: Path, tmp_path: Path) -> None:
     spec = REPO / "examples" / "sleep_tracking.env"
-    outcome = CliRunner().invoke(main, ["compile", str(spec), "-o", str(tmp_path)])
+    files = [str(spec), *map(str, example_specs.TASK_FILES["sleep_tracking"])]
+    outcome = CliRunner().invoke(main, ["compile", *files, "-o", str(tmp_path)])
     assert outcome.exit_code == 0, outcome.output
     for suffix in (".py", ".tools.json"):
         written = (tmp_path / f"sleep_tracking{suffix}").read_bytes()
@@ -89,8 +90,9 @@ def test_generation_does_not_depend_on_the_hash_seed(regenerated: Path, tmp_path
     env = dict(os.environ, PYTHONHASHSEED="12345")
     env["PYTHONPATH"] = os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])
     spec = REPO / "examples" / "library_lending.env"
+    files = [str(spec), *map(str, example_specs.TASK_FILES["library_lending"])]
     done = subprocess.run(
-        [sys.executable, "-m", "envdsl", "compile", str(spec), "-o", str(tmp_path)],
+        [sys.executable, "-m", "envdsl", "compile", *files, "-o", str(tmp_path)],
         env=env,
         capture_output=True,
         text=True,

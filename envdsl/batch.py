@@ -34,6 +34,8 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence, TextIO
 
 import click
 
+from envdsl.terminal import StatusLine
+
 if TYPE_CHECKING:
     from multiprocessing.context import BaseContext
 
@@ -383,44 +385,28 @@ def _count(number: int, word: str) -> str:
     return f"{number} {word}" if number == 1 else f"{number} {word}s"
 
 
-class Progress:
+class Progress(StatusLine):
     """`checked 120/1000 specs  12 with errors  85 specs/s` on one stderr line, redrawn in
-    place with `\\r` and cleared at the end; only when stderr is a terminal."""
+    place and cleared at the end; only when stderr is a terminal."""
 
     def __init__(self, total: int, stream: TextIO) -> None:
+        super().__init__(stream, PROGRESS_INTERVAL)
         self.total = total
-        self.stream = stream
-        self.shown = 0  # width of what is on the line now
-        self.last_draw = 0.0
 
     @staticmethod
     def wanted(total: int, stream: TextIO) -> bool:
-        try:
-            return total > PROGRESS_MIN_FILES and stream.isatty()
-        except (AttributeError, ValueError):
-            return False
+        return total > PROGRESS_MIN_FILES and StatusLine.wanted(stream)
 
     def update(self, summary: Summary, *, force: bool = False) -> None:
-        now = time.perf_counter()
-        if not force and now - self.last_draw < PROGRESS_INTERVAL:
+        if not self.due(force):
             return
-        self.last_draw = now
-        elapsed = now - summary.started
+        elapsed = time.perf_counter() - summary.started
         rate = summary.files / elapsed if elapsed > 0 else 0.0
         line = f"checked {summary.files}/{self.total} specs  {summary.with_errors} with errors"
         if summary.unreadable:
             line += f"  {summary.unreadable} unreadable"
         line += f"  {rate:.0f} specs/s"
-        padding = " " * max(0, self.shown - len(line))
-        self.stream.write(f"\r{line}{padding}")
-        self.stream.flush()
-        self.shown = len(line)
-
-    def clear(self) -> None:
-        if self.shown:
-            self.stream.write("\r" + " " * self.shown + "\r")
-            self.stream.flush()
-            self.shown = 0
+        self.draw(line)
 
 
 # ---- the `check` command ---------------------------------------------------------------------

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence, TextIO
 
 import click
 
-from envdsl.terminal import StatusLine
+from envdsl.terminal import StatusLine, is_terminal
 
 if TYPE_CHECKING:
     from multiprocessing.context import BaseContext
@@ -395,7 +395,7 @@ class Progress(StatusLine):
 
     @staticmethod
     def wanted(total: int, stream: TextIO) -> bool:
-        return total > PROGRESS_MIN_FILES and StatusLine.wanted(stream)
+        return total > PROGRESS_MIN_FILES and is_terminal(stream)
 
     def update(self, summary: Summary, *, force: bool = False) -> None:
         if not self.due(force):

@@ -19,6 +19,8 @@ import click
 from envdsl import __version__
 
 if TYPE_CHECKING:
+    from envdsl.rollout.plan import EnvSource
+    from envdsl.rollout.replay import Replay
     from envdsl.runtime import Environment
 
 EXIT_OK = 0
@@ -315,9 +317,17 @@ def schema(file: str) -> None:
 @click.option(
     "--calls",
     "calls_file",
-    required=True,
     type=click.Path(dir_okay=False, allow_dash=True),
     help='JSONL of {"name", "arguments"} or OpenAI assistant messages with tool_calls; - for stdin.',
+)
+@click.option(
+    "--rollout",
+    "rollout_file",
+    type=click.Path(dir_okay=False),
+    help="Replay a record of `envdsl rollout` (its task, calls and answer) and re-grade it.",
+)
+@click.option(
+    "--index", default=0, show_default=True, type=int, help="With --rollout: which record."
 )
 @click.option(
     "--answer",
@@ -341,22 +351,37 @@ def run(
     file: str,
     task_name: str | None,
     state_file: str | None,
-    calls_file: str,
+    calls_file: str | None,
+    rollout_file: str | None,
+    index: int,
     answer: str,
     output_format: str,
     strict: bool,
 ) -> None:
     """Replay tool calls against an environment and print each result and the final state hash.
 
+    With --rollout FILE --index N, the calls are those of a recorded rollout, run from its
+    task's initial state, and its answer is graded by the task's checks as they are now.
     Exits 0 whatever the calls and the evaluation give, unless --strict."""
-    from envdsl.replay import CallParseError, parse_calls
     from envdsl.runtime import InvalidState
 
     if task_name and state_file:
         _fail_usage("give --task or --state, not both")
     if answer and not task_name:
         _fail_usage("--answer is graded by a task's checks: give --task too")
-    env_class = _load_class(_one_spec(file))
+    replay = None
+    if rollout_file is not None:
+        if calls_file or task_name or state_file:
+            _fail_usage("--rollout replays a record's task and calls: give no --calls, --task "
+                        "or --state")  # fmt: skip
+        source = _env_source(_one_spec(file))
+        env_class = source.environment_class()
+        replay = _load_replay(rollout_file, index, source)
+        task_name, answer, calls = replay.task, replay.answer, replay.calls
+    elif calls_file is None:
+        _fail_usage("give --calls FILE (or --rollout FILE --index N)")
+    else:
+        env_class = _load_class(_one_spec(file))
     env = env_class()
     try:
         if state_file:
@@ -375,16 +400,8 @@ def run(
         _fail_usage(f"cannot read state '{state_file}': {_describe_read_error(error)}")
     except InvalidState as error:
         _fail_usage(f"invalid initial state: {_one_line(error)}")
-    try:
-        if calls_file == "-":
-            calls = parse_calls(sys.stdin.read())
-        else:
-            with open(calls_file, encoding="utf-8") as handle:
-                calls = parse_calls(handle.read())
-    except (OSError, UnicodeDecodeError) as error:
-        _fail_usage(f"cannot read '{calls_file}': {_describe_read_error(error)}")
-    except CallParseError as error:
-        _fail_usage(_one_line(error))
+    if calls_file is not None:
+        calls = _read_calls(calls_file)
     results = []
     for index, (name, arguments) in enumerate(calls, start=1):
         outcome = env.call(name, arguments)
@@ -398,8 +415,18 @@ def run(
         evaluation is None and not all(r["result"]["success"] for r in results)
     )
     exit_code = EXIT_ERRORS if strict and failed else EXIT_OK
+    if replay is not None:
+        for warning in replay.warnings:
+            click.echo(f"envdsl: warning: {warning}", err=True)
     if output_format == "json":
-        document = {"calls": results, "state_hash": env.state_hash(), "evaluation": evaluation}
+        document: dict[str, Any] = {
+            "calls": results,
+            "state_hash": env.state_hash(),
+            "evaluation": evaluation,
+        }
+        if replay is not None:
+            document["recorded"] = replay.recorded
+            document["warnings"] = replay.warnings
         click.echo(_encodable(json.dumps(document, indent=2, ensure_ascii=False)))
         sys.exit(exit_code)
     click.echo(f"state hash: {env.state_hash()}")
@@ -411,7 +438,52 @@ def run(
         click.echo(
             f"reward: {evaluation['reward']:.3f}  success: {str(evaluation['success']).lower()}"
         )
+    if replay is not None:
+        recorded = replay.recorded
+        same = "same" if recorded["state_hash"] == env.state_hash() else "different"
+        click.echo(
+            f"recorded: reward {recorded['reward']}, success {recorded['success']}, "
+            f"state hash {same}"
+        )
     sys.exit(exit_code)
+
+
+def _read_calls(calls_file: str) -> list[tuple[str, Any]]:
+    from envdsl.replay import CallParseError, parse_calls
+
+    try:
+        if calls_file == "-":
+            return parse_calls(sys.stdin.read())
+        with open(calls_file, encoding="utf-8") as handle:
+            return parse_calls(handle.read())
+    except (OSError, UnicodeDecodeError) as error:
+        _fail_usage(f"cannot read '{calls_file}': {_describe_read_error(error)}")
+    except CallParseError as error:
+        _fail_usage(_one_line(error))
+
+
+def _env_source(path: str) -> "EnvSource":
+    """A spec as rollout workers load it (with its hashes); errors exit as `check` does."""
+    from envdsl.pipeline import CompileResult
+    from envdsl.rollout.plan import env_source
+
+    result = _compile_or_exit(path, formatted=False)
+    assert isinstance(result, CompileResult)
+    with open(path, encoding="utf-8") as handle:
+        return env_source(path, handle.read(), result)
+
+
+def _load_replay(rollout_file: str, index: int, source: "EnvSource") -> "Replay":
+    from envdsl.rollout.replay import ReplayError, load_replay
+
+    if not os.path.exists(rollout_file):
+        _fail_usage(f"cannot read '{rollout_file}': no such file")
+    try:
+        return load_replay(rollout_file, index, source)
+    except (OSError, UnicodeDecodeError) as error:
+        _fail_usage(f"cannot read '{rollout_file}': {_describe_read_error(error)}")
+    except ReplayError as error:
+        _fail_usage(str(error))
 
 
 def _encodable(text: str) -> str:
@@ -714,6 +786,201 @@ def explore(
         click.echo(render_timing(report))
     failed = bool(report.errors) or (strict and bool(report.warnings))
     sys.exit(EXIT_ERRORS if failed else EXIT_OK)
+
+
+# ---- rollout ---------------------------------------------------------------------------------
+
+_backend_options = [
+    click.option(
+        "--backend",
+        type=click.Choice(["local", "ray"]),
+        default="local",
+        show_default=True,
+        help="local: processes and threads here; ray: one Ray task per item (pip install "
+        "'envdsl[ray]').",
+    ),
+    click.option(
+        "--address",
+        help="With --backend ray: the cluster (ray://HEAD:10001, or auto on a cluster node); "
+        "default $RAY_ADDRESS, else a local Ray.",
+    ),
+]
+
+
+def _backend_option(function: Any) -> Any:
+    for option in reversed(_backend_options):
+        function = option(function)
+    return function
+
+
+def _backend(kind: str, address: str | None, concurrency: int, processes: int = 1) -> object:
+    from envdsl.backends import Backend
+
+    if address is not None and kind != "ray":
+        _fail_usage("--address is for --backend ray")
+    return Backend(kind, concurrency=concurrency, processes=processes, address=address)
+
+
+@main.command()
+@click.argument("specs", nargs=-1, required=True, metavar="SPEC|DIR|PATTERN...")
+@click.option("--model", envvar="ENVDSL_MODEL", help="The agent model's name on the server.")
+@click.option(
+    "--base-url",
+    default="http://127.0.0.1:8000/v1",
+    show_default=True,
+    envvar="OPENAI_BASE_URL",
+    help="An OpenAI-compatible server (vLLM, llama.cpp, ...). Key: $OPENAI_API_KEY.",
+)
+@click.option(
+    "--tasks", "task_list", help="Comma-separated task names (each spec runs those it has)."
+)
+@click.option("--all", "all_tasks", is_flag=True, help="Every task of every spec.")
+@click.option("-n", "--samples", default=1, show_default=True, type=click.IntRange(1, 10_000))
+@click.option(
+    "--concurrency",
+    default=4,
+    show_default=True,
+    type=click.IntRange(1, 1024),
+    help="Rollouts in flight at once.",
+)
+@click.option(
+    "--processes",
+    default=1,
+    show_default=True,
+    type=click.IntRange(1, 256),
+    help="Local backend: worker processes sharing --concurrency (1: threads in this one).",
+)
+@click.option("--max-turns", default=20, show_default=True, type=click.IntRange(1, 10_000))
+@click.option(
+    "--out",
+    "out_file",
+    required=True,
+    type=click.Path(dir_okay=False),
+    help="JSONL of trajectory records; appended to, and a rerun skips what it holds.",
+)
+@click.option("--temperature", type=click.FloatRange(0.0, 2.0))
+@click.option("--seed", type=int, help="Sent to the server; sample k gets SEED + k.")
+@click.option("--max-tokens", type=click.IntRange(1), help="Completion token limit per reply.")
+@click.option("--timeout", default=300.0, show_default=True, type=click.FloatRange(0.1))
+@click.option("--retries", default=4, show_default=True, type=click.IntRange(0, 100))
+@click.option(
+    "--backoff",
+    default=1.0,
+    show_default=True,
+    type=click.FloatRange(0.0),
+    help="Seconds before the first retry; doubles each time.",
+)
+@_backend_option
+@_text_or_json
+def rollout(
+    specs: Sequence[str],
+    model: str | None,
+    base_url: str,
+    task_list: str | None,
+    all_tasks: bool,
+    samples: int,
+    concurrency: int,
+    processes: int,
+    max_turns: int,
+    out_file: str,
+    temperature: float | None,
+    seed: int | None,
+    max_tokens: int | None,
+    timeout: float,
+    retries: int,
+    backoff: float,
+    backend: str,
+    address: str | None,
+    output_format: str,
+) -> None:
+    """Run an agent model over specs' tasks and record its trajectories and rewards.
+
+    \b
+      envdsl rollout examples/online_shop.env --all -n 4 --model M --out traj.jsonl
+      envdsl rollout specs/ --tasks refund,cancel --model M --out traj.jsonl --backend ray
+
+    Each record holds the OpenAI messages (tool calls and results, ready for SFT), each
+    check's result, the reward and provenance (spec, task and checks hashes, model, sampling).
+    A rerun skips the records already in --out; the summary counts only records of these
+    specs and settings. Exits 0 when every rollout ran, 1 when the server failed some (rerun
+    to retry them), 2 on usage errors.
+    """
+    from envdsl.backends import Backend, BackendError
+    from envdsl.llm.client import ClientConfig
+    from envdsl.rollout import metrics, runner
+    from envdsl.rollout.records import Sampling
+
+    if not model:
+        _fail_usage("give --model (or set ENVDSL_MODEL): the name the server serves")
+    if (task_list is None) == (not all_tasks):
+        _fail_usage("give --tasks a,b or --all")
+    chosen = None if all_tasks else [t.strip() for t in (task_list or "").split(",") if t.strip()]
+    chosen_backend = _backend(backend, address, concurrency, processes)
+    assert isinstance(chosen_backend, Backend)
+    sources = tuple(_env_source(path) for path in _spec_paths(specs))
+    if chosen is not None:
+        known = {task for source in sources for task in source.tasks}
+        unknown = [task for task in chosen if task not in known]
+        if unknown or not chosen:
+            _fail_usage(
+                f"unknown task '{(unknown or [''])[0]}'; tasks: {', '.join(known) or 'none'}"
+            )
+    out_dir = os.path.dirname(out_file) or "."
+    if not os.path.isdir(out_dir):
+        _fail_usage(f"cannot write '{out_file}': no such directory '{out_dir}'")
+    config = ClientConfig(
+        base_url=base_url,
+        model=model,
+        timeout=timeout,
+        retries=retries,
+        backoff=backoff,
+        temperature=temperature,
+        max_tokens=max_tokens,
+    )
+    sampling = Sampling(model, temperature, max_tokens, seed, max_turns)
+    jobs = runner.plan(sources, chosen, samples, sampling)
+    from envdsl.terminal import is_terminal
+
+    try:
+        report = runner.run(
+            runner.Rollouts(sources, config, sampling),
+            jobs,
+            out_file,
+            chosen_backend,
+            progress=sys.stderr if is_terminal(sys.stderr) else None,
+        )
+    except BackendError as error:
+        _fail_usage(str(error))
+    except OSError as error:
+        _fail_usage(f"cannot write '{out_file}': {error.strerror or error}")
+    for warning in report.warnings:
+        click.echo(f"envdsl: warning: {warning}", err=True)
+    if output_format == "json":
+        document = {
+            "out": out_file,
+            "ran": report.ran,
+            "skipped": report.skipped,
+            "errors": report.errors,
+            "seconds": round(report.seconds, 3),
+            "warnings": report.warnings,
+            **report.summary,
+        }
+        click.echo(json.dumps(document, indent=2, ensure_ascii=False))
+    else:
+        from envdsl.terminal import printable
+
+        click.echo(
+            f"ran {report.ran} rollouts ({report.skipped} already in {out_file}) in "
+            f"{report.seconds:.1f} s"
+        )
+        click.echo(printable(metrics.render_text(report.summary)))
+    if report.errors:
+        click.echo(
+            f"envdsl: error: {report.errors} rollout(s) failed at the server (their records say "
+            "why); run again to retry them",
+            err=True,
+        )
+    sys.exit(EXIT_ERRORS if report.errors else EXIT_OK)
 
 
 # ---- synth and grammar (LLM authoring) -------------------------------------------------------

@@ -37,6 +37,13 @@ def printable(text: str, *, keep_tabs: bool = True) -> str:
     return escaped if keep_tabs else escaped.replace("\t", "\\t")
 
 
+def is_terminal(stream: TextIO) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):  # no isatty, or a closed stream
+        return False
+
+
 class StatusLine:
     """One line of progress on a terminal, redrawn in place with `\\r` at most every
     `interval` seconds and cleared before other output or at the end."""
@@ -46,13 +53,6 @@ class StatusLine:
         self.interval = interval
         self.shown = 0  # width of what is on the line now
         self.last_draw = 0.0
-
-    @staticmethod
-    def wanted(stream: TextIO) -> bool:
-        try:
-            return stream.isatty()
-        except (AttributeError, ValueError):
-            return False
 
     def due(self, force: bool = False) -> bool:
         """Whether a redraw is due now (and, if so, that one is about to happen)."""

@@ -16,9 +16,11 @@ from __future__ import annotations
 
 import math
 from collections import deque
-from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator, Sequence, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence, TypeVar
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -34,7 +36,7 @@ class BackendError(Exception):
 @dataclass(frozen=True, slots=True)
 class Backend:
     kind: str = LOCAL
-    concurrency: int = 1  # items in flight at once
+    concurrency: int = 1  # items in flight at once (ray, 0: twice the cluster's CPUs)
     processes: int = 1  # local: worker processes (1: threads in this process)
     address: str | None = None  # ray: the cluster (ray://host:10001, auto, host:6379)
 
@@ -78,6 +80,8 @@ def _thread_map(
             yield _guarded(fn, item, on_error)
         return
 
+    from concurrent.futures import ThreadPoolExecutor
+
     def result(index: int, future: Future[R]) -> R:
         return future.result()
 
@@ -110,6 +114,8 @@ def _install(fn: Callable[[Any], Any], threads: int) -> None:
 
 
 def _run_chunk(chunk: Sequence[Any]) -> list[Any]:
+    from concurrent.futures import ThreadPoolExecutor
+
     assert _worker_fn is not None
     fn = _worker_fn
     if len(chunk) <= 1 or _worker_threads <= 1:
@@ -124,6 +130,8 @@ def _process_map(
     backend: Backend,
     on_error: Callable[[T, BaseException], R],
 ) -> Iterator[R]:
+    from concurrent.futures import ProcessPoolExecutor
+
     threads = max(1, math.ceil(backend.concurrency / backend.processes))
     chunks = [items[i : i + threads] for i in range(0, len(items), threads)]
 
@@ -196,6 +204,7 @@ def _ray_map(
     backend: Backend,
     on_error: Callable[[T, BaseException], R],
 ) -> Iterator[R]:
+    in_flight = backend.concurrency or 2 * max(1, int(ray.cluster_resources().get("CPU", 1)))
     remote = ray.remote(max_retries=1)(_call)
     shared = ray.put(_Guarded(fn, on_error))  # sent to the cluster once, not once per task
 
@@ -205,6 +214,4 @@ def _ray_map(
         except Exception as error:  # a dead worker or node (RayTaskError, WorkerCrashedError)
             return on_error(items[index], error)
 
-    yield from _in_order(
-        lambda i: remote.remote(shared, items[i]), len(items), backend.concurrency, result
-    )
+    yield from _in_order(lambda i: remote.remote(shared, items[i]), len(items), in_flight, result)

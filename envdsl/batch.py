@@ -29,11 +29,12 @@ import sys
 import time
 import traceback
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence, TextIO
 
 import click
 
+from envdsl.backends import RAY, Backend, BackendError, ordered_map
 from envdsl.terminal import StatusLine, is_terminal
 
 if TYPE_CHECKING:
@@ -236,9 +237,17 @@ def run_checks(
     jobs: int = 1,
     worker: Worker = check_one,
     mp_context: BaseContext | None = None,
+    backend: Backend | None = None,
 ) -> Iterator[FileRecord]:
-    """Check every path; yield the records in input order, each as soon as it can be."""
+    """Check every path; yield the records in input order, each as soon as it can be.
+
+    With a Ray backend each file is a Ray task (`jobs` of them in flight; 0: twice the
+    cluster's CPUs); a task that fails anyway gives an E9001 record, as a dead process does."""
     arguments = (verify, output_format, color)
+    if backend is not None and backend.kind == RAY:
+        check = _CheckFile(worker, *arguments)
+        yield from ordered_map(check, paths, replace(backend, concurrency=jobs), check.crashed)
+        return
     if jobs <= 1 or len(paths) <= 1:
         for path in paths:
             yield worker(path, *arguments)
@@ -250,6 +259,23 @@ def run_checks(
         while following in waiting:
             yield waiting.pop(following)
             following += 1
+
+
+@dataclass(frozen=True, slots=True)
+class _CheckFile:
+    """check_one over a path, with the options bound (picklable, for Ray tasks)."""
+
+    worker: Worker
+    verify: bool
+    output_format: str
+    color: bool
+
+    def __call__(self, path: str) -> FileRecord:
+        return self.worker(path, self.verify, self.output_format, self.color)
+
+    def crashed(self, path: str, error: BaseException) -> FileRecord:
+        reason = " ".join(f"{type(error).__name__}: {error}".split())[:500]
+        return crash_record(path, reason, self.output_format, self.color)
 
 
 def _run_parallel(
@@ -420,6 +446,7 @@ def run_check(
     verify: bool,
     jobs: int = 1,
     mp_context: BaseContext | None = None,
+    backend: Backend | None = None,
 ) -> int:
     """Everything `envdsl check` does after parsing its options; returns the exit code."""
     try:
@@ -433,14 +460,16 @@ def run_check(
     progress = Progress(len(files), sys.stderr) if Progress.wanted(len(files), sys.stderr) else None
     records: list[FileRecord] = []  # kept only where the output needs all of them at once
     stream = expansion.batch and output_format != "json"
+    ray = backend is not None and backend.kind == RAY
     try:
         for record in run_checks(
             files,
             verify=verify,
             output_format=output_format,
             color=color,
-            jobs=resolve_jobs(jobs, len(files)),
+            jobs=jobs if ray else resolve_jobs(jobs, len(files)),
             mp_context=mp_context,
+            backend=backend,
         ):
             summary.add(record)
             if stream:
@@ -451,6 +480,9 @@ def run_check(
                 records.append(record)
             if progress is not None:
                 progress.update(summary)
+    except BackendError as error:
+        click.echo(f"envdsl: error: {error}", err=True)
+        return EXIT_USAGE
     finally:
         if progress is not None:
             progress.clear()

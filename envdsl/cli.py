@@ -19,6 +19,7 @@ import click
 from envdsl import __version__
 
 if TYPE_CHECKING:
+    from envdsl.backends import Backend
     from envdsl.rollout.plan import EnvSource
     from envdsl.rollout.replay import Replay
     from envdsl.runtime import Environment
@@ -71,6 +72,39 @@ def main() -> None:
     """envdsl: a typed DSL and compiler for tool-interaction environments of LLM agents."""
 
 
+# ---- where batches run (check, rollout, synth --batch) --------------------------------------
+
+_backend_options = [
+    click.option(
+        "--backend",
+        type=click.Choice(["local", "ray"]),
+        default="local",
+        show_default=True,
+        help="local: processes and threads here; ray: one Ray task per item (pip install "
+        "'envdsl[ray]').",
+    ),
+    click.option(
+        "--address",
+        help="With --backend ray: the cluster (ray://HEAD:10001, or auto on a cluster node); "
+        "default $RAY_ADDRESS, else a local Ray.",
+    ),
+]
+
+
+def _backend_option(function: Any) -> Any:
+    for option in reversed(_backend_options):
+        function = option(function)
+    return function
+
+
+def _backend(kind: str, address: str | None, concurrency: int, processes: int = 1) -> "Backend":
+    from envdsl.backends import Backend
+
+    if address is not None and kind != "ray":
+        _fail_usage("--address is for --backend ray")
+    return Backend(kind, concurrency=concurrency, processes=processes, address=address)
+
+
 # ---- check -----------------------------------------------------------------------------------
 
 
@@ -98,13 +132,19 @@ def main() -> None:
 @click.option(
     "--jobs",
     "-j",
-    default=1,
-    show_default=True,
     type=click.IntRange(min=0),
-    help="Check this many files at a time in worker processes; 0 = one per core.",
+    help="Check this many files at a time in worker processes; 0 = one per core. Default 1; "
+    "with --backend ray, Ray tasks in flight, default twice the cluster's CPUs.",
 )
+@_backend_option
 def check(
-    files: Sequence[str], output_format: str, color: bool | None, no_verify: bool, jobs: int
+    files: Sequence[str],
+    output_format: str,
+    color: bool | None,
+    no_verify: bool,
+    jobs: int | None,
+    backend: str,
+    address: str | None,
 ) -> None:
     """Check specs and report their diagnostics.
 
@@ -120,8 +160,15 @@ def check(
     from envdsl.batch import run_check
 
     use_color = _use_color(color) if output_format == "text" else False
+    if jobs is None:
+        jobs = 0 if backend == "ray" else 1
     code = run_check(
-        files, output_format=output_format, color=use_color, verify=not no_verify, jobs=jobs
+        files,
+        output_format=output_format,
+        color=use_color,
+        verify=not no_verify,
+        jobs=jobs,
+        backend=_backend(backend, address, jobs),
     )
     sys.exit(code)
 
@@ -790,36 +837,6 @@ def explore(
 
 # ---- rollout ---------------------------------------------------------------------------------
 
-_backend_options = [
-    click.option(
-        "--backend",
-        type=click.Choice(["local", "ray"]),
-        default="local",
-        show_default=True,
-        help="local: processes and threads here; ray: one Ray task per item (pip install "
-        "'envdsl[ray]').",
-    ),
-    click.option(
-        "--address",
-        help="With --backend ray: the cluster (ray://HEAD:10001, or auto on a cluster node); "
-        "default $RAY_ADDRESS, else a local Ray.",
-    ),
-]
-
-
-def _backend_option(function: Any) -> Any:
-    for option in reversed(_backend_options):
-        function = option(function)
-    return function
-
-
-def _backend(kind: str, address: str | None, concurrency: int, processes: int = 1) -> object:
-    from envdsl.backends import Backend
-
-    if address is not None and kind != "ray":
-        _fail_usage("--address is for --backend ray")
-    return Backend(kind, concurrency=concurrency, processes=processes, address=address)
-
 
 @main.command()
 @click.argument("specs", nargs=-1, required=True, metavar="SPEC|DIR|PATTERN...")
@@ -905,7 +922,7 @@ def rollout(
     specs and settings. Exits 0 when every rollout ran, 1 when the server failed some (rerun
     to retry them), 2 on usage errors.
     """
-    from envdsl.backends import Backend, BackendError
+    from envdsl.backends import BackendError
     from envdsl.llm.client import ClientConfig
     from envdsl.rollout import metrics, runner
     from envdsl.rollout.records import Sampling
@@ -916,7 +933,6 @@ def rollout(
         _fail_usage("give --tasks a,b or --all")
     chosen = None if all_tasks else [t.strip() for t in (task_list or "").split(",") if t.strip()]
     chosen_backend = _backend(backend, address, concurrency, processes)
-    assert isinstance(chosen_backend, Backend)
     sources = tuple(_env_source(path) for path in _spec_paths(specs))
     if chosen is not None:
         known = {task for source in sources for task in source.tasks}
@@ -1042,6 +1058,7 @@ def rollout(
     help="The request field for --grammar (llama.cpp's server: grammar).",
 )
 @click.option("--no-tasks", is_flag=True, help="Do not ask for tasks when the spec has none.")
+@_backend_option
 def synth(
     topic: str | None,
     output: str | None,
@@ -1062,6 +1079,8 @@ def synth(
     use_grammar: bool,
     grammar_key: str,
     no_tasks: bool,
+    backend: str,
+    address: str | None,
 ) -> None:
     """Write a spec with an LLM, check it and repair it from the diagnostics.
 
@@ -1088,6 +1107,9 @@ def synth(
             _fail_usage("--batch takes --out-dir DIR and --log FILE (not -o)")
     elif output is None:
         _fail_usage("give -o FILE for the spec")
+    if backend == "ray" and batch_file is None:
+        _fail_usage("--backend ray runs a --batch")
+    chosen_backend = _backend(backend, address, concurrency)
     if use_grammar:
         from envdsl.llm.grammar import gbnf_grammar
 
@@ -1110,7 +1132,7 @@ def synth(
     )
     if batch_file is not None:
         assert out_dir is not None and log_file is not None
-        _synth_batch(batch_file, out_dir, log_file, config, concurrency, max_repairs, no_tasks)
+        _synth_batch(batch_file, out_dir, log_file, config, chosen_backend, max_repairs, no_tasks)
         return
 
     from envdsl.llm import batch, loop, prompts
@@ -1199,11 +1221,13 @@ def _synth_batch(
     out_dir: str,
     log_file: str,
     config: object,
-    concurrency: int,
+    backend: "Backend",
     max_repairs: int,
     no_tasks: bool,
 ) -> None:
     from pathlib import Path
+
+    from envdsl.backends import BackendError
 
     from envdsl.llm.batch import BatchInputError, progress_stream, read_items, run_batch
     from envdsl.llm.client import ChatClient, ClientConfig
@@ -1221,11 +1245,14 @@ def _synth_batch(
             ChatClient(config),
             Path(out_dir),
             Path(log_file),
-            concurrency=concurrency,
+            concurrency=backend.concurrency,
             max_repairs=max_repairs,
             want_tasks=not no_tasks,
             progress=progress_stream(),
+            backend=backend,
         )
+    except BackendError as error:
+        _fail_usage(str(error))
     except OSError as error:
         _fail_usage(f"cannot write the batch outputs: {error}")
     click.echo(summary.text())

@@ -33,7 +33,9 @@ def tool_calls(*calls: tuple[str, Any], content: str = "") -> dict[str, Any]:
     return {"content": content, "tool_calls": [{"name": n, "arguments": a} for n, a in calls]}
 
 
-def _message(reply: str | dict[str, Any], counter: int) -> tuple[dict[str, Any], str]:
+def _message(reply: str | dict[str, Any], position: int) -> tuple[dict[str, Any], str]:
+    """The reply as a chat message; call ids depend only on the position in the conversation,
+    so the same conversation gets the same ids whatever else the server served."""
     if isinstance(reply, str):
         return {"role": "assistant", "content": reply}, "stop"
     calls = []
@@ -41,7 +43,7 @@ def _message(reply: str | dict[str, Any], counter: int) -> tuple[dict[str, Any],
         arguments = call["arguments"]
         calls.append(
             {
-                "id": f"call_{counter}_{number}",
+                "id": f"call_{position}_{number}",
                 "type": "function",
                 "function": {
                     "name": call["name"],
@@ -71,14 +73,14 @@ class ChatServer:
             def do_POST(self) -> None:
                 length = int(self.headers.get("content-length", "0"))
                 body = json.loads(self.rfile.read(length) or b"{}")
-                reply, counter = server.next_reply(self.path, body)
+                reply = server.next_reply(self.path, body)
                 if server.delay:
                     time.sleep(server.delay)
                 if isinstance(reply, Status):
                     payload = {"error": {"message": reply.message, "type": "scripted"}}
                     self.send(reply.code, payload)
                     return
-                message, finish = _message(reply, counter)
+                message, finish = _message(reply, len(body.get("messages") or []))
                 self.send(
                     200,
                     {
@@ -109,17 +111,16 @@ class ChatServer:
         self.thread = threading.Thread(target=self.httpd.serve_forever, args=(0.05,), daemon=True)
         self.thread.start()
 
-    def next_reply(self, path: str, body: dict[str, Any]) -> tuple[Reply, int]:
+    def next_reply(self, path: str, body: dict[str, Any]) -> Reply:
         with self._lock:
             self.requests.append({"path": path, "body": body})
-            counter = len(self.requests)
             if path != "/v1/chat/completions":
-                return Status(404, f"no route {path}"), counter
+                return Status(404, f"no route {path}")
             if self.responder is not None:
-                return self.responder(body), counter
+                return self.responder(body)
             if not self.replies:
-                return Status(400, "the test script is exhausted"), counter
-            return self.replies.pop(0), counter
+                return Status(400, "the test script is exhausted")
+            return self.replies.pop(0)
 
     def user_messages(self, index: int) -> list[str]:
         messages = self.requests[index]["body"]["messages"]

@@ -67,6 +67,10 @@ class ChatServer:
         server = self
 
         class Handler(BaseHTTPRequestHandler):
+            # headers and body go out in two writes: without this, Nagle's algorithm holds
+            # the body until the client's delayed ACK (tens of ms per request)
+            disable_nagle_algorithm = True
+
             def log_message(self, *args: object) -> None:
                 pass
 

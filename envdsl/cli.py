@@ -878,6 +878,11 @@ def explore(
 @click.option("--temperature", type=click.FloatRange(0.0, 2.0))
 @click.option("--seed", type=int, help="Sent to the server; sample k gets SEED + k.")
 @click.option("--max-tokens", type=click.IntRange(1), help="Completion token limit per reply.")
+@click.option(
+    "--user-model",
+    help="A simulated user (this model, same server) is given the instruction and talks to "
+    "the agent, which sees only the user's messages.",
+)
 @click.option("--timeout", default=300.0, show_default=True, type=click.FloatRange(0.1))
 @click.option("--retries", default=4, show_default=True, type=click.IntRange(0, 100))
 @click.option(
@@ -903,6 +908,7 @@ def rollout(
     temperature: float | None,
     seed: int | None,
     max_tokens: int | None,
+    user_model: str | None,
     timeout: float,
     retries: int,
     backoff: float,
@@ -922,6 +928,8 @@ def rollout(
     specs and settings. Exits 0 when every rollout ran, 1 when the server failed some (rerun
     to retry them), 2 on usage errors.
     """
+    import dataclasses
+
     from envdsl.backends import BackendError
     from envdsl.llm.client import ClientConfig
     from envdsl.rollout import metrics, runner
@@ -953,13 +961,14 @@ def rollout(
         temperature=temperature,
         max_tokens=max_tokens,
     )
-    sampling = Sampling(model, temperature, max_tokens, seed, max_turns)
+    sampling = Sampling(model, temperature, max_tokens, seed, max_turns, user_model)
+    user_config = dataclasses.replace(config, model=user_model) if user_model else None
     jobs = runner.plan(sources, chosen, samples, sampling)
     from envdsl.terminal import is_terminal
 
     try:
         report = runner.run(
-            runner.Rollouts(sources, config, sampling),
+            runner.Rollouts(sources, config, sampling, user_config),
             jobs,
             out_file,
             chosen_backend,

@@ -259,3 +259,47 @@ def test_pass_at_k_and_pass_hat_k() -> None:
     overall = summary["overall"]
     assert overall["pass_at_k"] == {"1": 0.75} and overall["mean_reward"] == 0.875
     assert overall["failed_call_rate"] == 0.5 and overall["mean_turns"] == 3.0
+
+
+def test_a_simulated_user_talks_to_the_agent(
+    server: ChatServer, spec: Path, tmp_path: Path
+) -> None:
+    def respond(body: dict[str, Any]) -> Any:
+        messages = body["messages"]
+        if body["model"] == "customer":  # the user's side: the agent's words are its input
+            said = messages[-1]["content"]
+            if said.startswith("Hi!"):
+                return "Hello, could you bump an item for me?"
+            if "Which item" in said:
+                return "Item A, please."
+            return "###STOP###"
+        if messages[-1]["role"] == "tool":
+            return "Done, A is bumped."
+        if "Item A" in messages[-1]["content"]:
+            return tool_calls(("bump", {"item_id": "A"}))
+        return "Which item?"
+
+    server.responder = respond
+    out = tmp_path / "traj.jsonl"
+    result = rollout(server, spec, out, "--tasks", "bump_once", "--user-model", "customer")
+    assert result.exit_code == 0, result.output
+    (record,) = records(out)
+    agent_side = [(m["role"], m.get("content")) for m in record["messages"]]
+    assert agent_side == [
+        ("system", record["messages"][0]["content"]),
+        ("user", "Hello, could you bump an item for me?"),
+        ("assistant", "Which item?"),
+        ("user", "Item A, please."),
+        ("assistant", ""),
+        ("tool", record["messages"][5]["content"]),
+        ("assistant", "Done, A is bumped."),
+    ]
+    # the agent never saw the instruction; the user was given it
+    assert all("Bump item A once." not in str(m.get("content")) for m in record["messages"])
+    user = record["user"]
+    assert user["model"] == "customer" and "Bump item A once." in user["messages"][0]["content"]
+    assert [m["role"] for m in user["messages"][1:]] == ["user", "assistant"] * 3
+    assert user["messages"][-1]["content"] == "###STOP###"
+    assert record["success"] is True and record["answer"] == "Done, A is bumped."
+    assert record["finish"] == "answer" and record["turns"] == 3
+    assert record["provenance"]["sampling"]["user_model"] == "customer"

@@ -6,6 +6,12 @@ instruction, the tools the spec's schemas. Each tool call the model makes goes t
 JSON, or of a tool that does not exist, gets the runtime's error result as its tool message,
 as an agent deployed on the environment would. The loop ends when the model answers without a
 tool call (that answer is the `answer` the task's checks read) or after `max_turns` replies.
+
+With a simulated user (`--user-model`, as τ-bench runs conversational tasks) the agent never
+sees the instruction: a second model is given it, told to pursue it as a customer would, and
+talks to the agent; each answer of the agent goes to the user, whose reply is the agent's next
+user message, until the user ends the conversation (STOP) or the turn limit. The checks read
+the agent's last answer; the record holds the user's side too.
 """
 
 from __future__ import annotations
@@ -36,6 +42,44 @@ AGENT_GUIDE = (
 )
 
 
+STOP = "###STOP###"
+USER_GUIDE = """You are a customer talking to the support agent of a system ({env}). What you want is below. Tell the agent what you need the way a customer would: start with a short request, give details (names, ids, dates) only when the agent needs them, never invent details that are not in your goal, and do not mention that you follow instructions. When what you want is done, or the agent says it cannot be done, reply with exactly {stop} and nothing else.
+
+Your goal:
+{instruction}"""
+AGENT_GREETING = "Hi! How can I help you today?"
+
+
+class SimulatedUser:
+    """The user's side of a conversation, kept as the user model sees it (the agent's
+    messages are its `user` turns, its own are `assistant` turns)."""
+
+    def __init__(self, client: ChatClient, env: str, instruction: str, seed: int | None) -> None:
+        self.client = client
+        self.seed = seed
+        guide = USER_GUIDE.format(env=env, stop=STOP, instruction=instruction)
+        self.messages: list[dict[str, Any]] = [{"role": "system", "content": guide}]
+        self.prompt_tokens = 0
+        self.completion_tokens = 0
+
+    def reply(self, agent_says: str) -> str | None:
+        """The user's answer to the agent, or None when the user ends the conversation."""
+        self.messages.append({"role": "user", "content": agent_says})
+        turn = self.client.complete_with_tools(self.messages, [], seed=self.seed)
+        self.prompt_tokens += turn.prompt_tokens
+        self.completion_tokens += turn.completion_tokens
+        text = str(turn.message["content"])
+        self.messages.append({"role": "assistant", "content": text})
+        return None if STOP in text else text
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "model": self.client.config.model,
+            "messages": self.messages,
+            "tokens": {"prompt": self.prompt_tokens, "completion": self.completion_tokens},
+        }
+
+
 def system_message(env_class: type[Environment]) -> str:
     description = env_class.DESCRIPTION.strip() or f"The {env_class.NAME} environment."
     return f"{description}\n\n{AGENT_GUIDE}"
@@ -59,6 +103,7 @@ def run_episode(
     job: Job,
     client: ChatClient,
     sampling: Sampling,
+    user_client: ChatClient | None = None,
 ) -> Record:
     """Roll out one task sample; never raises for what the model or the server does (a server
     that fails after its retries gives a record with finish "error")."""
@@ -67,17 +112,25 @@ def run_episode(
     env = env_class()
     env.reset(task=job.task)
     tools = env.tool_schemas()
-    messages: list[dict[str, Any]] = [
-        {"role": "system", "content": system_message(env_class)},
-        {"role": "user", "content": env_class.TASKS[job.task].instruction},
-    ]
-    counts = _Counts()
+    instruction = env_class.TASKS[job.task].instruction
     seed = sampling.seed + job.sample if sampling.seed is not None else None
+    user = (
+        SimulatedUser(user_client, env_class.NAME, instruction, seed)
+        if user_client is not None
+        else None
+    )
+    messages: list[dict[str, Any]] = [{"role": "system", "content": system_message(env_class)}]
+    counts = _Counts()
     answer = ""
     finish = FINISH_MAX_TURNS
     error: dict[str, str] | None = None
     try:
-        while counts.turns < sampling.max_turns:
+        opening = user.reply(AGENT_GREETING) if user is not None else instruction
+        if opening is None:  # the user left before asking anything
+            finish = FINISH_ANSWER
+        else:
+            messages.append({"role": "user", "content": opening})
+        while finish == FINISH_MAX_TURNS and counts.turns < sampling.max_turns:
             started = time.perf_counter()
             turn = client.complete_with_tools(messages, tools, seed=seed)
             counts.model_seconds += time.perf_counter() - started
@@ -88,8 +141,12 @@ def run_episode(
             calls = turn.message.get("tool_calls")
             if not calls:
                 answer = turn.message["content"]
-                finish = FINISH_ANSWER
-                break
+                follow_up = user.reply(answer) if user is not None else None
+                if follow_up is None:
+                    finish = FINISH_ANSWER
+                    break
+                messages.append({"role": "user", "content": follow_up})
+                continue
             for call in calls:
                 messages.append(_execute(env, call, counts))
     except LLMError as failure:
@@ -126,6 +183,8 @@ def run_episode(
     }
     if seed is not None:
         record["seed"] = seed
+    if user is not None:
+        record["user"] = user.as_json()
     if error is not None:
         record["error"] = error
     return record

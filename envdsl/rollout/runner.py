@@ -47,16 +47,18 @@ def _client(config: ClientConfig) -> ChatClient:
 
 @dataclass(frozen=True, slots=True)
 class Rollouts:
-    """What every worker needs (picklable): the specs, the server and the sampling."""
+    """What every worker needs (picklable): the specs, the server(s) and the sampling."""
 
     sources: tuple[EnvSource, ...]
     config: ClientConfig
     sampling: Sampling
+    user_config: ClientConfig | None = None  # the simulated user's model, if any
 
     def __call__(self, job: Job) -> Record:
         source = self.sources[job.source]
+        user = _client(self.user_config) if self.user_config is not None else None
         return run_episode(
-            source.environment_class(), source, job, _client(self.config), self.sampling
+            source.environment_class(), source, job, _client(self.config), self.sampling, user
         )
 
     def failed(self, job: Job, error: BaseException) -> Record:

@@ -184,6 +184,7 @@ def connect_ray(address: str | None) -> Any:
 
     ray = _ray()
     if not ray.is_initialized():
+        _probe(address)
         try:
             ray.init(address=address, logging_level=logging.WARNING, log_to_driver=False)
         except Exception as error:  # ConnectionError, a bad address, a version mismatch
@@ -191,6 +192,22 @@ def connect_ray(address: str | None) -> Any:
             message = " ".join(str(error).split())[:300]
             raise BackendError(f"cannot start or reach {where}: {message}") from None
     return ray
+
+
+def _probe(address: str | None, timeout: float = 5.0) -> None:
+    """Fail fast on a host:port nothing listens on: Ray itself retries for minutes."""
+    import socket
+
+    if address is None or ":" not in address:  # None, auto, local: nothing to reach
+        return
+    host, _, port = address.removeprefix("ray://").rpartition(":")
+    if not port.isdigit():
+        return
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=timeout).close()
+    except OSError as error:
+        reason = error.strerror or type(error).__name__
+        raise BackendError(f"cannot reach the Ray cluster at {address}: {reason}") from None
 
 
 def _call(fn: Callable[[T], R], item: T) -> R:

@@ -218,6 +218,7 @@ def test_replay_regrades_a_record_on_the_current_spec(
         (["--all", "--tasks", "x"], "give --tasks a,b or --all"),
         (["--tasks", "nope"], "unknown task 'nope'"),
         (["--all", "--address", "auto"], "--address is for --backend ray"),
+        (["--all", "--backend", "ray", "--address", "127.0.0.1:1"], "cannot reach the Ray"),
     ],
 )
 def test_rollout_usage_errors(

@@ -932,7 +932,7 @@ def rollout(
 
     from envdsl.backends import BackendError
     from envdsl.llm.client import ClientConfig
-    from envdsl.rollout import metrics, runner
+    from envdsl.rollout import runner
     from envdsl.rollout.records import Sampling
 
     if not model:
@@ -981,24 +981,9 @@ def rollout(
     for warning in report.warnings:
         click.echo(f"envdsl: warning: {warning}", err=True)
     if output_format == "json":
-        document = {
-            "out": out_file,
-            "ran": report.ran,
-            "skipped": report.skipped,
-            "errors": report.errors,
-            "seconds": round(report.seconds, 3),
-            "warnings": report.warnings,
-            **report.summary,
-        }
-        click.echo(json.dumps(document, indent=2, ensure_ascii=False))
+        click.echo(json.dumps(report.as_json(), indent=2, ensure_ascii=False))
     else:
-        from envdsl.terminal import printable
-
-        click.echo(
-            f"ran {report.ran} rollouts ({report.skipped} already in {out_file}) in "
-            f"{report.seconds:.1f} s"
-        )
-        click.echo(printable(metrics.render_text(report.summary)))
+        click.echo(report.as_text())
     if report.errors:
         click.echo(
             f"envdsl: error: {report.errors} rollout(s) failed at the server (their records say "

@@ -33,15 +33,18 @@ from envdsl.terminal import StatusLine
 if TYPE_CHECKING:
     from envdsl.llm.client import ChatClient, ClientConfig
 
-_clients: dict[ClientConfig, ChatClient] = {}  # one per worker process and configuration
+# one client per process and configuration; keyed by the process too, because a forked worker
+# inherits this dict, and its parent's open connections must not be shared
+_clients: dict[tuple[int, ClientConfig], ChatClient] = {}
 
 
 def _client(config: ClientConfig) -> ChatClient:
     from envdsl.llm.client import ChatClient
 
-    client = _clients.get(config)
+    key = (os.getpid(), config)
+    client = _clients.get(key)
     if client is None:
-        client = _clients[config] = ChatClient(config)
+        client = _clients[key] = ChatClient(config)
     return client
 
 
@@ -96,12 +99,30 @@ def plan(
 
 @dataclass(slots=True)
 class RunReport:
+    out: str
     summary: dict[str, Any]
     ran: int = 0
     skipped: int = 0  # scored in an earlier run
     errors: int = 0  # jobs of this run the server (or a worker) failed
     warnings: list[str] = field(default_factory=list)
     seconds: float = 0.0
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "out": self.out,
+            "ran": self.ran,
+            "skipped": self.skipped,
+            "errors": self.errors,
+            "seconds": round(self.seconds, 3),
+            "warnings": self.warnings,
+            **self.summary,
+        }
+
+    def as_text(self) -> str:
+        from envdsl.terminal import printable  # task names and paths reach the terminal
+
+        head = f"ran {self.ran} rollouts ({self.skipped} already in {self.out}) in "
+        return printable(f"{head}{self.seconds:.1f} s\n{metrics.render_text(self.summary)}")
 
 
 def run(
@@ -114,7 +135,7 @@ def run(
     started = time.perf_counter()
     done = {record["key"] for _, record in read_records(out) if is_scored(record)}
     pending = [job for job in jobs if job.key not in done]
-    report = RunReport(summary={}, skipped=len(jobs) - len(pending))
+    report = RunReport(os.fspath(out), summary={}, skipped=len(jobs) - len(pending))
     line = StatusLine(progress) if progress is not None else None
     rewards = 0.0
     torn = _ends_torn(out)

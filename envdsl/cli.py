@@ -412,15 +412,15 @@ def run(
     Exits 0 whatever the calls and the evaluation give, unless --strict."""
     from envdsl.runtime import InvalidState
 
+    if rollout_file is not None and (calls_file or task_name or state_file or answer):
+        _fail_usage("--rollout replays a record's task, calls and answer: give no --calls, "
+                    "--task, --state or --answer")  # fmt: skip
     if task_name and state_file:
         _fail_usage("give --task or --state, not both")
     if answer and not task_name:
         _fail_usage("--answer is graded by a task's checks: give --task too")
     replay = None
     if rollout_file is not None:
-        if calls_file or task_name or state_file:
-            _fail_usage("--rollout replays a record's task and calls: give no --calls, --task "
-                        "or --state")  # fmt: skip
         source = _env_source(_one_spec(file))
         env_class = source.environment_class()
         replay = _load_replay(rollout_file, index, source)
@@ -1222,7 +1222,6 @@ def _synth_batch(
     from pathlib import Path
 
     from envdsl.backends import BackendError
-
     from envdsl.llm.batch import BatchInputError, progress_stream, read_items, run_batch
     from envdsl.llm.client import ChatClient, ClientConfig
 

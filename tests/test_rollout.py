@@ -233,7 +233,8 @@ def test_rollout_usage_errors(
     ("arguments", "message"),
     [
         (["--index", "5"], "--index 5 is out of range"),
-        (["--task", "bump_once"], "give no --calls, --task or --state"),
+        (["--task", "bump_once"], "give no --calls, --task, --state or --answer"),
+        (["--answer", "7"], "give no --calls, --task, --state or --answer"),
     ],
 )
 def test_replay_usage_errors(

@@ -47,6 +47,8 @@ def ordered_map(
     backend: Backend,
     on_error: Callable[[T, BaseException], R],
 ) -> Iterator[R]:
+    if not items:  # nothing to do: no pool, no cluster to start
+        return iter(())
     if backend.kind == RAY:
         return _ray_map(connect_ray(backend.address), fn, items, backend, on_error)
     if backend.processes > 1 and len(items) > 1:
@@ -85,10 +87,13 @@ def _thread_map(
     def result(index: int, future: Future[R]) -> R:
         return future.result()
 
-    with ThreadPoolExecutor(threads) as pool:
+    pool = ThreadPoolExecutor(threads)
+    try:
         yield from _in_order(
             lambda i: pool.submit(_guarded, fn, items[i], on_error), len(items), 2 * threads, result
         )
+    finally:  # the consumer stopped early (Ctrl-C): drop what has not started
+        pool.shutdown(wait=False, cancel_futures=True)
 
 
 def _guarded(fn: Callable[[T], R], item: T, on_error: Callable[[T, BaseException], R]) -> R:

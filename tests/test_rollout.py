@@ -7,6 +7,7 @@ answer, server errors that are retried. Backoff is zero, so every test is bounde
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 from typing import Any, Iterator
@@ -15,8 +16,14 @@ import pytest
 from click.testing import CliRunner
 
 from chat_server import ChatServer, Status, tool_calls
+from envdsl.backends import Backend
 from envdsl.cli import main
+from envdsl.llm.client import ClientConfig
+from envdsl.rollout import runner
 from envdsl.rollout.metrics import pass_at_k, pass_hat_k, summarize
+from envdsl.pipeline import compile_file
+from envdsl.rollout.plan import env_source
+from envdsl.rollout.records import Sampling
 
 SPEC = (Path(__file__).parent / "rollout_specs" / "counter.env").read_text("utf-8")
 
@@ -305,3 +312,21 @@ def test_a_simulated_user_talks_to_the_agent(
     assert record["success"] is True and record["answer"] == "Done, A is bumped."
     assert record["finish"] == "answer" and record["turns"] == 3
     assert record["provenance"]["sampling"]["user_model"] == "customer"
+
+
+def test_progress_is_one_line_redrawn_and_cleared(
+    server: ChatServer, spec: Path, tmp_path: Path
+) -> None:
+    server.responder = agent
+    sources = (env_source(str(spec), SPEC, compile_file(spec, formatted=False)),)
+    sampling = Sampling("m", None, None, None, max_turns=5)
+    config = ClientConfig(base_url=server.url, model="m", api_key="x", retries=0, timeout=5)
+    jobs = runner.plan(sources, None, 2, sampling)
+    progress = io.StringIO()
+    report = runner.run(
+        runner.Rollouts(sources, config, sampling), jobs, tmp_path / "t.jsonl", Backend(), progress
+    )
+    assert report.ran == 4 and report.summary["overall"]["success_rate"] == 1.0
+    shown = progress.getvalue()
+    assert "\rrollouts 4/4  mean reward 1.000  errors 0" in shown
+    assert "\n" not in shown and shown.endswith("\r")  # cleared at the end

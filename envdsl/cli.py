@@ -374,7 +374,11 @@ def schema(file: str) -> None:
     help="Replay a record of `envdsl rollout` (its task, calls and answer) and re-grade it.",
 )
 @click.option(
-    "--index", default=0, show_default=True, type=int, help="With --rollout: which record."
+    "--index",
+    default=0,
+    show_default=True,
+    type=int,
+    help="With --rollout: which record (0 the first, -1 the last).",
 )
 @click.option(
     "--answer",

@@ -109,8 +109,10 @@ def run_episode(
     that fails after its retries gives a record with finish "error")."""
     from envdsl.llm.client import LLMError
 
+    counts = _Counts()
     env = env_class()
     env.reset(task=job.task)
+    counts.env_seconds = time.perf_counter() - counts.started
     tools = env.tool_schemas()
     instruction = env_class.TASKS[job.task].instruction
     seed = sampling.seed + job.sample if sampling.seed is not None else None
@@ -120,7 +122,6 @@ def run_episode(
         else None
     )
     messages: list[dict[str, Any]] = [{"role": "system", "content": system_message(env_class)}]
-    counts = _Counts()
     answer = ""
     finish = FINISH_MAX_TURNS
     error: dict[str, str] | None = None

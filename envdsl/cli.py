@@ -947,12 +947,10 @@ def rollout(
     chosen_backend = _backend(backend, address, concurrency, processes)
     sources = tuple(_env_source(path) for path in _spec_paths(specs))
     if chosen is not None:
-        known = {task for source in sources for task in source.tasks}
-        unknown = [task for task in chosen if task not in known]
-        if unknown or not chosen:
-            _fail_usage(
-                f"unknown task '{(unknown or [''])[0]}'; tasks: {', '.join(known) or 'none'}"
-            )
+        known = list(dict.fromkeys(task for source in sources for task in source.tasks))
+        unknown = [task for task in chosen if task not in known] or ([] if chosen else [""])
+        if unknown:
+            _fail_usage(f"unknown task '{unknown[0]}'; tasks: {', '.join(known) or 'none'}")
     out_dir = os.path.dirname(out_file) or "."
     if not os.path.isdir(out_dir):
         _fail_usage(f"cannot write '{out_file}': no such directory '{out_dir}'")

@@ -209,6 +209,6 @@ def summarize_file(
     if other_settings:
         warnings.append(
             f"{other_settings} record(s) in {os.fspath(out)} of these tasks have another model, "
-            "sampling settings or task/check text: left out of the summary"
+            "sampling settings or envdsl version: left out of the summary"
         )
     return metrics.summarize(latest.values(), errors=errors), warnings

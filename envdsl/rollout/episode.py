@@ -43,10 +43,14 @@ AGENT_GUIDE = (
 
 
 STOP = "###STOP###"
-USER_GUIDE = """You are a customer talking to the support agent of a system ({env}). What you want is below. Tell the agent what you need the way a customer would: start with a short request, give details (names, ids, dates) only when the agent needs them, never invent details that are not in your goal, and do not mention that you follow instructions. When what you want is done, or the agent says it cannot be done, reply with exactly {stop} and nothing else.
-
-Your goal:
-{instruction}"""
+USER_GUIDE = (
+    "You are a customer talking to the support agent of a system ({env}). What you want is "
+    "below. Tell the agent what you need the way a customer would: start with a short request, "
+    "give details (names, ids, dates) only when the agent needs them, never invent details "
+    "that are not in your goal, and do not mention that you follow instructions. When what you "
+    "want is done, or the agent says it cannot be done, reply with exactly {stop} and nothing "
+    "else.\n\nYour goal:\n{instruction}"
+)
 AGENT_GREETING = "Hi! How can I help you today?"
 
 

@@ -140,22 +140,22 @@ def _process_map(
     threads = max(1, math.ceil(backend.concurrency / backend.processes))
     chunks = [items[i : i + threads] for i in range(0, len(items), threads)]
 
-    def guarded(item: T) -> R:
-        return _guarded(fn, item, on_error)
-
     def result(index: int, future: Future[list[R]]) -> list[R]:
         try:
             return future.result()
         except Exception as error:  # the worker died, or a result that cannot be pickled
             return [on_error(item, error) for item in chunks[index]]
 
-    with ProcessPoolExecutor(
+    pool = ProcessPoolExecutor(
         backend.processes, initializer=_install, initargs=(_Guarded(fn, on_error), threads)
-    ) as pool:
+    )
+    try:
         for results in _in_order(
             lambda i: pool.submit(_run_chunk, chunks[i]), len(chunks), 2 * backend.processes, result
         ):
             yield from results
+    finally:  # the consumer stopped early (Ctrl-C): drop the chunks that have not started
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
 @dataclass(frozen=True, slots=True)

@@ -330,3 +330,24 @@ def test_progress_is_one_line_redrawn_and_cleared(
     shown = progress.getvalue()
     assert "\rrollouts 4/4  mean reward 1.000  errors 0" in shown
     assert "\n" not in shown and shown.endswith("\r")  # cleared at the end
+
+
+def test_threads_loading_one_new_environment_all_get_its_class(tmp_path: Path) -> None:
+    """Rollout threads load a spec's module at once: none may see it half executed."""
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    example = Path(__file__).resolve().parent.parent / "examples" / "clinic_scheduling.env"
+    text = example.read_text("utf-8") + f"\n# {tmp_path.name}\n"  # a module not loaded yet
+    path = tmp_path / "fresh.env"
+    path.write_text(text, encoding="utf-8")
+    source = env_source(str(path), text, compile_file(path, formatted=False))
+    start = threading.Barrier(8)
+
+    def load(_: int) -> object:
+        start.wait()
+        return source.environment_class()
+
+    with ThreadPoolExecutor(8) as pool:
+        classes = list(pool.map(load, range(8)))
+    assert len(set(classes)) == 1 and classes[0].NAME == "ClinicScheduling"

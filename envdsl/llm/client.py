@@ -34,7 +34,6 @@ class ClientConfig:
     max_backoff: float = 30.0
     temperature: float | None = None
     max_tokens: int | None = None
-    seed: int | None = None  # passed to the server (vLLM and llama.cpp honour it)
     # Guided decoding: sent in the request body under grammar_key (vLLM: guided_grammar).
     grammar: str | None = None
     grammar_key: str = "guided_grammar"
@@ -103,8 +102,8 @@ class ChatClient:
         *,
         seed: int | None = None,
     ) -> ToolTurn:
-        """One agent turn: the model may answer or call tools. `seed` overrides the config's
-        (each sample of a task gets its own)."""
+        """One agent turn: the model may answer or call tools. `seed` goes to the server
+        (vLLM and llama.cpp honour it; each sample of a task gets its own)."""
         options: dict[str, Any] = {"tools": list(tools)} if tools else {}
         if seed is not None:
             options["seed"] = seed
@@ -149,8 +148,6 @@ class ChatClient:
             options["temperature"] = config.temperature
         if config.max_tokens is not None:
             options["max_tokens"] = config.max_tokens
-        if config.seed is not None:
-            options["seed"] = config.seed
         if config.grammar is not None:
             options["extra_body"] = {config.grammar_key: config.grammar}
         options.update(extra)

@@ -986,7 +986,9 @@ def rollout(
         click.echo(json.dumps(report.as_json(), indent=2, ensure_ascii=False))
     else:
         click.echo(report.as_text())
-    if report.errors:
+    if report.stopped is not None:
+        click.echo(f"envdsl: error: {report.stopped}; stopped", err=True)
+    elif report.errors:
         click.echo(
             f"envdsl: error: {report.errors} rollout(s) failed at the server (their records say "
             "why); run again to retry them",

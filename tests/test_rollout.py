@@ -351,3 +351,17 @@ def test_threads_loading_one_new_environment_all_get_its_class(tmp_path: Path) -
     with ThreadPoolExecutor(8) as pool:
         classes = list(pool.map(load, range(8)))
     assert len(set(classes)) == 1 and classes[0].NAME == "ClinicScheduling"
+
+
+def test_a_server_that_rejects_the_first_rollout_stops_the_run(
+    server: ChatServer, spec: Path, tmp_path: Path
+) -> None:
+    server.responder = lambda body: Status(404, "The model `m` does not exist.")
+    out = tmp_path / "traj.jsonl"
+    result = rollout(server, spec, out, "--all", "-n", "5", "--concurrency", "1")
+    assert result.exit_code == 1
+    assert "rejected the request with HTTP 404: The model `m` does not exist." in result.stderr
+    assert result.stderr.strip().endswith(
+        "check --base-url (it usually ends in /v1) and --model; stopped"
+    )
+    assert len(records(out)) == 1 and len(server.requests) == 1  # 404 is not retried

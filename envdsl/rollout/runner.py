@@ -2,7 +2,8 @@
 append their records as they come (in input order), summarize the file.
 
 A rerun with the same specs and settings skips every job whose record is already scored (a
-server error is not: it is retried). The summary counts only records of this run's plan, so
+server error is not: it is retried). A run whose first rollouts cannot reach the server, or
+are rejected by it (a wrong URL, model or key), stops there instead of failing every job. The summary counts only records of this run's plan, so
 records of another spec version, model or sampling settings in the same file never mix in;
 the warnings say how many were left out and why.
 """
@@ -106,6 +107,8 @@ class RunReport:
     errors: int = 0  # jobs of this run the server (or a worker) failed
     warnings: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    # why the run stopped early: its first rollouts could not reach or use the server
+    stopped: str | None = None
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -113,6 +116,7 @@ class RunReport:
             "ran": self.ran,
             "skipped": self.skipped,
             "errors": self.errors,
+            "stopped": self.stopped,
             "seconds": round(self.seconds, 3),
             "warnings": self.warnings,
             **self.summary,
@@ -149,6 +153,9 @@ def run(
                 report.ran += 1
                 report.errors += record["finish"] == FINISH_ERROR
                 rewards += float(record.get("reward", 0.0))
+                if report.errors == report.ran and _hopeless(record):
+                    report.stopped = record["error"]["message"]
+                    break  # closing the map cancels the rollouts not yet started
                 if line is not None and line.due(report.ran == len(pending)):
                     elapsed = time.perf_counter() - started
                     line.draw(
@@ -162,6 +169,14 @@ def run(
     report.seconds = time.perf_counter() - started
     report.summary, report.warnings = summarize_file(out, rollouts.sources, jobs, report.errors)
     return report
+
+
+# server errors that the next rollout would meet too (a wrong URL, model or key)
+HOPELESS = frozenset({"connection", "rejected"})
+
+
+def _hopeless(record: Record) -> bool:
+    return record["finish"] == FINISH_ERROR and record["error"]["kind"] in HOPELESS
 
 
 def _ends_torn(path: str | os.PathLike[str]) -> bool:

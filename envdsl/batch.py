@@ -30,12 +30,14 @@ import sys
 import time
 import traceback
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence, TextIO
 
 import click
 
+from envdsl.backends import RAY, Backend, BackendError, ordered_map
 from envdsl.task_files import Bundle, bundle_paths
+from envdsl.terminal import StatusLine, is_terminal
 
 if TYPE_CHECKING:
     from multiprocessing.context import BaseContext
@@ -242,11 +244,19 @@ def run_checks(
     jobs: int = 1,
     worker: Worker = check_one,
     mp_context: BaseContext | None = None,
+    backend: Backend | None = None,
 ) -> Iterator[FileRecord]:
     """Check every spec (a path, or a bundle of a spec and its task files); yield the records
-    in input order, each as soon as it can be."""
+    in input order, each as soon as it can be.
+
+    With a Ray backend each spec is a Ray task (`jobs` of them in flight; 0: twice the
+    cluster's CPUs); a task that fails anyway gives an E9001 record, as a dead process does."""
     arguments = (verify, output_format, color)
     bundles = [Bundle(path) if isinstance(path, str) else path for path in paths]
+    if backend is not None and backend.kind == RAY:
+        check = _CheckFile(worker, *arguments)
+        yield from ordered_map(check, bundles, replace(backend, concurrency=jobs), check.crashed)
+        return
     if jobs <= 1 or len(bundles) <= 1:
         for bundle in bundles:
             yield worker(bundle.path, *arguments, bundle.task_files)
@@ -258,6 +268,26 @@ def run_checks(
         while following in waiting:
             yield waiting.pop(following)
             following += 1
+
+
+@dataclass(frozen=True, slots=True)
+class _CheckFile:
+    """check_one over a spec and its task files, with the options bound (picklable, for Ray
+    tasks)."""
+
+    worker: Worker
+    verify: bool
+    output_format: str
+    color: bool
+
+    def __call__(self, bundle: Bundle) -> FileRecord:
+        return self.worker(
+            bundle.path, self.verify, self.output_format, self.color, bundle.task_files
+        )
+
+    def crashed(self, bundle: Bundle, error: BaseException) -> FileRecord:
+        reason = " ".join(f"{type(error).__name__}: {error}".split())[:500]
+        return crash_record(bundle.path, reason, self.output_format, self.color)
 
 
 def _run_parallel(
@@ -396,44 +426,28 @@ def _count(number: int, word: str) -> str:
     return f"{number} {word}" if number == 1 else f"{number} {word}s"
 
 
-class Progress:
+class Progress(StatusLine):
     """`checked 120/1000 specs  12 with errors  85 specs/s` on one stderr line, redrawn in
-    place with `\\r` and cleared at the end; only when stderr is a terminal."""
+    place and cleared at the end; only when stderr is a terminal."""
 
     def __init__(self, total: int, stream: TextIO) -> None:
+        super().__init__(stream, PROGRESS_INTERVAL)
         self.total = total
-        self.stream = stream
-        self.shown = 0  # width of what is on the line now
-        self.last_draw = 0.0
 
     @staticmethod
     def wanted(total: int, stream: TextIO) -> bool:
-        try:
-            return total > PROGRESS_MIN_FILES and stream.isatty()
-        except (AttributeError, ValueError):
-            return False
+        return total > PROGRESS_MIN_FILES and is_terminal(stream)
 
     def update(self, summary: Summary, *, force: bool = False) -> None:
-        now = time.perf_counter()
-        if not force and now - self.last_draw < PROGRESS_INTERVAL:
+        if not self.due(force):
             return
-        self.last_draw = now
-        elapsed = now - summary.started
+        elapsed = time.perf_counter() - summary.started
         rate = summary.files / elapsed if elapsed > 0 else 0.0
         line = f"checked {summary.files}/{self.total} specs  {summary.with_errors} with errors"
         if summary.unreadable:
             line += f"  {summary.unreadable} unreadable"
         line += f"  {rate:.0f} specs/s"
-        padding = " " * max(0, self.shown - len(line))
-        self.stream.write(f"\r{line}{padding}")
-        self.stream.flush()
-        self.shown = len(line)
-
-    def clear(self) -> None:
-        if self.shown:
-            self.stream.write("\r" + " " * self.shown + "\r")
-            self.stream.flush()
-            self.shown = 0
+        self.draw(line)
 
 
 # ---- the `check` command ---------------------------------------------------------------------
@@ -447,6 +461,7 @@ def run_check(
     verify: bool,
     jobs: int = 1,
     mp_context: BaseContext | None = None,
+    backend: Backend | None = None,
 ) -> int:
     """Everything `envdsl check` does after parsing its options; returns the exit code."""
     try:
@@ -460,14 +475,16 @@ def run_check(
     progress = Progress(len(files), sys.stderr) if Progress.wanted(len(files), sys.stderr) else None
     records: list[FileRecord] = []  # kept only where the output needs all of them at once
     stream = expansion.batch and output_format != "json"
+    ray = backend is not None and backend.kind == RAY
     try:
         for record in run_checks(
             files,
             verify=verify,
             output_format=output_format,
             color=color,
-            jobs=resolve_jobs(jobs, len(files)),
+            jobs=jobs if ray else resolve_jobs(jobs, len(files)),
             mp_context=mp_context,
+            backend=backend,
         ):
             summary.add(record)
             if stream:
@@ -478,6 +495,9 @@ def run_check(
                 records.append(record)
             if progress is not None:
                 progress.update(summary)
+    except BackendError as error:
+        click.echo(f"envdsl: error: {error}", err=True)
+        return EXIT_USAGE
     finally:
         if progress is not None:
             progress.clear()

@@ -19,6 +19,9 @@ import click
 from envdsl import __version__
 
 if TYPE_CHECKING:
+    from envdsl.backends import Backend
+    from envdsl.rollout.plan import EnvSource
+    from envdsl.rollout.replay import Replay
     from envdsl.runtime import Environment
     from envdsl.task_files import Bundle
 
@@ -70,6 +73,39 @@ def main() -> None:
     """envdsl: a typed DSL and compiler for tool-interaction environments of LLM agents."""
 
 
+# ---- where batches run (check, rollout, synth --batch) --------------------------------------
+
+_backend_options = [
+    click.option(
+        "--backend",
+        type=click.Choice(["local", "ray"]),
+        default="local",
+        show_default=True,
+        help="local: processes and threads here; ray: one Ray task per item (pip install "
+        "'envdsl[ray]').",
+    ),
+    click.option(
+        "--address",
+        help="With --backend ray: the cluster (ray://HEAD:10001, or auto on a cluster node); "
+        "default $RAY_ADDRESS, else a local Ray.",
+    ),
+]
+
+
+def _backend_option(function: Any) -> Any:
+    for option in reversed(_backend_options):
+        function = option(function)
+    return function
+
+
+def _backend(kind: str, address: str | None, concurrency: int, processes: int = 1) -> "Backend":
+    from envdsl.backends import Backend
+
+    if address is not None and kind != "ray":
+        _fail_usage("--address is for --backend ray")
+    return Backend(kind, concurrency=concurrency, processes=processes, address=address)
+
+
 # ---- check -----------------------------------------------------------------------------------
 
 
@@ -97,10 +133,9 @@ def main() -> None:
 @click.option(
     "--jobs",
     "-j",
-    default=1,
-    show_default=True,
     type=click.IntRange(min=0),
-    help="Check this many files at a time in worker processes; 0 = one per core.",
+    help="Check this many files at a time in worker processes; 0 = one per core. Default 1; "
+    "with --backend ray, Ray tasks in flight, default twice the cluster's CPUs.",
 )
 @click.option(
     "--fix",
@@ -108,13 +143,16 @@ def main() -> None:
     help="First apply the machine fixes the diagnostics carry (rechecking until none applies), "
     "report each on stderr, then check the fixed specs.",
 )
+@_backend_option
 def check(
     files: Sequence[str],
     output_format: str,
     color: bool | None,
     no_verify: bool,
-    jobs: int,
+    jobs: int | None,
     fix: bool,
+    backend: str,
+    address: str | None,
 ) -> None:
     """Check specs and report their diagnostics.
 
@@ -136,8 +174,15 @@ def check(
 
         fix_files(_file_paths(files), sys.stderr)
     use_color = _use_color(color) if output_format == "text" else False
+    if jobs is None:
+        jobs = 0 if backend == "ray" else 1
     code = run_check(
-        files, output_format=output_format, color=use_color, verify=not no_verify, jobs=jobs
+        files,
+        output_format=output_format,
+        color=use_color,
+        verify=not no_verify,
+        jobs=jobs,
+        backend=_backend(backend, address, jobs),
     )
     sys.exit(code)
 
@@ -402,9 +447,21 @@ def schema(files: tuple[str, ...]) -> None:
 @click.option(
     "--calls",
     "calls_file",
-    required=True,
     type=click.Path(dir_okay=False, allow_dash=True),
     help='JSONL of {"name", "arguments"} or OpenAI assistant messages with tool_calls; - for stdin.',
+)
+@click.option(
+    "--rollout",
+    "rollout_file",
+    type=click.Path(dir_okay=False),
+    help="Replay a record of `envdsl rollout` (its task, calls and answer) and re-grade it.",
+)
+@click.option(
+    "--index",
+    default=0,
+    show_default=True,
+    type=int,
+    help="With --rollout: which record (0 the first, -1 the last).",
 )
 @click.option(
     "--answer",
@@ -428,22 +485,37 @@ def run(
     files: tuple[str, ...],
     task_name: str | None,
     state_file: str | None,
-    calls_file: str,
+    calls_file: str | None,
+    rollout_file: str | None,
+    index: int,
     answer: str,
     output_format: str,
     strict: bool,
 ) -> None:
     """Replay tool calls against an environment and print each result and the final state hash.
 
+    With --rollout FILE --index N, the calls are those of a recorded rollout, run from its
+    task's initial state, and its answer is graded by the task's checks as they are now.
     Exits 0 whatever the calls and the evaluation give, unless --strict."""
-    from envdsl.replay import CallParseError, parse_calls
     from envdsl.runtime import InvalidState
 
+    if rollout_file is not None and (calls_file or task_name or state_file or answer):
+        _fail_usage("--rollout replays a record's task, calls and answer: give no --calls, "
+                    "--task, --state or --answer")  # fmt: skip
     if task_name and state_file:
         _fail_usage("give --task or --state, not both")
     if answer and not task_name:
         _fail_usage("--answer is graded by a task's checks: give --task too")
-    env_class = _load_class(_one_spec(files))
+    replay = None
+    if rollout_file is not None:
+        source = _env_source(_one_spec(files))
+        env_class = source.environment_class()
+        replay = _load_replay(rollout_file, index, source)
+        task_name, answer, calls = replay.task, replay.answer, replay.calls
+    elif calls_file is None:
+        _fail_usage("give --calls FILE (or --rollout FILE --index N)")
+    else:
+        env_class = _load_class(_one_spec(files))
     env = env_class()
     try:
         if state_file:
@@ -462,16 +534,8 @@ def run(
         _fail_usage(f"cannot read state '{state_file}': {_describe_read_error(error)}")
     except InvalidState as error:
         _fail_usage(f"invalid initial state: {_one_line(error)}")
-    try:
-        if calls_file == "-":
-            calls = parse_calls(sys.stdin.read())
-        else:
-            with open(calls_file, encoding="utf-8") as handle:
-                calls = parse_calls(handle.read())
-    except (OSError, UnicodeDecodeError) as error:
-        _fail_usage(f"cannot read '{calls_file}': {_describe_read_error(error)}")
-    except CallParseError as error:
-        _fail_usage(_one_line(error))
+    if calls_file is not None:
+        calls = _read_calls(calls_file)
     from envdsl.terminal import printable  # tool names, arguments, results: agent/spec text
 
     results = []
@@ -487,8 +551,18 @@ def run(
         evaluation is None and not all(r["result"]["success"] for r in results)
     )
     exit_code = EXIT_ERRORS if strict and failed else EXIT_OK
+    if replay is not None:
+        for warning in replay.warnings:
+            click.echo(f"envdsl: warning: {warning}", err=True)
     if output_format == "json":
-        document = {"calls": results, "state_hash": env.state_hash(), "evaluation": evaluation}
+        document: dict[str, Any] = {
+            "calls": results,
+            "state_hash": env.state_hash(),
+            "evaluation": evaluation,
+        }
+        if replay is not None:
+            document["recorded"] = replay.recorded
+            document["warnings"] = replay.warnings
         click.echo(_encodable(json.dumps(document, indent=2, ensure_ascii=False)))
         sys.exit(exit_code)
     click.echo(f"state hash: {env.state_hash()}")
@@ -501,7 +575,53 @@ def run(
         click.echo(
             f"reward: {evaluation['reward']:.3f}  success: {str(evaluation['success']).lower()}"
         )
+    if replay is not None:
+        recorded = replay.recorded
+        same = "same" if recorded["state_hash"] == env.state_hash() else "different"
+        click.echo(
+            f"recorded: reward {recorded['reward']}, success {recorded['success']}, "
+            f"state hash {same}"
+        )
     sys.exit(exit_code)
+
+
+def _read_calls(calls_file: str) -> list[tuple[str, Any]]:
+    from envdsl.replay import CallParseError, parse_calls
+
+    try:
+        if calls_file == "-":
+            return parse_calls(sys.stdin.read())
+        with open(calls_file, encoding="utf-8") as handle:
+            return parse_calls(handle.read())
+    except (OSError, UnicodeDecodeError) as error:
+        _fail_usage(f"cannot read '{calls_file}': {_describe_read_error(error)}")
+    except CallParseError as error:
+        _fail_usage(_one_line(error))
+
+
+def _env_source(bundle: "Bundle") -> "EnvSource":
+    """A spec with its task files as rollout workers load it (with its hashes); errors exit
+    as `check` does."""
+    from envdsl.pipeline import CompileResult, read_sources
+    from envdsl.rollout.plan import env_source
+
+    result = _compile_or_exit(bundle, formatted=False)
+    assert isinstance(result, CompileResult)
+    texts = [source.text for source in read_sources(bundle.path, bundle.task_files)]
+    return env_source(bundle.path, "\0".join(texts), result)  # hashed as `tasks` does
+
+
+def _load_replay(rollout_file: str, index: int, source: "EnvSource") -> "Replay":
+    from envdsl.rollout.replay import ReplayError, load_replay
+
+    if not os.path.exists(rollout_file):
+        _fail_usage(f"cannot read '{rollout_file}': no such file")
+    try:
+        return load_replay(rollout_file, index, source)
+    except (OSError, UnicodeDecodeError) as error:
+        _fail_usage(f"cannot read '{rollout_file}': {_describe_read_error(error)}")
+    except ReplayError as error:
+        _fail_usage(str(error))
 
 
 def _encodable(text: str) -> str:
@@ -834,6 +954,164 @@ def explore(
     sys.exit(EXIT_ERRORS if failed else EXIT_OK)
 
 
+# ---- rollout ---------------------------------------------------------------------------------
+
+
+@main.command()
+@click.argument("specs", nargs=-1, required=True, metavar="SPEC|DIR|PATTERN...")
+@click.option("--model", envvar="ENVDSL_MODEL", help="The agent model's name on the server.")
+@click.option(
+    "--base-url",
+    default="http://127.0.0.1:8000/v1",
+    show_default=True,
+    envvar="OPENAI_BASE_URL",
+    help="An OpenAI-compatible server (vLLM, llama.cpp, ...). Key: $OPENAI_API_KEY.",
+)
+@click.option(
+    "--tasks", "task_list", help="Comma-separated task names (each spec runs those it has)."
+)
+@click.option("--all", "all_tasks", is_flag=True, help="Every task of every spec.")
+@click.option("-n", "--samples", default=1, show_default=True, type=click.IntRange(1, 10_000))
+@click.option(
+    "--concurrency",
+    default=4,
+    show_default=True,
+    type=click.IntRange(1, 1024),
+    help="Rollouts in flight at once.",
+)
+@click.option(
+    "--processes",
+    default=1,
+    show_default=True,
+    type=click.IntRange(1, 256),
+    help="Local backend: worker processes sharing --concurrency (1: threads in this one).",
+)
+@click.option("--max-turns", default=20, show_default=True, type=click.IntRange(1, 10_000))
+@click.option(
+    "--out",
+    "out_file",
+    required=True,
+    type=click.Path(dir_okay=False),
+    help="JSONL of trajectory records; appended to, and a rerun skips what it holds.",
+)
+@click.option("--temperature", type=click.FloatRange(0.0, 2.0))
+@click.option("--seed", type=int, help="Sent to the server; sample k gets SEED + k.")
+@click.option("--max-tokens", type=click.IntRange(1), help="Completion token limit per reply.")
+@click.option(
+    "--user-model",
+    help="A simulated user (this model, same server) is given the instruction and talks to "
+    "the agent, which sees only the user's messages.",
+)
+@click.option("--timeout", default=300.0, show_default=True, type=click.FloatRange(0.1))
+@click.option("--retries", default=4, show_default=True, type=click.IntRange(0, 100))
+@click.option(
+    "--backoff",
+    default=1.0,
+    show_default=True,
+    type=click.FloatRange(0.0),
+    help="Seconds before the first retry; doubles each time.",
+)
+@_backend_option
+@_text_or_json
+def rollout(
+    specs: Sequence[str],
+    model: str | None,
+    base_url: str,
+    task_list: str | None,
+    all_tasks: bool,
+    samples: int,
+    concurrency: int,
+    processes: int,
+    max_turns: int,
+    out_file: str,
+    temperature: float | None,
+    seed: int | None,
+    max_tokens: int | None,
+    user_model: str | None,
+    timeout: float,
+    retries: int,
+    backoff: float,
+    backend: str,
+    address: str | None,
+    output_format: str,
+) -> None:
+    """Run an agent model over specs' tasks and record its trajectories and rewards.
+
+    \b
+      envdsl rollout examples/online_shop.env --all -n 4 --model M --out traj.jsonl
+      envdsl rollout specs/ --tasks refund,cancel --model M --out traj.jsonl --backend ray
+
+    Each record holds the OpenAI messages (tool calls and results, ready for SFT), each
+    check's result, the reward and provenance (spec, task and checks hashes, model, sampling).
+    A rerun skips the records already in --out; the summary counts only records of these
+    specs and settings. Exits 0 when every rollout ran, 1 when the server failed some (rerun
+    to retry them), 2 on usage errors.
+    """
+    import dataclasses
+
+    from envdsl.backends import BackendError
+    from envdsl.llm.client import ClientConfig
+    from envdsl.rollout import runner
+    from envdsl.rollout.records import Sampling
+
+    if not model:
+        _fail_usage("give --model (or set ENVDSL_MODEL): the name the server serves")
+    if (task_list is None) == (not all_tasks):
+        _fail_usage("give --tasks a,b or --all")
+    chosen = None if all_tasks else [t.strip() for t in (task_list or "").split(",") if t.strip()]
+    chosen_backend = _backend(backend, address, concurrency, processes)
+    sources = tuple(_env_source(bundle) for bundle in _spec_bundles(specs))
+    if chosen is not None:
+        known = list(dict.fromkeys(task for source in sources for task in source.tasks))
+        unknown = [task for task in chosen if task not in known] or ([] if chosen else [""])
+        if unknown:
+            _fail_usage(f"unknown task '{unknown[0]}'; tasks: {', '.join(known) or 'none'}")
+    out_dir = os.path.dirname(out_file) or "."
+    if not os.path.isdir(out_dir):
+        _fail_usage(f"cannot write '{out_file}': no such directory '{out_dir}'")
+    config = ClientConfig(
+        base_url=base_url,
+        model=model,
+        timeout=timeout,
+        retries=retries,
+        backoff=backoff,
+        temperature=temperature,
+        max_tokens=max_tokens,
+    )
+    sampling = Sampling(model, temperature, max_tokens, seed, max_turns, user_model)
+    user_config = dataclasses.replace(config, model=user_model) if user_model else None
+    jobs = runner.plan(sources, chosen, samples, sampling)
+    from envdsl.terminal import is_terminal
+
+    try:
+        report = runner.run(
+            runner.Rollouts(sources, config, sampling, user_config),
+            jobs,
+            out_file,
+            chosen_backend,
+            progress=sys.stderr if is_terminal(sys.stderr) else None,
+        )
+    except BackendError as error:
+        _fail_usage(str(error))
+    except OSError as error:
+        _fail_usage(f"cannot write '{out_file}': {error.strerror or error}")
+    for warning in report.warnings:
+        click.echo(f"envdsl: warning: {warning}", err=True)
+    if output_format == "json":
+        click.echo(json.dumps(report.as_json(), indent=2, ensure_ascii=False))
+    else:
+        click.echo(report.as_text())
+    if report.stopped is not None:
+        click.echo(f"envdsl: error: {report.stopped}; stopped", err=True)
+    elif report.errors:
+        click.echo(
+            f"envdsl: error: {report.errors} rollout(s) failed at the server (their records say "
+            "why); run again to retry them",
+            err=True,
+        )
+    sys.exit(EXIT_ERRORS if report.errors else EXIT_OK)
+
+
 # ---- synth and grammar (LLM authoring) -------------------------------------------------------
 
 
@@ -914,6 +1192,7 @@ def explore(
     help="The request field for --grammar (llama.cpp's server: grammar).",
 )
 @click.option("--no-tasks", is_flag=True, help="Do not ask for tasks when the spec has none.")
+@_backend_option
 def synth(
     words: tuple[str, ...],
     output: str | None,
@@ -937,6 +1216,8 @@ def synth(
     use_grammar: bool,
     grammar_key: str,
     no_tasks: bool,
+    backend: str,
+    address: str | None,
 ) -> None:
     """Write a spec with an LLM, check it and repair it from the diagnostics.
 
@@ -973,6 +1254,9 @@ def synth(
             _fail_usage("--batch takes --out-dir DIR and --log FILE (not -o)")
     elif output is None:
         _fail_usage("give -o FILE for the spec")
+    if backend == "ray" and batch_file is None:
+        _fail_usage("--backend ray runs a --batch")
+    chosen_backend = _backend(backend, address, concurrency)
     if use_grammar:
         from envdsl.llm.grammar import gbnf_grammar
 
@@ -995,7 +1279,7 @@ def synth(
     )
     if batch_file is not None:
         assert out_dir is not None and log_file is not None
-        _synth_batch(batch_file, out_dir, log_file, config, concurrency, max_repairs, no_tasks)
+        _synth_batch(batch_file, out_dir, log_file, config, chosen_backend, max_repairs, no_tasks)
         return
     if tasks_mode:
         assert output is not None
@@ -1125,12 +1409,13 @@ def _synth_batch(
     out_dir: str,
     log_file: str,
     config: object,
-    concurrency: int,
+    backend: "Backend",
     max_repairs: int,
     no_tasks: bool,
 ) -> None:
     from pathlib import Path
 
+    from envdsl.backends import BackendError
     from envdsl.llm.batch import BatchInputError, progress_stream, read_items, run_batch
     from envdsl.llm.client import ChatClient, ClientConfig
 
@@ -1147,11 +1432,14 @@ def _synth_batch(
             ChatClient(config),
             Path(out_dir),
             Path(log_file),
-            concurrency=concurrency,
+            concurrency=backend.concurrency,
             max_repairs=max_repairs,
             want_tasks=not no_tasks,
             progress=progress_stream(),
+            backend=backend,
         )
+    except BackendError as error:
+        _fail_usage(str(error))
     except OSError as error:
         _fail_usage(f"cannot write the batch outputs: {error}")
     click.echo(summary.text())

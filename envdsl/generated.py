@@ -9,10 +9,15 @@ from __future__ import annotations
 
 import importlib
 import sys
+import threading
 import types
 
 from envdsl import cache
 from envdsl.runtime import Environment
+
+# One module loads at a time: a second thread that found a module in sys.modules while a
+# first was still executing it would get a module without its classes.
+_loading = threading.RLock()
 
 
 def load_module(source: str, name: str, *, register: bool = True) -> types.ModuleType:
@@ -22,8 +27,13 @@ def load_module(source: str, name: str, *, register: bool = True) -> types.Modul
     pickle by name in other processes; the same source loaded twice is one module.  With
     register=False the module is run in memory and removed from sys.modules afterwards (it is
     there while it runs: dataclasses look their module up), so that checking thousands of
-    specs neither keeps them all nor writes them to disk.
+    specs neither keeps them all nor writes them to disk.  Thread-safe.
     """
+    with _loading:
+        return _load_module(source, name, register)
+
+
+def _load_module(source: str, name: str, register: bool) -> types.ModuleType:
     module_name = cache.module_name(source, name)
     if register:
         existing = sys.modules.get(module_name)

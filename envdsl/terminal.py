@@ -10,6 +10,8 @@ differently from what it is.  Every control and format character is shown as an 
 from __future__ import annotations
 
 import re
+import time
+from typing import TextIO
 
 # C0 and C1 controls, DEL, and the Unicode format characters (category Cf: bidi overrides and
 # isolates, zero-width characters, the BOM, tag characters) plus the line/paragraph separators
@@ -33,3 +35,41 @@ def printable(text: str, *, keep_tabs: bool = True) -> str:
     """`text` with every control character but newline (and tab) written as an escape."""
     escaped = _UNSAFE.sub(_escape, text)
     return escaped if keep_tabs else escaped.replace("\t", "\\t")
+
+
+def is_terminal(stream: TextIO) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):  # no isatty, or a closed stream
+        return False
+
+
+class StatusLine:
+    """One line of progress on a terminal, redrawn in place with `\\r` at most every
+    `interval` seconds and cleared before other output or at the end."""
+
+    def __init__(self, stream: TextIO, interval: float = 0.1) -> None:
+        self.stream = stream
+        self.interval = interval
+        self.shown = 0  # width of what is on the line now
+        self.last_draw = 0.0
+
+    def due(self, force: bool = False) -> bool:
+        """Whether a redraw is due now (and, if so, that one is about to happen)."""
+        now = time.perf_counter()
+        if not force and now - self.last_draw < self.interval:
+            return False
+        self.last_draw = now
+        return True
+
+    def draw(self, line: str) -> None:
+        padding = " " * max(0, self.shown - len(line))
+        self.stream.write(f"\r{line}{padding}")
+        self.stream.flush()
+        self.shown = len(line)
+
+    def clear(self) -> None:
+        if self.shown:
+            self.stream.write("\r" + " " * self.shown + "\r")
+            self.stream.flush()
+            self.shown = 0

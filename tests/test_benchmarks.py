@@ -41,3 +41,10 @@ def test_fuzz_runtime_quick() -> None:
     assert "| sleep_tracking |" in out
     assert "0 escaped, 0 internal errors, 0 over 2 s, 0 rollback breaks, 0 hash errors" in out
     assert "0 raised other than InvalidState" in out and ": 0 examples differ" in out
+
+
+def test_bench_rollout_quick() -> None:
+    """A scripted agent solves every task on both local configurations (Ray: the full run)."""
+    out = run_benchmark("bench_rollout.py", "--quick")
+    assert "| local 1 proc | 3 |" in out and "| local 2 procs | 3 |" in out
+    assert out.count("| 100% |") == 2

@@ -1,7 +1,8 @@
 """`envdsl synth` and envdsl.llm: the write-check-repair loop against a real HTTP server.
 
-The server (http.server on 127.0.0.1, an ephemeral port) speaks the chat completions API,
-replays scripted replies and records every request; the real `openai` client talks to it.
+The server (tests/chat_server.py: http.server on 127.0.0.1, an ephemeral port) speaks the chat
+completions API, replays scripted replies and records every request; the real `openai` client
+talks to it.
 No traffic leaves the loopback interface; timeouts and retries are small, backoff is zero or
 recorded instead of slept, so every test is bounded in time.
 """
@@ -11,17 +12,16 @@ from __future__ import annotations
 import json
 import re
 import socket
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Iterator
 
 import pytest
 from click.testing import CliRunner
 from lark import Lark
 from lark.load_grammar import GrammarBuilder
 
+from chat_server import ChatServer, Script, Status
 from envdsl.cli import main
 from envdsl.llm import batch, loop
 from envdsl.llm.client import ChatClient, ClientConfig, LLMError
@@ -89,97 +89,7 @@ def fenced(spec: str, tag: str = "envdsl") -> str:
     return f"Here is the spec.\n\n```{tag}\n{spec}```\n"
 
 
-# ---- the scripted chat completions server -------------------------------------------------
-
-
-class Status:
-    """A scripted HTTP error reply."""
-
-    def __init__(self, code: int, message: str = "scripted failure") -> None:
-        self.code = code
-        self.message = message
-
-
-Script = Callable[[dict[str, Any]], "str | Status"]
-
-
-class ChatServer:
-    def __init__(self) -> None:
-        self.requests: list[dict[str, Any]] = []
-        self.replies: list[str | Status] = []
-        self.responder: Script | None = None
-        self.delay = 0.0
-        self._lock = threading.Lock()
-        server = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args: object) -> None:
-                pass
-
-            def do_POST(self) -> None:
-                length = int(self.headers.get("content-length", "0"))
-                body = json.loads(self.rfile.read(length) or b"{}")
-                reply = server.next_reply(self.path, body)
-                if server.delay:
-                    time.sleep(server.delay)
-                if isinstance(reply, Status):
-                    payload = {"error": {"message": reply.message, "type": "scripted"}}
-                    self.send(reply.code, payload)
-                    return
-                self.send(
-                    200,
-                    {
-                        "id": "chatcmpl-test",
-                        "object": "chat.completion",
-                        "created": 0,
-                        "model": body.get("model", "test"),
-                        "choices": [
-                            {
-                                "index": 0,
-                                "message": {"role": "assistant", "content": reply},
-                                "finish_reason": "stop",
-                            }
-                        ],
-                        "usage": {
-                            "prompt_tokens": 100,
-                            "completion_tokens": 10,
-                            "total_tokens": 110,
-                        },
-                    },
-                )
-
-            def send(self, code: int, payload: dict[str, Any]) -> None:
-                data = json.dumps(payload).encode()
-                self.send_response(code)
-                self.send_header("content-type", "application/json")
-                self.send_header("content-length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-        self.thread = threading.Thread(target=self.httpd.serve_forever, args=(0.05,), daemon=True)
-        self.thread.start()
-
-    def next_reply(self, path: str, body: dict[str, Any]) -> str | Status:
-        with self._lock:
-            self.requests.append({"path": path, "body": body})
-            if path != "/v1/chat/completions":
-                return Status(404, f"no route {path}")
-            if self.responder is not None:
-                return self.responder(body)
-            if not self.replies:
-                return Status(400, "the test script is exhausted")
-            return self.replies.pop(0)
-
-    def user_messages(self, index: int) -> list[str]:
-        messages = self.requests[index]["body"]["messages"]
-        return [m["content"] for m in messages if m["role"] == "user"]
-
-    def close(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
+# ---- the scripted chat completions server (tests/chat_server.py) -------------------------
 
 
 @pytest.fixture

@@ -16,12 +16,13 @@ import re
 import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable, Iterable, TextIO
 
+from envdsl.backends import RAY, Backend, ordered_map
 from envdsl.llm import prompts
-from envdsl.llm.client import ChatClient, LLMError
+from envdsl.llm.client import ChatClient, ClientConfig, LLMError
 from envdsl.llm.loop import ACCEPTED, ACCEPTED_WITHOUT_TASKS, FAILED, Attempt, SynthResult
 from envdsl.llm.loop import synthesize
 
@@ -235,6 +236,39 @@ def done_record(item_id: str, result: SynthResult, output: Path | None) -> dict[
     }
 
 
+@dataclass(frozen=True, slots=True)
+class ServerFailure:
+    """An item the server could not serve (an LLMError, which does not pickle, as data)."""
+
+    kind: str
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class RemoteSynth:
+    """One item's synthesis in a Ray task: the client is built there from its config."""
+
+    config: ClientConfig
+    max_repairs: int
+    want_tasks: bool
+
+    def __call__(self, item: tuple[str, str]) -> SynthResult | ServerFailure:
+        request, path = item
+        try:
+            return synthesize(
+                ChatClient(self.config),
+                request,
+                max_repairs=self.max_repairs,
+                want_tasks=self.want_tasks,
+                path=path,
+            )
+        except LLMError as error:
+            return ServerFailure(error.kind, str(error))
+
+    def failed(self, item: tuple[str, str], error: BaseException) -> ServerFailure:
+        return ServerFailure("worker", " ".join(f"{type(error).__name__}: {error}".split()))
+
+
 def run_batch(
     items: list[BatchItem],
     client: ChatClient,
@@ -246,8 +280,13 @@ def run_batch(
     want_tasks: bool = True,
     progress: TextIO | None = None,
     on_done: Callable[[str, dict[str, Any]], None] | None = None,
+    backend: Backend | None = None,
 ) -> Summary:
-    """Synthesize every item not finished in the log; append to the log; summarize it all."""
+    """Synthesize every item not finished in the log; append to the log; summarize it all.
+
+    Threads here by default (each attempt is logged as it happens); with a Ray backend one
+    Ray task per item, `concurrency` in flight, whose attempts are logged when it is done,
+    in input order."""
     earlier = finished_ids(read_log(log_path))
     pending = [item for item in items if item.id not in earlier]
     skipped = len(items) - len(pending)
@@ -259,32 +298,20 @@ def run_batch(
     with open(log_path, "a", encoding="utf-8") as handle:
         log = _Log(handle)
 
-        def one(item: BatchItem) -> None:
-            def on_attempt(attempt: Attempt) -> None:
-                log.write({"id": item.id, **attempt.log_record()})
-
-            output = out_dir / output_name(item.id)
-            try:
-                result = synthesize(
-                    client,
-                    item.request,
-                    max_repairs=max_repairs,
-                    want_tasks=want_tasks,
-                    path=output.name,
-                    on_attempt=on_attempt,
-                )
-            except LLMError as error:
+        def finish(item: BatchItem, outcome: SynthResult | ServerFailure) -> None:
+            if isinstance(outcome, ServerFailure):
                 record: dict[str, Any] = {
                     "id": item.id,
                     "phase": DONE,
                     "status": LLM_ERROR,
-                    "error_kind": error.kind,
-                    "message": str(error),
+                    "error_kind": outcome.kind,
+                    "message": outcome.message,
                 }
             else:
-                written = write_outputs(result, output)
-                shown = output if result.status != FAILED else written
-                record = done_record(item.id, result, shown)
+                output = out_dir / output_name(item.id)
+                written = write_outputs(outcome, output)
+                shown = output if outcome.status != FAILED else written
+                record = done_record(item.id, outcome, shown)
             log.write(record)
             with counts_lock:
                 counts["done"] += 1
@@ -299,9 +326,39 @@ def run_batch(
             if on_done is not None:
                 on_done(item.id, record)
 
-        with ThreadPoolExecutor(max_workers=max(1, concurrency)) as pool:
-            for future in [pool.submit(one, item) for item in pending]:
-                future.result()
+        if backend is not None and backend.kind == RAY:
+            remote = RemoteSynth(client.config, max_repairs, want_tasks)
+            work = [(item.request, output_name(item.id)) for item in pending]
+            ray_backend = replace(backend, concurrency=concurrency)
+            for item, outcome in zip(
+                pending, ordered_map(remote, work, ray_backend, remote.failed)
+            ):
+                if isinstance(outcome, SynthResult):
+                    for attempt in outcome.attempts:
+                        log.write({"id": item.id, **attempt.log_record()})
+                finish(item, outcome)
+        else:
+
+            def one(item: BatchItem) -> None:
+                def on_attempt(attempt: Attempt) -> None:
+                    log.write({"id": item.id, **attempt.log_record()})
+
+                try:
+                    outcome: SynthResult | ServerFailure = synthesize(
+                        client,
+                        item.request,
+                        max_repairs=max_repairs,
+                        want_tasks=want_tasks,
+                        path=output_name(item.id),
+                        on_attempt=on_attempt,
+                    )
+                except LLMError as error:
+                    outcome = ServerFailure(error.kind, str(error))
+                finish(item, outcome)
+
+            with ThreadPoolExecutor(max_workers=max(1, concurrency)) as pool:
+                for future in [pool.submit(one, item) for item in pending]:
+                    future.result()
     if progress is not None and pending:
         progress.write("\n")
     return summarize(read_log(log_path), errors=counts[LLM_ERROR], skipped=skipped)

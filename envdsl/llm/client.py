@@ -48,6 +48,18 @@ class Reply:
     attempts: int
 
 
+@dataclass(frozen=True, slots=True)
+class ToolTurn:
+    """One reply of a model that was offered tools: the assistant message as an OpenAI chat
+    message (`content`, and `tool_calls` when it called any), ready to go back in the history."""
+
+    message: dict[str, Any]
+    prompt_tokens: int
+    completion_tokens: int
+    finish_reason: str | None
+    attempts: int
+
+
 class LLMError(Exception):
     """A request that could not be completed. `kind` is one of connection, timeout,
     rate_limit, server, rejected, invalid; str() is a one-line message for people."""
@@ -71,6 +83,63 @@ class ChatClient:
         )
 
     def complete(self, messages: Sequence[Message]) -> Reply:
+        response, attempts = self._create(messages, {})
+        if not response.choices or response.choices[0].message.content is None:
+            raise LLMError("invalid", f"the model server at {self.config.base_url} sent no message")
+        usage = response.usage
+        return Reply(
+            text=response.choices[0].message.content,
+            prompt_tokens=usage.prompt_tokens if usage else 0,
+            completion_tokens=usage.completion_tokens if usage else 0,
+            finish_reason=response.choices[0].finish_reason,
+            attempts=attempts,
+        )
+
+    def complete_with_tools(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        tools: Sequence[Mapping[str, Any]],
+        *,
+        seed: int | None = None,
+    ) -> ToolTurn:
+        """One agent turn: the model may answer or call tools. `seed` goes to the server
+        (vLLM and llama.cpp honour it; each sample of a task gets its own)."""
+        options: dict[str, Any] = {"tools": list(tools)} if tools else {}
+        if seed is not None:
+            options["seed"] = seed
+        response, attempts = self._create(messages, options)
+        if not response.choices:
+            raise LLMError("invalid", f"the model server at {self.config.base_url} sent no message")
+        choice = response.choices[0]
+        message: dict[str, Any] = {"role": "assistant", "content": choice.message.content or ""}
+        calls = []
+        for number, call in enumerate(choice.message.tool_calls or []):
+            function = getattr(call, "function", None)  # None for non-function (custom) calls
+            calls.append(
+                {
+                    "id": call.id or f"call_{number}",
+                    "type": "function",
+                    "function": {
+                        "name": getattr(function, "name", None) or "",
+                        "arguments": getattr(function, "arguments", None) or "",
+                    },
+                }
+            )
+        if calls:
+            message["tool_calls"] = calls
+        usage = response.usage
+        return ToolTurn(
+            message=message,
+            prompt_tokens=usage.prompt_tokens if usage else 0,
+            completion_tokens=usage.completion_tokens if usage else 0,
+            finish_reason=choice.finish_reason,
+            attempts=attempts,
+        )
+
+    def _create(
+        self, messages: Sequence[Mapping[str, Any]], extra: dict[str, Any]
+    ) -> tuple[Any, int]:
+        """The chat completion and the number of attempts it took (see the module's doc)."""
         import openai
 
         config = self.config
@@ -81,6 +150,7 @@ class ChatClient:
             options["max_tokens"] = config.max_tokens
         if config.grammar is not None:
             options["extra_body"] = {config.grammar_key: config.grammar}
+        options.update(extra)
         attempts = 0
         while True:
             attempts += 1
@@ -90,23 +160,13 @@ class ChatClient:
                     messages=cast("list[openai.types.chat.ChatCompletionMessageParam]", messages),
                     **options,
                 )
-                break
+                return response, attempts
             except openai.APIError as error:
                 retry_after = _retry_delay(error)
                 if retry_after is None or attempts > config.retries:
                     raise _describe(error, config, attempts) from error
                 delay = min(config.backoff * 2 ** (attempts - 1), config.max_backoff)
                 self._sleep(max(delay, min(retry_after, config.max_backoff)))
-        if not response.choices or response.choices[0].message.content is None:
-            raise LLMError("invalid", f"the model server at {config.base_url} sent no message")
-        usage = response.usage
-        return Reply(
-            text=response.choices[0].message.content,
-            prompt_tokens=usage.prompt_tokens if usage else 0,
-            completion_tokens=usage.completion_tokens if usage else 0,
-            finish_reason=response.choices[0].finish_reason,
-            attempts=attempts,
-        )
 
 
 def _retry_delay(error: Exception) -> float | None:

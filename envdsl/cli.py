@@ -294,13 +294,9 @@ def _use_color_stderr(flag: bool | None) -> bool:
 
 @main.command()
 def lsp() -> None:
-    """Run the language server on stdin/stdout (for editors; see editors/vscode).
+    """Run the language server on stdin/stdout (for editors; see editors/vscode)."""
+    from envdsl.lsp.server import serve
 
-    Needs pygls: pip install 'envdsl[lsp]'."""
-    try:
-        from envdsl.lsp.server import serve
-    except ImportError as error:
-        _fail_usage(f"the language server needs pygls ({error}): pip install 'envdsl[lsp]'")
     serve()
 
 

@@ -34,9 +34,12 @@ are printed. state_hash() is O(state) by nature and is reported separately.
 from __future__ import annotations
 
 import argparse
+import copy
 import cProfile
 import datetime as dt
+import gc
 import io
+import json
 import platform
 import pstats
 import statistics
@@ -44,6 +47,7 @@ import sys
 import tempfile
 import time
 import timeit
+import tracemalloc
 from pathlib import Path
 from typing import Any, Callable
 
@@ -317,12 +321,96 @@ def bench_size(
         min(timeit.repeat(hand.state_hash, number=1, repeat=loops)),
         min(timeit.repeat(gen.state_hash, number=1, repeat=loops)),
     )
+    step_hash = hash_after_step(gen, target, loops)
     return {
         "times": times,
         "setup": (hand_setup, gen_setup),
         "first_insert": tuple(first_insert),
         "hash": hash_times,
+        "step_hash": step_hash,
+        "snapshot": snapshot_times(hand, gen, target, loops),
+        "memory": memory_held(n, sleep_cls),
     }
+
+
+def hash_after_step(gen: Any, target: str, loops: int) -> float:
+    """state_hash() right after a call that changed one row (what an RL loop pays per step)."""
+    samples = []
+    for i in range(loops):
+        status = "suspended" if i % 2 == 0 else "active"
+        expect(gen.call("set_status", {"user_id": target, "status": status}), True, "step")
+        started = time.perf_counter()
+        gen.state_hash()
+        samples.append(time.perf_counter() - started)
+    if loops % 2:
+        expect(gen.call("set_status", {"user_id": target, "status": "active"}), True, "step")
+    return min(samples)
+
+
+def snapshot_times(hand: Any, gen: Any, target: str, loops: int) -> dict[str, tuple[float, float]]:
+    """snapshot() and restore() after one update, against copy.deepcopy of the plain dicts
+    (the hand-written side's snapshot, and its restore: a restored state must not share the
+    snapshot's dicts, or the next write would change the snapshot)."""
+
+    def hand_state() -> tuple[Any, ...]:
+        return (hand.users, hand.logs, hand.tickets, hand.now)
+
+    samples: dict[str, list[tuple[float, float]]] = {"snapshot": [], "restore": []}
+    for _ in range(max(1, loops // 3)):
+        started = time.perf_counter()
+        saved = copy.deepcopy(hand_state())
+        hand_snap = time.perf_counter() - started
+        started = time.perf_counter()
+        snap = gen.snapshot()
+        gen_snap = time.perf_counter() - started
+        for env in (hand, gen):
+            expect(env.call("set_status", {"user_id": target, "status": "suspended"}), True, "s")
+        started = time.perf_counter()
+        hand.users, hand.logs, hand.tickets, hand.now = copy.deepcopy(saved)
+        hand_restore = time.perf_counter() - started
+        started = time.perf_counter()
+        gen.restore(snap)
+        gen_restore = time.perf_counter() - started
+        samples["snapshot"].append((hand_snap, gen_snap))
+        samples["restore"].append((hand_restore, gen_restore))
+        del saved, snap
+    if (
+        hand.users[target]["status"] != "active"
+        or gen.call("get_user", {"user_id": target})["data"]["status"] != "active"
+    ):
+        raise SystemExit("restore() did not bring the state back")
+    return {
+        what: (min(s[0] for s in pairs), min(s[1] for s in pairs))
+        for what, pairs in samples.items()
+    }
+
+
+def memory_held(n: int, sleep_cls: type[Any]) -> tuple[int, int]:
+    """Bytes held by a state of size n loaded from JSON text: plain dicts / generated env."""
+    text = json.dumps(sleep_state(n))
+    held = []
+    for load in (_hand_from_text, lambda t: _gen_from_text(sleep_cls, t)):
+        gc.collect()
+        tracemalloc.start()
+        before = tracemalloc.get_traced_memory()[0]
+        env = load(text)
+        gc.collect()
+        held.append(tracemalloc.get_traced_memory()[0] - before)
+        tracemalloc.stop()
+        del env
+    return held[0], held[1]
+
+
+def _hand_from_text(text: str) -> Any:
+    env = SleepTrackingSystem()
+    env.load_state(json.loads(text))
+    return env
+
+
+def _gen_from_text(sleep_cls: type[Any], text: str) -> Any:
+    env = sleep_cls()
+    env.reset(state=text)
+    return env
 
 
 def profile(label: str, call: Callable[[], Any], repeat: int = 20) -> None:
@@ -422,24 +510,44 @@ def report(results: dict[int, dict[str, Any]], sizes: list[int]) -> list[str]:
             )
     out += [
         "",
-        "| state_hash() | N | hand-written ms | generated ms | generated / hand |",
-        "|---|---:|---:|---:|---:|",
+        "| state_hash() | N | hand-written ms | generated ms | generated / hand "
+        "| generated after one step ms | after a step / hand |",
+        "|---|---:|---:|---:|---:|---:|---:|",
     ]
     for n in sizes:
         hand, gen = results[n]["hash"]
-        out.append(f"| | {n:,} | {hand * 1e3:,.2f} | {gen * 1e3:,.2f} | {gen / hand:.2f} |")
+        step = results[n]["step_hash"]
+        out.append(
+            f"| | {n:,} | {hand * 1e3:,.2f} | {gen * 1e3:,.2f} | {gen / hand:.2f} "
+            f"| {step * 1e3:,.3f} | {step / hand:.3f} |"
+        )
+    out += [
+        "",
+        "| snapshot / restore | N | deepcopy of plain dicts ms | generated ms | generated / deepcopy |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    for what in ("snapshot", "restore"):
+        for i, n in enumerate(sizes):
+            hand, gen = results[n]["snapshot"][what]
+            label = f"{what}()" if i == 0 else ""
+            out.append(
+                f"| {label} | {n:,} | {hand * 1e3:,.3f} | {gen * 1e3:,.3f} | {gen / hand:.3f} |"
+            )
     out += [
         "",
         "| setup (not per call) | N | hand-written load ms | generated reset(state) ms "
-        "| first insert after load, hand / generated ms |",
-        "|---|---:|---:|---:|---:|",
+        "| generated / hand | first insert after load, hand / generated ms "
+        "| memory held, plain / generated MiB | generated / plain |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for n in sizes:
         hand, gen = results[n]["setup"]
         first_hand, first_gen = results[n]["first_insert"]
+        plain_mem, gen_mem = results[n]["memory"]
         out.append(
-            f"| | {n:,} | {hand * 1e3:,.1f} | {gen * 1e3:,.1f} "
-            f"| {first_hand * 1e3:,.2f} / {first_gen * 1e3:,.2f} |"
+            f"| | {n:,} | {hand * 1e3:,.1f} | {gen * 1e3:,.1f} | {gen / hand:.2f} "
+            f"| {first_hand * 1e3:,.2f} / {first_gen * 1e3:,.2f} "
+            f"| {plain_mem / 2**20:,.1f} / {gen_mem / 2**20:,.1f} | {gen_mem / plain_mem:.2f} |"
         )
     return out
 
@@ -474,7 +582,12 @@ def main() -> None:
         action="store_true",
         help="also profile the generated query and update at the smallest size (constant cost)",
     )
+    parser.add_argument(
+        "--quick", action="store_true", help="N = 100 and a tiny budget (keeps the script working)"
+    )
     options = parser.parse_args()
+    if options.quick:
+        options.sizes, options.budget, options.no_profile = [100], 0.01, True
     sizes = sorted(options.sizes)
 
     total = time.perf_counter()

@@ -8,12 +8,11 @@ budget, canonical JSON and hashes) lives here, once.
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import difflib
 import hashlib
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable, ClassVar, Collection, Iterable, Iterator, Mapping, Self, TypeVar
 
 from envdsl.runtime import limits
@@ -26,6 +25,7 @@ from envdsl.runtime.places import (
     owned_copy,
     place_of,
 )
+from envdsl.runtime.snapshots import Owner, Snapshot, World, undo_entry
 from envdsl.runtime.table import RefField, Table, TableSchema
 from envdsl.runtime.values import RecordSpec, TypeSpec, key_from_json, nested_refs
 
@@ -101,15 +101,6 @@ class TraceEntry:
     error: str | None = None
 
 
-@dataclass(slots=True)
-class Snapshot:
-    tables: dict[str, Table[Any]]
-    scalars: dict[str, Any]
-    trace: list[TraceEntry]
-    task: str | None
-    initial: Snapshot | None = field(default=None, repr=False)
-
-
 class InvalidState(Exception):
     """An initial state (task init, JSON state) that breaks the schema or an invariant."""
 
@@ -151,29 +142,37 @@ class Environment:
         self.last_failure: Fail | None = None
         # passes per `require`/`let ... else` site; None (not counting) except while exploring
         self.coverage: list[int] | None = None
-        self._initial: Snapshot | None = None
-        self._initial_view: tuple[Snapshot | None, Any] | None = None
+        # the read-only state at reset(task) for `initial.`: (task, view), built on first use
+        self._initial_view: tuple[str | None, Any] | None = None
         # replaying a solution with steps left out (see solve)
         self._leave_out: frozenset[int] | None = None
         self._solution_step = 0
+        self._owner = Owner()
         self._tables: dict[str, Table[Any]] = {}
         self._scalars: dict[str, Any] = {}
+        self._world = World(self._tables, self._scalars, self.trace, self._owner)
         self._clear()
 
     def __getstate__(self) -> dict[str, Any]:
         """Pickling (spawn workers, Ray): the state, trace and task; not the caches."""
         state = dict(self.__dict__)
-        state["_initial_view"] = None  # a view over `_initial`, rebuilt on first use
+        state["_initial_view"] = None  # rebuilt on first use
         state["last_exception"] = None  # may hold a traceback's frames, which cannot pickle
         return state
 
     # ---- state -----------------------------------------------------------------------------
     def _clear(self) -> None:
-        self._tables = {name: Table(spec.schema) for name, spec in self.TABLES.items()}
-        self._scalars = {}
+        """A new, empty world: snapshots of the old one keep it (it is no longer changed)."""
+        tables: dict[str, Table[Any]] = {n: Table(s.schema) for n, s in self.TABLES.items()}
+        self._enter(World(tables, {}, [], self._owner))
         for name, spec in self.SCALARS.items():
             self.set_scalar_initial(name, spec.default() if spec.default is not None else None)
-        self.trace = []
+
+    def _enter(self, world: World) -> None:
+        self._world = world
+        self._tables = world.tables
+        self._scalars = world.scalars
+        self.trace = world.trace
 
     def reset(self, task: str | None = None, state: Mapping[str, Any] | str | None = None) -> None:
         """Load a task's initial state, or a JSON state (dict or JSON text), or an empty one."""
@@ -185,16 +184,17 @@ class Environment:
             spec = self.TASKS.get(task)
             if spec is None:
                 raise KeyError(f"unknown task {task!r}; tasks: {', '.join(self.TASKS) or 'none'}")
-            if spec.init is not None:
-                getattr(self, spec.init)()
-            elif spec.init_data is not None:
-                self._load_json_state(json.loads(spec.init_data))
+            self._load_task(spec)
         elif state is not None:
             self._load_state(state)
             return
         self._check_whole_state()
-        # `initial.` exists for task checks; a plain state load skips the O(state) deep copy
-        self._initial = self.snapshot() if task is not None else None
+
+    def _load_task(self, spec: TaskSpec) -> None:
+        if spec.init is not None:
+            getattr(self, spec.init)()
+        elif spec.init_data is not None:
+            self._load_json_state(json.loads(spec.init_data))
 
     def _load_state(self, state: Mapping[str, Any] | str) -> None:
         """A JSON state from outside: whatever is wrong with it is an InvalidState, and a
@@ -218,7 +218,6 @@ class Environment:
         except ValueError as error:  # bad JSON text, a number too long to read
             self._clear()
             raise InvalidState(f"the state is not valid JSON: {_short(error)}") from None
-        self._initial = None
 
     def _load_json_state(self, data: Any) -> None:
         if not isinstance(data, dict):
@@ -314,36 +313,41 @@ class Environment:
             self._touched = {}
 
     def snapshot(self) -> Snapshot:
-        return Snapshot(
-            copy.deepcopy(self._tables),
-            copy.deepcopy(self._scalars),
-            list(self.trace),
-            self.task,
-            self._initial,
-        )
+        """The current state, trace and task, to come back to with `restore`: O(1), a
+        position in the undo history (see envdsl/runtime/snapshots.py)."""
+        return Snapshot(self._world, self.task)
 
     def restore(self, snapshot: Snapshot) -> None:
-        self._tables = copy.deepcopy(snapshot.tables)
-        self._scalars = copy.deepcopy(snapshot.scalars)
-        self.trace = list(snapshot.trace)
+        """Go back to a snapshot's state, trace and task: O(writes since) for one of this
+        environment's own; a copy for one of another environment."""
+        self._enter(snapshot.world_for(self._owner))
         self.task = snapshot.task
-        self._initial = snapshot.initial
+
+    def fork(self) -> Self:
+        """A new environment in this one's state, trace and task that shares nothing
+        mutable with it (its snapshots are restored into the fork as copies)."""
+        forked = object.__new__(type(self))
+        Environment.__init__(forked, step_budget=self.step_budget, size_budget=self.size_budget)
+        forked.restore(self.snapshot())
+        forked.coverage = None if self.coverage is None else list(self.coverage)
+        return forked
 
     def initial_state(self) -> Self:
-        """A read-only view of the state at reset(), for `initial.` in checks.
+        """A read-only view of the state at reset(task), for `initial.` in checks.
 
-        Built once per reset: a check reads `initial.` once per element of a comprehension.
+        Built on first use by running the task's init again (it is deterministic), so that a
+        reset does not copy the state for checks that never read `initial.`; kept until the
+        task changes: a check reads `initial.` once per element of a comprehension.
         """
         cached = self._initial_view
-        if cached is not None and cached[0] is self._initial:
+        if cached is not None and cached[0] == self.task:
             view: Self = cached[1]
             return view
         view = object.__new__(type(self))
         Environment.__init__(view, step_budget=self.step_budget)
-        if self._initial is not None:
-            view._tables = self._initial.tables
-            view._scalars = self._initial.scalars
-        self._initial_view = (self._initial, view)
+        if self.task is not None:
+            view._load_task(self.TASKS[self.task])
+        self._initial_view = (self.task, view)
         return view
 
     def state_json(self) -> dict[str, Any]:
@@ -514,6 +518,7 @@ class Environment:
                     raise Fail(f"the result is too large ({size} characters and elements)")
             outcome = {"success": True, "data": data}
             self.last_result = result
+            self._world.record(self._journal)
         except Fail as failure:
             self._rollback()
             self.last_failure = failure
@@ -729,30 +734,7 @@ class Environment:
     def _rollback(self) -> None:
         journal = self._journal or []
         for entry in reversed(journal):
-            kind = entry[0]
-            if kind == "field":
-                _, table_name, key, row, field_name, old = entry
-                table = self._tables[table_name]
-                if table.get(key) is row:
-                    table.reindex_field(key, row, field_name, getattr(row, field_name), old)
-                setattr(row, field_name, old)
-            elif kind == "insert":
-                self._tables[entry[1]].remove(entry[2])
-            elif kind == "delete":
-                _, table_name, key, row, seq = entry
-                self._tables[table_name].add(key, row, seq)
-            elif kind == "scalar":
-                self._scalars[entry[1]] = entry[2]
-            elif kind == "counter":
-                self._tables[entry[1]].auto_counter = entry[2]
-            elif kind == "grow":
-                _, place, length = entry
-                if place.table is None:
-                    current = self._scalars[place.attr]
-                else:
-                    current = getattr(place.row, place.attr)
-                del current[length:]  # what the place holds now: an undone write may have
-                # put back a copy of the list
+            undo_entry(self._tables, self._scalars, entry)
         self._journal = []
 
     # ---- integrity at the end of an action --------------------------------------------------

@@ -25,6 +25,7 @@ from envdsl.runtime.places import (
     owned_copy,
     place_of,
 )
+from envdsl.runtime.digests import reference_hash
 from envdsl.runtime.snapshots import Owner, Snapshot, World, undo_entry
 from envdsl.runtime.table import RefField, Table, TableSchema
 from envdsl.runtime.values import RecordSpec, TypeSpec, key_from_json, nested_refs
@@ -116,6 +117,9 @@ class Environment:
     ENV_INVARIANTS: ClassVar[dict[str, str]] = {}  # method -> text
     # each `require` and `let ... else`: (tool or fn, spec line, kind, condition as written)
     SITES: ClassVar[tuple[tuple[str, int, str, str], ...]] = ()
+    # made from the tables above on first use, per class (see _row_serializers)
+    _SERIALIZERS: ClassVar[dict[str, Callable[[Any], Any]]]
+    _SCALAR_SPECS: ClassVar[dict[str, TypeSpec]]
 
     def __init__(
         self,
@@ -279,9 +283,11 @@ class Environment:
                 raise InvalidState(f"{name}: two rows have the key {clip(key)}")
             own_row_fields(name, row)
             table.add(key, row)
+        self._world.digests.table_changed(name)
 
     def set_scalar_initial(self, name: str, value: Any) -> None:
         self._scalars[name] = owned_copy(value, Place(None, None, name))
+        self._world.digests.scalar_changed(name)
 
     def _check_whole_state(self) -> None:
         """Check every integrity rule on every row: for initial states, not per call.
@@ -367,8 +373,32 @@ class Environment:
         return result
 
     def state_hash(self) -> str:
-        text = json.dumps(self.state_json(), separators=(",", ":"), ensure_ascii=False)
-        return hashlib.sha256(text.encode("utf-8")).hexdigest()
+        """A digest of the canonical state (see envdsl/runtime/digests.py): equal states have
+        equal hashes; after a call it costs the rows the call changed."""
+        return self._world.digests.state_hash(
+            self._tables, self._row_serializers(), self._scalars, self._scalar_specs()
+        )
+
+    def reference_state_hash(self) -> str:
+        """state_hash() computed from nothing, without the digests kept between calls."""
+        return reference_hash(
+            self._tables, self._row_serializers(), self._scalars, self._scalar_specs()
+        )
+
+    @classmethod
+    def _row_serializers(cls) -> dict[str, Callable[[Any], Any]]:
+        serializers: dict[str, Callable[[Any], Any]] | None = cls.__dict__.get("_SERIALIZERS")
+        if serializers is None:  # per generated class, made once
+            serializers = {name: spec.row.serializer() for name, spec in cls.TABLES.items()}
+            cls._SERIALIZERS = serializers
+        return serializers
+
+    @classmethod
+    def _scalar_specs(cls) -> dict[str, TypeSpec]:
+        specs: dict[str, TypeSpec] | None = cls.__dict__.get("_SCALAR_SPECS")
+        if specs is None:
+            specs = cls._SCALAR_SPECS = {name: spec.spec for name, spec in cls.SCALARS.items()}
+        return specs
 
     # ---- tools -----------------------------------------------------------------------------
     def tool_schemas(self) -> list[dict[str, Any]]:

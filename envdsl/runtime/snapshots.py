@@ -21,6 +21,8 @@ import copy
 import weakref
 from typing import TYPE_CHECKING, Any
 
+from envdsl.runtime.digests import StateDigests
+
 if TYPE_CHECKING:
     from envdsl.runtime.environment import TraceEntry
     from envdsl.runtime.table import Table
@@ -37,7 +39,7 @@ class Owner:
 class World:
     """The state an environment works on and the journal entries of its successful calls."""
 
-    __slots__ = ("tables", "scalars", "trace", "history", "live", "owner")
+    __slots__ = ("tables", "scalars", "trace", "history", "live", "owner", "digests")
 
     def __init__(
         self,
@@ -52,9 +54,12 @@ class World:
         self.history: list[Entry] = []
         self.live: weakref.WeakSet[Snapshot] = weakref.WeakSet()
         self.owner = owner
+        self.digests = StateDigests()
 
     def record(self, journal: list[Entry]) -> None:
-        """Keep a successful call's journal while a snapshot may need to undo it."""
+        """Keep a successful call's journal while a snapshot may need to undo it (and mark
+        the rows it wrote for the state hash)."""
+        self.digests.note(self.tables, journal)
         if self.live:
             self.history.extend(journal)
         elif self.history:
@@ -68,18 +73,22 @@ class World:
         while history and len(history) > position:
             while waiting and waiting[0].position >= len(history):
                 waiting.pop(0).materialize()
-            undo_entry(self.tables, self.scalars, history.pop())
+            entry = history.pop()
+            undo_entry(self.tables, self.scalars, entry)
+            self.digests.note(self.tables, (entry,))
         for snapshot in waiting:  # at the position itself (nothing left to undo above it)
             snapshot.materialize()
 
     def __getstate__(self) -> dict[str, Any]:
         # the weak set cannot pickle; unpickled snapshots register again (Snapshot.__setstate__)
-        return {name: getattr(self, name) for name in self.__slots__ if name != "live"}
+        skip = ("live", "digests")  # digests are rebuilt on the next state_hash()
+        return {name: getattr(self, name) for name in self.__slots__ if name not in skip}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         for name, value in state.items():
             setattr(self, name, value)
         self.live = weakref.WeakSet()
+        self.digests = StateDigests()
 
     def __deepcopy__(self, memo: dict[int, Any]) -> World:
         copied = World.__new__(World)

@@ -395,7 +395,7 @@ class RecordSpec(TypeSpec):
         self.cls = cls
         self._fields_factory = fields
         self._fields: list[FieldSpec] | None = None
-        self._plan: list[tuple[str, str, Callable[[Any], JSONValue] | None]] | None = None
+        self._serialize: Callable[[Any], JSONValue] | None = None
         self.name = f"a {cls.__name__} object"
 
     @property
@@ -425,18 +425,15 @@ class RecordSpec(TypeSpec):
         return self.cls(**kwargs)
 
     def to_json(self, value: Any) -> JSONValue:
-        # fields sorted by name: the canonical form of state_json(); this runs for every
-        # result and state dump, so the plan is computed once and plain values skip a call
-        plan = self._plan
-        if plan is None:
-            plan = self._plan = [
-                (f.name, f.attribute, None if type(f.spec) in _PLAIN else f.spec.to_json)
-                for f in sorted(self.fields, key=lambda f: f.name)
-            ]
-        return {
-            name: getattr(value, attr) if convert is None else convert(getattr(value, attr))
-            for name, attr, convert in plan
-        }
+        return self.serializer()(value)
+
+    def serializer(self) -> Callable[[Any], JSONValue]:
+        """This record's to_json as one function made for its fields (see _record_serializer):
+        it runs for every result and state dump."""
+        serialize = self._serialize
+        if serialize is None:
+            serialize = self._serialize = _record_serializer(self.fields)
+        return serialize
 
     def schema(self) -> dict[str, Any]:
         properties: dict[str, Any] = {}
@@ -538,6 +535,28 @@ def contains_ref(spec: TypeSpec) -> bool:
 
 # specs whose JSON form is the Python value itself
 _PLAIN: frozenset[type[TypeSpec]] = frozenset({IntSpec, StrSpec, BoolSpec, JsonSpec})
+
+
+def _record_serializer(fields: list[FieldSpec]) -> Callable[[Any], JSONValue]:
+    """`lambda value: {"a": value.a, "b": convert_b(value.b), ...}` for a record's fields, in
+    name order (the canonical form of state_json()): a dict display of attribute reads costs
+    a third of a loop over a plan. Plain values are read as they are, enums by `.value`."""
+    members = []
+    converters: dict[str, Callable[[Any], JSONValue]] = {}
+    for index, field in enumerate(sorted(fields, key=lambda f: f.name)):
+        if not field.attribute.isidentifier():  # generated attributes always are
+            raise ValueError(f"not an attribute name: {field.attribute!r}")
+        read = f"value.{field.attribute}"
+        if type(field.spec) in _PLAIN:
+            members.append(f"{field.name!r}: {read}")
+        elif type(field.spec) is EnumSpec:
+            members.append(f"{field.name!r}: {read}.value")
+        else:
+            converters[f"convert_{index}"] = field.spec.to_json
+            members.append(f"{field.name!r}: convert_{index}({read})")
+    source = f"lambda value: {{{', '.join(members)}}}"
+    serialize: Callable[[Any], JSONValue] = eval(source, converters)  # noqa: S307 - built here
+    return serialize
 
 
 def canonical_key(item: Any) -> tuple[str, Any]:

@@ -43,7 +43,7 @@ class StateDigests:
                 self.row_changed(entry[1], entry[2])
             elif kind == "scalar":
                 self.scalar_changed(entry[1])
-            elif kind in ("grow", "discard"):
+            elif kind in ("grow", "discard", "unput", "reput"):
                 place = entry[1]
                 if place.table is None:
                     self.scalar_changed(place.attr)

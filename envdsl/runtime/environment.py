@@ -670,15 +670,46 @@ class Environment:
         return owned_copy(value, place)
 
     def _grow(self, value: object) -> None:
-        """Journal the place of a list about to be appended to or extended, or of a set about
-        to get an element: O(1) when the value is the place's whole value, as the old length
-        (or the absent element) undoes it; anything else goes through `_mut`."""
-        place = place_of(value)
-        if place is None:
+        """Journal the place of a list about to be appended to or extended: O(1) when the
+        list is the place's whole value, as the old length undoes it."""
+        place = self._growing_place(value)
+        if place is None or not isinstance(value, list):
             return
         saved = _saved_key(place.row, place.attr)
-        if saved in self._saved or saved in self._grown:
-            return
+        if saved not in self._grown:
+            self._grown.add(saved)
+            self._write_log().append(("grow", place, len(value)))
+
+    def _set_add(self, container: set[T], element: T) -> None:
+        """`s.add(x)`: journaled as the element to discard again (O(1)) when it is new."""
+        if element not in container:
+            place = self._growing_place(container)
+            if place is not None:
+                self._write_log().append(("discard", place, element))
+        container.add(element)
+
+    def _put(self, container: dict[Any, T], key: Any, value: T) -> None:
+        """`m[k] = v`: journaled as the entry it replaces (O(1), a copy of the old value when
+        that can still change through an alias), not as a copy of the map."""
+        place = self._growing_place(container)
+        if place is not None:
+            if key not in container:
+                self._write_log().append(("unput", place, key))
+            else:
+                old = container[key]
+                if not is_immutable(old):
+                    old = owned_copy(old, place)
+                self._write_log().append(("reput", place, key, old))
+        container[key] = value
+
+    def _growing_place(self, value: object) -> Place | None:
+        """The place of a collection about to change by one element, when that change needs
+        its own O(1) undo entry: None when nothing needs journaling (not in state, journaled
+        whole already, inserted by this call), and also after journaling the place whole
+        through `_mut` when the collection is only a part of the place's value."""
+        place = place_of(value)
+        if place is None or _saved_key(place.row, place.attr) in self._saved:
+            return None
         if place.table is None:
             current = self._scalars[place.attr]
         else:
@@ -687,14 +718,13 @@ class Environment:
             _refuse_immutable(table.schema, place.attr)
             key = getattr(place.row, table.schema.key)
             if self._inserted_by_this_call(place.table, key, place.row):
-                return  # undoing the insert removes it whole
-        if current is not value or not isinstance(value, list):
+                return None  # undoing the insert removes it whole
+        if current is not value:
             self._mut(value)
-            return
-        self._grown.add(saved)
-        self._write_log().append(("grow", place, len(value)))
+            return None
         if place.table is not None:  # the row is touched: its invariants are re-checked
             self._touched.setdefault((place.table, key), {})
+        return place
 
     def _next_auto_key(self, table: Table[Any]) -> str:
         prefix = table.schema.auto_prefix

@@ -172,7 +172,15 @@ def undo_entry(tables: dict[str, Table[Any]], scalars: dict[str, Any], entry: En
         current = scalars[place.attr] if place.table is None else getattr(place.row, place.attr)
         # what the place holds now: an undone write may have put back a copy of the list
         del current[length:]
-    elif kind == "discard":  # an element a set.add put in
+    elif kind == "discard":  # an element `s.add(x)` put in
         _, place, element = entry
         current = scalars[place.attr] if place.table is None else getattr(place.row, place.attr)
         current.discard(element)
+    elif kind == "unput":  # a key `m[k] = v` added
+        _, place, key = entry
+        current = scalars[place.attr] if place.table is None else getattr(place.row, place.attr)
+        current.pop(key, None)
+    elif kind == "reput":  # a key `m[k] = v` replaced
+        _, place, key, old = entry
+        current = scalars[place.attr] if place.table is None else getattr(place.row, place.attr)
+        current[key] = old

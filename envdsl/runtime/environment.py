@@ -539,13 +539,12 @@ class Environment:
             if tool.kind == "action":
                 self._verify(tool)
             data = tool.result.to_json(result) if result is not None else None
-            if type(data) is list and len(data) > 16:
+            if type(data) is not str:
                 # the text the agent will be sent: one long string held 50,000 times is
-                # small in memory and gigabytes as JSON (a single row or record result is
-                # not walked: that would cost more than the call)
-                size = limits.json_size(data)
-                if size > self.size_budget:
-                    raise Fail(f"the result is too large ({size} characters and elements)")
+                # small in memory and gigabytes as JSON; an int of 5,000 digits no peer reads
+                problem = limits.result_problem(data, self.size_budget)
+                if problem is not None:
+                    raise Fail(problem)
             outcome = {"success": True, "data": data}
             self.last_result = result
             self._world.record(self._journal)

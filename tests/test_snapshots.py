@@ -158,3 +158,17 @@ def sleep_reset(sleep: type[Environment], task: str) -> Environment:
     env = sleep()
     env.reset(task=task)
     return env
+
+
+def test_a_snapshot_keeps_the_trace_of_failed_calls(sleep: type[Environment]) -> None:
+    """A failed call changes the trace and not the history: restoring an earlier snapshot
+    must not cut the trace of a later one taken at the same history position."""
+    env = sleep()
+    env.reset(task="reactivate_and_log")
+    first = env.snapshot()
+    assert not env.call("get_user", {"user_id": "nobody"})["success"]
+    second, traced = env.snapshot(), state(env)
+    env.restore(first)
+    assert env.trace == []
+    env.restore(second)
+    assert state(env) == traced

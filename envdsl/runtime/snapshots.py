@@ -100,15 +100,17 @@ class World:
 class Snapshot:
     """A position in a world's history (or, once materialized, a copy of that state)."""
 
-    __slots__ = ("world", "position", "trace_length", "task", "copied", "__weakref__")
+    __slots__ = ("world", "position", "trace", "task", "copied", "__weakref__")
 
     def __init__(self, world: World, task: str | None) -> None:
         self.world: World | None = world
         self.position = len(world.history)
-        self.trace_length = len(world.trace)
+        # the trace is not state: its entries are shared (they are never changed), the list
+        # is copied (calls that failed change the trace and not the history)
+        self.trace = tuple(world.trace)
         self.task = task
-        # (tables, scalars, trace) once materialized; the world is then no longer needed
-        self.copied: tuple[dict[str, Table[Any]], dict[str, Any], list[TraceEntry]] | None = None
+        # (tables, scalars) once materialized; the world is then no longer needed
+        self.copied: tuple[dict[str, Table[Any]], dict[str, Any]] | None = None
         world.live.add(self)
 
     def materialize(self) -> None:
@@ -117,7 +119,7 @@ class Snapshot:
         if world is None:
             return
         world.live.discard(self)
-        self.copied = copy.deepcopy((world.tables, world.scalars, world.trace[: self.trace_length]))
+        self.copied = copy.deepcopy((world.tables, world.scalars))
         self.world = None
 
     def world_for(self, owner: Owner) -> World:
@@ -125,19 +127,20 @@ class Snapshot:
         its own world undone to the position, or a fresh copy (another environment's
         snapshot, a materialized one)."""
         world = self.world
-        if world is not None and world.owner is owner:
+        trace = list(self.trace)
+        if world is not None and world.owner is not owner:
+            # another environment's: undo a copy, leave theirs alone (and share no entry)
+            world = copy.deepcopy(world)
+            world.owner = owner
+            trace = copy.deepcopy(trace)
+        if world is not None:
             world.undo_to(self.position)
-            del world.trace[self.trace_length :]
-            return world
-        if world is not None:  # another environment's: undo a copy, leave theirs alone
-            copied = copy.deepcopy(world)
-            copied.owner = owner
-            copied.undo_to(self.position)
-            del copied.trace[self.trace_length :]
-            return copied
-        assert self.copied is not None
-        tables, scalars, trace = copy.deepcopy(self.copied)
-        return World(tables, scalars, trace, owner)
+        else:
+            assert self.copied is not None
+            tables, scalars = copy.deepcopy(self.copied)
+            world = World(tables, scalars, [], owner)
+        world.trace = trace
+        return world
 
     def __getstate__(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in self.__slots__ if name != "__weakref__"}

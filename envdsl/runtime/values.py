@@ -154,6 +154,8 @@ def parse_datetime(text: str) -> dt.datetime:
 
 
 def format_datetime(value: dt.datetime) -> str:
+    if value.tzinfo is UTC:  # how state holds them: isoformat pads the year and omits a zero
+        return value.isoformat()[:-6] + "Z"  # microsecond, as the form below does
     value = value.astimezone(UTC) if value.tzinfo is not None else value
     # not strftime("%Y"): it writes year 1 as "1", which does not parse back
     text = (
@@ -286,6 +288,8 @@ class ListSpec(TypeSpec):
         return [self.inner.from_json(item, f"{path}[{i}]") for i, item in enumerate(value)]
 
     def to_json(self, value: Any) -> JSONValue:
+        if type(self.inner) in _PLAIN:
+            return list(value)
         return [self.inner.to_json(item) for item in value]
 
     def schema(self) -> dict[str, Any]:
@@ -540,19 +544,24 @@ _PLAIN: frozenset[type[TypeSpec]] = frozenset({IntSpec, StrSpec, BoolSpec, JsonS
 def _record_serializer(fields: list[FieldSpec]) -> Callable[[Any], JSONValue]:
     """`lambda value: {"a": value.a, "b": convert_b(value.b), ...}` for a record's fields, in
     name order (the canonical form of state_json()): a dict display of attribute reads costs
-    a third of a loop over a plan. Plain values are read as they are, enums by `.value`."""
+    a third of a loop over a plan. Plain values (and refs to plain keys) are read as they are,
+    enums by `._value_` (`.value` is a property, slower), datetimes by format_datetime."""
     members = []
     converters: dict[str, Callable[[Any], JSONValue]] = {}
     for index, field in enumerate(sorted(fields, key=lambda f: f.name)):
         if not field.attribute.isidentifier():  # generated attributes always are
             raise ValueError(f"not an attribute name: {field.attribute!r}")
         read = f"value.{field.attribute}"
-        if type(field.spec) in _PLAIN:
+        spec = field.spec
+        if type(spec) in _PLAIN or type(spec) is RefSpec and type(spec.key) in _PLAIN:
             members.append(f"{field.name!r}: {read}")
-        elif type(field.spec) is EnumSpec:
-            members.append(f"{field.name!r}: {read}.value")
+        elif type(spec) is EnumSpec:
+            members.append(f"{field.name!r}: {read}._value_")
+        elif type(spec) is DateTimeSpec:
+            converters["format_datetime"] = format_datetime
+            members.append(f"{field.name!r}: format_datetime({read})")
         else:
-            converters[f"convert_{index}"] = field.spec.to_json
+            converters[f"convert_{index}"] = spec.to_json
             members.append(f"{field.name!r}: convert_{index}({read})")
     source = f"lambda value: {{{', '.join(members)}}}"
     serialize: Callable[[Any], JSONValue] = eval(source, converters)  # noqa: S307 - built here

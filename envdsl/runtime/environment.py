@@ -473,7 +473,9 @@ class Environment:
         return self._invoke(tool, values, parsed)
 
     def _parse_arguments(self, tool: ToolSpec, given: dict[str, Any]) -> dict[str, Any]:
-        names = {p.name for p in tool.params}
+        names = _PARAMETER_NAMES.get(tool)
+        if names is None:
+            names = _PARAMETER_NAMES[tool] = frozenset(p.name for p in tool.params)
         for key in given:
             if key not in names:
                 expected = ", ".join(p.name for p in tool.params) or "none"
@@ -524,9 +526,7 @@ class Environment:
         return self._invoke(tool, parsed, arguments)
 
     def _invoke(self, tool: ToolSpec, values: dict[str, Any], arguments: dict[str, Any]) -> Result:
-        self._journal = []
-        self._touched = {}
-        self._saved = set()
+        self._journal = []  # `_touched`, `_saved` and `_grown` are empty between calls
         self._steps = 0
         self.last_exception = None
         self.last_failure = None
@@ -574,8 +574,10 @@ class Environment:
         finally:
             budget.left = None  # outside a call only the per-value limits apply
             self._journal = None
-            self._touched = {}
-            self._saved = set()
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
             if self._grown:
                 self._grown = set()
         self.trace.append(
@@ -835,6 +837,8 @@ class Environment:
                             rule=f"transitions: {schema.entity}.{field_name}",
                         )
             for fields, index in table.unique_index.items():
+                if originals is not _INSERTED and not any(f in originals for f in fields):
+                    continue  # none of its fields changed: it cannot have become a duplicate
                 value = tuple(getattr(row, f) for f in fields)
                 if None in value:
                     continue
@@ -847,6 +851,8 @@ class Environment:
                         rule=f"unique: {schema.entity}.{'+'.join(fields)}",
                     )
             for ref in schema.refs:
+                if originals is not _INSERTED and ref.field not in originals:
+                    continue  # unchanged, so still pointing at a row (deletes check children)
                 parent = getattr(row, ref.field)
                 if parent is not None and parent not in self._tables[ref.parent_table]:
                     parent_entity = self._tables[ref.parent_table].schema.entity
@@ -1052,6 +1058,8 @@ def _advance_counter(table: Table[Any], key: Any) -> None:
 
 
 _NESTED = (list, dict)
+# each tool's JSON parameter names (tool specs are immutable and class-level)
+_PARAMETER_NAMES: dict[ToolSpec, frozenset[str]] = {}
 
 
 def _traced_arguments(tool: ToolSpec, given: dict[str, Any], error: BadValue) -> dict[str, Any]:

@@ -183,8 +183,18 @@ def result_problem(data: Any, size_budget: int) -> str | None:
         return None if MIN_INT <= data <= MAX_INT else _INT_RESULT
     if kind is not list and kind is not dict:
         return None
-    total = 0
-    stack = [data]
+    # the first level in one pass (most results are one flat row), then what it nests
+    total = len(data)
+    stack: list[Any] = []
+    for item in data.values() if kind is dict else data:
+        kind = type(item)
+        if kind is str:
+            total += len(item)
+        elif kind is int:
+            if not MIN_INT <= item <= MAX_INT:
+                return _INT_RESULT
+        elif kind is list or kind is dict:
+            stack.append(item)
     while stack:
         item = stack.pop()
         kind = type(item)

@@ -400,6 +400,7 @@ class RecordSpec(TypeSpec):
         self._fields_factory = fields
         self._fields: list[FieldSpec] | None = None
         self._serialize: Callable[[Any], JSONValue] | None = None
+        self._known: dict[str, FieldSpec] | None = None
         self.name = f"a {cls.__name__} object"
 
     @property
@@ -412,20 +413,30 @@ class RecordSpec(TypeSpec):
     def from_json(self, value: JSONValue, path: str) -> Any:
         if not isinstance(value, dict):
             raise self.mismatch(value, path)
-        known = {f.name: f for f in self.fields}
-        unknown = [k for k in value if k not in known]
-        if unknown:
+        known = self._known
+        if known is None:
+            known = self._known = {f.name: f for f in self.fields}
+        if len(value) > len(known) or any(k not in known for k in value):
+            unknown = next(k for k in value if k not in known)
             raise BadValue(
                 path,
-                f"{self.cls.__name__} has no field {clip(unknown[0])} (fields: {', '.join(known)})",
+                f"{self.cls.__name__} has no field {clip(unknown)} (fields: {', '.join(known)})",
             )
         kwargs: dict[str, Any] = {}
-        for field in self.fields:
-            where = f"{path}.{field.name}" if path else field.name
-            if field.name in value:
-                kwargs[field.attribute] = field.spec.from_json(value[field.name], where)
-            elif field.required:
-                raise BadValue(where, f"missing required field of {self.cls.__name__}")
+        try:  # without building each field's path (a state load reads 100,000s of rows)
+            for field in self.fields:
+                name = field.name
+                if name in value:
+                    kwargs[field.attribute] = field.spec.from_json(value[name], "")
+                elif field.required:
+                    raise BadValue("", "")
+        except BadValue:  # again, to say where
+            for field in self.fields:
+                where = f"{path}.{field.name}" if path else field.name
+                if field.name in value:
+                    kwargs[field.attribute] = field.spec.from_json(value[field.name], where)
+                elif field.required:
+                    raise BadValue(where, f"missing required field of {self.cls.__name__}")
         return self.cls(**kwargs)
 
     def to_json(self, value: Any) -> JSONValue:

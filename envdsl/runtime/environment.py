@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
-import hashlib
 import json
 from dataclasses import dataclass
 from typing import Any, Callable, ClassVar, Collection, Iterable, Iterator, Mapping, Self, TypeVar
@@ -151,11 +150,11 @@ class Environment:
         # replaying a solution with steps left out (see solve)
         self._leave_out: frozenset[int] | None = None
         self._solution_step = 0
-        self._owner = Owner()
-        self._tables: dict[str, Table[Any]] = {}
-        self._scalars: dict[str, Any] = {}
-        self._world = World(self._tables, self._scalars, self.trace, self._owner)
-        self._clear()
+        self._owner = Owner()  # which snapshots are this environment's own
+        self._world: World
+        self._tables: dict[str, Table[Any]]
+        self._scalars: dict[str, Any]
+        self._clear()  # enters the first world
 
     def __getstate__(self) -> dict[str, Any]:
         """Pickling (spawn workers, Ray): the state, trace and task; not the caches."""

@@ -2,9 +2,10 @@
 
 A *world* is one line of states: the tables, scalars and trace an environment works on between
 two resets, and the history of the calls that changed them (each call's journal, the entries
-`Environment._rollback` undoes). A snapshot is a position in that history: taking one is O(1),
-and restoring it undoes the journal entries written since, O(writes since), the same undo a
-failed call uses.
+`Environment._rollback` undoes). A snapshot is a position in that history: taking one is O(1)
+in the state (it also keeps the trace, a tuple of the calls since the reset: a failed call
+changes the trace and not the history), and restoring it undoes the journal entries written
+since, O(writes since), the same undo a failed call uses.
 
 The history is kept only while a snapshot of the world is alive (a weak set of them): an
 environment that never takes one keeps no history. Undoing past a position that a living
@@ -128,11 +129,11 @@ class Snapshot:
         snapshot, a materialized one)."""
         world = self.world
         trace = list(self.trace)
+        if world is None or world.owner is not owner:
+            trace = copy.deepcopy(trace)  # perhaps another environment's: share no entry
         if world is not None and world.owner is not owner:
-            # another environment's: undo a copy, leave theirs alone (and share no entry)
-            world = copy.deepcopy(world)
+            world = copy.deepcopy(world)  # another environment's: undo a copy, not theirs
             world.owner = owner
-            trace = copy.deepcopy(trace)
         if world is not None:
             world.undo_to(self.position)
         else:

@@ -2,10 +2,9 @@
 
 A *world* is one line of states: the tables, scalars and trace an environment works on between
 two resets, and the history of the calls that changed them (each call's journal, the entries
-`Environment._rollback` undoes). A snapshot is a position in that history: taking one is O(1)
-in the state (it also keeps the trace, a tuple of the calls since the reset: a failed call
-changes the trace and not the history), and restoring it undoes the journal entries written
-since, O(writes since), the same undo a failed call uses.
+`Environment._rollback` undoes). A snapshot is a position in that history and in the trace:
+taking one is O(1), and restoring it undoes the journal entries written since, O(writes
+since), the same undo a failed call uses, and cuts the trace back to its length.
 
 The history is kept only while a snapshot of the world is alive (a weak set of them): an
 environment that never takes one keeps no history. Undoing past a position that a living
@@ -101,14 +100,16 @@ class World:
 class Snapshot:
     """A position in a world's history (or, once materialized, a copy of that state)."""
 
-    __slots__ = ("world", "position", "trace", "task", "copied", "__weakref__")
+    __slots__ = ("world", "position", "trace", "trace_length", "task", "copied", "__weakref__")
 
     def __init__(self, world: World, task: str | None) -> None:
         self.world: World | None = world
         self.position = len(world.history)
-        # the trace is not state: its entries are shared (they are never changed), the list
-        # is copied (calls that failed change the trace and not the history)
-        self.trace = tuple(world.trace)
+        # the trace as the first `trace_length` entries of this list (a failed call changes
+        # the trace and not the history); a restore cuts the list only where no living
+        # snapshot still needs its entries, and copies the part it needs otherwise
+        self.trace = world.trace
+        self.trace_length = len(world.trace)
         self.task = task
         # (tables, scalars) once materialized; the world is then no longer needed
         self.copied: tuple[dict[str, Table[Any]], dict[str, Any]] | None = None
@@ -121,6 +122,7 @@ class Snapshot:
             return
         world.live.discard(self)
         self.copied = copy.deepcopy((world.tables, world.scalars))
+        self.trace = self.trace[: self.trace_length]  # the list may be cut from now on
         self.world = None
 
     def world_for(self, owner: Owner) -> World:
@@ -128,13 +130,22 @@ class Snapshot:
         its own world undone to the position, or a fresh copy (another environment's
         snapshot, a materialized one)."""
         world = self.world
-        trace = list(self.trace)
-        if world is None or world.owner is not owner:
-            trace = copy.deepcopy(trace)  # perhaps another environment's: share no entry
-        if world is not None and world.owner is not owner:
-            world = copy.deepcopy(world)  # another environment's: undo a copy, not theirs
-            world.owner = owner
+        if world is not None and world.owner is owner:
+            world.undo_to(self.position)
+            if self.trace is world.trace and not any(
+                other.trace is self.trace and other.trace_length > self.trace_length
+                for other in world.live
+            ):
+                del world.trace[self.trace_length :]  # O(calls since)
+            else:
+                world.trace = self.trace[: self.trace_length]
+            return world
+        # another environment's (undo a copy, not theirs) or a materialized one: copies, and
+        # of the trace entries too, so that no mutable value is shared
+        trace = copy.deepcopy(self.trace[: self.trace_length])
         if world is not None:
+            world = copy.deepcopy(world)
+            world.owner = owner
             world.undo_to(self.position)
         else:
             assert self.copied is not None

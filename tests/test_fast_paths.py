@@ -94,3 +94,12 @@ def test_fast_paths_match_the_reference(path: Path) -> None:
         assert fast.evaluate() == reference.env.evaluate()
 
     run()
+
+
+def test_the_incremental_hash_follows_rows_loaded_outside_a_call() -> None:
+    env = envdsl.load(EXAMPLES[0].parent / "sleep_tracking.env")()
+    env.reset(task="reactivate_and_log")
+    first = env.state_hash()
+    row = env.TABLES["users"].row.from_json({"user_id": "U9", "name": "N", "email": "n@x.org"}, "")
+    env.load_rows("users", [row])
+    assert env.state_hash() == env.reference_state_hash() != first

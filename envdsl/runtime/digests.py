@@ -1,11 +1,11 @@
 """Incremental state hashing: per-row digests kept up to date from the journal.
 
 `state_hash()` is a SHA-256 over the state fields in name order, each one's digest: a scalar's
-is its canonical JSON text, a table's a digest of its rows' digests in table order, and a row's
-a digest of its key and canonical JSON text. Rows are digested once and again only after a
-journal entry names them (a call that succeeded, an undo), so hashing after a step costs the
-rows it changed plus one 16-byte read per row of the tables it changed, not a serialization of
-the whole state. `reference_hash` computes the same value from nothing (for tests).
+is its canonical JSON text, a table's a digest of its rows' digests in table order, and a
+row's a digest of its canonical JSON value (which holds its key). Rows are digested once and
+again only after a journal entry names them (a call that succeeded, an undo), so hashing after
+a step costs the rows it changed plus one 16-byte read per row of the tables it changed, not a
+serialization of the whole state. `reference_hash` computes the same value from nothing.
 """
 
 from __future__ import annotations
@@ -26,14 +26,13 @@ _ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
 class StateDigests:
     """The digests of one world's rows, tables and scalars, and which of them are stale."""
 
-    __slots__ = ("rows", "tables", "scalars", "dirty_rows", "dirty_scalars")
+    __slots__ = ("rows", "tables", "scalars", "dirty_rows")
 
     def __init__(self) -> None:
         self.rows: dict[str, dict[Any, bytes]] = {}  # table -> key -> row digest
         self.tables: dict[str, bytes] = {}  # up-to-date table digests
         self.scalars: dict[str, bytes] = {}  # up-to-date scalar texts
-        self.dirty_rows: dict[str, set[Any]] = {}
-        self.dirty_scalars: set[str] = set()
+        self.dirty_rows: dict[str, set[Any]] = {}  # rows to digest again, per table
 
     # ---- what changed ------------------------------------------------------------------------
     def note(self, tables: dict[str, Table[Any]], entries: Iterable[Entry]) -> None:
@@ -93,19 +92,25 @@ class StateDigests:
         return whole.hexdigest()
 
     def _table_digest(self, name: str, table: Table[Any], to_json: Callable[[Any], Any]) -> bytes:
-        digests = self.rows.get(name)
-        if digests is None:
+        known = self.rows.get(name)
+        if known is None:
             digests = self.rows[name] = {
                 key: _row_digest(to_json(row)) for key, row in zip(table.keys(), table.rows())
             }
         else:
+            digests = known
             for key in self.dirty_rows.pop(name, ()):
                 row = table.get(key)
                 if row is None:
                     digests.pop(key, None)
                 else:
                     digests[key] = _row_digest(to_json(row))
-        joined = b"".join([digests[key] for key in table.keys()])
+
+        def missing(key: Any) -> bytes:  # a row added without a journal entry naming it
+            digest = digests[key] = _row_digest(to_json(table.get(key)))
+            return digest
+
+        joined = b"".join([digests.get(key) or missing(key) for key in table.keys()])
         return blake2b(joined, digest_size=32).digest()
 
 

@@ -22,6 +22,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
@@ -32,6 +33,8 @@ from envdsl.task_files import is_task_file  # noqa: E402
 
 IN_PROCESS_TARGET_MS = 20.0
 COLD_TARGET_MS = 300.0
+STATIC_RATIO_GOAL = 1.3  # static check time / bare lark parse time (issue 13)
+COLD_RATIO_GOAL = 2.0  # cold `envdsl check --no-verify` / `python -c "import lark"`
 HEAVY_MODULES = ("black", "jinja2", "openai")
 
 
@@ -196,6 +199,52 @@ def time_parse(name: str, text: str, runs: int) -> float:
     return statistics.median(samples)
 
 
+def bare_lark() -> Any:
+    """The baseline parser: lark LALR with the same grammar and post-lexer, building a plain
+    tree (no positions, no checks, no AST)."""
+    from lark import Lark
+
+    from envdsl.resources import grammar_path
+    from envdsl.syntax.postlex import NewlinePostLexer
+
+    return Lark(
+        grammar_path().read_text(encoding="utf-8"),
+        parser="lalr",
+        lexer="basic",
+        maybe_placeholders=True,
+        postlex=NewlinePostLexer(),
+        start=["start", "expr"],
+    )
+
+
+def time_bare_lark(parser: Any, text: str, runs: int) -> float:
+    """Median milliseconds of the baseline parser on the same text."""
+    samples = []
+    for attempt in range(runs + 2):
+        start = time.perf_counter()
+        parser.parse(text, start="start")
+        if attempt >= 2:
+            samples.append((time.perf_counter() - start) * 1000)
+    return statistics.median(samples)
+
+
+def time_load(spec: Path, runs: int) -> tuple[float, float]:
+    """Median milliseconds of compiling a spec for execution in memory (`envdsl.load`'s path,
+    unformatted) and of the same with black formatting the generated module."""
+    from envdsl.pipeline import compile_file
+
+    medians = []
+    for formatted in (False, True):
+        samples = []
+        for attempt in range(runs + 1):
+            start = time.perf_counter()
+            compile_file(spec, formatted=formatted)
+            if attempt >= 1:
+                samples.append((time.perf_counter() - start) * 1000)
+        medians.append(statistics.median(samples))
+    return medians[0], medians[1]
+
+
 def _subprocess_env() -> dict[str, str]:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
@@ -268,27 +317,42 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=20, help="in-process runs per spec")
     parser.add_argument("--cold", type=int, default=5, help="cold-start runs per command")
     parser.add_argument("--tools", type=int, default=20, help="tools in the synthesized spec")
+    parser.add_argument(
+        "--quick", action="store_true", help="one example, one run (keeps the script working)"
+    )
     args = parser.parse_args()
+    examples = sorted(p for p in (REPO / "examples").glob("*.env") if not is_task_file(p))
+    if args.quick:
+        args.runs, args.cold, args.tools = 1, 1, 4
+        examples = [REPO / "examples" / "sleep_tracking.env"]
 
     print(f"python {sys.version.split()[0]} on {os.cpu_count()} cores; median of {args.runs} runs")
+    print("lark ms: bare lark LALR parse of the file (same grammar and post-lexer, no positions)")
     print()
     print(
         f"{'spec':<36} {'tools':>5} {'lines':>6} {'diags':>5} {'static ms':>9} {'parse ms':>9}"
-        f" {'+tasks ms':>9}"
+        f" {'lark ms':>8} {'static/lark':>11} {'+tasks ms':>9}"
     )
-    print("-" * 85)
-    examples = sorted(p for p in (REPO / "examples").glob("*.env") if not is_task_file(p))
+    print("-" * 106)
+    baseline_parser = bare_lark()
+    ratios = []
     for path in examples:
         text = path.read_text(encoding="utf-8")
         ms, result = time_in_process(str(path), text, args.runs)
         tools = len(result.checked.tools) if result.checked is not None else 0  # type: ignore[attr-defined]
         lines = text.count("\n")
         parse_ms = time_parse(str(path), text, args.runs)
+        lark_ms = time_bare_lark(baseline_parser, text, args.runs)
+        ratios.append(ms / lark_ms)
         with_tasks, _ = time_in_process(str(path), text, max(3, args.runs // 4), verify=True)
         print(
             f"{path.name:<36} {tools:>5} {lines:>6} {len(result.diagnostics):>5} {ms:>9.1f} "
-            f"{parse_ms:>9.1f} {with_tasks:>9.1f}"
+            f"{parse_ms:>9.1f} {lark_ms:>8.1f} {ms / lark_ms:>10.2f}x {with_tasks:>9.1f}"
         )
+    print(
+        f"static check / bare lark parse: {min(ratios):.2f}-{max(ratios):.2f}x "
+        f"(goal <= {STATIC_RATIO_GOAL}x)"
+    )
 
     synthetic = synthesize(args.tools)
     ms, result = time_in_process("synthetic.env", synthetic, args.runs)
@@ -311,6 +375,7 @@ def main() -> int:
     shown = "envdsl" if len(command) == 1 else "python -m envdsl"
     try:
         baseline = time_cold([sys.executable, "-c", "pass"], args.cold)
+        lark_import = time_cold([sys.executable, "-c", "import lark"], args.cold)
         target = str(spec.relative_to(REPO))
         cold = time_cold([*command, "check", "--no-verify", target], args.cold)
         cold_tasks = time_cold([*command, "check", target], args.cold)
@@ -324,11 +389,22 @@ def main() -> int:
             + f"{cold:>7.1f} ms  target < {COLD_TARGET_MS:.0f} ms: "
             + _verdict(cold, COLD_TARGET_MS)
         )
+        print(f"  {'python -c import lark':<46}{lark_import:>7.1f} ms")
         print(f"  difference {cold - baseline:.1f} ms, ratio {cold / baseline:.1f}x")
+        print(f"  ratio to `import lark`: {cold / lark_import:.2f}x (goal <= {COLD_RATIO_GOAL:g}x)")
         print(
             f"  {shown} check sleep_tracking.env (runs 3 tasks)".ljust(48)
             + f"{cold_tasks:>7.1f} ms"
         )
+
+    print()
+    unformatted, formatted = time_load(spec, max(1, args.runs // 4))
+    print(f"compile for execution in memory (envdsl.load's path) {spec.name}")
+    print(f"  unformatted (what envdsl.load does) {unformatted:>7.1f} ms")
+    print(
+        f"  formatted with black (compile -o)   {formatted:>7.1f} ms; "
+        f"black would be {1 - unformatted / formatted:.0%} of a load"
+    )
 
     print()
     loaded = heavy_imports(spec)

@@ -44,7 +44,13 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 import envdsl  # noqa: E402
-from envdsl.explore.explorer import Call, ExploreOptions, Explorer, Start  # noqa: E402
+from envdsl.explore.explorer import (  # noqa: E402
+    STEPS_PER_EXAMPLE,
+    Call,
+    ExploreOptions,
+    Explorer,
+    Start,
+)
 from envdsl.runtime import Environment  # noqa: E402
 from envdsl.task_files import is_task_file  # noqa: E402
 
@@ -119,6 +125,52 @@ def measure(env_class: type[Environment], max_calls: int, seed: int) -> Run:
     return Run(report.calls, report.seconds, replayed, env_seconds)
 
 
+def bare_hypothesis_rate(max_calls: int, seed_value: int) -> float:
+    """Calls/s of a bare hypothesis state machine with explore's settings and draws (one
+    sampled start, one integer per call) and no environment: the floor explore sits on."""
+    from hypothesis import HealthCheck, Phase, seed, settings
+    from hypothesis import strategies as st
+    from hypothesis.stateful import (
+        RuleBasedStateMachine,
+        get_state_machine_test,
+        initialize,
+        rule,
+    )
+
+    calls = 0
+
+    class Bare(RuleBasedStateMachine):
+        @initialize(data=st.data())
+        def begin(self, data: st.DataObject) -> None:
+            data.draw(st.sampled_from(["empty", "task"]), label="start")
+
+        @rule(data=st.data())
+        def call_tool(self, data: st.DataObject) -> None:
+            nonlocal calls
+            data.draw(st.integers(0, 2**40), label="call")
+            calls += 1
+
+    examples = max(1, max_calls // STEPS_PER_EXAMPLE)
+    test = get_state_machine_test(
+        Bare,
+        settings=settings(
+            settings.get_profile("default"),
+            derandomize=False,
+            max_examples=examples,
+            stateful_step_count=STEPS_PER_EXAMPLE,
+            deadline=None,
+            database=None,
+            suppress_health_check=list(HealthCheck),
+            phases=(Phase.generate, Phase.shrink),
+            print_blob=False,
+            report_multiple_bugs=False,
+        ),
+    )
+    started = time.perf_counter()
+    seed(seed_value)(test)()
+    return calls / (time.perf_counter() - started)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("examples", nargs="*", help="example names (default: all)")
@@ -126,7 +178,13 @@ def main() -> None:
     parser.add_argument("--max-calls", type=int, default=3000)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--cpu", type=int, default=None, help="pin the process to this core")
+    parser.add_argument(
+        "--quick", action="store_true", help="one example, a few calls (keeps the script working)"
+    )
     args = parser.parse_args()
+    if args.quick:
+        args.runs, args.max_calls = 1, 100
+        args.examples = args.examples or ["sleep_tracking"]
     if args.cpu is not None and hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {args.cpu})
     paths = sorted(p for p in (REPO / "examples").glob("*.env") if not is_task_file(p))
@@ -141,10 +199,14 @@ def main() -> None:
     print()
     header = (
         f"{'example':<32} {'tools':>5} {'calls':>6} {'replayed':>8} {'explore/s':>10} {'env/s':>9} "
-        f"{'overhead':>8}  target"
+        f"{'overhead':>8} {'bare hyp/s':>10} {'vs bare':>7}  target"
     )
     print(header)
     print("-" * len(header))
+    bare_hypothesis_rate(min(args.max_calls, 200), args.seed)  # warm-up
+    bare = statistics.median(
+        bare_hypothesis_rate(args.max_calls, args.seed) for _ in range(args.runs)
+    )
     for path in paths:
         env_class = envdsl.load(path)
         measure(env_class, min(args.max_calls, 200), args.seed)  # warm-up
@@ -157,9 +219,14 @@ def main() -> None:
         print(
             f"{path.stem:<32} {tools:>5} {runs[0].calls:>6} {runs[0].replayed:>8} "
             f"{explore_rate:>10,.0f} "
-            f"{env_rate:>9,.0f} {overhead:>7.1f}x  {verdict}"
+            f"{env_rate:>9,.0f} {overhead:>7.1f}x {bare:>10,.0f} {bare / explore_rate:>6.2f}x"
+            f"  {verdict}"
         )
     print()
+    print(
+        "bare hyp/s: a hypothesis state machine with the same settings and draws and no "
+        "environment; vs bare: how many times slower explore is (goal <= 1.2x)"
+    )
     print(f"target: >= {TARGET:,.0f} explore calls/s on one core for a 15-tool environment")
 
 

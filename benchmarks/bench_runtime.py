@@ -34,9 +34,12 @@ are printed. state_hash() is O(state) by nature and is reported separately.
 from __future__ import annotations
 
 import argparse
+import copy
 import cProfile
 import datetime as dt
+import gc
 import io
+import json
 import platform
 import pstats
 import statistics
@@ -44,6 +47,7 @@ import sys
 import tempfile
 import time
 import timeit
+import tracemalloc
 from pathlib import Path
 from typing import Any, Callable
 
@@ -139,20 +143,25 @@ def wallet_state(n: int) -> dict[str, Any]:
 class Timer:
     """Runs the two implementations' measurements alternately, so that drift hits both."""
 
-    def __init__(self, budget: float) -> None:
+    def __init__(self, budget: float, quick: bool = False) -> None:
         self.budget = budget  # seconds per implementation and operation
+        self.quick = quick  # a few calls, no calibration: only that everything runs
 
     def batched(self, hand: Callable[[], Any], gen: Callable[[], Any]) -> tuple[float, float]:
         """Median per-call seconds of calls that leave the state as they found it."""
         timers = [timeit.Timer(hand), timeit.Timer(gen)]
-        numbers = []
-        for timer in timers:
-            number, _ = timer.autorange()  # number of loops taking >= 0.2 s
-            numbers.append(max(1, number // 20))  # batches of about 10 ms
+        numbers = [10, 10]
+        if not self.quick:
+            numbers = []
+            for timer in timers:
+                number, _ = timer.autorange()  # number of loops taking >= 0.2 s
+                numbers.append(max(1, number // 20))  # batches of about 10 ms
         medians: list[list[float]] = [[], []]
         deadline = time.perf_counter() + 2 * self.budget
         rounds = 0
-        while rounds < 5 or (time.perf_counter() < deadline and rounds < 200):
+        while rounds < (2 if self.quick else 5) or (
+            time.perf_counter() < deadline and rounds < 200
+        ):
             for side in (0, 1):
                 medians[side].append(timers[side].timeit(numbers[side]) / numbers[side])
             rounds += 1
@@ -315,14 +324,103 @@ def bench_size(
     loops = 3 if n >= 50_000 else 20
     hash_times = (
         min(timeit.repeat(hand.state_hash, number=1, repeat=loops)),
-        min(timeit.repeat(gen.state_hash, number=1, repeat=loops)),
+        # from nothing: state_hash() keeps row digests between calls (see hash_after_step)
+        min(timeit.repeat(gen.reference_state_hash, number=1, repeat=loops)),
     )
+    step_hash = hash_after_step(gen, target, loops)
     return {
         "times": times,
         "setup": (hand_setup, gen_setup),
         "first_insert": tuple(first_insert),
         "hash": hash_times,
+        "step_hash": step_hash,
+        "snapshot": snapshot_times(hand, gen, target, loops),
+        "memory": memory_held(n, sleep_cls),
     }
+
+
+def hash_after_step(gen: Any, target: str, loops: int) -> float:
+    """state_hash() right after a call that changed one row (what an RL loop pays per step)."""
+    samples = []
+    for i in range(loops):
+        status = "suspended" if i % 2 == 0 else "active"
+        expect(gen.call("set_status", {"user_id": target, "status": status}), True, "step")
+        started = time.perf_counter()
+        gen.state_hash()
+        samples.append(time.perf_counter() - started)
+    if loops % 2:
+        expect(gen.call("set_status", {"user_id": target, "status": "active"}), True, "step")
+    return min(samples)
+
+
+def snapshot_times(hand: Any, gen: Any, target: str, loops: int) -> dict[str, tuple[float, float]]:
+    """snapshot() and restore() after one update, against copy.deepcopy of the plain dicts
+    (the hand-written side's snapshot, and its restore: a restored state must not share the
+    snapshot's dicts, or the next write would change the snapshot)."""
+
+    def hand_state() -> tuple[Any, ...]:
+        return (hand.users, hand.logs, hand.tickets, hand.now)
+
+    def timed(operation: Callable[[], Any]) -> tuple[Any, float]:
+        # without the cyclic GC, which the other side's deep copy leaves due to run next
+        gc.collect()
+        gc.disable()
+        try:
+            started = time.perf_counter()
+            result = operation()
+            return result, time.perf_counter() - started
+        finally:
+            gc.enable()
+
+    samples: dict[str, list[tuple[float, float]]] = {"snapshot": [], "restore": []}
+    for _ in range(max(1, loops // 3)):
+        saved, hand_snap = timed(lambda: copy.deepcopy(hand_state()))
+        snap, gen_snap = timed(gen.snapshot)
+        for env in (hand, gen):
+            expect(env.call("set_status", {"user_id": target, "status": "suspended"}), True, "s")
+        copied, hand_restore = timed(lambda: copy.deepcopy(saved))
+        hand.users, hand.logs, hand.tickets, hand.now = copied
+        _, gen_restore = timed(lambda: gen.restore(snap))
+        samples["snapshot"].append((hand_snap, gen_snap))
+        samples["restore"].append((hand_restore, gen_restore))
+        del saved, snap, copied
+    if (
+        hand.users[target]["status"] != "active"
+        or gen.call("get_user", {"user_id": target})["data"]["status"] != "active"
+    ):
+        raise SystemExit("restore() did not bring the state back")
+    return {
+        what: (min(s[0] for s in pairs), min(s[1] for s in pairs))
+        for what, pairs in samples.items()
+    }
+
+
+def memory_held(n: int, sleep_cls: type[Any]) -> tuple[int, int]:
+    """Bytes held by a state of size n loaded from JSON text: plain dicts / generated env."""
+    text = json.dumps(sleep_state(n))
+    held = []
+    for load in (_hand_from_text, lambda t: _gen_from_text(sleep_cls, t)):
+        gc.collect()
+        tracemalloc.start()
+        before = tracemalloc.get_traced_memory()[0]
+        env = load(text)
+        gc.collect()
+        held.append(tracemalloc.get_traced_memory()[0] - before)
+        tracemalloc.stop()
+        del env
+    return held[0], held[1]
+
+
+def _hand_from_text(text: str) -> Any:
+    env = SleepTrackingSystem()
+    env.load_state(json.loads(text))
+    return env
+
+
+def _gen_from_text(sleep_cls: type[Any], text: str) -> Any:
+    env = sleep_cls()
+    env.reset(state=text)
+    return env
 
 
 def profile(label: str, call: Callable[[], Any], repeat: int = 20) -> None:
@@ -422,24 +520,44 @@ def report(results: dict[int, dict[str, Any]], sizes: list[int]) -> list[str]:
             )
     out += [
         "",
-        "| state_hash() | N | hand-written ms | generated ms | generated / hand |",
-        "|---|---:|---:|---:|---:|",
+        "| state_hash() | N | hand-written ms | generated, from nothing ms | generated / hand "
+        "| generated after one step ms | after a step / hand |",
+        "|---|---:|---:|---:|---:|---:|---:|",
     ]
     for n in sizes:
         hand, gen = results[n]["hash"]
-        out.append(f"| | {n:,} | {hand * 1e3:,.2f} | {gen * 1e3:,.2f} | {gen / hand:.2f} |")
+        step = results[n]["step_hash"]
+        out.append(
+            f"| | {n:,} | {hand * 1e3:,.2f} | {gen * 1e3:,.2f} | {gen / hand:.2f} "
+            f"| {step * 1e3:,.3f} | {step / hand:.3f} |"
+        )
+    out += [
+        "",
+        "| snapshot / restore | N | deepcopy of plain dicts ms | generated ms | generated / deepcopy |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    for what in ("snapshot", "restore"):
+        for i, n in enumerate(sizes):
+            hand, gen = results[n]["snapshot"][what]
+            label = f"{what}()" if i == 0 else ""
+            out.append(
+                f"| {label} | {n:,} | {hand * 1e3:,.3f} | {gen * 1e3:,.3f} | {gen / hand:.3f} |"
+            )
     out += [
         "",
         "| setup (not per call) | N | hand-written load ms | generated reset(state) ms "
-        "| first insert after load, hand / generated ms |",
-        "|---|---:|---:|---:|---:|",
+        "| generated / hand | first insert after load, hand / generated ms "
+        "| memory held, plain / generated MiB | generated / plain |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for n in sizes:
         hand, gen = results[n]["setup"]
         first_hand, first_gen = results[n]["first_insert"]
+        plain_mem, gen_mem = results[n]["memory"]
         out.append(
-            f"| | {n:,} | {hand * 1e3:,.1f} | {gen * 1e3:,.1f} "
-            f"| {first_hand * 1e3:,.2f} / {first_gen * 1e3:,.2f} |"
+            f"| | {n:,} | {hand * 1e3:,.1f} | {gen * 1e3:,.1f} | {gen / hand:.2f} "
+            f"| {first_hand * 1e3:,.2f} / {first_gen * 1e3:,.2f} "
+            f"| {plain_mem / 2**20:,.1f} / {gen_mem / 2**20:,.1f} | {gen_mem / plain_mem:.2f} |"
         )
     return out
 
@@ -474,7 +592,12 @@ def main() -> None:
         action="store_true",
         help="also profile the generated query and update at the smallest size (constant cost)",
     )
+    parser.add_argument(
+        "--quick", action="store_true", help="N = 100 and a tiny budget (keeps the script working)"
+    )
     options = parser.parse_args()
+    if options.quick:
+        options.sizes, options.budget, options.no_profile = [100], 0.01, True
     sizes = sorted(options.sizes)
 
     total = time.perf_counter()
@@ -485,7 +608,7 @@ def main() -> None:
         wallet_cls = envdsl.load(spec)
     check_equivalence(sleep_cls)
 
-    timer = Timer(options.budget)
+    timer = Timer(options.budget, options.quick)
     results: dict[int, dict[str, Any]] = {}
     for n in sizes:
         started = time.perf_counter()

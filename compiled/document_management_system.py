@@ -1260,8 +1260,7 @@ class DocumentManagementSystemEnv(rt.Environment):
         perms: set[Permission] = {Permission.read, Permission.write}
         if permissions is not None:
             perms = set(h.unwrap(permissions))
-            self._grow(perms)
-            perms.add(Permission.read)
+            self._set_add(perms, Permission.read)
         d: Document = self._insert(
             "documents",
             Document(

@@ -1298,8 +1298,7 @@ class OnlineShopEnv(rt.Environment):
             )
         self._hit(8)
         _tmp3 = c.cart
-        self._mut(_tmp3)
-        _tmp3[sku] = self._own(_tmp3, wanted)
+        self._put(_tmp3, sku, self._own(_tmp3, wanted))
         return self._fn_cart_view(c=c)
 
     def _impl_update_cart_item(self, customer_id: str, sku: str, qty: int) -> CartView:
@@ -1327,8 +1326,7 @@ class OnlineShopEnv(rt.Environment):
                 )
             self._hit(12)
             _tmp5 = c.cart
-            self._mut(_tmp5)
-            _tmp5[sku] = self._own(_tmp5, qty)
+            self._put(_tmp5, sku, self._own(_tmp5, qty))
         return self._fn_cart_view(c=c)
 
     def _impl_place_order(
@@ -1580,9 +1578,12 @@ class OnlineShopEnv(rt.Environment):
         for o in self._it(self.t_orders.rows()):
             if self._fn_counts_as_revenue(s=o.status) and (h.date_of(o.placed_at) >= since):
                 for l in self._it(list(o.lines)):
-                    self._mut(units)
-                    units[l.sku] = self._own(
-                        units, ((h.lookup(units, l.sku) if (l.sku in units) else 0) + l.qty)
+                    self._put(
+                        units,
+                        l.sku,
+                        self._own(
+                            units, ((h.lookup(units, l.sku) if (l.sku in units) else 0) + l.qty)
+                        ),
                     )
         return units
 
@@ -1626,8 +1627,7 @@ class OnlineShopEnv(rt.Environment):
             h.set_remove(_tmp12, t)
         else:
             _tmp13 = p.tags
-            self._grow(_tmp13)
-            _tmp13.add(self._own(_tmp13, t))
+            self._set_add(_tmp13, self._own(_tmp13, t))
         return p
 
     def _impl_create_coupon(

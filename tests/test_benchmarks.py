@@ -48,3 +48,26 @@ def test_bench_rollout_quick() -> None:
     out = run_benchmark("bench_rollout.py", "--quick")
     assert "| local 1 proc | 3 |" in out and "| local 2 procs | 3 |" in out
     assert out.count("| 100% |") == 2
+
+
+def test_bench_runtime_quick() -> None:
+    """The hand-written ports agree with the generated envs; every table is printed."""
+    out = run_benchmark("bench_runtime.py", "--quick")
+    assert "| query | 100 |" in out and "| snapshot() | 100 |" in out and "| restore() |" in out
+    assert "| state_hash() |" in out and "memory held" in out
+
+
+def test_bench_check_quick() -> None:
+    out = run_benchmark("bench_check.py", "--quick")
+    assert "static check / bare lark parse:" in out and "ratio to `import lark`:" in out
+    assert "black    during `envdsl check --no-verify`: not imported" in out
+
+
+def test_bench_explore_quick() -> None:
+    out = run_benchmark("bench_explore.py", "--quick")
+    assert "sleep_tracking" in out and "bare hyp/s" in out
+
+
+def test_bench_batch_quick() -> None:
+    out = run_benchmark("bench_batch.py", "--quick")
+    assert "| `check` | 1 |" in out and "| `check --no-verify` | 1 |" in out

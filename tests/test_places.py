@@ -421,3 +421,58 @@ env Audit {
     assert canonical(env) == before
     assert env.call("note", {"entry_id": "E1", "line": "n"})["success"] is True
     assert env.state_json()["entries"]["E1"]["notes"] == ["n"]
+
+
+ADDS = '''
+env Adds {
+  """Sets and maps that grow by one element in a call."""
+  entity Bag {
+    key bag_id: str
+    items: set[str] = set()
+    counts: map[str, int] = {}
+  }
+  state {
+    bags: table Bag
+    seen: set[str] = set()
+  }
+  action add(item: str, count: int, fail_after: bool = false) -> int {
+    """Adds one element to a row's set and map and to a scalar set."""
+    let b = bags["B1"]
+    b.items.add(item)
+    b.counts[item] = count
+    seen.add(item)
+    require not fail_after else "failed after the adds"
+    return len(b.items)
+  }
+  task start {
+    """One bag."""
+    init {
+      bags = [Bag(bag_id="B1")]
+    }
+  }
+}
+'''
+
+
+def test_adding_to_a_set_or_map_journals_the_element_not_a_copy() -> None:
+    """`s.add(x)` and `m[k] = v` cost O(1) in the journal (issue 14 leftover): a big set or
+    map is not copied, and a failed call still gives back exactly the state before it."""
+    env = build(ADDS)()
+    items = [f"i{i}" for i in range(5000)]
+    big = {"bag_id": "B1", "items": items, "counts": {item: 1 for item in items}}
+    env.reset(state={"bags": [big], "seen": items})
+    snap = env.snapshot()  # keeps the successful call's journal in the history
+    assert env.call("add", {"item": "new", "count": 2})["data"] == 5001
+    history = env._world.history
+    assert {entry[0] for entry in history} <= {"discard", "unput", "reput"} and len(history) == 3
+    assert env.call("add", {"item": "i7", "count": 5})["success"]  # present: replaced value
+    assert [entry[0] for entry in history[3:]] == ["reput"]
+    before, before_hash = canonical(env), env.state_hash()
+    assert not env.call("add", {"item": "other", "count": 3, "fail_after": True})["success"]
+    assert canonical(env) == before and env.state_hash() == before_hash
+    assert env.state_hash() == env.reference_state_hash()
+    assert_well_owned(env)
+    env.restore(snap)
+    state = env.state_json()
+    assert "new" not in state["bags"]["B1"]["items"] and state["bags"]["B1"]["counts"]["i7"] == 1
+    assert "new" not in state["seen"] and env.state_hash() == env.reference_state_hash()

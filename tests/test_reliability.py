@@ -329,6 +329,7 @@ def test_no_nan_no_complex_in_state() -> None:
 BOMBS = """
 env Bombs {
   \"\"\"Purpose-made spec: values that grow faster than the step budget counts.\"\"\"
+  record Pack { words: list[str] }
   entity Box {
     key box_id: str
     items: list[int] = []
@@ -393,6 +394,18 @@ env Bombs {
     for j in range(19) { s = s + s }
     for i in range(n) { b.words.append(s) }
     return len(b.words)
+  }
+  query added(n: int) -> int {
+    \"\"\"Double a number by addition (returned, never stored).\"\"\"
+    let x = 1
+    for i in range(n) { x = x + x }
+    return x
+  }
+  query packed(n: int) -> Pack {
+    \"\"\"One record holding one long string n times.\"\"\"
+    let s = "z"
+    for j in range(19) { s = s + s }
+    return Pack(words=[s for i in range(n)])
   }
   query refs(n: int) -> list[str] {
     \"\"\"One long string, n times: small in memory, large as JSON.\"\"\"
@@ -459,6 +472,8 @@ def bombs() -> Environment:
         ("many", {"n": 100_000}, ["size budget"]),
         ("spam", {"box_id": "B1", "n": 100_000}, ["size budget"]),
         ("refs", {"n": 50_000}, ["result is too large"]),
+        ("added", {"n": 20_000}, ["64-bit"]),  # json.dumps of the result would raise
+        ("packed", {"n": 50_000}, ["result is too large"]),
     ],
 )
 def test_bombs_fail_within_the_budget(

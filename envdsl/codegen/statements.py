@@ -207,6 +207,16 @@ class BodyTranslator(Translator):
         # after journaling the place the value lives in, wherever the path to it came from
         assert isinstance(target, (ast.Attribute, ast.Index))
         obj_type = self.type_of(target.obj)
+        if isinstance(target, ast.Index) and isinstance(t.strip_optional(obj_type), t.MapType):
+            # `m[k] = v`: journaled by `_put` as the entry it replaces (O(1)), not the whole map
+            obj = self.bound(self.expr(target.obj, scope), scope)
+            index = self.expr(target.index, scope)
+            lines += self.flush(level)
+            if stmt.op != "=":
+                value = f"h.lookup({obj}, {index}) {stmt.op[0]} {value}"
+            return lines + [
+                f"{pad}self._put({obj}, {index}, {self.stored(obj, value, stmt.value)})"
+            ]
         obj = self.mutated(self.expr(target.obj, scope), scope)
         lines += self.flush(level)
         if isinstance(target, ast.Attribute):

@@ -132,11 +132,17 @@ class Translator:
         """Before changing the value of `code` in place: journal its place (`self._mut`, or
         `self._grow` for an append, which journals a list's old length), with `code` first
         bound to a temporary unless it is a plain name, so it is computed once."""
+        code = self.bound(code, scope)
+        self.pending.append(f"self.{'_grow' if grow else '_mut'}({code})")
+        return code
+
+    def bound(self, code: str, scope: CgScope) -> str:
+        """`code` as a plain name (bound to a temporary first unless it is one), for a value
+        that is used twice but must be computed once."""
         if not code.isidentifier():
             temp = self.temp(scope)
             self.pending.append(f"{temp} = {code}")
             code = temp
-        self.pending.append(f"self.{'_grow' if grow else '_mut'}({code})")
         return code
 
     def coerce(self, code: str, source: t.Type, target: t.Type) -> str:
@@ -534,6 +540,10 @@ class Translator:
             if method == "values":
                 return f"{receiver}.rows()"
             return f"{receiver}.keys()"
+        if isinstance(receiver_type, t.SetType) and method == "add":
+            # journaled by `_set_add` as the element it adds (O(1)), not as a copy of the set
+            receiver = self.bound(receiver, scope)
+            return f"self._set_add({receiver}, {self.stored(receiver, args[0], node.args[0])})"
         if method in _MUTATORS:
             receiver = self.mutated(receiver, scope, grow=method in _GROWING)
             if method in _STORING:
@@ -580,4 +590,4 @@ class Translator:
 
 _MUTATORS = {"append", "extend", "remove", "add", "discard"}
 _STORING = {"append", "extend", "add"}  # mutators whose argument ends up inside the receiver
-_GROWING = {"append", "extend", "add"}  # journaled in O(1) when they grow a place's whole value
+_GROWING = {"append", "extend"}  # journaled in O(1) when they grow a place's whole value

@@ -7,7 +7,6 @@ from envdsl.runtime.environment import (
     ParamSpec,
     Result,
     ScalarSpec,
-    Snapshot,
     TableSpec,
     TaskSpec,
     ToolSpec,
@@ -15,6 +14,7 @@ from envdsl.runtime.environment import (
 )
 from envdsl.runtime.errors import BadValue, Fail
 from envdsl.runtime.places import Value
+from envdsl.runtime.snapshots import Snapshot
 from envdsl.runtime.table import RefField, Table, TableSchema
 from envdsl.runtime.values import (
     BOOL,

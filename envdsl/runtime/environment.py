@@ -8,12 +8,10 @@ budget, canonical JSON and hashes) lives here, once.
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import difflib
-import hashlib
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable, ClassVar, Collection, Iterable, Iterator, Mapping, Self, TypeVar
 
 from envdsl.runtime import limits
@@ -26,6 +24,8 @@ from envdsl.runtime.places import (
     owned_copy,
     place_of,
 )
+from envdsl.runtime.digests import reference_hash
+from envdsl.runtime.snapshots import Owner, Snapshot, World, undo_entry
 from envdsl.runtime.table import RefField, Table, TableSchema
 from envdsl.runtime.values import RecordSpec, TypeSpec, key_from_json, nested_refs
 
@@ -101,15 +101,6 @@ class TraceEntry:
     error: str | None = None
 
 
-@dataclass(slots=True)
-class Snapshot:
-    tables: dict[str, Table[Any]]
-    scalars: dict[str, Any]
-    trace: list[TraceEntry]
-    task: str | None
-    initial: Snapshot | None = field(default=None, repr=False)
-
-
 class InvalidState(Exception):
     """An initial state (task init, JSON state) that breaks the schema or an invariant."""
 
@@ -125,6 +116,9 @@ class Environment:
     ENV_INVARIANTS: ClassVar[dict[str, str]] = {}  # method -> text
     # each `require` and `let ... else`: (tool or fn, spec line, kind, condition as written)
     SITES: ClassVar[tuple[tuple[str, int, str, str], ...]] = ()
+    # made from the tables above on first use, per class (see _row_serializers)
+    _SERIALIZERS: ClassVar[dict[str, Callable[[Any], Any]]]
+    _SCALAR_SPECS: ClassVar[dict[str, TypeSpec]]
 
     def __init__(
         self,
@@ -151,29 +145,37 @@ class Environment:
         self.last_failure: Fail | None = None
         # passes per `require`/`let ... else` site; None (not counting) except while exploring
         self.coverage: list[int] | None = None
-        self._initial: Snapshot | None = None
-        self._initial_view: tuple[Snapshot | None, Any] | None = None
+        # the read-only state at reset(task) for `initial.`: (task, view), built on first use
+        self._initial_view: tuple[str | None, Any] | None = None
         # replaying a solution with steps left out (see solve)
         self._leave_out: frozenset[int] | None = None
         self._solution_step = 0
-        self._tables: dict[str, Table[Any]] = {}
-        self._scalars: dict[str, Any] = {}
-        self._clear()
+        self._owner = Owner()  # which snapshots are this environment's own
+        self._world: World
+        self._tables: dict[str, Table[Any]]
+        self._scalars: dict[str, Any]
+        self._clear()  # enters the first world
 
     def __getstate__(self) -> dict[str, Any]:
         """Pickling (spawn workers, Ray): the state, trace and task; not the caches."""
         state = dict(self.__dict__)
-        state["_initial_view"] = None  # a view over `_initial`, rebuilt on first use
+        state["_initial_view"] = None  # rebuilt on first use
         state["last_exception"] = None  # may hold a traceback's frames, which cannot pickle
         return state
 
     # ---- state -----------------------------------------------------------------------------
     def _clear(self) -> None:
-        self._tables = {name: Table(spec.schema) for name, spec in self.TABLES.items()}
-        self._scalars = {}
+        """A new, empty world: snapshots of the old one keep it (it is no longer changed)."""
+        tables: dict[str, Table[Any]] = {n: Table(s.schema) for n, s in self.TABLES.items()}
+        self._enter(World(tables, {}, [], self._owner))
         for name, spec in self.SCALARS.items():
             self.set_scalar_initial(name, spec.default() if spec.default is not None else None)
-        self.trace = []
+
+    def _enter(self, world: World) -> None:
+        self._world = world
+        self._tables = world.tables
+        self._scalars = world.scalars
+        self.trace = world.trace
 
     def reset(self, task: str | None = None, state: Mapping[str, Any] | str | None = None) -> None:
         """Load a task's initial state, or a JSON state (dict or JSON text), or an empty one."""
@@ -185,16 +187,17 @@ class Environment:
             spec = self.TASKS.get(task)
             if spec is None:
                 raise KeyError(f"unknown task {task!r}; tasks: {', '.join(self.TASKS) or 'none'}")
-            if spec.init is not None:
-                getattr(self, spec.init)()
-            elif spec.init_data is not None:
-                self._load_json_state(json.loads(spec.init_data))
+            self._load_task(spec)
         elif state is not None:
             self._load_state(state)
             return
         self._check_whole_state()
-        # `initial.` exists for task checks; a plain state load skips the O(state) deep copy
-        self._initial = self.snapshot() if task is not None else None
+
+    def _load_task(self, spec: TaskSpec) -> None:
+        if spec.init is not None:
+            getattr(self, spec.init)()
+        elif spec.init_data is not None:
+            self._load_json_state(json.loads(spec.init_data))
 
     def _load_state(self, state: Mapping[str, Any] | str) -> None:
         """A JSON state from outside: whatever is wrong with it is an InvalidState, and a
@@ -218,7 +221,6 @@ class Environment:
         except ValueError as error:  # bad JSON text, a number too long to read
             self._clear()
             raise InvalidState(f"the state is not valid JSON: {_short(error)}") from None
-        self._initial = None
 
     def _load_json_state(self, data: Any) -> None:
         if not isinstance(data, dict):
@@ -280,9 +282,11 @@ class Environment:
                 raise InvalidState(f"{name}: two rows have the key {clip(key)}")
             own_row_fields(name, row)
             table.add(key, row)
+        self._world.digests.table_changed(name)
 
     def set_scalar_initial(self, name: str, value: Any) -> None:
         self._scalars[name] = owned_copy(value, Place(None, None, name))
+        self._world.digests.scalar_changed(name)
 
     def _check_whole_state(self) -> None:
         """Check every integrity rule on every row: for initial states, not per call.
@@ -314,36 +318,41 @@ class Environment:
             self._touched = {}
 
     def snapshot(self) -> Snapshot:
-        return Snapshot(
-            copy.deepcopy(self._tables),
-            copy.deepcopy(self._scalars),
-            list(self.trace),
-            self.task,
-            self._initial,
-        )
+        """The current state, trace and task, to come back to with `restore`: O(1), a
+        position in the undo history (see envdsl/runtime/snapshots.py)."""
+        return Snapshot(self._world, self.task)
 
     def restore(self, snapshot: Snapshot) -> None:
-        self._tables = copy.deepcopy(snapshot.tables)
-        self._scalars = copy.deepcopy(snapshot.scalars)
-        self.trace = list(snapshot.trace)
+        """Go back to a snapshot's state, trace and task: O(writes since) for one of this
+        environment's own; a copy for one of another environment."""
+        self._enter(snapshot.world_for(self._owner))
         self.task = snapshot.task
-        self._initial = snapshot.initial
+
+    def fork(self) -> Self:
+        """A new environment in this one's state, trace and task that shares nothing
+        mutable with it (its snapshots are restored into the fork as copies)."""
+        forked = object.__new__(type(self))
+        Environment.__init__(forked, step_budget=self.step_budget, size_budget=self.size_budget)
+        forked.restore(self.snapshot())
+        forked.coverage = None if self.coverage is None else list(self.coverage)
+        return forked
 
     def initial_state(self) -> Self:
-        """A read-only view of the state at reset(), for `initial.` in checks.
+        """A read-only view of the state at reset(task), for `initial.` in checks.
 
-        Built once per reset: a check reads `initial.` once per element of a comprehension.
+        Built on first use by running the task's init again (it is deterministic), so that a
+        reset does not copy the state for checks that never read `initial.`; kept until the
+        task changes: a check reads `initial.` once per element of a comprehension.
         """
         cached = self._initial_view
-        if cached is not None and cached[0] is self._initial:
+        if cached is not None and cached[0] == self.task:
             view: Self = cached[1]
             return view
         view = object.__new__(type(self))
         Environment.__init__(view, step_budget=self.step_budget)
-        if self._initial is not None:
-            view._tables = self._initial.tables
-            view._scalars = self._initial.scalars
-        self._initial_view = (self._initial, view)
+        if self.task is not None:
+            view._load_task(self.TASKS[self.task])
+        self._initial_view = (self.task, view)
         return view
 
     def state_json(self) -> dict[str, Any]:
@@ -363,8 +372,32 @@ class Environment:
         return result
 
     def state_hash(self) -> str:
-        text = json.dumps(self.state_json(), separators=(",", ":"), ensure_ascii=False)
-        return hashlib.sha256(text.encode("utf-8")).hexdigest()
+        """A digest of the canonical state (see envdsl/runtime/digests.py): equal states have
+        equal hashes; after a call it costs the rows the call changed."""
+        return self._world.digests.state_hash(
+            self._tables, self._row_serializers(), self._scalars, self._scalar_specs()
+        )
+
+    def reference_state_hash(self) -> str:
+        """state_hash() computed from nothing, without the digests kept between calls."""
+        return reference_hash(
+            self._tables, self._row_serializers(), self._scalars, self._scalar_specs()
+        )
+
+    @classmethod
+    def _row_serializers(cls) -> dict[str, Callable[[Any], Any]]:
+        serializers: dict[str, Callable[[Any], Any]] | None = cls.__dict__.get("_SERIALIZERS")
+        if serializers is None:  # per generated class, made once
+            serializers = {name: spec.row.serializer() for name, spec in cls.TABLES.items()}
+            cls._SERIALIZERS = serializers
+        return serializers
+
+    @classmethod
+    def _scalar_specs(cls) -> dict[str, TypeSpec]:
+        specs: dict[str, TypeSpec] | None = cls.__dict__.get("_SCALAR_SPECS")
+        if specs is None:
+            specs = cls._SCALAR_SPECS = {name: spec.spec for name, spec in cls.SCALARS.items()}
+        return specs
 
     # ---- tools -----------------------------------------------------------------------------
     def tool_schemas(self) -> list[dict[str, Any]]:
@@ -439,7 +472,9 @@ class Environment:
         return self._invoke(tool, values, _as_called(tool, values))
 
     def _parse_arguments(self, tool: ToolSpec, given: dict[str, Any]) -> dict[str, Any]:
-        names = {p.name for p in tool.params}
+        names = _PARAMETER_NAMES.get(tool)
+        if names is None:
+            names = _PARAMETER_NAMES[tool] = frozenset(p.name for p in tool.params)
         for key in given:
             if key not in names:
                 expected = ", ".join(p.name for p in tool.params) or "none"
@@ -490,9 +525,7 @@ class Environment:
         return self._invoke(tool, parsed, _as_called(tool, parsed))
 
     def _invoke(self, tool: ToolSpec, values: dict[str, Any], arguments: dict[str, Any]) -> Result:
-        self._journal = []
-        self._touched = {}
-        self._saved = set()
+        self._journal = []  # `_touched`, `_saved` and `_grown` are empty between calls
         self._steps = 0
         self.last_exception = None
         self.last_failure = None
@@ -505,15 +538,15 @@ class Environment:
             if tool.kind == "action":
                 self._verify(tool)
             data = tool.result.to_json(result) if result is not None else None
-            if type(data) is list and len(data) > 16:
+            if type(data) is not str:
                 # the text the agent will be sent: one long string held 50,000 times is
-                # small in memory and gigabytes as JSON (a single row or record result is
-                # not walked: that would cost more than the call)
-                size = limits.json_size(data)
-                if size > self.size_budget:
-                    raise Fail(f"the result is too large ({size} characters and elements)")
+                # small in memory and gigabytes as JSON; an int of 5,000 digits no peer reads
+                problem = limits.result_problem(data, self.size_budget)
+                if problem is not None:
+                    raise Fail(problem)
             outcome = {"success": True, "data": data}
             self.last_result = result
+            self._world.record(self._journal)
         except Fail as failure:
             self._rollback()
             self.last_failure = failure
@@ -540,8 +573,10 @@ class Environment:
         finally:
             budget.left = None  # outside a call only the per-value limits apply
             self._journal = None
-            self._touched = {}
-            self._saved = set()
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
             if self._grown:
                 self._grown = set()
         self.trace.append(
@@ -635,15 +670,46 @@ class Environment:
         return owned_copy(value, place)
 
     def _grow(self, value: object) -> None:
-        """Journal the place of a list about to be appended to or extended, or of a set about
-        to get an element: O(1) when the value is the place's whole value, as the old length
-        (or the absent element) undoes it; anything else goes through `_mut`."""
-        place = place_of(value)
-        if place is None:
+        """Journal the place of a list about to be appended to or extended: O(1) when the
+        list is the place's whole value, as the old length undoes it."""
+        place = self._growing_place(value)
+        if place is None or not isinstance(value, list):
             return
         saved = _saved_key(place.row, place.attr)
-        if saved in self._saved or saved in self._grown:
-            return
+        if saved not in self._grown:
+            self._grown.add(saved)
+            self._write_log().append(("grow", place, len(value)))
+
+    def _set_add(self, container: set[T], element: T) -> None:
+        """`s.add(x)`: journaled as the element to discard again (O(1)) when it is new."""
+        if element not in container:
+            place = self._growing_place(container)
+            if place is not None:
+                self._write_log().append(("discard", place, element))
+        container.add(element)
+
+    def _put(self, container: dict[Any, T], key: Any, value: T) -> None:
+        """`m[k] = v`: journaled as the entry it replaces (O(1), a copy of the old value when
+        that can still change through an alias), not as a copy of the map."""
+        place = self._growing_place(container)
+        if place is not None:
+            if key not in container:
+                self._write_log().append(("unput", place, key))
+            else:
+                old = container[key]
+                if not is_immutable(old):
+                    old = owned_copy(old, place)
+                self._write_log().append(("reput", place, key, old))
+        container[key] = value
+
+    def _growing_place(self, value: object) -> Place | None:
+        """The place of a collection about to change by one element, when that change needs
+        its own O(1) undo entry: None when nothing needs journaling (not in state, journaled
+        whole already, inserted by this call), and also after journaling the place whole
+        through `_mut` when the collection is only a part of the place's value."""
+        place = place_of(value)
+        if place is None or _saved_key(place.row, place.attr) in self._saved:
+            return None
         if place.table is None:
             current = self._scalars[place.attr]
         else:
@@ -652,14 +718,13 @@ class Environment:
             _refuse_immutable(table.schema, place.attr)
             key = getattr(place.row, table.schema.key)
             if self._inserted_by_this_call(place.table, key, place.row):
-                return  # undoing the insert removes it whole
-        if current is not value or not isinstance(value, list):
+                return None  # undoing the insert removes it whole
+        if current is not value:
             self._mut(value)
-            return
-        self._grown.add(saved)
-        self._write_log().append(("grow", place, len(value)))
+            return None
         if place.table is not None:  # the row is touched: its invariants are re-checked
             self._touched.setdefault((place.table, key), {})
+        return place
 
     def _next_auto_key(self, table: Table[Any]) -> str:
         prefix = table.schema.auto_prefix
@@ -729,30 +794,7 @@ class Environment:
     def _rollback(self) -> None:
         journal = self._journal or []
         for entry in reversed(journal):
-            kind = entry[0]
-            if kind == "field":
-                _, table_name, key, row, field_name, old = entry
-                table = self._tables[table_name]
-                if table.get(key) is row:
-                    table.reindex_field(key, row, field_name, getattr(row, field_name), old)
-                setattr(row, field_name, old)
-            elif kind == "insert":
-                self._tables[entry[1]].remove(entry[2])
-            elif kind == "delete":
-                _, table_name, key, row, seq = entry
-                self._tables[table_name].add(key, row, seq)
-            elif kind == "scalar":
-                self._scalars[entry[1]] = entry[2]
-            elif kind == "counter":
-                self._tables[entry[1]].auto_counter = entry[2]
-            elif kind == "grow":
-                _, place, length = entry
-                if place.table is None:
-                    current = self._scalars[place.attr]
-                else:
-                    current = getattr(place.row, place.attr)
-                del current[length:]  # what the place holds now: an undone write may have
-                # put back a copy of the list
+            undo_entry(self._tables, self._scalars, entry)
         self._journal = []
 
     # ---- integrity at the end of an action --------------------------------------------------
@@ -794,6 +836,8 @@ class Environment:
                             rule=f"transitions: {schema.entity}.{field_name}",
                         )
             for fields, index in table.unique_index.items():
+                if originals is not _INSERTED and not any(f in originals for f in fields):
+                    continue  # none of its fields changed: it cannot have become a duplicate
                 value = tuple(getattr(row, f) for f in fields)
                 if None in value:
                     continue
@@ -806,6 +850,8 @@ class Environment:
                         rule=f"unique: {schema.entity}.{'+'.join(fields)}",
                     )
             for ref in schema.refs:
+                if originals is not _INSERTED and ref.field not in originals:
+                    continue  # unchanged, so still pointing at a row (deletes check children)
                 parent = getattr(row, ref.field)
                 if parent is not None and parent not in self._tables[ref.parent_table]:
                     parent_entity = self._tables[ref.parent_table].schema.entity
@@ -1011,6 +1057,8 @@ def _advance_counter(table: Table[Any], key: Any) -> None:
 
 
 _NESTED = (list, dict)
+# each tool's JSON parameter names (tool specs are immutable and class-level)
+_PARAMETER_NAMES: dict[ToolSpec, frozenset[str]] = {}
 
 
 def _as_called(tool: ToolSpec, values: dict[str, Any]) -> dict[str, Any]:

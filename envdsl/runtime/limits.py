@@ -173,20 +173,45 @@ def stored_size(value: Any) -> int:
     return 1
 
 
-def json_size(data: Any) -> int:
-    """Characters and elements of a JSON value as it will be written (short strings count as
-    one element: only long ones can make the text large)."""
-    total = 0
-    stack = [data]
+def result_problem(data: Any, size_budget: int) -> str | None:
+    """Why a tool's JSON result may not be sent (an integer outside the 64-bit range, which
+    no JSON peer reads and `json.dumps` refuses past 4,300 digits; more characters and
+    elements than the size budget), or None. Integers computed by `+` are not range-checked
+    where they are made, and a collection built during the call need not have been stored."""
+    kind = type(data)
+    if kind is int:
+        return None if MIN_INT <= data <= MAX_INT else _INT_RESULT
+    if kind is not list and kind is not dict:
+        return None
+    # the first level in one pass (most results are one flat row), then what it nests
+    total = len(data)
+    stack: list[Any] = []
+    for item in data.values() if kind is dict else data:
+        kind = type(item)
+        if kind is str:
+            total += len(item)
+        elif kind is int:
+            if not MIN_INT <= item <= MAX_INT:
+                return _INT_RESULT
+        elif kind is list or kind is dict:
+            stack.append(item)
     while stack:
         item = stack.pop()
         kind = type(item)
         if kind is str:
             total += len(item)
+        elif kind is int:
+            if not MIN_INT <= item <= MAX_INT:
+                return _INT_RESULT
         elif kind is list:
             total += len(item)
-            stack.extend(child for child in item if type(child) is not str or len(child) > 64)
+            stack.extend(item)
         elif kind is dict:
             total += len(item)
-            stack.extend(c for c in item.values() if type(c) is not str or len(c) > 64)
-    return total
+            stack.extend(item.values())
+    if total > size_budget:
+        return f"the result is too large ({total} characters and elements)"
+    return None
+
+
+_INT_RESULT = "integer overflow: the result is outside the 64-bit range"

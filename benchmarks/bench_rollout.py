@@ -47,8 +47,9 @@ from envdsl.rollout import runner  # noqa: E402
 from envdsl.rollout.episode import system_message  # noqa: E402
 from envdsl.rollout.plan import EnvSource, env_source  # noqa: E402
 from envdsl.rollout.records import Sampling  # noqa: E402
+from envdsl.task_files import is_task_file  # noqa: E402
 
-EXAMPLES = sorted((REPO / "examples").glob("*.env"))
+EXAMPLES = sorted(p for p in (REPO / "examples").glob("*.env") if not is_task_file(p))
 
 
 def load(path: Path) -> EnvSource:

@@ -19,10 +19,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import envdsl
+import example_specs
 from envdsl.explore.arguments import ArgumentGenerator
 from envdsl.runtime import Environment
 
-EXAMPLES = sorted((Path(__file__).resolve().parent.parent / "examples").glob("*.env"))
+EXAMPLES = example_specs.EXAMPLES  # the specs (a task file adds tasks, not tools)
 
 OPERATIONS = 40  # per example: long enough for writes between snapshots and restores
 

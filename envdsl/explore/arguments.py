@@ -15,6 +15,8 @@ from __future__ import annotations
 import datetime as dt
 import random
 import re
+import weakref
+from collections.abc import Sequence
 from typing import Any
 
 from envdsl.runtime import Environment
@@ -43,18 +45,23 @@ _TEXT = "abcdefgXYZ-_ 0123456789@."
 _EXAMPLE = re.compile(r"e\.g\.,?\s*([^\s,;)]+)")
 
 
-class ArgumentGenerator:
-    def __init__(self, env: Environment, choice: int) -> None:
+class StateSample:
+    """What argument generation learns from one state, computed when first needed: the clock,
+    values by kind, string values by field. Explore keeps it across the calls that leave the
+    state as it was (queries, failed calls) and starts a new one after each call that may
+    have changed it: scanning the rows once per call was most of explore's own time."""
+
+    def __init__(self, env: Environment) -> None:
         self.env = env
-        self.rng = random.Random(choice)
-        # choice 0 (what shrinking tends to) means "the likeliest value everywhere"
-        self.plain = choice == 0
-        self.clock = _clock(env)
+        self._clock: dt.datetime | None = None
         self._pool: dict[type, list[Any]] | None = None
         self._fields: dict[str, list[Any]] | None = None
-        # rows whose keys were picked for earlier parameters of this call: a later parameter
-        # named like one of their fields (`member_id` after a loan) takes that field's value
-        self.anchors: list[tuple[Any, Any]] = []  # (row spec, row)
+
+    @property
+    def clock(self) -> dt.datetime:
+        if self._clock is None:
+            self._clock = _clock(self.env)
+        return self._clock
 
     @property
     def pool(self) -> dict[type, list[Any]]:
@@ -64,6 +71,32 @@ class ArgumentGenerator:
         if self._pool is None:
             self._pool = _state_values(self.env)
         return self._pool
+
+    @property
+    def fields(self) -> dict[str, list[Any]]:
+        if self._fields is None:
+            self._fields = _field_values(self.env)
+        return self._fields
+
+
+class ArgumentGenerator:
+    def __init__(self, env: Environment, choice: int, sample: StateSample | None = None) -> None:
+        self.env = env
+        self.rng = random.Random(choice)
+        # choice 0 (what shrinking tends to) means "the likeliest value everywhere"
+        self.plain = choice == 0
+        self.sample = sample if sample is not None else StateSample(env)
+        # rows whose keys were picked for earlier parameters of this call: a later parameter
+        # named like one of their fields (`member_id` after a loan) takes that field's value
+        self.anchors: list[tuple[Any, Any]] = []  # (row spec, row)
+
+    @property
+    def clock(self) -> dt.datetime:
+        return self.sample.clock
+
+    @property
+    def pool(self) -> dict[type, list[Any]]:
+        return self.sample.pool
 
     def like_existing(self, kind: type) -> Any:
         """An existing value, or one near it (a fresh variant of a string, a shifted number)."""
@@ -91,7 +124,7 @@ class ArgumentGenerator:
     def text(self) -> str:
         return "".join(self.rng.choice(_TEXT) for _ in range(self.rng.randrange(11)))
 
-    def pick(self, items: list[Any]) -> Any:
+    def pick(self, items: Sequence[Any]) -> Any:
         return items[0] if self.plain else self.rng.choice(items)
 
     def for_tool(self, name: str) -> dict[str, Any]:
@@ -144,9 +177,7 @@ class ArgumentGenerator:
 
     def field_values(self, param: str) -> list[Any]:
         """String values of the fields this parameter is named after (`work_email`, `name`)."""
-        if self._fields is None:
-            self._fields = _field_values(self.env)
-        for field, values in self._fields.items():
+        for field, values in self.sample.fields.items():
             if param == field or param.endswith("_" + field):
                 return values
         return []
@@ -157,7 +188,7 @@ class ArgumentGenerator:
             return value
         return f"{value}{self.rng.choice(_TEXT.strip())}"
 
-    def existing_key(self, tables: list[str]) -> Any:
+    def existing_key(self, tables: Sequence[str]) -> Any:
         table = self.pick(tables)
         keys = self.env._table(table).keys()
         if not keys:
@@ -246,21 +277,33 @@ class ArgumentGenerator:
             return self.pick([None, rng.randrange(-5, 6), self.text()])
         return None
 
-    def tables_named_like(self, param: str) -> tuple[list[str], bool]:
-        """The tables a `str` parameter probably names (`user_id` -> users) and True, else
-        every table with string keys and False: LLM-written tools take ids as plain strings."""
-        matching: list[str] = []
-        with_str_keys: list[str] = []
-        for name, spec in self.env.TABLES.items():
-            key_field = next(f for f in spec.row.fields if f.attribute == spec.schema.key)
-            if not isinstance(key_field.spec, StrSpec):
-                continue
-            with_str_keys.append(name)
-            entity = spec.schema.entity.lower()
-            names = (key_field.name, f"{entity}_{key_field.name}", f"{entity}_id", entity, name)
-            if param in names:
-                matching.append(name)
-        return (matching, True) if matching else (with_str_keys, False)
+    def tables_named_like(self, param: str) -> tuple[Sequence[str], bool]:
+        known = _NAMED_LIKE.setdefault(type(self.env), {})
+        if param not in known:
+            known[param] = _tables_named_like(type(self.env), param)
+        return known[param]
+
+
+# per environment class and parameter name (asked on every call of a tool: it never changes)
+_NAMED_LIKE: weakref.WeakKeyDictionary[type[Environment], dict[str, tuple[Sequence[str], bool]]]
+_NAMED_LIKE = weakref.WeakKeyDictionary()
+
+
+def _tables_named_like(env_class: type[Environment], param: str) -> tuple[Sequence[str], bool]:
+    """The tables a `str` parameter probably names (`user_id` -> users) and True, else every
+    table with string keys and False: LLM-written tools take ids as plain strings."""
+    matching: list[str] = []
+    with_str_keys: list[str] = []
+    for name, spec in env_class.TABLES.items():
+        key_field = next(f for f in spec.row.fields if f.attribute == spec.schema.key)
+        if not isinstance(key_field.spec, StrSpec):
+            continue
+        with_str_keys.append(name)
+        entity = spec.schema.entity.lower()
+        names = (key_field.name, f"{entity}_{key_field.name}", f"{entity}_id", entity, name)
+        if param in names:
+            matching.append(name)
+    return (tuple(matching), True) if matching else (tuple(with_str_keys), False)
 
 
 def _clock(env: Environment) -> dt.datetime:

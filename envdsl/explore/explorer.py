@@ -36,7 +36,7 @@ from hypothesis.errors import Flaky, FlakyFailure
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, get_state_machine_test, initialize, rule
 
-from envdsl.explore.arguments import ArgumentGenerator
+from envdsl.explore.arguments import ArgumentGenerator, StateSample
 from envdsl.runtime import STR, Environment, InvalidState
 
 Call = tuple[str, Any]
@@ -212,6 +212,7 @@ class Explorer:
                 self.env = explorer.env_class(step_budget=explorer.options.step_budget)
                 self.env.coverage = explorer.coverage if explorer.counting else None
                 self.start: Start | None = None
+                self.sample = StateSample(self.env)
                 self.calls: list[Call] = []
                 self.results: list[dict[str, Any]] = []
                 explorer.current = self
@@ -227,6 +228,7 @@ class Explorer:
                 except InvalidState:
                     self.start = Start("an empty state", state={})
                     self.start.apply(self.env)
+                self.sample = StateSample(self.env)
 
             @rule(data=st.data())
             def call_tool(self, data: st.DataObject) -> None:
@@ -234,7 +236,8 @@ class Explorer:
                 # time in hypothesis; shrinking it towards 0 gives the first tool, plainest args
                 drawn = data.draw(st.integers(0, 2**40), label="call")
                 name = explorer.tools[drawn % len(explorer.tools)]
-                arguments = ArgumentGenerator(self.env, drawn // len(explorer.tools)).for_tool(name)
+                choice = drawn // len(explorer.tools)
+                arguments = ArgumentGenerator(self.env, choice, self.sample).for_tool(name)
                 self.calls.append((name, arguments))
                 try:
                     result = self.env.call(name, arguments)
@@ -245,6 +248,8 @@ class Explorer:
                         "".join(traceback.format_exception(error)),
                     ) from None
                 self.results.append(result)
+                if result["success"] and self.env.TOOLS[name].kind != "query":
+                    self.sample = StateSample(self.env)  # the state may have changed
                 explorer.observe(name, result, self.env)
                 bug = self.env.last_exception
                 if bug is not None:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, ClassVar, Collection, Iterable, Iterator, Mapping, Self, TypeVar
 
 from envdsl.runtime import limits
+from envdsl.runtime.callplans import ToolPlan
 from envdsl.runtime.errors import BadValue, Fail
 from envdsl.runtime.limits import clip, json_problem, store
 from envdsl.runtime.places import (
@@ -119,6 +120,7 @@ class Environment:
     # made from the tables above on first use, per class (see _row_serializers)
     _SERIALIZERS: ClassVar[dict[str, Callable[[Any], Any]]]
     _SCALAR_SPECS: ClassVar[dict[str, TypeSpec]]
+    _PLANS: ClassVar[dict[str, ToolPlan]]
 
     def __init__(
         self,
@@ -457,8 +459,12 @@ class Environment:
                 parsed,
                 f"unknown tool {clip(name)}{hint} (tools: {', '.join(self.TOOLS)})",
             )
+        plan = self._plan(name)
         try:
-            values = self._parse_arguments(tool, parsed)
+            read = plan.read(parsed)
+            if read is None:  # an unknown or missing argument: the generic parser says which
+                values = self._parse_arguments(tool, parsed)
+                read = _in_order(tool, values), _as_called(tool, values)
         except BadValue as error:
             return self._rejected(
                 name,
@@ -469,12 +475,21 @@ class Environment:
                     else f"invalid argument {error.path}: {error.message}"
                 ),
             )
-        return self._invoke(tool, values, _as_called(tool, values))
+        return self._invoke(plan, *read)
+
+    @classmethod
+    def _plan(cls, name: str) -> ToolPlan:
+        """The call plan of a tool (envdsl/runtime/callplans.py), made on its first call."""
+        plans: dict[str, ToolPlan] | None = cls.__dict__.get("_PLANS")
+        if plans is None:  # per generated class
+            plans = cls._PLANS = {}
+        plan = plans.get(name)
+        if plan is None:
+            plan = plans[name] = ToolPlan(cls, cls.TOOLS[name])
+        return plan
 
     def _parse_arguments(self, tool: ToolSpec, given: dict[str, Any]) -> dict[str, Any]:
-        names = _PARAMETER_NAMES.get(tool)
-        if names is None:
-            names = _PARAMETER_NAMES[tool] = frozenset(p.name for p in tool.params)
+        names = self._plan(tool.name).names
         for key in given:
             if key not in names:
                 expected = ", ".join(p.name for p in tool.params) or "none"
@@ -513,8 +528,12 @@ class Environment:
             if value is None and param.default is not None:
                 value = param.default()
             arguments[param.name] = typed.to_json(param.spec, value)
+        plan = self._plan(name)
         try:
-            parsed = self._parse_arguments(tool, arguments)
+            read = plan.read(arguments)
+            if read is None:
+                parsed = self._parse_arguments(tool, arguments)
+                read = _in_order(tool, parsed), _as_called(tool, parsed)
         except BadValue as error:
             message = (
                 error.message
@@ -522,9 +541,12 @@ class Environment:
                 else f"invalid argument {error.path}: {error.message}"
             )
             return self._rejected(name, arguments, message)
-        return self._invoke(tool, parsed, _as_called(tool, parsed))
+        return self._invoke(plan, *read)
 
-    def _invoke(self, tool: ToolSpec, values: dict[str, Any], arguments: dict[str, Any]) -> Result:
+    def _invoke(self, plan: ToolPlan, values: tuple[Any, ...], arguments: dict[str, Any]) -> Result:
+        """Run a tool on parsed arguments (`values` in the order of its params; `arguments`,
+        a fresh dict, for the trace) as one transaction."""
+        tool = plan.tool
         self._journal = []  # `_touched`, `_saved` and `_grown` are empty between calls
         self._steps = 0
         self.last_exception = None
@@ -534,19 +556,23 @@ class Environment:
         budget = limits.budget  # per thread; calls do not nest (solution steps run one by one)
         budget.left = self.size_budget
         try:
-            result = getattr(self, tool.impl)(**{p.attribute: values[p.name] for p in tool.params})
-            if tool.kind == "action":
+            if plan.positional:
+                result = getattr(self, plan.impl)(*values)
+            else:
+                result = getattr(self, plan.impl)(**dict(zip(plan.attributes, values)))
+            if plan.action:
                 self._verify(tool)
-            data = tool.result.to_json(result) if result is not None else None
+            data = plan.write_result(result) if result is not None else None
             if type(data) is not str:
                 # the text the agent will be sent: one long string held 50,000 times is
                 # small in memory and gigabytes as JSON; an int of 5,000 digits no peer reads
-                problem = limits.result_problem(data, self.size_budget)
+                problem = plan.check_result(data, self.size_budget)
                 if problem is not None:
                     raise Fail(problem)
             outcome = {"success": True, "data": data}
             self.last_result = result
-            self._world.record(self._journal)
+            if self._journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(self._journal)
         except Fail as failure:
             self._rollback()
             self.last_failure = failure
@@ -580,7 +606,7 @@ class Environment:
             if self._grown:
                 self._grown = set()
         self.trace.append(
-            TraceEntry(tool.name, dict(arguments), bool(outcome["success"]), outcome.get("error"))
+            TraceEntry(tool.name, arguments, bool(outcome["success"]), outcome.get("error"))
         )
         return outcome
 
@@ -1057,8 +1083,6 @@ def _advance_counter(table: Table[Any], key: Any) -> None:
 
 
 _NESTED = (list, dict)
-# each tool's JSON parameter names (tool specs are immutable and class-level)
-_PARAMETER_NAMES: dict[ToolSpec, frozenset[str]] = {}
 
 
 def _as_called(tool: ToolSpec, values: dict[str, Any]) -> dict[str, Any]:
@@ -1069,6 +1093,11 @@ def _as_called(tool: ToolSpec, values: dict[str, Any]) -> dict[str, Any]:
         p.name: None if values[p.name] is None else p.spec.to_json(values[p.name])
         for p in tool.params
     }
+
+
+def _in_order(tool: ToolSpec, values: dict[str, Any]) -> tuple[Any, ...]:
+    """Parsed arguments (by JSON name) in the order of the tool's params."""
+    return tuple(values[p.name] for p in tool.params)
 
 
 def _traced_arguments(tool: ToolSpec, given: dict[str, Any], error: BadValue) -> dict[str, Any]:

@@ -180,7 +180,7 @@ def result_problem(data: Any, size_budget: int) -> str | None:
     where they are made, and a collection built during the call need not have been stored."""
     kind = type(data)
     if kind is int:
-        return None if MIN_INT <= data <= MAX_INT else _INT_RESULT
+        return None if MIN_INT <= data <= MAX_INT else INT_RESULT
     if kind is not list and kind is not dict:
         return None
     # the first level in one pass (most results are one flat row), then what it nests
@@ -192,7 +192,7 @@ def result_problem(data: Any, size_budget: int) -> str | None:
             total += len(item)
         elif kind is int:
             if not MIN_INT <= item <= MAX_INT:
-                return _INT_RESULT
+                return INT_RESULT
         elif kind is list or kind is dict:
             stack.append(item)
     while stack:
@@ -202,7 +202,7 @@ def result_problem(data: Any, size_budget: int) -> str | None:
             total += len(item)
         elif kind is int:
             if not MIN_INT <= item <= MAX_INT:
-                return _INT_RESULT
+                return INT_RESULT
         elif kind is list:
             total += len(item)
             stack.extend(item)
@@ -214,4 +214,4 @@ def result_problem(data: Any, size_budget: int) -> str | None:
     return None
 
 
-_INT_RESULT = "integer overflow: the result is outside the 64-bit range"
+INT_RESULT = "integer overflow: the result is outside the 64-bit range"

@@ -17,8 +17,10 @@ the messages of bad calls have one source.
 from __future__ import annotations
 
 import inspect
+from functools import partial
 from typing import TYPE_CHECKING, Any, Callable
 
+from envdsl.runtime import typed
 from envdsl.runtime.limits import INT_RESULT, MAX_INT, MIN_INT, result_problem
 from envdsl.runtime.values import (
     BoolSpec,
@@ -45,6 +47,10 @@ if TYPE_CHECKING:
 Parsed = tuple[tuple[Any, ...], dict[str, Any]]
 Reader = Callable[[dict[str, Any]], "Parsed | None"]
 _PLAIN_JSON = (StrSpec, IntSpec, BoolSpec)  # the value the tool receives is its JSON
+
+
+def _unwrapped(spec: TypeSpec) -> TypeSpec:
+    return spec.inner if isinstance(spec, OptionalSpec) else spec
 
 
 def _plain(spec: TypeSpec) -> TypeSpec:
@@ -96,7 +102,7 @@ def argument_reader(tool: ToolSpec) -> Reader:
     for index, param in enumerate(tool.params):
         a, p = f"a{index}", f"p{index}"
         optional = isinstance(param.spec, OptionalSpec)
-        spec = _plain(param.spec.inner if isinstance(param.spec, OptionalSpec) else param.spec)
+        spec = _plain(_unwrapped(param.spec))
         convert, as_json = _convert(index, spec, param.name, env)
         if isinstance(spec, _PLAIN_JSON):
             traced.append(f"{param.name!r}: {p}")  # None stays None
@@ -196,6 +202,7 @@ class ToolPlan:
         "action",
         "write_result",
         "check_result",
+        "typed_params",
     )
 
     def __init__(self, owner: type[Any], tool: ToolSpec) -> None:
@@ -213,3 +220,17 @@ class ToolPlan:
         self.action = tool.kind == "action"
         self.write_result = result_writer(tool.result)
         self.check_result = result_checker(tool.result)
+        # a typed method's values back to JSON (envdsl/runtime/typed.py): (name, default,
+        # conversion), None where a value of the param's type is its own JSON
+        self.typed_params = tuple(
+            (
+                p.name,
+                p.default,
+                (
+                    None
+                    if isinstance(_plain(_unwrapped(p.spec)), _PLAIN_JSON)
+                    else partial(typed.to_json, p.spec)
+                ),
+            )
+            for p in tool.params
+        )

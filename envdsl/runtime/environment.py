@@ -519,16 +519,16 @@ class Environment:
 
         The values go through the JSON argument parser, as the agent's do: a typed method
         validates exactly like `call` (a wrong type is a failed call, never an exception)."""
-        from envdsl.runtime import typed
-
-        tool = self.TOOLS[name]
-        arguments: dict[str, Any] = {}
-        for param in tool.params:
-            value = values.get(param.name)
-            if value is None and param.default is not None:
-                value = param.default()
-            arguments[param.name] = typed.to_json(param.spec, value)
+        self.last_failure = None
+        self.last_exception = None
         plan = self._plan(name)
+        tool = plan.tool
+        arguments: dict[str, Any] = {}
+        for param_name, default, to_json in plan.typed_params:
+            value = values.get(param_name)
+            if value is None and default is not None:
+                value = default()
+            arguments[param_name] = value if to_json is None else to_json(value)
         try:
             read = plan.read(arguments)
             if read is None:
@@ -546,11 +546,9 @@ class Environment:
     def _invoke(self, plan: ToolPlan, values: tuple[Any, ...], arguments: dict[str, Any]) -> Result:
         """Run a tool on parsed arguments (`values` in the order of its params; `arguments`,
         a fresh dict, for the trace) as one transaction."""
-        tool = plan.tool
-        self._journal = []  # `_touched`, `_saved` and `_grown` are empty between calls
+        tool = plan.tool  # (the caller has cleared last_failure and last_exception)
+        journal = self._journal = []  # `_touched`, `_saved` and `_grown` are empty between calls
         self._steps = 0
-        self.last_exception = None
-        self.last_failure = None
         self.last_result: Any = None
         outcome: Result
         budget = limits.budget  # per thread; calls do not nest (solution steps run one by one)
@@ -571,8 +569,8 @@ class Environment:
                     raise Fail(problem)
             outcome = {"success": True, "data": data}
             self.last_result = result
-            if self._journal:  # a call that wrote nothing leaves the history as it is
-                self._world.record(self._journal)
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
         except Fail as failure:
             self._rollback()
             self.last_failure = failure
@@ -862,7 +860,7 @@ class Environment:
                             rule=f"transitions: {schema.entity}.{field_name}",
                         )
             for fields, index in table.unique_index.items():
-                if originals is not _INSERTED and not any(f in originals for f in fields):
+                if originals is not _INSERTED and originals.keys().isdisjoint(fields):
                     continue  # none of its fields changed: it cannot have become a duplicate
                 value = tuple(getattr(row, f) for f in fields)
                 if None in value:

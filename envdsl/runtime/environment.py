@@ -12,6 +12,7 @@ import dataclasses
 import difflib
 import json
 from dataclasses import dataclass
+from enum import Enum
 from typing import Any, Callable, ClassVar, Collection, Iterable, Iterator, Mapping, Self, TypeVar
 
 from envdsl.runtime import limits
@@ -19,6 +20,7 @@ from envdsl.runtime.callplans import ToolPlan
 from envdsl.runtime.errors import BadValue, Fail
 from envdsl.runtime.limits import clip, json_problem, store
 from envdsl.runtime.places import (
+    IMMUTABLE_TYPES,
     Place,
     is_immutable,
     own_row_fields,
@@ -567,10 +569,11 @@ class Environment:
                 problem = plan.check_result(data, self.size_budget)
                 if problem is not None:
                     raise Fail(problem)
-            outcome = {"success": True, "data": data}
             self.last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
+            self.trace.append(TraceEntry(tool.name, arguments, True))
+            return {"success": True, "data": data}  # (after the `finally` below)
         except Fail as failure:
             self._rollback()
             self.last_failure = failure
@@ -603,9 +606,7 @@ class Environment:
                 self._saved = set()
             if self._grown:
                 self._grown = set()
-        self.trace.append(
-            TraceEntry(tool.name, arguments, bool(outcome["success"]), outcome.get("error"))
-        )
+        self.trace.append(TraceEntry(tool.name, arguments, False, outcome["error"]))
         return outcome
 
     # ---- writes (called by generated code; every one journaled) -----------------------------
@@ -621,20 +622,23 @@ class Environment:
         store(value)
         table = self._tables[table_name]
         key = getattr(row, table.schema.key)
-        if not is_immutable(old):
+        if not (type(old) in IMMUTABLE_TYPES or isinstance(old, Enum)):  # is_immutable, inline
             # a local may still alias the old value and change it later in this call: the
             # undo keeps a copy of the value as it was (once per place and call)
             saved = _saved_key(row, field_name)
             if saved not in self._saved:
                 self._saved.add(saved)
                 old = owned_copy(old, Place(table_name, row, field_name))
-        self._write_log().append(("field", table_name, key, row, field_name, old))
+        journal = self._journal
+        if journal is not None:  # None while building an initial state: nothing to undo
+            journal.append(("field", table_name, key, row, field_name, old))
         originals = self._touched.setdefault((table_name, key), {})
         if originals is not _INSERTED:
             originals.setdefault(field_name, old)
         if table.get(key) is row:
             table.reindex_field(key, row, field_name, old, value)
-        if not is_immutable(value):  # stored as a copy of its own: places never share values
+        if not (type(value) in IMMUTABLE_TYPES or isinstance(value, Enum)):
+            # stored as a copy of its own: places never share values
             value = owned_copy(value, Place(table_name, row, field_name))
         setattr(row, field_name, value)
 

@@ -123,6 +123,7 @@ class Environment:
     _SERIALIZERS: ClassVar[dict[str, Callable[[Any], Any]]]
     _SCALAR_SPECS: ClassVar[dict[str, TypeSpec]]
     _PLANS: ClassVar[dict[str, ToolPlan]]
+    _GUARDED: ClassVar[dict[str, frozenset[str] | None]]
 
     def __init__(
         self,
@@ -847,7 +848,12 @@ class Environment:
                     raise Fail(text, rule=f"invariant: {text}")
 
     def _verify_touched(self) -> None:
+        guarded = self._guarded_fields()
         for (table_name, key), originals in list(self._touched.items()):
+            if originals is not _INSERTED:
+                read_by_rules = guarded[table_name]
+                if read_by_rules is not None and read_by_rules.isdisjoint(originals):
+                    continue  # no rule of the table reads a field the call changed in the row
             table = self._tables[table_name]
             row = table.get(key)
             if row is None:
@@ -899,6 +905,26 @@ class Environment:
             for text, method in self.ROW_INVARIANTS.get(table_name, ()):
                 if not getattr(self, method)(row):
                     self._row_invariant_failed(table_name, row, text)
+
+    @classmethod
+    def _guarded_fields(cls) -> dict[str, frozenset[str] | None]:
+        """Per table, the fields that its transitions, unique and ref rules read, or None when
+        a change of any field must be checked (row invariants, refs nested in values): a row
+        changed only in other fields needs no end-of-call check."""
+        guarded: dict[str, frozenset[str] | None] | None = cls.__dict__.get("_GUARDED")
+        if guarded is None:  # per generated class, made once
+            guarded = {}
+            for name, spec in cls.TABLES.items():
+                schema = spec.schema
+                if cls.ROW_INVARIANTS.get(name) or spec.nested_parents:
+                    guarded[name] = None
+                    continue
+                fields = set(schema.transitions)
+                fields.update(f for unique in schema.uniques for f in unique)
+                fields.update(ref.field for ref in schema.refs)
+                guarded[name] = frozenset(fields)
+            cls._GUARDED = guarded
+        return guarded
 
     def _row_invariant_failed(self, table_name: str, row: Any, text: str) -> None:
         schema = self._tables[table_name].schema

@@ -452,17 +452,20 @@ class Environment:
             parsed = {}
         if not isinstance(parsed, dict):
             return self._rejected(name, {}, "arguments must be a JSON object")
-        tool = self.TOOLS.get(name) if isinstance(name, str) else None
-        if tool is None:
-            shown = name if isinstance(name, str) and len(name) <= limits.MAX_NAME else ""
-            close = difflib.get_close_matches(shown, list(self.TOOLS), n=1) if shown else []
-            hint = f"; did you mean {close[0]!r}?" if close else ""
-            return self._rejected(
-                shown or clip(name),
-                parsed,
-                f"unknown tool {clip(name)}{hint} (tools: {', '.join(self.TOOLS)})",
-            )
-        plan = self._plan(name)
+        plans = type(self).__dict__.get("_PLANS")  # as _plan, without its call
+        plan = plans.get(name) if plans is not None and type(name) is str else None
+        if plan is None:
+            if not isinstance(name, str) or name not in self.TOOLS:
+                shown = name if isinstance(name, str) and len(name) <= limits.MAX_NAME else ""
+                close = difflib.get_close_matches(shown, list(self.TOOLS), n=1) if shown else []
+                hint = f"; did you mean {close[0]!r}?" if close else ""
+                return self._rejected(
+                    shown or clip(name),
+                    parsed,
+                    f"unknown tool {clip(name)}{hint} (tools: {', '.join(self.TOOLS)})",
+                )
+            plan = self._plan(name)
+        tool = plan.tool
         try:
             read = plan.read(parsed)
             if read is None:  # an unknown or missing argument: the generic parser says which

@@ -34,7 +34,6 @@ from envdsl.runtime.values import (
     OptionalSpec,
     RecordSpec,
     RefSpec,
-    SetSpec,
     StrSpec,
     TypeSpec,
     format_datetime,
@@ -59,10 +58,11 @@ def _plain(spec: TypeSpec) -> TypeSpec:
 
 
 def _convert(index: int, spec: TypeSpec, name: str, env: dict[str, Any]) -> tuple[list[str], str]:
-    """Lines that read `a{index}` (the JSON value given, not null; `spec` is no ref) into `p{index}` (the value the tool
-    receives), and the expression of `p{index}`'s canonical JSON for the trace. The inline
-    test is the spec's own fast case; whatever it does not take goes to the spec's from_json,
-    which converts it or raises the generic parser's BadValue."""
+    """Lines that read `a{index}` (the JSON value given, not null) into `p{index}` (the value
+    the tool receives), and the expression of `p{index}`'s canonical JSON for the trace
+    (`spec` is neither optional nor a ref). The inline test is the spec's own fast case;
+    whatever it does not take goes to the spec's from_json, which converts it or raises the
+    generic parser's BadValue."""
     a, p = f"a{index}", f"p{index}"
     kind = type(spec)
     env[f"spec{index}"] = spec
@@ -73,8 +73,8 @@ def _convert(index: int, spec: TypeSpec, name: str, env: dict[str, Any]) -> tupl
         test = f"type({a}) is int and MIN_INT <= {a} <= MAX_INT"
     elif kind is BoolSpec:
         test = f"type({a}) is bool"
-    elif kind is EnumSpec:
-        env[f"members{index}"] = spec.by_value  # type: ignore[attr-defined]
+    elif isinstance(spec, EnumSpec):
+        env[f"members{index}"] = spec.by_value
         lines = [
             f"{p} = members{index}.get({a}) if type({a}) is str else None",
             f"if {p} is None: {generic}",
@@ -138,7 +138,7 @@ def result_writer(spec: TypeSpec) -> Callable[[Any], Any]:
     """The tool result's to_json, without the dispatch through the spec where it can go."""
     if isinstance(spec, RecordSpec):
         return spec.serializer()
-    if type(spec) in _PLAIN_JSON[:1]:  # a str is sent as it is
+    if type(spec) is StrSpec:  # a str is sent as it is
         return _same
     return spec.to_json
 
@@ -160,8 +160,8 @@ def result_checker(spec: TypeSpec) -> Callable[[Any, int], str | None]:
     lines = [f"total = {len(spec.fields)}"]
     for field in spec.fields:
         optional = isinstance(field.spec, OptionalSpec)
-        member = _plain(field.spec.inner if optional else field.spec)  # type: ignore[attr-defined]
-        inner = _plain(member.inner) if type(member) in (ListSpec, SetSpec) else None  # type: ignore[attr-defined]
+        member = _plain(_unwrapped(field.spec))
+        inner = _plain(member.inner) if isinstance(member, ListSpec) else None  # and SetSpec
         if type(member) in _NUMBER:
             continue
         if type(member) in _TEXT:

@@ -12,12 +12,15 @@ import dataclasses
 import difflib
 import json
 from dataclasses import dataclass
+from enum import Enum
 from typing import Any, Callable, ClassVar, Collection, Iterable, Iterator, Mapping, Self, TypeVar
 
 from envdsl.runtime import limits
+from envdsl.runtime.callplans import ToolPlan
 from envdsl.runtime.errors import BadValue, Fail
 from envdsl.runtime.limits import clip, json_problem, store
 from envdsl.runtime.places import (
+    IMMUTABLE_TYPES,
     Place,
     is_immutable,
     own_row_fields,
@@ -119,6 +122,8 @@ class Environment:
     # made from the tables above on first use, per class (see _row_serializers)
     _SERIALIZERS: ClassVar[dict[str, Callable[[Any], Any]]]
     _SCALAR_SPECS: ClassVar[dict[str, TypeSpec]]
+    _PLANS: ClassVar[dict[str, ToolPlan]]
+    _GUARDED: ClassVar[dict[str, frozenset[str] | None]]
 
     def __init__(
         self,
@@ -447,18 +452,25 @@ class Environment:
             parsed = {}
         if not isinstance(parsed, dict):
             return self._rejected(name, {}, "arguments must be a JSON object")
-        tool = self.TOOLS.get(name) if isinstance(name, str) else None
-        if tool is None:
-            shown = name if isinstance(name, str) and len(name) <= limits.MAX_NAME else ""
-            close = difflib.get_close_matches(shown, list(self.TOOLS), n=1) if shown else []
-            hint = f"; did you mean {close[0]!r}?" if close else ""
-            return self._rejected(
-                shown or clip(name),
-                parsed,
-                f"unknown tool {clip(name)}{hint} (tools: {', '.join(self.TOOLS)})",
-            )
+        plans = type(self).__dict__.get("_PLANS")  # as _plan, without its call
+        plan = plans.get(name) if plans is not None and type(name) is str else None
+        if plan is None:
+            if not isinstance(name, str) or name not in self.TOOLS:
+                shown = name if isinstance(name, str) and len(name) <= limits.MAX_NAME else ""
+                close = difflib.get_close_matches(shown, list(self.TOOLS), n=1) if shown else []
+                hint = f"; did you mean {close[0]!r}?" if close else ""
+                return self._rejected(
+                    shown or clip(name),
+                    parsed,
+                    f"unknown tool {clip(name)}{hint} (tools: {', '.join(self.TOOLS)})",
+                )
+            plan = self._plan(name)
+        tool = plan.tool
         try:
-            values = self._parse_arguments(tool, parsed)
+            read = plan.read(parsed)
+            if read is None:  # an unknown or missing argument: the generic parser says which
+                values = self._parse_arguments(tool, parsed)
+                read = _in_order(tool, values), _as_called(tool, values)
         except BadValue as error:
             return self._rejected(
                 name,
@@ -469,12 +481,21 @@ class Environment:
                     else f"invalid argument {error.path}: {error.message}"
                 ),
             )
-        return self._invoke(tool, values, _as_called(tool, values))
+        return self._invoke(plan, *read)
+
+    @classmethod
+    def _plan(cls, name: str) -> ToolPlan:
+        """The call plan of a tool (envdsl/runtime/callplans.py), made on its first call."""
+        plans: dict[str, ToolPlan] | None = cls.__dict__.get("_PLANS")
+        if plans is None:  # per generated class
+            plans = cls._PLANS = {}
+        plan = plans.get(name)
+        if plan is None:
+            plan = plans[name] = ToolPlan(cls, cls.TOOLS[name])
+        return plan
 
     def _parse_arguments(self, tool: ToolSpec, given: dict[str, Any]) -> dict[str, Any]:
-        names = _PARAMETER_NAMES.get(tool)
-        if names is None:
-            names = _PARAMETER_NAMES[tool] = frozenset(p.name for p in tool.params)
+        names = self._plan(tool.name).names
         for key in given:
             if key not in names:
                 expected = ", ".join(p.name for p in tool.params) or "none"
@@ -504,17 +525,21 @@ class Environment:
 
         The values go through the JSON argument parser, as the agent's do: a typed method
         validates exactly like `call` (a wrong type is a failed call, never an exception)."""
-        from envdsl.runtime import typed
-
-        tool = self.TOOLS[name]
+        self.last_failure = None
+        self.last_exception = None
+        plan = self._plan(name)
+        tool = plan.tool
         arguments: dict[str, Any] = {}
-        for param in tool.params:
-            value = values.get(param.name)
-            if value is None and param.default is not None:
-                value = param.default()
-            arguments[param.name] = typed.to_json(param.spec, value)
+        for param_name, default, to_json in plan.typed_params:
+            value = values.get(param_name)
+            if value is None and default is not None:
+                value = default()
+            arguments[param_name] = value if to_json is None else to_json(value)
         try:
-            parsed = self._parse_arguments(tool, arguments)
+            read = plan.read(arguments)
+            if read is None:
+                parsed = self._parse_arguments(tool, arguments)
+                read = _in_order(tool, parsed), _as_called(tool, parsed)
         except BadValue as error:
             message = (
                 error.message
@@ -522,31 +547,37 @@ class Environment:
                 else f"invalid argument {error.path}: {error.message}"
             )
             return self._rejected(name, arguments, message)
-        return self._invoke(tool, parsed, _as_called(tool, parsed))
+        return self._invoke(plan, *read)
 
-    def _invoke(self, tool: ToolSpec, values: dict[str, Any], arguments: dict[str, Any]) -> Result:
-        self._journal = []  # `_touched`, `_saved` and `_grown` are empty between calls
+    def _invoke(self, plan: ToolPlan, values: tuple[Any, ...], arguments: dict[str, Any]) -> Result:
+        """Run a tool on parsed arguments (`values` in the order of its params; `arguments`,
+        a fresh dict, for the trace) as one transaction."""
+        tool = plan.tool  # (the caller has cleared last_failure and last_exception)
+        journal = self._journal = []  # `_touched`, `_saved` and `_grown` are empty between calls
         self._steps = 0
-        self.last_exception = None
-        self.last_failure = None
         self.last_result: Any = None
         outcome: Result
         budget = limits.budget  # per thread; calls do not nest (solution steps run one by one)
         budget.left = self.size_budget
         try:
-            result = getattr(self, tool.impl)(**{p.attribute: values[p.name] for p in tool.params})
-            if tool.kind == "action":
+            if plan.positional:
+                result = getattr(self, plan.impl)(*values)
+            else:
+                result = getattr(self, plan.impl)(**dict(zip(plan.attributes, values)))
+            if plan.action:
                 self._verify(tool)
-            data = tool.result.to_json(result) if result is not None else None
+            data = plan.write_result(result) if result is not None else None
             if type(data) is not str:
                 # the text the agent will be sent: one long string held 50,000 times is
                 # small in memory and gigabytes as JSON; an int of 5,000 digits no peer reads
-                problem = limits.result_problem(data, self.size_budget)
+                problem = plan.check_result(data, self.size_budget)
                 if problem is not None:
                     raise Fail(problem)
-            outcome = {"success": True, "data": data}
             self.last_result = result
-            self._world.record(self._journal)
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(TraceEntry(tool.name, arguments, True))
+            return {"success": True, "data": data}  # (after the `finally` below)
         except Fail as failure:
             self._rollback()
             self.last_failure = failure
@@ -579,9 +610,7 @@ class Environment:
                 self._saved = set()
             if self._grown:
                 self._grown = set()
-        self.trace.append(
-            TraceEntry(tool.name, dict(arguments), bool(outcome["success"]), outcome.get("error"))
-        )
+        self.trace.append(TraceEntry(tool.name, arguments, False, outcome["error"]))
         return outcome
 
     # ---- writes (called by generated code; every one journaled) -----------------------------
@@ -597,20 +626,23 @@ class Environment:
         store(value)
         table = self._tables[table_name]
         key = getattr(row, table.schema.key)
-        if not is_immutable(old):
+        if not (type(old) in IMMUTABLE_TYPES or isinstance(old, Enum)):  # is_immutable, inline
             # a local may still alias the old value and change it later in this call: the
             # undo keeps a copy of the value as it was (once per place and call)
             saved = _saved_key(row, field_name)
             if saved not in self._saved:
                 self._saved.add(saved)
                 old = owned_copy(old, Place(table_name, row, field_name))
-        self._write_log().append(("field", table_name, key, row, field_name, old))
+        journal = self._journal
+        if journal is not None:  # None while building an initial state: nothing to undo
+            journal.append(("field", table_name, key, row, field_name, old))
         originals = self._touched.setdefault((table_name, key), {})
         if originals is not _INSERTED:
             originals.setdefault(field_name, old)
         if table.get(key) is row:
             table.reindex_field(key, row, field_name, old, value)
-        if not is_immutable(value):  # stored as a copy of its own: places never share values
+        if not (type(value) in IMMUTABLE_TYPES or isinstance(value, Enum)):
+            # stored as a copy of its own: places never share values
             value = owned_copy(value, Place(table_name, row, field_name))
         setattr(row, field_name, value)
 
@@ -819,7 +851,12 @@ class Environment:
                     raise Fail(text, rule=f"invariant: {text}")
 
     def _verify_touched(self) -> None:
+        guarded = self._guarded_fields()
         for (table_name, key), originals in list(self._touched.items()):
+            if originals is not _INSERTED:
+                read_by_rules = guarded[table_name]
+                if read_by_rules is not None and read_by_rules.isdisjoint(originals):
+                    continue  # no rule of the table reads a field the call changed in the row
             table = self._tables[table_name]
             row = table.get(key)
             if row is None:
@@ -836,7 +873,7 @@ class Environment:
                             rule=f"transitions: {schema.entity}.{field_name}",
                         )
             for fields, index in table.unique_index.items():
-                if originals is not _INSERTED and not any(f in originals for f in fields):
+                if originals is not _INSERTED and originals.keys().isdisjoint(fields):
                     continue  # none of its fields changed: it cannot have become a duplicate
                 value = tuple(getattr(row, f) for f in fields)
                 if None in value:
@@ -871,6 +908,26 @@ class Environment:
             for text, method in self.ROW_INVARIANTS.get(table_name, ()):
                 if not getattr(self, method)(row):
                     self._row_invariant_failed(table_name, row, text)
+
+    @classmethod
+    def _guarded_fields(cls) -> dict[str, frozenset[str] | None]:
+        """Per table, the fields that its transitions, unique and ref rules read, or None when
+        a change of any field must be checked (row invariants, refs nested in values): a row
+        changed only in other fields needs no end-of-call check."""
+        guarded: dict[str, frozenset[str] | None] | None = cls.__dict__.get("_GUARDED")
+        if guarded is None:  # per generated class, made once
+            guarded = {}
+            for name, spec in cls.TABLES.items():
+                schema = spec.schema
+                if cls.ROW_INVARIANTS.get(name) or spec.nested_parents:
+                    guarded[name] = None
+                    continue
+                fields = set(schema.transitions)
+                fields.update(f for unique in schema.uniques for f in unique)
+                fields.update(ref.field for ref in schema.refs)
+                guarded[name] = frozenset(fields)
+            cls._GUARDED = guarded
+        return guarded
 
     def _row_invariant_failed(self, table_name: str, row: Any, text: str) -> None:
         schema = self._tables[table_name].schema
@@ -1057,8 +1114,6 @@ def _advance_counter(table: Table[Any], key: Any) -> None:
 
 
 _NESTED = (list, dict)
-# each tool's JSON parameter names (tool specs are immutable and class-level)
-_PARAMETER_NAMES: dict[ToolSpec, frozenset[str]] = {}
 
 
 def _as_called(tool: ToolSpec, values: dict[str, Any]) -> dict[str, Any]:
@@ -1069,6 +1124,11 @@ def _as_called(tool: ToolSpec, values: dict[str, Any]) -> dict[str, Any]:
         p.name: None if values[p.name] is None else p.spec.to_json(values[p.name])
         for p in tool.params
     }
+
+
+def _in_order(tool: ToolSpec, values: dict[str, Any]) -> tuple[Any, ...]:
+    """Parsed arguments (by JSON name) in the order of the tool's params."""
+    return tuple(values[p.name] for p in tool.params)
 
 
 def _traced_arguments(tool: ToolSpec, given: dict[str, Any], error: BadValue) -> dict[str, Any]:

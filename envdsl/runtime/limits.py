@@ -20,7 +20,7 @@ import enum
 import math
 import re
 import threading
-from typing import Any
+from typing import Any, Callable
 
 from envdsl.runtime.errors import Fail
 from envdsl.runtime.places import record_fields
@@ -167,10 +167,40 @@ def stored_size(value: Any) -> int:
     if isinstance(value, dict):
         check_items(len(value))
         return 1 + sum(stored_size(k) + stored_size(v) for k, v in value.items())
-    fields = record_fields(kind)
-    if fields:
-        return 1 + sum(stored_size(getattr(value, name)) for name in fields)
-    return 1
+    sizer = _SIZERS.get(kind)
+    if sizer is None:
+        sizer = _SIZERS[kind] = _record_sizer(record_fields(kind))
+    return sizer(value)
+
+
+# per record class: its stored_size, one function that reads its fields by name (a row is
+# sized on every insert)
+_SIZERS: dict[type, Callable[[Any], int]] = {}
+
+
+def _record_sizer(fields: tuple[str, ...]) -> Callable[[Any], int]:
+    lines = ["total = 1"]
+    for name in fields:
+        if not name.isidentifier():  # dataclass fields always are
+            raise ValueError(f"not an attribute name: {name!r}")
+        lines += [
+            f"v = value.{name}",
+            "k = type(v)",
+            "if k is str and len(v) <= MAX_STR: total += len(v) + 1",
+            "elif k is int and MIN_INT <= v <= MAX_INT or k in SMALL: total += 1",
+            "else: total += stored_size(v)",
+        ]
+    source = "\n".join(["def size(value):", *("    " + line for line in lines), "    return total"])
+    scope: dict[str, Any] = {
+        "MAX_STR": MAX_STR,
+        "MIN_INT": MIN_INT,
+        "MAX_INT": MAX_INT,
+        "SMALL": _SMALL,
+        "stored_size": stored_size,
+    }
+    exec(source, scope)  # noqa: S102 - source built here from the record's field names
+    size: Callable[[Any], int] = scope["size"]
+    return size
 
 
 def result_problem(data: Any, size_budget: int) -> str | None:
@@ -180,7 +210,7 @@ def result_problem(data: Any, size_budget: int) -> str | None:
     where they are made, and a collection built during the call need not have been stored."""
     kind = type(data)
     if kind is int:
-        return None if MIN_INT <= data <= MAX_INT else _INT_RESULT
+        return None if MIN_INT <= data <= MAX_INT else INT_RESULT
     if kind is not list and kind is not dict:
         return None
     # the first level in one pass (most results are one flat row), then what it nests
@@ -192,7 +222,7 @@ def result_problem(data: Any, size_budget: int) -> str | None:
             total += len(item)
         elif kind is int:
             if not MIN_INT <= item <= MAX_INT:
-                return _INT_RESULT
+                return INT_RESULT
         elif kind is list or kind is dict:
             stack.append(item)
     while stack:
@@ -202,7 +232,7 @@ def result_problem(data: Any, size_budget: int) -> str | None:
             total += len(item)
         elif kind is int:
             if not MIN_INT <= item <= MAX_INT:
-                return _INT_RESULT
+                return INT_RESULT
         elif kind is list:
             total += len(item)
             stack.extend(item)
@@ -214,4 +244,4 @@ def result_problem(data: Any, size_budget: int) -> str | None:
     return None
 
 
-_INT_RESULT = "integer overflow: the result is outside the 64-bit range"
+INT_RESULT = "integer overflow: the result is outside the 64-bit range"

@@ -73,6 +73,9 @@ def record_fields(cls: type) -> tuple[str, ...]:
     return names
 
 
+IMMUTABLE_TYPES = _IMMUTABLE  # for writers that inline is_immutable on their hot path
+
+
 def is_immutable(value: object) -> bool:
     return type(value) in _IMMUTABLE or isinstance(value, enum.Enum)
 

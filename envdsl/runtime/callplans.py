@@ -1,0 +1,236 @@
+"""Per-tool call plans: the argument reading of one tool as one function made for its params.
+
+`Environment._parse_arguments` interprets a tool's ParamSpecs and TypeSpecs on every call, and
+`_as_called` walks them again for the trace. A plan is the same work written out once per tool
+(source built here from the specs and compiled, as values._record_serializer does for records):
+one function that checks the argument names, converts each argument from JSON and builds the
+trace's canonical form, with the common cases (short ASCII strings, 64-bit ints, booleans, enum
+values) inlined as type tests and everything else through the param's own spec.
+
+A plan accepts exactly what the generic parser accepts, with the same values, and raises the
+same BadValue for a bad value (whatever its inline test does not take goes through the spec's
+own from_json, with the param's name as the path, params in the same order); for an unknown or
+missing argument it returns None and the caller runs the generic parser, which says which. So
+the messages of bad calls have one source.
+"""
+
+from __future__ import annotations
+
+import inspect
+from functools import partial
+from typing import TYPE_CHECKING, Any, Callable
+
+from envdsl.runtime import typed
+from envdsl.runtime.limits import INT_RESULT, MAX_INT, MIN_INT, result_problem
+from envdsl.runtime.values import (
+    BoolSpec,
+    DateSpec,
+    DateTimeSpec,
+    DurationSpec,
+    EnumSpec,
+    FloatSpec,
+    IntSpec,
+    ListSpec,
+    OptionalSpec,
+    RecordSpec,
+    RefSpec,
+    StrSpec,
+    TypeSpec,
+    format_datetime,
+)
+
+if TYPE_CHECKING:
+    from envdsl.runtime.environment import ToolSpec
+
+# (the impl's arguments in the order of the params; the trace's arguments, by JSON name)
+Parsed = tuple[tuple[Any, ...], dict[str, Any]]
+Reader = Callable[[dict[str, Any]], "Parsed | None"]
+_PLAIN_JSON = (StrSpec, IntSpec, BoolSpec)  # the value the tool receives is its JSON
+
+
+def _unwrapped(spec: TypeSpec) -> TypeSpec:
+    return spec.inner if isinstance(spec, OptionalSpec) else spec
+
+
+def _plain(spec: TypeSpec) -> TypeSpec:
+    """The spec whose JSON a value is read by (a ref is read as its key)."""
+    return spec.key if isinstance(spec, RefSpec) else spec
+
+
+def _convert(index: int, spec: TypeSpec, name: str, env: dict[str, Any]) -> tuple[list[str], str]:
+    """Lines that read `a{index}` (the JSON value given, not null) into `p{index}` (the value
+    the tool receives), and the expression of `p{index}`'s canonical JSON for the trace
+    (`spec` is neither optional nor a ref). The inline test is the spec's own fast case;
+    whatever it does not take goes to the spec's from_json, which converts it or raises the
+    generic parser's BadValue."""
+    a, p = f"a{index}", f"p{index}"
+    kind = type(spec)
+    env[f"spec{index}"] = spec
+    generic = f"{p} = spec{index}.from_json({a}, {name!r})"
+    if kind is StrSpec:  # StrSpec.from_json's own fast test
+        test = f"type({a}) is str and len({a}) <= 64 and {a}.isascii()"
+    elif kind is IntSpec:
+        test = f"type({a}) is int and MIN_INT <= {a} <= MAX_INT"
+    elif kind is BoolSpec:
+        test = f"type({a}) is bool"
+    elif isinstance(spec, EnumSpec):
+        env[f"members{index}"] = spec.by_value
+        lines = [
+            f"{p} = members{index}.get({a}) if type({a}) is str else None",
+            f"if {p} is None: {generic}",
+        ]
+        return lines, f"{p}._value_"
+    elif kind is DateTimeSpec:
+        return [generic], f"format_datetime({p})"
+    else:
+        return [generic], f"spec{index}.to_json({p})"
+    return [f"if {test}: {p} = {a}", f"else: {generic}"], p
+
+
+def argument_reader(tool: ToolSpec) -> Reader:
+    """The plan of one tool: JSON arguments -> (impl arguments, traced arguments); None when an
+    argument is unknown or missing; BadValue, as `_parse_arguments`, for a bad value."""
+    env: dict[str, Any] = {
+        "MIN_INT": MIN_INT,
+        "MAX_INT": MAX_INT,
+        "format_datetime": format_datetime,
+        "names": frozenset(p.name for p in tool.params),
+        "MISSING": object(),
+    }
+    body = ["if not given.keys() <= names: return None"]
+    traced = []
+    for index, param in enumerate(tool.params):
+        a, p = f"a{index}", f"p{index}"
+        optional = isinstance(param.spec, OptionalSpec)
+        spec = _plain(_unwrapped(param.spec))
+        convert, as_json = _convert(index, spec, param.name, env)
+        if isinstance(spec, _PLAIN_JSON):
+            traced.append(f"{param.name!r}: {p}")  # None stays None
+        else:
+            traced.append(f"{param.name!r}: None if {p} is None else {as_json}")
+        if optional:
+            convert = [f"if {a} is None: {p} = None", "else:", *("    " + x for x in convert)]
+        body.append(f"{a} = given.get({param.name!r}, MISSING)")
+        if param.required:
+            body.append(f"if {a} is MISSING: return None")
+            body.extend(convert)
+            continue
+        if param.default is not None:
+            env[f"default{index}"] = param.default
+            missing = f"{p} = default{index}()"
+        else:
+            missing = f"{p} = None"
+        body.extend([f"if {a} is MISSING: {missing}", "else:", *("    " + x for x in convert)])
+    values = "".join(f"p{i}, " for i in range(len(tool.params)))
+    source = "\n".join(
+        [
+            "def read(given):",
+            *("    " + line for line in body),
+            f"    return ({values}), {{{', '.join(traced)}}}",
+        ]
+    )
+    exec(source, env)  # noqa: S102 - source built here from the tool's specs
+    reader: Reader = env["read"]
+    return reader
+
+
+def result_writer(spec: TypeSpec) -> Callable[[Any], Any]:
+    """The tool result's to_json, without the dispatch through the spec where it can go."""
+    if isinstance(spec, RecordSpec):
+        return spec.serializer()
+    if type(spec) is StrSpec:  # a str is sent as it is
+        return _same
+    return spec.to_json
+
+
+def _same(value: Any) -> Any:
+    return value
+
+
+_TEXT = (StrSpec, EnumSpec, DateTimeSpec, DateSpec)  # sent as a string: its length counts
+_NUMBER = (BoolSpec, FloatSpec, DurationSpec)  # sent as a number in range: adds nothing
+
+
+def result_checker(spec: TypeSpec) -> Callable[[Any, int], str | None]:
+    """limits.result_problem written out for a record result of plain fields (what most
+    results are), to the same count: its strings' lengths and its ints' ranges, read by name;
+    other results take the generic walk."""
+    if not isinstance(spec, RecordSpec):
+        return result_problem
+    lines = [f"total = {len(spec.fields)}"]
+    for field in spec.fields:
+        optional = isinstance(field.spec, OptionalSpec)
+        member = _plain(_unwrapped(field.spec))
+        inner = _plain(member.inner) if isinstance(member, ListSpec) else None  # and SetSpec
+        if type(member) in _NUMBER:
+            continue
+        if type(member) in _TEXT:
+            add = "total += len(v)"
+        elif type(member) is IntSpec:
+            add = "if not MIN_INT <= v <= MAX_INT: return INT_RESULT"
+        elif inner is not None and type(inner) in _NUMBER:
+            add = "total += len(v)"
+        elif inner is not None and type(inner) in _TEXT:
+            add = "total += len(v) + sum(map(len, v))"
+        else:
+            return result_problem
+        lines.append(f"v = data[{field.name!r}]")
+        lines.append(f"if v is not None: {add}" if optional else add)
+    lines.append("return None if total <= size_budget else TOO_LARGE % total")
+    source = "\n".join(["def check(data, size_budget):", *("    " + x for x in lines)])
+    env: dict[str, Any] = {
+        "MIN_INT": MIN_INT,
+        "MAX_INT": MAX_INT,
+        "INT_RESULT": INT_RESULT,
+        "TOO_LARGE": "the result is too large (%d characters and elements)",
+    }
+    exec(source, env)  # noqa: S102 - source built here from the record's fields
+    check: Callable[[Any, int], str | None] = env["check"]
+    return check
+
+
+class ToolPlan:
+    """What a call of one tool needs, looked up once per class instead of once per call."""
+
+    __slots__ = (
+        "tool",
+        "names",
+        "read",
+        "impl",
+        "attributes",
+        "positional",
+        "action",
+        "write_result",
+        "check_result",
+        "typed_params",
+    )
+
+    def __init__(self, owner: type[Any], tool: ToolSpec) -> None:
+        self.tool = tool
+        self.names = frozenset(p.name for p in tool.params)
+        self.read = argument_reader(tool)
+        self.impl = tool.impl
+        # generated impls take the params in order; anything else is called by keyword
+        method = getattr(owner, tool.impl, None)
+        self.attributes = tuple(p.attribute for p in tool.params)
+        self.positional = (
+            method is not None
+            and tuple(inspect.signature(method).parameters)[1:] == self.attributes
+        )
+        self.action = tool.kind == "action"
+        self.write_result = result_writer(tool.result)
+        self.check_result = result_checker(tool.result)
+        # a typed method's values back to JSON (envdsl/runtime/typed.py): (name, default,
+        # conversion), None where a value of the param's type is its own JSON
+        self.typed_params = tuple(
+            (
+                p.name,
+                p.default,
+                (
+                    None
+                    if isinstance(_plain(_unwrapped(p.spec)), _PLAIN_JSON)
+                    else partial(typed.to_json, p.spec)
+                ),
+            )
+            for p in tool.params
+        )

@@ -6,16 +6,17 @@ from dataclasses import dataclass, field
 from typing import Iterable
 
 from envdsl.diagnostics.codes import Code, Severity
+from envdsl.frozen_node import node
 from envdsl.source import Span
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class Edit:
     span: Span
     replacement: str
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class Fix:
     """A machine-applicable repair: an LLM or an editor can apply the edits verbatim."""
 
@@ -23,7 +24,7 @@ class Fix:
     edits: tuple[Edit, ...]
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class Diagnostic:
     code: Code
     message: str

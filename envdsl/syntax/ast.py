@@ -10,7 +10,7 @@ from dataclasses import field
 from typing import Iterator, TypeVar, Union
 
 from envdsl.source import Span
-from envdsl.syntax.node import node
+from envdsl.frozen_node import node
 
 DeclT = TypeVar("DeclT")
 

@@ -10,7 +10,7 @@ import pickle
 import pytest
 
 from envdsl.syntax import ast
-from envdsl.syntax.node import node
+from envdsl.frozen_node import node
 
 
 @node
@@ -62,3 +62,19 @@ def test_frozen_slotted_picklable_and_replaceable() -> None:
     match pair:
         case Pair(left, right):
             assert (left, right) == (1, 2)
+
+
+@node
+class One:
+    only: int
+
+
+@node
+class Empty:
+    pass
+
+
+def test_classes_of_one_field_and_none() -> None:
+    assert One(1) == One(1) and hash(One(1)) == hash(One(1)) and One(1) != One(2)
+    assert Empty() == Empty() and hash(Empty()) == hash(Empty()) and repr(Empty()) == "Empty()"
+    assert pickle.loads(pickle.dumps(One(3))) == One(3)

@@ -1,4 +1,4 @@
-"""`@node`: the frozen, slotted dataclass of every AST class, made at a fraction of the cost.
+"""`@node`: frozen, slotted dataclasses made cheaply (the AST, the semantic types, diagnostics).
 
 `dataclasses.dataclass(frozen=True, slots=True)` compiles six functions per class (`__init__`,
 `__repr__`, `__eq__`, `__hash__`, `__setattr__`, `__delattr__`) and, for a class without a
@@ -27,10 +27,12 @@ def node(cls: NodeT) -> NodeT:
         cls.__doc__ = f"The `{cls.__name__}` node."  # else dataclass builds one with inspect
     made: Any = dataclasses.dataclass(init=False, repr=False, eq=False, slots=True)(cls)
     fields = dataclasses.fields(made)
-    names = tuple(f.name for f in fields)
+    if any(f.hash is not None for f in fields):
+        raise TypeError(f"@node does not support field(hash=...) ({cls.__name__})")
     made.__init__ = _make_init(made, fields)
-    made._node_fields = names
-    made._node_values = attrgetter(*names) if len(names) > 1 else _one_tuple(names[0])
+    made._node_fields = tuple(f.name for f in fields)
+    made._node_shown = tuple(f.name for f in fields if f.repr)
+    made._node_values = staticmethod(_getter(tuple(f.name for f in fields if f.compare)))
     made.__eq__ = _eq
     made.__hash__ = _hash
     made.__repr__ = _repr
@@ -68,7 +70,7 @@ def _make_init(cls: type[Any], fields: tuple[dataclasses.Field[Any], ...]) -> An
         else:
             parameters.append(f.name)
         body.append(f"    _set(self, {f.name!r}, {f.name})")
-    source = f"def __init__(self, {', '.join(parameters)}):\n" + "\n".join(body)
+    source = f"def __init__(self, {', '.join(parameters)}):\n" + "\n".join(body or ["    pass"])
     exec(source, namespace)
     init = namespace["__init__"]
     init.__qualname__ = f"{cls.__qualname__}.__init__"
@@ -76,9 +78,14 @@ def _make_init(cls: type[Any], fields: tuple[dataclasses.Field[Any], ...]) -> An
     return init
 
 
-def _one_tuple(name: str) -> Callable[[Any], tuple[Any, ...]]:
-    get = attrgetter(name)
-    return lambda self: (get(self),)
+def _getter(names: tuple[str, ...]) -> Callable[[Any], tuple[Any, ...]]:
+    """The values that equality and the hash compare, always as a tuple (as the dataclass's)."""
+    if len(names) > 1:
+        return attrgetter(*names)
+    if names:
+        get = attrgetter(names[0])
+        return lambda self: (get(self),)
+    return lambda self: ()
 
 
 def _eq(self: Any, other: Any) -> Any:
@@ -92,7 +99,7 @@ def _hash(self: Any) -> int:
 
 
 def _repr(self: Any) -> str:
-    values = ", ".join(f"{name}={getattr(self, name)!r}" for name in self._node_fields)
+    values = ", ".join(f"{name}={getattr(self, name)!r}" for name in self._node_shown)
     return f"{self.__class__.__qualname__}({values})"
 
 
@@ -105,7 +112,7 @@ def _frozen_delattr(self: Any, name: str) -> None:
 
 
 def _getstate(self: Any) -> list[Any]:
-    return list(self._node_values(self))
+    return [getattr(self, name) for name in self._node_fields]
 
 
 def _setstate(self: Any, state: list[Any]) -> None:

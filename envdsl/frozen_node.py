@@ -1,4 +1,4 @@
-"""`@node`: frozen, slotted dataclasses made cheaply (the AST, the semantic types, diagnostics).
+"""`@node` and `@record`: slotted dataclasses made cheaply (the AST, types, diagnostics...).
 
 `dataclasses.dataclass(frozen=True, slots=True)` compiles six functions per class (`__init__`,
 `__repr__`, `__eq__`, `__hash__`, `__setattr__`, `__delattr__`) and, for a class without a
@@ -23,8 +23,19 @@ _set = object.__setattr__
 
 @dataclass_transform(frozen_default=True, field_specifiers=(dataclasses.field,))
 def node(cls: NodeT) -> NodeT:
+    """As `@dataclass(frozen=True, slots=True)`."""
+    return _make(cls, frozen=True)
+
+
+@dataclass_transform(field_specifiers=(dataclasses.field,))
+def record(cls: NodeT) -> NodeT:
+    """As `@dataclass(slots=True)`: mutable, compared by its fields, unhashable."""
+    return _make(cls, frozen=False)
+
+
+def _make(cls: NodeT, frozen: bool) -> NodeT:
     if cls.__doc__ is None:
-        cls.__doc__ = f"The `{cls.__name__}` node."  # else dataclass builds one with inspect
+        cls.__doc__ = f"The `{cls.__name__}` class."  # else dataclass builds one with inspect
     made: Any = dataclasses.dataclass(init=False, repr=False, eq=False, slots=True)(cls)
     fields = dataclasses.fields(made)
     if any(f.hash is not None for f in fields):
@@ -34,12 +45,15 @@ def node(cls: NodeT) -> NodeT:
     made._node_shown = tuple(f.name for f in fields if f.repr)
     made._node_values = staticmethod(_getter(tuple(f.name for f in fields if f.compare)))
     made.__eq__ = _eq
-    made.__hash__ = _hash
     made.__repr__ = _repr
-    made.__setattr__ = _frozen_setattr
-    made.__delattr__ = _frozen_delattr
-    made.__getstate__ = _getstate
-    made.__setstate__ = _setstate
+    if frozen:
+        made.__hash__ = _hash
+        made.__setattr__ = _frozen_setattr
+        made.__delattr__ = _frozen_delattr
+        made.__getstate__ = _getstate
+        made.__setstate__ = _setstate
+    else:
+        made.__hash__ = None
     result: NodeT = made
     return result
 
@@ -69,8 +83,13 @@ def _make_init(cls: type[Any], fields: tuple[dataclasses.Field[Any], ...]) -> An
             body.append(f"    if {f.name} is _FACTORY: {f.name} = _factory_{f.name}()")
         else:
             parameters.append(f.name)
-        body.append(f"    _set(self, {f.name!r}, {f.name})")
-    source = f"def __init__(self, {', '.join(parameters)}):\n" + "\n".join(body or ["    pass"])
+        body.append(f"    _set(__node_self__, {f.name!r}, {f.name})")
+    if hasattr(cls, "__post_init__"):
+        body.append("    __node_self__.__post_init__()")
+    # not `self`: a field may have that name (as dataclasses, which use `__dataclass_self__`)
+    source = f"def __init__(__node_self__, {', '.join(parameters)}):\n" + "\n".join(
+        body or ["    pass"]
+    )
     exec(source, namespace)
     init = namespace["__init__"]
     init.__qualname__ = f"{cls.__qualname__}.__init__"

@@ -10,7 +10,7 @@ import pickle
 import pytest
 
 from envdsl.syntax import ast
-from envdsl.frozen_node import node
+from envdsl.frozen_node import node, record
 
 
 @node
@@ -78,3 +78,26 @@ def test_classes_of_one_field_and_none() -> None:
     assert One(1) == One(1) and hash(One(1)) == hash(One(1)) and One(1) != One(2)
     assert Empty() == Empty() and hash(Empty()) == hash(Empty()) and repr(Empty()) == "Empty()"
     assert pickle.loads(pickle.dumps(One(3))) == One(3)
+
+
+@record
+class Counter:
+    name: str
+    counts: list[int] = dataclasses.field(default_factory=list)
+    seen: int = dataclasses.field(default=0, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self.name = self.name.strip()
+
+
+def test_record_is_a_mutable_dataclass() -> None:
+    counter = Counter(" a ")
+    assert (
+        counter.name == "a" and counter.counts == [] and counter.counts is not Counter("b").counts
+    )
+    counter.seen = 3
+    counter.counts.append(1)
+    assert counter == Counter("a", [1]) and repr(counter) == "Counter(name='a', counts=[1])"
+    with pytest.raises(TypeError):
+        hash(counter)
+    assert pickle.loads(pickle.dumps(counter)) == counter

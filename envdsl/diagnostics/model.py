@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Iterable
 
 from envdsl.diagnostics.codes import Code, Severity
-from envdsl.frozen_node import node
+from envdsl.frozen_node import node, record
 from envdsl.source import Span
 
 
@@ -42,7 +42,7 @@ class Diagnostic:
         return self.code.severity is Severity.ERROR
 
 
-@dataclass(slots=True)
+@record
 class DiagnosticSink:
     """Collects diagnostics from all stages; stages keep going after errors.
 

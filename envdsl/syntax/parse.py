@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import inspect
 import re
 from typing import Any
 
@@ -13,26 +14,40 @@ from envdsl.diagnostics import DiagnosticSink, Edit, Fix, codes
 from envdsl.private_cache import grammar_cache_file
 from envdsl.resources import grammar_path
 from envdsl.source import SourceFile, Span
-from envdsl.syntax import limits
+from envdsl.syntax import limits, parser_cache, postlex
 from envdsl.syntax.postlex import NewlinePostLexer
 
 ParseTree = Tree[Token]
 
 
+_OPTIONS: dict[str, Any] = dict(
+    parser="lalr",
+    lexer="basic",
+    propagate_positions=True,
+    maybe_placeholders=True,
+    start=["start", "expr"],
+)
+
+
 @functools.cache
 def _parser() -> Lark:
     grammar = grammar_path().read_text(encoding="utf-8")
+    # the pickled parser holds the post-lexer and the options too: a change to either is a
+    # new cache file
+    key = f"{grammar}\0{sorted(_OPTIONS.items())}\0{inspect.getsource(postlex)}"
+    built = parser_cache.cache_file(key)
+    if built is not None and (loaded := parser_cache.load(built)) is not None:
+        return loaded
     cache = grammar_cache_file(grammar)  # never lark's default: a pickle in /tmp
-    return Lark(
+    parser = Lark(
         grammar,
-        parser="lalr",
-        lexer="basic",
-        propagate_positions=True,
-        maybe_placeholders=True,
         postlex=NewlinePostLexer(),
-        start=["start", "expr"],
         cache=cache if cache is not None else False,
+        **_OPTIONS,
     )
+    if built is not None:
+        parser_cache.save(parser, built)
+    return parser
 
 
 def parse_file(source: SourceFile, sink: DiagnosticSink) -> ParseTree | None:

@@ -4,17 +4,17 @@
 `__repr__`, `__eq__`, `__hash__`, `__setattr__`, `__delattr__`) and, for a class without a
 docstring, formats a signature with `inspect`: about 0.4 ms a class, 30 ms for the AST's 70
 classes in every cold `envdsl check`. Here the dataclass machinery still records the fields
-(so `dataclasses.fields`, `replace` and `is_dataclass` work as before) and makes the slots; only
-`__init__` is compiled per class, the other methods are shared and read the class's field
-names. Instances behave as the dataclass's: equal and hashed by their fields, the same repr,
+(so `dataclasses.fields`, `replace` and `is_dataclass` work as before) and makes the slots;
+`__init__`, `__eq__` and `__hash__` are compiled in one `exec` per class, `__repr__`,
+`__setattr__`, `__delattr__` and pickling are shared functions that read the field names.
+Instances behave as the dataclass's: equal and hashed by their fields, the same repr,
 assignment raises `FrozenInstanceError`, and they pickle and copy.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from operator import attrgetter
-from typing import Any, Callable, TypeVar, dataclass_transform
+from typing import Any, TypeVar, dataclass_transform
 
 NodeT = TypeVar("NodeT", bound=type[Any])
 
@@ -40,14 +40,12 @@ def _make(cls: NodeT, frozen: bool) -> NodeT:
     fields = dataclasses.fields(made)
     if any(f.hash is not None for f in fields):
         raise TypeError(f"@node does not support field(hash=...) ({cls.__name__})")
-    made.__init__ = _make_init(made, fields)
+    for name, method in _compile_methods(made, fields, frozen).items():
+        setattr(made, name, method)
     made._node_fields = tuple(f.name for f in fields)
     made._node_shown = tuple(f.name for f in fields if f.repr)
-    made._node_values = staticmethod(_getter(tuple(f.name for f in fields if f.compare)))
-    made.__eq__ = _eq
     made.__repr__ = _repr
     if frozen:
-        made.__hash__ = _hash
         made.__setattr__ = _frozen_setattr
         made.__delattr__ = _frozen_delattr
         made.__getstate__ = _getstate
@@ -68,8 +66,14 @@ class _Factory:
 _FACTORY = _Factory()
 
 
-def _make_init(cls: type[Any], fields: tuple[dataclasses.Field[Any], ...]) -> Any:
+def _compile_methods(
+    cls: type[Any], fields: tuple[dataclasses.Field[Any], ...], frozen: bool
+) -> dict[str, Any]:
+    """`__init__`, `__eq__` and (frozen) `__hash__`, the code the dataclass would write, in
+    one `exec`: they are called millions of times, so they stay specialised."""
     namespace: dict[str, Any] = {"_set": _set, "_FACTORY": _FACTORY}
+    # not `self`: a field may have that name (dataclasses use `__dataclass_self__` likewise)
+    me = "__node_self__"
     parameters, body = [], []
     for f in fields:
         if not f.init or f.kw_only:
@@ -83,38 +87,33 @@ def _make_init(cls: type[Any], fields: tuple[dataclasses.Field[Any], ...]) -> An
             body.append(f"    if {f.name} is _FACTORY: {f.name} = _factory_{f.name}()")
         else:
             parameters.append(f.name)
-        body.append(f"    _set(__node_self__, {f.name!r}, {f.name})")
+        if frozen:
+            body.append(f"    _set({me}, {f.name!r}, {f.name})")
+        else:
+            body.append(f"    {me}.{f.name} = {f.name}")
     if hasattr(cls, "__post_init__"):
-        body.append("    __node_self__.__post_init__()")
-    # not `self`: a field may have that name (as dataclasses, which use `__dataclass_self__`)
-    source = f"def __init__(__node_self__, {', '.join(parameters)}):\n" + "\n".join(
-        body or ["    pass"]
-    )
-    exec(source, namespace)
-    init = namespace["__init__"]
-    init.__qualname__ = f"{cls.__qualname__}.__init__"
-    init.__annotations__ = {f.name: f.type for f in fields} | {"return": None}
-    return init
-
-
-def _getter(names: tuple[str, ...]) -> Callable[[Any], tuple[Any, ...]]:
-    """The values that equality and the hash compare, always as a tuple (as the dataclass's)."""
-    if len(names) > 1:
-        return attrgetter(*names)
-    if names:
-        get = attrgetter(names[0])
-        return lambda self: (get(self),)
-    return lambda self: ()
-
-
-def _eq(self: Any, other: Any) -> Any:
-    if other.__class__ is self.__class__:
-        return bool(self._node_values(self) == self._node_values(other))
-    return NotImplemented
-
-
-def _hash(self: Any) -> int:
-    return hash(self._node_values(self))
+        body.append(f"    {me}.__post_init__()")
+    compared = [f.name for f in fields if f.compare]
+    mine = "".join(f"{me}.{name}," for name in compared)
+    theirs = "".join(f"other.{name}," for name in compared)
+    source = [
+        f"def __init__({me}, {', '.join(parameters)}):",
+        *(body or ["    pass"]),
+        f"def __eq__({me}, other):",
+        f"    if other.__class__ is {me}.__class__:",
+        f"        return ({mine}) == ({theirs})",
+        "    return NotImplemented",
+    ]
+    if frozen:
+        source += [f"def __hash__({me}):", f"    return hash(({mine}))"]
+    exec("\n".join(source), namespace)
+    methods: dict[str, Any] = {
+        name: namespace[name] for name in ("__init__", "__eq__", "__hash__") if name in namespace
+    }
+    for name, method in methods.items():
+        method.__qualname__ = f"{cls.__qualname__}.{name}"
+    methods["__init__"].__annotations__ = {f.name: f.type for f in fields} | {"return": None}
+    return methods
 
 
 def _repr(self: Any) -> str:

@@ -1,6 +1,6 @@
 """Where envdsl may keep caches that are code: lark's parse tables and the built parser
-(pickles) and jinja2's compiled template (marshalled bytecode).  Whoever can write such a file runs code in every
-envdsl process that loads it.
+(pickles) and jinja2's compiled template (marshalled bytecode).  Whoever can write such a
+file runs code in every envdsl process that loads it.
 
 lark's default (`cache=True`) is a predictable name in the shared temporary directory, which
 any local user can create first.  The caches live instead in `$XDG_CACHE_HOME/envdsl` (or

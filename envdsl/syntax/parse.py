@@ -32,10 +32,7 @@ _OPTIONS: dict[str, Any] = dict(
 @functools.cache
 def _parser() -> Lark:
     grammar = grammar_path().read_text(encoding="utf-8")
-    # the pickled parser holds the post-lexer and the options too: a change to either is a
-    # new cache file
-    key = f"{grammar}\0{sorted(_OPTIONS.items())}\0{inspect.getsource(postlex)}"
-    built = parser_cache.cache_file(key)
+    built = _parser_cache_file(grammar)
     if built is not None and (loaded := parser_cache.load(built)) is not None:
         return loaded
     cache = grammar_cache_file(grammar)  # never lark's default: a pickle in /tmp
@@ -48,6 +45,16 @@ def _parser() -> Lark:
     if built is not None:
         parser_cache.save(parser, built)
     return parser
+
+
+def _parser_cache_file(grammar: str) -> str | None:
+    """The pickled parser holds the post-lexer and the options too: a change to either is a
+    new cache file. No cache where the post-lexer's source cannot be read."""
+    try:
+        postlexer = inspect.getsource(postlex)
+    except (OSError, TypeError):
+        return None
+    return parser_cache.cache_file(f"{grammar}\0{sorted(_OPTIONS.items())}\0{postlexer}")
 
 
 def parse_file(source: SourceFile, sink: DiagnosticSink) -> ParseTree | None:

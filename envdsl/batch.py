@@ -30,12 +30,13 @@ import sys
 import time
 import traceback
 from collections import Counter
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence, TextIO
 
 import click
 
 from envdsl.backends import RAY, Backend, BackendError, ordered_map
+from envdsl.frozen_node import node, record
 from envdsl.task_files import Bundle, bundle_paths
 from envdsl.terminal import StatusLine, is_terminal
 
@@ -66,7 +67,7 @@ class BatchUsageError(Exception):
 # ---- expanding the arguments -----------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class Expansion:
     files: list[str]
     batch: bool  # some argument was a directory or a pattern
@@ -141,7 +142,7 @@ def resolve_jobs(jobs: int, files: int) -> int:
 # ---- checking one file (in a worker process or in this one) ----------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class FileRecord:
     """What the parent needs from checking one file; small and picklable."""
 
@@ -270,7 +271,7 @@ def run_checks(
             following += 1
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class _CheckFile:
     """check_one over a spec and its task files, with the options bound (picklable, for Ray
     tasks)."""
@@ -360,7 +361,7 @@ def _worker_init() -> None:
 # ---- the summary and the progress bar --------------------------------------------------------
 
 
-@dataclass(slots=True)
+@record
 class Summary:
     files: int = 0
     ok: int = 0

@@ -1,6 +1,6 @@
-"""Where envdsl may keep caches that are code: lark's parse tables (a pickle) and jinja2's
-compiled template (marshalled bytecode).  Whoever can write such a file runs code in every
-envdsl process that loads it.
+"""Where envdsl may keep caches that are code: lark's parse tables and the built parser
+(pickles) and jinja2's compiled template (marshalled bytecode).  Whoever can write such a
+file runs code in every envdsl process that loads it.
 
 lark's default (`cache=True`) is a predictable name in the shared temporary directory, which
 any local user can create first.  The caches live instead in `$XDG_CACHE_HOME/envdsl` (or
@@ -35,12 +35,13 @@ def private_dir(name: str) -> str | None:
     return os.path.join(directory, name)
 
 
-def grammar_cache_file(grammar: str) -> str | None:
-    """lark's cache file for this grammar, lark and Python version; None when unsafe."""
+def grammar_cache_file(grammar: str, kind: str = "grammar") -> str | None:
+    """lark's cache file for this grammar, lark and Python version; None when unsafe.
+    `kind` names another cache of the same key (envdsl.syntax.parser_cache: "parser")."""
     import lark
 
     directory = private_dir("lark")
     if directory is None:
         return None
     key = f"{grammar}\0{lark.__version__}\0{sys.version}".encode()
-    return os.path.join(directory, f"grammar-{hashlib.sha256(key).hexdigest()[:32]}.pickle")
+    return os.path.join(directory, f"{kind}-{hashlib.sha256(key).hexdigest()[:32]}.pickle")

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import bisect
 import itertools
-from dataclasses import dataclass, field
+from dataclasses import field
+
+from envdsl.frozen_node import node, record
 
 # The longest spec, in characters (docs/language.md §8; reported by envdsl.syntax.limits).
 MAX_FILE_CHARS = 1_000_000
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class Span:
     """A half-open range of character offsets [start, end) in one source file."""
 
@@ -23,14 +25,14 @@ class Span:
         return Span(self.file, min(self.start, other.start), max(self.end, other.end))
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class Position:
     line: int  # 1-based
     col: int  # 1-based, in characters
     offset: int
 
 
-@dataclass(slots=True)
+@record
 class SourceFile:
     """The text of one spec (or stdlib module) plus a line index built once."""
 

@@ -16,10 +16,10 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
-from dataclasses import dataclass
 from typing import Sequence
 
 from envdsl.diagnostics import DiagnosticSink, codes
+from envdsl.frozen_node import node
 from envdsl.init_files import read_confined
 from envdsl.source import MAX_FILE_CHARS, SourceFile, SourceMap
 from envdsl.syntax import ast
@@ -52,7 +52,7 @@ def same_file(first: str, second: str) -> bool:
 # ---- grouping command-line files -------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class Bundle:
     """One env to compile: `path` (the spec, or a task file whose env was not given) and the
     task files whose tasks it gets."""

@@ -9,7 +9,8 @@ keeps the two in step and checks that every code has a fixture.
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
+
+from envdsl.frozen_node import node
 
 
 class Severity(enum.Enum):
@@ -27,7 +28,7 @@ class Stage(enum.Enum):
     INTERNAL = "internal"
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class Code:
     code: str
     slug: str

@@ -2,20 +2,21 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Iterable
 
 from envdsl.diagnostics.codes import Code, Severity
+from envdsl.frozen_node import node, record
 from envdsl.source import Span
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class Edit:
     span: Span
     replacement: str
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class Fix:
     """A machine-applicable repair: an LLM or an editor can apply the edits verbatim."""
 
@@ -23,7 +24,7 @@ class Fix:
     edits: tuple[Edit, ...]
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class Diagnostic:
     code: Code
     message: str
@@ -41,7 +42,7 @@ class Diagnostic:
         return self.code.severity is Severity.ERROR
 
 
-@dataclass(slots=True)
+@record
 class DiagnosticSink:
     """Collects diagnostics from all stages; stages keep going after errors.
 

@@ -15,11 +15,11 @@ The renderer only reads diagnostics and source text; it never decides what is an
 from __future__ import annotations
 
 import unicodedata
-from dataclasses import dataclass
 from typing import Sequence
 
 from envdsl.diagnostics.codes import Severity
 from envdsl.diagnostics.model import Diagnostic
+from envdsl.frozen_node import node
 from envdsl.source import SourceFile, SourceMap
 from envdsl.terminal import printable
 
@@ -33,7 +33,7 @@ _BLUE = "\x1b[1;34m"
 _CYAN = "\x1b[1;36m"
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class _Style:
     """ANSI colouring, or none at all: one switch so the layout code never branches on it."""
 
@@ -131,7 +131,7 @@ def _annotation(kind: str, text: str, width: int, style: _Style) -> str:
     return "\n".join([head.rstrip()] + [f"{indent}{line}".rstrip() for line in rest])
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class _Snippet:
     """Which source line to show and where the carets go, in display columns."""
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable
 
+from envdsl.frozen_node import record
 from envdsl.semantics import types as t
 from envdsl.semantics.model import CheckedSpec
 from envdsl.syntax import ast
@@ -57,7 +58,7 @@ class AliasSet:
         return found
 
 
-@dataclass(slots=True)
+@record
 class Roots:
     self: AliasSet = field(default_factory=AliasSet)
     inner: AliasSet = field(default_factory=AliasSet)

@@ -7,11 +7,11 @@ defaults, constants, invariants, fns and tools.  Task bodies are in tasks.py.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Callable
 
 from envdsl import construct
 from envdsl.diagnostics import DiagnosticSink, Edit, Fix, codes
+from envdsl.frozen_node import record
 from envdsl.semantics import types as t
 from envdsl.semantics.aliases import AliasAnalysis, AliasSet
 from envdsl.semantics.check_expr import ExprChecker
@@ -734,7 +734,7 @@ def _describe(target: ast.Expr) -> str:
     return path_of(target) or "target"
 
 
-@dataclass(slots=True)
+@record
 class _AliasWrite:
     roots: AliasSet  # where the written value may live
     ctx: Context

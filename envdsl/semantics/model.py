@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING
 
+from envdsl.frozen_node import record
 from envdsl.semantics.types import Type
 from envdsl.syntax import ast
 
@@ -12,7 +13,7 @@ if TYPE_CHECKING:
     from envdsl.semantics.scope import Local
 
 
-@dataclass(slots=True)
+@record
 class EnumInfo:
     name: str
     members: dict[str, ast.EnumMember]
@@ -24,7 +25,7 @@ class EnumInfo:
         return decl.json_value.value if decl.json_value is not None else member
 
 
-@dataclass(slots=True)
+@record
 class FieldInfo:
     name: str
     type: Type
@@ -41,7 +42,7 @@ class FieldInfo:
         return self.decl.default is not None
 
 
-@dataclass(slots=True)
+@record
 class RecordInfo:
     """A record or an entity (is_entity), with its fields in declaration order."""
 
@@ -57,21 +58,21 @@ class RecordInfo:
         return next((f for f in self.fields.values() if f.is_key), None)
 
 
-@dataclass(slots=True)
+@record
 class StateFieldInfo:
     name: str
     type: Type  # a TableType for tables
     decl: ast.StateField
 
 
-@dataclass(slots=True)
+@record
 class ConstInfo:
     name: str
     type: Type
     decl: ast.ConstDecl
 
 
-@dataclass(slots=True)
+@record
 class ParamInfo:
     name: str
     type: Type
@@ -82,7 +83,7 @@ class ParamInfo:
         return self.decl.default is not None
 
 
-@dataclass(slots=True)
+@record
 class CallableInfo:
     """A `fn` or a tool: anything called with checked arguments."""
 
@@ -99,7 +100,7 @@ class CallableInfo:
         return self.kind in ("query", "action")
 
 
-@dataclass(slots=True)
+@record
 class Effects:
     """What a body reads and writes: table names, `table.field` and scalar state names."""
 
@@ -108,7 +109,7 @@ class Effects:
     calls: set[str] = field(default_factory=set)
 
 
-@dataclass(slots=True)
+@record
 class CheckedSpec:
     """Everything the back end needs: the AST plus resolved declarations and types."""
 

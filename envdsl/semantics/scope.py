@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 
+from envdsl.frozen_node import record
 from envdsl.semantics.aliases import Roots
 from envdsl.semantics.model import Effects, RecordInfo
 from envdsl.semantics.types import Type
@@ -11,7 +12,7 @@ from envdsl.source import Span
 from envdsl.syntax import ast
 
 
-@dataclass(slots=True)
+@record
 class Local:
     name: str
     type: Type
@@ -25,7 +26,7 @@ class Local:
     write_bases: set[int] = field(default_factory=set)
 
 
-@dataclass(slots=True)
+@record
 class Scope:
     parent: Scope | None = None
     locals: dict[str, Local] = field(default_factory=dict)
@@ -71,7 +72,7 @@ class Scope:
         return names
 
 
-@dataclass(slots=True)
+@record
 class Context:
     """Where a body or expression is checked, and what it may do."""
 

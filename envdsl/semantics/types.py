@@ -8,11 +8,12 @@ how one mistake gives one diagnostic.  `NOTHING` is the element type of `[]`, `{
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Union
 
+from envdsl.frozen_node import node
 
-@dataclass(frozen=True, slots=True)
+
+@node
 class Prim:
     name: str  # int float bool str date datetime duration json
 
@@ -20,25 +21,25 @@ class Prim:
         return self.name
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class NoneType:
     def __str__(self) -> str:
         return "none"
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class ErrorType:
     def __str__(self) -> str:
         return "<error>"
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class NothingType:
     def __str__(self) -> str:
         return "<empty>"
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class VoidType:
     """The result of a tool without `-> T` and of statement-only calls (`xs.append(x)`)."""
 
@@ -46,7 +47,7 @@ class VoidType:
         return "nothing"
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class ListType:
     elem: Type
 
@@ -54,7 +55,7 @@ class ListType:
         return f"list[{self.elem}]"
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class SetType:
     elem: Type
 
@@ -62,7 +63,7 @@ class SetType:
         return f"set[{self.elem}]"
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class MapType:
     key: Type
     value: Type
@@ -71,7 +72,7 @@ class MapType:
         return f"map[{self.key}, {self.value}]"
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class TupleType:
     """Only produced by zip, enumerate and map.items(), and consumed by `for a, b in ...`."""
 
@@ -81,7 +82,7 @@ class TupleType:
         return "(" + ", ".join(map(str, self.items)) + ")"
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class OptionalType:
     inner: Type
 
@@ -89,7 +90,7 @@ class OptionalType:
         return f"{self.inner}?"
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class RefType:
     entity: str
 
@@ -97,7 +98,7 @@ class RefType:
         return f"ref {self.entity}"
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class EnumType:
     name: str
 
@@ -105,7 +106,7 @@ class EnumType:
         return self.name
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class RecordType:
     """A record value or an entity row (is_entity)."""
 
@@ -116,7 +117,7 @@ class RecordType:
         return self.name
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class TableType:
     entity: str
 
@@ -124,7 +125,7 @@ class TableType:
         return f"table {self.entity}"
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class TypeRefType:
     """The type of a name that denotes a type: `Quality` in `Quality.good`, `User` in `User(...)`."""
 
@@ -134,7 +135,7 @@ class TypeRefType:
         return f"type {self.target}"
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class InitialStateType:
     """The type of `initial` in checks: attribute access gives the state field's type."""
 

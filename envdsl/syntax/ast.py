@@ -6,15 +6,16 @@ plain data, never lark objects, so later stages do not depend on the parser.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Iterator, TypeVar, Union
 
 from envdsl.source import Span
+from envdsl.frozen_node import node
 
 DeclT = TypeVar("DeclT")
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class Name:
     """An identifier as written, with its span (for carets and rename fixes)."""
 
@@ -25,26 +26,26 @@ class Name:
 # ---- type expressions ----------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class NamedType:
     name: Name
     span: Span
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class GenericType:
     name: Name
     args: tuple[TypeExpr, ...]
     span: Span
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class RefType:
     entity: Name
     span: Span
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class OptionalType:
     inner: TypeExpr
     span: Span
@@ -56,36 +57,36 @@ TypeExpr = Union[NamedType, GenericType, RefType, OptionalType]
 # ---- expressions ---------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class IntLit:
     value: int
     span: Span
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class FloatLit:
     value: float
     span: Span
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class StrLit:
     value: str
     span: Span
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class BoolLit:
     value: bool
     span: Span
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class NoneLit:
     span: Span
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class FStringPart:
     """One `{expr}` or `{expr:spec}` hole of an f-string."""
 
@@ -94,33 +95,33 @@ class FStringPart:
     span: Span
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class FString:
     parts: tuple[str | FStringPart, ...]
     span: Span
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class NameRef:
     name: str
     span: Span
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class Attribute:
     obj: Expr
     name: Name
     span: Span
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class KeywordArg:
     name: Name
     value: Expr
     span: Span
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class Call:
     func: Expr
     args: tuple[Expr, ...]
@@ -128,14 +129,14 @@ class Call:
     span: Span
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class Index:
     obj: Expr
     index: Expr
     span: Span
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class Slice:
     obj: Expr
     lower: Expr | None
@@ -143,14 +144,14 @@ class Slice:
     span: Span
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class Unary:
     op: str  # '-' or '+'
     operand: Expr
     span: Span
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class Binary:
     op: str  # + - * / // % **
     left: Expr
@@ -158,7 +159,7 @@ class Binary:
     span: Span
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class BoolOp:
     op: str  # 'and' or 'or'
     left: Expr
@@ -166,13 +167,13 @@ class BoolOp:
     span: Span
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class Not:
     operand: Expr
     span: Span
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class Compare:
     """A comparison chain `a < b <= c`: operands[i] ops[i] operands[i+1]."""
 
@@ -181,7 +182,7 @@ class Compare:
     span: Span
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class Conditional:
     body: Expr
     test: Expr
@@ -189,52 +190,52 @@ class Conditional:
     span: Span
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class Lambda:
     params: tuple[Name, ...]
     body: Expr
     span: Span
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class ListLit:
     items: tuple[Expr, ...]
     span: Span
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class SetLit:
     items: tuple[Expr, ...]
     span: Span
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class MapEntry:
     key: Expr
     value: Expr
     span: Span
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class MapLit:
     entries: tuple[MapEntry, ...]
     span: Span
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class CompFor:
     targets: tuple[Name, ...]
     iterable: Expr
     span: Span
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class CompIf:
     cond: Expr
     span: Span
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class Comprehension:
     """`[e for ...]`, `{e for ...}`, `{k: v for ...}` or a generator argument `f(e for ...)`."""
 
@@ -274,13 +275,13 @@ Expr = Union[
 # ---- statements ----------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class Block:
     stmts: tuple[Stmt, ...]
     span: Span
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class Let:
     name: Name
     type: TypeExpr | None
@@ -289,7 +290,7 @@ class Let:
     span: Span
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class Assign:
     target: Expr  # NameRef, Attribute or Index (checked by the builder)
     op: str  # '=' '+=' '-='
@@ -297,40 +298,40 @@ class Assign:
     span: Span
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class Require:
     cond: Expr
     message: Expr
     span: Span
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class Fail:
     message: Expr
     span: Span
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class Return:
     value: Expr | None
     span: Span
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class IfBranch:
     cond: Expr
     body: Block
     span: Span
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class If:
     branches: tuple[IfBranch, ...]  # the `if` and each `elif`
     orelse: Block | None
     span: Span
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class For:
     targets: tuple[Name, ...]
     iterable: Expr
@@ -338,17 +339,17 @@ class For:
     span: Span
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class Break:
     span: Span
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class Continue:
     span: Span
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class ExprStmt:
     expr: Expr
     span: Span
@@ -360,7 +361,7 @@ Stmt = Union[Let, Assign, Require, Fail, Return, If, For, Break, Continue, ExprS
 # ---- declarations --------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class Text:
     """A string written in the spec (docstring, invariant or check text), with its span."""
 
@@ -368,7 +369,7 @@ class Text:
     span: Span
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class Import:
     path: tuple[Name, ...]
     span: Span
@@ -378,14 +379,14 @@ class Import:
         return ".".join(part.text for part in self.path)
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class EnumMember:
     name: Name
     json_value: Text | None
     span: Span
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class EnumDecl:
     name: Name
     members: tuple[EnumMember, ...]
@@ -393,14 +394,14 @@ class EnumDecl:
     span: Span
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class Transition:
     source: Name
     target: Name
     span: Span
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class FieldDecl:
     name: Name
     type: TypeExpr
@@ -414,20 +415,20 @@ class FieldDecl:
     immutable: bool = False  # set when the row is inserted, never changed afterwards
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class RowInvariant:
     text: Text
     cond: Expr
     span: Span
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class UniqueDecl:
     fields: tuple[Name, ...]
     span: Span
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class RecordDecl:
     """A record (value type) or, with is_entity, an entity (a row type living in a table)."""
 
@@ -440,13 +441,13 @@ class RecordDecl:
     span: Span
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class TableType:
     entity: Name
     span: Span
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class StateField:
     name: Name
     type: TypeExpr | TableType
@@ -455,20 +456,20 @@ class StateField:
     span: Span
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class StateDecl:
     fields: tuple[StateField, ...]
     span: Span
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class InvariantDecl:
     text: Text
     cond: Expr
     span: Span
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class ConstDecl:
     name: Name
     type: TypeExpr
@@ -476,7 +477,7 @@ class ConstDecl:
     span: Span
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class Param:
     name: Name
     type: TypeExpr
@@ -485,7 +486,7 @@ class Param:
     span: Span
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class FnDecl:
     name: Name
     params: tuple[Param, ...]
@@ -494,7 +495,7 @@ class FnDecl:
     span: Span
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class ToolDecl:
     name: Name
     kind: str  # 'query' | 'action'
@@ -506,40 +507,40 @@ class ToolDecl:
     span: Span
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class InitAssign:
     name: Name
     value: Expr
     span: Span
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class InitBlock:
     assigns: tuple[InitAssign, ...]
     span: Span
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class InitFrom:
     path: Text
     span: Span
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class SolutionStep:
     bind: Name | None
     call: Call
     span: Span
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class Check:
     text: Text
     cond: Expr
     span: Span
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class TaskDecl:
     name: Name
     doc: Text | None
@@ -553,7 +554,7 @@ class TaskDecl:
 Decl = Union[EnumDecl, RecordDecl, StateDecl, InvariantDecl, ConstDecl, FnDecl, ToolDecl, TaskDecl]
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class EnvDecl:
     """An `env` (or, with is_module, a stdlib `module`): declarations in source order."""
 
@@ -567,7 +568,7 @@ class EnvDecl:
         return [member for member in self.members if isinstance(member, kind)]
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class TasksFor:
     """A task file's `tasks for "env.env" { ... }`: tasks for the env in another file."""
 
@@ -576,7 +577,7 @@ class TasksFor:
     span: Span
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class SpecFile:
     path: str
     imports: tuple[Import, ...]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import inspect
 import re
 from typing import Any
 
@@ -13,26 +14,47 @@ from envdsl.diagnostics import DiagnosticSink, Edit, Fix, codes
 from envdsl.private_cache import grammar_cache_file
 from envdsl.resources import grammar_path
 from envdsl.source import SourceFile, Span
-from envdsl.syntax import limits
+from envdsl.syntax import limits, parser_cache, postlex
 from envdsl.syntax.postlex import NewlinePostLexer
 
 ParseTree = Tree[Token]
 
 
+_OPTIONS: dict[str, Any] = dict(
+    parser="lalr",
+    lexer="basic",
+    propagate_positions=True,
+    maybe_placeholders=True,
+    start=["start", "expr"],
+)
+
+
 @functools.cache
 def _parser() -> Lark:
     grammar = grammar_path().read_text(encoding="utf-8")
+    built = _parser_cache_file(grammar)
+    if built is not None and (loaded := parser_cache.load(built)) is not None:
+        return loaded
     cache = grammar_cache_file(grammar)  # never lark's default: a pickle in /tmp
-    return Lark(
+    parser = Lark(
         grammar,
-        parser="lalr",
-        lexer="basic",
-        propagate_positions=True,
-        maybe_placeholders=True,
         postlex=NewlinePostLexer(),
-        start=["start", "expr"],
         cache=cache if cache is not None else False,
+        **_OPTIONS,
     )
+    if built is not None:
+        parser_cache.save(parser, built)
+    return parser
+
+
+def _parser_cache_file(grammar: str) -> str | None:
+    """The pickled parser holds the post-lexer and the options too: a change to either is a
+    new cache file. No cache where the post-lexer's source cannot be read."""
+    try:
+        postlexer = inspect.getsource(postlex)
+    except (OSError, TypeError):
+        return None
+    return parser_cache.cache_file(f"{grammar}\0{sorted(_OPTIONS.items())}\0{postlexer}")
 
 
 def parse_file(source: SourceFile, sink: DiagnosticSink) -> ParseTree | None:

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import inspect
-from dataclasses import dataclass
+
+from envdsl.frozen_node import node
 
 # Private-use characters mark `\{` and `\}` between unescaping and hole splitting; a real
 # backslash followed by a brace (`"a\\{"`) must stay a backslash and a brace.
@@ -23,7 +24,7 @@ _ESCAPES = {
 }
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class DecodedString:
     value: str
     bad_escapes: tuple[int, ...]  # offsets of unknown escapes, relative to the token start
@@ -64,14 +65,14 @@ def _unescape(body: str, base: int) -> tuple[str, tuple[int, ...]]:
     return "".join(out), tuple(bad)
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class FStringHole:
     text: str  # the expression source
     offset: int  # where the expression starts, relative to the token start
     format_spec: str | None
 
 
-@dataclass(frozen=True, slots=True)
+@node
 class FStringPieces:
     parts: tuple[str | FStringHole, ...]
     bad_escapes: tuple[int, ...]

@@ -31,27 +31,34 @@ def unchecked_fields(
         reads |= checked.effects.get(f"check:{task.name.text}:{check.text.value}", Effects()).reads
     read_tables = {r.split(".", 1)[0] for r in reads}
     whole = _compared_whole(checked, task)
-    steps = len(task.solution)
+    if not read_tables - whole:
+        return []  # nothing this could report: no check reads a table field by field
+    # the states between the steps of one replay (the solution succeeded, so they are the
+    # states of the solution with the later steps left out), each with the step's arguments
+    solved = env_class()
+    states: list[tuple[int, dict[str, Any], list[Any]]] = []
+
+    def after_step(index: int) -> None:
+        if index in actions:
+            states.append((index, solved.state_json(), _leaves(solved.trace[-1].arguments)))
+
+    solved.solve(task.name.text, after_step=after_step)
+    initial = env_class()
+    initial.reset(task=task.name.text)
+    previous = initial.state_json()
     found: list[tuple[int, str, str]] = []
     seen: set[tuple[str, str]] = set()
-    previous = env_class()
-    previous.reset(task=task.name.text)
-    for index in range(steps):
-        # the state after the first index + 1 steps: the solution with the rest left out
-        current = env_class()
-        current.solve(task.name.text, leave_out=range(index + 1, steps))
-        if index in actions and current.trace:
-            passed = _leaves(current.trace[-1].arguments)
-            for table, name, value in changed_fields(previous, current):
-                if (
-                    (table, name) not in seen
-                    and table in read_tables
-                    and table not in whole
-                    and f"{table}.{name}" not in reads
-                    and any(value == v and type(value) is type(v) for v in passed)
-                ):
-                    seen.add((table, name))
-                    found.append((index, table, name))
+    for index, current, passed in states:
+        for table, name, value in _changed(env_class, previous, current):
+            if (
+                (table, name) not in seen
+                and table in read_tables
+                and table not in whole
+                and f"{table}.{name}" not in reads
+                and any(value == v and type(value) is type(v) for v in passed)
+            ):
+                seen.add((table, name))
+                found.append((index, table, name))
         previous = current
     return found
 
@@ -60,9 +67,14 @@ def changed_fields(initial: Environment, solved: Environment) -> list[tuple[str,
     """(table, field, a new value as JSON) for each field whose value differs between the
     two states; of an inserted row, the fields without a default (what the inserting call
     had to choose), not its key."""
-    before, after = initial.state_json(), solved.state_json()
+    return _changed(type(solved), initial.state_json(), solved.state_json())
+
+
+def _changed(
+    env_class: type[Environment], before: dict[str, Any], after: dict[str, Any]
+) -> list[tuple[str, str, Any]]:
     changed: list[tuple[str, str, Any]] = []
-    for table, spec in solved.TABLES.items():
+    for table, spec in env_class.TABLES.items():
         old_rows: dict[str, Any] = before.get(table, {})
         new_rows: dict[str, Any] = after.get(table, {})
         # the schema names the key by its Python attribute (`type_`), state JSON by its name

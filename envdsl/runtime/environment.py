@@ -154,6 +154,7 @@ class Environment:
         self._initial_view: tuple[str | None, Any] | None = None
         # replaying a solution with steps left out (see solve)
         self._leave_out: frozenset[int] | None = None
+        self._after_step: Callable[[int], None] | None = None
         self._solution_step = 0
         self._owner = Owner()  # which snapshots are this environment's own
         self._world: World
@@ -960,19 +961,27 @@ class Environment:
         return span
 
     # ---- tasks -------------------------------------------------------------------------------
-    def solve(self, task: str, *, leave_out: Collection[int] = ()) -> list[Result]:
+    def solve(
+        self,
+        task: str,
+        *,
+        leave_out: Collection[int] = (),
+        after_step: Callable[[int], None] | None = None,
+    ) -> list[Result]:
         """Reset to the task and replay its solution, stopping at the first failed call (then
         the last result has `success: False`).
 
         `leave_out` (0-based step indices) replays the solution without those steps, as
         verification does to see whether the checks notice each step. Then a failed call, or
         one that passes on data of a step that did not run, does not stop the replay: what
-        the remaining steps still achieve is what is being measured.
+        the remaining steps still achieve is what is being measured. `after_step(index)` is
+        called after each successful step (verification reads the state between steps).
         """
         spec = self.TASKS[task]
         self.reset(task=task)
         results: list[Result] = []
         self._leave_out = frozenset(leave_out) if leave_out else None
+        self._after_step = after_step
         self._solution_step = 0
         try:
             if spec.solve is not None:
@@ -984,6 +993,7 @@ class Environment:
                 raise
         finally:
             self._leave_out = None
+            self._after_step = None
         return results
 
     def _solution_call(self, results: list[Result], name: str, values: dict[str, Any]) -> Any:
@@ -997,6 +1007,8 @@ class Environment:
             if self._leave_out is not None:
                 return LEFT_OUT
             raise Fail(f"solution step {len(results)} ({name}) failed: {outcome['error']}")
+        if self._after_step is not None:
+            self._after_step(step)
         return self.last_result
 
     def called_with(self, name: str, values: dict[str, Any]) -> int:

@@ -12,7 +12,7 @@ import json
 import os
 import sys
 import textwrap
-from typing import TYPE_CHECKING, Any, NoReturn, Sequence
+from typing import TYPE_CHECKING, Any, Callable, NoReturn, Sequence
 
 import click
 
@@ -73,6 +73,44 @@ def main() -> None:
     """envdsl: a typed DSL and compiler for tool-interaction environments of LLM agents."""
 
 
+# ---- the OpenAI-compatible server (rollout, synth) -------------------------------------------
+
+_server_options = [
+    click.option(
+        "--base-url",
+        default="http://127.0.0.1:8000/v1",
+        show_default=True,
+        envvar="OPENAI_BASE_URL",
+        help="An OpenAI-compatible server (vLLM, llama.cpp, ...). Key: $OPENAI_API_KEY.",
+    ),
+    click.option("--temperature", type=click.FloatRange(0.0, 2.0)),
+    click.option("--max-tokens", type=click.IntRange(1), help="Completion token limit per reply."),
+    click.option("--timeout", default=300.0, show_default=True, type=click.FloatRange(0.1)),
+    click.option("--retries", default=4, show_default=True, type=click.IntRange(0, 100)),
+    click.option(
+        "--backoff",
+        default=1.0,
+        show_default=True,
+        type=click.FloatRange(0.0),
+        help="Seconds before the first retry; doubles each time.",
+    ),
+]
+
+
+def _options(options: list[Any]) -> Callable[[Any], Any]:
+    """One decorator applying a group of click options that several commands share."""
+
+    def apply(function: Any) -> Any:
+        for option in reversed(options):
+            function = option(function)
+        return function
+
+    return apply
+
+
+_server_option = _options(_server_options)
+
+
 # ---- where batches run (check, rollout, synth --batch) --------------------------------------
 
 _backend_options = [
@@ -92,10 +130,7 @@ _backend_options = [
 ]
 
 
-def _backend_option(function: Any) -> Any:
-    for option in reversed(_backend_options):
-        function = option(function)
-    return function
+_backend_option = _options(_backend_options)
 
 
 def _backend(kind: str, address: str | None, concurrency: int, processes: int = 1) -> "Backend":
@@ -956,13 +991,7 @@ def explore(
 @main.command()
 @click.argument("specs", nargs=-1, required=True, metavar="SPEC|DIR|PATTERN...")
 @click.option("--model", envvar="ENVDSL_MODEL", help="The agent model's name on the server.")
-@click.option(
-    "--base-url",
-    default="http://127.0.0.1:8000/v1",
-    show_default=True,
-    envvar="OPENAI_BASE_URL",
-    help="An OpenAI-compatible server (vLLM, llama.cpp, ...). Key: $OPENAI_API_KEY.",
-)
+@_server_option
 @click.option(
     "--tasks", "task_list", help="Comma-separated task names (each spec runs those it has)."
 )
@@ -990,22 +1019,11 @@ def explore(
     type=click.Path(dir_okay=False),
     help="JSONL of trajectory records; appended to, and a rerun skips what it holds.",
 )
-@click.option("--temperature", type=click.FloatRange(0.0, 2.0))
 @click.option("--seed", type=int, help="Sent to the server; sample k gets SEED + k.")
-@click.option("--max-tokens", type=click.IntRange(1), help="Completion token limit per reply.")
 @click.option(
     "--user-model",
     help="A simulated user (this model, same server) is given the instruction and talks to "
     "the agent, which sees only the user's messages.",
-)
-@click.option("--timeout", default=300.0, show_default=True, type=click.FloatRange(0.1))
-@click.option("--retries", default=4, show_default=True, type=click.IntRange(0, 100))
-@click.option(
-    "--backoff",
-    default=1.0,
-    show_default=True,
-    type=click.FloatRange(0.0),
-    help="Seconds before the first retry; doubles each time.",
 )
 @_backend_option
 @_text_or_json
@@ -1155,26 +1173,9 @@ def rollout(
     "--log", "log_file", type=click.Path(dir_okay=False), help="JSONL log of every attempt."
 )
 @click.option("--concurrency", default=4, show_default=True, type=click.IntRange(1, 256))
-@click.option(
-    "--base-url",
-    default="http://127.0.0.1:8000/v1",
-    show_default=True,
-    envvar="OPENAI_BASE_URL",
-    help="An OpenAI-compatible server (vLLM, llama.cpp, ...). Key: $OPENAI_API_KEY.",
-)
 @click.option("--model", envvar="ENVDSL_MODEL", help="The model name the server knows.")
+@_server_option
 @click.option("--max-repairs", default=3, show_default=True, type=click.IntRange(0, 50))
-@click.option("--temperature", type=click.FloatRange(0.0, 2.0))
-@click.option("--max-tokens", type=click.IntRange(1), help="Completion token limit per reply.")
-@click.option("--timeout", default=300.0, show_default=True, type=click.FloatRange(0.1))
-@click.option("--retries", default=4, show_default=True, type=click.IntRange(0, 100))
-@click.option(
-    "--backoff",
-    default=1.0,
-    show_default=True,
-    type=click.FloatRange(0.0),
-    help="Seconds before the first retry; doubles each time.",
-)
 @click.option(
     "--grammar",
     "use_grammar",

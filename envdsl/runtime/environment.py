@@ -466,23 +466,21 @@ class Environment:
                     f"unknown tool {clip(name)}{hint} (tools: {', '.join(self.TOOLS)})",
                 )
             plan = self._plan(name)
-        tool = plan.tool
         try:
-            read = plan.read(parsed)
-            if read is None:  # an unknown or missing argument: the generic parser says which
-                values = self._parse_arguments(tool, parsed)
-                read = _in_order(tool, values), _as_called(tool, values)
+            read = plan.read(parsed) or self._read_generically(plan, parsed)
         except BadValue as error:
             return self._rejected(
-                name,
-                _traced_arguments(tool, parsed, error),
-                (
-                    error.message
-                    if not error.path
-                    else f"invalid argument {error.path}: {error.message}"
-                ),
+                name, _traced_arguments(plan.tool, parsed, error), _argument_error(error)
             )
         return self._invoke(plan, *read)
+
+    def _read_generically(
+        self, plan: ToolPlan, given: dict[str, Any]
+    ) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        """What the plan reads, by the generic parser: for arguments the plan does not take
+        (an unknown or missing one), whose BadValue says which."""
+        values = self._parse_arguments(plan.tool, given)
+        return _in_order(plan.tool, values), _as_called(plan.tool, values)
 
     @classmethod
     def _plan(cls, name: str) -> ToolPlan:
@@ -529,7 +527,6 @@ class Environment:
         self.last_failure = None
         self.last_exception = None
         plan = self._plan(name)
-        tool = plan.tool
         arguments: dict[str, Any] = {}
         for param_name, default, to_json in plan.typed_params:
             value = values.get(param_name)
@@ -537,17 +534,9 @@ class Environment:
                 value = default()
             arguments[param_name] = value if to_json is None else to_json(value)
         try:
-            read = plan.read(arguments)
-            if read is None:
-                parsed = self._parse_arguments(tool, arguments)
-                read = _in_order(tool, parsed), _as_called(tool, parsed)
+            read = plan.read(arguments) or self._read_generically(plan, arguments)
         except BadValue as error:
-            message = (
-                error.message
-                if not error.path
-                else f"invalid argument {error.path}: {error.message}"
-            )
-            return self._rejected(name, arguments, message)
+            return self._rejected(name, arguments, _argument_error(error))
         return self._invoke(plan, *read)
 
     def _invoke(self, plan: ToolPlan, values: tuple[Any, ...], arguments: dict[str, Any]) -> Result:
@@ -1126,6 +1115,11 @@ def _advance_counter(table: Table[Any], key: Any) -> None:
 
 
 _NESTED = (list, dict)
+
+
+def _argument_error(error: BadValue) -> str:
+    """A bad argument's message, naming the argument (or part of it) when there is one."""
+    return error.message if not error.path else f"invalid argument {error.path}: {error.message}"
 
 
 def _as_called(tool: ToolSpec, values: dict[str, Any]) -> dict[str, Any]:

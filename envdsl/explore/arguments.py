@@ -56,6 +56,14 @@ class StateSample:
         self._clock: dt.datetime | None = None
         self._pool: dict[type, list[Any]] | None = None
         self._fields: dict[str, list[Any]] | None = None
+        self._keys: dict[str, list[Any]] = {}
+
+    def keys(self, table: str) -> list[Any]:
+        """The table's keys in table order (a copy, made once per sample)."""
+        keys = self._keys.get(table)
+        if keys is None:
+            keys = self._keys[table] = self.env._table(table).keys()
+        return keys
 
     @property
     def clock(self) -> dt.datetime:
@@ -129,15 +137,14 @@ class ArgumentGenerator:
 
     def for_tool(self, name: str) -> dict[str, Any]:
         arguments: dict[str, Any] = {}
-        for param in self.env.TOOLS[name].params:
-            if not (param.required or self.likely(1)):
+        for param_name, spec, required, example in _params(type(self.env), name):
+            if not (required or self.likely(1)):
                 continue
-            example = _EXAMPLE.search(param.description or "")
-            if isinstance(param.spec, StrSpec) and example and self.rng.random() < 0.4:
+            if example is not None and self.rng.random() < 0.4:
                 # the spec's own description shows the format: "HH:MM, e.g. 08:00"
-                arguments[param.name] = example.group(1).strip("'\"`")
+                arguments[param_name] = example
                 continue
-            arguments[param.name] = self.for_param(param.name, param.spec)
+            arguments[param_name] = self.for_param(param_name, spec)
         return arguments
 
     def for_param(self, name: str, spec: TypeSpec) -> Any:
@@ -190,7 +197,7 @@ class ArgumentGenerator:
 
     def existing_key(self, tables: Sequence[str]) -> Any:
         table = self.pick(tables)
-        keys = self.env._table(table).keys()
+        keys = self.sample.keys(table)
         if not keys:
             return None
         # half the time one of the newest rows: what the previous calls just created is what
@@ -287,6 +294,26 @@ class ArgumentGenerator:
 # per environment class and parameter name (asked on every call of a tool: it never changes)
 _NAMED_LIKE: weakref.WeakKeyDictionary[type[Environment], dict[str, tuple[Sequence[str], bool]]]
 _NAMED_LIKE = weakref.WeakKeyDictionary()
+
+# per environment class and tool: (JSON name, spec, required, the example its description
+# shows for a string parameter), read once instead of searching descriptions on every call
+_ParamPlan = tuple[str, TypeSpec, bool, str | None]
+_PARAMS: weakref.WeakKeyDictionary[type[Environment], dict[str, list[_ParamPlan]]]
+_PARAMS = weakref.WeakKeyDictionary()
+
+
+def _params(env_class: type[Environment], tool: str) -> list[_ParamPlan]:
+    plans = _PARAMS.setdefault(env_class, {})
+    plan = plans.get(tool)
+    if plan is None:
+        plan = plans[tool] = []
+        for param in env_class.TOOLS[tool].params:
+            found = _EXAMPLE.search(param.description or "")
+            example = found.group(1).strip("'\"`") if found else None
+            if not isinstance(param.spec, StrSpec):
+                example = None
+            plan.append((param.name, param.spec, param.required, example))
+    return plan
 
 
 def _tables_named_like(env_class: type[Environment], param: str) -> tuple[Sequence[str], bool]:

@@ -341,7 +341,7 @@ class Explorer:
             ),
         )
         try:
-            with _without_local_constants():
+            with without_local_constants():
                 seed(self.options.seed)(test)()
         except _Stop as stop:
             return stop
@@ -556,7 +556,7 @@ def _key(name: str, arguments: Any) -> str:
 
 
 @contextlib.contextmanager
-def _without_local_constants() -> Iterator[None]:
+def without_local_constants() -> Iterator[None]:
     """Hypothesis mixes constants found in the source of every loaded module into what it
     draws, so the same seed explored differently depending on what else the process had
     imported. Exploration switches that off, so that a seed means the same calls everywhere.

@@ -50,7 +50,7 @@ from envdsl.explore.explorer import (  # noqa: E402
     ExploreOptions,
     Explorer,
     Start,
-    without_local_constants,
+    machine_conditions,
 )
 from envdsl.runtime import Environment  # noqa: E402
 from envdsl.task_files import is_task_file  # noqa: E402
@@ -144,7 +144,7 @@ def measure(env_class: type[Environment], max_calls: int, seed: int) -> Run:
 def bare_hypothesis_rate(max_calls: int, seed_value: int, starts: int) -> tuple[float, int]:
     """Calls/s of a bare hypothesis state machine with explore's settings and draws and no
     environment: the floor explore sits on. The draws are explore's exactly (a start sampled
-    from as many as the example has, one integer per call, hypothesis's local constants off,
+    from as many as the example has, one integer per call, under explore's machine_conditions,
     the main run's phases), so with the same seed hypothesis makes the same examples of the
     same lengths: the difference is explore's own work and the environment's. Also returns
     the number of calls, to compare with explore's."""
@@ -188,7 +188,7 @@ def bare_hypothesis_rate(max_calls: int, seed_value: int, starts: int) -> tuple[
         ),
     )
     started = time.process_time()
-    with without_local_constants():
+    with machine_conditions():
         seed(seed_value)(test)()
     return calls / (time.process_time() - started), calls
 

@@ -619,3 +619,23 @@ def test_spec_without_tasks_explores_from_a_given_state(tmp_path: Path) -> None:
     document = json.loads(out)
     assert document["starts"] == ["the given state"]
     assert document["tools"]["add_note"]["successes"] > 0
+
+
+def test_exploring_freezes_the_heap_only_while_it_runs_and_leaves_a_host_freeze_alone() -> None:
+    import gc
+
+    from envdsl.explore.explorer import frozen_heap
+
+    assert gc.get_freeze_count() == 0
+    with frozen_heap():
+        assert gc.get_freeze_count() > 0  # what was alive before the run
+        assert gc.isenabled()  # the run's own garbage is still collected
+    assert gc.get_freeze_count() == 0
+    gc.freeze()  # a host (a pre-forking server, say) that froze its own heap
+    try:
+        frozen = gc.get_freeze_count()
+        with frozen_heap():
+            pass
+        assert gc.get_freeze_count() == frozen
+    finally:
+        gc.unfreeze()

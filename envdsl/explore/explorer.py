@@ -23,6 +23,7 @@ Counterexamples are JSONL traces that `envdsl run --task ... --calls` replays.
 from __future__ import annotations
 
 import contextlib
+import gc
 import json
 import re
 import time
@@ -341,7 +342,7 @@ class Explorer:
             ),
         )
         try:
-            with without_local_constants():
+            with machine_conditions():
                 seed(self.options.seed)(test)()
         except _Stop as stop:
             return stop
@@ -577,6 +578,31 @@ def without_local_constants() -> Iterator[None]:
     finally:
         providers._get_local_constants = original
         providers.CONSTANTS_CACHE.cache.clear()
+
+
+@contextlib.contextmanager
+def frozen_heap() -> Iterator[None]:
+    """Leave the objects alive before a run (modules, the compiled environment, hypothesis's
+    own tables) out of the garbage collector's full collections during it. Exploring
+    allocates several times what a bare state machine does, and each full collection that
+    triggers walks that whole heap (about 100 ms here, several per run). The run's own
+    objects are still collected; a host that froze its heap itself is left as it is."""
+    if not gc.isenabled() or gc.get_freeze_count():
+        yield
+        return
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
+
+
+@contextlib.contextmanager
+def machine_conditions() -> Iterator[None]:
+    """What every state-machine run of explore runs under (benchmarks/bench_explore.py runs
+    its bare baseline under it too)."""
+    with without_local_constants(), frozen_heap():
+        yield
 
 
 def explore(env_class: type[Environment], options: ExploreOptions) -> ExploreReport:

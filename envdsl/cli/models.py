@@ -1,0 +1,508 @@
+"""Commands that talk to a model server: rollout and synth."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from typing import TYPE_CHECKING, Sequence
+
+import click
+
+from envdsl.cli.group import (
+    EXIT_ERRORS,
+    EXIT_OK,
+    backend_option,
+    fail_usage,
+    main,
+    make_backend,
+    option_group,
+    text_or_json,
+)
+from envdsl.cli.specs import describe_read_error, env_source, spec_bundles
+
+if TYPE_CHECKING:
+    from envdsl.backends import Backend
+
+
+_server_options = [
+    click.option(
+        "--base-url",
+        default="http://127.0.0.1:8000/v1",
+        show_default=True,
+        envvar="OPENAI_BASE_URL",
+        help="An OpenAI-compatible server (vLLM, llama.cpp, ...). Key: $OPENAI_API_KEY.",
+    ),
+    click.option("--temperature", type=click.FloatRange(0.0, 2.0)),
+    click.option("--max-tokens", type=click.IntRange(1), help="Completion token limit per reply."),
+    click.option("--timeout", default=300.0, show_default=True, type=click.FloatRange(0.1)),
+    click.option("--retries", default=4, show_default=True, type=click.IntRange(0, 100)),
+    click.option(
+        "--backoff",
+        default=1.0,
+        show_default=True,
+        type=click.FloatRange(0.0),
+        help="Seconds before the first retry; doubles each time.",
+    ),
+]
+
+
+_server_option = option_group(_server_options)
+
+
+@main.command()
+@click.argument("specs", nargs=-1, required=True, metavar="SPEC|DIR|PATTERN...")
+@click.option("--model", envvar="ENVDSL_MODEL", help="The agent model's name on the server.")
+@_server_option
+@click.option(
+    "--tasks", "task_list", help="Comma-separated task names (each spec runs those it has)."
+)
+@click.option("--all", "all_tasks", is_flag=True, help="Every task of every spec.")
+@click.option("-n", "--samples", default=1, show_default=True, type=click.IntRange(1, 10_000))
+@click.option(
+    "--concurrency",
+    default=4,
+    show_default=True,
+    type=click.IntRange(1, 1024),
+    help="Rollouts in flight at once.",
+)
+@click.option(
+    "--processes",
+    default=1,
+    show_default=True,
+    type=click.IntRange(1, 256),
+    help="Local backend: worker processes sharing --concurrency (1: threads in this one).",
+)
+@click.option("--max-turns", default=20, show_default=True, type=click.IntRange(1, 10_000))
+@click.option(
+    "--out",
+    "out_file",
+    required=True,
+    type=click.Path(dir_okay=False),
+    help="JSONL of trajectory records; appended to, and a rerun skips what it holds.",
+)
+@click.option("--seed", type=int, help="Sent to the server; sample k gets SEED + k.")
+@click.option(
+    "--user-model",
+    help="A simulated user (this model, same server) is given the instruction and talks to "
+    "the agent, which sees only the user's messages.",
+)
+@backend_option
+@text_or_json
+def rollout(
+    specs: Sequence[str],
+    model: str | None,
+    base_url: str,
+    task_list: str | None,
+    all_tasks: bool,
+    samples: int,
+    concurrency: int,
+    processes: int,
+    max_turns: int,
+    out_file: str,
+    temperature: float | None,
+    seed: int | None,
+    max_tokens: int | None,
+    user_model: str | None,
+    timeout: float,
+    retries: int,
+    backoff: float,
+    backend: str,
+    address: str | None,
+    output_format: str,
+) -> None:
+    """Run an agent model over specs' tasks and record its trajectories and rewards.
+
+    \b
+      envdsl rollout examples/online_shop.env --all -n 4 --model M --out traj.jsonl
+      envdsl rollout specs/ --tasks refund,cancel --model M --out traj.jsonl --backend ray
+
+    Each record holds the OpenAI messages (tool calls and results, ready for SFT), each
+    check's result, the reward and provenance (spec, task and checks hashes, model, sampling).
+    A rerun skips the records already in --out; the summary counts only records of these
+    specs and settings. Exits 0 when every rollout ran, 1 when the server failed some (rerun
+    to retry them), 2 on usage errors.
+    """
+    import dataclasses
+
+    from envdsl.backends import BackendError
+    from envdsl.llm.client import ClientConfig
+    from envdsl.rollout import runner
+    from envdsl.rollout.records import Sampling
+
+    if not model:
+        fail_usage("give --model (or set ENVDSL_MODEL): the name the server serves")
+    if (task_list is None) == (not all_tasks):
+        fail_usage("give --tasks a,b or --all")
+    chosen = None if all_tasks else [t.strip() for t in (task_list or "").split(",") if t.strip()]
+    chosen_backend = make_backend(backend, address, concurrency, processes)
+    sources = tuple(env_source(bundle) for bundle in spec_bundles(specs))
+    if chosen is not None:
+        known = list(dict.fromkeys(task for source in sources for task in source.tasks))
+        unknown = [task for task in chosen if task not in known] or ([] if chosen else [""])
+        if unknown:
+            fail_usage(f"unknown task '{unknown[0]}'; tasks: {', '.join(known) or 'none'}")
+    out_dir = os.path.dirname(out_file) or "."
+    if not os.path.isdir(out_dir):
+        fail_usage(f"cannot write '{out_file}': no such directory '{out_dir}'")
+    config = ClientConfig(
+        base_url=base_url,
+        model=model,
+        timeout=timeout,
+        retries=retries,
+        backoff=backoff,
+        temperature=temperature,
+        max_tokens=max_tokens,
+    )
+    sampling = Sampling(model, temperature, max_tokens, seed, max_turns, user_model)
+    user_config = dataclasses.replace(config, model=user_model) if user_model else None
+    jobs = runner.plan(sources, chosen, samples, sampling)
+    from envdsl.terminal import is_terminal
+
+    try:
+        report = runner.run(
+            runner.Rollouts(sources, config, sampling, user_config),
+            jobs,
+            out_file,
+            chosen_backend,
+            progress=sys.stderr if is_terminal(sys.stderr) else None,
+        )
+    except BackendError as error:
+        fail_usage(str(error))
+    except OSError as error:
+        fail_usage(f"cannot write '{out_file}': {error.strerror or error}")
+    for warning in report.warnings:
+        click.echo(f"envdsl: warning: {warning}", err=True)
+    if output_format == "json":
+        click.echo(json.dumps(report.as_json(), indent=2, ensure_ascii=False))
+    else:
+        click.echo(report.as_text())
+    if report.stopped is not None:
+        click.echo(f"envdsl: error: {report.stopped}; stopped", err=True)
+    elif report.errors:
+        click.echo(
+            f"envdsl: error: {report.errors} rollout(s) failed at the server (their records say "
+            "why); run again to retry them",
+            err=True,
+        )
+    sys.exit(EXIT_ERRORS if report.errors else EXIT_OK)
+
+
+@main.command()
+@click.argument("words", nargs=-1, metavar="[TOPIC | tasks SPEC]")
+@click.option(
+    "-o", "--output", type=click.Path(dir_okay=False), help="Where the accepted spec goes."
+)
+@click.option(
+    "-n",
+    "count",
+    default=40,
+    show_default=True,
+    type=click.IntRange(1, 10_000),
+    help="synth tasks: how many tasks the task file should hold.",
+)
+@click.option(
+    "--per-round",
+    default=5,
+    show_default=True,
+    type=click.IntRange(1, 50),
+    help="synth tasks: tasks asked for per round.",
+)
+@click.option(
+    "--rounds",
+    "max_rounds",
+    type=click.IntRange(1),
+    help="synth tasks: stop after this many " "rounds (default: twice what -n needs, plus one).",
+)
+@click.option(
+    "--from-envscaler",
+    "envscaler_file",
+    type=click.Path(dir_okay=False),
+    help="Write the spec for an EnvScaler environment record (a JSON list or object).",
+)
+@click.option("--index", default=0, show_default=True, type=int, help="Which record of the list.")
+@click.option(
+    "--batch",
+    "batch_file",
+    type=click.Path(dir_okay=False),
+    help='JSONL of {"id", "topic"} objects or EnvScaler records.',
+)
+@click.option("--out-dir", type=click.Path(file_okay=False), help="Batch: where specs go.")
+@click.option(
+    "--log", "log_file", type=click.Path(dir_okay=False), help="JSONL log of every attempt."
+)
+@click.option("--concurrency", default=4, show_default=True, type=click.IntRange(1, 256))
+@click.option("--model", envvar="ENVDSL_MODEL", help="The model name the server knows.")
+@_server_option
+@click.option("--max-repairs", default=3, show_default=True, type=click.IntRange(0, 50))
+@click.option(
+    "--grammar",
+    "use_grammar",
+    is_flag=True,
+    help="Guided decoding: send the GBNF grammar with each request (vLLM).",
+)
+@click.option(
+    "--grammar-key",
+    default="guided_grammar",
+    show_default=True,
+    help="The request field for --grammar (llama.cpp's server: grammar).",
+)
+@click.option("--no-tasks", is_flag=True, help="Do not ask for tasks when the spec has none.")
+@backend_option
+def synth(
+    words: tuple[str, ...],
+    output: str | None,
+    count: int,
+    per_round: int,
+    max_rounds: int | None,
+    envscaler_file: str | None,
+    index: int,
+    batch_file: str | None,
+    out_dir: str | None,
+    log_file: str | None,
+    concurrency: int,
+    base_url: str,
+    model: str | None,
+    max_repairs: int,
+    temperature: float | None,
+    max_tokens: int | None,
+    timeout: float,
+    retries: int,
+    backoff: float,
+    use_grammar: bool,
+    grammar_key: str,
+    no_tasks: bool,
+    backend: str,
+    address: str | None,
+) -> None:
+    """Write a spec with an LLM, check it and repair it from the diagnostics.
+
+    \b
+      envdsl synth "a hotel booking desk" -o hotel.env --model M
+      envdsl synth --from-envscaler envs.json --index 3 -o docs.env --model M
+      envdsl synth --batch topics.jsonl --out-dir specs --log log.jsonl --model M
+      envdsl synth tasks shop.env -n 40 -o shop.tasks.env --model M
+
+    A spec is accepted when it has no errors; without a task, tasks are asked for and
+    repaired the same way. Only accepted specs are written; a failed synth leaves its last
+    attempt in <out>.failed.env. Exits 0 when the spec was accepted (a batch: when every
+    request reached the server), 1 when it could not be made clean or the server failed,
+    2 on usage errors. See docs/synth.md.
+
+    `synth tasks` writes a task file of -n new verified tasks for a spec, in rounds steered by
+    the coverage report (envdsl tasks --report); it resumes from the file it writes.
+    """
+    from pathlib import Path
+
+    tasks_mode = len(words) >= 1 and words[0] == "tasks" and len(words) == 2
+    if len(words) > 1 and not tasks_mode:
+        fail_usage("give one TOPIC (quoted), or `synth tasks SPEC`")
+    topic = None if tasks_mode or not words else words[0]
+    sources = [s for s in (topic, envscaler_file, batch_file) if s is not None]
+    if tasks_mode:
+        sources.append(words[1])
+    if len(sources) != 1:
+        fail_usage("give exactly one of TOPIC, tasks SPEC, --from-envscaler FILE or --batch FILE")
+    if not model:
+        fail_usage("give --model (or set ENVDSL_MODEL): the name the server serves")
+    if batch_file is not None:
+        if output is not None or out_dir is None or log_file is None:
+            fail_usage("--batch takes --out-dir DIR and --log FILE (not -o)")
+    elif output is None:
+        fail_usage("give -o FILE for the spec")
+    if backend == "ray" and batch_file is None:
+        fail_usage("--backend ray runs a --batch")
+    chosen_backend = make_backend(backend, address, concurrency)
+    if use_grammar:
+        from envdsl.llm.grammar import gbnf_grammar
+
+        grammar: str | None = gbnf_grammar()
+    else:
+        grammar = None
+
+    from envdsl.llm.client import ChatClient, ClientConfig, LLMError
+
+    config = ClientConfig(
+        base_url=base_url,
+        model=model,
+        timeout=timeout,
+        retries=retries,
+        backoff=backoff,
+        temperature=temperature,
+        max_tokens=max_tokens,
+        grammar=grammar,
+        grammar_key=grammar_key,
+    )
+    if batch_file is not None:
+        assert out_dir is not None and log_file is not None
+        _synth_batch(batch_file, out_dir, log_file, config, chosen_backend, max_repairs, no_tasks)
+        return
+    if tasks_mode:
+        assert output is not None
+        from envdsl.llm.tasks import SynthTasksOptions
+
+        options = SynthTasksOptions(count, per_round, max_repairs, max_rounds)
+        _synth_tasks(words[1], output, log_file, config, options)
+        return
+
+    from envdsl.llm import batch, loop, prompts
+
+    assert output is not None
+    if topic is not None:
+        request = prompts.topic_prompt(topic)
+    else:
+        assert envscaler_file is not None
+        request = prompts.envscaler_prompt(_envscaler_record(envscaler_file, index))
+    target = Path(output)
+    if not target.parent.is_dir():
+        fail_usage(f"cannot write '{output}': no such directory '{target.parent}'")
+    log_handle = None
+    if log_file is not None:
+        try:
+            log_handle = open(log_file, "a", encoding="utf-8")
+        except OSError as error:
+            fail_usage(f"cannot write '{log_file}': {error.strerror or error}")
+
+    def on_attempt(attempt: loop.Attempt) -> None:
+        shown = {
+            loop.CLEAN: "clean",
+            loop.ERRORS: f"{attempt.errors} error{'s' if attempt.errors != 1 else ''}",
+            loop.NO_SPEC: "no spec in the reply",
+            loop.NO_TASKS: "no task",
+        }[attempt.status]
+        click.echo(f"{attempt.phase} round {attempt.round}: {shown}", err=True)
+        if log_handle is not None:
+            log_handle.write(json.dumps({"id": target.name, **attempt.log_record()}) + "\n")
+            log_handle.flush()
+
+    try:
+        result = loop.synthesize(
+            ChatClient(config),
+            request,
+            max_repairs=max_repairs,
+            want_tasks=not no_tasks,
+            path=target.name,
+            on_attempt=on_attempt,
+        )
+    except LLMError as error:
+        click.echo(f"envdsl: error: {error}", err=True)
+        sys.exit(EXIT_ERRORS)
+    finally:
+        if log_handle is not None:
+            log_handle.close()
+    try:
+        written = batch.write_outputs(result, target)
+    except OSError as error:
+        fail_usage(f"cannot write '{output}': {error.strerror or error}")
+    if log_file is not None:
+        with open(log_file, "a", encoding="utf-8") as handle:
+            record = batch.done_record(target.name, result, target if result.spec else written)
+            handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+    if result.status == loop.FAILED:
+        where = f"; last attempt written to {written}" if written else ""
+        click.echo(
+            f"envdsl: error: could not make the spec clean: {result.message}{where}", err=True
+        )
+        sys.exit(EXIT_ERRORS)
+    click.echo(f"wrote {target} ({result.message})")
+    if result.status == loop.ACCEPTED_WITHOUT_TASKS and written:
+        click.echo(f"envdsl: warning: the last tasks attempt is in {written}", err=True)
+
+
+def _synth_tasks(
+    spec: str, output: str, log_file: str | None, config: object, options: object
+) -> None:
+    from pathlib import Path
+
+    from envdsl.llm.client import ChatClient, ClientConfig, LLMError
+    from envdsl.llm.tasks import SynthTasksOptions, TaskSynthError, run_synth_tasks
+
+    assert isinstance(config, ClientConfig) and isinstance(options, SynthTasksOptions)
+    if not Path(spec).is_file():
+        fail_usage(f"cannot read '{spec}': no such file")
+    if not Path(output).parent.is_dir():
+        fail_usage(f"cannot write '{output}': no such directory '{Path(output).parent}'")
+    try:
+        result = run_synth_tasks(
+            ChatClient(config), Path(spec), Path(output), options, log_file, sys.stderr
+        )
+    except TaskSynthError as error:
+        fail_usage(str(error))
+    except (OSError, UnicodeDecodeError) as error:
+        fail_usage(f"cannot synthesize tasks: {describe_read_error(error)}")
+    except LLMError as error:
+        click.echo(f"envdsl: error: {error}", err=True)
+        sys.exit(EXIT_ERRORS)
+    click.echo(f"wrote {output} ({result.message})")
+    if len(result.accepted) < options.count:
+        click.echo(
+            f"envdsl: error: {len(result.accepted)} of {options.count} tasks accepted; run "
+            "again to resume",
+            err=True,
+        )
+        sys.exit(EXIT_ERRORS)
+
+
+def _envscaler_record(path: str, index: int) -> dict[str, object]:
+    try:
+        with open(path, encoding="utf-8") as handle:
+            data = json.load(handle)
+    except (OSError, UnicodeDecodeError) as error:
+        fail_usage(f"cannot read '{path}': {describe_read_error(error)}")
+    except json.JSONDecodeError as error:
+        fail_usage(f"'{path}' is not JSON: {error.msg} (line {error.lineno})")
+    records = data if isinstance(data, list) else [data]
+    if not -len(records) <= index < len(records):
+        fail_usage(f"--index {index} is out of range: '{path}' has {len(records)} record(s)")
+    record = records[index]
+    if not isinstance(record, dict) or "environment_summary" not in record:
+        fail_usage(f"record {index} of '{path}' is not an EnvScaler environment record")
+    return record
+
+
+def _synth_batch(
+    batch_file: str,
+    out_dir: str,
+    log_file: str,
+    config: object,
+    backend: "Backend",
+    max_repairs: int,
+    no_tasks: bool,
+) -> None:
+    from pathlib import Path
+
+    from envdsl.backends import BackendError
+    from envdsl.llm.batch import BatchInputError, progress_stream, read_items, run_batch
+    from envdsl.llm.client import ChatClient, ClientConfig
+
+    assert isinstance(config, ClientConfig)
+    try:
+        items = read_items(batch_file)
+    except (OSError, UnicodeDecodeError) as error:
+        fail_usage(f"cannot read '{batch_file}': {describe_read_error(error)}")
+    except BatchInputError as error:
+        fail_usage(str(error))
+    try:
+        summary = run_batch(
+            items,
+            ChatClient(config),
+            Path(out_dir),
+            Path(log_file),
+            concurrency=backend.concurrency,
+            max_repairs=max_repairs,
+            want_tasks=not no_tasks,
+            progress=progress_stream(),
+            backend=backend,
+        )
+    except BackendError as error:
+        fail_usage(str(error))
+    except OSError as error:
+        fail_usage(f"cannot write the batch outputs: {error}")
+    click.echo(summary.text())
+    if summary.errors:
+        click.echo(
+            f"envdsl: error: {summary.errors} request(s) failed at the server (see the log); "
+            "run again to retry them",
+            err=True,
+        )
+    sys.exit(EXIT_ERRORS if summary.errors else EXIT_OK)

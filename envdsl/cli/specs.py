@@ -1,0 +1,114 @@
+"""Finding, reading and compiling the specs, task files and state files that commands name."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import TYPE_CHECKING, Any, Sequence
+
+import click
+
+from envdsl.cli.group import EXIT_ERRORS, fail_usage, one_line, stdout_color
+
+if TYPE_CHECKING:
+    from envdsl.rollout.plan import EnvSource
+    from envdsl.runtime import Environment
+    from envdsl.task_files import Bundle
+
+
+def describe_read_error(error: OSError | UnicodeDecodeError) -> str:
+    from envdsl.batch import describe_read_error
+
+    return describe_read_error(error)
+
+
+def failed_file(error: OSError | UnicodeDecodeError, bundle: "Bundle") -> str:
+    """The file of a bundle whose reading raised `error` (a decode error names none)."""
+    filename = getattr(error, "filename", None)
+    return str(filename) if filename else bundle.path
+
+
+def file_paths(arguments: Sequence[str]) -> list[str]:
+    """Files, directories and patterns, expanded as `check` expands them: specs and task
+    files alike (fmt and --fix rewrite each file on its own)."""
+    from envdsl.batch import BatchUsageError, expand_arguments
+
+    try:
+        return expand_arguments(arguments).files
+    except BatchUsageError as error:
+        fail_usage("; ".join(error.messages))
+
+
+def spec_bundles(arguments: Sequence[str]) -> "list[Bundle]":
+    """The files of `arguments`, each env with the task files given for it
+    (envdsl.task_files)."""
+    from envdsl.task_files import bundle_paths
+
+    return bundle_paths(file_paths(arguments))
+
+
+def one_spec(arguments: Sequence[str]) -> "Bundle":
+    """The one env a single-env command takes: a spec and task files for it, a task file
+    alone, or a directory or pattern that finds exactly one env."""
+    bundles = spec_bundles(arguments)
+    if len(bundles) != 1:
+        paths = [bundle.path for bundle in bundles]
+        shown = ", ".join(paths[:3]) + (", ..." if len(paths) > 3 else "")
+        named = " ".join(f"'{argument}'" for argument in arguments)
+        verb = "names" if len(arguments) == 1 else "name"
+        fail_usage(f"{named} {verb} {len(paths)} specs ({shown}); give one")
+    return bundles[0]
+
+
+def compile_or_exit(
+    bundle: "Bundle", color: bool | None = None, *, formatted: bool = True
+) -> object:
+    """Compile one spec with its task files; on errors print them like `check` does and
+    exit 1."""
+    from envdsl.diagnostics.render_text import render_text
+    from envdsl.pipeline import compile_file
+
+    try:
+        result = compile_file(bundle.path, formatted=formatted, task_files=bundle.task_files)
+    except (OSError, UnicodeDecodeError) as error:
+        fail_usage(f"cannot read '{failed_file(error, bundle)}': {describe_read_error(error)}")
+    if not result.ok:
+        use_color = stdout_color(color)
+        click.echo(
+            render_text(result.diagnostics, result.sources, color=use_color), color=use_color
+        )
+        sys.exit(EXIT_ERRORS)
+    return result
+
+
+def load_class(bundle: "Bundle") -> "type[Environment]":
+    from envdsl.loader import environment_class, load_module
+    from envdsl.pipeline import CompileResult
+
+    result = compile_or_exit(bundle, formatted=False)  # only executed, never written
+    assert isinstance(result, CompileResult)
+    module = load_module(result.artifacts["module"], result.artifacts["name"])
+    return environment_class(module)
+
+
+def env_source(bundle: "Bundle") -> "EnvSource":
+    """A spec with its task files as rollout workers load it (with its hashes); errors exit
+    as `check` does."""
+    from envdsl.pipeline import CompileResult, read_sources
+    from envdsl.rollout.plan import env_source
+
+    result = compile_or_exit(bundle, formatted=False)
+    assert isinstance(result, CompileResult)
+    texts = [source.text for source in read_sources(bundle.path, bundle.task_files)]
+    return env_source(bundle.path, "\0".join(texts), result)  # hashed as `tasks` does
+
+
+def read_state_file(state_file: str) -> Any:
+    """The JSON of a --state file; anything unreadable is a usage error (exit 2)."""
+    try:
+        with open(state_file, encoding="utf-8") as handle:
+            return json.load(handle)
+    except (OSError, UnicodeDecodeError) as error:
+        fail_usage(f"cannot read state '{state_file}': {describe_read_error(error)}")
+    except (ValueError, RecursionError) as error:  # bad JSON, too deep, huge numbers
+        fail_usage(f"cannot read state '{state_file}': {one_line(error)}")

@@ -355,7 +355,10 @@ def _worker_init() -> None:
     """Ctrl-C is the parent's to handle: workers finish their file and are shut down."""
     import signal
 
+    from envdsl.collector import collect_less_often
+
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    collect_less_often()  # as in the command line (spawned workers start with the defaults)
 
 
 # ---- the summary and the progress bar --------------------------------------------------------

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, Callable, NoReturn
 import click
 
 from envdsl import __version__
+from envdsl.collector import collect_less_often
 
 if TYPE_CHECKING:
     from envdsl.backends import Backend
@@ -55,6 +56,7 @@ class Group(click.Group):
 @click.version_option(__version__, "--version", "-V", prog_name="envdsl")
 def main() -> None:
     """envdsl: a typed DSL and compiler for tool-interaction environments of LLM agents."""
+    collect_less_often()
 
 
 text_or_json = click.option(

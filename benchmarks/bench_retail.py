@@ -210,7 +210,9 @@ def compare_calculate(retail: Any, count: int) -> tuple[int, int, int, list[str]
         tau = tau_as_result("calculate", kwargs, tau_step({}, "calculate", kwargs))
         ours = env.call("calculate", kwargs)
         if tau["success"] != ours["success"] or (tau["success"] and tau["data"] != ours["data"]):
-            problems.append(f"calculate({expression!r}): τ-bench {short(tau)}, envdsl {short(ours)}")
+            problems.append(
+                f"calculate({expression!r}): τ-bench {short(tau)}, envdsl {short(ours)}"
+            )
         elif tau["success"]:
             succeeded += 1
         else:
@@ -321,7 +323,9 @@ def main(argv: list[str] | None = None) -> int:
             else:
                 timed = envdsl_pass(env, fresh, tasks)
                 if timed.results != reference:
-                    problems.append("a timed envdsl pass (restore between tasks) gave other results")
+                    problems.append(
+                        "a timed envdsl pass (restore between tasks) gave other results"
+                    )
                 passes[side].append(timed)
 
     print(
@@ -329,8 +333,10 @@ def main(argv: list[str] | None = None) -> int:
         f"{calls} gold calls in {len(tasks)} tasks, {args.rounds} rounds"
     )
     print()
-    print(f"compared: {calls} calls, {len(tasks)} final states; failed calls (both sides): "
-          + (", ".join(f"{n} {k}" for k, n in sorted(failures.items())) or "none"))
+    print(
+        f"compared: {calls} calls, {len(tasks)} final states; failed calls (both sides): "
+        + (", ".join(f"{n} {k}" for k, n in sorted(failures.items())) or "none")
+    )
     print(
         f"calculate on {expressions} random expressions: {succeeded} same value, {failed} failed "
         f"on both (messages are Python's on τ-bench's side), {len(calc_problems)} differ"
@@ -368,7 +374,9 @@ def main(argv: list[str] | None = None) -> int:
             statistics.median(p.by_tool[name] for p in passes[side]) / counts[name] * 1e6
             for side in ("τ-bench", "envdsl")
         )
-        print(f"| {name} | {counts[name]} | {tau_us:.1f} | {ours_us:.1f} | {ours_us / tau_us:.2f} |")
+        print(
+            f"| {name} | {counts[name]} | {tau_us:.1f} | {ours_us:.1f} | {ours_us / tau_us:.2f} |"
+        )
     print()
 
     def one_reset() -> None:

@@ -98,7 +98,7 @@ def gold_tasks() -> list[tuple[int, list[Call]]]:
 def tau_step(data: dict[str, Any], name: str, kwargs: dict[str, Any]) -> str:
     """A tool call as τ-bench's `Env.step` makes it."""
     try:
-        result: str = TAU_TOOLS[name].invoke(data=data, **kwargs)
+        result: str = TAU_TOOLS[name].invoke(data=data, **kwargs)  # type: ignore[no-untyped-call]
         return result
     except Exception as error:
         return f"Error: {error}"

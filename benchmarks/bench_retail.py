@@ -54,6 +54,7 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(PORT / "vendor"))
 
 import envdsl  # noqa: E402
+from envdsl.loader import CompileError  # noqa: E402
 from tau_bench.envs.retail.tools import ALL_TOOLS  # noqa: E402
 
 TAU_TOOLS = {tool.get_info()["function"]["name"]: tool for tool in ALL_TOOLS}
@@ -315,6 +316,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--resets", type=int, default=5, help="timed resets per kind")
     parser.add_argument("--expressions", type=int, default=2000, help="random calculate inputs")
     parser.add_argument("--gc", action="store_true", help="keep the cyclic GC on in the passes")
+    parser.add_argument(
+        "--spec", default=str(PORT / "retail.env"), help="a variant of the port to time instead"
+    )
     parser.add_argument("--quick", action="store_true", help="3 tasks, 1 round")
     args = parser.parse_args(argv)
     if min(args.rounds, args.resets, args.expressions) < 1:
@@ -324,7 +328,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.quick:
         tasks, args.rounds, args.resets, args.expressions = tasks[:3], 1, 1, 100
     start = time.perf_counter()
-    retail = envdsl.load(str(PORT / "retail.env"))
+    try:
+        retail = envdsl.load(args.spec)
+    except (OSError, CompileError) as error:  # one line, not a traceback
+        lines = str(error).splitlines() or [type(error).__name__]
+        first = next((line for line in lines if line.startswith("error")), lines[0])
+        print(f"bench_retail.py: cannot load {args.spec}: {first}", file=sys.stderr)
+        return 2
     load_ms = (time.perf_counter() - start) * 1000
     text = data_text()
     calls = sum(len(c) for _, c in tasks)
@@ -362,7 +372,7 @@ def main(argv: list[str] | None = None) -> int:
 
     print(
         f"bench_retail.py, Python {platform.python_version()}, {platform.machine()}; "
-        f"{calls} gold calls in {len(tasks)} tasks, {args.rounds} rounds, "
+        f"{Path(args.spec).name}; {calls} gold calls in {len(tasks)} tasks, {args.rounds} rounds, "
         f"cyclic GC {'on' if args.gc else 'off'} in the timed passes"
     )
     print()

@@ -71,3 +71,14 @@ def test_bench_explore_quick() -> None:
 def test_bench_batch_quick() -> None:
     out = run_benchmark("bench_batch.py", "--quick")
     assert "| `check` | 1 |" in out and "| `check --no-verify` | 1 |" in out
+
+
+def test_bench_retail_quick() -> None:
+    """τ-bench retail's port and τ-bench's own tools agree on the first tasks' gold calls."""
+    out = run_benchmark("bench_retail.py", "--quick")
+    assert "compared: 22 calls, 3 final states" in out and "differences: 0" in out
+    assert (
+        ", 0 differ" in out
+        and "| envdsl `env.call` |" in out
+        and "| get_order_details | 7 |" in out
+    )

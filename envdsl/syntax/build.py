@@ -9,15 +9,17 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from lark import Token, Tree
+from lark import Token
 
 from envdsl.diagnostics import DiagnosticSink, codes
 from envdsl.source import SourceFile, Span
 from envdsl.syntax import ast
-from envdsl.syntax.parse import ParseTree, parse_expression
+from envdsl.syntax.lalr import Node as Tree
+from envdsl.syntax.lalr import ParseTree
+from envdsl.syntax.parse import parse_expression
 from envdsl.syntax.strings import decode_literal, split_fstring
 
-Node = Any  # a lark Tree or Token
+Node = Any  # a parse tree's node (envdsl.syntax.lalr.Node) or a lark Token
 
 
 def _children(tree: Node) -> list[Node]:
@@ -50,10 +52,9 @@ class AstBuilder:
             start = node.start_pos or 0
             end = node.end_pos if node.end_pos is not None else start
         else:
-            meta = node.meta
-            if meta.empty:
+            start, end = node.start, node.end
+            if start is None:
                 return Span(self.source.path, self.offset, self.offset)
-            start, end = meta.start_pos, meta.end_pos
         return Span(self.source.path, self.offset + start, self.offset + end)
 
     def name(self, node: Node) -> ast.Name:

@@ -7,18 +7,16 @@ import inspect
 import re
 from typing import Any
 
-from lark import Lark, Token, Tree
+from lark import Lark, Token
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
 from envdsl.diagnostics import DiagnosticSink, Edit, Fix, codes
 from envdsl.private_cache import grammar_cache_file
 from envdsl.resources import grammar_path
 from envdsl.source import SourceFile, Span
-from envdsl.syntax import limits, parser_cache, postlex
+from envdsl.syntax import lalr, limits, parser_cache, postlex
+from envdsl.syntax.lalr import ParseTree
 from envdsl.syntax.postlex import NewlinePostLexer
-
-ParseTree = Tree[Token]
-
 
 _OPTIONS: dict[str, Any] = dict(
     parser="lalr",
@@ -45,6 +43,11 @@ def _parser() -> Lark:
     if built is not None:
         parser_cache.save(parser, built)
     return parser
+
+
+@functools.cache
+def _tables() -> lalr.Tables:
+    return lalr.Tables(_parser())
 
 
 def _parser_cache_file(grammar: str) -> str | None:
@@ -83,12 +86,17 @@ def _parse(
 ) -> ParseTree | None:
     if not limits.check_text(text, source, offset, sink):
         return None
-    try:
-        tree: ParseTree = _parser().parse(text, start=start)
-    except UnexpectedInput as error:
-        _report(error, text, source, offset, sink)
-        return None
-    if not limits.check_tree(tree, source, offset, sink):
+    parsed = lalr.parse(_tables(), text, start)
+    if parsed is None:  # a syntax error: lark's own parse says what it expected there
+        try:
+            _parser().parse(text, start=start)
+        except UnexpectedInput as error:
+            _report(error, text, source, offset, sink)
+            return None
+        raise AssertionError("the fast parse rejected a text that lark accepts")
+    tree, may_break_limits = parsed
+    assert isinstance(tree, lalr.Node)
+    if may_break_limits and not limits.check_tree(tree, source, offset, sink):
         return None  # nothing later may recurse over a tree deeper than the limits
     return tree
 
@@ -352,15 +360,3 @@ def _report(
         notes=notes,
         fixes=_fixes_for(token, before, text, source, offset),
     )
-
-
-def token_span(source: SourceFile, node: Any, offset: int = 0) -> Span:
-    """The span of a lark Token or Tree (positions are propagated for trees)."""
-    if isinstance(node, Token):
-        start = node.start_pos or 0
-        end = node.end_pos if node.end_pos is not None else start
-    else:
-        meta = node.meta
-        start = getattr(meta, "start_pos", 0) if not meta.empty else 0
-        end = getattr(meta, "end_pos", start) if not meta.empty else start
-    return Span(source.path, offset + start, offset + end)

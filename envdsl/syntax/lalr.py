@@ -1,0 +1,264 @@
+"""The parse of a file that has no syntax error: lark's own LALR tables and lexer, driven by a
+loop of ours that builds a light tree.
+
+lark's parse calls, at every reduction, a chain of wrapper objects (placeholder filling,
+single-child inlining, `propagate_positions`'s meta bookkeeping) and builds `Tree`s with a
+`Meta` each; the grammar's precedence levels (`expr` -> `cond_expr` -> ... -> `atom`) make
+most reductions a single child passed up unchanged: some 24,000 callbacks for 6,200 tokens.
+Here a reduction that passes its one child up unchanged costs one goto lookup, and the other
+rules build a `Node` whose positions are the ones lark propagates (the span of its first and
+last token, counting the tokens the tree leaves out, such as the parentheses around an
+inlined expression). The tree has the same shape as lark's: the same rule names, the same
+children, the same `None` placeholders.
+
+Nothing here reports an error: on the first token the tables do not accept (or a character
+the lexer does not), `parse` returns None and the caller parses the text again with lark,
+whose exception (expected tokens, the interactive parser) makes the diagnostic.
+
+While reducing, each node also records how deep the nesting under it goes (expression nodes
+in a row, and blocks), so the depth limits (envdsl/syntax/limits.py) are walked for only the
+rare tree that may break them.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Union
+
+from lark import Lark, Token
+from lark.exceptions import UnexpectedInput
+from lark.lexer import LexerThread
+from lark.parsers.lalr_analysis import Shift
+
+from envdsl.syntax import limits
+
+
+class Node:
+    """A rule's node: what lark's `Tree` would hold, positions as lark propagates them.
+
+    `start`/`end` are None for a node that covers no token (an empty `start`). `outer_start`
+    and `outer_end` are the extent of the largest rule that inlined this node (lark's
+    `container_*`), which is what a parent's span is made of. `expr_depth` is the longest run
+    of expression nodes from this one down; `block_depth` the blocks nested in it (itself too).
+    """
+
+    __slots__ = (
+        "data",
+        "children",
+        "start",
+        "end",
+        "outer_start",
+        "outer_end",
+        "expr_depth",
+        "block_depth",
+    )
+
+    def __init__(self, data: str, children: list[Any]) -> None:
+        self.data = data
+        self.children = children
+        self.start: int | None = None
+        self.end: int | None = None
+        self.outer_start: int | None = None
+        self.outer_end: int | None = None
+        self.expr_depth = 0
+        self.block_depth = 0
+
+    def __repr__(self) -> str:
+        return f"Node({self.data!r}, {self.children!r})"
+
+
+ParseTree = Node
+Value = Union[Node, Token, None]
+
+# a rule's program: (goto symbol, size, None) for a rule that passes its one child up
+# unchanged, else (goto symbol, size, (name, include, trailing Nones, inline one child,
+# depth kind, digits check)); include: (index, splice the child's children, Nones before)
+_PASS_UP = None
+_EXPRESSION, _STRUCTURE, _BLOCK = 0, 1, 2
+
+
+class Tables:
+    """lark's parse table with each action made a plain value: a shift is the next state (an
+    int), a reduction its rule's program (a tuple)."""
+
+    def __init__(self, parser: Lark) -> None:
+        frontend: Any = parser.parser
+        table = frontend.parser.parser.parse_table
+        self.lexer = frontend.lexer
+        self.start_states: dict[str, int] = dict(table.start_states)
+        self.end_states: dict[str, int] = dict(table.end_states)
+        programs: dict[Any, tuple[Any, ...]] = {}
+        self.states: dict[int, dict[str, Any]] = {}
+        for state, actions in table.states.items():
+            row: dict[str, Any] = {}
+            for symbol, (action, argument) in actions.items():
+                if action is Shift:
+                    row[symbol] = argument
+                else:
+                    if argument not in programs:
+                        programs[argument] = _program(argument, parser.options.maybe_placeholders)
+                    row[symbol] = programs[argument]
+            self.states[state] = row
+
+
+def _program(rule: Any, placeholders: bool) -> tuple[Any, ...]:
+    """What lark's ParseTreeBuilder does for `rule` (parse_tree_builder.py), as data."""
+    expansion = rule.expansion
+    options = rule.options
+    empty = options.empty_indices if placeholders else None
+    if empty:
+        runs = "".join(str(int(flag)) for flag in empty).split("0")
+        nones_at = [len(run) for run in runs]
+    else:
+        nones_at = [0] * (len(expansion) + 1)
+    include: list[tuple[int, bool, int]] = []
+    pending = 0
+    for index, symbol in enumerate(expansion):
+        pending += nones_at[index]
+        if options.keep_all_tokens or not (symbol.is_term and symbol.filter_out):
+            splice = not symbol.is_term and symbol.name.startswith("_")
+            include.append((index, splice, pending))
+            pending = 0
+    pending += nones_at[len(expansion)]
+    inline = bool(options.expand1 and not rule.alias)
+    goto = rule.origin.name
+    if inline and len(expansion) == 1 and include == [(0, False, 0)] and pending == 0:
+        return (goto, 1, _PASS_UP)  # the child itself, positions and all
+    name = rule.alias or options.template_source or rule.origin.name
+    if name == "block":
+        kind = _BLOCK
+    elif name in limits.STRUCTURE_RULES or name.endswith(limits.STRUCTURE_SUFFIXES):
+        kind = _STRUCTURE
+    else:
+        kind = _EXPRESSION
+    digits = tuple(i for i, symbol in enumerate(expansion) if symbol.name == "INT")
+    return (goto, len(expansion), (name, tuple(include), pending, inline, kind, digits))
+
+
+class _Reject(Exception):
+    """The tables do not accept the input: lark parses it again for the error."""
+
+
+def parse(tables: Tables, text: str, start: str) -> tuple[Value, bool] | None:
+    """(the tree, whether it may break a nesting limit), or None when the text has a syntax
+    error (lark's parse then says which)."""
+    states = tables.states
+    state_stack = [tables.start_states[start]]
+    value_stack: list[Any] = []
+    suspect = [False]
+    thread = LexerThread.from_text(tables.lexer, text)
+    try:
+        for token in thread.lex(None):  # type: ignore[no-untyped-call]
+            kind = token.type
+            while True:
+                action = states[state_stack[-1]].get(kind)
+                if action is None:
+                    return None
+                if action.__class__ is int:
+                    state_stack.append(action)
+                    value_stack.append(token)
+                    break
+                goto, size, program = action
+                if program is _PASS_UP:
+                    state_stack[-1] = states[state_stack[-2]][goto]
+                    continue
+                value = _reduce(program, value_stack, size, suspect)
+                if size:
+                    del state_stack[-size:]
+                state_stack.append(states[state_stack[-1]][goto])
+                value_stack.append(value)
+    except UnexpectedInput:
+        return None
+    end_state = tables.end_states[start]
+    while True:
+        action = states[state_stack[-1]].get("$END")
+        if action is None or action.__class__ is int:
+            return None
+        goto, size, program = action
+        if program is _PASS_UP:
+            state_stack[-1] = states[state_stack[-2]][goto]
+        else:
+            value = _reduce(program, value_stack, size, suspect)
+            if size:
+                del state_stack[-size:]
+            state_stack.append(states[state_stack[-1]][goto])
+            value_stack.append(value)
+        if state_stack[-1] == end_state:
+            return value_stack[-1], suspect[0]
+
+
+def _reduce(
+    program: tuple[Any, ...], value_stack: list[Any], size: int, suspect: list[bool]
+) -> Any:
+    name, include, trailing, inline, kind, digits = program
+    if size:
+        raw = value_stack[-size:]
+        del value_stack[-size:]
+    else:
+        raw = []
+    children: list[Any] = []
+    for index, splice, nones in include:
+        if nones:
+            children += [None] * nones
+        if splice:
+            children += raw[index].children
+        else:
+            children.append(raw[index])
+    if trailing:
+        children += [None] * trailing
+    for index in digits:
+        if len(raw[index]) > limits.MAX_INT_DIGITS:
+            suspect[0] = True
+    if inline and len(children) == 1:
+        node = children[0]
+        if node.__class__ is not Node:
+            return node
+        fresh = False
+    else:
+        node = Node(name, children)
+        fresh = True
+        expr_depth = block_depth = 0
+        for child in children:
+            if child.__class__ is Node:
+                if child.expr_depth > expr_depth:
+                    expr_depth = child.expr_depth
+                if child.block_depth > block_depth:
+                    block_depth = child.block_depth
+        if kind == _EXPRESSION:
+            node.expr_depth = expr_depth = expr_depth + 1
+            if expr_depth > limits.MAX_EXPR_DEPTH:
+                suspect[0] = True
+        elif kind == _BLOCK:
+            node.block_depth = block_depth = block_depth + 1
+            if block_depth > limits.MAX_BLOCK_DEPTH:
+                suspect[0] = True
+        else:
+            node.block_depth = block_depth
+    _place(node, raw, fresh)
+    return node
+
+
+def _place(node: Node, raw: list[Any], fresh: bool) -> None:
+    """lark's PropagatePositions: from the first and the last raw child that has a position."""
+    first: int | None = None
+    for child in raw:
+        if child.__class__ is Node:
+            if child.start is not None:
+                first = child.outer_start
+                break
+        elif isinstance(child, Token):
+            first = child.start_pos
+            break
+    if first is None:
+        return
+    last: int | None = None
+    for child in reversed(raw):
+        if child.__class__ is Node:
+            if child.start is not None:
+                last = child.outer_end
+                break
+        elif isinstance(child, Token):
+            last = child.end_pos
+            break
+    if fresh or node.start is None:
+        node.start, node.end = first, last
+    node.outer_start, node.outer_end = first, last

@@ -1,0 +1,111 @@
+"""The fast parse (envdsl/syntax/lalr.py) builds the tree lark builds: the same rule names,
+children, placeholders and propagated positions, on every example and fixture and on their
+first halves; it rejects exactly the texts lark rejects; and the nesting it records flags
+every tree the depth limits would refuse."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from lark import Token, Tree
+from lark.exceptions import UnexpectedInput
+
+from envdsl.diagnostics import DiagnosticSink
+from envdsl.source import SourceFile
+from envdsl.syntax import lalr, limits, parse
+
+REPO = Path(__file__).resolve().parent.parent
+TEXTS = sorted([*REPO.glob("examples/*.env"), *REPO.glob("tests/fixtures/**/*.env")])
+EXPRESSIONS = [
+    "a.b[c] + f(x, y=2) * -3 ** 2",
+    "x if y else z",
+    "[k for k in ks if k]",
+    "(a + (b))",
+    "((x))[1:]",
+    "{k: v for k, v in m}",
+    "not a in b and c is not none or (lambda q: q)(1)",
+]
+
+
+def _lark_shape(node: Any) -> Any:
+    if isinstance(node, Token):
+        return (node.type, str(node), node.start_pos, node.end_pos)
+    if isinstance(node, Tree):
+        meta = node.meta
+        where = None if meta.empty else (meta.start_pos, meta.end_pos)
+        return (str(node.data), where, tuple(_lark_shape(child) for child in node.children))
+    return node
+
+
+def _fast_shape(node: Any) -> Any:
+    if isinstance(node, Token):
+        return (node.type, str(node), node.start_pos, node.end_pos)
+    if isinstance(node, lalr.Node):
+        where = None if node.start is None else (node.start, node.end)
+        return (node.data, where, tuple(_fast_shape(child) for child in node.children))
+    return node
+
+
+def _same_outcome(text: str, start: str = "start") -> None:
+    fast = lalr.parse(parse._tables(), text, start)
+    try:
+        expected = _lark_shape(parse._parser().parse(text, start=start))
+    except UnexpectedInput:
+        assert fast is None
+        return
+    assert fast is not None
+    assert _fast_shape(fast[0]) == expected
+
+
+@pytest.mark.parametrize("path", TEXTS, ids=lambda p: str(p.relative_to(REPO)))
+def test_the_tree_is_the_one_lark_builds(path: Path) -> None:
+    text = path.read_text(encoding="utf-8")
+    _same_outcome(text)
+    _same_outcome(text[: len(text) // 2])
+
+
+def test_expressions_parse_as_lark_parses_them() -> None:
+    for expression in EXPRESSIONS:
+        _same_outcome(expression, "expr")
+    _same_outcome("a +", "expr")
+
+
+def _nesting_refused(text: str) -> bool:
+    parsed = lalr.parse(parse._tables(), text, "start")
+    assert parsed is not None
+    tree, suspect = parsed
+    refused = not limits.check_tree(tree, SourceFile("t.env", text), 0, DiagnosticSink())
+    assert suspect or not refused  # a tree the limits refuse is always flagged
+    return refused
+
+
+def test_deep_expressions_are_flagged() -> None:
+    refused = [
+        _nesting_refused(f"env E {{\n  const c: int = {' + '.join(['1'] * terms)}\n}}\n")
+        for terms in range(limits.MAX_EXPR_DEPTH - 5, limits.MAX_EXPR_DEPTH + 5)
+    ]
+    assert refused[0] is False and refused[-1] is True
+    nested = "(" * 30 + "-x" + ")" * 30
+    assert not _nesting_refused(f"env E {{\n  const c: int = {nested}\n}}\n")
+
+
+def test_no_example_is_flagged() -> None:
+    for path in REPO.glob("examples/*.env"):
+        parsed = lalr.parse(parse._tables(), path.read_text(encoding="utf-8"), "start")
+        assert parsed is not None and parsed[1] is False, path
+
+
+@pytest.mark.parametrize("depth", [limits.MAX_BLOCK_DEPTH, limits.MAX_BLOCK_DEPTH + 1])
+def test_deep_blocks_are_flagged(depth: int) -> None:
+    body = "if true {\n" * (depth - 1) + "return 1\n" + "}\n" * (depth - 1)
+    text = f"env E {{\n  fn f() -> int {{\n{body}return 0\n  }}\n}}\n"
+    assert _nesting_refused(text) == (depth > limits.MAX_BLOCK_DEPTH)
+
+
+def test_a_long_integer_is_flagged() -> None:
+    digits = "9" * (limits.MAX_INT_DIGITS + 1)
+    assert _nesting_refused(f"env E {{\n  const c: int = {digits}\n}}\n")
+    parsed = lalr.parse(parse._tables(), "env E {\n  const c: int = 12\n}\n", "start")
+    assert parsed is not None and parsed[1] is False

@@ -22,11 +22,11 @@ rare tree that may break them.
 
 from __future__ import annotations
 
-from typing import Any, Union
+from typing import Any, Iterator, Union
 
 from lark import Lark, Token
 from lark.exceptions import UnexpectedInput
-from lark.lexer import LexerThread
+from lark.lexer import BasicLexer, LexerThread, UnlessCallback
 from lark.parsers.lalr_analysis import Shift
 
 from envdsl.syntax import limits
@@ -83,7 +83,7 @@ class Tables:
     def __init__(self, parser: Lark) -> None:
         frontend: Any = parser.parser
         table = frontend.parser.parser.parse_table
-        self.lexer = frontend.lexer
+        self.lexer = frontend.lexer  # lark's lexer and the post-lexer
         self.start_states: dict[str, int] = dict(table.start_states)
         self.end_states: dict[str, int] = dict(table.end_states)
         programs: dict[Any, tuple[Any, ...]] = {}
@@ -91,13 +91,73 @@ class Tables:
         for state, actions in table.states.items():
             row: dict[str, Any] = {}
             for symbol, (action, argument) in actions.items():
+                # plain str keys: lark's symbol names are Tokens, whose __eq__ is Python code
                 if action is Shift:
-                    row[symbol] = argument
+                    row[str(symbol)] = argument
                 else:
                     if argument not in programs:
                         programs[argument] = _program(argument, parser.options.maybe_placeholders)
-                    row[symbol] = programs[argument]
+                    row[str(symbol)] = programs[argument]
             self.states[state] = row
+        self._scanner = _Scanner.of(self.lexer)
+
+    def tokens(self, text: str) -> Iterator[Token]:
+        """The post-lexed tokens of `text`; raises UnexpectedInput where lark's lexer would."""
+        if self._scanner is None:
+            thread = LexerThread.from_text(self.lexer, text)
+            return thread.lex(None)  # type: ignore[no-untyped-call,no-any-return]
+        return self.lexer.postlexer.process(self._scanner.tokens(text))  # type: ignore[no-any-return]
+
+
+class _Scanner:
+    """lark's basic lexer without the line and column counting nothing here reads: the same
+    regular expressions tried in the same order, the same ignored terminals, and the keyword
+    check on names (lark's UnlessCallback) remembered per distinct name."""
+
+    def __init__(self, lexer: BasicLexer, retype: dict[str, UnlessCallback]) -> None:
+        self.patterns = [pattern.match for pattern in lexer.scanner._mres]
+        self.ignore = lexer.ignore_types
+        self.retype = retype
+        self.known: dict[str, dict[str, str]] = {kind: {} for kind in retype}
+
+    @classmethod
+    def of(cls, lexer: Any) -> _Scanner | None:
+        """None for a lexer this cannot reproduce exactly (then lark's own lexer runs)."""
+        basic = getattr(lexer, "lexer", None)
+        if type(basic) is not BasicLexer or not hasattr(lexer, "postlexer"):
+            return None
+        basic.scanner  # builds lark's scanner, and with it the callbacks
+        callbacks = basic.callback
+        if any(type(c) is not UnlessCallback for c in callbacks.values()):
+            return None
+        if set(callbacks) & basic.ignore_types or len(basic.scanner._mres) != 1:
+            return None
+        return cls(
+            basic, {kind: c for kind, c in callbacks.items() if isinstance(c, UnlessCallback)}
+        )
+
+    def tokens(self, text: str) -> Iterator[Token]:
+        (match,) = self.patterns
+        ignore, retype, known = self.ignore, self.retype, self.known
+        position, end = 0, len(text)
+        while position < end:
+            found = match(text, position)
+            if found is None:
+                raise _Reject
+            kind = found.lastgroup
+            after = found.end()
+            if kind in ignore:
+                position = after
+                continue
+            value = found.group()
+            if kind in retype:
+                names = known[kind]
+                renamed = names.get(value)
+                if renamed is None:
+                    renamed = names[value] = retype[kind].scanner.fullmatch(value) or kind
+                kind = renamed
+            yield Token(kind, value, position, None, None, None, None, after)
+            position = after
 
 
 def _program(rule: Any, placeholders: bool) -> tuple[Any, ...]:
@@ -120,10 +180,10 @@ def _program(rule: Any, placeholders: bool) -> tuple[Any, ...]:
             pending = 0
     pending += nones_at[len(expansion)]
     inline = bool(options.expand1 and not rule.alias)
-    goto = rule.origin.name
+    goto = str(rule.origin.name)
     if inline and len(expansion) == 1 and include == [(0, False, 0)] and pending == 0:
         return (goto, 1, _PASS_UP)  # the child itself, positions and all
-    name = rule.alias or options.template_source or rule.origin.name
+    name = str(rule.alias or options.template_source or rule.origin.name)
     if name == "block":
         kind = _BLOCK
     elif name in limits.STRUCTURE_RULES or name.endswith(limits.STRUCTURE_SUFFIXES):
@@ -145,9 +205,8 @@ def parse(tables: Tables, text: str, start: str) -> tuple[Value, bool] | None:
     state_stack = [tables.start_states[start]]
     value_stack: list[Any] = []
     suspect = [False]
-    thread = LexerThread.from_text(tables.lexer, text)
     try:
-        for token in thread.lex(None):  # type: ignore[no-untyped-call]
+        for token in tables.tokens(text):
             kind = token.type
             while True:
                 action = states[state_stack[-1]].get(kind)
@@ -166,7 +225,7 @@ def parse(tables: Tables, text: str, start: str) -> tuple[Value, bool] | None:
                     del state_stack[-size:]
                 state_stack.append(states[state_stack[-1]][goto])
                 value_stack.append(value)
-    except UnexpectedInput:
+    except (UnexpectedInput, _Reject):
         return None
     end_state = tables.end_states[start]
     while True:

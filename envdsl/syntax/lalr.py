@@ -73,6 +73,7 @@ Value = Union[Node, Token, None]
 # unchanged, else (goto symbol, size, (name, include, trailing Nones, inline one child,
 # depth kind, digits check)); include: (index, splice the child's children, Nones before)
 _PASS_UP = None
+_ALL = (-1,)  # every child kept as it is
 _EXPRESSION, _STRUCTURE, _BLOCK = 0, 1, 2
 
 
@@ -100,6 +101,18 @@ class Tables:
                     row[str(symbol)] = programs[argument]
             self.states[state] = row
         self._scanner = _Scanner.of(self.lexer)
+        # per lookahead: (state below << 16 | state on top) -> the state after the run of
+        # pass-up reductions there; a pure function of the tables, so kept between parses
+        self.chains: dict[str, dict[int, int]] = {}
+
+    def pass_up(self, below: int, top: int, lookahead: str) -> int:
+        """The state on top after every pass-up reduction in a row: each replaces the top
+        state by the goto from the state below it, which none of them changes."""
+        while True:
+            action = self.states[top].get(lookahead)
+            if action is None or action.__class__ is int or action[2] is not _PASS_UP:
+                return top
+            top = self.states[below][action[0]]
 
     def tokens(self, text: str) -> Iterator[Token]:
         """The post-lexed tokens of `text`; raises UnexpectedInput where lark's lexer would."""
@@ -191,7 +204,12 @@ def _program(rule: Any, placeholders: bool) -> tuple[Any, ...]:
     else:
         kind = _EXPRESSION
     digits = tuple(i for i, symbol in enumerate(expansion) if symbol.name == "INT")
-    return (goto, len(expansion), (name, tuple(include), pending, inline, kind, digits))
+    kept: tuple[int, ...] | None = None
+    if pending == 0 and not any(splice or nones for _, splice, nones in include):
+        kept = tuple(index for index, _, _ in include)
+        if kept == tuple(range(len(expansion))):
+            kept = _ALL
+    return (goto, len(expansion), (name, tuple(include), pending, inline, kind, digits, kept))
 
 
 class _Reject(Exception):
@@ -202,6 +220,7 @@ def parse(tables: Tables, text: str, start: str) -> tuple[Value, bool] | None:
     """(the tree, whether it may break a nesting limit), or None when the text has a syntax
     error (lark's parse then says which)."""
     states = tables.states
+    chains = tables.chains
     state_stack = [tables.start_states[start]]
     value_stack: list[Any] = []
     suspect = [False]
@@ -217,8 +236,15 @@ def parse(tables: Tables, text: str, start: str) -> tuple[Value, bool] | None:
                     value_stack.append(token)
                     break
                 goto, size, program = action
-                if program is _PASS_UP:
-                    state_stack[-1] = states[state_stack[-2]][goto]
+                if program is _PASS_UP:  # a run of them: one lookup (see Tables.pass_up)
+                    key = (state_stack[-2] << 16) | state_stack[-1]
+                    memo = chains.get(kind)
+                    if memo is None:
+                        memo = chains[kind] = {}
+                    top = memo.get(key)
+                    if top is None:
+                        top = memo[key] = tables.pass_up(state_stack[-2], state_stack[-1], kind)
+                    state_stack[-1] = top
                     continue
                 value = _reduce(program, value_stack, size, suspect)
                 if size:
@@ -248,22 +274,25 @@ def parse(tables: Tables, text: str, start: str) -> tuple[Value, bool] | None:
 def _reduce(
     program: tuple[Any, ...], value_stack: list[Any], size: int, suspect: list[bool]
 ) -> Any:
-    name, include, trailing, inline, kind, digits = program
+    name, include, trailing, inline, kind, digits, kept = program
     if size:
         raw = value_stack[-size:]
         del value_stack[-size:]
     else:
         raw = []
-    children: list[Any] = []
-    for index, splice, nones in include:
-        if nones:
-            children += [None] * nones
-        if splice:
-            children += raw[index].children
-        else:
-            children.append(raw[index])
-    if trailing:
-        children += [None] * trailing
+    if kept is not None:  # no placeholders, nothing spliced: the common case
+        children = raw if kept is _ALL else [raw[index] for index in kept]
+    else:
+        children = []
+        for index, splice, nones in include:
+            if nones:
+                children += [None] * nones
+            if splice:
+                children += raw[index].children
+            else:
+                children.append(raw[index])
+        if trailing:
+            children += [None] * trailing
     for index in digits:
         if len(raw[index]) > limits.MAX_INT_DIGITS:
             suspect[0] = True

@@ -22,6 +22,7 @@ rare tree that may break them.
 
 from __future__ import annotations
 
+import re
 from typing import Any, Iterator, Union
 
 from lark import Lark, Token
@@ -73,18 +74,18 @@ Value = Union[Node, Token, None]
 # unchanged, else (goto symbol, size, (name, include, trailing Nones, inline one child,
 # depth kind, digits check)); include: (index, splice the child's children, Nones before)
 _PASS_UP = None
-_ALL = (-1,)  # every child kept as it is
 _EXPRESSION, _STRUCTURE, _BLOCK = 0, 1, 2
 
 
 class Tables:
     """lark's parse table with each action made a plain value: a shift is the next state (an
-    int), a reduction its rule's program (a tuple)."""
+    int), a reduction its rule's program (a tuple); and lark's lexer as a `_Scanner`. It
+    pickles without lark's objects (a tenth of the size, loaded in a millisecond), so a cold
+    start needs no lark parser unless the text has a syntax error."""
 
     def __init__(self, parser: Lark) -> None:
         frontend: Any = parser.parser
         table = frontend.parser.parser.parse_table
-        self.lexer = frontend.lexer  # lark's lexer and the post-lexer
         self.start_states: dict[str, int] = dict(table.start_states)
         self.end_states: dict[str, int] = dict(table.end_states)
         programs: dict[Any, tuple[Any, ...]] = {}
@@ -100,10 +101,16 @@ class Tables:
                         programs[argument] = _program(argument, parser.options.maybe_placeholders)
                     row[str(symbol)] = programs[argument]
             self.states[state] = row
-        self._scanner = _Scanner.of(self.lexer)
+        self.scanner = _Scanner.of(frontend.lexer)
+        self.postlexer = getattr(frontend.lexer, "postlexer", None)
+        self.lark_lexer: Any = frontend.lexer if self.scanner is None else None
         # per lookahead: (state below << 16 | state on top) -> the state after the run of
         # pass-up reductions there; a pure function of the tables, so kept between parses
         self.chains: dict[str, dict[int, int]] = {}
+
+    @property
+    def picklable(self) -> bool:
+        return self.lark_lexer is None
 
     def pass_up(self, below: int, top: int, lookahead: str) -> int:
         """The state on top after every pass-up reduction in a row: each replaces the top
@@ -115,60 +122,64 @@ class Tables:
             top = self.states[below][action[0]]
 
     def tokens(self, text: str) -> Iterator[Token]:
-        """The post-lexed tokens of `text`; raises UnexpectedInput where lark's lexer would."""
-        if self._scanner is None:
-            thread = LexerThread.from_text(self.lexer, text)
+        """The post-lexed tokens of `text`; raises UnexpectedInput or _Reject where lark's
+        lexer raises UnexpectedCharacters."""
+        if self.scanner is None:
+            thread = LexerThread.from_text(self.lark_lexer, text)
             return thread.lex(None)  # type: ignore[no-untyped-call,no-any-return]
-        return self.lexer.postlexer.process(self._scanner.tokens(text))  # type: ignore[no-any-return]
+        tokens = self.scanner.tokens(text)
+        return tokens if self.postlexer is None else self.postlexer.process(tokens)
 
 
 class _Scanner:
     """lark's basic lexer without the line and column counting nothing here reads: the same
-    regular expressions tried in the same order, the same ignored terminals, and the keyword
-    check on names (lark's UnlessCallback) remembered per distinct name."""
+    regular expression (lark's terminals in lark's order), the same ignored terminals, and
+    lark's keyword check on names (UnlessCallback) as a table of the keywords."""
 
-    def __init__(self, lexer: BasicLexer, retype: dict[str, UnlessCallback]) -> None:
-        self.patterns = [pattern.match for pattern in lexer.scanner._mres]
-        self.ignore = lexer.ignore_types
-        self.retype = retype
-        self.known: dict[str, dict[str, str]] = {kind: {} for kind in retype}
+    def __init__(
+        self, pattern: re.Pattern[str], ignore: frozenset[str], keywords: dict[str, dict[str, str]]
+    ) -> None:
+        self.pattern = pattern
+        self.ignore = ignore
+        self.keywords = keywords  # NAME -> {"env": "ENV", ...}
 
     @classmethod
     def of(cls, lexer: Any) -> _Scanner | None:
         """None for a lexer this cannot reproduce exactly (then lark's own lexer runs)."""
-        basic = getattr(lexer, "lexer", None)
-        if type(basic) is not BasicLexer or not hasattr(lexer, "postlexer"):
+        basic = getattr(lexer, "lexer", lexer)
+        if type(basic) is not BasicLexer or basic.re is not re:
             return None
-        basic.scanner  # builds lark's scanner, and with it the callbacks
-        callbacks = basic.callback
-        if any(type(c) is not UnlessCallback for c in callbacks.values()):
+        scanner = basic.scanner  # builds lark's scanner, and with it the callbacks
+        if len(scanner._mres) != 1 or set(basic.callback) & basic.ignore_types:
             return None
-        if set(callbacks) & basic.ignore_types or len(basic.scanner._mres) != 1:
-            return None
-        return cls(
-            basic, {kind: c for kind, c in callbacks.items() if isinstance(c, UnlessCallback)}
-        )
+        keywords: dict[str, dict[str, str]] = {}
+        for kind, callback in basic.callback.items():
+            if type(callback) is not UnlessCallback or callback.scanner.g_regex_flags:
+                return None
+            table: dict[str, str] = {}
+            for terminal in callback.scanner.terminals:
+                if terminal.pattern.type != "str" or terminal.pattern.flags:
+                    return None  # a keyword that matches more than its own text
+                table.setdefault(terminal.pattern.value, terminal.name)  # lark: first wins
+            keywords[kind] = table
+        return cls(scanner._mres[0], frozenset(basic.ignore_types), keywords)
 
     def tokens(self, text: str) -> Iterator[Token]:
-        (match,) = self.patterns
-        ignore, retype, known = self.ignore, self.retype, self.known
+        match = self.pattern.match
+        ignore, keywords = self.ignore, self.keywords
         position, end = 0, len(text)
         while position < end:
             found = match(text, position)
             if found is None:
                 raise _Reject
-            kind = found.lastgroup
+            kind: Any = found.lastgroup  # the terminal's name: every group is one
             after = found.end()
             if kind in ignore:
                 position = after
                 continue
             value = found.group()
-            if kind in retype:
-                names = known[kind]
-                renamed = names.get(value)
-                if renamed is None:
-                    renamed = names[value] = retype[kind].scanner.fullmatch(value) or kind
-                kind = renamed
+            if kind in keywords:
+                kind = keywords[kind].get(value, kind)
             yield Token(kind, value, position, None, None, None, None, after)
             position = after
 
@@ -204,11 +215,12 @@ def _program(rule: Any, placeholders: bool) -> tuple[Any, ...]:
     else:
         kind = _EXPRESSION
     digits = tuple(i for i, symbol in enumerate(expansion) if symbol.name == "INT")
-    kept: tuple[int, ...] | None = None
+    # the children as they are (True: all of them), or None: placeholders or splices to add
+    kept: tuple[int, ...] | bool | None = None
     if pending == 0 and not any(splice or nones for _, splice, nones in include):
         kept = tuple(index for index, _, _ in include)
         if kept == tuple(range(len(expansion))):
-            kept = _ALL
+            kept = True  # a singleton, also once unpickled
     return (goto, len(expansion), (name, tuple(include), pending, inline, kind, digits, kept))
 
 
@@ -281,7 +293,7 @@ def _reduce(
     else:
         raw = []
     if kept is not None:  # no placeholders, nothing spliced: the common case
-        children = raw if kept is _ALL else [raw[index] for index in kept]
+        children = raw if kept is True else [raw[index] for index in kept]
     else:
         children = []
         for index, splice, nones in include:

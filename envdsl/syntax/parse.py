@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import inspect
 import re
+from types import ModuleType
 from typing import Any
 
 from lark import Lark, Token
@@ -47,17 +48,34 @@ def _parser() -> Lark:
 
 @functools.cache
 def _tables() -> lalr.Tables:
-    return lalr.Tables(_parser())
+    """The tables of the fast parse (envdsl.syntax.lalr); from their own pickle when there
+    is one, so that a text without a syntax error never needs lark's parser object."""
+    key = _cache_key(grammar_path().read_text(encoding="utf-8"), lalr)
+    path = parser_cache.tables_file(key) if key is not None else None
+    if path is not None:
+        loaded = parser_cache.load_tables(path)
+        if isinstance(loaded, lalr.Tables):
+            return loaded
+    tables = lalr.Tables(_parser())
+    if path is not None and tables.picklable:
+        parser_cache.save_tables(tables, path)
+    return tables
 
 
 def _parser_cache_file(grammar: str) -> str | None:
-    """The pickled parser holds the post-lexer and the options too: a change to either is a
-    new cache file. No cache where the post-lexer's source cannot be read."""
+    key = _cache_key(grammar)
+    return parser_cache.cache_file(key) if key is not None else None
+
+
+def _cache_key(grammar: str, *modules: ModuleType) -> str | None:
+    """What a pickled parser (or tables) was built from: the grammar, the options, the
+    post-lexer's source (and the source of `modules`, for the tables the code there lays
+    out): a change to any is a new cache file. None where a source cannot be read."""
     try:
-        postlexer = inspect.getsource(postlex)
+        sources = [inspect.getsource(module) for module in (postlex, *modules)]
     except (OSError, TypeError):
         return None
-    return parser_cache.cache_file(f"{grammar}\0{sorted(_OPTIONS.items())}\0{postlexer}")
+    return "\0".join([grammar, str(sorted(_OPTIONS.items())), *sources])
 
 
 def parse_file(source: SourceFile, sink: DiagnosticSink) -> ParseTree | None:

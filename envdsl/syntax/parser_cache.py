@@ -99,6 +99,54 @@ def save(parser: Lark, path: str) -> None:
         _Pickler(buffer, parser._callbacks).dump(parser)
     except Exception:  # noqa: BLE001 - a lark whose parser does not pickle: no cache
         return
+    _write(buffer, path)
+
+
+# what a pickle of envdsl.syntax.lalr.Tables may name: nothing else is ever loaded from it
+_TABLE_GLOBALS = frozenset(
+    {
+        ("envdsl.syntax.lalr", "Tables"),
+        ("envdsl.syntax.lalr", "_Scanner"),
+        ("envdsl.syntax.postlex", "NewlinePostLexer"),
+        ("re", "_compile"),
+    }
+)
+
+
+class _TablesUnpickler(pickle.Unpickler):
+    def find_class(self, module: str, name: str) -> Any:
+        if (module, name) not in _TABLE_GLOBALS:
+            raise pickle.UnpicklingError(f"unexpected {module}.{name} in the parse tables")
+        return super().find_class(module, name)
+
+
+def tables_file(key: str) -> str | None:
+    """Where the parse tables (envdsl.syntax.lalr.Tables) built from `key` are kept."""
+    return grammar_cache_file(key, kind="tables")
+
+
+def load_tables(path: str) -> Any:
+    """The tables pickled at `path`, or None if there are none or they are unusable."""
+    try:
+        with open(path, "rb") as file:
+            return _TablesUnpickler(file).load()
+    except FileNotFoundError:
+        return None
+    except Exception:  # noqa: BLE001 - damaged or outdated: built again
+        return None
+
+
+def save_tables(tables: object, path: str) -> None:
+    """Pickle the tables to `path` as `save` does a parser; nothing if that fails."""
+    buffer = io.BytesIO()
+    try:
+        pickle.Pickler(buffer, protocol=pickle.HIGHEST_PROTOCOL).dump(tables)
+    except Exception:  # noqa: BLE001 - no cache
+        return
+    _write(buffer, path)
+
+
+def _write(buffer: io.BytesIO, path: str) -> None:
     try:
         handle, temporary = tempfile.mkstemp(dir=os.path.dirname(path), suffix=".tmp")
     except OSError:

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 from lark import Token, Tree
-from lark.exceptions import UnexpectedInput
+from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken
 
 from envdsl.diagnostics import DiagnosticSink
 from envdsl.source import SourceFile
@@ -48,14 +48,36 @@ def _fast_shape(node: Any) -> Any:
     return node
 
 
+def _lark_error(error: UnexpectedInput) -> Any:
+    """What _report reads of lark's exception: the position, the token, the expected set."""
+    if isinstance(error, UnexpectedCharacters):
+        return (error.pos_in_stream, None, set())
+    assert isinstance(error, UnexpectedToken) and error.interactive_parser is not None
+    token = error.token
+    expected = set(error.interactive_parser.accepts()) or set(error.expected)
+    return (token.start_pos, (token.type, str(token), token.start_pos, token.end_pos), expected)
+
+
+def _fast_error(error: lalr.Rejected) -> Any:
+    token = error.token
+    if token is None:
+        return (error.position, None, error.expected)
+    return (
+        error.position,
+        (token.type, str(token), token.start_pos, token.end_pos),
+        error.expected,
+    )
+
+
 def _same_outcome(text: str, start: str = "start") -> None:
     fast = lalr.parse(parse._tables(), text, start)
     try:
         expected = _lark_shape(parse._parser().parse(text, start=start))
-    except UnexpectedInput:
-        assert fast is None
+    except UnexpectedInput as error:
+        assert isinstance(fast, lalr.Rejected)
+        assert _fast_error(fast) == _lark_error(error)
         return
-    assert fast is not None
+    assert not isinstance(fast, lalr.Rejected)
     assert _fast_shape(fast[0]) == expected
 
 
@@ -69,12 +91,39 @@ def test_the_tree_is_the_one_lark_builds(path: Path) -> None:
 def test_expressions_parse_as_lark_parses_them() -> None:
     for expression in EXPRESSIONS:
         _same_outcome(expression, "expr")
-    _same_outcome("a +", "expr")
+    for broken in ("a +", "(a", "a b", "", "f(x=)", "a @ b", "[1, 2"):
+        _same_outcome(broken, "expr")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "env",
+        "env E {",
+        "env E {\n  state {\n",
+        "env E {\n  action a() -> int {\n    return 1 +\n  }\n}\n",
+        "env E {\n  fn f() -> int = 1 $ 2\n}\n",
+        'env E {\n  const s: str = "open\n}\n',
+        "env E {\n  action a() {\n    while x {\n    }\n  }\n}\n",
+        "env E {\n  enum K { none }\n}\n",
+        "env E { } }",
+    ],
+)
+def test_errors_are_the_ones_lark_raises(text: str) -> None:
+    _same_outcome(text)
+
+
+def test_every_cut_of_an_example_fails_where_lark_fails() -> None:
+    text = (REPO / "examples" / "sleep_tracking.env").read_text(encoding="utf-8")
+    for cut in range(0, len(text), 97):
+        _same_outcome(text[:cut])
+        _same_outcome(text[:cut] + "\n} )" + text[cut:])
 
 
 def _nesting_refused(text: str) -> bool:
     parsed = lalr.parse(parse._tables(), text, "start")
-    assert parsed is not None
+    assert not isinstance(parsed, lalr.Rejected)
     tree, suspect = parsed
     refused = not limits.check_tree(tree, SourceFile("t.env", text), 0, DiagnosticSink())
     assert suspect or not refused  # a tree the limits refuse is always flagged
@@ -94,7 +143,7 @@ def test_deep_expressions_are_flagged() -> None:
 def test_no_example_is_flagged() -> None:
     for path in REPO.glob("examples/*.env"):
         parsed = lalr.parse(parse._tables(), path.read_text(encoding="utf-8"), "start")
-        assert parsed is not None and parsed[1] is False, path
+        assert not isinstance(parsed, lalr.Rejected) and parsed[1] is False, path
 
 
 @pytest.mark.parametrize("depth", [limits.MAX_BLOCK_DEPTH, limits.MAX_BLOCK_DEPTH + 1])
@@ -108,4 +157,4 @@ def test_a_long_integer_is_flagged() -> None:
     digits = "9" * (limits.MAX_INT_DIGITS + 1)
     assert _nesting_refused(f"env E {{\n  const c: int = {digits}\n}}\n")
     parsed = lalr.parse(parse._tables(), "env E {\n  const c: int = 12\n}\n", "start")
-    assert parsed is not None and parsed[1] is False
+    assert not isinstance(parsed, lalr.Rejected) and parsed[1] is False

@@ -26,7 +26,7 @@ import re
 from typing import Any, Iterator, Union
 
 from lark import Lark, Token
-from lark.exceptions import UnexpectedInput
+from lark.exceptions import UnexpectedCharacters
 from lark.lexer import BasicLexer, LexerThread, UnlessCallback
 from lark.parsers.lalr_analysis import Shift
 
@@ -101,6 +101,11 @@ class Tables:
                         programs[argument] = _program(argument, parser.options.maybe_placeholders)
                     row[str(symbol)] = programs[argument]
             self.states[state] = row
+        # the text of each terminal that is a fixed string (`"env"`), for the error messages
+        self.literals: dict[str, str] = {}
+        for terminal in parser.terminals:
+            if terminal.pattern.type == "str":
+                self.literals.setdefault(terminal.name, str(terminal.pattern.value))
         self.scanner = _Scanner.of(frontend.lexer)
         self.postlexer = getattr(frontend.lexer, "postlexer", None)
         self.lark_lexer: Any = frontend.lexer if self.scanner is None else None
@@ -121,14 +126,45 @@ class Tables:
                 return top
             top = self.states[below][action[0]]
 
+    def rejected(self, state_stack: list[int], token: Token, start: str) -> Rejected:
+        """The error at `token`: the terminals lark's `accepts()` finds there (each fed to a
+        copy of the stack as lark's interactive parser feeds it: reductions until a shift, or
+        for $END until the end state), else those with an action in the state on top."""
+        row = self.states[state_stack[-1]]
+        choices = [symbol for symbol in row if symbol.isupper()]
+        accepted = {t for t in choices if self._takes(list(state_stack), t, start)}
+        return Rejected(token.start_pos or 0, token, accepted or set(choices))
+
+    def _takes(self, stack: list[int], terminal: str, start: str) -> bool:
+        end_state = self.end_states[start]
+        while True:
+            action = self.states[stack[-1]].get(terminal)
+            if action is None:
+                return False
+            if action.__class__ is int:
+                return terminal != "$END"  # lark's parser never shifts the end
+            goto, size, _ = action
+            if size:
+                del stack[-size:]
+            stack.append(self.states[stack[-1]][goto])
+            if terminal == "$END" and stack[-1] == end_state:
+                return True
+
     def tokens(self, text: str) -> Iterator[Token]:
         """The post-lexed tokens of `text`; raises UnexpectedInput or _Reject where lark's
         lexer raises UnexpectedCharacters."""
         if self.scanner is None:
-            thread = LexerThread.from_text(self.lark_lexer, text)
-            return thread.lex(None)  # type: ignore[no-untyped-call,no-any-return]
+            return _lark_tokens(self.lark_lexer, text)
         tokens = self.scanner.tokens(text)
         return tokens if self.postlexer is None else self.postlexer.process(tokens)
+
+
+def _lark_tokens(lexer: Any, text: str) -> Iterator[Token]:
+    thread = LexerThread.from_text(lexer, text)
+    try:
+        yield from thread.lex(None)  # type: ignore[no-untyped-call]
+    except UnexpectedCharacters as error:
+        raise _Reject(error.pos_in_stream or 0) from None
 
 
 class _Scanner:
@@ -171,7 +207,7 @@ class _Scanner:
         while position < end:
             found = match(text, position)
             if found is None:
-                raise _Reject
+                raise _Reject(position)
             kind: Any = found.lastgroup  # the terminal's name: every group is one
             after = found.end()
             if kind in ignore:
@@ -225,24 +261,42 @@ def _program(rule: Any, placeholders: bool) -> tuple[Any, ...]:
 
 
 class _Reject(Exception):
-    """The tables do not accept the input: lark parses it again for the error."""
+    """No terminal matches at `position` (lark's UnexpectedCharacters)."""
+
+    def __init__(self, position: int) -> None:
+        super().__init__(position)
+        self.position = position
 
 
-def parse(tables: Tables, text: str, start: str) -> tuple[Value, bool] | None:
-    """(the tree, whether it may break a nesting limit), or None when the text has a syntax
-    error (lark's parse then says which)."""
+class Rejected:
+    """Where a text stops being the grammar's, as lark's exception (and its interactive
+    parser's `accepts()`) would tell it: `token` None for a character no terminal matches at
+    `position`, else the token the tables take no action on ($END at the end of the text),
+    with the terminals that would have been taken there."""
+
+    __slots__ = ("position", "token", "expected")
+
+    def __init__(self, position: int, token: Token | None, expected: set[str]) -> None:
+        self.position = position
+        self.token = token
+        self.expected = expected
+
+
+def parse(tables: Tables, text: str, start: str) -> tuple[Value, bool] | Rejected:
+    """(the tree, whether it may break a nesting limit), or where the syntax error is."""
     states = tables.states
     chains = tables.chains
     state_stack = [tables.start_states[start]]
     value_stack: list[Any] = []
     suspect = [False]
+    token: Token | None = None
     try:
         for token in tables.tokens(text):
             kind = token.type
             while True:
                 action = states[state_stack[-1]].get(kind)
                 if action is None:
-                    return None
+                    return tables.rejected(state_stack, token, start)
                 if action.__class__ is int:
                     state_stack.append(action)
                     value_stack.append(token)
@@ -263,13 +317,15 @@ def parse(tables: Tables, text: str, start: str) -> tuple[Value, bool] | None:
                     del state_stack[-size:]
                 state_stack.append(states[state_stack[-1]][goto])
                 value_stack.append(value)
-    except (UnexpectedInput, _Reject):
-        return None
+    except _Reject as error:
+        return Rejected(error.position, None, set())
+    # lark's end token: the last token's position, or the start of the text
+    end = Token("$END", "", 0, 1, 1) if token is None else Token.new_borrow_pos("$END", "", token)
     end_state = tables.end_states[start]
     while True:
         action = states[state_stack[-1]].get("$END")
         if action is None or action.__class__ is int:
-            return None
+            return tables.rejected(state_stack, end, start)
         goto, size, program = action
         if program is _PASS_UP:
             state_stack[-1] = states[state_stack[-2]][goto]

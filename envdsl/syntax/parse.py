@@ -9,7 +9,6 @@ from types import ModuleType
 from typing import Any
 
 from lark import Lark, Token
-from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
 from envdsl.diagnostics import DiagnosticSink, Edit, Fix, codes
 from envdsl.private_cache import grammar_cache_file
@@ -105,13 +104,9 @@ def _parse(
     if not limits.check_text(text, source, offset, sink):
         return None
     parsed = lalr.parse(_tables(), text, start)
-    if parsed is None:  # a syntax error: lark's own parse says what it expected there
-        try:
-            _parser().parse(text, start=start)
-        except UnexpectedInput as error:
-            _report(error, text, source, offset, sink)
-            return None
-        raise AssertionError("the fast parse rejected a text that lark accepts")
+    if isinstance(parsed, lalr.Rejected):
+        _report(parsed, text, source, offset, sink)
+        return None
     tree, may_break_limits = parsed
     assert isinstance(tree, lalr.Node)
     if may_break_limits and not limits.check_tree(tree, source, offset, sink):
@@ -152,10 +147,8 @@ _PYTHON_WORDS = {
 def _terminal_text(name: str) -> str:
     if name in _DESCRIPTIONS:
         return _DESCRIPTIONS[name]
-    for terminal in _parser().terminals:
-        if terminal.name == name and terminal.pattern.type == "str":
-            return repr(str(terminal.pattern.value))
-    return name.lower()
+    literal = _tables().literals.get(name)
+    return repr(literal) if literal is not None else name.lower()
 
 
 def _expected_words(expected: set[str]) -> list[str]:
@@ -307,10 +300,10 @@ def _indent_at(text: str, offset: int) -> int:
 
 
 def _report(
-    error: UnexpectedInput, text: str, source: SourceFile, offset: int, sink: DiagnosticSink
+    error: lalr.Rejected, text: str, source: SourceFile, offset: int, sink: DiagnosticSink
 ) -> None:
-    if isinstance(error, UnexpectedCharacters):
-        in_text = error.pos_in_stream or 0
+    if error.token is None:  # no terminal matches here
+        in_text = error.position
         position = offset + in_text
         char = text[in_text] if in_text < len(text) else ""
         if char in "\"'":
@@ -323,17 +316,11 @@ def _report(
             codes.INVALID_TOKEN, message, Span(source.path, position, position + 1), help=help
         )
         return
-    token: Token | None = getattr(error, "token", None)
-    expected: set[str] = set(getattr(error, "expected", None) or ())
-    interactive = getattr(error, "interactive_parser", None)
-    if interactive is not None:
-        # LALR merges states, so the error's own `expected` can list tokens that are not
-        # acceptable here; asking the parser which tokens it would really take is exact.
-        try:
-            expected = set(interactive.accepts()) or expected
-        except UnexpectedInput:
-            pass
-    if isinstance(error, UnexpectedToken) and error.token.type == "$END":
+    token: Token | None = error.token
+    # LALR merges states, so the state's own actions can list tokens that are not acceptable
+    # here: these are the ones the parser would really take (lark's `accepts()`)
+    expected = error.expected
+    if token is not None and token.type == "$END":
         position = offset + len(text)
         span = Span(source.path, position, position)
     elif token is not None and token.start_pos is not None:
@@ -343,11 +330,7 @@ def _report(
     else:
         position = offset + len(text)
         span = Span(source.path, position, position)
-    found = (
-        "the end of the file"
-        if isinstance(error, UnexpectedEOF) or token is None
-        else _found_text(token)
-    )
+    found = "the end of the file" if token is None else _found_text(token)
     words = _expected_words(expected)
     if len(words) > 6:
         words = words[:6] + ["..."]

@@ -158,3 +158,60 @@ def test_a_long_integer_is_flagged() -> None:
     assert _nesting_refused(f"env E {{\n  const c: int = {digits}\n}}\n")
     parsed = lalr.parse(parse._tables(), "env E {\n  const c: int = 12\n}\n", "start")
     assert not isinstance(parsed, lalr.Rejected) and parsed[1] is False
+
+
+def _unclosed_brace_by_characters(text: str) -> int | None:
+    """parse._unclosed_brace as first written, one character at a time: the reference."""
+    stack: list[tuple[int, int]] = []
+    mismatch: int | None = None
+    index, limit = 0, len(text)
+    while index < limit:
+        char = text[index]
+        if char == "#":
+            newline = text.find("\n", index)
+            index = limit if newline < 0 else newline
+            continue
+        if char in "\"'":
+            quote = char * 3 if text.startswith(char * 3, index) else char
+            index += len(quote)
+            while index < limit and not text.startswith(quote, index):
+                if text[index] == "\n" and len(quote) == 1:
+                    break
+                index += 2 if text[index] == "\\" else 1
+            index += len(quote)
+            continue
+        if char == "{":
+            stack.append((index, parse._indent_at(text, index)))
+        elif char == "}" and stack:
+            opened, indent = stack.pop()
+            line_start = text.rfind("\n", 0, index) + 1
+            starts_line = not text[line_start:index].strip()
+            if mismatch is None and starts_line and parse._indent_at(text, index) < indent:
+                mismatch = opened
+        index += 1
+    if not stack:
+        return None
+    return mismatch if mismatch is not None else stack[-1][0]
+
+
+def test_the_unclosed_brace_is_found_as_by_the_character_loop() -> None:
+    import random
+
+    rng = random.Random(13)
+    tricky = ['"a\\"{"', "'{'", '"""{\n"}"""', "# {\n", '"open {\n', "\\", '"\\\n{"', "}", "{"]
+    texts = [path.read_text(encoding="utf-8") for path in TEXTS[:60]]
+    for text in texts:
+        lines = text.splitlines(keepends=True)
+        for _ in range(5):
+            edited = list(lines)
+            for _ in range(rng.randrange(1, 4)):
+                at = rng.randrange(len(edited) + 1)
+                if rng.random() < 0.5 and edited:
+                    del edited[min(at, len(edited) - 1)]
+                else:
+                    edited.insert(at, rng.choice(tricky))
+            mutated = "".join(edited)
+            assert parse._unclosed_brace(mutated) == _unclosed_brace_by_characters(mutated)
+    for piece in tricky:
+        for text in (piece, "env E {\n" + piece, piece + "\n}"):
+            assert parse._unclosed_brace(text) == _unclosed_brace_by_characters(text), text

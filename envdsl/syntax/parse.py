@@ -264,24 +264,25 @@ def _unclosed_brace(text: str) -> int | None:
     stack: list[tuple[int, int]] = []  # (offset of `{`, indentation of its line)
     mismatch: int | None = None
     index, limit = 0, len(text)
-    while index < limit:
+    while True:
+        found = _BRACE_OR_SKIP.search(text, index)
+        if found is None:
+            break
+        index = found.start()
         char = text[index]
         if char == "#":
             newline = text.find("\n", index)
             index = limit if newline < 0 else newline
             continue
         if char in "\"'":
-            quote = char * 3 if text.startswith(char * 3, index) else char
-            index += len(quote)
-            while index < limit and not text.startswith(quote, index):
-                if text[index] == "\n" and len(quote) == 1:
-                    break  # an unterminated string ends at its line
-                index += 2 if text[index] == "\\" else 1
-            index += len(quote)
+            if text.startswith(char * 3, index):
+                index = _LONG_BODY[char].match(text, index + 3).end() + 3  # type: ignore[union-attr]
+            else:  # an unterminated string ends at its line
+                index = _SHORT_BODY[char].match(text, index + 1).end() + 1  # type: ignore[union-attr]
             continue
         if char == "{":
             stack.append((index, _indent_at(text, index)))
-        elif char == "}" and stack:
+        elif stack:
             opened, indent = stack.pop()
             line_start = text.rfind("\n", 0, index) + 1
             starts_line = not text[line_start:index].strip()
@@ -291,6 +292,13 @@ def _unclosed_brace(text: str) -> int | None:
     if not stack:
         return None  # balanced: the error is not a missing `}`
     return mismatch if mismatch is not None else stack[-1][0]
+
+
+# what _unclosed_brace looks at; and a string's body up to its closing quote (a backslash
+# escapes any character, a newline too), or up to the end of its line for a short string
+_BRACE_OR_SKIP = re.compile(r"[#\"'{}]")
+_SHORT_BODY = {q: re.compile(rf"(?:[^{q}\\\n]+|\\[\s\S])*") for q in "\"'"}
+_LONG_BODY = {q: re.compile(rf"(?:[^{q}\\]+|\\[\s\S]|{q}(?!{q}{q}))*") for q in "\"'"}
 
 
 def _indent_at(text: str, offset: int) -> int:

@@ -14,7 +14,7 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedTok
 
 from envdsl.diagnostics import DiagnosticSink
 from envdsl.source import SourceFile
-from envdsl.syntax import lalr, limits, parse
+from envdsl.syntax import lalr, limits, parse, tokens
 
 REPO = Path(__file__).resolve().parent.parent
 TEXTS = sorted([*REPO.glob("examples/*.env"), *REPO.glob("tests/fixtures/**/*.env")])
@@ -40,7 +40,7 @@ def _lark_shape(node: Any) -> Any:
 
 
 def _fast_shape(node: Any) -> Any:
-    if isinstance(node, Token):
+    if isinstance(node, tokens.Token):
         return (node.type, str(node), node.start_pos, node.end_pos)
     if isinstance(node, lalr.Node):
         where = None if node.start is None else (node.start, node.end)
@@ -215,3 +215,52 @@ def test_the_unclosed_brace_is_found_as_by_the_character_loop() -> None:
     for piece in tricky:
         for text in (piece, "env E {\n" + piece, piece + "\n}"):
             assert parse._unclosed_brace(text) == _unclosed_brace_by_characters(text), text
+
+
+def test_lark_s_own_lexer_gives_the_same_trees() -> None:
+    """The tables fall back to lark's lexer for a grammar _Scanner cannot stand in for."""
+    tables = lalr.Tables(parse._parser())
+    assert tables.scanner is not None
+    tables.lark_lexer = parse._parser().parser.lexer.lexer  # type: ignore[attr-defined]
+    tables.scanner = None
+    for path in TEXTS[::7]:
+        text = path.read_text(encoding="utf-8")
+        for part in (text, text[: len(text) // 3]):
+            fast, reference = lalr.parse(tables, part, "start"), lalr.parse(
+                parse._tables(), part, "start"
+            )
+            if isinstance(reference, lalr.Rejected):
+                assert isinstance(fast, lalr.Rejected)
+                assert _fast_error(fast) == _fast_error(reference), path
+            else:
+                assert not isinstance(fast, lalr.Rejected)
+                assert _fast_shape(fast[0]) == _fast_shape(reference[0]), path
+
+
+_PROBE = """
+import sys
+from envdsl.cli import main
+try:
+    main(["check", "--no-verify", sys.argv[1]], prog_name="envdsl", standalone_mode=False)
+except SystemExit:
+    pass
+print("lark imported" if "lark" in sys.modules else "no lark")
+"""
+
+
+def test_checking_a_spec_imports_no_lark_once_the_tables_are_cached(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path), PYTHONPATH=str(REPO))
+    spec = str(REPO / "examples" / "sleep_tracking.env")
+    broken = tmp_path / "broken.env"
+    broken.write_text("env E {\n  state {\n", encoding="utf-8")
+    runs = [
+        subprocess.run(
+            [sys.executable, "-c", _PROBE, path], capture_output=True, text=True, env=env
+        ).stdout.split("\n")[-2]
+        for path in (spec, spec, str(broken))
+    ]
+    assert runs == ["lark imported", "no lark", "no lark"]  # built, then read from the cache

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from lark import Token
+from envdsl.syntax.tokens import Token
 
 from envdsl.diagnostics import DiagnosticSink, codes
 from envdsl.source import SourceFile, Span
@@ -19,7 +19,7 @@ from envdsl.syntax.lalr import ParseTree
 from envdsl.syntax.parse import parse_expression
 from envdsl.syntax.strings import decode_literal, split_fstring
 
-Node = Any  # a parse tree's node (envdsl.syntax.lalr.Node) or a lark Token
+Node = Any  # a parse tree's node (envdsl.syntax.lalr.Node) or a Token
 
 
 def _children(tree: Node) -> list[Node]:

@@ -23,14 +23,13 @@ rare tree that may break them.
 from __future__ import annotations
 
 import re
-from typing import Any, Iterator, Union
-
-from lark import Lark, Token
-from lark.exceptions import UnexpectedCharacters
-from lark.lexer import BasicLexer, LexerThread, UnlessCallback
-from lark.parsers.lalr_analysis import Shift
+from typing import TYPE_CHECKING, Any, Iterator, Union
 
 from envdsl.syntax import limits
+from envdsl.syntax.tokens import Token
+
+if TYPE_CHECKING:
+    from lark import Lark
 
 
 class Node:
@@ -84,6 +83,8 @@ class Tables:
     start needs no lark parser unless the text has a syntax error."""
 
     def __init__(self, parser: Lark) -> None:
+        from lark.parsers.lalr_analysis import Shift
+
         frontend: Any = parser.parser
         table = frontend.parser.parser.parse_table
         self.start_states: dict[str, int] = dict(table.start_states)
@@ -106,9 +107,10 @@ class Tables:
         for terminal in parser.terminals:
             if terminal.pattern.type == "str":
                 self.literals.setdefault(terminal.name, str(terminal.pattern.value))
-        self.scanner = _Scanner.of(frontend.lexer)
+        basic = getattr(frontend.lexer, "lexer", frontend.lexer)  # under the post-lexer
+        self.scanner = _Scanner.of(basic)
         self.postlexer = getattr(frontend.lexer, "postlexer", None)
-        self.lark_lexer: Any = frontend.lexer if self.scanner is None else None
+        self.lark_lexer: Any = basic if self.scanner is None else None
         # per lookahead: (state below << 16 | state on top) -> the state after the run of
         # pass-up reductions there; a pure function of the tables, so kept between parses
         self.chains: dict[str, dict[int, int]] = {}
@@ -154,15 +156,21 @@ class Tables:
         """The post-lexed tokens of `text`; raises UnexpectedInput or _Reject where lark's
         lexer raises UnexpectedCharacters."""
         if self.scanner is None:
-            return _lark_tokens(self.lark_lexer, text)
-        tokens = self.scanner.tokens(text)
+            tokens = _lark_tokens(self.lark_lexer, text)
+        else:
+            tokens = self.scanner.tokens(text)
         return tokens if self.postlexer is None else self.postlexer.process(tokens)
 
 
 def _lark_tokens(lexer: Any, text: str) -> Iterator[Token]:
+    """lark's own lexer (for a grammar whose lexer _Scanner cannot stand in for)."""
+    from lark.exceptions import UnexpectedCharacters
+    from lark.lexer import LexerThread
+
     thread = LexerThread.from_text(lexer, text)
     try:
-        yield from thread.lex(None)  # type: ignore[no-untyped-call]
+        for token in thread.lex(None):  # type: ignore[no-untyped-call]
+            yield Token(token.type, token.value, token.start_pos, token.end_pos)
     except UnexpectedCharacters as error:
         raise _Reject(error.pos_in_stream or 0) from None
 
@@ -180,9 +188,10 @@ class _Scanner:
         self.keywords = keywords  # NAME -> {"env": "ENV", ...}
 
     @classmethod
-    def of(cls, lexer: Any) -> _Scanner | None:
+    def of(cls, basic: Any) -> _Scanner | None:
         """None for a lexer this cannot reproduce exactly (then lark's own lexer runs)."""
-        basic = getattr(lexer, "lexer", lexer)
+        from lark.lexer import BasicLexer, UnlessCallback
+
         if type(basic) is not BasicLexer or basic.re is not re:
             return None
         scanner = basic.scanner  # builds lark's scanner, and with it the callbacks
@@ -216,7 +225,7 @@ class _Scanner:
             value = found.group()
             if kind in keywords:
                 kind = keywords[kind].get(value, kind)
-            yield Token(kind, value, position, None, None, None, None, after)
+            yield Token(kind, value, position, after)
             position = after
 
 
@@ -320,7 +329,7 @@ def parse(tables: Tables, text: str, start: str) -> tuple[Value, bool] | Rejecte
     except _Reject as error:
         return Rejected(error.position, None, set())
     # lark's end token: the last token's position, or the start of the text
-    end = Token("$END", "", 0, 1, 1) if token is None else Token.new_borrow_pos("$END", "", token)
+    end = Token("$END", "", 0) if token is None else token.update("$END", "")
     end_state = tables.end_states[start]
     while True:
         action = states[state_stack[-1]].get("$END")

@@ -14,7 +14,7 @@ import re
 
 from typing import TYPE_CHECKING
 
-from lark import Token
+from envdsl.syntax.tokens import Token
 
 from envdsl.diagnostics import DiagnosticSink, codes
 from envdsl.source import MAX_FILE_CHARS, SourceFile, Span

@@ -6,9 +6,7 @@ import functools
 import inspect
 import re
 from types import ModuleType
-from typing import Any
-
-from lark import Lark, Token
+from typing import TYPE_CHECKING, Any
 
 from envdsl.diagnostics import DiagnosticSink, Edit, Fix, codes
 from envdsl.private_cache import grammar_cache_file
@@ -16,7 +14,10 @@ from envdsl.resources import grammar_path
 from envdsl.source import SourceFile, Span
 from envdsl.syntax import lalr, limits, parser_cache, postlex
 from envdsl.syntax.lalr import ParseTree
-from envdsl.syntax.postlex import NewlinePostLexer
+from envdsl.syntax.tokens import Token
+
+if TYPE_CHECKING:
+    from lark import Lark
 
 _OPTIONS: dict[str, Any] = dict(
     parser="lalr",
@@ -29,6 +30,12 @@ _OPTIONS: dict[str, Any] = dict(
 
 @functools.cache
 def _parser() -> Lark:
+    """lark's parser: what the fast parse's tables are made from, and the formatter's lexer;
+    checking a spec whose tables are cached never builds nor loads it."""
+    from lark import Lark
+
+    from envdsl.syntax.postlex import NewlinePostLexer
+
     grammar = grammar_path().read_text(encoding="utf-8")
     built = _parser_cache_file(grammar)
     if built is not None and (loaded := parser_cache.load(built)) is not None:

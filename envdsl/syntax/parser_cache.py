@@ -18,21 +18,29 @@ import os
 import pickle
 import tempfile
 from types import ModuleType
-from typing import IO, Any
-
-from lark import Lark
-from lark.parsers.lalr_analysis import Reduce, Shift
+import functools
+from typing import IO, TYPE_CHECKING, Any
 
 from envdsl.private_cache import grammar_cache_file
 
+if TYPE_CHECKING:
+    from lark import Lark
+
 _CALLBACKS = "callbacks"
-# objects lark compares by identity (`action is Shift`): the loaded table must hold these ones
-_SINGLETONS: dict[str, object] = {"Shift": Shift, "Reduce": Reduce}
 _MODULES = frozenset({"re", "regex"})  # lark's lexer keeps the regular expression module
 
 
+@functools.cache
+def _singletons() -> dict[str, object]:
+    """Objects lark compares by identity (`action is Shift`): the loaded table must hold
+    these ones. (Imported here: checking a spec never needs lark's parser, nor lark.)"""
+    from lark.parsers.lalr_analysis import Reduce, Shift
+
+    return {"Shift": Shift, "Reduce": Reduce}
+
+
 def _singleton(name: str) -> object:
-    return _SINGLETONS[name]
+    return _singletons()[name]
 
 
 class _Pickler(pickle.Pickler):
@@ -42,7 +50,7 @@ class _Pickler(pickle.Pickler):
 
     def reducer_override(self, obj: Any) -> Any:
         # a call of `_singleton`, which pickle makes once and then refers to (12,000 actions)
-        for name, singleton in _SINGLETONS.items():
+        for name, singleton in _singletons().items():
             if obj is singleton:
                 return (_singleton, (name,))
         return NotImplemented
@@ -75,6 +83,8 @@ def cache_file(key: str) -> str | None:
 
 def load(path: str) -> Lark | None:
     """The parser pickled at `path`, ready to parse; None if there is none or it is unusable."""
+    from lark import Lark
+
     try:
         with open(path, "rb") as file:
             unpickler = _Unpickler(file)

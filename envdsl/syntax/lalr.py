@@ -52,15 +52,21 @@ class Node:
         "block_depth",
     )
 
-    def __init__(self, data: str, children: list[Any]) -> None:
+    def __init__(
+        self,
+        data: str,
+        children: list[Any],
+        start: int | None = None,
+        end: int | None = None,
+        expr_depth: int = 0,
+        block_depth: int = 0,
+    ) -> None:
         self.data = data
         self.children = children
-        self.start: int | None = None
-        self.end: int | None = None
-        self.outer_start: int | None = None
-        self.outer_end: int | None = None
-        self.expr_depth = 0
-        self.block_depth = 0
+        self.start = self.outer_start = start
+        self.end = self.outer_end = end
+        self.expr_depth = expr_depth
+        self.block_depth = block_depth
 
     def __repr__(self) -> str:
         return f"Node({self.data!r}, {self.children!r})"
@@ -373,57 +379,44 @@ def _reduce(
     for index in digits:
         if len(raw[index]) > limits.MAX_INT_DIGITS:
             suspect[0] = True
-    if inline and len(children) == 1:
-        node = children[0]
-        if node.__class__ is not Node:
-            return node
-        fresh = False
-    else:
-        node = Node(name, children)
-        fresh = True
-        expr_depth = block_depth = 0
-        for child in children:
-            if child.__class__ is Node:
-                if child.expr_depth > expr_depth:
-                    expr_depth = child.expr_depth
-                if child.block_depth > block_depth:
-                    block_depth = child.block_depth
-        if kind == _EXPRESSION:
-            node.expr_depth = expr_depth = expr_depth + 1
-            if expr_depth > limits.MAX_EXPR_DEPTH:
-                suspect[0] = True
-        elif kind == _BLOCK:
-            node.block_depth = block_depth = block_depth + 1
-            if block_depth > limits.MAX_BLOCK_DEPTH:
-                suspect[0] = True
-        else:
-            node.block_depth = block_depth
-    _place(node, raw, fresh)
-    return node
-
-
-def _place(node: Node, raw: list[Any], fresh: bool) -> None:
-    """lark's PropagatePositions: from the first and the last raw child that has a position."""
-    first: int | None = None
+    # lark's PropagatePositions: from the first and the last raw child that has a position
+    first = last = None
     for child in raw:
-        if child.__class__ is Node:
-            if child.start is not None:
-                first = child.outer_start
-                break
-        elif isinstance(child, Token):
+        if child.__class__ is Token:
             first = child.start_pos
             break
-    if first is None:
-        return
-    last: int | None = None
-    for child in reversed(raw):
-        if child.__class__ is Node:
-            if child.start is not None:
+        if child.__class__ is Node and child.start is not None:
+            first = child.outer_start
+            break
+    if first is not None:
+        for child in reversed(raw):
+            if child.__class__ is Token:
+                last = child.end_pos
+                break
+            if child.__class__ is Node and child.start is not None:
                 last = child.outer_end
                 break
-        elif isinstance(child, Token):
-            last = child.end_pos
-            break
-    if fresh or node.start is None:
-        node.start, node.end = first, last
-    node.outer_start, node.outer_end = first, last
+    if inline and len(children) == 1:  # the child itself, now inside a larger extent
+        node = children[0]
+        if node.__class__ is Node and first is not None:
+            if node.start is None:
+                node.start, node.end = first, last
+            node.outer_start, node.outer_end = first, last
+        return node
+    expr_depth = block_depth = 0
+    for child in children:
+        if child.__class__ is Node:
+            if child.expr_depth > expr_depth:
+                expr_depth = child.expr_depth
+            if child.block_depth > block_depth:
+                block_depth = child.block_depth
+    if kind == _EXPRESSION:
+        expr_depth += 1
+        if expr_depth > limits.MAX_EXPR_DEPTH:
+            suspect[0] = True
+        return Node(name, children, first, last, expr_depth, block_depth)
+    if kind == _BLOCK:
+        block_depth += 1
+        if block_depth > limits.MAX_BLOCK_DEPTH:
+            suspect[0] = True
+    return Node(name, children, first, last, 0, block_depth)

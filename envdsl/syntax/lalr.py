@@ -1,23 +1,26 @@
-"""The parse of a file that has no syntax error: lark's own LALR tables and lexer, driven by a
-loop of ours that builds a light tree.
+"""Stage 1's parser: lark's own LALR tables and lexer, driven by a loop of envdsl's that
+builds a light tree.
 
 lark's parse calls, at every reduction, a chain of wrapper objects (placeholder filling,
 single-child inlining, `propagate_positions`'s meta bookkeeping) and builds `Tree`s with a
 `Meta` each; the grammar's precedence levels (`expr` -> `cond_expr` -> ... -> `atom`) make
 most reductions a single child passed up unchanged: some 24,000 callbacks for 6,200 tokens.
-Here a reduction that passes its one child up unchanged costs one goto lookup, and the other
-rules build a `Node` whose positions are the ones lark propagates (the span of its first and
-last token, counting the tokens the tree leaves out, such as the parentheses around an
-inlined expression). The tree has the same shape as lark's: the same rule names, the same
-children, the same `None` placeholders.
+Here a run of reductions that pass their one child up unchanged costs one memoized lookup,
+and the other rules build a `Node` whose positions are the ones lark propagates (the span of
+its first and last token, counting the tokens the tree leaves out, such as the parentheses
+around an inlined expression). The tree has the same shape as lark's: the same rule names,
+the same children, the same `None` placeholders.
 
-Nothing here reports an error: on the first token the tables do not accept (or a character
-the lexer does not), `parse` returns None and the caller parses the text again with lark,
-whose exception (expected tokens, the interactive parser) makes the diagnostic.
+A syntax error comes back as a `Rejected`: what lark's exception would say (the token, and
+the terminals its interactive parser's `accepts()` finds, simulated on the same tables), so
+envdsl.syntax.parse words the same diagnostic without parsing the text again.
 
 While reducing, each node also records how deep the nesting under it goes (expression nodes
 in a row, and blocks), so the depth limits (envdsl/syntax/limits.py) are walked for only the
 rare tree that may break them.
+
+The tables pickle without lark's objects and the tokens are envdsl's (tokens.py): once the
+tables are cached, parsing imports no lark at all.
 """
 
 from __future__ import annotations

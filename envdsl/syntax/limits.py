@@ -11,13 +11,11 @@ them the spec gets one diagnostic at the construct, at once.
 from __future__ import annotations
 
 import re
-
 from typing import TYPE_CHECKING
-
-from envdsl.syntax.tokens import Token
 
 from envdsl.diagnostics import DiagnosticSink, codes
 from envdsl.source import MAX_FILE_CHARS, SourceFile, Span
+from envdsl.syntax.tokens import Token
 
 if TYPE_CHECKING:
     from envdsl.syntax.lalr import Node

@@ -1,4 +1,5 @@
-"""Stage 1: text -> lark parse tree, or one syntax diagnostic in words a person understands."""
+"""Stage 1: text -> parse tree (envdsl.syntax.lalr), or one syntax diagnostic in words a person
+understands."""
 
 from __future__ import annotations
 
@@ -282,10 +283,12 @@ def _unclosed_brace(text: str) -> int | None:
             index = limit if newline < 0 else newline
             continue
         if char in "\"'":
-            if text.startswith(char * 3, index):
-                index = _LONG_BODY[char].match(text, index + 3).end() + 3  # type: ignore[union-attr]
-            else:  # an unterminated string ends at its line
-                index = _SHORT_BODY[char].match(text, index + 1).end() + 1  # type: ignore[union-attr]
+            quote = char * 3 if text.startswith(char * 3, index) else char
+            # an unterminated short string ends at its line
+            bodies = _LONG_BODY if len(quote) == 3 else _SHORT_BODY
+            body = bodies[char].match(text, index + len(quote))
+            assert body is not None  # a `*` pattern always matches
+            index = body.end() + len(quote)
             continue
         if char == "{":
             stack.append((index, _indent_at(text, index)))

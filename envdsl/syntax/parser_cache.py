@@ -13,12 +13,12 @@ wrong loading or saving it, the parser is built the usual way.
 
 from __future__ import annotations
 
+import functools
 import io
 import os
 import pickle
 import tempfile
 from types import ModuleType
-import functools
 from typing import IO, TYPE_CHECKING, Any
 
 from envdsl.private_cache import grammar_cache_file

@@ -5,10 +5,25 @@
 from __future__ import annotations
 
 from envdsl.diagnostics import DiagnosticSink, codes
+from envdsl.semantics import types as t
 from envdsl.semantics.model import CheckedSpec
 from envdsl.syntax import ast
 
 _LITERALS = (ast.IntLit, ast.FloatLit, ast.StrLit, ast.BoolLit, ast.NoneLit)
+
+
+def _cannot_fail(default: ast.Expr, checked: CheckedSpec) -> bool:
+    """A literal, or a member of an enum (`SortKey.name`, as the type checker resolved it):
+    nothing to run. Any other default is computed, which needs the generated module."""
+    if isinstance(default, _LITERALS):
+        return True
+    if not isinstance(default, ast.Attribute):
+        return False
+    owner = checked.expr_types.get(id(default.obj))
+    if not isinstance(owner, t.TypeRefType) or not isinstance(owner.target, t.EnumType):
+        return False
+    enum = checked.enums.get(owner.target.name)
+    return enum is not None and default.name.text in enum.members
 
 
 def check_default_values(checked: CheckedSpec, sink: DiagnosticSink) -> None:
@@ -17,7 +32,7 @@ def check_default_values(checked: CheckedSpec, sink: DiagnosticSink) -> None:
         for info in checked.callables.values()
         if info.is_tool and not info.internal
         for param in info.params
-        if param.decl.default is not None and not isinstance(param.decl.default, _LITERALS)
+        if param.decl.default is not None and not _cannot_fail(param.decl.default, checked)
     ]
     if not computed:
         return  # nothing to compute: no code generation for the common case

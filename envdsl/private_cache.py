@@ -11,7 +11,9 @@ user that no one else may write into.  Otherwise there is no cache: slower start
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import os
+import re
 import stat
 import sys
 from pathlib import Path
@@ -37,11 +39,30 @@ def private_dir(name: str) -> str | None:
 
 def grammar_cache_file(grammar: str, kind: str = "grammar") -> str | None:
     """lark's cache file for this grammar, lark and Python version; None when unsafe.
-    `kind` names another cache of the same key (envdsl.syntax.parser_cache: "parser")."""
-    import lark
-
+    `kind` names another cache of the same key (envdsl.syntax.parser_cache: "parser",
+    "tables")."""
+    version = _lark_version()
     directory = private_dir("lark")
-    if directory is None:
+    if directory is None or version is None:
         return None
-    key = f"{grammar}\0{lark.__version__}\0{sys.version}".encode()
+    key = f"{grammar}\0{version}\0{sys.version}".encode()
     return os.path.join(directory, f"{kind}-{hashlib.sha256(key).hexdigest()[:32]}.pickle")
+
+
+_VERSION = re.compile(r"""^__version__\s*(?::\s*str\s*)?=\s*["']([^"']+)["']""", re.MULTILINE)
+
+
+def _lark_version() -> str | None:
+    """lark's `__version__`, read from its `__init__.py` when lark is not imported yet: the
+    cached parse tables spare a check importing lark at all (a third of a cold start)."""
+    module = sys.modules.get("lark")
+    if module is not None:
+        return str(module.__version__)
+    try:
+        spec = importlib.util.find_spec("lark")
+        if spec is None or spec.origin is None:
+            return None
+        found = _VERSION.search(Path(spec.origin).read_text(encoding="utf-8"))
+    except (ImportError, OSError, ValueError):
+        return None
+    return found.group(1) if found is not None else None

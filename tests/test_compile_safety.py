@@ -74,3 +74,28 @@ def test_a_module_is_never_named_like_one_it_could_shadow(tmp_path: Path, env_na
         f"{env_name.lower()}_env.py",
         f"{env_name.lower()}_env.tools.json",
     ]
+
+
+def test_an_enum_member_default_is_not_computed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`envdsl check` generates the module to compute defaults only when one could fail: an
+    enum member cannot (the type checker resolved it), a computed one still is."""
+    import envdsl.codegen.emit as emit
+    from envdsl.pipeline import check_source
+    from envdsl.source import SourceFile
+
+    generated: list[str] = []
+    real = emit.generate
+
+    def generate(*args: object, **kwargs: object) -> str:
+        generated.append("module")
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(emit, "generate", generate)
+    member = MRO_MEMBER.replace("echo(c: Colour)", "echo(c: Colour = Colour.mro)")
+    assert check_source(SourceFile("a.env", member), verify=False).ok
+    assert generated == []
+    computed = MRO_MEMBER.replace("echo(c: Colour)", "echo(c: Colour, n: int = -1)")
+    assert check_source(SourceFile("b.env", computed), verify=False).ok
+    assert generated == ["module"]
+    failing = check_source(SourceFile("c.env", FAILING_DEFAULT), verify=False)
+    assert [d.code.code for d in failing.diagnostics] == ["E4023"]

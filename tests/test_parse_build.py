@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Iterator
+
 import pytest
 
 from envdsl.diagnostics import DiagnosticSink
@@ -691,3 +694,24 @@ def test_a_missing_brace_found_after_the_error_is_still_named() -> None:
     assert error.notes == (
         "the `{` at line 5, column 24 (`action bump() -> int {`) is never closed",
     )
+
+
+def _walk_recursively(node: object) -> Iterator[object]:
+    """ast.walk as first written (a generator per level): the order it must keep."""
+    yield node
+    if isinstance(node, (list, tuple)):
+        for item in node:
+            yield from _walk_recursively(item)
+        return
+    fields = getattr(node, "__dataclass_fields__", None)
+    if fields is not None:
+        for name in fields:
+            if name != "span":
+                yield from _walk_recursively(getattr(node, name))
+
+
+def test_walk_visits_every_node_in_depth_first_order() -> None:
+    for path in sorted(Path(__file__).resolve().parent.parent.glob("examples/*.env")):
+        spec, _ = build(path.read_text(encoding="utf-8"))
+        assert spec is not None
+        assert [id(n) for n in ast.walk(spec)] == [id(n) for n in _walk_recursively(spec)]

@@ -84,3 +84,39 @@ def test_no_pickle_where_others_may_write(tmp_path: Path, monkeypatch: pytest.Mo
     assert parser_cache.cache_file("grammar") is None
     assert parse._parser.__wrapped__().parse("env E {\n}\n", start="start") is not None
     assert not list(tmp_path.rglob("*.pickle"))
+
+
+def test_the_pickled_tables_parse_as_the_built_ones(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The fast parse's tables (envdsl/syntax/lalr.py) are pickled apart from lark's parser,
+    so that a cold start loads no lark objects: loaded, they build the same trees."""
+    from envdsl.syntax import lalr
+    from test_lalr import _fast_error, _fast_shape
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    built = parse._tables.__wrapped__()  # builds and writes the pickle
+    (path,) = (tmp_path / "envdsl" / "lark").glob("tables-*.pickle")
+    assert stat.S_IMODE(os.stat(path).st_mode) & 0o077 == 0
+    loaded = parser_cache.load_tables(str(path))
+    assert isinstance(loaded, lalr.Tables) and loaded is not built
+    assert parse._tables.__wrapped__() is not built  # a second start reads the pickle
+    for text_path in TEXTS:
+        text = text_path.read_text(encoding="utf-8")
+        for part in (text, text[: len(text) // 2]):
+            fast, slow = lalr.parse(loaded, part, "start"), lalr.parse(built, part, "start")
+            if isinstance(fast, lalr.Rejected) or isinstance(slow, lalr.Rejected):
+                assert _fast_error(fast) == _fast_error(slow), text_path  # type: ignore[arg-type]
+            else:
+                assert _fast_shape(fast[0]) == _fast_shape(slow[0]), text_path
+    path.write_bytes(b"not a pickle")
+    assert parser_cache.load_tables(str(path)) is None
+    assert isinstance(parse._tables.__wrapped__(), lalr.Tables)  # built again
+
+
+def test_the_tables_pickle_may_name_only_the_tables_classes(tmp_path: Path) -> None:
+    import pickle
+
+    path = tmp_path / "tables.pickle"
+    path.write_bytes(pickle.dumps(os.system))
+    assert parser_cache.load_tables(str(path)) is None

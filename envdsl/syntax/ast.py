@@ -595,14 +595,17 @@ class SpecFile:
 
 
 def walk(node: object) -> Iterator[object]:
-    """Every node below `node` (itself included), depth first; spans are not visited."""
-    yield node
-    if isinstance(node, (list, tuple)):
-        for item in node:
-            yield from walk(item)
-        return
-    fields = getattr(node, "__dataclass_fields__", None)
-    if fields is not None:
-        for name in fields:
-            if name != "span":
-                yield from walk(getattr(node, name))
+    """Every node below `node` (itself included), depth first; spans are not visited.
+
+    With a stack of its own: nested generators (`yield from` per level) pass every node up
+    through each level above it."""
+    stack = [node]
+    while stack:
+        node = stack.pop()
+        yield node
+        if isinstance(node, (list, tuple)):
+            stack.extend(reversed(node))
+            continue
+        fields = getattr(node, "__dataclass_fields__", None)
+        if fields is not None:
+            stack.extend(reversed([getattr(node, name) for name in fields if name != "span"]))

@@ -1,4 +1,4 @@
-"""Stage 2: lark parse tree -> typed AST with spans.
+"""Stage 2: parse tree (envdsl.syntax.lalr.Node) -> typed AST with spans.
 
 Also reports the structural mistakes that the grammar accepts for LALR's sake but the
 language does not: assignment to a call, `break` outside a loop, a solution step that is not
@@ -9,15 +9,15 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from lark import Token, Tree
-
 from envdsl.diagnostics import DiagnosticSink, codes
 from envdsl.source import SourceFile, Span
-from envdsl.syntax import ast
-from envdsl.syntax.parse import ParseTree, parse_expression
+from envdsl.syntax import ast, lalr
+from envdsl.syntax.lalr import ParseTree
+from envdsl.syntax.parse import parse_expression
 from envdsl.syntax.strings import decode_literal, split_fstring
+from envdsl.syntax.tokens import Token
 
-Node = Any  # a lark Tree or Token
+Node = Any  # a parse tree's node (envdsl.syntax.lalr.Node) or a Token
 
 
 def _children(tree: Node) -> list[Node]:
@@ -31,7 +31,7 @@ def _children(tree: Node) -> list[Node]:
 
 
 def _is(node: Node, *names: str) -> bool:
-    return isinstance(node, Tree) and node.data in names
+    return isinstance(node, lalr.Node) and node.data in names
 
 
 _PY_LITERALS = {"True": True, "False": False}
@@ -50,18 +50,17 @@ class AstBuilder:
             start = node.start_pos or 0
             end = node.end_pos if node.end_pos is not None else start
         else:
-            meta = node.meta
-            if meta.empty:
+            start, end = node.start, node.end
+            if start is None:
                 return Span(self.source.path, self.offset, self.offset)
-            start, end = meta.start_pos, meta.end_pos
         return Span(self.source.path, self.offset + start, self.offset + end)
 
     def name(self, node: Node) -> ast.Name:
-        token: Any = node.children[0] if isinstance(node, Tree) else node
+        token: Any = node.children[0] if isinstance(node, lalr.Node) else node
         return ast.Name(str(token.value), self.span(token))
 
     def text(self, node: Node) -> ast.Text:
-        token: Any = node.children[0] if isinstance(node, Tree) else node
+        token: Any = node.children[0] if isinstance(node, lalr.Node) else node
         decoded = decode_literal(str(token.value))
         for bad in decoded.bad_escapes:
             start = self.offset + (token.start_pos or 0) + bad
@@ -360,8 +359,8 @@ class AstBuilder:
 
     def stmt(self, node: Node) -> ast.Stmt:
         span = self.span(node)
-        kind = node.data if isinstance(node, Tree) else ""
-        parts = node.children if isinstance(node, Tree) else []
+        kind = node.data if isinstance(node, lalr.Node) else ""
+        parts = node.children if isinstance(node, lalr.Node) else []
         if kind == "let_stmt":
             name_node, type_node, value, message = parts
             return ast.Let(

@@ -11,11 +11,14 @@ them the spec gets one diagnostic at the construct, at once.
 from __future__ import annotations
 
 import re
-
-from lark import Token, Tree
+from typing import TYPE_CHECKING
 
 from envdsl.diagnostics import DiagnosticSink, codes
 from envdsl.source import MAX_FILE_CHARS, SourceFile, Span
+from envdsl.syntax.tokens import Token
+
+if TYPE_CHECKING:
+    from envdsl.syntax.lalr import Node
 
 __all__ = ["MAX_FILE_CHARS", "check_text", "check_tree"]
 MAX_LINE_CHARS = 10_000
@@ -26,8 +29,8 @@ MAX_INT_DIGITS = 1_000
 
 _OPEN, _CLOSE = "([{", ")]}"
 # rules that begin a new expression rather than nest inside one
-_STRUCTURE_SUFFIXES = ("_decl", "_stmt", "_members", "_block", "_item", "_clause")
-_STRUCTURE = {"start", "params", "param", "state_field", "field_decl", "init_assign",
+STRUCTURE_SUFFIXES = ("_decl", "_stmt", "_members", "_block", "_item", "_clause")
+STRUCTURE_RULES = {"start", "params", "param", "state_field", "field_decl", "init_assign",
               "solution_step", "enum_member", "docstring", "check_item", "row_invariant",
               "init_from", "block"}  # fmt: skip
 
@@ -79,9 +82,9 @@ def check_text(text: str, source: SourceFile, offset: int, sink: DiagnosticSink)
     return True
 
 
-def check_tree(tree: Tree[Token], source: SourceFile, offset: int, sink: DiagnosticSink) -> bool:
+def check_tree(tree: Node, source: SourceFile, offset: int, sink: DiagnosticSink) -> bool:
     """Block and expression depth of a parse tree, without recursion; False after a report."""
-    stack: list[tuple[Tree[Token] | Token, int, int]] = [(tree, 0, 0)]
+    stack: list[tuple[Node | Token, int, int]] = [(tree, 0, 0)]
     while stack:
         node, expr_depth, block_depth = stack.pop()
         if isinstance(node, Token):
@@ -107,7 +110,7 @@ def check_tree(tree: Tree[Token], source: SourceFile, offset: int, sink: Diagnos
                     f"blocks nested over {MAX_BLOCK_DEPTH} deep",
                 )
                 return False
-        elif rule in _STRUCTURE or rule.endswith(_STRUCTURE_SUFFIXES):
+        elif rule in STRUCTURE_RULES or rule.endswith(STRUCTURE_SUFFIXES):
             expr_depth = 0
         else:
             expr_depth += 1
@@ -129,8 +132,8 @@ def _digits(text: str) -> int:
     return sum(char.isdigit() for char in text)
 
 
-def _start(node: Tree[Token]) -> int:
-    return getattr(node.meta, "start_pos", 0) if not node.meta.empty else 0
+def _start(node: Node) -> int:
+    return node.start if node.start is not None else 0
 
 
 def _report_size(source: SourceFile, at: int, sink: DiagnosticSink, what: str, limit: int) -> None:

@@ -1,24 +1,24 @@
-"""Stage 1: text -> lark parse tree, or one syntax diagnostic in words a person understands."""
+"""Stage 1: text -> parse tree (envdsl.syntax.lalr), or one syntax diagnostic in words a person
+understands."""
 
 from __future__ import annotations
 
 import functools
 import inspect
 import re
-from typing import Any
-
-from lark import Lark, Token, Tree
-from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
 from envdsl.diagnostics import DiagnosticSink, Edit, Fix, codes
 from envdsl.private_cache import grammar_cache_file
 from envdsl.resources import grammar_path
 from envdsl.source import SourceFile, Span
-from envdsl.syntax import limits, parser_cache, postlex
-from envdsl.syntax.postlex import NewlinePostLexer
+from envdsl.syntax import lalr, limits, parser_cache, postlex
+from envdsl.syntax.lalr import ParseTree
+from envdsl.syntax.tokens import Token
 
-ParseTree = Tree[Token]
-
+if TYPE_CHECKING:
+    from lark import Lark
 
 _OPTIONS: dict[str, Any] = dict(
     parser="lalr",
@@ -31,6 +31,12 @@ _OPTIONS: dict[str, Any] = dict(
 
 @functools.cache
 def _parser() -> Lark:
+    """lark's parser: what the fast parse's tables are made from, and the formatter's lexer;
+    checking a spec whose tables are cached never builds nor loads it."""
+    from lark import Lark
+
+    from envdsl.syntax.postlex import NewlinePostLexer
+
     grammar = grammar_path().read_text(encoding="utf-8")
     built = _parser_cache_file(grammar)
     if built is not None and (loaded := parser_cache.load(built)) is not None:
@@ -47,14 +53,36 @@ def _parser() -> Lark:
     return parser
 
 
+@functools.cache
+def _tables() -> lalr.Tables:
+    """The tables of the fast parse (envdsl.syntax.lalr); from their own pickle when there
+    is one, so that a text without a syntax error never needs lark's parser object."""
+    key = _cache_key(grammar_path().read_text(encoding="utf-8"), lalr)
+    path = parser_cache.tables_file(key) if key is not None else None
+    if path is not None:
+        loaded = parser_cache.load_tables(path)
+        if isinstance(loaded, lalr.Tables):
+            return loaded
+    tables = lalr.Tables(_parser())
+    if path is not None and tables.picklable:
+        parser_cache.save_tables(tables, path)
+    return tables
+
+
 def _parser_cache_file(grammar: str) -> str | None:
-    """The pickled parser holds the post-lexer and the options too: a change to either is a
-    new cache file. No cache where the post-lexer's source cannot be read."""
+    key = _cache_key(grammar)
+    return parser_cache.cache_file(key) if key is not None else None
+
+
+def _cache_key(grammar: str, *modules: ModuleType) -> str | None:
+    """What a pickled parser (or tables) was built from: the grammar, the options, the
+    post-lexer's source (and the source of `modules`, for the tables the code there lays
+    out): a change to any is a new cache file. None where a source cannot be read."""
     try:
-        postlexer = inspect.getsource(postlex)
+        sources = [inspect.getsource(module) for module in (postlex, *modules)]
     except (OSError, TypeError):
         return None
-    return parser_cache.cache_file(f"{grammar}\0{sorted(_OPTIONS.items())}\0{postlexer}")
+    return "\0".join([grammar, str(sorted(_OPTIONS.items())), *sources])
 
 
 def parse_file(source: SourceFile, sink: DiagnosticSink) -> ParseTree | None:
@@ -83,12 +111,13 @@ def _parse(
 ) -> ParseTree | None:
     if not limits.check_text(text, source, offset, sink):
         return None
-    try:
-        tree: ParseTree = _parser().parse(text, start=start)
-    except UnexpectedInput as error:
-        _report(error, text, source, offset, sink)
+    parsed = lalr.parse(_tables(), text, start)
+    if isinstance(parsed, lalr.Rejected):
+        _report(parsed, text, source, offset, sink)
         return None
-    if not limits.check_tree(tree, source, offset, sink):
+    tree, may_break_limits = parsed
+    assert isinstance(tree, lalr.Node)
+    if may_break_limits and not limits.check_tree(tree, source, offset, sink):
         return None  # nothing later may recurse over a tree deeper than the limits
     return tree
 
@@ -126,10 +155,8 @@ _PYTHON_WORDS = {
 def _terminal_text(name: str) -> str:
     if name in _DESCRIPTIONS:
         return _DESCRIPTIONS[name]
-    for terminal in _parser().terminals:
-        if terminal.name == name and terminal.pattern.type == "str":
-            return repr(str(terminal.pattern.value))
-    return name.lower()
+    literal = _tables().literals.get(name)
+    return repr(literal) if literal is not None else name.lower()
 
 
 def _expected_words(expected: set[str]) -> list[str]:
@@ -245,7 +272,11 @@ def _unclosed_brace(text: str) -> int | None:
     stack: list[tuple[int, int]] = []  # (offset of `{`, indentation of its line)
     mismatch: int | None = None
     index, limit = 0, len(text)
-    while index < limit:
+    while True:
+        found = _BRACE_OR_SKIP.search(text, index)
+        if found is None:
+            break
+        index = found.start()
         char = text[index]
         if char == "#":
             newline = text.find("\n", index)
@@ -253,16 +284,15 @@ def _unclosed_brace(text: str) -> int | None:
             continue
         if char in "\"'":
             quote = char * 3 if text.startswith(char * 3, index) else char
-            index += len(quote)
-            while index < limit and not text.startswith(quote, index):
-                if text[index] == "\n" and len(quote) == 1:
-                    break  # an unterminated string ends at its line
-                index += 2 if text[index] == "\\" else 1
-            index += len(quote)
+            # an unterminated short string ends at its line
+            bodies = _LONG_BODY if len(quote) == 3 else _SHORT_BODY
+            body = bodies[char].match(text, index + len(quote))
+            assert body is not None  # a `*` pattern always matches
+            index = body.end() + len(quote)
             continue
         if char == "{":
             stack.append((index, _indent_at(text, index)))
-        elif char == "}" and stack:
+        elif stack:
             opened, indent = stack.pop()
             line_start = text.rfind("\n", 0, index) + 1
             starts_line = not text[line_start:index].strip()
@@ -274,6 +304,13 @@ def _unclosed_brace(text: str) -> int | None:
     return mismatch if mismatch is not None else stack[-1][0]
 
 
+# what _unclosed_brace looks at; and a string's body up to its closing quote (a backslash
+# escapes any character, a newline too), or up to the end of its line for a short string
+_BRACE_OR_SKIP = re.compile(r"[#\"'{}]")
+_SHORT_BODY = {q: re.compile(rf"(?:[^{q}\\\n]+|\\[\s\S])*") for q in "\"'"}
+_LONG_BODY = {q: re.compile(rf"(?:[^{q}\\]+|\\[\s\S]|{q}(?!{q}{q}))*") for q in "\"'"}
+
+
 def _indent_at(text: str, offset: int) -> int:
     line_start = text.rfind("\n", 0, offset) + 1
     line = text[line_start:]
@@ -281,10 +318,10 @@ def _indent_at(text: str, offset: int) -> int:
 
 
 def _report(
-    error: UnexpectedInput, text: str, source: SourceFile, offset: int, sink: DiagnosticSink
+    error: lalr.Rejected, text: str, source: SourceFile, offset: int, sink: DiagnosticSink
 ) -> None:
-    if isinstance(error, UnexpectedCharacters):
-        in_text = error.pos_in_stream or 0
+    if error.token is None:  # no terminal matches here
+        in_text = error.position
         position = offset + in_text
         char = text[in_text] if in_text < len(text) else ""
         if char in "\"'":
@@ -297,17 +334,11 @@ def _report(
             codes.INVALID_TOKEN, message, Span(source.path, position, position + 1), help=help
         )
         return
-    token: Token | None = getattr(error, "token", None)
-    expected: set[str] = set(getattr(error, "expected", None) or ())
-    interactive = getattr(error, "interactive_parser", None)
-    if interactive is not None:
-        # LALR merges states, so the error's own `expected` can list tokens that are not
-        # acceptable here; asking the parser which tokens it would really take is exact.
-        try:
-            expected = set(interactive.accepts()) or expected
-        except UnexpectedInput:
-            pass
-    if isinstance(error, UnexpectedToken) and error.token.type == "$END":
+    token: Token | None = error.token
+    # LALR merges states, so the state's own actions can list tokens that are not acceptable
+    # here: these are the ones the parser would really take (lark's `accepts()`)
+    expected = error.expected
+    if token is not None and token.type == "$END":
         position = offset + len(text)
         span = Span(source.path, position, position)
     elif token is not None and token.start_pos is not None:
@@ -317,11 +348,7 @@ def _report(
     else:
         position = offset + len(text)
         span = Span(source.path, position, position)
-    found = (
-        "the end of the file"
-        if isinstance(error, UnexpectedEOF) or token is None
-        else _found_text(token)
-    )
+    found = "the end of the file" if token is None else _found_text(token)
     words = _expected_words(expected)
     if len(words) > 6:
         words = words[:6] + ["..."]
@@ -352,15 +379,3 @@ def _report(
         notes=notes,
         fixes=_fixes_for(token, before, text, source, offset),
     )
-
-
-def token_span(source: SourceFile, node: Any, offset: int = 0) -> Span:
-    """The span of a lark Token or Tree (positions are propagated for trees)."""
-    if isinstance(node, Token):
-        start = node.start_pos or 0
-        end = node.end_pos if node.end_pos is not None else start
-    else:
-        meta = node.meta
-        start = getattr(meta, "start_pos", 0) if not meta.empty else 0
-        end = getattr(meta, "end_pos", start) if not meta.empty else start
-    return Span(source.path, offset + start, offset + end)

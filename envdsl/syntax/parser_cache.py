@@ -13,26 +13,34 @@ wrong loading or saving it, the parser is built the usual way.
 
 from __future__ import annotations
 
+import functools
 import io
 import os
 import pickle
 import tempfile
 from types import ModuleType
-from typing import IO, Any
-
-from lark import Lark
-from lark.parsers.lalr_analysis import Reduce, Shift
+from typing import IO, TYPE_CHECKING, Any
 
 from envdsl.private_cache import grammar_cache_file
 
+if TYPE_CHECKING:
+    from lark import Lark
+
 _CALLBACKS = "callbacks"
-# objects lark compares by identity (`action is Shift`): the loaded table must hold these ones
-_SINGLETONS: dict[str, object] = {"Shift": Shift, "Reduce": Reduce}
 _MODULES = frozenset({"re", "regex"})  # lark's lexer keeps the regular expression module
 
 
+@functools.cache
+def _singletons() -> dict[str, object]:
+    """Objects lark compares by identity (`action is Shift`): the loaded table must hold
+    these ones. (Imported here: checking a spec never needs lark's parser, nor lark.)"""
+    from lark.parsers.lalr_analysis import Reduce, Shift
+
+    return {"Shift": Shift, "Reduce": Reduce}
+
+
 def _singleton(name: str) -> object:
-    return _SINGLETONS[name]
+    return _singletons()[name]
 
 
 class _Pickler(pickle.Pickler):
@@ -42,7 +50,7 @@ class _Pickler(pickle.Pickler):
 
     def reducer_override(self, obj: Any) -> Any:
         # a call of `_singleton`, which pickle makes once and then refers to (12,000 actions)
-        for name, singleton in _SINGLETONS.items():
+        for name, singleton in _singletons().items():
             if obj is singleton:
                 return (_singleton, (name,))
         return NotImplemented
@@ -75,6 +83,8 @@ def cache_file(key: str) -> str | None:
 
 def load(path: str) -> Lark | None:
     """The parser pickled at `path`, ready to parse; None if there is none or it is unusable."""
+    from lark import Lark
+
     try:
         with open(path, "rb") as file:
             unpickler = _Unpickler(file)
@@ -99,6 +109,54 @@ def save(parser: Lark, path: str) -> None:
         _Pickler(buffer, parser._callbacks).dump(parser)
     except Exception:  # noqa: BLE001 - a lark whose parser does not pickle: no cache
         return
+    _write(buffer, path)
+
+
+# what a pickle of envdsl.syntax.lalr.Tables may name: nothing else is ever loaded from it
+_TABLE_GLOBALS = frozenset(
+    {
+        ("envdsl.syntax.lalr", "Tables"),
+        ("envdsl.syntax.lalr", "_Scanner"),
+        ("envdsl.syntax.postlex", "NewlinePostLexer"),
+        ("re", "_compile"),
+    }
+)
+
+
+class _TablesUnpickler(pickle.Unpickler):
+    def find_class(self, module: str, name: str) -> Any:
+        if (module, name) not in _TABLE_GLOBALS:
+            raise pickle.UnpicklingError(f"unexpected {module}.{name} in the parse tables")
+        return super().find_class(module, name)
+
+
+def tables_file(key: str) -> str | None:
+    """Where the parse tables (envdsl.syntax.lalr.Tables) built from `key` are kept."""
+    return grammar_cache_file(key, kind="tables")
+
+
+def load_tables(path: str) -> Any:
+    """The tables pickled at `path`, or None if there are none or they are unusable."""
+    try:
+        with open(path, "rb") as file:
+            return _TablesUnpickler(file).load()
+    except FileNotFoundError:
+        return None
+    except Exception:  # noqa: BLE001 - damaged or outdated: built again
+        return None
+
+
+def save_tables(tables: object, path: str) -> None:
+    """Pickle the tables to `path` as `save` does a parser; nothing if that fails."""
+    buffer = io.BytesIO()
+    try:
+        pickle.Pickler(buffer, protocol=pickle.HIGHEST_PROTOCOL).dump(tables)
+    except Exception:  # noqa: BLE001 - no cache
+        return
+    _write(buffer, path)
+
+
+def _write(buffer: io.BytesIO, path: str) -> None:
     try:
         handle, temporary = tempfile.mkstemp(dir=os.path.dirname(path), suffix=".tmp")
     except OSError:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from lark import Token
+from envdsl.syntax.tokens import Token  # the fast parse's; lark's tokens pass too
 
 NEWLINE = "_NL"
 MAP_LBRACE = "MAP_LBRACE"
@@ -80,7 +80,7 @@ class NewlinePostLexer:
 
             if token.type == "LBRACE":
                 if _opens_map_literal(previous):
-                    token = Token.new_borrow_pos(MAP_LBRACE, token.value, token)
+                    token = token.update(MAP_LBRACE)  # a lark Token stays one
                     open_brackets.append("map")
                 else:
                     open_brackets.append("block")

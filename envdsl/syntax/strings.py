@@ -36,8 +36,11 @@ def decode_literal(token_text: str) -> DecodedString:
         body_start, body = 3, token_text[3:-3]
     else:
         body_start, body = 1, token_text[1:-1]
-    value, bad = _unescape(body, body_start)
-    value = value.replace(_ESCAPED_OPEN, "{").replace(_ESCAPED_CLOSE, "}")
+    if "\\" in body or _ESCAPED_OPEN in body or _ESCAPED_CLOSE in body:
+        value, bad = _unescape(body, body_start)
+        value = value.replace(_ESCAPED_OPEN, "{").replace(_ESCAPED_CLOSE, "}")
+    else:  # most strings: nothing to unescape, no marker put in
+        value, bad = body, ()
     if token_text.startswith('"""'):
         value = inspect.cleandoc(value)
     return DecodedString(value, bad)

@@ -19,6 +19,7 @@ from envdsl.runtime import limits
 from envdsl.runtime.callplans import ToolPlan
 from envdsl.runtime.errors import BadValue, Fail
 from envdsl.runtime.limits import clip, json_problem, store
+from envdsl.runtime.loading import load_plainly
 from envdsl.runtime.places import (
     IMMUTABLE_TYPES,
     Place,
@@ -213,6 +214,9 @@ class Environment:
                 data = _DECODER.decode(state)
             else:
                 data = state
+            if load_plainly(self, data):  # valid plain data, in bulk (envdsl/runtime/loading.py)
+                return
+            self._clear()  # anything else: the reference path, which says what is wrong
             problem = json_problem(data)
             if problem is not None:
                 raise InvalidState(f"the state is not a JSON state: {problem}")

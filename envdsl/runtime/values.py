@@ -400,6 +400,7 @@ class RecordSpec(TypeSpec):
         self._fields_factory = fields
         self._fields: list[FieldSpec] | None = None
         self._serialize: Callable[[Any], JSONValue] | None = None
+        self._repr: Callable[[Any], str] | None = None
         self._known: dict[str, FieldSpec] | None = None
         self.name = f"a {cls.__name__} object"
 
@@ -449,6 +450,14 @@ class RecordSpec(TypeSpec):
         if serialize is None:
             serialize = self._serialize = _record_serializer(self.fields)
         return serialize
+
+    def json_repr(self) -> Callable[[Any], str]:
+        """`lambda value: repr(self.to_json(value))` as one function made for its fields (see
+        _record_repr): what state_hash() digests, per row."""
+        write = self._repr
+        if write is None:
+            write = self._repr = _record_repr(self.fields, self.serializer())
+        return write
 
     def schema(self) -> dict[str, Any]:
         properties: dict[str, Any] = {}
@@ -577,6 +586,51 @@ def _record_serializer(fields: list[FieldSpec]) -> Callable[[Any], JSONValue]:
     source = f"lambda value: {{{', '.join(members)}}}"
     serialize: Callable[[Any], JSONValue] = eval(source, converters)  # noqa: S307 - built here
     return serialize
+
+
+def _record_repr(
+    fields: list[FieldSpec], serialize: Callable[[Any], JSONValue]
+) -> Callable[[Any], str]:
+    """`repr(serialize(value))` written as one f-string, without building the dict: a dict's
+    repr is `{'a': <repr of a>, 'b': ...}`, and `{x!r}` is that repr of x. Members as in
+    _record_serializer (plain values, optional plain values and lists of plain values as they
+    are: the owned lists in state are lists with list's repr); a UTC datetime
+    (how state holds them) as its ISO text in quotes, which is its repr (ASCII, no quote);
+    a row holding another datetime goes through `repr(serialize(value))`."""
+    members = []
+    datetimes = []
+    converters: dict[str, Any] = {"serialize": serialize, "UTC": UTC}
+    for index, field in enumerate(sorted(fields, key=lambda f: f.name)):
+        if not field.attribute.isidentifier():  # generated attributes always are
+            raise ValueError(f"not an attribute name: {field.attribute!r}")
+        read = f"value.{field.attribute}"
+        spec = field.spec
+        name = repr(field.name).replace("{", "{{").replace("}", "}}")
+        inner = spec.inner if type(spec) is OptionalSpec else spec
+        if type(inner) is RefSpec:
+            inner = inner.key
+        if type(inner) in _PLAIN or type(spec) is ListSpec and type(spec.inner) in _PLAIN:
+            members.append(f"{name}: {{{read}!r}}")  # a list's repr is that of list(value)
+        elif type(spec) is EnumSpec:
+            members.append(f"{name}: {{{read}._value_!r}}")
+        elif type(spec) is DateTimeSpec:
+            datetimes.append(f"d{index}")
+            members.append(f"{name}: '{{d{index}.isoformat()[:-6]}}Z'")
+        else:
+            converters[f"convert_{index}"] = spec.to_json
+            members.append(f"{name}: {{convert_{index}({read})!r}}")
+    lines = ["def write(value):"]
+    for local in datetimes:
+        index = int(local[1:])
+        field = sorted(fields, key=lambda f: f.name)[index]
+        lines.append(f"    {local} = value.{field.attribute}")
+    if datetimes:
+        other = " or ".join(f"{local}.tzinfo is not UTC" for local in datetimes)
+        lines += [f"    if {other}:", "        return repr(serialize(value))"]
+    lines.append(f"    return f\"{{{{{', '.join(members)}}}}}\"")
+    exec("\n".join(lines), converters)  # noqa: S102 - built here
+    write: Callable[[Any], str] = converters["write"]
+    return write
 
 
 def canonical_key(item: Any) -> tuple[str, Any]:

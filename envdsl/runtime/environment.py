@@ -390,9 +390,7 @@ class Environment:
 
     def reference_state_hash(self) -> str:
         """state_hash() computed from nothing, without the digests kept between calls."""
-        return reference_hash(
-            self._tables, self._row_specs(), self._scalars, self._scalar_specs()
-        )
+        return reference_hash(self._tables, self._row_specs(), self._scalars, self._scalar_specs())
 
     @classmethod
     def _row_specs(cls) -> dict[str, RecordSpec]:

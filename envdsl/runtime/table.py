@@ -132,9 +132,9 @@ class Table(Generic[R]):
                 index = _grouped(values, keys)
             self.unique_index[fields] = index
         for ref_field in self.ref_index:
-            index = _grouped(map(attrgetter(ref_field), rows), keys)
-            index.pop(None, None)
-            self.ref_index[ref_field] = index
+            children = _grouped(map(attrgetter(ref_field), rows), keys)
+            children.pop(None, None)
+            self.ref_index[ref_field] = children
         return True
 
     def holds_all(self, keys: AbstractSet[Key]) -> bool:

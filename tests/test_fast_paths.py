@@ -475,6 +475,8 @@ def test_row_digests_are_those_of_the_rows_json(path: Path) -> None:
         dt.datetime(2024, 5, 1, 9, tzinfo=dt.timezone(dt.timedelta(hours=2))),
         dt.datetime(2024, 5, 1, 9, 0, 0, 5),
         dt.datetime(1, 1, 1, tzinfo=dt.timezone.utc),
+        dt.datetime(2024, 5, 1, 9, 0, 0, 5, tzinfo=dt.timezone.utc),
+        dt.datetime(9999, 12, 31, 23, 59, 59, 999999, tzinfo=dt.timezone.utc),
         "\ud800",
         "é{}'\"",
         "",

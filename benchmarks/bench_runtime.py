@@ -30,7 +30,7 @@ must not depend on N). A one-row operation whose generated cost grows more than 
 smallest to the largest size is profiled with cProfile at the largest size and the top functions
 are printed. state_hash() is O(state) by nature and is reported separately, as is the setup:
 the hand-written load_state against reset(state=...) of the same JSON object (best of 5
-alternating runs, 2 at 50,000 rows and more, each on a fresh environment).
+alternating runs, 3 at 50,000 rows and more, each on a fresh environment).
 """
 
 from __future__ import annotations
@@ -223,7 +223,7 @@ def bench_size(
 ) -> dict[str, Any]:
     """Time every operation at size n; profile those that grew too much against `baseline`."""
     state = sleep_state(n)
-    setup = load_times(state, sleep_cls, 1 if timer.quick else 2 if n >= 50_000 else 5)
+    setup = load_times(state, sleep_cls, 1 if timer.quick else 3 if n >= 50_000 else 5)
     hand = SleepTrackingSystem()
     hand.load_state(state)
     gen = sleep_cls()
@@ -320,7 +320,7 @@ def bench_size(
         raise SystemExit(f"N={n}: the benchmark changed the state: {hashes_before} {hashes_after}")
 
     # state_hash: O(state), a few calls
-    loops = 3 if n >= 50_000 else 20
+    loops = 5 if n >= 50_000 else 20
     hash_times = (
         min(timeit.repeat(hand.state_hash, number=1, repeat=loops)),
         # from nothing: state_hash() keeps row digests between calls (see hash_after_step)

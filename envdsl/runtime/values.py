@@ -602,7 +602,7 @@ def _record_repr(
     a row holding another datetime goes through `repr(serialize(value))`. The ISO text of a
     datetime in whole seconds by %-formatting its fields: half the time of isoformat()."""
     members = []
-    datetimes = []
+    datetimes: list[str] = []  # `d<index> = value.<attribute>`, read once: tested, then written
     converters: dict[str, Any] = {"serialize": serialize, "UTC": UTC, "ISO": _ISO_SECONDS}
     for index, field in enumerate(sorted(fields, key=lambda f: f.name)):
         if not field.attribute.isidentifier():  # generated attributes always are
@@ -618,24 +618,17 @@ def _record_repr(
         elif type(spec) is EnumSpec:
             members.append(f"{name}: {{{read}._value_!r}}")
         elif type(spec) is DateTimeSpec:
-            datetimes.append(f"d{index}")
             d = f"d{index}"
-            whole_seconds = (
-                f"ISO % ({d}.year, {d}.month, {d}.day, {d}.hour, {d}.minute, {d}.second)"
-            )
-            members.append(
-                f"{name}: '{{{whole_seconds} if not {d}.microsecond else {d}.isoformat()[:-6]}}Z'"
-            )
+            datetimes.append(f"{d} = {read}")
+            seconds = f"ISO % ({d}.year, {d}.month, {d}.day, {d}.hour, {d}.minute, {d}.second)"
+            text = f"{seconds} if not {d}.microsecond else {d}.isoformat()[:-6]"
+            members.append(f"{name}: '{{{text}}}Z'")
         else:
             converters[f"convert_{index}"] = spec.to_json
             members.append(f"{name}: {{convert_{index}({read})!r}}")
-    lines = ["def write(value):"]
-    for local in datetimes:
-        index = int(local[1:])
-        field = sorted(fields, key=lambda f: f.name)[index]
-        lines.append(f"    {local} = value.{field.attribute}")
+    lines = ["def write(value):", *(f"    {read}" for read in datetimes)]
     if datetimes:
-        other = " or ".join(f"{local}.tzinfo is not UTC" for local in datetimes)
+        other = " or ".join(f"{read.split()[0]}.tzinfo is not UTC" for read in datetimes)
         lines += [f"    if {other}:", "        return repr(serialize(value))"]
     lines.append(f"    return f\"{{{{{', '.join(members)}}}}}\"")
     exec("\n".join(lines), converters)  # noqa: S102 - built here

@@ -9,6 +9,7 @@ Every result, every state and every hash must be the same on both sides.
 
 from __future__ import annotations
 
+import json
 import pickle
 import random
 from pathlib import Path
@@ -222,3 +223,285 @@ def test_skipping_rows_no_rule_reads_agrees_with_checking_every_touched_row(path
             arguments = ArgumentGenerator(fast, number).for_tool(name)
             assert fast.call(name, arguments) == reference.call(name, arguments)
         assert fast.state_hash() == reference.state_hash()
+
+
+# ---- reset(state=...): the bulk loader against the reference path ----------------------------
+
+
+class Key(str):
+    """A str subclass: not a JSON string (the JSON walk refuses it as an object key)."""
+
+
+# values no inline test of the loader takes as they are, or that nothing accepts
+ODD_FIELD_VALUES: list[Any] = [
+    *ODD_VALUES,
+    Key("x"),
+    float("nan"),
+    2**70,
+    -1.5e308 * 10,
+    "2024-05-01T09:00:00",
+    "2024-05-01 09:00:00Z",
+    "2024-13-01T09:00:00Z",
+    [[[[[[[[[[]]]]]]]]]] * 2,
+    ("a",),
+    ["x" * 70],
+]
+
+
+def loaded(env_class: type[Environment], state: Any, *, reference: bool) -> tuple[Any, ...]:
+    """What reset(state=...) made: everything a later call or hash can see (rows by repr, so
+    5 and 5.0 differ; indexes, counters, owners of the mutable values), or the message."""
+    from envdsl.runtime import environment as environment_module
+    from envdsl.runtime import InvalidState
+
+    env = env_class()
+    with pytest.MonkeyPatch.context() as patch:
+        if reference:  # the reference path alone: the bulk loader never takes a state
+            patch.setattr(environment_module, "load_plainly", lambda env, data: False)
+        try:
+            env.reset(state=state)
+        except InvalidState as error:
+            return ("invalid", str(error), env.state_json())
+    tables = {}
+    for name in env.TABLES:
+        table = env._table(name)
+        rows = table.rows()
+        tables[name] = (
+            [repr(row) for row in rows],
+            [table.seq_of(key) for key in table.keys()],
+            table.auto_counter,
+            table.unique_index,
+            table.ref_index,
+            [owners(name, row) for row in rows],
+        )
+    scalars = {name: repr(env._scalars[name]) for name in env.SCALARS}
+    return ("loaded", tables, scalars, env._steps, env.state_hash(), env)
+
+
+def owners(table: str, row: Any) -> list[tuple[str, str, bool]]:
+    """(attribute, type, owned at this row's field) of each mutable value in the row."""
+    from envdsl.runtime.places import Place, is_immutable, record_fields
+
+    found = []
+
+    def walk(attribute: str, value: Any) -> None:
+        if is_immutable(value):
+            return
+        owner = getattr(value, "_owner", None)
+        place = Place(table, row, attribute)
+        found.append((attribute, type(value).__name__, owner == place and owner.row is row))
+        items = value.values() if isinstance(value, dict) else value
+        if isinstance(value, (list, set, dict)):
+            for item in items:
+                walk(attribute, item)
+        elif hasattr(value, "__slots__"):
+            for name in record_fields(type(value)):
+                walk(attribute, getattr(value, name))
+
+    for name in record_fields(type(row)):
+        walk(name, getattr(row, name))
+    return found
+
+
+def damaged(
+    state: dict[str, Any], env_class: type[Environment], rng: random.Random, benign: bool = False
+) -> Any:
+    """The state with one to three random things wrong with it, or right but unusual (all
+    of them, when benign)."""
+    state = pickle.loads(pickle.dumps(state))
+    for _ in range(rng.randint(1, 3)):
+        tables = [
+            n for n in env_class.TABLES if state.get(n) and isinstance(state[n], (list, dict))
+        ]
+        kind = rng.choice(["field", "field", "field", "missing", "extra", "copy", "as list",
+                           "key", "top", "scalar", "row", "table", "benign", "benign",
+                           "benign", "key subclass"])  # fmt: skip
+        kind = "benign" if benign else kind
+        if kind == "top":
+            state[rng.choice(["unknown", Key("unknown"), 1])] = []
+            continue
+        if kind == "scalar" and env_class.SCALARS:
+            name = rng.choice(sorted(env_class.SCALARS))
+            if rng.random() < 0.5:
+                state.pop(name, None)
+            else:
+                state[name] = rng.choice(ODD_FIELD_VALUES)
+            continue
+        if not tables:
+            continue
+        name = rng.choice(tables)
+        table = state[name]
+        if kind == "table":
+            state[name] = rng.choice([None, "rows", 5, tuple(table)])
+            continue
+        if kind == "as list" and isinstance(table, dict):
+            state[name] = list(table.values())
+            continue
+        keys = list(table) if isinstance(table, dict) else list(range(len(table)))
+        where = rng.choice(keys)
+        row = table[where]
+        if not isinstance(row, dict):
+            continue
+        if kind == "key" and isinstance(table, dict):
+            table[rng.choice([Key(where), where + "x", " " + where, "\ud800"])] = table.pop(where)
+        elif kind == "row":
+            table[where] = rng.choice([None, [], "row", {**row, Key("x"): 1}])
+        elif kind == "copy":  # a duplicate key, or a duplicate in its unique fields
+            other = table[rng.choice(keys)]
+            other = dict(other) if isinstance(other, dict) else {}
+            other.update({k: v for k, v in row.items() if rng.random() < 0.5})
+            if isinstance(table, list):
+                table.append(other)
+            else:
+                table[f"{where}-copy"] = other
+        elif not row:
+            continue
+        elif kind == "benign":  # the same value in another form the reference accepts
+            field = rng.choice(sorted(row))
+            value = row[field]
+            if type(value) is int:
+                row[field] = float(value)
+            elif isinstance(value, str) and value.endswith("Z") and "T" in value:
+                row[field] = value[:-1] + rng.choice(["+00:00", "", "-00:00"])
+            elif isinstance(value, str):
+                row[field] = value + rng.choice(["é", "x" * 70, ""])
+            elif isinstance(table, list):  # rows without their key: auto keys, where any
+                row.pop(next(iter(row)))
+        elif kind == "missing":
+            row.pop(rng.choice(sorted(row)))
+        elif kind == "extra":
+            row[rng.choice(["unknown", "\ud800"])] = 1
+        elif kind == "key subclass":  # a field's own name, as a str subclass
+            renamed = rng.choice(sorted(row))
+            table[where] = {Key(k) if k == renamed else k: v for k, v in row.items()}
+        else:
+            field = rng.choice(sorted(row))
+            rows = table.values() if isinstance(table, dict) else table
+            others = [r.get(field) for r in rows if isinstance(r, dict)]
+            row[field] = rng.choice([*ODD_FIELD_VALUES, rng.choice(others), rng.choice(others)])
+    return state
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=[p.stem for p in EXAMPLES])
+def test_the_bulk_loader_loads_and_refuses_states_as_the_reference(path: Path) -> None:
+    """Valid states of every task (as JSON objects and as text, tables keyed and as lists)
+    and random damage to them: the same rows, indexes, owners and hash, or the same
+    InvalidState message; then the same results of random calls on the loaded states."""
+    from envdsl.runtime.loading import load_plainly
+
+    env_class = envdsl.load(path)
+    rng = random.Random(path.stem)
+    outcomes: dict[str, int] = {"loaded": 0, "invalid": 0}
+    for task in env_class.TASKS:
+        env = env_class()
+        env.reset(task=task)
+        state = env.state_json()
+        as_lists = {n: list(v.values()) if n in env_class.TABLES else v for n, v in state.items()}
+        cases: list[Any] = [state, as_lists, json.dumps(state)]
+        for valid in (state, as_lists):  # the bulk loader takes them (or measures nothing)
+            assert load_plainly(env_class(), valid)
+        cases += [damaged(rng.choice([state, as_lists]), env_class, rng) for _ in range(25)]
+        cases += [damaged(as_lists, env_class, rng, benign=True) for _ in range(10)]
+        for case in cases:
+            if rng.random() < 0.3:
+                try:
+                    case = json.dumps(case)  # the text path (json.loads output only)
+                except (TypeError, ValueError):
+                    pass
+            fast = loaded(env_class, case, reference=False)
+            reference = loaded(env_class, case, reference=True)
+            assert fast[:-1] == reference[:-1] if fast[0] == "loaded" else fast == reference
+            outcomes[fast[0]] += 1
+            if fast[0] == "loaded":
+                check_calls_agree(fast[-1], reference[-1], rng.randrange(2**32))
+    assert outcomes["loaded"] >= len(env_class.TASKS) * 3 and outcomes["invalid"] > 10
+
+
+def check_calls_agree(fast: Environment, reference: Environment, seed: int) -> None:
+    tools = sorted(fast.TOOLS)
+    rng = random.Random(seed)
+    for _ in range(8):
+        number = rng.randrange(2**32)
+        name = tools[number % len(tools)]
+        arguments = ArgumentGenerator(fast, number // len(tools)).for_tool(name)
+        assert fast.call(name, arguments) == reference.call(name, arguments)
+    assert fast.state_json() == reference.state_json()
+    assert fast.state_hash() == reference.state_hash() == old_style_hash(reference)
+
+
+# ---- state_hash(): the written-out row digests against the reference form --------------------
+
+
+def old_style_hash(env: Environment) -> str:
+    """state_hash() as digests.py defines it, written out from nothing: every row digested
+    from repr(to_json(row)), so the hex values cannot have moved."""
+    import hashlib
+    from hashlib import blake2b
+
+    whole = hashlib.sha256()
+    for name in sorted([*env.TABLES, *env.SCALARS]):
+        whole.update(name.encode("utf-8", "surrogatepass") + b"\0")
+        if name in env.TABLES:
+            spec = env.TABLES[name].row
+            rows = env._table(name).rows()
+            joined = b"".join(
+                blake2b(
+                    repr(spec.to_json(r)).encode("utf-8", "surrogatepass"), digest_size=16
+                ).digest()
+                for r in rows
+            )
+            digest = blake2b(joined, digest_size=32).digest()
+        else:
+            value = env._scalars[name]
+            data = None if value is None else env.SCALARS[name].spec.to_json(value)
+            text = json.dumps(data, separators=(",", ":"), ensure_ascii=False)
+            digest = text.encode("utf-8", "surrogatepass")
+        whole.update(len(digest).to_bytes(8, "little") + digest)
+    return whole.hexdigest()
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=[p.stem for p in EXAMPLES])
+def test_row_digests_are_those_of_the_rows_json(path: Path) -> None:
+    """Each record's json_repr is repr(to_json(row)) and the digests are the reference ones,
+    on every task's rows and on rows given odd values: datetimes in other zones or naive, a
+    lone surrogate, an int too long for text, floats, empty and non-ASCII text."""
+    import datetime as dt
+
+    from envdsl.runtime.digests import _digest_row, _row_digest, _row_digests
+
+    env_class = envdsl.load(path)
+    rng = random.Random(path.stem)
+    odd = [
+        dt.datetime(2024, 5, 1, 9, tzinfo=dt.timezone(dt.timedelta(hours=2))),
+        dt.datetime(2024, 5, 1, 9, 0, 0, 5),
+        dt.datetime(1, 1, 1, tzinfo=dt.timezone.utc),
+        dt.datetime(2024, 5, 1, 9, 0, 0, 5, tzinfo=dt.timezone.utc),
+        dt.datetime(9999, 12, 31, 23, 59, 59, 999999, tzinfo=dt.timezone.utc),
+        "\ud800",
+        "é{}'\"",
+        "",
+        10**5000,
+        -0.0,
+        1e300,
+        None,
+    ]
+    compared = 0
+    for task in env_class.TASKS:
+        env = env_class()
+        env.reset(task=task)
+        assert env.state_hash() == env.reference_state_hash() == old_style_hash(env)
+        for name, spec in env_class.TABLES.items():
+            rows = env._table(name).rows()
+            for row in rows:
+                attribute = rng.choice([f.attribute for f in spec.row.fields])
+                changed = pickle.loads(pickle.dumps(row))
+                setattr(changed, attribute, rng.choice(odd))
+                for candidate in (row, changed):
+                    try:
+                        expected = _row_digest(spec.row.to_json(candidate))
+                    except (AttributeError, TypeError, ValueError):
+                        continue  # a value of the wrong type for this field's serializer
+                    assert _digest_row(candidate, spec.row) == expected
+                    assert _row_digests(["k"], [candidate], spec.row) == {"k": expected}
+                    compared += 1
+    assert compared > 0

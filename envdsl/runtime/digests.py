@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 if TYPE_CHECKING:
     from envdsl.runtime.table import Table
-    from envdsl.runtime.values import TypeSpec
+    from envdsl.runtime.values import RecordSpec, TypeSpec
 
 Entry = tuple[Any, ...]
 _ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
@@ -69,7 +69,7 @@ class StateDigests:
     def state_hash(
         self,
         tables: dict[str, Table[Any]],
-        row_json: dict[str, Callable[[Any], Any]],
+        row_specs: dict[str, RecordSpec],
         scalars: dict[str, Any],
         scalar_specs: dict[str, TypeSpec],
     ) -> str:
@@ -80,7 +80,7 @@ class StateDigests:
                 digest = self.tables.get(name)
                 if digest is None:
                     digest = self.tables[name] = self._table_digest(
-                        name, tables[name], row_json[name]
+                        name, tables[name], row_specs[name]
                     )
             else:
                 digest = self.scalars.get(name)
@@ -91,23 +91,21 @@ class StateDigests:
             whole.update(len(digest).to_bytes(8, "little") + digest)
         return whole.hexdigest()
 
-    def _table_digest(self, name: str, table: Table[Any], to_json: Callable[[Any], Any]) -> bytes:
+    def _table_digest(self, name: str, table: Table[Any], spec: RecordSpec) -> bytes:
         known = self.rows.get(name)
-        if known is None:
-            digests = self.rows[name] = {
-                key: _row_digest(to_json(row)) for key, row in zip(table.keys(), table.rows())
-            }
-        else:
-            digests = known
-            for key in self.dirty_rows.pop(name, ()):
-                row = table.get(key)
-                if row is None:
-                    digests.pop(key, None)
-                else:
-                    digests[key] = _row_digest(to_json(row))
+        if known is None:  # from nothing: in table order, so the digests join as they are
+            digests = self.rows[name] = _row_digests(table.keys(), table.rows(), spec)
+            return blake2b(b"".join(digests.values()), digest_size=32).digest()
+        digests = known
+        for key in self.dirty_rows.pop(name, ()):
+            row = table.get(key)
+            if row is None:
+                digests.pop(key, None)
+            else:
+                digests[key] = _digest_row(row, spec)
 
         def missing(key: Any) -> bytes:  # a row added without a journal entry naming it
-            digest = digests[key] = _row_digest(to_json(table.get(key)))
+            digest = digests[key] = _digest_row(table.get(key), spec)
             return digest
 
         joined = b"".join([digests.get(key) or missing(key) for key in table.keys()])
@@ -116,12 +114,12 @@ class StateDigests:
 
 def reference_hash(
     tables: dict[str, Table[Any]],
-    row_json: dict[str, Callable[[Any], Any]],
+    row_specs: dict[str, RecordSpec],
     scalars: dict[str, Any],
     scalar_specs: dict[str, TypeSpec],
 ) -> str:
     """The same hash computed from nothing: what the incremental one must always equal."""
-    return StateDigests().state_hash(tables, row_json, scalars, scalar_specs)
+    return StateDigests().state_hash(tables, row_specs, scalars, scalar_specs)
 
 
 def _text(data: Any) -> bytes:
@@ -141,6 +139,29 @@ def _hex_ints(data: Any) -> Any:
     if isinstance(data, list):
         return [_hex_ints(value) for value in data]
     return data
+
+
+def _row_digests(keys: list[Any], rows: list[Any], spec: RecordSpec) -> dict[Any, bytes]:
+    """key -> _row_digest(spec.to_json(row)) for a table's rows, by the record's json_repr
+    (the same text, without building the dicts)."""
+    write = spec.json_repr()
+    try:
+        return {
+            key: blake2b(write(row).encode(), digest_size=16).digest()
+            for key, row in zip(keys, rows)
+        }
+    except ValueError:  # a lone surrogate (strict UTF-8 refuses it), an int too long for text
+        to_json = spec.serializer()
+        return {key: _row_digest(to_json(row)) for key, row in zip(keys, rows)}
+
+
+def _digest_row(row: Any, spec: RecordSpec) -> bytes:
+    """_row_digest(spec.to_json(row)), by the record's json_repr."""
+    try:
+        text = spec.json_repr()(row).encode()
+    except ValueError:  # a lone surrogate (strict UTF-8 refuses it), an int too long for text
+        return _row_digest(spec.to_json(row))
+    return blake2b(text, digest_size=16).digest()
 
 
 def _row_digest(data: Any) -> bytes:

@@ -19,6 +19,7 @@ from envdsl.runtime import limits
 from envdsl.runtime.callplans import ToolPlan
 from envdsl.runtime.errors import BadValue, Fail
 from envdsl.runtime.limits import clip, json_problem, store
+from envdsl.runtime.loading import load_plainly
 from envdsl.runtime.places import (
     IMMUTABLE_TYPES,
     Place,
@@ -119,8 +120,8 @@ class Environment:
     ENV_INVARIANTS: ClassVar[dict[str, str]] = {}  # method -> text
     # each `require` and `let ... else`: (tool or fn, spec line, kind, condition as written)
     SITES: ClassVar[tuple[tuple[str, int, str, str], ...]] = ()
-    # made from the tables above on first use, per class (see _row_serializers)
-    _SERIALIZERS: ClassVar[dict[str, Callable[[Any], Any]]]
+    # made from the tables above on first use, per class (see _row_specs)
+    _ROW_SPECS: ClassVar[dict[str, RecordSpec]]
     _SCALAR_SPECS: ClassVar[dict[str, TypeSpec]]
     _PLANS: ClassVar[dict[str, ToolPlan]]
     _GUARDED: ClassVar[dict[str, frozenset[str] | None]]
@@ -213,6 +214,9 @@ class Environment:
                 data = _DECODER.decode(state)
             else:
                 data = state
+            if load_plainly(self, data):  # valid plain data, in bulk (envdsl/runtime/loading.py)
+                return
+            self._clear()  # anything else: the reference path, which says what is wrong
             problem = json_problem(data)
             if problem is not None:
                 raise InvalidState(f"the state is not a JSON state: {problem}")
@@ -381,22 +385,19 @@ class Environment:
         """A digest of the canonical state (see envdsl/runtime/digests.py): equal states have
         equal hashes; after a call it costs the rows the call changed."""
         return self._world.digests.state_hash(
-            self._tables, self._row_serializers(), self._scalars, self._scalar_specs()
+            self._tables, self._row_specs(), self._scalars, self._scalar_specs()
         )
 
     def reference_state_hash(self) -> str:
         """state_hash() computed from nothing, without the digests kept between calls."""
-        return reference_hash(
-            self._tables, self._row_serializers(), self._scalars, self._scalar_specs()
-        )
+        return reference_hash(self._tables, self._row_specs(), self._scalars, self._scalar_specs())
 
     @classmethod
-    def _row_serializers(cls) -> dict[str, Callable[[Any], Any]]:
-        serializers: dict[str, Callable[[Any], Any]] | None = cls.__dict__.get("_SERIALIZERS")
-        if serializers is None:  # per generated class, made once
-            serializers = {name: spec.row.serializer() for name, spec in cls.TABLES.items()}
-            cls._SERIALIZERS = serializers
-        return serializers
+    def _row_specs(cls) -> dict[str, RecordSpec]:
+        specs: dict[str, RecordSpec] | None = cls.__dict__.get("_ROW_SPECS")
+        if specs is None:  # per generated class, made once
+            specs = cls._ROW_SPECS = {name: spec.row for name, spec in cls.TABLES.items()}
+        return specs
 
     @classmethod
     def _scalar_specs(cls) -> dict[str, TypeSpec]:

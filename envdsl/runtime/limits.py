@@ -90,10 +90,11 @@ def clip(name: object) -> str:
     return text
 
 
-def json_problem(value: Any) -> str | None:
+def json_problem(value: Any, depth: int = 0) -> str | None:
     """Why a parsed JSON value may not enter the environment (too deep, a number out of range,
-    a lone surrogate, a non-string key), or None; iterative, so depth cannot crash it."""
-    stack: list[tuple[Any, int]] = [(value, 0)]
+    a lone surrogate, a non-string key), or None; iterative, so depth cannot crash it. `depth`:
+    how deep the value lies in the JSON value it is part of."""
+    stack: list[tuple[Any, int]] = [(value, depth)]
     while stack:
         item, depth = stack.pop()
         kind = type(item)

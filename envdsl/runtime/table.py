@@ -7,7 +7,8 @@ that a failed call can be undone in time proportional to what it changed, not to
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Generic, Iterator, TypeVar
+from operator import attrgetter
+from typing import AbstractSet, Any, Generic, Iterable, Iterator, TypeVar
 
 R = TypeVar("R")
 Key = Any
@@ -112,6 +113,34 @@ class Table(Generic[R]):
         self.index_row(key, row)
         return seq
 
+    def fill(self, keys: list[Key], rows: list[R]) -> bool:
+        """Add rows to an empty table under these keys, in this order, the indexes built in
+        one pass per index (as `add` row by row would build them); False, with the table left
+        half-filled, when two keys are equal."""
+        count = len(rows)
+        self._rows = dict(zip(keys, rows))
+        if len(self._rows) != count:
+            return False
+        self._seq = dict(zip(keys, range(count)))
+        self._next_seq = count
+        for fields in self.unique_index:
+            values = list(map(attrgetter(*fields), rows))
+            if len(fields) == 1:
+                values = [(value,) for value in values]
+            index = {value: {key} for value, key in zip(values, keys)}
+            if len(index) != count:  # values shared by several rows: their sets hold them all
+                index = _grouped(values, keys)
+            self.unique_index[fields] = index
+        for ref_field in self.ref_index:
+            children = _grouped(map(attrgetter(ref_field), rows), keys)
+            children.pop(None, None)
+            self.ref_index[ref_field] = children
+        return True
+
+    def holds_all(self, keys: AbstractSet[Key]) -> bool:
+        """Whether every one of these keys (a set or a dict's keys) is a row's key."""
+        return self._rows.keys() >= keys
+
     def remove(self, key: Key) -> tuple[R, int]:
         row = self._rows.pop(key)
         seq = self._seq.pop(key)
@@ -154,6 +183,18 @@ class Table(Generic[R]):
 
     def seq_of(self, key: Key) -> int:
         return self._seq[key]
+
+
+def _grouped(values: Iterable[Any], keys: list[Key]) -> dict[Any, set[Key]]:
+    """value -> the keys of the rows holding it."""
+    groups: dict[Any, set[Key]] = {}
+    for value, key in zip(values, keys):
+        group = groups.get(value)
+        if group is None:
+            groups[value] = {key}
+        else:
+            group.add(key)
+    return groups
 
 
 def _discard(index: dict[Any, set[Key]], value: Any, key: Key) -> None:

@@ -1,0 +1,408 @@
+"""Loading a JSON state the fast way, for the common case: plain, valid data.
+
+The reference loader (`Environment._load_json_state` and `_check_whole_state`) walks the whole
+state for JSON problems, reads every field through its spec with a path, adds rows one by one
+and checks every rule row by row. This module does the same work once per state in bulk: one
+function per entity (source built here from its fields and compiled, as callplans does for
+tools) reads a row with the common cases inlined as exact type tests (short ASCII strings,
+64-bit ints, enum values, ISO datetimes, lists of those), a table's dict and indexes are built
+in one pass, and the rules are checked by set operations (unique: one key per value; refs:
+the parents are a subset of the parent table's keys) and by running each invariant over all
+rows.
+
+It gives up (`Slow`) at the first thing it does not take: a wrong or converted type (`5.0` for
+an int), an unknown or missing field, a duplicate key, a broken rule, any error. The caller
+then loads the state again through the reference path, from an empty world. So a state this
+loader accepts is exactly one the reference accepts, loaded into the same rows (its exact type
+tests imply everything the JSON walk checks: exact JSON types, string keys, no lone surrogate,
+ints in range, finite numbers, bounded depth), and every bad state gets the reference's
+message, from one source.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+from operator import attrgetter
+from typing import TYPE_CHECKING, Any, Callable
+
+from envdsl.runtime.errors import BadValue
+from envdsl.runtime.limits import MAX_INT, MAX_ITEMS, MIN_INT, has_surrogate, json_problem
+from envdsl.runtime.places import IMMUTABLE_TYPES, OwnedList, Place, owned_copy
+from envdsl.runtime.values import (
+    BoolSpec,
+    DateSpec,
+    DateTimeSpec,
+    EnumSpec,
+    IntSpec,
+    ListSpec,
+    OptionalSpec,
+    RecordSpec,
+    RefSpec,
+    SetSpec,
+    StrSpec,
+    TypeSpec,
+    key_from_json,
+    nested_refs,
+)
+
+if TYPE_CHECKING:
+    from envdsl.runtime.environment import Environment, TableSpec
+    from envdsl.runtime.table import Table
+
+RowLoader = Callable[[Any], Any]
+_MISSING = object()
+_FIELD_DEPTH = 3  # state object -> table -> row -> field value
+_UTC = dt.timezone.utc
+
+
+class Slow(Exception):
+    """Not the plain case: load the state through the reference path."""
+
+
+def load_plainly(env: Environment, data: Any) -> bool:
+    """Load `data` into `env`'s (empty) world and check every rule; False when this loader
+    does not take it, which leaves the world half-filled: the caller clears it and loads the
+    state through the reference path."""
+    if type(data) is not dict:
+        return False
+    for name in data:
+        if type(name) is not str or (name not in env.TABLES and name not in env.SCALARS):
+            return False
+    coverage = None if env.coverage is None else list(env.coverage)
+    try:
+        loaders = row_loaders(type(env))
+        for name, spec in env.TABLES.items():
+            if name in data:
+                _load_table(env, name, spec, data[name], loaders[name])
+        for name, scalar in env.SCALARS.items():
+            if name in data:
+                value = data[name]
+                if json_problem(value, depth=1) is not None:
+                    raise Slow
+                env.set_scalar_initial(name, scalar.spec.from_json(value, name))
+            elif scalar.default is None and not isinstance(scalar.spec, OptionalSpec):
+                raise Slow
+        _check_plainly(env)
+    except Exception:  # noqa: BLE001 - whatever it is, the reference path says it properly
+        if coverage is not None:  # fns the invariants call run again there: count them once
+            env.coverage = coverage
+        return False
+    return True
+
+
+def row_loaders(cls: type[Environment]) -> dict[str, RowLoader]:
+    """One row loader per table of a generated class, made once."""
+    loaders: dict[str, RowLoader] | None = cls.__dict__.get("_ROW_LOADERS")
+    if loaders is None:
+        loaders = {name: row_loader(spec.row, name) for name, spec in cls.TABLES.items()}
+        setattr(cls, "_ROW_LOADERS", loaders)
+    return loaders
+
+
+def _load_table(env: Environment, name: str, spec: TableSpec, value: Any, load: RowLoader) -> None:
+    if type(value) is list:
+        rows = list(map(load, value))
+    elif type(value) is dict:
+        key_spec = next(f for f in spec.row.fields if f.attribute == spec.schema.key)
+        rows = []
+        for key, row in value.items():
+            if type(key) is not str or type(row) is not dict or has_surrogate(key):
+                raise Slow
+            key_value = key_from_json(key_spec.spec, key, "")  # the reference's canonical key
+            if key_spec.name not in row:
+                row = {**row, key_spec.name: key_value}
+            elif key_spec.spec.from_json(row[key_spec.name], "") != key_value:
+                raise Slow
+            rows.append(load(row))
+    else:
+        raise Slow
+    _add_rows(env, env._tables[name], rows)
+    env._world.digests.table_changed(name)
+
+
+def _add_rows(env: Environment, table: Table[Any], rows: list[Any]) -> None:
+    """Environment.load_rows for rows whose fields are already owned."""
+    schema = table.schema
+    keys = list(map(attrgetter(schema.key), rows))
+    prefix = schema.auto_prefix
+    if prefix is not None:  # auto keys continue after the loaded ones, as load_rows does
+        start = prefix + "-"
+        cut = len(start)
+        tails = [key[cut:] for key in keys if type(key) is str and key.startswith(start)]
+        numbers = [int(tail) for tail in tails if tail.isdigit()]
+        if numbers:
+            table.auto_counter = max(table.auto_counter, max(numbers))
+        if "" in keys:  # keys to make, in row order, each past those taken so far
+            for row, key in zip(rows, keys):
+                if key == "":
+                    key = env._next_auto_key(table)
+                    setattr(row, schema.key, key)
+                if key in table:
+                    raise Slow
+                table.add(key, row)
+            return
+    if not table.fill(keys, rows):
+        raise Slow  # two rows with one key
+
+
+def _check_plainly(env: Environment) -> None:
+    """_check_whole_state for a state that passes it (Slow at the first doubt): the same rules,
+    and the same invariant calls on the same rows, so the same steps counted."""
+    env._steps = 0
+    for name, scalar in env.SCALARS.items():
+        if env._scalars[name] is None and not isinstance(scalar.spec, OptionalSpec):
+            raise Slow
+    for name, table in env._tables.items():
+        size = len(table)
+        for index in table.unique_index.values():
+            if len(index) != size and any(
+                len(keys) > 1 and None not in value for value, keys in index.items()
+            ):
+                raise Slow
+        for ref in table.schema.refs:
+            if not env._tables[ref.parent_table].holds_all(table.ref_index[ref.field].keys()):
+                raise Slow
+        spec = env.TABLES[name]
+        rows = table.rows()
+        if spec.nested_parents:
+            for row in rows:
+                for _, parent_table, parent_key in nested_refs(spec.row, row):
+                    if parent_key is not None and parent_key not in env._tables[parent_table]:
+                        raise Slow
+        for _, method in env.ROW_INVARIANTS.get(name, ()):
+            if not all(map(getattr(env, method), rows)):
+                raise Slow
+    for method in env.ENV_INVARIANTS:
+        if not getattr(env, method)():
+            raise Slow
+
+
+# ---- row loaders -----------------------------------------------------------------------------
+
+
+def row_loader(spec: RecordSpec, table: str) -> RowLoader:
+    """A function that reads one row of `table` from a JSON object as spec.from_json would
+    (the same row, with its mutable fields owned as Environment.load_rows owns them), or
+    raises Slow for anything it does not take."""
+    names: dict[str, Any] = {
+        "Slow": Slow,
+        "KNOWN": frozenset(f.name for f in spec.fields),
+        "M": _MISSING,
+        "CLS": spec.cls,
+        "new": object.__new__,
+        "MIN": MIN_INT,
+        "MAX": MAX_INT,
+        "MAX_ITEMS": MAX_ITEMS,
+        "UTC": _UTC,
+        "datetime_from": dt.datetime.fromisoformat,
+        "date_from": dt.date.fromisoformat,
+        "Owned": OwnedList,
+        "Place": Place,
+        "owned_copy": owned_copy,
+        "IMMUTABLE": IMMUTABLE_TYPES,
+        "TABLE": table,
+    }
+    defaults = {f.name: f for f in dataclasses.fields(spec.cls)}
+    lines = [
+        "def load(value):",
+        "    if type(value) is not dict:",
+        "        raise Slow",
+        "    for name in value:",
+        "        if type(name) is not str or name not in KNOWN:",
+        "            raise Slow",
+    ]
+    # every member is a field: with all of them there, a subscript each (a tenth faster)
+    lines.append(f"    if len(value) == {len(spec.fields)}:")
+    lines += ["        pass"] * (not spec.fields)
+    lines += [f"        f{i} = value[{f.name!r}]" for i, f in enumerate(spec.fields)]
+    lines += ["    else:", "        get = value.get"]
+    lines += [f"        f{i} = get({f.name!r}, M)" for i, f in enumerate(spec.fields)]
+    lines += ["        pass"] * (not spec.fields)  # an entity has its key; a record may not
+    owning = []
+    arguments = []
+    for index, field in enumerate(spec.fields):
+        if not field.attribute.isidentifier():  # generated attributes always are
+            raise ValueError(f"not an attribute name: {field.attribute!r}")
+        target = f"f{index}"
+        names[f"other_{index}"] = _slow_reader(field.spec, field.required, defaults, field)
+        lines.extend("    " + line for line in _read(field.spec, target, index, names))
+        arguments.append(f"{field.attribute} = {target}")
+        own = _owning(field.spec, field.attribute, index)
+        if own:
+            owning.extend(own)
+    if _plain_init(spec):
+        lines.append("    row = new(CLS)")
+        lines.extend(f"    row.{argument}" for argument in arguments)
+    else:
+        lines.append(f"    row = CLS({', '.join(arguments)})")
+    lines.extend("    " + line for line in owning)
+    lines.append("    return row")
+    exec("\n".join(lines), names)  # noqa: S102 - source built here from the specs
+    load: RowLoader = names["load"]
+    return load
+
+
+def _plain_init(spec: RecordSpec) -> bool:
+    """Whether the class's __init__ only stores its fields (a dataclass of exactly these
+    fields, no __post_init__): a row is then made by storing them, a third of the call."""
+    cls = spec.cls
+    if not dataclasses.is_dataclass(cls) or hasattr(cls, "__post_init__"):
+        return False
+    fields = dataclasses.fields(cls)
+    return all(f.init for f in fields) and sorted(f.name for f in fields) == sorted(
+        f.attribute for f in spec.fields
+    )
+
+
+def _read(spec: TypeSpec, target: str, index: int, names: dict[str, Any]) -> list[str]:
+    """Statements that turn the raw JSON value in `target` into the field's value in place,
+    with the common case inline and anything else through `other_<index>`."""
+    other = [f"    {target} = other_{index}({target})"]
+    test = _plain_test(spec, target)
+    if isinstance(spec, OptionalSpec):
+        inner = spec.inner
+        inner_test = _plain_test(inner, target)
+        if inner_test is not None:
+            return [f"if {target} is None or {inner_test}:", "    pass", "else:", *other]
+        converted = _converting(inner, target, index, names)
+        if converted is not None:
+            return [f"if {target} is not None:", *("    " + line for line in converted)]
+        return [f"if {target} is not None:", *other]
+    if test is not None:
+        return [f"if not ({test}):", *other]
+    converted = _converting(spec, target, index, names)
+    return converted if converted is not None else [other[0].strip()]
+
+
+def _plain_test(spec: TypeSpec, name: str) -> str | None:
+    """An expression true when the raw value is already the field's value (no conversion) and
+    one the spec and the JSON walk both accept; None for specs that convert."""
+    if isinstance(spec, RefSpec):
+        spec = spec.key
+    kind = type(spec)
+    if kind is StrSpec:
+        return f"type({name}) is str and {name}.isascii() and len({name}) <= 64"
+    if kind is IntSpec:
+        return f"type({name}) is int and MIN <= {name} <= MAX"
+    if kind is BoolSpec:
+        return f"({name} is True or {name} is False)"
+    return None
+
+
+def _converting(spec: TypeSpec, name: str, index: int, names: dict[str, Any]) -> list[str] | None:
+    """Statements converting a raw value of the common form (enum value, ISO text), falling
+    back to `other_<index>`; None for specs with no inline form."""
+    other = f"{name} = other_{index}({name})"
+    kind = type(spec)
+    if kind is EnumSpec:
+        names[f"members_{index}"] = spec.by_value  # type: ignore[attr-defined]
+        return [
+            f"raw = {name}",
+            f"{name} = members_{index}.get(raw) if type(raw) is str else None",
+            f"if {name} is None:",
+            f"    {name} = other_{index}(raw)",
+        ]
+    if kind is DateTimeSpec:  # values.parse_datetime, inline
+        return [
+            f"if type({name}) is str and {name}.isascii() and ('T' in {name} or ' ' in {name}):",
+            "    raw = " + name,
+            "    try:",
+            f"        {name} = datetime_from(raw)",
+            f"        if {name}.tzinfo is None:",
+            f"            {name} = {name}.replace(tzinfo=UTC)",
+            f"        elif {name}.tzinfo is not UTC:",
+            f"            {name} = {name}.astimezone(UTC)",
+            "    except (ValueError, OverflowError):",
+            f"        {name} = other_{index}(raw)",
+            "else:",
+            f"    {other}",
+        ]
+    if kind is DateSpec:
+        return [
+            f"if type({name}) is str and len({name}) == 10 and {name}.isascii():",
+            "    raw = " + name,
+            "    try:",
+            f"        {name} = date_from(raw)",
+            "    except ValueError:",
+            f"        {name} = other_{index}(raw)",
+            "else:",
+            f"    {other}",
+        ]
+    if kind is ListSpec:  # not SetSpec: a set is built from its elements
+        element = _plain_test(spec.inner, "item")  # type: ignore[attr-defined]
+        if element is None:
+            return None
+        names[f"plain_items_{index}"] = eval(  # noqa: S307 - built here
+            f"lambda items: all({element} for item in items)",
+            {"MIN": MIN_INT, "MAX": MAX_INT},
+        )
+        return [
+            f"if not (type({name}) is list and len({name}) <= MAX_ITEMS",
+            f"        and (not {name} or plain_items_{index}({name}))):",
+            f"    {other}",
+        ]
+    return None
+
+
+def _owning(spec: TypeSpec, attribute: str, index: int) -> list[str]:
+    """Statements giving the row's mutable value of this field its owned copy, as
+    places.own_row_fields does (a list of plain items: an OwnedList of them)."""
+    place = f"Place(TABLE, row, {attribute!r})"
+    if isinstance(spec, ListSpec) and not isinstance(spec, SetSpec):
+        if _plain_test(spec.inner, "item") is not None:
+            return [
+                f"items = row.{attribute}",
+                "if type(items) is list:",
+                "    items = Owned(items)",
+                f"    items._owner = {place}",
+                f"    row.{attribute} = items",
+                "else:",
+                f"    row.{attribute} = owned_copy(items, {place})",
+            ]
+    elif _plain_test(spec, "x") is not None or type(spec) in _NEVER_MUTABLE:
+        return []
+    elif isinstance(spec, OptionalSpec) and (
+        _plain_test(spec.inner, "x") is not None or type(spec.inner) in _NEVER_MUTABLE
+    ):
+        return []
+    return [
+        f"current = row.{attribute}",
+        "if type(current) not in IMMUTABLE:",
+        f"    row.{attribute} = owned_copy(current, {place})",
+    ]
+
+
+_NEVER_MUTABLE = frozenset({EnumSpec, DateTimeSpec, DateSpec})
+
+
+def _slow_reader(
+    spec: TypeSpec, required: bool, defaults: dict[str, dataclasses.Field[Any]], field: Any
+) -> Callable[[Any], Any]:
+    """What a row loader does with a raw value its inline test did not take: a missing field
+    gets the dataclass default (Slow where there is none), anything else goes through the
+    JSON walk and the spec's own from_json (a BadValue makes the caller start over)."""
+    attribute = defaults.get(field.attribute)
+    default: Any = _MISSING
+    factory: Callable[[], Any] | None = None
+    if not required and attribute is not None:
+        if attribute.default is not dataclasses.MISSING:
+            default = attribute.default
+        elif attribute.default_factory is not dataclasses.MISSING:
+            factory = attribute.default_factory
+
+    def read(raw: Any) -> Any:
+        if raw is _MISSING:
+            if factory is not None:
+                return factory()
+            if default is _MISSING:
+                raise Slow
+            return default
+        if json_problem(raw, depth=_FIELD_DEPTH) is not None:
+            raise Slow
+        try:
+            return spec.from_json(raw, "")
+        except BadValue:
+            raise Slow from None
+
+    return read

@@ -87,16 +87,18 @@ def _convert(index: int, spec: TypeSpec, name: str, env: dict[str, Any]) -> tupl
     return [f"if {test}: {p} = {a}", f"else: {generic}"], p
 
 
-def argument_reader(tool: ToolSpec) -> Reader:
-    """The plan of one tool: JSON arguments -> (impl arguments, traced arguments); None when an
-    argument is unknown or missing; BadValue, as `_parse_arguments`, for a bad value."""
-    env: dict[str, Any] = {
-        "MIN_INT": MIN_INT,
-        "MAX_INT": MAX_INT,
-        "format_datetime": format_datetime,
-        "names": frozenset(p.name for p in tool.params),
-        "MISSING": object(),
-    }
+def reader_source(tool: ToolSpec, env: dict[str, Any]) -> tuple[list[str], str, str]:
+    """The argument reading of one tool as source: lines that read the dict `given` into
+    `p0, p1, ...` (`return None` where an argument is unknown or missing; BadValue, as
+    `_parse_arguments`, for a bad value), the tuple of the values (`p0, p1, `) and the dict
+    display of the trace's arguments; the names they use are added to `env`."""
+    env.update(
+        MIN_INT=MIN_INT,
+        MAX_INT=MAX_INT,
+        format_datetime=format_datetime,
+        names=frozenset(p.name for p in tool.params),
+        MISSING=object(),
+    )
     body = ["if not given.keys() <= names: return None"]
     traced = []
     for index, param in enumerate(tool.params):
@@ -122,12 +124,16 @@ def argument_reader(tool: ToolSpec) -> Reader:
             missing = f"{p} = None"
         body.extend([f"if {a} is MISSING: {missing}", "else:", *("    " + x for x in convert)])
     values = "".join(f"p{i}, " for i in range(len(tool.params)))
+    return body, values, f"{{{', '.join(traced)}}}"
+
+
+def argument_reader(tool: ToolSpec) -> Reader:
+    """The plan of one tool: JSON arguments -> (impl arguments, traced arguments); None when an
+    argument is unknown or missing; BadValue, as `_parse_arguments`, for a bad value."""
+    env: dict[str, Any] = {}
+    body, values, traced = reader_source(tool, env)
     source = "\n".join(
-        [
-            "def read(given):",
-            *("    " + line for line in body),
-            f"    return ({values}), {{{', '.join(traced)}}}",
-        ]
+        ["def read(given):", *("    " + line for line in body), f"    return ({values}), {traced}"]
     )
     exec(source, env)  # noqa: S102 - source built here from the tool's specs
     reader: Reader = env["read"]
@@ -151,12 +157,14 @@ _TEXT = (StrSpec, EnumSpec, DateTimeSpec, DateSpec)  # sent as a string: its len
 _NUMBER = (BoolSpec, FloatSpec, DurationSpec)  # sent as a number in range: adds nothing
 
 
-def result_checker(spec: TypeSpec) -> Callable[[Any, int], str | None]:
+def check_lines(spec: TypeSpec, problem: str) -> list[str] | None:
     """limits.result_problem written out for a record result of plain fields (what most
-    results are), to the same count: its strings' lengths and its ints' ranges, read by name;
-    other results take the generic walk."""
+    results are), to the same count: lines that read the dict `data` and end in `problem`
+    (a statement format with one hole, the message's expression) where the result has a
+    problem, or fall through when it has none (its strings' lengths and its ints' ranges,
+    read by name, against `size_budget`); None for results that take the generic walk."""
     if not isinstance(spec, RecordSpec):
-        return result_problem
+        return None
     lines = [f"total = {len(spec.fields)}"]
     for field in spec.fields:
         optional = isinstance(field.spec, OptionalSpec)
@@ -167,26 +175,44 @@ def result_checker(spec: TypeSpec) -> Callable[[Any, int], str | None]:
         if type(member) in _TEXT:
             add = "total += len(v)"
         elif type(member) is IntSpec:
-            add = "if not MIN_INT <= v <= MAX_INT: return INT_RESULT"
+            add = f"if not MIN_INT <= v <= MAX_INT: {problem.format('INT_RESULT')}"
         elif inner is not None and type(inner) in _NUMBER:
             add = "total += len(v)"
         elif inner is not None and type(inner) in _TEXT:
             add = "total += len(v) + sum(map(len, v))"
         else:
-            return result_problem
+            return None
         lines.append(f"v = data[{field.name!r}]")
         lines.append(f"if v is not None: {add}" if optional else add)
-    lines.append("return None if total <= size_budget else TOO_LARGE % total")
+    lines.append(f"if total > size_budget: {problem.format('TOO_LARGE % total')}")
+    return lines
+
+
+# what the written-out checks name
+CHECK_NAMES: dict[str, Any] = {
+    "MIN_INT": MIN_INT,
+    "MAX_INT": MAX_INT,
+    "INT_RESULT": INT_RESULT,
+    "TOO_LARGE": "the result is too large (%d characters and elements)",
+}
+
+
+def result_checker(spec: TypeSpec) -> Callable[[Any, int], str | None]:
+    """The result check of one tool: check_lines as a function, or the generic walk."""
+    lines = check_lines(spec, "return {}")
+    if lines is None:
+        return result_problem
+    lines.append("return None")
     source = "\n".join(["def check(data, size_budget):", *("    " + x for x in lines)])
-    env: dict[str, Any] = {
-        "MIN_INT": MIN_INT,
-        "MAX_INT": MAX_INT,
-        "INT_RESULT": INT_RESULT,
-        "TOO_LARGE": "the result is too large (%d characters and elements)",
-    }
+    env = dict(CHECK_NAMES)
     exec(source, env)  # noqa: S102 - source built here from the record's fields
     check: Callable[[Any, int], str | None] = env["check"]
     return check
+
+
+def _reference_path(env: Any, given: dict[str, Any]) -> None:
+    """A call function that runs nothing: the caller takes the generic parser and `_invoke`."""
+    return None
 
 
 class ToolPlan:
@@ -203,10 +229,14 @@ class ToolPlan:
         "write_result",
         "check_result",
         "typed_params",
+        "call",
     )
 
     def __init__(self, owner: type[Any], tool: ToolSpec) -> None:
         self.tool = tool
+        # the tool's whole call (envdsl/runtime/toolcalls.py), set by Environment._plan; this
+        # default sends every call down the reference path
+        self.call: Callable[[Any, dict[str, Any]], dict[str, Any] | None] = _reference_path
         self.names = frozenset(p.name for p in tool.params)
         self.read = argument_reader(tool)
         self.impl = tool.impl

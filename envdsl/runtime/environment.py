@@ -30,6 +30,7 @@ from envdsl.runtime.places import (
 from envdsl.runtime.digests import reference_hash
 from envdsl.runtime.snapshots import Owner, Snapshot, World, undo_entry
 from envdsl.runtime.table import RefField, Table, TableSchema
+from envdsl.runtime.toolcalls import call_function
 from envdsl.runtime.values import RecordSpec, TypeSpec, key_from_json, nested_refs
 
 T = TypeVar("T")
@@ -124,6 +125,9 @@ class Environment:
     _SCALAR_SPECS: ClassVar[dict[str, TypeSpec]]
     _PLANS: ClassVar[dict[str, ToolPlan]]
     _GUARDED: ClassVar[dict[str, frozenset[str] | None]]
+    # calls run through each tool's whole-call function (envdsl/runtime/toolcalls.py); off,
+    # every call takes the reference path (the generic parser and `_invoke`)
+    _CALL_FUNCTIONS: ClassVar[bool] = True
 
     def __init__(
         self,
@@ -467,7 +471,10 @@ class Environment:
                 )
             plan = self._plan(name)
         try:
-            read = plan.read(parsed) or self._read_generically(plan, parsed)
+            outcome = plan.call(self, parsed)
+            if outcome is not None:
+                return outcome
+            read = self._read_generically(plan, parsed)
         except BadValue as error:
             return self._rejected(
                 name, _traced_arguments(plan.tool, parsed, error), _argument_error(error)
@@ -490,7 +497,10 @@ class Environment:
             plans = cls._PLANS = {}
         plan = plans.get(name)
         if plan is None:
-            plan = plans[name] = ToolPlan(cls, cls.TOOLS[name])
+            tool = cls.TOOLS[name]
+            plan = plans[name] = ToolPlan(cls, tool)
+            if cls._CALL_FUNCTIONS:
+                plan.call = call_function(tool, plan.positional, TraceEntry)
         return plan
 
     def _parse_arguments(self, tool: ToolSpec, given: dict[str, Any]) -> dict[str, Any]:
@@ -534,7 +544,10 @@ class Environment:
                 value = default()
             arguments[param_name] = value if to_json is None else to_json(value)
         try:
-            read = plan.read(arguments) or self._read_generically(plan, arguments)
+            outcome = plan.call(self, arguments)
+            if outcome is not None:
+                return outcome
+            read = self._read_generically(plan, arguments)
         except BadValue as error:
             return self._rejected(name, arguments, _argument_error(error))
         return self._invoke(plan, *read)
@@ -568,29 +581,8 @@ class Environment:
                 self._world.record(journal)
             self.trace.append(TraceEntry(tool.name, arguments, True))
             return {"success": True, "data": data}  # (after the `finally` below)
-        except Fail as failure:
-            self._rollback()
-            self.last_failure = failure
-            outcome = {"success": False, "error": failure.message}
-        except RecursionError as error:
-            self._rollback()
-            self.last_exception = error
-            outcome = {"success": False, "error": "the call nested too deeply"}
-        except OverflowError as error:  # a date or number past its range, however reached
-            self._rollback()
-            self.last_failure = Fail(f"a value is out of range ({error})")
-            outcome = {"success": False, "error": self.last_failure.message}
-        except MemoryError as error:
-            self._rollback()
-            self.last_exception = error
-            outcome = {"success": False, "error": "the call ran out of memory"}
-        except Exception as error:  # a runtime bug must not end the episode
-            self._rollback()
-            self.last_exception = error
-            outcome = {
-                "success": False,
-                "error": f"internal error: {type(error).__name__}: {error}",
-            }
+        except Exception as error:  # a runtime bug must not end the episode: see _failed
+            outcome = self._failed(error)
         finally:
             budget.left = None  # outside a call only the per-value limits apply
             self._journal = None
@@ -602,6 +594,28 @@ class Environment:
                 self._grown = set()
         self.trace.append(TraceEntry(tool.name, arguments, False, outcome["error"]))
         return outcome
+
+    def _failed(self, error: Exception) -> Result:
+        """A call that raised `error` inside its transaction: rolled back, what it says, and
+        why in `last_failure` (a Fail, or a value out of range) or `last_exception`."""
+        self._rollback()
+        message: str
+        if isinstance(error, Fail):
+            self.last_failure = error
+            message = error.message
+        elif isinstance(error, RecursionError):
+            self.last_exception = error
+            message = "the call nested too deeply"
+        elif isinstance(error, OverflowError):  # a date or number past its range, however reached
+            self.last_failure = Fail(f"a value is out of range ({error})")
+            message = self.last_failure.message
+        elif isinstance(error, MemoryError):
+            self.last_exception = error
+            message = "the call ran out of memory"
+        else:
+            self.last_exception = error
+            message = f"internal error: {type(error).__name__}: {error}"
+        return {"success": False, "error": message}
 
     # ---- writes (called by generated code; every one journaled) -----------------------------
     def _write_log(self) -> list[tuple[Any, ...]]:
@@ -822,23 +836,28 @@ class Environment:
     # ---- integrity at the end of an action --------------------------------------------------
     def _verify(self, tool: ToolSpec) -> None:
         self._verify_touched()
-        for table_name, method in tool.full_row_invariants:
-            text = dict((m, t) for t, m in self.ROW_INVARIANTS.get(table_name, ()))[method]
-            for row in self._tables[table_name].rows():
-                if not getattr(self, method)(row):
-                    self._row_invariant_failed(table_name, row, text)
+        self._verify_full_rows(tool)
         for method in tool.env_invariants:
             if not getattr(self, method)():
-                raise Fail(
-                    self.ENV_INVARIANTS[method], rule=f"invariant: {self.ENV_INVARIANTS[method]}"
-                )
+                self._env_invariant_failed(method)
         for table_name, row_method, method in tool.row_env_invariants:
             table = self._tables[table_name]
             for touched_table, key in self._touched:
                 row = table.get(key) if touched_table == table_name else None
                 if row is not None and not getattr(self, row_method)(row):
-                    text = self.ENV_INVARIANTS[method]
-                    raise Fail(text, rule=f"invariant: {text}")
+                    self._env_invariant_failed(method)
+
+    def _verify_full_rows(self, tool: ToolSpec) -> None:
+        """The row invariants that read other tables the tool writes, on every row."""
+        for table_name, method in tool.full_row_invariants:
+            text = dict((m, t) for t, m in self.ROW_INVARIANTS.get(table_name, ()))[method]
+            for row in self._tables[table_name].rows():
+                if not getattr(self, method)(row):
+                    self._row_invariant_failed(table_name, row, text)
+
+    def _env_invariant_failed(self, method: str) -> None:
+        text = self.ENV_INVARIANTS[method]
+        raise Fail(text, rule=f"invariant: {text}")
 
     def _verify_touched(self) -> None:
         guarded = self._guarded_fields()

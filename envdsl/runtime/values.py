@@ -555,14 +555,23 @@ _PLAIN: frozenset[type[TypeSpec]] = frozenset({IntSpec, StrSpec, BoolSpec, JsonS
 def _record_serializer(fields: list[FieldSpec]) -> Callable[[Any], JSONValue]:
     """`lambda value: {"a": value.a, "b": convert_b(value.b), ...}` for a record's fields, in
     name order (the canonical form of state_json()): a dict display of attribute reads costs
-    a third of a loop over a plan. Plain values (and refs to plain keys) are read as they are,
-    enums by `._value_` (`.value` is a property, slower), datetimes by format_datetime."""
+    a third of a loop over a plan."""
+    converters: dict[str, Any] = {}
+    source = f"lambda value: {record_display(fields, 'value', converters)}"
+    serialize: Callable[[Any], JSONValue] = eval(source, converters)  # noqa: S307 - built here
+    return serialize
+
+
+def record_display(fields: list[FieldSpec], value: str, converters: dict[str, Any]) -> str:
+    """The dict display that serializes the record named `value` (source text), adding the
+    functions it calls to `converters`: plain values (and refs to plain keys) are read as
+    they are, enums by `._value_` (`.value` is a property, slower), datetimes by
+    format_datetime, anything else by its spec's to_json."""
     members = []
-    converters: dict[str, Callable[[Any], JSONValue]] = {}
-    for index, field in enumerate(sorted(fields, key=lambda f: f.name)):
+    for field in sorted(fields, key=lambda f: f.name):
         if not field.attribute.isidentifier():  # generated attributes always are
             raise ValueError(f"not an attribute name: {field.attribute!r}")
-        read = f"value.{field.attribute}"
+        read = f"{value}.{field.attribute}"
         spec = field.spec
         if type(spec) in _PLAIN or type(spec) is RefSpec and type(spec.key) in _PLAIN:
             members.append(f"{field.name!r}: {read}")
@@ -572,11 +581,10 @@ def _record_serializer(fields: list[FieldSpec]) -> Callable[[Any], JSONValue]:
             converters["format_datetime"] = format_datetime
             members.append(f"{field.name!r}: format_datetime({read})")
         else:
-            converters[f"convert_{index}"] = spec.to_json
-            members.append(f"{field.name!r}: convert_{index}({read})")
-    source = f"lambda value: {{{', '.join(members)}}}"
-    serialize: Callable[[Any], JSONValue] = eval(source, converters)  # noqa: S307 - built here
-    return serialize
+            name = f"convert_{len(converters)}"
+            converters[name] = spec.to_json
+            members.append(f"{field.name!r}: {name}({read})")
+    return f"{{{', '.join(members)}}}"
 
 
 def canonical_key(item: Any) -> tuple[str, Any]:

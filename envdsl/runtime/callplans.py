@@ -16,6 +16,7 @@ the messages of bad calls have one source.
 
 from __future__ import annotations
 
+import datetime as dt
 import inspect
 from functools import partial
 from typing import TYPE_CHECKING, Any, Callable
@@ -81,7 +82,23 @@ def _convert(index: int, spec: TypeSpec, name: str, env: dict[str, Any]) -> tupl
         ]
         return lines, f"{p}._value_"
     elif kind is DateTimeSpec:
-        return [generic], f"format_datetime({p})"
+        # text already in the canonical UTC form (`2024-05-01T09:00:00Z`, what agents and
+        # solutions send) is read by fromisoformat alone and is its own trace text: it parses
+        # only with digits between the separators, so it is what format_datetime writes
+        c = f"c{index}"  # set False before the argument is looked up (see reader_source)
+        shape = (
+            f"type({a}) is str and len({a}) == 20 and {a}[10] == 'T' and {a}[19] == 'Z' "
+            f"and {a}[4] == {a}[7] == '-' and {a}[13] == {a}[16] == ':'"
+        )
+        lines = [
+            f"{c} = {shape}",
+            f"{p} = None",
+            f"if {c}:",
+            f"    try: {p} = fromisoformat({a})",
+            "    except ValueError: pass",
+            f"if {p} is None: {generic}",
+        ]
+        return lines, f"{a} if {c} else format_datetime({p})"
     else:
         return [generic], f"spec{index}.to_json({p})"
     return [f"if {test}: {p} = {a}", f"else: {generic}"], p
@@ -96,6 +113,7 @@ def reader_source(tool: ToolSpec, env: dict[str, Any]) -> tuple[list[str], str, 
         MIN_INT=MIN_INT,
         MAX_INT=MAX_INT,
         format_datetime=format_datetime,
+        fromisoformat=dt.datetime.fromisoformat,
         names=frozenset(p.name for p in tool.params),
         MISSING=object(),
     )
@@ -112,6 +130,8 @@ def reader_source(tool: ToolSpec, env: dict[str, Any]) -> tuple[list[str], str, 
             traced.append(f"{param.name!r}: None if {p} is None else {as_json}")
         if optional:
             convert = [f"if {a} is None: {p} = None", "else:", *("    " + x for x in convert)]
+        if type(spec) is DateTimeSpec:
+            body.append(f"c{index} = False")  # the canonical-text flag of _convert
         body.append(f"{a} = given.get({param.name!r}, MISSING)")
         if param.required:
             body.append(f"if {a} is MISSING: return None")

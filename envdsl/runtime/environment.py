@@ -500,7 +500,7 @@ class Environment:
             tool = cls.TOOLS[name]
             plan = plans[name] = ToolPlan(cls, tool)
             if cls._CALL_FUNCTIONS:
-                plan.call = call_function(tool, plan.positional, TraceEntry)
+                plan.call = call_function(cls, tool, plan.positional)
         return plan
 
     def _parse_arguments(self, tool: ToolSpec, given: dict[str, Any]) -> dict[str, Any]:

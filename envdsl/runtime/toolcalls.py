@@ -36,10 +36,19 @@ if TYPE_CHECKING:
 CallFunction = Callable[["Environment", dict[str, Any]], "Result | None"]
 
 
-def call_function(tool: ToolSpec, positional: bool, trace_entry: type[Any]) -> CallFunction:
-    """The whole call of `tool` (see the module docstring). `positional`: the impl takes the
-    params in order (generated impls do); otherwise it is called by keyword."""
-    env: dict[str, Any] = {"Fail": Fail, "budget": limits.budget, "TraceEntry": trace_entry}
+def call_function(owner: type[Environment], tool: ToolSpec, positional: bool) -> CallFunction:
+    """The whole call of `tool` in the environment class `owner` (see the module docstring).
+    `positional`: the impl takes the params in order (generated impls do); otherwise it is
+    called by keyword."""
+    from envdsl.runtime import environment  # (which imports this module)
+
+    env: dict[str, Any] = {
+        "Fail": Fail,
+        "budget": limits.budget,
+        "TraceEntry": environment.TraceEntry,
+        "INSERTED": environment._INSERTED,
+        "GUARDED": owner._guarded_fields(),
+    }
     env.update(CHECK_NAMES)
     reading, values, traced = reader_source(tool, env)
     env["NAME"] = tool.name
@@ -122,7 +131,14 @@ def _impl_call(tool: ToolSpec, positional: bool, values: str, env: dict[str, Any
 def _end_of_call_checks(tool: ToolSpec, env: dict[str, Any]) -> list[str]:
     """Environment._verify for this tool, in its order: the touched rows' rules, the row
     invariants re-checked on every row, the env invariants, the per-row env invariants."""
-    lines = ["if self._touched:", "    self._verify_touched()"]
+    lines = [  # the rows' rules, unless every touched row changed only fields no rule reads
+        "if self._touched:",
+        "    for (touched_table, key), originals in self._touched.items():",
+        "        read_by_rules = GUARDED[touched_table]",
+        "        if originals is INSERTED or read_by_rules is None or not read_by_rules.isdisjoint(originals):",
+        "            self._verify_touched()",
+        "            break",
+    ]
     if tool.full_row_invariants:
         env["TOOL"] = tool
         lines.append("self._verify_full_rows(TOOL)")

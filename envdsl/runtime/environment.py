@@ -650,6 +650,27 @@ class Environment:
             value = owned_copy(value, Place(table_name, row, field_name))
         setattr(row, field_name, value)
 
+    def _journal_field(
+        self, table_name: str, key: Any, row: Any, field_name: str, old: Any
+    ) -> None:
+        """`_set`'s journaling, for the generated writer of a field whose values are immutable
+        (it has compared and checked the new value; no owned copies are needed): the undo
+        entry, and the field's value before the call for the end-of-call check."""
+        journal = self._journal
+        if journal is not None:  # None while building an initial state: nothing to undo
+            journal.append(("field", table_name, key, row, field_name, old))
+        originals = self._touched.setdefault((table_name, key), {})
+        if originals is not _INSERTED:
+            originals.setdefault(field_name, old)
+
+    def _reindex(self, table_name: str, row: Any, field_name: str, old: Any, new: Any) -> None:
+        """A unique or ref field of a row is about to change: move the row in the indexes
+        (a row no longer in its table, deleted earlier in the call, is in none)."""
+        table = self._tables[table_name]
+        key = getattr(row, table.schema.key)
+        if table.get(key) is row:
+            table.reindex_field(key, row, field_name, old, new)
+
     def _set_scalar(self, name: str, value: Any) -> None:
         store(value)
         old = self._scalars[name]

@@ -185,12 +185,16 @@ def check_lines(spec: TypeSpec, problem: str) -> list[str] | None:
     read by name, against `size_budget`); None for results that take the generic walk."""
     if not isinstance(spec, RecordSpec):
         return None
-    lines = [f"total = {len(spec.fields)}"]
+    total = [str(len(spec.fields))]  # the count's terms; the strings always there inline
+    lines = []
     for field in spec.fields:
         optional = isinstance(field.spec, OptionalSpec)
         member = _plain(_unwrapped(field.spec))
         inner = _plain(member.inner) if isinstance(member, ListSpec) else None  # and SetSpec
         if type(member) in _NUMBER:
+            continue
+        if type(member) in _TEXT and not optional:
+            total.append(f"len(data[{field.name!r}])")
             continue
         if type(member) in _TEXT:
             add = "total += len(v)"
@@ -205,7 +209,7 @@ def check_lines(spec: TypeSpec, problem: str) -> list[str] | None:
         lines.append(f"v = data[{field.name!r}]")
         lines.append(f"if v is not None: {add}" if optional else add)
     lines.append(f"if total > size_budget: {problem.format('TOO_LARGE % total')}")
-    return lines
+    return [f"total = {' + '.join(total)}", *lines]
 
 
 # what the written-out checks name

@@ -444,19 +444,22 @@ class Environment:
         self.last_failure = None  # a call rejected before it runs must not show the last one's
         self.last_exception = None
         parsed: Any = arguments
-        if isinstance(arguments, str):
-            try:
-                parsed = _DECODER.decode(arguments) if arguments.strip() else {}
-            except json.JSONDecodeError as error:
-                return self._rejected(name, {}, f"arguments are not valid JSON: {error.msg}")
-            except RecursionError:
-                return self._rejected(name, {}, "arguments are not valid JSON: nested too deeply")
-            except ValueError as error:  # NaN, or a number of more than 4,300 digits
-                return self._rejected(name, {}, f"arguments are not valid JSON: {_short(error)}")
-        if parsed is None:
-            parsed = {}
-        if not isinstance(parsed, dict):
-            return self._rejected(name, {}, "arguments must be a JSON object")
+        if type(arguments) is not dict:  # (what most calls pass: nothing to decode or check)
+            if isinstance(arguments, str):
+                try:
+                    parsed = _DECODER.decode(arguments) if arguments.strip() else {}
+                except json.JSONDecodeError as error:
+                    return self._rejected(name, {}, f"arguments are not valid JSON: {error.msg}")
+                except RecursionError:
+                    message = "arguments are not valid JSON: nested too deeply"
+                    return self._rejected(name, {}, message)
+                except ValueError as error:  # NaN, or a number of more than 4,300 digits
+                    message = f"arguments are not valid JSON: {_short(error)}"
+                    return self._rejected(name, {}, message)
+            if parsed is None:
+                parsed = {}
+            if not isinstance(parsed, dict):
+                return self._rejected(name, {}, "arguments must be a JSON object")
         plans = type(self).__dict__.get("_PLANS")  # as _plan, without its call
         plan = plans.get(name) if plans is not None and type(name) is str else None
         if plan is None:

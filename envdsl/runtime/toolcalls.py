@@ -110,6 +110,8 @@ def _body(tool: ToolSpec, positional: bool, values: str, env: dict[str, Any]) ->
             "problem = result_problem(data, size_budget)",
             "if problem is not None: raise Fail(problem)",
         ]
+    if isinstance(spec, RecordSpec):  # a dict (or None, which the checks refuse as _invoke's)
+        return [*lines, "size_budget = self.size_budget", *checks]
     lines.append("if type(data) is not str:")
     lines.append("    size_budget = self.size_budget")
     lines.extend("    " + line for line in checks)

@@ -9,6 +9,8 @@ Every result, every state and every hash must be the same on both sides.
 
 from __future__ import annotations
 
+import datetime as dt
+import enum
 import pickle
 import random
 from pathlib import Path
@@ -22,6 +24,7 @@ import envdsl
 import example_specs
 from envdsl.explore.arguments import ArgumentGenerator
 from envdsl.runtime import Environment, typed
+from envdsl.runtime.callplans import _reference_path, _typed_arguments
 
 EXAMPLES = example_specs.EXAMPLES  # the specs (a task file adds tasks, not tools)
 
@@ -145,8 +148,6 @@ def test_fast_paths_match_the_reference(path: Path) -> None:
         assert fast.evaluate() == reference.env.evaluate()
 
     run()
-    from envdsl.runtime.callplans import _reference_path
-
     for name in tools:  # each side took the path it is meant to
         assert env_class._plan(name).call is not _reference_path
         assert reference_cls._plan(name).call is _reference_path
@@ -363,6 +364,25 @@ ODD_VALUES: list[Any] = [
 ]
 
 
+class OtherEnum(enum.Enum):
+    active = "active"
+
+
+# Python values a typed method may be given that are not of its param's type
+TYPED_ODD_VALUES: list[Any] = [
+    "active",
+    OtherEnum.active,
+    dt.datetime(2024, 5, 1, 9, 0),
+    dt.datetime(2024, 5, 1, 9, 0, tzinfo=dt.timezone(dt.timedelta(hours=2))),
+    dt.date(2024, 5, 1),
+    dt.timedelta(minutes=5),
+    5,
+    True,
+    [1, "a"],
+    {"a": 1},
+]
+
+
 def generic_read(env: Environment, name: str, given: dict[str, Any]) -> Any:
     """The reference: `_parse_arguments` and `_as_called`, the interpreting path."""
     from envdsl.runtime.environment import _as_called, _in_order
@@ -410,6 +430,16 @@ def test_call_plans_read_arguments_as_the_generic_parser(path: Path) -> None:
                 for param, (_, _, convert), value in zip(tool.params, plan.typed_params, read[0]):
                     expected = typed.to_json(param.spec, value)
                     assert (value if convert is None else convert(value)) == expected
+                # ... and the typed methods' written-out conversion as the interpreted one,
+                # on the values, with each left out (None) or of another type in turn
+                values = dict(zip((p.name for p in tool.params), read[0]))
+                variants = [values]
+                for param in tool.params:
+                    variants.append({**values, param.name: None})
+                    variants.append({**values, param.name: rng.choice(TYPED_ODD_VALUES)})
+                for variant in variants:
+                    expected = _typed_arguments(plan.typed_params, variant)
+                    assert plan.typed_arguments(variant) == expected
     assert compared > 100
 
 

@@ -16,7 +16,7 @@ from enum import Enum
 from typing import Any, Callable, ClassVar, Collection, Iterable, Iterator, Mapping, Self, TypeVar
 
 from envdsl.runtime import limits
-from envdsl.runtime.callplans import ToolPlan
+from envdsl.runtime.callplans import ToolPlan, typed_arguments
 from envdsl.runtime.errors import BadValue, Fail
 from envdsl.runtime.limits import clip, json_problem, store
 from envdsl.runtime.places import (
@@ -504,6 +504,7 @@ class Environment:
             plan = plans[name] = ToolPlan(cls, tool)
             if cls._CALL_FUNCTIONS:
                 plan.call = call_function(cls, tool, plan.positional)
+                plan.typed_arguments = typed_arguments(tool)
         return plan
 
     def _parse_arguments(self, tool: ToolSpec, given: dict[str, Any]) -> dict[str, Any]:
@@ -540,12 +541,7 @@ class Environment:
         self.last_failure = None
         self.last_exception = None
         plan = self._plan(name)
-        arguments: dict[str, Any] = {}
-        for param_name, default, to_json in plan.typed_params:
-            value = values.get(param_name)
-            if value is None and default is not None:
-                value = default()
-            arguments[param_name] = value if to_json is None else to_json(value)
+        arguments = plan.typed_arguments(values)
         try:
             outcome = plan.call(self, arguments)
             if outcome is not None:

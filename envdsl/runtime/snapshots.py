@@ -170,7 +170,7 @@ def undo_entry(tables: dict[str, Table[Any]], scalars: dict[str, Any], entry: En
     if kind == "field":
         _, table_name, key, row, field_name, old = entry
         table = tables[table_name]
-        if table.get(key) is row:
+        if field_name in table.indexed and table.get(key) is row:
             table.reindex_field(key, row, field_name, getattr(row, field_name), old)
         setattr(row, field_name, old)
     elif kind == "insert":

@@ -794,8 +794,9 @@ class Environment:
         table = self._tables[table_name]
         schema = table.schema
         key = getattr(row, schema.key)
+        log = self._write_log()
         if schema.auto_prefix is not None and key == "":
-            self._write_log().append(("counter", table_name, table.auto_counter))
+            log.append(("counter", table_name, table.auto_counter))
             key = self._next_auto_key(table)
             setattr(row, schema.key, key)
         if key in table:
@@ -803,7 +804,7 @@ class Environment:
         limits.charge(limits.stored_size(row))
         own_row_fields(table_name, row)
         table.add(key, row)
-        self._write_log().append(("insert", table_name, key))
+        log.append(("insert", table_name, key))
         self._touched[(table_name, key)] = _INSERTED
         return row
 

@@ -192,7 +192,8 @@ class BodyTranslator(Translator):
             self.row_record(self.type_of(target.obj)) if isinstance(target, ast.Attribute) else None
         )
         if isinstance(target, ast.Attribute) and record is not None:
-            # a field of a row: written through the journal (`_set`), which stores a copy
+            # a field of a row: written through the journal, by the field's own writer when its
+            # values are immutable, else by `_set`, which stores a copy
             row_code = self.expr(target.obj, scope)
             if isinstance(self.type_of(target.obj), t.RefType):
                 row_code = f"self.{self._table_accessor(record.name)}.row({row_code})"

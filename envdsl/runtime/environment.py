@@ -31,7 +31,13 @@ from envdsl.runtime.digests import reference_hash
 from envdsl.runtime.snapshots import Owner, Snapshot, World, undo_entry
 from envdsl.runtime.table import RefField, Table, TableSchema
 from envdsl.runtime.toolcalls import call_function
-from envdsl.runtime.values import RecordSpec, TypeSpec, key_from_json, nested_refs
+from envdsl.runtime.values import (
+    RecordSpec,
+    TypeSpec,
+    holds_mutable,
+    key_from_json,
+    nested_refs,
+)
 
 T = TypeVar("T")
 Result = dict[str, Any]
@@ -125,6 +131,7 @@ class Environment:
     _SCALAR_SPECS: ClassVar[dict[str, TypeSpec]]
     _PLANS: ClassVar[dict[str, ToolPlan]]
     _GUARDED: ClassVar[dict[str, frozenset[str] | None]]
+    _MUTABLE: ClassVar[dict[str, tuple[str, ...]]]
     # calls run through each tool's whole-call function (envdsl/runtime/toolcalls.py); off,
     # every call takes the reference path (the generic parser and `_invoke`)
     _CALL_FUNCTIONS: ClassVar[bool] = True
@@ -802,7 +809,7 @@ class Environment:
         if key in table:
             raise Fail(f"{schema.entity} {key!r} already exists", rule=f"key: {schema.entity}")
         limits.charge(limits.stored_size(row))
-        own_row_fields(table_name, row)
+        own_row_fields(table_name, row, self._mutable_fields()[table_name])
         table.add(key, row)
         log.append(("insert", table_name, key))
         self._touched[(table_name, key)] = _INSERTED
@@ -958,6 +965,18 @@ class Environment:
                 guarded[name] = frozenset(fields)
             cls._GUARDED = guarded
         return guarded
+
+    @classmethod
+    def _mutable_fields(cls) -> dict[str, tuple[str, ...]]:
+        """Per table, the row fields whose type can hold a mutable value (a list, set, map,
+        record, json): the only ones an inserted row needs owned copies of."""
+        fields: dict[str, tuple[str, ...]] | None = cls.__dict__.get("_MUTABLE")
+        if fields is None:  # per generated class, made once
+            fields = cls._MUTABLE = {
+                name: tuple(f.attribute for f in spec.row.fields if holds_mutable(f.spec))
+                for name, spec in cls.TABLES.items()
+            }
+        return fields
 
     def _row_invariant_failed(self, table_name: str, row: Any, text: str) -> None:
         schema = self._tables[table_name].schema

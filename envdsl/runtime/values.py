@@ -538,6 +538,26 @@ def _walk(spec: TypeSpec, value: Any, path: str, found: list[tuple[str, str, Any
             _walk(field.spec, getattr(value, field.attribute), f"{path}.{field.name}", found)
 
 
+_IMMUTABLE_SPECS: tuple[type[TypeSpec], ...] = (
+    IntSpec,
+    FloatSpec,
+    BoolSpec,
+    StrSpec,
+    DateSpec,
+    DateTimeSpec,
+    DurationSpec,
+    EnumSpec,
+    RefSpec,
+)
+
+
+def holds_mutable(spec: TypeSpec) -> bool:
+    """A value of this type may be changed in place: a list, set, map, record or json."""
+    if isinstance(spec, OptionalSpec):
+        spec = spec.inner
+    return not isinstance(spec, _IMMUTABLE_SPECS)
+
+
 def contains_ref(spec: TypeSpec) -> bool:
     if isinstance(spec, RefSpec):
         return True

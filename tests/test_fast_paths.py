@@ -2,9 +2,10 @@
 
 Random call sequences (arguments derived from the state, as `envdsl explore` does) run on two
 copies of each example, with snapshots and restores interleaved: the fast side takes journal
-snapshots and hashes incrementally; the reference side snapshots by pickling the whole
-environment (a deep copy), restores by unpickling it, and recomputes the hash from nothing.
-Every result, every state and every hash must be the same on both sides.
+snapshots, hashes incrementally and runs each tool's whole-call function; the reference side
+snapshots by pickling the whole environment (a deep copy), restores by unpickling it,
+recomputes the hash from nothing and runs every call through the generic parser and
+`_invoke`. Every result, failure, trace, state and hash must be the same on both sides.
 """
 
 from __future__ import annotations

@@ -6,9 +6,15 @@ checks of `_verify` (each of its loops over the tool's rule tables, most of them
 serialize and size-check the result, record the journal, append the trace entry and build the
 envelope. This module writes that sequence out once per tool and class, with the tool's own
 argument reading inlined (callplans.reader_source), the impl called by name, only the end-of-
-call checks the tool has (none for a query; the row checks only when the call touched a row;
-its env invariants and per-row env invariants inline), its result's serializer and size check
-inlined for a record result, and its name as a constant.
+call checks the tool has (none for a query; the touched rows' rules only when a touched row
+changed a field some rule reads; its env invariants and per-row env invariants inline), its
+result's serializer and size check inlined for a record result, and its name as a constant.
+
+The source is built when a class first calls the tool, from the ToolSpec every generated class
+carries, as the call plans and record serializers are: one writer for compiled/ modules and
+`envdsl.load` alike, and no second copy of the transaction in every generated module. What
+only the compiler knows goes into the generated code itself (the field writers of
+codegen/statements.py).
 
 It is the same transaction, statement for statement: a call function returns exactly what
 `_invoke` returns for the same arguments, leaves the same state, trace, journal history,
@@ -136,8 +142,8 @@ def _end_of_call_checks(tool: ToolSpec, env: dict[str, Any]) -> list[str]:
     lines = [  # the rows' rules, unless every touched row changed only fields no rule reads
         "if self._touched:",
         "    for (touched_table, key), originals in self._touched.items():",
-        "        read_by_rules = GUARDED[touched_table]",
-        "        if originals is INSERTED or read_by_rules is None or not read_by_rules.isdisjoint(originals):",
+        "        read = GUARDED[touched_table]",
+        "        if originals is INSERTED or read is None or not read.isdisjoint(originals):",
         "            self._verify_touched()",
         "            break",
     ]

@@ -482,7 +482,10 @@ def fixed_costs(sleep_cls: type[Any], timer: Timer) -> list[str]:
         ("the envelope", lambda: {"success": True, "data": None}),
         ("the size budget", budget_around),
     ]
-    hand_call = lambda: hand.call("get_user", arguments)  # noqa: E731
+
+    def hand_call() -> Any:
+        return hand.call("get_user", arguments)
+
     lines = [
         "| fixed cost of a generated query | µs | / hand-written query |",
         "|---|---:|---:|",

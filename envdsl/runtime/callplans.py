@@ -12,6 +12,11 @@ same BadValue for a bad value (whatever its inline test does not take goes throu
 own from_json, with the param's name as the path, params in the same order); for an unknown or
 missing argument it returns None and the caller runs the generic parser, which says which. So
 the messages of bad calls have one source.
+
+The reading's source (reader_source) and the result check's (check_lines) are also what
+envdsl/runtime/toolcalls.py inlines into each tool's whole call, which `env.call` runs; the
+plan's own functions are the same source compiled alone (tests compare them with the generic
+parser and the generic walk).
 """
 
 from __future__ import annotations

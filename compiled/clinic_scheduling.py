@@ -1153,43 +1153,53 @@ class ClinicSchedulingEnv(rt.Environment):
 
     @property
     def t_specialities(self) -> rt.Table[Speciality]:
-        return cast("rt.Table[Speciality]", self._tables["specialities"])
+        table: rt.Table[Speciality] = self._tables["specialities"]
+        return table
 
     @property
     def t_dentists(self) -> rt.Table[Dentist]:
-        return cast("rt.Table[Dentist]", self._tables["dentists"])
+        table: rt.Table[Dentist] = self._tables["dentists"]
+        return table
 
     @property
     def t_dentist_specialities(self) -> rt.Table[DentistSpeciality]:
-        return cast("rt.Table[DentistSpeciality]", self._tables["dentist_specialities"])
+        table: rt.Table[DentistSpeciality] = self._tables["dentist_specialities"]
+        return table
 
     @property
     def t_working_hours(self) -> rt.Table[WorkingHours]:
-        return cast("rt.Table[WorkingHours]", self._tables["working_hours"])
+        table: rt.Table[WorkingHours] = self._tables["working_hours"]
+        return table
 
     @property
     def t_rooms(self) -> rt.Table[Room]:
-        return cast("rt.Table[Room]", self._tables["rooms"])
+        table: rt.Table[Room] = self._tables["rooms"]
+        return table
 
     @property
     def t_treatments(self) -> rt.Table[Treatment]:
-        return cast("rt.Table[Treatment]", self._tables["treatments"])
+        table: rt.Table[Treatment] = self._tables["treatments"]
+        return table
 
     @property
     def t_patients(self) -> rt.Table[Patient]:
-        return cast("rt.Table[Patient]", self._tables["patients"])
+        table: rt.Table[Patient] = self._tables["patients"]
+        return table
 
     @property
     def t_appointments(self) -> rt.Table[Appointment]:
-        return cast("rt.Table[Appointment]", self._tables["appointments"])
+        table: rt.Table[Appointment] = self._tables["appointments"]
+        return table
 
     @property
     def t_reminders(self) -> rt.Table[Reminder]:
-        return cast("rt.Table[Reminder]", self._tables["reminders"])
+        table: rt.Table[Reminder] = self._tables["reminders"]
+        return table
 
     @property
     def s_now(self) -> datetime.datetime:
-        return cast("datetime.datetime", self._scalars["now"])
+        value: datetime.datetime = self._scalars["now"]
+        return value
 
     def list_dentists(self, *, speciality_code: str | None | None = None) -> rt.Result:
         "Dentists with their speciality codes and working days, optionally only those qualified\nfor one speciality."
@@ -1883,7 +1893,7 @@ class ClinicSchedulingEnv(rt.Environment):
         if not (a.start > self.s_now):
             raise rt.Fail("the appointment has already started", site=24)
         self._hit(24)
-        self._set("appointments", a, "status", AppointmentStatus.confirmed)
+        self._write_appointments_status(a, AppointmentStatus.confirmed)
         return a
 
     def _impl_reschedule_appointment(
@@ -1943,9 +1953,9 @@ class ClinicSchedulingEnv(rt.Environment):
         ):
             raise rt.Fail((h.to_str(r.name) + " is taken then"), site=33)
         self._hit(33)
-        self._set("appointments", a, "start", new_start)
-        self._set("appointments", a, "end", end)
-        self._set("appointments", a, "room", new_room)
+        self._write_appointments_start(a, new_start)
+        self._write_appointments_end(a, end)
+        self._write_appointments_room(a, new_room)
         return a
 
     def _impl_cancel_appointment(
@@ -1971,9 +1981,9 @@ class ClinicSchedulingEnv(rt.Environment):
                 site=37,
             )
         self._hit(37)
-        self._set("appointments", a, "status", AppointmentStatus.cancelled)
-        self._set("appointments", a, "cancelled_at", self.s_now)
-        self._set("appointments", a, "cancel_reason", reason)
+        self._write_appointments_status(a, AppointmentStatus.cancelled)
+        self._write_appointments_cancelled_at(a, self.s_now)
+        self._write_appointments_cancel_reason(a, reason)
         return a
 
     def _impl_check_in_patient(self, appointment_id: str) -> Appointment:
@@ -1990,7 +2000,7 @@ class ClinicSchedulingEnv(rt.Environment):
         if not (self.s_now < a.end):
             raise rt.Fail("the appointment time is over", site=41)
         self._hit(41)
-        self._set("appointments", a, "status", AppointmentStatus.checked_in)
+        self._write_appointments_status(a, AppointmentStatus.checked_in)
         return a
 
     def _impl_complete_appointment(self, appointment_id: str) -> Appointment:
@@ -2006,9 +2016,9 @@ class ClinicSchedulingEnv(rt.Environment):
         if not (self.s_now >= a.start):
             raise rt.Fail("the treatment has not started yet", site=44)
         self._hit(44)
-        self._set("appointments", a, "status", AppointmentStatus.completed)
+        self._write_appointments_status(a, AppointmentStatus.completed)
         _tmp1 = self.t_patients.row(a.patient)
-        self._set("patients", _tmp1, "last_visit", h.date_of(a.start))
+        self._write_patients_last_visit(_tmp1, h.date_of(a.start))
         return a
 
     def _impl_mark_no_show(self, appointment_id: str) -> Appointment:
@@ -2025,7 +2035,7 @@ class ClinicSchedulingEnv(rt.Environment):
                 site=47,
             )
         self._hit(47)
-        self._set("appointments", a, "status", AppointmentStatus.no_show)
+        self._write_appointments_status(a, AppointmentStatus.no_show)
         return a
 
     def _impl_advance_clock(self, to: datetime.datetime) -> datetime.datetime:
@@ -2097,9 +2107,9 @@ class ClinicSchedulingEnv(rt.Environment):
         )
         if h_ is not None:
             _tmp2 = h.unwrap(h_)
-            self._set("working_hours", _tmp2, "opens", from_minute)
+            self._write_working_hours_opens(_tmp2, from_minute)
             _tmp3 = h.unwrap(h_)
-            self._set("working_hours", _tmp3, "closes", to_minute)
+            self._write_working_hours_closes(_tmp3, to_minute)
             return h.unwrap(h_)
         return self._insert(
             "working_hours",
@@ -3264,3 +3274,82 @@ class ClinicSchedulingEnv(rt.Environment):
                 )
             )
         )
+
+    def _write_appointments_status(self, row: Appointment, value: AppointmentStatus) -> None:
+        "`row.status = value` for a row of appointments, journaled."
+        old = row.status
+        if old == value and type(old) is type(value):
+            return  # assigning the current value is not a change
+        self._journal_field("appointments", row.appointment_id, row, "status", old)
+        row.status = value
+
+    def _write_appointments_start(self, row: Appointment, value: datetime.datetime) -> None:
+        "`row.start = value` for a row of appointments, journaled."
+        old = row.start
+        if old == value and type(old) is type(value):
+            return  # assigning the current value is not a change
+        self._journal_field("appointments", row.appointment_id, row, "start", old)
+        row.start = value
+
+    def _write_appointments_end(self, row: Appointment, value: datetime.datetime) -> None:
+        "`row.end = value` for a row of appointments, journaled."
+        old = row.end
+        if old == value and type(old) is type(value):
+            return  # assigning the current value is not a change
+        self._journal_field("appointments", row.appointment_id, row, "end", old)
+        row.end = value
+
+    def _write_appointments_room(self, row: Appointment, value: str) -> None:
+        "`row.room = value` for a row of appointments, journaled."
+        old = row.room
+        if old == value and type(old) is type(value):
+            return  # assigning the current value is not a change
+        rt.store(value)
+        self._journal_field("appointments", row.appointment_id, row, "room", old)
+        self._reindex("appointments", row, "room", old, value)
+        row.room = value
+
+    def _write_appointments_cancelled_at(
+        self, row: Appointment, value: datetime.datetime | None
+    ) -> None:
+        "`row.cancelled_at = value` for a row of appointments, journaled."
+        old = row.cancelled_at
+        if old == value and type(old) is type(value):
+            return  # assigning the current value is not a change
+        self._journal_field("appointments", row.appointment_id, row, "cancelled_at", old)
+        row.cancelled_at = value
+
+    def _write_appointments_cancel_reason(self, row: Appointment, value: str | None) -> None:
+        "`row.cancel_reason = value` for a row of appointments, journaled."
+        old = row.cancel_reason
+        if old == value and type(old) is type(value):
+            return  # assigning the current value is not a change
+        rt.store(value)
+        self._journal_field("appointments", row.appointment_id, row, "cancel_reason", old)
+        row.cancel_reason = value
+
+    def _write_patients_last_visit(self, row: Patient, value: datetime.date | None) -> None:
+        "`row.last_visit = value` for a row of patients, journaled."
+        old = row.last_visit
+        if old == value and type(old) is type(value):
+            return  # assigning the current value is not a change
+        self._journal_field("patients", row.patient_id, row, "last_visit", old)
+        row.last_visit = value
+
+    def _write_working_hours_opens(self, row: WorkingHours, value: int) -> None:
+        "`row.opens = value` for a row of working_hours, journaled."
+        old = row.opens
+        if old == value and type(old) is type(value):
+            return  # assigning the current value is not a change
+        rt.store(value)
+        self._journal_field("working_hours", row.hours_id, row, "opens", old)
+        row.opens = value
+
+    def _write_working_hours_closes(self, row: WorkingHours, value: int) -> None:
+        "`row.closes = value` for a row of working_hours, journaled."
+        old = row.closes
+        if old == value and type(old) is type(value):
+            return  # assigning the current value is not a change
+        rt.store(value)
+        self._journal_field("working_hours", row.hours_id, row, "closes", old)
+        row.closes = value

@@ -889,23 +889,28 @@ class DocumentManagementSystemEnv(rt.Environment):
 
     @property
     def t_documents(self) -> rt.Table[Document]:
-        return cast("rt.Table[Document]", self._tables["documents"])
+        table: rt.Table[Document] = self._tables["documents"]
+        return table
 
     @property
     def t_users(self) -> rt.Table[User]:
-        return cast("rt.Table[User]", self._tables["users"])
+        table: rt.Table[User] = self._tables["users"]
+        return table
 
     @property
     def t_access_control(self) -> rt.Table[AccessControlEntry]:
-        return cast("rt.Table[AccessControlEntry]", self._tables["access_control"])
+        table: rt.Table[AccessControlEntry] = self._tables["access_control"]
+        return table
 
     @property
     def t_versions(self) -> rt.Table[DocumentVersion]:
-        return cast("rt.Table[DocumentVersion]", self._tables["versions"])
+        table: rt.Table[DocumentVersion] = self._tables["versions"]
+        return table
 
     @property
     def s_now(self) -> datetime.datetime:
-        return cast("datetime.datetime", self._scalars["now"])
+        value: datetime.datetime = self._scalars["now"]
+        return value
 
     def get_document_by_id(self, *, document_id: str, user_id: str) -> rt.Result:
         "Retrieve a document's metadata and content. The document must be active and the user\nmust have read permission on it."
@@ -1119,8 +1124,8 @@ class DocumentManagementSystemEnv(rt.Environment):
         )
 
     def _impl_snapshot(self, d: Document, user_id: str) -> None:
-        self._set("documents", d, "version", d.version + 1)
-        self._set("documents", d, "last_modified_date", self.s_now)
+        self._write_documents_version(d, d.version + 1)
+        self._write_documents_last_modified_date(d, self.s_now)
         self._insert(
             "versions",
             DocumentVersion(
@@ -1317,9 +1322,9 @@ class DocumentManagementSystemEnv(rt.Environment):
             if not (h.unwrap(title).strip() != ""):
                 raise rt.Fail("The title cannot be blank", site=27)
             self._hit(27)
-            self._set("documents", d, "title", h.unwrap(title))
+            self._write_documents_title(d, h.unwrap(title))
         if content is not None:
-            self._set("documents", d, "content", h.unwrap(content))
+            self._write_documents_content(d, h.unwrap(content))
         self._impl_snapshot(d=d, user_id=user_id)
         return d
 
@@ -1339,7 +1344,7 @@ class DocumentManagementSystemEnv(rt.Environment):
         ):
             raise rt.Fail("User does not have permission to delete this document", site=30)
         self._hit(30)
-        self._set("documents", d, "status", DocumentStatus.deleted)
+        self._write_documents_status(d, DocumentStatus.deleted)
         return d
 
     def _impl_restore_document(self, document_id: str) -> Document:
@@ -1350,7 +1355,7 @@ class DocumentManagementSystemEnv(rt.Environment):
         if not (d.status != DocumentStatus.draft):
             raise rt.Fail("A draft is not restored; publish it instead", site=32)
         self._hit(32)
-        self._set("documents", d, "status", DocumentStatus.active)
+        self._write_documents_status(d, DocumentStatus.active)
         return d
 
     def _impl_set_document_permissions(
@@ -1402,7 +1407,7 @@ class DocumentManagementSystemEnv(rt.Environment):
         if not (d.status != DocumentStatus.deleted):
             raise rt.Fail("A deleted document cannot be archived; restore it first", site=38)
         self._hit(38)
-        self._set("documents", d, "status", DocumentStatus.archived)
+        self._write_documents_status(d, DocumentStatus.archived)
         return d
 
     def _impl_revert_to_version(
@@ -1432,7 +1437,7 @@ class DocumentManagementSystemEnv(rt.Environment):
         if not (old.document_id == document_id):
             raise rt.Fail("Version does not belong to the specified document", site=44)
         self._hit(44)
-        self._set("documents", d, "content", old.content_snapshot)
+        self._write_documents_content(d, old.content_snapshot)
         self._impl_snapshot(d=d, user_id=user_id)
         return h.at(self._fn_versions_of(document_id=document_id), (-1))
 
@@ -1444,7 +1449,7 @@ class DocumentManagementSystemEnv(rt.Environment):
         if not (d.status != DocumentStatus.deleted):
             raise rt.Fail("A deleted document cannot be published; use restore_document", site=46)
         self._hit(46)
-        self._set("documents", d, "status", DocumentStatus.active)
+        self._write_documents_status(d, DocumentStatus.active)
         return d
 
     def _init_update_report_and_share(self) -> None:
@@ -2107,3 +2112,46 @@ class DocumentManagementSystemEnv(rt.Environment):
                 )
             )
         )
+
+    def _write_documents_version(self, row: Document, value: int) -> None:
+        "`row.version = value` for a row of documents, journaled."
+        old = row.version
+        if old == value and type(old) is type(value):
+            return  # assigning the current value is not a change
+        rt.store(value)
+        self._journal_field("documents", row.document_id, row, "version", old)
+        row.version = value
+
+    def _write_documents_last_modified_date(self, row: Document, value: datetime.datetime) -> None:
+        "`row.last_modified_date = value` for a row of documents, journaled."
+        old = row.last_modified_date
+        if old == value and type(old) is type(value):
+            return  # assigning the current value is not a change
+        self._journal_field("documents", row.document_id, row, "last_modified_date", old)
+        row.last_modified_date = value
+
+    def _write_documents_title(self, row: Document, value: str) -> None:
+        "`row.title = value` for a row of documents, journaled."
+        old = row.title
+        if old == value and type(old) is type(value):
+            return  # assigning the current value is not a change
+        rt.store(value)
+        self._journal_field("documents", row.document_id, row, "title", old)
+        row.title = value
+
+    def _write_documents_content(self, row: Document, value: str) -> None:
+        "`row.content = value` for a row of documents, journaled."
+        old = row.content
+        if old == value and type(old) is type(value):
+            return  # assigning the current value is not a change
+        rt.store(value)
+        self._journal_field("documents", row.document_id, row, "content", old)
+        row.content = value
+
+    def _write_documents_status(self, row: Document, value: DocumentStatus) -> None:
+        "`row.status = value` for a row of documents, journaled."
+        old = row.status
+        if old == value and type(old) is type(value):
+            return  # assigning the current value is not a change
+        self._journal_field("documents", row.document_id, row, "status", old)
+        row.status = value

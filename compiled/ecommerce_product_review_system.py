@@ -701,19 +701,23 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
 
     @property
     def t_products(self) -> rt.Table[Product]:
-        return cast("rt.Table[Product]", self._tables["products"])
+        table: rt.Table[Product] = self._tables["products"]
+        return table
 
     @property
     def t_reviews(self) -> rt.Table[Review]:
-        return cast("rt.Table[Review]", self._tables["reviews"])
+        table: rt.Table[Review] = self._tables["reviews"]
+        return table
 
     @property
     def t_users(self) -> rt.Table[User]:
-        return cast("rt.Table[User]", self._tables["users"])
+        table: rt.Table[User] = self._tables["users"]
+        return table
 
     @property
     def s_now(self) -> datetime.datetime:
-        return cast("datetime.datetime", self._scalars["now"])
+        value: datetime.datetime = self._scalars["now"]
+        return value
 
     def get_product_by_name(self, *, product_name: str) -> rt.Result:
         "Retrieve products whose name contains the given text (case-insensitive substring match;\nan empty string returns all products)."
@@ -1013,9 +1017,9 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
             if not (1 <= h.unwrap(new_rating) <= 5):
                 raise rt.Fail("Rating must be between 1 and 5", site=22)
             self._hit(22)
-            self._set("reviews", r, "rating", h.unwrap(new_rating))
+            self._write_reviews_rating(r, h.unwrap(new_rating))
         if new_comment is not None:
-            self._set("reviews", r, "comment", h.unwrap(new_comment))
+            self._write_reviews_comment(r, h.unwrap(new_comment))
         return r
 
     def _impl_delete_review(self, review_id: str, requester_user_id: str) -> str:
@@ -1042,7 +1046,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
         if r is None:
             raise rt.Fail("Review not found", site=26)
         self._hit(26)
-        self._set("reviews", r, "helpful_votes", r.helpful_votes + 1)
+        self._write_reviews_helpful_votes(r, r.helpful_votes + 1)
         return r
 
     def _impl_bulk_delete_reviews_by_product(self, product_id: str, admin_user_id: str) -> str:
@@ -1083,13 +1087,13 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
                     raise rt.Fail(("The product " + h.to_str(k) + " cannot be empty"), site=32)
                 self._hit(32)
         if "name" in updates:
-            self._set("products", p, "name", h.lookup(updates, "name"))
+            self._write_products_name(p, h.lookup(updates, "name"))
         if "brand" in updates:
-            self._set("products", p, "brand", h.lookup(updates, "brand"))
+            self._write_products_brand(p, h.lookup(updates, "brand"))
         if "category" in updates:
-            self._set("products", p, "category", h.lookup(updates, "category"))
+            self._write_products_category(p, h.lookup(updates, "category"))
         if "description" in updates:
-            self._set("products", p, "description", h.lookup(updates, "description"))
+            self._write_products_description(p, h.lookup(updates, "description"))
         return p
 
     def _impl_add_product(
@@ -1683,3 +1687,66 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
                 )
             )
         )
+
+    def _write_reviews_rating(self, row: Review, value: int) -> None:
+        "`row.rating = value` for a row of reviews, journaled."
+        old = row.rating
+        if old == value and type(old) is type(value):
+            return  # assigning the current value is not a change
+        rt.store(value)
+        self._journal_field("reviews", row.review_id, row, "rating", old)
+        row.rating = value
+
+    def _write_reviews_comment(self, row: Review, value: str) -> None:
+        "`row.comment = value` for a row of reviews, journaled."
+        old = row.comment
+        if old == value and type(old) is type(value):
+            return  # assigning the current value is not a change
+        rt.store(value)
+        self._journal_field("reviews", row.review_id, row, "comment", old)
+        row.comment = value
+
+    def _write_reviews_helpful_votes(self, row: Review, value: int) -> None:
+        "`row.helpful_votes = value` for a row of reviews, journaled."
+        old = row.helpful_votes
+        if old == value and type(old) is type(value):
+            return  # assigning the current value is not a change
+        rt.store(value)
+        self._journal_field("reviews", row.review_id, row, "helpful_votes", old)
+        row.helpful_votes = value
+
+    def _write_products_name(self, row: Product, value: str) -> None:
+        "`row.name = value` for a row of products, journaled."
+        old = row.name
+        if old == value and type(old) is type(value):
+            return  # assigning the current value is not a change
+        rt.store(value)
+        self._journal_field("products", row.product_id, row, "name", old)
+        row.name = value
+
+    def _write_products_brand(self, row: Product, value: str) -> None:
+        "`row.brand = value` for a row of products, journaled."
+        old = row.brand
+        if old == value and type(old) is type(value):
+            return  # assigning the current value is not a change
+        rt.store(value)
+        self._journal_field("products", row.product_id, row, "brand", old)
+        row.brand = value
+
+    def _write_products_category(self, row: Product, value: str) -> None:
+        "`row.category = value` for a row of products, journaled."
+        old = row.category
+        if old == value and type(old) is type(value):
+            return  # assigning the current value is not a change
+        rt.store(value)
+        self._journal_field("products", row.product_id, row, "category", old)
+        row.category = value
+
+    def _write_products_description(self, row: Product, value: str) -> None:
+        "`row.description = value` for a row of products, journaled."
+        old = row.description
+        if old == value and type(old) is type(value):
+            return  # assigning the current value is not a change
+        rt.store(value)
+        self._journal_field("products", row.product_id, row, "description", old)
+        row.description = value

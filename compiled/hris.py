@@ -974,23 +974,28 @@ class HRISEnv(rt.Environment):
 
     @property
     def t_employees(self) -> rt.Table[Employee]:
-        return cast("rt.Table[Employee]", self._tables["employees"])
+        table: rt.Table[Employee] = self._tables["employees"]
+        return table
 
     @property
     def t_departments(self) -> rt.Table[Department]:
-        return cast("rt.Table[Department]", self._tables["departments"])
+        table: rt.Table[Department] = self._tables["departments"]
+        return table
 
     @property
     def t_job_positions(self) -> rt.Table[JobPosition]:
-        return cast("rt.Table[JobPosition]", self._tables["job_positions"])
+        table: rt.Table[JobPosition] = self._tables["job_positions"]
+        return table
 
     @property
     def t_employment_statuses(self) -> rt.Table[EmploymentStatus]:
-        return cast("rt.Table[EmploymentStatus]", self._tables["employment_statuses"])
+        table: rt.Table[EmploymentStatus] = self._tables["employment_statuses"]
+        return table
 
     @property
     def s_today(self) -> datetime.date:
-        return cast("datetime.date", self._scalars["today"])
+        value: datetime.date = self._scalars["today"]
+        return value
 
     def get_employee_by_id(self, *, employee_id: str) -> rt.Result:
         "Retrieve the full record of an employee (active or not) by employee_id."
@@ -1371,23 +1376,23 @@ class HRISEnv(rt.Environment):
                     site=28,
                 )
             self._hit(28)
-            self._set("employees", e, "work_email", h.lookup(updates, "work_email"))
+            self._write_employees_work_email(e, h.lookup(updates, "work_email"))
         if "date_of_birth" in updates:
             dob: datetime.date = h.date(h.lookup(updates, "date_of_birth"))
             if not (dob <= self.s_today):
                 raise rt.Fail("Date of birth cannot be in the future.", site=29)
             self._hit(29)
-            self._set("employees", e, "date_of_birth", dob)
+            self._write_employees_date_of_birth(e, dob)
         if "first_name" in updates:
-            self._set("employees", e, "first_name", h.lookup(updates, "first_name"))
+            self._write_employees_first_name(e, h.lookup(updates, "first_name"))
         if "last_name" in updates:
-            self._set("employees", e, "last_name", h.lookup(updates, "last_name"))
+            self._write_employees_last_name(e, h.lookup(updates, "last_name"))
         if "gender" in updates:
-            self._set("employees", e, "gender", h.lookup(updates, "gender"))
+            self._write_employees_gender(e, h.lookup(updates, "gender"))
         if "phone_number" in updates:
-            self._set("employees", e, "phone_number", h.lookup(updates, "phone_number"))
+            self._write_employees_phone_number(e, h.lookup(updates, "phone_number"))
         if "address" in updates:
-            self._set("employees", e, "address", h.lookup(updates, "address"))
+            self._write_employees_address(e, h.lookup(updates, "address"))
         return e
 
     def _impl_update_employee_job_title(self, employee_id: str, new_job_title: str) -> Employee:
@@ -1441,7 +1446,7 @@ class HRISEnv(rt.Environment):
                 site=34,
             )
         self._hit(34)
-        self._set("employees", e, "job_title", new_job_title)
+        self._write_employees_job_title(e, new_job_title)
         return e
 
     def _impl_transfer_employee_to_department(
@@ -1457,7 +1462,7 @@ class HRISEnv(rt.Environment):
         if not (new_department_id in self.t_departments):
             raise rt.Fail("Target department does not exist", site=37)
         self._hit(37)
-        self._set("employees", e, "department", new_department_id)
+        self._write_employees_department(e, new_department_id)
         return e
 
     def _impl_update_employee_salary(self, employee_id: str, new_salary: float) -> Employee:
@@ -1497,7 +1502,7 @@ class HRISEnv(rt.Environment):
                 site=41,
             )
         self._hit(41)
-        self._set("employees", e, "salary", new_salary)
+        self._write_employees_salary(e, new_salary)
         return e
 
     def _impl_update_employment_status(self, employee_id: str, new_status: str) -> Employee:
@@ -1523,7 +1528,7 @@ class HRISEnv(rt.Environment):
                 site=45,
             )
         self._hit(45)
-        self._set("employees", e, "employment_status", new_status)
+        self._write_employees_employment_status(e, new_status)
         return e
 
     def _impl_deactivate_employee(self, employee_id: str) -> Employee:
@@ -1542,7 +1547,7 @@ class HRISEnv(rt.Environment):
         target: str = h.at(inactive, 0).status_type
         if any(((s_.status_type == "terminated") for s_ in self._it(list(inactive)))):
             target = "terminated"
-        self._set("employees", e, "employment_status", target)
+        self._write_employees_employment_status(e, target)
         return e
 
     def _impl_reactivate_employee(self, employee_id: str) -> Employee:
@@ -1560,7 +1565,7 @@ class HRISEnv(rt.Environment):
         if not a.is_active:
             raise rt.Fail("Active status is not marked as active in the system", site=51)
         self._hit(51)
-        self._set("employees", e, "employment_status", "active")
+        self._write_employees_employment_status(e, "active")
         return e
 
     def _impl_remove_employee_record(self, employee_id: str) -> str:
@@ -2594,3 +2599,105 @@ class HRISEnv(rt.Environment):
                 == self.initial_state().t_employees.row("E005").salary
             )
         )
+
+    def _write_employees_work_email(self, row: Employee, value: str) -> None:
+        "`row.work_email = value` for a row of employees, journaled."
+        old = row.work_email
+        if old == value and type(old) is type(value):
+            return  # assigning the current value is not a change
+        rt.store(value)
+        self._journal_field("employees", row.employee_id, row, "work_email", old)
+        self._reindex("employees", row, "work_email", old, value)
+        row.work_email = value
+
+    def _write_employees_date_of_birth(self, row: Employee, value: datetime.date) -> None:
+        "`row.date_of_birth = value` for a row of employees, journaled."
+        old = row.date_of_birth
+        if old == value and type(old) is type(value):
+            return  # assigning the current value is not a change
+        self._journal_field("employees", row.employee_id, row, "date_of_birth", old)
+        row.date_of_birth = value
+
+    def _write_employees_first_name(self, row: Employee, value: str) -> None:
+        "`row.first_name = value` for a row of employees, journaled."
+        old = row.first_name
+        if old == value and type(old) is type(value):
+            return  # assigning the current value is not a change
+        rt.store(value)
+        self._journal_field("employees", row.employee_id, row, "first_name", old)
+        row.first_name = value
+
+    def _write_employees_last_name(self, row: Employee, value: str) -> None:
+        "`row.last_name = value` for a row of employees, journaled."
+        old = row.last_name
+        if old == value and type(old) is type(value):
+            return  # assigning the current value is not a change
+        rt.store(value)
+        self._journal_field("employees", row.employee_id, row, "last_name", old)
+        row.last_name = value
+
+    def _write_employees_gender(self, row: Employee, value: str) -> None:
+        "`row.gender = value` for a row of employees, journaled."
+        old = row.gender
+        if old == value and type(old) is type(value):
+            return  # assigning the current value is not a change
+        rt.store(value)
+        self._journal_field("employees", row.employee_id, row, "gender", old)
+        row.gender = value
+
+    def _write_employees_phone_number(self, row: Employee, value: str) -> None:
+        "`row.phone_number = value` for a row of employees, journaled."
+        old = row.phone_number
+        if old == value and type(old) is type(value):
+            return  # assigning the current value is not a change
+        rt.store(value)
+        self._journal_field("employees", row.employee_id, row, "phone_number", old)
+        row.phone_number = value
+
+    def _write_employees_address(self, row: Employee, value: str) -> None:
+        "`row.address = value` for a row of employees, journaled."
+        old = row.address
+        if old == value and type(old) is type(value):
+            return  # assigning the current value is not a change
+        rt.store(value)
+        self._journal_field("employees", row.employee_id, row, "address", old)
+        row.address = value
+
+    def _write_employees_job_title(self, row: Employee, value: str) -> None:
+        "`row.job_title = value` for a row of employees, journaled."
+        old = row.job_title
+        if old == value and type(old) is type(value):
+            return  # assigning the current value is not a change
+        rt.store(value)
+        self._journal_field("employees", row.employee_id, row, "job_title", old)
+        self._reindex("employees", row, "job_title", old, value)
+        row.job_title = value
+
+    def _write_employees_department(self, row: Employee, value: str) -> None:
+        "`row.department = value` for a row of employees, journaled."
+        old = row.department
+        if old == value and type(old) is type(value):
+            return  # assigning the current value is not a change
+        rt.store(value)
+        self._journal_field("employees", row.employee_id, row, "department", old)
+        self._reindex("employees", row, "department", old, value)
+        row.department = value
+
+    def _write_employees_salary(self, row: Employee, value: float) -> None:
+        "`row.salary = value` for a row of employees, journaled."
+        old = row.salary
+        if old == value and type(old) is type(value):
+            return  # assigning the current value is not a change
+        rt.store(value)
+        self._journal_field("employees", row.employee_id, row, "salary", old)
+        row.salary = value
+
+    def _write_employees_employment_status(self, row: Employee, value: str) -> None:
+        "`row.employment_status = value` for a row of employees, journaled."
+        old = row.employment_status
+        if old == value and type(old) is type(value):
+            return  # assigning the current value is not a change
+        rt.store(value)
+        self._journal_field("employees", row.employee_id, row, "employment_status", old)
+        self._reindex("employees", row, "employment_status", old, value)
+        row.employment_status = value

@@ -1001,39 +1001,48 @@ class LibraryLendingEnv(rt.Environment):
 
     @property
     def t_authors(self) -> rt.Table[Author]:
-        return cast("rt.Table[Author]", self._tables["authors"])
+        table: rt.Table[Author] = self._tables["authors"]
+        return table
 
     @property
     def t_books(self) -> rt.Table[Book]:
-        return cast("rt.Table[Book]", self._tables["books"])
+        table: rt.Table[Book] = self._tables["books"]
+        return table
 
     @property
     def t_book_authors(self) -> rt.Table[BookAuthor]:
-        return cast("rt.Table[BookAuthor]", self._tables["book_authors"])
+        table: rt.Table[BookAuthor] = self._tables["book_authors"]
+        return table
 
     @property
     def t_copies(self) -> rt.Table[Copy]:
-        return cast("rt.Table[Copy]", self._tables["copies"])
+        table: rt.Table[Copy] = self._tables["copies"]
+        return table
 
     @property
     def t_members(self) -> rt.Table[Member]:
-        return cast("rt.Table[Member]", self._tables["members"])
+        table: rt.Table[Member] = self._tables["members"]
+        return table
 
     @property
     def t_loans(self) -> rt.Table[Loan]:
-        return cast("rt.Table[Loan]", self._tables["loans"])
+        table: rt.Table[Loan] = self._tables["loans"]
+        return table
 
     @property
     def t_holds(self) -> rt.Table[Hold]:
-        return cast("rt.Table[Hold]", self._tables["holds"])
+        table: rt.Table[Hold] = self._tables["holds"]
+        return table
 
     @property
     def s_holidays(self) -> set[datetime.date]:
-        return cast("set[datetime.date]", self._scalars["holidays"])
+        value: set[datetime.date] = self._scalars["holidays"]
+        return value
 
     @property
     def s_now(self) -> datetime.datetime:
-        return cast("datetime.datetime", self._scalars["now"])
+        value: datetime.datetime = self._scalars["now"]
+        return value
 
     def search_books(self, *, text: str) -> rt.Result:
         "Find books whose title or one of whose authors' names contains the text. Results are\nsorted by title and say how many copies can be borrowed right now."
@@ -1322,9 +1331,9 @@ class LibraryLendingEnv(rt.Environment):
         if len(waiting) == 0:
             return None
         h_4: Hold = h.at(waiting, 0)
-        self._set("holds", h_4, "state", HoldState.ready)
-        self._set("holds", h_4, "copy_", copy_id)
-        self._set("holds", h_4, "ready_until", (h.date_of(self.s_now) + h.days(C_HOLD_PICKUP_DAYS)))
+        self._write_holds_state(h_4, HoldState.ready)
+        self._write_holds_copy_(h_4, copy_id)
+        self._write_holds_ready_until(h_4, (h.date_of(self.s_now) + h.days(C_HOLD_PICKUP_DAYS)))
         return h_4.member
 
     def _impl_search_books(self, text: str) -> list[BookInfo]:
@@ -1451,8 +1460,8 @@ class LibraryLendingEnv(rt.Environment):
                 site=11,
             )
         self._hit(11)
-        self._set("members", m, "expires", h.add_months(max(m.expires, h.date_of(self.s_now)), 12))
-        self._set("members", m, "status", MemberStatus.active)
+        self._write_members_expires(m, h.add_months(max(m.expires, h.date_of(self.s_now)), 12))
+        self._write_members_status(m, MemberStatus.active)
         return m
 
     def _impl_pay_fine(self, member_id: str, amount_cents: int) -> Member:
@@ -1466,7 +1475,7 @@ class LibraryLendingEnv(rt.Environment):
         if not (amount_cents <= m.fines_cents):
             raise rt.Fail(("only " + h.to_str(m.fines_cents) + " cents are owed"), site=14)
         self._hit(14)
-        self._set("members", m, "fines_cents", m.fines_cents - amount_cents)
+        self._write_members_fines_cents(m, m.fines_cents - amount_cents)
         return m
 
     def _impl_check_out(self, copy_id: str, member_id: str) -> Loan:
@@ -1511,7 +1520,7 @@ class LibraryLendingEnv(rt.Environment):
                 raise rt.Fail("copy is set aside for another member's hold", site=23)
             self._hit(23)
             _tmp1 = h.unwrap(reserved)
-            self._set("holds", _tmp1, "state", HoldState.fulfilled)
+            self._write_holds_state(_tmp1, HoldState.fulfilled)
         return self._insert(
             "loans",
             Loan(
@@ -1533,11 +1542,11 @@ class LibraryLendingEnv(rt.Environment):
         c: Copy = self.t_copies.row(copy_id)
         late: int = max(0, h.days_between(l.due, h.date_of(self.s_now)))
         fine: int = h.mul(late, C_DAILY_FINE_CENTS)
-        self._set("loans", l, "state", LoanState.returned)
-        self._set("loans", l, "returned_at", self.s_now)
+        self._write_loans_state(l, LoanState.returned)
+        self._write_loans_returned_at(l, self.s_now)
         _tmp2 = self.t_members.row(l.member)
-        self._set("members", _tmp2, "fines_cents", _tmp2.fines_cents + fine)
-        self._set("copies", c, "condition", condition)
+        self._write_members_fines_cents(_tmp2, _tmp2.fines_cents + fine)
+        self._write_copies_condition(c, condition)
         ready_for: str | None = None
         if condition != CopyCondition.damaged:
             ready_for = self._impl_offer_to_next_hold(copy_id=copy_id)
@@ -1581,8 +1590,8 @@ class LibraryLendingEnv(rt.Environment):
         ):
             raise rt.Fail("another member is waiting for this book", site=31)
         self._hit(31)
-        self._set("loans", l, "due", self._fn_open_day(d=(l.due + h.days(C_LOAN_DAYS))))
-        self._set("loans", l, "renewals", l.renewals + 1)
+        self._write_loans_due(l, self._fn_open_day(d=(l.due + h.days(C_LOAN_DAYS))))
+        self._write_loans_renewals(l, l.renewals + 1)
         return l
 
     def _impl_report_lost(self, loan_id: str) -> Loan:
@@ -1593,11 +1602,11 @@ class LibraryLendingEnv(rt.Environment):
         if not (l.state == LoanState.active):
             raise rt.Fail("only a loan in progress can be reported lost", site=33)
         self._hit(33)
-        self._set("loans", l, "state", LoanState.lost)
+        self._write_loans_state(l, LoanState.lost)
         _tmp3 = self.t_copies.row(l.copy_)
-        self._set("copies", _tmp3, "condition", CopyCondition.lost)
+        self._write_copies_condition(_tmp3, CopyCondition.lost)
         _tmp4 = self.t_members.row(l.member)
-        self._set("members", _tmp4, "fines_cents", _tmp4.fines_cents + C_REPLACEMENT_FEE_CENTS)
+        self._write_members_fines_cents(_tmp4, _tmp4.fines_cents + C_REPLACEMENT_FEE_CENTS)
         return l
 
     def _impl_place_hold(self, isbn: str, member_id: str) -> Hold:
@@ -1656,7 +1665,7 @@ class LibraryLendingEnv(rt.Environment):
             raise rt.Fail(("hold is already " + h.to_str(h_.state)), site=42)
         self._hit(42)
         was_ready: bool = h_.state == HoldState.ready
-        self._set("holds", h_, "state", HoldState.cancelled)
+        self._write_holds_state(h_, HoldState.cancelled)
         freed: str | None = h_.copy_
         if was_ready and (freed is not None):
             self._impl_offer_to_next_hold(copy_id=h.unwrap(freed))
@@ -1674,7 +1683,7 @@ class LibraryLendingEnv(rt.Environment):
             if ((h_.state == HoldState.ready) and (deadline is not None)) and (
                 h.unwrap(deadline) < today
             ):
-                self._set("holds", h_, "state", HoldState.expired)
+                self._write_holds_state(h_, HoldState.expired)
                 freed: str | None = h_.copy_
                 if freed is not None:
                     self._impl_offer_to_next_hold(copy_id=h.unwrap(freed))
@@ -1682,7 +1691,7 @@ class LibraryLendingEnv(rt.Environment):
         n_members: int = 0
         for m in self._it(self.t_members.rows()):
             if (m.status == MemberStatus.active) and (m.expires < today):
-                self._set("members", m, "status", MemberStatus.expired)
+                self._write_members_status(m, MemberStatus.expired)
                 n_members += 1
         return ClockReport(now=self.s_now, holds_expired=n_holds, memberships_expired=n_members)
 
@@ -2323,3 +2332,95 @@ class LibraryLendingEnv(rt.Environment):
 
     def _check_early_return_for_waiting_reader_2(self, answer: str) -> bool:
         return bool((("dara" in answer.lower()) or ("M004" in answer)))
+
+    def _write_holds_state(self, row: Hold, value: HoldState) -> None:
+        "`row.state = value` for a row of holds, journaled."
+        old = row.state
+        if old == value and type(old) is type(value):
+            return  # assigning the current value is not a change
+        self._journal_field("holds", row.hold_id, row, "state", old)
+        row.state = value
+
+    def _write_holds_copy_(self, row: Hold, value: str | None) -> None:
+        "`row.copy_ = value` for a row of holds, journaled."
+        old = row.copy_
+        if old == value and type(old) is type(value):
+            return  # assigning the current value is not a change
+        rt.store(value)
+        self._journal_field("holds", row.hold_id, row, "copy_", old)
+        self._reindex("holds", row, "copy_", old, value)
+        row.copy_ = value
+
+    def _write_holds_ready_until(self, row: Hold, value: datetime.date | None) -> None:
+        "`row.ready_until = value` for a row of holds, journaled."
+        old = row.ready_until
+        if old == value and type(old) is type(value):
+            return  # assigning the current value is not a change
+        self._journal_field("holds", row.hold_id, row, "ready_until", old)
+        row.ready_until = value
+
+    def _write_members_expires(self, row: Member, value: datetime.date) -> None:
+        "`row.expires = value` for a row of members, journaled."
+        old = row.expires
+        if old == value and type(old) is type(value):
+            return  # assigning the current value is not a change
+        self._journal_field("members", row.member_id, row, "expires", old)
+        row.expires = value
+
+    def _write_members_status(self, row: Member, value: MemberStatus) -> None:
+        "`row.status = value` for a row of members, journaled."
+        old = row.status
+        if old == value and type(old) is type(value):
+            return  # assigning the current value is not a change
+        self._journal_field("members", row.member_id, row, "status", old)
+        row.status = value
+
+    def _write_members_fines_cents(self, row: Member, value: int) -> None:
+        "`row.fines_cents = value` for a row of members, journaled."
+        old = row.fines_cents
+        if old == value and type(old) is type(value):
+            return  # assigning the current value is not a change
+        rt.store(value)
+        self._journal_field("members", row.member_id, row, "fines_cents", old)
+        row.fines_cents = value
+
+    def _write_loans_state(self, row: Loan, value: LoanState) -> None:
+        "`row.state = value` for a row of loans, journaled."
+        old = row.state
+        if old == value and type(old) is type(value):
+            return  # assigning the current value is not a change
+        self._journal_field("loans", row.loan_id, row, "state", old)
+        row.state = value
+
+    def _write_loans_returned_at(self, row: Loan, value: datetime.datetime | None) -> None:
+        "`row.returned_at = value` for a row of loans, journaled."
+        old = row.returned_at
+        if old == value and type(old) is type(value):
+            return  # assigning the current value is not a change
+        self._journal_field("loans", row.loan_id, row, "returned_at", old)
+        row.returned_at = value
+
+    def _write_copies_condition(self, row: Copy, value: CopyCondition) -> None:
+        "`row.condition = value` for a row of copies, journaled."
+        old = row.condition
+        if old == value and type(old) is type(value):
+            return  # assigning the current value is not a change
+        self._journal_field("copies", row.copy_id, row, "condition", old)
+        row.condition = value
+
+    def _write_loans_due(self, row: Loan, value: datetime.date) -> None:
+        "`row.due = value` for a row of loans, journaled."
+        old = row.due
+        if old == value and type(old) is type(value):
+            return  # assigning the current value is not a change
+        self._journal_field("loans", row.loan_id, row, "due", old)
+        row.due = value
+
+    def _write_loans_renewals(self, row: Loan, value: int) -> None:
+        "`row.renewals = value` for a row of loans, journaled."
+        old = row.renewals
+        if old == value and type(old) is type(value):
+            return  # assigning the current value is not a change
+        rt.store(value)
+        self._journal_field("loans", row.loan_id, row, "renewals", old)
+        row.renewals = value

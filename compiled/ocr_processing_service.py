@@ -699,23 +699,28 @@ class OCRProcessingServiceEnv(rt.Environment):
 
     @property
     def t_requests(self) -> rt.Table[OCRRequest]:
-        return cast("rt.Table[OCRRequest]", self._tables["requests"])
+        table: rt.Table[OCRRequest] = self._tables["requests"]
+        return table
 
     @property
     def t_result_repository(self) -> rt.Table[Result]:
-        return cast("rt.Table[Result]", self._tables["result_repository"])
+        table: rt.Table[Result] = self._tables["result_repository"]
+        return table
 
     @property
     def s_queued_request_ids(self) -> list[str]:
-        return cast("list[str]", self._scalars["queued_request_ids"])
+        value: list[str] = self._scalars["queued_request_ids"]
+        return value
 
     @property
     def s_next_request_id(self) -> str | None:
-        return cast("str | None", self._scalars["next_request_id"])
+        value: str | None = self._scalars["next_request_id"]
+        return value
 
     @property
     def s_now(self) -> datetime.datetime:
-        return cast("datetime.datetime", self._scalars["now"])
+        value: datetime.datetime = self._scalars["now"]
+        return value
 
     def get_ocr_request_status(self, *, request_id: str) -> rt.Result:
         "Current status of an OCR request: submitted, processing, completed or failed."
@@ -1035,7 +1040,7 @@ class OCRProcessingServiceEnv(rt.Environment):
         if not (r.status == OCRStatus.submitted):
             raise rt.Fail("Request is not in submitted state", site=11)
         self._hit(11)
-        self._set("requests", r, "status", OCRStatus.processing)
+        self._write_requests_status(r, OCRStatus.processing)
         _tmp2 = self.s_queued_request_ids
         self._mut(_tmp2)
         h.list_remove(_tmp2, request_id)
@@ -1063,9 +1068,9 @@ class OCRProcessingServiceEnv(rt.Environment):
                 "processing_timestamp must lie between the submission time and now", site=14
             )
         self._hit(14)
-        self._set("requests", r, "status", OCRStatus.completed)
-        self._set("requests", r, "result_text", extracted_text)
-        self._set("requests", r, "completion_time", processing_timestamp)
+        self._write_requests_status(r, OCRStatus.completed)
+        self._write_requests_result_text(r, extracted_text)
+        self._write_requests_completion_time(r, processing_timestamp)
         self._insert(
             "result_repository",
             Result(
@@ -1103,8 +1108,8 @@ class OCRProcessingServiceEnv(rt.Environment):
                 site=18,
             )
         self._hit(18)
-        self._set("requests", r, "status", OCRStatus.failed)
-        self._set("requests", r, "completion_time", self.s_now)
+        self._write_requests_status(r, OCRStatus.failed)
+        self._write_requests_completion_time(r, self.s_now)
         if self.s_next_request_id == request_id:
             self._set_scalar("next_request_id", None)
         return "Request " + h.to_str(request_id) + " marked as failed."
@@ -1118,7 +1123,7 @@ class OCRProcessingServiceEnv(rt.Environment):
         for rid in self._it(list(expired)):
             self._delete("result_repository", rid)
             _tmp3 = self.t_requests.row(rid)
-            self._set("requests", _tmp3, "result_text", None)
+            self._write_requests_result_text(_tmp3, None)
         if len(expired) > 0:
             return "Purged " + h.to_str(len(expired)) + " expired results."
         return "No expired results to purge."
@@ -1806,3 +1811,30 @@ class OCRProcessingServiceEnv(rt.Environment):
                 )
             )
         )
+
+    def _write_requests_status(self, row: OCRRequest, value: OCRStatus) -> None:
+        "`row.status = value` for a row of requests, journaled."
+        old = row.status
+        if old == value and type(old) is type(value):
+            return  # assigning the current value is not a change
+        self._journal_field("requests", row.request_id, row, "status", old)
+        row.status = value
+
+    def _write_requests_result_text(self, row: OCRRequest, value: str | None) -> None:
+        "`row.result_text = value` for a row of requests, journaled."
+        old = row.result_text
+        if old == value and type(old) is type(value):
+            return  # assigning the current value is not a change
+        rt.store(value)
+        self._journal_field("requests", row.request_id, row, "result_text", old)
+        row.result_text = value
+
+    def _write_requests_completion_time(
+        self, row: OCRRequest, value: datetime.datetime | None
+    ) -> None:
+        "`row.completion_time = value` for a row of requests, journaled."
+        old = row.completion_time
+        if old == value and type(old) is type(value):
+            return  # assigning the current value is not a change
+        self._journal_field("requests", row.request_id, row, "completion_time", old)
+        row.completion_time = value

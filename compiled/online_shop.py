@@ -917,27 +917,33 @@ class OnlineShopEnv(rt.Environment):
 
     @property
     def t_products(self) -> rt.Table[Product]:
-        return cast("rt.Table[Product]", self._tables["products"])
+        table: rt.Table[Product] = self._tables["products"]
+        return table
 
     @property
     def t_customers(self) -> rt.Table[Customer]:
-        return cast("rt.Table[Customer]", self._tables["customers"])
+        table: rt.Table[Customer] = self._tables["customers"]
+        return table
 
     @property
     def t_coupons(self) -> rt.Table[Coupon]:
-        return cast("rt.Table[Coupon]", self._tables["coupons"])
+        table: rt.Table[Coupon] = self._tables["coupons"]
+        return table
 
     @property
     def t_orders(self) -> rt.Table[Order]:
-        return cast("rt.Table[Order]", self._tables["orders"])
+        table: rt.Table[Order] = self._tables["orders"]
+        return table
 
     @property
     def s_revenue_cents(self) -> int:
-        return cast("int", self._scalars["revenue_cents"])
+        value: int = self._scalars["revenue_cents"]
+        return value
 
     @property
     def s_now(self) -> datetime.datetime:
-        return cast("datetime.datetime", self._scalars["now"])
+        value: datetime.datetime = self._scalars["now"]
+        return value
 
     def search_products(
         self,
@@ -1220,11 +1226,11 @@ class OnlineShopEnv(rt.Environment):
         o: Order = self.t_orders.row(order_id)
         for l in self._it(list(o.lines)):
             _tmp1 = self.t_products.row(l.sku)
-            self._set("products", _tmp1, "stock", _tmp1.stock + l.qty)
+            self._write_products_stock(_tmp1, _tmp1.stock + l.qty)
         total: int = self._fn_order_total(o=o)
         if o.payment == PaymentMethod.gift_card:
             _tmp2 = self.t_customers.row(o.customer)
-            self._set("customers", _tmp2, "gift_card_cents", _tmp2.gift_card_cents + total)
+            self._write_customers_gift_card_cents(_tmp2, _tmp2.gift_card_cents + total)
         self._set_scalar("revenue_cents", self.s_revenue_cents - total)
         return total
 
@@ -1389,11 +1395,11 @@ class OnlineShopEnv(rt.Environment):
                 )
             self._hit(20)
             discount = h.floordiv(h.mul(sub, cp.percent_off), 100)
-            self._set("coupons", cp, "uses_left", cp.uses_left - 1)
+            self._write_coupons_uses_left(cp, cp.uses_left - 1)
             used = code
         for l_ in self._it(list(lines)):
             _tmp6 = self.t_products.row(l_.sku)
-            self._set("products", _tmp6, "stock", _tmp6.stock - l_.qty)
+            self._write_products_stock(_tmp6, _tmp6.stock - l_.qty)
         self._set("customers", c, "cart", {})
         o: Order = self._insert(
             "orders",
@@ -1443,8 +1449,8 @@ class OnlineShopEnv(rt.Environment):
                 )
             self._hit(23)
             _tmp7 = self.t_customers.row(o.customer)
-            self._set("customers", _tmp7, "gift_card_cents", _tmp7.gift_card_cents - total)
-        self._set("orders", o, "status", OrderStatus.paid)
+            self._write_customers_gift_card_cents(_tmp7, _tmp7.gift_card_cents - total)
+        self._write_orders_status(o, OrderStatus.paid)
         self._set_scalar("revenue_cents", self.s_revenue_cents + total)
         return self._fn_summary(o=o)
 
@@ -1464,12 +1470,12 @@ class OnlineShopEnv(rt.Environment):
         else:
             for l in self._it(list(o.lines)):
                 _tmp8 = self.t_products.row(l.sku)
-                self._set("products", _tmp8, "stock", _tmp8.stock + l.qty)
+                self._write_products_stock(_tmp8, _tmp8.stock + l.qty)
         cp: str | None = o.coupon
         if cp is not None:
             _tmp9 = self.t_coupons.row(h.unwrap(cp))
-            self._set("coupons", _tmp9, "uses_left", _tmp9.uses_left + 1)
-        self._set("orders", o, "status", OrderStatus.cancelled)
+            self._write_coupons_uses_left(_tmp9, _tmp9.uses_left + 1)
+        self._write_orders_status(o, OrderStatus.cancelled)
         return self._fn_summary(o=o)
 
     def _impl_ship_order(self, order_id: str, tracking: str) -> OrderSummary:
@@ -1491,8 +1497,8 @@ class OnlineShopEnv(rt.Environment):
         if not (tracking.strip() != ""):
             raise rt.Fail("a tracking number is required", site=29)
         self._hit(29)
-        self._set("orders", o, "tracking", tracking.strip())
-        self._set("orders", o, "status", OrderStatus.shipped)
+        self._write_orders_tracking(o, tracking.strip())
+        self._write_orders_status(o, OrderStatus.shipped)
         return self._fn_summary(o=o)
 
     def _impl_mark_delivered(self, order_id: str) -> OrderSummary:
@@ -1506,11 +1512,11 @@ class OnlineShopEnv(rt.Environment):
                 site=31,
             )
         self._hit(31)
-        self._set("orders", o, "status", OrderStatus.delivered)
-        self._set("orders", o, "delivered_on", h.date_of(self.s_now))
+        self._write_orders_status(o, OrderStatus.delivered)
+        self._write_orders_delivered_on(o, h.date_of(self.s_now))
         _tmp10 = self.t_customers.row(o.customer)
-        self._set(
-            "customers", _tmp10, "loyalty_points", _tmp10.loyalty_points + self._fn_points_for(o=o)
+        self._write_customers_loyalty_points(
+            _tmp10, _tmp10.loyalty_points + self._fn_points_for(o=o)
         )
         return self._fn_summary(o=o)
 
@@ -1541,13 +1547,11 @@ class OnlineShopEnv(rt.Environment):
         self._hit(35)
         self._impl_refund_and_restock(order_id=order_id)
         _tmp11 = self.t_customers.row(o.customer)
-        self._set(
-            "customers",
+        self._write_customers_loyalty_points(
             _tmp11,
-            "loyalty_points",
             max(0, (self.t_customers.row(o.customer).loyalty_points - self._fn_points_for(o=o))),
         )
-        self._set("orders", o, "status", OrderStatus.returned)
+        self._write_orders_status(o, OrderStatus.returned)
         return self._fn_summary(o=o)
 
     def _impl_get_order(self, order_id: str) -> OrderSummary:
@@ -1595,7 +1599,7 @@ class OnlineShopEnv(rt.Environment):
         if not (qty > 0):
             raise rt.Fail("quantity must be positive", site=39)
         self._hit(39)
-        self._set("products", p, "stock", p.stock + qty)
+        self._write_products_stock(p, p.stock + qty)
         return p
 
     def _impl_set_price(self, sku: str, price_cents: int) -> Product:
@@ -1606,7 +1610,7 @@ class OnlineShopEnv(rt.Environment):
         if not (price_cents > 0):
             raise rt.Fail("price must be positive", site=41)
         self._hit(41)
-        self._set("products", p, "price_cents", price_cents)
+        self._write_products_price_cents(p, price_cents)
         return p
 
     def _impl_tag_product(self, sku: str, tag: str, remove: bool) -> Product:
@@ -2288,3 +2292,73 @@ class OnlineShopEnv(rt.Environment):
                 )
             )
         )
+
+    def _write_products_stock(self, row: Product, value: int) -> None:
+        "`row.stock = value` for a row of products, journaled."
+        old = row.stock
+        if old == value and type(old) is type(value):
+            return  # assigning the current value is not a change
+        rt.store(value)
+        self._journal_field("products", row.sku, row, "stock", old)
+        row.stock = value
+
+    def _write_customers_gift_card_cents(self, row: Customer, value: int) -> None:
+        "`row.gift_card_cents = value` for a row of customers, journaled."
+        old = row.gift_card_cents
+        if old == value and type(old) is type(value):
+            return  # assigning the current value is not a change
+        rt.store(value)
+        self._journal_field("customers", row.customer_id, row, "gift_card_cents", old)
+        row.gift_card_cents = value
+
+    def _write_coupons_uses_left(self, row: Coupon, value: int) -> None:
+        "`row.uses_left = value` for a row of coupons, journaled."
+        old = row.uses_left
+        if old == value and type(old) is type(value):
+            return  # assigning the current value is not a change
+        rt.store(value)
+        self._journal_field("coupons", row.code, row, "uses_left", old)
+        row.uses_left = value
+
+    def _write_orders_status(self, row: Order, value: OrderStatus) -> None:
+        "`row.status = value` for a row of orders, journaled."
+        old = row.status
+        if old == value and type(old) is type(value):
+            return  # assigning the current value is not a change
+        self._journal_field("orders", row.order_id, row, "status", old)
+        row.status = value
+
+    def _write_orders_tracking(self, row: Order, value: str | None) -> None:
+        "`row.tracking = value` for a row of orders, journaled."
+        old = row.tracking
+        if old == value and type(old) is type(value):
+            return  # assigning the current value is not a change
+        rt.store(value)
+        self._journal_field("orders", row.order_id, row, "tracking", old)
+        row.tracking = value
+
+    def _write_orders_delivered_on(self, row: Order, value: datetime.date | None) -> None:
+        "`row.delivered_on = value` for a row of orders, journaled."
+        old = row.delivered_on
+        if old == value and type(old) is type(value):
+            return  # assigning the current value is not a change
+        self._journal_field("orders", row.order_id, row, "delivered_on", old)
+        row.delivered_on = value
+
+    def _write_customers_loyalty_points(self, row: Customer, value: int) -> None:
+        "`row.loyalty_points = value` for a row of customers, journaled."
+        old = row.loyalty_points
+        if old == value and type(old) is type(value):
+            return  # assigning the current value is not a change
+        rt.store(value)
+        self._journal_field("customers", row.customer_id, row, "loyalty_points", old)
+        row.loyalty_points = value
+
+    def _write_products_price_cents(self, row: Product, value: int) -> None:
+        "`row.price_cents = value` for a row of products, journaled."
+        old = row.price_cents
+        if old == value and type(old) is type(value):
+            return  # assigning the current value is not a change
+        rt.store(value)
+        self._journal_field("products", row.sku, row, "price_cents", old)
+        row.price_cents = value

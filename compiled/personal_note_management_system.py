@@ -690,19 +690,23 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
 
     @property
     def t_notes(self) -> rt.Table[Note]:
-        return cast("rt.Table[Note]", self._tables["notes"])
+        table: rt.Table[Note] = self._tables["notes"]
+        return table
 
     @property
     def t_categories(self) -> rt.Table[Category]:
-        return cast("rt.Table[Category]", self._tables["categories"])
+        table: rt.Table[Category] = self._tables["categories"]
+        return table
 
     @property
     def t_tags(self) -> rt.Table[Tag]:
-        return cast("rt.Table[Tag]", self._tables["tags"])
+        table: rt.Table[Tag] = self._tables["tags"]
+        return table
 
     @property
     def s_now(self) -> datetime.datetime:
-        return cast("datetime.datetime", self._scalars["now"])
+        value: datetime.datetime = self._scalars["now"]
+        return value
 
     def get_note_by_id(self, *, note_id: str) -> rt.Result:
         "Retrieve the full details of a note by its note_id."
@@ -865,7 +869,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
 
     def _impl_touch(self, note_id: str) -> None:
         _tmp1 = self.t_notes.row(note_id)
-        self._set("notes", _tmp1, "updated_at", self.s_now)
+        self._write_notes_updated_at(_tmp1, self.s_now)
 
     def _impl_get_note_by_id(self, note_id: str) -> Note:
         if not (note_id != ""):
@@ -994,11 +998,11 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
                 raise rt.Fail("Category name cannot be empty", site=12)
             self._hit(12)
             self._impl_ensure_category(name=cat)
-            self._set("notes", n, "category", cat)
+            self._write_notes_category(n, cat)
         if tags is not None:
             self._set("notes", n, "tags", self._impl_clean_tags(raw=h.unwrap(tags)))
-        self._set("notes", n, "title", t)
-        self._set("notes", n, "content", c)
+        self._write_notes_title(n, t)
+        self._write_notes_content(n, c)
         self._impl_touch(note_id=note_id)
         return n
 
@@ -1014,7 +1018,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
         if n is None:
             raise rt.Fail("Note not found", site=14)
         self._hit(14)
-        self._set("notes", n, "is_pinned", True)
+        self._write_notes_is_pinned(n, True)
         self._impl_touch(note_id=note_id)
         return n
 
@@ -1023,7 +1027,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
         if n is None:
             raise rt.Fail("Note not found.", site=15)
         self._hit(15)
-        self._set("notes", n, "is_pinned", False)
+        self._write_notes_is_pinned(n, False)
         self._impl_touch(note_id=note_id)
         return n
 
@@ -1090,7 +1094,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
             raise rt.Fail("Category name cannot be empty", site=25)
         self._hit(25)
         self._impl_ensure_category(name=cat)
-        self._set("notes", n, "category", cat)
+        self._write_notes_category(n, cat)
         self._impl_touch(note_id=note_id)
         return n
 
@@ -1102,7 +1106,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
         if not (n.title.strip() != ""):
             raise rt.Fail("Cannot clear content: title is also empty", site=27)
         self._hit(27)
-        self._set("notes", n, "content", "")
+        self._write_notes_content(n, "")
         self._impl_touch(note_id=note_id)
         return n
 
@@ -1661,3 +1665,47 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
                 )
             )
         )
+
+    def _write_notes_updated_at(self, row: Note, value: datetime.datetime) -> None:
+        "`row.updated_at = value` for a row of notes, journaled."
+        old = row.updated_at
+        if old == value and type(old) is type(value):
+            return  # assigning the current value is not a change
+        self._journal_field("notes", row.note_id, row, "updated_at", old)
+        row.updated_at = value
+
+    def _write_notes_category(self, row: Note, value: str) -> None:
+        "`row.category = value` for a row of notes, journaled."
+        old = row.category
+        if old == value and type(old) is type(value):
+            return  # assigning the current value is not a change
+        rt.store(value)
+        self._journal_field("notes", row.note_id, row, "category", old)
+        self._reindex("notes", row, "category", old, value)
+        row.category = value
+
+    def _write_notes_title(self, row: Note, value: str) -> None:
+        "`row.title = value` for a row of notes, journaled."
+        old = row.title
+        if old == value and type(old) is type(value):
+            return  # assigning the current value is not a change
+        rt.store(value)
+        self._journal_field("notes", row.note_id, row, "title", old)
+        row.title = value
+
+    def _write_notes_content(self, row: Note, value: str) -> None:
+        "`row.content = value` for a row of notes, journaled."
+        old = row.content
+        if old == value and type(old) is type(value):
+            return  # assigning the current value is not a change
+        rt.store(value)
+        self._journal_field("notes", row.note_id, row, "content", old)
+        row.content = value
+
+    def _write_notes_is_pinned(self, row: Note, value: bool) -> None:
+        "`row.is_pinned = value` for a row of notes, journaled."
+        old = row.is_pinned
+        if old == value and type(old) is type(value):
+            return  # assigning the current value is not a change
+        self._journal_field("notes", row.note_id, row, "is_pinned", old)
+        row.is_pinned = value

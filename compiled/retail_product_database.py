@@ -674,7 +674,8 @@ class RetailProductDatabaseEnv(rt.Environment):
 
     @property
     def t_products(self) -> rt.Table[Product]:
-        return cast("rt.Table[Product]", self._tables["products"])
+        table: rt.Table[Product] = self._tables["products"]
+        return table
 
     def get_product_by_upc(self, *, upc: str) -> rt.Result:
         "Retrieve full product information using its unique UPC."
@@ -926,7 +927,7 @@ class RetailProductDatabaseEnv(rt.Environment):
         if not (new_price >= 0.0):
             raise rt.Fail("Product price must be non-negative", site=12)
         self._hit(12)
-        self._set("products", p, "price", new_price)
+        self._write_products_price(p, new_price)
         return p
 
     def _impl_update_inventory_level(self, upc: str, new_level: int) -> Product:
@@ -937,7 +938,7 @@ class RetailProductDatabaseEnv(rt.Environment):
         if p is None:
             raise rt.Fail("Product with given UPC not found", site=14)
         self._hit(14)
-        self._set("products", p, "inventory_level", new_level)
+        self._write_products_inventory_level(p, new_level)
         return p
 
     def _impl_update_product_category(self, upc: str, new_category: Category) -> Product:
@@ -945,7 +946,7 @@ class RetailProductDatabaseEnv(rt.Environment):
         if p is None:
             raise rt.Fail("Product with given UPC not found.", site=15)
         self._hit(15)
-        self._set("products", p, "category", new_category)
+        self._write_products_category(p, new_category)
         return p
 
     def _impl_update_aisle_location(self, upc: str, aisle_location: str | None) -> Product:
@@ -953,7 +954,7 @@ class RetailProductDatabaseEnv(rt.Environment):
         if p is None:
             raise rt.Fail(("Product with UPC " + h.to_str(upc) + " not found"), site=16)
         self._hit(16)
-        self._set("products", p, "aisle_location", aisle_location)
+        self._write_products_aisle_location(p, aisle_location)
         return p
 
     def _impl_remove_product(self, upc: str) -> str:
@@ -971,7 +972,7 @@ class RetailProductDatabaseEnv(rt.Environment):
         if p is None:
             raise rt.Fail("Product with given UPC not found.", site=19)
         self._hit(19)
-        self._set("products", p, "description", new_description)
+        self._write_products_description(p, new_description)
         return p
 
     def _impl_bulk_import_products(self, products_list: list[ProductInfo]) -> BulkImportReport:
@@ -1000,7 +1001,7 @@ class RetailProductDatabaseEnv(rt.Environment):
         if not (quantity <= p.inventory_level):
             raise rt.Fail("Insufficient inventory to deplete", site=22)
         self._hit(22)
-        self._set("products", p, "inventory_level", p.inventory_level - quantity)
+        self._write_products_inventory_level(p, p.inventory_level - quantity)
         return p
 
     def _init_restock_and_reprice(self) -> None:
@@ -1849,3 +1850,47 @@ class RetailProductDatabaseEnv(rt.Environment):
 
     def _check_record_sale_and_discontinue_1(self, answer: str) -> bool:
         return bool(("050000000073" not in self.t_products))
+
+    def _write_products_price(self, row: Product, value: float) -> None:
+        "`row.price = value` for a row of products, journaled."
+        old = row.price
+        if old == value and type(old) is type(value):
+            return  # assigning the current value is not a change
+        rt.store(value)
+        self._journal_field("products", row.upc, row, "price", old)
+        row.price = value
+
+    def _write_products_inventory_level(self, row: Product, value: int) -> None:
+        "`row.inventory_level = value` for a row of products, journaled."
+        old = row.inventory_level
+        if old == value and type(old) is type(value):
+            return  # assigning the current value is not a change
+        rt.store(value)
+        self._journal_field("products", row.upc, row, "inventory_level", old)
+        row.inventory_level = value
+
+    def _write_products_category(self, row: Product, value: Category) -> None:
+        "`row.category = value` for a row of products, journaled."
+        old = row.category
+        if old == value and type(old) is type(value):
+            return  # assigning the current value is not a change
+        self._journal_field("products", row.upc, row, "category", old)
+        row.category = value
+
+    def _write_products_aisle_location(self, row: Product, value: str | None) -> None:
+        "`row.aisle_location = value` for a row of products, journaled."
+        old = row.aisle_location
+        if old == value and type(old) is type(value):
+            return  # assigning the current value is not a change
+        rt.store(value)
+        self._journal_field("products", row.upc, row, "aisle_location", old)
+        row.aisle_location = value
+
+    def _write_products_description(self, row: Product, value: str) -> None:
+        "`row.description = value` for a row of products, journaled."
+        old = row.description
+        if old == value and type(old) is type(value):
+            return  # assigning the current value is not a change
+        rt.store(value)
+        self._journal_field("products", row.upc, row, "description", old)
+        row.description = value

@@ -406,19 +406,23 @@ class SleepTrackingEnv(rt.Environment):
 
     @property
     def t_users(self) -> rt.Table[User]:
-        return cast("rt.Table[User]", self._tables["users"])
+        table: rt.Table[User] = self._tables["users"]
+        return table
 
     @property
     def t_logs(self) -> rt.Table[SleepLog]:
-        return cast("rt.Table[SleepLog]", self._tables["logs"])
+        table: rt.Table[SleepLog] = self._tables["logs"]
+        return table
 
     @property
     def t_tickets(self) -> rt.Table[Ticket]:
-        return cast("rt.Table[Ticket]", self._tables["tickets"])
+        table: rt.Table[Ticket] = self._tables["tickets"]
+        return table
 
     @property
     def s_now(self) -> datetime.datetime:
-        return cast("datetime.datetime", self._scalars["now"])
+        value: datetime.datetime = self._scalars["now"]
+        return value
 
     def get_user(self, *, user_id: str) -> rt.Result:
         "Return one user's profile."
@@ -527,7 +531,7 @@ class SleepTrackingEnv(rt.Environment):
         if u is None:
             raise rt.Fail("user not found", site=5)
         self._hit(5)
-        self._set("users", u, "status", status)
+        self._write_users_status(u, status)
         return u
 
     def _impl_delete_sleep_log(self, log_id: str, user_id: str) -> str:
@@ -1152,3 +1156,11 @@ class SleepTrackingEnv(rt.Environment):
                 )
             )
         )
+
+    def _write_users_status(self, row: User, value: AccountStatus) -> None:
+        "`row.status = value` for a row of users, journaled."
+        old = row.status
+        if old == value and type(old) is type(value):
+            return  # assigning the current value is not a change
+        self._journal_field("users", row.user_id, row, "status", old)
+        row.status = value

@@ -2,13 +2,16 @@
 
 Random call sequences (arguments derived from the state, as `envdsl explore` does) run on two
 copies of each example, with snapshots and restores interleaved: the fast side takes journal
-snapshots and hashes incrementally; the reference side snapshots by pickling the whole
-environment (a deep copy), restores by unpickling it, and recomputes the hash from nothing.
-Every result, every state and every hash must be the same on both sides.
+snapshots, hashes incrementally and runs each tool's whole-call function; the reference side
+snapshots by pickling the whole environment (a deep copy), restores by unpickling it,
+recomputes the hash from nothing and runs every call through the generic parser and
+`_invoke`. Every result, failure, trace, state and hash must be the same on both sides.
 """
 
 from __future__ import annotations
 
+import datetime as dt
+import enum
 import json
 import pickle
 import random
@@ -23,6 +26,7 @@ import envdsl
 import example_specs
 from envdsl.explore.arguments import ArgumentGenerator
 from envdsl.runtime import Environment, typed
+from envdsl.runtime.callplans import _reference_path, _typed_arguments
 
 EXAMPLES = example_specs.EXAMPLES  # the specs (a task file adds tasks, not tools)
 
@@ -39,8 +43,19 @@ def operations(seed: int) -> list[tuple[str, int]]:
     return [(kind, rng.randrange(2**32)) for kind in kinds]
 
 
+def reference_class(env_class: type[Environment]) -> type[Environment]:
+    """The same environment with every call on the reference path (the generic parser and
+    `_invoke`, not the tools' whole-call functions); a module attribute, so that it pickles."""
+    name = f"Reference_{env_class.__name__}_{id(env_class)}"
+    cls = type(name, (env_class,), {"_CALL_FUNCTIONS": False, "__module__": __name__})
+    cls.__qualname__ = name
+    globals()[name] = cls
+    return cls
+
+
 class Reference:
-    """The reference side: deep-copy snapshots, hashes recomputed from nothing."""
+    """The reference side: deep-copy snapshots, hashes recomputed from nothing, every call
+    interpreted by `_invoke`."""
 
     def __init__(self, env: Environment) -> None:
         self.env = env
@@ -59,9 +74,32 @@ def observe(env: Environment, *, reference: bool) -> tuple[Any, ...]:
     return digest, env.state_json(), trace, env.task
 
 
+def outcome_of(env: Environment) -> tuple[Any, ...]:
+    """What a call leaves besides its result: the Python result, why it failed."""
+    failure = env.last_failure
+    error = env.last_exception
+    return (
+        env.last_result,
+        None if failure is None else (failure.message, failure.rule, failure.site),
+        None if error is None else (type(error), str(error)),
+    )
+
+
+def one_call(env: Environment, name: str, arguments: dict[str, Any], typed_call: bool) -> Any:
+    """A call through `env.call`, or as the tool's typed method makes it (`invoke_typed`)
+    with the values the generic parser reads from the arguments (when it reads them)."""
+    if typed_call:
+        read = generic_read(env, name, arguments)
+        if read[0] != "bad":
+            values = dict(zip((p.name for p in env.TOOLS[name].params), read[0]))
+            return env.invoke_typed(name, values)
+    return env.call(name, arguments)
+
+
 @pytest.mark.parametrize("path", EXAMPLES, ids=[p.stem for p in EXAMPLES])
 def test_fast_paths_match_the_reference(path: Path) -> None:
     env_class = envdsl.load(path)
+    reference_cls = reference_class(env_class)
     tasks = list(env_class.TASKS)
     tools = sorted(env_class.TOOLS)
 
@@ -74,16 +112,32 @@ def test_fast_paths_match_the_reference(path: Path) -> None:
     )
     @given(task=st.sampled_from(tasks), seed=st.integers(0, 2**32))
     def run(task: str, seed: int) -> None:
+        odd = random.Random(seed)
+        # now and then budgets small enough that calls run out of steps, or their results
+        # and stored values out of size
+        small = odd.random() < 0.3
         fast = env_class()
         fast.reset(task=task)
-        reference = Reference(env_class())
+        reference = Reference(reference_cls())
         reference.env.reset(task=task)
+        for env in (fast, reference.env) if small else ():  # after the reset, which checks
+            env.step_budget, env.size_budget = 3, 60
         snapshots = []
         for kind, number in operations(seed):
             if kind == "call":
                 name = tools[number % len(tools)]
                 arguments = ArgumentGenerator(fast, number // len(tools)).for_tool(name)
-                assert fast.call(name, arguments) == reference.env.call(name, arguments)
+                if arguments and odd.random() < 0.2:  # a bad argument, or one left out
+                    param = odd.choice(sorted(arguments))
+                    arguments[param] = odd.choice(ODD_VALUES)
+                    if odd.random() < 0.3:
+                        del arguments[param]
+                typed_call = odd.random() < 0.3
+                for env in (fast, reference.env):  # (a restore leaves the last call's)
+                    env.last_result = None
+                result = one_call(fast, name, arguments, typed_call)
+                assert result == one_call(reference.env, name, arguments, typed_call)
+                assert outcome_of(fast) == outcome_of(reference.env)
             elif kind == "snapshot":
                 snapshots.append(fast.snapshot())
                 reference.snapshot()
@@ -96,6 +150,188 @@ def test_fast_paths_match_the_reference(path: Path) -> None:
         assert fast.evaluate() == reference.env.evaluate()
 
     run()
+    for name in tools:  # each side took the path it is meant to
+        assert env_class._plan(name).call is not _reference_path
+        assert reference_cls._plan(name).call is _reference_path
+
+
+RULES_SPEC = '''env Rules {
+  """Every kind of end-of-call rule, each one breakable by some call."""
+
+  enum Stage { draft, review, done }
+
+  entity Team {
+    key team_id: str
+    name: str unique
+    budget: int = 0
+    invariant "a team's budget is never negative": budget >= 0
+  }
+
+  entity Item {
+    key item_id: str = auto("I")
+    team: ref Team
+    title: str
+    size: int
+    tags: list[str] = []
+    stage: Stage = Stage.draft transitions { draft -> review, review -> done, review -> draft }
+    invariant "an item fits its team's budget": size <= team.budget
+  }
+
+  state {
+    teams: table Team
+    items: table Item
+    limit: int
+  }
+
+  invariant "at most `limit` items": len(items) <= limit
+  invariant "no item is larger than 100": all(i.size <= 100 for i in items)
+
+  action add_item(team_id: str, title: str, size: int) -> Item {
+    """Add an item."""
+    return items.insert(Item(team=team_id, title=title, size=size))
+  }
+
+  action set_stage(item_id: str, stage: Stage) -> Item {
+    """Move an item."""
+    let i = items.get(item_id) else "no such item"
+    i.stage = stage
+    return i
+  }
+
+  action resize(item_id: str, size: int) -> Item {
+    """Resize an item."""
+    let i = items.get(item_id) else "no such item"
+    i.size = size
+    return i
+  }
+
+  action tag(item_id: str, tag: str) -> Item {
+    """Tag an item."""
+    let i = items.get(item_id) else "no such item"
+    i.tags.append(tag)
+    return i
+  }
+
+  action rename_team(team_id: str, name: str) -> Team {
+    """Rename a team."""
+    let t = teams.get(team_id) else "no such team"
+    t.name = name
+    return t
+  }
+
+  action set_budget(team_id: str, budget: int) -> Team {
+    """Change a team's budget."""
+    let t = teams.get(team_id) else "no such team"
+    t.budget = budget
+    return t
+  }
+
+  action move_item(item_id: str, team_id: str) -> Item {
+    """Give an item to another team."""
+    let i = items.get(item_id) else "no such item"
+    i.team = team_id
+    return i
+  }
+
+  action delete_team(team_id: str) -> str {
+    """Delete a team."""
+    teams.delete(team_id)
+    return "deleted"
+  }
+
+  action set_limit(n: int) -> int {
+    """Change the item limit."""
+    limit = n
+    return limit
+  }
+
+  query get_item(item_id: str) -> Item {
+    """One item."""
+    let i = items.get(item_id) else "no such item"
+    return i
+  }
+
+  task start {
+    """Put the second item up for review."""
+    init {
+      limit = 4
+      teams = [Team(team_id="A", name="Alpha", budget=50), Team(team_id="B", name="Beta", budget=10)]
+      items = [Item(team="A", title="one", size=20, stage=Stage.review), Item(team="B", title="two", size=5)]
+    }
+    solution {
+      set_stage(item_id="I-0002", stage=Stage.review)
+    }
+    check "the second item is in review": items["I-0002"].stage == Stage.review
+  }
+}
+'''
+
+# arguments that keep or break each rule of RULES_SPEC (keys that exist or not, sizes over a
+# budget, past 100 and past 64 bits, a taken name, a transition that is not allowed)
+RULES_ARGUMENTS: dict[str, list[Any]] = {
+    "team_id": ["A", "B", "C"],
+    "item_id": ["I-0001", "I-0002", "I-0003", "I-0004", "nope"],
+    "title": ["t", "x" * 70],
+    "size": [-1, 0, 5, 30, 60, 101, 2**63, "5"],
+    "stage": ["draft", "review", "done", "gone"],
+    "tag": ["a", "é"],
+    "name": ["Alpha", "Beta", "Gamma"],
+    "budget": [-5, 0, 10, 200],
+    "n": [0, 2, 5],
+}
+
+
+def test_whole_calls_break_and_keep_every_rule_as_the_reference(tmp_path: Path) -> None:
+    """Random calls of a spec with every kind of end-of-call rule (unique, ref, transitions,
+    row invariants, one that reads another table, env invariants over all rows and over the
+    whole state, on delete restrict) give the same results, failures and states through the
+    tools' whole-call functions as through `_invoke`, snapshots and restores interleaved."""
+    spec = tmp_path / "rules.env"
+    spec.write_text(RULES_SPEC)
+    env_class = envdsl.load(spec)
+    fast, reference = env_class(), Reference(reference_class(env_class)())
+    fast.reset(task="start")
+    reference.env.reset(task="start")
+    rng = random.Random(13)
+    tools = sorted(env_class.TOOLS)
+    broken: set[str] = set()
+    snapshots = []
+    for number in range(1500):
+        roll = rng.random()
+        if roll < 0.05:
+            snapshots.append(fast.snapshot())
+            reference.snapshot()
+            continue
+        if roll < 0.1 and snapshots:
+            index = rng.randrange(len(snapshots))
+            fast.restore(snapshots[index])
+            reference.restore(index)
+            continue
+        name = rng.choice(tools)
+        arguments = {
+            p.name: rng.choice(RULES_ARGUMENTS[p.name]) for p in env_class.TOOLS[name].params
+        }
+        typed_call = rng.random() < 0.3
+        for env in (fast, reference.env):
+            env.last_result = None
+        assert one_call(fast, name, arguments, typed_call) == one_call(
+            reference.env, name, arguments, typed_call
+        )
+        assert outcome_of(fast) == outcome_of(reference.env)
+        if fast.last_failure is not None and fast.last_failure.rule is not None:
+            broken.add(fast.last_failure.rule)
+        if number % 50 == 0:
+            assert observe(fast, reference=False) == observe(reference.env, reference=True)
+    assert observe(fast, reference=False) == observe(reference.env, reference=True)
+    assert broken >= {
+        "unique: Team.name",
+        "ref: Item.team",  # a move to no team, a delete of a team with items
+        "transitions: Item.stage",
+        "invariant: a team's budget is never negative",
+        "invariant: an item fits its team's budget",
+        "invariant: at most `limit` items",
+        "invariant: no item is larger than 100",
+    }
 
 
 def test_the_incremental_hash_follows_rows_loaded_outside_a_call() -> None:
@@ -126,6 +362,25 @@ ODD_VALUES: list[Any] = [
     [],
     ["a", 1],
     {},
+    {"a": 1},
+]
+
+
+class OtherEnum(enum.Enum):
+    active = "active"
+
+
+# Python values a typed method may be given that are not of its param's type
+TYPED_ODD_VALUES: list[Any] = [
+    "active",
+    OtherEnum.active,
+    dt.datetime(2024, 5, 1, 9, 0),
+    dt.datetime(2024, 5, 1, 9, 0, tzinfo=dt.timezone(dt.timedelta(hours=2))),
+    dt.date(2024, 5, 1),
+    dt.timedelta(minutes=5),
+    5,
+    True,
+    [1, "a"],
     {"a": 1},
 ]
 
@@ -177,6 +432,16 @@ def test_call_plans_read_arguments_as_the_generic_parser(path: Path) -> None:
                 for param, (_, _, convert), value in zip(tool.params, plan.typed_params, read[0]):
                     expected = typed.to_json(param.spec, value)
                     assert (value if convert is None else convert(value)) == expected
+                # ... and the typed methods' written-out conversion as the interpreted one,
+                # on the values, with each left out (None) or of another type in turn
+                values = dict(zip((p.name for p in tool.params), read[0]))
+                variants = [values]
+                for param in tool.params:
+                    variants.append({**values, param.name: None})
+                    variants.append({**values, param.name: rng.choice(TYPED_ODD_VALUES)})
+                for variant in variants:
+                    expected = _typed_arguments(plan.typed_params, variant)
+                    assert plan.typed_arguments(variant) == expected
     assert compared > 100
 
 

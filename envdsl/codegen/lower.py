@@ -87,6 +87,8 @@ class Lowerer:
                 view.tools.append(self.tool(callable_info.name))
         for task in env.of_type(ast.TaskDecl):
             view.tasks.append(self.task(task, view))
+        for name, params, body, doc in self.body.writer_methods():
+            view.methods.append(MethodView(name, params, "None", body, doc))
         view.sites = self.body.sites
         return view
 

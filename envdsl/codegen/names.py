@@ -32,6 +32,7 @@ class Names:
         self.consts = {name: module.claim(f"C_{name}") for name in checked.consts}
         self.env_class = module.claim(f"{checked.env.name.text.lstrip('_')}Env")
         self.module = module
+        self.writers: set[str] = set()  # field writer methods named so far (writer_method)
         self.members: dict[tuple[str, str], str] = {}
         for enum in checked.enums.values():
             space = naming.Namespace(naming.PY_RESERVED | naming.ENUM_RESERVED)
@@ -93,6 +94,18 @@ class Names:
         info = self.checked.records[entity]
         assert info.table is not None
         return info.table
+
+    def writer_method(self, table: str, attr: str) -> str:
+        """The name of the method that writes one row field (BodyTranslator.field_writer):
+        `_write_<table>_<attribute>`, numbered where two fields would share one."""
+        taken = self.writers
+        base = name = f"_write_{table}_{attr}"
+        count = 1
+        while name in taken or name in _environment_api():
+            count += 1
+            name = f"{base}_{count}"
+        taken.add(name)
+        return name
 
     def key_attr(self, entity: str) -> str:
         key = self.checked.records[entity].key

@@ -3,15 +3,21 @@
 from __future__ import annotations
 
 from envdsl import construct
+from envdsl.codegen.names import Names
 from envdsl.codegen.translate import CgScope, Context, Translator
 from envdsl.semantics import types as t
-from envdsl.semantics.model import CallableInfo, RecordInfo
+from envdsl.semantics.model import CallableInfo, CheckedSpec, RecordInfo
 from envdsl.syntax import ast
 
 INDENT = "    "
 
 
 class BodyTranslator(Translator):
+    def __init__(self, checked: CheckedSpec, names: Names) -> None:
+        super().__init__(checked, names)
+        # the field writers the bodies call: (entity, attribute) -> method name
+        self.writers: dict[tuple[str, str], str] = {}
+
     # ---- whole bodies ------------------------------------------------------------------------
     def callable_body(self, info: CallableInfo) -> tuple[list[str], list[str]]:
         """(parameter declarations, body lines) of a fn or a tool's implementation."""
@@ -186,7 +192,8 @@ class BodyTranslator(Translator):
             self.row_record(self.type_of(target.obj)) if isinstance(target, ast.Attribute) else None
         )
         if isinstance(target, ast.Attribute) and record is not None:
-            # a field of a row: written through the journal (`_set`), which stores a copy
+            # a field of a row: written through the journal, by the field's own writer when its
+            # values are immutable, else by `_set`, which stores a copy
             row_code = self.expr(target.obj, scope)
             if isinstance(self.type_of(target.obj), t.RefType):
                 row_code = f"self.{self._table_accessor(record.name)}.row({row_code})"
@@ -202,6 +209,8 @@ class BodyTranslator(Translator):
                 current = self.narrowed(f"{row_code}.{attr}", declared, self.type_of(target))
                 value = f"{current} {stmt.op[0]} {value}"
             table = self.names.table_of(record.name)
+            if _plain_valued(declared):  # written by the field's own writer (see field_writer)
+                return lines + [f"{pad}self.{self.field_writer(record, attr)}({row_code}, {value})"]
             return lines + [f"{pad}self._set({table!r}, {row_code}, {attr!r}, {value})"]
         # a part of a value (a record's field, a list element, a map entry): changed in place,
         # after journaling the place the value lives in, wherever the path to it came from
@@ -237,3 +246,68 @@ class BodyTranslator(Translator):
         if stmt.op != "=":
             value = f"h.lookup({obj}, {index}) {stmt.op[0]} {value}"
         return lines + [f"{pad}{obj}[{index}] = {self.stored(obj, value, stmt.value)}"]
+
+    def field_writer(self, record: RecordInfo, attr: str) -> str:
+        """The method that writes one row field whose values are immutable, made once per
+        field (see `writer_methods`)."""
+        name = self.writers.get((record.name, attr))
+        if name is None:
+            name = self.names.writer_method(self.names.table_of(record.name), attr)
+            self.writers[(record.name, attr)] = name
+        return name
+
+    def writer_methods(self) -> list[tuple[str, list[str], list[str], str]]:
+        """(name, params, body, docstring) of each field writer used: `_set` for a field whose
+        values are immutable (str, numbers, bools, enums, dates, refs), with what `_set` works
+        out per call known here: no owned copy to make, the key's attribute, whether the value
+        needs `store`'s check (strings and numbers) and the table's indexes (unique and ref
+        fields). The journal, the originals for the end-of-call check and the indexes are
+        still the runtime's (`_journal_field`, `_reindex`)."""
+        methods = []
+        for (entity, attr), name in self.writers.items():
+            record = self.checked.records[entity]
+            table = self.names.table_of(entity)
+            field = next(
+                f for f in record.fields.values() if self.names.field(entity, f.name) == attr
+            )
+            annotation = self.names.py_type(field.type)
+            key = self.names.key_attr(entity)
+            body = [
+                f"old = row.{attr}",
+                "if old == value and type(old) is type(value):",
+                f"{INDENT}return  # assigning the current value is not a change",
+            ]
+            if _stored_with_check(field.type):
+                body.append("rt.store(value)")
+            body.append(f"self._journal_field({table!r}, row.{key}, row, {attr!r}, old)")
+            if self._indexed(record, field.name):
+                body.append(f"self._reindex({table!r}, row, {attr!r}, old, value)")
+            body.append(f"row.{attr} = value")
+            params = [f"row: {self.names.type_name(entity)}", f"value: {annotation}"]
+            doc = f"`row.{attr} = value` for a row of {table}, journaled."
+            methods.append((name, params, body, doc))
+        return methods
+
+    def _indexed(self, record: RecordInfo, field: str) -> bool:
+        """The field is in one of the table's indexes: a unique one or a ref."""
+        info = record.fields[field]
+        if info.decl.unique or isinstance(t.strip_optional(info.type), t.RefType):
+            return True
+        return any(field in (n.text for n in u.fields) for u in record.decl.uniques)
+
+
+def _plain_valued(value: t.Type) -> bool:
+    """A field type whose values are immutable: primitives but json, enums, refs (keys)."""
+    value = t.strip_optional(value)
+    if isinstance(value, (t.EnumType, t.RefType)):
+        return True
+    return value in (t.INT, t.FLOAT, t.BOOL, t.STR, t.DATE, t.DATETIME, t.DURATION)
+
+
+def _stored_with_check(value: t.Type) -> bool:
+    """`limits.store` checks this type's values (a string's length, a number's range); it
+    passes the others (bools, enums, dates, datetimes, durations, None) as they are."""
+    value = t.strip_optional(value)
+    if isinstance(value, t.RefType):
+        return True  # a key: a str or an int
+    return value in (t.INT, t.FLOAT, t.STR)

@@ -13,6 +13,7 @@ from envdsl.runtime.environment import (
     TraceEntry,
 )
 from envdsl.runtime.errors import BadValue, Fail
+from envdsl.runtime.limits import store
 from envdsl.runtime.places import Value
 from envdsl.runtime.snapshots import Snapshot
 from envdsl.runtime.table import RefField, Table, TableSchema
@@ -42,5 +43,5 @@ __all__ = [
     "BadValue", "EnumSpec", "Environment", "Fail", "FieldSpec", "InvalidState", "ListSpec",
     "MapSpec", "OptionalSpec", "ParamSpec", "RecordSpec", "RefField", "RefSpec", "Result",
     "ScalarSpec", "SetSpec", "Snapshot", "Table", "TableSchema", "TableSpec", "TaskSpec",
-    "ToolSpec", "TraceEntry", "TypeSpec", "Value", "helpers",
+    "ToolSpec", "TraceEntry", "TypeSpec", "Value", "helpers", "store",
 ]  # fmt: skip

@@ -12,10 +12,16 @@ same BadValue for a bad value (whatever its inline test does not take goes throu
 own from_json, with the param's name as the path, params in the same order); for an unknown or
 missing argument it returns None and the caller runs the generic parser, which says which. So
 the messages of bad calls have one source.
+
+The reading's source (reader_source) and the result check's (check_lines) are also what
+envdsl/runtime/toolcalls.py inlines into each tool's whole call, which `env.call` runs; the
+plan's own functions are the same source compiled alone (tests compare them with the generic
+parser and the generic walk).
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import inspect
 from functools import partial
 from typing import TYPE_CHECKING, Any, Callable
@@ -81,22 +87,41 @@ def _convert(index: int, spec: TypeSpec, name: str, env: dict[str, Any]) -> tupl
         ]
         return lines, f"{p}._value_"
     elif kind is DateTimeSpec:
-        return [generic], f"format_datetime({p})"
+        # text already in the canonical UTC form (`2024-05-01T09:00:00Z`, what agents and
+        # solutions send) is read by fromisoformat alone and is its own trace text: it parses
+        # only with digits between the separators, so it is what format_datetime writes
+        c = f"c{index}"  # set False before the argument is looked up (see reader_source)
+        shape = (
+            f"type({a}) is str and len({a}) == 20 and {a}[10] == 'T' and {a}[19] == 'Z' "
+            f"and {a}[4] == {a}[7] == '-' and {a}[13] == {a}[16] == ':'"
+        )
+        lines = [
+            f"{c} = {shape}",
+            f"{p} = None",
+            f"if {c}:",
+            f"    try: {p} = fromisoformat({a})",
+            "    except ValueError: pass",
+            f"if {p} is None: {generic}",
+        ]
+        return lines, f"{a} if {c} else format_datetime({p})"
     else:
         return [generic], f"spec{index}.to_json({p})"
     return [f"if {test}: {p} = {a}", f"else: {generic}"], p
 
 
-def argument_reader(tool: ToolSpec) -> Reader:
-    """The plan of one tool: JSON arguments -> (impl arguments, traced arguments); None when an
-    argument is unknown or missing; BadValue, as `_parse_arguments`, for a bad value."""
-    env: dict[str, Any] = {
-        "MIN_INT": MIN_INT,
-        "MAX_INT": MAX_INT,
-        "format_datetime": format_datetime,
-        "names": frozenset(p.name for p in tool.params),
-        "MISSING": object(),
-    }
+def reader_source(tool: ToolSpec, env: dict[str, Any]) -> tuple[list[str], str, str]:
+    """The argument reading of one tool as source: lines that read the dict `given` into
+    `p0, p1, ...` (`return None` where an argument is unknown or missing; BadValue, as
+    `_parse_arguments`, for a bad value), the tuple of the values (`p0, p1, `) and the dict
+    display of the trace's arguments; the names they use are added to `env`."""
+    env.update(
+        MIN_INT=MIN_INT,
+        MAX_INT=MAX_INT,
+        format_datetime=format_datetime,
+        fromisoformat=dt.datetime.fromisoformat,
+        names=frozenset(p.name for p in tool.params),
+        MISSING=object(),
+    )
     body = ["if not given.keys() <= names: return None"]
     traced = []
     for index, param in enumerate(tool.params):
@@ -110,6 +135,8 @@ def argument_reader(tool: ToolSpec) -> Reader:
             traced.append(f"{param.name!r}: None if {p} is None else {as_json}")
         if optional:
             convert = [f"if {a} is None: {p} = None", "else:", *("    " + x for x in convert)]
+        if type(spec) is DateTimeSpec:
+            body.append(f"c{index} = False")  # the canonical-text flag of _convert
         body.append(f"{a} = given.get({param.name!r}, MISSING)")
         if param.required:
             body.append(f"if {a} is MISSING: return None")
@@ -122,12 +149,16 @@ def argument_reader(tool: ToolSpec) -> Reader:
             missing = f"{p} = None"
         body.extend([f"if {a} is MISSING: {missing}", "else:", *("    " + x for x in convert)])
     values = "".join(f"p{i}, " for i in range(len(tool.params)))
+    return body, values, f"{{{', '.join(traced)}}}"
+
+
+def argument_reader(tool: ToolSpec) -> Reader:
+    """The plan of one tool: JSON arguments -> (impl arguments, traced arguments); None when an
+    argument is unknown or missing; BadValue, as `_parse_arguments`, for a bad value."""
+    env: dict[str, Any] = {}
+    body, values, traced = reader_source(tool, env)
     source = "\n".join(
-        [
-            "def read(given):",
-            *("    " + line for line in body),
-            f"    return ({values}), {{{', '.join(traced)}}}",
-        ]
+        ["def read(given):", *("    " + line for line in body), f"    return ({values}), {traced}"]
     )
     exec(source, env)  # noqa: S102 - source built here from the tool's specs
     reader: Reader = env["read"]
@@ -151,42 +182,66 @@ _TEXT = (StrSpec, EnumSpec, DateTimeSpec, DateSpec)  # sent as a string: its len
 _NUMBER = (BoolSpec, FloatSpec, DurationSpec)  # sent as a number in range: adds nothing
 
 
-def result_checker(spec: TypeSpec) -> Callable[[Any, int], str | None]:
+def check_lines(spec: TypeSpec, problem: str) -> list[str] | None:
     """limits.result_problem written out for a record result of plain fields (what most
-    results are), to the same count: its strings' lengths and its ints' ranges, read by name;
-    other results take the generic walk."""
+    results are), to the same count: lines that read the dict `data` and end in `problem`
+    (a statement format with one hole, the message's expression) where the result has a
+    problem, or fall through when it has none (its strings' lengths and its ints' ranges,
+    read by name, against `size_budget`); None for results that take the generic walk."""
     if not isinstance(spec, RecordSpec):
-        return result_problem
-    lines = [f"total = {len(spec.fields)}"]
+        return None
+    total = [str(len(spec.fields))]  # the count's terms; the strings always there inline
+    lines = []
     for field in spec.fields:
         optional = isinstance(field.spec, OptionalSpec)
         member = _plain(_unwrapped(field.spec))
         inner = _plain(member.inner) if isinstance(member, ListSpec) else None  # and SetSpec
         if type(member) in _NUMBER:
             continue
+        if type(member) in _TEXT and not optional:
+            total.append(f"len(data[{field.name!r}])")
+            continue
         if type(member) in _TEXT:
             add = "total += len(v)"
         elif type(member) is IntSpec:
-            add = "if not MIN_INT <= v <= MAX_INT: return INT_RESULT"
+            add = f"if not MIN_INT <= v <= MAX_INT: {problem.format('INT_RESULT')}"
         elif inner is not None and type(inner) in _NUMBER:
             add = "total += len(v)"
         elif inner is not None and type(inner) in _TEXT:
             add = "total += len(v) + sum(map(len, v))"
         else:
-            return result_problem
+            return None
         lines.append(f"v = data[{field.name!r}]")
         lines.append(f"if v is not None: {add}" if optional else add)
-    lines.append("return None if total <= size_budget else TOO_LARGE % total")
+    lines.append(f"if total > size_budget: {problem.format('TOO_LARGE % total')}")
+    return [f"total = {' + '.join(total)}", *lines]
+
+
+# what the written-out checks name
+CHECK_NAMES: dict[str, Any] = {
+    "MIN_INT": MIN_INT,
+    "MAX_INT": MAX_INT,
+    "INT_RESULT": INT_RESULT,
+    "TOO_LARGE": "the result is too large (%d characters and elements)",
+}
+
+
+def result_checker(spec: TypeSpec) -> Callable[[Any, int], str | None]:
+    """The result check of one tool: check_lines as a function, or the generic walk."""
+    lines = check_lines(spec, "return {}")
+    if lines is None:
+        return result_problem
+    lines.append("return None")
     source = "\n".join(["def check(data, size_budget):", *("    " + x for x in lines)])
-    env: dict[str, Any] = {
-        "MIN_INT": MIN_INT,
-        "MAX_INT": MAX_INT,
-        "INT_RESULT": INT_RESULT,
-        "TOO_LARGE": "the result is too large (%d characters and elements)",
-    }
+    env = dict(CHECK_NAMES)
     exec(source, env)  # noqa: S102 - source built here from the record's fields
     check: Callable[[Any, int], str | None] = env["check"]
     return check
+
+
+def _reference_path(env: Any, given: dict[str, Any]) -> None:
+    """A call function that runs nothing: the caller takes the generic parser and `_invoke`."""
+    return None
 
 
 class ToolPlan:
@@ -203,10 +258,15 @@ class ToolPlan:
         "write_result",
         "check_result",
         "typed_params",
+        "call",
+        "typed_arguments",
     )
 
     def __init__(self, owner: type[Any], tool: ToolSpec) -> None:
         self.tool = tool
+        # the tool's whole call (envdsl/runtime/toolcalls.py), set by Environment._plan; this
+        # default sends every call down the reference path
+        self.call: Callable[[Any, dict[str, Any]], dict[str, Any] | None] = _reference_path
         self.names = frozenset(p.name for p in tool.params)
         self.read = argument_reader(tool)
         self.impl = tool.impl
@@ -234,3 +294,51 @@ class ToolPlan:
             )
             for p in tool.params
         )
+        # the same written out for this tool (typed_arguments), set by Environment._plan with
+        # the whole call; this default interprets typed_params
+        self.typed_arguments: Callable[[dict[str, Any]], dict[str, Any]] = partial(
+            _typed_arguments, self.typed_params
+        )
+
+
+def _typed_arguments(
+    params: tuple[tuple[str, Any, Any], ...], values: dict[str, Any]
+) -> dict[str, Any]:
+    """A typed method's values as the JSON arguments `call` takes (ToolPlan.typed_params)."""
+    arguments: dict[str, Any] = {}
+    for name, default, to_json in params:
+        value = values.get(name)
+        if value is None and default is not None:
+            value = default()
+        arguments[name] = value if to_json is None else to_json(value)
+    return arguments
+
+
+def typed_arguments(tool: ToolSpec) -> Callable[[dict[str, Any]], dict[str, Any]]:
+    """_typed_arguments written out for one tool: each value read by name, its default
+    filled in, and converted where its type's Python value is not its JSON (a member of the
+    param's own enum class by `._value_` inline; anything else by typed.to_json)."""
+    env: dict[str, Any] = {}
+    body = []
+    items = []
+    for index, param in enumerate(tool.params):
+        v = f"v{index}"
+        body.append(f"{v} = values.get({param.name!r})")
+        if param.default is not None:
+            env[f"default{index}"] = param.default
+            body.append(f"if {v} is None: {v} = default{index}()")
+        spec = _plain(_unwrapped(param.spec))
+        env[f"convert{index}"] = partial(typed.to_json, param.spec)
+        if isinstance(spec, _PLAIN_JSON):
+            shown = v
+        elif isinstance(spec, EnumSpec):
+            env[f"cls{index}"] = spec.cls
+            shown = f"{v}._value_ if type({v}) is cls{index} else convert{index}({v})"
+        else:
+            shown = f"convert{index}({v})"
+        items.append(f"{param.name!r}: {shown}")
+    body.append(f"return {{{', '.join(items)}}}")
+    source = "\n".join(["def typed_arguments(values):", *("    " + line for line in body)])
+    exec(source, env)  # noqa: S102 - source built here from the tool's specs
+    function: Callable[[dict[str, Any]], dict[str, Any]] = env["typed_arguments"]
+    return function

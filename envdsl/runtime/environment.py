@@ -16,7 +16,7 @@ from enum import Enum
 from typing import Any, Callable, ClassVar, Collection, Iterable, Iterator, Mapping, Self, TypeVar
 
 from envdsl.runtime import limits
-from envdsl.runtime.callplans import ToolPlan
+from envdsl.runtime.callplans import ToolPlan, typed_arguments
 from envdsl.runtime.errors import BadValue, Fail
 from envdsl.runtime.limits import clip, json_problem, store
 from envdsl.runtime.loading import load_plainly
@@ -31,7 +31,14 @@ from envdsl.runtime.places import (
 from envdsl.runtime.digests import reference_hash
 from envdsl.runtime.snapshots import Owner, Snapshot, World, undo_entry
 from envdsl.runtime.table import RefField, Table, TableSchema
-from envdsl.runtime.values import RecordSpec, TypeSpec, key_from_json, nested_refs
+from envdsl.runtime.toolcalls import call_function
+from envdsl.runtime.values import (
+    RecordSpec,
+    TypeSpec,
+    holds_mutable,
+    key_from_json,
+    nested_refs,
+)
 
 T = TypeVar("T")
 Result = dict[str, Any]
@@ -125,6 +132,10 @@ class Environment:
     _SCALAR_SPECS: ClassVar[dict[str, TypeSpec]]
     _PLANS: ClassVar[dict[str, ToolPlan]]
     _GUARDED: ClassVar[dict[str, frozenset[str] | None]]
+    _MUTABLE: ClassVar[dict[str, tuple[str, ...]]]
+    # calls run through each tool's whole-call function (envdsl/runtime/toolcalls.py); off,
+    # every call takes the reference path (the generic parser and `_invoke`)
+    _CALL_FUNCTIONS: ClassVar[bool] = True
 
     def __init__(
         self,
@@ -441,19 +452,22 @@ class Environment:
         self.last_failure = None  # a call rejected before it runs must not show the last one's
         self.last_exception = None
         parsed: Any = arguments
-        if isinstance(arguments, str):
-            try:
-                parsed = _DECODER.decode(arguments) if arguments.strip() else {}
-            except json.JSONDecodeError as error:
-                return self._rejected(name, {}, f"arguments are not valid JSON: {error.msg}")
-            except RecursionError:
-                return self._rejected(name, {}, "arguments are not valid JSON: nested too deeply")
-            except ValueError as error:  # NaN, or a number of more than 4,300 digits
-                return self._rejected(name, {}, f"arguments are not valid JSON: {_short(error)}")
-        if parsed is None:
-            parsed = {}
-        if not isinstance(parsed, dict):
-            return self._rejected(name, {}, "arguments must be a JSON object")
+        if type(arguments) is not dict:  # (what most calls pass: nothing to decode or check)
+            if isinstance(arguments, str):
+                try:
+                    parsed = _DECODER.decode(arguments) if arguments.strip() else {}
+                except json.JSONDecodeError as error:
+                    return self._rejected(name, {}, f"arguments are not valid JSON: {error.msg}")
+                except RecursionError:
+                    message = "arguments are not valid JSON: nested too deeply"
+                    return self._rejected(name, {}, message)
+                except ValueError as error:  # NaN, or a number of more than 4,300 digits
+                    message = f"arguments are not valid JSON: {_short(error)}"
+                    return self._rejected(name, {}, message)
+            if parsed is None:
+                parsed = {}
+            if not isinstance(parsed, dict):
+                return self._rejected(name, {}, "arguments must be a JSON object")
         plans = type(self).__dict__.get("_PLANS")  # as _plan, without its call
         plan = plans.get(name) if plans is not None and type(name) is str else None
         if plan is None:
@@ -468,7 +482,10 @@ class Environment:
                 )
             plan = self._plan(name)
         try:
-            read = plan.read(parsed) or self._read_generically(plan, parsed)
+            outcome = plan.call(self, parsed)
+            if outcome is not None:
+                return outcome
+            read = self._read_generically(plan, parsed)
         except BadValue as error:
             return self._rejected(
                 name, _traced_arguments(plan.tool, parsed, error), _argument_error(error)
@@ -491,7 +508,11 @@ class Environment:
             plans = cls._PLANS = {}
         plan = plans.get(name)
         if plan is None:
-            plan = plans[name] = ToolPlan(cls, cls.TOOLS[name])
+            tool = cls.TOOLS[name]
+            plan = plans[name] = ToolPlan(cls, tool)
+            if cls._CALL_FUNCTIONS:
+                plan.call = call_function(cls, tool, plan.positional)
+                plan.typed_arguments = typed_arguments(tool)
         return plan
 
     def _parse_arguments(self, tool: ToolSpec, given: dict[str, Any]) -> dict[str, Any]:
@@ -528,14 +549,12 @@ class Environment:
         self.last_failure = None
         self.last_exception = None
         plan = self._plan(name)
-        arguments: dict[str, Any] = {}
-        for param_name, default, to_json in plan.typed_params:
-            value = values.get(param_name)
-            if value is None and default is not None:
-                value = default()
-            arguments[param_name] = value if to_json is None else to_json(value)
+        arguments = plan.typed_arguments(values)
         try:
-            read = plan.read(arguments) or self._read_generically(plan, arguments)
+            outcome = plan.call(self, arguments)
+            if outcome is not None:
+                return outcome
+            read = self._read_generically(plan, arguments)
         except BadValue as error:
             return self._rejected(name, arguments, _argument_error(error))
         return self._invoke(plan, *read)
@@ -569,29 +588,8 @@ class Environment:
                 self._world.record(journal)
             self.trace.append(TraceEntry(tool.name, arguments, True))
             return {"success": True, "data": data}  # (after the `finally` below)
-        except Fail as failure:
-            self._rollback()
-            self.last_failure = failure
-            outcome = {"success": False, "error": failure.message}
-        except RecursionError as error:
-            self._rollback()
-            self.last_exception = error
-            outcome = {"success": False, "error": "the call nested too deeply"}
-        except OverflowError as error:  # a date or number past its range, however reached
-            self._rollback()
-            self.last_failure = Fail(f"a value is out of range ({error})")
-            outcome = {"success": False, "error": self.last_failure.message}
-        except MemoryError as error:
-            self._rollback()
-            self.last_exception = error
-            outcome = {"success": False, "error": "the call ran out of memory"}
-        except Exception as error:  # a runtime bug must not end the episode
-            self._rollback()
-            self.last_exception = error
-            outcome = {
-                "success": False,
-                "error": f"internal error: {type(error).__name__}: {error}",
-            }
+        except Exception as error:  # a runtime bug must not end the episode: see _failed
+            outcome = self._failed(error)
         finally:
             budget.left = None  # outside a call only the per-value limits apply
             self._journal = None
@@ -603,6 +601,28 @@ class Environment:
                 self._grown = set()
         self.trace.append(TraceEntry(tool.name, arguments, False, outcome["error"]))
         return outcome
+
+    def _failed(self, error: Exception) -> Result:
+        """A call that raised `error` inside its transaction: rolled back, what it says, and
+        why in `last_failure` (a Fail, or a value out of range) or `last_exception`."""
+        self._rollback()
+        message: str
+        if isinstance(error, Fail):
+            self.last_failure = error
+            message = error.message
+        elif isinstance(error, RecursionError):
+            self.last_exception = error
+            message = "the call nested too deeply"
+        elif isinstance(error, OverflowError):  # a date or number past its range, however reached
+            self.last_failure = Fail(f"a value is out of range ({error})")
+            message = self.last_failure.message
+        elif isinstance(error, MemoryError):
+            self.last_exception = error
+            message = "the call ran out of memory"
+        else:
+            self.last_exception = error
+            message = f"internal error: {type(error).__name__}: {error}"
+        return {"success": False, "error": message}
 
     # ---- writes (called by generated code; every one journaled) -----------------------------
     def _write_log(self) -> list[tuple[Any, ...]]:
@@ -636,6 +656,27 @@ class Environment:
             # stored as a copy of its own: places never share values
             value = owned_copy(value, Place(table_name, row, field_name))
         setattr(row, field_name, value)
+
+    def _journal_field(
+        self, table_name: str, key: Any, row: Any, field_name: str, old: Any
+    ) -> None:
+        """`_set`'s journaling, for the generated writer of a field whose values are immutable
+        (it has compared and checked the new value; no owned copies are needed): the undo
+        entry, and the field's value before the call for the end-of-call check."""
+        journal = self._journal
+        if journal is not None:  # None while building an initial state: nothing to undo
+            journal.append(("field", table_name, key, row, field_name, old))
+        originals = self._touched.setdefault((table_name, key), {})
+        if originals is not _INSERTED:
+            originals.setdefault(field_name, old)
+
+    def _reindex(self, table_name: str, row: Any, field_name: str, old: Any, new: Any) -> None:
+        """A unique or ref field of a row is about to change: move the row in the indexes
+        (a row no longer in its table, deleted earlier in the call, is in none)."""
+        table = self._tables[table_name]
+        key = getattr(row, table.schema.key)
+        if table.get(key) is row:
+            table.reindex_field(key, row, field_name, old, new)
 
     def _set_scalar(self, name: str, value: Any) -> None:
         store(value)
@@ -761,16 +802,17 @@ class Environment:
         table = self._tables[table_name]
         schema = table.schema
         key = getattr(row, schema.key)
+        log = self._write_log()
         if schema.auto_prefix is not None and key == "":
-            self._write_log().append(("counter", table_name, table.auto_counter))
+            log.append(("counter", table_name, table.auto_counter))
             key = self._next_auto_key(table)
             setattr(row, schema.key, key)
         if key in table:
             raise Fail(f"{schema.entity} {key!r} already exists", rule=f"key: {schema.entity}")
         limits.charge(limits.stored_size(row))
-        own_row_fields(table_name, row)
+        own_row_fields(table_name, row, self._mutable_fields()[table_name])
         table.add(key, row)
-        self._write_log().append(("insert", table_name, key))
+        log.append(("insert", table_name, key))
         self._touched[(table_name, key)] = _INSERTED
         return row
 
@@ -823,23 +865,28 @@ class Environment:
     # ---- integrity at the end of an action --------------------------------------------------
     def _verify(self, tool: ToolSpec) -> None:
         self._verify_touched()
-        for table_name, method in tool.full_row_invariants:
-            text = dict((m, t) for t, m in self.ROW_INVARIANTS.get(table_name, ()))[method]
-            for row in self._tables[table_name].rows():
-                if not getattr(self, method)(row):
-                    self._row_invariant_failed(table_name, row, text)
+        self._verify_full_rows(tool)
         for method in tool.env_invariants:
             if not getattr(self, method)():
-                raise Fail(
-                    self.ENV_INVARIANTS[method], rule=f"invariant: {self.ENV_INVARIANTS[method]}"
-                )
+                self._env_invariant_failed(method)
         for table_name, row_method, method in tool.row_env_invariants:
             table = self._tables[table_name]
             for touched_table, key in self._touched:
                 row = table.get(key) if touched_table == table_name else None
                 if row is not None and not getattr(self, row_method)(row):
-                    text = self.ENV_INVARIANTS[method]
-                    raise Fail(text, rule=f"invariant: {text}")
+                    self._env_invariant_failed(method)
+
+    def _verify_full_rows(self, tool: ToolSpec) -> None:
+        """The row invariants that read other tables the tool writes, on every row."""
+        for table_name, method in tool.full_row_invariants:
+            text = dict((m, t) for t, m in self.ROW_INVARIANTS.get(table_name, ()))[method]
+            for row in self._tables[table_name].rows():
+                if not getattr(self, method)(row):
+                    self._row_invariant_failed(table_name, row, text)
+
+    def _env_invariant_failed(self, method: str) -> None:
+        text = self.ENV_INVARIANTS[method]
+        raise Fail(text, rule=f"invariant: {text}")
 
     def _verify_touched(self) -> None:
         guarded = self._guarded_fields()
@@ -919,6 +966,18 @@ class Environment:
                 guarded[name] = frozenset(fields)
             cls._GUARDED = guarded
         return guarded
+
+    @classmethod
+    def _mutable_fields(cls) -> dict[str, tuple[str, ...]]:
+        """Per table, the row fields whose type can hold a mutable value (a list, set, map,
+        record, json): the only ones an inserted row needs owned copies of."""
+        fields: dict[str, tuple[str, ...]] | None = cls.__dict__.get("_MUTABLE")
+        if fields is None:  # per generated class, made once
+            fields = cls._MUTABLE = {
+                name: tuple(f.attribute for f in spec.row.fields if holds_mutable(f.spec))
+                for name, spec in cls.TABLES.items()
+            }
+        return fields
 
     def _row_invariant_failed(self, table_name: str, row: Any, text: str) -> None:
         schema = self._tables[table_name].schema

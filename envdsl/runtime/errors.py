@@ -11,7 +11,7 @@ class Fail(Exception):
     """
 
     def __init__(self, message: str, *, site: int | None = None, rule: str | None = None) -> None:
-        super().__init__(message)
+        self.args = (message,)  # what Exception.__init__ sets, without the call (every failure)
         self.message = message
         # where it came from: a `require`/`let ... else` (site: an index into the generated
         # class's SITES) or a declarative rule (rule: "invariant: ...", "unique: User.email",

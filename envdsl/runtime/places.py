@@ -104,9 +104,10 @@ def owned_copy(value: T, place: Place) -> T:
     return result  # type: ignore[no-any-return]
 
 
-def own_row_fields(table: str, row: Any) -> None:
-    """Give a row's mutable field values their own owned copies (a row entering a table)."""
-    for name in record_fields(type(row)):
+def own_row_fields(table: str, row: Any, fields: tuple[str, ...] | None = None) -> None:
+    """Give a row's mutable field values their own owned copies (a row entering a table);
+    `fields`: the only ones whose type can hold a mutable value, when the caller knows them."""
+    for name in record_fields(type(row)) if fields is None else fields:
         current = getattr(row, name)
         if type(current) not in _IMMUTABLE:
             setattr(row, name, owned_copy(current, Place(table, row, name)))

@@ -39,7 +39,7 @@ class Owner:
 class World:
     """The state an environment works on and the journal entries of its successful calls."""
 
-    __slots__ = ("tables", "scalars", "trace", "history", "live", "owner", "digests")
+    __slots__ = ("tables", "scalars", "trace", "history", "live", "watched", "owner", "digests")
 
     def __init__(
         self,
@@ -53,6 +53,9 @@ class World:
         self.trace = trace
         self.history: list[Entry] = []
         self.live: weakref.WeakSet[Snapshot] = weakref.WeakSet()
+        # a snapshot of this world was ever taken: until then no call asks the weak set (its
+        # len() is a Python method) whether one lives
+        self.watched = False
         self.owner = owner
         self.digests = StateDigests()
 
@@ -60,7 +63,7 @@ class World:
         """Keep a successful call's journal while a snapshot may need to undo it (and mark
         the rows it wrote for the state hash)."""
         self.digests.note(self.tables, journal)
-        if self.live:
+        if self.watched and self.live:
             self.history.extend(journal)
         elif self.history:
             self.history.clear()  # positions restart: no snapshot refers to one
@@ -85,6 +88,7 @@ class World:
         return {name: getattr(self, name) for name in self.__slots__ if name not in skip}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
+        self.watched = True  # unless the state says otherwise
         for name, value in state.items():
             setattr(self, name, value)
         self.live = weakref.WeakSet()
@@ -114,6 +118,7 @@ class Snapshot:
         # (tables, scalars) once materialized; the world is then no longer needed
         self.copied: tuple[dict[str, Table[Any]], dict[str, Any]] | None = None
         world.live.add(self)
+        world.watched = True
 
     def materialize(self) -> None:
         """Copy the state at this position (the world is at it now) before it is undone."""
@@ -162,6 +167,7 @@ class Snapshot:
             setattr(self, name, value)
         if self.world is not None:
             self.world.live.add(self)
+            self.world.watched = True
 
 
 def undo_entry(tables: dict[str, Table[Any]], scalars: dict[str, Any], entry: Entry) -> None:
@@ -170,7 +176,7 @@ def undo_entry(tables: dict[str, Table[Any]], scalars: dict[str, Any], entry: En
     if kind == "field":
         _, table_name, key, row, field_name, old = entry
         table = tables[table_name]
-        if table.get(key) is row:
+        if field_name in table.indexed and table.get(key) is row:
             table.reindex_field(key, row, field_name, getattr(row, field_name), old)
         setattr(row, field_name, old)
     elif kind == "insert":

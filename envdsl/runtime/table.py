@@ -53,6 +53,10 @@ class Table(Generic[R]):
         }
         # ref field name -> parent key -> child keys (for delete restrict/cascade/none)
         self.ref_index: dict[str, dict[Key, set[Key]]] = {ref.field: {} for ref in schema.refs}
+        # the fields some index reads: a change of any other field moves nothing
+        self.indexed = frozenset(f for fields in schema.uniques for f in fields) | frozenset(
+            ref.field for ref in schema.refs
+        )
 
     # ---- reading -------------------------------------------------------------------------
     def get(self, key: Key) -> R | None:
@@ -164,6 +168,8 @@ class Table(Generic[R]):
                 _discard(index, parent, key)
 
     def reindex_field(self, key: Key, row: R, field_name: str, old: Any, new: Any) -> None:
+        if field_name not in self.indexed:
+            return
         for fields, index in self.unique_index.items():
             if field_name in fields:
                 before = tuple(old if f == field_name else getattr(row, f) for f in fields)

@@ -547,6 +547,26 @@ def _walk(spec: TypeSpec, value: Any, path: str, found: list[tuple[str, str, Any
             _walk(field.spec, getattr(value, field.attribute), f"{path}.{field.name}", found)
 
 
+_IMMUTABLE_SPECS: tuple[type[TypeSpec], ...] = (
+    IntSpec,
+    FloatSpec,
+    BoolSpec,
+    StrSpec,
+    DateSpec,
+    DateTimeSpec,
+    DurationSpec,
+    EnumSpec,
+    RefSpec,
+)
+
+
+def holds_mutable(spec: TypeSpec) -> bool:
+    """A value of this type may be changed in place: a list, set, map, record or json."""
+    if isinstance(spec, OptionalSpec):
+        spec = spec.inner
+    return not isinstance(spec, _IMMUTABLE_SPECS)
+
+
 def contains_ref(spec: TypeSpec) -> bool:
     if isinstance(spec, RefSpec):
         return True
@@ -564,26 +584,9 @@ _PLAIN: frozenset[type[TypeSpec]] = frozenset({IntSpec, StrSpec, BoolSpec, JsonS
 def _record_serializer(fields: list[FieldSpec]) -> Callable[[Any], JSONValue]:
     """`lambda value: {"a": value.a, "b": convert_b(value.b), ...}` for a record's fields, in
     name order (the canonical form of state_json()): a dict display of attribute reads costs
-    a third of a loop over a plan. Plain values (and refs to plain keys) are read as they are,
-    enums by `._value_` (`.value` is a property, slower), datetimes by format_datetime."""
-    members = []
-    converters: dict[str, Callable[[Any], JSONValue]] = {}
-    for index, field in enumerate(sorted(fields, key=lambda f: f.name)):
-        if not field.attribute.isidentifier():  # generated attributes always are
-            raise ValueError(f"not an attribute name: {field.attribute!r}")
-        read = f"value.{field.attribute}"
-        spec = field.spec
-        if type(spec) in _PLAIN or type(spec) is RefSpec and type(spec.key) in _PLAIN:
-            members.append(f"{field.name!r}: {read}")
-        elif type(spec) is EnumSpec:
-            members.append(f"{field.name!r}: {read}._value_")
-        elif type(spec) is DateTimeSpec:
-            converters["format_datetime"] = format_datetime
-            members.append(f"{field.name!r}: format_datetime({read})")
-        else:
-            converters[f"convert_{index}"] = spec.to_json
-            members.append(f"{field.name!r}: convert_{index}({read})")
-    source = f"lambda value: {{{', '.join(members)}}}"
+    a third of a loop over a plan."""
+    converters: dict[str, Any] = {}
+    source = f"lambda value: {record_display(fields, 'value', converters)}"
     serialize: Callable[[Any], JSONValue] = eval(source, converters)  # noqa: S307 - built here
     return serialize
 
@@ -634,6 +637,44 @@ def _record_repr(
     exec("\n".join(lines), converters)  # noqa: S102 - built here
     write: Callable[[Any], str] = converters["write"]
     return write
+
+
+def record_display(fields: list[FieldSpec], value: str, converters: dict[str, Any]) -> str:
+    """The dict display that serializes the record named `value` (source text), adding the
+    functions it calls to `converters`."""
+    members = []
+    for field in sorted(fields, key=lambda f: f.name):
+        if not field.attribute.isidentifier():  # generated attributes always are
+            raise ValueError(f"not an attribute name: {field.attribute!r}")
+        members.append(
+            f"{field.name!r}: {_member(field.spec, f'{value}.{field.attribute}', converters)}"
+        )
+    return f"{{{', '.join(members)}}}"
+
+
+def _member(spec: TypeSpec, read: str, converters: dict[str, Any]) -> str:
+    """The expression of one field's JSON: plain values (and refs to plain keys) are read as
+    they are, enums by `._value_` (`.value` is a property, slower), datetimes by
+    format_datetime, lists of plain values by `list`, an optional one of these with its None
+    passed on; anything else by its spec's to_json."""
+    optional = type(spec) is OptionalSpec
+    inner = spec.inner if isinstance(spec, OptionalSpec) else spec
+    if type(inner) is RefSpec:
+        inner = inner.key
+    if type(inner) in _PLAIN:
+        return read
+    if type(inner) is EnumSpec:
+        shown = f"{read}._value_"
+    elif type(inner) is DateTimeSpec:
+        converters["format_datetime"] = format_datetime
+        shown = f"format_datetime({read})"
+    elif type(inner) is ListSpec and type(inner.inner) in _PLAIN:
+        shown = f"list({read})"
+    else:
+        name = f"convert_{len(converters)}"
+        converters[name] = spec.to_json
+        return f"{name}({read})"
+    return f"(None if {read} is None else {shown})" if optional else shown
 
 
 def canonical_key(item: Any) -> tuple[str, Any]:

@@ -1072,3 +1072,49 @@ def test_keyed_table_with_a_key_named_id_loads(state: dict[str, Any]) -> None:
     loaded = build(ID_KEY)()
     loaded.reset(state=state)
     assert loaded.state_hash() == env.state_hash()
+
+
+BIG_STATE = '''
+env Shelf {
+  """Purpose-made spec: rules that loop over a whole table."""
+  entity Item {
+    key item_id: str
+    group: str
+  }
+  state {
+    items: table Item
+  }
+  fn in_group(g: str) -> int = count(j for j in items if j.group == g)
+  invariant "every item is named": all(i.group != "" for i in items)
+  QUADRATIC
+  query size() -> int {
+    """How many items there are."""
+    return len(items)
+  }
+}
+'''
+
+
+def _items(n: int) -> dict[str, Any]:
+    return {"items": [{"item_id": f"I{i}", "group": f"g{i % 7}"} for i in range(n)]}
+
+
+def test_a_valid_state_with_more_rows_than_the_step_budget_loads() -> None:
+    # the rule takes a step per row: 400 steps, against a call's budget of 50
+    env = build(BIG_STATE.replace("QUADRATIC", ""))(step_budget=50)
+    env.reset(state=_items(400))
+    assert env.call("size", {}) == {"success": True, "data": 400}
+    env.reset(state=json.dumps(_items(400)))  # the same through the JSON text
+    assert len(env._table("items")) == 400
+
+
+def test_a_rule_quadratic_in_the_state_is_refused_with_what_to_do() -> None:
+    quadratic = 'invariant "groups stay small": all(in_group(i.group) <= 1000 for i in items)'
+    env = build(BIG_STATE.replace("QUADRATIC", quadratic))(step_budget=50)
+    env.reset(state=_items(40))  # 40 x 40 steps: within 50 + 100 per row
+    with pytest.raises(InvalidState, match=r"more than 30,050 steps .* 300 rows\).*square"):
+        env.reset(state=_items(300))  # 300 x 300 steps
+    assert len(env._table("items")) == 0  # a refused state leaves an empty one
+    roomy = build(BIG_STATE.replace("QUADRATIC", quadratic))(step_budget=100_000)
+    roomy.reset(state=_items(300))
+    assert len(roomy._table("items")) == 300

@@ -8,6 +8,7 @@ budget, canonical JSON and hashes) lives here, once.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import difflib
 import json
@@ -43,6 +44,10 @@ from envdsl.runtime.values import (
 T = TypeVar("T")
 Result = dict[str, Any]
 DEFAULT_STEP_BUDGET = 100_000
+# Checking a whole state (reset, a task's init) is no tool call: its rules may take this many
+# steps per row of the state on top of the step budget, so that a valid state with more rows
+# than the budget loads, and a rule that loops over a table for every row still stops
+STATE_CHECK_STEPS_PER_ROW = 100
 _INSERTED: dict[str, Any] = {}  # marks a row inserted by the current call (no old values)
 
 
@@ -315,7 +320,23 @@ class Environment:
         Messages start with the table they are about (`users: ...`), so that a task's `init`
         error can point at the assignment of that table.
         """
+        with self._whole_state_steps() as call_budget:
+            self._check_whole_state_within(call_budget)
+
+    @contextlib.contextmanager
+    def _whole_state_steps(self) -> Iterator[int]:
+        """The step budget of a whole-state check (STATE_CHECK_STEPS_PER_ROW), for its
+        duration; yields the budget of a call."""
+        call_budget = self.step_budget
+        rows = sum(len(table) for table in self._tables.values())
+        self.step_budget = call_budget + STATE_CHECK_STEPS_PER_ROW * rows
         self._steps = 0
+        try:
+            yield call_budget
+        finally:
+            self.step_budget = call_budget
+
+    def _check_whole_state_within(self, call_budget: int) -> None:
         try:
             for name, scalar in self.SCALARS.items():
                 if self._scalars[name] is None and not _is_optional(scalar.spec):
@@ -330,6 +351,14 @@ class Environment:
                 if not getattr(self, method)():
                     raise Fail(f"invariant violated: {text}")
         except Fail as error:
+            if self._steps > self.step_budget:
+                rows = (self.step_budget - call_budget) // STATE_CHECK_STEPS_PER_ROW
+                raise InvalidState(
+                    f"checking the state's rules took more than {self.step_budget:,} steps "
+                    f"(the step budget, {call_budget:,}, and {STATE_CHECK_STEPS_PER_ROW} per row "
+                    f"of its {rows:,} rows): a rule that loops over a table for every row grows "
+                    "with the square of the state; a larger step_budget lets it load"
+                ) from None
             raise InvalidState(error.message) from None
         except OverflowError as error:  # a rule computing past the date or number range
             raise InvalidState(

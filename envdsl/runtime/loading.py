@@ -83,7 +83,8 @@ def load_plainly(env: Environment, data: Any) -> bool:
                 env.set_scalar_initial(name, scalar.spec.from_json(value, name))
             elif scalar.default is None and not isinstance(scalar.spec, OptionalSpec):
                 raise Slow
-        _check_plainly(env)
+        with env._whole_state_steps():
+            _check_plainly(env)
     except Exception:  # noqa: BLE001 - whatever it is, the reference path says it properly
         if coverage is not None:  # fns the invariants call run again there: count them once
             env.coverage = coverage
@@ -149,7 +150,6 @@ def _add_rows(env: Environment, table: Table[Any], rows: list[Any]) -> None:
 def _check_plainly(env: Environment) -> None:
     """_check_whole_state for a state that passes it (Slow at the first doubt): the same rules,
     and the same invariant calls on the same rows, so the same steps counted."""
-    env._steps = 0
     for name, scalar in env.SCALARS.items():
         if env._scalars[name] is None and not isinstance(scalar.spec, OptionalSpec):
             raise Slow

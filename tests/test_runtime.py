@@ -1118,3 +1118,23 @@ def test_a_rule_quadratic_in_the_state_is_refused_with_what_to_do() -> None:
     roomy = build(BIG_STATE.replace("QUADRATIC", quadratic))(step_budget=100_000)
     roomy.reset(state=_items(300))
     assert len(roomy._table("items")) == 300
+
+
+def test_failures_and_bad_values_pickle_whole() -> None:
+    import pickle
+
+    from envdsl.runtime.errors import BadValue, Fail
+
+    fail = pickle.loads(pickle.dumps(Fail("no stock", site=3, rule="unique: User.email")))
+    assert (fail.message, fail.site, fail.rule, fail.args) == (
+        "no stock",
+        3,
+        "unique: User.email",
+        ("no stock",),
+    )
+    bad = pickle.loads(pickle.dumps(BadValue("user_id", "expected a string")))
+    assert (bad.path, bad.message, str(bad)) == (
+        "user_id",
+        "expected a string",
+        "user_id: expected a string",
+    )

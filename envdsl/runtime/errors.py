@@ -19,6 +19,15 @@ class Fail(Exception):
         self.site = site
         self.rule = rule
 
+    def __reduce__(self) -> tuple[object, ...]:
+        # pickled whole (process and Ray workers send failures back): the default would call
+        # Fail(message) and drop the site and the rule
+        return (_rebuilt_fail, (self.message, self.site, self.rule))
+
+
+def _rebuilt_fail(message: str, site: int | None, rule: str | None) -> Fail:
+    return Fail(message, site=site, rule=rule)
+
 
 class BadValue(Exception):
     """A JSON value that does not fit its declared type (arguments, states, init files)."""
@@ -27,3 +36,7 @@ class BadValue(Exception):
         super().__init__(f"{path}: {message}" if path else message)
         self.path = path
         self.message = message
+
+    def __reduce__(self) -> tuple[object, ...]:
+        # the default passes the one formatted text to __init__, which takes two arguments
+        return (BadValue, (self.path, self.message))

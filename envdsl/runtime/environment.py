@@ -673,12 +673,7 @@ class Environment:
             if saved not in self._saved:
                 self._saved.add(saved)
                 old = owned_copy(old, Place(table_name, row, field_name))
-        journal = self._journal
-        if journal is not None:  # None while building an initial state: nothing to undo
-            journal.append(("field", table_name, key, row, field_name, old))
-        originals = self._touched.setdefault((table_name, key), {})
-        if originals is not _INSERTED:
-            originals.setdefault(field_name, old)
+        self._journal_field(table_name, key, row, field_name, old)
         if table.get(key) is row:
             table.reindex_field(key, row, field_name, old, value)
         if not (type(value) in IMMUTABLE_TYPES or isinstance(value, Enum)):

@@ -1138,3 +1138,96 @@ def test_failures_and_bad_values_pickle_whole() -> None:
         "expected a string",
         "user_id: expected a string",
     )
+
+
+NESTED_REFS = '''
+env Shop {
+  """Purpose-made spec: refs inside records, lists and maps, next to values without any."""
+  entity Product {
+    key product_id: str
+  }
+  record Item {
+    product: ref Product
+    name: str
+    options: map[str, str] = {}
+  }
+  entity Order {
+    key order_id: str
+    items: list[Item]
+    by_sku: map[str, Item] = {}
+    extra: Item?
+    notes: map[str, str] = {}
+    tags: list[str] = []
+  }
+  state {
+    products: table Product
+    orders: table Order
+  }
+  action add_item(order_id: str, product_id: str, sku: str) -> Order {
+    """Add an item of a product to an order."""
+    let o = orders[order_id]
+    o.items.append(Item(product=product_id, name=sku, options={"size": "m"}))
+    o.by_sku[sku] = Item(product=product_id, name=sku)
+    o.notes[sku] = product_id
+    return o
+  }
+}
+'''
+
+
+def _walk_everything(spec: Any, value: Any, path: str, found: list[Any]) -> None:
+    """values.nested_refs's walk before it skipped the values that cannot hold a ref."""
+    from envdsl.runtime import values as v
+
+    if value is None:
+        return
+    if isinstance(spec, v.OptionalSpec):
+        _walk_everything(spec.inner, value, path, found)
+    elif isinstance(spec, v.RefSpec):
+        found.append((path, spec.table, value))
+    elif isinstance(spec, v.ListSpec):
+        for index, item in enumerate(value):
+            _walk_everything(spec.inner, item, f"{path}[{index}]", found)
+    elif isinstance(spec, v.MapSpec):
+        for key, item in value.items():
+            _walk_everything(spec.value, item, f"{path}.{key}", found)
+    elif isinstance(spec, v.RecordSpec):
+        for field in spec.fields:
+            _walk_everything(
+                field.spec, getattr(value, field.attribute), f"{path}.{field.name}", found
+            )
+
+
+def test_nested_refs_finds_every_ref_the_whole_walk_finds_and_dangling_ones_fail() -> None:
+    from envdsl.runtime.values import RefSpec, holds_ref, nested_refs
+
+    env = build(NESTED_REFS)()
+    item = {"product": "P1", "name": "cup", "options": {"colour": "red"}}
+    env.reset(
+        state={
+            "products": [{"product_id": "P1"}, {"product_id": "P2"}],
+            "orders": [{"order_id": "O1", "items": [item], "extra": item, "tags": ["a"]}],
+        }
+    )
+    assert env.call("add_item", {"order_id": "O1", "product_id": "P2", "sku": "S"})["success"]
+    before = env.state_hash()
+    failed = env.call("add_item", {"order_id": "O1", "product_id": "P9", "sku": "T"})
+    assert not failed["success"] and "P9" in failed["error"]
+    assert env.state_hash() == before
+    spec = env.TABLES["orders"].row
+    row = env._table("orders").get("O1")
+    expected: list[Any] = []
+    for field in spec.fields:
+        if not isinstance(field.spec, RefSpec):
+            _walk_everything(field.spec, getattr(row, field.attribute), field.name, expected)
+    assert nested_refs(spec, row) == expected
+    assert [key for _, _, key in expected] == ["P1", "P2", "P2", "P1"]
+    kinds = {field.name: holds_ref(field.spec) for field in spec.fields}
+    assert kinds == {
+        "order_id": False,
+        "items": True,
+        "by_sku": True,
+        "extra": True,
+        "notes": False,
+        "tags": False,
+    }

@@ -601,16 +601,6 @@ def holds_mutable(spec: TypeSpec) -> bool:
     return not isinstance(spec, _IMMUTABLE_SPECS)
 
 
-def contains_ref(spec: TypeSpec) -> bool:
-    if isinstance(spec, RefSpec):
-        return True
-    if isinstance(spec, (OptionalSpec, ListSpec)):
-        return contains_ref(spec.inner)
-    if isinstance(spec, MapSpec):
-        return contains_ref(spec.value)
-    return False
-
-
 # specs whose JSON form is the Python value itself
 _PLAIN: frozenset[type[TypeSpec]] = frozenset({IntSpec, StrSpec, BoolSpec, JsonSpec})
 

@@ -321,51 +321,52 @@ class Environment:
         error can point at the assignment of that table.
         """
         with self._whole_state_steps() as call_budget:
-            self._check_whole_state_within(call_budget)
+            try:
+                for name, scalar in self.SCALARS.items():
+                    if self._scalars[name] is None and not _is_optional(scalar.spec):
+                        raise Fail(f"state field {name!r} has no value")
+                for name, table in self._tables.items():
+                    self._touched = {(name, key): _INSERTED for key in table.keys()}
+                    try:
+                        self._verify_touched()
+                    except Fail as error:
+                        raise Fail(f"{name}: {error.message}") from None
+                for method, text in self.ENV_INVARIANTS.items():
+                    if not getattr(self, method)():
+                        raise Fail(f"invariant violated: {text}")
+            except Fail as error:
+                if self._steps > self.step_budget:
+                    raise InvalidState(self._over_state_budget(call_budget)) from None
+                raise InvalidState(error.message) from None
+            except OverflowError as error:  # a rule computing past the date or number range
+                raise InvalidState(
+                    f"a rule cannot be evaluated: a value is out of range ({error})"
+                ) from None
+            finally:
+                self._touched = {}
 
     @contextlib.contextmanager
     def _whole_state_steps(self) -> Iterator[int]:
         """The step budget of a whole-state check (STATE_CHECK_STEPS_PER_ROW), for its
         duration; yields the budget of a call."""
         call_budget = self.step_budget
-        rows = sum(len(table) for table in self._tables.values())
-        self.step_budget = call_budget + STATE_CHECK_STEPS_PER_ROW * rows
+        self.step_budget = call_budget + STATE_CHECK_STEPS_PER_ROW * self._rows()
         self._steps = 0
         try:
             yield call_budget
         finally:
             self.step_budget = call_budget
 
-    def _check_whole_state_within(self, call_budget: int) -> None:
-        try:
-            for name, scalar in self.SCALARS.items():
-                if self._scalars[name] is None and not _is_optional(scalar.spec):
-                    raise Fail(f"state field {name!r} has no value")
-            for name, table in self._tables.items():
-                self._touched = {(name, key): _INSERTED for key in table.keys()}
-                try:
-                    self._verify_touched()
-                except Fail as error:
-                    raise Fail(f"{name}: {error.message}") from None
-            for method, text in self.ENV_INVARIANTS.items():
-                if not getattr(self, method)():
-                    raise Fail(f"invariant violated: {text}")
-        except Fail as error:
-            if self._steps > self.step_budget:
-                rows = (self.step_budget - call_budget) // STATE_CHECK_STEPS_PER_ROW
-                raise InvalidState(
-                    f"checking the state's rules took more than {self.step_budget:,} steps "
-                    f"(the step budget, {call_budget:,}, and {STATE_CHECK_STEPS_PER_ROW} per row "
-                    f"of its {rows:,} rows): a rule that loops over a table for every row grows "
-                    "with the square of the state; a larger step_budget lets it load"
-                ) from None
-            raise InvalidState(error.message) from None
-        except OverflowError as error:  # a rule computing past the date or number range
-            raise InvalidState(
-                f"a rule cannot be evaluated: a value is out of range ({error})"
-            ) from None
-        finally:
-            self._touched = {}
+    def _rows(self) -> int:
+        return sum(len(table) for table in self._tables.values())
+
+    def _over_state_budget(self, call_budget: int) -> str:
+        return (
+            f"checking the state's rules took more than {self.step_budget:,} steps "
+            f"(the step budget, {call_budget:,}, and {STATE_CHECK_STEPS_PER_ROW} per row "
+            f"of its {self._rows():,} rows): a rule that loops over a table for every row grows "
+            "with the square of the state; a larger step_budget lets it load"
+        )
 
     def snapshot(self) -> Snapshot:
         """The current state, trace and task, to come back to with `restore`: O(1), a

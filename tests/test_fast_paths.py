@@ -29,6 +29,8 @@ from envdsl.runtime import Environment, typed
 from envdsl.runtime.callplans import _reference_path, _typed_arguments
 
 EXAMPLES = example_specs.EXAMPLES  # the specs (a task file adds tasks, not tools)
+RETAIL = Path(__file__).resolve().parent.parent / "benchmarks" / "taubench_retail"
+RETAIL_DATA = RETAIL / "vendor" / "tau_bench" / "envs" / "retail" / "data"
 
 OPERATIONS = 40  # per example: long enough for writes between snapshots and restores
 
@@ -580,7 +582,7 @@ def damaged(
         ]
         kind = rng.choice(["field", "field", "field", "missing", "extra", "copy", "as list",
                            "key", "top", "scalar", "row", "table", "benign", "benign",
-                           "benign", "key subclass"])  # fmt: skip
+                           "benign", "key subclass", "nested", "nested"])  # fmt: skip
         kind = "benign" if benign else kind
         if kind == "top":
             state[rng.choice(["unknown", Key("unknown"), 1])] = []
@@ -632,6 +634,8 @@ def damaged(
                 row[field] = value + rng.choice(["é", "x" * 70, ""])
             elif isinstance(table, list):  # rows without their key: auto keys, where any
                 row.pop(next(iter(row)))
+        elif kind == "nested":
+            damage_nested(row, rng, benign)
         elif kind == "missing":
             row.pop(rng.choice(sorted(row)))
         elif kind == "extra":
@@ -645,6 +649,91 @@ def damaged(
             others = [r.get(field) for r in rows if isinstance(r, dict)]
             row[field] = rng.choice([*ODD_FIELD_VALUES, rng.choice(others), rng.choice(others)])
     return state
+
+
+def damage_nested(row: dict[str, Any], rng: random.Random, benign: bool) -> None:
+    """Something wrong (or right but unusual, when benign) deep inside one of the row's
+    lists, records or maps: an odd element, a key missing, unknown or a str subclass, a
+    number in its other form, a value nested past the depth limit."""
+    places: list[tuple[Any, Any]] = []  # (container, key) of every value nested in the row
+
+    def walk(container: Any) -> None:
+        for key in list(container) if isinstance(container, dict) else range(len(container)):
+            places.append((container, key))
+            if isinstance(container[key], (list, dict)):
+                walk(container[key])
+
+    for value in row.values():
+        if isinstance(value, (list, dict)):
+            walk(value)
+    if not places:
+        return
+    container, where = rng.choice(places)
+    value = container[where]
+    if type(value) in (int, float) and not benign and rng.random() < 0.5:
+        container[where] = rng.choice([float("nan"), float("inf"), 2**70, True, "5", 5.5])
+        return
+    if benign or rng.random() < 0.3:  # the same value as the reference reads it, other form
+        if type(value) is int:
+            container[where] = float(value)
+        elif type(value) is float and value.is_integer():
+            container[where] = int(value)
+        elif isinstance(value, str):
+            container[where] = value + rng.choice(["é", "x" * 70, ""])
+        return
+    damage = rng.choice(["odd", "odd", "missing", "unknown", "key subclass", "deep"])
+    if damage == "odd":
+        container[where] = rng.choice([*ODD_FIELD_VALUES, {"x": 1}, [1, "a"], "\ud800"])
+    elif damage == "missing" and isinstance(container, dict):
+        del container[where]
+    elif damage == "unknown" and isinstance(container, dict):
+        container[rng.choice(["unknown", "\ud800", Key("x")])] = 1
+    elif damage == "key subclass" and isinstance(container, dict):
+        container[Key(where)] = container.pop(where)
+    elif damage == "deep":
+        deep: Any = value
+        for _ in range(70):
+            deep = [deep]
+        container[where] = deep
+
+
+def nested_damage(state: dict[str, Any], rng: random.Random) -> dict[str, Any]:
+    """The state with something wrong deep inside one row (damage_nested)."""
+    state = pickle.loads(pickle.dumps(state))
+    tables = [rows for rows in state.values() if isinstance(rows, (list, dict)) and rows]
+    rows = rng.choice(tables)
+    damage_nested(rng.choice(list(rows.values()) if isinstance(rows, dict) else rows), rng, False)
+    return state
+
+
+def check_bulk_loads(
+    env_class: type[Environment],
+    states: list[Any],
+    rng: random.Random,
+    damages: int,
+    nested: int = 0,
+) -> dict[str, int]:
+    """Each state, and random damage to it (`nested` of them deep inside a row): the bulk
+    loader and the reference path make the same rows, indexes, owners and hash, or the same
+    InvalidState message; then the same results of random calls on what they loaded."""
+    outcomes: dict[str, int] = {"loaded": 0, "invalid": 0}
+    cases: list[Any] = [*states, *(json.dumps(state) for state in states)]
+    cases += [damaged(rng.choice(states), env_class, rng) for _ in range(damages)]
+    cases += [nested_damage(rng.choice(states), rng) for _ in range(nested)]
+    cases += [damaged(rng.choice(states), env_class, rng, benign=True) for _ in range(10)]
+    for case in cases:
+        if rng.random() < 0.3:
+            try:
+                case = json.dumps(case)  # the text path (json.loads output only)
+            except (TypeError, ValueError):
+                pass
+        fast = loaded(env_class, case, reference=False)
+        reference = loaded(env_class, case, reference=True)
+        assert fast[:-1] == reference[:-1] if fast[0] == "loaded" else fast == reference
+        outcomes[fast[0]] += 1
+        if fast[0] == "loaded":
+            check_calls_agree(fast[-1], reference[-1], rng.randrange(2**32))
+    return outcomes
 
 
 @pytest.mark.parametrize("path", EXAMPLES, ids=[p.stem for p in EXAMPLES])
@@ -665,21 +754,81 @@ def test_the_bulk_loader_loads_and_refuses_states_as_the_reference(path: Path) -
         cases: list[Any] = [state, as_lists, json.dumps(state)]
         for valid in (state, as_lists):  # the bulk loader takes them (or measures nothing)
             assert load_plainly(env_class(), valid)
-        cases += [damaged(rng.choice([state, as_lists]), env_class, rng) for _ in range(25)]
-        cases += [damaged(as_lists, env_class, rng, benign=True) for _ in range(10)]
-        for case in cases:
-            if rng.random() < 0.3:
-                try:
-                    case = json.dumps(case)  # the text path (json.loads output only)
-                except (TypeError, ValueError):
-                    pass
-            fast = loaded(env_class, case, reference=False)
-            reference = loaded(env_class, case, reference=True)
-            assert fast[:-1] == reference[:-1] if fast[0] == "loaded" else fast == reference
-            outcomes[fast[0]] += 1
-            if fast[0] == "loaded":
-                check_calls_agree(fast[-1], reference[-1], rng.randrange(2**32))
+        for kind, count in check_bulk_loads(env_class, [state, as_lists], rng, 25).items():
+            outcomes[kind] += count
     assert outcomes["loaded"] >= len(env_class.TASKS) * 3 and outcomes["invalid"] > 10
+
+
+TREES = """
+env Trees {
+  \"\"\"Trees of named nodes.\"\"\"
+
+  record Node { name: str, weight: float = 1.0, children: list[Node] = [] }
+
+  entity Tree {
+    key tree_id: str
+    root: Node
+    labels: map[str, Node] = {}
+  }
+
+  state {
+    trees: table Tree
+  }
+
+  query get_tree(tree_id: str) -> Tree {
+    \"\"\"One tree.\"\"\"
+    return trees[tree_id]
+  }
+}
+"""
+
+
+def test_the_bulk_loader_bounds_recursive_records_as_the_reference(tmp_path: Path) -> None:
+    """A record holding lists of itself can be nested past the JSON depth limit: the nested
+    readers refuse it where the reference does (a node is two levels: its object and its
+    list), and read what is within it the same way."""
+    spec = tmp_path / "trees.env"
+    spec.write_text(TREES, encoding="utf-8")
+    env_class = envdsl.load(spec)
+
+    def tree(depth: int) -> dict[str, Any]:
+        node: dict[str, Any] = {"name": "leaf", "children": []}
+        for level in range(depth):
+            node = {"name": f"n{level}", "weight": level, "children": [node, {"name": "x"}]}
+        return node
+
+    states = [
+        {"trees": [{"tree_id": f"t{depth}", "root": tree(depth), "labels": {"a": tree(3)}}]}
+        for depth in (0, 5, 29, 30, 31)
+    ]
+    kinds = [loaded(env_class, state, reference=False)[0] for state in states]
+    assert kinds == ["loaded", "loaded", "loaded", "invalid", "invalid"]
+    outcomes = check_bulk_loads(env_class, states, random.Random("trees"), 20, nested=40)
+    assert outcomes["loaded"] >= 5 and outcomes["invalid"] > 10
+
+
+def test_the_bulk_loader_reads_nested_values_as_the_reference() -> None:
+    """τ-bench retail's data (benchmarks/taubench_retail: records in lists and maps, optional
+    lists, floats written as integers), a sample of it, the same way: its nested values are
+    read by the bulk loader's nested readers, and damage deep inside them."""
+    import gzip
+
+    from envdsl.runtime.loading import load_plainly
+
+    env_class = envdsl.load(RETAIL / "retail.env")
+    data = {
+        name: json.loads(gzip.decompress((RETAIL_DATA / f"{name}.json.gz").read_bytes()))
+        for name in ("orders", "products", "users")
+    }
+    rng = random.Random("retail")
+    users = dict(sorted(data["users"].items())[:8])
+    orders = {k: v for k, v in data["orders"].items() if v["user_id"] in users}
+    ordered = {item["product_id"] for order in orders.values() for item in order["items"]}
+    products = {k: v for k, v in data["products"].items() if k in ordered}
+    sample = {"users": users, "orders": orders, "products": products}
+    assert load_plainly(env_class(), sample)
+    outcomes = check_bulk_loads(env_class, [sample], rng, 40, nested=300)
+    assert outcomes["loaded"] >= 10 and outcomes["invalid"] > 10
 
 
 def check_calls_agree(fast: Environment, reference: Environment, seed: int) -> None:

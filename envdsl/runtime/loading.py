@@ -5,10 +5,10 @@ state for JSON problems, reads every field through its spec with a path, adds ro
 and checks every rule row by row. This module does the same work once per state in bulk: one
 function per entity (source built here from its fields and compiled, as callplans does for
 tools) reads a row with the common cases inlined as exact type tests (short ASCII strings,
-64-bit ints, enum values, ISO datetimes, lists of those), a table's dict and indexes are built
-in one pass, and the rules are checked by set operations (unique: one key per value; refs:
-the parents are a subset of the parent table's keys) and by running each invariant over all
-rows.
+64-bit ints, enum values, ISO datetimes, lists of those; records, lists and maps of them
+through nested readers, below), a table's dict and indexes are built in one pass, and the
+rules are checked by set operations (unique: one key per value; refs: the parents are a
+subset of the parent table's keys) and by running each invariant over all rows.
 
 It gives up (`Slow`) at the first thing it does not take: a wrong or converted type (`5.0` for
 an int), an unknown or missing field, a duplicate key, a broken rule, any error. The caller
@@ -27,15 +27,33 @@ from operator import attrgetter
 from typing import TYPE_CHECKING, Any, Callable
 
 from envdsl.runtime.errors import BadValue
-from envdsl.runtime.limits import MAX_INT, MAX_ITEMS, MIN_INT, has_surrogate, json_problem
-from envdsl.runtime.places import IMMUTABLE_TYPES, OwnedList, Place, owned_copy
+from envdsl.runtime.limits import (
+    MAX_INT,
+    MAX_ITEMS,
+    MAX_JSON_DEPTH,
+    MAX_STR,
+    MIN_INT,
+    has_surrogate,
+    json_problem,
+)
+from envdsl.runtime.places import (
+    IMMUTABLE_TYPES,
+    OwnedDict,
+    OwnedList,
+    OwnedSet,
+    Place,
+    Value,
+    owned_copy,
+)
 from envdsl.runtime.values import (
     BoolSpec,
     DateSpec,
     DateTimeSpec,
     EnumSpec,
+    FloatSpec,
     IntSpec,
     ListSpec,
+    MapSpec,
     OptionalSpec,
     RecordSpec,
     RefSpec,
@@ -221,17 +239,23 @@ def row_loader(spec: RecordSpec, table: str) -> RowLoader:
     lines += ["        pass"] * (not spec.fields)  # an entity has its key; a record may not
     owning = []
     arguments = []
+    plain_init = _plain_init(spec)
+    nested = _NestedReaders(names)
     for index, field in enumerate(spec.fields):
         if not field.attribute.isidentifier():  # generated attributes always are
             raise ValueError(f"not an attribute name: {field.attribute!r}")
         target = f"f{index}"
         names[f"other_{index}"] = _slow_reader(field.spec, field.required, defaults, field)
+        reader = nested.field_reader(field.spec) if plain_init else None
+        if reader is not None:  # read once the row exists: its values are owned at its place
+            owning.extend(_nested_field(reader, field.attribute, index, field.spec))
+            continue
         lines.extend("    " + line for line in _read(field.spec, target, index, names))
         arguments.append(f"{field.attribute} = {target}")
         own = _owning(field.spec, field.attribute, index)
         if own:
             owning.extend(own)
-    if _plain_init(spec):
+    if plain_init:
         lines.append("    row = new(CLS)")
         lines.extend(f"    row.{argument}" for argument in arguments)
     else:
@@ -376,28 +400,279 @@ def _owning(spec: TypeSpec, attribute: str, index: int) -> list[str]:
 _NEVER_MUTABLE = frozenset({EnumSpec, DateTimeSpec, DateSpec})
 
 
+# ---- nested values: records, lists of them, maps, sets ---------------------------------------
+#
+# A field holding a record, a list of records or a map went through the JSON walk, its spec's
+# from_json and owned_copy: three passes and a path string per level. A nested reader does the
+# three in one: exact type tests at each level (the JSON walk's checks and the spec's, at once),
+# the owned value built directly at its place. Anything it does not take raises NotPlain, and
+# that field alone is read the reference way (then any error there is Slow, as before).
+
+
+class NotPlain(Exception):
+    """A nested value a reader does not take as it is: read the field the reference way."""
+
+
+def _nested_field(reader: str, attribute: str, index: int, spec: TypeSpec) -> list[str]:
+    """Statements reading field `index` (raw in f<index>) through its nested reader into the
+    row, its value owned at the row's place; a missing field gets its default, owned."""
+    place = f"Place(TABLE, row, {attribute!r})"
+    optional = isinstance(spec, OptionalSpec)
+    return [
+        f"raw = f{index}",
+        *([f"if raw is None:", f"    row.{attribute} = None"] if optional else []),
+        f"{'elif' if optional else 'if'} raw is M:",
+        f"    value = other_{index}(raw)",
+        f"    row.{attribute} = value if type(value) in IMMUTABLE else owned_copy(value, {place})",
+        "else:",
+        f"    place = {place}",
+        "    try:",
+        f"        row.{attribute} = {reader}(raw, place, {_FIELD_DEPTH})",
+        "    except NotPlain:",
+        f"        value = other_{index}(raw)",
+        "        if type(value) not in IMMUTABLE:",
+        "            value = owned_copy(value, place)",
+        f"        row.{attribute} = value",
+    ]
+
+
+def _nested_datetime(raw: Any, place: Any, depth: int) -> dt.datetime:
+    """values.parse_datetime for the ASCII forms, NotPlain for the rest (as the row loader's
+    inline datetime reading)."""
+    if type(raw) is str and raw.isascii() and ("T" in raw or " " in raw):
+        try:
+            value = dt.datetime.fromisoformat(raw)
+            if value.tzinfo is None:
+                return value.replace(tzinfo=_UTC)
+            return value if value.tzinfo is _UTC else value.astimezone(_UTC)
+        except (ValueError, OverflowError):
+            pass
+    raise NotPlain
+
+
+def _nested_date(raw: Any, place: Any, depth: int) -> dt.date:
+    """values.parse_date for the ASCII forms, NotPlain for the rest."""
+    if type(raw) is str and len(raw) == 10 and raw.isascii():
+        try:
+            return dt.date.fromisoformat(raw)
+        except ValueError:
+            pass
+    raise NotPlain
+
+
+def _not_plain() -> Any:
+    raise NotPlain
+
+
+def _long_str(value: str) -> bool:
+    """A string StrSpec and the JSON walk take that is not short ASCII."""
+    return len(value) <= MAX_STR and not has_surrogate(value)
+
+
+class _NestedReaders:
+    """The nested readers of one row loader, compiled into its namespace: each a function
+    `(raw, place, depth)` returning the owned value spec.from_json then owned_copy would make
+    of a raw value `depth` deep in the state (depth bounds it as the JSON walk does), or
+    raising NotPlain. Made once per spec, so that recursive records reuse their reader."""
+
+    def __init__(self, names: dict[str, Any]) -> None:
+        self.names = names
+        self.made: dict[int, str | None] = {}
+        names.update(
+            NotPlain=NotPlain,
+            MAX_DEPTH=MAX_JSON_DEPTH,
+            MAX_STR=MAX_STR,
+            INF=float("inf"),
+            long_str=_long_str,
+            OwnedSet=OwnedSet,
+            OwnedDict=OwnedDict,
+            nested_datetime=_nested_datetime,
+            nested_date=_nested_date,
+            nested_bad=_not_plain,
+        )
+
+    def field_reader(self, spec: TypeSpec) -> str | None:
+        """The reader of a row field of this spec, where it has one (an optional's inner)."""
+        if isinstance(spec, OptionalSpec):
+            spec = spec.inner
+        if isinstance(spec, ListSpec) and not isinstance(spec, SetSpec):
+            if _plain_test(spec.inner, "item") is not None:
+                return None  # the row loader reads lists of plain values inline already
+        if not isinstance(spec, (RecordSpec, ListSpec, MapSpec)):
+            return None
+        return self.reader(spec)
+
+    def reader(self, spec: TypeSpec) -> str | None:
+        key = id(spec)
+        if key in self.made:
+            return self.made[key]
+        name = f"nested_{len(self.made)}"
+        self.made[key] = name  # before the body: a record may hold lists of itself
+        if isinstance(spec, RecordSpec):
+            body = self._record(spec, name)
+        elif isinstance(spec, MapSpec):
+            body = self._map(spec)
+        elif isinstance(spec, ListSpec):
+            body = self._list(spec)
+        else:
+            body = None
+        if body is None:
+            self.made[key] = None
+            return None
+        source = "\n".join(
+            [
+                f"def {name}(raw, place, depth):",
+                "    try:",
+                *("        " + line for line in body),
+                "    except KeyError:  # an enum element that is no member's value",
+                "        raise NotPlain from None",
+            ]
+        )
+        exec(source, self.names)  # noqa: S102 - source built here from the specs
+        return name
+
+    def plain(self, spec: TypeSpec, value: str) -> str | None:
+        """A test that the raw value is already the element's value (and its JSON fine)."""
+        if isinstance(spec, RefSpec):
+            spec = spec.key
+        kind = type(spec)
+        if kind is StrSpec:
+            return (
+                f"(type({value}) is str and ({value}.isascii() and len({value}) <= MAX_STR "
+                f"or long_str({value})))"
+            )
+        if kind is FloatSpec:
+            return f"(type({value}) is float and -INF < {value} < INF)"
+        return _plain_test(spec, value)
+
+    def converted(self, spec: TypeSpec, value: str) -> str | None:
+        """An expression converting a raw element (raising NotPlain), or None."""
+        kind = type(spec)
+        if kind is FloatSpec:  # an integral number, as FloatSpec.from_json takes it
+            integral = f"type({value}) is int and MIN <= {value} <= MAX"
+            return f"(float({value}) if {integral} else nested_bad())"
+        if kind is EnumSpec:
+            members = f"members_{id(spec)}"
+            self.names[members] = spec.by_value  # type: ignore[attr-defined]
+            return f"({members}[{value}] if type({value}) is str else nested_bad())"
+        if kind is DateTimeSpec:
+            return f"nested_datetime({value}, place, depth + 1)"
+        if kind is DateSpec:
+            return f"nested_date({value}, place, depth + 1)"
+        if isinstance(spec, (RecordSpec, ListSpec, MapSpec)):
+            reader = self.reader(spec)
+            return None if reader is None else f"{reader}({value}, place, depth + 1)"
+        return None
+
+    def _container(self, kind: str) -> list[str]:
+        return [
+            f"if type(raw) is not {kind} or depth >= MAX_DEPTH or len(raw) > MAX_ITEMS:",
+            "    raise NotPlain",
+        ]
+
+    def _list(self, spec: ListSpec) -> list[str] | None:
+        owned = "OwnedSet" if isinstance(spec, SetSpec) else "Owned"
+        lines = self._container("list")
+        test = self.plain(spec.inner, "item")
+        if test is not None:
+            lines += [f"if not all({test} for item in raw):", "    raise NotPlain"]
+            lines.append(f"value = {owned}(raw)")
+        else:
+            element = self.converted(spec.inner, "item")
+            if element is None:
+                return None
+            lines.append(f"value = {owned}([{element} for item in raw])")
+        return [*lines, "value._owner = place", "return value"]
+
+    def _map(self, spec: MapSpec) -> list[str] | None:
+        key_spec = spec.key.key if isinstance(spec.key, RefSpec) else spec.key
+        if type(key_spec) is not StrSpec:
+            return None  # numbers and enums as keys: read the reference way
+        lines = self._container("dict")
+        key_test = self.plain(key_spec, "key")
+        lines += [f"if not all({key_test} for key in raw):", "    raise NotPlain"]
+        test = self.plain(spec.value, "item")
+        if test is not None:
+            lines += [f"if not all({test} for item in raw.values()):", "    raise NotPlain"]
+            lines.append("value = OwnedDict(raw)")
+        else:
+            element = self.converted(spec.value, "item")
+            if element is None:
+                return None
+            lines.append(f"value = OwnedDict({{key: {element} for key, item in raw.items()}})")
+        return [*lines, "value._owner = place", "return value"]
+
+    def _record(self, spec: RecordSpec, name: str) -> list[str] | None:
+        cls: Any = spec.cls
+        if not issubclass(cls, Value) or not _plain_init(spec):
+            return None  # (only records hold their place; a row is never nested in a value)
+        if not all(f.attribute.isidentifier() for f in spec.fields):
+            return None
+        own = f"{name}_fields"
+        self.names[f"{own}_cls"] = cls
+        self.names[f"{own}_known"] = frozenset(f.name for f in spec.fields)
+        lines = [
+            "if type(raw) is not dict or depth >= MAX_DEPTH:",
+            "    raise NotPlain",
+            "for key in raw:",
+            f"    if type(key) is not str or key not in {own}_known:",
+            "        raise NotPlain",
+            "get = raw.get",
+            f"record = new({own}_cls)",
+        ]
+        defaults = {f.name: f for f in dataclasses.fields(cls)}
+        for index, field in enumerate(spec.fields):
+            inner = field.spec.inner if isinstance(field.spec, OptionalSpec) else field.spec
+            test = self.plain(inner, "item")
+            element = self.converted(inner, "item")
+            if test is None and element is None:
+                return None
+            default = _default_maker(defaults.get(field.attribute), field.required)
+            lines.append(f"item = get({field.name!r}, M)")
+            if default is None:
+                lines.append("if item is M: raise NotPlain")
+            else:
+                self.names[f"{own}_default_{index}"] = default
+                lines.append(f"if item is M: item = owned_copy({own}_default_{index}(), place)")
+            if isinstance(field.spec, OptionalSpec):
+                lines.append("elif item is None: pass")
+            if test is not None:
+                otherwise = "raise NotPlain" if element is None else f"item = {element}"
+                lines.append(f"elif not {test}: {otherwise}")
+            else:
+                lines.append(f"else: item = {element}")
+            lines.append(f"record.{field.attribute} = item")
+        return [*lines, "record._owner = place", "return record"]
+
+
+def _default_maker(
+    field: dataclasses.Field[Any] | None, required: bool
+) -> Callable[[], Any] | None:
+    """What makes a missing field's value (its dataclass default, as from_json gives it),
+    None where a missing field is not taken."""
+    if required or field is None:
+        return None
+    if field.default is not dataclasses.MISSING:
+        value = field.default
+        return lambda: value
+    if field.default_factory is not dataclasses.MISSING:
+        return field.default_factory
+    return None
+
+
 def _slow_reader(
     spec: TypeSpec, required: bool, defaults: dict[str, dataclasses.Field[Any]], field: Any
 ) -> Callable[[Any], Any]:
     """What a row loader does with a raw value its inline test did not take: a missing field
     gets the dataclass default (Slow where there is none), anything else goes through the
     JSON walk and the spec's own from_json (a BadValue makes the caller start over)."""
-    attribute = defaults.get(field.attribute)
-    default: Any = _MISSING
-    factory: Callable[[], Any] | None = None
-    if not required and attribute is not None:
-        if attribute.default is not dataclasses.MISSING:
-            default = attribute.default
-        elif attribute.default_factory is not dataclasses.MISSING:
-            factory = attribute.default_factory
+    make_default = _default_maker(defaults.get(field.attribute), required)
 
     def read(raw: Any) -> Any:
         if raw is _MISSING:
-            if factory is not None:
-                return factory()
-            if default is _MISSING:
+            if make_default is None:
                 raise Slow
-            return default
+            return make_default()
         if json_problem(raw, depth=_FIELD_DEPTH) is not None:
             raise Slow
         try:

@@ -80,9 +80,11 @@ ParseTree = Node
 Value = Union[Node, Token, None]
 
 # a rule's program (see _program): (goto symbol, size, _PASS_UP) for a rule that passes its
-# one child up unchanged, else (goto symbol, size, (name, include, trailing Nones, inline a
-# single child, depth kind, INT positions, kept)); include: (index, splice the child's
-# children, Nones before it); kept: the children as they are, where nothing is added
+# one child up unchanged; (goto symbol, 1, (name, expression depth)) for a rule of one token
+# kept as it is (a name, a literal: over half of the other reductions); else (goto symbol,
+# size, (name, include, trailing Nones, inline a single child, depth kind, INT positions,
+# kept)); include: (index, splice the child's children, Nones before it); kept: the children
+# as they are, where nothing is added
 _PASS_UP = None
 _EXPRESSION, _STRUCTURE, _BLOCK = 0, 1, 2
 
@@ -397,6 +399,9 @@ def _program(rule: Any, placeholders: bool) -> tuple[Any, ...]:
         kept = tuple(index for index, _, _ in include)
         if kept == tuple(range(len(expansion))):
             kept = True  # a singleton, also once unpickled
+    if len(expansion) == 1 and expansion[0].is_term and kept is True and not inline:
+        if not digits and kind != _BLOCK:  # what _reduce makes of it, done in parse()
+            return (goto, 1, (name, 1 if kind == _EXPRESSION else 0))
     return (goto, len(expansion), (name, tuple(include), pending, inline, kind, digits, kept))
 
 
@@ -452,6 +457,13 @@ def parse(tables: Tables, text: str, start: str) -> tuple[Value, bool] | Rejecte
                         top = memo[key] = tables.pass_up(state_stack[-2], state_stack[-1], kind)
                     state_stack[-1] = top
                     continue
+                if len(program) == 2:  # one token (see _program); never past a depth limit
+                    child = value_stack[-1]
+                    value_stack[-1] = Node(
+                        program[0], [child], child.start_pos, child.end_pos, program[1]
+                    )
+                    state_stack[-1] = states[state_stack[-2]][goto]
+                    continue
                 value = _reduce(program, value_stack, size, suspect)
                 if size:
                     del state_stack[-size:]
@@ -468,6 +480,10 @@ def parse(tables: Tables, text: str, start: str) -> tuple[Value, bool] | Rejecte
             return tables.rejected(state_stack, end, start)
         goto, size, program = action
         if program is _PASS_UP:
+            state_stack[-1] = states[state_stack[-2]][goto]
+        elif len(program) == 2:
+            child = value_stack[-1]
+            value_stack[-1] = Node(program[0], [child], child.start_pos, child.end_pos, program[1])
             state_stack[-1] = states[state_stack[-2]][goto]
         else:
             value = _reduce(program, value_stack, size, suspect)

@@ -51,7 +51,7 @@ class AstBuilder:
     def span(self, node: Node) -> Span:
         if node.__class__ is lalr.Node:
             start, end = node.start, node.end
-            if start is None:
+            if start is None or end is None:  # (both or neither: a node that covers no token)
                 return Span(self.source.path, self.offset, self.offset)
         else:  # a Token
             start = node.start_pos or 0

@@ -30,7 +30,7 @@ from envdsl.semantics import types as t
 from envdsl.semantics.model import CheckedSpec, Effects
 from envdsl.source import Span
 from envdsl.syntax import ast
-from envdsl.verify_coverage import unchecked_fields
+from envdsl.verify_coverage import FieldsWatched, solution_states, unchecked_fields
 
 if TYPE_CHECKING:
     from envdsl.check_values import CheckExplainer
@@ -126,6 +126,11 @@ class TaskVerifier:
                 self.relative_checks.add(id(check))
         steps = task.solution or ()
         self.actions = [i for i, step in enumerate(steps) if self.checked_kind(step) == "action"]
+        # what warn_fields reads: the initial state and the states between the solution's
+        # steps, recorded by run()'s own reset and replay when some check can miss a field
+        self.watched = FieldsWatched(checked, task)
+        self.initial_json: dict[str, Any] = {}
+        self.states: list[tuple[int, dict[str, Any], list[Any]]] = []
 
     def checked_kind(self, step: ast.SolutionStep) -> str:
         assert isinstance(step.call.func, ast.NameRef)
@@ -151,6 +156,8 @@ class TaskVerifier:
         except (InvalidState, Fail) as error:  # Fail: an init value fails or runs out of budget
             self.invalid_init(str(error))
             return
+        if self.watched.needed:
+            self.initial_json = env.state_json()
         before = env.evaluate()  # the empty trajectory: no call, no answer
         self.report.passing_before = _passing(before)
         self.report.controls["nothing"] = before["reward"]
@@ -170,7 +177,9 @@ class TaskVerifier:
             )
             return
         solved = self.env_class()
-        results = solved.solve(self.name)
+        states, after_step = solution_states(solved, self.actions)
+        results = solved.solve(self.name, after_step=after_step if self.watched.needed else None)
+        self.states = states
         self.report.steps = sum(1 for r in results if r["success"])
         if results and not results[-1]["success"]:
             self.step_failed(results)
@@ -281,7 +290,7 @@ class TaskVerifier:
         """A field the solution sets to a value it chose that no check reads: an agent may
         set it to anything."""
         assert self.task.solution is not None
-        found = unchecked_fields(self.checked, self.task, self.env_class, self.actions)
+        found = unchecked_fields(self.env_class, self.watched, self.initial_json, self.states)
         by_step: dict[int, list[tuple[str, str]]] = {}
         for index, table, name in found:
             if index not in unnoticed:  # else already reported: the whole step goes unnoticed

@@ -164,8 +164,9 @@ class Environment:
     # every call takes the reference path (the generic parser and `_invoke`)
     _CALL_FUNCTIONS: ClassVar[bool] = True
     # a tool's first calls take the reference path and its whole-call function is compiled
-    # for the call after these (0: at once): writing one out costs about as much as a hundred
-    # calls save, and a one-shot use (verifying a spec's tasks: 1-10 calls a tool) makes few
+    # for the call after these (0: at once): compiling one (0.7 ms under cProfile) costs what
+    # a couple of hundred calls save (2-3 microseconds each), and a one-shot use makes few calls
+    # (verifying a spec's tasks: 1-10 a tool over benchmarks/bench_batch.py's corpus)
     _CALLS_BEFORE_COMPILING: ClassVar[int] = 16
 
     def __init__(

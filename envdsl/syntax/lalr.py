@@ -81,7 +81,7 @@ Value = Union[Node, Token, None]
 
 # a rule's program (see _program): (goto symbol, size, _PASS_UP) for a rule that passes its
 # one child up unchanged; (goto symbol, 1, (name, expression depth)) for a rule of one token
-# kept as it is (a name, a literal: over half of the other reductions); else (goto symbol,
+# kept as it is (a name, a literal: two in five of the other reductions); else (goto symbol,
 # size, (name, include, trailing Nones, inline a single child, depth kind, INT positions,
 # kept)); include: (index, splice the child's children, Nones before it); kept: the children
 # as they are, where nothing is added

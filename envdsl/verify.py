@@ -30,7 +30,7 @@ from envdsl.semantics import types as t
 from envdsl.semantics.model import CheckedSpec, Effects
 from envdsl.source import Span
 from envdsl.syntax import ast
-from envdsl.verify_coverage import unchecked_fields
+from envdsl.verify_coverage import FieldsWatched, solution_states, unchecked_fields
 
 if TYPE_CHECKING:
     from envdsl.check_values import CheckExplainer
@@ -115,8 +115,22 @@ class TaskVerifier:
         self.report = TaskReport(self.name, checks=len(task.checks))
         self.reference = task.answer.value if task.answer is not None else ""
         self.answer_checks = [c for c in task.checks if _reads_answer(c.cond, checked)]
+        # each check's condition walked once (the reports below ask about each check often)
+        self.trace_checks: set[int] = set()  # ids of the checks on the call trace
+        self.relative_checks: set[int] = set()  # ... on the trace or on `initial.`
+        for check in task.checks:
+            uses_trace, reads_initial = _trace_and_initial(check.cond)
+            if uses_trace:
+                self.trace_checks.add(id(check))
+            if uses_trace or reads_initial:
+                self.relative_checks.add(id(check))
         steps = task.solution or ()
         self.actions = [i for i, step in enumerate(steps) if self.checked_kind(step) == "action"]
+        # what warn_fields reads: the initial state and the states between the solution's
+        # steps, recorded by run()'s own reset and replay when some check can miss a field
+        self.watched = FieldsWatched(checked, task)
+        self.initial_json: dict[str, Any] = {}
+        self.states: list[tuple[int, dict[str, Any], list[Any]]] = []
 
     def checked_kind(self, step: ast.SolutionStep) -> str:
         assert isinstance(step.call.func, ast.NameRef)
@@ -142,6 +156,8 @@ class TaskVerifier:
         except (InvalidState, Fail) as error:  # Fail: an init value fails or runs out of budget
             self.invalid_init(str(error))
             return
+        if self.watched.needed:
+            self.initial_json = env.state_json()
         before = env.evaluate()  # the empty trajectory: no call, no answer
         self.report.passing_before = _passing(before)
         self.report.controls["nothing"] = before["reward"]
@@ -161,7 +177,9 @@ class TaskVerifier:
             )
             return
         solved = self.env_class()
-        results = solved.solve(self.name)
+        states, after_step = solution_states(solved, self.actions)
+        results = solved.solve(self.name, after_step=after_step if self.watched.needed else None)
+        self.states = states
         self.report.steps = sum(1 for r in results if r["success"])
         if results and not results[-1]["success"]:
             self.step_failed(results)
@@ -214,7 +232,7 @@ class TaskVerifier:
         queries checked with `called(...)`."""
         if self.answer_checks:
             return True
-        return not self.actions and any(_uses_trace(c.cond) for c in self.task.checks)
+        return not self.actions and bool(self.trace_checks)
 
     # ---- negative controls -------------------------------------------------------------------
     def solved_by_doing_nothing(self, before: dict[str, Any]) -> bool:
@@ -272,7 +290,7 @@ class TaskVerifier:
         """A field the solution sets to a value it chose that no check reads: an agent may
         set it to anything."""
         assert self.task.solution is not None
-        found = unchecked_fields(self.checked, self.task, self.env_class, self.actions)
+        found = unchecked_fields(self.env_class, self.watched, self.initial_json, self.states)
         by_step: dict[int, list[tuple[str, str]]] = {}
         for index, table, name in found:
             if index not in unnoticed:  # else already reported: the whole step goes unnoticed
@@ -305,7 +323,7 @@ class TaskVerifier:
         for index, (check, was, now) in enumerate(
             zip(self.task.checks, before["checks"], after_results)
         ):
-            guard = _is_relative(check.cond)
+            guard = id(check) in self.relative_checks
             if now is not None and not now["passed"]:
                 self.check_failed(check, now, solved)
             elif after is not None and self.ignores_what_can_change(check):
@@ -364,9 +382,9 @@ class TaskVerifier:
         """A goal check must read something the solution writes; a guard (relative to
         `initial.`) something some tool can write. Trace and answer checks always depend on
         the agent."""
-        if _uses_trace(check.cond) or check in self.answer_checks:
+        if id(check) in self.trace_checks or check in self.answer_checks:
             return False
-        if _is_relative(check.cond):
+        if id(check) in self.relative_checks:
             tools = [c.name for c in self.checked.tools]
         else:
             assert self.task.solution is not None
@@ -439,13 +457,18 @@ def _partial_runs(others: list[dict[str, Any]]) -> str:
     return f"each of the {len(others)} partial runs verification tried"
 
 
-def _uses_trace(cond: ast.Expr) -> bool:
-    return any(
-        isinstance(n, ast.Call)
-        and isinstance(n.func, ast.NameRef)
-        and n.func.name in ("called", "calls")
-        for n in ast.walk(cond)
-    )
+def _trace_and_initial(cond: ast.Expr) -> tuple[bool, bool]:
+    """Does the check read the call trace (`called`, `calls`), and does it read `initial.`?
+    Either makes it relative: it holds at init by construction and says what must stay as it
+    was (a guard), not what the agent must achieve."""
+    uses_trace = reads_initial = False
+    for n in ast.walk(cond):
+        if isinstance(n, ast.Call):
+            if isinstance(n.func, ast.NameRef) and n.func.name in ("called", "calls"):
+                uses_trace = True
+        elif isinstance(n, ast.NameRef) and n.name == "initial":
+            reads_initial = True
+    return uses_trace, reads_initial
 
 
 def _reads_answer(cond: ast.Expr, checked: CheckedSpec) -> bool:
@@ -456,12 +479,4 @@ def _reads_answer(cond: ast.Expr, checked: CheckedSpec) -> bool:
     return any(
         isinstance(n, ast.NameRef) and n.name == "answer" and checked.expr_types.get(id(n)) == t.STR
         for n in ast.walk(cond)
-    )
-
-
-def _is_relative(cond: ast.Expr) -> bool:
-    """Checks against `initial.` or the call trace hold at init by construction: they say
-    what must stay as it was (a guard), not what the agent must achieve."""
-    return _uses_trace(cond) or any(
-        isinstance(n, ast.NameRef) and n.name == "initial" for n in ast.walk(cond)
     )

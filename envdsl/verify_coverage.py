@@ -10,7 +10,7 @@ chooses. A field a tool derives (a timestamp from `now`, a counter) is the tool'
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 from envdsl.runtime import Environment
 from envdsl.semantics import types as t
@@ -18,34 +18,53 @@ from envdsl.semantics.model import CheckedSpec, Effects
 from envdsl.syntax import ast
 
 
-def unchecked_fields(
-    checked: CheckedSpec, task: ast.TaskDecl, env_class: type[Environment], actions: list[int]
-) -> list[tuple[int, str, str]]:
-    """(step index, table, field) for each field a state-changing step of the solution sets
-    to a value it was passed and no check of the task reads, in step, table and field order.
-    Tables no check reads at all are left to the leave-one-out replay, and tables a check
-    compares whole (`users["U1"] == initial.users["U1"]`) count as read."""
-    assert task.solution is not None
-    reads: set[str] = set()
-    for check in task.checks:
-        reads |= checked.effects.get(f"check:{task.name.text}:{check.text.value}", Effects()).reads
-    read_tables = {r.split(".", 1)[0] for r in reads}
-    whole = _compared_whole(checked, task)
-    if not read_tables - whole:
-        return []  # nothing this could report: no check reads a table field by field
-    # the states between the steps of one replay (the solution succeeded, so they are the
-    # states of the solution with the later steps left out), each with the step's arguments
-    solved = env_class()
+class FieldsWatched:
+    """What a task's checks read of the tables, for `unchecked_fields`; made before the
+    solution's replay, which records the states between its steps only when `needed`."""
+
+    def __init__(self, checked: CheckedSpec, task: ast.TaskDecl) -> None:
+        self.reads: set[str] = set()
+        for check in task.checks:
+            key = f"check:{task.name.text}:{check.text.value}"
+            self.reads |= checked.effects.get(key, Effects()).reads
+        self.read_tables = {r.split(".", 1)[0] for r in self.reads}
+        self.whole = _compared_whole(checked, task)
+        # nothing could be reported where no check reads a table field by field
+        self.needed = bool(self.read_tables - self.whole)
+
+
+def solution_states(
+    env: Environment, actions: list[int]
+) -> tuple[list[Any], Callable[[int], None]]:
+    """The states after the state-changing steps of a replay of the solution on `env`, each
+    with the step's arguments (the list), filled by the `after_step` callback (the function)
+    that `Environment.solve` calls; a replay that succeeds gives the states of the solution
+    with the later steps left out."""
     states: list[tuple[int, dict[str, Any], list[Any]]] = []
 
     def after_step(index: int) -> None:
         if index in actions:
-            states.append((index, solved.state_json(), _leaves(solved.trace[-1].arguments)))
+            states.append((index, env.state_json(), _leaves(env.trace[-1].arguments)))
 
-    solved.solve(task.name.text, after_step=after_step)
-    initial = env_class()
-    initial.reset(task=task.name.text)
-    previous = initial.state_json()
+    return states, after_step
+
+
+def unchecked_fields(
+    env_class: type[Environment],
+    watched: FieldsWatched,
+    initial: dict[str, Any],
+    states: list[tuple[int, dict[str, Any], list[Any]]],
+) -> list[tuple[int, str, str]]:
+    """(step index, table, field) for each field a state-changing step of the solution sets
+    to a value it was passed and no check of the task reads, in step, table and field order,
+    from the `initial` state (as JSON) and the `states` of a successful replay of the
+    solution (solution_states). Tables no check reads at all are left to the leave-one-out
+    replay, and tables a check compares whole (`users["U1"] == initial.users["U1"]`) count as
+    read."""
+    if not watched.needed:
+        return []
+    reads, read_tables, whole = watched.reads, watched.read_tables, watched.whole
+    previous = initial
     found: list[tuple[int, str, str]] = []
     seen: set[tuple[str, str]] = set()
     for index, current, passed in states:

@@ -26,7 +26,7 @@ import envdsl
 import example_specs
 from envdsl.explore.arguments import ArgumentGenerator
 from envdsl.runtime import Environment, typed
-from envdsl.runtime.callplans import _reference_path, _typed_arguments
+from envdsl.runtime.callplans import _reference_path, _typed_arguments, argument_reader
 
 EXAMPLES = example_specs.EXAMPLES  # the specs (a task file adds tasks, not tools)
 RETAIL = Path(__file__).resolve().parent.parent / "benchmarks" / "taubench_retail"
@@ -48,11 +48,27 @@ def operations(seed: int) -> list[tuple[str, int]]:
 def reference_class(env_class: type[Environment]) -> type[Environment]:
     """The same environment with every call on the reference path (the generic parser and
     `_invoke`, not the tools' whole-call functions); a module attribute, so that it pickles."""
-    name = f"Reference_{env_class.__name__}_{id(env_class)}"
-    cls = type(name, (env_class,), {"_CALL_FUNCTIONS": False, "__module__": __name__})
+    return _variant(env_class, "Reference", _CALL_FUNCTIONS=False)
+
+
+def whole_call_class(env_class: type[Environment]) -> type[Environment]:
+    """The same environment with every call through the tool's whole-call function, from a
+    tool's first call on (by default its first calls take the reference path)."""
+    return _variant(env_class, "WholeCall", _CALLS_BEFORE_COMPILING=0)
+
+
+def _variant(env_class: type[Environment], kind: str, **settings: Any) -> type[Environment]:
+    name = f"{kind}_{env_class.__name__}_{id(env_class)}"
+    cls = type(name, (env_class,), {**settings, "__module__": __name__})
     cls.__qualname__ = name
     globals()[name] = cls
     return cls
+
+
+def compiled(env_class: type[Environment], name: str) -> bool:
+    """Whether the tool's calls now go through its whole-call function (toolcalls.py)."""
+    call = env_class._plan(name).call
+    return call is not _reference_path and call.__code__.co_name == "call"
 
 
 class Reference:
@@ -100,7 +116,7 @@ def one_call(env: Environment, name: str, arguments: dict[str, Any], typed_call:
 
 @pytest.mark.parametrize("path", EXAMPLES, ids=[p.stem for p in EXAMPLES])
 def test_fast_paths_match_the_reference(path: Path) -> None:
-    env_class = envdsl.load(path)
+    env_class = whole_call_class(envdsl.load(path))
     reference_cls = reference_class(env_class)
     tasks = list(env_class.TASKS)
     tools = sorted(env_class.TOOLS)
@@ -153,8 +169,38 @@ def test_fast_paths_match_the_reference(path: Path) -> None:
 
     run()
     for name in tools:  # each side took the path it is meant to
-        assert env_class._plan(name).call is not _reference_path
+        assert compiled(env_class, name)
         assert reference_cls._plan(name).call is _reference_path
+
+
+def test_a_tools_first_calls_take_the_reference_path_then_its_whole_call() -> None:
+    """By default a tool's first `_CALLS_BEFORE_COMPILING` calls run through the generic
+    parser and `_invoke`, the next compiles its whole call; results and states stay the
+    reference's across the switch, through `call` and `invoke_typed` alike."""
+    # a class of its own: envdsl.load's class is shared with other tests, whose calls count
+    env_class = _variant(envdsl.load(EXAMPLES[0].parent / "online_shop.env"), "Tiered")
+    calls = env_class._CALLS_BEFORE_COMPILING
+    assert calls > 0
+    reference_cls = reference_class(env_class)
+    task = next(iter(env_class.TASKS))
+    fast, reference = env_class(), reference_cls()
+    fast.reset(task=task)
+    reference.reset(task=task)
+    tools = sorted(env_class.TOOLS)
+    made: dict[str, int] = dict.fromkeys(tools, 0)
+    rng = random.Random(18)
+    for number in range(len(tools) * (calls + 4)):
+        name = tools[number % len(tools)]
+        assert compiled(env_class, name) == (made[name] > calls)
+        arguments = ArgumentGenerator(fast, number).for_tool(name)
+        typed_call = rng.random() < 0.3
+        result = one_call(fast, name, arguments, typed_call)
+        assert result == one_call(reference, name, arguments, typed_call)
+        assert outcome_of(fast) == outcome_of(reference)
+        assert observe(fast, reference=False) == observe(reference, reference=True)
+        made[name] += 1
+    assert all(compiled(env_class, name) for name in tools)
+    assert not any(compiled(reference_cls, name) for name in tools)
 
 
 RULES_SPEC = '''env Rules {
@@ -290,7 +336,7 @@ def test_whole_calls_break_and_keep_every_rule_as_the_reference(tmp_path: Path) 
     tools' whole-call functions as through `_invoke`, snapshots and restores interleaved."""
     spec = tmp_path / "rules.env"
     spec.write_text(RULES_SPEC)
-    env_class = envdsl.load(spec)
+    env_class = whole_call_class(envdsl.load(spec))
     fast, reference = env_class(), Reference(reference_class(env_class)())
     fast.reset(task="start")
     reference.env.reset(task="start")
@@ -404,7 +450,7 @@ def plan_read(env: Environment, name: str, given: dict[str, Any]) -> Any:
     from envdsl.runtime.errors import BadValue
 
     try:
-        read = env._plan(name).read(given)
+        read = argument_reader(env.TOOLS[name])(given)
     except BadValue as error:
         return ("bad", error.path, error.message)
     return generic_read(env, name, given) if read is None else read

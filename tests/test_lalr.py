@@ -217,6 +217,77 @@ def test_the_unclosed_brace_is_found_as_by_the_character_loop() -> None:
             assert parse._unclosed_brace(text) == _unclosed_brace_by_characters(text), text
 
 
+def _lexed(tables: lalr.Tables, text: str, lark_lexer: bool) -> Any:
+    """The scanner's tokens (before the post-lexer) and where it stopped, by the dispatching
+    scanner or by lark's own lexer."""
+    found: list[Any] = []
+    basic = parse._parser().parser.lexer.lexer  # type: ignore[attr-defined]
+    assert tables.scanner is not None
+    stream = lalr._lark_tokens(basic, text) if lark_lexer else tables.scanner.tokens(text)
+    try:
+        for token in stream:
+            found.append((token.type, str(token), token.start_pos, token.end_pos))
+    except lalr._Reject as error:
+        return found, error.position
+    return found, None
+
+
+def test_the_scanner_dispatches_on_the_first_character() -> None:
+    scanner = parse._tables().scanner
+    assert scanner is not None
+    assert scanner.by_first["("] == "LPAR"  # a one-character terminal: no match at all
+    assert scanner.by_first["a"].pattern == "(?P<NAME>[A-Za-z_][A-Za-z0-9_]*)"
+    assert scanner.by_first["f"].groupindex.keys() == {"FSTRING", "NAME"}
+    assert "@" not in scanner.by_first and scanner.otherwise is None
+
+
+def test_mutated_specs_parse_as_lark_parses_them(tmp_path: Path) -> None:
+    """The specs of bench_batch's corpus (line edits of the examples: half of them break the
+    syntax) give lark's trees and errors."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("bench_batch", REPO / "benchmarks/bench_batch.py")
+    assert spec is not None and spec.loader is not None
+    bench_batch = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench_batch)
+    bench_batch.make_corpus(tmp_path, 24, 2026)
+    for path in sorted(tmp_path.glob("*.env")):
+        _same_outcome(path.read_text(encoding="utf-8"))
+
+
+def test_random_edits_lex_as_lark_lexes_them() -> None:
+    """Random character edits of the examples, with the characters that start or end terminals
+    (quotes, backslashes, digits, exponents, `f`, `#`, odd whitespace, non-ASCII): the same
+    tokens as lark's lexer and the same position where no terminal matches."""
+    import random
+
+    rng = random.Random(18)
+    tables = parse._tables()
+    alphabet = list("\"'f#e.0_9xE+-=<>!*/{}()[]:,?% \t\x0c\r\n\u00e9\u2028@$`;") + [
+        '"""',
+        "f'",
+        "1e",
+        "\\\n",
+    ]
+    texts = [path.read_text(encoding="utf-8") for path in TEXTS if "examples" in path.parts]
+    compared = 0
+    for _ in range(1500):
+        text = rng.choice(texts)
+        at = rng.randrange(len(text))
+        piece = list(text[at : at + rng.randrange(20, 200)])
+        for _ in range(rng.randrange(1, 4)):
+            where = rng.randrange(len(piece) + 1)
+            change = rng.choice(alphabet)
+            if rng.random() < 0.5:
+                piece[where : where + 1] = [change]
+            else:
+                piece.insert(where, change)
+        edited = "".join(piece)
+        assert _lexed(tables, edited, False) == _lexed(tables, edited, True), repr(edited)
+        compared += 1
+    assert compared == 1500
+
+
 def test_lark_s_own_lexer_gives_the_same_trees() -> None:
     """The tables fall back to lark's lexer for a grammar _Scanner cannot stand in for."""
     tables = lalr.Tables(parse._parser())

@@ -250,7 +250,6 @@ class ToolPlan:
     __slots__ = (
         "tool",
         "names",
-        "read",
         "impl",
         "attributes",
         "positional",
@@ -268,7 +267,6 @@ class ToolPlan:
         # default sends every call down the reference path
         self.call: Callable[[Any, dict[str, Any]], dict[str, Any] | None] = _reference_path
         self.names = frozenset(p.name for p in tool.params)
-        self.read = argument_reader(tool)
         self.impl = tool.impl
         # generated impls take the params in order; anything else is called by keyword
         method = getattr(owner, tool.impl, None)

@@ -32,7 +32,7 @@ from envdsl.runtime.places import (
 from envdsl.runtime.digests import reference_hash
 from envdsl.runtime.snapshots import Owner, Snapshot, World, undo_entry
 from envdsl.runtime.table import RefField, Table, TableSchema
-from envdsl.runtime.toolcalls import call_function
+from envdsl.runtime.toolcalls import CallFunction, call_function
 from envdsl.runtime.values import (
     RecordSpec,
     TypeSpec,
@@ -121,6 +121,28 @@ class InvalidState(Exception):
     """An initial state (task init, JSON state) that breaks the schema or an invariant."""
 
 
+def _compile_whole_call(owner: type[Environment], plan: ToolPlan) -> None:
+    """Send the plan's calls through the tool's whole-call function from now on."""
+    plan.call = call_function(owner, plan.tool, plan.positional)
+    plan.typed_arguments = typed_arguments(plan.tool)
+
+
+def _compiling_after(owner: type[Environment], plan: ToolPlan, calls: int) -> CallFunction:
+    """A call function that sends the plan's first `calls` calls down the reference path
+    (it returns None) and then compiles the whole call, which takes the next one."""
+    left = calls
+
+    def reference_then_compile(env: Environment, given: dict[str, Any]) -> Result | None:
+        nonlocal left
+        left -= 1
+        if left >= 0:
+            return None
+        _compile_whole_call(owner, plan)
+        return plan.call(env, given)
+
+    return reference_then_compile
+
+
 class Environment:
     NAME: ClassVar[str] = "Environment"
     DESCRIPTION: ClassVar[str] = ""
@@ -141,6 +163,11 @@ class Environment:
     # calls run through each tool's whole-call function (envdsl/runtime/toolcalls.py); off,
     # every call takes the reference path (the generic parser and `_invoke`)
     _CALL_FUNCTIONS: ClassVar[bool] = True
+    # a tool's first calls take the reference path and its whole-call function is compiled
+    # for the call after these (0: at once): compiling one (0.7 ms under cProfile) costs what
+    # a couple of hundred calls save (2-3 microseconds each), and a one-shot use makes few calls
+    # (verifying a spec's tasks: 1-10 a tool over benchmarks/bench_batch.py's corpus)
+    _CALLS_BEFORE_COMPILING: ClassVar[int] = 16
 
     def __init__(
         self,
@@ -538,11 +565,11 @@ class Environment:
             plans = cls._PLANS = {}
         plan = plans.get(name)
         if plan is None:
-            tool = cls.TOOLS[name]
-            plan = plans[name] = ToolPlan(cls, tool)
-            if cls._CALL_FUNCTIONS:
-                plan.call = call_function(cls, tool, plan.positional)
-                plan.typed_arguments = typed_arguments(tool)
+            plan = plans[name] = ToolPlan(cls, cls.TOOLS[name])
+            if cls._CALL_FUNCTIONS and cls._CALLS_BEFORE_COMPILING > 0:
+                plan.call = _compiling_after(cls, plan, cls._CALLS_BEFORE_COMPILING)
+            elif cls._CALL_FUNCTIONS:
+                _compile_whole_call(cls, plan)
         return plan
 
     def _parse_arguments(self, tool: ToolSpec, given: dict[str, Any]) -> dict[str, Any]:

@@ -20,13 +20,16 @@ from envdsl.syntax.tokens import Token
 Node = Any  # a parse tree's node (envdsl.syntax.lalr.Node) or a Token
 
 
+_BRACES = frozenset({"LBRACE", "RBRACE", "MAP_LBRACE"})
+
+
 def _children(tree: Node) -> list[Node]:
     """Children without placeholders and without the braces the grammar keeps as tokens."""
+    # (every token of a tree is a tokens.Token: the fast parse's, the post-lexer's `update`)
     return [
         child
         for child in tree.children
-        if child is not None
-        and not (isinstance(child, Token) and child.type in ("LBRACE", "RBRACE", "MAP_LBRACE"))
+        if child is not None and (child.__class__ is not Token or child.type not in _BRACES)
     ]
 
 
@@ -46,13 +49,13 @@ class AstBuilder:
 
     # ---- helpers ---------------------------------------------------------------------------
     def span(self, node: Node) -> Span:
-        if isinstance(node, Token):
+        if node.__class__ is lalr.Node:
+            start, end = node.start, node.end
+            if start is None or end is None:  # (both or neither: a node that covers no token)
+                return Span(self.source.path, self.offset, self.offset)
+        else:  # a Token
             start = node.start_pos or 0
             end = node.end_pos if node.end_pos is not None else start
-        else:
-            start, end = node.start, node.end
-            if start is None:
-                return Span(self.source.path, self.offset, self.offset)
         return Span(self.source.path, self.offset + start, self.offset + end)
 
     def name(self, node: Node) -> ast.Name:
@@ -500,22 +503,22 @@ class AstBuilder:
             if text == "None":
                 return ast.NoneLit(span)
             return ast.NameRef(text, span)
+        if kind == "attribute":  # (the most frequent kinds first)
+            return ast.Attribute(self.expr(parts[0]), self.name(parts[1]), span)
+        if kind == "call":
+            return self.call(node, span)
+        if kind == "string":
+            return ast.StrLit(self.text(node).value, span)
         if kind == "int_lit":
             return ast.IntLit(int(str(parts[0].value).replace("_", "")), span)
         if kind == "float_lit":
             return ast.FloatLit(float(str(parts[0].value).replace("_", "")), span)
-        if kind == "string":
-            return ast.StrLit(self.text(node).value, span)
         if kind == "fstring":
             return self.fstring(parts[0], span)
         if kind in ("true_lit", "false_lit"):
             return ast.BoolLit(kind == "true_lit", span)
         if kind == "none_lit":
             return ast.NoneLit(span)
-        if kind == "attribute":
-            return ast.Attribute(self.expr(parts[0]), self.name(parts[1]), span)
-        if kind == "call":
-            return self.call(node, span)
         if kind == "index":
             return ast.Index(self.expr(parts[0]), self.expr(parts[1]), span)
         if kind == "slice":

@@ -25,6 +25,7 @@ tables are cached, parsing imports no lark at all.
 
 from __future__ import annotations
 
+import importlib
 import re
 from typing import TYPE_CHECKING, Any, Iterator, Union
 
@@ -79,9 +80,11 @@ ParseTree = Node
 Value = Union[Node, Token, None]
 
 # a rule's program (see _program): (goto symbol, size, _PASS_UP) for a rule that passes its
-# one child up unchanged, else (goto symbol, size, (name, include, trailing Nones, inline a
-# single child, depth kind, INT positions, kept)); include: (index, splice the child's
-# children, Nones before it); kept: the children as they are, where nothing is added
+# one child up unchanged; (goto symbol, 1, (name, expression depth)) for a rule of one token
+# kept as it is (a name, a literal: two in five of the other reductions); else (goto symbol,
+# size, (name, include, trailing Nones, inline a single child, depth kind, INT positions,
+# kept)); include: (index, splice the child's children, Nones before it); kept: the children
+# as they are, where nothing is added
 _PASS_UP = None
 _EXPRESSION, _STRUCTURE, _BLOCK = 0, 1, 2
 
@@ -188,15 +191,32 @@ def _lark_tokens(lexer: Any, text: str) -> Iterator[Token]:
 
 class _Scanner:
     """lark's basic lexer without the line and column counting nothing here reads: the same
-    regular expression (lark's terminals in lark's order), the same ignored terminals, and
-    lark's keyword check on names (UnlessCallback) as a table of the keywords."""
+    terminals in lark's order, the same ignored terminals, and lark's keyword check on names
+    (UnlessCallback) as a table of the keywords.
+
+    lark matches one union of every terminal at each position, and Python's `re` tries its
+    alternatives in order until one matches. Here the character at the position picks a
+    smaller union made of only the terminals a match can start with (`_first_chars`), in the
+    same order, so the first alternative that matches is the same one; a one-character
+    terminal that nothing else starts with (`(`, `,`, ...) is taken without a match at all.
+    """
 
     def __init__(
-        self, pattern: re.Pattern[str], ignore: frozenset[str], keywords: dict[str, dict[str, str]]
+        self,
+        pattern: re.Pattern[str],
+        ignore: frozenset[str],
+        keywords: dict[str, dict[str, str]],
+        by_first: dict[str, re.Pattern[str] | str] | None = None,
+        otherwise: re.Pattern[str] | None = None,
     ) -> None:
         self.pattern = pattern
         self.ignore = ignore
         self.keywords = keywords  # NAME -> {"env": "ENV", ...}
+        # first character -> the union of the terminals that can start with it, or the name
+        # of the one-character terminal it is; any other character -> `otherwise` (the
+        # terminals whose first characters are not worked out), None: no terminal matches
+        self.by_first: dict[str, re.Pattern[str] | str] = {} if by_first is None else by_first
+        self.otherwise = pattern if by_first is None else otherwise
 
     @classmethod
     def of(cls, basic: Any) -> _Scanner | None:
@@ -218,14 +238,56 @@ class _Scanner:
                     return None  # a keyword that matches more than its own text
                 table.setdefault(terminal.pattern.value, terminal.name)  # lark: first wins
             keywords[kind] = table
-        return cls(scanner._mres[0], frozenset(basic.ignore_types), keywords)
+        pattern = scanner._mres[0]
+        ignore = frozenset(basic.ignore_types)
+        # lark's union, alternative by alternative (lark.lexer.Scanner._build_mres); when it
+        # is not exactly that, no dispatch: every position takes the whole union
+        alternatives = [
+            (t.name, f"(?P<{t.name}>{t.pattern.to_regexp()})", t) for t in scanner.terminals
+        ]
+        if "|".join(source for _, source, _ in alternatives) != pattern.pattern:
+            return cls(pattern, ignore, keywords)
+        firsts = [_first_chars(source, pattern.flags) for _, source, _ in alternatives]
+        by_first: dict[str, re.Pattern[str] | str] = {}
+        unions: dict[tuple[int, ...], re.Pattern[str]] = {}
+        for char in sorted(set().union(*(f for f in firsts if f is not None))):
+            taken = tuple(i for i, f in enumerate(firsts) if f is None or char in f)
+            name, _, terminal = alternatives[taken[0]]
+            if (
+                len(taken) == 1
+                and terminal.pattern.type == "str"
+                and terminal.pattern.value == char
+                and not terminal.pattern.flags
+                and name not in ignore
+                and name not in keywords
+            ):
+                by_first[char] = name
+                continue
+            if taken not in unions:
+                source = "|".join(alternatives[i][1] for i in taken)
+                unions[taken] = re.compile(source, pattern.flags)
+            by_first[char] = unions[taken]
+        rest = [source for (_, source, _), f in zip(alternatives, firsts) if f is None]
+        otherwise = re.compile("|".join(rest), pattern.flags) if rest else None
+        return cls(pattern, ignore, keywords, by_first, otherwise)
 
     def tokens(self, text: str) -> Iterator[Token]:
-        match = self.pattern.match
+        by_first, otherwise = self.by_first, self.otherwise
         ignore, keywords = self.ignore, self.keywords
+        # each token as Token(kind, value, position, after) makes it, without the frame of
+        # its Python-level __new__ (about half of the 450 ns a token takes to make)
+        new = str.__new__
         position, end = 0, len(text)
         while position < end:
-            found = match(text, position)
+            how: Any = by_first.get(text[position], otherwise)
+            if how.__class__ is str:  # a one-character terminal
+                token = new(Token, text[position])
+                token.type, token.value = how, text[position]
+                token.start_pos, token.end_pos = position, position + 1
+                yield token
+                position += 1
+                continue
+            found = None if how is None else how.match(text, position)
             if found is None:
                 raise _Reject(position)
             kind: Any = found.lastgroup  # the terminal's name: every group is one
@@ -236,8 +298,75 @@ class _Scanner:
             value = found.group()
             if kind in keywords:
                 kind = keywords[kind].get(value, kind)
-            yield Token(kind, value, position, after)
+            token = new(Token, value)
+            token.type, token.value, token.start_pos, token.end_pos = kind, value, position, after
+            yield token
             position = after
+
+
+def _first_chars(regexp: str, flags: int) -> frozenset[str] | None:
+    """The characters a match of `regexp` can start with, from `re`'s own parse of it; None
+    where that is not worked out here (a class by category or negated, any character, a
+    look-around or anchor first, a match that may be empty, case folding): any character."""
+    try:
+        parsed = importlib.import_module("re._parser").parse(regexp, flags)
+    except Exception:  # another Python's private parser: no dispatch
+        return None
+    if parsed.state.flags & re.IGNORECASE:
+        return None
+    chars, may_be_empty = _first_of_sequence(list(parsed))
+    return None if chars is None or may_be_empty else frozenset(chars)
+
+
+def _first_of_sequence(items: list[tuple[Any, Any]]) -> tuple[set[str] | None, bool]:
+    """(the first characters of a sequence of parsed items or None, whether it may match
+    empty)."""
+    chars: set[str] = set()
+    for op, argument in items:
+        first, may_be_empty = _first_of_item(str(op), argument)
+        if first is None:
+            return None, False
+        chars |= first
+        if not may_be_empty:
+            return chars, False
+    return chars, True
+
+
+def _first_of_item(op: str, argument: Any) -> tuple[set[str] | None, bool]:
+    if op == "LITERAL":
+        return {chr(argument)}, False
+    if op == "IN":
+        chars: set[str] = set()
+        for kind, value in argument:
+            if str(kind) == "LITERAL":
+                chars.add(chr(value))
+            elif str(kind) == "RANGE" and value[1] - value[0] < 4096:
+                chars.update(chr(code) for code in range(value[0], value[1] + 1))
+            else:  # NEGATE, CATEGORY, a huge range
+                return None, False
+        return chars, False
+    if op == "SUBPATTERN":
+        _, add_flags, _, inner = argument
+        if add_flags & re.IGNORECASE:
+            return None, False
+        return _first_of_sequence(list(inner))
+    if op == "ATOMIC_GROUP":
+        return _first_of_sequence(list(argument))
+    if op in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"):
+        low, _, inner = argument
+        chars_inner, may_be_empty = _first_of_sequence(list(inner))
+        return chars_inner, may_be_empty or low == 0
+    if op == "BRANCH":
+        union: set[str] = set()
+        empty = False
+        for branch in argument[1]:
+            first, may_be_empty = _first_of_sequence(list(branch))
+            if first is None:
+                return None, False
+            union |= first
+            empty = empty or may_be_empty
+        return union, empty
+    return None, False  # ANY, NOT_LITERAL, AT, ASSERT, GROUPREF, ...
 
 
 def _program(rule: Any, placeholders: bool) -> tuple[Any, ...]:
@@ -277,6 +406,9 @@ def _program(rule: Any, placeholders: bool) -> tuple[Any, ...]:
         kept = tuple(index for index, _, _ in include)
         if kept == tuple(range(len(expansion))):
             kept = True  # a singleton, also once unpickled
+    if len(expansion) == 1 and expansion[0].is_term and kept is True and not inline:
+        if not digits and kind != _BLOCK:  # what _reduce makes of it, done in parse()
+            return (goto, 1, (name, 1 if kind == _EXPRESSION else 0))
     return (goto, len(expansion), (name, tuple(include), pending, inline, kind, digits, kept))
 
 
@@ -332,6 +464,13 @@ def parse(tables: Tables, text: str, start: str) -> tuple[Value, bool] | Rejecte
                         top = memo[key] = tables.pass_up(state_stack[-2], state_stack[-1], kind)
                     state_stack[-1] = top
                     continue
+                if len(program) == 2:  # one token (see _program); never past a depth limit
+                    child = value_stack[-1]
+                    value_stack[-1] = Node(
+                        program[0], [child], child.start_pos, child.end_pos, program[1]
+                    )
+                    state_stack[-1] = states[state_stack[-2]][goto]
+                    continue
                 value = _reduce(program, value_stack, size, suspect)
                 if size:
                     del state_stack[-size:]
@@ -348,6 +487,10 @@ def parse(tables: Tables, text: str, start: str) -> tuple[Value, bool] | Rejecte
             return tables.rejected(state_stack, end, start)
         goto, size, program = action
         if program is _PASS_UP:
+            state_stack[-1] = states[state_stack[-2]][goto]
+        elif len(program) == 2:
+            child = value_stack[-1]
+            value_stack[-1] = Node(program[0], [child], child.start_pos, child.end_pos, program[1])
             state_stack[-1] = states[state_stack[-2]][goto]
         else:
             value = _reduce(program, value_stack, size, suspect)

@@ -26,7 +26,7 @@ import envdsl
 import example_specs
 from envdsl.explore.arguments import ArgumentGenerator
 from envdsl.runtime import Environment, typed
-from envdsl.runtime.callplans import _reference_path, _typed_arguments, argument_reader
+from envdsl.runtime.callplans import _reference_path, _typed_arguments, reader_source
 
 EXAMPLES = example_specs.EXAMPLES  # the specs (a task file adds tasks, not tools)
 RETAIL = Path(__file__).resolve().parent.parent / "benchmarks" / "taubench_retail"
@@ -444,6 +444,17 @@ def generic_read(env: Environment, name: str, given: dict[str, Any]) -> Any:
     except BadValue as error:
         return ("bad", error.path, error.message)
     return _in_order(tool, values), _as_called(tool, values)
+
+
+def argument_reader(tool: Any) -> Any:
+    """What a tool's whole call inlines to read its arguments (callplans.reader_source), as a
+    function of its own: JSON arguments -> (impl arguments, traced arguments); None when an
+    argument is unknown or missing; BadValue, as `_parse_arguments`, for a bad value."""
+    names: dict[str, Any] = {}
+    body, values, traced = reader_source(tool, names)
+    lines = ["def read(given):", *("    " + line for line in body)]
+    exec("\n".join([*lines, f"    return ({values}), {traced}"]), names)  # noqa: S102
+    return names["read"]
 
 
 def plan_read(env: Environment, name: str, given: dict[str, Any]) -> Any:

@@ -48,9 +48,6 @@ from envdsl.runtime.values import (
 if TYPE_CHECKING:
     from envdsl.runtime.environment import ToolSpec
 
-# (the impl's arguments in the order of the params; the trace's arguments, by JSON name)
-Parsed = tuple[tuple[Any, ...], dict[str, Any]]
-Reader = Callable[[dict[str, Any]], "Parsed | None"]
 _PLAIN_JSON = (StrSpec, IntSpec, BoolSpec)  # the value the tool receives is its JSON
 
 
@@ -150,19 +147,6 @@ def reader_source(tool: ToolSpec, env: dict[str, Any]) -> tuple[list[str], str, 
         body.extend([f"if {a} is MISSING: {missing}", "else:", *("    " + x for x in convert)])
     values = "".join(f"p{i}, " for i in range(len(tool.params)))
     return body, values, f"{{{', '.join(traced)}}}"
-
-
-def argument_reader(tool: ToolSpec) -> Reader:
-    """The plan of one tool: JSON arguments -> (impl arguments, traced arguments); None when an
-    argument is unknown or missing; BadValue, as `_parse_arguments`, for a bad value."""
-    env: dict[str, Any] = {}
-    body, values, traced = reader_source(tool, env)
-    source = "\n".join(
-        ["def read(given):", *("    " + line for line in body), f"    return ({values}), {traced}"]
-    )
-    exec(source, env)  # noqa: S102 - source built here from the tool's specs
-    reader: Reader = env["read"]
-    return reader
 
 
 def result_writer(spec: TypeSpec) -> Callable[[Any], Any]:

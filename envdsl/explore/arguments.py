@@ -18,6 +18,8 @@ tool (`_plans`); what depends on the state only, once per state (`StateSample`).
 from __future__ import annotations
 
 import datetime as dt
+import functools
+import hashlib
 import re
 import weakref
 from collections.abc import Collection, Sequence
@@ -53,6 +55,8 @@ _MARKS = _TEXT.strip()  # what a fresh variant of an existing string gets append
 _EXAMPLE = re.compile(r"e\.g\.,?\s*([^\s,;)]+)")
 _ROWS_SAMPLED = 200  # per table: enough to learn what its data looks like
 _MASK64 = (1 << 64) - 1
+_MULTIPLIER = 6364136223846793005
+_INCREMENT = 1442695040888963407
 
 
 class Draws:
@@ -67,6 +71,9 @@ class Draws:
     __slots__ = ("state",)
 
     def __init__(self, seed: int) -> None:
+        self.seed(seed)
+
+    def seed(self, seed: int) -> None:
         z = (seed * 0x9E3779B97F4A7C15 + 0x632BE59BD9B4E019) & _MASK64
         z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK64
         z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK64
@@ -74,7 +81,7 @@ class Draws:
 
     def below(self, n: int) -> int:
         """A number in [0, n) (n >= 1)."""
-        self.state = state = (self.state * 6364136223846793005 + 1442695040888963407) & _MASK64
+        self.state = state = (self.state * _MULTIPLIER + _INCREMENT) & _MASK64
         return ((state >> 32) * n) >> 32
 
     def between(self, low: int, high: int) -> int:
@@ -83,7 +90,7 @@ class Draws:
 
     def random(self) -> float:
         """A float in [0, 1)."""
-        self.state = state = (self.state * 6364136223846793005 + 1442695040888963407) & _MASK64
+        self.state = state = (self.state * _MULTIPLIER + _INCREMENT) & _MASK64
         return (state >> 32) / 4294967296.0
 
     def uniform(self, low: float, high: float) -> float:
@@ -91,6 +98,20 @@ class Draws:
 
     def choice(self, items: Sequence[Any]) -> Any:
         return items[self.below(len(items))]
+
+
+@functools.cache
+def _texts() -> tuple[str, ...]:
+    """Free text of 0-10 characters: as many as exploration can use, made once, on first use,
+    from a fixed stream of bytes (a call then picks one with one number instead of drawing
+    each character)."""
+    count, width = 4096, 11
+    stream = hashlib.shake_128(b"envdsl explore texts").digest(count * width)
+    characters = bytes(ord(_TEXT[byte % len(_TEXT)]) for byte in range(256))
+    return tuple(
+        stream[start + 1 : start + 1 + stream[start] % width].translate(characters).decode()
+        for start in range(0, count * width, width)
+    )
 
 
 # what one table's first rows (or the scalars) hold: values by kind, strings by field (JSON
@@ -239,18 +260,33 @@ def _add(found: dict[type, dict[Any, None]], value: Any) -> None:
             _add(found, item)
 
 
-class ArgumentGenerator:
+class ArgumentGenerator(Draws):
+    """The arguments of one call from its drawn integer (`choice`) and the state (`sample`);
+    `next_call` makes it the generator of another call, which explore does instead of making
+    a generator per call."""
+
+    __slots__ = ("env", "plain", "sample", "plan", "anchors")
+
     def __init__(self, env: Environment, choice: int, sample: StateSample | None = None) -> None:
         self.env = env
-        self.rng = Draws(choice)
+        self.anchors: list[tuple[str, Any]] = []
+        self.next_call(choice, sample if sample is not None else StateSample(env))
+
+    def arguments(self, name: str, choice: int, sample: StateSample) -> dict[str, Any]:
+        """The arguments of a call of tool `name` from `choice` in the state of `sample`."""
+        self.next_call(choice, sample)
+        return self.for_tool(name)
+
+    def next_call(self, choice: int, sample: StateSample) -> None:
+        self.seed(choice)
         # choice 0 (what shrinking tends to) means "the likeliest value everywhere"
         self.plain = choice == 0
-        self.sample = sample if sample is not None else StateSample(env)
-        self.plan = self.sample.plan
-        # rows whose keys were picked for earlier parameters of this call: a later parameter
-        # named like one of their fields (`member_id` after a loan) takes that field's value
-        # (each with its table's fields by the parameter names that take them)
-        self.anchors: list[tuple[dict[str, list[AnchorField]], Any]] = []
+        self.sample = sample
+        self.plan = sample.plan
+        # rows whose keys were picked for earlier parameters of this call (table, key): a
+        # later parameter named like one of their fields (`member_id` after a loan) takes
+        # that field's value
+        self.anchors.clear()
 
     def like_existing(self, kind: type) -> Any:
         """An existing value, or one near it (a fresh variant of a string, a shifted number)."""
@@ -258,39 +294,45 @@ class ArgumentGenerator:
         if not values:
             return None
         value = self.pick(values)
-        rng = self.rng
-        if self.plain or rng.below(2):
+        if self.plain or self.below(2):
             return value
         if kind is str:
-            return f"{value}{rng.choice(_MARKS)}" if value else self.text()
+            return f"{value}{self.choice(_MARKS)}" if value else self.text()
         if kind is int:
-            return value + rng.between(-3, 4)
+            return value + self.between(-3, 4)
         if kind is float:
-            return round(value * rng.uniform(0.8, 1.2), 2)
+            return round(value * self.uniform(0.8, 1.2), 2)
         if kind is dt.datetime:
-            return value + dt.timedelta(minutes=15 * rng.between(-96, 97))
+            return value + dt.timedelta(minutes=15 * self.between(-96, 97))
         if kind is dt.date:
-            return value + dt.timedelta(days=rng.between(-30, 31))
+            return value + dt.timedelta(days=self.between(-30, 31))
         return value
+
+    # likely() and pick() run for most values: the generator's step is written out in them
 
     def likely(self, weight: int = 4) -> bool:
         """True but one time in weight + 1 (always when plain)."""
-        return self.plain or self.rng.below(weight + 1) != weight
-
-    def text(self) -> str:
-        rng = self.rng
-        return "".join([_TEXT[rng.below(len(_TEXT))] for _ in range(rng.below(11))])
+        if self.plain:
+            return True
+        self.state = state = (self.state * _MULTIPLIER + _INCREMENT) & _MASK64
+        return ((state >> 32) * (weight + 1)) >> 32 != weight
 
     def pick(self, items: Sequence[Any]) -> Any:
-        return items[0] if self.plain else items[self.rng.below(len(items))]
+        if self.plain:
+            return items[0]
+        self.state = state = (self.state * _MULTIPLIER + _INCREMENT) & _MASK64
+        return items[((state >> 32) * len(items)) >> 32]
+
+    def text(self) -> str:
+        texts = _texts()
+        return texts[self.below(len(texts))]
 
     def for_tool(self, name: str) -> dict[str, Any]:
         arguments: dict[str, Any] = {}
-        rng = self.rng
         for param in self.plan.tools[name]:
             if not (param.required or self.likely(1)):
                 continue
-            if param.example is not None and rng.random() < 0.4:
+            if param.example is not None and self.random() < 0.4:
                 # the spec's own description shows the format: "HH:MM, e.g. 08:00"
                 arguments[param.name] = param.example
                 continue
@@ -304,29 +346,29 @@ class ArgumentGenerator:
             if not self.likely():
                 return None
             spec = param.inner
-        if self.anchors:
-            anchored = self.from_anchor(param.name, spec)
+        if self.anchors and param.anchored_by:
+            anchored = self.from_anchor(param, spec)
             if anchored is not None and self.likely(3):
                 return anchored
         if param.is_str:
             return self.for_str(param)
-        return self.value(spec)
+        return param.make(self, spec)
 
     def for_str(self, param: ParamPlan) -> str:
         """A `str` parameter: an id (of the tables it is named after), a value of the field it
         is named after, something like the state's strings, or text (blank, often)."""
-        rng = self.rng
         tables = param.tables
-        named = self.field_values(param.fields)
-        roll = 0 if self.plain else rng.below(10)
+        roll = 0 if self.plain else self.below(10)
         if param.names_tables:  # an id: mostly an existing row's, else a fresh one like them
             key = self.existing_key(tables) if roll < 6 else None
             if key is not None:
                 return str(key)
-            if roll < 8 and named:
-                return f"{self.pick(named)}{rng.choice(_MARKS)}"
-        elif named:  # named after a field (`work_email`, `product_name`): its values
-            if roll < 6:
+            named = self.field_values(param.fields) if roll < 8 else None
+            if named:
+                return f"{self.pick(named)}{self.choice(_MARKS)}"
+        else:
+            named = self.field_values(param.fields)
+            if named and roll < 6:  # named after a field (`work_email`, `product_name`)
                 return self.varied(self.pick(named))
         if roll < 8:
             key = self.existing_key(tables) if tables and roll < 7 else None
@@ -336,7 +378,7 @@ class ArgumentGenerator:
             if existing is not None:
                 return str(existing)
         # blank values are what agents send by mistake most often
-        return "" if rng.random() < 0.4 else self.text()
+        return "" if self.random() < 0.4 else self.text()
 
     def field_values(self, fields: Sequence[str]) -> list[str]:
         """String values of the first of `fields` the state has any of."""
@@ -348,9 +390,9 @@ class ArgumentGenerator:
 
     def varied(self, value: str) -> str:
         """The value itself, or a fresh variant of it (for parameters that must be new)."""
-        if self.plain or self.rng.random() < 0.6:
+        if self.plain or self.random() < 0.6:
             return value
-        return f"{value}{self.rng.choice(_MARKS)}"
+        return f"{value}{self.choice(_MARKS)}"
 
     def existing_key(self, tables: Sequence[str]) -> Any:
         table = self.pick(tables)
@@ -359,21 +401,24 @@ class ArgumentGenerator:
             return None
         # half the time one of the newest rows: what the previous calls just created is what
         # the next call most likely needs (place an order, then pay it)
-        key = self.pick(keys[-3:] if self.rng.below(2) else keys)
-        self.anchors.append((self.plan.anchors[table], self.env._table(table).get(key)))
+        key = self.pick(keys[-3:] if self.below(2) else keys)
+        self.anchors.append((table, key))
         return key
 
-    def from_anchor(self, param: str, spec: TypeSpec) -> Any:
+    def from_anchor(self, param: ParamPlan, spec: TypeSpec) -> Any:
         """The JSON value of a same-named field of a row picked earlier, if it fits `spec`."""
-        for fields, row in reversed(self.anchors):
-            for field in fields.get(param, ()):
+        for table, key in reversed(self.anchors):
+            if table not in param.anchored_by:
+                continue
+            row = self.env._table(table).get(key)
+            for field in self.plan.anchors[table][param.name]:
                 value = getattr(row, field.attribute)
                 if value is None:
                     continue
                 as_json = field.to_json(value)
                 if field.spec is not spec:  # (a value of the state fits its own spec)
                     try:
-                        spec.from_json(as_json, param)
+                        spec.from_json(as_json, param.name)
                     except BadValue:
                         continue
                 return as_json
@@ -393,7 +438,7 @@ class ArgumentGenerator:
         key = self.existing_key([spec.table]) if self.likely() else None
         if key is not None:
             return key
-        return self.text() if isinstance(spec.key, StrSpec) else self.rng.between(-5, 10_000)
+        return self.text() if isinstance(spec.key, StrSpec) else self.between(-5, 10_000)
 
     def str_value(self, spec: StrSpec) -> str:
         existing = self.like_existing(str) if self.likely(1) else None
@@ -403,52 +448,48 @@ class ArgumentGenerator:
         return str(self.pick(self.plan.members(spec))) if self.likely(8) else self.text()
 
     def bool_value(self, spec: BoolSpec) -> bool:
-        return not self.plain and self.rng.below(2) == 1
+        return not self.plain and self.below(2) == 1
 
     def int_value(self, spec: IntSpec) -> int:
-        rng = self.rng
-        near = self.like_existing(int) if rng.random() < 0.4 else None
+        near = self.like_existing(int) if self.random() < 0.4 else None
         if near is not None:
             return int(near)
-        return rng.between(-2, 21) if self.likely() else rng.between(-(10**6), 10**6)
+        return self.between(-2, 21) if self.likely() else self.between(-(10**6), 10**6)
 
     def float_value(self, spec: FloatSpec) -> float:
-        rng = self.rng
-        near = self.like_existing(float) if rng.random() < 0.5 else None
+        near = self.like_existing(float) if self.random() < 0.5 else None
         if near is not None:
             return float(near)
-        return round(rng.uniform(-10, 500) if self.likely() else rng.uniform(-1e6, 1e6), 2)
+        return round(self.uniform(-10, 500) if self.likely() else self.uniform(-1e6, 1e6), 2)
 
     def date_value(self, spec: DateSpec) -> str:
-        rng = self.rng
-        near = self.like_existing(dt.date) if rng.random() < 0.5 else None
+        near = self.like_existing(dt.date) if self.random() < 0.5 else None
         if near is not None:
             return str(near.isoformat())
-        return (self.sample.clock.date() + dt.timedelta(days=rng.between(-90, 91))).isoformat()
+        return (self.sample.clock.date() + dt.timedelta(days=self.between(-90, 91))).isoformat()
 
     def datetime_value(self, spec: DateTimeSpec) -> str:
-        rng = self.rng
-        near = self.like_existing(dt.datetime) if rng.random() < 0.5 else None
+        near = self.like_existing(dt.datetime) if self.random() < 0.5 else None
         if near is not None:
             return format_datetime(near)
-        quarters = rng.between(-4 * 24 * 30, 4 * 24 * 30)
+        quarters = self.between(-4 * 24 * 30, 4 * 24 * 30)
         return format_datetime(self.sample.clock + dt.timedelta(minutes=15 * quarters))
 
     def duration_value(self, spec: DurationSpec) -> int:
-        return self.rng.below(60 * 60 * 24 * 30)
+        return self.below(60 * 60 * 24 * 30)
 
     def set_value(self, spec: SetSpec) -> list[Any]:
-        made = (self.value(spec.inner) for _ in range(self.rng.below(4)))
+        made = (self.value(spec.inner) for _ in range(self.below(4)))
         return list({repr(v): v for v in made}.values())
 
     def list_value(self, spec: ListSpec) -> list[Any]:
-        return [self.value(spec.inner) for _ in range(self.rng.below(4))]
+        return [self.value(spec.inner) for _ in range(self.below(4))]
 
     def map_value(self, spec: MapSpec) -> dict[str, Any]:
         int_keys = isinstance(spec.key, IntSpec)
         return {
-            (str(self.rng.below(20)) if int_keys else self.text()): self.value(spec.value)
-            for _ in range(self.rng.below(4))
+            (str(self.below(20)) if int_keys else self.text()): self.value(spec.value)
+            for _ in range(self.below(4))
         }
 
     def record_value(self, spec: RecordSpec) -> dict[str, Any]:
@@ -459,7 +500,7 @@ class ArgumentGenerator:
         }
 
     def json_value(self, spec: JsonSpec) -> Any:
-        return self.pick([None, self.rng.between(-5, 6), self.text()])
+        return self.pick([None, self.between(-5, 6), self.text()])
 
 
 # spec type -> the generator's method for a value of it (by exact type: SetSpec is a ListSpec)
@@ -507,6 +548,10 @@ class ParamPlan:
     tables: tuple[str, ...] = ()
     names_tables: bool = False
     fields: tuple[str, ...] = ()  # the fields it is named after, the same name first
+    # the tables with a field a parameter of this name takes from a picked row
+    anchored_by: frozenset[str] = frozenset()
+    # how a value of `inner` is made when it is not a str (ArgumentGenerator.value's choice)
+    make: Callable[[ArgumentGenerator, Any], Any] = ArgumentGenerator.value
 
 
 @dataclass(frozen=True, slots=True)
@@ -525,10 +570,6 @@ class ClassPlan:
 
     def __init__(self, env_class: type[Environment]) -> None:
         self.env_class = env_class
-        self.tools = {
-            name: [self.param(p.name, p.spec, p.required, p.description) for p in tool.params]
-            for name, tool in env_class.TOOLS.items()
-        }
         self.columns: dict[str, list[tuple[str, Callable[[Any], Any]]]] = {
             name: [(f.name, attrgetter(f.attribute)) for f in spec.row.fields]
             for name, spec in env_class.TABLES.items()
@@ -542,6 +583,10 @@ class ClassPlan:
                 for param in (field.name, f"{field.name}_id"):
                     by_param.setdefault(param, []).append(anchor)
             self.anchors[name] = by_param
+        self.tools = {
+            name: [self.param(p.name, p.spec, p.required, p.description) for p in tool.params]
+            for name, tool in env_class.TOOLS.items()
+        }
         self._records: dict[RecordSpec, list[ParamPlan]] = {}
         self._members: dict[EnumSpec[Any], list[Any]] = {}
 
@@ -554,12 +599,34 @@ class ClassPlan:
         if isinstance(spec, StrSpec):  # (`str` exactly: an optional one shows no example)
             found = _EXAMPLE.search(description or "")
             example = found.group(1).strip("'\"`") if found else None
+        anchored_by = frozenset(table for table, by in self.anchors.items() if name in by)
         if not isinstance(inner, StrSpec):
-            return ParamPlan(name, spec, required, example, optional, inner, False)
+            make = _VALUES.get(type(inner)) or _value_maker(type(inner))
+            return ParamPlan(
+                name,
+                spec,
+                required,
+                example,
+                optional,
+                inner,
+                False,
+                anchored_by=anchored_by,
+                make=make,
+            )
         tables, names_tables = self.tables_named_like(name)
         fields = self.fields_named_like(name)
         return ParamPlan(
-            name, spec, required, example, optional, inner, True, tables, names_tables, fields
+            name,
+            spec,
+            required,
+            example,
+            optional,
+            inner,
+            True,
+            tables,
+            names_tables,
+            fields,
+            anchored_by,
         )
 
     def record_fields(self, spec: RecordSpec) -> list[ParamPlan]:

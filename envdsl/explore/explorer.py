@@ -109,6 +109,7 @@ class Prepared:
         # failure): put back after each restore, so that an example sees a fresh start
         self.after_start = {name: env.__dict__[name] for name in _LAST_CALL if name in env.__dict__}
         self.sample = StateSample(env)
+        self.generator = ArgumentGenerator(env, 0, self.sample)  # (each call reseeds it)
 
     def begin(self, counts: list[int] | None) -> Environment:
         """The environment in the start state again, counting into `counts`."""
@@ -125,6 +126,10 @@ class Prepared:
                 counts[site] += count
         return env
 
+
+# how a call ended, for Explorer.observe: succeeded, failed at a require/let-else site,
+# rejected by a declarative rule, failed otherwise (a bad argument, say)
+_SUCCEEDED, _AT_SITE, _BY_RULE, _OTHERWISE = range(4)
 
 # what an environment keeps of its last call
 _LAST_CALL = ("last_result", "last_failure", "last_exception")
@@ -191,6 +196,7 @@ class Explorer:
         self.options = options
         self.report = ExploreReport(env_class.NAME)
         self.tools = sorted(env_class.TOOLS)
+        self.queries = frozenset(n for n, tool in env_class.TOOLS.items() if tool.kind == "query")
         self.report.tools = {name: ToolStats() for name in self.tools}
         # per task: its solution's successful calls, as the trace records them
         self.solutions: dict[str, list[Call]] = {}
@@ -202,6 +208,8 @@ class Explorer:
         self.tool_sites: dict[str, Counter[int]] = {name: Counter() for name in self.tools}
         # declarative rule -> (tool, count) of calls rejected by it
         self.rule_rejections: Counter[tuple[str, str]] = Counter()
+        # calls of the main run by (tool, outcome, its detail): see observe
+        self.outcomes: dict[tuple[str, int, Any], int] = {}
         self.target_rule: str | None = None
         self.target_task: str | None = None  # searching reward hacks of this task
         self.current: Any = None  # the machine of the example running now
@@ -267,8 +275,10 @@ class Explorer:
         explorer = self
 
         class ExploreMachine(RuleBasedStateMachine):
-            env: Environment  # (set by begin, the first thing an example runs)
-            sample: StateSample
+            # (set by begin, the first thing an example runs)
+            env: Environment
+            sample: StateSample  # what the arguments are made from: the state now
+            generator: ArgumentGenerator
 
             def __init__(self) -> None:
                 super().__init__()
@@ -291,15 +301,16 @@ class Explorer:
                 self.start = start
                 self.env = prepared.begin(explorer.coverage if explorer.counting else None)
                 self.sample = prepared.sample
+                self.generator = prepared.generator
 
             @rule(data=st.data())
             def call_tool(self, data: st.DataObject) -> None:
                 # one draw per call (the tool and its arguments' seed): draws are what costs
                 # time in hypothesis; shrinking it towards 0 gives the first tool, plainest args
                 drawn = data.draw(CALL_DRAW, label="call")
-                name = explorer.tools[drawn % len(explorer.tools)]
-                choice = drawn // len(explorer.tools)
-                arguments = ArgumentGenerator(self.env, choice, self.sample).for_tool(name)
+                tools = explorer.tools
+                name = tools[drawn % len(tools)]
+                arguments = self.generator.arguments(name, drawn // len(tools), self.sample)
                 self.calls.append((name, arguments))
                 world = self.env._world
                 written_before = len(world.history)
@@ -312,7 +323,7 @@ class Explorer:
                         "".join(traceback.format_exception(error)),
                     ) from None
                 self.results.append(result)
-                if result["success"] and self.env.TOOLS[name].kind != "query":
+                if result["success"] and name not in explorer.queries:
                     # the state may have changed: what the call wrote
                     self.sample = self.sample.after_write(*written(self.env, world, written_before))
                 explorer.observe(name, result, self.env)
@@ -352,25 +363,44 @@ class Explorer:
         return bool(needed - made)
 
     def observe(self, name: str, result: dict[str, Any], env: Environment) -> None:
+        """Count a call of the main run by its outcome (the report's tables are made from
+        the counts when it ends: a call touches one dict, not five counters)."""
         if not self.counting:
             return
-        stats = self.report.tools[name]
-        stats.calls += 1
-        self.report.calls += 1
         if result["success"]:
-            stats.successes += 1
-            return
-        failure = env.last_failure
-        if failure is not None and failure.site is not None:
-            self.site_failures[failure.site] += 1
-            self.tool_sites[name][failure.site] += 1
-            owner, line, kind, text = self.env_class.SITES[failure.site]
-            stats.failures[f"line {line}: {kind} {text}"] += 1
-        elif failure is not None and failure.rule is not None:
-            self.rule_rejections[(failure.rule, name)] += 1
-            stats.failures[failure.rule] += 1
+            key: tuple[str, int, Any] = (name, _SUCCEEDED, None)
         else:
-            stats.failures[str(result["error"]).split(":")[0][:60]] += 1
+            failure = env.last_failure
+            if failure is not None and failure.site is not None:
+                key = (name, _AT_SITE, failure.site)
+            elif failure is not None and failure.rule is not None:
+                key = (name, _BY_RULE, failure.rule)
+            else:
+                key = (name, _OTHERWISE, str(result["error"]).split(":")[0][:60])
+        outcomes = self.outcomes
+        outcomes[key] = outcomes.get(key, 0) + 1
+
+    def finish_counting(self) -> None:
+        """The main run's outcomes into the report's tool statistics and the per-site and
+        per-rule failure counts, in the order they first happened."""
+        self.counting = False
+        for (name, outcome, detail), count in self.outcomes.items():
+            stats = self.report.tools[name]
+            stats.calls += count
+            self.report.calls += count
+            if outcome == _SUCCEEDED:
+                stats.successes += count
+            elif outcome == _AT_SITE:
+                self.site_failures[detail] += count
+                self.tool_sites[name][detail] += count
+                owner, line, kind, text = self.env_class.SITES[detail]
+                stats.failures[f"line {line}: {kind} {text}"] += count
+            elif outcome == _BY_RULE:
+                self.rule_rejections[(detail, name)] += count
+                stats.failures[detail] += count
+            else:
+                stats.failures[detail] += count
+        self.outcomes.clear()
 
     def check_determinism(self, machine: Any) -> None:
         if machine.start is None:
@@ -427,9 +457,9 @@ class Explorer:
         if stop is not None:
             self.record_stop(stop, "error")
         self.report.seconds = time.perf_counter() - started
+        self.finish_counting()
         self.never_succeeded()
         self.conditions()
-        self.counting = False
         self.rule_counterexamples()
         self.reward_hacks()
         return self.report

@@ -12,7 +12,7 @@ calls) and each integer towards 0, which this generator maps to the plainest arg
 The arguments are a pure function of the state and the integer (shrinking and the
 determinism replays depend on it). What does not depend on either (each parameter's spec,
 the tables a string parameter names, the fields it is named after) is worked out once per
-tool (`_plans`); what depends on the state only, once per state (`StateSample`).
+class (`ClassPlan`); what depends on the state only, once per state (`StateSample`).
 """
 
 from __future__ import annotations
@@ -34,7 +34,6 @@ from envdsl.runtime.values import (
     DateTimeSpec,
     DurationSpec,
     EnumSpec,
-    FieldSpec,
     FloatSpec,
     IntSpec,
     JsonSpec,

@@ -45,6 +45,7 @@ sys.path.insert(0, str(REPO))
 
 import envdsl  # noqa: E402
 from envdsl.explore.explorer import (  # noqa: E402
+    CALL_DRAW,
     STEPS_PER_EXAMPLE,
     Call,
     ExploreOptions,
@@ -168,7 +169,7 @@ def bare_hypothesis_rate(max_calls: int, seed_value: int, starts: int) -> tuple[
         @rule(data=st.data())
         def call_tool(self, data: st.DataObject) -> None:
             nonlocal calls
-            data.draw(st.integers(0, 2**40), label="call")
+            data.draw(CALL_DRAW, label="call")
             calls += 1
 
     examples = max(1, max_calls // STEPS_PER_EXAMPLE)

@@ -636,6 +636,10 @@ def test_exploring_freezes_the_heap_only_while_it_runs_and_leaves_a_host_freeze_
         frozen = gc.get_freeze_count()
         with frozen_heap():
             pass
-        assert gc.get_freeze_count() == frozen
+        # neither unfrozen (0) nor frozen again (the objects made since would join): the
+        # count of frozen objects can only fall, as frozen objects die (a thread an earlier
+        # test left running, tqdm's monitor, frees some now and then: the count was compared
+        # for equality and failed now and then in the full suite)
+        assert 0 < gc.get_freeze_count() <= frozen
     finally:
         gc.unfreeze()

@@ -8,16 +8,24 @@ Hypothesis draws only the tool and one integer per call; the arguments are deriv
 integer here.  Drawing every value through hypothesis made exploration ten times slower than
 the environment it explores, and shrinking still works: hypothesis shrinks the trace (fewer
 calls) and each integer towards 0, which this generator maps to the plainest arguments.
+
+The arguments are a pure function of the state and the integer (shrinking and the
+determinism replays depend on it). What does not depend on either (each parameter's spec,
+the tables a string parameter names, the fields it is named after) is worked out once per
+class (`ClassPlan`); what depends on the state only, once per state (`StateSample`).
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import random
+import functools
+import hashlib
 import re
 import weakref
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+from operator import attrgetter
+from typing import Any, Callable
 
 from envdsl.runtime import Environment
 from envdsl.runtime.values import (
@@ -42,21 +50,108 @@ from envdsl.runtime.values import (
 from envdsl.runtime.errors import BadValue
 
 _TEXT = "abcdefgXYZ-_ 0123456789@."
+_MARKS = _TEXT.strip()  # what a fresh variant of an existing string gets appended
 _EXAMPLE = re.compile(r"e\.g\.,?\s*([^\s,;)]+)")
+_ROWS_SAMPLED = 200  # per table: enough to learn what its data looks like
+_MASK64 = (1 << 64) - 1
+_MULTIPLIER = 6364136223846793005
+_INCREMENT = 1442695040888963407
+
+
+class Draws:
+    """The numbers of one call's arguments, all from its drawn integer: a 64-bit linear
+    congruential generator (Knuth's MMIX constants; only its high 32 bits are used) started
+    from a SplitMix64 mix of the integer, so that neighbouring integers start far apart.
+
+    It replaces a `random.Random(choice)` per call, whose seeding (a 624-word Mersenne
+    Twister state) cost more than the rest of the argument derivation: making one is a few
+    integer operations, and each number one more."""
+
+    __slots__ = ("state",)
+
+    def __init__(self, seed: int) -> None:
+        self.seed(seed)
+
+    def seed(self, seed: int) -> None:
+        z = (seed * 0x9E3779B97F4A7C15 + 0x632BE59BD9B4E019) & _MASK64
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK64
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK64
+        self.state = z ^ (z >> 31)
+
+    def below(self, n: int) -> int:
+        """A number in [0, n) (n >= 1)."""
+        self.state = state = (self.state * _MULTIPLIER + _INCREMENT) & _MASK64
+        return ((state >> 32) * n) >> 32
+
+    def between(self, low: int, high: int) -> int:
+        """A number in [low, high), as `random.randrange(low, high)`."""
+        return low + self.below(high - low)
+
+    def random(self) -> float:
+        """A float in [0, 1)."""
+        self.state = state = (self.state * _MULTIPLIER + _INCREMENT) & _MASK64
+        return (state >> 32) / 4294967296.0
+
+    def uniform(self, low: float, high: float) -> float:
+        return low + (high - low) * self.random()
+
+    def choice(self, items: Sequence[Any]) -> Any:
+        return items[self.below(len(items))]
+
+
+@functools.cache
+def _texts() -> tuple[str, ...]:
+    """Free text of 0-10 characters: as many as exploration can use, made once, on first use,
+    from a fixed stream of bytes (a call then picks one with one number instead of drawing
+    each character)."""
+    count, width = 4096, 11
+    stream = hashlib.shake_128(b"envdsl explore texts").digest(count * width)
+    characters = bytes(ord(_TEXT[byte % len(_TEXT)]) for byte in range(256))
+    return tuple(
+        stream[start + 1 : start + 1 + stream[start] % width].translate(characters).decode()
+        for start in range(0, count * width, width)
+    )
+
+
+# what one table's first rows (or the scalars) hold: values by kind, strings by field (JSON
+# name); dicts used as ordered sets
+_Part = tuple[dict[type, dict[Any, None]], dict[str, dict[str, None]]]
 
 
 class StateSample:
     """What argument generation learns from one state, computed when first needed: the clock,
-    values by kind, string values by field. Explore keeps it across the calls that leave the
-    state as it was (queries, failed calls) and starts a new one after each call that may
-    have changed it: scanning the rows once per call was most of explore's own time."""
+    the tables' keys, values by kind, string values by field. Explore keeps it across the
+    calls that leave the state as it was (queries, failed calls), and each start state's
+    across the examples that begin there; after a call that wrote, `after_write` makes the
+    next one, which keeps what the call did not write (scanning the rows once per call was
+    most of explore's own time).
+
+    The order of every list is the state's own (scalars, then tables, rows and fields in
+    order; set elements, whose iteration order is not the same in every process, sorted)."""
 
     def __init__(self, env: Environment) -> None:
         self.env = env
+        self.plan = class_plan(type(env))
         self._clock: dt.datetime | None = None
-        self._pool: dict[type, list[Any]] | None = None
-        self._fields: dict[str, list[Any]] | None = None
         self._keys: dict[str, list[Any]] = {}
+        self._scalars: _Part | None = None
+        self._tables: dict[str, _Part] = {}
+        self._all: list[_Part] | None = None  # the scalars' part, then the tables'
+        self._values: dict[type, list[Any]] = {}  # merged from the parts, per kind asked
+        self._strings: dict[str, list[str]] = {}  # the same, per field asked
+
+    def after_write(self, tables: Collection[str] | None, scalars: bool) -> StateSample:
+        """The sample of the state after a call that wrote (only) `tables` and, if `scalars`,
+        scalars; None for tables: what it wrote is not known."""
+        fresh = StateSample(self.env)
+        if tables is None:
+            return fresh
+        fresh._keys = {name: keys for name, keys in self._keys.items() if name not in tables}
+        fresh._tables = {name: part for name, part in self._tables.items() if name not in tables}
+        if not scalars:
+            fresh._clock = self._clock
+            fresh._scalars = self._scalars
+        return fresh
 
     def keys(self, table: str) -> list[Any]:
         """The table's keys in table order (a copy, made once per sample)."""
@@ -71,129 +166,232 @@ class StateSample:
             self._clock = _clock(self.env)
         return self._clock
 
-    @property
-    def pool(self) -> dict[type, list[Any]]:
-        """Values of each kind found in the state now: data that passes a tool's format checks
-        (emails, salaries in range, datetimes on the quarter hour) is most often like the data
-        already there."""
-        if self._pool is None:
-            self._pool = _state_values(self.env)
-        return self._pool
+    def values(self, kind: type) -> list[Any]:
+        """Values of a kind (str, int, float, date, datetime) found in the state now: data
+        that passes a tool's format checks (emails, salaries in range, datetimes on the
+        quarter hour) is most often like the data already there."""
+        found = self._values.get(kind)
+        if found is None:
+            merged: dict[Any, None] = {}
+            for by_kind, _ in self._parts():
+                part = by_kind.get(kind)
+                if part:
+                    merged.update(part)
+            found = self._values[kind] = list(merged)
+        return found
 
-    @property
-    def fields(self) -> dict[str, list[Any]]:
-        if self._fields is None:
-            self._fields = _field_values(self.env)
-        return self._fields
+    def strings(self, field: str) -> list[str]:
+        """The string values of a field (by JSON name) in the first rows of each table."""
+        found = self._strings.get(field)
+        if found is None:
+            merged: dict[str, None] = {}
+            for _, by_field in self._parts():
+                part = by_field.get(field)
+                if part:
+                    merged.update(part)
+            found = self._strings[field] = list(merged)
+        return found
+
+    def _parts(self) -> list[_Part]:
+        """The scalars' part and each table's, scanned on first use."""
+        parts = self._all
+        if parts is None:
+            env = self.env
+            if self._scalars is None:
+                self._scalars = _scan_scalars(env)
+            parts = self._all = [self._scalars]
+            for name, columns in self.plan.columns.items():
+                part = self._tables.get(name)
+                if part is None:
+                    rows = env._table(name).rows()[:_ROWS_SAMPLED]
+                    part = self._tables[name] = _scan_rows(rows, columns)
+                parts.append(part)
+        return parts
 
 
-class ArgumentGenerator:
+# the kinds of values the pool keeps (exact types: no bools, no enum members)
+_POOLED = frozenset((str, int, float, dt.date, dt.datetime))
+_NONE = type(None)
+
+
+def _scan_scalars(env: Environment) -> _Part:
+    found: dict[type, dict[Any, None]] = {}
+    for name in env.SCALARS:
+        _add(found, env._scalars.get(name))
+    return found, {}
+
+
+def _scan_rows(rows: list[Any], columns: list[tuple[str, Callable[[Any], Any]]]) -> _Part:
+    """A table's part, a column at a time: most columns hold one kind of value (and nulls),
+    which are then taken in bulk."""
+    found: dict[type, dict[Any, None]] = {}
+    by_field: dict[str, dict[str, None]] = {}
+    for field, read in columns:
+        column = list(map(read, rows))
+        kinds = set(map(type, column))
+        kinds.discard(_NONE)
+        if not kinds:
+            continue
+        kind = next(iter(kinds)) if len(kinds) == 1 else None
+        if kind in _POOLED:
+            values = dict.fromkeys(column)
+            values.pop(None, None)
+            found.setdefault(kind, {}).update(values)
+            if kind is str:
+                by_field[field] = values
+            continue
+        for value in column:  # mixed kinds, lists and sets: one by one, in row order
+            if type(value) is str:
+                by_field.setdefault(field, {})[value] = None
+            _add(found, value)
+    return found, by_field
+
+
+def _add(found: dict[type, dict[Any, None]], value: Any) -> None:
+    kind = type(value)
+    if kind in _POOLED:
+        found.setdefault(kind, {})[value] = None
+    elif isinstance(value, (list, tuple)):  # (a row's lists are OwnedLists)
+        for item in value:
+            _add(found, item)
+    elif isinstance(value, (set, frozenset)):
+        for item in sorted(value, key=repr):
+            _add(found, item)
+
+
+class ArgumentGenerator(Draws):
+    """The arguments of one call from its drawn integer (`choice`) and the state (`sample`);
+    `next_call` makes it the generator of another call, which explore does instead of making
+    a generator per call."""
+
+    __slots__ = ("env", "plain", "sample", "plan", "anchors")
+
     def __init__(self, env: Environment, choice: int, sample: StateSample | None = None) -> None:
         self.env = env
-        self.rng = random.Random(choice)
+        self.anchors: list[tuple[str, Any]] = []
+        self.next_call(choice, sample if sample is not None else StateSample(env))
+
+    def arguments(self, name: str, choice: int, sample: StateSample) -> dict[str, Any]:
+        """The arguments of a call of tool `name` from `choice` in the state of `sample`."""
+        self.next_call(choice, sample)
+        return self.for_tool(name)
+
+    def next_call(self, choice: int, sample: StateSample) -> None:
+        self.seed(choice)
         # choice 0 (what shrinking tends to) means "the likeliest value everywhere"
         self.plain = choice == 0
-        self.sample = sample if sample is not None else StateSample(env)
-        # rows whose keys were picked for earlier parameters of this call: a later parameter
-        # named like one of their fields (`member_id` after a loan) takes that field's value
-        self.anchors: list[tuple[Any, Any]] = []  # (row spec, row)
-
-    @property
-    def clock(self) -> dt.datetime:
-        return self.sample.clock
-
-    @property
-    def pool(self) -> dict[type, list[Any]]:
-        return self.sample.pool
+        self.sample = sample
+        self.plan = sample.plan
+        # rows whose keys were picked for earlier parameters of this call (table, key): a
+        # later parameter named like one of their fields (`member_id` after a loan) takes
+        # that field's value
+        self.anchors.clear()
 
     def like_existing(self, kind: type) -> Any:
         """An existing value, or one near it (a fresh variant of a string, a shifted number)."""
-        values = self.pool.get(kind)
+        values = self.sample.values(kind)
         if not values:
             return None
         value = self.pick(values)
-        if self.plain or self.rng.random() < 0.5:
+        if self.plain or self.below(2):
             return value
         if kind is str:
-            return f"{value}{self.rng.choice(_TEXT.strip())}" if value else self.text()
+            return f"{value}{self.choice(_MARKS)}" if value else self.text()
         if kind is int:
-            return value + self.rng.randrange(-3, 4)
+            return value + self.between(-3, 4)
         if kind is float:
-            return round(value * self.rng.uniform(0.8, 1.2), 2)
+            return round(value * self.uniform(0.8, 1.2), 2)
         if kind is dt.datetime:
-            return value + dt.timedelta(minutes=15 * self.rng.randrange(-96, 97))
+            return value + dt.timedelta(minutes=15 * self.between(-96, 97))
         if kind is dt.date:
-            return value + dt.timedelta(days=self.rng.randrange(-30, 31))
+            return value + dt.timedelta(days=self.between(-30, 31))
         return value
 
-    def likely(self, weight: int = 4) -> bool:
-        return self.plain or self.rng.randrange(weight + 1) != weight
+    # likely() and pick() run for most values: the generator's step is written out in them
 
-    def text(self) -> str:
-        return "".join(self.rng.choice(_TEXT) for _ in range(self.rng.randrange(11)))
+    def likely(self, weight: int = 4) -> bool:
+        """True but one time in weight + 1 (always when plain)."""
+        if self.plain:
+            return True
+        self.state = state = (self.state * _MULTIPLIER + _INCREMENT) & _MASK64
+        return ((state >> 32) * (weight + 1)) >> 32 != weight
 
     def pick(self, items: Sequence[Any]) -> Any:
-        return items[0] if self.plain else self.rng.choice(items)
+        if self.plain:
+            return items[0]
+        self.state = state = (self.state * _MULTIPLIER + _INCREMENT) & _MASK64
+        return items[((state >> 32) * len(items)) >> 32]
+
+    def text(self) -> str:
+        texts = _texts()
+        return texts[self.below(len(texts))]
 
     def for_tool(self, name: str) -> dict[str, Any]:
         arguments: dict[str, Any] = {}
-        for param_name, spec, required, example in _params(type(self.env), name):
-            if not (required or self.likely(1)):
+        for param in self.plan.tools[name]:
+            if not (param.required or self.likely(1)):
                 continue
-            if example is not None and self.rng.random() < 0.4:
+            if param.example is not None and self.random() < 0.4:
                 # the spec's own description shows the format: "HH:MM, e.g. 08:00"
-                arguments[param_name] = example
+                arguments[param.name] = param.example
                 continue
-            arguments[param_name] = self.for_param(param_name, spec)
+            arguments[param.name] = self.for_param(param)
         return arguments
 
-    def for_param(self, name: str, spec: TypeSpec) -> Any:
-        if isinstance(spec, OptionalSpec):
-            return self.for_param(name, spec.inner) if self.likely() else None
-        anchored = self.from_anchor(name, spec)
-        if anchored is not None and self.likely(3):
-            return anchored
-        if isinstance(spec, RefSpec):
-            key = self.existing_key([spec.table]) if self.likely() else None
-            if key is not None:
-                return key
-            return self.text() if isinstance(spec.key, StrSpec) else self.rng.randrange(-5, 10_000)
-        if isinstance(spec, StrSpec):
-            tables, matched = self.tables_named_like(name)
-            named = self.field_values(name)
-            roll = 0 if self.plain else self.rng.randrange(10)
-            if matched:  # an id: mostly an existing row's, else a fresh one like them
-                key = self.existing_key(tables) if roll < 6 else None
-                if key is not None:
-                    return key
-                if roll < 8 and named:
-                    return f"{self.pick(named)}{self.rng.choice(_TEXT.strip())}"
-            elif named:  # named after a field (`work_email`, `product_name`): its values
-                if roll < 6:
-                    return self.varied(self.pick(named))
-            if roll < 8:
-                key = self.existing_key(tables) if tables and roll < 7 else None
-                if key is not None:
-                    return key
-                existing = self.like_existing(str)
-                if existing is not None:
-                    return existing
-            # blank values are what agents send by mistake most often
-            return "" if self.rng.random() < 0.4 else self.text()
-        return self.value(spec)
+    def for_param(self, param: ParamPlan) -> Any:
+        """A value for a parameter (or a record's field, named `param.name`)."""
+        spec = param.spec
+        if param.optional:
+            if not self.likely():
+                return None
+            spec = param.inner
+        if self.anchors and param.anchored_by:
+            anchored = self.from_anchor(param, spec)
+            if anchored is not None and self.likely(3):
+                return anchored
+        if param.is_str:
+            return self.for_str(param)
+        return param.make(self, spec)
 
-    def field_values(self, param: str) -> list[Any]:
-        """String values of the fields this parameter is named after (`work_email`, `name`)."""
-        for field, values in self.sample.fields.items():
-            if param == field or param.endswith("_" + field):
+    def for_str(self, param: ParamPlan) -> str:
+        """A `str` parameter: an id (of the tables it is named after), a value of the field it
+        is named after, something like the state's strings, or text (blank, often)."""
+        tables = param.tables
+        roll = 0 if self.plain else self.below(10)
+        if param.names_tables:  # an id: mostly an existing row's, else a fresh one like them
+            key = self.existing_key(tables) if roll < 6 else None
+            if key is not None:
+                return str(key)
+            named = self.field_values(param.fields) if roll < 8 else None
+            if named:
+                return f"{self.pick(named)}{self.choice(_MARKS)}"
+        else:
+            named = self.field_values(param.fields)
+            if named and roll < 6:  # named after a field (`work_email`, `product_name`)
+                return self.varied(self.pick(named))
+        if roll < 8:
+            key = self.existing_key(tables) if tables and roll < 7 else None
+            if key is not None:
+                return str(key)
+            existing = self.like_existing(str)
+            if existing is not None:
+                return str(existing)
+        # blank values are what agents send by mistake most often
+        return "" if self.random() < 0.4 else self.text()
+
+    def field_values(self, fields: Sequence[str]) -> list[str]:
+        """String values of the first of `fields` the state has any of."""
+        for field in fields:
+            values = self.sample.strings(field)
+            if values:
                 return values
         return []
 
     def varied(self, value: str) -> str:
         """The value itself, or a fresh variant of it (for parameters that must be new)."""
-        if self.plain or self.rng.random() < 0.6:
+        if self.plain or self.random() < 0.6:
             return value
-        return f"{value}{self.rng.choice(_TEXT.strip())}"
+        return f"{value}{self.choice(_MARKS)}"
 
     def existing_key(self, tables: Sequence[str]) -> Any:
         table = self.pick(tables)
@@ -202,135 +400,291 @@ class ArgumentGenerator:
             return None
         # half the time one of the newest rows: what the previous calls just created is what
         # the next call most likely needs (place an order, then pay it)
-        key = self.pick(keys[-3:] if self.rng.random() < 0.5 else keys)
-        self.anchors.append((self.env.TABLES[table].row, self.env._table(table).get(key)))
+        key = self.pick(keys[-3:] if self.below(2) else keys)
+        self.anchors.append((table, key))
         return key
 
-    def from_anchor(self, param: str, spec: TypeSpec) -> Any:
+    def from_anchor(self, param: ParamPlan, spec: TypeSpec) -> Any:
         """The JSON value of a same-named field of a row picked earlier, if it fits `spec`."""
-        for row_spec, row in reversed(self.anchors):
-            for field in row_spec.fields:
-                if param not in (field.name, f"{field.name}_id"):
-                    continue
+        for table, key in reversed(self.anchors):
+            if table not in param.anchored_by:
+                continue
+            row = self.env._table(table).get(key)
+            for field in self.plan.anchors[table][param.name]:
                 value = getattr(row, field.attribute)
                 if value is None:
                     continue
-                as_json = field.spec.to_json(value)
-                try:
-                    spec.from_json(as_json, param)
-                except BadValue:
-                    continue
+                as_json = field.to_json(value)
+                if field.spec is not spec:  # (a value of the state fits its own spec)
+                    try:
+                        spec.from_json(as_json, param.name)
+                    except BadValue:
+                        continue
                 return as_json
         return None
 
     def value(self, spec: TypeSpec) -> Any:
-        rng = self.rng
-        if isinstance(spec, OptionalSpec):
-            return self.value(spec.inner) if self.likely() else None
-        if isinstance(spec, RefSpec):
-            key = self.existing_key([spec.table]) if self.likely() else None
-            if key is not None:
-                return key
-            return self.text() if isinstance(spec.key, StrSpec) else rng.randrange(-5, 10_000)
-        if isinstance(spec, StrSpec):
-            existing = self.like_existing(str) if self.likely(1) else None
-            return existing if existing is not None else self.text()
-        if isinstance(spec, EnumSpec):
-            return self.pick(sorted(spec.by_value)) if self.likely(8) else self.text()
-        if isinstance(spec, BoolSpec):
-            return not self.plain and rng.random() < 0.5
-        if isinstance(spec, IntSpec):
-            near = self.like_existing(int) if rng.random() < 0.4 else None
-            if near is not None:
-                return near
-            return rng.randrange(-2, 21) if self.likely() else rng.randrange(-(10**6), 10**6)
-        if isinstance(spec, FloatSpec):
-            near = self.like_existing(float) if rng.random() < 0.5 else None
-            if near is not None:
-                return near
-            return round(rng.uniform(-10, 500) if self.likely() else rng.uniform(-1e6, 1e6), 2)
-        if isinstance(spec, DateSpec):
-            near = self.like_existing(dt.date) if rng.random() < 0.5 else None
-            if near is not None:
-                return near.isoformat()
-            return (self.clock.date() + dt.timedelta(days=rng.randrange(-90, 91))).isoformat()
-        if isinstance(spec, DateTimeSpec):
-            near = self.like_existing(dt.datetime) if rng.random() < 0.5 else None
-            if near is not None:
-                return format_datetime(near)
-            quarters = rng.randrange(-4 * 24 * 30, 4 * 24 * 30)
-            return format_datetime(self.clock + dt.timedelta(minutes=15 * quarters))
-        if isinstance(spec, DurationSpec):
-            return rng.randrange(0, 60 * 60 * 24 * 30)
-        if isinstance(spec, SetSpec):
-            items = {repr(v): v for v in (self.value(spec.inner) for _ in range(rng.randrange(4)))}
-            return list(items.values())
-        if isinstance(spec, ListSpec):
-            return [self.value(spec.inner) for _ in range(rng.randrange(4))]
-        if isinstance(spec, MapSpec):
-            return {
-                (str(rng.randrange(20)) if isinstance(spec.key, IntSpec) else self.text()): (
-                    self.value(spec.value)
-                )
-                for _ in range(rng.randrange(4))
-            }
-        if isinstance(spec, RecordSpec):
-            return {
-                f.name: self.for_param(f.name, f.spec)
-                for f in spec.fields
-                if f.required or self.likely(1)
-            }
-        if isinstance(spec, JsonSpec):
-            return self.pick([None, rng.randrange(-5, 6), self.text()])
-        return None
+        """A value of `spec` where no parameter name says more (inside lists, maps, ...)."""
+        make = _VALUES.get(type(spec))
+        if make is None:
+            make = _value_maker(type(spec))
+        return make(self, spec)
 
-    def tables_named_like(self, param: str) -> tuple[Sequence[str], bool]:
-        known = _NAMED_LIKE.setdefault(type(self.env), {})
-        if param not in known:
-            known[param] = _tables_named_like(type(self.env), param)
-        return known[param]
+    def optional_value(self, spec: OptionalSpec) -> Any:
+        return self.value(spec.inner) if self.likely() else None
+
+    def ref_value(self, spec: RefSpec) -> Any:
+        key = self.existing_key([spec.table]) if self.likely() else None
+        if key is not None:
+            return key
+        return self.text() if isinstance(spec.key, StrSpec) else self.between(-5, 10_000)
+
+    def str_value(self, spec: StrSpec) -> str:
+        existing = self.like_existing(str) if self.likely(1) else None
+        return str(existing) if existing is not None else self.text()
+
+    def enum_value(self, spec: EnumSpec[Any]) -> str:
+        return str(self.pick(self.plan.members(spec))) if self.likely(8) else self.text()
+
+    def bool_value(self, spec: BoolSpec) -> bool:
+        return not self.plain and self.below(2) == 1
+
+    def int_value(self, spec: IntSpec) -> int:
+        near = self.like_existing(int) if self.random() < 0.4 else None
+        if near is not None:
+            return int(near)
+        return self.between(-2, 21) if self.likely() else self.between(-(10**6), 10**6)
+
+    def float_value(self, spec: FloatSpec) -> float:
+        near = self.like_existing(float) if self.random() < 0.5 else None
+        if near is not None:
+            return float(near)
+        return round(self.uniform(-10, 500) if self.likely() else self.uniform(-1e6, 1e6), 2)
+
+    def date_value(self, spec: DateSpec) -> str:
+        near = self.like_existing(dt.date) if self.random() < 0.5 else None
+        if near is not None:
+            return str(near.isoformat())
+        return (self.sample.clock.date() + dt.timedelta(days=self.between(-90, 91))).isoformat()
+
+    def datetime_value(self, spec: DateTimeSpec) -> str:
+        near = self.like_existing(dt.datetime) if self.random() < 0.5 else None
+        if near is not None:
+            return format_datetime(near)
+        quarters = self.between(-4 * 24 * 30, 4 * 24 * 30)
+        return format_datetime(self.sample.clock + dt.timedelta(minutes=15 * quarters))
+
+    def duration_value(self, spec: DurationSpec) -> int:
+        return self.below(60 * 60 * 24 * 30)
+
+    def set_value(self, spec: SetSpec) -> list[Any]:
+        made = (self.value(spec.inner) for _ in range(self.below(4)))
+        return list({repr(v): v for v in made}.values())
+
+    def list_value(self, spec: ListSpec) -> list[Any]:
+        return [self.value(spec.inner) for _ in range(self.below(4))]
+
+    def map_value(self, spec: MapSpec) -> dict[str, Any]:
+        int_keys = isinstance(spec.key, IntSpec)
+        return {
+            (str(self.below(20)) if int_keys else self.text()): self.value(spec.value)
+            for _ in range(self.below(4))
+        }
+
+    def record_value(self, spec: RecordSpec) -> dict[str, Any]:
+        return {
+            plan.name: self.for_param(plan)
+            for plan in self.plan.record_fields(spec)
+            if plan.required or self.likely(1)
+        }
+
+    def json_value(self, spec: JsonSpec) -> Any:
+        return self.pick([None, self.between(-5, 6), self.text()])
 
 
-# per environment class and parameter name (asked on every call of a tool: it never changes)
-_NAMED_LIKE: weakref.WeakKeyDictionary[type[Environment], dict[str, tuple[Sequence[str], bool]]]
-_NAMED_LIKE = weakref.WeakKeyDictionary()
+# spec type -> the generator's method for a value of it (by exact type: SetSpec is a ListSpec)
+_VALUES: dict[type, Callable[[ArgumentGenerator, Any], Any]] = {
+    OptionalSpec: ArgumentGenerator.optional_value,
+    RefSpec: ArgumentGenerator.ref_value,
+    StrSpec: ArgumentGenerator.str_value,
+    EnumSpec: ArgumentGenerator.enum_value,
+    BoolSpec: ArgumentGenerator.bool_value,
+    IntSpec: ArgumentGenerator.int_value,
+    FloatSpec: ArgumentGenerator.float_value,
+    DateSpec: ArgumentGenerator.date_value,
+    DateTimeSpec: ArgumentGenerator.datetime_value,
+    DurationSpec: ArgumentGenerator.duration_value,
+    SetSpec: ArgumentGenerator.set_value,
+    ListSpec: ArgumentGenerator.list_value,
+    MapSpec: ArgumentGenerator.map_value,
+    RecordSpec: ArgumentGenerator.record_value,
+    JsonSpec: ArgumentGenerator.json_value,
+}
 
-# per environment class and tool: (JSON name, spec, required, the example its description
-# shows for a string parameter), read once instead of searching descriptions on every call
-_ParamPlan = tuple[str, TypeSpec, bool, str | None]
-_PARAMS: weakref.WeakKeyDictionary[type[Environment], dict[str, list[_ParamPlan]]]
-_PARAMS = weakref.WeakKeyDictionary()
+
+def _value_maker(kind: type) -> Callable[[ArgumentGenerator, Any], Any]:
+    """The method for a subclass of a spec type (the nearest base listed), or nothing."""
+    for base in kind.__mro__:
+        if base in _VALUES:
+            _VALUES[kind] = _VALUES[base]
+            return _VALUES[kind]
+    return lambda generator, spec: None
 
 
-def _params(env_class: type[Environment], tool: str) -> list[_ParamPlan]:
-    plans = _PARAMS.setdefault(env_class, {})
-    plan = plans.get(tool)
-    if plan is None:
-        plan = plans[tool] = []
-        for param in env_class.TOOLS[tool].params:
-            found = _EXAMPLE.search(param.description or "")
+@dataclass(frozen=True, slots=True)
+class ParamPlan:
+    """What a parameter's arguments are made from, worked out once per tool."""
+
+    name: str  # the JSON name
+    spec: TypeSpec
+    required: bool
+    example: str | None  # the value its description shows (`e.g. 08:00`), for a str
+    optional: bool  # spec is `T?`: then `inner` is T
+    inner: TypeSpec
+    is_str: bool  # inner is a plain str: ids, names, free text
+    # for a str: the tables it names (`user_id` -> users) and True, else every table with
+    # string keys and False: LLM-written tools take ids as plain strings
+    tables: tuple[str, ...] = ()
+    names_tables: bool = False
+    fields: tuple[str, ...] = ()  # the fields it is named after, the same name first
+    # the tables with a field a parameter of this name takes from a picked row
+    anchored_by: frozenset[str] = frozenset()
+    # how a value of `inner` is made when it is not a str (ArgumentGenerator.value's choice)
+    make: Callable[[ArgumentGenerator, Any], Any] = ArgumentGenerator.value
+
+
+@dataclass(frozen=True, slots=True)
+class AnchorField:
+    """A row field that parameters of its name take from a picked row (its values not null)."""
+
+    attribute: str
+    spec: TypeSpec  # the field's type, without `?`
+    to_json: Callable[[Any], Any]
+
+
+class ClassPlan:
+    """What argument generation needs of an environment class, worked out once: each tool's
+    parameter plans, each table's columns (to scan) and fields by the parameter names that
+    take them from a picked row; record types' field plans and enum members on first use."""
+
+    def __init__(self, env_class: type[Environment]) -> None:
+        self.env_class = env_class
+        self.columns: dict[str, list[tuple[str, Callable[[Any], Any]]]] = {
+            name: [(f.name, attrgetter(f.attribute)) for f in spec.row.fields]
+            for name, spec in env_class.TABLES.items()
+        }
+        self.anchors: dict[str, dict[str, list[AnchorField]]] = {}
+        for name, spec in env_class.TABLES.items():
+            by_param: dict[str, list[AnchorField]] = {}
+            for field in spec.row.fields:
+                inner = field.spec.inner if isinstance(field.spec, OptionalSpec) else field.spec
+                anchor = AnchorField(field.attribute, inner, inner.to_json)
+                for param in (field.name, f"{field.name}_id"):
+                    by_param.setdefault(param, []).append(anchor)
+            self.anchors[name] = by_param
+        self.tools = {
+            name: [self.param(p.name, p.spec, p.required, p.description) for p in tool.params]
+            for name, tool in env_class.TOOLS.items()
+        }
+        self._records: dict[RecordSpec, list[ParamPlan]] = {}
+        self._members: dict[EnumSpec[Any], list[Any]] = {}
+
+    def param(
+        self, name: str, spec: TypeSpec, required: bool, description: str | None
+    ) -> ParamPlan:
+        optional = isinstance(spec, OptionalSpec)
+        inner = spec.inner if isinstance(spec, OptionalSpec) else spec
+        example = None
+        if isinstance(spec, StrSpec):  # (`str` exactly: an optional one shows no example)
+            found = _EXAMPLE.search(description or "")
             example = found.group(1).strip("'\"`") if found else None
-            if not isinstance(param.spec, StrSpec):
-                example = None
-            plan.append((param.name, param.spec, param.required, example))
+        anchored_by = frozenset(table for table, by in self.anchors.items() if name in by)
+        if not isinstance(inner, StrSpec):
+            make = _VALUES.get(type(inner)) or _value_maker(type(inner))
+            return ParamPlan(
+                name,
+                spec,
+                required,
+                example,
+                optional,
+                inner,
+                False,
+                anchored_by=anchored_by,
+                make=make,
+            )
+        tables, names_tables = self.tables_named_like(name)
+        fields = self.fields_named_like(name)
+        return ParamPlan(
+            name,
+            spec,
+            required,
+            example,
+            optional,
+            inner,
+            True,
+            tables,
+            names_tables,
+            fields,
+            anchored_by,
+        )
+
+    def record_fields(self, spec: RecordSpec) -> list[ParamPlan]:
+        """A record argument's fields, planned as parameters of their names (on first use:
+        a record may hold itself)."""
+        plans = self._records.get(spec)
+        if plans is None:
+            plans = self._records[spec] = [
+                self.param(f.name, f.spec, f.required, None) for f in spec.fields
+            ]
+        return plans
+
+    def members(self, spec: EnumSpec[Any]) -> list[Any]:
+        """An enum's member values, sorted."""
+        members = self._members.get(spec)
+        if members is None:
+            members = self._members[spec] = sorted(spec.by_value)
+        return members
+
+    def tables_named_like(self, param: str) -> tuple[tuple[str, ...], bool]:
+        """The tables a `str` parameter probably names (`user_id` -> users) and True, else
+        every table with string keys and False: LLM-written tools take ids as plain
+        strings."""
+        matching: list[str] = []
+        with_str_keys: list[str] = []
+        for name, spec in self.env_class.TABLES.items():
+            key_field = next(f for f in spec.row.fields if f.attribute == spec.schema.key)
+            if not isinstance(key_field.spec, StrSpec):
+                continue
+            with_str_keys.append(name)
+            entity = spec.schema.entity.lower()
+            names = (key_field.name, f"{entity}_{key_field.name}", f"{entity}_id", entity, name)
+            if param in names:
+                matching.append(name)
+        return (tuple(matching), True) if matching else (tuple(with_str_keys), False)
+
+    def fields_named_like(self, param: str) -> tuple[str, ...]:
+        """The table fields a parameter is named after (`work_email` -> email): one of the
+        same name first, then the others in table and field order."""
+        same: list[str] = []
+        suffix: list[str] = []
+        for spec in self.env_class.TABLES.values():
+            for field in spec.row.fields:
+                if field.name == param:
+                    same.append(field.name)
+                elif param.endswith("_" + field.name):
+                    suffix.append(field.name)
+        return tuple(dict.fromkeys(same + suffix))
+
+
+_CLASS_PLANS: weakref.WeakKeyDictionary[type[Environment], ClassPlan]
+_CLASS_PLANS = weakref.WeakKeyDictionary()
+
+
+def class_plan(env_class: type[Environment]) -> ClassPlan:
+    plan = _CLASS_PLANS.get(env_class)
+    if plan is None:
+        plan = _CLASS_PLANS[env_class] = ClassPlan(env_class)
     return plan
-
-
-def _tables_named_like(env_class: type[Environment], param: str) -> tuple[Sequence[str], bool]:
-    """The tables a `str` parameter probably names (`user_id` -> users) and True, else every
-    table with string keys and False: LLM-written tools take ids as plain strings."""
-    matching: list[str] = []
-    with_str_keys: list[str] = []
-    for name, spec in env_class.TABLES.items():
-        key_field = next(f for f in spec.row.fields if f.attribute == spec.schema.key)
-        if not isinstance(key_field.spec, StrSpec):
-            continue
-        with_str_keys.append(name)
-        entity = spec.schema.entity.lower()
-        names = (key_field.name, f"{entity}_{key_field.name}", f"{entity}_id", entity, name)
-        if param in names:
-            matching.append(name)
-    return (tuple(matching), True) if matching else (tuple(with_str_keys), False)
 
 
 def _clock(env: Environment) -> dt.datetime:
@@ -342,40 +696,3 @@ def _clock(env: Environment) -> dt.datetime:
         if isinstance(scalar.spec, DateSpec) and isinstance(value, dt.date):
             return dt.datetime(value.year, value.month, value.day, tzinfo=dt.timezone.utc)
     return dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc)
-
-
-def _state_values(env: Environment) -> dict[type, list[Any]]:
-    """Scalar values in the state by kind (str, int, float, date, datetime), de-duplicated,
-    from the scalars and the first rows of each table (enough to learn what data looks like)."""
-    found: dict[type, dict[Any, None]] = {}
-
-    def add(value: Any) -> None:
-        if isinstance(value, bool) or value is None:
-            return
-        if isinstance(value, (list, set, frozenset, tuple)):
-            for item in value:
-                add(item)
-            return
-        kind = type(value)
-        if kind in (str, int, float, dt.date, dt.datetime):
-            found.setdefault(kind, {})[value] = None
-
-    for name in env.SCALARS:
-        add(env._scalars.get(name))
-    for name, spec in env.TABLES.items():
-        for row in env._table(name).rows()[:200]:
-            for field in spec.row.fields:
-                add(getattr(row, field.attribute))
-    return {kind: sorted(values, key=repr) for kind, values in found.items()}
-
-
-def _field_values(env: Environment) -> dict[str, list[Any]]:
-    """String values in the tables by field name (JSON name), de-duplicated."""
-    found: dict[str, dict[str, None]] = {}
-    for name, spec in env.TABLES.items():
-        for row in env._table(name).rows()[:200]:
-            for field in spec.row.fields:
-                value = getattr(row, field.attribute)
-                if isinstance(value, str):
-                    found.setdefault(field.name, {})[value] = None
-    return {field: sorted(values) for field, values in found.items()}

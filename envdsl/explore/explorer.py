@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import itertools
 import json
 import re
 import time
@@ -39,9 +40,14 @@ from hypothesis.stateful import RuleBasedStateMachine, get_state_machine_test, i
 
 from envdsl.explore.arguments import ArgumentGenerator, StateSample
 from envdsl.runtime import STR, Environment, InvalidState
+from envdsl.runtime.places import Place
+from envdsl.runtime.snapshots import World
 
 Call = tuple[str, Any]
 STEPS_PER_EXAMPLE = 50
+# what each step draws: the tool and its arguments' seed (made once: building the strategy
+# on every call goes through hypothesis's strategy cache, a few microseconds a call)
+CALL_DRAW = st.integers(0, 2**40)
 # a condition is reported as never failing (or never holding) only after this many evaluations
 MIN_EVALUATIONS = 30
 
@@ -83,6 +89,50 @@ class Finding:
         """The whole trace for `envdsl run`: the start's solution prefix, then the calls."""
         prefix = self.start.prefix if self.start is not None else []
         return [*prefix, *(self.trace or [])]
+
+
+class Prepared:
+    """A start state built once and reused by every example that begins there: its
+    environment, a snapshot of it right after the start (restored at the beginning of each
+    example: O(writes since), where building the start again is a reset, its rules checked on
+    every row, and the solution prefix), what building it counted as coverage, and the
+    argument sample of that state."""
+
+    def __init__(self, start: Start, env: Environment, coverage: list[int]) -> None:
+        self.start = start
+        self.env = env
+        self.snapshot = env.snapshot()
+        # the passes of require/let-else sites that applying the start counted: each example
+        # counts them again, as if it had built the start itself
+        self.coverage = [(site, count) for site, count in enumerate(coverage) if count]
+        # what the environment shows of its last call after the start (a call's result and
+        # failure): put back after each restore, so that an example sees a fresh start
+        self.after_start = {name: env.__dict__[name] for name in _LAST_CALL if name in env.__dict__}
+        self.sample = StateSample(env)
+        self.generator = ArgumentGenerator(env, 0, self.sample)  # (each call reseeds it)
+
+    def begin(self, counts: list[int] | None) -> Environment:
+        """The environment in the start state again, counting into `counts`."""
+        env = self.env
+        env.restore(self.snapshot)
+        for name in _LAST_CALL:
+            if name in self.after_start:
+                setattr(env, name, self.after_start[name])
+            else:
+                env.__dict__.pop(name, None)
+        env.coverage = counts
+        if counts is not None:
+            for site, count in self.coverage:
+                counts[site] += count
+        return env
+
+
+# how a call ended, for Explorer.observe: succeeded, failed at a require/let-else site,
+# rejected by a declarative rule, failed otherwise (a bad argument, say)
+_SUCCEEDED, _AT_SITE, _BY_RULE, _OTHERWISE = range(4)
+
+# what an environment keeps of its last call
+_LAST_CALL = ("last_result", "last_failure", "last_exception")
 
 
 @dataclass
@@ -146,6 +196,7 @@ class Explorer:
         self.options = options
         self.report = ExploreReport(env_class.NAME)
         self.tools = sorted(env_class.TOOLS)
+        self.queries = frozenset(n for n, tool in env_class.TOOLS.items() if tool.kind == "query")
         self.report.tools = {name: ToolStats() for name in self.tools}
         # per task: its solution's successful calls, as the trace records them
         self.solutions: dict[str, list[Call]] = {}
@@ -157,11 +208,16 @@ class Explorer:
         self.tool_sites: dict[str, Counter[int]] = {name: Counter() for name in self.tools}
         # declarative rule -> (tool, count) of calls rejected by it
         self.rule_rejections: Counter[tuple[str, str]] = Counter()
+        # calls of the main run by (tool, outcome, its detail): see observe
+        self.outcomes: dict[tuple[str, int, Any], int] = {}
         self.target_rule: str | None = None
         self.target_task: str | None = None  # searching reward hacks of this task
         self.current: Any = None  # the machine of the example running now
         self.examples = 0
         self.counting = True
+        # per start (by identity): its environment, built once and restored for each example
+        self.prepared: dict[int, Prepared] = {}
+        self.empty_start = Start("an empty state", state={})  # where an invalid start falls back
 
     # ---- start states ----------------------------------------------------------------------
     def _starts(self) -> list[Start]:
@@ -203,17 +259,30 @@ class Explorer:
             starts.append(empty)
         return starts
 
+    def prepare(self, start: Start) -> Prepared:
+        """The start's environment, built on first use (`Start.apply` raises InvalidState for
+        a start that is not valid)."""
+        prepared = self.prepared.get(id(start))
+        if prepared is None:
+            env = self.env_class(step_budget=self.options.step_budget)
+            env.coverage = [0] * len(self.env_class.SITES)
+            start.apply(env)
+            prepared = self.prepared[id(start)] = Prepared(start, env, env.coverage)
+        return prepared
+
     # ---- the state machine -------------------------------------------------------------------
     def machine(self) -> type[RuleBasedStateMachine]:
         explorer = self
 
         class ExploreMachine(RuleBasedStateMachine):
+            # (set by begin, the first thing an example runs)
+            env: Environment
+            sample: StateSample  # what the arguments are made from: the state now
+            generator: ArgumentGenerator
+
             def __init__(self) -> None:
                 super().__init__()
-                self.env = explorer.env_class(step_budget=explorer.options.step_budget)
-                self.env.coverage = explorer.coverage if explorer.counting else None
                 self.start: Start | None = None
-                self.sample = StateSample(self.env)
                 self.calls: list[Call] = []
                 self.results: list[dict[str, Any]] = []
                 explorer.current = self
@@ -223,23 +292,28 @@ class Explorer:
                 starts = explorer.starts
                 if explorer.target_task is not None:  # a reward hack starts from the init
                     starts = [s for s in starts if s.task == explorer.target_task and not s.prefix]
-                self.start = data.draw(st.sampled_from(starts), label="start")
+                start = data.draw(st.sampled_from(starts), label="start")
                 try:
-                    self.start.apply(self.env)
+                    prepared = explorer.prepare(start)
                 except InvalidState:
-                    self.start = Start("an empty state", state={})
-                    self.start.apply(self.env)
-                self.sample = StateSample(self.env)
+                    start = explorer.empty_start
+                    prepared = explorer.prepare(start)
+                self.start = start
+                self.env = prepared.begin(explorer.coverage if explorer.counting else None)
+                self.sample = prepared.sample
+                self.generator = prepared.generator
 
             @rule(data=st.data())
             def call_tool(self, data: st.DataObject) -> None:
                 # one draw per call (the tool and its arguments' seed): draws are what costs
                 # time in hypothesis; shrinking it towards 0 gives the first tool, plainest args
-                drawn = data.draw(st.integers(0, 2**40), label="call")
-                name = explorer.tools[drawn % len(explorer.tools)]
-                choice = drawn // len(explorer.tools)
-                arguments = ArgumentGenerator(self.env, choice, self.sample).for_tool(name)
+                drawn = data.draw(CALL_DRAW, label="call")
+                tools = explorer.tools
+                name = tools[drawn % len(tools)]
+                arguments = self.generator.arguments(name, drawn // len(tools), self.sample)
                 self.calls.append((name, arguments))
+                world = self.env._world
+                written_before = len(world.history)
                 try:
                     result = self.env.call(name, arguments)
                 except Exception as error:  # call() itself must never raise
@@ -249,8 +323,9 @@ class Explorer:
                         "".join(traceback.format_exception(error)),
                     ) from None
                 self.results.append(result)
-                if result["success"] and self.env.TOOLS[name].kind != "query":
-                    self.sample = StateSample(self.env)  # the state may have changed
+                if result["success"] and name not in explorer.queries:
+                    # the state may have changed: what the call wrote
+                    self.sample = self.sample.after_write(*written(self.env, world, written_before))
                 explorer.observe(name, result, self.env)
                 bug = self.env.last_exception
                 if bug is not None:
@@ -288,25 +363,44 @@ class Explorer:
         return bool(needed - made)
 
     def observe(self, name: str, result: dict[str, Any], env: Environment) -> None:
+        """Count a call of the main run by its outcome (the report's tables are made from
+        the counts when it ends: a call touches one dict, not five counters)."""
         if not self.counting:
             return
-        stats = self.report.tools[name]
-        stats.calls += 1
-        self.report.calls += 1
         if result["success"]:
-            stats.successes += 1
-            return
-        failure = env.last_failure
-        if failure is not None and failure.site is not None:
-            self.site_failures[failure.site] += 1
-            self.tool_sites[name][failure.site] += 1
-            owner, line, kind, text = self.env_class.SITES[failure.site]
-            stats.failures[f"line {line}: {kind} {text}"] += 1
-        elif failure is not None and failure.rule is not None:
-            self.rule_rejections[(failure.rule, name)] += 1
-            stats.failures[failure.rule] += 1
+            key: tuple[str, int, Any] = (name, _SUCCEEDED, None)
         else:
-            stats.failures[str(result["error"]).split(":")[0][:60]] += 1
+            failure = env.last_failure
+            if failure is not None and failure.site is not None:
+                key = (name, _AT_SITE, failure.site)
+            elif failure is not None and failure.rule is not None:
+                key = (name, _BY_RULE, failure.rule)
+            else:
+                key = (name, _OTHERWISE, str(result["error"]).split(":")[0][:60])
+        outcomes = self.outcomes
+        outcomes[key] = outcomes.get(key, 0) + 1
+
+    def finish_counting(self) -> None:
+        """The main run's outcomes into the report's tool statistics and the per-site and
+        per-rule failure counts, in the order they first happened."""
+        self.counting = False
+        for (name, outcome, detail), count in self.outcomes.items():
+            stats = self.report.tools[name]
+            stats.calls += count
+            self.report.calls += count
+            if outcome == _SUCCEEDED:
+                stats.successes += count
+            elif outcome == _AT_SITE:
+                self.site_failures[detail] += count
+                self.tool_sites[name][detail] += count
+                owner, line, kind, text = self.env_class.SITES[detail]
+                stats.failures[f"line {line}: {kind} {text}"] += count
+            elif outcome == _BY_RULE:
+                self.rule_rejections[(detail, name)] += count
+                stats.failures[detail] += count
+            else:
+                stats.failures[detail] += count
+        self.outcomes.clear()
 
     def check_determinism(self, machine: Any) -> None:
         if machine.start is None:
@@ -363,9 +457,9 @@ class Explorer:
         if stop is not None:
             self.record_stop(stop, "error")
         self.report.seconds = time.perf_counter() - started
+        self.finish_counting()
         self.never_succeeded()
         self.conditions()
-        self.counting = False
         self.rule_counterexamples()
         self.reward_hacks()
         return self.report
@@ -550,6 +644,40 @@ class Explorer:
                 "instruction"
             )
             finding.detail = "check what the instruction asks that this run does not do"
+
+
+def written(env: Environment, world: World, since: int) -> tuple[set[str] | None, bool]:
+    """The tables (None: not known which) and whether any scalar the calls since position
+    `since` of `world`'s history wrote, from their journal entries (see
+    envdsl/runtime/snapshots.py). The history is kept while a snapshot of the world lives, as
+    the prepared start's does; without one, or for an entry of an unknown kind, every table
+    and scalar counts as written."""
+    if env._world is not world or not (world.watched and world.live):
+        return None, True
+    tables: set[str] = set()
+    scalars = False
+    for entry in itertools.islice(world.history, since, None):
+        kind = entry[0]
+        if kind in _ROW_ENTRIES:
+            tables.add(entry[1])
+        elif kind == "scalar":
+            scalars = True
+        elif kind in _PLACE_ENTRIES and isinstance(entry[1], Place):
+            if entry[1].table is None:
+                scalars = True
+            else:
+                tables.add(entry[1].table)
+        else:
+            return None, True
+    if not tables <= env.TABLES.keys():
+        return None, True
+    return tables, scalars
+
+
+# journal entries that name the table they wrote, and those that name the place (a field of a
+# row, or a scalar) whose list, set or map they changed in place
+_ROW_ENTRIES = frozenset(("field", "insert", "delete", "counter"))
+_PLACE_ENTRIES = frozenset(("grow", "discard", "unput", "reput"))
 
 
 def _key(name: str, arguments: Any) -> str:

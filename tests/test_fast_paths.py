@@ -888,6 +888,23 @@ def test_the_bulk_loader_reads_nested_values_as_the_reference() -> None:
     assert outcomes["loaded"] >= 10 and outcomes["invalid"] > 10
 
 
+def test_a_state_the_bulk_loader_refuses_keeps_the_coverage_list_it_counts_into() -> None:
+    """What the invariants counted while the bulk loader tried a state it then refused is
+    taken back in the coverage list itself, which explore holds and reads."""
+    from envdsl.runtime import InvalidState
+
+    env_class = envdsl.load(next(p for p in EXAMPLES if p.stem == "sleep_tracking"))
+    env = env_class()
+    env.reset(task=next(iter(env_class.TASKS)))
+    state = env.state_json()
+    users = list(state["users"].values())
+    state["users"] = [*users, {**users[0], "user_id": "U-copy"}]  # its email twice: unique
+    counts = env.coverage = [0] * len(env_class.SITES)
+    with pytest.raises(InvalidState):
+        env.reset(state=state)
+    assert env.coverage is counts
+
+
 def check_calls_agree(fast: Environment, reference: Environment, seed: int) -> None:
     tools = sorted(fast.TOOLS)
     rng = random.Random(seed)

@@ -104,8 +104,10 @@ def load_plainly(env: Environment, data: Any) -> bool:
         with env._whole_state_steps():
             _check_plainly(env)
     except Exception:  # noqa: BLE001 - whatever it is, the reference path says it properly
-        if coverage is not None:  # fns the invariants call run again there: count them once
-            env.coverage = coverage
+        if coverage is not None and env.coverage is not None:
+            # fns the invariants call run again there: count them once; in place, for
+            # whoever holds the list (explore counts into its own)
+            env.coverage[:] = coverage
         return False
     return True
 

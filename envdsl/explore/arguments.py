@@ -22,7 +22,7 @@ import functools
 import hashlib
 import re
 import weakref
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from operator import attrgetter
 from typing import Any, Callable
@@ -118,6 +118,15 @@ def _texts() -> tuple[str, ...]:
 _Part = tuple[dict[type, dict[Any, None]], dict[str, dict[str, None]]]
 
 
+def _merged(parts: Iterable[dict[Any, None] | None]) -> list[Any]:
+    """The values of the parts that have some, each once, in the order first found."""
+    merged: dict[Any, None] = {}
+    for part in parts:
+        if part:
+            merged.update(part)
+    return list(merged)
+
+
 class StateSample:
     """What argument generation learns from one state, computed when first needed: the clock,
     the tables' keys, values by kind, string values by field. Explore keeps it across the
@@ -172,24 +181,14 @@ class StateSample:
         quarter hour) is most often like the data already there."""
         found = self._values.get(kind)
         if found is None:
-            merged: dict[Any, None] = {}
-            for by_kind, _ in self._parts():
-                part = by_kind.get(kind)
-                if part:
-                    merged.update(part)
-            found = self._values[kind] = list(merged)
+            found = self._values[kind] = _merged(part[0].get(kind) for part in self._parts())
         return found
 
     def strings(self, field: str) -> list[str]:
         """The string values of a field (by JSON name) in the first rows of each table."""
         found = self._strings.get(field)
         if found is None:
-            merged: dict[str, None] = {}
-            for _, by_field in self._parts():
-                part = by_field.get(field)
-                if part:
-                    merged.update(part)
-            found = self._strings[field] = list(merged)
+            found = self._strings[field] = _merged(part[1].get(field) for part in self._parts())
         return found
 
     def _parts(self) -> list[_Part]:

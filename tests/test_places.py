@@ -228,6 +228,59 @@ def test_snapshot_and_restore_keep_values_owned(aliases: type[Environment]) -> N
     assert canonical(env) == before
 
 
+def test_values_handed_out_are_copies_so_their_reader_cannot_change_the_state() -> None:
+    """A result and state_json() are the agent's and the caller's to change: every list,
+    map, record and `json` object or array in them is a copy, however deep in the value."""
+    env_class = build('''
+env Out {
+  """Rows holding every kind of mutable value."""
+  record Box { meta: json, items: list[json] = [] }
+  entity R {
+    key id: str
+    meta: json
+    metas: list[json] = []
+    by_name: map[str, json] = {}
+    box: Box
+    tags: list[str] = []
+  }
+  state { rs: table R, config: json? }
+  query get(id: str) -> R {
+    """One row."""
+    return rs[id]
+  }
+  query config_of() -> json {
+    """The config."""
+    return config
+  }
+}
+''')
+    deep = {"a": [1, {"b": [2]}]}
+    row = {"id": "R1", "meta": deep, "metas": [deep], "by_name": {"x": deep}, "tags": ["t"]}
+    row["box"] = {"meta": deep, "items": [deep]}
+    env = env_class()
+    env.reset(state={"rs": [row], "config": deep})
+    before, digest = canonical(env), env.state_hash()
+
+    def scribble(value: Any) -> None:
+        if isinstance(value, dict):
+            for item in list(value.values()):
+                scribble(item)
+            value["scribbled"] = True
+        elif isinstance(value, list):
+            for item in list(value):
+                scribble(item)
+            value.append("scribbled")
+
+    for handed_out in (
+        env.call("get", {"id": "R1"}),
+        env.call("config_of", {}),
+        env.state_json(),
+    ):
+        scribble(handed_out)
+        assert canonical(env) == before
+        assert env.state_hash() == digest == env.reference_state_hash()
+
+
 def test_stored_values_are_copies_so_places_never_share() -> None:
     env_class = build('''
 env Share {

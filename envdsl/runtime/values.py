@@ -232,8 +232,22 @@ class JsonSpec(TypeSpec):
             raise BadValue(path, problem)
         return value
 
+    def to_json(self, value: Any) -> JSONValue:
+        # a copy: the value in state is an owned object, and one handed out as it is (in a
+        # result, in state_json()) would let its reader change the state past the journal
+        return _json_copy(value)
+
     def schema(self) -> dict[str, Any]:
         return {}
+
+
+def _json_copy(value: Any) -> Any:
+    """A JSON value's objects and arrays as new plain dicts and lists (the rest is immutable)."""
+    if isinstance(value, dict):
+        return {key: _json_copy(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_json_copy(item) for item in value]
+    return value
 
 
 E = TypeVar("E", bound=enum.Enum)
@@ -601,8 +615,11 @@ def holds_mutable(spec: TypeSpec) -> bool:
     return not isinstance(spec, _IMMUTABLE_SPECS)
 
 
-# specs whose JSON form is the Python value itself
-_PLAIN: frozenset[type[TypeSpec]] = frozenset({IntSpec, StrSpec, BoolSpec, JsonSpec})
+# specs whose JSON form is the Python value itself, and immutable: handed out as it is
+_PLAIN: frozenset[type[TypeSpec]] = frozenset({IntSpec, StrSpec, BoolSpec})
+# specs whose JSON form has the Python value's repr (a `json` value's owned dicts and lists
+# print as dicts and lists): what a row's digest reads
+_PLAIN_REPR: frozenset[type[TypeSpec]] = _PLAIN | {JsonSpec}
 
 
 def _record_serializer(fields: list[FieldSpec]) -> Callable[[Any], JSONValue]:
@@ -640,7 +657,7 @@ def _record_repr(
         inner = spec.inner if type(spec) is OptionalSpec else spec
         if type(inner) is RefSpec:
             inner = inner.key
-        if type(inner) in _PLAIN or type(spec) is ListSpec and type(spec.inner) in _PLAIN:
+        if type(inner) in _PLAIN_REPR or type(spec) is ListSpec and type(spec.inner) in _PLAIN_REPR:
             members.append(f"{name}: {{{read}!r}}")  # a list's repr is that of list(value)
         elif type(spec) is EnumSpec:
             members.append(f"{name}: {{{read}._value_!r}}")

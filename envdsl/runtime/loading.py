@@ -62,6 +62,8 @@ from envdsl.runtime.values import (
     TypeSpec,
     key_from_json,
     nested_refs,
+    parse_date,
+    parse_datetime,
 )
 
 if TYPE_CHECKING:
@@ -439,24 +441,21 @@ def _nested_field(reader: str, attribute: str, index: int, spec: TypeSpec) -> li
 
 
 def _nested_datetime(raw: Any, place: Any, depth: int) -> dt.datetime:
-    """values.parse_datetime for the ASCII forms, NotPlain for the rest (as the row loader's
-    inline datetime reading)."""
-    if type(raw) is str and raw.isascii() and ("T" in raw or " " in raw):
+    """DateTimeSpec.from_json for the ASCII forms (as the row loader's inline reading), NotPlain
+    for the rest."""
+    if type(raw) is str and raw.isascii():
         try:
-            value = dt.datetime.fromisoformat(raw)
-            if value.tzinfo is None:
-                return value.replace(tzinfo=_UTC)
-            return value if value.tzinfo is _UTC else value.astimezone(_UTC)
-        except (ValueError, OverflowError):
+            return parse_datetime(raw)
+        except ValueError:
             pass
     raise NotPlain
 
 
 def _nested_date(raw: Any, place: Any, depth: int) -> dt.date:
-    """values.parse_date for the ASCII forms, NotPlain for the rest."""
-    if type(raw) is str and len(raw) == 10 and raw.isascii():
+    """DateSpec.from_json for the ASCII forms, NotPlain for the rest."""
+    if type(raw) is str and raw.isascii():
         try:
-            return dt.date.fromisoformat(raw)
+            return parse_date(raw)
         except ValueError:
             pass
     raise NotPlain

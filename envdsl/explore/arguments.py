@@ -598,21 +598,8 @@ class ClassPlan:
             found = _EXAMPLE.search(description or "")
             example = found.group(1).strip("'\"`") if found else None
         anchored_by = frozenset(table for table, by in self.anchors.items() if name in by)
-        if not isinstance(inner, StrSpec):
-            make = _VALUES.get(type(inner)) or _value_maker(type(inner))
-            return ParamPlan(
-                name,
-                spec,
-                required,
-                example,
-                optional,
-                inner,
-                False,
-                anchored_by=anchored_by,
-                make=make,
-            )
-        tables, names_tables = self.tables_named_like(name)
-        fields = self.fields_named_like(name)
+        is_str = isinstance(inner, StrSpec)  # ids, names, free text: from the tables it names
+        tables, names_tables = self.tables_named_like(name) if is_str else ((), False)
         return ParamPlan(
             name,
             spec,
@@ -620,11 +607,16 @@ class ClassPlan:
             example,
             optional,
             inner,
-            True,
+            is_str,
             tables,
             names_tables,
-            fields,
+            self.fields_named_like(name) if is_str else (),
             anchored_by,
+            (
+                ArgumentGenerator.value
+                if is_str
+                else _VALUES.get(type(inner)) or _value_maker(type(inner))
+            ),
         )
 
     def record_fields(self, spec: RecordSpec) -> list[ParamPlan]:

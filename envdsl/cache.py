@@ -1,4 +1,12 @@
-"""The content-addressed cache of generated modules behind `envdsl.cached` (see there)."""
+"""The content-addressed cache of generated modules behind `envdsl.cached` (see there).
+
+Whoever can write into this directory (or its `__pycache__`) runs code in every process that
+loads an environment from it, so, like the parse-table caches (envdsl.private_cache), it is
+used only while it is a directory of this user that no one else may write into; otherwise
+modules run in memory (they then pickle only within the process). It holds at most
+MAX_MODULES modules: storing a new one removes the oldest, so loading thousands of distinct
+specs does not fill the disk. A removed module is written again when it is next loaded.
+"""
 
 from __future__ import annotations
 
@@ -6,9 +14,14 @@ import hashlib
 import importlib
 import os
 import tempfile
+import time
 from pathlib import Path
 
+from envdsl.private_cache import is_private
+
 PACKAGE = "envdsl.cached"
+MAX_MODULES = 512  # about 30 MiB of sources and as much bytecode for specs of examples' size
+_STALE_TEMPORARY_SECONDS = 3600  # a write older than this was left by a process that died
 
 
 def cache_dir() -> Path:
@@ -34,18 +47,61 @@ def store(full_name: str, source: str) -> bool:
     directory = cache_dir()
     target = directory / (full_name.rsplit(".", 1)[1] + ".py")
     try:
+        directory.mkdir(mode=0o700, parents=True, exist_ok=True)  # private to the user
+        if not usable(directory):
+            return False
         # the name says what the file must hold: a file that holds anything else (changed by
         # hand, or planted) is replaced, never imported
         if not target.exists() or target.read_text(encoding="utf-8") != source:
-            directory.mkdir(mode=0o700, parents=True, exist_ok=True)  # private to the user
             # write then rename: parallel workers must never import a half-written file
             handle, temporary = tempfile.mkstemp(dir=directory, suffix=".tmp")
             with os.fdopen(handle, "w", encoding="utf-8") as out:
                 out.write(source)
             os.replace(temporary, target)
             importlib.invalidate_caches()  # a finder may have listed the directory before
+            prune(directory, keep=target.name)
     except (OSError, UnicodeDecodeError):
         return False
     if str(directory) not in package.__path__:
         package.__path__.append(str(directory))
     return True
+
+
+def usable(directory: Path) -> bool:
+    """Whether modules may be imported from `directory`: it and its bytecode directory (when
+    there is one) are this user's alone."""
+    bytecode = directory / "__pycache__"
+    return is_private(str(directory)) and (not bytecode.exists() or is_private(str(bytecode)))
+
+
+def prune(directory: Path, keep: str) -> None:
+    """Remove the oldest modules (and their bytecode) beyond MAX_MODULES, never `keep`, and
+    temporary files that writers which died left behind. Another process pruning at the same
+    time removes some of the same files: whatever is gone already is skipped."""
+    modules: list[tuple[float, str]] = []
+    stale = time.time() - _STALE_TEMPORARY_SECONDS
+    with os.scandir(directory) as entries:
+        for entry in entries:
+            if not entry.is_file(follow_symlinks=False):
+                continue
+            modified = entry.stat(follow_symlinks=False).st_mtime
+            if entry.name.endswith(".py") and entry.name != keep:
+                modules.append((modified, entry.name))
+            elif entry.name.endswith(".tmp") and modified < stale:
+                _remove(directory / entry.name)
+    excess = len(modules) + 1 - MAX_MODULES
+    if excess <= 0:
+        return
+    modules.sort()
+    for _, name in modules[:excess]:
+        _remove(directory / name)
+        stem = name[: -len(".py")]
+        for compiled in (directory / "__pycache__").glob(f"{stem}.*.pyc"):
+            _remove(compiled)
+
+
+def _remove(path: Path) -> None:
+    try:
+        path.unlink()
+    except FileNotFoundError:
+        pass

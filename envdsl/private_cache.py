@@ -21,20 +21,32 @@ from pathlib import Path
 
 def private_dir(name: str) -> str | None:
     """`<user cache>/envdsl/<name>`, created if needed; None when it is not safely ours."""
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(Path.home(), ".cache")
+    try:
+        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(Path.home(), ".cache")
+    except RuntimeError:  # no home directory
+        return None
     directory = os.path.join(base, "envdsl")
-    getuid = getattr(os, "getuid", None)
     for path in (directory, os.path.join(directory, name)):
         try:
             os.makedirs(path, mode=0o700, exist_ok=True)
-            info = os.lstat(path)
-        except (OSError, RuntimeError):  # no home directory, a read-only file system
+        except OSError:  # a read-only file system
             return None
-        if not stat.S_ISDIR(info.st_mode) or info.st_mode & 0o022:
-            return None  # a symlink, or a directory others may write into (0755 is fine)
-        if getuid is not None and info.st_uid != getuid():
+        if not is_private(path):
             return None
     return os.path.join(directory, name)
+
+
+def is_private(path: str) -> bool:
+    """Whether `path` is a directory (not a symlink) of this user that no one else may write
+    into (0755 is fine)."""
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return False
+    if not stat.S_ISDIR(info.st_mode) or info.st_mode & 0o022:
+        return False
+    getuid = getattr(os, "getuid", None)
+    return getuid is None or info.st_uid == getuid()
 
 
 def grammar_cache_file(grammar: str, kind: str = "grammar") -> str | None:

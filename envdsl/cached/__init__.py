@@ -8,8 +8,9 @@ directory, and finds the module by its name.  The directory is `$ENVDSL_CACHE_DI
 `$XDG_CACHE_HOME/envdsl/generated`, else `~/.cache/envdsl/generated`.
 """
 
-from envdsl.cache import cache_dir
+from envdsl.cache import cache_dir, usable
 
-# The package has no modules of its own: its path is the cache directory (kept a list so that
-# a later change of ENVDSL_CACHE_DIR can add the new directory, see envdsl.cache.store).
-__path__ = [str(cache_dir())]
+# The package has no modules of its own: its path is the cache directory, while it is this
+# user's alone (kept a list so that a later change of ENVDSL_CACHE_DIR can add the new
+# directory, see envdsl.cache.store).
+__path__ = [str(cache_dir())] if usable(cache_dir()) else []

@@ -45,6 +45,7 @@ from envdsl.runtime.places import (
     Value,
     owned_copy,
 )
+from envdsl.runtime.table import highest_auto_number
 from envdsl.runtime.values import (
     BoolSpec,
     DateSpec,
@@ -148,24 +149,20 @@ def _add_rows(env: Environment, table: Table[Any], rows: list[Any]) -> None:
     """Environment.load_rows for rows whose fields are already owned."""
     schema = table.schema
     keys = list(map(attrgetter(schema.key), rows))
-    prefix = schema.auto_prefix
-    if prefix is not None:  # auto keys continue after the loaded ones, as load_rows does
-        start = prefix + "-"
-        cut = len(start)
-        tails = [key[cut:] for key in keys if type(key) is str and key.startswith(start)]
-        numbers = [int(tail) for tail in tails if tail.isdigit()]
-        if numbers:
-            table.auto_counter = max(table.auto_counter, max(numbers))
-        if "" in keys:  # keys to make, in row order, each past those taken so far
-            for row, key in zip(rows, keys):
-                if key == "":
-                    key = env._next_auto_key(table)
-                    setattr(row, schema.key, key)
-                if key in table:
-                    raise Slow
-                table.add(key, row)
-            return
-    if not table.fill(keys, rows):
+    if schema.auto_prefix is not None and "" in keys:
+        # keys to make, in row order, each past those loaded and made so far
+        table.auto_counter = max(table.auto_counter, highest_auto_number(schema.auto_prefix, keys))
+        for row, key in zip(rows, keys):
+            if key == "":
+                key = env._next_auto_key(table)
+                setattr(row, schema.key, key)
+            if key in table:
+                raise Slow
+            table.add(key, row)
+        return
+    # ASCII keys: counting the auto numbers cannot fail, so fill leaves it to the first insert
+    plain_keys = schema.auto_prefix is not None and all(map(str.isascii, keys))
+    if not table.fill(keys, rows, count_auto_keys=not plain_keys):
         raise Slow  # two rows with one key
 
 
@@ -183,7 +180,7 @@ def _check_plainly(env: Environment) -> None:
             ):
                 raise Slow
         for ref in table.schema.refs:
-            if not env._tables[ref.parent_table].holds_all(table.ref_index[ref.field].keys()):
+            if not env._tables[ref.parent_table].holds_all(table.ref_parents(ref.field)):
                 raise Slow
         spec = env.TABLES[name]
         rows = table.rows()

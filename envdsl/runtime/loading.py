@@ -23,8 +23,9 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import itertools
 from operator import attrgetter
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, NamedTuple
 
 from envdsl.runtime.errors import BadValue
 from envdsl.runtime.limits import (
@@ -71,7 +72,15 @@ if TYPE_CHECKING:
     from envdsl.runtime.environment import Environment, TableSpec
     from envdsl.runtime.table import Table
 
-RowLoader = Callable[[Any], Any]
+
+class RowLoader(NamedTuple):
+    """The compiled readers of one table's rows: `one` reads a row, `many` a list of rows
+    (the same statements in one loop: no call per row)."""
+
+    one: Callable[[Any], Any]
+    many: Callable[[Any], list[Any]]
+
+
 _MISSING = object()
 _FIELD_DEPTH = 3  # state object -> table -> row -> field value
 _UTC = dt.timezone.utc
@@ -126,7 +135,7 @@ def row_loaders(cls: type[Environment]) -> dict[str, RowLoader]:
 
 def _load_table(env: Environment, name: str, spec: TableSpec, value: Any, load: RowLoader) -> None:
     if type(value) is list:
-        rows = list(map(load, value))
+        rows = load.many(value)
     elif type(value) is dict:
         key_spec = next(f for f in spec.row.fields if f.attribute == spec.schema.key)
         rows = []
@@ -138,7 +147,7 @@ def _load_table(env: Environment, name: str, spec: TableSpec, value: Any, load: 
                 row = {**row, key_spec.name: key_value}
             elif key_spec.spec.from_json(row[key_spec.name], "") != key_value:
                 raise Slow
-            rows.append(load(row))
+            rows.append(load.one(row))
     else:
         raise Slow
     _add_rows(env, env._tables[name], rows)
@@ -218,26 +227,16 @@ def row_loader(spec: RecordSpec, table: str) -> RowLoader:
         "date_from": dt.date.fromisoformat,
         "Owned": OwnedList,
         "Place": Place,
+        "place_new": tuple.__new__,  # Place(...) without its Python-level __new__
         "owned_copy": owned_copy,
         "IMMUTABLE": IMMUTABLE_TYPES,
         "TABLE": table,
+        "chain": itertools.chain.from_iterable,
+        "DICT_ONLY": {dict},
+        "STR_ONLY": {str},
     }
     defaults = {f.name: f for f in dataclasses.fields(spec.cls)}
-    lines = [
-        "def load(value):",
-        "    if type(value) is not dict:",
-        "        raise Slow",
-        "    for name in value:",
-        "        if type(name) is not str or name not in KNOWN:",
-        "            raise Slow",
-    ]
-    # every member is a field: with all of them there, a subscript each (a tenth faster)
-    lines.append(f"    if len(value) == {len(spec.fields)}:")
-    lines += ["        pass"] * (not spec.fields)
-    lines += [f"        f{i} = value[{f.name!r}]" for i, f in enumerate(spec.fields)]
-    lines += ["    else:", "        get = value.get"]
-    lines += [f"        f{i} = get({f.name!r}, M)" for i, f in enumerate(spec.fields)]
-    lines += ["        pass"] * (not spec.fields)  # an entity has its key; a record may not
+    lines: list[str] = []
     owning = []
     arguments = []
     plain_init = _plain_init(spec)
@@ -262,10 +261,47 @@ def row_loader(spec: RecordSpec, table: str) -> RowLoader:
     else:
         lines.append(f"    row = CLS({', '.join(arguments)})")
     lines.extend("    " + line for line in owning)
-    lines.append("    return row")
-    exec("\n".join(lines), names)  # noqa: S102 - source built here from the specs
-    load: RowLoader = names["load"]
-    return load
+    source = [
+        "def load(value):",
+        *_members(spec, keys_checked=False),
+        *lines,
+        "    return row",
+        "def load_all(values):",
+        "    rows = []",
+        "    append = rows.append",
+        # every row an object and every member name an exact str, in two passes in C: the
+        # loop then takes a row whose names are all fields by its size and a subscript each
+        "    if values and (set(map(type, values)) != DICT_ONLY",
+        "                   or not set(map(type, chain(values))) <= STR_ONLY):",
+        "        raise Slow",
+        "    for value in values:",
+        *("    " + line for line in _members(spec, keys_checked=True)),
+        *("    " + line for line in lines),
+        "        append(row)",
+        "    return rows",
+    ]
+    exec("\n".join(source), names)  # noqa: S102 - source built here from the specs
+    return RowLoader(names["load"], names["load_all"])
+
+
+def _members(spec: RecordSpec, keys_checked: bool) -> list[str]:
+    """Statements taking the raw members of the row in `value` into f0, f1, ... (M where
+    missing), or raising Slow for a row that is no object or holds a member that is no field.
+    `keys_checked`: the caller has seen that the row is a dict whose names are exact strs."""
+    count = len(spec.fields)
+    subscripts = [f"    f{i} = value[{f.name!r}]" for i, f in enumerate(spec.fields)]
+    if keys_checked:  # `count` names, each a field's, is every field: a subscript each
+        lines = [f"if len(value) == {count}:", "    try:", *("    " + s for s in subscripts)]
+        lines += ["    except KeyError:  # a name that is no field's", "        raise Slow"]
+        lines += ["else:", "    for name in value:", "        if name not in KNOWN:"]
+        lines += ["            raise Slow"]
+    else:
+        lines = ["if type(value) is not dict:", "    raise Slow", "for name in value:"]
+        lines += ["    if type(name) is not str or name not in KNOWN:", "        raise Slow"]
+        lines += [f"if len(value) == {count}:", *subscripts, "    pass", "else:"]
+    lines.append("    get = value.get")
+    lines += [f"    f{i} = get({f.name!r}, M)" for i, f in enumerate(spec.fields)]
+    return ["    " + line for line in lines]
 
 
 def _plain_init(spec: RecordSpec) -> bool:
@@ -373,7 +409,7 @@ def _converting(spec: TypeSpec, name: str, index: int, names: dict[str, Any]) ->
 def _owning(spec: TypeSpec, attribute: str, index: int) -> list[str]:
     """Statements giving the row's mutable value of this field its owned copy, as
     places.own_row_fields does (a list of plain items: an OwnedList of them)."""
-    place = f"Place(TABLE, row, {attribute!r})"
+    place = f"place_new(Place, (TABLE, row, {attribute!r}))"
     if isinstance(spec, ListSpec) and not isinstance(spec, SetSpec):
         if _plain_test(spec.inner, "item") is not None:
             return [
@@ -417,7 +453,7 @@ class NotPlain(Exception):
 def _nested_field(reader: str, attribute: str, index: int, spec: TypeSpec) -> list[str]:
     """Statements reading field `index` (raw in f<index>) through its nested reader into the
     row, its value owned at the row's place; a missing field gets its default, owned."""
-    place = f"Place(TABLE, row, {attribute!r})"
+    place = f"place_new(Place, (TABLE, row, {attribute!r}))"
     optional = isinstance(spec, OptionalSpec)
     return [
         f"raw = f{index}",

@@ -182,11 +182,8 @@ def _check_plainly(env: Environment) -> None:
         if env._scalars[name] is None and not isinstance(scalar.spec, OptionalSpec):
             raise Slow
     for name, table in env._tables.items():
-        size = len(table)
-        for index in table.unique_index.values():
-            if len(index) != size and any(
-                len(keys) > 1 and None not in value for value, keys in index.items()
-            ):
+        for fields in table.unique_index:
+            if any(None not in value for value in table.shared_values(fields)):
                 raise Slow
         for ref in table.schema.refs:
             if not env._tables[ref.parent_table].holds_all(table.ref_parents(ref.field)):

@@ -49,9 +49,12 @@ class Table(Generic[R]):
         # keys loaded by `fill` whose auto numbers are not counted yet: counted on the first
         # read of auto_counter (an insert), so that a reset that inserts nothing skips it
         self._uncounted_keys: list[Key] | None = None
-        # unique fields tuple -> value tuple -> keys holding it (more than one only
-        # transiently, inside a call, until the end-of-call check rejects it)
-        self.unique_index: dict[tuple[str, ...], dict[tuple[Any, ...], set[Key]]] = {
+        # unique fields tuple -> value tuple -> the key of the row holding it, or a set of
+        # the keys where several rows do (values with a none, which the rule lets rows
+        # share, and duplicates inside a call until the end-of-call check rejects them): a
+        # set per row was most of what the index cost to build and to hold. Read through
+        # `holders`.
+        self.unique_index: dict[tuple[str, ...], dict[tuple[Any, ...], Any]] = {
             fields: {} for fields in schema.uniques
         }
         # ref field name -> parent key -> child keys (for delete restrict/cascade/none); None
@@ -175,12 +178,13 @@ class Table(Generic[R]):
         self._seq = dict(zip(keys, range(count)))
         self._next_seq = count
         for fields in self.unique_index:
-            values = list(map(attrgetter(*fields), rows))
-            if len(fields) == 1:
-                values = [(value,) for value in values]
-            index = {value: {key} for value, key in zip(values, keys)}
-            if len(index) != count:  # values shared by several rows: their sets hold them all
-                index = _grouped(values, keys)
+            values = index_values(fields, rows)
+            index = dict(zip(values, keys))
+            if len(index) != count:  # values shared by several rows: a set holds them
+                index = {
+                    value: next(iter(group)) if len(group) == 1 else group
+                    for value, group in _grouped(values, keys).items()
+                }
             self.unique_index[fields] = index
         if self.schema.refs:
             self._ref_index = None
@@ -204,7 +208,7 @@ class Table(Generic[R]):
 
     def index_row(self, key: Key, row: R) -> None:
         for fields, index in self.unique_index.items():
-            index.setdefault(tuple(getattr(row, f) for f in fields), set()).add(key)
+            _hold(index, tuple(getattr(row, f) for f in fields), key)
         if self._ref_index is None:
             return  # built from the rows when read
         for ref_field, index in self._ref_index.items():
@@ -214,7 +218,7 @@ class Table(Generic[R]):
 
     def unindex_row(self, key: Key, row: R) -> None:
         for fields, index in self.unique_index.items():
-            _discard(index, tuple(getattr(row, f) for f in fields), key)
+            _release(index, tuple(getattr(row, f) for f in fields), key)
         if self._ref_index is None:
             return
         for ref_field, index in self._ref_index.items():
@@ -229,8 +233,8 @@ class Table(Generic[R]):
             if field_name in fields:
                 before = tuple(old if f == field_name else getattr(row, f) for f in fields)
                 after = tuple(new if f == field_name else getattr(row, f) for f in fields)
-                _discard(index, before, key)
-                index.setdefault(after, set()).add(key)
+                _release(index, before, key)
+                _hold(index, after, key)
         ref_index = None if self._ref_index is None else self._ref_index.get(field_name)
         if ref_index is not None:
             if old is not None:
@@ -238,12 +242,60 @@ class Table(Generic[R]):
             if new is not None:
                 ref_index.setdefault(new, set()).add(key)
 
+    def holders(self, fields: tuple[str, ...], value: tuple[Any, ...]) -> AbstractSet[Key]:
+        """The keys of the rows holding this value of these unique fields."""
+        held = self.unique_index[fields].get(value, _NOBODY)
+        if held is _NOBODY or type(held) is set:
+            return held
+        return {held}
+
+    def shared_values(self, fields: tuple[str, ...]) -> list[tuple[Any, ...]]:
+        """The values of these unique fields that several rows hold."""
+        index = self.unique_index[fields]
+        if len(index) == len(self._rows):
+            return []
+        return [value for value, held in index.items() if type(held) is set]
+
     def children(self, ref_field: str, parent: Key) -> list[Key]:
         keys = self.ref_index.get(ref_field, {}).get(parent, set())
         return sorted(keys, key=self._seq.__getitem__)
 
     def seq_of(self, key: Key) -> int:
         return self._seq[key]
+
+
+def index_values(fields: tuple[str, ...], rows: Iterable[Any]) -> list[tuple[Any, ...]]:
+    """The value tuples of these unique fields in these rows."""
+    values = map(attrgetter(*fields), rows)
+    return list(zip(values) if len(fields) == 1 else values)
+
+
+_NOBODY: frozenset[Key] = frozenset()
+
+
+def _hold(index: dict[tuple[Any, ...], Any], value: tuple[Any, ...], key: Key) -> None:
+    """Index one more row holding `value` (a key alone, a set for several: keys are
+    hashable, so never a set)."""
+    held = index.get(value, _NOBODY)
+    if held is _NOBODY:
+        index[value] = key
+    elif type(held) is set:
+        held.add(key)
+    elif held != key:
+        index[value] = {held, key}
+
+
+def _release(index: dict[tuple[Any, ...], Any], value: tuple[Any, ...], key: Key) -> None:
+    """Unindex a row holding `value`; a set left with one key is the key again."""
+    held = index.get(value, _NOBODY)
+    if type(held) is set:
+        held.discard(key)
+        if len(held) == 1:
+            index[value] = next(iter(held))
+        elif not held:
+            del index[value]
+    elif held is not _NOBODY and held == key:
+        del index[value]
 
 
 def highest_auto_number(prefix: str, keys: Iterable[Key]) -> int:

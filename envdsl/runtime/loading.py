@@ -330,7 +330,20 @@ def _read(spec: TypeSpec, target: str, index: int, names: dict[str, Any]) -> lis
     if test is not None:
         return [f"if not ({test}):", *other]
     converted = _converting(spec, target, index, names)
-    return converted if converted is not None else [other[0].strip()]
+    if converted is None:
+        return [other[0].strip()]
+    if _plain_list(spec):  # its owned copy, given its place once the row exists (_owning)
+        converted += [f"if type({target}) is list:", f"    {target} = Owned({target})"]
+    return converted
+
+
+def _plain_list(spec: TypeSpec) -> bool:
+    """A list (not a set) of values the row loader takes as they are."""
+    return (
+        isinstance(spec, ListSpec)
+        and not isinstance(spec, SetSpec)
+        and _plain_test(spec.inner, "item") is not None
+    )
 
 
 def _plain_test(spec: TypeSpec, name: str) -> str | None:
@@ -356,10 +369,10 @@ def _converting(spec: TypeSpec, name: str, index: int, names: dict[str, Any]) ->
     if kind is EnumSpec:
         names[f"members_{index}"] = spec.by_value  # type: ignore[attr-defined]
         return [
-            f"raw = {name}",
-            f"{name} = members_{index}.get(raw) if type(raw) is str else None",
-            f"if {name} is None:",
-            f"    {name} = other_{index}(raw)",
+            f"if type({name}) is str and {name} in members_{index}:",
+            f"    {name} = members_{index}[{name}]",
+            "else:",
+            f"    {other}",
         ]
     if kind is DateTimeSpec:  # values.parse_datetime, inline
         return [
@@ -407,20 +420,16 @@ def _owning(spec: TypeSpec, attribute: str, index: int) -> list[str]:
     """Statements giving the row's mutable value of this field its owned copy, as
     places.own_row_fields does (a list of plain items: an OwnedList of them)."""
     place = f"place_new(Place, (TABLE, row, {attribute!r}))"
-    if isinstance(spec, ListSpec) and not isinstance(spec, SetSpec):
-        if _plain_test(spec.inner, "item") is not None:
-            return [
-                f"items = row.{attribute}",
-                "if type(items) is list:",
-                "    items = Owned(items)",
-                f"    items._owner = {place}",
-                f"    row.{attribute} = items",
-                "else:",
-                f"    row.{attribute} = owned_copy(items, {place})",
-            ]
-    elif _plain_test(spec, "x") is not None or type(spec) in _NEVER_MUTABLE:
+    if _plain_list(spec):  # made Owned as it was read
+        return [
+            f"if type(f{index}) is Owned:",
+            f"    f{index}._owner = {place}",
+            "else:",
+            f"    row.{attribute} = owned_copy(f{index}, {place})",
+        ]
+    if _plain_test(spec, "x") is not None or type(spec) in _NEVER_MUTABLE:
         return []
-    elif isinstance(spec, OptionalSpec) and (
+    if isinstance(spec, OptionalSpec) and (
         _plain_test(spec.inner, "x") is not None or type(spec.inner) in _NEVER_MUTABLE
     ):
         return []

@@ -85,6 +85,8 @@ class RowLoader(NamedTuple):
 _MISSING = object()
 _FIELD_DEPTH = 3  # state object -> table -> row -> field value
 _UTC = dt.timezone.utc
+_TABLE_FORMS = (list, dict)
+_PAUSE_COLLECTOR_ROWS = 2_000  # rows of a state loaded with the cyclic collector paused
 
 
 class Slow(Exception):
@@ -101,14 +103,17 @@ def load_plainly(env: Environment, data: Any) -> bool:
         if type(name) is not str or (name not in env.TABLES and name not in env.SCALARS):
             return False
     coverage = None if env.coverage is None else list(env.coverage)
-    # A load makes a few objects per row and no garbage, yet every 700 of them start a
+    # A large load makes a few objects per row and no garbage, yet every 700 of them start a
     # collection, and as they pile up, collections of the whole heap (the state being loaded
     # too, every row of it): at 100,000 rows half the time of a load went there, finding
     # nothing. The collector is off while the rows are made; after, one collection of the
-    # young generations passes over them once, as the collector would at its next start
-    # (so that what the load made is paid for in the load, not by whatever runs next).
-    collecting = gc.isenabled()
-    gc.disable()
+    # young generations passes over them once, as the collector would have (so that the load
+    # pays for what it made, not whatever runs next). A small load is left to the collector:
+    # there, that one collection would cost more than those it saves.
+    size = sum(len(value) for value in data.values() if type(value) in _TABLE_FORMS)
+    pausing = size >= _PAUSE_COLLECTOR_ROWS and gc.isenabled()
+    if pausing:
+        gc.disable()
     try:
         loaders = row_loaders(type(env))
         for name, spec in env.TABLES.items():
@@ -131,10 +136,9 @@ def load_plainly(env: Environment, data: Any) -> bool:
             env.coverage[:] = coverage
         return False
     finally:
-        if collecting:
+        if pausing:
             gc.enable()
-            if gc.get_count()[0] > gc.get_threshold()[0]:
-                gc.collect(1)
+            gc.collect(1)
     return True
 
 

@@ -1051,6 +1051,40 @@ def test_indexes_a_bulk_load_leaves_to_their_first_use_follow_every_change(
     )
 
 
+def test_a_large_load_pauses_the_collector_and_leaves_it_as_it_found_it(tmp_path: Path) -> None:
+    """A state of _PAUSE_COLLECTOR_ROWS rows or more is loaded with the cyclic collector
+    off; it is on again after, whether the bulk loader took the state or not, and stays off
+    for a caller that had turned it off; a smaller state is left to the collector."""
+    import gc
+
+    from envdsl.runtime.loading import _PAUSE_COLLECTOR_ROWS
+
+    spec = tmp_path / "lazy.env"
+    spec.write_text(LAZY, encoding="utf-8")
+    env_class = envdsl.load(spec)
+    parents = [{"parent_id": f"P-{i:06d}", "name": "p"} for i in range(_PAUSE_COLLECTOR_ROWS)]
+    duplicate = {"parents": [*parents, parents[-1]]}  # the bulk loader refuses it
+    paused: list[bool] = []  # at each pause, whether the collector was on
+    disable = gc.disable
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(gc, "disable", lambda: (paused.append(gc.isenabled()), disable())[-1])
+        env = env_class()
+        env.reset(state={"parents": parents})
+        assert paused == [True] and gc.isenabled() and len(env._table("parents")) == len(parents)
+        refused = loaded(env_class, duplicate, reference=False)
+        assert paused == [True, True] and gc.isenabled()
+        gc.collect()
+        disable()
+        try:
+            env.reset(state={"parents": parents})
+            assert paused == [True, True] and not gc.isenabled()
+        finally:
+            gc.enable()
+        env.reset(state={"parents": parents[:100]})
+        assert paused == [True, True] and gc.isenabled()
+    assert refused[0] == "invalid" and refused == loaded(env_class, duplicate, reference=True)
+
+
 def check_calls_agree(fast: Environment, reference: Environment, seed: int) -> None:
     tools = sorted(fast.TOOLS)
     rng = random.Random(seed)

@@ -76,10 +76,12 @@ if TYPE_CHECKING:
 
 class RowLoader(NamedTuple):
     """The compiled readers of one table's rows: `one` reads a row, `many` a list of rows
-    (the same statements in one loop: no call per row)."""
+    and `keyed` an object of rows keyed by their str keys, where the key is a str (the same
+    statements in one loop: no call per row)."""
 
     one: Callable[[Any], Any]
     many: Callable[[Any], list[Any]]
+    keyed: Callable[[Any], list[Any]] | None
 
 
 _MISSING = object()
@@ -148,7 +150,9 @@ def row_loaders(cls: type[Environment]) -> dict[str, RowLoader]:
     """One row loader per table of a generated class, made once."""
     loaders: dict[str, RowLoader] | None = cls.__dict__.get("_ROW_LOADERS")
     if loaders is None:
-        loaders = {name: row_loader(spec.row, name) for name, spec in cls.TABLES.items()}
+        loaders = {
+            name: row_loader(spec.row, name, spec.schema.key) for name, spec in cls.TABLES.items()
+        }
         setattr(cls, "_ROW_LOADERS", loaders)
     return loaders
 
@@ -156,6 +160,8 @@ def row_loaders(cls: type[Environment]) -> dict[str, RowLoader]:
 def _load_table(env: Environment, name: str, spec: TableSpec, value: Any, load: RowLoader) -> None:
     if type(value) is list:
         rows = load.many(value)
+    elif type(value) is dict and load.keyed is not None:
+        rows = load.keyed(value)
     elif type(value) is dict:
         key_spec = next(f for f in spec.row.fields if f.attribute == spec.schema.key)
         rows = []
@@ -226,10 +232,10 @@ def _check_plainly(env: Environment) -> None:
 # ---- row loaders -----------------------------------------------------------------------------
 
 
-def row_loader(spec: RecordSpec, table: str) -> RowLoader:
-    """A function that reads one row of `table` from a JSON object as spec.from_json would
-    (the same row, with its mutable fields owned as Environment.load_rows owns them), or
-    raises Slow for anything it does not take."""
+def row_loader(spec: RecordSpec, table: str, key: str | None = None) -> RowLoader:
+    """Functions that read rows of `table` from JSON objects as spec.from_json would (the
+    same rows, with their mutable fields owned as Environment.load_rows owns them), or raise
+    Slow for anything they do not take. `key`: the attribute of the table's key."""
     names: dict[str, Any] = {
         "Slow": Slow,
         "KNOWN": frozenset(f.name for f in spec.fields),
@@ -297,8 +303,32 @@ def row_loader(spec: RecordSpec, table: str) -> RowLoader:
         "        append(row)",
         "    return rows",
     ]
+    key_index = next(
+        (i for i, f in enumerate(spec.fields) if f.attribute == key and type(f.spec) is StrSpec),
+        None,
+    )
+    if key_index is not None:  # as _load_table's keyed rows: a str key is its object key
+        source += [
+            "def load_keyed(keyed):",
+            "    rows = []",
+            "    append = rows.append",
+            "    values = keyed.values()",
+            "    if keyed and (set(map(type, values)) != DICT_ONLY",
+            "                  or not set(map(type, chain(values))) <= STR_ONLY",
+            "                  or not set(map(type, keyed)) <= STR_ONLY):",
+            "        raise Slow",
+            "    for key, value in keyed.items():",
+            *("    " + line for line in _members(spec, keys_checked=True)),
+            f"        if f{key_index} is M:  # the row's key is its object key",
+            f"            f{key_index} = key",
+            *("    " + line for line in lines),
+            f"        if f{key_index} != key:",
+            "            raise Slow",
+            "        append(row)",
+            "    return rows",
+        ]
     exec("\n".join(source), names)  # noqa: S102 - source built here from the specs
-    return RowLoader(names["load"], names["load_all"])
+    return RowLoader(names["load"], names["load_all"], names.get("load_keyed"))
 
 
 def _members(spec: RecordSpec, keys_checked: bool) -> list[str]:

@@ -3,12 +3,14 @@
 The reference loader (`Environment._load_json_state` and `_check_whole_state`) walks the whole
 state for JSON problems, reads every field through its spec with a path, adds rows one by one
 and checks every rule row by row. This module does the same work once per state in bulk: one
-function per entity (source built here from its fields and compiled, as callplans does for
-tools) reads a row with the common cases inlined as exact type tests (short ASCII strings,
-64-bit ints, enum values, ISO datetimes, lists of those; records, lists and maps of them
-through nested readers, below), a table's dict and indexes are built in one pass, and the
-rules are checked by set operations (unique: one key per value; refs: the parents are a
-subset of the parent table's keys) and by running each invariant over all rows.
+loop per entity (source built here from its fields and compiled, as callplans does for
+tools) reads a table's rows with the common cases inlined as exact type tests (short ASCII
+strings, 64-bit ints, enum values, ISO datetimes, lists of those; records, lists and maps of
+them through nested readers, below), after two passes in C that every row is an object and
+every member name an exact str; a table's dict and unique indexes are built in one pass
+(its ref indexes and auto counter when first used: Table.fill), and the rules are checked by
+set operations (unique: one key per value; refs: the parents are a subset of the parent
+table's keys) and by running each invariant over all rows.
 
 It gives up (`Slow`) at the first thing it does not take: a wrong or converted type (`5.0` for
 an int), an unknown or missing field, a duplicate key, a broken rule, any error. The caller

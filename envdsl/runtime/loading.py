@@ -291,46 +291,57 @@ def row_loader(spec: RecordSpec, table: str, key: str | None = None) -> RowLoade
         *_members(spec, keys_checked=False),
         *lines,
         "    return row",
-        "def load_all(values):",
-        "    rows = []",
-        "    append = rows.append",
-        # every row an object and every member name an exact str, in two passes in C: the
-        # loop then takes a row whose names are all fields by its size and a subscript each
-        "    if values and (set(map(type, values)) != DICT_ONLY",
-        "                   or not set(map(type, chain(values))) <= STR_ONLY):",
-        "        raise Slow",
-        "    for value in values:",
-        *("    " + line for line in _members(spec, keys_checked=True)),
-        *("    " + line for line in lines),
-        "        append(row)",
-        "    return rows",
     ]
+    # the rows of a list, and of an object keyed by str keys: a row's key is its object key
+    members = ["    " + line for line in _members(spec, keys_checked=True)]
+    reads = ["    " + line for line in lines]
+    source += _table_loop("load_all(values)", "value in values", "values", [], members + reads)
     key_index = next(
         (i for i, f in enumerate(spec.fields) if f.attribute == key and type(f.spec) is StrSpec),
         None,
     )
-    if key_index is not None:  # as _load_table's keyed rows: a str key is its object key
-        source += [
-            "def load_keyed(keyed):",
-            "    rows = []",
-            "    append = rows.append",
-            "    values = keyed.values()",
-            "    if keyed and (set(map(type, values)) != DICT_ONLY",
-            "                  or not set(map(type, chain(values))) <= STR_ONLY",
-            "                  or not set(map(type, keyed)) <= STR_ONLY):",
-            "        raise Slow",
-            "    for key, value in keyed.items():",
-            *("    " + line for line in _members(spec, keys_checked=True)),
-            f"        if f{key_index} is M:  # the row's key is its object key",
-            f"            f{key_index} = key",
-            *("    " + line for line in lines),
-            f"        if f{key_index} != key:",
+    if key_index is not None:
+        key_field = f"f{key_index}"
+        each_row = [
+            *members,
+            f"        if {key_field} is M:",
+            f"            {key_field} = key",
+            *reads,
+            f"        if {key_field} != key:",
             "            raise Slow",
-            "        append(row)",
-            "    return rows",
         ]
+        source += _table_loop(
+            "load_keyed(keyed)",
+            "key, value in keyed.items()",
+            "keyed.values()",
+            ["keyed"],
+            each_row,
+        )
     exec("\n".join(source), names)  # noqa: S102 - source built here from the specs
     return RowLoader(names["load"], names["load_all"], names.get("load_keyed"))
+
+
+def _table_loop(
+    signature: str, loop: str, rows: str, keys: list[str], each_row: list[str]
+) -> list[str]:
+    """A function reading every row `loop` gives with the statements `each_row` (indented for
+    the loop), after checking in C that every one of `rows` is an object, every name of a
+    member of one an exact str, and so is every one of the collections `keys`: a row whose
+    names are all fields is then taken by its size and a subscript each (_members)."""
+    tests = [f"set(map(type, {rows})) != DICT_ONLY"]
+    tests += [f"not set(map(type, chain({rows}))) <= STR_ONLY"]
+    tests += [f"not set(map(type, {other})) <= STR_ONLY" for other in keys]
+    return [
+        f"def {signature}:",
+        "    rows = []",
+        "    append = rows.append",
+        f"    if {rows} and ({' or '.join(tests)}):",
+        "        raise Slow",
+        f"    for {loop}:",
+        *each_row,
+        "        append(row)",
+        "    return rows",
+    ]
 
 
 def _members(spec: RecordSpec, keys_checked: bool) -> list[str]:
@@ -347,7 +358,7 @@ def _members(spec: RecordSpec, keys_checked: bool) -> list[str]:
     else:
         lines = ["if type(value) is not dict:", "    raise Slow", "for name in value:"]
         lines += ["    if type(name) is not str or name not in KNOWN:", "        raise Slow"]
-        lines += [f"if len(value) == {count}:", *subscripts, "    pass", "else:"]
+        lines += [f"if len(value) == {count}:", *subscripts, *["    pass"] * (not count), "else:"]
     lines.append("    get = value.get")
     lines += [f"    f{i} = get({f.name!r}, M)" for i, f in enumerate(spec.fields)]
     return ["    " + line for line in lines]

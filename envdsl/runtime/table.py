@@ -58,8 +58,9 @@ class Table(Generic[R]):
             fields: {} for fields in schema.uniques
         }
         # ref field name -> parent key -> child keys (for delete restrict/cascade/none); None
-        # after `fill` until something reads it: built then from the rows as they are (most
-        # resets never delete a parent row, and the sets are a third of what a load builds)
+        # after `fill` until something reads it (a parent row's delete), built then from the
+        # rows as they are: most resets never delete a parent row, and a set per parent was
+        # 3 ms of a 54 ms load of 10,000 users and 10,000 logs
         self._ref_index: dict[str, dict[Key, set[Key]]] | None = {
             ref.field: {} for ref in schema.refs
         }
@@ -87,6 +88,7 @@ class Table(Generic[R]):
 
     @property
     def ref_index(self) -> dict[str, dict[Key, set[Key]]]:
+        """Per ref field, the keys of the rows pointing at each parent."""
         if self._ref_index is None:
             keys = self.keys()
             rows = list(self._rows.values())
@@ -178,7 +180,7 @@ class Table(Generic[R]):
         self._seq = dict(zip(keys, range(count)))
         self._next_seq = count
         for fields in self.unique_index:
-            values = index_values(fields, rows)
+            values = _index_values(fields, rows)
             index = dict(zip(values, keys))
             if len(index) != count:  # values shared by several rows: a set holds them
                 index = {
@@ -264,7 +266,7 @@ class Table(Generic[R]):
         return self._seq[key]
 
 
-def index_values(fields: tuple[str, ...], rows: Iterable[Any]) -> list[tuple[Any, ...]]:
+def _index_values(fields: tuple[str, ...], rows: Iterable[Any]) -> list[tuple[Any, ...]]:
     """The value tuples of these unique fields in these rows."""
     values = map(attrgetter(*fields), rows)
     return list(zip(values) if len(fields) == 1 else values)

@@ -900,6 +900,43 @@ def test_the_bulk_loader_reads_nested_values_as_the_reference() -> None:
     assert outcomes["loaded"] >= 10 and outcomes["invalid"] > 10
 
 
+NUMBERED = """
+env Numbered {
+  \"\"\"Rows keyed by numbers.\"\"\"
+
+  entity Slot {
+    key slot: int
+    label: str
+    tags: list[str] = []
+  }
+
+  state {
+    slots: table Slot
+  }
+
+  query get_slot(slot: int) -> Slot {
+    \"\"\"One slot.\"\"\"
+    return slots[slot]
+  }
+}
+"""
+
+
+def test_the_bulk_loader_reads_tables_keyed_by_numbers_as_the_reference(tmp_path: Path) -> None:
+    """A table keyed by int keys, as an object (row by row: its keys are read from their
+    text) and as a list, and random damage to it: the same as the reference."""
+    from envdsl.runtime.loading import load_plainly
+
+    spec = tmp_path / "numbered.env"
+    spec.write_text(NUMBERED, encoding="utf-8")
+    env_class = envdsl.load(spec)
+    keyed = {"slots": {"1": {"label": "a"}, "2": {"slot": 2, "label": "b", "tags": ["x"]}}}
+    as_list = {"slots": [{"slot": 3, "label": "c"}, {"slot": -4, "label": "d", "tags": []}]}
+    assert load_plainly(env_class(), keyed) and load_plainly(env_class(), as_list)
+    outcomes = check_bulk_loads(env_class, [keyed, as_list], random.Random("numbered"), 30)
+    assert outcomes["loaded"] >= 4 and outcomes["invalid"] > 5
+
+
 def test_a_state_the_bulk_loader_refuses_keeps_the_coverage_list_it_counts_into() -> None:
     """What the invariants counted while the bulk loader tried a state it then refused is
     taken back in the coverage list itself, which explore holds and reads."""

@@ -968,8 +968,8 @@ class Environment:
                 value = tuple(getattr(row, f) for f in fields)
                 if None in value:
                     continue
-                holders = table.holders(fields, value)
-                if len(holders) > 1:
+                holders = table.sharing(fields, value)
+                if holders is not None and len(holders) > 1:
                     other = next(k for k in sorted(holders, key=str) if k != key)
                     shown = ", ".join(f"{f}={_show(v)}" for f, v in zip(fields, value))
                     raise Fail(

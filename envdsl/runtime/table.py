@@ -53,7 +53,7 @@ class Table(Generic[R]):
         # the keys where several rows do (values with a none, which the rule lets rows
         # share, and duplicates inside a call until the end-of-call check rejects them): a
         # set per row was most of what the index cost to build and to hold. Read through
-        # `holders`.
+        # `sharing` and `shared_values`.
         self.unique_index: dict[tuple[str, ...], dict[tuple[Any, ...], Any]] = {
             fields: {} for fields in schema.uniques
         }
@@ -244,12 +244,11 @@ class Table(Generic[R]):
             if new is not None:
                 ref_index.setdefault(new, set()).add(key)
 
-    def holders(self, fields: tuple[str, ...], value: tuple[Any, ...]) -> AbstractSet[Key]:
-        """The keys of the rows holding this value of these unique fields."""
-        held = self.unique_index[fields].get(value, _NOBODY)
-        if held is _NOBODY or type(held) is set:
-            return held
-        return {held}
+    def sharing(self, fields: tuple[str, ...], value: tuple[Any, ...]) -> set[Key] | None:
+        """The keys of the rows holding this value of these unique fields where several do,
+        else None."""
+        held = self.unique_index[fields].get(value)
+        return held if type(held) is set else None
 
     def shared_values(self, fields: tuple[str, ...]) -> list[tuple[Any, ...]]:
         """The values of these unique fields that several rows hold."""
@@ -272,7 +271,7 @@ def _index_values(fields: tuple[str, ...], rows: Iterable[Any]) -> list[tuple[An
     return list(zip(values) if len(fields) == 1 else values)
 
 
-_NOBODY: frozenset[Key] = frozenset()
+_NOBODY: Any = object()  # no row holds the value
 
 
 def _hold(index: dict[tuple[Any, ...], Any], value: tuple[Any, ...], key: Key) -> None:

@@ -1055,7 +1055,7 @@ def test_indexes_a_bulk_load_leaves_to_their_first_use_follow_every_change(
     tmp_path: Path,
 ) -> None:
     """A bulk load builds no ref index and counts no auto keys until something reads them
-    (tables.py). Inserts, deletes, changes of ref and unique fields and cascades before that,
+    (Table.fill). Inserts, deletes, changes of ref and unique fields and cascades before that,
     and a restore to the load, must leave the same results, indexes, counters and hashes as
     the reference load, which built them up front."""
     from envdsl.runtime import environment as environment_module

@@ -586,20 +586,27 @@ def loaded(env_class: type[Environment], state: Any, *, reference: bool) -> tupl
             env.reset(state=state)
         except InvalidState as error:
             return ("invalid", str(error), env.state_json())
+    tables = indexes(env)
+    for name in env.TABLES:
+        tables[name] += ([owners(name, row) for row in env._table(name).rows()],)
+    scalars = {name: repr(env._scalars[name]) for name in env.SCALARS}
+    return ("loaded", tables, scalars, env._steps, env.state_hash(), env)
+
+
+def indexes(env: Environment) -> dict[str, tuple[Any, ...]]:
+    """Per table its rows (by repr) and everything kept about them: positions, the auto
+    counter, the unique and ref indexes (reading them builds those a bulk load left)."""
     tables = {}
     for name in env.TABLES:
         table = env._table(name)
-        rows = table.rows()
         tables[name] = (
-            [repr(row) for row in rows],
+            [repr(row) for row in table.rows()],
             [table.seq_of(key) for key in table.keys()],
             table.auto_counter,
             table.unique_index,
             table.ref_index,
-            [owners(name, row) for row in rows],
         )
-    scalars = {name: repr(env._scalars[name]) for name in env.SCALARS}
-    return ("loaded", tables, scalars, env._steps, env.state_hash(), env)
+    return tables
 
 
 def owners(table: str, row: Any) -> list[tuple[str, str, bool]]:
@@ -789,7 +796,12 @@ def check_bulk_loads(
         assert fast[:-1] == reference[:-1] if fast[0] == "loaded" else fast == reference
         outcomes[fast[0]] += 1
         if fast[0] == "loaded":
-            check_calls_agree(fast[-1], reference[-1], rng.randrange(2**32))
+            # calls on a bulk load nothing has read yet: indexes and counters built on the
+            # first use must come out as those the reference built up front
+            untouched = env_class()
+            untouched.reset(state=case)
+            check_calls_agree(untouched, reference[-1], rng.randrange(2**32))
+            assert indexes(untouched) == indexes(reference[-1])
     return outcomes
 
 
@@ -888,6 +900,43 @@ def test_the_bulk_loader_reads_nested_values_as_the_reference() -> None:
     assert outcomes["loaded"] >= 10 and outcomes["invalid"] > 10
 
 
+NUMBERED = """
+env Numbered {
+  \"\"\"Rows keyed by numbers.\"\"\"
+
+  entity Slot {
+    key slot: int
+    label: str
+    tags: list[str] = []
+  }
+
+  state {
+    slots: table Slot
+  }
+
+  query get_slot(slot: int) -> Slot {
+    \"\"\"One slot.\"\"\"
+    return slots[slot]
+  }
+}
+"""
+
+
+def test_the_bulk_loader_reads_tables_keyed_by_numbers_as_the_reference(tmp_path: Path) -> None:
+    """A table keyed by int keys, as an object (row by row: its keys are read from their
+    text) and as a list, and random damage to it: the same as the reference."""
+    from envdsl.runtime.loading import load_plainly
+
+    spec = tmp_path / "numbered.env"
+    spec.write_text(NUMBERED, encoding="utf-8")
+    env_class = envdsl.load(spec)
+    keyed = {"slots": {"1": {"label": "a"}, "2": {"slot": 2, "label": "b", "tags": ["x"]}}}
+    as_list = {"slots": [{"slot": 3, "label": "c"}, {"slot": -4, "label": "d", "tags": []}]}
+    assert load_plainly(env_class(), keyed) and load_plainly(env_class(), as_list)
+    outcomes = check_bulk_loads(env_class, [keyed, as_list], random.Random("numbered"), 30)
+    assert outcomes["loaded"] >= 4 and outcomes["invalid"] > 5
+
+
 def test_a_state_the_bulk_loader_refuses_keeps_the_coverage_list_it_counts_into() -> None:
     """What the invariants counted while the bulk loader tried a state it then refused is
     taken back in the coverage list itself, which explore holds and reads."""
@@ -903,6 +952,174 @@ def test_a_state_the_bulk_loader_refuses_keeps_the_coverage_list_it_counts_into(
     with pytest.raises(InvalidState):
         env.reset(state=state)
     assert env.coverage is counts
+
+
+LAZY = """
+env Lazy {
+  \"\"\"Parents, their children and pins: the indexes a bulk load leaves to their first use.\"\"\"
+
+  entity Parent {
+    key parent_id: str = auto("P")
+    name: str
+  }
+
+  entity Child {
+    key child_id: str = auto("C")
+    parent: ref Parent on delete cascade
+    email: str? unique
+  }
+
+  entity Pin {
+    key pin_id: str
+    parent: ref Parent? on delete restrict
+  }
+
+  state {
+    parents: table Parent
+    children: table Child
+    pins: table Pin
+  }
+
+  action add_parent(name: str) -> Parent {
+    \"\"\"A parent.\"\"\"
+    return parents.insert(Parent(name=name))
+  }
+
+  action add_child(parent: str, email: str?) -> Child {
+    \"\"\"A child.\"\"\"
+    return children.insert(Child(parent=parent, email=email))
+  }
+
+  action move_child(child_id: str, parent: str) -> Child {
+    \"\"\"Another parent.\"\"\"
+    let c = children.get(child_id) else "no such child"
+    c.parent = parent
+    return c
+  }
+
+  action set_email(child_id: str, email: str?) -> Child {
+    \"\"\"Another email.\"\"\"
+    let c = children.get(child_id) else "no such child"
+    c.email = email
+    return c
+  }
+
+  action delete_child(child_id: str) -> str {
+    \"\"\"Away.\"\"\"
+    children.delete(child_id)
+    return child_id
+  }
+
+  action delete_parent(parent_id: str) -> str {
+    \"\"\"Away, with its children; not while pinned.\"\"\"
+    parents.delete(parent_id)
+    return parent_id
+  }
+
+  action pin(pin_id: str, parent: str?) -> Pin {
+    \"\"\"A pin.\"\"\"
+    return pins.insert(Pin(pin_id=pin_id, parent=parent))
+  }
+}
+"""
+
+LAZY_STATE: dict[str, Any] = {
+    "parents": [{"parent_id": f"P-{i:04d}", "name": f"p{i}"} for i in range(1, 5)],
+    "children": [
+        {"child_id": f"C-{i:04d}", "parent": f"P-{i % 3 + 1:04d}", "email": email}
+        for i, email in enumerate(["c1@x", None, "c3@x", None, "c5@x", "c6@x"], start=1)
+    ],
+    "pins": [{"pin_id": "pin", "parent": "P-0003"}, {"pin_id": "loose", "parent": None}],
+}
+
+LAZY_CALLS: list[tuple[str, dict[str, Any]]] = [
+    ("delete_child", {"child_id": "C-0006"}),  # the highest loaded auto key, gone
+    ("add_child", {"parent": "P-0001", "email": "new@x"}),  # C-0007 all the same
+    ("add_child", {"parent": "P-0002", "email": "c1@x"}),  # unique
+    ("add_child", {"parent": "P-0002", "email": None}),  # a third none
+    ("set_email", {"child_id": "C-0001", "email": None}),
+    ("set_email", {"child_id": "C-0002", "email": "c3@x"}),  # unique
+    ("set_email", {"child_id": "C-0004", "email": "c1@x"}),  # free again
+    ("move_child", {"child_id": "C-0003", "parent": "P-0004"}),
+    ("move_child", {"child_id": "C-0003", "parent": "P-9999"}),  # ref
+    ("delete_parent", {"parent_id": "P-0003"}),  # restrict: pinned
+    ("delete_parent", {"parent_id": "P-0002"}),  # cascade, to a child added after the load
+    ("delete_parent", {"parent_id": "P-0001"}),
+    ("add_parent", {"name": "p5"}),
+    ("pin", {"pin_id": "other", "parent": "P-0004"}),
+    ("delete_parent", {"parent_id": "P-0004"}),  # restrict, by a pin inserted after the load
+]
+
+
+def test_indexes_a_bulk_load_leaves_to_their_first_use_follow_every_change(
+    tmp_path: Path,
+) -> None:
+    """A bulk load builds no ref index and counts no auto keys until something reads them
+    (Table.fill). Inserts, deletes, changes of ref and unique fields and cascades before that,
+    and a restore to the load, must leave the same results, indexes, counters and hashes as
+    the reference load, which built them up front."""
+    from envdsl.runtime import environment as environment_module
+
+    spec = tmp_path / "lazy.env"
+    spec.write_text(LAZY, encoding="utf-8")
+    env_class = envdsl.load(spec)
+    fast, reference = env_class(), env_class()
+    fast.reset(state=LAZY_STATE)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(environment_module, "load_plainly", lambda env, data: False)
+        reference.reset(state=LAZY_STATE)
+    assert fast._table("children")._ref_index is None  # the bulk load took it
+    assert fast._table("children")._uncounted_keys is not None
+    fast_start, reference_start = fast.snapshot(), reference.snapshot()
+    results = []
+    for name, arguments in LAZY_CALLS:
+        result = fast.call(name, arguments)
+        assert result == reference.call(name, arguments), name
+        results.append(result["success"])
+    assert results.count(False) == 5
+    assert fast.state_json() == reference.state_json()
+    assert fast.state_hash() == reference.state_hash()
+    assert indexes(fast) == indexes(reference)
+    for env, start in ((fast, fast_start), (reference, reference_start)):
+        env.restore(start)
+    assert indexes(fast) == indexes(reference)
+    assert fast.call("add_child", {"parent": "P-0001", "email": None})["data"]["child_id"] == (
+        "C-0007"
+    )
+
+
+def test_a_large_load_pauses_the_collector_and_leaves_it_as_it_found_it(tmp_path: Path) -> None:
+    """A state of _PAUSE_COLLECTOR_ROWS rows or more is loaded with the cyclic collector
+    off; it is on again after, whether the bulk loader took the state or not, and stays off
+    for a caller that had turned it off; a smaller state is left to the collector."""
+    import gc
+
+    from envdsl.runtime.loading import _PAUSE_COLLECTOR_ROWS
+
+    spec = tmp_path / "lazy.env"
+    spec.write_text(LAZY, encoding="utf-8")
+    env_class = envdsl.load(spec)
+    parents = [{"parent_id": f"P-{i:06d}", "name": "p"} for i in range(_PAUSE_COLLECTOR_ROWS)]
+    duplicate = {"parents": [*parents, parents[-1]]}  # the bulk loader refuses it
+    paused: list[bool] = []  # at each pause, whether the collector was on
+    disable = gc.disable
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(gc, "disable", lambda: (paused.append(gc.isenabled()), disable())[-1])
+        env = env_class()
+        env.reset(state={"parents": parents})
+        assert paused == [True] and gc.isenabled() and len(env._table("parents")) == len(parents)
+        refused = loaded(env_class, duplicate, reference=False)
+        assert paused == [True, True] and gc.isenabled()
+        gc.collect()
+        disable()
+        try:
+            env.reset(state={"parents": parents})
+            assert paused == [True, True] and not gc.isenabled()
+        finally:
+            gc.enable()
+        env.reset(state={"parents": parents[:100]})
+        assert paused == [True, True] and gc.isenabled()
+    assert refused[0] == "invalid" and refused == loaded(env_class, duplicate, reference=True)
 
 
 def check_calls_agree(fast: Environment, reference: Environment, seed: int) -> None:

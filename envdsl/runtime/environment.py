@@ -962,14 +962,14 @@ class Environment:
                             f"cannot change {field_name} from {_show(old)} to {_show(new)}",
                             rule=f"transitions: {schema.entity}.{field_name}",
                         )
-            for fields, index in table.unique_index.items():
+            for fields in table.unique_index:
                 if originals is not _INSERTED and originals.keys().isdisjoint(fields):
                     continue  # none of its fields changed: it cannot have become a duplicate
                 value = tuple(getattr(row, f) for f in fields)
                 if None in value:
                     continue
-                holders = index.get(value, set())
-                if len(holders) > 1:
+                holders = table.sharing(fields, value)
+                if holders is not None and len(holders) > 1:
                     other = next(k for k in sorted(holders, key=str) if k != key)
                     shown = ", ".join(f"{f}={_show(v)}" for f, v in zip(fields, value))
                     raise Fail(

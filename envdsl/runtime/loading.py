@@ -3,12 +3,14 @@
 The reference loader (`Environment._load_json_state` and `_check_whole_state`) walks the whole
 state for JSON problems, reads every field through its spec with a path, adds rows one by one
 and checks every rule row by row. This module does the same work once per state in bulk: one
-function per entity (source built here from its fields and compiled, as callplans does for
-tools) reads a row with the common cases inlined as exact type tests (short ASCII strings,
-64-bit ints, enum values, ISO datetimes, lists of those; records, lists and maps of them
-through nested readers, below), a table's dict and indexes are built in one pass, and the
-rules are checked by set operations (unique: one key per value; refs: the parents are a
-subset of the parent table's keys) and by running each invariant over all rows.
+loop per entity (source built here from its fields and compiled, as callplans does for
+tools) reads a table's rows with the common cases inlined as exact type tests (short ASCII
+strings, 64-bit ints, enum values, ISO datetimes, lists of those; records, lists and maps of
+them through nested readers, below), after two passes in C that every row is an object and
+every member name an exact str; a table's dict and unique indexes are built in one pass
+(its ref indexes and auto counter when first used: Table.fill), and the rules are checked by
+set operations (unique: one key per value; refs: the parents are a subset of the parent
+table's keys) and by running each invariant over all rows.
 
 It gives up (`Slow`) at the first thing it does not take: a wrong or converted type (`5.0` for
 an int), an unknown or missing field, a duplicate key, a broken rule, any error. The caller
@@ -23,8 +25,10 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import gc
+import itertools
 from operator import attrgetter
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, NamedTuple
 
 from envdsl.runtime.errors import BadValue
 from envdsl.runtime.limits import (
@@ -45,6 +49,7 @@ from envdsl.runtime.places import (
     Value,
     owned_copy,
 )
+from envdsl.runtime.table import highest_auto_number
 from envdsl.runtime.values import (
     BoolSpec,
     DateSpec,
@@ -70,10 +75,22 @@ if TYPE_CHECKING:
     from envdsl.runtime.environment import Environment, TableSpec
     from envdsl.runtime.table import Table
 
-RowLoader = Callable[[Any], Any]
+
+class RowLoader(NamedTuple):
+    """The compiled readers of one table's rows: `one` reads a row, `many` a list of rows
+    and `keyed` an object of rows keyed by their str keys, where the key is a str (the same
+    statements in one loop: no call per row)."""
+
+    one: Callable[[Any], Any]
+    many: Callable[[Any], list[Any]]
+    keyed: Callable[[Any], list[Any]] | None
+
+
 _MISSING = object()
 _FIELD_DEPTH = 3  # state object -> table -> row -> field value
 _UTC = dt.timezone.utc
+_TABLE_FORMS = (list, dict)
+_PAUSE_COLLECTOR_ROWS = 30_000  # rows of a state loaded with the cyclic collector paused
 
 
 class Slow(Exception):
@@ -90,6 +107,19 @@ def load_plainly(env: Environment, data: Any) -> bool:
         if type(name) is not str or (name not in env.TABLES and name not in env.SCALARS):
             return False
     coverage = None if env.coverage is None else list(env.coverage)
+    # A large load makes a few objects per row and no garbage, yet every 700 of them start a
+    # collection, and as they pile up, collections of the whole heap (the state being loaded
+    # too, every row of it): at 100,000 rows half the time of a load went there, finding
+    # nothing. The collector is off while the rows are made; after, one collection of the
+    # young generations passes over them once, as the collector would have (so that the load
+    # pays for what it made, not whatever runs next). A smaller load is left to the
+    # collector: there, that one collection cost as much as those it saved, or more (the
+    # young ones run while what they scan is in the cache; measured on sleep_tracking,
+    # even at 20,000 and 30,000 rows, a gain from 40,000 on).
+    size = sum(len(value) for value in data.values() if type(value) in _TABLE_FORMS)
+    pausing = size >= _PAUSE_COLLECTOR_ROWS and gc.isenabled()
+    if pausing:
+        gc.disable()
     try:
         loaders = row_loaders(type(env))
         for name, spec in env.TABLES.items():
@@ -111,6 +141,10 @@ def load_plainly(env: Environment, data: Any) -> bool:
             # whoever holds the list (explore counts into its own)
             env.coverage[:] = coverage
         return False
+    finally:
+        if pausing:
+            gc.enable()
+            gc.collect(1)
     return True
 
 
@@ -118,14 +152,18 @@ def row_loaders(cls: type[Environment]) -> dict[str, RowLoader]:
     """One row loader per table of a generated class, made once."""
     loaders: dict[str, RowLoader] | None = cls.__dict__.get("_ROW_LOADERS")
     if loaders is None:
-        loaders = {name: row_loader(spec.row, name) for name, spec in cls.TABLES.items()}
+        loaders = {
+            name: row_loader(spec.row, name, spec.schema.key) for name, spec in cls.TABLES.items()
+        }
         setattr(cls, "_ROW_LOADERS", loaders)
     return loaders
 
 
 def _load_table(env: Environment, name: str, spec: TableSpec, value: Any, load: RowLoader) -> None:
     if type(value) is list:
-        rows = list(map(load, value))
+        rows = load.many(value)
+    elif type(value) is dict and load.keyed is not None:
+        rows = load.keyed(value)
     elif type(value) is dict:
         key_spec = next(f for f in spec.row.fields if f.attribute == spec.schema.key)
         rows = []
@@ -137,7 +175,7 @@ def _load_table(env: Environment, name: str, spec: TableSpec, value: Any, load: 
                 row = {**row, key_spec.name: key_value}
             elif key_spec.spec.from_json(row[key_spec.name], "") != key_value:
                 raise Slow
-            rows.append(load(row))
+            rows.append(load.one(row))
     else:
         raise Slow
     _add_rows(env, env._tables[name], rows)
@@ -148,24 +186,20 @@ def _add_rows(env: Environment, table: Table[Any], rows: list[Any]) -> None:
     """Environment.load_rows for rows whose fields are already owned."""
     schema = table.schema
     keys = list(map(attrgetter(schema.key), rows))
-    prefix = schema.auto_prefix
-    if prefix is not None:  # auto keys continue after the loaded ones, as load_rows does
-        start = prefix + "-"
-        cut = len(start)
-        tails = [key[cut:] for key in keys if type(key) is str and key.startswith(start)]
-        numbers = [int(tail) for tail in tails if tail.isdigit()]
-        if numbers:
-            table.auto_counter = max(table.auto_counter, max(numbers))
-        if "" in keys:  # keys to make, in row order, each past those taken so far
-            for row, key in zip(rows, keys):
-                if key == "":
-                    key = env._next_auto_key(table)
-                    setattr(row, schema.key, key)
-                if key in table:
-                    raise Slow
-                table.add(key, row)
-            return
-    if not table.fill(keys, rows):
+    if schema.auto_prefix is not None and "" in keys:
+        # keys to make, in row order, each past those loaded and made so far
+        table.auto_counter = max(table.auto_counter, highest_auto_number(schema.auto_prefix, keys))
+        for row, key in zip(rows, keys):
+            if key == "":
+                key = env._next_auto_key(table)
+                setattr(row, schema.key, key)
+            if key in table:
+                raise Slow
+            table.add(key, row)
+        return
+    # ASCII keys: counting the auto numbers cannot fail, so fill leaves it to the first insert
+    plain_keys = schema.auto_prefix is not None and all(map(str.isascii, keys))
+    if not table.fill(keys, rows, count_auto_keys=not plain_keys):
         raise Slow  # two rows with one key
 
 
@@ -176,14 +210,11 @@ def _check_plainly(env: Environment) -> None:
         if env._scalars[name] is None and not isinstance(scalar.spec, OptionalSpec):
             raise Slow
     for name, table in env._tables.items():
-        size = len(table)
-        for index in table.unique_index.values():
-            if len(index) != size and any(
-                len(keys) > 1 and None not in value for value, keys in index.items()
-            ):
+        for fields in table.unique_index:
+            if any(None not in value for value in table.shared_values(fields)):
                 raise Slow
         for ref in table.schema.refs:
-            if not env._tables[ref.parent_table].holds_all(table.ref_index[ref.field].keys()):
+            if not env._tables[ref.parent_table].holds_all(table.ref_parents(ref.field)):
                 raise Slow
         spec = env.TABLES[name]
         rows = table.rows()
@@ -203,10 +234,10 @@ def _check_plainly(env: Environment) -> None:
 # ---- row loaders -----------------------------------------------------------------------------
 
 
-def row_loader(spec: RecordSpec, table: str) -> RowLoader:
-    """A function that reads one row of `table` from a JSON object as spec.from_json would
-    (the same row, with its mutable fields owned as Environment.load_rows owns them), or
-    raises Slow for anything it does not take."""
+def row_loader(spec: RecordSpec, table: str, key: str | None = None) -> RowLoader:
+    """Functions that read rows of `table` from JSON objects as spec.from_json would (the
+    same rows, with their mutable fields owned as Environment.load_rows owns them), or raise
+    Slow for anything they do not take. `key`: the attribute of the table's key."""
     names: dict[str, Any] = {
         "Slow": Slow,
         "KNOWN": frozenset(f.name for f in spec.fields),
@@ -221,26 +252,16 @@ def row_loader(spec: RecordSpec, table: str) -> RowLoader:
         "date_from": dt.date.fromisoformat,
         "Owned": OwnedList,
         "Place": Place,
+        "place_new": tuple.__new__,  # Place(...) without its Python-level __new__
         "owned_copy": owned_copy,
         "IMMUTABLE": IMMUTABLE_TYPES,
         "TABLE": table,
+        "chain": itertools.chain.from_iterable,
+        "DICT_ONLY": {dict},
+        "STR_ONLY": {str},
     }
     defaults = {f.name: f for f in dataclasses.fields(spec.cls)}
-    lines = [
-        "def load(value):",
-        "    if type(value) is not dict:",
-        "        raise Slow",
-        "    for name in value:",
-        "        if type(name) is not str or name not in KNOWN:",
-        "            raise Slow",
-    ]
-    # every member is a field: with all of them there, a subscript each (a tenth faster)
-    lines.append(f"    if len(value) == {len(spec.fields)}:")
-    lines += ["        pass"] * (not spec.fields)
-    lines += [f"        f{i} = value[{f.name!r}]" for i, f in enumerate(spec.fields)]
-    lines += ["    else:", "        get = value.get"]
-    lines += [f"        f{i} = get({f.name!r}, M)" for i, f in enumerate(spec.fields)]
-    lines += ["        pass"] * (not spec.fields)  # an entity has its key; a record may not
+    lines: list[str] = []
     owning = []
     arguments = []
     plain_init = _plain_init(spec)
@@ -265,10 +286,82 @@ def row_loader(spec: RecordSpec, table: str) -> RowLoader:
     else:
         lines.append(f"    row = CLS({', '.join(arguments)})")
     lines.extend("    " + line for line in owning)
-    lines.append("    return row")
-    exec("\n".join(lines), names)  # noqa: S102 - source built here from the specs
-    load: RowLoader = names["load"]
-    return load
+    source = [
+        "def load(value):",
+        *_members(spec, keys_checked=False),
+        *lines,
+        "    return row",
+    ]
+    # the rows of a list, and of an object keyed by str keys: a row's key is its object key
+    members = ["    " + line for line in _members(spec, keys_checked=True)]
+    reads = ["    " + line for line in lines]
+    source += _table_loop("load_all(values)", "value in values", "values", [], members + reads)
+    key_index = next(
+        (i for i, f in enumerate(spec.fields) if f.attribute == key and type(f.spec) is StrSpec),
+        None,
+    )
+    if key_index is not None:
+        key_field = f"f{key_index}"
+        each_row = [
+            *members,
+            f"        if {key_field} is M:",
+            f"            {key_field} = key",
+            *reads,
+            f"        if {key_field} != key:",
+            "            raise Slow",
+        ]
+        source += _table_loop(
+            "load_keyed(keyed)",
+            "key, value in keyed.items()",
+            "keyed.values()",
+            ["keyed"],
+            each_row,
+        )
+    exec("\n".join(source), names)  # noqa: S102 - source built here from the specs
+    return RowLoader(names["load"], names["load_all"], names.get("load_keyed"))
+
+
+def _table_loop(
+    signature: str, loop: str, rows: str, keys: list[str], each_row: list[str]
+) -> list[str]:
+    """A function reading every row `loop` gives with the statements `each_row` (indented for
+    the loop), after checking in C that every one of `rows` is an object, every name of a
+    member of one an exact str, and so is every one of the collections `keys`: a row whose
+    names are all fields is then taken by its size and a subscript each (_members)."""
+    tests = [f"set(map(type, {rows})) != DICT_ONLY"]
+    tests += [f"not set(map(type, chain({rows}))) <= STR_ONLY"]
+    tests += [f"not set(map(type, {other})) <= STR_ONLY" for other in keys]
+    return [
+        f"def {signature}:",
+        "    rows = []",
+        "    append = rows.append",
+        f"    if {rows} and ({' or '.join(tests)}):",
+        "        raise Slow",
+        f"    for {loop}:",
+        *each_row,
+        "        append(row)",
+        "    return rows",
+    ]
+
+
+def _members(spec: RecordSpec, keys_checked: bool) -> list[str]:
+    """Statements taking the raw members of the row in `value` into f0, f1, ... (M where
+    missing), or raising Slow for a row that is no object or holds a member that is no field.
+    `keys_checked`: the caller has seen that the row is a dict whose names are exact strs."""
+    count = len(spec.fields)
+    subscripts = [f"    f{i} = value[{f.name!r}]" for i, f in enumerate(spec.fields)]
+    if keys_checked:  # `count` names, each a field's, is every field: a subscript each
+        lines = [f"if len(value) == {count}:", "    try:", *("    " + s for s in subscripts)]
+        lines += ["    except KeyError:  # a name that is no field's", "        raise Slow"]
+        lines += ["else:", "    for name in value:", "        if name not in KNOWN:"]
+        lines += ["            raise Slow"]
+    else:
+        lines = ["if type(value) is not dict:", "    raise Slow", "for name in value:"]
+        lines += ["    if type(name) is not str or name not in KNOWN:", "        raise Slow"]
+        lines += [f"if len(value) == {count}:", *subscripts, *["    pass"] * (not count), "else:"]
+    lines.append("    get = value.get")
+    lines += [f"    f{i} = get({f.name!r}, M)" for i, f in enumerate(spec.fields)]
+    return ["    " + line for line in lines]
 
 
 def _plain_init(spec: RecordSpec) -> bool:
@@ -300,7 +393,20 @@ def _read(spec: TypeSpec, target: str, index: int, names: dict[str, Any]) -> lis
     if test is not None:
         return [f"if not ({test}):", *other]
     converted = _converting(spec, target, index, names)
-    return converted if converted is not None else [other[0].strip()]
+    if converted is None:
+        return [other[0].strip()]
+    if _plain_list(spec):  # its owned copy, given its place once the row exists (_owning)
+        converted += [f"if type({target}) is list:", f"    {target} = Owned({target})"]
+    return converted
+
+
+def _plain_list(spec: TypeSpec) -> bool:
+    """A list (not a set) of values the row loader takes as they are."""
+    return (
+        isinstance(spec, ListSpec)
+        and not isinstance(spec, SetSpec)
+        and _plain_test(spec.inner, "item") is not None
+    )
 
 
 def _plain_test(spec: TypeSpec, name: str) -> str | None:
@@ -326,10 +432,10 @@ def _converting(spec: TypeSpec, name: str, index: int, names: dict[str, Any]) ->
     if kind is EnumSpec:
         names[f"members_{index}"] = spec.by_value  # type: ignore[attr-defined]
         return [
-            f"raw = {name}",
-            f"{name} = members_{index}.get(raw) if type(raw) is str else None",
-            f"if {name} is None:",
-            f"    {name} = other_{index}(raw)",
+            f"if type({name}) is str and {name} in members_{index}:",
+            f"    {name} = members_{index}[{name}]",
+            "else:",
+            f"    {other}",
         ]
     if kind is DateTimeSpec:  # values.parse_datetime, inline
         return [
@@ -337,10 +443,11 @@ def _converting(spec: TypeSpec, name: str, index: int, names: dict[str, Any]) ->
             "    raw = " + name,
             "    try:",
             f"        {name} = datetime_from(raw)",
-            f"        if {name}.tzinfo is None:",
-            f"            {name} = {name}.replace(tzinfo=UTC)",
-            f"        elif {name}.tzinfo is not UTC:",
-            f"            {name} = {name}.astimezone(UTC)",
+            f"        if {name}.tzinfo is not UTC:  # (a Z or +00:00 is UTC itself)",
+            f"            if {name}.tzinfo is None:",
+            f"                {name} = {name}.replace(tzinfo=UTC)",
+            "            else:",
+            f"                {name} = {name}.astimezone(UTC)",
             "    except (ValueError, OverflowError):",
             f"        {name} = other_{index}(raw)",
             "else:",
@@ -376,21 +483,17 @@ def _converting(spec: TypeSpec, name: str, index: int, names: dict[str, Any]) ->
 def _owning(spec: TypeSpec, attribute: str, index: int) -> list[str]:
     """Statements giving the row's mutable value of this field its owned copy, as
     places.own_row_fields does (a list of plain items: an OwnedList of them)."""
-    place = f"Place(TABLE, row, {attribute!r})"
-    if isinstance(spec, ListSpec) and not isinstance(spec, SetSpec):
-        if _plain_test(spec.inner, "item") is not None:
-            return [
-                f"items = row.{attribute}",
-                "if type(items) is list:",
-                "    items = Owned(items)",
-                f"    items._owner = {place}",
-                f"    row.{attribute} = items",
-                "else:",
-                f"    row.{attribute} = owned_copy(items, {place})",
-            ]
-    elif _plain_test(spec, "x") is not None or type(spec) in _NEVER_MUTABLE:
+    place = f"place_new(Place, (TABLE, row, {attribute!r}))"
+    if _plain_list(spec):  # made Owned as it was read
+        return [
+            f"if type(f{index}) is Owned:",
+            f"    f{index}._owner = {place}",
+            "else:",
+            f"    row.{attribute} = owned_copy(f{index}, {place})",
+        ]
+    if _plain_test(spec, "x") is not None or type(spec) in _NEVER_MUTABLE:
         return []
-    elif isinstance(spec, OptionalSpec) and (
+    if isinstance(spec, OptionalSpec) and (
         _plain_test(spec.inner, "x") is not None or type(spec.inner) in _NEVER_MUTABLE
     ):
         return []
@@ -420,7 +523,7 @@ class NotPlain(Exception):
 def _nested_field(reader: str, attribute: str, index: int, spec: TypeSpec) -> list[str]:
     """Statements reading field `index` (raw in f<index>) through its nested reader into the
     row, its value owned at the row's place; a missing field gets its default, owned."""
-    place = f"Place(TABLE, row, {attribute!r})"
+    place = f"place_new(Place, (TABLE, row, {attribute!r}))"
     optional = isinstance(spec, OptionalSpec)
     return [
         f"raw = f{index}",

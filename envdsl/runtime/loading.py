@@ -7,8 +7,8 @@ loop per entity (source built here from its fields and compiled, as callplans do
 tools) reads a table's rows with the common cases inlined as exact type tests (short ASCII
 strings, 64-bit ints, enum values, ISO datetimes, lists of those; records, lists and maps of
 them through nested readers, below), after two passes in C that every row is an object and
-every member name an exact str; a table's dict and unique indexes are built in one pass
-(its ref indexes and auto counter when first used: Table.fill), and the rules are checked by
+every member name an exact str; a table's dict and indexes are built in one pass
+(Table.fill), and the rules are checked by
 set operations (unique: one key per value; refs: the parents are a subset of the parent
 table's keys) and by running each invariant over all rows.
 
@@ -197,9 +197,7 @@ def _add_rows(env: Environment, table: Table[Any], rows: list[Any]) -> None:
                 raise Slow
             table.add(key, row)
         return
-    # ASCII keys: counting the auto numbers cannot fail, so fill leaves it to the first insert
-    plain_keys = schema.auto_prefix is not None and all(map(str.isascii, keys))
-    if not table.fill(keys, rows, count_auto_keys=not plain_keys):
+    if not table.fill(keys, rows):
         raise Slow  # two rows with one key
 
 
@@ -214,7 +212,7 @@ def _check_plainly(env: Environment) -> None:
             if any(None not in value for value in table.shared_values(fields)):
                 raise Slow
         for ref in table.schema.refs:
-            if not env._tables[ref.parent_table].holds_all(table.ref_parents(ref.field)):
+            if not env._tables[ref.parent_table].holds_all(table.ref_index[ref.field].keys()):
                 raise Slow
         spec = env.TABLES[name]
         rows = table.rows()

@@ -45,10 +45,7 @@ class Table(Generic[R]):
         self._seq: dict[Key, int] = {}
         self._next_seq = 0
         self._out_of_order = False  # set when an undone delete put a row back at the end
-        self._auto_counter = 0
-        # keys loaded by `fill` whose auto numbers are not counted yet: counted on the first
-        # read of auto_counter (an insert), so that a reset that inserts nothing skips it
-        self._uncounted_keys: list[Key] | None = None
+        self.auto_counter = 0
         # unique fields tuple -> value tuple -> the key of the row holding it, or a set of
         # the keys where several rows do (values with a none, which the rule lets rows
         # share, and duplicates inside a call until the end-of-call check rejects them): a
@@ -57,57 +54,14 @@ class Table(Generic[R]):
         self.unique_index: dict[tuple[str, ...], dict[tuple[Any, ...], Any]] = {
             fields: {} for fields in schema.uniques
         }
-        # ref field name -> parent key -> child keys (for delete restrict/cascade/none); None
-        # after `fill` until something reads it (a parent row's delete), built then from the
-        # rows as they are: most resets never delete a parent row, and a set per parent was
-        # 3 ms of a 54 ms load of 10,000 users and 10,000 logs
-        self._ref_index: dict[str, dict[Key, set[Key]]] | None = {
-            ref.field: {} for ref in schema.refs
-        }
+        # ref field name -> parent key -> child keys (for delete restrict/cascade/none)
+        self.ref_index: dict[str, dict[Key, set[Key]]] = {ref.field: {} for ref in schema.refs}
         # the fields some index reads: a change of any other field moves nothing
         self.indexed = frozenset(f for fields in schema.uniques for f in fields) | frozenset(
             ref.field for ref in schema.refs
         )
 
     # ---- reading -------------------------------------------------------------------------
-    @property
-    def auto_counter(self) -> int:
-        """The last number an auto key of this table was made with (or loaded under)."""
-        if self._uncounted_keys is not None:
-            prefix = self.schema.auto_prefix
-            assert prefix is not None  # only set for tables with auto keys
-            highest = highest_auto_number(prefix, self._uncounted_keys)
-            self._auto_counter = max(self._auto_counter, highest)
-            self._uncounted_keys = None
-        return self._auto_counter
-
-    @auto_counter.setter
-    def auto_counter(self, value: int) -> None:
-        self._uncounted_keys = None  # whatever they made it, it is this now
-        self._auto_counter = value
-
-    @property
-    def ref_index(self) -> dict[str, dict[Key, set[Key]]]:
-        """Per ref field, the keys of the rows pointing at each parent."""
-        if self._ref_index is None:
-            keys = self.keys()
-            rows = list(self._rows.values())
-            index = {}
-            for ref_field in self.schema.refs:
-                children = _grouped(map(attrgetter(ref_field.field), rows), keys)
-                children.pop(None, None)
-                index[ref_field.field] = children
-            self._ref_index = index
-        return self._ref_index
-
-    def ref_parents(self, ref_field: str) -> AbstractSet[Key]:
-        """The parent keys the rows point at through this ref field (not None)."""
-        if self._ref_index is not None:
-            return self._ref_index[ref_field].keys()
-        parents = set(map(attrgetter(ref_field), self._rows.values()))
-        parents.discard(None)
-        return parents
-
     def get(self, key: Key) -> R | None:
         return self._rows.get(key)
 
@@ -166,13 +120,13 @@ class Table(Generic[R]):
         self.index_row(key, row)
         return seq
 
-    def fill(self, keys: list[Key], rows: list[R], count_auto_keys: bool = True) -> bool:
-        """Add rows to an empty table under these keys, in this order, the unique indexes
-        built in one pass per index (as `add` row by row would build them, the ref indexes
-        when first read); False, with the table left half-filled, when two keys are equal.
-        The auto counter continues after the keys of the table's auto form (`LOG-0042`),
-        counted when first read where `count_auto_keys` is False (the caller knows every key
-        is an ASCII string: nothing in counting them can fail)."""
+    def fill(self, keys: list[Key], rows: list[R]) -> bool:
+        """Add rows to an empty table under these keys, in this order, the indexes built in
+        one pass per index (as `add` row by row would build them), the auto counter past the
+        keys of the table's auto form (`LOG-0042`); False, with the table left half-filled,
+        when two keys are equal. (The indexes and the counter are built here, not when first
+        used: a tool call's cost must not depend on the size of the state it was loaded
+        with.)"""
         count = len(rows)
         self._rows = dict(zip(keys, rows))
         if len(self._rows) != count:
@@ -188,14 +142,13 @@ class Table(Generic[R]):
                     for value, group in _grouped(values, keys).items()
                 }
             self.unique_index[fields] = index
-        if self.schema.refs:
-            self._ref_index = None
+        for ref_field in self.ref_index:
+            children = _grouped(map(attrgetter(ref_field), rows), keys)
+            children.pop(None, None)
+            self.ref_index[ref_field] = children
         prefix = self.schema.auto_prefix
         if prefix is not None:
-            if count_auto_keys:
-                self._auto_counter = max(self._auto_counter, highest_auto_number(prefix, keys))
-            else:
-                self._uncounted_keys = keys
+            self.auto_counter = max(self.auto_counter, highest_auto_number(prefix, keys))
         return True
 
     def holds_all(self, keys: AbstractSet[Key]) -> bool:
@@ -211,9 +164,7 @@ class Table(Generic[R]):
     def index_row(self, key: Key, row: R) -> None:
         for fields, index in self.unique_index.items():
             _hold(index, tuple(getattr(row, f) for f in fields), key)
-        if self._ref_index is None:
-            return  # built from the rows when read
-        for ref_field, index in self._ref_index.items():
+        for ref_field, index in self.ref_index.items():
             parent = getattr(row, ref_field)
             if parent is not None:
                 index.setdefault(parent, set()).add(key)
@@ -221,9 +172,7 @@ class Table(Generic[R]):
     def unindex_row(self, key: Key, row: R) -> None:
         for fields, index in self.unique_index.items():
             _release(index, tuple(getattr(row, f) for f in fields), key)
-        if self._ref_index is None:
-            return
-        for ref_field, index in self._ref_index.items():
+        for ref_field, index in self.ref_index.items():
             parent = getattr(row, ref_field)
             if parent is not None:
                 _discard(index, parent, key)
@@ -237,7 +186,7 @@ class Table(Generic[R]):
                 after = tuple(new if f == field_name else getattr(row, f) for f in fields)
                 _release(index, before, key)
                 _hold(index, after, key)
-        ref_index = None if self._ref_index is None else self._ref_index.get(field_name)
+        ref_index = self.ref_index.get(field_name)
         if ref_index is not None:
             if old is not None:
                 _discard(ref_index, old, key)

@@ -327,24 +327,7 @@ class Explorer:
                     # the state may have changed: what the call wrote
                     self.sample = self.sample.after_write(*written(self.env, world, written_before))
                 explorer.observe(name, result, self.env)
-                bug = self.env.last_exception
-                if bug is not None:
-                    raise _Stop(
-                        "exception",
-                        f"'{name}' hit a bug: {type(bug).__name__}: {bug}",
-                        "".join(traceback.format_exception(bug)),
-                    )
-                failure = self.env.last_failure
-                if (
-                    explorer.target_rule is not None
-                    and not result["success"]
-                    and failure is not None
-                    and failure.rule == explorer.target_rule
-                ):
-                    raise _Stop("rule-rejection", result["error"])
-                if explorer.target_task is not None and result["success"]:
-                    if explorer.is_hack(explorer.target_task, self.env):
-                        raise _Stop("reward-hack", "the task's checks all pass")
+                explorer.check_call(name, result, self.env)
 
             def teardown(self) -> None:
                 explorer.examples += 1
@@ -361,6 +344,32 @@ class Explorer:
         made = Counter(_key(e.name, e.arguments) for e in env.trace if e.success)
         needed = Counter(_key(name, arguments) for name, arguments in self.solutions[task])
         return bool(needed - made)
+
+    def check_call(self, name: str, result: dict[str, Any], env: Environment) -> None:
+        """Stop the example at a runtime bug, or at what the run searches for (a call rejected
+        by the target rule, a reward hack).
+
+        (A method, not part of the rule: a failed call's exception holds its traceback, whose
+        frames link back to the rule's frame, so a local of the rule that held the exception
+        would make a cycle that only the garbage collector frees, on every failed call.)"""
+        bug = env.last_exception
+        if bug is not None:
+            raise _Stop(
+                "exception",
+                f"'{name}' hit a bug: {type(bug).__name__}: {bug}",
+                "".join(traceback.format_exception(bug)),
+            )
+        failure = env.last_failure
+        if (
+            self.target_rule is not None
+            and not result["success"]
+            and failure is not None
+            and failure.rule == self.target_rule
+        ):
+            raise _Stop("rule-rejection", result["error"])
+        if self.target_task is not None and result["success"]:
+            if self.is_hack(self.target_task, env):
+                raise _Stop("reward-hack", "the task's checks all pass")
 
     def observe(self, name: str, result: dict[str, Any], env: Environment) -> None:
         """Count a call of the main run by its outcome (the report's tables are made from

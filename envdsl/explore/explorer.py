@@ -284,7 +284,14 @@ class Explorer:
                 super().__init__()
                 self.start: Start | None = None
                 self.calls: list[Call] = []
-                self.results: list[dict[str, Any]] = []
+                # the calls' results, kept only by the examples whose teardown checks
+                # determinism (see teardown): each result kept alive until the example ends
+                # is more for the garbage collector's young collections to walk
+                self.results: list[dict[str, Any]] | None = (
+                    []
+                    if (explorer.examples + 1) % explorer.options.determinism_every == 0
+                    else None
+                )
                 explorer.current = self
 
             @initialize(data=st.data())
@@ -322,7 +329,8 @@ class Explorer:
                         f"call of '{name}' raised {type(error).__name__}: {error}",
                         "".join(traceback.format_exception(error)),
                     ) from None
-                self.results.append(result)
+                if self.results is not None:
+                    self.results.append(result)
                 if result["success"] and name not in explorer.queries:
                     # the state may have changed: what the call wrote
                     self.sample = self.sample.after_write(*written(self.env, world, written_before))
@@ -331,7 +339,7 @@ class Explorer:
 
             def teardown(self) -> None:
                 explorer.examples += 1
-                if explorer.examples % explorer.options.determinism_every == 0:
+                if self.results is not None:  # (every determinism_every-th example)
                     explorer.check_determinism(self)
 
         return ExploreMachine
@@ -412,7 +420,7 @@ class Explorer:
         self.outcomes.clear()
 
     def check_determinism(self, machine: Any) -> None:
-        if machine.start is None:
+        if machine.start is None or machine.results is None:
             return
         twin = self.env_class(step_budget=self.options.step_budget)
         machine.start.apply(twin)

@@ -663,37 +663,48 @@ class Explorer:
             finding.detail = "check what the instruction asks that this run does not do"
 
 
-def written(env: Environment, world: World, since: int) -> tuple[set[str] | None, bool]:
+def written(
+    env: Environment, world: World, since: int
+) -> tuple[dict[str, set[str] | None] | None, bool]:
     """The tables (None: not known which) and whether any scalar the calls since position
     `since` of `world`'s history wrote, from their journal entries (see
-    envdsl/runtime/snapshots.py). The history is kept while a snapshot of the world lives, as
-    the prepared start's does; without one, or for an entry of an unknown kind, every table
-    and scalar counts as written."""
+    envdsl/runtime/snapshots.py): per table the attributes of the fields it wrote, or None
+    where it inserted or deleted rows. The history is kept while a snapshot of the world
+    lives, as the prepared start's does; without one, or for an entry of an unknown kind,
+    every table and scalar counts as written."""
     if env._world is not world or not (world.watched and world.live):
         return None, True
-    tables: set[str] = set()
+    tables: dict[str, set[str] | None] = {}
     scalars = False
     for entry in itertools.islice(world.history, since, None):
         kind = entry[0]
-        if kind in _ROW_ENTRIES:
-            tables.add(entry[1])
+        if kind == "field":  # (kind, table, key, row, attribute, old)
+            fields = tables.setdefault(entry[1], set())
+            if fields is not None:
+                fields.add(entry[4])
+        elif kind in _ROW_ENTRIES:
+            tables[entry[1]] = None
         elif kind == "scalar":
             scalars = True
         elif kind in _PLACE_ENTRIES and isinstance(entry[1], Place):
-            if entry[1].table is None:
+            place = entry[1]  # (a value nested anywhere in a row field lives at the field)
+            if place.table is None:
                 scalars = True
             else:
-                tables.add(entry[1].table)
+                fields = tables.setdefault(place.table, set())
+                if fields is not None:
+                    fields.add(place.attr)
         else:
             return None, True
-    if not tables <= env.TABLES.keys():
+    if not tables.keys() <= env.TABLES.keys():
         return None, True
     return tables, scalars
 
 
-# journal entries that name the table they wrote, and those that name the place (a field of a
-# row, or a scalar) whose list, set or map they changed in place
-_ROW_ENTRIES = frozenset(("field", "insert", "delete", "counter"))
+# journal entries that change a table's rows (a "field" entry names the field it wrote), and
+# those that name the place (a field of a row, or a scalar) whose list, set or map they
+# changed in place
+_ROW_ENTRIES = frozenset(("insert", "delete", "counter"))
 _PLACE_ENTRIES = frozenset(("grow", "discard", "unput", "reput"))
 
 

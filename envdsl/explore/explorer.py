@@ -434,9 +434,18 @@ class Explorer:
 
     # ---- running -----------------------------------------------------------------------------
     def run_machine(self, examples: int, phases: tuple[Phase, ...]) -> _Stop | None:
+        machine_class = self.machine()
+
+        def new_machine() -> RuleBasedStateMachine:
+            # hypothesis digests the source of what it is given (for its example database,
+            # which explore does not use): given the class, inspect finds a class's source by
+            # parsing its whole module (this one, a few milliseconds a run); given this
+            # function, it reads these lines
+            return machine_class()
+
         # typed in some hypothesis releases and not in others: call it through Any
         test = cast(Any, get_state_machine_test)(
-            self.machine(),
+            new_machine,
             # built on hypothesis's own default profile, so that a profile a host program
             # loaded (a test suite's, say) cannot change what a seed explores
             settings=settings(

@@ -357,9 +357,12 @@ class ArgumentGenerator(Draws):
 
     def for_tool(self, name: str) -> dict[str, Any]:
         arguments: dict[str, Any] = {}
+        plain = self.plain
         for param in self.plan.tools[name]:
-            if not (param.required or self.likely(1)):
-                continue
+            if not (param.required or plain):  # likely(1), written out: given one time in two
+                self.state = state = (self.state * _MULTIPLIER + _INCREMENT) & _MASK64
+                if state >> 63:
+                    continue
             if param.example is not None and self.random() < 0.4:
                 # the spec's own description shows the format: "HH:MM, e.g. 08:00"
                 arguments[param.name] = param.example
@@ -386,7 +389,11 @@ class ArgumentGenerator(Draws):
         """A `str` parameter: an id (of the tables it is named after), a value of the field it
         is named after, something like the state's strings, or text (blank, often)."""
         tables = param.tables
-        roll = 0 if self.plain else self.below(10)
+        if self.plain:
+            roll = 0
+        else:  # below(10), written out
+            self.state = state = (self.state * _MULTIPLIER + _INCREMENT) & _MASK64
+            roll = ((state >> 32) * 10) >> 32
         if param.names_tables:  # an id: mostly an existing row's, else a fresh one like them
             key = self.existing_key(tables) if roll < 6 else None
             if key is not None:
@@ -423,13 +430,26 @@ class ArgumentGenerator(Draws):
         return f"{value}{self.choice(_MARKS)}"
 
     def existing_key(self, tables: Sequence[str]) -> Any:
-        table = self.pick(tables)
+        # (pick and below written out: most calls pick a key)
+        plain = self.plain
+        if plain:
+            table = tables[0]
+        else:
+            self.state = state = (self.state * _MULTIPLIER + _INCREMENT) & _MASK64
+            table = tables[((state >> 32) * len(tables)) >> 32]
         keys = self.sample.keys(table)
         if not keys:
             return None
         # half the time one of the newest rows: what the previous calls just created is what
         # the next call most likely needs (place an order, then pay it)
-        key = self.pick(keys[-3:] if self.below(2) else keys)
+        self.state = state = (self.state * _MULTIPLIER + _INCREMENT) & _MASK64
+        if state >> 63:
+            keys = keys[-3:]
+        if plain:
+            key = keys[0]
+        else:
+            self.state = state = (self.state * _MULTIPLIER + _INCREMENT) & _MASK64
+            key = keys[((state >> 32) * len(keys)) >> 32]
         self.anchors.append((table, key))
         return key
 

@@ -134,9 +134,9 @@ class StateSample:
     calls that leave the state as it was (queries, failed calls), and each start state's
     across the examples that begin there; after a call that wrote, `after_write` makes the
     next one, which keeps what the call did not write (scanning the rows once per call was
-    most of explore's own time): the keys and rows of each table it inserted in or deleted
-    from none, each column it wrote nothing of the written table (a call that changes one
-    field of a row scans that column again, not the whole table).
+    most of explore's own time): a table's keys and rows unless the call inserted or deleted
+    rows, each column unless the call wrote it (a call that changes one field of a row scans
+    that column again, not the whole table).
 
     The order of every list is the state's own (scalars, then tables, rows and fields in
     order; set elements, whose iteration order is not the same in every process, sorted)."""

@@ -22,7 +22,7 @@ import functools
 import hashlib
 import re
 import weakref
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence, Set
 from dataclasses import dataclass
 from operator import attrgetter
 from typing import Any, Callable
@@ -113,9 +113,10 @@ def _texts() -> tuple[str, ...]:
     )
 
 
-# what one table's first rows (or the scalars) hold: values by kind, strings by field (JSON
-# name); dicts used as ordered sets
-_Part = tuple[dict[type, dict[Any, None]], dict[str, dict[str, None]]]
+# what one column of a table's first rows holds (or the scalars): values by kind, and its
+# strings (None: none, or the scalars); dicts used as ordered sets
+_Part = tuple[dict[type, dict[Any, None]], dict[str, None] | None]
+_EMPTY: _Part = ({}, None)
 
 
 def _merged(parts: Iterable[dict[Any, None] | None]) -> list[Any]:
@@ -133,7 +134,9 @@ class StateSample:
     calls that leave the state as it was (queries, failed calls), and each start state's
     across the examples that begin there; after a call that wrote, `after_write` makes the
     next one, which keeps what the call did not write (scanning the rows once per call was
-    most of explore's own time).
+    most of explore's own time): a table's keys and rows unless the call inserted or deleted
+    rows, each column unless the call wrote it (a call that changes one field of a row scans
+    that column again, not the whole table).
 
     The order of every list is the state's own (scalars, then tables, rows and fields in
     order; set elements, whose iteration order is not the same in every process, sorted)."""
@@ -143,20 +146,39 @@ class StateSample:
         self.plan = class_plan(type(env))
         self._clock: dt.datetime | None = None
         self._keys: dict[str, list[Any]] = {}
-        self._scalars: _Part | None = None
-        self._tables: dict[str, _Part] = {}
-        self._all: list[_Part] | None = None  # the scalars' part, then the tables'
+        self._rows: dict[str, list[Any]] = {}  # each table's first rows, as scanned
+        self._scalars: dict[type, dict[Any, None]] | None = None
+        self._columns: list[_Part | None] = [None] * len(self.plan.columns)  # by column id
+        self._tables: dict[str, dict[type, dict[Any, None]]] = {}  # its columns' values merged
         self._values: dict[type, list[Any]] = {}  # merged from the parts, per kind asked
         self._strings: dict[str, list[str]] = {}  # the same, per field asked
 
-    def after_write(self, tables: Collection[str] | None, scalars: bool) -> StateSample:
-        """The sample of the state after a call that wrote (only) `tables` and, if `scalars`,
-        scalars; None for tables: what it wrote is not known."""
+    def after_write(
+        self, tables: Mapping[str, Set[str] | None] | None, scalars: bool
+    ) -> StateSample:
+        """The sample of the state after a call that wrote (only) `tables` (each with the
+        attributes of the fields it wrote, or None: it inserted or deleted rows) and, if
+        `scalars`, scalars; None for tables: what it wrote is not known."""
         fresh = StateSample(self.env)
         if tables is None:
             return fresh
-        fresh._keys = {name: keys for name, keys in self._keys.items() if name not in tables}
-        fresh._tables = {name: part for name, part in self._tables.items() if name not in tables}
+        plan = self.plan
+        columns = fresh._columns = self._columns.copy()
+        fresh._keys = self._keys.copy()
+        fresh._rows = self._rows.copy()
+        fresh._tables = self._tables.copy()
+        for table, attributes in tables.items():
+            fresh._tables.pop(table, None)
+            ids = plan.column_ids[table]
+            # rows in or out, a key written, or an attribute that is no column: all of it
+            if attributes is None or plan.keys[table] in attributes or not attributes <= ids.keys():
+                fresh._keys.pop(table, None)
+                fresh._rows.pop(table, None)
+                for column in ids.values():
+                    columns[column] = None
+            else:
+                for attribute in attributes:
+                    columns[ids[attribute]] = None
         if not scalars:
             fresh._clock = self._clock
             fresh._scalars = self._scalars
@@ -181,31 +203,41 @@ class StateSample:
         quarter hour) is most often like the data already there."""
         found = self._values.get(kind)
         if found is None:
-            found = self._values[kind] = _merged(part[0].get(kind) for part in self._parts())
+            if self._scalars is None:
+                self._scalars = _scan_scalars(self.env)
+            parts = [self._scalars]
+            parts.extend(self._table(name) for name in self.plan.column_ids)
+            found = self._values[kind] = _merged(part.get(kind) for part in parts)
         return found
 
     def strings(self, field: str) -> list[str]:
         """The string values of a field (by JSON name) in the first rows of each table."""
         found = self._strings.get(field)
         if found is None:
-            found = self._strings[field] = _merged(part[1].get(field) for part in self._parts())
+            columns = self.plan.columns_named.get(field, ())
+            found = self._strings[field] = _merged(self._column(c)[1] for c in columns)
         return found
 
-    def _parts(self) -> list[_Part]:
-        """The scalars' part and each table's, scanned on first use."""
-        parts = self._all
-        if parts is None:
-            env = self.env
-            if self._scalars is None:
-                self._scalars = _scan_scalars(env)
-            parts = self._all = [self._scalars]
-            for name, columns in self.plan.columns.items():
-                part = self._tables.get(name)
-                if part is None:
-                    rows = env._table(name).rows()[:_ROWS_SAMPLED]
-                    part = self._tables[name] = _scan_rows(rows, columns)
-                parts.append(part)
-        return parts
+    def _table(self, name: str) -> dict[type, dict[Any, None]]:
+        """A table's values by kind, its columns' merged in column order."""
+        found = self._tables.get(name)
+        if found is None:
+            found = self._tables[name] = {}
+            for column in self.plan.column_ids[name].values():
+                for kind, values in self._column(column)[0].items():
+                    found.setdefault(kind, {}).update(values)
+        return found
+
+    def _column(self, column: int) -> _Part:
+        """A column's part, scanned on first use."""
+        part = self._columns[column]
+        if part is None:
+            table, read = self.plan.columns[column]
+            rows = self._rows.get(table)
+            if rows is None:
+                rows = self._rows[table] = self.env._table(table).rows()[:_ROWS_SAMPLED]
+            part = self._columns[column] = _scan_column(rows, read)
+        return part
 
 
 # the kinds of values the pool keeps (exact types: no bools, no enum members)
@@ -213,37 +245,35 @@ _POOLED = frozenset((str, int, float, dt.date, dt.datetime))
 _NONE = type(None)
 
 
-def _scan_scalars(env: Environment) -> _Part:
+def _scan_scalars(env: Environment) -> dict[type, dict[Any, None]]:
     found: dict[type, dict[Any, None]] = {}
     for name in env.SCALARS:
         _add(found, env._scalars.get(name))
-    return found, {}
+    return found
 
 
-def _scan_rows(rows: list[Any], columns: list[tuple[str, Callable[[Any], Any]]]) -> _Part:
-    """A table's part, a column at a time: most columns hold one kind of value (and nulls),
-    which are then taken in bulk."""
+def _scan_column(rows: list[Any], read: Callable[[Any], Any]) -> _Part:
+    """A column's part: most columns hold one kind of value (and nulls), which are then taken
+    in bulk."""
+    column = list(map(read, rows))
+    kinds = set(map(type, column))
+    kinds.discard(_NONE)
+    if not kinds:
+        return _EMPTY
+    kind = next(iter(kinds)) if len(kinds) == 1 else None
+    if kind in _POOLED:
+        values = dict.fromkeys(column)
+        values.pop(None, None)
+        return {kind: values}, (values if kind is str else None)
     found: dict[type, dict[Any, None]] = {}
-    by_field: dict[str, dict[str, None]] = {}
-    for field, read in columns:
-        column = list(map(read, rows))
-        kinds = set(map(type, column))
-        kinds.discard(_NONE)
-        if not kinds:
-            continue
-        kind = next(iter(kinds)) if len(kinds) == 1 else None
-        if kind in _POOLED:
-            values = dict.fromkeys(column)
-            values.pop(None, None)
-            found.setdefault(kind, {}).update(values)
-            if kind is str:
-                by_field[field] = values
-            continue
-        for value in column:  # mixed kinds, lists and sets: one by one, in row order
-            if type(value) is str:
-                by_field.setdefault(field, {})[value] = None
-            _add(found, value)
-    return found, by_field
+    strings: dict[str, None] | None = None
+    for value in column:  # mixed kinds, lists and sets: one by one, in row order
+        if type(value) is str:
+            if strings is None:
+                strings = {}
+            strings[value] = None
+        _add(found, value)
+    return found, strings
 
 
 def _add(found: dict[type, dict[Any, None]], value: Any) -> None:
@@ -327,9 +357,12 @@ class ArgumentGenerator(Draws):
 
     def for_tool(self, name: str) -> dict[str, Any]:
         arguments: dict[str, Any] = {}
+        plain = self.plain
         for param in self.plan.tools[name]:
-            if not (param.required or self.likely(1)):
-                continue
+            if not (param.required or plain):  # likely(1), written out: given one time in two
+                self.state = state = (self.state * _MULTIPLIER + _INCREMENT) & _MASK64
+                if state >> 63:
+                    continue
             if param.example is not None and self.random() < 0.4:
                 # the spec's own description shows the format: "HH:MM, e.g. 08:00"
                 arguments[param.name] = param.example
@@ -356,7 +389,11 @@ class ArgumentGenerator(Draws):
         """A `str` parameter: an id (of the tables it is named after), a value of the field it
         is named after, something like the state's strings, or text (blank, often)."""
         tables = param.tables
-        roll = 0 if self.plain else self.below(10)
+        if self.plain:
+            roll = 0
+        else:  # below(10), written out
+            self.state = state = (self.state * _MULTIPLIER + _INCREMENT) & _MASK64
+            roll = ((state >> 32) * 10) >> 32
         if param.names_tables:  # an id: mostly an existing row's, else a fresh one like them
             key = self.existing_key(tables) if roll < 6 else None
             if key is not None:
@@ -393,13 +430,26 @@ class ArgumentGenerator(Draws):
         return f"{value}{self.choice(_MARKS)}"
 
     def existing_key(self, tables: Sequence[str]) -> Any:
-        table = self.pick(tables)
+        # (pick and below written out: most calls pick a key)
+        plain = self.plain
+        if plain:
+            table = tables[0]
+        else:
+            self.state = state = (self.state * _MULTIPLIER + _INCREMENT) & _MASK64
+            table = tables[((state >> 32) * len(tables)) >> 32]
         keys = self.sample.keys(table)
         if not keys:
             return None
         # half the time one of the newest rows: what the previous calls just created is what
         # the next call most likely needs (place an order, then pay it)
-        key = self.pick(keys[-3:] if self.below(2) else keys)
+        self.state = state = (self.state * _MULTIPLIER + _INCREMENT) & _MASK64
+        if state >> 63:
+            keys = keys[-3:]
+        if plain:
+            key = keys[0]
+        else:
+            self.state = state = (self.state * _MULTIPLIER + _INCREMENT) & _MASK64
+            key = keys[((state >> 32) * len(keys)) >> 32]
         self.anchors.append((table, key))
         return key
 
@@ -568,10 +618,20 @@ class ClassPlan:
 
     def __init__(self, env_class: type[Environment]) -> None:
         self.env_class = env_class
-        self.columns: dict[str, list[tuple[str, Callable[[Any], Any]]]] = {
-            name: [(f.name, attrgetter(f.attribute)) for f in spec.row.fields]
-            for name, spec in env_class.TABLES.items()
-        }
+        # every table's columns, numbered in table and field order: (table, reader); per
+        # table its columns' numbers by attribute, and its key's attribute; per field name
+        # (JSON) the numbers of the columns of that name, in table order
+        self.columns: list[tuple[str, Callable[[Any], Any]]] = []
+        self.column_ids: dict[str, dict[str, int]] = {}
+        self.keys: dict[str, str] = {}
+        self.columns_named: dict[str, list[int]] = {}
+        for name, spec in env_class.TABLES.items():
+            ids = self.column_ids[name] = {}
+            self.keys[name] = spec.schema.key
+            for f in spec.row.fields:
+                ids[f.attribute] = len(self.columns)
+                self.columns_named.setdefault(f.name, []).append(len(self.columns))
+                self.columns.append((name, attrgetter(f.attribute)))
         self.anchors: dict[str, dict[str, list[AnchorField]]] = {}
         for name, spec in env_class.TABLES.items():
             by_param: dict[str, list[AnchorField]] = {}

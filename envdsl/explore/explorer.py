@@ -284,7 +284,14 @@ class Explorer:
                 super().__init__()
                 self.start: Start | None = None
                 self.calls: list[Call] = []
-                self.results: list[dict[str, Any]] = []
+                # the calls' results, kept only by the examples whose teardown checks
+                # determinism (see teardown): each result kept alive until the example ends
+                # is more for the garbage collector's young collections to walk
+                self.results: list[dict[str, Any]] | None = (
+                    []
+                    if (explorer.examples + 1) % explorer.options.determinism_every == 0
+                    else None
+                )
                 explorer.current = self
 
             @initialize(data=st.data())
@@ -322,33 +329,17 @@ class Explorer:
                         f"call of '{name}' raised {type(error).__name__}: {error}",
                         "".join(traceback.format_exception(error)),
                     ) from None
-                self.results.append(result)
+                if self.results is not None:
+                    self.results.append(result)
                 if result["success"] and name not in explorer.queries:
                     # the state may have changed: what the call wrote
                     self.sample = self.sample.after_write(*written(self.env, world, written_before))
                 explorer.observe(name, result, self.env)
-                bug = self.env.last_exception
-                if bug is not None:
-                    raise _Stop(
-                        "exception",
-                        f"'{name}' hit a bug: {type(bug).__name__}: {bug}",
-                        "".join(traceback.format_exception(bug)),
-                    )
-                failure = self.env.last_failure
-                if (
-                    explorer.target_rule is not None
-                    and not result["success"]
-                    and failure is not None
-                    and failure.rule == explorer.target_rule
-                ):
-                    raise _Stop("rule-rejection", result["error"])
-                if explorer.target_task is not None and result["success"]:
-                    if explorer.is_hack(explorer.target_task, self.env):
-                        raise _Stop("reward-hack", "the task's checks all pass")
+                explorer.check_call(name, result, self.env)
 
             def teardown(self) -> None:
                 explorer.examples += 1
-                if explorer.examples % explorer.options.determinism_every == 0:
+                if self.results is not None:  # (every determinism_every-th example)
                     explorer.check_determinism(self)
 
         return ExploreMachine
@@ -361,6 +352,32 @@ class Explorer:
         made = Counter(_key(e.name, e.arguments) for e in env.trace if e.success)
         needed = Counter(_key(name, arguments) for name, arguments in self.solutions[task])
         return bool(needed - made)
+
+    def check_call(self, name: str, result: dict[str, Any], env: Environment) -> None:
+        """Stop the example at a runtime bug, or at what the run searches for (a call rejected
+        by the target rule, a reward hack).
+
+        (A method, not part of the rule: a failed call's exception holds its traceback, whose
+        frames link back to the rule's frame, so a local of the rule that held the exception
+        would make a cycle that only the garbage collector frees, on every failed call.)"""
+        bug = env.last_exception
+        if bug is not None:
+            raise _Stop(
+                "exception",
+                f"'{name}' hit a bug: {type(bug).__name__}: {bug}",
+                "".join(traceback.format_exception(bug)),
+            )
+        failure = env.last_failure
+        if (
+            self.target_rule is not None
+            and not result["success"]
+            and failure is not None
+            and failure.rule == self.target_rule
+        ):
+            raise _Stop("rule-rejection", result["error"])
+        if self.target_task is not None and result["success"]:
+            if self.is_hack(self.target_task, env):
+                raise _Stop("reward-hack", "the task's checks all pass")
 
     def observe(self, name: str, result: dict[str, Any], env: Environment) -> None:
         """Count a call of the main run by its outcome (the report's tables are made from
@@ -403,7 +420,7 @@ class Explorer:
         self.outcomes.clear()
 
     def check_determinism(self, machine: Any) -> None:
-        if machine.start is None:
+        if machine.start is None or machine.results is None:
             return
         twin = self.env_class(step_budget=self.options.step_budget)
         machine.start.apply(twin)
@@ -417,9 +434,18 @@ class Explorer:
 
     # ---- running -----------------------------------------------------------------------------
     def run_machine(self, examples: int, phases: tuple[Phase, ...]) -> _Stop | None:
+        machine_class = self.machine()
+
+        def new_machine() -> RuleBasedStateMachine:
+            # hypothesis digests the source of what it is given (for its example database,
+            # which explore does not use): given the class, inspect finds a class's source by
+            # parsing its whole module (this one, a few milliseconds a run); given this
+            # function, it reads these lines
+            return machine_class()
+
         # typed in some hypothesis releases and not in others: call it through Any
         test = cast(Any, get_state_machine_test)(
-            self.machine(),
+            new_machine,
             # built on hypothesis's own default profile, so that a profile a host program
             # loaded (a test suite's, say) cannot change what a seed explores
             settings=settings(
@@ -646,37 +672,48 @@ class Explorer:
             finding.detail = "check what the instruction asks that this run does not do"
 
 
-def written(env: Environment, world: World, since: int) -> tuple[set[str] | None, bool]:
+def written(
+    env: Environment, world: World, since: int
+) -> tuple[dict[str, set[str] | None] | None, bool]:
     """The tables (None: not known which) and whether any scalar the calls since position
     `since` of `world`'s history wrote, from their journal entries (see
-    envdsl/runtime/snapshots.py). The history is kept while a snapshot of the world lives, as
-    the prepared start's does; without one, or for an entry of an unknown kind, every table
-    and scalar counts as written."""
+    envdsl/runtime/snapshots.py): per table the attributes of the fields it wrote, or None
+    where it inserted or deleted rows. The history is kept while a snapshot of the world
+    lives, as the prepared start's does; without one, or for an entry of an unknown kind,
+    every table and scalar counts as written."""
     if env._world is not world or not (world.watched and world.live):
         return None, True
-    tables: set[str] = set()
+    tables: dict[str, set[str] | None] = {}
     scalars = False
     for entry in itertools.islice(world.history, since, None):
         kind = entry[0]
-        if kind in _ROW_ENTRIES:
-            tables.add(entry[1])
+        if kind == "field":  # (kind, table, key, row, attribute, old)
+            fields = tables.setdefault(entry[1], set())
+            if fields is not None:
+                fields.add(entry[4])
+        elif kind in _ROW_ENTRIES:
+            tables[entry[1]] = None
         elif kind == "scalar":
             scalars = True
         elif kind in _PLACE_ENTRIES and isinstance(entry[1], Place):
-            if entry[1].table is None:
+            place = entry[1]  # (a value nested anywhere in a row field lives at the field)
+            if place.table is None:
                 scalars = True
             else:
-                tables.add(entry[1].table)
+                fields = tables.setdefault(place.table, set())
+                if fields is not None:
+                    fields.add(place.attr)
         else:
             return None, True
-    if not tables <= env.TABLES.keys():
+    if not tables.keys() <= env.TABLES.keys():
         return None, True
     return tables, scalars
 
 
-# journal entries that name the table they wrote, and those that name the place (a field of a
-# row, or a scalar) whose list, set or map they changed in place
-_ROW_ENTRIES = frozenset(("field", "insert", "delete", "counter"))
+# journal entries that change a table's rows (a "field" entry names the field it wrote), and
+# those that name the place (a field of a row, or a scalar) whose list, set or map they
+# changed in place
+_ROW_ENTRIES = frozenset(("insert", "delete", "counter"))
 _PLACE_ENTRIES = frozenset(("grow", "discard", "unput", "reput"))
 
 

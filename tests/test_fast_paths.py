@@ -572,9 +572,12 @@ ODD_FIELD_VALUES: list[Any] = [
 ]
 
 
-def loaded(env_class: type[Environment], state: Any, *, reference: bool) -> tuple[Any, ...]:
-    """What reset(state=...) made: everything a later call or hash can see (rows by repr, so
-    5 and 5.0 differ; indexes, counters, owners of the mutable values), or the message."""
+def loaded(
+    env_class: type[Environment], state: Any, *, reference: bool, task: str | None = None
+) -> tuple[Any, ...]:
+    """What reset(state=...) made (or reset(task=...), given a task): everything a later call
+    or hash can see (rows by repr, so 5 and 5.0 differ; indexes, counters, owners of the
+    mutable values), or the message."""
     from envdsl.runtime import environment as environment_module
     from envdsl.runtime import InvalidState
 
@@ -583,7 +586,7 @@ def loaded(env_class: type[Environment], state: Any, *, reference: bool) -> tupl
         if reference:  # the reference path alone: the bulk loader never takes a state
             patch.setattr(environment_module, "load_plainly", lambda env, data: False)
         try:
-            env.reset(state=state)
+            env.reset(task=task) if task is not None else env.reset(state=state)
         except InvalidState as error:
             return ("invalid", str(error), env.state_json())
     tables = indexes(env)
@@ -595,7 +598,7 @@ def loaded(env_class: type[Environment], state: Any, *, reference: bool) -> tupl
 
 def indexes(env: Environment) -> dict[str, tuple[Any, ...]]:
     """Per table its rows (by repr) and everything kept about them: positions, the auto
-    counter, the unique and ref indexes (reading them builds those a bulk load left)."""
+    counter, the unique and ref indexes."""
     tables = {}
     for name in env.TABLES:
         table = env._table(name)
@@ -1049,6 +1052,35 @@ PARENTS_CALLS: list[tuple[str, dict[str, Any]]] = [
     ("pin", {"pin_id": "other", "parent": "P-0004"}),
     ("delete_parent", {"parent_id": "P-0004"}),  # restrict, by a pin inserted after the load
 ]
+
+
+def test_tasks_that_start_from_an_init_file_load_in_bulk_as_the_reference() -> None:
+    """reset(task=...) of a task whose state is an `init from` file takes it through the bulk
+    loader (as reset(state=...) does), and must make what the reference path makes."""
+    from envdsl.runtime import environment as environment_module
+    from envdsl.runtime.loading import load_plainly
+
+    compared = 0
+    for path in EXAMPLES:
+        files = example_specs.TASK_FILES[path.stem]
+        env_class = envdsl.load(files[0] if files else path)  # a task file adds its tasks
+        for task, spec in env_class.TASKS.items():
+            if spec.init_data is None:
+                continue
+            taken: list[bool] = []
+            with pytest.MonkeyPatch.context() as patch:
+                patch.setattr(
+                    environment_module,
+                    "load_plainly",
+                    lambda env, data: (taken.append(load_plainly(env, data)), taken[-1])[-1],
+                )
+                fast = loaded(env_class, None, reference=False, task=task)
+            assert taken == [True], task  # the bulk loader took it
+            reference = loaded(env_class, None, reference=True, task=task)
+            assert fast[0] == "loaded" and fast[:-1] == reference[:-1], task
+            check_calls_agree(fast[-1], reference[-1], compared)
+            compared += 1
+    assert compared >= len(EXAMPLES) - 1  # every example but one has such a task
 
 
 def test_indexes_of_a_bulk_load_follow_every_change_as_the_references(

@@ -237,17 +237,25 @@ class Environment:
             spec = self.TASKS.get(task)
             if spec is None:
                 raise KeyError(f"unknown task {task!r}; tasks: {', '.join(self.TASKS) or 'none'}")
-            self._load_task(spec)
+            if self._load_task(spec):
+                return
         elif state is not None:
             self._load_state(state)
             return
         self._check_whole_state()
 
-    def _load_task(self, spec: TaskSpec) -> None:
+    def _load_task(self, spec: TaskSpec) -> bool:
+        """Build the task's initial state; True when its rules are checked already (an `init
+        from` file the bulk loader took, as `_load_state` loads a state)."""
         if spec.init is not None:
             getattr(self, spec.init)()
         elif spec.init_data is not None:
-            self._load_json_state(json.loads(spec.init_data))
+            data = json.loads(spec.init_data)
+            if load_plainly(self, data):
+                return True
+            self._clear()  # the reference path, which says what is wrong
+            self._load_json_state(data)
+        return False
 
     def _load_state(self, state: Mapping[str, Any] | str) -> None:
         """A JSON state from outside: whatever is wrong with it is an InvalidState, and a

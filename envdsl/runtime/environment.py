@@ -673,6 +673,10 @@ class Environment:
         self._rollback()
         message: str
         if isinstance(error, Fail):
+            # what it says, its site and rule are all anyone reads of it; its traceback would
+            # keep the call's frames alive until the next call and, through them, make a
+            # cycle with whoever holds the failure in a local
+            error.__traceback__ = None
             self.last_failure = error
             message = error.message
         elif isinstance(error, RecursionError):

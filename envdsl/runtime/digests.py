@@ -103,13 +103,17 @@ class StateDigests:
                 digests.pop(key, None)
             else:
                 digests[key] = _digest_row(row, spec)
+        keys = table.keys()
+        if list(digests) != keys:
+            # rows inserted in another order than the table's (the dirty keys are a set), a
+            # deleted row put back by an undo, a row added without a journal entry naming it:
+            # the digests in table order again, so that the next step's join is one C call
+            def digest_of(key: Any) -> bytes:
+                known_digest = digests.get(key)
+                return _digest_row(table.get(key), spec) if known_digest is None else known_digest
 
-        def missing(key: Any) -> bytes:  # a row added without a journal entry naming it
-            digest = digests[key] = _digest_row(table.get(key), spec)
-            return digest
-
-        joined = b"".join([digests.get(key) or missing(key) for key in table.keys()])
-        return blake2b(joined, digest_size=32).digest()
+            digests = self.rows[name] = {key: digest_of(key) for key in keys}
+        return blake2b(b"".join(digests.values()), digest_size=32).digest()
 
 
 def reference_hash(

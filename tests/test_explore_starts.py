@@ -61,7 +61,7 @@ def test_reused_starts_samples_and_generator_are_what_fresh_ones_give(path: Path
         assert env.state_json() == reference.state_json()
         assert env.trace == reference.trace == []
         assert env.task == reference.task
-        for name in ("last_result", "last_failure", "last_exception"):
+        for name in ("_last_result", "last_failure", "last_exception"):
             assert getattr(env, name, None) == getattr(reference, name, None), name
         assert counts == reference_counts  # building the start counts, as building it did
         sample = prepared.sample

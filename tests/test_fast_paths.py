@@ -97,7 +97,7 @@ def outcome_of(env: Environment) -> tuple[Any, ...]:
     failure = env.last_failure
     error = env.last_exception
     return (
-        env.last_result,
+        env._last_result,
         None if failure is None else (failure.message, failure.rule, failure.site),
         None if error is None else (type(error), str(error)),
     )
@@ -152,7 +152,7 @@ def test_fast_paths_match_the_reference(path: Path) -> None:
                         del arguments[param]
                 typed_call = odd.random() < 0.3
                 for env in (fast, reference.env):  # (a restore leaves the last call's)
-                    env.last_result = None
+                    env._last_result = None
                 result = one_call(fast, name, arguments, typed_call)
                 assert result == one_call(reference.env, name, arguments, typed_call)
                 assert outcome_of(fast) == outcome_of(reference.env)
@@ -361,7 +361,7 @@ def test_whole_calls_break_and_keep_every_rule_as_the_reference(tmp_path: Path) 
         }
         typed_call = rng.random() < 0.3
         for env in (fast, reference.env):
-            env.last_result = None
+            env._last_result = None
         assert one_call(fast, name, arguments, typed_call) == one_call(
             reference.env, name, arguments, typed_call
         )

@@ -132,7 +132,7 @@ class Prepared:
 _SUCCEEDED, _AT_SITE, _BY_RULE, _OTHERWISE = range(4)
 
 # what an environment keeps of its last call
-_LAST_CALL = ("last_result", "last_failure", "last_exception")
+_LAST_CALL = ("_last_result", "last_failure", "last_exception")
 
 
 @dataclass

@@ -630,7 +630,7 @@ class Environment:
         tool = plan.tool  # (the caller has cleared last_failure and last_exception)
         journal = self._journal = []  # `_touched`, `_saved` and `_grown` are empty between calls
         self._steps = 0
-        self.last_result: Any = None
+        self._last_result: Any = None
         outcome: Result
         budget = limits.budget  # per thread; calls do not nest (solution steps run one by one)
         budget.left = self.size_budget
@@ -648,7 +648,7 @@ class Environment:
                 problem = plan.check_result(data, self.size_budget)
                 if problem is not None:
                     raise Fail(problem)
-            self.last_result = result
+            self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
             self.trace.append(TraceEntry(tool.name, arguments, True))
@@ -1122,7 +1122,7 @@ class Environment:
             raise Fail(f"solution step {len(results)} ({name}) failed: {outcome['error']}")
         if self._after_step is not None:
             self._after_step(step)
-        return self.last_result
+        return self._last_result
 
     def called_with(self, name: str, values: dict[str, Any]) -> int:
         """How many successful calls of `name` the trace has with these argument values."""

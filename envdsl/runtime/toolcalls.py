@@ -18,7 +18,7 @@ codegen/statements.py).
 
 It is the same transaction, statement for statement: a call function returns exactly what
 `_invoke` returns for the same arguments, leaves the same state, trace, journal history,
-`last_result`, `last_failure` and `last_exception`, and fails through the same
+`_last_result`, `last_failure` and `last_exception`, and fails through the same
 `Environment._failed`; `_invoke` stays as the reference (tests/test_fast_paths.py runs both on
 random call sequences of every example). It returns None, before anything runs, for arguments
 it does not read (an unknown or missing one): the caller then takes the generic parser, whose
@@ -64,11 +64,11 @@ def call_function(owner: type[Environment], tool: ToolSpec, positional: bool) ->
         f"    arguments = {traced}",
         "    journal = self._journal = []",
         "    self._steps = 0",
-        "    self.last_result = None",
+        "    self._last_result = None",
         "    budget.left = self.size_budget",
         "    try:",
         *("        " + line for line in _body(tool, positional, values, env)),
-        "        self.last_result = result",
+        "        self._last_result = result",
         "        if journal:  # a call that wrote nothing leaves the history as it is",
         "            self._world.record(journal)",
         "        self.trace.append(TraceEntry(NAME, arguments, True))",

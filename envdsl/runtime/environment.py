@@ -31,7 +31,7 @@ from envdsl.runtime.places import (
 )
 from envdsl.runtime.digests import reference_hash
 from envdsl.runtime.snapshots import Owner, Snapshot, World, undo_entry
-from envdsl.runtime.table import RefField, Table, TableSchema
+from envdsl.runtime.table import RefField, Table, TableSchema, highest_auto_number
 from envdsl.runtime.toolcalls import CallFunction, call_function
 from envdsl.runtime.values import (
     RecordSpec,
@@ -332,8 +332,11 @@ class Environment:
         table = self._tables[name]
         schema = table.schema
         rows = list(rows)
-        for row in rows:  # auto keys continue after the loaded ones, whatever their order
-            _advance_counter(table, getattr(row, schema.key))
+        if schema.auto_prefix is not None:  # auto keys continue after the loaded ones
+            keys = [getattr(row, schema.key) for row in rows]
+            table.auto_counter = max(
+                table.auto_counter, highest_auto_number(schema.auto_prefix, keys)
+            )
         for row in rows:
             key = getattr(row, schema.key)
             if schema.auto_prefix is not None and key == "":
@@ -1224,18 +1227,6 @@ def _refuse_immutable(schema: TableSchema, attr: str) -> None:
             "never changes",
             rule=f"immutable: {schema.entity}.{attr}",
         )
-
-
-def _advance_counter(table: Table[Any], key: Any) -> None:
-    """Start a table's auto counter after the loaded keys of its own form (`LOG-0042` -> 42),
-    so that the first insert does not probe every loaded key (and a failed one, whose
-    rollback restores the counter, does not probe them again)."""
-    prefix = table.schema.auto_prefix
-    if prefix is None or not isinstance(key, str) or not key.startswith(prefix + "-"):
-        return
-    digits = key[len(prefix) + 1 :]
-    if digits.isdigit():
-        table.auto_counter = max(table.auto_counter, int(digits))
 
 
 _NESTED = (list, dict)

@@ -249,11 +249,12 @@ def _release(index: dict[tuple[Any, ...], Any], value: tuple[Any, ...], key: Key
 
 
 def highest_auto_number(prefix: str, keys: Iterable[Key]) -> int:
-    """The highest number of the keys of a table's auto form (`LOG-0042` -> 42), 0 if none;
-    raises ValueError for a key with digits int() does not read (as load_rows does)."""
+    """The highest number of the keys of a table's auto form (`LOG-0042` -> 42), 0 if none:
+    where a table's auto counter starts after rows are loaded, so that the first insert does
+    not probe every loaded key. Raises ValueError for a key with digits int() does not read."""
     start = prefix + "-"
     cut = len(start)
-    tails = [key[cut:] for key in keys if type(key) is str and key.startswith(start)]
+    tails = [key[cut:] for key in keys if isinstance(key, str) and key.startswith(start)]
     return max([int(tail) for tail in tails if tail.isdigit()], default=0)
 
 

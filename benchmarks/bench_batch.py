@@ -30,7 +30,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from envdsl.task_files import is_task_file
+from envdsl.tasks.task_files import is_task_file
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLES = sorted(p for p in (REPO / "examples").glob("*.env") if not is_task_file(p))

@@ -29,8 +29,8 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from envdsl.pipeline import CompileResult, check_source  # noqa: E402
-from envdsl.source import SourceFile  # noqa: E402
-from envdsl.task_files import is_task_file  # noqa: E402
+from envdsl.tasks.task_files import is_task_file  # noqa: E402
+from envdsl.util.source import SourceFile  # noqa: E402
 
 IN_PROCESS_TARGET_MS = 20.0
 COLD_TARGET_MS = 300.0
@@ -205,8 +205,8 @@ def bare_lark() -> Any:
     tree (no positions, no checks, no AST)."""
     from lark import Lark
 
-    from envdsl.resources import grammar_path
     from envdsl.syntax.postlex import NewlinePostLexer
+    from envdsl.util.resources import grammar_path
 
     return Lark(
         grammar_path().read_text(encoding="utf-8"),

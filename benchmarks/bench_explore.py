@@ -54,7 +54,7 @@ from envdsl.explore.explorer import (  # noqa: E402
     machine_conditions,
 )
 from envdsl.runtime import Environment  # noqa: E402
-from envdsl.task_files import is_task_file  # noqa: E402
+from envdsl.tasks.task_files import is_task_file  # noqa: E402
 
 TARGET = 5_000.0  # explore calls/s for a 15-tool environment, one core
 

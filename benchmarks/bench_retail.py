@@ -53,9 +53,10 @@ DATA = PORT / "vendor" / "tau_bench" / "envs" / "retail" / "data"
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(PORT / "vendor"))
 
-import envdsl  # noqa: E402
-from envdsl.loader import CompileError  # noqa: E402
 from tau_bench.envs.retail.tools import ALL_TOOLS  # noqa: E402
+
+import envdsl  # noqa: E402
+from envdsl.generated.loader import CompileError  # noqa: E402
 
 TAU_TOOLS = {tool.get_info()["function"]["name"]: tool for tool in ALL_TOOLS}
 # the tools whose τ-bench result is JSON text (`json.dumps(...)`); the others return plain text

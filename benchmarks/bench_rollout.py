@@ -40,14 +40,14 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "tests"))  # the scripted chat server
 
-from envdsl.backends import Backend  # noqa: E402
 from envdsl.llm.client import ClientConfig  # noqa: E402
 from envdsl.pipeline import compile_file  # noqa: E402
 from envdsl.rollout import runner  # noqa: E402
 from envdsl.rollout.episode import system_message  # noqa: E402
 from envdsl.rollout.plan import EnvSource, env_source  # noqa: E402
 from envdsl.rollout.records import Sampling  # noqa: E402
-from envdsl.task_files import is_task_file  # noqa: E402
+from envdsl.tasks.task_files import is_task_file  # noqa: E402
+from envdsl.util.backends import Backend  # noqa: E402
 
 EXAMPLES = sorted(p for p in (REPO / "examples").glob("*.env") if not is_task_file(p))
 

@@ -46,7 +46,7 @@ sys.path.insert(0, str(REPO))
 import envdsl  # noqa: E402
 from envdsl.runtime import Environment, InvalidState  # noqa: E402
 from envdsl.runtime import values as v  # noqa: E402
-from envdsl.task_files import is_task_file  # noqa: E402
+from envdsl.tasks.task_files import is_task_file  # noqa: E402
 
 EXAMPLES = sorted(p for p in (REPO / "examples").glob("*.env") if not is_task_file(p))
 SLOW_S = 2.0

@@ -9,8 +9,8 @@ def load(
     path: "str | os.PathLike[str]", task_files: "Sequence[str | os.PathLike[str]]" = ()
 ) -> "type[Environment]":
     """Compile a spec (or a task file: its env and its tasks) in memory, with the tasks of
-    `task_files` too, and return its environment class (see envdsl.loader)."""
-    from envdsl.loader import load as _load
+    `task_files` too, and return its environment class (see envdsl.generated.loader)."""
+    from envdsl.generated.loader import load as _load
 
     return _load(path, task_files)
 

@@ -9,15 +9,15 @@ from __future__ import annotations
 import os
 import traceback
 from dataclasses import dataclass, field
-from typing import Any, Sequence, Union
 from pathlib import Path
+from typing import Any, Sequence, Union
 
-from envdsl import construct
 from envdsl.diagnostics import DiagnosticSink, codes
-from envdsl.diagnostics.model import Diagnostic
+from envdsl.diagnostics.diagnostic import Diagnostic
 from envdsl.semantics.model import CheckedSpec
-from envdsl.source import SourceFile, SourceMap, Span
 from envdsl.syntax import ast
+from envdsl.util import construct
+from envdsl.util.source import SourceFile, SourceMap, Span
 
 
 @dataclass(slots=True)
@@ -29,7 +29,7 @@ class CompileResult:
     stage_reached: str = "start"
     checked: object | None = None  # the semantic model (envdsl.semantics.model.CheckedSpec)
     artifacts: dict[str, str] = field(default_factory=dict)
-    task_reports: list[Any] = field(default_factory=list)  # envdsl.verify.TaskReport
+    task_reports: list[Any] = field(default_factory=list)  # envdsl.tasks.verify.TaskReport
 
     @property
     def diagnostics(self) -> list[Diagnostic]:
@@ -50,7 +50,7 @@ def check_source(
     """Parse, build, resolve, type-check and analyse one spec held in memory; with verify,
     also run its tasks (init, solution, checks) on the generated environment.
 
-    `task_files` add their tasks to the spec's (envdsl.task_files). `source` may itself be
+    `task_files` add their tasks to the spec's (envdsl.tasks.task_files). `source` may itself be
     a task file: then its env is read from the file it names. `verify_spec_tasks=False` runs
     only the task files' tasks (a generator checking candidates against a verified spec)."""
     sources = SourceMap()
@@ -78,7 +78,7 @@ def _report_internal_error(result: CompileResult, error: Exception) -> None:
 
 
 def _where(result: CompileResult) -> Span:
-    """The construct being processed when the compiler failed (envdsl.construct), if it lies in
+    """The construct being processed when the compiler failed (envdsl.util.construct), if it lies in
     the spec; else the start of the file."""
     span = construct.current()
     if span is not None and span.file == result.path:
@@ -151,7 +151,7 @@ def _build(source: SourceFile, result: CompileResult) -> ast.SpecFile | None:
 def _run_front_end(
     result: CompileResult, files: list[SourceFile], verify: bool, spec_tasks: bool = True
 ) -> None:
-    from envdsl import task_files
+    from envdsl.tasks import task_files
 
     result.stage_reached = "parse"
     built = [_build(source, result) for source in files]
@@ -178,7 +178,7 @@ def _run_front_end(
     result.stage_reached = "semantics"
     result.checked = analyze(result.spec, result.sources, result.sink)
     if result.checked is not None and not result.sink.has_errors:
-        from envdsl.default_values import check_default_values
+        from envdsl.tasks.parameter_defaults import check_default_values
 
         check_default_values(result.checked, result.sink)
     if result.checked is not None and not result.sink.has_errors and verify:
@@ -191,8 +191,8 @@ def _verify(result: CompileResult, checked: CheckedSpec, spec_tasks: bool) -> No
     if not checked.env.of_type(ast.TaskDecl):
         return
     from envdsl.codegen.emit import generate, output_name
-    from envdsl.generated import load_module
-    from envdsl.verify import verify_tasks
+    from envdsl.generated.modules import load_module
+    from envdsl.tasks.verify import verify_tasks
 
     result.stage_reached = "codegen"
     source = generate(checked, formatted=False)

@@ -12,7 +12,7 @@ _created: list[str] = []
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    # Loaded environments are written to a module cache (envdsl.cached); the suites load
+    # Loaded environments are written to a module cache (envdsl.generated.cached); the suites load
     # thousands of generated specs, which must not pile up in the user's ~/.cache. Workers the
     # tests spawn inherit the variable, so they import from the same directory.
     if "ENVDSL_CACHE_DIR" not in os.environ:

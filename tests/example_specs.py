@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from envdsl.task_files import bundle_paths
+from envdsl.tasks.task_files import bundle_paths
 
 REPO = Path(__file__).resolve().parent.parent
 BUNDLES = bundle_paths(sorted(str(path) for path in (REPO / "examples").glob("*.env")))

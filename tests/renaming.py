@@ -19,8 +19,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from envdsl.resources import grammar_path
 from envdsl.semantics.builtins import builtin_names
+from envdsl.util.resources import grammar_path
 
 ROOT = Path(__file__).resolve().parent.parent
 WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")

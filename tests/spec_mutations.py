@@ -23,9 +23,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import example_specs
-from envdsl.pipeline import check_source
-from envdsl.source import SourceFile
 from renaming import ADVERSARIAL, rename, renaming
+
+from envdsl.pipeline import check_source
+from envdsl.util.source import SourceFile
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = example_specs.EXAMPLES  # the specs, without task files
@@ -196,7 +197,7 @@ def run_one(text: str, limit: float = 30.0) -> Outcome:
 def _module_failure(checked: object) -> str:
     """A clean spec must give a module that imports and builds its schemas."""
     from envdsl.codegen.emit import generate, output_name
-    from envdsl.loader import environment_class, load_module
+    from envdsl.generated.loader import environment_class, load_module
     from envdsl.semantics.model import CheckedSpec
 
     assert isinstance(checked, CheckedSpec)

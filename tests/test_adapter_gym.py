@@ -9,14 +9,13 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 import gymnasium
+import pytest
 from gymnasium.utils.env_checker import check_env
 
 import envdsl
 import envdsl.gym
-from envdsl.adapters.records import task_records
+from envdsl.adapters.dataset_records import task_records
 from envdsl.runtime import Environment
 
 ROOT = Path(__file__).resolve().parent.parent

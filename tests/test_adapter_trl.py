@@ -10,12 +10,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from test_runtime import build
 
 import envdsl
-from envdsl.adapters.records import task_records
+from envdsl.adapters.dataset_records import task_records
 from envdsl.adapters.trl import environment_factory
 from envdsl.runtime import Environment
-from test_runtime import build
 
 ROOT = Path(__file__).resolve().parent.parent
 SLEEP = ROOT / "examples" / "sleep_tracking.env"

@@ -1,5 +1,5 @@
 """`envdsl check` over many files: argument expansion, jsonl and the summary, --jobs, progress,
-unreadable files and crashes in a batch (envdsl/batch.py)."""
+unreadable files and crashes in a batch (envdsl/cli/check_batch.py)."""
 
 from __future__ import annotations
 
@@ -13,14 +13,14 @@ import sys
 from pathlib import Path
 from typing import Any, Sequence
 
+import example_specs
 import jsonschema
 import pytest
 from click.testing import CliRunner
 
-import example_specs
-from envdsl import batch
-from envdsl.batch import FileRecord, Progress, Summary, check_one, run_check, run_checks
+from envdsl.cli import check_batch as batch
 from envdsl.cli import main
+from envdsl.cli.check_batch import FileRecord, Progress, Summary, check_one, run_check, run_checks
 from envdsl.pipeline import CompileResult
 
 REPO = Path(__file__).resolve().parent.parent

@@ -6,11 +6,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+from envdsl.cli.apply_fixes import apply_edits, choose_fixes, fix_source
 from envdsl.diagnostics import codes
-from envdsl.diagnostics.model import Diagnostic, Edit, Fix
-from envdsl.fixes import apply_edits, choose_fixes, fix_source
+from envdsl.diagnostics.diagnostic import Diagnostic, Edit, Fix
 from envdsl.pipeline import check_source
-from envdsl.source import SourceFile, Span
+from envdsl.util.source import SourceFile, Span
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -20,10 +20,10 @@ from click.testing import CliRunner
 from envdsl import __version__
 from envdsl.cli import main
 from envdsl.diagnostics.codes import REGISTRY
+from envdsl.diagnostics.diagnostic import DiagnosticSink
 from envdsl.diagnostics.explanations import EXPLANATIONS
-from envdsl.diagnostics.model import DiagnosticSink
 from envdsl.pipeline import CompileResult
-from envdsl.source import SourceFile, SourceMap
+from envdsl.util.source import SourceFile, SourceMap
 
 REPO = Path(__file__).resolve().parent.parent
 SCHEMA = json.loads((Path(__file__).parent / "diagnostics.schema.json").read_text("utf-8"))

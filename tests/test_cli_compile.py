@@ -16,7 +16,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from envdsl.cli import main
-from envdsl.loader import environment_class, load_module
+from envdsl.generated.loader import environment_class, load_module
 from envdsl.pipeline import compile_file
 
 REPO = Path(__file__).resolve().parent.parent

@@ -18,17 +18,17 @@ from pathlib import Path
 from typing import Any
 
 import black
-import pytest
-
 import example_specs
+import pytest
+from test_examples_e2e import compiled
+
 from envdsl.codegen.emit import generate
 from envdsl.diagnostics.render_text import render_text
-from envdsl.loader import environment_class, load_module
+from envdsl.generated.loader import environment_class, load_module
 from envdsl.pipeline import CompileResult, compile_source
 from envdsl.runtime import Environment
 from envdsl.semantics.model import CheckedSpec
-from envdsl.source import SourceFile
-from test_examples_e2e import compiled
+from envdsl.util.source import SourceFile
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLES = example_specs.EXAMPLES  # the specs, without task files

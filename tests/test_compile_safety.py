@@ -81,7 +81,7 @@ def test_an_enum_member_default_is_not_computed(monkeypatch: pytest.MonkeyPatch)
     enum member cannot (the type checker resolved it), a computed one still is."""
     import envdsl.codegen.emit as emit
     from envdsl.pipeline import check_source
-    from envdsl.source import SourceFile
+    from envdsl.util.source import SourceFile
 
     generated: list[str] = []
     real = emit.generate

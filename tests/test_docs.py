@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from envdsl.pipeline import check_source
-from envdsl.source import SourceFile
+from envdsl.util.source import SourceFile
 
 REPO = Path(__file__).resolve().parent.parent
 LANGUAGE = REPO / "docs" / "language.md"

@@ -13,12 +13,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import example_specs
 import jsonschema
 import pytest
 
-import example_specs
 import envdsl
-from envdsl.loader import environment_class, load_module
+from envdsl.generated.loader import environment_class, load_module
 from envdsl.pipeline import CompileResult, compile_file
 from envdsl.runtime import Environment
 from envdsl.syntax import ast

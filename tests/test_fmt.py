@@ -15,14 +15,14 @@ import sys
 from pathlib import Path
 
 import pytest
+from spec_mutations import MUTATIONS, mutant
 
+from envdsl.codegen.emit import generate
 from envdsl.fmt import format_source, shape
 from envdsl.fmt.comments import find_comments
-from envdsl.codegen.emit import generate
 from envdsl.pipeline import check_source
 from envdsl.semantics.model import CheckedSpec
-from envdsl.source import SourceFile
-from spec_mutations import MUTATIONS, mutant
+from envdsl.util.source import SourceFile
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = sorted((ROOT / "examples").glob("*.env"))

@@ -10,7 +10,7 @@ import pickle
 import pytest
 
 from envdsl.syntax import ast
-from envdsl.frozen_node import node, record
+from envdsl.util.frozen_node import node, record
 
 
 @node

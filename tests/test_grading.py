@@ -20,12 +20,12 @@ import pytest
 from click.testing import CliRunner
 
 from envdsl.cli import main
-from envdsl.diagnostics.model import Diagnostic
+from envdsl.diagnostics.diagnostic import Diagnostic
 from envdsl.diagnostics.render_json import render_json
-from envdsl.generated import environment_class, load_module
+from envdsl.generated.modules import environment_class, load_module
 from envdsl.pipeline import CompileResult, check_source, compile_source
 from envdsl.runtime import Environment
-from envdsl.source import SourceFile
+from envdsl.util.source import SourceFile
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -523,7 +523,7 @@ def test_values_of_strings_enums_and_missing_rows_are_shown_as_the_spec_writes_t
 
 
 def test_the_verifier_does_not_import_the_pipeline() -> None:
-    code = "import sys, envdsl.verify; print('envdsl.pipeline' in sys.modules)"
+    code = "import sys, envdsl.tasks.verify; print('envdsl.pipeline' in sys.modules)"
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=REPO
     )

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from envdsl.init_files import MAX_INIT_BYTES, read_init_file
 from envdsl.pipeline import check_file
+from envdsl.tasks.init_files import MAX_INIT_BYTES, read_init_file
 
 SPEC = """env Counter {
   \"\"\"A counter.\"\"\"

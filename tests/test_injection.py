@@ -20,10 +20,10 @@ from pathlib import Path
 import pytest
 
 from envdsl.diagnostics.render_text import render_text
-from envdsl.loader import environment_class, load_module
+from envdsl.generated.loader import environment_class, load_module
 from envdsl.pipeline import CompileResult, compile_source
 from envdsl.runtime import Environment
-from envdsl.source import SourceFile
+from envdsl.util.source import SourceFile
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -11,7 +11,7 @@ import pytest
 from envdsl.codegen.translate import Translator
 from envdsl.pipeline import compile_source
 from envdsl.semantics.check_expr import ExprChecker
-from envdsl.source import SourceFile
+from envdsl.util.source import SourceFile
 
 SPEC = '''env Sums {
   """Sums."""

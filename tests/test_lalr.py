@@ -13,8 +13,10 @@ from lark import Token, Tree
 from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken
 
 from envdsl.diagnostics import DiagnosticSink
-from envdsl.source import SourceFile
-from envdsl.syntax import lalr, limits, parse, tokens
+from envdsl.syntax import lalr, parse
+from envdsl.syntax import size_limits as limits
+from envdsl.syntax import tokens
+from envdsl.util.source import SourceFile
 
 REPO = Path(__file__).resolve().parent.parent
 TEXTS = sorted([*REPO.glob("examples/*.env"), *REPO.glob("tests/fixtures/**/*.env")])

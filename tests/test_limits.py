@@ -1,4 +1,4 @@
-"""Input limits (envdsl/syntax/limits.py, docs/language.md §8): one diagnostic at once past
+"""Input limits (envdsl/syntax/size_limits.py, docs/language.md §8): one diagnostic at once past
 them, time linear below them, never a RecursionError or an internal error.
 
 The inputs are the ones the reliability fuzzing (issue 14) found: each took seconds to minutes,
@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from envdsl.pipeline import check_source
-from envdsl.source import SourceFile
+from envdsl.util.source import SourceFile
 
 TOOL = 'env A {{\n  """d"""\n  query q() -> int {{\n    """d"""\n{body}\n  }}\n}}\n'
 

@@ -1,4 +1,4 @@
-"""The module cache behind `envdsl.cached` (envdsl/cache.py): used only while it is this
+"""The module cache behind `envdsl.generated.cached` (envdsl/generated/module_cache.py): used only while it is this
 user's alone, and bounded.
 
 Whoever can write into it runs code in every process that loads an environment, as with the
@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from envdsl import cache
-from envdsl.generated import load_module
+from envdsl.generated import module_cache as cache
+from envdsl.generated.modules import load_module
 
 SOURCE = "VALUE = {}\n"
 

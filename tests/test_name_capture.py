@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 
 from envdsl.diagnostics.render_text import render_text
-from envdsl.loader import environment_class, load_module
+from envdsl.generated.loader import environment_class, load_module
 from envdsl.pipeline import compile_source
 from envdsl.runtime import Environment
-from envdsl.source import SourceFile
+from envdsl.util.source import SourceFile
 
 
 def env_of(text: str) -> Environment:

@@ -11,11 +11,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from test_places import ALIASES, assert_well_owned
+from test_runtime import build, canonical
 
 import envdsl
 from envdsl.runtime import Environment
-from test_places import ALIASES, assert_well_owned
-from test_runtime import build, canonical
 
 ROOT = Path(__file__).resolve().parent.parent
 SLEEP = ROOT / "examples" / "sleep_tracking.env"
@@ -160,7 +160,7 @@ def test_a_cache_file_that_does_not_hold_its_source_is_replaced(
 ) -> None:
     """The module name is its content's hash: a file under that name holding something else
     (edited, or planted) must not be imported."""
-    from envdsl import cache
+    from envdsl.generated import module_cache as cache
 
     monkeypatch.setenv("ENVDSL_CACHE_DIR", str(tmp_path))
     source = "VALUE = 1\n"

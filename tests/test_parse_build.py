@@ -8,11 +8,11 @@ from typing import Iterator
 import pytest
 
 from envdsl.diagnostics import DiagnosticSink
-from envdsl.diagnostics.model import Diagnostic
-from envdsl.source import SourceFile, Span
+from envdsl.diagnostics.diagnostic import Diagnostic
 from envdsl.syntax import ast
 from envdsl.syntax.build import build_ast
 from envdsl.syntax.parse import parse_file
+from envdsl.util.source import SourceFile, Span
 
 SPEC = '''import std.time
 

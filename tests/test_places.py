@@ -16,13 +16,13 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from test_runtime import build, canonical
 
 from envdsl.pipeline import check_source, compile_source
 from envdsl.runtime import Environment
 from envdsl.runtime.places import OwnedDict, OwnedList, OwnedSet, Place, Value, place_of
 from envdsl.semantics.model import CheckedSpec
-from envdsl.source import SourceFile
-from test_runtime import build, canonical
+from envdsl.util.source import SourceFile
 
 ALIASES = '''
 env Aliases {

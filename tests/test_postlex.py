@@ -12,7 +12,7 @@ from envdsl.diagnostics import DiagnosticSink
 from envdsl.syntax import ast
 from envdsl.syntax.build import build_ast
 from envdsl.syntax.parse import _parser, parse_file
-from envdsl.source import SourceFile
+from envdsl.util.source import SourceFile
 
 PARAMS = "a: int, b: int, c: bool, d: bool, xs: list[int], s: str"
 

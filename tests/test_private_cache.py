@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from envdsl.private_cache import grammar_cache_file as cache_file
 from envdsl.syntax.parse import _parser
+from envdsl.util.private_dirs import grammar_cache_file as cache_file
 
 
 def test_the_cache_is_a_private_directory_of_the_user(

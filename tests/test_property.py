@@ -16,14 +16,14 @@ import os
 import re
 from pathlib import Path
 
+import example_specs
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import example_specs
 from envdsl.diagnostics.codes import REGISTRY
 from envdsl.pipeline import CompileResult, check_source
-from envdsl.source import SourceFile, Span
+from envdsl.util.source import SourceFile, Span
 
 EXAMPLES = example_specs.EXAMPLES  # the specs, without task files
 SPECS = [path.read_text(encoding="utf-8") for path in EXAMPLES]

@@ -25,11 +25,11 @@ from hypothesis import strategies as st
 
 import envdsl
 from envdsl.diagnostics.render_text import render_text
-from envdsl.loader import environment_class, load_module
+from envdsl.generated.loader import environment_class, load_module
 from envdsl.pipeline import check_source, compile_source
 from envdsl.runtime import Environment, InvalidState
-from envdsl.source import SourceFile
-from envdsl.task_files import is_task_file
+from envdsl.tasks.task_files import is_task_file
+from envdsl.util.source import SourceFile
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "benchmarks"))

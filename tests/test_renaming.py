@@ -15,14 +15,14 @@ import re
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 import example_specs
-from envdsl.loader import environment_class, load_module
-from envdsl.pipeline import compile_source
-from envdsl.source import SourceFile
-from envdsl.task_files import is_task_file
+import pytest
 from renaming import canonical, rename, renaming
+
+from envdsl.generated.loader import environment_class, load_module
+from envdsl.pipeline import compile_source
+from envdsl.tasks.task_files import is_task_file
+from envdsl.util.source import SourceFile
 
 TESTS = Path(__file__).resolve().parent
 EXAMPLES = example_specs.EXAMPLES  # the specs, without task files

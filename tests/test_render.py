@@ -11,11 +11,11 @@ import jsonschema
 import pytest
 
 from envdsl.diagnostics.codes import REGISTRY
-from envdsl.diagnostics.model import Diagnostic, DiagnosticSink, Edit, Fix
+from envdsl.diagnostics.diagnostic import Diagnostic, DiagnosticSink, Edit, Fix
 from envdsl.diagnostics.render_json import render_json
 from envdsl.diagnostics.render_text import render_text
 from envdsl.pipeline import CompileResult
-from envdsl.source import SourceFile, SourceMap, Span
+from envdsl.util.source import SourceFile, SourceMap, Span
 
 SCHEMA = json.loads((Path(__file__).parent / "diagnostics.schema.json").read_text("utf-8"))
 ANSI = re.compile(r"\x1b\[[0-9;]*m")

@@ -13,17 +13,17 @@ from pathlib import Path
 from typing import Any, Iterator
 
 import pytest
+from chat_server import ChatServer, Status, tool_calls
 from click.testing import CliRunner
 
-from chat_server import ChatServer, Status, tool_calls
-from envdsl.backends import Backend
 from envdsl.cli import main
 from envdsl.llm.client import ClientConfig
+from envdsl.pipeline import compile_file
 from envdsl.rollout import runner
 from envdsl.rollout.metrics import pass_at_k, pass_hat_k, summarize
-from envdsl.pipeline import compile_file
 from envdsl.rollout.plan import env_source
 from envdsl.rollout.records import Sampling
+from envdsl.util.backends import Backend
 
 SPEC = (Path(__file__).parent / "rollout_specs" / "counter.env").read_text("utf-8")
 

@@ -20,10 +20,10 @@ from typing import Any
 import pytest
 
 from envdsl.diagnostics.render_text import render_text
-from envdsl.loader import environment_class, load_module
+from envdsl.generated.loader import environment_class, load_module
 from envdsl.pipeline import compile_source
 from envdsl.runtime import Environment, InvalidState
-from envdsl.source import SourceFile
+from envdsl.util.source import SourceFile
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -744,9 +744,9 @@ def test_same_calls_same_hash_in_one_process(det_env: Environment) -> None:
 
 SCRIPT = """
 import json, sys
-from envdsl.loader import environment_class, load_module
+from envdsl.generated.loader import environment_class, load_module
 from envdsl.pipeline import compile_source
-from envdsl.source import SourceFile
+from envdsl.util.source import SourceFile
 spec, calls = json.loads(sys.stdin.read())
 result = compile_source(SourceFile("spec.env", spec))
 env = environment_class(load_module(result.artifacts["module"], result.artifacts["name"]))()

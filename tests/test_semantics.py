@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import pytest
 
-from envdsl.diagnostics.model import Diagnostic, Fix
+from envdsl.diagnostics.diagnostic import Diagnostic, Fix
 from envdsl.pipeline import CompileResult, check_source
 from envdsl.semantics.model import CheckedSpec
-from envdsl.source import SourceFile
 from envdsl.syntax import ast
+from envdsl.util.source import SourceFile
 
 PRELUDE = """env T {
   enum Status { active, suspended, closed }

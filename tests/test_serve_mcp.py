@@ -16,16 +16,15 @@ from typing import Any, AsyncIterator, Awaitable, Callable
 import anyio
 import pytest
 from click.testing import CliRunner
-
 from mcp import Client, StdioServerParameters
+from test_places import ALIASES
+from test_runtime import build
 
 import envdsl
-from envdsl.adapters.records import task_records
+from envdsl.adapters.dataset_records import task_records
 from envdsl.cli import main
 from envdsl.serve.episodes import Episodes
 from envdsl.serve.mcp import build_server
-from test_places import ALIASES
-from test_runtime import build
 
 ROOT = Path(__file__).resolve().parent.parent
 SLEEP = ROOT / "examples" / "sleep_tracking.env"

@@ -17,14 +17,14 @@ from typing import Any, Iterator
 
 import anyio
 import pytest
-from mcp import Client
 
 # the [openenv] extra is part of .[dev]: a missing library must fail here, not skip
 import uvicorn
+from mcp import Client
 from openenv.core.generic_client import GenericEnvClient
 
 import envdsl
-from envdsl.adapters.records import task_records
+from envdsl.adapters.dataset_records import task_records
 from envdsl.runtime import Environment
 from envdsl.serve.episodes import Episodes
 from envdsl.serve.openenv import build_app
@@ -122,8 +122,9 @@ def test_sessions_do_not_share_an_environment(base_url: str) -> None:
 
 def test_a_tool_named_like_a_contract_method_cannot_collide() -> None:
     """Tools travel inside the action: `reset` the tool and `reset` the contract method differ."""
-    from envdsl.serve.openenv import EnvdslOpenEnv
     from test_runtime import build
+
+    from envdsl.serve.openenv import EnvdslOpenEnv
 
     clash = build('''
 env Clash {

@@ -17,18 +17,18 @@ from pathlib import Path
 from typing import Any, Iterator
 
 import pytest
+from chat_server import ChatServer, Script, Status
 from click.testing import CliRunner
 from lark import Lark
 from lark.load_grammar import GrammarBuilder
 
-from chat_server import ChatServer, Script, Status
 from envdsl.cli import main
 from envdsl.llm import batch, loop
 from envdsl.llm.client import ChatClient, ClientConfig, LLMError
 from envdsl.llm.extract import NoSpecError, extract_spec
 from envdsl.llm.grammar import gbnf_grammar, gbnf_name, regex_to_gbnf
 from envdsl.llm.prompts import envscaler_prompt, system_prompt, topic_prompt
-from envdsl.resources import grammar_path, language_reference
+from envdsl.util.resources import grammar_path, language_reference
 
 ENVSCALER = Path("/work/shared/reference/envscaler/envs_sample17.json")
 

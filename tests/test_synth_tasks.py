@@ -18,7 +18,7 @@ from click.testing import CliRunner
 from test_synth import ChatServer, client_for, server  # noqa: F401 - the fixture
 
 from envdsl.cli import main
-from envdsl.llm.tasks import SynthTasksOptions, TaskSynthError, run_synth_tasks, signature
+from envdsl.llm.synth_tasks import SynthTasksOptions, TaskSynthError, run_synth_tasks, signature
 from envdsl.pipeline import check_file
 
 DEMO = Path(__file__).parent / "task_files" / "demo.env"

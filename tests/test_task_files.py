@@ -19,7 +19,7 @@ import envdsl
 from envdsl.cli import main
 from envdsl.diagnostics.render_text import render_text
 from envdsl.pipeline import check_file
-from envdsl.task_files import Bundle, bundle_paths
+from envdsl.tasks.task_files import Bundle, bundle_paths
 
 HERE = Path(__file__).parent / "task_files"
 OWN_TASKS = ["add_two"]
@@ -262,7 +262,7 @@ def test_adapters_take_task_files(demo: Path) -> None:
     assert list(envdsl.load(tasks).TASKS) == OWN_TASKS + FILE_TASKS
     assert list(envdsl.load(spec, [tasks]).TASKS) == OWN_TASKS + FILE_TASKS
     assert list(envdsl.load(spec).TASKS) == OWN_TASKS
-    from envdsl.adapters.gym import make
+    from envdsl.adapters.gymnasium_env import make
     from envdsl.adapters.trl import environment_factory
 
     env = make(spec, task="raise_limit", task_files=[tasks])

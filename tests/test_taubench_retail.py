@@ -15,7 +15,7 @@ import pytest
 
 import envdsl
 from envdsl.pipeline import check_source
-from envdsl.source import SourceFile
+from envdsl.util.source import SourceFile
 
 PORT = Path(__file__).resolve().parent.parent / "benchmarks" / "taubench_retail"
 sys.path.insert(0, str(PORT))

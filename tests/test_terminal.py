@@ -13,8 +13,8 @@ from click.testing import CliRunner
 from envdsl.cli import main
 from envdsl.diagnostics.render_text import render_text
 from envdsl.pipeline import check_source
-from envdsl.source import SourceFile
-from envdsl.terminal import printable
+from envdsl.util.source import SourceFile
+from envdsl.util.terminal import printable
 
 TITLE = "\x1b]0;pwned\x07"
 CLEAR = "\x1b[2J"

@@ -17,18 +17,18 @@ from envdsl.cli.group import (
     fail_usage,
     main,
     make_backend,
-    stdout_color,
     stderr_color,
+    stdout_color,
 )
 from envdsl.cli.specs import (
     compile_or_exit,
-    describe_read_error,
     failed_file,
     file_paths,
     load_class,
     one_spec,
     spec_bundles,
 )
+from envdsl.util.spec_paths import describe_read_error
 
 
 @main.command()
@@ -89,10 +89,10 @@ def check(
     file. Files found through a directory or pattern (or with --format jsonl) that cannot be
     read are reported per file and counted; then the exit code is 2 only if none could be read.
     """
-    from envdsl.batch import run_check
+    from envdsl.cli.check_batch import run_check
 
     if fix:
-        from envdsl.fixes import fix_files
+        from envdsl.cli.apply_fixes import fix_files
 
         fix_files(file_paths(files), sys.stderr)
     use_color = stdout_color(color) if output_format == "text" else False
@@ -215,7 +215,7 @@ def compile_command(files: Sequence[str], output_dir: str) -> None:
     """
     from pathlib import Path
 
-    from envdsl.loader import environment_class, load_module
+    from envdsl.generated.loader import environment_class, load_module
     from envdsl.pipeline import CompileResult
 
     outputs: list[tuple[Path, str]] = []
@@ -280,7 +280,7 @@ def verify(files: tuple[str, ...], output_format: str) -> None:
         document = {"ok": result.ok, "tasks": reports, "diagnostics": render_json([result])}
         click.echo(json.dumps(document, indent=2, ensure_ascii=False))
         sys.exit(EXIT_OK if result.ok else EXIT_ERRORS)
-    from envdsl.terminal import printable
+    from envdsl.util.terminal import printable
 
     if result.checked is not None and not reports and result.ok:
         click.echo(f"{file}: no tasks to verify")

@@ -10,10 +10,10 @@ from typing import TYPE_CHECKING, Any, Callable, NoReturn
 import click
 
 from envdsl import __version__
-from envdsl.collector import collect_less_often
+from envdsl.util.collector import collect_less_often
 
 if TYPE_CHECKING:
-    from envdsl.backends import Backend
+    from envdsl.util.backends import Backend
 
 
 EXIT_OK = 0
@@ -101,7 +101,7 @@ backend_option = option_group(_backend_options)
 
 
 def make_backend(kind: str, address: str | None, concurrency: int, processes: int = 1) -> "Backend":
-    from envdsl.backends import Backend
+    from envdsl.util.backends import Backend
 
     if address is not None and kind != "ray":
         fail_usage("--address is for --backend ray")

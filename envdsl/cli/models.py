@@ -19,10 +19,11 @@ from envdsl.cli.group import (
     option_group,
     text_or_json,
 )
-from envdsl.cli.specs import describe_read_error, env_source, spec_bundles
+from envdsl.cli.specs import env_source, spec_bundles
+from envdsl.util.spec_paths import describe_read_error
 
 if TYPE_CHECKING:
-    from envdsl.backends import Backend
+    from envdsl.util.backends import Backend
 
 
 _server_options = [
@@ -125,10 +126,10 @@ def rollout(
     """
     import dataclasses
 
-    from envdsl.backends import BackendError
     from envdsl.llm.client import ClientConfig
     from envdsl.rollout import runner
     from envdsl.rollout.records import Sampling
+    from envdsl.util.backends import BackendError
 
     if not model:
         fail_usage("give --model (or set ENVDSL_MODEL): the name the server serves")
@@ -157,7 +158,7 @@ def rollout(
     sampling = Sampling(model, temperature, max_tokens, seed, max_turns, user_model)
     user_config = dataclasses.replace(config, model=user_model) if user_model else None
     jobs = runner.plan(sources, chosen, samples, sampling)
-    from envdsl.terminal import is_terminal
+    from envdsl.util.terminal import is_terminal
 
     try:
         report = runner.run(
@@ -339,7 +340,7 @@ def synth(
         return
     if tasks_mode:
         assert output is not None
-        from envdsl.llm.tasks import SynthTasksOptions
+        from envdsl.llm.synth_tasks import SynthTasksOptions
 
         options = SynthTasksOptions(count, per_round, max_repairs, max_rounds)
         _synth_tasks(words[1], output, log_file, config, options)
@@ -415,7 +416,7 @@ def _synth_tasks(
     from pathlib import Path
 
     from envdsl.llm.client import ChatClient, ClientConfig, LLMError
-    from envdsl.llm.tasks import SynthTasksOptions, TaskSynthError, run_synth_tasks
+    from envdsl.llm.synth_tasks import SynthTasksOptions, TaskSynthError, run_synth_tasks
 
     assert isinstance(config, ClientConfig) and isinstance(options, SynthTasksOptions)
     if not Path(spec).is_file():
@@ -471,9 +472,9 @@ def _synth_batch(
 ) -> None:
     from pathlib import Path
 
-    from envdsl.backends import BackendError
     from envdsl.llm.batch import BatchInputError, progress_stream, read_items, run_batch
     from envdsl.llm.client import ChatClient, ClientConfig
+    from envdsl.util.backends import BackendError
 
     assert isinstance(config, ClientConfig)
     try:

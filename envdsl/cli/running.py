@@ -21,18 +21,18 @@ from envdsl.cli.group import (
 )
 from envdsl.cli.specs import (
     compile_or_exit,
-    describe_read_error,
     env_source,
     load_class,
     one_spec,
     read_state_file,
 )
+from envdsl.util.spec_paths import describe_read_error
 
 if TYPE_CHECKING:
     from envdsl.rollout.plan import EnvSource
     from envdsl.rollout.replay import Replay
     from envdsl.runtime import Environment
-    from envdsl.task_files import Bundle
+    from envdsl.tasks.task_files import Bundle
 
 
 @main.command()
@@ -138,7 +138,7 @@ def run(
         fail_usage(f"invalid initial state: {one_line(error)}")
     if calls_file is not None:
         calls = _read_calls(calls_file)
-    from envdsl.terminal import printable  # tool names, arguments, results: agent/spec text
+    from envdsl.util.terminal import printable  # tool names, arguments, results: agent/spec text
 
     results = []
     for index, (name, arguments) in enumerate(calls, start=1):
@@ -188,7 +188,7 @@ def run(
 
 
 def _read_calls(calls_file: str) -> list[tuple[str, Any]]:
-    from envdsl.replay import CallParseError, parse_calls
+    from envdsl.util.recorded_calls import CallParseError, parse_calls
 
     try:
         if calls_file == "-":
@@ -237,7 +237,7 @@ def tasks(files: tuple[str, ...], output_format: str, report: bool) -> None:
         return
     env_class = load_class(bundle)
     if output_format == "jsonl":
-        from envdsl.adapters.records import task_records
+        from envdsl.adapters.dataset_records import task_records
         from envdsl.pipeline import read_sources
 
         texts = [source.text for source in read_sources(bundle.path, bundle.task_files)]
@@ -258,7 +258,7 @@ def tasks(files: tuple[str, ...], output_format: str, report: bool) -> None:
         return
     if not listing:
         click.echo(f"{bundle.path}: no tasks")
-    from envdsl.terminal import printable  # spec strings: no escape sequence reaches the tty
+    from envdsl.util.terminal import printable  # spec strings: no escape sequence reaches the tty
 
     for item in listing:
         click.echo(f"{item['name']}:")
@@ -269,8 +269,8 @@ def tasks(files: tuple[str, ...], output_format: str, report: bool) -> None:
 
 
 def _coverage_report(bundle: "Bundle", output_format: str) -> None:
-    from envdsl.task_coverage import coverage_report, render_text
     from envdsl.pipeline import CompileResult
+    from envdsl.tasks.coverage import coverage_report, render_text
 
     if output_format == "jsonl":
         fail_usage("--report prints text or --format json")
@@ -446,7 +446,7 @@ def explore(
     if output_format == "json":
         click.echo(json.dumps(explore_json(report, file, seed), indent=2, ensure_ascii=False))
     else:
-        from envdsl.terminal import printable  # failure messages and conditions are spec text
+        from envdsl.util.terminal import printable  # failure messages and conditions are spec text
 
         click.echo(encodable(printable(explore_text(report, file, seed))))
         click.echo(render_timing(report))

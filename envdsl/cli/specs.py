@@ -9,17 +9,12 @@ from typing import TYPE_CHECKING, Any, Sequence
 import click
 
 from envdsl.cli.group import EXIT_ERRORS, fail_usage, one_line, stdout_color
+from envdsl.util.spec_paths import BatchUsageError, describe_read_error, expand_arguments
 
 if TYPE_CHECKING:
     from envdsl.rollout.plan import EnvSource
     from envdsl.runtime import Environment
-    from envdsl.task_files import Bundle
-
-
-def describe_read_error(error: OSError | UnicodeDecodeError) -> str:
-    from envdsl.batch import describe_read_error
-
-    return describe_read_error(error)
+    from envdsl.tasks.task_files import Bundle
 
 
 def failed_file(error: OSError | UnicodeDecodeError, bundle: "Bundle") -> str:
@@ -31,8 +26,6 @@ def failed_file(error: OSError | UnicodeDecodeError, bundle: "Bundle") -> str:
 def file_paths(arguments: Sequence[str]) -> list[str]:
     """Files, directories and patterns, expanded as `check` expands them: specs and task
     files alike (fmt and --fix rewrite each file on its own)."""
-    from envdsl.batch import BatchUsageError, expand_arguments
-
     try:
         return expand_arguments(arguments).files
     except BatchUsageError as error:
@@ -41,8 +34,8 @@ def file_paths(arguments: Sequence[str]) -> list[str]:
 
 def spec_bundles(arguments: Sequence[str]) -> "list[Bundle]":
     """The files of `arguments`, each env with the task files given for it
-    (envdsl.task_files)."""
-    from envdsl.task_files import bundle_paths
+    (envdsl.tasks.task_files)."""
+    from envdsl.tasks.task_files import bundle_paths
 
     return bundle_paths(file_paths(arguments))
 
@@ -82,7 +75,7 @@ def compile_or_exit(
 
 
 def load_class(bundle: "Bundle") -> "type[Environment]":
-    from envdsl.loader import environment_class, load_module
+    from envdsl.generated.loader import environment_class, load_module
     from envdsl.pipeline import CompileResult
 
     result = compile_or_exit(bundle, formatted=False)  # only executed, never written

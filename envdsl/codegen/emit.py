@@ -8,8 +8,8 @@ import jinja2
 
 from envdsl.codegen.lower import Lowerer
 from envdsl.codegen.naming import module_name
-from envdsl.private_cache import private_dir
 from envdsl.semantics.model import CheckedSpec
+from envdsl.util.private_dirs import private_dir
 
 
 @functools.cache

@@ -21,11 +21,11 @@ from envdsl.codegen.views import (
     TaskView,
     ToolView,
 )
-from envdsl.init_files import read_init_file
 from envdsl.semantics import types as t
 from envdsl.semantics.aliases import is_mutable
 from envdsl.semantics.model import CallableInfo, CheckedSpec, Effects, RecordInfo
 from envdsl.syntax import ast
+from envdsl.tasks.init_files import read_init_file
 
 _LITERALS = (ast.IntLit, ast.FloatLit, ast.StrLit, ast.BoolLit, ast.NoneLit)
 

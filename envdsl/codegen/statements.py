@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from envdsl import construct
 from envdsl.codegen.names import Names
 from envdsl.codegen.translate import CgScope, Context, Translator
 from envdsl.semantics import types as t
 from envdsl.semantics.model import CallableInfo, CheckedSpec, RecordInfo
 from envdsl.syntax import ast
+from envdsl.util import construct
 
 INDENT = "    "
 

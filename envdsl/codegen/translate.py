@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from envdsl import construct
 from envdsl.codegen.names import Names
 from envdsl.codegen.naming import Namespace
 from envdsl.semantics import types as t
@@ -17,6 +16,7 @@ from envdsl.semantics.aliases import is_mutable
 from envdsl.semantics.model import CheckedSpec, RecordInfo
 from envdsl.semantics.scope import path_of
 from envdsl.syntax import ast
+from envdsl.util import construct
 
 _BUILTIN_DIRECT = {"len": "len", "abs": "abs", "all": "all", "any": "any", "zip": "zip",
                    "enumerate": "enumerate"}  # fmt: skip

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import enum
 
-from envdsl.frozen_node import node
+from envdsl.util.frozen_node import node
 
 
 class Severity(enum.Enum):

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Sequence
 
-from envdsl.diagnostics.model import Diagnostic, Edit, Fix
-from envdsl.source import SourceMap, Span
+from envdsl.diagnostics.diagnostic import Diagnostic, Edit, Fix
+from envdsl.util.source import SourceMap, Span
 
 if TYPE_CHECKING:  # the pipeline imports the whole front end; the renderer needs only the type
     from envdsl.pipeline import CompileResult

@@ -18,10 +18,10 @@ import unicodedata
 from typing import Sequence
 
 from envdsl.diagnostics.codes import Severity
-from envdsl.diagnostics.model import Diagnostic
-from envdsl.frozen_node import node
-from envdsl.source import SourceFile, SourceMap
-from envdsl.terminal import printable
+from envdsl.diagnostics.diagnostic import Diagnostic
+from envdsl.util.frozen_node import node
+from envdsl.util.source import SourceFile, SourceMap
+from envdsl.util.terminal import printable
 
 TAB_WIDTH = 4
 

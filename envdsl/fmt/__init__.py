@@ -13,11 +13,11 @@ from collections import Counter
 from dataclasses import dataclass, field, fields, is_dataclass
 
 from envdsl.diagnostics import DiagnosticSink
-from envdsl.diagnostics.model import Diagnostic
+from envdsl.diagnostics.diagnostic import Diagnostic
 from envdsl.fmt.comments import find_comments
 from envdsl.fmt.layout import Layout
-from envdsl.source import SourceFile
 from envdsl.syntax import ast
+from envdsl.util.source import SourceFile
 
 WIDTH = 100
 

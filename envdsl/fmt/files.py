@@ -7,9 +7,9 @@ import sys
 from pathlib import Path
 from typing import Sequence, TextIO
 
-from envdsl.atomic_write import write_text_atomically
 from envdsl.fmt import format_source
-from envdsl.source import SourceFile, SourceMap
+from envdsl.util.atomic_write import write_text_atomically
+from envdsl.util.source import SourceFile, SourceMap
 
 EXIT_OK = 0
 EXIT_CHANGES_OR_ERRORS = 1  # --check found a file to change, or a spec could not be formatted
@@ -26,8 +26,8 @@ def run_fmt(
     err: TextIO | None = None,
 ) -> int:
     """Format the files (already expanded from the arguments); returns the exit code."""
-    from envdsl.batch import describe_read_error
     from envdsl.diagnostics.render_text import render_text
+    from envdsl.util.spec_paths import describe_read_error
 
     out = out or sys.stdout
     err = err or sys.stderr

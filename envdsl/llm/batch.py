@@ -20,11 +20,17 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable, Iterable, TextIO
 
-from envdsl.backends import RAY, Backend, ordered_map
 from envdsl.llm import prompts
 from envdsl.llm.client import ChatClient, ClientConfig, LLMError
-from envdsl.llm.loop import ACCEPTED, ACCEPTED_WITHOUT_TASKS, FAILED, Attempt, SynthResult
-from envdsl.llm.loop import synthesize
+from envdsl.llm.loop import (
+    ACCEPTED,
+    ACCEPTED_WITHOUT_TASKS,
+    FAILED,
+    Attempt,
+    SynthResult,
+    synthesize,
+)
+from envdsl.util.backends import RAY, Backend, ordered_map
 
 DONE = "done"
 LLM_ERROR = "error"

@@ -24,7 +24,7 @@ import ast as pyast
 from dataclasses import dataclass
 from typing import Any, Union
 
-from envdsl.resources import grammar_path
+from envdsl.util.resources import grammar_path
 
 RESERVED = ("root", "ws", "sp", "eol")
 NEWLINE_TERMINAL = "_NL"

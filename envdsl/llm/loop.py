@@ -106,8 +106,8 @@ class _Checked:
 def check_spec(spec: str, path: str) -> _Checked:
     from envdsl.diagnostics.render_json import render_json
     from envdsl.pipeline import check_source
-    from envdsl.source import SourceFile
     from envdsl.syntax import ast
+    from envdsl.util.source import SourceFile
 
     with _CHECK_LOCK:
         result = check_source(SourceFile(path, spec))

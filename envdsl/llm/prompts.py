@@ -7,7 +7,7 @@ import functools
 import json
 from typing import Any, Mapping, Sequence
 
-from envdsl.resources import language_reference, prompt_example
+from envdsl.util.resources import language_reference, prompt_example
 
 _RULES = """\
 Rules for your reply:

@@ -13,12 +13,12 @@ import re
 from dataclasses import dataclass, field
 from typing import Iterator
 
-from envdsl.diagnostics.model import Diagnostic
+from envdsl.diagnostics.diagnostic import Diagnostic
 from envdsl.pipeline import CompileResult, check_source
 from envdsl.semantics import types as t
 from envdsl.semantics.model import CallableInfo, CheckedSpec, RecordInfo
-from envdsl.source import SourceFile, Span
 from envdsl.syntax import ast
+from envdsl.util.source import SourceFile, Span
 
 PLACEHOLDER = "__envdsl_completion__"
 _IDENTIFIER_TAIL = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from envdsl.source import SourceFile
+from envdsl.util.source import SourceFile
 
 
 def _utf16_length(text: str) -> int:

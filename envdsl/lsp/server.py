@@ -7,17 +7,16 @@ A diagnostic's machine fixes are offered as quick-fix code actions.
 
 from __future__ import annotations
 
-
 from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
 from envdsl import __version__
 from envdsl.diagnostics.codes import Severity
-from envdsl.diagnostics.model import Diagnostic
+from envdsl.diagnostics.diagnostic import Diagnostic
 from envdsl.lsp.analysis import Analysis, Symbol, analyse
 from envdsl.lsp.positions import to_line_col, to_offset
-from envdsl.source import SourceFile, Span
+from envdsl.util.source import SourceFile, Span
 
 _SEVERITY = {
     Severity.ERROR: lsp.DiagnosticSeverity.Error,

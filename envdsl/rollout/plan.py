@@ -33,7 +33,7 @@ class EnvSource:
     tasks: dict[str, TaskHashes]
 
     def environment_class(self) -> type[Environment]:
-        from envdsl.generated import environment_class, load_module
+        from envdsl.generated.modules import environment_class, load_module
 
         return environment_class(load_module(self.module, self.module_name))
 
@@ -41,7 +41,7 @@ class EnvSource:
 def env_source(path: str, spec_text: str, result: CompileResult) -> EnvSource:
     """The source of a spec that compiled (result.ok, with its module); `spec_text` is what
     its hash covers (the spec's and its task files' texts, as `envdsl tasks` hashes them)."""
-    from envdsl.adapters.records import spec_hash
+    from envdsl.adapters.dataset_records import spec_hash
     from envdsl.syntax import ast
 
     spec = result.spec

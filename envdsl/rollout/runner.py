@@ -16,7 +16,6 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Sequence, TextIO
 
-from envdsl.backends import Backend, ordered_map
 from envdsl.rollout import metrics
 from envdsl.rollout.episode import run_episode
 from envdsl.rollout.plan import EnvSource, Job
@@ -29,7 +28,8 @@ from envdsl.rollout.records import (
     read_records,
     record_key,
 )
-from envdsl.terminal import StatusLine
+from envdsl.util.backends import Backend, ordered_map
+from envdsl.util.terminal import StatusLine
 
 if TYPE_CHECKING:
     from envdsl.llm.client import ChatClient, ClientConfig
@@ -123,7 +123,7 @@ class RunReport:
         }
 
     def as_text(self) -> str:
-        from envdsl.terminal import printable  # task names and paths reach the terminal
+        from envdsl.util.terminal import printable  # task names and paths reach the terminal
 
         head = f"ran {self.ran} rollouts ({self.skipped} already in {self.out}) in "
         return printable(f"{head}{self.seconds:.1f} s\n{metrics.render_text(self.summary)}")

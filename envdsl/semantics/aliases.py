@@ -22,10 +22,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable
 
-from envdsl.frozen_node import record
 from envdsl.semantics import types as t
 from envdsl.semantics.model import CheckedSpec
 from envdsl.syntax import ast
+from envdsl.util.frozen_node import record
 
 if TYPE_CHECKING:
     from envdsl.semantics.scope import Local

@@ -9,9 +9,9 @@ from envdsl.semantics.effects import close_effects
 from envdsl.semantics.lints import lint
 from envdsl.semantics.model import CheckedSpec
 from envdsl.semantics.resolve import Resolver
-from envdsl.semantics.tasks import TaskChecker
-from envdsl.source import SourceMap
+from envdsl.semantics.task_checks import TaskChecker
 from envdsl.syntax import ast
+from envdsl.util.source import SourceMap
 
 
 def analyze(spec: ast.SpecFile, sources: SourceMap, sink: DiagnosticSink) -> CheckedSpec | None:

@@ -9,17 +9,17 @@ from __future__ import annotations
 
 from typing import Callable
 
-from envdsl import construct
 from envdsl.diagnostics import DiagnosticSink, Edit, Fix, codes
-from envdsl.frozen_node import record
 from envdsl.semantics import types as t
 from envdsl.semantics.aliases import AliasAnalysis, AliasSet
 from envdsl.semantics.check_expr import ExprChecker
 from envdsl.semantics.model import CallableInfo, CheckedSpec, Effects, RecordInfo
 from envdsl.semantics.scope import Context, Local, Scope, path_of
 from envdsl.semantics.suggest import did_you_mean
-from envdsl.source import Span
 from envdsl.syntax import ast
+from envdsl.util import construct
+from envdsl.util.frozen_node import record
+from envdsl.util.source import Span
 
 
 class BodyChecker(ExprChecker):

@@ -9,14 +9,14 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from envdsl import construct
 from envdsl.diagnostics import DiagnosticSink, Edit, Fix, codes
 from envdsl.semantics import types as t
 from envdsl.semantics.model import CallableInfo, CheckedSpec, Effects, RecordInfo
 from envdsl.semantics.scope import Context, Local, Scope, path_of
 from envdsl.semantics.suggest import did_you_mean
-from envdsl.source import Span
 from envdsl.syntax import ast
+from envdsl.util import construct
+from envdsl.util.source import Span
 
 _ARITH = {"+", "-", "*", "/", "//", "%", "**"}
 _DATE_LIKE = (t.DATE, t.DATETIME)

@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import field
 from typing import TYPE_CHECKING
 
-from envdsl.frozen_node import record
 from envdsl.semantics.types import Type
 from envdsl.syntax import ast
+from envdsl.util.frozen_node import record
 
 if TYPE_CHECKING:
     from envdsl.semantics.scope import Local

@@ -12,7 +12,6 @@ import functools
 from pathlib import Path
 
 from envdsl.diagnostics import DiagnosticSink, Edit, Fix, codes
-from envdsl.resources import stdlib_dir
 from envdsl.semantics import types as t
 from envdsl.semantics.model import (
     CallableInfo,
@@ -25,8 +24,9 @@ from envdsl.semantics.model import (
     StateFieldInfo,
 )
 from envdsl.semantics.suggest import did_you_mean
-from envdsl.source import SourceFile, SourceMap, Span
 from envdsl.syntax import ast
+from envdsl.util.resources import stdlib_dir
+from envdsl.util.source import SourceFile, SourceMap, Span
 
 GENERICS = {"list": 1, "set": 1, "map": 2, "optional": 1}
 # Names that look like types to an author coming from Python or JSON Schema.

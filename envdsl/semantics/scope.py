@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from dataclasses import field
 
-from envdsl.frozen_node import record
 from envdsl.semantics.aliases import Roots
 from envdsl.semantics.model import Effects, RecordInfo
 from envdsl.semantics.types import Type
-from envdsl.source import Span
 from envdsl.syntax import ast
+from envdsl.util.frozen_node import record
+from envdsl.util.source import Span
 
 
 @record

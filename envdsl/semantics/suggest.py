@@ -6,7 +6,7 @@ import difflib
 from typing import Iterable
 
 from envdsl.diagnostics import Edit, Fix
-from envdsl.source import Span
+from envdsl.util.source import Span
 
 
 def closest(name: str, candidates: Iterable[str]) -> str | None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Union
 
-from envdsl.frozen_node import node
+from envdsl.util.frozen_node import node
 
 
 @node

@@ -9,8 +9,8 @@ from __future__ import annotations
 from dataclasses import field
 from typing import Iterator, TypeVar, Union
 
-from envdsl.source import Span
-from envdsl.frozen_node import node
+from envdsl.util.frozen_node import node
+from envdsl.util.source import Span
 
 DeclT = TypeVar("DeclT")
 

@@ -10,12 +10,12 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from envdsl.diagnostics import DiagnosticSink, codes
-from envdsl.source import SourceFile, Span
 from envdsl.syntax import ast, lalr
 from envdsl.syntax.lalr import ParseTree
 from envdsl.syntax.parse import parse_expression
 from envdsl.syntax.strings import decode_literal, split_fstring
 from envdsl.syntax.tokens import Token
+from envdsl.util.source import SourceFile, Span
 
 Node = Any  # a parse tree's node (envdsl.syntax.lalr.Node) or a Token
 

@@ -16,7 +16,7 @@ the terminals its interactive parser's `accepts()` finds, simulated on the same 
 envdsl.syntax.parse words the same diagnostic without parsing the text again.
 
 While reducing, each node also records how deep the nesting under it goes (expression nodes
-in a row, and blocks), so the depth limits (envdsl/syntax/limits.py) are walked for only the
+in a row, and blocks), so the depth limits (envdsl/syntax/size_limits.py) are walked for only the
 rare tree that may break them.
 
 The tables pickle without lark's objects and the tokens are envdsl's (tokens.py): once the
@@ -29,7 +29,7 @@ import importlib
 import re
 from typing import TYPE_CHECKING, Any, Iterator, Union
 
-from envdsl.syntax import limits
+from envdsl.syntax import size_limits as limits
 from envdsl.syntax.tokens import Token
 
 if TYPE_CHECKING:

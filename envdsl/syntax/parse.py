@@ -10,12 +10,13 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from envdsl.diagnostics import DiagnosticSink, Edit, Fix, codes
-from envdsl.private_cache import grammar_cache_file
-from envdsl.resources import grammar_path
-from envdsl.source import SourceFile, Span
-from envdsl.syntax import lalr, limits, parser_cache, postlex
+from envdsl.syntax import lalr, parser_cache, postlex
+from envdsl.syntax import size_limits as limits
 from envdsl.syntax.lalr import ParseTree
 from envdsl.syntax.tokens import Token
+from envdsl.util.private_dirs import grammar_cache_file
+from envdsl.util.resources import grammar_path
+from envdsl.util.source import SourceFile, Span
 
 if TYPE_CHECKING:
     from lark import Lark

@@ -5,7 +5,7 @@ lark's cache (`cache=`) holds a serialised form that lark turns back into some 8
 one by one in Python on every load (30-40 ms of each cold `envdsl check`). Here the parser
 lark built is pickled as it is, except its tree-building callbacks (closures, which pickle
 cannot hold): they are made again after loading, as lark's own loading does. The file lives
-next to lark's cache, in the directory envdsl.private_cache checks is this user's alone (a
+next to lark's cache, in the directory envdsl.util.private_dirs checks is this user's alone (a
 pickle runs code when it is loaded), and its name is keyed by what it was built from: the
 grammar, the options, the post-lexer's source, lark's and Python's versions. Whatever goes
 wrong loading or saving it, the parser is built the usual way.
@@ -21,7 +21,7 @@ import tempfile
 from types import ModuleType
 from typing import IO, TYPE_CHECKING, Any
 
-from envdsl.private_cache import grammar_cache_file
+from envdsl.util.private_dirs import grammar_cache_file
 
 if TYPE_CHECKING:
     from lark import Lark

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import inspect
 
-from envdsl.frozen_node import node
+from envdsl.util.frozen_node import node
 
 # Private-use characters mark `\{` and `\}` between unescaping and hole splitting; a real
 # backslash followed by a brace (`"a\\{"`) must stay a backslash and a brace.

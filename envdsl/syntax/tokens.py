@@ -2,7 +2,7 @@
 attributes, so that checking a spec need not import lark (a third of a cold start).
 
 Only what the parse tree's readers use is kept: the type, the text and the offsets; a token
-carries no line or column (spans are offsets; envdsl.source.SourceFile finds the lines).
+carries no line or column (spans are offsets; envdsl.util.source.SourceFile finds the lines).
 """
 
 from __future__ import annotations

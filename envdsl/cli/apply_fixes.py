@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence, TextIO
 
-from envdsl.atomic_write import write_text_atomically
-from envdsl.diagnostics.model import Diagnostic, Edit, Fix
-from envdsl.source import SourceFile
+from envdsl.diagnostics.diagnostic import Diagnostic, Edit, Fix
+from envdsl.util.atomic_write import write_text_atomically
+from envdsl.util.source import SourceFile
 
 MAX_ROUNDS = 8
 
@@ -92,7 +92,7 @@ def fix_source(source: SourceFile) -> FixOutcome:
 def fix_files(paths: Sequence[str], err: TextIO) -> int:
     """Fix each spec in place and report each applied fix on `err`; returns how many files
     changed. A file that cannot be read is left to the check that follows to report."""
-    from envdsl.terminal import printable
+    from envdsl.util.terminal import printable
 
     changed = applied = 0
     for path in paths:

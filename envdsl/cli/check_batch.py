@@ -23,7 +23,6 @@ printed in input order, each as soon as every file before it is done.
 from __future__ import annotations
 
 import dataclasses
-import glob
 import json
 import os
 import sys
@@ -35,10 +34,11 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence, TextIO
 
 import click
 
-from envdsl.backends import RAY, Backend, BackendError, ordered_map
-from envdsl.frozen_node import node, record
-from envdsl.task_files import Bundle, bundle_paths
-from envdsl.terminal import StatusLine, is_terminal
+from envdsl.tasks.task_files import Bundle, bundle_paths
+from envdsl.util.backends import RAY, Backend, BackendError, ordered_map
+from envdsl.util.frozen_node import node, record
+from envdsl.util.spec_paths import BatchUsageError, describe_read_error, expand_arguments
+from envdsl.util.terminal import StatusLine, is_terminal
 
 if TYPE_CHECKING:
     from multiprocessing.context import BaseContext
@@ -49,84 +49,10 @@ EXIT_OK = 0
 EXIT_ERRORS = 1
 EXIT_USAGE = 2
 
-PATTERN_CHARS = frozenset("*?[")
 PROGRESS_MIN_FILES = 20  # more files than this on a terminal: show a progress bar
 PROGRESS_INTERVAL = 0.1  # seconds between redraws
 
 JsonObject = dict[str, Any]
-
-
-class BatchUsageError(Exception):
-    """Arguments that name no spec; each message is one line on stderr."""
-
-    def __init__(self, messages: Sequence[str]) -> None:
-        super().__init__("; ".join(messages))
-        self.messages = list(messages)
-
-
-# ---- expanding the arguments -----------------------------------------------------------------
-
-
-@node
-class Expansion:
-    files: list[str]
-    batch: bool  # some argument was a directory or a pattern
-
-
-def expand_arguments(arguments: Sequence[str], *, batch: bool = False) -> Expansion:
-    """Files, directories and patterns -> spec files, de-duplicated, in a stable order.
-
-    Raises BatchUsageError when a directory or pattern matches nothing (and, in a batch, when a
-    named file does not exist). `batch=True` forces batch semantics (`--format jsonl`).
-    """
-    problems: list[str] = []
-    files: list[str] = []
-    seen: set[str] = set()
-    named: list[str] = []
-    for argument in arguments:
-        if os.path.isdir(argument):
-            batch = True
-            found = _spec_files_under(argument)
-            if not found:
-                problems.append(f"no *.env files under directory '{argument}'")
-        elif PATTERN_CHARS.intersection(argument) and not os.path.lexists(argument):
-            batch = True
-            found = sorted(
-                (path for path in glob.glob(argument, recursive=True) if os.path.isfile(path)),
-                key=_path_key,
-            )
-            if not found:
-                problems.append(f"no files match '{argument}'")
-        else:
-            found = [argument]
-            named.append(argument)
-        for path in found:
-            identity = os.path.normcase(os.path.realpath(path))
-            if identity not in seen:
-                seen.add(identity)
-                files.append(path)
-    if batch:  # one by one, a missing file is reported when it is read, as it always was
-        problems.extend(
-            f"cannot read '{path}': no such file" for path in named if not os.path.lexists(path)
-        )
-    if problems:
-        raise BatchUsageError(problems)
-    return Expansion(files, batch)
-
-
-def _spec_files_under(directory: str) -> list[str]:
-    found: list[str] = []
-    for root, directories, names in os.walk(directory):
-        directories[:] = sorted(name for name in directories if not name.startswith("."))
-        for name in names:
-            path = os.path.join(root, name)
-            if name.endswith(".env") and not name.startswith(".") and os.path.isfile(path):
-                found.append(path)
-    return sorted(found, key=_path_key)
-
-
-def _path_key(path: str) -> list[str]:
-    return os.path.normpath(path).split(os.sep)
 
 
 def resolve_jobs(jobs: int, files: int) -> int:
@@ -154,19 +80,7 @@ class FileRecord:
     diagnostics: tuple[JsonObject, ...] = ()  # for json and jsonl
     text: str = ""  # for text
     unreadable: str | None = None  # why the file could not be read
-    task_files: tuple[str, ...] = ()  # checked with the spec (envdsl.task_files)
-
-
-def describe_read_error(error: OSError | UnicodeDecodeError) -> str:
-    if isinstance(error, UnicodeDecodeError):
-        return f"not valid UTF-8 (byte 0x{error.object[error.start]:02x} at offset {error.start})"
-    if isinstance(error, FileNotFoundError):
-        return "no such file"
-    if isinstance(error, IsADirectoryError):
-        return "is a directory"
-    if isinstance(error, PermissionError):
-        return "permission denied"
-    return (error.strerror or str(error)).lower()
+    task_files: tuple[str, ...] = ()  # checked with the spec (envdsl.tasks.task_files)
 
 
 def check_one(
@@ -210,8 +124,8 @@ def crash_record(
 ) -> FileRecord:
     """An E9001 record for a file whose check failed outside the compiler's own net."""
     from envdsl.diagnostics import codes
-    from envdsl.diagnostics.model import Diagnostic
-    from envdsl.source import SourceMap, Span
+    from envdsl.diagnostics.diagnostic import Diagnostic
+    from envdsl.util.source import SourceMap, Span
 
     diagnostic = Diagnostic(
         codes.INTERNAL_ERROR,
@@ -355,7 +269,7 @@ def _worker_init() -> None:
     """Ctrl-C is the parent's to handle: workers finish their file and are shut down."""
     import signal
 
-    from envdsl.collector import collect_less_often
+    from envdsl.util.collector import collect_less_often
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     collect_less_often()  # as in the command line (spawned workers start with the defaults)

@@ -1,7 +1,7 @@
 """`envdsl synth tasks`: many verified tasks for one env, written into a task file.
 
 Rounds: each round shows the model the spec, one-line summaries of the tasks accepted so far
-and the gaps of their coverage report (envdsl.task_coverage), and asks for k new, different
+and the gaps of their coverage report (envdsl.tasks.coverage), and asks for k new, different
 tasks. Every candidate is checked on its own against the spec with the full task
 verification (init valid, solution replays, checks pass, negative controls, under-
 specification warnings); only a candidate without errors and warnings is accepted. A rejected
@@ -27,8 +27,8 @@ from envdsl.llm import prompts
 from envdsl.llm.client import ChatClient, Message
 from envdsl.llm.extract import NoSpecError, extract_tasks
 from envdsl.llm.loop import _CHECK_LOCK
-from envdsl.source import SourceFile
 from envdsl.syntax import ast
+from envdsl.util.source import SourceFile
 
 # statuses of one attempt
 ACCEPTED = "accepted"
@@ -272,7 +272,7 @@ class _Session:
         self.summaries.append(f"{task.name.text}: {tools}; {shown}")
 
     def gaps(self) -> list[str]:
-        from envdsl.task_coverage import coverage_of_sources, gaps
+        from envdsl.tasks.coverage import coverage_of_sources, gaps
 
         accepted = SourceFile(str(self.writer.output), self.writer.file_text(self.writer.tasks))
         with _CHECK_LOCK:

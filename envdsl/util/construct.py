@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from contextvars import ContextVar
 
-from envdsl.source import Span
+from envdsl.util.source import Span
 
 _CURRENT: ContextVar[Span | None] = ContextVar("envdsl_construct", default=None)
 

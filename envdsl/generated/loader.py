@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from typing import Sequence
 
-from envdsl.generated import environment_class, load_module
+from envdsl.generated.modules import environment_class, load_module
 from envdsl.pipeline import CompileResult, compile_file
 from envdsl.runtime import Environment
 

@@ -1,7 +1,7 @@
 """Task files: tasks kept outside the env spec, in `tasks for "shop.env" { task ... }`.
 
 A task file names its env relative to its own directory, under the confinement rules of
-`init from` (envdsl.init_files): no absolute path, nothing outside the task file's directory
+`init from` (envdsl.tasks.init_files): no absolute path, nothing outside the task file's directory
 tree once symlinks are resolved, a regular file. Its tasks are merged into the env's
 declarations before analysis, with their spans in the task file, so every later stage
 (types, verification, code generation) treats them as the spec's own tasks and every
@@ -19,10 +19,10 @@ import re
 from typing import Sequence
 
 from envdsl.diagnostics import DiagnosticSink, codes
-from envdsl.frozen_node import node
-from envdsl.init_files import read_confined
-from envdsl.source import MAX_FILE_CHARS, SourceFile, SourceMap
 from envdsl.syntax import ast
+from envdsl.tasks.init_files import read_confined
+from envdsl.util.frozen_node import node
+from envdsl.util.source import MAX_FILE_CHARS, SourceFile, SourceMap
 
 # what a file starts with when it is a task file (comments and blank lines may come first);
 # only for grouping files: the parser decides what the file really is

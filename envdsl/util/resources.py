@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-_PACKAGE_DIR = Path(__file__).resolve().parent
+_PACKAGE_DIR = Path(__file__).resolve().parent.parent  # envdsl/, this file is in envdsl/util
 _REPO_DIR = _PACKAGE_DIR.parent
 
 

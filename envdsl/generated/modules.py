@@ -1,6 +1,6 @@
 """Running generated source: executing a module and finding its environment class.
 
-Kept apart from `envdsl.loader` (which compiles specs through the pipeline) so that the
+Kept apart from `envdsl.generated.loader` (which compiles specs through the pipeline) so that the
 pipeline's verification stage can load what codegen produced without importing the pipeline
 back.
 """
@@ -12,7 +12,7 @@ import sys
 import threading
 import types
 
-from envdsl import cache
+from envdsl.generated import module_cache as cache
 from envdsl.runtime import Environment
 
 # One module loads at a time: a second thread that found a module in sys.modules while a
@@ -21,7 +21,7 @@ _loading = threading.RLock()
 
 
 def load_module(source: str, name: str, *, register: bool = True) -> types.ModuleType:
-    """Execute generated source as a module named after its content (see envdsl.cache).
+    """Execute generated source as a module named after its content (see envdsl.generated.module_cache).
 
     Registered modules are written to the module cache and imported from it, so their classes
     pickle by name in other processes; the same source loaded twice is one module.  With

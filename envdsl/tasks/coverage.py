@@ -9,7 +9,7 @@ A solution's calls all succeed (verification insists), so a failure is provoked 
 solution less one of its actions: the step that the rule guards a later step against. That
 is the failure-and-recovery path a task teaches.
 
-`gaps` turns the report into the short list the task generator (envdsl.llm.tasks) steers the
+`gaps` turns the report into the short list the task generator (envdsl.llm.synth_tasks) steers the
 next round by.
 """
 
@@ -23,9 +23,9 @@ from envdsl.pipeline import CompileResult
 from envdsl.runtime import Environment
 from envdsl.semantics import types as t
 from envdsl.semantics.model import CheckedSpec, Effects
-from envdsl.source import SourceFile
 from envdsl.syntax import ast
-from envdsl.verify_coverage import changed_fields
+from envdsl.tasks.unchecked_fields import changed_fields
+from envdsl.util.source import SourceFile
 
 LONG_WORKFLOW = 4  # steps: a solution at least this long is a longer workflow
 
@@ -90,7 +90,7 @@ class CoverageReport:
 
 def coverage_report(result: CompileResult) -> CoverageReport:
     """The report of a compiled spec with its tasks (`result` from compile_source/_file)."""
-    from envdsl.loader import environment_class, load_module
+    from envdsl.generated.loader import environment_class, load_module
 
     assert isinstance(result.checked, CheckedSpec) and "module" in result.artifacts
     module = load_module(result.artifacts["module"], result.artifacts["name"])
@@ -102,7 +102,7 @@ def coverage_of_sources(spec: SourceFile, task_files: Sequence[SourceFile]) -> C
     """The report of a spec and task files taken as verified (their tasks are not run again:
     the generator measures after each round). Raises ValueError if they have errors."""
     from envdsl.codegen.emit import generate, output_name
-    from envdsl.generated import environment_class, load_module
+    from envdsl.generated.modules import environment_class, load_module
     from envdsl.pipeline import check_source
 
     result = check_source(spec, verify=False, task_files=task_files)
@@ -253,7 +253,7 @@ def _few(names: list[str], limit: int) -> str:
 
 
 def render_text(report: CoverageReport) -> str:
-    from envdsl.terminal import printable  # rule texts come from the spec
+    from envdsl.util.terminal import printable  # rule texts come from the spec
 
     lines = [
         f"coverage of {len(report.tasks)} tasks of {report.env} ({', '.join(report.files)})",

@@ -6,8 +6,8 @@ from dataclasses import field
 from typing import Iterable
 
 from envdsl.diagnostics.codes import Code, Severity
-from envdsl.frozen_node import node, record
-from envdsl.source import Span
+from envdsl.util.frozen_node import node, record
+from envdsl.util.source import Span
 
 
 @node

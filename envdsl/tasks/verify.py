@@ -22,18 +22,18 @@ import types
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from envdsl import construct
 from envdsl.diagnostics import DiagnosticSink, codes
-from envdsl.generated import environment_class
+from envdsl.generated.modules import environment_class
 from envdsl.runtime import Environment, Fail, InvalidState
 from envdsl.semantics import types as t
 from envdsl.semantics.model import CheckedSpec, Effects
-from envdsl.source import Span
 from envdsl.syntax import ast
-from envdsl.verify_coverage import FieldsWatched, solution_states, unchecked_fields
+from envdsl.tasks.unchecked_fields import FieldsWatched, solution_states, unchecked_fields
+from envdsl.util import construct
+from envdsl.util.source import Span
 
 if TYPE_CHECKING:
-    from envdsl.check_values import CheckExplainer
+    from envdsl.tasks.check_values import CheckExplainer
 
 
 @dataclass
@@ -83,7 +83,7 @@ def verify_tasks(
 ) -> list[TaskReport]:
     """Verify every task on the generated `module` (the output of codegen for `checked`);
     without `spec_tasks`, only the tasks of task files (the spec's own are taken as verified)."""
-    from envdsl.check_values import CheckExplainer
+    from envdsl.tasks.check_values import CheckExplainer
 
     env_class = environment_class(module)
     explainer = CheckExplainer(checked, module)

@@ -175,4 +175,4 @@ ENV_ID = "envdsl/Environment-v0"
 # `gymnasium.make("envdsl.gym:envdsl/Environment-v0", spec="x.env", task=...)` imports this
 # module and builds the environment through gymnasium's registry (with its wrappers and spec)
 if ENV_ID not in gymnasium.registry:
-    gymnasium.register(id=ENV_ID, entry_point="envdsl.adapters.gym:make")
+    gymnasium.register(id=ENV_ID, entry_point="envdsl.adapters.gymnasium_env:make")

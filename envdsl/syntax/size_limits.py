@@ -14,8 +14,8 @@ import re
 from typing import TYPE_CHECKING
 
 from envdsl.diagnostics import DiagnosticSink, codes
-from envdsl.source import MAX_FILE_CHARS, SourceFile, Span
 from envdsl.syntax.tokens import Token
+from envdsl.util.source import MAX_FILE_CHARS, SourceFile, Span
 
 if TYPE_CHECKING:
     from envdsl.syntax.lalr import Node

@@ -1,7 +1,7 @@
-"""The content-addressed cache of generated modules behind `envdsl.cached` (see there).
+"""The content-addressed cache of generated modules behind `envdsl.generated.cached` (see there).
 
 Whoever can write into this directory (or its `__pycache__`) runs code in every process that
-loads an environment from it, so, like the parse-table caches (envdsl.private_cache), it is
+loads an environment from it, so, like the parse-table caches (envdsl.util.private_dirs), it is
 used only while it is a directory of this user that no one else may write into; otherwise
 modules run in memory (they then pickle only within the process). It holds at most
 MAX_MODULES modules: storing a new one removes the oldest, so loading thousands of distinct
@@ -17,9 +17,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from envdsl.private_cache import is_private
+from envdsl.util.private_dirs import is_private
 
-PACKAGE = "envdsl.cached"
+PACKAGE = "envdsl.generated.cached"
 MAX_MODULES = 512  # about 30 MiB of sources and as much bytecode for specs of examples' size
 _STALE_TEMPORARY_SECONDS = 3600  # a write older than this was left by a process that died
 
@@ -41,8 +41,8 @@ def module_name(source: str, name: str) -> str:
 
 def store(full_name: str, source: str) -> bool:
     """Write a module's source into the cache (once: the name is its content) and make sure
-    `envdsl.cached` looks there; False when the directory cannot be written."""
-    import envdsl.cached as package
+    `envdsl.generated.cached` looks there; False when the directory cannot be written."""
+    import envdsl.generated.cached as package
 
     directory = cache_dir()
     target = directory / (full_name.rsplit(".", 1)[1] + ".py")

@@ -6,9 +6,9 @@ import bisect
 import itertools
 from dataclasses import field
 
-from envdsl.frozen_node import node, record
+from envdsl.util.frozen_node import node, record
 
-# The longest spec, in characters (docs/language.md §8; reported by envdsl.syntax.limits).
+# The longest spec, in characters (docs/language.md §8; reported by envdsl.syntax.size_limits).
 MAX_FILE_CHARS = 1_000_000
 
 
@@ -48,7 +48,7 @@ class SourceFile:
             text = text.replace("\r\n", "\n").replace("\r", "\n")
         self.text = text
         # line starts, computed at C speed (a Python loop over a 1 MB file takes half a second)
-        # and only as far as a spec may go (envdsl.syntax.limits reports a longer one there)
+        # and only as far as a spec may go (envdsl.syntax.size_limits reports a longer one there)
         lengths = map((1).__add__, map(len, text[: MAX_FILE_CHARS + 1].split("\n")))
         self._line_starts = [0, *itertools.accumulate(lengths)][:-1]
 

@@ -85,3 +85,18 @@ def test_right_example_is_clean(code: str, tmp_path: Path) -> None:
     # Not even a warning: the repaired spec is what `envdsl explain` teaches.
     explanation = EXPLANATIONS[code]
     assert check_example(explanation.right, tmp_path / "right.env", explanation.files) == []
+
+
+def test_explanation_files_out_of_format_are_refused() -> None:
+    from envdsl.diagnostics.explanations import ExplanationFileError, parse_explanation
+
+    good = "# W5001\n\nA rule. It matters.\n\n## wrong\n\n```env\nenv A {}\n```\n\n## right\n\n(none)\n"
+    parsed = parse_explanation(good, "W5001")
+    assert (parsed.text, parsed.wrong, parsed.right) == ("A rule. It matters.", "env A {}\n", "")
+    for broken in (
+        good.replace("# W5001", "# W5002"),  # heading names another code
+        good.replace("## right\n\n(none)\n", ""),  # no right section
+        good.replace("```env\nenv A {}\n```", "env A {}"),  # example outside a fence
+    ):
+        with pytest.raises(ExplanationFileError):
+            parse_explanation(broken, "W5001")

@@ -2,7 +2,7 @@
 
 Codes are banded by stage (E0xx syntax, E1xx names, E2xx types, E3xx tools and effects,
 E4xx invariants and tasks, W5xx lints, E9xx internal) and carry a stable kebab-case slug.
-The long explanations with a wrong and a right example live in explanations.py; a test
+The long explanations with a wrong and a right example live in explanations/CODE.md; a test
 keeps the two in step and checks that every code has a fixture.
 """
 

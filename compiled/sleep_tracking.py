@@ -394,14 +394,14 @@ class SleepTrackingEnv(rt.Environment):
         "_inv_0": "no sleep is logged in the future",
     }
     SITES: ClassVar[tuple[tuple[str, int, str, str], ...]] = (
-        ("get_user", 55, "let-else", "users.get(user_id)"),
-        ("add_sleep_log", 61, "let-else", "users.get(user_id)"),
-        ("add_sleep_log", 62, "require", "u.status == AccountStatus.active"),
-        ("add_sleep_log", 63, "require", "end > start"),
-        ("add_sleep_log", 64, "require", "end <= now"),
-        ("set_status", 71, "let-else", "users.get(user_id)"),
-        ("delete_sleep_log", 78, "let-else", "logs.get(log_id)"),
-        ("delete_sleep_log", 79, "require", "l.user == user_id"),
+        ("get_user", 60, "let-else", "users.get(user_id)"),
+        ("add_sleep_log", 66, "let-else", "users.get(user_id)"),
+        ("add_sleep_log", 67, "require", "u.status == AccountStatus.active"),
+        ("add_sleep_log", 68, "require", "end > start"),
+        ("add_sleep_log", 69, "require", "end <= now"),
+        ("set_status", 83, "let-else", "users.get(user_id)"),
+        ("delete_sleep_log", 90, "let-else", "logs.get(log_id)"),
+        ("delete_sleep_log", 91, "require", "l.user == user_id"),
     )
 
     @property

@@ -703,3 +703,15 @@ def test_empty_braces_for_a_set_say_that_the_empty_set_is_set_call() -> None:
     [diagnostic] = result.diagnostics
     assert diagnostic.code.code == "E2001" and "found an empty map" in diagnostic.message
     assert diagnostic.help is not None and "`set()`" in diagnostic.help
+
+
+def test_suggestions_are_typing_slips_not_lookalikes() -> None:
+    from envdsl.semantics.suggest import closest
+
+    assert closest("emial", ["email", "name"]) == "email"  # swapped neighbours: one slip
+    assert closest("Email", ["email"]) == "email"  # a case slip
+    assert closest("descripton", ["description"]) == "description"
+    # a similarity ratio alone offers these, and `check --fix` would apply them
+    assert closest("state", ["same", "users"]) is None
+    assert closest("fly", ["fee", "flights"]) is None
+    assert closest("usr", ["user"]) == "user"

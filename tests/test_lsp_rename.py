@@ -86,6 +86,14 @@ def test_what_cannot_be_renamed_is_refused() -> None:
         rename(spec, tasks, spec.path, field, "name")  # another field of User
 
 
+def test_a_rename_an_init_file_would_not_follow_is_refused() -> None:
+    shop = ROOT / "examples" / "online_shop.env"
+    spec, *tasks = read_sources(shop, [ROOT / "examples" / "online_shop.tasks.env"])
+    paid = spec.text.index("    paid,") + 5  # a status the store's JSON file holds
+    with pytest.raises(RenameError, match="would break the spec: E4003 the initial state"):
+        rename(spec, tasks, spec.path, paid, "settled")
+
+
 def test_renaming_to_the_same_name_changes_nothing() -> None:
     spec, *tasks = read_sources(SLEEP, [SLEEP_TASKS])
     edits = rename(spec, tasks, spec.path, spec.text.index("email: str") + 1, "email")

@@ -6,18 +6,19 @@ to" (Analysis.target_of, the one hover and go-to-definition use): every identifi
 merged syntax tree whose declaration is the renamed one is rewritten, and so are the names
 checks give as strings (`called("set_status", status=...)`, `calls("set_status")`). A rename
 is refused when the new name is no identifier or when the renamed files would have more errors
-than before (a clash with another name, a reserved word): it is checked before it is offered.
-What the checker cannot see is left as it is: docstrings and comments, `init from` JSON files.
+than before (a clash with another name, a reserved word, an `init from` JSON file that names
+the old name): it is checked before it is offered. Docstrings, comments and JSON files are not
+rewritten.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Iterator, Sequence
+from typing import Iterator, Sequence, TypeVar
 
 from envdsl.lsp.analysis import Analysis, child_nodes
-from envdsl.pipeline import check_source
+from envdsl.pipeline import CompileResult, check_source
 from envdsl.semantics.model import CallableInfo, CheckedSpec
 from envdsl.syntax import ast
 from envdsl.util.source import SourceFile, Span
@@ -100,12 +101,23 @@ def _refuse_if_broken(
     old: str,
     new: str,
 ) -> None:
+    """Check the renamed files as they were checked before. An `init from` JSON file is not
+    rewritten, and what it holds is only compared with the schema when the tasks run: then
+    both versions are checked with their tasks too."""
     renamed = [
         SourceFile(source.path, apply_edits(source.text, edits.get(source.path, [])))
         for source in (spec, *task_files)
     ]
-    after = check_source(renamed[0], verify=False, task_files=renamed[1:])
-    errors_before = [d for d in before.result.diagnostics if d.is_error]
+    _compare(
+        before.result, check_source(renamed[0], verify=False, task_files=renamed[1:]), old, new
+    )
+    if before.result.spec is not None and any(_nodes(before.result.spec, ast.InitFrom)):
+        full = check_source(spec, task_files=task_files)
+        _compare(full, check_source(renamed[0], task_files=renamed[1:]), old, new)
+
+
+def _compare(before: CompileResult, after: CompileResult, old: str, new: str) -> None:
+    errors_before = [d for d in before.diagnostics if d.is_error]
     errors_after = [d for d in after.diagnostics if d.is_error]
     if len(errors_after) > len(errors_before):
         known = {(d.code.code, d.message) for d in errors_before}
@@ -185,7 +197,10 @@ def _traced_tool(analysis: Analysis, path: list[object]) -> Span | None:
     return tool.decl.name.span if tool is not None else None
 
 
-def _nodes(root: object, kind: type[ast.Call]) -> Iterator[ast.Call]:
+NodeT = TypeVar("NodeT")
+
+
+def _nodes(root: object, kind: type[NodeT]) -> Iterator[NodeT]:
     stack = [root]
     while stack:
         node = stack.pop()

@@ -90,11 +90,22 @@ class Session:
         return lsp.TextDocumentIdentifier(self.uri)
 
 
-def _run(tmp_path: Path, scenario: Callable[[Session], Awaitable[None]]) -> None:
+def _run(
+    tmp_path: Path,
+    scenario: Callable[[Session], Awaitable[None]],
+    *,
+    files: dict[str, str] | None = None,
+    capabilities: Any = None,
+) -> None:
+    """Start the server, open shop.env (written with SPEC and `files` into tmp_path) and run
+    the scenario."""
+
     async def main() -> None:
         client = LanguageClient("envdsl-test", "1")
         spec = tmp_path / "shop.env"
         spec.write_text(SPEC, encoding="utf-8")
+        for name, text in (files or {}).items():
+            (tmp_path / name).write_text(text, encoding="utf-8")
         session = Session(client, spec.resolve().as_uri())
 
         @client.feature(lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
@@ -107,7 +118,8 @@ def _run(tmp_path: Path, scenario: Callable[[Session], Awaitable[None]]) -> None
             await session.wait(
                 client.initialize_async(
                     lsp.InitializeParams(
-                        capabilities=lsp.ClientCapabilities(), root_uri=tmp_path.as_uri()
+                        capabilities=capabilities or lsp.ClientCapabilities(),
+                        root_uri=tmp_path.as_uri(),
                     )
                 )
             )
@@ -218,6 +230,156 @@ def test_hover_definition_completion_and_symbols(tmp_path: Path) -> None:
         assert [f.name for f in item.children] == ["id", "qty", "color"]
 
     _run(tmp_path, scenario)
+
+
+# ---- formatting and rename ----------------------------------------------------------------
+
+TASKS = '''tasks for "shop.env" {
+  task two {
+    """Add two items."""
+    init {
+      items = []
+    }
+    solution {
+      add(id="a", qty=1)
+      add(id="b", qty=2)
+    }
+    check "two items": len(items) == 2 and items["b"].qty == 2
+    check "added twice": calls("add") == 2 and called("add", qty=2)
+  }
+}
+'''
+RENAME_CAPABILITIES = lsp.ClientCapabilities(
+    text_document=lsp.TextDocumentClientCapabilities(
+        rename=lsp.RenameClientCapabilities(prepare_support=True)
+    )
+)
+
+
+def _offset(text: str, position: Any) -> int:
+    lines = text.split("\n")
+    return sum(len(line) + 1 for line in lines[: position.line]) + position.character
+
+
+def _apply(text: str, edits: list[Any]) -> str:
+    """The client's side of a TextEdit list (ASCII text: columns are characters)."""
+    spans = [(_offset(text, e.range.start), _offset(text, e.range.end), e.new_text) for e in edits]
+    for start, end, new in sorted(spans, reverse=True):
+        text = text[:start] + new + text[end:]
+    return text
+
+
+def _clean(spec: str, tasks: str) -> list[tuple[str, str]]:
+    from envdsl.pipeline import check_source
+    from envdsl.util.source import SourceFile
+
+    result = check_source(SourceFile("shop.env", spec), task_files=[SourceFile("t.env", tasks)])
+    return [(d.code.code, d.message) for d in result.diagnostics]
+
+
+def test_formatting_gives_the_fmt_layout(tmp_path: Path) -> None:
+    from envdsl.fmt import format_source
+    from envdsl.util.source import SourceFile
+
+    expected = format_source(SourceFile("shop.env", SPEC)).text
+    assert expected is not None and expected != SPEC
+
+    async def scenario(session: Session) -> None:
+        await session.next_diagnostics()
+        client, options = session.client, lsp.FormattingOptions(tab_size=2, insert_spaces=True)
+        request = lsp.DocumentFormattingParams(session.document(), options)
+        edits = await session.wait(client.text_document_formatting_async(request))
+        assert edits is not None and len(edits) == 1
+        assert edits[0].range.start == lsp.Position(0, 0)
+        assert edits[0].range.end == lsp.Position(SPEC.count("\n"), 0)  # the whole text
+        assert _apply(SPEC, edits) == expected
+        session.change(expected)  # formatted already: nothing to do
+        await session.next_diagnostics()
+        assert list(await session.wait(client.text_document_formatting_async(request))) == []
+        messy = expected.replace("    qty: int", "qty:int").replace("  state {", "\tstate{")
+        session.change(messy)
+        await session.next_diagnostics()
+        assert _apply(messy, await session.wait(client.text_document_formatting_async(request)))
+        session.change(SPEC.replace("for i in items", "for i in"))  # a syntax error
+        await session.next_diagnostics()
+        assert await session.wait(client.text_document_formatting_async(request)) is None
+
+    _run(tmp_path, scenario)
+
+
+def test_rename_across_the_spec_and_its_task_file(tmp_path: Path) -> None:
+    task_uri = (tmp_path / "shop.tasks.env").resolve().as_uri()
+    (tmp_path / "other.env").write_text(SPEC.replace("Shop", "Other"), encoding="utf-8")
+
+    async def rename(
+        session: Session, uri: str, text: str, needle: str, extra: int, new: str
+    ) -> Any:
+        request = lsp.RenameParams(
+            lsp.TextDocumentIdentifier(uri), _position(text, needle, extra), new
+        )
+        return await session.wait(session.client.text_document_rename_async(request))
+
+    async def scenario(session: Session) -> None:
+        await session.next_diagnostics()
+        client, uri = session.client, session.uri
+
+        # the field qty, from the spec: not the parameter of the same name
+        edit = await rename(session, uri, SPEC, "i.qty", 3, "stock")
+        assert set(edit.changes) == {uri, task_uri}  # other.env is another env
+        spec, tasks = _apply(SPEC, edit.changes[uri]), _apply(TASKS, edit.changes[task_uri])
+        assert len(edit.changes[uri]) == 4 and len(edit.changes[task_uri]) == 1
+        assert 'stock: int "units in stock"' in spec and "n += i.stock" in spec
+        assert "Item(id=id, stock=qty)" in spec and 'items["a"].stock' in spec
+        assert "qty: int) -> Item" in spec and 'items["b"].stock == 2' in tasks
+        assert 'called("add", qty=2)' in tasks and _clean(spec, tasks) == []
+
+        # the parameter qty, from the task file's solution (the file is not open: read from disk)
+        edit = await rename(session, task_uri, TASKS, "qty=2)\n", 0, "count")
+        spec, tasks = _apply(SPEC, edit.changes[uri]), _apply(TASKS, edit.changes[task_uri])
+        assert "count: int) -> Item" in spec and "Item(id=id, qty=count)" in spec
+        assert 'add(id="a", count=1)' in spec and 'add(id="b", count=2)' in tasks
+        assert 'called("add", count=2)' in tasks and "i.qty" in spec
+        assert _clean(spec, tasks) == []
+
+        # the tool add, from the task file, with the names checks give as strings
+        edit = await rename(session, task_uri, TASKS, 'calls("add")', 7, "stock_item")
+        spec, tasks = _apply(SPEC, edit.changes[uri]), _apply(TASKS, edit.changes[task_uri])
+        assert "action stock_item(" in spec and 'stock_item(id="a", qty=1)' in spec
+        assert 'calls("stock_item")' in tasks and 'called("stock_item", qty=2)' in tasks
+        assert _clean(spec, tasks) == []
+
+        # prepareRename: the word and its name, or nothing where nothing can be renamed
+        async def prepare(text: str, needle: str, extra: int = 0, target: str = uri) -> Any:
+            request = lsp.PrepareRenameParams(
+                lsp.TextDocumentIdentifier(target), _position(text, needle, extra)
+            )
+            return await session.wait(client.text_document_prepare_rename_async(request))
+
+        found = await prepare(SPEC, "Color.red\n", 6)
+        assert found.placeholder == "red"
+        assert found.range == lsp.Range(
+            _position(SPEC, "Color.red\n", 6), _position(SPEC, "Color.red\n", 9)
+        )
+        assert (await prepare(TASKS, "two {", 0, task_uri)).placeholder == "two"
+        for needle in ("let n", "len(items)", "table Item", 'int "units'):
+            assert await prepare(SPEC, needle) is None, needle
+
+        # refused: a clash, a reserved word, no name at all
+        for needle, extra, new, why in [
+            ("i.qty", 3, "color", "would break the spec"),
+            ("i.qty", 3, "for", "would break the spec"),
+            ("i.qty", 3, "2x", "is not a name"),
+            ("let n", 0, "m", "no name of this spec here"),
+        ]:
+            with pytest.raises(Exception, match=why):
+                await rename(session, uri, SPEC, needle, extra, new)
+
+    _run(
+        tmp_path,
+        scenario,
+        files={"shop.tasks.env": TASKS},
+        capabilities=RENAME_CAPABILITIES,
+    )
 
 
 # ---- the analysis behind the server, without the protocol -------------------------------------

@@ -24,7 +24,7 @@ from lark.load_grammar import GrammarBuilder
 
 from envdsl.cli import main
 from envdsl.llm import batch, loop
-from envdsl.llm.client import ChatClient, ClientConfig, LLMError
+from envdsl.llm.client import ChatClient, ClientConfig, LLMError, nested_field
 from envdsl.llm.extract import NoSpecError, extract_spec
 from envdsl.llm.grammar import gbnf_grammar, gbnf_name, regex_to_gbnf
 from envdsl.llm.prompts import envscaler_prompt, system_prompt, topic_prompt
@@ -274,13 +274,31 @@ def test_connection_refused_and_timeout(server: ChatServer) -> None:
     assert info.value.kind == "timeout" and time.monotonic() - started < 5
 
 
-def test_guided_grammar_goes_in_the_request_body(server: ChatServer) -> None:
+def test_guided_grammar_goes_where_vllm_reads_it(server: ChatServer) -> None:
+    """vLLM's OpenAI server reads `structured_outputs.grammar` (ChatCompletionRequest's
+    StructuredOutputsParams); its old top-level `guided_grammar` is no longer sent."""
     server.replies = [GOOD]
     client = client_for(server, grammar="root ::= start", temperature=0.2, max_tokens=512)
     assert extract_spec(client.complete([{"role": "user", "content": "x"}]).text) == GOOD
     body = server.requests[0]["body"]
-    assert body["guided_grammar"] == "root ::= start"
+    assert body["structured_outputs"] == {"grammar": "root ::= start"}
+    assert "guided_grammar" not in body and "grammar" not in body
     assert body["temperature"] == 0.2 and body["max_tokens"] == 512
+
+
+def test_grammar_key_is_a_dotted_path(server: ChatServer) -> None:
+    server.replies = [GOOD, GOOD]
+    for key in ("grammar", "extra.options.grammar"):  # llama.cpp's field; a deeper nesting
+        client_for(server, grammar="root ::= x", grammar_key=key).complete(
+            [{"role": "user", "content": "x"}]
+        )
+    llama, deep = (request["body"] for request in server.requests)
+    assert llama["grammar"] == "root ::= x" and "structured_outputs" not in llama
+    assert deep["extra"] == {"options": {"grammar": "root ::= x"}}
+    assert nested_field("a.b", 1) == {"a": {"b": 1}} and nested_field("a", 1) == {"a": 1}
+    for bad in ("", ".grammar", "structured_outputs.", "a..b", "a b"):
+        with pytest.raises(ValueError, match="dotted path"):
+            nested_field(bad, 1)
 
 
 # ---- the command line ---------------------------------------------------------------------
@@ -310,6 +328,21 @@ def test_cli_synth_writes_the_accepted_spec(server: ChatServer, tmp_path: Path) 
     assert set(records[0]) == {
         "id", "round", "phase", "errors", "warnings", "prompt_tokens", "completion_tokens", "status"
     }  # fmt: skip
+
+
+def test_cli_synth_grammar_goes_to_vllm_or_llama_cpp(server: ChatServer, tmp_path: Path) -> None:
+    server.replies = [fenced(GOOD), fenced(GOOD)]
+    for index, extra in enumerate([[], ["--grammar-key", "grammar"]]):
+        out = tmp_path / f"counter{index}.env"
+        args = synth_args(server, "a counter", "-o", str(out), "--grammar", *extra)
+        result = CliRunner().invoke(main, args)
+        assert result.exit_code == 0, result.output
+    vllm, llama = (request["body"] for request in server.requests)
+    assert vllm["structured_outputs"] == {"grammar": gbnf_grammar()}
+    assert llama["grammar"] == gbnf_grammar() and "structured_outputs" not in llama
+    bad = CliRunner().invoke(main, synth_args(server, "t", "-o", "x.env", "--grammar-key", "a..b"))
+    assert bad.exit_code == 2 and len(bad.output.splitlines()) == 1
+    assert "--grammar-key 'a..b' is not a dotted path" in bad.output and len(server.requests) == 2
 
 
 def test_cli_synth_failure_writes_the_last_attempt(server: ChatServer, tmp_path: Path) -> None:

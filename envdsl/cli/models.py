@@ -240,13 +240,14 @@ def rollout(
     "--grammar",
     "use_grammar",
     is_flag=True,
-    help="Guided decoding: send the GBNF grammar with each request (vLLM).",
+    help="Guided decoding: send the GBNF grammar with each request (vLLM, llama.cpp).",
 )
 @click.option(
     "--grammar-key",
-    default="guided_grammar",
+    default="structured_outputs.grammar",
     show_default=True,
-    help="The request field for --grammar (llama.cpp's server: grammar).",
+    help="Where --grammar goes in the request body, a dotted path: vLLM 0.10.2 and later "
+    "structured_outputs.grammar; llama.cpp's server grammar; vLLM before 0.12 guided_grammar.",
 )
 @click.option("--no-tasks", is_flag=True, help="Do not ask for tasks when the spec has none.")
 @backend_option
@@ -314,15 +315,18 @@ def synth(
     if backend == "ray" and batch_file is None:
         fail_usage("--backend ray runs a --batch")
     chosen_backend = make_backend(backend, address, concurrency)
+    from envdsl.llm.client import ChatClient, ClientConfig, LLMError, grammar_key_fields
+
+    try:
+        grammar_key_fields(grammar_key)
+    except ValueError as error:
+        fail_usage(str(error))
     if use_grammar:
         from envdsl.llm.grammar import gbnf_grammar
 
         grammar: str | None = gbnf_grammar()
     else:
         grammar = None
-
-    from envdsl.llm.client import ChatClient, ClientConfig, LLMError
-
     config = ClientConfig(
         base_url=base_url,
         model=model,

@@ -25,6 +25,7 @@ from envdsl.cli.specs import (
     load_class,
     one_spec,
     read_state_file,
+    spec_bundles,
 )
 from envdsl.util.spec_paths import describe_read_error
 
@@ -222,28 +223,27 @@ def _load_replay(rollout_file: str, index: int, source: "EnvSource") -> "Replay"
     type=click.Choice(["text", "json", "jsonl"]),
     default="text",
     show_default=True,
-    help="jsonl: one dataset record per task (datasets.load_dataset('json', ...) reads it).",
+    help="jsonl: one dataset record per task of every spec given "
+    "(datasets.load_dataset('json', ...) reads it).",
 )
 @click.option("--report", is_flag=True, help="Print the task set's coverage report instead.")
 def tasks(files: tuple[str, ...], output_format: str, report: bool) -> None:
     """List a spec's tasks with their instructions (JSON for rollout harnesses).
 
     With task files (or a task file alone), their tasks are listed after the spec's own.
+    --format jsonl writes one dataset of the tasks of every spec named (files, directories,
+    patterns, as `check` takes them; each spec with the task files found for it): a record
+    per task, its env named (README: Datasets).
     --report: the coverage of the task set instead (tools, solution lengths, read/write mix,
     tables and fields, rules); text or --format json."""
+    if output_format == "jsonl" and not report:
+        _dataset(files)
+        return
     bundle = one_spec(files)
     if report:
         _coverage_report(bundle, output_format)
         return
     env_class = load_class(bundle)
-    if output_format == "jsonl":
-        from envdsl.adapters.dataset_records import task_records
-        from envdsl.pipeline import read_sources
-
-        texts = [source.text for source in read_sources(bundle.path, bundle.task_files)]
-        for record in task_records(env_class, "\0".join(texts)):
-            click.echo(json.dumps(record, ensure_ascii=False))
-        return
     listing = [
         {
             "name": spec.name,
@@ -266,6 +266,23 @@ def tasks(files: tuple[str, ...], output_format: str, report: bool) -> None:
         click.echo(textwrap.indent(instruction, "    "))
         for text in item["checks"]:
             click.echo(f"    - check: {printable(str(text), keep_tabs=False)}")
+
+
+def _dataset(files: tuple[str, ...]) -> None:
+    """The records of every task of every spec: all specs are compiled before the first
+    record is written, so a spec with errors (reported as `check` does, exit 1) leaves no
+    partial dataset behind."""
+    from envdsl.adapters.dataset_records import task_records
+    from envdsl.pipeline import read_sources
+
+    loaded = []
+    for bundle in spec_bundles(files):
+        env_class = load_class(bundle)
+        texts = [source.text for source in read_sources(bundle.path, bundle.task_files)]
+        loaded.append((bundle, env_class, "\0".join(texts)))
+    for bundle, env_class, text in loaded:
+        for record in task_records(env_class, text, bundle.path, bundle.task_files):
+            click.echo(encodable(json.dumps(record, ensure_ascii=False)))
 
 
 def _coverage_report(bundle: "Bundle", output_format: str) -> None:

@@ -21,6 +21,12 @@ Message = Mapping[str, str]
 DEFAULT_BASE_URL = "http://127.0.0.1:8000/v1"
 # Local servers (vLLM, llama.cpp) ignore the key, but the openai client insists on one.
 PLACEHOLDER_API_KEY = "EMPTY"
+# Where guided decoding's grammar goes in the request body, as a dotted path of JSON fields.
+# vLLM (0.10.2 and later) reads `structured_outputs: {"grammar": ...}` (its OpenAI server's
+# ChatCompletionRequest.structured_outputs, a StructuredOutputsParams); 0.12.0 dropped the older
+# top-level `guided_grammar` and ignores it without an error. llama.cpp's server reads `grammar`.
+VLLM_GRAMMAR_KEY = "structured_outputs.grammar"
+LLAMA_CPP_GRAMMAR_KEY = "grammar"
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,9 +40,9 @@ class ClientConfig:
     max_backoff: float = 30.0
     temperature: float | None = None
     max_tokens: int | None = None
-    # Guided decoding: sent in the request body under grammar_key (vLLM: guided_grammar).
+    # Guided decoding: sent in the request body at grammar_key, a dotted path (see above).
     grammar: str | None = None
-    grammar_key: str = "guided_grammar"
+    grammar_key: str = VLLM_GRAMMAR_KEY
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,7 +155,7 @@ class ChatClient:
         if config.max_tokens is not None:
             options["max_tokens"] = config.max_tokens
         if config.grammar is not None:
-            options["extra_body"] = {config.grammar_key: config.grammar}
+            options["extra_body"] = nested_field(config.grammar_key, config.grammar)
         options.update(extra)
         attempts = 0
         while True:
@@ -167,6 +173,28 @@ class ChatClient:
                     raise _describe(error, config, attempts) from error
                 delay = min(config.backoff * 2 ** (attempts - 1), config.max_backoff)
                 self._sleep(max(delay, min(retry_after, config.max_backoff)))
+
+
+def grammar_key_fields(key: str) -> list[str]:
+    """The fields of a dotted --grammar-key (`structured_outputs.grammar`); ValueError when
+    one is empty or holds a blank, which no server's field name does."""
+    fields = key.split(".")
+    if any(not field or any(char.isspace() for char in field) for field in fields):
+        raise ValueError(
+            f"--grammar-key '{key}' is not a dotted path of field names "
+            f"(e.g. {VLLM_GRAMMAR_KEY} for vLLM, {LLAMA_CPP_GRAMMAR_KEY} for llama.cpp)"
+        )
+    return fields
+
+
+def nested_field(key: str, value: Any) -> dict[str, Any]:
+    """`value` at the dotted path `key` of an otherwise empty request body:
+    nested_field("a.b", v) == {"a": {"b": v}}."""
+    fields = grammar_key_fields(key)
+    body: dict[str, Any] = {fields[-1]: value}
+    for field in reversed(fields[:-1]):
+        body = {field: body}
+    return body
 
 
 def _retry_delay(error: Exception) -> float | None:

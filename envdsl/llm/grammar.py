@@ -1,5 +1,6 @@
 """The grammar for people and for constrained decoding: the lark file as it is, or converted
-to llama.cpp's GBNF (which vLLM's xgrammar backend also reads).
+to llama.cpp's GBNF, which is also the EBNF of xgrammar, the engine of vLLM's structured outputs
+(tests/test_grammar_engine.py runs it with xgrammar on every spec of the repository).
 
 The conversion is rule for rule: every lark rule and named terminal becomes a GBNF rule of the
 same name (`_` becomes `-`, leading underscores go: GBNF names are letters, digits and dashes),
@@ -413,7 +414,7 @@ def lark_to_gbnf(text: str) -> str:
     ignored = [str(name) for name in grammar.ignore]
 
     lines = [
-        "# envdsl in GBNF (llama.cpp grammars; vLLM's guided_grammar with xgrammar), generated",
+        "# envdsl in GBNF (llama.cpp's grammar; vLLM's structured_outputs.grammar), generated",
         "# from grammar/envdsl.lark by `envdsl grammar --format gbnf`. It accepts a superset of",
         "# envdsl: newlines are whitespace between any two tokens (the post-lexer that makes them",
         "# statement ends cannot be expressed), NAME also matches reserved words and words may run",

@@ -17,6 +17,7 @@ from envdsl.diagnostics.diagnostic import Diagnostic
 from envdsl.pipeline import CompileResult, check_source
 from envdsl.semantics import types as t
 from envdsl.semantics.model import CallableInfo, CheckedSpec, RecordInfo
+from envdsl.semantics.scope import Local
 from envdsl.syntax import ast
 from envdsl.util.source import SourceFile, Span
 
@@ -45,6 +46,7 @@ class Analysis:
     source: SourceFile
     result: CompileResult
     _checked: CheckedSpec | None = field(default=None, init=False)
+    _reads: dict[int, Local] | None = field(default=None, init=False)
 
     def __post_init__(self) -> None:
         checked = self.result.checked
@@ -55,14 +57,15 @@ class Analysis:
         return [d for d in self.result.diagnostics if d.span.file == self.source.path]
 
     # ---- what is at an offset -------------------------------------------------------------
-    def path_at(self, offset: int) -> list[object]:
-        """The AST nodes whose span holds `offset` (an identifier's end counts), outermost
-        first."""
+    def path_at(self, offset: int, file: str | None = None) -> list[object]:
+        """The AST nodes whose span holds `offset` of `file` (by default the document; an
+        identifier's end counts), outermost first, with the nodes of other files that hold
+        them (an env holds the tasks merged from a task file)."""
         spec = self.result.spec
         if spec is None:
             return []
         found: list[object] = []
-        _descend(spec, offset, found)
+        _descend(spec, file or self.source.path, offset, found)
         return found
 
     def hover(self, offset: int) -> tuple[str, Span] | None:
@@ -78,13 +81,17 @@ class Analysis:
 
     def _target(self, offset: int) -> tuple[str, Span, Span | None] | None:
         """(hover text, span of the word, where it is declared) for the word at `offset`."""
+        return self.target_of(self.path_at(offset))
+
+    def target_of(self, path: list[object]) -> tuple[str, Span, Span | None] | None:
+        """(hover text, span of the word, where it is declared) for the innermost node of
+        `path` (the nodes from the root down to it, as path_at gives them)."""
         checked = self._checked
-        path = self.path_at(offset)
         if checked is None or not path:
             return None
         node, parent = path[-1], path[-2] if len(path) > 1 else None
         if isinstance(node, ast.NameRef):
-            return self._name_ref(checked, node)
+            return self._name_ref(checked, node, path)
         if not isinstance(node, ast.Name):
             return None
         if isinstance(parent, ast.Attribute):
@@ -116,16 +123,59 @@ class Analysis:
             return text + _doc(field_info.decl.doc), node.span, field_info.decl.name.span
         return None
 
-    def _name_ref(self, checked: CheckedSpec, ref: ast.NameRef) -> tuple[str, Span, Span | None]:
-        for local in checked.locals.values():
-            if id(ref) in local.reads or id(ref) in local.write_bases:
-                text = _code(f"({local.kind}) {local.name}: {local.type}")
-                return text + self._param_doc(checked, local.span), ref.span, local.span
+    def _name_ref(
+        self, checked: CheckedSpec, ref: ast.NameRef, path: list[object]
+    ) -> tuple[str, Span, Span | None]:
+        local = self._local_reads().get(id(ref))
+        if local is not None:
+            text = _code(f"({local.kind}) {local.name}: {local.type}")
+            return text + self._param_doc(checked, local.span), ref.span, local.span
+        # a parameter (the checker keeps its Local in the body's scope only: a name no inner
+        # local reads is the enclosing callable's parameter of that name, if it has one)
+        owner = next((p for p in reversed(path) if isinstance(p, (ast.ToolDecl, ast.FnDecl))), None)
+        param = next((p for p in owner.params if p.name.text == ref.name), None) if owner else None
+        if param is not None:
+            found = self._param_hover(checked, param, param.name)
+            if found is not None:
+                return found[0], ref.span, param.name.span
+        # a field of the row, in a row invariant or a field's default
+        record = next((p for p in reversed(path) if isinstance(p, ast.RecordDecl)), None)
+        field_decl = (
+            next((f for f in record.fields if f.name.text == ref.name), None) if record else None
+        )
+        row_field = (
+            self._field(checked, record.name.text, field_decl.name, ref.span)
+            if record is not None and field_decl is not None
+            else None
+        )
+        if row_field is not None:
+            return row_field
         found = self._global(checked, ref.name, ref.span)
         if found is not None:
             return found
         kind = checked.expr_types.get(id(ref))
         return (_code(f"{ref.name}: {kind}") if kind is not None else ""), ref.span, None
+
+    def _local_reads(self) -> dict[int, Local]:
+        """The local each name reference reads (or writes through), by the reference's id."""
+        if self._reads is None:
+            checked = self._checked
+            self._reads = {
+                ref: local
+                for local in (checked.locals.values() if checked is not None else ())
+                for ref in (*local.reads, *local.write_bases)
+            }
+        return self._reads
+
+    def _field(
+        self, checked: CheckedSpec, owner: str, name: ast.Name, span: Span
+    ) -> tuple[str, Span, Span | None] | None:
+        record = checked.records.get(owner)
+        info = record.fields.get(name.text) if record is not None else None
+        if record is None or info is None:
+            return None
+        text = _code(f"(field) {record.name}.{name.text}: {info.type}") + _doc(info.decl.doc)
+        return text, span, info.decl.name.span
 
     def _param_doc(self, checked: CheckedSpec, span: Span) -> str:
         for info in checked.callables.values():
@@ -185,14 +235,15 @@ class Analysis:
         self, checked: CheckedSpec, node: ast.Name, parent: object, path: list[object]
     ) -> tuple[str, Span, Span | None] | None:
         """A declaration's own name: show what it declares; it is its own definition."""
-        if isinstance(parent, ast.FieldDecl):
-            owner = next((p for p in reversed(path) if isinstance(p, ast.RecordDecl)), None)
-            record = checked.records.get(owner.name.text) if owner is not None else None
-            info = record.fields.get(node.text) if record is not None else None
-            if record is not None and info is not None:
-                text = _code(f"(field) {record.name}.{node.text}: {info.type}")
-                return text + _doc(info.decl.doc), node.span, node.span
-            return None
+        owner = next((p for p in reversed(path) if isinstance(p, ast.RecordDecl)), None)
+        if isinstance(parent, (ast.FieldDecl, ast.UniqueDecl)) and owner is not None:
+            if isinstance(parent, ast.FieldDecl) and node is not parent.name:
+                return None  # `on delete cascade`
+            return self._field(checked, owner.name.text, node, node.span)
+        if isinstance(parent, ast.Transition) and owner is not None:
+            return self._transition_member(checked, owner, path, node)
+        if isinstance(parent, ast.InitAssign):
+            return self._global(checked, node.text, node.span)
         if isinstance(parent, ast.Param):
             return self._param_hover(checked, parent, node)
         if isinstance(parent, ast.EnumMember):
@@ -205,6 +256,21 @@ class Analysis:
         if found is not None and found[2] == node.span:
             return found
         return None
+
+    def _transition_member(
+        self, checked: CheckedSpec, owner: ast.RecordDecl, path: list[object], node: ast.Name
+    ) -> tuple[str, Span, Span | None] | None:
+        """A state in a field's `transitions { a -> b }`: a member of the field's enum."""
+        field_decl = next((p for p in reversed(path) if isinstance(p, ast.FieldDecl)), None)
+        record = checked.records.get(owner.name.text)
+        info = record.fields.get(field_decl.name.text) if record and field_decl else None
+        kind = info.type if info is not None else None
+        kind = kind.inner if isinstance(kind, t.OptionalType) else kind
+        enum = checked.enums.get(kind.name) if isinstance(kind, t.EnumType) else None
+        member = enum.members.get(node.text) if enum is not None else None
+        if enum is None or member is None:
+            return None
+        return _code(f"(member) {enum.name}.{node.text}"), node.span, member.name.span
 
     def _param_hover(
         self, checked: CheckedSpec, param: ast.Param, node: ast.Name
@@ -300,20 +366,26 @@ def analyse(path: str, text: str, *, verify: bool = False) -> Analysis:
     return Analysis(source, check_source(source, verify=verify))
 
 
-def _descend(node: object, offset: int, found: list[object]) -> None:
+def _descend(node: object, file: str, offset: int, found: list[object]) -> bool:
+    """Extend `found` with the path to the innermost node of `file` that holds `offset`;
+    whether there is one under `node`."""
     span = getattr(node, "span", None)
-    if isinstance(span, Span) and not span.start <= offset <= span.end:
-        return
+    here = isinstance(span, Span) and span.file == file
+    if here and not span.start <= offset <= span.end:  # type: ignore[union-attr]
+        return False
+    mark = len(found)
     if isinstance(span, Span):
         found.append(node)
-    for child in _children(node):
-        before = len(found)
-        _descend(child, offset, found)
-        if len(found) > before:
-            return  # siblings do not overlap: the first that holds the offset is the one
+    for child in child_nodes(node):
+        if _descend(child, file, offset, found):
+            return True  # siblings do not overlap: the first that holds the offset is the one
+    if here:
+        return True
+    del found[mark:]  # a node of another file (or none) that holds nothing of this one
+    return False
 
 
-def _children(node: object) -> Iterator[object]:
+def child_nodes(node: object) -> Iterator[object]:
     if isinstance(node, (list, tuple)):
         yield from node
         return

@@ -5,14 +5,14 @@ from __future__ import annotations
 from envdsl.util.source import SourceFile
 
 
-def _utf16_length(text: str) -> int:
+def utf16_length(text: str) -> int:
     return len(text.encode("utf-16-le")) // 2
 
 
 def to_line_col(source: SourceFile, offset: int) -> tuple[int, int]:
     position = source.position(offset)
     line = source.line_text(position.line)
-    return position.line - 1, _utf16_length(line[: position.col - 1])
+    return position.line - 1, utf16_length(line[: position.col - 1])
 
 
 def to_offset(source: SourceFile, line: int, character: int) -> int:

@@ -2,20 +2,28 @@
 
 Diagnostics are published when a document opens, changes or is saved: as you type the static
 stages run (fast); on open and save the tasks are run too, as `envdsl check` runs them.
-A diagnostic's machine fixes are offered as quick-fix code actions.
+A diagnostic's machine fixes are offered as quick-fix code actions. Formatting gives the
+`envdsl fmt` layout; rename rewrites a name in the spec and its task files (rename.py), with
+the text of open editors where a file is open.
 """
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 from lsprotocol import types as lsp
+from pygls.exceptions import JsonRpcException
 from pygls.lsp.server import LanguageServer
-from pygls.uris import to_fs_path
+from pygls.uris import from_fs_path, to_fs_path
 
 from envdsl import __version__
 from envdsl.diagnostics.codes import Severity
 from envdsl.diagnostics.diagnostic import Diagnostic
 from envdsl.lsp.analysis import Analysis, Symbol, analyse
-from envdsl.lsp.positions import to_line_col, to_offset
+from envdsl.lsp.bundle import spec_path, task_files_for
+from envdsl.lsp.positions import to_line_col, to_offset, utf16_length
+from envdsl.lsp.rename import Occurrences, RenameError, bundle_analysis, occurrences, rename
 from envdsl.util.source import SourceFile, Span
 
 _SEVERITY = {
@@ -52,6 +60,7 @@ class EnvdslServer(LanguageServer):
             "envdsl", __version__, text_document_sync_kind=lsp.TextDocumentSyncKind.Full
         )
         self.analyses: dict[str, Analysis] = {}
+        self.uris: dict[str, str] = {}  # file path -> the URI the client gave for it
 
     def analysis(self, uri: str, *, verify: bool = False) -> Analysis:
         """The analysis of the document's current text (computed again only when it changed)."""
@@ -61,6 +70,37 @@ class EnvdslServer(LanguageServer):
             known = analyse(to_fs_path(uri) or uri, text, verify=verify)
             self.analyses[uri] = known
         return known
+
+    def text_of(self, path: str) -> str | None:
+        """A file's text: the open editor's, else the disk's (None when it cannot be read)."""
+        uri = self.uris.get(path) or from_fs_path(path) or path
+        document = self.workspace.text_documents.get(uri)
+        if document is not None:
+            return str(document.source)
+        try:
+            return Path(path).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            return None
+
+    def bundle(self, uri: str) -> tuple[SourceFile, list[SourceFile], str]:
+        """The document's spec and the spec's task files, as sources, and the document's path
+        among them."""
+        path = to_fs_path(uri) or uri
+        self.uris[path] = uri
+        text = self.workspace.get_text_document(uri).source
+        spec = spec_path(path, text)
+        roots = [to_fs_path(folder.uri) or folder.uri for folder in self.workspace.folders.values()]
+        paths = [spec, *task_files_for(spec, self.text_of, roots)]
+        sources = []
+        for name in paths:
+            known = text if name == path else self.text_of(name)
+            if known is None:
+                raise JsonRpcException(f"cannot read '{name}'", lsp.LSPErrorCodes.RequestFailed)
+            sources.append(SourceFile(name, known))
+        return sources[0], sources[1:], path
+
+    def uri_of(self, path: str) -> str:
+        return self.uris.get(path) or from_fs_path(path) or path
 
     def publish(self, uri: str, *, verify: bool) -> None:
         analysis = self.analysis(uri, verify=verify)
@@ -88,6 +128,12 @@ def to_lsp_diagnostic(source: SourceFile, diagnostic: Diagnostic) -> lsp.Diagnos
         code=diagnostic.code.code,
         source="envdsl",
     )
+
+
+def whole_document(text: str) -> lsp.Range:
+    """The range of all of a document's text (LSP lines end at \\n, \\r\\n or \\r)."""
+    lines = re.split(r"\r\n|\r|\n", text)
+    return lsp.Range(lsp.Position(0, 0), lsp.Position(len(lines) - 1, utf16_length(lines[-1])))
 
 
 def _symbol(source: SourceFile, symbol: Symbol) -> lsp.DocumentSymbol:
@@ -192,7 +238,59 @@ def create_server() -> EnvdslServer:
                 )
         return actions
 
+    @server.feature(lsp.TEXT_DOCUMENT_FORMATTING)
+    def formatting(
+        ls: EnvdslServer, params: lsp.DocumentFormattingParams
+    ) -> list[lsp.TextEdit] | None:
+        """The `envdsl fmt` layout; nothing for a spec with errors (its diagnostics say why)."""
+        from envdsl.fmt import format_source
+
+        uri = params.text_document.uri
+        text = ls.workspace.get_text_document(uri).source
+        formatted = format_source(SourceFile(to_fs_path(uri) or uri, text)).text
+        if formatted is None:
+            return None
+        return [] if formatted == text else [lsp.TextEdit(whole_document(text), formatted)]
+
+    @server.feature(lsp.TEXT_DOCUMENT_PREPARE_RENAME)
+    def prepare_rename(
+        ls: EnvdslServer, params: lsp.PrepareRenameParams
+    ) -> lsp.PrepareRenamePlaceholder | None:
+        spec, task_files, path = ls.bundle(params.text_document.uri)
+        here = next(source for source in (spec, *task_files) if source.path == path)
+        offset = to_offset(here, params.position.line, params.position.character)
+        found = occurrences(bundle_analysis(spec, task_files), path, offset)
+        word = _word_at(found, path, offset) if found is not None else None
+        if found is None or word is None:
+            return None
+        return lsp.PrepareRenamePlaceholder(to_range(here, word), found.name)
+
+    @server.feature(lsp.TEXT_DOCUMENT_RENAME)
+    def rename_name(ls: EnvdslServer, params: lsp.RenameParams) -> lsp.WorkspaceEdit:
+        spec, task_files, path = ls.bundle(params.text_document.uri)
+        sources = {source.path: source for source in (spec, *task_files)}
+        here = sources[path]
+        offset = to_offset(here, params.position.line, params.position.character)
+        try:
+            edits = rename(spec, task_files, path, offset, params.new_name)
+        except RenameError as error:
+            raise JsonRpcException(str(error), lsp.LSPErrorCodes.RequestFailed) from None
+        changes = {
+            ls.uri_of(file): [
+                lsp.TextEdit(to_range(sources[file], span), text) for span, text in file_edits
+            ]
+            for file, file_edits in edits.items()
+        }
+        return lsp.WorkspaceEdit(changes=changes)
+
     return server
+
+
+def _word_at(found: Occurrences, path: str, offset: int) -> Span | None:
+    return next(
+        (s for s in found.spans if s.file == path and s.start <= offset <= s.end),
+        None,
+    )
 
 
 def _location_elsewhere(span: Span) -> lsp.Location | None:

@@ -652,7 +652,11 @@ def _same_items(checker: ExprChecker, node: ast.Call, scope: Scope) -> t.Type:
     if types is None:
         return t.BOOL
     left, right = (_elem(checker, x, arg) for x, arg in zip(types, node.args))
-    if not t.is_error(left) and not t.is_error(right) and t.join(left, right) is None:
+    if (
+        not t.is_error(left)
+        and not t.is_error(right)
+        and not checker.assignable.comparable(left, right)
+    ):
         checker.error(
             codes.TYPE_MISMATCH,
             f"same_items() compares collections of one element type, found {left} and {right}",

@@ -378,6 +378,19 @@ CHECK_NEVER_FALSE = _register(
     "a check that is true in every state verification sees",
 )
 
+LIST_COMPARED_IN_ORDER = _register(
+    "W5021",
+    "list-compared-in-order",
+    _L,
+    "a check comparing a list the agent supplies with a literal by `==` (order matters)",
+)
+EXACT_PHRASE_OF_PROSE = _register(
+    "W5022",
+    "exact-phrase-of-prose",
+    _L,
+    "a check demanding an exact phrase of free text the agent writes (a paraphrase fails)",
+)
+
 EMPTY_TASK_FILE = _register("W5020", "empty-task-file", _L, "a task file without tasks")
 
 # ---- E9xx: internal --------------------------------------------------------------------------

@@ -16,6 +16,9 @@ from envdsl.tasks.task_files import Bundle
 
 REPORT_VERSION = 1
 
+# xychart has no legend: pass@k >= pass^k always, so the title says which curve is which
+PASS_TITLE = "pass@k (upper) and pass^k (lower)"
+
 Json = dict[str, Any]
 
 
@@ -99,13 +102,13 @@ def _columns(specs: Sequence[Json]) -> list[str]:
 def _add_charts(rollouts: Json) -> None:
     """Mermaid sources of the rollout plots, stored next to the figures they draw."""
     for model, overall in rollouts["overall"].items():
-        overall["charts"] = _pass_chart(f"{model}: pass@k and pass^k", overall)
+        overall["charts"] = _pass_chart(f"{model}: {PASS_TITLE}", overall)
     for entry in rollouts["tasks"]:
         for model, figures in entry["models"].items():
             histogram = figures.get("reward_histogram", {})
-            charts = _pass_chart(f"{entry['task']}: {model}", figures)
+            charts = _pass_chart(f"{entry['task']}: {PASS_TITLE}", figures)
             charts["rewards"] = diagrams.bar_chart(
-                f"{entry['task']}: {model} rewards",
+                f"{entry['task']}: samples per reward",
                 list(histogram),
                 list(histogram.values()),
                 "samples",

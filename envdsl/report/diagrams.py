@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from typing import Any, Sequence
 
-_UNSAFE = re.compile(r"[^A-Za-z0-9 _.,:@^/+-]")
+_UNSAFE = re.compile(r"[^A-Za-z0-9 _.,:@^/+()-]")
 
 
 def _label(text: str) -> str:

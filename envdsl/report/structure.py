@@ -9,6 +9,7 @@ escape it; nothing in this module trusts it either (it is data, never markup).
 
 from __future__ import annotations
 
+import textwrap
 from typing import Any
 
 from envdsl.semantics import types as t
@@ -52,6 +53,13 @@ class _Source:
 
     def text(self, span: Span) -> str:
         return self.spec.text_of(span)[span.start : span.end]
+
+    def block(self, span: Span) -> str:
+        """The text of a multi-line construct as it would stand at column 1: its first line
+        is cut at the span's start, so the others lose the indentation it had."""
+        whole = self.spec.text_of(span)
+        column = span.start - (whole.rfind("\n", 0, span.start) + 1)
+        return textwrap.dedent(" " * column + self.text(span))
 
 
 def _text(doc: ast.Text | None) -> str | None:
@@ -169,7 +177,7 @@ def _task(task: ast.TaskDecl, source: _Source) -> Json:
     if isinstance(task.init, ast.InitFrom):
         init = f'from "{task.init.path.value}"'
     elif isinstance(task.init, ast.InitBlock):
-        init = source.text(task.init.span)
+        init = source.block(task.init.span)
     return {
         "name": task.name.text,
         "file": task.span.file,
@@ -180,7 +188,7 @@ def _task(task: ast.TaskDecl, source: _Source) -> Json:
             if task.solution is not None
             else None
         ),
-        "answer": _text(task.answer),
+        "answer": source.text(task.answer.span) if task.answer is not None else None,
         "checks": [
             {"text": check.text.value, "condition": source.text(check.cond.span)}
             for check in task.checks

@@ -40,6 +40,11 @@ def report_json(*arguments: str | Path) -> dict[str, Any]:
     return document
 
 
+def by_code(document: dict[str, Any], code: str) -> dict[str, Any]:
+    row = next(row for row in document["batch"]["by_code"] if row["code"] == code)
+    return {name: row[name] for name in ("severity", "count", "specs")}
+
+
 def test_a_spec_page_holds_what_the_compiler_knows_of_the_spec() -> None:
     spec = report_json(*LIBRARY)["specs"][0]
     result = check_file(LIBRARY[0], task_files=[LIBRARY[1]])
@@ -88,9 +93,11 @@ def test_the_index_of_a_batch_counts_errors_and_warnings_by_code(tmp_path: Path)
     assert not broken["ok"] and broken["errors"] == len(codes) and broken["codes"]
     assert sum(broken["codes"].values()) == len(codes)
     assert all(d["source_lines"] for d in broken["diagnostics"])
-    line = broken["diagnostics"][0]["span"]["start"]["line"]
-    text = (batch / "b_broken.env").read_text("utf-8").splitlines()[line - 1]
-    assert broken["diagnostics"][0]["source_lines"][0] == {"line": line, "text": text}
+    start = broken["diagnostics"][0]["span"]["start"]
+    text = (batch / "b_broken.env").read_text("utf-8").splitlines()[start["line"] - 1]
+    shown = broken["diagnostics"][0]["source_lines"][0]
+    assert (shown["line"], shown["text"], shown["span"][0]) == (start["line"], text, start["col"])
+    assert by_code(document, "E2002") == {"severity": "error", "count": 1, "specs": 1}
     assert "read_error" in specs["c_unreadable.env"] and not specs["c_unreadable.env"]["ok"]
     assert specs["d_syntax.env"]["codes"] and specs["d_syntax.env"]["env"] is None
     assert specs["a_counter.env"]["summary"]["clean"]

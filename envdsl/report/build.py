@@ -88,8 +88,31 @@ def batch_summary(specs: Sequence[Json]) -> Json:
         "clean": sum(1 for spec in specs if spec["summary"]["clean"]),
         "with_errors": sum(1 for spec in specs if not spec["ok"]),
         "codes": dict(sorted(codes.items())),
+        "by_code": _by_code(specs),
         "columns": _columns(specs),
     }
+
+
+def _by_code(specs: Sequence[Json]) -> list[Json]:
+    """Each code of the batch with its slug and severity, how often it is reported and in how
+    many specs: the most frequent first, which is where a generator goes wrong most."""
+    found: dict[str, Json] = {}
+    for spec in specs:
+        for diagnostic in spec["diagnostics"]:
+            entry = found.setdefault(
+                diagnostic["code"],
+                {
+                    "code": diagnostic["code"],
+                    "slug": diagnostic["slug"],
+                    "severity": diagnostic["severity"],
+                    "count": 0,
+                    "specs": set(),
+                },
+            )
+            entry["count"] += 1
+            entry["specs"].add(spec["path"])
+    rows = [dict(entry, specs=len(entry["specs"])) for entry in found.values()]
+    return sorted(rows, key=lambda row: (-row["count"], row["code"]))
 
 
 def _columns(specs: Sequence[Json]) -> list[str]:

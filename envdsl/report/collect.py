@@ -74,15 +74,20 @@ def _diagnostics(result: CompileResult) -> Json:
 
 
 def _diagnostic(diagnostic: Diagnostic, sources: SourceMap) -> Json:
-    """The diagnostic as `check --format json` gives it, plus the lines its span covers."""
+    """The diagnostic as `check --format json` gives it, plus the lines its span covers, each
+    with the 1-based columns [from, to) of the span on it (the part a caret would mark)."""
     document = diagnostic_json(diagnostic, sources)
-    start, end = document["span"]["start"]["line"], document["span"]["end"]["line"]
+    start, end = document["span"]["start"], document["span"]["end"]
     source = sources.get(diagnostic.span.file)
     lines: list[Json] = []
-    if source is not None and start > 0:
+    if source is not None and start["line"] > 0:
         text_lines = source.text.splitlines()
-        last = min(max(end, start), start + CONTEXT_LINES - 1, len(text_lines))
-        lines = [{"line": n, "text": text_lines[n - 1]} for n in range(start, last + 1)]
+        last = min(max(end["line"], start["line"]), start["line"] + CONTEXT_LINES - 1)
+        for number in range(start["line"], min(last, len(text_lines)) + 1):
+            text = text_lines[number - 1]
+            first = start["col"] if number == start["line"] else 1
+            upto = end["col"] if number == end["line"] else len(text) + 1
+            lines.append({"line": number, "text": text, "span": [first, max(upto, first + 1)]})
     document["source_lines"] = lines
     return document
 

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import functools
 import gzip
-import json
 import os
 from importlib import resources
 from pathlib import Path
@@ -39,7 +38,6 @@ def _templates() -> jinja2.Environment:
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    environment.filters["as_json"] = lambda value: json.dumps(value, ensure_ascii=False)
     return environment
 
 

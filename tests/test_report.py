@@ -238,3 +238,26 @@ def test_usage_errors_are_one_line_and_exit_2(tmp_path: Path) -> None:
     written = runner.invoke(main, ["report", str(COUNTER), "-o", str(blocked)])
     assert written.exit_code == 2 and "cannot write the report" in written.output
     assert "Traceback" not in missing.output + none.output + written.output
+
+
+def test_worker_processes_give_the_same_report() -> None:
+    assert report_json(COUNTER, HOSTILE, "--jobs", "2") == report_json(COUNTER, HOSTILE)
+
+
+def test_a_spec_whose_report_fails_is_an_internal_error_not_a_traceback(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from envdsl.report import collect
+
+    original = collect.collect_spec
+
+    def failing(bundle: Any, index: int) -> Any:
+        if index == 0:
+            raise RuntimeError("a bug")
+        return original(bundle, index)
+
+    monkeypatch.setattr(collect, "collect_spec", failing)
+    document = report_json(COUNTER, HOSTILE)
+    broken, fine = document["specs"]
+    assert broken["codes"] == {"E9001": 1} and "RuntimeError: a bug" in broken["read_error"]
+    assert fine["ok"] and fine["env"] == "Hostile"

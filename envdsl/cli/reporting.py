@@ -30,6 +30,14 @@ from envdsl.cli.specs import spec_bundles
     "pass@k and pass^k curves, failed-call rate, turns; models side by side.",
 )
 @click.option(
+    "--jobs",
+    "-j",
+    type=click.IntRange(min=0),
+    default=1,
+    show_default=True,
+    help="Check and verify this many specs at a time in worker processes; 0 = one per core.",
+)
+@click.option(
     "--format",
     "output_format",
     type=click.Choice(["html", "json"]),
@@ -38,7 +46,11 @@ from envdsl.cli.specs import spec_bundles
     help="html: the static site in --output; json: the same data as one document on stdout.",
 )
 def report(
-    files: tuple[str, ...], output: str, rollout_files: tuple[str, ...], output_format: str
+    files: tuple[str, ...],
+    output: str,
+    rollout_files: tuple[str, ...],
+    jobs: int,
+    output_format: str,
 ) -> None:
     """Write a static HTML report of specs: an index of the batch and a page per spec (schema
     and state diagrams, tools and their effects, rules, tasks and their verification, coverage,
@@ -46,14 +58,18 @@ def report(
 
     FILES are specs, task files, directories or quoted patterns, as for `check`. Specs with
     errors are reported too: the exit status is 0 once the report is written."""
+    from envdsl.cli.check_batch import resolve_jobs
     from envdsl.report import build_report, write_site
     from envdsl.report.rollouts import RolloutFileError
+    from envdsl.util.backends import Backend
 
     bundles = spec_bundles(files)
     if not bundles:
         fail_usage(f"no specs found in {' '.join(repr(name) for name in files)}")
     try:
-        document = build_report(bundles, rollout_files)
+        workers = resolve_jobs(jobs, len(bundles))
+        backend = Backend(concurrency=workers, processes=workers)
+        document = build_report(bundles, rollout_files, backend)
     except RolloutFileError as error:
         fail_usage(one_line(error))
     if output_format == "json":

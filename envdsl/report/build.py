@@ -10,9 +10,10 @@ from collections import Counter
 from typing import Any, Sequence
 
 from envdsl.report import diagrams
-from envdsl.report.collect import collect_spec
+from envdsl.report.collect import collect_numbered, crashed
 from envdsl.report.rollouts import load_rollouts
 from envdsl.tasks.task_files import Bundle
+from envdsl.util.backends import Backend, ordered_map
 
 REPORT_VERSION = 1
 
@@ -23,11 +24,16 @@ Json = dict[str, Any]
 
 
 def build_report(
-    bundles: Sequence[Bundle], rollout_files: Sequence[str | os.PathLike[str]] = ()
+    bundles: Sequence[Bundle],
+    rollout_files: Sequence[str | os.PathLike[str]] = (),
+    backend: Backend = Backend(),
 ) -> Json:
-    """Raises envdsl.report.rollouts.RolloutFileError for a trajectory file it cannot read."""
+    """The report of `bundles`, each checked, verified and measured where `backend` says (a
+    local backend with processes > 1: that many worker processes).
+
+    Raises envdsl.report.rollouts.RolloutFileError for a trajectory file it cannot read."""
     rollouts = load_rollouts(rollout_files)  # first: a bad file fails before the long part
-    specs = [collect_spec(bundle, index) for index, bundle in enumerate(bundles)]
+    specs = list(ordered_map(collect_numbered, list(enumerate(bundles)), backend, crashed))
     if rollouts is not None:
         _add_charts(rollouts)
         for spec in specs:

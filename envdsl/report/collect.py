@@ -36,6 +36,31 @@ def page_name(index: int, path: str) -> str:
     return f"specs/{index:03d}-{stem or 'spec'}.html"
 
 
+def collect_numbered(item: tuple[int, Bundle]) -> Json:
+    """collect_spec of an (index, bundle) pair: the picklable form worker processes call."""
+    index, bundle = item
+    return collect_spec(bundle, index)
+
+
+def crashed(item: tuple[int, Bundle], error: BaseException) -> Json:
+    """The page of a spec whose collection raised or whose worker died: a bug in envdsl, said
+    as the compiler says one (E9001), so that the rest of the batch is still reported."""
+    index, bundle = item
+    message = f"internal error while reporting: {type(error).__name__}: {error}"
+    return {
+        "path": bundle.path,
+        "task_files": list(bundle.task_files),
+        "page": page_name(index, bundle.path),
+        "env": None,
+        "ok": False,
+        "errors": 1,
+        "warnings": 0,
+        "codes": {"E9001": 1},
+        "diagnostics": [],
+        "read_error": message,
+    }
+
+
 def collect_spec(bundle: Bundle, index: int) -> Json:
     """Everything the page of `bundle` shows (a file that cannot be read is a page that says
     so: one bad file of a batch does not stop the report)."""

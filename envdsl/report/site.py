@@ -2,7 +2,7 @@
 assets (Mermaid, the stylesheet, the page script) under assets/. It opens from the file system:
 no server, no network, nothing loaded from elsewhere.
 
-Everything shown comes from the report document (envdsl.report.build) and may have been
+Everything shown comes from the report document (envdsl.report.document) and may have been
 written by an LLM, so the templates run with autoescape on; no spec text is ever put into a
 script, a style or an attribute other than an escaped `title`/`href` the report makes itself.
 Each page also carries a Content-Security-Policy that allows scripts only from files (the

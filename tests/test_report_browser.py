@@ -11,6 +11,7 @@ failure; elsewhere the test is skipped.
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import re
@@ -129,6 +130,10 @@ def test_rollouts_add_their_plots(chromium: str, tmp_path: Path) -> None:
         write_rollouts(server, TESTS / "rollout_specs" / "counter.env", trajectories, samples=3)
     finally:
         server.close()
+    # a model name is text from the file, as untrusted as a spec's
+    hostile = '"]; x-axis</pre><script>alert("model")</script>'
+    text = trajectories.read_text("utf-8").replace('"model-idle"', json.dumps(hostile))
+    trajectories.write_text(text, encoding="utf-8")
     pages = report(
         tmp_path / "site", TESTS / "rollout_specs" / "counter.env", "--rollouts", trajectories
     )
@@ -137,3 +142,6 @@ def test_rollouts_add_their_plots(chromium: str, tmp_path: Path) -> None:
     # model a reward histogram and a pass@k chart
     assert diagrams_drawn(chromium, index) == ["xychart"] * 3
     assert diagrams_drawn(chromium, page) == ["er"] + ["xychart"] * (2 * 3 * 2)
+    for shown in pages:
+        dom = rendered(chromium, shown)
+        assert len(re.findall(r"<script", dom)) == 2 and "&lt;script&gt;alert" in dom

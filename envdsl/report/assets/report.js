@@ -42,7 +42,8 @@ async function drawDiagrams() {
     securityLevel: "strict",
     theme: "neutral",
     xyChart: { width: 520, height: 300 },
-    // neutral greys out the plots: the first series blue, the second orange
+    // neutral greys out the plots: the first series blue, the second orange (the pass@k
+    // charts' titles name these colours, envdsl/report/document.py)
     themeVariables: { xyChart: { plotColorPalette: "#1f5fbf, #d9480f, #2f9e44, #7048e8" } },
   });
   let failed = 0;

@@ -18,6 +18,7 @@ import re
 import shutil
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -29,6 +30,7 @@ from envdsl.cli import main
 
 TESTS = Path(__file__).parent
 REPO = TESTS.parent
+BROWSERS = 3  # pages opened at once
 PAGE_SECONDS = 120  # one page under a loaded CI machine; a page takes 2-5 s when idle
 
 
@@ -77,6 +79,13 @@ def diagrams_drawn(chromium: str, page: Path) -> list[str]:
     return drawn
 
 
+def all_drawn(chromium: str, pages: list[Path]) -> list[list[str]]:
+    """diagrams_drawn of each page, a few browsers at a time (most of a page's time is the
+    browser starting and waiting, not drawing)."""
+    with ThreadPoolExecutor(BROWSERS) as pool:
+        return list(pool.map(lambda page: diagrams_drawn(chromium, page), pages))
+
+
 def report(out: Path, *arguments: str | Path) -> list[Path]:
     result = CliRunner().invoke(main, ["report", *map(str, arguments), "-o", str(out)])
     assert result.exit_code == 0, result.output
@@ -88,9 +97,7 @@ def test_the_examples_report_draws_every_diagram(chromium: str, tmp_path: Path) 
     assert len(pages) == 1 + len(list((REPO / "examples").glob("*.env"))) - len(
         list((REPO / "examples").glob("*.tasks.env"))
     )
-    kinds: list[str] = []
-    for page in pages:
-        kinds += diagrams_drawn(chromium, page)
+    kinds = [kind for drawn in all_drawn(chromium, pages) for kind in drawn]
     assert kinds.count("er") == len(pages) - 1  # every example has entities
     assert "stateDiagram" in kinds  # some have transitions
     shot = tmp_path / "page.png"
@@ -117,8 +124,7 @@ def test_a_synthesized_batch_draws_and_runs_nothing_it_holds(chromium: str, tmp_
     shutil.copy(TESTS / "fixtures" / "types" / "compare_enum_with_int.env", batch / "broken.env")
     pages = report(tmp_path / "site", batch)
     assert len(pages) == 8
-    for page in pages:
-        diagrams_drawn(chromium, page)
+    all_drawn(chromium, pages)
     dom = rendered(chromium, next(p for p in pages if p.name.endswith("hostile.html")))
     assert len(re.findall(r"<script", dom)) == 2  # the two shipped files, nothing else
 

@@ -422,3 +422,60 @@ def test_doing_nothing_scores_0_on_every_example_task_that_expects_a_change() ->
             after = solved.evaluate(answer=spec.answer or "")
             assert after["reward"] == 1.0 and after["frame"]["held"], (env_class.NAME, name)
     assert tried >= 120 and refusals >= 1
+
+
+# ---- the language: fmt, names, a refusal with an empty solution -----------------------------
+
+REFUSAL_WITH_EMPTY_SOLUTION = CLUB.replace(
+    """    counterexample { delete_member(member_id="P105") }""",
+    """    solution {  }
+    allow   meals.properties ,delete logs
+    allow insert logs
+    counterexample {delete_member(member_id="P105")
+      set_notes(member_id="P104", notes="x") }""",
+)
+
+
+def test_fmt_prints_allow_and_counterexample_canonically() -> None:
+    from envdsl.fmt import format_source
+
+    formatted = format_source(SourceFile("club.env", REFUSAL_WITH_EMPTY_SOLUTION))
+    assert formatted.text is not None, formatted.problem
+    assert (
+        "    solution {}\n"
+        "    allow meals.properties, delete logs\n"
+        "    allow insert logs\n"
+        "    counterexample {\n"
+        '      delete_member(member_id="P105")\n'
+        '      set_notes(member_id="P104", notes="x")\n'
+        "    }\n"
+    ) in formatted.text
+    again = format_source(SourceFile("club.env", formatted.text))
+    assert again.text == formatted.text
+
+
+def test_a_refusal_with_an_empty_solution_is_no_e4006_and_unknown_names_have_fixes() -> None:
+    result = check_source(SourceFile("club.env", REFUSAL_WITH_EMPTY_SOLUTION))
+    assert [d.code.code for d in result.diagnostics] == []
+    (report,) = [r for r in result.task_reports if r.task == "refuse_deleting_another_member"]
+    assert report.refusal is True and report.counterexamples == [0.0, 0.0]
+    typo = CLUB.replace("allow insert logs, members.notes", "allow insert log, members.note")
+    found = check_source(SourceFile("club.env", typo)).diagnostics
+    assert [(d.code.code, d.message) for d in found] == [
+        ("E1008", "the state has no field 'log'"),
+        ("E1003", "unknown field 'note' on Member"),
+    ]
+    assert all(d.fixes for d in found)  # did you mean 'logs', 'notes'
+    word = CLUB.replace("allow insert logs, members.notes", "allow remove logs")
+    (wrong,) = check_source(SourceFile("club.env", word)).diagnostics
+    assert wrong.code.code == "E4011" and "`allow remove logs`" in wrong.message
+
+
+def test_a_refusal_without_counterexamples_is_solved_by_doing_nothing() -> None:
+    no_counterexample = CLUB.replace(
+        """    counterexample { delete_member(member_id="P105") }
+    counterexample { set_notes(member_id="P105", notes="deleted") }""",
+        """    solution { get_member(member_id="P105") }""",
+    )
+    (found,) = check_source(SourceFile("c.env", no_counterexample)).diagnostics
+    assert found.code.code == "E4008" and "counterexample {" in (found.help or "")

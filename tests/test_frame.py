@@ -479,3 +479,16 @@ def test_a_refusal_without_counterexamples_is_solved_by_doing_nothing() -> None:
     )
     (found,) = check_source(SourceFile("c.env", no_counterexample)).diagnostics
     assert found.code.code == "E4008" and "counterexample {" in (found.help or "")
+
+
+def test_the_editor_completes_tools_inside_a_counterexample() -> None:
+    from envdsl.lsp.analysis import analyse
+
+    text = CLUB.replace(
+        """    counterexample { delete_member(member_id="P105") }""",
+        """    counterexample {
+      \n    }""",
+    )
+    offset = text.index("counterexample {\n") + len("counterexample {\n      ")
+    labels = [c.label for c in analyse("club.env", text).completions(offset)]
+    assert "delete_member" in labels and "get_member" in labels

@@ -1256,7 +1256,10 @@ class Environment:
         kinds = cls._collection_kinds()
         prints: Footprint | None = None
         if spec.solve is not None:
-            results = env.solve(task)
+            try:
+                results = env.solve(task)
+            except Exception:  # noqa: BLE001 - a broken solution gives no frame, not a crash
+                results = [{"success": False}]
             if not results or results[-1]["success"]:
                 prints = footprint(start, env.state_json(), kinds)
         elif spec.counterexamples:  # a refusal without a solution: doing nothing is its reference

@@ -288,7 +288,7 @@ def verify(files: tuple[str, ...], output_format: str) -> None:
         solution = {None: "no solution", True: "ok", False: "FAILS"}[report["solution_ok"]]
         if report["refusal"]:
             solution = (
-                "of a refusal, doing nothing its reference"
+                "none, a refusal"  # doing nothing is its reference
                 if report["solution_ok"] is None
                 else f"{solution}, a refusal"
             )

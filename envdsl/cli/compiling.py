@@ -6,7 +6,7 @@ import difflib
 import json
 import sys
 import textwrap
-from typing import Sequence
+from typing import Any, Sequence
 
 import click
 
@@ -286,6 +286,12 @@ def verify(files: tuple[str, ...], output_format: str) -> None:
         click.echo(f"{file}: no tasks to verify")
     for report in reports:
         solution = {None: "no solution", True: "ok", False: "FAILS"}[report["solution_ok"]]
+        if report["refusal"]:
+            solution = (
+                "none, a refusal"  # doing nothing is its reference
+                if report["solution_ok"] is None
+                else f"{solution}, a refusal"
+            )
         after = "-" if report["passing_after"] is None else report["passing_after"]
         status = "ok" if not report["problems"] else "problems"
         click.echo(
@@ -304,11 +310,27 @@ def verify(files: tuple[str, ...], output_format: str) -> None:
             click.echo(
                 f"    reward without step {left['step']} ({left['tool']}): {left['reward']:.2f}"
             )
+        click.echo(f"    frame: {_frame_text(report)}")
+        if report["counterexamples"]:
+            rewards = ", ".join(f"{reward:.2f}" for reward in report["counterexamples"])
+            click.echo(f"    reward of each counterexample: {rewards}")
         for problem in report["problems"]:
             click.echo(f"    {printable(problem, keep_tabs=False)}")  # quotes spec strings
     if result.diagnostics:
         click.echo(render_text(result.diagnostics, result.sources))
     sys.exit(EXIT_OK if result.ok else EXIT_ERRORS)
+
+
+def _frame_text(report: dict[str, Any]) -> str:
+    """The task's frame in one line: what the reference changes, which is all a run may."""
+    frame = report["frame"]
+    if frame is None:
+        return "none (no solution to take it from: any change passes)"
+    changes: list[str] = frame["changes"]
+    if not changes:
+        return "empty (nothing may change)" + (", a refusal" if report["refusal"] else "")
+    shown = "; ".join(changes[:6])
+    return shown + (f"; and {len(changes) - 6} more" if len(changes) > 6 else "")
 
 
 @main.command()

@@ -26,7 +26,7 @@ from openenv.core.generic_client import GenericEnvClient
 import envdsl
 from envdsl.adapters.dataset_records import task_records
 from envdsl.runtime import Environment
-from envdsl.serve.episodes import Episodes
+from envdsl.serve.sessions import Sessions
 from envdsl.serve.openenv import build_app
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -45,7 +45,7 @@ def base_url() -> Iterator[str]:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     config = uvicorn.Config(
-        build_app(Episodes(sleep(), task=TASK)), host="127.0.0.1", port=port, log_level="critical"
+        build_app(Sessions(sleep(), task=TASK)), host="127.0.0.1", port=port, log_level="critical"
     )
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
@@ -81,16 +81,22 @@ def test_an_episode_through_openenvs_client(base_url: str) -> None:
         first = client.reset()
         assert first.observation["instruction"] == sleep().TASKS[TASK].instruction
         assert [t["function"]["name"] for t in first.observation["tools"]] == list(sleep().TOOLS)
-        assert first.done is False and first.reward == 0.5  # two of four checks hold at the start
+        # the episode's reward so far: 0 at the start, whatever the checks say of it
+        assert first.done is False and first.reward == 0.0
+        assert first.observation["episode_id"]
         start = first.observation["state_hash"]
         failed = client.step({"name": "set_status", "arguments": {"user_id": "U9"}})
         assert failed.observation["result"]["success"] is False
-        assert failed.observation["state_hash"] == start and failed.reward == 0.5
+        assert failed.observation["state_hash"] == start
+        total = failed.reward
         for index, call in enumerate(solution):
             result = client.step({"name": call["name"], "arguments": call["arguments"]})
             assert result.observation["result"]["success"] is True
             assert result.done is (index == len(solution) - 1)
-        assert result.reward == 1.0
+            total += result.reward
+        # the step rewards add up to the final evaluation's reward
+        assert result.observation["evaluation"]["reward"] == 1.0
+        assert total == pytest.approx(1.0)
         state = client.state()
         assert state["task"] == TASK and state["step_count"] == 1 + len(solution)
         assert state["state_hash"] == result.observation["state_hash"]
@@ -102,8 +108,8 @@ def test_an_episode_through_openenvs_client(base_url: str) -> None:
         from_state = client.reset(state=probe.state_json())
         assert from_state.observation["task"] is None
         assert from_state.observation["state_hash"] == probe.state_hash()
-        finished = client.step({"name": "finish", "arguments": {}})
-        assert finished.done is True
+        finished = client.step({"answer": "done"})
+        assert finished.done is True and finished.observation["result"]["success"] is True
 
 
 def test_sessions_do_not_share_an_environment(base_url: str) -> None:
@@ -137,7 +143,7 @@ env Clash {
   }
 }
 ''')
-    env = EnvdslOpenEnv(Episodes(clash))
+    env = EnvdslOpenEnv(Sessions(clash))
     env.reset()
     from envdsl.serve.openenv import ToolCall
 

@@ -51,7 +51,9 @@ def parse_action(action: Any) -> Action:
             'an action is a tool call {"name": ..., "arguments": {...}} or an answer '
             '{"answer": "..."}'
         )
-    if "answer" in action and "name" not in action:
+    if "answer" in action:
+        if "name" in action:
+            raise BadAction("give a tool call or an answer, not both")
         return FinalAnswer(_text(action["answer"]))
     calls = action.get("tool_calls")
     if action.get("role") == "assistant" and not calls:

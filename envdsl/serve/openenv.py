@@ -1,5 +1,5 @@
 """`envdsl serve --transport openenv`: the OpenEnv environment contract, on openenv-core's own
-server (`HTTPEnvServer`: HTTP `/reset`, `/step`, `/state`, `/schema`, `/health`, `/metadata`
+server (`create_fastapi_app`: HTTP `/reset`, `/step`, `/state`, `/schema`, `/health`, `/metadata`
 and the `/ws` sessions its clients use), with MCP over streamable HTTP at `/mcp`.
 
 The episode contract is envdsl.episode's, as on every face:
@@ -16,9 +16,9 @@ A reset with an unknown task or an invalid state answers 422 with the message (o
 an error message); a body over `MAX_BODY` bytes answers 413 before it is parsed.
 
 Each WebSocket session has its own environment; the HTTP `/reset` and `/step` endpoints are
-OpenEnv's stateless one-shot calls.  Calls run on one shared pool of worker threads: the
-stock server makes (and drops) a thread pool per WebSocket session, and those threads' C
-heaps stayed behind, about 55 KB a closed session (issue 27, point 10).
+OpenEnv's stateless one-shot calls; openenv-core runs each session's calls on a worker
+thread of its own.  benchmarks/bench_openenv_sessions.py measures the server's memory over
+thousands of opened and closed `/ws` sessions.
 
 `/mcp` is the server of `envdsl serve --transport http` (the official MCP SDK): the same tools
 and resources, one environment per MCP session.  MCP sessions and OpenEnv sessions start from
@@ -30,22 +30,20 @@ names) is replaced.
 from __future__ import annotations
 
 import contextlib
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any, AsyncIterator, Optional
 
-from fastapi import FastAPI, Request
+from fastapi import Request
 from fastapi.responses import JSONResponse
-from openenv.core.env_server.http_server import HTTPEnvServer
+from openenv.core.env_server.http_server import create_fastapi_app
 from openenv.core.env_server.interfaces import Environment as OpenEnvEnvironment
 from openenv.core.env_server.types import Action, EnvironmentMetadata, Observation, State
-from pydantic import Field, model_validator
+from pydantic import Field
 
 import envdsl
 from envdsl.episode import Episode, EpisodeError, Step
 from envdsl.serve.sessions import Sessions
 
 MAX_BODY = 4 * 1024 * 1024  # bytes of one HTTP request body (the MCP SDK's default limit)
-WORKER_THREADS = 32
 
 
 class ToolCall(Action):  # type: ignore[misc]  # openenv-core ships no type information
@@ -57,16 +55,14 @@ class ToolCall(Action):  # type: ignore[misc]  # openenv-core ships no type info
         default=None, description="The final answer to the user (ends the episode)"
     )
 
-    @model_validator(mode="after")
-    def _one_of(self) -> "ToolCall":
-        if (self.name is None) == (self.answer is None):
-            raise ValueError('give a tool call ("name", "arguments") or an "answer", not both')
-        return self
-
     def as_action(self) -> dict[str, Any]:
+        """The action as envdsl.episode takes it (which refuses both or neither)."""
+        action: dict[str, Any] = {"arguments": self.arguments}
+        if self.name is not None:
+            action["name"] = self.name
         if self.answer is not None:
-            return {"answer": self.answer}
-        return {"name": self.name, "arguments": self.arguments}
+            action["answer"] = self.answer
+        return action
 
 
 class ToolObservation(Observation):  # type: ignore[misc]
@@ -164,21 +160,32 @@ class BodyLimit:
             if name == b"content-length" and value.isdigit() and int(value) > self.limit:
                 await self._too_large(send)
                 return
+        # read the body here (at most `limit` bytes are kept) and replay it to the app: an
+        # error raised from inside the app's own read would reach the client as a 400
+        parts: list[bytes] = []
         received = 0
-
-        async def counted() -> Any:
-            nonlocal received
+        while True:
             message = await receive()
-            if message["type"] == "http.request":
-                received += len(message.get("body", b""))
-                if received > self.limit:
-                    raise _TooLarge()
-            return message
+            if message["type"] != "http.request":
+                return  # the client went away
+            parts.append(message.get("body", b""))
+            received += len(parts[-1])
+            if received > self.limit:
+                await self._too_large(send)
+                return
+            if not message.get("more_body", False):
+                break
+        body = b"".join(parts)
+        replayed = False
 
-        try:
-            await self.app(scope, counted, send)
-        except _TooLarge:
-            await self._too_large(send)
+        async def replay() -> Any:
+            nonlocal replayed
+            if replayed:
+                return await receive()  # after the body: wait for the disconnect
+            replayed = True
+            return {"type": "http.request", "body": body, "more_body": False}
+
+        await self.app(scope, replay, send)
 
     async def _too_large(self, send: Any) -> None:
         response = JSONResponse(
@@ -187,29 +194,20 @@ class BodyLimit:
         await response({"type": "http"}, _no_body, send)
 
 
-class _TooLarge(Exception):
-    pass
-
-
 async def _no_body() -> dict[str, Any]:
     return {"type": "http.request", "body": b"", "more_body": False}
 
 
 def build_app(sessions: Sessions, max_sessions: int = 64, host: str = "127.0.0.1") -> Any:
-    """openenv-core's server with the MCP SDK's streamable HTTP endpoint at `/mcp`.
+    """openenv-core's app with the MCP SDK's streamable HTTP endpoint at `/mcp`.
 
     `host` is the address the server binds: on a loopback address the SDK turns on its DNS
     rebinding protection, as `envdsl serve --transport http` does."""
     from envdsl.serve.mcp import SessionCloser, build_server
 
-    app = FastAPI(title=f"{sessions.env_class.NAME} (envdsl, OpenEnv)", version=envdsl.__version__)
-    server = HTTPEnvServer(lambda: EnvdslOpenEnv(sessions), ToolCall, ToolObservation, max_sessions)
-    # one pool for every session (openenv-core's knob for environments that need a single
-    # thread, here sized for many): see the module docstring on per-session pools
-    server._shared_session_executor = ThreadPoolExecutor(  # noqa: SLF001
-        max_workers=WORKER_THREADS, thread_name_prefix="envdsl-openenv"
+    app = create_fastapi_app(
+        lambda: EnvdslOpenEnv(sessions), ToolCall, ToolObservation, max_concurrent_envs=max_sessions
     )
-    server.register_routes(app)
 
     async def client_error(request: Request, error: Exception) -> JSONResponse:
         return JSONResponse({"detail": str(error)}, status_code=422)

@@ -8,15 +8,14 @@ import contextlib
 import io
 import os
 import re
-import socket
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 from typing import Iterator
 
 import pytest
+from servers import free_port, wait_until_listening
 
 ROOT = Path(__file__).resolve().parent.parent
 SNIPPETS = re.findall(r"```python\n(.*?)```", (ROOT / "README.md").read_text("utf-8"), re.S)
@@ -55,16 +54,9 @@ def test_the_trl_snippet_is_the_passing_tests_code() -> None:
     assert textwrap.indent(_snippet("SleepEnv = environment_factory"), "    ") in test
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
-
-
 @contextlib.contextmanager
 def _serving(*arguments: str) -> Iterator[int]:
-    port = _free_port()
+    port = free_port()
     env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
     server = subprocess.Popen(
         [sys.executable, "-m", "envdsl", "serve", "examples/sleep_tracking.env",
@@ -72,15 +64,7 @@ def _serving(*arguments: str) -> Iterator[int]:
         cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
     )  # fmt: skip
     try:
-        deadline = time.monotonic() + 120
-        while True:
-            assert server.poll() is None, server.stderr.read().decode() if server.stderr else ""
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                assert time.monotonic() < deadline, "the server did not start"
-                time.sleep(0.1)
+        wait_until_listening(server, port)
         yield port
     finally:
         server.terminate()

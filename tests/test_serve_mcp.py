@@ -6,10 +6,8 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 from typing import Any, AsyncIterator, Awaitable, Callable
@@ -18,6 +16,7 @@ import anyio
 import pytest
 from click.testing import CliRunner
 from mcp import Client, StdioServerParameters
+from servers import free_port, uvicorn_in_thread, wait_until_listening
 from test_places import ALIASES
 from test_runtime import build
 
@@ -122,15 +121,8 @@ def test_stdio_server_with_the_sdk_client() -> None:
     anyio.run(session)
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
-
-
 def test_http_server_one_environment_per_session() -> None:
-    port = _free_port()
+    port = free_port()
     server = subprocess.Popen(
         [sys.executable, "-m", "envdsl", "serve", str(SLEEP), str(SLEEP_TASKS), "--task", TASK,
          "--transport", "http", "--port", str(port)],
@@ -138,15 +130,7 @@ def test_http_server_one_environment_per_session() -> None:
     )  # fmt: skip
     url = f"http://127.0.0.1:{port}/mcp"
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            assert server.poll() is None, server.stderr.read().decode() if server.stderr else ""
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                assert time.monotonic() < deadline, "the server did not start in 60 s"
-                time.sleep(0.1)
+        wait_until_listening(server, port)
 
         async def sessions() -> None:
             async with Client(url) as first, Client(url) as second:
@@ -310,22 +294,12 @@ def test_sessions_are_bounded_by_memory_least_recently_used_first() -> None:
 
 
 def test_a_deleted_http_session_frees_its_environment_at_once() -> None:
-    import uvicorn
-
     from envdsl.serve.mcp import SessionCloser
 
     sessions = Sessions(envdsl.load(SLEEP), task=TASK)
     app = build_server(sessions, http=True).streamable_http_app(json_response=True)
     app.add_middleware(SessionCloser, sessions=sessions)
-    port = _free_port()
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="critical"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    try:
-        deadline = time.monotonic() + 60
-        while not server.started:
-            assert thread.is_alive() and time.monotonic() < deadline
-            time.sleep(0.05)
+    with uvicorn_in_thread(app) as port:
 
         async def go() -> None:
             for _ in range(3):
@@ -335,6 +309,3 @@ def test_a_deleted_http_session_frees_its_environment_at_once() -> None:
                 assert len(sessions) == 0  # the client's DELETE freed it
 
         anyio.run(go)
-    finally:
-        server.should_exit = True
-        thread.join(timeout=30)

@@ -9,8 +9,6 @@ from __future__ import annotations
 import functools
 import json
 import socket
-import threading
-import time
 import urllib.request
 from pathlib import Path
 from typing import Any, Iterator
@@ -19,9 +17,9 @@ import anyio
 import pytest
 
 # the [openenv] extra is part of .[dev]: a missing library must fail here, not skip
-import uvicorn
 from mcp import Client
 from openenv.core.generic_client import GenericEnvClient
+from servers import uvicorn_in_thread
 
 import envdsl
 from envdsl.adapters.dataset_records import task_records
@@ -41,24 +39,8 @@ def sleep() -> type[Environment]:
 
 @pytest.fixture(scope="module")
 def base_url() -> Iterator[str]:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    config = uvicorn.Config(
-        build_app(Sessions(sleep(), task=TASK)), host="127.0.0.1", port=port, log_level="critical"
-    )
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 60
-    while not server.started:
-        assert thread.is_alive() and time.monotonic() < deadline, "the server did not start"
-        time.sleep(0.05)
-    try:
+    with uvicorn_in_thread(build_app(Sessions(sleep(), task=TASK))) as port:
         yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(timeout=30)
 
 
 def _get(url: str) -> Any:
@@ -189,18 +171,7 @@ def _post(url: str, body: bytes) -> tuple[int, Any]:
 
 def test_a_question_task_answered_with_episode_ids(base_url: str) -> None:
     # the module's server has the spec's own tasks; this one has the task file's too
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    app = build_app(Sessions(sleep_with_tasks(), task=TASK))
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="critical"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    try:
-        deadline = time.monotonic() + 60
-        while not server.started:
-            assert thread.is_alive() and time.monotonic() < deadline
-            time.sleep(0.05)
+    with uvicorn_in_thread(build_app(Sessions(sleep_with_tasks(), task=TASK))) as port:
         with GenericEnvClient(base_url=f"http://127.0.0.1:{port}").sync() as client:
             first = client.reset(task="nickname_and_tags_question", episode_id="ep-7")
             assert first.observation["episode_id"] == "ep-7" and first.reward == 0.0
@@ -219,9 +190,6 @@ def test_a_question_task_answered_with_episode_ids(base_url: str) -> None:
             # a new episode gets a new id when none is given
             other = client.reset(task="account_status_question")
             assert other.observation["episode_id"] not in (None, "ep-7")
-    finally:
-        server.should_exit = True
-        thread.join(timeout=30)
 
 
 def test_bad_resets_answer_422_with_the_message(base_url: str) -> None:

@@ -16,8 +16,9 @@ from typing import Any, Iterator
 import anyio
 import pytest
 
-# the [openenv] extra is part of .[dev]: a missing library must fail here, not skip
 from mcp import Client
+
+# the [openenv] extra is part of .[dev]: a missing library must fail here, not skip
 from openenv.core.generic_client import GenericEnvClient
 from servers import uvicorn_in_thread
 

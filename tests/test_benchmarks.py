@@ -82,3 +82,8 @@ def test_bench_retail_quick() -> None:
         and "| envdsl `env.call` |" in out
         and "| get_order_details | 7 |" in out
     )
+
+
+def test_bench_openenv_sessions_quick() -> None:
+    out = run_benchmark("bench_openenv_sessions.py", "--quick")
+    assert "| 1 at a time |" in out and "| 40 at a time |" in out

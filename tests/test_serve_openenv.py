@@ -9,8 +9,6 @@ from __future__ import annotations
 import functools
 import json
 import socket
-import threading
-import time
 import urllib.request
 from pathlib import Path
 from typing import Any, Iterator
@@ -18,15 +16,16 @@ from typing import Any, Iterator
 import anyio
 import pytest
 
-# the [openenv] extra is part of .[dev]: a missing library must fail here, not skip
-import uvicorn
 from mcp import Client
+
+# the [openenv] extra is part of .[dev]: a missing library must fail here, not skip
 from openenv.core.generic_client import GenericEnvClient
+from servers import uvicorn_in_thread
 
 import envdsl
 from envdsl.adapters.dataset_records import task_records
 from envdsl.runtime import Environment
-from envdsl.serve.episodes import Episodes
+from envdsl.serve.sessions import Sessions
 from envdsl.serve.openenv import build_app
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -41,24 +40,8 @@ def sleep() -> type[Environment]:
 
 @pytest.fixture(scope="module")
 def base_url() -> Iterator[str]:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    config = uvicorn.Config(
-        build_app(Episodes(sleep(), task=TASK)), host="127.0.0.1", port=port, log_level="critical"
-    )
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 60
-    while not server.started:
-        assert thread.is_alive() and time.monotonic() < deadline, "the server did not start"
-        time.sleep(0.05)
-    try:
+    with uvicorn_in_thread(build_app(Sessions(sleep(), task=TASK))) as port:
         yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(timeout=30)
 
 
 def _get(url: str) -> Any:
@@ -81,18 +64,22 @@ def test_an_episode_through_openenvs_client(base_url: str) -> None:
         first = client.reset()
         assert first.observation["instruction"] == sleep().TASKS[TASK].instruction
         assert [t["function"]["name"] for t in first.observation["tools"]] == list(sleep().TOOLS)
-        assert (
-            first.done is False and first.reward == 0.0
-        )  # the two checks that hold at the start are guards
+        # the episode's reward so far: 0 at the start, whatever the checks say of it
+        assert first.done is False and first.reward == 0.0
+        assert first.observation["episode_id"]
         start = first.observation["state_hash"]
         failed = client.step({"name": "set_status", "arguments": {"user_id": "U9"}})
         assert failed.observation["result"]["success"] is False
-        assert failed.observation["state_hash"] == start and failed.reward == 0.0
+        assert failed.observation["state_hash"] == start
+        total = failed.reward
         for index, call in enumerate(solution):
             result = client.step({"name": call["name"], "arguments": call["arguments"]})
             assert result.observation["result"]["success"] is True
             assert result.done is (index == len(solution) - 1)
-        assert result.reward == 1.0
+            total += result.reward
+        # the step rewards add up to the final evaluation's reward
+        assert result.observation["evaluation"]["reward"] == 1.0
+        assert total == pytest.approx(1.0)
         state = client.state()
         assert state["task"] == TASK and state["step_count"] == 1 + len(solution)
         assert state["state_hash"] == result.observation["state_hash"]
@@ -104,8 +91,8 @@ def test_an_episode_through_openenvs_client(base_url: str) -> None:
         from_state = client.reset(state=probe.state_json())
         assert from_state.observation["task"] is None
         assert from_state.observation["state_hash"] == probe.state_hash()
-        finished = client.step({"name": "finish", "arguments": {}})
-        assert finished.done is True
+        finished = client.step({"answer": "done"})
+        assert finished.done is True and finished.observation["result"]["success"] is True
 
 
 def test_sessions_do_not_share_an_environment(base_url: str) -> None:
@@ -139,7 +126,7 @@ env Clash {
   }
 }
 ''')
-    env = EnvdslOpenEnv(Episodes(clash))
+    env = EnvdslOpenEnv(Sessions(clash))
     env.reset()
     from envdsl.serve.openenv import ToolCall
 
@@ -165,3 +152,95 @@ def test_mcp_on_the_same_server(base_url: str) -> None:
                 assert openenv_session.state()["state_hash"] == start
 
     anyio.run(sessions)
+
+
+@functools.cache
+def sleep_with_tasks() -> type[Environment]:
+    return envdsl.load(SLEEP, [SLEEP.with_suffix(".tasks.env")])
+
+
+def _post(url: str, body: bytes) -> tuple[int, Any]:
+    request = urllib.request.Request(
+        url, data=body, headers={"Content-Type": "application/json"}, method="POST"
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=60) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as error:
+        return error.code, json.loads(error.read())
+
+
+def test_a_question_task_answered_with_episode_ids(base_url: str) -> None:
+    # the module's server has the spec's own tasks; this one has the task file's too
+    with uvicorn_in_thread(build_app(Sessions(sleep_with_tasks(), task=TASK))) as port:
+        with GenericEnvClient(base_url=f"http://127.0.0.1:{port}").sync() as client:
+            first = client.reset(task="nickname_and_tags_question", episode_id="ep-7")
+            assert first.observation["episode_id"] == "ep-7" and first.reward == 0.0
+            looked = client.step({"name": "get_user", "arguments": {"user_id": "U5"}})
+            user = looked.observation["result"]["data"]
+            assert looked.done is False
+            text = f"{user['nickname']}, tagged {' and '.join(user['tags'])}"
+            answered = client.step({"answer": text})
+            assert answered.done is True
+            evaluation = answered.observation["evaluation"]
+            assert evaluation["answer"] == text and evaluation["success"] is True
+            assert looked.reward + answered.reward == pytest.approx(evaluation["reward"])
+            state = client.state()
+            assert state["episode_id"] == "ep-7" and state["answer"] == text
+            assert state["done"] is True and state["step_count"] == 2
+            # a new episode gets a new id when none is given
+            other = client.reset(task="account_status_question")
+            assert other.observation["episode_id"] not in (None, "ep-7")
+
+
+def test_bad_resets_answer_422_with_the_message(base_url: str) -> None:
+    status, body = _post(f"{base_url}/reset", json.dumps({"task": "nope"}).encode())
+    assert status == 422 and "unknown task 'nope'" in body["detail"]
+    status, body = _post(
+        f"{base_url}/reset", json.dumps({"state": {"users": [{"user_id": "U1"}]}}).encode()
+    )
+    assert status == 422 and "invalid state" in body["detail"]
+    status, body = _post(f"{base_url}/reset", json.dumps({"task": TASK}).encode())
+    assert status == 200 and body["observation"]["task"] == TASK
+    # over the WebSocket, the same message, and the session goes on
+    with GenericEnvClient(base_url=base_url).sync() as client:
+        with pytest.raises(Exception, match="unknown task 'nope'"):
+            client.reset(task="nope")
+        assert client.reset().observation["task"] == TASK
+
+
+def _raw_status(base_url: str, head: str, body: bytes) -> int:
+    """The status of a request sent as written (urllib cannot send a body without its
+    length, nor read a reply that comes before the whole body was sent)."""
+    host, port = base_url.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=60) as connection:
+        connection.sendall(head.encode() + body)
+        reply = connection.recv(65536).decode("latin-1")
+    return int(reply.split()[1])
+
+
+def test_step_bodies_are_limited_before_they_are_parsed(base_url: str) -> None:
+    from envdsl.serve.openenv import MAX_BODY
+
+    host = base_url.removeprefix("http://")
+    declared = (
+        f"POST /step HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n"
+        f"Content-Length: {100 * 1024 * 1024}\r\n\r\n"
+    )
+    assert _raw_status(base_url, declared, b"") == 413  # answered before a byte is read
+    chunk = b"x" * (MAX_BODY + 1)
+    chunked = (
+        f"POST /step HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n"
+        "Transfer-Encoding: chunked\r\n\r\n"
+    )
+    body = f"{len(chunk):x}\r\n".encode() + chunk + b"\r\n0\r\n\r\n"
+    assert _raw_status(base_url, chunked, body) == 413  # no length: counted as it comes
+    small = {"action": {"name": "get_user", "arguments": {"user_id": "U1"}}}
+    status, body_json = _post(f"{base_url}/step", json.dumps(small).encode())
+    assert status == 200 and body_json["observation"]["result"]["success"] is True
+    for action, message in [
+        ({"arguments": {}}, 'needs a "name"'),
+        ({"name": "get_user", "answer": "U1"}, "not both"),
+    ]:
+        status, body_json = _post(f"{base_url}/step", json.dumps({"action": action}).encode())
+        assert status == 200 and message in body_json["observation"]["result"]["error"]

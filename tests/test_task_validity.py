@@ -17,7 +17,7 @@ from envdsl.adapters.trl import environment_factory
 from envdsl.cli import main
 from envdsl.generated.loader import CompileError
 from envdsl.pipeline import compile_source
-from envdsl.serve.episodes import Episodes
+from envdsl.serve.sessions import Sessions
 from envdsl.serve.openenv import EnvdslOpenEnv, ToolCall
 from envdsl.util.source import SourceFile
 
@@ -155,7 +155,7 @@ def test_trl_and_openenv_take_the_valid_task(spec: Path) -> None:
     assert trl_env.reset(task="good") == "Bump the counter once."
     with pytest.raises(ValueError, match="'short_solution' has errors"):
         environment_factory(env_class, tasks=["short_solution"])
-    openenv = EnvdslOpenEnv(Episodes(env_class))
+    openenv = EnvdslOpenEnv(Sessions(env_class))
     openenv.reset(task="good")
     observation = openenv.step(ToolCall(name="bump"))
     assert observation.reward == 1.0 and observation.done

@@ -1,48 +1,112 @@
-"""Gymnasium: an envdsl environment as a `gymnasium.Env` whose action is one tool call.
+"""Gymnasium: an envdsl environment as a `gymnasium.Env` over the episode contract
+(envdsl.episode: what a step, an answer, a reward and the end of an episode are).
 
-- action: one tool call (see envdsl.adapters.actions: `{"name", "arguments"}`, an OpenAI
-  tool-call object or either as JSON text);
-- observation: the call's result envelope as JSON text (after `reset`, the task's instruction);
-- reward: the change of the task's reward (the share of its checks that pass), counted from
-  0 at reset, so the rewards of an episode add up to its final reward;
-- terminated: all checks pass, or the agent called a finish action (`finish` or `answer`:
-  the spec's own tool of that name is called first; without one it only ends the episode);
+- action: one tool call or the final answer, as envdsl.episode.actions takes them
+  (`{"name", "arguments"}`, an OpenAI tool call, `{"answer": "..."}`, or either as JSON text);
+  `env.unwrapped.sample_call()` draws a valid call from the current state
+  (`action_space.sample()` draws random text, which is never a tool call);
+- observation: JSON text in printable ASCII (non-ASCII and control characters escaped), so
+  the Text spaces' character set holds every character an observation can contain and
+  `gymnasium.make_vec(..., vectorization_mode="async")` can share it: after reset
+  `{"task", "instruction"}`, after a step the call's result envelope;
+- reward, terminated: the episode contract's (a step's change of the task's reward, counted
+  from 0 at reset; terminated when the answer is given or every check passes);
 - truncated: `max_steps` actions were taken;
 - `reset(seed=..., options={"task": ...} | {"state": {...}})` is deterministic: the task is the
   one asked for, else the one `make` was given, else one of `tasks` drawn with the seed.
-`info` carries the tools' schemas (at reset), the evaluation and the state hash.
+`info` carries the episode id and the tools' schemas (at reset), the call's result, the
+evaluation and the state hash.  `max_text` bounds an observation's length (async vectors copy that many characters per
+step: lower it for speed where results are short).
 """
 
 from __future__ import annotations
 
 import json
 import os
-from typing import Any, Sequence, SupportsFloat
+import random
+from collections.abc import Sequence as SequenceABC
+from typing import Any, Iterator, Sequence, SupportsFloat
 
 import gymnasium
+import numpy as np
 from gymnasium import spaces
+from gymnasium.vector.utils import read_from_shared_memory
 
 import envdsl
-from envdsl.adapters.actions import BadAction, parse_action
-from envdsl.runtime import Environment, InvalidState
+from envdsl.adapters.sampling import sample_call
+from envdsl.episode import Episode, EpisodeError
+from envdsl.runtime import Environment
 
-FINISH_ACTIONS = ("finish", "answer")
 MAX_TEXT = 1_000_000
+# json.dumps(..., ensure_ascii=True) writes only these: every other character is escaped
+PRINTABLE_ASCII = "".join(chr(c) for c in range(32, 127))
 
 
 class JSONText(spaces.Text):
-    """Any text up to `max_length` characters: results hold whatever text the state holds, which
-    no fixed character set covers (sampling still draws from printable characters)."""
+    """Printable-ASCII text up to `max_length` characters: an observation's JSON text."""
 
     def __init__(self, max_length: int = MAX_TEXT, seed: int | None = None) -> None:
-        printable = "".join(chr(c) for c in range(32, 127))
-        super().__init__(max_length=max_length, min_length=0, charset=printable, seed=seed)
+        super().__init__(max_length=max_length, min_length=0, charset=PRINTABLE_ASCII, seed=seed)
+
+    def __repr__(self) -> str:
+        return f"JSONText({self.max_length})"
+
+
+class SharedTexts(SequenceABC[str]):
+    """The observations of an async vector env's workers, read from its shared memory when
+    asked for.  gymnasium's own reader for Text turns the buffer into strings once, when the
+    vector env is made, so every later observation would read as that first, empty one;
+    AsyncVectorEnv hands out `deepcopy(observations)`, which here is the texts as they are
+    now.  JSONText's characters are printable ASCII in code-point order, so a row decodes as
+    bytes (not character by character)."""
+
+    def __init__(self, space: JSONText, shared_memory: Any, n: int) -> None:
+        self.padding = len(space.character_list)
+        self.rows = np.frombuffer(shared_memory.get_obj(), dtype=np.int32).reshape(
+            (n, space.max_length)
+        )
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(index, slice):
+            return tuple(self[i] for i in range(*index.indices(len(self))))
+        row = self.rows[index]
+        codes = row[row < self.padding] + ord(PRINTABLE_ASCII[0])
+        return codes.astype(np.uint8).tobytes().decode("ascii")
+
+    def __iter__(self) -> Iterator[str]:
+        return (self[i] for i in range(len(self)))
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> tuple[str, ...]:
+        return tuple(self)
+
+    def __repr__(self) -> str:
+        return repr(tuple(self))
+
+
+@read_from_shared_memory.register(JSONText)
+def _read_json_texts(space: JSONText, shared_memory: Any, n: int = 1) -> SharedTexts:
+    return SharedTexts(space, shared_memory, n)
+
+
+class ActionText(spaces.Text):
+    """Any text up to `max_length` characters: an action's arguments hold whatever text the
+    agent writes, which no fixed character set covers (sampling draws printable ones)."""
+
+    def __init__(self, max_length: int = MAX_TEXT, seed: int | None = None) -> None:
+        super().__init__(max_length=max_length, min_length=0, charset=PRINTABLE_ASCII, seed=seed)
 
     def contains(self, x: Any) -> bool:
         return isinstance(x, str) and len(x) <= self.max_length
 
     def __repr__(self) -> str:
-        return f"JSONText({self.max_length})"
+        return f"ActionText({self.max_length})"
+
+
+def _ascii_json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=True)
 
 
 class EnvdslEnv(gymnasium.Env[str, str]):
@@ -55,8 +119,8 @@ class EnvdslEnv(gymnasium.Env[str, str]):
         task: str | None = None,
         tasks: Sequence[str] | None = None,
         max_steps: int = 50,
-        finish_actions: Sequence[str] = FINISH_ACTIONS,
         render_mode: str | None = None,
+        max_text: int = MAX_TEXT,
     ) -> None:
         for name in [task, *(tasks or [])]:
             if name is not None and name not in env_class.TASKS:
@@ -68,77 +132,50 @@ class EnvdslEnv(gymnasium.Env[str, str]):
         self.env_class = env_class
         self.task = task
         self.tasks = list(tasks) if tasks is not None else list(env_class.TASKS)
-        self.max_steps = max_steps
-        self.finish_actions = tuple(finish_actions)
         self.render_mode = render_mode
-        self.observation_space = JSONText()
-        self.action_space = JSONText()
-        self.env: Environment = env_class()
-        self.steps = 0
-        self._reward = 0.0
+        self.observation_space = JSONText(max_text)
+        self.action_space = ActionText(max_text)
+        self.episode = Episode(env_class, max_steps=max_steps)
+        self._calls = random.Random()
         self._last = ""
+
+    @property
+    def env(self) -> Environment:
+        """The runtime environment of the current episode."""
+        return self.episode.env
 
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[str, dict[str, Any]]:
         super().reset(seed=seed)
+        if seed is not None:
+            self._calls.seed(seed)
         options = options or {}
-        self.env = self.env_class()
-        self.steps = 0
-        self._reward = 0.0
-        if "state" in options:
-            state = options["state"]
-            try:
-                self.env.reset(
-                    state=json.loads(json.dumps(state)) if isinstance(state, dict) else state
-                )
-            except (InvalidState, json.JSONDecodeError) as error:
-                raise ValueError(f"invalid state: {error}") from None
-            observation = ""
-        else:
+        task: str | None = None
+        if "state" not in options:
             task = options.get("task") or self.task
             if task is None:
                 if not self.tasks:
                     raise ValueError(f"{self.env_class.NAME} has no tasks: reset with a state")
                 task = self.tasks[int(self.np_random.integers(len(self.tasks)))]
-            if task not in self.env_class.TASKS:
-                raise ValueError(self.env_class.unknown_task(task))
-            self.env.reset(task=task)
-            observation = self.env_class.TASKS[task].instruction
-        self._last = observation
-        info = {
-            "task": self.env.task,
-            "tools": self.env.tool_schemas(),
-            "state_hash": self.env.state_hash(),
-        }
-        return observation, info
+        try:
+            start = self.episode.start(task=task, state=options.get("state"))
+        except EpisodeError as error:
+            raise ValueError(str(error)) from None
+        # the episode id (random) stays out of the observation: a seeded reset repeats it
+        self._last = _ascii_json({"task": start["task"], "instruction": start["instruction"]})
+        info = {key: start[key] for key in ("task", "episode_id", "tools", "state_hash")}
+        return self._last, info
 
     def step(self, action: str) -> tuple[str, SupportsFloat, bool, bool, dict[str, Any]]:
-        self.steps += 1
-        finished = False
-        try:
-            name, arguments = parse_action(action)
-        except BadAction as error:
-            result: dict[str, Any] = {"success": False, "error": str(error)}
-        else:
-            finished = name in self.finish_actions
-            if finished and name not in self.env.TOOLS:
-                result = {"success": True, "data": None}
-            else:
-                result = self.env.call(name, arguments)
-        info: dict[str, Any] = {"result": result, "state_hash": self.env.state_hash()}
-        reward = 0.0
-        success = False
-        if self.env.task is not None:
-            evaluation = self.env.evaluate()
-            info["evaluation"] = evaluation
-            current = float(evaluation["reward"])
-            reward, self._reward = current - self._reward, current
-            success = bool(evaluation["success"])
-        terminated = finished or success
-        truncated = not terminated and self.steps >= self.max_steps
-        self._last = json.dumps(result, ensure_ascii=False)
-        return self._last, reward, terminated, truncated, info
+        step = self.episode.step(action)
+        self._last = _ascii_json(step.result)
+        return self._last, step.reward, step.done, step.truncated, step.info()
+
+    def sample_call(self) -> str:
+        """A valid tool call (JSON text, the action form) drawn from the current state, with
+        the generator `reset(seed=...)` seeded; the state is left as it was."""
+        return _ascii_json(sample_call(self.env, self._calls))
 
     def render(self) -> str | None:
         if self.render_mode == "ansi":
@@ -152,9 +189,9 @@ def make(
     *,
     tasks: Sequence[str] | None = None,
     max_steps: int = 50,
-    finish_actions: Sequence[str] = FINISH_ACTIONS,
     render_mode: str | None = None,
     task_files: Sequence[str | os.PathLike[str]] = (),
+    max_text: int = MAX_TEXT,
 ) -> EnvdslEnv:
     """A gymnasium.Env over a spec file (compiled with envdsl.load, with the tasks of
     `task_files`; or a task file alone) or an environment class."""
@@ -164,8 +201,8 @@ def make(
         task=task,
         tasks=tasks,
         max_steps=max_steps,
-        finish_actions=finish_actions,
         render_mode=render_mode,
+        max_text=max_text,
     )
 
 

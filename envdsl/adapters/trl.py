@@ -1,13 +1,20 @@
-"""TRL-style environment classes: `environment_factory(spec, tasks=...)` gives a class that a
-trainer instantiates once per rollout (`GRPOTrainer(environment_factory=...)`).
+"""TRL: `environment_factory(spec, task_files, tasks=...)` gives the class that TRL's
+`GRPOTrainer(environment_factory=..., reward_funcs=envdsl_reward)` instantiates and resets per
+rollout (TRL 1.16's contract, trl/trainer/grpo_trainer.py).  Its arguments follow
+`envdsl.load(spec, task_files)`; `tasks` (names) picks among the tasks.
 
-The class has a zero-argument constructor, `reset(**kwargs) -> str` (the row of the training
-dataset comes in as keyword arguments; its `task` column, as written by `envdsl tasks --format
-jsonl`, picks the task, else the tasks are taken in turn; it returns the task's instruction),
-one public method per tool with typed parameters and a docstring with an `Args:` section (what
-TRL, through `transformers.utils.get_json_schema`, turns into the tool's schema), each returning
-the call's result envelope as JSON text, and `get_reward() -> float`, the share of the task's
-checks that pass.
+The class has a zero-argument constructor; `reset(**row)` (TRL passes the dataset row: its
+`task` column, as `envdsl tasks --format jsonl` writes it, picks the task, else the tasks are
+taken in turn) starts an episode (envdsl.episode) and returns the task's instruction, which
+TRL appends to the row's last prompt message, or None when the row's `prompt` holds the
+instruction already; one public method per tool with typed parameters and a docstring with an
+`Args:` section (what TRL, through `transformers.utils.get_json_schema`, turns into the tool's
+schema), each one step of the episode, returning the call's result envelope as JSON text.
+
+The reward is `envdsl_reward`, a TRL reward function: the last assistant message of each
+completion is the episode's final answer (what question tasks' checks read), and the reward is
+`evaluate()`'s.  The class has no `get_reward`, which TRL would add as a second reward source
+(the reward counted twice), and which could not see the answer.
 """
 
 from __future__ import annotations
@@ -19,6 +26,7 @@ import os
 from typing import Any, Callable, Literal, Optional, Sequence
 
 import envdsl
+from envdsl.episode import Episode, EpisodeError
 from envdsl.runtime import Environment, ParamSpec, ToolSpec
 from envdsl.runtime.values import (
     BoolSpec,
@@ -37,7 +45,7 @@ from envdsl.runtime.values import (
     TypeSpec,
 )
 
-RESERVED = frozenset({"reset", "get_reward", "env", "task"})
+RESERVED = frozenset({"reset", "get_reward", "env", "task", "episode"})
 
 
 def python_type(spec: TypeSpec) -> Any:
@@ -80,7 +88,7 @@ def _tool_method(tool: ToolSpec) -> Callable[..., str]:
 
     def method(self: Any, **kwargs: Any) -> str:
         arguments = {names[k]: v for k, v in kwargs.items() if k in names}
-        return json.dumps(self.env.call(tool.name, arguments), ensure_ascii=False)
+        return json.dumps(self.episode.call(tool.name, arguments).result, ensure_ascii=False)
 
     parameters = [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
     annotations: dict[str, Any] = {}
@@ -114,11 +122,15 @@ def _tool_method(tool: ToolSpec) -> Callable[..., str]:
 
 def environment_factory(
     spec: str | os.PathLike[str] | type[Environment],
-    tasks: Sequence[str] | None = None,
     task_files: Sequence[str | os.PathLike[str]] = (),
+    *,
+    tasks: Sequence[str] | None = None,
 ) -> type[Any]:
     """A TRL environment class over a spec file (compiled with envdsl.load, with the tasks of
-    `task_files`; or a task file alone) or a class."""
+    `task_files`; or a task file alone) or an environment class; `tasks`: the task names to
+    take in turn (default: all)."""
+    if isinstance(task_files, (str, os.PathLike)):
+        raise TypeError("task_files is a list of task files (the tasks= keyword takes names)")
     env_class = spec if isinstance(spec, type) else envdsl.load(spec, task_files)
     clashes = sorted(RESERVED & set(env_class.TOOLS))
     if clashes:
@@ -135,34 +147,82 @@ def environment_factory(
     turns = itertools.cycle(chosen)
 
     def __init__(self: Any) -> None:
-        self.env = env_class()
-        self.task = None
+        self.episode = Episode(env_class)
 
-    def reset(self: Any, **kwargs: Any) -> str:
+    def reset(self: Any, **row: Any) -> str | None:
         """Start an episode: the `task` keyword (a dataset column) or the next task in turn."""
-        task = kwargs.get("task")
-        if task is None or task not in env_class.TASKS:
-            if task is not None:
-                raise ValueError(env_class.unknown_task(task))
+        task = row.get("task")
+        if task is None:
             task = next(turns)
-        self.env = env_class()
-        self.env.reset(task=task)
-        self.task = task
-        return env_class.TASKS[task].instruction
-
-    def get_reward(self: Any) -> float:
-        """The share of the task's checks that pass now (0.0 before reset)."""
-        if self.task is None:
-            return 0.0
-        return float(self.env.evaluate()["reward"])
+        try:
+            start = self.episode.start(task=task)
+        except EpisodeError as error:
+            raise ValueError(str(error)) from None
+        instruction: str = start["instruction"]
+        prompt = row.get("prompt")
+        if _holds(prompt, instruction):
+            return None  # TRL would append it to the prompt a second time
+        return instruction
 
     namespace: dict[str, Any] = {
         "__init__": __init__,
         "reset": reset,
-        "get_reward": get_reward,
+        "env": property(lambda self: self.episode.env, doc="The episode's runtime environment"),
+        "task": property(lambda self: self.episode.task, doc="The episode's task"),
         "__doc__": env_class.DESCRIPTION or f"The {env_class.NAME} environment.",
         "__module__": __name__,
     }
     for tool in env_class.TOOLS.values():
         namespace[tool.name] = _tool_method(tool)
     return type(f"{env_class.NAME}TRLEnvironment", (), namespace)
+
+
+def _holds(prompt: Any, instruction: str) -> bool:
+    """Whether a dataset row's prompt (text or chat messages) already holds the instruction."""
+    if isinstance(prompt, str):
+        return instruction in prompt
+    if isinstance(prompt, list):
+        return any(instruction in _content(m) for m in prompt if isinstance(m, dict))
+    return False
+
+
+def _content(message: dict[str, Any]) -> str:
+    content = message.get("content")
+    if isinstance(content, list):  # multimodal parts
+        return "".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
+    return content if isinstance(content, str) else ""
+
+
+def final_answer(completion: Any) -> str:
+    """The agent's final answer in a TRL completion: its last message when that is the
+    assistant's without tool calls (text completions: the text), else empty."""
+    if isinstance(completion, str):
+        return completion
+    if isinstance(completion, list) and completion:
+        last = completion[-1]
+        if (
+            isinstance(last, dict)
+            and last.get("role") == "assistant"
+            and not last.get("tool_calls")
+        ):
+            return _content(last)
+    return ""
+
+
+def envdsl_reward(
+    completions: Sequence[Any], environments: Sequence[Any] | None = None, **_: Any
+) -> list[float | None]:
+    """TRL reward function: each completion's final answer ends its environment's episode;
+    the reward is `evaluate()`'s (None for a rollout without an envdsl environment)."""
+    if environments is None:
+        raise ValueError("envdsl_reward needs GRPOTrainer(environment_factory=...)")
+    rewards: list[float | None] = []
+    for completion, environment in zip(completions, environments, strict=True):
+        episode = getattr(environment, "episode", None)
+        if not isinstance(episode, Episode):
+            rewards.append(None)
+            continue
+        step = episode.give_answer(final_answer(completion))
+        evaluation = step.evaluation if step.result["success"] else episode.evaluation()
+        rewards.append(float(evaluation["reward"]) if evaluation is not None else None)
+    return rewards

@@ -373,7 +373,7 @@ def serve(
     port: int,
 ) -> None:
     """Serve the environment's tools over MCP (one environment per MCP session) or OpenEnv."""
-    from envdsl.serve.episodes import Episodes
+    from envdsl.serve.sessions import Sessions
 
     try:
         if transport == "openenv":
@@ -387,16 +387,16 @@ def serve(
         fail_usage(f"envdsl serve --transport {transport} needs the [{extra}] extra ({error}): "
                     f"pip install 'envdsl[{extra}]'")  # fmt: skip
     env_class = load_class(one_spec(files), valid_tasks=True)
-    episodes = Episodes(
+    sessions = Sessions(
         env_class, task=task_name, state=_start_state(env_class, task_name, state_file)
     )
     try:
         if transport == "openenv":
-            openenv_server.serve_openenv(episodes, host, port)
+            openenv_server.serve_openenv(sessions, host, port)
         elif transport == "stdio":
-            anyio.run(mcp_server.serve_stdio, episodes)
+            anyio.run(mcp_server.serve_stdio, sessions)
         else:
-            mcp_server.serve_http(episodes, host, port)
+            mcp_server.serve_http(sessions, host, port)
     except KeyboardInterrupt:
         pass
 

@@ -1,11 +1,13 @@
 """One rollout: an agent loop of one task sample through an OpenAI-compatible model.
 
 The system message is the environment's description, the first user message the task's
-instruction, the tools the spec's schemas. Each tool call the model makes goes through
-`env.call` with its arguments as the model wrote them, so a call with arguments that are not
+instruction, the tools the spec's schemas. The run is an episode of envdsl.episode (the
+contract every face shares): each tool call the model makes is one of its steps, with its
+arguments as the model wrote them, so a call with arguments that are not
 JSON, or of a tool that does not exist, gets the runtime's error result as its tool message,
 as an agent deployed on the environment would. The loop ends when the model answers without a
-tool call (that answer is the `answer` the task's checks read) or after `max_turns` replies.
+tool call (that answer is the episode's final step: the `answer` the task's checks read) or
+after `max_turns` replies.
 
 With a simulated user (`--user-model`, as τ-bench runs conversational tasks) the agent never
 sees the instruction: a second model is given it, told to pursue it as a customer would, and
@@ -21,6 +23,7 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from envdsl.episode import Episode
 from envdsl.rollout.records import (
     FINISH_ANSWER,
     FINISH_ERROR,
@@ -114,10 +117,10 @@ def run_episode(
     from envdsl.llm.client import LLMError
 
     counts = _Counts()
-    env = env_class()
-    env.reset(task=job.task)
+    episode = Episode(env_class)
+    start = episode.start(task=job.task)
     counts.env_seconds = time.perf_counter() - counts.started
-    tools = env.tool_schemas()
+    tools = start["tools"]
     instruction = env_class.TASKS[job.task].instruction
     seed = sampling.seed + job.sample if sampling.seed is not None else None
     user = (
@@ -153,12 +156,14 @@ def run_episode(
                 messages.append({"role": "user", "content": follow_up})
                 continue
             for call in calls:
-                messages.append(_execute(env, call, counts))
+                messages.append(_execute(episode, call, counts))
     except LLMError as failure:
         finish = FINISH_ERROR
         error = {"kind": failure.kind, "message": str(failure)}
     started = time.perf_counter()
-    evaluation = env.evaluate(answer=answer)
+    # the episode's last step: the agent's last answer (empty if it gave none), graded
+    evaluation = episode.give_answer(answer).evaluation
+    assert evaluation is not None  # an episode of a task
     counts.env_seconds += time.perf_counter() - started
     hashes = source.tasks[job.task]
     record: Record = {
@@ -173,7 +178,7 @@ def run_episode(
         "evaluation": evaluation["checks"],
         "reward": evaluation["reward"],
         "success": evaluation["success"],
-        "state_hash": env.state_hash(),
+        "state_hash": episode.env.state_hash(),
         "finish": finish,
         "turns": counts.turns,
         "tool_calls": counts.tool_calls,
@@ -195,11 +200,12 @@ def run_episode(
     return record
 
 
-def _execute(env: Environment, call: dict[str, Any], counts: _Counts) -> dict[str, Any]:
+def _execute(episode: Episode, call: dict[str, Any], counts: _Counts) -> dict[str, Any]:
     """Run one tool call as the model wrote it; the tool message that answers it."""
     function = call.get("function") or {}
     started = time.perf_counter()
-    result = env.call(str(function.get("name", "")), str(function.get("arguments", "")))
+    name, arguments = str(function.get("name", "")), str(function.get("arguments", ""))
+    result = episode.call(name, arguments).result
     counts.env_seconds += time.perf_counter() - started
     counts.tool_calls += 1
     counts.failed_calls += not result.get("success", False)

@@ -1,47 +1,68 @@
 """`envdsl serve --transport openenv`: the OpenEnv environment contract, on openenv-core's own
-server (`create_fastapi_app`: HTTP `/reset`, `/step`, `/state`, `/schema`, `/health`,
-`/metadata` and the `/ws` sessions its clients use), with MCP over streamable HTTP at `/mcp`.
+server (`create_fastapi_app`: HTTP `/reset`, `/step`, `/state`, `/schema`, `/health`, `/metadata`
+and the `/ws` sessions its clients use), with MCP over streamable HTTP at `/mcp`.
 
+The episode contract is envdsl.episode's, as on every face:
 - reset takes `task` (a task name) or `state` (a JSON state, object or text), else the task or
-  state the server was started with; the observation carries the task's instruction;
-- a step is one tool call, `{"name": ..., "arguments": {...}}`; the observation carries the
-  result envelope, `reward` is the task's reward after the call (the share of its checks that
-  pass) and `done` is true when every check passes or the agent called `finish`/`answer`;
+  state the server was started with, and an `episode_id` (else one is made); the observation
+  carries the task's instruction and `reward` 0 (the episode's reward so far);
+- a step is one tool call, `{"name": ..., "arguments": {...}}`, or the final answer,
+  `{"answer": "..."}`, which ends the episode; the observation carries the result envelope
+  and the evaluation, `reward` is the step's reward (the change of the task's reward: the
+  rewards of an episode add up to its final reward) and `done` is the episode's;
 - tool names travel inside the action, so a tool named like a contract method (`reset`,
-  `step`, `state`, `close`) cannot collide with it and needs no prefix.
-Each WebSocket session has its own environment (the server builds one per session); the HTTP
-`/reset` and `/step` endpoints are OpenEnv's stateless one-shot calls.
+  `step`, `state`, `close`) or like `answer` cannot collide with it and needs no prefix.
+A reset with an unknown task or an invalid state answers 422 with the message (over `/ws`,
+an error message); a body over `MAX_BODY` bytes answers 413 before it is parsed.
+
+Each WebSocket session has its own environment; the HTTP `/reset` and `/step` endpoints are
+OpenEnv's stateless one-shot calls; openenv-core runs each session's calls on a worker
+thread of its own.  benchmarks/bench_openenv_sessions.py measures the server's memory over
+thousands of opened and closed `/ws` sessions.
 
 `/mcp` is the server of `envdsl serve --transport http` (the official MCP SDK): the same tools
 and resources, one environment per MCP session.  MCP sessions and OpenEnv sessions start from
-the same task or state but never share an environment: a `/ws` session cannot see what an MCP
-session did, nor the other way round.  openenv-core's own `/mcp` (JSON-RPC for environments
-built on FastMCP, with `reset`/`step`/`state`/`close` reserved as tool names) is replaced.
+the same task or state but never share an environment.  openenv-core's own `/mcp` (JSON-RPC
+for environments built on FastMCP, with `reset`/`step`/`state`/`close` reserved as tool
+names) is replaced.
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
 from typing import Any, AsyncIterator, Optional
 
+from fastapi import Request
+from fastapi.responses import JSONResponse
 from openenv.core.env_server.http_server import create_fastapi_app
 from openenv.core.env_server.interfaces import Environment as OpenEnvEnvironment
 from openenv.core.env_server.types import Action, EnvironmentMetadata, Observation, State
 from pydantic import Field
 
 import envdsl
-from envdsl.runtime import Environment, InvalidState
-from envdsl.serve.episodes import Episodes
+from envdsl.episode import Episode, EpisodeError, Step
+from envdsl.serve.sessions import Sessions
 
-FINISH_ACTIONS = ("finish", "answer")
+MAX_BODY = 4 * 1024 * 1024  # bytes of one HTTP request body (the MCP SDK's default limit)
 
 
 class ToolCall(Action):  # type: ignore[misc]  # openenv-core ships no type information
-    """One tool call of the environment's tools."""
+    """One tool call of the environment's tools, or the final answer."""
 
-    name: str = Field(description="The tool to call")
+    name: Optional[str] = Field(default=None, description="The tool to call")
     arguments: dict[str, Any] = Field(default_factory=dict, description="Its JSON arguments")
+    answer: Optional[str] = Field(
+        default=None, description="The final answer to the user (ends the episode)"
+    )
+
+    def as_action(self) -> dict[str, Any]:
+        """The action as envdsl.episode takes it (which refuses both or neither)."""
+        action: dict[str, Any] = {"arguments": self.arguments}
+        if self.name is not None:
+            action["name"] = self.name
+        if self.answer is not None:
+            action["answer"] = self.answer
+        return action
 
 
 class ToolObservation(Observation):  # type: ignore[misc]
@@ -50,26 +71,30 @@ class ToolObservation(Observation):  # type: ignore[misc]
     result: Optional[dict[str, Any]] = Field(default=None, description="The result envelope")
     instruction: Optional[str] = Field(default=None, description="The task's instruction")
     task: Optional[str] = Field(default=None, description="The task being solved")
+    episode_id: Optional[str] = Field(default=None, description="The episode's id")
     tools: list[dict[str, Any]] = Field(default_factory=list, description="Tool schemas (reset)")
     state_hash: str = Field(default="", description="SHA-256 of the canonical state JSON")
+    evaluation: Optional[dict[str, Any]] = Field(
+        default=None, description="The task's checks, reward and success after the step"
+    )
 
 
 class EnvdslState(State):  # type: ignore[misc]
     task: Optional[str] = None
     state_hash: str = ""
+    answer: Optional[str] = None
+    reward: float = 0.0
+    done: bool = False
     state: dict[str, Any] = Field(default_factory=dict)
 
 
 class EnvdslOpenEnv(OpenEnvEnvironment):  # type: ignore[misc]
     SUPPORTS_CONCURRENT_SESSIONS = True  # each session has its own runtime environment
 
-    def __init__(self, episodes: Episodes) -> None:
+    def __init__(self, sessions: Sessions) -> None:
         super().__init__()
-        self.episodes = episodes
-        self.env: Environment = episodes.new()
-        self.episode_id: str | None = None
-        self.steps = 0
-        self.finished = False
+        self.sessions = sessions
+        self.episode: Episode = sessions.new()
 
     def reset(
         self,
@@ -79,90 +104,120 @@ class EnvdslOpenEnv(OpenEnvEnvironment):  # type: ignore[misc]
         state: Any = None,
         **kwargs: Any,
     ) -> ToolObservation:
-        self.episode_id, self.steps, self.finished = episode_id, 0, False
-        env = self.episodes.env_class()
-        if task is not None and state is not None:
-            raise ValueError("give a task or a state, not both")
-        if task is not None:
-            if task not in env.TASKS:
-                raise ValueError(env.unknown_task(task))
-            env.reset(task=task)
-        elif state is not None:
-            try:
-                env.reset(state=state if isinstance(state, str) else json.loads(json.dumps(state)))
-            except (InvalidState, json.JSONDecodeError) as error:
-                raise ValueError(f"invalid state: {error}") from None
-        else:
-            env = self.episodes.new()
-        self.env = env
-        spec = env.TASKS.get(env.task) if env.task is not None else None
-        return ToolObservation(
-            instruction=spec.instruction if spec is not None else None,
-            task=env.task,
-            tools=env.tool_schemas(),
-            state_hash=env.state_hash(),
-            reward=self._evaluation()[0],
-            done=False,
-        )
-
-    def _evaluation(self) -> tuple[float | None, bool]:
-        if self.env.task is None:
-            return None, False
-        evaluation = self.env.evaluate()
-        return float(evaluation["reward"]), bool(evaluation["success"])
+        if task is None and state is None:
+            task, state = self.sessions.task, self.sessions.state
+            state = None if task is not None else state
+        start = self.episode.start(task=task, state=state, episode_id=episode_id)
+        return ToolObservation(**start, reward=0.0, done=False)
 
     def step(
         self, action: ToolCall, timeout_s: Optional[float] = None, **kwargs: Any
     ) -> ToolObservation:
-        self.steps += 1
-        finish = action.name in FINISH_ACTIONS
-        if finish and action.name not in self.env.TOOLS:
-            result: dict[str, Any] = {"success": True, "data": None}
-        else:
-            result = self.env.call(action.name, action.arguments)
-        self.finished = self.finished or finish
-        reward, success = self._evaluation()
+        step: Step = self.episode.step(action.as_action())
         return ToolObservation(
-            result=result,
-            task=self.env.task,
-            state_hash=self.env.state_hash(),
-            reward=reward,
-            done=success or self.finished,
+            result=step.result,
+            task=self.episode.task,
+            episode_id=self.episode.episode_id,
+            state_hash=step.state_hash,
+            evaluation=step.evaluation,
+            reward=step.reward,
+            done=step.done,
         )
 
     @property
     def state(self) -> EnvdslState:
+        episode = self.episode
         return EnvdslState(
-            episode_id=self.episode_id,
-            step_count=self.steps,
-            task=self.env.task,
-            state_hash=self.env.state_hash(),
-            state=self.env.state_json(),
+            episode_id=episode.episode_id,
+            step_count=episode.steps,
+            task=episode.task,
+            state_hash=episode.env.state_hash(),
+            answer=episode.answer,
+            reward=episode.reward,
+            done=episode.done,
+            state=episode.env.state_json(),
         )
 
     def get_metadata(self) -> EnvironmentMetadata:
+        env = self.episode.env
         return EnvironmentMetadata(
-            name=self.env.NAME,
-            description=self.env.DESCRIPTION or self.env.NAME,
-            version=envdsl.__version__,
+            name=env.NAME, description=env.DESCRIPTION or env.NAME, version=envdsl.__version__
         )
 
 
-def build_app(episodes: Episodes, max_sessions: int = 64, host: str = "127.0.0.1") -> Any:
+class BodyLimit:
+    """ASGI middleware: a request whose body passes `limit` bytes answers 413 unparsed (the
+    MCP SDK's endpoint does the same on its side)."""
+
+    def __init__(self, app: Any, limit: int = MAX_BODY) -> None:
+        self.app, self.limit = app, limit
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        for name, value in scope.get("headers", ()):
+            if name == b"content-length" and value.isdigit() and int(value) > self.limit:
+                await self._too_large(send)
+                return
+        # read the body here (at most `limit` bytes are kept) and replay it to the app: an
+        # error raised from inside the app's own read would reach the client as a 400
+        parts: list[bytes] = []
+        received = 0
+        while True:
+            message = await receive()
+            if message["type"] != "http.request":
+                return  # the client went away
+            parts.append(message.get("body", b""))
+            received += len(parts[-1])
+            if received > self.limit:
+                await self._too_large(send)
+                return
+            if not message.get("more_body", False):
+                break
+        body = b"".join(parts)
+        replayed = False
+
+        async def replay() -> Any:
+            nonlocal replayed
+            if replayed:
+                return await receive()  # after the body: wait for the disconnect
+            replayed = True
+            return {"type": "http.request", "body": body, "more_body": False}
+
+        await self.app(scope, replay, send)
+
+    async def _too_large(self, send: Any) -> None:
+        response = JSONResponse(
+            {"detail": f"request body too large (over {self.limit} bytes)"}, status_code=413
+        )
+        await response({"type": "http"}, _no_body, send)
+
+
+async def _no_body() -> dict[str, Any]:
+    return {"type": "http.request", "body": b"", "more_body": False}
+
+
+def build_app(sessions: Sessions, max_sessions: int = 64, host: str = "127.0.0.1") -> Any:
     """openenv-core's app with the MCP SDK's streamable HTTP endpoint at `/mcp`.
 
     `host` is the address the server binds: on a loopback address the SDK turns on its DNS
     rebinding protection, as `envdsl serve --transport http` does."""
-    from envdsl.serve.mcp import build_server
+    from envdsl.serve.mcp import SessionCloser, build_server
 
     app = create_fastapi_app(
-        lambda: EnvdslOpenEnv(episodes), ToolCall, ToolObservation, max_concurrent_envs=max_sessions
+        lambda: EnvdslOpenEnv(sessions), ToolCall, ToolObservation, max_concurrent_envs=max_sessions
     )
+
+    async def client_error(request: Request, error: Exception) -> JSONResponse:
+        return JSONResponse({"detail": str(error)}, status_code=422)
+
+    app.add_exception_handler(EpisodeError, client_error)
     # openenv-core answers every /mcp request (POST and WebSocket) with "Environment does not
     # support MCP" unless the environment carries a FastMCP server or client; its routes come
     # first in the list, so they would shadow the SDK's
     app.router.routes[:] = [r for r in app.router.routes if getattr(r, "path", None) != "/mcp"]
-    mcp_app = build_server(episodes, http=True).streamable_http_app(host=host, json_response=True)
+    mcp_app = build_server(sessions, http=True).streamable_http_app(host=host, json_response=True)
     # the SDK's app holds one route, `/mcp`, whose endpoint hands requests to its session
     # manager; taking the route itself keeps the path `/mcp` (the app mounted at `/mcp` would
     # answer at `/mcp/mcp`)
@@ -177,10 +232,12 @@ def build_app(episodes: Episodes, max_sessions: int = 64, host: str = "127.0.0.1
             yield state
 
     app.router.lifespan_context = lifespan
+    app.add_middleware(SessionCloser, sessions=sessions)
+    app.add_middleware(BodyLimit, limit=MAX_BODY)
     return app
 
 
-def serve_openenv(episodes: Episodes, host: str, port: int) -> None:
+def serve_openenv(sessions: Sessions, host: str, port: int) -> None:
     import uvicorn
 
-    uvicorn.run(build_app(episodes, host=host), host=host, port=port, log_level="warning")
+    uvicorn.run(build_app(sessions, host=host), host=host, port=port, log_level="warning")

@@ -46,7 +46,7 @@ from envdsl.runtime.values import (
 )
 
 if TYPE_CHECKING:
-    from envdsl.runtime.environment import ToolSpec
+    from envdsl.runtime.specs import ToolSpec
 
 _PLAIN_JSON = (StrSpec, IntSpec, BoolSpec)  # the value the tool receives is its JSON
 

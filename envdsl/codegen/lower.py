@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
+from envdsl.codegen.module_uses import used_module_names
 from envdsl.codegen.names import Names
 from envdsl.codegen.statements import BodyTranslator
 from envdsl.codegen.translate import Context
@@ -12,6 +14,7 @@ from envdsl.codegen.views import (
     ConstView,
     EnumView,
     FieldView,
+    InitFileView,
     MethodView,
     ModuleView,
     ParamView,
@@ -45,8 +48,17 @@ class Lowerer:
             env_class=self.names.env_class,
             description=env.doc.value if env.doc else env.name.text,
         )
-        view.enums = [self.enum(name) for name in checked.enums]
-        view.records = [self.record(info) for info in checked.records.values()]
+        used = used_module_names(checked)  # of the imported modules' declarations
+        view.enums = [
+            self.enum(name)
+            for name, enum in checked.enums.items()
+            if enum.module is None or name in used
+        ]
+        view.records = [
+            self.record(info)
+            for info in checked.records.values()
+            if info.module is None or info.name in used
+        ]
         view.consts = [
             ConstView(
                 self.names.consts[c.name],
@@ -74,6 +86,8 @@ class Lowerer:
                 )
         self.invariants(view)
         for callable_info in checked.callables.values():
+            if callable_info.module is not None and callable_info.name not in used:
+                continue
             params, body = self.body_of(callable_info)
             view.methods.append(
                 MethodView(
@@ -174,8 +188,9 @@ class Lowerer:
             if isinstance(target, t.RefType):
                 policy = field.decl.on_delete.text if field.decl.on_delete else "restrict"
                 refs.append(
-                    f"rt.RefField({name!r}, {self.names.field(entity.name, field.name)!r}, "
-                    f"{self.names.table_of(target.entity)!r}, {policy!r})"
+                    f"rt.RefField(child_table={name!r}, "
+                    f"field={self.names.field(entity.name, field.name)!r}, "
+                    f"parent_table={self.names.table_of(target.entity)!r}, on_delete={policy!r})"
                 )
         transitions = {}
         for field in entity.fields.values():
@@ -199,16 +214,20 @@ class Lowerer:
             for f in entity.fields.values()
             if f.decl.immutable and is_mutable(f.type)
         )
-        schema = (
-            f"rt.TableSchema({name!r}, {entity.name!r}, {self.names.key_attr(entity.name)!r}, "
-            f"{auto!r}, ({''.join(repr(u) + ', ' for u in uniques)}), "
-            f"({''.join(r + ', ' for r in refs)}), "
-            "{"
-            + ", ".join(f"{k!r}: {v}" for k, v in transitions.items())
-            + "}"
-            + (f", frozenset({immutable!r})" if immutable else "")
-            + ")"
-        )
+        arguments = [
+            f"name={name!r}",
+            f"entity={entity.name!r}",
+            f"key={self.names.key_attr(entity.name)!r}",
+            f"auto_prefix={auto!r}",
+            f"uniques=({''.join(repr(u) + ', ' for u in uniques)})",
+            f"refs=({''.join(r + ', ' for r in refs)})",
+        ]
+        if transitions:
+            items = ", ".join(f"{k!r}: {v}" for k, v in transitions.items())
+            arguments.append(f"transitions={{{items}}}")
+        if immutable:
+            arguments.append(f"immutable=frozenset({immutable!r})")
+        schema = f"rt.TableSchema({', '.join(arguments)})"
         py = self.names.type_name(entity.name)
         parents: set[str] = set()
         for field in entity.fields.values():
@@ -388,6 +407,19 @@ class Lowerer:
         )
 
     # ---- tasks -------------------------------------------------------------------------------
+    def init_file(self, view: ModuleView, path: str, data: object, task: str) -> str:
+        """The constant holding an init file's JSON text, written once per distinct state."""
+        text = json.dumps(data, sort_keys=True)
+        for existing in view.init_files:
+            if existing.text == text:
+                existing.tasks.append(task)
+                return existing.name
+        stem = re.sub(r"[^A-Za-z0-9_]", "_", Path(path).name.removesuffix(".json")).upper()
+        # a module-level name: free of the spec's types and of another directory's file
+        name = self.names.module.claim(f"INIT_{stem}")
+        view.init_files.append(InitFileView(name, Path(path).name, text, [task]))
+        return name
+
     def task(self, task: ast.TaskDecl, view: ModuleView) -> TaskView:
         name = task.name.text
         init_method: str | None = None
@@ -396,7 +428,7 @@ class Lowerer:
             # embedded, so that a compiled module needs no file next to it
             loaded = read_init_file(task.init.path.span.file, task.init.path.value)
             assert loaded.code is None, loaded.problem  # the checker reported it
-            init_data = json.dumps(loaded.data, sort_keys=True)
+            init_data = self.init_file(view, task.init.path.value, loaded.data, name)
         else:
             init_method = f"_init_{name}"
             lines: list[str] = []

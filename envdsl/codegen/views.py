@@ -92,10 +92,25 @@ class TaskView:
     name: str
     instruction: str
     init: str | None
-    init_data: str | None  # JSON text of an `init from` file
+    init_data: str | None  # the module constant (InitFileView) holding an `init from` state
     solve: str | None
     checks: list[tuple[str, str]]
     answer: str | None  # the reference answer of the solution's `answer "..."` step
+
+
+@dataclass
+class InitFileView:
+    """An `init from` file's state, embedded once however many tasks start from it."""
+
+    name: str  # the module-level constant holding the JSON text
+    file: str  # the file's name, for the comment
+    text: str
+    tasks: list[str] = field(default_factory=list)
+
+    @property
+    def comment(self) -> str:
+        count = len(self.tasks)
+        return f"{self.file}: the initial state of {count} task{'s' if count != 1 else ''}"
 
 
 @dataclass
@@ -121,4 +136,5 @@ class ModuleView:
     row_invariants: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
     env_invariants: list[tuple[str, str]] = field(default_factory=list)
     tasks: list[TaskView] = field(default_factory=list)
+    init_files: list[InitFileView] = field(default_factory=list)
     sites: list[tuple[str, int, str, str]] = field(default_factory=list)

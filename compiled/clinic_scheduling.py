@@ -40,11 +40,19 @@ class Speciality:
     code: str
     name: str
 
+    def _stored_size(self) -> int:
+        # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        return 1 + h.text_size(self.code) + h.text_size(self.name)
+
 
 @dataclass(slots=True, kw_only=True)
 class Dentist:
     dentist_id: str
     name: str
+
+    def _stored_size(self) -> int:
+        # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        return 1 + h.text_size(self.dentist_id) + h.text_size(self.name)
 
 
 @dataclass(slots=True, kw_only=True)
@@ -52,6 +60,15 @@ class DentistSpeciality:
     link_id: str = ""
     dentist: str
     speciality: str
+
+    def _stored_size(self) -> int:
+        # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        return (
+            1
+            + h.text_size(self.link_id)
+            + h.stored_size(self.dentist)
+            + h.stored_size(self.speciality)
+        )
 
 
 @dataclass(slots=True, kw_only=True)
@@ -64,12 +81,26 @@ class WorkingHours:
     opens: int
     closes: int
 
+    def _stored_size(self) -> int:
+        # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        return (
+            2
+            + h.text_size(self.hours_id)
+            + h.stored_size(self.dentist)
+            + h.int_size(self.opens)
+            + h.int_size(self.closes)
+        )
+
 
 @dataclass(slots=True, kw_only=True)
 class Room:
     room_id: str
     name: str
     has_xray: bool = False
+
+    def _stored_size(self) -> int:
+        # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        return 2 + h.text_size(self.room_id) + h.text_size(self.name)
 
 
 @dataclass(slots=True, kw_only=True)
@@ -80,6 +111,16 @@ class Treatment:
     duration_minutes: int
     needs_xray: bool = False
 
+    def _stored_size(self) -> int:
+        # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        return (
+            2
+            + h.text_size(self.code)
+            + h.text_size(self.name)
+            + h.stored_size(self.speciality)
+            + h.int_size(self.duration_minutes)
+        )
+
 
 @dataclass(slots=True, kw_only=True)
 class Patient:
@@ -88,6 +129,17 @@ class Patient:
     phone: str
     last_visit: datetime.date | None = None
     recall_months: int = 6
+
+    def _stored_size(self) -> int:
+        # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        return (
+            1
+            + h.text_size(self.patient_id)
+            + h.text_size(self.name)
+            + h.text_size(self.phone)
+            + h.stored_size(self.last_visit)
+            + h.int_size(self.recall_months)
+        )
 
 
 @dataclass(slots=True, kw_only=True)
@@ -104,6 +156,19 @@ class Appointment:
     cancelled_at: datetime.datetime | None = None
     cancel_reason: str | None = None
 
+    def _stored_size(self) -> int:
+        # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        return (
+            5
+            + h.text_size(self.appointment_id)
+            + h.stored_size(self.patient)
+            + h.stored_size(self.dentist)
+            + h.stored_size(self.room)
+            + h.stored_size(self.treatment)
+            + h.stored_size(self.cancelled_at)
+            + h.stored_size(self.cancel_reason)
+        )
+
 
 @dataclass(slots=True, kw_only=True)
 class Reminder:
@@ -114,12 +179,26 @@ class Reminder:
     sent_at: datetime.datetime
     message: str
 
+    def _stored_size(self) -> int:
+        # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        return (
+            3
+            + h.text_size(self.reminder_id)
+            + h.stored_size(self.patient)
+            + h.stored_size(self.appointment)
+            + h.text_size(self.message)
+        )
+
 
 @dataclass(slots=True, kw_only=True)
 class Slot(rt.Value):
     start: datetime.datetime
     end: datetime.datetime
     room_id: str
+
+    def _stored_size(self) -> int:
+        # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        return 3 + h.text_size(self.room_id)
 
 
 @dataclass(slots=True, kw_only=True)
@@ -128,6 +207,16 @@ class DentistProfile(rt.Value):
     name: str
     specialities: list[str]
     working_days: list[Weekday]
+
+    def _stored_size(self) -> int:
+        # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        return (
+            1
+            + h.text_size(self.dentist_id)
+            + h.text_size(self.name)
+            + h.stored_size(self.specialities)
+            + h.stored_size(self.working_days)
+        )
 
 
 SPEC_Weekday = rt.EnumSpec(Weekday)

@@ -31,6 +31,16 @@ class User:
     role: str
     department: str
 
+    def _stored_size(self) -> int:
+        # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        return (
+            1
+            + h.text_size(self.u_id)
+            + h.text_size(self.name)
+            + h.text_size(self.role)
+            + h.text_size(self.department)
+        )
+
 
 @dataclass(slots=True, kw_only=True)
 class Document:
@@ -43,6 +53,17 @@ class Document:
     status: DocumentStatus = DocumentStatus.active
     owner_id: str
 
+    def _stored_size(self) -> int:
+        # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        return (
+            4
+            + h.text_size(self.document_id)
+            + h.text_size(self.title)
+            + h.text_size(self.content)
+            + h.int_size(self.version)
+            + h.stored_size(self.owner_id)
+        )
+
 
 @dataclass(slots=True, kw_only=True)
 class AccessControlEntry:
@@ -52,6 +73,16 @@ class AccessControlEntry:
     document_id: str
     user_id: str
     permissions: set[Permission] = field(default_factory=lambda: set())
+
+    def _stored_size(self) -> int:
+        # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        return (
+            1
+            + h.text_size(self.entry_id)
+            + h.stored_size(self.document_id)
+            + h.stored_size(self.user_id)
+            + h.stored_size(self.permissions)
+        )
 
 
 @dataclass(slots=True, kw_only=True)
@@ -63,10 +94,25 @@ class DocumentVersion:
     timestamp: datetime.datetime
     modified_by: str
 
+    def _stored_size(self) -> int:
+        # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        return (
+            2
+            + h.text_size(self.version_id)
+            + h.stored_size(self.document_id)
+            + h.int_size(self.version_number)
+            + h.text_size(self.content_snapshot)
+            + h.stored_size(self.modified_by)
+        )
+
 
 @dataclass(slots=True, kw_only=True)
 class StatusInfo(rt.Value):
     status: DocumentStatus
+
+    def _stored_size(self) -> int:
+        # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        return 2
 
 
 @dataclass(slots=True, kw_only=True)
@@ -76,11 +122,25 @@ class UserInfo(rt.Value):
     role: str
     department: str
 
+    def _stored_size(self) -> int:
+        # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        return (
+            1
+            + h.text_size(self.u_id)
+            + h.text_size(self.name)
+            + h.text_size(self.role)
+            + h.text_size(self.department)
+        )
+
 
 @dataclass(slots=True, kw_only=True)
 class UserPermissions(rt.Value):
     user: UserInfo
     permissions: list[Permission]
+
+    def _stored_size(self) -> int:
+        # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        return 1 + h.stored_size(self.user) + h.stored_size(self.permissions)
 
 
 @dataclass(slots=True, kw_only=True)
@@ -92,6 +152,16 @@ class DocumentSummary(rt.Value):
     version: int
     status: DocumentStatus
     owner_id: str
+
+    def _stored_size(self) -> int:
+        # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        return (
+            4
+            + h.text_size(self.document_id)
+            + h.text_size(self.title)
+            + h.int_size(self.version)
+            + h.text_size(self.owner_id)
+        )
 
 
 SPEC_DocumentStatus = rt.EnumSpec(DocumentStatus)

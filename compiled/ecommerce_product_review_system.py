@@ -24,6 +24,17 @@ class Product:
     category: str
     description: str
 
+    def _stored_size(self) -> int:
+        # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        return (
+            1
+            + h.text_size(self.product_id)
+            + h.text_size(self.name)
+            + h.text_size(self.brand)
+            + h.text_size(self.category)
+            + h.text_size(self.description)
+        )
+
 
 @dataclass(slots=True, kw_only=True)
 class User:
@@ -32,6 +43,15 @@ class User:
     account_status: AccountStatus = AccountStatus.active
     purchase_history: list[str] = field(default_factory=lambda: [])
     is_admin: bool = False
+
+    def _stored_size(self) -> int:
+        # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        return (
+            3
+            + h.text_size(self.user_id)
+            + h.text_size(self.username)
+            + h.stored_size(self.purchase_history)
+        )
 
 
 @dataclass(slots=True, kw_only=True)
@@ -44,10 +64,26 @@ class Review:
     timestamp: datetime.datetime
     helpful_votes: int = 0
 
+    def _stored_size(self) -> int:
+        # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        return (
+            2
+            + h.text_size(self.review_id)
+            + h.stored_size(self.product_id)
+            + h.stored_size(self.user_id)
+            + h.int_size(self.rating)
+            + h.text_size(self.comment)
+            + h.int_size(self.helpful_votes)
+        )
+
 
 @dataclass(slots=True, kw_only=True)
 class AverageRating(rt.Value):
     average_rating: float
+
+    def _stored_size(self) -> int:
+        # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        return 1 + h.stored_size(self.average_rating)
 
 
 SPEC_AccountStatus = rt.EnumSpec(AccountStatus)

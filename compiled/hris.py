@@ -19,6 +19,10 @@ class EmploymentStatus:
     description: str
     is_active: bool
 
+    def _stored_size(self) -> int:
+        # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        return 2 + h.text_size(self.status_type) + h.text_size(self.description)
+
 
 @dataclass(slots=True, kw_only=True)
 class Department:
@@ -26,6 +30,16 @@ class Department:
     department_name: str
     manager_id: str | None = None
     location: str
+
+    def _stored_size(self) -> int:
+        # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        return (
+            1
+            + h.text_size(self.department_id)
+            + h.text_size(self.department_name)
+            + h.stored_size(self.manager_id)
+            + h.text_size(self.location)
+        )
 
 
 @dataclass(slots=True, kw_only=True)
@@ -35,6 +49,17 @@ class JobPosition:
     salary_range_min: float
     salary_range_max: float
     required_qualification: str
+
+    def _stored_size(self) -> int:
+        # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        return (
+            1
+            + h.text_size(self.job_title)
+            + h.stored_size(self.department_id)
+            + h.stored_size(self.salary_range_min)
+            + h.stored_size(self.salary_range_max)
+            + h.text_size(self.required_qualification)
+        )
 
 
 @dataclass(slots=True, kw_only=True)
@@ -54,6 +79,24 @@ class Employee:
     phone_number: str
     address: str
 
+    def _stored_size(self) -> int:
+        # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        return (
+            3
+            + h.text_size(self.employee_id)
+            + h.text_size(self.first_name)
+            + h.text_size(self.last_name)
+            + h.text_size(self.gender)
+            + h.stored_size(self.job_title)
+            + h.stored_size(self.department)
+            + h.stored_size(self.manager_id)
+            + h.stored_size(self.employment_status)
+            + h.stored_size(self.salary)
+            + h.text_size(self.work_email)
+            + h.text_size(self.phone_number)
+            + h.text_size(self.address)
+        )
+
 
 @dataclass(slots=True, kw_only=True)
 class EmployeeData(rt.Value):
@@ -72,15 +115,41 @@ class EmployeeData(rt.Value):
     phone_number: str
     address: str
 
+    def _stored_size(self) -> int:
+        # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        return (
+            3
+            + h.text_size(self.employee_id)
+            + h.text_size(self.first_name)
+            + h.text_size(self.last_name)
+            + h.text_size(self.gender)
+            + h.text_size(self.job_title)
+            + h.text_size(self.department)
+            + h.stored_size(self.manager_id)
+            + h.text_size(self.employment_status)
+            + h.stored_size(self.salary)
+            + h.text_size(self.work_email)
+            + h.text_size(self.phone_number)
+            + h.text_size(self.address)
+        )
+
 
 @dataclass(slots=True, kw_only=True)
 class Eligibility(rt.Value):
     eligible: bool
 
+    def _stored_size(self) -> int:
+        # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        return 2
+
 
 @dataclass(slots=True, kw_only=True)
 class SalaryValidity(rt.Value):
     is_valid: bool
+
+    def _stored_size(self) -> int:
+        # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        return 2
 
 
 SPEC_EmploymentStatus = rt.RecordSpec(

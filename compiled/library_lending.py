@@ -43,12 +43,20 @@ class Author:
     author_id: str = ""
     name: str
 
+    def _stored_size(self) -> int:
+        # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        return 1 + h.text_size(self.author_id) + h.text_size(self.name)
+
 
 @dataclass(slots=True, kw_only=True)
 class Book:
     isbn: str
     title: str
     year: int
+
+    def _stored_size(self) -> int:
+        # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        return 1 + h.text_size(self.isbn) + h.text_size(self.title) + h.int_size(self.year)
 
 
 @dataclass(slots=True, kw_only=True)
@@ -57,6 +65,10 @@ class BookAuthor:
     book: str
     author: str
 
+    def _stored_size(self) -> int:
+        # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        return 1 + h.text_size(self.link_id) + h.stored_size(self.book) + h.stored_size(self.author)
+
 
 @dataclass(slots=True, kw_only=True)
 class Copy:
@@ -64,6 +76,10 @@ class Copy:
     book: str
     shelf: str
     condition: CopyCondition = CopyCondition.good
+
+    def _stored_size(self) -> int:
+        # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        return 2 + h.text_size(self.copy_id) + h.stored_size(self.book) + h.text_size(self.shelf)
 
 
 @dataclass(slots=True, kw_only=True)
@@ -75,6 +91,16 @@ class Member:
     expires: datetime.date
     fines_cents: int = 0
     status: MemberStatus = MemberStatus.active
+
+    def _stored_size(self) -> int:
+        # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        return (
+            4
+            + h.text_size(self.member_id)
+            + h.text_size(self.name)
+            + h.text_size(self.email)
+            + h.int_size(self.fines_cents)
+        )
 
 
 @dataclass(slots=True, kw_only=True)
@@ -88,6 +114,17 @@ class Loan:
     renewals: int = 0
     state: LoanState = LoanState.active
 
+    def _stored_size(self) -> int:
+        # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        return (
+            4
+            + h.text_size(self.loan_id)
+            + h.stored_size(self.copy_)
+            + h.stored_size(self.member)
+            + h.stored_size(self.returned_at)
+            + h.int_size(self.renewals)
+        )
+
 
 @dataclass(slots=True, kw_only=True)
 class Hold:
@@ -99,6 +136,17 @@ class Hold:
     ready_until: datetime.date | None = None
     state: HoldState = HoldState.waiting
 
+    def _stored_size(self) -> int:
+        # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        return (
+            3
+            + h.text_size(self.hold_id)
+            + h.stored_size(self.book)
+            + h.stored_size(self.member)
+            + h.stored_size(self.copy_)
+            + h.stored_size(self.ready_until)
+        )
+
 
 @dataclass(slots=True, kw_only=True)
 class BookInfo(rt.Value):
@@ -109,6 +157,18 @@ class BookInfo(rt.Value):
     copies_total: int
     copies_available: int
 
+    def _stored_size(self) -> int:
+        # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        return (
+            1
+            + h.text_size(self.isbn)
+            + h.text_size(self.title)
+            + h.int_size(self.year)
+            + h.stored_size(self.authors)
+            + h.int_size(self.copies_total)
+            + h.int_size(self.copies_available)
+        )
+
 
 @dataclass(slots=True, kw_only=True)
 class ReturnReceipt(rt.Value):
@@ -117,6 +177,17 @@ class ReturnReceipt(rt.Value):
     days_late: int
     fine_cents: int
     hold_ready_for: str | None = None
+
+    def _stored_size(self) -> int:
+        # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        return (
+            1
+            + h.text_size(self.loan_id)
+            + h.text_size(self.title)
+            + h.int_size(self.days_late)
+            + h.int_size(self.fine_cents)
+            + h.stored_size(self.hold_ready_for)
+        )
 
 
 @dataclass(slots=True, kw_only=True)
@@ -128,12 +199,27 @@ class OverdueItem(rt.Value):
     days_late: int
     fine_so_far_cents: int
 
+    def _stored_size(self) -> int:
+        # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        return (
+            2
+            + h.text_size(self.loan_id)
+            + h.stored_size(self.member)
+            + h.text_size(self.title)
+            + h.int_size(self.days_late)
+            + h.int_size(self.fine_so_far_cents)
+        )
+
 
 @dataclass(slots=True, kw_only=True)
 class ClockReport(rt.Value):
     now: datetime.datetime
     holds_expired: int
     memberships_expired: int
+
+    def _stored_size(self) -> int:
+        # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        return 2 + h.int_size(self.holds_expired) + h.int_size(self.memberships_expired)
 
 
 SPEC_MemberStatus = rt.EnumSpec(MemberStatus)

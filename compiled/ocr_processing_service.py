@@ -29,6 +29,16 @@ class OCRRequest:
     result_text: str | None = None
     completion_time: datetime.datetime | None = None
 
+    def _stored_size(self) -> int:
+        # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        return (
+            3
+            + h.text_size(self.request_id)
+            + h.text_size(self.document_reference)
+            + h.stored_size(self.result_text)
+            + h.stored_size(self.completion_time)
+        )
+
 
 @dataclass(slots=True, kw_only=True)
 class Result:
@@ -39,20 +49,41 @@ class Result:
     confidence_scores: list[float]
     processing_timestamp: datetime.datetime
 
+    def _stored_size(self) -> int:
+        # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        return (
+            2
+            + h.text_size(self.request_id)
+            + h.text_size(self.extracted_text)
+            + h.stored_size(self.confidence_scores)
+        )
+
 
 @dataclass(slots=True, kw_only=True)
 class StatusInfo(rt.Value):
     status: OCRStatus
+
+    def _stored_size(self) -> int:
+        # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        return 2
 
 
 @dataclass(slots=True, kw_only=True)
 class Availability(rt.Value):
     available: bool
 
+    def _stored_size(self) -> int:
+        # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        return 2
+
 
 @dataclass(slots=True, kw_only=True)
 class ResultText(rt.Value):
     extracted_text: str
+
+    def _stored_size(self) -> int:
+        # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        return 1 + h.text_size(self.extracted_text)
 
 
 @dataclass(slots=True, kw_only=True)
@@ -61,6 +92,10 @@ class ResultWithConfidence(rt.Value):
     confidence_scores: list[float]
     processing_timestamp: datetime.datetime
 
+    def _stored_size(self) -> int:
+        # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        return 2 + h.text_size(self.extracted_text) + h.stored_size(self.confidence_scores)
+
 
 @dataclass(slots=True, kw_only=True)
 class RequestMetadata(rt.Value):
@@ -68,6 +103,10 @@ class RequestMetadata(rt.Value):
     submission_time: datetime.datetime
     completion_time: datetime.datetime | None = None
     status: OCRStatus
+
+    def _stored_size(self) -> int:
+        # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        return 3 + h.text_size(self.document_reference) + h.stored_size(self.completion_time)
 
 
 SPEC_OCRStatus = rt.EnumSpec(OCRStatus)

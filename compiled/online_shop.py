@@ -39,6 +39,16 @@ class Address(rt.Value):
     postcode: str
     country: str
 
+    def _stored_size(self) -> int:
+        # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        return (
+            1
+            + h.text_size(self.street)
+            + h.text_size(self.city)
+            + h.text_size(self.postcode)
+            + h.text_size(self.country)
+        )
+
 
 @dataclass(slots=True, kw_only=True)
 class OrderLine(rt.Value):
@@ -46,6 +56,16 @@ class OrderLine(rt.Value):
     name: str
     qty: int
     unit_price_cents: int
+
+    def _stored_size(self) -> int:
+        # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        return (
+            1
+            + h.stored_size(self.sku)
+            + h.text_size(self.name)
+            + h.int_size(self.qty)
+            + h.int_size(self.unit_price_cents)
+        )
 
 
 @dataclass(slots=True, kw_only=True)
@@ -56,6 +76,17 @@ class Product:
     stock: int
     tags: set[str] = field(default_factory=lambda: set())
     discontinued: bool = False
+
+    def _stored_size(self) -> int:
+        # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        return (
+            2
+            + h.text_size(self.sku)
+            + h.text_size(self.name)
+            + h.int_size(self.price_cents)
+            + h.int_size(self.stock)
+            + h.stored_size(self.tags)
+        )
 
 
 @dataclass(slots=True, kw_only=True)
@@ -68,6 +99,19 @@ class Customer:
     gift_card_cents: int = 0
     loyalty_points: int = 0
 
+    def _stored_size(self) -> int:
+        # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        return (
+            1
+            + h.text_size(self.customer_id)
+            + h.text_size(self.name)
+            + h.text_size(self.email)
+            + h.stored_size(self.address)
+            + h.stored_size(self.cart)
+            + h.int_size(self.gift_card_cents)
+            + h.int_size(self.loyalty_points)
+        )
+
 
 @dataclass(slots=True, kw_only=True)
 class Coupon:
@@ -76,6 +120,16 @@ class Coupon:
     min_subtotal_cents: int = 0
     expires: datetime.date
     uses_left: int
+
+    def _stored_size(self) -> int:
+        # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        return (
+            2
+            + h.text_size(self.code)
+            + h.int_size(self.percent_off)
+            + h.int_size(self.min_subtotal_cents)
+            + h.int_size(self.uses_left)
+        )
 
 
 @dataclass(slots=True, kw_only=True)
@@ -93,6 +147,21 @@ class Order:
     delivered_on: datetime.date | None = None
     status: OrderStatus = OrderStatus.pending_payment
 
+    def _stored_size(self) -> int:
+        # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        return (
+            4
+            + h.text_size(self.order_id)
+            + h.stored_size(self.customer)
+            + h.stored_size(self.lines)
+            + h.stored_size(self.ship_to)
+            + h.stored_size(self.coupon)
+            + h.int_size(self.discount_cents)
+            + h.int_size(self.shipping_cents)
+            + h.stored_size(self.tracking)
+            + h.stored_size(self.delivered_on)
+        )
+
 
 @dataclass(slots=True, kw_only=True)
 class CartView(rt.Value):
@@ -102,6 +171,18 @@ class CartView(rt.Value):
     shipping_cents: int
     total_cents: int
     total: str
+
+    def _stored_size(self) -> int:
+        # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        return (
+            1
+            + h.text_size(self.customer_id)
+            + h.stored_size(self.lines)
+            + h.int_size(self.subtotal_cents)
+            + h.int_size(self.shipping_cents)
+            + h.int_size(self.total_cents)
+            + h.text_size(self.total)
+        )
 
 
 @dataclass(slots=True, kw_only=True)
@@ -116,6 +197,20 @@ class OrderSummary(rt.Value):
     total_cents: int
     total: str
     tracking: str | None = None
+
+    def _stored_size(self) -> int:
+        # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        return (
+            3
+            + h.text_size(self.order_id)
+            + h.stored_size(self.lines)
+            + h.int_size(self.subtotal_cents)
+            + h.int_size(self.discount_cents)
+            + h.int_size(self.shipping_cents)
+            + h.int_size(self.total_cents)
+            + h.text_size(self.total)
+            + h.stored_size(self.tracking)
+        )
 
 
 SPEC_OrderStatus = rt.EnumSpec(OrderStatus)

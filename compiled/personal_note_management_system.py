@@ -18,12 +18,20 @@ class Category:
     category_name: str
     created_at: datetime.datetime
 
+    def _stored_size(self) -> int:
+        # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        return 2 + h.text_size(self.category_name)
+
 
 @dataclass(slots=True, kw_only=True)
 class Tag:
     "A free label attachable to notes."
 
     tag_name: str
+
+    def _stored_size(self) -> int:
+        # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        return 1 + h.text_size(self.tag_name)
 
 
 @dataclass(slots=True, kw_only=True)
@@ -37,6 +45,17 @@ class Note:
     updated_at: datetime.datetime
     is_pinned: bool = False
 
+    def _stored_size(self) -> int:
+        # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        return (
+            4
+            + h.text_size(self.note_id)
+            + h.text_size(self.title)
+            + h.text_size(self.content)
+            + h.stored_size(self.category)
+            + h.stored_size(self.tags)
+        )
+
 
 @dataclass(slots=True, kw_only=True)
 class NoteMetadata(rt.Value):
@@ -45,6 +64,10 @@ class NoteMetadata(rt.Value):
     category: str
     tags: list[str]
     is_pinned: bool
+
+    def _stored_size(self) -> int:
+        # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        return 4 + h.text_size(self.category) + h.stored_size(self.tags)
 
 
 SPEC_Category = rt.RecordSpec(

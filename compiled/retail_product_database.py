@@ -39,6 +39,21 @@ class Product:
     weight: float
     aisle_location: str | None = None
 
+    def _stored_size(self) -> int:
+        # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        return (
+            2
+            + h.text_size(self.upc)
+            + h.text_size(self.product_id)
+            + h.text_size(self.name)
+            + h.text_size(self.description)
+            + h.stored_size(self.price)
+            + h.int_size(self.inventory_level)
+            + h.text_size(self.brand)
+            + h.stored_size(self.weight)
+            + h.stored_size(self.aisle_location)
+        )
+
 
 @dataclass(slots=True, kw_only=True)
 class ProductInfo(rt.Value):
@@ -53,10 +68,29 @@ class ProductInfo(rt.Value):
     weight: float
     aisle_location: str | None = None
 
+    def _stored_size(self) -> int:
+        # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        return (
+            2
+            + h.text_size(self.upc)
+            + h.text_size(self.product_id)
+            + h.text_size(self.name)
+            + h.text_size(self.description)
+            + h.stored_size(self.price)
+            + h.int_size(self.inventory_level)
+            + h.text_size(self.brand)
+            + h.stored_size(self.weight)
+            + h.stored_size(self.aisle_location)
+        )
+
 
 @dataclass(slots=True, kw_only=True)
 class InventoryLevel(rt.Value):
     inventory_level: int
+
+    def _stored_size(self) -> int:
+        # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        return 1 + h.int_size(self.inventory_level)
 
 
 @dataclass(slots=True, kw_only=True)
@@ -65,6 +99,16 @@ class BulkImportReport(rt.Value):
     imported: int
     failed: int
     errors: list[str]
+
+    def _stored_size(self) -> int:
+        # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        return (
+            1
+            + h.text_size(self.message)
+            + h.int_size(self.imported)
+            + h.int_size(self.failed)
+            + h.stored_size(self.errors)
+        )
 
 
 SPEC_Category = rt.EnumSpec(Category)

@@ -36,6 +36,10 @@ class Window(rt.Value):
     start: datetime.datetime
     end: datetime.datetime
 
+    def _stored_size(self) -> int:
+        # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        return 3
+
 
 @dataclass(slots=True, kw_only=True)
 class User:
@@ -45,6 +49,17 @@ class User:
     status: AccountStatus = AccountStatus.active
     nickname: str | None = None
     tags: list[str] = field(default_factory=lambda: [])
+
+    def _stored_size(self) -> int:
+        # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        return (
+            2
+            + h.text_size(self.user_id)
+            + h.text_size(self.name)
+            + h.text_size(self.email)
+            + h.stored_size(self.nickname)
+            + h.stored_size(self.tags)
+        )
 
 
 @dataclass(slots=True, kw_only=True)
@@ -56,12 +71,20 @@ class SleepLog:
     quality: Quality
     minutes: int
 
+    def _stored_size(self) -> int:
+        # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        return 4 + h.text_size(self.log_id) + h.stored_size(self.user) + h.int_size(self.minutes)
+
 
 @dataclass(slots=True, kw_only=True)
 class Ticket:
     ticket_id: str = ""
     user: str
     status: TicketState = TicketState.open_
+
+    def _stored_size(self) -> int:
+        # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        return 2 + h.text_size(self.ticket_id) + h.stored_size(self.user)
 
 
 SPEC_AccountStatus = rt.EnumSpec(AccountStatus)

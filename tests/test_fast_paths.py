@@ -1248,3 +1248,48 @@ def test_row_digests_are_those_of_the_rows_json(path: Path) -> None:
                     assert _row_digests(["k"], [candidate], spec.row) == {"k": expected}
                     compared += 1
     assert compared > 0
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=[p.stem for p in EXAMPLES])
+def test_generated_sizers_size_rows_and_records_as_the_reference(path: Path) -> None:
+    """A record's `_stored_size`, written out by the compiler from the declared field types,
+    gives what the reference walk over its fields gives, for every row of every task's start
+    and every record inside them; and both refuse the same over-long string."""
+    import dataclasses
+
+    from envdsl.runtime import Fail
+    from envdsl.runtime.limits import _SIZERS, MAX_STR, _record_size, stored_size
+
+    env_class = envdsl.load(path, example_specs.TASK_FILES.get(path.stem, ()))
+    sized: dict[type, Any] = {}  # a value of each class sized
+
+    def records_in(value: Any) -> list[Any]:
+        if isinstance(value, (list, set, frozenset, tuple)):
+            return [r for item in value for r in records_in(item)]
+        if isinstance(value, dict):
+            return [r for item in value.values() for r in records_in(item)]
+        if dataclasses.is_dataclass(value) and not isinstance(value, type):
+            inner = [getattr(value, f.name) for f in dataclasses.fields(value)]
+            return [value, *records_in(inner)]
+        return []
+
+    for task in env_class.TASKS:
+        env = env_class()
+        env.reset(task=task)
+        for name in env.TABLES:
+            for row in env._table(name).rows():
+                for value in records_in(row):
+                    assert type(value)._stored_size(value) == _record_size(value)
+                    assert stored_size(value) == _record_size(value)
+                    sized.setdefault(type(value), value)
+    assert sized, "no row was sized"
+    for cls in sized:  # the runtime sizes with the generated sizer, not the reference walk
+        assert _SIZERS[cls] is cls._stored_size
+    for cls, value in sized.items():
+        text_fields = [f.name for f in dataclasses.fields(cls) if f.type == "str"]
+        if not text_fields:
+            continue
+        too_long = dataclasses.replace(value, **{text_fields[0]: "x" * (MAX_STR + 1)})
+        for sizer in (cls._stored_size, _record_size):
+            with pytest.raises(Fail, match="longer than the limit"):
+                sizer(too_long)

@@ -160,7 +160,29 @@ class Lowerer:
         doc = info.decl.doc.value if info.decl.doc else None
         # records (values) carry the place they live in; rows are identities and need none
         base = "" if info.is_entity else "rt.Value"
-        return RecordView(py, doc, fields, self.names.spec_name(py), base)
+        view = RecordView(py, doc, fields, self.names.spec_name(py), base)
+        view.size_ones, view.size_terms = self.size_terms(info)
+        return view
+
+    def size_terms(self, info: RecordInfo) -> tuple[int, list[str]]:
+        """What the record's `_stored_size` adds up (limits.stored_size, written out from the
+        declared types): one for the record and for each field whose values are each one
+        (bools, dates, enums), and a term per other field."""
+        ones = 1
+        terms: list[str] = []
+        for field in info.fields.values():
+            attr = f"self.{self.names.field(info.name, field.name)}"
+            if field.type == t.STR:
+                terms.append(f"h.text_size({attr})")
+            elif field.type == t.INT:
+                terms.append(f"h.int_size({attr})")
+            elif field.type in (t.BOOL, t.DATE, t.DATETIME, t.DURATION) or isinstance(
+                field.type, t.EnumType
+            ):
+                ones += 1
+            else:  # optional, float (checked finite), collections, records, refs, json
+                terms.append(f"h.stored_size({attr})")
+        return ones, terms
 
     def table(self, name: str, entity: RecordInfo) -> TableView:
         key = entity.key

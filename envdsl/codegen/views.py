@@ -31,6 +31,9 @@ class RecordView:
     fields: list[FieldView]
     spec: str
     base: str  # the base class ('' for none)
+    # the record's stored size (runtime/limits.py): a constant and the terms added to it
+    size_ones: int = 1
+    size_terms: list[str] = field(default_factory=list)
 
 
 @dataclass

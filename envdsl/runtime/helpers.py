@@ -25,6 +25,9 @@ from envdsl.runtime.limits import (
     check_int,
     check_items,
 )
+from envdsl.runtime.limits import int_size as int_size  # re-exported: generated sizers call
+from envdsl.runtime.limits import stored_size as stored_size  # these as h.<name>
+from envdsl.runtime.limits import text_size as text_size
 from envdsl.runtime.values import UTC, format_datetime, ordered, parse_date, parse_datetime
 
 T = TypeVar("T")

@@ -597,6 +597,7 @@ class ClinicSchedulingEnv(rt.Environment):
             ),
             result=rt.ListSpec(SPEC_DentistProfile),
             impl="_impl_list_dentists",
+            json_arguments="_json_list_dentists",
         ),
         "list_treatments": rt.ToolSpec(
             name="list_treatments",
@@ -605,6 +606,7 @@ class ClinicSchedulingEnv(rt.Environment):
             params=(),
             result=rt.ListSpec(SPEC_Treatment),
             impl="_impl_list_treatments",
+            json_arguments="_json_list_treatments",
         ),
         "get_working_hours": rt.ToolSpec(
             name="get_working_hours",
@@ -617,6 +619,7 @@ class ClinicSchedulingEnv(rt.Environment):
             ),
             result=rt.ListSpec(SPEC_WorkingHours),
             impl="_impl_get_working_hours",
+            json_arguments="_json_get_working_hours",
         ),
         "find_free_slots": rt.ToolSpec(
             name="find_free_slots",
@@ -638,6 +641,7 @@ class ClinicSchedulingEnv(rt.Environment):
             ),
             result=rt.ListSpec(SPEC_Slot),
             impl="_impl_find_free_slots",
+            json_arguments="_json_find_free_slots",
         ),
         "get_dentist_schedule": rt.ToolSpec(
             name="get_dentist_schedule",
@@ -651,6 +655,7 @@ class ClinicSchedulingEnv(rt.Environment):
             ),
             result=rt.ListSpec(SPEC_Appointment),
             impl="_impl_get_dentist_schedule",
+            json_arguments="_json_get_dentist_schedule",
         ),
         "find_patients": rt.ToolSpec(
             name="find_patients",
@@ -666,6 +671,7 @@ class ClinicSchedulingEnv(rt.Environment):
             ),
             result=rt.ListSpec(SPEC_Patient),
             impl="_impl_find_patients",
+            json_arguments="_json_find_patients",
         ),
         "get_patient_appointments": rt.ToolSpec(
             name="get_patient_appointments",
@@ -685,6 +691,7 @@ class ClinicSchedulingEnv(rt.Environment):
             ),
             result=rt.ListSpec(SPEC_Appointment),
             impl="_impl_get_patient_appointments",
+            json_arguments="_json_get_patient_appointments",
         ),
         "get_appointment": rt.ToolSpec(
             name="get_appointment",
@@ -697,6 +704,7 @@ class ClinicSchedulingEnv(rt.Environment):
             ),
             result=SPEC_Appointment,
             impl="_impl_get_appointment",
+            json_arguments="_json_get_appointment",
         ),
         "register_patient": rt.ToolSpec(
             name="register_patient",
@@ -720,6 +728,7 @@ class ClinicSchedulingEnv(rt.Environment):
             ),
             result=SPEC_Patient,
             impl="_impl_register_patient",
+            json_arguments="_json_register_patient",
         ),
         "book_appointment": rt.ToolSpec(
             name="book_appointment",
@@ -750,6 +759,7 @@ class ClinicSchedulingEnv(rt.Environment):
             ),
             result=SPEC_Appointment,
             impl="_impl_book_appointment",
+            json_arguments="_json_book_appointment",
             env_invariants=(
                 "_inv_0",
                 "_inv_1",
@@ -772,6 +782,7 @@ class ClinicSchedulingEnv(rt.Environment):
             ),
             result=SPEC_Appointment,
             impl="_impl_confirm_appointment",
+            json_arguments="_json_confirm_appointment",
             env_invariants=(
                 "_inv_0",
                 "_inv_1",
@@ -807,6 +818,7 @@ class ClinicSchedulingEnv(rt.Environment):
             ),
             result=SPEC_Appointment,
             impl="_impl_reschedule_appointment",
+            json_arguments="_json_reschedule_appointment",
             env_invariants=(
                 "_inv_0",
                 "_inv_1",
@@ -836,6 +848,7 @@ class ClinicSchedulingEnv(rt.Environment):
             ),
             result=SPEC_Appointment,
             impl="_impl_cancel_appointment",
+            json_arguments="_json_cancel_appointment",
             env_invariants=(
                 "_inv_0",
                 "_inv_1",
@@ -858,6 +871,7 @@ class ClinicSchedulingEnv(rt.Environment):
             ),
             result=SPEC_Appointment,
             impl="_impl_check_in_patient",
+            json_arguments="_json_check_in_patient",
             env_invariants=(
                 "_inv_0",
                 "_inv_1",
@@ -880,6 +894,7 @@ class ClinicSchedulingEnv(rt.Environment):
             ),
             result=SPEC_Appointment,
             impl="_impl_complete_appointment",
+            json_arguments="_json_complete_appointment",
             env_invariants=(
                 "_inv_0",
                 "_inv_1",
@@ -902,6 +917,7 @@ class ClinicSchedulingEnv(rt.Environment):
             ),
             result=SPEC_Appointment,
             impl="_impl_mark_no_show",
+            json_arguments="_json_mark_no_show",
             env_invariants=(
                 "_inv_0",
                 "_inv_1",
@@ -924,6 +940,7 @@ class ClinicSchedulingEnv(rt.Environment):
             ),
             result=rt.DATETIME,
             impl="_impl_advance_clock",
+            json_arguments="_json_advance_clock",
             env_invariants=("_inv_4",),
         ),
         "set_working_hours": rt.ToolSpec(
@@ -946,6 +963,7 @@ class ClinicSchedulingEnv(rt.Environment):
             ),
             result=SPEC_WorkingHours,
             impl="_impl_set_working_hours",
+            json_arguments="_json_set_working_hours",
             env_invariants=("_inv_2",),
         ),
         "add_dentist_speciality": rt.ToolSpec(
@@ -962,6 +980,7 @@ class ClinicSchedulingEnv(rt.Environment):
             ),
             result=SPEC_DentistSpeciality,
             impl="_impl_add_dentist_speciality",
+            json_arguments="_json_add_dentist_speciality",
             env_invariants=("_inv_3",),
         ),
         "remove_dentist_speciality": rt.ToolSpec(
@@ -981,6 +1000,7 @@ class ClinicSchedulingEnv(rt.Environment):
             ),
             result=rt.STR,
             impl="_impl_remove_dentist_speciality",
+            json_arguments="_json_remove_dentist_speciality",
             env_invariants=("_inv_3",),
         ),
         "send_appointment_reminders": rt.ToolSpec(
@@ -990,6 +1010,7 @@ class ClinicSchedulingEnv(rt.Environment):
             params=(),
             result=rt.ListSpec(SPEC_Reminder),
             impl="_impl_send_appointment_reminders",
+            json_arguments="_json_send_appointment_reminders",
         ),
         "send_recall_reminders": rt.ToolSpec(
             name="send_recall_reminders",
@@ -998,6 +1019,7 @@ class ClinicSchedulingEnv(rt.Environment):
             params=(),
             result=rt.ListSpec(SPEC_Reminder),
             impl="_impl_send_recall_reminders",
+            json_arguments="_json_send_recall_reminders",
         ),
     }
     TASKS: ClassVar[dict[str, rt.TaskSpec]] = {
@@ -1350,13 +1372,32 @@ class ClinicSchedulingEnv(rt.Environment):
         "Dentists with their speciality codes and working days, optionally only those qualified\nfor one speciality."
         return self.invoke_typed("list_dentists", {"speciality_code": speciality_code})
 
+    @classmethod
+    def _json_list_dentists(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of list_dentists."
+        v0 = values.get("speciality_code")
+        if v0 is None:
+            v0 = None
+        return {"speciality_code": v0}
+
     def list_treatments(self) -> rt.Result:
         "The treatments the clinic offers, with duration, required speciality and whether they\nneed an x-ray room."
         return self.invoke_typed("list_treatments", {})
 
+    @classmethod
+    def _json_list_treatments(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of list_treatments."
+        return {}
+
     def get_working_hours(self, *, dentist_id: str) -> rt.Result:
         "A dentist's weekly working hours, Monday first (opens/closes in minutes after\nmidnight)."
         return self.invoke_typed("get_working_hours", {"dentist_id": dentist_id})
+
+    @classmethod
+    def _json_get_working_hours(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of get_working_hours."
+        v0 = values.get("dentist_id")
+        return {"dentist_id": v0}
 
     def find_free_slots(
         self, *, dentist_id: str, treatment_code: str, day: datetime.date
@@ -1367,13 +1408,34 @@ class ClinicSchedulingEnv(rt.Environment):
             {"dentist_id": dentist_id, "treatment_code": treatment_code, "day": day},
         )
 
+    @classmethod
+    def _json_find_free_slots(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of find_free_slots."
+        v0 = values.get("dentist_id")
+        v1 = values.get("treatment_code")
+        v2 = values.get("day")
+        return {"dentist_id": v0, "treatment_code": v1, "day": h.to_json(rt.DATE, v2)}
+
     def get_dentist_schedule(self, *, dentist_id: str, day: datetime.date) -> rt.Result:
         "A dentist's appointments on one day that are not cancelled, by start time."
         return self.invoke_typed("get_dentist_schedule", {"dentist_id": dentist_id, "day": day})
 
+    @classmethod
+    def _json_get_dentist_schedule(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of get_dentist_schedule."
+        v0 = values.get("dentist_id")
+        v1 = values.get("day")
+        return {"dentist_id": v0, "day": h.to_json(rt.DATE, v1)}
+
     def find_patients(self, *, name: str) -> rt.Result:
         "Patients whose name contains the text, ignoring case."
         return self.invoke_typed("find_patients", {"name": name})
+
+    @classmethod
+    def _json_find_patients(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of find_patients."
+        v0 = values.get("name")
+        return {"name": v0}
 
     def get_patient_appointments(
         self, *, patient_id: str, include_past: bool | None = None
@@ -1383,9 +1445,24 @@ class ClinicSchedulingEnv(rt.Environment):
             "get_patient_appointments", {"patient_id": patient_id, "include_past": include_past}
         )
 
+    @classmethod
+    def _json_get_patient_appointments(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of get_patient_appointments."
+        v0 = values.get("patient_id")
+        v1 = values.get("include_past")
+        if v1 is None:
+            v1 = False
+        return {"patient_id": v0, "include_past": v1}
+
     def get_appointment(self, *, appointment_id: str) -> rt.Result:
         "One appointment."
         return self.invoke_typed("get_appointment", {"appointment_id": appointment_id})
+
+    @classmethod
+    def _json_get_appointment(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of get_appointment."
+        v0 = values.get("appointment_id")
+        return {"appointment_id": v0}
 
     def register_patient(
         self, *, name: str, phone: str, recall_months: int | None = None
@@ -1394,6 +1471,16 @@ class ClinicSchedulingEnv(rt.Environment):
         return self.invoke_typed(
             "register_patient", {"name": name, "phone": phone, "recall_months": recall_months}
         )
+
+    @classmethod
+    def _json_register_patient(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of register_patient."
+        v0 = values.get("name")
+        v1 = values.get("phone")
+        v2 = values.get("recall_months")
+        if v2 is None:
+            v2 = 6
+        return {"name": v0, "phone": v1, "recall_months": v2}
 
     def book_appointment(
         self,
@@ -1416,9 +1503,31 @@ class ClinicSchedulingEnv(rt.Environment):
             },
         )
 
+    @classmethod
+    def _json_book_appointment(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of book_appointment."
+        v0 = values.get("patient_id")
+        v1 = values.get("dentist_id")
+        v2 = values.get("treatment_code")
+        v3 = values.get("start")
+        v4 = values.get("room_id")
+        return {
+            "patient_id": v0,
+            "dentist_id": v1,
+            "treatment_code": v2,
+            "start": h.to_json(rt.DATETIME, v3),
+            "room_id": v4,
+        }
+
     def confirm_appointment(self, *, appointment_id: str) -> rt.Result:
         "Confirm a requested appointment after the patient agreed to it."
         return self.invoke_typed("confirm_appointment", {"appointment_id": appointment_id})
+
+    @classmethod
+    def _json_confirm_appointment(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of confirm_appointment."
+        v0 = values.get("appointment_id")
+        return {"appointment_id": v0}
 
     def reschedule_appointment(
         self,
@@ -1433,6 +1542,16 @@ class ClinicSchedulingEnv(rt.Environment):
             {"appointment_id": appointment_id, "new_start": new_start, "room_id": room_id},
         )
 
+    @classmethod
+    def _json_reschedule_appointment(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of reschedule_appointment."
+        v0 = values.get("appointment_id")
+        v1 = values.get("new_start")
+        v2 = values.get("room_id")
+        if v2 is None:
+            v2 = None
+        return {"appointment_id": v0, "new_start": h.to_json(rt.DATETIME, v1), "room_id": v2}
+
     def cancel_appointment(
         self, *, appointment_id: str, reason: str, by_clinic: bool | None = None
     ) -> rt.Result:
@@ -1442,21 +1561,55 @@ class ClinicSchedulingEnv(rt.Environment):
             {"appointment_id": appointment_id, "reason": reason, "by_clinic": by_clinic},
         )
 
+    @classmethod
+    def _json_cancel_appointment(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of cancel_appointment."
+        v0 = values.get("appointment_id")
+        v1 = values.get("reason")
+        v2 = values.get("by_clinic")
+        if v2 is None:
+            v2 = False
+        return {"appointment_id": v0, "reason": v1, "by_clinic": v2}
+
     def check_in_patient(self, *, appointment_id: str) -> rt.Result:
         "Check in a patient who arrived for a confirmed appointment (from an hour before the\nstart until its end)."
         return self.invoke_typed("check_in_patient", {"appointment_id": appointment_id})
+
+    @classmethod
+    def _json_check_in_patient(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of check_in_patient."
+        v0 = values.get("appointment_id")
+        return {"appointment_id": v0}
 
     def complete_appointment(self, *, appointment_id: str) -> rt.Result:
         "Record that a checked-in patient was treated; this sets the patient's last visit (the\nbasis of recall reminders)."
         return self.invoke_typed("complete_appointment", {"appointment_id": appointment_id})
 
+    @classmethod
+    def _json_complete_appointment(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of complete_appointment."
+        v0 = values.get("appointment_id")
+        return {"appointment_id": v0}
+
     def mark_no_show(self, *, appointment_id: str) -> rt.Result:
         "Record that the patient did not come (possible from 15 minutes after the start)."
         return self.invoke_typed("mark_no_show", {"appointment_id": appointment_id})
 
+    @classmethod
+    def _json_mark_no_show(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of mark_no_show."
+        v0 = values.get("appointment_id")
+        return {"appointment_id": v0}
+
     def advance_clock(self, *, to: datetime.datetime) -> rt.Result:
         "Move the clinic's clock forward. Nothing happens by itself when time passes."
         return self.invoke_typed("advance_clock", {"to": to})
+
+    @classmethod
+    def _json_advance_clock(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of advance_clock."
+        v0 = values.get("to")
+        return {"to": h.to_json(rt.DATETIME, v0)}
 
     def set_working_hours(
         self, *, dentist_id: str, day: Weekday, opens: str, closes: str
@@ -1467,11 +1620,32 @@ class ClinicSchedulingEnv(rt.Environment):
             {"dentist_id": dentist_id, "day": day, "opens": opens, "closes": closes},
         )
 
+    @classmethod
+    def _json_set_working_hours(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of set_working_hours."
+        v0 = values.get("dentist_id")
+        v1 = values.get("day")
+        v2 = values.get("opens")
+        v3 = values.get("closes")
+        return {
+            "dentist_id": v0,
+            "day": v1.value if type(v1) is Weekday else h.to_json(SPEC_Weekday, v1),
+            "opens": v2,
+            "closes": v3,
+        }
+
     def add_dentist_speciality(self, *, dentist_id: str, speciality_code: str) -> rt.Result:
         "Record that a dentist is qualified for a speciality."
         return self.invoke_typed(
             "add_dentist_speciality", {"dentist_id": dentist_id, "speciality_code": speciality_code}
         )
+
+    @classmethod
+    def _json_add_dentist_speciality(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of add_dentist_speciality."
+        v0 = values.get("dentist_id")
+        v1 = values.get("speciality_code")
+        return {"dentist_id": v0, "speciality_code": v1}
 
     def remove_dentist_speciality(self, *, dentist_id: str, speciality_code: str) -> rt.Result:
         "Remove a dentist's speciality. Not possible while upcoming appointments need it."
@@ -1480,13 +1654,30 @@ class ClinicSchedulingEnv(rt.Environment):
             {"dentist_id": dentist_id, "speciality_code": speciality_code},
         )
 
+    @classmethod
+    def _json_remove_dentist_speciality(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of remove_dentist_speciality."
+        v0 = values.get("dentist_id")
+        v1 = values.get("speciality_code")
+        return {"dentist_id": v0, "speciality_code": v1}
+
     def send_appointment_reminders(self) -> rt.Result:
         "Remind patients of their confirmed appointments that start within the next 24 hours;\neach appointment is reminded once."
         return self.invoke_typed("send_appointment_reminders", {})
 
+    @classmethod
+    def _json_send_appointment_reminders(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of send_appointment_reminders."
+        return {}
+
     def send_recall_reminders(self) -> rt.Result:
         "Send a recall reminder to every patient due for a check-up: the last visit was at least\nrecall_months ago, nothing is booked ahead, and no recall reminder went out in the last\n30 days."
         return self.invoke_typed("send_recall_reminders", {})
+
+    @classmethod
+    def _json_send_recall_reminders(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of send_recall_reminders."
+        return {}
 
     def _rowinv_WorkingHours_0(self, row: WorkingHours) -> bool:
         return bool(0 <= row.opens < row.closes <= 1440)

@@ -390,6 +390,7 @@ class DocumentManagementSystemEnv(rt.Environment):
             ),
             result=SPEC_Document,
             impl="_impl_get_document_by_id",
+            json_arguments="_json_get_document_by_id",
         ),
         "list_active_documents": rt.ToolSpec(
             name="list_active_documents",
@@ -398,6 +399,7 @@ class DocumentManagementSystemEnv(rt.Environment):
             params=(),
             result=rt.ListSpec(SPEC_DocumentSummary),
             impl="_impl_list_active_documents",
+            json_arguments="_json_list_active_documents",
         ),
         "check_document_status": rt.ToolSpec(
             name="check_document_status",
@@ -410,6 +412,7 @@ class DocumentManagementSystemEnv(rt.Environment):
             ),
             result=SPEC_StatusInfo,
             impl="_impl_check_document_status",
+            json_arguments="_json_check_document_status",
         ),
         "get_document_permissions": rt.ToolSpec(
             name="get_document_permissions",
@@ -422,6 +425,7 @@ class DocumentManagementSystemEnv(rt.Environment):
             ),
             result=rt.ListSpec(SPEC_UserPermissions),
             impl="_impl_get_document_permissions",
+            json_arguments="_json_get_document_permissions",
         ),
         "check_user_access": rt.ToolSpec(
             name="check_user_access",
@@ -441,6 +445,7 @@ class DocumentManagementSystemEnv(rt.Environment):
             ),
             result=rt.BOOL,
             impl="_impl_check_user_access",
+            json_arguments="_json_check_user_access",
         ),
         "get_document_version_history": rt.ToolSpec(
             name="get_document_version_history",
@@ -459,6 +464,7 @@ class DocumentManagementSystemEnv(rt.Environment):
             ),
             result=rt.ListSpec(SPEC_DocumentVersion),
             impl="_impl_get_document_version_history",
+            json_arguments="_json_get_document_version_history",
         ),
         "get_document_current_version": rt.ToolSpec(
             name="get_document_current_version",
@@ -471,6 +477,7 @@ class DocumentManagementSystemEnv(rt.Environment):
             ),
             result=SPEC_DocumentVersion,
             impl="_impl_get_document_current_version",
+            json_arguments="_json_get_document_current_version",
         ),
         "get_document_content": rt.ToolSpec(
             name="get_document_content",
@@ -489,6 +496,7 @@ class DocumentManagementSystemEnv(rt.Environment):
             ),
             result=rt.STR,
             impl="_impl_get_document_content",
+            json_arguments="_json_get_document_content",
         ),
         "search_documents_by_title": rt.ToolSpec(
             name="search_documents_by_title",
@@ -504,6 +512,7 @@ class DocumentManagementSystemEnv(rt.Environment):
             ),
             result=rt.ListSpec(SPEC_DocumentSummary),
             impl="_impl_search_documents_by_title",
+            json_arguments="_json_search_documents_by_title",
         ),
         "create_document": rt.ToolSpec(
             name="create_document",
@@ -529,6 +538,7 @@ class DocumentManagementSystemEnv(rt.Environment):
             ),
             result=SPEC_Document,
             impl="_impl_create_document",
+            json_arguments="_json_create_document",
             env_invariants=(
                 "_inv_0",
                 "_inv_1",
@@ -568,6 +578,7 @@ class DocumentManagementSystemEnv(rt.Environment):
             ),
             result=SPEC_Document,
             impl="_impl_update_document",
+            json_arguments="_json_update_document",
             env_invariants=(
                 "_inv_0",
                 "_inv_1",
@@ -593,6 +604,7 @@ class DocumentManagementSystemEnv(rt.Environment):
             ),
             result=SPEC_Document,
             impl="_impl_delete_document",
+            json_arguments="_json_delete_document",
             row_env_invariants=(("documents", "_inv_0_row", "_inv_0"),),
         ),
         "restore_document": rt.ToolSpec(
@@ -609,6 +621,7 @@ class DocumentManagementSystemEnv(rt.Environment):
             ),
             result=SPEC_Document,
             impl="_impl_restore_document",
+            json_arguments="_json_restore_document",
             row_env_invariants=(("documents", "_inv_0_row", "_inv_0"),),
         ),
         "set_document_permissions": rt.ToolSpec(
@@ -634,6 +647,7 @@ class DocumentManagementSystemEnv(rt.Environment):
             ),
             result=SPEC_AccessControlEntry,
             impl="_impl_set_document_permissions",
+            json_arguments="_json_set_document_permissions",
         ),
         "revoke_user_access": rt.ToolSpec(
             name="revoke_user_access",
@@ -652,6 +666,7 @@ class DocumentManagementSystemEnv(rt.Environment):
             ),
             result=rt.STR,
             impl="_impl_revoke_user_access",
+            json_arguments="_json_revoke_user_access",
         ),
         "archive_document": rt.ToolSpec(
             name="archive_document",
@@ -667,6 +682,7 @@ class DocumentManagementSystemEnv(rt.Environment):
             ),
             result=SPEC_Document,
             impl="_impl_archive_document",
+            json_arguments="_json_archive_document",
             row_env_invariants=(("documents", "_inv_0_row", "_inv_0"),),
         ),
         "revert_to_version": rt.ToolSpec(
@@ -695,6 +711,7 @@ class DocumentManagementSystemEnv(rt.Environment):
             ),
             result=SPEC_DocumentVersion,
             impl="_impl_revert_to_version",
+            json_arguments="_json_revert_to_version",
             env_invariants=(
                 "_inv_0",
                 "_inv_1",
@@ -714,6 +731,7 @@ class DocumentManagementSystemEnv(rt.Environment):
             ),
             result=SPEC_Document,
             impl="_impl_publish_document",
+            json_arguments="_json_publish_document",
             row_env_invariants=(("documents", "_inv_0_row", "_inv_0"),),
         ),
     }
@@ -1019,17 +1037,41 @@ class DocumentManagementSystemEnv(rt.Environment):
             "get_document_by_id", {"document_id": document_id, "user_id": user_id}
         )
 
+    @classmethod
+    def _json_get_document_by_id(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of get_document_by_id."
+        v0 = values.get("document_id")
+        v1 = values.get("user_id")
+        return {"document_id": v0, "user_id": v1}
+
     def list_active_documents(self) -> rt.Result:
         'List all documents with status "active" (metadata only: read a document\'s content with\nget_document_content).'
         return self.invoke_typed("list_active_documents", {})
+
+    @classmethod
+    def _json_list_active_documents(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of list_active_documents."
+        return {}
 
     def check_document_status(self, *, document_id: str) -> rt.Result:
         "Return the current status of a document (draft, active, archived or deleted). Needs no\npermission: the status is public metadata."
         return self.invoke_typed("check_document_status", {"document_id": document_id})
 
+    @classmethod
+    def _json_check_document_status(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of check_document_status."
+        v0 = values.get("document_id")
+        return {"document_id": v0}
+
     def get_document_permissions(self, *, document_id: str) -> rt.Result:
         "List the users who hold permissions on a document, with their permissions. Works for\ndocuments in any status."
         return self.invoke_typed("get_document_permissions", {"document_id": document_id})
+
+    @classmethod
+    def _json_get_document_permissions(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of get_document_permissions."
+        v0 = values.get("document_id")
+        return {"document_id": v0}
 
     def check_user_access(
         self, *, user_id: str, document_id: str, permission: Permission
@@ -1040,15 +1082,40 @@ class DocumentManagementSystemEnv(rt.Environment):
             {"user_id": user_id, "document_id": document_id, "permission": permission},
         )
 
+    @classmethod
+    def _json_check_user_access(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of check_user_access."
+        v0 = values.get("user_id")
+        v1 = values.get("document_id")
+        v2 = values.get("permission")
+        return {
+            "user_id": v0,
+            "document_id": v1,
+            "permission": v2.value if type(v2) is Permission else h.to_json(SPEC_Permission, v2),
+        }
+
     def get_document_version_history(self, *, document_id: str, user_id: str) -> rt.Result:
         "The version history of an active document (version numbers, timestamps, modifiers and\nsnapshots), oldest first. The user must have read permission."
         return self.invoke_typed(
             "get_document_version_history", {"document_id": document_id, "user_id": user_id}
         )
 
+    @classmethod
+    def _json_get_document_version_history(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of get_document_version_history."
+        v0 = values.get("document_id")
+        v1 = values.get("user_id")
+        return {"document_id": v0, "user_id": v1}
+
     def get_document_current_version(self, *, document_id: str) -> rt.Result:
         "The current (latest) version of an active document, with its content snapshot."
         return self.invoke_typed("get_document_current_version", {"document_id": document_id})
+
+    @classmethod
+    def _json_get_document_current_version(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of get_document_current_version."
+        v0 = values.get("document_id")
+        return {"document_id": v0}
 
     def get_document_content(self, *, document_id: str, user_id: str) -> rt.Result:
         "Only the content of an active document the user may read."
@@ -1056,9 +1123,22 @@ class DocumentManagementSystemEnv(rt.Environment):
             "get_document_content", {"document_id": document_id, "user_id": user_id}
         )
 
+    @classmethod
+    def _json_get_document_content(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of get_document_content."
+        v0 = values.get("document_id")
+        v1 = values.get("user_id")
+        return {"document_id": v0, "user_id": v1}
+
     def search_documents_by_title(self, *, title_query: str) -> rt.Result:
         "Active documents whose title contains the text, ignoring case (metadata only)."
         return self.invoke_typed("search_documents_by_title", {"title_query": title_query})
+
+    @classmethod
+    def _json_search_documents_by_title(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of search_documents_by_title."
+        v0 = values.get("title_query")
+        return {"title_query": v0}
 
     def create_document(
         self,
@@ -1074,6 +1154,22 @@ class DocumentManagementSystemEnv(rt.Environment):
             {"title": title, "content": content, "owner_id": owner_id, "permissions": permissions},
         )
 
+    @classmethod
+    def _json_create_document(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of create_document."
+        v0 = values.get("title")
+        v1 = values.get("content")
+        v2 = values.get("owner_id")
+        v3 = values.get("permissions")
+        if v3 is None:
+            v3 = None
+        return {
+            "title": v0,
+            "content": v1,
+            "owner_id": v2,
+            "permissions": h.to_json(cls.TOOLS["create_document"].params[3].spec, v3),
+        }
+
     def update_document(
         self,
         *,
@@ -1088,15 +1184,41 @@ class DocumentManagementSystemEnv(rt.Environment):
             {"document_id": document_id, "user_id": user_id, "title": title, "content": content},
         )
 
+    @classmethod
+    def _json_update_document(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of update_document."
+        v0 = values.get("document_id")
+        v1 = values.get("user_id")
+        v2 = values.get("title")
+        if v2 is None:
+            v2 = None
+        v3 = values.get("content")
+        if v3 is None:
+            v3 = None
+        return {"document_id": v0, "user_id": v1, "title": v2, "content": v3}
+
     def delete_document(self, *, document_id: str, user_id: str) -> rt.Result:
         "Soft-delete a document: its status becomes deleted and it can no longer be retrieved\n(restore_document brings it back). Deleting a deleted document changes nothing."
         return self.invoke_typed(
             "delete_document", {"document_id": document_id, "user_id": user_id}
         )
 
+    @classmethod
+    def _json_delete_document(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of delete_document."
+        v0 = values.get("document_id")
+        v1 = values.get("user_id")
+        return {"document_id": v0, "user_id": v1}
+
     def restore_document(self, *, document_id: str) -> rt.Result:
         "Bring a deleted or archived document back to active (an active one stays active; a\ndraft must be published instead)."
         return self.invoke_typed("restore_document", {"document_id": document_id})
+
+    @classmethod
+    def _json_restore_document(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of restore_document."
+        v0 = values.get("document_id")
+        return {"document_id": v0}
 
     def set_document_permissions(
         self, *, document_id: str, user_id: str, permissions: list[Permission]
@@ -1107,15 +1229,40 @@ class DocumentManagementSystemEnv(rt.Environment):
             {"document_id": document_id, "user_id": user_id, "permissions": permissions},
         )
 
+    @classmethod
+    def _json_set_document_permissions(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of set_document_permissions."
+        v0 = values.get("document_id")
+        v1 = values.get("user_id")
+        v2 = values.get("permissions")
+        return {
+            "document_id": v0,
+            "user_id": v1,
+            "permissions": h.to_json(cls.TOOLS["set_document_permissions"].params[2].spec, v2),
+        }
+
     def revoke_user_access(self, *, document_id: str, user_id: str) -> rt.Result:
         "Remove all of a user's permissions on a document. Revoking access that was never\ngranted succeeds too."
         return self.invoke_typed(
             "revoke_user_access", {"document_id": document_id, "user_id": user_id}
         )
 
+    @classmethod
+    def _json_revoke_user_access(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of revoke_user_access."
+        v0 = values.get("document_id")
+        v1 = values.get("user_id")
+        return {"document_id": v0, "user_id": v1}
+
     def archive_document(self, *, document_id: str) -> rt.Result:
         "Archive a draft or active document: it is kept but no longer retrievable until it is\npublished or restored. A deleted document cannot be archived."
         return self.invoke_typed("archive_document", {"document_id": document_id})
+
+    @classmethod
+    def _json_archive_document(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of archive_document."
+        v0 = values.get("document_id")
+        return {"document_id": v0}
 
     def revert_to_version(self, *, document_id: str, version_id: str, user_id: str) -> rt.Result:
         "Restore an active document's content to a past version. This records a NEW version\nwith the old snapshot (history is never rewritten). Needs write permission. Returns the\nnew version."
@@ -1124,9 +1271,23 @@ class DocumentManagementSystemEnv(rt.Environment):
             {"document_id": document_id, "version_id": version_id, "user_id": user_id},
         )
 
+    @classmethod
+    def _json_revert_to_version(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of revert_to_version."
+        v0 = values.get("document_id")
+        v1 = values.get("version_id")
+        v2 = values.get("user_id")
+        return {"document_id": v0, "version_id": v1, "user_id": v2}
+
     def publish_document(self, *, document_id: str) -> rt.Result:
         "Make a draft or archived document active, so authorized users can retrieve it. A deleted\ndocument must be restored with restore_document instead."
         return self.invoke_typed("publish_document", {"document_id": document_id})
+
+    @classmethod
+    def _json_publish_document(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of publish_document."
+        v0 = values.get("document_id")
+        return {"document_id": v0}
 
     def _rowinv_Document_0(self, row: Document) -> bool:
         return bool(row.title.strip() != "")

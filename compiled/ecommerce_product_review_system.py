@@ -239,6 +239,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
             ),
             result=rt.ListSpec(SPEC_Product),
             impl="_impl_get_product_by_name",
+            json_arguments="_json_get_product_by_name",
         ),
         "get_product_by_id": rt.ToolSpec(
             name="get_product_by_id",
@@ -254,6 +255,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
             ),
             result=SPEC_Product,
             impl="_impl_get_product_by_id",
+            json_arguments="_json_get_product_by_id",
         ),
         "search_products_by_category": rt.ToolSpec(
             name="search_products_by_category",
@@ -269,6 +271,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
             ),
             result=rt.ListSpec(SPEC_Product),
             impl="_impl_search_products_by_category",
+            json_arguments="_json_search_products_by_category",
         ),
         "list_all_products": rt.ToolSpec(
             name="list_all_products",
@@ -277,6 +280,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
             params=(),
             result=rt.ListSpec(SPEC_Product),
             impl="_impl_list_all_products",
+            json_arguments="_json_list_all_products",
         ),
         "get_reviews_by_product_id": rt.ToolSpec(
             name="get_reviews_by_product_id",
@@ -292,6 +296,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
             ),
             result=rt.ListSpec(SPEC_Review),
             impl="_impl_get_reviews_by_product_id",
+            json_arguments="_json_get_reviews_by_product_id",
         ),
         "get_reviews_by_product_name": rt.ToolSpec(
             name="get_reviews_by_product_name",
@@ -307,6 +312,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
             ),
             result=rt.ListSpec(SPEC_Review),
             impl="_impl_get_reviews_by_product_name",
+            json_arguments="_json_get_reviews_by_product_name",
         ),
         "get_review_by_id": rt.ToolSpec(
             name="get_review_by_id",
@@ -322,6 +328,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
             ),
             result=SPEC_Review,
             impl="_impl_get_review_by_id",
+            json_arguments="_json_get_review_by_id",
         ),
         "get_user_by_id": rt.ToolSpec(
             name="get_user_by_id",
@@ -334,6 +341,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
             ),
             result=SPEC_User,
             impl="_impl_get_user_by_id",
+            json_arguments="_json_get_user_by_id",
         ),
         "check_user_purchase_history": rt.ToolSpec(
             name="check_user_purchase_history",
@@ -345,6 +353,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
             ),
             result=rt.BOOL,
             impl="_impl_check_user_purchase_history",
+            json_arguments="_json_check_user_purchase_history",
         ),
         "get_average_rating_for_product": rt.ToolSpec(
             name="get_average_rating_for_product",
@@ -368,6 +377,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
             ),
             result=SPEC_AverageRating,
             impl="_impl_get_average_rating_for_product",
+            json_arguments="_json_get_average_rating_for_product",
         ),
         "get_most_helpful_reviews": rt.ToolSpec(
             name="get_most_helpful_reviews",
@@ -376,6 +386,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
             params=(),
             result=rt.ListSpec(SPEC_Review),
             impl="_impl_get_most_helpful_reviews",
+            json_arguments="_json_get_most_helpful_reviews",
         ),
         "submit_review": rt.ToolSpec(
             name="submit_review",
@@ -398,6 +409,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
             ),
             result=SPEC_Review,
             impl="_impl_submit_review",
+            json_arguments="_json_submit_review",
         ),
         "edit_review": rt.ToolSpec(
             name="edit_review",
@@ -430,6 +442,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
             ),
             result=SPEC_Review,
             impl="_impl_edit_review",
+            json_arguments="_json_edit_review",
         ),
         "delete_review": rt.ToolSpec(
             name="delete_review",
@@ -448,6 +461,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
             ),
             result=rt.STR,
             impl="_impl_delete_review",
+            json_arguments="_json_delete_review",
         ),
         "increment_helpful_vote": rt.ToolSpec(
             name="increment_helpful_vote",
@@ -460,6 +474,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
             ),
             result=SPEC_Review,
             impl="_impl_increment_helpful_vote",
+            json_arguments="_json_increment_helpful_vote",
         ),
         "bulk_delete_reviews_by_product": rt.ToolSpec(
             name="bulk_delete_reviews_by_product",
@@ -481,6 +496,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
             ),
             result=rt.STR,
             impl="_impl_bulk_delete_reviews_by_product",
+            json_arguments="_json_bulk_delete_reviews_by_product",
         ),
         "update_product_info": rt.ToolSpec(
             name="update_product_info",
@@ -502,6 +518,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
             ),
             result=SPEC_Product,
             impl="_impl_update_product_info",
+            json_arguments="_json_update_product_info",
         ),
         "add_product": rt.ToolSpec(
             name="add_product",
@@ -521,6 +538,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
             ),
             result=SPEC_Product,
             impl="_impl_add_product",
+            json_arguments="_json_add_product",
         ),
     }
     TASKS: ClassVar[dict[str, rt.TaskSpec]] = {
@@ -777,39 +795,93 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
         "Retrieve products whose name contains the given text (case-insensitive substring match;\nan empty string returns all products)."
         return self.invoke_typed("get_product_by_name", {"product_name": product_name})
 
+    @classmethod
+    def _json_get_product_by_name(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of get_product_by_name."
+        v0 = values.get("product_name")
+        return {"product_name": v0}
+
     def get_product_by_id(self, *, product_id: str) -> rt.Result:
         "Retrieve product details using its unique product_id."
         return self.invoke_typed("get_product_by_id", {"product_id": product_id})
+
+    @classmethod
+    def _json_get_product_by_id(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of get_product_by_id."
+        v0 = values.get("product_id")
+        return {"product_id": v0}
 
     def search_products_by_category(self, *, category: str) -> rt.Result:
         "List all products belonging to a specific category (exact match)."
         return self.invoke_typed("search_products_by_category", {"category": category})
 
+    @classmethod
+    def _json_search_products_by_category(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of search_products_by_category."
+        v0 = values.get("category")
+        return {"category": v0}
+
     def list_all_products(self) -> rt.Result:
         "Retrieve a list of all products in the catalog (may be empty)."
         return self.invoke_typed("list_all_products", {})
+
+    @classmethod
+    def _json_list_all_products(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of list_all_products."
+        return {}
 
     def get_reviews_by_product_id(self, *, product_id: str) -> rt.Result:
         "Fetch all reviews associated with a given product_id; the product must exist."
         return self.invoke_typed("get_reviews_by_product_id", {"product_id": product_id})
 
+    @classmethod
+    def _json_get_reviews_by_product_id(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of get_reviews_by_product_id."
+        v0 = values.get("product_id")
+        return {"product_id": v0}
+
     def get_reviews_by_product_name(self, *, product_name: str) -> rt.Result:
         "Retrieve all reviews of the product(s) whose name equals product_name exactly; fails if\nno product has that name."
         return self.invoke_typed("get_reviews_by_product_name", {"product_name": product_name})
+
+    @classmethod
+    def _json_get_reviews_by_product_name(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of get_reviews_by_product_name."
+        v0 = values.get("product_name")
+        return {"product_name": v0}
 
     def get_review_by_id(self, *, review_id: str) -> rt.Result:
         "Retrieve a specific review by its unique review_id."
         return self.invoke_typed("get_review_by_id", {"review_id": review_id})
 
+    @classmethod
+    def _json_get_review_by_id(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of get_review_by_id."
+        v0 = values.get("review_id")
+        return {"review_id": v0}
+
     def get_user_by_id(self, *, user_id: str) -> rt.Result:
         "Retrieve user information: username, account status and purchase history."
         return self.invoke_typed("get_user_by_id", {"user_id": user_id})
+
+    @classmethod
+    def _json_get_user_by_id(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of get_user_by_id."
+        v0 = values.get("user_id")
+        return {"user_id": v0}
 
     def check_user_purchase_history(self, *, user_id: str, product_id: str) -> rt.Result:
         "Tell whether a user has purchased a product (the condition for reviewing it). Both the\nuser and the product must exist."
         return self.invoke_typed(
             "check_user_purchase_history", {"user_id": user_id, "product_id": product_id}
         )
+
+    @classmethod
+    def _json_check_user_purchase_history(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of check_user_purchase_history."
+        v0 = values.get("user_id")
+        v1 = values.get("product_id")
+        return {"user_id": v0, "product_id": v1}
 
     def get_average_rating_for_product(
         self, *, product_id: str | None | None = None, product_name: str | None | None = None
@@ -820,9 +892,25 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
             {"product_id": product_id, "product_name": product_name},
         )
 
+    @classmethod
+    def _json_get_average_rating_for_product(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of get_average_rating_for_product."
+        v0 = values.get("product_id")
+        if v0 is None:
+            v0 = None
+        v1 = values.get("product_name")
+        if v1 is None:
+            v1 = None
+        return {"product_id": v0, "product_name": v1}
+
     def get_most_helpful_reviews(self) -> rt.Result:
         "All reviews, most helpful first (sorted by helpful_votes, descending; ties keep their\nsubmission order)."
         return self.invoke_typed("get_most_helpful_reviews", {})
+
+    @classmethod
+    def _json_get_most_helpful_reviews(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of get_most_helpful_reviews."
+        return {}
 
     def submit_review(
         self, *, user_id: str, product_id: str, rating: int, comment: str
@@ -832,6 +920,15 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
             "submit_review",
             {"user_id": user_id, "product_id": product_id, "rating": rating, "comment": comment},
         )
+
+    @classmethod
+    def _json_submit_review(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of submit_review."
+        v0 = values.get("user_id")
+        v1 = values.get("product_id")
+        v2 = values.get("rating")
+        v3 = values.get("comment")
+        return {"user_id": v0, "product_id": v1, "rating": v2, "comment": v3}
 
     def edit_review(
         self,
@@ -852,15 +949,41 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
             },
         )
 
+    @classmethod
+    def _json_edit_review(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of edit_review."
+        v0 = values.get("review_id")
+        v1 = values.get("user_id")
+        v2 = values.get("new_comment")
+        if v2 is None:
+            v2 = None
+        v3 = values.get("new_rating")
+        if v3 is None:
+            v3 = None
+        return {"review_id": v0, "user_id": v1, "new_comment": v2, "new_rating": v3}
+
     def delete_review(self, *, review_id: str, requester_user_id: str) -> rt.Result:
         "Delete a review. Only its owner (or an admin) may do it."
         return self.invoke_typed(
             "delete_review", {"review_id": review_id, "requester_user_id": requester_user_id}
         )
 
+    @classmethod
+    def _json_delete_review(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of delete_review."
+        v0 = values.get("review_id")
+        v1 = values.get("requester_user_id")
+        return {"review_id": v0, "requester_user_id": v1}
+
     def increment_helpful_vote(self, *, review_id: str) -> rt.Result:
         "Mark a review as helpful: its helpful_votes count goes up by one. Anyone may vote."
         return self.invoke_typed("increment_helpful_vote", {"review_id": review_id})
+
+    @classmethod
+    def _json_increment_helpful_vote(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of increment_helpful_vote."
+        v0 = values.get("review_id")
+        return {"review_id": v0}
 
     def bulk_delete_reviews_by_product(self, *, product_id: str, admin_user_id: str) -> rt.Result:
         "Admin-only takedown: remove every review of a product. The product must exist and the\ncaller must be an existing, active admin."
@@ -869,11 +992,28 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
             {"product_id": product_id, "admin_user_id": admin_user_id},
         )
 
+    @classmethod
+    def _json_bulk_delete_reviews_by_product(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of bulk_delete_reviews_by_product."
+        v0 = values.get("product_id")
+        v1 = values.get("admin_user_id")
+        return {"product_id": v0, "admin_user_id": v1}
+
     def update_product_info(self, *, product_id: str, updates: dict[str, str]) -> rt.Result:
         "Update details of an existing product. Only the keys name, brand, category and\ndescription are applied; unknown keys are ignored."
         return self.invoke_typed(
             "update_product_info", {"product_id": product_id, "updates": updates}
         )
+
+    @classmethod
+    def _json_update_product_info(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of update_product_info."
+        v0 = values.get("product_id")
+        v1 = values.get("updates")
+        return {
+            "product_id": v0,
+            "updates": h.to_json(cls.TOOLS["update_product_info"].params[1].spec, v1),
+        }
 
     def add_product(
         self, *, product_id: str, name: str, brand: str, category: str, description: str
@@ -889,6 +1029,16 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
                 "description": description,
             },
         )
+
+    @classmethod
+    def _json_add_product(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of add_product."
+        v0 = values.get("product_id")
+        v1 = values.get("name")
+        v2 = values.get("brand")
+        v3 = values.get("category")
+        v4 = values.get("description")
+        return {"product_id": v0, "name": v1, "brand": v2, "category": v3, "description": v4}
 
     def _rowinv_Product_0(self, row: Product) -> bool:
         return bool(

@@ -422,6 +422,7 @@ class HRISEnv(rt.Environment):
             ),
             result=SPEC_Employee,
             impl="_impl_get_employee_by_id",
+            json_arguments="_json_get_employee_by_id",
         ),
         "get_employee_by_work_email": rt.ToolSpec(
             name="get_employee_by_work_email",
@@ -437,6 +438,7 @@ class HRISEnv(rt.Environment):
             ),
             result=SPEC_Employee,
             impl="_impl_get_employee_by_work_email",
+            json_arguments="_json_get_employee_by_work_email",
         ),
         "list_employees_by_department": rt.ToolSpec(
             name="list_employees_by_department",
@@ -452,6 +454,7 @@ class HRISEnv(rt.Environment):
             ),
             result=rt.ListSpec(SPEC_Employee),
             impl="_impl_list_employees_by_department",
+            json_arguments="_json_list_employees_by_department",
         ),
         "list_employees_by_job_title": rt.ToolSpec(
             name="list_employees_by_job_title",
@@ -467,6 +470,7 @@ class HRISEnv(rt.Environment):
             ),
             result=rt.ListSpec(SPEC_Employee),
             impl="_impl_list_employees_by_job_title",
+            json_arguments="_json_list_employees_by_job_title",
         ),
         "list_employees_by_employment_status": rt.ToolSpec(
             name="list_employees_by_employment_status",
@@ -482,6 +486,7 @@ class HRISEnv(rt.Environment):
             ),
             result=rt.ListSpec(SPEC_Employee),
             impl="_impl_list_employees_by_employment_status",
+            json_arguments="_json_list_employees_by_employment_status",
         ),
         "get_department_by_id": rt.ToolSpec(
             name="get_department_by_id",
@@ -497,6 +502,7 @@ class HRISEnv(rt.Environment):
             ),
             result=SPEC_Department,
             impl="_impl_get_department_by_id",
+            json_arguments="_json_get_department_by_id",
         ),
         "get_department_by_name": rt.ToolSpec(
             name="get_department_by_name",
@@ -512,6 +518,7 @@ class HRISEnv(rt.Environment):
             ),
             result=SPEC_Department,
             impl="_impl_get_department_by_name",
+            json_arguments="_json_get_department_by_name",
         ),
         "get_job_position_by_title": rt.ToolSpec(
             name="get_job_position_by_title",
@@ -527,6 +534,7 @@ class HRISEnv(rt.Environment):
             ),
             result=SPEC_JobPosition,
             impl="_impl_get_job_position_by_title",
+            json_arguments="_json_get_job_position_by_title",
         ),
         "get_employment_status_info": rt.ToolSpec(
             name="get_employment_status_info",
@@ -542,6 +550,7 @@ class HRISEnv(rt.Environment):
             ),
             result=SPEC_EmploymentStatus,
             impl="_impl_get_employment_status_info",
+            json_arguments="_json_get_employment_status_info",
         ),
         "check_employee_eligibility_for_action": rt.ToolSpec(
             name="check_employee_eligibility_for_action",
@@ -557,6 +566,7 @@ class HRISEnv(rt.Environment):
             ),
             result=SPEC_Eligibility,
             impl="_impl_check_employee_eligibility_for_action",
+            json_arguments="_json_check_employee_eligibility_for_action",
         ),
         "validate_salary_against_job": rt.ToolSpec(
             name="validate_salary_against_job",
@@ -572,6 +582,7 @@ class HRISEnv(rt.Environment):
             ),
             result=SPEC_SalaryValidity,
             impl="_impl_validate_salary_against_job",
+            json_arguments="_json_validate_salary_against_job",
         ),
         "list_all_departments": rt.ToolSpec(
             name="list_all_departments",
@@ -580,6 +591,7 @@ class HRISEnv(rt.Environment):
             params=(),
             result=rt.ListSpec(SPEC_Department),
             impl="_impl_list_all_departments",
+            json_arguments="_json_list_all_departments",
         ),
         "list_all_job_positions": rt.ToolSpec(
             name="list_all_job_positions",
@@ -588,6 +600,7 @@ class HRISEnv(rt.Environment):
             params=(),
             result=rt.ListSpec(SPEC_JobPosition),
             impl="_impl_list_all_job_positions",
+            json_arguments="_json_list_all_job_positions",
         ),
         "add_employee": rt.ToolSpec(
             name="add_employee",
@@ -603,6 +616,7 @@ class HRISEnv(rt.Environment):
             ),
             result=SPEC_Employee,
             impl="_impl_add_employee",
+            json_arguments="_json_add_employee",
             env_invariants=(
                 "_inv_0",
                 "_inv_1",
@@ -628,6 +642,7 @@ class HRISEnv(rt.Environment):
             ),
             result=SPEC_Employee,
             impl="_impl_update_employee_info",
+            json_arguments="_json_update_employee_info",
             row_env_invariants=(
                 ("employees", "_inv_0_row", "_inv_0"),
                 ("employees", "_inv_1_row", "_inv_1"),
@@ -653,6 +668,7 @@ class HRISEnv(rt.Environment):
             ),
             result=SPEC_Employee,
             impl="_impl_update_employee_job_title",
+            json_arguments="_json_update_employee_job_title",
             row_env_invariants=(
                 ("employees", "_inv_0_row", "_inv_0"),
                 ("employees", "_inv_1_row", "_inv_1"),
@@ -678,6 +694,7 @@ class HRISEnv(rt.Environment):
             ),
             result=SPEC_Employee,
             impl="_impl_transfer_employee_to_department",
+            json_arguments="_json_transfer_employee_to_department",
             row_env_invariants=(
                 ("employees", "_inv_0_row", "_inv_0"),
                 ("employees", "_inv_1_row", "_inv_1"),
@@ -697,6 +714,7 @@ class HRISEnv(rt.Environment):
             ),
             result=SPEC_Employee,
             impl="_impl_update_employee_salary",
+            json_arguments="_json_update_employee_salary",
             row_env_invariants=(
                 ("employees", "_inv_0_row", "_inv_0"),
                 ("employees", "_inv_1_row", "_inv_1"),
@@ -719,6 +737,7 @@ class HRISEnv(rt.Environment):
             ),
             result=SPEC_Employee,
             impl="_impl_update_employment_status",
+            json_arguments="_json_update_employment_status",
             row_env_invariants=(
                 ("employees", "_inv_0_row", "_inv_0"),
                 ("employees", "_inv_1_row", "_inv_1"),
@@ -738,6 +757,7 @@ class HRISEnv(rt.Environment):
             ),
             result=SPEC_Employee,
             impl="_impl_deactivate_employee",
+            json_arguments="_json_deactivate_employee",
             row_env_invariants=(
                 ("employees", "_inv_0_row", "_inv_0"),
                 ("employees", "_inv_1_row", "_inv_1"),
@@ -757,6 +777,7 @@ class HRISEnv(rt.Environment):
             ),
             result=SPEC_Employee,
             impl="_impl_reactivate_employee",
+            json_arguments="_json_reactivate_employee",
             row_env_invariants=(
                 ("employees", "_inv_0_row", "_inv_0"),
                 ("employees", "_inv_1_row", "_inv_1"),
@@ -776,6 +797,7 @@ class HRISEnv(rt.Environment):
             ),
             result=rt.STR,
             impl="_impl_remove_employee_record",
+            json_arguments="_json_remove_employee_record",
             env_invariants=(
                 "_inv_0",
                 "_inv_1",
@@ -1090,17 +1112,41 @@ class HRISEnv(rt.Environment):
         "Retrieve the full record of an employee (active or not) by employee_id."
         return self.invoke_typed("get_employee_by_id", {"employee_id": employee_id})
 
+    @classmethod
+    def _json_get_employee_by_id(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of get_employee_by_id."
+        v0 = values.get("employee_id")
+        return {"employee_id": v0}
+
     def get_employee_by_work_email(self, *, work_email: str) -> rt.Result:
         "Retrieve the employee with this work email (work emails are unique)."
         return self.invoke_typed("get_employee_by_work_email", {"work_email": work_email})
+
+    @classmethod
+    def _json_get_employee_by_work_email(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of get_employee_by_work_email."
+        v0 = values.get("work_email")
+        return {"work_email": v0}
 
     def list_employees_by_department(self, *, department_id: str) -> rt.Result:
         "All employees assigned to a department (may be empty); the department must exist."
         return self.invoke_typed("list_employees_by_department", {"department_id": department_id})
 
+    @classmethod
+    def _json_list_employees_by_department(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of list_employees_by_department."
+        v0 = values.get("department_id")
+        return {"department_id": v0}
+
     def list_employees_by_job_title(self, *, job_title: str) -> rt.Result:
         "All employees holding a job title (may be empty); the job title must exist."
         return self.invoke_typed("list_employees_by_job_title", {"job_title": job_title})
+
+    @classmethod
+    def _json_list_employees_by_job_title(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of list_employees_by_job_title."
+        v0 = values.get("job_title")
+        return {"job_title": v0}
 
     def list_employees_by_employment_status(self, *, employment_status: str) -> rt.Result:
         "All employees with a given employment status (may be empty); the status type must be\none of the predefined ones."
@@ -1108,21 +1154,51 @@ class HRISEnv(rt.Environment):
             "list_employees_by_employment_status", {"employment_status": employment_status}
         )
 
+    @classmethod
+    def _json_list_employees_by_employment_status(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of list_employees_by_employment_status."
+        v0 = values.get("employment_status")
+        return {"employment_status": v0}
+
     def get_department_by_id(self, *, department_id: str) -> rt.Result:
         "Retrieve a department by its id."
         return self.invoke_typed("get_department_by_id", {"department_id": department_id})
+
+    @classmethod
+    def _json_get_department_by_id(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of get_department_by_id."
+        v0 = values.get("department_id")
+        return {"department_id": v0}
 
     def get_department_by_name(self, *, department_name: str) -> rt.Result:
         "Retrieve a department by its exact name; if several share the name, the first one."
         return self.invoke_typed("get_department_by_name", {"department_name": department_name})
 
+    @classmethod
+    def _json_get_department_by_name(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of get_department_by_name."
+        v0 = values.get("department_name")
+        return {"department_name": v0}
+
     def get_job_position_by_title(self, *, job_title: str) -> rt.Result:
         "Retrieve a job position: its department, salary range and required qualification."
         return self.invoke_typed("get_job_position_by_title", {"job_title": job_title})
 
+    @classmethod
+    def _json_get_job_position_by_title(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of get_job_position_by_title."
+        v0 = values.get("job_title")
+        return {"job_title": v0}
+
     def get_employment_status_info(self, *, status_type: str) -> rt.Result:
         "Retrieve a predefined employment status type: its description and is_active flag."
         return self.invoke_typed("get_employment_status_info", {"status_type": status_type})
+
+    @classmethod
+    def _json_get_employment_status_info(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of get_employment_status_info."
+        v0 = values.get("status_type")
+        return {"status_type": v0}
 
     def check_employee_eligibility_for_action(self, *, employee_id: str) -> rt.Result:
         "Tell whether an employee is eligible for HR actions such as promotions, raises and\nbonuses: only employees whose employment status is an active one are."
@@ -1130,23 +1206,52 @@ class HRISEnv(rt.Environment):
             "check_employee_eligibility_for_action", {"employee_id": employee_id}
         )
 
+    @classmethod
+    def _json_check_employee_eligibility_for_action(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of check_employee_eligibility_for_action."
+        v0 = values.get("employee_id")
+        return {"employee_id": v0}
+
     def validate_salary_against_job(self, *, job_title: str, salary: float) -> rt.Result:
         "Check whether a salary lies within a job title's salary range (bounds included)."
         return self.invoke_typed(
             "validate_salary_against_job", {"job_title": job_title, "salary": salary}
         )
 
+    @classmethod
+    def _json_validate_salary_against_job(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of validate_salary_against_job."
+        v0 = values.get("job_title")
+        v1 = values.get("salary")
+        return {"job_title": v0, "salary": v1}
+
     def list_all_departments(self) -> rt.Result:
         "All departments of the organization (may be empty)."
         return self.invoke_typed("list_all_departments", {})
+
+    @classmethod
+    def _json_list_all_departments(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of list_all_departments."
+        return {}
 
     def list_all_job_positions(self) -> rt.Result:
         "All defined job positions (may be empty)."
         return self.invoke_typed("list_all_job_positions", {})
 
+    @classmethod
+    def _json_list_all_job_positions(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of list_all_job_positions."
+        return {}
+
     def add_employee(self, *, employee_data: EmployeeData) -> rt.Result:
         "Hire a new employee. The id and work email must be new, the employment status a\npredefined type, the department and job title must exist, the salary must be within the\njob's range and the hire date may not be in the future. Returns the new record."
         return self.invoke_typed("add_employee", {"employee_data": employee_data})
+
+    @classmethod
+    def _json_add_employee(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of add_employee."
+        v0 = values.get("employee_data")
+        return {"employee_data": h.to_json(SPEC_EmployeeData, v0)}
 
     def update_employee_info(self, *, employee_id: str, updates: dict[str, str]) -> rt.Result:
         "Change an employee's personal details. Only first_name, last_name, date_of_birth,\ngender, phone_number, work_email and address may be updated (status, salary, job title,\ndepartment, manager and hire date have their own tools); any other key fails the call.\nA work email must contain '@' and be unused; a birth date may not be in the future."
@@ -1154,12 +1259,29 @@ class HRISEnv(rt.Environment):
             "update_employee_info", {"employee_id": employee_id, "updates": updates}
         )
 
+    @classmethod
+    def _json_update_employee_info(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of update_employee_info."
+        v0 = values.get("employee_id")
+        v1 = values.get("updates")
+        return {
+            "employee_id": v0,
+            "updates": h.to_json(cls.TOOLS["update_employee_info"].params[1].spec, v1),
+        }
+
     def update_employee_job_title(self, *, employee_id: str, new_job_title: str) -> rt.Result:
         "Change an employee's job title (e.g. a promotion). The employee must be eligible\n(active status), the new position must belong to the employee's current department, and\nthe current salary must already lie within the new position's range (adjust the salary\nfirst if needed)."
         return self.invoke_typed(
             "update_employee_job_title",
             {"employee_id": employee_id, "new_job_title": new_job_title},
         )
+
+    @classmethod
+    def _json_update_employee_job_title(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of update_employee_job_title."
+        v0 = values.get("employee_id")
+        v1 = values.get("new_job_title")
+        return {"employee_id": v0, "new_job_title": v1}
 
     def transfer_employee_to_department(
         self, *, employee_id: str, new_department_id: str
@@ -1170,11 +1292,25 @@ class HRISEnv(rt.Environment):
             {"employee_id": employee_id, "new_department_id": new_department_id},
         )
 
+    @classmethod
+    def _json_transfer_employee_to_department(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of transfer_employee_to_department."
+        v0 = values.get("employee_id")
+        v1 = values.get("new_department_id")
+        return {"employee_id": v0, "new_department_id": v1}
+
     def update_employee_salary(self, *, employee_id: str, new_salary: float) -> rt.Result:
         "Set an employee's salary. It must be non-negative and within the range of the\nemployee's current job title; a raise is only allowed for an eligible (active) employee."
         return self.invoke_typed(
             "update_employee_salary", {"employee_id": employee_id, "new_salary": new_salary}
         )
+
+    @classmethod
+    def _json_update_employee_salary(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of update_employee_salary."
+        v0 = values.get("employee_id")
+        v1 = values.get("new_salary")
+        return {"employee_id": v0, "new_salary": v1}
 
     def update_employment_status(self, *, employee_id: str, new_status: str) -> rt.Result:
         "Change an employee's employment status to one of the predefined status types."
@@ -1182,17 +1318,42 @@ class HRISEnv(rt.Environment):
             "update_employment_status", {"employee_id": employee_id, "new_status": new_status}
         )
 
+    @classmethod
+    def _json_update_employment_status(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of update_employment_status."
+        v0 = values.get("employee_id")
+        v1 = values.get("new_status")
+        return {"employee_id": v0, "new_status": v1}
+
     def deactivate_employee(self, *, employee_id: str) -> rt.Result:
         "Deactivate an employee: set the status to 'terminated' if that type exists and is\ninactive, else to the first inactive status type defined."
         return self.invoke_typed("deactivate_employee", {"employee_id": employee_id})
+
+    @classmethod
+    def _json_deactivate_employee(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of deactivate_employee."
+        v0 = values.get("employee_id")
+        return {"employee_id": v0}
 
     def reactivate_employee(self, *, employee_id: str) -> rt.Result:
         "Restore an employee whose status is inactive (e.g. terminated) to status 'active'."
         return self.invoke_typed("reactivate_employee", {"employee_id": employee_id})
 
+    @classmethod
+    def _json_reactivate_employee(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of reactivate_employee."
+        v0 = values.get("employee_id")
+        return {"employee_id": v0}
+
     def remove_employee_record(self, *, employee_id: str) -> rt.Result:
         "Permanently delete an employee's record. Employees and departments that named this\nemployee as their manager are left without a manager."
         return self.invoke_typed("remove_employee_record", {"employee_id": employee_id})
+
+    @classmethod
+    def _json_remove_employee_record(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of remove_employee_record."
+        v0 = values.get("employee_id")
+        return {"employee_id": v0}
 
     def _rowinv_JobPosition_0(self, row: JobPosition) -> bool:
         return bool(0.0 <= row.salary_range_min <= row.salary_range_max)

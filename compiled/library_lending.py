@@ -552,6 +552,7 @@ class LibraryLendingEnv(rt.Environment):
             ),
             result=rt.ListSpec(SPEC_BookInfo),
             impl="_impl_search_books",
+            json_arguments="_json_search_books",
         ),
         "get_book": rt.ToolSpec(
             name="get_book",
@@ -564,6 +565,7 @@ class LibraryLendingEnv(rt.Environment):
             ),
             result=SPEC_BookInfo,
             impl="_impl_get_book",
+            json_arguments="_json_get_book",
         ),
         "list_copies": rt.ToolSpec(
             name="list_copies",
@@ -583,6 +585,7 @@ class LibraryLendingEnv(rt.Environment):
             ),
             result=rt.ListSpec(SPEC_Copy),
             impl="_impl_list_copies",
+            json_arguments="_json_list_copies",
         ),
         "get_member": rt.ToolSpec(
             name="get_member",
@@ -598,6 +601,7 @@ class LibraryLendingEnv(rt.Environment):
             ),
             result=SPEC_Member,
             impl="_impl_get_member",
+            json_arguments="_json_get_member",
         ),
         "list_member_loans": rt.ToolSpec(
             name="list_member_loans",
@@ -617,6 +621,7 @@ class LibraryLendingEnv(rt.Environment):
             ),
             result=rt.ListSpec(SPEC_Loan),
             impl="_impl_list_member_loans",
+            json_arguments="_json_list_member_loans",
         ),
         "list_overdue_loans": rt.ToolSpec(
             name="list_overdue_loans",
@@ -625,6 +630,7 @@ class LibraryLendingEnv(rt.Environment):
             params=(),
             result=rt.ListSpec(SPEC_OverdueItem),
             impl="_impl_list_overdue_loans",
+            json_arguments="_json_list_overdue_loans",
         ),
         "register_member": rt.ToolSpec(
             name="register_member",
@@ -647,6 +653,7 @@ class LibraryLendingEnv(rt.Environment):
             ),
             result=SPEC_Member,
             impl="_impl_register_member",
+            json_arguments="_json_register_member",
             env_invariants=(
                 "_inv_1",
                 "_inv_2",
@@ -664,6 +671,7 @@ class LibraryLendingEnv(rt.Environment):
             ),
             result=SPEC_Member,
             impl="_impl_renew_membership",
+            json_arguments="_json_renew_membership",
             row_env_invariants=(("members", "_inv_1_row", "_inv_1"),),
         ),
         "pay_fine": rt.ToolSpec(
@@ -683,6 +691,7 @@ class LibraryLendingEnv(rt.Environment):
             ),
             result=SPEC_Member,
             impl="_impl_pay_fine",
+            json_arguments="_json_pay_fine",
             row_env_invariants=(("members", "_inv_1_row", "_inv_1"),),
         ),
         "check_out": rt.ToolSpec(
@@ -699,6 +708,7 @@ class LibraryLendingEnv(rt.Environment):
             ),
             result=SPEC_Loan,
             impl="_impl_check_out",
+            json_arguments="_json_check_out",
             env_invariants=(
                 "_inv_0",
                 "_inv_1",
@@ -727,6 +737,7 @@ class LibraryLendingEnv(rt.Environment):
             ),
             result=SPEC_ReturnReceipt,
             impl="_impl_return_copy",
+            json_arguments="_json_return_copy",
             env_invariants=(
                 "_inv_0",
                 "_inv_1",
@@ -749,6 +760,7 @@ class LibraryLendingEnv(rt.Environment):
             ),
             result=SPEC_Loan,
             impl="_impl_renew_loan",
+            json_arguments="_json_renew_loan",
             env_invariants=(
                 "_inv_0",
                 "_inv_1",
@@ -762,6 +774,7 @@ class LibraryLendingEnv(rt.Environment):
             params=(rt.ParamSpec(name="loan_id", spec=rt.STR, required=True),),
             result=SPEC_Loan,
             impl="_impl_report_lost",
+            json_arguments="_json_report_lost",
             env_invariants=(
                 "_inv_0",
                 "_inv_1",
@@ -782,6 +795,7 @@ class LibraryLendingEnv(rt.Environment):
             ),
             result=SPEC_Hold,
             impl="_impl_place_hold",
+            json_arguments="_json_place_hold",
             env_invariants=("_inv_2",),
             row_env_invariants=(("holds", "_inv_3_row", "_inv_3"),),
         ),
@@ -800,6 +814,7 @@ class LibraryLendingEnv(rt.Environment):
             ),
             result=SPEC_Hold,
             impl="_impl_cancel_hold",
+            json_arguments="_json_cancel_hold",
             env_invariants=("_inv_2",),
             row_env_invariants=(("holds", "_inv_3_row", "_inv_3"),),
         ),
@@ -817,6 +832,7 @@ class LibraryLendingEnv(rt.Environment):
             ),
             result=SPEC_ClockReport,
             impl="_impl_advance_clock",
+            json_arguments="_json_advance_clock",
             env_invariants=(
                 "_inv_1",
                 "_inv_2",
@@ -854,6 +870,7 @@ class LibraryLendingEnv(rt.Environment):
             ),
             result=SPEC_BookInfo,
             impl="_impl_add_book",
+            json_arguments="_json_add_book",
             env_invariants=(
                 "_inv_0",
                 "_inv_1",
@@ -875,6 +892,7 @@ class LibraryLendingEnv(rt.Environment):
             ),
             result=rt.STR,
             impl="_impl_withdraw_book",
+            json_arguments="_json_withdraw_book",
             env_invariants=(
                 "_inv_0",
                 "_inv_1",
@@ -1190,17 +1208,44 @@ class LibraryLendingEnv(rt.Environment):
         "Find books whose title or one of whose authors' names contains the text. Results are\nsorted by title and say how many copies can be borrowed right now."
         return self.invoke_typed("search_books", {"text": text})
 
+    @classmethod
+    def _json_search_books(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of search_books."
+        v0 = values.get("text")
+        return {"text": v0}
+
     def get_book(self, *, isbn: str) -> rt.Result:
         "Catalog record of one book: title, year, authors and copy counts."
         return self.invoke_typed("get_book", {"isbn": isbn})
+
+    @classmethod
+    def _json_get_book(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of get_book."
+        v0 = values.get("isbn")
+        return {"isbn": v0}
 
     def list_copies(self, *, isbn: str, available_only: bool | None = None) -> rt.Result:
         "The physical copies of a book, with shelf and condition."
         return self.invoke_typed("list_copies", {"isbn": isbn, "available_only": available_only})
 
+    @classmethod
+    def _json_list_copies(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of list_copies."
+        v0 = values.get("isbn")
+        v1 = values.get("available_only")
+        if v1 is None:
+            v1 = False
+        return {"isbn": v0, "available_only": v1}
+
     def get_member(self, *, member_id: str) -> rt.Result:
         "A member's record: status, membership expiry and unpaid fines."
         return self.invoke_typed("get_member", {"member_id": member_id})
+
+    @classmethod
+    def _json_get_member(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of get_member."
+        v0 = values.get("member_id")
+        return {"member_id": v0}
 
     def list_member_loans(
         self, *, member_id: str, include_returned: bool | None = None
@@ -1210,9 +1255,23 @@ class LibraryLendingEnv(rt.Environment):
             "list_member_loans", {"member_id": member_id, "include_returned": include_returned}
         )
 
+    @classmethod
+    def _json_list_member_loans(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of list_member_loans."
+        v0 = values.get("member_id")
+        v1 = values.get("include_returned")
+        if v1 is None:
+            v1 = False
+        return {"member_id": v0, "include_returned": v1}
+
     def list_overdue_loans(self) -> rt.Result:
         "All active loans past their due date, most overdue first, with the fine accrued so far."
         return self.invoke_typed("list_overdue_loans", {})
+
+    @classmethod
+    def _json_list_overdue_loans(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of list_overdue_loans."
+        return {}
 
     def register_member(self, *, member_id: str, name: str, email: str) -> rt.Result:
         "Sign up a new member. The membership starts today and runs for twelve months."
@@ -1220,41 +1279,116 @@ class LibraryLendingEnv(rt.Environment):
             "register_member", {"member_id": member_id, "name": name, "email": email}
         )
 
+    @classmethod
+    def _json_register_member(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of register_member."
+        v0 = values.get("member_id")
+        v1 = values.get("name")
+        v2 = values.get("email")
+        return {"member_id": v0, "name": v1, "email": v2}
+
     def renew_membership(self, *, member_id: str) -> rt.Result:
         "Extend a membership by twelve months (from its end, or from today if it has lapsed).\nFines must be paid first; suspended members must see staff."
         return self.invoke_typed("renew_membership", {"member_id": member_id})
+
+    @classmethod
+    def _json_renew_membership(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of renew_membership."
+        v0 = values.get("member_id")
+        return {"member_id": v0}
 
     def pay_fine(self, *, member_id: str, amount_cents: int) -> rt.Result:
         "Record a fine payment."
         return self.invoke_typed("pay_fine", {"member_id": member_id, "amount_cents": amount_cents})
 
+    @classmethod
+    def _json_pay_fine(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of pay_fine."
+        v0 = values.get("member_id")
+        v1 = values.get("amount_cents")
+        return {"member_id": v0, "amount_cents": v1}
+
     def check_out(self, *, copy_id: str, member_id: str) -> rt.Result:
         "Lend a copy to a member for LOAN_DAYS days (the due date moves past Sundays and holidays).\nThe member must be active and unexpired, owe less than FINE_BLOCK_CENTS and have fewer than\nMAX_LOANS loans. A copy set aside for a hold can only go to that hold's member, which\nfulfils the hold."
         return self.invoke_typed("check_out", {"copy_id": copy_id, "member_id": member_id})
+
+    @classmethod
+    def _json_check_out(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of check_out."
+        v0 = values.get("copy_id")
+        v1 = values.get("member_id")
+        return {"copy_id": v0, "member_id": v1}
 
     def return_copy(self, *, copy_id: str, condition: CopyCondition | None = None) -> rt.Result:
         "Take back a copy. A late return charges DAILY_FINE_CENTS per day late to the borrower.\nIf someone is waiting for the book, the copy is set aside for the oldest hold."
         return self.invoke_typed("return_copy", {"copy_id": copy_id, "condition": condition})
 
+    @classmethod
+    def _json_return_copy(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of return_copy."
+        v0 = values.get("copy_id")
+        v1 = values.get("condition")
+        if v1 is None:
+            v1 = CopyCondition.good
+        return {
+            "copy_id": v0,
+            "condition": (
+                v1.value if type(v1) is CopyCondition else h.to_json(SPEC_CopyCondition, v1)
+            ),
+        }
+
     def renew_loan(self, *, loan_id: str, member_id: str) -> rt.Result:
         "Extend an active loan by LOAN_DAYS days from its current due date. Not possible for an\noverdue loan, after MAX_RENEWALS renewals, or while another member waits for the book."
         return self.invoke_typed("renew_loan", {"loan_id": loan_id, "member_id": member_id})
+
+    @classmethod
+    def _json_renew_loan(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of renew_loan."
+        v0 = values.get("loan_id")
+        v1 = values.get("member_id")
+        return {"loan_id": v0, "member_id": v1}
 
     def report_lost(self, *, loan_id: str) -> rt.Result:
         "The borrower lost the copy: close the loan as lost, mark the copy lost and charge the\nreplacement fee."
         return self.invoke_typed("report_lost", {"loan_id": loan_id})
 
+    @classmethod
+    def _json_report_lost(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of report_lost."
+        v0 = values.get("loan_id")
+        return {"loan_id": v0}
+
     def place_hold(self, *, isbn: str, member_id: str) -> rt.Result:
         "Join the queue for a book none of whose copies is on the shelf. When a copy comes back\nit is set aside for the oldest hold for HOLD_PICKUP_DAYS days."
         return self.invoke_typed("place_hold", {"isbn": isbn, "member_id": member_id})
+
+    @classmethod
+    def _json_place_hold(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of place_hold."
+        v0 = values.get("isbn")
+        v1 = values.get("member_id")
+        return {"isbn": v0, "member_id": v1}
 
     def cancel_hold(self, *, hold_id: str, member_id: str) -> rt.Result:
         "Cancel a waiting or ready hold. A copy that was set aside passes to the next hold."
         return self.invoke_typed("cancel_hold", {"hold_id": hold_id, "member_id": member_id})
 
+    @classmethod
+    def _json_cancel_hold(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of cancel_hold."
+        v0 = values.get("hold_id")
+        v1 = values.get("member_id")
+        return {"hold_id": v0, "member_id": v1}
+
     def advance_clock(self, *, to: datetime.datetime) -> rt.Result:
         "Move the library's clock forward (e.g. at opening time). Ready holds whose pickup day\nhas passed expire and their copies pass to the next hold; lapsed memberships expire."
         return self.invoke_typed("advance_clock", {"to": to})
+
+    @classmethod
+    def _json_advance_clock(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of advance_clock."
+        v0 = values.get("to")
+        return {"to": h.to_json(rt.DATETIME, v0)}
 
     def add_book(
         self,
@@ -1279,9 +1413,35 @@ class LibraryLendingEnv(rt.Environment):
             },
         )
 
+    @classmethod
+    def _json_add_book(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of add_book."
+        v0 = values.get("isbn")
+        v1 = values.get("title")
+        v2 = values.get("year")
+        v3 = values.get("author_names")
+        v4 = values.get("shelf")
+        v5 = values.get("copy_count")
+        if v5 is None:
+            v5 = 1
+        return {
+            "isbn": v0,
+            "title": v1,
+            "year": v2,
+            "author_names": h.to_json(cls.TOOLS["add_book"].params[3].spec, v3),
+            "shelf": v4,
+            "copy_count": v5,
+        }
+
     def withdraw_book(self, *, isbn: str) -> rt.Result:
         "Remove a title from the catalog, with its copies, author links, holds and the loan\nhistory of its copies (cascading deletes). Not possible while a copy is on loan."
         return self.invoke_typed("withdraw_book", {"isbn": isbn})
+
+    @classmethod
+    def _json_withdraw_book(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of withdraw_book."
+        v0 = values.get("isbn")
+        return {"isbn": v0}
 
     def _rowinv_Book_0(self, row: Book) -> bool:
         return bool(row.title.strip() != "")

@@ -262,6 +262,7 @@ class OCRProcessingServiceEnv(rt.Environment):
             ),
             result=SPEC_StatusInfo,
             impl="_impl_get_ocr_request_status",
+            json_arguments="_json_get_ocr_request_status",
         ),
         "is_result_available": rt.ToolSpec(
             name="is_result_available",
@@ -274,6 +275,7 @@ class OCRProcessingServiceEnv(rt.Environment):
             ),
             result=SPEC_Availability,
             impl="_impl_is_result_available",
+            json_arguments="_json_is_result_available",
         ),
         "fetch_ocr_result_text": rt.ToolSpec(
             name="fetch_ocr_result_text",
@@ -286,6 +288,7 @@ class OCRProcessingServiceEnv(rt.Environment):
             ),
             result=SPEC_ResultText,
             impl="_impl_fetch_ocr_result_text",
+            json_arguments="_json_fetch_ocr_result_text",
         ),
         "get_ocr_result_with_confidence": rt.ToolSpec(
             name="get_ocr_result_with_confidence",
@@ -298,6 +301,7 @@ class OCRProcessingServiceEnv(rt.Environment):
             ),
             result=SPEC_ResultWithConfidence,
             impl="_impl_get_ocr_result_with_confidence",
+            json_arguments="_json_get_ocr_result_with_confidence",
         ),
         "list_queued_requests": rt.ToolSpec(
             name="list_queued_requests",
@@ -306,6 +310,7 @@ class OCRProcessingServiceEnv(rt.Environment):
             params=(),
             result=rt.ListSpec(rt.RefSpec(rt.STR, "OCRRequest", "requests")),
             impl="_impl_list_queued_requests",
+            json_arguments="_json_list_queued_requests",
         ),
         "check_request_existence": rt.ToolSpec(
             name="check_request_existence",
@@ -318,6 +323,7 @@ class OCRProcessingServiceEnv(rt.Environment):
             ),
             result=rt.BOOL,
             impl="_impl_check_request_existence",
+            json_arguments="_json_check_request_existence",
         ),
         "get_request_metadata": rt.ToolSpec(
             name="get_request_metadata",
@@ -330,6 +336,7 @@ class OCRProcessingServiceEnv(rt.Environment):
             ),
             result=SPEC_RequestMetadata,
             impl="_impl_get_request_metadata",
+            json_arguments="_json_get_request_metadata",
         ),
         "submit_ocr_request": rt.ToolSpec(
             name="submit_ocr_request",
@@ -345,6 +352,7 @@ class OCRProcessingServiceEnv(rt.Environment):
             ),
             result=SPEC_OCRRequest,
             impl="_impl_submit_ocr_request",
+            json_arguments="_json_submit_ocr_request",
             env_invariants=(
                 "_inv_0",
                 "_inv_1",
@@ -373,6 +381,7 @@ class OCRProcessingServiceEnv(rt.Environment):
             ),
             result=SPEC_OCRRequest,
             impl="_impl_start_processing_request",
+            json_arguments="_json_start_processing_request",
             env_invariants=(
                 "_inv_0",
                 "_inv_1",
@@ -419,6 +428,7 @@ class OCRProcessingServiceEnv(rt.Environment):
             ),
             result=SPEC_OCRRequest,
             impl="_impl_complete_ocr_request",
+            json_arguments="_json_complete_ocr_request",
             env_invariants=(
                 "_inv_0",
                 "_inv_1",
@@ -446,6 +456,7 @@ class OCRProcessingServiceEnv(rt.Environment):
             ),
             result=rt.STR,
             impl="_impl_fail_ocr_request",
+            json_arguments="_json_fail_ocr_request",
             env_invariants=(
                 "_inv_0",
                 "_inv_1",
@@ -466,6 +477,7 @@ class OCRProcessingServiceEnv(rt.Environment):
             params=(),
             result=rt.STR,
             impl="_impl_purge_expired_results",
+            json_arguments="_json_purge_expired_results",
             env_invariants=(
                 "_inv_0",
                 "_inv_1",
@@ -492,6 +504,7 @@ class OCRProcessingServiceEnv(rt.Environment):
             ),
             result=rt.STR,
             impl="_impl_clear_completed_request",
+            json_arguments="_json_clear_completed_request",
             env_invariants=(
                 "_inv_0",
                 "_inv_1",
@@ -520,6 +533,7 @@ class OCRProcessingServiceEnv(rt.Environment):
             ),
             result=SPEC_OCRRequest,
             impl="_impl_retry_ocr_request",
+            json_arguments="_json_retry_ocr_request",
             env_invariants=(
                 "_inv_0",
                 "_inv_1",
@@ -761,37 +775,90 @@ class OCRProcessingServiceEnv(rt.Environment):
         "Current status of an OCR request: submitted, processing, completed or failed."
         return self.invoke_typed("get_ocr_request_status", {"request_id": request_id})
 
+    @classmethod
+    def _json_get_ocr_request_status(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of get_ocr_request_status."
+        v0 = values.get("request_id")
+        return {"request_id": v0}
+
     def is_result_available(self, *, request_id: str) -> rt.Result:
         "Whether the OCR result can be fetched: the request is completed and its result is\nstill retained (results are purged 24 hours after completion)."
         return self.invoke_typed("is_result_available", {"request_id": request_id})
+
+    @classmethod
+    def _json_is_result_available(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of is_result_available."
+        v0 = values.get("request_id")
+        return {"request_id": v0}
 
     def fetch_ocr_result_text(self, *, request_id: str) -> rt.Result:
         "The text extracted from a completed OCR request."
         return self.invoke_typed("fetch_ocr_result_text", {"request_id": request_id})
 
+    @classmethod
+    def _json_fetch_ocr_result_text(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of fetch_ocr_result_text."
+        v0 = values.get("request_id")
+        return {"request_id": v0}
+
     def get_ocr_result_with_confidence(self, *, request_id: str) -> rt.Result:
         "The extracted text of a completed request with its confidence scores and the time\nprocessing completed."
         return self.invoke_typed("get_ocr_result_with_confidence", {"request_id": request_id})
+
+    @classmethod
+    def _json_get_ocr_result_with_confidence(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of get_ocr_result_with_confidence."
+        v0 = values.get("request_id")
+        return {"request_id": v0}
 
     def list_queued_requests(self) -> rt.Result:
         "The ids of the requests waiting to be processed, oldest first."
         return self.invoke_typed("list_queued_requests", {})
 
+    @classmethod
+    def _json_list_queued_requests(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of list_queued_requests."
+        return {}
+
     def check_request_existence(self, *, request_id: str) -> rt.Result:
         "Whether a request with this id is in the system."
         return self.invoke_typed("check_request_existence", {"request_id": request_id})
+
+    @classmethod
+    def _json_check_request_existence(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of check_request_existence."
+        v0 = values.get("request_id")
+        return {"request_id": v0}
 
     def get_request_metadata(self, *, request_id: str) -> rt.Result:
         "Document reference, submission time, completion time (null if not finished) and\nstatus of a request."
         return self.invoke_typed("get_request_metadata", {"request_id": request_id})
 
+    @classmethod
+    def _json_get_request_metadata(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of get_request_metadata."
+        v0 = values.get("request_id")
+        return {"request_id": v0}
+
     def submit_ocr_request(self, *, document_reference: str) -> rt.Result:
         "Submit a document for OCR: creates a request (status submitted, with a new unique\nrequest_id) and appends it to the job queue."
         return self.invoke_typed("submit_ocr_request", {"document_reference": document_reference})
 
+    @classmethod
+    def _json_submit_ocr_request(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of submit_ocr_request."
+        v0 = values.get("document_reference")
+        return {"document_reference": v0}
+
     def start_processing_request(self, *, request_id: str) -> rt.Result:
         "Start processing a submitted request: it leaves the queue, becomes processing and is\nset as the next in line for execution (next_request_id)."
         return self.invoke_typed("start_processing_request", {"request_id": request_id})
+
+    @classmethod
+    def _json_start_processing_request(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of start_processing_request."
+        v0 = values.get("request_id")
+        return {"request_id": v0}
 
     def complete_ocr_request(
         self,
@@ -812,21 +879,58 @@ class OCRProcessingServiceEnv(rt.Environment):
             },
         )
 
+    @classmethod
+    def _json_complete_ocr_request(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of complete_ocr_request."
+        v0 = values.get("request_id")
+        v1 = values.get("extracted_text")
+        v2 = values.get("confidence_scores")
+        v3 = values.get("processing_timestamp")
+        return {
+            "request_id": v0,
+            "extracted_text": v1,
+            "confidence_scores": h.to_json(cls.TOOLS["complete_ocr_request"].params[2].spec, v2),
+            "processing_timestamp": h.to_json(rt.DATETIME, v3),
+        }
+
     def fail_ocr_request(self, *, request_id: str) -> rt.Result:
         "Mark a processing request failed (processing errors): the record is kept, no result is\navailable, and it can be retried with retry_ocr_request."
         return self.invoke_typed("fail_ocr_request", {"request_id": request_id})
+
+    @classmethod
+    def _json_fail_ocr_request(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of fail_ocr_request."
+        v0 = values.get("request_id")
+        return {"request_id": v0}
 
     def purge_expired_results(self) -> rt.Result:
         "Remove from the result repository every result older than 24 hours; their requests\nstay in the system (still completed) but their text is no longer available."
         return self.invoke_typed("purge_expired_results", {})
 
+    @classmethod
+    def _json_purge_expired_results(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of purge_expired_results."
+        return {}
+
     def clear_completed_request(self, *, request_id: str) -> rt.Result:
         "Remove a completed request from the system, with its result if still retained."
         return self.invoke_typed("clear_completed_request", {"request_id": request_id})
 
+    @classmethod
+    def _json_clear_completed_request(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of clear_completed_request."
+        v0 = values.get("request_id")
+        return {"request_id": v0}
+
     def retry_ocr_request(self, *, original_request_id: str) -> rt.Result:
         "Resubmit a failed request: a new request (new request_id, status submitted) for the same\ndocument joins the end of the queue. The failed request is kept."
         return self.invoke_typed("retry_ocr_request", {"original_request_id": original_request_id})
+
+    @classmethod
+    def _json_retry_ocr_request(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of retry_ocr_request."
+        v0 = values.get("original_request_id")
+        return {"original_request_id": v0}
 
     def _rowinv_OCRRequest_0(self, row: OCRRequest) -> bool:
         return bool(row.document_reference.strip() != "")

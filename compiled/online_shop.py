@@ -459,6 +459,7 @@ class OnlineShopEnv(rt.Environment):
             ),
             result=rt.ListSpec(SPEC_Product),
             impl="_impl_search_products",
+            json_arguments="_json_search_products",
         ),
         "get_product": rt.ToolSpec(
             name="get_product",
@@ -471,6 +472,7 @@ class OnlineShopEnv(rt.Environment):
             ),
             result=SPEC_Product,
             impl="_impl_get_product",
+            json_arguments="_json_get_product",
         ),
         "view_cart": rt.ToolSpec(
             name="view_cart",
@@ -479,6 +481,7 @@ class OnlineShopEnv(rt.Environment):
             params=(rt.ParamSpec(name="customer_id", spec=rt.STR, required=True),),
             result=SPEC_CartView,
             impl="_impl_view_cart",
+            json_arguments="_json_view_cart",
         ),
         "add_to_cart": rt.ToolSpec(
             name="add_to_cart",
@@ -497,6 +500,7 @@ class OnlineShopEnv(rt.Environment):
             ),
             result=SPEC_CartView,
             impl="_impl_add_to_cart",
+            json_arguments="_json_add_to_cart",
             env_invariants=("_inv_1",),
         ),
         "update_cart_item": rt.ToolSpec(
@@ -517,6 +521,7 @@ class OnlineShopEnv(rt.Environment):
             ),
             result=SPEC_CartView,
             impl="_impl_update_cart_item",
+            json_arguments="_json_update_cart_item",
             env_invariants=("_inv_1",),
         ),
         "place_order": rt.ToolSpec(
@@ -548,6 +553,7 @@ class OnlineShopEnv(rt.Environment):
             ),
             result=SPEC_OrderSummary,
             impl="_impl_place_order",
+            json_arguments="_json_place_order",
             env_invariants=(
                 "_inv_0",
                 "_inv_1",
@@ -560,6 +566,7 @@ class OnlineShopEnv(rt.Environment):
             params=(rt.ParamSpec(name="order_id", spec=rt.STR, required=True),),
             result=SPEC_OrderSummary,
             impl="_impl_pay_order",
+            json_arguments="_json_pay_order",
             env_invariants=(
                 "_inv_0",
                 "_inv_1",
@@ -580,6 +587,7 @@ class OnlineShopEnv(rt.Environment):
             ),
             result=SPEC_OrderSummary,
             impl="_impl_cancel_order",
+            json_arguments="_json_cancel_order",
             env_invariants=(
                 "_inv_0",
                 "_inv_1",
@@ -600,6 +608,7 @@ class OnlineShopEnv(rt.Environment):
             ),
             result=SPEC_OrderSummary,
             impl="_impl_ship_order",
+            json_arguments="_json_ship_order",
             env_invariants=("_inv_0",),
         ),
         "mark_delivered": rt.ToolSpec(
@@ -609,6 +618,7 @@ class OnlineShopEnv(rt.Environment):
             params=(rt.ParamSpec(name="order_id", spec=rt.STR, required=True),),
             result=SPEC_OrderSummary,
             impl="_impl_mark_delivered",
+            json_arguments="_json_mark_delivered",
             env_invariants=(
                 "_inv_0",
                 "_inv_1",
@@ -629,6 +639,7 @@ class OnlineShopEnv(rt.Environment):
             ),
             result=SPEC_OrderSummary,
             impl="_impl_return_order",
+            json_arguments="_json_return_order",
             env_invariants=(
                 "_inv_0",
                 "_inv_1",
@@ -641,6 +652,7 @@ class OnlineShopEnv(rt.Environment):
             params=(rt.ParamSpec(name="order_id", spec=rt.STR, required=True),),
             result=SPEC_OrderSummary,
             impl="_impl_get_order",
+            json_arguments="_json_get_order",
         ),
         "list_orders": rt.ToolSpec(
             name="list_orders",
@@ -658,6 +670,7 @@ class OnlineShopEnv(rt.Environment):
             ),
             result=rt.ListSpec(SPEC_OrderSummary),
             impl="_impl_list_orders",
+            json_arguments="_json_list_orders",
         ),
         "sales_report": rt.ToolSpec(
             name="sales_report",
@@ -670,6 +683,7 @@ class OnlineShopEnv(rt.Environment):
             ),
             result=rt.MapSpec(rt.STR, rt.INT),
             impl="_impl_sales_report",
+            json_arguments="_json_sales_report",
         ),
         "restock_product": rt.ToolSpec(
             name="restock_product",
@@ -681,6 +695,7 @@ class OnlineShopEnv(rt.Environment):
             ),
             result=SPEC_Product,
             impl="_impl_restock_product",
+            json_arguments="_json_restock_product",
             env_invariants=("_inv_1",),
         ),
         "set_price": rt.ToolSpec(
@@ -695,6 +710,7 @@ class OnlineShopEnv(rt.Environment):
             ),
             result=SPEC_Product,
             impl="_impl_set_price",
+            json_arguments="_json_set_price",
             env_invariants=("_inv_1",),
         ),
         "tag_product": rt.ToolSpec(
@@ -719,6 +735,7 @@ class OnlineShopEnv(rt.Environment):
             ),
             result=SPEC_Product,
             impl="_impl_tag_product",
+            json_arguments="_json_tag_product",
             env_invariants=("_inv_1",),
         ),
         "create_coupon": rt.ToolSpec(
@@ -755,6 +772,7 @@ class OnlineShopEnv(rt.Environment):
             ),
             result=SPEC_Coupon,
             impl="_impl_create_coupon",
+            json_arguments="_json_create_coupon",
             env_invariants=("_inv_0",),
         ),
     }
@@ -1085,13 +1103,51 @@ class OnlineShopEnv(rt.Environment):
             },
         )
 
+    @classmethod
+    def _json_search_products(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of search_products."
+        v0 = values.get("text")
+        if v0 is None:
+            v0 = ""
+        v1 = values.get("tag")
+        if v1 is None:
+            v1 = None
+        v2 = values.get("in_stock_only")
+        if v2 is None:
+            v2 = False
+        v3 = values.get("sort_by")
+        if v3 is None:
+            v3 = SortKey.name_
+        v4 = values.get("limit")
+        if v4 is None:
+            v4 = 20
+        return {
+            "text": v0,
+            "tag": v1,
+            "in_stock_only": v2,
+            "sort_by": v3.value if type(v3) is SortKey else h.to_json(SPEC_SortKey, v3),
+            "limit": v4,
+        }
+
     def get_product(self, *, sku: str) -> rt.Result:
         "Full details of one product, including stock and tags."
         return self.invoke_typed("get_product", {"sku": sku})
 
+    @classmethod
+    def _json_get_product(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of get_product."
+        v0 = values.get("sku")
+        return {"sku": v0}
+
     def view_cart(self, *, customer_id: str) -> rt.Result:
         "The customer's cart with current prices, subtotal, shipping and total."
         return self.invoke_typed("view_cart", {"customer_id": customer_id})
+
+    @classmethod
+    def _json_view_cart(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of view_cart."
+        v0 = values.get("customer_id")
+        return {"customer_id": v0}
 
     def add_to_cart(self, *, customer_id: str, sku: str, qty: int | None = None) -> rt.Result:
         "Put units of a product in the cart (added to what is already there). The product must\nbe on sale and in stock for the whole quantity."
@@ -1099,11 +1155,29 @@ class OnlineShopEnv(rt.Environment):
             "add_to_cart", {"customer_id": customer_id, "sku": sku, "qty": qty}
         )
 
+    @classmethod
+    def _json_add_to_cart(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of add_to_cart."
+        v0 = values.get("customer_id")
+        v1 = values.get("sku")
+        v2 = values.get("qty")
+        if v2 is None:
+            v2 = 1
+        return {"customer_id": v0, "sku": v1, "qty": v2}
+
     def update_cart_item(self, *, customer_id: str, sku: str, qty: int) -> rt.Result:
         "Change the quantity of a product in the cart, or remove it with qty 0."
         return self.invoke_typed(
             "update_cart_item", {"customer_id": customer_id, "sku": sku, "qty": qty}
         )
+
+    @classmethod
+    def _json_update_cart_item(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of update_cart_item."
+        v0 = values.get("customer_id")
+        v1 = values.get("sku")
+        v2 = values.get("qty")
+        return {"customer_id": v0, "sku": v1, "qty": v2}
 
     def place_order(
         self,
@@ -1124,29 +1198,86 @@ class OnlineShopEnv(rt.Environment):
             },
         )
 
+    @classmethod
+    def _json_place_order(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of place_order."
+        v0 = values.get("customer_id")
+        v1 = values.get("payment")
+        v2 = values.get("coupon_code")
+        if v2 is None:
+            v2 = None
+        v3 = values.get("ship_to")
+        if v3 is None:
+            v3 = None
+        return {
+            "customer_id": v0,
+            "payment": v1.value if type(v1) is PaymentMethod else h.to_json(SPEC_PaymentMethod, v1),
+            "coupon_code": v2,
+            "ship_to": h.to_json(SPEC_Address, v3),
+        }
+
     def pay_order(self, *, order_id: str) -> rt.Result:
         "Capture the payment of an order awaiting payment. Gift-card orders are charged to the\ncustomer's gift card balance, which must cover the total."
         return self.invoke_typed("pay_order", {"order_id": order_id})
+
+    @classmethod
+    def _json_pay_order(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of pay_order."
+        v0 = values.get("order_id")
+        return {"order_id": v0}
 
     def cancel_order(self, *, order_id: str, customer_id: str) -> rt.Result:
         "Cancel an order that has not shipped yet: the units go back to stock, a coupon use is\ngiven back, and a paid order is refunded."
         return self.invoke_typed("cancel_order", {"order_id": order_id, "customer_id": customer_id})
 
+    @classmethod
+    def _json_cancel_order(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of cancel_order."
+        v0 = values.get("order_id")
+        v1 = values.get("customer_id")
+        return {"order_id": v0, "customer_id": v1}
+
     def ship_order(self, *, order_id: str, tracking: str) -> rt.Result:
         "Hand a paid order to the carrier."
         return self.invoke_typed("ship_order", {"order_id": order_id, "tracking": tracking})
+
+    @classmethod
+    def _json_ship_order(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of ship_order."
+        v0 = values.get("order_id")
+        v1 = values.get("tracking")
+        return {"order_id": v0, "tracking": v1}
 
     def mark_delivered(self, *, order_id: str) -> rt.Result:
         "Record that a shipped order arrived today; the customer earns one loyalty point per\ndollar of the order total."
         return self.invoke_typed("mark_delivered", {"order_id": order_id})
 
+    @classmethod
+    def _json_mark_delivered(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of mark_delivered."
+        v0 = values.get("order_id")
+        return {"order_id": v0}
+
     def return_order(self, *, order_id: str, customer_id: str) -> rt.Result:
         "Return a delivered order within RETURN_WINDOW_DAYS days of delivery: the units go back to\nstock, the total is refunded and the loyalty points it earned are taken back."
         return self.invoke_typed("return_order", {"order_id": order_id, "customer_id": customer_id})
 
+    @classmethod
+    def _json_return_order(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of return_order."
+        v0 = values.get("order_id")
+        v1 = values.get("customer_id")
+        return {"order_id": v0, "customer_id": v1}
+
     def get_order(self, *, order_id: str) -> rt.Result:
         "One order with its lines, totals, status and tracking number."
         return self.invoke_typed("get_order", {"order_id": order_id})
+
+    @classmethod
+    def _json_get_order(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of get_order."
+        v0 = values.get("order_id")
+        return {"order_id": v0}
 
     def list_orders(
         self, *, customer_id: str, status: OrderStatus | None | None = None
@@ -1154,21 +1285,63 @@ class OnlineShopEnv(rt.Environment):
         "A customer's orders, newest first."
         return self.invoke_typed("list_orders", {"customer_id": customer_id, "status": status})
 
+    @classmethod
+    def _json_list_orders(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of list_orders."
+        v0 = values.get("customer_id")
+        v1 = values.get("status")
+        if v1 is None:
+            v1 = None
+        return {
+            "customer_id": v0,
+            "status": v1.value if type(v1) is OrderStatus else h.to_json(SPEC_OrderStatus, v1),
+        }
+
     def sales_report(self, *, since: datetime.date) -> rt.Result:
         "Units sold per SKU in paid, shipped and delivered orders placed on or after a day."
         return self.invoke_typed("sales_report", {"since": since})
+
+    @classmethod
+    def _json_sales_report(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of sales_report."
+        v0 = values.get("since")
+        return {"since": h.to_json(rt.DATE, v0)}
 
     def restock_product(self, *, sku: str, qty: int) -> rt.Result:
         "Add received units to a product's stock."
         return self.invoke_typed("restock_product", {"sku": sku, "qty": qty})
 
+    @classmethod
+    def _json_restock_product(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of restock_product."
+        v0 = values.get("sku")
+        v1 = values.get("qty")
+        return {"sku": v0, "qty": v1}
+
     def set_price(self, *, sku: str, price_cents: int) -> rt.Result:
         "Change a product's price. Orders already placed keep the price they were placed at."
         return self.invoke_typed("set_price", {"sku": sku, "price_cents": price_cents})
 
+    @classmethod
+    def _json_set_price(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of set_price."
+        v0 = values.get("sku")
+        v1 = values.get("price_cents")
+        return {"sku": v0, "price_cents": v1}
+
     def tag_product(self, *, sku: str, tag: str, remove: bool | None = None) -> rt.Result:
         "Add a search tag to a product, or remove one."
         return self.invoke_typed("tag_product", {"sku": sku, "tag": tag, "remove": remove})
+
+    @classmethod
+    def _json_tag_product(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of tag_product."
+        v0 = values.get("sku")
+        v1 = values.get("tag")
+        v2 = values.get("remove")
+        if v2 is None:
+            v2 = False
+        return {"sku": v0, "tag": v1, "remove": v2}
 
     def create_coupon(
         self,
@@ -1190,6 +1363,24 @@ class OnlineShopEnv(rt.Environment):
                 "min_subtotal_cents": min_subtotal_cents,
             },
         )
+
+    @classmethod
+    def _json_create_coupon(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of create_coupon."
+        v0 = values.get("code")
+        v1 = values.get("percent_off")
+        v2 = values.get("valid_days")
+        v3 = values.get("uses")
+        v4 = values.get("min_subtotal_cents")
+        if v4 is None:
+            v4 = 0
+        return {
+            "code": v0,
+            "percent_off": v1,
+            "valid_days": v2,
+            "uses": v3,
+            "min_subtotal_cents": v4,
+        }
 
     def _rowinv_Product_0(self, row: Product) -> bool:
         return bool(row.price_cents > 0)

@@ -192,6 +192,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
             ),
             result=SPEC_Note,
             impl="_impl_get_note_by_id",
+            json_arguments="_json_get_note_by_id",
         ),
         "list_all_notes": rt.ToolSpec(
             name="list_all_notes",
@@ -200,6 +201,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
             params=(),
             result=rt.ListSpec(SPEC_Note),
             impl="_impl_list_all_notes",
+            json_arguments="_json_list_all_notes",
         ),
         "search_notes_by_title": rt.ToolSpec(
             name="search_notes_by_title",
@@ -215,6 +217,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
             ),
             result=rt.ListSpec(SPEC_Note),
             impl="_impl_search_notes_by_title",
+            json_arguments="_json_search_notes_by_title",
         ),
         "search_notes_by_content": rt.ToolSpec(
             name="search_notes_by_content",
@@ -230,6 +233,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
             ),
             result=rt.ListSpec(SPEC_Note),
             impl="_impl_search_notes_by_content",
+            json_arguments="_json_search_notes_by_content",
         ),
         "search_notes_by_keyword": rt.ToolSpec(
             name="search_notes_by_keyword",
@@ -245,6 +249,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
             ),
             result=rt.ListSpec(SPEC_Note),
             impl="_impl_search_notes_by_keyword",
+            json_arguments="_json_search_notes_by_keyword",
         ),
         "filter_notes_by_category": rt.ToolSpec(
             name="filter_notes_by_category",
@@ -260,6 +265,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
             ),
             result=rt.ListSpec(SPEC_Note),
             impl="_impl_filter_notes_by_category",
+            json_arguments="_json_filter_notes_by_category",
         ),
         "filter_notes_by_tag": rt.ToolSpec(
             name="filter_notes_by_tag",
@@ -272,6 +278,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
             ),
             result=rt.ListSpec(SPEC_Note),
             impl="_impl_filter_notes_by_tag",
+            json_arguments="_json_filter_notes_by_tag",
         ),
         "get_pinned_notes": rt.ToolSpec(
             name="get_pinned_notes",
@@ -280,6 +287,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
             params=(),
             result=rt.ListSpec(SPEC_Note),
             impl="_impl_get_pinned_notes",
+            json_arguments="_json_get_pinned_notes",
         ),
         "list_all_categories": rt.ToolSpec(
             name="list_all_categories",
@@ -288,6 +296,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
             params=(),
             result=rt.ListSpec(SPEC_Category),
             impl="_impl_list_all_categories",
+            json_arguments="_json_list_all_categories",
         ),
         "list_all_tags": rt.ToolSpec(
             name="list_all_tags",
@@ -296,6 +305,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
             params=(),
             result=rt.ListSpec(rt.STR),
             impl="_impl_list_all_tags",
+            json_arguments="_json_list_all_tags",
         ),
         "get_note_metadata": rt.ToolSpec(
             name="get_note_metadata",
@@ -308,6 +318,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
             ),
             result=SPEC_NoteMetadata,
             impl="_impl_get_note_metadata",
+            json_arguments="_json_get_note_metadata",
         ),
         "create_note": rt.ToolSpec(
             name="create_note",
@@ -345,6 +356,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
             ),
             result=SPEC_Note,
             impl="_impl_create_note",
+            json_arguments="_json_create_note",
             env_invariants=("_inv_0",),
         ),
         "edit_note": rt.ToolSpec(
@@ -386,6 +398,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
             ),
             result=SPEC_Note,
             impl="_impl_edit_note",
+            json_arguments="_json_edit_note",
             env_invariants=("_inv_0",),
         ),
         "delete_note": rt.ToolSpec(
@@ -399,6 +412,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
             ),
             result=rt.STR,
             impl="_impl_delete_note",
+            json_arguments="_json_delete_note",
             env_invariants=("_inv_0",),
         ),
         "pin_note": rt.ToolSpec(
@@ -412,6 +426,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
             ),
             result=SPEC_Note,
             impl="_impl_pin_note",
+            json_arguments="_json_pin_note",
             env_invariants=("_inv_0",),
         ),
         "unpin_note": rt.ToolSpec(
@@ -425,6 +440,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
             ),
             result=SPEC_Note,
             impl="_impl_unpin_note",
+            json_arguments="_json_unpin_note",
             env_invariants=("_inv_0",),
         ),
         "create_category": rt.ToolSpec(
@@ -441,6 +457,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
             ),
             result=SPEC_Category,
             impl="_impl_create_category",
+            json_arguments="_json_create_category",
             env_invariants=("_inv_0",),
         ),
         "create_tag": rt.ToolSpec(
@@ -457,6 +474,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
             ),
             result=SPEC_Tag,
             impl="_impl_create_tag",
+            json_arguments="_json_create_tag",
         ),
         "add_tag_to_note": rt.ToolSpec(
             name="add_tag_to_note",
@@ -475,6 +493,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
             ),
             result=SPEC_Note,
             impl="_impl_add_tag_to_note",
+            json_arguments="_json_add_tag_to_note",
             env_invariants=("_inv_0",),
         ),
         "remove_tag_from_note": rt.ToolSpec(
@@ -489,6 +508,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
             ),
             result=SPEC_Note,
             impl="_impl_remove_tag_from_note",
+            json_arguments="_json_remove_tag_from_note",
             env_invariants=("_inv_0",),
         ),
         "update_note_category": rt.ToolSpec(
@@ -506,6 +526,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
             ),
             result=SPEC_Note,
             impl="_impl_update_note_category",
+            json_arguments="_json_update_note_category",
             env_invariants=("_inv_0",),
         ),
         "clear_note_content": rt.ToolSpec(
@@ -522,6 +543,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
             ),
             result=SPEC_Note,
             impl="_impl_clear_note_content",
+            json_arguments="_json_clear_note_content",
             env_invariants=("_inv_0",),
         ),
     }
@@ -741,45 +763,107 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
         "Retrieve the full details of a note by its note_id."
         return self.invoke_typed("get_note_by_id", {"note_id": note_id})
 
+    @classmethod
+    def _json_get_note_by_id(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of get_note_by_id."
+        v0 = values.get("note_id")
+        return {"note_id": v0}
+
     def list_all_notes(self) -> rt.Result:
         "All notes with their full metadata (empty if there are none)."
         return self.invoke_typed("list_all_notes", {})
+
+    @classmethod
+    def _json_list_all_notes(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of list_all_notes."
+        return {}
 
     def search_notes_by_title(self, *, keyword: str) -> rt.Result:
         "Notes whose title contains the keyword (case-insensitive substring match)."
         return self.invoke_typed("search_notes_by_title", {"keyword": keyword})
 
+    @classmethod
+    def _json_search_notes_by_title(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of search_notes_by_title."
+        v0 = values.get("keyword")
+        return {"keyword": v0}
+
     def search_notes_by_content(self, *, query: str) -> rt.Result:
         "Notes whose content contains the query (case-insensitive substring match; only the\ncontent is searched). An empty query matches every note with non-empty content."
         return self.invoke_typed("search_notes_by_content", {"query": query})
+
+    @classmethod
+    def _json_search_notes_by_content(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of search_notes_by_content."
+        v0 = values.get("query")
+        return {"query": v0}
 
     def search_notes_by_keyword(self, *, keyword: str) -> rt.Result:
         "Notes whose title or content contains the keyword (case-insensitive; surrounding\nspaces of the keyword are ignored)."
         return self.invoke_typed("search_notes_by_keyword", {"keyword": keyword})
 
+    @classmethod
+    def _json_search_notes_by_keyword(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of search_notes_by_keyword."
+        v0 = values.get("keyword")
+        return {"keyword": v0}
+
     def filter_notes_by_category(self, *, category_name: str) -> rt.Result:
         "All notes in an existing category (may be empty)."
         return self.invoke_typed("filter_notes_by_category", {"category_name": category_name})
+
+    @classmethod
+    def _json_filter_notes_by_category(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of filter_notes_by_category."
+        v0 = values.get("category_name")
+        return {"category_name": v0}
 
     def filter_notes_by_tag(self, *, tag_name: str) -> rt.Result:
         "All notes carrying a tag (may be empty; surrounding spaces are ignored)."
         return self.invoke_typed("filter_notes_by_tag", {"tag_name": tag_name})
 
+    @classmethod
+    def _json_filter_notes_by_tag(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of filter_notes_by_tag."
+        v0 = values.get("tag_name")
+        return {"tag_name": v0}
+
     def get_pinned_notes(self) -> rt.Result:
         "All notes currently pinned (may be empty)."
         return self.invoke_typed("get_pinned_notes", {})
+
+    @classmethod
+    def _json_get_pinned_notes(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of get_pinned_notes."
+        return {}
 
     def list_all_categories(self) -> rt.Result:
         "All categories with their creation time (empty if there are none)."
         return self.invoke_typed("list_all_categories", {})
 
+    @classmethod
+    def _json_list_all_categories(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of list_all_categories."
+        return {}
+
     def list_all_tags(self) -> rt.Result:
         "The names of all existing tags (empty if there are none)."
         return self.invoke_typed("list_all_tags", {})
 
+    @classmethod
+    def _json_list_all_tags(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of list_all_tags."
+        return {}
+
     def get_note_metadata(self, *, note_id: str) -> rt.Result:
         "A note's metadata without its title and content: timestamps, category, tags and the\npinned flag."
         return self.invoke_typed("get_note_metadata", {"note_id": note_id})
+
+    @classmethod
+    def _json_get_note_metadata(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of get_note_metadata."
+        v0 = values.get("note_id")
+        return {"note_id": v0}
 
     def create_note(
         self,
@@ -793,6 +877,28 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
         return self.invoke_typed(
             "create_note", {"title": title, "content": content, "category": category, "tags": tags}
         )
+
+    @classmethod
+    def _json_create_note(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of create_note."
+        v0 = values.get("title")
+        if v0 is None:
+            v0 = None
+        v1 = values.get("content")
+        if v1 is None:
+            v1 = None
+        v2 = values.get("category")
+        if v2 is None:
+            v2 = None
+        v3 = values.get("tags")
+        if v3 is None:
+            v3 = None
+        return {
+            "title": v0,
+            "content": v1,
+            "category": v2,
+            "tags": h.to_json(cls.TOOLS["create_note"].params[3].spec, v3),
+        }
 
     def edit_note(
         self,
@@ -815,41 +921,122 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
             },
         )
 
+    @classmethod
+    def _json_edit_note(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of edit_note."
+        v0 = values.get("note_id")
+        v1 = values.get("title")
+        if v1 is None:
+            v1 = None
+        v2 = values.get("content")
+        if v2 is None:
+            v2 = None
+        v3 = values.get("category")
+        if v3 is None:
+            v3 = None
+        v4 = values.get("tags")
+        if v4 is None:
+            v4 = None
+        return {
+            "note_id": v0,
+            "title": v1,
+            "content": v2,
+            "category": v3,
+            "tags": h.to_json(cls.TOOLS["edit_note"].params[4].spec, v4),
+        }
+
     def delete_note(self, *, note_id: str) -> rt.Result:
         "Delete a note permanently. Its category and tags stay in the system."
         return self.invoke_typed("delete_note", {"note_id": note_id})
+
+    @classmethod
+    def _json_delete_note(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of delete_note."
+        v0 = values.get("note_id")
+        return {"note_id": v0}
 
     def pin_note(self, *, note_id: str) -> rt.Result:
         "Pin a note to keep it at the top of lists. Updates updated_at."
         return self.invoke_typed("pin_note", {"note_id": note_id})
 
+    @classmethod
+    def _json_pin_note(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of pin_note."
+        v0 = values.get("note_id")
+        return {"note_id": v0}
+
     def unpin_note(self, *, note_id: str) -> rt.Result:
         "Remove the pinned status from a note. Updates updated_at."
         return self.invoke_typed("unpin_note", {"note_id": note_id})
+
+    @classmethod
+    def _json_unpin_note(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of unpin_note."
+        v0 = values.get("note_id")
+        return {"note_id": v0}
 
     def create_category(self, *, category_name: str) -> rt.Result:
         "Create a new category; its name must be non-empty and not already exist."
         return self.invoke_typed("create_category", {"category_name": category_name})
 
+    @classmethod
+    def _json_create_category(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of create_category."
+        v0 = values.get("category_name")
+        return {"category_name": v0}
+
     def create_tag(self, *, tag_name: str) -> rt.Result:
         "Create a new tag; its name must be non-empty and not already exist."
         return self.invoke_typed("create_tag", {"tag_name": tag_name})
+
+    @classmethod
+    def _json_create_tag(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of create_tag."
+        v0 = values.get("tag_name")
+        return {"tag_name": v0}
 
     def add_tag_to_note(self, *, note_id: str, tag_name: str) -> rt.Result:
         "Attach a tag to a note, creating the tag if it does not exist. Attaching a tag the\nnote already has changes nothing. Updates updated_at when the tag is added."
         return self.invoke_typed("add_tag_to_note", {"note_id": note_id, "tag_name": tag_name})
 
+    @classmethod
+    def _json_add_tag_to_note(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of add_tag_to_note."
+        v0 = values.get("note_id")
+        v1 = values.get("tag_name")
+        return {"note_id": v0, "tag_name": v1}
+
     def remove_tag_from_note(self, *, note_id: str, tag_name: str) -> rt.Result:
         "Detach a tag from a note (the tag stays in the system). Removing a tag the note does\nnot have is not an error and changes nothing. Updates updated_at when the tag is removed."
         return self.invoke_typed("remove_tag_from_note", {"note_id": note_id, "tag_name": tag_name})
+
+    @classmethod
+    def _json_remove_tag_from_note(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of remove_tag_from_note."
+        v0 = values.get("note_id")
+        v1 = values.get("tag_name")
+        return {"note_id": v0, "tag_name": v1}
 
     def update_note_category(self, *, note_id: str, category: str) -> rt.Result:
         "Move a note to another category, creating the category if it does not exist. Updates\nupdated_at."
         return self.invoke_typed("update_note_category", {"note_id": note_id, "category": category})
 
+    @classmethod
+    def _json_update_note_category(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of update_note_category."
+        v0 = values.get("note_id")
+        v1 = values.get("category")
+        return {"note_id": v0, "category": v1}
+
     def clear_note_content(self, *, note_id: str) -> rt.Result:
         "Erase a note's content, keeping its title and metadata. Only allowed when the title is\nnon-empty (a note may not be left blank). Updates updated_at."
         return self.invoke_typed("clear_note_content", {"note_id": note_id})
+
+    @classmethod
+    def _json_clear_note_content(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of clear_note_content."
+        v0 = values.get("note_id")
+        return {"note_id": v0}
 
     def _rowinv_Category_0(self, row: Category) -> bool:
         return bool(row.category_name.strip() != "")

@@ -229,6 +229,7 @@ class RetailProductDatabaseEnv(rt.Environment):
             ),
             result=SPEC_Product,
             impl="_impl_get_product_by_upc",
+            json_arguments="_json_get_product_by_upc",
         ),
         "get_product_by_id": rt.ToolSpec(
             name="get_product_by_id",
@@ -244,6 +245,7 @@ class RetailProductDatabaseEnv(rt.Environment):
             ),
             result=rt.ListSpec(SPEC_Product),
             impl="_impl_get_product_by_id",
+            json_arguments="_json_get_product_by_id",
         ),
         "search_products_by_name": rt.ToolSpec(
             name="search_products_by_name",
@@ -259,6 +261,7 @@ class RetailProductDatabaseEnv(rt.Environment):
             ),
             result=rt.ListSpec(SPEC_Product),
             impl="_impl_search_products_by_name",
+            json_arguments="_json_search_products_by_name",
         ),
         "list_products_by_category": rt.ToolSpec(
             name="list_products_by_category",
@@ -274,6 +277,7 @@ class RetailProductDatabaseEnv(rt.Environment):
             ),
             result=rt.ListSpec(SPEC_Product),
             impl="_impl_list_products_by_category",
+            json_arguments="_json_list_products_by_category",
         ),
         "list_products_by_brand": rt.ToolSpec(
             name="list_products_by_brand",
@@ -289,6 +293,7 @@ class RetailProductDatabaseEnv(rt.Environment):
             ),
             result=rt.ListSpec(SPEC_Product),
             impl="_impl_list_products_by_brand",
+            json_arguments="_json_list_products_by_brand",
         ),
         "check_inventory_level": rt.ToolSpec(
             name="check_inventory_level",
@@ -301,6 +306,7 @@ class RetailProductDatabaseEnv(rt.Environment):
             ),
             result=SPEC_InventoryLevel,
             impl="_impl_check_inventory_level",
+            json_arguments="_json_check_inventory_level",
         ),
         "get_product_price": rt.ToolSpec(
             name="get_product_price",
@@ -313,6 +319,7 @@ class RetailProductDatabaseEnv(rt.Environment):
             ),
             result=rt.FLOAT,
             impl="_impl_get_product_price",
+            json_arguments="_json_get_product_price",
         ),
         "get_aisle_location": rt.ToolSpec(
             name="get_aisle_location",
@@ -325,6 +332,7 @@ class RetailProductDatabaseEnv(rt.Environment):
             ),
             result=rt.OptionalSpec(rt.STR),
             impl="_impl_get_aisle_location",
+            json_arguments="_json_get_aisle_location",
         ),
         "list_all_categories": rt.ToolSpec(
             name="list_all_categories",
@@ -333,6 +341,7 @@ class RetailProductDatabaseEnv(rt.Environment):
             params=(),
             result=rt.ListSpec(SPEC_Category),
             impl="_impl_list_all_categories",
+            json_arguments="_json_list_all_categories",
         ),
         "get_all_products": rt.ToolSpec(
             name="get_all_products",
@@ -341,6 +350,7 @@ class RetailProductDatabaseEnv(rt.Environment):
             params=(),
             result=rt.ListSpec(SPEC_Product),
             impl="_impl_get_all_products",
+            json_arguments="_json_get_all_products",
         ),
         "add_product": rt.ToolSpec(
             name="add_product",
@@ -356,6 +366,7 @@ class RetailProductDatabaseEnv(rt.Environment):
             ),
             result=SPEC_Product,
             impl="_impl_add_product",
+            json_arguments="_json_add_product",
         ),
         "update_product_price": rt.ToolSpec(
             name="update_product_price",
@@ -371,6 +382,7 @@ class RetailProductDatabaseEnv(rt.Environment):
             ),
             result=SPEC_Product,
             impl="_impl_update_product_price",
+            json_arguments="_json_update_product_price",
         ),
         "update_inventory_level": rt.ToolSpec(
             name="update_inventory_level",
@@ -389,6 +401,7 @@ class RetailProductDatabaseEnv(rt.Environment):
             ),
             result=SPEC_Product,
             impl="_impl_update_inventory_level",
+            json_arguments="_json_update_inventory_level",
         ),
         "update_product_category": rt.ToolSpec(
             name="update_product_category",
@@ -407,6 +420,7 @@ class RetailProductDatabaseEnv(rt.Environment):
             ),
             result=SPEC_Product,
             impl="_impl_update_product_category",
+            json_arguments="_json_update_product_category",
         ),
         "update_aisle_location": rt.ToolSpec(
             name="update_aisle_location",
@@ -426,6 +440,7 @@ class RetailProductDatabaseEnv(rt.Environment):
             ),
             result=SPEC_Product,
             impl="_impl_update_aisle_location",
+            json_arguments="_json_update_aisle_location",
         ),
         "remove_product": rt.ToolSpec(
             name="remove_product",
@@ -441,6 +456,7 @@ class RetailProductDatabaseEnv(rt.Environment):
             ),
             result=rt.STR,
             impl="_impl_remove_product",
+            json_arguments="_json_remove_product",
         ),
         "edit_product_description": rt.ToolSpec(
             name="edit_product_description",
@@ -459,6 +475,7 @@ class RetailProductDatabaseEnv(rt.Environment):
             ),
             result=SPEC_Product,
             impl="_impl_edit_product_description",
+            json_arguments="_json_edit_product_description",
         ),
         "bulk_import_products": rt.ToolSpec(
             name="bulk_import_products",
@@ -474,6 +491,7 @@ class RetailProductDatabaseEnv(rt.Environment):
             ),
             result=SPEC_BulkImportReport,
             impl="_impl_bulk_import_products",
+            json_arguments="_json_bulk_import_products",
         ),
         "deplete_inventory": rt.ToolSpec(
             name="deplete_inventory",
@@ -492,6 +510,7 @@ class RetailProductDatabaseEnv(rt.Environment):
             ),
             result=SPEC_Product,
             impl="_impl_deplete_inventory",
+            json_arguments="_json_deplete_inventory",
         ),
     }
     TASKS: ClassVar[dict[str, rt.TaskSpec]] = {
@@ -717,59 +736,147 @@ class RetailProductDatabaseEnv(rt.Environment):
         "Retrieve full product information using its unique UPC."
         return self.invoke_typed("get_product_by_upc", {"upc": upc})
 
+    @classmethod
+    def _json_get_product_by_upc(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of get_product_by_upc."
+        v0 = values.get("upc")
+        return {"upc": v0}
+
     def get_product_by_id(self, *, product_id: str) -> rt.Result:
         "Retrieve the products with a given product_id. product_id is not unique (variants\nshare it), so this returns a list, possibly empty."
         return self.invoke_typed("get_product_by_id", {"product_id": product_id})
+
+    @classmethod
+    def _json_get_product_by_id(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of get_product_by_id."
+        v0 = values.get("product_id")
+        return {"product_id": v0}
 
     def search_products_by_name(self, *, keyword: str) -> rt.Result:
         "Find all products whose name contains the keyword (case-insensitive partial match)."
         return self.invoke_typed("search_products_by_name", {"keyword": keyword})
 
+    @classmethod
+    def _json_search_products_by_name(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of search_products_by_name."
+        v0 = values.get("keyword")
+        return {"keyword": v0}
+
     def list_products_by_category(self, *, category: Category) -> rt.Result:
         "Retrieve all products of a category (may be empty)."
         return self.invoke_typed("list_products_by_category", {"category": category})
+
+    @classmethod
+    def _json_list_products_by_category(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of list_products_by_category."
+        v0 = values.get("category")
+        return {"category": v0.value if type(v0) is Category else h.to_json(SPEC_Category, v0)}
 
     def list_products_by_brand(self, *, brand: str) -> rt.Result:
         "Retrieve all products of a brand (exact match; may be empty)."
         return self.invoke_typed("list_products_by_brand", {"brand": brand})
 
+    @classmethod
+    def _json_list_products_by_brand(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of list_products_by_brand."
+        v0 = values.get("brand")
+        return {"brand": v0}
+
     def check_inventory_level(self, *, upc: str) -> rt.Result:
         "Return the current inventory count of a product."
         return self.invoke_typed("check_inventory_level", {"upc": upc})
+
+    @classmethod
+    def _json_check_inventory_level(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of check_inventory_level."
+        v0 = values.get("upc")
+        return {"upc": v0}
 
     def get_product_price(self, *, upc: str) -> rt.Result:
         "Retrieve the current price of a product."
         return self.invoke_typed("get_product_price", {"upc": upc})
 
+    @classmethod
+    def _json_get_product_price(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of get_product_price."
+        v0 = values.get("upc")
+        return {"upc": v0}
+
     def get_aisle_location(self, *, upc: str) -> rt.Result:
         "Get the store aisle of a product; null if it is online-only or the aisle is unknown."
         return self.invoke_typed("get_aisle_location", {"upc": upc})
+
+    @classmethod
+    def _json_get_aisle_location(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of get_aisle_location."
+        v0 = values.get("upc")
+        return {"upc": v0}
 
     def list_all_categories(self) -> rt.Result:
         "Return every valid product category."
         return self.invoke_typed("list_all_categories", {})
 
+    @classmethod
+    def _json_list_all_categories(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of list_all_categories."
+        return {}
+
     def get_all_products(self) -> rt.Result:
         "Retrieve every product in the database (empty list if there is none)."
         return self.invoke_typed("get_all_products", {})
+
+    @classmethod
+    def _json_get_all_products(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of get_all_products."
+        return {}
 
     def add_product(self, *, product: ProductInfo) -> rt.Result:
         "Insert a new product. The UPC must be new, the price and inventory level non-negative,\nthe category one of list_all_categories, and upc, product_id and name non-blank."
         return self.invoke_typed("add_product", {"product": product})
 
+    @classmethod
+    def _json_add_product(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of add_product."
+        v0 = values.get("product")
+        return {"product": h.to_json(SPEC_ProductInfo, v0)}
+
     def update_product_price(self, *, upc: str, new_price: float) -> rt.Result:
         "Set the price of an existing product."
         return self.invoke_typed("update_product_price", {"upc": upc, "new_price": new_price})
 
+    @classmethod
+    def _json_update_product_price(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of update_product_price."
+        v0 = values.get("upc")
+        v1 = values.get("new_price")
+        return {"upc": v0, "new_price": v1}
+
     def update_inventory_level(self, *, upc: str, new_level: int) -> rt.Result:
         "Set the inventory count of a product to an absolute value."
         return self.invoke_typed("update_inventory_level", {"upc": upc, "new_level": new_level})
+
+    @classmethod
+    def _json_update_inventory_level(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of update_inventory_level."
+        v0 = values.get("upc")
+        v1 = values.get("new_level")
+        return {"upc": v0, "new_level": v1}
 
     def update_product_category(self, *, upc: str, new_category: Category) -> rt.Result:
         "Move a product to another valid category."
         return self.invoke_typed(
             "update_product_category", {"upc": upc, "new_category": new_category}
         )
+
+    @classmethod
+    def _json_update_product_category(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of update_product_category."
+        v0 = values.get("upc")
+        v1 = values.get("new_category")
+        return {
+            "upc": v0,
+            "new_category": v1.value if type(v1) is Category else h.to_json(SPEC_Category, v1),
+        }
 
     def update_aisle_location(
         self, *, upc: str, aisle_location: str | None | None = None
@@ -779,9 +886,24 @@ class RetailProductDatabaseEnv(rt.Environment):
             "update_aisle_location", {"upc": upc, "aisle_location": aisle_location}
         )
 
+    @classmethod
+    def _json_update_aisle_location(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of update_aisle_location."
+        v0 = values.get("upc")
+        v1 = values.get("aisle_location")
+        if v1 is None:
+            v1 = None
+        return {"upc": v0, "aisle_location": v1}
+
     def remove_product(self, *, upc: str) -> rt.Result:
         "Delete a product from the database."
         return self.invoke_typed("remove_product", {"upc": upc})
+
+    @classmethod
+    def _json_remove_product(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of remove_product."
+        v0 = values.get("upc")
+        return {"upc": v0}
 
     def edit_product_description(self, *, upc: str, new_description: str) -> rt.Result:
         "Replace the description of a product."
@@ -789,13 +911,33 @@ class RetailProductDatabaseEnv(rt.Environment):
             "edit_product_description", {"upc": upc, "new_description": new_description}
         )
 
+    @classmethod
+    def _json_edit_product_description(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of edit_product_description."
+        v0 = values.get("upc")
+        v1 = values.get("new_description")
+        return {"upc": v0, "new_description": v1}
+
     def bulk_import_products(self, *, products_list: list[ProductInfo]) -> rt.Result:
         "Add several products at once. Each item is validated like add_product (non-blank upc,\nproduct_id and name; non-negative price and inventory; a new UPC, also within the list);\ninvalid items are skipped and reported in `errors`, the others are added."
         return self.invoke_typed("bulk_import_products", {"products_list": products_list})
 
+    @classmethod
+    def _json_bulk_import_products(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of bulk_import_products."
+        v0 = values.get("products_list")
+        return {"products_list": h.to_json(cls.TOOLS["bulk_import_products"].params[0].spec, v0)}
+
     def deplete_inventory(self, *, upc: str, quantity: int) -> rt.Result:
         "Reduce a product's inventory by a quantity (e.g. after a sale); the stock cannot go\nbelow zero."
         return self.invoke_typed("deplete_inventory", {"upc": upc, "quantity": quantity})
+
+    @classmethod
+    def _json_deplete_inventory(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of deplete_inventory."
+        v0 = values.get("upc")
+        v1 = values.get("quantity")
+        return {"upc": v0, "quantity": v1}
 
     def _rowinv_Product_0(self, row: Product) -> bool:
         return bool(row.price >= 0.0)

@@ -208,6 +208,7 @@ class SleepTrackingEnv(rt.Environment):
             ),
             result=SPEC_User,
             impl="_impl_get_user",
+            json_arguments="_json_get_user",
         ),
         "add_sleep_log": rt.ToolSpec(
             name="add_sleep_log",
@@ -221,6 +222,7 @@ class SleepTrackingEnv(rt.Environment):
             ),
             result=SPEC_SleepLog,
             impl="_impl_add_sleep_log",
+            json_arguments="_json_add_sleep_log",
             row_env_invariants=(("logs", "_inv_0_row", "_inv_0"),),
         ),
         "set_status": rt.ToolSpec(
@@ -233,6 +235,7 @@ class SleepTrackingEnv(rt.Environment):
             ),
             result=SPEC_User,
             impl="_impl_set_status",
+            json_arguments="_json_set_status",
         ),
         "delete_sleep_log": rt.ToolSpec(
             name="delete_sleep_log",
@@ -244,6 +247,7 @@ class SleepTrackingEnv(rt.Environment):
             ),
             result=rt.STR,
             impl="_impl_delete_sleep_log",
+            json_arguments="_json_delete_sleep_log",
             row_env_invariants=(("logs", "_inv_0_row", "_inv_0"),),
         ),
     }
@@ -440,6 +444,12 @@ class SleepTrackingEnv(rt.Environment):
         "Return one user's profile."
         return self.invoke_typed("get_user", {"user_id": user_id})
 
+    @classmethod
+    def _json_get_user(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of get_user."
+        v0 = values.get("user_id")
+        return {"user_id": v0}
+
     def add_sleep_log(
         self, *, user_id: str, start: datetime.datetime, end: datetime.datetime, quality: Quality
     ) -> rt.Result:
@@ -448,13 +458,44 @@ class SleepTrackingEnv(rt.Environment):
             "add_sleep_log", {"user_id": user_id, "start": start, "end": end, "quality": quality}
         )
 
+    @classmethod
+    def _json_add_sleep_log(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of add_sleep_log."
+        v0 = values.get("user_id")
+        v1 = values.get("start")
+        v2 = values.get("end")
+        v3 = values.get("quality")
+        return {
+            "user_id": v0,
+            "start": h.to_json(rt.DATETIME, v1),
+            "end": h.to_json(rt.DATETIME, v2),
+            "quality": v3.value if type(v3) is Quality else h.to_json(SPEC_Quality, v3),
+        }
+
     def set_status(self, *, user_id: str, status: AccountStatus) -> rt.Result:
         "Change the status of a user's account."
         return self.invoke_typed("set_status", {"user_id": user_id, "status": status})
 
+    @classmethod
+    def _json_set_status(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of set_status."
+        v0 = values.get("user_id")
+        v1 = values.get("status")
+        return {
+            "user_id": v0,
+            "status": v1.value if type(v1) is AccountStatus else h.to_json(SPEC_AccountStatus, v1),
+        }
+
     def delete_sleep_log(self, *, log_id: str, user_id: str) -> rt.Result:
         "Delete one of the user's own sleep logs."
         return self.invoke_typed("delete_sleep_log", {"log_id": log_id, "user_id": user_id})
+
+    @classmethod
+    def _json_delete_sleep_log(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of delete_sleep_log."
+        v0 = values.get("log_id")
+        v1 = values.get("user_id")
+        return {"log_id": v0, "user_id": v1}
 
     def _rowinv_SleepLog_0(self, row: SleepLog) -> bool:
         return bool(row.end > row.start)

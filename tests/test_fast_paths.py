@@ -1293,3 +1293,27 @@ def test_generated_sizers_size_rows_and_records_as_the_reference(path: Path) -> 
         for sizer in (cls._stored_size, _record_size):
             with pytest.raises(Fail, match="longer than the limit"):
                 sizer(too_long)
+
+
+def test_typed_calls_read_their_values_with_the_generated_method_from_the_first_call() -> None:
+    """A generated tool's typed values become JSON through its module's `_json_<tool>` from
+    the first call on (no code is built at run time), agreeing with the reference."""
+    path = next(p for p in EXAMPLES if p.stem == "sleep_tracking")
+    env_class = envdsl.load(path, example_specs.TASK_FILES.get(path.stem, ()))
+    env = env_class()
+    env.reset(task=next(iter(env_class.TASKS)))
+    for name, tool in env_class.TOOLS.items():
+        plan = env._plan(name)
+        assert tool.json_arguments == f"_json_{name}"
+        assert plan.typed_arguments == getattr(env_class, tool.json_arguments)
+        left_out = {p.name: None for p in tool.params}
+        assert plan.typed_arguments(left_out) == _typed_arguments(plan.typed_params, left_out)
+    # the typed method's first call: a member of the param's enum is its JSON value
+    status = env_class.TOOLS["set_status"].params[1].spec.cls
+    first = env.set_status(user_id="U2", status=status.active)  # type: ignore[attr-defined]
+    assert env.trace[-1].arguments == {"user_id": "U2", "status": "active"}
+    assert first["success"] is True
+    wrong = env.set_status(user_id="U2", status="active")  # type: ignore[attr-defined]
+    assert wrong["success"] is True  # a string of a member's value is the same JSON
+    bad = env.set_status(user_id="U2", status=3)  # type: ignore[attr-defined]
+    assert bad["success"] is False and env.trace[-1].success is False

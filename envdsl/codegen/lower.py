@@ -426,7 +426,42 @@ class Lowerer:
             env_invariants,
             full_rows,
             row_env_invariants,
+            f"_json_{name}",
+            self.json_arguments(info),
         )
+
+    def json_arguments(self, info: CallableInfo) -> list[str]:
+        """The body of a tool's `_json_<tool>(cls, values)`: a typed call's Python values (by
+        JSON name; None where left out) as the JSON arguments the call parser reads. A
+        parameter's default fills it in; a value of its own enum becomes the member's JSON,
+        a date, list or record through h.to_json; a value of another type is passed on as
+        it is, for the parser to reject (runtime/typed.py is the reference)."""
+        lines: list[str] = []
+        items: list[str] = []
+        space = self.names.locals()  # a default may read module names: never shadow one
+        for index, param in enumerate(info.params):
+            v = space.claim(f"v{index}")
+            lines.append(f"{v} = values.get({param.name!r})")
+            if param.decl.default is not None:
+                value = self.body.value(param.decl.default, param.type, Context("default"))
+                lines += [f"if {v} is None:", f"    {v} = {value}"]
+            base = t.strip_optional(param.type)
+            if isinstance(base, t.RefType):
+                key = self.checked.records[base.entity].key
+                base = key.type if key is not None else t.JSON
+            spec = self.names.spec(base)
+            if "(" in spec:  # a spec made per call would cost more than reading the tool's
+                spec = f"cls.TOOLS[{info.name!r}].params[{index}].spec"
+            if isinstance(base, t.Prim) and base not in (t.DATE, t.DATETIME, t.DURATION):
+                shown = v  # its Python value is its JSON
+            elif isinstance(base, t.EnumType):
+                enum_py = self.names.type_name(base.name)
+                shown = f"{v}.value if type({v}) is {enum_py} else h.to_json({spec}, {v})"
+            else:
+                shown = f"h.to_json({spec}, {v})"
+            items.append(f"{param.name!r}: {shown}")
+        lines.append(f"return {{{', '.join(items)}}}")
+        return lines
 
     # ---- tasks -------------------------------------------------------------------------------
     def init_file(self, view: ModuleView, path: str, data: object, task: str) -> str:

@@ -68,6 +68,9 @@ class ToolView:
     env_invariants: list[str]
     full_row_invariants: list[tuple[str, str]]
     row_env_invariants: list[tuple[str, str, str]]
+    # the class method reading a typed call's values into JSON arguments, and its body
+    json_method: str = ""
+    json_body: list[str] = field(default_factory=list)
 
 
 @dataclass

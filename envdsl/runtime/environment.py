@@ -16,7 +16,7 @@ from enum import Enum
 from typing import Any, Callable, ClassVar, Collection, Iterable, Iterator, Mapping, Self, TypeVar
 
 from envdsl.runtime import limits
-from envdsl.runtime.callplans import ToolPlan, typed_arguments
+from envdsl.runtime.callplans import ToolPlan
 from envdsl.runtime.errors import BadValue, Fail
 from envdsl.runtime.limits import clip, json_problem, store
 from envdsl.runtime.loading import load_plainly
@@ -65,7 +65,6 @@ class InvalidState(Exception):
 def _compile_whole_call(owner: type[Environment], plan: ToolPlan) -> None:
     """Send the plan's calls through the tool's whole-call function from now on."""
     plan.call = call_function(owner._guarded_fields(), plan.tool, plan.positional)
-    plan.typed_arguments = typed_arguments(plan.tool)
 
 
 def _compiling_after(owner: type[Environment], plan: ToolPlan, calls: int) -> CallFunction:
@@ -518,6 +517,8 @@ class Environment:
         plan = plans.get(name)
         if plan is None:
             plan = plans[name] = ToolPlan(cls, cls.TOOLS[name])
+            if plan.tool.json_arguments:  # the generated module's own, from the first call
+                plan.typed_arguments = getattr(cls, plan.tool.json_arguments)
             if cls._CALL_FUNCTIONS and cls._CALLS_BEFORE_COMPILING > 0:
                 plan.call = _compiling_after(cls, plan, cls._CALLS_BEFORE_COMPILING)
             elif cls._CALL_FUNCTIONS:

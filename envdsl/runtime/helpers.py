@@ -28,6 +28,7 @@ from envdsl.runtime.limits import (
 from envdsl.runtime.limits import int_size as int_size  # re-exported: generated sizers call
 from envdsl.runtime.limits import stored_size as stored_size  # these as h.<name>
 from envdsl.runtime.limits import text_size as text_size
+from envdsl.runtime.typed import to_json as to_json  # (generated _json_<tool> methods)
 from envdsl.runtime.values import UTC, format_datetime, ordered, parse_date, parse_datetime
 
 T = TypeVar("T")

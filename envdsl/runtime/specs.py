@@ -43,6 +43,9 @@ class ToolSpec:
     # env invariants `all(P(x) for x in table)` this tool can only affect through the rows it
     # touches: checked on those rows alone, (table, per-row method, env invariant method)
     row_env_invariants: tuple[tuple[str, str, str], ...] = ()
+    # the class method that turns a typed call's Python values into the JSON arguments,
+    # written out by the compiler ('' for none: the plan interprets its typed_params)
+    json_arguments: str = ""
 
 
 @dataclass(frozen=True, slots=True)

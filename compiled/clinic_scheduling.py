@@ -36,15 +36,13 @@ class ReminderKind(enum.Enum):
 
 
 @dataclass(slots=True, kw_only=True)
-class Interval(rt.Value):
-    start: datetime.datetime
-    end: datetime.datetime
-
-
-@dataclass(slots=True, kw_only=True)
 class Speciality:
     code: str
     name: str
+
+    def _stored_size(self) -> int:
+        # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        return 1 + h.text_size(self.code) + h.text_size(self.name)
 
 
 @dataclass(slots=True, kw_only=True)
@@ -52,12 +50,25 @@ class Dentist:
     dentist_id: str
     name: str
 
+    def _stored_size(self) -> int:
+        # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        return 1 + h.text_size(self.dentist_id) + h.text_size(self.name)
+
 
 @dataclass(slots=True, kw_only=True)
 class DentistSpeciality:
     link_id: str = ""
     dentist: str
     speciality: str
+
+    def _stored_size(self) -> int:
+        # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        return (
+            1
+            + h.text_size(self.link_id)
+            + h.stored_size(self.dentist)
+            + h.stored_size(self.speciality)
+        )
 
 
 @dataclass(slots=True, kw_only=True)
@@ -70,12 +81,26 @@ class WorkingHours:
     opens: int
     closes: int
 
+    def _stored_size(self) -> int:
+        # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        return (
+            2
+            + h.text_size(self.hours_id)
+            + h.stored_size(self.dentist)
+            + h.int_size(self.opens)
+            + h.int_size(self.closes)
+        )
+
 
 @dataclass(slots=True, kw_only=True)
 class Room:
     room_id: str
     name: str
     has_xray: bool = False
+
+    def _stored_size(self) -> int:
+        # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        return 2 + h.text_size(self.room_id) + h.text_size(self.name)
 
 
 @dataclass(slots=True, kw_only=True)
@@ -86,6 +111,16 @@ class Treatment:
     duration_minutes: int
     needs_xray: bool = False
 
+    def _stored_size(self) -> int:
+        # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        return (
+            2
+            + h.text_size(self.code)
+            + h.text_size(self.name)
+            + h.stored_size(self.speciality)
+            + h.int_size(self.duration_minutes)
+        )
+
 
 @dataclass(slots=True, kw_only=True)
 class Patient:
@@ -94,6 +129,17 @@ class Patient:
     phone: str
     last_visit: datetime.date | None = None
     recall_months: int = 6
+
+    def _stored_size(self) -> int:
+        # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        return (
+            1
+            + h.text_size(self.patient_id)
+            + h.text_size(self.name)
+            + h.text_size(self.phone)
+            + h.stored_size(self.last_visit)
+            + h.int_size(self.recall_months)
+        )
 
 
 @dataclass(slots=True, kw_only=True)
@@ -110,6 +156,19 @@ class Appointment:
     cancelled_at: datetime.datetime | None = None
     cancel_reason: str | None = None
 
+    def _stored_size(self) -> int:
+        # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        return (
+            5
+            + h.text_size(self.appointment_id)
+            + h.stored_size(self.patient)
+            + h.stored_size(self.dentist)
+            + h.stored_size(self.room)
+            + h.stored_size(self.treatment)
+            + h.stored_size(self.cancelled_at)
+            + h.stored_size(self.cancel_reason)
+        )
+
 
 @dataclass(slots=True, kw_only=True)
 class Reminder:
@@ -120,12 +179,26 @@ class Reminder:
     sent_at: datetime.datetime
     message: str
 
+    def _stored_size(self) -> int:
+        # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        return (
+            3
+            + h.text_size(self.reminder_id)
+            + h.stored_size(self.patient)
+            + h.stored_size(self.appointment)
+            + h.text_size(self.message)
+        )
+
 
 @dataclass(slots=True, kw_only=True)
 class Slot(rt.Value):
     start: datetime.datetime
     end: datetime.datetime
     room_id: str
+
+    def _stored_size(self) -> int:
+        # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        return 3 + h.text_size(self.room_id)
 
 
 @dataclass(slots=True, kw_only=True)
@@ -135,156 +208,181 @@ class DentistProfile(rt.Value):
     specialities: list[str]
     working_days: list[Weekday]
 
+    def _stored_size(self) -> int:
+        # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        return (
+            1
+            + h.text_size(self.dentist_id)
+            + h.text_size(self.name)
+            + h.stored_size(self.specialities)
+            + h.stored_size(self.working_days)
+        )
+
 
 SPEC_Weekday = rt.EnumSpec(Weekday)
 SPEC_AppointmentStatus = rt.EnumSpec(AppointmentStatus)
 SPEC_ReminderKind = rt.EnumSpec(ReminderKind)
 
-SPEC_Interval = rt.RecordSpec(
-    Interval,
-    lambda: [
-        rt.FieldSpec("start", rt.DATETIME, True, None, "start"),
-        rt.FieldSpec("end", rt.DATETIME, True, None, "end"),
-    ],
-)
 SPEC_Speciality = rt.RecordSpec(
     Speciality,
     lambda: [
         rt.FieldSpec(
-            "code",
-            rt.STR,
-            True,
-            "e.g. GEN (general), HYG (hygiene), ENDO (endodontics), ORTHO",
-            "code",
+            name="code",
+            spec=rt.STR,
+            required=True,
+            description="e.g. GEN (general), HYG (hygiene), ENDO (endodontics), ORTHO",
         ),
-        rt.FieldSpec("name", rt.STR, True, None, "name"),
+        rt.FieldSpec(name="name", spec=rt.STR, required=True),
     ],
 )
 SPEC_Dentist = rt.RecordSpec(
     Dentist,
     lambda: [
-        rt.FieldSpec("dentist_id", rt.STR, True, "e.g. D1", "dentist_id"),
-        rt.FieldSpec("name", rt.STR, True, None, "name"),
+        rt.FieldSpec(name="dentist_id", spec=rt.STR, required=True, description="e.g. D1"),
+        rt.FieldSpec(name="name", spec=rt.STR, required=True),
     ],
 )
 SPEC_DentistSpeciality = rt.RecordSpec(
     DentistSpeciality,
     lambda: [
-        rt.FieldSpec("link_id", rt.STR, False, None, "link_id"),
-        rt.FieldSpec("dentist", rt.RefSpec(rt.STR, "Dentist", "dentists"), True, None, "dentist"),
+        rt.FieldSpec(name="link_id", spec=rt.STR, required=False),
+        rt.FieldSpec(name="dentist", spec=rt.RefSpec(rt.STR, "Dentist", "dentists"), required=True),
         rt.FieldSpec(
-            "speciality", rt.RefSpec(rt.STR, "Speciality", "specialities"), True, None, "speciality"
+            name="speciality", spec=rt.RefSpec(rt.STR, "Speciality", "specialities"), required=True
         ),
     ],
 )
 SPEC_WorkingHours = rt.RecordSpec(
     WorkingHours,
     lambda: [
-        rt.FieldSpec("hours_id", rt.STR, False, None, "hours_id"),
-        rt.FieldSpec("dentist", rt.RefSpec(rt.STR, "Dentist", "dentists"), True, None, "dentist"),
-        rt.FieldSpec("day", SPEC_Weekday, True, None, "day"),
-        rt.FieldSpec("opens", rt.INT, True, "minutes after midnight, e.g. 480 = 08:00", "opens"),
-        rt.FieldSpec("closes", rt.INT, True, "minutes after midnight, e.g. 1020 = 17:00", "closes"),
+        rt.FieldSpec(name="hours_id", spec=rt.STR, required=False),
+        rt.FieldSpec(name="dentist", spec=rt.RefSpec(rt.STR, "Dentist", "dentists"), required=True),
+        rt.FieldSpec(name="day", spec=SPEC_Weekday, required=True),
+        rt.FieldSpec(
+            name="opens",
+            spec=rt.INT,
+            required=True,
+            description="minutes after midnight, e.g. 480 = 08:00",
+        ),
+        rt.FieldSpec(
+            name="closes",
+            spec=rt.INT,
+            required=True,
+            description="minutes after midnight, e.g. 1020 = 17:00",
+        ),
     ],
 )
 SPEC_Room = rt.RecordSpec(
     Room,
     lambda: [
-        rt.FieldSpec("room_id", rt.STR, True, "e.g. R1", "room_id"),
-        rt.FieldSpec("name", rt.STR, True, None, "name"),
-        rt.FieldSpec("has_xray", rt.BOOL, False, None, "has_xray"),
+        rt.FieldSpec(name="room_id", spec=rt.STR, required=True, description="e.g. R1"),
+        rt.FieldSpec(name="name", spec=rt.STR, required=True),
+        rt.FieldSpec(name="has_xray", spec=rt.BOOL, required=False),
     ],
 )
 SPEC_Treatment = rt.RecordSpec(
     Treatment,
     lambda: [
-        rt.FieldSpec("code", rt.STR, True, "e.g. CHECKUP, HYG-CLEAN, FILLING, ROOT-CANAL", "code"),
-        rt.FieldSpec("name", rt.STR, True, None, "name"),
         rt.FieldSpec(
-            "speciality",
-            rt.RefSpec(rt.STR, "Speciality", "specialities"),
-            True,
-            "the speciality a dentist needs to perform it",
-            "speciality",
+            name="code",
+            spec=rt.STR,
+            required=True,
+            description="e.g. CHECKUP, HYG-CLEAN, FILLING, ROOT-CANAL",
         ),
-        rt.FieldSpec("duration_minutes", rt.INT, True, None, "duration_minutes"),
+        rt.FieldSpec(name="name", spec=rt.STR, required=True),
         rt.FieldSpec(
-            "needs_xray",
-            rt.BOOL,
-            False,
-            "must take place in a room with an x-ray unit",
-            "needs_xray",
+            name="speciality",
+            spec=rt.RefSpec(rt.STR, "Speciality", "specialities"),
+            required=True,
+            description="the speciality a dentist needs to perform it",
+        ),
+        rt.FieldSpec(name="duration_minutes", spec=rt.INT, required=True),
+        rt.FieldSpec(
+            name="needs_xray",
+            spec=rt.BOOL,
+            required=False,
+            description="must take place in a room with an x-ray unit",
         ),
     ],
 )
 SPEC_Patient = rt.RecordSpec(
     Patient,
     lambda: [
-        rt.FieldSpec("patient_id", rt.STR, False, None, "patient_id"),
-        rt.FieldSpec("name", rt.STR, True, None, "name"),
-        rt.FieldSpec("phone", rt.STR, True, None, "phone"),
+        rt.FieldSpec(name="patient_id", spec=rt.STR, required=False),
+        rt.FieldSpec(name="name", spec=rt.STR, required=True),
+        rt.FieldSpec(name="phone", spec=rt.STR, required=True),
         rt.FieldSpec(
-            "last_visit",
-            rt.OptionalSpec(rt.DATE),
-            False,
-            "day of the last completed appointment",
-            "last_visit",
+            name="last_visit",
+            spec=rt.OptionalSpec(rt.DATE),
+            required=False,
+            description="day of the last completed appointment",
         ),
         rt.FieldSpec(
-            "recall_months", rt.INT, False, "months between routine check-ups", "recall_months"
+            name="recall_months",
+            spec=rt.INT,
+            required=False,
+            description="months between routine check-ups",
         ),
     ],
 )
 SPEC_Appointment = rt.RecordSpec(
     Appointment,
     lambda: [
-        rt.FieldSpec("appointment_id", rt.STR, False, None, "appointment_id"),
-        rt.FieldSpec("patient", rt.RefSpec(rt.STR, "Patient", "patients"), True, None, "patient"),
-        rt.FieldSpec("dentist", rt.RefSpec(rt.STR, "Dentist", "dentists"), True, None, "dentist"),
-        rt.FieldSpec("room", rt.RefSpec(rt.STR, "Room", "rooms"), True, None, "room"),
+        rt.FieldSpec(name="appointment_id", spec=rt.STR, required=False),
+        rt.FieldSpec(name="patient", spec=rt.RefSpec(rt.STR, "Patient", "patients"), required=True),
+        rt.FieldSpec(name="dentist", spec=rt.RefSpec(rt.STR, "Dentist", "dentists"), required=True),
+        rt.FieldSpec(name="room", spec=rt.RefSpec(rt.STR, "Room", "rooms"), required=True),
         rt.FieldSpec(
-            "treatment", rt.RefSpec(rt.STR, "Treatment", "treatments"), True, None, "treatment"
+            name="treatment", spec=rt.RefSpec(rt.STR, "Treatment", "treatments"), required=True
         ),
-        rt.FieldSpec("start", rt.DATETIME, True, None, "start"),
-        rt.FieldSpec("end", rt.DATETIME, True, None, "end"),
-        rt.FieldSpec("status", SPEC_AppointmentStatus, False, None, "status"),
-        rt.FieldSpec("booked_at", rt.DATETIME, True, None, "booked_at"),
-        rt.FieldSpec("cancelled_at", rt.OptionalSpec(rt.DATETIME), False, None, "cancelled_at"),
-        rt.FieldSpec("cancel_reason", rt.OptionalSpec(rt.STR), False, None, "cancel_reason"),
+        rt.FieldSpec(name="start", spec=rt.DATETIME, required=True),
+        rt.FieldSpec(name="end", spec=rt.DATETIME, required=True),
+        rt.FieldSpec(name="status", spec=SPEC_AppointmentStatus, required=False),
+        rt.FieldSpec(name="booked_at", spec=rt.DATETIME, required=True),
+        rt.FieldSpec(name="cancelled_at", spec=rt.OptionalSpec(rt.DATETIME), required=False),
+        rt.FieldSpec(name="cancel_reason", spec=rt.OptionalSpec(rt.STR), required=False),
     ],
 )
 SPEC_Reminder = rt.RecordSpec(
     Reminder,
     lambda: [
-        rt.FieldSpec("reminder_id", rt.STR, False, None, "reminder_id"),
-        rt.FieldSpec("patient", rt.RefSpec(rt.STR, "Patient", "patients"), True, None, "patient"),
-        rt.FieldSpec("kind", SPEC_ReminderKind, True, None, "kind"),
+        rt.FieldSpec(name="reminder_id", spec=rt.STR, required=False),
+        rt.FieldSpec(name="patient", spec=rt.RefSpec(rt.STR, "Patient", "patients"), required=True),
+        rt.FieldSpec(name="kind", spec=SPEC_ReminderKind, required=True),
         rt.FieldSpec(
-            "appointment",
-            rt.OptionalSpec(rt.RefSpec(rt.STR, "Appointment", "appointments")),
-            False,
-            None,
-            "appointment",
+            name="appointment",
+            spec=rt.OptionalSpec(rt.RefSpec(rt.STR, "Appointment", "appointments")),
+            required=False,
         ),
-        rt.FieldSpec("sent_at", rt.DATETIME, True, None, "sent_at"),
-        rt.FieldSpec("message", rt.STR, True, None, "message"),
+        rt.FieldSpec(name="sent_at", spec=rt.DATETIME, required=True),
+        rt.FieldSpec(name="message", spec=rt.STR, required=True),
     ],
 )
 SPEC_Slot = rt.RecordSpec(
     Slot,
     lambda: [
-        rt.FieldSpec("start", rt.DATETIME, True, None, "start"),
-        rt.FieldSpec("end", rt.DATETIME, True, None, "end"),
-        rt.FieldSpec("room_id", rt.STR, True, "a free room suitable for the treatment", "room_id"),
+        rt.FieldSpec(name="start", spec=rt.DATETIME, required=True),
+        rt.FieldSpec(name="end", spec=rt.DATETIME, required=True),
+        rt.FieldSpec(
+            name="room_id",
+            spec=rt.STR,
+            required=True,
+            description="a free room suitable for the treatment",
+        ),
     ],
 )
 SPEC_DentistProfile = rt.RecordSpec(
     DentistProfile,
     lambda: [
-        rt.FieldSpec("dentist_id", rt.STR, True, None, "dentist_id"),
-        rt.FieldSpec("name", rt.STR, True, None, "name"),
-        rt.FieldSpec("specialities", rt.ListSpec(rt.STR), True, "speciality codes", "specialities"),
-        rt.FieldSpec("working_days", rt.ListSpec(SPEC_Weekday), True, None, "working_days"),
+        rt.FieldSpec(name="dentist_id", spec=rt.STR, required=True),
+        rt.FieldSpec(name="name", spec=rt.STR, required=True),
+        rt.FieldSpec(
+            name="specialities",
+            spec=rt.ListSpec(rt.STR),
+            required=True,
+            description="speciality codes",
+        ),
+        rt.FieldSpec(name="working_days", spec=rt.ListSpec(SPEC_Weekday), required=True),
     ],
 )
 
@@ -295,6 +393,10 @@ C_NO_SHOW_GRACE_MINUTES: int = 15
 C_RECALL_QUIET_DAYS: int = 30
 
 
+# clinic_scheduling.week.json: the initial state of 8 tasks
+INIT_CLINIC_SCHEDULING_WEEK = '{"appointments": [{"appointment_id": "APT-0001", "booked_at": "2024-06-01T09:00:00Z", "cancel_reason": null, "cancelled_at": null, "dentist": "D2", "end": "2024-06-11T08:45:00Z", "patient": "P-0002", "room": "R2", "start": "2024-06-11T08:00:00Z", "status": "confirmed", "treatment": "HYG-CLEAN"}, {"appointment_id": "APT-0002", "booked_at": "2024-06-02T09:00:00Z", "cancel_reason": null, "cancelled_at": null, "dentist": "D1", "end": "2024-06-11T09:00:00Z", "patient": "P-0003", "room": "R1", "start": "2024-06-11T08:30:00Z", "status": "confirmed", "treatment": "CHECKUP"}, {"appointment_id": "APT-0003", "booked_at": "2024-06-05T14:00:00Z", "cancel_reason": null, "cancelled_at": null, "dentist": "D1", "end": "2024-06-12T11:00:00Z", "patient": "P-0001", "room": "R2", "start": "2024-06-12T10:00:00Z", "status": "requested", "treatment": "FILLING"}, {"appointment_id": "APT-0004", "booked_at": "2024-06-03T11:00:00Z", "cancel_reason": null, "cancelled_at": null, "dentist": "D3", "end": "2024-06-10T14:00:00Z", "patient": "P-0003", "room": "R3", "start": "2024-06-10T13:00:00Z", "status": "confirmed", "treatment": "FILLING"}], "dentist_specialities": [{"dentist": "D1", "link_id": "DS-0001", "speciality": "GEN"}, {"dentist": "D1", "link_id": "DS-0002", "speciality": "ENDO"}, {"dentist": "D2", "link_id": "DS-0003", "speciality": "HYG"}, {"dentist": "D3", "link_id": "DS-0004", "speciality": "GEN"}], "dentists": [{"dentist_id": "D1", "name": "Dr. Holm"}, {"dentist_id": "D2", "name": "Dr. Lind"}, {"dentist_id": "D3", "name": "Dr. Sund"}], "now": "2024-06-07T10:00:00Z", "patients": [{"last_visit": "2023-11-20", "name": "Nora Berg", "patient_id": "P-0001", "phone": "+46 70 111 22 33", "recall_months": 6}, {"last_visit": null, "name": "Ivan Sok", "patient_id": "P-0002", "phone": "+46 70 444 55 66", "recall_months": 6}, {"last_visit": "2024-01-15", "name": "Lea Falk", "patient_id": "P-0003", "phone": "+46 70 777 88 99", "recall_months": 6}], "reminders": [], "rooms": [{"has_xray": true, "name": "Room 1", "room_id": "R1"}, {"has_xray": false, "name": "Room 2", "room_id": "R2"}, {"has_xray": false, "name": "Room 3", "room_id": "R3"}], "specialities": [{"code": "GEN", "name": "General dentistry"}, {"code": "HYG", "name": "Dental hygiene"}, {"code": "ENDO", "name": "Endodontics"}], "treatments": [{"code": "CHECKUP", "duration_minutes": 30, "name": "Check-up", "needs_xray": true, "speciality": "GEN"}, {"code": "HYG-CLEAN", "duration_minutes": 45, "name": "Hygiene cleaning", "needs_xray": false, "speciality": "HYG"}, {"code": "FILLING", "duration_minutes": 60, "name": "Filling", "needs_xray": false, "speciality": "GEN"}, {"code": "ROOT-CANAL", "duration_minutes": 90, "name": "Root canal treatment", "needs_xray": true, "speciality": "ENDO"}], "working_hours": [{"closes": 1020, "day": "monday", "dentist": "D1", "hours_id": "WH-0001", "opens": 480}, {"closes": 1020, "day": "tuesday", "dentist": "D1", "hours_id": "WH-0002", "opens": 480}, {"closes": 1020, "day": "wednesday", "dentist": "D1", "hours_id": "WH-0003", "opens": 480}, {"closes": 720, "day": "tuesday", "dentist": "D2", "hours_id": "WH-0004", "opens": 480}, {"closes": 960, "day": "thursday", "dentist": "D2", "hours_id": "WH-0005", "opens": 480}, {"closes": 1080, "day": "monday", "dentist": "D3", "hours_id": "WH-0006", "opens": 720}, {"closes": 720, "day": "friday", "dentist": "D3", "hours_id": "WH-0007", "opens": 480}]}'
+
+
 class ClinicSchedulingEnv(rt.Environment):
     "Front desk of a dental clinic: find free slots, book, confirm, reschedule and cancel\nappointments (no cancellation within 24 hours of the start), run the day (check-in,\ncompletion, no-shows), manage dentists' working hours and specialities, and send\nappointment and recall reminders. All times are UTC."
 
@@ -302,77 +404,138 @@ class ClinicSchedulingEnv(rt.Environment):
     DESCRIPTION = "Front desk of a dental clinic: find free slots, book, confirm, reschedule and cancel\nappointments (no cancellation within 24 hours of the start), run the day (check-in,\ncompletion, no-shows), manage dentists' working hours and specialities, and send\nappointment and recall reminders. All times are UTC."
     TABLES: ClassVar[dict[str, rt.TableSpec]] = {
         "specialities": rt.TableSpec(
-            rt.TableSchema("specialities", "Speciality", "code", None, (), (), {}),
-            SPEC_Speciality,
-            (),
+            schema=rt.TableSchema(
+                name="specialities",
+                entity="Speciality",
+                key="code",
+                auto_prefix=None,
+                uniques=(),
+                refs=(),
+            ),
+            row=SPEC_Speciality,
         ),
         "dentists": rt.TableSpec(
-            rt.TableSchema("dentists", "Dentist", "dentist_id", None, (), (), {}), SPEC_Dentist, ()
+            schema=rt.TableSchema(
+                name="dentists",
+                entity="Dentist",
+                key="dentist_id",
+                auto_prefix=None,
+                uniques=(),
+                refs=(),
+            ),
+            row=SPEC_Dentist,
         ),
         "dentist_specialities": rt.TableSpec(
-            rt.TableSchema(
-                "dentist_specialities",
-                "DentistSpeciality",
-                "link_id",
-                "DS",
-                (("dentist", "speciality"),),
-                (
-                    rt.RefField("dentist_specialities", "dentist", "dentists", "cascade"),
-                    rt.RefField("dentist_specialities", "speciality", "specialities", "restrict"),
+            schema=rt.TableSchema(
+                name="dentist_specialities",
+                entity="DentistSpeciality",
+                key="link_id",
+                auto_prefix="DS",
+                uniques=(("dentist", "speciality"),),
+                refs=(
+                    rt.RefField(
+                        child_table="dentist_specialities",
+                        field="dentist",
+                        parent_table="dentists",
+                        on_delete="cascade",
+                    ),
+                    rt.RefField(
+                        child_table="dentist_specialities",
+                        field="speciality",
+                        parent_table="specialities",
+                        on_delete="restrict",
+                    ),
                 ),
-                {},
             ),
-            SPEC_DentistSpeciality,
-            (),
+            row=SPEC_DentistSpeciality,
         ),
         "working_hours": rt.TableSpec(
-            rt.TableSchema(
-                "working_hours",
-                "WorkingHours",
-                "hours_id",
-                "WH",
-                (("dentist", "day"),),
-                (rt.RefField("working_hours", "dentist", "dentists", "cascade"),),
-                {},
+            schema=rt.TableSchema(
+                name="working_hours",
+                entity="WorkingHours",
+                key="hours_id",
+                auto_prefix="WH",
+                uniques=(("dentist", "day"),),
+                refs=(
+                    rt.RefField(
+                        child_table="working_hours",
+                        field="dentist",
+                        parent_table="dentists",
+                        on_delete="cascade",
+                    ),
+                ),
             ),
-            SPEC_WorkingHours,
-            (),
+            row=SPEC_WorkingHours,
         ),
         "rooms": rt.TableSpec(
-            rt.TableSchema("rooms", "Room", "room_id", None, (), (), {}), SPEC_Room, ()
+            schema=rt.TableSchema(
+                name="rooms", entity="Room", key="room_id", auto_prefix=None, uniques=(), refs=()
+            ),
+            row=SPEC_Room,
         ),
         "treatments": rt.TableSpec(
-            rt.TableSchema(
-                "treatments",
-                "Treatment",
-                "code",
-                None,
-                (),
-                (rt.RefField("treatments", "speciality", "specialities", "restrict"),),
-                {},
+            schema=rt.TableSchema(
+                name="treatments",
+                entity="Treatment",
+                key="code",
+                auto_prefix=None,
+                uniques=(),
+                refs=(
+                    rt.RefField(
+                        child_table="treatments",
+                        field="speciality",
+                        parent_table="specialities",
+                        on_delete="restrict",
+                    ),
+                ),
             ),
-            SPEC_Treatment,
-            (),
+            row=SPEC_Treatment,
         ),
         "patients": rt.TableSpec(
-            rt.TableSchema("patients", "Patient", "patient_id", "P", (("phone",),), (), {}),
-            SPEC_Patient,
-            (),
+            schema=rt.TableSchema(
+                name="patients",
+                entity="Patient",
+                key="patient_id",
+                auto_prefix="P",
+                uniques=(("phone",),),
+                refs=(),
+            ),
+            row=SPEC_Patient,
         ),
         "appointments": rt.TableSpec(
-            rt.TableSchema(
-                "appointments",
-                "Appointment",
-                "appointment_id",
-                "APT",
-                (),
-                (
-                    rt.RefField("appointments", "patient", "patients", "restrict"),
-                    rt.RefField("appointments", "dentist", "dentists", "restrict"),
-                    rt.RefField("appointments", "room", "rooms", "restrict"),
-                    rt.RefField("appointments", "treatment", "treatments", "restrict"),
+            schema=rt.TableSchema(
+                name="appointments",
+                entity="Appointment",
+                key="appointment_id",
+                auto_prefix="APT",
+                uniques=(),
+                refs=(
+                    rt.RefField(
+                        child_table="appointments",
+                        field="patient",
+                        parent_table="patients",
+                        on_delete="restrict",
+                    ),
+                    rt.RefField(
+                        child_table="appointments",
+                        field="dentist",
+                        parent_table="dentists",
+                        on_delete="restrict",
+                    ),
+                    rt.RefField(
+                        child_table="appointments",
+                        field="room",
+                        parent_table="rooms",
+                        on_delete="restrict",
+                    ),
+                    rt.RefField(
+                        child_table="appointments",
+                        field="treatment",
+                        parent_table="treatments",
+                        on_delete="restrict",
+                    ),
                 ),
-                {
+                transitions={
                     "status": {
                         AppointmentStatus.checked_in: frozenset({AppointmentStatus.completed}),
                         AppointmentStatus.confirmed: frozenset(
@@ -388,481 +551,485 @@ class ClinicSchedulingEnv(rt.Environment):
                     }
                 },
             ),
-            SPEC_Appointment,
-            (),
+            row=SPEC_Appointment,
         ),
         "reminders": rt.TableSpec(
-            rt.TableSchema(
-                "reminders",
-                "Reminder",
-                "reminder_id",
-                "REM",
-                (),
-                (
-                    rt.RefField("reminders", "patient", "patients", "cascade"),
-                    rt.RefField("reminders", "appointment", "appointments", "none"),
+            schema=rt.TableSchema(
+                name="reminders",
+                entity="Reminder",
+                key="reminder_id",
+                auto_prefix="REM",
+                uniques=(),
+                refs=(
+                    rt.RefField(
+                        child_table="reminders",
+                        field="patient",
+                        parent_table="patients",
+                        on_delete="cascade",
+                    ),
+                    rt.RefField(
+                        child_table="reminders",
+                        field="appointment",
+                        parent_table="appointments",
+                        on_delete="none",
+                    ),
                 ),
-                {},
             ),
-            SPEC_Reminder,
-            (),
+            row=SPEC_Reminder,
         ),
     }
     SCALARS: ClassVar[dict[str, rt.ScalarSpec]] = {
-        "now": rt.ScalarSpec("now", rt.DATETIME, None),
+        "now": rt.ScalarSpec(name="now", spec=rt.DATETIME),
     }
     TOOLS: ClassVar[dict[str, rt.ToolSpec]] = {
         "list_dentists": rt.ToolSpec(
-            "list_dentists",
-            "query",
-            "Dentists with their speciality codes and working days, optionally only those qualified\nfor one speciality.",
-            (
+            name="list_dentists",
+            kind="query",
+            description="Dentists with their speciality codes and working days, optionally only those qualified\nfor one speciality.",
+            params=(
                 rt.ParamSpec(
-                    "speciality_code",
-                    rt.OptionalSpec(rt.STR),
-                    False,
-                    lambda: None,
-                    "only dentists with this speciality, e.g. HYG",
-                    "speciality_code",
+                    name="speciality_code",
+                    spec=rt.OptionalSpec(rt.STR),
+                    required=False,
+                    default=lambda: None,
+                    description="only dentists with this speciality, e.g. HYG",
                 ),
             ),
-            rt.ListSpec(SPEC_DentistProfile),
-            "_impl_list_dentists",
-            (),
-            (),
-            (),
+            result=rt.ListSpec(SPEC_DentistProfile),
+            impl="_impl_list_dentists",
+            json_arguments="_json_list_dentists",
         ),
         "list_treatments": rt.ToolSpec(
-            "list_treatments",
-            "query",
-            "The treatments the clinic offers, with duration, required speciality and whether they\nneed an x-ray room.",
-            (),
-            rt.ListSpec(SPEC_Treatment),
-            "_impl_list_treatments",
-            (),
-            (),
-            (),
+            name="list_treatments",
+            kind="query",
+            description="The treatments the clinic offers, with duration, required speciality and whether they\nneed an x-ray room.",
+            params=(),
+            result=rt.ListSpec(SPEC_Treatment),
+            impl="_impl_list_treatments",
+            json_arguments="_json_list_treatments",
         ),
         "get_working_hours": rt.ToolSpec(
-            "get_working_hours",
-            "query",
-            "A dentist's weekly working hours, Monday first (opens/closes in minutes after\nmidnight).",
-            (rt.ParamSpec("dentist_id", rt.STR, True, None, "the dentist", "dentist_id"),),
-            rt.ListSpec(SPEC_WorkingHours),
-            "_impl_get_working_hours",
-            (),
-            (),
-            (),
+            name="get_working_hours",
+            kind="query",
+            description="A dentist's weekly working hours, Monday first (opens/closes in minutes after\nmidnight).",
+            params=(
+                rt.ParamSpec(
+                    name="dentist_id", spec=rt.STR, required=True, description="the dentist"
+                ),
+            ),
+            result=rt.ListSpec(SPEC_WorkingHours),
+            impl="_impl_get_working_hours",
+            json_arguments="_json_get_working_hours",
         ),
         "find_free_slots": rt.ToolSpec(
-            "find_free_slots",
-            "query",
-            "Start times on one day when the dentist is working and free for the whole treatment,\neach with a free suitable room, earliest first. Slots start on the quarter hour and\nnever in the past.",
-            (
-                rt.ParamSpec("dentist_id", rt.STR, True, None, "the dentist", "dentist_id"),
+            name="find_free_slots",
+            kind="query",
+            description="Start times on one day when the dentist is working and free for the whole treatment,\neach with a free suitable room, earliest first. Slots start on the quarter hour and\nnever in the past.",
+            params=(
                 rt.ParamSpec(
-                    "treatment_code", rt.STR, True, None, "the treatment to book", "treatment_code"
+                    name="dentist_id", spec=rt.STR, required=True, description="the dentist"
                 ),
-                rt.ParamSpec("day", rt.DATE, True, None, "the day to search", "day"),
+                rt.ParamSpec(
+                    name="treatment_code",
+                    spec=rt.STR,
+                    required=True,
+                    description="the treatment to book",
+                ),
+                rt.ParamSpec(
+                    name="day", spec=rt.DATE, required=True, description="the day to search"
+                ),
             ),
-            rt.ListSpec(SPEC_Slot),
-            "_impl_find_free_slots",
-            (),
-            (),
-            (),
+            result=rt.ListSpec(SPEC_Slot),
+            impl="_impl_find_free_slots",
+            json_arguments="_json_find_free_slots",
         ),
         "get_dentist_schedule": rt.ToolSpec(
-            "get_dentist_schedule",
-            "query",
-            "A dentist's appointments on one day that are not cancelled, by start time.",
-            (
-                rt.ParamSpec("dentist_id", rt.STR, True, None, "the dentist", "dentist_id"),
-                rt.ParamSpec("day", rt.DATE, True, None, "the day", "day"),
+            name="get_dentist_schedule",
+            kind="query",
+            description="A dentist's appointments on one day that are not cancelled, by start time.",
+            params=(
+                rt.ParamSpec(
+                    name="dentist_id", spec=rt.STR, required=True, description="the dentist"
+                ),
+                rt.ParamSpec(name="day", spec=rt.DATE, required=True, description="the day"),
             ),
-            rt.ListSpec(SPEC_Appointment),
-            "_impl_get_dentist_schedule",
-            (),
-            (),
-            (),
+            result=rt.ListSpec(SPEC_Appointment),
+            impl="_impl_get_dentist_schedule",
+            json_arguments="_json_get_dentist_schedule",
         ),
         "find_patients": rt.ToolSpec(
-            "find_patients",
-            "query",
-            "Patients whose name contains the text, ignoring case.",
-            (rt.ParamSpec("name", rt.STR, True, None, "part of the name, any case", "name"),),
-            rt.ListSpec(SPEC_Patient),
-            "_impl_find_patients",
-            (),
-            (),
-            (),
+            name="find_patients",
+            kind="query",
+            description="Patients whose name contains the text, ignoring case.",
+            params=(
+                rt.ParamSpec(
+                    name="name",
+                    spec=rt.STR,
+                    required=True,
+                    description="part of the name, any case",
+                ),
+            ),
+            result=rt.ListSpec(SPEC_Patient),
+            impl="_impl_find_patients",
+            json_arguments="_json_find_patients",
         ),
         "get_patient_appointments": rt.ToolSpec(
-            "get_patient_appointments",
-            "query",
-            "A patient's appointments by start time: by default only those that have not started\nyet (of any status).",
-            (
-                rt.ParamSpec("patient_id", rt.STR, True, None, "the patient", "patient_id"),
+            name="get_patient_appointments",
+            kind="query",
+            description="A patient's appointments by start time: by default only those that have not started\nyet (of any status).",
+            params=(
                 rt.ParamSpec(
-                    "include_past",
-                    rt.BOOL,
-                    False,
-                    lambda: False,
-                    "also list appointments that already started",
-                    "include_past",
+                    name="patient_id", spec=rt.STR, required=True, description="the patient"
+                ),
+                rt.ParamSpec(
+                    name="include_past",
+                    spec=rt.BOOL,
+                    required=False,
+                    default=lambda: False,
+                    description="also list appointments that already started",
                 ),
             ),
-            rt.ListSpec(SPEC_Appointment),
-            "_impl_get_patient_appointments",
-            (),
-            (),
-            (),
+            result=rt.ListSpec(SPEC_Appointment),
+            impl="_impl_get_patient_appointments",
+            json_arguments="_json_get_patient_appointments",
         ),
         "get_appointment": rt.ToolSpec(
-            "get_appointment",
-            "query",
-            "One appointment.",
-            (
+            name="get_appointment",
+            kind="query",
+            description="One appointment.",
+            params=(
                 rt.ParamSpec(
-                    "appointment_id", rt.STR, True, None, "e.g. APT-0001", "appointment_id"
+                    name="appointment_id", spec=rt.STR, required=True, description="e.g. APT-0001"
                 ),
             ),
-            SPEC_Appointment,
-            "_impl_get_appointment",
-            (),
-            (),
-            (),
+            result=SPEC_Appointment,
+            impl="_impl_get_appointment",
+            json_arguments="_json_get_appointment",
         ),
         "register_patient": rt.ToolSpec(
-            "register_patient",
-            "action",
-            "Register a new patient. Returns the patient with the generated patient_id.",
-            (
-                rt.ParamSpec("name", rt.STR, True, None, "full name", "name"),
+            name="register_patient",
+            kind="action",
+            description="Register a new patient. Returns the patient with the generated patient_id.",
+            params=(
+                rt.ParamSpec(name="name", spec=rt.STR, required=True, description="full name"),
                 rt.ParamSpec(
-                    "phone", rt.STR, True, None, "phone number; unique per patient", "phone"
+                    name="phone",
+                    spec=rt.STR,
+                    required=True,
+                    description="phone number; unique per patient",
                 ),
                 rt.ParamSpec(
-                    "recall_months",
-                    rt.INT,
-                    False,
-                    lambda: 6,
-                    "months between check-ups",
-                    "recall_months",
+                    name="recall_months",
+                    spec=rt.INT,
+                    required=False,
+                    default=lambda: 6,
+                    description="months between check-ups",
                 ),
             ),
-            SPEC_Patient,
-            "_impl_register_patient",
-            (),
-            (),
-            (),
+            result=SPEC_Patient,
+            impl="_impl_register_patient",
+            json_arguments="_json_register_patient",
         ),
         "book_appointment": rt.ToolSpec(
-            "book_appointment",
-            "action",
-            "Request an appointment. The dentist must be qualified for the treatment and working for\nits whole length; the dentist and the room must be free; x-ray treatments need an x-ray\nroom. The appointment starts as requested; confirm it once the patient agrees.",
-            (
-                rt.ParamSpec("patient_id", rt.STR, True, None, "the patient", "patient_id"),
-                rt.ParamSpec("dentist_id", rt.STR, True, None, "the dentist", "dentist_id"),
+            name="book_appointment",
+            kind="action",
+            description="Request an appointment. The dentist must be qualified for the treatment and working for\nits whole length; the dentist and the room must be free; x-ray treatments need an x-ray\nroom. The appointment starts as requested; confirm it once the patient agrees.",
+            params=(
                 rt.ParamSpec(
-                    "treatment_code", rt.STR, True, None, "the treatment", "treatment_code"
+                    name="patient_id", spec=rt.STR, required=True, description="the patient"
                 ),
                 rt.ParamSpec(
-                    "start",
-                    rt.DATETIME,
-                    True,
-                    None,
-                    "start time, on the quarter hour, e.g. 2024-06-11T09:00:00Z",
-                    "start",
+                    name="dentist_id", spec=rt.STR, required=True, description="the dentist"
                 ),
                 rt.ParamSpec(
-                    "room_id",
-                    rt.STR,
-                    True,
-                    None,
-                    "the room; find_free_slots suggests one",
-                    "room_id",
+                    name="treatment_code", spec=rt.STR, required=True, description="the treatment"
+                ),
+                rt.ParamSpec(
+                    name="start",
+                    spec=rt.DATETIME,
+                    required=True,
+                    description="start time, on the quarter hour, e.g. 2024-06-11T09:00:00Z",
+                ),
+                rt.ParamSpec(
+                    name="room_id",
+                    spec=rt.STR,
+                    required=True,
+                    description="the room; find_free_slots suggests one",
                 ),
             ),
-            SPEC_Appointment,
-            "_impl_book_appointment",
-            (
+            result=SPEC_Appointment,
+            impl="_impl_book_appointment",
+            json_arguments="_json_book_appointment",
+            env_invariants=(
                 "_inv_0",
                 "_inv_1",
                 "_inv_2",
                 "_inv_3",
                 "_inv_4",
             ),
-            (),
-            (),
         ),
         "confirm_appointment": rt.ToolSpec(
-            "confirm_appointment",
-            "action",
-            "Confirm a requested appointment after the patient agreed to it.",
-            (
+            name="confirm_appointment",
+            kind="action",
+            description="Confirm a requested appointment after the patient agreed to it.",
+            params=(
                 rt.ParamSpec(
-                    "appointment_id",
-                    rt.STR,
-                    True,
-                    None,
-                    "a requested appointment",
-                    "appointment_id",
+                    name="appointment_id",
+                    spec=rt.STR,
+                    required=True,
+                    description="a requested appointment",
                 ),
             ),
-            SPEC_Appointment,
-            "_impl_confirm_appointment",
-            (
+            result=SPEC_Appointment,
+            impl="_impl_confirm_appointment",
+            json_arguments="_json_confirm_appointment",
+            env_invariants=(
                 "_inv_0",
                 "_inv_1",
                 "_inv_2",
                 "_inv_3",
             ),
-            (),
-            (("appointments", "_inv_4_row", "_inv_4"),),
+            row_env_invariants=(("appointments", "_inv_4_row", "_inv_4"),),
         ),
         "reschedule_appointment": rt.ToolSpec(
-            "reschedule_appointment",
-            "action",
-            "Move a requested or confirmed appointment to another time (same dentist and treatment).\nLike a cancellation, this is only possible at least 24 hours before the current start;\nthe new time must satisfy the same rules as a new booking.",
-            (
+            name="reschedule_appointment",
+            kind="action",
+            description="Move a requested or confirmed appointment to another time (same dentist and treatment).\nLike a cancellation, this is only possible at least 24 hours before the current start;\nthe new time must satisfy the same rules as a new booking.",
+            params=(
                 rt.ParamSpec(
-                    "appointment_id",
-                    rt.STR,
-                    True,
-                    None,
-                    "the appointment to move",
-                    "appointment_id",
+                    name="appointment_id",
+                    spec=rt.STR,
+                    required=True,
+                    description="the appointment to move",
                 ),
                 rt.ParamSpec(
-                    "new_start", rt.DATETIME, True, None, "the new start time", "new_start"
+                    name="new_start",
+                    spec=rt.DATETIME,
+                    required=True,
+                    description="the new start time",
                 ),
                 rt.ParamSpec(
-                    "room_id",
-                    rt.OptionalSpec(rt.STR),
-                    False,
-                    lambda: None,
-                    "a new room; omit to keep the room",
-                    "room_id",
+                    name="room_id",
+                    spec=rt.OptionalSpec(rt.STR),
+                    required=False,
+                    default=lambda: None,
+                    description="a new room; omit to keep the room",
                 ),
             ),
-            SPEC_Appointment,
-            "_impl_reschedule_appointment",
-            (
+            result=SPEC_Appointment,
+            impl="_impl_reschedule_appointment",
+            json_arguments="_json_reschedule_appointment",
+            env_invariants=(
                 "_inv_0",
                 "_inv_1",
                 "_inv_2",
                 "_inv_3",
             ),
-            (),
-            (("appointments", "_inv_4_row", "_inv_4"),),
+            row_env_invariants=(("appointments", "_inv_4_row", "_inv_4"),),
         ),
         "cancel_appointment": rt.ToolSpec(
-            "cancel_appointment",
-            "action",
-            "Cancel a requested or confirmed appointment. A patient cannot cancel less than 24 hours\nbefore the start; the clinic can always cancel.",
-            (
+            name="cancel_appointment",
+            kind="action",
+            description="Cancel a requested or confirmed appointment. A patient cannot cancel less than 24 hours\nbefore the start; the clinic can always cancel.",
+            params=(
                 rt.ParamSpec(
-                    "appointment_id", rt.STR, True, None, "the appointment", "appointment_id"
+                    name="appointment_id", spec=rt.STR, required=True, description="the appointment"
                 ),
-                rt.ParamSpec("reason", rt.STR, True, None, "why it is cancelled", "reason"),
                 rt.ParamSpec(
-                    "by_clinic",
-                    rt.BOOL,
-                    False,
-                    lambda: False,
-                    "the clinic cancels (e.g. the dentist is ill): the 24-hour rule does not apply",
-                    "by_clinic",
+                    name="reason", spec=rt.STR, required=True, description="why it is cancelled"
+                ),
+                rt.ParamSpec(
+                    name="by_clinic",
+                    spec=rt.BOOL,
+                    required=False,
+                    default=lambda: False,
+                    description="the clinic cancels (e.g. the dentist is ill): the 24-hour rule does not apply",
                 ),
             ),
-            SPEC_Appointment,
-            "_impl_cancel_appointment",
-            (
+            result=SPEC_Appointment,
+            impl="_impl_cancel_appointment",
+            json_arguments="_json_cancel_appointment",
+            env_invariants=(
                 "_inv_0",
                 "_inv_1",
                 "_inv_2",
                 "_inv_3",
             ),
-            (),
-            (("appointments", "_inv_4_row", "_inv_4"),),
+            row_env_invariants=(("appointments", "_inv_4_row", "_inv_4"),),
         ),
         "check_in_patient": rt.ToolSpec(
-            "check_in_patient",
-            "action",
-            "Check in a patient who arrived for a confirmed appointment (from an hour before the\nstart until its end).",
-            (
+            name="check_in_patient",
+            kind="action",
+            description="Check in a patient who arrived for a confirmed appointment (from an hour before the\nstart until its end).",
+            params=(
                 rt.ParamSpec(
-                    "appointment_id",
-                    rt.STR,
-                    True,
-                    None,
-                    "today's confirmed appointment",
-                    "appointment_id",
+                    name="appointment_id",
+                    spec=rt.STR,
+                    required=True,
+                    description="today's confirmed appointment",
                 ),
             ),
-            SPEC_Appointment,
-            "_impl_check_in_patient",
-            (
+            result=SPEC_Appointment,
+            impl="_impl_check_in_patient",
+            json_arguments="_json_check_in_patient",
+            env_invariants=(
                 "_inv_0",
                 "_inv_1",
                 "_inv_2",
                 "_inv_3",
             ),
-            (),
-            (("appointments", "_inv_4_row", "_inv_4"),),
+            row_env_invariants=(("appointments", "_inv_4_row", "_inv_4"),),
         ),
         "complete_appointment": rt.ToolSpec(
-            "complete_appointment",
-            "action",
-            "Record that a checked-in patient was treated; this sets the patient's last visit (the\nbasis of recall reminders).",
-            (
+            name="complete_appointment",
+            kind="action",
+            description="Record that a checked-in patient was treated; this sets the patient's last visit (the\nbasis of recall reminders).",
+            params=(
                 rt.ParamSpec(
-                    "appointment_id",
-                    rt.STR,
-                    True,
-                    None,
-                    "a checked-in appointment",
-                    "appointment_id",
+                    name="appointment_id",
+                    spec=rt.STR,
+                    required=True,
+                    description="a checked-in appointment",
                 ),
             ),
-            SPEC_Appointment,
-            "_impl_complete_appointment",
-            (
+            result=SPEC_Appointment,
+            impl="_impl_complete_appointment",
+            json_arguments="_json_complete_appointment",
+            env_invariants=(
                 "_inv_0",
                 "_inv_1",
                 "_inv_2",
                 "_inv_3",
                 "_inv_4",
             ),
-            (),
-            (),
         ),
         "mark_no_show": rt.ToolSpec(
-            "mark_no_show",
-            "action",
-            "Record that the patient did not come (possible from 15 minutes after the start).",
-            (
+            name="mark_no_show",
+            kind="action",
+            description="Record that the patient did not come (possible from 15 minutes after the start).",
+            params=(
                 rt.ParamSpec(
-                    "appointment_id",
-                    rt.STR,
-                    True,
-                    None,
-                    "a confirmed appointment the patient missed",
-                    "appointment_id",
+                    name="appointment_id",
+                    spec=rt.STR,
+                    required=True,
+                    description="a confirmed appointment the patient missed",
                 ),
             ),
-            SPEC_Appointment,
-            "_impl_mark_no_show",
-            (
+            result=SPEC_Appointment,
+            impl="_impl_mark_no_show",
+            json_arguments="_json_mark_no_show",
+            env_invariants=(
                 "_inv_0",
                 "_inv_1",
                 "_inv_2",
                 "_inv_3",
             ),
-            (),
-            (("appointments", "_inv_4_row", "_inv_4"),),
+            row_env_invariants=(("appointments", "_inv_4_row", "_inv_4"),),
         ),
         "advance_clock": rt.ToolSpec(
-            "advance_clock",
-            "action",
-            "Move the clinic's clock forward. Nothing happens by itself when time passes.",
-            (
+            name="advance_clock",
+            kind="action",
+            description="Move the clinic's clock forward. Nothing happens by itself when time passes.",
+            params=(
                 rt.ParamSpec(
-                    "to",
-                    rt.DATETIME,
-                    True,
-                    None,
-                    "the new current time; never earlier than now",
-                    "to",
+                    name="to",
+                    spec=rt.DATETIME,
+                    required=True,
+                    description="the new current time; never earlier than now",
                 ),
             ),
-            rt.DATETIME,
-            "_impl_advance_clock",
-            ("_inv_4",),
-            (),
-            (),
+            result=rt.DATETIME,
+            impl="_impl_advance_clock",
+            json_arguments="_json_advance_clock",
+            env_invariants=("_inv_4",),
         ),
         "set_working_hours": rt.ToolSpec(
-            "set_working_hours",
-            "action",
-            "Set (or replace) a dentist's working hours on one weekday. Upcoming appointments must\nstill fit; move or cancel them first.",
-            (
-                rt.ParamSpec("dentist_id", rt.STR, True, None, "the dentist", "dentist_id"),
-                rt.ParamSpec("day", SPEC_Weekday, True, None, "the weekday", "day"),
-                rt.ParamSpec("opens", rt.STR, True, None, "start, HH:MM, e.g. 08:00", "opens"),
-                rt.ParamSpec("closes", rt.STR, True, None, "end, HH:MM, e.g. 17:00", "closes"),
-            ),
-            SPEC_WorkingHours,
-            "_impl_set_working_hours",
-            ("_inv_2",),
-            (),
-            (),
-        ),
-        "add_dentist_speciality": rt.ToolSpec(
-            "add_dentist_speciality",
-            "action",
-            "Record that a dentist is qualified for a speciality.",
-            (
-                rt.ParamSpec("dentist_id", rt.STR, True, None, "the dentist", "dentist_id"),
-                rt.ParamSpec("speciality_code", rt.STR, True, None, "e.g. ENDO", "speciality_code"),
-            ),
-            SPEC_DentistSpeciality,
-            "_impl_add_dentist_speciality",
-            ("_inv_3",),
-            (),
-            (),
-        ),
-        "remove_dentist_speciality": rt.ToolSpec(
-            "remove_dentist_speciality",
-            "action",
-            "Remove a dentist's speciality. Not possible while upcoming appointments need it.",
-            (
-                rt.ParamSpec("dentist_id", rt.STR, True, None, "the dentist", "dentist_id"),
+            name="set_working_hours",
+            kind="action",
+            description="Set (or replace) a dentist's working hours on one weekday. Upcoming appointments must\nstill fit; move or cancel them first.",
+            params=(
                 rt.ParamSpec(
-                    "speciality_code",
-                    rt.STR,
-                    True,
-                    None,
-                    "the speciality to remove",
-                    "speciality_code",
+                    name="dentist_id", spec=rt.STR, required=True, description="the dentist"
+                ),
+                rt.ParamSpec(
+                    name="day", spec=SPEC_Weekday, required=True, description="the weekday"
+                ),
+                rt.ParamSpec(
+                    name="opens", spec=rt.STR, required=True, description="start, HH:MM, e.g. 08:00"
+                ),
+                rt.ParamSpec(
+                    name="closes", spec=rt.STR, required=True, description="end, HH:MM, e.g. 17:00"
                 ),
             ),
-            rt.STR,
-            "_impl_remove_dentist_speciality",
-            ("_inv_3",),
-            (),
-            (),
+            result=SPEC_WorkingHours,
+            impl="_impl_set_working_hours",
+            json_arguments="_json_set_working_hours",
+            env_invariants=("_inv_2",),
+        ),
+        "add_dentist_speciality": rt.ToolSpec(
+            name="add_dentist_speciality",
+            kind="action",
+            description="Record that a dentist is qualified for a speciality.",
+            params=(
+                rt.ParamSpec(
+                    name="dentist_id", spec=rt.STR, required=True, description="the dentist"
+                ),
+                rt.ParamSpec(
+                    name="speciality_code", spec=rt.STR, required=True, description="e.g. ENDO"
+                ),
+            ),
+            result=SPEC_DentistSpeciality,
+            impl="_impl_add_dentist_speciality",
+            json_arguments="_json_add_dentist_speciality",
+            env_invariants=("_inv_3",),
+        ),
+        "remove_dentist_speciality": rt.ToolSpec(
+            name="remove_dentist_speciality",
+            kind="action",
+            description="Remove a dentist's speciality. Not possible while upcoming appointments need it.",
+            params=(
+                rt.ParamSpec(
+                    name="dentist_id", spec=rt.STR, required=True, description="the dentist"
+                ),
+                rt.ParamSpec(
+                    name="speciality_code",
+                    spec=rt.STR,
+                    required=True,
+                    description="the speciality to remove",
+                ),
+            ),
+            result=rt.STR,
+            impl="_impl_remove_dentist_speciality",
+            json_arguments="_json_remove_dentist_speciality",
+            env_invariants=("_inv_3",),
         ),
         "send_appointment_reminders": rt.ToolSpec(
-            "send_appointment_reminders",
-            "action",
-            "Remind patients of their confirmed appointments that start within the next 24 hours;\neach appointment is reminded once.",
-            (),
-            rt.ListSpec(SPEC_Reminder),
-            "_impl_send_appointment_reminders",
-            (),
-            (),
-            (),
+            name="send_appointment_reminders",
+            kind="action",
+            description="Remind patients of their confirmed appointments that start within the next 24 hours;\neach appointment is reminded once.",
+            params=(),
+            result=rt.ListSpec(SPEC_Reminder),
+            impl="_impl_send_appointment_reminders",
+            json_arguments="_json_send_appointment_reminders",
         ),
         "send_recall_reminders": rt.ToolSpec(
-            "send_recall_reminders",
-            "action",
-            "Send a recall reminder to every patient due for a check-up: the last visit was at least\nrecall_months ago, nothing is booked ahead, and no recall reminder went out in the last\n30 days.",
-            (),
-            rt.ListSpec(SPEC_Reminder),
-            "_impl_send_recall_reminders",
-            (),
-            (),
-            (),
+            name="send_recall_reminders",
+            kind="action",
+            description="Send a recall reminder to every patient due for a check-up: the last visit was at least\nrecall_months ago, nothing is booked ahead, and no recall reminder went out in the last\n30 days.",
+            params=(),
+            result=rt.ListSpec(SPEC_Reminder),
+            impl="_impl_send_recall_reminders",
+            json_arguments="_json_send_recall_reminders",
         ),
     }
     TASKS: ClassVar[dict[str, rt.TaskSpec]] = {
         "book_cleaning": rt.TaskSpec(
-            "book_cleaning",
-            "Nora Berg wants a hygiene cleaning on Tuesday 11 June 2024 with Dr. Lind, at the\nearliest free time that day. Book it and confirm it (she agreed on the phone).",
-            "_init_book_cleaning",
-            None,
-            "_solve_book_cleaning",
-            (
+            name="book_cleaning",
+            instruction="Nora Berg wants a hygiene cleaning on Tuesday 11 June 2024 with Dr. Lind, at the\nearliest free time that day. Book it and confirm it (she agreed on the phone).",
+            init="_init_book_cleaning",
+            init_data=None,
+            solve="_solve_book_cleaning",
+            checks=(
                 (
                     "Nora has a confirmed cleaning with Dr. Lind at 08:45 on 11 June",
                     "_check_book_cleaning_0",
@@ -872,12 +1039,12 @@ class ClinicSchedulingEnv(rt.Environment):
             ),
         ),
         "move_filling_keep_checkup": rt.TaskSpec(
-            "move_filling_keep_checkup",
-            "It's Monday 10 June, 10:00. Ola Dahl (P-0002) can't make either of her appointments\nthis week. Tomorrow's check-up should be cancelled if the clinic's policy still allows it\n(reason: \"travelling\"); her filling on Thursday should instead be moved to Friday 14 June\nat 10:00, same dentist and room.",
-            "_init_move_filling_keep_checkup",
-            None,
-            "_solve_move_filling_keep_checkup",
-            (
+            name="move_filling_keep_checkup",
+            instruction="It's Monday 10 June, 10:00. Ola Dahl (P-0002) can't make either of her appointments\nthis week. Tomorrow's check-up should be cancelled if the clinic's policy still allows it\n(reason: \"travelling\"); her filling on Thursday should instead be moved to Friday 14 June\nat 10:00, same dentist and room.",
+            init="_init_move_filling_keep_checkup",
+            init_data=None,
+            solve="_solve_move_filling_keep_checkup",
+            checks=(
                 (
                     "the filling is on Friday 14 June, 10:00-11:00, still confirmed",
                     "_check_move_filling_keep_checkup_0",
@@ -889,12 +1056,12 @@ class ClinicSchedulingEnv(rt.Environment):
             ),
         ),
         "monday_reminders": rt.TaskSpec(
-            "monday_reminders",
-            "Start of the day: set the clinic clock to Monday 1 July 2024, 08:00 UTC, then send\nthe recall reminders that are due and the reminders for tomorrow's appointments.",
-            "_init_monday_reminders",
-            None,
-            "_solve_monday_reminders",
-            (
+            name="monday_reminders",
+            instruction="Start of the day: set the clinic clock to Monday 1 July 2024, 08:00 UTC, then send\nthe recall reminders that are due and the reminders for tomorrow's appointments.",
+            init="_init_monday_reminders",
+            init_data=None,
+            solve="_solve_monday_reminders",
+            checks=(
                 ("the clock is Monday 1 July, 08:00", "_check_monday_reminders_0"),
                 (
                     "only Nora got a new recall reminder (Lea is booked, Omar was reminded recently)",
@@ -904,12 +1071,12 @@ class ClinicSchedulingEnv(rt.Environment):
             ),
         ),
         "run_the_morning": rt.TaskSpec(
-            "run_the_morning",
-            "It's 08:50 on Tuesday 11 June 2024. Nora Berg (APT-0001, 09:00 with Dr. Holm) has just\narrived: check her in. At 09:35 her check-up is done: record it as completed. Ivan Sok\n(APT-0002, 09:00 with Dr. Lind) never showed up: record that too.",
-            "_init_run_the_morning",
-            None,
-            "_solve_run_the_morning",
-            (
+            name="run_the_morning",
+            instruction="It's 08:50 on Tuesday 11 June 2024. Nora Berg (APT-0001, 09:00 with Dr. Holm) has just\narrived: check her in. At 09:35 her check-up is done: record it as completed. Ivan Sok\n(APT-0002, 09:00 with Dr. Lind) never showed up: record that too.",
+            init="_init_run_the_morning",
+            init_data=None,
+            solve="_solve_run_the_morning",
+            checks=(
                 ("Nora's check-up is completed", "_check_run_the_morning_0"),
                 ("Nora's last visit is today", "_check_run_the_morning_1"),
                 (
@@ -919,12 +1086,12 @@ class ClinicSchedulingEnv(rt.Environment):
             ),
         ),
         "root_canal_after_certification": rt.TaskSpec(
-            "root_canal_after_certification",
-            "Dr. Holm (D1) has just completed her endodontics certification (speciality ENDO); record\nit. Then book a root canal for Lea Falk (P-0003) with her on Wednesday 12 June 2024 at\n13:00 (Lea agreed, so confirm it). Root canals need an x-ray room.",
-            "_init_root_canal_after_certification",
-            None,
-            "_solve_root_canal_after_certification",
-            (
+            name="root_canal_after_certification",
+            instruction="Dr. Holm (D1) has just completed her endodontics certification (speciality ENDO); record\nit. Then book a root canal for Lea Falk (P-0003) with her on Wednesday 12 June 2024 at\n13:00 (Lea agreed, so confirm it). Root canals need an x-ray room.",
+            init="_init_root_canal_after_certification",
+            init_data=None,
+            solve="_solve_root_canal_after_certification",
+            checks=(
                 ("Dr. Holm is an endodontist now", "_check_root_canal_after_certification_0"),
                 (
                     "Lea's root canal is confirmed for 12 June 13:00-14:30 in the x-ray room",
@@ -933,12 +1100,12 @@ class ClinicSchedulingEnv(rt.Environment):
             ),
         ),
         "retire_hygiene_speciality": rt.TaskSpec(
-            "retire_hygiene_speciality",
-            'It\'s Monday 10 June 2024, 09:00. Dr. Lind (D2) stops doing hygiene cleanings as of\ntoday. The clinic cancels her one upcoming cleaning (reason: "Dr. Lind no longer offers\ncleanings"; the clinic cancels, so the 24-hour rule does not apply), then removes her\nHYG speciality. Her general dentistry work stays as it is.',
-            "_init_retire_hygiene_speciality",
-            None,
-            "_solve_retire_hygiene_speciality",
-            (
+            name="retire_hygiene_speciality",
+            instruction='It\'s Monday 10 June 2024, 09:00. Dr. Lind (D2) stops doing hygiene cleanings as of\ntoday. The clinic cancels her one upcoming cleaning (reason: "Dr. Lind no longer offers\ncleanings"; the clinic cancels, so the 24-hour rule does not apply), then removes her\nHYG speciality. Her general dentistry work stays as it is.',
+            init="_init_retire_hygiene_speciality",
+            init_data=None,
+            solve="_solve_retire_hygiene_speciality",
+            checks=(
                 (
                     "Dr. Lind no longer has the hygiene speciality, but still general dentistry",
                     "_check_retire_hygiene_speciality_0",
@@ -951,24 +1118,24 @@ class ClinicSchedulingEnv(rt.Environment):
             ),
         ),
         "hygienist_days_question": rt.TaskSpec(
-            "hygienist_days_question",
-            "Which of our dentists do hygiene cleanings (speciality HYG), and on which weekdays do\nthey work?",
-            None,
-            '{"appointments": [{"appointment_id": "APT-0001", "booked_at": "2024-06-01T09:00:00Z", "cancel_reason": null, "cancelled_at": null, "dentist": "D2", "end": "2024-06-11T08:45:00Z", "patient": "P-0002", "room": "R2", "start": "2024-06-11T08:00:00Z", "status": "confirmed", "treatment": "HYG-CLEAN"}, {"appointment_id": "APT-0002", "booked_at": "2024-06-02T09:00:00Z", "cancel_reason": null, "cancelled_at": null, "dentist": "D1", "end": "2024-06-11T09:00:00Z", "patient": "P-0003", "room": "R1", "start": "2024-06-11T08:30:00Z", "status": "confirmed", "treatment": "CHECKUP"}, {"appointment_id": "APT-0003", "booked_at": "2024-06-05T14:00:00Z", "cancel_reason": null, "cancelled_at": null, "dentist": "D1", "end": "2024-06-12T11:00:00Z", "patient": "P-0001", "room": "R2", "start": "2024-06-12T10:00:00Z", "status": "requested", "treatment": "FILLING"}, {"appointment_id": "APT-0004", "booked_at": "2024-06-03T11:00:00Z", "cancel_reason": null, "cancelled_at": null, "dentist": "D3", "end": "2024-06-10T14:00:00Z", "patient": "P-0003", "room": "R3", "start": "2024-06-10T13:00:00Z", "status": "confirmed", "treatment": "FILLING"}], "dentist_specialities": [{"dentist": "D1", "link_id": "DS-0001", "speciality": "GEN"}, {"dentist": "D1", "link_id": "DS-0002", "speciality": "ENDO"}, {"dentist": "D2", "link_id": "DS-0003", "speciality": "HYG"}, {"dentist": "D3", "link_id": "DS-0004", "speciality": "GEN"}], "dentists": [{"dentist_id": "D1", "name": "Dr. Holm"}, {"dentist_id": "D2", "name": "Dr. Lind"}, {"dentist_id": "D3", "name": "Dr. Sund"}], "now": "2024-06-07T10:00:00Z", "patients": [{"last_visit": "2023-11-20", "name": "Nora Berg", "patient_id": "P-0001", "phone": "+46 70 111 22 33", "recall_months": 6}, {"last_visit": null, "name": "Ivan Sok", "patient_id": "P-0002", "phone": "+46 70 444 55 66", "recall_months": 6}, {"last_visit": "2024-01-15", "name": "Lea Falk", "patient_id": "P-0003", "phone": "+46 70 777 88 99", "recall_months": 6}], "reminders": [], "rooms": [{"has_xray": true, "name": "Room 1", "room_id": "R1"}, {"has_xray": false, "name": "Room 2", "room_id": "R2"}, {"has_xray": false, "name": "Room 3", "room_id": "R3"}], "specialities": [{"code": "GEN", "name": "General dentistry"}, {"code": "HYG", "name": "Dental hygiene"}, {"code": "ENDO", "name": "Endodontics"}], "treatments": [{"code": "CHECKUP", "duration_minutes": 30, "name": "Check-up", "needs_xray": true, "speciality": "GEN"}, {"code": "HYG-CLEAN", "duration_minutes": 45, "name": "Hygiene cleaning", "needs_xray": false, "speciality": "HYG"}, {"code": "FILLING", "duration_minutes": 60, "name": "Filling", "needs_xray": false, "speciality": "GEN"}, {"code": "ROOT-CANAL", "duration_minutes": 90, "name": "Root canal treatment", "needs_xray": true, "speciality": "ENDO"}], "working_hours": [{"closes": 1020, "day": "monday", "dentist": "D1", "hours_id": "WH-0001", "opens": 480}, {"closes": 1020, "day": "tuesday", "dentist": "D1", "hours_id": "WH-0002", "opens": 480}, {"closes": 1020, "day": "wednesday", "dentist": "D1", "hours_id": "WH-0003", "opens": 480}, {"closes": 720, "day": "tuesday", "dentist": "D2", "hours_id": "WH-0004", "opens": 480}, {"closes": 960, "day": "thursday", "dentist": "D2", "hours_id": "WH-0005", "opens": 480}, {"closes": 1080, "day": "monday", "dentist": "D3", "hours_id": "WH-0006", "opens": 720}, {"closes": 720, "day": "friday", "dentist": "D3", "hours_id": "WH-0007", "opens": 480}]}',
-            "_solve_hygienist_days_question",
-            (
+            name="hygienist_days_question",
+            instruction="Which of our dentists do hygiene cleanings (speciality HYG), and on which weekdays do\nthey work?",
+            init=None,
+            init_data=INIT_CLINIC_SCHEDULING_WEEK,
+            solve="_solve_hygienist_days_question",
+            checks=(
                 ("names Dr. Lind and no other dentist", "_check_hygienist_days_question_0"),
                 ("gives her working days", "_check_hygienist_days_question_1"),
             ),
             answer="Only Dr. Lind (D2) does hygiene cleanings; she works on Tuesdays and Thursdays.",
         ),
         "xray_treatments_question": rt.TaskSpec(
-            "xray_treatments_question",
-            "A patient asks which of our treatments need an x-ray room and how long each of those\ntakes.",
-            None,
-            '{"appointments": [{"appointment_id": "APT-0001", "booked_at": "2024-06-01T09:00:00Z", "cancel_reason": null, "cancelled_at": null, "dentist": "D2", "end": "2024-06-11T08:45:00Z", "patient": "P-0002", "room": "R2", "start": "2024-06-11T08:00:00Z", "status": "confirmed", "treatment": "HYG-CLEAN"}, {"appointment_id": "APT-0002", "booked_at": "2024-06-02T09:00:00Z", "cancel_reason": null, "cancelled_at": null, "dentist": "D1", "end": "2024-06-11T09:00:00Z", "patient": "P-0003", "room": "R1", "start": "2024-06-11T08:30:00Z", "status": "confirmed", "treatment": "CHECKUP"}, {"appointment_id": "APT-0003", "booked_at": "2024-06-05T14:00:00Z", "cancel_reason": null, "cancelled_at": null, "dentist": "D1", "end": "2024-06-12T11:00:00Z", "patient": "P-0001", "room": "R2", "start": "2024-06-12T10:00:00Z", "status": "requested", "treatment": "FILLING"}, {"appointment_id": "APT-0004", "booked_at": "2024-06-03T11:00:00Z", "cancel_reason": null, "cancelled_at": null, "dentist": "D3", "end": "2024-06-10T14:00:00Z", "patient": "P-0003", "room": "R3", "start": "2024-06-10T13:00:00Z", "status": "confirmed", "treatment": "FILLING"}], "dentist_specialities": [{"dentist": "D1", "link_id": "DS-0001", "speciality": "GEN"}, {"dentist": "D1", "link_id": "DS-0002", "speciality": "ENDO"}, {"dentist": "D2", "link_id": "DS-0003", "speciality": "HYG"}, {"dentist": "D3", "link_id": "DS-0004", "speciality": "GEN"}], "dentists": [{"dentist_id": "D1", "name": "Dr. Holm"}, {"dentist_id": "D2", "name": "Dr. Lind"}, {"dentist_id": "D3", "name": "Dr. Sund"}], "now": "2024-06-07T10:00:00Z", "patients": [{"last_visit": "2023-11-20", "name": "Nora Berg", "patient_id": "P-0001", "phone": "+46 70 111 22 33", "recall_months": 6}, {"last_visit": null, "name": "Ivan Sok", "patient_id": "P-0002", "phone": "+46 70 444 55 66", "recall_months": 6}, {"last_visit": "2024-01-15", "name": "Lea Falk", "patient_id": "P-0003", "phone": "+46 70 777 88 99", "recall_months": 6}], "reminders": [], "rooms": [{"has_xray": true, "name": "Room 1", "room_id": "R1"}, {"has_xray": false, "name": "Room 2", "room_id": "R2"}, {"has_xray": false, "name": "Room 3", "room_id": "R3"}], "specialities": [{"code": "GEN", "name": "General dentistry"}, {"code": "HYG", "name": "Dental hygiene"}, {"code": "ENDO", "name": "Endodontics"}], "treatments": [{"code": "CHECKUP", "duration_minutes": 30, "name": "Check-up", "needs_xray": true, "speciality": "GEN"}, {"code": "HYG-CLEAN", "duration_minutes": 45, "name": "Hygiene cleaning", "needs_xray": false, "speciality": "HYG"}, {"code": "FILLING", "duration_minutes": 60, "name": "Filling", "needs_xray": false, "speciality": "GEN"}, {"code": "ROOT-CANAL", "duration_minutes": 90, "name": "Root canal treatment", "needs_xray": true, "speciality": "ENDO"}], "working_hours": [{"closes": 1020, "day": "monday", "dentist": "D1", "hours_id": "WH-0001", "opens": 480}, {"closes": 1020, "day": "tuesday", "dentist": "D1", "hours_id": "WH-0002", "opens": 480}, {"closes": 1020, "day": "wednesday", "dentist": "D1", "hours_id": "WH-0003", "opens": 480}, {"closes": 720, "day": "tuesday", "dentist": "D2", "hours_id": "WH-0004", "opens": 480}, {"closes": 960, "day": "thursday", "dentist": "D2", "hours_id": "WH-0005", "opens": 480}, {"closes": 1080, "day": "monday", "dentist": "D3", "hours_id": "WH-0006", "opens": 720}, {"closes": 720, "day": "friday", "dentist": "D3", "hours_id": "WH-0007", "opens": 480}]}',
-            "_solve_xray_treatments_question",
-            (
+            name="xray_treatments_question",
+            instruction="A patient asks which of our treatments need an x-ray room and how long each of those\ntakes.",
+            init=None,
+            init_data=INIT_CLINIC_SCHEDULING_WEEK,
+            solve="_solve_xray_treatments_question",
+            checks=(
                 ("names both x-ray treatments", "_check_xray_treatments_question_0"),
                 ("gives their lengths", "_check_xray_treatments_question_1"),
                 ("lists no treatment without x-ray", "_check_xray_treatments_question_2"),
@@ -976,21 +1143,21 @@ class ClinicSchedulingEnv(rt.Environment):
             answer="Two treatments need an x-ray room: the check-up (30 minutes) and the root canal treatment (90 minutes).",
         ),
         "friday_hours_question": rt.TaskSpec(
-            "friday_hours_question",
-            "When does Dr. Sund (D3) work on Fridays? Give the opening and closing time.",
-            None,
-            '{"appointments": [{"appointment_id": "APT-0001", "booked_at": "2024-06-01T09:00:00Z", "cancel_reason": null, "cancelled_at": null, "dentist": "D2", "end": "2024-06-11T08:45:00Z", "patient": "P-0002", "room": "R2", "start": "2024-06-11T08:00:00Z", "status": "confirmed", "treatment": "HYG-CLEAN"}, {"appointment_id": "APT-0002", "booked_at": "2024-06-02T09:00:00Z", "cancel_reason": null, "cancelled_at": null, "dentist": "D1", "end": "2024-06-11T09:00:00Z", "patient": "P-0003", "room": "R1", "start": "2024-06-11T08:30:00Z", "status": "confirmed", "treatment": "CHECKUP"}, {"appointment_id": "APT-0003", "booked_at": "2024-06-05T14:00:00Z", "cancel_reason": null, "cancelled_at": null, "dentist": "D1", "end": "2024-06-12T11:00:00Z", "patient": "P-0001", "room": "R2", "start": "2024-06-12T10:00:00Z", "status": "requested", "treatment": "FILLING"}, {"appointment_id": "APT-0004", "booked_at": "2024-06-03T11:00:00Z", "cancel_reason": null, "cancelled_at": null, "dentist": "D3", "end": "2024-06-10T14:00:00Z", "patient": "P-0003", "room": "R3", "start": "2024-06-10T13:00:00Z", "status": "confirmed", "treatment": "FILLING"}], "dentist_specialities": [{"dentist": "D1", "link_id": "DS-0001", "speciality": "GEN"}, {"dentist": "D1", "link_id": "DS-0002", "speciality": "ENDO"}, {"dentist": "D2", "link_id": "DS-0003", "speciality": "HYG"}, {"dentist": "D3", "link_id": "DS-0004", "speciality": "GEN"}], "dentists": [{"dentist_id": "D1", "name": "Dr. Holm"}, {"dentist_id": "D2", "name": "Dr. Lind"}, {"dentist_id": "D3", "name": "Dr. Sund"}], "now": "2024-06-07T10:00:00Z", "patients": [{"last_visit": "2023-11-20", "name": "Nora Berg", "patient_id": "P-0001", "phone": "+46 70 111 22 33", "recall_months": 6}, {"last_visit": null, "name": "Ivan Sok", "patient_id": "P-0002", "phone": "+46 70 444 55 66", "recall_months": 6}, {"last_visit": "2024-01-15", "name": "Lea Falk", "patient_id": "P-0003", "phone": "+46 70 777 88 99", "recall_months": 6}], "reminders": [], "rooms": [{"has_xray": true, "name": "Room 1", "room_id": "R1"}, {"has_xray": false, "name": "Room 2", "room_id": "R2"}, {"has_xray": false, "name": "Room 3", "room_id": "R3"}], "specialities": [{"code": "GEN", "name": "General dentistry"}, {"code": "HYG", "name": "Dental hygiene"}, {"code": "ENDO", "name": "Endodontics"}], "treatments": [{"code": "CHECKUP", "duration_minutes": 30, "name": "Check-up", "needs_xray": true, "speciality": "GEN"}, {"code": "HYG-CLEAN", "duration_minutes": 45, "name": "Hygiene cleaning", "needs_xray": false, "speciality": "HYG"}, {"code": "FILLING", "duration_minutes": 60, "name": "Filling", "needs_xray": false, "speciality": "GEN"}, {"code": "ROOT-CANAL", "duration_minutes": 90, "name": "Root canal treatment", "needs_xray": true, "speciality": "ENDO"}], "working_hours": [{"closes": 1020, "day": "monday", "dentist": "D1", "hours_id": "WH-0001", "opens": 480}, {"closes": 1020, "day": "tuesday", "dentist": "D1", "hours_id": "WH-0002", "opens": 480}, {"closes": 1020, "day": "wednesday", "dentist": "D1", "hours_id": "WH-0003", "opens": 480}, {"closes": 720, "day": "tuesday", "dentist": "D2", "hours_id": "WH-0004", "opens": 480}, {"closes": 960, "day": "thursday", "dentist": "D2", "hours_id": "WH-0005", "opens": 480}, {"closes": 1080, "day": "monday", "dentist": "D3", "hours_id": "WH-0006", "opens": 720}, {"closes": 720, "day": "friday", "dentist": "D3", "hours_id": "WH-0007", "opens": 480}]}',
-            "_solve_friday_hours_question",
-            (("gives the Friday hours", "_check_friday_hours_question_0"),),
+            name="friday_hours_question",
+            instruction="When does Dr. Sund (D3) work on Fridays? Give the opening and closing time.",
+            init=None,
+            init_data=INIT_CLINIC_SCHEDULING_WEEK,
+            solve="_solve_friday_hours_question",
+            checks=(("gives the Friday hours", "_check_friday_hours_question_0"),),
             answer="Dr. Sund works on Fridays from 08:00 to 12:00 UTC.",
         ),
         "tuesday_schedule_question": rt.TaskSpec(
-            "tuesday_schedule_question",
-            "What is on Dr. Holm's (D1) schedule for Tuesday 11 June 2024? For each appointment give\nthe time, the patient and the treatment.",
-            None,
-            '{"appointments": [{"appointment_id": "APT-0001", "booked_at": "2024-06-01T09:00:00Z", "cancel_reason": null, "cancelled_at": null, "dentist": "D2", "end": "2024-06-11T08:45:00Z", "patient": "P-0002", "room": "R2", "start": "2024-06-11T08:00:00Z", "status": "confirmed", "treatment": "HYG-CLEAN"}, {"appointment_id": "APT-0002", "booked_at": "2024-06-02T09:00:00Z", "cancel_reason": null, "cancelled_at": null, "dentist": "D1", "end": "2024-06-11T09:00:00Z", "patient": "P-0003", "room": "R1", "start": "2024-06-11T08:30:00Z", "status": "confirmed", "treatment": "CHECKUP"}, {"appointment_id": "APT-0003", "booked_at": "2024-06-05T14:00:00Z", "cancel_reason": null, "cancelled_at": null, "dentist": "D1", "end": "2024-06-12T11:00:00Z", "patient": "P-0001", "room": "R2", "start": "2024-06-12T10:00:00Z", "status": "requested", "treatment": "FILLING"}, {"appointment_id": "APT-0004", "booked_at": "2024-06-03T11:00:00Z", "cancel_reason": null, "cancelled_at": null, "dentist": "D3", "end": "2024-06-10T14:00:00Z", "patient": "P-0003", "room": "R3", "start": "2024-06-10T13:00:00Z", "status": "confirmed", "treatment": "FILLING"}], "dentist_specialities": [{"dentist": "D1", "link_id": "DS-0001", "speciality": "GEN"}, {"dentist": "D1", "link_id": "DS-0002", "speciality": "ENDO"}, {"dentist": "D2", "link_id": "DS-0003", "speciality": "HYG"}, {"dentist": "D3", "link_id": "DS-0004", "speciality": "GEN"}], "dentists": [{"dentist_id": "D1", "name": "Dr. Holm"}, {"dentist_id": "D2", "name": "Dr. Lind"}, {"dentist_id": "D3", "name": "Dr. Sund"}], "now": "2024-06-07T10:00:00Z", "patients": [{"last_visit": "2023-11-20", "name": "Nora Berg", "patient_id": "P-0001", "phone": "+46 70 111 22 33", "recall_months": 6}, {"last_visit": null, "name": "Ivan Sok", "patient_id": "P-0002", "phone": "+46 70 444 55 66", "recall_months": 6}, {"last_visit": "2024-01-15", "name": "Lea Falk", "patient_id": "P-0003", "phone": "+46 70 777 88 99", "recall_months": 6}], "reminders": [], "rooms": [{"has_xray": true, "name": "Room 1", "room_id": "R1"}, {"has_xray": false, "name": "Room 2", "room_id": "R2"}, {"has_xray": false, "name": "Room 3", "room_id": "R3"}], "specialities": [{"code": "GEN", "name": "General dentistry"}, {"code": "HYG", "name": "Dental hygiene"}, {"code": "ENDO", "name": "Endodontics"}], "treatments": [{"code": "CHECKUP", "duration_minutes": 30, "name": "Check-up", "needs_xray": true, "speciality": "GEN"}, {"code": "HYG-CLEAN", "duration_minutes": 45, "name": "Hygiene cleaning", "needs_xray": false, "speciality": "HYG"}, {"code": "FILLING", "duration_minutes": 60, "name": "Filling", "needs_xray": false, "speciality": "GEN"}, {"code": "ROOT-CANAL", "duration_minutes": 90, "name": "Root canal treatment", "needs_xray": true, "speciality": "ENDO"}], "working_hours": [{"closes": 1020, "day": "monday", "dentist": "D1", "hours_id": "WH-0001", "opens": 480}, {"closes": 1020, "day": "tuesday", "dentist": "D1", "hours_id": "WH-0002", "opens": 480}, {"closes": 1020, "day": "wednesday", "dentist": "D1", "hours_id": "WH-0003", "opens": 480}, {"closes": 720, "day": "tuesday", "dentist": "D2", "hours_id": "WH-0004", "opens": 480}, {"closes": 960, "day": "thursday", "dentist": "D2", "hours_id": "WH-0005", "opens": 480}, {"closes": 1080, "day": "monday", "dentist": "D3", "hours_id": "WH-0006", "opens": 720}, {"closes": 720, "day": "friday", "dentist": "D3", "hours_id": "WH-0007", "opens": 480}]}',
-            "_solve_tuesday_schedule_question",
-            (
+            name="tuesday_schedule_question",
+            instruction="What is on Dr. Holm's (D1) schedule for Tuesday 11 June 2024? For each appointment give\nthe time, the patient and the treatment.",
+            init=None,
+            init_data=INIT_CLINIC_SCHEDULING_WEEK,
+            solve="_solve_tuesday_schedule_question",
+            checks=(
                 ("gives the appointment's time and patient", "_check_tuesday_schedule_question_0"),
                 ("gives the treatment", "_check_tuesday_schedule_question_1"),
                 ("does not list Dr. Lind's cleaning", "_check_tuesday_schedule_question_2"),
@@ -998,12 +1165,12 @@ class ClinicSchedulingEnv(rt.Environment):
             answer="Dr. Holm has one appointment on 11 June: 08:30-09:00, Lea Falk, check-up (APT-0002).",
         ),
         "register_and_book_checkup": rt.TaskSpec(
-            "register_and_book_checkup",
-            "A new patient, Mika Lund (phone +46 70 999 00 11), wants check-ups once a year. Register\nhim with a 12-month recall, then book him a check-up with Dr. Sund (D3) on Friday 14 June\n2024 at the earliest free time that day, and confirm it (he agreed on the phone).",
-            None,
-            '{"appointments": [{"appointment_id": "APT-0001", "booked_at": "2024-06-01T09:00:00Z", "cancel_reason": null, "cancelled_at": null, "dentist": "D2", "end": "2024-06-11T08:45:00Z", "patient": "P-0002", "room": "R2", "start": "2024-06-11T08:00:00Z", "status": "confirmed", "treatment": "HYG-CLEAN"}, {"appointment_id": "APT-0002", "booked_at": "2024-06-02T09:00:00Z", "cancel_reason": null, "cancelled_at": null, "dentist": "D1", "end": "2024-06-11T09:00:00Z", "patient": "P-0003", "room": "R1", "start": "2024-06-11T08:30:00Z", "status": "confirmed", "treatment": "CHECKUP"}, {"appointment_id": "APT-0003", "booked_at": "2024-06-05T14:00:00Z", "cancel_reason": null, "cancelled_at": null, "dentist": "D1", "end": "2024-06-12T11:00:00Z", "patient": "P-0001", "room": "R2", "start": "2024-06-12T10:00:00Z", "status": "requested", "treatment": "FILLING"}, {"appointment_id": "APT-0004", "booked_at": "2024-06-03T11:00:00Z", "cancel_reason": null, "cancelled_at": null, "dentist": "D3", "end": "2024-06-10T14:00:00Z", "patient": "P-0003", "room": "R3", "start": "2024-06-10T13:00:00Z", "status": "confirmed", "treatment": "FILLING"}], "dentist_specialities": [{"dentist": "D1", "link_id": "DS-0001", "speciality": "GEN"}, {"dentist": "D1", "link_id": "DS-0002", "speciality": "ENDO"}, {"dentist": "D2", "link_id": "DS-0003", "speciality": "HYG"}, {"dentist": "D3", "link_id": "DS-0004", "speciality": "GEN"}], "dentists": [{"dentist_id": "D1", "name": "Dr. Holm"}, {"dentist_id": "D2", "name": "Dr. Lind"}, {"dentist_id": "D3", "name": "Dr. Sund"}], "now": "2024-06-07T10:00:00Z", "patients": [{"last_visit": "2023-11-20", "name": "Nora Berg", "patient_id": "P-0001", "phone": "+46 70 111 22 33", "recall_months": 6}, {"last_visit": null, "name": "Ivan Sok", "patient_id": "P-0002", "phone": "+46 70 444 55 66", "recall_months": 6}, {"last_visit": "2024-01-15", "name": "Lea Falk", "patient_id": "P-0003", "phone": "+46 70 777 88 99", "recall_months": 6}], "reminders": [], "rooms": [{"has_xray": true, "name": "Room 1", "room_id": "R1"}, {"has_xray": false, "name": "Room 2", "room_id": "R2"}, {"has_xray": false, "name": "Room 3", "room_id": "R3"}], "specialities": [{"code": "GEN", "name": "General dentistry"}, {"code": "HYG", "name": "Dental hygiene"}, {"code": "ENDO", "name": "Endodontics"}], "treatments": [{"code": "CHECKUP", "duration_minutes": 30, "name": "Check-up", "needs_xray": true, "speciality": "GEN"}, {"code": "HYG-CLEAN", "duration_minutes": 45, "name": "Hygiene cleaning", "needs_xray": false, "speciality": "HYG"}, {"code": "FILLING", "duration_minutes": 60, "name": "Filling", "needs_xray": false, "speciality": "GEN"}, {"code": "ROOT-CANAL", "duration_minutes": 90, "name": "Root canal treatment", "needs_xray": true, "speciality": "ENDO"}], "working_hours": [{"closes": 1020, "day": "monday", "dentist": "D1", "hours_id": "WH-0001", "opens": 480}, {"closes": 1020, "day": "tuesday", "dentist": "D1", "hours_id": "WH-0002", "opens": 480}, {"closes": 1020, "day": "wednesday", "dentist": "D1", "hours_id": "WH-0003", "opens": 480}, {"closes": 720, "day": "tuesday", "dentist": "D2", "hours_id": "WH-0004", "opens": 480}, {"closes": 960, "day": "thursday", "dentist": "D2", "hours_id": "WH-0005", "opens": 480}, {"closes": 1080, "day": "monday", "dentist": "D3", "hours_id": "WH-0006", "opens": 720}, {"closes": 720, "day": "friday", "dentist": "D3", "hours_id": "WH-0007", "opens": 480}]}',
-            "_solve_register_and_book_checkup",
-            (
+            name="register_and_book_checkup",
+            instruction="A new patient, Mika Lund (phone +46 70 999 00 11), wants check-ups once a year. Register\nhim with a 12-month recall, then book him a check-up with Dr. Sund (D3) on Friday 14 June\n2024 at the earliest free time that day, and confirm it (he agreed on the phone).",
+            init=None,
+            init_data=INIT_CLINIC_SCHEDULING_WEEK,
+            solve="_solve_register_and_book_checkup",
+            checks=(
                 ("Mika is registered with a 12-month recall", "_check_register_and_book_checkup_0"),
                 (
                     "his check-up with Dr. Sund is confirmed for 14 June 08:00 in the x-ray room",
@@ -1012,12 +1179,12 @@ class ClinicSchedulingEnv(rt.Environment):
             ),
         ),
         "shorten_wednesday_hours": rt.TaskSpec(
-            "shorten_wednesday_hours",
-            "From next week Dr. Holm (D1) works on Wednesdays only from 12:00 to 17:00: change her\nWednesday hours. If an upcoming appointment of hers is in the way, move it to 13:00 the same\nday, same room (the patients agreed).",
-            None,
-            '{"appointments": [{"appointment_id": "APT-0001", "booked_at": "2024-06-01T09:00:00Z", "cancel_reason": null, "cancelled_at": null, "dentist": "D2", "end": "2024-06-11T08:45:00Z", "patient": "P-0002", "room": "R2", "start": "2024-06-11T08:00:00Z", "status": "confirmed", "treatment": "HYG-CLEAN"}, {"appointment_id": "APT-0002", "booked_at": "2024-06-02T09:00:00Z", "cancel_reason": null, "cancelled_at": null, "dentist": "D1", "end": "2024-06-11T09:00:00Z", "patient": "P-0003", "room": "R1", "start": "2024-06-11T08:30:00Z", "status": "confirmed", "treatment": "CHECKUP"}, {"appointment_id": "APT-0003", "booked_at": "2024-06-05T14:00:00Z", "cancel_reason": null, "cancelled_at": null, "dentist": "D1", "end": "2024-06-12T11:00:00Z", "patient": "P-0001", "room": "R2", "start": "2024-06-12T10:00:00Z", "status": "requested", "treatment": "FILLING"}, {"appointment_id": "APT-0004", "booked_at": "2024-06-03T11:00:00Z", "cancel_reason": null, "cancelled_at": null, "dentist": "D3", "end": "2024-06-10T14:00:00Z", "patient": "P-0003", "room": "R3", "start": "2024-06-10T13:00:00Z", "status": "confirmed", "treatment": "FILLING"}], "dentist_specialities": [{"dentist": "D1", "link_id": "DS-0001", "speciality": "GEN"}, {"dentist": "D1", "link_id": "DS-0002", "speciality": "ENDO"}, {"dentist": "D2", "link_id": "DS-0003", "speciality": "HYG"}, {"dentist": "D3", "link_id": "DS-0004", "speciality": "GEN"}], "dentists": [{"dentist_id": "D1", "name": "Dr. Holm"}, {"dentist_id": "D2", "name": "Dr. Lind"}, {"dentist_id": "D3", "name": "Dr. Sund"}], "now": "2024-06-07T10:00:00Z", "patients": [{"last_visit": "2023-11-20", "name": "Nora Berg", "patient_id": "P-0001", "phone": "+46 70 111 22 33", "recall_months": 6}, {"last_visit": null, "name": "Ivan Sok", "patient_id": "P-0002", "phone": "+46 70 444 55 66", "recall_months": 6}, {"last_visit": "2024-01-15", "name": "Lea Falk", "patient_id": "P-0003", "phone": "+46 70 777 88 99", "recall_months": 6}], "reminders": [], "rooms": [{"has_xray": true, "name": "Room 1", "room_id": "R1"}, {"has_xray": false, "name": "Room 2", "room_id": "R2"}, {"has_xray": false, "name": "Room 3", "room_id": "R3"}], "specialities": [{"code": "GEN", "name": "General dentistry"}, {"code": "HYG", "name": "Dental hygiene"}, {"code": "ENDO", "name": "Endodontics"}], "treatments": [{"code": "CHECKUP", "duration_minutes": 30, "name": "Check-up", "needs_xray": true, "speciality": "GEN"}, {"code": "HYG-CLEAN", "duration_minutes": 45, "name": "Hygiene cleaning", "needs_xray": false, "speciality": "HYG"}, {"code": "FILLING", "duration_minutes": 60, "name": "Filling", "needs_xray": false, "speciality": "GEN"}, {"code": "ROOT-CANAL", "duration_minutes": 90, "name": "Root canal treatment", "needs_xray": true, "speciality": "ENDO"}], "working_hours": [{"closes": 1020, "day": "monday", "dentist": "D1", "hours_id": "WH-0001", "opens": 480}, {"closes": 1020, "day": "tuesday", "dentist": "D1", "hours_id": "WH-0002", "opens": 480}, {"closes": 1020, "day": "wednesday", "dentist": "D1", "hours_id": "WH-0003", "opens": 480}, {"closes": 720, "day": "tuesday", "dentist": "D2", "hours_id": "WH-0004", "opens": 480}, {"closes": 960, "day": "thursday", "dentist": "D2", "hours_id": "WH-0005", "opens": 480}, {"closes": 1080, "day": "monday", "dentist": "D3", "hours_id": "WH-0006", "opens": 720}, {"closes": 720, "day": "friday", "dentist": "D3", "hours_id": "WH-0007", "opens": 480}]}',
-            "_solve_shorten_wednesday_hours",
-            (
+            name="shorten_wednesday_hours",
+            instruction="From next week Dr. Holm (D1) works on Wednesdays only from 12:00 to 17:00: change her\nWednesday hours. If an upcoming appointment of hers is in the way, move it to 13:00 the same\nday, same room (the patients agreed).",
+            init=None,
+            init_data=INIT_CLINIC_SCHEDULING_WEEK,
+            solve="_solve_shorten_wednesday_hours",
+            checks=(
                 (
                     "the filling is on 12 June, 13:00-14:00, in the same room",
                     "_check_shorten_wednesday_hours_0",
@@ -1027,23 +1194,23 @@ class ClinicSchedulingEnv(rt.Environment):
             ),
         ),
         "confirm_requested_filling": rt.TaskSpec(
-            "confirm_requested_filling",
-            "Nora Berg called back: she agrees to the filling she requested for next Wednesday. Find\nthat appointment and confirm it; do not change its time.",
-            None,
-            '{"appointments": [{"appointment_id": "APT-0001", "booked_at": "2024-06-01T09:00:00Z", "cancel_reason": null, "cancelled_at": null, "dentist": "D2", "end": "2024-06-11T08:45:00Z", "patient": "P-0002", "room": "R2", "start": "2024-06-11T08:00:00Z", "status": "confirmed", "treatment": "HYG-CLEAN"}, {"appointment_id": "APT-0002", "booked_at": "2024-06-02T09:00:00Z", "cancel_reason": null, "cancelled_at": null, "dentist": "D1", "end": "2024-06-11T09:00:00Z", "patient": "P-0003", "room": "R1", "start": "2024-06-11T08:30:00Z", "status": "confirmed", "treatment": "CHECKUP"}, {"appointment_id": "APT-0003", "booked_at": "2024-06-05T14:00:00Z", "cancel_reason": null, "cancelled_at": null, "dentist": "D1", "end": "2024-06-12T11:00:00Z", "patient": "P-0001", "room": "R2", "start": "2024-06-12T10:00:00Z", "status": "requested", "treatment": "FILLING"}, {"appointment_id": "APT-0004", "booked_at": "2024-06-03T11:00:00Z", "cancel_reason": null, "cancelled_at": null, "dentist": "D3", "end": "2024-06-10T14:00:00Z", "patient": "P-0003", "room": "R3", "start": "2024-06-10T13:00:00Z", "status": "confirmed", "treatment": "FILLING"}], "dentist_specialities": [{"dentist": "D1", "link_id": "DS-0001", "speciality": "GEN"}, {"dentist": "D1", "link_id": "DS-0002", "speciality": "ENDO"}, {"dentist": "D2", "link_id": "DS-0003", "speciality": "HYG"}, {"dentist": "D3", "link_id": "DS-0004", "speciality": "GEN"}], "dentists": [{"dentist_id": "D1", "name": "Dr. Holm"}, {"dentist_id": "D2", "name": "Dr. Lind"}, {"dentist_id": "D3", "name": "Dr. Sund"}], "now": "2024-06-07T10:00:00Z", "patients": [{"last_visit": "2023-11-20", "name": "Nora Berg", "patient_id": "P-0001", "phone": "+46 70 111 22 33", "recall_months": 6}, {"last_visit": null, "name": "Ivan Sok", "patient_id": "P-0002", "phone": "+46 70 444 55 66", "recall_months": 6}, {"last_visit": "2024-01-15", "name": "Lea Falk", "patient_id": "P-0003", "phone": "+46 70 777 88 99", "recall_months": 6}], "reminders": [], "rooms": [{"has_xray": true, "name": "Room 1", "room_id": "R1"}, {"has_xray": false, "name": "Room 2", "room_id": "R2"}, {"has_xray": false, "name": "Room 3", "room_id": "R3"}], "specialities": [{"code": "GEN", "name": "General dentistry"}, {"code": "HYG", "name": "Dental hygiene"}, {"code": "ENDO", "name": "Endodontics"}], "treatments": [{"code": "CHECKUP", "duration_minutes": 30, "name": "Check-up", "needs_xray": true, "speciality": "GEN"}, {"code": "HYG-CLEAN", "duration_minutes": 45, "name": "Hygiene cleaning", "needs_xray": false, "speciality": "HYG"}, {"code": "FILLING", "duration_minutes": 60, "name": "Filling", "needs_xray": false, "speciality": "GEN"}, {"code": "ROOT-CANAL", "duration_minutes": 90, "name": "Root canal treatment", "needs_xray": true, "speciality": "ENDO"}], "working_hours": [{"closes": 1020, "day": "monday", "dentist": "D1", "hours_id": "WH-0001", "opens": 480}, {"closes": 1020, "day": "tuesday", "dentist": "D1", "hours_id": "WH-0002", "opens": 480}, {"closes": 1020, "day": "wednesday", "dentist": "D1", "hours_id": "WH-0003", "opens": 480}, {"closes": 720, "day": "tuesday", "dentist": "D2", "hours_id": "WH-0004", "opens": 480}, {"closes": 960, "day": "thursday", "dentist": "D2", "hours_id": "WH-0005", "opens": 480}, {"closes": 1080, "day": "monday", "dentist": "D3", "hours_id": "WH-0006", "opens": 720}, {"closes": 720, "day": "friday", "dentist": "D3", "hours_id": "WH-0007", "opens": 480}]}',
-            "_solve_confirm_requested_filling",
-            (
+            name="confirm_requested_filling",
+            instruction="Nora Berg called back: she agrees to the filling she requested for next Wednesday. Find\nthat appointment and confirm it; do not change its time.",
+            init=None,
+            init_data=INIT_CLINIC_SCHEDULING_WEEK,
+            solve="_solve_confirm_requested_filling",
+            checks=(
                 ("the filling is confirmed", "_check_confirm_requested_filling_0"),
                 ("its time is unchanged", "_check_confirm_requested_filling_1"),
             ),
         ),
         "add_friday_hours_then_book": rt.TaskSpec(
-            "add_friday_hours_then_book",
-            "Book Ivan Sok (P-0002) a hygiene cleaning with Dr. Lind (D2) on Friday 14 June 2024 at\n09:00 in Room 2, and confirm it (he agreed). From this week on Dr. Lind also works on\nFridays, 08:00 to 12:00; that is not recorded yet: record it too.",
-            None,
-            '{"appointments": [{"appointment_id": "APT-0001", "booked_at": "2024-06-01T09:00:00Z", "cancel_reason": null, "cancelled_at": null, "dentist": "D2", "end": "2024-06-11T08:45:00Z", "patient": "P-0002", "room": "R2", "start": "2024-06-11T08:00:00Z", "status": "confirmed", "treatment": "HYG-CLEAN"}, {"appointment_id": "APT-0002", "booked_at": "2024-06-02T09:00:00Z", "cancel_reason": null, "cancelled_at": null, "dentist": "D1", "end": "2024-06-11T09:00:00Z", "patient": "P-0003", "room": "R1", "start": "2024-06-11T08:30:00Z", "status": "confirmed", "treatment": "CHECKUP"}, {"appointment_id": "APT-0003", "booked_at": "2024-06-05T14:00:00Z", "cancel_reason": null, "cancelled_at": null, "dentist": "D1", "end": "2024-06-12T11:00:00Z", "patient": "P-0001", "room": "R2", "start": "2024-06-12T10:00:00Z", "status": "requested", "treatment": "FILLING"}, {"appointment_id": "APT-0004", "booked_at": "2024-06-03T11:00:00Z", "cancel_reason": null, "cancelled_at": null, "dentist": "D3", "end": "2024-06-10T14:00:00Z", "patient": "P-0003", "room": "R3", "start": "2024-06-10T13:00:00Z", "status": "confirmed", "treatment": "FILLING"}], "dentist_specialities": [{"dentist": "D1", "link_id": "DS-0001", "speciality": "GEN"}, {"dentist": "D1", "link_id": "DS-0002", "speciality": "ENDO"}, {"dentist": "D2", "link_id": "DS-0003", "speciality": "HYG"}, {"dentist": "D3", "link_id": "DS-0004", "speciality": "GEN"}], "dentists": [{"dentist_id": "D1", "name": "Dr. Holm"}, {"dentist_id": "D2", "name": "Dr. Lind"}, {"dentist_id": "D3", "name": "Dr. Sund"}], "now": "2024-06-07T10:00:00Z", "patients": [{"last_visit": "2023-11-20", "name": "Nora Berg", "patient_id": "P-0001", "phone": "+46 70 111 22 33", "recall_months": 6}, {"last_visit": null, "name": "Ivan Sok", "patient_id": "P-0002", "phone": "+46 70 444 55 66", "recall_months": 6}, {"last_visit": "2024-01-15", "name": "Lea Falk", "patient_id": "P-0003", "phone": "+46 70 777 88 99", "recall_months": 6}], "reminders": [], "rooms": [{"has_xray": true, "name": "Room 1", "room_id": "R1"}, {"has_xray": false, "name": "Room 2", "room_id": "R2"}, {"has_xray": false, "name": "Room 3", "room_id": "R3"}], "specialities": [{"code": "GEN", "name": "General dentistry"}, {"code": "HYG", "name": "Dental hygiene"}, {"code": "ENDO", "name": "Endodontics"}], "treatments": [{"code": "CHECKUP", "duration_minutes": 30, "name": "Check-up", "needs_xray": true, "speciality": "GEN"}, {"code": "HYG-CLEAN", "duration_minutes": 45, "name": "Hygiene cleaning", "needs_xray": false, "speciality": "HYG"}, {"code": "FILLING", "duration_minutes": 60, "name": "Filling", "needs_xray": false, "speciality": "GEN"}, {"code": "ROOT-CANAL", "duration_minutes": 90, "name": "Root canal treatment", "needs_xray": true, "speciality": "ENDO"}], "working_hours": [{"closes": 1020, "day": "monday", "dentist": "D1", "hours_id": "WH-0001", "opens": 480}, {"closes": 1020, "day": "tuesday", "dentist": "D1", "hours_id": "WH-0002", "opens": 480}, {"closes": 1020, "day": "wednesday", "dentist": "D1", "hours_id": "WH-0003", "opens": 480}, {"closes": 720, "day": "tuesday", "dentist": "D2", "hours_id": "WH-0004", "opens": 480}, {"closes": 960, "day": "thursday", "dentist": "D2", "hours_id": "WH-0005", "opens": 480}, {"closes": 1080, "day": "monday", "dentist": "D3", "hours_id": "WH-0006", "opens": 720}, {"closes": 720, "day": "friday", "dentist": "D3", "hours_id": "WH-0007", "opens": 480}]}',
-            "_solve_add_friday_hours_then_book",
-            (
+            name="add_friday_hours_then_book",
+            instruction="Book Ivan Sok (P-0002) a hygiene cleaning with Dr. Lind (D2) on Friday 14 June 2024 at\n09:00 in Room 2, and confirm it (he agreed). From this week on Dr. Lind also works on\nFridays, 08:00 to 12:00; that is not recorded yet: record it too.",
+            init=None,
+            init_data=INIT_CLINIC_SCHEDULING_WEEK,
+            solve="_solve_add_friday_hours_then_book",
+            checks=(
                 ("Dr. Lind works 08:00-12:00 on Fridays", "_check_add_friday_hours_then_book_0"),
                 (
                     "Ivan's cleaning is confirmed for 14 June 09:00-09:45 in Room 2",
@@ -1212,13 +1379,32 @@ class ClinicSchedulingEnv(rt.Environment):
         "Dentists with their speciality codes and working days, optionally only those qualified\nfor one speciality."
         return self.invoke_typed("list_dentists", {"speciality_code": speciality_code})
 
+    @classmethod
+    def _json_list_dentists(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of list_dentists."
+        v0 = values.get("speciality_code")
+        if v0 is None:
+            v0 = None
+        return {"speciality_code": v0}
+
     def list_treatments(self) -> rt.Result:
         "The treatments the clinic offers, with duration, required speciality and whether they\nneed an x-ray room."
         return self.invoke_typed("list_treatments", {})
 
+    @classmethod
+    def _json_list_treatments(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of list_treatments."
+        return {}
+
     def get_working_hours(self, *, dentist_id: str) -> rt.Result:
         "A dentist's weekly working hours, Monday first (opens/closes in minutes after\nmidnight)."
         return self.invoke_typed("get_working_hours", {"dentist_id": dentist_id})
+
+    @classmethod
+    def _json_get_working_hours(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of get_working_hours."
+        v0 = values.get("dentist_id")
+        return {"dentist_id": v0}
 
     def find_free_slots(
         self, *, dentist_id: str, treatment_code: str, day: datetime.date
@@ -1229,13 +1415,34 @@ class ClinicSchedulingEnv(rt.Environment):
             {"dentist_id": dentist_id, "treatment_code": treatment_code, "day": day},
         )
 
+    @classmethod
+    def _json_find_free_slots(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of find_free_slots."
+        v0 = values.get("dentist_id")
+        v1 = values.get("treatment_code")
+        v2 = values.get("day")
+        return {"dentist_id": v0, "treatment_code": v1, "day": h.to_json(rt.DATE, v2)}
+
     def get_dentist_schedule(self, *, dentist_id: str, day: datetime.date) -> rt.Result:
         "A dentist's appointments on one day that are not cancelled, by start time."
         return self.invoke_typed("get_dentist_schedule", {"dentist_id": dentist_id, "day": day})
 
+    @classmethod
+    def _json_get_dentist_schedule(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of get_dentist_schedule."
+        v0 = values.get("dentist_id")
+        v1 = values.get("day")
+        return {"dentist_id": v0, "day": h.to_json(rt.DATE, v1)}
+
     def find_patients(self, *, name: str) -> rt.Result:
         "Patients whose name contains the text, ignoring case."
         return self.invoke_typed("find_patients", {"name": name})
+
+    @classmethod
+    def _json_find_patients(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of find_patients."
+        v0 = values.get("name")
+        return {"name": v0}
 
     def get_patient_appointments(
         self, *, patient_id: str, include_past: bool | None = None
@@ -1245,9 +1452,24 @@ class ClinicSchedulingEnv(rt.Environment):
             "get_patient_appointments", {"patient_id": patient_id, "include_past": include_past}
         )
 
+    @classmethod
+    def _json_get_patient_appointments(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of get_patient_appointments."
+        v0 = values.get("patient_id")
+        v1 = values.get("include_past")
+        if v1 is None:
+            v1 = False
+        return {"patient_id": v0, "include_past": v1}
+
     def get_appointment(self, *, appointment_id: str) -> rt.Result:
         "One appointment."
         return self.invoke_typed("get_appointment", {"appointment_id": appointment_id})
+
+    @classmethod
+    def _json_get_appointment(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of get_appointment."
+        v0 = values.get("appointment_id")
+        return {"appointment_id": v0}
 
     def register_patient(
         self, *, name: str, phone: str, recall_months: int | None = None
@@ -1256,6 +1478,16 @@ class ClinicSchedulingEnv(rt.Environment):
         return self.invoke_typed(
             "register_patient", {"name": name, "phone": phone, "recall_months": recall_months}
         )
+
+    @classmethod
+    def _json_register_patient(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of register_patient."
+        v0 = values.get("name")
+        v1 = values.get("phone")
+        v2 = values.get("recall_months")
+        if v2 is None:
+            v2 = 6
+        return {"name": v0, "phone": v1, "recall_months": v2}
 
     def book_appointment(
         self,
@@ -1278,9 +1510,31 @@ class ClinicSchedulingEnv(rt.Environment):
             },
         )
 
+    @classmethod
+    def _json_book_appointment(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of book_appointment."
+        v0 = values.get("patient_id")
+        v1 = values.get("dentist_id")
+        v2 = values.get("treatment_code")
+        v3 = values.get("start")
+        v4 = values.get("room_id")
+        return {
+            "patient_id": v0,
+            "dentist_id": v1,
+            "treatment_code": v2,
+            "start": h.to_json(rt.DATETIME, v3),
+            "room_id": v4,
+        }
+
     def confirm_appointment(self, *, appointment_id: str) -> rt.Result:
         "Confirm a requested appointment after the patient agreed to it."
         return self.invoke_typed("confirm_appointment", {"appointment_id": appointment_id})
+
+    @classmethod
+    def _json_confirm_appointment(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of confirm_appointment."
+        v0 = values.get("appointment_id")
+        return {"appointment_id": v0}
 
     def reschedule_appointment(
         self,
@@ -1295,6 +1549,16 @@ class ClinicSchedulingEnv(rt.Environment):
             {"appointment_id": appointment_id, "new_start": new_start, "room_id": room_id},
         )
 
+    @classmethod
+    def _json_reschedule_appointment(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of reschedule_appointment."
+        v0 = values.get("appointment_id")
+        v1 = values.get("new_start")
+        v2 = values.get("room_id")
+        if v2 is None:
+            v2 = None
+        return {"appointment_id": v0, "new_start": h.to_json(rt.DATETIME, v1), "room_id": v2}
+
     def cancel_appointment(
         self, *, appointment_id: str, reason: str, by_clinic: bool | None = None
     ) -> rt.Result:
@@ -1304,21 +1568,55 @@ class ClinicSchedulingEnv(rt.Environment):
             {"appointment_id": appointment_id, "reason": reason, "by_clinic": by_clinic},
         )
 
+    @classmethod
+    def _json_cancel_appointment(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of cancel_appointment."
+        v0 = values.get("appointment_id")
+        v1 = values.get("reason")
+        v2 = values.get("by_clinic")
+        if v2 is None:
+            v2 = False
+        return {"appointment_id": v0, "reason": v1, "by_clinic": v2}
+
     def check_in_patient(self, *, appointment_id: str) -> rt.Result:
         "Check in a patient who arrived for a confirmed appointment (from an hour before the\nstart until its end)."
         return self.invoke_typed("check_in_patient", {"appointment_id": appointment_id})
+
+    @classmethod
+    def _json_check_in_patient(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of check_in_patient."
+        v0 = values.get("appointment_id")
+        return {"appointment_id": v0}
 
     def complete_appointment(self, *, appointment_id: str) -> rt.Result:
         "Record that a checked-in patient was treated; this sets the patient's last visit (the\nbasis of recall reminders)."
         return self.invoke_typed("complete_appointment", {"appointment_id": appointment_id})
 
+    @classmethod
+    def _json_complete_appointment(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of complete_appointment."
+        v0 = values.get("appointment_id")
+        return {"appointment_id": v0}
+
     def mark_no_show(self, *, appointment_id: str) -> rt.Result:
         "Record that the patient did not come (possible from 15 minutes after the start)."
         return self.invoke_typed("mark_no_show", {"appointment_id": appointment_id})
 
+    @classmethod
+    def _json_mark_no_show(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of mark_no_show."
+        v0 = values.get("appointment_id")
+        return {"appointment_id": v0}
+
     def advance_clock(self, *, to: datetime.datetime) -> rt.Result:
         "Move the clinic's clock forward. Nothing happens by itself when time passes."
         return self.invoke_typed("advance_clock", {"to": to})
+
+    @classmethod
+    def _json_advance_clock(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of advance_clock."
+        v0 = values.get("to")
+        return {"to": h.to_json(rt.DATETIME, v0)}
 
     def set_working_hours(
         self, *, dentist_id: str, day: Weekday, opens: str, closes: str
@@ -1329,11 +1627,32 @@ class ClinicSchedulingEnv(rt.Environment):
             {"dentist_id": dentist_id, "day": day, "opens": opens, "closes": closes},
         )
 
+    @classmethod
+    def _json_set_working_hours(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of set_working_hours."
+        v0 = values.get("dentist_id")
+        v1 = values.get("day")
+        v2 = values.get("opens")
+        v3 = values.get("closes")
+        return {
+            "dentist_id": v0,
+            "day": v1.value if type(v1) is Weekday else h.to_json(SPEC_Weekday, v1),
+            "opens": v2,
+            "closes": v3,
+        }
+
     def add_dentist_speciality(self, *, dentist_id: str, speciality_code: str) -> rt.Result:
         "Record that a dentist is qualified for a speciality."
         return self.invoke_typed(
             "add_dentist_speciality", {"dentist_id": dentist_id, "speciality_code": speciality_code}
         )
+
+    @classmethod
+    def _json_add_dentist_speciality(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of add_dentist_speciality."
+        v0 = values.get("dentist_id")
+        v1 = values.get("speciality_code")
+        return {"dentist_id": v0, "speciality_code": v1}
 
     def remove_dentist_speciality(self, *, dentist_id: str, speciality_code: str) -> rt.Result:
         "Remove a dentist's speciality. Not possible while upcoming appointments need it."
@@ -1342,57 +1661,66 @@ class ClinicSchedulingEnv(rt.Environment):
             {"dentist_id": dentist_id, "speciality_code": speciality_code},
         )
 
+    @classmethod
+    def _json_remove_dentist_speciality(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of remove_dentist_speciality."
+        v0 = values.get("dentist_id")
+        v1 = values.get("speciality_code")
+        return {"dentist_id": v0, "speciality_code": v1}
+
     def send_appointment_reminders(self) -> rt.Result:
         "Remind patients of their confirmed appointments that start within the next 24 hours;\neach appointment is reminded once."
         return self.invoke_typed("send_appointment_reminders", {})
+
+    @classmethod
+    def _json_send_appointment_reminders(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of send_appointment_reminders."
+        return {}
 
     def send_recall_reminders(self) -> rt.Result:
         "Send a recall reminder to every patient due for a check-up: the last visit was at least\nrecall_months ago, nothing is booked ahead, and no recall reminder went out in the last\n30 days."
         return self.invoke_typed("send_recall_reminders", {})
 
+    @classmethod
+    def _json_send_recall_reminders(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of send_recall_reminders."
+        return {}
+
     def _rowinv_WorkingHours_0(self, row: WorkingHours) -> bool:
-        return bool((0 <= row.opens < row.closes <= 1440))
+        return bool(0 <= row.opens < row.closes <= 1440)
 
     def _rowinv_Treatment_0(self, row: Treatment) -> bool:
-        return bool(
-            ((row.duration_minutes > 0) and (h.mod(row.duration_minutes, C_SLOT_MINUTES) == 0))
-        )
+        return bool(row.duration_minutes > 0 and h.mod(row.duration_minutes, C_SLOT_MINUTES) == 0)
 
     def _rowinv_Patient_0(self, row: Patient) -> bool:
-        return bool((1 <= row.recall_months <= 24))
+        return bool(1 <= row.recall_months <= 24)
 
     def _rowinv_Patient_1(self, row: Patient) -> bool:
-        return bool((row.name.strip() != ""))
+        return bool(row.name.strip() != "")
 
     def _rowinv_Appointment_0(self, row: Appointment) -> bool:
-        return bool((row.end > row.start))
+        return bool(row.end > row.start)
 
     def _rowinv_Appointment_1(self, row: Appointment) -> bool:
         return bool(
-            (
-                h.total_minutes((row.end - row.start))
-                == self.t_treatments.row(row.treatment).duration_minutes
-            )
+            h.total_minutes((row.end - row.start))
+            == self.t_treatments.row(row.treatment).duration_minutes
         )
 
     def _rowinv_Appointment_2(self, row: Appointment) -> bool:
         return bool(
-            (
-                (row.status == AppointmentStatus.cancelled)
-                == ((row.cancelled_at is not None) and (row.cancel_reason is not None))
-            )
+            (row.status == AppointmentStatus.cancelled)
+            == (row.cancelled_at is not None and row.cancel_reason is not None)
         )
 
     def _rowinv_Appointment_3(self, row: Appointment) -> bool:
         return bool(
-            (
-                (not self.t_treatments.row(row.treatment).needs_xray)
-                or self.t_rooms.row(row.room).has_xray
-            )
+            not self.t_treatments.row(row.treatment).needs_xray
+            or self.t_rooms.row(row.room).has_xray
         )
 
     def _rowinv_Reminder_0(self, row: Reminder) -> bool:
-        return bool(((row.kind == ReminderKind.appointment) == (row.appointment is not None)))
+        return bool((row.kind == ReminderKind.appointment) == (row.appointment is not None))
 
     def _inv_0(self) -> bool:
         return bool(
@@ -1406,10 +1734,9 @@ class ClinicSchedulingEnv(rt.Environment):
                     for a in self._it(self.t_appointments.rows())
                     for b_ in self._it(self.t_appointments.rows())
                     if (
-                        (
-                            ((a.appointment_id < b_.appointment_id) and (a.dentist == b_.dentist))
-                            and self._fn_holds_slot(a=a)
-                        )
+                        a.appointment_id < b_.appointment_id
+                        and a.dentist == b_.dentist
+                        and self._fn_holds_slot(a=a)
                         and self._fn_holds_slot(a=b_)
                     )
                 )
@@ -1428,10 +1755,9 @@ class ClinicSchedulingEnv(rt.Environment):
                     for a in self._it(self.t_appointments.rows())
                     for b_ in self._it(self.t_appointments.rows())
                     if (
-                        (
-                            ((a.appointment_id < b_.appointment_id) and (a.room == b_.room))
-                            and self._fn_holds_slot(a=a)
-                        )
+                        a.appointment_id < b_.appointment_id
+                        and a.room == b_.room
+                        and self._fn_holds_slot(a=a)
                         and self._fn_holds_slot(a=b_)
                     )
                 )
@@ -1445,20 +1771,14 @@ class ClinicSchedulingEnv(rt.Environment):
                     any(
                         (
                             (
-                                (
-                                    (
-                                        (h_.dentist == a.dentist)
-                                        and (h_.day == self._fn_weekday_of(d=h.date_of(a.start)))
-                                    )
-                                    and (h_.opens <= self._fn_minute_of_day(t=a.start))
-                                )
+                                h_.dentist == a.dentist
+                                and h_.day == self._fn_weekday_of(d=h.date_of(a.start))
+                                and h_.opens <= self._fn_minute_of_day(t=a.start)
                                 and (
-                                    (
-                                        self._fn_minute_of_day(t=a.start)
-                                        + h.total_minutes((a.end - a.start))
-                                    )
-                                    <= h_.closes
+                                    self._fn_minute_of_day(t=a.start)
+                                    + h.total_minutes((a.end - a.start))
                                 )
+                                <= h_.closes
                             )
                             for h_ in self._it(self.t_working_hours.rows())
                         )
@@ -1476,8 +1796,8 @@ class ClinicSchedulingEnv(rt.Environment):
                     any(
                         (
                             (
-                                (l.dentist == a.dentist)
-                                and (l.speciality == self.t_treatments.row(a.treatment).speciality)
+                                l.dentist == a.dentist
+                                and l.speciality == self.t_treatments.row(a.treatment).speciality
                             )
                             for l in self._it(self.t_dentist_specialities.rows())
                         )
@@ -1495,8 +1815,8 @@ class ClinicSchedulingEnv(rt.Environment):
                     ((a.start - h.minutes(C_EARLY_CHECK_IN_MINUTES)) <= self.s_now)
                     for a in self._it(self.t_appointments.rows())
                     if (
-                        (a.status == AppointmentStatus.checked_in)
-                        or (a.status == AppointmentStatus.completed)
+                        a.status == AppointmentStatus.checked_in
+                        or a.status == AppointmentStatus.completed
                     )
                 )
             )
@@ -1504,13 +1824,8 @@ class ClinicSchedulingEnv(rt.Environment):
 
     def _inv_4_row(self, a: Appointment) -> bool:
         return bool(
-            (
-                not (
-                    (
-                        (a.status == AppointmentStatus.checked_in)
-                        or (a.status == AppointmentStatus.completed)
-                    )
-                )
+            not (
+                a.status == AppointmentStatus.checked_in or a.status == AppointmentStatus.completed
             )
             or ((a.start - h.minutes(C_EARLY_CHECK_IN_MINUTES)) <= self.s_now)
         )
@@ -1522,49 +1837,25 @@ class ClinicSchedulingEnv(rt.Environment):
         b_start: datetime.datetime,
         b_end: datetime.datetime,
     ) -> bool:
-        return (a_start < b_end) and (b_start < a_end)
-
-    def _fn_intervals_overlap(self, a: Interval, b_: Interval) -> bool:
-        return self._fn_overlaps(a_start=a.start, a_end=a.end, b_start=b_.start, b_end=b_.end)
-
-    def _fn_contains_time(self, i: Interval, t: datetime.datetime) -> bool:
-        return (i.start <= t) and (t < i.end)
-
-    def _fn_is_weekend(self, d: datetime.date) -> bool:
-        return h.weekday(d) >= 5
+        return a_start < b_end and b_start < a_end
 
     def _fn_weekday_of(self, d: datetime.date) -> Weekday:
         return h.at(list(Weekday), h.weekday(d))
 
-    def _fn_add_days(self, d: datetime.date, n: int) -> datetime.date:
-        return d + h.days(n)
-
-    def _fn_start_of_day(self, t: datetime.datetime) -> datetime.datetime:
-        return t - h.minutes(h.minutes_between(h.datetime_of(h.date_of(t)), t))
-
-    def _fn_days_until(self, from_day: datetime.date, to_day: datetime.date) -> int:
-        return h.days_between(from_day, to_day)
-
-    def _fn_is_before(self, a: datetime.datetime, b_: datetime.datetime) -> bool:
-        return a < b_
-
-    def _fn_minutes_of(self, d: datetime.timedelta) -> int:
-        return h.total_minutes(d)
-
     def _fn_holds_slot(self, a: Appointment) -> bool:
         return (
-            (a.status == AppointmentStatus.requested) or (a.status == AppointmentStatus.confirmed)
-        ) or (a.status == AppointmentStatus.checked_in)
+            a.status == AppointmentStatus.requested
+            or a.status == AppointmentStatus.confirmed
+            or a.status == AppointmentStatus.checked_in
+        )
 
     def _fn_is_upcoming(self, a: Appointment) -> bool:
-        return (a.status == AppointmentStatus.requested) or (
-            a.status == AppointmentStatus.confirmed
-        )
+        return a.status == AppointmentStatus.requested or a.status == AppointmentStatus.confirmed
 
     def _fn_qualified(self, dentist_id: str, speciality: str) -> bool:
         return any(
             (
-                ((l.dentist == dentist_id) and (l.speciality == speciality))
+                (l.dentist == dentist_id and l.speciality == speciality)
                 for l in self._it(self.t_dentist_specialities.rows())
             )
         )
@@ -1577,7 +1868,7 @@ class ClinicSchedulingEnv(rt.Environment):
             (
                 h_
                 for h_ in self._it(self.t_working_hours.rows())
-                if ((h_.dentist == dentist_id) and (h_.day == self._fn_weekday_of(d=d)))
+                if (h_.dentist == dentist_id and h_.day == self._fn_weekday_of(d=d))
             )
         )
 
@@ -1587,8 +1878,9 @@ class ClinicSchedulingEnv(rt.Environment):
         h_: WorkingHours | None = self._fn_hours_on(dentist_id=dentist_id, d=h.date_of(start))
         if h_ is not None:
             from_minute: int = self._fn_minute_of_day(t=start)
-            return (h.unwrap(h_).opens <= from_minute) and (
-                (from_minute + h.total_minutes((end - start))) <= h.unwrap(h_).closes
+            return (
+                h.unwrap(h_).opens <= from_minute
+                and (from_minute + h.total_minutes((end - start))) <= h.unwrap(h_).closes
             )
         return False
 
@@ -1598,10 +1890,9 @@ class ClinicSchedulingEnv(rt.Environment):
         return not any(
             (
                 (
-                    (
-                        (self._fn_holds_slot(a=a) and (a.dentist == dentist_id))
-                        and (a.appointment_id != except_id)
-                    )
+                    self._fn_holds_slot(a=a)
+                    and a.dentist == dentist_id
+                    and a.appointment_id != except_id
                     and self._fn_overlaps(a_start=a.start, a_end=a.end, b_start=start, b_end=end)
                 )
                 for a in self._it(self.t_appointments.rows())
@@ -1614,10 +1905,9 @@ class ClinicSchedulingEnv(rt.Environment):
         return not any(
             (
                 (
-                    (
-                        (self._fn_holds_slot(a=a) and (a.room == room_id))
-                        and (a.appointment_id != except_id)
-                    )
+                    self._fn_holds_slot(a=a)
+                    and a.room == room_id
+                    and a.appointment_id != except_id
                     and self._fn_overlaps(a_start=a.start, a_end=a.end, b_start=start, b_end=end)
                 )
                 for a in self._it(self.t_appointments.rows())
@@ -1625,7 +1915,7 @@ class ClinicSchedulingEnv(rt.Environment):
         )
 
     def _fn_room_suits(self, r: Room, t: Treatment) -> bool:
-        return r.has_xray or (not t.needs_xray)
+        return r.has_xray or not t.needs_xray
 
     def _fn_can_be_changed_by_patient(self, a: Appointment) -> bool:
         return (a.start - self.s_now) >= h.hours(C_CANCEL_NOTICE_HOURS)
@@ -1653,7 +1943,7 @@ class ClinicSchedulingEnv(rt.Environment):
                     for w in self._it(list(list(Weekday)))
                     if any(
                         (
-                            ((h_.dentist == d.dentist_id) and (h_.day == w))
+                            (h_.dentist == d.dentist_id and h_.day == w)
                             for h_ in self._it(self.t_working_hours.rows())
                         )
                     )
@@ -1661,7 +1951,7 @@ class ClinicSchedulingEnv(rt.Environment):
             )
             for d in self._it(self.t_dentists.rows())
             if (
-                (speciality_code is None)
+                speciality_code is None
                 or self._fn_qualified(dentist_id=d.dentist_id, speciality=h.unwrap(speciality_code))
             )
         ]
@@ -1719,8 +2009,8 @@ class ClinicSchedulingEnv(rt.Environment):
             start: datetime.datetime = h.datetime_of(day) + h.minutes(
                 (h_.opens + h.mul(i, C_SLOT_MINUTES))
             )
-            if (start < self.s_now) or (
-                not self._fn_within_hours(dentist_id=dentist_id, start=start, end=(start + length))
+            if start < self.s_now or not self._fn_within_hours(
+                dentist_id=dentist_id, start=start, end=(start + length)
             ):
                 continue
             if not self._fn_dentist_free(
@@ -1757,8 +2047,9 @@ class ClinicSchedulingEnv(rt.Environment):
                 a
                 for a in self._it(self.t_appointments.rows())
                 if (
-                    ((a.dentist == dentist_id) and (h.date_of(a.start) == day))
-                    and (a.status != AppointmentStatus.cancelled)
+                    a.dentist == dentist_id
+                    and h.date_of(a.start) == day
+                    and a.status != AppointmentStatus.cancelled
                 )
             ],
             key=(lambda a_: a_.start),
@@ -1777,7 +2068,7 @@ class ClinicSchedulingEnv(rt.Environment):
             [
                 a
                 for a in self._it(self.t_appointments.rows())
-                if ((a.patient == patient_id) and (include_past or (a.start >= self.s_now)))
+                if (a.patient == patient_id and (include_past or a.start >= self.s_now))
             ],
             key=(lambda a_: a_.start),
         )
@@ -2076,18 +2367,13 @@ class ClinicSchedulingEnv(rt.Environment):
             a.appointment_id
             for a in self._it(self.t_appointments.rows())
             if (
-                (
-                    (self._fn_is_upcoming(a=a) and (a.dentist == dentist_id))
-                    and (self._fn_weekday_of(d=h.date_of(a.start)) == day)
-                )
-                and (
-                    not (
-                        (from_minute <= self._fn_minute_of_day(t=a.start))
-                        and (
-                            (self._fn_minute_of_day(t=a.start) + h.total_minutes((a.end - a.start)))
-                            <= to_minute
-                        )
-                    )
+                self._fn_is_upcoming(a=a)
+                and a.dentist == dentist_id
+                and self._fn_weekday_of(d=h.date_of(a.start)) == day
+                and not (
+                    from_minute <= self._fn_minute_of_day(t=a.start)
+                    and (self._fn_minute_of_day(t=a.start) + h.total_minutes((a.end - a.start)))
+                    <= to_minute
                 )
             )
         ]
@@ -2109,7 +2395,7 @@ class ClinicSchedulingEnv(rt.Environment):
             (
                 x
                 for x in self._it(self.t_working_hours.rows())
-                if ((x.dentist == dentist_id) and (x.day == day))
+                if (x.dentist == dentist_id and x.day == day)
             )
         )
         if h_ is not None:
@@ -2145,7 +2431,7 @@ class ClinicSchedulingEnv(rt.Environment):
             (
                 x
                 for x in self._it(self.t_dentist_specialities.rows())
-                if ((x.dentist == dentist_id) and (x.speciality == speciality_code))
+                if (x.dentist == dentist_id and x.speciality == speciality_code)
             )
         )
         if l is None:
@@ -2157,8 +2443,9 @@ class ClinicSchedulingEnv(rt.Environment):
             a.appointment_id
             for a in self._it(self.t_appointments.rows())
             if (
-                (self._fn_is_upcoming(a=a) and (a.dentist == dentist_id))
-                and (self.t_treatments.row(a.treatment).speciality == speciality_code)
+                self._fn_is_upcoming(a=a)
+                and a.dentist == dentist_id
+                and self.t_treatments.row(a.treatment).speciality == speciality_code
             )
         ]
         if not (len(needed) == 0):
@@ -2181,8 +2468,10 @@ class ClinicSchedulingEnv(rt.Environment):
     def _impl_send_appointment_reminders(self) -> list[Reminder]:
         sent: list[Reminder] = []
         for a in self._it(list(sorted(self.t_appointments, key=(lambda x: x.start)))):
-            if ((a.status != AppointmentStatus.confirmed) or (a.start <= self.s_now)) or (
-                (a.start - self.s_now) > h.hours(24)
+            if (
+                a.status != AppointmentStatus.confirmed
+                or a.start <= self.s_now
+                or (a.start - self.s_now) > h.hours(24)
             ):
                 continue
             if any(
@@ -2219,13 +2508,14 @@ class ClinicSchedulingEnv(rt.Environment):
         sent: list[Reminder] = []
         for p in self._it(self.t_patients.rows()):
             last: datetime.date | None = p.last_visit
-            if (last is None) or (h.add_months(h.unwrap(last), p.recall_months) > today):
+            if last is None or h.add_months(h.unwrap(last), p.recall_months) > today:
                 continue
             if any(
                 (
                     (
-                        ((a.patient == p.patient_id) and self._fn_is_upcoming(a=a))
-                        and (a.start > self.s_now)
+                        a.patient == p.patient_id
+                        and self._fn_is_upcoming(a=a)
+                        and a.start > self.s_now
                     )
                     for a in self._it(self.t_appointments.rows())
                 )
@@ -2234,8 +2524,9 @@ class ClinicSchedulingEnv(rt.Environment):
             if any(
                 (
                     (
-                        ((r.patient == p.patient_id) and (r.kind == ReminderKind.recall))
-                        and (r.sent_at > (self.s_now - h.days(C_RECALL_QUIET_DAYS)))
+                        r.patient == p.patient_id
+                        and r.kind == ReminderKind.recall
+                        and r.sent_at > (self.s_now - h.days(C_RECALL_QUIET_DAYS))
                     )
                     for r in self._it(self.t_reminders.rows())
                 )
@@ -2381,14 +2672,11 @@ class ClinicSchedulingEnv(rt.Environment):
             any(
                 (
                     (
-                        (
-                            (
-                                ((x.patient == "P-0001") and (x.dentist == "D2"))
-                                and (x.treatment == "HYG-CLEAN")
-                            )
-                            and (x.start == h.datetime("2024-06-11T08:45:00Z"))
-                        )
-                        and (x.status == AppointmentStatus.confirmed)
+                        x.patient == "P-0001"
+                        and x.dentist == "D2"
+                        and x.treatment == "HYG-CLEAN"
+                        and x.start == h.datetime("2024-06-11T08:45:00Z")
+                        and x.status == AppointmentStatus.confirmed
                     )
                     for x in self._it(self.t_appointments.rows())
                 )
@@ -2400,8 +2688,9 @@ class ClinicSchedulingEnv(rt.Environment):
             any(
                 (
                     (
-                        ((x.patient == "P-0001") and (x.end == h.datetime("2024-06-11T09:30:00Z")))
-                        and (x.room == "R2")
+                        x.patient == "P-0001"
+                        and x.end == h.datetime("2024-06-11T09:30:00Z")
+                        and x.room == "R2"
                     )
                     for x in self._it(self.t_appointments.rows())
                 )
@@ -2410,19 +2699,11 @@ class ClinicSchedulingEnv(rt.Environment):
 
     def _check_book_cleaning_2(self, answer: str) -> bool:
         return bool(
-            (
-                (
-                    (len(self.t_appointments) == 3)
-                    and (
-                        self.t_appointments.row("APT-0001")
-                        == self.initial_state().t_appointments.row("APT-0001")
-                    )
-                )
-                and (
-                    self.t_appointments.row("APT-0002")
-                    == self.initial_state().t_appointments.row("APT-0002")
-                )
-            )
+            len(self.t_appointments) == 3
+            and self.t_appointments.row("APT-0001")
+            == self.initial_state().t_appointments.row("APT-0001")
+            and self.t_appointments.row("APT-0002")
+            == self.initial_state().t_appointments.row("APT-0002")
         )
 
     def _init_move_filling_keep_checkup(self) -> None:
@@ -2504,36 +2785,18 @@ class ClinicSchedulingEnv(rt.Environment):
 
     def _check_move_filling_keep_checkup_0(self, answer: str) -> bool:
         return bool(
-            (
-                (
-                    (
-                        self.t_appointments.row("APT-0002").start
-                        == h.datetime("2024-06-14T10:00:00Z")
-                    )
-                    and (
-                        self.t_appointments.row("APT-0002").end
-                        == h.datetime("2024-06-14T11:00:00Z")
-                    )
-                )
-                and (self.t_appointments.row("APT-0002").status == AppointmentStatus.confirmed)
-            )
+            self.t_appointments.row("APT-0002").start == h.datetime("2024-06-14T10:00:00Z")
+            and self.t_appointments.row("APT-0002").end == h.datetime("2024-06-14T11:00:00Z")
+            and self.t_appointments.row("APT-0002").status == AppointmentStatus.confirmed
         )
 
     def _check_move_filling_keep_checkup_1(self, answer: str) -> bool:
         return bool(
-            (
-                (
-                    (
-                        self.t_appointments.row("APT-0001")
-                        == self.initial_state().t_appointments.row("APT-0001")
-                    )
-                    and (self.t_appointments.row("APT-0002").cancelled_at is None)
-                )
-                and (
-                    self.t_appointments.row("APT-0002").start
-                    != self.initial_state().t_appointments.row("APT-0002").start
-                )
-            )
+            self.t_appointments.row("APT-0001")
+            == self.initial_state().t_appointments.row("APT-0001")
+            and self.t_appointments.row("APT-0002").cancelled_at is None
+            and self.t_appointments.row("APT-0002").start
+            != self.initial_state().t_appointments.row("APT-0002").start
         )
 
     def _init_monday_reminders(self) -> None:
@@ -2640,18 +2903,16 @@ class ClinicSchedulingEnv(rt.Environment):
         return b
 
     def _check_monday_reminders_0(self, answer: str) -> bool:
-        return bool((self.s_now == h.datetime("2024-07-01T08:00:00Z")))
+        return bool(self.s_now == h.datetime("2024-07-01T08:00:00Z"))
 
     def _check_monday_reminders_1(self, answer: str) -> bool:
         return bool(
-            (
-                [
-                    r.patient
-                    for r in self._it(self.t_reminders.rows())
-                    if ((r.kind == ReminderKind.recall) and (r.sent_at == self.s_now))
-                ]
-                == ["P-0001"]
-            )
+            [
+                r.patient
+                for r in self._it(self.t_reminders.rows())
+                if (r.kind == ReminderKind.recall and r.sent_at == self.s_now)
+            ]
+            == ["P-0001"]
         )
 
     def _check_monday_reminders_2(self, answer: str) -> bool:
@@ -2659,8 +2920,9 @@ class ClinicSchedulingEnv(rt.Environment):
             any(
                 (
                     (
-                        ((r.kind == ReminderKind.appointment) and (r.appointment == "APT-0002"))
-                        and (r.patient == "P-0002")
+                        r.kind == ReminderKind.appointment
+                        and r.appointment == "APT-0002"
+                        and r.patient == "P-0002"
                     )
                     for r in self._it(self.t_reminders.rows())
                 )
@@ -2766,17 +3028,15 @@ class ClinicSchedulingEnv(rt.Environment):
         return b
 
     def _check_run_the_morning_0(self, answer: str) -> bool:
-        return bool((self.t_appointments.row("APT-0001").status == AppointmentStatus.completed))
+        return bool(self.t_appointments.row("APT-0001").status == AppointmentStatus.completed)
 
     def _check_run_the_morning_1(self, answer: str) -> bool:
-        return bool((self.t_patients.row("P-0001").last_visit == h.date("2024-06-11")))
+        return bool(self.t_patients.row("P-0001").last_visit == h.date("2024-06-11"))
 
     def _check_run_the_morning_2(self, answer: str) -> bool:
         return bool(
-            (
-                (self.t_appointments.row("APT-0002").status == AppointmentStatus.no_show)
-                and (self.t_patients.row("P-0002").last_visit is None)
-            )
+            self.t_appointments.row("APT-0002").status == AppointmentStatus.no_show
+            and self.t_patients.row("P-0002").last_visit is None
         )
 
     def _init_root_canal_after_certification(self) -> None:
@@ -2849,7 +3109,7 @@ class ClinicSchedulingEnv(rt.Environment):
         return bool(
             any(
                 (
-                    ((l.dentist == "D1") and (l.speciality == "ENDO"))
+                    (l.dentist == "D1" and l.speciality == "ENDO")
                     for l in self._it(self.t_dentist_specialities.rows())
                 )
             )
@@ -2860,20 +3120,13 @@ class ClinicSchedulingEnv(rt.Environment):
             any(
                 (
                     (
-                        (
-                            (
-                                (
-                                    (
-                                        ((x.patient == "P-0003") and (x.dentist == "D1"))
-                                        and (x.treatment == "ROOT-CANAL")
-                                    )
-                                    and (x.room == "R2")
-                                )
-                                and (x.start == h.datetime("2024-06-12T13:00:00Z"))
-                            )
-                            and (x.end == h.datetime("2024-06-12T14:30:00Z"))
-                        )
-                        and (x.status == AppointmentStatus.confirmed)
+                        x.patient == "P-0003"
+                        and x.dentist == "D1"
+                        and x.treatment == "ROOT-CANAL"
+                        and x.room == "R2"
+                        and x.start == h.datetime("2024-06-12T13:00:00Z")
+                        and x.end == h.datetime("2024-06-12T14:30:00Z")
+                        and x.status == AppointmentStatus.confirmed
                     )
                     for x in self._it(self.t_appointments.rows())
                 )
@@ -2974,41 +3227,31 @@ class ClinicSchedulingEnv(rt.Environment):
 
     def _check_retire_hygiene_speciality_0(self, answer: str) -> bool:
         return bool(
-            (
+            not any(
                 (
-                    not any(
-                        (
-                            ((l.dentist == "D2") and (l.speciality == "HYG"))
-                            for l in self._it(self.t_dentist_specialities.rows())
-                        )
-                    )
+                    (l.dentist == "D2" and l.speciality == "HYG")
+                    for l in self._it(self.t_dentist_specialities.rows())
                 )
-                and any(
-                    (
-                        ((l_.dentist == "D2") and (l_.speciality == "GEN"))
-                        for l_ in self._it(self.t_dentist_specialities.rows())
-                    )
+            )
+            and any(
+                (
+                    (l_.dentist == "D2" and l_.speciality == "GEN")
+                    for l_ in self._it(self.t_dentist_specialities.rows())
                 )
             )
         )
 
     def _check_retire_hygiene_speciality_1(self, answer: str) -> bool:
         return bool(
-            (
-                (self.t_appointments.row("APT-0001").status == AppointmentStatus.cancelled)
-                and (
-                    self.t_appointments.row("APT-0001").cancel_reason
-                    == "Dr. Lind no longer offers cleanings"
-                )
-            )
+            self.t_appointments.row("APT-0001").status == AppointmentStatus.cancelled
+            and self.t_appointments.row("APT-0001").cancel_reason
+            == "Dr. Lind no longer offers cleanings"
         )
 
     def _check_retire_hygiene_speciality_2(self, answer: str) -> bool:
         return bool(
-            (
-                self.t_appointments.row("APT-0002")
-                == self.initial_state().t_appointments.row("APT-0002")
-            )
+            self.t_appointments.row("APT-0002")
+            == self.initial_state().t_appointments.row("APT-0002")
         )
 
     def _solve_hygienist_days_question(self, results: list[rt.Result]) -> dict[str, Any]:
@@ -3018,14 +3261,13 @@ class ClinicSchedulingEnv(rt.Environment):
 
     def _check_hygienist_days_question_0(self, answer: str) -> bool:
         return bool(
-            (
-                (("lind" in answer.lower()) and ("holm" not in answer.lower()))
-                and ("sund" not in answer.lower())
-            )
+            "lind" in answer.lower()
+            and "holm" not in answer.lower()
+            and "sund" not in answer.lower()
         )
 
     def _check_hygienist_days_question_1(self, answer: str) -> bool:
-        return bool((("tuesday" in answer.lower()) and ("thursday" in answer.lower())))
+        return bool("tuesday" in answer.lower() and "thursday" in answer.lower())
 
     def _solve_xray_treatments_question(self, results: list[rt.Result]) -> dict[str, Any]:
         b: dict[str, Any] = {}
@@ -3033,17 +3275,16 @@ class ClinicSchedulingEnv(rt.Environment):
         return b
 
     def _check_xray_treatments_question_0(self, answer: str) -> bool:
-        return bool((("check-up" in answer.lower()) and ("root canal" in answer.lower())))
+        return bool("check-up" in answer.lower() and "root canal" in answer.lower())
 
     def _check_xray_treatments_question_1(self, answer: str) -> bool:
-        return bool((("30 min" in answer.lower()) and ("90 min" in answer.lower())))
+        return bool("30 min" in answer.lower() and "90 min" in answer.lower())
 
     def _check_xray_treatments_question_2(self, answer: str) -> bool:
         return bool(
-            (
-                (("cleaning" not in answer.lower()) and ("filling" not in answer.lower()))
-                and ("90 min" in answer.lower())
-            )
+            "cleaning" not in answer.lower()
+            and "filling" not in answer.lower()
+            and "90 min" in answer.lower()
         )
 
     def _solve_friday_hours_question(self, results: list[rt.Result]) -> dict[str, Any]:
@@ -3052,7 +3293,7 @@ class ClinicSchedulingEnv(rt.Environment):
         return b
 
     def _check_friday_hours_question_0(self, answer: str) -> bool:
-        return bool((("08:00" in answer) and ("12:00" in answer)))
+        return bool("08:00" in answer and "12:00" in answer)
 
     def _solve_tuesday_schedule_question(self, results: list[rt.Result]) -> dict[str, Any]:
         b: dict[str, Any] = {}
@@ -3062,15 +3303,13 @@ class ClinicSchedulingEnv(rt.Environment):
         return b
 
     def _check_tuesday_schedule_question_0(self, answer: str) -> bool:
-        return bool(
-            (("08:30" in answer) and (("lea falk" in answer.lower()) or ("P-0003" in answer)))
-        )
+        return bool("08:30" in answer and ("lea falk" in answer.lower() or "P-0003" in answer))
 
     def _check_tuesday_schedule_question_1(self, answer: str) -> bool:
-        return bool((("check-up" in answer.lower()) or ("checkup" in answer.lower())))
+        return bool("check-up" in answer.lower() or "checkup" in answer.lower())
 
     def _check_tuesday_schedule_question_2(self, answer: str) -> bool:
-        return bool((("ivan" not in answer.lower()) and ("08:30" in answer)))
+        return bool("ivan" not in answer.lower() and "08:30" in answer)
 
     def _solve_register_and_book_checkup(self, results: list[rt.Result]) -> dict[str, Any]:
         b: dict[str, Any] = {}
@@ -3105,8 +3344,9 @@ class ClinicSchedulingEnv(rt.Environment):
             any(
                 (
                     (
-                        ((x.name == "Mika Lund") and (x.phone == "+46 70 999 00 11"))
-                        and (x.recall_months == 12)
+                        x.name == "Mika Lund"
+                        and x.phone == "+46 70 999 00 11"
+                        and x.recall_months == 12
                     )
                     for x in self._it(self.t_patients.rows())
                 )
@@ -3118,20 +3358,12 @@ class ClinicSchedulingEnv(rt.Environment):
             any(
                 (
                     (
-                        (
-                            (
-                                (
-                                    (
-                                        (self.t_patients.row(a.patient).name == "Mika Lund")
-                                        and (a.dentist == "D3")
-                                    )
-                                    and (a.treatment == "CHECKUP")
-                                )
-                                and (a.start == h.datetime("2024-06-14T08:00:00Z"))
-                            )
-                            and (a.room == "R1")
-                        )
-                        and (a.status == AppointmentStatus.confirmed)
+                        self.t_patients.row(a.patient).name == "Mika Lund"
+                        and a.dentist == "D3"
+                        and a.treatment == "CHECKUP"
+                        and a.start == h.datetime("2024-06-14T08:00:00Z")
+                        and a.room == "R1"
+                        and a.status == AppointmentStatus.confirmed
                     )
                     for a in self._it(self.t_appointments.rows())
                 )
@@ -3155,22 +3387,10 @@ class ClinicSchedulingEnv(rt.Environment):
 
     def _check_shorten_wednesday_hours_0(self, answer: str) -> bool:
         return bool(
-            (
-                (
-                    (
-                        self.t_appointments.row("APT-0003").start
-                        == h.datetime("2024-06-12T13:00:00Z")
-                    )
-                    and (
-                        self.t_appointments.row("APT-0003").end
-                        == h.datetime("2024-06-12T14:00:00Z")
-                    )
-                )
-                and (
-                    self.t_appointments.row("APT-0003").room
-                    == self.initial_state().t_appointments.row("APT-0003").room
-                )
-            )
+            self.t_appointments.row("APT-0003").start == h.datetime("2024-06-12T13:00:00Z")
+            and self.t_appointments.row("APT-0003").end == h.datetime("2024-06-12T14:00:00Z")
+            and self.t_appointments.row("APT-0003").room
+            == self.initial_state().t_appointments.row("APT-0003").room
         )
 
     def _check_shorten_wednesday_hours_1(self, answer: str) -> bool:
@@ -3178,11 +3398,10 @@ class ClinicSchedulingEnv(rt.Environment):
             any(
                 (
                     (
-                        (
-                            ((h_.dentist == "D1") and (h_.day == Weekday.wednesday))
-                            and (h_.opens == 720)
-                        )
-                        and (h_.closes == 1020)
+                        h_.dentist == "D1"
+                        and h_.day == Weekday.wednesday
+                        and h_.opens == 720
+                        and h_.closes == 1020
                     )
                     for h_ in self._it(self.t_working_hours.rows())
                 )
@@ -3191,16 +3410,10 @@ class ClinicSchedulingEnv(rt.Environment):
 
     def _check_shorten_wednesday_hours_2(self, answer: str) -> bool:
         return bool(
-            (
-                (
-                    self.t_working_hours.row("WH-0001")
-                    == self.initial_state().t_working_hours.row("WH-0001")
-                )
-                and (
-                    self.t_working_hours.row("WH-0002")
-                    == self.initial_state().t_working_hours.row("WH-0002")
-                )
-            )
+            self.t_working_hours.row("WH-0001")
+            == self.initial_state().t_working_hours.row("WH-0001")
+            and self.t_working_hours.row("WH-0002")
+            == self.initial_state().t_working_hours.row("WH-0002")
         )
 
     def _solve_confirm_requested_filling(self, results: list[rt.Result]) -> dict[str, Any]:
@@ -3211,14 +3424,12 @@ class ClinicSchedulingEnv(rt.Environment):
         return b
 
     def _check_confirm_requested_filling_0(self, answer: str) -> bool:
-        return bool((self.t_appointments.row("APT-0003").status == AppointmentStatus.confirmed))
+        return bool(self.t_appointments.row("APT-0003").status == AppointmentStatus.confirmed)
 
     def _check_confirm_requested_filling_1(self, answer: str) -> bool:
         return bool(
-            (
-                self.t_appointments.row("APT-0003").start
-                == self.initial_state().t_appointments.row("APT-0003").start
-            )
+            self.t_appointments.row("APT-0003").start
+            == self.initial_state().t_appointments.row("APT-0003").start
         )
 
     def _solve_add_friday_hours_then_book(self, results: list[rt.Result]) -> dict[str, Any]:
@@ -3249,11 +3460,10 @@ class ClinicSchedulingEnv(rt.Environment):
             any(
                 (
                     (
-                        (
-                            ((h_.dentist == "D2") and (h_.day == Weekday.friday))
-                            and (h_.opens == 480)
-                        )
-                        and (h_.closes == 720)
+                        h_.dentist == "D2"
+                        and h_.day == Weekday.friday
+                        and h_.opens == 480
+                        and h_.closes == 720
                     )
                     for h_ in self._it(self.t_working_hours.rows())
                 )
@@ -3265,17 +3475,12 @@ class ClinicSchedulingEnv(rt.Environment):
             any(
                 (
                     (
-                        (
-                            (
-                                (
-                                    ((a.patient == "P-0002") and (a.dentist == "D2"))
-                                    and (a.treatment == "HYG-CLEAN")
-                                )
-                                and (a.start == h.datetime("2024-06-14T09:00:00Z"))
-                            )
-                            and (a.room == "R2")
-                        )
-                        and (a.status == AppointmentStatus.confirmed)
+                        a.patient == "P-0002"
+                        and a.dentist == "D2"
+                        and a.treatment == "HYG-CLEAN"
+                        and a.start == h.datetime("2024-06-14T09:00:00Z")
+                        and a.room == "R2"
+                        and a.status == AppointmentStatus.confirmed
                     )
                     for a in self._it(self.t_appointments.rows())
                 )

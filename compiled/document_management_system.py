@@ -31,6 +31,16 @@ class User:
     role: str
     department: str
 
+    def _stored_size(self) -> int:
+        # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        return (
+            1
+            + h.text_size(self.u_id)
+            + h.text_size(self.name)
+            + h.text_size(self.role)
+            + h.text_size(self.department)
+        )
+
 
 @dataclass(slots=True, kw_only=True)
 class Document:
@@ -43,6 +53,17 @@ class Document:
     status: DocumentStatus = DocumentStatus.active
     owner_id: str
 
+    def _stored_size(self) -> int:
+        # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        return (
+            4
+            + h.text_size(self.document_id)
+            + h.text_size(self.title)
+            + h.text_size(self.content)
+            + h.int_size(self.version)
+            + h.stored_size(self.owner_id)
+        )
+
 
 @dataclass(slots=True, kw_only=True)
 class AccessControlEntry:
@@ -52,6 +73,16 @@ class AccessControlEntry:
     document_id: str
     user_id: str
     permissions: set[Permission] = field(default_factory=lambda: set())
+
+    def _stored_size(self) -> int:
+        # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        return (
+            1
+            + h.text_size(self.entry_id)
+            + h.stored_size(self.document_id)
+            + h.stored_size(self.user_id)
+            + h.stored_size(self.permissions)
+        )
 
 
 @dataclass(slots=True, kw_only=True)
@@ -63,10 +94,25 @@ class DocumentVersion:
     timestamp: datetime.datetime
     modified_by: str
 
+    def _stored_size(self) -> int:
+        # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        return (
+            2
+            + h.text_size(self.version_id)
+            + h.stored_size(self.document_id)
+            + h.int_size(self.version_number)
+            + h.text_size(self.content_snapshot)
+            + h.stored_size(self.modified_by)
+        )
+
 
 @dataclass(slots=True, kw_only=True)
 class StatusInfo(rt.Value):
     status: DocumentStatus
+
+    def _stored_size(self) -> int:
+        # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        return 2
 
 
 @dataclass(slots=True, kw_only=True)
@@ -76,11 +122,25 @@ class UserInfo(rt.Value):
     role: str
     department: str
 
+    def _stored_size(self) -> int:
+        # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        return (
+            1
+            + h.text_size(self.u_id)
+            + h.text_size(self.name)
+            + h.text_size(self.role)
+            + h.text_size(self.department)
+        )
+
 
 @dataclass(slots=True, kw_only=True)
 class UserPermissions(rt.Value):
     user: UserInfo
     permissions: list[Permission]
+
+    def _stored_size(self) -> int:
+        # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        return 1 + h.stored_size(self.user) + h.stored_size(self.permissions)
 
 
 @dataclass(slots=True, kw_only=True)
@@ -93,6 +153,16 @@ class DocumentSummary(rt.Value):
     status: DocumentStatus
     owner_id: str
 
+    def _stored_size(self) -> int:
+        # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        return (
+            4
+            + h.text_size(self.document_id)
+            + h.text_size(self.title)
+            + h.int_size(self.version)
+            + h.text_size(self.owner_id)
+        )
+
 
 SPEC_DocumentStatus = rt.EnumSpec(DocumentStatus)
 SPEC_Permission = rt.EnumSpec(Permission)
@@ -100,91 +170,107 @@ SPEC_Permission = rt.EnumSpec(Permission)
 SPEC_User = rt.RecordSpec(
     User,
     lambda: [
-        rt.FieldSpec("_id", rt.STR, True, "the user's unique id, e.g. u1", "u_id"),
-        rt.FieldSpec("name", rt.STR, True, None, "name"),
-        rt.FieldSpec("role", rt.STR, True, "e.g. editor, viewer, admin", "role"),
-        rt.FieldSpec("department", rt.STR, True, None, "department"),
+        rt.FieldSpec(
+            name="_id",
+            spec=rt.STR,
+            required=True,
+            description="the user's unique id, e.g. u1",
+            attr="u_id",
+        ),
+        rt.FieldSpec(name="name", spec=rt.STR, required=True),
+        rt.FieldSpec(
+            name="role", spec=rt.STR, required=True, description="e.g. editor, viewer, admin"
+        ),
+        rt.FieldSpec(name="department", spec=rt.STR, required=True),
     ],
 )
 SPEC_Document = rt.RecordSpec(
     Document,
     lambda: [
-        rt.FieldSpec("document_id", rt.STR, False, None, "document_id"),
-        rt.FieldSpec("title", rt.STR, True, None, "title"),
+        rt.FieldSpec(name="document_id", spec=rt.STR, required=False),
+        rt.FieldSpec(name="title", spec=rt.STR, required=True),
         rt.FieldSpec(
-            "content",
-            rt.STR,
-            True,
-            "the current content (equal to the current version's snapshot)",
-            "content",
+            name="content",
+            spec=rt.STR,
+            required=True,
+            description="the current content (equal to the current version's snapshot)",
         ),
-        rt.FieldSpec("creation_date", rt.DATETIME, True, None, "creation_date"),
-        rt.FieldSpec("last_modified_date", rt.DATETIME, True, None, "last_modified_date"),
-        rt.FieldSpec("version", rt.INT, False, "number of the current version", "version"),
-        rt.FieldSpec("status", SPEC_DocumentStatus, False, None, "status"),
+        rt.FieldSpec(name="creation_date", spec=rt.DATETIME, required=True),
+        rt.FieldSpec(name="last_modified_date", spec=rt.DATETIME, required=True),
         rt.FieldSpec(
-            "owner_id", rt.RefSpec(rt.STR, "User", "users"), True, "the owner", "owner_id"
+            name="version", spec=rt.INT, required=False, description="number of the current version"
+        ),
+        rt.FieldSpec(name="status", spec=SPEC_DocumentStatus, required=False),
+        rt.FieldSpec(
+            name="owner_id",
+            spec=rt.RefSpec(rt.STR, "User", "users"),
+            required=True,
+            description="the owner",
         ),
     ],
 )
 SPEC_AccessControlEntry = rt.RecordSpec(
     AccessControlEntry,
     lambda: [
-        rt.FieldSpec("entry_id", rt.STR, False, None, "entry_id"),
+        rt.FieldSpec(name="entry_id", spec=rt.STR, required=False),
         rt.FieldSpec(
-            "document_id", rt.RefSpec(rt.STR, "Document", "documents"), True, None, "document_id"
+            name="document_id", spec=rt.RefSpec(rt.STR, "Document", "documents"), required=True
         ),
-        rt.FieldSpec("user_id", rt.RefSpec(rt.STR, "User", "users"), True, None, "user_id"),
-        rt.FieldSpec("permissions", rt.SetSpec(SPEC_Permission), False, None, "permissions"),
+        rt.FieldSpec(name="user_id", spec=rt.RefSpec(rt.STR, "User", "users"), required=True),
+        rt.FieldSpec(name="permissions", spec=rt.SetSpec(SPEC_Permission), required=False),
     ],
 )
 SPEC_DocumentVersion = rt.RecordSpec(
     DocumentVersion,
     lambda: [
-        rt.FieldSpec("version_id", rt.STR, False, None, "version_id"),
+        rt.FieldSpec(name="version_id", spec=rt.STR, required=False),
         rt.FieldSpec(
-            "document_id", rt.RefSpec(rt.STR, "Document", "documents"), True, None, "document_id"
+            name="document_id", spec=rt.RefSpec(rt.STR, "Document", "documents"), required=True
         ),
-        rt.FieldSpec("version_number", rt.INT, True, None, "version_number"),
-        rt.FieldSpec("content_snapshot", rt.STR, True, None, "content_snapshot"),
-        rt.FieldSpec("timestamp", rt.DATETIME, True, None, "timestamp"),
-        rt.FieldSpec("modified_by", rt.RefSpec(rt.STR, "User", "users"), True, None, "modified_by"),
+        rt.FieldSpec(name="version_number", spec=rt.INT, required=True),
+        rt.FieldSpec(name="content_snapshot", spec=rt.STR, required=True),
+        rt.FieldSpec(name="timestamp", spec=rt.DATETIME, required=True),
+        rt.FieldSpec(name="modified_by", spec=rt.RefSpec(rt.STR, "User", "users"), required=True),
     ],
 )
 SPEC_StatusInfo = rt.RecordSpec(
     StatusInfo,
     lambda: [
-        rt.FieldSpec("status", SPEC_DocumentStatus, True, None, "status"),
+        rt.FieldSpec(name="status", spec=SPEC_DocumentStatus, required=True),
     ],
 )
 SPEC_UserInfo = rt.RecordSpec(
     UserInfo,
     lambda: [
-        rt.FieldSpec("_id", rt.STR, True, None, "u_id"),
-        rt.FieldSpec("name", rt.STR, True, None, "name"),
-        rt.FieldSpec("role", rt.STR, True, None, "role"),
-        rt.FieldSpec("department", rt.STR, True, None, "department"),
+        rt.FieldSpec(name="_id", spec=rt.STR, required=True, attr="u_id"),
+        rt.FieldSpec(name="name", spec=rt.STR, required=True),
+        rt.FieldSpec(name="role", spec=rt.STR, required=True),
+        rt.FieldSpec(name="department", spec=rt.STR, required=True),
     ],
 )
 SPEC_UserPermissions = rt.RecordSpec(
     UserPermissions,
     lambda: [
-        rt.FieldSpec("user", SPEC_UserInfo, True, None, "user"),
-        rt.FieldSpec("permissions", rt.ListSpec(SPEC_Permission), True, None, "permissions"),
+        rt.FieldSpec(name="user", spec=SPEC_UserInfo, required=True),
+        rt.FieldSpec(name="permissions", spec=rt.ListSpec(SPEC_Permission), required=True),
     ],
 )
 SPEC_DocumentSummary = rt.RecordSpec(
     DocumentSummary,
     lambda: [
-        rt.FieldSpec("document_id", rt.STR, True, None, "document_id"),
-        rt.FieldSpec("title", rt.STR, True, None, "title"),
-        rt.FieldSpec("creation_date", rt.DATETIME, True, None, "creation_date"),
-        rt.FieldSpec("last_modified_date", rt.DATETIME, True, None, "last_modified_date"),
-        rt.FieldSpec("version", rt.INT, True, None, "version"),
-        rt.FieldSpec("status", SPEC_DocumentStatus, True, None, "status"),
-        rt.FieldSpec("owner_id", rt.STR, True, None, "owner_id"),
+        rt.FieldSpec(name="document_id", spec=rt.STR, required=True),
+        rt.FieldSpec(name="title", spec=rt.STR, required=True),
+        rt.FieldSpec(name="creation_date", spec=rt.DATETIME, required=True),
+        rt.FieldSpec(name="last_modified_date", spec=rt.DATETIME, required=True),
+        rt.FieldSpec(name="version", spec=rt.INT, required=True),
+        rt.FieldSpec(name="status", spec=SPEC_DocumentStatus, required=True),
+        rt.FieldSpec(name="owner_id", spec=rt.STR, required=True),
     ],
 )
+
+
+# document_management_system.library.json: the initial state of 9 tasks
+INIT_DOCUMENT_MANAGEMENT_SYSTEM_LIBRARY = '{"access_control": [{"document_id": "DOC-0001", "entry_id": "ACE-0001", "permissions": ["read", "write", "delete"], "user_id": "u1"}, {"document_id": "DOC-0001", "entry_id": "ACE-0002", "permissions": ["read"], "user_id": "u2"}, {"document_id": "DOC-0002", "entry_id": "ACE-0003", "permissions": ["read", "write"], "user_id": "u3"}, {"document_id": "DOC-0002", "entry_id": "ACE-0004", "permissions": ["read"], "user_id": "u2"}, {"document_id": "DOC-0003", "entry_id": "ACE-0005", "permissions": ["read", "write"], "user_id": "u3"}, {"document_id": "DOC-0004", "entry_id": "ACE-0006", "permissions": ["read", "write"], "user_id": "u1"}], "documents": [{"content": "Q2 revenue: 1.2M EUR", "creation_date": "2024-06-28T09:00:00Z", "document_id": "DOC-0001", "last_modified_date": "2024-07-01T16:00:00Z", "owner_id": "u1", "status": "active", "title": "Q2 Sales Report", "version": 2}, {"content": "Economy class for flights under 6 hours; business class above.", "creation_date": "2024-01-15T10:00:00Z", "document_id": "DOC-0002", "last_modified_date": "2024-01-15T10:00:00Z", "owner_id": "u3", "status": "active", "title": "Travel Policy 2024", "version": 1}, {"content": "Office closed 24-26 December.", "creation_date": "2023-11-02T08:00:00Z", "document_id": "DOC-0003", "last_modified_date": "2023-11-02T08:00:00Z", "owner_id": "u3", "status": "archived", "title": "Holiday Calendar", "version": 1}, {"content": "Term: 12 months, renewable.", "creation_date": "2024-07-08T11:00:00Z", "document_id": "DOC-0004", "last_modified_date": "2024-07-08T11:00:00Z", "owner_id": "u1", "status": "draft", "title": "Vendor Contract Draft", "version": 1}], "now": "2024-07-10T09:00:00Z", "users": [{"_id": "u1", "department": "Sales", "name": "Dana", "role": "editor"}, {"_id": "u2", "department": "Finance", "name": "Lee", "role": "viewer"}, {"_id": "u3", "department": "HR", "name": "Priya", "role": "editor"}, {"_id": "u4", "department": "IT", "name": "Omar", "role": "admin"}], "versions": [{"content_snapshot": "Q2 revenue: TBD", "document_id": "DOC-0001", "modified_by": "u1", "timestamp": "2024-06-28T09:00:00Z", "version_id": "VER-0001", "version_number": 1}, {"content_snapshot": "Q2 revenue: 1.2M EUR", "document_id": "DOC-0001", "modified_by": "u1", "timestamp": "2024-07-01T16:00:00Z", "version_id": "VER-0002", "version_number": 2}, {"content_snapshot": "Economy class for flights under 6 hours; business class above.", "document_id": "DOC-0002", "modified_by": "u3", "timestamp": "2024-01-15T10:00:00Z", "version_id": "VER-0003", "version_number": 1}, {"content_snapshot": "Office closed 24-26 December.", "document_id": "DOC-0003", "modified_by": "u3", "timestamp": "2023-11-02T08:00:00Z", "version_id": "VER-0004", "version_number": 1}, {"content_snapshot": "Term: 12 months, renewable.", "document_id": "DOC-0004", "modified_by": "u1", "timestamp": "2024-07-08T11:00:00Z", "version_id": "VER-0005", "version_number": 1}]}'
 
 
 class DocumentManagementSystemEnv(rt.Environment):
@@ -194,14 +280,21 @@ class DocumentManagementSystemEnv(rt.Environment):
     DESCRIPTION = "A document management system: documents with version history, soft deletion and\narchiving, and per-user access control (read, write, delete) on each document."
     TABLES: ClassVar[dict[str, rt.TableSpec]] = {
         "documents": rt.TableSpec(
-            rt.TableSchema(
-                "documents",
-                "Document",
-                "document_id",
-                "DOC",
-                (),
-                (rt.RefField("documents", "owner_id", "users", "restrict"),),
-                {
+            schema=rt.TableSchema(
+                name="documents",
+                entity="Document",
+                key="document_id",
+                auto_prefix="DOC",
+                uniques=(),
+                refs=(
+                    rt.RefField(
+                        child_table="documents",
+                        field="owner_id",
+                        parent_table="users",
+                        on_delete="restrict",
+                    ),
+                ),
+                transitions={
                     "status": {
                         DocumentStatus.active: frozenset(
                             {DocumentStatus.archived, DocumentStatus.deleted}
@@ -216,438 +309,464 @@ class DocumentManagementSystemEnv(rt.Environment):
                     }
                 },
             ),
-            SPEC_Document,
-            (),
+            row=SPEC_Document,
         ),
         "users": rt.TableSpec(
-            rt.TableSchema("users", "User", "u_id", None, (), (), {}), SPEC_User, ()
+            schema=rt.TableSchema(
+                name="users", entity="User", key="u_id", auto_prefix=None, uniques=(), refs=()
+            ),
+            row=SPEC_User,
         ),
         "access_control": rt.TableSpec(
-            rt.TableSchema(
-                "access_control",
-                "AccessControlEntry",
-                "entry_id",
-                "ACE",
-                (("document_id", "user_id"),),
-                (
-                    rt.RefField("access_control", "document_id", "documents", "cascade"),
-                    rt.RefField("access_control", "user_id", "users", "cascade"),
+            schema=rt.TableSchema(
+                name="access_control",
+                entity="AccessControlEntry",
+                key="entry_id",
+                auto_prefix="ACE",
+                uniques=(("document_id", "user_id"),),
+                refs=(
+                    rt.RefField(
+                        child_table="access_control",
+                        field="document_id",
+                        parent_table="documents",
+                        on_delete="cascade",
+                    ),
+                    rt.RefField(
+                        child_table="access_control",
+                        field="user_id",
+                        parent_table="users",
+                        on_delete="cascade",
+                    ),
                 ),
-                {},
             ),
-            SPEC_AccessControlEntry,
-            (),
+            row=SPEC_AccessControlEntry,
         ),
         "versions": rt.TableSpec(
-            rt.TableSchema(
-                "versions",
-                "DocumentVersion",
-                "version_id",
-                "VER",
-                (("document_id", "version_number"),),
-                (
-                    rt.RefField("versions", "document_id", "documents", "cascade"),
-                    rt.RefField("versions", "modified_by", "users", "restrict"),
+            schema=rt.TableSchema(
+                name="versions",
+                entity="DocumentVersion",
+                key="version_id",
+                auto_prefix="VER",
+                uniques=(("document_id", "version_number"),),
+                refs=(
+                    rt.RefField(
+                        child_table="versions",
+                        field="document_id",
+                        parent_table="documents",
+                        on_delete="cascade",
+                    ),
+                    rt.RefField(
+                        child_table="versions",
+                        field="modified_by",
+                        parent_table="users",
+                        on_delete="restrict",
+                    ),
                 ),
-                {},
             ),
-            SPEC_DocumentVersion,
-            (),
+            row=SPEC_DocumentVersion,
         ),
     }
     SCALARS: ClassVar[dict[str, rt.ScalarSpec]] = {
-        "now": rt.ScalarSpec("now", rt.DATETIME, None),
+        "now": rt.ScalarSpec(name="now", spec=rt.DATETIME),
     }
     TOOLS: ClassVar[dict[str, rt.ToolSpec]] = {
         "get_document_by_id": rt.ToolSpec(
-            "get_document_by_id",
-            "query",
-            "Retrieve a document's metadata and content. The document must be active and the user\nmust have read permission on it.",
-            (
+            name="get_document_by_id",
+            kind="query",
+            description="Retrieve a document's metadata and content. The document must be active and the user\nmust have read permission on it.",
+            params=(
                 rt.ParamSpec(
-                    "document_id", rt.STR, True, None, "the document to retrieve", "document_id"
+                    name="document_id",
+                    spec=rt.STR,
+                    required=True,
+                    description="the document to retrieve",
                 ),
                 rt.ParamSpec(
-                    "user_id",
-                    rt.STR,
-                    True,
-                    None,
-                    "the user asking; needs read permission",
-                    "user_id",
+                    name="user_id",
+                    spec=rt.STR,
+                    required=True,
+                    description="the user asking; needs read permission",
                 ),
             ),
-            SPEC_Document,
-            "_impl_get_document_by_id",
-            (),
-            (),
-            (),
+            result=SPEC_Document,
+            impl="_impl_get_document_by_id",
+            json_arguments="_json_get_document_by_id",
         ),
         "list_active_documents": rt.ToolSpec(
-            "list_active_documents",
-            "query",
-            'List all documents with status "active" (metadata only: read a document\'s content with\nget_document_content).',
-            (),
-            rt.ListSpec(SPEC_DocumentSummary),
-            "_impl_list_active_documents",
-            (),
-            (),
-            (),
+            name="list_active_documents",
+            kind="query",
+            description='List all documents with status "active" (metadata only: read a document\'s content with\nget_document_content).',
+            params=(),
+            result=rt.ListSpec(SPEC_DocumentSummary),
+            impl="_impl_list_active_documents",
+            json_arguments="_json_list_active_documents",
         ),
         "check_document_status": rt.ToolSpec(
-            "check_document_status",
-            "query",
-            "Return the current status of a document (draft, active, archived or deleted). Needs no\npermission: the status is public metadata.",
-            (rt.ParamSpec("document_id", rt.STR, True, None, "the document", "document_id"),),
-            SPEC_StatusInfo,
-            "_impl_check_document_status",
-            (),
-            (),
-            (),
+            name="check_document_status",
+            kind="query",
+            description="Return the current status of a document (draft, active, archived or deleted). Needs no\npermission: the status is public metadata.",
+            params=(
+                rt.ParamSpec(
+                    name="document_id", spec=rt.STR, required=True, description="the document"
+                ),
+            ),
+            result=SPEC_StatusInfo,
+            impl="_impl_check_document_status",
+            json_arguments="_json_check_document_status",
         ),
         "get_document_permissions": rt.ToolSpec(
-            "get_document_permissions",
-            "query",
-            "List the users who hold permissions on a document, with their permissions. Works for\ndocuments in any status.",
-            (rt.ParamSpec("document_id", rt.STR, True, None, "the document", "document_id"),),
-            rt.ListSpec(SPEC_UserPermissions),
-            "_impl_get_document_permissions",
-            (),
-            (),
-            (),
+            name="get_document_permissions",
+            kind="query",
+            description="List the users who hold permissions on a document, with their permissions. Works for\ndocuments in any status.",
+            params=(
+                rt.ParamSpec(
+                    name="document_id", spec=rt.STR, required=True, description="the document"
+                ),
+            ),
+            result=rt.ListSpec(SPEC_UserPermissions),
+            impl="_impl_get_document_permissions",
+            json_arguments="_json_get_document_permissions",
         ),
         "check_user_access": rt.ToolSpec(
-            "check_user_access",
-            "query",
-            "Tell whether a user holds a given permission on a document. Both must exist.",
-            (
-                rt.ParamSpec("user_id", rt.STR, True, None, "the user", "user_id"),
-                rt.ParamSpec("document_id", rt.STR, True, None, "the document", "document_id"),
+            name="check_user_access",
+            kind="query",
+            description="Tell whether a user holds a given permission on a document. Both must exist.",
+            params=(
+                rt.ParamSpec(name="user_id", spec=rt.STR, required=True, description="the user"),
                 rt.ParamSpec(
-                    "permission", SPEC_Permission, True, None, "read, write or delete", "permission"
+                    name="document_id", spec=rt.STR, required=True, description="the document"
+                ),
+                rt.ParamSpec(
+                    name="permission",
+                    spec=SPEC_Permission,
+                    required=True,
+                    description="read, write or delete",
                 ),
             ),
-            rt.BOOL,
-            "_impl_check_user_access",
-            (),
-            (),
-            (),
+            result=rt.BOOL,
+            impl="_impl_check_user_access",
+            json_arguments="_json_check_user_access",
         ),
         "get_document_version_history": rt.ToolSpec(
-            "get_document_version_history",
-            "query",
-            "The version history of an active document (version numbers, timestamps, modifiers and\nsnapshots), oldest first. The user must have read permission.",
-            (
-                rt.ParamSpec("document_id", rt.STR, True, None, "the document", "document_id"),
+            name="get_document_version_history",
+            kind="query",
+            description="The version history of an active document (version numbers, timestamps, modifiers and\nsnapshots), oldest first. The user must have read permission.",
+            params=(
                 rt.ParamSpec(
-                    "user_id",
-                    rt.STR,
-                    True,
-                    None,
-                    "the user asking; needs read permission",
-                    "user_id",
+                    name="document_id", spec=rt.STR, required=True, description="the document"
+                ),
+                rt.ParamSpec(
+                    name="user_id",
+                    spec=rt.STR,
+                    required=True,
+                    description="the user asking; needs read permission",
                 ),
             ),
-            rt.ListSpec(SPEC_DocumentVersion),
-            "_impl_get_document_version_history",
-            (),
-            (),
-            (),
+            result=rt.ListSpec(SPEC_DocumentVersion),
+            impl="_impl_get_document_version_history",
+            json_arguments="_json_get_document_version_history",
         ),
         "get_document_current_version": rt.ToolSpec(
-            "get_document_current_version",
-            "query",
-            "The current (latest) version of an active document, with its content snapshot.",
-            (rt.ParamSpec("document_id", rt.STR, True, None, "the document", "document_id"),),
-            SPEC_DocumentVersion,
-            "_impl_get_document_current_version",
-            (),
-            (),
-            (),
+            name="get_document_current_version",
+            kind="query",
+            description="The current (latest) version of an active document, with its content snapshot.",
+            params=(
+                rt.ParamSpec(
+                    name="document_id", spec=rt.STR, required=True, description="the document"
+                ),
+            ),
+            result=SPEC_DocumentVersion,
+            impl="_impl_get_document_current_version",
+            json_arguments="_json_get_document_current_version",
         ),
         "get_document_content": rt.ToolSpec(
-            "get_document_content",
-            "query",
-            "Only the content of an active document the user may read.",
-            (
-                rt.ParamSpec("document_id", rt.STR, True, None, "the document", "document_id"),
+            name="get_document_content",
+            kind="query",
+            description="Only the content of an active document the user may read.",
+            params=(
                 rt.ParamSpec(
-                    "user_id",
-                    rt.STR,
-                    True,
-                    None,
-                    "the user asking; needs read permission",
-                    "user_id",
+                    name="document_id", spec=rt.STR, required=True, description="the document"
+                ),
+                rt.ParamSpec(
+                    name="user_id",
+                    spec=rt.STR,
+                    required=True,
+                    description="the user asking; needs read permission",
                 ),
             ),
-            rt.STR,
-            "_impl_get_document_content",
-            (),
-            (),
-            (),
+            result=rt.STR,
+            impl="_impl_get_document_content",
+            json_arguments="_json_get_document_content",
         ),
         "search_documents_by_title": rt.ToolSpec(
-            "search_documents_by_title",
-            "query",
-            "Active documents whose title contains the text, ignoring case (metadata only).",
-            (
+            name="search_documents_by_title",
+            kind="query",
+            description="Active documents whose title contains the text, ignoring case (metadata only).",
+            params=(
                 rt.ParamSpec(
-                    "title_query", rt.STR, True, None, "part of the title, any case", "title_query"
+                    name="title_query",
+                    spec=rt.STR,
+                    required=True,
+                    description="part of the title, any case",
                 ),
             ),
-            rt.ListSpec(SPEC_DocumentSummary),
-            "_impl_search_documents_by_title",
-            (),
-            (),
-            (),
+            result=rt.ListSpec(SPEC_DocumentSummary),
+            impl="_impl_search_documents_by_title",
+            json_arguments="_json_search_documents_by_title",
         ),
         "create_document": rt.ToolSpec(
-            "create_document",
-            "action",
-            "Create an active document with its first version, owned by an existing user who gets\nthe given permissions on it (read is always included). Returns the new document with its\ngenerated document_id.",
-            (
-                rt.ParamSpec("title", rt.STR, True, None, "the new document's title", "title"),
-                rt.ParamSpec("content", rt.STR, True, None, "its initial content", "content"),
-                rt.ParamSpec("owner_id", rt.STR, True, None, "the user who owns it", "owner_id"),
+            name="create_document",
+            kind="action",
+            description="Create an active document with its first version, owned by an existing user who gets\nthe given permissions on it (read is always included). Returns the new document with its\ngenerated document_id.",
+            params=(
                 rt.ParamSpec(
-                    "permissions",
-                    rt.OptionalSpec(rt.ListSpec(SPEC_Permission)),
-                    False,
-                    lambda: None,
-                    "the owner's permissions; default read and write; read is always added",
-                    "permissions",
+                    name="title", spec=rt.STR, required=True, description="the new document's title"
+                ),
+                rt.ParamSpec(
+                    name="content", spec=rt.STR, required=True, description="its initial content"
+                ),
+                rt.ParamSpec(
+                    name="owner_id", spec=rt.STR, required=True, description="the user who owns it"
+                ),
+                rt.ParamSpec(
+                    name="permissions",
+                    spec=rt.OptionalSpec(rt.ListSpec(SPEC_Permission)),
+                    required=False,
+                    default=lambda: None,
+                    description="the owner's permissions; default read and write; read is always added",
                 ),
             ),
-            SPEC_Document,
-            "_impl_create_document",
-            (
+            result=SPEC_Document,
+            impl="_impl_create_document",
+            json_arguments="_json_create_document",
+            env_invariants=(
                 "_inv_0",
                 "_inv_1",
             ),
-            (),
-            (),
         ),
         "update_document": rt.ToolSpec(
-            "update_document",
-            "action",
-            "Change an active document's title and/or content; this records a new version (with the\nresulting content) and increments the version number. Needs write permission.",
-            (
+            name="update_document",
+            kind="action",
+            description="Change an active document's title and/or content; this records a new version (with the\nresulting content) and increments the version number. Needs write permission.",
+            params=(
                 rt.ParamSpec(
-                    "document_id", rt.STR, True, None, "the document to change", "document_id"
+                    name="document_id",
+                    spec=rt.STR,
+                    required=True,
+                    description="the document to change",
                 ),
                 rt.ParamSpec(
-                    "user_id",
-                    rt.STR,
-                    True,
-                    None,
-                    "the user making the change; needs write permission",
-                    "user_id",
+                    name="user_id",
+                    spec=rt.STR,
+                    required=True,
+                    description="the user making the change; needs write permission",
                 ),
                 rt.ParamSpec(
-                    "title",
-                    rt.OptionalSpec(rt.STR),
-                    False,
-                    lambda: None,
-                    "new title; omit to keep it",
-                    "title",
+                    name="title",
+                    spec=rt.OptionalSpec(rt.STR),
+                    required=False,
+                    default=lambda: None,
+                    description="new title; omit to keep it",
                 ),
                 rt.ParamSpec(
-                    "content",
-                    rt.OptionalSpec(rt.STR),
-                    False,
-                    lambda: None,
-                    "new content; omit to keep it",
-                    "content",
+                    name="content",
+                    spec=rt.OptionalSpec(rt.STR),
+                    required=False,
+                    default=lambda: None,
+                    description="new content; omit to keep it",
                 ),
             ),
-            SPEC_Document,
-            "_impl_update_document",
-            (
+            result=SPEC_Document,
+            impl="_impl_update_document",
+            json_arguments="_json_update_document",
+            env_invariants=(
                 "_inv_0",
                 "_inv_1",
             ),
-            (),
-            (),
         ),
         "delete_document": rt.ToolSpec(
-            "delete_document",
-            "action",
-            "Soft-delete a document: its status becomes deleted and it can no longer be retrieved\n(restore_document brings it back). Deleting a deleted document changes nothing.",
-            (
+            name="delete_document",
+            kind="action",
+            description="Soft-delete a document: its status becomes deleted and it can no longer be retrieved\n(restore_document brings it back). Deleting a deleted document changes nothing.",
+            params=(
                 rt.ParamSpec(
-                    "document_id", rt.STR, True, None, "the document to delete", "document_id"
+                    name="document_id",
+                    spec=rt.STR,
+                    required=True,
+                    description="the document to delete",
                 ),
                 rt.ParamSpec(
-                    "user_id",
-                    rt.STR,
-                    True,
-                    None,
-                    "the user deleting it; needs delete or write permission",
-                    "user_id",
+                    name="user_id",
+                    spec=rt.STR,
+                    required=True,
+                    description="the user deleting it; needs delete or write permission",
                 ),
             ),
-            SPEC_Document,
-            "_impl_delete_document",
-            (),
-            (),
-            (("documents", "_inv_0_row", "_inv_0"),),
+            result=SPEC_Document,
+            impl="_impl_delete_document",
+            json_arguments="_json_delete_document",
+            row_env_invariants=(("documents", "_inv_0_row", "_inv_0"),),
         ),
         "restore_document": rt.ToolSpec(
-            "restore_document",
-            "action",
-            "Bring a deleted or archived document back to active (an active one stays active; a\ndraft must be published instead).",
-            (
+            name="restore_document",
+            kind="action",
+            description="Bring a deleted or archived document back to active (an active one stays active; a\ndraft must be published instead).",
+            params=(
                 rt.ParamSpec(
-                    "document_id",
-                    rt.STR,
-                    True,
-                    None,
-                    "the deleted or archived document",
-                    "document_id",
+                    name="document_id",
+                    spec=rt.STR,
+                    required=True,
+                    description="the deleted or archived document",
                 ),
             ),
-            SPEC_Document,
-            "_impl_restore_document",
-            (),
-            (),
-            (("documents", "_inv_0_row", "_inv_0"),),
+            result=SPEC_Document,
+            impl="_impl_restore_document",
+            json_arguments="_json_restore_document",
+            row_env_invariants=(("documents", "_inv_0_row", "_inv_0"),),
         ),
         "set_document_permissions": rt.ToolSpec(
-            "set_document_permissions",
-            "action",
-            "Define or overwrite a user's permissions on a document (any status). The list replaces\nwhat the user held before.",
-            (
-                rt.ParamSpec("document_id", rt.STR, True, None, "the document", "document_id"),
+            name="set_document_permissions",
+            kind="action",
+            description="Define or overwrite a user's permissions on a document (any status). The list replaces\nwhat the user held before.",
+            params=(
                 rt.ParamSpec(
-                    "user_id", rt.STR, True, None, "the user whose permissions are set", "user_id"
+                    name="document_id", spec=rt.STR, required=True, description="the document"
                 ),
                 rt.ParamSpec(
-                    "permissions",
-                    rt.ListSpec(SPEC_Permission),
-                    True,
-                    None,
-                    "the complete new set: any of read, write, delete",
-                    "permissions",
+                    name="user_id",
+                    spec=rt.STR,
+                    required=True,
+                    description="the user whose permissions are set",
+                ),
+                rt.ParamSpec(
+                    name="permissions",
+                    spec=rt.ListSpec(SPEC_Permission),
+                    required=True,
+                    description="the complete new set: any of read, write, delete",
                 ),
             ),
-            SPEC_AccessControlEntry,
-            "_impl_set_document_permissions",
-            (),
-            (),
-            (),
+            result=SPEC_AccessControlEntry,
+            impl="_impl_set_document_permissions",
+            json_arguments="_json_set_document_permissions",
         ),
         "revoke_user_access": rt.ToolSpec(
-            "revoke_user_access",
-            "action",
-            "Remove all of a user's permissions on a document. Revoking access that was never\ngranted succeeds too.",
-            (
-                rt.ParamSpec("document_id", rt.STR, True, None, "the document", "document_id"),
+            name="revoke_user_access",
+            kind="action",
+            description="Remove all of a user's permissions on a document. Revoking access that was never\ngranted succeeds too.",
+            params=(
                 rt.ParamSpec(
-                    "user_id", rt.STR, True, None, "the user who loses all access", "user_id"
+                    name="document_id", spec=rt.STR, required=True, description="the document"
+                ),
+                rt.ParamSpec(
+                    name="user_id",
+                    spec=rt.STR,
+                    required=True,
+                    description="the user who loses all access",
                 ),
             ),
-            rt.STR,
-            "_impl_revoke_user_access",
-            (),
-            (),
-            (),
+            result=rt.STR,
+            impl="_impl_revoke_user_access",
+            json_arguments="_json_revoke_user_access",
         ),
         "archive_document": rt.ToolSpec(
-            "archive_document",
-            "action",
-            "Archive a draft or active document: it is kept but no longer retrievable until it is\npublished or restored. A deleted document cannot be archived.",
-            (
+            name="archive_document",
+            kind="action",
+            description="Archive a draft or active document: it is kept but no longer retrievable until it is\npublished or restored. A deleted document cannot be archived.",
+            params=(
                 rt.ParamSpec(
-                    "document_id", rt.STR, True, None, "the document to archive", "document_id"
+                    name="document_id",
+                    spec=rt.STR,
+                    required=True,
+                    description="the document to archive",
                 ),
             ),
-            SPEC_Document,
-            "_impl_archive_document",
-            (),
-            (),
-            (("documents", "_inv_0_row", "_inv_0"),),
+            result=SPEC_Document,
+            impl="_impl_archive_document",
+            json_arguments="_json_archive_document",
+            row_env_invariants=(("documents", "_inv_0_row", "_inv_0"),),
         ),
         "revert_to_version": rt.ToolSpec(
-            "revert_to_version",
-            "action",
-            "Restore an active document's content to a past version. This records a NEW version\nwith the old snapshot (history is never rewritten). Needs write permission. Returns the\nnew version.",
-            (
+            name="revert_to_version",
+            kind="action",
+            description="Restore an active document's content to a past version. This records a NEW version\nwith the old snapshot (history is never rewritten). Needs write permission. Returns the\nnew version.",
+            params=(
                 rt.ParamSpec(
-                    "document_id", rt.STR, True, None, "the active document", "document_id"
+                    name="document_id",
+                    spec=rt.STR,
+                    required=True,
+                    description="the active document",
                 ),
                 rt.ParamSpec(
-                    "version_id", rt.STR, True, None, "the past version to go back to", "version_id"
+                    name="version_id",
+                    spec=rt.STR,
+                    required=True,
+                    description="the past version to go back to",
                 ),
                 rt.ParamSpec(
-                    "user_id",
-                    rt.STR,
-                    True,
-                    None,
-                    "the user reverting; needs write permission",
-                    "user_id",
+                    name="user_id",
+                    spec=rt.STR,
+                    required=True,
+                    description="the user reverting; needs write permission",
                 ),
             ),
-            SPEC_DocumentVersion,
-            "_impl_revert_to_version",
-            (
+            result=SPEC_DocumentVersion,
+            impl="_impl_revert_to_version",
+            json_arguments="_json_revert_to_version",
+            env_invariants=(
                 "_inv_0",
                 "_inv_1",
             ),
-            (),
-            (),
         ),
         "publish_document": rt.ToolSpec(
-            "publish_document",
-            "action",
-            "Make a draft or archived document active, so authorized users can retrieve it. A deleted\ndocument must be restored with restore_document instead.",
-            (
+            name="publish_document",
+            kind="action",
+            description="Make a draft or archived document active, so authorized users can retrieve it. A deleted\ndocument must be restored with restore_document instead.",
+            params=(
                 rt.ParamSpec(
-                    "document_id",
-                    rt.STR,
-                    True,
-                    None,
-                    "the draft or archived document",
-                    "document_id",
+                    name="document_id",
+                    spec=rt.STR,
+                    required=True,
+                    description="the draft or archived document",
                 ),
             ),
-            SPEC_Document,
-            "_impl_publish_document",
-            (),
-            (),
-            (("documents", "_inv_0_row", "_inv_0"),),
+            result=SPEC_Document,
+            impl="_impl_publish_document",
+            json_arguments="_json_publish_document",
+            row_env_invariants=(("documents", "_inv_0_row", "_inv_0"),),
         ),
     }
     TASKS: ClassVar[dict[str, rt.TaskSpec]] = {
         "update_report_and_share": rt.TaskSpec(
-            "update_report_and_share",
-            'I\'m Dana (user u1). Please change the content of my "Q2 Sales Report" to "Q2 revenue:\n1.2M EUR (final)" and give Lee (user u2) read access to it, nothing more.',
-            "_init_update_report_and_share",
-            None,
-            "_solve_update_report_and_share",
-            (
+            name="update_report_and_share",
+            instruction='I\'m Dana (user u1). Please change the content of my "Q2 Sales Report" to "Q2 revenue:\n1.2M EUR (final)" and give Lee (user u2) read access to it, nothing more.',
+            init="_init_update_report_and_share",
+            init_data=None,
+            solve="_solve_update_report_and_share",
+            checks=(
                 ("the report has the final figures", "_check_update_report_and_share_0"),
                 ("the change is version 2, by Dana", "_check_update_report_and_share_1"),
                 ("Lee can read but not write", "_check_update_report_and_share_2"),
             ),
         ),
         "revert_bad_edit": rt.TaskSpec(
-            "revert_bad_edit",
-            "Someone overwrote the onboarding checklist (DOC-0007) with junk in its latest version.\nAs Priya (user u3, a writer on it), revert it to the content it had in version 2, and take\naway all of contractor u9's access to it.",
-            "_init_revert_bad_edit",
-            None,
-            "_solve_revert_bad_edit",
-            (
+            name="revert_bad_edit",
+            instruction="Someone overwrote the onboarding checklist (DOC-0007) with junk in its latest version.\nAs Priya (user u3, a writer on it), revert it to the content it had in version 2, and take\naway all of contractor u9's access to it.",
+            init="_init_revert_bad_edit",
+            init_data=None,
+            solve="_solve_revert_bad_edit",
+            checks=(
                 ("the checklist has its version-2 content again", "_check_revert_bad_edit_0"),
                 ("the revert is a new version 4 and history is kept", "_check_revert_bad_edit_1"),
                 ("the contractor has no access left", "_check_revert_bad_edit_2"),
             ),
         ),
         "lifecycle_cleanup": rt.TaskSpec(
-            "lifecycle_cleanup",
-            'Housekeeping for Omar (user u5): archive the old "2023 Travel Policy" (DOC-0002),\npublish the draft "2024 Travel Policy" (DOC-0003), and bring back the "Expense Form"\n(DOC-0004), which was deleted by mistake.',
-            "_init_lifecycle_cleanup",
-            None,
-            "_solve_lifecycle_cleanup",
-            (
+            name="lifecycle_cleanup",
+            instruction='Housekeeping for Omar (user u5): archive the old "2023 Travel Policy" (DOC-0002),\npublish the draft "2024 Travel Policy" (DOC-0003), and bring back the "Expense Form"\n(DOC-0004), which was deleted by mistake.',
+            init="_init_lifecycle_cleanup",
+            init_data=None,
+            solve="_solve_lifecycle_cleanup",
+            checks=(
                 ("the 2023 policy is archived", "_check_lifecycle_cleanup_0"),
                 ("the 2024 policy is active", "_check_lifecycle_cleanup_1"),
                 (
@@ -657,12 +776,12 @@ class DocumentManagementSystemEnv(rt.Environment):
             ),
         ),
         "create_and_lock_down": rt.TaskSpec(
-            "create_and_lock_down",
-            'Create a document titled "Incident 42 postmortem" with content "Root cause: expired\ncertificate." owned by Kai (user u7); Kai should only be able to read it (no write).\nThen tell me whether Kai can delete it.',
-            "_init_create_and_lock_down",
-            None,
-            "_solve_create_and_lock_down",
-            (
+            name="create_and_lock_down",
+            instruction='Create a document titled "Incident 42 postmortem" with content "Root cause: expired\ncertificate." owned by Kai (user u7); Kai should only be able to read it (no write).\nThen tell me whether Kai can delete it.',
+            init="_init_create_and_lock_down",
+            init_data=None,
+            solve="_solve_create_and_lock_down",
+            checks=(
                 ("the postmortem exists with its first version", "_check_create_and_lock_down_0"),
                 ("Kai can read but not write it", "_check_create_and_lock_down_1"),
                 ("the delete permission was checked", "_check_create_and_lock_down_2"),
@@ -671,24 +790,24 @@ class DocumentManagementSystemEnv(rt.Environment):
             answer="No: Kai can only read the postmortem, not delete it.",
         ),
         "read_travel_policy_question": rt.TaskSpec(
-            "read_travel_policy_question",
-            "I'm Lee (user u2). What does the 2024 travel policy say about flight classes?",
-            None,
-            '{"access_control": [{"document_id": "DOC-0001", "entry_id": "ACE-0001", "permissions": ["read", "write", "delete"], "user_id": "u1"}, {"document_id": "DOC-0001", "entry_id": "ACE-0002", "permissions": ["read"], "user_id": "u2"}, {"document_id": "DOC-0002", "entry_id": "ACE-0003", "permissions": ["read", "write"], "user_id": "u3"}, {"document_id": "DOC-0002", "entry_id": "ACE-0004", "permissions": ["read"], "user_id": "u2"}, {"document_id": "DOC-0003", "entry_id": "ACE-0005", "permissions": ["read", "write"], "user_id": "u3"}, {"document_id": "DOC-0004", "entry_id": "ACE-0006", "permissions": ["read", "write"], "user_id": "u1"}], "documents": [{"content": "Q2 revenue: 1.2M EUR", "creation_date": "2024-06-28T09:00:00Z", "document_id": "DOC-0001", "last_modified_date": "2024-07-01T16:00:00Z", "owner_id": "u1", "status": "active", "title": "Q2 Sales Report", "version": 2}, {"content": "Economy class for flights under 6 hours; business class above.", "creation_date": "2024-01-15T10:00:00Z", "document_id": "DOC-0002", "last_modified_date": "2024-01-15T10:00:00Z", "owner_id": "u3", "status": "active", "title": "Travel Policy 2024", "version": 1}, {"content": "Office closed 24-26 December.", "creation_date": "2023-11-02T08:00:00Z", "document_id": "DOC-0003", "last_modified_date": "2023-11-02T08:00:00Z", "owner_id": "u3", "status": "archived", "title": "Holiday Calendar", "version": 1}, {"content": "Term: 12 months, renewable.", "creation_date": "2024-07-08T11:00:00Z", "document_id": "DOC-0004", "last_modified_date": "2024-07-08T11:00:00Z", "owner_id": "u1", "status": "draft", "title": "Vendor Contract Draft", "version": 1}], "now": "2024-07-10T09:00:00Z", "users": [{"_id": "u1", "department": "Sales", "name": "Dana", "role": "editor"}, {"_id": "u2", "department": "Finance", "name": "Lee", "role": "viewer"}, {"_id": "u3", "department": "HR", "name": "Priya", "role": "editor"}, {"_id": "u4", "department": "IT", "name": "Omar", "role": "admin"}], "versions": [{"content_snapshot": "Q2 revenue: TBD", "document_id": "DOC-0001", "modified_by": "u1", "timestamp": "2024-06-28T09:00:00Z", "version_id": "VER-0001", "version_number": 1}, {"content_snapshot": "Q2 revenue: 1.2M EUR", "document_id": "DOC-0001", "modified_by": "u1", "timestamp": "2024-07-01T16:00:00Z", "version_id": "VER-0002", "version_number": 2}, {"content_snapshot": "Economy class for flights under 6 hours; business class above.", "document_id": "DOC-0002", "modified_by": "u3", "timestamp": "2024-01-15T10:00:00Z", "version_id": "VER-0003", "version_number": 1}, {"content_snapshot": "Office closed 24-26 December.", "document_id": "DOC-0003", "modified_by": "u3", "timestamp": "2023-11-02T08:00:00Z", "version_id": "VER-0004", "version_number": 1}, {"content_snapshot": "Term: 12 months, renewable.", "document_id": "DOC-0004", "modified_by": "u1", "timestamp": "2024-07-08T11:00:00Z", "version_id": "VER-0005", "version_number": 1}]}',
-            "_solve_read_travel_policy_question",
-            (
+            name="read_travel_policy_question",
+            instruction="I'm Lee (user u2). What does the 2024 travel policy say about flight classes?",
+            init=None,
+            init_data=INIT_DOCUMENT_MANAGEMENT_SYSTEM_LIBRARY,
+            solve="_solve_read_travel_policy_question",
+            checks=(
                 ("gives the economy rule", "_check_read_travel_policy_question_0"),
                 ("gives the business rule", "_check_read_travel_policy_question_1"),
             ),
             answer="The Travel Policy 2024 says: economy class for flights under 6 hours; business class above.",
         ),
         "report_access_question": rt.TaskSpec(
-            "report_access_question",
-            "Who can access the Q2 Sales Report (DOC-0001), and with which permissions?",
-            None,
-            '{"access_control": [{"document_id": "DOC-0001", "entry_id": "ACE-0001", "permissions": ["read", "write", "delete"], "user_id": "u1"}, {"document_id": "DOC-0001", "entry_id": "ACE-0002", "permissions": ["read"], "user_id": "u2"}, {"document_id": "DOC-0002", "entry_id": "ACE-0003", "permissions": ["read", "write"], "user_id": "u3"}, {"document_id": "DOC-0002", "entry_id": "ACE-0004", "permissions": ["read"], "user_id": "u2"}, {"document_id": "DOC-0003", "entry_id": "ACE-0005", "permissions": ["read", "write"], "user_id": "u3"}, {"document_id": "DOC-0004", "entry_id": "ACE-0006", "permissions": ["read", "write"], "user_id": "u1"}], "documents": [{"content": "Q2 revenue: 1.2M EUR", "creation_date": "2024-06-28T09:00:00Z", "document_id": "DOC-0001", "last_modified_date": "2024-07-01T16:00:00Z", "owner_id": "u1", "status": "active", "title": "Q2 Sales Report", "version": 2}, {"content": "Economy class for flights under 6 hours; business class above.", "creation_date": "2024-01-15T10:00:00Z", "document_id": "DOC-0002", "last_modified_date": "2024-01-15T10:00:00Z", "owner_id": "u3", "status": "active", "title": "Travel Policy 2024", "version": 1}, {"content": "Office closed 24-26 December.", "creation_date": "2023-11-02T08:00:00Z", "document_id": "DOC-0003", "last_modified_date": "2023-11-02T08:00:00Z", "owner_id": "u3", "status": "archived", "title": "Holiday Calendar", "version": 1}, {"content": "Term: 12 months, renewable.", "creation_date": "2024-07-08T11:00:00Z", "document_id": "DOC-0004", "last_modified_date": "2024-07-08T11:00:00Z", "owner_id": "u1", "status": "draft", "title": "Vendor Contract Draft", "version": 1}], "now": "2024-07-10T09:00:00Z", "users": [{"_id": "u1", "department": "Sales", "name": "Dana", "role": "editor"}, {"_id": "u2", "department": "Finance", "name": "Lee", "role": "viewer"}, {"_id": "u3", "department": "HR", "name": "Priya", "role": "editor"}, {"_id": "u4", "department": "IT", "name": "Omar", "role": "admin"}], "versions": [{"content_snapshot": "Q2 revenue: TBD", "document_id": "DOC-0001", "modified_by": "u1", "timestamp": "2024-06-28T09:00:00Z", "version_id": "VER-0001", "version_number": 1}, {"content_snapshot": "Q2 revenue: 1.2M EUR", "document_id": "DOC-0001", "modified_by": "u1", "timestamp": "2024-07-01T16:00:00Z", "version_id": "VER-0002", "version_number": 2}, {"content_snapshot": "Economy class for flights under 6 hours; business class above.", "document_id": "DOC-0002", "modified_by": "u3", "timestamp": "2024-01-15T10:00:00Z", "version_id": "VER-0003", "version_number": 1}, {"content_snapshot": "Office closed 24-26 December.", "document_id": "DOC-0003", "modified_by": "u3", "timestamp": "2023-11-02T08:00:00Z", "version_id": "VER-0004", "version_number": 1}, {"content_snapshot": "Term: 12 months, renewable.", "document_id": "DOC-0004", "modified_by": "u1", "timestamp": "2024-07-08T11:00:00Z", "version_id": "VER-0005", "version_number": 1}]}',
-            "_solve_report_access_question",
-            (
+            name="report_access_question",
+            instruction="Who can access the Q2 Sales Report (DOC-0001), and with which permissions?",
+            init=None,
+            init_data=INIT_DOCUMENT_MANAGEMENT_SYSTEM_LIBRARY,
+            solve="_solve_report_access_question",
+            checks=(
                 ("names both users", "_check_report_access_question_0"),
                 ("says Dana may delete", "_check_report_access_question_1"),
                 ("names nobody without access", "_check_report_access_question_2"),
@@ -696,36 +815,36 @@ class DocumentManagementSystemEnv(rt.Environment):
             answer="Dana (u1) has read, write and delete; Lee (u2) has read only.",
         ),
         "active_documents_question": rt.TaskSpec(
-            "active_documents_question",
-            "Which documents are active right now? Give me their titles.",
-            None,
-            '{"access_control": [{"document_id": "DOC-0001", "entry_id": "ACE-0001", "permissions": ["read", "write", "delete"], "user_id": "u1"}, {"document_id": "DOC-0001", "entry_id": "ACE-0002", "permissions": ["read"], "user_id": "u2"}, {"document_id": "DOC-0002", "entry_id": "ACE-0003", "permissions": ["read", "write"], "user_id": "u3"}, {"document_id": "DOC-0002", "entry_id": "ACE-0004", "permissions": ["read"], "user_id": "u2"}, {"document_id": "DOC-0003", "entry_id": "ACE-0005", "permissions": ["read", "write"], "user_id": "u3"}, {"document_id": "DOC-0004", "entry_id": "ACE-0006", "permissions": ["read", "write"], "user_id": "u1"}], "documents": [{"content": "Q2 revenue: 1.2M EUR", "creation_date": "2024-06-28T09:00:00Z", "document_id": "DOC-0001", "last_modified_date": "2024-07-01T16:00:00Z", "owner_id": "u1", "status": "active", "title": "Q2 Sales Report", "version": 2}, {"content": "Economy class for flights under 6 hours; business class above.", "creation_date": "2024-01-15T10:00:00Z", "document_id": "DOC-0002", "last_modified_date": "2024-01-15T10:00:00Z", "owner_id": "u3", "status": "active", "title": "Travel Policy 2024", "version": 1}, {"content": "Office closed 24-26 December.", "creation_date": "2023-11-02T08:00:00Z", "document_id": "DOC-0003", "last_modified_date": "2023-11-02T08:00:00Z", "owner_id": "u3", "status": "archived", "title": "Holiday Calendar", "version": 1}, {"content": "Term: 12 months, renewable.", "creation_date": "2024-07-08T11:00:00Z", "document_id": "DOC-0004", "last_modified_date": "2024-07-08T11:00:00Z", "owner_id": "u1", "status": "draft", "title": "Vendor Contract Draft", "version": 1}], "now": "2024-07-10T09:00:00Z", "users": [{"_id": "u1", "department": "Sales", "name": "Dana", "role": "editor"}, {"_id": "u2", "department": "Finance", "name": "Lee", "role": "viewer"}, {"_id": "u3", "department": "HR", "name": "Priya", "role": "editor"}, {"_id": "u4", "department": "IT", "name": "Omar", "role": "admin"}], "versions": [{"content_snapshot": "Q2 revenue: TBD", "document_id": "DOC-0001", "modified_by": "u1", "timestamp": "2024-06-28T09:00:00Z", "version_id": "VER-0001", "version_number": 1}, {"content_snapshot": "Q2 revenue: 1.2M EUR", "document_id": "DOC-0001", "modified_by": "u1", "timestamp": "2024-07-01T16:00:00Z", "version_id": "VER-0002", "version_number": 2}, {"content_snapshot": "Economy class for flights under 6 hours; business class above.", "document_id": "DOC-0002", "modified_by": "u3", "timestamp": "2024-01-15T10:00:00Z", "version_id": "VER-0003", "version_number": 1}, {"content_snapshot": "Office closed 24-26 December.", "document_id": "DOC-0003", "modified_by": "u3", "timestamp": "2023-11-02T08:00:00Z", "version_id": "VER-0004", "version_number": 1}, {"content_snapshot": "Term: 12 months, renewable.", "document_id": "DOC-0004", "modified_by": "u1", "timestamp": "2024-07-08T11:00:00Z", "version_id": "VER-0005", "version_number": 1}]}',
-            "_solve_active_documents_question",
-            (
+            name="active_documents_question",
+            instruction="Which documents are active right now? Give me their titles.",
+            init=None,
+            init_data=INIT_DOCUMENT_MANAGEMENT_SYSTEM_LIBRARY,
+            solve="_solve_active_documents_question",
+            checks=(
                 ("names both active documents", "_check_active_documents_question_0"),
                 ("lists no archived or draft document", "_check_active_documents_question_1"),
             ),
             answer="Two documents are active: Q2 Sales Report and Travel Policy 2024.",
         ),
         "retire_travel_policy": rt.TaskSpec(
-            "retire_travel_policy",
-            "Priya (user u3) says the Travel Policy 2024 (DOC-0002) is superseded. Delete it as Priya,\nand take away Lee's (u2) access to it.",
-            None,
-            '{"access_control": [{"document_id": "DOC-0001", "entry_id": "ACE-0001", "permissions": ["read", "write", "delete"], "user_id": "u1"}, {"document_id": "DOC-0001", "entry_id": "ACE-0002", "permissions": ["read"], "user_id": "u2"}, {"document_id": "DOC-0002", "entry_id": "ACE-0003", "permissions": ["read", "write"], "user_id": "u3"}, {"document_id": "DOC-0002", "entry_id": "ACE-0004", "permissions": ["read"], "user_id": "u2"}, {"document_id": "DOC-0003", "entry_id": "ACE-0005", "permissions": ["read", "write"], "user_id": "u3"}, {"document_id": "DOC-0004", "entry_id": "ACE-0006", "permissions": ["read", "write"], "user_id": "u1"}], "documents": [{"content": "Q2 revenue: 1.2M EUR", "creation_date": "2024-06-28T09:00:00Z", "document_id": "DOC-0001", "last_modified_date": "2024-07-01T16:00:00Z", "owner_id": "u1", "status": "active", "title": "Q2 Sales Report", "version": 2}, {"content": "Economy class for flights under 6 hours; business class above.", "creation_date": "2024-01-15T10:00:00Z", "document_id": "DOC-0002", "last_modified_date": "2024-01-15T10:00:00Z", "owner_id": "u3", "status": "active", "title": "Travel Policy 2024", "version": 1}, {"content": "Office closed 24-26 December.", "creation_date": "2023-11-02T08:00:00Z", "document_id": "DOC-0003", "last_modified_date": "2023-11-02T08:00:00Z", "owner_id": "u3", "status": "archived", "title": "Holiday Calendar", "version": 1}, {"content": "Term: 12 months, renewable.", "creation_date": "2024-07-08T11:00:00Z", "document_id": "DOC-0004", "last_modified_date": "2024-07-08T11:00:00Z", "owner_id": "u1", "status": "draft", "title": "Vendor Contract Draft", "version": 1}], "now": "2024-07-10T09:00:00Z", "users": [{"_id": "u1", "department": "Sales", "name": "Dana", "role": "editor"}, {"_id": "u2", "department": "Finance", "name": "Lee", "role": "viewer"}, {"_id": "u3", "department": "HR", "name": "Priya", "role": "editor"}, {"_id": "u4", "department": "IT", "name": "Omar", "role": "admin"}], "versions": [{"content_snapshot": "Q2 revenue: TBD", "document_id": "DOC-0001", "modified_by": "u1", "timestamp": "2024-06-28T09:00:00Z", "version_id": "VER-0001", "version_number": 1}, {"content_snapshot": "Q2 revenue: 1.2M EUR", "document_id": "DOC-0001", "modified_by": "u1", "timestamp": "2024-07-01T16:00:00Z", "version_id": "VER-0002", "version_number": 2}, {"content_snapshot": "Economy class for flights under 6 hours; business class above.", "document_id": "DOC-0002", "modified_by": "u3", "timestamp": "2024-01-15T10:00:00Z", "version_id": "VER-0003", "version_number": 1}, {"content_snapshot": "Office closed 24-26 December.", "document_id": "DOC-0003", "modified_by": "u3", "timestamp": "2023-11-02T08:00:00Z", "version_id": "VER-0004", "version_number": 1}, {"content_snapshot": "Term: 12 months, renewable.", "document_id": "DOC-0004", "modified_by": "u1", "timestamp": "2024-07-08T11:00:00Z", "version_id": "VER-0005", "version_number": 1}]}',
-            "_solve_retire_travel_policy",
-            (
+            name="retire_travel_policy",
+            instruction="Priya (user u3) says the Travel Policy 2024 (DOC-0002) is superseded. Delete it as Priya,\nand take away Lee's (u2) access to it.",
+            init=None,
+            init_data=INIT_DOCUMENT_MANAGEMENT_SYSTEM_LIBRARY,
+            solve="_solve_retire_travel_policy",
+            checks=(
                 ("the policy is deleted", "_check_retire_travel_policy_0"),
                 ("Lee has no access to it", "_check_retire_travel_policy_1"),
                 ("Priya keeps her access", "_check_retire_travel_policy_2"),
             ),
         ),
         "update_archived_calendar": rt.TaskSpec(
-            "update_archived_calendar",
-            'Priya (user u3) wants the Holiday Calendar (DOC-0003) back in use: it should be active\nagain and read "Office closed 24-26 December and 31 December." Check its status first.',
-            None,
-            '{"access_control": [{"document_id": "DOC-0001", "entry_id": "ACE-0001", "permissions": ["read", "write", "delete"], "user_id": "u1"}, {"document_id": "DOC-0001", "entry_id": "ACE-0002", "permissions": ["read"], "user_id": "u2"}, {"document_id": "DOC-0002", "entry_id": "ACE-0003", "permissions": ["read", "write"], "user_id": "u3"}, {"document_id": "DOC-0002", "entry_id": "ACE-0004", "permissions": ["read"], "user_id": "u2"}, {"document_id": "DOC-0003", "entry_id": "ACE-0005", "permissions": ["read", "write"], "user_id": "u3"}, {"document_id": "DOC-0004", "entry_id": "ACE-0006", "permissions": ["read", "write"], "user_id": "u1"}], "documents": [{"content": "Q2 revenue: 1.2M EUR", "creation_date": "2024-06-28T09:00:00Z", "document_id": "DOC-0001", "last_modified_date": "2024-07-01T16:00:00Z", "owner_id": "u1", "status": "active", "title": "Q2 Sales Report", "version": 2}, {"content": "Economy class for flights under 6 hours; business class above.", "creation_date": "2024-01-15T10:00:00Z", "document_id": "DOC-0002", "last_modified_date": "2024-01-15T10:00:00Z", "owner_id": "u3", "status": "active", "title": "Travel Policy 2024", "version": 1}, {"content": "Office closed 24-26 December.", "creation_date": "2023-11-02T08:00:00Z", "document_id": "DOC-0003", "last_modified_date": "2023-11-02T08:00:00Z", "owner_id": "u3", "status": "archived", "title": "Holiday Calendar", "version": 1}, {"content": "Term: 12 months, renewable.", "creation_date": "2024-07-08T11:00:00Z", "document_id": "DOC-0004", "last_modified_date": "2024-07-08T11:00:00Z", "owner_id": "u1", "status": "draft", "title": "Vendor Contract Draft", "version": 1}], "now": "2024-07-10T09:00:00Z", "users": [{"_id": "u1", "department": "Sales", "name": "Dana", "role": "editor"}, {"_id": "u2", "department": "Finance", "name": "Lee", "role": "viewer"}, {"_id": "u3", "department": "HR", "name": "Priya", "role": "editor"}, {"_id": "u4", "department": "IT", "name": "Omar", "role": "admin"}], "versions": [{"content_snapshot": "Q2 revenue: TBD", "document_id": "DOC-0001", "modified_by": "u1", "timestamp": "2024-06-28T09:00:00Z", "version_id": "VER-0001", "version_number": 1}, {"content_snapshot": "Q2 revenue: 1.2M EUR", "document_id": "DOC-0001", "modified_by": "u1", "timestamp": "2024-07-01T16:00:00Z", "version_id": "VER-0002", "version_number": 2}, {"content_snapshot": "Economy class for flights under 6 hours; business class above.", "document_id": "DOC-0002", "modified_by": "u3", "timestamp": "2024-01-15T10:00:00Z", "version_id": "VER-0003", "version_number": 1}, {"content_snapshot": "Office closed 24-26 December.", "document_id": "DOC-0003", "modified_by": "u3", "timestamp": "2023-11-02T08:00:00Z", "version_id": "VER-0004", "version_number": 1}, {"content_snapshot": "Term: 12 months, renewable.", "document_id": "DOC-0004", "modified_by": "u1", "timestamp": "2024-07-08T11:00:00Z", "version_id": "VER-0005", "version_number": 1}]}',
-            "_solve_update_archived_calendar",
-            (
+            name="update_archived_calendar",
+            instruction='Priya (user u3) wants the Holiday Calendar (DOC-0003) back in use: it should be active\nagain and read "Office closed 24-26 December and 31 December." Check its status first.',
+            init=None,
+            init_data=INIT_DOCUMENT_MANAGEMENT_SYSTEM_LIBRARY,
+            solve="_solve_update_archived_calendar",
+            checks=(
                 ("the calendar is active", "_check_update_archived_calendar_0"),
                 (
                     "it has the new content as version 2, by Priya",
@@ -735,12 +854,12 @@ class DocumentManagementSystemEnv(rt.Environment):
             ),
         ),
         "current_version_question": rt.TaskSpec(
-            "current_version_question",
-            "Which version of the Q2 Sales Report (DOC-0001) is current, who saved it and when?",
-            None,
-            '{"access_control": [{"document_id": "DOC-0001", "entry_id": "ACE-0001", "permissions": ["read", "write", "delete"], "user_id": "u1"}, {"document_id": "DOC-0001", "entry_id": "ACE-0002", "permissions": ["read"], "user_id": "u2"}, {"document_id": "DOC-0002", "entry_id": "ACE-0003", "permissions": ["read", "write"], "user_id": "u3"}, {"document_id": "DOC-0002", "entry_id": "ACE-0004", "permissions": ["read"], "user_id": "u2"}, {"document_id": "DOC-0003", "entry_id": "ACE-0005", "permissions": ["read", "write"], "user_id": "u3"}, {"document_id": "DOC-0004", "entry_id": "ACE-0006", "permissions": ["read", "write"], "user_id": "u1"}], "documents": [{"content": "Q2 revenue: 1.2M EUR", "creation_date": "2024-06-28T09:00:00Z", "document_id": "DOC-0001", "last_modified_date": "2024-07-01T16:00:00Z", "owner_id": "u1", "status": "active", "title": "Q2 Sales Report", "version": 2}, {"content": "Economy class for flights under 6 hours; business class above.", "creation_date": "2024-01-15T10:00:00Z", "document_id": "DOC-0002", "last_modified_date": "2024-01-15T10:00:00Z", "owner_id": "u3", "status": "active", "title": "Travel Policy 2024", "version": 1}, {"content": "Office closed 24-26 December.", "creation_date": "2023-11-02T08:00:00Z", "document_id": "DOC-0003", "last_modified_date": "2023-11-02T08:00:00Z", "owner_id": "u3", "status": "archived", "title": "Holiday Calendar", "version": 1}, {"content": "Term: 12 months, renewable.", "creation_date": "2024-07-08T11:00:00Z", "document_id": "DOC-0004", "last_modified_date": "2024-07-08T11:00:00Z", "owner_id": "u1", "status": "draft", "title": "Vendor Contract Draft", "version": 1}], "now": "2024-07-10T09:00:00Z", "users": [{"_id": "u1", "department": "Sales", "name": "Dana", "role": "editor"}, {"_id": "u2", "department": "Finance", "name": "Lee", "role": "viewer"}, {"_id": "u3", "department": "HR", "name": "Priya", "role": "editor"}, {"_id": "u4", "department": "IT", "name": "Omar", "role": "admin"}], "versions": [{"content_snapshot": "Q2 revenue: TBD", "document_id": "DOC-0001", "modified_by": "u1", "timestamp": "2024-06-28T09:00:00Z", "version_id": "VER-0001", "version_number": 1}, {"content_snapshot": "Q2 revenue: 1.2M EUR", "document_id": "DOC-0001", "modified_by": "u1", "timestamp": "2024-07-01T16:00:00Z", "version_id": "VER-0002", "version_number": 2}, {"content_snapshot": "Economy class for flights under 6 hours; business class above.", "document_id": "DOC-0002", "modified_by": "u3", "timestamp": "2024-01-15T10:00:00Z", "version_id": "VER-0003", "version_number": 1}, {"content_snapshot": "Office closed 24-26 December.", "document_id": "DOC-0003", "modified_by": "u3", "timestamp": "2023-11-02T08:00:00Z", "version_id": "VER-0004", "version_number": 1}, {"content_snapshot": "Term: 12 months, renewable.", "document_id": "DOC-0004", "modified_by": "u1", "timestamp": "2024-07-08T11:00:00Z", "version_id": "VER-0005", "version_number": 1}]}',
-            "_solve_current_version_question",
-            (
+            name="current_version_question",
+            instruction="Which version of the Q2 Sales Report (DOC-0001) is current, who saved it and when?",
+            init=None,
+            init_data=INIT_DOCUMENT_MANAGEMENT_SYSTEM_LIBRARY,
+            solve="_solve_current_version_question",
+            checks=(
                 ("gives the version number", "_check_current_version_question_0"),
                 ("gives who saved it", "_check_current_version_question_1"),
                 ("gives the date", "_check_current_version_question_2"),
@@ -748,12 +867,12 @@ class DocumentManagementSystemEnv(rt.Environment):
             answer="Version 2 is current; it was saved by u1 (Dana) on 2024-07-01 at 16:00 UTC.",
         ),
         "share_report_for_review": rt.TaskSpec(
-            "share_report_for_review",
-            "I'm Dana (user u1). Open my Q2 Sales Report (DOC-0001) to make sure it is the right\ndocument, then let Priya (user u3) read and edit it (read and write, no delete).",
-            None,
-            '{"access_control": [{"document_id": "DOC-0001", "entry_id": "ACE-0001", "permissions": ["read", "write", "delete"], "user_id": "u1"}, {"document_id": "DOC-0001", "entry_id": "ACE-0002", "permissions": ["read"], "user_id": "u2"}, {"document_id": "DOC-0002", "entry_id": "ACE-0003", "permissions": ["read", "write"], "user_id": "u3"}, {"document_id": "DOC-0002", "entry_id": "ACE-0004", "permissions": ["read"], "user_id": "u2"}, {"document_id": "DOC-0003", "entry_id": "ACE-0005", "permissions": ["read", "write"], "user_id": "u3"}, {"document_id": "DOC-0004", "entry_id": "ACE-0006", "permissions": ["read", "write"], "user_id": "u1"}], "documents": [{"content": "Q2 revenue: 1.2M EUR", "creation_date": "2024-06-28T09:00:00Z", "document_id": "DOC-0001", "last_modified_date": "2024-07-01T16:00:00Z", "owner_id": "u1", "status": "active", "title": "Q2 Sales Report", "version": 2}, {"content": "Economy class for flights under 6 hours; business class above.", "creation_date": "2024-01-15T10:00:00Z", "document_id": "DOC-0002", "last_modified_date": "2024-01-15T10:00:00Z", "owner_id": "u3", "status": "active", "title": "Travel Policy 2024", "version": 1}, {"content": "Office closed 24-26 December.", "creation_date": "2023-11-02T08:00:00Z", "document_id": "DOC-0003", "last_modified_date": "2023-11-02T08:00:00Z", "owner_id": "u3", "status": "archived", "title": "Holiday Calendar", "version": 1}, {"content": "Term: 12 months, renewable.", "creation_date": "2024-07-08T11:00:00Z", "document_id": "DOC-0004", "last_modified_date": "2024-07-08T11:00:00Z", "owner_id": "u1", "status": "draft", "title": "Vendor Contract Draft", "version": 1}], "now": "2024-07-10T09:00:00Z", "users": [{"_id": "u1", "department": "Sales", "name": "Dana", "role": "editor"}, {"_id": "u2", "department": "Finance", "name": "Lee", "role": "viewer"}, {"_id": "u3", "department": "HR", "name": "Priya", "role": "editor"}, {"_id": "u4", "department": "IT", "name": "Omar", "role": "admin"}], "versions": [{"content_snapshot": "Q2 revenue: TBD", "document_id": "DOC-0001", "modified_by": "u1", "timestamp": "2024-06-28T09:00:00Z", "version_id": "VER-0001", "version_number": 1}, {"content_snapshot": "Q2 revenue: 1.2M EUR", "document_id": "DOC-0001", "modified_by": "u1", "timestamp": "2024-07-01T16:00:00Z", "version_id": "VER-0002", "version_number": 2}, {"content_snapshot": "Economy class for flights under 6 hours; business class above.", "document_id": "DOC-0002", "modified_by": "u3", "timestamp": "2024-01-15T10:00:00Z", "version_id": "VER-0003", "version_number": 1}, {"content_snapshot": "Office closed 24-26 December.", "document_id": "DOC-0003", "modified_by": "u3", "timestamp": "2023-11-02T08:00:00Z", "version_id": "VER-0004", "version_number": 1}, {"content_snapshot": "Term: 12 months, renewable.", "document_id": "DOC-0004", "modified_by": "u1", "timestamp": "2024-07-08T11:00:00Z", "version_id": "VER-0005", "version_number": 1}]}',
-            "_solve_share_report_for_review",
-            (
+            name="share_report_for_review",
+            instruction="I'm Dana (user u1). Open my Q2 Sales Report (DOC-0001) to make sure it is the right\ndocument, then let Priya (user u3) read and edit it (read and write, no delete).",
+            init=None,
+            init_data=INIT_DOCUMENT_MANAGEMENT_SYSTEM_LIBRARY,
+            solve="_solve_share_report_for_review",
+            checks=(
                 (
                     "Priya can read and write the report, not delete it",
                     "_check_share_report_for_review_0",
@@ -762,23 +881,23 @@ class DocumentManagementSystemEnv(rt.Environment):
             ),
         ),
         "publish_contract_for_finance": rt.TaskSpec(
-            "publish_contract_for_finance",
-            "Lee (user u2) in Finance must be able to read the Vendor Contract Draft (DOC-0004) now:\nmake it available and give him read access, nothing more.",
-            None,
-            '{"access_control": [{"document_id": "DOC-0001", "entry_id": "ACE-0001", "permissions": ["read", "write", "delete"], "user_id": "u1"}, {"document_id": "DOC-0001", "entry_id": "ACE-0002", "permissions": ["read"], "user_id": "u2"}, {"document_id": "DOC-0002", "entry_id": "ACE-0003", "permissions": ["read", "write"], "user_id": "u3"}, {"document_id": "DOC-0002", "entry_id": "ACE-0004", "permissions": ["read"], "user_id": "u2"}, {"document_id": "DOC-0003", "entry_id": "ACE-0005", "permissions": ["read", "write"], "user_id": "u3"}, {"document_id": "DOC-0004", "entry_id": "ACE-0006", "permissions": ["read", "write"], "user_id": "u1"}], "documents": [{"content": "Q2 revenue: 1.2M EUR", "creation_date": "2024-06-28T09:00:00Z", "document_id": "DOC-0001", "last_modified_date": "2024-07-01T16:00:00Z", "owner_id": "u1", "status": "active", "title": "Q2 Sales Report", "version": 2}, {"content": "Economy class for flights under 6 hours; business class above.", "creation_date": "2024-01-15T10:00:00Z", "document_id": "DOC-0002", "last_modified_date": "2024-01-15T10:00:00Z", "owner_id": "u3", "status": "active", "title": "Travel Policy 2024", "version": 1}, {"content": "Office closed 24-26 December.", "creation_date": "2023-11-02T08:00:00Z", "document_id": "DOC-0003", "last_modified_date": "2023-11-02T08:00:00Z", "owner_id": "u3", "status": "archived", "title": "Holiday Calendar", "version": 1}, {"content": "Term: 12 months, renewable.", "creation_date": "2024-07-08T11:00:00Z", "document_id": "DOC-0004", "last_modified_date": "2024-07-08T11:00:00Z", "owner_id": "u1", "status": "draft", "title": "Vendor Contract Draft", "version": 1}], "now": "2024-07-10T09:00:00Z", "users": [{"_id": "u1", "department": "Sales", "name": "Dana", "role": "editor"}, {"_id": "u2", "department": "Finance", "name": "Lee", "role": "viewer"}, {"_id": "u3", "department": "HR", "name": "Priya", "role": "editor"}, {"_id": "u4", "department": "IT", "name": "Omar", "role": "admin"}], "versions": [{"content_snapshot": "Q2 revenue: TBD", "document_id": "DOC-0001", "modified_by": "u1", "timestamp": "2024-06-28T09:00:00Z", "version_id": "VER-0001", "version_number": 1}, {"content_snapshot": "Q2 revenue: 1.2M EUR", "document_id": "DOC-0001", "modified_by": "u1", "timestamp": "2024-07-01T16:00:00Z", "version_id": "VER-0002", "version_number": 2}, {"content_snapshot": "Economy class for flights under 6 hours; business class above.", "document_id": "DOC-0002", "modified_by": "u3", "timestamp": "2024-01-15T10:00:00Z", "version_id": "VER-0003", "version_number": 1}, {"content_snapshot": "Office closed 24-26 December.", "document_id": "DOC-0003", "modified_by": "u3", "timestamp": "2023-11-02T08:00:00Z", "version_id": "VER-0004", "version_number": 1}, {"content_snapshot": "Term: 12 months, renewable.", "document_id": "DOC-0004", "modified_by": "u1", "timestamp": "2024-07-08T11:00:00Z", "version_id": "VER-0005", "version_number": 1}]}',
-            "_solve_publish_contract_for_finance",
-            (
+            name="publish_contract_for_finance",
+            instruction="Lee (user u2) in Finance must be able to read the Vendor Contract Draft (DOC-0004) now:\nmake it available and give him read access, nothing more.",
+            init=None,
+            init_data=INIT_DOCUMENT_MANAGEMENT_SYSTEM_LIBRARY,
+            solve="_solve_publish_contract_for_finance",
+            checks=(
                 ("the contract is active", "_check_publish_contract_for_finance_0"),
                 ("Lee can read it, nothing more", "_check_publish_contract_for_finance_1"),
             ),
         ),
         "roll_report_back_to_first_version": rt.TaskSpec(
-            "roll_report_back_to_first_version",
-            "I'm Dana (user u1). The 1.2M figure in my Q2 Sales Report (DOC-0001) is not confirmed yet:\nlook at its history and go back to the content of its first version.",
-            None,
-            '{"access_control": [{"document_id": "DOC-0001", "entry_id": "ACE-0001", "permissions": ["read", "write", "delete"], "user_id": "u1"}, {"document_id": "DOC-0001", "entry_id": "ACE-0002", "permissions": ["read"], "user_id": "u2"}, {"document_id": "DOC-0002", "entry_id": "ACE-0003", "permissions": ["read", "write"], "user_id": "u3"}, {"document_id": "DOC-0002", "entry_id": "ACE-0004", "permissions": ["read"], "user_id": "u2"}, {"document_id": "DOC-0003", "entry_id": "ACE-0005", "permissions": ["read", "write"], "user_id": "u3"}, {"document_id": "DOC-0004", "entry_id": "ACE-0006", "permissions": ["read", "write"], "user_id": "u1"}], "documents": [{"content": "Q2 revenue: 1.2M EUR", "creation_date": "2024-06-28T09:00:00Z", "document_id": "DOC-0001", "last_modified_date": "2024-07-01T16:00:00Z", "owner_id": "u1", "status": "active", "title": "Q2 Sales Report", "version": 2}, {"content": "Economy class for flights under 6 hours; business class above.", "creation_date": "2024-01-15T10:00:00Z", "document_id": "DOC-0002", "last_modified_date": "2024-01-15T10:00:00Z", "owner_id": "u3", "status": "active", "title": "Travel Policy 2024", "version": 1}, {"content": "Office closed 24-26 December.", "creation_date": "2023-11-02T08:00:00Z", "document_id": "DOC-0003", "last_modified_date": "2023-11-02T08:00:00Z", "owner_id": "u3", "status": "archived", "title": "Holiday Calendar", "version": 1}, {"content": "Term: 12 months, renewable.", "creation_date": "2024-07-08T11:00:00Z", "document_id": "DOC-0004", "last_modified_date": "2024-07-08T11:00:00Z", "owner_id": "u1", "status": "draft", "title": "Vendor Contract Draft", "version": 1}], "now": "2024-07-10T09:00:00Z", "users": [{"_id": "u1", "department": "Sales", "name": "Dana", "role": "editor"}, {"_id": "u2", "department": "Finance", "name": "Lee", "role": "viewer"}, {"_id": "u3", "department": "HR", "name": "Priya", "role": "editor"}, {"_id": "u4", "department": "IT", "name": "Omar", "role": "admin"}], "versions": [{"content_snapshot": "Q2 revenue: TBD", "document_id": "DOC-0001", "modified_by": "u1", "timestamp": "2024-06-28T09:00:00Z", "version_id": "VER-0001", "version_number": 1}, {"content_snapshot": "Q2 revenue: 1.2M EUR", "document_id": "DOC-0001", "modified_by": "u1", "timestamp": "2024-07-01T16:00:00Z", "version_id": "VER-0002", "version_number": 2}, {"content_snapshot": "Economy class for flights under 6 hours; business class above.", "document_id": "DOC-0002", "modified_by": "u3", "timestamp": "2024-01-15T10:00:00Z", "version_id": "VER-0003", "version_number": 1}, {"content_snapshot": "Office closed 24-26 December.", "document_id": "DOC-0003", "modified_by": "u3", "timestamp": "2023-11-02T08:00:00Z", "version_id": "VER-0004", "version_number": 1}, {"content_snapshot": "Term: 12 months, renewable.", "document_id": "DOC-0004", "modified_by": "u1", "timestamp": "2024-07-08T11:00:00Z", "version_id": "VER-0005", "version_number": 1}]}',
-            "_solve_roll_report_back_to_first_version",
-            (
+            name="roll_report_back_to_first_version",
+            instruction="I'm Dana (user u1). The 1.2M figure in my Q2 Sales Report (DOC-0001) is not confirmed yet:\nlook at its history and go back to the content of its first version.",
+            init=None,
+            init_data=INIT_DOCUMENT_MANAGEMENT_SYSTEM_LIBRARY,
+            solve="_solve_roll_report_back_to_first_version",
+            checks=(
                 (
                     "the report has its first content again",
                     "_check_roll_report_back_to_first_version_0",
@@ -926,17 +1045,41 @@ class DocumentManagementSystemEnv(rt.Environment):
             "get_document_by_id", {"document_id": document_id, "user_id": user_id}
         )
 
+    @classmethod
+    def _json_get_document_by_id(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of get_document_by_id."
+        v0 = values.get("document_id")
+        v1 = values.get("user_id")
+        return {"document_id": v0, "user_id": v1}
+
     def list_active_documents(self) -> rt.Result:
         'List all documents with status "active" (metadata only: read a document\'s content with\nget_document_content).'
         return self.invoke_typed("list_active_documents", {})
+
+    @classmethod
+    def _json_list_active_documents(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of list_active_documents."
+        return {}
 
     def check_document_status(self, *, document_id: str) -> rt.Result:
         "Return the current status of a document (draft, active, archived or deleted). Needs no\npermission: the status is public metadata."
         return self.invoke_typed("check_document_status", {"document_id": document_id})
 
+    @classmethod
+    def _json_check_document_status(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of check_document_status."
+        v0 = values.get("document_id")
+        return {"document_id": v0}
+
     def get_document_permissions(self, *, document_id: str) -> rt.Result:
         "List the users who hold permissions on a document, with their permissions. Works for\ndocuments in any status."
         return self.invoke_typed("get_document_permissions", {"document_id": document_id})
+
+    @classmethod
+    def _json_get_document_permissions(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of get_document_permissions."
+        v0 = values.get("document_id")
+        return {"document_id": v0}
 
     def check_user_access(
         self, *, user_id: str, document_id: str, permission: Permission
@@ -947,15 +1090,40 @@ class DocumentManagementSystemEnv(rt.Environment):
             {"user_id": user_id, "document_id": document_id, "permission": permission},
         )
 
+    @classmethod
+    def _json_check_user_access(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of check_user_access."
+        v0 = values.get("user_id")
+        v1 = values.get("document_id")
+        v2 = values.get("permission")
+        return {
+            "user_id": v0,
+            "document_id": v1,
+            "permission": v2.value if type(v2) is Permission else h.to_json(SPEC_Permission, v2),
+        }
+
     def get_document_version_history(self, *, document_id: str, user_id: str) -> rt.Result:
         "The version history of an active document (version numbers, timestamps, modifiers and\nsnapshots), oldest first. The user must have read permission."
         return self.invoke_typed(
             "get_document_version_history", {"document_id": document_id, "user_id": user_id}
         )
 
+    @classmethod
+    def _json_get_document_version_history(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of get_document_version_history."
+        v0 = values.get("document_id")
+        v1 = values.get("user_id")
+        return {"document_id": v0, "user_id": v1}
+
     def get_document_current_version(self, *, document_id: str) -> rt.Result:
         "The current (latest) version of an active document, with its content snapshot."
         return self.invoke_typed("get_document_current_version", {"document_id": document_id})
+
+    @classmethod
+    def _json_get_document_current_version(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of get_document_current_version."
+        v0 = values.get("document_id")
+        return {"document_id": v0}
 
     def get_document_content(self, *, document_id: str, user_id: str) -> rt.Result:
         "Only the content of an active document the user may read."
@@ -963,9 +1131,22 @@ class DocumentManagementSystemEnv(rt.Environment):
             "get_document_content", {"document_id": document_id, "user_id": user_id}
         )
 
+    @classmethod
+    def _json_get_document_content(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of get_document_content."
+        v0 = values.get("document_id")
+        v1 = values.get("user_id")
+        return {"document_id": v0, "user_id": v1}
+
     def search_documents_by_title(self, *, title_query: str) -> rt.Result:
         "Active documents whose title contains the text, ignoring case (metadata only)."
         return self.invoke_typed("search_documents_by_title", {"title_query": title_query})
+
+    @classmethod
+    def _json_search_documents_by_title(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of search_documents_by_title."
+        v0 = values.get("title_query")
+        return {"title_query": v0}
 
     def create_document(
         self,
@@ -981,6 +1162,22 @@ class DocumentManagementSystemEnv(rt.Environment):
             {"title": title, "content": content, "owner_id": owner_id, "permissions": permissions},
         )
 
+    @classmethod
+    def _json_create_document(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of create_document."
+        v0 = values.get("title")
+        v1 = values.get("content")
+        v2 = values.get("owner_id")
+        v3 = values.get("permissions")
+        if v3 is None:
+            v3 = None
+        return {
+            "title": v0,
+            "content": v1,
+            "owner_id": v2,
+            "permissions": h.to_json(cls.TOOLS["create_document"].params[3].spec, v3),
+        }
+
     def update_document(
         self,
         *,
@@ -995,15 +1192,41 @@ class DocumentManagementSystemEnv(rt.Environment):
             {"document_id": document_id, "user_id": user_id, "title": title, "content": content},
         )
 
+    @classmethod
+    def _json_update_document(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of update_document."
+        v0 = values.get("document_id")
+        v1 = values.get("user_id")
+        v2 = values.get("title")
+        if v2 is None:
+            v2 = None
+        v3 = values.get("content")
+        if v3 is None:
+            v3 = None
+        return {"document_id": v0, "user_id": v1, "title": v2, "content": v3}
+
     def delete_document(self, *, document_id: str, user_id: str) -> rt.Result:
         "Soft-delete a document: its status becomes deleted and it can no longer be retrieved\n(restore_document brings it back). Deleting a deleted document changes nothing."
         return self.invoke_typed(
             "delete_document", {"document_id": document_id, "user_id": user_id}
         )
 
+    @classmethod
+    def _json_delete_document(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of delete_document."
+        v0 = values.get("document_id")
+        v1 = values.get("user_id")
+        return {"document_id": v0, "user_id": v1}
+
     def restore_document(self, *, document_id: str) -> rt.Result:
         "Bring a deleted or archived document back to active (an active one stays active; a\ndraft must be published instead)."
         return self.invoke_typed("restore_document", {"document_id": document_id})
+
+    @classmethod
+    def _json_restore_document(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of restore_document."
+        v0 = values.get("document_id")
+        return {"document_id": v0}
 
     def set_document_permissions(
         self, *, document_id: str, user_id: str, permissions: list[Permission]
@@ -1014,15 +1237,40 @@ class DocumentManagementSystemEnv(rt.Environment):
             {"document_id": document_id, "user_id": user_id, "permissions": permissions},
         )
 
+    @classmethod
+    def _json_set_document_permissions(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of set_document_permissions."
+        v0 = values.get("document_id")
+        v1 = values.get("user_id")
+        v2 = values.get("permissions")
+        return {
+            "document_id": v0,
+            "user_id": v1,
+            "permissions": h.to_json(cls.TOOLS["set_document_permissions"].params[2].spec, v2),
+        }
+
     def revoke_user_access(self, *, document_id: str, user_id: str) -> rt.Result:
         "Remove all of a user's permissions on a document. Revoking access that was never\ngranted succeeds too."
         return self.invoke_typed(
             "revoke_user_access", {"document_id": document_id, "user_id": user_id}
         )
 
+    @classmethod
+    def _json_revoke_user_access(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of revoke_user_access."
+        v0 = values.get("document_id")
+        v1 = values.get("user_id")
+        return {"document_id": v0, "user_id": v1}
+
     def archive_document(self, *, document_id: str) -> rt.Result:
         "Archive a draft or active document: it is kept but no longer retrievable until it is\npublished or restored. A deleted document cannot be archived."
         return self.invoke_typed("archive_document", {"document_id": document_id})
+
+    @classmethod
+    def _json_archive_document(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of archive_document."
+        v0 = values.get("document_id")
+        return {"document_id": v0}
 
     def revert_to_version(self, *, document_id: str, version_id: str, user_id: str) -> rt.Result:
         "Restore an active document's content to a past version. This records a NEW version\nwith the old snapshot (history is never rewritten). Needs write permission. Returns the\nnew version."
@@ -1031,21 +1279,35 @@ class DocumentManagementSystemEnv(rt.Environment):
             {"document_id": document_id, "version_id": version_id, "user_id": user_id},
         )
 
+    @classmethod
+    def _json_revert_to_version(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of revert_to_version."
+        v0 = values.get("document_id")
+        v1 = values.get("version_id")
+        v2 = values.get("user_id")
+        return {"document_id": v0, "version_id": v1, "user_id": v2}
+
     def publish_document(self, *, document_id: str) -> rt.Result:
         "Make a draft or archived document active, so authorized users can retrieve it. A deleted\ndocument must be restored with restore_document instead."
         return self.invoke_typed("publish_document", {"document_id": document_id})
 
+    @classmethod
+    def _json_publish_document(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of publish_document."
+        v0 = values.get("document_id")
+        return {"document_id": v0}
+
     def _rowinv_Document_0(self, row: Document) -> bool:
-        return bool((row.title.strip() != ""))
+        return bool(row.title.strip() != "")
 
     def _rowinv_Document_1(self, row: Document) -> bool:
-        return bool((row.version >= 1))
+        return bool(row.version >= 1)
 
     def _rowinv_Document_2(self, row: Document) -> bool:
-        return bool((row.last_modified_date >= row.creation_date))
+        return bool(row.last_modified_date >= row.creation_date)
 
     def _rowinv_DocumentVersion_0(self, row: DocumentVersion) -> bool:
-        return bool((row.version_number >= 1))
+        return bool(row.version_number >= 1)
 
     def _inv_0(self) -> bool:
         return bool(
@@ -1054,11 +1316,9 @@ class DocumentManagementSystemEnv(rt.Environment):
                     any(
                         (
                             (
-                                (
-                                    (v.document_id == d.document_id)
-                                    and (v.version_number == d.version)
-                                )
-                                and (v.content_snapshot == d.content)
+                                v.document_id == d.document_id
+                                and v.version_number == d.version
+                                and v.content_snapshot == d.content
                             )
                             for v in self._it(self.t_versions.rows())
                         )
@@ -1073,8 +1333,9 @@ class DocumentManagementSystemEnv(rt.Environment):
             any(
                 (
                     (
-                        ((v.document_id == d.document_id) and (v.version_number == d.version))
-                        and (v.content_snapshot == d.content)
+                        v.document_id == d.document_id
+                        and v.version_number == d.version
+                        and v.content_snapshot == d.content
                     )
                     for v in self._it(self.t_versions.rows())
                 )
@@ -1092,24 +1353,21 @@ class DocumentManagementSystemEnv(rt.Environment):
         )
 
     def _inv_1_row(self, v: DocumentVersion) -> bool:
-        return bool((v.version_number <= self.t_documents.row(v.document_id).version))
+        return bool(v.version_number <= self.t_documents.row(v.document_id).version)
 
     def _fn_entry_of(self, document_id: str, user_id: str) -> AccessControlEntry | None:
         return h.first(
             (
                 e
                 for e in self._it(self.t_access_control.rows())
-                if ((e.document_id == document_id) and (e.user_id == user_id))
+                if (e.document_id == document_id and e.user_id == user_id)
             )
         )
 
     def _fn_has_permission(self, document_id: str, user_id: str, p: Permission) -> bool:
         return any(
             (
-                (
-                    ((e.document_id == document_id) and (e.user_id == user_id))
-                    and (p in e.permissions)
-                )
+                (e.document_id == document_id and e.user_id == user_id and p in e.permissions)
                 for e in self._it(self.t_access_control.rows())
             )
         )
@@ -1258,13 +1516,13 @@ class DocumentManagementSystemEnv(rt.Environment):
         return [
             self._fn_summary(d=d)
             for d in self._it(self.t_documents.rows())
-            if ((d.status == DocumentStatus.active) and (q in d.title.lower()))
+            if (d.status == DocumentStatus.active and q in d.title.lower())
         ]
 
     def _impl_create_document(
         self, title: str, content: str, owner_id: str, permissions: list[Permission] | None
     ) -> Document:
-        if not (((title.strip() != "") and (content != "")) and (owner_id != "")):
+        if not (title.strip() != "" and content != "" and owner_id != ""):
             raise rt.Fail("Title, content, and owner_id are required", site=19)
         self._hit(19)
         if not (owner_id in self.t_users):
@@ -1303,7 +1561,7 @@ class DocumentManagementSystemEnv(rt.Environment):
     def _impl_update_document(
         self, document_id: str, user_id: str, title: str | None, content: str | None
     ) -> Document:
-        if not ((document_id != "") and (user_id != "")):
+        if not (document_id != "" and user_id != ""):
             raise rt.Fail("Document ID and User ID are required", site=21)
         self._hit(21)
         d = self.t_documents.get(document_id)
@@ -1321,7 +1579,7 @@ class DocumentManagementSystemEnv(rt.Environment):
         ):
             raise rt.Fail("User does not have write permission on this document", site=25)
         self._hit(25)
-        if not ((title is not None) or (content is not None)):
+        if not (title is not None or content is not None):
             raise rt.Fail(
                 "No updates provided; at least one of title or content must be specified", site=26
             )
@@ -1523,23 +1781,20 @@ class DocumentManagementSystemEnv(rt.Environment):
         return b
 
     def _check_update_report_and_share_0(self, answer: str) -> bool:
-        return bool((self.t_documents.row("DOC-0001").content == "Q2 revenue: 1.2M EUR (final)"))
+        return bool(self.t_documents.row("DOC-0001").content == "Q2 revenue: 1.2M EUR (final)")
 
     def _check_update_report_and_share_1(self, answer: str) -> bool:
         return bool(
-            (
-                (self.t_documents.row("DOC-0001").version == 2)
-                and any(
+            self.t_documents.row("DOC-0001").version == 2
+            and any(
+                (
                     (
-                        (
-                            (
-                                ((v.document_id == "DOC-0001") and (v.version_number == 2))
-                                and (v.modified_by == "u1")
-                            )
-                            and (v.content_snapshot == "Q2 revenue: 1.2M EUR (final)")
-                        )
-                        for v in self._it(self.t_versions.rows())
+                        v.document_id == "DOC-0001"
+                        and v.version_number == 2
+                        and v.modified_by == "u1"
+                        and v.content_snapshot == "Q2 revenue: 1.2M EUR (final)"
                     )
+                    for v in self._it(self.t_versions.rows())
                 )
             )
         )
@@ -1549,11 +1804,10 @@ class DocumentManagementSystemEnv(rt.Environment):
             any(
                 (
                     (
-                        (
-                            ((e.document_id == "DOC-0001") and (e.user_id == "u2"))
-                            and (Permission.read in e.permissions)
-                        )
-                        and (Permission.write not in e.permissions)
+                        e.document_id == "DOC-0001"
+                        and e.user_id == "u2"
+                        and Permission.read in e.permissions
+                        and Permission.write not in e.permissions
                     )
                     for e in self._it(self.t_access_control.rows())
                 )
@@ -1646,30 +1900,22 @@ class DocumentManagementSystemEnv(rt.Environment):
         return b
 
     def _check_revert_bad_edit_0(self, answer: str) -> bool:
-        return bool(
-            (self.t_documents.row("DOC-0007").content == "1. Laptop\n2. Badge\n3. Accounts")
-        )
+        return bool(self.t_documents.row("DOC-0007").content == "1. Laptop\n2. Badge\n3. Accounts")
 
     def _check_revert_bad_edit_1(self, answer: str) -> bool:
         return bool(
-            (
-                ((self.t_documents.row("DOC-0007").version == 4) and (len(self.t_versions) == 4))
-                and (
-                    self.t_versions.row("VER-0003")
-                    == self.initial_state().t_versions.row("VER-0003")
-                )
-            )
+            self.t_documents.row("DOC-0007").version == 4
+            and len(self.t_versions) == 4
+            and self.t_versions.row("VER-0003") == self.initial_state().t_versions.row("VER-0003")
         )
 
     def _check_revert_bad_edit_2(self, answer: str) -> bool:
         return bool(
-            (
-                (not any(((e.user_id == "u9") for e in self._it(self.t_access_control.rows()))))
-                and any(
-                    (
-                        ((e_.user_id == "u3") and (e_.document_id == "DOC-0007"))
-                        for e_ in self._it(self.t_access_control.rows())
-                    )
+            not any(((e.user_id == "u9") for e in self._it(self.t_access_control.rows())))
+            and any(
+                (
+                    (e_.user_id == "u3" and e_.document_id == "DOC-0007")
+                    for e_ in self._it(self.t_access_control.rows())
                 )
             )
         )
@@ -1748,20 +1994,16 @@ class DocumentManagementSystemEnv(rt.Environment):
         return b
 
     def _check_lifecycle_cleanup_0(self, answer: str) -> bool:
-        return bool((self.t_documents.row("DOC-0002").status == DocumentStatus.archived))
+        return bool(self.t_documents.row("DOC-0002").status == DocumentStatus.archived)
 
     def _check_lifecycle_cleanup_1(self, answer: str) -> bool:
-        return bool((self.t_documents.row("DOC-0003").status == DocumentStatus.active))
+        return bool(self.t_documents.row("DOC-0003").status == DocumentStatus.active)
 
     def _check_lifecycle_cleanup_2(self, answer: str) -> bool:
         return bool(
-            (
-                (self.t_documents.row("DOC-0004").status == DocumentStatus.active)
-                and (
-                    self.t_documents.row("DOC-0004").content
-                    == self.initial_state().t_documents.row("DOC-0004").content
-                )
-            )
+            self.t_documents.row("DOC-0004").status == DocumentStatus.active
+            and self.t_documents.row("DOC-0004").content
+            == self.initial_state().t_documents.row("DOC-0004").content
         )
 
     def _init_create_and_lock_down(self) -> None:
@@ -1789,33 +2031,25 @@ class DocumentManagementSystemEnv(rt.Environment):
 
     def _check_create_and_lock_down_0(self, answer: str) -> bool:
         return bool(
-            (
+            any(
                 (
-                    any(
-                        (
-                            (
-                                (
-                                    (
-                                        (x.title == "Incident 42 postmortem")
-                                        and (x.content == "Root cause: expired certificate.")
-                                    )
-                                    and (x.owner_id == "u7")
-                                )
-                                and (x.version == 1)
-                            )
-                            for x in self._it(self.t_documents.rows())
-                        )
-                    )
-                    and (len(self.t_versions) == 1)
-                )
-                and all(
                     (
-                        (
-                            (v.content_snapshot == "Root cause: expired certificate.")
-                            and (v.modified_by == "u7")
-                        )
-                        for v in self._it(self.t_versions.rows())
+                        x.title == "Incident 42 postmortem"
+                        and x.content == "Root cause: expired certificate."
+                        and x.owner_id == "u7"
+                        and x.version == 1
                     )
+                    for x in self._it(self.t_documents.rows())
+                )
+            )
+            and len(self.t_versions) == 1
+            and all(
+                (
+                    (
+                        v.content_snapshot == "Root cause: expired certificate."
+                        and v.modified_by == "u7"
+                    )
+                    for v in self._it(self.t_versions.rows())
                 )
             )
         )
@@ -1825,17 +2059,10 @@ class DocumentManagementSystemEnv(rt.Environment):
             any(
                 (
                     (
-                        (
-                            (
-                                (
-                                    self.t_documents.row(e.document_id).title
-                                    == "Incident 42 postmortem"
-                                )
-                                and (e.user_id == "u7")
-                            )
-                            and (Permission.read in e.permissions)
-                        )
-                        and (Permission.write not in e.permissions)
+                        self.t_documents.row(e.document_id).title == "Incident 42 postmortem"
+                        and e.user_id == "u7"
+                        and Permission.read in e.permissions
+                        and Permission.write not in e.permissions
                     )
                     for e in self._it(self.t_access_control.rows())
                 )
@@ -1844,20 +2071,17 @@ class DocumentManagementSystemEnv(rt.Environment):
 
     def _check_create_and_lock_down_2(self, answer: str) -> bool:
         return bool(
-            (
-                self.called_with(
-                    "check_user_access", {"user_id": "u7", "permission": Permission.delete}
-                )
-                > 0
+            self.called_with(
+                "check_user_access", {"user_id": "u7", "permission": Permission.delete}
             )
+            > 0
         )
 
     def _check_create_and_lock_down_3(self, answer: str) -> bool:
         return bool(
-            (
-                (answer.lower().startswith("no") or ("cannot" in answer.lower()))
-                or ("can't" in answer.lower())
-            )
+            answer.lower().startswith("no")
+            or "cannot" in answer.lower()
+            or "can't" in answer.lower()
         )
 
     def _solve_read_travel_policy_question(self, results: list[rt.Result]) -> dict[str, Any]:
@@ -1869,10 +2093,10 @@ class DocumentManagementSystemEnv(rt.Environment):
         return b
 
     def _check_read_travel_policy_question_0(self, answer: str) -> bool:
-        return bool((("economy" in answer.lower()) and ("6 hours" in answer.lower())))
+        return bool("economy" in answer.lower() and "6 hours" in answer.lower())
 
     def _check_read_travel_policy_question_1(self, answer: str) -> bool:
-        return bool(("business" in answer.lower()))
+        return bool("business" in answer.lower())
 
     def _solve_report_access_question(self, results: list[rt.Result]) -> dict[str, Any]:
         b: dict[str, Any] = {}
@@ -1880,17 +2104,16 @@ class DocumentManagementSystemEnv(rt.Environment):
         return b
 
     def _check_report_access_question_0(self, answer: str) -> bool:
-        return bool((("dana" in answer.lower()) and ("lee" in answer.lower())))
+        return bool("dana" in answer.lower() and "lee" in answer.lower())
 
     def _check_report_access_question_1(self, answer: str) -> bool:
-        return bool(("delete" in answer.lower()))
+        return bool("delete" in answer.lower())
 
     def _check_report_access_question_2(self, answer: str) -> bool:
         return bool(
-            (
-                (("priya" not in answer.lower()) and ("omar" not in answer.lower()))
-                and ("dana" in answer.lower())
-            )
+            "priya" not in answer.lower()
+            and "omar" not in answer.lower()
+            and "dana" in answer.lower()
         )
 
     def _solve_active_documents_question(self, results: list[rt.Result]) -> dict[str, Any]:
@@ -1899,19 +2122,13 @@ class DocumentManagementSystemEnv(rt.Environment):
         return b
 
     def _check_active_documents_question_0(self, answer: str) -> bool:
-        return bool(
-            (("q2 sales report" in answer.lower()) and ("travel policy 2024" in answer.lower()))
-        )
+        return bool("q2 sales report" in answer.lower() and "travel policy 2024" in answer.lower())
 
     def _check_active_documents_question_1(self, answer: str) -> bool:
         return bool(
-            (
-                (
-                    ("holiday calendar" not in answer.lower())
-                    and ("vendor contract" not in answer.lower())
-                )
-                and ("q2 sales report" in answer.lower())
-            )
+            "holiday calendar" not in answer.lower()
+            and "vendor contract" not in answer.lower()
+            and "q2 sales report" in answer.lower()
         )
 
     def _solve_retire_travel_policy(self, results: list[rt.Result]) -> dict[str, Any]:
@@ -1925,26 +2142,22 @@ class DocumentManagementSystemEnv(rt.Environment):
         return b
 
     def _check_retire_travel_policy_0(self, answer: str) -> bool:
-        return bool((self.t_documents.row("DOC-0002").status == DocumentStatus.deleted))
+        return bool(self.t_documents.row("DOC-0002").status == DocumentStatus.deleted)
 
     def _check_retire_travel_policy_1(self, answer: str) -> bool:
         return bool(
-            (
-                not any(
-                    (
-                        ((e.document_id == "DOC-0002") and (e.user_id == "u2"))
-                        for e in self._it(self.t_access_control.rows())
-                    )
+            not any(
+                (
+                    (e.document_id == "DOC-0002" and e.user_id == "u2")
+                    for e in self._it(self.t_access_control.rows())
                 )
             )
         )
 
     def _check_retire_travel_policy_2(self, answer: str) -> bool:
         return bool(
-            (
-                self.t_access_control.row("ACE-0003")
-                == self.initial_state().t_access_control.row("ACE-0003")
-            )
+            self.t_access_control.row("ACE-0003")
+            == self.initial_state().t_access_control.row("ACE-0003")
         )
 
     def _solve_update_archived_calendar(self, results: list[rt.Result]) -> dict[str, Any]:
@@ -1963,42 +2176,30 @@ class DocumentManagementSystemEnv(rt.Environment):
         return b
 
     def _check_update_archived_calendar_0(self, answer: str) -> bool:
-        return bool((self.t_documents.row("DOC-0003").status == DocumentStatus.active))
+        return bool(self.t_documents.row("DOC-0003").status == DocumentStatus.active)
 
     def _check_update_archived_calendar_1(self, answer: str) -> bool:
         return bool(
-            (
+            self.t_documents.row("DOC-0003").content
+            == "Office closed 24-26 December and 31 December."
+            and self.t_documents.row("DOC-0003").version == 2
+            and any(
                 (
                     (
-                        self.t_documents.row("DOC-0003").content
-                        == "Office closed 24-26 December and 31 December."
+                        v.document_id == "DOC-0003"
+                        and v.version_number == 2
+                        and v.modified_by == "u3"
+                        and v.content_snapshot == "Office closed 24-26 December and 31 December."
                     )
-                    and (self.t_documents.row("DOC-0003").version == 2)
-                )
-                and any(
-                    (
-                        (
-                            (
-                                ((v.document_id == "DOC-0003") and (v.version_number == 2))
-                                and (v.modified_by == "u3")
-                            )
-                            and (
-                                v.content_snapshot
-                                == "Office closed 24-26 December and 31 December."
-                            )
-                        )
-                        for v in self._it(self.t_versions.rows())
-                    )
+                    for v in self._it(self.t_versions.rows())
                 )
             )
         )
 
     def _check_update_archived_calendar_2(self, answer: str) -> bool:
         return bool(
-            (
-                self.t_documents.row("DOC-0003").title
-                == self.initial_state().t_documents.row("DOC-0003").title
-            )
+            self.t_documents.row("DOC-0003").title
+            == self.initial_state().t_documents.row("DOC-0003").title
         )
 
     def _solve_current_version_question(self, results: list[rt.Result]) -> dict[str, Any]:
@@ -2007,13 +2208,13 @@ class DocumentManagementSystemEnv(rt.Environment):
         return b
 
     def _check_current_version_question_0(self, answer: str) -> bool:
-        return bool(("version 2" in answer.lower()))
+        return bool("version 2" in answer.lower())
 
     def _check_current_version_question_1(self, answer: str) -> bool:
-        return bool((("u1" in answer.lower()) or ("dana" in answer.lower())))
+        return bool("u1" in answer.lower() or "dana" in answer.lower())
 
     def _check_current_version_question_2(self, answer: str) -> bool:
-        return bool(("2024-07-01" in answer))
+        return bool("2024-07-01" in answer)
 
     def _solve_share_report_for_review(self, results: list[rt.Result]) -> dict[str, Any]:
         b: dict[str, Any] = {}
@@ -2036,8 +2237,9 @@ class DocumentManagementSystemEnv(rt.Environment):
             any(
                 (
                     (
-                        ((e.document_id == "DOC-0001") and (e.user_id == "u3"))
-                        and (e.permissions == {Permission.read, Permission.write})
+                        e.document_id == "DOC-0001"
+                        and e.user_id == "u3"
+                        and e.permissions == {Permission.read, Permission.write}
                     )
                     for e in self._it(self.t_access_control.rows())
                 )
@@ -2046,16 +2248,10 @@ class DocumentManagementSystemEnv(rt.Environment):
 
     def _check_share_report_for_review_1(self, answer: str) -> bool:
         return bool(
-            (
-                (
-                    self.t_access_control.row("ACE-0001")
-                    == self.initial_state().t_access_control.row("ACE-0001")
-                )
-                and (
-                    self.t_access_control.row("ACE-0002")
-                    == self.initial_state().t_access_control.row("ACE-0002")
-                )
-            )
+            self.t_access_control.row("ACE-0001")
+            == self.initial_state().t_access_control.row("ACE-0001")
+            and self.t_access_control.row("ACE-0002")
+            == self.initial_state().t_access_control.row("ACE-0002")
         )
 
     def _solve_publish_contract_for_finance(self, results: list[rt.Result]) -> dict[str, Any]:
@@ -2069,15 +2265,16 @@ class DocumentManagementSystemEnv(rt.Environment):
         return b
 
     def _check_publish_contract_for_finance_0(self, answer: str) -> bool:
-        return bool((self.t_documents.row("DOC-0004").status == DocumentStatus.active))
+        return bool(self.t_documents.row("DOC-0004").status == DocumentStatus.active)
 
     def _check_publish_contract_for_finance_1(self, answer: str) -> bool:
         return bool(
             any(
                 (
                     (
-                        ((e.document_id == "DOC-0004") and (e.user_id == "u2"))
-                        and (e.permissions == {Permission.read})
+                        e.document_id == "DOC-0004"
+                        and e.user_id == "u2"
+                        and e.permissions == {Permission.read}
                     )
                     for e in self._it(self.t_access_control.rows())
                 )
@@ -2097,28 +2294,22 @@ class DocumentManagementSystemEnv(rt.Environment):
         return b
 
     def _check_roll_report_back_to_first_version_0(self, answer: str) -> bool:
-        return bool((self.t_documents.row("DOC-0001").content == "Q2 revenue: TBD"))
+        return bool(self.t_documents.row("DOC-0001").content == "Q2 revenue: TBD")
 
     def _check_roll_report_back_to_first_version_1(self, answer: str) -> bool:
         return bool(
-            (
+            self.t_documents.row("DOC-0001").version == 3
+            and any(
                 (
-                    (self.t_documents.row("DOC-0001").version == 3)
-                    and any(
-                        (
-                            (
-                                ((v.document_id == "DOC-0001") and (v.version_number == 3))
-                                and (v.modified_by == "u1")
-                            )
-                            for v in self._it(self.t_versions.rows())
-                        )
+                    (
+                        v.document_id == "DOC-0001"
+                        and v.version_number == 3
+                        and v.modified_by == "u1"
                     )
-                )
-                and (
-                    self.t_versions.row("VER-0002")
-                    == self.initial_state().t_versions.row("VER-0002")
+                    for v in self._it(self.t_versions.rows())
                 )
             )
+            and self.t_versions.row("VER-0002") == self.initial_state().t_versions.row("VER-0002")
         )
 
     def _write_documents_version(self, row: Document, value: int) -> None:

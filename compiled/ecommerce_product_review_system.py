@@ -24,6 +24,17 @@ class Product:
     category: str
     description: str
 
+    def _stored_size(self) -> int:
+        # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        return (
+            1
+            + h.text_size(self.product_id)
+            + h.text_size(self.name)
+            + h.text_size(self.brand)
+            + h.text_size(self.category)
+            + h.text_size(self.description)
+        )
+
 
 @dataclass(slots=True, kw_only=True)
 class User:
@@ -32,6 +43,15 @@ class User:
     account_status: AccountStatus = AccountStatus.active
     purchase_history: list[str] = field(default_factory=lambda: [])
     is_admin: bool = False
+
+    def _stored_size(self) -> int:
+        # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        return (
+            3
+            + h.text_size(self.user_id)
+            + h.text_size(self.username)
+            + h.stored_size(self.purchase_history)
+        )
 
 
 @dataclass(slots=True, kw_only=True)
@@ -44,10 +64,26 @@ class Review:
     timestamp: datetime.datetime
     helpful_votes: int = 0
 
+    def _stored_size(self) -> int:
+        # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        return (
+            2
+            + h.text_size(self.review_id)
+            + h.stored_size(self.product_id)
+            + h.stored_size(self.user_id)
+            + h.int_size(self.rating)
+            + h.text_size(self.comment)
+            + h.int_size(self.helpful_votes)
+        )
+
 
 @dataclass(slots=True, kw_only=True)
 class AverageRating(rt.Value):
     average_rating: float
+
+    def _stored_size(self) -> int:
+        # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        return 1 + h.stored_size(self.average_rating)
 
 
 SPEC_AccountStatus = rt.EnumSpec(AccountStatus)
@@ -55,61 +91,85 @@ SPEC_AccountStatus = rt.EnumSpec(AccountStatus)
 SPEC_Product = rt.RecordSpec(
     Product,
     lambda: [
-        rt.FieldSpec("product_id", rt.STR, True, "unique catalog id, e.g. P001", "product_id"),
-        rt.FieldSpec("name", rt.STR, True, "display name, e.g. ProForm Treadmill", "name"),
-        rt.FieldSpec("brand", rt.STR, True, None, "brand"),
         rt.FieldSpec(
-            "category", rt.STR, True, "free-text category, e.g. fitness equipment", "category"
+            name="product_id",
+            spec=rt.STR,
+            required=True,
+            description="unique catalog id, e.g. P001",
         ),
-        rt.FieldSpec("description", rt.STR, True, None, "description"),
+        rt.FieldSpec(
+            name="name",
+            spec=rt.STR,
+            required=True,
+            description="display name, e.g. ProForm Treadmill",
+        ),
+        rt.FieldSpec(name="brand", spec=rt.STR, required=True),
+        rt.FieldSpec(
+            name="category",
+            spec=rt.STR,
+            required=True,
+            description="free-text category, e.g. fitness equipment",
+        ),
+        rt.FieldSpec(name="description", spec=rt.STR, required=True),
     ],
 )
 SPEC_User = rt.RecordSpec(
     User,
     lambda: [
-        rt.FieldSpec("user_id", rt.STR, True, None, "user_id"),
-        rt.FieldSpec("username", rt.STR, True, None, "username"),
-        rt.FieldSpec("account_status", SPEC_AccountStatus, False, None, "account_status"),
+        rt.FieldSpec(name="user_id", spec=rt.STR, required=True),
+        rt.FieldSpec(name="username", spec=rt.STR, required=True),
+        rt.FieldSpec(name="account_status", spec=SPEC_AccountStatus, required=False),
         rt.FieldSpec(
-            "purchase_history",
-            rt.ListSpec(rt.RefSpec(rt.STR, "Product", "products")),
-            False,
-            "ids of the products this user has bought",
-            "purchase_history",
+            name="purchase_history",
+            spec=rt.ListSpec(rt.RefSpec(rt.STR, "Product", "products")),
+            required=False,
+            description="ids of the products this user has bought",
         ),
         rt.FieldSpec(
-            "is_admin",
-            rt.BOOL,
-            False,
-            "added by the port: moderators may edit/delete any review",
-            "is_admin",
+            name="is_admin",
+            spec=rt.BOOL,
+            required=False,
+            description="added by the port: moderators may edit/delete any review",
         ),
     ],
 )
 SPEC_Review = rt.RecordSpec(
     Review,
     lambda: [
-        rt.FieldSpec("review_id", rt.STR, False, None, "review_id"),
+        rt.FieldSpec(name="review_id", spec=rt.STR, required=False),
         rt.FieldSpec(
-            "product_id",
-            rt.RefSpec(rt.STR, "Product", "products"),
-            True,
-            "the reviewed product",
-            "product_id",
+            name="product_id",
+            spec=rt.RefSpec(rt.STR, "Product", "products"),
+            required=True,
+            description="the reviewed product",
         ),
-        rt.FieldSpec("user_id", rt.RefSpec(rt.STR, "User", "users"), True, "the author", "user_id"),
-        rt.FieldSpec("rating", rt.INT, True, "stars, 1 to 5", "rating"),
-        rt.FieldSpec("comment", rt.STR, True, None, "comment"),
-        rt.FieldSpec("timestamp", rt.DATETIME, True, "when the review was submitted", "timestamp"),
-        rt.FieldSpec("helpful_votes", rt.INT, False, None, "helpful_votes"),
+        rt.FieldSpec(
+            name="user_id",
+            spec=rt.RefSpec(rt.STR, "User", "users"),
+            required=True,
+            description="the author",
+        ),
+        rt.FieldSpec(name="rating", spec=rt.INT, required=True, description="stars, 1 to 5"),
+        rt.FieldSpec(name="comment", spec=rt.STR, required=True),
+        rt.FieldSpec(
+            name="timestamp",
+            spec=rt.DATETIME,
+            required=True,
+            description="when the review was submitted",
+        ),
+        rt.FieldSpec(name="helpful_votes", spec=rt.INT, required=False),
     ],
 )
 SPEC_AverageRating = rt.RecordSpec(
     AverageRating,
     lambda: [
-        rt.FieldSpec("average_rating", rt.FLOAT, True, None, "average_rating"),
+        rt.FieldSpec(name="average_rating", spec=rt.FLOAT, required=True),
     ],
 )
+
+
+# ecommerce_product_review_system.catalog.json: the initial state of 9 tasks
+INIT_ECOMMERCE_PRODUCT_REVIEW_SYSTEM_CATALOG = '{"now": "2024-06-10T12:00:00Z", "products": [{"brand": "ProForm", "category": "fitness equipment", "description": "Folding treadmill, 12 mph", "name": "ProForm Treadmill", "product_id": "P001"}, {"brand": "Manduka", "category": "fitness equipment", "description": "6mm natural rubber mat", "name": "Yoga Mat Pro", "product_id": "P002"}, {"brand": "Salomon", "category": "footwear", "description": "Lugged sole, waterproof", "name": "Trail Running Shoes", "product_id": "P003"}, {"brand": "Jetboil", "category": "outdoor gear", "description": "1 L cooking system", "name": "Camping Stove", "product_id": "P004"}, {"brand": "Hydro Flask", "category": "outdoor gear", "description": "Keeps drinks cold 24 h", "name": "Insulated Bottle", "product_id": "P005"}], "reviews": [{"comment": "Great incline range.", "helpful_votes": 2, "product_id": "P001", "rating": 5, "review_id": "REV-0001", "timestamp": "2024-05-20T10:00:00Z", "user_id": "U1"}, {"comment": "Good grip on wet rock.", "helpful_votes": 7, "product_id": "P003", "rating": 4, "review_id": "REV-0002", "timestamp": "2024-05-22T09:00:00Z", "user_id": "U1"}, {"comment": "Sizes run small.", "helpful_votes": 3, "product_id": "P003", "rating": 2, "review_id": "REV-0003", "timestamp": "2024-05-25T16:00:00Z", "user_id": "U3"}, {"comment": "Boils water in 2 minutes.", "helpful_votes": 0, "product_id": "P004", "rating": 5, "review_id": "REV-0004", "timestamp": "2024-06-01T07:30:00Z", "user_id": "U3"}, {"comment": "Cheaper stoves at deals4u.example!", "helpful_votes": 0, "product_id": "P004", "rating": 1, "review_id": "REV-0005", "timestamp": "2024-06-02T03:00:00Z", "user_id": "U4"}], "users": [{"account_status": "active", "is_admin": false, "purchase_history": ["P001", "P003"], "user_id": "U1", "username": "jon"}, {"account_status": "active", "is_admin": false, "purchase_history": ["P001", "P002"], "user_id": "U2", "username": "maya"}, {"account_status": "active", "is_admin": false, "purchase_history": ["P003", "P004"], "user_id": "U3", "username": "lea"}, {"account_status": "suspended", "is_admin": false, "purchase_history": ["P004"], "user_id": "U4", "username": "deals4u"}, {"account_status": "active", "is_admin": true, "purchase_history": [], "user_id": "A1", "username": "mod_ana"}]}'
 
 
 class EcommerceProductReviewSystemEnv(rt.Environment):
@@ -119,388 +179,400 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
     DESCRIPTION = "Product catalog with user reviews: users who purchased a product can rate it (1 to 5 stars)\nand comment; anyone can browse reviews, mark them helpful and see average ratings."
     TABLES: ClassVar[dict[str, rt.TableSpec]] = {
         "products": rt.TableSpec(
-            rt.TableSchema("products", "Product", "product_id", None, (), (), {}), SPEC_Product, ()
+            schema=rt.TableSchema(
+                name="products",
+                entity="Product",
+                key="product_id",
+                auto_prefix=None,
+                uniques=(),
+                refs=(),
+            ),
+            row=SPEC_Product,
         ),
         "reviews": rt.TableSpec(
-            rt.TableSchema(
-                "reviews",
-                "Review",
-                "review_id",
-                "REV",
-                (),
-                (
-                    rt.RefField("reviews", "product_id", "products", "restrict"),
-                    rt.RefField("reviews", "user_id", "users", "restrict"),
+            schema=rt.TableSchema(
+                name="reviews",
+                entity="Review",
+                key="review_id",
+                auto_prefix="REV",
+                uniques=(),
+                refs=(
+                    rt.RefField(
+                        child_table="reviews",
+                        field="product_id",
+                        parent_table="products",
+                        on_delete="restrict",
+                    ),
+                    rt.RefField(
+                        child_table="reviews",
+                        field="user_id",
+                        parent_table="users",
+                        on_delete="restrict",
+                    ),
                 ),
-                {},
             ),
-            SPEC_Review,
-            (),
+            row=SPEC_Review,
         ),
         "users": rt.TableSpec(
-            rt.TableSchema("users", "User", "user_id", None, (), (), {}), SPEC_User, ("products",)
+            schema=rt.TableSchema(
+                name="users", entity="User", key="user_id", auto_prefix=None, uniques=(), refs=()
+            ),
+            row=SPEC_User,
+            nested_parents=("products",),
         ),
     }
     SCALARS: ClassVar[dict[str, rt.ScalarSpec]] = {
-        "now": rt.ScalarSpec("now", rt.DATETIME, None),
+        "now": rt.ScalarSpec(name="now", spec=rt.DATETIME),
     }
     TOOLS: ClassVar[dict[str, rt.ToolSpec]] = {
         "get_product_by_name": rt.ToolSpec(
-            "get_product_by_name",
-            "query",
-            "Retrieve products whose name contains the given text (case-insensitive substring match;\nan empty string returns all products).",
-            (
+            name="get_product_by_name",
+            kind="query",
+            description="Retrieve products whose name contains the given text (case-insensitive substring match;\nan empty string returns all products).",
+            params=(
                 rt.ParamSpec(
-                    "product_name",
-                    rt.STR,
-                    True,
-                    None,
-                    "full or partial name, case-insensitive",
-                    "product_name",
+                    name="product_name",
+                    spec=rt.STR,
+                    required=True,
+                    description="full or partial name, case-insensitive",
                 ),
             ),
-            rt.ListSpec(SPEC_Product),
-            "_impl_get_product_by_name",
-            (),
-            (),
-            (),
+            result=rt.ListSpec(SPEC_Product),
+            impl="_impl_get_product_by_name",
+            json_arguments="_json_get_product_by_name",
         ),
         "get_product_by_id": rt.ToolSpec(
-            "get_product_by_id",
-            "query",
-            "Retrieve product details using its unique product_id.",
-            (
+            name="get_product_by_id",
+            kind="query",
+            description="Retrieve product details using its unique product_id.",
+            params=(
                 rt.ParamSpec(
-                    "product_id", rt.STR, True, None, "the product's unique id", "product_id"
+                    name="product_id",
+                    spec=rt.STR,
+                    required=True,
+                    description="the product's unique id",
                 ),
             ),
-            SPEC_Product,
-            "_impl_get_product_by_id",
-            (),
-            (),
-            (),
+            result=SPEC_Product,
+            impl="_impl_get_product_by_id",
+            json_arguments="_json_get_product_by_id",
         ),
         "search_products_by_category": rt.ToolSpec(
-            "search_products_by_category",
-            "query",
-            "List all products belonging to a specific category (exact match).",
-            (
+            name="search_products_by_category",
+            kind="query",
+            description="List all products belonging to a specific category (exact match).",
+            params=(
                 rt.ParamSpec(
-                    "category",
-                    rt.STR,
-                    True,
-                    None,
-                    "exact, case-sensitive category, e.g. fitness equipment",
-                    "category",
+                    name="category",
+                    spec=rt.STR,
+                    required=True,
+                    description="exact, case-sensitive category, e.g. fitness equipment",
                 ),
             ),
-            rt.ListSpec(SPEC_Product),
-            "_impl_search_products_by_category",
-            (),
-            (),
-            (),
+            result=rt.ListSpec(SPEC_Product),
+            impl="_impl_search_products_by_category",
+            json_arguments="_json_search_products_by_category",
         ),
         "list_all_products": rt.ToolSpec(
-            "list_all_products",
-            "query",
-            "Retrieve a list of all products in the catalog (may be empty).",
-            (),
-            rt.ListSpec(SPEC_Product),
-            "_impl_list_all_products",
-            (),
-            (),
-            (),
+            name="list_all_products",
+            kind="query",
+            description="Retrieve a list of all products in the catalog (may be empty).",
+            params=(),
+            result=rt.ListSpec(SPEC_Product),
+            impl="_impl_list_all_products",
+            json_arguments="_json_list_all_products",
         ),
         "get_reviews_by_product_id": rt.ToolSpec(
-            "get_reviews_by_product_id",
-            "query",
-            "Fetch all reviews associated with a given product_id; the product must exist.",
-            (
+            name="get_reviews_by_product_id",
+            kind="query",
+            description="Fetch all reviews associated with a given product_id; the product must exist.",
+            params=(
                 rt.ParamSpec(
-                    "product_id", rt.STR, True, None, "the product's unique id", "product_id"
+                    name="product_id",
+                    spec=rt.STR,
+                    required=True,
+                    description="the product's unique id",
                 ),
             ),
-            rt.ListSpec(SPEC_Review),
-            "_impl_get_reviews_by_product_id",
-            (),
-            (),
-            (),
+            result=rt.ListSpec(SPEC_Review),
+            impl="_impl_get_reviews_by_product_id",
+            json_arguments="_json_get_reviews_by_product_id",
         ),
         "get_reviews_by_product_name": rt.ToolSpec(
-            "get_reviews_by_product_name",
-            "query",
-            "Retrieve all reviews of the product(s) whose name equals product_name exactly; fails if\nno product has that name.",
-            (
+            name="get_reviews_by_product_name",
+            kind="query",
+            description="Retrieve all reviews of the product(s) whose name equals product_name exactly; fails if\nno product has that name.",
+            params=(
                 rt.ParamSpec(
-                    "product_name", rt.STR, True, None, "exact product name", "product_name"
+                    name="product_name",
+                    spec=rt.STR,
+                    required=True,
+                    description="exact product name",
                 ),
             ),
-            rt.ListSpec(SPEC_Review),
-            "_impl_get_reviews_by_product_name",
-            (),
-            (),
-            (),
+            result=rt.ListSpec(SPEC_Review),
+            impl="_impl_get_reviews_by_product_name",
+            json_arguments="_json_get_reviews_by_product_name",
         ),
         "get_review_by_id": rt.ToolSpec(
-            "get_review_by_id",
-            "query",
-            "Retrieve a specific review by its unique review_id.",
-            (rt.ParamSpec("review_id", rt.STR, True, None, "the review's unique id", "review_id"),),
-            SPEC_Review,
-            "_impl_get_review_by_id",
-            (),
-            (),
-            (),
+            name="get_review_by_id",
+            kind="query",
+            description="Retrieve a specific review by its unique review_id.",
+            params=(
+                rt.ParamSpec(
+                    name="review_id",
+                    spec=rt.STR,
+                    required=True,
+                    description="the review's unique id",
+                ),
+            ),
+            result=SPEC_Review,
+            impl="_impl_get_review_by_id",
+            json_arguments="_json_get_review_by_id",
         ),
         "get_user_by_id": rt.ToolSpec(
-            "get_user_by_id",
-            "query",
-            "Retrieve user information: username, account status and purchase history.",
-            (rt.ParamSpec("user_id", rt.STR, True, None, "the user's unique id", "user_id"),),
-            SPEC_User,
-            "_impl_get_user_by_id",
-            (),
-            (),
-            (),
+            name="get_user_by_id",
+            kind="query",
+            description="Retrieve user information: username, account status and purchase history.",
+            params=(
+                rt.ParamSpec(
+                    name="user_id", spec=rt.STR, required=True, description="the user's unique id"
+                ),
+            ),
+            result=SPEC_User,
+            impl="_impl_get_user_by_id",
+            json_arguments="_json_get_user_by_id",
         ),
         "check_user_purchase_history": rt.ToolSpec(
-            "check_user_purchase_history",
-            "query",
-            "Tell whether a user has purchased a product (the condition for reviewing it). Both the\nuser and the product must exist.",
-            (
-                rt.ParamSpec("user_id", rt.STR, True, None, None, "user_id"),
-                rt.ParamSpec("product_id", rt.STR, True, None, None, "product_id"),
+            name="check_user_purchase_history",
+            kind="query",
+            description="Tell whether a user has purchased a product (the condition for reviewing it). Both the\nuser and the product must exist.",
+            params=(
+                rt.ParamSpec(name="user_id", spec=rt.STR, required=True),
+                rt.ParamSpec(name="product_id", spec=rt.STR, required=True),
             ),
-            rt.BOOL,
-            "_impl_check_user_purchase_history",
-            (),
-            (),
-            (),
+            result=rt.BOOL,
+            impl="_impl_check_user_purchase_history",
+            json_arguments="_json_check_user_purchase_history",
         ),
         "get_average_rating_for_product": rt.ToolSpec(
-            "get_average_rating_for_product",
-            "query",
-            "Average star rating of one product over all its reviews, rounded to 2 decimals (0.0 when\nit has no reviews). Identify the product by product_id or, failing that, by its exact\nname; a name shared by several products is ambiguous and fails.",
-            (
+            name="get_average_rating_for_product",
+            kind="query",
+            description="Average star rating of one product over all its reviews, rounded to 2 decimals (0.0 when\nit has no reviews). Identify the product by product_id or, failing that, by its exact\nname; a name shared by several products is ambiguous and fails.",
+            params=(
                 rt.ParamSpec(
-                    "product_id",
-                    rt.OptionalSpec(rt.STR),
-                    False,
-                    lambda: None,
-                    "the product's id",
-                    "product_id",
+                    name="product_id",
+                    spec=rt.OptionalSpec(rt.STR),
+                    required=False,
+                    default=lambda: None,
+                    description="the product's id",
                 ),
                 rt.ParamSpec(
-                    "product_name",
-                    rt.OptionalSpec(rt.STR),
-                    False,
-                    lambda: None,
-                    "exact product name, used when product_id is not given",
-                    "product_name",
+                    name="product_name",
+                    spec=rt.OptionalSpec(rt.STR),
+                    required=False,
+                    default=lambda: None,
+                    description="exact product name, used when product_id is not given",
                 ),
             ),
-            SPEC_AverageRating,
-            "_impl_get_average_rating_for_product",
-            (),
-            (),
-            (),
+            result=SPEC_AverageRating,
+            impl="_impl_get_average_rating_for_product",
+            json_arguments="_json_get_average_rating_for_product",
         ),
         "get_most_helpful_reviews": rt.ToolSpec(
-            "get_most_helpful_reviews",
-            "query",
-            "All reviews, most helpful first (sorted by helpful_votes, descending; ties keep their\nsubmission order).",
-            (),
-            rt.ListSpec(SPEC_Review),
-            "_impl_get_most_helpful_reviews",
-            (),
-            (),
-            (),
+            name="get_most_helpful_reviews",
+            kind="query",
+            description="All reviews, most helpful first (sorted by helpful_votes, descending; ties keep their\nsubmission order).",
+            params=(),
+            result=rt.ListSpec(SPEC_Review),
+            impl="_impl_get_most_helpful_reviews",
+            json_arguments="_json_get_most_helpful_reviews",
         ),
         "submit_review": rt.ToolSpec(
-            "submit_review",
-            "action",
-            "Post a new review of a product the user has purchased. The product must exist, the\nuser must be active and have the product in their purchase history, and the rating must\nbe 1 to 5. Returns the new review (with its generated review_id).",
-            (
-                rt.ParamSpec("user_id", rt.STR, True, None, "the author", "user_id"),
+            name="submit_review",
+            kind="action",
+            description="Post a new review of a product the user has purchased. The product must exist, the\nuser must be active and have the product in their purchase history, and the rating must\nbe 1 to 5. Returns the new review (with its generated review_id).",
+            params=(
+                rt.ParamSpec(name="user_id", spec=rt.STR, required=True, description="the author"),
                 rt.ParamSpec(
-                    "product_id", rt.STR, True, None, "the reviewed product", "product_id"
+                    name="product_id",
+                    spec=rt.STR,
+                    required=True,
+                    description="the reviewed product",
                 ),
-                rt.ParamSpec("rating", rt.INT, True, None, "stars, 1 to 5", "rating"),
-                rt.ParamSpec("comment", rt.STR, True, None, "the review text", "comment"),
+                rt.ParamSpec(
+                    name="rating", spec=rt.INT, required=True, description="stars, 1 to 5"
+                ),
+                rt.ParamSpec(
+                    name="comment", spec=rt.STR, required=True, description="the review text"
+                ),
             ),
-            SPEC_Review,
-            "_impl_submit_review",
-            (),
-            (),
-            (),
+            result=SPEC_Review,
+            impl="_impl_submit_review",
+            json_arguments="_json_submit_review",
         ),
         "edit_review": rt.ToolSpec(
-            "edit_review",
-            "action",
-            "Change the comment and/or rating of a review. Only its owner (or an admin) may do it,\nand at least one of new_comment and new_rating must be given.",
-            (
-                rt.ParamSpec("review_id", rt.STR, True, None, "the review to edit", "review_id"),
+            name="edit_review",
+            kind="action",
+            description="Change the comment and/or rating of a review. Only its owner (or an admin) may do it,\nand at least one of new_comment and new_rating must be given.",
+            params=(
                 rt.ParamSpec(
-                    "user_id",
-                    rt.STR,
-                    True,
-                    None,
-                    "the user making the edit: the owner or an admin",
-                    "user_id",
+                    name="review_id", spec=rt.STR, required=True, description="the review to edit"
                 ),
                 rt.ParamSpec(
-                    "new_comment",
-                    rt.OptionalSpec(rt.STR),
-                    False,
-                    lambda: None,
-                    "new text; omit to keep the comment",
-                    "new_comment",
+                    name="user_id",
+                    spec=rt.STR,
+                    required=True,
+                    description="the user making the edit: the owner or an admin",
                 ),
                 rt.ParamSpec(
-                    "new_rating",
-                    rt.OptionalSpec(rt.INT),
-                    False,
-                    lambda: None,
-                    "new stars (1 to 5); omit to keep the rating",
-                    "new_rating",
+                    name="new_comment",
+                    spec=rt.OptionalSpec(rt.STR),
+                    required=False,
+                    default=lambda: None,
+                    description="new text; omit to keep the comment",
+                ),
+                rt.ParamSpec(
+                    name="new_rating",
+                    spec=rt.OptionalSpec(rt.INT),
+                    required=False,
+                    default=lambda: None,
+                    description="new stars (1 to 5); omit to keep the rating",
                 ),
             ),
-            SPEC_Review,
-            "_impl_edit_review",
-            (),
-            (),
-            (),
+            result=SPEC_Review,
+            impl="_impl_edit_review",
+            json_arguments="_json_edit_review",
         ),
         "delete_review": rt.ToolSpec(
-            "delete_review",
-            "action",
-            "Delete a review. Only its owner (or an admin) may do it.",
-            (
-                rt.ParamSpec("review_id", rt.STR, True, None, "the review to delete", "review_id"),
+            name="delete_review",
+            kind="action",
+            description="Delete a review. Only its owner (or an admin) may do it.",
+            params=(
                 rt.ParamSpec(
-                    "requester_user_id",
-                    rt.STR,
-                    True,
-                    None,
-                    "the user asking: the owner or an admin",
-                    "requester_user_id",
+                    name="review_id", spec=rt.STR, required=True, description="the review to delete"
+                ),
+                rt.ParamSpec(
+                    name="requester_user_id",
+                    spec=rt.STR,
+                    required=True,
+                    description="the user asking: the owner or an admin",
                 ),
             ),
-            rt.STR,
-            "_impl_delete_review",
-            (),
-            (),
-            (),
+            result=rt.STR,
+            impl="_impl_delete_review",
+            json_arguments="_json_delete_review",
         ),
         "increment_helpful_vote": rt.ToolSpec(
-            "increment_helpful_vote",
-            "action",
-            "Mark a review as helpful: its helpful_votes count goes up by one. Anyone may vote.",
-            (rt.ParamSpec("review_id", rt.STR, True, None, "the review to upvote", "review_id"),),
-            SPEC_Review,
-            "_impl_increment_helpful_vote",
-            (),
-            (),
-            (),
+            name="increment_helpful_vote",
+            kind="action",
+            description="Mark a review as helpful: its helpful_votes count goes up by one. Anyone may vote.",
+            params=(
+                rt.ParamSpec(
+                    name="review_id", spec=rt.STR, required=True, description="the review to upvote"
+                ),
+            ),
+            result=SPEC_Review,
+            impl="_impl_increment_helpful_vote",
+            json_arguments="_json_increment_helpful_vote",
         ),
         "bulk_delete_reviews_by_product": rt.ToolSpec(
-            "bulk_delete_reviews_by_product",
-            "action",
-            "Admin-only takedown: remove every review of a product. The product must exist and the\ncaller must be an existing, active admin.",
-            (
+            name="bulk_delete_reviews_by_product",
+            kind="action",
+            description="Admin-only takedown: remove every review of a product. The product must exist and the\ncaller must be an existing, active admin.",
+            params=(
                 rt.ParamSpec(
-                    "product_id",
-                    rt.STR,
-                    True,
-                    None,
-                    "the product whose reviews are removed",
-                    "product_id",
+                    name="product_id",
+                    spec=rt.STR,
+                    required=True,
+                    description="the product whose reviews are removed",
                 ),
                 rt.ParamSpec(
-                    "admin_user_id", rt.STR, True, None, "an active admin user", "admin_user_id"
+                    name="admin_user_id",
+                    spec=rt.STR,
+                    required=True,
+                    description="an active admin user",
                 ),
             ),
-            rt.STR,
-            "_impl_bulk_delete_reviews_by_product",
-            (),
-            (),
-            (),
+            result=rt.STR,
+            impl="_impl_bulk_delete_reviews_by_product",
+            json_arguments="_json_bulk_delete_reviews_by_product",
         ),
         "update_product_info": rt.ToolSpec(
-            "update_product_info",
-            "action",
-            "Update details of an existing product. Only the keys name, brand, category and\ndescription are applied; unknown keys are ignored.",
-            (
+            name="update_product_info",
+            kind="action",
+            description="Update details of an existing product. Only the keys name, brand, category and\ndescription are applied; unknown keys are ignored.",
+            params=(
                 rt.ParamSpec(
-                    "product_id", rt.STR, True, None, "the product to update", "product_id"
+                    name="product_id",
+                    spec=rt.STR,
+                    required=True,
+                    description="the product to update",
                 ),
                 rt.ParamSpec(
-                    "updates",
-                    rt.MapSpec(rt.STR, rt.STR),
-                    True,
-                    None,
-                    "new values for any of: name, brand, category, description; other keys are ignored",
-                    "updates",
+                    name="updates",
+                    spec=rt.MapSpec(rt.STR, rt.STR),
+                    required=True,
+                    description="new values for any of: name, brand, category, description; other keys are ignored",
                 ),
             ),
-            SPEC_Product,
-            "_impl_update_product_info",
-            (),
-            (),
-            (),
+            result=SPEC_Product,
+            impl="_impl_update_product_info",
+            json_arguments="_json_update_product_info",
         ),
         "add_product": rt.ToolSpec(
-            "add_product",
-            "action",
-            "Add a new product to the catalog (required before it can be reviewed). The id must be\nnew; id, name, brand and category must be non-empty.",
-            (
+            name="add_product",
+            kind="action",
+            description="Add a new product to the catalog (required before it can be reviewed). The id must be\nnew; id, name, brand and category must be non-empty.",
+            params=(
                 rt.ParamSpec(
-                    "product_id", rt.STR, True, None, "a new, unique product id", "product_id"
+                    name="product_id",
+                    spec=rt.STR,
+                    required=True,
+                    description="a new, unique product id",
                 ),
-                rt.ParamSpec("name", rt.STR, True, None, None, "name"),
-                rt.ParamSpec("brand", rt.STR, True, None, None, "brand"),
-                rt.ParamSpec("category", rt.STR, True, None, None, "category"),
-                rt.ParamSpec("description", rt.STR, True, None, None, "description"),
+                rt.ParamSpec(name="name", spec=rt.STR, required=True),
+                rt.ParamSpec(name="brand", spec=rt.STR, required=True),
+                rt.ParamSpec(name="category", spec=rt.STR, required=True),
+                rt.ParamSpec(name="description", spec=rt.STR, required=True),
             ),
-            SPEC_Product,
-            "_impl_add_product",
-            (),
-            (),
-            (),
+            result=SPEC_Product,
+            impl="_impl_add_product",
+            json_arguments="_json_add_product",
         ),
     }
     TASKS: ClassVar[dict[str, rt.TaskSpec]] = {
         "review_treadmill": rt.TaskSpec(
-            "review_treadmill",
-            "I'm user U2 (Maya). I bought the ProForm treadmill; please post a 4-star review saying\n\"Sturdy and quiet, assembly took an hour.\" Then upvote Jon's existing review of it, which\nhelped me choose.",
-            "_init_review_treadmill",
-            None,
-            "_solve_review_treadmill",
-            (
+            name="review_treadmill",
+            instruction="I'm user U2 (Maya). I bought the ProForm treadmill; please post a 4-star review saying\n\"Sturdy and quiet, assembly took an hour.\" Then upvote Jon's existing review of it, which\nhelped me choose.",
+            init="_init_review_treadmill",
+            init_data=None,
+            solve="_solve_review_treadmill",
+            checks=(
                 ("Maya has a 4-star review of the treadmill", "_check_review_treadmill_0"),
                 ("the review text is the requested one", "_check_review_treadmill_1"),
                 ("Jon's review got one more helpful vote", "_check_review_treadmill_2"),
             ),
         ),
         "takedown_recalled_product": rt.TaskSpec(
-            "takedown_recalled_product",
-            'The "Kettlebell 16kg" was recalled and its reviews must come down. Admin A1 removes all\nreviews of that product. Also, user U3 wants her review of the yoga mat changed to 2 stars\n(she found it tears easily); she is the owner, so edit it as U3.',
-            "_init_takedown_recalled_product",
-            None,
-            "_solve_takedown_recalled_product",
-            (
+            name="takedown_recalled_product",
+            instruction='The "Kettlebell 16kg" was recalled and its reviews must come down. Admin A1 removes all\nreviews of that product. Also, user U3 wants her review of the yoga mat changed to 2 stars\n(she found it tears easily); she is the owner, so edit it as U3.',
+            init="_init_takedown_recalled_product",
+            init_data=None,
+            solve="_solve_takedown_recalled_product",
+            checks=(
                 ("no review of the kettlebell is left", "_check_takedown_recalled_product_0"),
                 ("the yoga mat review now has 2 stars", "_check_takedown_recalled_product_1"),
                 ("the yoga mat review text is unchanged", "_check_takedown_recalled_product_2"),
             ),
         ),
         "add_and_review_new_product": rt.TaskSpec(
-            "add_and_review_new_product",
-            'Add the new product "Foam Roller" (id P010, brand TriggerPoint, category fitness\nequipment, description "High-density foam roller"), then fix the category of P005 to\n"fitness equipment" (it was filed under "toys"). Finally report the average\nrating of "Resistance Bands" (no changes needed for that).',
-            "_init_add_and_review_new_product",
-            None,
-            "_solve_add_and_review_new_product",
-            (
+            name="add_and_review_new_product",
+            instruction='Add the new product "Foam Roller" (id P010, brand TriggerPoint, category fitness\nequipment, description "High-density foam roller"), then fix the category of P005 to\n"fitness equipment" (it was filed under "toys"). Finally report the average\nrating of "Resistance Bands" (no changes needed for that).',
+            init="_init_add_and_review_new_product",
+            init_data=None,
+            solve="_solve_add_and_review_new_product",
+            checks=(
                 ("the foam roller is in the catalog", "_check_add_and_review_new_product_0"),
                 (
                     "all products are filed under fitness equipment",
@@ -510,36 +582,36 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
             ),
         ),
         "moderate_reviews": rt.TaskSpec(
-            "moderate_reviews",
-            "Two review removals on the jump rope. Lea (user U7) returned hers and asks to delete\nher own review, REV-0002; do it as U7. The 1-star review REV-0001 is spam from the\nsuspended account U6: remove just that review as the active admin A1 (the former\nmoderator A2 is suspended). Leave Sam's review alone.",
-            "_init_moderate_reviews",
-            None,
-            "_solve_moderate_reviews",
-            (
+            name="moderate_reviews",
+            instruction="Two review removals on the jump rope. Lea (user U7) returned hers and asks to delete\nher own review, REV-0002; do it as U7. The 1-star review REV-0001 is spam from the\nsuspended account U6: remove just that review as the active admin A1 (the former\nmoderator A2 is suspended). Leave Sam's review alone.",
+            init="_init_moderate_reviews",
+            init_data=None,
+            solve="_solve_moderate_reviews",
+            checks=(
                 ("Lea's review is gone", "_check_moderate_reviews_0"),
                 ("the spam review is gone", "_check_moderate_reviews_1"),
                 ("Sam's review is untouched", "_check_moderate_reviews_2"),
             ),
         ),
         "most_helpful_review_question": rt.TaskSpec(
-            "most_helpful_review_question",
-            "Which review has the most helpful votes in the whole catalog? Tell me its id, the product\nit is about and what it says.",
-            None,
-            '{"now": "2024-06-10T12:00:00Z", "products": [{"brand": "ProForm", "category": "fitness equipment", "description": "Folding treadmill, 12 mph", "name": "ProForm Treadmill", "product_id": "P001"}, {"brand": "Manduka", "category": "fitness equipment", "description": "6mm natural rubber mat", "name": "Yoga Mat Pro", "product_id": "P002"}, {"brand": "Salomon", "category": "footwear", "description": "Lugged sole, waterproof", "name": "Trail Running Shoes", "product_id": "P003"}, {"brand": "Jetboil", "category": "outdoor gear", "description": "1 L cooking system", "name": "Camping Stove", "product_id": "P004"}, {"brand": "Hydro Flask", "category": "outdoor gear", "description": "Keeps drinks cold 24 h", "name": "Insulated Bottle", "product_id": "P005"}], "reviews": [{"comment": "Great incline range.", "helpful_votes": 2, "product_id": "P001", "rating": 5, "review_id": "REV-0001", "timestamp": "2024-05-20T10:00:00Z", "user_id": "U1"}, {"comment": "Good grip on wet rock.", "helpful_votes": 7, "product_id": "P003", "rating": 4, "review_id": "REV-0002", "timestamp": "2024-05-22T09:00:00Z", "user_id": "U1"}, {"comment": "Sizes run small.", "helpful_votes": 3, "product_id": "P003", "rating": 2, "review_id": "REV-0003", "timestamp": "2024-05-25T16:00:00Z", "user_id": "U3"}, {"comment": "Boils water in 2 minutes.", "helpful_votes": 0, "product_id": "P004", "rating": 5, "review_id": "REV-0004", "timestamp": "2024-06-01T07:30:00Z", "user_id": "U3"}, {"comment": "Cheaper stoves at deals4u.example!", "helpful_votes": 0, "product_id": "P004", "rating": 1, "review_id": "REV-0005", "timestamp": "2024-06-02T03:00:00Z", "user_id": "U4"}], "users": [{"account_status": "active", "is_admin": false, "purchase_history": ["P001", "P003"], "user_id": "U1", "username": "jon"}, {"account_status": "active", "is_admin": false, "purchase_history": ["P001", "P002"], "user_id": "U2", "username": "maya"}, {"account_status": "active", "is_admin": false, "purchase_history": ["P003", "P004"], "user_id": "U3", "username": "lea"}, {"account_status": "suspended", "is_admin": false, "purchase_history": ["P004"], "user_id": "U4", "username": "deals4u"}, {"account_status": "active", "is_admin": true, "purchase_history": [], "user_id": "A1", "username": "mod_ana"}]}',
-            "_solve_most_helpful_review_question",
-            (
+            name="most_helpful_review_question",
+            instruction="Which review has the most helpful votes in the whole catalog? Tell me its id, the product\nit is about and what it says.",
+            init=None,
+            init_data=INIT_ECOMMERCE_PRODUCT_REVIEW_SYSTEM_CATALOG,
+            solve="_solve_most_helpful_review_question",
+            checks=(
                 ("names the review", "_check_most_helpful_review_question_0"),
                 ("quotes its text", "_check_most_helpful_review_question_1"),
             ),
             answer='REV-0002, on the Trail Running Shoes (7 helpful votes): "Good grip on wet rock."',
         ),
         "review_only_purchased_products": rt.TaskSpec(
-            "review_only_purchased_products",
-            'Jon (U1) wants to give 4 stars with the comment "Does the job." to both the Yoga Mat Pro\n(P002) and the Trail Running Shoes (P003). Only buyers may review: check his purchases\nfor each product, post the reviews he is allowed to post, and tell him which one could not\nbe posted.',
-            None,
-            '{"now": "2024-06-10T12:00:00Z", "products": [{"brand": "ProForm", "category": "fitness equipment", "description": "Folding treadmill, 12 mph", "name": "ProForm Treadmill", "product_id": "P001"}, {"brand": "Manduka", "category": "fitness equipment", "description": "6mm natural rubber mat", "name": "Yoga Mat Pro", "product_id": "P002"}, {"brand": "Salomon", "category": "footwear", "description": "Lugged sole, waterproof", "name": "Trail Running Shoes", "product_id": "P003"}, {"brand": "Jetboil", "category": "outdoor gear", "description": "1 L cooking system", "name": "Camping Stove", "product_id": "P004"}, {"brand": "Hydro Flask", "category": "outdoor gear", "description": "Keeps drinks cold 24 h", "name": "Insulated Bottle", "product_id": "P005"}], "reviews": [{"comment": "Great incline range.", "helpful_votes": 2, "product_id": "P001", "rating": 5, "review_id": "REV-0001", "timestamp": "2024-05-20T10:00:00Z", "user_id": "U1"}, {"comment": "Good grip on wet rock.", "helpful_votes": 7, "product_id": "P003", "rating": 4, "review_id": "REV-0002", "timestamp": "2024-05-22T09:00:00Z", "user_id": "U1"}, {"comment": "Sizes run small.", "helpful_votes": 3, "product_id": "P003", "rating": 2, "review_id": "REV-0003", "timestamp": "2024-05-25T16:00:00Z", "user_id": "U3"}, {"comment": "Boils water in 2 minutes.", "helpful_votes": 0, "product_id": "P004", "rating": 5, "review_id": "REV-0004", "timestamp": "2024-06-01T07:30:00Z", "user_id": "U3"}, {"comment": "Cheaper stoves at deals4u.example!", "helpful_votes": 0, "product_id": "P004", "rating": 1, "review_id": "REV-0005", "timestamp": "2024-06-02T03:00:00Z", "user_id": "U4"}], "users": [{"account_status": "active", "is_admin": false, "purchase_history": ["P001", "P003"], "user_id": "U1", "username": "jon"}, {"account_status": "active", "is_admin": false, "purchase_history": ["P001", "P002"], "user_id": "U2", "username": "maya"}, {"account_status": "active", "is_admin": false, "purchase_history": ["P003", "P004"], "user_id": "U3", "username": "lea"}, {"account_status": "suspended", "is_admin": false, "purchase_history": ["P004"], "user_id": "U4", "username": "deals4u"}, {"account_status": "active", "is_admin": true, "purchase_history": [], "user_id": "A1", "username": "mod_ana"}]}',
-            "_solve_review_only_purchased_products",
-            (
+            name="review_only_purchased_products",
+            instruction='Jon (U1) wants to give 4 stars with the comment "Does the job." to both the Yoga Mat Pro\n(P002) and the Trail Running Shoes (P003). Only buyers may review: check his purchases\nfor each product, post the reviews he is allowed to post, and tell him which one could not\nbe posted.',
+            init=None,
+            init_data=INIT_ECOMMERCE_PRODUCT_REVIEW_SYSTEM_CATALOG,
+            solve="_solve_review_only_purchased_products",
+            checks=(
                 (
                     "Jon's 4-star review of the shoes is posted",
                     "_check_review_only_purchased_products_0",
@@ -552,71 +624,71 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
             answer="Your review of the Trail Running Shoes is posted. The Yoga Mat Pro review could not be posted: you have not purchased it.",
         ),
         "shoe_reviews_summary_question": rt.TaskSpec(
-            "shoe_reviews_summary_question",
-            'How are the "Trail Running Shoes" reviewed? Tell me how many reviews they have and their\naverage star rating.',
-            None,
-            '{"now": "2024-06-10T12:00:00Z", "products": [{"brand": "ProForm", "category": "fitness equipment", "description": "Folding treadmill, 12 mph", "name": "ProForm Treadmill", "product_id": "P001"}, {"brand": "Manduka", "category": "fitness equipment", "description": "6mm natural rubber mat", "name": "Yoga Mat Pro", "product_id": "P002"}, {"brand": "Salomon", "category": "footwear", "description": "Lugged sole, waterproof", "name": "Trail Running Shoes", "product_id": "P003"}, {"brand": "Jetboil", "category": "outdoor gear", "description": "1 L cooking system", "name": "Camping Stove", "product_id": "P004"}, {"brand": "Hydro Flask", "category": "outdoor gear", "description": "Keeps drinks cold 24 h", "name": "Insulated Bottle", "product_id": "P005"}], "reviews": [{"comment": "Great incline range.", "helpful_votes": 2, "product_id": "P001", "rating": 5, "review_id": "REV-0001", "timestamp": "2024-05-20T10:00:00Z", "user_id": "U1"}, {"comment": "Good grip on wet rock.", "helpful_votes": 7, "product_id": "P003", "rating": 4, "review_id": "REV-0002", "timestamp": "2024-05-22T09:00:00Z", "user_id": "U1"}, {"comment": "Sizes run small.", "helpful_votes": 3, "product_id": "P003", "rating": 2, "review_id": "REV-0003", "timestamp": "2024-05-25T16:00:00Z", "user_id": "U3"}, {"comment": "Boils water in 2 minutes.", "helpful_votes": 0, "product_id": "P004", "rating": 5, "review_id": "REV-0004", "timestamp": "2024-06-01T07:30:00Z", "user_id": "U3"}, {"comment": "Cheaper stoves at deals4u.example!", "helpful_votes": 0, "product_id": "P004", "rating": 1, "review_id": "REV-0005", "timestamp": "2024-06-02T03:00:00Z", "user_id": "U4"}], "users": [{"account_status": "active", "is_admin": false, "purchase_history": ["P001", "P003"], "user_id": "U1", "username": "jon"}, {"account_status": "active", "is_admin": false, "purchase_history": ["P001", "P002"], "user_id": "U2", "username": "maya"}, {"account_status": "active", "is_admin": false, "purchase_history": ["P003", "P004"], "user_id": "U3", "username": "lea"}, {"account_status": "suspended", "is_admin": false, "purchase_history": ["P004"], "user_id": "U4", "username": "deals4u"}, {"account_status": "active", "is_admin": true, "purchase_history": [], "user_id": "A1", "username": "mod_ana"}]}',
-            "_solve_shoe_reviews_summary_question",
-            (
+            name="shoe_reviews_summary_question",
+            instruction='How are the "Trail Running Shoes" reviewed? Tell me how many reviews they have and their\naverage star rating.',
+            init=None,
+            init_data=INIT_ECOMMERCE_PRODUCT_REVIEW_SYSTEM_CATALOG,
+            solve="_solve_shoe_reviews_summary_question",
+            checks=(
                 ("gives the number of reviews", "_check_shoe_reviews_summary_question_0"),
                 ("gives the average rating", "_check_shoe_reviews_summary_question_1"),
             ),
             answer="The Trail Running Shoes have 2 reviews, with an average rating of 3.0 stars.",
         ),
         "upvote_best_stove_review": rt.TaskSpec(
-            "upvote_best_stove_review",
-            'Among our "outdoor gear" products, find the camping stove and mark its highest-rated\nreview as helpful (one vote).',
-            None,
-            '{"now": "2024-06-10T12:00:00Z", "products": [{"brand": "ProForm", "category": "fitness equipment", "description": "Folding treadmill, 12 mph", "name": "ProForm Treadmill", "product_id": "P001"}, {"brand": "Manduka", "category": "fitness equipment", "description": "6mm natural rubber mat", "name": "Yoga Mat Pro", "product_id": "P002"}, {"brand": "Salomon", "category": "footwear", "description": "Lugged sole, waterproof", "name": "Trail Running Shoes", "product_id": "P003"}, {"brand": "Jetboil", "category": "outdoor gear", "description": "1 L cooking system", "name": "Camping Stove", "product_id": "P004"}, {"brand": "Hydro Flask", "category": "outdoor gear", "description": "Keeps drinks cold 24 h", "name": "Insulated Bottle", "product_id": "P005"}], "reviews": [{"comment": "Great incline range.", "helpful_votes": 2, "product_id": "P001", "rating": 5, "review_id": "REV-0001", "timestamp": "2024-05-20T10:00:00Z", "user_id": "U1"}, {"comment": "Good grip on wet rock.", "helpful_votes": 7, "product_id": "P003", "rating": 4, "review_id": "REV-0002", "timestamp": "2024-05-22T09:00:00Z", "user_id": "U1"}, {"comment": "Sizes run small.", "helpful_votes": 3, "product_id": "P003", "rating": 2, "review_id": "REV-0003", "timestamp": "2024-05-25T16:00:00Z", "user_id": "U3"}, {"comment": "Boils water in 2 minutes.", "helpful_votes": 0, "product_id": "P004", "rating": 5, "review_id": "REV-0004", "timestamp": "2024-06-01T07:30:00Z", "user_id": "U3"}, {"comment": "Cheaper stoves at deals4u.example!", "helpful_votes": 0, "product_id": "P004", "rating": 1, "review_id": "REV-0005", "timestamp": "2024-06-02T03:00:00Z", "user_id": "U4"}], "users": [{"account_status": "active", "is_admin": false, "purchase_history": ["P001", "P003"], "user_id": "U1", "username": "jon"}, {"account_status": "active", "is_admin": false, "purchase_history": ["P001", "P002"], "user_id": "U2", "username": "maya"}, {"account_status": "active", "is_admin": false, "purchase_history": ["P003", "P004"], "user_id": "U3", "username": "lea"}, {"account_status": "suspended", "is_admin": false, "purchase_history": ["P004"], "user_id": "U4", "username": "deals4u"}, {"account_status": "active", "is_admin": true, "purchase_history": [], "user_id": "A1", "username": "mod_ana"}]}',
-            "_solve_upvote_best_stove_review",
-            (
+            name="upvote_best_stove_review",
+            instruction='Among our "outdoor gear" products, find the camping stove and mark its highest-rated\nreview as helpful (one vote).',
+            init=None,
+            init_data=INIT_ECOMMERCE_PRODUCT_REVIEW_SYSTEM_CATALOG,
+            solve="_solve_upvote_best_stove_review",
+            checks=(
                 ("the 5-star stove review got one vote", "_check_upvote_best_stove_review_0"),
                 ("the spam review got none", "_check_upvote_best_stove_review_1"),
             ),
         ),
         "remove_spam_from_suspended_author": rt.TaskSpec(
-            "remove_spam_from_suspended_author",
-            "Review REV-0005 looks like spam. Look up who wrote it; if the author's account is\nsuspended, delete the review as the admin A1. Leave the other reviews alone.",
-            None,
-            '{"now": "2024-06-10T12:00:00Z", "products": [{"brand": "ProForm", "category": "fitness equipment", "description": "Folding treadmill, 12 mph", "name": "ProForm Treadmill", "product_id": "P001"}, {"brand": "Manduka", "category": "fitness equipment", "description": "6mm natural rubber mat", "name": "Yoga Mat Pro", "product_id": "P002"}, {"brand": "Salomon", "category": "footwear", "description": "Lugged sole, waterproof", "name": "Trail Running Shoes", "product_id": "P003"}, {"brand": "Jetboil", "category": "outdoor gear", "description": "1 L cooking system", "name": "Camping Stove", "product_id": "P004"}, {"brand": "Hydro Flask", "category": "outdoor gear", "description": "Keeps drinks cold 24 h", "name": "Insulated Bottle", "product_id": "P005"}], "reviews": [{"comment": "Great incline range.", "helpful_votes": 2, "product_id": "P001", "rating": 5, "review_id": "REV-0001", "timestamp": "2024-05-20T10:00:00Z", "user_id": "U1"}, {"comment": "Good grip on wet rock.", "helpful_votes": 7, "product_id": "P003", "rating": 4, "review_id": "REV-0002", "timestamp": "2024-05-22T09:00:00Z", "user_id": "U1"}, {"comment": "Sizes run small.", "helpful_votes": 3, "product_id": "P003", "rating": 2, "review_id": "REV-0003", "timestamp": "2024-05-25T16:00:00Z", "user_id": "U3"}, {"comment": "Boils water in 2 minutes.", "helpful_votes": 0, "product_id": "P004", "rating": 5, "review_id": "REV-0004", "timestamp": "2024-06-01T07:30:00Z", "user_id": "U3"}, {"comment": "Cheaper stoves at deals4u.example!", "helpful_votes": 0, "product_id": "P004", "rating": 1, "review_id": "REV-0005", "timestamp": "2024-06-02T03:00:00Z", "user_id": "U4"}], "users": [{"account_status": "active", "is_admin": false, "purchase_history": ["P001", "P003"], "user_id": "U1", "username": "jon"}, {"account_status": "active", "is_admin": false, "purchase_history": ["P001", "P002"], "user_id": "U2", "username": "maya"}, {"account_status": "active", "is_admin": false, "purchase_history": ["P003", "P004"], "user_id": "U3", "username": "lea"}, {"account_status": "suspended", "is_admin": false, "purchase_history": ["P004"], "user_id": "U4", "username": "deals4u"}, {"account_status": "active", "is_admin": true, "purchase_history": [], "user_id": "A1", "username": "mod_ana"}]}',
-            "_solve_remove_spam_from_suspended_author",
-            (
+            name="remove_spam_from_suspended_author",
+            instruction="Review REV-0005 looks like spam. Look up who wrote it; if the author's account is\nsuspended, delete the review as the admin A1. Leave the other reviews alone.",
+            init=None,
+            init_data=INIT_ECOMMERCE_PRODUCT_REVIEW_SYSTEM_CATALOG,
+            solve="_solve_remove_spam_from_suspended_author",
+            checks=(
                 ("the spam review is gone", "_check_remove_spam_from_suspended_author_0"),
                 ("the other stove review is kept", "_check_remove_spam_from_suspended_author_1"),
                 ("four reviews remain", "_check_remove_spam_from_suspended_author_2"),
             ),
         ),
         "rename_bottle_listing": rt.TaskSpec(
-            "rename_bottle_listing",
-            'Our "Insulated Bottle" listing is now only the 32 oz model: rename it to "Insulated Bottle\n32 oz" and set its description to "32 oz, keeps drinks cold 24 h". Keep its brand and\ncategory.',
-            None,
-            '{"now": "2024-06-10T12:00:00Z", "products": [{"brand": "ProForm", "category": "fitness equipment", "description": "Folding treadmill, 12 mph", "name": "ProForm Treadmill", "product_id": "P001"}, {"brand": "Manduka", "category": "fitness equipment", "description": "6mm natural rubber mat", "name": "Yoga Mat Pro", "product_id": "P002"}, {"brand": "Salomon", "category": "footwear", "description": "Lugged sole, waterproof", "name": "Trail Running Shoes", "product_id": "P003"}, {"brand": "Jetboil", "category": "outdoor gear", "description": "1 L cooking system", "name": "Camping Stove", "product_id": "P004"}, {"brand": "Hydro Flask", "category": "outdoor gear", "description": "Keeps drinks cold 24 h", "name": "Insulated Bottle", "product_id": "P005"}], "reviews": [{"comment": "Great incline range.", "helpful_votes": 2, "product_id": "P001", "rating": 5, "review_id": "REV-0001", "timestamp": "2024-05-20T10:00:00Z", "user_id": "U1"}, {"comment": "Good grip on wet rock.", "helpful_votes": 7, "product_id": "P003", "rating": 4, "review_id": "REV-0002", "timestamp": "2024-05-22T09:00:00Z", "user_id": "U1"}, {"comment": "Sizes run small.", "helpful_votes": 3, "product_id": "P003", "rating": 2, "review_id": "REV-0003", "timestamp": "2024-05-25T16:00:00Z", "user_id": "U3"}, {"comment": "Boils water in 2 minutes.", "helpful_votes": 0, "product_id": "P004", "rating": 5, "review_id": "REV-0004", "timestamp": "2024-06-01T07:30:00Z", "user_id": "U3"}, {"comment": "Cheaper stoves at deals4u.example!", "helpful_votes": 0, "product_id": "P004", "rating": 1, "review_id": "REV-0005", "timestamp": "2024-06-02T03:00:00Z", "user_id": "U4"}], "users": [{"account_status": "active", "is_admin": false, "purchase_history": ["P001", "P003"], "user_id": "U1", "username": "jon"}, {"account_status": "active", "is_admin": false, "purchase_history": ["P001", "P002"], "user_id": "U2", "username": "maya"}, {"account_status": "active", "is_admin": false, "purchase_history": ["P003", "P004"], "user_id": "U3", "username": "lea"}, {"account_status": "suspended", "is_admin": false, "purchase_history": ["P004"], "user_id": "U4", "username": "deals4u"}, {"account_status": "active", "is_admin": true, "purchase_history": [], "user_id": "A1", "username": "mod_ana"}]}',
-            "_solve_rename_bottle_listing",
-            (
+            name="rename_bottle_listing",
+            instruction='Our "Insulated Bottle" listing is now only the 32 oz model: rename it to "Insulated Bottle\n32 oz" and set its description to "32 oz, keeps drinks cold 24 h". Keep its brand and\ncategory.',
+            init=None,
+            init_data=INIT_ECOMMERCE_PRODUCT_REVIEW_SYSTEM_CATALOG,
+            solve="_solve_rename_bottle_listing",
+            checks=(
                 ("the bottle is renamed", "_check_rename_bottle_listing_0"),
                 ("its description is updated", "_check_rename_bottle_listing_1"),
                 ("brand and category are kept", "_check_rename_bottle_listing_2"),
             ),
         ),
         "brands_question": rt.TaskSpec(
-            "brands_question",
-            "Which brands does our catalog carry? List each brand once.",
-            None,
-            '{"now": "2024-06-10T12:00:00Z", "products": [{"brand": "ProForm", "category": "fitness equipment", "description": "Folding treadmill, 12 mph", "name": "ProForm Treadmill", "product_id": "P001"}, {"brand": "Manduka", "category": "fitness equipment", "description": "6mm natural rubber mat", "name": "Yoga Mat Pro", "product_id": "P002"}, {"brand": "Salomon", "category": "footwear", "description": "Lugged sole, waterproof", "name": "Trail Running Shoes", "product_id": "P003"}, {"brand": "Jetboil", "category": "outdoor gear", "description": "1 L cooking system", "name": "Camping Stove", "product_id": "P004"}, {"brand": "Hydro Flask", "category": "outdoor gear", "description": "Keeps drinks cold 24 h", "name": "Insulated Bottle", "product_id": "P005"}], "reviews": [{"comment": "Great incline range.", "helpful_votes": 2, "product_id": "P001", "rating": 5, "review_id": "REV-0001", "timestamp": "2024-05-20T10:00:00Z", "user_id": "U1"}, {"comment": "Good grip on wet rock.", "helpful_votes": 7, "product_id": "P003", "rating": 4, "review_id": "REV-0002", "timestamp": "2024-05-22T09:00:00Z", "user_id": "U1"}, {"comment": "Sizes run small.", "helpful_votes": 3, "product_id": "P003", "rating": 2, "review_id": "REV-0003", "timestamp": "2024-05-25T16:00:00Z", "user_id": "U3"}, {"comment": "Boils water in 2 minutes.", "helpful_votes": 0, "product_id": "P004", "rating": 5, "review_id": "REV-0004", "timestamp": "2024-06-01T07:30:00Z", "user_id": "U3"}, {"comment": "Cheaper stoves at deals4u.example!", "helpful_votes": 0, "product_id": "P004", "rating": 1, "review_id": "REV-0005", "timestamp": "2024-06-02T03:00:00Z", "user_id": "U4"}], "users": [{"account_status": "active", "is_admin": false, "purchase_history": ["P001", "P003"], "user_id": "U1", "username": "jon"}, {"account_status": "active", "is_admin": false, "purchase_history": ["P001", "P002"], "user_id": "U2", "username": "maya"}, {"account_status": "active", "is_admin": false, "purchase_history": ["P003", "P004"], "user_id": "U3", "username": "lea"}, {"account_status": "suspended", "is_admin": false, "purchase_history": ["P004"], "user_id": "U4", "username": "deals4u"}, {"account_status": "active", "is_admin": true, "purchase_history": [], "user_id": "A1", "username": "mod_ana"}]}',
-            "_solve_brands_question",
-            (
+            name="brands_question",
+            instruction="Which brands does our catalog carry? List each brand once.",
+            init=None,
+            init_data=INIT_ECOMMERCE_PRODUCT_REVIEW_SYSTEM_CATALOG,
+            solve="_solve_brands_question",
+            checks=(
                 ("names the fitness brands", "_check_brands_question_0"),
                 ("names the outdoor and footwear brands", "_check_brands_question_1"),
             ),
             answer="We carry five brands: ProForm, Manduka, Salomon, Jetboil and Hydro Flask.",
         ),
         "update_treadmill_review": rt.TaskSpec(
-            "update_treadmill_review",
-            'Jon (U1) had his ProForm treadmill\'s belt replaced. Find his review of the treadmill (product\nP001) and, as Jon, change it to 4 stars with the text "Great incline range; belt replaced\nunder warranty." ',
-            None,
-            '{"now": "2024-06-10T12:00:00Z", "products": [{"brand": "ProForm", "category": "fitness equipment", "description": "Folding treadmill, 12 mph", "name": "ProForm Treadmill", "product_id": "P001"}, {"brand": "Manduka", "category": "fitness equipment", "description": "6mm natural rubber mat", "name": "Yoga Mat Pro", "product_id": "P002"}, {"brand": "Salomon", "category": "footwear", "description": "Lugged sole, waterproof", "name": "Trail Running Shoes", "product_id": "P003"}, {"brand": "Jetboil", "category": "outdoor gear", "description": "1 L cooking system", "name": "Camping Stove", "product_id": "P004"}, {"brand": "Hydro Flask", "category": "outdoor gear", "description": "Keeps drinks cold 24 h", "name": "Insulated Bottle", "product_id": "P005"}], "reviews": [{"comment": "Great incline range.", "helpful_votes": 2, "product_id": "P001", "rating": 5, "review_id": "REV-0001", "timestamp": "2024-05-20T10:00:00Z", "user_id": "U1"}, {"comment": "Good grip on wet rock.", "helpful_votes": 7, "product_id": "P003", "rating": 4, "review_id": "REV-0002", "timestamp": "2024-05-22T09:00:00Z", "user_id": "U1"}, {"comment": "Sizes run small.", "helpful_votes": 3, "product_id": "P003", "rating": 2, "review_id": "REV-0003", "timestamp": "2024-05-25T16:00:00Z", "user_id": "U3"}, {"comment": "Boils water in 2 minutes.", "helpful_votes": 0, "product_id": "P004", "rating": 5, "review_id": "REV-0004", "timestamp": "2024-06-01T07:30:00Z", "user_id": "U3"}, {"comment": "Cheaper stoves at deals4u.example!", "helpful_votes": 0, "product_id": "P004", "rating": 1, "review_id": "REV-0005", "timestamp": "2024-06-02T03:00:00Z", "user_id": "U4"}], "users": [{"account_status": "active", "is_admin": false, "purchase_history": ["P001", "P003"], "user_id": "U1", "username": "jon"}, {"account_status": "active", "is_admin": false, "purchase_history": ["P001", "P002"], "user_id": "U2", "username": "maya"}, {"account_status": "active", "is_admin": false, "purchase_history": ["P003", "P004"], "user_id": "U3", "username": "lea"}, {"account_status": "suspended", "is_admin": false, "purchase_history": ["P004"], "user_id": "U4", "username": "deals4u"}, {"account_status": "active", "is_admin": true, "purchase_history": [], "user_id": "A1", "username": "mod_ana"}]}',
-            "_solve_update_treadmill_review",
-            (
+            name="update_treadmill_review",
+            instruction='Jon (U1) had his ProForm treadmill\'s belt replaced. Find his review of the treadmill (product\nP001) and, as Jon, change it to 4 stars with the text "Great incline range; belt replaced\nunder warranty." ',
+            init=None,
+            init_data=INIT_ECOMMERCE_PRODUCT_REVIEW_SYSTEM_CATALOG,
+            solve="_solve_update_treadmill_review",
+            checks=(
                 ("the review has 4 stars", "_check_update_treadmill_review_0"),
                 ("the review has the new text", "_check_update_treadmill_review_1"),
                 (
@@ -626,12 +698,12 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
             ),
         ),
         "take_down_stove_reviews": rt.TaskSpec(
-            "take_down_stove_reviews",
-            "The Camping Stove (P004) is being withdrawn: as admin A1, remove all of its reviews in one\ngo. Reviews of other products stay.",
-            None,
-            '{"now": "2024-06-10T12:00:00Z", "products": [{"brand": "ProForm", "category": "fitness equipment", "description": "Folding treadmill, 12 mph", "name": "ProForm Treadmill", "product_id": "P001"}, {"brand": "Manduka", "category": "fitness equipment", "description": "6mm natural rubber mat", "name": "Yoga Mat Pro", "product_id": "P002"}, {"brand": "Salomon", "category": "footwear", "description": "Lugged sole, waterproof", "name": "Trail Running Shoes", "product_id": "P003"}, {"brand": "Jetboil", "category": "outdoor gear", "description": "1 L cooking system", "name": "Camping Stove", "product_id": "P004"}, {"brand": "Hydro Flask", "category": "outdoor gear", "description": "Keeps drinks cold 24 h", "name": "Insulated Bottle", "product_id": "P005"}], "reviews": [{"comment": "Great incline range.", "helpful_votes": 2, "product_id": "P001", "rating": 5, "review_id": "REV-0001", "timestamp": "2024-05-20T10:00:00Z", "user_id": "U1"}, {"comment": "Good grip on wet rock.", "helpful_votes": 7, "product_id": "P003", "rating": 4, "review_id": "REV-0002", "timestamp": "2024-05-22T09:00:00Z", "user_id": "U1"}, {"comment": "Sizes run small.", "helpful_votes": 3, "product_id": "P003", "rating": 2, "review_id": "REV-0003", "timestamp": "2024-05-25T16:00:00Z", "user_id": "U3"}, {"comment": "Boils water in 2 minutes.", "helpful_votes": 0, "product_id": "P004", "rating": 5, "review_id": "REV-0004", "timestamp": "2024-06-01T07:30:00Z", "user_id": "U3"}, {"comment": "Cheaper stoves at deals4u.example!", "helpful_votes": 0, "product_id": "P004", "rating": 1, "review_id": "REV-0005", "timestamp": "2024-06-02T03:00:00Z", "user_id": "U4"}], "users": [{"account_status": "active", "is_admin": false, "purchase_history": ["P001", "P003"], "user_id": "U1", "username": "jon"}, {"account_status": "active", "is_admin": false, "purchase_history": ["P001", "P002"], "user_id": "U2", "username": "maya"}, {"account_status": "active", "is_admin": false, "purchase_history": ["P003", "P004"], "user_id": "U3", "username": "lea"}, {"account_status": "suspended", "is_admin": false, "purchase_history": ["P004"], "user_id": "U4", "username": "deals4u"}, {"account_status": "active", "is_admin": true, "purchase_history": [], "user_id": "A1", "username": "mod_ana"}]}',
-            "_solve_take_down_stove_reviews",
-            (
+            name="take_down_stove_reviews",
+            instruction="The Camping Stove (P004) is being withdrawn: as admin A1, remove all of its reviews in one\ngo. Reviews of other products stay.",
+            init=None,
+            init_data=INIT_ECOMMERCE_PRODUCT_REVIEW_SYSTEM_CATALOG,
+            solve="_solve_take_down_stove_reviews",
+            checks=(
                 ("no stove review is left", "_check_take_down_stove_reviews_0"),
                 ("the other reviews are kept", "_check_take_down_stove_reviews_1"),
             ),
@@ -730,39 +802,93 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
         "Retrieve products whose name contains the given text (case-insensitive substring match;\nan empty string returns all products)."
         return self.invoke_typed("get_product_by_name", {"product_name": product_name})
 
+    @classmethod
+    def _json_get_product_by_name(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of get_product_by_name."
+        v0 = values.get("product_name")
+        return {"product_name": v0}
+
     def get_product_by_id(self, *, product_id: str) -> rt.Result:
         "Retrieve product details using its unique product_id."
         return self.invoke_typed("get_product_by_id", {"product_id": product_id})
+
+    @classmethod
+    def _json_get_product_by_id(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of get_product_by_id."
+        v0 = values.get("product_id")
+        return {"product_id": v0}
 
     def search_products_by_category(self, *, category: str) -> rt.Result:
         "List all products belonging to a specific category (exact match)."
         return self.invoke_typed("search_products_by_category", {"category": category})
 
+    @classmethod
+    def _json_search_products_by_category(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of search_products_by_category."
+        v0 = values.get("category")
+        return {"category": v0}
+
     def list_all_products(self) -> rt.Result:
         "Retrieve a list of all products in the catalog (may be empty)."
         return self.invoke_typed("list_all_products", {})
+
+    @classmethod
+    def _json_list_all_products(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of list_all_products."
+        return {}
 
     def get_reviews_by_product_id(self, *, product_id: str) -> rt.Result:
         "Fetch all reviews associated with a given product_id; the product must exist."
         return self.invoke_typed("get_reviews_by_product_id", {"product_id": product_id})
 
+    @classmethod
+    def _json_get_reviews_by_product_id(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of get_reviews_by_product_id."
+        v0 = values.get("product_id")
+        return {"product_id": v0}
+
     def get_reviews_by_product_name(self, *, product_name: str) -> rt.Result:
         "Retrieve all reviews of the product(s) whose name equals product_name exactly; fails if\nno product has that name."
         return self.invoke_typed("get_reviews_by_product_name", {"product_name": product_name})
+
+    @classmethod
+    def _json_get_reviews_by_product_name(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of get_reviews_by_product_name."
+        v0 = values.get("product_name")
+        return {"product_name": v0}
 
     def get_review_by_id(self, *, review_id: str) -> rt.Result:
         "Retrieve a specific review by its unique review_id."
         return self.invoke_typed("get_review_by_id", {"review_id": review_id})
 
+    @classmethod
+    def _json_get_review_by_id(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of get_review_by_id."
+        v0 = values.get("review_id")
+        return {"review_id": v0}
+
     def get_user_by_id(self, *, user_id: str) -> rt.Result:
         "Retrieve user information: username, account status and purchase history."
         return self.invoke_typed("get_user_by_id", {"user_id": user_id})
+
+    @classmethod
+    def _json_get_user_by_id(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of get_user_by_id."
+        v0 = values.get("user_id")
+        return {"user_id": v0}
 
     def check_user_purchase_history(self, *, user_id: str, product_id: str) -> rt.Result:
         "Tell whether a user has purchased a product (the condition for reviewing it). Both the\nuser and the product must exist."
         return self.invoke_typed(
             "check_user_purchase_history", {"user_id": user_id, "product_id": product_id}
         )
+
+    @classmethod
+    def _json_check_user_purchase_history(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of check_user_purchase_history."
+        v0 = values.get("user_id")
+        v1 = values.get("product_id")
+        return {"user_id": v0, "product_id": v1}
 
     def get_average_rating_for_product(
         self, *, product_id: str | None | None = None, product_name: str | None | None = None
@@ -773,9 +899,25 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
             {"product_id": product_id, "product_name": product_name},
         )
 
+    @classmethod
+    def _json_get_average_rating_for_product(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of get_average_rating_for_product."
+        v0 = values.get("product_id")
+        if v0 is None:
+            v0 = None
+        v1 = values.get("product_name")
+        if v1 is None:
+            v1 = None
+        return {"product_id": v0, "product_name": v1}
+
     def get_most_helpful_reviews(self) -> rt.Result:
         "All reviews, most helpful first (sorted by helpful_votes, descending; ties keep their\nsubmission order)."
         return self.invoke_typed("get_most_helpful_reviews", {})
+
+    @classmethod
+    def _json_get_most_helpful_reviews(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of get_most_helpful_reviews."
+        return {}
 
     def submit_review(
         self, *, user_id: str, product_id: str, rating: int, comment: str
@@ -785,6 +927,15 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
             "submit_review",
             {"user_id": user_id, "product_id": product_id, "rating": rating, "comment": comment},
         )
+
+    @classmethod
+    def _json_submit_review(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of submit_review."
+        v0 = values.get("user_id")
+        v1 = values.get("product_id")
+        v2 = values.get("rating")
+        v3 = values.get("comment")
+        return {"user_id": v0, "product_id": v1, "rating": v2, "comment": v3}
 
     def edit_review(
         self,
@@ -805,15 +956,41 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
             },
         )
 
+    @classmethod
+    def _json_edit_review(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of edit_review."
+        v0 = values.get("review_id")
+        v1 = values.get("user_id")
+        v2 = values.get("new_comment")
+        if v2 is None:
+            v2 = None
+        v3 = values.get("new_rating")
+        if v3 is None:
+            v3 = None
+        return {"review_id": v0, "user_id": v1, "new_comment": v2, "new_rating": v3}
+
     def delete_review(self, *, review_id: str, requester_user_id: str) -> rt.Result:
         "Delete a review. Only its owner (or an admin) may do it."
         return self.invoke_typed(
             "delete_review", {"review_id": review_id, "requester_user_id": requester_user_id}
         )
 
+    @classmethod
+    def _json_delete_review(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of delete_review."
+        v0 = values.get("review_id")
+        v1 = values.get("requester_user_id")
+        return {"review_id": v0, "requester_user_id": v1}
+
     def increment_helpful_vote(self, *, review_id: str) -> rt.Result:
         "Mark a review as helpful: its helpful_votes count goes up by one. Anyone may vote."
         return self.invoke_typed("increment_helpful_vote", {"review_id": review_id})
+
+    @classmethod
+    def _json_increment_helpful_vote(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of increment_helpful_vote."
+        v0 = values.get("review_id")
+        return {"review_id": v0}
 
     def bulk_delete_reviews_by_product(self, *, product_id: str, admin_user_id: str) -> rt.Result:
         "Admin-only takedown: remove every review of a product. The product must exist and the\ncaller must be an existing, active admin."
@@ -822,11 +999,28 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
             {"product_id": product_id, "admin_user_id": admin_user_id},
         )
 
+    @classmethod
+    def _json_bulk_delete_reviews_by_product(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of bulk_delete_reviews_by_product."
+        v0 = values.get("product_id")
+        v1 = values.get("admin_user_id")
+        return {"product_id": v0, "admin_user_id": v1}
+
     def update_product_info(self, *, product_id: str, updates: dict[str, str]) -> rt.Result:
         "Update details of an existing product. Only the keys name, brand, category and\ndescription are applied; unknown keys are ignored."
         return self.invoke_typed(
             "update_product_info", {"product_id": product_id, "updates": updates}
         )
+
+    @classmethod
+    def _json_update_product_info(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of update_product_info."
+        v0 = values.get("product_id")
+        v1 = values.get("updates")
+        return {
+            "product_id": v0,
+            "updates": h.to_json(cls.TOOLS["update_product_info"].params[1].spec, v1),
+        }
 
     def add_product(
         self, *, product_id: str, name: str, brand: str, category: str, description: str
@@ -843,31 +1037,38 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
             },
         )
 
+    @classmethod
+    def _json_add_product(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of add_product."
+        v0 = values.get("product_id")
+        v1 = values.get("name")
+        v2 = values.get("brand")
+        v3 = values.get("category")
+        v4 = values.get("description")
+        return {"product_id": v0, "name": v1, "brand": v2, "category": v3, "description": v4}
+
     def _rowinv_Product_0(self, row: Product) -> bool:
         return bool(
-            (
-                (
-                    ((row.product_id.strip() != "") and (row.name.strip() != ""))
-                    and (row.brand.strip() != "")
-                )
-                and (row.category.strip() != "")
-            )
+            row.product_id.strip() != ""
+            and row.name.strip() != ""
+            and row.brand.strip() != ""
+            and row.category.strip() != ""
         )
 
     def _rowinv_Review_0(self, row: Review) -> bool:
-        return bool((1 <= row.rating <= 5))
+        return bool(1 <= row.rating <= 5)
 
     def _rowinv_Review_1(self, row: Review) -> bool:
-        return bool((row.helpful_votes >= 0))
+        return bool(row.helpful_votes >= 0)
 
     def _rowinv_Review_2(self, row: Review) -> bool:
-        return bool((row.product_id in self.t_users.row(row.user_id).purchase_history))
+        return bool(row.product_id in self.t_users.row(row.user_id).purchase_history)
 
     def _fn_reviews_of(self, product_id: str) -> list[Review]:
         return [r for r in self._it(self.t_reviews.rows()) if (r.product_id == product_id)]
 
     def _fn_can_moderate(self, u: User, r: Review) -> bool:
-        return (r.user_id == u.user_id) or u.is_admin
+        return r.user_id == u.user_id or u.is_admin
 
     def _impl_get_product_by_name(self, product_name: str) -> list[Product]:
         q: str = product_name.strip().lower()
@@ -934,7 +1135,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
     def _impl_get_average_rating_for_product(
         self, product_id: str | None, product_name: str | None
     ) -> AverageRating:
-        if not ((product_id is not None) or (product_name is not None)):
+        if not (product_id is not None or product_name is not None):
             raise rt.Fail("Either product_id or product_name must be provided.", site=9)
         self._hit(9)
         target: str = ""
@@ -1017,7 +1218,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
         if not self._fn_can_moderate(u=u, r=r):
             raise rt.Fail("User not authorized to edit this review", site=20)
         self._hit(20)
-        if not ((new_comment is not None) or (new_rating is not None)):
+        if not (new_comment is not None or new_rating is not None):
             raise rt.Fail("No changes provided", site=21)
         self._hit(21)
         if new_rating is not None:
@@ -1107,8 +1308,10 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
         self, product_id: str, name: str, brand: str, category: str, description: str
     ) -> Product:
         if not (
-            (((product_id.strip() != "") and (name.strip() != "")) and (brand.strip() != ""))
-            and (category.strip() != "")
+            product_id.strip() != ""
+            and name.strip() != ""
+            and brand.strip() != ""
+            and category.strip() != ""
         ):
             raise rt.Fail("Missing required fields: product_id, name, brand, or category", site=33)
         self._hit(33)
@@ -1188,7 +1391,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
         return bool(
             any(
                 (
-                    (((x.user_id == "U2") and (x.product_id == "P001")) and (x.rating == 4))
+                    (x.user_id == "U2" and x.product_id == "P001" and x.rating == 4)
                     for x in self._it(self.t_reviews.rows())
                 )
             )
@@ -1198,10 +1401,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
         return bool(
             any(
                 (
-                    (
-                        (x.user_id == "U2")
-                        and (x.comment == "Sturdy and quiet, assembly took an hour.")
-                    )
+                    (x.user_id == "U2" and x.comment == "Sturdy and quiet, assembly took an hour.")
                     for x in self._it(self.t_reviews.rows())
                 )
             )
@@ -1209,10 +1409,8 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
 
     def _check_review_treadmill_2(self, answer: str) -> bool:
         return bool(
-            (
-                self.t_reviews.row("REV-0001").helpful_votes
-                == (self.initial_state().t_reviews.row("REV-0001").helpful_votes + 1)
-            )
+            self.t_reviews.row("REV-0001").helpful_votes
+            == (self.initial_state().t_reviews.row("REV-0001").helpful_votes + 1)
         )
 
     def _init_takedown_recalled_product(self) -> None:
@@ -1286,15 +1484,15 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
 
     def _check_takedown_recalled_product_0(self, answer: str) -> bool:
         return bool(
-            (h.count((r for r in self._it(self.t_reviews.rows()) if (r.product_id == "P003"))) == 0)
+            h.count((r for r in self._it(self.t_reviews.rows()) if (r.product_id == "P003"))) == 0
         )
 
     def _check_takedown_recalled_product_1(self, answer: str) -> bool:
-        return bool((self.t_reviews.row("REV-0003").rating == 2))
+        return bool(self.t_reviews.row("REV-0003").rating == 2)
 
     def _check_takedown_recalled_product_2(self, answer: str) -> bool:
         return bool(
-            ((self.t_reviews.row("REV-0003").comment == "Love it.") and (len(self.t_reviews) == 1))
+            self.t_reviews.row("REV-0003").comment == "Love it." and len(self.t_reviews) == 1
         )
 
     def _init_add_and_review_new_product(self) -> None:
@@ -1364,16 +1562,10 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
 
     def _check_add_and_review_new_product_0(self, answer: str) -> bool:
         return bool(
-            (
-                (
-                    (
-                        ("P010" in self.t_products)
-                        and (self.t_products.row("P010").name == "Foam Roller")
-                    )
-                    and (self.t_products.row("P010").brand == "TriggerPoint")
-                )
-                and (self.t_products.row("P010").description == "High-density foam roller")
-            )
+            "P010" in self.t_products
+            and self.t_products.row("P010").name == "Foam Roller"
+            and self.t_products.row("P010").brand == "TriggerPoint"
+            and self.t_products.row("P010").description == "High-density foam roller"
         )
 
     def _check_add_and_review_new_product_1(self, answer: str) -> bool:
@@ -1383,12 +1575,8 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
 
     def _check_add_and_review_new_product_2(self, answer: str) -> bool:
         return bool(
-            (
-                self.called_with(
-                    "get_average_rating_for_product", {"product_name": "Resistance Bands"}
-                )
-                > 0
-            )
+            self.called_with("get_average_rating_for_product", {"product_name": "Resistance Bands"})
+            > 0
         )
 
     def _init_moderate_reviews(self) -> None:
@@ -1466,14 +1654,14 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
         return b
 
     def _check_moderate_reviews_0(self, answer: str) -> bool:
-        return bool(("REV-0002" not in self.t_reviews))
+        return bool("REV-0002" not in self.t_reviews)
 
     def _check_moderate_reviews_1(self, answer: str) -> bool:
-        return bool(("REV-0001" not in self.t_reviews))
+        return bool("REV-0001" not in self.t_reviews)
 
     def _check_moderate_reviews_2(self, answer: str) -> bool:
         return bool(
-            (self.t_reviews.row("REV-0003") == self.initial_state().t_reviews.row("REV-0003"))
+            self.t_reviews.row("REV-0003") == self.initial_state().t_reviews.row("REV-0003")
         )
 
     def _solve_most_helpful_review_question(self, results: list[rt.Result]) -> dict[str, Any]:
@@ -1482,10 +1670,10 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
         return b
 
     def _check_most_helpful_review_question_0(self, answer: str) -> bool:
-        return bool(("REV-0002" in answer))
+        return bool("REV-0002" in answer)
 
     def _check_most_helpful_review_question_1(self, answer: str) -> bool:
-        return bool(("good grip on wet rock" in answer.lower()))
+        return bool("good grip on wet rock" in answer.lower())
 
     def _solve_review_only_purchased_products(self, results: list[rt.Result]) -> dict[str, Any]:
         b: dict[str, Any] = {}
@@ -1507,8 +1695,10 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
             any(
                 (
                     (
-                        (((r.user_id == "U1") and (r.product_id == "P003")) and (r.rating == 4))
-                        and (r.comment == "Does the job.")
+                        r.user_id == "U1"
+                        and r.product_id == "P003"
+                        and r.rating == 4
+                        and r.comment == "Does the job."
                     )
                     for r in self._it(self.t_reviews.rows())
                 )
@@ -1517,17 +1707,13 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
 
     def _check_review_only_purchased_products_1(self, answer: str) -> bool:
         return bool(
-            (
+            not any(
                 (
-                    not any(
-                        (
-                            ((r.user_id == "U1") and (r.product_id == "P002"))
-                            for r in self._it(self.t_reviews.rows())
-                        )
-                    )
+                    (r.user_id == "U1" and r.product_id == "P002")
+                    for r in self._it(self.t_reviews.rows())
                 )
-                and ("yoga mat" in answer.lower())
             )
+            and "yoga mat" in answer.lower()
         )
 
     def _solve_shoe_reviews_summary_question(self, results: list[rt.Result]) -> dict[str, Any]:
@@ -1539,10 +1725,10 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
         return b
 
     def _check_shoe_reviews_summary_question_0(self, answer: str) -> bool:
-        return bool((("2 reviews" in answer.lower()) or ("two reviews" in answer.lower())))
+        return bool("2 reviews" in answer.lower() or "two reviews" in answer.lower())
 
     def _check_shoe_reviews_summary_question_1(self, answer: str) -> bool:
-        return bool((("3.0" in answer) or ("3 stars" in answer.lower())))
+        return bool("3.0" in answer or "3 stars" in answer.lower())
 
     def _solve_upvote_best_stove_review(self, results: list[rt.Result]) -> dict[str, Any]:
         b: dict[str, Any] = {}
@@ -1553,15 +1739,13 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
 
     def _check_upvote_best_stove_review_0(self, answer: str) -> bool:
         return bool(
-            (
-                self.t_reviews.row("REV-0004").helpful_votes
-                == (self.initial_state().t_reviews.row("REV-0004").helpful_votes + 1)
-            )
+            self.t_reviews.row("REV-0004").helpful_votes
+            == (self.initial_state().t_reviews.row("REV-0004").helpful_votes + 1)
         )
 
     def _check_upvote_best_stove_review_1(self, answer: str) -> bool:
         return bool(
-            (self.t_reviews.row("REV-0005") == self.initial_state().t_reviews.row("REV-0005"))
+            self.t_reviews.row("REV-0005") == self.initial_state().t_reviews.row("REV-0005")
         )
 
     def _solve_remove_spam_from_suspended_author(self, results: list[rt.Result]) -> dict[str, Any]:
@@ -1574,15 +1758,15 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
         return b
 
     def _check_remove_spam_from_suspended_author_0(self, answer: str) -> bool:
-        return bool(("REV-0005" not in self.t_reviews))
+        return bool("REV-0005" not in self.t_reviews)
 
     def _check_remove_spam_from_suspended_author_1(self, answer: str) -> bool:
         return bool(
-            (self.t_reviews.row("REV-0004") == self.initial_state().t_reviews.row("REV-0004"))
+            self.t_reviews.row("REV-0004") == self.initial_state().t_reviews.row("REV-0004")
         )
 
     def _check_remove_spam_from_suspended_author_2(self, answer: str) -> bool:
-        return bool((len(self.t_reviews) == 4))
+        return bool(len(self.t_reviews) == 4)
 
     def _solve_rename_bottle_listing(self, results: list[rt.Result]) -> dict[str, Any]:
         b: dict[str, Any] = {}
@@ -1601,23 +1785,16 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
         return b
 
     def _check_rename_bottle_listing_0(self, answer: str) -> bool:
-        return bool((self.t_products.row("P005").name == "Insulated Bottle 32 oz"))
+        return bool(self.t_products.row("P005").name == "Insulated Bottle 32 oz")
 
     def _check_rename_bottle_listing_1(self, answer: str) -> bool:
-        return bool((self.t_products.row("P005").description == "32 oz, keeps drinks cold 24 h"))
+        return bool(self.t_products.row("P005").description == "32 oz, keeps drinks cold 24 h")
 
     def _check_rename_bottle_listing_2(self, answer: str) -> bool:
         return bool(
-            (
-                (
-                    self.t_products.row("P005").brand
-                    == self.initial_state().t_products.row("P005").brand
-                )
-                and (
-                    self.t_products.row("P005").category
-                    == self.initial_state().t_products.row("P005").category
-                )
-            )
+            self.t_products.row("P005").brand == self.initial_state().t_products.row("P005").brand
+            and self.t_products.row("P005").category
+            == self.initial_state().t_products.row("P005").category
         )
 
     def _solve_brands_question(self, results: list[rt.Result]) -> dict[str, Any]:
@@ -1626,14 +1803,13 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
         return b
 
     def _check_brands_question_0(self, answer: str) -> bool:
-        return bool((("proform" in answer.lower()) and ("manduka" in answer.lower())))
+        return bool("proform" in answer.lower() and "manduka" in answer.lower())
 
     def _check_brands_question_1(self, answer: str) -> bool:
         return bool(
-            (
-                (("salomon" in answer.lower()) and ("jetboil" in answer.lower()))
-                and ("hydro flask" in answer.lower())
-            )
+            "salomon" in answer.lower()
+            and "jetboil" in answer.lower()
+            and "hydro flask" in answer.lower()
         )
 
     def _solve_update_treadmill_review(self, results: list[rt.Result]) -> dict[str, Any]:
@@ -1653,25 +1829,19 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
         return b
 
     def _check_update_treadmill_review_0(self, answer: str) -> bool:
-        return bool((self.t_reviews.row("REV-0001").rating == 4))
+        return bool(self.t_reviews.row("REV-0001").rating == 4)
 
     def _check_update_treadmill_review_1(self, answer: str) -> bool:
         return bool(
-            (
-                self.t_reviews.row("REV-0001").comment
-                == "Great incline range; belt replaced under warranty."
-            )
+            self.t_reviews.row("REV-0001").comment
+            == "Great incline range; belt replaced under warranty."
         )
 
     def _check_update_treadmill_review_2(self, answer: str) -> bool:
         return bool(
-            (
-                (
-                    self.t_reviews.row("REV-0001").helpful_votes
-                    == self.initial_state().t_reviews.row("REV-0001").helpful_votes
-                )
-                and (len(self.t_reviews) == len(self.initial_state().t_reviews))
-            )
+            self.t_reviews.row("REV-0001").helpful_votes
+            == self.initial_state().t_reviews.row("REV-0001").helpful_votes
+            and len(self.t_reviews) == len(self.initial_state().t_reviews)
         )
 
     def _solve_take_down_stove_reviews(self, results: list[rt.Result]) -> dict[str, Any]:
@@ -1682,7 +1852,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
         return b
 
     def _check_take_down_stove_reviews_0(self, answer: str) -> bool:
-        return bool((not any(((r.product_id == "P004") for r in self._it(self.t_reviews.rows())))))
+        return bool(not any(((r.product_id == "P004") for r in self._it(self.t_reviews.rows()))))
 
     def _check_take_down_stove_reviews_1(self, answer: str) -> bool:
         return bool(

@@ -19,6 +19,10 @@ class EmploymentStatus:
     description: str
     is_active: bool
 
+    def _stored_size(self) -> int:
+        # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        return 2 + h.text_size(self.status_type) + h.text_size(self.description)
+
 
 @dataclass(slots=True, kw_only=True)
 class Department:
@@ -26,6 +30,16 @@ class Department:
     department_name: str
     manager_id: str | None = None
     location: str
+
+    def _stored_size(self) -> int:
+        # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        return (
+            1
+            + h.text_size(self.department_id)
+            + h.text_size(self.department_name)
+            + h.stored_size(self.manager_id)
+            + h.text_size(self.location)
+        )
 
 
 @dataclass(slots=True, kw_only=True)
@@ -35,6 +49,17 @@ class JobPosition:
     salary_range_min: float
     salary_range_max: float
     required_qualification: str
+
+    def _stored_size(self) -> int:
+        # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        return (
+            1
+            + h.text_size(self.job_title)
+            + h.stored_size(self.department_id)
+            + h.stored_size(self.salary_range_min)
+            + h.stored_size(self.salary_range_max)
+            + h.text_size(self.required_qualification)
+        )
 
 
 @dataclass(slots=True, kw_only=True)
@@ -54,6 +79,24 @@ class Employee:
     phone_number: str
     address: str
 
+    def _stored_size(self) -> int:
+        # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        return (
+            3
+            + h.text_size(self.employee_id)
+            + h.text_size(self.first_name)
+            + h.text_size(self.last_name)
+            + h.text_size(self.gender)
+            + h.stored_size(self.job_title)
+            + h.stored_size(self.department)
+            + h.stored_size(self.manager_id)
+            + h.stored_size(self.employment_status)
+            + h.stored_size(self.salary)
+            + h.text_size(self.work_email)
+            + h.text_size(self.phone_number)
+            + h.text_size(self.address)
+        )
+
 
 @dataclass(slots=True, kw_only=True)
 class EmployeeData(rt.Value):
@@ -72,158 +115,203 @@ class EmployeeData(rt.Value):
     phone_number: str
     address: str
 
+    def _stored_size(self) -> int:
+        # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        return (
+            3
+            + h.text_size(self.employee_id)
+            + h.text_size(self.first_name)
+            + h.text_size(self.last_name)
+            + h.text_size(self.gender)
+            + h.text_size(self.job_title)
+            + h.text_size(self.department)
+            + h.stored_size(self.manager_id)
+            + h.text_size(self.employment_status)
+            + h.stored_size(self.salary)
+            + h.text_size(self.work_email)
+            + h.text_size(self.phone_number)
+            + h.text_size(self.address)
+        )
+
 
 @dataclass(slots=True, kw_only=True)
 class Eligibility(rt.Value):
     eligible: bool
+
+    def _stored_size(self) -> int:
+        # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        return 2
 
 
 @dataclass(slots=True, kw_only=True)
 class SalaryValidity(rt.Value):
     is_valid: bool
 
+    def _stored_size(self) -> int:
+        # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        return 2
+
 
 SPEC_EmploymentStatus = rt.RecordSpec(
     EmploymentStatus,
     lambda: [
         rt.FieldSpec(
-            "status_type", rt.STR, True, "e.g. active, on_leave, terminated", "status_type"
+            name="status_type",
+            spec=rt.STR,
+            required=True,
+            description="e.g. active, on_leave, terminated",
         ),
-        rt.FieldSpec("description", rt.STR, True, None, "description"),
+        rt.FieldSpec(name="description", spec=rt.STR, required=True),
         rt.FieldSpec(
-            "is_active",
-            rt.BOOL,
-            True,
-            "whether an employee with this status counts as active (eligible for promotions and raises)",
-            "is_active",
+            name="is_active",
+            spec=rt.BOOL,
+            required=True,
+            description="whether an employee with this status counts as active (eligible for promotions and raises)",
         ),
     ],
 )
 SPEC_Department = rt.RecordSpec(
     Department,
     lambda: [
-        rt.FieldSpec("department_id", rt.STR, True, "e.g. D01", "department_id"),
-        rt.FieldSpec("department_name", rt.STR, True, "e.g. Engineering", "department_name"),
+        rt.FieldSpec(name="department_id", spec=rt.STR, required=True, description="e.g. D01"),
         rt.FieldSpec(
-            "manager_id",
-            rt.OptionalSpec(rt.RefSpec(rt.STR, "Employee", "employees")),
-            False,
-            "the department head, if any",
-            "manager_id",
+            name="department_name", spec=rt.STR, required=True, description="e.g. Engineering"
         ),
-        rt.FieldSpec("location", rt.STR, True, None, "location"),
+        rt.FieldSpec(
+            name="manager_id",
+            spec=rt.OptionalSpec(rt.RefSpec(rt.STR, "Employee", "employees")),
+            required=False,
+            description="the department head, if any",
+        ),
+        rt.FieldSpec(name="location", spec=rt.STR, required=True),
     ],
 )
 SPEC_JobPosition = rt.RecordSpec(
     JobPosition,
     lambda: [
         rt.FieldSpec(
-            "job_title",
-            rt.STR,
-            True,
-            "exact, case-sensitive title, e.g. Software Engineer",
-            "job_title",
+            name="job_title",
+            spec=rt.STR,
+            required=True,
+            description="exact, case-sensitive title, e.g. Software Engineer",
         ),
         rt.FieldSpec(
-            "department_id",
-            rt.RefSpec(rt.STR, "Department", "departments"),
-            True,
-            "the department this position belongs to",
-            "department_id",
+            name="department_id",
+            spec=rt.RefSpec(rt.STR, "Department", "departments"),
+            required=True,
+            description="the department this position belongs to",
         ),
-        rt.FieldSpec("salary_range_min", rt.FLOAT, True, None, "salary_range_min"),
-        rt.FieldSpec("salary_range_max", rt.FLOAT, True, None, "salary_range_max"),
-        rt.FieldSpec("required_qualification", rt.STR, True, None, "required_qualification"),
+        rt.FieldSpec(name="salary_range_min", spec=rt.FLOAT, required=True),
+        rt.FieldSpec(name="salary_range_max", spec=rt.FLOAT, required=True),
+        rt.FieldSpec(name="required_qualification", spec=rt.STR, required=True),
     ],
 )
 SPEC_Employee = rt.RecordSpec(
     Employee,
     lambda: [
-        rt.FieldSpec("employee_id", rt.STR, True, "unique employee id, e.g. E001", "employee_id"),
-        rt.FieldSpec("first_name", rt.STR, True, None, "first_name"),
-        rt.FieldSpec("last_name", rt.STR, True, None, "last_name"),
-        rt.FieldSpec("date_of_birth", rt.DATE, True, None, "date_of_birth"),
-        rt.FieldSpec("gender", rt.STR, True, None, "gender"),
-        rt.FieldSpec("hire_date", rt.DATE, True, None, "hire_date"),
         rt.FieldSpec(
-            "job_title", rt.RefSpec(rt.STR, "JobPosition", "job_positions"), True, None, "job_title"
+            name="employee_id",
+            spec=rt.STR,
+            required=True,
+            description="unique employee id, e.g. E001",
+        ),
+        rt.FieldSpec(name="first_name", spec=rt.STR, required=True),
+        rt.FieldSpec(name="last_name", spec=rt.STR, required=True),
+        rt.FieldSpec(name="date_of_birth", spec=rt.DATE, required=True),
+        rt.FieldSpec(name="gender", spec=rt.STR, required=True),
+        rt.FieldSpec(name="hire_date", spec=rt.DATE, required=True),
+        rt.FieldSpec(
+            name="job_title", spec=rt.RefSpec(rt.STR, "JobPosition", "job_positions"), required=True
         ),
         rt.FieldSpec(
-            "department",
-            rt.RefSpec(rt.STR, "Department", "departments"),
-            True,
-            "the department id the employee belongs to",
-            "department",
+            name="department",
+            spec=rt.RefSpec(rt.STR, "Department", "departments"),
+            required=True,
+            description="the department id the employee belongs to",
         ),
         rt.FieldSpec(
-            "manager_id",
-            rt.OptionalSpec(rt.RefSpec(rt.STR, "Employee", "employees")),
-            False,
-            "the employee's manager, if any",
-            "manager_id",
+            name="manager_id",
+            spec=rt.OptionalSpec(rt.RefSpec(rt.STR, "Employee", "employees")),
+            required=False,
+            description="the employee's manager, if any",
         ),
         rt.FieldSpec(
-            "employment_status",
-            rt.RefSpec(rt.STR, "EmploymentStatus", "employment_statuses"),
-            True,
-            None,
-            "employment_status",
+            name="employment_status",
+            spec=rt.RefSpec(rt.STR, "EmploymentStatus", "employment_statuses"),
+            required=True,
         ),
-        rt.FieldSpec("salary", rt.FLOAT, True, None, "salary"),
-        rt.FieldSpec("work_email", rt.STR, True, None, "work_email"),
-        rt.FieldSpec("phone_number", rt.STR, True, None, "phone_number"),
-        rt.FieldSpec("address", rt.STR, True, None, "address"),
+        rt.FieldSpec(name="salary", spec=rt.FLOAT, required=True),
+        rt.FieldSpec(name="work_email", spec=rt.STR, required=True),
+        rt.FieldSpec(name="phone_number", spec=rt.STR, required=True),
+        rt.FieldSpec(name="address", spec=rt.STR, required=True),
     ],
 )
 SPEC_EmployeeData = rt.RecordSpec(
     EmployeeData,
     lambda: [
-        rt.FieldSpec("employee_id", rt.STR, True, "a new, unique employee id", "employee_id"),
-        rt.FieldSpec("first_name", rt.STR, True, None, "first_name"),
-        rt.FieldSpec("last_name", rt.STR, True, None, "last_name"),
-        rt.FieldSpec("date_of_birth", rt.DATE, True, "YYYY-MM-DD", "date_of_birth"),
-        rt.FieldSpec("gender", rt.STR, True, None, "gender"),
-        rt.FieldSpec("hire_date", rt.DATE, True, "YYYY-MM-DD, not in the future", "hire_date"),
-        rt.FieldSpec("job_title", rt.STR, True, "an existing job title", "job_title"),
         rt.FieldSpec(
-            "department",
-            rt.STR,
-            True,
-            "an existing department id (a department name is also accepted)",
-            "department",
+            name="employee_id", spec=rt.STR, required=True, description="a new, unique employee id"
+        ),
+        rt.FieldSpec(name="first_name", spec=rt.STR, required=True),
+        rt.FieldSpec(name="last_name", spec=rt.STR, required=True),
+        rt.FieldSpec(name="date_of_birth", spec=rt.DATE, required=True, description="YYYY-MM-DD"),
+        rt.FieldSpec(name="gender", spec=rt.STR, required=True),
+        rt.FieldSpec(
+            name="hire_date",
+            spec=rt.DATE,
+            required=True,
+            description="YYYY-MM-DD, not in the future",
         ),
         rt.FieldSpec(
-            "manager_id",
-            rt.OptionalSpec(rt.STR),
-            False,
-            "the manager's employee id, if any",
-            "manager_id",
+            name="job_title", spec=rt.STR, required=True, description="an existing job title"
         ),
         rt.FieldSpec(
-            "employment_status",
-            rt.STR,
-            True,
-            "a predefined status type, e.g. active",
-            "employment_status",
+            name="department",
+            spec=rt.STR,
+            required=True,
+            description="an existing department id (a department name is also accepted)",
         ),
-        rt.FieldSpec("salary", rt.FLOAT, True, "within the job title's salary range", "salary"),
-        rt.FieldSpec("work_email", rt.STR, True, "unique, must contain '@'", "work_email"),
-        rt.FieldSpec("phone_number", rt.STR, True, None, "phone_number"),
-        rt.FieldSpec("address", rt.STR, True, None, "address"),
+        rt.FieldSpec(
+            name="manager_id",
+            spec=rt.OptionalSpec(rt.STR),
+            required=False,
+            description="the manager's employee id, if any",
+        ),
+        rt.FieldSpec(
+            name="employment_status",
+            spec=rt.STR,
+            required=True,
+            description="a predefined status type, e.g. active",
+        ),
+        rt.FieldSpec(
+            name="salary",
+            spec=rt.FLOAT,
+            required=True,
+            description="within the job title's salary range",
+        ),
+        rt.FieldSpec(
+            name="work_email", spec=rt.STR, required=True, description="unique, must contain '@'"
+        ),
+        rt.FieldSpec(name="phone_number", spec=rt.STR, required=True),
+        rt.FieldSpec(name="address", spec=rt.STR, required=True),
     ],
 )
 SPEC_Eligibility = rt.RecordSpec(
     Eligibility,
     lambda: [
-        rt.FieldSpec("eligible", rt.BOOL, True, None, "eligible"),
+        rt.FieldSpec(name="eligible", spec=rt.BOOL, required=True),
     ],
 )
 SPEC_SalaryValidity = rt.RecordSpec(
     SalaryValidity,
     lambda: [
-        rt.FieldSpec("is_valid", rt.BOOL, True, None, "is_valid"),
+        rt.FieldSpec(name="is_valid", spec=rt.BOOL, required=True),
     ],
 )
+
+
+# hris.company.json: the initial state of 9 tasks
+INIT_HRIS_COMPANY = '{"departments": [{"department_id": "D01", "department_name": "Engineering", "location": "Berlin", "manager_id": "E001"}, {"department_id": "D02", "department_name": "Sales", "location": "Munich", "manager_id": "E004"}, {"department_id": "D03", "department_name": "Marketing", "location": "Hamburg", "manager_id": null}], "employees": [{"address": "Torstrasse 1, Berlin", "date_of_birth": "1980-02-14", "department": "D01", "employee_id": "E001", "employment_status": "active", "first_name": "Priya", "gender": "female", "hire_date": "2015-09-01", "job_title": "Engineering Manager", "last_name": "Nair", "manager_id": null, "phone_number": "+49-30-555-0101", "salary": 165000.0, "work_email": "priya.nair@acme.example"}, {"address": "Kastanienallee 7, Berlin", "date_of_birth": "1991-07-30", "department": "D01", "employee_id": "E002", "employment_status": "active", "first_name": "Tom", "gender": "male", "hire_date": "2019-04-15", "job_title": "Software Engineer", "last_name": "Becker", "manager_id": "E001", "phone_number": "+49-30-555-0102", "salary": 98000.0, "work_email": "tom.becker@acme.example"}, {"address": "Leopoldstrasse 20, Munich", "date_of_birth": "1993-11-05", "department": "D02", "employee_id": "E003", "employment_status": "on_leave", "first_name": "Lena", "gender": "female", "hire_date": "2020-01-06", "job_title": "Account Executive", "last_name": "Ortiz", "manager_id": "E004", "phone_number": "+49-89-555-0103", "salary": 72000.0, "work_email": "lena.ortiz@acme.example"}, {"address": "Maximilianstrasse 3, Munich", "date_of_birth": "1984-05-21", "department": "D02", "employee_id": "E004", "employment_status": "active", "first_name": "Marcus", "gender": "male", "hire_date": "2017-03-01", "job_title": "Sales Manager", "last_name": "Hill", "manager_id": null, "phone_number": "+49-89-555-0104", "salary": 120000.0, "work_email": "marcus.hill@acme.example"}, {"address": "Schanzenstrasse 9, Hamburg", "date_of_birth": "1996-08-19", "department": "D03", "employee_id": "E005", "employment_status": "active", "first_name": "Yuki", "gender": "female", "hire_date": "2022-10-01", "job_title": "Marketing Specialist", "last_name": "Tanaka", "manager_id": null, "phone_number": "+49-40-555-0105", "salary": 70000.0, "work_email": "yuki.tanaka@acme.example"}], "employment_statuses": [{"description": "Currently employed and working", "is_active": true, "status_type": "active"}, {"description": "On extended leave", "is_active": false, "status_type": "on_leave"}, {"description": "Employment ended", "is_active": false, "status_type": "terminated"}], "job_positions": [{"department_id": "D01", "job_title": "Engineering Manager", "required_qualification": "MSc CS, 8+ years", "salary_range_max": 200000.0, "salary_range_min": 140000.0}, {"department_id": "D01", "job_title": "Software Engineer", "required_qualification": "BSc CS", "salary_range_max": 120000.0, "salary_range_min": 80000.0}, {"department_id": "D01", "job_title": "Senior Software Engineer", "required_qualification": "BSc CS, 5+ years", "salary_range_max": 160000.0, "salary_range_min": 110000.0}, {"department_id": "D02", "job_title": "Sales Manager", "required_qualification": "5+ years in sales", "salary_range_max": 130000.0, "salary_range_min": 85000.0}, {"department_id": "D02", "job_title": "Account Executive", "required_qualification": "Bachelor\'s degree", "salary_range_max": 90000.0, "salary_range_min": 50000.0}, {"department_id": "D03", "job_title": "Marketing Specialist", "required_qualification": "Bachelor\'s degree", "salary_range_max": 85000.0, "salary_range_min": 55000.0}], "today": "2024-06-03"}'
 
 
 class HRISEnv(rt.Environment):
@@ -233,486 +321,509 @@ class HRISEnv(rt.Environment):
     DESCRIPTION = "Human Resources Information System: employees, departments, job positions (with salary\nranges) and employment status types. HR staff look up employees, hire, promote, transfer,\nadjust salaries, change employment status, deactivate, reactivate and remove records."
     TABLES: ClassVar[dict[str, rt.TableSpec]] = {
         "employees": rt.TableSpec(
-            rt.TableSchema(
-                "employees",
-                "Employee",
-                "employee_id",
-                None,
-                (("work_email",),),
-                (
-                    rt.RefField("employees", "job_title", "job_positions", "restrict"),
-                    rt.RefField("employees", "department", "departments", "restrict"),
-                    rt.RefField("employees", "manager_id", "employees", "none"),
+            schema=rt.TableSchema(
+                name="employees",
+                entity="Employee",
+                key="employee_id",
+                auto_prefix=None,
+                uniques=(("work_email",),),
+                refs=(
                     rt.RefField(
-                        "employees", "employment_status", "employment_statuses", "restrict"
+                        child_table="employees",
+                        field="job_title",
+                        parent_table="job_positions",
+                        on_delete="restrict",
+                    ),
+                    rt.RefField(
+                        child_table="employees",
+                        field="department",
+                        parent_table="departments",
+                        on_delete="restrict",
+                    ),
+                    rt.RefField(
+                        child_table="employees",
+                        field="manager_id",
+                        parent_table="employees",
+                        on_delete="none",
+                    ),
+                    rt.RefField(
+                        child_table="employees",
+                        field="employment_status",
+                        parent_table="employment_statuses",
+                        on_delete="restrict",
                     ),
                 ),
-                {},
             ),
-            SPEC_Employee,
-            (),
+            row=SPEC_Employee,
         ),
         "departments": rt.TableSpec(
-            rt.TableSchema(
-                "departments",
-                "Department",
-                "department_id",
-                None,
-                (),
-                (rt.RefField("departments", "manager_id", "employees", "none"),),
-                {},
+            schema=rt.TableSchema(
+                name="departments",
+                entity="Department",
+                key="department_id",
+                auto_prefix=None,
+                uniques=(),
+                refs=(
+                    rt.RefField(
+                        child_table="departments",
+                        field="manager_id",
+                        parent_table="employees",
+                        on_delete="none",
+                    ),
+                ),
             ),
-            SPEC_Department,
-            (),
+            row=SPEC_Department,
         ),
         "job_positions": rt.TableSpec(
-            rt.TableSchema(
-                "job_positions",
-                "JobPosition",
-                "job_title",
-                None,
-                (),
-                (rt.RefField("job_positions", "department_id", "departments", "restrict"),),
-                {},
+            schema=rt.TableSchema(
+                name="job_positions",
+                entity="JobPosition",
+                key="job_title",
+                auto_prefix=None,
+                uniques=(),
+                refs=(
+                    rt.RefField(
+                        child_table="job_positions",
+                        field="department_id",
+                        parent_table="departments",
+                        on_delete="restrict",
+                    ),
+                ),
             ),
-            SPEC_JobPosition,
-            (),
+            row=SPEC_JobPosition,
         ),
         "employment_statuses": rt.TableSpec(
-            rt.TableSchema(
-                "employment_statuses", "EmploymentStatus", "status_type", None, (), (), {}
+            schema=rt.TableSchema(
+                name="employment_statuses",
+                entity="EmploymentStatus",
+                key="status_type",
+                auto_prefix=None,
+                uniques=(),
+                refs=(),
             ),
-            SPEC_EmploymentStatus,
-            (),
+            row=SPEC_EmploymentStatus,
         ),
     }
     SCALARS: ClassVar[dict[str, rt.ScalarSpec]] = {
-        "today": rt.ScalarSpec("today", rt.DATE, None),
+        "today": rt.ScalarSpec(name="today", spec=rt.DATE),
     }
     TOOLS: ClassVar[dict[str, rt.ToolSpec]] = {
         "get_employee_by_id": rt.ToolSpec(
-            "get_employee_by_id",
-            "query",
-            "Retrieve the full record of an employee (active or not) by employee_id.",
-            (
+            name="get_employee_by_id",
+            kind="query",
+            description="Retrieve the full record of an employee (active or not) by employee_id.",
+            params=(
                 rt.ParamSpec(
-                    "employee_id", rt.STR, True, None, "the employee's unique id", "employee_id"
+                    name="employee_id",
+                    spec=rt.STR,
+                    required=True,
+                    description="the employee's unique id",
                 ),
             ),
-            SPEC_Employee,
-            "_impl_get_employee_by_id",
-            (),
-            (),
-            (),
+            result=SPEC_Employee,
+            impl="_impl_get_employee_by_id",
+            json_arguments="_json_get_employee_by_id",
         ),
         "get_employee_by_work_email": rt.ToolSpec(
-            "get_employee_by_work_email",
-            "query",
-            "Retrieve the employee with this work email (work emails are unique).",
-            (
+            name="get_employee_by_work_email",
+            kind="query",
+            description="Retrieve the employee with this work email (work emails are unique).",
+            params=(
                 rt.ParamSpec(
-                    "work_email", rt.STR, True, None, "exact work email address", "work_email"
+                    name="work_email",
+                    spec=rt.STR,
+                    required=True,
+                    description="exact work email address",
                 ),
             ),
-            SPEC_Employee,
-            "_impl_get_employee_by_work_email",
-            (),
-            (),
-            (),
+            result=SPEC_Employee,
+            impl="_impl_get_employee_by_work_email",
+            json_arguments="_json_get_employee_by_work_email",
         ),
         "list_employees_by_department": rt.ToolSpec(
-            "list_employees_by_department",
-            "query",
-            "All employees assigned to a department (may be empty); the department must exist.",
-            (
+            name="list_employees_by_department",
+            kind="query",
+            description="All employees assigned to a department (may be empty); the department must exist.",
+            params=(
                 rt.ParamSpec(
-                    "department_id", rt.STR, True, None, "the department's id", "department_id"
+                    name="department_id",
+                    spec=rt.STR,
+                    required=True,
+                    description="the department's id",
                 ),
             ),
-            rt.ListSpec(SPEC_Employee),
-            "_impl_list_employees_by_department",
-            (),
-            (),
-            (),
+            result=rt.ListSpec(SPEC_Employee),
+            impl="_impl_list_employees_by_department",
+            json_arguments="_json_list_employees_by_department",
         ),
         "list_employees_by_job_title": rt.ToolSpec(
-            "list_employees_by_job_title",
-            "query",
-            "All employees holding a job title (may be empty); the job title must exist.",
-            (
+            name="list_employees_by_job_title",
+            kind="query",
+            description="All employees holding a job title (may be empty); the job title must exist.",
+            params=(
                 rt.ParamSpec(
-                    "job_title", rt.STR, True, None, "exact, case-sensitive job title", "job_title"
+                    name="job_title",
+                    spec=rt.STR,
+                    required=True,
+                    description="exact, case-sensitive job title",
                 ),
             ),
-            rt.ListSpec(SPEC_Employee),
-            "_impl_list_employees_by_job_title",
-            (),
-            (),
-            (),
+            result=rt.ListSpec(SPEC_Employee),
+            impl="_impl_list_employees_by_job_title",
+            json_arguments="_json_list_employees_by_job_title",
         ),
         "list_employees_by_employment_status": rt.ToolSpec(
-            "list_employees_by_employment_status",
-            "query",
-            "All employees with a given employment status (may be empty); the status type must be\none of the predefined ones.",
-            (
+            name="list_employees_by_employment_status",
+            kind="query",
+            description="All employees with a given employment status (may be empty); the status type must be\none of the predefined ones.",
+            params=(
                 rt.ParamSpec(
-                    "employment_status",
-                    rt.STR,
-                    True,
-                    None,
-                    "a predefined status type, e.g. active",
-                    "employment_status",
+                    name="employment_status",
+                    spec=rt.STR,
+                    required=True,
+                    description="a predefined status type, e.g. active",
                 ),
             ),
-            rt.ListSpec(SPEC_Employee),
-            "_impl_list_employees_by_employment_status",
-            (),
-            (),
-            (),
+            result=rt.ListSpec(SPEC_Employee),
+            impl="_impl_list_employees_by_employment_status",
+            json_arguments="_json_list_employees_by_employment_status",
         ),
         "get_department_by_id": rt.ToolSpec(
-            "get_department_by_id",
-            "query",
-            "Retrieve a department by its id.",
-            (
+            name="get_department_by_id",
+            kind="query",
+            description="Retrieve a department by its id.",
+            params=(
                 rt.ParamSpec(
-                    "department_id", rt.STR, True, None, "the department's id", "department_id"
+                    name="department_id",
+                    spec=rt.STR,
+                    required=True,
+                    description="the department's id",
                 ),
             ),
-            SPEC_Department,
-            "_impl_get_department_by_id",
-            (),
-            (),
-            (),
+            result=SPEC_Department,
+            impl="_impl_get_department_by_id",
+            json_arguments="_json_get_department_by_id",
         ),
         "get_department_by_name": rt.ToolSpec(
-            "get_department_by_name",
-            "query",
-            "Retrieve a department by its exact name; if several share the name, the first one.",
-            (
+            name="get_department_by_name",
+            kind="query",
+            description="Retrieve a department by its exact name; if several share the name, the first one.",
+            params=(
                 rt.ParamSpec(
-                    "department_name",
-                    rt.STR,
-                    True,
-                    None,
-                    "exact, case-sensitive department name",
-                    "department_name",
+                    name="department_name",
+                    spec=rt.STR,
+                    required=True,
+                    description="exact, case-sensitive department name",
                 ),
             ),
-            SPEC_Department,
-            "_impl_get_department_by_name",
-            (),
-            (),
-            (),
+            result=SPEC_Department,
+            impl="_impl_get_department_by_name",
+            json_arguments="_json_get_department_by_name",
         ),
         "get_job_position_by_title": rt.ToolSpec(
-            "get_job_position_by_title",
-            "query",
-            "Retrieve a job position: its department, salary range and required qualification.",
-            (
+            name="get_job_position_by_title",
+            kind="query",
+            description="Retrieve a job position: its department, salary range and required qualification.",
+            params=(
                 rt.ParamSpec(
-                    "job_title", rt.STR, True, None, "exact, case-sensitive job title", "job_title"
+                    name="job_title",
+                    spec=rt.STR,
+                    required=True,
+                    description="exact, case-sensitive job title",
                 ),
             ),
-            SPEC_JobPosition,
-            "_impl_get_job_position_by_title",
-            (),
-            (),
-            (),
+            result=SPEC_JobPosition,
+            impl="_impl_get_job_position_by_title",
+            json_arguments="_json_get_job_position_by_title",
         ),
         "get_employment_status_info": rt.ToolSpec(
-            "get_employment_status_info",
-            "query",
-            "Retrieve a predefined employment status type: its description and is_active flag.",
-            (
+            name="get_employment_status_info",
+            kind="query",
+            description="Retrieve a predefined employment status type: its description and is_active flag.",
+            params=(
                 rt.ParamSpec(
-                    "status_type",
-                    rt.STR,
-                    True,
-                    None,
-                    "e.g. active, on_leave, terminated",
-                    "status_type",
+                    name="status_type",
+                    spec=rt.STR,
+                    required=True,
+                    description="e.g. active, on_leave, terminated",
                 ),
             ),
-            SPEC_EmploymentStatus,
-            "_impl_get_employment_status_info",
-            (),
-            (),
-            (),
+            result=SPEC_EmploymentStatus,
+            impl="_impl_get_employment_status_info",
+            json_arguments="_json_get_employment_status_info",
         ),
         "check_employee_eligibility_for_action": rt.ToolSpec(
-            "check_employee_eligibility_for_action",
-            "query",
-            "Tell whether an employee is eligible for HR actions such as promotions, raises and\nbonuses: only employees whose employment status is an active one are.",
-            (
+            name="check_employee_eligibility_for_action",
+            kind="query",
+            description="Tell whether an employee is eligible for HR actions such as promotions, raises and\nbonuses: only employees whose employment status is an active one are.",
+            params=(
                 rt.ParamSpec(
-                    "employee_id", rt.STR, True, None, "the employee's unique id", "employee_id"
+                    name="employee_id",
+                    spec=rt.STR,
+                    required=True,
+                    description="the employee's unique id",
                 ),
             ),
-            SPEC_Eligibility,
-            "_impl_check_employee_eligibility_for_action",
-            (),
-            (),
-            (),
+            result=SPEC_Eligibility,
+            impl="_impl_check_employee_eligibility_for_action",
+            json_arguments="_json_check_employee_eligibility_for_action",
         ),
         "validate_salary_against_job": rt.ToolSpec(
-            "validate_salary_against_job",
-            "query",
-            "Check whether a salary lies within a job title's salary range (bounds included).",
-            (
-                rt.ParamSpec("job_title", rt.STR, True, None, "exact job title", "job_title"),
-                rt.ParamSpec("salary", rt.FLOAT, True, None, "the salary to check", "salary"),
-            ),
-            SPEC_SalaryValidity,
-            "_impl_validate_salary_against_job",
-            (),
-            (),
-            (),
-        ),
-        "list_all_departments": rt.ToolSpec(
-            "list_all_departments",
-            "query",
-            "All departments of the organization (may be empty).",
-            (),
-            rt.ListSpec(SPEC_Department),
-            "_impl_list_all_departments",
-            (),
-            (),
-            (),
-        ),
-        "list_all_job_positions": rt.ToolSpec(
-            "list_all_job_positions",
-            "query",
-            "All defined job positions (may be empty).",
-            (),
-            rt.ListSpec(SPEC_JobPosition),
-            "_impl_list_all_job_positions",
-            (),
-            (),
-            (),
-        ),
-        "add_employee": rt.ToolSpec(
-            "add_employee",
-            "action",
-            "Hire a new employee. The id and work email must be new, the employment status a\npredefined type, the department and job title must exist, the salary must be within the\njob's range and the hire date may not be in the future. Returns the new record.",
-            (
+            name="validate_salary_against_job",
+            kind="query",
+            description="Check whether a salary lies within a job title's salary range (bounds included).",
+            params=(
                 rt.ParamSpec(
-                    "employee_data",
-                    SPEC_EmployeeData,
-                    True,
-                    None,
-                    "every field of the new employee's record",
-                    "employee_data",
+                    name="job_title", spec=rt.STR, required=True, description="exact job title"
+                ),
+                rt.ParamSpec(
+                    name="salary", spec=rt.FLOAT, required=True, description="the salary to check"
                 ),
             ),
-            SPEC_Employee,
-            "_impl_add_employee",
-            (
+            result=SPEC_SalaryValidity,
+            impl="_impl_validate_salary_against_job",
+            json_arguments="_json_validate_salary_against_job",
+        ),
+        "list_all_departments": rt.ToolSpec(
+            name="list_all_departments",
+            kind="query",
+            description="All departments of the organization (may be empty).",
+            params=(),
+            result=rt.ListSpec(SPEC_Department),
+            impl="_impl_list_all_departments",
+            json_arguments="_json_list_all_departments",
+        ),
+        "list_all_job_positions": rt.ToolSpec(
+            name="list_all_job_positions",
+            kind="query",
+            description="All defined job positions (may be empty).",
+            params=(),
+            result=rt.ListSpec(SPEC_JobPosition),
+            impl="_impl_list_all_job_positions",
+            json_arguments="_json_list_all_job_positions",
+        ),
+        "add_employee": rt.ToolSpec(
+            name="add_employee",
+            kind="action",
+            description="Hire a new employee. The id and work email must be new, the employment status a\npredefined type, the department and job title must exist, the salary must be within the\njob's range and the hire date may not be in the future. Returns the new record.",
+            params=(
+                rt.ParamSpec(
+                    name="employee_data",
+                    spec=SPEC_EmployeeData,
+                    required=True,
+                    description="every field of the new employee's record",
+                ),
+            ),
+            result=SPEC_Employee,
+            impl="_impl_add_employee",
+            json_arguments="_json_add_employee",
+            env_invariants=(
                 "_inv_0",
                 "_inv_1",
             ),
-            (),
-            (),
         ),
         "update_employee_info": rt.ToolSpec(
-            "update_employee_info",
-            "action",
-            "Change an employee's personal details. Only first_name, last_name, date_of_birth,\ngender, phone_number, work_email and address may be updated (status, salary, job title,\ndepartment, manager and hire date have their own tools); any other key fails the call.\nA work email must contain '@' and be unused; a birth date may not be in the future.",
-            (
+            name="update_employee_info",
+            kind="action",
+            description="Change an employee's personal details. Only first_name, last_name, date_of_birth,\ngender, phone_number, work_email and address may be updated (status, salary, job title,\ndepartment, manager and hire date have their own tools); any other key fails the call.\nA work email must contain '@' and be unused; a birth date may not be in the future.",
+            params=(
                 rt.ParamSpec(
-                    "employee_id", rt.STR, True, None, "the employee to update", "employee_id"
+                    name="employee_id",
+                    spec=rt.STR,
+                    required=True,
+                    description="the employee to update",
                 ),
                 rt.ParamSpec(
-                    "updates",
-                    rt.MapSpec(rt.STR, rt.STR),
-                    True,
-                    None,
-                    "new values for any of: first_name, last_name, date_of_birth (YYYY-MM-DD), gender, phone_number, work_email, address",
-                    "updates",
+                    name="updates",
+                    spec=rt.MapSpec(rt.STR, rt.STR),
+                    required=True,
+                    description="new values for any of: first_name, last_name, date_of_birth (YYYY-MM-DD), gender, phone_number, work_email, address",
                 ),
             ),
-            SPEC_Employee,
-            "_impl_update_employee_info",
-            (),
-            (),
-            (
+            result=SPEC_Employee,
+            impl="_impl_update_employee_info",
+            json_arguments="_json_update_employee_info",
+            row_env_invariants=(
                 ("employees", "_inv_0_row", "_inv_0"),
                 ("employees", "_inv_1_row", "_inv_1"),
             ),
         ),
         "update_employee_job_title": rt.ToolSpec(
-            "update_employee_job_title",
-            "action",
-            "Change an employee's job title (e.g. a promotion). The employee must be eligible\n(active status), the new position must belong to the employee's current department, and\nthe current salary must already lie within the new position's range (adjust the salary\nfirst if needed).",
-            (
+            name="update_employee_job_title",
+            kind="action",
+            description="Change an employee's job title (e.g. a promotion). The employee must be eligible\n(active status), the new position must belong to the employee's current department, and\nthe current salary must already lie within the new position's range (adjust the salary\nfirst if needed).",
+            params=(
                 rt.ParamSpec(
-                    "employee_id",
-                    rt.STR,
-                    True,
-                    None,
-                    "the employee to promote or move",
-                    "employee_id",
+                    name="employee_id",
+                    spec=rt.STR,
+                    required=True,
+                    description="the employee to promote or move",
                 ),
                 rt.ParamSpec(
-                    "new_job_title", rt.STR, True, None, "an existing job title", "new_job_title"
+                    name="new_job_title",
+                    spec=rt.STR,
+                    required=True,
+                    description="an existing job title",
                 ),
             ),
-            SPEC_Employee,
-            "_impl_update_employee_job_title",
-            (),
-            (),
-            (
+            result=SPEC_Employee,
+            impl="_impl_update_employee_job_title",
+            json_arguments="_json_update_employee_job_title",
+            row_env_invariants=(
                 ("employees", "_inv_0_row", "_inv_0"),
                 ("employees", "_inv_1_row", "_inv_1"),
             ),
         ),
         "transfer_employee_to_department": rt.ToolSpec(
-            "transfer_employee_to_department",
-            "action",
-            "Move an employee to another existing department (job title and salary are kept).",
-            (
+            name="transfer_employee_to_department",
+            kind="action",
+            description="Move an employee to another existing department (job title and salary are kept).",
+            params=(
                 rt.ParamSpec(
-                    "employee_id", rt.STR, True, None, "the employee to move", "employee_id"
+                    name="employee_id",
+                    spec=rt.STR,
+                    required=True,
+                    description="the employee to move",
                 ),
                 rt.ParamSpec(
-                    "new_department_id",
-                    rt.STR,
-                    True,
-                    None,
-                    "the target department's id",
-                    "new_department_id",
+                    name="new_department_id",
+                    spec=rt.STR,
+                    required=True,
+                    description="the target department's id",
                 ),
             ),
-            SPEC_Employee,
-            "_impl_transfer_employee_to_department",
-            (),
-            (),
-            (
+            result=SPEC_Employee,
+            impl="_impl_transfer_employee_to_department",
+            json_arguments="_json_transfer_employee_to_department",
+            row_env_invariants=(
                 ("employees", "_inv_0_row", "_inv_0"),
                 ("employees", "_inv_1_row", "_inv_1"),
             ),
         ),
         "update_employee_salary": rt.ToolSpec(
-            "update_employee_salary",
-            "action",
-            "Set an employee's salary. It must be non-negative and within the range of the\nemployee's current job title; a raise is only allowed for an eligible (active) employee.",
-            (
-                rt.ParamSpec("employee_id", rt.STR, True, None, "the employee", "employee_id"),
-                rt.ParamSpec("new_salary", rt.FLOAT, True, None, "the new salary", "new_salary"),
+            name="update_employee_salary",
+            kind="action",
+            description="Set an employee's salary. It must be non-negative and within the range of the\nemployee's current job title; a raise is only allowed for an eligible (active) employee.",
+            params=(
+                rt.ParamSpec(
+                    name="employee_id", spec=rt.STR, required=True, description="the employee"
+                ),
+                rt.ParamSpec(
+                    name="new_salary", spec=rt.FLOAT, required=True, description="the new salary"
+                ),
             ),
-            SPEC_Employee,
-            "_impl_update_employee_salary",
-            (),
-            (),
-            (
+            result=SPEC_Employee,
+            impl="_impl_update_employee_salary",
+            json_arguments="_json_update_employee_salary",
+            row_env_invariants=(
                 ("employees", "_inv_0_row", "_inv_0"),
                 ("employees", "_inv_1_row", "_inv_1"),
             ),
         ),
         "update_employment_status": rt.ToolSpec(
-            "update_employment_status",
-            "action",
-            "Change an employee's employment status to one of the predefined status types.",
-            (
-                rt.ParamSpec("employee_id", rt.STR, True, None, "the employee", "employee_id"),
+            name="update_employment_status",
+            kind="action",
+            description="Change an employee's employment status to one of the predefined status types.",
+            params=(
                 rt.ParamSpec(
-                    "new_status",
-                    rt.STR,
-                    True,
-                    None,
-                    "a predefined status type, e.g. on_leave",
-                    "new_status",
+                    name="employee_id", spec=rt.STR, required=True, description="the employee"
+                ),
+                rt.ParamSpec(
+                    name="new_status",
+                    spec=rt.STR,
+                    required=True,
+                    description="a predefined status type, e.g. on_leave",
                 ),
             ),
-            SPEC_Employee,
-            "_impl_update_employment_status",
-            (),
-            (),
-            (
+            result=SPEC_Employee,
+            impl="_impl_update_employment_status",
+            json_arguments="_json_update_employment_status",
+            row_env_invariants=(
                 ("employees", "_inv_0_row", "_inv_0"),
                 ("employees", "_inv_1_row", "_inv_1"),
             ),
         ),
         "deactivate_employee": rt.ToolSpec(
-            "deactivate_employee",
-            "action",
-            "Deactivate an employee: set the status to 'terminated' if that type exists and is\ninactive, else to the first inactive status type defined.",
-            (
+            name="deactivate_employee",
+            kind="action",
+            description="Deactivate an employee: set the status to 'terminated' if that type exists and is\ninactive, else to the first inactive status type defined.",
+            params=(
                 rt.ParamSpec(
-                    "employee_id", rt.STR, True, None, "the employee to deactivate", "employee_id"
+                    name="employee_id",
+                    spec=rt.STR,
+                    required=True,
+                    description="the employee to deactivate",
                 ),
             ),
-            SPEC_Employee,
-            "_impl_deactivate_employee",
-            (),
-            (),
-            (
+            result=SPEC_Employee,
+            impl="_impl_deactivate_employee",
+            json_arguments="_json_deactivate_employee",
+            row_env_invariants=(
                 ("employees", "_inv_0_row", "_inv_0"),
                 ("employees", "_inv_1_row", "_inv_1"),
             ),
         ),
         "reactivate_employee": rt.ToolSpec(
-            "reactivate_employee",
-            "action",
-            "Restore an employee whose status is inactive (e.g. terminated) to status 'active'.",
-            (
+            name="reactivate_employee",
+            kind="action",
+            description="Restore an employee whose status is inactive (e.g. terminated) to status 'active'.",
+            params=(
                 rt.ParamSpec(
-                    "employee_id", rt.STR, True, None, "the employee to reactivate", "employee_id"
+                    name="employee_id",
+                    spec=rt.STR,
+                    required=True,
+                    description="the employee to reactivate",
                 ),
             ),
-            SPEC_Employee,
-            "_impl_reactivate_employee",
-            (),
-            (),
-            (
+            result=SPEC_Employee,
+            impl="_impl_reactivate_employee",
+            json_arguments="_json_reactivate_employee",
+            row_env_invariants=(
                 ("employees", "_inv_0_row", "_inv_0"),
                 ("employees", "_inv_1_row", "_inv_1"),
             ),
         ),
         "remove_employee_record": rt.ToolSpec(
-            "remove_employee_record",
-            "action",
-            "Permanently delete an employee's record. Employees and departments that named this\nemployee as their manager are left without a manager.",
-            (
+            name="remove_employee_record",
+            kind="action",
+            description="Permanently delete an employee's record. Employees and departments that named this\nemployee as their manager are left without a manager.",
+            params=(
                 rt.ParamSpec(
-                    "employee_id",
-                    rt.STR,
-                    True,
-                    None,
-                    "the employee whose record is deleted",
-                    "employee_id",
+                    name="employee_id",
+                    spec=rt.STR,
+                    required=True,
+                    description="the employee whose record is deleted",
                 ),
             ),
-            rt.STR,
-            "_impl_remove_employee_record",
-            (
+            result=rt.STR,
+            impl="_impl_remove_employee_record",
+            json_arguments="_json_remove_employee_record",
+            env_invariants=(
                 "_inv_0",
                 "_inv_1",
             ),
-            (),
-            (),
         ),
     }
     TASKS: ClassVar[dict[str, rt.TaskSpec]] = {
         "promote_tom": rt.TaskSpec(
-            "promote_tom",
-            "Tom Becker (tom.becker@acme.example) has been promoted to Senior Software Engineer, with\na new salary of 115,000. Please record both the promotion and the new salary.",
-            "_init_promote_tom",
-            None,
-            "_solve_promote_tom",
-            (
+            name="promote_tom",
+            instruction="Tom Becker (tom.becker@acme.example) has been promoted to Senior Software Engineer, with\na new salary of 115,000. Please record both the promotion and the new salary.",
+            init="_init_promote_tom",
+            init_data=None,
+            solve="_solve_promote_tom",
+            checks=(
                 ("Tom is a Senior Software Engineer", "_check_promote_tom_0"),
                 ("Tom earns 115,000", "_check_promote_tom_1"),
                 ("Tom stays in Engineering under Priya", "_check_promote_tom_2"),
             ),
         ),
         "lena_returns_and_cleanup": rt.TaskSpec(
-            "lena_returns_and_cleanup",
-            "Lena Ortiz (E003) is back from leave today: reactivate her and raise her salary to\n78,000. Also, E006 is a duplicate record of Marcus Hill entered by mistake last week\n(Lena was attached to it as her manager); remove that record permanently.",
-            "_init_lena_returns_and_cleanup",
-            None,
-            "_solve_lena_returns_and_cleanup",
-            (
+            name="lena_returns_and_cleanup",
+            instruction="Lena Ortiz (E003) is back from leave today: reactivate her and raise her salary to\n78,000. Also, E006 is a duplicate record of Marcus Hill entered by mistake last week\n(Lena was attached to it as her manager); remove that record permanently.",
+            init="_init_lena_returns_and_cleanup",
+            init_data=None,
+            solve="_solve_lena_returns_and_cleanup",
+            checks=(
                 ("Lena is active again", "_check_lena_returns_and_cleanup_0"),
                 ("Lena earns 78,000", "_check_lena_returns_and_cleanup_1"),
                 (
@@ -722,12 +833,12 @@ class HRISEnv(rt.Environment):
             ),
         ),
         "hire_sofia": rt.TaskSpec(
-            "hire_sofia",
-            "Hire Sofia Alvarez as an Account Executive in the Sales department, starting today,\nat 65,000 a year, reporting to Marcus Hill (E004). Her details: employee id E007, born\n1994-03-12, female, work email sofia.alvarez@acme.example, phone +49-89-555-0107,\naddress Sendlinger Strasse 12, Munich; status active. Also, Tom Becker (E002) moved:\nhis new address is Oderberger Strasse 44, Berlin.",
-            "_init_hire_sofia",
-            None,
-            "_solve_hire_sofia",
-            (
+            name="hire_sofia",
+            instruction="Hire Sofia Alvarez as an Account Executive in the Sales department, starting today,\nat 65,000 a year, reporting to Marcus Hill (E004). Her details: employee id E007, born\n1994-03-12, female, work email sofia.alvarez@acme.example, phone +49-89-555-0107,\naddress Sendlinger Strasse 12, Munich; status active. Also, Tom Becker (E002) moved:\nhis new address is Oderberger Strasse 44, Berlin.",
+            init="_init_hire_sofia",
+            init_data=None,
+            solve="_solve_hire_sofia",
+            checks=(
                 ("Sofia is an Account Executive in Sales under Marcus", "_check_hire_sofia_0"),
                 (
                     "Sofia's birth date, gender, start date and status are recorded",
@@ -738,23 +849,23 @@ class HRISEnv(rt.Environment):
             ),
         ),
         "terminate_and_transfer": rt.TaskSpec(
-            "terminate_and_transfer",
-            "Tom Becker (E002) resigned; deactivate his record (do not delete it). Lena Ortiz (E003)\nis moving from Sales to the Engineering department.",
-            "_init_terminate_and_transfer",
-            None,
-            "_solve_terminate_and_transfer",
-            (
+            name="terminate_and_transfer",
+            instruction="Tom Becker (E002) resigned; deactivate his record (do not delete it). Lena Ortiz (E003)\nis moving from Sales to the Engineering department.",
+            init="_init_terminate_and_transfer",
+            init_data=None,
+            solve="_solve_terminate_and_transfer",
+            checks=(
                 ("Tom is terminated but still on record", "_check_terminate_and_transfer_0"),
                 ("Lena is in Engineering", "_check_terminate_and_transfer_1"),
             ),
         ),
         "sales_team_question": rt.TaskSpec(
-            "sales_team_question",
-            "Who works in the Sales department (D02)? Give me their names and job titles.",
-            None,
-            '{"departments": [{"department_id": "D01", "department_name": "Engineering", "location": "Berlin", "manager_id": "E001"}, {"department_id": "D02", "department_name": "Sales", "location": "Munich", "manager_id": "E004"}, {"department_id": "D03", "department_name": "Marketing", "location": "Hamburg", "manager_id": null}], "employees": [{"address": "Torstrasse 1, Berlin", "date_of_birth": "1980-02-14", "department": "D01", "employee_id": "E001", "employment_status": "active", "first_name": "Priya", "gender": "female", "hire_date": "2015-09-01", "job_title": "Engineering Manager", "last_name": "Nair", "manager_id": null, "phone_number": "+49-30-555-0101", "salary": 165000.0, "work_email": "priya.nair@acme.example"}, {"address": "Kastanienallee 7, Berlin", "date_of_birth": "1991-07-30", "department": "D01", "employee_id": "E002", "employment_status": "active", "first_name": "Tom", "gender": "male", "hire_date": "2019-04-15", "job_title": "Software Engineer", "last_name": "Becker", "manager_id": "E001", "phone_number": "+49-30-555-0102", "salary": 98000.0, "work_email": "tom.becker@acme.example"}, {"address": "Leopoldstrasse 20, Munich", "date_of_birth": "1993-11-05", "department": "D02", "employee_id": "E003", "employment_status": "on_leave", "first_name": "Lena", "gender": "female", "hire_date": "2020-01-06", "job_title": "Account Executive", "last_name": "Ortiz", "manager_id": "E004", "phone_number": "+49-89-555-0103", "salary": 72000.0, "work_email": "lena.ortiz@acme.example"}, {"address": "Maximilianstrasse 3, Munich", "date_of_birth": "1984-05-21", "department": "D02", "employee_id": "E004", "employment_status": "active", "first_name": "Marcus", "gender": "male", "hire_date": "2017-03-01", "job_title": "Sales Manager", "last_name": "Hill", "manager_id": null, "phone_number": "+49-89-555-0104", "salary": 120000.0, "work_email": "marcus.hill@acme.example"}, {"address": "Schanzenstrasse 9, Hamburg", "date_of_birth": "1996-08-19", "department": "D03", "employee_id": "E005", "employment_status": "active", "first_name": "Yuki", "gender": "female", "hire_date": "2022-10-01", "job_title": "Marketing Specialist", "last_name": "Tanaka", "manager_id": null, "phone_number": "+49-40-555-0105", "salary": 70000.0, "work_email": "yuki.tanaka@acme.example"}], "employment_statuses": [{"description": "Currently employed and working", "is_active": true, "status_type": "active"}, {"description": "On extended leave", "is_active": false, "status_type": "on_leave"}, {"description": "Employment ended", "is_active": false, "status_type": "terminated"}], "job_positions": [{"department_id": "D01", "job_title": "Engineering Manager", "required_qualification": "MSc CS, 8+ years", "salary_range_max": 200000.0, "salary_range_min": 140000.0}, {"department_id": "D01", "job_title": "Software Engineer", "required_qualification": "BSc CS", "salary_range_max": 120000.0, "salary_range_min": 80000.0}, {"department_id": "D01", "job_title": "Senior Software Engineer", "required_qualification": "BSc CS, 5+ years", "salary_range_max": 160000.0, "salary_range_min": 110000.0}, {"department_id": "D02", "job_title": "Sales Manager", "required_qualification": "5+ years in sales", "salary_range_max": 130000.0, "salary_range_min": 85000.0}, {"department_id": "D02", "job_title": "Account Executive", "required_qualification": "Bachelor\'s degree", "salary_range_max": 90000.0, "salary_range_min": 50000.0}, {"department_id": "D03", "job_title": "Marketing Specialist", "required_qualification": "Bachelor\'s degree", "salary_range_max": 85000.0, "salary_range_min": 55000.0}], "today": "2024-06-03"}',
-            "_solve_sales_team_question",
-            (
+            name="sales_team_question",
+            instruction="Who works in the Sales department (D02)? Give me their names and job titles.",
+            init=None,
+            init_data=INIT_HRIS_COMPANY,
+            solve="_solve_sales_team_question",
+            checks=(
                 ("names both Sales employees", "_check_sales_team_question_0"),
                 ("gives their titles", "_check_sales_team_question_1"),
                 ("names nobody from another department", "_check_sales_team_question_2"),
@@ -762,36 +873,36 @@ class HRISEnv(rt.Environment):
             answer="Sales (D02): Lena Ortiz, Account Executive, and Marcus Hill, Sales Manager.",
         ),
         "software_engineer_band_question": rt.TaskSpec(
-            "software_engineer_band_question",
-            "What is the salary range of the Software Engineer position, and who holds that title\ntoday?",
-            None,
-            '{"departments": [{"department_id": "D01", "department_name": "Engineering", "location": "Berlin", "manager_id": "E001"}, {"department_id": "D02", "department_name": "Sales", "location": "Munich", "manager_id": "E004"}, {"department_id": "D03", "department_name": "Marketing", "location": "Hamburg", "manager_id": null}], "employees": [{"address": "Torstrasse 1, Berlin", "date_of_birth": "1980-02-14", "department": "D01", "employee_id": "E001", "employment_status": "active", "first_name": "Priya", "gender": "female", "hire_date": "2015-09-01", "job_title": "Engineering Manager", "last_name": "Nair", "manager_id": null, "phone_number": "+49-30-555-0101", "salary": 165000.0, "work_email": "priya.nair@acme.example"}, {"address": "Kastanienallee 7, Berlin", "date_of_birth": "1991-07-30", "department": "D01", "employee_id": "E002", "employment_status": "active", "first_name": "Tom", "gender": "male", "hire_date": "2019-04-15", "job_title": "Software Engineer", "last_name": "Becker", "manager_id": "E001", "phone_number": "+49-30-555-0102", "salary": 98000.0, "work_email": "tom.becker@acme.example"}, {"address": "Leopoldstrasse 20, Munich", "date_of_birth": "1993-11-05", "department": "D02", "employee_id": "E003", "employment_status": "on_leave", "first_name": "Lena", "gender": "female", "hire_date": "2020-01-06", "job_title": "Account Executive", "last_name": "Ortiz", "manager_id": "E004", "phone_number": "+49-89-555-0103", "salary": 72000.0, "work_email": "lena.ortiz@acme.example"}, {"address": "Maximilianstrasse 3, Munich", "date_of_birth": "1984-05-21", "department": "D02", "employee_id": "E004", "employment_status": "active", "first_name": "Marcus", "gender": "male", "hire_date": "2017-03-01", "job_title": "Sales Manager", "last_name": "Hill", "manager_id": null, "phone_number": "+49-89-555-0104", "salary": 120000.0, "work_email": "marcus.hill@acme.example"}, {"address": "Schanzenstrasse 9, Hamburg", "date_of_birth": "1996-08-19", "department": "D03", "employee_id": "E005", "employment_status": "active", "first_name": "Yuki", "gender": "female", "hire_date": "2022-10-01", "job_title": "Marketing Specialist", "last_name": "Tanaka", "manager_id": null, "phone_number": "+49-40-555-0105", "salary": 70000.0, "work_email": "yuki.tanaka@acme.example"}], "employment_statuses": [{"description": "Currently employed and working", "is_active": true, "status_type": "active"}, {"description": "On extended leave", "is_active": false, "status_type": "on_leave"}, {"description": "Employment ended", "is_active": false, "status_type": "terminated"}], "job_positions": [{"department_id": "D01", "job_title": "Engineering Manager", "required_qualification": "MSc CS, 8+ years", "salary_range_max": 200000.0, "salary_range_min": 140000.0}, {"department_id": "D01", "job_title": "Software Engineer", "required_qualification": "BSc CS", "salary_range_max": 120000.0, "salary_range_min": 80000.0}, {"department_id": "D01", "job_title": "Senior Software Engineer", "required_qualification": "BSc CS, 5+ years", "salary_range_max": 160000.0, "salary_range_min": 110000.0}, {"department_id": "D02", "job_title": "Sales Manager", "required_qualification": "5+ years in sales", "salary_range_max": 130000.0, "salary_range_min": 85000.0}, {"department_id": "D02", "job_title": "Account Executive", "required_qualification": "Bachelor\'s degree", "salary_range_max": 90000.0, "salary_range_min": 50000.0}, {"department_id": "D03", "job_title": "Marketing Specialist", "required_qualification": "Bachelor\'s degree", "salary_range_max": 85000.0, "salary_range_min": 55000.0}], "today": "2024-06-03"}',
-            "_solve_software_engineer_band_question",
-            (
+            name="software_engineer_band_question",
+            instruction="What is the salary range of the Software Engineer position, and who holds that title\ntoday?",
+            init=None,
+            init_data=INIT_HRIS_COMPANY,
+            solve="_solve_software_engineer_band_question",
+            checks=(
                 ("gives the range", "_check_software_engineer_band_question_0"),
                 ("names Tom Becker", "_check_software_engineer_band_question_1"),
             ),
             answer="Software Engineer pays 80,000 to 120,000; Tom Becker (E002) holds the title.",
         ),
         "on_leave_question": rt.TaskSpec(
-            "on_leave_question",
-            "Who is on leave right now, and does that status count as active for raises and\npromotions?",
-            None,
-            '{"departments": [{"department_id": "D01", "department_name": "Engineering", "location": "Berlin", "manager_id": "E001"}, {"department_id": "D02", "department_name": "Sales", "location": "Munich", "manager_id": "E004"}, {"department_id": "D03", "department_name": "Marketing", "location": "Hamburg", "manager_id": null}], "employees": [{"address": "Torstrasse 1, Berlin", "date_of_birth": "1980-02-14", "department": "D01", "employee_id": "E001", "employment_status": "active", "first_name": "Priya", "gender": "female", "hire_date": "2015-09-01", "job_title": "Engineering Manager", "last_name": "Nair", "manager_id": null, "phone_number": "+49-30-555-0101", "salary": 165000.0, "work_email": "priya.nair@acme.example"}, {"address": "Kastanienallee 7, Berlin", "date_of_birth": "1991-07-30", "department": "D01", "employee_id": "E002", "employment_status": "active", "first_name": "Tom", "gender": "male", "hire_date": "2019-04-15", "job_title": "Software Engineer", "last_name": "Becker", "manager_id": "E001", "phone_number": "+49-30-555-0102", "salary": 98000.0, "work_email": "tom.becker@acme.example"}, {"address": "Leopoldstrasse 20, Munich", "date_of_birth": "1993-11-05", "department": "D02", "employee_id": "E003", "employment_status": "on_leave", "first_name": "Lena", "gender": "female", "hire_date": "2020-01-06", "job_title": "Account Executive", "last_name": "Ortiz", "manager_id": "E004", "phone_number": "+49-89-555-0103", "salary": 72000.0, "work_email": "lena.ortiz@acme.example"}, {"address": "Maximilianstrasse 3, Munich", "date_of_birth": "1984-05-21", "department": "D02", "employee_id": "E004", "employment_status": "active", "first_name": "Marcus", "gender": "male", "hire_date": "2017-03-01", "job_title": "Sales Manager", "last_name": "Hill", "manager_id": null, "phone_number": "+49-89-555-0104", "salary": 120000.0, "work_email": "marcus.hill@acme.example"}, {"address": "Schanzenstrasse 9, Hamburg", "date_of_birth": "1996-08-19", "department": "D03", "employee_id": "E005", "employment_status": "active", "first_name": "Yuki", "gender": "female", "hire_date": "2022-10-01", "job_title": "Marketing Specialist", "last_name": "Tanaka", "manager_id": null, "phone_number": "+49-40-555-0105", "salary": 70000.0, "work_email": "yuki.tanaka@acme.example"}], "employment_statuses": [{"description": "Currently employed and working", "is_active": true, "status_type": "active"}, {"description": "On extended leave", "is_active": false, "status_type": "on_leave"}, {"description": "Employment ended", "is_active": false, "status_type": "terminated"}], "job_positions": [{"department_id": "D01", "job_title": "Engineering Manager", "required_qualification": "MSc CS, 8+ years", "salary_range_max": 200000.0, "salary_range_min": 140000.0}, {"department_id": "D01", "job_title": "Software Engineer", "required_qualification": "BSc CS", "salary_range_max": 120000.0, "salary_range_min": 80000.0}, {"department_id": "D01", "job_title": "Senior Software Engineer", "required_qualification": "BSc CS, 5+ years", "salary_range_max": 160000.0, "salary_range_min": 110000.0}, {"department_id": "D02", "job_title": "Sales Manager", "required_qualification": "5+ years in sales", "salary_range_max": 130000.0, "salary_range_min": 85000.0}, {"department_id": "D02", "job_title": "Account Executive", "required_qualification": "Bachelor\'s degree", "salary_range_max": 90000.0, "salary_range_min": 50000.0}, {"department_id": "D03", "job_title": "Marketing Specialist", "required_qualification": "Bachelor\'s degree", "salary_range_max": 85000.0, "salary_range_min": 55000.0}], "today": "2024-06-03"}',
-            "_solve_on_leave_question",
-            (
+            name="on_leave_question",
+            instruction="Who is on leave right now, and does that status count as active for raises and\npromotions?",
+            init=None,
+            init_data=INIT_HRIS_COMPANY,
+            solve="_solve_on_leave_question",
+            checks=(
                 ("names Lena", "_check_on_leave_question_0"),
                 ("says the status is not an active one", "_check_on_leave_question_1"),
             ),
             answer="Lena Ortiz (E003) is on leave (on extended leave); that status is not active, so she is not eligible for raises or promotions.",
         ),
         "capped_raise_for_tom": rt.TaskSpec(
-            "capped_raise_for_tom",
-            "Tom Becker (E002) was approved a raise to 125,000. Check that amount against his job's\nsalary range first; if it is over the range, give him the top of his range instead.",
-            None,
-            '{"departments": [{"department_id": "D01", "department_name": "Engineering", "location": "Berlin", "manager_id": "E001"}, {"department_id": "D02", "department_name": "Sales", "location": "Munich", "manager_id": "E004"}, {"department_id": "D03", "department_name": "Marketing", "location": "Hamburg", "manager_id": null}], "employees": [{"address": "Torstrasse 1, Berlin", "date_of_birth": "1980-02-14", "department": "D01", "employee_id": "E001", "employment_status": "active", "first_name": "Priya", "gender": "female", "hire_date": "2015-09-01", "job_title": "Engineering Manager", "last_name": "Nair", "manager_id": null, "phone_number": "+49-30-555-0101", "salary": 165000.0, "work_email": "priya.nair@acme.example"}, {"address": "Kastanienallee 7, Berlin", "date_of_birth": "1991-07-30", "department": "D01", "employee_id": "E002", "employment_status": "active", "first_name": "Tom", "gender": "male", "hire_date": "2019-04-15", "job_title": "Software Engineer", "last_name": "Becker", "manager_id": "E001", "phone_number": "+49-30-555-0102", "salary": 98000.0, "work_email": "tom.becker@acme.example"}, {"address": "Leopoldstrasse 20, Munich", "date_of_birth": "1993-11-05", "department": "D02", "employee_id": "E003", "employment_status": "on_leave", "first_name": "Lena", "gender": "female", "hire_date": "2020-01-06", "job_title": "Account Executive", "last_name": "Ortiz", "manager_id": "E004", "phone_number": "+49-89-555-0103", "salary": 72000.0, "work_email": "lena.ortiz@acme.example"}, {"address": "Maximilianstrasse 3, Munich", "date_of_birth": "1984-05-21", "department": "D02", "employee_id": "E004", "employment_status": "active", "first_name": "Marcus", "gender": "male", "hire_date": "2017-03-01", "job_title": "Sales Manager", "last_name": "Hill", "manager_id": null, "phone_number": "+49-89-555-0104", "salary": 120000.0, "work_email": "marcus.hill@acme.example"}, {"address": "Schanzenstrasse 9, Hamburg", "date_of_birth": "1996-08-19", "department": "D03", "employee_id": "E005", "employment_status": "active", "first_name": "Yuki", "gender": "female", "hire_date": "2022-10-01", "job_title": "Marketing Specialist", "last_name": "Tanaka", "manager_id": null, "phone_number": "+49-40-555-0105", "salary": 70000.0, "work_email": "yuki.tanaka@acme.example"}], "employment_statuses": [{"description": "Currently employed and working", "is_active": true, "status_type": "active"}, {"description": "On extended leave", "is_active": false, "status_type": "on_leave"}, {"description": "Employment ended", "is_active": false, "status_type": "terminated"}], "job_positions": [{"department_id": "D01", "job_title": "Engineering Manager", "required_qualification": "MSc CS, 8+ years", "salary_range_max": 200000.0, "salary_range_min": 140000.0}, {"department_id": "D01", "job_title": "Software Engineer", "required_qualification": "BSc CS", "salary_range_max": 120000.0, "salary_range_min": 80000.0}, {"department_id": "D01", "job_title": "Senior Software Engineer", "required_qualification": "BSc CS, 5+ years", "salary_range_max": 160000.0, "salary_range_min": 110000.0}, {"department_id": "D02", "job_title": "Sales Manager", "required_qualification": "5+ years in sales", "salary_range_max": 130000.0, "salary_range_min": 85000.0}, {"department_id": "D02", "job_title": "Account Executive", "required_qualification": "Bachelor\'s degree", "salary_range_max": 90000.0, "salary_range_min": 50000.0}, {"department_id": "D03", "job_title": "Marketing Specialist", "required_qualification": "Bachelor\'s degree", "salary_range_max": 85000.0, "salary_range_min": 55000.0}], "today": "2024-06-03"}',
-            "_solve_capped_raise_for_tom",
-            (
+            name="capped_raise_for_tom",
+            instruction="Tom Becker (E002) was approved a raise to 125,000. Check that amount against his job's\nsalary range first; if it is over the range, give him the top of his range instead.",
+            init=None,
+            init_data=INIT_HRIS_COMPANY,
+            solve="_solve_capped_raise_for_tom",
+            checks=(
                 (
                     "Tom earns the top of the Software Engineer range",
                     "_check_capped_raise_for_tom_0",
@@ -800,23 +911,23 @@ class HRISEnv(rt.Environment):
             ),
         ),
         "raise_before_parental_leave": rt.TaskSpec(
-            "raise_before_parental_leave",
-            "Yuki Tanaka (E005) starts parental leave today: set her employment status to on_leave.\nHer raise to 74,000 was approved last week and must be recorded too; check that she is\neligible for it.",
-            None,
-            '{"departments": [{"department_id": "D01", "department_name": "Engineering", "location": "Berlin", "manager_id": "E001"}, {"department_id": "D02", "department_name": "Sales", "location": "Munich", "manager_id": "E004"}, {"department_id": "D03", "department_name": "Marketing", "location": "Hamburg", "manager_id": null}], "employees": [{"address": "Torstrasse 1, Berlin", "date_of_birth": "1980-02-14", "department": "D01", "employee_id": "E001", "employment_status": "active", "first_name": "Priya", "gender": "female", "hire_date": "2015-09-01", "job_title": "Engineering Manager", "last_name": "Nair", "manager_id": null, "phone_number": "+49-30-555-0101", "salary": 165000.0, "work_email": "priya.nair@acme.example"}, {"address": "Kastanienallee 7, Berlin", "date_of_birth": "1991-07-30", "department": "D01", "employee_id": "E002", "employment_status": "active", "first_name": "Tom", "gender": "male", "hire_date": "2019-04-15", "job_title": "Software Engineer", "last_name": "Becker", "manager_id": "E001", "phone_number": "+49-30-555-0102", "salary": 98000.0, "work_email": "tom.becker@acme.example"}, {"address": "Leopoldstrasse 20, Munich", "date_of_birth": "1993-11-05", "department": "D02", "employee_id": "E003", "employment_status": "on_leave", "first_name": "Lena", "gender": "female", "hire_date": "2020-01-06", "job_title": "Account Executive", "last_name": "Ortiz", "manager_id": "E004", "phone_number": "+49-89-555-0103", "salary": 72000.0, "work_email": "lena.ortiz@acme.example"}, {"address": "Maximilianstrasse 3, Munich", "date_of_birth": "1984-05-21", "department": "D02", "employee_id": "E004", "employment_status": "active", "first_name": "Marcus", "gender": "male", "hire_date": "2017-03-01", "job_title": "Sales Manager", "last_name": "Hill", "manager_id": null, "phone_number": "+49-89-555-0104", "salary": 120000.0, "work_email": "marcus.hill@acme.example"}, {"address": "Schanzenstrasse 9, Hamburg", "date_of_birth": "1996-08-19", "department": "D03", "employee_id": "E005", "employment_status": "active", "first_name": "Yuki", "gender": "female", "hire_date": "2022-10-01", "job_title": "Marketing Specialist", "last_name": "Tanaka", "manager_id": null, "phone_number": "+49-40-555-0105", "salary": 70000.0, "work_email": "yuki.tanaka@acme.example"}], "employment_statuses": [{"description": "Currently employed and working", "is_active": true, "status_type": "active"}, {"description": "On extended leave", "is_active": false, "status_type": "on_leave"}, {"description": "Employment ended", "is_active": false, "status_type": "terminated"}], "job_positions": [{"department_id": "D01", "job_title": "Engineering Manager", "required_qualification": "MSc CS, 8+ years", "salary_range_max": 200000.0, "salary_range_min": 140000.0}, {"department_id": "D01", "job_title": "Software Engineer", "required_qualification": "BSc CS", "salary_range_max": 120000.0, "salary_range_min": 80000.0}, {"department_id": "D01", "job_title": "Senior Software Engineer", "required_qualification": "BSc CS, 5+ years", "salary_range_max": 160000.0, "salary_range_min": 110000.0}, {"department_id": "D02", "job_title": "Sales Manager", "required_qualification": "5+ years in sales", "salary_range_max": 130000.0, "salary_range_min": 85000.0}, {"department_id": "D02", "job_title": "Account Executive", "required_qualification": "Bachelor\'s degree", "salary_range_max": 90000.0, "salary_range_min": 50000.0}, {"department_id": "D03", "job_title": "Marketing Specialist", "required_qualification": "Bachelor\'s degree", "salary_range_max": 85000.0, "salary_range_min": 55000.0}], "today": "2024-06-03"}',
-            "_solve_raise_before_parental_leave",
-            (
+            name="raise_before_parental_leave",
+            instruction="Yuki Tanaka (E005) starts parental leave today: set her employment status to on_leave.\nHer raise to 74,000 was approved last week and must be recorded too; check that she is\neligible for it.",
+            init=None,
+            init_data=INIT_HRIS_COMPANY,
+            solve="_solve_raise_before_parental_leave",
+            checks=(
                 ("Yuki earns 74,000", "_check_raise_before_parental_leave_0"),
                 ("Yuki is on leave", "_check_raise_before_parental_leave_1"),
             ),
         ),
         "department_locations_question": rt.TaskSpec(
-            "department_locations_question",
-            "Which departments do we have, and in which city is each one?",
-            None,
-            '{"departments": [{"department_id": "D01", "department_name": "Engineering", "location": "Berlin", "manager_id": "E001"}, {"department_id": "D02", "department_name": "Sales", "location": "Munich", "manager_id": "E004"}, {"department_id": "D03", "department_name": "Marketing", "location": "Hamburg", "manager_id": null}], "employees": [{"address": "Torstrasse 1, Berlin", "date_of_birth": "1980-02-14", "department": "D01", "employee_id": "E001", "employment_status": "active", "first_name": "Priya", "gender": "female", "hire_date": "2015-09-01", "job_title": "Engineering Manager", "last_name": "Nair", "manager_id": null, "phone_number": "+49-30-555-0101", "salary": 165000.0, "work_email": "priya.nair@acme.example"}, {"address": "Kastanienallee 7, Berlin", "date_of_birth": "1991-07-30", "department": "D01", "employee_id": "E002", "employment_status": "active", "first_name": "Tom", "gender": "male", "hire_date": "2019-04-15", "job_title": "Software Engineer", "last_name": "Becker", "manager_id": "E001", "phone_number": "+49-30-555-0102", "salary": 98000.0, "work_email": "tom.becker@acme.example"}, {"address": "Leopoldstrasse 20, Munich", "date_of_birth": "1993-11-05", "department": "D02", "employee_id": "E003", "employment_status": "on_leave", "first_name": "Lena", "gender": "female", "hire_date": "2020-01-06", "job_title": "Account Executive", "last_name": "Ortiz", "manager_id": "E004", "phone_number": "+49-89-555-0103", "salary": 72000.0, "work_email": "lena.ortiz@acme.example"}, {"address": "Maximilianstrasse 3, Munich", "date_of_birth": "1984-05-21", "department": "D02", "employee_id": "E004", "employment_status": "active", "first_name": "Marcus", "gender": "male", "hire_date": "2017-03-01", "job_title": "Sales Manager", "last_name": "Hill", "manager_id": null, "phone_number": "+49-89-555-0104", "salary": 120000.0, "work_email": "marcus.hill@acme.example"}, {"address": "Schanzenstrasse 9, Hamburg", "date_of_birth": "1996-08-19", "department": "D03", "employee_id": "E005", "employment_status": "active", "first_name": "Yuki", "gender": "female", "hire_date": "2022-10-01", "job_title": "Marketing Specialist", "last_name": "Tanaka", "manager_id": null, "phone_number": "+49-40-555-0105", "salary": 70000.0, "work_email": "yuki.tanaka@acme.example"}], "employment_statuses": [{"description": "Currently employed and working", "is_active": true, "status_type": "active"}, {"description": "On extended leave", "is_active": false, "status_type": "on_leave"}, {"description": "Employment ended", "is_active": false, "status_type": "terminated"}], "job_positions": [{"department_id": "D01", "job_title": "Engineering Manager", "required_qualification": "MSc CS, 8+ years", "salary_range_max": 200000.0, "salary_range_min": 140000.0}, {"department_id": "D01", "job_title": "Software Engineer", "required_qualification": "BSc CS", "salary_range_max": 120000.0, "salary_range_min": 80000.0}, {"department_id": "D01", "job_title": "Senior Software Engineer", "required_qualification": "BSc CS, 5+ years", "salary_range_max": 160000.0, "salary_range_min": 110000.0}, {"department_id": "D02", "job_title": "Sales Manager", "required_qualification": "5+ years in sales", "salary_range_max": 130000.0, "salary_range_min": 85000.0}, {"department_id": "D02", "job_title": "Account Executive", "required_qualification": "Bachelor\'s degree", "salary_range_max": 90000.0, "salary_range_min": 50000.0}, {"department_id": "D03", "job_title": "Marketing Specialist", "required_qualification": "Bachelor\'s degree", "salary_range_max": 85000.0, "salary_range_min": 55000.0}], "today": "2024-06-03"}',
-            "_solve_department_locations_question",
-            (
+            name="department_locations_question",
+            instruction="Which departments do we have, and in which city is each one?",
+            init=None,
+            init_data=INIT_HRIS_COMPANY,
+            solve="_solve_department_locations_question",
+            checks=(
                 (
                     "gives Engineering's and Sales's cities",
                     "_check_department_locations_question_0",
@@ -826,12 +937,12 @@ class HRISEnv(rt.Environment):
             answer="Engineering (D01) is in Berlin, Sales (D02) in Munich and Marketing (D03) in Hamburg.",
         ),
         "positions_for_salary_question": rt.TaskSpec(
-            "positions_for_salary_question",
-            "A candidate asks for 115,000. Which of our job positions have a salary range that\nincludes 115,000?",
-            None,
-            '{"departments": [{"department_id": "D01", "department_name": "Engineering", "location": "Berlin", "manager_id": "E001"}, {"department_id": "D02", "department_name": "Sales", "location": "Munich", "manager_id": "E004"}, {"department_id": "D03", "department_name": "Marketing", "location": "Hamburg", "manager_id": null}], "employees": [{"address": "Torstrasse 1, Berlin", "date_of_birth": "1980-02-14", "department": "D01", "employee_id": "E001", "employment_status": "active", "first_name": "Priya", "gender": "female", "hire_date": "2015-09-01", "job_title": "Engineering Manager", "last_name": "Nair", "manager_id": null, "phone_number": "+49-30-555-0101", "salary": 165000.0, "work_email": "priya.nair@acme.example"}, {"address": "Kastanienallee 7, Berlin", "date_of_birth": "1991-07-30", "department": "D01", "employee_id": "E002", "employment_status": "active", "first_name": "Tom", "gender": "male", "hire_date": "2019-04-15", "job_title": "Software Engineer", "last_name": "Becker", "manager_id": "E001", "phone_number": "+49-30-555-0102", "salary": 98000.0, "work_email": "tom.becker@acme.example"}, {"address": "Leopoldstrasse 20, Munich", "date_of_birth": "1993-11-05", "department": "D02", "employee_id": "E003", "employment_status": "on_leave", "first_name": "Lena", "gender": "female", "hire_date": "2020-01-06", "job_title": "Account Executive", "last_name": "Ortiz", "manager_id": "E004", "phone_number": "+49-89-555-0103", "salary": 72000.0, "work_email": "lena.ortiz@acme.example"}, {"address": "Maximilianstrasse 3, Munich", "date_of_birth": "1984-05-21", "department": "D02", "employee_id": "E004", "employment_status": "active", "first_name": "Marcus", "gender": "male", "hire_date": "2017-03-01", "job_title": "Sales Manager", "last_name": "Hill", "manager_id": null, "phone_number": "+49-89-555-0104", "salary": 120000.0, "work_email": "marcus.hill@acme.example"}, {"address": "Schanzenstrasse 9, Hamburg", "date_of_birth": "1996-08-19", "department": "D03", "employee_id": "E005", "employment_status": "active", "first_name": "Yuki", "gender": "female", "hire_date": "2022-10-01", "job_title": "Marketing Specialist", "last_name": "Tanaka", "manager_id": null, "phone_number": "+49-40-555-0105", "salary": 70000.0, "work_email": "yuki.tanaka@acme.example"}], "employment_statuses": [{"description": "Currently employed and working", "is_active": true, "status_type": "active"}, {"description": "On extended leave", "is_active": false, "status_type": "on_leave"}, {"description": "Employment ended", "is_active": false, "status_type": "terminated"}], "job_positions": [{"department_id": "D01", "job_title": "Engineering Manager", "required_qualification": "MSc CS, 8+ years", "salary_range_max": 200000.0, "salary_range_min": 140000.0}, {"department_id": "D01", "job_title": "Software Engineer", "required_qualification": "BSc CS", "salary_range_max": 120000.0, "salary_range_min": 80000.0}, {"department_id": "D01", "job_title": "Senior Software Engineer", "required_qualification": "BSc CS, 5+ years", "salary_range_max": 160000.0, "salary_range_min": 110000.0}, {"department_id": "D02", "job_title": "Sales Manager", "required_qualification": "5+ years in sales", "salary_range_max": 130000.0, "salary_range_min": 85000.0}, {"department_id": "D02", "job_title": "Account Executive", "required_qualification": "Bachelor\'s degree", "salary_range_max": 90000.0, "salary_range_min": 50000.0}, {"department_id": "D03", "job_title": "Marketing Specialist", "required_qualification": "Bachelor\'s degree", "salary_range_max": 85000.0, "salary_range_min": 55000.0}], "today": "2024-06-03"}',
-            "_solve_positions_for_salary_question",
-            (
+            name="positions_for_salary_question",
+            instruction="A candidate asks for 115,000. Which of our job positions have a salary range that\nincludes 115,000?",
+            init=None,
+            init_data=INIT_HRIS_COMPANY,
+            solve="_solve_positions_for_salary_question",
+            checks=(
                 ("names the two engineering positions", "_check_positions_for_salary_question_0"),
                 ("names Sales Manager", "_check_positions_for_salary_question_1"),
                 (
@@ -842,24 +953,24 @@ class HRISEnv(rt.Environment):
             answer="Three positions include 115,000: Software Engineer, Senior Software Engineer and Sales Manager.",
         ),
         "record_name_change": rt.TaskSpec(
-            "record_name_change",
-            "Lena Ortiz (E003) got married: her last name is now Ortiz-Weber, her work email\nlena.ortiz-weber@acme.example and her phone number +49-89-555-0199. Look up her record and\nupdate these three details; nothing else changes.",
-            None,
-            '{"departments": [{"department_id": "D01", "department_name": "Engineering", "location": "Berlin", "manager_id": "E001"}, {"department_id": "D02", "department_name": "Sales", "location": "Munich", "manager_id": "E004"}, {"department_id": "D03", "department_name": "Marketing", "location": "Hamburg", "manager_id": null}], "employees": [{"address": "Torstrasse 1, Berlin", "date_of_birth": "1980-02-14", "department": "D01", "employee_id": "E001", "employment_status": "active", "first_name": "Priya", "gender": "female", "hire_date": "2015-09-01", "job_title": "Engineering Manager", "last_name": "Nair", "manager_id": null, "phone_number": "+49-30-555-0101", "salary": 165000.0, "work_email": "priya.nair@acme.example"}, {"address": "Kastanienallee 7, Berlin", "date_of_birth": "1991-07-30", "department": "D01", "employee_id": "E002", "employment_status": "active", "first_name": "Tom", "gender": "male", "hire_date": "2019-04-15", "job_title": "Software Engineer", "last_name": "Becker", "manager_id": "E001", "phone_number": "+49-30-555-0102", "salary": 98000.0, "work_email": "tom.becker@acme.example"}, {"address": "Leopoldstrasse 20, Munich", "date_of_birth": "1993-11-05", "department": "D02", "employee_id": "E003", "employment_status": "on_leave", "first_name": "Lena", "gender": "female", "hire_date": "2020-01-06", "job_title": "Account Executive", "last_name": "Ortiz", "manager_id": "E004", "phone_number": "+49-89-555-0103", "salary": 72000.0, "work_email": "lena.ortiz@acme.example"}, {"address": "Maximilianstrasse 3, Munich", "date_of_birth": "1984-05-21", "department": "D02", "employee_id": "E004", "employment_status": "active", "first_name": "Marcus", "gender": "male", "hire_date": "2017-03-01", "job_title": "Sales Manager", "last_name": "Hill", "manager_id": null, "phone_number": "+49-89-555-0104", "salary": 120000.0, "work_email": "marcus.hill@acme.example"}, {"address": "Schanzenstrasse 9, Hamburg", "date_of_birth": "1996-08-19", "department": "D03", "employee_id": "E005", "employment_status": "active", "first_name": "Yuki", "gender": "female", "hire_date": "2022-10-01", "job_title": "Marketing Specialist", "last_name": "Tanaka", "manager_id": null, "phone_number": "+49-40-555-0105", "salary": 70000.0, "work_email": "yuki.tanaka@acme.example"}], "employment_statuses": [{"description": "Currently employed and working", "is_active": true, "status_type": "active"}, {"description": "On extended leave", "is_active": false, "status_type": "on_leave"}, {"description": "Employment ended", "is_active": false, "status_type": "terminated"}], "job_positions": [{"department_id": "D01", "job_title": "Engineering Manager", "required_qualification": "MSc CS, 8+ years", "salary_range_max": 200000.0, "salary_range_min": 140000.0}, {"department_id": "D01", "job_title": "Software Engineer", "required_qualification": "BSc CS", "salary_range_max": 120000.0, "salary_range_min": 80000.0}, {"department_id": "D01", "job_title": "Senior Software Engineer", "required_qualification": "BSc CS, 5+ years", "salary_range_max": 160000.0, "salary_range_min": 110000.0}, {"department_id": "D02", "job_title": "Sales Manager", "required_qualification": "5+ years in sales", "salary_range_max": 130000.0, "salary_range_min": 85000.0}, {"department_id": "D02", "job_title": "Account Executive", "required_qualification": "Bachelor\'s degree", "salary_range_max": 90000.0, "salary_range_min": 50000.0}, {"department_id": "D03", "job_title": "Marketing Specialist", "required_qualification": "Bachelor\'s degree", "salary_range_max": 85000.0, "salary_range_min": 55000.0}], "today": "2024-06-03"}',
-            "_solve_record_name_change",
-            (
+            name="record_name_change",
+            instruction="Lena Ortiz (E003) got married: her last name is now Ortiz-Weber, her work email\nlena.ortiz-weber@acme.example and her phone number +49-89-555-0199. Look up her record and\nupdate these three details; nothing else changes.",
+            init=None,
+            init_data=INIT_HRIS_COMPANY,
+            solve="_solve_record_name_change",
+            checks=(
                 ("her last name is updated", "_check_record_name_change_0"),
                 ("her email and phone are updated", "_check_record_name_change_1"),
                 ("her status, job and salary are kept", "_check_record_name_change_2"),
             ),
         ),
         "move_yuki_to_sales": rt.TaskSpec(
-            "move_yuki_to_sales",
-            "Yuki Tanaka (E005) moves from Marketing to the Sales department (D02) as an Account\nExecutive, keeping her salary. Record both changes.",
-            None,
-            '{"departments": [{"department_id": "D01", "department_name": "Engineering", "location": "Berlin", "manager_id": "E001"}, {"department_id": "D02", "department_name": "Sales", "location": "Munich", "manager_id": "E004"}, {"department_id": "D03", "department_name": "Marketing", "location": "Hamburg", "manager_id": null}], "employees": [{"address": "Torstrasse 1, Berlin", "date_of_birth": "1980-02-14", "department": "D01", "employee_id": "E001", "employment_status": "active", "first_name": "Priya", "gender": "female", "hire_date": "2015-09-01", "job_title": "Engineering Manager", "last_name": "Nair", "manager_id": null, "phone_number": "+49-30-555-0101", "salary": 165000.0, "work_email": "priya.nair@acme.example"}, {"address": "Kastanienallee 7, Berlin", "date_of_birth": "1991-07-30", "department": "D01", "employee_id": "E002", "employment_status": "active", "first_name": "Tom", "gender": "male", "hire_date": "2019-04-15", "job_title": "Software Engineer", "last_name": "Becker", "manager_id": "E001", "phone_number": "+49-30-555-0102", "salary": 98000.0, "work_email": "tom.becker@acme.example"}, {"address": "Leopoldstrasse 20, Munich", "date_of_birth": "1993-11-05", "department": "D02", "employee_id": "E003", "employment_status": "on_leave", "first_name": "Lena", "gender": "female", "hire_date": "2020-01-06", "job_title": "Account Executive", "last_name": "Ortiz", "manager_id": "E004", "phone_number": "+49-89-555-0103", "salary": 72000.0, "work_email": "lena.ortiz@acme.example"}, {"address": "Maximilianstrasse 3, Munich", "date_of_birth": "1984-05-21", "department": "D02", "employee_id": "E004", "employment_status": "active", "first_name": "Marcus", "gender": "male", "hire_date": "2017-03-01", "job_title": "Sales Manager", "last_name": "Hill", "manager_id": null, "phone_number": "+49-89-555-0104", "salary": 120000.0, "work_email": "marcus.hill@acme.example"}, {"address": "Schanzenstrasse 9, Hamburg", "date_of_birth": "1996-08-19", "department": "D03", "employee_id": "E005", "employment_status": "active", "first_name": "Yuki", "gender": "female", "hire_date": "2022-10-01", "job_title": "Marketing Specialist", "last_name": "Tanaka", "manager_id": null, "phone_number": "+49-40-555-0105", "salary": 70000.0, "work_email": "yuki.tanaka@acme.example"}], "employment_statuses": [{"description": "Currently employed and working", "is_active": true, "status_type": "active"}, {"description": "On extended leave", "is_active": false, "status_type": "on_leave"}, {"description": "Employment ended", "is_active": false, "status_type": "terminated"}], "job_positions": [{"department_id": "D01", "job_title": "Engineering Manager", "required_qualification": "MSc CS, 8+ years", "salary_range_max": 200000.0, "salary_range_min": 140000.0}, {"department_id": "D01", "job_title": "Software Engineer", "required_qualification": "BSc CS", "salary_range_max": 120000.0, "salary_range_min": 80000.0}, {"department_id": "D01", "job_title": "Senior Software Engineer", "required_qualification": "BSc CS, 5+ years", "salary_range_max": 160000.0, "salary_range_min": 110000.0}, {"department_id": "D02", "job_title": "Sales Manager", "required_qualification": "5+ years in sales", "salary_range_max": 130000.0, "salary_range_min": 85000.0}, {"department_id": "D02", "job_title": "Account Executive", "required_qualification": "Bachelor\'s degree", "salary_range_max": 90000.0, "salary_range_min": 50000.0}, {"department_id": "D03", "job_title": "Marketing Specialist", "required_qualification": "Bachelor\'s degree", "salary_range_max": 85000.0, "salary_range_min": 55000.0}], "today": "2024-06-03"}',
-            "_solve_move_yuki_to_sales",
-            (
+            name="move_yuki_to_sales",
+            instruction="Yuki Tanaka (E005) moves from Marketing to the Sales department (D02) as an Account\nExecutive, keeping her salary. Record both changes.",
+            init=None,
+            init_data=INIT_HRIS_COMPANY,
+            solve="_solve_move_yuki_to_sales",
+            checks=(
                 ("Yuki is in Sales", "_check_move_yuki_to_sales_0"),
                 ("Yuki is an Account Executive", "_check_move_yuki_to_sales_1"),
                 ("her salary is kept", "_check_move_yuki_to_sales_2"),
@@ -1001,17 +1112,41 @@ class HRISEnv(rt.Environment):
         "Retrieve the full record of an employee (active or not) by employee_id."
         return self.invoke_typed("get_employee_by_id", {"employee_id": employee_id})
 
+    @classmethod
+    def _json_get_employee_by_id(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of get_employee_by_id."
+        v0 = values.get("employee_id")
+        return {"employee_id": v0}
+
     def get_employee_by_work_email(self, *, work_email: str) -> rt.Result:
         "Retrieve the employee with this work email (work emails are unique)."
         return self.invoke_typed("get_employee_by_work_email", {"work_email": work_email})
+
+    @classmethod
+    def _json_get_employee_by_work_email(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of get_employee_by_work_email."
+        v0 = values.get("work_email")
+        return {"work_email": v0}
 
     def list_employees_by_department(self, *, department_id: str) -> rt.Result:
         "All employees assigned to a department (may be empty); the department must exist."
         return self.invoke_typed("list_employees_by_department", {"department_id": department_id})
 
+    @classmethod
+    def _json_list_employees_by_department(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of list_employees_by_department."
+        v0 = values.get("department_id")
+        return {"department_id": v0}
+
     def list_employees_by_job_title(self, *, job_title: str) -> rt.Result:
         "All employees holding a job title (may be empty); the job title must exist."
         return self.invoke_typed("list_employees_by_job_title", {"job_title": job_title})
+
+    @classmethod
+    def _json_list_employees_by_job_title(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of list_employees_by_job_title."
+        v0 = values.get("job_title")
+        return {"job_title": v0}
 
     def list_employees_by_employment_status(self, *, employment_status: str) -> rt.Result:
         "All employees with a given employment status (may be empty); the status type must be\none of the predefined ones."
@@ -1019,21 +1154,51 @@ class HRISEnv(rt.Environment):
             "list_employees_by_employment_status", {"employment_status": employment_status}
         )
 
+    @classmethod
+    def _json_list_employees_by_employment_status(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of list_employees_by_employment_status."
+        v0 = values.get("employment_status")
+        return {"employment_status": v0}
+
     def get_department_by_id(self, *, department_id: str) -> rt.Result:
         "Retrieve a department by its id."
         return self.invoke_typed("get_department_by_id", {"department_id": department_id})
+
+    @classmethod
+    def _json_get_department_by_id(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of get_department_by_id."
+        v0 = values.get("department_id")
+        return {"department_id": v0}
 
     def get_department_by_name(self, *, department_name: str) -> rt.Result:
         "Retrieve a department by its exact name; if several share the name, the first one."
         return self.invoke_typed("get_department_by_name", {"department_name": department_name})
 
+    @classmethod
+    def _json_get_department_by_name(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of get_department_by_name."
+        v0 = values.get("department_name")
+        return {"department_name": v0}
+
     def get_job_position_by_title(self, *, job_title: str) -> rt.Result:
         "Retrieve a job position: its department, salary range and required qualification."
         return self.invoke_typed("get_job_position_by_title", {"job_title": job_title})
 
+    @classmethod
+    def _json_get_job_position_by_title(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of get_job_position_by_title."
+        v0 = values.get("job_title")
+        return {"job_title": v0}
+
     def get_employment_status_info(self, *, status_type: str) -> rt.Result:
         "Retrieve a predefined employment status type: its description and is_active flag."
         return self.invoke_typed("get_employment_status_info", {"status_type": status_type})
+
+    @classmethod
+    def _json_get_employment_status_info(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of get_employment_status_info."
+        v0 = values.get("status_type")
+        return {"status_type": v0}
 
     def check_employee_eligibility_for_action(self, *, employee_id: str) -> rt.Result:
         "Tell whether an employee is eligible for HR actions such as promotions, raises and\nbonuses: only employees whose employment status is an active one are."
@@ -1041,23 +1206,52 @@ class HRISEnv(rt.Environment):
             "check_employee_eligibility_for_action", {"employee_id": employee_id}
         )
 
+    @classmethod
+    def _json_check_employee_eligibility_for_action(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of check_employee_eligibility_for_action."
+        v0 = values.get("employee_id")
+        return {"employee_id": v0}
+
     def validate_salary_against_job(self, *, job_title: str, salary: float) -> rt.Result:
         "Check whether a salary lies within a job title's salary range (bounds included)."
         return self.invoke_typed(
             "validate_salary_against_job", {"job_title": job_title, "salary": salary}
         )
 
+    @classmethod
+    def _json_validate_salary_against_job(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of validate_salary_against_job."
+        v0 = values.get("job_title")
+        v1 = values.get("salary")
+        return {"job_title": v0, "salary": v1}
+
     def list_all_departments(self) -> rt.Result:
         "All departments of the organization (may be empty)."
         return self.invoke_typed("list_all_departments", {})
+
+    @classmethod
+    def _json_list_all_departments(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of list_all_departments."
+        return {}
 
     def list_all_job_positions(self) -> rt.Result:
         "All defined job positions (may be empty)."
         return self.invoke_typed("list_all_job_positions", {})
 
+    @classmethod
+    def _json_list_all_job_positions(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of list_all_job_positions."
+        return {}
+
     def add_employee(self, *, employee_data: EmployeeData) -> rt.Result:
         "Hire a new employee. The id and work email must be new, the employment status a\npredefined type, the department and job title must exist, the salary must be within the\njob's range and the hire date may not be in the future. Returns the new record."
         return self.invoke_typed("add_employee", {"employee_data": employee_data})
+
+    @classmethod
+    def _json_add_employee(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of add_employee."
+        v0 = values.get("employee_data")
+        return {"employee_data": h.to_json(SPEC_EmployeeData, v0)}
 
     def update_employee_info(self, *, employee_id: str, updates: dict[str, str]) -> rt.Result:
         "Change an employee's personal details. Only first_name, last_name, date_of_birth,\ngender, phone_number, work_email and address may be updated (status, salary, job title,\ndepartment, manager and hire date have their own tools); any other key fails the call.\nA work email must contain '@' and be unused; a birth date may not be in the future."
@@ -1065,12 +1259,29 @@ class HRISEnv(rt.Environment):
             "update_employee_info", {"employee_id": employee_id, "updates": updates}
         )
 
+    @classmethod
+    def _json_update_employee_info(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of update_employee_info."
+        v0 = values.get("employee_id")
+        v1 = values.get("updates")
+        return {
+            "employee_id": v0,
+            "updates": h.to_json(cls.TOOLS["update_employee_info"].params[1].spec, v1),
+        }
+
     def update_employee_job_title(self, *, employee_id: str, new_job_title: str) -> rt.Result:
         "Change an employee's job title (e.g. a promotion). The employee must be eligible\n(active status), the new position must belong to the employee's current department, and\nthe current salary must already lie within the new position's range (adjust the salary\nfirst if needed)."
         return self.invoke_typed(
             "update_employee_job_title",
             {"employee_id": employee_id, "new_job_title": new_job_title},
         )
+
+    @classmethod
+    def _json_update_employee_job_title(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of update_employee_job_title."
+        v0 = values.get("employee_id")
+        v1 = values.get("new_job_title")
+        return {"employee_id": v0, "new_job_title": v1}
 
     def transfer_employee_to_department(
         self, *, employee_id: str, new_department_id: str
@@ -1081,11 +1292,25 @@ class HRISEnv(rt.Environment):
             {"employee_id": employee_id, "new_department_id": new_department_id},
         )
 
+    @classmethod
+    def _json_transfer_employee_to_department(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of transfer_employee_to_department."
+        v0 = values.get("employee_id")
+        v1 = values.get("new_department_id")
+        return {"employee_id": v0, "new_department_id": v1}
+
     def update_employee_salary(self, *, employee_id: str, new_salary: float) -> rt.Result:
         "Set an employee's salary. It must be non-negative and within the range of the\nemployee's current job title; a raise is only allowed for an eligible (active) employee."
         return self.invoke_typed(
             "update_employee_salary", {"employee_id": employee_id, "new_salary": new_salary}
         )
+
+    @classmethod
+    def _json_update_employee_salary(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of update_employee_salary."
+        v0 = values.get("employee_id")
+        v1 = values.get("new_salary")
+        return {"employee_id": v0, "new_salary": v1}
 
     def update_employment_status(self, *, employee_id: str, new_status: str) -> rt.Result:
         "Change an employee's employment status to one of the predefined status types."
@@ -1093,38 +1318,61 @@ class HRISEnv(rt.Environment):
             "update_employment_status", {"employee_id": employee_id, "new_status": new_status}
         )
 
+    @classmethod
+    def _json_update_employment_status(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of update_employment_status."
+        v0 = values.get("employee_id")
+        v1 = values.get("new_status")
+        return {"employee_id": v0, "new_status": v1}
+
     def deactivate_employee(self, *, employee_id: str) -> rt.Result:
         "Deactivate an employee: set the status to 'terminated' if that type exists and is\ninactive, else to the first inactive status type defined."
         return self.invoke_typed("deactivate_employee", {"employee_id": employee_id})
+
+    @classmethod
+    def _json_deactivate_employee(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of deactivate_employee."
+        v0 = values.get("employee_id")
+        return {"employee_id": v0}
 
     def reactivate_employee(self, *, employee_id: str) -> rt.Result:
         "Restore an employee whose status is inactive (e.g. terminated) to status 'active'."
         return self.invoke_typed("reactivate_employee", {"employee_id": employee_id})
 
+    @classmethod
+    def _json_reactivate_employee(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of reactivate_employee."
+        v0 = values.get("employee_id")
+        return {"employee_id": v0}
+
     def remove_employee_record(self, *, employee_id: str) -> rt.Result:
         "Permanently delete an employee's record. Employees and departments that named this\nemployee as their manager are left without a manager."
         return self.invoke_typed("remove_employee_record", {"employee_id": employee_id})
 
+    @classmethod
+    def _json_remove_employee_record(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of remove_employee_record."
+        v0 = values.get("employee_id")
+        return {"employee_id": v0}
+
     def _rowinv_JobPosition_0(self, row: JobPosition) -> bool:
-        return bool((0.0 <= row.salary_range_min <= row.salary_range_max))
+        return bool(0.0 <= row.salary_range_min <= row.salary_range_max)
 
     def _rowinv_Employee_0(self, row: Employee) -> bool:
         return bool(
-            (
-                self.t_job_positions.row(row.job_title).salary_range_min
-                <= row.salary
-                <= self.t_job_positions.row(row.job_title).salary_range_max
-            )
+            self.t_job_positions.row(row.job_title).salary_range_min
+            <= row.salary
+            <= self.t_job_positions.row(row.job_title).salary_range_max
         )
 
     def _rowinv_Employee_1(self, row: Employee) -> bool:
-        return bool(("@" in row.work_email))
+        return bool("@" in row.work_email)
 
     def _inv_0(self) -> bool:
         return bool(all(((e.hire_date <= self.s_today) for e in self._it(self.t_employees.rows()))))
 
     def _inv_0_row(self, e: Employee) -> bool:
-        return bool((e.hire_date <= self.s_today))
+        return bool(e.hire_date <= self.s_today)
 
     def _inv_1(self) -> bool:
         return bool(
@@ -1132,7 +1380,7 @@ class HRISEnv(rt.Environment):
         )
 
     def _inv_1_row(self, e: Employee) -> bool:
-        return bool((e.date_of_birth <= self.s_today))
+        return bool(e.date_of_birth <= self.s_today)
 
     def _fn_is_eligible(self, e: Employee) -> bool:
         return self.t_employment_statuses.row(e.employment_status).is_active
@@ -1361,8 +1609,8 @@ class HRISEnv(rt.Environment):
             if not all(
                 (
                     (
-                        (x.work_email != h.lookup(updates, "work_email"))
-                        or (x.employee_id == employee_id)
+                        x.work_email != h.lookup(updates, "work_email")
+                        or x.employee_id == employee_id
                     )
                     for x in self._it(self.t_employees.rows())
                 )
@@ -1452,7 +1700,7 @@ class HRISEnv(rt.Environment):
     def _impl_transfer_employee_to_department(
         self, employee_id: str, new_department_id: str
     ) -> Employee:
-        if not ((employee_id != "") and (new_department_id != "")):
+        if not (employee_id != "" and new_department_id != ""):
             raise rt.Fail("Employee ID and department ID cannot be empty", site=35)
         self._hit(35)
         e = self.t_employees.get(employee_id)
@@ -1492,7 +1740,7 @@ class HRISEnv(rt.Environment):
                 site=40,
             )
         self._hit(40)
-        if not ((new_salary <= e.salary) or self._fn_is_eligible(e=e)):
+        if not (new_salary <= e.salary or self._fn_is_eligible(e=e)):
             raise rt.Fail(
                 (
                     "Employee "
@@ -1752,20 +2000,16 @@ class HRISEnv(rt.Environment):
         return b
 
     def _check_promote_tom_0(self, answer: str) -> bool:
-        return bool((self.t_employees.row("E002").job_title == "Senior Software Engineer"))
+        return bool(self.t_employees.row("E002").job_title == "Senior Software Engineer")
 
     def _check_promote_tom_1(self, answer: str) -> bool:
-        return bool((self.t_employees.row("E002").salary == 115000.0))
+        return bool(self.t_employees.row("E002").salary == 115000.0)
 
     def _check_promote_tom_2(self, answer: str) -> bool:
         return bool(
-            (
-                (
-                    (self.t_employees.row("E002").department == "D01")
-                    and (self.t_employees.row("E002").manager_id == "E001")
-                )
-                and (self.called_with("update_employee_job_title", {}) == 1)
-            )
+            self.t_employees.row("E002").department == "D01"
+            and self.t_employees.row("E002").manager_id == "E001"
+            and self.called_with("update_employee_job_title", {}) == 1
         )
 
     def _init_lena_returns_and_cleanup(self) -> None:
@@ -1936,17 +2180,15 @@ class HRISEnv(rt.Environment):
         return b
 
     def _check_lena_returns_and_cleanup_0(self, answer: str) -> bool:
-        return bool((self.t_employees.row("E003").employment_status == "active"))
+        return bool(self.t_employees.row("E003").employment_status == "active")
 
     def _check_lena_returns_and_cleanup_1(self, answer: str) -> bool:
-        return bool((self.t_employees.row("E003").salary == 78000.0))
+        return bool(self.t_employees.row("E003").salary == 78000.0)
 
     def _check_lena_returns_and_cleanup_2(self, answer: str) -> bool:
         return bool(
-            (
-                ("E006" not in self.t_employees)
-                and (self.t_employees.row("E004") == self.initial_state().t_employees.row("E004"))
-            )
+            "E006" not in self.t_employees
+            and self.t_employees.row("E004") == self.initial_state().t_employees.row("E004")
         )
 
     def _init_hire_sofia(self) -> None:
@@ -2143,52 +2385,32 @@ class HRISEnv(rt.Environment):
 
     def _check_hire_sofia_0(self, answer: str) -> bool:
         return bool(
-            (
-                (
-                    (
-                        (
-                            (self.t_employees.row("E007").first_name == "Sofia")
-                            and (self.t_employees.row("E007").last_name == "Alvarez")
-                        )
-                        and (self.t_employees.row("E007").job_title == "Account Executive")
-                    )
-                    and (self.t_employees.row("E007").department == "D02")
-                )
-                and (self.t_employees.row("E007").manager_id == "E004")
-            )
+            self.t_employees.row("E007").first_name == "Sofia"
+            and self.t_employees.row("E007").last_name == "Alvarez"
+            and self.t_employees.row("E007").job_title == "Account Executive"
+            and self.t_employees.row("E007").department == "D02"
+            and self.t_employees.row("E007").manager_id == "E004"
         )
 
     def _check_hire_sofia_1(self, answer: str) -> bool:
         return bool(
-            (
-                (
-                    (
-                        (self.t_employees.row("E007").date_of_birth == h.date("1994-03-12"))
-                        and (self.t_employees.row("E007").gender == "female")
-                    )
-                    and (self.t_employees.row("E007").hire_date == h.date("2024-06-03"))
-                )
-                and (self.t_employees.row("E007").employment_status == "active")
-            )
+            self.t_employees.row("E007").date_of_birth == h.date("1994-03-12")
+            and self.t_employees.row("E007").gender == "female"
+            and self.t_employees.row("E007").hire_date == h.date("2024-06-03")
+            and self.t_employees.row("E007").employment_status == "active"
         )
 
     def _check_hire_sofia_2(self, answer: str) -> bool:
         return bool(
-            (
-                (self.t_employees.row("E007").salary == 65000.0)
-                and (self.t_employees.row("E007").work_email == "sofia.alvarez@acme.example")
-            )
+            self.t_employees.row("E007").salary == 65000.0
+            and self.t_employees.row("E007").work_email == "sofia.alvarez@acme.example"
         )
 
     def _check_hire_sofia_3(self, answer: str) -> bool:
         return bool(
-            (
-                (self.t_employees.row("E002").address == "Oderberger Strasse 44, Berlin")
-                and (
-                    self.t_employees.row("E002").phone_number
-                    == self.initial_state().t_employees.row("E002").phone_number
-                )
-            )
+            self.t_employees.row("E002").address == "Oderberger Strasse 44, Berlin"
+            and self.t_employees.row("E002").phone_number
+            == self.initial_state().t_employees.row("E002").phone_number
         )
 
     def _init_terminate_and_transfer(self) -> None:
@@ -2363,10 +2585,10 @@ class HRISEnv(rt.Environment):
         return b
 
     def _check_terminate_and_transfer_0(self, answer: str) -> bool:
-        return bool((self.t_employees.row("E002").employment_status == "terminated"))
+        return bool(self.t_employees.row("E002").employment_status == "terminated")
 
     def _check_terminate_and_transfer_1(self, answer: str) -> bool:
-        return bool((self.t_employees.row("E003").department == "D01"))
+        return bool(self.t_employees.row("E003").department == "D01")
 
     def _solve_sales_team_question(self, results: list[rt.Result]) -> dict[str, Any]:
         b: dict[str, Any] = {}
@@ -2374,19 +2596,16 @@ class HRISEnv(rt.Environment):
         return b
 
     def _check_sales_team_question_0(self, answer: str) -> bool:
-        return bool((("lena ortiz" in answer.lower()) and ("marcus hill" in answer.lower())))
+        return bool("lena ortiz" in answer.lower() and "marcus hill" in answer.lower())
 
     def _check_sales_team_question_1(self, answer: str) -> bool:
-        return bool(
-            (("account executive" in answer.lower()) and ("sales manager" in answer.lower()))
-        )
+        return bool("account executive" in answer.lower() and "sales manager" in answer.lower())
 
     def _check_sales_team_question_2(self, answer: str) -> bool:
         return bool(
-            (
-                (("tom" not in answer.lower()) and ("yuki" not in answer.lower()))
-                and ("lena" in answer.lower())
-            )
+            "tom" not in answer.lower()
+            and "yuki" not in answer.lower()
+            and "lena" in answer.lower()
         )
 
     def _solve_software_engineer_band_question(self, results: list[rt.Result]) -> dict[str, Any]:
@@ -2401,14 +2620,12 @@ class HRISEnv(rt.Environment):
 
     def _check_software_engineer_band_question_0(self, answer: str) -> bool:
         return bool(
-            (
-                ((("80,000" in answer) or ("80000" in answer)) or ("80k" in answer.lower()))
-                and ((("120,000" in answer) or ("120000" in answer)) or ("120k" in answer.lower()))
-            )
+            ("80,000" in answer or "80000" in answer or "80k" in answer.lower())
+            and ("120,000" in answer or "120000" in answer or "120k" in answer.lower())
         )
 
     def _check_software_engineer_band_question_1(self, answer: str) -> bool:
-        return bool(("tom becker" in answer.lower()))
+        return bool("tom becker" in answer.lower())
 
     def _solve_on_leave_question(self, results: list[rt.Result]) -> dict[str, Any]:
         b: dict[str, Any] = {}
@@ -2419,17 +2636,14 @@ class HRISEnv(rt.Environment):
         return b
 
     def _check_on_leave_question_0(self, answer: str) -> bool:
-        return bool(("lena" in answer.lower()))
+        return bool("lena" in answer.lower())
 
     def _check_on_leave_question_1(self, answer: str) -> bool:
         return bool(
-            (
-                (
-                    (("not active" in answer.lower()) or ("inactive" in answer.lower()))
-                    or ("not eligible" in answer.lower())
-                )
-                or ("does not count" in answer.lower())
-            )
+            "not active" in answer.lower()
+            or "inactive" in answer.lower()
+            or "not eligible" in answer.lower()
+            or "does not count" in answer.lower()
         )
 
     def _solve_capped_raise_for_tom(self, results: list[rt.Result]) -> dict[str, Any]:
@@ -2449,18 +2663,14 @@ class HRISEnv(rt.Environment):
 
     def _check_capped_raise_for_tom_0(self, answer: str) -> bool:
         return bool(
-            (
-                self.t_employees.row("E002").salary
-                == self.t_job_positions.row("Software Engineer").salary_range_max
-            )
+            self.t_employees.row("E002").salary
+            == self.t_job_positions.row("Software Engineer").salary_range_max
         )
 
     def _check_capped_raise_for_tom_1(self, answer: str) -> bool:
         return bool(
-            (
-                self.t_employees.row("E002").job_title
-                == self.initial_state().t_employees.row("E002").job_title
-            )
+            self.t_employees.row("E002").job_title
+            == self.initial_state().t_employees.row("E002").job_title
         )
 
     def _solve_raise_before_parental_leave(self, results: list[rt.Result]) -> dict[str, Any]:
@@ -2477,10 +2687,10 @@ class HRISEnv(rt.Environment):
         return b
 
     def _check_raise_before_parental_leave_0(self, answer: str) -> bool:
-        return bool((self.t_employees.row("E005").salary == 74000.0))
+        return bool(self.t_employees.row("E005").salary == 74000.0)
 
     def _check_raise_before_parental_leave_1(self, answer: str) -> bool:
-        return bool((self.t_employees.row("E005").employment_status == "on_leave"))
+        return bool(self.t_employees.row("E005").employment_status == "on_leave")
 
     def _solve_department_locations_question(self, results: list[rt.Result]) -> dict[str, Any]:
         b: dict[str, Any] = {}
@@ -2488,10 +2698,10 @@ class HRISEnv(rt.Environment):
         return b
 
     def _check_department_locations_question_0(self, answer: str) -> bool:
-        return bool((("berlin" in answer.lower()) and ("munich" in answer.lower())))
+        return bool("berlin" in answer.lower() and "munich" in answer.lower())
 
     def _check_department_locations_question_1(self, answer: str) -> bool:
-        return bool((("marketing" in answer.lower()) and ("hamburg" in answer.lower())))
+        return bool("marketing" in answer.lower() and "hamburg" in answer.lower())
 
     def _solve_positions_for_salary_question(self, results: list[rt.Result]) -> dict[str, Any]:
         b: dict[str, Any] = {}
@@ -2500,27 +2710,18 @@ class HRISEnv(rt.Environment):
 
     def _check_positions_for_salary_question_0(self, answer: str) -> bool:
         return bool(
-            (
-                ("software engineer" in answer.lower())
-                and ("senior software engineer" in answer.lower())
-            )
+            "software engineer" in answer.lower() and "senior software engineer" in answer.lower()
         )
 
     def _check_positions_for_salary_question_1(self, answer: str) -> bool:
-        return bool(("sales manager" in answer.lower()))
+        return bool("sales manager" in answer.lower())
 
     def _check_positions_for_salary_question_2(self, answer: str) -> bool:
         return bool(
-            (
-                (
-                    (
-                        ("engineering manager" not in answer.lower())
-                        and ("account executive" not in answer.lower())
-                    )
-                    and ("marketing specialist" not in answer.lower())
-                )
-                and ("sales manager" in answer.lower())
-            )
+            "engineering manager" not in answer.lower()
+            and "account executive" not in answer.lower()
+            and "marketing specialist" not in answer.lower()
+            and "sales manager" in answer.lower()
         )
 
     def _solve_record_name_change(self, results: list[rt.Result]) -> dict[str, Any]:
@@ -2541,34 +2742,22 @@ class HRISEnv(rt.Environment):
         return b
 
     def _check_record_name_change_0(self, answer: str) -> bool:
-        return bool((self.t_employees.row("E003").last_name == "Ortiz-Weber"))
+        return bool(self.t_employees.row("E003").last_name == "Ortiz-Weber")
 
     def _check_record_name_change_1(self, answer: str) -> bool:
         return bool(
-            (
-                (self.t_employees.row("E003").work_email == "lena.ortiz-weber@acme.example")
-                and (self.t_employees.row("E003").phone_number == "+49-89-555-0199")
-            )
+            self.t_employees.row("E003").work_email == "lena.ortiz-weber@acme.example"
+            and self.t_employees.row("E003").phone_number == "+49-89-555-0199"
         )
 
     def _check_record_name_change_2(self, answer: str) -> bool:
         return bool(
-            (
-                (
-                    (
-                        self.t_employees.row("E003").employment_status
-                        == self.initial_state().t_employees.row("E003").employment_status
-                    )
-                    and (
-                        self.t_employees.row("E003").job_title
-                        == self.initial_state().t_employees.row("E003").job_title
-                    )
-                )
-                and (
-                    self.t_employees.row("E003").salary
-                    == self.initial_state().t_employees.row("E003").salary
-                )
-            )
+            self.t_employees.row("E003").employment_status
+            == self.initial_state().t_employees.row("E003").employment_status
+            and self.t_employees.row("E003").job_title
+            == self.initial_state().t_employees.row("E003").job_title
+            and self.t_employees.row("E003").salary
+            == self.initial_state().t_employees.row("E003").salary
         )
 
     def _solve_move_yuki_to_sales(self, results: list[rt.Result]) -> dict[str, Any]:
@@ -2587,17 +2776,15 @@ class HRISEnv(rt.Environment):
         return b
 
     def _check_move_yuki_to_sales_0(self, answer: str) -> bool:
-        return bool((self.t_employees.row("E005").department == "D02"))
+        return bool(self.t_employees.row("E005").department == "D02")
 
     def _check_move_yuki_to_sales_1(self, answer: str) -> bool:
-        return bool((self.t_employees.row("E005").job_title == "Account Executive"))
+        return bool(self.t_employees.row("E005").job_title == "Account Executive")
 
     def _check_move_yuki_to_sales_2(self, answer: str) -> bool:
         return bool(
-            (
-                self.t_employees.row("E005").salary
-                == self.initial_state().t_employees.row("E005").salary
-            )
+            self.t_employees.row("E005").salary
+            == self.initial_state().t_employees.row("E005").salary
         )
 
     def _write_employees_work_email(self, row: Employee, value: str) -> None:

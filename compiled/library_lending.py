@@ -43,12 +43,20 @@ class Author:
     author_id: str = ""
     name: str
 
+    def _stored_size(self) -> int:
+        # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        return 1 + h.text_size(self.author_id) + h.text_size(self.name)
+
 
 @dataclass(slots=True, kw_only=True)
 class Book:
     isbn: str
     title: str
     year: int
+
+    def _stored_size(self) -> int:
+        # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        return 1 + h.text_size(self.isbn) + h.text_size(self.title) + h.int_size(self.year)
 
 
 @dataclass(slots=True, kw_only=True)
@@ -57,6 +65,10 @@ class BookAuthor:
     book: str
     author: str
 
+    def _stored_size(self) -> int:
+        # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        return 1 + h.text_size(self.link_id) + h.stored_size(self.book) + h.stored_size(self.author)
+
 
 @dataclass(slots=True, kw_only=True)
 class Copy:
@@ -64,6 +76,10 @@ class Copy:
     book: str
     shelf: str
     condition: CopyCondition = CopyCondition.good
+
+    def _stored_size(self) -> int:
+        # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        return 2 + h.text_size(self.copy_id) + h.stored_size(self.book) + h.text_size(self.shelf)
 
 
 @dataclass(slots=True, kw_only=True)
@@ -75,6 +91,16 @@ class Member:
     expires: datetime.date
     fines_cents: int = 0
     status: MemberStatus = MemberStatus.active
+
+    def _stored_size(self) -> int:
+        # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        return (
+            4
+            + h.text_size(self.member_id)
+            + h.text_size(self.name)
+            + h.text_size(self.email)
+            + h.int_size(self.fines_cents)
+        )
 
 
 @dataclass(slots=True, kw_only=True)
@@ -88,6 +114,17 @@ class Loan:
     renewals: int = 0
     state: LoanState = LoanState.active
 
+    def _stored_size(self) -> int:
+        # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        return (
+            4
+            + h.text_size(self.loan_id)
+            + h.stored_size(self.copy_)
+            + h.stored_size(self.member)
+            + h.stored_size(self.returned_at)
+            + h.int_size(self.renewals)
+        )
+
 
 @dataclass(slots=True, kw_only=True)
 class Hold:
@@ -99,6 +136,17 @@ class Hold:
     ready_until: datetime.date | None = None
     state: HoldState = HoldState.waiting
 
+    def _stored_size(self) -> int:
+        # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        return (
+            3
+            + h.text_size(self.hold_id)
+            + h.stored_size(self.book)
+            + h.stored_size(self.member)
+            + h.stored_size(self.copy_)
+            + h.stored_size(self.ready_until)
+        )
+
 
 @dataclass(slots=True, kw_only=True)
 class BookInfo(rt.Value):
@@ -109,6 +157,18 @@ class BookInfo(rt.Value):
     copies_total: int
     copies_available: int
 
+    def _stored_size(self) -> int:
+        # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        return (
+            1
+            + h.text_size(self.isbn)
+            + h.text_size(self.title)
+            + h.int_size(self.year)
+            + h.stored_size(self.authors)
+            + h.int_size(self.copies_total)
+            + h.int_size(self.copies_available)
+        )
+
 
 @dataclass(slots=True, kw_only=True)
 class ReturnReceipt(rt.Value):
@@ -117,6 +177,17 @@ class ReturnReceipt(rt.Value):
     days_late: int
     fine_cents: int
     hold_ready_for: str | None = None
+
+    def _stored_size(self) -> int:
+        # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        return (
+            1
+            + h.text_size(self.loan_id)
+            + h.text_size(self.title)
+            + h.int_size(self.days_late)
+            + h.int_size(self.fine_cents)
+            + h.stored_size(self.hold_ready_for)
+        )
 
 
 @dataclass(slots=True, kw_only=True)
@@ -128,12 +199,27 @@ class OverdueItem(rt.Value):
     days_late: int
     fine_so_far_cents: int
 
+    def _stored_size(self) -> int:
+        # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        return (
+            2
+            + h.text_size(self.loan_id)
+            + h.stored_size(self.member)
+            + h.text_size(self.title)
+            + h.int_size(self.days_late)
+            + h.int_size(self.fine_so_far_cents)
+        )
+
 
 @dataclass(slots=True, kw_only=True)
 class ClockReport(rt.Value):
     now: datetime.datetime
     holds_expired: int
     memberships_expired: int
+
+    def _stored_size(self) -> int:
+        # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        return 2 + h.int_size(self.holds_expired) + h.int_size(self.memberships_expired)
 
 
 SPEC_MemberStatus = rt.EnumSpec(MemberStatus)
@@ -144,134 +230,148 @@ SPEC_HoldState = rt.EnumSpec(HoldState)
 SPEC_Author = rt.RecordSpec(
     Author,
     lambda: [
-        rt.FieldSpec("author_id", rt.STR, False, None, "author_id"),
-        rt.FieldSpec("name", rt.STR, True, None, "name"),
+        rt.FieldSpec(name="author_id", spec=rt.STR, required=False),
+        rt.FieldSpec(name="name", spec=rt.STR, required=True),
     ],
 )
 SPEC_Book = rt.RecordSpec(
     Book,
     lambda: [
-        rt.FieldSpec("isbn", rt.STR, True, "ISBN-13, e.g. 9780441013593", "isbn"),
-        rt.FieldSpec("title", rt.STR, True, None, "title"),
-        rt.FieldSpec("year", rt.INT, True, "year of publication", "year"),
+        rt.FieldSpec(
+            name="isbn", spec=rt.STR, required=True, description="ISBN-13, e.g. 9780441013593"
+        ),
+        rt.FieldSpec(name="title", spec=rt.STR, required=True),
+        rt.FieldSpec(name="year", spec=rt.INT, required=True, description="year of publication"),
     ],
 )
 SPEC_BookAuthor = rt.RecordSpec(
     BookAuthor,
     lambda: [
-        rt.FieldSpec("link_id", rt.STR, False, None, "link_id"),
-        rt.FieldSpec("book", rt.RefSpec(rt.STR, "Book", "books"), True, None, "book"),
-        rt.FieldSpec("author", rt.RefSpec(rt.STR, "Author", "authors"), True, None, "author"),
+        rt.FieldSpec(name="link_id", spec=rt.STR, required=False),
+        rt.FieldSpec(name="book", spec=rt.RefSpec(rt.STR, "Book", "books"), required=True),
+        rt.FieldSpec(name="author", spec=rt.RefSpec(rt.STR, "Author", "authors"), required=True),
     ],
 )
 SPEC_Copy = rt.RecordSpec(
     Copy,
     lambda: [
-        rt.FieldSpec("copy_id", rt.STR, True, "barcode, e.g. 9780441013593-1", "copy_id"),
-        rt.FieldSpec("book", rt.RefSpec(rt.STR, "Book", "books"), True, None, "book"),
-        rt.FieldSpec("shelf", rt.STR, True, "call-number shelf, e.g. SF-HER", "shelf"),
-        rt.FieldSpec("condition", SPEC_CopyCondition, False, None, "condition"),
+        rt.FieldSpec(
+            name="copy_id", spec=rt.STR, required=True, description="barcode, e.g. 9780441013593-1"
+        ),
+        rt.FieldSpec(name="book", spec=rt.RefSpec(rt.STR, "Book", "books"), required=True),
+        rt.FieldSpec(
+            name="shelf", spec=rt.STR, required=True, description="call-number shelf, e.g. SF-HER"
+        ),
+        rt.FieldSpec(name="condition", spec=SPEC_CopyCondition, required=False),
     ],
 )
 SPEC_Member = rt.RecordSpec(
     Member,
     lambda: [
-        rt.FieldSpec("member_id", rt.STR, True, None, "member_id"),
-        rt.FieldSpec("name", rt.STR, True, None, "name"),
-        rt.FieldSpec("email", rt.STR, True, None, "email"),
-        rt.FieldSpec("joined", rt.DATE, True, None, "joined"),
-        rt.FieldSpec("expires", rt.DATE, True, "last day of the membership", "expires"),
-        rt.FieldSpec("fines_cents", rt.INT, False, "unpaid fines, in cents", "fines_cents"),
-        rt.FieldSpec("status", SPEC_MemberStatus, False, None, "status"),
+        rt.FieldSpec(name="member_id", spec=rt.STR, required=True),
+        rt.FieldSpec(name="name", spec=rt.STR, required=True),
+        rt.FieldSpec(name="email", spec=rt.STR, required=True),
+        rt.FieldSpec(name="joined", spec=rt.DATE, required=True),
+        rt.FieldSpec(
+            name="expires", spec=rt.DATE, required=True, description="last day of the membership"
+        ),
+        rt.FieldSpec(
+            name="fines_cents", spec=rt.INT, required=False, description="unpaid fines, in cents"
+        ),
+        rt.FieldSpec(name="status", spec=SPEC_MemberStatus, required=False),
     ],
 )
 SPEC_Loan = rt.RecordSpec(
     Loan,
     lambda: [
-        rt.FieldSpec("loan_id", rt.STR, False, None, "loan_id"),
-        rt.FieldSpec("copy", rt.RefSpec(rt.STR, "Copy", "copies"), True, None, "copy_"),
-        rt.FieldSpec("member", rt.RefSpec(rt.STR, "Member", "members"), True, None, "member"),
-        rt.FieldSpec("checked_out", rt.DATETIME, True, None, "checked_out"),
-        rt.FieldSpec("due", rt.DATE, True, None, "due"),
-        rt.FieldSpec("returned_at", rt.OptionalSpec(rt.DATETIME), False, None, "returned_at"),
-        rt.FieldSpec("renewals", rt.INT, False, None, "renewals"),
-        rt.FieldSpec("state", SPEC_LoanState, False, None, "state"),
+        rt.FieldSpec(name="loan_id", spec=rt.STR, required=False),
+        rt.FieldSpec(
+            name="copy", spec=rt.RefSpec(rt.STR, "Copy", "copies"), required=True, attr="copy_"
+        ),
+        rt.FieldSpec(name="member", spec=rt.RefSpec(rt.STR, "Member", "members"), required=True),
+        rt.FieldSpec(name="checked_out", spec=rt.DATETIME, required=True),
+        rt.FieldSpec(name="due", spec=rt.DATE, required=True),
+        rt.FieldSpec(name="returned_at", spec=rt.OptionalSpec(rt.DATETIME), required=False),
+        rt.FieldSpec(name="renewals", spec=rt.INT, required=False),
+        rt.FieldSpec(name="state", spec=SPEC_LoanState, required=False),
     ],
 )
 SPEC_Hold = rt.RecordSpec(
     Hold,
     lambda: [
-        rt.FieldSpec("hold_id", rt.STR, False, None, "hold_id"),
-        rt.FieldSpec("book", rt.RefSpec(rt.STR, "Book", "books"), True, None, "book"),
-        rt.FieldSpec("member", rt.RefSpec(rt.STR, "Member", "members"), True, None, "member"),
-        rt.FieldSpec("placed", rt.DATETIME, True, None, "placed"),
+        rt.FieldSpec(name="hold_id", spec=rt.STR, required=False),
+        rt.FieldSpec(name="book", spec=rt.RefSpec(rt.STR, "Book", "books"), required=True),
+        rt.FieldSpec(name="member", spec=rt.RefSpec(rt.STR, "Member", "members"), required=True),
+        rt.FieldSpec(name="placed", spec=rt.DATETIME, required=True),
         rt.FieldSpec(
-            "copy",
-            rt.OptionalSpec(rt.RefSpec(rt.STR, "Copy", "copies")),
-            False,
-            "the copy set aside once the hold is ready",
-            "copy_",
+            name="copy",
+            spec=rt.OptionalSpec(rt.RefSpec(rt.STR, "Copy", "copies")),
+            required=False,
+            description="the copy set aside once the hold is ready",
+            attr="copy_",
         ),
         rt.FieldSpec(
-            "ready_until",
-            rt.OptionalSpec(rt.DATE),
-            False,
-            "last pickup day of a ready hold",
-            "ready_until",
+            name="ready_until",
+            spec=rt.OptionalSpec(rt.DATE),
+            required=False,
+            description="last pickup day of a ready hold",
         ),
-        rt.FieldSpec("state", SPEC_HoldState, False, None, "state"),
+        rt.FieldSpec(name="state", spec=SPEC_HoldState, required=False),
     ],
 )
 SPEC_BookInfo = rt.RecordSpec(
     BookInfo,
     lambda: [
-        rt.FieldSpec("isbn", rt.STR, True, None, "isbn"),
-        rt.FieldSpec("title", rt.STR, True, None, "title"),
-        rt.FieldSpec("year", rt.INT, True, None, "year"),
-        rt.FieldSpec("authors", rt.ListSpec(rt.STR), True, None, "authors"),
-        rt.FieldSpec("copies_total", rt.INT, True, None, "copies_total"),
+        rt.FieldSpec(name="isbn", spec=rt.STR, required=True),
+        rt.FieldSpec(name="title", spec=rt.STR, required=True),
+        rt.FieldSpec(name="year", spec=rt.INT, required=True),
+        rt.FieldSpec(name="authors", spec=rt.ListSpec(rt.STR), required=True),
+        rt.FieldSpec(name="copies_total", spec=rt.INT, required=True),
         rt.FieldSpec(
-            "copies_available",
-            rt.INT,
-            True,
-            "copies on the shelf that can be checked out now",
-            "copies_available",
+            name="copies_available",
+            spec=rt.INT,
+            required=True,
+            description="copies on the shelf that can be checked out now",
         ),
     ],
 )
 SPEC_ReturnReceipt = rt.RecordSpec(
     ReturnReceipt,
     lambda: [
-        rt.FieldSpec("loan_id", rt.STR, True, None, "loan_id"),
-        rt.FieldSpec("title", rt.STR, True, None, "title"),
-        rt.FieldSpec("days_late", rt.INT, True, None, "days_late"),
-        rt.FieldSpec("fine_cents", rt.INT, True, "fine charged for this return", "fine_cents"),
+        rt.FieldSpec(name="loan_id", spec=rt.STR, required=True),
+        rt.FieldSpec(name="title", spec=rt.STR, required=True),
+        rt.FieldSpec(name="days_late", spec=rt.INT, required=True),
         rt.FieldSpec(
-            "hold_ready_for",
-            rt.OptionalSpec(rt.RefSpec(rt.STR, "Member", "members")),
-            False,
-            "member whose hold this copy now serves, if any",
-            "hold_ready_for",
+            name="fine_cents",
+            spec=rt.INT,
+            required=True,
+            description="fine charged for this return",
+        ),
+        rt.FieldSpec(
+            name="hold_ready_for",
+            spec=rt.OptionalSpec(rt.RefSpec(rt.STR, "Member", "members")),
+            required=False,
+            description="member whose hold this copy now serves, if any",
         ),
     ],
 )
 SPEC_OverdueItem = rt.RecordSpec(
     OverdueItem,
     lambda: [
-        rt.FieldSpec("loan_id", rt.STR, True, None, "loan_id"),
-        rt.FieldSpec("member", rt.RefSpec(rt.STR, "Member", "members"), True, None, "member"),
-        rt.FieldSpec("title", rt.STR, True, None, "title"),
-        rt.FieldSpec("due", rt.DATE, True, None, "due"),
-        rt.FieldSpec("days_late", rt.INT, True, None, "days_late"),
-        rt.FieldSpec("fine_so_far_cents", rt.INT, True, None, "fine_so_far_cents"),
+        rt.FieldSpec(name="loan_id", spec=rt.STR, required=True),
+        rt.FieldSpec(name="member", spec=rt.RefSpec(rt.STR, "Member", "members"), required=True),
+        rt.FieldSpec(name="title", spec=rt.STR, required=True),
+        rt.FieldSpec(name="due", spec=rt.DATE, required=True),
+        rt.FieldSpec(name="days_late", spec=rt.INT, required=True),
+        rt.FieldSpec(name="fine_so_far_cents", spec=rt.INT, required=True),
     ],
 )
 SPEC_ClockReport = rt.RecordSpec(
     ClockReport,
     lambda: [
-        rt.FieldSpec("now", rt.DATETIME, True, None, "now"),
-        rt.FieldSpec("holds_expired", rt.INT, True, None, "holds_expired"),
-        rt.FieldSpec("memberships_expired", rt.INT, True, None, "memberships_expired"),
+        rt.FieldSpec(name="now", spec=rt.DATETIME, required=True),
+        rt.FieldSpec(name="holds_expired", spec=rt.INT, required=True),
+        rt.FieldSpec(name="memberships_expired", spec=rt.INT, required=True),
     ],
 )
 
@@ -284,6 +384,10 @@ C_FINE_BLOCK_CENTS: int = 500
 C_HOLD_PICKUP_DAYS: int = 7
 
 
+# library_lending.branch.json: the initial state of 8 tasks
+INIT_LIBRARY_LENDING_BRANCH = '{"authors": [{"author_id": "A1", "name": "Frank Herbert"}, {"author_id": "A2", "name": "Ursula K. Le Guin"}, {"author_id": "A3", "name": "Terry Pratchett"}], "book_authors": [{"author": "A1", "book": "9780441013593", "link_id": "BA1"}, {"author": "A2", "book": "9780441478125", "link_id": "BA2"}, {"author": "A2", "book": "9780553383041", "link_id": "BA3"}, {"author": "A3", "book": "9780552131063", "link_id": "BA4"}], "books": [{"isbn": "9780441013593", "title": "Dune", "year": 1965}, {"isbn": "9780441478125", "title": "The Left Hand of Darkness", "year": 1969}, {"isbn": "9780553383041", "title": "A Wizard of Earthsea", "year": 1968}, {"isbn": "9780552131063", "title": "Mort", "year": 1987}], "copies": [{"book": "9780441013593", "condition": "good", "copy_id": "9780441013593-1", "shelf": "SF-HER"}, {"book": "9780441013593", "condition": "worn", "copy_id": "9780441013593-2", "shelf": "SF-HER"}, {"book": "9780441478125", "condition": "good", "copy_id": "9780441478125-1", "shelf": "SF-LEG"}, {"book": "9780553383041", "condition": "good", "copy_id": "9780553383041-1", "shelf": "F-LEG"}, {"book": "9780553383041", "condition": "damaged", "copy_id": "9780553383041-2", "shelf": "F-LEG"}, {"book": "9780552131063", "condition": "good", "copy_id": "9780552131063-1", "shelf": "F-PRA"}], "holds": [{"book": "9780441478125", "copy": null, "hold_id": "H1", "member": "M004", "placed": "2024-03-30T12:00:00Z", "ready_until": null, "state": "waiting"}], "holidays": [], "loans": [{"checked_out": "2024-03-11T10:00:00Z", "copy": "9780441013593-1", "due": "2024-04-01", "loan_id": "L1", "member": "M001", "renewals": 0, "returned_at": null, "state": "active"}, {"checked_out": "2024-03-25T15:00:00Z", "copy": "9780441478125-1", "due": "2024-04-15", "loan_id": "L2", "member": "M002", "renewals": 0, "returned_at": null, "state": "active"}, {"checked_out": "2024-03-20T11:00:00Z", "copy": "9780552131063-1", "due": "2024-04-10", "loan_id": "L3", "member": "M001", "renewals": 0, "returned_at": null, "state": "active"}], "members": [{"email": "ana@example.org", "expires": "2024-08-31", "fines_cents": 0, "joined": "2023-09-01", "member_id": "M001", "name": "Ana Ruiz", "status": "active"}, {"email": "ben@example.org", "expires": "2025-01-09", "fines_cents": 0, "joined": "2024-01-10", "member_id": "M002", "name": "Ben Okafor", "status": "active"}, {"email": "chen@example.org", "expires": "2024-02-25", "fines_cents": 0, "joined": "2023-02-25", "member_id": "M003", "name": "Chen Li", "status": "expired"}, {"email": "dara@example.org", "expires": "2024-12-01", "fines_cents": 650, "joined": "2023-12-02", "member_id": "M004", "name": "Dara Byrne", "status": "active"}], "now": "2024-04-08T10:00:00Z"}'
+
+
 class LibraryLendingEnv(rt.Environment):
     "Circulation desk of a public library: search the catalog, lend and take back copies,\nrenew loans, charge and collect late fines, queue holds, and maintain the catalog."
 
@@ -291,49 +395,73 @@ class LibraryLendingEnv(rt.Environment):
     DESCRIPTION = "Circulation desk of a public library: search the catalog, lend and take back copies,\nrenew loans, charge and collect late fines, queue holds, and maintain the catalog."
     TABLES: ClassVar[dict[str, rt.TableSpec]] = {
         "authors": rt.TableSpec(
-            rt.TableSchema("authors", "Author", "author_id", "A", (), (), {}), SPEC_Author, ()
+            schema=rt.TableSchema(
+                name="authors",
+                entity="Author",
+                key="author_id",
+                auto_prefix="A",
+                uniques=(),
+                refs=(),
+            ),
+            row=SPEC_Author,
         ),
         "books": rt.TableSpec(
-            rt.TableSchema("books", "Book", "isbn", None, (), (), {}), SPEC_Book, ()
+            schema=rt.TableSchema(
+                name="books", entity="Book", key="isbn", auto_prefix=None, uniques=(), refs=()
+            ),
+            row=SPEC_Book,
         ),
         "book_authors": rt.TableSpec(
-            rt.TableSchema(
-                "book_authors",
-                "BookAuthor",
-                "link_id",
-                "BA",
-                (("book", "author"),),
-                (
-                    rt.RefField("book_authors", "book", "books", "cascade"),
-                    rt.RefField("book_authors", "author", "authors", "restrict"),
+            schema=rt.TableSchema(
+                name="book_authors",
+                entity="BookAuthor",
+                key="link_id",
+                auto_prefix="BA",
+                uniques=(("book", "author"),),
+                refs=(
+                    rt.RefField(
+                        child_table="book_authors",
+                        field="book",
+                        parent_table="books",
+                        on_delete="cascade",
+                    ),
+                    rt.RefField(
+                        child_table="book_authors",
+                        field="author",
+                        parent_table="authors",
+                        on_delete="restrict",
+                    ),
                 ),
-                {},
             ),
-            SPEC_BookAuthor,
-            (),
+            row=SPEC_BookAuthor,
         ),
         "copies": rt.TableSpec(
-            rt.TableSchema(
-                "copies",
-                "Copy",
-                "copy_id",
-                None,
-                (),
-                (rt.RefField("copies", "book", "books", "cascade"),),
-                {},
+            schema=rt.TableSchema(
+                name="copies",
+                entity="Copy",
+                key="copy_id",
+                auto_prefix=None,
+                uniques=(),
+                refs=(
+                    rt.RefField(
+                        child_table="copies",
+                        field="book",
+                        parent_table="books",
+                        on_delete="cascade",
+                    ),
+                ),
             ),
-            SPEC_Copy,
-            (),
+            row=SPEC_Copy,
         ),
         "members": rt.TableSpec(
-            rt.TableSchema(
-                "members",
-                "Member",
-                "member_id",
-                None,
-                (("email",),),
-                (),
-                {
+            schema=rt.TableSchema(
+                name="members",
+                entity="Member",
+                key="member_id",
+                auto_prefix=None,
+                uniques=(("email",),),
+                refs=(),
+                transitions={
                     "status": {
                         MemberStatus.active: frozenset(
                             {MemberStatus.expired, MemberStatus.suspended}
@@ -343,38 +471,57 @@ class LibraryLendingEnv(rt.Environment):
                     }
                 },
             ),
-            SPEC_Member,
-            (),
+            row=SPEC_Member,
         ),
         "loans": rt.TableSpec(
-            rt.TableSchema(
-                "loans",
-                "Loan",
-                "loan_id",
-                "L",
-                (),
-                (
-                    rt.RefField("loans", "copy_", "copies", "cascade"),
-                    rt.RefField("loans", "member", "members", "restrict"),
+            schema=rt.TableSchema(
+                name="loans",
+                entity="Loan",
+                key="loan_id",
+                auto_prefix="L",
+                uniques=(),
+                refs=(
+                    rt.RefField(
+                        child_table="loans",
+                        field="copy_",
+                        parent_table="copies",
+                        on_delete="cascade",
+                    ),
+                    rt.RefField(
+                        child_table="loans",
+                        field="member",
+                        parent_table="members",
+                        on_delete="restrict",
+                    ),
                 ),
-                {"state": {LoanState.active: frozenset({LoanState.lost, LoanState.returned})}},
+                transitions={
+                    "state": {LoanState.active: frozenset({LoanState.lost, LoanState.returned})}
+                },
             ),
-            SPEC_Loan,
-            (),
+            row=SPEC_Loan,
         ),
         "holds": rt.TableSpec(
-            rt.TableSchema(
-                "holds",
-                "Hold",
-                "hold_id",
-                "H",
-                (),
-                (
-                    rt.RefField("holds", "book", "books", "cascade"),
-                    rt.RefField("holds", "member", "members", "cascade"),
-                    rt.RefField("holds", "copy_", "copies", "none"),
+            schema=rt.TableSchema(
+                name="holds",
+                entity="Hold",
+                key="hold_id",
+                auto_prefix="H",
+                uniques=(),
+                refs=(
+                    rt.RefField(
+                        child_table="holds", field="book", parent_table="books", on_delete="cascade"
+                    ),
+                    rt.RefField(
+                        child_table="holds",
+                        field="member",
+                        parent_table="members",
+                        on_delete="cascade",
+                    ),
+                    rt.RefField(
+                        child_table="holds", field="copy_", parent_table="copies", on_delete="none"
+                    ),
                 ),
-                {
+                transitions={
                     "state": {
                         HoldState.ready: frozenset(
                             {HoldState.cancelled, HoldState.expired, HoldState.fulfilled}
@@ -383,383 +530,396 @@ class LibraryLendingEnv(rt.Environment):
                     }
                 },
             ),
-            SPEC_Hold,
-            (),
+            row=SPEC_Hold,
         ),
     }
     SCALARS: ClassVar[dict[str, rt.ScalarSpec]] = {
-        "holidays": rt.ScalarSpec("holidays", rt.SetSpec(rt.DATE), None),
-        "now": rt.ScalarSpec("now", rt.DATETIME, None),
+        "holidays": rt.ScalarSpec(name="holidays", spec=rt.SetSpec(rt.DATE)),
+        "now": rt.ScalarSpec(name="now", spec=rt.DATETIME),
     }
     TOOLS: ClassVar[dict[str, rt.ToolSpec]] = {
         "search_books": rt.ToolSpec(
-            "search_books",
-            "query",
-            "Find books whose title or one of whose authors' names contains the text. Results are\nsorted by title and say how many copies can be borrowed right now.",
-            (
+            name="search_books",
+            kind="query",
+            description="Find books whose title or one of whose authors' names contains the text. Results are\nsorted by title and say how many copies can be borrowed right now.",
+            params=(
                 rt.ParamSpec(
-                    "text",
-                    rt.STR,
-                    True,
-                    None,
-                    "words from a title or an author's name, case-insensitive",
-                    "text",
+                    name="text",
+                    spec=rt.STR,
+                    required=True,
+                    description="words from a title or an author's name, case-insensitive",
                 ),
             ),
-            rt.ListSpec(SPEC_BookInfo),
-            "_impl_search_books",
-            (),
-            (),
-            (),
+            result=rt.ListSpec(SPEC_BookInfo),
+            impl="_impl_search_books",
+            json_arguments="_json_search_books",
         ),
         "get_book": rt.ToolSpec(
-            "get_book",
-            "query",
-            "Catalog record of one book: title, year, authors and copy counts.",
-            (rt.ParamSpec("isbn", rt.STR, True, None, "the book's ISBN", "isbn"),),
-            SPEC_BookInfo,
-            "_impl_get_book",
-            (),
-            (),
-            (),
+            name="get_book",
+            kind="query",
+            description="Catalog record of one book: title, year, authors and copy counts.",
+            params=(
+                rt.ParamSpec(
+                    name="isbn", spec=rt.STR, required=True, description="the book's ISBN"
+                ),
+            ),
+            result=SPEC_BookInfo,
+            impl="_impl_get_book",
+            json_arguments="_json_get_book",
         ),
         "list_copies": rt.ToolSpec(
-            "list_copies",
-            "query",
-            "The physical copies of a book, with shelf and condition.",
-            (
-                rt.ParamSpec("isbn", rt.STR, True, None, "the book's ISBN", "isbn"),
+            name="list_copies",
+            kind="query",
+            description="The physical copies of a book, with shelf and condition.",
+            params=(
                 rt.ParamSpec(
-                    "available_only",
-                    rt.BOOL,
-                    False,
-                    lambda: False,
-                    "only copies that can be checked out now",
-                    "available_only",
+                    name="isbn", spec=rt.STR, required=True, description="the book's ISBN"
+                ),
+                rt.ParamSpec(
+                    name="available_only",
+                    spec=rt.BOOL,
+                    required=False,
+                    default=lambda: False,
+                    description="only copies that can be checked out now",
                 ),
             ),
-            rt.ListSpec(SPEC_Copy),
-            "_impl_list_copies",
-            (),
-            (),
-            (),
+            result=rt.ListSpec(SPEC_Copy),
+            impl="_impl_list_copies",
+            json_arguments="_json_list_copies",
         ),
         "get_member": rt.ToolSpec(
-            "get_member",
-            "query",
-            "A member's record: status, membership expiry and unpaid fines.",
-            (
+            name="get_member",
+            kind="query",
+            description="A member's record: status, membership expiry and unpaid fines.",
+            params=(
                 rt.ParamSpec(
-                    "member_id", rt.STR, True, None, "library card number, e.g. M001", "member_id"
+                    name="member_id",
+                    spec=rt.STR,
+                    required=True,
+                    description="library card number, e.g. M001",
                 ),
             ),
-            SPEC_Member,
-            "_impl_get_member",
-            (),
-            (),
-            (),
+            result=SPEC_Member,
+            impl="_impl_get_member",
+            json_arguments="_json_get_member",
         ),
         "list_member_loans": rt.ToolSpec(
-            "list_member_loans",
-            "query",
-            "A member's loans, soonest due first.",
-            (
-                rt.ParamSpec("member_id", rt.STR, True, None, "library card number", "member_id"),
+            name="list_member_loans",
+            kind="query",
+            description="A member's loans, soonest due first.",
+            params=(
                 rt.ParamSpec(
-                    "include_returned",
-                    rt.BOOL,
-                    False,
-                    lambda: False,
-                    "also list past loans",
-                    "include_returned",
+                    name="member_id", spec=rt.STR, required=True, description="library card number"
+                ),
+                rt.ParamSpec(
+                    name="include_returned",
+                    spec=rt.BOOL,
+                    required=False,
+                    default=lambda: False,
+                    description="also list past loans",
                 ),
             ),
-            rt.ListSpec(SPEC_Loan),
-            "_impl_list_member_loans",
-            (),
-            (),
-            (),
+            result=rt.ListSpec(SPEC_Loan),
+            impl="_impl_list_member_loans",
+            json_arguments="_json_list_member_loans",
         ),
         "list_overdue_loans": rt.ToolSpec(
-            "list_overdue_loans",
-            "query",
-            "All active loans past their due date, most overdue first, with the fine accrued so far.",
-            (),
-            rt.ListSpec(SPEC_OverdueItem),
-            "_impl_list_overdue_loans",
-            (),
-            (),
-            (),
+            name="list_overdue_loans",
+            kind="query",
+            description="All active loans past their due date, most overdue first, with the fine accrued so far.",
+            params=(),
+            result=rt.ListSpec(SPEC_OverdueItem),
+            impl="_impl_list_overdue_loans",
+            json_arguments="_json_list_overdue_loans",
         ),
         "register_member": rt.ToolSpec(
-            "register_member",
-            "action",
-            "Sign up a new member. The membership starts today and runs for twelve months.",
-            (
+            name="register_member",
+            kind="action",
+            description="Sign up a new member. The membership starts today and runs for twelve months.",
+            params=(
                 rt.ParamSpec(
-                    "member_id", rt.STR, True, None, "new library card number", "member_id"
+                    name="member_id",
+                    spec=rt.STR,
+                    required=True,
+                    description="new library card number",
                 ),
-                rt.ParamSpec("name", rt.STR, True, None, None, "name"),
+                rt.ParamSpec(name="name", spec=rt.STR, required=True),
                 rt.ParamSpec(
-                    "email", rt.STR, True, None, "contact e-mail; must be unused", "email"
+                    name="email",
+                    spec=rt.STR,
+                    required=True,
+                    description="contact e-mail; must be unused",
                 ),
             ),
-            SPEC_Member,
-            "_impl_register_member",
-            (
+            result=SPEC_Member,
+            impl="_impl_register_member",
+            json_arguments="_json_register_member",
+            env_invariants=(
                 "_inv_1",
                 "_inv_2",
                 "_inv_3",
             ),
-            (),
-            (),
         ),
         "renew_membership": rt.ToolSpec(
-            "renew_membership",
-            "action",
-            "Extend a membership by twelve months (from its end, or from today if it has lapsed).\nFines must be paid first; suspended members must see staff.",
-            (rt.ParamSpec("member_id", rt.STR, True, None, "library card number", "member_id"),),
-            SPEC_Member,
-            "_impl_renew_membership",
-            (),
-            (),
-            (("members", "_inv_1_row", "_inv_1"),),
+            name="renew_membership",
+            kind="action",
+            description="Extend a membership by twelve months (from its end, or from today if it has lapsed).\nFines must be paid first; suspended members must see staff.",
+            params=(
+                rt.ParamSpec(
+                    name="member_id", spec=rt.STR, required=True, description="library card number"
+                ),
+            ),
+            result=SPEC_Member,
+            impl="_impl_renew_membership",
+            json_arguments="_json_renew_membership",
+            row_env_invariants=(("members", "_inv_1_row", "_inv_1"),),
         ),
         "pay_fine": rt.ToolSpec(
-            "pay_fine",
-            "action",
-            "Record a fine payment.",
-            (
-                rt.ParamSpec("member_id", rt.STR, True, None, "library card number", "member_id"),
+            name="pay_fine",
+            kind="action",
+            description="Record a fine payment.",
+            params=(
                 rt.ParamSpec(
-                    "amount_cents",
-                    rt.INT,
-                    True,
-                    None,
-                    "amount paid, in cents; at most what is owed",
-                    "amount_cents",
+                    name="member_id", spec=rt.STR, required=True, description="library card number"
+                ),
+                rt.ParamSpec(
+                    name="amount_cents",
+                    spec=rt.INT,
+                    required=True,
+                    description="amount paid, in cents; at most what is owed",
                 ),
             ),
-            SPEC_Member,
-            "_impl_pay_fine",
-            (),
-            (),
-            (("members", "_inv_1_row", "_inv_1"),),
+            result=SPEC_Member,
+            impl="_impl_pay_fine",
+            json_arguments="_json_pay_fine",
+            row_env_invariants=(("members", "_inv_1_row", "_inv_1"),),
         ),
         "check_out": rt.ToolSpec(
-            "check_out",
-            "action",
-            "Lend a copy to a member for LOAN_DAYS days (the due date moves past Sundays and holidays).\nThe member must be active and unexpired, owe less than FINE_BLOCK_CENTS and have fewer than\nMAX_LOANS loans. A copy set aside for a hold can only go to that hold's member, which\nfulfils the hold.",
-            (
-                rt.ParamSpec("copy_id", rt.STR, True, None, "barcode of the copy", "copy_id"),
-                rt.ParamSpec("member_id", rt.STR, True, None, "library card number", "member_id"),
+            name="check_out",
+            kind="action",
+            description="Lend a copy to a member for LOAN_DAYS days (the due date moves past Sundays and holidays).\nThe member must be active and unexpired, owe less than FINE_BLOCK_CENTS and have fewer than\nMAX_LOANS loans. A copy set aside for a hold can only go to that hold's member, which\nfulfils the hold.",
+            params=(
+                rt.ParamSpec(
+                    name="copy_id", spec=rt.STR, required=True, description="barcode of the copy"
+                ),
+                rt.ParamSpec(
+                    name="member_id", spec=rt.STR, required=True, description="library card number"
+                ),
             ),
-            SPEC_Loan,
-            "_impl_check_out",
-            (
+            result=SPEC_Loan,
+            impl="_impl_check_out",
+            json_arguments="_json_check_out",
+            env_invariants=(
                 "_inv_0",
                 "_inv_1",
                 "_inv_2",
                 "_inv_3",
             ),
-            (),
-            (),
         ),
         "return_copy": rt.ToolSpec(
-            "return_copy",
-            "action",
-            "Take back a copy. A late return charges DAILY_FINE_CENTS per day late to the borrower.\nIf someone is waiting for the book, the copy is set aside for the oldest hold.",
-            (
+            name="return_copy",
+            kind="action",
+            description="Take back a copy. A late return charges DAILY_FINE_CENTS per day late to the borrower.\nIf someone is waiting for the book, the copy is set aside for the oldest hold.",
+            params=(
                 rt.ParamSpec(
-                    "copy_id", rt.STR, True, None, "barcode of the returned copy", "copy_id"
+                    name="copy_id",
+                    spec=rt.STR,
+                    required=True,
+                    description="barcode of the returned copy",
                 ),
                 rt.ParamSpec(
-                    "condition",
-                    SPEC_CopyCondition,
-                    False,
-                    lambda: CopyCondition.good,
-                    "condition on return",
-                    "condition",
+                    name="condition",
+                    spec=SPEC_CopyCondition,
+                    required=False,
+                    default=lambda: CopyCondition.good,
+                    description="condition on return",
                 ),
             ),
-            SPEC_ReturnReceipt,
-            "_impl_return_copy",
-            (
+            result=SPEC_ReturnReceipt,
+            impl="_impl_return_copy",
+            json_arguments="_json_return_copy",
+            env_invariants=(
                 "_inv_0",
                 "_inv_1",
                 "_inv_2",
                 "_inv_3",
             ),
-            (),
-            (),
         ),
         "renew_loan": rt.ToolSpec(
-            "renew_loan",
-            "action",
-            "Extend an active loan by LOAN_DAYS days from its current due date. Not possible for an\noverdue loan, after MAX_RENEWALS renewals, or while another member waits for the book.",
-            (
-                rt.ParamSpec("loan_id", rt.STR, True, None, None, "loan_id"),
+            name="renew_loan",
+            kind="action",
+            description="Extend an active loan by LOAN_DAYS days from its current due date. Not possible for an\noverdue loan, after MAX_RENEWALS renewals, or while another member waits for the book.",
+            params=(
+                rt.ParamSpec(name="loan_id", spec=rt.STR, required=True),
                 rt.ParamSpec(
-                    "member_id", rt.STR, True, None, "the borrower's card number", "member_id"
+                    name="member_id",
+                    spec=rt.STR,
+                    required=True,
+                    description="the borrower's card number",
                 ),
             ),
-            SPEC_Loan,
-            "_impl_renew_loan",
-            (
+            result=SPEC_Loan,
+            impl="_impl_renew_loan",
+            json_arguments="_json_renew_loan",
+            env_invariants=(
                 "_inv_0",
                 "_inv_1",
                 "_inv_3",
             ),
-            (),
-            (),
         ),
         "report_lost": rt.ToolSpec(
-            "report_lost",
-            "action",
-            "The borrower lost the copy: close the loan as lost, mark the copy lost and charge the\nreplacement fee.",
-            (rt.ParamSpec("loan_id", rt.STR, True, None, None, "loan_id"),),
-            SPEC_Loan,
-            "_impl_report_lost",
-            (
+            name="report_lost",
+            kind="action",
+            description="The borrower lost the copy: close the loan as lost, mark the copy lost and charge the\nreplacement fee.",
+            params=(rt.ParamSpec(name="loan_id", spec=rt.STR, required=True),),
+            result=SPEC_Loan,
+            impl="_impl_report_lost",
+            json_arguments="_json_report_lost",
+            env_invariants=(
                 "_inv_0",
                 "_inv_1",
                 "_inv_3",
             ),
-            (),
-            (),
         ),
         "place_hold": rt.ToolSpec(
-            "place_hold",
-            "action",
-            "Join the queue for a book none of whose copies is on the shelf. When a copy comes back\nit is set aside for the oldest hold for HOLD_PICKUP_DAYS days.",
-            (
-                rt.ParamSpec("isbn", rt.STR, True, None, "the wanted book's ISBN", "isbn"),
-                rt.ParamSpec("member_id", rt.STR, True, None, "library card number", "member_id"),
+            name="place_hold",
+            kind="action",
+            description="Join the queue for a book none of whose copies is on the shelf. When a copy comes back\nit is set aside for the oldest hold for HOLD_PICKUP_DAYS days.",
+            params=(
+                rt.ParamSpec(
+                    name="isbn", spec=rt.STR, required=True, description="the wanted book's ISBN"
+                ),
+                rt.ParamSpec(
+                    name="member_id", spec=rt.STR, required=True, description="library card number"
+                ),
             ),
-            SPEC_Hold,
-            "_impl_place_hold",
-            ("_inv_2",),
-            (),
-            (("holds", "_inv_3_row", "_inv_3"),),
+            result=SPEC_Hold,
+            impl="_impl_place_hold",
+            json_arguments="_json_place_hold",
+            env_invariants=("_inv_2",),
+            row_env_invariants=(("holds", "_inv_3_row", "_inv_3"),),
         ),
         "cancel_hold": rt.ToolSpec(
-            "cancel_hold",
-            "action",
-            "Cancel a waiting or ready hold. A copy that was set aside passes to the next hold.",
-            (
-                rt.ParamSpec("hold_id", rt.STR, True, None, None, "hold_id"),
+            name="cancel_hold",
+            kind="action",
+            description="Cancel a waiting or ready hold. A copy that was set aside passes to the next hold.",
+            params=(
+                rt.ParamSpec(name="hold_id", spec=rt.STR, required=True),
                 rt.ParamSpec(
-                    "member_id",
-                    rt.STR,
-                    True,
-                    None,
-                    "the card number of the hold's member",
-                    "member_id",
+                    name="member_id",
+                    spec=rt.STR,
+                    required=True,
+                    description="the card number of the hold's member",
                 ),
             ),
-            SPEC_Hold,
-            "_impl_cancel_hold",
-            ("_inv_2",),
-            (),
-            (("holds", "_inv_3_row", "_inv_3"),),
+            result=SPEC_Hold,
+            impl="_impl_cancel_hold",
+            json_arguments="_json_cancel_hold",
+            env_invariants=("_inv_2",),
+            row_env_invariants=(("holds", "_inv_3_row", "_inv_3"),),
         ),
         "advance_clock": rt.ToolSpec(
-            "advance_clock",
-            "action",
-            "Move the library's clock forward (e.g. at opening time). Ready holds whose pickup day\nhas passed expire and their copies pass to the next hold; lapsed memberships expire.",
-            (
+            name="advance_clock",
+            kind="action",
+            description="Move the library's clock forward (e.g. at opening time). Ready holds whose pickup day\nhas passed expire and their copies pass to the next hold; lapsed memberships expire.",
+            params=(
                 rt.ParamSpec(
-                    "to",
-                    rt.DATETIME,
-                    True,
-                    None,
-                    "the new current time; not earlier than now",
-                    "to",
+                    name="to",
+                    spec=rt.DATETIME,
+                    required=True,
+                    description="the new current time; not earlier than now",
                 ),
             ),
-            SPEC_ClockReport,
-            "_impl_advance_clock",
-            (
+            result=SPEC_ClockReport,
+            impl="_impl_advance_clock",
+            json_arguments="_json_advance_clock",
+            env_invariants=(
                 "_inv_1",
                 "_inv_2",
                 "_inv_3",
             ),
-            (),
-            (),
         ),
         "add_book": rt.ToolSpec(
-            "add_book",
-            "action",
-            "Add a title to the catalog with its authors and copies. Copies get the barcodes\n<isbn>-1, <isbn>-2, ... Authors are matched by name (case-insensitive) or created.",
-            (
-                rt.ParamSpec("isbn", rt.STR, True, None, "ISBN-13 of the new title", "isbn"),
-                rt.ParamSpec("title", rt.STR, True, None, None, "title"),
-                rt.ParamSpec("year", rt.INT, True, None, "year of publication", "year"),
+            name="add_book",
+            kind="action",
+            description="Add a title to the catalog with its authors and copies. Copies get the barcodes\n<isbn>-1, <isbn>-2, ... Authors are matched by name (case-insensitive) or created.",
+            params=(
                 rt.ParamSpec(
-                    "author_names",
-                    rt.ListSpec(rt.STR),
-                    True,
-                    None,
-                    "authors in credit order; existing authors are reused",
-                    "author_names",
+                    name="isbn", spec=rt.STR, required=True, description="ISBN-13 of the new title"
                 ),
-                rt.ParamSpec("shelf", rt.STR, True, None, "shelf for the new copies", "shelf"),
+                rt.ParamSpec(name="title", spec=rt.STR, required=True),
                 rt.ParamSpec(
-                    "copy_count",
-                    rt.INT,
-                    False,
-                    lambda: 1,
-                    "number of copies to add (1-20)",
-                    "copy_count",
+                    name="year", spec=rt.INT, required=True, description="year of publication"
+                ),
+                rt.ParamSpec(
+                    name="author_names",
+                    spec=rt.ListSpec(rt.STR),
+                    required=True,
+                    description="authors in credit order; existing authors are reused",
+                ),
+                rt.ParamSpec(
+                    name="shelf", spec=rt.STR, required=True, description="shelf for the new copies"
+                ),
+                rt.ParamSpec(
+                    name="copy_count",
+                    spec=rt.INT,
+                    required=False,
+                    default=lambda: 1,
+                    description="number of copies to add (1-20)",
                 ),
             ),
-            SPEC_BookInfo,
-            "_impl_add_book",
-            (
+            result=SPEC_BookInfo,
+            impl="_impl_add_book",
+            json_arguments="_json_add_book",
+            env_invariants=(
                 "_inv_0",
                 "_inv_1",
                 "_inv_2",
                 "_inv_3",
             ),
-            (),
-            (),
         ),
         "withdraw_book": rt.ToolSpec(
-            "withdraw_book",
-            "action",
-            "Remove a title from the catalog, with its copies, author links, holds and the loan\nhistory of its copies (cascading deletes). Not possible while a copy is on loan.",
-            (rt.ParamSpec("isbn", rt.STR, True, None, "ISBN of the title to remove", "isbn"),),
-            rt.STR,
-            "_impl_withdraw_book",
-            (
+            name="withdraw_book",
+            kind="action",
+            description="Remove a title from the catalog, with its copies, author links, holds and the loan\nhistory of its copies (cascading deletes). Not possible while a copy is on loan.",
+            params=(
+                rt.ParamSpec(
+                    name="isbn",
+                    spec=rt.STR,
+                    required=True,
+                    description="ISBN of the title to remove",
+                ),
+            ),
+            result=rt.STR,
+            impl="_impl_withdraw_book",
+            json_arguments="_json_withdraw_book",
+            env_invariants=(
                 "_inv_0",
                 "_inv_1",
                 "_inv_2",
                 "_inv_3",
             ),
-            (),
-            (),
         ),
     }
     TASKS: ClassVar[dict[str, rt.TaskSpec]] = {
         "borrow_and_queue": rt.TaskSpec(
-            "borrow_and_queue",
-            "Ana (M001) wants to borrow Dune; there is one copy on the shelf, lend it to her. Ben\n(M002) wants Dune too: put him in the queue for it.",
-            "_init_borrow_and_queue",
-            None,
-            "_solve_borrow_and_queue",
-            (
+            name="borrow_and_queue",
+            instruction="Ana (M001) wants to borrow Dune; there is one copy on the shelf, lend it to her. Ben\n(M002) wants Dune too: put him in the queue for it.",
+            init="_init_borrow_and_queue",
+            init_data=None,
+            solve="_solve_borrow_and_queue",
+            checks=(
                 ("Ana has Dune until 26 March", "_check_borrow_and_queue_0"),
                 ("Ben is waiting for Dune", "_check_borrow_and_queue_1"),
             ),
         ),
         "late_return_and_pickup": rt.TaskSpec(
-            "late_return_and_pickup",
-            "Open the desk: set the clock to 2024-02-26 09:00. Ana (M001) brings back Dune copy\n9780441013593-1, six days late and a bit worn; she pays her fine in full. Ben (M002), first\nin the queue, is at the desk and takes the copy home.",
-            "_init_late_return_and_pickup",
-            None,
-            "_solve_late_return_and_pickup",
-            (
+            name="late_return_and_pickup",
+            instruction="Open the desk: set the clock to 2024-02-26 09:00. Ana (M001) brings back Dune copy\n9780441013593-1, six days late and a bit worn; she pays her fine in full. Ben (M002), first\nin the queue, is at the desk and takes the copy home.",
+            init="_init_late_return_and_pickup",
+            init_data=None,
+            solve="_solve_late_return_and_pickup",
+            checks=(
                 ("the late loan is closed", "_check_late_return_and_pickup_0"),
                 ("six days late cost 150 cents, all paid", "_check_late_return_and_pickup_1"),
                 ("Ben's hold is fulfilled and he has the copy", "_check_late_return_and_pickup_2"),
@@ -768,12 +928,12 @@ class LibraryLendingEnv(rt.Environment):
             ),
         ),
         "catalog_update": rt.TaskSpec(
-            "catalog_update",
-            'Catalog work: add "Good Omens" (ISBN 9780060853983, 1990) by Terry Pratchett and Neil\nGaiman, two copies on shelf F-PRA; Terry Pratchett is already in the catalog, do not create\nhim twice. Then withdraw the damaged-beyond-repair "Mort" (ISBN 9780552131063).',
-            "_init_catalog_update",
-            None,
-            "_solve_catalog_update",
-            (
+            name="catalog_update",
+            instruction='Catalog work: add "Good Omens" (ISBN 9780060853983, 1990) by Terry Pratchett and Neil\nGaiman, two copies on shelf F-PRA; Terry Pratchett is already in the catalog, do not create\nhim twice. Then withdraw the damaged-beyond-repair "Mort" (ISBN 9780552131063).',
+            init="_init_catalog_update",
+            init_data=None,
+            solve="_solve_catalog_update",
+            checks=(
                 ("Good Omens is catalogued with two copies", "_check_catalog_update_0"),
                 (
                     "Good Omens is credited to both authors, and only Gaiman is a new author",
@@ -786,23 +946,23 @@ class LibraryLendingEnv(rt.Environment):
             ),
         ),
         "renew_before_holiday": rt.TaskSpec(
-            "renew_before_holiday",
-            "Ana (M001) is travelling: renew her loan of Dune (loan L1) so that she can keep the copy\nthree more weeks. Nobody else is waiting for the book.",
-            "_init_renew_before_holiday",
-            None,
-            "_solve_renew_before_holiday",
-            (
+            name="renew_before_holiday",
+            instruction="Ana (M001) is travelling: renew her loan of Dune (loan L1) so that she can keep the copy\nthree more weeks. Nobody else is waiting for the book.",
+            init="_init_renew_before_holiday",
+            init_data=None,
+            solve="_solve_renew_before_holiday",
+            checks=(
                 ("the loan was renewed once", "_check_renew_before_holiday_0"),
                 ("the due date moved three weeks later", "_check_renew_before_holiday_1"),
             ),
         ),
         "overdue_loans_question": rt.TaskSpec(
-            "overdue_loans_question",
-            "Which loans are overdue today? For each, give the title, the borrower and how many days\nlate it is.",
-            None,
-            '{"authors": [{"author_id": "A1", "name": "Frank Herbert"}, {"author_id": "A2", "name": "Ursula K. Le Guin"}, {"author_id": "A3", "name": "Terry Pratchett"}], "book_authors": [{"author": "A1", "book": "9780441013593", "link_id": "BA1"}, {"author": "A2", "book": "9780441478125", "link_id": "BA2"}, {"author": "A2", "book": "9780553383041", "link_id": "BA3"}, {"author": "A3", "book": "9780552131063", "link_id": "BA4"}], "books": [{"isbn": "9780441013593", "title": "Dune", "year": 1965}, {"isbn": "9780441478125", "title": "The Left Hand of Darkness", "year": 1969}, {"isbn": "9780553383041", "title": "A Wizard of Earthsea", "year": 1968}, {"isbn": "9780552131063", "title": "Mort", "year": 1987}], "copies": [{"book": "9780441013593", "condition": "good", "copy_id": "9780441013593-1", "shelf": "SF-HER"}, {"book": "9780441013593", "condition": "worn", "copy_id": "9780441013593-2", "shelf": "SF-HER"}, {"book": "9780441478125", "condition": "good", "copy_id": "9780441478125-1", "shelf": "SF-LEG"}, {"book": "9780553383041", "condition": "good", "copy_id": "9780553383041-1", "shelf": "F-LEG"}, {"book": "9780553383041", "condition": "damaged", "copy_id": "9780553383041-2", "shelf": "F-LEG"}, {"book": "9780552131063", "condition": "good", "copy_id": "9780552131063-1", "shelf": "F-PRA"}], "holds": [{"book": "9780441478125", "copy": null, "hold_id": "H1", "member": "M004", "placed": "2024-03-30T12:00:00Z", "ready_until": null, "state": "waiting"}], "holidays": [], "loans": [{"checked_out": "2024-03-11T10:00:00Z", "copy": "9780441013593-1", "due": "2024-04-01", "loan_id": "L1", "member": "M001", "renewals": 0, "returned_at": null, "state": "active"}, {"checked_out": "2024-03-25T15:00:00Z", "copy": "9780441478125-1", "due": "2024-04-15", "loan_id": "L2", "member": "M002", "renewals": 0, "returned_at": null, "state": "active"}, {"checked_out": "2024-03-20T11:00:00Z", "copy": "9780552131063-1", "due": "2024-04-10", "loan_id": "L3", "member": "M001", "renewals": 0, "returned_at": null, "state": "active"}], "members": [{"email": "ana@example.org", "expires": "2024-08-31", "fines_cents": 0, "joined": "2023-09-01", "member_id": "M001", "name": "Ana Ruiz", "status": "active"}, {"email": "ben@example.org", "expires": "2025-01-09", "fines_cents": 0, "joined": "2024-01-10", "member_id": "M002", "name": "Ben Okafor", "status": "active"}, {"email": "chen@example.org", "expires": "2024-02-25", "fines_cents": 0, "joined": "2023-02-25", "member_id": "M003", "name": "Chen Li", "status": "expired"}, {"email": "dara@example.org", "expires": "2024-12-01", "fines_cents": 650, "joined": "2023-12-02", "member_id": "M004", "name": "Dara Byrne", "status": "active"}], "now": "2024-04-08T10:00:00Z"}',
-            "_solve_overdue_loans_question",
-            (
+            name="overdue_loans_question",
+            instruction="Which loans are overdue today? For each, give the title, the borrower and how many days\nlate it is.",
+            init=None,
+            init_data=INIT_LIBRARY_LENDING_BRANCH,
+            solve="_solve_overdue_loans_question",
+            checks=(
                 ("names the overdue book and its borrower", "_check_overdue_loans_question_0"),
                 ("gives the days late", "_check_overdue_loans_question_1"),
                 ("does not list loans that are not overdue", "_check_overdue_loans_question_2"),
@@ -810,24 +970,24 @@ class LibraryLendingEnv(rt.Environment):
             answer="One loan is overdue: Dune (loan L1), borrowed by Ana Ruiz (M001), 7 days late.",
         ),
         "lost_copy_paid": rt.TaskSpec(
-            "lost_copy_paid",
-            "Ana (M001) lost her copy of Mort (loan L3). Record the loss, then she pays the replacement\nfee in full at the desk.",
-            None,
-            '{"authors": [{"author_id": "A1", "name": "Frank Herbert"}, {"author_id": "A2", "name": "Ursula K. Le Guin"}, {"author_id": "A3", "name": "Terry Pratchett"}], "book_authors": [{"author": "A1", "book": "9780441013593", "link_id": "BA1"}, {"author": "A2", "book": "9780441478125", "link_id": "BA2"}, {"author": "A2", "book": "9780553383041", "link_id": "BA3"}, {"author": "A3", "book": "9780552131063", "link_id": "BA4"}], "books": [{"isbn": "9780441013593", "title": "Dune", "year": 1965}, {"isbn": "9780441478125", "title": "The Left Hand of Darkness", "year": 1969}, {"isbn": "9780553383041", "title": "A Wizard of Earthsea", "year": 1968}, {"isbn": "9780552131063", "title": "Mort", "year": 1987}], "copies": [{"book": "9780441013593", "condition": "good", "copy_id": "9780441013593-1", "shelf": "SF-HER"}, {"book": "9780441013593", "condition": "worn", "copy_id": "9780441013593-2", "shelf": "SF-HER"}, {"book": "9780441478125", "condition": "good", "copy_id": "9780441478125-1", "shelf": "SF-LEG"}, {"book": "9780553383041", "condition": "good", "copy_id": "9780553383041-1", "shelf": "F-LEG"}, {"book": "9780553383041", "condition": "damaged", "copy_id": "9780553383041-2", "shelf": "F-LEG"}, {"book": "9780552131063", "condition": "good", "copy_id": "9780552131063-1", "shelf": "F-PRA"}], "holds": [{"book": "9780441478125", "copy": null, "hold_id": "H1", "member": "M004", "placed": "2024-03-30T12:00:00Z", "ready_until": null, "state": "waiting"}], "holidays": [], "loans": [{"checked_out": "2024-03-11T10:00:00Z", "copy": "9780441013593-1", "due": "2024-04-01", "loan_id": "L1", "member": "M001", "renewals": 0, "returned_at": null, "state": "active"}, {"checked_out": "2024-03-25T15:00:00Z", "copy": "9780441478125-1", "due": "2024-04-15", "loan_id": "L2", "member": "M002", "renewals": 0, "returned_at": null, "state": "active"}, {"checked_out": "2024-03-20T11:00:00Z", "copy": "9780552131063-1", "due": "2024-04-10", "loan_id": "L3", "member": "M001", "renewals": 0, "returned_at": null, "state": "active"}], "members": [{"email": "ana@example.org", "expires": "2024-08-31", "fines_cents": 0, "joined": "2023-09-01", "member_id": "M001", "name": "Ana Ruiz", "status": "active"}, {"email": "ben@example.org", "expires": "2025-01-09", "fines_cents": 0, "joined": "2024-01-10", "member_id": "M002", "name": "Ben Okafor", "status": "active"}, {"email": "chen@example.org", "expires": "2024-02-25", "fines_cents": 0, "joined": "2023-02-25", "member_id": "M003", "name": "Chen Li", "status": "expired"}, {"email": "dara@example.org", "expires": "2024-12-01", "fines_cents": 650, "joined": "2023-12-02", "member_id": "M004", "name": "Dara Byrne", "status": "active"}], "now": "2024-04-08T10:00:00Z"}',
-            "_solve_lost_copy_paid",
-            (
+            name="lost_copy_paid",
+            instruction="Ana (M001) lost her copy of Mort (loan L3). Record the loss, then she pays the replacement\nfee in full at the desk.",
+            init=None,
+            init_data=INIT_LIBRARY_LENDING_BRANCH,
+            solve="_solve_lost_copy_paid",
+            checks=(
                 ("the loan is closed as lost", "_check_lost_copy_paid_0"),
                 ("the copy is marked lost", "_check_lost_copy_paid_1"),
                 ("Ana owes nothing after paying the 25.00 fee", "_check_lost_copy_paid_2"),
             ),
         ),
         "sign_up_and_borrow": rt.TaskSpec(
-            "sign_up_and_borrow",
-            'A new reader, Farah Haddad, signs up with card number M006 and e-mail\nFarah.Haddad@Example.org. She wants "A Wizard of Earthsea": find a copy that can be lent\ntoday and check it out to her.',
-            None,
-            '{"authors": [{"author_id": "A1", "name": "Frank Herbert"}, {"author_id": "A2", "name": "Ursula K. Le Guin"}, {"author_id": "A3", "name": "Terry Pratchett"}], "book_authors": [{"author": "A1", "book": "9780441013593", "link_id": "BA1"}, {"author": "A2", "book": "9780441478125", "link_id": "BA2"}, {"author": "A2", "book": "9780553383041", "link_id": "BA3"}, {"author": "A3", "book": "9780552131063", "link_id": "BA4"}], "books": [{"isbn": "9780441013593", "title": "Dune", "year": 1965}, {"isbn": "9780441478125", "title": "The Left Hand of Darkness", "year": 1969}, {"isbn": "9780553383041", "title": "A Wizard of Earthsea", "year": 1968}, {"isbn": "9780552131063", "title": "Mort", "year": 1987}], "copies": [{"book": "9780441013593", "condition": "good", "copy_id": "9780441013593-1", "shelf": "SF-HER"}, {"book": "9780441013593", "condition": "worn", "copy_id": "9780441013593-2", "shelf": "SF-HER"}, {"book": "9780441478125", "condition": "good", "copy_id": "9780441478125-1", "shelf": "SF-LEG"}, {"book": "9780553383041", "condition": "good", "copy_id": "9780553383041-1", "shelf": "F-LEG"}, {"book": "9780553383041", "condition": "damaged", "copy_id": "9780553383041-2", "shelf": "F-LEG"}, {"book": "9780552131063", "condition": "good", "copy_id": "9780552131063-1", "shelf": "F-PRA"}], "holds": [{"book": "9780441478125", "copy": null, "hold_id": "H1", "member": "M004", "placed": "2024-03-30T12:00:00Z", "ready_until": null, "state": "waiting"}], "holidays": [], "loans": [{"checked_out": "2024-03-11T10:00:00Z", "copy": "9780441013593-1", "due": "2024-04-01", "loan_id": "L1", "member": "M001", "renewals": 0, "returned_at": null, "state": "active"}, {"checked_out": "2024-03-25T15:00:00Z", "copy": "9780441478125-1", "due": "2024-04-15", "loan_id": "L2", "member": "M002", "renewals": 0, "returned_at": null, "state": "active"}, {"checked_out": "2024-03-20T11:00:00Z", "copy": "9780552131063-1", "due": "2024-04-10", "loan_id": "L3", "member": "M001", "renewals": 0, "returned_at": null, "state": "active"}], "members": [{"email": "ana@example.org", "expires": "2024-08-31", "fines_cents": 0, "joined": "2023-09-01", "member_id": "M001", "name": "Ana Ruiz", "status": "active"}, {"email": "ben@example.org", "expires": "2025-01-09", "fines_cents": 0, "joined": "2024-01-10", "member_id": "M002", "name": "Ben Okafor", "status": "active"}, {"email": "chen@example.org", "expires": "2024-02-25", "fines_cents": 0, "joined": "2023-02-25", "member_id": "M003", "name": "Chen Li", "status": "expired"}, {"email": "dara@example.org", "expires": "2024-12-01", "fines_cents": 650, "joined": "2023-12-02", "member_id": "M004", "name": "Dara Byrne", "status": "active"}], "now": "2024-04-08T10:00:00Z"}',
-            "_solve_sign_up_and_borrow",
-            (
+            name="sign_up_and_borrow",
+            instruction='A new reader, Farah Haddad, signs up with card number M006 and e-mail\nFarah.Haddad@Example.org. She wants "A Wizard of Earthsea": find a copy that can be lent\ntoday and check it out to her.',
+            init=None,
+            init_data=INIT_LIBRARY_LENDING_BRANCH,
+            solve="_solve_sign_up_and_borrow",
+            checks=(
                 (
                     "Farah is a member for a year, with her e-mail stored in lower case",
                     "_check_sign_up_and_borrow_0",
@@ -836,59 +996,59 @@ class LibraryLendingEnv(rt.Environment):
             ),
         ),
         "renew_lapsed_member_then_lend": rt.TaskSpec(
-            "renew_lapsed_member_then_lend",
-            "Chen Li (M003) wants to borrow Dune: lend him the copy that is on the shelf. He has\nagreed to renew his membership if that is needed.",
-            None,
-            '{"authors": [{"author_id": "A1", "name": "Frank Herbert"}, {"author_id": "A2", "name": "Ursula K. Le Guin"}, {"author_id": "A3", "name": "Terry Pratchett"}], "book_authors": [{"author": "A1", "book": "9780441013593", "link_id": "BA1"}, {"author": "A2", "book": "9780441478125", "link_id": "BA2"}, {"author": "A2", "book": "9780553383041", "link_id": "BA3"}, {"author": "A3", "book": "9780552131063", "link_id": "BA4"}], "books": [{"isbn": "9780441013593", "title": "Dune", "year": 1965}, {"isbn": "9780441478125", "title": "The Left Hand of Darkness", "year": 1969}, {"isbn": "9780553383041", "title": "A Wizard of Earthsea", "year": 1968}, {"isbn": "9780552131063", "title": "Mort", "year": 1987}], "copies": [{"book": "9780441013593", "condition": "good", "copy_id": "9780441013593-1", "shelf": "SF-HER"}, {"book": "9780441013593", "condition": "worn", "copy_id": "9780441013593-2", "shelf": "SF-HER"}, {"book": "9780441478125", "condition": "good", "copy_id": "9780441478125-1", "shelf": "SF-LEG"}, {"book": "9780553383041", "condition": "good", "copy_id": "9780553383041-1", "shelf": "F-LEG"}, {"book": "9780553383041", "condition": "damaged", "copy_id": "9780553383041-2", "shelf": "F-LEG"}, {"book": "9780552131063", "condition": "good", "copy_id": "9780552131063-1", "shelf": "F-PRA"}], "holds": [{"book": "9780441478125", "copy": null, "hold_id": "H1", "member": "M004", "placed": "2024-03-30T12:00:00Z", "ready_until": null, "state": "waiting"}], "holidays": [], "loans": [{"checked_out": "2024-03-11T10:00:00Z", "copy": "9780441013593-1", "due": "2024-04-01", "loan_id": "L1", "member": "M001", "renewals": 0, "returned_at": null, "state": "active"}, {"checked_out": "2024-03-25T15:00:00Z", "copy": "9780441478125-1", "due": "2024-04-15", "loan_id": "L2", "member": "M002", "renewals": 0, "returned_at": null, "state": "active"}, {"checked_out": "2024-03-20T11:00:00Z", "copy": "9780552131063-1", "due": "2024-04-10", "loan_id": "L3", "member": "M001", "renewals": 0, "returned_at": null, "state": "active"}], "members": [{"email": "ana@example.org", "expires": "2024-08-31", "fines_cents": 0, "joined": "2023-09-01", "member_id": "M001", "name": "Ana Ruiz", "status": "active"}, {"email": "ben@example.org", "expires": "2025-01-09", "fines_cents": 0, "joined": "2024-01-10", "member_id": "M002", "name": "Ben Okafor", "status": "active"}, {"email": "chen@example.org", "expires": "2024-02-25", "fines_cents": 0, "joined": "2023-02-25", "member_id": "M003", "name": "Chen Li", "status": "expired"}, {"email": "dara@example.org", "expires": "2024-12-01", "fines_cents": 650, "joined": "2023-12-02", "member_id": "M004", "name": "Dara Byrne", "status": "active"}], "now": "2024-04-08T10:00:00Z"}',
-            "_solve_renew_lapsed_member_then_lend",
-            (
+            name="renew_lapsed_member_then_lend",
+            instruction="Chen Li (M003) wants to borrow Dune: lend him the copy that is on the shelf. He has\nagreed to renew his membership if that is needed.",
+            init=None,
+            init_data=INIT_LIBRARY_LENDING_BRANCH,
+            solve="_solve_renew_lapsed_member_then_lend",
+            checks=(
                 ("Chen is active until 2025-04-08", "_check_renew_lapsed_member_then_lend_0"),
                 ("Chen has the shelf copy of Dune", "_check_renew_lapsed_member_then_lend_1"),
             ),
         ),
         "clear_fines_borrow_and_drop_hold": rt.TaskSpec(
-            "clear_fines_borrow_and_drop_hold",
-            "Dara (M004) is at the desk and wants to borrow the Dune copy on the shelf; she will pay\nwhatever fines she owes, in full. She also no longer wants The Left Hand of Darkness:\ncancel her hold H1 on it.",
-            None,
-            '{"authors": [{"author_id": "A1", "name": "Frank Herbert"}, {"author_id": "A2", "name": "Ursula K. Le Guin"}, {"author_id": "A3", "name": "Terry Pratchett"}], "book_authors": [{"author": "A1", "book": "9780441013593", "link_id": "BA1"}, {"author": "A2", "book": "9780441478125", "link_id": "BA2"}, {"author": "A2", "book": "9780553383041", "link_id": "BA3"}, {"author": "A3", "book": "9780552131063", "link_id": "BA4"}], "books": [{"isbn": "9780441013593", "title": "Dune", "year": 1965}, {"isbn": "9780441478125", "title": "The Left Hand of Darkness", "year": 1969}, {"isbn": "9780553383041", "title": "A Wizard of Earthsea", "year": 1968}, {"isbn": "9780552131063", "title": "Mort", "year": 1987}], "copies": [{"book": "9780441013593", "condition": "good", "copy_id": "9780441013593-1", "shelf": "SF-HER"}, {"book": "9780441013593", "condition": "worn", "copy_id": "9780441013593-2", "shelf": "SF-HER"}, {"book": "9780441478125", "condition": "good", "copy_id": "9780441478125-1", "shelf": "SF-LEG"}, {"book": "9780553383041", "condition": "good", "copy_id": "9780553383041-1", "shelf": "F-LEG"}, {"book": "9780553383041", "condition": "damaged", "copy_id": "9780553383041-2", "shelf": "F-LEG"}, {"book": "9780552131063", "condition": "good", "copy_id": "9780552131063-1", "shelf": "F-PRA"}], "holds": [{"book": "9780441478125", "copy": null, "hold_id": "H1", "member": "M004", "placed": "2024-03-30T12:00:00Z", "ready_until": null, "state": "waiting"}], "holidays": [], "loans": [{"checked_out": "2024-03-11T10:00:00Z", "copy": "9780441013593-1", "due": "2024-04-01", "loan_id": "L1", "member": "M001", "renewals": 0, "returned_at": null, "state": "active"}, {"checked_out": "2024-03-25T15:00:00Z", "copy": "9780441478125-1", "due": "2024-04-15", "loan_id": "L2", "member": "M002", "renewals": 0, "returned_at": null, "state": "active"}, {"checked_out": "2024-03-20T11:00:00Z", "copy": "9780552131063-1", "due": "2024-04-10", "loan_id": "L3", "member": "M001", "renewals": 0, "returned_at": null, "state": "active"}], "members": [{"email": "ana@example.org", "expires": "2024-08-31", "fines_cents": 0, "joined": "2023-09-01", "member_id": "M001", "name": "Ana Ruiz", "status": "active"}, {"email": "ben@example.org", "expires": "2025-01-09", "fines_cents": 0, "joined": "2024-01-10", "member_id": "M002", "name": "Ben Okafor", "status": "active"}, {"email": "chen@example.org", "expires": "2024-02-25", "fines_cents": 0, "joined": "2023-02-25", "member_id": "M003", "name": "Chen Li", "status": "expired"}, {"email": "dara@example.org", "expires": "2024-12-01", "fines_cents": 650, "joined": "2023-12-02", "member_id": "M004", "name": "Dara Byrne", "status": "active"}], "now": "2024-04-08T10:00:00Z"}',
-            "_solve_clear_fines_borrow_and_drop_hold",
-            (
+            name="clear_fines_borrow_and_drop_hold",
+            instruction="Dara (M004) is at the desk and wants to borrow the Dune copy on the shelf; she will pay\nwhatever fines she owes, in full. She also no longer wants The Left Hand of Darkness:\ncancel her hold H1 on it.",
+            init=None,
+            init_data=INIT_LIBRARY_LENDING_BRANCH,
+            solve="_solve_clear_fines_borrow_and_drop_hold",
+            checks=(
                 ("Dara owes nothing", "_check_clear_fines_borrow_and_drop_hold_0"),
                 ("Dara has the shelf copy of Dune", "_check_clear_fines_borrow_and_drop_hold_1"),
                 ("her hold is cancelled", "_check_clear_fines_borrow_and_drop_hold_2"),
             ),
         ),
         "member_loans_question": rt.TaskSpec(
-            "member_loans_question",
-            "Ana (M001) calls: which books does she have out, and when is each one due?",
-            None,
-            '{"authors": [{"author_id": "A1", "name": "Frank Herbert"}, {"author_id": "A2", "name": "Ursula K. Le Guin"}, {"author_id": "A3", "name": "Terry Pratchett"}], "book_authors": [{"author": "A1", "book": "9780441013593", "link_id": "BA1"}, {"author": "A2", "book": "9780441478125", "link_id": "BA2"}, {"author": "A2", "book": "9780553383041", "link_id": "BA3"}, {"author": "A3", "book": "9780552131063", "link_id": "BA4"}], "books": [{"isbn": "9780441013593", "title": "Dune", "year": 1965}, {"isbn": "9780441478125", "title": "The Left Hand of Darkness", "year": 1969}, {"isbn": "9780553383041", "title": "A Wizard of Earthsea", "year": 1968}, {"isbn": "9780552131063", "title": "Mort", "year": 1987}], "copies": [{"book": "9780441013593", "condition": "good", "copy_id": "9780441013593-1", "shelf": "SF-HER"}, {"book": "9780441013593", "condition": "worn", "copy_id": "9780441013593-2", "shelf": "SF-HER"}, {"book": "9780441478125", "condition": "good", "copy_id": "9780441478125-1", "shelf": "SF-LEG"}, {"book": "9780553383041", "condition": "good", "copy_id": "9780553383041-1", "shelf": "F-LEG"}, {"book": "9780553383041", "condition": "damaged", "copy_id": "9780553383041-2", "shelf": "F-LEG"}, {"book": "9780552131063", "condition": "good", "copy_id": "9780552131063-1", "shelf": "F-PRA"}], "holds": [{"book": "9780441478125", "copy": null, "hold_id": "H1", "member": "M004", "placed": "2024-03-30T12:00:00Z", "ready_until": null, "state": "waiting"}], "holidays": [], "loans": [{"checked_out": "2024-03-11T10:00:00Z", "copy": "9780441013593-1", "due": "2024-04-01", "loan_id": "L1", "member": "M001", "renewals": 0, "returned_at": null, "state": "active"}, {"checked_out": "2024-03-25T15:00:00Z", "copy": "9780441478125-1", "due": "2024-04-15", "loan_id": "L2", "member": "M002", "renewals": 0, "returned_at": null, "state": "active"}, {"checked_out": "2024-03-20T11:00:00Z", "copy": "9780552131063-1", "due": "2024-04-10", "loan_id": "L3", "member": "M001", "renewals": 0, "returned_at": null, "state": "active"}], "members": [{"email": "ana@example.org", "expires": "2024-08-31", "fines_cents": 0, "joined": "2023-09-01", "member_id": "M001", "name": "Ana Ruiz", "status": "active"}, {"email": "ben@example.org", "expires": "2025-01-09", "fines_cents": 0, "joined": "2024-01-10", "member_id": "M002", "name": "Ben Okafor", "status": "active"}, {"email": "chen@example.org", "expires": "2024-02-25", "fines_cents": 0, "joined": "2023-02-25", "member_id": "M003", "name": "Chen Li", "status": "expired"}, {"email": "dara@example.org", "expires": "2024-12-01", "fines_cents": 650, "joined": "2023-12-02", "member_id": "M004", "name": "Dara Byrne", "status": "active"}], "now": "2024-04-08T10:00:00Z"}',
-            "_solve_member_loans_question",
-            (
+            name="member_loans_question",
+            instruction="Ana (M001) calls: which books does she have out, and when is each one due?",
+            init=None,
+            init_data=INIT_LIBRARY_LENDING_BRANCH,
+            solve="_solve_member_loans_question",
+            checks=(
                 ("gives Dune's due date", "_check_member_loans_question_0"),
                 ("gives Mort's due date", "_check_member_loans_question_1"),
             ),
             answer="Ana has two books out: Dune, due 2024-04-01 (overdue), and Mort, due 2024-04-10.",
         ),
         "earthsea_copies_question": rt.TaskSpec(
-            "earthsea_copies_question",
-            "How many copies of A Wizard of Earthsea (ISBN 9780553383041) do we own, and how many can\nbe borrowed right now?",
-            None,
-            '{"authors": [{"author_id": "A1", "name": "Frank Herbert"}, {"author_id": "A2", "name": "Ursula K. Le Guin"}, {"author_id": "A3", "name": "Terry Pratchett"}], "book_authors": [{"author": "A1", "book": "9780441013593", "link_id": "BA1"}, {"author": "A2", "book": "9780441478125", "link_id": "BA2"}, {"author": "A2", "book": "9780553383041", "link_id": "BA3"}, {"author": "A3", "book": "9780552131063", "link_id": "BA4"}], "books": [{"isbn": "9780441013593", "title": "Dune", "year": 1965}, {"isbn": "9780441478125", "title": "The Left Hand of Darkness", "year": 1969}, {"isbn": "9780553383041", "title": "A Wizard of Earthsea", "year": 1968}, {"isbn": "9780552131063", "title": "Mort", "year": 1987}], "copies": [{"book": "9780441013593", "condition": "good", "copy_id": "9780441013593-1", "shelf": "SF-HER"}, {"book": "9780441013593", "condition": "worn", "copy_id": "9780441013593-2", "shelf": "SF-HER"}, {"book": "9780441478125", "condition": "good", "copy_id": "9780441478125-1", "shelf": "SF-LEG"}, {"book": "9780553383041", "condition": "good", "copy_id": "9780553383041-1", "shelf": "F-LEG"}, {"book": "9780553383041", "condition": "damaged", "copy_id": "9780553383041-2", "shelf": "F-LEG"}, {"book": "9780552131063", "condition": "good", "copy_id": "9780552131063-1", "shelf": "F-PRA"}], "holds": [{"book": "9780441478125", "copy": null, "hold_id": "H1", "member": "M004", "placed": "2024-03-30T12:00:00Z", "ready_until": null, "state": "waiting"}], "holidays": [], "loans": [{"checked_out": "2024-03-11T10:00:00Z", "copy": "9780441013593-1", "due": "2024-04-01", "loan_id": "L1", "member": "M001", "renewals": 0, "returned_at": null, "state": "active"}, {"checked_out": "2024-03-25T15:00:00Z", "copy": "9780441478125-1", "due": "2024-04-15", "loan_id": "L2", "member": "M002", "renewals": 0, "returned_at": null, "state": "active"}, {"checked_out": "2024-03-20T11:00:00Z", "copy": "9780552131063-1", "due": "2024-04-10", "loan_id": "L3", "member": "M001", "renewals": 0, "returned_at": null, "state": "active"}], "members": [{"email": "ana@example.org", "expires": "2024-08-31", "fines_cents": 0, "joined": "2023-09-01", "member_id": "M001", "name": "Ana Ruiz", "status": "active"}, {"email": "ben@example.org", "expires": "2025-01-09", "fines_cents": 0, "joined": "2024-01-10", "member_id": "M002", "name": "Ben Okafor", "status": "active"}, {"email": "chen@example.org", "expires": "2024-02-25", "fines_cents": 0, "joined": "2023-02-25", "member_id": "M003", "name": "Chen Li", "status": "expired"}, {"email": "dara@example.org", "expires": "2024-12-01", "fines_cents": 650, "joined": "2023-12-02", "member_id": "M004", "name": "Dara Byrne", "status": "active"}], "now": "2024-04-08T10:00:00Z"}',
-            "_solve_earthsea_copies_question",
-            (
+            name="earthsea_copies_question",
+            instruction="How many copies of A Wizard of Earthsea (ISBN 9780553383041) do we own, and how many can\nbe borrowed right now?",
+            init=None,
+            init_data=INIT_LIBRARY_LENDING_BRANCH,
+            solve="_solve_earthsea_copies_question",
+            checks=(
                 ("gives the total", "_check_earthsea_copies_question_0"),
                 ("gives the number available", "_check_earthsea_copies_question_1"),
             ),
             answer="We own 2 copies of A Wizard of Earthsea; 1 can be borrowed right now (the other is damaged).",
         ),
         "early_return_for_waiting_reader": rt.TaskSpec(
-            "early_return_for_waiting_reader",
-            "Ben (M002) brings back The Left Hand of Darkness (copy 9780441478125-1) early, in good\ncondition. Take it back, and tell me who the copy is now set aside for.",
-            None,
-            '{"authors": [{"author_id": "A1", "name": "Frank Herbert"}, {"author_id": "A2", "name": "Ursula K. Le Guin"}, {"author_id": "A3", "name": "Terry Pratchett"}], "book_authors": [{"author": "A1", "book": "9780441013593", "link_id": "BA1"}, {"author": "A2", "book": "9780441478125", "link_id": "BA2"}, {"author": "A2", "book": "9780553383041", "link_id": "BA3"}, {"author": "A3", "book": "9780552131063", "link_id": "BA4"}], "books": [{"isbn": "9780441013593", "title": "Dune", "year": 1965}, {"isbn": "9780441478125", "title": "The Left Hand of Darkness", "year": 1969}, {"isbn": "9780553383041", "title": "A Wizard of Earthsea", "year": 1968}, {"isbn": "9780552131063", "title": "Mort", "year": 1987}], "copies": [{"book": "9780441013593", "condition": "good", "copy_id": "9780441013593-1", "shelf": "SF-HER"}, {"book": "9780441013593", "condition": "worn", "copy_id": "9780441013593-2", "shelf": "SF-HER"}, {"book": "9780441478125", "condition": "good", "copy_id": "9780441478125-1", "shelf": "SF-LEG"}, {"book": "9780553383041", "condition": "good", "copy_id": "9780553383041-1", "shelf": "F-LEG"}, {"book": "9780553383041", "condition": "damaged", "copy_id": "9780553383041-2", "shelf": "F-LEG"}, {"book": "9780552131063", "condition": "good", "copy_id": "9780552131063-1", "shelf": "F-PRA"}], "holds": [{"book": "9780441478125", "copy": null, "hold_id": "H1", "member": "M004", "placed": "2024-03-30T12:00:00Z", "ready_until": null, "state": "waiting"}], "holidays": [], "loans": [{"checked_out": "2024-03-11T10:00:00Z", "copy": "9780441013593-1", "due": "2024-04-01", "loan_id": "L1", "member": "M001", "renewals": 0, "returned_at": null, "state": "active"}, {"checked_out": "2024-03-25T15:00:00Z", "copy": "9780441478125-1", "due": "2024-04-15", "loan_id": "L2", "member": "M002", "renewals": 0, "returned_at": null, "state": "active"}, {"checked_out": "2024-03-20T11:00:00Z", "copy": "9780552131063-1", "due": "2024-04-10", "loan_id": "L3", "member": "M001", "renewals": 0, "returned_at": null, "state": "active"}], "members": [{"email": "ana@example.org", "expires": "2024-08-31", "fines_cents": 0, "joined": "2023-09-01", "member_id": "M001", "name": "Ana Ruiz", "status": "active"}, {"email": "ben@example.org", "expires": "2025-01-09", "fines_cents": 0, "joined": "2024-01-10", "member_id": "M002", "name": "Ben Okafor", "status": "active"}, {"email": "chen@example.org", "expires": "2024-02-25", "fines_cents": 0, "joined": "2023-02-25", "member_id": "M003", "name": "Chen Li", "status": "expired"}, {"email": "dara@example.org", "expires": "2024-12-01", "fines_cents": 650, "joined": "2023-12-02", "member_id": "M004", "name": "Dara Byrne", "status": "active"}], "now": "2024-04-08T10:00:00Z"}',
-            "_solve_early_return_for_waiting_reader",
-            (
+            name="early_return_for_waiting_reader",
+            instruction="Ben (M002) brings back The Left Hand of Darkness (copy 9780441478125-1) early, in good\ncondition. Take it back, and tell me who the copy is now set aside for.",
+            init=None,
+            init_data=INIT_LIBRARY_LENDING_BRANCH,
+            solve="_solve_early_return_for_waiting_reader",
+            checks=(
                 ("Ben's loan is returned", "_check_early_return_for_waiting_reader_0"),
                 ("Dara's hold is ready with that copy", "_check_early_return_for_waiting_reader_1"),
                 ("tells who the copy is for", "_check_early_return_for_waiting_reader_2"),
@@ -1061,17 +1221,44 @@ class LibraryLendingEnv(rt.Environment):
         "Find books whose title or one of whose authors' names contains the text. Results are\nsorted by title and say how many copies can be borrowed right now."
         return self.invoke_typed("search_books", {"text": text})
 
+    @classmethod
+    def _json_search_books(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of search_books."
+        v0 = values.get("text")
+        return {"text": v0}
+
     def get_book(self, *, isbn: str) -> rt.Result:
         "Catalog record of one book: title, year, authors and copy counts."
         return self.invoke_typed("get_book", {"isbn": isbn})
+
+    @classmethod
+    def _json_get_book(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of get_book."
+        v0 = values.get("isbn")
+        return {"isbn": v0}
 
     def list_copies(self, *, isbn: str, available_only: bool | None = None) -> rt.Result:
         "The physical copies of a book, with shelf and condition."
         return self.invoke_typed("list_copies", {"isbn": isbn, "available_only": available_only})
 
+    @classmethod
+    def _json_list_copies(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of list_copies."
+        v0 = values.get("isbn")
+        v1 = values.get("available_only")
+        if v1 is None:
+            v1 = False
+        return {"isbn": v0, "available_only": v1}
+
     def get_member(self, *, member_id: str) -> rt.Result:
         "A member's record: status, membership expiry and unpaid fines."
         return self.invoke_typed("get_member", {"member_id": member_id})
+
+    @classmethod
+    def _json_get_member(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of get_member."
+        v0 = values.get("member_id")
+        return {"member_id": v0}
 
     def list_member_loans(
         self, *, member_id: str, include_returned: bool | None = None
@@ -1081,9 +1268,23 @@ class LibraryLendingEnv(rt.Environment):
             "list_member_loans", {"member_id": member_id, "include_returned": include_returned}
         )
 
+    @classmethod
+    def _json_list_member_loans(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of list_member_loans."
+        v0 = values.get("member_id")
+        v1 = values.get("include_returned")
+        if v1 is None:
+            v1 = False
+        return {"member_id": v0, "include_returned": v1}
+
     def list_overdue_loans(self) -> rt.Result:
         "All active loans past their due date, most overdue first, with the fine accrued so far."
         return self.invoke_typed("list_overdue_loans", {})
+
+    @classmethod
+    def _json_list_overdue_loans(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of list_overdue_loans."
+        return {}
 
     def register_member(self, *, member_id: str, name: str, email: str) -> rt.Result:
         "Sign up a new member. The membership starts today and runs for twelve months."
@@ -1091,41 +1292,116 @@ class LibraryLendingEnv(rt.Environment):
             "register_member", {"member_id": member_id, "name": name, "email": email}
         )
 
+    @classmethod
+    def _json_register_member(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of register_member."
+        v0 = values.get("member_id")
+        v1 = values.get("name")
+        v2 = values.get("email")
+        return {"member_id": v0, "name": v1, "email": v2}
+
     def renew_membership(self, *, member_id: str) -> rt.Result:
         "Extend a membership by twelve months (from its end, or from today if it has lapsed).\nFines must be paid first; suspended members must see staff."
         return self.invoke_typed("renew_membership", {"member_id": member_id})
+
+    @classmethod
+    def _json_renew_membership(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of renew_membership."
+        v0 = values.get("member_id")
+        return {"member_id": v0}
 
     def pay_fine(self, *, member_id: str, amount_cents: int) -> rt.Result:
         "Record a fine payment."
         return self.invoke_typed("pay_fine", {"member_id": member_id, "amount_cents": amount_cents})
 
+    @classmethod
+    def _json_pay_fine(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of pay_fine."
+        v0 = values.get("member_id")
+        v1 = values.get("amount_cents")
+        return {"member_id": v0, "amount_cents": v1}
+
     def check_out(self, *, copy_id: str, member_id: str) -> rt.Result:
         "Lend a copy to a member for LOAN_DAYS days (the due date moves past Sundays and holidays).\nThe member must be active and unexpired, owe less than FINE_BLOCK_CENTS and have fewer than\nMAX_LOANS loans. A copy set aside for a hold can only go to that hold's member, which\nfulfils the hold."
         return self.invoke_typed("check_out", {"copy_id": copy_id, "member_id": member_id})
+
+    @classmethod
+    def _json_check_out(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of check_out."
+        v0 = values.get("copy_id")
+        v1 = values.get("member_id")
+        return {"copy_id": v0, "member_id": v1}
 
     def return_copy(self, *, copy_id: str, condition: CopyCondition | None = None) -> rt.Result:
         "Take back a copy. A late return charges DAILY_FINE_CENTS per day late to the borrower.\nIf someone is waiting for the book, the copy is set aside for the oldest hold."
         return self.invoke_typed("return_copy", {"copy_id": copy_id, "condition": condition})
 
+    @classmethod
+    def _json_return_copy(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of return_copy."
+        v0 = values.get("copy_id")
+        v1 = values.get("condition")
+        if v1 is None:
+            v1 = CopyCondition.good
+        return {
+            "copy_id": v0,
+            "condition": (
+                v1.value if type(v1) is CopyCondition else h.to_json(SPEC_CopyCondition, v1)
+            ),
+        }
+
     def renew_loan(self, *, loan_id: str, member_id: str) -> rt.Result:
         "Extend an active loan by LOAN_DAYS days from its current due date. Not possible for an\noverdue loan, after MAX_RENEWALS renewals, or while another member waits for the book."
         return self.invoke_typed("renew_loan", {"loan_id": loan_id, "member_id": member_id})
+
+    @classmethod
+    def _json_renew_loan(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of renew_loan."
+        v0 = values.get("loan_id")
+        v1 = values.get("member_id")
+        return {"loan_id": v0, "member_id": v1}
 
     def report_lost(self, *, loan_id: str) -> rt.Result:
         "The borrower lost the copy: close the loan as lost, mark the copy lost and charge the\nreplacement fee."
         return self.invoke_typed("report_lost", {"loan_id": loan_id})
 
+    @classmethod
+    def _json_report_lost(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of report_lost."
+        v0 = values.get("loan_id")
+        return {"loan_id": v0}
+
     def place_hold(self, *, isbn: str, member_id: str) -> rt.Result:
         "Join the queue for a book none of whose copies is on the shelf. When a copy comes back\nit is set aside for the oldest hold for HOLD_PICKUP_DAYS days."
         return self.invoke_typed("place_hold", {"isbn": isbn, "member_id": member_id})
+
+    @classmethod
+    def _json_place_hold(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of place_hold."
+        v0 = values.get("isbn")
+        v1 = values.get("member_id")
+        return {"isbn": v0, "member_id": v1}
 
     def cancel_hold(self, *, hold_id: str, member_id: str) -> rt.Result:
         "Cancel a waiting or ready hold. A copy that was set aside passes to the next hold."
         return self.invoke_typed("cancel_hold", {"hold_id": hold_id, "member_id": member_id})
 
+    @classmethod
+    def _json_cancel_hold(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of cancel_hold."
+        v0 = values.get("hold_id")
+        v1 = values.get("member_id")
+        return {"hold_id": v0, "member_id": v1}
+
     def advance_clock(self, *, to: datetime.datetime) -> rt.Result:
         "Move the library's clock forward (e.g. at opening time). Ready holds whose pickup day\nhas passed expire and their copies pass to the next hold; lapsed memberships expire."
         return self.invoke_typed("advance_clock", {"to": to})
+
+    @classmethod
+    def _json_advance_clock(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of advance_clock."
+        v0 = values.get("to")
+        return {"to": h.to_json(rt.DATETIME, v0)}
 
     def add_book(
         self,
@@ -1150,34 +1426,57 @@ class LibraryLendingEnv(rt.Environment):
             },
         )
 
+    @classmethod
+    def _json_add_book(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of add_book."
+        v0 = values.get("isbn")
+        v1 = values.get("title")
+        v2 = values.get("year")
+        v3 = values.get("author_names")
+        v4 = values.get("shelf")
+        v5 = values.get("copy_count")
+        if v5 is None:
+            v5 = 1
+        return {
+            "isbn": v0,
+            "title": v1,
+            "year": v2,
+            "author_names": h.to_json(cls.TOOLS["add_book"].params[3].spec, v3),
+            "shelf": v4,
+            "copy_count": v5,
+        }
+
     def withdraw_book(self, *, isbn: str) -> rt.Result:
         "Remove a title from the catalog, with its copies, author links, holds and the loan\nhistory of its copies (cascading deletes). Not possible while a copy is on loan."
         return self.invoke_typed("withdraw_book", {"isbn": isbn})
 
+    @classmethod
+    def _json_withdraw_book(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of withdraw_book."
+        v0 = values.get("isbn")
+        return {"isbn": v0}
+
     def _rowinv_Book_0(self, row: Book) -> bool:
-        return bool((row.title.strip() != ""))
+        return bool(row.title.strip() != "")
 
     def _rowinv_Member_0(self, row: Member) -> bool:
-        return bool((row.expires > row.joined))
+        return bool(row.expires > row.joined)
 
     def _rowinv_Member_1(self, row: Member) -> bool:
-        return bool((row.fines_cents >= 0))
+        return bool(row.fines_cents >= 0)
 
     def _rowinv_Loan_0(self, row: Loan) -> bool:
-        return bool((row.due > h.date_of(row.checked_out)))
+        return bool(row.due > h.date_of(row.checked_out))
 
     def _rowinv_Loan_1(self, row: Loan) -> bool:
-        return bool(((row.state == LoanState.returned) == (row.returned_at is not None)))
+        return bool((row.state == LoanState.returned) == (row.returned_at is not None))
 
     def _rowinv_Loan_2(self, row: Loan) -> bool:
-        return bool((0 <= row.renewals <= C_MAX_RENEWALS))
+        return bool(0 <= row.renewals <= C_MAX_RENEWALS)
 
     def _rowinv_Hold_0(self, row: Hold) -> bool:
         return bool(
-            (
-                (row.state != HoldState.ready)
-                or ((row.copy_ is not None) and (row.ready_until is not None))
-            )
+            row.state != HoldState.ready or (row.copy_ is not None and row.ready_until is not None)
         )
 
     def _inv_0(self) -> bool:
@@ -1189,7 +1488,7 @@ class LibraryLendingEnv(rt.Environment):
                             (
                                 l
                                 for l in self._it(self.t_loans.rows())
-                                if ((l.copy_ == c.copy_id) and (l.state == LoanState.active))
+                                if (l.copy_ == c.copy_id and l.state == LoanState.active)
                             )
                         )
                         <= 1
@@ -1201,16 +1500,14 @@ class LibraryLendingEnv(rt.Environment):
 
     def _inv_0_row(self, c: Copy) -> bool:
         return bool(
-            (
-                h.count(
-                    (
-                        l
-                        for l in self._it(self.t_loans.rows())
-                        if ((l.copy_ == c.copy_id) and (l.state == LoanState.active))
-                    )
+            h.count(
+                (
+                    l
+                    for l in self._it(self.t_loans.rows())
+                    if (l.copy_ == c.copy_id and l.state == LoanState.active)
                 )
-                <= 1
             )
+            <= 1
         )
 
     def _inv_1(self) -> bool:
@@ -1224,7 +1521,7 @@ class LibraryLendingEnv(rt.Environment):
         )
 
     def _inv_1_row(self, m: Member) -> bool:
-        return bool((len(self._fn_active_loans_of(member_id=m.member_id)) <= C_MAX_LOANS))
+        return bool(len(self._fn_active_loans_of(member_id=m.member_id)) <= C_MAX_LOANS)
 
     def _inv_2(self) -> bool:
         return bool(
@@ -1236,7 +1533,8 @@ class LibraryLendingEnv(rt.Environment):
                                 o
                                 for o in self._it(self.t_holds.rows())
                                 if (
-                                    ((o.book == h_.book) and (o.member == h_.member))
+                                    o.book == h_.book
+                                    and o.member == h_.member
                                     and self._fn_is_open(h_=o)
                                 )
                             )
@@ -1255,26 +1553,26 @@ class LibraryLendingEnv(rt.Environment):
                 (
                     (self._fn_current_loan(copy_id=h.unwrap(h_.copy_)) is None)
                     for h_ in self._it(self.t_holds.rows())
-                    if ((h_.state == HoldState.ready) and (h_.copy_ is not None))
+                    if (h_.state == HoldState.ready and h_.copy_ is not None)
                 )
             )
         )
 
     def _inv_3_row(self, h_: Hold) -> bool:
         return bool(
-            (not (((h_.state == HoldState.ready) and (h_.copy_ is not None))))
+            not (h_.state == HoldState.ready and h_.copy_ is not None)
             or (self._fn_current_loan(copy_id=h.unwrap(h_.copy_)) is None)
         )
 
     def _fn_is_open(self, h_: Hold) -> bool:
-        return (h_.state == HoldState.waiting) or (h_.state == HoldState.ready)
+        return h_.state == HoldState.waiting or h_.state == HoldState.ready
 
     def _fn_current_loan(self, copy_id: str) -> Loan | None:
         return h.first(
             (
                 l
                 for l in self._it(self.t_loans.rows())
-                if ((l.copy_ == copy_id) and (l.state == LoanState.active))
+                if (l.copy_ == copy_id and l.state == LoanState.active)
             )
         )
 
@@ -1282,17 +1580,16 @@ class LibraryLendingEnv(rt.Environment):
         return [
             l
             for l in self._it(self.t_loans.rows())
-            if ((l.member == member_id) and (l.state == LoanState.active))
+            if (l.member == member_id and l.state == LoanState.active)
         ]
 
     def _fn_is_lendable(self, c: Copy) -> bool:
         return (
-            ((c.condition == CopyCondition.good) or (c.condition == CopyCondition.worn))
-            and (self._fn_current_loan(copy_id=c.copy_id) is None)
-        ) and (
-            not any(
+            (c.condition == CopyCondition.good or c.condition == CopyCondition.worn)
+            and self._fn_current_loan(copy_id=c.copy_id) is None
+            and not any(
                 (
-                    ((h_.copy_ == c.copy_id) and (h_.state == HoldState.ready))
+                    (h_.copy_ == c.copy_id and h_.state == HoldState.ready)
                     for h_ in self._it(self.t_holds.rows())
                 )
             )
@@ -1301,7 +1598,7 @@ class LibraryLendingEnv(rt.Environment):
     def _fn_open_day(self, d: datetime.date) -> datetime.date:
         x: datetime.date = d
         for i in self._it(self._range(7)):
-            if (h.weekday(x) != 6) and (x not in self.s_holidays):
+            if h.weekday(x) != 6 and x not in self.s_holidays:
                 break
             x = x + h.days(1)
         return x
@@ -1326,7 +1623,7 @@ class LibraryLendingEnv(rt.Environment):
                 (
                     c_
                     for c_ in self._it(self.t_copies.rows())
-                    if ((c_.book == b_.isbn) and self._fn_is_lendable(c=c_))
+                    if (c_.book == b_.isbn and self._fn_is_lendable(c=c_))
                 )
             ),
         )
@@ -1337,7 +1634,7 @@ class LibraryLendingEnv(rt.Environment):
             [
                 h_
                 for h_ in self._it(self.t_holds.rows())
-                if ((h_.book == c.book) and (h_.state == HoldState.waiting))
+                if (h_.book == c.book and h_.state == HoldState.waiting)
             ],
             key=(lambda h_3: h_3.placed),
         )
@@ -1358,7 +1655,7 @@ class LibraryLendingEnv(rt.Environment):
             b_
             for b_ in self._it(self.t_books.rows())
             if (
-                (q in b_.title.lower())
+                q in b_.title.lower()
                 or any(
                     (
                         (q in n.lower())
@@ -1386,7 +1683,7 @@ class LibraryLendingEnv(rt.Environment):
         return [
             c
             for c in self._it(self.t_copies.rows())
-            if ((c.book == isbn) and ((not available_only) or self._fn_is_lendable(c=c)))
+            if (c.book == isbn and (not available_only or self._fn_is_lendable(c=c)))
         ]
 
     def _impl_get_member(self, member_id: str) -> Member:
@@ -1404,7 +1701,7 @@ class LibraryLendingEnv(rt.Environment):
             [
                 l
                 for l in self._it(self.t_loans.rows())
-                if ((l.member == member_id) and (include_returned or (l.state == LoanState.active)))
+                if (l.member == member_id and (include_returned or l.state == LoanState.active))
             ],
             key=(lambda l_: l_.due),
         )
@@ -1421,7 +1718,7 @@ class LibraryLendingEnv(rt.Environment):
                 fine_so_far_cents=h.mul(h.days_between(l.due, today), C_DAILY_FINE_CENTS),
             )
             for l in self._it(self.t_loans.rows())
-            if ((l.state == LoanState.active) and (l.due < today))
+            if (l.state == LoanState.active and l.due < today)
         ]
         return sorted(items, key=(lambda i: i.days_late), reverse=True)
 
@@ -1515,7 +1812,7 @@ class LibraryLendingEnv(rt.Environment):
         if not (len(self._fn_active_loans_of(member_id=member_id)) < C_MAX_LOANS):
             raise rt.Fail(("loan limit of " + h.to_str(C_MAX_LOANS) + " reached"), site=20)
         self._hit(20)
-        if not ((c.condition == CopyCondition.good) or (c.condition == CopyCondition.worn)):
+        if not (c.condition == CopyCondition.good or c.condition == CopyCondition.worn):
             raise rt.Fail(("copy is " + h.to_str(c.condition) + " and cannot be lent"), site=21)
         self._hit(21)
         if not (self._fn_current_loan(copy_id=copy_id) is None):
@@ -1525,7 +1822,7 @@ class LibraryLendingEnv(rt.Environment):
             (
                 h_
                 for h_ in self._it(self.t_holds.rows())
-                if ((h_.copy_ == copy_id) and (h_.state == HoldState.ready))
+                if (h_.copy_ == copy_id and h_.state == HoldState.ready)
             )
         )
         if reserved is not None:
@@ -1593,10 +1890,7 @@ class LibraryLendingEnv(rt.Environment):
         if not (
             not any(
                 (
-                    (
-                        (h_.book == self.t_copies.row(l.copy_).book)
-                        and (h_.state == HoldState.waiting)
-                    )
+                    (h_.book == self.t_copies.row(l.copy_).book and h_.state == HoldState.waiting)
                     for h_ in self._it(self.t_holds.rows())
                 )
             )
@@ -1657,7 +1951,7 @@ class LibraryLendingEnv(rt.Environment):
         if not (
             not any(
                 (
-                    (((h_.book == isbn) and (h_.member == member_id)) and self._fn_is_open(h_=h_))
+                    (h_.book == isbn and h_.member == member_id and self._fn_is_open(h_=h_))
                     for h_ in self._it(self.t_holds.rows())
                 )
             )
@@ -1680,7 +1974,7 @@ class LibraryLendingEnv(rt.Environment):
         was_ready: bool = h_.state == HoldState.ready
         self._write_holds_state(h_, HoldState.cancelled)
         freed: str | None = h_.copy_
-        if was_ready and (freed is not None):
+        if was_ready and freed is not None:
             self._impl_offer_to_next_hold(copy_id=h.unwrap(freed))
         return h_
 
@@ -1693,9 +1987,7 @@ class LibraryLendingEnv(rt.Environment):
         n_holds: int = 0
         for h_ in self._it(self.t_holds.rows()):
             deadline: datetime.date | None = h_.ready_until
-            if ((h_.state == HoldState.ready) and (deadline is not None)) and (
-                h.unwrap(deadline) < today
-            ):
+            if h_.state == HoldState.ready and deadline is not None and h.unwrap(deadline) < today:
                 self._write_holds_state(h_, HoldState.expired)
                 freed: str | None = h_.copy_
                 if freed is not None:
@@ -1703,7 +1995,7 @@ class LibraryLendingEnv(rt.Environment):
                 n_holds += 1
         n_members: int = 0
         for m in self._it(self.t_members.rows()):
-            if (m.status == MemberStatus.active) and (m.expires < today):
+            if m.status == MemberStatus.active and m.expires < today:
                 self._write_members_status(m, MemberStatus.expired)
                 n_members += 1
         return ClockReport(now=self.s_now, holds_expired=n_holds, memberships_expired=n_members)
@@ -1756,7 +2048,7 @@ class LibraryLendingEnv(rt.Environment):
         if not (
             not any(
                 (
-                    ((l.state == LoanState.active) and (self.t_copies.row(l.copy_).book == isbn))
+                    (l.state == LoanState.active and self.t_copies.row(l.copy_).book == isbn)
                     for l in self._it(self.t_loans.rows())
                 )
             )
@@ -1814,11 +2106,10 @@ class LibraryLendingEnv(rt.Environment):
             any(
                 (
                     (
-                        (
-                            ((l.member == "M001") and (l.copy_ == "9780441013593-1"))
-                            and (l.state == LoanState.active)
-                        )
-                        and (l.due == h.date("2024-03-26"))
+                        l.member == "M001"
+                        and l.copy_ == "9780441013593-1"
+                        and l.state == LoanState.active
+                        and l.due == h.date("2024-03-26")
                     )
                     for l in self._it(self.t_loans.rows())
                 )
@@ -1830,8 +2121,9 @@ class LibraryLendingEnv(rt.Environment):
             any(
                 (
                     (
-                        ((h_.member == "M002") and (h_.book == "9780441013593"))
-                        and (h_.state == HoldState.waiting)
+                        h_.member == "M002"
+                        and h_.book == "9780441013593"
+                        and h_.state == HoldState.waiting
                     )
                     for h_ in self._it(self.t_holds.rows())
                 )
@@ -1918,43 +2210,36 @@ class LibraryLendingEnv(rt.Environment):
         return b
 
     def _check_late_return_and_pickup_0(self, answer: str) -> bool:
-        return bool((self.t_loans.row("L1").state == LoanState.returned))
+        return bool(self.t_loans.row("L1").state == LoanState.returned)
 
     def _check_late_return_and_pickup_1(self, answer: str) -> bool:
         return bool(
-            (
-                (self.t_members.row("M001").fines_cents == 0)
-                and (self.called_with("pay_fine", {"member_id": "M001", "amount_cents": 150}) > 0)
-            )
+            self.t_members.row("M001").fines_cents == 0
+            and (self.called_with("pay_fine", {"member_id": "M001", "amount_cents": 150}) > 0)
         )
 
     def _check_late_return_and_pickup_2(self, answer: str) -> bool:
         return bool(
-            (
+            self.t_holds.row("H1").state == HoldState.fulfilled
+            and self.t_holds.row("H1").copy_ == "9780441013593-1"
+            and any(
                 (
-                    (self.t_holds.row("H1").state == HoldState.fulfilled)
-                    and (self.t_holds.row("H1").copy_ == "9780441013593-1")
-                )
-                and any(
                     (
-                        (
-                            (
-                                ((l.member == "M002") and (l.copy_ == "9780441013593-1"))
-                                and (l.state == LoanState.active)
-                            )
-                            and (l.due == h.date("2024-03-18"))
-                        )
-                        for l in self._it(self.t_loans.rows())
+                        l.member == "M002"
+                        and l.copy_ == "9780441013593-1"
+                        and l.state == LoanState.active
+                        and l.due == h.date("2024-03-18")
                     )
+                    for l in self._it(self.t_loans.rows())
                 )
             )
         )
 
     def _check_late_return_and_pickup_3(self, answer: str) -> bool:
-        return bool((self.t_copies.row("9780441013593-1").condition == CopyCondition.worn))
+        return bool(self.t_copies.row("9780441013593-1").condition == CopyCondition.worn)
 
     def _check_late_return_and_pickup_4(self, answer: str) -> bool:
-        return bool((self.t_members.row("M003").status == MemberStatus.expired))
+        return bool(self.t_members.row("M003").status == MemberStatus.expired)
 
     def _init_catalog_update(self) -> None:
         self.set_scalar_initial("now", h.datetime("2024-05-06T09:00:00Z"))
@@ -2022,67 +2307,43 @@ class LibraryLendingEnv(rt.Environment):
 
     def _check_catalog_update_0(self, answer: str) -> bool:
         return bool(
-            (
+            "9780060853983" in self.t_books
+            and self.t_books.row("9780060853983").title == "Good Omens"
+            and self.t_books.row("9780060853983").year == 1990
+            and h.count(
                 (
-                    (
-                        ("9780060853983" in self.t_books)
-                        and (self.t_books.row("9780060853983").title == "Good Omens")
-                    )
-                    and (self.t_books.row("9780060853983").year == 1990)
-                )
-                and (
-                    h.count(
-                        (
-                            c
-                            for c in self._it(self.t_copies.rows())
-                            if ((c.book == "9780060853983") and (c.shelf == "F-PRA"))
-                        )
-                    )
-                    == 2
+                    c
+                    for c in self._it(self.t_copies.rows())
+                    if (c.book == "9780060853983" and c.shelf == "F-PRA")
                 )
             )
+            == 2
         )
 
     def _check_catalog_update_1(self, answer: str) -> bool:
         return bool(
-            (
+            len(self.t_authors) == (len(self.initial_state().t_authors) + 1)
+            and h.count(
+                (ba for ba in self._it(self.t_book_authors.rows()) if (ba.book == "9780060853983"))
+            )
+            == 2
+            and any(
                 (
-                    (len(self.t_authors) == (len(self.initial_state().t_authors) + 1))
-                    and (
-                        h.count(
-                            (
-                                ba
-                                for ba in self._it(self.t_book_authors.rows())
-                                if (ba.book == "9780060853983")
-                            )
-                        )
-                        == 2
-                    )
-                )
-                and any(
                     (
-                        (
-                            (ba_.book == "9780060853983")
-                            and (self.t_authors.row(ba_.author).name == "Neil Gaiman")
-                        )
-                        for ba_ in self._it(self.t_book_authors.rows())
+                        ba_.book == "9780060853983"
+                        and self.t_authors.row(ba_.author).name == "Neil Gaiman"
                     )
+                    for ba_ in self._it(self.t_book_authors.rows())
                 )
             )
         )
 
     def _check_catalog_update_2(self, answer: str) -> bool:
         return bool(
-            (
-                (
-                    (
-                        ("9780552131063" not in self.t_books)
-                        and ("9780552131063-1" not in self.t_copies)
-                    )
-                    and ("BA9" not in self.t_book_authors)
-                )
-                and ("L4" not in self.t_loans)
-            )
+            "9780552131063" not in self.t_books
+            and "9780552131063-1" not in self.t_copies
+            and "BA9" not in self.t_book_authors
+            and "L4" not in self.t_loans
         )
 
     def _init_renew_before_holiday(self) -> None:
@@ -2136,10 +2397,10 @@ class LibraryLendingEnv(rt.Environment):
         return b
 
     def _check_renew_before_holiday_0(self, answer: str) -> bool:
-        return bool((self.t_loans.row("L1").renewals == 1))
+        return bool(self.t_loans.row("L1").renewals == 1)
 
     def _check_renew_before_holiday_1(self, answer: str) -> bool:
-        return bool((self.t_loans.row("L1").due == h.date("2024-04-15")))
+        return bool(self.t_loans.row("L1").due == h.date("2024-04-15"))
 
     def _solve_overdue_loans_question(self, results: list[rt.Result]) -> dict[str, Any]:
         b: dict[str, Any] = {}
@@ -2147,19 +2408,16 @@ class LibraryLendingEnv(rt.Environment):
         return b
 
     def _check_overdue_loans_question_0(self, answer: str) -> bool:
-        return bool(
-            (("dune" in answer.lower()) and (("ana" in answer.lower()) or ("M001" in answer)))
-        )
+        return bool("dune" in answer.lower() and ("ana" in answer.lower() or "M001" in answer))
 
     def _check_overdue_loans_question_1(self, answer: str) -> bool:
-        return bool((("7 days" in answer.lower()) or ("seven days" in answer.lower())))
+        return bool("7 days" in answer.lower() or "seven days" in answer.lower())
 
     def _check_overdue_loans_question_2(self, answer: str) -> bool:
         return bool(
-            (
-                (("mort" not in answer.lower()) and ("left hand" not in answer.lower()))
-                and ("dune" in answer.lower())
-            )
+            "mort" not in answer.lower()
+            and "left hand" not in answer.lower()
+            and "dune" in answer.lower()
         )
 
     def _solve_lost_copy_paid(self, results: list[rt.Result]) -> dict[str, Any]:
@@ -2169,17 +2427,15 @@ class LibraryLendingEnv(rt.Environment):
         return b
 
     def _check_lost_copy_paid_0(self, answer: str) -> bool:
-        return bool((self.t_loans.row("L3").state == LoanState.lost))
+        return bool(self.t_loans.row("L3").state == LoanState.lost)
 
     def _check_lost_copy_paid_1(self, answer: str) -> bool:
-        return bool((self.t_copies.row("9780552131063-1").condition == CopyCondition.lost))
+        return bool(self.t_copies.row("9780552131063-1").condition == CopyCondition.lost)
 
     def _check_lost_copy_paid_2(self, answer: str) -> bool:
         return bool(
-            (
-                (self.t_members.row("M001").fines_cents == 0)
-                and (self.called_with("pay_fine", {"member_id": "M001", "amount_cents": 2500}) > 0)
-            )
+            self.t_members.row("M001").fines_cents == 0
+            and (self.called_with("pay_fine", {"member_id": "M001", "amount_cents": 2500}) > 0)
         )
 
     def _solve_sign_up_and_borrow(self, results: list[rt.Result]) -> dict[str, Any]:
@@ -2200,16 +2456,10 @@ class LibraryLendingEnv(rt.Environment):
 
     def _check_sign_up_and_borrow_0(self, answer: str) -> bool:
         return bool(
-            (
-                (
-                    (
-                        ("M006" in self.t_members)
-                        and (self.t_members.row("M006").name == "Farah Haddad")
-                    )
-                    and (self.t_members.row("M006").email == "farah.haddad@example.org")
-                )
-                and (self.t_members.row("M006").expires == h.date("2025-04-08"))
-            )
+            "M006" in self.t_members
+            and self.t_members.row("M006").name == "Farah Haddad"
+            and self.t_members.row("M006").email == "farah.haddad@example.org"
+            and self.t_members.row("M006").expires == h.date("2025-04-08")
         )
 
     def _check_sign_up_and_borrow_1(self, answer: str) -> bool:
@@ -2217,11 +2467,10 @@ class LibraryLendingEnv(rt.Environment):
             any(
                 (
                     (
-                        (
-                            ((l.member == "M006") and (l.copy_ == "9780553383041-1"))
-                            and (l.state == LoanState.active)
-                        )
-                        and (l.due == h.date("2024-04-29"))
+                        l.member == "M006"
+                        and l.copy_ == "9780553383041-1"
+                        and l.state == LoanState.active
+                        and l.due == h.date("2024-04-29")
                     )
                     for l in self._it(self.t_loans.rows())
                 )
@@ -2241,10 +2490,8 @@ class LibraryLendingEnv(rt.Environment):
 
     def _check_renew_lapsed_member_then_lend_0(self, answer: str) -> bool:
         return bool(
-            (
-                (self.t_members.row("M003").status == MemberStatus.active)
-                and (self.t_members.row("M003").expires == h.date("2025-04-08"))
-            )
+            self.t_members.row("M003").status == MemberStatus.active
+            and self.t_members.row("M003").expires == h.date("2025-04-08")
         )
 
     def _check_renew_lapsed_member_then_lend_1(self, answer: str) -> bool:
@@ -2252,8 +2499,9 @@ class LibraryLendingEnv(rt.Environment):
             any(
                 (
                     (
-                        ((l.member == "M003") and (l.copy_ == "9780441013593-2"))
-                        and (l.state == LoanState.active)
+                        l.member == "M003"
+                        and l.copy_ == "9780441013593-2"
+                        and l.state == LoanState.active
                     )
                     for l in self._it(self.t_loans.rows())
                 )
@@ -2271,15 +2519,16 @@ class LibraryLendingEnv(rt.Environment):
         return b
 
     def _check_clear_fines_borrow_and_drop_hold_0(self, answer: str) -> bool:
-        return bool((self.t_members.row("M004").fines_cents == 0))
+        return bool(self.t_members.row("M004").fines_cents == 0)
 
     def _check_clear_fines_borrow_and_drop_hold_1(self, answer: str) -> bool:
         return bool(
             any(
                 (
                     (
-                        ((l.member == "M004") and (l.copy_ == "9780441013593-2"))
-                        and (l.state == LoanState.active)
+                        l.member == "M004"
+                        and l.copy_ == "9780441013593-2"
+                        and l.state == LoanState.active
                     )
                     for l in self._it(self.t_loans.rows())
                 )
@@ -2287,7 +2536,7 @@ class LibraryLendingEnv(rt.Environment):
         )
 
     def _check_clear_fines_borrow_and_drop_hold_2(self, answer: str) -> bool:
-        return bool((self.t_holds.row("H1").state == HoldState.cancelled))
+        return bool(self.t_holds.row("H1").state == HoldState.cancelled)
 
     def _solve_member_loans_question(self, results: list[rt.Result]) -> dict[str, Any]:
         b: dict[str, Any] = {}
@@ -2295,10 +2544,10 @@ class LibraryLendingEnv(rt.Environment):
         return b
 
     def _check_member_loans_question_0(self, answer: str) -> bool:
-        return bool((("dune" in answer.lower()) and ("2024-04-01" in answer)))
+        return bool("dune" in answer.lower() and "2024-04-01" in answer)
 
     def _check_member_loans_question_1(self, answer: str) -> bool:
-        return bool((("mort" in answer.lower()) and ("2024-04-10" in answer)))
+        return bool("mort" in answer.lower() and "2024-04-10" in answer)
 
     def _solve_earthsea_copies_question(self, results: list[rt.Result]) -> dict[str, Any]:
         b: dict[str, Any] = {}
@@ -2306,23 +2555,16 @@ class LibraryLendingEnv(rt.Environment):
         return b
 
     def _check_earthsea_copies_question_0(self, answer: str) -> bool:
-        return bool((("2 copies" in answer.lower()) or ("two copies" in answer.lower())))
+        return bool("2 copies" in answer.lower() or "two copies" in answer.lower())
 
     def _check_earthsea_copies_question_1(self, answer: str) -> bool:
         return bool(
-            (
-                (
-                    (
-                        (
-                            (("1 can" in answer.lower()) or ("one can" in answer.lower()))
-                            or ("1 available" in answer.lower())
-                        )
-                        or ("one available" in answer.lower())
-                    )
-                    or ("1 is available" in answer.lower())
-                )
-                or ("one is available" in answer.lower())
-            )
+            "1 can" in answer.lower()
+            or "one can" in answer.lower()
+            or "1 available" in answer.lower()
+            or "one available" in answer.lower()
+            or "1 is available" in answer.lower()
+            or "one is available" in answer.lower()
         )
 
     def _solve_early_return_for_waiting_reader(self, results: list[rt.Result]) -> dict[str, Any]:
@@ -2333,18 +2575,16 @@ class LibraryLendingEnv(rt.Environment):
         return b
 
     def _check_early_return_for_waiting_reader_0(self, answer: str) -> bool:
-        return bool((self.t_loans.row("L2").state == LoanState.returned))
+        return bool(self.t_loans.row("L2").state == LoanState.returned)
 
     def _check_early_return_for_waiting_reader_1(self, answer: str) -> bool:
         return bool(
-            (
-                (self.t_holds.row("H1").state == HoldState.ready)
-                and (self.t_holds.row("H1").copy_ == "9780441478125-1")
-            )
+            self.t_holds.row("H1").state == HoldState.ready
+            and self.t_holds.row("H1").copy_ == "9780441478125-1"
         )
 
     def _check_early_return_for_waiting_reader_2(self, answer: str) -> bool:
-        return bool((("dara" in answer.lower()) or ("M004" in answer)))
+        return bool("dara" in answer.lower() or "M004" in answer)
 
     def _write_holds_state(self, row: Hold, value: HoldState) -> None:
         "`row.state = value` for a row of holds, journaled."

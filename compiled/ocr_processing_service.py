@@ -29,6 +29,16 @@ class OCRRequest:
     result_text: str | None = None
     completion_time: datetime.datetime | None = None
 
+    def _stored_size(self) -> int:
+        # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        return (
+            3
+            + h.text_size(self.request_id)
+            + h.text_size(self.document_reference)
+            + h.stored_size(self.result_text)
+            + h.stored_size(self.completion_time)
+        )
+
 
 @dataclass(slots=True, kw_only=True)
 class Result:
@@ -39,20 +49,41 @@ class Result:
     confidence_scores: list[float]
     processing_timestamp: datetime.datetime
 
+    def _stored_size(self) -> int:
+        # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        return (
+            2
+            + h.text_size(self.request_id)
+            + h.text_size(self.extracted_text)
+            + h.stored_size(self.confidence_scores)
+        )
+
 
 @dataclass(slots=True, kw_only=True)
 class StatusInfo(rt.Value):
     status: OCRStatus
+
+    def _stored_size(self) -> int:
+        # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        return 2
 
 
 @dataclass(slots=True, kw_only=True)
 class Availability(rt.Value):
     available: bool
 
+    def _stored_size(self) -> int:
+        # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        return 2
+
 
 @dataclass(slots=True, kw_only=True)
 class ResultText(rt.Value):
     extracted_text: str
+
+    def _stored_size(self) -> int:
+        # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        return 1 + h.text_size(self.extracted_text)
 
 
 @dataclass(slots=True, kw_only=True)
@@ -60,6 +91,10 @@ class ResultWithConfidence(rt.Value):
     extracted_text: str
     confidence_scores: list[float]
     processing_timestamp: datetime.datetime
+
+    def _stored_size(self) -> int:
+        # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        return 2 + h.text_size(self.extracted_text) + h.stored_size(self.confidence_scores)
 
 
 @dataclass(slots=True, kw_only=True)
@@ -69,94 +104,96 @@ class RequestMetadata(rt.Value):
     completion_time: datetime.datetime | None = None
     status: OCRStatus
 
+    def _stored_size(self) -> int:
+        # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        return 3 + h.text_size(self.document_reference) + h.stored_size(self.completion_time)
+
 
 SPEC_OCRStatus = rt.EnumSpec(OCRStatus)
 
 SPEC_OCRRequest = rt.RecordSpec(
     OCRRequest,
     lambda: [
-        rt.FieldSpec("request_id", rt.STR, False, None, "request_id"),
+        rt.FieldSpec(name="request_id", spec=rt.STR, required=False),
         rt.FieldSpec(
-            "document_reference",
-            rt.STR,
-            True,
-            "identifier or path of the document, e.g. s3://scans/invoice-1.pdf",
-            "document_reference",
+            name="document_reference",
+            spec=rt.STR,
+            required=True,
+            description="identifier or path of the document, e.g. s3://scans/invoice-1.pdf",
         ),
-        rt.FieldSpec("submission_time", rt.DATETIME, True, None, "submission_time"),
-        rt.FieldSpec("status", SPEC_OCRStatus, False, None, "status"),
+        rt.FieldSpec(name="submission_time", spec=rt.DATETIME, required=True),
+        rt.FieldSpec(name="status", spec=SPEC_OCRStatus, required=False),
         rt.FieldSpec(
-            "result_text",
-            rt.OptionalSpec(rt.STR),
-            False,
-            "the extracted text; only while the request is completed and retained",
-            "result_text",
+            name="result_text",
+            spec=rt.OptionalSpec(rt.STR),
+            required=False,
+            description="the extracted text; only while the request is completed and retained",
         ),
         rt.FieldSpec(
-            "completion_time",
-            rt.OptionalSpec(rt.DATETIME),
-            False,
-            "when it completed or failed",
-            "completion_time",
+            name="completion_time",
+            spec=rt.OptionalSpec(rt.DATETIME),
+            required=False,
+            description="when it completed or failed",
         ),
     ],
 )
 SPEC_Result = rt.RecordSpec(
     Result,
     lambda: [
-        rt.FieldSpec("request_id", rt.STR, True, "the id of the completed request", "request_id"),
-        rt.FieldSpec("extracted_text", rt.STR, True, None, "extracted_text"),
         rt.FieldSpec(
-            "confidence_scores",
-            rt.ListSpec(rt.FLOAT),
-            True,
-            "per character or word",
-            "confidence_scores",
+            name="request_id",
+            spec=rt.STR,
+            required=True,
+            description="the id of the completed request",
+        ),
+        rt.FieldSpec(name="extracted_text", spec=rt.STR, required=True),
+        rt.FieldSpec(
+            name="confidence_scores",
+            spec=rt.ListSpec(rt.FLOAT),
+            required=True,
+            description="per character or word",
         ),
         rt.FieldSpec(
-            "processing_timestamp",
-            rt.DATETIME,
-            True,
-            "when processing completed",
-            "processing_timestamp",
+            name="processing_timestamp",
+            spec=rt.DATETIME,
+            required=True,
+            description="when processing completed",
         ),
     ],
 )
 SPEC_StatusInfo = rt.RecordSpec(
     StatusInfo,
     lambda: [
-        rt.FieldSpec("status", SPEC_OCRStatus, True, None, "status"),
+        rt.FieldSpec(name="status", spec=SPEC_OCRStatus, required=True),
     ],
 )
 SPEC_Availability = rt.RecordSpec(
     Availability,
     lambda: [
-        rt.FieldSpec("available", rt.BOOL, True, None, "available"),
+        rt.FieldSpec(name="available", spec=rt.BOOL, required=True),
     ],
 )
 SPEC_ResultText = rt.RecordSpec(
     ResultText,
     lambda: [
-        rt.FieldSpec("extracted_text", rt.STR, True, None, "extracted_text"),
+        rt.FieldSpec(name="extracted_text", spec=rt.STR, required=True),
     ],
 )
 SPEC_ResultWithConfidence = rt.RecordSpec(
     ResultWithConfidence,
     lambda: [
-        rt.FieldSpec("extracted_text", rt.STR, True, None, "extracted_text"),
-        rt.FieldSpec("confidence_scores", rt.ListSpec(rt.FLOAT), True, None, "confidence_scores"),
-        rt.FieldSpec("processing_timestamp", rt.DATETIME, True, None, "processing_timestamp"),
+        rt.FieldSpec(name="extracted_text", spec=rt.STR, required=True),
+        rt.FieldSpec(name="confidence_scores", spec=rt.ListSpec(rt.FLOAT), required=True),
+        rt.FieldSpec(name="processing_timestamp", spec=rt.DATETIME, required=True),
     ],
 )
 SPEC_RequestMetadata = rt.RecordSpec(
     RequestMetadata,
     lambda: [
-        rt.FieldSpec("document_reference", rt.STR, True, None, "document_reference"),
-        rt.FieldSpec("submission_time", rt.DATETIME, True, None, "submission_time"),
-        rt.FieldSpec(
-            "completion_time", rt.OptionalSpec(rt.DATETIME), False, None, "completion_time"
-        ),
-        rt.FieldSpec("status", SPEC_OCRStatus, True, None, "status"),
+        rt.FieldSpec(name="document_reference", spec=rt.STR, required=True),
+        rt.FieldSpec(name="submission_time", spec=rt.DATETIME, required=True),
+        rt.FieldSpec(name="completion_time", spec=rt.OptionalSpec(rt.DATETIME), required=False),
+        rt.FieldSpec(name="status", spec=SPEC_OCRStatus, required=True),
     ],
 )
 
@@ -170,144 +207,153 @@ class OCRProcessingServiceEnv(rt.Environment):
     DESCRIPTION = "An OCR processing service: documents are submitted for text recognition, wait in a FIFO\njob queue, are processed, and either complete (the extracted text and confidence scores go\nto a result repository, kept 24 hours) or fail (and can be retried)."
     TABLES: ClassVar[dict[str, rt.TableSpec]] = {
         "requests": rt.TableSpec(
-            rt.TableSchema(
-                "requests",
-                "OCRRequest",
-                "request_id",
-                "REQ",
-                (),
-                (),
-                {
+            schema=rt.TableSchema(
+                name="requests",
+                entity="OCRRequest",
+                key="request_id",
+                auto_prefix="REQ",
+                uniques=(),
+                refs=(),
+                transitions={
                     "status": {
                         OCRStatus.processing: frozenset({OCRStatus.completed, OCRStatus.failed}),
                         OCRStatus.submitted: frozenset({OCRStatus.processing}),
                     }
                 },
             ),
-            SPEC_OCRRequest,
-            (),
+            row=SPEC_OCRRequest,
         ),
         "result_repository": rt.TableSpec(
-            rt.TableSchema("result_repository", "Result", "request_id", None, (), (), {}),
-            SPEC_Result,
-            (),
+            schema=rt.TableSchema(
+                name="result_repository",
+                entity="Result",
+                key="request_id",
+                auto_prefix=None,
+                uniques=(),
+                refs=(),
+            ),
+            row=SPEC_Result,
         ),
     }
     SCALARS: ClassVar[dict[str, rt.ScalarSpec]] = {
         "queued_request_ids": rt.ScalarSpec(
-            "queued_request_ids",
-            rt.ListSpec(rt.RefSpec(rt.STR, "OCRRequest", "requests")),
-            lambda: [],
+            name="queued_request_ids",
+            spec=rt.ListSpec(rt.RefSpec(rt.STR, "OCRRequest", "requests")),
+            default=lambda: [],
         ),
         "next_request_id": rt.ScalarSpec(
-            "next_request_id", rt.OptionalSpec(rt.RefSpec(rt.STR, "OCRRequest", "requests")), None
+            name="next_request_id",
+            spec=rt.OptionalSpec(rt.RefSpec(rt.STR, "OCRRequest", "requests")),
         ),
-        "now": rt.ScalarSpec("now", rt.DATETIME, None),
+        "now": rt.ScalarSpec(name="now", spec=rt.DATETIME),
     }
     TOOLS: ClassVar[dict[str, rt.ToolSpec]] = {
         "get_ocr_request_status": rt.ToolSpec(
-            "get_ocr_request_status",
-            "query",
-            "Current status of an OCR request: submitted, processing, completed or failed.",
-            (
+            name="get_ocr_request_status",
+            kind="query",
+            description="Current status of an OCR request: submitted, processing, completed or failed.",
+            params=(
                 rt.ParamSpec(
-                    "request_id",
-                    rt.STR,
-                    True,
-                    None,
-                    "the request's id, e.g. REQ-0001",
-                    "request_id",
+                    name="request_id",
+                    spec=rt.STR,
+                    required=True,
+                    description="the request's id, e.g. REQ-0001",
                 ),
             ),
-            SPEC_StatusInfo,
-            "_impl_get_ocr_request_status",
-            (),
-            (),
-            (),
+            result=SPEC_StatusInfo,
+            impl="_impl_get_ocr_request_status",
+            json_arguments="_json_get_ocr_request_status",
         ),
         "is_result_available": rt.ToolSpec(
-            "is_result_available",
-            "query",
-            "Whether the OCR result can be fetched: the request is completed and its result is\nstill retained (results are purged 24 hours after completion).",
-            (rt.ParamSpec("request_id", rt.STR, True, None, "the request's id", "request_id"),),
-            SPEC_Availability,
-            "_impl_is_result_available",
-            (),
-            (),
-            (),
+            name="is_result_available",
+            kind="query",
+            description="Whether the OCR result can be fetched: the request is completed and its result is\nstill retained (results are purged 24 hours after completion).",
+            params=(
+                rt.ParamSpec(
+                    name="request_id", spec=rt.STR, required=True, description="the request's id"
+                ),
+            ),
+            result=SPEC_Availability,
+            impl="_impl_is_result_available",
+            json_arguments="_json_is_result_available",
         ),
         "fetch_ocr_result_text": rt.ToolSpec(
-            "fetch_ocr_result_text",
-            "query",
-            "The text extracted from a completed OCR request.",
-            (rt.ParamSpec("request_id", rt.STR, True, None, "the request's id", "request_id"),),
-            SPEC_ResultText,
-            "_impl_fetch_ocr_result_text",
-            (),
-            (),
-            (),
+            name="fetch_ocr_result_text",
+            kind="query",
+            description="The text extracted from a completed OCR request.",
+            params=(
+                rt.ParamSpec(
+                    name="request_id", spec=rt.STR, required=True, description="the request's id"
+                ),
+            ),
+            result=SPEC_ResultText,
+            impl="_impl_fetch_ocr_result_text",
+            json_arguments="_json_fetch_ocr_result_text",
         ),
         "get_ocr_result_with_confidence": rt.ToolSpec(
-            "get_ocr_result_with_confidence",
-            "query",
-            "The extracted text of a completed request with its confidence scores and the time\nprocessing completed.",
-            (rt.ParamSpec("request_id", rt.STR, True, None, "the request's id", "request_id"),),
-            SPEC_ResultWithConfidence,
-            "_impl_get_ocr_result_with_confidence",
-            (),
-            (),
-            (),
+            name="get_ocr_result_with_confidence",
+            kind="query",
+            description="The extracted text of a completed request with its confidence scores and the time\nprocessing completed.",
+            params=(
+                rt.ParamSpec(
+                    name="request_id", spec=rt.STR, required=True, description="the request's id"
+                ),
+            ),
+            result=SPEC_ResultWithConfidence,
+            impl="_impl_get_ocr_result_with_confidence",
+            json_arguments="_json_get_ocr_result_with_confidence",
         ),
         "list_queued_requests": rt.ToolSpec(
-            "list_queued_requests",
-            "query",
-            "The ids of the requests waiting to be processed, oldest first.",
-            (),
-            rt.ListSpec(rt.RefSpec(rt.STR, "OCRRequest", "requests")),
-            "_impl_list_queued_requests",
-            (),
-            (),
-            (),
+            name="list_queued_requests",
+            kind="query",
+            description="The ids of the requests waiting to be processed, oldest first.",
+            params=(),
+            result=rt.ListSpec(rt.RefSpec(rt.STR, "OCRRequest", "requests")),
+            impl="_impl_list_queued_requests",
+            json_arguments="_json_list_queued_requests",
         ),
         "check_request_existence": rt.ToolSpec(
-            "check_request_existence",
-            "query",
-            "Whether a request with this id is in the system.",
-            (rt.ParamSpec("request_id", rt.STR, True, None, "the request's id", "request_id"),),
-            rt.BOOL,
-            "_impl_check_request_existence",
-            (),
-            (),
-            (),
+            name="check_request_existence",
+            kind="query",
+            description="Whether a request with this id is in the system.",
+            params=(
+                rt.ParamSpec(
+                    name="request_id", spec=rt.STR, required=True, description="the request's id"
+                ),
+            ),
+            result=rt.BOOL,
+            impl="_impl_check_request_existence",
+            json_arguments="_json_check_request_existence",
         ),
         "get_request_metadata": rt.ToolSpec(
-            "get_request_metadata",
-            "query",
-            "Document reference, submission time, completion time (null if not finished) and\nstatus of a request.",
-            (rt.ParamSpec("request_id", rt.STR, True, None, "the request's id", "request_id"),),
-            SPEC_RequestMetadata,
-            "_impl_get_request_metadata",
-            (),
-            (),
-            (),
+            name="get_request_metadata",
+            kind="query",
+            description="Document reference, submission time, completion time (null if not finished) and\nstatus of a request.",
+            params=(
+                rt.ParamSpec(
+                    name="request_id", spec=rt.STR, required=True, description="the request's id"
+                ),
+            ),
+            result=SPEC_RequestMetadata,
+            impl="_impl_get_request_metadata",
+            json_arguments="_json_get_request_metadata",
         ),
         "submit_ocr_request": rt.ToolSpec(
-            "submit_ocr_request",
-            "action",
-            "Submit a document for OCR: creates a request (status submitted, with a new unique\nrequest_id) and appends it to the job queue.",
-            (
+            name="submit_ocr_request",
+            kind="action",
+            description="Submit a document for OCR: creates a request (status submitted, with a new unique\nrequest_id) and appends it to the job queue.",
+            params=(
                 rt.ParamSpec(
-                    "document_reference",
-                    rt.STR,
-                    True,
-                    None,
-                    "identifier or path of the document; surrounding spaces are dropped",
-                    "document_reference",
+                    name="document_reference",
+                    spec=rt.STR,
+                    required=True,
+                    description="identifier or path of the document; surrounding spaces are dropped",
                 ),
             ),
-            SPEC_OCRRequest,
-            "_impl_submit_ocr_request",
-            (
+            result=SPEC_OCRRequest,
+            impl="_impl_submit_ocr_request",
+            json_arguments="_json_submit_ocr_request",
+            env_invariants=(
                 "_inv_0",
                 "_inv_1",
                 "_inv_2",
@@ -315,25 +361,28 @@ class OCRProcessingServiceEnv(rt.Environment):
                 "_inv_4",
                 "_inv_5",
             ),
-            (
+            full_row_invariants=(
                 ("result_repository", "_rowinv_Result_0"),
                 ("result_repository", "_rowinv_Result_1"),
                 ("result_repository", "_rowinv_Result_2"),
             ),
-            (),
         ),
         "start_processing_request": rt.ToolSpec(
-            "start_processing_request",
-            "action",
-            "Start processing a submitted request: it leaves the queue, becomes processing and is\nset as the next in line for execution (next_request_id).",
-            (
+            name="start_processing_request",
+            kind="action",
+            description="Start processing a submitted request: it leaves the queue, becomes processing and is\nset as the next in line for execution (next_request_id).",
+            params=(
                 rt.ParamSpec(
-                    "request_id", rt.STR, True, None, "a submitted request's id", "request_id"
+                    name="request_id",
+                    spec=rt.STR,
+                    required=True,
+                    description="a submitted request's id",
                 ),
             ),
-            SPEC_OCRRequest,
-            "_impl_start_processing_request",
-            (
+            result=SPEC_OCRRequest,
+            impl="_impl_start_processing_request",
+            json_arguments="_json_start_processing_request",
+            env_invariants=(
                 "_inv_0",
                 "_inv_1",
                 "_inv_2",
@@ -341,119 +390,122 @@ class OCRProcessingServiceEnv(rt.Environment):
                 "_inv_4",
                 "_inv_5",
             ),
-            (
+            full_row_invariants=(
                 ("result_repository", "_rowinv_Result_0"),
                 ("result_repository", "_rowinv_Result_1"),
                 ("result_repository", "_rowinv_Result_2"),
             ),
-            (),
         ),
         "complete_ocr_request": rt.ToolSpec(
-            "complete_ocr_request",
-            "action",
-            "Mark a processing request completed: its text and confidence scores go to the result\nrepository (kept 24 hours from processing_timestamp), which is also its completion time.",
-            (
+            name="complete_ocr_request",
+            kind="action",
+            description="Mark a processing request completed: its text and confidence scores go to the result\nrepository (kept 24 hours from processing_timestamp), which is also its completion time.",
+            params=(
                 rt.ParamSpec(
-                    "request_id", rt.STR, True, None, "a processing request's id", "request_id"
+                    name="request_id",
+                    spec=rt.STR,
+                    required=True,
+                    description="a processing request's id",
                 ),
                 rt.ParamSpec(
-                    "extracted_text",
-                    rt.STR,
-                    True,
-                    None,
-                    "the recognised text (may be empty for a blank page)",
-                    "extracted_text",
+                    name="extracted_text",
+                    spec=rt.STR,
+                    required=True,
+                    description="the recognised text (may be empty for a blank page)",
                 ),
                 rt.ParamSpec(
-                    "confidence_scores",
-                    rt.ListSpec(rt.FLOAT),
-                    True,
-                    None,
-                    "confidence per character or word",
-                    "confidence_scores",
+                    name="confidence_scores",
+                    spec=rt.ListSpec(rt.FLOAT),
+                    required=True,
+                    description="confidence per character or word",
                 ),
                 rt.ParamSpec(
-                    "processing_timestamp",
-                    rt.DATETIME,
-                    True,
-                    None,
-                    "when processing completed: not before the submission, not after now",
-                    "processing_timestamp",
+                    name="processing_timestamp",
+                    spec=rt.DATETIME,
+                    required=True,
+                    description="when processing completed: not before the submission, not after now",
                 ),
             ),
-            SPEC_OCRRequest,
-            "_impl_complete_ocr_request",
-            (
+            result=SPEC_OCRRequest,
+            impl="_impl_complete_ocr_request",
+            json_arguments="_json_complete_ocr_request",
+            env_invariants=(
                 "_inv_0",
                 "_inv_1",
                 "_inv_3",
                 "_inv_4",
                 "_inv_5",
             ),
-            (
+            full_row_invariants=(
                 ("result_repository", "_rowinv_Result_0"),
                 ("result_repository", "_rowinv_Result_1"),
                 ("result_repository", "_rowinv_Result_2"),
             ),
-            (),
         ),
         "fail_ocr_request": rt.ToolSpec(
-            "fail_ocr_request",
-            "action",
-            "Mark a processing request failed (processing errors): the record is kept, no result is\navailable, and it can be retried with retry_ocr_request.",
-            (
+            name="fail_ocr_request",
+            kind="action",
+            description="Mark a processing request failed (processing errors): the record is kept, no result is\navailable, and it can be retried with retry_ocr_request.",
+            params=(
                 rt.ParamSpec(
-                    "request_id", rt.STR, True, None, "a processing request's id", "request_id"
+                    name="request_id",
+                    spec=rt.STR,
+                    required=True,
+                    description="a processing request's id",
                 ),
             ),
-            rt.STR,
-            "_impl_fail_ocr_request",
-            (
+            result=rt.STR,
+            impl="_impl_fail_ocr_request",
+            json_arguments="_json_fail_ocr_request",
+            env_invariants=(
                 "_inv_0",
                 "_inv_1",
                 "_inv_3",
                 "_inv_4",
                 "_inv_5",
             ),
-            (
+            full_row_invariants=(
                 ("result_repository", "_rowinv_Result_0"),
                 ("result_repository", "_rowinv_Result_1"),
                 ("result_repository", "_rowinv_Result_2"),
             ),
-            (),
         ),
         "purge_expired_results": rt.ToolSpec(
-            "purge_expired_results",
-            "action",
-            "Remove from the result repository every result older than 24 hours; their requests\nstay in the system (still completed) but their text is no longer available.",
-            (),
-            rt.STR,
-            "_impl_purge_expired_results",
-            (
+            name="purge_expired_results",
+            kind="action",
+            description="Remove from the result repository every result older than 24 hours; their requests\nstay in the system (still completed) but their text is no longer available.",
+            params=(),
+            result=rt.STR,
+            impl="_impl_purge_expired_results",
+            json_arguments="_json_purge_expired_results",
+            env_invariants=(
                 "_inv_0",
                 "_inv_1",
                 "_inv_4",
                 "_inv_5",
             ),
-            (
+            full_row_invariants=(
                 ("result_repository", "_rowinv_Result_0"),
                 ("result_repository", "_rowinv_Result_1"),
                 ("result_repository", "_rowinv_Result_2"),
             ),
-            (),
         ),
         "clear_completed_request": rt.ToolSpec(
-            "clear_completed_request",
-            "action",
-            "Remove a completed request from the system, with its result if still retained.",
-            (
+            name="clear_completed_request",
+            kind="action",
+            description="Remove a completed request from the system, with its result if still retained.",
+            params=(
                 rt.ParamSpec(
-                    "request_id", rt.STR, True, None, "a completed request's id", "request_id"
+                    name="request_id",
+                    spec=rt.STR,
+                    required=True,
+                    description="a completed request's id",
                 ),
             ),
-            rt.STR,
-            "_impl_clear_completed_request",
-            (
+            result=rt.STR,
+            impl="_impl_clear_completed_request",
+            json_arguments="_json_clear_completed_request",
+            env_invariants=(
                 "_inv_0",
                 "_inv_1",
                 "_inv_2",
@@ -461,30 +513,28 @@ class OCRProcessingServiceEnv(rt.Environment):
                 "_inv_4",
                 "_inv_5",
             ),
-            (
+            full_row_invariants=(
                 ("result_repository", "_rowinv_Result_0"),
                 ("result_repository", "_rowinv_Result_1"),
                 ("result_repository", "_rowinv_Result_2"),
             ),
-            (),
         ),
         "retry_ocr_request": rt.ToolSpec(
-            "retry_ocr_request",
-            "action",
-            "Resubmit a failed request: a new request (new request_id, status submitted) for the same\ndocument joins the end of the queue. The failed request is kept.",
-            (
+            name="retry_ocr_request",
+            kind="action",
+            description="Resubmit a failed request: a new request (new request_id, status submitted) for the same\ndocument joins the end of the queue. The failed request is kept.",
+            params=(
                 rt.ParamSpec(
-                    "original_request_id",
-                    rt.STR,
-                    True,
-                    None,
-                    "the failed request's id",
-                    "original_request_id",
+                    name="original_request_id",
+                    spec=rt.STR,
+                    required=True,
+                    description="the failed request's id",
                 ),
             ),
-            SPEC_OCRRequest,
-            "_impl_retry_ocr_request",
-            (
+            result=SPEC_OCRRequest,
+            impl="_impl_retry_ocr_request",
+            json_arguments="_json_retry_ocr_request",
+            env_invariants=(
                 "_inv_0",
                 "_inv_1",
                 "_inv_2",
@@ -492,34 +542,33 @@ class OCRProcessingServiceEnv(rt.Environment):
                 "_inv_4",
                 "_inv_5",
             ),
-            (
+            full_row_invariants=(
                 ("result_repository", "_rowinv_Result_0"),
                 ("result_repository", "_rowinv_Result_1"),
                 ("result_repository", "_rowinv_Result_2"),
             ),
-            (),
         ),
     }
     TASKS: ClassVar[dict[str, rt.TaskSpec]] = {
         "process_oldest_scan": rt.TaskSpec(
-            "process_oldest_scan",
-            'You run the OCR worker. Take the oldest request waiting in the queue, start processing\nit, and then record that it completed at 10:05 UTC today with the text\n"INVOICE 2024-117 TOTAL 412.50 EUR" and confidence scores 0.98, 0.95 and 0.91.',
-            "_init_process_oldest_scan",
-            None,
-            "_solve_process_oldest_scan",
-            (
+            name="process_oldest_scan",
+            instruction='You run the OCR worker. Take the oldest request waiting in the queue, start processing\nit, and then record that it completed at 10:05 UTC today with the text\n"INVOICE 2024-117 TOTAL 412.50 EUR" and confidence scores 0.98, 0.95 and 0.91.',
+            init="_init_process_oldest_scan",
+            init_data=None,
+            solve="_solve_process_oldest_scan",
+            checks=(
                 ("the invoice scan is completed", "_check_process_oldest_scan_0"),
                 ("its text and scores are in the repository", "_check_process_oldest_scan_1"),
                 ("only the receipt is still waiting", "_check_process_oldest_scan_2"),
             ),
         ),
         "retry_crashed_scan": rt.TaskSpec(
-            "retry_crashed_scan",
-            "The OCR engine crashed while processing request REQ-0003 (a passport scan). Mark it\nas failed and resubmit the same document so it is processed again.",
-            "_init_retry_crashed_scan",
-            None,
-            "_solve_retry_crashed_scan",
-            (
+            name="retry_crashed_scan",
+            instruction="The OCR engine crashed while processing request REQ-0003 (a passport scan). Mark it\nas failed and resubmit the same document so it is processed again.",
+            init="_init_retry_crashed_scan",
+            init_data=None,
+            solve="_solve_retry_crashed_scan",
+            checks=(
                 ("REQ-0003 is failed", "_check_retry_crashed_scan_0"),
                 (
                     "the passport scan is queued again behind the lease",
@@ -532,71 +581,71 @@ class OCRProcessingServiceEnv(rt.Environment):
             ),
         ),
         "nightly_cleanup": rt.TaskSpec(
-            "nightly_cleanup",
-            "Nightly housekeeping: purge the OCR results older than 24 hours, and clear request\nREQ-0007 entirely, since the customer has downloaded its text already. Leave everything\nelse alone.",
-            "_init_nightly_cleanup",
-            None,
-            "_solve_nightly_cleanup",
-            (
+            name="nightly_cleanup",
+            instruction="Nightly housekeeping: purge the OCR results older than 24 hours, and clear request\nREQ-0007 entirely, since the customer has downloaded its text already. Leave everything\nelse alone.",
+            init="_init_nightly_cleanup",
+            init_data=None,
+            solve="_solve_nightly_cleanup",
+            checks=(
                 ("the old menu result is purged but the request stays", "_check_nightly_cleanup_0"),
                 ("REQ-0007 is gone with its result", "_check_nightly_cleanup_1"),
                 ("the recent contract result is kept as it was", "_check_nightly_cleanup_2"),
             ),
         ),
         "submit_two_scans": rt.TaskSpec(
-            "submit_two_scans",
-            'Submit two documents for OCR, in this order: "s3://scans/tax-2023-p1.pdf" and\n"s3://scans/tax-2023-p2.pdf".',
-            "_init_submit_two_scans",
-            None,
-            "_solve_submit_two_scans",
-            (
+            name="submit_two_scans",
+            instruction='Submit two documents for OCR, in this order: "s3://scans/tax-2023-p1.pdf" and\n"s3://scans/tax-2023-p2.pdf".',
+            init="_init_submit_two_scans",
+            init_data=None,
+            solve="_solve_submit_two_scans",
+            checks=(
                 ("both pages were submitted", "_check_submit_two_scans_0"),
                 ("they wait behind the old bill, page 1 first", "_check_submit_two_scans_1"),
             ),
         ),
         "read_back_result_text": rt.TaskSpec(
-            "read_back_result_text",
-            "A customer asks for the recognised text of their request REQ-0010. Check that the result\nis still available and tell them the text.",
-            "_init_read_back_result_text",
-            None,
-            "_solve_read_back_result_text",
-            (
+            name="read_back_result_text",
+            instruction="A customer asks for the recognised text of their request REQ-0010. Check that the result\nis still available and tell them the text.",
+            init="_init_read_back_result_text",
+            init_data=None,
+            solve="_solve_read_back_result_text",
+            checks=(
                 ("gives REQ-0010's text, not another request's", "_check_read_back_result_text_0"),
                 ("the result is still there", "_check_read_back_result_text_1"),
             ),
             answer="The text of REQ-0010 is: Greetings from Lisbon",
         ),
         "lowest_confidence_question": rt.TaskSpec(
-            "lowest_confidence_question",
-            "Quality review of request REQ-0020: what is the lowest confidence score in its result,\nand at what time (UTC) did processing complete?",
-            "_init_lowest_confidence_question",
-            None,
-            "_solve_lowest_confidence_question",
-            (
+            name="lowest_confidence_question",
+            instruction="Quality review of request REQ-0020: what is the lowest confidence score in its result,\nand at what time (UTC) did processing complete?",
+            init="_init_lowest_confidence_question",
+            init_data=None,
+            solve="_solve_lowest_confidence_question",
+            checks=(
                 ("gives the lowest score", "_check_lowest_confidence_question_0"),
                 ("gives the completion time", "_check_lowest_confidence_question_1"),
             ),
             answer="The lowest confidence score is 0.62; processing completed at 16:47 UTC on 2024-06-10.",
         ),
         "request_lookup_question": rt.TaskSpec(
-            "request_lookup_question",
-            "A customer quotes two request ids, REQ-0031 and REQ-0032. For each one tell me whether it\nexists; for the one that does, give its document and its status.",
-            "_init_request_lookup_question",
-            None,
-            "_solve_request_lookup_question",
-            (
+            name="request_lookup_question",
+            instruction="A customer quotes two request ids, REQ-0031 and REQ-0032. For each one tell me whether it\nexists; for the one that does, give its document and its status.",
+            init="_init_request_lookup_question",
+            init_data=None,
+            solve="_solve_request_lookup_question",
+            checks=(
                 ("gives REQ-0031's document and status", "_check_request_lookup_question_0"),
                 ("says REQ-0032 does not exist", "_check_request_lookup_question_1"),
             ),
             answer="REQ-0031 exists: s3://scans/visa-form.pdf, still processing. REQ-0032 does not exist.",
         ),
         "fail_corrupt_queued_scan": rt.TaskSpec(
-            "fail_corrupt_queued_scan",
-            'Request REQ-0040 (s3://scans/blurry.jpg) is waiting in the queue, but the file is\ncorrupt. Mark it as failed, then submit the re-scanned file "s3://scans/blurry-rescan.jpg"\ninstead. Do not retry the corrupt file.',
-            "_init_fail_corrupt_queued_scan",
-            None,
-            "_solve_fail_corrupt_queued_scan",
-            (
+            name="fail_corrupt_queued_scan",
+            instruction='Request REQ-0040 (s3://scans/blurry.jpg) is waiting in the queue, but the file is\ncorrupt. Mark it as failed, then submit the re-scanned file "s3://scans/blurry-rescan.jpg"\ninstead. Do not retry the corrupt file.',
+            init="_init_fail_corrupt_queued_scan",
+            init_data=None,
+            solve="_solve_fail_corrupt_queued_scan",
+            checks=(
                 ("REQ-0040 is failed", "_check_fail_corrupt_queued_scan_0"),
                 (
                     "the re-scan, not the corrupt file, waits behind the ID card",
@@ -605,23 +654,23 @@ class OCRProcessingServiceEnv(rt.Environment):
             ),
         ),
         "resubmit_purged_result": rt.TaskSpec(
-            "resubmit_purged_result",
-            "The customer of request REQ-0050 only now wants its text, but results are kept 24 hours.\nCheck whether the result is still available; if it is not, submit the same document again\n(look up which one it was) so it is recognised anew.",
-            "_init_resubmit_purged_result",
-            None,
-            "_solve_resubmit_purged_result",
-            (
+            name="resubmit_purged_result",
+            instruction="The customer of request REQ-0050 only now wants its text, but results are kept 24 hours.\nCheck whether the result is still available; if it is not, submit the same document again\n(look up which one it was) so it is recognised anew.",
+            init="_init_resubmit_purged_result",
+            init_data=None,
+            solve="_solve_resubmit_purged_result",
+            checks=(
                 ("the deed is queued again as a new request", "_check_resubmit_purged_result_0"),
                 ("the old request is kept as it was", "_check_resubmit_purged_result_1"),
             ),
         ),
         "worker_shift_two_jobs": rt.TaskSpec(
-            "worker_shift_two_jobs",
-            'You are the OCR worker. Process the two queued requests in queue order. The first one\ncompleted at 15:20 UTC today with text "Order #5521 shipped" and confidence scores 0.96 and\n0.94. The second one crashed the engine: mark it failed and retry it.',
-            "_init_worker_shift_two_jobs",
-            None,
-            "_solve_worker_shift_two_jobs",
-            (
+            name="worker_shift_two_jobs",
+            instruction='You are the OCR worker. Process the two queued requests in queue order. The first one\ncompleted at 15:20 UTC today with text "Order #5521 shipped" and confidence scores 0.96 and\n0.94. The second one crashed the engine: mark it failed and retry it.',
+            init="_init_worker_shift_two_jobs",
+            init_data=None,
+            solve="_solve_worker_shift_two_jobs",
+            checks=(
                 (
                     "the first in line, REQ-0060, completed with its text at 15:20",
                     "_check_worker_shift_two_jobs_0",
@@ -631,12 +680,12 @@ class OCRProcessingServiceEnv(rt.Environment):
             ),
         ),
         "complete_blank_page": rt.TaskSpec(
-            "complete_blank_page",
-            "Request REQ-0070 (page 4 of a scanned contract) is being processed and turned out to be a\nblank page: record it as completed at 11:58 UTC today with an empty text and no confidence\nscores. Keep it in the system.",
-            "_init_complete_blank_page",
-            None,
-            "_solve_complete_blank_page",
-            (
+            name="complete_blank_page",
+            instruction="Request REQ-0070 (page 4 of a scanned contract) is being processed and turned out to be a\nblank page: record it as completed at 11:58 UTC today with an empty text and no confidence\nscores. Keep it in the system.",
+            init="_init_complete_blank_page",
+            init_data=None,
+            solve="_solve_complete_blank_page",
+            checks=(
                 ("REQ-0070 is completed at 11:58", "_check_complete_blank_page_0"),
                 ("its result is an empty text with no scores", "_check_complete_blank_page_1"),
             ),
@@ -726,37 +775,90 @@ class OCRProcessingServiceEnv(rt.Environment):
         "Current status of an OCR request: submitted, processing, completed or failed."
         return self.invoke_typed("get_ocr_request_status", {"request_id": request_id})
 
+    @classmethod
+    def _json_get_ocr_request_status(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of get_ocr_request_status."
+        v0 = values.get("request_id")
+        return {"request_id": v0}
+
     def is_result_available(self, *, request_id: str) -> rt.Result:
         "Whether the OCR result can be fetched: the request is completed and its result is\nstill retained (results are purged 24 hours after completion)."
         return self.invoke_typed("is_result_available", {"request_id": request_id})
+
+    @classmethod
+    def _json_is_result_available(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of is_result_available."
+        v0 = values.get("request_id")
+        return {"request_id": v0}
 
     def fetch_ocr_result_text(self, *, request_id: str) -> rt.Result:
         "The text extracted from a completed OCR request."
         return self.invoke_typed("fetch_ocr_result_text", {"request_id": request_id})
 
+    @classmethod
+    def _json_fetch_ocr_result_text(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of fetch_ocr_result_text."
+        v0 = values.get("request_id")
+        return {"request_id": v0}
+
     def get_ocr_result_with_confidence(self, *, request_id: str) -> rt.Result:
         "The extracted text of a completed request with its confidence scores and the time\nprocessing completed."
         return self.invoke_typed("get_ocr_result_with_confidence", {"request_id": request_id})
+
+    @classmethod
+    def _json_get_ocr_result_with_confidence(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of get_ocr_result_with_confidence."
+        v0 = values.get("request_id")
+        return {"request_id": v0}
 
     def list_queued_requests(self) -> rt.Result:
         "The ids of the requests waiting to be processed, oldest first."
         return self.invoke_typed("list_queued_requests", {})
 
+    @classmethod
+    def _json_list_queued_requests(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of list_queued_requests."
+        return {}
+
     def check_request_existence(self, *, request_id: str) -> rt.Result:
         "Whether a request with this id is in the system."
         return self.invoke_typed("check_request_existence", {"request_id": request_id})
+
+    @classmethod
+    def _json_check_request_existence(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of check_request_existence."
+        v0 = values.get("request_id")
+        return {"request_id": v0}
 
     def get_request_metadata(self, *, request_id: str) -> rt.Result:
         "Document reference, submission time, completion time (null if not finished) and\nstatus of a request."
         return self.invoke_typed("get_request_metadata", {"request_id": request_id})
 
+    @classmethod
+    def _json_get_request_metadata(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of get_request_metadata."
+        v0 = values.get("request_id")
+        return {"request_id": v0}
+
     def submit_ocr_request(self, *, document_reference: str) -> rt.Result:
         "Submit a document for OCR: creates a request (status submitted, with a new unique\nrequest_id) and appends it to the job queue."
         return self.invoke_typed("submit_ocr_request", {"document_reference": document_reference})
 
+    @classmethod
+    def _json_submit_ocr_request(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of submit_ocr_request."
+        v0 = values.get("document_reference")
+        return {"document_reference": v0}
+
     def start_processing_request(self, *, request_id: str) -> rt.Result:
         "Start processing a submitted request: it leaves the queue, becomes processing and is\nset as the next in line for execution (next_request_id)."
         return self.invoke_typed("start_processing_request", {"request_id": request_id})
+
+    @classmethod
+    def _json_start_processing_request(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of start_processing_request."
+        v0 = values.get("request_id")
+        return {"request_id": v0}
 
     def complete_ocr_request(
         self,
@@ -777,63 +879,89 @@ class OCRProcessingServiceEnv(rt.Environment):
             },
         )
 
+    @classmethod
+    def _json_complete_ocr_request(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of complete_ocr_request."
+        v0 = values.get("request_id")
+        v1 = values.get("extracted_text")
+        v2 = values.get("confidence_scores")
+        v3 = values.get("processing_timestamp")
+        return {
+            "request_id": v0,
+            "extracted_text": v1,
+            "confidence_scores": h.to_json(cls.TOOLS["complete_ocr_request"].params[2].spec, v2),
+            "processing_timestamp": h.to_json(rt.DATETIME, v3),
+        }
+
     def fail_ocr_request(self, *, request_id: str) -> rt.Result:
         "Mark a processing request failed (processing errors): the record is kept, no result is\navailable, and it can be retried with retry_ocr_request."
         return self.invoke_typed("fail_ocr_request", {"request_id": request_id})
+
+    @classmethod
+    def _json_fail_ocr_request(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of fail_ocr_request."
+        v0 = values.get("request_id")
+        return {"request_id": v0}
 
     def purge_expired_results(self) -> rt.Result:
         "Remove from the result repository every result older than 24 hours; their requests\nstay in the system (still completed) but their text is no longer available."
         return self.invoke_typed("purge_expired_results", {})
 
+    @classmethod
+    def _json_purge_expired_results(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of purge_expired_results."
+        return {}
+
     def clear_completed_request(self, *, request_id: str) -> rt.Result:
         "Remove a completed request from the system, with its result if still retained."
         return self.invoke_typed("clear_completed_request", {"request_id": request_id})
+
+    @classmethod
+    def _json_clear_completed_request(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of clear_completed_request."
+        v0 = values.get("request_id")
+        return {"request_id": v0}
 
     def retry_ocr_request(self, *, original_request_id: str) -> rt.Result:
         "Resubmit a failed request: a new request (new request_id, status submitted) for the same\ndocument joins the end of the queue. The failed request is kept."
         return self.invoke_typed("retry_ocr_request", {"original_request_id": original_request_id})
 
+    @classmethod
+    def _json_retry_ocr_request(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of retry_ocr_request."
+        v0 = values.get("original_request_id")
+        return {"original_request_id": v0}
+
     def _rowinv_OCRRequest_0(self, row: OCRRequest) -> bool:
-        return bool((row.document_reference.strip() != ""))
+        return bool(row.document_reference.strip() != "")
 
     def _rowinv_OCRRequest_1(self, row: OCRRequest) -> bool:
-        return bool(((row.result_text is None) or (row.status == OCRStatus.completed)))
+        return bool(row.result_text is None or row.status == OCRStatus.completed)
 
     def _rowinv_OCRRequest_2(self, row: OCRRequest) -> bool:
         return bool(
-            (
-                (row.completion_time is not None)
-                == ((row.status == OCRStatus.completed) or (row.status == OCRStatus.failed))
-            )
+            (row.completion_time is not None)
+            == (row.status == OCRStatus.completed or row.status == OCRStatus.failed)
         )
 
     def _rowinv_OCRRequest_3(self, row: OCRRequest) -> bool:
         return bool(
-            (
-                (row.completion_time is None)
-                or (h.unwrap(row.completion_time) >= row.submission_time)
-            )
+            row.completion_time is None or h.unwrap(row.completion_time) >= row.submission_time
         )
 
     def _rowinv_Result_0(self, row: Result) -> bool:
-        return bool((row.request_id in self.t_requests))
+        return bool(row.request_id in self.t_requests)
 
     def _rowinv_Result_1(self, row: Result) -> bool:
         return bool(
-            (
-                (row.request_id in self.t_requests)
-                and (self.t_requests.row(row.request_id).status == OCRStatus.completed)
-            )
+            row.request_id in self.t_requests
+            and self.t_requests.row(row.request_id).status == OCRStatus.completed
         )
 
     def _rowinv_Result_2(self, row: Result) -> bool:
         return bool(
-            (
-                (row.request_id in self.t_requests)
-                and (
-                    self.t_requests.row(row.request_id).completion_time == row.processing_timestamp
-                )
-            )
+            row.request_id in self.t_requests
+            and self.t_requests.row(row.request_id).completion_time == row.processing_timestamp
         )
 
     def _inv_0(self) -> bool:
@@ -841,11 +969,8 @@ class OCRProcessingServiceEnv(rt.Environment):
             all(
                 (
                     (
-                        (r.submission_time <= self.s_now)
-                        and (
-                            (r.completion_time is None)
-                            or (h.unwrap(r.completion_time) <= self.s_now)
-                        )
+                        r.submission_time <= self.s_now
+                        and (r.completion_time is None or h.unwrap(r.completion_time) <= self.s_now)
                     )
                     for r in self._it(self.t_requests.rows())
                 )
@@ -854,30 +979,24 @@ class OCRProcessingServiceEnv(rt.Environment):
 
     def _inv_0_row(self, r: OCRRequest) -> bool:
         return bool(
-            (
-                (r.submission_time <= self.s_now)
-                and ((r.completion_time is None) or (h.unwrap(r.completion_time) <= self.s_now))
-            )
+            r.submission_time <= self.s_now
+            and (r.completion_time is None or h.unwrap(r.completion_time) <= self.s_now)
         )
 
     def _inv_1(self) -> bool:
         return bool(
-            (
+            len(set(self.s_queued_request_ids)) == len(self.s_queued_request_ids)
+            and all(
                 (
-                    (len(set(self.s_queued_request_ids)) == len(self.s_queued_request_ids))
-                    and all(
-                        (
-                            (self.t_requests.row(q).status == OCRStatus.submitted)
-                            for q in self._it(list(self.s_queued_request_ids))
-                        )
-                    )
+                    (self.t_requests.row(q).status == OCRStatus.submitted)
+                    for q in self._it(list(self.s_queued_request_ids))
                 )
-                and all(
-                    (
-                        (r.request_id in self.s_queued_request_ids)
-                        for r in self._it(self.t_requests.rows())
-                        if (r.status == OCRStatus.submitted)
-                    )
+            )
+            and all(
+                (
+                    (r.request_id in self.s_queued_request_ids)
+                    for r in self._it(self.t_requests.rows())
+                    if (r.status == OCRStatus.submitted)
                 )
             )
         )
@@ -899,13 +1018,8 @@ class OCRProcessingServiceEnv(rt.Environment):
 
     def _inv_3(self) -> bool:
         return bool(
-            (
-                (self.s_next_request_id is None)
-                or (
-                    self.t_requests.row(h.unwrap(self.s_next_request_id)).status
-                    == OCRStatus.processing
-                )
-            )
+            self.s_next_request_id is None
+            or self.t_requests.row(h.unwrap(self.s_next_request_id)).status == OCRStatus.processing
         )
 
     def _inv_4(self) -> bool:
@@ -919,7 +1033,7 @@ class OCRProcessingServiceEnv(rt.Environment):
         )
 
     def _inv_4_row(self, r: OCRRequest) -> bool:
-        return bool(((r.result_text is not None) == (r.request_id in self.t_result_repository)))
+        return bool((r.result_text is not None) == (r.request_id in self.t_result_repository))
 
     def _inv_5(self) -> bool:
         return bool(
@@ -928,8 +1042,9 @@ class OCRProcessingServiceEnv(rt.Environment):
                     (r.request_id in self.t_result_repository)
                     for r in self._it(self.t_requests.rows())
                     if (
-                        ((r.status == OCRStatus.completed) and (r.completion_time is not None))
-                        and ((self.s_now - h.unwrap(r.completion_time)) <= C_RETENTION)
+                        r.status == OCRStatus.completed
+                        and r.completion_time is not None
+                        and (self.s_now - h.unwrap(r.completion_time)) <= C_RETENTION
                     )
                 )
             )
@@ -937,13 +1052,10 @@ class OCRProcessingServiceEnv(rt.Environment):
 
     def _inv_5_row(self, r: OCRRequest) -> bool:
         return bool(
-            (
-                not (
-                    (
-                        ((r.status == OCRStatus.completed) and (r.completion_time is not None))
-                        and ((self.s_now - h.unwrap(r.completion_time)) <= C_RETENTION)
-                    )
-                )
+            not (
+                r.status == OCRStatus.completed
+                and r.completion_time is not None
+                and (self.s_now - h.unwrap(r.completion_time)) <= C_RETENTION
             )
             or (r.request_id in self.t_result_repository)
         )
@@ -971,9 +1083,7 @@ class OCRProcessingServiceEnv(rt.Environment):
             raise rt.Fail("Request not found", site=1)
         self._hit(1)
         return Availability(
-            available=(
-                (r.status == OCRStatus.completed) and (request_id in self.t_result_repository)
-            )
+            available=(r.status == OCRStatus.completed and request_id in self.t_result_repository)
         )
 
     def _impl_fetch_ocr_result_text(self, request_id: str) -> ResultText:
@@ -1195,43 +1305,23 @@ class OCRProcessingServiceEnv(rt.Environment):
 
     def _check_process_oldest_scan_0(self, answer: str) -> bool:
         return bool(
-            (
-                (
-                    (self.t_requests.row("REQ-0001").status == OCRStatus.completed)
-                    and (
-                        self.t_requests.row("REQ-0001").completion_time
-                        == h.datetime("2024-06-10T10:05:00Z")
-                    )
-                )
-                and (
-                    self.t_requests.row("REQ-0001").result_text
-                    == "INVOICE 2024-117 TOTAL 412.50 EUR"
-                )
-            )
+            self.t_requests.row("REQ-0001").status == OCRStatus.completed
+            and self.t_requests.row("REQ-0001").completion_time
+            == h.datetime("2024-06-10T10:05:00Z")
+            and self.t_requests.row("REQ-0001").result_text == "INVOICE 2024-117 TOTAL 412.50 EUR"
         )
 
     def _check_process_oldest_scan_1(self, answer: str) -> bool:
         return bool(
-            (
-                (
-                    (
-                        self.t_result_repository.row("REQ-0001").extracted_text
-                        == "INVOICE 2024-117 TOTAL 412.50 EUR"
-                    )
-                    and (
-                        self.t_result_repository.row("REQ-0001").confidence_scores
-                        == [0.98, 0.95, 0.91]
-                    )
-                )
-                and (
-                    self.t_result_repository.row("REQ-0001").processing_timestamp
-                    == h.datetime("2024-06-10T10:05:00Z")
-                )
-            )
+            self.t_result_repository.row("REQ-0001").extracted_text
+            == "INVOICE 2024-117 TOTAL 412.50 EUR"
+            and self.t_result_repository.row("REQ-0001").confidence_scores == [0.98, 0.95, 0.91]
+            and self.t_result_repository.row("REQ-0001").processing_timestamp
+            == h.datetime("2024-06-10T10:05:00Z")
         )
 
     def _check_process_oldest_scan_2(self, answer: str) -> bool:
-        return bool((self.s_queued_request_ids == ["REQ-0002"]))
+        return bool(self.s_queued_request_ids == ["REQ-0002"])
 
     def _init_retry_crashed_scan(self) -> None:
         self.set_scalar_initial("now", h.datetime("2024-06-11T14:00:00Z"))
@@ -1262,40 +1352,30 @@ class OCRProcessingServiceEnv(rt.Environment):
         return b
 
     def _check_retry_crashed_scan_0(self, answer: str) -> bool:
-        return bool((self.t_requests.row("REQ-0003").status == OCRStatus.failed))
+        return bool(self.t_requests.row("REQ-0003").status == OCRStatus.failed)
 
     def _check_retry_crashed_scan_1(self, answer: str) -> bool:
         return bool(
-            (
-                (
-                    (len(self.s_queued_request_ids) == 2)
-                    and (h.at(self.s_queued_request_ids, 0) == "REQ-0004")
-                )
-                and (
-                    self.t_requests.row(h.at(self.s_queued_request_ids, 1)).document_reference
-                    == "s3://scans/passport-ana.png"
-                )
-            )
+            len(self.s_queued_request_ids) == 2
+            and h.at(self.s_queued_request_ids, 0) == "REQ-0004"
+            and self.t_requests.row(h.at(self.s_queued_request_ids, 1)).document_reference
+            == "s3://scans/passport-ana.png"
         )
 
     def _check_retry_crashed_scan_2(self, answer: str) -> bool:
         return bool(
-            (
-                h.count(
-                    (
-                        r
-                        for r in self._it(self.t_requests.rows())
-                        if (
-                            (
-                                (r.document_reference == "s3://scans/passport-ana.png")
-                                and (r.status == OCRStatus.submitted)
-                            )
-                            and (r.request_id != "REQ-0003")
-                        )
+            h.count(
+                (
+                    r
+                    for r in self._it(self.t_requests.rows())
+                    if (
+                        r.document_reference == "s3://scans/passport-ana.png"
+                        and r.status == OCRStatus.submitted
+                        and r.request_id != "REQ-0003"
                     )
                 )
-                == 1
             )
+            == 1
         )
 
     def _init_nightly_cleanup(self) -> None:
@@ -1361,26 +1441,20 @@ class OCRProcessingServiceEnv(rt.Environment):
 
     def _check_nightly_cleanup_0(self, answer: str) -> bool:
         return bool(
-            (
-                ("REQ-0005" not in self.t_result_repository)
-                and (self.t_requests.row("REQ-0005").status == OCRStatus.completed)
-            )
+            "REQ-0005" not in self.t_result_repository
+            and self.t_requests.row("REQ-0005").status == OCRStatus.completed
         )
 
     def _check_nightly_cleanup_1(self, answer: str) -> bool:
         return bool(
-            (("REQ-0007" not in self.t_requests) and ("REQ-0007" not in self.t_result_repository))
+            "REQ-0007" not in self.t_requests and "REQ-0007" not in self.t_result_repository
         )
 
     def _check_nightly_cleanup_2(self, answer: str) -> bool:
         return bool(
-            (
-                (
-                    self.t_result_repository.row("REQ-0006")
-                    == self.initial_state().t_result_repository.row("REQ-0006")
-                )
-                and (len(self.t_result_repository) == 1)
-            )
+            self.t_result_repository.row("REQ-0006")
+            == self.initial_state().t_result_repository.row("REQ-0006")
+            and len(self.t_result_repository) == 1
         )
 
     def _init_submit_two_scans(self) -> None:
@@ -1409,40 +1483,28 @@ class OCRProcessingServiceEnv(rt.Environment):
 
     def _check_submit_two_scans_0(self, answer: str) -> bool:
         return bool(
-            (
-                any(
-                    (
-                        (r.document_reference == "s3://scans/tax-2023-p1.pdf")
-                        for r in self._it(self.t_requests.rows())
-                    )
+            any(
+                (
+                    (r.document_reference == "s3://scans/tax-2023-p1.pdf")
+                    for r in self._it(self.t_requests.rows())
                 )
-                and any(
-                    (
-                        (r_.document_reference == "s3://scans/tax-2023-p2.pdf")
-                        for r_ in self._it(self.t_requests.rows())
-                    )
+            )
+            and any(
+                (
+                    (r_.document_reference == "s3://scans/tax-2023-p2.pdf")
+                    for r_ in self._it(self.t_requests.rows())
                 )
             )
         )
 
     def _check_submit_two_scans_1(self, answer: str) -> bool:
         return bool(
-            (
-                (
-                    (
-                        (len(self.s_queued_request_ids) == 3)
-                        and (h.at(self.s_queued_request_ids, 0) == "REQ-0001")
-                    )
-                    and (
-                        self.t_requests.row(h.at(self.s_queued_request_ids, 1)).document_reference
-                        == "s3://scans/tax-2023-p1.pdf"
-                    )
-                )
-                and (
-                    self.t_requests.row(h.at(self.s_queued_request_ids, 2)).document_reference
-                    == "s3://scans/tax-2023-p2.pdf"
-                )
-            )
+            len(self.s_queued_request_ids) == 3
+            and h.at(self.s_queued_request_ids, 0) == "REQ-0001"
+            and self.t_requests.row(h.at(self.s_queued_request_ids, 1)).document_reference
+            == "s3://scans/tax-2023-p1.pdf"
+            and self.t_requests.row(h.at(self.s_queued_request_ids, 2)).document_reference
+            == "s3://scans/tax-2023-p2.pdf"
         )
 
     def _init_read_back_result_text(self) -> None:
@@ -1493,12 +1555,10 @@ class OCRProcessingServiceEnv(rt.Environment):
         return b
 
     def _check_read_back_result_text_0(self, answer: str) -> bool:
-        return bool(
-            (("greetings from lisbon" in answer.lower()) and ("seat 4" not in answer.lower()))
-        )
+        return bool("greetings from lisbon" in answer.lower() and "seat 4" not in answer.lower())
 
     def _check_read_back_result_text_1(self, answer: str) -> bool:
-        return bool((self.t_result_repository == self.initial_state().t_result_repository))
+        return bool(self.t_result_repository == self.initial_state().t_result_repository)
 
     def _init_lowest_confidence_question(self) -> None:
         self.set_scalar_initial("now", h.datetime("2024-06-10T18:00:00Z"))
@@ -1533,10 +1593,10 @@ class OCRProcessingServiceEnv(rt.Environment):
         return b
 
     def _check_lowest_confidence_question_0(self, answer: str) -> bool:
-        return bool(("0.62" in answer))
+        return bool("0.62" in answer)
 
     def _check_lowest_confidence_question_1(self, answer: str) -> bool:
-        return bool(("16:47" in answer))
+        return bool("16:47" in answer)
 
     def _init_request_lookup_question(self) -> None:
         self.set_scalar_initial("now", h.datetime("2024-06-10T18:00:00Z"))
@@ -1561,14 +1621,11 @@ class OCRProcessingServiceEnv(rt.Environment):
         return b
 
     def _check_request_lookup_question_0(self, answer: str) -> bool:
-        return bool((("visa-form.pdf" in answer) and ("processing" in answer.lower())))
+        return bool("visa-form.pdf" in answer and "processing" in answer.lower())
 
     def _check_request_lookup_question_1(self, answer: str) -> bool:
         return bool(
-            (
-                ("REQ-0032" in answer)
-                and (("not" in answer.lower()) or ("no such" in answer.lower()))
-            )
+            "REQ-0032" in answer and ("not" in answer.lower() or "no such" in answer.lower())
         )
 
     def _init_fail_corrupt_queued_scan(self) -> None:
@@ -1600,32 +1657,22 @@ class OCRProcessingServiceEnv(rt.Environment):
         return b
 
     def _check_fail_corrupt_queued_scan_0(self, answer: str) -> bool:
-        return bool((self.t_requests.row("REQ-0040").status == OCRStatus.failed))
+        return bool(self.t_requests.row("REQ-0040").status == OCRStatus.failed)
 
     def _check_fail_corrupt_queued_scan_1(self, answer: str) -> bool:
         return bool(
-            (
+            len(self.s_queued_request_ids) == 2
+            and h.at(self.s_queued_request_ids, 0) == "REQ-0041"
+            and self.t_requests.row(h.at(self.s_queued_request_ids, 1)).document_reference
+            == "s3://scans/blurry-rescan.jpg"
+            and h.count(
                 (
-                    (
-                        (len(self.s_queued_request_ids) == 2)
-                        and (h.at(self.s_queued_request_ids, 0) == "REQ-0041")
-                    )
-                    and (
-                        self.t_requests.row(h.at(self.s_queued_request_ids, 1)).document_reference
-                        == "s3://scans/blurry-rescan.jpg"
-                    )
-                )
-                and (
-                    h.count(
-                        (
-                            r
-                            for r in self._it(self.t_requests.rows())
-                            if (r.document_reference == "s3://scans/blurry.jpg")
-                        )
-                    )
-                    == 1
+                    r
+                    for r in self._it(self.t_requests.rows())
+                    if (r.document_reference == "s3://scans/blurry.jpg")
                 )
             )
+            == 1
         )
 
     def _init_resubmit_purged_result(self) -> None:
@@ -1654,18 +1701,14 @@ class OCRProcessingServiceEnv(rt.Environment):
 
     def _check_resubmit_purged_result_0(self, answer: str) -> bool:
         return bool(
-            (
-                (len(self.s_queued_request_ids) == 1)
-                and (
-                    self.t_requests.row(h.at(self.s_queued_request_ids, 0)).document_reference
-                    == "s3://scans/deed-1987.tif"
-                )
-            )
+            len(self.s_queued_request_ids) == 1
+            and self.t_requests.row(h.at(self.s_queued_request_ids, 0)).document_reference
+            == "s3://scans/deed-1987.tif"
         )
 
     def _check_resubmit_purged_result_1(self, answer: str) -> bool:
         return bool(
-            (self.t_requests.row("REQ-0050") == self.initial_state().t_requests.row("REQ-0050"))
+            self.t_requests.row("REQ-0050") == self.initial_state().t_requests.row("REQ-0050")
         )
 
     def _init_worker_shift_two_jobs(self) -> None:
@@ -1708,51 +1751,25 @@ class OCRProcessingServiceEnv(rt.Environment):
 
     def _check_worker_shift_two_jobs_0(self, answer: str) -> bool:
         return bool(
-            (
-                (
-                    (
-                        (
-                            (
-                                (self.t_requests.row("REQ-0060").status == OCRStatus.completed)
-                                and (
-                                    self.t_requests.row("REQ-0060").result_text
-                                    == "Order #5521 shipped"
-                                )
-                            )
-                            and (
-                                self.t_requests.row("REQ-0060").completion_time
-                                == h.datetime("2024-06-12T15:20:00Z")
-                            )
-                        )
-                        and (
-                            self.t_result_repository.row("REQ-0060").extracted_text
-                            == "Order #5521 shipped"
-                        )
-                    )
-                    and (self.t_result_repository.row("REQ-0060").confidence_scores == [0.96, 0.94])
-                )
-                and (
-                    self.t_result_repository.row("REQ-0060").processing_timestamp
-                    == h.datetime("2024-06-12T15:20:00Z")
-                )
-            )
+            self.t_requests.row("REQ-0060").status == OCRStatus.completed
+            and self.t_requests.row("REQ-0060").result_text == "Order #5521 shipped"
+            and self.t_requests.row("REQ-0060").completion_time
+            == h.datetime("2024-06-12T15:20:00Z")
+            and self.t_result_repository.row("REQ-0060").extracted_text == "Order #5521 shipped"
+            and self.t_result_repository.row("REQ-0060").confidence_scores == [0.96, 0.94]
+            and self.t_result_repository.row("REQ-0060").processing_timestamp
+            == h.datetime("2024-06-12T15:20:00Z")
         )
 
     def _check_worker_shift_two_jobs_1(self, answer: str) -> bool:
-        return bool((self.t_requests.row("REQ-0061").status == OCRStatus.failed))
+        return bool(self.t_requests.row("REQ-0061").status == OCRStatus.failed)
 
     def _check_worker_shift_two_jobs_2(self, answer: str) -> bool:
         return bool(
-            (
-                (
-                    (len(self.s_queued_request_ids) == 1)
-                    and (h.at(self.s_queued_request_ids, 0) != "REQ-0061")
-                )
-                and (
-                    self.t_requests.row(h.at(self.s_queued_request_ids, 0)).document_reference
-                    == "s3://scans/mail-2.png"
-                )
-            )
+            len(self.s_queued_request_ids) == 1
+            and h.at(self.s_queued_request_ids, 0) != "REQ-0061"
+            and self.t_requests.row(h.at(self.s_queued_request_ids, 0)).document_reference
+            == "s3://scans/mail-2.png"
         )
 
     def _init_complete_blank_page(self) -> None:
@@ -1786,30 +1803,18 @@ class OCRProcessingServiceEnv(rt.Environment):
 
     def _check_complete_blank_page_0(self, answer: str) -> bool:
         return bool(
-            (
-                (self.t_requests.row("REQ-0070").status == OCRStatus.completed)
-                and (
-                    self.t_requests.row("REQ-0070").completion_time
-                    == h.datetime("2024-06-14T11:58:00Z")
-                )
-            )
+            self.t_requests.row("REQ-0070").status == OCRStatus.completed
+            and self.t_requests.row("REQ-0070").completion_time
+            == h.datetime("2024-06-14T11:58:00Z")
         )
 
     def _check_complete_blank_page_1(self, answer: str) -> bool:
         return bool(
-            (
-                (
-                    (
-                        (self.t_result_repository.row("REQ-0070").extracted_text == "")
-                        and (self.t_result_repository.row("REQ-0070").confidence_scores == [])
-                    )
-                    and (self.t_requests.row("REQ-0070").result_text == "")
-                )
-                and (
-                    self.t_result_repository.row("REQ-0070").processing_timestamp
-                    == h.datetime("2024-06-14T11:58:00Z")
-                )
-            )
+            self.t_result_repository.row("REQ-0070").extracted_text == ""
+            and self.t_result_repository.row("REQ-0070").confidence_scores == []
+            and self.t_requests.row("REQ-0070").result_text == ""
+            and self.t_result_repository.row("REQ-0070").processing_timestamp
+            == h.datetime("2024-06-14T11:58:00Z")
         )
 
     def _write_requests_status(self, row: OCRRequest, value: OCRStatus) -> None:

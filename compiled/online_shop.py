@@ -39,6 +39,16 @@ class Address(rt.Value):
     postcode: str
     country: str
 
+    def _stored_size(self) -> int:
+        # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        return (
+            1
+            + h.text_size(self.street)
+            + h.text_size(self.city)
+            + h.text_size(self.postcode)
+            + h.text_size(self.country)
+        )
+
 
 @dataclass(slots=True, kw_only=True)
 class OrderLine(rt.Value):
@@ -46,6 +56,16 @@ class OrderLine(rt.Value):
     name: str
     qty: int
     unit_price_cents: int
+
+    def _stored_size(self) -> int:
+        # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        return (
+            1
+            + h.stored_size(self.sku)
+            + h.text_size(self.name)
+            + h.int_size(self.qty)
+            + h.int_size(self.unit_price_cents)
+        )
 
 
 @dataclass(slots=True, kw_only=True)
@@ -56,6 +76,17 @@ class Product:
     stock: int
     tags: set[str] = field(default_factory=lambda: set())
     discontinued: bool = False
+
+    def _stored_size(self) -> int:
+        # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        return (
+            2
+            + h.text_size(self.sku)
+            + h.text_size(self.name)
+            + h.int_size(self.price_cents)
+            + h.int_size(self.stock)
+            + h.stored_size(self.tags)
+        )
 
 
 @dataclass(slots=True, kw_only=True)
@@ -68,6 +99,19 @@ class Customer:
     gift_card_cents: int = 0
     loyalty_points: int = 0
 
+    def _stored_size(self) -> int:
+        # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        return (
+            1
+            + h.text_size(self.customer_id)
+            + h.text_size(self.name)
+            + h.text_size(self.email)
+            + h.stored_size(self.address)
+            + h.stored_size(self.cart)
+            + h.int_size(self.gift_card_cents)
+            + h.int_size(self.loyalty_points)
+        )
+
 
 @dataclass(slots=True, kw_only=True)
 class Coupon:
@@ -76,6 +120,16 @@ class Coupon:
     min_subtotal_cents: int = 0
     expires: datetime.date
     uses_left: int
+
+    def _stored_size(self) -> int:
+        # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        return (
+            2
+            + h.text_size(self.code)
+            + h.int_size(self.percent_off)
+            + h.int_size(self.min_subtotal_cents)
+            + h.int_size(self.uses_left)
+        )
 
 
 @dataclass(slots=True, kw_only=True)
@@ -93,6 +147,21 @@ class Order:
     delivered_on: datetime.date | None = None
     status: OrderStatus = OrderStatus.pending_payment
 
+    def _stored_size(self) -> int:
+        # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        return (
+            4
+            + h.text_size(self.order_id)
+            + h.stored_size(self.customer)
+            + h.stored_size(self.lines)
+            + h.stored_size(self.ship_to)
+            + h.stored_size(self.coupon)
+            + h.int_size(self.discount_cents)
+            + h.int_size(self.shipping_cents)
+            + h.stored_size(self.tracking)
+            + h.stored_size(self.delivered_on)
+        )
+
 
 @dataclass(slots=True, kw_only=True)
 class CartView(rt.Value):
@@ -102,6 +171,18 @@ class CartView(rt.Value):
     shipping_cents: int
     total_cents: int
     total: str
+
+    def _stored_size(self) -> int:
+        # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        return (
+            1
+            + h.text_size(self.customer_id)
+            + h.stored_size(self.lines)
+            + h.int_size(self.subtotal_cents)
+            + h.int_size(self.shipping_cents)
+            + h.int_size(self.total_cents)
+            + h.text_size(self.total)
+        )
 
 
 @dataclass(slots=True, kw_only=True)
@@ -117,6 +198,20 @@ class OrderSummary(rt.Value):
     total: str
     tracking: str | None = None
 
+    def _stored_size(self) -> int:
+        # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        return (
+            3
+            + h.text_size(self.order_id)
+            + h.stored_size(self.lines)
+            + h.int_size(self.subtotal_cents)
+            + h.int_size(self.discount_cents)
+            + h.int_size(self.shipping_cents)
+            + h.int_size(self.total_cents)
+            + h.text_size(self.total)
+            + h.stored_size(self.tracking)
+        )
+
 
 SPEC_OrderStatus = rt.EnumSpec(OrderStatus)
 SPEC_PaymentMethod = rt.EnumSpec(PaymentMethod)
@@ -125,109 +220,126 @@ SPEC_SortKey = rt.EnumSpec(SortKey)
 SPEC_Address = rt.RecordSpec(
     Address,
     lambda: [
-        rt.FieldSpec("street", rt.STR, True, None, "street"),
-        rt.FieldSpec("city", rt.STR, True, None, "city"),
-        rt.FieldSpec("postcode", rt.STR, True, None, "postcode"),
-        rt.FieldSpec("country", rt.STR, True, "ISO 3166 alpha-2 code, e.g. DE", "country"),
+        rt.FieldSpec(name="street", spec=rt.STR, required=True),
+        rt.FieldSpec(name="city", spec=rt.STR, required=True),
+        rt.FieldSpec(name="postcode", spec=rt.STR, required=True),
+        rt.FieldSpec(
+            name="country", spec=rt.STR, required=True, description="ISO 3166 alpha-2 code, e.g. DE"
+        ),
     ],
 )
 SPEC_OrderLine = rt.RecordSpec(
     OrderLine,
     lambda: [
-        rt.FieldSpec("sku", rt.RefSpec(rt.STR, "Product", "products"), True, None, "sku"),
-        rt.FieldSpec("name", rt.STR, True, None, "name"),
-        rt.FieldSpec("qty", rt.INT, True, None, "qty"),
-        rt.FieldSpec("unit_price_cents", rt.INT, True, None, "unit_price_cents"),
+        rt.FieldSpec(name="sku", spec=rt.RefSpec(rt.STR, "Product", "products"), required=True),
+        rt.FieldSpec(name="name", spec=rt.STR, required=True),
+        rt.FieldSpec(name="qty", spec=rt.INT, required=True),
+        rt.FieldSpec(name="unit_price_cents", spec=rt.INT, required=True),
     ],
 )
 SPEC_Product = rt.RecordSpec(
     Product,
     lambda: [
-        rt.FieldSpec("sku", rt.STR, True, "stock-keeping unit, e.g. SKU-MUG", "sku"),
-        rt.FieldSpec("name", rt.STR, True, None, "name"),
-        rt.FieldSpec("price_cents", rt.INT, True, None, "price_cents"),
-        rt.FieldSpec("stock", rt.INT, True, "units on hand", "stock"),
-        rt.FieldSpec("tags", rt.SetSpec(rt.STR), False, None, "tags"),
-        rt.FieldSpec("discontinued", rt.BOOL, False, None, "discontinued"),
+        rt.FieldSpec(
+            name="sku", spec=rt.STR, required=True, description="stock-keeping unit, e.g. SKU-MUG"
+        ),
+        rt.FieldSpec(name="name", spec=rt.STR, required=True),
+        rt.FieldSpec(name="price_cents", spec=rt.INT, required=True),
+        rt.FieldSpec(name="stock", spec=rt.INT, required=True, description="units on hand"),
+        rt.FieldSpec(name="tags", spec=rt.SetSpec(rt.STR), required=False),
+        rt.FieldSpec(name="discontinued", spec=rt.BOOL, required=False),
     ],
 )
 SPEC_Customer = rt.RecordSpec(
     Customer,
     lambda: [
-        rt.FieldSpec("customer_id", rt.STR, True, None, "customer_id"),
-        rt.FieldSpec("name", rt.STR, True, None, "name"),
-        rt.FieldSpec("email", rt.STR, True, None, "email"),
-        rt.FieldSpec("address", SPEC_Address, True, None, "address"),
-        rt.FieldSpec("cart", rt.MapSpec(rt.STR, rt.INT), False, "sku -> quantity", "cart"),
+        rt.FieldSpec(name="customer_id", spec=rt.STR, required=True),
+        rt.FieldSpec(name="name", spec=rt.STR, required=True),
+        rt.FieldSpec(name="email", spec=rt.STR, required=True),
+        rt.FieldSpec(name="address", spec=SPEC_Address, required=True),
         rt.FieldSpec(
-            "gift_card_cents",
-            rt.INT,
-            False,
-            "gift card balance (refunds of gift-card orders go back here)",
-            "gift_card_cents",
+            name="cart",
+            spec=rt.MapSpec(rt.STR, rt.INT),
+            required=False,
+            description="sku -> quantity",
         ),
-        rt.FieldSpec("loyalty_points", rt.INT, False, None, "loyalty_points"),
+        rt.FieldSpec(
+            name="gift_card_cents",
+            spec=rt.INT,
+            required=False,
+            description="gift card balance (refunds of gift-card orders go back here)",
+        ),
+        rt.FieldSpec(name="loyalty_points", spec=rt.INT, required=False),
     ],
 )
 SPEC_Coupon = rt.RecordSpec(
     Coupon,
     lambda: [
-        rt.FieldSpec("code", rt.STR, True, "upper case, e.g. SPRING10", "code"),
-        rt.FieldSpec("percent_off", rt.INT, True, None, "percent_off"),
-        rt.FieldSpec("min_subtotal_cents", rt.INT, False, None, "min_subtotal_cents"),
-        rt.FieldSpec("expires", rt.DATE, True, "last day the coupon can be used", "expires"),
-        rt.FieldSpec("uses_left", rt.INT, True, None, "uses_left"),
+        rt.FieldSpec(
+            name="code", spec=rt.STR, required=True, description="upper case, e.g. SPRING10"
+        ),
+        rt.FieldSpec(name="percent_off", spec=rt.INT, required=True),
+        rt.FieldSpec(name="min_subtotal_cents", spec=rt.INT, required=False),
+        rt.FieldSpec(
+            name="expires",
+            spec=rt.DATE,
+            required=True,
+            description="last day the coupon can be used",
+        ),
+        rt.FieldSpec(name="uses_left", spec=rt.INT, required=True),
     ],
 )
 SPEC_Order = rt.RecordSpec(
     Order,
     lambda: [
-        rt.FieldSpec("order_id", rt.STR, False, None, "order_id"),
+        rt.FieldSpec(name="order_id", spec=rt.STR, required=False),
         rt.FieldSpec(
-            "customer", rt.RefSpec(rt.STR, "Customer", "customers"), True, None, "customer"
+            name="customer", spec=rt.RefSpec(rt.STR, "Customer", "customers"), required=True
         ),
-        rt.FieldSpec("lines", rt.ListSpec(SPEC_OrderLine), True, None, "lines"),
-        rt.FieldSpec("placed_at", rt.DATETIME, True, None, "placed_at"),
-        rt.FieldSpec("ship_to", SPEC_Address, True, None, "ship_to"),
-        rt.FieldSpec("payment", SPEC_PaymentMethod, True, None, "payment"),
+        rt.FieldSpec(name="lines", spec=rt.ListSpec(SPEC_OrderLine), required=True),
+        rt.FieldSpec(name="placed_at", spec=rt.DATETIME, required=True),
+        rt.FieldSpec(name="ship_to", spec=SPEC_Address, required=True),
+        rt.FieldSpec(name="payment", spec=SPEC_PaymentMethod, required=True),
         rt.FieldSpec(
-            "coupon",
-            rt.OptionalSpec(rt.RefSpec(rt.STR, "Coupon", "coupons")),
-            False,
-            None,
-            "coupon",
+            name="coupon",
+            spec=rt.OptionalSpec(rt.RefSpec(rt.STR, "Coupon", "coupons")),
+            required=False,
         ),
-        rt.FieldSpec("discount_cents", rt.INT, False, None, "discount_cents"),
-        rt.FieldSpec("shipping_cents", rt.INT, True, None, "shipping_cents"),
-        rt.FieldSpec("tracking", rt.OptionalSpec(rt.STR), False, None, "tracking"),
-        rt.FieldSpec("delivered_on", rt.OptionalSpec(rt.DATE), False, None, "delivered_on"),
-        rt.FieldSpec("status", SPEC_OrderStatus, False, None, "status"),
+        rt.FieldSpec(name="discount_cents", spec=rt.INT, required=False),
+        rt.FieldSpec(name="shipping_cents", spec=rt.INT, required=True),
+        rt.FieldSpec(name="tracking", spec=rt.OptionalSpec(rt.STR), required=False),
+        rt.FieldSpec(name="delivered_on", spec=rt.OptionalSpec(rt.DATE), required=False),
+        rt.FieldSpec(name="status", spec=SPEC_OrderStatus, required=False),
     ],
 )
 SPEC_CartView = rt.RecordSpec(
     CartView,
     lambda: [
-        rt.FieldSpec("customer_id", rt.STR, True, None, "customer_id"),
-        rt.FieldSpec("lines", rt.ListSpec(SPEC_OrderLine), True, None, "lines"),
-        rt.FieldSpec("subtotal_cents", rt.INT, True, None, "subtotal_cents"),
-        rt.FieldSpec("shipping_cents", rt.INT, True, None, "shipping_cents"),
-        rt.FieldSpec("total_cents", rt.INT, True, None, "total_cents"),
-        rt.FieldSpec("total", rt.STR, True, "formatted, e.g. $49.09", "total"),
+        rt.FieldSpec(name="customer_id", spec=rt.STR, required=True),
+        rt.FieldSpec(name="lines", spec=rt.ListSpec(SPEC_OrderLine), required=True),
+        rt.FieldSpec(name="subtotal_cents", spec=rt.INT, required=True),
+        rt.FieldSpec(name="shipping_cents", spec=rt.INT, required=True),
+        rt.FieldSpec(name="total_cents", spec=rt.INT, required=True),
+        rt.FieldSpec(
+            name="total", spec=rt.STR, required=True, description="formatted, e.g. $49.09"
+        ),
     ],
 )
 SPEC_OrderSummary = rt.RecordSpec(
     OrderSummary,
     lambda: [
-        rt.FieldSpec("order_id", rt.STR, True, None, "order_id"),
-        rt.FieldSpec("status", SPEC_OrderStatus, True, None, "status"),
-        rt.FieldSpec("placed_at", rt.DATETIME, True, None, "placed_at"),
-        rt.FieldSpec("lines", rt.ListSpec(SPEC_OrderLine), True, None, "lines"),
-        rt.FieldSpec("subtotal_cents", rt.INT, True, None, "subtotal_cents"),
-        rt.FieldSpec("discount_cents", rt.INT, True, None, "discount_cents"),
-        rt.FieldSpec("shipping_cents", rt.INT, True, None, "shipping_cents"),
-        rt.FieldSpec("total_cents", rt.INT, True, None, "total_cents"),
-        rt.FieldSpec("total", rt.STR, True, "formatted, e.g. $49.09", "total"),
-        rt.FieldSpec("tracking", rt.OptionalSpec(rt.STR), False, None, "tracking"),
+        rt.FieldSpec(name="order_id", spec=rt.STR, required=True),
+        rt.FieldSpec(name="status", spec=SPEC_OrderStatus, required=True),
+        rt.FieldSpec(name="placed_at", spec=rt.DATETIME, required=True),
+        rt.FieldSpec(name="lines", spec=rt.ListSpec(SPEC_OrderLine), required=True),
+        rt.FieldSpec(name="subtotal_cents", spec=rt.INT, required=True),
+        rt.FieldSpec(name="discount_cents", spec=rt.INT, required=True),
+        rt.FieldSpec(name="shipping_cents", spec=rt.INT, required=True),
+        rt.FieldSpec(name="total_cents", spec=rt.INT, required=True),
+        rt.FieldSpec(
+            name="total", spec=rt.STR, required=True, description="formatted, e.g. $49.09"
+        ),
+        rt.FieldSpec(name="tracking", spec=rt.OptionalSpec(rt.STR), required=False),
     ],
 )
 
@@ -238,6 +350,10 @@ C_RETURN_WINDOW_DAYS: int = 30
 C_CENTS_PER_POINT: int = 100
 
 
+# online_shop.store.json: the initial state of 8 tasks
+INIT_ONLINE_SHOP_STORE = '{"coupons": [{"code": "SPRING10", "expires": "2024-06-30", "min_subtotal_cents": 3000, "percent_off": 10, "uses_left": 5}, {"code": "WINTER20", "expires": "2024-02-29", "min_subtotal_cents": 0, "percent_off": 20, "uses_left": 3}], "customers": [{"address": {"city": "Paris", "country": "FR", "postcode": "75011", "street": "12 Rue Oberkampf"}, "cart": {}, "customer_id": "C1", "email": "ines@example.com", "gift_card_cents": 0, "loyalty_points": 29, "name": "Ines Moreau"}, {"address": {"city": "Berlin", "country": "DE", "postcode": "10115", "street": "Hauptstr. 5"}, "cart": {"SKU-NOTE": 2}, "customer_id": "C2", "email": "tom@example.com", "gift_card_cents": 0, "loyalty_points": 0, "name": "Tom Berg"}, {"address": {"city": "Zurich", "country": "CH", "postcode": "8001", "street": "Bahnhofstr. 9"}, "cart": {}, "customer_id": "C3", "email": "lena@example.com", "gift_card_cents": 3000, "loyalty_points": 0, "name": "Lena Vogt"}], "now": "2024-06-03T10:00:00Z", "orders": [{"coupon": null, "customer": "C1", "delivered_on": "2024-05-24", "discount_cents": 0, "lines": [{"name": "Stoneware Mug", "qty": 2, "sku": "SKU-MUG", "unit_price_cents": 1250}], "order_id": "ORD-0001", "payment": "card", "placed_at": "2024-05-20T09:00:00Z", "ship_to": {"city": "Paris", "country": "FR", "postcode": "75011", "street": "12 Rue Oberkampf"}, "shipping_cents": 499, "status": "delivered", "tracking": "1Z0001"}, {"coupon": null, "customer": "C1", "delivered_on": null, "discount_cents": 0, "lines": [{"name": "Logo Tee", "qty": 1, "sku": "SKU-TEE", "unit_price_cents": 2400}], "order_id": "ORD-0002", "payment": "paypal", "placed_at": "2024-06-01T17:30:00Z", "ship_to": {"city": "Paris", "country": "FR", "postcode": "75011", "street": "12 Rue Oberkampf"}, "shipping_cents": 499, "status": "paid", "tracking": null}, {"coupon": null, "customer": "C3", "delivered_on": null, "discount_cents": 0, "lines": [{"name": "Desk Lamp", "qty": 1, "sku": "SKU-LAMP", "unit_price_cents": 3900}], "order_id": "ORD-0003", "payment": "gift_card", "placed_at": "2024-06-02T20:00:00Z", "ship_to": {"city": "Zurich", "country": "CH", "postcode": "8001", "street": "Bahnhofstr. 9"}, "shipping_cents": 499, "status": "pending payment", "tracking": null}], "products": [{"discontinued": false, "name": "Stoneware Mug", "price_cents": 1250, "sku": "SKU-MUG", "stock": 10, "tags": ["kitchen"]}, {"discontinued": false, "name": "Logo Tee", "price_cents": 2400, "sku": "SKU-TEE", "stock": 5, "tags": ["apparel"]}, {"discontinued": true, "name": "Canvas Bag", "price_cents": 900, "sku": "SKU-BAG", "stock": 0, "tags": []}, {"discontinued": false, "name": "Desk Lamp", "price_cents": 3900, "sku": "SKU-LAMP", "stock": 3, "tags": ["office"]}, {"discontinued": false, "name": "Dot Notebook", "price_cents": 650, "sku": "SKU-NOTE", "stock": 40, "tags": ["gift", "office"]}], "revenue_cents": 5898}'
+
+
 class OnlineShopEnv(rt.Environment):
     "Backend of an online shop: browse products, fill a cart, order with an optional coupon,\npay, ship, deliver, cancel and return orders."
 
@@ -245,28 +361,50 @@ class OnlineShopEnv(rt.Environment):
     DESCRIPTION = "Backend of an online shop: browse products, fill a cart, order with an optional coupon,\npay, ship, deliver, cancel and return orders."
     TABLES: ClassVar[dict[str, rt.TableSpec]] = {
         "products": rt.TableSpec(
-            rt.TableSchema("products", "Product", "sku", None, (), (), {}), SPEC_Product, ()
+            schema=rt.TableSchema(
+                name="products", entity="Product", key="sku", auto_prefix=None, uniques=(), refs=()
+            ),
+            row=SPEC_Product,
         ),
         "customers": rt.TableSpec(
-            rt.TableSchema("customers", "Customer", "customer_id", None, (("email",),), (), {}),
-            SPEC_Customer,
-            (),
+            schema=rt.TableSchema(
+                name="customers",
+                entity="Customer",
+                key="customer_id",
+                auto_prefix=None,
+                uniques=(("email",),),
+                refs=(),
+            ),
+            row=SPEC_Customer,
         ),
         "coupons": rt.TableSpec(
-            rt.TableSchema("coupons", "Coupon", "code", None, (), (), {}), SPEC_Coupon, ()
+            schema=rt.TableSchema(
+                name="coupons", entity="Coupon", key="code", auto_prefix=None, uniques=(), refs=()
+            ),
+            row=SPEC_Coupon,
         ),
         "orders": rt.TableSpec(
-            rt.TableSchema(
-                "orders",
-                "Order",
-                "order_id",
-                "ORD",
-                (),
-                (
-                    rt.RefField("orders", "customer", "customers", "restrict"),
-                    rt.RefField("orders", "coupon", "coupons", "none"),
+            schema=rt.TableSchema(
+                name="orders",
+                entity="Order",
+                key="order_id",
+                auto_prefix="ORD",
+                uniques=(),
+                refs=(
+                    rt.RefField(
+                        child_table="orders",
+                        field="customer",
+                        parent_table="customers",
+                        on_delete="restrict",
+                    ),
+                    rt.RefField(
+                        child_table="orders",
+                        field="coupon",
+                        parent_table="coupons",
+                        on_delete="none",
+                    ),
                 ),
-                {
+                transitions={
                     "status": {
                         OrderStatus.delivered: frozenset({OrderStatus.returned}),
                         OrderStatus.paid: frozenset({OrderStatus.cancelled, OrderStatus.shipped}),
@@ -277,376 +415,375 @@ class OnlineShopEnv(rt.Environment):
                     }
                 },
             ),
-            SPEC_Order,
-            ("products",),
+            row=SPEC_Order,
+            nested_parents=("products",),
         ),
     }
     SCALARS: ClassVar[dict[str, rt.ScalarSpec]] = {
-        "revenue_cents": rt.ScalarSpec("revenue_cents", rt.INT, lambda: 0),
-        "now": rt.ScalarSpec("now", rt.DATETIME, None),
+        "revenue_cents": rt.ScalarSpec(name="revenue_cents", spec=rt.INT, default=lambda: 0),
+        "now": rt.ScalarSpec(name="now", spec=rt.DATETIME),
     }
     TOOLS: ClassVar[dict[str, rt.ToolSpec]] = {
         "search_products": rt.ToolSpec(
-            "search_products",
-            "query",
-            "Search the catalog (discontinued products are never listed).",
-            (
+            name="search_products",
+            kind="query",
+            description="Search the catalog (discontinued products are never listed).",
+            params=(
                 rt.ParamSpec(
-                    "text",
-                    rt.STR,
-                    False,
-                    lambda: "",
-                    "words of the product name, case-insensitive; empty for all",
-                    "text",
+                    name="text",
+                    spec=rt.STR,
+                    required=False,
+                    default=lambda: "",
+                    description="words of the product name, case-insensitive; empty for all",
                 ),
                 rt.ParamSpec(
-                    "tag",
-                    rt.OptionalSpec(rt.STR),
-                    False,
-                    lambda: None,
-                    "only products with this tag",
-                    "tag",
-                ),
-                rt.ParamSpec("in_stock_only", rt.BOOL, False, lambda: False, None, "in_stock_only"),
-                rt.ParamSpec(
-                    "sort_by", SPEC_SortKey, False, lambda: SortKey.name_, None, "sort_by"
+                    name="tag",
+                    spec=rt.OptionalSpec(rt.STR),
+                    required=False,
+                    default=lambda: None,
+                    description="only products with this tag",
                 ),
                 rt.ParamSpec(
-                    "limit", rt.INT, False, lambda: 20, "at most this many results", "limit"
+                    name="in_stock_only", spec=rt.BOOL, required=False, default=lambda: False
+                ),
+                rt.ParamSpec(
+                    name="sort_by", spec=SPEC_SortKey, required=False, default=lambda: SortKey.name_
+                ),
+                rt.ParamSpec(
+                    name="limit",
+                    spec=rt.INT,
+                    required=False,
+                    default=lambda: 20,
+                    description="at most this many results",
                 ),
             ),
-            rt.ListSpec(SPEC_Product),
-            "_impl_search_products",
-            (),
-            (),
-            (),
+            result=rt.ListSpec(SPEC_Product),
+            impl="_impl_search_products",
+            json_arguments="_json_search_products",
         ),
         "get_product": rt.ToolSpec(
-            "get_product",
-            "query",
-            "Full details of one product, including stock and tags.",
-            (rt.ParamSpec("sku", rt.STR, True, None, "the product's SKU", "sku"),),
-            SPEC_Product,
-            "_impl_get_product",
-            (),
-            (),
-            (),
+            name="get_product",
+            kind="query",
+            description="Full details of one product, including stock and tags.",
+            params=(
+                rt.ParamSpec(
+                    name="sku", spec=rt.STR, required=True, description="the product's SKU"
+                ),
+            ),
+            result=SPEC_Product,
+            impl="_impl_get_product",
+            json_arguments="_json_get_product",
         ),
         "view_cart": rt.ToolSpec(
-            "view_cart",
-            "query",
-            "The customer's cart with current prices, subtotal, shipping and total.",
-            (rt.ParamSpec("customer_id", rt.STR, True, None, None, "customer_id"),),
-            SPEC_CartView,
-            "_impl_view_cart",
-            (),
-            (),
-            (),
+            name="view_cart",
+            kind="query",
+            description="The customer's cart with current prices, subtotal, shipping and total.",
+            params=(rt.ParamSpec(name="customer_id", spec=rt.STR, required=True),),
+            result=SPEC_CartView,
+            impl="_impl_view_cart",
+            json_arguments="_json_view_cart",
         ),
         "add_to_cart": rt.ToolSpec(
-            "add_to_cart",
-            "action",
-            "Put units of a product in the cart (added to what is already there). The product must\nbe on sale and in stock for the whole quantity.",
-            (
-                rt.ParamSpec("customer_id", rt.STR, True, None, None, "customer_id"),
-                rt.ParamSpec("sku", rt.STR, True, None, "product to add", "sku"),
-                rt.ParamSpec("qty", rt.INT, False, lambda: 1, "units to add", "qty"),
+            name="add_to_cart",
+            kind="action",
+            description="Put units of a product in the cart (added to what is already there). The product must\nbe on sale and in stock for the whole quantity.",
+            params=(
+                rt.ParamSpec(name="customer_id", spec=rt.STR, required=True),
+                rt.ParamSpec(name="sku", spec=rt.STR, required=True, description="product to add"),
+                rt.ParamSpec(
+                    name="qty",
+                    spec=rt.INT,
+                    required=False,
+                    default=lambda: 1,
+                    description="units to add",
+                ),
             ),
-            SPEC_CartView,
-            "_impl_add_to_cart",
-            ("_inv_1",),
-            (),
-            (),
+            result=SPEC_CartView,
+            impl="_impl_add_to_cart",
+            json_arguments="_json_add_to_cart",
+            env_invariants=("_inv_1",),
         ),
         "update_cart_item": rt.ToolSpec(
-            "update_cart_item",
-            "action",
-            "Change the quantity of a product in the cart, or remove it with qty 0.",
-            (
-                rt.ParamSpec("customer_id", rt.STR, True, None, None, "customer_id"),
-                rt.ParamSpec("sku", rt.STR, True, None, "product in the cart", "sku"),
+            name="update_cart_item",
+            kind="action",
+            description="Change the quantity of a product in the cart, or remove it with qty 0.",
+            params=(
+                rt.ParamSpec(name="customer_id", spec=rt.STR, required=True),
                 rt.ParamSpec(
-                    "qty", rt.INT, True, None, "new quantity; 0 removes the product", "qty"
+                    name="sku", spec=rt.STR, required=True, description="product in the cart"
+                ),
+                rt.ParamSpec(
+                    name="qty",
+                    spec=rt.INT,
+                    required=True,
+                    description="new quantity; 0 removes the product",
                 ),
             ),
-            SPEC_CartView,
-            "_impl_update_cart_item",
-            ("_inv_1",),
-            (),
-            (),
+            result=SPEC_CartView,
+            impl="_impl_update_cart_item",
+            json_arguments="_json_update_cart_item",
+            env_invariants=("_inv_1",),
         ),
         "place_order": rt.ToolSpec(
-            "place_order",
-            "action",
-            "Turn the cart into an order awaiting payment: checks stock, applies a coupon (percent\noff the subtotal, if the coupon is valid today, has uses left and the subtotal reaches its\nminimum), adds shipping (free from FREE_SHIPPING_CENTS after discount), takes the units\nout of stock and empties the cart.",
-            (
-                rt.ParamSpec("customer_id", rt.STR, True, None, None, "customer_id"),
+            name="place_order",
+            kind="action",
+            description="Turn the cart into an order awaiting payment: checks stock, applies a coupon (percent\noff the subtotal, if the coupon is valid today, has uses left and the subtotal reaches its\nminimum), adds shipping (free from FREE_SHIPPING_CENTS after discount), takes the units\nout of stock and empties the cart.",
+            params=(
+                rt.ParamSpec(name="customer_id", spec=rt.STR, required=True),
                 rt.ParamSpec(
-                    "payment",
-                    SPEC_PaymentMethod,
-                    True,
-                    None,
-                    "how the order will be paid",
-                    "payment",
+                    name="payment",
+                    spec=SPEC_PaymentMethod,
+                    required=True,
+                    description="how the order will be paid",
                 ),
                 rt.ParamSpec(
-                    "coupon_code",
-                    rt.OptionalSpec(rt.STR),
-                    False,
-                    lambda: None,
-                    "optional coupon, case-insensitive",
-                    "coupon_code",
+                    name="coupon_code",
+                    spec=rt.OptionalSpec(rt.STR),
+                    required=False,
+                    default=lambda: None,
+                    description="optional coupon, case-insensitive",
                 ),
                 rt.ParamSpec(
-                    "ship_to",
-                    rt.OptionalSpec(SPEC_Address),
-                    False,
-                    lambda: None,
-                    "delivery address; default: the customer's address",
-                    "ship_to",
+                    name="ship_to",
+                    spec=rt.OptionalSpec(SPEC_Address),
+                    required=False,
+                    default=lambda: None,
+                    description="delivery address; default: the customer's address",
                 ),
             ),
-            SPEC_OrderSummary,
-            "_impl_place_order",
-            (
+            result=SPEC_OrderSummary,
+            impl="_impl_place_order",
+            json_arguments="_json_place_order",
+            env_invariants=(
                 "_inv_0",
                 "_inv_1",
             ),
-            (),
-            (),
         ),
         "pay_order": rt.ToolSpec(
-            "pay_order",
-            "action",
-            "Capture the payment of an order awaiting payment. Gift-card orders are charged to the\ncustomer's gift card balance, which must cover the total.",
-            (rt.ParamSpec("order_id", rt.STR, True, None, None, "order_id"),),
-            SPEC_OrderSummary,
-            "_impl_pay_order",
-            (
+            name="pay_order",
+            kind="action",
+            description="Capture the payment of an order awaiting payment. Gift-card orders are charged to the\ncustomer's gift card balance, which must cover the total.",
+            params=(rt.ParamSpec(name="order_id", spec=rt.STR, required=True),),
+            result=SPEC_OrderSummary,
+            impl="_impl_pay_order",
+            json_arguments="_json_pay_order",
+            env_invariants=(
                 "_inv_0",
                 "_inv_1",
             ),
-            (),
-            (),
         ),
         "cancel_order": rt.ToolSpec(
-            "cancel_order",
-            "action",
-            "Cancel an order that has not shipped yet: the units go back to stock, a coupon use is\ngiven back, and a paid order is refunded.",
-            (
-                rt.ParamSpec("order_id", rt.STR, True, None, None, "order_id"),
+            name="cancel_order",
+            kind="action",
+            description="Cancel an order that has not shipped yet: the units go back to stock, a coupon use is\ngiven back, and a paid order is refunded.",
+            params=(
+                rt.ParamSpec(name="order_id", spec=rt.STR, required=True),
                 rt.ParamSpec(
-                    "customer_id",
-                    rt.STR,
-                    True,
-                    None,
-                    "the customer who placed the order",
-                    "customer_id",
+                    name="customer_id",
+                    spec=rt.STR,
+                    required=True,
+                    description="the customer who placed the order",
                 ),
             ),
-            SPEC_OrderSummary,
-            "_impl_cancel_order",
-            (
+            result=SPEC_OrderSummary,
+            impl="_impl_cancel_order",
+            json_arguments="_json_cancel_order",
+            env_invariants=(
                 "_inv_0",
                 "_inv_1",
             ),
-            (),
-            (),
         ),
         "ship_order": rt.ToolSpec(
-            "ship_order",
-            "action",
-            "Hand a paid order to the carrier.",
-            (
-                rt.ParamSpec("order_id", rt.STR, True, None, None, "order_id"),
-                rt.ParamSpec("tracking", rt.STR, True, None, "carrier tracking number", "tracking"),
+            name="ship_order",
+            kind="action",
+            description="Hand a paid order to the carrier.",
+            params=(
+                rt.ParamSpec(name="order_id", spec=rt.STR, required=True),
+                rt.ParamSpec(
+                    name="tracking",
+                    spec=rt.STR,
+                    required=True,
+                    description="carrier tracking number",
+                ),
             ),
-            SPEC_OrderSummary,
-            "_impl_ship_order",
-            ("_inv_0",),
-            (),
-            (),
+            result=SPEC_OrderSummary,
+            impl="_impl_ship_order",
+            json_arguments="_json_ship_order",
+            env_invariants=("_inv_0",),
         ),
         "mark_delivered": rt.ToolSpec(
-            "mark_delivered",
-            "action",
-            "Record that a shipped order arrived today; the customer earns one loyalty point per\ndollar of the order total.",
-            (rt.ParamSpec("order_id", rt.STR, True, None, None, "order_id"),),
-            SPEC_OrderSummary,
-            "_impl_mark_delivered",
-            (
+            name="mark_delivered",
+            kind="action",
+            description="Record that a shipped order arrived today; the customer earns one loyalty point per\ndollar of the order total.",
+            params=(rt.ParamSpec(name="order_id", spec=rt.STR, required=True),),
+            result=SPEC_OrderSummary,
+            impl="_impl_mark_delivered",
+            json_arguments="_json_mark_delivered",
+            env_invariants=(
                 "_inv_0",
                 "_inv_1",
             ),
-            (),
-            (),
         ),
         "return_order": rt.ToolSpec(
-            "return_order",
-            "action",
-            "Return a delivered order within RETURN_WINDOW_DAYS days of delivery: the units go back to\nstock, the total is refunded and the loyalty points it earned are taken back.",
-            (
-                rt.ParamSpec("order_id", rt.STR, True, None, None, "order_id"),
+            name="return_order",
+            kind="action",
+            description="Return a delivered order within RETURN_WINDOW_DAYS days of delivery: the units go back to\nstock, the total is refunded and the loyalty points it earned are taken back.",
+            params=(
+                rt.ParamSpec(name="order_id", spec=rt.STR, required=True),
                 rt.ParamSpec(
-                    "customer_id",
-                    rt.STR,
-                    True,
-                    None,
-                    "the customer who placed the order",
-                    "customer_id",
+                    name="customer_id",
+                    spec=rt.STR,
+                    required=True,
+                    description="the customer who placed the order",
                 ),
             ),
-            SPEC_OrderSummary,
-            "_impl_return_order",
-            (
+            result=SPEC_OrderSummary,
+            impl="_impl_return_order",
+            json_arguments="_json_return_order",
+            env_invariants=(
                 "_inv_0",
                 "_inv_1",
             ),
-            (),
-            (),
         ),
         "get_order": rt.ToolSpec(
-            "get_order",
-            "query",
-            "One order with its lines, totals, status and tracking number.",
-            (rt.ParamSpec("order_id", rt.STR, True, None, None, "order_id"),),
-            SPEC_OrderSummary,
-            "_impl_get_order",
-            (),
-            (),
-            (),
+            name="get_order",
+            kind="query",
+            description="One order with its lines, totals, status and tracking number.",
+            params=(rt.ParamSpec(name="order_id", spec=rt.STR, required=True),),
+            result=SPEC_OrderSummary,
+            impl="_impl_get_order",
+            json_arguments="_json_get_order",
         ),
         "list_orders": rt.ToolSpec(
-            "list_orders",
-            "query",
-            "A customer's orders, newest first.",
-            (
-                rt.ParamSpec("customer_id", rt.STR, True, None, None, "customer_id"),
+            name="list_orders",
+            kind="query",
+            description="A customer's orders, newest first.",
+            params=(
+                rt.ParamSpec(name="customer_id", spec=rt.STR, required=True),
                 rt.ParamSpec(
-                    "status",
-                    rt.OptionalSpec(SPEC_OrderStatus),
-                    False,
-                    lambda: None,
-                    "only orders in this status",
-                    "status",
+                    name="status",
+                    spec=rt.OptionalSpec(SPEC_OrderStatus),
+                    required=False,
+                    default=lambda: None,
+                    description="only orders in this status",
                 ),
             ),
-            rt.ListSpec(SPEC_OrderSummary),
-            "_impl_list_orders",
-            (),
-            (),
-            (),
+            result=rt.ListSpec(SPEC_OrderSummary),
+            impl="_impl_list_orders",
+            json_arguments="_json_list_orders",
         ),
         "sales_report": rt.ToolSpec(
-            "sales_report",
-            "query",
-            "Units sold per SKU in paid, shipped and delivered orders placed on or after a day.",
-            (rt.ParamSpec("since", rt.DATE, True, None, "first day counted", "since"),),
-            rt.MapSpec(rt.STR, rt.INT),
-            "_impl_sales_report",
-            (),
-            (),
-            (),
+            name="sales_report",
+            kind="query",
+            description="Units sold per SKU in paid, shipped and delivered orders placed on or after a day.",
+            params=(
+                rt.ParamSpec(
+                    name="since", spec=rt.DATE, required=True, description="first day counted"
+                ),
+            ),
+            result=rt.MapSpec(rt.STR, rt.INT),
+            impl="_impl_sales_report",
+            json_arguments="_json_sales_report",
         ),
         "restock_product": rt.ToolSpec(
-            "restock_product",
-            "action",
-            "Add received units to a product's stock.",
-            (
-                rt.ParamSpec("sku", rt.STR, True, None, None, "sku"),
-                rt.ParamSpec("qty", rt.INT, True, None, "units received", "qty"),
+            name="restock_product",
+            kind="action",
+            description="Add received units to a product's stock.",
+            params=(
+                rt.ParamSpec(name="sku", spec=rt.STR, required=True),
+                rt.ParamSpec(name="qty", spec=rt.INT, required=True, description="units received"),
             ),
-            SPEC_Product,
-            "_impl_restock_product",
-            ("_inv_1",),
-            (),
-            (),
+            result=SPEC_Product,
+            impl="_impl_restock_product",
+            json_arguments="_json_restock_product",
+            env_invariants=("_inv_1",),
         ),
         "set_price": rt.ToolSpec(
-            "set_price",
-            "action",
-            "Change a product's price. Orders already placed keep the price they were placed at.",
-            (
-                rt.ParamSpec("sku", rt.STR, True, None, None, "sku"),
+            name="set_price",
+            kind="action",
+            description="Change a product's price. Orders already placed keep the price they were placed at.",
+            params=(
+                rt.ParamSpec(name="sku", spec=rt.STR, required=True),
                 rt.ParamSpec(
-                    "price_cents", rt.INT, True, None, "new price in cents", "price_cents"
+                    name="price_cents", spec=rt.INT, required=True, description="new price in cents"
                 ),
             ),
-            SPEC_Product,
-            "_impl_set_price",
-            ("_inv_1",),
-            (),
-            (),
+            result=SPEC_Product,
+            impl="_impl_set_price",
+            json_arguments="_json_set_price",
+            env_invariants=("_inv_1",),
         ),
         "tag_product": rt.ToolSpec(
-            "tag_product",
-            "action",
-            "Add a search tag to a product, or remove one.",
-            (
-                rt.ParamSpec("sku", rt.STR, True, None, None, "sku"),
+            name="tag_product",
+            kind="action",
+            description="Add a search tag to a product, or remove one.",
+            params=(
+                rt.ParamSpec(name="sku", spec=rt.STR, required=True),
                 rt.ParamSpec(
-                    "tag",
-                    rt.STR,
-                    True,
-                    None,
-                    "a tag such as gift or sale; stored lower case",
-                    "tag",
+                    name="tag",
+                    spec=rt.STR,
+                    required=True,
+                    description="a tag such as gift or sale; stored lower case",
                 ),
                 rt.ParamSpec(
-                    "remove",
-                    rt.BOOL,
-                    False,
-                    lambda: False,
-                    "remove the tag instead of adding it",
-                    "remove",
+                    name="remove",
+                    spec=rt.BOOL,
+                    required=False,
+                    default=lambda: False,
+                    description="remove the tag instead of adding it",
                 ),
             ),
-            SPEC_Product,
-            "_impl_tag_product",
-            ("_inv_1",),
-            (),
-            (),
+            result=SPEC_Product,
+            impl="_impl_tag_product",
+            json_arguments="_json_tag_product",
+            env_invariants=("_inv_1",),
         ),
         "create_coupon": rt.ToolSpec(
-            "create_coupon",
-            "action",
-            "Create a percentage coupon valid from today.",
-            (
-                rt.ParamSpec("code", rt.STR, True, None, "coupon code; stored upper case", "code"),
-                rt.ParamSpec("percent_off", rt.INT, True, None, "1 to 50", "percent_off"),
+            name="create_coupon",
+            kind="action",
+            description="Create a percentage coupon valid from today.",
+            params=(
                 rt.ParamSpec(
-                    "valid_days",
-                    rt.INT,
-                    True,
-                    None,
-                    "valid from today for this many days",
-                    "valid_days",
+                    name="code",
+                    spec=rt.STR,
+                    required=True,
+                    description="coupon code; stored upper case",
                 ),
-                rt.ParamSpec("uses", rt.INT, True, None, "how many orders may use it", "uses"),
+                rt.ParamSpec(name="percent_off", spec=rt.INT, required=True, description="1 to 50"),
                 rt.ParamSpec(
-                    "min_subtotal_cents",
-                    rt.INT,
-                    False,
-                    lambda: 0,
-                    "minimum subtotal in cents",
-                    "min_subtotal_cents",
+                    name="valid_days",
+                    spec=rt.INT,
+                    required=True,
+                    description="valid from today for this many days",
+                ),
+                rt.ParamSpec(
+                    name="uses",
+                    spec=rt.INT,
+                    required=True,
+                    description="how many orders may use it",
+                ),
+                rt.ParamSpec(
+                    name="min_subtotal_cents",
+                    spec=rt.INT,
+                    required=False,
+                    default=lambda: 0,
+                    description="minimum subtotal in cents",
                 ),
             ),
-            SPEC_Coupon,
-            "_impl_create_coupon",
-            ("_inv_0",),
-            (),
-            (),
+            result=SPEC_Coupon,
+            impl="_impl_create_coupon",
+            json_arguments="_json_create_coupon",
+            env_invariants=("_inv_0",),
         ),
     }
     TASKS: ClassVar[dict[str, rt.TaskSpec]] = {
         "buy_with_coupon": rt.TaskSpec(
-            "buy_with_coupon",
-            'Customer C1 wants two Stoneware Mugs and one Logo Tee, using the coupon "spring10",\npaid by card. Place the order and pay for it.',
-            "_init_buy_with_coupon",
-            None,
-            "_solve_buy_with_coupon",
-            (
+            name="buy_with_coupon",
+            instruction='Customer C1 wants two Stoneware Mugs and one Logo Tee, using the coupon "spring10",\npaid by card. Place the order and pay for it.',
+            init="_init_buy_with_coupon",
+            init_data=None,
+            solve="_solve_buy_with_coupon",
+            checks=(
                 ("one order of C1, paid by card, totals $49.09", "_check_buy_with_coupon_0"),
                 ("stock went down", "_check_buy_with_coupon_1"),
                 ("one coupon use was consumed", "_check_buy_with_coupon_2"),
@@ -654,12 +791,12 @@ class OnlineShopEnv(rt.Environment):
             ),
         ),
         "fix_cart_and_order": rt.TaskSpec(
-            "fix_cart_and_order",
-            "Customer C3 wants to check out, but the cart still holds 3 Logo Tees while only 2 are\nleft, and a Canvas Bag that is no longer sold. Reduce the tees to the 2 in stock, remove\nthe bag from the cart, and place the order, to be paid with PayPal.",
-            "_init_fix_cart_and_order",
-            None,
-            "_solve_fix_cart_and_order",
-            (
+            name="fix_cart_and_order",
+            instruction="Customer C3 wants to check out, but the cart still holds 3 Logo Tees while only 2 are\nleft, and a Canvas Bag that is no longer sold. Reduce the tees to the 2 in stock, remove\nthe bag from the cart, and place the order, to be paid with PayPal.",
+            init="_init_fix_cart_and_order",
+            init_data=None,
+            solve="_solve_fix_cart_and_order",
+            checks=(
                 ("a new order of 2 Logo Tees awaits payment", "_check_fix_cart_and_order_0"),
                 (
                     "the new order totals $52.99, to be paid with PayPal",
@@ -675,12 +812,12 @@ class OnlineShopEnv(rt.Environment):
             ),
         ),
         "cancel_and_return": rt.TaskSpec(
-            "cancel_and_return",
-            "Customer C2 asks to cancel order ORD-0001 (not shipped yet) and to return order\nORD-0002, which arrived ten days ago.",
-            "_init_cancel_and_return",
-            None,
-            "_solve_cancel_and_return",
-            (
+            name="cancel_and_return",
+            instruction="Customer C2 asks to cancel order ORD-0001 (not shipped yet) and to return order\nORD-0002, which arrived ten days ago.",
+            init="_init_cancel_and_return",
+            init_data=None,
+            solve="_solve_cancel_and_return",
+            checks=(
                 (
                     "ORD-0001 is cancelled and its $52.99 is back on the gift card",
                     "_check_cancel_and_return_0",
@@ -694,12 +831,12 @@ class OnlineShopEnv(rt.Environment):
             ),
         ),
         "fulfilment_day": rt.TaskSpec(
-            "fulfilment_day",
-            'Warehouse shift: ship ORD-0003 with tracking number 1Z999AA10123456784, record that\nORD-0004 was delivered, book the 20 Logo Tees that just arrived, and tag the mug "gift".',
-            "_init_fulfilment_day",
-            None,
-            "_solve_fulfilment_day",
-            (
+            name="fulfilment_day",
+            instruction='Warehouse shift: ship ORD-0003 with tracking number 1Z999AA10123456784, record that\nORD-0004 was delivered, book the 20 Logo Tees that just arrived, and tag the mug "gift".',
+            init="_init_fulfilment_day",
+            init_data=None,
+            solve="_solve_fulfilment_day",
+            checks=(
                 (
                     "ORD-0003 is on its way with the right tracking number",
                     "_check_fulfilment_day_0",
@@ -710,36 +847,36 @@ class OnlineShopEnv(rt.Environment):
             ),
         ),
         "order_status_question": rt.TaskSpec(
-            "order_status_question",
-            "Ines (C1) asks about her order ORD-0002: has it shipped yet, and what was its total?",
-            None,
-            '{"coupons": [{"code": "SPRING10", "expires": "2024-06-30", "min_subtotal_cents": 3000, "percent_off": 10, "uses_left": 5}, {"code": "WINTER20", "expires": "2024-02-29", "min_subtotal_cents": 0, "percent_off": 20, "uses_left": 3}], "customers": [{"address": {"city": "Paris", "country": "FR", "postcode": "75011", "street": "12 Rue Oberkampf"}, "cart": {}, "customer_id": "C1", "email": "ines@example.com", "gift_card_cents": 0, "loyalty_points": 29, "name": "Ines Moreau"}, {"address": {"city": "Berlin", "country": "DE", "postcode": "10115", "street": "Hauptstr. 5"}, "cart": {"SKU-NOTE": 2}, "customer_id": "C2", "email": "tom@example.com", "gift_card_cents": 0, "loyalty_points": 0, "name": "Tom Berg"}, {"address": {"city": "Zurich", "country": "CH", "postcode": "8001", "street": "Bahnhofstr. 9"}, "cart": {}, "customer_id": "C3", "email": "lena@example.com", "gift_card_cents": 3000, "loyalty_points": 0, "name": "Lena Vogt"}], "now": "2024-06-03T10:00:00Z", "orders": [{"coupon": null, "customer": "C1", "delivered_on": "2024-05-24", "discount_cents": 0, "lines": [{"name": "Stoneware Mug", "qty": 2, "sku": "SKU-MUG", "unit_price_cents": 1250}], "order_id": "ORD-0001", "payment": "card", "placed_at": "2024-05-20T09:00:00Z", "ship_to": {"city": "Paris", "country": "FR", "postcode": "75011", "street": "12 Rue Oberkampf"}, "shipping_cents": 499, "status": "delivered", "tracking": "1Z0001"}, {"coupon": null, "customer": "C1", "delivered_on": null, "discount_cents": 0, "lines": [{"name": "Logo Tee", "qty": 1, "sku": "SKU-TEE", "unit_price_cents": 2400}], "order_id": "ORD-0002", "payment": "paypal", "placed_at": "2024-06-01T17:30:00Z", "ship_to": {"city": "Paris", "country": "FR", "postcode": "75011", "street": "12 Rue Oberkampf"}, "shipping_cents": 499, "status": "paid", "tracking": null}, {"coupon": null, "customer": "C3", "delivered_on": null, "discount_cents": 0, "lines": [{"name": "Desk Lamp", "qty": 1, "sku": "SKU-LAMP", "unit_price_cents": 3900}], "order_id": "ORD-0003", "payment": "gift_card", "placed_at": "2024-06-02T20:00:00Z", "ship_to": {"city": "Zurich", "country": "CH", "postcode": "8001", "street": "Bahnhofstr. 9"}, "shipping_cents": 499, "status": "pending payment", "tracking": null}], "products": [{"discontinued": false, "name": "Stoneware Mug", "price_cents": 1250, "sku": "SKU-MUG", "stock": 10, "tags": ["kitchen"]}, {"discontinued": false, "name": "Logo Tee", "price_cents": 2400, "sku": "SKU-TEE", "stock": 5, "tags": ["apparel"]}, {"discontinued": true, "name": "Canvas Bag", "price_cents": 900, "sku": "SKU-BAG", "stock": 0, "tags": []}, {"discontinued": false, "name": "Desk Lamp", "price_cents": 3900, "sku": "SKU-LAMP", "stock": 3, "tags": ["office"]}, {"discontinued": false, "name": "Dot Notebook", "price_cents": 650, "sku": "SKU-NOTE", "stock": 40, "tags": ["gift", "office"]}], "revenue_cents": 5898}',
-            "_solve_order_status_question",
-            (
+            name="order_status_question",
+            instruction="Ines (C1) asks about her order ORD-0002: has it shipped yet, and what was its total?",
+            init=None,
+            init_data=INIT_ONLINE_SHOP_STORE,
+            solve="_solve_order_status_question",
+            checks=(
                 ("gives the total", "_check_order_status_question_0"),
                 ("says it has not shipped", "_check_order_status_question_1"),
             ),
             answer="ORD-0002 is paid but has not shipped yet; its total is $28.99.",
         ),
         "delivered_orders_question": rt.TaskSpec(
-            "delivered_orders_question",
-            "Which of Ines's (C1) orders have been delivered, and what did each one cost?",
-            None,
-            '{"coupons": [{"code": "SPRING10", "expires": "2024-06-30", "min_subtotal_cents": 3000, "percent_off": 10, "uses_left": 5}, {"code": "WINTER20", "expires": "2024-02-29", "min_subtotal_cents": 0, "percent_off": 20, "uses_left": 3}], "customers": [{"address": {"city": "Paris", "country": "FR", "postcode": "75011", "street": "12 Rue Oberkampf"}, "cart": {}, "customer_id": "C1", "email": "ines@example.com", "gift_card_cents": 0, "loyalty_points": 29, "name": "Ines Moreau"}, {"address": {"city": "Berlin", "country": "DE", "postcode": "10115", "street": "Hauptstr. 5"}, "cart": {"SKU-NOTE": 2}, "customer_id": "C2", "email": "tom@example.com", "gift_card_cents": 0, "loyalty_points": 0, "name": "Tom Berg"}, {"address": {"city": "Zurich", "country": "CH", "postcode": "8001", "street": "Bahnhofstr. 9"}, "cart": {}, "customer_id": "C3", "email": "lena@example.com", "gift_card_cents": 3000, "loyalty_points": 0, "name": "Lena Vogt"}], "now": "2024-06-03T10:00:00Z", "orders": [{"coupon": null, "customer": "C1", "delivered_on": "2024-05-24", "discount_cents": 0, "lines": [{"name": "Stoneware Mug", "qty": 2, "sku": "SKU-MUG", "unit_price_cents": 1250}], "order_id": "ORD-0001", "payment": "card", "placed_at": "2024-05-20T09:00:00Z", "ship_to": {"city": "Paris", "country": "FR", "postcode": "75011", "street": "12 Rue Oberkampf"}, "shipping_cents": 499, "status": "delivered", "tracking": "1Z0001"}, {"coupon": null, "customer": "C1", "delivered_on": null, "discount_cents": 0, "lines": [{"name": "Logo Tee", "qty": 1, "sku": "SKU-TEE", "unit_price_cents": 2400}], "order_id": "ORD-0002", "payment": "paypal", "placed_at": "2024-06-01T17:30:00Z", "ship_to": {"city": "Paris", "country": "FR", "postcode": "75011", "street": "12 Rue Oberkampf"}, "shipping_cents": 499, "status": "paid", "tracking": null}, {"coupon": null, "customer": "C3", "delivered_on": null, "discount_cents": 0, "lines": [{"name": "Desk Lamp", "qty": 1, "sku": "SKU-LAMP", "unit_price_cents": 3900}], "order_id": "ORD-0003", "payment": "gift_card", "placed_at": "2024-06-02T20:00:00Z", "ship_to": {"city": "Zurich", "country": "CH", "postcode": "8001", "street": "Bahnhofstr. 9"}, "shipping_cents": 499, "status": "pending payment", "tracking": null}], "products": [{"discontinued": false, "name": "Stoneware Mug", "price_cents": 1250, "sku": "SKU-MUG", "stock": 10, "tags": ["kitchen"]}, {"discontinued": false, "name": "Logo Tee", "price_cents": 2400, "sku": "SKU-TEE", "stock": 5, "tags": ["apparel"]}, {"discontinued": true, "name": "Canvas Bag", "price_cents": 900, "sku": "SKU-BAG", "stock": 0, "tags": []}, {"discontinued": false, "name": "Desk Lamp", "price_cents": 3900, "sku": "SKU-LAMP", "stock": 3, "tags": ["office"]}, {"discontinued": false, "name": "Dot Notebook", "price_cents": 650, "sku": "SKU-NOTE", "stock": 40, "tags": ["gift", "office"]}], "revenue_cents": 5898}',
-            "_solve_delivered_orders_question",
-            (
+            name="delivered_orders_question",
+            instruction="Which of Ines's (C1) orders have been delivered, and what did each one cost?",
+            init=None,
+            init_data=INIT_ONLINE_SHOP_STORE,
+            solve="_solve_delivered_orders_question",
+            checks=(
                 ("names the delivered order and its total", "_check_delivered_orders_question_0"),
                 ("does not list the order still on its way", "_check_delivered_orders_question_1"),
             ),
             answer="One delivered order: ORD-0001, two Stoneware Mugs, $29.99.",
         ),
         "units_sold_question": rt.TaskSpec(
-            "units_sold_question",
-            "How many units of each product have we sold in orders placed since 2024-05-01 (paid,\nshipped or delivered ones)? List them as SKU: units, e.g. SKU-XYZ: 3.",
-            None,
-            '{"coupons": [{"code": "SPRING10", "expires": "2024-06-30", "min_subtotal_cents": 3000, "percent_off": 10, "uses_left": 5}, {"code": "WINTER20", "expires": "2024-02-29", "min_subtotal_cents": 0, "percent_off": 20, "uses_left": 3}], "customers": [{"address": {"city": "Paris", "country": "FR", "postcode": "75011", "street": "12 Rue Oberkampf"}, "cart": {}, "customer_id": "C1", "email": "ines@example.com", "gift_card_cents": 0, "loyalty_points": 29, "name": "Ines Moreau"}, {"address": {"city": "Berlin", "country": "DE", "postcode": "10115", "street": "Hauptstr. 5"}, "cart": {"SKU-NOTE": 2}, "customer_id": "C2", "email": "tom@example.com", "gift_card_cents": 0, "loyalty_points": 0, "name": "Tom Berg"}, {"address": {"city": "Zurich", "country": "CH", "postcode": "8001", "street": "Bahnhofstr. 9"}, "cart": {}, "customer_id": "C3", "email": "lena@example.com", "gift_card_cents": 3000, "loyalty_points": 0, "name": "Lena Vogt"}], "now": "2024-06-03T10:00:00Z", "orders": [{"coupon": null, "customer": "C1", "delivered_on": "2024-05-24", "discount_cents": 0, "lines": [{"name": "Stoneware Mug", "qty": 2, "sku": "SKU-MUG", "unit_price_cents": 1250}], "order_id": "ORD-0001", "payment": "card", "placed_at": "2024-05-20T09:00:00Z", "ship_to": {"city": "Paris", "country": "FR", "postcode": "75011", "street": "12 Rue Oberkampf"}, "shipping_cents": 499, "status": "delivered", "tracking": "1Z0001"}, {"coupon": null, "customer": "C1", "delivered_on": null, "discount_cents": 0, "lines": [{"name": "Logo Tee", "qty": 1, "sku": "SKU-TEE", "unit_price_cents": 2400}], "order_id": "ORD-0002", "payment": "paypal", "placed_at": "2024-06-01T17:30:00Z", "ship_to": {"city": "Paris", "country": "FR", "postcode": "75011", "street": "12 Rue Oberkampf"}, "shipping_cents": 499, "status": "paid", "tracking": null}, {"coupon": null, "customer": "C3", "delivered_on": null, "discount_cents": 0, "lines": [{"name": "Desk Lamp", "qty": 1, "sku": "SKU-LAMP", "unit_price_cents": 3900}], "order_id": "ORD-0003", "payment": "gift_card", "placed_at": "2024-06-02T20:00:00Z", "ship_to": {"city": "Zurich", "country": "CH", "postcode": "8001", "street": "Bahnhofstr. 9"}, "shipping_cents": 499, "status": "pending payment", "tracking": null}], "products": [{"discontinued": false, "name": "Stoneware Mug", "price_cents": 1250, "sku": "SKU-MUG", "stock": 10, "tags": ["kitchen"]}, {"discontinued": false, "name": "Logo Tee", "price_cents": 2400, "sku": "SKU-TEE", "stock": 5, "tags": ["apparel"]}, {"discontinued": true, "name": "Canvas Bag", "price_cents": 900, "sku": "SKU-BAG", "stock": 0, "tags": []}, {"discontinued": false, "name": "Desk Lamp", "price_cents": 3900, "sku": "SKU-LAMP", "stock": 3, "tags": ["office"]}, {"discontinued": false, "name": "Dot Notebook", "price_cents": 650, "sku": "SKU-NOTE", "stock": 40, "tags": ["gift", "office"]}], "revenue_cents": 5898}',
-            "_solve_units_sold_question",
-            (
+            name="units_sold_question",
+            instruction="How many units of each product have we sold in orders placed since 2024-05-01 (paid,\nshipped or delivered ones)? List them as SKU: units, e.g. SKU-XYZ: 3.",
+            init=None,
+            init_data=INIT_ONLINE_SHOP_STORE,
+            solve="_solve_units_sold_question",
+            checks=(
                 ("counts the mugs", "_check_units_sold_question_0"),
                 ("counts the tee", "_check_units_sold_question_1"),
                 ("does not count the unpaid lamp order", "_check_units_sold_question_2"),
@@ -747,24 +884,24 @@ class OnlineShopEnv(rt.Environment):
             answer="Since 2024-05-01: SKU-MUG: 2 (Stoneware Mug), SKU-TEE: 1 (Logo Tee).",
         ),
         "lamp_sale": rt.TaskSpec(
-            "lamp_sale",
-            'Put the desk lamp on sale: find it in the catalog, cut its price by 20% (to $31.20) and\ntag it "sale".',
-            None,
-            '{"coupons": [{"code": "SPRING10", "expires": "2024-06-30", "min_subtotal_cents": 3000, "percent_off": 10, "uses_left": 5}, {"code": "WINTER20", "expires": "2024-02-29", "min_subtotal_cents": 0, "percent_off": 20, "uses_left": 3}], "customers": [{"address": {"city": "Paris", "country": "FR", "postcode": "75011", "street": "12 Rue Oberkampf"}, "cart": {}, "customer_id": "C1", "email": "ines@example.com", "gift_card_cents": 0, "loyalty_points": 29, "name": "Ines Moreau"}, {"address": {"city": "Berlin", "country": "DE", "postcode": "10115", "street": "Hauptstr. 5"}, "cart": {"SKU-NOTE": 2}, "customer_id": "C2", "email": "tom@example.com", "gift_card_cents": 0, "loyalty_points": 0, "name": "Tom Berg"}, {"address": {"city": "Zurich", "country": "CH", "postcode": "8001", "street": "Bahnhofstr. 9"}, "cart": {}, "customer_id": "C3", "email": "lena@example.com", "gift_card_cents": 3000, "loyalty_points": 0, "name": "Lena Vogt"}], "now": "2024-06-03T10:00:00Z", "orders": [{"coupon": null, "customer": "C1", "delivered_on": "2024-05-24", "discount_cents": 0, "lines": [{"name": "Stoneware Mug", "qty": 2, "sku": "SKU-MUG", "unit_price_cents": 1250}], "order_id": "ORD-0001", "payment": "card", "placed_at": "2024-05-20T09:00:00Z", "ship_to": {"city": "Paris", "country": "FR", "postcode": "75011", "street": "12 Rue Oberkampf"}, "shipping_cents": 499, "status": "delivered", "tracking": "1Z0001"}, {"coupon": null, "customer": "C1", "delivered_on": null, "discount_cents": 0, "lines": [{"name": "Logo Tee", "qty": 1, "sku": "SKU-TEE", "unit_price_cents": 2400}], "order_id": "ORD-0002", "payment": "paypal", "placed_at": "2024-06-01T17:30:00Z", "ship_to": {"city": "Paris", "country": "FR", "postcode": "75011", "street": "12 Rue Oberkampf"}, "shipping_cents": 499, "status": "paid", "tracking": null}, {"coupon": null, "customer": "C3", "delivered_on": null, "discount_cents": 0, "lines": [{"name": "Desk Lamp", "qty": 1, "sku": "SKU-LAMP", "unit_price_cents": 3900}], "order_id": "ORD-0003", "payment": "gift_card", "placed_at": "2024-06-02T20:00:00Z", "ship_to": {"city": "Zurich", "country": "CH", "postcode": "8001", "street": "Bahnhofstr. 9"}, "shipping_cents": 499, "status": "pending payment", "tracking": null}], "products": [{"discontinued": false, "name": "Stoneware Mug", "price_cents": 1250, "sku": "SKU-MUG", "stock": 10, "tags": ["kitchen"]}, {"discontinued": false, "name": "Logo Tee", "price_cents": 2400, "sku": "SKU-TEE", "stock": 5, "tags": ["apparel"]}, {"discontinued": true, "name": "Canvas Bag", "price_cents": 900, "sku": "SKU-BAG", "stock": 0, "tags": []}, {"discontinued": false, "name": "Desk Lamp", "price_cents": 3900, "sku": "SKU-LAMP", "stock": 3, "tags": ["office"]}, {"discontinued": false, "name": "Dot Notebook", "price_cents": 650, "sku": "SKU-NOTE", "stock": 40, "tags": ["gift", "office"]}], "revenue_cents": 5898}',
-            "_solve_lamp_sale",
-            (
+            name="lamp_sale",
+            instruction='Put the desk lamp on sale: find it in the catalog, cut its price by 20% (to $31.20) and\ntag it "sale".',
+            init=None,
+            init_data=INIT_ONLINE_SHOP_STORE,
+            solve="_solve_lamp_sale",
+            checks=(
                 ("the lamp costs $31.20", "_check_lamp_sale_0"),
                 ("the lamp is tagged sale and keeps its other tag", "_check_lamp_sale_1"),
                 ("Lena's pending order keeps the price it was placed at", "_check_lamp_sale_2"),
             ),
         ),
         "create_welcome_coupon": rt.TaskSpec(
-            "create_welcome_coupon",
-            'Create the coupon "welcome15": 15% off, valid for 14 days starting today, 100 uses, for\norders with a subtotal of at least $20.00.',
-            None,
-            '{"coupons": [{"code": "SPRING10", "expires": "2024-06-30", "min_subtotal_cents": 3000, "percent_off": 10, "uses_left": 5}, {"code": "WINTER20", "expires": "2024-02-29", "min_subtotal_cents": 0, "percent_off": 20, "uses_left": 3}], "customers": [{"address": {"city": "Paris", "country": "FR", "postcode": "75011", "street": "12 Rue Oberkampf"}, "cart": {}, "customer_id": "C1", "email": "ines@example.com", "gift_card_cents": 0, "loyalty_points": 29, "name": "Ines Moreau"}, {"address": {"city": "Berlin", "country": "DE", "postcode": "10115", "street": "Hauptstr. 5"}, "cart": {"SKU-NOTE": 2}, "customer_id": "C2", "email": "tom@example.com", "gift_card_cents": 0, "loyalty_points": 0, "name": "Tom Berg"}, {"address": {"city": "Zurich", "country": "CH", "postcode": "8001", "street": "Bahnhofstr. 9"}, "cart": {}, "customer_id": "C3", "email": "lena@example.com", "gift_card_cents": 3000, "loyalty_points": 0, "name": "Lena Vogt"}], "now": "2024-06-03T10:00:00Z", "orders": [{"coupon": null, "customer": "C1", "delivered_on": "2024-05-24", "discount_cents": 0, "lines": [{"name": "Stoneware Mug", "qty": 2, "sku": "SKU-MUG", "unit_price_cents": 1250}], "order_id": "ORD-0001", "payment": "card", "placed_at": "2024-05-20T09:00:00Z", "ship_to": {"city": "Paris", "country": "FR", "postcode": "75011", "street": "12 Rue Oberkampf"}, "shipping_cents": 499, "status": "delivered", "tracking": "1Z0001"}, {"coupon": null, "customer": "C1", "delivered_on": null, "discount_cents": 0, "lines": [{"name": "Logo Tee", "qty": 1, "sku": "SKU-TEE", "unit_price_cents": 2400}], "order_id": "ORD-0002", "payment": "paypal", "placed_at": "2024-06-01T17:30:00Z", "ship_to": {"city": "Paris", "country": "FR", "postcode": "75011", "street": "12 Rue Oberkampf"}, "shipping_cents": 499, "status": "paid", "tracking": null}, {"coupon": null, "customer": "C3", "delivered_on": null, "discount_cents": 0, "lines": [{"name": "Desk Lamp", "qty": 1, "sku": "SKU-LAMP", "unit_price_cents": 3900}], "order_id": "ORD-0003", "payment": "gift_card", "placed_at": "2024-06-02T20:00:00Z", "ship_to": {"city": "Zurich", "country": "CH", "postcode": "8001", "street": "Bahnhofstr. 9"}, "shipping_cents": 499, "status": "pending payment", "tracking": null}], "products": [{"discontinued": false, "name": "Stoneware Mug", "price_cents": 1250, "sku": "SKU-MUG", "stock": 10, "tags": ["kitchen"]}, {"discontinued": false, "name": "Logo Tee", "price_cents": 2400, "sku": "SKU-TEE", "stock": 5, "tags": ["apparel"]}, {"discontinued": true, "name": "Canvas Bag", "price_cents": 900, "sku": "SKU-BAG", "stock": 0, "tags": []}, {"discontinued": false, "name": "Desk Lamp", "price_cents": 3900, "sku": "SKU-LAMP", "stock": 3, "tags": ["office"]}, {"discontinued": false, "name": "Dot Notebook", "price_cents": 650, "sku": "SKU-NOTE", "stock": 40, "tags": ["gift", "office"]}], "revenue_cents": 5898}',
-            "_solve_create_welcome_coupon",
-            (
+            name="create_welcome_coupon",
+            instruction='Create the coupon "welcome15": 15% off, valid for 14 days starting today, 100 uses, for\norders with a subtotal of at least $20.00.',
+            init=None,
+            init_data=INIT_ONLINE_SHOP_STORE,
+            solve="_solve_create_welcome_coupon",
+            checks=(
                 ("WELCOME15 exists with 15% off and 100 uses", "_check_create_welcome_coupon_0"),
                 (
                     "it needs $20.00 and is valid through 2024-06-16",
@@ -773,12 +910,12 @@ class OnlineShopEnv(rt.Environment):
             ),
         ),
         "reach_coupon_minimum": rt.TaskSpec(
-            "reach_coupon_minimum",
-            "Tom (C2) wants to check out his cart with the coupon SPRING10 and pay by card right away.\nThe coupon needs a subtotal of $30.00: if his cart is below that, add one Logo Tee first (he\nwants one anyway).",
-            None,
-            '{"coupons": [{"code": "SPRING10", "expires": "2024-06-30", "min_subtotal_cents": 3000, "percent_off": 10, "uses_left": 5}, {"code": "WINTER20", "expires": "2024-02-29", "min_subtotal_cents": 0, "percent_off": 20, "uses_left": 3}], "customers": [{"address": {"city": "Paris", "country": "FR", "postcode": "75011", "street": "12 Rue Oberkampf"}, "cart": {}, "customer_id": "C1", "email": "ines@example.com", "gift_card_cents": 0, "loyalty_points": 29, "name": "Ines Moreau"}, {"address": {"city": "Berlin", "country": "DE", "postcode": "10115", "street": "Hauptstr. 5"}, "cart": {"SKU-NOTE": 2}, "customer_id": "C2", "email": "tom@example.com", "gift_card_cents": 0, "loyalty_points": 0, "name": "Tom Berg"}, {"address": {"city": "Zurich", "country": "CH", "postcode": "8001", "street": "Bahnhofstr. 9"}, "cart": {}, "customer_id": "C3", "email": "lena@example.com", "gift_card_cents": 3000, "loyalty_points": 0, "name": "Lena Vogt"}], "now": "2024-06-03T10:00:00Z", "orders": [{"coupon": null, "customer": "C1", "delivered_on": "2024-05-24", "discount_cents": 0, "lines": [{"name": "Stoneware Mug", "qty": 2, "sku": "SKU-MUG", "unit_price_cents": 1250}], "order_id": "ORD-0001", "payment": "card", "placed_at": "2024-05-20T09:00:00Z", "ship_to": {"city": "Paris", "country": "FR", "postcode": "75011", "street": "12 Rue Oberkampf"}, "shipping_cents": 499, "status": "delivered", "tracking": "1Z0001"}, {"coupon": null, "customer": "C1", "delivered_on": null, "discount_cents": 0, "lines": [{"name": "Logo Tee", "qty": 1, "sku": "SKU-TEE", "unit_price_cents": 2400}], "order_id": "ORD-0002", "payment": "paypal", "placed_at": "2024-06-01T17:30:00Z", "ship_to": {"city": "Paris", "country": "FR", "postcode": "75011", "street": "12 Rue Oberkampf"}, "shipping_cents": 499, "status": "paid", "tracking": null}, {"coupon": null, "customer": "C3", "delivered_on": null, "discount_cents": 0, "lines": [{"name": "Desk Lamp", "qty": 1, "sku": "SKU-LAMP", "unit_price_cents": 3900}], "order_id": "ORD-0003", "payment": "gift_card", "placed_at": "2024-06-02T20:00:00Z", "ship_to": {"city": "Zurich", "country": "CH", "postcode": "8001", "street": "Bahnhofstr. 9"}, "shipping_cents": 499, "status": "pending payment", "tracking": null}], "products": [{"discontinued": false, "name": "Stoneware Mug", "price_cents": 1250, "sku": "SKU-MUG", "stock": 10, "tags": ["kitchen"]}, {"discontinued": false, "name": "Logo Tee", "price_cents": 2400, "sku": "SKU-TEE", "stock": 5, "tags": ["apparel"]}, {"discontinued": true, "name": "Canvas Bag", "price_cents": 900, "sku": "SKU-BAG", "stock": 0, "tags": []}, {"discontinued": false, "name": "Desk Lamp", "price_cents": 3900, "sku": "SKU-LAMP", "stock": 3, "tags": ["office"]}, {"discontinued": false, "name": "Dot Notebook", "price_cents": 650, "sku": "SKU-NOTE", "stock": 40, "tags": ["gift", "office"]}], "revenue_cents": 5898}',
-            "_solve_reach_coupon_minimum",
-            (
+            name="reach_coupon_minimum",
+            instruction="Tom (C2) wants to check out his cart with the coupon SPRING10 and pay by card right away.\nThe coupon needs a subtotal of $30.00: if his cart is below that, add one Logo Tee first (he\nwants one anyway).",
+            init=None,
+            init_data=INIT_ONLINE_SHOP_STORE,
+            solve="_solve_reach_coupon_minimum",
+            checks=(
                 (
                     "Tom has one paid card order of 2 notebooks and a tee, with SPRING10",
                     "_check_reach_coupon_minimum_0",
@@ -791,12 +928,12 @@ class OnlineShopEnv(rt.Environment):
             ),
         ),
         "switch_payment_to_paypal": rt.TaskSpec(
-            "switch_payment_to_paypal",
-            "Lena (C3) wants to pay her pending order ORD-0003 now. If her gift card does not cover\nit, she wants it paid with PayPal instead: cancel ORD-0003, order the same item again to be\npaid with PayPal, and capture that payment.",
-            None,
-            '{"coupons": [{"code": "SPRING10", "expires": "2024-06-30", "min_subtotal_cents": 3000, "percent_off": 10, "uses_left": 5}, {"code": "WINTER20", "expires": "2024-02-29", "min_subtotal_cents": 0, "percent_off": 20, "uses_left": 3}], "customers": [{"address": {"city": "Paris", "country": "FR", "postcode": "75011", "street": "12 Rue Oberkampf"}, "cart": {}, "customer_id": "C1", "email": "ines@example.com", "gift_card_cents": 0, "loyalty_points": 29, "name": "Ines Moreau"}, {"address": {"city": "Berlin", "country": "DE", "postcode": "10115", "street": "Hauptstr. 5"}, "cart": {"SKU-NOTE": 2}, "customer_id": "C2", "email": "tom@example.com", "gift_card_cents": 0, "loyalty_points": 0, "name": "Tom Berg"}, {"address": {"city": "Zurich", "country": "CH", "postcode": "8001", "street": "Bahnhofstr. 9"}, "cart": {}, "customer_id": "C3", "email": "lena@example.com", "gift_card_cents": 3000, "loyalty_points": 0, "name": "Lena Vogt"}], "now": "2024-06-03T10:00:00Z", "orders": [{"coupon": null, "customer": "C1", "delivered_on": "2024-05-24", "discount_cents": 0, "lines": [{"name": "Stoneware Mug", "qty": 2, "sku": "SKU-MUG", "unit_price_cents": 1250}], "order_id": "ORD-0001", "payment": "card", "placed_at": "2024-05-20T09:00:00Z", "ship_to": {"city": "Paris", "country": "FR", "postcode": "75011", "street": "12 Rue Oberkampf"}, "shipping_cents": 499, "status": "delivered", "tracking": "1Z0001"}, {"coupon": null, "customer": "C1", "delivered_on": null, "discount_cents": 0, "lines": [{"name": "Logo Tee", "qty": 1, "sku": "SKU-TEE", "unit_price_cents": 2400}], "order_id": "ORD-0002", "payment": "paypal", "placed_at": "2024-06-01T17:30:00Z", "ship_to": {"city": "Paris", "country": "FR", "postcode": "75011", "street": "12 Rue Oberkampf"}, "shipping_cents": 499, "status": "paid", "tracking": null}, {"coupon": null, "customer": "C3", "delivered_on": null, "discount_cents": 0, "lines": [{"name": "Desk Lamp", "qty": 1, "sku": "SKU-LAMP", "unit_price_cents": 3900}], "order_id": "ORD-0003", "payment": "gift_card", "placed_at": "2024-06-02T20:00:00Z", "ship_to": {"city": "Zurich", "country": "CH", "postcode": "8001", "street": "Bahnhofstr. 9"}, "shipping_cents": 499, "status": "pending payment", "tracking": null}], "products": [{"discontinued": false, "name": "Stoneware Mug", "price_cents": 1250, "sku": "SKU-MUG", "stock": 10, "tags": ["kitchen"]}, {"discontinued": false, "name": "Logo Tee", "price_cents": 2400, "sku": "SKU-TEE", "stock": 5, "tags": ["apparel"]}, {"discontinued": true, "name": "Canvas Bag", "price_cents": 900, "sku": "SKU-BAG", "stock": 0, "tags": []}, {"discontinued": false, "name": "Desk Lamp", "price_cents": 3900, "sku": "SKU-LAMP", "stock": 3, "tags": ["office"]}, {"discontinued": false, "name": "Dot Notebook", "price_cents": 650, "sku": "SKU-NOTE", "stock": 40, "tags": ["gift", "office"]}], "revenue_cents": 5898}',
-            "_solve_switch_payment_to_paypal",
-            (
+            name="switch_payment_to_paypal",
+            instruction="Lena (C3) wants to pay her pending order ORD-0003 now. If her gift card does not cover\nit, she wants it paid with PayPal instead: cancel ORD-0003, order the same item again to be\npaid with PayPal, and capture that payment.",
+            init=None,
+            init_data=INIT_ONLINE_SHOP_STORE,
+            solve="_solve_switch_payment_to_paypal",
+            checks=(
                 ("ORD-0003 is cancelled", "_check_switch_payment_to_paypal_0"),
                 ("a new PayPal order of one lamp is paid", "_check_switch_payment_to_paypal_1"),
                 (
@@ -806,12 +943,12 @@ class OnlineShopEnv(rt.Environment):
             ),
         ),
         "top_up_lamp_stock": rt.TaskSpec(
-            "top_up_lamp_stock",
-            "Check the desk lamp's stock (SKU-LAMP). If fewer than 5 units are on hand, book a\ndelivery that brings it to exactly 10 units.",
-            None,
-            '{"coupons": [{"code": "SPRING10", "expires": "2024-06-30", "min_subtotal_cents": 3000, "percent_off": 10, "uses_left": 5}, {"code": "WINTER20", "expires": "2024-02-29", "min_subtotal_cents": 0, "percent_off": 20, "uses_left": 3}], "customers": [{"address": {"city": "Paris", "country": "FR", "postcode": "75011", "street": "12 Rue Oberkampf"}, "cart": {}, "customer_id": "C1", "email": "ines@example.com", "gift_card_cents": 0, "loyalty_points": 29, "name": "Ines Moreau"}, {"address": {"city": "Berlin", "country": "DE", "postcode": "10115", "street": "Hauptstr. 5"}, "cart": {"SKU-NOTE": 2}, "customer_id": "C2", "email": "tom@example.com", "gift_card_cents": 0, "loyalty_points": 0, "name": "Tom Berg"}, {"address": {"city": "Zurich", "country": "CH", "postcode": "8001", "street": "Bahnhofstr. 9"}, "cart": {}, "customer_id": "C3", "email": "lena@example.com", "gift_card_cents": 3000, "loyalty_points": 0, "name": "Lena Vogt"}], "now": "2024-06-03T10:00:00Z", "orders": [{"coupon": null, "customer": "C1", "delivered_on": "2024-05-24", "discount_cents": 0, "lines": [{"name": "Stoneware Mug", "qty": 2, "sku": "SKU-MUG", "unit_price_cents": 1250}], "order_id": "ORD-0001", "payment": "card", "placed_at": "2024-05-20T09:00:00Z", "ship_to": {"city": "Paris", "country": "FR", "postcode": "75011", "street": "12 Rue Oberkampf"}, "shipping_cents": 499, "status": "delivered", "tracking": "1Z0001"}, {"coupon": null, "customer": "C1", "delivered_on": null, "discount_cents": 0, "lines": [{"name": "Logo Tee", "qty": 1, "sku": "SKU-TEE", "unit_price_cents": 2400}], "order_id": "ORD-0002", "payment": "paypal", "placed_at": "2024-06-01T17:30:00Z", "ship_to": {"city": "Paris", "country": "FR", "postcode": "75011", "street": "12 Rue Oberkampf"}, "shipping_cents": 499, "status": "paid", "tracking": null}, {"coupon": null, "customer": "C3", "delivered_on": null, "discount_cents": 0, "lines": [{"name": "Desk Lamp", "qty": 1, "sku": "SKU-LAMP", "unit_price_cents": 3900}], "order_id": "ORD-0003", "payment": "gift_card", "placed_at": "2024-06-02T20:00:00Z", "ship_to": {"city": "Zurich", "country": "CH", "postcode": "8001", "street": "Bahnhofstr. 9"}, "shipping_cents": 499, "status": "pending payment", "tracking": null}], "products": [{"discontinued": false, "name": "Stoneware Mug", "price_cents": 1250, "sku": "SKU-MUG", "stock": 10, "tags": ["kitchen"]}, {"discontinued": false, "name": "Logo Tee", "price_cents": 2400, "sku": "SKU-TEE", "stock": 5, "tags": ["apparel"]}, {"discontinued": true, "name": "Canvas Bag", "price_cents": 900, "sku": "SKU-BAG", "stock": 0, "tags": []}, {"discontinued": false, "name": "Desk Lamp", "price_cents": 3900, "sku": "SKU-LAMP", "stock": 3, "tags": ["office"]}, {"discontinued": false, "name": "Dot Notebook", "price_cents": 650, "sku": "SKU-NOTE", "stock": 40, "tags": ["gift", "office"]}], "revenue_cents": 5898}',
-            "_solve_top_up_lamp_stock",
-            (
+            name="top_up_lamp_stock",
+            instruction="Check the desk lamp's stock (SKU-LAMP). If fewer than 5 units are on hand, book a\ndelivery that brings it to exactly 10 units.",
+            init=None,
+            init_data=INIT_ONLINE_SHOP_STORE,
+            solve="_solve_top_up_lamp_stock",
+            checks=(
                 ("the lamp has 10 units", "_check_top_up_lamp_stock_0"),
                 ("its price and tags are unchanged", "_check_top_up_lamp_stock_1"),
             ),
@@ -978,13 +1115,51 @@ class OnlineShopEnv(rt.Environment):
             },
         )
 
+    @classmethod
+    def _json_search_products(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of search_products."
+        v0 = values.get("text")
+        if v0 is None:
+            v0 = ""
+        v1 = values.get("tag")
+        if v1 is None:
+            v1 = None
+        v2 = values.get("in_stock_only")
+        if v2 is None:
+            v2 = False
+        v3 = values.get("sort_by")
+        if v3 is None:
+            v3 = SortKey.name_
+        v4 = values.get("limit")
+        if v4 is None:
+            v4 = 20
+        return {
+            "text": v0,
+            "tag": v1,
+            "in_stock_only": v2,
+            "sort_by": v3.value if type(v3) is SortKey else h.to_json(SPEC_SortKey, v3),
+            "limit": v4,
+        }
+
     def get_product(self, *, sku: str) -> rt.Result:
         "Full details of one product, including stock and tags."
         return self.invoke_typed("get_product", {"sku": sku})
 
+    @classmethod
+    def _json_get_product(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of get_product."
+        v0 = values.get("sku")
+        return {"sku": v0}
+
     def view_cart(self, *, customer_id: str) -> rt.Result:
         "The customer's cart with current prices, subtotal, shipping and total."
         return self.invoke_typed("view_cart", {"customer_id": customer_id})
+
+    @classmethod
+    def _json_view_cart(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of view_cart."
+        v0 = values.get("customer_id")
+        return {"customer_id": v0}
 
     def add_to_cart(self, *, customer_id: str, sku: str, qty: int | None = None) -> rt.Result:
         "Put units of a product in the cart (added to what is already there). The product must\nbe on sale and in stock for the whole quantity."
@@ -992,11 +1167,29 @@ class OnlineShopEnv(rt.Environment):
             "add_to_cart", {"customer_id": customer_id, "sku": sku, "qty": qty}
         )
 
+    @classmethod
+    def _json_add_to_cart(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of add_to_cart."
+        v0 = values.get("customer_id")
+        v1 = values.get("sku")
+        v2 = values.get("qty")
+        if v2 is None:
+            v2 = 1
+        return {"customer_id": v0, "sku": v1, "qty": v2}
+
     def update_cart_item(self, *, customer_id: str, sku: str, qty: int) -> rt.Result:
         "Change the quantity of a product in the cart, or remove it with qty 0."
         return self.invoke_typed(
             "update_cart_item", {"customer_id": customer_id, "sku": sku, "qty": qty}
         )
+
+    @classmethod
+    def _json_update_cart_item(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of update_cart_item."
+        v0 = values.get("customer_id")
+        v1 = values.get("sku")
+        v2 = values.get("qty")
+        return {"customer_id": v0, "sku": v1, "qty": v2}
 
     def place_order(
         self,
@@ -1017,29 +1210,86 @@ class OnlineShopEnv(rt.Environment):
             },
         )
 
+    @classmethod
+    def _json_place_order(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of place_order."
+        v0 = values.get("customer_id")
+        v1 = values.get("payment")
+        v2 = values.get("coupon_code")
+        if v2 is None:
+            v2 = None
+        v3 = values.get("ship_to")
+        if v3 is None:
+            v3 = None
+        return {
+            "customer_id": v0,
+            "payment": v1.value if type(v1) is PaymentMethod else h.to_json(SPEC_PaymentMethod, v1),
+            "coupon_code": v2,
+            "ship_to": h.to_json(SPEC_Address, v3),
+        }
+
     def pay_order(self, *, order_id: str) -> rt.Result:
         "Capture the payment of an order awaiting payment. Gift-card orders are charged to the\ncustomer's gift card balance, which must cover the total."
         return self.invoke_typed("pay_order", {"order_id": order_id})
+
+    @classmethod
+    def _json_pay_order(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of pay_order."
+        v0 = values.get("order_id")
+        return {"order_id": v0}
 
     def cancel_order(self, *, order_id: str, customer_id: str) -> rt.Result:
         "Cancel an order that has not shipped yet: the units go back to stock, a coupon use is\ngiven back, and a paid order is refunded."
         return self.invoke_typed("cancel_order", {"order_id": order_id, "customer_id": customer_id})
 
+    @classmethod
+    def _json_cancel_order(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of cancel_order."
+        v0 = values.get("order_id")
+        v1 = values.get("customer_id")
+        return {"order_id": v0, "customer_id": v1}
+
     def ship_order(self, *, order_id: str, tracking: str) -> rt.Result:
         "Hand a paid order to the carrier."
         return self.invoke_typed("ship_order", {"order_id": order_id, "tracking": tracking})
+
+    @classmethod
+    def _json_ship_order(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of ship_order."
+        v0 = values.get("order_id")
+        v1 = values.get("tracking")
+        return {"order_id": v0, "tracking": v1}
 
     def mark_delivered(self, *, order_id: str) -> rt.Result:
         "Record that a shipped order arrived today; the customer earns one loyalty point per\ndollar of the order total."
         return self.invoke_typed("mark_delivered", {"order_id": order_id})
 
+    @classmethod
+    def _json_mark_delivered(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of mark_delivered."
+        v0 = values.get("order_id")
+        return {"order_id": v0}
+
     def return_order(self, *, order_id: str, customer_id: str) -> rt.Result:
         "Return a delivered order within RETURN_WINDOW_DAYS days of delivery: the units go back to\nstock, the total is refunded and the loyalty points it earned are taken back."
         return self.invoke_typed("return_order", {"order_id": order_id, "customer_id": customer_id})
 
+    @classmethod
+    def _json_return_order(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of return_order."
+        v0 = values.get("order_id")
+        v1 = values.get("customer_id")
+        return {"order_id": v0, "customer_id": v1}
+
     def get_order(self, *, order_id: str) -> rt.Result:
         "One order with its lines, totals, status and tracking number."
         return self.invoke_typed("get_order", {"order_id": order_id})
+
+    @classmethod
+    def _json_get_order(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of get_order."
+        v0 = values.get("order_id")
+        return {"order_id": v0}
 
     def list_orders(
         self, *, customer_id: str, status: OrderStatus | None | None = None
@@ -1047,21 +1297,63 @@ class OnlineShopEnv(rt.Environment):
         "A customer's orders, newest first."
         return self.invoke_typed("list_orders", {"customer_id": customer_id, "status": status})
 
+    @classmethod
+    def _json_list_orders(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of list_orders."
+        v0 = values.get("customer_id")
+        v1 = values.get("status")
+        if v1 is None:
+            v1 = None
+        return {
+            "customer_id": v0,
+            "status": v1.value if type(v1) is OrderStatus else h.to_json(SPEC_OrderStatus, v1),
+        }
+
     def sales_report(self, *, since: datetime.date) -> rt.Result:
         "Units sold per SKU in paid, shipped and delivered orders placed on or after a day."
         return self.invoke_typed("sales_report", {"since": since})
+
+    @classmethod
+    def _json_sales_report(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of sales_report."
+        v0 = values.get("since")
+        return {"since": h.to_json(rt.DATE, v0)}
 
     def restock_product(self, *, sku: str, qty: int) -> rt.Result:
         "Add received units to a product's stock."
         return self.invoke_typed("restock_product", {"sku": sku, "qty": qty})
 
+    @classmethod
+    def _json_restock_product(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of restock_product."
+        v0 = values.get("sku")
+        v1 = values.get("qty")
+        return {"sku": v0, "qty": v1}
+
     def set_price(self, *, sku: str, price_cents: int) -> rt.Result:
         "Change a product's price. Orders already placed keep the price they were placed at."
         return self.invoke_typed("set_price", {"sku": sku, "price_cents": price_cents})
 
+    @classmethod
+    def _json_set_price(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of set_price."
+        v0 = values.get("sku")
+        v1 = values.get("price_cents")
+        return {"sku": v0, "price_cents": v1}
+
     def tag_product(self, *, sku: str, tag: str, remove: bool | None = None) -> rt.Result:
         "Add a search tag to a product, or remove one."
         return self.invoke_typed("tag_product", {"sku": sku, "tag": tag, "remove": remove})
+
+    @classmethod
+    def _json_tag_product(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of tag_product."
+        v0 = values.get("sku")
+        v1 = values.get("tag")
+        v2 = values.get("remove")
+        if v2 is None:
+            v2 = False
+        return {"sku": v0, "tag": v1, "remove": v2}
 
     def create_coupon(
         self,
@@ -1084,11 +1376,29 @@ class OnlineShopEnv(rt.Environment):
             },
         )
 
+    @classmethod
+    def _json_create_coupon(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of create_coupon."
+        v0 = values.get("code")
+        v1 = values.get("percent_off")
+        v2 = values.get("valid_days")
+        v3 = values.get("uses")
+        v4 = values.get("min_subtotal_cents")
+        if v4 is None:
+            v4 = 0
+        return {
+            "code": v0,
+            "percent_off": v1,
+            "valid_days": v2,
+            "uses": v3,
+            "min_subtotal_cents": v4,
+        }
+
     def _rowinv_Product_0(self, row: Product) -> bool:
-        return bool((row.price_cents > 0))
+        return bool(row.price_cents > 0)
 
     def _rowinv_Product_1(self, row: Product) -> bool:
-        return bool((row.stock >= 0))
+        return bool(row.stock >= 0)
 
     def _rowinv_Customer_0(self, row: Customer) -> bool:
         return bool(
@@ -1101,60 +1411,50 @@ class OnlineShopEnv(rt.Environment):
         )
 
     def _rowinv_Customer_1(self, row: Customer) -> bool:
-        return bool(((row.gift_card_cents >= 0) and (row.loyalty_points >= 0)))
+        return bool(row.gift_card_cents >= 0 and row.loyalty_points >= 0)
 
     def _rowinv_Coupon_0(self, row: Coupon) -> bool:
-        return bool((1 <= row.percent_off <= 50))
+        return bool(1 <= row.percent_off <= 50)
 
     def _rowinv_Coupon_1(self, row: Coupon) -> bool:
-        return bool((row.uses_left >= 0))
+        return bool(row.uses_left >= 0)
 
     def _rowinv_Order_0(self, row: Order) -> bool:
-        return bool((len(row.lines) > 0))
+        return bool(len(row.lines) > 0)
 
     def _rowinv_Order_1(self, row: Order) -> bool:
-        return bool((len(set((l.sku for l in self._it(list(row.lines))))) == len(row.lines)))
+        return bool(len(set((l.sku for l in self._it(list(row.lines))))) == len(row.lines))
 
     def _rowinv_Order_2(self, row: Order) -> bool:
         return bool(all(((1 <= l.qty <= C_MAX_QTY_PER_LINE) for l in self._it(list(row.lines)))))
 
     def _rowinv_Order_3(self, row: Order) -> bool:
-        return bool((0 <= row.discount_cents <= self._fn_subtotal(lines=row.lines)))
+        return bool(0 <= row.discount_cents <= self._fn_subtotal(lines=row.lines))
 
     def _rowinv_Order_4(self, row: Order) -> bool:
         return bool(
-            (
-                (
-                    not (
-                        (
-                            (row.status == OrderStatus.shipped)
-                            or (row.status == OrderStatus.delivered)
-                        )
-                        or (row.status == OrderStatus.returned)
-                    )
-                )
-                or (row.tracking is not None)
+            not (
+                row.status == OrderStatus.shipped
+                or row.status == OrderStatus.delivered
+                or row.status == OrderStatus.returned
             )
+            or row.tracking is not None
         )
 
     def _rowinv_Order_5(self, row: Order) -> bool:
         return bool(
-            (
-                ((row.status == OrderStatus.delivered) or (row.status == OrderStatus.returned))
-                == (row.delivered_on is not None)
-            )
+            (row.status == OrderStatus.delivered or row.status == OrderStatus.returned)
+            == (row.delivered_on is not None)
         )
 
     def _inv_0(self) -> bool:
         return bool(
-            (
-                self.s_revenue_cents
-                == sum(
-                    (
-                        self._fn_order_total(o=o)
-                        for o in self._it(self.t_orders.rows())
-                        if self._fn_counts_as_revenue(s=o.status)
-                    )
+            self.s_revenue_cents
+            == sum(
+                (
+                    self._fn_order_total(o=o)
+                    for o in self._it(self.t_orders.rows())
+                    if self._fn_counts_as_revenue(s=o.status)
                 )
             )
         )
@@ -1180,9 +1480,7 @@ class OnlineShopEnv(rt.Environment):
         return (self._fn_subtotal(lines=o.lines) - o.discount_cents) + o.shipping_cents
 
     def _fn_counts_as_revenue(self, s: OrderStatus) -> bool:
-        return ((s == OrderStatus.paid) or (s == OrderStatus.shipped)) or (
-            s == OrderStatus.delivered
-        )
+        return s == OrderStatus.paid or s == OrderStatus.shipped or s == OrderStatus.delivered
 
     def _fn_points_for(self, o: Order) -> int:
         return h.floordiv(self._fn_order_total(o=o), C_CENTS_PER_POINT)
@@ -1257,11 +1555,10 @@ class OnlineShopEnv(rt.Environment):
             p
             for p in self._it(self.t_products.rows())
             if (
-                (
-                    ((not p.discontinued) and ((q == "") or (q in p.name.lower())))
-                    and ((tag is None) or (h.unwrap(tag) in p.tags))
-                )
-                and ((not in_stock_only) or (p.stock > 0))
+                not p.discontinued
+                and (q == "" or q in p.name.lower())
+                and (tag is None or h.unwrap(tag) in p.tags)
+                and (not in_stock_only or p.stock > 0)
             )
         ]
         ordered: list[Product] = hits
@@ -1474,7 +1771,7 @@ class OnlineShopEnv(rt.Environment):
         if not (o.customer == customer_id):
             raise rt.Fail("this order belongs to another customer", site=25)
         self._hit(25)
-        if not ((o.status == OrderStatus.pending_payment) or (o.status == OrderStatus.paid)):
+        if not (o.status == OrderStatus.pending_payment or o.status == OrderStatus.paid):
             raise rt.Fail(("a " + h.to_str(o.status) + " order cannot be cancelled"), site=26)
         self._hit(26)
         if o.status == OrderStatus.paid:
@@ -1540,7 +1837,7 @@ class OnlineShopEnv(rt.Environment):
         if not (o.customer == customer_id):
             raise rt.Fail("this order belongs to another customer", site=33)
         self._hit(33)
-        if not ((o.status == OrderStatus.delivered) and (o.delivered_on is not None)):
+        if not (o.status == OrderStatus.delivered and o.delivered_on is not None):
             raise rt.Fail(
                 ("only delivered orders can be returned; this one is " + h.to_str(o.status)),
                 site=34,
@@ -1580,9 +1877,7 @@ class OnlineShopEnv(rt.Environment):
         mine: list[Order] = [
             o
             for o in self._it(self.t_orders.rows())
-            if (
-                (o.customer == customer_id) and ((status is None) or (o.status == h.unwrap(status)))
-            )
+            if (o.customer == customer_id and (status is None or o.status == h.unwrap(status)))
         ]
         return [
             self._fn_summary(o=o_3)
@@ -1592,7 +1887,7 @@ class OnlineShopEnv(rt.Environment):
     def _impl_sales_report(self, since: datetime.date) -> dict[str, int]:
         units: dict[str, int] = {}
         for o in self._it(self.t_orders.rows()):
-            if self._fn_counts_as_revenue(s=o.status) and (h.date_of(o.placed_at) >= since):
+            if self._fn_counts_as_revenue(s=o.status) and h.date_of(o.placed_at) >= since:
                 for l in self._it(list(o.lines)):
                     self._put(
                         units,
@@ -1650,13 +1945,13 @@ class OnlineShopEnv(rt.Environment):
         self, code: str, percent_off: int, valid_days: int, uses: int, min_subtotal_cents: int
     ) -> Coupon:
         c: str = code.strip().upper()
-        if not ((c != "") and (" " not in c)):
+        if not (c != "" and " " not in c):
             raise rt.Fail("a coupon code is one word", site=45)
         self._hit(45)
         if not (c not in self.t_coupons):
             raise rt.Fail(("coupon " + h.to_str(c) + " already exists"), site=46)
         self._hit(46)
-        if not (((valid_days >= 1) and (uses >= 1)) and (min_subtotal_cents >= 0)):
+        if not (valid_days >= 1 and uses >= 1 and min_subtotal_cents >= 0):
             raise rt.Fail("valid_days and uses must be positive, the minimum not negative", site=47)
         self._hit(47)
         if not (1 <= percent_off <= 50):
@@ -1735,39 +2030,31 @@ class OnlineShopEnv(rt.Environment):
 
     def _check_buy_with_coupon_0(self, answer: str) -> bool:
         return bool(
-            (
-                (h.count((x for x in self._it(self.t_orders.rows()) if (x.customer == "C1"))) == 1)
-                and any(
+            h.count((x for x in self._it(self.t_orders.rows()) if (x.customer == "C1"))) == 1
+            and any(
+                (
                     (
-                        (
-                            (
-                                (
-                                    ((x_.customer == "C1") and (x_.status == OrderStatus.paid))
-                                    and (x_.payment == PaymentMethod.card)
-                                )
-                                and (self._fn_order_total(o=x_) == 4909)
-                            )
-                            and (x_.discount_cents == 490)
-                        )
-                        for x_ in self._it(self.t_orders.rows())
+                        x_.customer == "C1"
+                        and x_.status == OrderStatus.paid
+                        and x_.payment == PaymentMethod.card
+                        and self._fn_order_total(o=x_) == 4909
+                        and x_.discount_cents == 490
                     )
+                    for x_ in self._it(self.t_orders.rows())
                 )
             )
         )
 
     def _check_buy_with_coupon_1(self, answer: str) -> bool:
         return bool(
-            (
-                (self.t_products.row("SKU-MUG").stock == 8)
-                and (self.t_products.row("SKU-TEE").stock == 4)
-            )
+            self.t_products.row("SKU-MUG").stock == 8 and self.t_products.row("SKU-TEE").stock == 4
         )
 
     def _check_buy_with_coupon_2(self, answer: str) -> bool:
-        return bool((self.t_coupons.row("SPRING10").uses_left == 4))
+        return bool(self.t_coupons.row("SPRING10").uses_left == 4)
 
     def _check_buy_with_coupon_3(self, answer: str) -> bool:
-        return bool((self.s_revenue_cents == (self.initial_state().s_revenue_cents + 4909)))
+        return bool(self.s_revenue_cents == (self.initial_state().s_revenue_cents + 4909))
 
     def _init_fix_cart_and_order(self) -> None:
         self.set_scalar_initial("now", h.datetime("2024-05-12T09:00:00Z"))
@@ -1835,25 +2122,17 @@ class OnlineShopEnv(rt.Environment):
 
     def _check_fix_cart_and_order_0(self, answer: str) -> bool:
         return bool(
-            (
-                (len(self.t_orders) == 2)
-                and any(
+            len(self.t_orders) == 2
+            and any(
+                (
                     (
-                        (
-                            (
-                                (
-                                    (
-                                        (x.order_id != "ORD-0001")
-                                        and (x.status == OrderStatus.pending_payment)
-                                    )
-                                    and (len(x.lines) == 1)
-                                )
-                                and (h.at(x.lines, 0).sku == "SKU-TEE")
-                            )
-                            and (h.at(x.lines, 0).qty == 2)
-                        )
-                        for x in self._it(self.t_orders.rows())
+                        x.order_id != "ORD-0001"
+                        and x.status == OrderStatus.pending_payment
+                        and len(x.lines) == 1
+                        and h.at(x.lines, 0).sku == "SKU-TEE"
+                        and h.at(x.lines, 0).qty == 2
                     )
+                    for x in self._it(self.t_orders.rows())
                 )
             )
         )
@@ -1863,8 +2142,9 @@ class OnlineShopEnv(rt.Environment):
             any(
                 (
                     (
-                        ((x.order_id != "ORD-0001") and (self._fn_order_total(o=x) == 5299))
-                        and (x.payment == PaymentMethod.paypal)
+                        x.order_id != "ORD-0001"
+                        and self._fn_order_total(o=x) == 5299
+                        and x.payment == PaymentMethod.paypal
                     )
                     for x in self._it(self.t_orders.rows())
                 )
@@ -1873,22 +2153,17 @@ class OnlineShopEnv(rt.Environment):
 
     def _check_fix_cart_and_order_2(self, answer: str) -> bool:
         return bool(
-            (
-                (self.t_products.row("SKU-TEE").stock == 0)
-                and (self.t_products.row("SKU-BAG").stock == 4)
-            )
+            self.t_products.row("SKU-TEE").stock == 0 and self.t_products.row("SKU-BAG").stock == 4
         )
 
     def _check_fix_cart_and_order_3(self, answer: str) -> bool:
-        return bool((len(self.t_customers.row("C3").cart) == 0))
+        return bool(len(self.t_customers.row("C3").cart) == 0)
 
     def _check_fix_cart_and_order_4(self, answer: str) -> bool:
-        return bool((self.s_revenue_cents == self.initial_state().s_revenue_cents))
+        return bool(self.s_revenue_cents == self.initial_state().s_revenue_cents)
 
     def _check_fix_cart_and_order_5(self, answer: str) -> bool:
-        return bool(
-            (self.t_orders.row("ORD-0001") == self.initial_state().t_orders.row("ORD-0001"))
-        )
+        return bool(self.t_orders.row("ORD-0001") == self.initial_state().t_orders.row("ORD-0001"))
 
     def _init_cancel_and_return(self) -> None:
         self.set_scalar_initial("now", h.datetime("2024-05-15T10:00:00Z"))
@@ -1958,30 +2233,23 @@ class OnlineShopEnv(rt.Environment):
 
     def _check_cancel_and_return_0(self, answer: str) -> bool:
         return bool(
-            (
-                (self.t_orders.row("ORD-0001").status == OrderStatus.cancelled)
-                and (self.t_customers.row("C2").gift_card_cents == 6000)
-            )
+            self.t_orders.row("ORD-0001").status == OrderStatus.cancelled
+            and self.t_customers.row("C2").gift_card_cents == 6000
         )
 
     def _check_cancel_and_return_1(self, answer: str) -> bool:
         return bool(
-            (
-                (self.t_orders.row("ORD-0002").status == OrderStatus.returned)
-                and (self.t_customers.row("C2").loyalty_points == 0)
-            )
+            self.t_orders.row("ORD-0002").status == OrderStatus.returned
+            and self.t_customers.row("C2").loyalty_points == 0
         )
 
     def _check_cancel_and_return_2(self, answer: str) -> bool:
         return bool(
-            (
-                (self.t_products.row("SKU-TEE").stock == 5)
-                and (self.t_products.row("SKU-MUG").stock == 10)
-            )
+            self.t_products.row("SKU-TEE").stock == 5 and self.t_products.row("SKU-MUG").stock == 10
         )
 
     def _check_cancel_and_return_3(self, answer: str) -> bool:
-        return bool((self.s_revenue_cents == 0))
+        return bool(self.s_revenue_cents == 0)
 
     def _init_fulfilment_day(self) -> None:
         self.set_scalar_initial("now", h.datetime("2024-05-20T08:00:00Z"))
@@ -2055,28 +2323,22 @@ class OnlineShopEnv(rt.Environment):
 
     def _check_fulfilment_day_0(self, answer: str) -> bool:
         return bool(
-            (
-                (self.t_orders.row("ORD-0003").status == OrderStatus.shipped)
-                and (self.t_orders.row("ORD-0003").tracking == "1Z999AA10123456784")
-            )
+            self.t_orders.row("ORD-0003").status == OrderStatus.shipped
+            and self.t_orders.row("ORD-0003").tracking == "1Z999AA10123456784"
         )
 
     def _check_fulfilment_day_1(self, answer: str) -> bool:
         return bool(
-            (
-                (self.t_orders.row("ORD-0004").delivered_on == h.date("2024-05-20"))
-                and (
-                    self.t_customers.row("C1").loyalty_points
-                    == (self.initial_state().t_customers.row("C1").loyalty_points + 72)
-                )
-            )
+            self.t_orders.row("ORD-0004").delivered_on == h.date("2024-05-20")
+            and self.t_customers.row("C1").loyalty_points
+            == (self.initial_state().t_customers.row("C1").loyalty_points + 72)
         )
 
     def _check_fulfilment_day_2(self, answer: str) -> bool:
-        return bool((self.t_products.row("SKU-TEE").stock == 20))
+        return bool(self.t_products.row("SKU-TEE").stock == 20)
 
     def _check_fulfilment_day_3(self, answer: str) -> bool:
-        return bool(("gift" in self.t_products.row("SKU-MUG").tags))
+        return bool("gift" in self.t_products.row("SKU-MUG").tags)
 
     def _solve_order_status_question(self, results: list[rt.Result]) -> dict[str, Any]:
         b: dict[str, Any] = {}
@@ -2084,17 +2346,14 @@ class OnlineShopEnv(rt.Environment):
         return b
 
     def _check_order_status_question_0(self, answer: str) -> bool:
-        return bool(("28.99" in answer))
+        return bool("28.99" in answer)
 
     def _check_order_status_question_1(self, answer: str) -> bool:
         return bool(
-            (
-                (
-                    (("not shipped" in answer.lower()) or ("not yet shipped" in answer.lower()))
-                    or ("has not shipped" in answer.lower())
-                )
-                or ("hasn't shipped" in answer.lower())
-            )
+            "not shipped" in answer.lower()
+            or "not yet shipped" in answer.lower()
+            or "has not shipped" in answer.lower()
+            or "hasn't shipped" in answer.lower()
         )
 
     def _solve_delivered_orders_question(self, results: list[rt.Result]) -> dict[str, Any]:
@@ -2105,10 +2364,10 @@ class OnlineShopEnv(rt.Environment):
         return b
 
     def _check_delivered_orders_question_0(self, answer: str) -> bool:
-        return bool((("ORD-0001" in answer) and ("29.99" in answer)))
+        return bool("ORD-0001" in answer and "29.99" in answer)
 
     def _check_delivered_orders_question_1(self, answer: str) -> bool:
-        return bool((("ORD-0002" not in answer) and ("ORD-0001" in answer)))
+        return bool("ORD-0002" not in answer and "ORD-0001" in answer)
 
     def _solve_units_sold_question(self, results: list[rt.Result]) -> dict[str, Any]:
         b: dict[str, Any] = {}
@@ -2116,13 +2375,13 @@ class OnlineShopEnv(rt.Environment):
         return b
 
     def _check_units_sold_question_0(self, answer: str) -> bool:
-        return bool(("SKU-MUG: 2" in answer))
+        return bool("SKU-MUG: 2" in answer)
 
     def _check_units_sold_question_1(self, answer: str) -> bool:
-        return bool(("SKU-TEE: 1" in answer))
+        return bool("SKU-TEE: 1" in answer)
 
     def _check_units_sold_question_2(self, answer: str) -> bool:
-        return bool((("SKU-LAMP" not in answer) and ("SKU-MUG: 2" in answer)))
+        return bool("SKU-LAMP" not in answer and "SKU-MUG: 2" in answer)
 
     def _solve_lamp_sale(self, results: list[rt.Result]) -> dict[str, Any]:
         b: dict[str, Any] = {}
@@ -2132,15 +2391,13 @@ class OnlineShopEnv(rt.Environment):
         return b
 
     def _check_lamp_sale_0(self, answer: str) -> bool:
-        return bool((self.t_products.row("SKU-LAMP").price_cents == 3120))
+        return bool(self.t_products.row("SKU-LAMP").price_cents == 3120)
 
     def _check_lamp_sale_1(self, answer: str) -> bool:
-        return bool((self.t_products.row("SKU-LAMP").tags == {"office", "sale"}))
+        return bool(self.t_products.row("SKU-LAMP").tags == {"office", "sale"})
 
     def _check_lamp_sale_2(self, answer: str) -> bool:
-        return bool(
-            (self.t_orders.row("ORD-0003") == self.initial_state().t_orders.row("ORD-0003"))
-        )
+        return bool(self.t_orders.row("ORD-0003") == self.initial_state().t_orders.row("ORD-0003"))
 
     def _solve_create_welcome_coupon(self, results: list[rt.Result]) -> dict[str, Any]:
         b: dict[str, Any] = {}
@@ -2159,21 +2416,15 @@ class OnlineShopEnv(rt.Environment):
 
     def _check_create_welcome_coupon_0(self, answer: str) -> bool:
         return bool(
-            (
-                (
-                    ("WELCOME15" in self.t_coupons)
-                    and (self.t_coupons.row("WELCOME15").percent_off == 15)
-                )
-                and (self.t_coupons.row("WELCOME15").uses_left == 100)
-            )
+            "WELCOME15" in self.t_coupons
+            and self.t_coupons.row("WELCOME15").percent_off == 15
+            and self.t_coupons.row("WELCOME15").uses_left == 100
         )
 
     def _check_create_welcome_coupon_1(self, answer: str) -> bool:
         return bool(
-            (
-                (self.t_coupons.row("WELCOME15").min_subtotal_cents == 2000)
-                and (self.t_coupons.row("WELCOME15").expires == h.date("2024-06-16"))
-            )
+            self.t_coupons.row("WELCOME15").min_subtotal_cents == 2000
+            and self.t_coupons.row("WELCOME15").expires == h.date("2024-06-16")
         )
 
     def _solve_reach_coupon_minimum(self, results: list[rt.Result]) -> dict[str, Any]:
@@ -2195,14 +2446,11 @@ class OnlineShopEnv(rt.Environment):
             any(
                 (
                     (
-                        (
-                            (
-                                ((x.customer == "C2") and (x.status == OrderStatus.paid))
-                                and (x.payment == PaymentMethod.card)
-                            )
-                            and (x.coupon == "SPRING10")
-                        )
-                        and (len(x.lines) == 2)
+                        x.customer == "C2"
+                        and x.status == OrderStatus.paid
+                        and x.payment == PaymentMethod.card
+                        and x.coupon == "SPRING10"
+                        and len(x.lines) == 2
                     )
                     for x in self._it(self.t_orders.rows())
                 )
@@ -2213,7 +2461,7 @@ class OnlineShopEnv(rt.Environment):
         return bool(
             any(
                 (
-                    ((x.customer == "C2") and (self._fn_order_total(o=x) == 3829))
+                    (x.customer == "C2" and self._fn_order_total(o=x) == 3829)
                     for x in self._it(self.t_orders.rows())
                 )
             )
@@ -2221,13 +2469,9 @@ class OnlineShopEnv(rt.Environment):
 
     def _check_reach_coupon_minimum_2(self, answer: str) -> bool:
         return bool(
-            (
-                (
-                    self.t_coupons.row("SPRING10").uses_left
-                    == (self.initial_state().t_coupons.row("SPRING10").uses_left - 1)
-                )
-                and (self.s_revenue_cents == (self.initial_state().s_revenue_cents + 3829))
-            )
+            self.t_coupons.row("SPRING10").uses_left
+            == (self.initial_state().t_coupons.row("SPRING10").uses_left - 1)
+            and self.s_revenue_cents == (self.initial_state().s_revenue_cents + 3829)
         )
 
     def _solve_switch_payment_to_paypal(self, results: list[rt.Result]) -> dict[str, Any]:
@@ -2244,27 +2488,20 @@ class OnlineShopEnv(rt.Environment):
         return b
 
     def _check_switch_payment_to_paypal_0(self, answer: str) -> bool:
-        return bool((self.t_orders.row("ORD-0003").status == OrderStatus.cancelled))
+        return bool(self.t_orders.row("ORD-0003").status == OrderStatus.cancelled)
 
     def _check_switch_payment_to_paypal_1(self, answer: str) -> bool:
         return bool(
             any(
                 (
                     (
-                        (
-                            (
-                                (
-                                    (
-                                        ((x.customer == "C3") and (x.order_id != "ORD-0003"))
-                                        and (x.status == OrderStatus.paid)
-                                    )
-                                    and (x.payment == PaymentMethod.paypal)
-                                )
-                                and (len(x.lines) == 1)
-                            )
-                            and (h.at(x.lines, 0).sku == "SKU-LAMP")
-                        )
-                        and (h.at(x.lines, 0).qty == 1)
+                        x.customer == "C3"
+                        and x.order_id != "ORD-0003"
+                        and x.status == OrderStatus.paid
+                        and x.payment == PaymentMethod.paypal
+                        and len(x.lines) == 1
+                        and h.at(x.lines, 0).sku == "SKU-LAMP"
+                        and h.at(x.lines, 0).qty == 1
                     )
                     for x in self._it(self.t_orders.rows())
                 )
@@ -2273,13 +2510,9 @@ class OnlineShopEnv(rt.Environment):
 
     def _check_switch_payment_to_paypal_2(self, answer: str) -> bool:
         return bool(
-            (
-                (
-                    self.t_customers.row("C3").gift_card_cents
-                    == self.initial_state().t_customers.row("C3").gift_card_cents
-                )
-                and (self.s_revenue_cents == (self.initial_state().s_revenue_cents + 4399))
-            )
+            self.t_customers.row("C3").gift_card_cents
+            == self.initial_state().t_customers.row("C3").gift_card_cents
+            and self.s_revenue_cents == (self.initial_state().s_revenue_cents + 4399)
         )
 
     def _solve_top_up_lamp_stock(self, results: list[rt.Result]) -> dict[str, Any]:
@@ -2289,20 +2522,14 @@ class OnlineShopEnv(rt.Environment):
         return b
 
     def _check_top_up_lamp_stock_0(self, answer: str) -> bool:
-        return bool((self.t_products.row("SKU-LAMP").stock == 10))
+        return bool(self.t_products.row("SKU-LAMP").stock == 10)
 
     def _check_top_up_lamp_stock_1(self, answer: str) -> bool:
         return bool(
-            (
-                (
-                    self.t_products.row("SKU-LAMP").price_cents
-                    == self.initial_state().t_products.row("SKU-LAMP").price_cents
-                )
-                and (
-                    self.t_products.row("SKU-LAMP").tags
-                    == self.initial_state().t_products.row("SKU-LAMP").tags
-                )
-            )
+            self.t_products.row("SKU-LAMP").price_cents
+            == self.initial_state().t_products.row("SKU-LAMP").price_cents
+            and self.t_products.row("SKU-LAMP").tags
+            == self.initial_state().t_products.row("SKU-LAMP").tags
         )
 
     def _write_products_stock(self, row: Product, value: int) -> None:

@@ -18,12 +18,20 @@ class Category:
     category_name: str
     created_at: datetime.datetime
 
+    def _stored_size(self) -> int:
+        # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        return 2 + h.text_size(self.category_name)
+
 
 @dataclass(slots=True, kw_only=True)
 class Tag:
     "A free label attachable to notes."
 
     tag_name: str
+
+    def _stored_size(self) -> int:
+        # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        return 1 + h.text_size(self.tag_name)
 
 
 @dataclass(slots=True, kw_only=True)
@@ -37,6 +45,17 @@ class Note:
     updated_at: datetime.datetime
     is_pinned: bool = False
 
+    def _stored_size(self) -> int:
+        # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        return (
+            4
+            + h.text_size(self.note_id)
+            + h.text_size(self.title)
+            + h.text_size(self.content)
+            + h.stored_size(self.category)
+            + h.stored_size(self.tags)
+        )
+
 
 @dataclass(slots=True, kw_only=True)
 class NoteMetadata(rt.Value):
@@ -46,61 +65,73 @@ class NoteMetadata(rt.Value):
     tags: list[str]
     is_pinned: bool
 
+    def _stored_size(self) -> int:
+        # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        return 4 + h.text_size(self.category) + h.stored_size(self.tags)
+
 
 SPEC_Category = rt.RecordSpec(
     Category,
     lambda: [
         rt.FieldSpec(
-            "category_name", rt.STR, True, "exact, case-sensitive name, e.g. Work", "category_name"
+            name="category_name",
+            spec=rt.STR,
+            required=True,
+            description="exact, case-sensitive name, e.g. Work",
         ),
-        rt.FieldSpec("created_at", rt.DATETIME, True, None, "created_at"),
+        rt.FieldSpec(name="created_at", spec=rt.DATETIME, required=True),
     ],
 )
 SPEC_Tag = rt.RecordSpec(
     Tag,
     lambda: [
         rt.FieldSpec(
-            "tag_name", rt.STR, True, "exact, case-sensitive name, e.g. meeting", "tag_name"
+            name="tag_name",
+            spec=rt.STR,
+            required=True,
+            description="exact, case-sensitive name, e.g. meeting",
         ),
     ],
 )
 SPEC_Note = rt.RecordSpec(
     Note,
     lambda: [
-        rt.FieldSpec("note_id", rt.STR, False, None, "note_id"),
-        rt.FieldSpec("title", rt.STR, True, None, "title"),
-        rt.FieldSpec("content", rt.STR, True, None, "content"),
+        rt.FieldSpec(name="note_id", spec=rt.STR, required=False),
+        rt.FieldSpec(name="title", spec=rt.STR, required=True),
+        rt.FieldSpec(name="content", spec=rt.STR, required=True),
         rt.FieldSpec(
-            "category",
-            rt.RefSpec(rt.STR, "Category", "categories"),
-            True,
-            "the note's category (created on the fly if new)",
-            "category",
+            name="category",
+            spec=rt.RefSpec(rt.STR, "Category", "categories"),
+            required=True,
+            description="the note's category (created on the fly if new)",
         ),
         rt.FieldSpec(
-            "tags",
-            rt.ListSpec(rt.RefSpec(rt.STR, "Tag", "tags")),
-            False,
-            "tag names, each at most once",
-            "tags",
+            name="tags",
+            spec=rt.ListSpec(rt.RefSpec(rt.STR, "Tag", "tags")),
+            required=False,
+            description="tag names, each at most once",
         ),
-        rt.FieldSpec("created_at", rt.DATETIME, True, None, "created_at"),
-        rt.FieldSpec("updated_at", rt.DATETIME, True, None, "updated_at"),
-        rt.FieldSpec("is_pinned", rt.BOOL, False, None, "is_pinned"),
+        rt.FieldSpec(name="created_at", spec=rt.DATETIME, required=True),
+        rt.FieldSpec(name="updated_at", spec=rt.DATETIME, required=True),
+        rt.FieldSpec(name="is_pinned", spec=rt.BOOL, required=False),
     ],
 )
 SPEC_NoteMetadata = rt.RecordSpec(
     NoteMetadata,
     lambda: [
-        rt.FieldSpec("created_at", rt.DATETIME, True, None, "created_at"),
-        rt.FieldSpec("updated_at", rt.DATETIME, True, None, "updated_at"),
-        rt.FieldSpec("category", rt.STR, True, None, "category"),
-        rt.FieldSpec("tags", rt.ListSpec(rt.STR), True, None, "tags"),
-        rt.FieldSpec("is_pinned", rt.BOOL, True, None, "is_pinned"),
+        rt.FieldSpec(name="created_at", spec=rt.DATETIME, required=True),
+        rt.FieldSpec(name="updated_at", spec=rt.DATETIME, required=True),
+        rt.FieldSpec(name="category", spec=rt.STR, required=True),
+        rt.FieldSpec(name="tags", spec=rt.ListSpec(rt.STR), required=True),
+        rt.FieldSpec(name="is_pinned", spec=rt.BOOL, required=True),
     ],
 )
 
 C_DEFAULT_CATEGORY: str = "General"
+
+
+# personal_notes.notebook.json: the initial state of 9 tasks
+INIT_PERSONAL_NOTES_NOTEBOOK = '{"categories": [{"category_name": "General", "created_at": "2024-01-02T08:00:00Z"}, {"category_name": "Personal", "created_at": "2024-01-02T08:00:00Z"}, {"category_name": "Work", "created_at": "2024-01-05T10:00:00Z"}], "notes": [{"category": "Work", "content": "Venue: lake house, 12-13 July.", "created_at": "2024-05-02T09:00:00Z", "is_pinned": true, "note_id": "NOTE-0001", "tags": ["urgent"], "title": "Team offsite", "updated_at": "2024-05-02T09:00:00Z"}, {"category": "Personal", "content": "eggs, milk, basil, flour", "created_at": "2024-03-01T18:00:00Z", "is_pinned": false, "note_id": "NOTE-0002", "tags": ["shopping"], "title": "Groceries", "updated_at": "2024-03-01T18:00:00Z"}, {"category": "Personal", "content": "Call Dr. Weber to reschedule the cleaning.", "created_at": "2024-06-01T07:30:00Z", "is_pinned": false, "note_id": "NOTE-0003", "tags": ["health", "urgent"], "title": "Dentist", "updated_at": "2024-06-01T07:30:00Z"}, {"category": "Personal", "content": "A heist told backwards; a lighthouse keeper\'s diary.", "created_at": "2024-02-14T21:00:00Z", "is_pinned": false, "note_id": "NOTE-0004", "tags": ["ideas"], "title": "Book ideas", "updated_at": "2024-04-20T21:00:00Z"}, {"category": "General", "content": "Layer ragu, bechamel and pasta; 45 min at 180C.", "created_at": "2024-04-07T12:00:00Z", "is_pinned": false, "note_id": "NOTE-0005", "tags": ["recipe"], "title": "Lasagna", "updated_at": "2024-04-07T12:00:00Z"}, {"category": "General", "content": "Pancakes: 2 eggs, 250 ml milk, 125 g flour.", "created_at": "2024-05-19T08:00:00Z", "is_pinned": false, "note_id": "NOTE-0006", "tags": ["recipe", "shopping"], "title": "", "updated_at": "2024-05-19T08:00:00Z"}], "now": "2024-06-10T09:00:00Z", "tags": [{"tag_name": "urgent"}, {"tag_name": "health"}, {"tag_name": "recipe"}, {"tag_name": "shopping"}, {"tag_name": "ideas"}, {"tag_name": "travel"}]}'
 
 
 class PersonalNoteManagementSystemEnv(rt.Environment):
@@ -110,448 +141,468 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
     DESCRIPTION = "A personal note-taking app: notes with a title and/or content, one category each, any\nnumber of tags, and a pinned flag. Categories and tags are created on the fly when a note\nuses a new one; timestamps are managed by the system."
     TABLES: ClassVar[dict[str, rt.TableSpec]] = {
         "notes": rt.TableSpec(
-            rt.TableSchema(
-                "notes",
-                "Note",
-                "note_id",
-                "NOTE",
-                (),
-                (rt.RefField("notes", "category", "categories", "restrict"),),
-                {},
+            schema=rt.TableSchema(
+                name="notes",
+                entity="Note",
+                key="note_id",
+                auto_prefix="NOTE",
+                uniques=(),
+                refs=(
+                    rt.RefField(
+                        child_table="notes",
+                        field="category",
+                        parent_table="categories",
+                        on_delete="restrict",
+                    ),
+                ),
             ),
-            SPEC_Note,
-            ("tags",),
+            row=SPEC_Note,
+            nested_parents=("tags",),
         ),
         "categories": rt.TableSpec(
-            rt.TableSchema("categories", "Category", "category_name", None, (), (), {}),
-            SPEC_Category,
-            (),
+            schema=rt.TableSchema(
+                name="categories",
+                entity="Category",
+                key="category_name",
+                auto_prefix=None,
+                uniques=(),
+                refs=(),
+            ),
+            row=SPEC_Category,
         ),
         "tags": rt.TableSpec(
-            rt.TableSchema("tags", "Tag", "tag_name", None, (), (), {}), SPEC_Tag, ()
+            schema=rt.TableSchema(
+                name="tags", entity="Tag", key="tag_name", auto_prefix=None, uniques=(), refs=()
+            ),
+            row=SPEC_Tag,
         ),
     }
     SCALARS: ClassVar[dict[str, rt.ScalarSpec]] = {
-        "now": rt.ScalarSpec("now", rt.DATETIME, None),
+        "now": rt.ScalarSpec(name="now", spec=rt.DATETIME),
     }
     TOOLS: ClassVar[dict[str, rt.ToolSpec]] = {
         "get_note_by_id": rt.ToolSpec(
-            "get_note_by_id",
-            "query",
-            "Retrieve the full details of a note by its note_id.",
-            (rt.ParamSpec("note_id", rt.STR, True, None, "the note's unique id", "note_id"),),
-            SPEC_Note,
-            "_impl_get_note_by_id",
-            (),
-            (),
-            (),
+            name="get_note_by_id",
+            kind="query",
+            description="Retrieve the full details of a note by its note_id.",
+            params=(
+                rt.ParamSpec(
+                    name="note_id", spec=rt.STR, required=True, description="the note's unique id"
+                ),
+            ),
+            result=SPEC_Note,
+            impl="_impl_get_note_by_id",
+            json_arguments="_json_get_note_by_id",
         ),
         "list_all_notes": rt.ToolSpec(
-            "list_all_notes",
-            "query",
-            "All notes with their full metadata (empty if there are none).",
-            (),
-            rt.ListSpec(SPEC_Note),
-            "_impl_list_all_notes",
-            (),
-            (),
-            (),
+            name="list_all_notes",
+            kind="query",
+            description="All notes with their full metadata (empty if there are none).",
+            params=(),
+            result=rt.ListSpec(SPEC_Note),
+            impl="_impl_list_all_notes",
+            json_arguments="_json_list_all_notes",
         ),
         "search_notes_by_title": rt.ToolSpec(
-            "search_notes_by_title",
-            "query",
-            "Notes whose title contains the keyword (case-insensitive substring match).",
-            (
+            name="search_notes_by_title",
+            kind="query",
+            description="Notes whose title contains the keyword (case-insensitive substring match).",
+            params=(
                 rt.ParamSpec(
-                    "keyword", rt.STR, True, None, "substring to look for, any case", "keyword"
+                    name="keyword",
+                    spec=rt.STR,
+                    required=True,
+                    description="substring to look for, any case",
                 ),
             ),
-            rt.ListSpec(SPEC_Note),
-            "_impl_search_notes_by_title",
-            (),
-            (),
-            (),
+            result=rt.ListSpec(SPEC_Note),
+            impl="_impl_search_notes_by_title",
+            json_arguments="_json_search_notes_by_title",
         ),
         "search_notes_by_content": rt.ToolSpec(
-            "search_notes_by_content",
-            "query",
-            "Notes whose content contains the query (case-insensitive substring match; only the\ncontent is searched). An empty query matches every note with non-empty content.",
-            (
+            name="search_notes_by_content",
+            kind="query",
+            description="Notes whose content contains the query (case-insensitive substring match; only the\ncontent is searched). An empty query matches every note with non-empty content.",
+            params=(
                 rt.ParamSpec(
-                    "query", rt.STR, True, None, "substring to look for, any case", "query"
+                    name="query",
+                    spec=rt.STR,
+                    required=True,
+                    description="substring to look for, any case",
                 ),
             ),
-            rt.ListSpec(SPEC_Note),
-            "_impl_search_notes_by_content",
-            (),
-            (),
-            (),
+            result=rt.ListSpec(SPEC_Note),
+            impl="_impl_search_notes_by_content",
+            json_arguments="_json_search_notes_by_content",
         ),
         "search_notes_by_keyword": rt.ToolSpec(
-            "search_notes_by_keyword",
-            "query",
-            "Notes whose title or content contains the keyword (case-insensitive; surrounding\nspaces of the keyword are ignored).",
-            (
+            name="search_notes_by_keyword",
+            kind="query",
+            description="Notes whose title or content contains the keyword (case-insensitive; surrounding\nspaces of the keyword are ignored).",
+            params=(
                 rt.ParamSpec(
-                    "keyword", rt.STR, True, None, "non-empty keyword, any case", "keyword"
+                    name="keyword",
+                    spec=rt.STR,
+                    required=True,
+                    description="non-empty keyword, any case",
                 ),
             ),
-            rt.ListSpec(SPEC_Note),
-            "_impl_search_notes_by_keyword",
-            (),
-            (),
-            (),
+            result=rt.ListSpec(SPEC_Note),
+            impl="_impl_search_notes_by_keyword",
+            json_arguments="_json_search_notes_by_keyword",
         ),
         "filter_notes_by_category": rt.ToolSpec(
-            "filter_notes_by_category",
-            "query",
-            "All notes in an existing category (may be empty).",
-            (
+            name="filter_notes_by_category",
+            kind="query",
+            description="All notes in an existing category (may be empty).",
+            params=(
                 rt.ParamSpec(
-                    "category_name", rt.STR, True, None, "exact category name", "category_name"
+                    name="category_name",
+                    spec=rt.STR,
+                    required=True,
+                    description="exact category name",
                 ),
             ),
-            rt.ListSpec(SPEC_Note),
-            "_impl_filter_notes_by_category",
-            (),
-            (),
-            (),
+            result=rt.ListSpec(SPEC_Note),
+            impl="_impl_filter_notes_by_category",
+            json_arguments="_json_filter_notes_by_category",
         ),
         "filter_notes_by_tag": rt.ToolSpec(
-            "filter_notes_by_tag",
-            "query",
-            "All notes carrying a tag (may be empty; surrounding spaces are ignored).",
-            (rt.ParamSpec("tag_name", rt.STR, True, None, "exact tag name", "tag_name"),),
-            rt.ListSpec(SPEC_Note),
-            "_impl_filter_notes_by_tag",
-            (),
-            (),
-            (),
+            name="filter_notes_by_tag",
+            kind="query",
+            description="All notes carrying a tag (may be empty; surrounding spaces are ignored).",
+            params=(
+                rt.ParamSpec(
+                    name="tag_name", spec=rt.STR, required=True, description="exact tag name"
+                ),
+            ),
+            result=rt.ListSpec(SPEC_Note),
+            impl="_impl_filter_notes_by_tag",
+            json_arguments="_json_filter_notes_by_tag",
         ),
         "get_pinned_notes": rt.ToolSpec(
-            "get_pinned_notes",
-            "query",
-            "All notes currently pinned (may be empty).",
-            (),
-            rt.ListSpec(SPEC_Note),
-            "_impl_get_pinned_notes",
-            (),
-            (),
-            (),
+            name="get_pinned_notes",
+            kind="query",
+            description="All notes currently pinned (may be empty).",
+            params=(),
+            result=rt.ListSpec(SPEC_Note),
+            impl="_impl_get_pinned_notes",
+            json_arguments="_json_get_pinned_notes",
         ),
         "list_all_categories": rt.ToolSpec(
-            "list_all_categories",
-            "query",
-            "All categories with their creation time (empty if there are none).",
-            (),
-            rt.ListSpec(SPEC_Category),
-            "_impl_list_all_categories",
-            (),
-            (),
-            (),
+            name="list_all_categories",
+            kind="query",
+            description="All categories with their creation time (empty if there are none).",
+            params=(),
+            result=rt.ListSpec(SPEC_Category),
+            impl="_impl_list_all_categories",
+            json_arguments="_json_list_all_categories",
         ),
         "list_all_tags": rt.ToolSpec(
-            "list_all_tags",
-            "query",
-            "The names of all existing tags (empty if there are none).",
-            (),
-            rt.ListSpec(rt.STR),
-            "_impl_list_all_tags",
-            (),
-            (),
-            (),
+            name="list_all_tags",
+            kind="query",
+            description="The names of all existing tags (empty if there are none).",
+            params=(),
+            result=rt.ListSpec(rt.STR),
+            impl="_impl_list_all_tags",
+            json_arguments="_json_list_all_tags",
         ),
         "get_note_metadata": rt.ToolSpec(
-            "get_note_metadata",
-            "query",
-            "A note's metadata without its title and content: timestamps, category, tags and the\npinned flag.",
-            (rt.ParamSpec("note_id", rt.STR, True, None, "the note's unique id", "note_id"),),
-            SPEC_NoteMetadata,
-            "_impl_get_note_metadata",
-            (),
-            (),
-            (),
+            name="get_note_metadata",
+            kind="query",
+            description="A note's metadata without its title and content: timestamps, category, tags and the\npinned flag.",
+            params=(
+                rt.ParamSpec(
+                    name="note_id", spec=rt.STR, required=True, description="the note's unique id"
+                ),
+            ),
+            result=SPEC_NoteMetadata,
+            impl="_impl_get_note_metadata",
+            json_arguments="_json_get_note_metadata",
         ),
         "create_note": rt.ToolSpec(
-            "create_note",
-            "action",
-            'Create a note. Title and content are trimmed and at least one of them must be\nnon-empty. The category (default "General") and the tags are created if they do not exist\nyet; duplicate tags are listed once. Returns the new note with its generated note_id.',
-            (
+            name="create_note",
+            kind="action",
+            description='Create a note. Title and content are trimmed and at least one of them must be\nnon-empty. The category (default "General") and the tags are created if they do not exist\nyet; duplicate tags are listed once. Returns the new note with its generated note_id.',
+            params=(
                 rt.ParamSpec(
-                    "title",
-                    rt.OptionalSpec(rt.STR),
-                    False,
-                    lambda: None,
-                    "the title; may be omitted if content is given",
-                    "title",
+                    name="title",
+                    spec=rt.OptionalSpec(rt.STR),
+                    required=False,
+                    default=lambda: None,
+                    description="the title; may be omitted if content is given",
                 ),
                 rt.ParamSpec(
-                    "content",
-                    rt.OptionalSpec(rt.STR),
-                    False,
-                    lambda: None,
-                    "the text; may be omitted if title is given",
-                    "content",
+                    name="content",
+                    spec=rt.OptionalSpec(rt.STR),
+                    required=False,
+                    default=lambda: None,
+                    description="the text; may be omitted if title is given",
                 ),
                 rt.ParamSpec(
-                    "category",
-                    rt.OptionalSpec(rt.STR),
-                    False,
-                    lambda: None,
-                    "category name, created if new; default General",
-                    "category",
+                    name="category",
+                    spec=rt.OptionalSpec(rt.STR),
+                    required=False,
+                    default=lambda: None,
+                    description="category name, created if new; default General",
                 ),
                 rt.ParamSpec(
-                    "tags",
-                    rt.OptionalSpec(rt.ListSpec(rt.STR)),
-                    False,
-                    lambda: None,
-                    "tag names, created if new",
-                    "tags",
+                    name="tags",
+                    spec=rt.OptionalSpec(rt.ListSpec(rt.STR)),
+                    required=False,
+                    default=lambda: None,
+                    description="tag names, created if new",
                 ),
             ),
-            SPEC_Note,
-            "_impl_create_note",
-            ("_inv_0",),
-            (),
-            (),
+            result=SPEC_Note,
+            impl="_impl_create_note",
+            json_arguments="_json_create_note",
+            env_invariants=("_inv_0",),
         ),
         "edit_note": rt.ToolSpec(
-            "edit_note",
-            "action",
-            "Change a note's title, content, category and/or tags; omitted fields are kept. Title\nand content are trimmed, and the note must still have a non-empty title or content.\nUpdates updated_at.",
-            (
-                rt.ParamSpec("note_id", rt.STR, True, None, "the note to edit", "note_id"),
+            name="edit_note",
+            kind="action",
+            description="Change a note's title, content, category and/or tags; omitted fields are kept. Title\nand content are trimmed, and the note must still have a non-empty title or content.\nUpdates updated_at.",
+            params=(
                 rt.ParamSpec(
-                    "title",
-                    rt.OptionalSpec(rt.STR),
-                    False,
-                    lambda: None,
-                    "new title; omit to keep it",
-                    "title",
+                    name="note_id", spec=rt.STR, required=True, description="the note to edit"
                 ),
                 rt.ParamSpec(
-                    "content",
-                    rt.OptionalSpec(rt.STR),
-                    False,
-                    lambda: None,
-                    "new content; omit to keep it",
-                    "content",
+                    name="title",
+                    spec=rt.OptionalSpec(rt.STR),
+                    required=False,
+                    default=lambda: None,
+                    description="new title; omit to keep it",
                 ),
                 rt.ParamSpec(
-                    "category",
-                    rt.OptionalSpec(rt.STR),
-                    False,
-                    lambda: None,
-                    "new category name, created if new; omit to keep it",
-                    "category",
+                    name="content",
+                    spec=rt.OptionalSpec(rt.STR),
+                    required=False,
+                    default=lambda: None,
+                    description="new content; omit to keep it",
                 ),
                 rt.ParamSpec(
-                    "tags",
-                    rt.OptionalSpec(rt.ListSpec(rt.STR)),
-                    False,
-                    lambda: None,
-                    "the new full list of tags (replaces the old one), created if new; omit to keep them",
-                    "tags",
+                    name="category",
+                    spec=rt.OptionalSpec(rt.STR),
+                    required=False,
+                    default=lambda: None,
+                    description="new category name, created if new; omit to keep it",
+                ),
+                rt.ParamSpec(
+                    name="tags",
+                    spec=rt.OptionalSpec(rt.ListSpec(rt.STR)),
+                    required=False,
+                    default=lambda: None,
+                    description="the new full list of tags (replaces the old one), created if new; omit to keep them",
                 ),
             ),
-            SPEC_Note,
-            "_impl_edit_note",
-            ("_inv_0",),
-            (),
-            (),
+            result=SPEC_Note,
+            impl="_impl_edit_note",
+            json_arguments="_json_edit_note",
+            env_invariants=("_inv_0",),
         ),
         "delete_note": rt.ToolSpec(
-            "delete_note",
-            "action",
-            "Delete a note permanently. Its category and tags stay in the system.",
-            (rt.ParamSpec("note_id", rt.STR, True, None, "the note to delete", "note_id"),),
-            rt.STR,
-            "_impl_delete_note",
-            ("_inv_0",),
-            (),
-            (),
+            name="delete_note",
+            kind="action",
+            description="Delete a note permanently. Its category and tags stay in the system.",
+            params=(
+                rt.ParamSpec(
+                    name="note_id", spec=rt.STR, required=True, description="the note to delete"
+                ),
+            ),
+            result=rt.STR,
+            impl="_impl_delete_note",
+            json_arguments="_json_delete_note",
+            env_invariants=("_inv_0",),
         ),
         "pin_note": rt.ToolSpec(
-            "pin_note",
-            "action",
-            "Pin a note to keep it at the top of lists. Updates updated_at.",
-            (rt.ParamSpec("note_id", rt.STR, True, None, "the note to pin", "note_id"),),
-            SPEC_Note,
-            "_impl_pin_note",
-            ("_inv_0",),
-            (),
-            (),
+            name="pin_note",
+            kind="action",
+            description="Pin a note to keep it at the top of lists. Updates updated_at.",
+            params=(
+                rt.ParamSpec(
+                    name="note_id", spec=rt.STR, required=True, description="the note to pin"
+                ),
+            ),
+            result=SPEC_Note,
+            impl="_impl_pin_note",
+            json_arguments="_json_pin_note",
+            env_invariants=("_inv_0",),
         ),
         "unpin_note": rt.ToolSpec(
-            "unpin_note",
-            "action",
-            "Remove the pinned status from a note. Updates updated_at.",
-            (rt.ParamSpec("note_id", rt.STR, True, None, "the note to unpin", "note_id"),),
-            SPEC_Note,
-            "_impl_unpin_note",
-            ("_inv_0",),
-            (),
-            (),
+            name="unpin_note",
+            kind="action",
+            description="Remove the pinned status from a note. Updates updated_at.",
+            params=(
+                rt.ParamSpec(
+                    name="note_id", spec=rt.STR, required=True, description="the note to unpin"
+                ),
+            ),
+            result=SPEC_Note,
+            impl="_impl_unpin_note",
+            json_arguments="_json_unpin_note",
+            env_invariants=("_inv_0",),
         ),
         "create_category": rt.ToolSpec(
-            "create_category",
-            "action",
-            "Create a new category; its name must be non-empty and not already exist.",
-            (
+            name="create_category",
+            kind="action",
+            description="Create a new category; its name must be non-empty and not already exist.",
+            params=(
                 rt.ParamSpec(
-                    "category_name",
-                    rt.STR,
-                    True,
-                    None,
-                    "a new, non-empty name (trimmed)",
-                    "category_name",
+                    name="category_name",
+                    spec=rt.STR,
+                    required=True,
+                    description="a new, non-empty name (trimmed)",
                 ),
             ),
-            SPEC_Category,
-            "_impl_create_category",
-            ("_inv_0",),
-            (),
-            (),
+            result=SPEC_Category,
+            impl="_impl_create_category",
+            json_arguments="_json_create_category",
+            env_invariants=("_inv_0",),
         ),
         "create_tag": rt.ToolSpec(
-            "create_tag",
-            "action",
-            "Create a new tag; its name must be non-empty and not already exist.",
-            (
+            name="create_tag",
+            kind="action",
+            description="Create a new tag; its name must be non-empty and not already exist.",
+            params=(
                 rt.ParamSpec(
-                    "tag_name", rt.STR, True, None, "a new, non-empty name (trimmed)", "tag_name"
+                    name="tag_name",
+                    spec=rt.STR,
+                    required=True,
+                    description="a new, non-empty name (trimmed)",
                 ),
             ),
-            SPEC_Tag,
-            "_impl_create_tag",
-            (),
-            (),
-            (),
+            result=SPEC_Tag,
+            impl="_impl_create_tag",
+            json_arguments="_json_create_tag",
         ),
         "add_tag_to_note": rt.ToolSpec(
-            "add_tag_to_note",
-            "action",
-            "Attach a tag to a note, creating the tag if it does not exist. Attaching a tag the\nnote already has changes nothing. Updates updated_at when the tag is added.",
-            (
-                rt.ParamSpec("note_id", rt.STR, True, None, "the note to tag", "note_id"),
+            name="add_tag_to_note",
+            kind="action",
+            description="Attach a tag to a note, creating the tag if it does not exist. Attaching a tag the\nnote already has changes nothing. Updates updated_at when the tag is added.",
+            params=(
                 rt.ParamSpec(
-                    "tag_name", rt.STR, True, None, "tag name (trimmed), created if new", "tag_name"
+                    name="note_id", spec=rt.STR, required=True, description="the note to tag"
+                ),
+                rt.ParamSpec(
+                    name="tag_name",
+                    spec=rt.STR,
+                    required=True,
+                    description="tag name (trimmed), created if new",
                 ),
             ),
-            SPEC_Note,
-            "_impl_add_tag_to_note",
-            ("_inv_0",),
-            (),
-            (),
+            result=SPEC_Note,
+            impl="_impl_add_tag_to_note",
+            json_arguments="_json_add_tag_to_note",
+            env_invariants=("_inv_0",),
         ),
         "remove_tag_from_note": rt.ToolSpec(
-            "remove_tag_from_note",
-            "action",
-            "Detach a tag from a note (the tag stays in the system). Removing a tag the note does\nnot have is not an error and changes nothing. Updates updated_at when the tag is removed.",
-            (
-                rt.ParamSpec("note_id", rt.STR, True, None, "the note", "note_id"),
-                rt.ParamSpec("tag_name", rt.STR, True, None, "tag name (trimmed)", "tag_name"),
+            name="remove_tag_from_note",
+            kind="action",
+            description="Detach a tag from a note (the tag stays in the system). Removing a tag the note does\nnot have is not an error and changes nothing. Updates updated_at when the tag is removed.",
+            params=(
+                rt.ParamSpec(name="note_id", spec=rt.STR, required=True, description="the note"),
+                rt.ParamSpec(
+                    name="tag_name", spec=rt.STR, required=True, description="tag name (trimmed)"
+                ),
             ),
-            SPEC_Note,
-            "_impl_remove_tag_from_note",
-            ("_inv_0",),
-            (),
-            (),
+            result=SPEC_Note,
+            impl="_impl_remove_tag_from_note",
+            json_arguments="_json_remove_tag_from_note",
+            env_invariants=("_inv_0",),
         ),
         "update_note_category": rt.ToolSpec(
-            "update_note_category",
-            "action",
-            "Move a note to another category, creating the category if it does not exist. Updates\nupdated_at.",
-            (
-                rt.ParamSpec("note_id", rt.STR, True, None, "the note", "note_id"),
+            name="update_note_category",
+            kind="action",
+            description="Move a note to another category, creating the category if it does not exist. Updates\nupdated_at.",
+            params=(
+                rt.ParamSpec(name="note_id", spec=rt.STR, required=True, description="the note"),
                 rt.ParamSpec(
-                    "category",
-                    rt.STR,
-                    True,
-                    None,
-                    "new category name (trimmed), created if new",
-                    "category",
+                    name="category",
+                    spec=rt.STR,
+                    required=True,
+                    description="new category name (trimmed), created if new",
                 ),
             ),
-            SPEC_Note,
-            "_impl_update_note_category",
-            ("_inv_0",),
-            (),
-            (),
+            result=SPEC_Note,
+            impl="_impl_update_note_category",
+            json_arguments="_json_update_note_category",
+            env_invariants=("_inv_0",),
         ),
         "clear_note_content": rt.ToolSpec(
-            "clear_note_content",
-            "action",
-            "Erase a note's content, keeping its title and metadata. Only allowed when the title is\nnon-empty (a note may not be left blank). Updates updated_at.",
-            (
+            name="clear_note_content",
+            kind="action",
+            description="Erase a note's content, keeping its title and metadata. Only allowed when the title is\nnon-empty (a note may not be left blank). Updates updated_at.",
+            params=(
                 rt.ParamSpec(
-                    "note_id", rt.STR, True, None, "the note whose content is erased", "note_id"
+                    name="note_id",
+                    spec=rt.STR,
+                    required=True,
+                    description="the note whose content is erased",
                 ),
             ),
-            SPEC_Note,
-            "_impl_clear_note_content",
-            ("_inv_0",),
-            (),
-            (),
+            result=SPEC_Note,
+            impl="_impl_clear_note_content",
+            json_arguments="_json_clear_note_content",
+            env_invariants=("_inv_0",),
         ),
     }
     TASKS: ClassVar[dict[str, rt.TaskSpec]] = {
         "capture_meeting_note": rt.TaskSpec(
-            "capture_meeting_note",
-            'Write down a note titled "Q3 planning" with the text "Hire two engineers; launch the\nbeta in September." File it under a new category "Projects", tag it "meeting" and\n"q3", and pin it so it stays on top.',
-            "_init_capture_meeting_note",
-            None,
-            "_solve_capture_meeting_note",
-            (
+            name="capture_meeting_note",
+            instruction='Write down a note titled "Q3 planning" with the text "Hire two engineers; launch the\nbeta in September." File it under a new category "Projects", tag it "meeting" and\n"q3", and pin it so it stays on top.',
+            init="_init_capture_meeting_note",
+            init_data=None,
+            solve="_solve_capture_meeting_note",
+            checks=(
                 ("the note exists in Projects with both tags", "_check_capture_meeting_note_0"),
                 ("the note is pinned", "_check_capture_meeting_note_1"),
                 ("the Projects category and the new tags exist", "_check_capture_meeting_note_2"),
             ),
         ),
         "tidy_up": rt.TaskSpec(
-            "tidy_up",
-            'Clean up my notes: delete the old grocery list, take the "urgent" tag off the dentist\nnote (I already called), and empty the body of my book ideas note but keep its title.',
-            "_init_tidy_up",
-            None,
-            "_solve_tidy_up",
-            (
+            name="tidy_up",
+            instruction='Clean up my notes: delete the old grocery list, take the "urgent" tag off the dentist\nnote (I already called), and empty the body of my book ideas note but keep its title.',
+            init="_init_tidy_up",
+            init_data=None,
+            solve="_solve_tidy_up",
+            checks=(
                 ("the grocery list is gone", "_check_tidy_up_0"),
                 ("the dentist note is only tagged health", "_check_tidy_up_1"),
                 ("the book ideas note is an empty titled note", "_check_tidy_up_2"),
             ),
         ),
         "cookbook": rt.TaskSpec(
-            "cookbook",
-            'Move every note tagged "recipe" into a new category called "Cooking". The pancake\nrecipe has no title: give it the title "Pancakes". Also unpin the offsite note.',
-            "_init_cookbook",
-            None,
-            "_solve_cookbook",
-            (
+            name="cookbook",
+            instruction='Move every note tagged "recipe" into a new category called "Cooking". The pancake\nrecipe has no title: give it the title "Pancakes". Also unpin the offsite note.',
+            init="_init_cookbook",
+            init_data=None,
+            solve="_solve_cookbook",
+            checks=(
                 ("every recipe is in Cooking", "_check_cookbook_0"),
                 ("the pancake note has its title and keeps its text", "_check_cookbook_1"),
                 ("nothing is pinned any more", "_check_cookbook_2"),
             ),
         ),
         "pinned_notes_question": rt.TaskSpec(
-            "pinned_notes_question",
-            "Which of my notes are pinned right now? Just list their titles.",
-            None,
-            '{"categories": [{"category_name": "General", "created_at": "2024-01-02T08:00:00Z"}, {"category_name": "Personal", "created_at": "2024-01-02T08:00:00Z"}, {"category_name": "Work", "created_at": "2024-01-05T10:00:00Z"}], "notes": [{"category": "Work", "content": "Venue: lake house, 12-13 July.", "created_at": "2024-05-02T09:00:00Z", "is_pinned": true, "note_id": "NOTE-0001", "tags": ["urgent"], "title": "Team offsite", "updated_at": "2024-05-02T09:00:00Z"}, {"category": "Personal", "content": "eggs, milk, basil, flour", "created_at": "2024-03-01T18:00:00Z", "is_pinned": false, "note_id": "NOTE-0002", "tags": ["shopping"], "title": "Groceries", "updated_at": "2024-03-01T18:00:00Z"}, {"category": "Personal", "content": "Call Dr. Weber to reschedule the cleaning.", "created_at": "2024-06-01T07:30:00Z", "is_pinned": false, "note_id": "NOTE-0003", "tags": ["health", "urgent"], "title": "Dentist", "updated_at": "2024-06-01T07:30:00Z"}, {"category": "Personal", "content": "A heist told backwards; a lighthouse keeper\'s diary.", "created_at": "2024-02-14T21:00:00Z", "is_pinned": false, "note_id": "NOTE-0004", "tags": ["ideas"], "title": "Book ideas", "updated_at": "2024-04-20T21:00:00Z"}, {"category": "General", "content": "Layer ragu, bechamel and pasta; 45 min at 180C.", "created_at": "2024-04-07T12:00:00Z", "is_pinned": false, "note_id": "NOTE-0005", "tags": ["recipe"], "title": "Lasagna", "updated_at": "2024-04-07T12:00:00Z"}, {"category": "General", "content": "Pancakes: 2 eggs, 250 ml milk, 125 g flour.", "created_at": "2024-05-19T08:00:00Z", "is_pinned": false, "note_id": "NOTE-0006", "tags": ["recipe", "shopping"], "title": "", "updated_at": "2024-05-19T08:00:00Z"}], "now": "2024-06-10T09:00:00Z", "tags": [{"tag_name": "urgent"}, {"tag_name": "health"}, {"tag_name": "recipe"}, {"tag_name": "shopping"}, {"tag_name": "ideas"}, {"tag_name": "travel"}]}',
-            "_solve_pinned_notes_question",
-            (
+            name="pinned_notes_question",
+            instruction="Which of my notes are pinned right now? Just list their titles.",
+            init=None,
+            init_data=INIT_PERSONAL_NOTES_NOTEBOOK,
+            solve="_solve_pinned_notes_question",
+            checks=(
                 ("names the pinned note and no other", "_check_pinned_notes_question_0"),
                 ("nothing was pinned or unpinned", "_check_pinned_notes_question_1"),
             ),
             answer="Only one note is pinned: Team offsite.",
         ),
         "tag_note_found_by_content": rt.TaskSpec(
-            "tag_note_found_by_content",
-            'Find the note that mentions Dr. Weber and tag it "calls" (a new tag for the phone calls I\nstill have to make).',
-            None,
-            '{"categories": [{"category_name": "General", "created_at": "2024-01-02T08:00:00Z"}, {"category_name": "Personal", "created_at": "2024-01-02T08:00:00Z"}, {"category_name": "Work", "created_at": "2024-01-05T10:00:00Z"}], "notes": [{"category": "Work", "content": "Venue: lake house, 12-13 July.", "created_at": "2024-05-02T09:00:00Z", "is_pinned": true, "note_id": "NOTE-0001", "tags": ["urgent"], "title": "Team offsite", "updated_at": "2024-05-02T09:00:00Z"}, {"category": "Personal", "content": "eggs, milk, basil, flour", "created_at": "2024-03-01T18:00:00Z", "is_pinned": false, "note_id": "NOTE-0002", "tags": ["shopping"], "title": "Groceries", "updated_at": "2024-03-01T18:00:00Z"}, {"category": "Personal", "content": "Call Dr. Weber to reschedule the cleaning.", "created_at": "2024-06-01T07:30:00Z", "is_pinned": false, "note_id": "NOTE-0003", "tags": ["health", "urgent"], "title": "Dentist", "updated_at": "2024-06-01T07:30:00Z"}, {"category": "Personal", "content": "A heist told backwards; a lighthouse keeper\'s diary.", "created_at": "2024-02-14T21:00:00Z", "is_pinned": false, "note_id": "NOTE-0004", "tags": ["ideas"], "title": "Book ideas", "updated_at": "2024-04-20T21:00:00Z"}, {"category": "General", "content": "Layer ragu, bechamel and pasta; 45 min at 180C.", "created_at": "2024-04-07T12:00:00Z", "is_pinned": false, "note_id": "NOTE-0005", "tags": ["recipe"], "title": "Lasagna", "updated_at": "2024-04-07T12:00:00Z"}, {"category": "General", "content": "Pancakes: 2 eggs, 250 ml milk, 125 g flour.", "created_at": "2024-05-19T08:00:00Z", "is_pinned": false, "note_id": "NOTE-0006", "tags": ["recipe", "shopping"], "title": "", "updated_at": "2024-05-19T08:00:00Z"}], "now": "2024-06-10T09:00:00Z", "tags": [{"tag_name": "urgent"}, {"tag_name": "health"}, {"tag_name": "recipe"}, {"tag_name": "shopping"}, {"tag_name": "ideas"}, {"tag_name": "travel"}]}',
-            "_solve_tag_note_found_by_content",
-            (
+            name="tag_note_found_by_content",
+            instruction='Find the note that mentions Dr. Weber and tag it "calls" (a new tag for the phone calls I\nstill have to make).',
+            init=None,
+            init_data=INIT_PERSONAL_NOTES_NOTEBOOK,
+            solve="_solve_tag_note_found_by_content",
+            checks=(
                 (
                     "the dentist note keeps its tags and gains calls",
                     "_check_tag_note_found_by_content_0",
@@ -561,84 +612,84 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
             ),
         ),
         "eggs_keyword_question": rt.TaskSpec(
-            "eggs_keyword_question",
-            "Which of my notes mention eggs, in the title or the text? Give me their note ids.",
-            None,
-            '{"categories": [{"category_name": "General", "created_at": "2024-01-02T08:00:00Z"}, {"category_name": "Personal", "created_at": "2024-01-02T08:00:00Z"}, {"category_name": "Work", "created_at": "2024-01-05T10:00:00Z"}], "notes": [{"category": "Work", "content": "Venue: lake house, 12-13 July.", "created_at": "2024-05-02T09:00:00Z", "is_pinned": true, "note_id": "NOTE-0001", "tags": ["urgent"], "title": "Team offsite", "updated_at": "2024-05-02T09:00:00Z"}, {"category": "Personal", "content": "eggs, milk, basil, flour", "created_at": "2024-03-01T18:00:00Z", "is_pinned": false, "note_id": "NOTE-0002", "tags": ["shopping"], "title": "Groceries", "updated_at": "2024-03-01T18:00:00Z"}, {"category": "Personal", "content": "Call Dr. Weber to reschedule the cleaning.", "created_at": "2024-06-01T07:30:00Z", "is_pinned": false, "note_id": "NOTE-0003", "tags": ["health", "urgent"], "title": "Dentist", "updated_at": "2024-06-01T07:30:00Z"}, {"category": "Personal", "content": "A heist told backwards; a lighthouse keeper\'s diary.", "created_at": "2024-02-14T21:00:00Z", "is_pinned": false, "note_id": "NOTE-0004", "tags": ["ideas"], "title": "Book ideas", "updated_at": "2024-04-20T21:00:00Z"}, {"category": "General", "content": "Layer ragu, bechamel and pasta; 45 min at 180C.", "created_at": "2024-04-07T12:00:00Z", "is_pinned": false, "note_id": "NOTE-0005", "tags": ["recipe"], "title": "Lasagna", "updated_at": "2024-04-07T12:00:00Z"}, {"category": "General", "content": "Pancakes: 2 eggs, 250 ml milk, 125 g flour.", "created_at": "2024-05-19T08:00:00Z", "is_pinned": false, "note_id": "NOTE-0006", "tags": ["recipe", "shopping"], "title": "", "updated_at": "2024-05-19T08:00:00Z"}], "now": "2024-06-10T09:00:00Z", "tags": [{"tag_name": "urgent"}, {"tag_name": "health"}, {"tag_name": "recipe"}, {"tag_name": "shopping"}, {"tag_name": "ideas"}, {"tag_name": "travel"}]}',
-            "_solve_eggs_keyword_question",
-            (
+            name="eggs_keyword_question",
+            instruction="Which of my notes mention eggs, in the title or the text? Give me their note ids.",
+            init=None,
+            init_data=INIT_PERSONAL_NOTES_NOTEBOOK,
+            solve="_solve_eggs_keyword_question",
+            checks=(
                 ("gives both note ids", "_check_eggs_keyword_question_0"),
                 ("lists no note without eggs", "_check_eggs_keyword_question_1"),
             ),
             answer="Two notes mention eggs: NOTE-0002 (Groceries) and NOTE-0006 (the untitled pancake recipe).",
         ),
         "category_overview_question": rt.TaskSpec(
-            "category_overview_question",
-            "What categories do I have, and how many notes are in Personal?",
-            None,
-            '{"categories": [{"category_name": "General", "created_at": "2024-01-02T08:00:00Z"}, {"category_name": "Personal", "created_at": "2024-01-02T08:00:00Z"}, {"category_name": "Work", "created_at": "2024-01-05T10:00:00Z"}], "notes": [{"category": "Work", "content": "Venue: lake house, 12-13 July.", "created_at": "2024-05-02T09:00:00Z", "is_pinned": true, "note_id": "NOTE-0001", "tags": ["urgent"], "title": "Team offsite", "updated_at": "2024-05-02T09:00:00Z"}, {"category": "Personal", "content": "eggs, milk, basil, flour", "created_at": "2024-03-01T18:00:00Z", "is_pinned": false, "note_id": "NOTE-0002", "tags": ["shopping"], "title": "Groceries", "updated_at": "2024-03-01T18:00:00Z"}, {"category": "Personal", "content": "Call Dr. Weber to reschedule the cleaning.", "created_at": "2024-06-01T07:30:00Z", "is_pinned": false, "note_id": "NOTE-0003", "tags": ["health", "urgent"], "title": "Dentist", "updated_at": "2024-06-01T07:30:00Z"}, {"category": "Personal", "content": "A heist told backwards; a lighthouse keeper\'s diary.", "created_at": "2024-02-14T21:00:00Z", "is_pinned": false, "note_id": "NOTE-0004", "tags": ["ideas"], "title": "Book ideas", "updated_at": "2024-04-20T21:00:00Z"}, {"category": "General", "content": "Layer ragu, bechamel and pasta; 45 min at 180C.", "created_at": "2024-04-07T12:00:00Z", "is_pinned": false, "note_id": "NOTE-0005", "tags": ["recipe"], "title": "Lasagna", "updated_at": "2024-04-07T12:00:00Z"}, {"category": "General", "content": "Pancakes: 2 eggs, 250 ml milk, 125 g flour.", "created_at": "2024-05-19T08:00:00Z", "is_pinned": false, "note_id": "NOTE-0006", "tags": ["recipe", "shopping"], "title": "", "updated_at": "2024-05-19T08:00:00Z"}], "now": "2024-06-10T09:00:00Z", "tags": [{"tag_name": "urgent"}, {"tag_name": "health"}, {"tag_name": "recipe"}, {"tag_name": "shopping"}, {"tag_name": "ideas"}, {"tag_name": "travel"}]}',
-            "_solve_category_overview_question",
-            (
+            name="category_overview_question",
+            instruction="What categories do I have, and how many notes are in Personal?",
+            init=None,
+            init_data=INIT_PERSONAL_NOTES_NOTEBOOK,
+            solve="_solve_category_overview_question",
+            checks=(
                 ("names every category", "_check_category_overview_question_0"),
                 ("counts three notes in Personal", "_check_category_overview_question_1"),
             ),
             answer="You have three categories: General, Personal and Work. Personal holds 3 notes.",
         ),
         "unused_tag_question": rt.TaskSpec(
-            "unused_tag_question",
-            "Which of my tags are not used by any note? I want to know what I can clean up.",
-            None,
-            '{"categories": [{"category_name": "General", "created_at": "2024-01-02T08:00:00Z"}, {"category_name": "Personal", "created_at": "2024-01-02T08:00:00Z"}, {"category_name": "Work", "created_at": "2024-01-05T10:00:00Z"}], "notes": [{"category": "Work", "content": "Venue: lake house, 12-13 July.", "created_at": "2024-05-02T09:00:00Z", "is_pinned": true, "note_id": "NOTE-0001", "tags": ["urgent"], "title": "Team offsite", "updated_at": "2024-05-02T09:00:00Z"}, {"category": "Personal", "content": "eggs, milk, basil, flour", "created_at": "2024-03-01T18:00:00Z", "is_pinned": false, "note_id": "NOTE-0002", "tags": ["shopping"], "title": "Groceries", "updated_at": "2024-03-01T18:00:00Z"}, {"category": "Personal", "content": "Call Dr. Weber to reschedule the cleaning.", "created_at": "2024-06-01T07:30:00Z", "is_pinned": false, "note_id": "NOTE-0003", "tags": ["health", "urgent"], "title": "Dentist", "updated_at": "2024-06-01T07:30:00Z"}, {"category": "Personal", "content": "A heist told backwards; a lighthouse keeper\'s diary.", "created_at": "2024-02-14T21:00:00Z", "is_pinned": false, "note_id": "NOTE-0004", "tags": ["ideas"], "title": "Book ideas", "updated_at": "2024-04-20T21:00:00Z"}, {"category": "General", "content": "Layer ragu, bechamel and pasta; 45 min at 180C.", "created_at": "2024-04-07T12:00:00Z", "is_pinned": false, "note_id": "NOTE-0005", "tags": ["recipe"], "title": "Lasagna", "updated_at": "2024-04-07T12:00:00Z"}, {"category": "General", "content": "Pancakes: 2 eggs, 250 ml milk, 125 g flour.", "created_at": "2024-05-19T08:00:00Z", "is_pinned": false, "note_id": "NOTE-0006", "tags": ["recipe", "shopping"], "title": "", "updated_at": "2024-05-19T08:00:00Z"}], "now": "2024-06-10T09:00:00Z", "tags": [{"tag_name": "urgent"}, {"tag_name": "health"}, {"tag_name": "recipe"}, {"tag_name": "shopping"}, {"tag_name": "ideas"}, {"tag_name": "travel"}]}',
-            "_solve_unused_tag_question",
-            (
+            name="unused_tag_question",
+            instruction="Which of my tags are not used by any note? I want to know what I can clean up.",
+            init=None,
+            init_data=INIT_PERSONAL_NOTES_NOTEBOOK,
+            solve="_solve_unused_tag_question",
+            checks=(
                 ("names the unused tag", "_check_unused_tag_question_0"),
                 ("does not call a used tag unused", "_check_unused_tag_question_1"),
             ),
             answer="Only the tag travel is not used by any note.",
         ),
         "prepare_trip_labels": rt.TaskSpec(
-            "prepare_trip_labels",
-            'Before I start my trip notes, set up an empty category "Travel plans" and a new tag\n"visa". No notes yet.',
-            None,
-            '{"categories": [{"category_name": "General", "created_at": "2024-01-02T08:00:00Z"}, {"category_name": "Personal", "created_at": "2024-01-02T08:00:00Z"}, {"category_name": "Work", "created_at": "2024-01-05T10:00:00Z"}], "notes": [{"category": "Work", "content": "Venue: lake house, 12-13 July.", "created_at": "2024-05-02T09:00:00Z", "is_pinned": true, "note_id": "NOTE-0001", "tags": ["urgent"], "title": "Team offsite", "updated_at": "2024-05-02T09:00:00Z"}, {"category": "Personal", "content": "eggs, milk, basil, flour", "created_at": "2024-03-01T18:00:00Z", "is_pinned": false, "note_id": "NOTE-0002", "tags": ["shopping"], "title": "Groceries", "updated_at": "2024-03-01T18:00:00Z"}, {"category": "Personal", "content": "Call Dr. Weber to reschedule the cleaning.", "created_at": "2024-06-01T07:30:00Z", "is_pinned": false, "note_id": "NOTE-0003", "tags": ["health", "urgent"], "title": "Dentist", "updated_at": "2024-06-01T07:30:00Z"}, {"category": "Personal", "content": "A heist told backwards; a lighthouse keeper\'s diary.", "created_at": "2024-02-14T21:00:00Z", "is_pinned": false, "note_id": "NOTE-0004", "tags": ["ideas"], "title": "Book ideas", "updated_at": "2024-04-20T21:00:00Z"}, {"category": "General", "content": "Layer ragu, bechamel and pasta; 45 min at 180C.", "created_at": "2024-04-07T12:00:00Z", "is_pinned": false, "note_id": "NOTE-0005", "tags": ["recipe"], "title": "Lasagna", "updated_at": "2024-04-07T12:00:00Z"}, {"category": "General", "content": "Pancakes: 2 eggs, 250 ml milk, 125 g flour.", "created_at": "2024-05-19T08:00:00Z", "is_pinned": false, "note_id": "NOTE-0006", "tags": ["recipe", "shopping"], "title": "", "updated_at": "2024-05-19T08:00:00Z"}], "now": "2024-06-10T09:00:00Z", "tags": [{"tag_name": "urgent"}, {"tag_name": "health"}, {"tag_name": "recipe"}, {"tag_name": "shopping"}, {"tag_name": "ideas"}, {"tag_name": "travel"}]}',
-            "_solve_prepare_trip_labels",
-            (
+            name="prepare_trip_labels",
+            instruction='Before I start my trip notes, set up an empty category "Travel plans" and a new tag\n"visa". No notes yet.',
+            init=None,
+            init_data=INIT_PERSONAL_NOTES_NOTEBOOK,
+            solve="_solve_prepare_trip_labels",
+            checks=(
                 ("the category exists, created now", "_check_prepare_trip_labels_0"),
                 ("the tag visa exists", "_check_prepare_trip_labels_1"),
                 ("no note was created or changed", "_check_prepare_trip_labels_2"),
             ),
         ),
         "book_ideas_metadata_question": rt.TaskSpec(
-            "book_ideas_metadata_question",
-            "When was my note NOTE-0004 last updated, and which tags and category does it have?",
-            None,
-            '{"categories": [{"category_name": "General", "created_at": "2024-01-02T08:00:00Z"}, {"category_name": "Personal", "created_at": "2024-01-02T08:00:00Z"}, {"category_name": "Work", "created_at": "2024-01-05T10:00:00Z"}], "notes": [{"category": "Work", "content": "Venue: lake house, 12-13 July.", "created_at": "2024-05-02T09:00:00Z", "is_pinned": true, "note_id": "NOTE-0001", "tags": ["urgent"], "title": "Team offsite", "updated_at": "2024-05-02T09:00:00Z"}, {"category": "Personal", "content": "eggs, milk, basil, flour", "created_at": "2024-03-01T18:00:00Z", "is_pinned": false, "note_id": "NOTE-0002", "tags": ["shopping"], "title": "Groceries", "updated_at": "2024-03-01T18:00:00Z"}, {"category": "Personal", "content": "Call Dr. Weber to reschedule the cleaning.", "created_at": "2024-06-01T07:30:00Z", "is_pinned": false, "note_id": "NOTE-0003", "tags": ["health", "urgent"], "title": "Dentist", "updated_at": "2024-06-01T07:30:00Z"}, {"category": "Personal", "content": "A heist told backwards; a lighthouse keeper\'s diary.", "created_at": "2024-02-14T21:00:00Z", "is_pinned": false, "note_id": "NOTE-0004", "tags": ["ideas"], "title": "Book ideas", "updated_at": "2024-04-20T21:00:00Z"}, {"category": "General", "content": "Layer ragu, bechamel and pasta; 45 min at 180C.", "created_at": "2024-04-07T12:00:00Z", "is_pinned": false, "note_id": "NOTE-0005", "tags": ["recipe"], "title": "Lasagna", "updated_at": "2024-04-07T12:00:00Z"}, {"category": "General", "content": "Pancakes: 2 eggs, 250 ml milk, 125 g flour.", "created_at": "2024-05-19T08:00:00Z", "is_pinned": false, "note_id": "NOTE-0006", "tags": ["recipe", "shopping"], "title": "", "updated_at": "2024-05-19T08:00:00Z"}], "now": "2024-06-10T09:00:00Z", "tags": [{"tag_name": "urgent"}, {"tag_name": "health"}, {"tag_name": "recipe"}, {"tag_name": "shopping"}, {"tag_name": "ideas"}, {"tag_name": "travel"}]}',
-            "_solve_book_ideas_metadata_question",
-            (
+            name="book_ideas_metadata_question",
+            instruction="When was my note NOTE-0004 last updated, and which tags and category does it have?",
+            init=None,
+            init_data=INIT_PERSONAL_NOTES_NOTEBOOK,
+            solve="_solve_book_ideas_metadata_question",
+            checks=(
                 ("gives the last update date", "_check_book_ideas_metadata_question_0"),
                 ("gives the tag and the category", "_check_book_ideas_metadata_question_1"),
             ),
             answer="NOTE-0004 was last updated on 2024-04-20 at 21:00 UTC; it is in Personal, tagged ideas.",
         ),
         "extend_offsite_note": rt.TaskSpec(
-            "extend_offsite_note",
-            'Add the sentence "Bring swimwear." at the end of the text of my note NOTE-0001, after a\nspace; keep the rest of the text exactly as it is.',
-            None,
-            '{"categories": [{"category_name": "General", "created_at": "2024-01-02T08:00:00Z"}, {"category_name": "Personal", "created_at": "2024-01-02T08:00:00Z"}, {"category_name": "Work", "created_at": "2024-01-05T10:00:00Z"}], "notes": [{"category": "Work", "content": "Venue: lake house, 12-13 July.", "created_at": "2024-05-02T09:00:00Z", "is_pinned": true, "note_id": "NOTE-0001", "tags": ["urgent"], "title": "Team offsite", "updated_at": "2024-05-02T09:00:00Z"}, {"category": "Personal", "content": "eggs, milk, basil, flour", "created_at": "2024-03-01T18:00:00Z", "is_pinned": false, "note_id": "NOTE-0002", "tags": ["shopping"], "title": "Groceries", "updated_at": "2024-03-01T18:00:00Z"}, {"category": "Personal", "content": "Call Dr. Weber to reschedule the cleaning.", "created_at": "2024-06-01T07:30:00Z", "is_pinned": false, "note_id": "NOTE-0003", "tags": ["health", "urgent"], "title": "Dentist", "updated_at": "2024-06-01T07:30:00Z"}, {"category": "Personal", "content": "A heist told backwards; a lighthouse keeper\'s diary.", "created_at": "2024-02-14T21:00:00Z", "is_pinned": false, "note_id": "NOTE-0004", "tags": ["ideas"], "title": "Book ideas", "updated_at": "2024-04-20T21:00:00Z"}, {"category": "General", "content": "Layer ragu, bechamel and pasta; 45 min at 180C.", "created_at": "2024-04-07T12:00:00Z", "is_pinned": false, "note_id": "NOTE-0005", "tags": ["recipe"], "title": "Lasagna", "updated_at": "2024-04-07T12:00:00Z"}, {"category": "General", "content": "Pancakes: 2 eggs, 250 ml milk, 125 g flour.", "created_at": "2024-05-19T08:00:00Z", "is_pinned": false, "note_id": "NOTE-0006", "tags": ["recipe", "shopping"], "title": "", "updated_at": "2024-05-19T08:00:00Z"}], "now": "2024-06-10T09:00:00Z", "tags": [{"tag_name": "urgent"}, {"tag_name": "health"}, {"tag_name": "recipe"}, {"tag_name": "shopping"}, {"tag_name": "ideas"}, {"tag_name": "travel"}]}',
-            "_solve_extend_offsite_note",
-            (
+            name="extend_offsite_note",
+            instruction='Add the sentence "Bring swimwear." at the end of the text of my note NOTE-0001, after a\nspace; keep the rest of the text exactly as it is.',
+            init=None,
+            init_data=INIT_PERSONAL_NOTES_NOTEBOOK,
+            solve="_solve_extend_offsite_note",
+            checks=(
                 ("the text is extended", "_check_extend_offsite_note_0"),
                 ("title, category, tags and pin are kept", "_check_extend_offsite_note_1"),
                 ("the note is stamped as updated", "_check_extend_offsite_note_2"),
             ),
         ),
         "clear_untitled_note_after_titling": rt.TaskSpec(
-            "clear_untitled_note_after_titling",
-            'Erase the text of my pancake recipe note, NOTE-0006. The app will refuse to leave a note\nwithout title and text; if it does, give the note the title "Pancakes (to rewrite)" first\nand then erase the text.',
-            None,
-            '{"categories": [{"category_name": "General", "created_at": "2024-01-02T08:00:00Z"}, {"category_name": "Personal", "created_at": "2024-01-02T08:00:00Z"}, {"category_name": "Work", "created_at": "2024-01-05T10:00:00Z"}], "notes": [{"category": "Work", "content": "Venue: lake house, 12-13 July.", "created_at": "2024-05-02T09:00:00Z", "is_pinned": true, "note_id": "NOTE-0001", "tags": ["urgent"], "title": "Team offsite", "updated_at": "2024-05-02T09:00:00Z"}, {"category": "Personal", "content": "eggs, milk, basil, flour", "created_at": "2024-03-01T18:00:00Z", "is_pinned": false, "note_id": "NOTE-0002", "tags": ["shopping"], "title": "Groceries", "updated_at": "2024-03-01T18:00:00Z"}, {"category": "Personal", "content": "Call Dr. Weber to reschedule the cleaning.", "created_at": "2024-06-01T07:30:00Z", "is_pinned": false, "note_id": "NOTE-0003", "tags": ["health", "urgent"], "title": "Dentist", "updated_at": "2024-06-01T07:30:00Z"}, {"category": "Personal", "content": "A heist told backwards; a lighthouse keeper\'s diary.", "created_at": "2024-02-14T21:00:00Z", "is_pinned": false, "note_id": "NOTE-0004", "tags": ["ideas"], "title": "Book ideas", "updated_at": "2024-04-20T21:00:00Z"}, {"category": "General", "content": "Layer ragu, bechamel and pasta; 45 min at 180C.", "created_at": "2024-04-07T12:00:00Z", "is_pinned": false, "note_id": "NOTE-0005", "tags": ["recipe"], "title": "Lasagna", "updated_at": "2024-04-07T12:00:00Z"}, {"category": "General", "content": "Pancakes: 2 eggs, 250 ml milk, 125 g flour.", "created_at": "2024-05-19T08:00:00Z", "is_pinned": false, "note_id": "NOTE-0006", "tags": ["recipe", "shopping"], "title": "", "updated_at": "2024-05-19T08:00:00Z"}], "now": "2024-06-10T09:00:00Z", "tags": [{"tag_name": "urgent"}, {"tag_name": "health"}, {"tag_name": "recipe"}, {"tag_name": "shopping"}, {"tag_name": "ideas"}, {"tag_name": "travel"}]}',
-            "_solve_clear_untitled_note_after_titling",
-            (
+            name="clear_untitled_note_after_titling",
+            instruction='Erase the text of my pancake recipe note, NOTE-0006. The app will refuse to leave a note\nwithout title and text; if it does, give the note the title "Pancakes (to rewrite)" first\nand then erase the text.',
+            init=None,
+            init_data=INIT_PERSONAL_NOTES_NOTEBOOK,
+            solve="_solve_clear_untitled_note_after_titling",
+            checks=(
                 ("the note is titled", "_check_clear_untitled_note_after_titling_0"),
                 ("its text is erased", "_check_clear_untitled_note_after_titling_1"),
                 ("its category and tags are kept", "_check_clear_untitled_note_after_titling_2"),
@@ -719,45 +770,107 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
         "Retrieve the full details of a note by its note_id."
         return self.invoke_typed("get_note_by_id", {"note_id": note_id})
 
+    @classmethod
+    def _json_get_note_by_id(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of get_note_by_id."
+        v0 = values.get("note_id")
+        return {"note_id": v0}
+
     def list_all_notes(self) -> rt.Result:
         "All notes with their full metadata (empty if there are none)."
         return self.invoke_typed("list_all_notes", {})
+
+    @classmethod
+    def _json_list_all_notes(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of list_all_notes."
+        return {}
 
     def search_notes_by_title(self, *, keyword: str) -> rt.Result:
         "Notes whose title contains the keyword (case-insensitive substring match)."
         return self.invoke_typed("search_notes_by_title", {"keyword": keyword})
 
+    @classmethod
+    def _json_search_notes_by_title(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of search_notes_by_title."
+        v0 = values.get("keyword")
+        return {"keyword": v0}
+
     def search_notes_by_content(self, *, query: str) -> rt.Result:
         "Notes whose content contains the query (case-insensitive substring match; only the\ncontent is searched). An empty query matches every note with non-empty content."
         return self.invoke_typed("search_notes_by_content", {"query": query})
+
+    @classmethod
+    def _json_search_notes_by_content(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of search_notes_by_content."
+        v0 = values.get("query")
+        return {"query": v0}
 
     def search_notes_by_keyword(self, *, keyword: str) -> rt.Result:
         "Notes whose title or content contains the keyword (case-insensitive; surrounding\nspaces of the keyword are ignored)."
         return self.invoke_typed("search_notes_by_keyword", {"keyword": keyword})
 
+    @classmethod
+    def _json_search_notes_by_keyword(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of search_notes_by_keyword."
+        v0 = values.get("keyword")
+        return {"keyword": v0}
+
     def filter_notes_by_category(self, *, category_name: str) -> rt.Result:
         "All notes in an existing category (may be empty)."
         return self.invoke_typed("filter_notes_by_category", {"category_name": category_name})
+
+    @classmethod
+    def _json_filter_notes_by_category(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of filter_notes_by_category."
+        v0 = values.get("category_name")
+        return {"category_name": v0}
 
     def filter_notes_by_tag(self, *, tag_name: str) -> rt.Result:
         "All notes carrying a tag (may be empty; surrounding spaces are ignored)."
         return self.invoke_typed("filter_notes_by_tag", {"tag_name": tag_name})
 
+    @classmethod
+    def _json_filter_notes_by_tag(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of filter_notes_by_tag."
+        v0 = values.get("tag_name")
+        return {"tag_name": v0}
+
     def get_pinned_notes(self) -> rt.Result:
         "All notes currently pinned (may be empty)."
         return self.invoke_typed("get_pinned_notes", {})
+
+    @classmethod
+    def _json_get_pinned_notes(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of get_pinned_notes."
+        return {}
 
     def list_all_categories(self) -> rt.Result:
         "All categories with their creation time (empty if there are none)."
         return self.invoke_typed("list_all_categories", {})
 
+    @classmethod
+    def _json_list_all_categories(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of list_all_categories."
+        return {}
+
     def list_all_tags(self) -> rt.Result:
         "The names of all existing tags (empty if there are none)."
         return self.invoke_typed("list_all_tags", {})
 
+    @classmethod
+    def _json_list_all_tags(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of list_all_tags."
+        return {}
+
     def get_note_metadata(self, *, note_id: str) -> rt.Result:
         "A note's metadata without its title and content: timestamps, category, tags and the\npinned flag."
         return self.invoke_typed("get_note_metadata", {"note_id": note_id})
+
+    @classmethod
+    def _json_get_note_metadata(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of get_note_metadata."
+        v0 = values.get("note_id")
+        return {"note_id": v0}
 
     def create_note(
         self,
@@ -771,6 +884,28 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
         return self.invoke_typed(
             "create_note", {"title": title, "content": content, "category": category, "tags": tags}
         )
+
+    @classmethod
+    def _json_create_note(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of create_note."
+        v0 = values.get("title")
+        if v0 is None:
+            v0 = None
+        v1 = values.get("content")
+        if v1 is None:
+            v1 = None
+        v2 = values.get("category")
+        if v2 is None:
+            v2 = None
+        v3 = values.get("tags")
+        if v3 is None:
+            v3 = None
+        return {
+            "title": v0,
+            "content": v1,
+            "category": v2,
+            "tags": h.to_json(cls.TOOLS["create_note"].params[3].spec, v3),
+        }
 
     def edit_note(
         self,
@@ -793,63 +928,142 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
             },
         )
 
+    @classmethod
+    def _json_edit_note(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of edit_note."
+        v0 = values.get("note_id")
+        v1 = values.get("title")
+        if v1 is None:
+            v1 = None
+        v2 = values.get("content")
+        if v2 is None:
+            v2 = None
+        v3 = values.get("category")
+        if v3 is None:
+            v3 = None
+        v4 = values.get("tags")
+        if v4 is None:
+            v4 = None
+        return {
+            "note_id": v0,
+            "title": v1,
+            "content": v2,
+            "category": v3,
+            "tags": h.to_json(cls.TOOLS["edit_note"].params[4].spec, v4),
+        }
+
     def delete_note(self, *, note_id: str) -> rt.Result:
         "Delete a note permanently. Its category and tags stay in the system."
         return self.invoke_typed("delete_note", {"note_id": note_id})
+
+    @classmethod
+    def _json_delete_note(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of delete_note."
+        v0 = values.get("note_id")
+        return {"note_id": v0}
 
     def pin_note(self, *, note_id: str) -> rt.Result:
         "Pin a note to keep it at the top of lists. Updates updated_at."
         return self.invoke_typed("pin_note", {"note_id": note_id})
 
+    @classmethod
+    def _json_pin_note(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of pin_note."
+        v0 = values.get("note_id")
+        return {"note_id": v0}
+
     def unpin_note(self, *, note_id: str) -> rt.Result:
         "Remove the pinned status from a note. Updates updated_at."
         return self.invoke_typed("unpin_note", {"note_id": note_id})
+
+    @classmethod
+    def _json_unpin_note(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of unpin_note."
+        v0 = values.get("note_id")
+        return {"note_id": v0}
 
     def create_category(self, *, category_name: str) -> rt.Result:
         "Create a new category; its name must be non-empty and not already exist."
         return self.invoke_typed("create_category", {"category_name": category_name})
 
+    @classmethod
+    def _json_create_category(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of create_category."
+        v0 = values.get("category_name")
+        return {"category_name": v0}
+
     def create_tag(self, *, tag_name: str) -> rt.Result:
         "Create a new tag; its name must be non-empty and not already exist."
         return self.invoke_typed("create_tag", {"tag_name": tag_name})
+
+    @classmethod
+    def _json_create_tag(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of create_tag."
+        v0 = values.get("tag_name")
+        return {"tag_name": v0}
 
     def add_tag_to_note(self, *, note_id: str, tag_name: str) -> rt.Result:
         "Attach a tag to a note, creating the tag if it does not exist. Attaching a tag the\nnote already has changes nothing. Updates updated_at when the tag is added."
         return self.invoke_typed("add_tag_to_note", {"note_id": note_id, "tag_name": tag_name})
 
+    @classmethod
+    def _json_add_tag_to_note(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of add_tag_to_note."
+        v0 = values.get("note_id")
+        v1 = values.get("tag_name")
+        return {"note_id": v0, "tag_name": v1}
+
     def remove_tag_from_note(self, *, note_id: str, tag_name: str) -> rt.Result:
         "Detach a tag from a note (the tag stays in the system). Removing a tag the note does\nnot have is not an error and changes nothing. Updates updated_at when the tag is removed."
         return self.invoke_typed("remove_tag_from_note", {"note_id": note_id, "tag_name": tag_name})
+
+    @classmethod
+    def _json_remove_tag_from_note(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of remove_tag_from_note."
+        v0 = values.get("note_id")
+        v1 = values.get("tag_name")
+        return {"note_id": v0, "tag_name": v1}
 
     def update_note_category(self, *, note_id: str, category: str) -> rt.Result:
         "Move a note to another category, creating the category if it does not exist. Updates\nupdated_at."
         return self.invoke_typed("update_note_category", {"note_id": note_id, "category": category})
 
+    @classmethod
+    def _json_update_note_category(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of update_note_category."
+        v0 = values.get("note_id")
+        v1 = values.get("category")
+        return {"note_id": v0, "category": v1}
+
     def clear_note_content(self, *, note_id: str) -> rt.Result:
         "Erase a note's content, keeping its title and metadata. Only allowed when the title is\nnon-empty (a note may not be left blank). Updates updated_at."
         return self.invoke_typed("clear_note_content", {"note_id": note_id})
 
+    @classmethod
+    def _json_clear_note_content(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of clear_note_content."
+        v0 = values.get("note_id")
+        return {"note_id": v0}
+
     def _rowinv_Category_0(self, row: Category) -> bool:
-        return bool((row.category_name.strip() != ""))
+        return bool(row.category_name.strip() != "")
 
     def _rowinv_Tag_0(self, row: Tag) -> bool:
-        return bool((row.tag_name.strip() != ""))
+        return bool(row.tag_name.strip() != "")
 
     def _rowinv_Note_0(self, row: Note) -> bool:
-        return bool(((row.title.strip() != "") or (row.content.strip() != "")))
+        return bool(row.title.strip() != "" or row.content.strip() != "")
 
     def _rowinv_Note_1(self, row: Note) -> bool:
-        return bool((len(set(row.tags)) == len(row.tags)))
+        return bool(len(set(row.tags)) == len(row.tags))
 
     def _rowinv_Note_2(self, row: Note) -> bool:
-        return bool((row.created_at <= row.updated_at))
+        return bool(row.created_at <= row.updated_at)
 
     def _inv_0(self) -> bool:
         return bool(
-            (
-                all(((n.updated_at <= self.s_now) for n in self._it(self.t_notes.rows())))
-                and all(((c.created_at <= self.s_now) for c in self._it(self.t_categories.rows())))
-            )
+            all(((n.updated_at <= self.s_now) for n in self._it(self.t_notes.rows())))
+            and all(((c.created_at <= self.s_now) for c in self._it(self.t_categories.rows())))
         )
 
     def _impl_ensure_category(self, name: str) -> None:
@@ -898,9 +1112,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
     def _impl_search_notes_by_content(self, query: str) -> list[Note]:
         q: str = query.lower()
         return [
-            n
-            for n in self._it(self.t_notes.rows())
-            if ((n.content != "") and (q in n.content.lower()))
+            n for n in self._it(self.t_notes.rows()) if (n.content != "" and q in n.content.lower())
         ]
 
     def _impl_search_notes_by_keyword(self, keyword: str) -> list[Note]:
@@ -911,7 +1123,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
         return [
             n
             for n in self._it(self.t_notes.rows())
-            if ((k in n.title.lower()) or (k in n.content.lower()))
+            if (k in n.title.lower() or k in n.content.lower())
         ]
 
     def _impl_filter_notes_by_category(self, category_name: str) -> list[Note]:
@@ -957,11 +1169,11 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
     ) -> Note:
         t: str = h.unwrap(title).strip() if (title is not None) else ""
         c: str = h.unwrap(content).strip() if (content is not None) else ""
-        if not ((t != "") or (c != "")):
+        if not (t != "" or c != ""):
             raise rt.Fail("Note must have a non-empty title or content.", site=8)
         self._hit(8)
         cat: str = C_DEFAULT_CATEGORY
-        if (category is not None) and (h.unwrap(category) != ""):
+        if category is not None and h.unwrap(category) != "":
             cat = h.unwrap(category).strip()
             if not (cat != ""):
                 raise rt.Fail("Category name cannot be empty", site=9)
@@ -996,7 +1208,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
         self._hit(10)
         t: str = h.unwrap(title).strip() if (title is not None) else n.title
         c: str = h.unwrap(content).strip() if (content is not None) else n.content
-        if not ((t.strip() != "") or (c.strip() != "")):
+        if not (t.strip() != "" or c.strip() != ""):
             raise rt.Fail("Note must have a non-empty title or content", site=11)
         self._hit(11)
         if category is not None:
@@ -1014,7 +1226,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
         return n
 
     def _impl_delete_note(self, note_id: str) -> str:
-        if not ((note_id != "") and (note_id in self.t_notes)):
+        if not (note_id != "" and note_id in self.t_notes):
             raise rt.Fail("Note not found", site=13)
         self._hit(13)
         self._delete("notes", note_id)
@@ -1218,11 +1430,10 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
             any(
                 (
                     (
-                        (
-                            ((x.title == "Q3 planning") and (x.category == "Projects"))
-                            and h.same_items(x.tags, ["meeting", "q3"])
-                        )
-                        and (x.content == "Hire two engineers; launch the beta in September.")
+                        x.title == "Q3 planning"
+                        and x.category == "Projects"
+                        and h.same_items(x.tags, ["meeting", "q3"])
+                        and x.content == "Hire two engineers; launch the beta in September."
                     )
                     for x in self._it(self.t_notes.rows())
                 )
@@ -1231,20 +1442,12 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
 
     def _check_capture_meeting_note_1(self, answer: str) -> bool:
         return bool(
-            any(
-                (
-                    ((x.title == "Q3 planning") and x.is_pinned)
-                    for x in self._it(self.t_notes.rows())
-                )
-            )
+            any(((x.title == "Q3 planning" and x.is_pinned) for x in self._it(self.t_notes.rows())))
         )
 
     def _check_capture_meeting_note_2(self, answer: str) -> bool:
         return bool(
-            (
-                (("Projects" in self.t_categories) and ("meeting" in self.t_tags))
-                and ("q3" in self.t_tags)
-            )
+            "Projects" in self.t_categories and "meeting" in self.t_tags and "q3" in self.t_tags
         )
 
     def _init_tidy_up(self) -> None:
@@ -1339,20 +1542,16 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
         return b
 
     def _check_tidy_up_0(self, answer: str) -> bool:
-        return bool(("NOTE-0002" not in self.t_notes))
+        return bool("NOTE-0002" not in self.t_notes)
 
     def _check_tidy_up_1(self, answer: str) -> bool:
-        return bool((self.t_notes.row("NOTE-0003").tags == ["health"]))
+        return bool(self.t_notes.row("NOTE-0003").tags == ["health"])
 
     def _check_tidy_up_2(self, answer: str) -> bool:
         return bool(
-            (
-                (
-                    (self.t_notes.row("NOTE-0004").content == "")
-                    and (self.t_notes.row("NOTE-0004").title == "Book ideas")
-                )
-                and (self.t_notes.row("NOTE-0004").updated_at == self.s_now)
-            )
+            self.t_notes.row("NOTE-0004").content == ""
+            and self.t_notes.row("NOTE-0004").title == "Book ideas"
+            and self.t_notes.row("NOTE-0004").updated_at == self.s_now
         )
 
     def _init_cookbook(self) -> None:
@@ -1463,17 +1662,13 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
 
     def _check_cookbook_1(self, answer: str) -> bool:
         return bool(
-            (
-                (self.t_notes.row("NOTE-0006").title == "Pancakes")
-                and (
-                    self.t_notes.row("NOTE-0006").content
-                    == self.initial_state().t_notes.row("NOTE-0006").content
-                )
-            )
+            self.t_notes.row("NOTE-0006").title == "Pancakes"
+            and self.t_notes.row("NOTE-0006").content
+            == self.initial_state().t_notes.row("NOTE-0006").content
         )
 
     def _check_cookbook_2(self, answer: str) -> bool:
-        return bool((h.count((x for x in self._it(self.t_notes.rows()) if x.is_pinned)) == 0))
+        return bool(h.count((x for x in self._it(self.t_notes.rows()) if x.is_pinned)) == 0)
 
     def _solve_pinned_notes_question(self, results: list[rt.Result]) -> dict[str, Any]:
         b: dict[str, Any] = {}
@@ -1482,14 +1677,13 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
 
     def _check_pinned_notes_question_0(self, answer: str) -> bool:
         return bool(
-            (
-                (("team offsite" in answer.lower()) and ("dentist" not in answer.lower()))
-                and ("groceries" not in answer.lower())
-            )
+            "team offsite" in answer.lower()
+            and "dentist" not in answer.lower()
+            and "groceries" not in answer.lower()
         )
 
     def _check_pinned_notes_question_1(self, answer: str) -> bool:
-        return bool((self.t_notes == self.initial_state().t_notes))
+        return bool(self.t_notes == self.initial_state().t_notes)
 
     def _solve_tag_note_found_by_content(self, results: list[rt.Result]) -> dict[str, Any]:
         b: dict[str, Any] = {}
@@ -1503,12 +1697,10 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
         return bool(h.same_items(self.t_notes.row("NOTE-0003").tags, ["health", "urgent", "calls"]))
 
     def _check_tag_note_found_by_content_1(self, answer: str) -> bool:
-        return bool(("calls" in self.t_tags))
+        return bool("calls" in self.t_tags)
 
     def _check_tag_note_found_by_content_2(self, answer: str) -> bool:
-        return bool(
-            (h.count((n for n in self._it(self.t_notes.rows()) if ("calls" in n.tags))) == 1)
-        )
+        return bool(h.count((n for n in self._it(self.t_notes.rows()) if ("calls" in n.tags))) == 1)
 
     def _solve_eggs_keyword_question(self, results: list[rt.Result]) -> dict[str, Any]:
         b: dict[str, Any] = {}
@@ -1516,21 +1708,17 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
         return b
 
     def _check_eggs_keyword_question_0(self, answer: str) -> bool:
-        return bool((("NOTE-0002" in answer) and ("NOTE-0006" in answer)))
+        return bool("NOTE-0002" in answer and "NOTE-0006" in answer)
 
     def _check_eggs_keyword_question_1(self, answer: str) -> bool:
         return bool(
-            (
-                all(
-                    (
-                        (n not in answer)
-                        for n in self._it(
-                            list(["NOTE-0001", "NOTE-0003", "NOTE-0004", "NOTE-0005"])
-                        )
-                    )
+            all(
+                (
+                    (n not in answer)
+                    for n in self._it(list(["NOTE-0001", "NOTE-0003", "NOTE-0004", "NOTE-0005"]))
                 )
-                and ("NOTE-0002" in answer)
             )
+            and "NOTE-0002" in answer
         )
 
     def _solve_category_overview_question(self, results: list[rt.Result]) -> dict[str, Any]:
@@ -1541,14 +1729,13 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
 
     def _check_category_overview_question_0(self, answer: str) -> bool:
         return bool(
-            (
-                (("general" in answer.lower()) and ("personal" in answer.lower()))
-                and ("work" in answer.lower())
-            )
+            "general" in answer.lower()
+            and "personal" in answer.lower()
+            and "work" in answer.lower()
         )
 
     def _check_category_overview_question_1(self, answer: str) -> bool:
-        return bool((("3 notes" in answer.lower()) or ("three notes" in answer.lower())))
+        return bool("3 notes" in answer.lower() or "three notes" in answer.lower())
 
     def _solve_unused_tag_question(self, results: list[rt.Result]) -> dict[str, Any]:
         b: dict[str, Any] = {}
@@ -1557,14 +1744,13 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
         return b
 
     def _check_unused_tag_question_0(self, answer: str) -> bool:
-        return bool(("travel" in answer.lower()))
+        return bool("travel" in answer.lower())
 
     def _check_unused_tag_question_1(self, answer: str) -> bool:
         return bool(
-            (
-                (("travel" in answer.lower()) and ("recipe" not in answer.lower()))
-                and ("ideas" not in answer.lower())
-            )
+            "travel" in answer.lower()
+            and "recipe" not in answer.lower()
+            and "ideas" not in answer.lower()
         )
 
     def _solve_prepare_trip_labels(self, results: list[rt.Result]) -> dict[str, Any]:
@@ -1575,17 +1761,15 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
 
     def _check_prepare_trip_labels_0(self, answer: str) -> bool:
         return bool(
-            (
-                ("Travel plans" in self.t_categories)
-                and (self.t_categories.row("Travel plans").created_at == self.s_now)
-            )
+            "Travel plans" in self.t_categories
+            and self.t_categories.row("Travel plans").created_at == self.s_now
         )
 
     def _check_prepare_trip_labels_1(self, answer: str) -> bool:
-        return bool(("visa" in self.t_tags))
+        return bool("visa" in self.t_tags)
 
     def _check_prepare_trip_labels_2(self, answer: str) -> bool:
-        return bool((self.t_notes == self.initial_state().t_notes))
+        return bool(self.t_notes == self.initial_state().t_notes)
 
     def _solve_book_ideas_metadata_question(self, results: list[rt.Result]) -> dict[str, Any]:
         b: dict[str, Any] = {}
@@ -1593,10 +1777,10 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
         return b
 
     def _check_book_ideas_metadata_question_0(self, answer: str) -> bool:
-        return bool(("2024-04-20" in answer))
+        return bool("2024-04-20" in answer)
 
     def _check_book_ideas_metadata_question_1(self, answer: str) -> bool:
-        return bool((("ideas" in answer.lower()) and ("personal" in answer.lower())))
+        return bool("ideas" in answer.lower() and "personal" in answer.lower())
 
     def _solve_extend_offsite_note(self, results: list[rt.Result]) -> dict[str, Any]:
         b: dict[str, Any] = {}
@@ -1610,40 +1794,24 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
 
     def _check_extend_offsite_note_0(self, answer: str) -> bool:
         return bool(
-            (
-                self.t_notes.row("NOTE-0001").content
-                == "Venue: lake house, 12-13 July. Bring swimwear."
-            )
+            self.t_notes.row("NOTE-0001").content
+            == "Venue: lake house, 12-13 July. Bring swimwear."
         )
 
     def _check_extend_offsite_note_1(self, answer: str) -> bool:
         return bool(
-            (
-                (
-                    (
-                        (
-                            self.t_notes.row("NOTE-0001").title
-                            == self.initial_state().t_notes.row("NOTE-0001").title
-                        )
-                        and (
-                            self.t_notes.row("NOTE-0001").category
-                            == self.initial_state().t_notes.row("NOTE-0001").category
-                        )
-                    )
-                    and (
-                        self.t_notes.row("NOTE-0001").tags
-                        == self.initial_state().t_notes.row("NOTE-0001").tags
-                    )
-                )
-                and (
-                    self.t_notes.row("NOTE-0001").is_pinned
-                    == self.initial_state().t_notes.row("NOTE-0001").is_pinned
-                )
-            )
+            self.t_notes.row("NOTE-0001").title
+            == self.initial_state().t_notes.row("NOTE-0001").title
+            and self.t_notes.row("NOTE-0001").category
+            == self.initial_state().t_notes.row("NOTE-0001").category
+            and self.t_notes.row("NOTE-0001").tags
+            == self.initial_state().t_notes.row("NOTE-0001").tags
+            and self.t_notes.row("NOTE-0001").is_pinned
+            == self.initial_state().t_notes.row("NOTE-0001").is_pinned
         )
 
     def _check_extend_offsite_note_2(self, answer: str) -> bool:
-        return bool((self.t_notes.row("NOTE-0001").updated_at == self.s_now))
+        return bool(self.t_notes.row("NOTE-0001").updated_at == self.s_now)
 
     def _solve_clear_untitled_note_after_titling(self, results: list[rt.Result]) -> dict[str, Any]:
         b: dict[str, Any] = {}
@@ -1654,23 +1822,17 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
         return b
 
     def _check_clear_untitled_note_after_titling_0(self, answer: str) -> bool:
-        return bool((self.t_notes.row("NOTE-0006").title == "Pancakes (to rewrite)"))
+        return bool(self.t_notes.row("NOTE-0006").title == "Pancakes (to rewrite)")
 
     def _check_clear_untitled_note_after_titling_1(self, answer: str) -> bool:
-        return bool((self.t_notes.row("NOTE-0006").content == ""))
+        return bool(self.t_notes.row("NOTE-0006").content == "")
 
     def _check_clear_untitled_note_after_titling_2(self, answer: str) -> bool:
         return bool(
-            (
-                (
-                    self.t_notes.row("NOTE-0006").category
-                    == self.initial_state().t_notes.row("NOTE-0006").category
-                )
-                and (
-                    self.t_notes.row("NOTE-0006").tags
-                    == self.initial_state().t_notes.row("NOTE-0006").tags
-                )
-            )
+            self.t_notes.row("NOTE-0006").category
+            == self.initial_state().t_notes.row("NOTE-0006").category
+            and self.t_notes.row("NOTE-0006").tags
+            == self.initial_state().t_notes.row("NOTE-0006").tags
         )
 
     def _write_notes_updated_at(self, row: Note, value: datetime.datetime) -> None:

@@ -39,6 +39,21 @@ class Product:
     weight: float
     aisle_location: str | None = None
 
+    def _stored_size(self) -> int:
+        # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        return (
+            2
+            + h.text_size(self.upc)
+            + h.text_size(self.product_id)
+            + h.text_size(self.name)
+            + h.text_size(self.description)
+            + h.stored_size(self.price)
+            + h.int_size(self.inventory_level)
+            + h.text_size(self.brand)
+            + h.stored_size(self.weight)
+            + h.stored_size(self.aisle_location)
+        )
+
 
 @dataclass(slots=True, kw_only=True)
 class ProductInfo(rt.Value):
@@ -53,10 +68,29 @@ class ProductInfo(rt.Value):
     weight: float
     aisle_location: str | None = None
 
+    def _stored_size(self) -> int:
+        # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        return (
+            2
+            + h.text_size(self.upc)
+            + h.text_size(self.product_id)
+            + h.text_size(self.name)
+            + h.text_size(self.description)
+            + h.stored_size(self.price)
+            + h.int_size(self.inventory_level)
+            + h.text_size(self.brand)
+            + h.stored_size(self.weight)
+            + h.stored_size(self.aisle_location)
+        )
+
 
 @dataclass(slots=True, kw_only=True)
 class InventoryLevel(rt.Value):
     inventory_level: int
+
+    def _stored_size(self) -> int:
+        # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        return 1 + h.int_size(self.inventory_level)
 
 
 @dataclass(slots=True, kw_only=True)
@@ -66,70 +100,105 @@ class BulkImportReport(rt.Value):
     failed: int
     errors: list[str]
 
+    def _stored_size(self) -> int:
+        # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        return (
+            1
+            + h.text_size(self.message)
+            + h.int_size(self.imported)
+            + h.int_size(self.failed)
+            + h.stored_size(self.errors)
+        )
+
 
 SPEC_Category = rt.EnumSpec(Category)
 
 SPEC_Product = rt.RecordSpec(
     Product,
     lambda: [
-        rt.FieldSpec("upc", rt.STR, True, "Universal Product Code, e.g. 012345678905", "upc"),
         rt.FieldSpec(
-            "product_id",
-            rt.STR,
-            True,
-            "internal product id; several UPCs (variants) may share one",
-            "product_id",
+            name="upc",
+            spec=rt.STR,
+            required=True,
+            description="Universal Product Code, e.g. 012345678905",
         ),
-        rt.FieldSpec("name", rt.STR, True, None, "name"),
-        rt.FieldSpec("description", rt.STR, True, None, "description"),
-        rt.FieldSpec("price", rt.FLOAT, True, "unit price", "price"),
-        rt.FieldSpec("category", SPEC_Category, True, None, "category"),
-        rt.FieldSpec("inventory_level", rt.INT, True, "units in stock", "inventory_level"),
-        rt.FieldSpec("brand", rt.STR, True, None, "brand"),
-        rt.FieldSpec("weight", rt.FLOAT, True, None, "weight"),
         rt.FieldSpec(
-            "aisle_location",
-            rt.OptionalSpec(rt.STR),
-            False,
-            "store aisle, e.g. A3; none for online-only items",
-            "aisle_location",
+            name="product_id",
+            spec=rt.STR,
+            required=True,
+            description="internal product id; several UPCs (variants) may share one",
+        ),
+        rt.FieldSpec(name="name", spec=rt.STR, required=True),
+        rt.FieldSpec(name="description", spec=rt.STR, required=True),
+        rt.FieldSpec(name="price", spec=rt.FLOAT, required=True, description="unit price"),
+        rt.FieldSpec(name="category", spec=SPEC_Category, required=True),
+        rt.FieldSpec(
+            name="inventory_level", spec=rt.INT, required=True, description="units in stock"
+        ),
+        rt.FieldSpec(name="brand", spec=rt.STR, required=True),
+        rt.FieldSpec(name="weight", spec=rt.FLOAT, required=True),
+        rt.FieldSpec(
+            name="aisle_location",
+            spec=rt.OptionalSpec(rt.STR),
+            required=False,
+            description="store aisle, e.g. A3; none for online-only items",
         ),
     ],
 )
 SPEC_ProductInfo = rt.RecordSpec(
     ProductInfo,
     lambda: [
-        rt.FieldSpec("upc", rt.STR, True, "Universal Product Code; must be new", "upc"),
-        rt.FieldSpec("product_id", rt.STR, True, None, "product_id"),
-        rt.FieldSpec("name", rt.STR, True, None, "name"),
-        rt.FieldSpec("description", rt.STR, False, None, "description"),
-        rt.FieldSpec("price", rt.FLOAT, True, "non-negative", "price"),
-        rt.FieldSpec("category", SPEC_Category, True, "one of list_all_categories", "category"),
-        rt.FieldSpec("inventory_level", rt.INT, True, "non-negative", "inventory_level"),
-        rt.FieldSpec("brand", rt.STR, True, None, "brand"),
-        rt.FieldSpec("weight", rt.FLOAT, True, None, "weight"),
         rt.FieldSpec(
-            "aisle_location",
-            rt.OptionalSpec(rt.STR),
-            False,
-            "none for online-only items",
-            "aisle_location",
+            name="upc",
+            spec=rt.STR,
+            required=True,
+            description="Universal Product Code; must be new",
+        ),
+        rt.FieldSpec(name="product_id", spec=rt.STR, required=True),
+        rt.FieldSpec(name="name", spec=rt.STR, required=True),
+        rt.FieldSpec(name="description", spec=rt.STR, required=False),
+        rt.FieldSpec(name="price", spec=rt.FLOAT, required=True, description="non-negative"),
+        rt.FieldSpec(
+            name="category",
+            spec=SPEC_Category,
+            required=True,
+            description="one of list_all_categories",
+        ),
+        rt.FieldSpec(
+            name="inventory_level", spec=rt.INT, required=True, description="non-negative"
+        ),
+        rt.FieldSpec(name="brand", spec=rt.STR, required=True),
+        rt.FieldSpec(name="weight", spec=rt.FLOAT, required=True),
+        rt.FieldSpec(
+            name="aisle_location",
+            spec=rt.OptionalSpec(rt.STR),
+            required=False,
+            description="none for online-only items",
         ),
     ],
 )
 SPEC_InventoryLevel = rt.RecordSpec(
     InventoryLevel,
     lambda: [
-        rt.FieldSpec("inventory_level", rt.INT, True, None, "inventory_level"),
+        rt.FieldSpec(name="inventory_level", spec=rt.INT, required=True),
     ],
 )
 SPEC_BulkImportReport = rt.RecordSpec(
     BulkImportReport,
     lambda: [
-        rt.FieldSpec("message", rt.STR, True, None, "message"),
-        rt.FieldSpec("imported", rt.INT, True, "number of products added", "imported"),
-        rt.FieldSpec("failed", rt.INT, True, "number of items skipped", "failed"),
-        rt.FieldSpec("errors", rt.ListSpec(rt.STR), True, "one message per skipped item", "errors"),
+        rt.FieldSpec(name="message", spec=rt.STR, required=True),
+        rt.FieldSpec(
+            name="imported", spec=rt.INT, required=True, description="number of products added"
+        ),
+        rt.FieldSpec(
+            name="failed", spec=rt.INT, required=True, description="number of items skipped"
+        ),
+        rt.FieldSpec(
+            name="errors",
+            spec=rt.ListSpec(rt.STR),
+            required=True,
+            description="one message per skipped item",
+        ),
     ],
 )
 
@@ -141,355 +210,341 @@ class RetailProductDatabaseEnv(rt.Environment):
     DESCRIPTION = "Product database of a retail chain: look products up by UPC, product id, name, category\nor brand; maintain prices, stock levels, categories, aisle locations and descriptions;\nimport products one at a time or in bulk."
     TABLES: ClassVar[dict[str, rt.TableSpec]] = {
         "products": rt.TableSpec(
-            rt.TableSchema("products", "Product", "upc", None, (), (), {}), SPEC_Product, ()
+            schema=rt.TableSchema(
+                name="products", entity="Product", key="upc", auto_prefix=None, uniques=(), refs=()
+            ),
+            row=SPEC_Product,
         ),
     }
     SCALARS: ClassVar[dict[str, rt.ScalarSpec]] = {}
     TOOLS: ClassVar[dict[str, rt.ToolSpec]] = {
         "get_product_by_upc": rt.ToolSpec(
-            "get_product_by_upc",
-            "query",
-            "Retrieve full product information using its unique UPC.",
-            (rt.ParamSpec("upc", rt.STR, True, None, "the product's UPC", "upc"),),
-            SPEC_Product,
-            "_impl_get_product_by_upc",
-            (),
-            (),
-            (),
+            name="get_product_by_upc",
+            kind="query",
+            description="Retrieve full product information using its unique UPC.",
+            params=(
+                rt.ParamSpec(
+                    name="upc", spec=rt.STR, required=True, description="the product's UPC"
+                ),
+            ),
+            result=SPEC_Product,
+            impl="_impl_get_product_by_upc",
+            json_arguments="_json_get_product_by_upc",
         ),
         "get_product_by_id": rt.ToolSpec(
-            "get_product_by_id",
-            "query",
-            "Retrieve the products with a given product_id. product_id is not unique (variants\nshare it), so this returns a list, possibly empty.",
-            (
+            name="get_product_by_id",
+            kind="query",
+            description="Retrieve the products with a given product_id. product_id is not unique (variants\nshare it), so this returns a list, possibly empty.",
+            params=(
                 rt.ParamSpec(
-                    "product_id",
-                    rt.STR,
-                    True,
-                    None,
-                    "the internal product id (surrounding spaces are ignored)",
-                    "product_id",
+                    name="product_id",
+                    spec=rt.STR,
+                    required=True,
+                    description="the internal product id (surrounding spaces are ignored)",
                 ),
             ),
-            rt.ListSpec(SPEC_Product),
-            "_impl_get_product_by_id",
-            (),
-            (),
-            (),
+            result=rt.ListSpec(SPEC_Product),
+            impl="_impl_get_product_by_id",
+            json_arguments="_json_get_product_by_id",
         ),
         "search_products_by_name": rt.ToolSpec(
-            "search_products_by_name",
-            "query",
-            "Find all products whose name contains the keyword (case-insensitive partial match).",
-            (
+            name="search_products_by_name",
+            kind="query",
+            description="Find all products whose name contains the keyword (case-insensitive partial match).",
+            params=(
                 rt.ParamSpec(
-                    "keyword",
-                    rt.STR,
-                    True,
-                    None,
-                    "part of the name, any case; empty for all",
-                    "keyword",
+                    name="keyword",
+                    spec=rt.STR,
+                    required=True,
+                    description="part of the name, any case; empty for all",
                 ),
             ),
-            rt.ListSpec(SPEC_Product),
-            "_impl_search_products_by_name",
-            (),
-            (),
-            (),
+            result=rt.ListSpec(SPEC_Product),
+            impl="_impl_search_products_by_name",
+            json_arguments="_json_search_products_by_name",
         ),
         "list_products_by_category": rt.ToolSpec(
-            "list_products_by_category",
-            "query",
-            "Retrieve all products of a category (may be empty).",
-            (
+            name="list_products_by_category",
+            kind="query",
+            description="Retrieve all products of a category (may be empty).",
+            params=(
                 rt.ParamSpec(
-                    "category",
-                    SPEC_Category,
-                    True,
-                    None,
-                    "one of list_all_categories, e.g. Electronics",
-                    "category",
+                    name="category",
+                    spec=SPEC_Category,
+                    required=True,
+                    description="one of list_all_categories, e.g. Electronics",
                 ),
             ),
-            rt.ListSpec(SPEC_Product),
-            "_impl_list_products_by_category",
-            (),
-            (),
-            (),
+            result=rt.ListSpec(SPEC_Product),
+            impl="_impl_list_products_by_category",
+            json_arguments="_json_list_products_by_category",
         ),
         "list_products_by_brand": rt.ToolSpec(
-            "list_products_by_brand",
-            "query",
-            "Retrieve all products of a brand (exact match; may be empty).",
-            (
+            name="list_products_by_brand",
+            kind="query",
+            description="Retrieve all products of a brand (exact match; may be empty).",
+            params=(
                 rt.ParamSpec(
-                    "brand", rt.STR, True, None, "exact brand name, case-sensitive", "brand"
+                    name="brand",
+                    spec=rt.STR,
+                    required=True,
+                    description="exact brand name, case-sensitive",
                 ),
             ),
-            rt.ListSpec(SPEC_Product),
-            "_impl_list_products_by_brand",
-            (),
-            (),
-            (),
+            result=rt.ListSpec(SPEC_Product),
+            impl="_impl_list_products_by_brand",
+            json_arguments="_json_list_products_by_brand",
         ),
         "check_inventory_level": rt.ToolSpec(
-            "check_inventory_level",
-            "query",
-            "Return the current inventory count of a product.",
-            (rt.ParamSpec("upc", rt.STR, True, None, "the product's UPC", "upc"),),
-            SPEC_InventoryLevel,
-            "_impl_check_inventory_level",
-            (),
-            (),
-            (),
+            name="check_inventory_level",
+            kind="query",
+            description="Return the current inventory count of a product.",
+            params=(
+                rt.ParamSpec(
+                    name="upc", spec=rt.STR, required=True, description="the product's UPC"
+                ),
+            ),
+            result=SPEC_InventoryLevel,
+            impl="_impl_check_inventory_level",
+            json_arguments="_json_check_inventory_level",
         ),
         "get_product_price": rt.ToolSpec(
-            "get_product_price",
-            "query",
-            "Retrieve the current price of a product.",
-            (rt.ParamSpec("upc", rt.STR, True, None, "the product's UPC", "upc"),),
-            rt.FLOAT,
-            "_impl_get_product_price",
-            (),
-            (),
-            (),
+            name="get_product_price",
+            kind="query",
+            description="Retrieve the current price of a product.",
+            params=(
+                rt.ParamSpec(
+                    name="upc", spec=rt.STR, required=True, description="the product's UPC"
+                ),
+            ),
+            result=rt.FLOAT,
+            impl="_impl_get_product_price",
+            json_arguments="_json_get_product_price",
         ),
         "get_aisle_location": rt.ToolSpec(
-            "get_aisle_location",
-            "query",
-            "Get the store aisle of a product; null if it is online-only or the aisle is unknown.",
-            (rt.ParamSpec("upc", rt.STR, True, None, "the product's UPC", "upc"),),
-            rt.OptionalSpec(rt.STR),
-            "_impl_get_aisle_location",
-            (),
-            (),
-            (),
+            name="get_aisle_location",
+            kind="query",
+            description="Get the store aisle of a product; null if it is online-only or the aisle is unknown.",
+            params=(
+                rt.ParamSpec(
+                    name="upc", spec=rt.STR, required=True, description="the product's UPC"
+                ),
+            ),
+            result=rt.OptionalSpec(rt.STR),
+            impl="_impl_get_aisle_location",
+            json_arguments="_json_get_aisle_location",
         ),
         "list_all_categories": rt.ToolSpec(
-            "list_all_categories",
-            "query",
-            "Return every valid product category.",
-            (),
-            rt.ListSpec(SPEC_Category),
-            "_impl_list_all_categories",
-            (),
-            (),
-            (),
+            name="list_all_categories",
+            kind="query",
+            description="Return every valid product category.",
+            params=(),
+            result=rt.ListSpec(SPEC_Category),
+            impl="_impl_list_all_categories",
+            json_arguments="_json_list_all_categories",
         ),
         "get_all_products": rt.ToolSpec(
-            "get_all_products",
-            "query",
-            "Retrieve every product in the database (empty list if there is none).",
-            (),
-            rt.ListSpec(SPEC_Product),
-            "_impl_get_all_products",
-            (),
-            (),
-            (),
+            name="get_all_products",
+            kind="query",
+            description="Retrieve every product in the database (empty list if there is none).",
+            params=(),
+            result=rt.ListSpec(SPEC_Product),
+            impl="_impl_get_all_products",
+            json_arguments="_json_get_all_products",
         ),
         "add_product": rt.ToolSpec(
-            "add_product",
-            "action",
-            "Insert a new product. The UPC must be new, the price and inventory level non-negative,\nthe category one of list_all_categories, and upc, product_id and name non-blank.",
-            (
+            name="add_product",
+            kind="action",
+            description="Insert a new product. The UPC must be new, the price and inventory level non-negative,\nthe category one of list_all_categories, and upc, product_id and name non-blank.",
+            params=(
                 rt.ParamSpec(
-                    "product",
-                    SPEC_ProductInfo,
-                    True,
-                    None,
-                    "all fields of the new product",
-                    "product",
+                    name="product",
+                    spec=SPEC_ProductInfo,
+                    required=True,
+                    description="all fields of the new product",
                 ),
             ),
-            SPEC_Product,
-            "_impl_add_product",
-            (),
-            (),
-            (),
+            result=SPEC_Product,
+            impl="_impl_add_product",
+            json_arguments="_json_add_product",
         ),
         "update_product_price": rt.ToolSpec(
-            "update_product_price",
-            "action",
-            "Set the price of an existing product.",
-            (
-                rt.ParamSpec("upc", rt.STR, True, None, "the product's UPC", "upc"),
-                rt.ParamSpec("new_price", rt.FLOAT, True, None, "non-negative", "new_price"),
+            name="update_product_price",
+            kind="action",
+            description="Set the price of an existing product.",
+            params=(
+                rt.ParamSpec(
+                    name="upc", spec=rt.STR, required=True, description="the product's UPC"
+                ),
+                rt.ParamSpec(
+                    name="new_price", spec=rt.FLOAT, required=True, description="non-negative"
+                ),
             ),
-            SPEC_Product,
-            "_impl_update_product_price",
-            (),
-            (),
-            (),
+            result=SPEC_Product,
+            impl="_impl_update_product_price",
+            json_arguments="_json_update_product_price",
         ),
         "update_inventory_level": rt.ToolSpec(
-            "update_inventory_level",
-            "action",
-            "Set the inventory count of a product to an absolute value.",
-            (
-                rt.ParamSpec("upc", rt.STR, True, None, "the product's UPC", "upc"),
+            name="update_inventory_level",
+            kind="action",
+            description="Set the inventory count of a product to an absolute value.",
+            params=(
                 rt.ParamSpec(
-                    "new_level",
-                    rt.INT,
-                    True,
-                    None,
-                    "the new stock count, non-negative",
-                    "new_level",
+                    name="upc", spec=rt.STR, required=True, description="the product's UPC"
+                ),
+                rt.ParamSpec(
+                    name="new_level",
+                    spec=rt.INT,
+                    required=True,
+                    description="the new stock count, non-negative",
                 ),
             ),
-            SPEC_Product,
-            "_impl_update_inventory_level",
-            (),
-            (),
-            (),
+            result=SPEC_Product,
+            impl="_impl_update_inventory_level",
+            json_arguments="_json_update_inventory_level",
         ),
         "update_product_category": rt.ToolSpec(
-            "update_product_category",
-            "action",
-            "Move a product to another valid category.",
-            (
-                rt.ParamSpec("upc", rt.STR, True, None, "the product's UPC", "upc"),
+            name="update_product_category",
+            kind="action",
+            description="Move a product to another valid category.",
+            params=(
                 rt.ParamSpec(
-                    "new_category",
-                    SPEC_Category,
-                    True,
-                    None,
-                    "one of list_all_categories",
-                    "new_category",
+                    name="upc", spec=rt.STR, required=True, description="the product's UPC"
+                ),
+                rt.ParamSpec(
+                    name="new_category",
+                    spec=SPEC_Category,
+                    required=True,
+                    description="one of list_all_categories",
                 ),
             ),
-            SPEC_Product,
-            "_impl_update_product_category",
-            (),
-            (),
-            (),
+            result=SPEC_Product,
+            impl="_impl_update_product_category",
+            json_arguments="_json_update_product_category",
         ),
         "update_aisle_location": rt.ToolSpec(
-            "update_aisle_location",
-            "action",
-            "Set or clear the store aisle of a product.",
-            (
-                rt.ParamSpec("upc", rt.STR, True, None, "the product's UPC", "upc"),
+            name="update_aisle_location",
+            kind="action",
+            description="Set or clear the store aisle of a product.",
+            params=(
                 rt.ParamSpec(
-                    "aisle_location",
-                    rt.OptionalSpec(rt.STR),
-                    False,
-                    lambda: None,
-                    "the new aisle, e.g. A3; null (or omitted) for online-only",
-                    "aisle_location",
+                    name="upc", spec=rt.STR, required=True, description="the product's UPC"
+                ),
+                rt.ParamSpec(
+                    name="aisle_location",
+                    spec=rt.OptionalSpec(rt.STR),
+                    required=False,
+                    default=lambda: None,
+                    description="the new aisle, e.g. A3; null (or omitted) for online-only",
                 ),
             ),
-            SPEC_Product,
-            "_impl_update_aisle_location",
-            (),
-            (),
-            (),
+            result=SPEC_Product,
+            impl="_impl_update_aisle_location",
+            json_arguments="_json_update_aisle_location",
         ),
         "remove_product": rt.ToolSpec(
-            "remove_product",
-            "action",
-            "Delete a product from the database.",
-            (rt.ParamSpec("upc", rt.STR, True, None, "the UPC of the product to delete", "upc"),),
-            rt.STR,
-            "_impl_remove_product",
-            (),
-            (),
-            (),
+            name="remove_product",
+            kind="action",
+            description="Delete a product from the database.",
+            params=(
+                rt.ParamSpec(
+                    name="upc",
+                    spec=rt.STR,
+                    required=True,
+                    description="the UPC of the product to delete",
+                ),
+            ),
+            result=rt.STR,
+            impl="_impl_remove_product",
+            json_arguments="_json_remove_product",
         ),
         "edit_product_description": rt.ToolSpec(
-            "edit_product_description",
-            "action",
-            "Replace the description of a product.",
-            (
-                rt.ParamSpec("upc", rt.STR, True, None, "the product's UPC", "upc"),
+            name="edit_product_description",
+            kind="action",
+            description="Replace the description of a product.",
+            params=(
                 rt.ParamSpec(
-                    "new_description",
-                    rt.STR,
-                    True,
-                    None,
-                    "any text, may be empty",
-                    "new_description",
+                    name="upc", spec=rt.STR, required=True, description="the product's UPC"
+                ),
+                rt.ParamSpec(
+                    name="new_description",
+                    spec=rt.STR,
+                    required=True,
+                    description="any text, may be empty",
                 ),
             ),
-            SPEC_Product,
-            "_impl_edit_product_description",
-            (),
-            (),
-            (),
+            result=SPEC_Product,
+            impl="_impl_edit_product_description",
+            json_arguments="_json_edit_product_description",
         ),
         "bulk_import_products": rt.ToolSpec(
-            "bulk_import_products",
-            "action",
-            "Add several products at once. Each item is validated like add_product (non-blank upc,\nproduct_id and name; non-negative price and inventory; a new UPC, also within the list);\ninvalid items are skipped and reported in `errors`, the others are added.",
-            (
+            name="bulk_import_products",
+            kind="action",
+            description="Add several products at once. Each item is validated like add_product (non-blank upc,\nproduct_id and name; non-negative price and inventory; a new UPC, also within the list);\ninvalid items are skipped and reported in `errors`, the others are added.",
+            params=(
                 rt.ParamSpec(
-                    "products_list",
-                    rt.ListSpec(SPEC_ProductInfo),
-                    True,
-                    None,
-                    "the products to add",
-                    "products_list",
+                    name="products_list",
+                    spec=rt.ListSpec(SPEC_ProductInfo),
+                    required=True,
+                    description="the products to add",
                 ),
             ),
-            SPEC_BulkImportReport,
-            "_impl_bulk_import_products",
-            (),
-            (),
-            (),
+            result=SPEC_BulkImportReport,
+            impl="_impl_bulk_import_products",
+            json_arguments="_json_bulk_import_products",
         ),
         "deplete_inventory": rt.ToolSpec(
-            "deplete_inventory",
-            "action",
-            "Reduce a product's inventory by a quantity (e.g. after a sale); the stock cannot go\nbelow zero.",
-            (
-                rt.ParamSpec("upc", rt.STR, True, None, "the product's UPC", "upc"),
+            name="deplete_inventory",
+            kind="action",
+            description="Reduce a product's inventory by a quantity (e.g. after a sale); the stock cannot go\nbelow zero.",
+            params=(
                 rt.ParamSpec(
-                    "quantity",
-                    rt.INT,
-                    True,
-                    None,
-                    "units sold or removed, non-negative",
-                    "quantity",
+                    name="upc", spec=rt.STR, required=True, description="the product's UPC"
+                ),
+                rt.ParamSpec(
+                    name="quantity",
+                    spec=rt.INT,
+                    required=True,
+                    description="units sold or removed, non-negative",
                 ),
             ),
-            SPEC_Product,
-            "_impl_deplete_inventory",
-            (),
-            (),
-            (),
+            result=SPEC_Product,
+            impl="_impl_deplete_inventory",
+            json_arguments="_json_deplete_inventory",
         ),
     }
     TASKS: ClassVar[dict[str, rt.TaskSpec]] = {
         "restock_and_reprice": rt.TaskSpec(
-            "restock_and_reprice",
-            "A delivery of 24 units of the Aurora noise-cancelling headphones (UPC 840000000017)\njust arrived: add them to the stock count. Marketing also cut their price to 249.99.\nWhile you are at it, the store sold the last 2 units of the Aurora earbuds\n(UPC 840000000024) this morning: record that sale.",
-            "_init_restock_and_reprice",
-            None,
-            "_solve_restock_and_reprice",
-            (
+            name="restock_and_reprice",
+            instruction="A delivery of 24 units of the Aurora noise-cancelling headphones (UPC 840000000017)\njust arrived: add them to the stock count. Marketing also cut their price to 249.99.\nWhile you are at it, the store sold the last 2 units of the Aurora earbuds\n(UPC 840000000024) this morning: record that sale.",
+            init="_init_restock_and_reprice",
+            init_data=None,
+            solve="_solve_restock_and_reprice",
+            checks=(
                 ("the headphones' stock grew by 24", "_check_restock_and_reprice_0"),
                 ("the headphones cost 249.99", "_check_restock_and_reprice_1"),
                 ("the earbuds are sold out", "_check_restock_and_reprice_2"),
             ),
         ),
         "fix_yoga_mat_listing": rt.TaskSpec(
-            "fix_yoga_mat_listing",
-            'The "FlexGrip Yoga Mat" was filed under Toys by mistake: it belongs in Sports. It is\nalso no longer stocked in stores, only sold online, so clear its aisle location. Finally\nupdate its description to "6 mm natural rubber, online exclusive".',
-            "_init_fix_yoga_mat_listing",
-            None,
-            "_solve_fix_yoga_mat_listing",
-            (
+            name="fix_yoga_mat_listing",
+            instruction='The "FlexGrip Yoga Mat" was filed under Toys by mistake: it belongs in Sports. It is\nalso no longer stocked in stores, only sold online, so clear its aisle location. Finally\nupdate its description to "6 mm natural rubber, online exclusive".',
+            init="_init_fix_yoga_mat_listing",
+            init_data=None,
+            solve="_solve_fix_yoga_mat_listing",
+            checks=(
                 ("the mat is in Sports", "_check_fix_yoga_mat_listing_0"),
                 ("the mat is online-only", "_check_fix_yoga_mat_listing_1"),
                 ("the mat's description is updated", "_check_fix_yoga_mat_listing_2"),
             ),
         ),
         "import_spring_catalog": rt.TaskSpec(
-            "import_spring_catalog",
-            'Import the spring grocery catalog in one bulk call: "Cold Brew Coffee 1L" (UPC\n050000000011, product id CB-1L, brand Northbean, 7.49, 40 units, 1.1 kg, aisle G7),\n"Oat Milk Barista" (UPC 050000000028, product id OM-BAR, brand Oatly, 3.99, 60 units,\n1.0 kg, online only) and "Matcha Powder" (UPC 050000000035, product id MP-100, brand\nKyoto Leaf, 18.0, 12 units, 0.1 kg, aisle G2). The supplier\'s sheet also lists "Green Tea\nBags" (UPC 050000000042, product id GT-20, brand Kyoto Leaf, 3.95, 50 units, 0.05 kg, aisle\nG2), which we already carry: import it with the others, the import will skip it and keep our\nexisting record.\nThen remove the discontinued "Instant Cocoa" (UPC 050000000059).',
-            "_init_import_spring_catalog",
-            None,
-            "_solve_import_spring_catalog",
-            (
+            name="import_spring_catalog",
+            instruction='Import the spring grocery catalog in one bulk call: "Cold Brew Coffee 1L" (UPC\n050000000011, product id CB-1L, brand Northbean, 7.49, 40 units, 1.1 kg, aisle G7),\n"Oat Milk Barista" (UPC 050000000028, product id OM-BAR, brand Oatly, 3.99, 60 units,\n1.0 kg, online only) and "Matcha Powder" (UPC 050000000035, product id MP-100, brand\nKyoto Leaf, 18.0, 12 units, 0.1 kg, aisle G2). The supplier\'s sheet also lists "Green Tea\nBags" (UPC 050000000042, product id GT-20, brand Kyoto Leaf, 3.95, 50 units, 0.05 kg, aisle\nG2), which we already carry: import it with the others, the import will skip it and keep our\nexisting record.\nThen remove the discontinued "Instant Cocoa" (UPC 050000000059).',
+            init="_init_import_spring_catalog",
+            init_data=None,
+            solve="_solve_import_spring_catalog",
+            checks=(
                 ("the three new groceries are in the database", "_check_import_spring_catalog_0"),
                 (
                     "the oat milk is online-only and the matcha is in aisle G2",
@@ -502,23 +557,23 @@ class RetailProductDatabaseEnv(rt.Environment):
             ),
         ),
         "list_new_kettle": rt.TaskSpec(
-            "list_new_kettle",
-            'Add a new product: the "Brisa Electric Kettle", UPC 690000000013, product id BR-KET, brand\nBrisa, category Home & Kitchen, price 34.9, 18 units in stock, weight 1.2 kg, aisle H3,\ndescription "1.7 L, stainless steel".',
-            "_init_list_new_kettle",
-            None,
-            "_solve_list_new_kettle",
-            (
+            name="list_new_kettle",
+            instruction='Add a new product: the "Brisa Electric Kettle", UPC 690000000013, product id BR-KET, brand\nBrisa, category Home & Kitchen, price 34.9, 18 units in stock, weight 1.2 kg, aisle H3,\ndescription "1.7 L, stainless steel".',
+            init="_init_list_new_kettle",
+            init_data=None,
+            solve="_solve_list_new_kettle",
+            checks=(
                 ("the kettle is listed with every field as given", "_check_list_new_kettle_0"),
                 ("the toaster is untouched", "_check_list_new_kettle_1"),
             ),
         ),
         "readd_taken_upc_updates_old_listing": rt.TaskSpec(
-            "readd_taken_upc_updates_old_listing",
-            'Add the "Trailblazer Steel Bottle 750 ml": UPC 730000000044, product id TB-750, brand\nTrailblazer, Sports, 24.0, 30 units, 0.4 kg, aisle S5, no description. If the database says\nthat UPC already exists, it is our old listing of the same bottle: do not create anything\nelse, just give the existing listing the new price (24.0) and stock (30 units).',
-            "_init_readd_taken_upc_updates_old_listing",
-            None,
-            "_solve_readd_taken_upc_updates_old_listing",
-            (
+            name="readd_taken_upc_updates_old_listing",
+            instruction='Add the "Trailblazer Steel Bottle 750 ml": UPC 730000000044, product id TB-750, brand\nTrailblazer, Sports, 24.0, 30 units, 0.4 kg, aisle S5, no description. If the database says\nthat UPC already exists, it is our old listing of the same bottle: do not create anything\nelse, just give the existing listing the new price (24.0) and stock (30 units).',
+            init="_init_readd_taken_upc_updates_old_listing",
+            init_data=None,
+            solve="_solve_readd_taken_upc_updates_old_listing",
+            checks=(
                 (
                     "the old listing costs 24.0 and no other was created",
                     "_check_readd_taken_upc_updates_old_listing_0",
@@ -531,36 +586,36 @@ class RetailProductDatabaseEnv(rt.Environment):
             ),
         ),
         "brand_markdown": rt.TaskSpec(
-            "brand_markdown",
-            'Lumo is clearing its lamps: cut the price of every product of the brand "Lumo" (exact\nbrand name) by 20%, rounded to cents. Products of other brands keep their prices, even\n"LUMO Outdoor".',
-            "_init_brand_markdown",
-            None,
-            "_solve_brand_markdown",
-            (
+            name="brand_markdown",
+            instruction='Lumo is clearing its lamps: cut the price of every product of the brand "Lumo" (exact\nbrand name) by 20%, rounded to cents. Products of other brands keep their prices, even\n"LUMO Outdoor".',
+            init="_init_brand_markdown",
+            init_data=None,
+            solve="_solve_brand_markdown",
+            checks=(
                 ("the desk lamp costs 36.00", "_check_brand_markdown_0"),
                 ("the floor lamp costs 71.99", "_check_brand_markdown_1"),
                 ("the LUMO Outdoor light keeps its price", "_check_brand_markdown_2"),
             ),
         ),
         "restock_low_toys": rt.TaskSpec(
-            "restock_low_toys",
-            "Every product in the Toys category with fewer than 5 units in stock should be restocked\nto exactly 20 units. Leave the other toys and other categories as they are.",
-            "_init_restock_low_toys",
-            None,
-            "_solve_restock_low_toys",
-            (
+            name="restock_low_toys",
+            instruction="Every product in the Toys category with fewer than 5 units in stock should be restocked\nto exactly 20 units. Leave the other toys and other categories as they are.",
+            init="_init_restock_low_toys",
+            init_data=None,
+            solve="_solve_restock_low_toys",
+            checks=(
                 ("the kite has 20 units", "_check_restock_low_toys_0"),
                 ("the yo-yo has 20 units", "_check_restock_low_toys_1"),
                 ("the puzzle and the soccer ball are untouched", "_check_restock_low_toys_2"),
             ),
         ),
         "file_leash_under_valid_category": rt.TaskSpec(
-            "file_leash_under_valid_category",
-            'Add the "Reflective Dog Leash" (UPC 880000000019, product id DL-REF, brand PawPath, 12.5,\n40 units, 0.2 kg, aisle P1, description "2 m, reflective stitching"). It should go under\n"Pet Supplies"; check which categories exist, and if that one does not, file it under\nOther.',
-            "_init_file_leash_under_valid_category",
-            None,
-            "_solve_file_leash_under_valid_category",
-            (
+            name="file_leash_under_valid_category",
+            instruction='Add the "Reflective Dog Leash" (UPC 880000000019, product id DL-REF, brand PawPath, 12.5,\n40 units, 0.2 kg, aisle P1, description "2 m, reflective stitching"). It should go under\n"Pet Supplies"; check which categories exist, and if that one does not, file it under\nOther.',
+            init="_init_file_leash_under_valid_category",
+            init_data=None,
+            solve="_solve_file_leash_under_valid_category",
+            checks=(
                 (
                     "the leash is listed under Other with every field as given",
                     "_check_file_leash_under_valid_category_0",
@@ -568,12 +623,12 @@ class RetailProductDatabaseEnv(rt.Environment):
             ),
         ),
         "shelf_price_question": rt.TaskSpec(
-            "shelf_price_question",
-            'A customer in the store asks about the "Nimbus Rain Jacket" with UPC 300000000052: how\nmuch is it, and in which aisle is it? Tell me both; change nothing.',
-            "_init_shelf_price_question",
-            None,
-            "_solve_shelf_price_question",
-            (
+            name="shelf_price_question",
+            instruction='A customer in the store asks about the "Nimbus Rain Jacket" with UPC 300000000052: how\nmuch is it, and in which aisle is it? Tell me both; change nothing.',
+            init="_init_shelf_price_question",
+            init_data=None,
+            solve="_solve_shelf_price_question",
+            checks=(
                 ("gives the adult jacket's price", "_check_shelf_price_question_0"),
                 ("gives its aisle", "_check_shelf_price_question_1"),
                 ("nothing changed", "_check_shelf_price_question_2"),
@@ -581,12 +636,12 @@ class RetailProductDatabaseEnv(rt.Environment):
             answer="The Nimbus Rain Jacket (UPC 300000000052) costs 64.95 and is in aisle C4.",
         ),
         "variant_stock_question": rt.TaskSpec(
-            "variant_stock_question",
-            "Our classic t-shirt has product id TS-CLASSIC and comes in several variants (one UPC each).\nWhich variant has the most units in stock, and how many units are there over all variants?",
-            "_init_variant_stock_question",
-            None,
-            "_solve_variant_stock_question",
-            (
+            name="variant_stock_question",
+            instruction="Our classic t-shirt has product id TS-CLASSIC and comes in several variants (one UPC each).\nWhich variant has the most units in stock, and how many units are there over all variants?",
+            init="_init_variant_stock_question",
+            init_data=None,
+            solve="_solve_variant_stock_question",
+            checks=(
                 ("names the M variant", "_check_variant_stock_question_0"),
                 (
                     "gives the total of 54 units, without the V-neck",
@@ -596,12 +651,12 @@ class RetailProductDatabaseEnv(rt.Environment):
             answer="The Classic Tee M (UPC 200000000022) has the most, 31 units; 54 units over all three variants.",
         ),
         "out_of_stock_report": rt.TaskSpec(
-            "out_of_stock_report",
-            "Which products in the whole database are out of stock (0 units)? Give me their names.",
-            "_init_out_of_stock_report",
-            None,
-            "_solve_out_of_stock_report",
-            (
+            name="out_of_stock_report",
+            instruction="Which products in the whole database are out of stock (0 units)? Give me their names.",
+            init="_init_out_of_stock_report",
+            init_data=None,
+            solve="_solve_out_of_stock_report",
+            checks=(
                 ("names the cable", "_check_out_of_stock_report_0"),
                 ("names the wiper blades", "_check_out_of_stock_report_1"),
                 (
@@ -612,12 +667,12 @@ class RetailProductDatabaseEnv(rt.Environment):
             answer="Two products are out of stock: the USB-C Cable 2m and the Wiper Blades.",
         ),
         "copy_description_to_variant": rt.TaskSpec(
-            "copy_description_to_variant",
-            'The new "Volt Power Bank 20k (black)", UPC 100000000055, has an empty description. Give it\nexactly the description of its white twin, UPC 100000000062, and move it to that twin\'s\naisle as well.',
-            "_init_copy_description_to_variant",
-            None,
-            "_solve_copy_description_to_variant",
-            (
+            name="copy_description_to_variant",
+            instruction='The new "Volt Power Bank 20k (black)", UPC 100000000055, has an empty description. Give it\nexactly the description of its white twin, UPC 100000000062, and move it to that twin\'s\naisle as well.',
+            init="_init_copy_description_to_variant",
+            init_data=None,
+            solve="_solve_copy_description_to_variant",
+            checks=(
                 (
                     "the black power bank has the white one's description",
                     "_check_copy_description_to_variant_0",
@@ -627,12 +682,12 @@ class RetailProductDatabaseEnv(rt.Environment):
             ),
         ),
         "record_sale_and_discontinue": rt.TaskSpec(
-            "record_sale_and_discontinue",
-            'Register sold 4 units of the "Trail Mix 500g" (UPC 050000000066) today. Its sister\nproduct "Trail Mix 1kg" (UPC 050000000073) is discontinued: remove it from the database.',
-            "_init_record_sale_and_discontinue",
-            None,
-            "_solve_record_sale_and_discontinue",
-            (
+            name="record_sale_and_discontinue",
+            instruction='Register sold 4 units of the "Trail Mix 500g" (UPC 050000000066) today. Its sister\nproduct "Trail Mix 1kg" (UPC 050000000073) is discontinued: remove it from the database.',
+            init="_init_record_sale_and_discontinue",
+            init_data=None,
+            solve="_solve_record_sale_and_discontinue",
+            checks=(
                 ("11 units of the 500g pack are left", "_check_record_sale_and_discontinue_0"),
                 ("the 1kg pack is gone", "_check_record_sale_and_discontinue_1"),
             ),
@@ -681,59 +736,147 @@ class RetailProductDatabaseEnv(rt.Environment):
         "Retrieve full product information using its unique UPC."
         return self.invoke_typed("get_product_by_upc", {"upc": upc})
 
+    @classmethod
+    def _json_get_product_by_upc(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of get_product_by_upc."
+        v0 = values.get("upc")
+        return {"upc": v0}
+
     def get_product_by_id(self, *, product_id: str) -> rt.Result:
         "Retrieve the products with a given product_id. product_id is not unique (variants\nshare it), so this returns a list, possibly empty."
         return self.invoke_typed("get_product_by_id", {"product_id": product_id})
+
+    @classmethod
+    def _json_get_product_by_id(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of get_product_by_id."
+        v0 = values.get("product_id")
+        return {"product_id": v0}
 
     def search_products_by_name(self, *, keyword: str) -> rt.Result:
         "Find all products whose name contains the keyword (case-insensitive partial match)."
         return self.invoke_typed("search_products_by_name", {"keyword": keyword})
 
+    @classmethod
+    def _json_search_products_by_name(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of search_products_by_name."
+        v0 = values.get("keyword")
+        return {"keyword": v0}
+
     def list_products_by_category(self, *, category: Category) -> rt.Result:
         "Retrieve all products of a category (may be empty)."
         return self.invoke_typed("list_products_by_category", {"category": category})
+
+    @classmethod
+    def _json_list_products_by_category(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of list_products_by_category."
+        v0 = values.get("category")
+        return {"category": v0.value if type(v0) is Category else h.to_json(SPEC_Category, v0)}
 
     def list_products_by_brand(self, *, brand: str) -> rt.Result:
         "Retrieve all products of a brand (exact match; may be empty)."
         return self.invoke_typed("list_products_by_brand", {"brand": brand})
 
+    @classmethod
+    def _json_list_products_by_brand(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of list_products_by_brand."
+        v0 = values.get("brand")
+        return {"brand": v0}
+
     def check_inventory_level(self, *, upc: str) -> rt.Result:
         "Return the current inventory count of a product."
         return self.invoke_typed("check_inventory_level", {"upc": upc})
+
+    @classmethod
+    def _json_check_inventory_level(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of check_inventory_level."
+        v0 = values.get("upc")
+        return {"upc": v0}
 
     def get_product_price(self, *, upc: str) -> rt.Result:
         "Retrieve the current price of a product."
         return self.invoke_typed("get_product_price", {"upc": upc})
 
+    @classmethod
+    def _json_get_product_price(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of get_product_price."
+        v0 = values.get("upc")
+        return {"upc": v0}
+
     def get_aisle_location(self, *, upc: str) -> rt.Result:
         "Get the store aisle of a product; null if it is online-only or the aisle is unknown."
         return self.invoke_typed("get_aisle_location", {"upc": upc})
+
+    @classmethod
+    def _json_get_aisle_location(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of get_aisle_location."
+        v0 = values.get("upc")
+        return {"upc": v0}
 
     def list_all_categories(self) -> rt.Result:
         "Return every valid product category."
         return self.invoke_typed("list_all_categories", {})
 
+    @classmethod
+    def _json_list_all_categories(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of list_all_categories."
+        return {}
+
     def get_all_products(self) -> rt.Result:
         "Retrieve every product in the database (empty list if there is none)."
         return self.invoke_typed("get_all_products", {})
+
+    @classmethod
+    def _json_get_all_products(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of get_all_products."
+        return {}
 
     def add_product(self, *, product: ProductInfo) -> rt.Result:
         "Insert a new product. The UPC must be new, the price and inventory level non-negative,\nthe category one of list_all_categories, and upc, product_id and name non-blank."
         return self.invoke_typed("add_product", {"product": product})
 
+    @classmethod
+    def _json_add_product(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of add_product."
+        v0 = values.get("product")
+        return {"product": h.to_json(SPEC_ProductInfo, v0)}
+
     def update_product_price(self, *, upc: str, new_price: float) -> rt.Result:
         "Set the price of an existing product."
         return self.invoke_typed("update_product_price", {"upc": upc, "new_price": new_price})
 
+    @classmethod
+    def _json_update_product_price(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of update_product_price."
+        v0 = values.get("upc")
+        v1 = values.get("new_price")
+        return {"upc": v0, "new_price": v1}
+
     def update_inventory_level(self, *, upc: str, new_level: int) -> rt.Result:
         "Set the inventory count of a product to an absolute value."
         return self.invoke_typed("update_inventory_level", {"upc": upc, "new_level": new_level})
+
+    @classmethod
+    def _json_update_inventory_level(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of update_inventory_level."
+        v0 = values.get("upc")
+        v1 = values.get("new_level")
+        return {"upc": v0, "new_level": v1}
 
     def update_product_category(self, *, upc: str, new_category: Category) -> rt.Result:
         "Move a product to another valid category."
         return self.invoke_typed(
             "update_product_category", {"upc": upc, "new_category": new_category}
         )
+
+    @classmethod
+    def _json_update_product_category(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of update_product_category."
+        v0 = values.get("upc")
+        v1 = values.get("new_category")
+        return {
+            "upc": v0,
+            "new_category": v1.value if type(v1) is Category else h.to_json(SPEC_Category, v1),
+        }
 
     def update_aisle_location(
         self, *, upc: str, aisle_location: str | None | None = None
@@ -743,9 +886,24 @@ class RetailProductDatabaseEnv(rt.Environment):
             "update_aisle_location", {"upc": upc, "aisle_location": aisle_location}
         )
 
+    @classmethod
+    def _json_update_aisle_location(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of update_aisle_location."
+        v0 = values.get("upc")
+        v1 = values.get("aisle_location")
+        if v1 is None:
+            v1 = None
+        return {"upc": v0, "aisle_location": v1}
+
     def remove_product(self, *, upc: str) -> rt.Result:
         "Delete a product from the database."
         return self.invoke_typed("remove_product", {"upc": upc})
+
+    @classmethod
+    def _json_remove_product(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of remove_product."
+        v0 = values.get("upc")
+        return {"upc": v0}
 
     def edit_product_description(self, *, upc: str, new_description: str) -> rt.Result:
         "Replace the description of a product."
@@ -753,26 +911,43 @@ class RetailProductDatabaseEnv(rt.Environment):
             "edit_product_description", {"upc": upc, "new_description": new_description}
         )
 
+    @classmethod
+    def _json_edit_product_description(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of edit_product_description."
+        v0 = values.get("upc")
+        v1 = values.get("new_description")
+        return {"upc": v0, "new_description": v1}
+
     def bulk_import_products(self, *, products_list: list[ProductInfo]) -> rt.Result:
         "Add several products at once. Each item is validated like add_product (non-blank upc,\nproduct_id and name; non-negative price and inventory; a new UPC, also within the list);\ninvalid items are skipped and reported in `errors`, the others are added."
         return self.invoke_typed("bulk_import_products", {"products_list": products_list})
+
+    @classmethod
+    def _json_bulk_import_products(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of bulk_import_products."
+        v0 = values.get("products_list")
+        return {"products_list": h.to_json(cls.TOOLS["bulk_import_products"].params[0].spec, v0)}
 
     def deplete_inventory(self, *, upc: str, quantity: int) -> rt.Result:
         "Reduce a product's inventory by a quantity (e.g. after a sale); the stock cannot go\nbelow zero."
         return self.invoke_typed("deplete_inventory", {"upc": upc, "quantity": quantity})
 
+    @classmethod
+    def _json_deplete_inventory(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of deplete_inventory."
+        v0 = values.get("upc")
+        v1 = values.get("quantity")
+        return {"upc": v0, "quantity": v1}
+
     def _rowinv_Product_0(self, row: Product) -> bool:
-        return bool((row.price >= 0.0))
+        return bool(row.price >= 0.0)
 
     def _rowinv_Product_1(self, row: Product) -> bool:
-        return bool((row.inventory_level >= 0))
+        return bool(row.inventory_level >= 0)
 
     def _rowinv_Product_2(self, row: Product) -> bool:
         return bool(
-            (
-                ((row.upc.strip() != "") and (row.product_id.strip() != ""))
-                and (row.name.strip() != "")
-            )
+            row.upc.strip() != "" and row.product_id.strip() != "" and row.name.strip() != ""
         )
 
     def _fn_import_error(self, idx: int, p: ProductInfo) -> str | None:
@@ -1049,17 +1224,15 @@ class RetailProductDatabaseEnv(rt.Environment):
 
     def _check_restock_and_reprice_0(self, answer: str) -> bool:
         return bool(
-            (
-                self.t_products.row("840000000017").inventory_level
-                == (self.initial_state().t_products.row("840000000017").inventory_level + 24)
-            )
+            self.t_products.row("840000000017").inventory_level
+            == (self.initial_state().t_products.row("840000000017").inventory_level + 24)
         )
 
     def _check_restock_and_reprice_1(self, answer: str) -> bool:
-        return bool((self.t_products.row("840000000017").price == 249.99))
+        return bool(self.t_products.row("840000000017").price == 249.99)
 
     def _check_restock_and_reprice_2(self, answer: str) -> bool:
-        return bool((self.t_products.row("840000000024").inventory_level == 0))
+        return bool(self.t_products.row("840000000024").inventory_level == 0)
 
     def _init_fix_yoga_mat_listing(self) -> None:
         self.load_rows(
@@ -1111,17 +1284,15 @@ class RetailProductDatabaseEnv(rt.Environment):
         return b
 
     def _check_fix_yoga_mat_listing_0(self, answer: str) -> bool:
-        return bool((self.t_products.row("720000000101").category == Category.sports))
+        return bool(self.t_products.row("720000000101").category == Category.sports)
 
     def _check_fix_yoga_mat_listing_1(self, answer: str) -> bool:
-        return bool((self.t_products.row("720000000101").aisle_location is None))
+        return bool(self.t_products.row("720000000101").aisle_location is None)
 
     def _check_fix_yoga_mat_listing_2(self, answer: str) -> bool:
         return bool(
-            (
-                self.t_products.row("720000000101").description
-                == "6 mm natural rubber, online exclusive"
-            )
+            self.t_products.row("720000000101").description
+            == "6 mm natural rubber, online exclusive"
         )
 
     def _init_import_spring_catalog(self) -> None:
@@ -1223,21 +1394,15 @@ class RetailProductDatabaseEnv(rt.Environment):
 
     def _check_import_spring_catalog_1(self, answer: str) -> bool:
         return bool(
-            (
-                (self.t_products.row("050000000028").aisle_location is None)
-                and (self.t_products.row("050000000035").aisle_location == "G2")
-            )
+            self.t_products.row("050000000028").aisle_location is None
+            and self.t_products.row("050000000035").aisle_location == "G2"
         )
 
     def _check_import_spring_catalog_2(self, answer: str) -> bool:
         return bool(
-            (
-                (
-                    self.t_products.row("050000000042")
-                    == self.initial_state().t_products.row("050000000042")
-                )
-                and ("050000000059" not in self.t_products)
-            )
+            self.t_products.row("050000000042")
+            == self.initial_state().t_products.row("050000000042")
+            and "050000000059" not in self.t_products
         )
 
     def _init_list_new_kettle(self) -> None:
@@ -1283,29 +1448,25 @@ class RetailProductDatabaseEnv(rt.Environment):
 
     def _check_list_new_kettle_0(self, answer: str) -> bool:
         return bool(
-            (
-                self.t_products.get("690000000013")
-                == Product(
-                    upc="690000000013",
-                    product_id="BR-KET",
-                    name="Brisa Electric Kettle",
-                    description="1.7 L, stainless steel",
-                    price=34.9,
-                    category=Category.home_kitchen,
-                    inventory_level=18,
-                    brand="Brisa",
-                    weight=1.2,
-                    aisle_location="H3",
-                )
+            self.t_products.get("690000000013")
+            == Product(
+                upc="690000000013",
+                product_id="BR-KET",
+                name="Brisa Electric Kettle",
+                description="1.7 L, stainless steel",
+                price=34.9,
+                category=Category.home_kitchen,
+                inventory_level=18,
+                brand="Brisa",
+                weight=1.2,
+                aisle_location="H3",
             )
         )
 
     def _check_list_new_kettle_1(self, answer: str) -> bool:
         return bool(
-            (
-                self.t_products.row("690000000020")
-                == self.initial_state().t_products.row("690000000020")
-            )
+            self.t_products.row("690000000020")
+            == self.initial_state().t_products.row("690000000020")
         )
 
     def _init_readd_taken_upc_updates_old_listing(self) -> None:
@@ -1341,25 +1502,17 @@ class RetailProductDatabaseEnv(rt.Environment):
         return b
 
     def _check_readd_taken_upc_updates_old_listing_0(self, answer: str) -> bool:
-        return bool(
-            ((self.t_products.row("730000000044").price == 24.0) and (len(self.t_products) == 1))
-        )
+        return bool(self.t_products.row("730000000044").price == 24.0 and len(self.t_products) == 1)
 
     def _check_readd_taken_upc_updates_old_listing_1(self, answer: str) -> bool:
-        return bool((self.t_products.row("730000000044").inventory_level == 30))
+        return bool(self.t_products.row("730000000044").inventory_level == 30)
 
     def _check_readd_taken_upc_updates_old_listing_2(self, answer: str) -> bool:
         return bool(
-            (
-                (
-                    self.t_products.row("730000000044").name
-                    == self.initial_state().t_products.row("730000000044").name
-                )
-                and (
-                    self.t_products.row("730000000044").description
-                    == self.initial_state().t_products.row("730000000044").description
-                )
-            )
+            self.t_products.row("730000000044").name
+            == self.initial_state().t_products.row("730000000044").name
+            and self.t_products.row("730000000044").description
+            == self.initial_state().t_products.row("730000000044").description
         )
 
     def _init_brand_markdown(self) -> None:
@@ -1417,17 +1570,15 @@ class RetailProductDatabaseEnv(rt.Environment):
         return b
 
     def _check_brand_markdown_0(self, answer: str) -> bool:
-        return bool((self.t_products.row("610000000011").price == 36.0))
+        return bool(self.t_products.row("610000000011").price == 36.0)
 
     def _check_brand_markdown_1(self, answer: str) -> bool:
-        return bool((self.t_products.row("610000000028").price == 71.99))
+        return bool(self.t_products.row("610000000028").price == 71.99)
 
     def _check_brand_markdown_2(self, answer: str) -> bool:
         return bool(
-            (
-                self.t_products.row("610000000035")
-                == self.initial_state().t_products.row("610000000035")
-            )
+            self.t_products.row("610000000035")
+            == self.initial_state().t_products.row("610000000035")
         )
 
     def _init_restock_low_toys(self) -> None:
@@ -1497,23 +1648,17 @@ class RetailProductDatabaseEnv(rt.Environment):
         return b
 
     def _check_restock_low_toys_0(self, answer: str) -> bool:
-        return bool((self.t_products.row("400000000010").inventory_level == 20))
+        return bool(self.t_products.row("400000000010").inventory_level == 20)
 
     def _check_restock_low_toys_1(self, answer: str) -> bool:
-        return bool((self.t_products.row("400000000034").inventory_level == 20))
+        return bool(self.t_products.row("400000000034").inventory_level == 20)
 
     def _check_restock_low_toys_2(self, answer: str) -> bool:
         return bool(
-            (
-                (
-                    self.t_products.row("400000000027")
-                    == self.initial_state().t_products.row("400000000027")
-                )
-                and (
-                    self.t_products.row("400000000041")
-                    == self.initial_state().t_products.row("400000000041")
-                )
-            )
+            self.t_products.row("400000000027")
+            == self.initial_state().t_products.row("400000000027")
+            and self.t_products.row("400000000041")
+            == self.initial_state().t_products.row("400000000041")
         )
 
     def _init_file_leash_under_valid_category(self) -> None:
@@ -1544,20 +1689,18 @@ class RetailProductDatabaseEnv(rt.Environment):
 
     def _check_file_leash_under_valid_category_0(self, answer: str) -> bool:
         return bool(
-            (
-                self.t_products.get("880000000019")
-                == Product(
-                    upc="880000000019",
-                    product_id="DL-REF",
-                    name="Reflective Dog Leash",
-                    description="2 m, reflective stitching",
-                    price=12.5,
-                    category=Category.other,
-                    inventory_level=40,
-                    brand="PawPath",
-                    weight=0.2,
-                    aisle_location="P1",
-                )
+            self.t_products.get("880000000019")
+            == Product(
+                upc="880000000019",
+                product_id="DL-REF",
+                name="Reflective Dog Leash",
+                description="2 m, reflective stitching",
+                price=12.5,
+                category=Category.other,
+                inventory_level=40,
+                brand="PawPath",
+                weight=0.2,
+                aisle_location="P1",
             )
         )
 
@@ -1599,13 +1742,13 @@ class RetailProductDatabaseEnv(rt.Environment):
         return b
 
     def _check_shelf_price_question_0(self, answer: str) -> bool:
-        return bool((("64.95" in answer) and ("39.95" not in answer)))
+        return bool("64.95" in answer and "39.95" not in answer)
 
     def _check_shelf_price_question_1(self, answer: str) -> bool:
-        return bool((("C4" in answer.upper()) and ("C9" not in answer.upper())))
+        return bool("C4" in answer.upper() and "C9" not in answer.upper())
 
     def _check_shelf_price_question_2(self, answer: str) -> bool:
-        return bool((self.t_products == self.initial_state().t_products))
+        return bool(self.t_products == self.initial_state().t_products)
 
     def _init_variant_stock_question(self) -> None:
         self.load_rows(
@@ -1668,10 +1811,10 @@ class RetailProductDatabaseEnv(rt.Environment):
         return b
 
     def _check_variant_stock_question_0(self, answer: str) -> bool:
-        return bool((("200000000022" in answer) or ("tee m" in answer.lower())))
+        return bool("200000000022" in answer or "tee m" in answer.lower())
 
     def _check_variant_stock_question_1(self, answer: str) -> bool:
-        return bool((("54" in answer) and ("104" not in answer)))
+        return bool("54" in answer and "104" not in answer)
 
     def _init_out_of_stock_report(self) -> None:
         self.load_rows(
@@ -1733,17 +1876,16 @@ class RetailProductDatabaseEnv(rt.Environment):
         return b
 
     def _check_out_of_stock_report_0(self, answer: str) -> bool:
-        return bool(("usb-c cable" in answer.lower()))
+        return bool("usb-c cable" in answer.lower())
 
     def _check_out_of_stock_report_1(self, answer: str) -> bool:
-        return bool(("wiper blades" in answer.lower()))
+        return bool("wiper blades" in answer.lower())
 
     def _check_out_of_stock_report_2(self, answer: str) -> bool:
         return bool(
-            (
-                (("usb-c cable" in answer.lower()) and ("sunscreen" not in answer.lower()))
-                and ("atlas" not in answer.lower())
-            )
+            "usb-c cable" in answer.lower()
+            and "sunscreen" not in answer.lower()
+            and "atlas" not in answer.lower()
         )
 
     def _init_copy_description_to_variant(self) -> None:
@@ -1791,21 +1933,17 @@ class RetailProductDatabaseEnv(rt.Environment):
 
     def _check_copy_description_to_variant_0(self, answer: str) -> bool:
         return bool(
-            (
-                self.t_products.row("100000000055").description
-                == self.initial_state().t_products.row("100000000062").description
-            )
+            self.t_products.row("100000000055").description
+            == self.initial_state().t_products.row("100000000062").description
         )
 
     def _check_copy_description_to_variant_1(self, answer: str) -> bool:
-        return bool((self.t_products.row("100000000055").aisle_location == "E2"))
+        return bool(self.t_products.row("100000000055").aisle_location == "E2")
 
     def _check_copy_description_to_variant_2(self, answer: str) -> bool:
         return bool(
-            (
-                self.t_products.row("100000000062")
-                == self.initial_state().t_products.row("100000000062")
-            )
+            self.t_products.row("100000000062")
+            == self.initial_state().t_products.row("100000000062")
         )
 
     def _init_record_sale_and_discontinue(self) -> None:
@@ -1846,10 +1984,10 @@ class RetailProductDatabaseEnv(rt.Environment):
         return b
 
     def _check_record_sale_and_discontinue_0(self, answer: str) -> bool:
-        return bool((self.t_products.row("050000000066").inventory_level == 11))
+        return bool(self.t_products.row("050000000066").inventory_level == 11)
 
     def _check_record_sale_and_discontinue_1(self, answer: str) -> bool:
-        return bool(("050000000073" not in self.t_products))
+        return bool("050000000073" not in self.t_products)
 
     def _write_products_price(self, row: Product, value: float) -> None:
         "`row.price = value` for a row of products, journaled."

@@ -11,16 +11,6 @@ from envdsl import runtime as rt
 from envdsl.runtime import helpers as h
 
 
-class Weekday(enum.Enum):
-    monday = "monday"
-    tuesday = "tuesday"
-    wednesday = "wednesday"
-    thursday = "thursday"
-    friday = "friday"
-    saturday = "saturday"
-    sunday = "sunday"
-
-
 class AccountStatus(enum.Enum):
     active = "active"
     suspended = "suspended"
@@ -42,15 +32,13 @@ class TicketState(enum.Enum):
 
 
 @dataclass(slots=True, kw_only=True)
-class Interval(rt.Value):
-    start: datetime.datetime
-    end: datetime.datetime
-
-
-@dataclass(slots=True, kw_only=True)
 class Window(rt.Value):
     start: datetime.datetime
     end: datetime.datetime
+
+    def _stored_size(self) -> int:
+        # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        return 3
 
 
 @dataclass(slots=True, kw_only=True)
@@ -62,6 +50,17 @@ class User:
     nickname: str | None = None
     tags: list[str] = field(default_factory=lambda: [])
 
+    def _stored_size(self) -> int:
+        # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        return (
+            2
+            + h.text_size(self.user_id)
+            + h.text_size(self.name)
+            + h.text_size(self.email)
+            + h.stored_size(self.nickname)
+            + h.stored_size(self.tags)
+        )
+
 
 @dataclass(slots=True, kw_only=True)
 class SleepLog:
@@ -72,6 +71,10 @@ class SleepLog:
     quality: Quality
     minutes: int
 
+    def _stored_size(self) -> int:
+        # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        return 4 + h.text_size(self.log_id) + h.stored_size(self.user) + h.int_size(self.minutes)
+
 
 @dataclass(slots=True, kw_only=True)
 class Ticket:
@@ -79,54 +82,50 @@ class Ticket:
     user: str
     status: TicketState = TicketState.open_
 
+    def _stored_size(self) -> int:
+        # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        return 2 + h.text_size(self.ticket_id) + h.stored_size(self.user)
 
-SPEC_Weekday = rt.EnumSpec(Weekday)
+
 SPEC_AccountStatus = rt.EnumSpec(AccountStatus)
 SPEC_Quality = rt.EnumSpec(Quality)
 SPEC_TicketState = rt.EnumSpec(TicketState)
 
-SPEC_Interval = rt.RecordSpec(
-    Interval,
-    lambda: [
-        rt.FieldSpec("start", rt.DATETIME, True, None, "start"),
-        rt.FieldSpec("end", rt.DATETIME, True, None, "end"),
-    ],
-)
 SPEC_Window = rt.RecordSpec(
     Window,
     lambda: [
-        rt.FieldSpec("start", rt.DATETIME, True, None, "start"),
-        rt.FieldSpec("end", rt.DATETIME, True, None, "end"),
+        rt.FieldSpec(name="start", spec=rt.DATETIME, required=True),
+        rt.FieldSpec(name="end", spec=rt.DATETIME, required=True),
     ],
 )
 SPEC_User = rt.RecordSpec(
     User,
     lambda: [
-        rt.FieldSpec("user_id", rt.STR, True, None, "user_id"),
-        rt.FieldSpec("name", rt.STR, True, None, "name"),
-        rt.FieldSpec("email", rt.STR, True, None, "email"),
-        rt.FieldSpec("status", SPEC_AccountStatus, False, None, "status"),
-        rt.FieldSpec("nickname", rt.OptionalSpec(rt.STR), False, None, "nickname"),
-        rt.FieldSpec("tags", rt.ListSpec(rt.STR), False, None, "tags"),
+        rt.FieldSpec(name="user_id", spec=rt.STR, required=True),
+        rt.FieldSpec(name="name", spec=rt.STR, required=True),
+        rt.FieldSpec(name="email", spec=rt.STR, required=True),
+        rt.FieldSpec(name="status", spec=SPEC_AccountStatus, required=False),
+        rt.FieldSpec(name="nickname", spec=rt.OptionalSpec(rt.STR), required=False),
+        rt.FieldSpec(name="tags", spec=rt.ListSpec(rt.STR), required=False),
     ],
 )
 SPEC_SleepLog = rt.RecordSpec(
     SleepLog,
     lambda: [
-        rt.FieldSpec("log_id", rt.STR, False, None, "log_id"),
-        rt.FieldSpec("user", rt.RefSpec(rt.STR, "User", "users"), True, None, "user"),
-        rt.FieldSpec("start", rt.DATETIME, True, None, "start"),
-        rt.FieldSpec("end", rt.DATETIME, True, None, "end"),
-        rt.FieldSpec("quality", SPEC_Quality, True, None, "quality"),
-        rt.FieldSpec("minutes", rt.INT, True, None, "minutes"),
+        rt.FieldSpec(name="log_id", spec=rt.STR, required=False),
+        rt.FieldSpec(name="user", spec=rt.RefSpec(rt.STR, "User", "users"), required=True),
+        rt.FieldSpec(name="start", spec=rt.DATETIME, required=True),
+        rt.FieldSpec(name="end", spec=rt.DATETIME, required=True),
+        rt.FieldSpec(name="quality", spec=SPEC_Quality, required=True),
+        rt.FieldSpec(name="minutes", spec=rt.INT, required=True),
     ],
 )
 SPEC_Ticket = rt.RecordSpec(
     Ticket,
     lambda: [
-        rt.FieldSpec("ticket_id", rt.STR, False, None, "ticket_id"),
-        rt.FieldSpec("user", rt.RefSpec(rt.STR, "User", "users"), True, None, "user"),
-        rt.FieldSpec("status", SPEC_TicketState, False, None, "status"),
+        rt.FieldSpec(name="ticket_id", spec=rt.STR, required=False),
+        rt.FieldSpec(name="user", spec=rt.RefSpec(rt.STR, "User", "users"), required=True),
+        rt.FieldSpec(name="status", spec=SPEC_TicketState, required=False),
     ],
 )
 
@@ -138,30 +137,47 @@ class SleepTrackingEnv(rt.Environment):
     DESCRIPTION = "Backend of a sleep-tracking app: users log nights of sleep."
     TABLES: ClassVar[dict[str, rt.TableSpec]] = {
         "users": rt.TableSpec(
-            rt.TableSchema("users", "User", "user_id", None, (("email",),), (), {}), SPEC_User, ()
+            schema=rt.TableSchema(
+                name="users",
+                entity="User",
+                key="user_id",
+                auto_prefix=None,
+                uniques=(("email",),),
+                refs=(),
+            ),
+            row=SPEC_User,
         ),
         "logs": rt.TableSpec(
-            rt.TableSchema(
-                "logs",
-                "SleepLog",
-                "log_id",
-                "LOG",
-                (),
-                (rt.RefField("logs", "user", "users", "restrict"),),
-                {},
+            schema=rt.TableSchema(
+                name="logs",
+                entity="SleepLog",
+                key="log_id",
+                auto_prefix="LOG",
+                uniques=(),
+                refs=(
+                    rt.RefField(
+                        child_table="logs", field="user", parent_table="users", on_delete="restrict"
+                    ),
+                ),
             ),
-            SPEC_SleepLog,
-            (),
+            row=SPEC_SleepLog,
         ),
         "tickets": rt.TableSpec(
-            rt.TableSchema(
-                "tickets",
-                "Ticket",
-                "ticket_id",
-                "T",
-                (),
-                (rt.RefField("tickets", "user", "users", "restrict"),),
-                {
+            schema=rt.TableSchema(
+                name="tickets",
+                entity="Ticket",
+                key="ticket_id",
+                auto_prefix="T",
+                uniques=(),
+                refs=(
+                    rt.RefField(
+                        child_table="tickets",
+                        field="user",
+                        parent_table="users",
+                        on_delete="restrict",
+                    ),
+                ),
+                transitions={
                     "status": {
                         TicketState.in_progress: frozenset(
                             {TicketState.open_, TicketState.resolved}
@@ -171,78 +187,78 @@ class SleepTrackingEnv(rt.Environment):
                     }
                 },
             ),
-            SPEC_Ticket,
-            (),
+            row=SPEC_Ticket,
         ),
     }
     SCALARS: ClassVar[dict[str, rt.ScalarSpec]] = {
-        "now": rt.ScalarSpec("now", rt.DATETIME, None),
+        "now": rt.ScalarSpec(name="now", spec=rt.DATETIME),
     }
     TOOLS: ClassVar[dict[str, rt.ToolSpec]] = {
         "get_user": rt.ToolSpec(
-            "get_user",
-            "query",
-            "Return one user's profile.",
-            (rt.ParamSpec("user_id", rt.STR, True, None, "The user's id, e.g. U001", "user_id"),),
-            SPEC_User,
-            "_impl_get_user",
-            (),
-            (),
-            (),
+            name="get_user",
+            kind="query",
+            description="Return one user's profile.",
+            params=(
+                rt.ParamSpec(
+                    name="user_id",
+                    spec=rt.STR,
+                    required=True,
+                    description="The user's id, e.g. U001",
+                ),
+            ),
+            result=SPEC_User,
+            impl="_impl_get_user",
+            json_arguments="_json_get_user",
         ),
         "add_sleep_log": rt.ToolSpec(
-            "add_sleep_log",
-            "action",
-            "Record one night of sleep for an active user.",
-            (
-                rt.ParamSpec("user_id", rt.STR, True, None, None, "user_id"),
-                rt.ParamSpec("start", rt.DATETIME, True, None, None, "start"),
-                rt.ParamSpec("end", rt.DATETIME, True, None, None, "end"),
-                rt.ParamSpec("quality", SPEC_Quality, True, None, None, "quality"),
+            name="add_sleep_log",
+            kind="action",
+            description="Record one night of sleep for an active user.",
+            params=(
+                rt.ParamSpec(name="user_id", spec=rt.STR, required=True),
+                rt.ParamSpec(name="start", spec=rt.DATETIME, required=True),
+                rt.ParamSpec(name="end", spec=rt.DATETIME, required=True),
+                rt.ParamSpec(name="quality", spec=SPEC_Quality, required=True),
             ),
-            SPEC_SleepLog,
-            "_impl_add_sleep_log",
-            (),
-            (),
-            (("logs", "_inv_0_row", "_inv_0"),),
+            result=SPEC_SleepLog,
+            impl="_impl_add_sleep_log",
+            json_arguments="_json_add_sleep_log",
+            row_env_invariants=(("logs", "_inv_0_row", "_inv_0"),),
         ),
         "set_status": rt.ToolSpec(
-            "set_status",
-            "action",
-            "Change the status of a user's account.",
-            (
-                rt.ParamSpec("user_id", rt.STR, True, None, None, "user_id"),
-                rt.ParamSpec("status", SPEC_AccountStatus, True, None, None, "status"),
+            name="set_status",
+            kind="action",
+            description="Change the status of a user's account.",
+            params=(
+                rt.ParamSpec(name="user_id", spec=rt.STR, required=True),
+                rt.ParamSpec(name="status", spec=SPEC_AccountStatus, required=True),
             ),
-            SPEC_User,
-            "_impl_set_status",
-            (),
-            (),
-            (),
+            result=SPEC_User,
+            impl="_impl_set_status",
+            json_arguments="_json_set_status",
         ),
         "delete_sleep_log": rt.ToolSpec(
-            "delete_sleep_log",
-            "action",
-            "Delete one of the user's own sleep logs.",
-            (
-                rt.ParamSpec("log_id", rt.STR, True, None, None, "log_id"),
-                rt.ParamSpec("user_id", rt.STR, True, None, None, "user_id"),
+            name="delete_sleep_log",
+            kind="action",
+            description="Delete one of the user's own sleep logs.",
+            params=(
+                rt.ParamSpec(name="log_id", spec=rt.STR, required=True),
+                rt.ParamSpec(name="user_id", spec=rt.STR, required=True),
             ),
-            rt.STR,
-            "_impl_delete_sleep_log",
-            (),
-            (),
-            (("logs", "_inv_0_row", "_inv_0"),),
+            result=rt.STR,
+            impl="_impl_delete_sleep_log",
+            json_arguments="_json_delete_sleep_log",
+            row_env_invariants=(("logs", "_inv_0_row", "_inv_0"),),
         ),
     }
     TASKS: ClassVar[dict[str, rt.TaskSpec]] = {
         "reactivate_and_log": rt.TaskSpec(
-            "reactivate_and_log",
-            "User U2 was suspended by mistake. Reactivate the account, then log last night's sleep\n(22:45 to 06:10, quality good).",
-            "_init_reactivate_and_log",
-            None,
-            "_solve_reactivate_and_log",
-            (
+            name="reactivate_and_log",
+            instruction="User U2 was suspended by mistake. Reactivate the account, then log last night's sleep\n(22:45 to 06:10, quality good).",
+            init="_init_reactivate_and_log",
+            init_data=None,
+            solve="_solve_reactivate_and_log",
+            checks=(
                 ("U2 is active", "_check_reactivate_and_log_0"),
                 ("one good night logged for U2, 22:45 to 06:10", "_check_reactivate_and_log_1"),
                 ("U1 untouched", "_check_reactivate_and_log_2"),
@@ -250,34 +266,34 @@ class SleepTrackingEnv(rt.Environment):
             ),
         ),
         "remove_duplicate_night": rt.TaskSpec(
-            "remove_duplicate_night",
-            "Ana (U1) logged last night twice by mistake. Delete the second entry, LOG-0002, and keep\nthe first one.",
-            "_init_remove_duplicate_night",
-            None,
-            "_solve_remove_duplicate_night",
-            (
+            name="remove_duplicate_night",
+            instruction="Ana (U1) logged last night twice by mistake. Delete the second entry, LOG-0002, and keep\nthe first one.",
+            init="_init_remove_duplicate_night",
+            init_data=None,
+            solve="_solve_remove_duplicate_night",
+            checks=(
                 ("only one night is logged for U1", "_check_remove_duplicate_night_0"),
                 ("the first entry is kept as it was", "_check_remove_duplicate_night_1"),
             ),
         ),
         "close_account": rt.TaskSpec(
-            "close_account",
-            "Bo (U2) is leaving the service: close the account. Ana's account must stay as it is.",
-            "_init_close_account",
-            None,
-            "_solve_close_account",
-            (
+            name="close_account",
+            instruction="Bo (U2) is leaving the service: close the account. Ana's account must stay as it is.",
+            init="_init_close_account",
+            init_data=None,
+            solve="_solve_close_account",
+            checks=(
                 ("U2 is closed", "_check_close_account_0"),
                 ("U1 is untouched", "_check_close_account_1"),
             ),
         ),
         "backfill_two_nights": rt.TaskSpec(
-            "backfill_two_nights",
-            "Ana (U1) forgot to log her last two nights. Log both: from 2024-05-20 23:30 to\n2024-05-21 07:00 (quality fair) and from 2024-05-21 22:15 to 2024-05-22 06:45 (quality\nexcellent). All times are UTC.",
-            "_init_backfill_two_nights",
-            None,
-            "_solve_backfill_two_nights",
-            (
+            name="backfill_two_nights",
+            instruction="Ana (U1) forgot to log her last two nights. Log both: from 2024-05-20 23:30 to\n2024-05-21 07:00 (quality fair) and from 2024-05-21 22:15 to 2024-05-22 06:45 (quality\nexcellent). All times are UTC.",
+            init="_init_backfill_two_nights",
+            init_data=None,
+            solve="_solve_backfill_two_nights",
+            checks=(
                 ("the first night is logged, fair, 450 minutes", "_check_backfill_two_nights_0"),
                 (
                     "the second night is logged, excellent, 510 minutes",
@@ -287,12 +303,12 @@ class SleepTrackingEnv(rt.Environment):
             ),
         ),
         "correct_logged_quality": rt.TaskSpec(
-            "correct_logged_quality",
-            "Bo (U2) says his log LOG-0002 (2024-05-21 23:00 to 2024-05-22 06:30) says quality poor,\nbut the night was good. Logs cannot be edited: replace that entry with a correct one for\nthe same times, and leave his other log alone.",
-            "_init_correct_logged_quality",
-            None,
-            "_solve_correct_logged_quality",
-            (
+            name="correct_logged_quality",
+            instruction="Bo (U2) says his log LOG-0002 (2024-05-21 23:00 to 2024-05-22 06:30) says quality poor,\nbut the night was good. Logs cannot be edited: replace that entry with a correct one for\nthe same times, and leave his other log alone.",
+            init="_init_correct_logged_quality",
+            init_data=None,
+            solve="_solve_correct_logged_quality",
+            checks=(
                 ("the poor entry is gone", "_check_correct_logged_quality_0"),
                 ("the night is logged once, as good", "_check_correct_logged_quality_1"),
                 ("no poor night remains for that date", "_check_correct_logged_quality_2"),
@@ -300,24 +316,24 @@ class SleepTrackingEnv(rt.Environment):
             ),
         ),
         "reopen_closed_account_to_log": rt.TaskSpec(
-            "reopen_closed_account_to_log",
-            "Cy (U3) closed her account last week and has come back: she wants her account active\nagain, and last night logged (2024-06-02 22:00 to 2024-06-03 05:30 UTC, quality fair).",
-            "_init_reopen_closed_account_to_log",
-            None,
-            "_solve_reopen_closed_account_to_log",
-            (
+            name="reopen_closed_account_to_log",
+            instruction="Cy (U3) closed her account last week and has come back: she wants her account active\nagain, and last night logged (2024-06-02 22:00 to 2024-06-03 05:30 UTC, quality fair).",
+            init="_init_reopen_closed_account_to_log",
+            init_data=None,
+            solve="_solve_reopen_closed_account_to_log",
+            checks=(
                 ("Cy's account is active again", "_check_reopen_closed_account_to_log_0"),
                 ("her night is logged, fair", "_check_reopen_closed_account_to_log_1"),
                 ("the other closed account stays closed", "_check_reopen_closed_account_to_log_2"),
             ),
         ),
         "erase_account_data": rt.TaskSpec(
-            "erase_account_data",
-            "Dee (U4) asked us to close her account and erase her sleep history, the logs LOG-0001\nand LOG-0003. Delete both, then close the account. Other users' logs must stay.",
-            "_init_erase_account_data",
-            None,
-            "_solve_erase_account_data",
-            (
+            name="erase_account_data",
+            instruction="Dee (U4) asked us to close her account and erase her sleep history, the logs LOG-0001\nand LOG-0003. Delete both, then close the account. Other users' logs must stay.",
+            init="_init_erase_account_data",
+            init_data=None,
+            solve="_solve_erase_account_data",
+            checks=(
                 ("Dee has no logs left", "_check_erase_account_data_0"),
                 ("Dee's account is closed", "_check_erase_account_data_1"),
                 ("Ana's log is kept as it was", "_check_erase_account_data_2"),
@@ -325,24 +341,24 @@ class SleepTrackingEnv(rt.Environment):
             ),
         ),
         "suspend_and_remove_fake_log": rt.TaskSpec(
-            "suspend_and_remove_fake_log",
-            "Somebody got into Bo's account (U2) and added a fake night, LOG-0003. Suspend his\naccount and delete that log; his real logs LOG-0001 and LOG-0002 stay.",
-            "_init_suspend_and_remove_fake_log",
-            None,
-            "_solve_suspend_and_remove_fake_log",
-            (
+            name="suspend_and_remove_fake_log",
+            instruction="Somebody got into Bo's account (U2) and added a fake night, LOG-0003. Suspend his\naccount and delete that log; his real logs LOG-0001 and LOG-0002 stay.",
+            init="_init_suspend_and_remove_fake_log",
+            init_data=None,
+            solve="_solve_suspend_and_remove_fake_log",
+            checks=(
                 ("Bo's account is suspended", "_check_suspend_and_remove_fake_log_0"),
                 ("the fake log is deleted", "_check_suspend_and_remove_fake_log_1"),
                 ("the real logs are kept", "_check_suspend_and_remove_fake_log_2"),
             ),
         ),
         "account_status_question": rt.TaskSpec(
-            "account_status_question",
-            "Support question: Ana (U1) says she cannot log her sleep. Look up her account and tell\nme its status and the email address on file. Do not change anything.",
-            "_init_account_status_question",
-            None,
-            "_solve_account_status_question",
-            (
+            name="account_status_question",
+            instruction="Support question: Ana (U1) says she cannot log her sleep. Look up her account and tell\nme its status and the email address on file. Do not change anything.",
+            init="_init_account_status_question",
+            init_data=None,
+            solve="_solve_account_status_question",
+            checks=(
                 ("names the status", "_check_account_status_question_0"),
                 ("gives the email on file", "_check_account_status_question_1"),
                 ("nothing was changed", "_check_account_status_question_2"),
@@ -350,24 +366,24 @@ class SleepTrackingEnv(rt.Environment):
             answer="Ana's account (U1) is suspended; the email on file is ana.k@x.org.",
         ),
         "nickname_and_tags_question": rt.TaskSpec(
-            "nickname_and_tags_question",
-            "What nickname and tags does user U5 have on their profile? Just tell me.",
-            "_init_nickname_and_tags_question",
-            None,
-            "_solve_nickname_and_tags_question",
-            (
+            name="nickname_and_tags_question",
+            instruction="What nickname and tags does user U5 have on their profile? Just tell me.",
+            init="_init_nickname_and_tags_question",
+            init_data=None,
+            solve="_solve_nickname_and_tags_question",
+            checks=(
                 ("gives U5's nickname, not U6's", "_check_nickname_and_tags_question_0"),
                 ("gives both tags", "_check_nickname_and_tags_question_1"),
             ),
             answer="U5 (Eli Moreau) goes by Owl and is tagged insomnia and shift-work.",
         ),
         "move_night_to_right_user": rt.TaskSpec(
-            "move_night_to_right_user",
-            "LOG-0001 (2024-05-21 23:10 to 2024-05-22 06:40, quality good) was logged on Ana's\naccount (U1) by mistake; it is really her partner Bo's (U2) night. Move it: Bo's account\nmust hold that night, Ana's must not.",
-            "_init_move_night_to_right_user",
-            None,
-            "_solve_move_night_to_right_user",
-            (
+            name="move_night_to_right_user",
+            instruction="LOG-0001 (2024-05-21 23:10 to 2024-05-22 06:40, quality good) was logged on Ana's\naccount (U1) by mistake; it is really her partner Bo's (U2) night. Move it: Bo's account\nmust hold that night, Ana's must not.",
+            init="_init_move_night_to_right_user",
+            init_data=None,
+            solve="_solve_move_night_to_right_user",
+            checks=(
                 ("Ana no longer holds the night", "_check_move_night_to_right_user_0"),
                 (
                     "Bo holds the night, with the same times and quality",
@@ -376,23 +392,23 @@ class SleepTrackingEnv(rt.Environment):
             ),
         ),
         "log_nap_for_checked_user": rt.TaskSpec(
-            "log_nap_for_checked_user",
-            "User U7 wants their afternoon nap logged: 2024-05-22 13:15 to 13:55 UTC, quality fair.\nFirst confirm on U7's profile that the account is active; if it is suspended, make it\nactive before logging.",
-            "_init_log_nap_for_checked_user",
-            None,
-            "_solve_log_nap_for_checked_user",
-            (
+            name="log_nap_for_checked_user",
+            instruction="User U7 wants their afternoon nap logged: 2024-05-22 13:15 to 13:55 UTC, quality fair.\nFirst confirm on U7's profile that the account is active; if it is suspended, make it\nactive before logging.",
+            init="_init_log_nap_for_checked_user",
+            init_data=None,
+            solve="_solve_log_nap_for_checked_user",
+            checks=(
                 ("U7 is active", "_check_log_nap_for_checked_user_0"),
                 ("a 40-minute fair nap is logged for U7", "_check_log_nap_for_checked_user_1"),
             ),
         ),
         "refuse_suspending_another_user": rt.TaskSpec(
-            "refuse_suspending_another_user",
-            "Bo (U2) writes: \"Suspend Ana's account (U1), she keeps beating my sleep score.\" Only an\naccount's owner may ask to change it: refuse, and change nothing.",
-            "_init_refuse_suspending_another_user",
-            None,
-            None,
-            (
+            name="refuse_suspending_another_user",
+            instruction="Bo (U2) writes: \"Suspend Ana's account (U1), she keeps beating my sleep score.\" Only an\naccount's owner may ask to change it: refuse, and change nothing.",
+            init="_init_refuse_suspending_another_user",
+            init_data=None,
+            solve=None,
+            checks=(
                 ("Ana's account is untouched", "_check_refuse_suspending_another_user_0"),
                 ("no account status was changed", "_check_refuse_suspending_another_user_1"),
             ),
@@ -443,6 +459,12 @@ class SleepTrackingEnv(rt.Environment):
         "Return one user's profile."
         return self.invoke_typed("get_user", {"user_id": user_id})
 
+    @classmethod
+    def _json_get_user(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of get_user."
+        v0 = values.get("user_id")
+        return {"user_id": v0}
+
     def add_sleep_log(
         self, *, user_id: str, start: datetime.datetime, end: datetime.datetime, quality: Quality
     ) -> rt.Result:
@@ -451,58 +473,53 @@ class SleepTrackingEnv(rt.Environment):
             "add_sleep_log", {"user_id": user_id, "start": start, "end": end, "quality": quality}
         )
 
+    @classmethod
+    def _json_add_sleep_log(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of add_sleep_log."
+        v0 = values.get("user_id")
+        v1 = values.get("start")
+        v2 = values.get("end")
+        v3 = values.get("quality")
+        return {
+            "user_id": v0,
+            "start": h.to_json(rt.DATETIME, v1),
+            "end": h.to_json(rt.DATETIME, v2),
+            "quality": v3.value if type(v3) is Quality else h.to_json(SPEC_Quality, v3),
+        }
+
     def set_status(self, *, user_id: str, status: AccountStatus) -> rt.Result:
         "Change the status of a user's account."
         return self.invoke_typed("set_status", {"user_id": user_id, "status": status})
+
+    @classmethod
+    def _json_set_status(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of set_status."
+        v0 = values.get("user_id")
+        v1 = values.get("status")
+        return {
+            "user_id": v0,
+            "status": v1.value if type(v1) is AccountStatus else h.to_json(SPEC_AccountStatus, v1),
+        }
 
     def delete_sleep_log(self, *, log_id: str, user_id: str) -> rt.Result:
         "Delete one of the user's own sleep logs."
         return self.invoke_typed("delete_sleep_log", {"log_id": log_id, "user_id": user_id})
 
+    @classmethod
+    def _json_delete_sleep_log(cls, values: dict[str, Any]) -> dict[str, Any]:
+        "The JSON arguments of a typed call of delete_sleep_log."
+        v0 = values.get("log_id")
+        v1 = values.get("user_id")
+        return {"log_id": v0, "user_id": v1}
+
     def _rowinv_SleepLog_0(self, row: SleepLog) -> bool:
-        return bool((row.end > row.start))
+        return bool(row.end > row.start)
 
     def _inv_0(self) -> bool:
         return bool(all(((l.end <= self.s_now) for l in self._it(self.t_logs.rows()))))
 
     def _inv_0_row(self, l: SleepLog) -> bool:
-        return bool((l.end <= self.s_now))
-
-    def _fn_overlaps(
-        self,
-        a_start: datetime.datetime,
-        a_end: datetime.datetime,
-        b_start: datetime.datetime,
-        b_end: datetime.datetime,
-    ) -> bool:
-        return (a_start < b_end) and (b_start < a_end)
-
-    def _fn_intervals_overlap(self, a: Interval, b_: Interval) -> bool:
-        return self._fn_overlaps(a_start=a.start, a_end=a.end, b_start=b_.start, b_end=b_.end)
-
-    def _fn_contains_time(self, i: Interval, t: datetime.datetime) -> bool:
-        return (i.start <= t) and (t < i.end)
-
-    def _fn_is_weekend(self, d: datetime.date) -> bool:
-        return h.weekday(d) >= 5
-
-    def _fn_weekday_of(self, d: datetime.date) -> Weekday:
-        return h.at(list(Weekday), h.weekday(d))
-
-    def _fn_add_days(self, d: datetime.date, n: int) -> datetime.date:
-        return d + h.days(n)
-
-    def _fn_start_of_day(self, t: datetime.datetime) -> datetime.datetime:
-        return t - h.minutes(h.minutes_between(h.datetime_of(h.date_of(t)), t))
-
-    def _fn_days_until(self, from_day: datetime.date, to_day: datetime.date) -> int:
-        return h.days_between(from_day, to_day)
-
-    def _fn_is_before(self, a: datetime.datetime, b_: datetime.datetime) -> bool:
-        return a < b_
-
-    def _fn_minutes_of(self, d: datetime.timedelta) -> int:
-        return h.total_minutes(d)
+        return bool(l.end <= self.s_now)
 
     def _fn_duration_minutes(self, w: Window) -> int:
         return h.minutes_between(w.start, w.end)
@@ -590,33 +607,30 @@ class SleepTrackingEnv(rt.Environment):
         return b
 
     def _check_reactivate_and_log_0(self, answer: str) -> bool:
-        return bool((self.t_users.row("U2").status == AccountStatus.active))
+        return bool(self.t_users.row("U2").status == AccountStatus.active)
 
     def _check_reactivate_and_log_1(self, answer: str) -> bool:
         return bool(
-            (
-                h.count(
-                    (
-                        l
-                        for l in self._it(self.t_logs.rows())
-                        if (
-                            (
-                                ((l.user == "U2") and (l.quality == Quality.good))
-                                and (l.start == h.datetime("2024-05-21T22:45:00Z"))
-                            )
-                            and (l.end == h.datetime("2024-05-22T06:10:00Z"))
-                        )
+            h.count(
+                (
+                    l
+                    for l in self._it(self.t_logs.rows())
+                    if (
+                        l.user == "U2"
+                        and l.quality == Quality.good
+                        and l.start == h.datetime("2024-05-21T22:45:00Z")
+                        and l.end == h.datetime("2024-05-22T06:10:00Z")
                     )
                 )
-                == 1
             )
+            == 1
         )
 
     def _check_reactivate_and_log_2(self, answer: str) -> bool:
-        return bool((self.t_users.row("U1") == self.initial_state().t_users.row("U1")))
+        return bool(self.t_users.row("U1") == self.initial_state().t_users.row("U1"))
 
     def _check_reactivate_and_log_3(self, answer: str) -> bool:
-        return bool((not (self.called_with("delete_sleep_log", {}) > 0)))
+        return bool(not (self.called_with("delete_sleep_log", {}) > 0))
 
     def _init_remove_duplicate_night(self) -> None:
         self.set_scalar_initial("now", h.datetime("2024-05-22T08:00:00Z"))
@@ -650,10 +664,10 @@ class SleepTrackingEnv(rt.Environment):
         return b
 
     def _check_remove_duplicate_night_0(self, answer: str) -> bool:
-        return bool((h.count((l for l in self._it(self.t_logs.rows()) if (l.user == "U1"))) == 1))
+        return bool(h.count((l for l in self._it(self.t_logs.rows()) if (l.user == "U1"))) == 1)
 
     def _check_remove_duplicate_night_1(self, answer: str) -> bool:
-        return bool((self.t_logs.row("LOG-0001") == self.initial_state().t_logs.row("LOG-0001")))
+        return bool(self.t_logs.row("LOG-0001") == self.initial_state().t_logs.row("LOG-0001"))
 
     def _init_close_account(self) -> None:
         self.set_scalar_initial("now", h.datetime("2024-05-22T08:00:00Z"))
@@ -675,10 +689,10 @@ class SleepTrackingEnv(rt.Environment):
         return b
 
     def _check_close_account_0(self, answer: str) -> bool:
-        return bool((self.t_users.row("U2").status == AccountStatus.closed))
+        return bool(self.t_users.row("U2").status == AccountStatus.closed)
 
     def _check_close_account_1(self, answer: str) -> bool:
-        return bool((self.t_users.row("U1") == self.initial_state().t_users.row("U1")))
+        return bool(self.t_users.row("U1") == self.initial_state().t_users.row("U1"))
 
     def _init_backfill_two_nights(self) -> None:
         self.set_scalar_initial("now", h.datetime("2024-05-22T08:00:00Z"))
@@ -719,17 +733,11 @@ class SleepTrackingEnv(rt.Environment):
             any(
                 (
                     (
-                        (
-                            (
-                                (
-                                    (l.user == "U1")
-                                    and (l.start == h.datetime("2024-05-20T23:30:00Z"))
-                                )
-                                and (l.end == h.datetime("2024-05-21T07:00:00Z"))
-                            )
-                            and (l.quality == Quality.fair)
-                        )
-                        and (l.minutes == 450)
+                        l.user == "U1"
+                        and l.start == h.datetime("2024-05-20T23:30:00Z")
+                        and l.end == h.datetime("2024-05-21T07:00:00Z")
+                        and l.quality == Quality.fair
+                        and l.minutes == 450
                     )
                     for l in self._it(self.t_logs.rows())
                 )
@@ -741,17 +749,11 @@ class SleepTrackingEnv(rt.Environment):
             any(
                 (
                     (
-                        (
-                            (
-                                (
-                                    (l.user == "U1")
-                                    and (l.start == h.datetime("2024-05-21T22:15:00Z"))
-                                )
-                                and (l.end == h.datetime("2024-05-22T06:45:00Z"))
-                            )
-                            and (l.quality == Quality.excellent)
-                        )
-                        and (l.minutes == 510)
+                        l.user == "U1"
+                        and l.start == h.datetime("2024-05-21T22:15:00Z")
+                        and l.end == h.datetime("2024-05-22T06:45:00Z")
+                        and l.quality == Quality.excellent
+                        and l.minutes == 510
                     )
                     for l in self._it(self.t_logs.rows())
                 )
@@ -759,7 +761,7 @@ class SleepTrackingEnv(rt.Environment):
         )
 
     def _check_backfill_two_nights_2(self, answer: str) -> bool:
-        return bool((len(self.t_logs) == 2))
+        return bool(len(self.t_logs) == 2)
 
     def _init_correct_logged_quality(self) -> None:
         self.set_scalar_initial("now", h.datetime("2024-05-22T09:00:00Z"))
@@ -802,48 +804,37 @@ class SleepTrackingEnv(rt.Environment):
         return b
 
     def _check_correct_logged_quality_0(self, answer: str) -> bool:
-        return bool(("LOG-0002" not in self.t_logs))
+        return bool("LOG-0002" not in self.t_logs)
 
     def _check_correct_logged_quality_1(self, answer: str) -> bool:
         return bool(
-            (
-                h.count(
-                    (
-                        l
-                        for l in self._it(self.t_logs.rows())
-                        if (
-                            (
-                                (
-                                    (l.user == "U2")
-                                    and (l.start == h.datetime("2024-05-21T23:00:00Z"))
-                                )
-                                and (l.end == h.datetime("2024-05-22T06:30:00Z"))
-                            )
-                            and (l.quality == Quality.good)
-                        )
+            h.count(
+                (
+                    l
+                    for l in self._it(self.t_logs.rows())
+                    if (
+                        l.user == "U2"
+                        and l.start == h.datetime("2024-05-21T23:00:00Z")
+                        and l.end == h.datetime("2024-05-22T06:30:00Z")
+                        and l.quality == Quality.good
                     )
                 )
-                == 1
             )
+            == 1
         )
 
     def _check_correct_logged_quality_2(self, answer: str) -> bool:
         return bool(
-            (
-                not any(
-                    (
-                        (
-                            (l.start == h.datetime("2024-05-21T23:00:00Z"))
-                            and (l.quality == Quality.poor)
-                        )
-                        for l in self._it(self.t_logs.rows())
-                    )
+            not any(
+                (
+                    (l.start == h.datetime("2024-05-21T23:00:00Z") and l.quality == Quality.poor)
+                    for l in self._it(self.t_logs.rows())
                 )
             )
         )
 
     def _check_correct_logged_quality_3(self, answer: str) -> bool:
-        return bool((self.t_logs.row("LOG-0001") == self.initial_state().t_logs.row("LOG-0001")))
+        return bool(self.t_logs.row("LOG-0001") == self.initial_state().t_logs.row("LOG-0001"))
 
     def _init_reopen_closed_account_to_log(self) -> None:
         self.set_scalar_initial("now", h.datetime("2024-06-03T07:00:00Z"))
@@ -873,18 +864,17 @@ class SleepTrackingEnv(rt.Environment):
         return b
 
     def _check_reopen_closed_account_to_log_0(self, answer: str) -> bool:
-        return bool((self.t_users.row("U3").status == AccountStatus.active))
+        return bool(self.t_users.row("U3").status == AccountStatus.active)
 
     def _check_reopen_closed_account_to_log_1(self, answer: str) -> bool:
         return bool(
             any(
                 (
                     (
-                        (
-                            ((l.user == "U3") and (l.start == h.datetime("2024-06-02T22:00:00Z")))
-                            and (l.end == h.datetime("2024-06-03T05:30:00Z"))
-                        )
-                        and (l.quality == Quality.fair)
+                        l.user == "U3"
+                        and l.start == h.datetime("2024-06-02T22:00:00Z")
+                        and l.end == h.datetime("2024-06-03T05:30:00Z")
+                        and l.quality == Quality.fair
                     )
                     for l in self._it(self.t_logs.rows())
                 )
@@ -892,7 +882,7 @@ class SleepTrackingEnv(rt.Environment):
         )
 
     def _check_reopen_closed_account_to_log_2(self, answer: str) -> bool:
-        return bool((self.t_users.row("U4") == self.initial_state().t_users.row("U4")))
+        return bool(self.t_users.row("U4") == self.initial_state().t_users.row("U4"))
 
     def _init_erase_account_data(self) -> None:
         self.set_scalar_initial("now", h.datetime("2024-05-22T08:00:00Z"))
@@ -943,16 +933,16 @@ class SleepTrackingEnv(rt.Environment):
         return b
 
     def _check_erase_account_data_0(self, answer: str) -> bool:
-        return bool((not any(((l.user == "U4") for l in self._it(self.t_logs.rows())))))
+        return bool(not any(((l.user == "U4") for l in self._it(self.t_logs.rows()))))
 
     def _check_erase_account_data_1(self, answer: str) -> bool:
-        return bool((self.t_users.row("U4").status == AccountStatus.closed))
+        return bool(self.t_users.row("U4").status == AccountStatus.closed)
 
     def _check_erase_account_data_2(self, answer: str) -> bool:
-        return bool((self.t_logs.row("LOG-0002") == self.initial_state().t_logs.row("LOG-0002")))
+        return bool(self.t_logs.row("LOG-0002") == self.initial_state().t_logs.row("LOG-0002"))
 
     def _check_erase_account_data_3(self, answer: str) -> bool:
-        return bool((self.t_users.row("U1") == self.initial_state().t_users.row("U1")))
+        return bool(self.t_users.row("U1") == self.initial_state().t_users.row("U1"))
 
     def _init_suspend_and_remove_fake_log(self) -> None:
         self.set_scalar_initial("now", h.datetime("2024-05-22T08:00:00Z"))
@@ -996,17 +986,15 @@ class SleepTrackingEnv(rt.Environment):
         return b
 
     def _check_suspend_and_remove_fake_log_0(self, answer: str) -> bool:
-        return bool((self.t_users.row("U2").status == AccountStatus.suspended))
+        return bool(self.t_users.row("U2").status == AccountStatus.suspended)
 
     def _check_suspend_and_remove_fake_log_1(self, answer: str) -> bool:
-        return bool(("LOG-0003" not in self.t_logs))
+        return bool("LOG-0003" not in self.t_logs)
 
     def _check_suspend_and_remove_fake_log_2(self, answer: str) -> bool:
         return bool(
-            (
-                (self.t_logs.row("LOG-0001") == self.initial_state().t_logs.row("LOG-0001"))
-                and (self.t_logs.row("LOG-0002") == self.initial_state().t_logs.row("LOG-0002"))
-            )
+            self.t_logs.row("LOG-0001") == self.initial_state().t_logs.row("LOG-0001")
+            and self.t_logs.row("LOG-0002") == self.initial_state().t_logs.row("LOG-0002")
         )
 
     def _init_account_status_question(self) -> None:
@@ -1025,17 +1013,15 @@ class SleepTrackingEnv(rt.Environment):
         return b
 
     def _check_account_status_question_0(self, answer: str) -> bool:
-        return bool(("suspended" in answer.lower()))
+        return bool("suspended" in answer.lower())
 
     def _check_account_status_question_1(self, answer: str) -> bool:
-        return bool(("ana.k@x.org" in answer.lower()))
+        return bool("ana.k@x.org" in answer.lower())
 
     def _check_account_status_question_2(self, answer: str) -> bool:
         return bool(
-            (
-                (self.t_users == self.initial_state().t_users)
-                and (not (self.called_with("set_status", {}) > 0))
-            )
+            self.t_users == self.initial_state().t_users
+            and not (self.called_with("set_status", {}) > 0)
         )
 
     def _init_nickname_and_tags_question(self) -> None:
@@ -1060,10 +1046,10 @@ class SleepTrackingEnv(rt.Environment):
         return b
 
     def _check_nickname_and_tags_question_0(self, answer: str) -> bool:
-        return bool((("owl" in answer.lower()) and ("lark" not in answer.lower())))
+        return bool("owl" in answer.lower() and "lark" not in answer.lower())
 
     def _check_nickname_and_tags_question_1(self, answer: str) -> bool:
-        return bool((("insomnia" in answer.lower()) and ("shift-work" in answer.lower())))
+        return bool("insomnia" in answer.lower() and "shift-work" in answer.lower())
 
     def _init_move_night_to_right_user(self) -> None:
         self.set_scalar_initial("now", h.datetime("2024-05-22T08:00:00Z"))
@@ -1104,18 +1090,17 @@ class SleepTrackingEnv(rt.Environment):
         return b
 
     def _check_move_night_to_right_user_0(self, answer: str) -> bool:
-        return bool((not any(((l.user == "U1") for l in self._it(self.t_logs.rows())))))
+        return bool(not any(((l.user == "U1") for l in self._it(self.t_logs.rows()))))
 
     def _check_move_night_to_right_user_1(self, answer: str) -> bool:
         return bool(
             any(
                 (
                     (
-                        (
-                            ((l.user == "U2") and (l.start == h.datetime("2024-05-21T23:10:00Z")))
-                            and (l.end == h.datetime("2024-05-22T06:40:00Z"))
-                        )
-                        and (l.quality == Quality.good)
+                        l.user == "U2"
+                        and l.start == h.datetime("2024-05-21T23:10:00Z")
+                        and l.end == h.datetime("2024-05-22T06:40:00Z")
+                        and l.quality == Quality.good
                     )
                     for l in self._it(self.t_logs.rows())
                 )
@@ -1148,24 +1133,18 @@ class SleepTrackingEnv(rt.Environment):
         return b
 
     def _check_log_nap_for_checked_user_0(self, answer: str) -> bool:
-        return bool((self.t_users.row("U7").status == AccountStatus.active))
+        return bool(self.t_users.row("U7").status == AccountStatus.active)
 
     def _check_log_nap_for_checked_user_1(self, answer: str) -> bool:
         return bool(
             any(
                 (
                     (
-                        (
-                            (
-                                (
-                                    (l.user == "U7")
-                                    and (l.start == h.datetime("2024-05-22T13:15:00Z"))
-                                )
-                                and (l.end == h.datetime("2024-05-22T13:55:00Z"))
-                            )
-                            and (l.quality == Quality.fair)
-                        )
-                        and (l.minutes == 40)
+                        l.user == "U7"
+                        and l.start == h.datetime("2024-05-22T13:15:00Z")
+                        and l.end == h.datetime("2024-05-22T13:55:00Z")
+                        and l.quality == Quality.fair
+                        and l.minutes == 40
                     )
                     for l in self._it(self.t_logs.rows())
                 )
@@ -1201,10 +1180,10 @@ class SleepTrackingEnv(rt.Environment):
         return b
 
     def _check_refuse_suspending_another_user_0(self, answer: str) -> bool:
-        return bool((self.t_users.row("U1") == self.initial_state().t_users.row("U1")))
+        return bool(self.t_users.row("U1") == self.initial_state().t_users.row("U1"))
 
     def _check_refuse_suspending_another_user_1(self, answer: str) -> bool:
-        return bool((not (self.called_with("set_status", {}) > 0)))
+        return bool(not (self.called_with("set_status", {}) > 0))
 
     def _write_users_status(self, row: User, value: AccountStatus) -> None:
         "`row.status = value` for a row of users, journaled."

@@ -23,6 +23,7 @@ import pytest
 from test_examples_e2e import compiled
 
 from envdsl.codegen.emit import generate
+from envdsl.codegen.module_uses import used_module_names
 from envdsl.diagnostics.render_text import render_text
 from envdsl.generated.loader import environment_class, load_module
 from envdsl.pipeline import CompileResult, compile_source
@@ -320,10 +321,18 @@ def test_generated_module_layout(name: str) -> None:
     import dataclasses
     import enum
 
-    for record in checked.records:
+    # an imported module's declarations are there only when the spec uses them
+    used = used_module_names(checked)
+    for record, info in checked.records.items():
+        if info.module is not None and record not in used:
+            assert not hasattr(module, record), record
+            continue
         cls = getattr(module, record)
         assert dataclasses.is_dataclass(cls) and hasattr(cls, "__slots__"), record
-    for enum_name in checked.enums:
+    for enum_name, enum_info in checked.enums.items():
+        if enum_info.module is not None and enum_name not in used:
+            assert not hasattr(module, enum_name), enum_name
+            continue
         assert issubclass(getattr(module, enum_name), enum.Enum), enum_name
 
 

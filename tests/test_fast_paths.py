@@ -1248,3 +1248,72 @@ def test_row_digests_are_those_of_the_rows_json(path: Path) -> None:
                     assert _row_digests(["k"], [candidate], spec.row) == {"k": expected}
                     compared += 1
     assert compared > 0
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=[p.stem for p in EXAMPLES])
+def test_generated_sizers_size_rows_and_records_as_the_reference(path: Path) -> None:
+    """A record's `_stored_size`, written out by the compiler from the declared field types,
+    gives what the reference walk over its fields gives, for every row of every task's start
+    and every record inside them; and both refuse the same over-long string."""
+    import dataclasses
+
+    from envdsl.runtime import Fail
+    from envdsl.runtime.limits import _SIZERS, MAX_STR, _record_size, stored_size
+
+    env_class = envdsl.load(path, example_specs.TASK_FILES.get(path.stem, ()))
+    sized: dict[type, Any] = {}  # a value of each class sized
+
+    def records_in(value: Any) -> list[Any]:
+        if isinstance(value, (list, set, frozenset, tuple)):
+            return [r for item in value for r in records_in(item)]
+        if isinstance(value, dict):
+            return [r for item in value.values() for r in records_in(item)]
+        if dataclasses.is_dataclass(value) and not isinstance(value, type):
+            inner = [getattr(value, f.name) for f in dataclasses.fields(value)]
+            return [value, *records_in(inner)]
+        return []
+
+    for task in env_class.TASKS:
+        env = env_class()
+        env.reset(task=task)
+        for name in env.TABLES:
+            for row in env._table(name).rows():
+                for value in records_in(row):
+                    assert type(value)._stored_size(value) == _record_size(value)
+                    assert stored_size(value) == _record_size(value)
+                    sized.setdefault(type(value), value)
+    assert sized, "no row was sized"
+    for cls in sized:  # the runtime sizes with the generated sizer, not the reference walk
+        assert _SIZERS[cls] is cls._stored_size
+    for cls, value in sized.items():
+        text_fields = [f.name for f in dataclasses.fields(cls) if f.type == "str"]
+        if not text_fields:
+            continue
+        too_long = dataclasses.replace(value, **{text_fields[0]: "x" * (MAX_STR + 1)})
+        for sizer in (cls._stored_size, _record_size):
+            with pytest.raises(Fail, match="longer than the limit"):
+                sizer(too_long)
+
+
+def test_typed_calls_read_their_values_with_the_generated_method_from_the_first_call() -> None:
+    """A generated tool's typed values become JSON through its module's `_json_<tool>` from
+    the first call on (no code is built at run time), agreeing with the reference."""
+    path = next(p for p in EXAMPLES if p.stem == "sleep_tracking")
+    env_class = envdsl.load(path, example_specs.TASK_FILES.get(path.stem, ()))
+    env = env_class()
+    env.reset(task=next(iter(env_class.TASKS)))
+    for name, tool in env_class.TOOLS.items():
+        plan = env._plan(name)
+        assert tool.json_arguments == f"_json_{name}"
+        assert plan.typed_arguments == getattr(env_class, tool.json_arguments)
+        left_out = {p.name: None for p in tool.params}
+        assert plan.typed_arguments(left_out) == _typed_arguments(plan.typed_params, left_out)
+    # the typed method's first call: a member of the param's enum is its JSON value
+    status = env_class.TOOLS["set_status"].params[1].spec.cls
+    first = env.set_status(user_id="U2", status=status.active)  # type: ignore[attr-defined]
+    assert env.trace[-1].arguments == {"user_id": "U2", "status": "active"}
+    assert first["success"] is True
+    wrong = env.set_status(user_id="U2", status="active")  # type: ignore[attr-defined]
+    assert wrong["success"] is True  # a string of a member's value is the same JSON
+    bad = env.set_status(user_id="U2", status=3)  # type: ignore[attr-defined]
+    assert bad["success"] is False and env.trace[-1].success is False

@@ -15,7 +15,7 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedTok
 from envdsl.diagnostics import DiagnosticSink
 from envdsl.syntax import lalr, parse
 from envdsl.syntax import size_limits as limits
-from envdsl.syntax import tokens
+from envdsl.syntax import tokens, tree
 from envdsl.util.source import SourceFile
 
 REPO = Path(__file__).resolve().parent.parent
@@ -44,7 +44,7 @@ def _lark_shape(node: Any) -> Any:
 def _fast_shape(node: Any) -> Any:
     if isinstance(node, tokens.Token):
         return (node.type, str(node), node.start_pos, node.end_pos)
-    if isinstance(node, lalr.Node):
+    if isinstance(node, tree.Node):
         where = None if node.start is None else (node.start, node.end)
         return (node.data, where, tuple(_fast_shape(child) for child in node.children))
     return node

@@ -20,7 +20,7 @@ import json
 from typing import Any, Iterator, Sequence
 
 import envdsl
-from envdsl.rollout.episode import system_message
+from envdsl.episode.messages import system_message
 from envdsl.runtime import Environment
 
 

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
+from envdsl.codegen.module_uses import used_module_names
 from envdsl.codegen.names import Names
 from envdsl.codegen.statements import BodyTranslator
 from envdsl.codegen.translate import Context
@@ -12,6 +14,7 @@ from envdsl.codegen.views import (
     ConstView,
     EnumView,
     FieldView,
+    InitFileView,
     MethodView,
     ModuleView,
     ParamView,
@@ -46,8 +49,17 @@ class Lowerer:
             env_class=self.names.env_class,
             description=env.doc.value if env.doc else env.name.text,
         )
-        view.enums = [self.enum(name) for name in checked.enums]
-        view.records = [self.record(info) for info in checked.records.values()]
+        used = used_module_names(checked)  # of the imported modules' declarations
+        view.enums = [
+            self.enum(name)
+            for name, enum in checked.enums.items()
+            if enum.module is None or name in used
+        ]
+        view.records = [
+            self.record(info)
+            for info in checked.records.values()
+            if info.module is None or info.name in used
+        ]
         view.consts = [
             ConstView(
                 self.names.consts[c.name],
@@ -75,6 +87,8 @@ class Lowerer:
                 )
         self.invariants(view)
         for callable_info in checked.callables.values():
+            if callable_info.module is not None and callable_info.name not in used:
+                continue
             params, body = self.body_of(callable_info)
             view.methods.append(
                 MethodView(
@@ -150,7 +164,29 @@ class Lowerer:
         doc = info.decl.doc.value if info.decl.doc else None
         # records (values) carry the place they live in; rows are identities and need none
         base = "" if info.is_entity else "rt.Value"
-        return RecordView(py, doc, fields, self.names.spec_name(py), base)
+        view = RecordView(py, doc, fields, self.names.spec_name(py), base)
+        view.size_ones, view.size_terms = self.size_terms(info)
+        return view
+
+    def size_terms(self, info: RecordInfo) -> tuple[int, list[str]]:
+        """What the record's `_stored_size` adds up (limits.stored_size, written out from the
+        declared types): one for the record and for each field whose values are each one
+        (bools, dates, enums), and a term per other field."""
+        ones = 1
+        terms: list[str] = []
+        for field in info.fields.values():
+            attr = f"self.{self.names.field(info.name, field.name)}"
+            if field.type == t.STR:
+                terms.append(f"h.text_size({attr})")
+            elif field.type == t.INT:
+                terms.append(f"h.int_size({attr})")
+            elif field.type in (t.BOOL, t.DATE, t.DATETIME, t.DURATION) or isinstance(
+                field.type, t.EnumType
+            ):
+                ones += 1
+            else:  # optional, float (checked finite), collections, records, refs, json
+                terms.append(f"h.stored_size({attr})")
+        return ones, terms
 
     def table(self, name: str, entity: RecordInfo) -> TableView:
         key = entity.key
@@ -178,8 +214,9 @@ class Lowerer:
             if isinstance(target, t.RefType):
                 policy = field.decl.on_delete.text if field.decl.on_delete else "restrict"
                 refs.append(
-                    f"rt.RefField({name!r}, {self.names.field(entity.name, field.name)!r}, "
-                    f"{self.names.table_of(target.entity)!r}, {policy!r})"
+                    f"rt.RefField(child_table={name!r}, "
+                    f"field={self.names.field(entity.name, field.name)!r}, "
+                    f"parent_table={self.names.table_of(target.entity)!r}, on_delete={policy!r})"
                 )
         transitions = {}
         for field in entity.fields.values():
@@ -203,16 +240,20 @@ class Lowerer:
             for f in entity.fields.values()
             if f.decl.immutable and is_mutable(f.type)
         )
-        schema = (
-            f"rt.TableSchema({name!r}, {entity.name!r}, {self.names.key_attr(entity.name)!r}, "
-            f"{auto!r}, ({''.join(repr(u) + ', ' for u in uniques)}), "
-            f"({''.join(r + ', ' for r in refs)}), "
-            "{"
-            + ", ".join(f"{k!r}: {v}" for k, v in transitions.items())
-            + "}"
-            + (f", frozenset({immutable!r})" if immutable else "")
-            + ")"
-        )
+        arguments = [
+            f"name={name!r}",
+            f"entity={entity.name!r}",
+            f"key={self.names.key_attr(entity.name)!r}",
+            f"auto_prefix={auto!r}",
+            f"uniques=({''.join(repr(u) + ', ' for u in uniques)})",
+            f"refs=({''.join(r + ', ' for r in refs)})",
+        ]
+        if transitions:
+            items = ", ".join(f"{k!r}: {v}" for k, v in transitions.items())
+            arguments.append(f"transitions={{{items}}}")
+        if immutable:
+            arguments.append(f"immutable=frozenset({immutable!r})")
+        schema = f"rt.TableSchema({', '.join(arguments)})"
         py = self.names.type_name(entity.name)
         parents: set[str] = set()
         for field in entity.fields.values():
@@ -389,9 +430,57 @@ class Lowerer:
             env_invariants,
             full_rows,
             row_env_invariants,
+            f"_json_{name}",
+            self.json_arguments(info),
         )
 
+    def json_arguments(self, info: CallableInfo) -> list[str]:
+        """The body of a tool's `_json_<tool>(cls, values)`: a typed call's Python values (by
+        JSON name; None where left out) as the JSON arguments the call parser reads. A
+        parameter's default fills it in; a value of its own enum becomes the member's JSON,
+        a date, list or record through h.to_json; a value of another type is passed on as
+        it is, for the parser to reject (runtime/typed.py is the reference)."""
+        lines: list[str] = []
+        items: list[str] = []
+        space = self.names.locals()  # a default may read module names: never shadow one
+        for index, param in enumerate(info.params):
+            v = space.claim(f"v{index}")
+            lines.append(f"{v} = values.get({param.name!r})")
+            if param.decl.default is not None:
+                value = self.body.value(param.decl.default, param.type, Context("default"))
+                lines += [f"if {v} is None:", f"    {v} = {value}"]
+            base = t.strip_optional(param.type)
+            if isinstance(base, t.RefType):
+                key = self.checked.records[base.entity].key
+                base = key.type if key is not None else t.JSON
+            spec = self.names.spec(base)
+            if "(" in spec:  # a spec made per call would cost more than reading the tool's
+                spec = f"cls.TOOLS[{info.name!r}].params[{index}].spec"
+            if isinstance(base, t.Prim) and base not in (t.DATE, t.DATETIME, t.DURATION):
+                shown = v  # its Python value is its JSON
+            elif isinstance(base, t.EnumType):
+                enum_py = self.names.type_name(base.name)
+                shown = f"{v}.value if type({v}) is {enum_py} else h.to_json({spec}, {v})"
+            else:
+                shown = f"h.to_json({spec}, {v})"
+            items.append(f"{param.name!r}: {shown}")
+        lines.append(f"return {{{', '.join(items)}}}")
+        return lines
+
     # ---- tasks -------------------------------------------------------------------------------
+    def init_file(self, view: ModuleView, path: str, data: object, task: str) -> str:
+        """The constant holding an init file's JSON text, written once per distinct state."""
+        text = json.dumps(data, sort_keys=True)
+        for existing in view.init_files:
+            if existing.text == text:
+                existing.tasks.append(task)
+                return existing.name
+        stem = re.sub(r"[^A-Za-z0-9_]", "_", Path(path).name.removesuffix(".json")).upper()
+        # a module-level name: free of the spec's types and of another directory's file
+        name = self.names.module.claim(f"INIT_{stem}")
+        view.init_files.append(InitFileView(name, Path(path).name, text, [task]))
+        return name
+
     def task(self, task: ast.TaskDecl, view: ModuleView) -> TaskView:
         name = task.name.text
         init_method: str | None = None
@@ -400,7 +489,7 @@ class Lowerer:
             # embedded, so that a compiled module needs no file next to it
             loaded = read_init_file(task.init.path.span.file, task.init.path.value)
             assert loaded.code is None, loaded.problem  # the checker reported it
-            init_data = json.dumps(loaded.data, sort_keys=True)
+            init_data = self.init_file(view, task.init.path.value, loaded.data, name)
         else:
             init_method = f"_init_{name}"
             lines: list[str] = []

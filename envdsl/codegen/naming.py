@@ -27,7 +27,7 @@ _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 # invariants, `results`).
 MODULE_NAMES = frozenset({
     "annotations", "datetime", "enum", "dataclass", "field", "Any", "ClassVar", "cast", "rt",
-    "h", "b", "self", "row", "results", "answer", "copy",
+    "h", "b", "self", "row", "results", "answer", "copy", "cls", "values",
 })  # fmt: skip
 PY_RESERVED = frozenset(keyword.kwlist) | frozenset(keyword.softkwlist) | frozenset(dir(builtins))
 # Attributes that Enum gives every enum class; a member named so breaks the class (`mro`).

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from envdsl.codegen.names import Names
-from envdsl.codegen.translate import CgScope, Context, Translator
+from envdsl.codegen.translate import CgScope, Context, Translator, unparenthesized
 from envdsl.semantics import types as t
 from envdsl.semantics.model import CallableInfo, CheckedSpec, RecordInfo
 from envdsl.syntax import ast
@@ -42,7 +42,7 @@ class BodyTranslator(Translator):
         """The body of an invariant or check method: one boolean expression."""
         self.ctx = ctx
         code = self.expr(cond, self.scope())
-        return self.flush(0) + [f"return bool({code})"]
+        return self.flush(0) + [f"return bool({unparenthesized(code)})"]
 
     def row_quantified(
         self, target: ast.Name, entity: str, filters: list[ast.Expr], element: ast.Expr
@@ -53,7 +53,10 @@ class BodyTranslator(Translator):
         py = scope.declare(target.text, t.RecordType(entity, True))
         conditions = [self.expr(f, scope) for f in filters]
         value = self.expr(element, scope)
-        test = value if not conditions else f"(not ({' and '.join(conditions)})) or {value}"
+        if conditions:
+            test = f"not ({' and '.join(map(unparenthesized, conditions))}) or {value}"
+        else:
+            test = unparenthesized(value)
         params = [f"{py}: {self.names.type_name(entity)}"]
         return params, self.flush(0) + [f"return bool({test})"]
 

@@ -7,6 +7,8 @@ needs `h.unwrap` for mypy.  Spec strings only ever reach the output through `rep
 
 from __future__ import annotations
 
+import io
+import tokenize
 from dataclasses import dataclass, field
 
 from envdsl.codegen.names import Names
@@ -305,7 +307,17 @@ class Translator:
         return f"({left} {node.op} {right})"
 
     def x_BoolOp(self, node: ast.BoolOp, scope: CgScope) -> str:
-        return f"({self.expr(node.left, scope)} {node.op} {self.expr(node.right, scope)})"
+        # `a and b and c` flat, as written: the chain's operands in order, each without the
+        # parentheses of a comparison, `not` or arithmetic (which bind tighter than and/or)
+        parts = [self._chain_operand(operand, scope) for operand in _chain(node)]
+        return "(" + f" {node.op} ".join(parts) + ")"
+
+    def _chain_operand(self, node: ast.Expr, scope: CgScope) -> str:
+        code = self.expr(node, scope)
+        wrapped = isinstance(node, (ast.Compare, ast.Not, ast.Unary)) or (
+            isinstance(node, ast.Binary) and code.startswith("(")  # not a helper's call
+        )
+        return code[1:-1] if wrapped else code
 
     def x_Not(self, node: ast.Not, scope: CgScope) -> str:
         return f"(not {self.expr(node.operand, scope)})"
@@ -596,3 +608,40 @@ class Translator:
 _MUTATORS = {"append", "extend", "remove", "add", "discard"}
 _STORING = {"append", "extend", "add"}  # mutators whose argument ends up inside the receiver
 _GROWING = {"append", "extend"}  # journaled in O(1) when they grow a place's whole value
+
+
+def _chain(node: ast.BoolOp) -> list[ast.Expr]:
+    """The operands of a run of one boolean operator, left to right (`and` and `or` are each
+    associative, short-circuits included)."""
+    operands: list[ast.Expr] = []
+    stack: list[ast.Expr] = [node.right, node.left]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, ast.BoolOp) and current.op == node.op:
+            stack.extend((current.right, current.left))
+        else:
+            operands.append(current)
+    return operands
+
+
+def unparenthesized(code: str) -> str:
+    """`code` without one pair of parentheses around the whole of it, for a place that needs
+    none (a call's only argument, an operand of `and`): `(a and b)` -> `a and b`, while
+    `(a) + (b)` stays."""
+    if not (code.startswith("(") and code.endswith(")")):
+        return code
+    depth = 0
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(code).readline):
+            if token.type != tokenize.OP:
+                continue
+            if token.string in "([{":
+                depth += 1
+            elif token.string in ")]}":
+                depth -= 1
+                if depth == 0:
+                    # the first pair closes here: it wraps the whole only at the very end
+                    return code[1:-1] if token.end[1] == len(code) and token.end[0] == 1 else code
+    except (tokenize.TokenError, SyntaxError):
+        return code
+    return code

@@ -31,6 +31,9 @@ class RecordView:
     fields: list[FieldView]
     spec: str
     base: str  # the base class ('' for none)
+    # the record's stored size (runtime/limits.py): a constant and the terms added to it
+    size_ones: int = 1
+    size_terms: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -65,6 +68,9 @@ class ToolView:
     env_invariants: list[str]
     full_row_invariants: list[tuple[str, str]]
     row_env_invariants: list[tuple[str, str, str]]
+    # the class method reading a typed call's values into JSON arguments, and its body
+    json_method: str = ""
+    json_body: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -92,12 +98,27 @@ class TaskView:
     name: str
     instruction: str
     init: str | None
-    init_data: str | None  # JSON text of an `init from` file
+    init_data: str | None  # the module constant (InitFileView) holding an `init from` state
     solve: str | None
     checks: list[tuple[str, str]]
     answer: str | None  # the reference answer of the solution's `answer "..."` step
     allow: list[str]  # the `allow` clauses, as runtime/frame.py's Allowance.parse reads them
     counterexamples: list[str]  # the methods replaying the `counterexample` blocks
+
+
+@dataclass
+class InitFileView:
+    """An `init from` file's state, embedded once however many tasks start from it."""
+
+    name: str  # the module-level constant holding the JSON text
+    file: str  # the file's name, for the comment
+    text: str
+    tasks: list[str] = field(default_factory=list)
+
+    @property
+    def comment(self) -> str:
+        count = len(self.tasks)
+        return f"{self.file}: the initial state of {count} task{'s' if count != 1 else ''}"
 
 
 @dataclass
@@ -123,5 +144,6 @@ class ModuleView:
     row_invariants: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
     env_invariants: list[tuple[str, str]] = field(default_factory=list)
     tasks: list[TaskView] = field(default_factory=list)
+    init_files: list[InitFileView] = field(default_factory=list)
     sites: list[tuple[str, int, str, str]] = field(default_factory=list)
     stamps: list[tuple[str, list[str]]] = field(default_factory=list)  # see semantics/stamps.py

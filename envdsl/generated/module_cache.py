@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import importlib
 import os
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -42,8 +43,6 @@ def module_name(source: str, name: str) -> str:
 def store(full_name: str, source: str) -> bool:
     """Write a module's source into the cache (once: the name is its content) and make sure
     `envdsl.generated.cached` looks there; False when the directory cannot be written."""
-    import envdsl.generated.cached as package
-
     directory = cache_dir()
     target = directory / (full_name.rsplit(".", 1)[1] + ".py")
     try:
@@ -62,7 +61,10 @@ def store(full_name: str, source: str) -> bool:
             prune(directory, keep=target.name)
     except (OSError, UnicodeDecodeError):
         return False
-    if str(directory) not in package.__path__:
+    # the package computes its path from cache_dir() when first imported; once imported, it
+    # learns a new directory here (looked up, not imported: the package imports this module)
+    package = sys.modules.get(PACKAGE)
+    if package is not None and str(directory) not in package.__path__:
         package.__path__.append(str(directory))
     return True
 

@@ -16,8 +16,7 @@ from typing import Iterator
 from envdsl.diagnostics.diagnostic import Diagnostic
 from envdsl.pipeline import CompileResult, check_source
 from envdsl.semantics import types as t
-from envdsl.semantics.model import CallableInfo, CheckedSpec, RecordInfo
-from envdsl.semantics.scope import Local
+from envdsl.semantics.model import CallableInfo, CheckedSpec, Local, RecordInfo
 from envdsl.syntax import ast
 from envdsl.util.source import SourceFile, Span
 

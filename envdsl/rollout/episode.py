@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from envdsl.episode import Episode
+from envdsl.episode.messages import system_message
 from envdsl.rollout.records import (
     FINISH_ANSWER,
     FINISH_ERROR,
@@ -37,13 +38,6 @@ if TYPE_CHECKING:
     from envdsl.llm.client import ChatClient
     from envdsl.rollout.plan import EnvSource, Job
     from envdsl.runtime import Environment
-
-AGENT_GUIDE = (
-    "You act for the user through the tools of this environment. Call tools to look things "
-    "up and to make changes; when the request is done (or cannot be done), reply to the user "
-    "without calling a tool."
-)
-
 
 STOP = "###STOP###"
 USER_GUIDE = (
@@ -85,11 +79,6 @@ class SimulatedUser:
             "messages": self.messages,
             "tokens": {"prompt": self.prompt_tokens, "completion": self.completion_tokens},
         }
-
-
-def system_message(env_class: type[Environment]) -> str:
-    description = env_class.DESCRIPTION.strip() or f"The {env_class.NAME} environment."
-    return f"{description}\n\n{AGENT_GUIDE}"
 
 
 @dataclass(slots=True)

@@ -1,9 +1,12 @@
 """envdsl.runtime: the only part of envdsl that generated environments import."""
 
 from envdsl.runtime import helpers
-from envdsl.runtime.environment import (
-    Environment,
-    InvalidState,
+from envdsl.runtime.environment import Environment, InvalidState
+from envdsl.runtime.errors import BadValue, Fail
+from envdsl.runtime.limits import store
+from envdsl.runtime.places import Value
+from envdsl.runtime.snapshots import Snapshot
+from envdsl.runtime.specs import (
     ParamSpec,
     Result,
     ScalarSpec,
@@ -12,10 +15,6 @@ from envdsl.runtime.environment import (
     ToolSpec,
     TraceEntry,
 )
-from envdsl.runtime.errors import BadValue, Fail
-from envdsl.runtime.limits import store
-from envdsl.runtime.places import Value
-from envdsl.runtime.snapshots import Snapshot
 from envdsl.runtime.table import RefField, Table, TableSchema
 from envdsl.runtime.values import (
     BOOL,

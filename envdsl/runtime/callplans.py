@@ -46,7 +46,7 @@ from envdsl.runtime.values import (
 )
 
 if TYPE_CHECKING:
-    from envdsl.runtime.environment import ToolSpec
+    from envdsl.runtime.specs import ToolSpec
 
 _PLAIN_JSON = (StrSpec, IntSpec, BoolSpec)  # the value the tool receives is its JSON
 
@@ -276,8 +276,8 @@ class ToolPlan:
             )
             for p in tool.params
         )
-        # the same written out for this tool (typed_arguments), set by Environment._plan with
-        # the whole call; this default interprets typed_params
+        # the same written out for this tool by the compiler (ToolSpec.json_arguments), set by
+        # Environment._plan; this default (the reference) interprets typed_params
         self.typed_arguments: Callable[[dict[str, Any]], dict[str, Any]] = partial(
             _typed_arguments, self.typed_params
         )
@@ -294,33 +294,3 @@ def _typed_arguments(
             value = default()
         arguments[name] = value if to_json is None else to_json(value)
     return arguments
-
-
-def typed_arguments(tool: ToolSpec) -> Callable[[dict[str, Any]], dict[str, Any]]:
-    """_typed_arguments written out for one tool: each value read by name, its default
-    filled in, and converted where its type's Python value is not its JSON (a member of the
-    param's own enum class by `._value_` inline; anything else by typed.to_json)."""
-    env: dict[str, Any] = {}
-    body = []
-    items = []
-    for index, param in enumerate(tool.params):
-        v = f"v{index}"
-        body.append(f"{v} = values.get({param.name!r})")
-        if param.default is not None:
-            env[f"default{index}"] = param.default
-            body.append(f"if {v} is None: {v} = default{index}()")
-        spec = _plain(_unwrapped(param.spec))
-        env[f"convert{index}"] = partial(typed.to_json, param.spec)
-        if isinstance(spec, _PLAIN_JSON):
-            shown = v
-        elif isinstance(spec, EnumSpec):
-            env[f"cls{index}"] = spec.cls
-            shown = f"{v}._value_ if type({v}) is cls{index} else convert{index}({v})"
-        else:
-            shown = f"convert{index}({v})"
-        items.append(f"{param.name!r}: {shown}")
-    body.append(f"return {{{', '.join(items)}}}")
-    source = "\n".join(["def typed_arguments(values):", *("    " + line for line in body)])
-    exec(source, env)  # noqa: S102 - source built here from the tool's specs
-    function: Callable[[dict[str, Any]], dict[str, Any]] = env["typed_arguments"]
-    return function

@@ -12,12 +12,11 @@ import contextlib
 import dataclasses
 import difflib
 import json
-from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Callable, ClassVar, Collection, Iterable, Iterator, Mapping, Self, TypeVar
 
 from envdsl.runtime import limits
-from envdsl.runtime.callplans import ToolPlan, typed_arguments
+from envdsl.runtime.callplans import ToolPlan
 from envdsl.runtime.errors import BadValue, Fail
 from envdsl.runtime.limits import clip, json_problem, store
 from envdsl.runtime.loading import load_plainly
@@ -40,6 +39,16 @@ from envdsl.runtime.frame import (
 )
 from envdsl.runtime.grading import grade
 from envdsl.runtime.snapshots import Owner, Snapshot, World, undo_entry
+from envdsl.runtime.specs import (
+    INSERTED,
+    ParamSpec,
+    Result,
+    ScalarSpec,
+    TableSpec,
+    TaskSpec,
+    ToolSpec,
+    TraceEntry,
+)
 from envdsl.runtime.table import RefField, Table, TableSchema, highest_auto_number
 from envdsl.runtime.toolcalls import CallFunction, call_function
 from envdsl.runtime.values import (
@@ -51,83 +60,11 @@ from envdsl.runtime.values import (
 )
 
 T = TypeVar("T")
-Result = dict[str, Any]
 DEFAULT_STEP_BUDGET = 100_000
 # Checking a whole state (reset, a task's init) is no tool call: its rules may take this many
 # steps per row of the state on top of the step budget, so that a valid state with more rows
 # than the budget loads, and a rule that loops over a table for every row still stops
 STATE_CHECK_STEPS_PER_ROW = 100
-_INSERTED: dict[str, Any] = {}  # marks a row inserted by the current call (no old values)
-
-
-@dataclass(frozen=True, slots=True)
-class ParamSpec:
-    name: str  # the JSON name
-    spec: TypeSpec
-    required: bool
-    default: Callable[[], Any] | None = None
-    description: str | None = None
-    attr: str = ""  # the Python parameter name when mangled
-
-    @property
-    def attribute(self) -> str:
-        return self.attr or self.name
-
-
-@dataclass(frozen=True, slots=True)
-class ToolSpec:
-    name: str
-    kind: str  # 'query' | 'action'
-    description: str
-    params: tuple[ParamSpec, ...]
-    result: TypeSpec
-    impl: str  # the method holding the body
-    # env invariants (method names) that can be affected by this tool's writes
-    env_invariants: tuple[str, ...] = ()
-    # row invariants that read other tables this tool writes: re-checked on every row
-    full_row_invariants: tuple[tuple[str, str], ...] = ()  # (table, method)
-    # env invariants `all(P(x) for x in table)` this tool can only affect through the rows it
-    # touches: checked on those rows alone, (table, per-row method, env invariant method)
-    row_env_invariants: tuple[tuple[str, str, str], ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class ScalarSpec:
-    name: str
-    spec: TypeSpec
-    default: Callable[[], Any] | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class TableSpec:
-    schema: TableSchema
-    row: RecordSpec
-    # tables that refs inside this entity's records and collections point at (such refs are
-    # checked by walking the row; deleting from such a table scans this one)
-    nested_parents: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class TaskSpec:
-    name: str
-    instruction: str
-    init: str | None  # method that loads the initial state, or None for an init file
-    init_data: str | None  # the JSON text of an `init from` file, embedded at compile time
-    solve: str | None  # method that replays the solution
-    checks: tuple[tuple[str, str], ...]  # (text, method)
-    answer: str | None = None  # the reference answer the solution states (`answer "..."`)
-    # the task's `allow` clauses ("T.f", "delete T", "insert T", "name"): see runtime/frame.py
-    allow: tuple[str, ...] = ()
-    # methods that replay the task's `counterexample { ... }` runs (verification replays them)
-    counterexamples: tuple[str, ...] = ()
-
-
-@dataclass(slots=True)
-class TraceEntry:
-    name: str
-    arguments: dict[str, Any]
-    success: bool
-    error: str | None = None
 
 
 class InvalidState(Exception):
@@ -136,8 +73,7 @@ class InvalidState(Exception):
 
 def _compile_whole_call(owner: type[Environment], plan: ToolPlan) -> None:
     """Send the plan's calls through the tool's whole-call function from now on."""
-    plan.call = call_function(owner, plan.tool, plan.positional)
-    plan.typed_arguments = typed_arguments(plan.tool)
+    plan.call = call_function(owner._guarded_fields(), plan.tool, plan.positional)
 
 
 def _compiling_after(owner: type[Environment], plan: ToolPlan, calls: int) -> CallFunction:
@@ -393,7 +329,7 @@ class Environment:
                     if self._scalars[name] is None and not _is_optional(scalar.spec):
                         raise Fail(f"state field {name!r} has no value")
                 for name, table in self._tables.items():
-                    self._touched = {(name, key): _INSERTED for key in table.keys()}
+                    self._touched = {(name, key): INSERTED for key in table.keys()}
                     try:
                         self._verify_touched()
                     except Fail as error:
@@ -606,6 +542,8 @@ class Environment:
         plan = plans.get(name)
         if plan is None:
             plan = plans[name] = ToolPlan(cls, cls.TOOLS[name])
+            if plan.tool.json_arguments:  # the generated module's own, from the first call
+                plan.typed_arguments = getattr(cls, plan.tool.json_arguments)
             if cls._CALL_FUNCTIONS and cls._CALLS_BEFORE_COMPILING > 0:
                 plan.call = _compiling_after(cls, plan, cls._CALLS_BEFORE_COMPILING)
             elif cls._CALL_FUNCTIONS:
@@ -763,7 +701,7 @@ class Environment:
         if journal is not None:  # None while building an initial state: nothing to undo
             journal.append(("field", table_name, key, row, field_name, old))
         originals = self._touched.setdefault((table_name, key), {})
-        if originals is not _INSERTED:
+        if originals is not INSERTED:
             originals.setdefault(field_name, old)
 
     def _reindex(self, table_name: str, row: Any, field_name: str, old: Any, new: Any) -> None:
@@ -807,12 +745,12 @@ class Environment:
         old = owned_copy(getattr(row, place.attr), place)
         self._write_log().append(("field", place.table, key, row, place.attr, old))
         originals = self._touched.setdefault((place.table, key), {})
-        if originals is not _INSERTED:
+        if originals is not INSERTED:
             originals.setdefault(place.attr, old)
 
     def _inserted_by_this_call(self, table_name: str, key: Any, row: Any) -> bool:
         return (
-            self._touched.get((table_name, key)) is _INSERTED
+            self._touched.get((table_name, key)) is INSERTED
             and self._tables[table_name].get(key) is row
         )
 
@@ -909,7 +847,7 @@ class Environment:
         own_row_fields(table_name, row, self._mutable_fields()[table_name])
         table.add(key, row)
         log.append(("insert", table_name, key))
-        self._touched[(table_name, key)] = _INSERTED
+        self._touched[(table_name, key)] = INSERTED
         return row
 
     def _delete(self, table_name: str, key: Any) -> None:
@@ -987,7 +925,7 @@ class Environment:
     def _verify_touched(self) -> None:
         guarded = self._guarded_fields()
         for (table_name, key), originals in list(self._touched.items()):
-            if originals is not _INSERTED:
+            if originals is not INSERTED:
                 read_by_rules = guarded[table_name]
                 if read_by_rules is not None and read_by_rules.isdisjoint(originals):
                     continue  # no rule of the table reads a field the call changed in the row
@@ -996,7 +934,7 @@ class Environment:
             if row is None:
                 continue
             schema = table.schema
-            if originals is not _INSERTED:
+            if originals is not INSERTED:
                 for field_name, allowed in schema.transitions.items():
                     if field_name not in originals:
                         continue
@@ -1007,7 +945,7 @@ class Environment:
                             rule=f"transitions: {schema.entity}.{field_name}",
                         )
             for fields in table.unique_index:
-                if originals is not _INSERTED and originals.keys().isdisjoint(fields):
+                if originals is not INSERTED and originals.keys().isdisjoint(fields):
                     continue  # none of its fields changed: it cannot have become a duplicate
                 value = tuple(getattr(row, f) for f in fields)
                 if None in value:
@@ -1021,7 +959,7 @@ class Environment:
                         rule=f"unique: {schema.entity}.{'+'.join(fields)}",
                     )
             for ref in schema.refs:
-                if originals is not _INSERTED and ref.field not in originals:
+                if originals is not INSERTED and ref.field not in originals:
                     continue  # unchanged, so still pointing at a row (deletes check children)
                 parent = getattr(row, ref.field)
                 if parent is not None and parent not in self._tables[ref.parent_table]:

@@ -25,10 +25,14 @@ from envdsl.runtime.limits import (
     check_int,
     check_items,
 )
+from envdsl.runtime.limits import int_size as int_size  # re-exported: generated sizers call
+from envdsl.runtime.limits import stored_size as stored_size  # these as h.<name>
+from envdsl.runtime.limits import text_size as text_size
 
 # the grading comparisons live in their own module; generated code calls them as h.<name>
 from envdsl.runtime.text_match import mentions as mentions
 from envdsl.runtime.text_match import same_items as same_items
+from envdsl.runtime.typed import to_json as to_json  # (generated _json_<tool> methods)
 from envdsl.runtime.values import UTC, format_datetime, ordered, parse_date, parse_datetime
 
 T = TypeVar("T")

@@ -49,6 +49,8 @@ from envdsl.runtime.places import (
     Value,
     owned_copy,
 )
+from envdsl.runtime.specs import TableSpec
+from envdsl.runtime.state_owner import StateOwner
 from envdsl.runtime.table import highest_auto_number
 from envdsl.runtime.values import (
     BoolSpec,
@@ -72,7 +74,6 @@ from envdsl.runtime.values import (
 )
 
 if TYPE_CHECKING:
-    from envdsl.runtime.environment import Environment, TableSpec
     from envdsl.runtime.table import Table
 
 
@@ -97,7 +98,7 @@ class Slow(Exception):
     """Not the plain case: load the state through the reference path."""
 
 
-def load_plainly(env: Environment, data: Any) -> bool:
+def load_plainly(env: StateOwner, data: Any) -> bool:
     """Load `data` into `env`'s (empty) world and check every rule; False when this loader
     does not take it, which leaves the world half-filled: the caller clears it and loads the
     state through the reference path."""
@@ -148,7 +149,7 @@ def load_plainly(env: Environment, data: Any) -> bool:
     return True
 
 
-def row_loaders(cls: type[Environment]) -> dict[str, RowLoader]:
+def row_loaders(cls: type[StateOwner]) -> dict[str, RowLoader]:
     """One row loader per table of a generated class, made once."""
     loaders: dict[str, RowLoader] | None = cls.__dict__.get("_ROW_LOADERS")
     if loaders is None:
@@ -159,7 +160,7 @@ def row_loaders(cls: type[Environment]) -> dict[str, RowLoader]:
     return loaders
 
 
-def _load_table(env: Environment, name: str, spec: TableSpec, value: Any, load: RowLoader) -> None:
+def _load_table(env: StateOwner, name: str, spec: TableSpec, value: Any, load: RowLoader) -> None:
     if type(value) is list:
         rows = load.many(value)
     elif type(value) is dict and load.keyed is not None:
@@ -182,7 +183,7 @@ def _load_table(env: Environment, name: str, spec: TableSpec, value: Any, load: 
     env._world.digests.table_changed(name)
 
 
-def _add_rows(env: Environment, table: Table[Any], rows: list[Any]) -> None:
+def _add_rows(env: StateOwner, table: Table[Any], rows: list[Any]) -> None:
     """Environment.load_rows for rows whose fields are already owned."""
     schema = table.schema
     keys = list(map(attrgetter(schema.key), rows))
@@ -201,7 +202,7 @@ def _add_rows(env: Environment, table: Table[Any], rows: list[Any]) -> None:
         raise Slow  # two rows with one key
 
 
-def _check_plainly(env: Environment) -> None:
+def _check_plainly(env: StateOwner) -> None:
     """_check_whole_state for a state that passes it (Slow at the first doubt): the same rules,
     and the same invariant calls on the same rows, so the same steps counted."""
     for name, scalar in env.SCALARS.items():

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from envdsl.runtime.digests import StateDigests
 
 if TYPE_CHECKING:
-    from envdsl.runtime.environment import TraceEntry
+    from envdsl.runtime.specs import TraceEntry
     from envdsl.runtime.table import Table
 
 Entry = tuple[Any, ...]

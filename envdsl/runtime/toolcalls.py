@@ -28,32 +28,32 @@ BadValue says which; a bad argument value raises the same BadValue as the plan's
 from __future__ import annotations
 
 import keyword
-from typing import TYPE_CHECKING, Any, Callable
+from typing import Any, Callable
 
 from envdsl.runtime import limits
 from envdsl.runtime.callplans import CHECK_NAMES, check_lines, reader_source
 from envdsl.runtime.errors import Fail
+from envdsl.runtime.specs import INSERTED, Result, ToolSpec, TraceEntry
 from envdsl.runtime.values import RecordSpec, StrSpec, record_display
 
-if TYPE_CHECKING:
-    from envdsl.runtime.environment import Environment, Result, ToolSpec
+# (the environment, the JSON arguments) -> the call's result, or None for the generic path;
+# the environment is typed Any: the function is built here from source, and this module is
+# below the Environment class (which imports it)
+CallFunction = Callable[[Any, dict[str, Any]], Result | None]
 
-# (the environment, the JSON arguments) -> the call's result, or None for the generic path
-CallFunction = Callable[["Environment", dict[str, Any]], "Result | None"]
 
-
-def call_function(owner: type[Environment], tool: ToolSpec, positional: bool) -> CallFunction:
+def call_function(
+    guarded: dict[str, frozenset[str] | None], tool: ToolSpec, positional: bool
+) -> CallFunction:
     """The whole call of `tool` in the environment class `owner` (see the module docstring).
     `positional`: the impl takes the params in order (generated impls do); otherwise it is
-    called by keyword."""
-    from envdsl.runtime import environment  # (which imports this module)
-
+    called by keyword. `guarded`: the class's Environment._guarded_fields()."""
     env: dict[str, Any] = {
         "Fail": Fail,
         "budget": limits.budget,
-        "TraceEntry": environment.TraceEntry,
-        "INSERTED": environment._INSERTED,
-        "GUARDED": owner._guarded_fields(),
+        "TraceEntry": TraceEntry,
+        "INSERTED": INSERTED,
+        "GUARDED": guarded,
     }
     env.update(CHECK_NAMES)
     reading, values, traced = reader_source(tool, env)

@@ -19,59 +19,11 @@ never dropped from the effect summary, only over-approximated.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable
+from typing import Callable
 
 from envdsl.semantics import types as t
-from envdsl.semantics.model import CheckedSpec
+from envdsl.semantics.model import NO_ROOTS, AliasSet, CheckedSpec, Local, Roots
 from envdsl.syntax import ast
-from envdsl.util.frozen_node import record
-
-if TYPE_CHECKING:
-    from envdsl.semantics.scope import Local
-
-
-@dataclass(eq=False, slots=True)
-class AliasSet:
-    places: set[str] = field(default_factory=set)
-    includes: list[AliasSet] = field(default_factory=list)
-    # places guessed from a type (a fn's result or parameter), not seen on a path
-    guessed: bool = False
-
-    def add(self, other: AliasSet) -> None:
-        if other is not self:
-            self.includes.append(other)
-
-    def resolve(self, *, seen_only: bool = False) -> set[str]:
-        """Every place in this set and those it includes (with seen_only, not guessed ones)."""
-        found: set[str] = set()
-        seen: set[int] = set()
-        stack: list[AliasSet] = [self]
-        while stack:
-            current = stack.pop()
-            if id(current) in seen:
-                continue
-            seen.add(id(current))
-            if not (seen_only and current.guessed):
-                found |= current.places
-            stack.extend(current.includes)
-        return found
-
-
-@record
-class Roots:
-    self: AliasSet = field(default_factory=AliasSet)
-    inner: AliasSet = field(default_factory=AliasSet)
-
-    def both(self) -> AliasSet:
-        """Roots of what is reached through this value: its own places and its elements'."""
-        merged = AliasSet()
-        merged.add(self.self)
-        merged.add(self.inner)
-        return merged
-
-
-NO_ROOTS = Roots()
 
 
 def is_mutable(value: t.Type) -> bool:

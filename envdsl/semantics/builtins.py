@@ -8,18 +8,16 @@ implements the same names.  Method calls on strings and collections are accepted
 from __future__ import annotations
 
 import datetime as _dt
-from typing import TYPE_CHECKING, Callable
+from typing import Callable
 
 from envdsl.diagnostics import Edit, Fix, codes
 from envdsl.semantics import types as t
+from envdsl.semantics.expr_typing import ExprTyping
 from envdsl.semantics.scope import Scope
 from envdsl.semantics.suggest import did_you_mean
 from envdsl.syntax import ast
 
-if TYPE_CHECKING:
-    from envdsl.semantics.check_expr import ExprChecker
-
-BuiltinRule = Callable[["ExprChecker", ast.Call, Scope], t.Type]
+BuiltinRule = Callable[[ExprTyping, ast.Call, Scope], t.Type]
 _FUNCTIONS: dict[str, BuiltinRule] = {}
 
 
@@ -39,7 +37,7 @@ def builtin_names() -> list[str]:
 # ---- dispatch ----------------------------------------------------------------------------------
 
 
-def check_call(checker: ExprChecker, node: ast.Call, scope: Scope) -> t.Type:
+def check_call(checker: ExprTyping, node: ast.Call, scope: Scope) -> t.Type:
     func = node.func
     if isinstance(func, ast.NameRef):
         return _call_name(checker, func.name, node, scope)
@@ -52,14 +50,14 @@ def check_call(checker: ExprChecker, node: ast.Call, scope: Scope) -> t.Type:
     return checker.error(codes.INVALID_OPERAND, f"{callee} cannot be called", func.span)
 
 
-def _check_all_args(checker: ExprChecker, node: ast.Call, scope: Scope) -> list[t.Type]:
+def _check_all_args(checker: ExprTyping, node: ast.Call, scope: Scope) -> list[t.Type]:
     types = [checker.expr(arg, scope) for arg in node.args]
     for kwarg in node.kwargs:
         checker.expr(kwarg.value, scope)
     return types
 
 
-def _call_name(checker: ExprChecker, name: str, node: ast.Call, scope: Scope) -> t.Type:
+def _call_name(checker: ExprTyping, name: str, node: ast.Call, scope: Scope) -> t.Type:
     span = node.func.span
     checked = checker.checked
     local = scope.lookup(name)
@@ -149,7 +147,7 @@ _WALL_CLOCK = {
 }
 
 
-def _wall_clock(checker: ExprChecker, func: ast.Attribute, node: ast.Call, scope: Scope) -> bool:
+def _wall_clock(checker: ExprTyping, func: ast.Attribute, node: ast.Call, scope: Scope) -> bool:
     """Report `datetime.now()`, `date.today()`, `time.time()` (True if it was one).
 
     Environments are deterministic: the clock is a state field that actions set, so the fix
@@ -204,7 +202,7 @@ def _wall_clock(checker: ExprChecker, func: ast.Attribute, node: ast.Call, scope
     return True
 
 
-def _call_method(checker: ExprChecker, func: ast.Attribute, node: ast.Call, scope: Scope) -> t.Type:
+def _call_method(checker: ExprTyping, func: ast.Attribute, node: ast.Call, scope: Scope) -> t.Type:
     if _wall_clock(checker, func, node, scope):
         return t.ERROR
     receiver = checker.expr(func.obj, scope)
@@ -268,7 +266,7 @@ def _receiver_kind(receiver: t.Type) -> str:
 
 
 def _positional(
-    checker: ExprChecker, node: ast.Call, scope: Scope, name: str, low: int, high: int | None = None
+    checker: ExprTyping, node: ast.Call, scope: Scope, name: str, low: int, high: int | None = None
 ) -> list[t.Type] | None:
     """Check the positional arguments' count (no keywords allowed); return their types."""
     high = low if high is None else high
@@ -293,7 +291,7 @@ def _positional(
     return types
 
 
-def _elem(checker: ExprChecker, arg_type: t.Type, node: ast.Expr) -> t.Type:
+def _elem(checker: ExprTyping, arg_type: t.Type, node: ast.Expr) -> t.Type:
     elem = t.element_type(arg_type)
     if elem is None:
         if isinstance(arg_type, t.OptionalType):
@@ -307,7 +305,7 @@ def _elem(checker: ExprChecker, arg_type: t.Type, node: ast.Expr) -> t.Type:
 
 
 def _want(
-    checker: ExprChecker, actual: t.Type, allowed: tuple[t.Type, ...], node: ast.Expr, what: str
+    checker: ExprTyping, actual: t.Type, allowed: tuple[t.Type, ...], node: ast.Expr, what: str
 ) -> bool:
     if (
         t.is_error(actual)
@@ -332,7 +330,7 @@ def _want(
 
 
 @_builtin("len")
-def _len(checker: ExprChecker, node: ast.Call, scope: Scope) -> t.Type:
+def _len(checker: ExprTyping, node: ast.Call, scope: Scope) -> t.Type:
     types = _positional(checker, node, scope, "len", 1)
     if types and isinstance(types[0], t.OptionalType):
         checker.error(
@@ -353,7 +351,7 @@ def _len(checker: ExprChecker, node: ast.Call, scope: Scope) -> t.Type:
 
 
 @_builtin("abs")
-def _abs(checker: ExprChecker, node: ast.Call, scope: Scope) -> t.Type:
+def _abs(checker: ExprTyping, node: ast.Call, scope: Scope) -> t.Type:
     types = _positional(checker, node, scope, "abs", 1)
     if types is None:
         return t.ERROR
@@ -362,7 +360,7 @@ def _abs(checker: ExprChecker, node: ast.Call, scope: Scope) -> t.Type:
 
 
 @_builtin("round")
-def _round(checker: ExprChecker, node: ast.Call, scope: Scope) -> t.Type:
+def _round(checker: ExprTyping, node: ast.Call, scope: Scope) -> t.Type:
     types = _positional(checker, node, scope, "round", 1, 2)
     if types is None:
         return t.ERROR
@@ -374,7 +372,7 @@ def _round(checker: ExprChecker, node: ast.Call, scope: Scope) -> t.Type:
 
 
 @_builtin("min", "max")
-def _min_max(checker: ExprChecker, node: ast.Call, scope: Scope) -> t.Type:
+def _min_max(checker: ExprTyping, node: ast.Call, scope: Scope) -> t.Type:
     name = node.func.name if isinstance(node.func, ast.NameRef) else "min"
     if not node.args:
         return checker.error(codes.WRONG_ARITY, f"{name}() needs at least one argument", node.span)
@@ -420,7 +418,7 @@ def _min_max(checker: ExprChecker, node: ast.Call, scope: Scope) -> t.Type:
 
 
 @_builtin("sum")
-def _sum(checker: ExprChecker, node: ast.Call, scope: Scope) -> t.Type:
+def _sum(checker: ExprTyping, node: ast.Call, scope: Scope) -> t.Type:
     types = _positional(checker, node, scope, "sum", 1)
     if types is None:
         return t.ERROR
@@ -437,7 +435,7 @@ def _sum(checker: ExprChecker, node: ast.Call, scope: Scope) -> t.Type:
 
 
 @_builtin("count")
-def _count(checker: ExprChecker, node: ast.Call, scope: Scope) -> t.Type:
+def _count(checker: ExprTyping, node: ast.Call, scope: Scope) -> t.Type:
     types = _positional(checker, node, scope, "count", 1)
     if types is not None:
         _elem(checker, types[0], node.args[0])
@@ -445,7 +443,7 @@ def _count(checker: ExprChecker, node: ast.Call, scope: Scope) -> t.Type:
 
 
 @_builtin("all", "any")
-def _all_any(checker: ExprChecker, node: ast.Call, scope: Scope) -> t.Type:
+def _all_any(checker: ExprTyping, node: ast.Call, scope: Scope) -> t.Type:
     name = node.func.name if isinstance(node.func, ast.NameRef) else "all"
     types = _positional(checker, node, scope, name, 1)
     if types is not None:
@@ -458,7 +456,7 @@ def _all_any(checker: ExprChecker, node: ast.Call, scope: Scope) -> t.Type:
 
 
 @_builtin("sorted")
-def _sorted(checker: ExprChecker, node: ast.Call, scope: Scope) -> t.Type:
+def _sorted(checker: ExprTyping, node: ast.Call, scope: Scope) -> t.Type:
     if len(node.args) != 1:
         _check_all_args(checker, node, scope)
         return checker.error(
@@ -491,13 +489,13 @@ def _sorted(checker: ExprChecker, node: ast.Call, scope: Scope) -> t.Type:
 
 
 @_builtin("first")
-def _first(checker: ExprChecker, node: ast.Call, scope: Scope) -> t.Type:
+def _first(checker: ExprTyping, node: ast.Call, scope: Scope) -> t.Type:
     types = _positional(checker, node, scope, "first", 1)
     return t.optional(_elem(checker, types[0], node.args[0])) if types else t.ERROR
 
 
 @_builtin("set", "list")
-def _collection(checker: ExprChecker, node: ast.Call, scope: Scope) -> t.Type:
+def _collection(checker: ExprTyping, node: ast.Call, scope: Scope) -> t.Type:
     name = node.func.name if isinstance(node.func, ast.NameRef) else "list"
     types = _positional(checker, node, scope, name, 0, 1)
     if types is None:
@@ -507,7 +505,7 @@ def _collection(checker: ExprChecker, node: ast.Call, scope: Scope) -> t.Type:
 
 
 @_builtin("range")
-def _range(checker: ExprChecker, node: ast.Call, scope: Scope) -> t.Type:
+def _range(checker: ExprTyping, node: ast.Call, scope: Scope) -> t.Type:
     types = _positional(checker, node, scope, "range", 1, 3)
     for arg, arg_type in zip(node.args, types or []):
         _want(checker, arg_type, (t.INT,), arg, "range() argument")
@@ -515,7 +513,7 @@ def _range(checker: ExprChecker, node: ast.Call, scope: Scope) -> t.Type:
 
 
 @_builtin("zip")
-def _zip(checker: ExprChecker, node: ast.Call, scope: Scope) -> t.Type:
+def _zip(checker: ExprTyping, node: ast.Call, scope: Scope) -> t.Type:
     types = _positional(checker, node, scope, "zip", 2, 3)
     if types is None:
         return t.ERROR
@@ -523,7 +521,7 @@ def _zip(checker: ExprChecker, node: ast.Call, scope: Scope) -> t.Type:
 
 
 @_builtin("enumerate")
-def _enumerate(checker: ExprChecker, node: ast.Call, scope: Scope) -> t.Type:
+def _enumerate(checker: ExprTyping, node: ast.Call, scope: Scope) -> t.Type:
     types = _positional(checker, node, scope, "enumerate", 1)
     if types is None:
         return t.ERROR
@@ -531,13 +529,13 @@ def _enumerate(checker: ExprChecker, node: ast.Call, scope: Scope) -> t.Type:
 
 
 @_builtin("str")
-def _str(checker: ExprChecker, node: ast.Call, scope: Scope) -> t.Type:
+def _str(checker: ExprTyping, node: ast.Call, scope: Scope) -> t.Type:
     _positional(checker, node, scope, "str", 1)
     return t.STR
 
 
 @_builtin("int", "float")
-def _number(checker: ExprChecker, node: ast.Call, scope: Scope) -> t.Type:
+def _number(checker: ExprTyping, node: ast.Call, scope: Scope) -> t.Type:
     name = node.func.name if isinstance(node.func, ast.NameRef) else "int"
     types = _positional(checker, node, scope, name, 1)
     if types:
@@ -548,7 +546,7 @@ def _number(checker: ExprChecker, node: ast.Call, scope: Scope) -> t.Type:
 def _string_rule(
     name: str, arg_types: tuple[t.Type, ...], result: t.Type, optional_tail: int = 0
 ) -> None:
-    def rule(checker: ExprChecker, node: ast.Call, scope: Scope) -> t.Type:
+    def rule(checker: ExprTyping, node: ast.Call, scope: Scope) -> t.Type:
         types = _positional(
             checker, node, scope, name, len(arg_types) - optional_tail, len(arg_types)
         )
@@ -580,7 +578,7 @@ _string_rule("replace", (t.STR, t.STR, t.STR), t.STR)
 def _time_rule(name: str, arg_types: tuple[tuple[t.Type, ...], ...], result: t.Type | None) -> None:
     """result None: the type of the first argument (add_months(date) is a date)."""
 
-    def rule(checker: ExprChecker, node: ast.Call, scope: Scope) -> t.Type:
+    def rule(checker: ExprTyping, node: ast.Call, scope: Scope) -> t.Type:
         types = _positional(checker, node, scope, name, len(arg_types))
         if types is None:
             return result or t.ERROR
@@ -612,7 +610,7 @@ _time_rule("total_seconds", ((t.DURATION,),), t.INT)
 
 
 @_builtin("date", "datetime")
-def _date_literal(checker: ExprChecker, node: ast.Call, scope: Scope) -> t.Type:
+def _date_literal(checker: ExprTyping, node: ast.Call, scope: Scope) -> t.Type:
     name = node.func.name if isinstance(node.func, ast.NameRef) else "date"
     result = t.DATE if name == "date" else t.DATETIME
     types = _positional(checker, node, scope, name, 1)
@@ -646,7 +644,7 @@ def parse_time_literal(kind: str, text: str) -> _dt.date | _dt.datetime | None:
 
 
 @_builtin("same_items")
-def _same_items(checker: ExprChecker, node: ast.Call, scope: Scope) -> t.Type:
+def _same_items(checker: ExprTyping, node: ast.Call, scope: Scope) -> t.Type:
     """`same_items(a, b)`: two collections with the same elements, in any order."""
     types = _positional(checker, node, scope, "same_items", 2)
     if types is None:
@@ -669,7 +667,7 @@ _MENTIONABLE = (t.STR, t.INT, t.FLOAT)
 
 
 @_builtin("mentions")
-def _mentions(checker: ExprChecker, node: ast.Call, scope: Scope) -> t.Type:
+def _mentions(checker: ExprTyping, node: ast.Call, scope: Scope) -> t.Type:
     """`mentions(text, v)` / `mentions(text, [v, w])`: a check's forgiving text match."""
     if checker.ctx.kind != "check":
         _check_all_args(checker, node, scope)
@@ -693,7 +691,7 @@ def _mentions(checker: ExprChecker, node: ast.Call, scope: Scope) -> t.Type:
 
 
 @_builtin("auto")
-def _auto(checker: ExprChecker, node: ast.Call, scope: Scope) -> t.Type:
+def _auto(checker: ExprTyping, node: ast.Call, scope: Scope) -> t.Type:
     types = _positional(checker, node, scope, "auto", 1)
     if types:
         _want(checker, types[0], (t.STR,), node.args[0], "auto() prefix")
@@ -708,7 +706,7 @@ def _auto(checker: ExprChecker, node: ast.Call, scope: Scope) -> t.Type:
 
 
 @_builtin("called", "calls")
-def _called(checker: ExprChecker, node: ast.Call, scope: Scope) -> t.Type:
+def _called(checker: ExprTyping, node: ast.Call, scope: Scope) -> t.Type:
     name = node.func.name if isinstance(node.func, ast.NameRef) else "called"
     result = t.BOOL if name == "called" else t.INT
     if checker.ctx.kind != "check":
@@ -755,7 +753,7 @@ def _called(checker: ExprChecker, node: ast.Call, scope: Scope) -> t.Type:
 
 # ---- methods -----------------------------------------------------------------------------------
 
-MethodRule = Callable[["ExprChecker", t.Type, ast.Attribute, ast.Call, Scope], t.Type]
+MethodRule = Callable[[ExprTyping, t.Type, ast.Attribute, ast.Call, Scope], t.Type]
 
 
 def _method(
@@ -766,7 +764,7 @@ def _method(
     optional_tail: int = 0,
 ) -> MethodRule:
     def rule(
-        checker: ExprChecker, receiver: t.Type, func: ast.Attribute, node: ast.Call, scope: Scope
+        checker: ExprTyping, receiver: t.Type, func: ast.Attribute, node: ast.Call, scope: Scope
     ) -> t.Type:
         wanted = arg_types(receiver)
         name = f"{func.name.text}"
@@ -820,7 +818,7 @@ def _value_of(receiver: t.Type) -> t.Type:
 
 
 def _insert(
-    checker: ExprChecker, receiver: t.Type, func: ast.Attribute, node: ast.Call, scope: Scope
+    checker: ExprTyping, receiver: t.Type, func: ast.Attribute, node: ast.Call, scope: Scope
 ) -> t.Type:
     assert isinstance(receiver, t.TableType)
     row = t.RecordType(receiver.entity, True)
@@ -832,7 +830,7 @@ def _insert(
 
 
 def _map_get(
-    checker: ExprChecker, receiver: t.Type, func: ast.Attribute, node: ast.Call, scope: Scope
+    checker: ExprTyping, receiver: t.Type, func: ast.Attribute, node: ast.Call, scope: Scope
 ) -> t.Type:
     """`m.get(k)` may be none; `m.get(k, default)` is not (Python's dict.get)."""
     types = _positional(checker, node, scope, "get", 1, 2)

@@ -11,10 +11,10 @@ from typing import Callable
 
 from envdsl.diagnostics import DiagnosticSink, Edit, Fix, codes
 from envdsl.semantics import types as t
-from envdsl.semantics.aliases import AliasAnalysis, AliasSet
+from envdsl.semantics.aliases import AliasAnalysis
 from envdsl.semantics.check_expr import ExprChecker
-from envdsl.semantics.model import CallableInfo, CheckedSpec, Effects, RecordInfo
-from envdsl.semantics.scope import Context, Local, Scope, path_of
+from envdsl.semantics.model import AliasSet, CallableInfo, CheckedSpec, Effects, Local, RecordInfo
+from envdsl.semantics.scope import Context, Scope, path_of
 from envdsl.semantics.suggest import did_you_mean
 from envdsl.syntax import ast
 from envdsl.util import construct

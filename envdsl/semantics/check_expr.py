@@ -10,9 +10,10 @@ from __future__ import annotations
 from typing import Iterable
 
 from envdsl.diagnostics import DiagnosticSink, Edit, Fix, codes
+from envdsl.semantics import builtins
 from envdsl.semantics import types as t
-from envdsl.semantics.model import CallableInfo, CheckedSpec, Effects, RecordInfo
-from envdsl.semantics.scope import Context, Local, Scope, path_of
+from envdsl.semantics.model import CallableInfo, CheckedSpec, Effects, Local, RecordInfo
+from envdsl.semantics.scope import Context, Scope, path_of
 from envdsl.semantics.suggest import did_you_mean
 from envdsl.syntax import ast
 from envdsl.util import construct
@@ -701,8 +702,6 @@ class ExprChecker:
 
     # ---- calls -------------------------------------------------------------------------------
     def expr_Call(self, node: ast.Call, scope: Scope) -> t.Type:
-        from envdsl.semantics import builtins
-
         return builtins.check_call(self, node, scope)
 
     def arguments(

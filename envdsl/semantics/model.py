@@ -2,15 +2,71 @@
 
 from __future__ import annotations
 
-from dataclasses import field
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, field
 
 from envdsl.semantics.types import Type
 from envdsl.syntax import ast
 from envdsl.util.frozen_node import record
+from envdsl.util.source import Span
 
-if TYPE_CHECKING:
-    from envdsl.semantics.scope import Local
+
+# Where values drawn from state may live (computed by semantics/aliases.py): kept here
+# because a Local carries its Roots and the model carries the Locals.
+@dataclass(eq=False, slots=True)
+class AliasSet:
+    places: set[str] = field(default_factory=set)
+    includes: list[AliasSet] = field(default_factory=list)
+    # places guessed from a type (a fn's result or parameter), not seen on a path
+    guessed: bool = False
+
+    def add(self, other: AliasSet) -> None:
+        if other is not self:
+            self.includes.append(other)
+
+    def resolve(self, *, seen_only: bool = False) -> set[str]:
+        """Every place in this set and those it includes (with seen_only, not guessed ones)."""
+        found: set[str] = set()
+        seen: set[int] = set()
+        stack: list[AliasSet] = [self]
+        while stack:
+            current = stack.pop()
+            if id(current) in seen:
+                continue
+            seen.add(id(current))
+            if not (seen_only and current.guessed):
+                found |= current.places
+            stack.extend(current.includes)
+        return found
+
+
+@record
+class Roots:
+    self: AliasSet = field(default_factory=AliasSet)
+    inner: AliasSet = field(default_factory=AliasSet)
+
+    def both(self) -> AliasSet:
+        """Roots of what is reached through this value: its own places and its elements'."""
+        merged = AliasSet()
+        merged.add(self.self)
+        merged.add(self.inner)
+        return merged
+
+
+NO_ROOTS = Roots()
+
+
+@record
+class Local:
+    name: str
+    type: Type
+    span: Span
+    kind: str = "let"  # 'let' | 'param' | 'loop' | 'binding' (a solution's `let b = tool()`)
+    used: bool = False
+    # the state places its value (and what is inside it) may live in: writes through it land there
+    roots: Roots = field(default_factory=Roots)
+    # ids of the name references that read it, and of those that only lead to a write through it
+    reads: set[int] = field(default_factory=set)
+    write_bases: set[int] = field(default_factory=set)
 
 
 @record

@@ -4,26 +4,11 @@ from __future__ import annotations
 
 from dataclasses import field
 
-from envdsl.semantics.aliases import Roots
-from envdsl.semantics.model import Effects, RecordInfo
+from envdsl.semantics.model import Effects, Local, RecordInfo
 from envdsl.semantics.types import Type
 from envdsl.syntax import ast
 from envdsl.util.frozen_node import record
 from envdsl.util.source import Span
-
-
-@record
-class Local:
-    name: str
-    type: Type
-    span: Span
-    kind: str = "let"  # 'let' | 'param' | 'loop' | 'binding' (a solution's `let b = tool()`)
-    used: bool = False
-    # the state places its value (and what is inside it) may live in: writes through it land there
-    roots: Roots = field(default_factory=Roots)
-    # ids of the name references that read it, and of those that only lead to a write through it
-    reads: set[int] = field(default_factory=set)
-    write_bases: set[int] = field(default_factory=set)
 
 
 @record

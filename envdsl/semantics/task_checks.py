@@ -10,7 +10,8 @@ from __future__ import annotations
 from envdsl.diagnostics import codes
 from envdsl.semantics import types as t
 from envdsl.semantics.check import BodyChecker
-from envdsl.semantics.scope import Local, Scope
+from envdsl.semantics.model import Local
+from envdsl.semantics.scope import Scope
 from envdsl.semantics.suggest import did_you_mean
 from envdsl.syntax import ast
 from envdsl.tasks.init_files import read_init_file

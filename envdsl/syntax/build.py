@@ -1,4 +1,4 @@
-"""Stage 2: parse tree (envdsl.syntax.lalr.Node) -> typed AST with spans.
+"""Stage 2: parse tree (envdsl.syntax.tree.Node) -> typed AST with spans.
 
 Also reports the structural mistakes that the grammar accepts for LALR's sake but the
 language does not: assignment to a call, `break` outside a loop, a solution step that is not
@@ -10,14 +10,15 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from envdsl.diagnostics import DiagnosticSink, codes
-from envdsl.syntax import ast, lalr
+from envdsl.syntax import ast
 from envdsl.syntax.lalr import ParseTree
 from envdsl.syntax.parse import parse_expression
 from envdsl.syntax.strings import decode_literal, split_fstring
 from envdsl.syntax.tokens import Token
+from envdsl.syntax.tree import Node as TreeNode
 from envdsl.util.source import SourceFile, Span
 
-Node = Any  # a parse tree's node (envdsl.syntax.lalr.Node) or a Token
+Node = Any  # a parse tree's node (envdsl.syntax.tree.Node) or a Token
 
 
 _BRACES = frozenset({"LBRACE", "RBRACE", "MAP_LBRACE"})
@@ -34,7 +35,7 @@ def _children(tree: Node) -> list[Node]:
 
 
 def _is(node: Node, *names: str) -> bool:
-    return isinstance(node, lalr.Node) and node.data in names
+    return isinstance(node, TreeNode) and node.data in names
 
 
 _PY_LITERALS = {"True": True, "False": False}
@@ -49,7 +50,7 @@ class AstBuilder:
 
     # ---- helpers ---------------------------------------------------------------------------
     def span(self, node: Node) -> Span:
-        if node.__class__ is lalr.Node:
+        if node.__class__ is TreeNode:
             start, end = node.start, node.end
             if start is None or end is None:  # (both or neither: a node that covers no token)
                 return Span(self.source.path, self.offset, self.offset)
@@ -59,11 +60,11 @@ class AstBuilder:
         return Span(self.source.path, self.offset + start, self.offset + end)
 
     def name(self, node: Node) -> ast.Name:
-        token: Any = node.children[0] if isinstance(node, lalr.Node) else node
+        token: Any = node.children[0] if isinstance(node, TreeNode) else node
         return ast.Name(str(token.value), self.span(token))
 
     def text(self, node: Node) -> ast.Text:
-        token: Any = node.children[0] if isinstance(node, lalr.Node) else node
+        token: Any = node.children[0] if isinstance(node, TreeNode) else node
         decoded = decode_literal(str(token.value))
         for bad in decoded.bad_escapes:
             start = self.offset + (token.start_pos or 0) + bad
@@ -362,8 +363,8 @@ class AstBuilder:
 
     def stmt(self, node: Node) -> ast.Stmt:
         span = self.span(node)
-        kind = node.data if isinstance(node, lalr.Node) else ""
-        parts = node.children if isinstance(node, lalr.Node) else []
+        kind = node.data if isinstance(node, TreeNode) else ""
+        parts = node.children if isinstance(node, TreeNode) else []
         if kind == "let_stmt":
             name_node, type_node, value, message = parts
             return ast.Let(

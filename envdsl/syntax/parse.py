@@ -14,6 +14,7 @@ from envdsl.syntax import lalr, parser_cache, postlex
 from envdsl.syntax import size_limits as limits
 from envdsl.syntax.lalr import ParseTree
 from envdsl.syntax.tokens import Token
+from envdsl.syntax.tree import Node
 from envdsl.util.private_dirs import grammar_cache_file
 from envdsl.util.resources import grammar_path
 from envdsl.util.source import SourceFile, Span
@@ -117,7 +118,7 @@ def _parse(
         _report(parsed, text, source, offset, sink)
         return None
     tree, may_break_limits = parsed
-    assert isinstance(tree, lalr.Node)
+    assert isinstance(tree, Node)
     if may_break_limits and not limits.check_tree(tree, source, offset, sink):
         return None  # nothing later may recurse over a tree deeper than the limits
     return tree

@@ -11,14 +11,11 @@ them the spec gets one diagnostic at the construct, at once.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
 
 from envdsl.diagnostics import DiagnosticSink, codes
 from envdsl.syntax.tokens import Token
+from envdsl.syntax.tree import Node
 from envdsl.util.source import MAX_FILE_CHARS, SourceFile, Span
-
-if TYPE_CHECKING:
-    from envdsl.syntax.lalr import Node
 
 __all__ = ["MAX_FILE_CHARS", "check_text", "check_tree"]
 MAX_LINE_CHARS = 10_000

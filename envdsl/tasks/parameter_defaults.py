@@ -37,7 +37,7 @@ def check_default_values(checked: CheckedSpec, sink: DiagnosticSink) -> None:
     if not computed:
         return  # nothing to compute: no code generation for the common case
     from envdsl.codegen.emit import generate, output_name
-    from envdsl.generated.loader import environment_class, load_module
+    from envdsl.generated.modules import environment_class, load_module
 
     module = load_module(
         generate(checked, formatted=False), f"{output_name(checked)}_defaults", register=False

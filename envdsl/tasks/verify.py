@@ -34,6 +34,7 @@ from envdsl.util.source import Span
 
 if TYPE_CHECKING:
     from envdsl.tasks.check_values import CheckExplainer
+    from envdsl.tasks.mutation import MutationReport
 
 
 @dataclass
@@ -54,6 +55,7 @@ class TaskReport:
     )
     # reward with each state-changing step left out: (1-based step, tool, reward)
     left_out: list[tuple[int, str, float]] = field(default_factory=list)
+    mutation: MutationReport | None = None  # None: not run (the solution fails, ...)
     problems: list[str] = field(default_factory=list)
 
     def as_json(self) -> dict[str, Any]:
@@ -70,6 +72,7 @@ class TaskReport:
                 {"step": step, "tool": tool, "reward": reward}
                 for step, tool, reward in self.left_out
             ],
+            "mutation": self.mutation.as_json() if self.mutation is not None else None,
             "problems": self.problems,
         }
 
@@ -226,6 +229,7 @@ class TaskVerifier:
         # only states that are neither the initial one nor the solution's end say more
         ends = {hash_before, solved.state_hash()}
         self.warn_checks(before, after, [e for h, e in partial if h not in ends])
+        self.test_by_mutants()
 
     def is_question(self) -> bool:
         """A question is answered, not done: checks on `answer`, or (the older form) only
@@ -307,6 +311,22 @@ class TaskVerifier:
                 f"== ... for {var} in {table})`), or compare the row with `initial.` where only "
                 "some fields may change",
             )
+
+    # ---- mutation testing (envdsl/tasks/mutation.py) ----------------------------------------
+    def test_by_mutants(self) -> None:
+        from envdsl.tasks.mutation import report_findings, run_mutants
+
+        mutation = run_mutants(
+            self.env_class,
+            self.name,
+            answer=self.reference,
+            question=self.is_question(),
+            action_steps=self.actions,
+            left_out=self.report.left_out,
+        )
+        self.report.mutation = mutation
+        if mutation is not None:
+            report_findings(mutation, self.task, self.problem)
 
     # ---- per-check reports -------------------------------------------------------------------
     def warn_checks(

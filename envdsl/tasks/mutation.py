@@ -1,0 +1,233 @@
+"""Mutation testing of a task's grader: run the mutants of envdsl/tasks/mutants.py and judge
+the checks by them.
+
+A wrong run that still gets reward 1.0 *survives*: the checks cannot tell it from the task
+done. A right run below 1.0 means a check demands more than the task does (an order, most
+often). How the runs that are neither count:
+- *refused*: a call of the mutant fails (the environment itself rejects the wrong run, and an
+  agent sees the error), so the grader is not what stops it: counted apart, not tried;
+- *equivalent*: it ends in the reference's end state and still gets 1.0 (another tool with the
+  same effect, an argument that changes nothing): not wrong, so not tried either;
+- a reordered right run that ends in another state is not the same work (the steps were not
+  independent): it is dropped.
+The score is killed / tried over the wrong runs that ran, plus the solution's leave-one-out
+runs (verify.py's W5011), which are the fourth kind of mutant.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from envdsl.diagnostics import codes
+from envdsl.runtime import Environment
+from envdsl.syntax import ast
+from envdsl.tasks.mutants import Call, Mutant, StartFacts, right_runs, wrong_runs
+from envdsl.tasks.state_diff import state_changes
+from envdsl.util.source import Span
+
+
+@dataclass
+class Survivor:
+    mutant: Mutant
+    changes: list[str]  # how its end state differs from the reference's
+
+
+@dataclass
+class RightFailure:
+    mutant: Mutant
+    reward: float
+    failed: list[str]  # the texts of the checks it fails
+
+
+@dataclass
+class MutationReport:
+    tried: int = 0
+    killed: int = 0
+    refused: int = 0
+    equivalent: int = 0
+    right_tried: int = 0
+    right_ok: int = 0
+    survivors: list[Survivor] = field(default_factory=list)
+    right_failures: list[RightFailure] = field(default_factory=list)
+    kinds: dict[str, list[int]] = field(default_factory=dict)  # kind -> [killed, tried]
+
+    def count(self, kind: str, killed: bool) -> None:
+        tally = self.kinds.setdefault(kind, [0, 0])
+        tally[1] += 1
+        self.tried += 1
+        if killed:
+            tally[0] += 1
+            self.killed += 1
+
+    def score_text(self) -> str:
+        text = f"{self.killed}/{self.tried} wrong runs killed"
+        if self.refused or self.equivalent:
+            text += f" ({self.refused} refused, {self.equivalent} equivalent)"
+        if self.right_tried:
+            text += f", {self.right_ok}/{self.right_tried} right runs at 1.0"
+        return text
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "killed": self.killed,
+            "tried": self.tried,
+            "refused": self.refused,
+            "equivalent": self.equivalent,
+            "by_kind": {k: {"killed": v[0], "tried": v[1]} for k, v in self.kinds.items()},
+            "right": {"ok": self.right_ok, "tried": self.right_tried},
+            "survivors": [
+                {
+                    "kind": s.mutant.kind,
+                    "description": s.mutant.description,
+                    "calls": [{"name": n, "arguments": a} for n, a in s.mutant.calls],
+                    "answer": s.mutant.answer,
+                    "state_changes": s.changes,
+                }
+                for s in self.survivors
+            ],
+            "right_failures": [
+                {
+                    "kind": f.mutant.kind,
+                    "description": f.mutant.description,
+                    "calls": [{"name": n, "arguments": a} for n, a in f.mutant.calls],
+                    "reward": f.reward,
+                    "failed_checks": f.failed,
+                }
+                for f in self.right_failures
+            ],
+        }
+
+
+def run_mutants(
+    env_class: type[Environment],
+    task: str,
+    *,
+    answer: str,
+    question: bool,
+    action_steps: list[int],
+    left_out: list[tuple[int, str, float]],
+) -> MutationReport | None:
+    """Run the task's mutants; None when the reference's calls, replayed as the trace records
+    them, do not reach the reference's end (then no mutant derived from them would mean
+    anything)."""
+    env = env_class()
+    env.solve(task)
+    reference: list[Call] = [(e.name, dict(e.arguments)) for e in env.trace]
+    end_hash = env.state_hash()
+    end_json = env.state_json()
+    env.reset(task=task)
+    facts = StartFacts.of(env)
+    start = env.snapshot()
+    if not _replay(env, reference) or env.state_hash() != end_hash:
+        return None
+    report = MutationReport()
+    for _step, _tool, reward in left_out:
+        report.count("omit", reward < 1.0)
+    tables = set(env.TABLES)
+    for mutant in wrong_runs(facts, reference, action_steps, answer, question):
+        env.restore(start)
+        if not _replay(env, mutant.calls):
+            report.refused += 1
+            continue
+        evaluation = env.evaluate(mutant.answer)
+        same_end = env.state_hash() == end_hash and mutant.answer == answer
+        survives = evaluation["reward"] >= 1.0
+        if same_end and survives:
+            report.equivalent += 1
+            continue
+        report.count(mutant.kind, not survives)
+        if survives:
+            changes = state_changes(end_json, env.state_json(), tables)
+            report.survivors.append(Survivor(mutant, changes))
+    for mutant in right_runs(facts, reference, action_steps, answer):
+        env.restore(start)
+        if not _replay(env, mutant.calls):
+            continue  # not a run that does the task: a step needed an earlier one
+        if mutant.kind == "reorder" and env.state_hash() != end_hash:
+            continue  # the steps were not independent
+        evaluation = env.evaluate(mutant.answer)
+        report.right_tried += 1
+        if evaluation["reward"] >= 1.0:
+            report.right_ok += 1
+        else:
+            failed = [c["check"] for c in evaluation["checks"] if not c["passed"]]
+            report.right_failures.append(RightFailure(mutant, evaluation["reward"], failed))
+    return report
+
+
+def _replay(env: Environment, calls: tuple[Call, ...] | list[Call]) -> bool:
+    """Make the calls; False at the first that fails."""
+    for name, arguments in calls:
+        if not env.call(name, arguments)["success"]:
+            return False
+    return True
+
+
+# ---- diagnostics -----------------------------------------------------------------------------
+MAX_REPORTED = 5  # survivors reported per task; the JSON report and --trace-dir have them all
+
+_SURVIVOR_HELP = {
+    "swap": "the checks cannot tell this tool from the one the task asks for: check what the "
+    "other tool does differently (the rows and fields the task must leave as they were)",
+    "argument": "the checks accept another row or value than the one the task names: check the "
+    "row or value the instruction asks for",
+    "extra": "the checks miss a change the task does not ask for: state what must stay as it "
+    "was (compare the row with `initial.`)",
+    "answer": "the check on `answer` accepts an answer that does not give the answer: require "
+    "the right value and reject what a wrong answer says (the other candidates, a negation)",
+}
+_RIGHT_HELP = {
+    "reorder": "the steps are independent (the same end state either way), so a check should "
+    "not depend on their order",
+    "list-order": "the check compares a list the agent gives with its order; compare it "
+    "order-free (`sorted(a) == sorted(b)` or `set(a) == set(b)`) unless the task asks for "
+    "an order",
+}
+
+Problem = Callable[[codes.Code, str, Span, str, list[str]], None]
+
+
+def report_findings(report: MutationReport, task: ast.TaskDecl, problem: Problem) -> None:
+    """One warning per surviving wrong run (at most MAX_REPORTED) and per right run below 1.0,
+    through the verifier's `problem`."""
+    name = task.name.text
+    for index, survivor in enumerate(report.survivors[:MAX_REPORTED]):
+        mutant = survivor.mutant
+        notes = [f"its calls: {'; '.join(mutant.calls_text()) or 'none'}"]
+        if mutant.kind == "answer":
+            notes.append(f"its answer: {json.dumps(mutant.answer, ensure_ascii=False)}")
+        if survivor.changes:
+            notes.append("its end state against the reference's: " + "; ".join(survivor.changes))
+        if index == MAX_REPORTED - 1 and len(report.survivors) > MAX_REPORTED:
+            notes.append(f"and {len(report.survivors) - MAX_REPORTED} more surviving runs")
+        problem(
+            codes.MUTANT_SURVIVES,
+            f"a wrong run gets the full reward on task '{name}': {mutant.description}",
+            _span_of(task, mutant),
+            _SURVIVOR_HELP[mutant.kind],
+            notes,
+        )
+    for failure in report.right_failures:
+        mutant = failure.mutant
+        check = next((c for c in task.checks if c.text.value in failure.failed), None)
+        problem(
+            codes.RIGHT_RUN_FAILS,
+            f"a right run gets {failure.reward:.2f} on task '{name}': {mutant.description} "
+            f'fails check "{failure.failed[0] if failure.failed else "?"}"',
+            check.span if check is not None else _span_of(task, mutant),
+            _RIGHT_HELP[mutant.kind],
+            [f"its calls: {'; '.join(mutant.calls_text())}"],
+        )
+
+
+def _span_of(task: ast.TaskDecl, mutant: Mutant) -> Span:
+    """The solution step a mutant changes, the answer for an answer, else the task's name."""
+    if mutant.kind == "answer" and task.answer is not None:
+        return task.answer.span
+    steps = task.solution or ()
+    if mutant.step is not None and mutant.step < len(steps):
+        return steps[mutant.step].span
+    return task.name.span

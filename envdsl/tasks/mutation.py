@@ -62,14 +62,6 @@ class MutationReport:
             tally[0] += 1
             self.killed += 1
 
-    def score_text(self) -> str:
-        text = f"{self.killed}/{self.tried} wrong runs killed"
-        if self.refused or self.equivalent:
-            text += f" ({self.refused} refused, {self.equivalent} equivalent)"
-        if self.right_tried:
-            text += f", {self.right_ok}/{self.right_tried} right runs at 1.0"
-        return text
-
     def as_json(self) -> dict[str, Any]:
         return {
             "killed": self.killed,
@@ -99,6 +91,18 @@ class MutationReport:
                 for f in self.right_failures
             ],
         }
+
+
+def mutation_score_text(report: dict[str, Any]) -> str:
+    """`12/12 wrong runs killed (3 refused, 1 equivalent), 2/2 right runs at 1.0`, from a
+    report's JSON form (what `envdsl verify` prints)."""
+    text = f"{report['killed']}/{report['tried']} wrong runs killed"
+    if report["refused"] or report["equivalent"]:
+        text += f" ({report['refused']} refused, {report['equivalent']} equivalent)"
+    right = report["right"]
+    if right["tried"]:
+        text += f", {right['ok']}/{right['tried']} right runs at 1.0"
+    return text
 
 
 def run_mutants(

@@ -37,6 +37,9 @@ from envdsl.runtime import Environment
 from envdsl.runtime.environment import ToolSpec
 from envdsl.runtime.values import (
     BoolSpec,
+    DateSpec,
+    DateTimeSpec,
+    DurationSpec,
     EnumSpec,
     FloatSpec,
     IntSpec,
@@ -48,6 +51,9 @@ from envdsl.runtime.values import (
 )
 
 Call = tuple[str, dict[str, Any]]
+
+# kinds whose values are exact (a number, a time): another one is another outcome
+_EXACT = (IntSpec, FloatSpec, DateSpec, DateTimeSpec, DurationSpec)
 
 # bounds, per task: a few dozen runs at most (the examples' check time depends on them)
 MAX_SWAPS_PER_STEP = 3
@@ -252,10 +258,13 @@ def _other_values(facts: StartFacts, name: str, spec: TypeSpec, value: Any) -> l
         others = [v for v in inner.by_value if v != value]
     elif isinstance(inner, BoolSpec):
         others = [not value]
-    else:
+    elif isinstance(inner, _EXACT):
         others = facts.field_values(name, value)
         if not others and isinstance(inner, (IntSpec, FloatSpec)) and not isinstance(value, bool):
             others = [value + 1]
+    else:
+        # free text: another wording may be right, and a text no check reads is W5012's
+        others = []
     return others[:MAX_VALUES_PER_ARGUMENT]
 
 

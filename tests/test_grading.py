@@ -137,16 +137,24 @@ FOUND_BY_CONTENT = desk('''
 ''')
 
 
-def test_grading_by_content_accepts_agents_whose_ids_differ() -> None:
+def test_an_extra_insert_before_the_right_one_fails_the_frame() -> None:
     assert found(check(FOUND_BY_CONTENT)) == []
     env = build(FOUND_BY_CONTENT)()
     env.reset(task="open_printer")
-    # another agent opens a scratch ticket first, so its printer ticket gets another key
+    # an agent opens a scratch ticket first, so its printer ticket gets another key: the
+    # checks find it by content, the frame counts the scratch ticket as collateral
     first = env.call("open_ticket", {"title": "scratch"})
     assert first["success"] and first["data"]["ticket_id"] == "T-0002"
     second = env.call("open_ticket", {"title": "printer jam"})
     assert second["data"]["ticket_id"] == "T-0003"
-    assert env.evaluate()["success"] is True
+    evaluation = env.evaluate()
+    assert all(c["passed"] for c in evaluation["checks"])
+    assert evaluation["frame"] == {
+        "checked": True,
+        "held": False,
+        "violation": "2 rows inserted into tickets, the solution inserts 1",
+    }
+    assert evaluation["success"] is False and evaluation["reward"] == 0.0
 
 
 def test_grading_rejects_doing_nothing_only_reading_and_a_wrong_row() -> None:
@@ -162,7 +170,7 @@ def test_grading_rejects_doing_nothing_only_reading_and_a_wrong_row() -> None:
     wrong.reset(task="open_printer")
     wrong.call("open_ticket", {"title": "printer jam"})
     wrong.call("open_ticket", {"title": "printer jam"})  # two of them: not what was asked
-    assert wrong.evaluate()["reward"] == 0.5
+    assert wrong.evaluate()["reward"] == 0.0
 
 
 def test_grading_accepts_the_steps_in_another_order() -> None:
@@ -235,7 +243,10 @@ def test_a_question_task_is_graded_by_the_agents_answer() -> None:
     right = env.evaluate(answer="There are 2 open tickets.")
     assert right["success"] is True and right["answer"] == "There are 2 open tickets."
     wrong = env.evaluate(answer="3 are open")
-    assert wrong["success"] is False and wrong["reward"] == 0.5
+    # the guard "nothing was closed" holds but gives no credit: the answer is all the progress
+    assert wrong["success"] is False and wrong["reward"] == 0.0
+    assert wrong["progress"] == {"passed": 0, "total": 1}
+    assert wrong["guards"] == {"passed": 1, "total": 1}
     assert env.evaluate()["success"] is False  # an agent that says nothing
     with pytest.raises(TypeError, match="answer must be a str"):
         env.evaluate(answer=2)  # type: ignore[arg-type]
@@ -244,7 +255,7 @@ def test_a_question_task_is_graded_by_the_agents_answer() -> None:
 def test_a_question_is_exempt_from_the_reading_control_not_from_doing_nothing() -> None:
     result = check(QUESTION)
     (report,) = result.task_reports
-    assert report.controls == {"nothing": 0.5, "only_reading": None}
+    assert report.controls == {"nothing": 0.0, "only_reading": None}
     said_nothing = desk('''
   task how_many_open {
     """How many tickets are open?"""
@@ -538,8 +549,8 @@ def report_of(result: CompileResult) -> dict[str, Any]:
 
 def test_a_sound_task_reports_every_control_and_left_out_step() -> None:
     report = report_of(check(FOUND_BY_CONTENT))
-    assert report["controls"] == {"nothing": 0.5, "only_reading": None}
-    assert report["left_out"] == [{"step": 1, "tool": "open_ticket", "reward": 0.5}]
+    assert report["controls"] == {"nothing": 0.0, "only_reading": None}
+    assert report["left_out"] == [{"step": 1, "tool": "open_ticket", "reward": 0.0}]
     assert report["problems"] == []
 
 
@@ -601,7 +612,10 @@ def test_called_sees_defaults_the_agent_left_out() -> None:
     noted = build(TRACED)()
     noted.reset(task="close_quietly")
     assert noted.call("close", '{"ticket_id": "T-0001", "note": "done"}')["success"]
-    assert noted.evaluate()["reward"] == 0.5
+    # the solution leaves the note alone: writing one is outside the frame
+    evaluation = noted.evaluate()
+    assert evaluation["reward"] == 0.0
+    assert evaluation["frame"]["violation"] == 'tickets["T-0001"].note changed'
 
 
 def test_called_compares_values_not_their_json_spelling() -> None:

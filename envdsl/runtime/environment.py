@@ -30,6 +30,15 @@ from envdsl.runtime.places import (
     place_of,
 )
 from envdsl.runtime.digests import reference_hash
+from envdsl.runtime.frame import (
+    Allowance,
+    Footprint,
+    TaskReference,
+    collection_kind,
+    first_violation,
+    footprint,
+)
+from envdsl.runtime.grading import grade
 from envdsl.runtime.snapshots import Owner, Snapshot, World, undo_entry
 from envdsl.runtime.table import RefField, Table, TableSchema, highest_auto_number
 from envdsl.runtime.toolcalls import CallFunction, call_function
@@ -107,6 +116,10 @@ class TaskSpec:
     solve: str | None  # method that replays the solution
     checks: tuple[tuple[str, str], ...]  # (text, method)
     answer: str | None = None  # the reference answer the solution states (`answer "..."`)
+    # the task's `allow` clauses ("T.f", "delete T", "insert T", "name"): see runtime/frame.py
+    allow: tuple[str, ...] = ()
+    # methods that replay the task's `counterexample { ... }` runs (verification replays them)
+    counterexamples: tuple[str, ...] = ()
 
 
 @dataclass(slots=True)
@@ -154,12 +167,16 @@ class Environment:
     ENV_INVARIANTS: ClassVar[dict[str, str]] = {}  # method -> text
     # each `require` and `let ... else`: (tool or fn, spec line, kind, condition as written)
     SITES: ClassVar[tuple[tuple[str, int, str, str], ...]] = ()
+    # fields tools keep current whatever else they do (`updated_at = now`, `version += 1`),
+    # table -> fields ("" -> scalar fields): see envdsl/semantics/stamps.py and runtime/frame.py
+    STAMPS: ClassVar[dict[str, frozenset[str]]] = {}
     # made from the tables above on first use, per class (see _row_specs)
     _ROW_SPECS: ClassVar[dict[str, RecordSpec]]
     _SCALAR_SPECS: ClassVar[dict[str, TypeSpec]]
     _PLANS: ClassVar[dict[str, ToolPlan]]
     _GUARDED: ClassVar[dict[str, frozenset[str] | None]]
     _MUTABLE: ClassVar[dict[str, tuple[str, ...]]]
+    _REFERENCES: ClassVar[dict[str, TaskReference]]  # per class: see task_reference
     # calls run through each tool's whole-call function (envdsl/runtime/toolcalls.py); off,
     # every call takes the reference path (the generic parser and `_invoke`)
     _CALL_FUNCTIONS: ClassVar[bool] = True
@@ -1141,19 +1158,42 @@ class Environment:
         return count
 
     def evaluate(self, answer: str = "") -> dict[str, Any]:
-        """Grade the agent's run of the current task: each check's result, `reward` (the
-        fraction passed) and `success` (all passed).
+        """Grade the agent's run of the current task: each check's result and kind (progress
+        or guard), the frame (held, or the first collateral change), `reward` and `success`,
+        by the one rule of envdsl/runtime/grading.py.
 
         Checks read the state, `initial.`, the trace and `answer`, the agent's final message
-        to the user (empty when it said nothing); nothing of the reference solution.
+        to the user (empty when it said nothing); the frame compares the state with the
+        reference solution's footprint (computed once per task and class, see
+        `task_reference`), which is all the grading knows of the solution.
         """
         if self.task is None:
             raise ValueError("evaluate() needs a task: call reset(task=...) first")
         if not isinstance(answer, str):
             raise TypeError(f"answer must be a str (the agent's final message), not {answer!r}")
-        spec = self.TASKS[self.task]
+        reference = self.task_reference(self.task)
+        results = self._run_checks(answer)
+        frame: dict[str, Any] | None = None
+        if reference.footprint is not None:
+            violation = first_violation(
+                reference.start,
+                self.state_json(),
+                reference.footprint,
+                reference.kinds,
+                reference.allowance,
+                self.STAMPS,
+            )
+            frame = {"checked": True, "held": violation is None, "violation": violation}
+        return {"task": self.task, "answer": answer, "checks": results} | grade(
+            results, reference.guards, frame
+        )
+
+    def _run_checks(self, answer: str) -> list[dict[str, Any]]:
+        """Each check of the current task on the current state: text, passed, a reason where
+        it could not be decided."""
+        assert self.task is not None
         results = []
-        for text, method in spec.checks:
+        for text, method in self.TASKS[self.task].checks:
             self._steps = 0
             reason: str | None = None
             try:
@@ -1168,14 +1208,49 @@ class Environment:
             if reason is not None:
                 entry["reason"] = reason
             results.append(entry)
-        passed_count = sum(1 for r in results if r["passed"])
-        return {
-            "task": self.task,
-            "answer": answer,
-            "checks": results,
-            "reward": passed_count / len(results) if results else 1.0,
-            "success": passed_count == len(results),
+        return results
+
+    @classmethod
+    def task_reference(cls, task: str) -> TaskReference:
+        """What grading knows of a task besides its checks: which checks are guards (true at
+        the start), the start state and the reference solution's footprint (None without a
+        solution, or when it fails). Computed on first use by replaying the task's init and
+        solution on a fresh environment, which is deterministic, so every process (a Ray
+        worker, a server) finds the same; kept per class."""
+        cache: dict[str, TaskReference] | None = cls.__dict__.get("_REFERENCES")
+        if cache is None:
+            cache = {}
+            cls._REFERENCES = cache
+        known = cache.get(task)
+        if known is None:
+            known = cache[task] = cls._replay_reference(task)
+        return known
+
+    @classmethod
+    def _replay_reference(cls, task: str) -> TaskReference:
+        spec = cls.TASKS[task]
+        env = cls()
+        env.reset(task=task)
+        guards = frozenset(i for i, r in enumerate(env._run_checks("")) if r["passed"])
+        start = env.state_json()
+        kinds = cls._collection_kinds()
+        prints: Footprint | None = None
+        if spec.solve is not None:
+            results = env.solve(task)
+            if not results or results[-1]["success"]:
+                prints = footprint(start, env.state_json(), kinds)
+        return TaskReference(guards, start, prints, kinds, Allowance.parse(spec.allow))
+
+    @classmethod
+    def _collection_kinds(cls) -> dict[str, dict[str, str]]:
+        """Which fields hold collections, compared element by element by the frame: table ->
+        field -> LIST or MAP, "" -> the scalar fields."""
+        kinds: dict[str, dict[str, str]] = {
+            name: {f.name: k for f in spec.row.fields if (k := collection_kind(f.spec))}
+            for name, spec in cls.TABLES.items()
         }
+        kinds[""] = {n: k for n, s in cls.SCALARS.items() if (k := collection_kind(s.spec))}
+        return kinds
 
 
 class _LeftOut:

@@ -1213,7 +1213,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
                     (
                         (
                             ((x.title == "Q3 planning") and (x.category == "Projects"))
-                            and (x.tags == ["meeting", "q3"])
+                            and h.same_items(x.tags, ["meeting", "q3"])
                         )
                         and (x.content == "Hire two engineers; launch the beta in September.")
                     )
@@ -1493,7 +1493,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
         return b
 
     def _check_tag_note_found_by_content_0(self, answer: str) -> bool:
-        return bool((self.t_notes.row("NOTE-0003").tags == ["health", "urgent", "calls"]))
+        return bool(h.same_items(self.t_notes.row("NOTE-0003").tags, ["health", "urgent", "calls"]))
 
     def _check_tag_note_found_by_content_1(self, answer: str) -> bool:
         return bool(("calls" in self.t_tags))

@@ -505,6 +505,11 @@ class Translator:
             return f"h.{helper}({args[0]})"
         if name == "auto":
             return "''"
+        if name == "same_items":
+            return f"h.same_items({args[0]}, {args[1]})"
+        if name == "mentions":
+            # the candidates an answer may not also name come from the state being graded
+            return f"h.mentions({args[0]}, {args[1]}, self.state_json())"
         if name in ("called", "calls"):
             tool = node.args[0]
             assert isinstance(tool, ast.StrLit)

@@ -378,6 +378,19 @@ CHECK_NEVER_FALSE = _register(
     "a check that is true in every state verification sees",
 )
 
+LIST_COMPARED_IN_ORDER = _register(
+    "W5021",
+    "list-compared-in-order",
+    _L,
+    "a check comparing a list the agent supplies with a literal by `==` (order matters)",
+)
+EXACT_PHRASE_OF_PROSE = _register(
+    "W5022",
+    "exact-phrase-of-prose",
+    _L,
+    "a check demanding an exact phrase of free text the agent writes (a paraphrase fails)",
+)
+
 # mutation testing of the grader (envdsl/tasks/mutation.py); numbered apart from the other
 # task lints so that codes added next to them do not clash
 MUTANT_SURVIVES = _register(

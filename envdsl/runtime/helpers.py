@@ -25,6 +25,10 @@ from envdsl.runtime.limits import (
     check_int,
     check_items,
 )
+
+# the grading comparisons live in their own module; generated code calls them as h.<name>
+from envdsl.runtime.text_match import mentions as mentions
+from envdsl.runtime.text_match import same_items as same_items
 from envdsl.runtime.values import UTC, format_datetime, ordered, parse_date, parse_datetime
 
 T = TypeVar("T")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from envdsl.diagnostics import DiagnosticSink
 from envdsl.semantics.check import BodyChecker
+from envdsl.semantics.check_wording import lint_check_wording
 from envdsl.semantics.defaults import check_defaults
 from envdsl.semantics.effects import close_effects
 from envdsl.semantics.lints import lint
@@ -32,4 +33,5 @@ def analyze(spec: ast.SpecFile, sources: SourceMap, sink: DiagnosticSink) -> Che
     check_defaults(checked, sink)
     close_effects(checked, sink)
     lint(checked, sink)
+    lint_check_wording(checked, sources, sink)
     return checked

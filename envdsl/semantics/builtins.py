@@ -645,6 +645,53 @@ def parse_time_literal(kind: str, text: str) -> _dt.date | _dt.datetime | None:
         return None
 
 
+@_builtin("same_items")
+def _same_items(checker: ExprChecker, node: ast.Call, scope: Scope) -> t.Type:
+    """`same_items(a, b)`: two collections with the same elements, in any order."""
+    types = _positional(checker, node, scope, "same_items", 2)
+    if types is None:
+        return t.BOOL
+    left, right = (_elem(checker, x, arg) for x, arg in zip(types, node.args))
+    if (
+        not t.is_error(left)
+        and not t.is_error(right)
+        and not checker.assignable.comparable(left, right)
+    ):
+        checker.error(
+            codes.TYPE_MISMATCH,
+            f"same_items() compares collections of one element type, found {left} and {right}",
+            node.span,
+        )
+    return t.BOOL
+
+
+_MENTIONABLE = (t.STR, t.INT, t.FLOAT)
+
+
+@_builtin("mentions")
+def _mentions(checker: ExprChecker, node: ast.Call, scope: Scope) -> t.Type:
+    """`mentions(text, v)` / `mentions(text, [v, w])`: a check's forgiving text match."""
+    if checker.ctx.kind != "check":
+        _check_all_args(checker, node, scope)
+        return checker.error(
+            codes.UNKNOWN_FUNCTION,
+            "mentions() grades an agent's text against the state and is only available in "
+            "task checks",
+            node.func.span,
+            help="in a tool, compare normalized text: `lower(p) in lower(s)`",
+        )
+    types = _positional(checker, node, scope, "mentions", 2)
+    if types is None:
+        return t.BOOL
+    _want(checker, types[0], (t.STR,), node.args[0], "mentions() text")
+    wanted = types[1]
+    if isinstance(wanted, (t.ListType, t.SetType)):
+        wanted = wanted.elem
+    if wanted != t.NOTHING and not isinstance(wanted, (t.RefType, t.EnumType)):
+        _want(checker, wanted, _MENTIONABLE, node.args[1], "mentions() value")
+    return t.BOOL
+
+
 @_builtin("auto")
 def _auto(checker: ExprChecker, node: ast.Call, scope: Scope) -> t.Type:
     types = _positional(checker, node, scope, "auto", 1)

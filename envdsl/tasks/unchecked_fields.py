@@ -6,6 +6,8 @@ themselves (the initial state against the end of the solution), so a field a too
 but the solution leaves as it was is not reported; what the checks read comes from the effect
 analysis. Only fields set to a value the solution passes in a call count: those the agent
 chooses. A field a tool derives (a timestamp from `now`, a counter) is the tool's business.
+Prose (a note or message of four words or more, envdsl.util.prose) is not reported: the agent
+words it its own way, and demanding the solution's wording would fail a paraphrase (W5022).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from envdsl.runtime import Environment
 from envdsl.semantics import types as t
 from envdsl.semantics.model import CheckedSpec, Effects
 from envdsl.syntax import ast
+from envdsl.util.prose import is_prose
 
 
 class FieldsWatched:
@@ -75,6 +78,7 @@ def unchecked_fields(
                 and table not in whole
                 and f"{table}.{name}" not in reads
                 and any(value == v and type(value) is type(v) for v in passed)
+                and not (isinstance(value, str) and is_prose(value))
             ):
                 seen.add((table, name))
                 found.append((index, table, name))

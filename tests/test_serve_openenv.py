@@ -81,7 +81,9 @@ def test_an_episode_through_openenvs_client(base_url: str) -> None:
         first = client.reset()
         assert first.observation["instruction"] == sleep().TASKS[TASK].instruction
         assert [t["function"]["name"] for t in first.observation["tools"]] == list(sleep().TOOLS)
-        assert first.done is False and first.reward == 0.0  # the two checks that hold at the start are guards
+        assert (
+            first.done is False and first.reward == 0.0
+        )  # the two checks that hold at the start are guards
         start = first.observation["state_hash"]
         failed = client.step({"name": "set_status", "arguments": {"user_id": "U9"}})
         assert failed.observation["result"]["success"] is False

@@ -16,7 +16,7 @@ Wrong runs (each must score below 1.0):
 - extra: the reference followed by one write on a row it touches or names (a tool that takes
   that row's key, e.g. its delete, or one that sets a field to another row's value);
 - answer: for a question, an empty answer, one listing every candidate of the asked kinds found
-  in the state, and one negating the asked values ("not 7.5").
+  in the state, and one negating each asked value ("not 7.5").
 The fourth kind of the issue, a step left out, is verify.py's leave-one-out (W5011), counted in
 the score without running it again.
 
@@ -344,7 +344,8 @@ def _answers(facts: StartFacts, reference: list[Call], answer: str) -> list[Muta
         mutants.append(
             Mutant("answer", "an answer listing every candidate", tuple(reference), text)
         )
-    negated = "not " + (", ".join(_plain(v) for _, v in asked) if asked else answer)
+    # each asked value negated where it stands: "not T2, not bo" ("not 7.5")
+    negated = ", ".join(f"not {_plain(v)}" for _, v in asked) if asked else f"not {answer}"
     mutants.append(Mutant("answer", f"the negated answer {negated!r}", tuple(reference), negated))
     return [m for m in mutants if m.answer != answer]
 

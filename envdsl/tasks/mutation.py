@@ -207,21 +207,38 @@ def report_findings(report: MutationReport, task: ast.TaskDecl, problem: Problem
     """One warning per surviving wrong run (at most MAX_REPORTED) and per right run below 1.0,
     through the verifier's `problem`."""
     name = task.name.text
-    for index, survivor in enumerate(report.survivors[:MAX_REPORTED]):
-        mutant = survivor.mutant
+    # one warning per place (a sink keeps one diagnostic per code and span): the first
+    # survivor there in full, the others named in a note
+    by_span: dict[tuple[int, int], list[Survivor]] = {}
+    for survivor in report.survivors[:MAX_REPORTED]:
+        span = _span_of(task, survivor.mutant)
+        by_span.setdefault((span.start, span.end), []).append(survivor)
+    for group in by_span.values():
+        mutant = group[0].mutant
         notes = [f"its calls: {'; '.join(mutant.calls_text()) or 'none'}"]
         if mutant.kind == "answer":
             notes.append(f"its answer: {json.dumps(mutant.answer, ensure_ascii=False)}")
-        if survivor.changes:
-            notes.append("its end state against the reference's: " + "; ".join(survivor.changes))
-        if index == MAX_REPORTED - 1 and len(report.survivors) > MAX_REPORTED:
-            notes.append(f"and {len(report.survivors) - MAX_REPORTED} more surviving runs")
+        if group[0].changes:
+            notes.append("its end state against the reference's: " + "; ".join(group[0].changes))
+        for other in group[1:]:
+            answer = f" (answer {json.dumps(other.mutant.answer, ensure_ascii=False)})"
+            shown = answer if other.mutant.kind == "answer" else ""
+            notes.append(f"this one too: {other.mutant.description}{shown}")
         problem(
             codes.MUTANT_SURVIVES,
             f"a wrong run gets the full reward on task '{name}': {mutant.description}",
             _span_of(task, mutant),
             _SURVIVOR_HELP[mutant.kind],
             notes,
+        )
+    if len(report.survivors) > MAX_REPORTED:
+        problem(
+            codes.MUTANT_SURVIVES,
+            f"{len(report.survivors) - MAX_REPORTED} more wrong runs get the full reward on "
+            f"task '{name}'",
+            task.name.span,
+            "see `envdsl verify --format json` (or `--trace-dir`) for all of them",
+            [],
         )
     for failure in report.right_failures:
         mutant = failure.mutant

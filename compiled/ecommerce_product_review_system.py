@@ -604,10 +604,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
             None,
             '{"now": "2024-06-10T12:00:00Z", "products": [{"brand": "ProForm", "category": "fitness equipment", "description": "Folding treadmill, 12 mph", "name": "ProForm Treadmill", "product_id": "P001"}, {"brand": "Manduka", "category": "fitness equipment", "description": "6mm natural rubber mat", "name": "Yoga Mat Pro", "product_id": "P002"}, {"brand": "Salomon", "category": "footwear", "description": "Lugged sole, waterproof", "name": "Trail Running Shoes", "product_id": "P003"}, {"brand": "Jetboil", "category": "outdoor gear", "description": "1 L cooking system", "name": "Camping Stove", "product_id": "P004"}, {"brand": "Hydro Flask", "category": "outdoor gear", "description": "Keeps drinks cold 24 h", "name": "Insulated Bottle", "product_id": "P005"}], "reviews": [{"comment": "Great incline range.", "helpful_votes": 2, "product_id": "P001", "rating": 5, "review_id": "REV-0001", "timestamp": "2024-05-20T10:00:00Z", "user_id": "U1"}, {"comment": "Good grip on wet rock.", "helpful_votes": 7, "product_id": "P003", "rating": 4, "review_id": "REV-0002", "timestamp": "2024-05-22T09:00:00Z", "user_id": "U1"}, {"comment": "Sizes run small.", "helpful_votes": 3, "product_id": "P003", "rating": 2, "review_id": "REV-0003", "timestamp": "2024-05-25T16:00:00Z", "user_id": "U3"}, {"comment": "Boils water in 2 minutes.", "helpful_votes": 0, "product_id": "P004", "rating": 5, "review_id": "REV-0004", "timestamp": "2024-06-01T07:30:00Z", "user_id": "U3"}, {"comment": "Cheaper stoves at deals4u.example!", "helpful_votes": 0, "product_id": "P004", "rating": 1, "review_id": "REV-0005", "timestamp": "2024-06-02T03:00:00Z", "user_id": "U4"}], "users": [{"account_status": "active", "is_admin": false, "purchase_history": ["P001", "P003"], "user_id": "U1", "username": "jon"}, {"account_status": "active", "is_admin": false, "purchase_history": ["P001", "P002"], "user_id": "U2", "username": "maya"}, {"account_status": "active", "is_admin": false, "purchase_history": ["P003", "P004"], "user_id": "U3", "username": "lea"}, {"account_status": "suspended", "is_admin": false, "purchase_history": ["P004"], "user_id": "U4", "username": "deals4u"}, {"account_status": "active", "is_admin": true, "purchase_history": [], "user_id": "A1", "username": "mod_ana"}]}',
             "_solve_brands_question",
-            (
-                ("names the fitness brands", "_check_brands_question_0"),
-                ("names the outdoor and footwear brands", "_check_brands_question_1"),
-            ),
+            (("names the five brands", "_check_brands_question_0"),),
             answer="We carry five brands: ProForm, Manduka, Salomon, Jetboil and Hydro Flask.",
         ),
         "update_treadmill_review": rt.TaskSpec(
@@ -1475,7 +1472,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
         return b
 
     def _check_most_helpful_review_question_0(self, answer: str) -> bool:
-        return bool(("REV-0002" in answer))
+        return bool(h.mentions(answer, "REV-0002", self.state_json()))
 
     def _check_most_helpful_review_question_1(self, answer: str) -> bool:
         return bool(("good grip on wet rock" in answer.lower()))
@@ -1519,7 +1516,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
                         )
                     )
                 )
-                and ("yoga mat" in answer.lower())
+                and h.mentions(answer, ["Yoga Mat Pro", "Trail Running Shoes"], self.state_json())
             )
         )
 
@@ -1619,13 +1616,11 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
         return b
 
     def _check_brands_question_0(self, answer: str) -> bool:
-        return bool((("proform" in answer.lower()) and ("manduka" in answer.lower())))
-
-    def _check_brands_question_1(self, answer: str) -> bool:
         return bool(
-            (
-                (("salomon" in answer.lower()) and ("jetboil" in answer.lower()))
-                and ("hydro flask" in answer.lower())
+            h.mentions(
+                answer,
+                ["ProForm", "Manduka", "Salomon", "Jetboil", "Hydro Flask"],
+                self.state_json(),
             )
         )
 

@@ -864,10 +864,7 @@ class LibraryLendingEnv(rt.Environment):
             None,
             '{"authors": [{"author_id": "A1", "name": "Frank Herbert"}, {"author_id": "A2", "name": "Ursula K. Le Guin"}, {"author_id": "A3", "name": "Terry Pratchett"}], "book_authors": [{"author": "A1", "book": "9780441013593", "link_id": "BA1"}, {"author": "A2", "book": "9780441478125", "link_id": "BA2"}, {"author": "A2", "book": "9780553383041", "link_id": "BA3"}, {"author": "A3", "book": "9780552131063", "link_id": "BA4"}], "books": [{"isbn": "9780441013593", "title": "Dune", "year": 1965}, {"isbn": "9780441478125", "title": "The Left Hand of Darkness", "year": 1969}, {"isbn": "9780553383041", "title": "A Wizard of Earthsea", "year": 1968}, {"isbn": "9780552131063", "title": "Mort", "year": 1987}], "copies": [{"book": "9780441013593", "condition": "good", "copy_id": "9780441013593-1", "shelf": "SF-HER"}, {"book": "9780441013593", "condition": "worn", "copy_id": "9780441013593-2", "shelf": "SF-HER"}, {"book": "9780441478125", "condition": "good", "copy_id": "9780441478125-1", "shelf": "SF-LEG"}, {"book": "9780553383041", "condition": "good", "copy_id": "9780553383041-1", "shelf": "F-LEG"}, {"book": "9780553383041", "condition": "damaged", "copy_id": "9780553383041-2", "shelf": "F-LEG"}, {"book": "9780552131063", "condition": "good", "copy_id": "9780552131063-1", "shelf": "F-PRA"}], "holds": [{"book": "9780441478125", "copy": null, "hold_id": "H1", "member": "M004", "placed": "2024-03-30T12:00:00Z", "ready_until": null, "state": "waiting"}], "holidays": [], "loans": [{"checked_out": "2024-03-11T10:00:00Z", "copy": "9780441013593-1", "due": "2024-04-01", "loan_id": "L1", "member": "M001", "renewals": 0, "returned_at": null, "state": "active"}, {"checked_out": "2024-03-25T15:00:00Z", "copy": "9780441478125-1", "due": "2024-04-15", "loan_id": "L2", "member": "M002", "renewals": 0, "returned_at": null, "state": "active"}, {"checked_out": "2024-03-20T11:00:00Z", "copy": "9780552131063-1", "due": "2024-04-10", "loan_id": "L3", "member": "M001", "renewals": 0, "returned_at": null, "state": "active"}], "members": [{"email": "ana@example.org", "expires": "2024-08-31", "fines_cents": 0, "joined": "2023-09-01", "member_id": "M001", "name": "Ana Ruiz", "status": "active"}, {"email": "ben@example.org", "expires": "2025-01-09", "fines_cents": 0, "joined": "2024-01-10", "member_id": "M002", "name": "Ben Okafor", "status": "active"}, {"email": "chen@example.org", "expires": "2024-02-25", "fines_cents": 0, "joined": "2023-02-25", "member_id": "M003", "name": "Chen Li", "status": "expired"}, {"email": "dara@example.org", "expires": "2024-12-01", "fines_cents": 650, "joined": "2023-12-02", "member_id": "M004", "name": "Dara Byrne", "status": "active"}], "now": "2024-04-08T10:00:00Z"}',
             "_solve_member_loans_question",
-            (
-                ("gives Dune's due date", "_check_member_loans_question_0"),
-                ("gives Mort's due date", "_check_member_loans_question_1"),
-            ),
+            (("gives both books and their due dates", "_check_member_loans_question_0"),),
             answer="Ana has two books out: Dune, due 2024-04-01 (overdue), and Mort, due 2024-04-10.",
         ),
         "earthsea_copies_question": rt.TaskSpec(
@@ -2282,10 +2279,9 @@ class LibraryLendingEnv(rt.Environment):
         return b
 
     def _check_member_loans_question_0(self, answer: str) -> bool:
-        return bool((("dune" in answer.lower()) and ("2024-04-01" in answer)))
-
-    def _check_member_loans_question_1(self, answer: str) -> bool:
-        return bool((("mort" in answer.lower()) and ("2024-04-10" in answer)))
+        return bool(
+            h.mentions(answer, ["Dune", "Mort", "2024-04-01", "2024-04-10"], self.state_json())
+        )
 
     def _solve_earthsea_copies_question(self, results: list[rt.Result]) -> dict[str, Any]:
         b: dict[str, Any] = {}
@@ -2331,7 +2327,12 @@ class LibraryLendingEnv(rt.Environment):
         )
 
     def _check_early_return_for_waiting_reader_2(self, answer: str) -> bool:
-        return bool((("dara" in answer.lower()) or ("M004" in answer)))
+        return bool(
+            (
+                h.mentions(answer, "Dara Byrne", self.state_json())
+                or h.mentions(answer, "M004", self.state_json())
+            )
+        )
 
     def _write_holds_state(self, row: Hold, value: HoldState) -> None:
         "`row.state = value` for a row of holds, journaled."

@@ -1150,6 +1150,13 @@ class ClinicSchedulingEnv(rt.Environment):
         ),
         ("remove_dentist_speciality", 636, "require", "len(needed) == 0"),
     )
+    STAMPS: ClassVar[dict[str, frozenset[str]]] = {
+        "appointments": frozenset(
+            {
+                "cancelled_at",
+            }
+        ),
+    }
 
     @property
     def t_specialities(self) -> rt.Table[Speciality]:

@@ -889,6 +889,14 @@ class DocumentManagementSystemEnv(rt.Environment):
         ("publish_document", 522, "let-else", "documents.get(document_id)"),
         ("publish_document", 526, "require", "d.status != DocumentStatus.deleted"),
     )
+    STAMPS: ClassVar[dict[str, frozenset[str]]] = {
+        "documents": frozenset(
+            {
+                "last_modified_date",
+                "version",
+            }
+        ),
+    }
 
     @property
     def t_documents(self) -> rt.Table[Document]:

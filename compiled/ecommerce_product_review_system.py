@@ -695,6 +695,13 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
         ),
         ("add_product", 361, "require", "product_id not in products"),
     )
+    STAMPS: ClassVar[dict[str, frozenset[str]]] = {
+        "reviews": frozenset(
+            {
+                "helpful_votes",
+            }
+        ),
+    }
 
     @property
     def t_products(self) -> rt.Table[Product]:

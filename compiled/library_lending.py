@@ -995,6 +995,19 @@ class LibraryLendingEnv(rt.Environment):
             "not any(l.state == LoanState.active and l.copy.book == isbn for l in loans)",
         ),
     )
+    STAMPS: ClassVar[dict[str, frozenset[str]]] = {
+        "holds": frozenset(
+            {
+                "ready_until",
+            }
+        ),
+        "loans": frozenset(
+            {
+                "renewals",
+                "returned_at",
+            }
+        ),
+    }
 
     @property
     def t_authors(self) -> rt.Table[Author]:

@@ -914,6 +914,18 @@ class OnlineShopEnv(rt.Environment):
         ),
         ("create_coupon", 547, "require", "1 <= percent_off <= 50"),
     )
+    STAMPS: ClassVar[dict[str, frozenset[str]]] = {
+        "coupons": frozenset(
+            {
+                "uses_left",
+            }
+        ),
+        "orders": frozenset(
+            {
+                "delivered_on",
+            }
+        ),
+    }
 
     @property
     def t_products(self) -> rt.Table[Product]:

@@ -687,6 +687,13 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
         ("clear_note_content", 397, "let-else", "notes.get(note_id)"),
         ("clear_note_content", 398, "require", 'strip(n.title) != ""'),
     )
+    STAMPS: ClassVar[dict[str, frozenset[str]]] = {
+        "notes": frozenset(
+            {
+                "updated_at",
+            }
+        ),
+    }
 
     @property
     def t_notes(self) -> rt.Table[Note]:

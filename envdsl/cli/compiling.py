@@ -6,7 +6,7 @@ import difflib
 import json
 import sys
 import textwrap
-from typing import Sequence
+from typing import Any, Sequence
 
 import click
 
@@ -320,6 +320,10 @@ def verify(files: tuple[str, ...], output_format: str, trace_dir: str | None) ->
             click.echo(
                 f"    reward without step {left['step']} ({left['tool']}): {left['reward']:.2f}"
             )
+        click.echo(f"    frame: {_frame_text(report)}")
+        if report["counterexamples"]:
+            rewards = ", ".join(f"{reward:.2f}" for reward in report["counterexamples"])
+            click.echo(f"    reward of each counterexample: {rewards}")
         mutation = report["mutation"]
         if mutation is not None:
             click.echo(f"    mutation score: {mutation_score_text(mutation)}")
@@ -330,6 +334,18 @@ def verify(files: tuple[str, ...], output_format: str, trace_dir: str | None) ->
     if result.diagnostics:
         click.echo(render_text(result.diagnostics, result.sources))
     sys.exit(EXIT_OK if result.ok else EXIT_ERRORS)
+
+
+def _frame_text(report: dict[str, Any]) -> str:
+    """The task's frame in one line: what the reference changes, which is all a run may."""
+    frame = report["frame"]
+    if frame is None:
+        return "none (no solution to take it from: any change passes)"
+    changes: list[str] = frame["changes"]
+    if not changes:
+        return "empty (nothing may change)" + (", a refusal" if report["refusal"] else "")
+    shown = "; ".join(changes[:6])
+    return shown + (f"; and {len(changes) - 6} more" if len(changes) > 6 else "")
 
 
 @main.command()

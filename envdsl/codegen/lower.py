@@ -21,6 +21,7 @@ from envdsl.codegen.views import (
     TaskView,
     ToolView,
 )
+from envdsl.semantics.stamps import stamp_fields
 from envdsl.semantics import types as t
 from envdsl.semantics.aliases import is_mutable
 from envdsl.semantics.model import CallableInfo, CheckedSpec, Effects, RecordInfo
@@ -90,6 +91,9 @@ class Lowerer:
         for name, params, body, doc in self.body.writer_methods():
             view.methods.append(MethodView(name, params, "None", body, doc))
         view.sites = self.body.sites
+        view.stamps = [
+            (table, sorted(names)) for table, names in stamp_fields(self.checked).items()
+        ]
         return view
 
     def body_of(self, info: CallableInfo) -> tuple[list[str], list[str]]:
@@ -410,28 +414,15 @@ class Lowerer:
                 else:
                     lines.append(f"self.set_scalar_initial({assign.name.text!r}, {value})")
             view.methods.append(MethodView(init_method, [], "None", lines or ["pass"]))
-        bound = {s.bind.text for s in task.solution or () if s.bind is not None}
         solve: str | None = None
         if task.solution is not None:
             solve = f"_solve_{name}"
-            lines = ["b: dict[str, Any] = {}"]
-            ctx = Context("solution", bindings=bound)
-            for step in task.solution:
-                tool = step.call.func
-                assert isinstance(tool, ast.NameRef)
-                called = self.checked.callables[tool.name]
-                params = {p.name: p for p in called.params}
-                values = ", ".join(
-                    f"{k.name.text!r}: "
-                    f"{self.body.value(k.value, params[k.name.text].type, ctx)}"
-                    for k in step.call.kwargs
-                )
-                call = f"self._solution_call(results, {tool.name!r}, {{{values}}})"
-                lines.append(f"b[{step.bind.text!r}] = {call}" if step.bind else call)
-            lines.append("return b")
-            view.methods.append(
-                MethodView(solve, ["results: list[rt.Result]"], "dict[str, Any]", lines)
-            )
+            view.methods.append(self.replay_method(solve, task.solution))
+        counterexamples = []
+        for index, counterexample in enumerate(task.counterexamples):
+            method = f"_counterexample_{name}_{index}"
+            view.methods.append(self.replay_method(method, counterexample.steps))
+            counterexamples.append(method)
         checks = []
         for index, check in enumerate(task.checks):
             method = f"_check_{name}_{index}"
@@ -442,7 +433,40 @@ class Lowerer:
             checks.append((check.text.value, method))
         instruction = task.doc.value if task.doc else ""
         answer = task.answer.value if task.answer is not None else None
-        return TaskView(name, instruction, init_method, init_data, solve, checks, answer)
+        allow = [_allow_clause(a) for a in task.allows]
+        return TaskView(
+            name, instruction, init_method, init_data, solve, checks, answer, allow, counterexamples
+        )
+
+    def replay_method(self, method: str, steps: tuple[ast.SolutionStep, ...]) -> MethodView:
+        """A method that makes a list of tool calls (a solution, a counterexample) through
+        `_solution_call`; `let` bindings pass a call's data on to later calls."""
+        bound = {s.bind.text for s in steps if s.bind is not None}
+        lines = ["b: dict[str, Any] = {}"]
+        ctx = Context("solution", bindings=bound)
+        for step in steps:
+            tool = step.call.func
+            assert isinstance(tool, ast.NameRef)
+            called = self.checked.callables[tool.name]
+            params = {p.name: p for p in called.params}
+            values = ", ".join(
+                f"{k.name.text!r}: " f"{self.body.value(k.value, params[k.name.text].type, ctx)}"
+                for k in step.call.kwargs
+            )
+            call = f"self._solution_call(results, {tool.name!r}, {{{values}}})"
+            lines.append(f"b[{step.bind.text!r}] = {call}" if step.bind else call)
+        lines.append("return b")
+        return MethodView(method, ["results: list[rt.Result]"], "dict[str, Any]", lines)
+
+
+def _allow_clause(allow: ast.Allow) -> str:
+    """An `allow` target as the runtime reads it (envdsl/runtime/frame.py, Allowance.parse)."""
+    if allow.kind == "field":
+        assert allow.field is not None
+        return f"{allow.table.text}.{allow.field.text}"
+    if allow.kind in ("delete", "insert"):
+        return f"{allow.kind} {allow.table.text}"
+    return allow.table.text
 
 
 def _affects(writes: set[str], reads: set[str]) -> bool:

@@ -96,6 +96,8 @@ class TaskView:
     solve: str | None
     checks: list[tuple[str, str]]
     answer: str | None  # the reference answer of the solution's `answer "..."` step
+    allow: list[str]  # the `allow` clauses, as runtime/frame.py's Allowance.parse reads them
+    counterexamples: list[str]  # the methods replaying the `counterexample` blocks
 
 
 @dataclass
@@ -122,3 +124,4 @@ class ModuleView:
     env_invariants: list[tuple[str, str]] = field(default_factory=list)
     tasks: list[TaskView] = field(default_factory=list)
     sites: list[tuple[str, int, str, str]] = field(default_factory=list)
+    stamps: list[tuple[str, list[str]]] = field(default_factory=list)  # see semantics/stamps.py

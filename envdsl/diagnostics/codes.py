@@ -325,6 +325,13 @@ MISSING_REFERENCE_ANSWER = _register(
     _K,
     "a task with checks on `answer` whose solution states no `answer`",
 )
+INVALID_ALLOW = _register(
+    "E4011",
+    "invalid-allow",
+    _K,
+    "an `allow` clause that names no frame latitude: a word other than delete/insert, or a "
+    "table's form on a scalar field",
+)
 
 # ---- W5xx: lints -----------------------------------------------------------------------------
 MISSING_DESCRIPTION = _register(
@@ -376,6 +383,12 @@ CHECK_NEVER_FALSE = _register(
     "check-never-false",
     _L,
     "a check that is true in every state verification sees",
+)
+COUNTEREXAMPLE_REWARDED = _register(
+    "W5014",
+    "counterexample-rewarded",
+    _L,
+    "a task's `counterexample` run that scores above 0",
 )
 
 LIST_COMPARED_IN_ORDER = _register(

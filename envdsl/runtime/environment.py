@@ -1129,6 +1129,22 @@ class Environment:
             self._after_step = None
         return results
 
+    def run_counterexample(self, task: str, index: int) -> list[Result]:
+        """Reset to the task and make the calls of its `index`-th counterexample, as an agent
+        would: a failed call is part of the run (it changed nothing) and the next one is
+        made; a later call that passes on data of a failed one is skipped."""
+        method = self.TASKS[task].counterexamples[index]
+        self.reset(task=task)
+        results: list[Result] = []
+        self._leave_out = frozenset()  # replay on past failed calls, leaving nothing out
+        try:
+            getattr(self, method)(results)
+        except Exception:  # noqa: BLE001 - a Fail, or data of a failed call in an expression
+            pass
+        finally:
+            self._leave_out = None
+        return results
+
     def _solution_call(self, results: list[Result], name: str, values: dict[str, Any]) -> Any:
         step = self._solution_step
         self._solution_step += 1
@@ -1239,6 +1255,8 @@ class Environment:
             results = env.solve(task)
             if not results or results[-1]["success"]:
                 prints = footprint(start, env.state_json(), kinds)
+        elif spec.counterexamples:  # a refusal without a solution: doing nothing is its reference
+            prints = Footprint()
         return TaskReference(guards, start, prints, kinds, Allowance.parse(spec.allow))
 
     @classmethod

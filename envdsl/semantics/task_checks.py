@@ -34,22 +34,70 @@ class TaskChecker:
             self.missing_scalars(set(), task.name.span, "task")
         scope = Scope()
         if task.solution is not None:
-            self.body.enter("solution", f"task:{task.name.text}")
-            for step in task.solution:
-                result = self.solution_call(step.call, scope)
-                if step.bind is not None:
-                    if scope.lookup(step.bind.text) is not None:
-                        self.body.error(
-                            codes.DUPLICATE_DECLARATION,
-                            f"'{step.bind.text}' is already bound in this solution",
-                            step.bind.span,
-                        )
-                    binding = Local(step.bind.text, result, step.bind.span, "binding", True)
-                    scope.locals[step.bind.text] = binding
-                    self.checked.locals[id(step.bind)] = binding
+            self.calls(task, task.solution, scope)
+        for counterexample in task.counterexamples:
+            # its own bindings: checks read neither (they judge the agent's run)
+            self.calls(task, counterexample.steps, Scope())
+        for allow in task.allows:
+            self.allow(allow)
         for check in task.checks:
             self.body.enter("check", f"check:{task.name.text}:{check.text.value}")
             self.body.condition(check.cond, scope.child(), "a check")
+
+    def calls(self, task: ast.TaskDecl, steps: tuple[ast.SolutionStep, ...], scope: Scope) -> None:
+        """A list of tool calls (a solution, a counterexample), binding `let` names in scope."""
+        self.body.enter("solution", f"task:{task.name.text}")
+        for step in steps:
+            result = self.solution_call(step.call, scope)
+            if step.bind is not None:
+                if scope.lookup(step.bind.text) is not None:
+                    self.body.error(
+                        codes.DUPLICATE_DECLARATION,
+                        f"'{step.bind.text}' is already bound in this solution",
+                        step.bind.span,
+                    )
+                binding = Local(step.bind.text, result, step.bind.span, "binding", True)
+                scope.locals[step.bind.text] = binding
+                self.checked.locals[id(step.bind)] = binding
+
+    def allow(self, allow: ast.Allow) -> None:
+        """An `allow` target names a state field; `T.f` a field of table T's entity, and
+        `delete T`/`insert T` a table."""
+        name = allow.table.text
+        info = self.checked.state.get(name)
+        if info is None:
+            help, fixes = did_you_mean(name, self.checked.state, allow.table.span)
+            self.body.error(
+                codes.UNKNOWN_STATE_FIELD,
+                f"the state has no field '{name}'",
+                allow.table.span,
+                help or "name a table or scalar field of `state`",
+                fixes,
+            )
+            return
+        if allow.kind == "name":
+            return
+        if not isinstance(info.type, t.TableType):
+            self.body.error(
+                codes.INVALID_ALLOW,
+                f"'{name}' is a scalar field, not a table: only `allow {name}` applies",
+                allow.span,
+                f"write `allow {name}`: a scalar field changes as a whole",
+            )
+            return
+        if allow.field is None:
+            return
+        record = self.checked.records.get(info.type.entity)
+        if record is None or allow.field.text in record.fields:
+            return
+        help, fixes = did_you_mean(allow.field.text, record.fields, allow.field.span)
+        self.body.error(
+            codes.UNKNOWN_FIELD,
+            f"unknown field '{allow.field.text}' on {record.name}",
+            allow.field.span,
+            help,
+            fixes,
+        )
 
     def init_block(self, init: ast.InitBlock) -> None:
         given: set[str] = set()

@@ -541,6 +541,25 @@ class Check:
 
 
 @node
+class Allow:
+    """One target of an `allow` clause: what the task's frame lets a run change beyond the
+    solution's footprint."""
+
+    kind: str  # 'field' (T.f) | 'delete' (delete T) | 'insert' (insert T) | 'name' (T or a scalar)
+    table: Name  # the table or scalar state field
+    field: Name | None
+    span: Span
+
+
+@node
+class Counterexample:
+    """A plausible harmful run the author gives: verification replays it; it must score 0."""
+
+    steps: tuple[SolutionStep, ...]
+    span: Span
+
+
+@node
 class TaskDecl:
     name: Name
     doc: Text | None
@@ -549,6 +568,8 @@ class TaskDecl:
     checks: tuple[Check, ...]
     span: Span
     answer: Text | None = None  # the solution's `answer "..."`: the reference final message
+    allows: tuple[Allow, ...] = ()
+    counterexamples: tuple[Counterexample, ...] = ()
 
 
 Decl = Union[EnumDecl, RecordDecl, StateDecl, InvariantDecl, ConstDecl, FnDecl, ToolDecl, TaskDecl]

@@ -431,6 +431,8 @@ class AstBuilder:
         solution: tuple[ast.SolutionStep, ...] | None = None
         answer: ast.Text | None = None
         checks: list[ast.Check] = []
+        allows: list[ast.Allow] = []
+        counterexamples: list[ast.Counterexample] = []
         for item in parts[1:]:
             if _is(item, "docstring"):
                 doc = doc or self.text(_children(item)[0])
@@ -463,9 +465,42 @@ class AstBuilder:
             elif _is(item, "check_item"):
                 text_node, cond = _children(item)
                 checks.append(ast.Check(self.text(text_node), self.expr(cond), self.span(item)))
+            elif _is(item, "allow_item"):
+                allows.extend(self.allow_target(target) for target in _children(item))
+            elif _is(item, "counterexample_block"):
+                calls = [s for s in _children(item) if _is(s, "solution_step")]
+                steps = tuple(s for s in map(self.solution_step, calls) if s is not None)
+                counterexamples.append(ast.Counterexample(steps, self.span(item)))
         return ast.TaskDecl(
-            self.name(parts[0]), doc, init, solution, tuple(checks), self.span(tree), answer
+            self.name(parts[0]),
+            doc,
+            init,
+            solution,
+            tuple(checks),
+            self.span(tree),
+            answer,
+            tuple(allows),
+            tuple(counterexamples),
         )
+
+    def allow_target(self, node: Node) -> ast.Allow:
+        names = [self.name(n) for n in _children(node)]
+        span = self.span(node)
+        if node.data == "allow_kind":
+            word, table = names
+            if word.text not in ("delete", "insert"):
+                self.sink.report(
+                    codes.INVALID_ALLOW,
+                    f"`allow {word.text} {table.text}` is no frame clause",
+                    span,
+                    help="write `allow T.field` (that field of any row may change), `allow "
+                    "delete T`, `allow insert T`, or `allow name` (a scalar field or a whole "
+                    "table)",
+                )
+            return ast.Allow(word.text, table, None, span)
+        if len(names) == 2:
+            return ast.Allow("field", names[0], names[1], span)
+        return ast.Allow("name", names[0], None, span)
 
     def _duplicate_section(self, word: str, node: Node) -> None:
         self.sink.report(

@@ -55,6 +55,13 @@ class TaskReport:
     )
     # reward with each state-changing step left out: (1-based step, tool, reward)
     left_out: list[tuple[int, str, float]] = field(default_factory=list)
+    # the frame: one line per change of the reference's footprint; None without a frame (no
+    # solution, or one that fails); [] for an empty frame (a question, a refusal)
+    frame: list[str] | None = None
+    frame_json: dict[str, Any] | None = None
+    refusal: bool = False  # the right outcome is no change (the task has counterexamples)
+    # reward of each `counterexample` run, in task order (each must be 0)
+    counterexamples: list[float] = field(default_factory=list)
     mutation: MutationReport | None = None  # None: not run (the solution fails, ...)
     problems: list[str] = field(default_factory=list)
 
@@ -72,6 +79,11 @@ class TaskReport:
                 {"step": step, "tool": tool, "reward": reward}
                 for step, tool, reward in self.left_out
             ],
+            "frame": (
+                None if self.frame is None else {"changes": self.frame, **(self.frame_json or {})}
+            ),
+            "refusal": self.refusal,
+            "counterexamples": list(self.counterexamples),
             "mutation": self.mutation.as_json() if self.mutation is not None else None,
             "problems": self.problems,
         }
@@ -171,9 +183,13 @@ class TaskVerifier:
         before = env.evaluate()  # the empty trajectory: no call, no answer
         self.report.passing_before = _passing(before)
         self.report.controls["nothing"] = before["reward"]
+        self.show_frame()
+        self.replay_counterexamples()
         hash_before = env.state_hash()
         if self.task.solution is None:
-            if not self.solved_by_doing_nothing(before):
+            if self.task.counterexamples:  # a refusal: doing nothing is the reference
+                self.report.refusal = True
+            elif not self.solved_by_doing_nothing(before):
                 self.warn_checks(before, None, [])
             return
         if self.answer_checks and self.task.answer is None:
@@ -195,6 +211,13 @@ class TaskVerifier:
             self.step_failed(results)
             return
         self.report.solution_ok = True
+        if solved.state_hash() == hash_before and self.task.counterexamples:
+            self.report.refusal = True  # its checks hold at init by design: guards
+            after = solved.evaluate(self.reference)
+            self.report.passing_after = _passing(after)
+            if not after["success"]:
+                self.warn_checks(before, after, [], solved)
+            return
         if solved.state_hash() == hash_before and not self.is_question():
             first = self.task.solution[0] if self.task.solution else None
             self.problem(
@@ -203,7 +226,8 @@ class TaskVerifier:
                 first.span if first is not None else self.task.name.span,
                 help="a task should ask the agent to change something; for a question, check "
                 'what the agent tells the user (`check "...": "42" in answer`) and end the '
-                'solution with `answer "..."`',
+                'solution with `answer "..."`; for a refusal (the right outcome is no change), '
+                "give the harmful run it must not make: `counterexample { tool(...) }`",
             )
             return  # its checks then hold at init by necessity: no further reports
         after = solved.evaluate(self.reference)
@@ -245,6 +269,36 @@ class TaskVerifier:
             return True
         return not self.actions and bool(self.trace_checks)
 
+    # ---- the frame and counterexamples --------------------------------------------------------
+    def show_frame(self) -> None:
+        """What verify shows of the task's frame: its reference footprint."""
+        prints = self.env_class.task_reference(self.name).footprint
+        if prints is not None:
+            self.report.frame = prints.describe()
+            self.report.frame_json = prints.as_json()
+
+    def replay_counterexamples(self) -> None:
+        """Each `counterexample` run the author gives must score 0: a harmful run the grading
+        rewards at all is a hole."""
+        for index, counterexample in enumerate(self.task.counterexamples):
+            env = self.env_class()
+            env.run_counterexample(self.name, index)
+            evaluation = env.evaluate()
+            self.report.counterexamples.append(evaluation["reward"])
+            if evaluation["reward"] == 0:
+                continue
+            passed = [c["check"] for c in evaluation["checks"] if c["passed"]]
+            self.problem(
+                codes.COUNTEREXAMPLE_REWARDED,
+                f"counterexample {index + 1} of task '{self.name}' scores "
+                f"{evaluation['reward']:.2f}, not 0",
+                counterexample.span,
+                help="the frame and the checks let this harmful run through: check what it "
+                "changes (a refusal's frame is empty unless `allow` widens it), or forbid the "
+                'call (`check "...": not called("tool")`)',
+                notes=[f'check "{text}" passes' for text in passed][:3],
+            )
+
     # ---- negative controls -------------------------------------------------------------------
     def solved_by_doing_nothing(self, before: dict[str, Any]) -> bool:
         if not before["success"] or not self.task.checks:
@@ -254,7 +308,8 @@ class TaskVerifier:
             f"task '{self.name}' is solved by doing nothing: every check passes at init",
             self.task.name.span,
             help="an agent that makes no call would get the full reward; check what the task "
-            "asks to change, or what the agent must answer",
+            "asks to change, or what the agent must answer; if the right outcome is no change "
+            "(a refusal), give the harmful run: `counterexample { tool(...) }`",
         )
         return True
 

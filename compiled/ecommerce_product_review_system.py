@@ -491,7 +491,10 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
             (
                 ("no review of the kettlebell is left", "_check_takedown_recalled_product_0"),
                 ("the yoga mat review now has 2 stars", "_check_takedown_recalled_product_1"),
-                ("the yoga mat review text is unchanged", "_check_takedown_recalled_product_2"),
+                (
+                    "the yoga mat review text and votes are unchanged",
+                    "_check_takedown_recalled_product_2",
+                ),
             ),
         ),
         "add_and_review_new_product": rt.TaskSpec(
@@ -1291,7 +1294,16 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
 
     def _check_takedown_recalled_product_2(self, answer: str) -> bool:
         return bool(
-            ((self.t_reviews.row("REV-0003").comment == "Love it.") and (len(self.t_reviews) == 1))
+            (
+                (
+                    (self.t_reviews.row("REV-0003").comment == "Love it.")
+                    and (
+                        self.t_reviews.row("REV-0003").helpful_votes
+                        == self.initial_state().t_reviews.row("REV-0003").helpful_votes
+                    )
+                )
+                and (len(self.t_reviews) == 1)
+            )
         )
 
     def _init_add_and_review_new_product(self) -> None:

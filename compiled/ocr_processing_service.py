@@ -1218,9 +1218,9 @@ class OCRProcessingServiceEnv(rt.Environment):
                         self.t_result_repository.row("REQ-0001").extracted_text
                         == "INVOICE 2024-117 TOTAL 412.50 EUR"
                     )
-                    and h.same_items(
-                        self.t_result_repository.row("REQ-0001").confidence_scores,
-                        [0.98, 0.95, 0.91],
+                    and (
+                        self.t_result_repository.row("REQ-0001").confidence_scores
+                        == [0.98, 0.95, 0.91]
                     )
                 )
                 and (
@@ -1732,9 +1732,7 @@ class OCRProcessingServiceEnv(rt.Environment):
                             == "Order #5521 shipped"
                         )
                     )
-                    and h.same_items(
-                        self.t_result_repository.row("REQ-0060").confidence_scores, [0.96, 0.94]
-                    )
+                    and (self.t_result_repository.row("REQ-0060").confidence_scores == [0.96, 0.94])
                 )
                 and (
                     self.t_result_repository.row("REQ-0060").processing_timestamp

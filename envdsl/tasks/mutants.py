@@ -22,7 +22,8 @@ the score without running it again.
 
 Right runs (each must score 1.0):
 - reorder: two adjacent state-changing steps in the other order;
-- list-order: a list argument of a state-changing step in reverse order.
+- list-order: a list argument of a state-changing step in reverse order (a list of names:
+  strings, enum members, keys; a list of numbers is a series whose order is data).
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ from envdsl.runtime.values import (
     OptionalSpec,
     RefSpec,
     SetSpec,
+    StrSpec,
     TypeSpec,
 )
 
@@ -170,9 +172,7 @@ def right_runs(
         tool = facts.tools.get(name)
         for param in tool.params if tool is not None else ():
             value = arguments.get(param.name)
-            if not isinstance(_unwrap(param.spec), ListSpec) or isinstance(
-                _unwrap(param.spec), SetSpec
-            ):
+            if not _list_of_names(param.spec):
                 continue
             if not isinstance(value, list) or list(reversed(value)) == value:
                 continue
@@ -414,6 +414,16 @@ def _cut(mutants: Iterator[Mutant], limit: int) -> list[Mutant]:
             break
         found.append(mutant)
     return found
+
+
+def _list_of_names(spec: TypeSpec) -> bool:
+    """A list of things that name (tags, categories, ids, enum members): usually a set in the
+    task's meaning. A list of numbers is most often a series (scores per page) whose order is
+    data, as W5021 judges it too; a set has no order to change."""
+    spec = _unwrap(spec)
+    if not isinstance(spec, ListSpec) or isinstance(spec, SetSpec):
+        return False
+    return isinstance(_unwrap(spec.inner), (StrSpec, EnumSpec, RefSpec))
 
 
 def _unwrap(spec: TypeSpec) -> TypeSpec:

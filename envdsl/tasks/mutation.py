@@ -17,7 +17,7 @@ runs (verify.py's W5011), which are the fourth kind of mutant.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -196,16 +196,22 @@ _RIGHT_HELP = {
     "reorder": "the steps are independent (the same end state either way), so a check should "
     "not depend on their order",
     "list-order": "the check compares a list the agent gives with its order; compare it "
-    "order-free (`sorted(a) == sorted(b)` or `set(a) == set(b)`) unless the task asks for "
+    "order-free (`same_items(xs, [...])`) unless the task asks for "
     "an order",
 }
 
 Problem = Callable[[codes.Code, str, Span, str, list[str]], None]
 
 
-def report_findings(report: MutationReport, task: ast.TaskDecl, problem: Problem) -> None:
+def report_findings(
+    report: MutationReport,
+    task: ast.TaskDecl,
+    problem: Problem,
+    ordered_lists_flagged: Collection[int] = (),
+) -> None:
     """One warning per surviving wrong run (at most MAX_REPORTED) and per right run below 1.0,
-    through the verifier's `problem`."""
+    through the verifier's `problem`; not for a list-order run failing a check whose in-order
+    comparison W5021 already points at (`ordered_lists_flagged`: ids of such checks)."""
     name = task.name.text
     # one warning per place (a sink keeps one diagnostic per code and span): the first
     # survivor there in full, the others named in a note
@@ -243,6 +249,8 @@ def report_findings(report: MutationReport, task: ast.TaskDecl, problem: Problem
     for failure in report.right_failures:
         mutant = failure.mutant
         check = next((c for c in task.checks if c.text.value in failure.failed), None)
+        if mutant.kind == "list-order" and check is not None and id(check) in ordered_lists_flagged:
+            continue  # one mistake, one diagnostic: W5021 has the fix
         problem(
             codes.RIGHT_RUN_FAILS,
             f"a right run gets {failure.reward:.2f} on task '{name}': {mutant.description} "

@@ -388,7 +388,15 @@ class TaskVerifier:
         )
         self.report.mutation = mutation
         if mutation is not None:
-            report_findings(mutation, self.task, self.problem)
+            flagged = {
+                id(check)
+                for check in self.task.checks
+                for d in self.sink.diagnostics
+                if d.code is codes.LIST_COMPARED_IN_ORDER
+                and d.span.file == check.span.file
+                and check.span.start <= d.span.start < check.span.end
+            }
+            report_findings(mutation, self.task, self.problem, flagged)
 
     # ---- per-check reports -------------------------------------------------------------------
     def warn_checks(

@@ -23,6 +23,7 @@ from typing import Any
 
 from envdsl.diagnostics import codes
 from envdsl.runtime import Environment
+from envdsl.runtime.snapshots import Snapshot
 from envdsl.syntax import ast
 from envdsl.tasks.mutants import Call, Mutant, StartFacts, right_runs, wrong_runs
 from envdsl.tasks.state_diff import state_changes
@@ -108,25 +109,32 @@ def mutation_score_text(report: dict[str, Any]) -> str:
 def run_mutants(
     env_class: type[Environment],
     task: str,
+    solved: Environment,
     *,
     answer: str,
     question: bool,
     action_steps: list[int],
     left_out: list[tuple[int, str, float]],
 ) -> MutationReport | None:
-    """Run the task's mutants; None when the reference's calls, replayed as the trace records
-    them, do not reach the reference's end (then no mutant derived from them would mean
-    anything)."""
+    """Run the task's mutants, derived from the calls of `solved` (an environment that has
+    just replayed the task's solution); None when those calls, replayed as the trace records
+    them, do not reach the same end (then no mutant derived from them would mean anything)."""
+    reference: list[Call] = [(e.name, dict(e.arguments)) for e in solved.trace]
+    end_hash = solved.state_hash()
     env = env_class()
-    env.solve(task)
-    reference: list[Call] = [(e.name, dict(e.arguments)) for e in env.trace]
-    end_hash = env.state_hash()
-    end_json = env.state_json()
     env.reset(task=task)
     facts = StartFacts.of(env)
     start = env.snapshot()
     if not _replay(env, reference) or env.state_hash() != end_hash:
         return None
+    end_json = env.state_json()
+    # a second environment held at the reference's end: a run that starts with the whole
+    # reference (an extra write, another answer) replays only what it adds (one snapshot per
+    # environment, so restoring never copies a state)
+    at_end = env_class()
+    at_end.restore(env.snapshot())
+    end = at_end.snapshot()
+    runner = _Runner(env, start, at_end, end, reference)
     report = MutationReport()
     for _step, _tool, reward in left_out:
         report.count("omit", reward < 1.0)
@@ -137,12 +145,12 @@ def run_mutants(
     for mutant in wrong_runs(facts, reference, action_steps, answer, question):
         if mutant.step in unnoticed:
             continue
-        env.restore(start)
-        if not _replay(env, mutant.calls):
+        ran = runner.run(mutant.calls)
+        if ran is None:
             report.refused += 1
             continue
-        evaluation = env.evaluate(mutant.answer)
-        same_end = env.state_hash() == end_hash and mutant.answer == answer
+        evaluation = ran.evaluate(mutant.answer)
+        same_end = ran.state_hash() == end_hash and mutant.answer == answer
         survives = evaluation["reward"] >= 1.0
         if same_end and survives:
             report.equivalent += 1
@@ -150,18 +158,18 @@ def run_mutants(
         report.count(mutant.kind, not survives)
         # one survivor per wrong outcome: `delete` instead of `remove` and `remove` then
         # `delete` end alike, and one check fixes both
-        outcome = (env.state_hash(), mutant.answer)
+        outcome = (ran.state_hash(), mutant.answer)
         if survives and outcome not in outcomes:
             outcomes.add(outcome)
-            changes = state_changes(end_json, env.state_json(), tables)
+            changes = state_changes(end_json, ran.state_json(), tables)
             report.survivors.append(Survivor(mutant, changes))
     for mutant in right_runs(facts, reference, action_steps, answer):
-        env.restore(start)
-        if not _replay(env, mutant.calls):
+        ran = runner.run(mutant.calls)
+        if ran is None:
             continue  # not a run that does the task: a step needed an earlier one
-        if mutant.kind == "reorder" and env.state_hash() != end_hash:
+        if mutant.kind == "reorder" and ran.state_hash() != end_hash:
             continue  # the steps were not independent
-        evaluation = env.evaluate(mutant.answer)
+        evaluation = ran.evaluate(mutant.answer)
         report.right_tried += 1
         if evaluation["reward"] >= 1.0:
             report.right_ok += 1
@@ -169,6 +177,33 @@ def run_mutants(
             failed = [c["check"] for c in evaluation["checks"] if not c["passed"]]
             report.right_failures.append(RightFailure(mutant, evaluation["reward"], failed))
     return report
+
+
+class _Runner:
+    """Runs a mutant's calls from the start, or from the reference's end when they begin with
+    the whole reference; returns the environment they ran on, or None if a call failed."""
+
+    def __init__(
+        self,
+        at_start: Environment,
+        start: Snapshot,
+        at_end: Environment,
+        end: Snapshot,
+        reference: list[Call],
+    ) -> None:
+        self.at_start, self.start = at_start, start
+        self.at_end, self.end = at_end, end
+        self.reference = reference
+
+    def run(self, calls: tuple[Call, ...]) -> Environment | None:
+        size = len(self.reference)
+        if list(calls[:size]) == self.reference:
+            env, rest = self.at_end, calls[size:]
+            env.restore(self.end)
+        else:
+            env, rest = self.at_start, calls
+            env.restore(self.start)
+        return env if _replay(env, rest) else None
 
 
 def _replay(env: Environment, calls: tuple[Call, ...] | list[Call]) -> bool:

@@ -260,7 +260,7 @@ class TaskVerifier:
         # only states that are neither the initial one nor the solution's end say more
         ends = {hash_before, solved.state_hash()}
         self.warn_checks(before, after, [e for h, e in partial if h not in ends])
-        self.test_by_mutants()
+        self.test_by_mutants(solved)
 
     def is_question(self) -> bool:
         """A question is answered, not done: checks on `answer`, or (the older form) only
@@ -375,12 +375,13 @@ class TaskVerifier:
             )
 
     # ---- mutation testing (envdsl/tasks/mutation.py) ----------------------------------------
-    def test_by_mutants(self) -> None:
+    def test_by_mutants(self, solved: Environment) -> None:
         from envdsl.tasks.mutation import report_findings, run_mutants
 
         mutation = run_mutants(
             self.env_class,
             self.name,
+            solved,
             answer=self.reference,
             question=self.is_question(),
             action_steps=self.actions,

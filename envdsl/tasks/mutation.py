@@ -125,14 +125,14 @@ def run_mutants(
     env.reset(task=task)
     facts = StartFacts.of(env)
     start = env.snapshot()
-    if not _replay(env, reference) or env.state_hash() != end_hash:
-        return None
-    end_json = env.state_json()
     # a second environment held at the reference's end: a run that starts with the whole
-    # reference (an extra write, another answer) replays only what it adds (one snapshot per
-    # environment, so restoring never copies a state)
+    # reference (an extra write, another answer) replays only what it adds; each keeps one
+    # snapshot, so restoring never has to copy a state
     at_end = env_class()
-    at_end.restore(env.snapshot())
+    at_end.reset(task=task)
+    if not _replay(at_end, reference) or at_end.state_hash() != end_hash:
+        return None
+    end_json = at_end.state_json()
     end = at_end.snapshot()
     runner = _Runner(env, start, at_end, end, reference)
     report = MutationReport()

@@ -16,7 +16,7 @@ from envdsl.generated.modules import environment_class
 
 def main() -> None:
     folder = Path(sys.argv[1] if len(sys.argv) > 1 else "compiled")
-    tasks = rewarded = 0
+    tasks = rewarded = refusals = 0
     for path in sorted(folder.glob("*.py")):
         spec = importlib.util.spec_from_file_location(path.stem, path)
         assert spec is not None and spec.loader is not None
@@ -28,11 +28,19 @@ def main() -> None:
             env = env_class()
             env.reset(task=task)
             reward = float(env.evaluate()["reward"])
+            if getattr(env_class.TASKS[task], "counterexamples", ()):
+                refusals += 1  # doing nothing is its reference: 1.0 is right
+                print(f"{path.stem}/{task}: {reward:.2f} (a refusal)")
+                continue
             tasks += 1
             if reward > 0:
                 rewarded += 1
                 print(f"{path.stem}/{task}: {reward:.2f}")
-    print(f"{rewarded} of {tasks} example tasks give a do-nothing run a reward above 0")
+    print(
+        f"{rewarded} of {tasks} example tasks that expect a change give a do-nothing run a reward above 0"
+    )
+    if refusals:
+        print(f"(and {refusals} refusal tasks, where doing nothing is the reference)")
 
 
 if __name__ == "__main__":

@@ -78,7 +78,8 @@ def test_envdsl_load_returns_the_environment_class() -> None:
 def test_solution_solves_the_task(name: str, task: str) -> None:
     env = example(name)()
     results = env.solve(task)
-    assert results, "every example task has a solution"
+    refusal = bool(env.TASKS[task].counterexamples)  # its reference is doing nothing
+    assert results or refusal, "every example task but a refusal has a solution"
     assert all(r["success"] for r in results), results
     evaluation = env.evaluate(answer=env.TASKS[task].answer or "")
     assert evaluation["task"] == task
@@ -94,10 +95,16 @@ def test_doing_nothing_does_not_solve_the_task(name: str, task: str) -> None:
     env = example(name)()
     env.reset(task=task)
     evaluation = env.evaluate()
-    assert evaluation["success"] is False
-    assert evaluation["reward"] < 1.0
-    assert 0.0 <= evaluation["reward"]
     assert all(isinstance(c["passed"], bool) for c in evaluation["checks"])
+    if env.TASKS[task].counterexamples:  # a refusal: doing nothing is right, each harm is not
+        assert evaluation["success"] is True and evaluation["reward"] == 1.0
+        for index in range(len(env.TASKS[task].counterexamples)):
+            harmful = example(name)()
+            harmful.run_counterexample(task, index)
+            assert harmful.evaluate()["reward"] == 0.0
+        return
+    assert evaluation["success"] is False
+    assert evaluation["reward"] == 0.0  # guards give no credit
 
 
 @pytest.mark.parametrize("name, task", ALL_TASKS)

@@ -89,7 +89,7 @@ def test_a_rollout_records_an_sft_ready_trajectory(
     assert tool_message["tool_call_id"] == call["id"]
     assert json.loads(tool_message["content"])["success"] is True
     assert first["reward"] == 1.0 and first["success"] is True and first["finish"] == "answer"
-    assert first["evaluation"] == [{"check": "A counts one", "passed": True}]
+    assert first["evaluation"] == [{"check": "A counts one", "passed": True, "kind": "progress"}]
     assert (first["turns"], first["tool_calls"], first["failed_calls"]) == (2, 1, 0)
     assert first["tokens"] == {"prompt": 200, "completion": 20}
     assert set(first["timings"]) == {"total_s", "model_s", "env_s"}

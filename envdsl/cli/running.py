@@ -172,8 +172,14 @@ def run(
         for check_result in evaluation["checks"]:
             mark = "pass" if check_result["passed"] else "FAIL"
             reason = f" ({check_result['reason']})" if "reason" in check_result else ""
-            shown_check = printable(f"{check_result['check']}{reason}", keep_tabs=False)
+            kind = " [guard]" if check_result.get("kind") == "guard" else ""
+            shown_check = printable(f"{check_result['check']}{reason}{kind}", keep_tabs=False)
             click.echo(encodable(f"  {mark}  {shown_check}"))
+        frame = evaluation["frame"]
+        if frame["checked"]:
+            held = frame["held"]
+            shown_frame = "held" if held else printable(frame["violation"], keep_tabs=False)
+            click.echo(encodable(f"  {'pass' if held else 'FAIL'}  frame: {shown_frame}"))
         click.echo(
             f"reward: {evaluation['reward']:.3f}  success: {str(evaluation['success']).lower()}"
         )

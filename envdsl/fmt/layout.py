@@ -319,7 +319,8 @@ class Layout:
     # ---- tasks ----------------------------------------------------------------------------
     def _decl_task_decl(self, decl: ast.TaskDecl) -> int:
         first = self.out.open(decl.span.start, f"task {decl.name.text}")
-        sections: list[object] = [*decl.checks]
+        sections: list[object] = [*decl.checks, *decl.counterexamples]
+        sections.extend(self._allow_clauses(decl.allows))
         for part in (decl.doc, decl.init):
             if part is not None:
                 sections.append(part)
@@ -341,6 +342,13 @@ class Layout:
                 self.out.close(section.span.end - 1)
             elif isinstance(section, ast.Check):
                 self.labelled("check", section.text, section.cond, section.span.start)
+            elif isinstance(section, ast.Counterexample):
+                self.calls_block("counterexample", section.span.start, section.steps)
+                self.out.close(section.span.end - 1)
+            elif isinstance(section, list):
+                self.out.comments_before(section[0].span.start)
+                targets = ", ".join(_allow_text(a) for a in section)
+                self.out.item(section[0].span.start, f"allow {targets}")
             else:
                 self.solution(decl, solution_start or 0)
         self.out.close(decl.span.end - 1)
@@ -355,11 +363,30 @@ class Layout:
         where = min(first) if first else decl.span.end
         return max(self.text.rfind("solution", decl.span.start, where), decl.span.start)
 
+    def _allow_clauses(self, allows: tuple[ast.Allow, ...]) -> list[list[ast.Allow]]:
+        """The `allow` targets grouped as written: one clause per `allow` word (the AST keeps
+        the targets; those of one clause are separated by a comma alone)."""
+        clauses: list[list[ast.Allow]] = []
+        for allow in allows:
+            if clauses and self.text[clauses[-1][-1].span.end : allow.span.start].strip() == ",":
+                clauses[-1].append(allow)
+            else:
+                clauses.append([allow])
+        return clauses
+
     def solution(self, decl: ast.TaskDecl, start: int) -> None:
-        self.out.open(start, "solution")
         steps: list[ast.SolutionStep | ast.Text] = [*(decl.solution or ())]
         if decl.answer is not None:
             steps.append(decl.answer)
+        end = self.calls_block("solution", start, steps)
+        self.out.close(self.text.find("}", end))
+
+    def calls_block(
+        self, word: str, start: int, steps: Sequence[ast.SolutionStep | ast.Text]
+    ) -> int:
+        """A block of tool calls (a solution, a counterexample), opened and not closed;
+        returns where its last call ends."""
+        self.out.open(start, word)
         end = start
         for step in sorted(steps, key=lambda step: step.span.start):
             end = max(end, step.span.end)
@@ -369,7 +396,7 @@ class Layout:
             self.out.comments_before(step.span.start)
             bind = f"let {step.bind.text} = " if step.bind is not None else ""
             self.out.item(step.span.start, [bind, self.exprs.root(step.call, lead=True)])
-        self.out.close(self.text.find("}", end))
+        return end
 
     # ---- statements -----------------------------------------------------------------------
     def block_body(self, block: ast.Block) -> None:
@@ -436,9 +463,19 @@ def _else(message: Doc) -> Doc:
     return indent(LINE, "else ", message)
 
 
+def _allow_text(allow: ast.Allow) -> str:
+    if allow.kind == "field" and allow.field is not None:
+        return f"{allow.table.text}.{allow.field.text}"
+    if allow.kind in ("delete", "insert"):
+        return f"{allow.kind} {allow.table.text}"
+    return allow.table.text
+
+
 def _section_start(section: object) -> int:
     if isinstance(section, tuple):
         return int(section[1])
+    if isinstance(section, list):  # an `allow` clause's targets
+        return int(section[0].span.start)
     return int(getattr(section, "span").start)
 
 

@@ -262,8 +262,9 @@ class Analysis:
         return []
 
     def _in_solution(self, offset: int) -> bool:
-        """Whether `offset` starts a step of a task's `solution { ... }` (judged from the
-        section words of the task's lines: the text need not parse)."""
+        """Whether `offset` starts a step of a task's `solution { ... }` or `counterexample
+        { ... }` (judged from the section words of the task's lines: the text need not
+        parse)."""
         text = self.source.text
         line_start = text.rfind("\n", 0, offset) + 1
         before = text[line_start:offset].strip()
@@ -271,7 +272,7 @@ class Analysis:
             return False
         depth = 0
         for match in reversed(
-            list(re.finditer(r"[{}]|\b(solution|init|task|check)\b", text[:offset]))
+            list(re.finditer(r"[{}]|\b(solution|counterexample|init|task|check)\b", text[:offset]))
         ):
             word = match.group()
             if word == "}":
@@ -279,7 +280,7 @@ class Analysis:
             elif word == "{":
                 depth -= 1
             elif depth == -1:
-                return word == "solution"
+                return word in ("solution", "counterexample")
             elif word in ("task", "check") and depth <= 0:
                 return False
         return False

@@ -1191,14 +1191,18 @@ class Environment:
         results = self._run_checks(answer)
         frame: dict[str, Any] | None = None
         if reference.footprint is not None:
-            violation = first_violation(
-                reference.start,
-                self.state_json(),
-                reference.footprint,
-                reference.kinds,
-                reference.allowance,
-                self.STAMPS,
-            )
+            violation = None
+            # an unchanged state fits every frame; the hash after calls costs the rows they
+            # changed, the JSON of the whole state is built only when something changed
+            if self.state_hash() != reference.start_hash:
+                violation = first_violation(
+                    reference.start,
+                    self.state_json(),
+                    reference.footprint,
+                    reference.kinds,
+                    reference.allowance,
+                    self.STAMPS,
+                )
             frame = {"checked": True, "held": violation is None, "violation": violation}
         return {"task": self.task, "answer": answer, "checks": results} | grade(
             results, reference.guards, frame
@@ -1248,16 +1252,20 @@ class Environment:
         env = cls()
         env.reset(task=task)
         guards = frozenset(i for i, r in enumerate(env._run_checks("")) if r["passed"])
-        start = env.state_json()
+        start, start_hash = env.state_json(), env.state_hash()
         kinds = cls._collection_kinds()
         prints: Footprint | None = None
         if spec.solve is not None:
-            results = env.solve(task)
+            try:
+                results = env.solve(task)
+            except Exception:  # noqa: BLE001 - a broken solution gives no frame, not a crash
+                results = [{"success": False}]
             if not results or results[-1]["success"]:
                 prints = footprint(start, env.state_json(), kinds)
         elif spec.counterexamples:  # a refusal without a solution: doing nothing is its reference
             prints = Footprint()
-        return TaskReference(guards, start, prints, kinds, Allowance.parse(spec.allow))
+        allowance = Allowance.parse(spec.allow)
+        return TaskReference(guards, start, start_hash, prints, kinds, allowance)
 
     @classmethod
     def _collection_kinds(cls) -> dict[str, dict[str, str]]:

@@ -115,6 +115,7 @@ class TaskReference:
 
     guards: frozenset[int]  # indices of the checks true at the task's start
     start: dict[str, Any]  # the start state, canonical JSON
+    start_hash: str  # its state_hash()
     footprint: Footprint | None  # None: no solution to take it from (no frame)
     kinds: dict[str, dict[str, str]]
     allowance: Allowance

@@ -66,14 +66,7 @@ class TaskChecker:
         name = allow.table.text
         info = self.checked.state.get(name)
         if info is None:
-            help, fixes = did_you_mean(name, self.checked.state, allow.table.span)
-            self.body.error(
-                codes.UNKNOWN_STATE_FIELD,
-                f"the state has no field '{name}'",
-                allow.table.span,
-                help or "name a table or scalar field of `state`",
-                fixes,
-            )
+            self.unknown_state_field(allow.table)
             return
         if allow.kind == "name":
             return
@@ -99,6 +92,16 @@ class TaskChecker:
             fixes,
         )
 
+    def unknown_state_field(self, name: ast.Name) -> None:
+        help, fixes = did_you_mean(name.text, self.checked.state, name.span)
+        self.body.error(
+            codes.UNKNOWN_STATE_FIELD,
+            f"the state has no field '{name.text}'",
+            name.span,
+            help,
+            fixes,
+        )
+
     def init_block(self, init: ast.InitBlock) -> None:
         given: set[str] = set()
         for assign in init.assigns:
@@ -106,14 +109,7 @@ class TaskChecker:
             self.body.enter("init", "")
             info = self.checked.state.get(name)
             if info is None:
-                help, fixes = did_you_mean(name, self.checked.state, assign.name.span)
-                self.body.error(
-                    codes.UNKNOWN_STATE_FIELD,
-                    f"the state has no field '{name}'",
-                    assign.name.span,
-                    help,
-                    fixes,
-                )
+                self.unknown_state_field(assign.name)
                 self.body.expr(assign.value, Scope())
                 continue
             if name in given:

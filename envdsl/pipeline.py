@@ -30,6 +30,9 @@ class CompileResult:
     checked: object | None = None  # the semantic model (envdsl.semantics.model.CheckedSpec)
     artifacts: dict[str, str] = field(default_factory=dict)
     task_reports: list[Any] = field(default_factory=list)  # envdsl.tasks.verify.TaskReport
+    # tasks left out of the module for errors of their own (name -> the first error, one
+    # line); set by compile_source when all of a spec's errors lie inside tasks
+    invalid_tasks: dict[str, str] = field(default_factory=dict)
 
     @property
     def diagnostics(self) -> list[Diagnostic]:
@@ -117,20 +120,62 @@ def compile_source(
     `run`, `explore`), where formatting was most of the cost and changes nothing it does.
     """
     result = check_source(source, task_files=task_files)
-    if not result.ok or result.checked is None:
+    checked = result.checked
+    if not result.ok:
+        try:
+            checked = _without_invalid_tasks(result)
+        except Exception:  # the spec's own errors stand; no module
+            checked = None
+    if checked is None:
         return result
     try:
         from envdsl.codegen.emit import generate, output_name
         from envdsl.semantics.model import CheckedSpec
 
-        assert isinstance(result.checked, CheckedSpec)
+        assert isinstance(checked, CheckedSpec)
         result.stage_reached = "codegen"
-        result.artifacts["name"] = output_name(result.checked)
-        result.artifacts["module"] = generate(result.checked, formatted=formatted)
+        result.artifacts["name"] = output_name(checked)
+        result.artifacts["module"] = generate(checked, formatted=formatted)
     except Exception as error:  # a code generator bug is reported, never raised
         result.artifacts.clear()
         _report_internal_error(result, error)
     return result
+
+
+_EXCLUSION_ROUNDS = 3  # leaving a task out may show errors in another (rare): try again
+
+
+def _without_invalid_tasks(result: CompileResult) -> CheckedSpec | None:
+    """The checked spec less its invalid tasks, verified again, when every error of `result`
+    lies inside some task (then `result.invalid_tasks` names them); else None. The result's
+    own diagnostics stay as they are: they are what is reported."""
+    from envdsl.tasks import task_validity
+
+    spec = result.spec
+    if spec is None or spec.env is None or result.checked is None:
+        return None
+    dropped, outside = task_validity.split_errors(spec, result.diagnostics)
+    tasks = task_validity.tasks_of(spec)
+    for _ in range(_EXCLUSION_ROUNDS):
+        if outside or not dropped:
+            return None
+        trial = CompileResult(result.path, result.sources, DiagnosticSink())
+        trial.spec = task_validity.without_tasks(spec, set(dropped))
+        construct.clear()
+        _analyze_and_verify(trial, trial.spec, verify=True, spec_tasks=True)
+        if trial.checked is not None and not trial.sink.has_errors:
+            result.invalid_tasks = {
+                tasks[i].name.text: task_validity.reason(errors)
+                for i, errors in sorted(dropped.items())
+            }
+            assert isinstance(trial.checked, CheckedSpec)
+            return trial.checked
+        kept = [i for i in range(len(tasks)) if i not in dropped]
+        more, outside = task_validity.split_errors(trial.spec, trial.diagnostics)
+        if not more:
+            return None
+        dropped.update({kept[j]: errors for j, errors in more.items()})
+    return None
 
 
 def compile_file(
@@ -173,17 +218,23 @@ def _run_front_end(
         return
     given = [task_file for task_file in tasks if task_file is not None and task_file.tasks_for]
     result.spec = task_files.merge_tasks(spec, given, result.sink) if given else spec
+    _analyze_and_verify(result, result.spec, verify, spec_tasks)
+    result.stage_reached = "done"
+
+
+def _analyze_and_verify(
+    result: CompileResult, spec: ast.SpecFile, verify: bool, spec_tasks: bool
+) -> None:
     from envdsl.semantics.analyze import analyze
 
     result.stage_reached = "semantics"
-    result.checked = analyze(result.spec, result.sources, result.sink)
+    result.checked = analyze(spec, result.sources, result.sink)
     if result.checked is not None and not result.sink.has_errors:
         from envdsl.tasks.parameter_defaults import check_default_values
 
         check_default_values(result.checked, result.sink)
     if result.checked is not None and not result.sink.has_errors and verify:
         _verify(result, result.checked, spec_tasks)
-    result.stage_reached = "done"
 
 
 def _verify(result: CompileResult, checked: CheckedSpec, spec_tasks: bool) -> None:

@@ -60,8 +60,7 @@ class EnvdslEnv(gymnasium.Env[str, str]):
     ) -> None:
         for name in [task, *(tasks or [])]:
             if name is not None and name not in env_class.TASKS:
-                known = ", ".join(env_class.TASKS) or "none"
-                raise ValueError(f"unknown task {name!r}; tasks: {known}")
+                raise ValueError(env_class.unknown_task(name))
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be one of {self.metadata['render_modes']}")
         if max_steps < 1:
@@ -103,8 +102,7 @@ class EnvdslEnv(gymnasium.Env[str, str]):
                     raise ValueError(f"{self.env_class.NAME} has no tasks: reset with a state")
                 task = self.tasks[int(self.np_random.integers(len(self.tasks)))]
             if task not in self.env_class.TASKS:
-                known = ", ".join(self.env_class.TASKS) or "none"
-                raise ValueError(f"unknown task {task!r}; tasks: {known}")
+                raise ValueError(self.env_class.unknown_task(task))
             self.env.reset(task=task)
             observation = self.env_class.TASKS[task].instruction
         self._last = observation

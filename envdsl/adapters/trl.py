@@ -129,9 +129,7 @@ def environment_factory(
     chosen = list(tasks) if tasks is not None else list(env_class.TASKS)
     for name in chosen:
         if name not in env_class.TASKS:
-            raise ValueError(
-                f"unknown task {name!r}; tasks: {', '.join(env_class.TASKS) or 'none'}"
-            )
+            raise ValueError(env_class.unknown_task(name))
     if not chosen:
         raise ValueError(f"{env_class.NAME} has no tasks: a TRL environment needs one")
     turns = itertools.cycle(chosen)
@@ -145,7 +143,7 @@ def environment_factory(
         task = kwargs.get("task")
         if task is None or task not in env_class.TASKS:
             if task is not None:
-                raise ValueError(f"unknown task {task!r}; tasks: {', '.join(env_class.TASKS)}")
+                raise ValueError(env_class.unknown_task(task))
             task = next(turns)
         self.env = env_class()
         self.env.reset(task=task)

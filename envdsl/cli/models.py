@@ -141,6 +141,11 @@ def rollout(
     if chosen is not None:
         known = list(dict.fromkeys(task for source in sources for task in source.tasks))
         unknown = [task for task in chosen if task not in known] or ([] if chosen else [""])
+        invalid = {name: why for source in sources for name, why in source.invalid_tasks.items()}
+        if unknown and unknown[0] in invalid:
+            click.echo(f"envdsl: error: task '{unknown[0]}' has errors: {invalid[unknown[0]]}",
+                       err=True)  # fmt: skip
+            sys.exit(EXIT_ERRORS)
         if unknown:
             fail_usage(f"unknown task '{unknown[0]}'; tasks: {', '.join(known) or 'none'}")
     out_dir = os.path.dirname(out_file) or "."

@@ -25,6 +25,7 @@ from envdsl.cli.specs import (
     load_class,
     one_spec,
     read_state_file,
+    require_task,
 )
 from envdsl.util.spec_paths import describe_read_error
 
@@ -117,7 +118,9 @@ def run(
     elif calls_file is None:
         fail_usage("give --calls FILE (or --rollout FILE --index N)")
     else:
-        env_class = load_class(one_spec(files))
+        env_class = load_class(one_spec(files), valid_tasks=True)
+    if task_name is not None:
+        require_task(env_class, task_name)
     env = env_class()
     try:
         if state_file:
@@ -152,6 +155,8 @@ def run(
     failed = (evaluation is not None and not evaluation["success"]) or (
         evaluation is None and not all(r["result"]["success"] for r in results)
     )
+    # --strict: another task's errors count too (without it they are reported, not fatal)
+    failed = failed or bool(env_class.INVALID_TASKS)
     exit_code = EXIT_ERRORS if strict and failed else EXIT_OK
     if replay is not None:
         for warning in replay.warnings:
@@ -297,8 +302,8 @@ def _start_state(
 
     if task_name and state_file:
         fail_usage("give --task or --state, not both")
-    if task_name is not None and task_name not in env_class.TASKS:
-        fail_usage(f"unknown task '{task_name}'; tasks: {', '.join(env_class.TASKS) or 'none'}")
+    if task_name is not None:
+        require_task(env_class, task_name)
     state: dict[str, object] | None = None
     if state_file:
         state = read_state_file(state_file)
@@ -314,7 +319,7 @@ def _start_state(
 @click.option("--task", "task_name", required=True, help="The task whose initial state to print.")
 def state(files: tuple[str, ...], task_name: str) -> None:
     """Print a task's initial state as canonical JSON."""
-    env_class = load_class(one_spec(files))
+    env_class = load_class(one_spec(files), valid_tasks=True)
     _start_state(env_class, task_name, None)
     env = env_class()
     env.reset(task=task_name)
@@ -364,7 +369,7 @@ def serve(
         extra = "openenv" if transport == "openenv" else "mcp"
         fail_usage(f"envdsl serve --transport {transport} needs the [{extra}] extra ({error}): "
                     f"pip install 'envdsl[{extra}]'")  # fmt: skip
-    env_class = load_class(one_spec(files))
+    env_class = load_class(one_spec(files), valid_tasks=True)
     episodes = Episodes(
         env_class, task=task_name, state=_start_state(env_class, task_name, state_file)
     )
@@ -428,8 +433,8 @@ def explore(
     bundle = one_spec(files)
     file = bundle.path
     env_class = load_class(bundle)
-    if task_name is not None and task_name not in env_class.TASKS:
-        fail_usage(f"unknown task '{task_name}'; tasks: {', '.join(env_class.TASKS) or 'none'}")
+    if task_name is not None:
+        require_task(env_class, task_name)
     state: dict[str, object] | None = None
     if state_file:
         state = read_state_file(state_file)

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 import click
 
-from envdsl.cli.group import EXIT_ERRORS, fail_usage, one_line, stdout_color
+from envdsl.cli.group import EXIT_ERRORS, fail_usage, one_line, stderr_color, stdout_color
 from envdsl.util.spec_paths import BatchUsageError, describe_read_error, expand_arguments
 
 if TYPE_CHECKING:
@@ -54,10 +54,15 @@ def one_spec(arguments: Sequence[str]) -> "Bundle":
 
 
 def compile_or_exit(
-    bundle: "Bundle", color: bool | None = None, *, formatted: bool = True
+    bundle: "Bundle",
+    color: bool | None = None,
+    *,
+    formatted: bool = True,
+    valid_tasks: bool = False,
 ) -> object:
     """Compile one spec with its task files; on errors print them like `check` does and
-    exit 1."""
+    exit 1. With `valid_tasks`, errors only inside tasks leave those tasks out instead: they
+    are printed on stderr and the rest is used (a command grading one task)."""
     from envdsl.diagnostics.render_text import render_text
     from envdsl.pipeline import compile_file
 
@@ -65,6 +70,13 @@ def compile_or_exit(
         result = compile_file(bundle.path, formatted=formatted, task_files=bundle.task_files)
     except (OSError, UnicodeDecodeError) as error:
         fail_usage(f"cannot read '{failed_file(error, bundle)}': {describe_read_error(error)}")
+    if valid_tasks and result.invalid_tasks and "module" in result.artifacts:
+        use_color = stderr_color(None)
+        shown = render_text(result.diagnostics, result.sources, color=use_color)
+        click.echo(shown, err=True, color=use_color)
+        for name, why in result.invalid_tasks.items():
+            click.echo(f"envdsl: task '{name}' left out for its errors: {why}", err=True)
+        return result
     if not result.ok:
         use_color = stdout_color(color)
         click.echo(
@@ -74,23 +86,35 @@ def compile_or_exit(
     return result
 
 
-def load_class(bundle: "Bundle") -> "type[Environment]":
-    from envdsl.generated.loader import environment_class, load_module
+def load_class(bundle: "Bundle", *, valid_tasks: bool = False) -> "type[Environment]":
+    """The environment class of a spec (see compile_or_exit for `valid_tasks`)."""
+    from envdsl.generated.loader import environment_of
     from envdsl.pipeline import CompileResult
 
-    result = compile_or_exit(bundle, formatted=False)  # only executed, never written
+    # only executed, never written
+    result = compile_or_exit(bundle, formatted=False, valid_tasks=valid_tasks)
     assert isinstance(result, CompileResult)
-    module = load_module(result.artifacts["module"], result.artifacts["name"])
-    return environment_class(module)
+    return environment_of(result)
+
+
+def require_task(env_class: "type[Environment]", name: str) -> None:
+    """A --task must name a valid task: one left out for its errors is the spec's error (exit
+    1, saying which), any other name a usage error (exit 2)."""
+    if name in env_class.TASKS:
+        return
+    if name in env_class.INVALID_TASKS:
+        click.echo(f"envdsl: error: {env_class.unknown_task(name)}", err=True)
+        sys.exit(EXIT_ERRORS)
+    fail_usage(env_class.unknown_task(name))
 
 
 def env_source(bundle: "Bundle") -> "EnvSource":
     """A spec with its task files as rollout workers load it (with its hashes); errors exit
-    as `check` does."""
+    as `check` does, but tasks with errors of their own are left out (and printed)."""
     from envdsl.pipeline import CompileResult, read_sources
     from envdsl.rollout.plan import env_source
 
-    result = compile_or_exit(bundle, formatted=False)
+    result = compile_or_exit(bundle, formatted=False, valid_tasks=True)
     assert isinstance(result, CompileResult)
     texts = [source.text for source in read_sources(bundle.path, bundle.task_files)]
     return env_source(bundle.path, "\0".join(texts), result)  # hashed as `tasks` does

@@ -218,6 +218,17 @@ class StateSample:
             found = self._strings[field] = _merged(self._column(c)[1] for c in columns)
         return found
 
+    def field_values(self, field: str, kind: type) -> list[Any]:
+        """The values of a kind of a field (by JSON name) in the first rows of each table, as
+        JSON (dates and datetimes in ISO 8601)."""
+        columns = self.plan.columns_named.get(field, ())
+        found = _merged(self._column(c)[0].get(kind) for c in columns)
+        if kind is dt.datetime:
+            return [format_datetime(v) for v in found]
+        if kind is dt.date:
+            return [v.isoformat() for v in found]
+        return found
+
     def _table(self, name: str) -> dict[type, dict[Any, None]]:
         """A table's values by kind, its columns' merged in column order."""
         found = self._tables.get(name)
@@ -239,6 +250,10 @@ class StateSample:
             part = self._columns[column] = _scan_column(rows, read)
         return part
 
+
+# the specs whose values a parameter named after a field takes exactly from that field: the
+# times lookups compare with `==` (a number named like a field is most often a new value)
+_EXACT_KINDS: dict[type, type] = {DateTimeSpec: dt.datetime, DateSpec: dt.date}
 
 # the kinds of values the pool keeps (exact types: no bools, no enum members)
 _POOLED = frozenset((str, int, float, dt.date, dt.datetime))
@@ -358,7 +373,11 @@ class ArgumentGenerator(Draws):
     def for_tool(self, name: str) -> dict[str, Any]:
         arguments: dict[str, Any] = {}
         plain = self.plain
+        together = self.from_one_row(name)
         for param in self.plan.tools[name]:
+            if param.name in together:
+                arguments[param.name] = together[param.name]
+                continue
             if not (param.required or plain):  # likely(1), written out: given one time in two
                 self.state = state = (self.state * _MULTIPLIER + _INCREMENT) & _MASK64
                 if state >> 63:
@@ -369,6 +388,33 @@ class ArgumentGenerator(Draws):
                 continue
             arguments[param.name] = self.for_param(param)
         return arguments
+
+    def from_one_row(self, tool: str) -> dict[str, Any]:
+        """Values of the parameters that name fields of one table (`meal_id` and `meal_time`,
+        `schedule_id` and `venue_id`), all from one existing row of it, three times in four:
+        a tool that looks a row up by several of its fields succeeds only with a row's own
+        combination, which values drawn one by one almost never make."""
+        group = self.plan.row_groups.get(tool)
+        if group is None or not self.likely(3):
+            return {}
+        table, fields = group
+        key = self.existing_key([table])
+        if key is None:
+            return {}
+        row = self.env._table(table).get(key)
+        values: dict[str, Any] = {}
+        for param, field in fields:
+            value = getattr(row, field.attribute)
+            if value is None:
+                continue
+            as_json = field.to_json(value)
+            if field.spec is not param.inner:  # (a value of the state fits its own spec)
+                try:
+                    param.inner.from_json(as_json, param.name)
+                except BadValue:
+                    continue
+            values[param.name] = as_json
+        return values
 
     def for_param(self, param: ParamPlan) -> Any:
         """A value for a parameter (or a record's field, named `param.name`)."""
@@ -383,6 +429,12 @@ class ArgumentGenerator(Draws):
                 return anchored
         if param.is_str:
             return self.for_str(param)
+        if param.fields and self.likely(1):
+            # a time named after a field (`meal_time`, `start`): an exact value of it, as a
+            # lookup by that field needs; shifted values come from `make` the other times
+            named = self.field_values_of_kind(param.fields, spec)
+            if named:
+                return self.pick(named)
         return param.make(self, spec)
 
     def for_str(self, param: ParamPlan) -> str:
@@ -419,6 +471,18 @@ class ArgumentGenerator(Draws):
         """String values of the first of `fields` the state has any of."""
         for field in fields:
             values = self.sample.strings(field)
+            if values:
+                return values
+        return []
+
+    def field_values_of_kind(self, fields: Sequence[str], spec: TypeSpec) -> list[Any]:
+        """JSON values of the first of `fields` the state has any of that fit `spec` (a date
+        or a datetime)."""
+        kind = _EXACT_KINDS.get(type(spec))
+        if kind is None:
+            return []
+        for field in fields:
+            values = self.sample.field_values(field, kind)
             if values:
                 return values
         return []
@@ -633,6 +697,11 @@ class ClassPlan:
                 self.columns_named.setdefault(f.name, []).append(len(self.columns))
                 self.columns.append((name, attrgetter(f.attribute)))
         self.anchors: dict[str, dict[str, list[AnchorField]]] = {}
+        # per table, the parameter names that point at one of its rows through a field the
+        # way lookups do: the key's name and `<entity>_id`, a ref's name and `<ref>_id`, and
+        # `<entity>_<field>` (`meal_time` for Meal.time); not a plain field name, which is
+        # most often a new value (`set_price(sku, price)`, `add_user(user_id, email)`)
+        self.row_fields: dict[str, dict[str, AnchorField]] = {}
         for name, spec in env_class.TABLES.items():
             by_param: dict[str, list[AnchorField]] = {}
             for field in spec.row.fields:
@@ -640,6 +709,14 @@ class ClassPlan:
                 anchor = AnchorField(field.attribute, inner, inner.to_json)
                 for param in (field.name, f"{field.name}_id"):
                     by_param.setdefault(param, []).append(anchor)
+                entity = spec.schema.entity.lower()
+                names = [f"{entity}_{field.name}"]
+                if field.attribute == spec.schema.key:
+                    names += [field.name, f"{entity}_id"]
+                elif isinstance(inner, RefSpec):
+                    names += [field.name, f"{field.name}_id"]
+                for param in names:
+                    self.row_fields.setdefault(name, {}).setdefault(param, anchor)
             self.anchors[name] = by_param
         self.tools = {
             name: [self.param(p.name, p.spec, p.required, p.description) for p in tool.params]
@@ -647,6 +724,25 @@ class ClassPlan:
         }
         self._records: dict[RecordSpec, list[ParamPlan]] = {}
         self._members: dict[EnumSpec[Any], list[Any]] = {}
+        self.row_groups: dict[str, tuple[str, tuple[tuple[ParamPlan, AnchorField], ...]]] = {}
+        for tool, params in self.tools.items():
+            group = self.row_group(params)
+            if group is not None:
+                self.row_groups[tool] = group
+
+    def row_group(
+        self, params: list[ParamPlan]
+    ) -> tuple[str, tuple[tuple[ParamPlan, AnchorField], ...]] | None:
+        """The table of which most (two or more) of a tool's parameters name fields the way a
+        lookup does (`row_fields`), with those parameters and fields: the parameters that
+        must match one row together."""
+        best: tuple[str, tuple[tuple[ParamPlan, AnchorField], ...]] | None = None
+        for table, spec in self.env_class.TABLES.items():
+            by_name = self.row_fields[table]
+            matched = tuple((p, by_name[p.name]) for p in params if p.name in by_name)
+            if len(matched) >= 2 and (best is None or len(matched) > len(best[1])):
+                best = (table, matched)
+        return best
 
     def param(
         self, name: str, spec: TypeSpec, required: bool, description: str | None
@@ -670,7 +766,7 @@ class ClassPlan:
             is_str,
             tables,
             names_tables,
-            self.fields_named_like(name) if is_str else (),
+            self.fields_named_like(name),
             anchored_by,
             (
                 ArgumentGenerator.value

@@ -7,7 +7,7 @@ no shared file system and no compiler on the workers.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from envdsl.rollout.records import digest
@@ -31,11 +31,15 @@ class EnvSource:
     module: str  # the generated Python source
     spec_hash: str
     tasks: dict[str, TaskHashes]
+    # tasks the compiler left out for their own errors (name -> why): not run, and named
+    invalid_tasks: dict[str, str] = field(default_factory=dict)
 
     def environment_class(self) -> type[Environment]:
         from envdsl.generated.modules import environment_class, load_module
 
-        return environment_class(load_module(self.module, self.module_name))
+        env_class = environment_class(load_module(self.module, self.module_name))
+        env_class.INVALID_TASKS = dict(self.invalid_tasks)
+        return env_class
 
 
 def env_source(path: str, spec_text: str, result: CompileResult) -> EnvSource:
@@ -48,6 +52,8 @@ def env_source(path: str, spec_text: str, result: CompileResult) -> EnvSource:
     assert spec is not None and spec.env is not None
     hashes: dict[str, TaskHashes] = {}
     for task in spec.env.of_type(ast.TaskDecl):
+        if task.name.text in result.invalid_tasks:
+            continue
         text = spec.text_of(task.span)  # a task file's task lives in the task file's text
         checks = "\n".join(spec.text_of(c.span)[c.span.start : c.span.end] for c in task.checks)
         hashes[task.name.text] = TaskHashes(
@@ -60,6 +66,7 @@ def env_source(path: str, spec_text: str, result: CompileResult) -> EnvSource:
         module=result.artifacts["module"],
         spec_hash=spec_hash(spec_text),
         tasks=hashes,
+        invalid_tasks=dict(result.invalid_tasks),
     )
 
 

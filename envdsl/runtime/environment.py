@@ -163,6 +163,9 @@ class Environment:
     TABLES: ClassVar[dict[str, TableSpec]] = {}
     SCALARS: ClassVar[dict[str, ScalarSpec]] = {}
     TASKS: ClassVar[dict[str, TaskSpec]] = {}
+    # tasks the compiler left out for errors of their own (name -> the first error, one line),
+    # set where the module is loaded (envdsl.generated.loader): choosing one says why
+    INVALID_TASKS: ClassVar[dict[str, str]] = {}
     ROW_INVARIANTS: ClassVar[dict[str, tuple[tuple[str, str], ...]]] = {}  # table -> (text, method)
     ENV_INVARIANTS: ClassVar[dict[str, str]] = {}  # method -> text
     # each `require` and `let ... else`: (tool or fn, spec line, kind, condition as written)
@@ -253,13 +256,22 @@ class Environment:
         if task is not None:
             spec = self.TASKS.get(task)
             if spec is None:
-                raise KeyError(f"unknown task {task!r}; tasks: {', '.join(self.TASKS) or 'none'}")
+                raise KeyError(self.unknown_task(task))
             if self._load_task(spec):
                 return
         elif state is not None:
             self._load_state(state)
             return
         self._check_whole_state()
+
+    @classmethod
+    def unknown_task(cls, name: str) -> str:
+        """Why `name` is no task of this environment: an invalid task's first error, or the
+        tasks there are."""
+        reason = cls.INVALID_TASKS.get(name)
+        if reason is not None:
+            return f"task {name!r} has errors and was left out of the environment: {reason}"
+        return f"unknown task {name!r}; tasks: {', '.join(cls.TASKS) or 'none'}"
 
     def _load_task(self, spec: TaskSpec) -> bool:
         """Build the task's initial state; True when its rules are checked already (an `init

@@ -85,7 +85,7 @@ class EnvdslOpenEnv(OpenEnvEnvironment):  # type: ignore[misc]
             raise ValueError("give a task or a state, not both")
         if task is not None:
             if task not in env.TASKS:
-                raise ValueError(f"unknown task {task!r}; tasks: {', '.join(env.TASKS) or 'none'}")
+                raise ValueError(env.unknown_task(task))
             env.reset(task=task)
         elif state is not None:
             try:

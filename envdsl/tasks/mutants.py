@@ -13,7 +13,7 @@ Wrong runs (each must score below 1.0):
 - argument: one argument of a state-changing step set to another existing value of its kind
   (another key of the same table, another enum member, the other boolean, or the value of the
   same-named field in another row);
-- extra: the reference followed by one write on a row it touches or names (a tool that takes
+- extra: the reference followed by one write on a row its calls name by key (a tool that takes
   that row's key, e.g. its delete, or one that sets a field to another row's value);
 - answer: for a question, an empty answer, one listing every candidate of the asked kinds found
   in the state, and one negating each asked value ("not 7.5").

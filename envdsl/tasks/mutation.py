@@ -11,7 +11,10 @@ often). How the runs that are neither count:
 - a reordered right run that ends in another state is not the same work (the steps were not
   independent): it is dropped.
 The score is killed / tried over the wrong runs that ran, plus the solution's leave-one-out
-runs (verify.py's W5011), which are the fourth kind of mutant.
+runs (verify.py's W5011), which are the fourth kind of mutant. A wrong run kills when its
+reward is below 1.0 (the frame's verdict included); a step that W5011 already reports is not
+mutated again. A refusal has no solution to derive runs from: its author's counterexamples
+are its wrong runs.
 """
 
 from __future__ import annotations

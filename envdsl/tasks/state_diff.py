@@ -1,8 +1,7 @@
 """How two canonical JSON states differ, in the words an author reads: `contacts["C2"] deleted`,
 `contacts["C1"].notes: "call back" -> "x"`, `now: ... -> ...`.
 
-Mutation testing shows it for a surviving wrong run against the reference's end, and uses the
-changed rows of each solution step (`changed_rows`) to tell independent steps apart.
+Mutation testing shows it for a surviving wrong run against the reference's end.
 """
 
 from __future__ import annotations
@@ -10,8 +9,6 @@ from __future__ import annotations
 import json
 from collections.abc import Collection, Iterator
 from typing import Any
-
-Row = tuple[str, str]  # (table, key as JSON text)
 
 
 def state_changes(
@@ -26,24 +23,6 @@ def state_changes(
             break
         found.append(line)
     return found
-
-
-def changed_rows(
-    before: dict[str, Any], after: dict[str, Any], tables: Collection[str]
-) -> set[Row]:
-    """The rows inserted, deleted or updated, and each changed scalar as (name, "")."""
-    rows: set[Row] = set()
-    for name in sorted(set(before) | set(after)):
-        old, new = before.get(name), after.get(name)
-        if old == new:
-            continue
-        if name in tables and isinstance(old, dict) and isinstance(new, dict):
-            for key in set(old) | set(new):
-                if old.get(key) != new.get(key):
-                    rows.add((name, key))
-        else:
-            rows.add((name, ""))
-    return rows
 
 
 def _changes(

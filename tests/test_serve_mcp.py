@@ -68,7 +68,16 @@ async def _episode(client: Client) -> None:
     assert bad.is_error is True and "invalid argument status" in bad.content[0].text  # type: ignore[union-attr]
     assert (await _read(client, "envdsl://state"))["hash"] == before["hash"]
 
-    assert (await _read(client, "envdsl://evaluation"))["reward"] < 1.0
+    # right after reset: the guards hold and give no credit, nothing is done yet
+    start = await _read(client, "envdsl://evaluation")
+    assert start["reward"] == 0.0 and start["frame"]["held"] is True
+    assert start["guards"] == {"passed": 2, "total": 2}
+    collateral = await client.call_tool("set_status", {"user_id": "U1", "status": "suspended"})
+    assert collateral.is_error is False
+    harmed = await _read(client, "envdsl://evaluation")
+    assert harmed["frame"]["violation"] == 'users["U1"].status changed' and harmed["reward"] == 0
+    undone = await client.call_tool("set_status", {"user_id": "U1", "status": "active"})
+    assert undone.is_error is False
     for call in _solution():
         result = await client.call_tool(call["name"], call["arguments"])
         assert result.is_error is False, result

@@ -302,6 +302,12 @@ def verify(files: tuple[str, ...], output_format: str, trace_dir: str | None) ->
         click.echo(f"{file}: no tasks to verify")
     for report in reports:
         solution = {None: "no solution", True: "ok", False: "FAILS"}[report["solution_ok"]]
+        if report["refusal"]:
+            solution = (
+                "none, a refusal"  # doing nothing is its reference
+                if report["solution_ok"] is None
+                else f"{solution}, a refusal"
+            )
         after = "-" if report["passing_after"] is None else report["passing_after"]
         status = "ok" if not report["problems"] else "problems"
         click.echo(

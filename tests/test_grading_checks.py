@@ -22,6 +22,8 @@ from envdsl.util.source import SourceFile
 
 ROOT = Path(__file__).resolve().parent.parent
 
+ROOMS = """rooms = [Room(room_id="R1", price=120.0), Room(room_id="R2", price=99.5),
+               Room(room_id="R3", price=150.0)]"""
 HOTEL = '''env Hotel {
   """Rooms of a small hotel and the replies its desk sends."""
   entity Room {
@@ -51,10 +53,7 @@ HOTEL = '''env Hotel {
   }
   task cheapest_room {
     """Which room is the cheapest, and what does it cost a night?"""
-    init {
-      rooms = [Room(room_id="R1", price=120.0), Room(room_id="R2", price=99.5),
-               Room(room_id="R3", price=150.0)]
-    }
+    init { ROOMS }
     solution {
       list_rooms()
       answer "R2, at $99.50 a night."
@@ -64,10 +63,7 @@ HOTEL = '''env Hotel {
   }
   task two_rooms {
     """Which rooms cost more than 100 a night?"""
-    init {
-      rooms = [Room(room_id="R1", price=120.0), Room(room_id="R2", price=99.5),
-               Room(room_id="R3", price=150.0)]
-    }
+    init { ROOMS }
     solution {
       list_rooms()
       answer "R1 and R3."
@@ -88,7 +84,7 @@ HOTEL = '''env Hotel {
       any(r.room == "R1" and mentions(r.body, "sorry") and mentions(r.body, "20") for r in replies)
   }
 }
-'''
+'''.replace("ROOMS", ROOMS)
 
 
 @pytest.fixture(scope="module")

@@ -797,7 +797,10 @@ class DocumentManagementSystemEnv(rt.Environment):
             solve="_solve_read_travel_policy_question",
             checks=(
                 ("gives the economy rule", "_check_read_travel_policy_question_0"),
-                ("gives the business rule", "_check_read_travel_policy_question_1"),
+                (
+                    "gives the business rule, from the 2024 policy",
+                    "_check_read_travel_policy_question_1",
+                ),
             ),
             answer="The Travel Policy 2024 says: economy class for flights under 6 hours; business class above.",
         ),
@@ -1907,6 +1910,12 @@ class DocumentManagementSystemEnv(rt.Environment):
             self.t_documents.row("DOC-0007").version == 4
             and len(self.t_versions) == 4
             and self.t_versions.row("VER-0003") == self.initial_state().t_versions.row("VER-0003")
+            and any(
+                (
+                    (v.version_number == 4 and v.modified_by == "u3")
+                    for v in self._it(self.t_versions.rows())
+                )
+            )
         )
 
     def _check_revert_bad_edit_2(self, answer: str) -> bool:
@@ -2079,9 +2088,13 @@ class DocumentManagementSystemEnv(rt.Environment):
 
     def _check_create_and_lock_down_3(self, answer: str) -> bool:
         return bool(
-            answer.lower().startswith("no")
-            or "cannot" in answer.lower()
-            or "can't" in answer.lower()
+            "kai" in answer.lower()
+            and any(
+                (
+                    (w in answer.lower())
+                    for w in self._it(list(["cannot", "can't", "only read", "not delete"]))
+                )
+            )
         )
 
     def _solve_read_travel_policy_question(self, results: list[rt.Result]) -> dict[str, Any]:
@@ -2096,7 +2109,10 @@ class DocumentManagementSystemEnv(rt.Environment):
         return bool("economy" in answer.lower() and "6 hours" in answer.lower())
 
     def _check_read_travel_policy_question_1(self, answer: str) -> bool:
-        return bool("business" in answer.lower())
+        return bool(
+            "business" in answer.lower()
+            and h.mentions(answer, "Travel Policy 2024", self.state_json())
+        )
 
     def _solve_report_access_question(self, results: list[rt.Result]) -> dict[str, Any]:
         b: dict[str, Any] = {}
@@ -2122,7 +2138,9 @@ class DocumentManagementSystemEnv(rt.Environment):
         return b
 
     def _check_active_documents_question_0(self, answer: str) -> bool:
-        return bool("q2 sales report" in answer.lower() and "travel policy 2024" in answer.lower())
+        return bool(
+            h.mentions(answer, ["Q2 Sales Report", "Travel Policy 2024"], self.state_json())
+        )
 
     def _check_active_documents_question_1(self, answer: str) -> bool:
         return bool(

@@ -563,7 +563,10 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
             checks=(
                 ("no review of the kettlebell is left", "_check_takedown_recalled_product_0"),
                 ("the yoga mat review now has 2 stars", "_check_takedown_recalled_product_1"),
-                ("the yoga mat review text is unchanged", "_check_takedown_recalled_product_2"),
+                (
+                    "the yoga mat review text and votes are unchanged",
+                    "_check_takedown_recalled_product_2",
+                ),
             ),
         ),
         "add_and_review_new_product": rt.TaskSpec(
@@ -676,10 +679,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
             init=None,
             init_data=INIT_ECOMMERCE_PRODUCT_REVIEW_SYSTEM_CATALOG,
             solve="_solve_brands_question",
-            checks=(
-                ("names the fitness brands", "_check_brands_question_0"),
-                ("names the outdoor and footwear brands", "_check_brands_question_1"),
-            ),
+            checks=(("names the five brands", "_check_brands_question_0"),),
             answer="We carry five brands: ProForm, Manduka, Salomon, Jetboil and Hydro Flask.",
         ),
         "update_treadmill_review": rt.TaskSpec(
@@ -1492,7 +1492,10 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
 
     def _check_takedown_recalled_product_2(self, answer: str) -> bool:
         return bool(
-            self.t_reviews.row("REV-0003").comment == "Love it." and len(self.t_reviews) == 1
+            self.t_reviews.row("REV-0003").comment == "Love it."
+            and self.t_reviews.row("REV-0003").helpful_votes
+            == self.initial_state().t_reviews.row("REV-0003").helpful_votes
+            and len(self.t_reviews) == 1
         )
 
     def _init_add_and_review_new_product(self) -> None:
@@ -1670,7 +1673,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
         return b
 
     def _check_most_helpful_review_question_0(self, answer: str) -> bool:
-        return bool("REV-0002" in answer)
+        return bool(h.mentions(answer, "REV-0002", self.state_json()))
 
     def _check_most_helpful_review_question_1(self, answer: str) -> bool:
         return bool("good grip on wet rock" in answer.lower())
@@ -1713,7 +1716,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
                     for r in self._it(self.t_reviews.rows())
                 )
             )
-            and "yoga mat" in answer.lower()
+            and h.mentions(answer, ["Yoga Mat Pro", "Trail Running Shoes"], self.state_json())
         )
 
     def _solve_shoe_reviews_summary_question(self, results: list[rt.Result]) -> dict[str, Any]:
@@ -1803,13 +1806,12 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
         return b
 
     def _check_brands_question_0(self, answer: str) -> bool:
-        return bool("proform" in answer.lower() and "manduka" in answer.lower())
-
-    def _check_brands_question_1(self, answer: str) -> bool:
         return bool(
-            "salomon" in answer.lower()
-            and "jetboil" in answer.lower()
-            and "hydro flask" in answer.lower()
+            h.mentions(
+                answer,
+                ["ProForm", "Manduka", "Salomon", "Jetboil", "Hydro Flask"],
+                self.state_json(),
+            )
         )
 
     def _solve_update_treadmill_review(self, results: list[rt.Result]) -> dict[str, Any]:

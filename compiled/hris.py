@@ -927,13 +927,7 @@ class HRISEnv(rt.Environment):
             init=None,
             init_data=INIT_HRIS_COMPANY,
             solve="_solve_department_locations_question",
-            checks=(
-                (
-                    "gives Engineering's and Sales's cities",
-                    "_check_department_locations_question_0",
-                ),
-                ("includes Marketing in Hamburg", "_check_department_locations_question_1"),
-            ),
+            checks=(("gives each department's city", "_check_department_locations_question_0"),),
             answer="Engineering (D01) is in Berlin, Sales (D02) in Munich and Marketing (D03) in Hamburg.",
         ),
         "positions_for_salary_question": rt.TaskSpec(
@@ -943,11 +937,10 @@ class HRISEnv(rt.Environment):
             init_data=INIT_HRIS_COMPANY,
             solve="_solve_positions_for_salary_question",
             checks=(
-                ("names the two engineering positions", "_check_positions_for_salary_question_0"),
-                ("names Sales Manager", "_check_positions_for_salary_question_1"),
+                ("names the three positions", "_check_positions_for_salary_question_0"),
                 (
                     "names no position whose range excludes it",
-                    "_check_positions_for_salary_question_2",
+                    "_check_positions_for_salary_question_1",
                 ),
             ),
             answer="Three positions include 115,000: Software Engineer, Senior Software Engineer and Sales Manager.",
@@ -2636,7 +2629,7 @@ class HRISEnv(rt.Environment):
         return b
 
     def _check_on_leave_question_0(self, answer: str) -> bool:
-        return bool("lena" in answer.lower())
+        return bool(h.mentions(answer, "Lena", self.state_json()))
 
     def _check_on_leave_question_1(self, answer: str) -> bool:
         return bool(
@@ -2698,10 +2691,13 @@ class HRISEnv(rt.Environment):
         return b
 
     def _check_department_locations_question_0(self, answer: str) -> bool:
-        return bool("berlin" in answer.lower() and "munich" in answer.lower())
-
-    def _check_department_locations_question_1(self, answer: str) -> bool:
-        return bool("marketing" in answer.lower() and "hamburg" in answer.lower())
+        return bool(
+            h.mentions(
+                answer,
+                ["Engineering", "Berlin", "Sales", "Munich", "Marketing", "Hamburg"],
+                self.state_json(),
+            )
+        )
 
     def _solve_positions_for_salary_question(self, results: list[rt.Result]) -> dict[str, Any]:
         b: dict[str, Any] = {}
@@ -2710,13 +2706,14 @@ class HRISEnv(rt.Environment):
 
     def _check_positions_for_salary_question_0(self, answer: str) -> bool:
         return bool(
-            "software engineer" in answer.lower() and "senior software engineer" in answer.lower()
+            h.mentions(
+                answer,
+                ["Software Engineer", "Senior Software Engineer", "Sales Manager"],
+                self.state_json(),
+            )
         )
 
     def _check_positions_for_salary_question_1(self, answer: str) -> bool:
-        return bool("sales manager" in answer.lower())
-
-    def _check_positions_for_salary_question_2(self, answer: str) -> bool:
         return bool(
             "engineering manager" not in answer.lower()
             and "account executive" not in answer.lower()

@@ -1024,10 +1024,7 @@ class LibraryLendingEnv(rt.Environment):
             init=None,
             init_data=INIT_LIBRARY_LENDING_BRANCH,
             solve="_solve_member_loans_question",
-            checks=(
-                ("gives Dune's due date", "_check_member_loans_question_0"),
-                ("gives Mort's due date", "_check_member_loans_question_1"),
-            ),
+            checks=(("gives both books and their due dates", "_check_member_loans_question_0"),),
             answer="Ana has two books out: Dune, due 2024-04-01 (overdue), and Mort, due 2024-04-10.",
         ),
         "earthsea_copies_question": rt.TaskSpec(
@@ -2544,10 +2541,9 @@ class LibraryLendingEnv(rt.Environment):
         return b
 
     def _check_member_loans_question_0(self, answer: str) -> bool:
-        return bool("dune" in answer.lower() and "2024-04-01" in answer)
-
-    def _check_member_loans_question_1(self, answer: str) -> bool:
-        return bool("mort" in answer.lower() and "2024-04-10" in answer)
+        return bool(
+            h.mentions(answer, ["Dune", "Mort", "2024-04-01", "2024-04-10"], self.state_json())
+        )
 
     def _solve_earthsea_copies_question(self, results: list[rt.Result]) -> dict[str, Any]:
         b: dict[str, Any] = {}
@@ -2584,7 +2580,10 @@ class LibraryLendingEnv(rt.Environment):
         )
 
     def _check_early_return_for_waiting_reader_2(self, answer: str) -> bool:
-        return bool("dara" in answer.lower() or "M004" in answer)
+        return bool(
+            h.mentions(answer, "Dara Byrne", self.state_json())
+            or h.mentions(answer, "M004", self.state_json())
+        )
 
     def _write_holds_state(self, row: Hold, value: HoldState) -> None:
         "`row.state = value` for a row of holds, journaled."

@@ -1555,7 +1555,10 @@ class OCRProcessingServiceEnv(rt.Environment):
         return b
 
     def _check_read_back_result_text_0(self, answer: str) -> bool:
-        return bool("greetings from lisbon" in answer.lower() and "seat 4" not in answer.lower())
+        return bool(
+            h.mentions(answer, "greetings from lisbon", self.state_json())
+            and "seat 4" not in answer.lower()
+        )
 
     def _check_read_back_result_text_1(self, answer: str) -> bool:
         return bool(self.t_result_repository == self.initial_state().t_result_repository)

@@ -2364,7 +2364,10 @@ class OnlineShopEnv(rt.Environment):
         return b
 
     def _check_delivered_orders_question_0(self, answer: str) -> bool:
-        return bool("ORD-0001" in answer and "29.99" in answer)
+        return bool(
+            h.mentions(answer, "ORD-0001", self.state_json())
+            and h.mentions(answer, 29.99, self.state_json())
+        )
 
     def _check_delivered_orders_question_1(self, answer: str) -> bool:
         return bool("ORD-0002" not in answer and "ORD-0001" in answer)

@@ -1677,7 +1677,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
 
     def _check_pinned_notes_question_0(self, answer: str) -> bool:
         return bool(
-            "team offsite" in answer.lower()
+            h.mentions(answer, "team offsite", self.state_json())
             and "dentist" not in answer.lower()
             and "groceries" not in answer.lower()
         )
@@ -1708,7 +1708,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
         return b
 
     def _check_eggs_keyword_question_0(self, answer: str) -> bool:
-        return bool("NOTE-0002" in answer and "NOTE-0006" in answer)
+        return bool(h.mentions(answer, ["NOTE-0002", "NOTE-0006"], self.state_json()))
 
     def _check_eggs_keyword_question_1(self, answer: str) -> bool:
         return bool(
@@ -1744,7 +1744,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
         return b
 
     def _check_unused_tag_question_0(self, answer: str) -> bool:
-        return bool("travel" in answer.lower())
+        return bool(h.mentions(answer, "travel", self.state_json()))
 
     def _check_unused_tag_question_1(self, answer: str) -> bool:
         return bool(

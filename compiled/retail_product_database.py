@@ -657,11 +657,10 @@ class RetailProductDatabaseEnv(rt.Environment):
             init_data=None,
             solve="_solve_out_of_stock_report",
             checks=(
-                ("names the cable", "_check_out_of_stock_report_0"),
-                ("names the wiper blades", "_check_out_of_stock_report_1"),
+                ("names the cable and the wiper blades", "_check_out_of_stock_report_0"),
                 (
                     "names exactly the out-of-stock products, none in stock",
-                    "_check_out_of_stock_report_2",
+                    "_check_out_of_stock_report_1",
                 ),
             ),
             answer="Two products are out of stock: the USB-C Cable 2m and the Wiper Blades.",
@@ -1742,10 +1741,10 @@ class RetailProductDatabaseEnv(rt.Environment):
         return b
 
     def _check_shelf_price_question_0(self, answer: str) -> bool:
-        return bool("64.95" in answer and "39.95" not in answer)
+        return bool(h.mentions(answer, 64.95, self.state_json()))
 
     def _check_shelf_price_question_1(self, answer: str) -> bool:
-        return bool("C4" in answer.upper() and "C9" not in answer.upper())
+        return bool(h.mentions(answer, "C4", self.state_json()))
 
     def _check_shelf_price_question_2(self, answer: str) -> bool:
         return bool(self.t_products == self.initial_state().t_products)
@@ -1811,10 +1810,13 @@ class RetailProductDatabaseEnv(rt.Environment):
         return b
 
     def _check_variant_stock_question_0(self, answer: str) -> bool:
-        return bool("200000000022" in answer or "tee m" in answer.lower())
+        return bool(
+            h.mentions(answer, "200000000022", self.state_json())
+            or h.mentions(answer, "Classic Tee M", self.state_json())
+        )
 
     def _check_variant_stock_question_1(self, answer: str) -> bool:
-        return bool("54" in answer and "104" not in answer)
+        return bool(h.mentions(answer, 54, self.state_json()) and "104" not in answer)
 
     def _init_out_of_stock_report(self) -> None:
         self.load_rows(
@@ -1876,12 +1878,9 @@ class RetailProductDatabaseEnv(rt.Environment):
         return b
 
     def _check_out_of_stock_report_0(self, answer: str) -> bool:
-        return bool("usb-c cable" in answer.lower())
+        return bool(h.mentions(answer, ["USB-C Cable 2m", "Wiper Blades"], self.state_json()))
 
     def _check_out_of_stock_report_1(self, answer: str) -> bool:
-        return bool("wiper blades" in answer.lower())
-
-    def _check_out_of_stock_report_2(self, answer: str) -> bool:
         return bool(
             "usb-c cable" in answer.lower()
             and "sunscreen" not in answer.lower()

@@ -1013,10 +1013,10 @@ class SleepTrackingEnv(rt.Environment):
         return b
 
     def _check_account_status_question_0(self, answer: str) -> bool:
-        return bool("suspended" in answer.lower())
+        return bool(h.mentions(answer, "suspended", self.state_json()))
 
     def _check_account_status_question_1(self, answer: str) -> bool:
-        return bool("ana.k@x.org" in answer.lower())
+        return bool(h.mentions(answer, "ana.k@x.org", self.state_json()))
 
     def _check_account_status_question_2(self, answer: str) -> bool:
         return bool(

@@ -227,7 +227,7 @@ QUESTION = desk('''
       count_open()
       answer "2 tickets are open."
     }
-    check "tells the number": "2" in answer
+    check "tells the number": mentions(answer, 2)
     check "nothing was closed": not called("close")
   }
 ''')
@@ -577,7 +577,7 @@ env Quiz {
       answer "Done: Q1 is answered with 42."
     }
     check "Q1 is answered": questions["Q1"].answer == "42" and called("answer", qid="Q1")
-    check "says so": "42" in answer
+    check "says so": mentions(answer, "42")
   }
 }
 '''

@@ -59,7 +59,7 @@ NOOP_REPAIRED = '''
       get_count()
       answer "4"
     }
-    check "the answer says 4": "4" in answer
+    check "the answer says 4": mentions(answer, 4)
   }
 '''
 OVER_LIMIT = '''
@@ -90,7 +90,7 @@ RAISE_AND_REPORT = '''
       answer "7"
     }
     check "the limit is 150": limit == 150
-    check "the answer says 7": "7" in answer
+    check "the answer says 7": mentions(answer, 7)
   }
 '''
 

@@ -260,12 +260,20 @@ def schema(files: tuple[str, ...]) -> None:
     default="text",
     show_default=True,
 )
-def verify(files: tuple[str, ...], output_format: str) -> None:
-    """Run every task of a spec and print a per-task report (init, solution, checks).
+@click.option(
+    "--trace-dir",
+    type=click.Path(file_okay=False),
+    help="Write each wrong run that survives mutation testing there as a calls file that "
+    "`envdsl run --calls` replays (the report prints the command).",
+)
+def verify(files: tuple[str, ...], output_format: str, trace_dir: str | None) -> None:
+    """Run every task of a spec and print a per-task report (init, solution, checks, frame
+    and mutation score: the wrong runs derived from the solution that the checks reject).
 
     FILE may be a directory or a quoted pattern that finds one spec."""
     from envdsl.diagnostics.render_text import render_text
     from envdsl.pipeline import check_file
+    from envdsl.tasks.mutation import mutation_score_text
 
     bundle = one_spec(files)
     file = bundle.path
@@ -274,6 +282,14 @@ def verify(files: tuple[str, ...], output_format: str) -> None:
     except (OSError, UnicodeDecodeError) as error:
         fail_usage(f"cannot read '{failed_file(error, bundle)}': {describe_read_error(error)}")
     reports = [report.as_json() for report in result.task_reports]
+    replays: dict[str, list[str]] = {}
+    if trace_dir is not None:
+        from envdsl.cli.mutant_traces import write_survivors
+
+        try:
+            replays = write_survivors(reports, trace_dir, bundle)
+        except OSError as error:
+            fail_usage(f"cannot write traces to '{trace_dir}': {error.strerror or error}")
     if output_format == "json":
         from envdsl.diagnostics.render_json import render_json
 
@@ -314,6 +330,11 @@ def verify(files: tuple[str, ...], output_format: str) -> None:
         if report["counterexamples"]:
             rewards = ", ".join(f"{reward:.2f}" for reward in report["counterexamples"])
             click.echo(f"    reward of each counterexample: {rewards}")
+        mutation = report["mutation"]
+        if mutation is not None:
+            click.echo(f"    mutation score: {mutation_score_text(mutation)}")
+        for command in replays.get(report["task"], []):
+            click.echo(f"    replay a survivor: {printable(command, keep_tabs=False)}")
         for problem in report["problems"]:
             click.echo(f"    {printable(problem, keep_tabs=False)}")  # quotes spec strings
     if result.diagnostics:

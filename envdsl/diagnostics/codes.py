@@ -404,6 +404,21 @@ EXACT_PHRASE_OF_PROSE = _register(
     "a check demanding an exact phrase of free text the agent writes (a paraphrase fails)",
 )
 
+# mutation testing of the grader (envdsl/tasks/mutation.py); numbered apart from the other
+# task lints so that codes added next to them do not clash
+MUTANT_SURVIVES = _register(
+    "W5030",
+    "mutant-survives",
+    _L,
+    "a plausible wrong run derived from the solution that still gets the full reward",
+)
+RIGHT_RUN_FAILS = _register(
+    "W5031",
+    "right-run-fails",
+    _L,
+    "a plausible right run (the solution reordered) that gets less than the full reward",
+)
+
 EMPTY_TASK_FILE = _register("W5020", "empty-task-file", _L, "a task file without tasks")
 
 # ---- E9xx: internal --------------------------------------------------------------------------

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from envdsl.explore.explorer import ExploreReport, Finding
+from envdsl.util.recorded_calls import calls_lines
 
 
 def _replay_command(spec_path: str, finding: Finding) -> str | None:
@@ -41,10 +42,7 @@ def write_traces(report: ExploreReport, directory: str) -> None:
 
 
 def trace_lines(finding: Finding) -> list[str]:
-    return [
-        json.dumps({"name": name, "arguments": arguments}, ensure_ascii=False)
-        for name, arguments in finding.replay()
-    ]
+    return calls_lines(finding.replay())
 
 
 def render_text(report: ExploreReport, spec_path: str, seed: int) -> str:

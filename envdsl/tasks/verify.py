@@ -34,6 +34,7 @@ from envdsl.util.source import Span
 
 if TYPE_CHECKING:
     from envdsl.tasks.check_values import CheckExplainer
+    from envdsl.tasks.mutation import MutationReport
 
 
 @dataclass
@@ -61,6 +62,7 @@ class TaskReport:
     refusal: bool = False  # the right outcome is no change (the task has counterexamples)
     # reward of each `counterexample` run, in task order (each must be 0)
     counterexamples: list[float] = field(default_factory=list)
+    mutation: MutationReport | None = None  # None: not run (the solution fails, ...)
     problems: list[str] = field(default_factory=list)
 
     def as_json(self) -> dict[str, Any]:
@@ -82,6 +84,7 @@ class TaskReport:
             ),
             "refusal": self.refusal,
             "counterexamples": list(self.counterexamples),
+            "mutation": self.mutation.as_json() if self.mutation is not None else None,
             "problems": self.problems,
         }
 
@@ -130,12 +133,19 @@ class TaskVerifier:
         # each check's condition walked once (the reports below ask about each check often)
         self.trace_checks: set[int] = set()  # ids of the checks on the call trace
         self.relative_checks: set[int] = set()  # ... on the trace or on `initial.`
+        # of a check true at the start, the first top-level conjunct that is not relative: it
+        # holds before the agent acts by its value, not by being written as a guard (W5006 and
+        # W5013 judge the check by it; a check with none is a guard as written)
+        self.absolute_part: dict[int, ast.Expr] = {}
         for check in task.checks:
             uses_trace, reads_initial = _trace_and_initial(check.cond)
             if uses_trace:
                 self.trace_checks.add(id(check))
             if uses_trace or reads_initial:
                 self.relative_checks.add(id(check))
+            part = next((c for c in _conjuncts(check.cond) if not any(_trace_and_initial(c))), None)
+            if part is not None:
+                self.absolute_part[id(check)] = part
         steps = task.solution or ()
         self.actions = [i for i, step in enumerate(steps) if self.checked_kind(step) == "action"]
         # what warn_fields reads: the initial state and the states between the solution's
@@ -250,6 +260,7 @@ class TaskVerifier:
         # only states that are neither the initial one nor the solution's end say more
         ends = {hash_before, solved.state_hash()}
         self.warn_checks(before, after, [e for h, e in partial if h not in ends])
+        self.test_by_mutants(solved)
 
     def is_question(self) -> bool:
         """A question is answered, not done: checks on `answer`, or (the older form) only
@@ -363,6 +374,31 @@ class TaskVerifier:
                 "some fields may change",
             )
 
+    # ---- mutation testing (envdsl/tasks/mutation.py) ----------------------------------------
+    def test_by_mutants(self, solved: Environment) -> None:
+        from envdsl.tasks.mutation import report_findings, run_mutants
+
+        mutation = run_mutants(
+            self.env_class,
+            self.name,
+            solved,
+            answer=self.reference,
+            question=self.is_question(),
+            action_steps=self.actions,
+            left_out=self.report.left_out,
+        )
+        self.report.mutation = mutation
+        if mutation is not None:
+            flagged = {
+                id(check)
+                for check in self.task.checks
+                for d in self.sink.diagnostics
+                if d.code is codes.LIST_COMPARED_IN_ORDER
+                and d.span.file == check.span.file
+                and check.span.start <= d.span.start < check.span.end
+            }
+            report_findings(mutation, self.task, self.problem, flagged)
+
     # ---- per-check reports -------------------------------------------------------------------
     def warn_checks(
         self,
@@ -379,6 +415,8 @@ class TaskVerifier:
             zip(self.task.checks, before["checks"], after_results)
         ):
             guard = id(check) in self.relative_checks
+            # judged by value: only a check that is a guard in every conjunct is exempt
+            part = self.absolute_part.get(id(check))
             if now is not None and not now["passed"]:
                 self.check_failed(check, now, solved)
             elif after is not None and self.ignores_what_can_change(check):
@@ -392,28 +430,42 @@ class TaskVerifier:
                 )
             elif (
                 was["passed"]
-                and not guard
+                and part is not None
                 and others
                 and all(o["checks"][index]["passed"] for o in others)
             ):
                 self.problem(
                     codes.CHECK_NEVER_FALSE,
                     f'check "{check.text.value}" is true before the agent acts, after the '
-                    f"solution and after {_partial_runs(others)}: it cannot tell a good run "
-                    "from a bad one",
+                    f"solution and after {_partial_runs(others)}{self.part_text(check, part)}"
+                    ": it cannot tell a good run from a bad one",
                     check.span,
-                    help="check what the task asks to change; a guard that something stays as "
-                    "it was compares with `initial.`",
+                    help="if it must measure the task's progress, check the new value the "
+                    "task asks for; if it states what must stay as it was, it is a guard (it "
+                    "gates the reward and gives no credit): write that part against `initial.` "
+                    "(`x == initial.x`)",
                 )
-            elif was["passed"] and not guard:
+            elif was["passed"] and part is not None:
                 self.problem(
                     codes.CHECK_TRUE_AT_INIT,
-                    f'check "{check.text.value}" already passes before the agent acts',
+                    f'check "{check.text.value}" already passes before the agent acts'
+                    f"{self.part_text(check, part)}",
                     check.span,
-                    help="a check that holds at init rewards doing nothing; check what the "
-                    "task changes, or compare with `initial.` to state that something must "
-                    "stay as it was",
+                    help="a check true at the start is a guard: it gates the reward and gives "
+                    "no credit; if it must measure the task's progress, check the new value "
+                    "the task asks for; if it states what must stay as it was, write that "
+                    "part against `initial.` (`x == initial.x`) or the trace "
+                    '(`not called("...")`)',
                 )
+
+    def part_text(self, check: ast.Check, part: ast.Expr) -> str:
+        """`` (its part `a == 1` holds there)``, when the check has other conjuncts."""
+        if part is check.cond:
+            return ""
+        text = " ".join(
+            self.checked.spec.text_of(part.span)[part.span.start : part.span.end].split()
+        )
+        return f" (by its part `{text}`)" if 0 < len(text) <= 80 else ""
 
     def check_failed(
         self, check: ast.Check, result: dict[str, Any], solved: Environment | None
@@ -524,6 +576,13 @@ def _trace_and_initial(cond: ast.Expr) -> tuple[bool, bool]:
         elif isinstance(n, ast.NameRef) and n.name == "initial":
             reads_initial = True
     return uses_trace, reads_initial
+
+
+def _conjuncts(cond: ast.Expr) -> list[ast.Expr]:
+    """`a and b and c` as [a, b, c] (parentheses are not nodes); any other check as [cond]."""
+    if isinstance(cond, ast.BoolOp) and cond.op == "and":
+        return [*_conjuncts(cond.left), *_conjuncts(cond.right)]
+    return [cond]
 
 
 def _reads_answer(cond: ast.Expr, checked: CheckedSpec) -> bool:

@@ -1,8 +1,10 @@
-"""Reading recorded tool calls: `{"name", "arguments"}` lines or OpenAI assistant messages."""
+"""Recorded tool calls: `{"name", "arguments"}` lines (written by `calls_lines`, read by
+`parse_calls`, which also takes OpenAI assistant messages)."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from typing import Any
 
 
@@ -40,3 +42,12 @@ def parse_calls(text: str) -> list[tuple[str, Any]]:
             raise CallParseError(f'calls line {number}: expected a "name" (or OpenAI tool_calls)')
         calls.append((str(item["name"]), item.get("arguments", {})))
     return calls
+
+
+def calls_lines(calls: Iterable[tuple[str, Any]]) -> list[str]:
+    """The calls as `{"name", "arguments"}` JSON lines, the form `envdsl run --calls` replays
+    (explore's counterexamples, verify's surviving mutants)."""
+    return [
+        json.dumps({"name": name, "arguments": arguments}, ensure_ascii=False)
+        for name, arguments in calls
+    ]

@@ -1,0 +1,139 @@
+"""Reliability, third round (issue 27, points 1-6): each case as the fuzzer found it.
+
+Every test first builds the small spec or call that failed (a traceback, E9001, a check that
+said ok before compile or run failed, a call that ran for seconds) and then asserts the clean
+outcome: a diagnostic with a code and a span, or a failed call with the state untouched.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from envdsl.diagnostics.render_text import render_text
+from envdsl.generated.loader import environment_class, load_module
+from envdsl.pipeline import check_source, compile_source
+from envdsl.runtime import Environment
+from envdsl.util.source import SourceFile
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def build(text: str) -> type[Environment]:
+    result = compile_source(SourceFile("spec.env", text))
+    assert result.ok, render_text(result.diagnostics, result.sources)
+    module = load_module(result.artifacts["module"], result.artifacts["name"])
+    return environment_class(module)
+
+
+def codes(text: str) -> list[str]:
+    result = check_source(SourceFile("spec.env", text))
+    return [d.code.code for d in result.diagnostics]
+
+
+def call(env: Environment, tool: str, **arguments: Any) -> dict[str, Any]:
+    result = env.call(tool, arguments)
+    json.dumps(result)  # every result is JSON: an MCP client or `envdsl run` prints it
+    return result
+
+
+# ---- 3. typed values returned or stored as `json` --------------------------------------------
+
+ROWS_AS_JSON = '''
+env Directory {
+  """Purpose-made: rows, enums, datetimes, sets and int keys flowing into json."""
+  enum Level { junior, senior }
+  entity Person {
+    key person_id: str
+    name: str
+    level: Level = Level.junior
+    joined: datetime? = none
+  }
+  state {
+    people: table Person
+    archive: json = []
+  }
+  query everyone() -> json {
+    """Every person as JSON."""
+    return [p for p in people]
+  }
+  query last_by_name() -> json {
+    """The person whose name sorts last, or null."""
+    return max(people, key=lambda p: p.name, default=none)
+  }
+  query levels_by_length() -> json {
+    """Name lengths mapped to the set of levels."""
+    return {len(p.name): {p.level} for p in people}
+  }
+  action archive_all() -> int {
+    """Keep a copy of every row in the json field."""
+    archive = [p for p in people]
+    return len(people)
+  }
+  action hire(person_id: str, name: str) -> Person {
+    """Add a person."""
+    return people.insert(Person(person_id=person_id, name=name,
+                                joined=datetime("2024-03-01T09:00:00Z")))
+  }
+}
+'''
+
+
+def test_rows_returned_as_json_are_json_objects() -> None:
+    env = build(ROWS_AS_JSON)()
+    env.reset()
+    assert call(env, "last_by_name") == {"success": True, "data": None}  # nothing hired yet
+    call(env, "hire", person_id="p9", name="Zoe")
+    call(env, "hire", person_id="p1", name="Al")
+    people = call(env, "everyone")["data"]
+    assert sorted(p["person_id"] for p in people) == ["p1", "p9"]
+    assert {p["level"] for p in people} == {"junior"}
+    assert all(p["joined"] == "2024-03-01T09:00:00Z" for p in people)
+    assert call(env, "last_by_name")["data"]["name"] == "Zoe"
+    assert call(env, "levels_by_length")["data"] == {"2": ["junior"], "3": ["junior"]}
+
+
+def test_rows_stored_in_a_json_field_keep_the_state_dumpable() -> None:
+    env = build(ROWS_AS_JSON)()
+    env.reset()
+    call(env, "hire", person_id="x", name="Ida")
+    assert call(env, "archive_all")["data"] == 1
+    archived = env.state_json()["archive"]
+    assert archived == [
+        {"person_id": "x", "name": "Ida", "level": "junior", "joined": "2024-03-01T09:00:00Z"}
+    ]
+    json.dumps(env.state_json())
+    before = env.state_hash()
+    other = build(ROWS_AS_JSON)()
+    other.reset(state=env.state_json())  # the dumped state loads back
+    assert other.state_hash() == before
+
+
+def test_pairs_into_json_are_refused_by_the_checker() -> None:
+    spec = ROWS_AS_JSON.replace(
+        "return [p for p in people]\n", "return enumerate([p.name for p in people])\n"
+    )
+    assert "E2001" in codes(spec), codes(spec)
+
+
+def test_envdsl_run_prints_rows_without_traceback(tmp_path: Path) -> None:
+    spec = tmp_path / "directory.env"
+    spec.write_text(ROWS_AS_JSON)
+    calls = tmp_path / "calls.jsonl"
+    calls.write_text(
+        '{"name": "hire", "arguments": {"person_id": "a", "name": "Bo"}}\n'
+        '{"name": "everyone", "arguments": {}}\n'
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "envdsl", "run", str(spec), "--calls", str(calls)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+    assert '"person_id": "a"' in done.stdout

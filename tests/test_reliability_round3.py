@@ -137,3 +137,59 @@ def test_envdsl_run_prints_rows_without_traceback(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert "Traceback" not in done.stderr
     assert '"person_id": "a"' in done.stdout
+
+
+# ---- 5. split() within the collection limit and the call's budget -----------------------------
+
+SPLITS = '''
+env Splitter {
+  """Purpose-made: split a text, once or many times over."""
+  state { calls: int = 0 }
+  query pieces(text: str, sep: str, times: int) -> int {
+    """How many pieces `times` splits of the text make in all."""
+    let total = 0
+    for i in range(times) {
+      total += len(text.split(sep))
+    }
+    return total
+  }
+  action count_words(text: str) -> int {
+    """Count the words of a text and the call."""
+    calls += 1
+    return len(text.split())
+  }
+}
+'''
+
+
+def test_split_past_the_collection_limit_fails_fast() -> None:
+    env = build(SPLITS)()
+    env.reset()
+    started = time.perf_counter()
+    result = call(env, "pieces", text="," * 999_999, sep=",", times=1)
+    assert result["success"] is False and "limit (100000)" in result["error"], result
+    assert time.perf_counter() - started < 1.0
+
+
+def test_many_large_splits_are_charged_to_the_call() -> None:
+    """The 13.9 s call: split after split, each one step; now each piece costs budget."""
+    env = build(SPLITS)()
+    env.reset()
+    before = env.state_hash()
+    started = time.perf_counter()
+    result = call(env, "pieces", text="a," * 99_998 + "a", sep=",", times=5_000)
+    assert result["success"] is False and "size budget" in result["error"], result
+    assert time.perf_counter() - started < 3.0
+    assert env.state_hash() == before
+    # an action that fails the same way leaves its write undone
+    words = call(env, "count_words", text="w " * 100_001)
+    assert words["success"] is False and env.state_hash() == before
+
+
+def test_split_below_the_limit_is_exact() -> None:
+    env = build(SPLITS)()
+    env.reset()
+    assert call(env, "pieces", text=" a  b c ", sep=" ", times=1)["data"] == 6
+    assert call(env, "count_words", text=" a  b\tc ")["data"] == 3
+    assert call(env, "count_words", text="x " * 100_000)["data"] == 100_000
+    assert call(env, "pieces", text="a," * 99_999 + "a", sep=",", times=1)["data"] == 100_000

@@ -17,6 +17,7 @@ from typing import Any, Callable, Iterable, TypeVar, overload
 
 from envdsl.runtime.errors import Fail
 from envdsl.runtime.limits import (
+    MAX_ITEMS,
     MAX_INT,
     MAX_STR,
     MIN_INT,
@@ -391,9 +392,15 @@ def shift(value: D, delta: dt.timedelta, sign: int = 1) -> D:
 
 
 def split(text: str, sep: str | None = None) -> list[str]:
+    """`split` within the collection limit and the size budget: a 10^6-character string cut
+    at every character is 10^6 pieces built in one step, so the pieces are charged to the
+    call's budget and cutting stops one piece past the limit (bounded work, then a failure)."""
     if sep == "":
         raise Fail("split() separator is empty")
-    return text.split(sep)
+    parts = text.split(sep, MAX_ITEMS)
+    check_items(len(parts))
+    charge(len(parts))
+    return parts
 
 
 def power(base: Any, exponent: Any) -> Any:

@@ -41,6 +41,135 @@ def call(env: Environment, tool: str, **arguments: Any) -> dict[str, Any]:
     return result
 
 
+# ---- 1, 2, 4. numbers that cannot be represented --------------------------------------------
+
+BIG = "1" + "0" * 399  # a 400-digit integer
+
+FLOAT_DEFAULT = ('''
+env Shop {
+  """Purpose-made: a float default written as a huge integer."""
+  entity Product {
+    key sku: str
+    price: float = BIG
+  }
+  state { products: table Product }
+  action add(sku: str) -> Product {
+    """Add a product."""
+    return products.insert(Product(sku=sku))
+  }
+  action reprice(sku: str, price: float) -> Product {
+    """Change a price."""
+    let p = products.get(sku) else "no such product"
+    p.price = price
+    return p
+  }
+}
+''').replace("BIG", BIG)
+
+
+def assert_reported(text: str, code: str, line_text: str) -> None:
+    """Reported with that code on the line holding `line_text`, and never an internal error."""
+    result = check_source(SourceFile("spec.env", text))
+    found = [d for d in result.diagnostics if d.code.code == code]
+    assert found, [(d.code.code, d.message) for d in result.diagnostics]
+    assert not any(d.code.code == "E9001" for d in result.diagnostics)
+    start = found[0].span.start
+    line = text[text.rfind("\n", 0, start) + 1 : text.find("\n", start)]
+    assert line_text in line, line
+    compiled = compile_source(SourceFile("spec.env", text))
+    assert not compiled.ok and "module" not in compiled.artifacts
+
+
+def test_float_default_of_400_digits_is_a_range_error_without_a_task() -> None:
+    assert_reported(FLOAT_DEFAULT, "E2014", "price: float")
+
+
+def test_float_solution_argument_of_400_digits_is_a_range_error() -> None:
+    spec = FLOAT_DEFAULT.replace(BIG, "1.5").replace(
+        "\n}\n",
+        f"""
+  task cheaper {{
+    \"\"\"Make it cheaper.\"\"\"
+    init {{ products = [Product(sku="a")] }}
+    solution {{ reprice(sku="a", price={BIG}) }}
+  }}
+}}
+""",
+    )
+    assert_reported(spec, "E2014", "reprice(")
+
+
+def test_init_value_past_64_bits_is_a_range_error() -> None:
+    spec = """
+env Counter {
+  \"\"\"Purpose-made: one counter.\"\"\"
+  state { n: int = 0 }
+  action bump() -> int {
+    \"\"\"Add one.\"\"\"
+    n += 1
+    return n
+  }
+  task big {
+    \"\"\"Bump a big counter.\"\"\"
+    init { n = 100000000000000000000000 }
+    solution { bump() }
+  }
+}
+"""
+    assert_reported(spec, "E2014", "init {")
+
+
+def test_the_most_negative_int_literal_is_in_range() -> None:
+    from envdsl.runtime.limits import MAX_INT, MIN_INT
+    from envdsl.semantics.constant_values import MAX_INT as CHECKED_MAX
+
+    assert CHECKED_MAX == MAX_INT
+    spec = f"""
+env Bounds {{
+  \"\"\"Purpose-made: the int range's ends as literals.\"\"\"
+  const LOW: int = {MIN_INT}
+  const HIGH: int = {MAX_INT}
+  state {{ n: int = LOW }}
+  query ends() -> list[int] {{
+    \"\"\"Both ends.\"\"\"
+    return [LOW, HIGH, n]
+  }}
+}}
+"""
+    env = build(spec)()
+    env.reset()
+    assert call(env, "ends")["data"] == [MIN_INT, MAX_INT, MIN_INT]
+
+
+def test_overflowing_constant_is_a_diagnostic_and_never_hangs() -> None:
+    spec = """
+env Tower {
+  \"\"\"Purpose-made: a power tower.\"\"\"
+  const HUGE: int = ((2 ** 10000) ** 10000) ** 10000
+  query get() -> int {
+    \"\"\"The constant.\"\"\"
+    return HUGE
+  }
+}
+"""
+    started = time.perf_counter()
+    assert_reported(spec, "E4024", "const HUGE")
+    assert time.perf_counter() - started < 5.0
+    for value, code in (
+        ("9223372036854775807 + 1", "E4024"),
+        ("-(2 ** 63)", "E4024"),  # as at run time: the power itself is out of range
+        ("-9223372036854775807 - 2", "E4024"),
+        ("3 * 3074457345618258603", "E4024"),
+        ("7 // (2 - 2)", "E4024"),
+    ):
+        assert_reported(spec.replace("((2 ** 10000) ** 10000) ** 10000", value), code, "HUGE")
+    # in range, and what is not plain arithmetic, loads and runs as before
+    for value, expected in (("2 ** 62 + (2 ** 62 - 1)", 2**63 - 1), ("-(2 ** 62) * 2", -(2**63))):
+        env = build(spec.replace("((2 ** 10000) ** 10000) ** 10000", value))()
+        env.reset()
+        assert call(env, "get")["data"] == expected
+
+
 # ---- 3. typed values returned or stored as `json` --------------------------------------------
 
 ROWS_AS_JSON = '''

@@ -287,6 +287,9 @@ DEFAULT_NOT_CONSTANT = _register(
 DEFAULT_FAILS = _register(
     "E4023", "default-fails", _K, "a parameter default that fails when it is computed"
 )
+VALUE_FAILS = _register(
+    "E4024", "value-fails", _K, "a constant or a field default whose arithmetic fails (overflow)"
+)
 
 INVALID_INIT = _register(
     "E4003",

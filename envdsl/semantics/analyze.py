@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from envdsl.diagnostics import DiagnosticSink
 from envdsl.semantics.check import BodyChecker
+from envdsl.semantics.constant_values import check_constant_values, check_int_literals
 from envdsl.semantics.defaults import check_defaults
 from envdsl.semantics.effects import close_effects
 from envdsl.semantics.lints import lint
@@ -30,6 +31,8 @@ def analyze(spec: ast.SpecFile, sources: SourceMap, sink: DiagnosticSink) -> Che
     TaskChecker(body).check_all()
     body.flush_alias_writes()  # writes through locals outside tool and fn bodies (checks)
     check_defaults(checked, sink)
+    check_int_literals(checked, sink)
+    check_constant_values(checked, sink)
     close_effects(checked, sink)
     lint(checked, sink)
     return checked

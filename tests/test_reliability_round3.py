@@ -322,3 +322,65 @@ def test_split_below_the_limit_is_exact() -> None:
     assert call(env, "count_words", text=" a  b\tc ")["data"] == 3
     assert call(env, "count_words", text="x " * 100_000)["data"] == 100_000
     assert call(env, "pieces", text="a," * 99_999 + "a", sep=",", times=1)["data"] == 100_000
+
+
+# ---- 6. Trojan Source: bidi and invisible characters ------------------------------------------
+
+HIDDEN_SPEC = '''
+env Notes {
+  """Notes of one user.DOC"""
+  state { notes: list[str] = [] }
+  action add_note(text: str "The note's textPARAM") -> int {
+    """Add a note."""
+    # only the owner may add COMMENT notes
+    require text != "secretSTRING" else "not allowed"
+    notes.append(text)
+    return len(notes)
+  }
+}
+'''
+
+
+def hidden_warnings(text: str) -> list[tuple[int, str]]:
+    result = check_source(SourceFile("spec.env", text))
+    return [
+        (text.count("\n", 0, d.span.start) + 1, d.message)
+        for d in result.diagnostics
+        if d.code.code == "W5021"
+    ]
+
+
+def test_bidi_and_invisible_characters_are_warned_about_where_they_are() -> None:
+    clean = HIDDEN_SPEC
+    for mark in ("DOC", "PARAM", "COMMENT", "STRING"):
+        clean = clean.replace(mark, "")
+    assert hidden_warnings(clean) == []
+    spec = (
+        HIDDEN_SPEC.replace("DOC", "\u200b")
+        .replace("PARAM", "\u2066")
+        .replace("COMMENT", "\u202e } \u2066")  # two on one line: one warning
+        .replace("STRING", "\u2069\ufeff")
+    )
+    warnings = hidden_warnings(spec)
+    assert [line for line, _ in warnings] == [3, 5, 7, 8], warnings
+    assert "U+200B ZERO WIDTH SPACE" in warnings[0][1]
+    assert "U+202E RIGHT-TO-LEFT OVERRIDE" in warnings[2][1]
+    # a warning, not an error: the spec still compiles (the author may mean it)
+    assert compile_source(SourceFile("spec.env", spec)).ok
+
+
+def test_hidden_characters_in_a_task_file_are_warned_about(tmp_path: Path) -> None:
+    from envdsl.pipeline import check_file
+
+    spec = HIDDEN_SPEC
+    for mark in ("DOC", "PARAM", "COMMENT", "STRING"):
+        spec = spec.replace(mark, "")
+    (tmp_path / "notes.env").write_text(spec)
+    tasks = tmp_path / "notes.tasks.env"
+    tasks.write_text(
+        'tasks for "notes.env" {\n  task one {\n    """Add the note \u202ehi."""\n'
+        '    init { notes = [] }\n    solution { add_note(text="hi") }\n  }\n}\n'
+    )
+    result = check_file(tmp_path / "notes.env", task_files=[tasks])
+    found = [d for d in result.diagnostics if d.code.code == "W5021"]
+    assert [d.span.file for d in found] == [str(tasks)], result.diagnostics

@@ -382,6 +382,12 @@ CHECK_NEVER_FALSE = _register(
 )
 
 EMPTY_TASK_FILE = _register("W5020", "empty-task-file", _L, "a task file without tasks")
+HIDDEN_CHARACTER = _register(
+    "W5021",
+    "hidden-character",
+    _L,
+    "a bidirectional or invisible control character in the text (Trojan Source)",
+)
 
 # ---- E9xx: internal --------------------------------------------------------------------------
 INTERNAL_ERROR = _register(

@@ -16,19 +16,28 @@ built by methods) is left to the run, as before.
 
 from __future__ import annotations
 
+import re
 from typing import Any, Callable
 
 from envdsl.diagnostics import DiagnosticSink, codes
+from envdsl.semantics.hidden_characters import spec_sources
 from envdsl.semantics.model import CheckedSpec
 from envdsl.syntax import ast
+from envdsl.util.source import SourceMap
 
 # runtime/limits.py's MAX_INT (a test keeps them equal): the static check does not import
 # the runtime, which only the few specs with arithmetic in a constant or default need here
 MAX_INT = 2**63 - 1
 
 
-def check_int_literals(checked: CheckedSpec, sink: DiagnosticSink) -> None:
+# 19 digits or more (underscores allowed): the only literals that can be out of range
+_LONG_NUMBER = re.compile(r"[0-9][0-9_]{18}")
+
+
+def check_int_literals(checked: CheckedSpec, sources: SourceMap, sink: DiagnosticSink) -> None:
     """Every integer literal of the env (tools, defaults, tasks) within 64 bits."""
+    if not any(_LONG_NUMBER.search(s.text) for s in spec_sources(checked, sources)):
+        return  # the common case: a regex over the text instead of a walk over the tree
     negated = set()  # -9223372036854775808 is the literal 2**63 under a minus: in range
     literals: list[ast.IntLit] = []
     for node in ast.walk(checked.env):

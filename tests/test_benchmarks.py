@@ -82,3 +82,11 @@ def test_bench_retail_quick() -> None:
         and "| envdsl `env.call` |" in out
         and "| get_order_details | 7 |" in out
     )
+
+
+def test_fuzz_grammar_quick() -> None:
+    """Derivations of the grammar and typed programs: every oracle count zero."""
+    out = run_benchmark("fuzz_grammar.py", "--quick")
+    assert "grammar fuzz: 30 programs" in out and "semantic oracle:" in out
+    for oracle in ("E9001", "escaped", "hang", "escape", "internal", "rollback", "rule"):
+        assert f"  {oracle + ':':<12}0\n" in out, out

@@ -384,3 +384,38 @@ def test_hidden_characters_in_a_task_file_are_warned_about(tmp_path: Path) -> No
     result = check_file(tmp_path / "notes.env", task_files=[tasks])
     found = [d for d in result.diagnostics if d.code.code == "W5021"]
     assert [d.span.file for d in found] == [str(tasks)], result.diagnostics
+
+
+# ---- found by the grammar fuzzer ---------------------------------------------------------------
+
+OPTIONAL_INT_RESULT = '''
+env Stock {
+  """Purpose-made: a row with an optional int returned by a tool."""
+  entity Item {
+    key id: str
+    reorder_at: int?
+    count: int = 0
+  }
+  state { items: table Item }
+  action add(id: str, reorder_at: int?) -> Item {
+    """Add an item."""
+    return items.insert(Item(id=id, reorder_at=reorder_at))
+  }
+  query get(id: str) -> Item {
+    """One item."""
+    let item = items.get(id) else "item not found"
+    return item
+  }
+}
+'''
+
+
+def test_a_row_with_an_optional_int_field_is_a_result() -> None:
+    """The written-out result check put `if ...: if ...:` on one line: a SyntaxError escaped
+    every call of a tool whose result had an `int?` field, whatever its arguments."""
+    env = build(OPTIONAL_INT_RESULT)()
+    env.reset()
+    assert call(env, "get", id="nope") == {"success": False, "error": "item not found"}
+    assert call(env, "add", id="a", reorder_at=None)["data"]["reorder_at"] is None
+    assert call(env, "add", id="b", reorder_at=5)["data"]["reorder_at"] == 5
+    assert call(env, "get", id="b")["data"] == {"id": "b", "reorder_at": 5, "count": 0}

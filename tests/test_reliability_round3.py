@@ -419,3 +419,17 @@ def test_a_row_with_an_optional_int_field_is_a_result() -> None:
     assert call(env, "add", id="a", reorder_at=None)["data"]["reorder_at"] is None
     assert call(env, "add", id="b", reorder_at=5)["data"]["reorder_at"] == 5
     assert call(env, "get", id="b")["data"] == {"id": "b", "reorder_at": 5, "count": 0}
+
+
+def test_a_json_state_field_may_default_to_null() -> None:
+    """`blob: json = none` checked clean, then every reset said 'state field has no value'."""
+    spec = ROWS_AS_JSON.replace("archive: json = []", "archive: json = none")
+    env = build(spec)()
+    env.reset()
+    assert env.state_json()["archive"] is None
+    call(env, "hire", person_id="p", name="Al")
+    assert call(env, "archive_all")["data"] == 1
+    assert env.state_json()["archive"][0]["person_id"] == "p"
+    other = build(spec)()
+    other.reset(state={"people": {}, "archive": None})
+    assert other.state_json()["archive"] is None

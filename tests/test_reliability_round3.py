@@ -433,3 +433,21 @@ def test_a_json_state_field_may_default_to_null() -> None:
     other = build(spec)()
     other.reset(state={"people": {}, "archive": None})
     assert other.state_json()["archive"] is None
+
+
+def test_an_enum_without_members_generates_a_module_that_imports() -> None:
+    """`enum Unused { }` checked clean; its generated class had no body (IndentationError)."""
+    spec = '''
+env Tags {
+  """Purpose-made: an enum with no members yet."""
+  enum Unused { }
+  state { n: int = 0 }
+  query get() -> int {
+    """The counter."""
+    return n
+  }
+}
+'''
+    env = build(spec)()
+    env.reset()
+    assert call(env, "get") == {"success": True, "data": 0}

@@ -219,7 +219,7 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="10 at once, 30 in all")
     args = parser.parse_args()
     concurrent, sessions, wave = (
-        (20, 100, 10) if args.quick else (args.concurrent, args.sessions, args.wave)
+        (10, 30, 10) if args.quick else (args.concurrent, args.sessions, args.wave)
     )
     port = free_port()
     server = start_server(port)

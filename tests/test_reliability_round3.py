@@ -451,3 +451,29 @@ env Tags {
     env = build(spec)()
     env.reset()
     assert call(env, "get") == {"success": True, "data": 0}
+
+
+def test_an_int_to_a_negative_power_fails_instead_of_storing_a_float() -> None:
+    """`n ** (0 - k)` is typed int; Python made it a float (1 ** -64 == 1.0, 10 ** -2 == 0.01)
+    and it was stored in an int field: the state no longer reloaded, or with another hash."""
+    spec = '''
+env Powers {
+  """Purpose-made: a power with a parameter exponent."""
+  state { n: int = 0 }
+  action set_power(base: int, exponent: int) -> int {
+    """Store base ** exponent."""
+    n = base ** exponent
+    return n
+  }
+}
+'''
+    env = build(spec)()
+    env.reset()
+    before = env.state_hash()
+    for base, exponent in ((1, -64), (10, -2), (-1, -1), (0, -1)):
+        result = call(env, "set_power", base=base, exponent=exponent)
+        assert result["success"] is False and "negative power" in result["error"], result
+        assert env.state_hash() == before
+    assert call(env, "set_power", base=3, exponent=2)["data"] == 9
+    assert call(env, "set_power", base=5, exponent=0)["data"] == 1
+    assert type(env.state_json()["n"]) is int

@@ -407,6 +407,10 @@ def power(base: Any, exponent: Any) -> Any:
     """`**` within the value limits: an int power out of the 64-bit range fails before it is
     computed (a power tower would run for minutes), and so does a result that is not a
     finite real number (`(-1) ** 0.5` is complex, `10.0 ** 400` overflows)."""
+    if type(base) is int and type(exponent) is int and exponent < 0:
+        # Python gives a float (2 ** -1 == 0.5, 1 ** -1 == 1.0) where the checker typed an
+        # int: stored in an int field it broke the field's type (found by fuzz_grammar.py)
+        raise Fail("an int to a negative power is not an int: write a float base (2.0 ** -1)")
     if type(base) is int and type(exponent) is int and exponent > 1 and abs(base) > 1:
         if (abs(base).bit_length() - 1) * exponent > 64:
             raise Fail("integer overflow: the power is outside the 64-bit range")

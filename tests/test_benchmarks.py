@@ -87,3 +87,19 @@ def test_bench_retail_quick() -> None:
 def test_bench_openenv_sessions_quick() -> None:
     out = run_benchmark("bench_openenv_sessions.py", "--quick")
     assert "| 1 at a time |" in out and "| 40 at a time |" in out
+
+
+def test_fuzz_grammar_quick() -> None:
+    """Derivations of the grammar and typed programs: every oracle count zero."""
+    out = run_benchmark("fuzz_grammar.py", "--quick")
+    assert "grammar fuzz: 30 programs" in out and "semantic oracle:" in out
+    for oracle in ("E9001", "escaped", "hang", "escape", "internal", "rollback", "rule"):
+        assert f"  {oracle + ':':<12}0\n" in out, out
+
+
+def test_bench_serve_load_quick() -> None:
+    """A real `envdsl serve` over HTTP: sessions held at once stay isolated, churn succeeds."""
+    out = run_benchmark("bench_serve_load.py", "--quick")
+    assert "| phase 1: 10 sessions held at once |" in out and "| 0 failed or not isolated |" in out
+    assert "| phase 2: 30 opened and closed" in out and "| 0 failed |" in out
+    assert "RSS growth over the second half of phase 2:" in out

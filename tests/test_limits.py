@@ -63,7 +63,10 @@ def test_just_below_the_limits_the_code_compiles_and_runs() -> None:
     deep = "1 if " + "not " * 37 + "true else 0"
     assert codes(TOOL.format(body=nested_blocks(11))) == []
     assert codes(TOOL.format(body=f"return {deep}")) == []
-    assert codes(TOOL.format(body="return " + "9" * 1000)) == []
+    # 1,000 digits pass the syntax limit (E0022); as an `int` they are out of range (issue 27)
+    assert codes(TOOL.format(body="return " + "9" * 1000)) == ["E2014"]
+    assert codes(TOOL.format(body="return " + "9" * 19)) == ["E2014"]
+    assert codes(TOOL.format(body="return " + "9" * 18)) == []
 
 
 def test_below_the_file_limit_time_is_linear() -> None:

@@ -128,8 +128,10 @@ def rollout(
 
     from envdsl.llm.client import ClientConfig
     from envdsl.rollout import runner
+    from envdsl.rollout.output import OutputBusy
     from envdsl.rollout.records import Sampling
     from envdsl.util.backends import BackendError
+    from envdsl.util.terminal import printable
 
     if not model:
         fail_usage("give --model (or set ENVDSL_MODEL): the name the server serves")
@@ -165,6 +167,12 @@ def rollout(
     jobs = runner.plan(sources, chosen, samples, sampling)
     from envdsl.util.terminal import is_terminal
 
+    said: list[str] = []
+
+    def warn(warning: str) -> None:
+        said.append(warning)
+        click.echo(f"envdsl: warning: {printable(warning)}", err=True)
+
     try:
         report = runner.run(
             runner.Rollouts(sources, config, sampling, user_config),
@@ -172,12 +180,13 @@ def rollout(
             out_file,
             chosen_backend,
             progress=sys.stderr if is_terminal(sys.stderr) else None,
+            on_warning=warn,
         )
-    except BackendError as error:
+    except (BackendError, OutputBusy) as error:
         fail_usage(str(error))
     except OSError as error:
         fail_usage(f"cannot write '{out_file}': {error.strerror or error}")
-    for warning in report.warnings:
+    for warning in report.warnings[len(said) :]:
         click.echo(f"envdsl: warning: {warning}", err=True)
     if output_format == "json":
         click.echo(json.dumps(report.as_json(), indent=2, ensure_ascii=False))

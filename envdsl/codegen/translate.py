@@ -11,6 +11,7 @@ import io
 import tokenize
 from dataclasses import dataclass, field
 
+from envdsl.codegen.json_values import needs_json_form
 from envdsl.codegen.names import Names
 from envdsl.codegen.naming import Namespace
 from envdsl.semantics import types as t
@@ -157,6 +158,8 @@ class Translator:
             return f"float({code})"
         if isinstance(source, t.TableType) and isinstance(target_base, t.ListType):
             return f"{code}.rows()"  # a table where a list is expected: the list of its rows
+        if target_base == t.JSON and needs_json_form(source):
+            return f"{self.names.spec(source)}.to_json({code})"  # rows, enums, dates as JSON
         return code
 
     # ---- expressions -------------------------------------------------------------------------

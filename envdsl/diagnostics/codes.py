@@ -287,6 +287,9 @@ DEFAULT_NOT_CONSTANT = _register(
 DEFAULT_FAILS = _register(
     "E4023", "default-fails", _K, "a parameter default that fails when it is computed"
 )
+VALUE_FAILS = _register(
+    "E4024", "value-fails", _K, "a constant or a field default whose arithmetic fails (overflow)"
+)
 
 INVALID_INIT = _register(
     "E4003",
@@ -420,6 +423,12 @@ RIGHT_RUN_FAILS = _register(
 )
 
 EMPTY_TASK_FILE = _register("W5020", "empty-task-file", _L, "a task file without tasks")
+HIDDEN_CHARACTER = _register(
+    "W5023",
+    "hidden-character",
+    _L,
+    "a bidirectional or invisible control character in the text (Trojan Source)",
+)
 
 # ---- E9xx: internal --------------------------------------------------------------------------
 INTERNAL_ERROR = _register(

@@ -14,10 +14,11 @@ import json
 import os
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Sequence, TextIO
+from typing import IO, TYPE_CHECKING, Any, Callable, Sequence, TextIO
 
 from envdsl.rollout import metrics
 from envdsl.rollout.episode import run_episode
+from envdsl.rollout.output import open_locked, repair_torn_end
 from envdsl.rollout.plan import EnvSource, Job
 from envdsl.rollout.records import (
     FINISH_ERROR,
@@ -135,40 +136,59 @@ def run(
     out: str | os.PathLike[str],
     backend: Backend,
     progress: TextIO | None = None,
+    on_warning: Callable[[str], None] | None = None,
 ) -> RunReport:
+    """Run the jobs not yet scored in `out` and append their records. `on_warning` hears
+    at once what is said before anything is appended (report.warnings has it too)."""
     started = time.perf_counter()
-    done = {record["key"] for _, record in read_records(out) if is_scored(record)}
-    pending = [job for job in jobs if job.key not in done]
-    report = RunReport(os.fspath(out), summary={}, skipped=len(jobs) - len(pending))
+    with open_locked(out) as locked:  # held to the last record: see rollout/output.py
+        repaired = repair_torn_end(locked)
+        done = {record["key"] for _, record in read_records(out) if is_scored(record)}
+        pending = [job for job in jobs if job.key not in done]
+        report = RunReport(os.fspath(out), summary={}, skipped=len(jobs) - len(pending))
+        if repaired is not None:
+            report.warnings.append(repaired)
+            if on_warning is not None:
+                on_warning(repaired)
+        _append(rollouts, pending, locked, backend, report, progress)
+    report.seconds = time.perf_counter() - started
+    report.summary, warnings = summarize_file(out, rollouts.sources, jobs, report.errors)
+    report.warnings += warnings
+    return report
+
+
+def _append(
+    rollouts: Rollouts,
+    pending: Sequence[Job],
+    handle: IO[bytes],
+    backend: Backend,
+    report: RunReport,
+    progress: TextIO | None,
+) -> None:
+    """Run the pending jobs and append each record as it comes, in input order."""
+    started = time.perf_counter()
     line = StatusLine(progress) if progress is not None else None
     rewards = 0.0
-    torn = _ends_torn(out)
-    with open(out, "a", encoding="utf-8") as handle:
-        if torn:
-            handle.write("\n")
-        try:
-            for record in ordered_map(rollouts, pending, backend, rollouts.failed):
-                handle.write(json.dumps(record, ensure_ascii=False) + "\n")
-                handle.flush()
-                report.ran += 1
-                report.errors += record["finish"] == FINISH_ERROR
-                rewards += float(record.get("reward", 0.0))
-                if report.errors == report.ran and _hopeless(record):
-                    report.stopped = record["error"]["message"]
-                    break  # closing the map cancels the rollouts not yet started
-                if line is not None and line.due(report.ran == len(pending)):
-                    elapsed = time.perf_counter() - started
-                    line.draw(
-                        f"rollouts {report.ran}/{len(pending)}  mean reward "
-                        f"{rewards / report.ran:.3f}  errors {report.errors}  "
-                        f"{report.ran / elapsed:.1f}/s"
-                    )
-        finally:
-            if line is not None:
-                line.clear()
-    report.seconds = time.perf_counter() - started
-    report.summary, report.warnings = summarize_file(out, rollouts.sources, jobs, report.errors)
-    return report
+    try:
+        for record in ordered_map(rollouts, pending, backend, rollouts.failed):
+            handle.write((json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8"))
+            handle.flush()
+            report.ran += 1
+            report.errors += record["finish"] == FINISH_ERROR
+            rewards += float(record.get("reward", 0.0))
+            if report.errors == report.ran and _hopeless(record):
+                report.stopped = record["error"]["message"]
+                break  # closing the map cancels the rollouts not yet started
+            if line is not None and line.due(report.ran == len(pending)):
+                elapsed = time.perf_counter() - started
+                line.draw(
+                    f"rollouts {report.ran}/{len(pending)}  mean reward "
+                    f"{rewards / report.ran:.3f}  errors {report.errors}  "
+                    f"{report.ran / elapsed:.1f}/s"
+                )
+    finally:
+        if line is not None:
+            line.clear()
 
 
 # server errors that the next rollout would meet too (a wrong URL, model or key)
@@ -177,20 +197,6 @@ HOPELESS = frozenset({"connection", "rejected"})
 
 def _hopeless(record: Record) -> bool:
     return record["finish"] == FINISH_ERROR and record["error"]["kind"] in HOPELESS
-
-
-def _ends_torn(path: str | os.PathLike[str]) -> bool:
-    """Whether a run killed mid-write left a last line without its newline (the next record
-    must start a line of its own; the torn one is skipped on reading)."""
-    try:
-        with open(path, "rb") as handle:
-            handle.seek(0, os.SEEK_END)
-            if handle.tell() == 0:
-                return False
-            handle.seek(-1, os.SEEK_END)
-            return handle.read(1) != b"\n"
-    except FileNotFoundError:
-        return False
 
 
 def summarize_file(

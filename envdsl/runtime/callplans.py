@@ -187,8 +187,11 @@ def check_lines(spec: TypeSpec, problem: str) -> list[str] | None:
             continue
         if type(member) in _TEXT:
             add = "total += len(v)"
-        elif type(member) is IntSpec:
-            add = f"if not MIN_INT <= v <= MAX_INT: {problem.format('INT_RESULT')}"
+        elif type(member) is IntSpec:  # one `if`: a compound statement cannot follow `if ...:`
+            guard = "v is not None and " if optional else ""
+            lines.append(f"v = data[{field.name!r}]")
+            lines.append(f"if {guard}not MIN_INT <= v <= MAX_INT: {problem.format('INT_RESULT')}")
+            continue
         elif inner is not None and type(inner) in _NUMBER:
             add = "total += len(v)"
         elif inner is not None and type(inner) in _TEXT:

@@ -1340,6 +1340,8 @@ def _show(value: Any) -> str:
 
 
 def _is_optional(spec: TypeSpec) -> bool:
-    from envdsl.runtime.values import OptionalSpec
+    """May the field hold none? An optional, and `json`: null is a JSON value (`x: json =
+    none` checked clean and then failed every reset with 'has no value')."""
+    from envdsl.runtime.values import JsonSpec, OptionalSpec
 
-    return isinstance(spec, OptionalSpec)
+    return isinstance(spec, (OptionalSpec, JsonSpec))

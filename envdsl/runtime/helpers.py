@@ -17,6 +17,7 @@ from typing import Any, Callable, Iterable, TypeVar, overload
 
 from envdsl.runtime.errors import Fail
 from envdsl.runtime.limits import (
+    MAX_ITEMS,
     MAX_INT,
     MAX_STR,
     MIN_INT,
@@ -399,15 +400,25 @@ def shift(value: D, delta: dt.timedelta, sign: int = 1) -> D:
 
 
 def split(text: str, sep: str | None = None) -> list[str]:
+    """`split` within the collection limit and the size budget: a 10^6-character string cut
+    at every character is 10^6 pieces built in one step, so the pieces are charged to the
+    call's budget and cutting stops one piece past the limit (bounded work, then a failure)."""
     if sep == "":
         raise Fail("split() separator is empty")
-    return text.split(sep)
+    parts = text.split(sep, MAX_ITEMS)
+    check_items(len(parts))
+    charge(len(parts))
+    return parts
 
 
 def power(base: Any, exponent: Any) -> Any:
     """`**` within the value limits: an int power out of the 64-bit range fails before it is
     computed (a power tower would run for minutes), and so does a result that is not a
     finite real number (`(-1) ** 0.5` is complex, `10.0 ** 400` overflows)."""
+    if type(base) is int and type(exponent) is int and exponent < 0:
+        # Python gives a float (2 ** -1 == 0.5, 1 ** -1 == 1.0) where the checker typed an
+        # int: stored in an int field it broke the field's type (found by fuzz_grammar.py)
+        raise Fail("an int to a negative power is not an int: write a float base (2.0 ** -1)")
     if type(base) is int and type(exponent) is int and exponent > 1 and abs(base) > 1:
         if (abs(base).bit_length() - 1) * exponent > 64:
             raise Fail("integer overflow: the power is outside the 64-bit range")

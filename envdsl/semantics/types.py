@@ -253,6 +253,18 @@ def join(a: Type, b: Type) -> Type | None:
     return None
 
 
+def _holds_tuple(value: Type) -> bool:
+    if isinstance(value, TupleType):
+        return True
+    if isinstance(value, OptionalType):
+        return _holds_tuple(value.inner)
+    if isinstance(value, (ListType, SetType)):
+        return _holds_tuple(value.elem)
+    if isinstance(value, MapType):
+        return _holds_tuple(value.key) or _holds_tuple(value.value)
+    return False
+
+
 class Assignability:
     """`assignable(src, dst)`: can a value of type src be stored where dst is expected?
 
@@ -269,6 +281,8 @@ class Assignability:
         if isinstance(src, (ErrorType, NothingType)) or isinstance(dst, ErrorType):
             return True
         if dst == JSON:
+            if _holds_tuple(src):  # zip/enumerate/items() pairs have no JSON form of their own
+                return False
             return not isinstance(src, (VoidType, TypeRefType, TableType, InitialStateType))
         if src == INT and dst == FLOAT:
             return True

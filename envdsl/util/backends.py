@@ -115,7 +115,42 @@ def _install(fn: Callable[[Any], Any], threads: int) -> None:
 
     global _worker_fn, _worker_threads
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    _exit_with_parent()
     _worker_fn, _worker_threads = fn, threads
+
+
+PARENT_POLL_S = 0.5
+
+
+def _exit_with_parent() -> None:
+    """A worker whose parent is killed (kill -9 of `envdsl rollout`) would live on forever,
+    reparented and blocked on a queue no one writes: it exits as soon as its parent is gone.
+    Linux delivers SIGKILL then (PR_SET_PDEATHSIG); since that follows the thread that forked,
+    not the process, and exists on Linux only, a daemon thread also watches the parent id."""
+    import multiprocessing
+    import os
+    import threading
+    import time
+
+    known = multiprocessing.parent_process()  # the pid the pool had: a dead one reads as 1
+    parent = known.pid if known is not None and known.pid is not None else os.getppid()
+    try:
+        import ctypes
+        import signal
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # 1: PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass  # not Linux: the thread alone
+    if os.getppid() != parent:  # the parent died before the signal was armed
+        os._exit(1)
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(PARENT_POLL_S)
+        os._exit(1)  # no cleanup to run: the results have no one to go to
+
+    threading.Thread(target=watch, name="exit-with-parent", daemon=True).start()
 
 
 def _run_chunk(chunk: Sequence[Any]) -> list[Any]:

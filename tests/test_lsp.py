@@ -244,7 +244,7 @@ TASKS = '''tasks for "shop.env" {
       add(id="a", qty=1)
       add(id="b", qty=2)
     }
-    check "two items": len(items) == 2 and items["b"].qty == 2
+    check "two items": len(items) == 2 and items["a"].qty == 1 and items["b"].qty == 2
     check "added twice": calls("add") == 2 and called("add", qty=2)
   }
 }
@@ -327,7 +327,7 @@ def test_rename_across_the_spec_and_its_task_file(tmp_path: Path) -> None:
         edit = await rename(session, uri, SPEC, "i.qty", 3, "stock")
         assert set(edit.changes) == {uri, task_uri}  # other.env is another env
         spec, tasks = _apply(SPEC, edit.changes[uri]), _apply(TASKS, edit.changes[task_uri])
-        assert len(edit.changes[uri]) == 4 and len(edit.changes[task_uri]) == 1
+        assert len(edit.changes[uri]) == 4 and len(edit.changes[task_uri]) == 2
         assert 'stock: int "units in stock"' in spec and "n += i.stock" in spec
         assert "Item(id=id, stock=qty)" in spec and 'items["a"].stock' in spec
         assert "qty: int) -> Item" in spec and 'items["b"].stock == 2' in tasks

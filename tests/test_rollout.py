@@ -209,7 +209,9 @@ def test_replay_regrades_a_record_on_the_current_spec(
     assert "pass  says seven" in replayed.output
     assert "recorded: reward 1.0, success True, state hash same" in replayed.output
     assert replayed.stderr == ""
-    spec.write_text(SPEC.replace('"7" in answer', 'startswith(answer, "B")'), encoding="utf-8")
+    spec.write_text(
+        SPEC.replace("mentions(answer, 7)", 'startswith(answer, "B")'), encoding="utf-8"
+    )
     arguments = ["run", str(spec), "--rollout", str(out), "--index", "-1", "--format", "json"]
     regraded = runner.invoke(main, arguments)
     assert regraded.exit_code == 0, regraded.output

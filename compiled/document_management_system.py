@@ -2111,7 +2111,7 @@ class DocumentManagementSystemEnv(rt.Environment):
     def _check_read_travel_policy_question_1(self, answer: str) -> bool:
         return bool(
             "business" in answer.lower()
-            and h.mentions(answer, "Travel Policy 2024", self.state_json())
+            and h.mentions(answer, "Travel Policy 2024", self._graded_state_json())
         )
 
     def _solve_report_access_question(self, results: list[rt.Result]) -> dict[str, Any]:
@@ -2139,7 +2139,7 @@ class DocumentManagementSystemEnv(rt.Environment):
 
     def _check_active_documents_question_0(self, answer: str) -> bool:
         return bool(
-            h.mentions(answer, ["Q2 Sales Report", "Travel Policy 2024"], self.state_json())
+            h.mentions(answer, ["Q2 Sales Report", "Travel Policy 2024"], self._graded_state_json())
         )
 
     def _check_active_documents_question_1(self, answer: str) -> bool:

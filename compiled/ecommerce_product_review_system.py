@@ -1673,7 +1673,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
         return b
 
     def _check_most_helpful_review_question_0(self, answer: str) -> bool:
-        return bool(h.mentions(answer, "REV-0002", self.state_json()))
+        return bool(h.mentions(answer, "REV-0002", self._graded_state_json()))
 
     def _check_most_helpful_review_question_1(self, answer: str) -> bool:
         return bool("good grip on wet rock" in answer.lower())
@@ -1716,7 +1716,9 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
                     for r in self._it(self.t_reviews.rows())
                 )
             )
-            and h.mentions(answer, ["Yoga Mat Pro", "Trail Running Shoes"], self.state_json())
+            and h.mentions(
+                answer, ["Yoga Mat Pro", "Trail Running Shoes"], self._graded_state_json()
+            )
         )
 
     def _solve_shoe_reviews_summary_question(self, results: list[rt.Result]) -> dict[str, Any]:
@@ -1810,7 +1812,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
             h.mentions(
                 answer,
                 ["ProForm", "Manduka", "Salomon", "Jetboil", "Hydro Flask"],
-                self.state_json(),
+                self._graded_state_json(),
             )
         )
 

@@ -2629,7 +2629,7 @@ class HRISEnv(rt.Environment):
         return b
 
     def _check_on_leave_question_0(self, answer: str) -> bool:
-        return bool(h.mentions(answer, "Lena", self.state_json()))
+        return bool(h.mentions(answer, "Lena", self._graded_state_json()))
 
     def _check_on_leave_question_1(self, answer: str) -> bool:
         return bool(
@@ -2695,7 +2695,7 @@ class HRISEnv(rt.Environment):
             h.mentions(
                 answer,
                 ["Engineering", "Berlin", "Sales", "Munich", "Marketing", "Hamburg"],
-                self.state_json(),
+                self._graded_state_json(),
             )
         )
 
@@ -2709,7 +2709,7 @@ class HRISEnv(rt.Environment):
             h.mentions(
                 answer,
                 ["Software Engineer", "Senior Software Engineer", "Sales Manager"],
-                self.state_json(),
+                self._graded_state_json(),
             )
         )
 

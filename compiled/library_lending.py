@@ -2542,7 +2542,9 @@ class LibraryLendingEnv(rt.Environment):
 
     def _check_member_loans_question_0(self, answer: str) -> bool:
         return bool(
-            h.mentions(answer, ["Dune", "Mort", "2024-04-01", "2024-04-10"], self.state_json())
+            h.mentions(
+                answer, ["Dune", "Mort", "2024-04-01", "2024-04-10"], self._graded_state_json()
+            )
         )
 
     def _solve_earthsea_copies_question(self, results: list[rt.Result]) -> dict[str, Any]:
@@ -2581,8 +2583,8 @@ class LibraryLendingEnv(rt.Environment):
 
     def _check_early_return_for_waiting_reader_2(self, answer: str) -> bool:
         return bool(
-            h.mentions(answer, "Dara Byrne", self.state_json())
-            or h.mentions(answer, "M004", self.state_json())
+            h.mentions(answer, "Dara Byrne", self._graded_state_json())
+            or h.mentions(answer, "M004", self._graded_state_json())
         )
 
     def _write_holds_state(self, row: Hold, value: HoldState) -> None:

@@ -1556,7 +1556,7 @@ class OCRProcessingServiceEnv(rt.Environment):
 
     def _check_read_back_result_text_0(self, answer: str) -> bool:
         return bool(
-            h.mentions(answer, "greetings from lisbon", self.state_json())
+            h.mentions(answer, "greetings from lisbon", self._graded_state_json())
             and "seat 4" not in answer.lower()
         )
 

@@ -2365,8 +2365,8 @@ class OnlineShopEnv(rt.Environment):
 
     def _check_delivered_orders_question_0(self, answer: str) -> bool:
         return bool(
-            h.mentions(answer, "ORD-0001", self.state_json())
-            and h.mentions(answer, 29.99, self.state_json())
+            h.mentions(answer, "ORD-0001", self._graded_state_json())
+            and h.mentions(answer, 29.99, self._graded_state_json())
         )
 
     def _check_delivered_orders_question_1(self, answer: str) -> bool:

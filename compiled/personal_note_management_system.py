@@ -1677,7 +1677,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
 
     def _check_pinned_notes_question_0(self, answer: str) -> bool:
         return bool(
-            h.mentions(answer, "team offsite", self.state_json())
+            h.mentions(answer, "team offsite", self._graded_state_json())
             and "dentist" not in answer.lower()
             and "groceries" not in answer.lower()
         )
@@ -1708,7 +1708,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
         return b
 
     def _check_eggs_keyword_question_0(self, answer: str) -> bool:
-        return bool(h.mentions(answer, ["NOTE-0002", "NOTE-0006"], self.state_json()))
+        return bool(h.mentions(answer, ["NOTE-0002", "NOTE-0006"], self._graded_state_json()))
 
     def _check_eggs_keyword_question_1(self, answer: str) -> bool:
         return bool(
@@ -1744,7 +1744,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
         return b
 
     def _check_unused_tag_question_0(self, answer: str) -> bool:
-        return bool(h.mentions(answer, "travel", self.state_json()))
+        return bool(h.mentions(answer, "travel", self._graded_state_json()))
 
     def _check_unused_tag_question_1(self, answer: str) -> bool:
         return bool(

@@ -1741,10 +1741,10 @@ class RetailProductDatabaseEnv(rt.Environment):
         return b
 
     def _check_shelf_price_question_0(self, answer: str) -> bool:
-        return bool(h.mentions(answer, 64.95, self.state_json()))
+        return bool(h.mentions(answer, 64.95, self._graded_state_json()))
 
     def _check_shelf_price_question_1(self, answer: str) -> bool:
-        return bool(h.mentions(answer, "C4", self.state_json()))
+        return bool(h.mentions(answer, "C4", self._graded_state_json()))
 
     def _check_shelf_price_question_2(self, answer: str) -> bool:
         return bool(self.t_products == self.initial_state().t_products)
@@ -1811,12 +1811,12 @@ class RetailProductDatabaseEnv(rt.Environment):
 
     def _check_variant_stock_question_0(self, answer: str) -> bool:
         return bool(
-            h.mentions(answer, "200000000022", self.state_json())
-            or h.mentions(answer, "Classic Tee M", self.state_json())
+            h.mentions(answer, "200000000022", self._graded_state_json())
+            or h.mentions(answer, "Classic Tee M", self._graded_state_json())
         )
 
     def _check_variant_stock_question_1(self, answer: str) -> bool:
-        return bool(h.mentions(answer, 54, self.state_json()) and "104" not in answer)
+        return bool(h.mentions(answer, 54, self._graded_state_json()) and "104" not in answer)
 
     def _init_out_of_stock_report(self) -> None:
         self.load_rows(
@@ -1878,7 +1878,9 @@ class RetailProductDatabaseEnv(rt.Environment):
         return b
 
     def _check_out_of_stock_report_0(self, answer: str) -> bool:
-        return bool(h.mentions(answer, ["USB-C Cable 2m", "Wiper Blades"], self.state_json()))
+        return bool(
+            h.mentions(answer, ["USB-C Cable 2m", "Wiper Blades"], self._graded_state_json())
+        )
 
     def _check_out_of_stock_report_1(self, answer: str) -> bool:
         return bool(

@@ -1013,10 +1013,10 @@ class SleepTrackingEnv(rt.Environment):
         return b
 
     def _check_account_status_question_0(self, answer: str) -> bool:
-        return bool(h.mentions(answer, "suspended", self.state_json()))
+        return bool(h.mentions(answer, "suspended", self._graded_state_json()))
 
     def _check_account_status_question_1(self, answer: str) -> bool:
-        return bool(h.mentions(answer, "ana.k@x.org", self.state_json()))
+        return bool(h.mentions(answer, "ana.k@x.org", self._graded_state_json()))
 
     def _check_account_status_question_2(self, answer: str) -> bool:
         return bool(

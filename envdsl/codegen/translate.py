@@ -524,7 +524,7 @@ class Translator:
             return f"h.same_items({args[0]}, {args[1]})"
         if name == "mentions":
             # the candidates an answer may not also name come from the state being graded
-            return f"h.mentions({args[0]}, {args[1]}, self.state_json())"
+            return f"h.mentions({args[0]}, {args[1]}, self._graded_state_json())"
         if name in ("called", "calls"):
             tool = node.args[0]
             assert isinstance(tool, ast.StrLit)

@@ -133,6 +133,9 @@ class Environment:
     ) -> None:
         self.step_budget = step_budget
         self.size_budget = size_budget
+        # the state's JSON while evaluate() grades (None outside it): see _graded_state_json
+        self._grading_json: dict[str, Any] | None = None
+        self._grading = False
         self._steps = 0
         self._journal: list[tuple[Any, ...]] | None = None
         self._touched: dict[tuple[str, Any], dict[str, Any]] = {}
@@ -408,6 +411,17 @@ class Environment:
             view._load_task(self.TASKS[self.task])
         self._initial_view = (self.task, view)
         return view
+
+    def _graded_state_json(self) -> dict[str, Any]:
+        """The state's JSON for grading: checks are pure, so while evaluate() runs the state
+        stays as it is and every `mentions` of every check and the frame read one copy instead
+        of building the whole state's JSON each (read only; outside evaluate(), a fresh one)."""
+        if self._grading_json is not None:
+            return self._grading_json
+        state = self.state_json()
+        if self._grading:
+            self._grading_json = state
+        return state
 
     def state_json(self) -> dict[str, Any]:
         """The canonical JSON state: fields sorted, tables keyed and in table order."""
@@ -1138,22 +1152,26 @@ class Environment:
         if not isinstance(answer, str):
             raise TypeError(f"answer must be a str (the agent's final message), not {answer!r}")
         reference = self.task_reference(self.task)
-        results = self._run_checks(answer)
-        frame: dict[str, Any] | None = None
-        if reference.footprint is not None:
-            violation = None
-            # an unchanged state fits every frame; the hash after calls costs the rows they
-            # changed, the JSON of the whole state is built only when something changed
-            if self.state_hash() != reference.start_hash:
-                violation = first_violation(
-                    reference.start,
-                    self.state_json(),
-                    reference.footprint,
-                    reference.kinds,
-                    reference.allowance,
-                    self.STAMPS,
-                )
-            frame = {"checked": True, "held": violation is None, "violation": violation}
+        self._grading = True
+        try:
+            results = self._run_checks(answer)
+            frame: dict[str, Any] | None = None
+            if reference.footprint is not None:
+                violation = None
+                # an unchanged state fits every frame; the hash after calls costs the rows
+                # they changed, the JSON of the whole state is built only when something did
+                if self.state_hash() != reference.start_hash:
+                    violation = first_violation(
+                        reference.start,
+                        self._graded_state_json(),
+                        reference.footprint,
+                        reference.kinds,
+                        reference.allowance,
+                        self.STAMPS,
+                    )
+                frame = {"checked": True, "held": violation is None, "violation": violation}
+        finally:
+            self._grading, self._grading_json = False, None
         return {"task": self.task, "answer": answer, "checks": results} | grade(
             results, reference.guards, frame
         )

@@ -96,16 +96,18 @@ def tool_differences(tools: Sequence[RecordTool], env_class: type[Environment]) 
         spec_params = [p.name for p in spec.params]
         record_params = [p.name for p in tool.params]
         extra = [name for name in spec_params if name not in record_params]
+        renamed: set[str] = set()  # the spec's parameters a rename is asked of
         for param in tool.params:
             if param.name in spec_params:
                 continue
-            near = _near_names(param.name, extra)
+            near = _near_names(param.name, [name for name in extra if name not in renamed])
+            renamed.update(near[:1])
             problems.append(
                 f"tool `{tool.name}` has no parameter `{param.name}` (the original's "
                 f"{tool.signature()})" + (f"; rename `{near[0]}` to `{param.name}`" if near else "")
             )
         for p in spec.params:
-            if p.name not in record_params and p.required:
+            if p.name not in record_params and p.required and p.name not in renamed:
                 problems.append(
                     f"tool `{tool.name}` requires `{p.name}`, which the original does not "
                     f"have ({tool.signature()}): drop it or give it a default"

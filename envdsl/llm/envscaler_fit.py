@@ -9,8 +9,6 @@ from typing import Sequence
 from envdsl.llm.envscaler import RecordTool, Scenario, tool_differences
 from envdsl.llm.envscaler_states import environment_of_checked, load_failures
 
-MAX_PROBLEMS = 12  # listed in one repair request; the rest are counted
-
 
 class EnvScalerFit:
     """Called with each clean spec; `states_of(spec)` is a vetted spec's verdict per scenario
@@ -32,9 +30,6 @@ class EnvScalerFit:
         for message, ids in by_message.items():
             which = f"scenario {ids[0]}" if len(ids) == 1 else f"scenarios {', '.join(ids)}"
             problems.append(f"the start state of {which} does not load: {message}")
-        if len(problems) > MAX_PROBLEMS:
-            left = len(problems) - MAX_PROBLEMS + 1
-            problems = [*problems[: MAX_PROBLEMS - 1], f"... and {left} more"]
         return problems
 
     def states_of(self, spec: str | None) -> list[tuple[str, str | None]]:

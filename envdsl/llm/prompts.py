@@ -130,10 +130,16 @@ def _sample(state: Mapping[str, Any], rows: int = 3) -> dict[str, Any]:
     return {name: cut(value) for name, value in state.items()}
 
 
+_MAX_PROBLEMS = 12  # listed in one repair request; the rest are counted
+
+
 def fit_repair_prompt(spec: str, problems: Sequence[str]) -> str:
     """The spec checks clean but does not fit the EnvScaler environment it migrates: tools
     missing or renamed, start states that do not load."""
-    listed = "\n".join(f"- {problem}" for problem in problems)
+    shown = list(problems[:_MAX_PROBLEMS])
+    if len(problems) > _MAX_PROBLEMS:
+        shown[-1] = f"... and {len(problems) - _MAX_PROBLEMS + 1} more"
+    listed = "\n".join(f"- {problem}" for problem in shown)
     return (
         "This envdsl spec checks clean, but it does not fit the original environment yet:\n\n"
         f"```envdsl\n{spec.rstrip()}\n```\n\n"

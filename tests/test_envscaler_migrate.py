@@ -340,3 +340,59 @@ def test_an_envscaler_environment_migrates_with_its_scenarios(
     assert len(server.requests) == requests_before + 1
     checked = check_file(spec, task_files=[tasks])
     assert checked.ok and not checked.diagnostics and len(checked.task_reports) == 4
+
+
+def test_the_scenario_prompt_carries_the_check_functions_and_the_pinned_start() -> None:
+    from envdsl.llm.import_scenarios import pinned_header
+    from envdsl.llm.prompts import fit_repair_prompt, scenario_task_prompt
+
+    scenario = read_scenarios(str(SCENARIOS))[1]
+    header = pinned_header("scenario_x", scenario.task, "ocr.tasks.states/scenario_x.json")
+    checks = [(check.item, check.function) for check in scenario.checks]
+    text = scenario_task_prompt(MIGRATED, "ocr.env", header, scenario.task, checks)
+    assert scenario.task in text and "initial_state" in text
+    assert "2. Has the document reference of req_2 remained" in text
+    assert 'for rid, r in final_state["requests"].items()' in text  # the function itself
+    assert '  task scenario_x {\n    """The OCR engine crashed' in text
+    assert '    init from "ocr.tasks.states/scenario_x.json"' in text
+    problems = [f"tool `t{n}` is missing" for n in range(20)]
+    repair = fit_repair_prompt(MIGRATED, problems)
+    assert "What differs (20):" in repair and "- tool `t10` is missing" in repair
+    assert "- tool `t11` is missing" not in repair and "- ... and 9 more" in repair
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["synth", "topic", "-o", "x.env", "--scenarios", "s.json"], "--scenarios goes with"),
+        (["import-envscaler", str(SCENARIOS), "-o", "x.tasks.env"], "give --spec SPEC and -o"),
+        (["import-envscaler", str(SCENARIOS), "--spec", "nope.env", "-o", "x"], "cannot read"),
+        (["import-envscaler", "nope.json", "--spec", __file__, "-o", "x"], "cannot read 'nope"),
+    ],
+)
+def test_usage_errors_are_one_line(server: ChatServer, args: list[str], message: str) -> None:
+    result = CliRunner().invoke(main, [*args, "--base-url", server.url, "--model", "m"])
+    assert result.exit_code == 2 and message in result.output, result.output
+    assert len(result.output.splitlines()) == 1 and not server.requests
+
+
+def test_usage_errors_about_the_files(server: ChatServer, tmp_path: Path) -> None:
+    args = ["--base-url", server.url, "--model", "m"]
+    spec = tmp_path / "ocr.env"
+    spec.write_text(MIGRATED)
+    synth = ["synth", "--from-envscaler", str(ENVSCALER), "--index", "0", "-o", str(spec)]
+    result = CliRunner().invoke(main, [*synth, "--scenarios", str(SCENARIOS), *args])
+    assert result.exit_code == 2 and "has no scenario of env_103_sft" in result.output
+    command = ["import-envscaler", str(SCENARIOS), "--spec", str(spec), *args]
+    result = CliRunner().invoke(main, [*command, "-o", str(tmp_path / "x.env"), "--env-id", "e"])
+    assert result.exit_code == 2 and "has no scenario of e" in result.output
+    outside = tmp_path / "sub"
+    outside.mkdir()
+    result = CliRunner().invoke(main, [*command, "-o", str(outside / "x.tasks.env")])
+    assert result.exit_code == 2 and "must be in the spec's directory" in result.output
+    spec.write_text(MIGRATED.replace("requests.get(request_id)", "requestz.get(request_id)", 1))
+    result = CliRunner().invoke(main, [*command, "-o", str(tmp_path / "x.tasks.env")])
+    assert result.exit_code == 2 and "the spec or the existing task file has errors" in (
+        result.output
+    )
+    assert not server.requests

@@ -748,7 +748,7 @@ def import_envscaler(
     from envdsl.llm.client import ChatClient, ClientConfig, LLMError
     from envdsl.llm.envscaler import ScenarioError, read_scenarios
     from envdsl.llm.import_scenarios import import_scenarios
-    from envdsl.llm.synth_tasks import TaskSynthError
+    from envdsl.llm.synth_tasks import TaskAttempt, TaskSynthError
 
     if spec_file is None or output is None:
         fail_usage("give --spec SPEC and -o TASK_FILE")
@@ -784,8 +784,8 @@ def import_envscaler(
         except OSError as error:
             fail_usage(f"cannot write '{log_file}': {error.strerror or error}")
 
-    def on_attempt(attempt: object) -> None:
-        if log is not None and hasattr(attempt, "log_record"):
+    def on_attempt(attempt: TaskAttempt) -> None:
+        if log is not None:
             log.write(json.dumps({"id": Path(output).name, **attempt.log_record()}) + "\n")
             log.flush()
 

@@ -18,7 +18,7 @@ import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
 
 from envdsl.llm import prompts
 from envdsl.llm.client import ChatClient
@@ -35,6 +35,9 @@ from envdsl.llm.synth_tasks import (
     task_file_target,
 )
 from envdsl.util.source import SourceFile
+
+if TYPE_CHECKING:
+    from envdsl.runtime import Environment
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,7 +155,7 @@ def _unique_names(scenarios: Sequence[Scenario]) -> list[str]:
     return names
 
 
-def _environment(spec: SourceFile) -> type:
+def _environment(spec: SourceFile) -> type[Environment]:
     from envdsl.pipeline import check_source
 
     with _CHECK_LOCK:

@@ -20,6 +20,7 @@ from click.testing import CliRunner
 from test_synth import ChatServer, fenced, server  # noqa: F401 - the fixture
 
 from envdsl.cli import main
+from envdsl.llm.batch import request_for
 from envdsl.llm.envscaler import read_scenarios, record_tools, scenarios_of, tool_differences
 from envdsl.llm.envscaler_states import convert_state, environment_of_checked, load_failures
 from envdsl.llm.import_scenarios import pin_task
@@ -81,6 +82,8 @@ def test_the_prompt_shows_the_tools_and_a_start_state() -> None:
     assert '"req_2"' in text and '"req_5"' not in text  # the second; not the third
     plain = envscaler_prompt(RECORD)
     assert "retry_ocr_request(original" not in plain and "Keep the tool names." in plain
+    # a batch of EnvScaler records asks for the tools too (it does not compare them)
+    assert "- retry_ocr_request(original_request_id: string)" in request_for(RECORD)
 
 
 def test_tool_differences_name_missing_and_renamed_tools_and_parameters() -> None:

@@ -393,6 +393,20 @@ def test_usage_errors_about_the_files(server: ChatServer, tmp_path: Path) -> Non
     outside.mkdir()
     result = CliRunner().invoke(main, [*command, "-o", str(outside / "x.tasks.env")])
     assert result.exit_code == 2 and "must be in the spec's directory" in result.output
+    # a start state the spec cannot load is listed without asking the model
+    broken = json.loads(SCENARIOS.read_text("utf-8"))[:1]
+    broken[0]["init_config"]["job_queue"]["queued_request_ids"] = ["req_9"]
+    (tmp_path / "broken.json").write_text(json.dumps(broken))
+    broken_file = str(tmp_path / "broken.json")
+    output = str(tmp_path / "b.tasks.env")
+    result = CliRunner().invoke(
+        main, ["import-envscaler", broken_file, "--spec", str(spec), "-o", output, *args]
+    )
+    assert result.exit_code == 1, result.output
+    assert "scenario 1765843200_0 -> scenario_1765843200_0: not made clean: its start state " in (
+        result.output
+    )
+    assert "nothing written to" in result.output and not (tmp_path / "b.tasks.env").exists()
     spec.write_text(MIGRATED.replace("requests.get(request_id)", "requestz.get(request_id)", 1))
     result = CliRunner().invoke(main, [*command, "-o", str(tmp_path / "x.tasks.env")])
     assert result.exit_code == 2 and "the spec or the existing task file has errors" in (

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Callable, Sequence
 from envdsl.llm import prompts
 from envdsl.llm.client import ChatClient
 from envdsl.llm.envscaler import Scenario
-from envdsl.llm.envscaler_states import convert_state, environment_of_checked
+from envdsl.llm.envscaler_states import convert_state, environment_of_checked, load_failures
 from envdsl.llm.loop import _CHECK_LOCK
 from envdsl.llm.synth_tasks import (
     ACCEPTED,
@@ -97,6 +97,11 @@ def import_scenarios(
     for number, (scenario, name) in enumerate(zip(scenarios, names), start=1):
         if name in session.names:
             result.outcomes.append(ScenarioOutcome(scenario.id, name, True, "", resumed=True))
+            continue
+        [(_, unloadable)] = load_failures([scenario], env_class)
+        if unloadable is not None:  # no task can start there: the model is not asked
+            reason = f"its start state does not load: {unloadable}"
+            result.outcomes.append(ScenarioOutcome(scenario.id, name, False, reason))
             continue
         states_dir.mkdir(exist_ok=True)
         state_file = states_dir / f"{name}.json"

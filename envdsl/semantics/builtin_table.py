@@ -73,14 +73,15 @@ _TRACE = '`called("tool",'  # the check's trace, with `calls("tool")` in the sam
 
 
 def _string(
-    name: str, args: tuple[t.Type, ...], result: t.Type, doc: str, tail: int = 0
+    name: str,
+    args: tuple[t.Type, ...],
+    result: t.Type,
+    form_: form.FunctionForm,
+    doc: str,
+    tail: int = 0,
 ) -> Function:
     return Function(
-        name,
-        rule.string_rule(name, args, result, tail),
-        form.string_method(name) if name not in ("split", "replace") else form.helper(name),
-        doc,
-        string_method=True,
+        name, rule.string_rule(name, args, result, tail), form_, doc, string_method=True
     )
 
 
@@ -145,14 +146,18 @@ FUNCTIONS: dict[str, Function] = {
         Function("str", rule.str_rule, form.str_form, "`str(x)`"),
         Function("int", rule.number_rule, form.number("int"), _CONVERSIONS),
         Function("float", rule.number_rule, form.number("float"), _CONVERSIONS),
-        _string("lower", (t.STR,), t.STR, _CASES),
-        _string("upper", (t.STR,), t.STR, _CASES),
-        _string("strip", (t.STR,), t.STR, _CASES),
-        _string("startswith", (t.STR, t.STR), t.BOOL, _TEXT_TESTS),
-        _string("endswith", (t.STR, t.STR), t.BOOL, _TEXT_TESTS),
-        _string("contains", (t.STR, t.STR), t.BOOL, _TEXT_TESTS),
-        _string("split", (t.STR, t.STR), t.ListType(t.STR), _SPLIT_REPLACE, tail=1),
-        _string("replace", (t.STR, t.STR, t.STR), t.STR, _SPLIT_REPLACE),
+        _string("lower", (t.STR,), t.STR, form.string_method("lower"), _CASES),
+        _string("upper", (t.STR,), t.STR, form.string_method("upper"), _CASES),
+        _string("strip", (t.STR,), t.STR, form.string_method("strip"), _CASES),
+        _string(
+            "startswith", (t.STR, t.STR), t.BOOL, form.string_method("startswith"), _TEXT_TESTS
+        ),
+        _string("endswith", (t.STR, t.STR), t.BOOL, form.string_method("endswith"), _TEXT_TESTS),
+        _string("contains", (t.STR, t.STR), t.BOOL, form.contains_form, _TEXT_TESTS),
+        _string(
+            "split", (t.STR, t.STR), t.ListType(t.STR), form.helper("split"), _SPLIT_REPLACE, tail=1
+        ),
+        _string("replace", (t.STR, t.STR, t.STR), t.STR, form.helper("replace"), _SPLIT_REPLACE),
         _time("days", (t.NUMERIC,), t.DURATION, _DURATIONS),
         _time("hours", (t.NUMERIC,), t.DURATION, _DURATIONS),
         _time("minutes", (t.NUMERIC,), t.DURATION, _DURATIONS),
@@ -235,7 +240,6 @@ def _int(receiver: t.Type) -> t.Type:
     return t.INT
 
 
-_STR_METHODS = "String helpers may be called as methods"
 _CONTAINS = "`c.contains(x)`"
 
 # Methods per receiver kind (see `receiver_kind`); an enum's `E.values()` is ENUM_VALUES.

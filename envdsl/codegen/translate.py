@@ -16,18 +16,13 @@ from envdsl.codegen.names import Names
 from envdsl.codegen.naming import Namespace
 from envdsl.semantics import types as t
 from envdsl.semantics.aliases import is_mutable
+from envdsl.semantics.builtin_forms import CallSite, MethodSite
+from envdsl.semantics.builtin_table import ENUM_VALUES, FUNCTIONS, METHODS, receiver_kind
 from envdsl.semantics.model import CheckedSpec, RecordInfo
 from envdsl.semantics.scope import path_of
 from envdsl.syntax import ast
 from envdsl.util import construct
 
-_BUILTIN_DIRECT = {"len": "len", "abs": "abs", "all": "all", "any": "any", "zip": "zip",
-                   "enumerate": "enumerate"}  # fmt: skip
-_HELPERS = {
-    "days", "hours", "minutes", "seconds", "date_of", "datetime_of", "days_between",
-    "minutes_between", "add_months", "weekday", "total_minutes", "total_seconds", "first",
-    "count", "split",
-}  # fmt: skip
 _COMPARE = {"==": "==", "!=": "!=", "<": "<", "<=": "<=", ">": ">", ">=": ">=", "in": "in",
             "not in": "not in", "is": "is", "is not": "is not"}  # fmt: skip
 
@@ -411,12 +406,10 @@ class Translator:
         code = self.expr(node, scope)
         if isinstance(value_type, t.TableType):
             return f"self._it({code}.rows())"
-        if (
-            isinstance(node, ast.Call)
-            and isinstance(node.func, ast.NameRef)
-            and node.func.name in ("range", "zip", "enumerate")
-        ):
-            return f"self._it({code})"
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.NameRef):
+            builtin = FUNCTIONS.get(node.func.name)
+            if builtin is not None and builtin.fresh_sequence:
+                return f"self._it({code})"
         if isinstance(value_type, t.SetType):
             return f"self._it(h.in_order({code}))"  # never hash order
         return f"self._it(list({code}))"
@@ -456,161 +449,53 @@ class Translator:
         return self.builtin(name, node, scope)
 
     def builtin(self, name: str, node: ast.Call, scope: CgScope) -> str:
+        """A call of a builtin function, in its table entry's form."""
         args = [self.expr(arg, scope) for arg in node.args]
-        kwargs = {k.name.text: k.value for k in node.kwargs}
-        result_type = self.type_of(node)
-        if name in ("zip", "enumerate"):
-            return f"{name}({', '.join(f'h.in_order({a})' for a in args)})"
-        if name in _BUILTIN_DIRECT:
-            return f"{_BUILTIN_DIRECT[name]}({', '.join(args)})"
-        if name in _HELPERS:
-            return f"h.{name}({', '.join(args)})"
-        if name == "round":
-            return f"round({', '.join(args)})"
-        if name in ("min", "max"):
-            key = f", key={self.expr(kwargs['key'], scope)}" if "key" in kwargs else ""
-            if len(args) > 1:
-                return f"{name}({', '.join(args)}{key})"
-            if "default" in kwargs:
-                default = self.expr(kwargs["default"], scope)
-                return f"h.{name}_or({args[0]}, {default}{key})"
-            return f"h.{name}_of({args[0]}{key})"
-        if name == "sum":
-            elem = t.element_type(self.type_of(node.args[0]))
-            start = ", datetime.timedelta()" if elem == t.DURATION else ""
-            if elem == t.FLOAT:
-                return f"h.fsum({args[0]})"
-            return f"sum({args[0]}{start})"
-        if name == "sorted":
-            extra = ""
-            if "key" in kwargs:
-                extra += f", key={self.expr(kwargs['key'], scope)}"
-            if "reverse" in kwargs:
-                extra += f", reverse={self.expr(kwargs['reverse'], scope)}"
-            if isinstance(self.type_of(node.args[0]), t.SetType):
-                return f"h.sorted_of({args[0]}{extra})"  # ties in canonical order
-            return f"sorted({args[0]}{extra})"
-        if name == "list" and args:
-            return f"h.in_order({args[0]})"
-        if name in ("set", "list"):
-            return f"{name}({', '.join(args)})"
-        if name == "range":
-            return f"self._range({', '.join(args)})"
-        if name == "str":
-            return f"h.to_str({args[0]})"
-        if name in ("int", "float"):
-            if self.type_of(node.args[0]) == t.STR:
-                return f"h.to_{name}({args[0]})"
-            return f"{name}({args[0]})"
-        if name in ("lower", "upper", "strip"):
-            return f"{args[0]}.{name}()"
-        if name in ("startswith", "endswith"):
-            return f"{args[0]}.{name}({args[1]})"
-        if name == "contains":
-            return f"({args[1]} in {args[0]})"
-        if name == "replace":
-            return f"h.replace({args[0]}, {args[1]}, {args[2]})"
-        if name in ("date", "datetime"):
-            # `date(t)` of a datetime is `date_of(t)`, `datetime(d)` of a date `datetime_of(d)`
-            converted: dict[tuple[str, t.Type], str] = {
-                ("date", t.DATETIME): "date_of",
-                ("datetime", t.DATE): "datetime_of",
-            }
-            helper = converted.get((name, self.type_of(node.args[0])), name)
-            return f"h.{helper}({args[0]})"
-        if name == "auto":
-            return "''"
-        if name == "same_items":
-            return f"h.same_items({args[0]}, {args[1]})"
-        if name == "mentions":
-            # the candidates an answer may not also name come from the state being graded
-            return f"h.mentions({args[0]}, {args[1]}, self._graded_state_json())"
-        if name in ("called", "calls"):
-            tool = node.args[0]
-            assert isinstance(tool, ast.StrLit)
-            info = self.checked.callables[tool.value]
-            params = {p.name: p for p in info.params}
-            values = ", ".join(
-                f"{k!r}: {self.coerce(self.expr(v, scope), self.type_of(v), params[k].type)}"
-                for k, v in kwargs.items()
-            )
-            count = f"self.called_with({tool.value!r}, {{{values}}})"
-            return f"({count} > 0)" if name == "called" else count
-        raise AssertionError(f"builtin {name!r} has no translation ({result_type})")
+        return FUNCTIONS[name].form(self.call_site(node, args, scope))
+
+    def call_site(self, node: ast.Call, args: list[str], scope: CgScope) -> CallSite:
+        return CallSite(
+            node, args, lambda e: self.expr(e, scope), self.type_of, self.coerce, self.checked
+        )
 
     def method_call(self, func: ast.Attribute, node: ast.Call, scope: CgScope) -> str:
+        """A method call, in its table entry's form; a writing method's receiver is journaled
+        first, and what it stores is owned by the receiver."""
         receiver_type = self.type_of(func.obj)
         method = func.name.text
         if isinstance(receiver_type, t.TypeRefType):
-            return f"list({self.expr(func.obj, scope)})"  # E.values()
+            entry = ENUM_VALUES
+        else:
+            found = METHODS[receiver_kind(receiver_type)].get(method)
+            if found is None:  # `s.lower()`: the string function `lower(s)`
+                self.expr(func.obj, scope)
+                for arg in node.args:
+                    self.expr(arg, scope)
+                rewritten = ast.Call(
+                    ast.NameRef(method, func.span), (func.obj, *node.args), node.kwargs, node.span
+                )
+                return self.builtin(method, rewritten, scope)
+            entry = found
         receiver = self.expr(func.obj, scope)
         args = [self.expr(arg, scope) for arg in node.args]
-        if isinstance(receiver_type, t.TableType):
-            table = self.names.table_of(receiver_type.entity)
-            key_type = t.RefType(receiver_type.entity)
-            if method in ("get", "delete", "contains"):
-                key = self.coerce(args[0], self.type_of(node.args[0]), key_type)
-                if method == "get":
-                    return f"{receiver}.get({key})"
-                if method == "contains":
-                    return f"({key} in {receiver})"
-                return f"self._delete({table!r}, {key})"
-            if method == "insert":
-                return f"self._insert({table!r}, {args[0]})"
-            if method == "values":
-                return f"{receiver}.rows()"
-            return f"{receiver}.keys()"
-        if isinstance(receiver_type, t.SetType) and method == "add":
-            # journaled by `_set_add` as the element it adds (O(1)), not as a copy of the set
-            receiver = self.bound(receiver, scope)
-            return f"self._set_add({receiver}, {self.stored(receiver, args[0], node.args[0])})"
-        if method in _MUTATORS:
-            receiver = self.mutated(receiver, scope, grow=method in _GROWING)
-            if method in _STORING:
+        if entry.journal in ("mut", "grow"):
+            receiver = self.mutated(receiver, scope, grow=entry.journal == "grow")
+            if entry.stores:
                 args = [self.stored(receiver, a, n) for a, n in zip(args, node.args)]
-        if receiver_type == t.STR:
-            if method == "join":
-                return f"h.join({receiver}, {', '.join(args)})"
-            if method in ("count", "find"):
-                return f"{receiver}.{method}({', '.join(args)})"
-            return self.builtin(
-                method,
-                ast.Call(
-                    ast.NameRef(method, func.span), (func.obj, *node.args), node.kwargs, node.span
-                ),
-                scope,
-            )
-        if isinstance(receiver_type, t.ListType):
-            call = {
-                "append": f"{receiver}.append({', '.join(args)})",
-                "extend": f"h.extend({receiver}, {', '.join(args)})",
-                "remove": f"h.list_remove({receiver}, {', '.join(args)})",
-                "count": f"{receiver}.count({', '.join(args)})",
-                "index": f"h.list_index({receiver}, {', '.join(args)})",
-                "contains": f"({', '.join(args)} in {receiver})",
-            }[method]
-        elif isinstance(receiver_type, t.SetType):
-            call = {
-                "add": f"{receiver}.add({', '.join(args)})",
-                "remove": f"h.set_remove({receiver}, {', '.join(args)})",
-                "discard": f"{receiver}.discard({', '.join(args)})",
-                "contains": f"({', '.join(args)} in {receiver})",
-            }[method]
-        else:
-            call = {
-                "get": f"{receiver}.get({', '.join(args)})",
-                "keys": f"list({receiver}.keys())",
-                "values": f"list({receiver}.values())",
-                "items": f"list({receiver}.items())",
-                "remove": f"h.map_remove({receiver}, {', '.join(args)})",
-                "contains": f"({', '.join(args)} in {receiver})",
-            }[method]
-        return call
-
-
-_MUTATORS = {"append", "extend", "remove", "add", "discard"}
-_STORING = {"append", "extend", "add"}  # mutators whose argument ends up inside the receiver
-_GROWING = {"append", "extend"}  # journaled in O(1) when they grow a place's whole value
+        site = MethodSite(
+            node,
+            args,
+            lambda e: self.expr(e, scope),
+            self.type_of,
+            self.coerce,
+            self.checked,
+            receiver=receiver,
+            receiver_type=receiver_type,
+            bound=lambda code: self.bound(code, scope),
+            stored=self.stored,
+            table_name=self.names.table_of,
+        )
+        return entry.form(site)
 
 
 def _chain(node: ast.BoolOp) -> list[ast.Expr]:

@@ -22,6 +22,7 @@ from __future__ import annotations
 from typing import Callable
 
 from envdsl.semantics import types as t
+from envdsl.semantics.builtin_table import FUNCTIONS
 from envdsl.semantics.model import NO_ROOTS, AliasSet, CheckedSpec, Local, Roots
 from envdsl.syntax import ast
 
@@ -181,12 +182,14 @@ class AliasAnalysis:
         if name in self.checked.callables:
             return self.unknown_origin(self.type_of(node))
         args = list(node.args)
-        if name in ("first", "min", "max"):
+        builtin = FUNCTIONS.get(name)
+        aliasing = builtin.aliasing if builtin is not None else "fresh"
+        if aliasing == "elements":
             if len(args) == 1:
                 elements = self.element(args[0], bound)
                 return Roots(elements, elements)
             return _union([self.of(a, bound) for a in args])
-        if name in ("sorted", "list", "set", "zip", "enumerate"):
+        if aliasing == "holds_elements":
             inner = AliasSet()
             for arg in args:
                 inner.add(self.element(arg, bound))

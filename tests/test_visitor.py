@@ -1,0 +1,152 @@
+"""One visitor over the AST (issue 24, point 3a): every pass dispatches through
+envdsl.syntax.visitor, and each handles every node kind of the families it walks, or says why
+not: a node kind added to the AST without a handler fails here, not in a user's hands."""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+import pytest
+
+from envdsl.syntax import ast
+from envdsl.syntax.visitor import (
+    DECLARATIONS,
+    EXPRESSIONS,
+    STATEMENTS,
+    TOP_LEVEL,
+    TYPES,
+    NoHandler,
+    Visitor,
+    missing_handlers,
+    node_classes,
+    walked_kinds,
+)
+from envdsl.util.frozen_node import node
+from envdsl.util.source import Span
+
+# the modules that hold AST passes; each pass class found in them is held to its families
+PASS_MODULES = (
+    "envdsl.semantics.check_expr",
+    "envdsl.semantics.check",
+    "envdsl.semantics.aliases",
+    "envdsl.codegen.translate",
+    "envdsl.codegen.statements",
+)
+# the passes that must exist (a pass turned back into an isinstance chain fails here)
+EXPECTED = {
+    "ExprChecker": {EXPRESSIONS},
+    "BodyChecker": {EXPRESSIONS, STATEMENTS, DECLARATIONS},
+    "AliasAnalysis": {EXPRESSIONS},
+    "Translator": {EXPRESSIONS},
+    "BodyTranslator": {EXPRESSIONS, STATEMENTS},
+}
+
+SPAN = Span("t.env", 0, 1)
+
+
+def _passes() -> dict[str, type[Visitor]]:
+    for module in PASS_MODULES:
+        importlib.import_module(module)
+    found: dict[str, type[Visitor]] = {}
+    stack: list[type[Visitor]] = [Visitor]
+    while stack:
+        current = stack.pop()
+        for sub in current.__subclasses__():
+            if sub.__module__.startswith("envdsl."):
+                found[sub.__name__] = sub
+            stack.append(sub)
+    return found
+
+
+def test_the_families_come_from_the_ast_module() -> None:
+    assert ast.Binary in EXPRESSIONS and ast.Comprehension in EXPRESSIONS
+    assert ast.For in STATEMENTS and ast.ExprStmt in STATEMENTS
+    assert ast.TaskDecl in DECLARATIONS and ast.OptionalType in TYPES
+    assert set(TOP_LEVEL) == {ast.Import, ast.EnvDecl, ast.TasksFor}
+    families = [EXPRESSIONS, STATEMENTS, DECLARATIONS, TYPES, TOP_LEVEL]
+    every = [kind for family in families for kind in family]
+    assert len(every) == len(set(every))  # no kind in two families
+    assert set(every) <= set(node_classes())
+
+
+def test_every_expected_pass_is_a_visitor_over_its_families() -> None:
+    passes = _passes()
+    for name, families in EXPECTED.items():
+        assert name in passes, f"{name} no longer dispatches through the visitor"
+        assert set(passes[name].families) == families, name
+
+
+@pytest.mark.parametrize("name", sorted(_passes()))
+def test_each_pass_handles_every_kind_it_walks(name: str) -> None:
+    pass_class = _passes()[name]
+    assert pass_class.families, f"{name} walks no family"
+    assert missing_handlers(pass_class) == [], name
+
+
+class _Pass(Visitor):
+    families = (EXPRESSIONS,)
+    not_applicable = {kind: "not used by this test" for kind in EXPRESSIONS[1:]}
+
+    def visit_IntLit(self, node: ast.IntLit, offset: int) -> int:
+        return node.value + offset
+
+
+def test_dispatch_is_by_class_with_the_extra_arguments() -> None:
+    assert _Pass().visit(ast.IntLit(4, SPAN), 3) == 7
+
+
+def test_a_kind_listed_as_not_applicable_raises_by_default_and_says_why() -> None:
+    with pytest.raises(NoHandler, match="StrLit: not used by this test"):
+        _Pass().visit(ast.StrLit("x", SPAN), 0)
+
+
+def test_a_kind_with_no_handler_raises_no_handler() -> None:
+    with pytest.raises(NoHandler, match="_Pass has no visit_Block"):
+        _Pass().visit(ast.Block((), SPAN), 0)
+
+
+def test_a_patched_handler_replaces_the_cached_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    class Sub(_Pass):
+        pass
+
+    node = ast.IntLit(1, SPAN)
+    assert Sub().visit(node, 0) == 1  # cached in Sub's table
+    monkeypatch.setattr(_Pass, "visit_IntLit", lambda self, n, offset: -1)
+    assert Sub().visit(node, 0) == -1
+    monkeypatch.undo()
+    assert Sub().visit(node, 0) == 1
+
+
+def test_a_new_node_kind_without_a_handler_is_reported() -> None:
+    @node
+    class Matches:  # as another helper might add to `ast.Expr`
+        subject: ast.Expr
+        span: Span
+
+    class Grown(_Pass):
+        families = (EXPRESSIONS + (Matches,),)
+
+    assert missing_handlers(_Pass) == []
+    assert missing_handlers(Grown) == ["no visit_Matches and no reason to skip it"]
+
+
+def test_stray_and_doubly_covered_handlers_are_reported() -> None:
+    class Stray(_Pass):
+        not_applicable: Any = {**_Pass.not_applicable, ast.IntLit: "both", ast.Let: "a stmt"}
+
+        def visit_Renamed(self, node: object) -> None:
+            return None
+
+    assert sorted(missing_handlers(Stray)) == [
+        "IntLit has a handler and is listed as not applicable",
+        "Let is listed as not applicable but not walked",
+        "visit_Renamed handles no kind of the families walked",
+    ]
+
+
+def test_walked_kinds_are_each_kind_once() -> None:
+    class Twice(_Pass):
+        families = (EXPRESSIONS, EXPRESSIONS)
+
+    assert walked_kinds(Twice) == EXPRESSIONS

@@ -32,6 +32,8 @@ PASS_MODULES = (
     "envdsl.semantics.aliases",
     "envdsl.codegen.translate",
     "envdsl.codegen.statements",
+    "envdsl.fmt.expressions",
+    "envdsl.fmt.layout",
 )
 # the passes that must exist (a pass turned back into an isinstance chain fails here)
 EXPECTED = {
@@ -40,6 +42,9 @@ EXPECTED = {
     "AliasAnalysis": {EXPRESSIONS},
     "Translator": {EXPRESSIONS},
     "BodyTranslator": {EXPRESSIONS, STATEMENTS},
+    "ExpressionPrinter": {EXPRESSIONS},
+    "_TypeText": {TYPES, (ast.TableType,)},
+    "Layout": {TOP_LEVEL, DECLARATIONS, STATEMENTS},
 }
 
 SPAN = Span("t.env", 0, 1)

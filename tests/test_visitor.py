@@ -34,6 +34,8 @@ PASS_MODULES = (
     "envdsl.codegen.statements",
     "envdsl.fmt.expressions",
     "envdsl.fmt.layout",
+    "envdsl.semantics.resolve",
+    "envdsl.lsp.analysis",
 )
 # the passes that must exist (a pass turned back into an isinstance chain fails here)
 EXPECTED = {
@@ -45,6 +47,8 @@ EXPECTED = {
     "ExpressionPrinter": {EXPRESSIONS},
     "_TypeText": {TYPES, (ast.TableType,)},
     "Layout": {TOP_LEVEL, DECLARATIONS, STATEMENTS},
+    "Resolver": {TYPES},
+    "_Outline": {DECLARATIONS},
 }
 
 SPAN = Span("t.env", 0, 1)

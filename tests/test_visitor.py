@@ -36,6 +36,7 @@ PASS_MODULES = (
     "envdsl.fmt.layout",
     "envdsl.semantics.resolve",
     "envdsl.lsp.analysis",
+    "envdsl.semantics.constant_values",
 )
 # the passes that must exist (a pass turned back into an isinstance chain fails here)
 EXPECTED = {
@@ -49,6 +50,7 @@ EXPECTED = {
     "Layout": {TOP_LEVEL, DECLARATIONS, STATEMENTS},
     "Resolver": {TYPES},
     "_Outline": {DECLARATIONS},
+    "_ArithmeticValue": {EXPRESSIONS},
 }
 
 SPAN = Span("t.env", 0, 1)

@@ -170,7 +170,7 @@ class Translator(Visitor):
     # ---- expressions -------------------------------------------------------------------------
     def expr(self, node: ast.Expr, scope: CgScope) -> str:
         construct.note(node.span)  # for an internal error: where the generator was
-        code: str = self.visit(node, scope)
+        code: str = self.handlers[node.__class__](self, node, scope)  # self.visit, inlined
         return code
 
     def visit_IntLit(self, node: ast.IntLit, scope: CgScope) -> str:

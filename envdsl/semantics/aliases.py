@@ -100,7 +100,7 @@ class AliasAnalysis(Visitor):
         """The roots of an expression; `bound` holds comprehension variables by name."""
         if not is_mutable(self.type_of(node)):
             return NO_ROOTS
-        roots: Roots = self.visit(node, bound or {})
+        roots: Roots = self.handlers[node.__class__](self, node, bound or {})  # a visit, inlined
         return roots
 
     def not_applicable_node(self, node: object, *args: object) -> Roots:

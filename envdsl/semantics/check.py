@@ -191,7 +191,7 @@ class BodyChecker(ExprChecker):
 
     def stmt(self, stmt: ast.Stmt, scope: Scope) -> bool:
         construct.note(stmt.span)  # for an internal error: where the checker was
-        ends: bool = self.visit(stmt, scope)
+        ends: bool = self.handlers[stmt.__class__](self, stmt, scope)  # self.visit, inlined
         return ends
 
     def visit_Let(self, stmt: ast.Let, scope: Scope) -> bool:

@@ -135,7 +135,7 @@ class ExprChecker(Visitor):
     # ---- expressions -------------------------------------------------------------------------
     def expr(self, node: ast.Expr, scope: Scope) -> t.Type:
         construct.note(node.span)  # for an internal error: where the checker was
-        result: t.Type = self.visit(node, scope)
+        result: t.Type = self.handlers[node.__class__](self, node, scope)  # self.visit, inlined
         return self.record(node, result)
 
     def visit_IntLit(self, node: ast.IntLit, scope: Scope) -> t.Type:

@@ -8,9 +8,9 @@ there is at once a kind every pass over its family must handle: tests/test_visit
 until each one has a handler or a reason (`missing_handlers`).
 
 Dispatch is by the node's exact class: the handler is looked up once per class and pass
-(`getattr` by name) and kept in the pass class's own table, so a visit is a dict lookup and a
-call, not a string built and an attribute found per node. A handler assigned to a pass class
-later (a test's monkeypatch) empties the tables it may be stale in.
+(`getattr` by name) and kept in the pass class's own table (`handlers`), so a visit is a dict
+lookup and a call, not a string built and an attribute found per node. A handler assigned to a
+pass class later (a test's monkeypatch) empties the tables it may be stale in.
 """
 
 from __future__ import annotations
@@ -56,8 +56,27 @@ def _forget_handlers(cls: type) -> None:
     stack = [cls]
     while stack:
         current = stack.pop()
-        getattr(current, "_handlers").clear()
+        getattr(current, "handlers").clear()
         stack.extend(current.__subclasses__())
+
+
+class HandlerTable(dict[type, Callable[..., Any]]):
+    """A pass class's handlers by node class, each looked up the first time its kind is met:
+    `table[type(node)](pass, node, ...)` is the whole dispatch."""
+
+    def __init__(self, pass_class: type[Visitor]) -> None:
+        super().__init__()
+        self.pass_class = pass_class
+
+    def __missing__(self, kind: type) -> Callable[..., Any]:
+        cls = self.pass_class
+        handler: Callable[..., Any] | None = getattr(cls, HANDLER_PREFIX + kind.__name__, None)
+        if handler is None:
+            if kind not in cls.not_applicable:
+                raise NoHandler(f"{cls.__name__} has no {HANDLER_PREFIX}{kind.__name__}")
+            handler = cls.not_applicable_node
+        self[kind] = handler
+        return handler
 
 
 class Visitor(metaclass=_PassClass):
@@ -65,22 +84,22 @@ class Visitor(metaclass=_PassClass):
 
     `families`: the node families the pass walks (tests/test_visitor.py holds it to a handler
     for every kind in them). `not_applicable`: kinds of those families the pass has no handler
-    for on purpose, each with the reason; a visit of one calls `not_applicable_node`."""
+    for on purpose, each with the reason; a visit of one calls `not_applicable_node`.
+
+    A pass's hottest entry (the checker's `expr`) may call `self.handlers[node.__class__](self,
+    node, scope)` itself: the same dispatch, without `visit`'s call and `*args` (half the
+    time of a visit)."""
 
     families: ClassVar[tuple[Family, ...]] = ()
     not_applicable: ClassVar[Mapping[type, str]] = {}
-    # node class -> the function handling it, per pass class (filled as kinds are met)
-    _handlers: ClassVar[dict[type, Callable[..., Any]]] = {}
+    handlers: ClassVar[HandlerTable]
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        cls._handlers = {}  # a table of its own: a subclass may override handlers
+        cls.handlers = HandlerTable(cls)  # its own: a subclass may override handlers
 
     def visit(self, node: object, *args: Any) -> Any:
-        handler = self._handlers.get(node.__class__)
-        if handler is None:
-            handler = type(self)._handler_for(node.__class__)
-        return handler(self, node, *args)
+        return self.handlers[node.__class__](self, node, *args)
 
     def not_applicable_node(self, node: object, *args: Any) -> Any:
         """A kind listed in `not_applicable` was visited; a pass whose listed kinds can
@@ -88,15 +107,8 @@ class Visitor(metaclass=_PassClass):
         reason = self.not_applicable[node.__class__]
         raise NoHandler(f"{type(self).__name__} does not handle {type(node).__name__}: {reason}")
 
-    @classmethod
-    def _handler_for(cls, kind: type) -> Callable[..., Any]:
-        handler: Callable[..., Any] | None = getattr(cls, HANDLER_PREFIX + kind.__name__, None)
-        if handler is None:
-            if kind not in cls.not_applicable:
-                raise NoHandler(f"{cls.__name__} has no {HANDLER_PREFIX}{kind.__name__}")
-            handler = cls.not_applicable_node
-        cls._handlers[kind] = handler
-        return handler
+
+Visitor.handlers = HandlerTable(Visitor)
 
 
 def node_classes() -> tuple[type, ...]:

@@ -5,7 +5,7 @@ not: a node kind added to the AST without a handler fails here, not in a user's 
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import ClassVar, Mapping
 
 import pytest
 
@@ -14,6 +14,7 @@ from envdsl.syntax.visitor import (
     DECLARATIONS,
     EXPRESSIONS,
     STATEMENTS,
+    Family,
     TOP_LEVEL,
     TYPES,
     NoHandler,
@@ -96,8 +97,10 @@ def test_each_pass_handles_every_kind_it_walks(name: str) -> None:
 
 
 class _Pass(Visitor):
-    families = (EXPRESSIONS,)
-    not_applicable = {kind: "not used by this test" for kind in EXPRESSIONS[1:]}
+    families: ClassVar[tuple[Family, ...]] = (EXPRESSIONS,)
+    not_applicable: ClassVar[Mapping[type, str]] = {
+        kind: "not used by this test" for kind in EXPRESSIONS[1:]
+    }
 
     def visit_IntLit(self, node: ast.IntLit, offset: int) -> int:
         return node.value + offset
@@ -144,7 +147,11 @@ def test_a_new_node_kind_without_a_handler_is_reported() -> None:
 
 def test_stray_and_doubly_covered_handlers_are_reported() -> None:
     class Stray(_Pass):
-        not_applicable: Any = {**_Pass.not_applicable, ast.IntLit: "both", ast.Let: "a stmt"}
+        not_applicable: ClassVar[Mapping[type, str]] = {
+            **_Pass.not_applicable,
+            ast.IntLit: "both",
+            ast.Let: "a stmt",
+        }
 
         def visit_Renamed(self, node: object) -> None:
             return None

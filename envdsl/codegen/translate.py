@@ -10,6 +10,7 @@ from __future__ import annotations
 import io
 import tokenize
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 from envdsl.codegen.json_values import needs_json_form
 from envdsl.codegen.names import Names
@@ -19,7 +20,7 @@ from envdsl.semantics.aliases import is_mutable
 from envdsl.semantics.model import CheckedSpec, RecordInfo
 from envdsl.semantics.scope import path_of
 from envdsl.syntax import ast
-from envdsl.syntax.visitor import EXPRESSIONS, Visitor
+from envdsl.syntax.visitor import EXPRESSIONS, Family, Visitor
 from envdsl.util import construct
 
 _BUILTIN_DIRECT = {"len": "len", "abs": "abs", "all": "all", "any": "any", "zip": "zip",
@@ -85,7 +86,7 @@ class Context:
 class Translator(Visitor):
     """Python code for an expression (`expr`): `visit_<Expr>(node, scope) -> str`."""
 
-    families = (EXPRESSIONS,)
+    families: ClassVar[tuple[Family, ...]] = (EXPRESSIONS,)  # BodyTranslator adds its own
 
     def __init__(self, checked: CheckedSpec, names: Names) -> None:
         self.checked = checked

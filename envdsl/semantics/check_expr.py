@@ -7,7 +7,7 @@ one diagnostic).  Calls of builtins and methods are typed in builtins.py.
 
 from __future__ import annotations
 
-from typing import Iterable
+from typing import ClassVar, Iterable
 
 from envdsl.diagnostics import DiagnosticSink, Edit, Fix, codes
 from envdsl.semantics import builtins
@@ -16,7 +16,7 @@ from envdsl.semantics.model import CallableInfo, CheckedSpec, Effects, Local, Re
 from envdsl.semantics.scope import Context, Scope, path_of
 from envdsl.semantics.suggest import did_you_mean
 from envdsl.syntax import ast
-from envdsl.syntax.visitor import EXPRESSIONS, Visitor
+from envdsl.syntax.visitor import EXPRESSIONS, Family, Visitor
 from envdsl.util import construct
 from envdsl.util.source import Span
 
@@ -28,7 +28,7 @@ _EMPTY_MAP = t.MapType(t.NOTHING, t.NOTHING)  # the type of the literal `{}`
 class ExprChecker(Visitor):
     """Types an expression (`expr`): one `visit_<Node>(node, scope) -> Type` per kind."""
 
-    families = (EXPRESSIONS,)
+    families: ClassVar[tuple[Family, ...]] = (EXPRESSIONS,)  # BodyChecker adds its own
 
     def __init__(self, checked: CheckedSpec, sink: DiagnosticSink, assignable: t.Assignability):
         self.checked = checked

@@ -47,6 +47,7 @@ EXPECTED = {
     "Translator": {EXPRESSIONS},
     "BodyTranslator": {EXPRESSIONS, STATEMENTS},
     "ExpressionPrinter": {EXPRESSIONS},
+    "_StartsWithBrace": {EXPRESSIONS},
     "_TypeText": {TYPES, (ast.TableType,)},
     "Layout": {TOP_LEVEL, DECLARATIONS, STATEMENTS},
     "Resolver": {TYPES},

@@ -49,21 +49,53 @@ class CommentQueue:
 def starts_with_brace(expr: ast.Expr) -> bool:
     """Whether the expression's first token is `{`: after a newline, `fail`, `require`, `if` or
     `else` that brace would open a block (envdsl/syntax/postlex.py), so it needs parentheses."""
-    while True:
-        if isinstance(expr, (ast.MapLit, ast.SetLit)):
-            return True
-        if isinstance(expr, ast.Comprehension):
-            return expr.kind in ("set", "map")
-        if isinstance(expr, (ast.Attribute, ast.Call, ast.Index, ast.Slice)):
-            expr = expr.func if isinstance(expr, ast.Call) else expr.obj
-        elif isinstance(expr, (ast.Binary, ast.BoolOp)):
-            expr = expr.left
-        elif isinstance(expr, ast.Compare):
-            expr = expr.operands[0]
-        elif isinstance(expr, ast.Conditional):
-            expr = expr.body
-        else:
-            return False
+    return _STARTS_WITH_BRACE.starts(expr)
+
+
+class _StartsWithBrace(Visitor):
+    """`visit_<Expr>(e) -> bool`: a brace, or the first token of the leftmost operand."""
+
+    families = (EXPRESSIONS,)
+
+    def starts(self, e: ast.Expr) -> bool:
+        starts: bool = self.visit(e)
+        return starts
+
+    def visit_MapLit(self, e: ast.MapLit | ast.SetLit) -> bool:
+        return True
+
+    visit_SetLit = visit_MapLit
+
+    def visit_Comprehension(self, e: ast.Comprehension) -> bool:
+        return e.kind in ("set", "map")
+
+    def visit_Attribute(self, e: ast.Attribute | ast.Index | ast.Slice) -> bool:
+        return self.starts(e.obj)
+
+    visit_Index = visit_Slice = visit_Attribute
+
+    def visit_Call(self, e: ast.Call) -> bool:
+        return self.starts(e.func)
+
+    def visit_Binary(self, e: ast.Binary | ast.BoolOp) -> bool:
+        return self.starts(e.left)
+
+    visit_BoolOp = visit_Binary
+
+    def visit_Compare(self, e: ast.Compare) -> bool:
+        return self.starts(e.operands[0])
+
+    def visit_Conditional(self, e: ast.Conditional) -> bool:
+        return self.starts(e.body)
+
+    def visit_ListLit(self, e: ast.Expr) -> bool:
+        return False  # starts with `[`, a word, a literal or a prefix operator
+
+    visit_IntLit = visit_FloatLit = visit_StrLit = visit_BoolLit = visit_NoneLit = visit_ListLit
+    visit_FString = visit_NameRef = visit_Unary = visit_Not = visit_Lambda = visit_ListLit
+
+
+_STARTS_WITH_BRACE = _StartsWithBrace()
 
 
 class ExpressionPrinter(Visitor):

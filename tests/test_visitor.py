@@ -169,3 +169,30 @@ def test_walked_kinds_are_each_kind_once() -> None:
         families = (EXPRESSIONS, EXPRESSIONS)
 
     assert walked_kinds(Twice) == EXPRESSIONS
+
+
+def _brace_cases() -> list[tuple[ast.Expr, bool]]:
+    braces: ast.Expr = ast.MapLit((), SPAN)
+    word: ast.Expr = ast.NameRef("x", SPAN)
+    one: ast.Expr = ast.IntLit(1, SPAN)
+    method = ast.Attribute(braces, ast.Name("get", SPAN), SPAN)
+    return [
+        (ast.Compare((braces, one), ("==",), SPAN), True),
+        (ast.Conditional(ast.SetLit((one,), SPAN), word, one, SPAN), True),
+        (ast.Conditional(word, braces, braces, SPAN), False),  # the test and else come later
+        (ast.BoolOp("or", ast.Call(method, (one,), (), SPAN), word, SPAN), True),
+        (ast.Binary("+", word, braces, SPAN), False),
+        (ast.Index(ast.Slice(braces, None, one, SPAN), one, SPAN), True),
+        (ast.Comprehension("map", word, word, (), SPAN), True),
+        (ast.Comprehension("list", braces, None, (), SPAN), False),
+        (ast.Unary("-", braces, SPAN), False),
+        (ast.Not(braces, SPAN), False),
+        (ast.ListLit((braces,), SPAN), False),
+    ]
+
+
+@pytest.mark.parametrize("expr, expected", _brace_cases())
+def test_starts_with_brace_follows_the_leftmost_operand(expr: ast.Expr, expected: bool) -> None:
+    from envdsl.fmt.expressions import starts_with_brace
+
+    assert starts_with_brace(expr) is expected

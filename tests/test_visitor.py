@@ -5,6 +5,7 @@ not: a node kind added to the AST without a handler fails here, not in a user's 
 from __future__ import annotations
 
 import importlib
+import re
 from typing import ClassVar, Mapping
 
 import pytest
@@ -95,6 +96,25 @@ def test_each_pass_handles_every_kind_it_walks(name: str) -> None:
     pass_class = _passes()[name]
     assert pass_class.families, f"{name} walks no family"
     assert missing_handlers(pass_class) == [], name
+
+
+# the per-module prefixes the passes used before the visitor: a handler written the old way
+# (on a branch made before it) would never be called
+_OLD_PREFIXES = ("expr_", "stmt_", "x_", "_", "_decl_")
+
+
+def _snake(name: str) -> str:
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
+
+
+@pytest.mark.parametrize("name", sorted(_passes()))
+def test_no_pass_keeps_a_handler_named_the_old_way(name: str) -> None:
+    pass_class = _passes()[name]
+    kinds = [kind.__name__ for kind in node_classes()]
+    old = {prefix + kind for prefix in _OLD_PREFIXES for kind in kinds}
+    old |= {"_decl_" + _snake(kind) for kind in kinds}
+    stale = sorted(attribute for attribute in dir(pass_class) if attribute in old)
+    assert stale == [], f"{name}: rename these to visit_<NodeClass>"
 
 
 class _Pass(Visitor):

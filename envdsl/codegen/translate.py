@@ -10,6 +10,7 @@ from __future__ import annotations
 import io
 import tokenize
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 from envdsl.codegen.json_values import needs_json_form
 from envdsl.codegen.names import Names
@@ -21,6 +22,7 @@ from envdsl.semantics.builtin_table import ENUM_VALUES, FUNCTIONS, METHODS, rece
 from envdsl.semantics.model import CheckedSpec, RecordInfo
 from envdsl.semantics.scope import path_of
 from envdsl.syntax import ast
+from envdsl.syntax.visitor import EXPRESSIONS, Family, Visitor
 from envdsl.util import construct
 
 _COMPARE = {"==": "==", "!=": "!=", "<": "<", "<=": "<=", ">": ">", ">=": ">=", "in": "in",
@@ -76,7 +78,11 @@ class Context:
     bindings: set[str] = field(default_factory=set)  # solution/check bindings in `b`
 
 
-class Translator:
+class Translator(Visitor):
+    """Python code for an expression (`expr`): `visit_<Expr>(node, scope) -> str`."""
+
+    families: ClassVar[tuple[Family, ...]] = (EXPRESSIONS,)  # BodyTranslator adds its own
+
     def __init__(self, checked: CheckedSpec, names: Names) -> None:
         self.checked = checked
         self.names = names
@@ -160,27 +166,26 @@ class Translator:
     # ---- expressions -------------------------------------------------------------------------
     def expr(self, node: ast.Expr, scope: CgScope) -> str:
         construct.note(node.span)  # for an internal error: where the generator was
-        method = getattr(self, f"x_{type(node).__name__}")
-        code: str = method(node, scope)
+        code: str = self.handlers[node.__class__](self, node, scope)  # self.visit, inlined
         return code
 
-    def x_IntLit(self, node: ast.IntLit, scope: CgScope) -> str:
+    def visit_IntLit(self, node: ast.IntLit, scope: CgScope) -> str:
         return repr(node.value)
 
-    def x_FloatLit(self, node: ast.FloatLit, scope: CgScope) -> str:
+    def visit_FloatLit(self, node: ast.FloatLit, scope: CgScope) -> str:
         # `repr(1e999)` is `inf`: a name, which a parameter called `inf` would capture
         return "1e999" if node.value == float("inf") else repr(node.value)
 
-    def x_StrLit(self, node: ast.StrLit, scope: CgScope) -> str:
+    def visit_StrLit(self, node: ast.StrLit, scope: CgScope) -> str:
         return repr(node.value)
 
-    def x_BoolLit(self, node: ast.BoolLit, scope: CgScope) -> str:
+    def visit_BoolLit(self, node: ast.BoolLit, scope: CgScope) -> str:
         return "True" if node.value else "False"
 
-    def x_NoneLit(self, node: ast.NoneLit, scope: CgScope) -> str:
+    def visit_NoneLit(self, node: ast.NoneLit, scope: CgScope) -> str:
         return "None"
 
-    def x_FString(self, node: ast.FString, scope: CgScope) -> str:
+    def visit_FString(self, node: ast.FString, scope: CgScope) -> str:
         pieces: list[str] = []
         for part in node.parts:
             if isinstance(part, str):
@@ -191,7 +196,7 @@ class Translator:
                 pieces.append(f"h.to_str({self.expr(part.expr, scope)})")
         return "(" + " + ".join(pieces) + ")" if pieces else "''"
 
-    def x_NameRef(self, node: ast.NameRef, scope: CgScope) -> str:
+    def visit_NameRef(self, node: ast.NameRef, scope: CgScope) -> str:
         code, declared = self.name(node.name, scope)
         return self.narrowed(code, declared, self.type_of(node))
 
@@ -231,7 +236,7 @@ class Translator:
     def _declared_local(self, name: str, scope: CgScope) -> t.Type | None:
         return scope.lookup_type(name)
 
-    def x_Attribute(self, node: ast.Attribute, scope: CgScope) -> str:
+    def visit_Attribute(self, node: ast.Attribute, scope: CgScope) -> str:
         obj_type = self.type_of(node.obj)
         field_name = node.name.text
         if isinstance(obj_type, t.TypeRefType) and isinstance(obj_type.target, t.EnumType):
@@ -253,7 +258,7 @@ class Translator:
             code = f"{obj}.{field_name}"
         return self.narrowed(code, declared, self.type_of(node))
 
-    def x_Index(self, node: ast.Index, scope: CgScope) -> str:
+    def visit_Index(self, node: ast.Index, scope: CgScope) -> str:
         obj_type = self.type_of(node.obj)
         obj = self.expr(node.obj, scope)
         index = self.expr(node.index, scope)
@@ -268,7 +273,7 @@ class Translator:
             return f"{obj}[{index}]"
         return f"h.at({obj}, {index})"
 
-    def x_Slice(self, node: ast.Slice, scope: CgScope) -> str:
+    def visit_Slice(self, node: ast.Slice, scope: CgScope) -> str:
         lower = self.expr(node.lower, scope) if node.lower is not None else ""
         upper = self.expr(node.upper, scope) if node.upper is not None else ""
         obj = self.expr(node.obj, scope)
@@ -276,10 +281,10 @@ class Translator:
             obj = f"{obj}.rows()"  # a table sliced is the list of its rows sliced
         return f"{obj}[{lower}:{upper}]"
 
-    def x_Unary(self, node: ast.Unary, scope: CgScope) -> str:
+    def visit_Unary(self, node: ast.Unary, scope: CgScope) -> str:
         return f"({node.op}{self.expr(node.operand, scope)})"
 
-    def x_Binary(self, node: ast.Binary, scope: CgScope) -> str:
+    def visit_Binary(self, node: ast.Binary, scope: CgScope) -> str:
         left, right = self.expr(node.left, scope), self.expr(node.right, scope)
         left_type, right_type = self.type_of(node.left), self.type_of(node.right)
         if node.op == "/":
@@ -304,7 +309,7 @@ class Translator:
             return f"h.{'add' if node.op == '+' else 'sub'}_float({left}, {right})"
         return f"({left} {node.op} {right})"
 
-    def x_BoolOp(self, node: ast.BoolOp, scope: CgScope) -> str:
+    def visit_BoolOp(self, node: ast.BoolOp, scope: CgScope) -> str:
         # `a and b and c` flat, as written: the chain's operands in order, each without the
         # parentheses of a comparison, `not` or arithmetic (which bind tighter than and/or)
         parts = [self._chain_operand(operand, scope) for operand in _chain(node)]
@@ -317,10 +322,10 @@ class Translator:
         )
         return code[1:-1] if wrapped else code
 
-    def x_Not(self, node: ast.Not, scope: CgScope) -> str:
+    def visit_Not(self, node: ast.Not, scope: CgScope) -> str:
         return f"(not {self.expr(node.operand, scope)})"
 
-    def x_Compare(self, node: ast.Compare, scope: CgScope) -> str:
+    def visit_Compare(self, node: ast.Compare, scope: CgScope) -> str:
         codes = [self.expr(operand, scope) for operand in node.operands]
         types = [self.type_of(operand) for operand in node.operands]
         parts = [self.compare_operand(codes[0], types[0], types[1])]
@@ -349,7 +354,7 @@ class Translator:
                 return f"{code}.{self.names.key_attr(own.name)}"
         return code
 
-    def x_Conditional(self, node: ast.Conditional, scope: CgScope) -> str:
+    def visit_Conditional(self, node: ast.Conditional, scope: CgScope) -> str:
         body, test, orelse = (self.expr(x, scope) for x in (node.body, node.test, node.orelse))
         # each branch takes the joined type: a table its rows, a row in a ref-typed join its key
         whole = self.type_of(node)
@@ -357,12 +362,12 @@ class Translator:
         orelse = self.coerce(orelse, self.type_of(node.orelse), whole)
         return f"({body} if {test} else {orelse})"
 
-    def x_Lambda(self, node: ast.Lambda, scope: CgScope) -> str:
+    def visit_Lambda(self, node: ast.Lambda, scope: CgScope) -> str:
         inner = scope.child()
         params = [inner.declare(p.text, self.local_type(p)) for p in node.params]
         return f"(lambda {', '.join(params)}: {self.expr(node.body, inner)})"
 
-    def x_ListLit(self, node: ast.ListLit, scope: CgScope) -> str:
+    def visit_ListLit(self, node: ast.ListLit, scope: CgScope) -> str:
         return self.items("[", node.items, "]", self.type_of(node), scope)
 
     def items(
@@ -372,14 +377,14 @@ class Translator:
         codes = [self.coerce(self.expr(i, scope), self.type_of(i), elem) for i in items]
         return open_ + ", ".join(codes) + close
 
-    def x_SetLit(self, node: ast.SetLit, scope: CgScope) -> str:
+    def visit_SetLit(self, node: ast.SetLit, scope: CgScope) -> str:
         return self.items("{", node.items, "}", self.type_of(node), scope)
 
-    def x_MapLit(self, node: ast.MapLit, scope: CgScope) -> str:
+    def visit_MapLit(self, node: ast.MapLit, scope: CgScope) -> str:
         entries = [f"{self.expr(e.key, scope)}: {self.expr(e.value, scope)}" for e in node.entries]
         return "{" + ", ".join(entries) + "}"
 
-    def x_Comprehension(self, node: ast.Comprehension, scope: CgScope) -> str:
+    def visit_Comprehension(self, node: ast.Comprehension, scope: CgScope) -> str:
         inner = scope.child()
         clauses: list[str] = []
         for clause in node.clauses:
@@ -415,7 +420,7 @@ class Translator:
         return f"self._it(list({code}))"
 
     # ---- calls -------------------------------------------------------------------------------
-    def x_Call(self, node: ast.Call, scope: CgScope) -> str:
+    def visit_Call(self, node: ast.Call, scope: CgScope) -> str:
         func = node.func
         if isinstance(func, ast.Attribute):
             return self.method_call(func, node, scope)

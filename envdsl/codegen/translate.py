@@ -197,8 +197,14 @@ class Translator:
         return "(" + " + ".join(pieces) + ")" if pieces else "''"
 
     def x_NameRef(self, node: ast.NameRef, scope: CgScope) -> str:
-        code, declared = self.name(node.name, scope)
+        if node.qualified:  # `state.x`: the state field, whatever a local is named
+            code, declared = self.state_field(node.name)
+        else:
+            code, declared = self.name(node.name, scope)
         return self.narrowed(code, declared, self.type_of(node))
+
+    def state_field(self, name: str) -> tuple[str, t.Type]:
+        return f"self.{self.names.state[name]}", self.checked.state[name].type
 
     def narrowed(self, code: str, declared: t.Type | None, actual: t.Type) -> str:
         """`h.unwrap(x)` where the checker narrowed an optional that Python cannot see."""
@@ -217,7 +223,7 @@ class Translator:
         if row is not None and name in row.fields:
             return f"row.{self.names.field(row.name, name)}", row.fields[name].type
         if name in self.checked.state:
-            return f"self.{self.names.state[name]}", self.checked.state[name].type
+            return self.state_field(name)
         if name in self.checked.consts:
             const = self.checked.consts[name]
             if is_mutable(const.type):

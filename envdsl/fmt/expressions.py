@@ -103,7 +103,7 @@ class ExpressionPrinter:
         if isinstance(e, ast.NoneLit):
             return "none", ATOM
         if isinstance(e, ast.NameRef):
-            return e.name, ATOM
+            return (f"state.{e.name}" if e.qualified else e.name), ATOM
         if isinstance(e, ast.Attribute):
             return [self.expr(e.obj, POSTFIX), ".", e.name.text], POSTFIX
         if isinstance(e, ast.Call):

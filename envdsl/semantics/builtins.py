@@ -13,9 +13,10 @@ from typing import Callable
 from envdsl.diagnostics import Edit, Fix, codes
 from envdsl.semantics import types as t
 from envdsl.semantics.expr_typing import ExprTyping
-from envdsl.semantics.scope import Scope
+from envdsl.semantics.scope import Scope, local_of
 from envdsl.semantics.suggest import did_you_mean
 from envdsl.syntax import ast
+from envdsl.util.source import Span
 
 BuiltinRule = Callable[[ExprTyping, ast.Call, Scope], t.Type]
 _FUNCTIONS: dict[str, BuiltinRule] = {}
@@ -39,7 +40,7 @@ def builtin_names() -> list[str]:
 
 def check_call(checker: ExprTyping, node: ast.Call, scope: Scope) -> t.Type:
     func = node.func
-    if isinstance(func, ast.NameRef):
+    if isinstance(func, ast.NameRef) and not func.qualified:
         return _call_name(checker, func.name, node, scope)
     if isinstance(func, ast.Attribute):
         return _call_method(checker, func, node, scope)
@@ -153,7 +154,7 @@ def _wall_clock(checker: ExprTyping, func: ast.Attribute, node: ast.Call, scope:
     Environments are deterministic: the clock is a state field that actions set, so the fix
     reads that field (or, for a date, the date of the datetime field)."""
     obj = func.obj
-    if not isinstance(obj, ast.NameRef) or scope.lookup(obj.name) is not None:
+    if not isinstance(obj, ast.NameRef) or obj.qualified or scope.lookup(obj.name) is not None:
         return False
     wanted = _WALL_CLOCK.get((obj.name, func.name.text))
     if wanted is None or obj.name in checker.checked.state:
@@ -232,6 +233,9 @@ def _call_method(checker: ExprTyping, func: ast.Attribute, node: ast.Call, scope
         )
         return _FUNCTIONS[method](checker, rewritten, scope)
     _check_all_args(checker, node, scope)
+    shadowing = _shadowed_state(checker, func, scope)
+    if shadowing is not None:
+        return shadowing
     known = sorted(set(table) | (_STRING_FUNCTIONS if receiver == t.STR else set()))
     help, fixes = did_you_mean(method, known, func.name.span)
     return checker.error(
@@ -240,6 +244,30 @@ def _call_method(checker: ExprTyping, func: ast.Attribute, node: ast.Call, scope
         func.name.span,
         help or (f"its methods are: {', '.join(known)}" if known else None),
         fixes,
+    )
+
+
+def _shadowed_state(checker: ExprTyping, func: ast.Attribute, scope: Scope) -> t.Type | None:
+    """`flights.get(id)` in a tool with a parameter `flights`: the parameter hides the state
+    table of that name, which has the method. Say so, and name the way to the table."""
+    obj, method = func.obj, func.name.text
+    local = local_of(scope, obj) if isinstance(obj, ast.NameRef) else None
+    info = checker.checked.state.get(obj.name) if isinstance(obj, ast.NameRef) else None
+    if local is None or info is None or "state" in checker.checked.state:
+        return None
+    if method not in _METHODS.get(_receiver_kind(info.type), {}) or scope.lookup("state"):
+        return None
+    kind = {"param": "parameter", "loop": "loop variable"}.get(local.kind, "variable")
+    what = "table" if isinstance(info.type, t.TableType) else "field"
+    at = Span(obj.span.file, obj.span.start, obj.span.start)
+    return checker.error(
+        codes.UNKNOWN_METHOD,
+        f"{local.type} has no method '{method}': the {kind} '{local.name}' shadows the state "
+        f"{what} '{local.name}'",
+        func.name.span,
+        f"name the state {what} as `state.{local.name}` (`state.{local.name}.{method}(...)`), "
+        f"or rename the {kind}",
+        (Fix(f"read the state {what}: `state.{local.name}`", (Edit(at, "state."),)),),
     )
 
 
@@ -785,7 +813,7 @@ def _refine_empty(obj: ast.Expr, receiver: t.Type, item: t.Type, scope: Scope) -
     """Give a local created empty (`[]`, `set()`) the element type of its first element."""
     if not isinstance(obj, ast.NameRef) or t.element_type(receiver) != t.NOTHING:
         return False
-    local = scope.lookup(obj.name)
+    local = local_of(scope, obj)
     if local is None or t.is_error(item):
         return False
     if isinstance(receiver, t.ListType):

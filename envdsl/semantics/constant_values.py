@@ -84,7 +84,7 @@ def _evaluate(node: ast.Expr, constants: dict[str, Any]) -> Any:
     if isinstance(node, ast.FloatLit):
         return _number(node.value)
     if isinstance(node, ast.NameRef):
-        if node.name not in constants:
+        if node.name not in constants or node.qualified:
             raise _Unknown
         return constants[node.name]
     if isinstance(node, ast.Unary):

@@ -573,7 +573,7 @@ def _trace_and_initial(cond: ast.Expr) -> tuple[bool, bool]:
         if isinstance(n, ast.Call):
             if isinstance(n.func, ast.NameRef) and n.func.name in ("called", "calls"):
                 uses_trace = True
-        elif isinstance(n, ast.NameRef) and n.name == "initial":
+        elif isinstance(n, ast.NameRef) and n.name == "initial" and not n.qualified:
             reads_initial = True
     return uses_trace, reads_initial
 

@@ -242,7 +242,7 @@ class ExprChecker:
         if holder is not None or (ctx.row is not None and "state" in ctx.row.fields):
             what = f"the {_local_kind(holder)} 'state'" if holder else "the row field 'state'"
             return self.error(
-                codes.UNKNOWN_STATE_FIELD,
+                codes.STATE_NAME_TAKEN,
                 f"`state.{name}` names a state field, but {what} hides `state` here",
                 node.span,
                 help="rename it (`new_state`, `status`): `state.` always names the state",

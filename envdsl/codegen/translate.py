@@ -154,8 +154,6 @@ class Translator:
         if isinstance(source, t.RecordType) and source.is_entity:
             if isinstance(target_base, t.RefType) or target_base in (t.STR, t.INT):
                 return f"{code}.{self.names.key_attr(source.name)}"
-        if source == t.INT and target_base == t.FLOAT:
-            return f"float({code})"
         if isinstance(source, t.TableType) and isinstance(target_base, t.ListType):
             return f"{code}.rows()"  # a table where a list is expected: the list of its rows
         if target_base == t.JSON and needs_json_form(source):
@@ -302,10 +300,14 @@ class Translator:
         if node.op == "%":
             return f"h.mod({left}, {right})"
         if node.op == "**":
+            if self.type_of(node) == t.FLOAT:  # either side may hold an int: no int overflow
+                return f"h.power_float({left}, {right})"
             result = self.names.py_type(self.type_of(node))
             return f"cast({result!r}, h.power({left}, {right}))"
         # the places a value can grow are checked against the value limits (runtime/limits.py)
         if node.op == "*":
+            if self.type_of(node) == t.FLOAT:
+                return f"h.mul_float({left}, {right})"
             return f"h.mul({left}, {right})"
         if isinstance(left_type, t.ListType) and isinstance(right_type, t.ListType):
             return f"h.concat_lists({left}, {right})"

@@ -195,6 +195,7 @@ class Translator:
         return "(" + " + ".join(pieces) + ")" if pieces else "''"
 
     def x_NameRef(self, node: ast.NameRef, scope: CgScope) -> str:
+        declared: t.Type | None
         if node.qualified:  # `state.x`: the state field, whatever a local is named
             code, declared = self.state_field(node.name)
         else:

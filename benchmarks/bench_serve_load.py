@@ -99,7 +99,8 @@ def start_server(port: int, launcher: list[str] | None = None) -> subprocess.Pop
     deadline = time.monotonic() + 60
     while True:
         if server.poll() is not None:
-            raise SystemExit(f"the server exited: {server.stderr.read().decode()[-2000:]}")
+            said = server.stderr.read().decode() if server.stderr else ""
+            raise SystemExit(f"the server exited: {said[-2000:]}")
         try:
             socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
             return server

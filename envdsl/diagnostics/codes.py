@@ -164,6 +164,9 @@ TASK_ENV_MISMATCH = _register(
 TASK_NAME_CLASH = _register(
     "E1023", "task-name-clash", _N, "a task named like one of the spec's or another task file's"
 )
+UNKNOWN_VARIANT_CASE = _register(
+    "E1099", "unknown-variant-case", _N, "a case that the variant does not declare"
+)
 
 # ---- E2xx: types -----------------------------------------------------------------------------
 TYPE_MISMATCH = _register(
@@ -213,6 +216,18 @@ INVALID_AUTO = _register(
 )
 POSSIBLY_NONE = _register(
     "E2017", "possibly-none", _T, "an optional value used where a value is required"
+)
+VARIANT_TAG_CLASH = _register(
+    "E2098",
+    "variant-tag-clash",
+    _T,
+    "a variant case declaring a field named like the variant's tag field",
+)
+VARIANT_NOT_NARROWED = _register(
+    "E2099",
+    "variant-not-narrowed",
+    _T,
+    "a field of one variant case read where the value may be another case",
 )
 
 # ---- E3xx: tools and effects -----------------------------------------------------------------

@@ -213,6 +213,8 @@ def _call_method(checker: ExprTyping, func: ast.Attribute, node: ast.Call, scope
     if isinstance(receiver, t.TypeRefType) and isinstance(receiver.target, t.EnumType):
         if method == "values" and not node.args and not node.kwargs:
             return t.ListType(receiver.target)
+    if isinstance(receiver, t.TypeRefType) and isinstance(receiver.target, t.VariantType):
+        return _build_case(checker, receiver.target.name, func, node, scope)
     if isinstance(receiver, t.OptionalType):
         _check_all_args(checker, node, scope)
         return checker.error(
@@ -241,6 +243,23 @@ def _call_method(checker: ExprTyping, func: ast.Attribute, node: ast.Call, scope
         help or (f"its methods are: {', '.join(known)}" if known else None),
         fixes,
     )
+
+
+def _build_case(
+    checker: ExprTyping, variant: str, func: ast.Attribute, node: ast.Call, scope: Scope
+) -> t.Type:
+    """`PaymentMethod.gift_card(id=..., amount=...)`: a case is built as a record is."""
+    case = checker.expr(func, scope)  # the case (or the unknown-case report)
+    if not isinstance(case, t.TypeRefType) or not isinstance(case.target, t.RecordType):
+        _check_all_args(checker, node, scope)
+        return t.ERROR
+    record = checker.checked.records[case.target.name]
+    params = [
+        (f.name, f.type, not f.has_default and not isinstance(f.type, t.OptionalType))
+        for f in record.fields.values()
+    ]
+    checker.arguments(node, scope, params, record.name, allow_positional=False, noun="field")
+    return case.target
 
 
 def method_names(receiver: t.Type) -> list[str]:

@@ -52,6 +52,9 @@ class BodyChecker(ExprChecker):
             for decl in env.members:
                 if isinstance(decl, ast.RecordDecl):
                     self.record_decl(decl)
+                elif isinstance(decl, ast.VariantDecl):
+                    for case in decl.cases:
+                        self.record_decl(case, f"{decl.name.text}.{case.name.text}")
                 elif isinstance(decl, ast.StateDecl):
                     self.state_decl(decl)
                 elif isinstance(decl, ast.ConstDecl):
@@ -64,8 +67,9 @@ class BodyChecker(ExprChecker):
                     if info is not None and info.decl is decl:
                         self.callable_body(info)
 
-    def record_decl(self, decl: ast.RecordDecl) -> None:
-        info = self.checked.records.get(decl.name.text)
+    def record_decl(self, decl: ast.RecordDecl, name: str | None = None) -> None:
+        """A record's (or entity's, or variant case's, named `name`) defaults and invariants."""
+        info = self.checked.records.get(name or decl.name.text)
         if info is None or info.decl is not decl:
             return
         for field in info.fields.values():

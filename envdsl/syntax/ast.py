@@ -442,6 +442,18 @@ class RecordDecl:
 
 
 @node
+class VariantDecl:
+    """A tagged union: `variant PaymentMethod by source { gift_card { ... } ... }`. Each case is
+    a record (is_entity False) named by the case; its JSON carries the tag field `tag`."""
+
+    name: Name
+    tag: Name
+    cases: tuple[RecordDecl, ...]
+    doc: Text | None
+    span: Span
+
+
+@node
 class TableType:
     entity: Name
     span: Span
@@ -572,7 +584,17 @@ class TaskDecl:
     counterexamples: tuple[Counterexample, ...] = ()
 
 
-Decl = Union[EnumDecl, RecordDecl, StateDecl, InvariantDecl, ConstDecl, FnDecl, ToolDecl, TaskDecl]
+Decl = Union[
+    EnumDecl,
+    RecordDecl,
+    VariantDecl,
+    StateDecl,
+    InvariantDecl,
+    ConstDecl,
+    FnDecl,
+    ToolDecl,
+    TaskDecl,
+]
 
 
 @node

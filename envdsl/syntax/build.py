@@ -190,6 +190,19 @@ class AstBuilder:
     def decl_entity_decl(self, tree: Node) -> ast.RecordDecl:
         return self.record(tree, is_entity=True)
 
+    def decl_variant_decl(self, tree: Node) -> ast.VariantDecl:
+        parts = _children(tree)
+        cases: list[ast.RecordDecl] = []
+        doc: ast.Text | None = None
+        for item in parts[2:]:
+            if _is(item, "variant_case"):
+                cases.append(self.record(item, is_entity=False))
+            elif _is(item, "docstring") and doc is None:
+                doc = self.text(_children(item)[0])
+        return ast.VariantDecl(
+            self.name(parts[0]), self.name(parts[1]), tuple(cases), doc, self.span(tree)
+        )
+
     def record(self, tree: Node, *, is_entity: bool) -> ast.RecordDecl:
         parts = _children(tree)
         fields: list[ast.FieldDecl] = []

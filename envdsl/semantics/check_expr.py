@@ -404,7 +404,7 @@ class ExprChecker:
             + f", but '{value}' may be another case",
             node.name.span,
             help=f"test the case first: `if {value} is {variant}.{having[0]} {{ ... {value}.{name} "
-            f'... }}}}`, or `require {value} is {variant}.{having[0]} else "..."`',
+            f'... }}`, or `require {value} is {variant}.{having[0]} else "..."`',
         )
 
     def expr_Index(self, node: ast.Index, scope: Scope) -> t.Type:

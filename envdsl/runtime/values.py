@@ -543,7 +543,9 @@ class VariantSpec(TypeSpec):
         if found is None:
             raise BadValue("", f"expected {self.name}, got {type(value).__name__}")
         case, spec = found
-        return {self.tag: case, **spec.to_json(value)}
+        data = spec.to_json(value)
+        data[self.tag] = case
+        return dict(sorted(data.items()))  # in name order, as a record's (state_json's form)
 
     def schema(self) -> dict[str, Any]:
         """OpenAPI's form: `oneOf` the cases' objects, each with its tag as a constant, and a

@@ -759,10 +759,9 @@ class ExprChecker:
         left, right = cond.operands
         case = self.checked.expr_types.get(id(right))
         if isinstance(case, t.TypeRefType) and t.variant_of(case.target) is not None:
-            # `m is V.case`: m is that case where it holds (`is not`: where it fails)
             path = path_of(left)
-            if path is not None and (op == "is") == positive:
-                scope.narrowed[path] = case.target
+            if path is not None and op in ("is", "is not"):
+                self.narrow_case(path, left, case.target, scope, holds=(op == "is") == positive)
             return
         if isinstance(left, ast.NoneLit):
             left, right = right, left
@@ -775,6 +774,28 @@ class ExprChecker:
         current = self.checked.expr_types.get(id(left))
         if path is not None and isinstance(current, t.OptionalType):
             scope.narrowed[path] = current.inner
+
+    def narrow_case(
+        self, path: str, value: ast.Expr, case: t.RecordType, scope: Scope, *, holds: bool
+    ) -> None:
+        """Where `value is V.case` holds, the value is that case; where it fails, the case is
+        ruled out (remembered under `path.!case`, which an assignment to path forgets), and
+        the value is the one case left once all others are."""
+        if holds:
+            scope.narrowed[path] = case
+            return
+        current = self.checked.expr_types.get(id(value))
+        if not isinstance(current, t.VariantType):  # (an optional one may still be none)
+            return
+        variant = self.checked.variants[current.name]
+        scope.narrowed[f"{path}.!{case.name}"] = case
+        left = [
+            t.case_type(variant.name, other)
+            for other in variant.cases
+            if scope.narrowed_type(f"{path}.!{variant.name}.{other}") is None
+        ]
+        if len(left) == 1:
+            scope.narrowed[path] = left[0]
 
     # ---- calls -------------------------------------------------------------------------------
     def expr_Call(self, node: ast.Call, scope: Scope) -> t.Type:

@@ -337,3 +337,36 @@ def test_lsp_hover_and_completion_know_cases_and_the_tag() -> None:
     assert labels == ["credit_card", "gift_card", "certificate"]
     narrowed = text.index("m.amount -= total") + 2
     assert [c.label for c in analysis.completions(narrowed)] == ["source", "amount", "id"]
+
+
+OPTIONAL_SPEC = '''env Z {
+  """An optional variant, a case without fields and a variant without cases."""
+  variant Never by kind { }
+  variant Opt by kind { some { n: int }, empty }
+  state { o: Opt? = none, never: list[Never] = [] }
+  action set_o(v: Opt?) -> int {
+    """Set o."""
+    o = v
+    if o is Opt.some { return o.n }
+    if o == Opt.empty() { return -1 }
+    return 0
+  }
+}
+'''
+
+
+def test_optional_variants_empty_cases_and_typed_calls() -> None:
+    result = compile_source(SourceFile("z.env", OPTIONAL_SPEC))
+    assert result.ok, render_text(result.diagnostics, result.sources)
+    module = load_module(result.artifacts["module"], result.artifacts["name"])
+    env = environment_class(module)()
+    env.reset()
+    assert env.call("set_o", {"v": {"kind": "some", "n": 4}}) == {"success": True, "data": 4}
+    assert env.call("set_o", {"v": {"kind": "empty"}}) == {"success": True, "data": -1}
+    assert env.call("set_o", {"v": None}) == {"success": True, "data": 0}
+    assert env.state_json() == {"o": None, "never": []}
+    typed = env.set_o(v=module.Opt_some(n=9))  # type: ignore[attr-defined]
+    assert typed == {"success": True, "data": 9}
+    assert env.state_json() == {"o": {"kind": "some", "n": 9}, "never": []}
+    refused = env.call("set_o", {"v": {"kind": "empty", "n": 3}})
+    assert refused["success"] is False and "Opt.empty has no field 'n'" in refused["error"]

@@ -341,7 +341,7 @@ class Analysis:
             if isinstance(receiver, t.TypeRefType):
                 return [Completion(case, "member", variant.name) for case in variant.cases]
             tag = [Completion(variant.tag, "field", "str")]
-            if t.variant_of(t.strip_optional(receiver)) is None:  # not narrowed: shared fields
+            if receiver is None or t.variant_of(t.strip_optional(receiver)) is None:  # shared
                 first = next(iter(variant.cases.values()), None)
                 shared = [n for n in (first.fields if first else {}) if variant.shared_field(n)]
                 return tag + [

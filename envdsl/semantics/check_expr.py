@@ -758,9 +758,9 @@ class ExprChecker:
         op = cond.ops[0]
         left, right = cond.operands
         case = self.checked.expr_types.get(id(right))
-        if isinstance(case, t.TypeRefType) and t.variant_of(case.target) is not None:
+        if isinstance(case, t.TypeRefType) and isinstance(case.target, t.RecordType):
             path = path_of(left)
-            if path is not None and op in ("is", "is not"):
+            if path is not None and op in ("is", "is not") and t.variant_of(case.target):
                 self.narrow_case(path, left, case.target, scope, holds=(op == "is") == positive)
             return
         if isinstance(left, ast.NoneLit):

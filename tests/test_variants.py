@@ -370,3 +370,15 @@ def test_optional_variants_empty_cases_and_typed_calls() -> None:
     assert env.state_json() == {"o": {"kind": "some", "n": 9}, "never": []}
     refused = env.call("set_o", {"v": {"kind": "empty", "n": 3}})
     assert refused["success"] is False and "Opt.empty has no field 'n'" in refused["error"]
+
+
+def test_the_tag_cannot_be_assigned_and_a_shared_field_can() -> None:
+    retag = '  action q() {\n    """q"""\n    p.source = "card"\n  }\n'
+    assert [(c, t) for c, t, _ in diagnostics_of(spec_with(retag))] == [("E3009", "p.source")]
+    rename = spec_with('  action q(new: str) {\n    """q"""\n    p.id = new\n  }\n')
+    result = compile_source(SourceFile("spec.env", rename))
+    assert result.ok, render_text(result.diagnostics, result.sources)
+    env = environment_class(load_module(result.artifacts["module"], result.artifacts["name"]))()
+    env.reset()
+    assert env.call("q", {"new": "h"})["success"]
+    assert env.state_json() == {"p": {"amount": 1.0, "id": "h", "source": "gift"}}

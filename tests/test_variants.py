@@ -382,3 +382,33 @@ def test_the_tag_cannot_be_assigned_and_a_shared_field_can() -> None:
     env.reset()
     assert env.call("q", {"new": "h"})["success"]
     assert env.state_json() == {"p": {"amount": 1.0, "id": "h", "source": "gift"}}
+
+
+REF_SPEC = '''env R {
+  """Refs inside variant cases are kept whole, as inside records."""
+  entity U { key id: str }
+  variant P by kind { a { id: str, owner: ref U }, b { id: str } }
+  entity H { key hid: str, ps: list[P] = [] }
+  state { us: table U, hs: table H }
+  action drop(id: str) {
+    """Delete a user."""
+    us.delete(id)
+  }
+}
+'''
+
+
+def test_refs_inside_a_case_must_point_at_rows() -> None:
+    result = compile_source(SourceFile("r.env", REF_SPEC))
+    assert result.ok, render_text(result.diagnostics, result.sources)
+    env = environment_class(load_module(result.artifacts["module"], result.artifacts["name"]))()
+    dangling = {"us": [], "hs": [{"hid": "h", "ps": [{"kind": "a", "id": "x", "owner": "U9"}]}]}
+    with pytest.raises(InvalidState, match="ps\\[0\\].owner: U 'U9' does not exist"):
+        env.reset(state=dangling)
+    held = [{"kind": "b", "id": "y"}, {"kind": "a", "id": "x", "owner": "U1"}]
+    env.reset(state={"us": [{"id": "U1"}], "hs": [{"hid": "h", "ps": held}]})
+    refused = env.call("drop", {"id": "U1"})
+    assert refused == {
+        "success": False,
+        "error": "cannot delete U 'U1': H 'h' refers to it (ps[1].owner)",
+    }

@@ -301,6 +301,12 @@ class Lowerer:
             for field in self.checked.records[value.name].fields.values():
                 found |= self._nested_parents(field.type, seen | {value.name})
             return found
+        if isinstance(value, t.VariantType) and value.name not in seen:
+            cases = self.checked.variants[value.name].cases
+            inner = seen | {value.name}
+            return set().union(
+                *(self._nested_parents(t.case_type(value.name, c), inner) for c in cases)
+            )
         return set()
 
     # ---- invariants and their effect-driven selection ----------------------------------------

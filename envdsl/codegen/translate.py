@@ -381,7 +381,8 @@ class Translator:
             return None
         value = self.expr(node.operands[0], scope)
         test = f"isinstance({value}, {self.expr(node.operands[1], scope)})"
-        return test if node.ops[0] == "is" else f"(not {test})"
+        # parenthesized as every comparison is (and/or chains take the parentheses off)
+        return f"({test})" if node.ops[0] == "is" else f"(not {test})"
 
     def compare_operand(self, code: str, own: t.Type, other: t.Type) -> str:
         """A row compared with a key or ref is compared by its key; a table compared with a

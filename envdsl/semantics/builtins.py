@@ -115,7 +115,11 @@ def _call_name(checker: ExprTyping, name: str, node: ast.Call, scope: Scope) -> 
     _check_all_args(checker, node, scope)
     candidates = list(_FUNCTIONS) + list(checked.callables) + list(checked.records)
     help, fixes = did_you_mean(name, candidates, span)
-    if name in checked.state and not node.args and not node.kwargs:
+    if name in checked.variants:
+        cases = checked.variants[name].cases
+        example = f"{name}.{next(iter(cases))}(...)" if cases else f"{name}.<case>(...)"
+        help = f"'{name}' is a variant: build one of its cases, `{example}`"
+    elif name in checked.state and not node.args and not node.kwargs:
         # `now()`: the clock (or any state field) is read, not called
         help = f"'{name}' is a state field, not a function: write `{name}`"
         fixes = (Fix(f"write `{name}`", (Edit(node.span, name),)),)

@@ -535,11 +535,16 @@ class ExprChecker:
                     )
                 return
             if not (isinstance(right, t.NoneType) or isinstance(left, t.NoneType)):
+                variant = right.target if isinstance(right, t.TypeRefType) else None
                 self.error(
                     codes.INVALID_OPERAND,
-                    f"'{op}' only compares with none",
+                    f"'{op}' only compares with none or a variant's case",
                     span,
-                    help="use '==' or '!=' to compare values",
+                    help=(
+                        f"test one of its cases: `x {op} {variant}.<case>`"
+                        if isinstance(variant, t.VariantType)
+                        else "use '==' or '!=' to compare values"
+                    ),
                 )
             return
         if op in ("==", "!="):

@@ -469,7 +469,17 @@ class Resolver:
                 if isinstance(field_decl.type, ast.TableType):
                     entity_name = field_decl.type.entity
                     info = self.checked.records.get(entity_name.text)
-                    if info is None:
+                    if entity_name.text in self.checked.variants:
+                        self.checked.used.add(entity_name.text)
+                        self.sink.report(
+                            codes.TABLE_OF_NON_ENTITY,
+                            f"'{entity_name.text}' is a variant: only entities live in tables",
+                            entity_name.span,
+                            help=f"store its values in a `list[{entity_name.text}]` or a map, "
+                            "or as a field of an entity",
+                        )
+                        state_type = t.ERROR
+                    elif info is None:
                         state_type = self._unknown_type(entity_name)
                     elif not info.is_entity:
                         self.checked.used.add(info.name)

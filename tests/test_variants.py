@@ -412,3 +412,19 @@ def test_refs_inside_a_case_must_point_at_rows() -> None:
         "success": False,
         "error": "cannot delete U 'U1': H 'h' refers to it (ps[1].owner)",
     }
+
+
+def test_case_tests_inside_and_or_chains_run() -> None:
+    body = (
+        '  query q() -> float {\n    """q"""\n'
+        "    return 2.0 if p is Pay.card or p is Pay.gift and p.amount > 0.5 else -1.0\n"
+        "  }\n"
+        '  query r() -> int {\n    """r"""\n'
+        '    return count(x for x in [p] if x is not Pay.card and x.id == "g")\n  }\n'
+    )
+    result = compile_source(SourceFile("spec.env", spec_with(body)))
+    assert result.ok, render_text(result.diagnostics, result.sources)
+    env = environment_class(load_module(result.artifacts["module"], result.artifacts["name"]))()
+    env.reset()
+    assert env.call("q")["data"] == 2.0
+    assert env.call("r")["data"] == 1

@@ -316,12 +316,12 @@ def test_the_generated_module_is_mypy_strict_clean(
 def test_fmt_lays_out_a_variant_and_is_stable() -> None:
     messy = (
         'env V {\n"""x"""\nvariant K by kind {\n   """Kinds."""\n  a {n: int,\n m: str}\n'
-        "  b {}\n  c { n: int = 1 }\n}\nstate { k: K = K.b() }\n}\n"
+        '  b {}\n  c { n: int = 1 }\n  d="d d"{n:int}\n}\nstate { k: K = K.b() }\n}\n'
     )
     formatted = format_source(SourceFile("spec.env", messy)).text
     assert formatted is not None
     assert '  variant K by kind {\n    """Kinds."""\n    a { n: int, m: str }\n    b\n' in formatted
-    assert "    c {\n      n: int = 1\n    }\n" in formatted
+    assert '    c {\n      n: int = 1\n    }\n    d = "d d" { n: int }\n' in formatted
     assert format_source(SourceFile("spec.env", formatted)).text == formatted
 
 
@@ -428,3 +428,75 @@ def test_case_tests_inside_and_or_chains_run() -> None:
     env.reset()
     assert env.call("q")["data"] == 2.0
     assert env.call("r")["data"] == 1
+
+
+FLIGHTS_SPEC = '''env Flights {
+  """Flights and their status per date, as τ-bench airline's flights.json has them."""
+  variant FlightDate by status {
+    available { available_seats: map[str, int], prices: map[str, float] }
+    on_time = "on time" { estimated_arrival_time_est: str, estimated_departure_time_est: str }
+    landed { actual_arrival_time_est: str, actual_departure_time_est: str }
+    cancelled
+  }
+  entity Flight {
+    key flight_number: str
+    dates: map[str, FlightDate] = {}
+  }
+  state { flights: table Flight }
+  query seats(flight_number: str, date: str, cabin: str) -> int {
+    """Free seats in a cabin."""
+    let f = flights.get(flight_number) else "no such flight"
+    let d = f.dates.get(date) else "the flight does not fly that day"
+    require d is FlightDate.available else f"the flight is {d.status}"
+    return d.available_seats[cabin]
+  }
+}
+'''
+FLIGHTS_STATE = {
+    "flights": {
+        "HAT001": {
+            "dates": {
+                "2024-05-16": {
+                    "actual_arrival_time_est": "2024-05-16T09:31:00",
+                    "actual_departure_time_est": "2024-05-16T06:04:00",
+                    "status": "landed",
+                },
+                "2024-05-17": {
+                    "estimated_arrival_time_est": "2024-05-17T09:31:00",
+                    "estimated_departure_time_est": "2024-05-17T06:04:00",
+                    "status": "on time",
+                },
+                "2024-05-18": {"status": "cancelled"},
+                "2024-05-20": {
+                    "available_seats": {"basic_economy": 16, "business": 13, "economy": 10},
+                    "prices": {"basic_economy": 87.0, "business": 471.0, "economy": 122.0},
+                    "status": "available",
+                },
+            },
+            "flight_number": "HAT001",
+        }
+    }
+}
+
+
+def test_a_case_with_its_own_json_tag_round_trips() -> None:
+    result = compile_source(SourceFile("flights.env", FLIGHTS_SPEC))
+    assert result.ok, render_text(result.diagnostics, result.sources)
+    env = environment_class(load_module(result.artifacts["module"], result.artifacts["name"]))()
+    env.reset(state=json.loads(json.dumps(FLIGHTS_STATE)))
+    assert json.dumps(env.state_json(), sort_keys=True) == json.dumps(FLIGHTS_STATE, sort_keys=True)
+    args = {"flight_number": "HAT001", "cabin": "economy"}
+    assert env.call("seats", {**args, "date": "2024-05-20"}) == {"success": True, "data": 10}
+    on_time = env.call("seats", {**args, "date": "2024-05-17"})
+    assert on_time == {"success": False, "error": "the flight is on time"}
+    schema = type(env).TABLES["flights"].row.schema()
+    cases = schema["properties"]["dates"]["additionalProperties"]["oneOf"]
+    assert [c["properties"]["status"]["const"] for c in cases] == [
+        "available",
+        "on time",
+        "landed",
+        "cancelled",
+    ]
+    text = FLIGHTS_SPEC.replace("    cancelled\n", '    cancelled\n    gone = "on time"\n')
+    found = diagnostics_of(text)
+    assert [(c, t) for c, t, _ in found] == [("E1010", '"on time"')]

@@ -173,15 +173,15 @@ class Lowerer:
         view = RecordView(py, doc, fields, self.names.spec_name(py), base)
         view.size_ones, view.size_terms = self.size_terms(info)
         if info.variant is not None:
-            view.tag = (self.names.tag(info.variant), info.case)
+            view.tag = (self.names.tag(info.variant), info.tag_value)
         return view
 
     def variant(self, name: str) -> VariantView:
         info = self.checked.variants[name]
         cases = []
-        for case, record in info.cases.items():
+        for record in info.cases.values():
             py = self.names.type_name(record.name)
-            cases.append((case, py, self.names.spec_name(py)))
+            cases.append((record.tag_value, py, self.names.spec_name(py)))
         py = self.names.type_name(name)
         return VariantView(py, info.tag, cases, self.names.spec_name(py))
 

@@ -34,7 +34,7 @@ class RecordView:
     # the record's stored size (runtime/limits.py): a constant and the terms added to it
     size_ones: int = 1
     size_terms: list[str] = field(default_factory=list)
-    # a variant case's tag: the class attribute and its value (the case's name)
+    # a variant case's tag: the class attribute and its value (the case's JSON tag)
     tag: tuple[str, str] | None = None
 
 
@@ -42,7 +42,7 @@ class RecordView:
 class VariantView:
     name: str  # the alias of the union of the case classes
     tag: str  # the JSON tag field
-    cases: list[tuple[str, str, str]]  # (case name, class, spec) in declaration order
+    cases: list[tuple[str, str, str]]  # (JSON tag, class, spec) in declaration order
     spec: str
 
 

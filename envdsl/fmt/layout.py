@@ -213,11 +213,13 @@ class Layout:
         body = self.exprs.bracketed("{", members, "}", decl.span.end, padded=True)
         return self.out.item(decl.span.start, [f"enum {decl.name.text} ", body])
 
-    def _decl_record_decl(self, decl: ast.RecordDecl, word: str | None = None) -> int:
+    def _decl_record_decl(
+        self, decl: ast.RecordDecl, word: str | None = None, name: str | None = None
+    ) -> int:
         """A record or an entity; with word "", a variant's case (`gift_card { ... }`)."""
         if word is None:
             word = "entity" if decl.is_entity else "record"
-        first = self.out.open(decl.span.start, f"{word} {decl.name.text}".lstrip())
+        first = self.out.open(decl.span.start, f"{word} {name or decl.name.text}".lstrip())
         items: list[ast.FieldDecl | ast.RowInvariant | ast.UniqueDecl | ast.Text] = [
             *decl.fields,
             *decl.invariants,
@@ -248,16 +250,20 @@ class Layout:
         for item in sorted(items, key=lambda item: item.span.start):
             if isinstance(item, ast.Text):
                 self.docstring(item)
-            elif not item.fields and not item.invariants and item.doc is None:
+                continue
+            name = item.name.text
+            if item.json_tag is not None:
+                name += f" = {self.exprs.source(item.json_tag)}"
+            if not item.fields and not item.invariants and item.doc is None:
                 self.out.comments_before(item.span.start)
-                self.out.item(item.span.start, item.name.text)  # a case with no fields
+                self.out.item(item.span.start, name)  # a case with no fields
             elif _plain_fields(item):  # on one line when it fits: `gift_card { id: str }`
                 self.out.comments_before(item.span.start)
                 fields = [(f, f"{f.name.text}: {type_text(f.type)}") for f in item.fields]
                 body = self.exprs.bracketed("{", fields, "}", item.span.end, padded=True)
-                self.out.item(item.span.start, [f"{item.name.text} ", body])
+                self.out.item(item.span.start, [f"{name} ", body])
             else:
-                self._decl_record_decl(item, word="")
+                self._decl_record_decl(item, word="", name=name)
         self.out.close(decl.span.end - 1)
         return first
 

@@ -116,6 +116,12 @@ class RecordInfo:
         return self.name.partition(".")[2]
 
     @property
+    def tag_value(self) -> str:
+        """A variant case's JSON tag: its `= "..."` string, else its name."""
+        tag = self.decl.json_tag
+        return tag.value if tag is not None else self.case
+
+    @property
     def key(self) -> FieldInfo | None:
         return next((f for f in self.fields.values() if f.is_key), None)
 

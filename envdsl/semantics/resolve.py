@@ -189,7 +189,19 @@ class Resolver:
     def _declare_variant(self, decl: ast.VariantDecl, module: str | None) -> None:
         name = decl.name.text
         info = VariantInfo(name, decl.tag.text, {}, decl, module)
+        tags: dict[str, str] = {}  # JSON tag -> the case that has it
         for case in decl.cases:
+            tag = case.json_tag.value if case.json_tag is not None else case.name.text
+            if tag in tags and case.name.text not in info.cases:
+                self.sink.report(
+                    codes.DUPLICATE_DECLARATION,
+                    f"cases '{tags[tag]}' and '{case.name.text}' of {name} have the same JSON "
+                    f"tag {tag!r}",
+                    case.json_tag.span if case.json_tag is not None else case.name.span,
+                    help="give each case a distinct tag",
+                )
+                continue
+            tags[tag] = case.name.text
             if case.name.text in info.cases:
                 self.sink.report(
                     codes.DUPLICATE_DECLARATION,

@@ -439,6 +439,7 @@ class RecordDecl:
     uniques: tuple[UniqueDecl, ...]
     doc: Text | None
     span: Span
+    json_tag: Text | None = None  # a variant case's `= "json value"` (its tag in JSON)
 
 
 @node

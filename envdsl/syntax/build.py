@@ -7,6 +7,7 @@ a tool call, a file without exactly one env.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, Callable
 
 from envdsl.diagnostics import DiagnosticSink, codes
@@ -196,7 +197,11 @@ class AstBuilder:
         doc: ast.Text | None = None
         for item in parts[2:]:
             if _is(item, "variant_case"):
-                cases.append(self.record(item, is_entity=False))
+                case = self.record(item, is_entity=False)
+                tag = next((c for c in _children(item)[1:2] if _is(c, "string")), None)
+                if tag is not None:
+                    case = dataclasses.replace(case, json_tag=self.text(tag))
+                cases.append(case)
             elif _is(item, "docstring") and doc is None:
                 doc = self.text(_children(item)[0])
         return ast.VariantDecl(

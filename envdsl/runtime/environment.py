@@ -125,6 +125,7 @@ class Environment:
     # (verifying a spec's tasks: 1-10 a tool over benchmarks/bench_batch.py's corpus)
     _CALLS_BEFORE_COMPILING: ClassVar[int] = 16
     # how many tasks' start states reset(task=...) keeps to restore instead of loading again
+    # (tasks with one init share one)
     _TASK_STARTS_KEPT: ClassVar[int] = 4
 
     def __init__(
@@ -162,8 +163,9 @@ class Environment:
         self._after_step: Callable[[int], None] | None = None
         self._solution_step = 0
         self._owner = Owner()  # which snapshots are this environment's own
-        # the state right after reset(task=...) loaded a task, the latest last: see reset
-        self._task_starts: dict[str, Snapshot] = {}
+        # the state right after reset(task=...) loaded a task, by its init, the latest last:
+        # see _remember_start
+        self._task_starts: dict[tuple[str | None, str | None], Snapshot] = {}
         self._world: World
         self._tables: dict[str, Table[Any]]
         self._scalars: dict[str, Any]
@@ -195,31 +197,35 @@ class Environment:
         """Load a task's initial state, or a JSON state (dict or JSON text), or an empty one."""
         if task is not None and state is not None:
             raise ValueError("give a task or a state, not both")
-        if task is not None and (start := self._task_starts.pop(task, None)) is not None:
-            self.restore(start)  # a task loaded before: its episode's writes undone
-            self._task_starts[task] = start  # the latest last
+        spec = self.TASKS.get(task) if task is not None else None
+        start_key = (spec.init, spec.init_data) if spec is not None else None
+        if start_key is not None and (start := self._task_starts.pop(start_key, None)):
+            self.restore(start)  # a start loaded before: the episode's writes undone
+            self.task = task
+            self._task_starts[start_key] = start  # the latest last
             return
         self._clear()
         self.task = task
         if task is not None:
-            spec = self.TASKS.get(task)
             if spec is None:
                 raise KeyError(self.unknown_task(task))
             if not self._load_task(spec):
                 self._check_whole_state()
-            self._remember_start(task)
+            assert start_key is not None
+            self._remember_start(start_key)
             return
         if state is not None:
             self._load_state(state)
             return
         self._check_whole_state()
 
-    def _remember_start(self, task: str) -> None:
-        """Keep the state a task's load ended in, for the next reset to it: an init is
-        deterministic, so undoing an episode's writes gives what loading it again would, and
-        costs what the episode wrote instead of what the state holds. A few tasks are kept,
-        the least recently reset to dropped first (each keeps its world alive)."""
-        self._task_starts[task] = self.snapshot()
+    def _remember_start(self, key: tuple[str | None, str | None]) -> None:
+        """Keep the state a task's load ended in, for the next reset to a task with the same
+        init (the same init method, or the same `init from` data, which tasks of one start
+        share): an init is deterministic, so undoing an episode's writes gives what loading
+        it again would, and costs what the episode wrote instead of what the state holds. A
+        few starts are kept, the least recently used dropped first (each keeps its world)."""
+        self._task_starts[key] = self.snapshot()
         while len(self._task_starts) > self._TASK_STARTS_KEPT:
             del self._task_starts[next(iter(self._task_starts))]
 

@@ -9,6 +9,18 @@ from typing import Any, ClassVar, cast
 
 from envdsl import runtime as rt
 from envdsl.runtime import helpers as h
+from envdsl.runtime.call_support import (
+    INSERTED as _INSERTED,
+    INT_RESULT as _INT_RESULT,
+    MAX_INT as _MAX_INT,
+    MIN_INT as _MIN_INT,
+    MISSING as _MISSING,
+    TOO_LARGE as _TOO_LARGE,
+    budget as _budget,
+    format_datetime as _format_datetime,
+    fromisoformat as _fromisoformat,
+    result_problem as _result_problem,
+)
 
 
 class Weekday(enum.Enum):
@@ -392,6 +404,121 @@ C_EARLY_CHECK_IN_MINUTES: int = 60
 C_NO_SHOW_GRACE_MINUTES: int = 15
 C_RECALL_QUIET_DAYS: int = 30
 
+_ARGUMENTS_list_dentists = frozenset(
+    {
+        "speciality_code",
+    }
+)  # the arguments of list_dentists
+_ARGUMENTS_get_working_hours = frozenset(
+    {
+        "dentist_id",
+    }
+)  # the arguments of get_working_hours
+_ARGUMENTS_find_free_slots = frozenset(
+    {
+        "dentist_id",
+        "treatment_code",
+        "day",
+    }
+)  # the arguments of find_free_slots
+_ARGUMENTS_get_dentist_schedule = frozenset(
+    {
+        "dentist_id",
+        "day",
+    }
+)  # the arguments of get_dentist_schedule
+_ARGUMENTS_find_patients = frozenset(
+    {
+        "name",
+    }
+)  # the arguments of find_patients
+_ARGUMENTS_get_patient_appointments = frozenset(
+    {
+        "patient_id",
+        "include_past",
+    }
+)  # the arguments of get_patient_appointments
+_ARGUMENTS_get_appointment = frozenset(
+    {
+        "appointment_id",
+    }
+)  # the arguments of get_appointment
+_ARGUMENTS_register_patient = frozenset(
+    {
+        "name",
+        "phone",
+        "recall_months",
+    }
+)  # the arguments of register_patient
+_ARGUMENTS_book_appointment = frozenset(
+    {
+        "patient_id",
+        "dentist_id",
+        "treatment_code",
+        "start",
+        "room_id",
+    }
+)  # the arguments of book_appointment
+_ARGUMENTS_confirm_appointment = frozenset(
+    {
+        "appointment_id",
+    }
+)  # the arguments of confirm_appointment
+_ARGUMENTS_reschedule_appointment = frozenset(
+    {
+        "appointment_id",
+        "new_start",
+        "room_id",
+    }
+)  # the arguments of reschedule_appointment
+_ARGUMENTS_cancel_appointment = frozenset(
+    {
+        "appointment_id",
+        "reason",
+        "by_clinic",
+    }
+)  # the arguments of cancel_appointment
+_ARGUMENTS_check_in_patient = frozenset(
+    {
+        "appointment_id",
+    }
+)  # the arguments of check_in_patient
+_ARGUMENTS_complete_appointment = frozenset(
+    {
+        "appointment_id",
+    }
+)  # the arguments of complete_appointment
+_ARGUMENTS_mark_no_show = frozenset(
+    {
+        "appointment_id",
+    }
+)  # the arguments of mark_no_show
+_ARGUMENTS_advance_clock = frozenset(
+    {
+        "to",
+    }
+)  # the arguments of advance_clock
+_ARGUMENTS_set_working_hours = frozenset(
+    {
+        "dentist_id",
+        "day",
+        "opens",
+        "closes",
+    }
+)  # the arguments of set_working_hours
+_ARGUMENTS_add_dentist_speciality = frozenset(
+    {
+        "dentist_id",
+        "speciality_code",
+    }
+)  # the arguments of add_dentist_speciality
+_ARGUMENTS_remove_dentist_speciality = frozenset(
+    {
+        "dentist_id",
+        "speciality_code",
+    }
+)  # the arguments of remove_dentist_speciality
+
 
 # clinic_scheduling.week.json: the initial state of 8 tasks
 INIT_CLINIC_SCHEDULING_WEEK = '{"appointments": [{"appointment_id": "APT-0001", "booked_at": "2024-06-01T09:00:00Z", "cancel_reason": null, "cancelled_at": null, "dentist": "D2", "end": "2024-06-11T08:45:00Z", "patient": "P-0002", "room": "R2", "start": "2024-06-11T08:00:00Z", "status": "confirmed", "treatment": "HYG-CLEAN"}, {"appointment_id": "APT-0002", "booked_at": "2024-06-02T09:00:00Z", "cancel_reason": null, "cancelled_at": null, "dentist": "D1", "end": "2024-06-11T09:00:00Z", "patient": "P-0003", "room": "R1", "start": "2024-06-11T08:30:00Z", "status": "confirmed", "treatment": "CHECKUP"}, {"appointment_id": "APT-0003", "booked_at": "2024-06-05T14:00:00Z", "cancel_reason": null, "cancelled_at": null, "dentist": "D1", "end": "2024-06-12T11:00:00Z", "patient": "P-0001", "room": "R2", "start": "2024-06-12T10:00:00Z", "status": "requested", "treatment": "FILLING"}, {"appointment_id": "APT-0004", "booked_at": "2024-06-03T11:00:00Z", "cancel_reason": null, "cancelled_at": null, "dentist": "D3", "end": "2024-06-10T14:00:00Z", "patient": "P-0003", "room": "R3", "start": "2024-06-10T13:00:00Z", "status": "confirmed", "treatment": "FILLING"}], "dentist_specialities": [{"dentist": "D1", "link_id": "DS-0001", "speciality": "GEN"}, {"dentist": "D1", "link_id": "DS-0002", "speciality": "ENDO"}, {"dentist": "D2", "link_id": "DS-0003", "speciality": "HYG"}, {"dentist": "D3", "link_id": "DS-0004", "speciality": "GEN"}], "dentists": [{"dentist_id": "D1", "name": "Dr. Holm"}, {"dentist_id": "D2", "name": "Dr. Lind"}, {"dentist_id": "D3", "name": "Dr. Sund"}], "now": "2024-06-07T10:00:00Z", "patients": [{"last_visit": "2023-11-20", "name": "Nora Berg", "patient_id": "P-0001", "phone": "+46 70 111 22 33", "recall_months": 6}, {"last_visit": null, "name": "Ivan Sok", "patient_id": "P-0002", "phone": "+46 70 444 55 66", "recall_months": 6}, {"last_visit": "2024-01-15", "name": "Lea Falk", "patient_id": "P-0003", "phone": "+46 70 777 88 99", "recall_months": 6}], "reminders": [], "rooms": [{"has_xray": true, "name": "Room 1", "room_id": "R1"}, {"has_xray": false, "name": "Room 2", "room_id": "R2"}, {"has_xray": false, "name": "Room 3", "room_id": "R3"}], "specialities": [{"code": "GEN", "name": "General dentistry"}, {"code": "HYG", "name": "Dental hygiene"}, {"code": "ENDO", "name": "Endodontics"}], "treatments": [{"code": "CHECKUP", "duration_minutes": 30, "name": "Check-up", "needs_xray": true, "speciality": "GEN"}, {"code": "HYG-CLEAN", "duration_minutes": 45, "name": "Hygiene cleaning", "needs_xray": false, "speciality": "HYG"}, {"code": "FILLING", "duration_minutes": 60, "name": "Filling", "needs_xray": false, "speciality": "GEN"}, {"code": "ROOT-CANAL", "duration_minutes": 90, "name": "Root canal treatment", "needs_xray": true, "speciality": "ENDO"}], "working_hours": [{"closes": 1020, "day": "monday", "dentist": "D1", "hours_id": "WH-0001", "opens": 480}, {"closes": 1020, "day": "tuesday", "dentist": "D1", "hours_id": "WH-0002", "opens": 480}, {"closes": 1020, "day": "wednesday", "dentist": "D1", "hours_id": "WH-0003", "opens": 480}, {"closes": 720, "day": "tuesday", "dentist": "D2", "hours_id": "WH-0004", "opens": 480}, {"closes": 960, "day": "thursday", "dentist": "D2", "hours_id": "WH-0005", "opens": 480}, {"closes": 1080, "day": "monday", "dentist": "D3", "hours_id": "WH-0006", "opens": 720}, {"closes": 720, "day": "friday", "dentist": "D3", "hours_id": "WH-0007", "opens": 480}]}'
@@ -598,6 +725,7 @@ class ClinicSchedulingEnv(rt.Environment):
             result=rt.ListSpec(SPEC_DentistProfile),
             impl="_impl_list_dentists",
             json_arguments="_json_list_dentists",
+            call="_call_list_dentists",
         ),
         "list_treatments": rt.ToolSpec(
             name="list_treatments",
@@ -607,6 +735,7 @@ class ClinicSchedulingEnv(rt.Environment):
             result=rt.ListSpec(SPEC_Treatment),
             impl="_impl_list_treatments",
             json_arguments="_json_list_treatments",
+            call="_call_list_treatments",
         ),
         "get_working_hours": rt.ToolSpec(
             name="get_working_hours",
@@ -620,6 +749,7 @@ class ClinicSchedulingEnv(rt.Environment):
             result=rt.ListSpec(SPEC_WorkingHours),
             impl="_impl_get_working_hours",
             json_arguments="_json_get_working_hours",
+            call="_call_get_working_hours",
         ),
         "find_free_slots": rt.ToolSpec(
             name="find_free_slots",
@@ -642,6 +772,7 @@ class ClinicSchedulingEnv(rt.Environment):
             result=rt.ListSpec(SPEC_Slot),
             impl="_impl_find_free_slots",
             json_arguments="_json_find_free_slots",
+            call="_call_find_free_slots",
         ),
         "get_dentist_schedule": rt.ToolSpec(
             name="get_dentist_schedule",
@@ -656,6 +787,7 @@ class ClinicSchedulingEnv(rt.Environment):
             result=rt.ListSpec(SPEC_Appointment),
             impl="_impl_get_dentist_schedule",
             json_arguments="_json_get_dentist_schedule",
+            call="_call_get_dentist_schedule",
         ),
         "find_patients": rt.ToolSpec(
             name="find_patients",
@@ -672,6 +804,7 @@ class ClinicSchedulingEnv(rt.Environment):
             result=rt.ListSpec(SPEC_Patient),
             impl="_impl_find_patients",
             json_arguments="_json_find_patients",
+            call="_call_find_patients",
         ),
         "get_patient_appointments": rt.ToolSpec(
             name="get_patient_appointments",
@@ -692,6 +825,7 @@ class ClinicSchedulingEnv(rt.Environment):
             result=rt.ListSpec(SPEC_Appointment),
             impl="_impl_get_patient_appointments",
             json_arguments="_json_get_patient_appointments",
+            call="_call_get_patient_appointments",
         ),
         "get_appointment": rt.ToolSpec(
             name="get_appointment",
@@ -705,6 +839,7 @@ class ClinicSchedulingEnv(rt.Environment):
             result=SPEC_Appointment,
             impl="_impl_get_appointment",
             json_arguments="_json_get_appointment",
+            call="_call_get_appointment",
         ),
         "register_patient": rt.ToolSpec(
             name="register_patient",
@@ -729,6 +864,7 @@ class ClinicSchedulingEnv(rt.Environment):
             result=SPEC_Patient,
             impl="_impl_register_patient",
             json_arguments="_json_register_patient",
+            call="_call_register_patient",
         ),
         "book_appointment": rt.ToolSpec(
             name="book_appointment",
@@ -760,6 +896,7 @@ class ClinicSchedulingEnv(rt.Environment):
             result=SPEC_Appointment,
             impl="_impl_book_appointment",
             json_arguments="_json_book_appointment",
+            call="_call_book_appointment",
             env_invariants=(
                 "_inv_0",
                 "_inv_1",
@@ -783,6 +920,7 @@ class ClinicSchedulingEnv(rt.Environment):
             result=SPEC_Appointment,
             impl="_impl_confirm_appointment",
             json_arguments="_json_confirm_appointment",
+            call="_call_confirm_appointment",
             env_invariants=(
                 "_inv_0",
                 "_inv_1",
@@ -819,6 +957,7 @@ class ClinicSchedulingEnv(rt.Environment):
             result=SPEC_Appointment,
             impl="_impl_reschedule_appointment",
             json_arguments="_json_reschedule_appointment",
+            call="_call_reschedule_appointment",
             env_invariants=(
                 "_inv_0",
                 "_inv_1",
@@ -849,6 +988,7 @@ class ClinicSchedulingEnv(rt.Environment):
             result=SPEC_Appointment,
             impl="_impl_cancel_appointment",
             json_arguments="_json_cancel_appointment",
+            call="_call_cancel_appointment",
             env_invariants=(
                 "_inv_0",
                 "_inv_1",
@@ -872,6 +1012,7 @@ class ClinicSchedulingEnv(rt.Environment):
             result=SPEC_Appointment,
             impl="_impl_check_in_patient",
             json_arguments="_json_check_in_patient",
+            call="_call_check_in_patient",
             env_invariants=(
                 "_inv_0",
                 "_inv_1",
@@ -895,6 +1036,7 @@ class ClinicSchedulingEnv(rt.Environment):
             result=SPEC_Appointment,
             impl="_impl_complete_appointment",
             json_arguments="_json_complete_appointment",
+            call="_call_complete_appointment",
             env_invariants=(
                 "_inv_0",
                 "_inv_1",
@@ -918,6 +1060,7 @@ class ClinicSchedulingEnv(rt.Environment):
             result=SPEC_Appointment,
             impl="_impl_mark_no_show",
             json_arguments="_json_mark_no_show",
+            call="_call_mark_no_show",
             env_invariants=(
                 "_inv_0",
                 "_inv_1",
@@ -941,6 +1084,7 @@ class ClinicSchedulingEnv(rt.Environment):
             result=rt.DATETIME,
             impl="_impl_advance_clock",
             json_arguments="_json_advance_clock",
+            call="_call_advance_clock",
             env_invariants=("_inv_4",),
         ),
         "set_working_hours": rt.ToolSpec(
@@ -964,6 +1108,7 @@ class ClinicSchedulingEnv(rt.Environment):
             result=SPEC_WorkingHours,
             impl="_impl_set_working_hours",
             json_arguments="_json_set_working_hours",
+            call="_call_set_working_hours",
             env_invariants=("_inv_2",),
         ),
         "add_dentist_speciality": rt.ToolSpec(
@@ -981,6 +1126,7 @@ class ClinicSchedulingEnv(rt.Environment):
             result=SPEC_DentistSpeciality,
             impl="_impl_add_dentist_speciality",
             json_arguments="_json_add_dentist_speciality",
+            call="_call_add_dentist_speciality",
             env_invariants=("_inv_3",),
         ),
         "remove_dentist_speciality": rt.ToolSpec(
@@ -1001,6 +1147,7 @@ class ClinicSchedulingEnv(rt.Environment):
             result=rt.STR,
             impl="_impl_remove_dentist_speciality",
             json_arguments="_json_remove_dentist_speciality",
+            call="_call_remove_dentist_speciality",
             env_invariants=("_inv_3",),
         ),
         "send_appointment_reminders": rt.ToolSpec(
@@ -1011,6 +1158,7 @@ class ClinicSchedulingEnv(rt.Environment):
             result=rt.ListSpec(SPEC_Reminder),
             impl="_impl_send_appointment_reminders",
             json_arguments="_json_send_appointment_reminders",
+            call="_call_send_appointment_reminders",
         ),
         "send_recall_reminders": rt.ToolSpec(
             name="send_recall_reminders",
@@ -1020,6 +1168,7 @@ class ClinicSchedulingEnv(rt.Environment):
             result=rt.ListSpec(SPEC_Reminder),
             impl="_impl_send_recall_reminders",
             json_arguments="_json_send_recall_reminders",
+            call="_call_send_recall_reminders",
         ),
     }
     TASKS: ClassVar[dict[str, rt.TaskSpec]] = {
@@ -1387,6 +1536,62 @@ class ClinicSchedulingEnv(rt.Environment):
             v0 = None
         return {"speciality_code": v0}
 
+    def _call_list_dentists(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for list_dentists (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_list_dentists:
+            return None  # an unknown argument: the generic parser says which
+        speciality_code: str | None
+        given_speciality_code = given.get("speciality_code", _MISSING)
+        if given_speciality_code is _MISSING:
+            speciality_code = None
+        elif given_speciality_code is None:
+            speciality_code = None
+        elif (
+            type(given_speciality_code) is str
+            and len(given_speciality_code) <= 64
+            and given_speciality_code.isascii()
+        ):
+            speciality_code = given_speciality_code
+        else:
+            speciality_code = rt.STR.from_json(
+                given_speciality_code, "speciality_code"
+            )  # clinic_scheduling.env:294
+        arguments: dict[str, Any] = {"speciality_code": speciality_code}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_list_dentists(speciality_code=speciality_code)
+            data = (
+                self.TOOLS["list_dentists"].result.to_json(result) if result is not None else None
+            )
+            if type(data) is not str:
+                problem = _result_problem(data, self.size_budget)
+                if problem is not None:
+                    raise rt.Fail(problem)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("list_dentists", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("list_dentists", arguments, False, outcome["error"]))
+        return outcome
+
     def list_treatments(self) -> rt.Result:
         "The treatments the clinic offers, with duration, required speciality and whether they\nneed an x-ray room."
         return self.invoke_typed("list_treatments", {})
@@ -1395,6 +1600,46 @@ class ClinicSchedulingEnv(rt.Environment):
     def _json_list_treatments(cls, values: dict[str, Any]) -> dict[str, Any]:
         "The JSON arguments of a typed call of list_treatments."
         return {}
+
+    def _call_list_treatments(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for list_treatments (envdsl/codegen/tool_calls.py)."
+        if given:
+            return None  # an unknown argument: the generic parser says which
+        arguments: dict[str, Any] = {}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_list_treatments()
+            data = (
+                self.TOOLS["list_treatments"].result.to_json(result) if result is not None else None
+            )
+            if type(data) is not str:
+                problem = _result_problem(data, self.size_budget)
+                if problem is not None:
+                    raise rt.Fail(problem)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("list_treatments", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("list_treatments", arguments, False, outcome["error"]))
+        return outcome
 
     def get_working_hours(self, *, dentist_id: str) -> rt.Result:
         "A dentist's weekly working hours, Monday first (opens/closes in minutes after\nmidnight)."
@@ -1405,6 +1650,62 @@ class ClinicSchedulingEnv(rt.Environment):
         "The JSON arguments of a typed call of get_working_hours."
         v0 = values.get("dentist_id")
         return {"dentist_id": v0}
+
+    def _call_get_working_hours(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for get_working_hours (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_get_working_hours:
+            return None  # an unknown argument: the generic parser says which
+        dentist_id: str
+        given_dentist_id = given.get("dentist_id", _MISSING)
+        if given_dentist_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_dentist_id) is str
+            and len(given_dentist_id) <= 64
+            and given_dentist_id.isascii()
+        ):
+            dentist_id = given_dentist_id
+        else:
+            dentist_id = rt.STR.from_json(
+                given_dentist_id, "dentist_id"
+            )  # clinic_scheduling.env:322
+        arguments: dict[str, Any] = {"dentist_id": dentist_id}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_get_working_hours(dentist_id=dentist_id)
+            data = (
+                self.TOOLS["get_working_hours"].result.to_json(result)
+                if result is not None
+                else None
+            )
+            if type(data) is not str:
+                problem = _result_problem(data, self.size_budget)
+                if problem is not None:
+                    raise rt.Fail(problem)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("get_working_hours", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("get_working_hours", arguments, False, outcome["error"]))
+        return outcome
 
     def find_free_slots(
         self, *, dentist_id: str, treatment_code: str, day: datetime.date
@@ -1423,6 +1724,85 @@ class ClinicSchedulingEnv(rt.Environment):
         v2 = values.get("day")
         return {"dentist_id": v0, "treatment_code": v1, "day": h.to_json(rt.DATE, v2)}
 
+    def _call_find_free_slots(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for find_free_slots (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_find_free_slots:
+            return None  # an unknown argument: the generic parser says which
+        dentist_id: str
+        given_dentist_id = given.get("dentist_id", _MISSING)
+        if given_dentist_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_dentist_id) is str
+            and len(given_dentist_id) <= 64
+            and given_dentist_id.isascii()
+        ):
+            dentist_id = given_dentist_id
+        else:
+            dentist_id = rt.STR.from_json(
+                given_dentist_id, "dentist_id"
+            )  # clinic_scheduling.env:333
+        treatment_code: str
+        given_treatment_code = given.get("treatment_code", _MISSING)
+        if given_treatment_code is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_treatment_code) is str
+            and len(given_treatment_code) <= 64
+            and given_treatment_code.isascii()
+        ):
+            treatment_code = given_treatment_code
+        else:
+            treatment_code = rt.STR.from_json(
+                given_treatment_code, "treatment_code"
+            )  # clinic_scheduling.env:334
+        day: datetime.date
+        given_day = given.get("day", _MISSING)
+        if given_day is _MISSING:
+            return None  # the generic parser says so
+        day = rt.DATE.from_json(given_day, "day")  # clinic_scheduling.env:335
+        arguments: dict[str, Any] = {
+            "dentist_id": dentist_id,
+            "treatment_code": treatment_code,
+            "day": rt.DATE.to_json(day),
+        }
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_find_free_slots(
+                dentist_id=dentist_id, treatment_code=treatment_code, day=day
+            )
+            data = (
+                self.TOOLS["find_free_slots"].result.to_json(result) if result is not None else None
+            )
+            if type(data) is not str:
+                problem = _result_problem(data, self.size_budget)
+                if problem is not None:
+                    raise rt.Fail(problem)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("find_free_slots", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("find_free_slots", arguments, False, outcome["error"]))
+        return outcome
+
     def get_dentist_schedule(self, *, dentist_id: str, day: datetime.date) -> rt.Result:
         "A dentist's appointments on one day that are not cancelled, by start time."
         return self.invoke_typed("get_dentist_schedule", {"dentist_id": dentist_id, "day": day})
@@ -1434,6 +1814,67 @@ class ClinicSchedulingEnv(rt.Environment):
         v1 = values.get("day")
         return {"dentist_id": v0, "day": h.to_json(rt.DATE, v1)}
 
+    def _call_get_dentist_schedule(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for get_dentist_schedule (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_get_dentist_schedule:
+            return None  # an unknown argument: the generic parser says which
+        dentist_id: str
+        given_dentist_id = given.get("dentist_id", _MISSING)
+        if given_dentist_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_dentist_id) is str
+            and len(given_dentist_id) <= 64
+            and given_dentist_id.isascii()
+        ):
+            dentist_id = given_dentist_id
+        else:
+            dentist_id = rt.STR.from_json(
+                given_dentist_id, "dentist_id"
+            )  # clinic_scheduling.env:369
+        day: datetime.date
+        given_day = given.get("day", _MISSING)
+        if given_day is _MISSING:
+            return None  # the generic parser says so
+        day = rt.DATE.from_json(given_day, "day")  # clinic_scheduling.env:370
+        arguments: dict[str, Any] = {"dentist_id": dentist_id, "day": rt.DATE.to_json(day)}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_get_dentist_schedule(dentist_id=dentist_id, day=day)
+            data = (
+                self.TOOLS["get_dentist_schedule"].result.to_json(result)
+                if result is not None
+                else None
+            )
+            if type(data) is not str:
+                problem = _result_problem(data, self.size_budget)
+                if problem is not None:
+                    raise rt.Fail(problem)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("get_dentist_schedule", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("get_dentist_schedule", arguments, False, outcome["error"]))
+        return outcome
+
     def find_patients(self, *, name: str) -> rt.Result:
         "Patients whose name contains the text, ignoring case."
         return self.invoke_typed("find_patients", {"name": name})
@@ -1443,6 +1884,54 @@ class ClinicSchedulingEnv(rt.Environment):
         "The JSON arguments of a typed call of find_patients."
         v0 = values.get("name")
         return {"name": v0}
+
+    def _call_find_patients(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for find_patients (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_find_patients:
+            return None  # an unknown argument: the generic parser says which
+        name: str
+        given_name = given.get("name", _MISSING)
+        if given_name is _MISSING:
+            return None  # the generic parser says so
+        if type(given_name) is str and len(given_name) <= 64 and given_name.isascii():
+            name = given_name
+        else:
+            name = rt.STR.from_json(given_name, "name")  # clinic_scheduling.env:386
+        arguments: dict[str, Any] = {"name": name}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_find_patients(name=name)
+            data = (
+                self.TOOLS["find_patients"].result.to_json(result) if result is not None else None
+            )
+            if type(data) is not str:
+                problem = _result_problem(data, self.size_budget)
+                if problem is not None:
+                    raise rt.Fail(problem)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("find_patients", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("find_patients", arguments, False, outcome["error"]))
+        return outcome
 
     def get_patient_appointments(
         self, *, patient_id: str, include_past: bool | None = None
@@ -1461,6 +1950,76 @@ class ClinicSchedulingEnv(rt.Environment):
             v1 = False
         return {"patient_id": v0, "include_past": v1}
 
+    def _call_get_patient_appointments(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for get_patient_appointments (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_get_patient_appointments:
+            return None  # an unknown argument: the generic parser says which
+        patient_id: str
+        given_patient_id = given.get("patient_id", _MISSING)
+        if given_patient_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_patient_id) is str
+            and len(given_patient_id) <= 64
+            and given_patient_id.isascii()
+        ):
+            patient_id = given_patient_id
+        else:
+            patient_id = rt.STR.from_json(
+                given_patient_id, "patient_id"
+            )  # clinic_scheduling.env:392
+        include_past: bool
+        given_include_past = given.get("include_past", _MISSING)
+        if given_include_past is _MISSING:
+            include_past = False
+        elif type(given_include_past) is bool:
+            include_past = given_include_past
+        else:
+            include_past = rt.BOOL.from_json(
+                given_include_past, "include_past"
+            )  # clinic_scheduling.env:393
+        arguments: dict[str, Any] = {"patient_id": patient_id, "include_past": include_past}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_get_patient_appointments(
+                patient_id=patient_id, include_past=include_past
+            )
+            data = (
+                self.TOOLS["get_patient_appointments"].result.to_json(result)
+                if result is not None
+                else None
+            )
+            if type(data) is not str:
+                problem = _result_problem(data, self.size_budget)
+                if problem is not None:
+                    raise rt.Fail(problem)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("get_patient_appointments", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(
+            rt.TraceEntry("get_patient_appointments", arguments, False, outcome["error"])
+        )
+        return outcome
+
     def get_appointment(self, *, appointment_id: str) -> rt.Result:
         "One appointment."
         return self.invoke_typed("get_appointment", {"appointment_id": appointment_id})
@@ -1470,6 +2029,95 @@ class ClinicSchedulingEnv(rt.Environment):
         "The JSON arguments of a typed call of get_appointment."
         v0 = values.get("appointment_id")
         return {"appointment_id": v0}
+
+    def _call_get_appointment(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for get_appointment (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_get_appointment:
+            return None  # an unknown argument: the generic parser says which
+        appointment_id: str
+        given_appointment_id = given.get("appointment_id", _MISSING)
+        if given_appointment_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_appointment_id) is str
+            and len(given_appointment_id) <= 64
+            and given_appointment_id.isascii()
+        ):
+            appointment_id = given_appointment_id
+        else:
+            appointment_id = rt.STR.from_json(
+                given_appointment_id, "appointment_id"
+            )  # clinic_scheduling.env:404
+        arguments: dict[str, Any] = {"appointment_id": appointment_id}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_get_appointment(appointment_id=appointment_id)
+            data = (
+                {
+                    "appointment_id": result.appointment_id,
+                    "booked_at": _format_datetime(result.booked_at),
+                    "cancel_reason": result.cancel_reason,
+                    "cancelled_at": (
+                        None
+                        if result.cancelled_at is None
+                        else _format_datetime(result.cancelled_at)
+                    ),
+                    "dentist": result.dentist,
+                    "end": _format_datetime(result.end),
+                    "patient": result.patient,
+                    "room": result.room,
+                    "start": _format_datetime(result.start),
+                    "status": result.status._value_,
+                    "treatment": result.treatment,
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = (
+                11
+                + len(data["appointment_id"])
+                + len(data["patient"])
+                + len(data["dentist"])
+                + len(data["room"])
+                + len(data["treatment"])
+                + len(data["start"])
+                + len(data["end"])
+                + len(data["status"])
+                + len(data["booked_at"])
+            )
+            v = data["cancelled_at"]
+            if v is not None:
+                total += len(v)
+            v = data["cancel_reason"]
+            if v is not None:
+                total += len(v)
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("get_appointment", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("get_appointment", arguments, False, outcome["error"]))
+        return outcome
 
     def register_patient(
         self, *, name: str, phone: str, recall_months: int | None = None
@@ -1488,6 +2136,94 @@ class ClinicSchedulingEnv(rt.Environment):
         if v2 is None:
             v2 = 6
         return {"name": v0, "phone": v1, "recall_months": v2}
+
+    def _call_register_patient(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for register_patient (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_register_patient:
+            return None  # an unknown argument: the generic parser says which
+        name: str
+        given_name = given.get("name", _MISSING)
+        if given_name is _MISSING:
+            return None  # the generic parser says so
+        if type(given_name) is str and len(given_name) <= 64 and given_name.isascii():
+            name = given_name
+        else:
+            name = rt.STR.from_json(given_name, "name")  # clinic_scheduling.env:413
+        phone: str
+        given_phone = given.get("phone", _MISSING)
+        if given_phone is _MISSING:
+            return None  # the generic parser says so
+        if type(given_phone) is str and len(given_phone) <= 64 and given_phone.isascii():
+            phone = given_phone
+        else:
+            phone = rt.STR.from_json(given_phone, "phone")  # clinic_scheduling.env:414
+        recall_months: int
+        given_recall_months = given.get("recall_months", _MISSING)
+        if given_recall_months is _MISSING:
+            recall_months = 6
+        elif type(given_recall_months) is int and _MIN_INT <= given_recall_months <= _MAX_INT:
+            recall_months = given_recall_months
+        else:
+            recall_months = rt.INT.from_json(
+                given_recall_months, "recall_months"
+            )  # clinic_scheduling.env:415
+        arguments: dict[str, Any] = {"name": name, "phone": phone, "recall_months": recall_months}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_register_patient(
+                name=name, phone=phone, recall_months=recall_months
+            )
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            data = (
+                {
+                    "last_visit": SPEC_Patient.fields[3].spec.to_json(result.last_visit),
+                    "name": result.name,
+                    "patient_id": result.patient_id,
+                    "phone": result.phone,
+                    "recall_months": result.recall_months,
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = 5 + len(data["patient_id"]) + len(data["name"]) + len(data["phone"])
+            v = data["last_visit"]
+            if v is not None:
+                total += len(v)
+            v = data["recall_months"]
+            if not _MIN_INT <= v <= _MAX_INT:
+                raise rt.Fail(_INT_RESULT)
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("register_patient", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("register_patient", arguments, False, outcome["error"]))
+        return outcome
 
     def book_appointment(
         self,
@@ -1526,6 +2262,179 @@ class ClinicSchedulingEnv(rt.Environment):
             "room_id": v4,
         }
 
+    def _call_book_appointment(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for book_appointment (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_book_appointment:
+            return None  # an unknown argument: the generic parser says which
+        patient_id: str
+        given_patient_id = given.get("patient_id", _MISSING)
+        if given_patient_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_patient_id) is str
+            and len(given_patient_id) <= 64
+            and given_patient_id.isascii()
+        ):
+            patient_id = given_patient_id
+        else:
+            patient_id = rt.STR.from_json(
+                given_patient_id, "patient_id"
+            )  # clinic_scheduling.env:428
+        dentist_id: str
+        given_dentist_id = given.get("dentist_id", _MISSING)
+        if given_dentist_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_dentist_id) is str
+            and len(given_dentist_id) <= 64
+            and given_dentist_id.isascii()
+        ):
+            dentist_id = given_dentist_id
+        else:
+            dentist_id = rt.STR.from_json(
+                given_dentist_id, "dentist_id"
+            )  # clinic_scheduling.env:429
+        treatment_code: str
+        given_treatment_code = given.get("treatment_code", _MISSING)
+        if given_treatment_code is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_treatment_code) is str
+            and len(given_treatment_code) <= 64
+            and given_treatment_code.isascii()
+        ):
+            treatment_code = given_treatment_code
+        else:
+            treatment_code = rt.STR.from_json(
+                given_treatment_code, "treatment_code"
+            )  # clinic_scheduling.env:430
+        start: datetime.datetime
+        given_start_is_canonical = False  # the argument is its own trace text
+        given_start = given.get("start", _MISSING)
+        if given_start is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_start) is str
+            and len(given_start) == 20
+            and given_start[10] == "T"
+            and given_start[19] == "Z"
+            and given_start[4] == given_start[7] == "-"
+            and given_start[13] == given_start[16] == ":"
+        ):
+            try:
+                start = _fromisoformat(given_start)
+                given_start_is_canonical = True
+            except ValueError:
+                start = rt.DATETIME.from_json(given_start, "start")  # clinic_scheduling.env:431
+        else:
+            start = rt.DATETIME.from_json(given_start, "start")  # clinic_scheduling.env:431
+        room_id: str
+        given_room_id = given.get("room_id", _MISSING)
+        if given_room_id is _MISSING:
+            return None  # the generic parser says so
+        if type(given_room_id) is str and len(given_room_id) <= 64 and given_room_id.isascii():
+            room_id = given_room_id
+        else:
+            room_id = rt.STR.from_json(given_room_id, "room_id")  # clinic_scheduling.env:432
+        arguments: dict[str, Any] = {
+            "patient_id": patient_id,
+            "dentist_id": dentist_id,
+            "treatment_code": treatment_code,
+            "start": given_start if given_start_is_canonical else _format_datetime(start),
+            "room_id": room_id,
+        }
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_book_appointment(
+                patient_id=patient_id,
+                dentist_id=dentist_id,
+                treatment_code=treatment_code,
+                start=start,
+                room_id=room_id,
+            )
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            if not self._inv_0():
+                self._env_invariant_failed("_inv_0")  # clinic_scheduling.env:235
+            if not self._inv_1():
+                self._env_invariant_failed("_inv_1")  # clinic_scheduling.env:246
+            if not self._inv_2():
+                self._env_invariant_failed("_inv_2")  # clinic_scheduling.env:261
+            if not self._inv_3():
+                self._env_invariant_failed("_inv_3")  # clinic_scheduling.env:274
+            if not self._inv_4():
+                self._env_invariant_failed("_inv_4")  # clinic_scheduling.env:284
+            data = (
+                {
+                    "appointment_id": result.appointment_id,
+                    "booked_at": _format_datetime(result.booked_at),
+                    "cancel_reason": result.cancel_reason,
+                    "cancelled_at": (
+                        None
+                        if result.cancelled_at is None
+                        else _format_datetime(result.cancelled_at)
+                    ),
+                    "dentist": result.dentist,
+                    "end": _format_datetime(result.end),
+                    "patient": result.patient,
+                    "room": result.room,
+                    "start": _format_datetime(result.start),
+                    "status": result.status._value_,
+                    "treatment": result.treatment,
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = (
+                11
+                + len(data["appointment_id"])
+                + len(data["patient"])
+                + len(data["dentist"])
+                + len(data["room"])
+                + len(data["treatment"])
+                + len(data["start"])
+                + len(data["end"])
+                + len(data["status"])
+                + len(data["booked_at"])
+            )
+            v = data["cancelled_at"]
+            if v is not None:
+                total += len(v)
+            v = data["cancel_reason"]
+            if v is not None:
+                total += len(v)
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("book_appointment", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("book_appointment", arguments, False, outcome["error"]))
+        return outcome
+
     def confirm_appointment(self, *, appointment_id: str) -> rt.Result:
         "Confirm a requested appointment after the patient agreed to it."
         return self.invoke_typed("confirm_appointment", {"appointment_id": appointment_id})
@@ -1535,6 +2444,114 @@ class ClinicSchedulingEnv(rt.Environment):
         "The JSON arguments of a typed call of confirm_appointment."
         v0 = values.get("appointment_id")
         return {"appointment_id": v0}
+
+    def _call_confirm_appointment(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for confirm_appointment (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_confirm_appointment:
+            return None  # an unknown argument: the generic parser says which
+        appointment_id: str
+        given_appointment_id = given.get("appointment_id", _MISSING)
+        if given_appointment_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_appointment_id) is str
+            and len(given_appointment_id) <= 64
+            and given_appointment_id.isascii()
+        ):
+            appointment_id = given_appointment_id
+        else:
+            appointment_id = rt.STR.from_json(
+                given_appointment_id, "appointment_id"
+            )  # clinic_scheduling.env:465
+        arguments: dict[str, Any] = {"appointment_id": appointment_id}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_confirm_appointment(appointment_id=appointment_id)
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            if not self._inv_0():
+                self._env_invariant_failed("_inv_0")  # clinic_scheduling.env:235
+            if not self._inv_1():
+                self._env_invariant_failed("_inv_1")  # clinic_scheduling.env:246
+            if not self._inv_2():
+                self._env_invariant_failed("_inv_2")  # clinic_scheduling.env:261
+            if not self._inv_3():
+                self._env_invariant_failed("_inv_3")  # clinic_scheduling.env:274
+            table = self._tables["appointments"]
+            for touched_table, key in self._touched:
+                row = table.get(key) if touched_table == "appointments" else None
+                if row is not None and not self._inv_4_row(row):
+                    self._env_invariant_failed("_inv_4")  # clinic_scheduling.env:284
+            data = (
+                {
+                    "appointment_id": result.appointment_id,
+                    "booked_at": _format_datetime(result.booked_at),
+                    "cancel_reason": result.cancel_reason,
+                    "cancelled_at": (
+                        None
+                        if result.cancelled_at is None
+                        else _format_datetime(result.cancelled_at)
+                    ),
+                    "dentist": result.dentist,
+                    "end": _format_datetime(result.end),
+                    "patient": result.patient,
+                    "room": result.room,
+                    "start": _format_datetime(result.start),
+                    "status": result.status._value_,
+                    "treatment": result.treatment,
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = (
+                11
+                + len(data["appointment_id"])
+                + len(data["patient"])
+                + len(data["dentist"])
+                + len(data["room"])
+                + len(data["treatment"])
+                + len(data["start"])
+                + len(data["end"])
+                + len(data["status"])
+                + len(data["booked_at"])
+            )
+            v = data["cancelled_at"]
+            if v is not None:
+                total += len(v)
+            v = data["cancel_reason"]
+            if v is not None:
+                total += len(v)
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("confirm_appointment", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("confirm_appointment", arguments, False, outcome["error"]))
+        return outcome
 
     def reschedule_appointment(
         self,
@@ -1559,6 +2576,158 @@ class ClinicSchedulingEnv(rt.Environment):
             v2 = None
         return {"appointment_id": v0, "new_start": h.to_json(rt.DATETIME, v1), "room_id": v2}
 
+    def _call_reschedule_appointment(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for reschedule_appointment (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_reschedule_appointment:
+            return None  # an unknown argument: the generic parser says which
+        appointment_id: str
+        given_appointment_id = given.get("appointment_id", _MISSING)
+        if given_appointment_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_appointment_id) is str
+            and len(given_appointment_id) <= 64
+            and given_appointment_id.isascii()
+        ):
+            appointment_id = given_appointment_id
+        else:
+            appointment_id = rt.STR.from_json(
+                given_appointment_id, "appointment_id"
+            )  # clinic_scheduling.env:476
+        new_start: datetime.datetime
+        given_new_start_is_canonical = False  # the argument is its own trace text
+        given_new_start = given.get("new_start", _MISSING)
+        if given_new_start is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_new_start) is str
+            and len(given_new_start) == 20
+            and given_new_start[10] == "T"
+            and given_new_start[19] == "Z"
+            and given_new_start[4] == given_new_start[7] == "-"
+            and given_new_start[13] == given_new_start[16] == ":"
+        ):
+            try:
+                new_start = _fromisoformat(given_new_start)
+                given_new_start_is_canonical = True
+            except ValueError:
+                new_start = rt.DATETIME.from_json(
+                    given_new_start, "new_start"
+                )  # clinic_scheduling.env:477
+        else:
+            new_start = rt.DATETIME.from_json(
+                given_new_start, "new_start"
+            )  # clinic_scheduling.env:477
+        room_id: str | None
+        given_room_id = given.get("room_id", _MISSING)
+        if given_room_id is _MISSING:
+            room_id = None
+        elif given_room_id is None:
+            room_id = None
+        elif type(given_room_id) is str and len(given_room_id) <= 64 and given_room_id.isascii():
+            room_id = given_room_id
+        else:
+            room_id = rt.STR.from_json(given_room_id, "room_id")  # clinic_scheduling.env:478
+        arguments: dict[str, Any] = {
+            "appointment_id": appointment_id,
+            "new_start": (
+                given_new_start if given_new_start_is_canonical else _format_datetime(new_start)
+            ),
+            "room_id": room_id,
+        }
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_reschedule_appointment(
+                appointment_id=appointment_id, new_start=new_start, room_id=room_id
+            )
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            if not self._inv_0():
+                self._env_invariant_failed("_inv_0")  # clinic_scheduling.env:235
+            if not self._inv_1():
+                self._env_invariant_failed("_inv_1")  # clinic_scheduling.env:246
+            if not self._inv_2():
+                self._env_invariant_failed("_inv_2")  # clinic_scheduling.env:261
+            if not self._inv_3():
+                self._env_invariant_failed("_inv_3")  # clinic_scheduling.env:274
+            table = self._tables["appointments"]
+            for touched_table, key in self._touched:
+                row = table.get(key) if touched_table == "appointments" else None
+                if row is not None and not self._inv_4_row(row):
+                    self._env_invariant_failed("_inv_4")  # clinic_scheduling.env:284
+            data = (
+                {
+                    "appointment_id": result.appointment_id,
+                    "booked_at": _format_datetime(result.booked_at),
+                    "cancel_reason": result.cancel_reason,
+                    "cancelled_at": (
+                        None
+                        if result.cancelled_at is None
+                        else _format_datetime(result.cancelled_at)
+                    ),
+                    "dentist": result.dentist,
+                    "end": _format_datetime(result.end),
+                    "patient": result.patient,
+                    "room": result.room,
+                    "start": _format_datetime(result.start),
+                    "status": result.status._value_,
+                    "treatment": result.treatment,
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = (
+                11
+                + len(data["appointment_id"])
+                + len(data["patient"])
+                + len(data["dentist"])
+                + len(data["room"])
+                + len(data["treatment"])
+                + len(data["start"])
+                + len(data["end"])
+                + len(data["status"])
+                + len(data["booked_at"])
+            )
+            v = data["cancelled_at"]
+            if v is not None:
+                total += len(v)
+            v = data["cancel_reason"]
+            if v is not None:
+                total += len(v)
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("reschedule_appointment", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(
+            rt.TraceEntry("reschedule_appointment", arguments, False, outcome["error"])
+        )
+        return outcome
+
     def cancel_appointment(
         self, *, appointment_id: str, reason: str, by_clinic: bool | None = None
     ) -> rt.Result:
@@ -1578,6 +2747,136 @@ class ClinicSchedulingEnv(rt.Environment):
             v2 = False
         return {"appointment_id": v0, "reason": v1, "by_clinic": v2}
 
+    def _call_cancel_appointment(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for cancel_appointment (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_cancel_appointment:
+            return None  # an unknown argument: the generic parser says which
+        appointment_id: str
+        given_appointment_id = given.get("appointment_id", _MISSING)
+        if given_appointment_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_appointment_id) is str
+            and len(given_appointment_id) <= 64
+            and given_appointment_id.isascii()
+        ):
+            appointment_id = given_appointment_id
+        else:
+            appointment_id = rt.STR.from_json(
+                given_appointment_id, "appointment_id"
+            )  # clinic_scheduling.env:504
+        reason: str
+        given_reason = given.get("reason", _MISSING)
+        if given_reason is _MISSING:
+            return None  # the generic parser says so
+        if type(given_reason) is str and len(given_reason) <= 64 and given_reason.isascii():
+            reason = given_reason
+        else:
+            reason = rt.STR.from_json(given_reason, "reason")  # clinic_scheduling.env:505
+        by_clinic: bool
+        given_by_clinic = given.get("by_clinic", _MISSING)
+        if given_by_clinic is _MISSING:
+            by_clinic = False
+        elif type(given_by_clinic) is bool:
+            by_clinic = given_by_clinic
+        else:
+            by_clinic = rt.BOOL.from_json(given_by_clinic, "by_clinic")  # clinic_scheduling.env:506
+        arguments: dict[str, Any] = {
+            "appointment_id": appointment_id,
+            "reason": reason,
+            "by_clinic": by_clinic,
+        }
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_cancel_appointment(
+                appointment_id=appointment_id, reason=reason, by_clinic=by_clinic
+            )
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            if not self._inv_0():
+                self._env_invariant_failed("_inv_0")  # clinic_scheduling.env:235
+            if not self._inv_1():
+                self._env_invariant_failed("_inv_1")  # clinic_scheduling.env:246
+            if not self._inv_2():
+                self._env_invariant_failed("_inv_2")  # clinic_scheduling.env:261
+            if not self._inv_3():
+                self._env_invariant_failed("_inv_3")  # clinic_scheduling.env:274
+            table = self._tables["appointments"]
+            for touched_table, key in self._touched:
+                row = table.get(key) if touched_table == "appointments" else None
+                if row is not None and not self._inv_4_row(row):
+                    self._env_invariant_failed("_inv_4")  # clinic_scheduling.env:284
+            data = (
+                {
+                    "appointment_id": result.appointment_id,
+                    "booked_at": _format_datetime(result.booked_at),
+                    "cancel_reason": result.cancel_reason,
+                    "cancelled_at": (
+                        None
+                        if result.cancelled_at is None
+                        else _format_datetime(result.cancelled_at)
+                    ),
+                    "dentist": result.dentist,
+                    "end": _format_datetime(result.end),
+                    "patient": result.patient,
+                    "room": result.room,
+                    "start": _format_datetime(result.start),
+                    "status": result.status._value_,
+                    "treatment": result.treatment,
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = (
+                11
+                + len(data["appointment_id"])
+                + len(data["patient"])
+                + len(data["dentist"])
+                + len(data["room"])
+                + len(data["treatment"])
+                + len(data["start"])
+                + len(data["end"])
+                + len(data["status"])
+                + len(data["booked_at"])
+            )
+            v = data["cancelled_at"]
+            if v is not None:
+                total += len(v)
+            v = data["cancel_reason"]
+            if v is not None:
+                total += len(v)
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("cancel_appointment", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("cancel_appointment", arguments, False, outcome["error"]))
+        return outcome
+
     def check_in_patient(self, *, appointment_id: str) -> rt.Result:
         "Check in a patient who arrived for a confirmed appointment (from an hour before the\nstart until its end)."
         return self.invoke_typed("check_in_patient", {"appointment_id": appointment_id})
@@ -1587,6 +2886,114 @@ class ClinicSchedulingEnv(rt.Environment):
         "The JSON arguments of a typed call of check_in_patient."
         v0 = values.get("appointment_id")
         return {"appointment_id": v0}
+
+    def _call_check_in_patient(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for check_in_patient (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_check_in_patient:
+            return None  # an unknown argument: the generic parser says which
+        appointment_id: str
+        given_appointment_id = given.get("appointment_id", _MISSING)
+        if given_appointment_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_appointment_id) is str
+            and len(given_appointment_id) <= 64
+            and given_appointment_id.isascii()
+        ):
+            appointment_id = given_appointment_id
+        else:
+            appointment_id = rt.STR.from_json(
+                given_appointment_id, "appointment_id"
+            )  # clinic_scheduling.env:523
+        arguments: dict[str, Any] = {"appointment_id": appointment_id}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_check_in_patient(appointment_id=appointment_id)
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            if not self._inv_0():
+                self._env_invariant_failed("_inv_0")  # clinic_scheduling.env:235
+            if not self._inv_1():
+                self._env_invariant_failed("_inv_1")  # clinic_scheduling.env:246
+            if not self._inv_2():
+                self._env_invariant_failed("_inv_2")  # clinic_scheduling.env:261
+            if not self._inv_3():
+                self._env_invariant_failed("_inv_3")  # clinic_scheduling.env:274
+            table = self._tables["appointments"]
+            for touched_table, key in self._touched:
+                row = table.get(key) if touched_table == "appointments" else None
+                if row is not None and not self._inv_4_row(row):
+                    self._env_invariant_failed("_inv_4")  # clinic_scheduling.env:284
+            data = (
+                {
+                    "appointment_id": result.appointment_id,
+                    "booked_at": _format_datetime(result.booked_at),
+                    "cancel_reason": result.cancel_reason,
+                    "cancelled_at": (
+                        None
+                        if result.cancelled_at is None
+                        else _format_datetime(result.cancelled_at)
+                    ),
+                    "dentist": result.dentist,
+                    "end": _format_datetime(result.end),
+                    "patient": result.patient,
+                    "room": result.room,
+                    "start": _format_datetime(result.start),
+                    "status": result.status._value_,
+                    "treatment": result.treatment,
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = (
+                11
+                + len(data["appointment_id"])
+                + len(data["patient"])
+                + len(data["dentist"])
+                + len(data["room"])
+                + len(data["treatment"])
+                + len(data["start"])
+                + len(data["end"])
+                + len(data["status"])
+                + len(data["booked_at"])
+            )
+            v = data["cancelled_at"]
+            if v is not None:
+                total += len(v)
+            v = data["cancel_reason"]
+            if v is not None:
+                total += len(v)
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("check_in_patient", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("check_in_patient", arguments, False, outcome["error"]))
+        return outcome
 
     def complete_appointment(self, *, appointment_id: str) -> rt.Result:
         "Record that a checked-in patient was treated; this sets the patient's last visit (the\nbasis of recall reminders)."
@@ -1598,6 +3005,111 @@ class ClinicSchedulingEnv(rt.Environment):
         v0 = values.get("appointment_id")
         return {"appointment_id": v0}
 
+    def _call_complete_appointment(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for complete_appointment (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_complete_appointment:
+            return None  # an unknown argument: the generic parser says which
+        appointment_id: str
+        given_appointment_id = given.get("appointment_id", _MISSING)
+        if given_appointment_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_appointment_id) is str
+            and len(given_appointment_id) <= 64
+            and given_appointment_id.isascii()
+        ):
+            appointment_id = given_appointment_id
+        else:
+            appointment_id = rt.STR.from_json(
+                given_appointment_id, "appointment_id"
+            )  # clinic_scheduling.env:535
+        arguments: dict[str, Any] = {"appointment_id": appointment_id}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_complete_appointment(appointment_id=appointment_id)
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            if not self._inv_0():
+                self._env_invariant_failed("_inv_0")  # clinic_scheduling.env:235
+            if not self._inv_1():
+                self._env_invariant_failed("_inv_1")  # clinic_scheduling.env:246
+            if not self._inv_2():
+                self._env_invariant_failed("_inv_2")  # clinic_scheduling.env:261
+            if not self._inv_3():
+                self._env_invariant_failed("_inv_3")  # clinic_scheduling.env:274
+            if not self._inv_4():
+                self._env_invariant_failed("_inv_4")  # clinic_scheduling.env:284
+            data = (
+                {
+                    "appointment_id": result.appointment_id,
+                    "booked_at": _format_datetime(result.booked_at),
+                    "cancel_reason": result.cancel_reason,
+                    "cancelled_at": (
+                        None
+                        if result.cancelled_at is None
+                        else _format_datetime(result.cancelled_at)
+                    ),
+                    "dentist": result.dentist,
+                    "end": _format_datetime(result.end),
+                    "patient": result.patient,
+                    "room": result.room,
+                    "start": _format_datetime(result.start),
+                    "status": result.status._value_,
+                    "treatment": result.treatment,
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = (
+                11
+                + len(data["appointment_id"])
+                + len(data["patient"])
+                + len(data["dentist"])
+                + len(data["room"])
+                + len(data["treatment"])
+                + len(data["start"])
+                + len(data["end"])
+                + len(data["status"])
+                + len(data["booked_at"])
+            )
+            v = data["cancelled_at"]
+            if v is not None:
+                total += len(v)
+            v = data["cancel_reason"]
+            if v is not None:
+                total += len(v)
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("complete_appointment", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("complete_appointment", arguments, False, outcome["error"]))
+        return outcome
+
     def mark_no_show(self, *, appointment_id: str) -> rt.Result:
         "Record that the patient did not come (possible from 15 minutes after the start)."
         return self.invoke_typed("mark_no_show", {"appointment_id": appointment_id})
@@ -1608,6 +3120,114 @@ class ClinicSchedulingEnv(rt.Environment):
         v0 = values.get("appointment_id")
         return {"appointment_id": v0}
 
+    def _call_mark_no_show(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for mark_no_show (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_mark_no_show:
+            return None  # an unknown argument: the generic parser says which
+        appointment_id: str
+        given_appointment_id = given.get("appointment_id", _MISSING)
+        if given_appointment_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_appointment_id) is str
+            and len(given_appointment_id) <= 64
+            and given_appointment_id.isascii()
+        ):
+            appointment_id = given_appointment_id
+        else:
+            appointment_id = rt.STR.from_json(
+                given_appointment_id, "appointment_id"
+            )  # clinic_scheduling.env:548
+        arguments: dict[str, Any] = {"appointment_id": appointment_id}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_mark_no_show(appointment_id=appointment_id)
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            if not self._inv_0():
+                self._env_invariant_failed("_inv_0")  # clinic_scheduling.env:235
+            if not self._inv_1():
+                self._env_invariant_failed("_inv_1")  # clinic_scheduling.env:246
+            if not self._inv_2():
+                self._env_invariant_failed("_inv_2")  # clinic_scheduling.env:261
+            if not self._inv_3():
+                self._env_invariant_failed("_inv_3")  # clinic_scheduling.env:274
+            table = self._tables["appointments"]
+            for touched_table, key in self._touched:
+                row = table.get(key) if touched_table == "appointments" else None
+                if row is not None and not self._inv_4_row(row):
+                    self._env_invariant_failed("_inv_4")  # clinic_scheduling.env:284
+            data = (
+                {
+                    "appointment_id": result.appointment_id,
+                    "booked_at": _format_datetime(result.booked_at),
+                    "cancel_reason": result.cancel_reason,
+                    "cancelled_at": (
+                        None
+                        if result.cancelled_at is None
+                        else _format_datetime(result.cancelled_at)
+                    ),
+                    "dentist": result.dentist,
+                    "end": _format_datetime(result.end),
+                    "patient": result.patient,
+                    "room": result.room,
+                    "start": _format_datetime(result.start),
+                    "status": result.status._value_,
+                    "treatment": result.treatment,
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = (
+                11
+                + len(data["appointment_id"])
+                + len(data["patient"])
+                + len(data["dentist"])
+                + len(data["room"])
+                + len(data["treatment"])
+                + len(data["start"])
+                + len(data["end"])
+                + len(data["status"])
+                + len(data["booked_at"])
+            )
+            v = data["cancelled_at"]
+            if v is not None:
+                total += len(v)
+            v = data["cancel_reason"]
+            if v is not None:
+                total += len(v)
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("mark_no_show", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("mark_no_show", arguments, False, outcome["error"]))
+        return outcome
+
     def advance_clock(self, *, to: datetime.datetime) -> rt.Result:
         "Move the clinic's clock forward. Nothing happens by itself when time passes."
         return self.invoke_typed("advance_clock", {"to": to})
@@ -1617,6 +3237,74 @@ class ClinicSchedulingEnv(rt.Environment):
         "The JSON arguments of a typed call of advance_clock."
         v0 = values.get("to")
         return {"to": h.to_json(rt.DATETIME, v0)}
+
+    def _call_advance_clock(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for advance_clock (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_advance_clock:
+            return None  # an unknown argument: the generic parser says which
+        to: datetime.datetime
+        given_to_is_canonical = False  # the argument is its own trace text
+        given_to = given.get("to", _MISSING)
+        if given_to is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_to) is str
+            and len(given_to) == 20
+            and given_to[10] == "T"
+            and given_to[19] == "Z"
+            and given_to[4] == given_to[7] == "-"
+            and given_to[13] == given_to[16] == ":"
+        ):
+            try:
+                to = _fromisoformat(given_to)
+                given_to_is_canonical = True
+            except ValueError:
+                to = rt.DATETIME.from_json(given_to, "to")  # clinic_scheduling.env:560
+        else:
+            to = rt.DATETIME.from_json(given_to, "to")  # clinic_scheduling.env:560
+        arguments: dict[str, Any] = {
+            "to": given_to if given_to_is_canonical else _format_datetime(to)
+        }
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_advance_clock(to=to)
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            if not self._inv_4():
+                self._env_invariant_failed("_inv_4")  # clinic_scheduling.env:284
+            data = rt.DATETIME.to_json(result) if result is not None else None
+            if type(data) is not str:
+                problem = _result_problem(data, self.size_budget)
+                if problem is not None:
+                    raise rt.Fail(problem)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("advance_clock", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("advance_clock", arguments, False, outcome["error"]))
+        return outcome
 
     def set_working_hours(
         self, *, dentist_id: str, day: Weekday, opens: str, closes: str
@@ -1641,6 +3329,113 @@ class ClinicSchedulingEnv(rt.Environment):
             "closes": v3,
         }
 
+    def _call_set_working_hours(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for set_working_hours (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_set_working_hours:
+            return None  # an unknown argument: the generic parser says which
+        dentist_id: str
+        given_dentist_id = given.get("dentist_id", _MISSING)
+        if given_dentist_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_dentist_id) is str
+            and len(given_dentist_id) <= 64
+            and given_dentist_id.isascii()
+        ):
+            dentist_id = given_dentist_id
+        else:
+            dentist_id = rt.STR.from_json(
+                given_dentist_id, "dentist_id"
+            )  # clinic_scheduling.env:570
+        day: Weekday
+        given_day = given.get("day", _MISSING)
+        if given_day is _MISSING:
+            return None  # the generic parser says so
+        member_day = SPEC_Weekday.by_value.get(given_day) if type(given_day) is str else None
+        day = (
+            member_day if member_day is not None else SPEC_Weekday.from_json(given_day, "day")
+        )  # clinic_scheduling.env:571
+        opens: str
+        given_opens = given.get("opens", _MISSING)
+        if given_opens is _MISSING:
+            return None  # the generic parser says so
+        if type(given_opens) is str and len(given_opens) <= 64 and given_opens.isascii():
+            opens = given_opens
+        else:
+            opens = rt.STR.from_json(given_opens, "opens")  # clinic_scheduling.env:572
+        closes: str
+        given_closes = given.get("closes", _MISSING)
+        if given_closes is _MISSING:
+            return None  # the generic parser says so
+        if type(given_closes) is str and len(given_closes) <= 64 and given_closes.isascii():
+            closes = given_closes
+        else:
+            closes = rt.STR.from_json(given_closes, "closes")  # clinic_scheduling.env:573
+        arguments: dict[str, Any] = {
+            "dentist_id": dentist_id,
+            "day": day._value_,
+            "opens": opens,
+            "closes": closes,
+        }
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_set_working_hours(
+                dentist_id=dentist_id, day=day, opens=opens, closes=closes
+            )
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            if not self._inv_2():
+                self._env_invariant_failed("_inv_2")  # clinic_scheduling.env:261
+            data = (
+                {
+                    "closes": result.closes,
+                    "day": result.day._value_,
+                    "dentist": result.dentist,
+                    "hours_id": result.hours_id,
+                    "opens": result.opens,
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = 5 + len(data["hours_id"]) + len(data["dentist"]) + len(data["day"])
+            v = data["opens"]
+            if not _MIN_INT <= v <= _MAX_INT:
+                raise rt.Fail(_INT_RESULT)
+            v = data["closes"]
+            if not _MIN_INT <= v <= _MAX_INT:
+                raise rt.Fail(_INT_RESULT)
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("set_working_hours", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("set_working_hours", arguments, False, outcome["error"]))
+        return outcome
+
     def add_dentist_speciality(self, *, dentist_id: str, speciality_code: str) -> rt.Result:
         "Record that a dentist is qualified for a speciality."
         return self.invoke_typed(
@@ -1653,6 +3448,92 @@ class ClinicSchedulingEnv(rt.Environment):
         v0 = values.get("dentist_id")
         v1 = values.get("speciality_code")
         return {"dentist_id": v0, "speciality_code": v1}
+
+    def _call_add_dentist_speciality(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for add_dentist_speciality (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_add_dentist_speciality:
+            return None  # an unknown argument: the generic parser says which
+        dentist_id: str
+        given_dentist_id = given.get("dentist_id", _MISSING)
+        if given_dentist_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_dentist_id) is str
+            and len(given_dentist_id) <= 64
+            and given_dentist_id.isascii()
+        ):
+            dentist_id = given_dentist_id
+        else:
+            dentist_id = rt.STR.from_json(
+                given_dentist_id, "dentist_id"
+            )  # clinic_scheduling.env:607
+        speciality_code: str
+        given_speciality_code = given.get("speciality_code", _MISSING)
+        if given_speciality_code is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_speciality_code) is str
+            and len(given_speciality_code) <= 64
+            and given_speciality_code.isascii()
+        ):
+            speciality_code = given_speciality_code
+        else:
+            speciality_code = rt.STR.from_json(
+                given_speciality_code, "speciality_code"
+            )  # clinic_scheduling.env:608
+        arguments: dict[str, Any] = {"dentist_id": dentist_id, "speciality_code": speciality_code}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_add_dentist_speciality(
+                dentist_id=dentist_id, speciality_code=speciality_code
+            )
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            if not self._inv_3():
+                self._env_invariant_failed("_inv_3")  # clinic_scheduling.env:274
+            data = (
+                {
+                    "dentist": result.dentist,
+                    "link_id": result.link_id,
+                    "speciality": result.speciality,
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = 3 + len(data["link_id"]) + len(data["dentist"]) + len(data["speciality"])
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("add_dentist_speciality", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(
+            rt.TraceEntry("add_dentist_speciality", arguments, False, outcome["error"])
+        )
+        return outcome
 
     def remove_dentist_speciality(self, *, dentist_id: str, speciality_code: str) -> rt.Result:
         "Remove a dentist's speciality. Not possible while upcoming appointments need it."
@@ -1668,6 +3549,80 @@ class ClinicSchedulingEnv(rt.Environment):
         v1 = values.get("speciality_code")
         return {"dentist_id": v0, "speciality_code": v1}
 
+    def _call_remove_dentist_speciality(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for remove_dentist_speciality (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_remove_dentist_speciality:
+            return None  # an unknown argument: the generic parser says which
+        dentist_id: str
+        given_dentist_id = given.get("dentist_id", _MISSING)
+        if given_dentist_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_dentist_id) is str
+            and len(given_dentist_id) <= 64
+            and given_dentist_id.isascii()
+        ):
+            dentist_id = given_dentist_id
+        else:
+            dentist_id = rt.STR.from_json(
+                given_dentist_id, "dentist_id"
+            )  # clinic_scheduling.env:621
+        speciality_code: str
+        given_speciality_code = given.get("speciality_code", _MISSING)
+        if given_speciality_code is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_speciality_code) is str
+            and len(given_speciality_code) <= 64
+            and given_speciality_code.isascii()
+        ):
+            speciality_code = given_speciality_code
+        else:
+            speciality_code = rt.STR.from_json(
+                given_speciality_code, "speciality_code"
+            )  # clinic_scheduling.env:622
+        arguments: dict[str, Any] = {"dentist_id": dentist_id, "speciality_code": speciality_code}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_remove_dentist_speciality(
+                dentist_id=dentist_id, speciality_code=speciality_code
+            )
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            if not self._inv_3():
+                self._env_invariant_failed("_inv_3")  # clinic_scheduling.env:274
+            data = result
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("remove_dentist_speciality", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(
+            rt.TraceEntry("remove_dentist_speciality", arguments, False, outcome["error"])
+        )
+        return outcome
+
     def send_appointment_reminders(self) -> rt.Result:
         "Remind patients of their confirmed appointments that start within the next 24 hours;\neach appointment is reminded once."
         return self.invoke_typed("send_appointment_reminders", {})
@@ -1677,6 +3632,56 @@ class ClinicSchedulingEnv(rt.Environment):
         "The JSON arguments of a typed call of send_appointment_reminders."
         return {}
 
+    def _call_send_appointment_reminders(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for send_appointment_reminders (envdsl/codegen/tool_calls.py)."
+        if given:
+            return None  # an unknown argument: the generic parser says which
+        arguments: dict[str, Any] = {}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_send_appointment_reminders()
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            data = (
+                self.TOOLS["send_appointment_reminders"].result.to_json(result)
+                if result is not None
+                else None
+            )
+            if type(data) is not str:
+                problem = _result_problem(data, self.size_budget)
+                if problem is not None:
+                    raise rt.Fail(problem)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("send_appointment_reminders", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(
+            rt.TraceEntry("send_appointment_reminders", arguments, False, outcome["error"])
+        )
+        return outcome
+
     def send_recall_reminders(self) -> rt.Result:
         "Send a recall reminder to every patient due for a check-up: the last visit was at least\nrecall_months ago, nothing is booked ahead, and no recall reminder went out in the last\n30 days."
         return self.invoke_typed("send_recall_reminders", {})
@@ -1685,6 +3690,56 @@ class ClinicSchedulingEnv(rt.Environment):
     def _json_send_recall_reminders(cls, values: dict[str, Any]) -> dict[str, Any]:
         "The JSON arguments of a typed call of send_recall_reminders."
         return {}
+
+    def _call_send_recall_reminders(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for send_recall_reminders (envdsl/codegen/tool_calls.py)."
+        if given:
+            return None  # an unknown argument: the generic parser says which
+        arguments: dict[str, Any] = {}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_send_recall_reminders()
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            data = (
+                self.TOOLS["send_recall_reminders"].result.to_json(result)
+                if result is not None
+                else None
+            )
+            if type(data) is not str:
+                problem = _result_problem(data, self.size_budget)
+                if problem is not None:
+                    raise rt.Fail(problem)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("send_recall_reminders", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(
+            rt.TraceEntry("send_recall_reminders", arguments, False, outcome["error"])
+        )
+        return outcome
 
     def _rowinv_WorkingHours_0(self, row: WorkingHours) -> bool:
         return bool(0 <= row.opens < row.closes <= 1440)

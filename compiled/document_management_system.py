@@ -9,6 +9,18 @@ from typing import Any, ClassVar, cast
 
 from envdsl import runtime as rt
 from envdsl.runtime import helpers as h
+from envdsl.runtime.call_support import (
+    INSERTED as _INSERTED,
+    INT_RESULT as _INT_RESULT,
+    MAX_INT as _MAX_INT,
+    MIN_INT as _MIN_INT,
+    MISSING as _MISSING,
+    TOO_LARGE as _TOO_LARGE,
+    budget as _budget,
+    format_datetime as _format_datetime,
+    fromisoformat as _fromisoformat,
+    result_problem as _result_problem,
+)
 
 
 class DocumentStatus(enum.Enum):
@@ -269,6 +281,110 @@ SPEC_DocumentSummary = rt.RecordSpec(
 )
 
 
+_ARGUMENTS_get_document_by_id = frozenset(
+    {
+        "document_id",
+        "user_id",
+    }
+)  # the arguments of get_document_by_id
+_ARGUMENTS_check_document_status = frozenset(
+    {
+        "document_id",
+    }
+)  # the arguments of check_document_status
+_ARGUMENTS_get_document_permissions = frozenset(
+    {
+        "document_id",
+    }
+)  # the arguments of get_document_permissions
+_ARGUMENTS_check_user_access = frozenset(
+    {
+        "user_id",
+        "document_id",
+        "permission",
+    }
+)  # the arguments of check_user_access
+_ARGUMENTS_get_document_version_history = frozenset(
+    {
+        "document_id",
+        "user_id",
+    }
+)  # the arguments of get_document_version_history
+_ARGUMENTS_get_document_current_version = frozenset(
+    {
+        "document_id",
+    }
+)  # the arguments of get_document_current_version
+_ARGUMENTS_get_document_content = frozenset(
+    {
+        "document_id",
+        "user_id",
+    }
+)  # the arguments of get_document_content
+_ARGUMENTS_search_documents_by_title = frozenset(
+    {
+        "title_query",
+    }
+)  # the arguments of search_documents_by_title
+_ARGUMENTS_create_document = frozenset(
+    {
+        "title",
+        "content",
+        "owner_id",
+        "permissions",
+    }
+)  # the arguments of create_document
+_ARGUMENTS_update_document = frozenset(
+    {
+        "document_id",
+        "user_id",
+        "title",
+        "content",
+    }
+)  # the arguments of update_document
+_ARGUMENTS_delete_document = frozenset(
+    {
+        "document_id",
+        "user_id",
+    }
+)  # the arguments of delete_document
+_ARGUMENTS_restore_document = frozenset(
+    {
+        "document_id",
+    }
+)  # the arguments of restore_document
+_ARGUMENTS_set_document_permissions = frozenset(
+    {
+        "document_id",
+        "user_id",
+        "permissions",
+    }
+)  # the arguments of set_document_permissions
+_ARGUMENTS_revoke_user_access = frozenset(
+    {
+        "document_id",
+        "user_id",
+    }
+)  # the arguments of revoke_user_access
+_ARGUMENTS_archive_document = frozenset(
+    {
+        "document_id",
+    }
+)  # the arguments of archive_document
+_ARGUMENTS_revert_to_version = frozenset(
+    {
+        "document_id",
+        "version_id",
+        "user_id",
+    }
+)  # the arguments of revert_to_version
+_ARGUMENTS_publish_document = frozenset(
+    {
+        "document_id",
+    }
+)  # the arguments of publish_document
+
+
 # document_management_system.library.json: the initial state of 9 tasks
 INIT_DOCUMENT_MANAGEMENT_SYSTEM_LIBRARY = '{"access_control": [{"document_id": "DOC-0001", "entry_id": "ACE-0001", "permissions": ["read", "write", "delete"], "user_id": "u1"}, {"document_id": "DOC-0001", "entry_id": "ACE-0002", "permissions": ["read"], "user_id": "u2"}, {"document_id": "DOC-0002", "entry_id": "ACE-0003", "permissions": ["read", "write"], "user_id": "u3"}, {"document_id": "DOC-0002", "entry_id": "ACE-0004", "permissions": ["read"], "user_id": "u2"}, {"document_id": "DOC-0003", "entry_id": "ACE-0005", "permissions": ["read", "write"], "user_id": "u3"}, {"document_id": "DOC-0004", "entry_id": "ACE-0006", "permissions": ["read", "write"], "user_id": "u1"}], "documents": [{"content": "Q2 revenue: 1.2M EUR", "creation_date": "2024-06-28T09:00:00Z", "document_id": "DOC-0001", "last_modified_date": "2024-07-01T16:00:00Z", "owner_id": "u1", "status": "active", "title": "Q2 Sales Report", "version": 2}, {"content": "Economy class for flights under 6 hours; business class above.", "creation_date": "2024-01-15T10:00:00Z", "document_id": "DOC-0002", "last_modified_date": "2024-01-15T10:00:00Z", "owner_id": "u3", "status": "active", "title": "Travel Policy 2024", "version": 1}, {"content": "Office closed 24-26 December.", "creation_date": "2023-11-02T08:00:00Z", "document_id": "DOC-0003", "last_modified_date": "2023-11-02T08:00:00Z", "owner_id": "u3", "status": "archived", "title": "Holiday Calendar", "version": 1}, {"content": "Term: 12 months, renewable.", "creation_date": "2024-07-08T11:00:00Z", "document_id": "DOC-0004", "last_modified_date": "2024-07-08T11:00:00Z", "owner_id": "u1", "status": "draft", "title": "Vendor Contract Draft", "version": 1}], "now": "2024-07-10T09:00:00Z", "users": [{"_id": "u1", "department": "Sales", "name": "Dana", "role": "editor"}, {"_id": "u2", "department": "Finance", "name": "Lee", "role": "viewer"}, {"_id": "u3", "department": "HR", "name": "Priya", "role": "editor"}, {"_id": "u4", "department": "IT", "name": "Omar", "role": "admin"}], "versions": [{"content_snapshot": "Q2 revenue: TBD", "document_id": "DOC-0001", "modified_by": "u1", "timestamp": "2024-06-28T09:00:00Z", "version_id": "VER-0001", "version_number": 1}, {"content_snapshot": "Q2 revenue: 1.2M EUR", "document_id": "DOC-0001", "modified_by": "u1", "timestamp": "2024-07-01T16:00:00Z", "version_id": "VER-0002", "version_number": 2}, {"content_snapshot": "Economy class for flights under 6 hours; business class above.", "document_id": "DOC-0002", "modified_by": "u3", "timestamp": "2024-01-15T10:00:00Z", "version_id": "VER-0003", "version_number": 1}, {"content_snapshot": "Office closed 24-26 December.", "document_id": "DOC-0003", "modified_by": "u3", "timestamp": "2023-11-02T08:00:00Z", "version_id": "VER-0004", "version_number": 1}, {"content_snapshot": "Term: 12 months, renewable.", "document_id": "DOC-0004", "modified_by": "u1", "timestamp": "2024-07-08T11:00:00Z", "version_id": "VER-0005", "version_number": 1}]}'
 
@@ -391,6 +507,7 @@ class DocumentManagementSystemEnv(rt.Environment):
             result=SPEC_Document,
             impl="_impl_get_document_by_id",
             json_arguments="_json_get_document_by_id",
+            call="_call_get_document_by_id",
         ),
         "list_active_documents": rt.ToolSpec(
             name="list_active_documents",
@@ -400,6 +517,7 @@ class DocumentManagementSystemEnv(rt.Environment):
             result=rt.ListSpec(SPEC_DocumentSummary),
             impl="_impl_list_active_documents",
             json_arguments="_json_list_active_documents",
+            call="_call_list_active_documents",
         ),
         "check_document_status": rt.ToolSpec(
             name="check_document_status",
@@ -413,6 +531,7 @@ class DocumentManagementSystemEnv(rt.Environment):
             result=SPEC_StatusInfo,
             impl="_impl_check_document_status",
             json_arguments="_json_check_document_status",
+            call="_call_check_document_status",
         ),
         "get_document_permissions": rt.ToolSpec(
             name="get_document_permissions",
@@ -426,6 +545,7 @@ class DocumentManagementSystemEnv(rt.Environment):
             result=rt.ListSpec(SPEC_UserPermissions),
             impl="_impl_get_document_permissions",
             json_arguments="_json_get_document_permissions",
+            call="_call_get_document_permissions",
         ),
         "check_user_access": rt.ToolSpec(
             name="check_user_access",
@@ -446,6 +566,7 @@ class DocumentManagementSystemEnv(rt.Environment):
             result=rt.BOOL,
             impl="_impl_check_user_access",
             json_arguments="_json_check_user_access",
+            call="_call_check_user_access",
         ),
         "get_document_version_history": rt.ToolSpec(
             name="get_document_version_history",
@@ -465,6 +586,7 @@ class DocumentManagementSystemEnv(rt.Environment):
             result=rt.ListSpec(SPEC_DocumentVersion),
             impl="_impl_get_document_version_history",
             json_arguments="_json_get_document_version_history",
+            call="_call_get_document_version_history",
         ),
         "get_document_current_version": rt.ToolSpec(
             name="get_document_current_version",
@@ -478,6 +600,7 @@ class DocumentManagementSystemEnv(rt.Environment):
             result=SPEC_DocumentVersion,
             impl="_impl_get_document_current_version",
             json_arguments="_json_get_document_current_version",
+            call="_call_get_document_current_version",
         ),
         "get_document_content": rt.ToolSpec(
             name="get_document_content",
@@ -497,6 +620,7 @@ class DocumentManagementSystemEnv(rt.Environment):
             result=rt.STR,
             impl="_impl_get_document_content",
             json_arguments="_json_get_document_content",
+            call="_call_get_document_content",
         ),
         "search_documents_by_title": rt.ToolSpec(
             name="search_documents_by_title",
@@ -513,6 +637,7 @@ class DocumentManagementSystemEnv(rt.Environment):
             result=rt.ListSpec(SPEC_DocumentSummary),
             impl="_impl_search_documents_by_title",
             json_arguments="_json_search_documents_by_title",
+            call="_call_search_documents_by_title",
         ),
         "create_document": rt.ToolSpec(
             name="create_document",
@@ -539,6 +664,7 @@ class DocumentManagementSystemEnv(rt.Environment):
             result=SPEC_Document,
             impl="_impl_create_document",
             json_arguments="_json_create_document",
+            call="_call_create_document",
             env_invariants=(
                 "_inv_0",
                 "_inv_1",
@@ -579,6 +705,7 @@ class DocumentManagementSystemEnv(rt.Environment):
             result=SPEC_Document,
             impl="_impl_update_document",
             json_arguments="_json_update_document",
+            call="_call_update_document",
             env_invariants=(
                 "_inv_0",
                 "_inv_1",
@@ -605,6 +732,7 @@ class DocumentManagementSystemEnv(rt.Environment):
             result=SPEC_Document,
             impl="_impl_delete_document",
             json_arguments="_json_delete_document",
+            call="_call_delete_document",
             row_env_invariants=(("documents", "_inv_0_row", "_inv_0"),),
         ),
         "restore_document": rt.ToolSpec(
@@ -622,6 +750,7 @@ class DocumentManagementSystemEnv(rt.Environment):
             result=SPEC_Document,
             impl="_impl_restore_document",
             json_arguments="_json_restore_document",
+            call="_call_restore_document",
             row_env_invariants=(("documents", "_inv_0_row", "_inv_0"),),
         ),
         "set_document_permissions": rt.ToolSpec(
@@ -648,6 +777,7 @@ class DocumentManagementSystemEnv(rt.Environment):
             result=SPEC_AccessControlEntry,
             impl="_impl_set_document_permissions",
             json_arguments="_json_set_document_permissions",
+            call="_call_set_document_permissions",
         ),
         "revoke_user_access": rt.ToolSpec(
             name="revoke_user_access",
@@ -667,6 +797,7 @@ class DocumentManagementSystemEnv(rt.Environment):
             result=rt.STR,
             impl="_impl_revoke_user_access",
             json_arguments="_json_revoke_user_access",
+            call="_call_revoke_user_access",
         ),
         "archive_document": rt.ToolSpec(
             name="archive_document",
@@ -683,6 +814,7 @@ class DocumentManagementSystemEnv(rt.Environment):
             result=SPEC_Document,
             impl="_impl_archive_document",
             json_arguments="_json_archive_document",
+            call="_call_archive_document",
             row_env_invariants=(("documents", "_inv_0_row", "_inv_0"),),
         ),
         "revert_to_version": rt.ToolSpec(
@@ -712,6 +844,7 @@ class DocumentManagementSystemEnv(rt.Environment):
             result=SPEC_DocumentVersion,
             impl="_impl_revert_to_version",
             json_arguments="_json_revert_to_version",
+            call="_call_revert_to_version",
             env_invariants=(
                 "_inv_0",
                 "_inv_1",
@@ -732,6 +865,7 @@ class DocumentManagementSystemEnv(rt.Environment):
             result=SPEC_Document,
             impl="_impl_publish_document",
             json_arguments="_json_publish_document",
+            call="_call_publish_document",
             row_env_invariants=(("documents", "_inv_0_row", "_inv_0"),),
         ),
     }
@@ -1055,6 +1189,93 @@ class DocumentManagementSystemEnv(rt.Environment):
         v1 = values.get("user_id")
         return {"document_id": v0, "user_id": v1}
 
+    def _call_get_document_by_id(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for get_document_by_id (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_get_document_by_id:
+            return None  # an unknown argument: the generic parser says which
+        document_id: str
+        given_document_id = given.get("document_id", _MISSING)
+        if given_document_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_document_id) is str
+            and len(given_document_id) <= 64
+            and given_document_id.isascii()
+        ):
+            document_id = given_document_id
+        else:
+            document_id = rt.STR.from_json(
+                given_document_id, "document_id"
+            )  # document_management_system.env:242
+        user_id: str
+        given_user_id = given.get("user_id", _MISSING)
+        if given_user_id is _MISSING:
+            return None  # the generic parser says so
+        if type(given_user_id) is str and len(given_user_id) <= 64 and given_user_id.isascii():
+            user_id = given_user_id
+        else:
+            user_id = rt.STR.from_json(
+                given_user_id, "user_id"
+            )  # document_management_system.env:243
+        arguments: dict[str, Any] = {"document_id": document_id, "user_id": user_id}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_get_document_by_id(document_id=document_id, user_id=user_id)
+            data = (
+                {
+                    "content": result.content,
+                    "creation_date": _format_datetime(result.creation_date),
+                    "document_id": result.document_id,
+                    "last_modified_date": _format_datetime(result.last_modified_date),
+                    "owner_id": result.owner_id,
+                    "status": result.status._value_,
+                    "title": result.title,
+                    "version": result.version,
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = (
+                8
+                + len(data["document_id"])
+                + len(data["title"])
+                + len(data["content"])
+                + len(data["creation_date"])
+                + len(data["last_modified_date"])
+                + len(data["status"])
+                + len(data["owner_id"])
+            )
+            v = data["version"]
+            if not _MIN_INT <= v <= _MAX_INT:
+                raise rt.Fail(_INT_RESULT)
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("get_document_by_id", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("get_document_by_id", arguments, False, outcome["error"]))
+        return outcome
+
     def list_active_documents(self) -> rt.Result:
         'List all documents with status "active" (metadata only: read a document\'s content with\nget_document_content).'
         return self.invoke_typed("list_active_documents", {})
@@ -1063,6 +1284,50 @@ class DocumentManagementSystemEnv(rt.Environment):
     def _json_list_active_documents(cls, values: dict[str, Any]) -> dict[str, Any]:
         "The JSON arguments of a typed call of list_active_documents."
         return {}
+
+    def _call_list_active_documents(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for list_active_documents (envdsl/codegen/tool_calls.py)."
+        if given:
+            return None  # an unknown argument: the generic parser says which
+        arguments: dict[str, Any] = {}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_list_active_documents()
+            data = (
+                self.TOOLS["list_active_documents"].result.to_json(result)
+                if result is not None
+                else None
+            )
+            if type(data) is not str:
+                problem = _result_problem(data, self.size_budget)
+                if problem is not None:
+                    raise rt.Fail(problem)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("list_active_documents", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(
+            rt.TraceEntry("list_active_documents", arguments, False, outcome["error"])
+        )
+        return outcome
 
     def check_document_status(self, *, document_id: str) -> rt.Result:
         "Return the current status of a document (draft, active, archived or deleted). Needs no\npermission: the status is public metadata."
@@ -1074,6 +1339,60 @@ class DocumentManagementSystemEnv(rt.Environment):
         v0 = values.get("document_id")
         return {"document_id": v0}
 
+    def _call_check_document_status(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for check_document_status (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_check_document_status:
+            return None  # an unknown argument: the generic parser says which
+        document_id: str
+        given_document_id = given.get("document_id", _MISSING)
+        if given_document_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_document_id) is str
+            and len(given_document_id) <= 64
+            and given_document_id.isascii()
+        ):
+            document_id = given_document_id
+        else:
+            document_id = rt.STR.from_json(
+                given_document_id, "document_id"
+            )  # document_management_system.env:261
+        arguments: dict[str, Any] = {"document_id": document_id}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_check_document_status(document_id=document_id)
+            data = {"status": result.status._value_} if result is not None else None
+            size_budget = self.size_budget
+            total = 1 + len(data["status"])
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("check_document_status", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(
+            rt.TraceEntry("check_document_status", arguments, False, outcome["error"])
+        )
+        return outcome
+
     def get_document_permissions(self, *, document_id: str) -> rt.Result:
         "List the users who hold permissions on a document, with their permissions. Works for\ndocuments in any status."
         return self.invoke_typed("get_document_permissions", {"document_id": document_id})
@@ -1083,6 +1402,64 @@ class DocumentManagementSystemEnv(rt.Environment):
         "The JSON arguments of a typed call of get_document_permissions."
         v0 = values.get("document_id")
         return {"document_id": v0}
+
+    def _call_get_document_permissions(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for get_document_permissions (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_get_document_permissions:
+            return None  # an unknown argument: the generic parser says which
+        document_id: str
+        given_document_id = given.get("document_id", _MISSING)
+        if given_document_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_document_id) is str
+            and len(given_document_id) <= 64
+            and given_document_id.isascii()
+        ):
+            document_id = given_document_id
+        else:
+            document_id = rt.STR.from_json(
+                given_document_id, "document_id"
+            )  # document_management_system.env:268
+        arguments: dict[str, Any] = {"document_id": document_id}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_get_document_permissions(document_id=document_id)
+            data = (
+                self.TOOLS["get_document_permissions"].result.to_json(result)
+                if result is not None
+                else None
+            )
+            if type(data) is not str:
+                problem = _result_problem(data, self.size_budget)
+                if problem is not None:
+                    raise rt.Fail(problem)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("get_document_permissions", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(
+            rt.TraceEntry("get_document_permissions", arguments, False, outcome["error"])
+        )
+        return outcome
 
     def check_user_access(
         self, *, user_id: str, document_id: str, permission: Permission
@@ -1105,6 +1482,88 @@ class DocumentManagementSystemEnv(rt.Environment):
             "permission": v2.value if type(v2) is Permission else h.to_json(SPEC_Permission, v2),
         }
 
+    def _call_check_user_access(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for check_user_access (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_check_user_access:
+            return None  # an unknown argument: the generic parser says which
+        user_id: str
+        given_user_id = given.get("user_id", _MISSING)
+        if given_user_id is _MISSING:
+            return None  # the generic parser says so
+        if type(given_user_id) is str and len(given_user_id) <= 64 and given_user_id.isascii():
+            user_id = given_user_id
+        else:
+            user_id = rt.STR.from_json(
+                given_user_id, "user_id"
+            )  # document_management_system.env:288
+        document_id: str
+        given_document_id = given.get("document_id", _MISSING)
+        if given_document_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_document_id) is str
+            and len(given_document_id) <= 64
+            and given_document_id.isascii()
+        ):
+            document_id = given_document_id
+        else:
+            document_id = rt.STR.from_json(
+                given_document_id, "document_id"
+            )  # document_management_system.env:289
+        permission: Permission
+        given_permission = given.get("permission", _MISSING)
+        if given_permission is _MISSING:
+            return None  # the generic parser says so
+        member_permission = (
+            SPEC_Permission.by_value.get(given_permission)
+            if type(given_permission) is str
+            else None
+        )
+        permission = (
+            member_permission
+            if member_permission is not None
+            else SPEC_Permission.from_json(given_permission, "permission")
+        )  # document_management_system.env:290
+        arguments: dict[str, Any] = {
+            "user_id": user_id,
+            "document_id": document_id,
+            "permission": permission._value_,
+        }
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_check_user_access(
+                user_id=user_id, document_id=document_id, permission=permission
+            )
+            data = rt.BOOL.to_json(result) if result is not None else None
+            if type(data) is not str:
+                problem = _result_problem(data, self.size_budget)
+                if problem is not None:
+                    raise rt.Fail(problem)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("check_user_access", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("check_user_access", arguments, False, outcome["error"]))
+        return outcome
+
     def get_document_version_history(self, *, document_id: str, user_id: str) -> rt.Result:
         "The version history of an active document (version numbers, timestamps, modifiers and\nsnapshots), oldest first. The user must have read permission."
         return self.invoke_typed(
@@ -1118,6 +1577,76 @@ class DocumentManagementSystemEnv(rt.Environment):
         v1 = values.get("user_id")
         return {"document_id": v0, "user_id": v1}
 
+    def _call_get_document_version_history(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for get_document_version_history (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_get_document_version_history:
+            return None  # an unknown argument: the generic parser says which
+        document_id: str
+        given_document_id = given.get("document_id", _MISSING)
+        if given_document_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_document_id) is str
+            and len(given_document_id) <= 64
+            and given_document_id.isascii()
+        ):
+            document_id = given_document_id
+        else:
+            document_id = rt.STR.from_json(
+                given_document_id, "document_id"
+            )  # document_management_system.env:304
+        user_id: str
+        given_user_id = given.get("user_id", _MISSING)
+        if given_user_id is _MISSING:
+            return None  # the generic parser says so
+        if type(given_user_id) is str and len(given_user_id) <= 64 and given_user_id.isascii():
+            user_id = given_user_id
+        else:
+            user_id = rt.STR.from_json(
+                given_user_id, "user_id"
+            )  # document_management_system.env:305
+        arguments: dict[str, Any] = {"document_id": document_id, "user_id": user_id}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_get_document_version_history(
+                document_id=document_id, user_id=user_id
+            )
+            data = (
+                self.TOOLS["get_document_version_history"].result.to_json(result)
+                if result is not None
+                else None
+            )
+            if type(data) is not str:
+                problem = _result_problem(data, self.size_budget)
+                if problem is not None:
+                    raise rt.Fail(problem)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("get_document_version_history", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(
+            rt.TraceEntry("get_document_version_history", arguments, False, outcome["error"])
+        )
+        return outcome
+
     def get_document_current_version(self, *, document_id: str) -> rt.Result:
         "The current (latest) version of an active document, with its content snapshot."
         return self.invoke_typed("get_document_current_version", {"document_id": document_id})
@@ -1127,6 +1656,81 @@ class DocumentManagementSystemEnv(rt.Environment):
         "The JSON arguments of a typed call of get_document_current_version."
         v0 = values.get("document_id")
         return {"document_id": v0}
+
+    def _call_get_document_current_version(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for get_document_current_version (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_get_document_current_version:
+            return None  # an unknown argument: the generic parser says which
+        document_id: str
+        given_document_id = given.get("document_id", _MISSING)
+        if given_document_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_document_id) is str
+            and len(given_document_id) <= 64
+            and given_document_id.isascii()
+        ):
+            document_id = given_document_id
+        else:
+            document_id = rt.STR.from_json(
+                given_document_id, "document_id"
+            )  # document_management_system.env:316
+        arguments: dict[str, Any] = {"document_id": document_id}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_get_document_current_version(document_id=document_id)
+            data = (
+                {
+                    "content_snapshot": result.content_snapshot,
+                    "document_id": result.document_id,
+                    "modified_by": result.modified_by,
+                    "timestamp": _format_datetime(result.timestamp),
+                    "version_id": result.version_id,
+                    "version_number": result.version_number,
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = (
+                6
+                + len(data["version_id"])
+                + len(data["document_id"])
+                + len(data["content_snapshot"])
+                + len(data["timestamp"])
+                + len(data["modified_by"])
+            )
+            v = data["version_number"]
+            if not _MIN_INT <= v <= _MAX_INT:
+                raise rt.Fail(_INT_RESULT)
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("get_document_current_version", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(
+            rt.TraceEntry("get_document_current_version", arguments, False, outcome["error"])
+        )
+        return outcome
 
     def get_document_content(self, *, document_id: str, user_id: str) -> rt.Result:
         "Only the content of an active document the user may read."
@@ -1141,6 +1745,64 @@ class DocumentManagementSystemEnv(rt.Environment):
         v1 = values.get("user_id")
         return {"document_id": v0, "user_id": v1}
 
+    def _call_get_document_content(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for get_document_content (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_get_document_content:
+            return None  # an unknown argument: the generic parser says which
+        document_id: str
+        given_document_id = given.get("document_id", _MISSING)
+        if given_document_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_document_id) is str
+            and len(given_document_id) <= 64
+            and given_document_id.isascii()
+        ):
+            document_id = given_document_id
+        else:
+            document_id = rt.STR.from_json(
+                given_document_id, "document_id"
+            )  # document_management_system.env:326
+        user_id: str
+        given_user_id = given.get("user_id", _MISSING)
+        if given_user_id is _MISSING:
+            return None  # the generic parser says so
+        if type(given_user_id) is str and len(given_user_id) <= 64 and given_user_id.isascii():
+            user_id = given_user_id
+        else:
+            user_id = rt.STR.from_json(
+                given_user_id, "user_id"
+            )  # document_management_system.env:327
+        arguments: dict[str, Any] = {"document_id": document_id, "user_id": user_id}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_get_document_content(document_id=document_id, user_id=user_id)
+            data = result
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("get_document_content", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("get_document_content", arguments, False, outcome["error"]))
+        return outcome
+
     def search_documents_by_title(self, *, title_query: str) -> rt.Result:
         "Active documents whose title contains the text, ignoring case (metadata only)."
         return self.invoke_typed("search_documents_by_title", {"title_query": title_query})
@@ -1150,6 +1812,64 @@ class DocumentManagementSystemEnv(rt.Environment):
         "The JSON arguments of a typed call of search_documents_by_title."
         v0 = values.get("title_query")
         return {"title_query": v0}
+
+    def _call_search_documents_by_title(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for search_documents_by_title (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_search_documents_by_title:
+            return None  # an unknown argument: the generic parser says which
+        title_query: str
+        given_title_query = given.get("title_query", _MISSING)
+        if given_title_query is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_title_query) is str
+            and len(given_title_query) <= 64
+            and given_title_query.isascii()
+        ):
+            title_query = given_title_query
+        else:
+            title_query = rt.STR.from_json(
+                given_title_query, "title_query"
+            )  # document_management_system.env:339
+        arguments: dict[str, Any] = {"title_query": title_query}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_search_documents_by_title(title_query=title_query)
+            data = (
+                self.TOOLS["search_documents_by_title"].result.to_json(result)
+                if result is not None
+                else None
+            )
+            if type(data) is not str:
+                problem = _result_problem(data, self.size_budget)
+                if problem is not None:
+                    raise rt.Fail(problem)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("search_documents_by_title", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(
+            rt.TraceEntry("search_documents_by_title", arguments, False, outcome["error"])
+        )
+        return outcome
 
     def create_document(
         self,
@@ -1181,6 +1901,130 @@ class DocumentManagementSystemEnv(rt.Environment):
             "permissions": h.to_json(cls.TOOLS["create_document"].params[3].spec, v3),
         }
 
+    def _call_create_document(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for create_document (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_create_document:
+            return None  # an unknown argument: the generic parser says which
+        title: str
+        given_title = given.get("title", _MISSING)
+        if given_title is _MISSING:
+            return None  # the generic parser says so
+        if type(given_title) is str and len(given_title) <= 64 and given_title.isascii():
+            title = given_title
+        else:
+            title = rt.STR.from_json(given_title, "title")  # document_management_system.env:353
+        content: str
+        given_content = given.get("content", _MISSING)
+        if given_content is _MISSING:
+            return None  # the generic parser says so
+        if type(given_content) is str and len(given_content) <= 64 and given_content.isascii():
+            content = given_content
+        else:
+            content = rt.STR.from_json(
+                given_content, "content"
+            )  # document_management_system.env:354
+        owner_id: str
+        given_owner_id = given.get("owner_id", _MISSING)
+        if given_owner_id is _MISSING:
+            return None  # the generic parser says so
+        if type(given_owner_id) is str and len(given_owner_id) <= 64 and given_owner_id.isascii():
+            owner_id = given_owner_id
+        else:
+            owner_id = rt.STR.from_json(
+                given_owner_id, "owner_id"
+            )  # document_management_system.env:355
+        permissions: list[Permission] | None
+        given_permissions = given.get("permissions", _MISSING)
+        if given_permissions is _MISSING:
+            permissions = None
+        elif given_permissions is None:
+            permissions = None
+        else:
+            permissions = (
+                self.TOOLS["create_document"]
+                .params[3]
+                .spec.inner.from_json(given_permissions, "permissions")
+            )  # document_management_system.env:356
+        arguments: dict[str, Any] = {
+            "title": title,
+            "content": content,
+            "owner_id": owner_id,
+            "permissions": (
+                None
+                if permissions is None
+                else self.TOOLS["create_document"].params[3].spec.inner.to_json(permissions)
+            ),
+        }
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_create_document(
+                title=title, content=content, owner_id=owner_id, permissions=permissions
+            )
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            if not self._inv_0():
+                self._env_invariant_failed("_inv_0")  # document_management_system.env:182
+            if not self._inv_1():
+                self._env_invariant_failed("_inv_1")  # document_management_system.env:193
+            data = (
+                {
+                    "content": result.content,
+                    "creation_date": _format_datetime(result.creation_date),
+                    "document_id": result.document_id,
+                    "last_modified_date": _format_datetime(result.last_modified_date),
+                    "owner_id": result.owner_id,
+                    "status": result.status._value_,
+                    "title": result.title,
+                    "version": result.version,
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = (
+                8
+                + len(data["document_id"])
+                + len(data["title"])
+                + len(data["content"])
+                + len(data["creation_date"])
+                + len(data["last_modified_date"])
+                + len(data["status"])
+                + len(data["owner_id"])
+            )
+            v = data["version"]
+            if not _MIN_INT <= v <= _MAX_INT:
+                raise rt.Fail(_INT_RESULT)
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("create_document", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("create_document", arguments, False, outcome["error"]))
+        return outcome
+
     def update_document(
         self,
         *,
@@ -1208,6 +2052,132 @@ class DocumentManagementSystemEnv(rt.Environment):
             v3 = None
         return {"document_id": v0, "user_id": v1, "title": v2, "content": v3}
 
+    def _call_update_document(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for update_document (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_update_document:
+            return None  # an unknown argument: the generic parser says which
+        document_id: str
+        given_document_id = given.get("document_id", _MISSING)
+        if given_document_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_document_id) is str
+            and len(given_document_id) <= 64
+            and given_document_id.isascii()
+        ):
+            document_id = given_document_id
+        else:
+            document_id = rt.STR.from_json(
+                given_document_id, "document_id"
+            )  # document_management_system.env:394
+        user_id: str
+        given_user_id = given.get("user_id", _MISSING)
+        if given_user_id is _MISSING:
+            return None  # the generic parser says so
+        if type(given_user_id) is str and len(given_user_id) <= 64 and given_user_id.isascii():
+            user_id = given_user_id
+        else:
+            user_id = rt.STR.from_json(
+                given_user_id, "user_id"
+            )  # document_management_system.env:395
+        title: str | None
+        given_title = given.get("title", _MISSING)
+        if given_title is _MISSING:
+            title = None
+        elif given_title is None:
+            title = None
+        elif type(given_title) is str and len(given_title) <= 64 and given_title.isascii():
+            title = given_title
+        else:
+            title = rt.STR.from_json(given_title, "title")  # document_management_system.env:396
+        content: str | None
+        given_content = given.get("content", _MISSING)
+        if given_content is _MISSING:
+            content = None
+        elif given_content is None:
+            content = None
+        elif type(given_content) is str and len(given_content) <= 64 and given_content.isascii():
+            content = given_content
+        else:
+            content = rt.STR.from_json(
+                given_content, "content"
+            )  # document_management_system.env:397
+        arguments: dict[str, Any] = {
+            "document_id": document_id,
+            "user_id": user_id,
+            "title": title,
+            "content": content,
+        }
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_update_document(
+                document_id=document_id, user_id=user_id, title=title, content=content
+            )
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            if not self._inv_0():
+                self._env_invariant_failed("_inv_0")  # document_management_system.env:182
+            if not self._inv_1():
+                self._env_invariant_failed("_inv_1")  # document_management_system.env:193
+            data = (
+                {
+                    "content": result.content,
+                    "creation_date": _format_datetime(result.creation_date),
+                    "document_id": result.document_id,
+                    "last_modified_date": _format_datetime(result.last_modified_date),
+                    "owner_id": result.owner_id,
+                    "status": result.status._value_,
+                    "title": result.title,
+                    "version": result.version,
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = (
+                8
+                + len(data["document_id"])
+                + len(data["title"])
+                + len(data["content"])
+                + len(data["creation_date"])
+                + len(data["last_modified_date"])
+                + len(data["status"])
+                + len(data["owner_id"])
+            )
+            v = data["version"]
+            if not _MIN_INT <= v <= _MAX_INT:
+                raise rt.Fail(_INT_RESULT)
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("update_document", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("update_document", arguments, False, outcome["error"]))
+        return outcome
+
     def delete_document(self, *, document_id: str, user_id: str) -> rt.Result:
         "Soft-delete a document: its status becomes deleted and it can no longer be retrieved\n(restore_document brings it back). Deleting a deleted document changes nothing."
         return self.invoke_typed(
@@ -1221,6 +2191,104 @@ class DocumentManagementSystemEnv(rt.Environment):
         v1 = values.get("user_id")
         return {"document_id": v0, "user_id": v1}
 
+    def _call_delete_document(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for delete_document (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_delete_document:
+            return None  # an unknown argument: the generic parser says which
+        document_id: str
+        given_document_id = given.get("document_id", _MISSING)
+        if given_document_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_document_id) is str
+            and len(given_document_id) <= 64
+            and given_document_id.isascii()
+        ):
+            document_id = given_document_id
+        else:
+            document_id = rt.STR.from_json(
+                given_document_id, "document_id"
+            )  # document_management_system.env:421
+        user_id: str
+        given_user_id = given.get("user_id", _MISSING)
+        if given_user_id is _MISSING:
+            return None  # the generic parser says so
+        if type(given_user_id) is str and len(given_user_id) <= 64 and given_user_id.isascii():
+            user_id = given_user_id
+        else:
+            user_id = rt.STR.from_json(
+                given_user_id, "user_id"
+            )  # document_management_system.env:422
+        arguments: dict[str, Any] = {"document_id": document_id, "user_id": user_id}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_delete_document(document_id=document_id, user_id=user_id)
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            table = self._tables["documents"]
+            for touched_table, key in self._touched:
+                row = table.get(key) if touched_table == "documents" else None
+                if row is not None and not self._inv_0_row(row):
+                    self._env_invariant_failed("_inv_0")  # document_management_system.env:182
+            data = (
+                {
+                    "content": result.content,
+                    "creation_date": _format_datetime(result.creation_date),
+                    "document_id": result.document_id,
+                    "last_modified_date": _format_datetime(result.last_modified_date),
+                    "owner_id": result.owner_id,
+                    "status": result.status._value_,
+                    "title": result.title,
+                    "version": result.version,
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = (
+                8
+                + len(data["document_id"])
+                + len(data["title"])
+                + len(data["content"])
+                + len(data["creation_date"])
+                + len(data["last_modified_date"])
+                + len(data["status"])
+                + len(data["owner_id"])
+            )
+            v = data["version"]
+            if not _MIN_INT <= v <= _MAX_INT:
+                raise rt.Fail(_INT_RESULT)
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("delete_document", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("delete_document", arguments, False, outcome["error"]))
+        return outcome
+
     def restore_document(self, *, document_id: str) -> rt.Result:
         "Bring a deleted or archived document back to active (an active one stays active; a\ndraft must be published instead)."
         return self.invoke_typed("restore_document", {"document_id": document_id})
@@ -1230,6 +2298,94 @@ class DocumentManagementSystemEnv(rt.Environment):
         "The JSON arguments of a typed call of restore_document."
         v0 = values.get("document_id")
         return {"document_id": v0}
+
+    def _call_restore_document(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for restore_document (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_restore_document:
+            return None  # an unknown argument: the generic parser says which
+        document_id: str
+        given_document_id = given.get("document_id", _MISSING)
+        if given_document_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_document_id) is str
+            and len(given_document_id) <= 64
+            and given_document_id.isascii()
+        ):
+            document_id = given_document_id
+        else:
+            document_id = rt.STR.from_json(
+                given_document_id, "document_id"
+            )  # document_management_system.env:440
+        arguments: dict[str, Any] = {"document_id": document_id}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_restore_document(document_id=document_id)
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            table = self._tables["documents"]
+            for touched_table, key in self._touched:
+                row = table.get(key) if touched_table == "documents" else None
+                if row is not None and not self._inv_0_row(row):
+                    self._env_invariant_failed("_inv_0")  # document_management_system.env:182
+            data = (
+                {
+                    "content": result.content,
+                    "creation_date": _format_datetime(result.creation_date),
+                    "document_id": result.document_id,
+                    "last_modified_date": _format_datetime(result.last_modified_date),
+                    "owner_id": result.owner_id,
+                    "status": result.status._value_,
+                    "title": result.title,
+                    "version": result.version,
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = (
+                8
+                + len(data["document_id"])
+                + len(data["title"])
+                + len(data["content"])
+                + len(data["creation_date"])
+                + len(data["last_modified_date"])
+                + len(data["status"])
+                + len(data["owner_id"])
+            )
+            v = data["version"]
+            if not _MIN_INT <= v <= _MAX_INT:
+                raise rt.Fail(_INT_RESULT)
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("restore_document", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("restore_document", arguments, False, outcome["error"]))
+        return outcome
 
     def set_document_permissions(
         self, *, document_id: str, user_id: str, permissions: list[Permission]
@@ -1252,6 +2408,106 @@ class DocumentManagementSystemEnv(rt.Environment):
             "permissions": h.to_json(cls.TOOLS["set_document_permissions"].params[2].spec, v2),
         }
 
+    def _call_set_document_permissions(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for set_document_permissions (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_set_document_permissions:
+            return None  # an unknown argument: the generic parser says which
+        document_id: str
+        given_document_id = given.get("document_id", _MISSING)
+        if given_document_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_document_id) is str
+            and len(given_document_id) <= 64
+            and given_document_id.isascii()
+        ):
+            document_id = given_document_id
+        else:
+            document_id = rt.STR.from_json(
+                given_document_id, "document_id"
+            )  # document_management_system.env:454
+        user_id: str
+        given_user_id = given.get("user_id", _MISSING)
+        if given_user_id is _MISSING:
+            return None  # the generic parser says so
+        if type(given_user_id) is str and len(given_user_id) <= 64 and given_user_id.isascii():
+            user_id = given_user_id
+        else:
+            user_id = rt.STR.from_json(
+                given_user_id, "user_id"
+            )  # document_management_system.env:455
+        permissions: list[Permission]
+        given_permissions = given.get("permissions", _MISSING)
+        if given_permissions is _MISSING:
+            return None  # the generic parser says so
+        permissions = (
+            self.TOOLS["set_document_permissions"]
+            .params[2]
+            .spec.from_json(given_permissions, "permissions")
+        )  # document_management_system.env:456
+        arguments: dict[str, Any] = {
+            "document_id": document_id,
+            "user_id": user_id,
+            "permissions": self.TOOLS["set_document_permissions"]
+            .params[2]
+            .spec.to_json(permissions),
+        }
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_set_document_permissions(
+                document_id=document_id, user_id=user_id, permissions=permissions
+            )
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            data = (
+                {
+                    "document_id": result.document_id,
+                    "entry_id": result.entry_id,
+                    "permissions": SPEC_AccessControlEntry.fields[3].spec.to_json(
+                        result.permissions
+                    ),
+                    "user_id": result.user_id,
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = 4 + len(data["entry_id"]) + len(data["document_id"]) + len(data["user_id"])
+            v = data["permissions"]
+            total += len(v) + sum(map(len, v))
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("set_document_permissions", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(
+            rt.TraceEntry("set_document_permissions", arguments, False, outcome["error"])
+        )
+        return outcome
+
     def revoke_user_access(self, *, document_id: str, user_id: str) -> rt.Result:
         "Remove all of a user's permissions on a document. Revoking access that was never\ngranted succeeds too."
         return self.invoke_typed(
@@ -1265,6 +2521,70 @@ class DocumentManagementSystemEnv(rt.Environment):
         v1 = values.get("user_id")
         return {"document_id": v0, "user_id": v1}
 
+    def _call_revoke_user_access(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for revoke_user_access (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_revoke_user_access:
+            return None  # an unknown argument: the generic parser says which
+        document_id: str
+        given_document_id = given.get("document_id", _MISSING)
+        if given_document_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_document_id) is str
+            and len(given_document_id) <= 64
+            and given_document_id.isascii()
+        ):
+            document_id = given_document_id
+        else:
+            document_id = rt.STR.from_json(
+                given_document_id, "document_id"
+            )  # document_management_system.env:473
+        user_id: str
+        given_user_id = given.get("user_id", _MISSING)
+        if given_user_id is _MISSING:
+            return None  # the generic parser says so
+        if type(given_user_id) is str and len(given_user_id) <= 64 and given_user_id.isascii():
+            user_id = given_user_id
+        else:
+            user_id = rt.STR.from_json(
+                given_user_id, "user_id"
+            )  # document_management_system.env:474
+        arguments: dict[str, Any] = {"document_id": document_id, "user_id": user_id}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_revoke_user_access(document_id=document_id, user_id=user_id)
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            data = result
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("revoke_user_access", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("revoke_user_access", arguments, False, outcome["error"]))
+        return outcome
+
     def archive_document(self, *, document_id: str) -> rt.Result:
         "Archive a draft or active document: it is kept but no longer retrievable until it is\npublished or restored. A deleted document cannot be archived."
         return self.invoke_typed("archive_document", {"document_id": document_id})
@@ -1274,6 +2594,94 @@ class DocumentManagementSystemEnv(rt.Environment):
         "The JSON arguments of a typed call of archive_document."
         v0 = values.get("document_id")
         return {"document_id": v0}
+
+    def _call_archive_document(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for archive_document (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_archive_document:
+            return None  # an unknown argument: the generic parser says which
+        document_id: str
+        given_document_id = given.get("document_id", _MISSING)
+        if given_document_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_document_id) is str
+            and len(given_document_id) <= 64
+            and given_document_id.isascii()
+        ):
+            document_id = given_document_id
+        else:
+            document_id = rt.STR.from_json(
+                given_document_id, "document_id"
+            )  # document_management_system.env:487
+        arguments: dict[str, Any] = {"document_id": document_id}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_archive_document(document_id=document_id)
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            table = self._tables["documents"]
+            for touched_table, key in self._touched:
+                row = table.get(key) if touched_table == "documents" else None
+                if row is not None and not self._inv_0_row(row):
+                    self._env_invariant_failed("_inv_0")  # document_management_system.env:182
+            data = (
+                {
+                    "content": result.content,
+                    "creation_date": _format_datetime(result.creation_date),
+                    "document_id": result.document_id,
+                    "last_modified_date": _format_datetime(result.last_modified_date),
+                    "owner_id": result.owner_id,
+                    "status": result.status._value_,
+                    "title": result.title,
+                    "version": result.version,
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = (
+                8
+                + len(data["document_id"])
+                + len(data["title"])
+                + len(data["content"])
+                + len(data["creation_date"])
+                + len(data["last_modified_date"])
+                + len(data["status"])
+                + len(data["owner_id"])
+            )
+            v = data["version"]
+            if not _MIN_INT <= v <= _MAX_INT:
+                raise rt.Fail(_INT_RESULT)
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("archive_document", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("archive_document", arguments, False, outcome["error"]))
+        return outcome
 
     def revert_to_version(self, *, document_id: str, version_id: str, user_id: str) -> rt.Result:
         "Restore an active document's content to a past version. This records a NEW version\nwith the old snapshot (history is never rewritten). Needs write permission. Returns the\nnew version."
@@ -1290,6 +2698,119 @@ class DocumentManagementSystemEnv(rt.Environment):
         v2 = values.get("user_id")
         return {"document_id": v0, "version_id": v1, "user_id": v2}
 
+    def _call_revert_to_version(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for revert_to_version (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_revert_to_version:
+            return None  # an unknown argument: the generic parser says which
+        document_id: str
+        given_document_id = given.get("document_id", _MISSING)
+        if given_document_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_document_id) is str
+            and len(given_document_id) <= 64
+            and given_document_id.isascii()
+        ):
+            document_id = given_document_id
+        else:
+            document_id = rt.STR.from_json(
+                given_document_id, "document_id"
+            )  # document_management_system.env:500
+        version_id: str
+        given_version_id = given.get("version_id", _MISSING)
+        if given_version_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_version_id) is str
+            and len(given_version_id) <= 64
+            and given_version_id.isascii()
+        ):
+            version_id = given_version_id
+        else:
+            version_id = rt.STR.from_json(
+                given_version_id, "version_id"
+            )  # document_management_system.env:501
+        user_id: str
+        given_user_id = given.get("user_id", _MISSING)
+        if given_user_id is _MISSING:
+            return None  # the generic parser says so
+        if type(given_user_id) is str and len(given_user_id) <= 64 and given_user_id.isascii():
+            user_id = given_user_id
+        else:
+            user_id = rt.STR.from_json(
+                given_user_id, "user_id"
+            )  # document_management_system.env:502
+        arguments: dict[str, Any] = {
+            "document_id": document_id,
+            "version_id": version_id,
+            "user_id": user_id,
+        }
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_revert_to_version(
+                document_id=document_id, version_id=version_id, user_id=user_id
+            )
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            if not self._inv_0():
+                self._env_invariant_failed("_inv_0")  # document_management_system.env:182
+            if not self._inv_1():
+                self._env_invariant_failed("_inv_1")  # document_management_system.env:193
+            data = (
+                {
+                    "content_snapshot": result.content_snapshot,
+                    "document_id": result.document_id,
+                    "modified_by": result.modified_by,
+                    "timestamp": _format_datetime(result.timestamp),
+                    "version_id": result.version_id,
+                    "version_number": result.version_number,
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = (
+                6
+                + len(data["version_id"])
+                + len(data["document_id"])
+                + len(data["content_snapshot"])
+                + len(data["timestamp"])
+                + len(data["modified_by"])
+            )
+            v = data["version_number"]
+            if not _MIN_INT <= v <= _MAX_INT:
+                raise rt.Fail(_INT_RESULT)
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("revert_to_version", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("revert_to_version", arguments, False, outcome["error"]))
+        return outcome
+
     def publish_document(self, *, document_id: str) -> rt.Result:
         "Make a draft or archived document active, so authorized users can retrieve it. A deleted\ndocument must be restored with restore_document instead."
         return self.invoke_typed("publish_document", {"document_id": document_id})
@@ -1299,6 +2820,94 @@ class DocumentManagementSystemEnv(rt.Environment):
         "The JSON arguments of a typed call of publish_document."
         v0 = values.get("document_id")
         return {"document_id": v0}
+
+    def _call_publish_document(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for publish_document (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_publish_document:
+            return None  # an unknown argument: the generic parser says which
+        document_id: str
+        given_document_id = given.get("document_id", _MISSING)
+        if given_document_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_document_id) is str
+            and len(given_document_id) <= 64
+            and given_document_id.isascii()
+        ):
+            document_id = given_document_id
+        else:
+            document_id = rt.STR.from_json(
+                given_document_id, "document_id"
+            )  # document_management_system.env:519
+        arguments: dict[str, Any] = {"document_id": document_id}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_publish_document(document_id=document_id)
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            table = self._tables["documents"]
+            for touched_table, key in self._touched:
+                row = table.get(key) if touched_table == "documents" else None
+                if row is not None and not self._inv_0_row(row):
+                    self._env_invariant_failed("_inv_0")  # document_management_system.env:182
+            data = (
+                {
+                    "content": result.content,
+                    "creation_date": _format_datetime(result.creation_date),
+                    "document_id": result.document_id,
+                    "last_modified_date": _format_datetime(result.last_modified_date),
+                    "owner_id": result.owner_id,
+                    "status": result.status._value_,
+                    "title": result.title,
+                    "version": result.version,
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = (
+                8
+                + len(data["document_id"])
+                + len(data["title"])
+                + len(data["content"])
+                + len(data["creation_date"])
+                + len(data["last_modified_date"])
+                + len(data["status"])
+                + len(data["owner_id"])
+            )
+            v = data["version"]
+            if not _MIN_INT <= v <= _MAX_INT:
+                raise rt.Fail(_INT_RESULT)
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("publish_document", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("publish_document", arguments, False, outcome["error"]))
+        return outcome
 
     def _rowinv_Document_0(self, row: Document) -> bool:
         return bool(row.title.strip() != "")

@@ -9,6 +9,18 @@ from typing import Any, ClassVar, cast
 
 from envdsl import runtime as rt
 from envdsl.runtime import helpers as h
+from envdsl.runtime.call_support import (
+    INSERTED as _INSERTED,
+    INT_RESULT as _INT_RESULT,
+    MAX_INT as _MAX_INT,
+    MIN_INT as _MIN_INT,
+    MISSING as _MISSING,
+    TOO_LARGE as _TOO_LARGE,
+    budget as _budget,
+    format_datetime as _format_datetime,
+    fromisoformat as _fromisoformat,
+    result_problem as _result_problem,
+)
 
 
 @dataclass(slots=True, kw_only=True)
@@ -310,6 +322,114 @@ SPEC_SalaryValidity = rt.RecordSpec(
 )
 
 
+_ARGUMENTS_get_employee_by_id = frozenset(
+    {
+        "employee_id",
+    }
+)  # the arguments of get_employee_by_id
+_ARGUMENTS_get_employee_by_work_email = frozenset(
+    {
+        "work_email",
+    }
+)  # the arguments of get_employee_by_work_email
+_ARGUMENTS_list_employees_by_department = frozenset(
+    {
+        "department_id",
+    }
+)  # the arguments of list_employees_by_department
+_ARGUMENTS_list_employees_by_job_title = frozenset(
+    {
+        "job_title",
+    }
+)  # the arguments of list_employees_by_job_title
+_ARGUMENTS_list_employees_by_employment_status = frozenset(
+    {
+        "employment_status",
+    }
+)  # the arguments of list_employees_by_employment_status
+_ARGUMENTS_get_department_by_id = frozenset(
+    {
+        "department_id",
+    }
+)  # the arguments of get_department_by_id
+_ARGUMENTS_get_department_by_name = frozenset(
+    {
+        "department_name",
+    }
+)  # the arguments of get_department_by_name
+_ARGUMENTS_get_job_position_by_title = frozenset(
+    {
+        "job_title",
+    }
+)  # the arguments of get_job_position_by_title
+_ARGUMENTS_get_employment_status_info = frozenset(
+    {
+        "status_type",
+    }
+)  # the arguments of get_employment_status_info
+_ARGUMENTS_check_employee_eligibility_for_action = frozenset(
+    {
+        "employee_id",
+    }
+)  # the arguments of check_employee_eligibility_for_action
+_ARGUMENTS_validate_salary_against_job = frozenset(
+    {
+        "job_title",
+        "salary",
+    }
+)  # the arguments of validate_salary_against_job
+_ARGUMENTS_add_employee = frozenset(
+    {
+        "employee_data",
+    }
+)  # the arguments of add_employee
+_ARGUMENTS_update_employee_info = frozenset(
+    {
+        "employee_id",
+        "updates",
+    }
+)  # the arguments of update_employee_info
+_ARGUMENTS_update_employee_job_title = frozenset(
+    {
+        "employee_id",
+        "new_job_title",
+    }
+)  # the arguments of update_employee_job_title
+_ARGUMENTS_transfer_employee_to_department = frozenset(
+    {
+        "employee_id",
+        "new_department_id",
+    }
+)  # the arguments of transfer_employee_to_department
+_ARGUMENTS_update_employee_salary = frozenset(
+    {
+        "employee_id",
+        "new_salary",
+    }
+)  # the arguments of update_employee_salary
+_ARGUMENTS_update_employment_status = frozenset(
+    {
+        "employee_id",
+        "new_status",
+    }
+)  # the arguments of update_employment_status
+_ARGUMENTS_deactivate_employee = frozenset(
+    {
+        "employee_id",
+    }
+)  # the arguments of deactivate_employee
+_ARGUMENTS_reactivate_employee = frozenset(
+    {
+        "employee_id",
+    }
+)  # the arguments of reactivate_employee
+_ARGUMENTS_remove_employee_record = frozenset(
+    {
+        "employee_id",
+    }
+)  # the arguments of remove_employee_record
+
+
 # hris.company.json: the initial state of 9 tasks
 INIT_HRIS_COMPANY = '{"departments": [{"department_id": "D01", "department_name": "Engineering", "location": "Berlin", "manager_id": "E001"}, {"department_id": "D02", "department_name": "Sales", "location": "Munich", "manager_id": "E004"}, {"department_id": "D03", "department_name": "Marketing", "location": "Hamburg", "manager_id": null}], "employees": [{"address": "Torstrasse 1, Berlin", "date_of_birth": "1980-02-14", "department": "D01", "employee_id": "E001", "employment_status": "active", "first_name": "Priya", "gender": "female", "hire_date": "2015-09-01", "job_title": "Engineering Manager", "last_name": "Nair", "manager_id": null, "phone_number": "+49-30-555-0101", "salary": 165000.0, "work_email": "priya.nair@acme.example"}, {"address": "Kastanienallee 7, Berlin", "date_of_birth": "1991-07-30", "department": "D01", "employee_id": "E002", "employment_status": "active", "first_name": "Tom", "gender": "male", "hire_date": "2019-04-15", "job_title": "Software Engineer", "last_name": "Becker", "manager_id": "E001", "phone_number": "+49-30-555-0102", "salary": 98000.0, "work_email": "tom.becker@acme.example"}, {"address": "Leopoldstrasse 20, Munich", "date_of_birth": "1993-11-05", "department": "D02", "employee_id": "E003", "employment_status": "on_leave", "first_name": "Lena", "gender": "female", "hire_date": "2020-01-06", "job_title": "Account Executive", "last_name": "Ortiz", "manager_id": "E004", "phone_number": "+49-89-555-0103", "salary": 72000.0, "work_email": "lena.ortiz@acme.example"}, {"address": "Maximilianstrasse 3, Munich", "date_of_birth": "1984-05-21", "department": "D02", "employee_id": "E004", "employment_status": "active", "first_name": "Marcus", "gender": "male", "hire_date": "2017-03-01", "job_title": "Sales Manager", "last_name": "Hill", "manager_id": null, "phone_number": "+49-89-555-0104", "salary": 120000.0, "work_email": "marcus.hill@acme.example"}, {"address": "Schanzenstrasse 9, Hamburg", "date_of_birth": "1996-08-19", "department": "D03", "employee_id": "E005", "employment_status": "active", "first_name": "Yuki", "gender": "female", "hire_date": "2022-10-01", "job_title": "Marketing Specialist", "last_name": "Tanaka", "manager_id": null, "phone_number": "+49-40-555-0105", "salary": 70000.0, "work_email": "yuki.tanaka@acme.example"}], "employment_statuses": [{"description": "Currently employed and working", "is_active": true, "status_type": "active"}, {"description": "On extended leave", "is_active": false, "status_type": "on_leave"}, {"description": "Employment ended", "is_active": false, "status_type": "terminated"}], "job_positions": [{"department_id": "D01", "job_title": "Engineering Manager", "required_qualification": "MSc CS, 8+ years", "salary_range_max": 200000.0, "salary_range_min": 140000.0}, {"department_id": "D01", "job_title": "Software Engineer", "required_qualification": "BSc CS", "salary_range_max": 120000.0, "salary_range_min": 80000.0}, {"department_id": "D01", "job_title": "Senior Software Engineer", "required_qualification": "BSc CS, 5+ years", "salary_range_max": 160000.0, "salary_range_min": 110000.0}, {"department_id": "D02", "job_title": "Sales Manager", "required_qualification": "5+ years in sales", "salary_range_max": 130000.0, "salary_range_min": 85000.0}, {"department_id": "D02", "job_title": "Account Executive", "required_qualification": "Bachelor\'s degree", "salary_range_max": 90000.0, "salary_range_min": 50000.0}, {"department_id": "D03", "job_title": "Marketing Specialist", "required_qualification": "Bachelor\'s degree", "salary_range_max": 85000.0, "salary_range_min": 55000.0}], "today": "2024-06-03"}'
 
@@ -423,6 +543,7 @@ class HRISEnv(rt.Environment):
             result=SPEC_Employee,
             impl="_impl_get_employee_by_id",
             json_arguments="_json_get_employee_by_id",
+            call="_call_get_employee_by_id",
         ),
         "get_employee_by_work_email": rt.ToolSpec(
             name="get_employee_by_work_email",
@@ -439,6 +560,7 @@ class HRISEnv(rt.Environment):
             result=SPEC_Employee,
             impl="_impl_get_employee_by_work_email",
             json_arguments="_json_get_employee_by_work_email",
+            call="_call_get_employee_by_work_email",
         ),
         "list_employees_by_department": rt.ToolSpec(
             name="list_employees_by_department",
@@ -455,6 +577,7 @@ class HRISEnv(rt.Environment):
             result=rt.ListSpec(SPEC_Employee),
             impl="_impl_list_employees_by_department",
             json_arguments="_json_list_employees_by_department",
+            call="_call_list_employees_by_department",
         ),
         "list_employees_by_job_title": rt.ToolSpec(
             name="list_employees_by_job_title",
@@ -471,6 +594,7 @@ class HRISEnv(rt.Environment):
             result=rt.ListSpec(SPEC_Employee),
             impl="_impl_list_employees_by_job_title",
             json_arguments="_json_list_employees_by_job_title",
+            call="_call_list_employees_by_job_title",
         ),
         "list_employees_by_employment_status": rt.ToolSpec(
             name="list_employees_by_employment_status",
@@ -487,6 +611,7 @@ class HRISEnv(rt.Environment):
             result=rt.ListSpec(SPEC_Employee),
             impl="_impl_list_employees_by_employment_status",
             json_arguments="_json_list_employees_by_employment_status",
+            call="_call_list_employees_by_employment_status",
         ),
         "get_department_by_id": rt.ToolSpec(
             name="get_department_by_id",
@@ -503,6 +628,7 @@ class HRISEnv(rt.Environment):
             result=SPEC_Department,
             impl="_impl_get_department_by_id",
             json_arguments="_json_get_department_by_id",
+            call="_call_get_department_by_id",
         ),
         "get_department_by_name": rt.ToolSpec(
             name="get_department_by_name",
@@ -519,6 +645,7 @@ class HRISEnv(rt.Environment):
             result=SPEC_Department,
             impl="_impl_get_department_by_name",
             json_arguments="_json_get_department_by_name",
+            call="_call_get_department_by_name",
         ),
         "get_job_position_by_title": rt.ToolSpec(
             name="get_job_position_by_title",
@@ -535,6 +662,7 @@ class HRISEnv(rt.Environment):
             result=SPEC_JobPosition,
             impl="_impl_get_job_position_by_title",
             json_arguments="_json_get_job_position_by_title",
+            call="_call_get_job_position_by_title",
         ),
         "get_employment_status_info": rt.ToolSpec(
             name="get_employment_status_info",
@@ -551,6 +679,7 @@ class HRISEnv(rt.Environment):
             result=SPEC_EmploymentStatus,
             impl="_impl_get_employment_status_info",
             json_arguments="_json_get_employment_status_info",
+            call="_call_get_employment_status_info",
         ),
         "check_employee_eligibility_for_action": rt.ToolSpec(
             name="check_employee_eligibility_for_action",
@@ -567,6 +696,7 @@ class HRISEnv(rt.Environment):
             result=SPEC_Eligibility,
             impl="_impl_check_employee_eligibility_for_action",
             json_arguments="_json_check_employee_eligibility_for_action",
+            call="_call_check_employee_eligibility_for_action",
         ),
         "validate_salary_against_job": rt.ToolSpec(
             name="validate_salary_against_job",
@@ -583,6 +713,7 @@ class HRISEnv(rt.Environment):
             result=SPEC_SalaryValidity,
             impl="_impl_validate_salary_against_job",
             json_arguments="_json_validate_salary_against_job",
+            call="_call_validate_salary_against_job",
         ),
         "list_all_departments": rt.ToolSpec(
             name="list_all_departments",
@@ -592,6 +723,7 @@ class HRISEnv(rt.Environment):
             result=rt.ListSpec(SPEC_Department),
             impl="_impl_list_all_departments",
             json_arguments="_json_list_all_departments",
+            call="_call_list_all_departments",
         ),
         "list_all_job_positions": rt.ToolSpec(
             name="list_all_job_positions",
@@ -601,6 +733,7 @@ class HRISEnv(rt.Environment):
             result=rt.ListSpec(SPEC_JobPosition),
             impl="_impl_list_all_job_positions",
             json_arguments="_json_list_all_job_positions",
+            call="_call_list_all_job_positions",
         ),
         "add_employee": rt.ToolSpec(
             name="add_employee",
@@ -617,6 +750,7 @@ class HRISEnv(rt.Environment):
             result=SPEC_Employee,
             impl="_impl_add_employee",
             json_arguments="_json_add_employee",
+            call="_call_add_employee",
             env_invariants=(
                 "_inv_0",
                 "_inv_1",
@@ -643,6 +777,7 @@ class HRISEnv(rt.Environment):
             result=SPEC_Employee,
             impl="_impl_update_employee_info",
             json_arguments="_json_update_employee_info",
+            call="_call_update_employee_info",
             row_env_invariants=(
                 ("employees", "_inv_0_row", "_inv_0"),
                 ("employees", "_inv_1_row", "_inv_1"),
@@ -669,6 +804,7 @@ class HRISEnv(rt.Environment):
             result=SPEC_Employee,
             impl="_impl_update_employee_job_title",
             json_arguments="_json_update_employee_job_title",
+            call="_call_update_employee_job_title",
             row_env_invariants=(
                 ("employees", "_inv_0_row", "_inv_0"),
                 ("employees", "_inv_1_row", "_inv_1"),
@@ -695,6 +831,7 @@ class HRISEnv(rt.Environment):
             result=SPEC_Employee,
             impl="_impl_transfer_employee_to_department",
             json_arguments="_json_transfer_employee_to_department",
+            call="_call_transfer_employee_to_department",
             row_env_invariants=(
                 ("employees", "_inv_0_row", "_inv_0"),
                 ("employees", "_inv_1_row", "_inv_1"),
@@ -715,6 +852,7 @@ class HRISEnv(rt.Environment):
             result=SPEC_Employee,
             impl="_impl_update_employee_salary",
             json_arguments="_json_update_employee_salary",
+            call="_call_update_employee_salary",
             row_env_invariants=(
                 ("employees", "_inv_0_row", "_inv_0"),
                 ("employees", "_inv_1_row", "_inv_1"),
@@ -738,6 +876,7 @@ class HRISEnv(rt.Environment):
             result=SPEC_Employee,
             impl="_impl_update_employment_status",
             json_arguments="_json_update_employment_status",
+            call="_call_update_employment_status",
             row_env_invariants=(
                 ("employees", "_inv_0_row", "_inv_0"),
                 ("employees", "_inv_1_row", "_inv_1"),
@@ -758,6 +897,7 @@ class HRISEnv(rt.Environment):
             result=SPEC_Employee,
             impl="_impl_deactivate_employee",
             json_arguments="_json_deactivate_employee",
+            call="_call_deactivate_employee",
             row_env_invariants=(
                 ("employees", "_inv_0_row", "_inv_0"),
                 ("employees", "_inv_1_row", "_inv_1"),
@@ -778,6 +918,7 @@ class HRISEnv(rt.Environment):
             result=SPEC_Employee,
             impl="_impl_reactivate_employee",
             json_arguments="_json_reactivate_employee",
+            call="_call_reactivate_employee",
             row_env_invariants=(
                 ("employees", "_inv_0_row", "_inv_0"),
                 ("employees", "_inv_1_row", "_inv_1"),
@@ -798,6 +939,7 @@ class HRISEnv(rt.Environment):
             result=rt.STR,
             impl="_impl_remove_employee_record",
             json_arguments="_json_remove_employee_record",
+            call="_call_remove_employee_record",
             env_invariants=(
                 "_inv_0",
                 "_inv_1",
@@ -1111,6 +1253,92 @@ class HRISEnv(rt.Environment):
         v0 = values.get("employee_id")
         return {"employee_id": v0}
 
+    def _call_get_employee_by_id(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for get_employee_by_id (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_get_employee_by_id:
+            return None  # an unknown argument: the generic parser says which
+        employee_id: str
+        given_employee_id = given.get("employee_id", _MISSING)
+        if given_employee_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_employee_id) is str
+            and len(given_employee_id) <= 64
+            and given_employee_id.isascii()
+        ):
+            employee_id = given_employee_id
+        else:
+            employee_id = rt.STR.from_json(given_employee_id, "employee_id")  # hris.env:190
+        arguments: dict[str, Any] = {"employee_id": employee_id}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_get_employee_by_id(employee_id=employee_id)
+            data = (
+                {
+                    "address": result.address,
+                    "date_of_birth": rt.DATE.to_json(result.date_of_birth),
+                    "department": result.department,
+                    "employee_id": result.employee_id,
+                    "employment_status": result.employment_status,
+                    "first_name": result.first_name,
+                    "gender": result.gender,
+                    "hire_date": rt.DATE.to_json(result.hire_date),
+                    "job_title": result.job_title,
+                    "last_name": result.last_name,
+                    "manager_id": result.manager_id,
+                    "phone_number": result.phone_number,
+                    "salary": rt.FLOAT.to_json(result.salary),
+                    "work_email": result.work_email,
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = (
+                14
+                + len(data["employee_id"])
+                + len(data["first_name"])
+                + len(data["last_name"])
+                + len(data["date_of_birth"])
+                + len(data["gender"])
+                + len(data["hire_date"])
+                + len(data["job_title"])
+                + len(data["department"])
+                + len(data["employment_status"])
+                + len(data["work_email"])
+                + len(data["phone_number"])
+                + len(data["address"])
+            )
+            v = data["manager_id"]
+            if v is not None:
+                total += len(v)
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("get_employee_by_id", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("get_employee_by_id", arguments, False, outcome["error"]))
+        return outcome
+
     def get_employee_by_work_email(self, *, work_email: str) -> rt.Result:
         "Retrieve the employee with this work email (work emails are unique)."
         return self.invoke_typed("get_employee_by_work_email", {"work_email": work_email})
@@ -1120,6 +1348,94 @@ class HRISEnv(rt.Environment):
         "The JSON arguments of a typed call of get_employee_by_work_email."
         v0 = values.get("work_email")
         return {"work_email": v0}
+
+    def _call_get_employee_by_work_email(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for get_employee_by_work_email (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_get_employee_by_work_email:
+            return None  # an unknown argument: the generic parser says which
+        work_email: str
+        given_work_email = given.get("work_email", _MISSING)
+        if given_work_email is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_work_email) is str
+            and len(given_work_email) <= 64
+            and given_work_email.isascii()
+        ):
+            work_email = given_work_email
+        else:
+            work_email = rt.STR.from_json(given_work_email, "work_email")  # hris.env:199
+        arguments: dict[str, Any] = {"work_email": work_email}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_get_employee_by_work_email(work_email=work_email)
+            data = (
+                {
+                    "address": result.address,
+                    "date_of_birth": rt.DATE.to_json(result.date_of_birth),
+                    "department": result.department,
+                    "employee_id": result.employee_id,
+                    "employment_status": result.employment_status,
+                    "first_name": result.first_name,
+                    "gender": result.gender,
+                    "hire_date": rt.DATE.to_json(result.hire_date),
+                    "job_title": result.job_title,
+                    "last_name": result.last_name,
+                    "manager_id": result.manager_id,
+                    "phone_number": result.phone_number,
+                    "salary": rt.FLOAT.to_json(result.salary),
+                    "work_email": result.work_email,
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = (
+                14
+                + len(data["employee_id"])
+                + len(data["first_name"])
+                + len(data["last_name"])
+                + len(data["date_of_birth"])
+                + len(data["gender"])
+                + len(data["hire_date"])
+                + len(data["job_title"])
+                + len(data["department"])
+                + len(data["employment_status"])
+                + len(data["work_email"])
+                + len(data["phone_number"])
+                + len(data["address"])
+            )
+            v = data["manager_id"]
+            if v is not None:
+                total += len(v)
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("get_employee_by_work_email", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(
+            rt.TraceEntry("get_employee_by_work_email", arguments, False, outcome["error"])
+        )
+        return outcome
 
     def list_employees_by_department(self, *, department_id: str) -> rt.Result:
         "All employees assigned to a department (may be empty); the department must exist."
@@ -1131,6 +1447,62 @@ class HRISEnv(rt.Environment):
         v0 = values.get("department_id")
         return {"department_id": v0}
 
+    def _call_list_employees_by_department(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for list_employees_by_department (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_list_employees_by_department:
+            return None  # an unknown argument: the generic parser says which
+        department_id: str
+        given_department_id = given.get("department_id", _MISSING)
+        if given_department_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_department_id) is str
+            and len(given_department_id) <= 64
+            and given_department_id.isascii()
+        ):
+            department_id = given_department_id
+        else:
+            department_id = rt.STR.from_json(given_department_id, "department_id")  # hris.env:206
+        arguments: dict[str, Any] = {"department_id": department_id}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_list_employees_by_department(department_id=department_id)
+            data = (
+                self.TOOLS["list_employees_by_department"].result.to_json(result)
+                if result is not None
+                else None
+            )
+            if type(data) is not str:
+                problem = _result_problem(data, self.size_budget)
+                if problem is not None:
+                    raise rt.Fail(problem)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("list_employees_by_department", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(
+            rt.TraceEntry("list_employees_by_department", arguments, False, outcome["error"])
+        )
+        return outcome
+
     def list_employees_by_job_title(self, *, job_title: str) -> rt.Result:
         "All employees holding a job title (may be empty); the job title must exist."
         return self.invoke_typed("list_employees_by_job_title", {"job_title": job_title})
@@ -1140,6 +1512,62 @@ class HRISEnv(rt.Environment):
         "The JSON arguments of a typed call of list_employees_by_job_title."
         v0 = values.get("job_title")
         return {"job_title": v0}
+
+    def _call_list_employees_by_job_title(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for list_employees_by_job_title (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_list_employees_by_job_title:
+            return None  # an unknown argument: the generic parser says which
+        job_title: str
+        given_job_title = given.get("job_title", _MISSING)
+        if given_job_title is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_job_title) is str
+            and len(given_job_title) <= 64
+            and given_job_title.isascii()
+        ):
+            job_title = given_job_title
+        else:
+            job_title = rt.STR.from_json(given_job_title, "job_title")  # hris.env:213
+        arguments: dict[str, Any] = {"job_title": job_title}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_list_employees_by_job_title(job_title=job_title)
+            data = (
+                self.TOOLS["list_employees_by_job_title"].result.to_json(result)
+                if result is not None
+                else None
+            )
+            if type(data) is not str:
+                problem = _result_problem(data, self.size_budget)
+                if problem is not None:
+                    raise rt.Fail(problem)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("list_employees_by_job_title", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(
+            rt.TraceEntry("list_employees_by_job_title", arguments, False, outcome["error"])
+        )
+        return outcome
 
     def list_employees_by_employment_status(self, *, employment_status: str) -> rt.Result:
         "All employees with a given employment status (may be empty); the status type must be\none of the predefined ones."
@@ -1153,6 +1581,66 @@ class HRISEnv(rt.Environment):
         v0 = values.get("employment_status")
         return {"employment_status": v0}
 
+    def _call_list_employees_by_employment_status(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for list_employees_by_employment_status (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_list_employees_by_employment_status:
+            return None  # an unknown argument: the generic parser says which
+        employment_status: str
+        given_employment_status = given.get("employment_status", _MISSING)
+        if given_employment_status is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_employment_status) is str
+            and len(given_employment_status) <= 64
+            and given_employment_status.isascii()
+        ):
+            employment_status = given_employment_status
+        else:
+            employment_status = rt.STR.from_json(
+                given_employment_status, "employment_status"
+            )  # hris.env:221
+        arguments: dict[str, Any] = {"employment_status": employment_status}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_list_employees_by_employment_status(
+                employment_status=employment_status
+            )
+            data = (
+                self.TOOLS["list_employees_by_employment_status"].result.to_json(result)
+                if result is not None
+                else None
+            )
+            if type(data) is not str:
+                problem = _result_problem(data, self.size_budget)
+                if problem is not None:
+                    raise rt.Fail(problem)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("list_employees_by_employment_status", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(
+            rt.TraceEntry("list_employees_by_employment_status", arguments, False, outcome["error"])
+        )
+        return outcome
+
     def get_department_by_id(self, *, department_id: str) -> rt.Result:
         "Retrieve a department by its id."
         return self.invoke_typed("get_department_by_id", {"department_id": department_id})
@@ -1162,6 +1650,73 @@ class HRISEnv(rt.Environment):
         "The JSON arguments of a typed call of get_department_by_id."
         v0 = values.get("department_id")
         return {"department_id": v0}
+
+    def _call_get_department_by_id(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for get_department_by_id (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_get_department_by_id:
+            return None  # an unknown argument: the generic parser says which
+        department_id: str
+        given_department_id = given.get("department_id", _MISSING)
+        if given_department_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_department_id) is str
+            and len(given_department_id) <= 64
+            and given_department_id.isascii()
+        ):
+            department_id = given_department_id
+        else:
+            department_id = rt.STR.from_json(given_department_id, "department_id")  # hris.env:229
+        arguments: dict[str, Any] = {"department_id": department_id}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_get_department_by_id(department_id=department_id)
+            data = (
+                {
+                    "department_id": result.department_id,
+                    "department_name": result.department_name,
+                    "location": result.location,
+                    "manager_id": result.manager_id,
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = (
+                4
+                + len(data["department_id"])
+                + len(data["department_name"])
+                + len(data["location"])
+            )
+            v = data["manager_id"]
+            if v is not None:
+                total += len(v)
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("get_department_by_id", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("get_department_by_id", arguments, False, outcome["error"]))
+        return outcome
 
     def get_department_by_name(self, *, department_name: str) -> rt.Result:
         "Retrieve a department by its exact name; if several share the name, the first one."
@@ -1173,6 +1728,77 @@ class HRISEnv(rt.Environment):
         v0 = values.get("department_name")
         return {"department_name": v0}
 
+    def _call_get_department_by_name(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for get_department_by_name (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_get_department_by_name:
+            return None  # an unknown argument: the generic parser says which
+        department_name: str
+        given_department_name = given.get("department_name", _MISSING)
+        if given_department_name is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_department_name) is str
+            and len(given_department_name) <= 64
+            and given_department_name.isascii()
+        ):
+            department_name = given_department_name
+        else:
+            department_name = rt.STR.from_json(
+                given_department_name, "department_name"
+            )  # hris.env:236
+        arguments: dict[str, Any] = {"department_name": department_name}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_get_department_by_name(department_name=department_name)
+            data = (
+                {
+                    "department_id": result.department_id,
+                    "department_name": result.department_name,
+                    "location": result.location,
+                    "manager_id": result.manager_id,
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = (
+                4
+                + len(data["department_id"])
+                + len(data["department_name"])
+                + len(data["location"])
+            )
+            v = data["manager_id"]
+            if v is not None:
+                total += len(v)
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("get_department_by_name", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(
+            rt.TraceEntry("get_department_by_name", arguments, False, outcome["error"])
+        )
+        return outcome
+
     def get_job_position_by_title(self, *, job_title: str) -> rt.Result:
         "Retrieve a job position: its department, salary range and required qualification."
         return self.invoke_typed("get_job_position_by_title", {"job_title": job_title})
@@ -1183,6 +1809,73 @@ class HRISEnv(rt.Environment):
         v0 = values.get("job_title")
         return {"job_title": v0}
 
+    def _call_get_job_position_by_title(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for get_job_position_by_title (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_get_job_position_by_title:
+            return None  # an unknown argument: the generic parser says which
+        job_title: str
+        given_job_title = given.get("job_title", _MISSING)
+        if given_job_title is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_job_title) is str
+            and len(given_job_title) <= 64
+            and given_job_title.isascii()
+        ):
+            job_title = given_job_title
+        else:
+            job_title = rt.STR.from_json(given_job_title, "job_title")  # hris.env:247
+        arguments: dict[str, Any] = {"job_title": job_title}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_get_job_position_by_title(job_title=job_title)
+            data = (
+                {
+                    "department_id": result.department_id,
+                    "job_title": result.job_title,
+                    "required_qualification": result.required_qualification,
+                    "salary_range_max": rt.FLOAT.to_json(result.salary_range_max),
+                    "salary_range_min": rt.FLOAT.to_json(result.salary_range_min),
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = (
+                5
+                + len(data["job_title"])
+                + len(data["department_id"])
+                + len(data["required_qualification"])
+            )
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("get_job_position_by_title", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(
+            rt.TraceEntry("get_job_position_by_title", arguments, False, outcome["error"])
+        )
+        return outcome
+
     def get_employment_status_info(self, *, status_type: str) -> rt.Result:
         "Retrieve a predefined employment status type: its description and is_active flag."
         return self.invoke_typed("get_employment_status_info", {"status_type": status_type})
@@ -1192,6 +1885,66 @@ class HRISEnv(rt.Environment):
         "The JSON arguments of a typed call of get_employment_status_info."
         v0 = values.get("status_type")
         return {"status_type": v0}
+
+    def _call_get_employment_status_info(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for get_employment_status_info (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_get_employment_status_info:
+            return None  # an unknown argument: the generic parser says which
+        status_type: str
+        given_status_type = given.get("status_type", _MISSING)
+        if given_status_type is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_status_type) is str
+            and len(given_status_type) <= 64
+            and given_status_type.isascii()
+        ):
+            status_type = given_status_type
+        else:
+            status_type = rt.STR.from_json(given_status_type, "status_type")  # hris.env:254
+        arguments: dict[str, Any] = {"status_type": status_type}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_get_employment_status_info(status_type=status_type)
+            data = (
+                {
+                    "description": result.description,
+                    "is_active": result.is_active,
+                    "status_type": result.status_type,
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = 3 + len(data["status_type"]) + len(data["description"])
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("get_employment_status_info", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(
+            rt.TraceEntry("get_employment_status_info", arguments, False, outcome["error"])
+        )
+        return outcome
 
     def check_employee_eligibility_for_action(self, *, employee_id: str) -> rt.Result:
         "Tell whether an employee is eligible for HR actions such as promotions, raises and\nbonuses: only employees whose employment status is an active one are."
@@ -1204,6 +1957,64 @@ class HRISEnv(rt.Environment):
         "The JSON arguments of a typed call of check_employee_eligibility_for_action."
         v0 = values.get("employee_id")
         return {"employee_id": v0}
+
+    def _call_check_employee_eligibility_for_action(
+        self, given: dict[str, Any]
+    ) -> rt.Result | None:
+        "Environment._invoke written out for check_employee_eligibility_for_action (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_check_employee_eligibility_for_action:
+            return None  # an unknown argument: the generic parser says which
+        employee_id: str
+        given_employee_id = given.get("employee_id", _MISSING)
+        if given_employee_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_employee_id) is str
+            and len(given_employee_id) <= 64
+            and given_employee_id.isascii()
+        ):
+            employee_id = given_employee_id
+        else:
+            employee_id = rt.STR.from_json(given_employee_id, "employee_id")  # hris.env:265
+        arguments: dict[str, Any] = {"employee_id": employee_id}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_check_employee_eligibility_for_action(employee_id=employee_id)
+            data = {"eligible": result.eligible} if result is not None else None
+            size_budget = self.size_budget
+            total = 1
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(
+                rt.TraceEntry("check_employee_eligibility_for_action", arguments, True)
+            )
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(
+            rt.TraceEntry(
+                "check_employee_eligibility_for_action", arguments, False, outcome["error"]
+            )
+        )
+        return outcome
 
     def validate_salary_against_job(self, *, job_title: str, salary: float) -> rt.Result:
         "Check whether a salary lies within a job title's salary range (bounds included)."
@@ -1218,6 +2029,63 @@ class HRISEnv(rt.Environment):
         v1 = values.get("salary")
         return {"job_title": v0, "salary": v1}
 
+    def _call_validate_salary_against_job(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for validate_salary_against_job (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_validate_salary_against_job:
+            return None  # an unknown argument: the generic parser says which
+        job_title: str
+        given_job_title = given.get("job_title", _MISSING)
+        if given_job_title is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_job_title) is str
+            and len(given_job_title) <= 64
+            and given_job_title.isascii()
+        ):
+            job_title = given_job_title
+        else:
+            job_title = rt.STR.from_json(given_job_title, "job_title")  # hris.env:274
+        salary: float
+        given_salary = given.get("salary", _MISSING)
+        if given_salary is _MISSING:
+            return None  # the generic parser says so
+        salary = rt.FLOAT.from_json(given_salary, "salary")  # hris.env:275
+        arguments: dict[str, Any] = {"job_title": job_title, "salary": rt.FLOAT.to_json(salary)}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_validate_salary_against_job(job_title=job_title, salary=salary)
+            data = {"is_valid": result.is_valid} if result is not None else None
+            size_budget = self.size_budget
+            total = 1
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("validate_salary_against_job", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(
+            rt.TraceEntry("validate_salary_against_job", arguments, False, outcome["error"])
+        )
+        return outcome
+
     def list_all_departments(self) -> rt.Result:
         "All departments of the organization (may be empty)."
         return self.invoke_typed("list_all_departments", {})
@@ -1226,6 +2094,48 @@ class HRISEnv(rt.Environment):
     def _json_list_all_departments(cls, values: dict[str, Any]) -> dict[str, Any]:
         "The JSON arguments of a typed call of list_all_departments."
         return {}
+
+    def _call_list_all_departments(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for list_all_departments (envdsl/codegen/tool_calls.py)."
+        if given:
+            return None  # an unknown argument: the generic parser says which
+        arguments: dict[str, Any] = {}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_list_all_departments()
+            data = (
+                self.TOOLS["list_all_departments"].result.to_json(result)
+                if result is not None
+                else None
+            )
+            if type(data) is not str:
+                problem = _result_problem(data, self.size_budget)
+                if problem is not None:
+                    raise rt.Fail(problem)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("list_all_departments", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("list_all_departments", arguments, False, outcome["error"]))
+        return outcome
 
     def list_all_job_positions(self) -> rt.Result:
         "All defined job positions (may be empty)."
@@ -1236,6 +2146,50 @@ class HRISEnv(rt.Environment):
         "The JSON arguments of a typed call of list_all_job_positions."
         return {}
 
+    def _call_list_all_job_positions(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for list_all_job_positions (envdsl/codegen/tool_calls.py)."
+        if given:
+            return None  # an unknown argument: the generic parser says which
+        arguments: dict[str, Any] = {}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_list_all_job_positions()
+            data = (
+                self.TOOLS["list_all_job_positions"].result.to_json(result)
+                if result is not None
+                else None
+            )
+            if type(data) is not str:
+                problem = _result_problem(data, self.size_budget)
+                if problem is not None:
+                    raise rt.Fail(problem)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("list_all_job_positions", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(
+            rt.TraceEntry("list_all_job_positions", arguments, False, outcome["error"])
+        )
+        return outcome
+
     def add_employee(self, *, employee_data: EmployeeData) -> rt.Result:
         "Hire a new employee. The id and work email must be new, the employment status a\npredefined type, the department and job title must exist, the salary must be within the\njob's range and the hire date may not be in the future. Returns the new record."
         return self.invoke_typed("add_employee", {"employee_data": employee_data})
@@ -1245,6 +2199,97 @@ class HRISEnv(rt.Environment):
         "The JSON arguments of a typed call of add_employee."
         v0 = values.get("employee_data")
         return {"employee_data": h.to_json(SPEC_EmployeeData, v0)}
+
+    def _call_add_employee(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for add_employee (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_add_employee:
+            return None  # an unknown argument: the generic parser says which
+        employee_data: EmployeeData
+        given_employee_data = given.get("employee_data", _MISSING)
+        if given_employee_data is _MISSING:
+            return None  # the generic parser says so
+        employee_data = SPEC_EmployeeData.from_json(
+            given_employee_data, "employee_data"
+        )  # hris.env:295
+        arguments: dict[str, Any] = {"employee_data": SPEC_EmployeeData.to_json(employee_data)}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_add_employee(employee_data=employee_data)
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            if not self._inv_0():
+                self._env_invariant_failed("_inv_0")  # hris.env:173
+            if not self._inv_1():
+                self._env_invariant_failed("_inv_1")  # hris.env:175
+            data = (
+                {
+                    "address": result.address,
+                    "date_of_birth": rt.DATE.to_json(result.date_of_birth),
+                    "department": result.department,
+                    "employee_id": result.employee_id,
+                    "employment_status": result.employment_status,
+                    "first_name": result.first_name,
+                    "gender": result.gender,
+                    "hire_date": rt.DATE.to_json(result.hire_date),
+                    "job_title": result.job_title,
+                    "last_name": result.last_name,
+                    "manager_id": result.manager_id,
+                    "phone_number": result.phone_number,
+                    "salary": rt.FLOAT.to_json(result.salary),
+                    "work_email": result.work_email,
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = (
+                14
+                + len(data["employee_id"])
+                + len(data["first_name"])
+                + len(data["last_name"])
+                + len(data["date_of_birth"])
+                + len(data["gender"])
+                + len(data["hire_date"])
+                + len(data["job_title"])
+                + len(data["department"])
+                + len(data["employment_status"])
+                + len(data["work_email"])
+                + len(data["phone_number"])
+                + len(data["address"])
+            )
+            v = data["manager_id"]
+            if v is not None:
+                total += len(v)
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("add_employee", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("add_employee", arguments, False, outcome["error"]))
+        return outcome
 
     def update_employee_info(self, *, employee_id: str, updates: dict[str, str]) -> rt.Result:
         "Change an employee's personal details. Only first_name, last_name, date_of_birth,\ngender, phone_number, work_email and address may be updated (status, salary, job title,\ndepartment, manager and hire date have their own tools); any other key fails the call.\nA work email must contain '@' and be unused; a birth date may not be in the future."
@@ -1262,6 +2307,118 @@ class HRISEnv(rt.Environment):
             "updates": h.to_json(cls.TOOLS["update_employee_info"].params[1].spec, v1),
         }
 
+    def _call_update_employee_info(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for update_employee_info (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_update_employee_info:
+            return None  # an unknown argument: the generic parser says which
+        employee_id: str
+        given_employee_id = given.get("employee_id", _MISSING)
+        if given_employee_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_employee_id) is str
+            and len(given_employee_id) <= 64
+            and given_employee_id.isascii()
+        ):
+            employee_id = given_employee_id
+        else:
+            employee_id = rt.STR.from_json(given_employee_id, "employee_id")  # hris.env:347
+        updates: dict[str, str]
+        given_updates = given.get("updates", _MISSING)
+        if given_updates is _MISSING:
+            return None  # the generic parser says so
+        updates = (
+            self.TOOLS["update_employee_info"].params[1].spec.from_json(given_updates, "updates")
+        )  # hris.env:348
+        arguments: dict[str, Any] = {
+            "employee_id": employee_id,
+            "updates": self.TOOLS["update_employee_info"].params[1].spec.to_json(updates),
+        }
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_update_employee_info(employee_id=employee_id, updates=updates)
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            table = self._tables["employees"]
+            for touched_table, key in self._touched:
+                row = table.get(key) if touched_table == "employees" else None
+                if row is not None and not self._inv_0_row(row):
+                    self._env_invariant_failed("_inv_0")  # hris.env:173
+            table = self._tables["employees"]
+            for touched_table, key in self._touched:
+                row = table.get(key) if touched_table == "employees" else None
+                if row is not None and not self._inv_1_row(row):
+                    self._env_invariant_failed("_inv_1")  # hris.env:175
+            data = (
+                {
+                    "address": result.address,
+                    "date_of_birth": rt.DATE.to_json(result.date_of_birth),
+                    "department": result.department,
+                    "employee_id": result.employee_id,
+                    "employment_status": result.employment_status,
+                    "first_name": result.first_name,
+                    "gender": result.gender,
+                    "hire_date": rt.DATE.to_json(result.hire_date),
+                    "job_title": result.job_title,
+                    "last_name": result.last_name,
+                    "manager_id": result.manager_id,
+                    "phone_number": result.phone_number,
+                    "salary": rt.FLOAT.to_json(result.salary),
+                    "work_email": result.work_email,
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = (
+                14
+                + len(data["employee_id"])
+                + len(data["first_name"])
+                + len(data["last_name"])
+                + len(data["date_of_birth"])
+                + len(data["gender"])
+                + len(data["hire_date"])
+                + len(data["job_title"])
+                + len(data["department"])
+                + len(data["employment_status"])
+                + len(data["work_email"])
+                + len(data["phone_number"])
+                + len(data["address"])
+            )
+            v = data["manager_id"]
+            if v is not None:
+                total += len(v)
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("update_employee_info", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("update_employee_info", arguments, False, outcome["error"]))
+        return outcome
+
     def update_employee_job_title(self, *, employee_id: str, new_job_title: str) -> rt.Result:
         "Change an employee's job title (e.g. a promotion). The employee must be eligible\n(active status), the new position must belong to the employee's current department, and\nthe current salary must already lie within the new position's range (adjust the salary\nfirst if needed)."
         return self.invoke_typed(
@@ -1275,6 +2432,124 @@ class HRISEnv(rt.Environment):
         v0 = values.get("employee_id")
         v1 = values.get("new_job_title")
         return {"employee_id": v0, "new_job_title": v1}
+
+    def _call_update_employee_job_title(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for update_employee_job_title (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_update_employee_job_title:
+            return None  # an unknown argument: the generic parser says which
+        employee_id: str
+        given_employee_id = given.get("employee_id", _MISSING)
+        if given_employee_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_employee_id) is str
+            and len(given_employee_id) <= 64
+            and given_employee_id.isascii()
+        ):
+            employee_id = given_employee_id
+        else:
+            employee_id = rt.STR.from_json(given_employee_id, "employee_id")  # hris.env:401
+        new_job_title: str
+        given_new_job_title = given.get("new_job_title", _MISSING)
+        if given_new_job_title is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_new_job_title) is str
+            and len(given_new_job_title) <= 64
+            and given_new_job_title.isascii()
+        ):
+            new_job_title = given_new_job_title
+        else:
+            new_job_title = rt.STR.from_json(given_new_job_title, "new_job_title")  # hris.env:402
+        arguments: dict[str, Any] = {"employee_id": employee_id, "new_job_title": new_job_title}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_update_employee_job_title(
+                employee_id=employee_id, new_job_title=new_job_title
+            )
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            table = self._tables["employees"]
+            for touched_table, key in self._touched:
+                row = table.get(key) if touched_table == "employees" else None
+                if row is not None and not self._inv_0_row(row):
+                    self._env_invariant_failed("_inv_0")  # hris.env:173
+            table = self._tables["employees"]
+            for touched_table, key in self._touched:
+                row = table.get(key) if touched_table == "employees" else None
+                if row is not None and not self._inv_1_row(row):
+                    self._env_invariant_failed("_inv_1")  # hris.env:175
+            data = (
+                {
+                    "address": result.address,
+                    "date_of_birth": rt.DATE.to_json(result.date_of_birth),
+                    "department": result.department,
+                    "employee_id": result.employee_id,
+                    "employment_status": result.employment_status,
+                    "first_name": result.first_name,
+                    "gender": result.gender,
+                    "hire_date": rt.DATE.to_json(result.hire_date),
+                    "job_title": result.job_title,
+                    "last_name": result.last_name,
+                    "manager_id": result.manager_id,
+                    "phone_number": result.phone_number,
+                    "salary": rt.FLOAT.to_json(result.salary),
+                    "work_email": result.work_email,
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = (
+                14
+                + len(data["employee_id"])
+                + len(data["first_name"])
+                + len(data["last_name"])
+                + len(data["date_of_birth"])
+                + len(data["gender"])
+                + len(data["hire_date"])
+                + len(data["job_title"])
+                + len(data["department"])
+                + len(data["employment_status"])
+                + len(data["work_email"])
+                + len(data["phone_number"])
+                + len(data["address"])
+            )
+            v = data["manager_id"]
+            if v is not None:
+                total += len(v)
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("update_employee_job_title", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(
+            rt.TraceEntry("update_employee_job_title", arguments, False, outcome["error"])
+        )
+        return outcome
 
     def transfer_employee_to_department(
         self, *, employee_id: str, new_department_id: str
@@ -1292,6 +2567,129 @@ class HRISEnv(rt.Environment):
         v1 = values.get("new_department_id")
         return {"employee_id": v0, "new_department_id": v1}
 
+    def _call_transfer_employee_to_department(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for transfer_employee_to_department (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_transfer_employee_to_department:
+            return None  # an unknown argument: the generic parser says which
+        employee_id: str
+        given_employee_id = given.get("employee_id", _MISSING)
+        if given_employee_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_employee_id) is str
+            and len(given_employee_id) <= 64
+            and given_employee_id.isascii()
+        ):
+            employee_id = given_employee_id
+        else:
+            employee_id = rt.STR.from_json(given_employee_id, "employee_id")  # hris.env:421
+        new_department_id: str
+        given_new_department_id = given.get("new_department_id", _MISSING)
+        if given_new_department_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_new_department_id) is str
+            and len(given_new_department_id) <= 64
+            and given_new_department_id.isascii()
+        ):
+            new_department_id = given_new_department_id
+        else:
+            new_department_id = rt.STR.from_json(
+                given_new_department_id, "new_department_id"
+            )  # hris.env:422
+        arguments: dict[str, Any] = {
+            "employee_id": employee_id,
+            "new_department_id": new_department_id,
+        }
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_transfer_employee_to_department(
+                employee_id=employee_id, new_department_id=new_department_id
+            )
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            table = self._tables["employees"]
+            for touched_table, key in self._touched:
+                row = table.get(key) if touched_table == "employees" else None
+                if row is not None and not self._inv_0_row(row):
+                    self._env_invariant_failed("_inv_0")  # hris.env:173
+            table = self._tables["employees"]
+            for touched_table, key in self._touched:
+                row = table.get(key) if touched_table == "employees" else None
+                if row is not None and not self._inv_1_row(row):
+                    self._env_invariant_failed("_inv_1")  # hris.env:175
+            data = (
+                {
+                    "address": result.address,
+                    "date_of_birth": rt.DATE.to_json(result.date_of_birth),
+                    "department": result.department,
+                    "employee_id": result.employee_id,
+                    "employment_status": result.employment_status,
+                    "first_name": result.first_name,
+                    "gender": result.gender,
+                    "hire_date": rt.DATE.to_json(result.hire_date),
+                    "job_title": result.job_title,
+                    "last_name": result.last_name,
+                    "manager_id": result.manager_id,
+                    "phone_number": result.phone_number,
+                    "salary": rt.FLOAT.to_json(result.salary),
+                    "work_email": result.work_email,
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = (
+                14
+                + len(data["employee_id"])
+                + len(data["first_name"])
+                + len(data["last_name"])
+                + len(data["date_of_birth"])
+                + len(data["gender"])
+                + len(data["hire_date"])
+                + len(data["job_title"])
+                + len(data["department"])
+                + len(data["employment_status"])
+                + len(data["work_email"])
+                + len(data["phone_number"])
+                + len(data["address"])
+            )
+            v = data["manager_id"]
+            if v is not None:
+                total += len(v)
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("transfer_employee_to_department", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(
+            rt.TraceEntry("transfer_employee_to_department", arguments, False, outcome["error"])
+        )
+        return outcome
+
     def update_employee_salary(self, *, employee_id: str, new_salary: float) -> rt.Result:
         "Set an employee's salary. It must be non-negative and within the range of the\nemployee's current job title; a raise is only allowed for an eligible (active) employee."
         return self.invoke_typed(
@@ -1304,6 +2702,120 @@ class HRISEnv(rt.Environment):
         v0 = values.get("employee_id")
         v1 = values.get("new_salary")
         return {"employee_id": v0, "new_salary": v1}
+
+    def _call_update_employee_salary(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for update_employee_salary (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_update_employee_salary:
+            return None  # an unknown argument: the generic parser says which
+        employee_id: str
+        given_employee_id = given.get("employee_id", _MISSING)
+        if given_employee_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_employee_id) is str
+            and len(given_employee_id) <= 64
+            and given_employee_id.isascii()
+        ):
+            employee_id = given_employee_id
+        else:
+            employee_id = rt.STR.from_json(given_employee_id, "employee_id")  # hris.env:436
+        new_salary: float
+        given_new_salary = given.get("new_salary", _MISSING)
+        if given_new_salary is _MISSING:
+            return None  # the generic parser says so
+        new_salary = rt.FLOAT.from_json(given_new_salary, "new_salary")  # hris.env:437
+        arguments: dict[str, Any] = {
+            "employee_id": employee_id,
+            "new_salary": rt.FLOAT.to_json(new_salary),
+        }
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_update_employee_salary(
+                employee_id=employee_id, new_salary=new_salary
+            )
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            table = self._tables["employees"]
+            for touched_table, key in self._touched:
+                row = table.get(key) if touched_table == "employees" else None
+                if row is not None and not self._inv_0_row(row):
+                    self._env_invariant_failed("_inv_0")  # hris.env:173
+            table = self._tables["employees"]
+            for touched_table, key in self._touched:
+                row = table.get(key) if touched_table == "employees" else None
+                if row is not None and not self._inv_1_row(row):
+                    self._env_invariant_failed("_inv_1")  # hris.env:175
+            data = (
+                {
+                    "address": result.address,
+                    "date_of_birth": rt.DATE.to_json(result.date_of_birth),
+                    "department": result.department,
+                    "employee_id": result.employee_id,
+                    "employment_status": result.employment_status,
+                    "first_name": result.first_name,
+                    "gender": result.gender,
+                    "hire_date": rt.DATE.to_json(result.hire_date),
+                    "job_title": result.job_title,
+                    "last_name": result.last_name,
+                    "manager_id": result.manager_id,
+                    "phone_number": result.phone_number,
+                    "salary": rt.FLOAT.to_json(result.salary),
+                    "work_email": result.work_email,
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = (
+                14
+                + len(data["employee_id"])
+                + len(data["first_name"])
+                + len(data["last_name"])
+                + len(data["date_of_birth"])
+                + len(data["gender"])
+                + len(data["hire_date"])
+                + len(data["job_title"])
+                + len(data["department"])
+                + len(data["employment_status"])
+                + len(data["work_email"])
+                + len(data["phone_number"])
+                + len(data["address"])
+            )
+            v = data["manager_id"]
+            if v is not None:
+                total += len(v)
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("update_employee_salary", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(
+            rt.TraceEntry("update_employee_salary", arguments, False, outcome["error"])
+        )
+        return outcome
 
     def update_employment_status(self, *, employee_id: str, new_status: str) -> rt.Result:
         "Change an employee's employment status to one of the predefined status types."
@@ -1318,6 +2830,124 @@ class HRISEnv(rt.Environment):
         v1 = values.get("new_status")
         return {"employee_id": v0, "new_status": v1}
 
+    def _call_update_employment_status(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for update_employment_status (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_update_employment_status:
+            return None  # an unknown argument: the generic parser says which
+        employee_id: str
+        given_employee_id = given.get("employee_id", _MISSING)
+        if given_employee_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_employee_id) is str
+            and len(given_employee_id) <= 64
+            and given_employee_id.isascii()
+        ):
+            employee_id = given_employee_id
+        else:
+            employee_id = rt.STR.from_json(given_employee_id, "employee_id")  # hris.env:458
+        new_status: str
+        given_new_status = given.get("new_status", _MISSING)
+        if given_new_status is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_new_status) is str
+            and len(given_new_status) <= 64
+            and given_new_status.isascii()
+        ):
+            new_status = given_new_status
+        else:
+            new_status = rt.STR.from_json(given_new_status, "new_status")  # hris.env:459
+        arguments: dict[str, Any] = {"employee_id": employee_id, "new_status": new_status}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_update_employment_status(
+                employee_id=employee_id, new_status=new_status
+            )
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            table = self._tables["employees"]
+            for touched_table, key in self._touched:
+                row = table.get(key) if touched_table == "employees" else None
+                if row is not None and not self._inv_0_row(row):
+                    self._env_invariant_failed("_inv_0")  # hris.env:173
+            table = self._tables["employees"]
+            for touched_table, key in self._touched:
+                row = table.get(key) if touched_table == "employees" else None
+                if row is not None and not self._inv_1_row(row):
+                    self._env_invariant_failed("_inv_1")  # hris.env:175
+            data = (
+                {
+                    "address": result.address,
+                    "date_of_birth": rt.DATE.to_json(result.date_of_birth),
+                    "department": result.department,
+                    "employee_id": result.employee_id,
+                    "employment_status": result.employment_status,
+                    "first_name": result.first_name,
+                    "gender": result.gender,
+                    "hire_date": rt.DATE.to_json(result.hire_date),
+                    "job_title": result.job_title,
+                    "last_name": result.last_name,
+                    "manager_id": result.manager_id,
+                    "phone_number": result.phone_number,
+                    "salary": rt.FLOAT.to_json(result.salary),
+                    "work_email": result.work_email,
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = (
+                14
+                + len(data["employee_id"])
+                + len(data["first_name"])
+                + len(data["last_name"])
+                + len(data["date_of_birth"])
+                + len(data["gender"])
+                + len(data["hire_date"])
+                + len(data["job_title"])
+                + len(data["department"])
+                + len(data["employment_status"])
+                + len(data["work_email"])
+                + len(data["phone_number"])
+                + len(data["address"])
+            )
+            v = data["manager_id"]
+            if v is not None:
+                total += len(v)
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("update_employment_status", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(
+            rt.TraceEntry("update_employment_status", arguments, False, outcome["error"])
+        )
+        return outcome
+
     def deactivate_employee(self, *, employee_id: str) -> rt.Result:
         "Deactivate an employee: set the status to 'terminated' if that type exists and is\ninactive, else to the first inactive status type defined."
         return self.invoke_typed("deactivate_employee", {"employee_id": employee_id})
@@ -1327,6 +2957,108 @@ class HRISEnv(rt.Environment):
         "The JSON arguments of a typed call of deactivate_employee."
         v0 = values.get("employee_id")
         return {"employee_id": v0}
+
+    def _call_deactivate_employee(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for deactivate_employee (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_deactivate_employee:
+            return None  # an unknown argument: the generic parser says which
+        employee_id: str
+        given_employee_id = given.get("employee_id", _MISSING)
+        if given_employee_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_employee_id) is str
+            and len(given_employee_id) <= 64
+            and given_employee_id.isascii()
+        ):
+            employee_id = given_employee_id
+        else:
+            employee_id = rt.STR.from_json(given_employee_id, "employee_id")  # hris.env:475
+        arguments: dict[str, Any] = {"employee_id": employee_id}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_deactivate_employee(employee_id=employee_id)
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            table = self._tables["employees"]
+            for touched_table, key in self._touched:
+                row = table.get(key) if touched_table == "employees" else None
+                if row is not None and not self._inv_0_row(row):
+                    self._env_invariant_failed("_inv_0")  # hris.env:173
+            table = self._tables["employees"]
+            for touched_table, key in self._touched:
+                row = table.get(key) if touched_table == "employees" else None
+                if row is not None and not self._inv_1_row(row):
+                    self._env_invariant_failed("_inv_1")  # hris.env:175
+            data = (
+                {
+                    "address": result.address,
+                    "date_of_birth": rt.DATE.to_json(result.date_of_birth),
+                    "department": result.department,
+                    "employee_id": result.employee_id,
+                    "employment_status": result.employment_status,
+                    "first_name": result.first_name,
+                    "gender": result.gender,
+                    "hire_date": rt.DATE.to_json(result.hire_date),
+                    "job_title": result.job_title,
+                    "last_name": result.last_name,
+                    "manager_id": result.manager_id,
+                    "phone_number": result.phone_number,
+                    "salary": rt.FLOAT.to_json(result.salary),
+                    "work_email": result.work_email,
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = (
+                14
+                + len(data["employee_id"])
+                + len(data["first_name"])
+                + len(data["last_name"])
+                + len(data["date_of_birth"])
+                + len(data["gender"])
+                + len(data["hire_date"])
+                + len(data["job_title"])
+                + len(data["department"])
+                + len(data["employment_status"])
+                + len(data["work_email"])
+                + len(data["phone_number"])
+                + len(data["address"])
+            )
+            v = data["manager_id"]
+            if v is not None:
+                total += len(v)
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("deactivate_employee", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("deactivate_employee", arguments, False, outcome["error"]))
+        return outcome
 
     def reactivate_employee(self, *, employee_id: str) -> rt.Result:
         "Restore an employee whose status is inactive (e.g. terminated) to status 'active'."
@@ -1338,6 +3070,108 @@ class HRISEnv(rt.Environment):
         v0 = values.get("employee_id")
         return {"employee_id": v0}
 
+    def _call_reactivate_employee(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for reactivate_employee (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_reactivate_employee:
+            return None  # an unknown argument: the generic parser says which
+        employee_id: str
+        given_employee_id = given.get("employee_id", _MISSING)
+        if given_employee_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_employee_id) is str
+            and len(given_employee_id) <= 64
+            and given_employee_id.isascii()
+        ):
+            employee_id = given_employee_id
+        else:
+            employee_id = rt.STR.from_json(given_employee_id, "employee_id")  # hris.env:493
+        arguments: dict[str, Any] = {"employee_id": employee_id}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_reactivate_employee(employee_id=employee_id)
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            table = self._tables["employees"]
+            for touched_table, key in self._touched:
+                row = table.get(key) if touched_table == "employees" else None
+                if row is not None and not self._inv_0_row(row):
+                    self._env_invariant_failed("_inv_0")  # hris.env:173
+            table = self._tables["employees"]
+            for touched_table, key in self._touched:
+                row = table.get(key) if touched_table == "employees" else None
+                if row is not None and not self._inv_1_row(row):
+                    self._env_invariant_failed("_inv_1")  # hris.env:175
+            data = (
+                {
+                    "address": result.address,
+                    "date_of_birth": rt.DATE.to_json(result.date_of_birth),
+                    "department": result.department,
+                    "employee_id": result.employee_id,
+                    "employment_status": result.employment_status,
+                    "first_name": result.first_name,
+                    "gender": result.gender,
+                    "hire_date": rt.DATE.to_json(result.hire_date),
+                    "job_title": result.job_title,
+                    "last_name": result.last_name,
+                    "manager_id": result.manager_id,
+                    "phone_number": result.phone_number,
+                    "salary": rt.FLOAT.to_json(result.salary),
+                    "work_email": result.work_email,
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = (
+                14
+                + len(data["employee_id"])
+                + len(data["first_name"])
+                + len(data["last_name"])
+                + len(data["date_of_birth"])
+                + len(data["gender"])
+                + len(data["hire_date"])
+                + len(data["job_title"])
+                + len(data["department"])
+                + len(data["employment_status"])
+                + len(data["work_email"])
+                + len(data["phone_number"])
+                + len(data["address"])
+            )
+            v = data["manager_id"]
+            if v is not None:
+                total += len(v)
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("reactivate_employee", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("reactivate_employee", arguments, False, outcome["error"]))
+        return outcome
+
     def remove_employee_record(self, *, employee_id: str) -> rt.Result:
         "Permanently delete an employee's record. Employees and departments that named this\nemployee as their manager are left without a manager."
         return self.invoke_typed("remove_employee_record", {"employee_id": employee_id})
@@ -1347,6 +3181,64 @@ class HRISEnv(rt.Environment):
         "The JSON arguments of a typed call of remove_employee_record."
         v0 = values.get("employee_id")
         return {"employee_id": v0}
+
+    def _call_remove_employee_record(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for remove_employee_record (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_remove_employee_record:
+            return None  # an unknown argument: the generic parser says which
+        employee_id: str
+        given_employee_id = given.get("employee_id", _MISSING)
+        if given_employee_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_employee_id) is str
+            and len(given_employee_id) <= 64
+            and given_employee_id.isascii()
+        ):
+            employee_id = given_employee_id
+        else:
+            employee_id = rt.STR.from_json(given_employee_id, "employee_id")  # hris.env:503
+        arguments: dict[str, Any] = {"employee_id": employee_id}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_remove_employee_record(employee_id=employee_id)
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            if not self._inv_0():
+                self._env_invariant_failed("_inv_0")  # hris.env:173
+            if not self._inv_1():
+                self._env_invariant_failed("_inv_1")  # hris.env:175
+            data = result
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("remove_employee_record", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(
+            rt.TraceEntry("remove_employee_record", arguments, False, outcome["error"])
+        )
+        return outcome
 
     def _rowinv_JobPosition_0(self, row: JobPosition) -> bool:
         return bool(0.0 <= row.salary_range_min <= row.salary_range_max)

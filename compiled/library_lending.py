@@ -9,6 +9,18 @@ from typing import Any, ClassVar, cast
 
 from envdsl import runtime as rt
 from envdsl.runtime import helpers as h
+from envdsl.runtime.call_support import (
+    INSERTED as _INSERTED,
+    INT_RESULT as _INT_RESULT,
+    MAX_INT as _MAX_INT,
+    MIN_INT as _MIN_INT,
+    MISSING as _MISSING,
+    TOO_LARGE as _TOO_LARGE,
+    budget as _budget,
+    format_datetime as _format_datetime,
+    fromisoformat as _fromisoformat,
+    result_problem as _result_problem,
+)
 
 
 class MemberStatus(enum.Enum):
@@ -383,6 +395,107 @@ C_REPLACEMENT_FEE_CENTS: int = 2500
 C_FINE_BLOCK_CENTS: int = 500
 C_HOLD_PICKUP_DAYS: int = 7
 
+_ARGUMENTS_search_books = frozenset(
+    {
+        "text",
+    }
+)  # the arguments of search_books
+_ARGUMENTS_get_book = frozenset(
+    {
+        "isbn",
+    }
+)  # the arguments of get_book
+_ARGUMENTS_list_copies = frozenset(
+    {
+        "isbn",
+        "available_only",
+    }
+)  # the arguments of list_copies
+_ARGUMENTS_get_member = frozenset(
+    {
+        "member_id",
+    }
+)  # the arguments of get_member
+_ARGUMENTS_list_member_loans = frozenset(
+    {
+        "member_id",
+        "include_returned",
+    }
+)  # the arguments of list_member_loans
+_ARGUMENTS_register_member = frozenset(
+    {
+        "member_id",
+        "name",
+        "email",
+    }
+)  # the arguments of register_member
+_ARGUMENTS_renew_membership = frozenset(
+    {
+        "member_id",
+    }
+)  # the arguments of renew_membership
+_ARGUMENTS_pay_fine = frozenset(
+    {
+        "member_id",
+        "amount_cents",
+    }
+)  # the arguments of pay_fine
+_ARGUMENTS_check_out = frozenset(
+    {
+        "copy_id",
+        "member_id",
+    }
+)  # the arguments of check_out
+_ARGUMENTS_return_copy = frozenset(
+    {
+        "copy_id",
+        "condition",
+    }
+)  # the arguments of return_copy
+_ARGUMENTS_renew_loan = frozenset(
+    {
+        "loan_id",
+        "member_id",
+    }
+)  # the arguments of renew_loan
+_ARGUMENTS_report_lost = frozenset(
+    {
+        "loan_id",
+    }
+)  # the arguments of report_lost
+_ARGUMENTS_place_hold = frozenset(
+    {
+        "isbn",
+        "member_id",
+    }
+)  # the arguments of place_hold
+_ARGUMENTS_cancel_hold = frozenset(
+    {
+        "hold_id",
+        "member_id",
+    }
+)  # the arguments of cancel_hold
+_ARGUMENTS_advance_clock = frozenset(
+    {
+        "to",
+    }
+)  # the arguments of advance_clock
+_ARGUMENTS_add_book = frozenset(
+    {
+        "isbn",
+        "title",
+        "year",
+        "author_names",
+        "shelf",
+        "copy_count",
+    }
+)  # the arguments of add_book
+_ARGUMENTS_withdraw_book = frozenset(
+    {
+        "isbn",
+    }
+)  # the arguments of withdraw_book
+
 
 # library_lending.branch.json: the initial state of 8 tasks
 INIT_LIBRARY_LENDING_BRANCH = '{"authors": [{"author_id": "A1", "name": "Frank Herbert"}, {"author_id": "A2", "name": "Ursula K. Le Guin"}, {"author_id": "A3", "name": "Terry Pratchett"}], "book_authors": [{"author": "A1", "book": "9780441013593", "link_id": "BA1"}, {"author": "A2", "book": "9780441478125", "link_id": "BA2"}, {"author": "A2", "book": "9780553383041", "link_id": "BA3"}, {"author": "A3", "book": "9780552131063", "link_id": "BA4"}], "books": [{"isbn": "9780441013593", "title": "Dune", "year": 1965}, {"isbn": "9780441478125", "title": "The Left Hand of Darkness", "year": 1969}, {"isbn": "9780553383041", "title": "A Wizard of Earthsea", "year": 1968}, {"isbn": "9780552131063", "title": "Mort", "year": 1987}], "copies": [{"book": "9780441013593", "condition": "good", "copy_id": "9780441013593-1", "shelf": "SF-HER"}, {"book": "9780441013593", "condition": "worn", "copy_id": "9780441013593-2", "shelf": "SF-HER"}, {"book": "9780441478125", "condition": "good", "copy_id": "9780441478125-1", "shelf": "SF-LEG"}, {"book": "9780553383041", "condition": "good", "copy_id": "9780553383041-1", "shelf": "F-LEG"}, {"book": "9780553383041", "condition": "damaged", "copy_id": "9780553383041-2", "shelf": "F-LEG"}, {"book": "9780552131063", "condition": "good", "copy_id": "9780552131063-1", "shelf": "F-PRA"}], "holds": [{"book": "9780441478125", "copy": null, "hold_id": "H1", "member": "M004", "placed": "2024-03-30T12:00:00Z", "ready_until": null, "state": "waiting"}], "holidays": [], "loans": [{"checked_out": "2024-03-11T10:00:00Z", "copy": "9780441013593-1", "due": "2024-04-01", "loan_id": "L1", "member": "M001", "renewals": 0, "returned_at": null, "state": "active"}, {"checked_out": "2024-03-25T15:00:00Z", "copy": "9780441478125-1", "due": "2024-04-15", "loan_id": "L2", "member": "M002", "renewals": 0, "returned_at": null, "state": "active"}, {"checked_out": "2024-03-20T11:00:00Z", "copy": "9780552131063-1", "due": "2024-04-10", "loan_id": "L3", "member": "M001", "renewals": 0, "returned_at": null, "state": "active"}], "members": [{"email": "ana@example.org", "expires": "2024-08-31", "fines_cents": 0, "joined": "2023-09-01", "member_id": "M001", "name": "Ana Ruiz", "status": "active"}, {"email": "ben@example.org", "expires": "2025-01-09", "fines_cents": 0, "joined": "2024-01-10", "member_id": "M002", "name": "Ben Okafor", "status": "active"}, {"email": "chen@example.org", "expires": "2024-02-25", "fines_cents": 0, "joined": "2023-02-25", "member_id": "M003", "name": "Chen Li", "status": "expired"}, {"email": "dara@example.org", "expires": "2024-12-01", "fines_cents": 650, "joined": "2023-12-02", "member_id": "M004", "name": "Dara Byrne", "status": "active"}], "now": "2024-04-08T10:00:00Z"}'
@@ -553,6 +666,7 @@ class LibraryLendingEnv(rt.Environment):
             result=rt.ListSpec(SPEC_BookInfo),
             impl="_impl_search_books",
             json_arguments="_json_search_books",
+            call="_call_search_books",
         ),
         "get_book": rt.ToolSpec(
             name="get_book",
@@ -566,6 +680,7 @@ class LibraryLendingEnv(rt.Environment):
             result=SPEC_BookInfo,
             impl="_impl_get_book",
             json_arguments="_json_get_book",
+            call="_call_get_book",
         ),
         "list_copies": rt.ToolSpec(
             name="list_copies",
@@ -586,6 +701,7 @@ class LibraryLendingEnv(rt.Environment):
             result=rt.ListSpec(SPEC_Copy),
             impl="_impl_list_copies",
             json_arguments="_json_list_copies",
+            call="_call_list_copies",
         ),
         "get_member": rt.ToolSpec(
             name="get_member",
@@ -602,6 +718,7 @@ class LibraryLendingEnv(rt.Environment):
             result=SPEC_Member,
             impl="_impl_get_member",
             json_arguments="_json_get_member",
+            call="_call_get_member",
         ),
         "list_member_loans": rt.ToolSpec(
             name="list_member_loans",
@@ -622,6 +739,7 @@ class LibraryLendingEnv(rt.Environment):
             result=rt.ListSpec(SPEC_Loan),
             impl="_impl_list_member_loans",
             json_arguments="_json_list_member_loans",
+            call="_call_list_member_loans",
         ),
         "list_overdue_loans": rt.ToolSpec(
             name="list_overdue_loans",
@@ -631,6 +749,7 @@ class LibraryLendingEnv(rt.Environment):
             result=rt.ListSpec(SPEC_OverdueItem),
             impl="_impl_list_overdue_loans",
             json_arguments="_json_list_overdue_loans",
+            call="_call_list_overdue_loans",
         ),
         "register_member": rt.ToolSpec(
             name="register_member",
@@ -654,6 +773,7 @@ class LibraryLendingEnv(rt.Environment):
             result=SPEC_Member,
             impl="_impl_register_member",
             json_arguments="_json_register_member",
+            call="_call_register_member",
             env_invariants=(
                 "_inv_1",
                 "_inv_2",
@@ -672,6 +792,7 @@ class LibraryLendingEnv(rt.Environment):
             result=SPEC_Member,
             impl="_impl_renew_membership",
             json_arguments="_json_renew_membership",
+            call="_call_renew_membership",
             row_env_invariants=(("members", "_inv_1_row", "_inv_1"),),
         ),
         "pay_fine": rt.ToolSpec(
@@ -692,6 +813,7 @@ class LibraryLendingEnv(rt.Environment):
             result=SPEC_Member,
             impl="_impl_pay_fine",
             json_arguments="_json_pay_fine",
+            call="_call_pay_fine",
             row_env_invariants=(("members", "_inv_1_row", "_inv_1"),),
         ),
         "check_out": rt.ToolSpec(
@@ -709,6 +831,7 @@ class LibraryLendingEnv(rt.Environment):
             result=SPEC_Loan,
             impl="_impl_check_out",
             json_arguments="_json_check_out",
+            call="_call_check_out",
             env_invariants=(
                 "_inv_0",
                 "_inv_1",
@@ -738,6 +861,7 @@ class LibraryLendingEnv(rt.Environment):
             result=SPEC_ReturnReceipt,
             impl="_impl_return_copy",
             json_arguments="_json_return_copy",
+            call="_call_return_copy",
             env_invariants=(
                 "_inv_0",
                 "_inv_1",
@@ -761,6 +885,7 @@ class LibraryLendingEnv(rt.Environment):
             result=SPEC_Loan,
             impl="_impl_renew_loan",
             json_arguments="_json_renew_loan",
+            call="_call_renew_loan",
             env_invariants=(
                 "_inv_0",
                 "_inv_1",
@@ -775,6 +900,7 @@ class LibraryLendingEnv(rt.Environment):
             result=SPEC_Loan,
             impl="_impl_report_lost",
             json_arguments="_json_report_lost",
+            call="_call_report_lost",
             env_invariants=(
                 "_inv_0",
                 "_inv_1",
@@ -796,6 +922,7 @@ class LibraryLendingEnv(rt.Environment):
             result=SPEC_Hold,
             impl="_impl_place_hold",
             json_arguments="_json_place_hold",
+            call="_call_place_hold",
             env_invariants=("_inv_2",),
             row_env_invariants=(("holds", "_inv_3_row", "_inv_3"),),
         ),
@@ -815,6 +942,7 @@ class LibraryLendingEnv(rt.Environment):
             result=SPEC_Hold,
             impl="_impl_cancel_hold",
             json_arguments="_json_cancel_hold",
+            call="_call_cancel_hold",
             env_invariants=("_inv_2",),
             row_env_invariants=(("holds", "_inv_3_row", "_inv_3"),),
         ),
@@ -833,6 +961,7 @@ class LibraryLendingEnv(rt.Environment):
             result=SPEC_ClockReport,
             impl="_impl_advance_clock",
             json_arguments="_json_advance_clock",
+            call="_call_advance_clock",
             env_invariants=(
                 "_inv_1",
                 "_inv_2",
@@ -871,6 +1000,7 @@ class LibraryLendingEnv(rt.Environment):
             result=SPEC_BookInfo,
             impl="_impl_add_book",
             json_arguments="_json_add_book",
+            call="_call_add_book",
             env_invariants=(
                 "_inv_0",
                 "_inv_1",
@@ -893,6 +1023,7 @@ class LibraryLendingEnv(rt.Environment):
             result=rt.STR,
             impl="_impl_withdraw_book",
             json_arguments="_json_withdraw_book",
+            call="_call_withdraw_book",
             env_invariants=(
                 "_inv_0",
                 "_inv_1",
@@ -1224,6 +1355,52 @@ class LibraryLendingEnv(rt.Environment):
         v0 = values.get("text")
         return {"text": v0}
 
+    def _call_search_books(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for search_books (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_search_books:
+            return None  # an unknown argument: the generic parser says which
+        text: str
+        given_text = given.get("text", _MISSING)
+        if given_text is _MISSING:
+            return None  # the generic parser says so
+        if type(given_text) is str and len(given_text) <= 64 and given_text.isascii():
+            text = given_text
+        else:
+            text = rt.STR.from_json(given_text, "text")  # library_lending.env:251
+        arguments: dict[str, Any] = {"text": text}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_search_books(text=text)
+            data = self.TOOLS["search_books"].result.to_json(result) if result is not None else None
+            if type(data) is not str:
+                problem = _result_problem(data, self.size_budget)
+                if problem is not None:
+                    raise rt.Fail(problem)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("search_books", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("search_books", arguments, False, outcome["error"]))
+        return outcome
+
     def get_book(self, *, isbn: str) -> rt.Result:
         "Catalog record of one book: title, year, authors and copy counts."
         return self.invoke_typed("get_book", {"isbn": isbn})
@@ -1233,6 +1410,74 @@ class LibraryLendingEnv(rt.Environment):
         "The JSON arguments of a typed call of get_book."
         v0 = values.get("isbn")
         return {"isbn": v0}
+
+    def _call_get_book(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for get_book (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_get_book:
+            return None  # an unknown argument: the generic parser says which
+        isbn: str
+        given_isbn = given.get("isbn", _MISSING)
+        if given_isbn is _MISSING:
+            return None  # the generic parser says so
+        if type(given_isbn) is str and len(given_isbn) <= 64 and given_isbn.isascii():
+            isbn = given_isbn
+        else:
+            isbn = rt.STR.from_json(given_isbn, "isbn")  # library_lending.env:265
+        arguments: dict[str, Any] = {"isbn": isbn}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_get_book(isbn=isbn)
+            data = (
+                {
+                    "authors": list(result.authors),
+                    "copies_available": result.copies_available,
+                    "copies_total": result.copies_total,
+                    "isbn": result.isbn,
+                    "title": result.title,
+                    "year": result.year,
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = 6 + len(data["isbn"]) + len(data["title"])
+            v = data["year"]
+            if not _MIN_INT <= v <= _MAX_INT:
+                raise rt.Fail(_INT_RESULT)
+            v = data["authors"]
+            total += len(v) + sum(map(len, v))
+            v = data["copies_total"]
+            if not _MIN_INT <= v <= _MAX_INT:
+                raise rt.Fail(_INT_RESULT)
+            v = data["copies_available"]
+            if not _MIN_INT <= v <= _MAX_INT:
+                raise rt.Fail(_INT_RESULT)
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("get_book", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("get_book", arguments, False, outcome["error"]))
+        return outcome
 
     def list_copies(self, *, isbn: str, available_only: bool | None = None) -> rt.Result:
         "The physical copies of a book, with shelf and condition."
@@ -1247,6 +1492,62 @@ class LibraryLendingEnv(rt.Environment):
             v1 = False
         return {"isbn": v0, "available_only": v1}
 
+    def _call_list_copies(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for list_copies (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_list_copies:
+            return None  # an unknown argument: the generic parser says which
+        isbn: str
+        given_isbn = given.get("isbn", _MISSING)
+        if given_isbn is _MISSING:
+            return None  # the generic parser says so
+        if type(given_isbn) is str and len(given_isbn) <= 64 and given_isbn.isascii():
+            isbn = given_isbn
+        else:
+            isbn = rt.STR.from_json(given_isbn, "isbn")  # library_lending.env:272
+        available_only: bool
+        given_available_only = given.get("available_only", _MISSING)
+        if given_available_only is _MISSING:
+            available_only = False
+        elif type(given_available_only) is bool:
+            available_only = given_available_only
+        else:
+            available_only = rt.BOOL.from_json(
+                given_available_only, "available_only"
+            )  # library_lending.env:273
+        arguments: dict[str, Any] = {"isbn": isbn, "available_only": available_only}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_list_copies(isbn=isbn, available_only=available_only)
+            data = self.TOOLS["list_copies"].result.to_json(result) if result is not None else None
+            if type(data) is not str:
+                problem = _result_problem(data, self.size_budget)
+                if problem is not None:
+                    raise rt.Fail(problem)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("list_copies", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("list_copies", arguments, False, outcome["error"]))
+        return outcome
+
     def get_member(self, *, member_id: str) -> rt.Result:
         "A member's record: status, membership expiry and unpaid fines."
         return self.invoke_typed("get_member", {"member_id": member_id})
@@ -1256,6 +1557,79 @@ class LibraryLendingEnv(rt.Environment):
         "The JSON arguments of a typed call of get_member."
         v0 = values.get("member_id")
         return {"member_id": v0}
+
+    def _call_get_member(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for get_member (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_get_member:
+            return None  # an unknown argument: the generic parser says which
+        member_id: str
+        given_member_id = given.get("member_id", _MISSING)
+        if given_member_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_member_id) is str
+            and len(given_member_id) <= 64
+            and given_member_id.isascii()
+        ):
+            member_id = given_member_id
+        else:
+            member_id = rt.STR.from_json(given_member_id, "member_id")  # library_lending.env:280
+        arguments: dict[str, Any] = {"member_id": member_id}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_get_member(member_id=member_id)
+            data = (
+                {
+                    "email": result.email,
+                    "expires": rt.DATE.to_json(result.expires),
+                    "fines_cents": result.fines_cents,
+                    "joined": rt.DATE.to_json(result.joined),
+                    "member_id": result.member_id,
+                    "name": result.name,
+                    "status": result.status._value_,
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = (
+                7
+                + len(data["member_id"])
+                + len(data["name"])
+                + len(data["email"])
+                + len(data["joined"])
+                + len(data["expires"])
+                + len(data["status"])
+            )
+            v = data["fines_cents"]
+            if not _MIN_INT <= v <= _MAX_INT:
+                raise rt.Fail(_INT_RESULT)
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("get_member", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("get_member", arguments, False, outcome["error"]))
+        return outcome
 
     def list_member_loans(
         self, *, member_id: str, include_returned: bool | None = None
@@ -1274,6 +1648,72 @@ class LibraryLendingEnv(rt.Environment):
             v1 = False
         return {"member_id": v0, "include_returned": v1}
 
+    def _call_list_member_loans(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for list_member_loans (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_list_member_loans:
+            return None  # an unknown argument: the generic parser says which
+        member_id: str
+        given_member_id = given.get("member_id", _MISSING)
+        if given_member_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_member_id) is str
+            and len(given_member_id) <= 64
+            and given_member_id.isascii()
+        ):
+            member_id = given_member_id
+        else:
+            member_id = rt.STR.from_json(given_member_id, "member_id")  # library_lending.env:287
+        include_returned: bool
+        given_include_returned = given.get("include_returned", _MISSING)
+        if given_include_returned is _MISSING:
+            include_returned = False
+        elif type(given_include_returned) is bool:
+            include_returned = given_include_returned
+        else:
+            include_returned = rt.BOOL.from_json(
+                given_include_returned, "include_returned"
+            )  # library_lending.env:288
+        arguments: dict[str, Any] = {"member_id": member_id, "include_returned": include_returned}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_list_member_loans(
+                member_id=member_id, include_returned=include_returned
+            )
+            data = (
+                self.TOOLS["list_member_loans"].result.to_json(result)
+                if result is not None
+                else None
+            )
+            if type(data) is not str:
+                problem = _result_problem(data, self.size_budget)
+                if problem is not None:
+                    raise rt.Fail(problem)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("list_member_loans", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("list_member_loans", arguments, False, outcome["error"]))
+        return outcome
+
     def list_overdue_loans(self) -> rt.Result:
         "All active loans past their due date, most overdue first, with the fine accrued so far."
         return self.invoke_typed("list_overdue_loans", {})
@@ -1282,6 +1722,48 @@ class LibraryLendingEnv(rt.Environment):
     def _json_list_overdue_loans(cls, values: dict[str, Any]) -> dict[str, Any]:
         "The JSON arguments of a typed call of list_overdue_loans."
         return {}
+
+    def _call_list_overdue_loans(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for list_overdue_loans (envdsl/codegen/tool_calls.py)."
+        if given:
+            return None  # an unknown argument: the generic parser says which
+        arguments: dict[str, Any] = {}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_list_overdue_loans()
+            data = (
+                self.TOOLS["list_overdue_loans"].result.to_json(result)
+                if result is not None
+                else None
+            )
+            if type(data) is not str:
+                problem = _result_problem(data, self.size_budget)
+                if problem is not None:
+                    raise rt.Fail(problem)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("list_overdue_loans", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("list_overdue_loans", arguments, False, outcome["error"]))
+        return outcome
 
     def register_member(self, *, member_id: str, name: str, email: str) -> rt.Result:
         "Sign up a new member. The membership starts today and runs for twelve months."
@@ -1297,6 +1779,107 @@ class LibraryLendingEnv(rt.Environment):
         v2 = values.get("email")
         return {"member_id": v0, "name": v1, "email": v2}
 
+    def _call_register_member(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for register_member (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_register_member:
+            return None  # an unknown argument: the generic parser says which
+        member_id: str
+        given_member_id = given.get("member_id", _MISSING)
+        if given_member_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_member_id) is str
+            and len(given_member_id) <= 64
+            and given_member_id.isascii()
+        ):
+            member_id = given_member_id
+        else:
+            member_id = rt.STR.from_json(given_member_id, "member_id")  # library_lending.env:322
+        name: str
+        given_name = given.get("name", _MISSING)
+        if given_name is _MISSING:
+            return None  # the generic parser says so
+        if type(given_name) is str and len(given_name) <= 64 and given_name.isascii():
+            name = given_name
+        else:
+            name = rt.STR.from_json(given_name, "name")  # library_lending.env:323
+        email: str
+        given_email = given.get("email", _MISSING)
+        if given_email is _MISSING:
+            return None  # the generic parser says so
+        if type(given_email) is str and len(given_email) <= 64 and given_email.isascii():
+            email = given_email
+        else:
+            email = rt.STR.from_json(given_email, "email")  # library_lending.env:324
+        arguments: dict[str, Any] = {"member_id": member_id, "name": name, "email": email}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_register_member(member_id=member_id, name=name, email=email)
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            if not self._inv_1():
+                self._env_invariant_failed("_inv_1")  # library_lending.env:164
+            if not self._inv_2():
+                self._env_invariant_failed("_inv_2")  # library_lending.env:167
+            if not self._inv_3():
+                self._env_invariant_failed("_inv_3")  # library_lending.env:174
+            data = (
+                {
+                    "email": result.email,
+                    "expires": rt.DATE.to_json(result.expires),
+                    "fines_cents": result.fines_cents,
+                    "joined": rt.DATE.to_json(result.joined),
+                    "member_id": result.member_id,
+                    "name": result.name,
+                    "status": result.status._value_,
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = (
+                7
+                + len(data["member_id"])
+                + len(data["name"])
+                + len(data["email"])
+                + len(data["joined"])
+                + len(data["expires"])
+                + len(data["status"])
+            )
+            v = data["fines_cents"]
+            if not _MIN_INT <= v <= _MAX_INT:
+                raise rt.Fail(_INT_RESULT)
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("register_member", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("register_member", arguments, False, outcome["error"]))
+        return outcome
+
     def renew_membership(self, *, member_id: str) -> rt.Result:
         "Extend a membership by twelve months (from its end, or from today if it has lapsed).\nFines must be paid first; suspended members must see staff."
         return self.invoke_typed("renew_membership", {"member_id": member_id})
@@ -1306,6 +1889,90 @@ class LibraryLendingEnv(rt.Environment):
         "The JSON arguments of a typed call of renew_membership."
         v0 = values.get("member_id")
         return {"member_id": v0}
+
+    def _call_renew_membership(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for renew_membership (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_renew_membership:
+            return None  # an unknown argument: the generic parser says which
+        member_id: str
+        given_member_id = given.get("member_id", _MISSING)
+        if given_member_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_member_id) is str
+            and len(given_member_id) <= 64
+            and given_member_id.isascii()
+        ):
+            member_id = given_member_id
+        else:
+            member_id = rt.STR.from_json(given_member_id, "member_id")  # library_lending.env:346
+        arguments: dict[str, Any] = {"member_id": member_id}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_renew_membership(member_id=member_id)
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            table = self._tables["members"]
+            for touched_table, key in self._touched:
+                row = table.get(key) if touched_table == "members" else None
+                if row is not None and not self._inv_1_row(row):
+                    self._env_invariant_failed("_inv_1")  # library_lending.env:164
+            data = (
+                {
+                    "email": result.email,
+                    "expires": rt.DATE.to_json(result.expires),
+                    "fines_cents": result.fines_cents,
+                    "joined": rt.DATE.to_json(result.joined),
+                    "member_id": result.member_id,
+                    "name": result.name,
+                    "status": result.status._value_,
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = (
+                7
+                + len(data["member_id"])
+                + len(data["name"])
+                + len(data["email"])
+                + len(data["joined"])
+                + len(data["expires"])
+                + len(data["status"])
+            )
+            v = data["fines_cents"]
+            if not _MIN_INT <= v <= _MAX_INT:
+                raise rt.Fail(_INT_RESULT)
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("renew_membership", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("renew_membership", arguments, False, outcome["error"]))
+        return outcome
 
     def pay_fine(self, *, member_id: str, amount_cents: int) -> rt.Result:
         "Record a fine payment."
@@ -1318,6 +1985,100 @@ class LibraryLendingEnv(rt.Environment):
         v1 = values.get("amount_cents")
         return {"member_id": v0, "amount_cents": v1}
 
+    def _call_pay_fine(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for pay_fine (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_pay_fine:
+            return None  # an unknown argument: the generic parser says which
+        member_id: str
+        given_member_id = given.get("member_id", _MISSING)
+        if given_member_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_member_id) is str
+            and len(given_member_id) <= 64
+            and given_member_id.isascii()
+        ):
+            member_id = given_member_id
+        else:
+            member_id = rt.STR.from_json(given_member_id, "member_id")  # library_lending.env:360
+        amount_cents: int
+        given_amount_cents = given.get("amount_cents", _MISSING)
+        if given_amount_cents is _MISSING:
+            return None  # the generic parser says so
+        if type(given_amount_cents) is int and _MIN_INT <= given_amount_cents <= _MAX_INT:
+            amount_cents = given_amount_cents
+        else:
+            amount_cents = rt.INT.from_json(
+                given_amount_cents, "amount_cents"
+            )  # library_lending.env:361
+        arguments: dict[str, Any] = {"member_id": member_id, "amount_cents": amount_cents}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_pay_fine(member_id=member_id, amount_cents=amount_cents)
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            table = self._tables["members"]
+            for touched_table, key in self._touched:
+                row = table.get(key) if touched_table == "members" else None
+                if row is not None and not self._inv_1_row(row):
+                    self._env_invariant_failed("_inv_1")  # library_lending.env:164
+            data = (
+                {
+                    "email": result.email,
+                    "expires": rt.DATE.to_json(result.expires),
+                    "fines_cents": result.fines_cents,
+                    "joined": rt.DATE.to_json(result.joined),
+                    "member_id": result.member_id,
+                    "name": result.name,
+                    "status": result.status._value_,
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = (
+                7
+                + len(data["member_id"])
+                + len(data["name"])
+                + len(data["email"])
+                + len(data["joined"])
+                + len(data["expires"])
+                + len(data["status"])
+            )
+            v = data["fines_cents"]
+            if not _MIN_INT <= v <= _MAX_INT:
+                raise rt.Fail(_INT_RESULT)
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("pay_fine", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("pay_fine", arguments, False, outcome["error"]))
+        return outcome
+
     def check_out(self, *, copy_id: str, member_id: str) -> rt.Result:
         "Lend a copy to a member for LOAN_DAYS days (the due date moves past Sundays and holidays).\nThe member must be active and unexpired, owe less than FINE_BLOCK_CENTS and have fewer than\nMAX_LOANS loans. A copy set aside for a hold can only go to that hold's member, which\nfulfils the hold."
         return self.invoke_typed("check_out", {"copy_id": copy_id, "member_id": member_id})
@@ -1328,6 +2089,107 @@ class LibraryLendingEnv(rt.Environment):
         v0 = values.get("copy_id")
         v1 = values.get("member_id")
         return {"copy_id": v0, "member_id": v1}
+
+    def _call_check_out(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for check_out (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_check_out:
+            return None  # an unknown argument: the generic parser says which
+        copy_id: str
+        given_copy_id = given.get("copy_id", _MISSING)
+        if given_copy_id is _MISSING:
+            return None  # the generic parser says so
+        if type(given_copy_id) is str and len(given_copy_id) <= 64 and given_copy_id.isascii():
+            copy_id = given_copy_id
+        else:
+            copy_id = rt.STR.from_json(given_copy_id, "copy_id")  # library_lending.env:373
+        member_id: str
+        given_member_id = given.get("member_id", _MISSING)
+        if given_member_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_member_id) is str
+            and len(given_member_id) <= 64
+            and given_member_id.isascii()
+        ):
+            member_id = given_member_id
+        else:
+            member_id = rt.STR.from_json(given_member_id, "member_id")  # library_lending.env:374
+        arguments: dict[str, Any] = {"copy_id": copy_id, "member_id": member_id}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_check_out(copy_id=copy_id, member_id=member_id)
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            if not self._inv_0():
+                self._env_invariant_failed("_inv_0")  # library_lending.env:158
+            if not self._inv_1():
+                self._env_invariant_failed("_inv_1")  # library_lending.env:164
+            if not self._inv_2():
+                self._env_invariant_failed("_inv_2")  # library_lending.env:167
+            if not self._inv_3():
+                self._env_invariant_failed("_inv_3")  # library_lending.env:174
+            data = (
+                {
+                    "checked_out": _format_datetime(result.checked_out),
+                    "copy": result.copy_,
+                    "due": rt.DATE.to_json(result.due),
+                    "loan_id": result.loan_id,
+                    "member": result.member,
+                    "renewals": result.renewals,
+                    "returned_at": (
+                        None if result.returned_at is None else _format_datetime(result.returned_at)
+                    ),
+                    "state": result.state._value_,
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = (
+                8
+                + len(data["loan_id"])
+                + len(data["copy"])
+                + len(data["member"])
+                + len(data["checked_out"])
+                + len(data["due"])
+                + len(data["state"])
+            )
+            v = data["returned_at"]
+            if v is not None:
+                total += len(v)
+            v = data["renewals"]
+            if not _MIN_INT <= v <= _MAX_INT:
+                raise rt.Fail(_INT_RESULT)
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("check_out", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("check_out", arguments, False, outcome["error"]))
+        return outcome
 
     def return_copy(self, *, copy_id: str, condition: CopyCondition | None = None) -> rt.Result:
         "Take back a copy. A late return charges DAILY_FINE_CENTS per day late to the borrower.\nIf someone is waiting for the book, the copy is set aside for the oldest hold."
@@ -1347,6 +2209,100 @@ class LibraryLendingEnv(rt.Environment):
             ),
         }
 
+    def _call_return_copy(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for return_copy (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_return_copy:
+            return None  # an unknown argument: the generic parser says which
+        copy_id: str
+        given_copy_id = given.get("copy_id", _MISSING)
+        if given_copy_id is _MISSING:
+            return None  # the generic parser says so
+        if type(given_copy_id) is str and len(given_copy_id) <= 64 and given_copy_id.isascii():
+            copy_id = given_copy_id
+        else:
+            copy_id = rt.STR.from_json(given_copy_id, "copy_id")  # library_lending.env:408
+        condition: CopyCondition
+        given_condition = given.get("condition", _MISSING)
+        if given_condition is _MISSING:
+            condition = CopyCondition.good
+        else:
+            member_condition = (
+                SPEC_CopyCondition.by_value.get(given_condition)
+                if type(given_condition) is str
+                else None
+            )
+            condition = (
+                member_condition
+                if member_condition is not None
+                else SPEC_CopyCondition.from_json(given_condition, "condition")
+            )  # library_lending.env:409
+        arguments: dict[str, Any] = {"copy_id": copy_id, "condition": condition._value_}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_return_copy(copy_id=copy_id, condition=condition)
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            if not self._inv_0():
+                self._env_invariant_failed("_inv_0")  # library_lending.env:158
+            if not self._inv_1():
+                self._env_invariant_failed("_inv_1")  # library_lending.env:164
+            if not self._inv_2():
+                self._env_invariant_failed("_inv_2")  # library_lending.env:167
+            if not self._inv_3():
+                self._env_invariant_failed("_inv_3")  # library_lending.env:174
+            data = (
+                {
+                    "days_late": result.days_late,
+                    "fine_cents": result.fine_cents,
+                    "hold_ready_for": result.hold_ready_for,
+                    "loan_id": result.loan_id,
+                    "title": result.title,
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = 5 + len(data["loan_id"]) + len(data["title"])
+            v = data["days_late"]
+            if not _MIN_INT <= v <= _MAX_INT:
+                raise rt.Fail(_INT_RESULT)
+            v = data["fine_cents"]
+            if not _MIN_INT <= v <= _MAX_INT:
+                raise rt.Fail(_INT_RESULT)
+            v = data["hold_ready_for"]
+            if v is not None:
+                total += len(v)
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("return_copy", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("return_copy", arguments, False, outcome["error"]))
+        return outcome
+
     def renew_loan(self, *, loan_id: str, member_id: str) -> rt.Result:
         "Extend an active loan by LOAN_DAYS days from its current due date. Not possible for an\noverdue loan, after MAX_RENEWALS renewals, or while another member waits for the book."
         return self.invoke_typed("renew_loan", {"loan_id": loan_id, "member_id": member_id})
@@ -1358,6 +2314,105 @@ class LibraryLendingEnv(rt.Environment):
         v1 = values.get("member_id")
         return {"loan_id": v0, "member_id": v1}
 
+    def _call_renew_loan(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for renew_loan (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_renew_loan:
+            return None  # an unknown argument: the generic parser says which
+        loan_id: str
+        given_loan_id = given.get("loan_id", _MISSING)
+        if given_loan_id is _MISSING:
+            return None  # the generic parser says so
+        if type(given_loan_id) is str and len(given_loan_id) <= 64 and given_loan_id.isascii():
+            loan_id = given_loan_id
+        else:
+            loan_id = rt.STR.from_json(given_loan_id, "loan_id")  # library_lending.env:437
+        member_id: str
+        given_member_id = given.get("member_id", _MISSING)
+        if given_member_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_member_id) is str
+            and len(given_member_id) <= 64
+            and given_member_id.isascii()
+        ):
+            member_id = given_member_id
+        else:
+            member_id = rt.STR.from_json(given_member_id, "member_id")  # library_lending.env:437
+        arguments: dict[str, Any] = {"loan_id": loan_id, "member_id": member_id}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_renew_loan(loan_id=loan_id, member_id=member_id)
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            if not self._inv_0():
+                self._env_invariant_failed("_inv_0")  # library_lending.env:158
+            if not self._inv_1():
+                self._env_invariant_failed("_inv_1")  # library_lending.env:164
+            if not self._inv_3():
+                self._env_invariant_failed("_inv_3")  # library_lending.env:174
+            data = (
+                {
+                    "checked_out": _format_datetime(result.checked_out),
+                    "copy": result.copy_,
+                    "due": rt.DATE.to_json(result.due),
+                    "loan_id": result.loan_id,
+                    "member": result.member,
+                    "renewals": result.renewals,
+                    "returned_at": (
+                        None if result.returned_at is None else _format_datetime(result.returned_at)
+                    ),
+                    "state": result.state._value_,
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = (
+                8
+                + len(data["loan_id"])
+                + len(data["copy"])
+                + len(data["member"])
+                + len(data["checked_out"])
+                + len(data["due"])
+                + len(data["state"])
+            )
+            v = data["returned_at"]
+            if v is not None:
+                total += len(v)
+            v = data["renewals"]
+            if not _MIN_INT <= v <= _MAX_INT:
+                raise rt.Fail(_INT_RESULT)
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("renew_loan", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("renew_loan", arguments, False, outcome["error"]))
+        return outcome
+
     def report_lost(self, *, loan_id: str) -> rt.Result:
         "The borrower lost the copy: close the loan as lost, mark the copy lost and charge the\nreplacement fee."
         return self.invoke_typed("report_lost", {"loan_id": loan_id})
@@ -1367,6 +2422,93 @@ class LibraryLendingEnv(rt.Environment):
         "The JSON arguments of a typed call of report_lost."
         v0 = values.get("loan_id")
         return {"loan_id": v0}
+
+    def _call_report_lost(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for report_lost (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_report_lost:
+            return None  # an unknown argument: the generic parser says which
+        loan_id: str
+        given_loan_id = given.get("loan_id", _MISSING)
+        if given_loan_id is _MISSING:
+            return None  # the generic parser says so
+        if type(given_loan_id) is str and len(given_loan_id) <= 64 and given_loan_id.isascii():
+            loan_id = given_loan_id
+        else:
+            loan_id = rt.STR.from_json(given_loan_id, "loan_id")  # library_lending.env:452
+        arguments: dict[str, Any] = {"loan_id": loan_id}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_report_lost(loan_id=loan_id)
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            if not self._inv_0():
+                self._env_invariant_failed("_inv_0")  # library_lending.env:158
+            if not self._inv_1():
+                self._env_invariant_failed("_inv_1")  # library_lending.env:164
+            if not self._inv_3():
+                self._env_invariant_failed("_inv_3")  # library_lending.env:174
+            data = (
+                {
+                    "checked_out": _format_datetime(result.checked_out),
+                    "copy": result.copy_,
+                    "due": rt.DATE.to_json(result.due),
+                    "loan_id": result.loan_id,
+                    "member": result.member,
+                    "renewals": result.renewals,
+                    "returned_at": (
+                        None if result.returned_at is None else _format_datetime(result.returned_at)
+                    ),
+                    "state": result.state._value_,
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = (
+                8
+                + len(data["loan_id"])
+                + len(data["copy"])
+                + len(data["member"])
+                + len(data["checked_out"])
+                + len(data["due"])
+                + len(data["state"])
+            )
+            v = data["returned_at"]
+            if v is not None:
+                total += len(v)
+            v = data["renewals"]
+            if not _MIN_INT <= v <= _MAX_INT:
+                raise rt.Fail(_INT_RESULT)
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("report_lost", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("report_lost", arguments, False, outcome["error"]))
+        return outcome
 
     def place_hold(self, *, isbn: str, member_id: str) -> rt.Result:
         "Join the queue for a book none of whose copies is on the shelf. When a copy comes back\nit is set aside for the oldest hold for HOLD_PICKUP_DAYS days."
@@ -1379,6 +2521,102 @@ class LibraryLendingEnv(rt.Environment):
         v1 = values.get("member_id")
         return {"isbn": v0, "member_id": v1}
 
+    def _call_place_hold(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for place_hold (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_place_hold:
+            return None  # an unknown argument: the generic parser says which
+        isbn: str
+        given_isbn = given.get("isbn", _MISSING)
+        if given_isbn is _MISSING:
+            return None  # the generic parser says so
+        if type(given_isbn) is str and len(given_isbn) <= 64 and given_isbn.isascii():
+            isbn = given_isbn
+        else:
+            isbn = rt.STR.from_json(given_isbn, "isbn")  # library_lending.env:464
+        member_id: str
+        given_member_id = given.get("member_id", _MISSING)
+        if given_member_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_member_id) is str
+            and len(given_member_id) <= 64
+            and given_member_id.isascii()
+        ):
+            member_id = given_member_id
+        else:
+            member_id = rt.STR.from_json(given_member_id, "member_id")  # library_lending.env:465
+        arguments: dict[str, Any] = {"isbn": isbn, "member_id": member_id}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_place_hold(isbn=isbn, member_id=member_id)
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            if not self._inv_2():
+                self._env_invariant_failed("_inv_2")  # library_lending.env:167
+            table = self._tables["holds"]
+            for touched_table, key in self._touched:
+                row = table.get(key) if touched_table == "holds" else None
+                if row is not None and not self._inv_3_row(row):
+                    self._env_invariant_failed("_inv_3")  # library_lending.env:174
+            data = (
+                {
+                    "book": result.book,
+                    "copy": result.copy_,
+                    "hold_id": result.hold_id,
+                    "member": result.member,
+                    "placed": _format_datetime(result.placed),
+                    "ready_until": SPEC_Hold.fields[5].spec.to_json(result.ready_until),
+                    "state": result.state._value_,
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = (
+                7
+                + len(data["hold_id"])
+                + len(data["book"])
+                + len(data["member"])
+                + len(data["placed"])
+                + len(data["state"])
+            )
+            v = data["copy"]
+            if v is not None:
+                total += len(v)
+            v = data["ready_until"]
+            if v is not None:
+                total += len(v)
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("place_hold", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("place_hold", arguments, False, outcome["error"]))
+        return outcome
+
     def cancel_hold(self, *, hold_id: str, member_id: str) -> rt.Result:
         "Cancel a waiting or ready hold. A copy that was set aside passes to the next hold."
         return self.invoke_typed("cancel_hold", {"hold_id": hold_id, "member_id": member_id})
@@ -1390,6 +2628,102 @@ class LibraryLendingEnv(rt.Environment):
         v1 = values.get("member_id")
         return {"hold_id": v0, "member_id": v1}
 
+    def _call_cancel_hold(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for cancel_hold (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_cancel_hold:
+            return None  # an unknown argument: the generic parser says which
+        hold_id: str
+        given_hold_id = given.get("hold_id", _MISSING)
+        if given_hold_id is _MISSING:
+            return None  # the generic parser says so
+        if type(given_hold_id) is str and len(given_hold_id) <= 64 and given_hold_id.isascii():
+            hold_id = given_hold_id
+        else:
+            hold_id = rt.STR.from_json(given_hold_id, "hold_id")  # library_lending.env:481
+        member_id: str
+        given_member_id = given.get("member_id", _MISSING)
+        if given_member_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_member_id) is str
+            and len(given_member_id) <= 64
+            and given_member_id.isascii()
+        ):
+            member_id = given_member_id
+        else:
+            member_id = rt.STR.from_json(given_member_id, "member_id")  # library_lending.env:481
+        arguments: dict[str, Any] = {"hold_id": hold_id, "member_id": member_id}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_cancel_hold(hold_id=hold_id, member_id=member_id)
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            if not self._inv_2():
+                self._env_invariant_failed("_inv_2")  # library_lending.env:167
+            table = self._tables["holds"]
+            for touched_table, key in self._touched:
+                row = table.get(key) if touched_table == "holds" else None
+                if row is not None and not self._inv_3_row(row):
+                    self._env_invariant_failed("_inv_3")  # library_lending.env:174
+            data = (
+                {
+                    "book": result.book,
+                    "copy": result.copy_,
+                    "hold_id": result.hold_id,
+                    "member": result.member,
+                    "placed": _format_datetime(result.placed),
+                    "ready_until": SPEC_Hold.fields[5].spec.to_json(result.ready_until),
+                    "state": result.state._value_,
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = (
+                7
+                + len(data["hold_id"])
+                + len(data["book"])
+                + len(data["member"])
+                + len(data["placed"])
+                + len(data["state"])
+            )
+            v = data["copy"]
+            if v is not None:
+                total += len(v)
+            v = data["ready_until"]
+            if v is not None:
+                total += len(v)
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("cancel_hold", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("cancel_hold", arguments, False, outcome["error"]))
+        return outcome
+
     def advance_clock(self, *, to: datetime.datetime) -> rt.Result:
         "Move the library's clock forward (e.g. at opening time). Ready holds whose pickup day\nhas passed expire and their copies pass to the next hold; lapsed memberships expire."
         return self.invoke_typed("advance_clock", {"to": to})
@@ -1399,6 +2733,92 @@ class LibraryLendingEnv(rt.Environment):
         "The JSON arguments of a typed call of advance_clock."
         v0 = values.get("to")
         return {"to": h.to_json(rt.DATETIME, v0)}
+
+    def _call_advance_clock(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for advance_clock (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_advance_clock:
+            return None  # an unknown argument: the generic parser says which
+        to: datetime.datetime
+        given_to_is_canonical = False  # the argument is its own trace text
+        given_to = given.get("to", _MISSING)
+        if given_to is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_to) is str
+            and len(given_to) == 20
+            and given_to[10] == "T"
+            and given_to[19] == "Z"
+            and given_to[4] == given_to[7] == "-"
+            and given_to[13] == given_to[16] == ":"
+        ):
+            try:
+                to = _fromisoformat(given_to)
+                given_to_is_canonical = True
+            except ValueError:
+                to = rt.DATETIME.from_json(given_to, "to")  # library_lending.env:497
+        else:
+            to = rt.DATETIME.from_json(given_to, "to")  # library_lending.env:497
+        arguments: dict[str, Any] = {
+            "to": given_to if given_to_is_canonical else _format_datetime(to)
+        }
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_advance_clock(to=to)
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            if not self._inv_1():
+                self._env_invariant_failed("_inv_1")  # library_lending.env:164
+            if not self._inv_2():
+                self._env_invariant_failed("_inv_2")  # library_lending.env:167
+            if not self._inv_3():
+                self._env_invariant_failed("_inv_3")  # library_lending.env:174
+            data = (
+                {
+                    "holds_expired": result.holds_expired,
+                    "memberships_expired": result.memberships_expired,
+                    "now": _format_datetime(result.now),
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = 3 + len(data["now"])
+            v = data["holds_expired"]
+            if not _MIN_INT <= v <= _MAX_INT:
+                raise rt.Fail(_INT_RESULT)
+            v = data["memberships_expired"]
+            if not _MIN_INT <= v <= _MAX_INT:
+                raise rt.Fail(_INT_RESULT)
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("advance_clock", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("advance_clock", arguments, False, outcome["error"]))
+        return outcome
 
     def add_book(
         self,
@@ -1443,6 +2863,141 @@ class LibraryLendingEnv(rt.Environment):
             "copy_count": v5,
         }
 
+    def _call_add_book(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for add_book (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_add_book:
+            return None  # an unknown argument: the generic parser says which
+        isbn: str
+        given_isbn = given.get("isbn", _MISSING)
+        if given_isbn is _MISSING:
+            return None  # the generic parser says so
+        if type(given_isbn) is str and len(given_isbn) <= 64 and given_isbn.isascii():
+            isbn = given_isbn
+        else:
+            isbn = rt.STR.from_json(given_isbn, "isbn")  # library_lending.env:527
+        title: str
+        given_title = given.get("title", _MISSING)
+        if given_title is _MISSING:
+            return None  # the generic parser says so
+        if type(given_title) is str and len(given_title) <= 64 and given_title.isascii():
+            title = given_title
+        else:
+            title = rt.STR.from_json(given_title, "title")  # library_lending.env:528
+        year: int
+        given_year = given.get("year", _MISSING)
+        if given_year is _MISSING:
+            return None  # the generic parser says so
+        if type(given_year) is int and _MIN_INT <= given_year <= _MAX_INT:
+            year = given_year
+        else:
+            year = rt.INT.from_json(given_year, "year")  # library_lending.env:529
+        author_names: list[str]
+        given_author_names = given.get("author_names", _MISSING)
+        if given_author_names is _MISSING:
+            return None  # the generic parser says so
+        author_names = (
+            self.TOOLS["add_book"].params[3].spec.from_json(given_author_names, "author_names")
+        )  # library_lending.env:530
+        shelf: str
+        given_shelf = given.get("shelf", _MISSING)
+        if given_shelf is _MISSING:
+            return None  # the generic parser says so
+        if type(given_shelf) is str and len(given_shelf) <= 64 and given_shelf.isascii():
+            shelf = given_shelf
+        else:
+            shelf = rt.STR.from_json(given_shelf, "shelf")  # library_lending.env:531
+        copy_count: int
+        given_copy_count = given.get("copy_count", _MISSING)
+        if given_copy_count is _MISSING:
+            copy_count = 1
+        elif type(given_copy_count) is int and _MIN_INT <= given_copy_count <= _MAX_INT:
+            copy_count = given_copy_count
+        else:
+            copy_count = rt.INT.from_json(given_copy_count, "copy_count")  # library_lending.env:532
+        arguments: dict[str, Any] = {
+            "isbn": isbn,
+            "title": title,
+            "year": year,
+            "author_names": self.TOOLS["add_book"].params[3].spec.to_json(author_names),
+            "shelf": shelf,
+            "copy_count": copy_count,
+        }
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_add_book(
+                isbn=isbn,
+                title=title,
+                year=year,
+                author_names=author_names,
+                shelf=shelf,
+                copy_count=copy_count,
+            )
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            if not self._inv_0():
+                self._env_invariant_failed("_inv_0")  # library_lending.env:158
+            if not self._inv_1():
+                self._env_invariant_failed("_inv_1")  # library_lending.env:164
+            if not self._inv_2():
+                self._env_invariant_failed("_inv_2")  # library_lending.env:167
+            if not self._inv_3():
+                self._env_invariant_failed("_inv_3")  # library_lending.env:174
+            data = (
+                {
+                    "authors": list(result.authors),
+                    "copies_available": result.copies_available,
+                    "copies_total": result.copies_total,
+                    "isbn": result.isbn,
+                    "title": result.title,
+                    "year": result.year,
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = 6 + len(data["isbn"]) + len(data["title"])
+            v = data["year"]
+            if not _MIN_INT <= v <= _MAX_INT:
+                raise rt.Fail(_INT_RESULT)
+            v = data["authors"]
+            total += len(v) + sum(map(len, v))
+            v = data["copies_total"]
+            if not _MIN_INT <= v <= _MAX_INT:
+                raise rt.Fail(_INT_RESULT)
+            v = data["copies_available"]
+            if not _MIN_INT <= v <= _MAX_INT:
+                raise rt.Fail(_INT_RESULT)
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("add_book", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("add_book", arguments, False, outcome["error"]))
+        return outcome
+
     def withdraw_book(self, *, isbn: str) -> rt.Result:
         "Remove a title from the catalog, with its copies, author links, holds and the loan\nhistory of its copies (cascading deletes). Not possible while a copy is on loan."
         return self.invoke_typed("withdraw_book", {"isbn": isbn})
@@ -1452,6 +3007,62 @@ class LibraryLendingEnv(rt.Environment):
         "The JSON arguments of a typed call of withdraw_book."
         v0 = values.get("isbn")
         return {"isbn": v0}
+
+    def _call_withdraw_book(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for withdraw_book (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_withdraw_book:
+            return None  # an unknown argument: the generic parser says which
+        isbn: str
+        given_isbn = given.get("isbn", _MISSING)
+        if given_isbn is _MISSING:
+            return None  # the generic parser says so
+        if type(given_isbn) is str and len(given_isbn) <= 64 and given_isbn.isascii():
+            isbn = given_isbn
+        else:
+            isbn = rt.STR.from_json(given_isbn, "isbn")  # library_lending.env:562
+        arguments: dict[str, Any] = {"isbn": isbn}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_withdraw_book(isbn=isbn)
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            if not self._inv_0():
+                self._env_invariant_failed("_inv_0")  # library_lending.env:158
+            if not self._inv_1():
+                self._env_invariant_failed("_inv_1")  # library_lending.env:164
+            if not self._inv_2():
+                self._env_invariant_failed("_inv_2")  # library_lending.env:167
+            if not self._inv_3():
+                self._env_invariant_failed("_inv_3")  # library_lending.env:174
+            data = result
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("withdraw_book", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("withdraw_book", arguments, False, outcome["error"]))
+        return outcome
 
     def _rowinv_Book_0(self, row: Book) -> bool:
         return bool(row.title.strip() != "")

@@ -9,6 +9,18 @@ from typing import Any, ClassVar, cast
 
 from envdsl import runtime as rt
 from envdsl.runtime import helpers as h
+from envdsl.runtime.call_support import (
+    INSERTED as _INSERTED,
+    INT_RESULT as _INT_RESULT,
+    MAX_INT as _MAX_INT,
+    MIN_INT as _MIN_INT,
+    MISSING as _MISSING,
+    TOO_LARGE as _TOO_LARGE,
+    budget as _budget,
+    format_datetime as _format_datetime,
+    fromisoformat as _fromisoformat,
+    result_problem as _result_problem,
+)
 
 
 class OCRStatus(enum.Enum):
@@ -199,6 +211,70 @@ SPEC_RequestMetadata = rt.RecordSpec(
 
 C_RETENTION: datetime.timedelta = h.hours(24)
 
+_ARGUMENTS_get_ocr_request_status = frozenset(
+    {
+        "request_id",
+    }
+)  # the arguments of get_ocr_request_status
+_ARGUMENTS_is_result_available = frozenset(
+    {
+        "request_id",
+    }
+)  # the arguments of is_result_available
+_ARGUMENTS_fetch_ocr_result_text = frozenset(
+    {
+        "request_id",
+    }
+)  # the arguments of fetch_ocr_result_text
+_ARGUMENTS_get_ocr_result_with_confidence = frozenset(
+    {
+        "request_id",
+    }
+)  # the arguments of get_ocr_result_with_confidence
+_ARGUMENTS_check_request_existence = frozenset(
+    {
+        "request_id",
+    }
+)  # the arguments of check_request_existence
+_ARGUMENTS_get_request_metadata = frozenset(
+    {
+        "request_id",
+    }
+)  # the arguments of get_request_metadata
+_ARGUMENTS_submit_ocr_request = frozenset(
+    {
+        "document_reference",
+    }
+)  # the arguments of submit_ocr_request
+_ARGUMENTS_start_processing_request = frozenset(
+    {
+        "request_id",
+    }
+)  # the arguments of start_processing_request
+_ARGUMENTS_complete_ocr_request = frozenset(
+    {
+        "request_id",
+        "extracted_text",
+        "confidence_scores",
+        "processing_timestamp",
+    }
+)  # the arguments of complete_ocr_request
+_ARGUMENTS_fail_ocr_request = frozenset(
+    {
+        "request_id",
+    }
+)  # the arguments of fail_ocr_request
+_ARGUMENTS_clear_completed_request = frozenset(
+    {
+        "request_id",
+    }
+)  # the arguments of clear_completed_request
+_ARGUMENTS_retry_ocr_request = frozenset(
+    {
+        "original_request_id",
+    }
+)  # the arguments of retry_ocr_request
+
 
 class OCRProcessingServiceEnv(rt.Environment):
     "An OCR processing service: documents are submitted for text recognition, wait in a FIFO\njob queue, are processed, and either complete (the extracted text and confidence scores go\nto a result repository, kept 24 hours) or fail (and can be retried)."
@@ -263,6 +339,7 @@ class OCRProcessingServiceEnv(rt.Environment):
             result=SPEC_StatusInfo,
             impl="_impl_get_ocr_request_status",
             json_arguments="_json_get_ocr_request_status",
+            call="_call_get_ocr_request_status",
         ),
         "is_result_available": rt.ToolSpec(
             name="is_result_available",
@@ -276,6 +353,7 @@ class OCRProcessingServiceEnv(rt.Environment):
             result=SPEC_Availability,
             impl="_impl_is_result_available",
             json_arguments="_json_is_result_available",
+            call="_call_is_result_available",
         ),
         "fetch_ocr_result_text": rt.ToolSpec(
             name="fetch_ocr_result_text",
@@ -289,6 +367,7 @@ class OCRProcessingServiceEnv(rt.Environment):
             result=SPEC_ResultText,
             impl="_impl_fetch_ocr_result_text",
             json_arguments="_json_fetch_ocr_result_text",
+            call="_call_fetch_ocr_result_text",
         ),
         "get_ocr_result_with_confidence": rt.ToolSpec(
             name="get_ocr_result_with_confidence",
@@ -302,6 +381,7 @@ class OCRProcessingServiceEnv(rt.Environment):
             result=SPEC_ResultWithConfidence,
             impl="_impl_get_ocr_result_with_confidence",
             json_arguments="_json_get_ocr_result_with_confidence",
+            call="_call_get_ocr_result_with_confidence",
         ),
         "list_queued_requests": rt.ToolSpec(
             name="list_queued_requests",
@@ -311,6 +391,7 @@ class OCRProcessingServiceEnv(rt.Environment):
             result=rt.ListSpec(rt.RefSpec(rt.STR, "OCRRequest", "requests")),
             impl="_impl_list_queued_requests",
             json_arguments="_json_list_queued_requests",
+            call="_call_list_queued_requests",
         ),
         "check_request_existence": rt.ToolSpec(
             name="check_request_existence",
@@ -324,6 +405,7 @@ class OCRProcessingServiceEnv(rt.Environment):
             result=rt.BOOL,
             impl="_impl_check_request_existence",
             json_arguments="_json_check_request_existence",
+            call="_call_check_request_existence",
         ),
         "get_request_metadata": rt.ToolSpec(
             name="get_request_metadata",
@@ -337,6 +419,7 @@ class OCRProcessingServiceEnv(rt.Environment):
             result=SPEC_RequestMetadata,
             impl="_impl_get_request_metadata",
             json_arguments="_json_get_request_metadata",
+            call="_call_get_request_metadata",
         ),
         "submit_ocr_request": rt.ToolSpec(
             name="submit_ocr_request",
@@ -353,6 +436,7 @@ class OCRProcessingServiceEnv(rt.Environment):
             result=SPEC_OCRRequest,
             impl="_impl_submit_ocr_request",
             json_arguments="_json_submit_ocr_request",
+            call="_call_submit_ocr_request",
             env_invariants=(
                 "_inv_0",
                 "_inv_1",
@@ -382,6 +466,7 @@ class OCRProcessingServiceEnv(rt.Environment):
             result=SPEC_OCRRequest,
             impl="_impl_start_processing_request",
             json_arguments="_json_start_processing_request",
+            call="_call_start_processing_request",
             env_invariants=(
                 "_inv_0",
                 "_inv_1",
@@ -429,6 +514,7 @@ class OCRProcessingServiceEnv(rt.Environment):
             result=SPEC_OCRRequest,
             impl="_impl_complete_ocr_request",
             json_arguments="_json_complete_ocr_request",
+            call="_call_complete_ocr_request",
             env_invariants=(
                 "_inv_0",
                 "_inv_1",
@@ -457,6 +543,7 @@ class OCRProcessingServiceEnv(rt.Environment):
             result=rt.STR,
             impl="_impl_fail_ocr_request",
             json_arguments="_json_fail_ocr_request",
+            call="_call_fail_ocr_request",
             env_invariants=(
                 "_inv_0",
                 "_inv_1",
@@ -478,6 +565,7 @@ class OCRProcessingServiceEnv(rt.Environment):
             result=rt.STR,
             impl="_impl_purge_expired_results",
             json_arguments="_json_purge_expired_results",
+            call="_call_purge_expired_results",
             env_invariants=(
                 "_inv_0",
                 "_inv_1",
@@ -505,6 +593,7 @@ class OCRProcessingServiceEnv(rt.Environment):
             result=rt.STR,
             impl="_impl_clear_completed_request",
             json_arguments="_json_clear_completed_request",
+            call="_call_clear_completed_request",
             env_invariants=(
                 "_inv_0",
                 "_inv_1",
@@ -534,6 +623,7 @@ class OCRProcessingServiceEnv(rt.Environment):
             result=SPEC_OCRRequest,
             impl="_impl_retry_ocr_request",
             json_arguments="_json_retry_ocr_request",
+            call="_call_retry_ocr_request",
             env_invariants=(
                 "_inv_0",
                 "_inv_1",
@@ -781,6 +871,60 @@ class OCRProcessingServiceEnv(rt.Environment):
         v0 = values.get("request_id")
         return {"request_id": v0}
 
+    def _call_get_ocr_request_status(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for get_ocr_request_status (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_get_ocr_request_status:
+            return None  # an unknown argument: the generic parser says which
+        request_id: str
+        given_request_id = given.get("request_id", _MISSING)
+        if given_request_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_request_id) is str
+            and len(given_request_id) <= 64
+            and given_request_id.isascii()
+        ):
+            request_id = given_request_id
+        else:
+            request_id = rt.STR.from_json(
+                given_request_id, "request_id"
+            )  # ocr_processing_service.env:213
+        arguments: dict[str, Any] = {"request_id": request_id}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_get_ocr_request_status(request_id=request_id)
+            data = {"status": result.status._value_} if result is not None else None
+            size_budget = self.size_budget
+            total = 1 + len(data["status"])
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("get_ocr_request_status", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(
+            rt.TraceEntry("get_ocr_request_status", arguments, False, outcome["error"])
+        )
+        return outcome
+
     def is_result_available(self, *, request_id: str) -> rt.Result:
         "Whether the OCR result can be fetched: the request is completed and its result is\nstill retained (results are purged 24 hours after completion)."
         return self.invoke_typed("is_result_available", {"request_id": request_id})
@@ -790,6 +934,58 @@ class OCRProcessingServiceEnv(rt.Environment):
         "The JSON arguments of a typed call of is_result_available."
         v0 = values.get("request_id")
         return {"request_id": v0}
+
+    def _call_is_result_available(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for is_result_available (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_is_result_available:
+            return None  # an unknown argument: the generic parser says which
+        request_id: str
+        given_request_id = given.get("request_id", _MISSING)
+        if given_request_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_request_id) is str
+            and len(given_request_id) <= 64
+            and given_request_id.isascii()
+        ):
+            request_id = given_request_id
+        else:
+            request_id = rt.STR.from_json(
+                given_request_id, "request_id"
+            )  # ocr_processing_service.env:219
+        arguments: dict[str, Any] = {"request_id": request_id}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_is_result_available(request_id=request_id)
+            data = {"available": result.available} if result is not None else None
+            size_budget = self.size_budget
+            total = 1
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("is_result_available", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("is_result_available", arguments, False, outcome["error"]))
+        return outcome
 
     def fetch_ocr_result_text(self, *, request_id: str) -> rt.Result:
         "The text extracted from a completed OCR request."
@@ -801,6 +997,60 @@ class OCRProcessingServiceEnv(rt.Environment):
         v0 = values.get("request_id")
         return {"request_id": v0}
 
+    def _call_fetch_ocr_result_text(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for fetch_ocr_result_text (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_fetch_ocr_result_text:
+            return None  # an unknown argument: the generic parser says which
+        request_id: str
+        given_request_id = given.get("request_id", _MISSING)
+        if given_request_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_request_id) is str
+            and len(given_request_id) <= 64
+            and given_request_id.isascii()
+        ):
+            request_id = given_request_id
+        else:
+            request_id = rt.STR.from_json(
+                given_request_id, "request_id"
+            )  # ocr_processing_service.env:228
+        arguments: dict[str, Any] = {"request_id": request_id}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_fetch_ocr_result_text(request_id=request_id)
+            data = {"extracted_text": result.extracted_text} if result is not None else None
+            size_budget = self.size_budget
+            total = 1 + len(data["extracted_text"])
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("fetch_ocr_result_text", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(
+            rt.TraceEntry("fetch_ocr_result_text", arguments, False, outcome["error"])
+        )
+        return outcome
+
     def get_ocr_result_with_confidence(self, *, request_id: str) -> rt.Result:
         "The extracted text of a completed request with its confidence scores and the time\nprocessing completed."
         return self.invoke_typed("get_ocr_result_with_confidence", {"request_id": request_id})
@@ -811,6 +1061,72 @@ class OCRProcessingServiceEnv(rt.Environment):
         v0 = values.get("request_id")
         return {"request_id": v0}
 
+    def _call_get_ocr_result_with_confidence(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for get_ocr_result_with_confidence (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_get_ocr_result_with_confidence:
+            return None  # an unknown argument: the generic parser says which
+        request_id: str
+        given_request_id = given.get("request_id", _MISSING)
+        if given_request_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_request_id) is str
+            and len(given_request_id) <= 64
+            and given_request_id.isascii()
+        ):
+            request_id = given_request_id
+        else:
+            request_id = rt.STR.from_json(
+                given_request_id, "request_id"
+            )  # ocr_processing_service.env:236
+        arguments: dict[str, Any] = {"request_id": request_id}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_get_ocr_result_with_confidence(request_id=request_id)
+            data = (
+                {
+                    "confidence_scores": SPEC_ResultWithConfidence.fields[1].spec.to_json(
+                        result.confidence_scores
+                    ),
+                    "extracted_text": result.extracted_text,
+                    "processing_timestamp": _format_datetime(result.processing_timestamp),
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = 3 + len(data["extracted_text"]) + len(data["processing_timestamp"])
+            v = data["confidence_scores"]
+            total += len(v)
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("get_ocr_result_with_confidence", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(
+            rt.TraceEntry("get_ocr_result_with_confidence", arguments, False, outcome["error"])
+        )
+        return outcome
+
     def list_queued_requests(self) -> rt.Result:
         "The ids of the requests waiting to be processed, oldest first."
         return self.invoke_typed("list_queued_requests", {})
@@ -819,6 +1135,48 @@ class OCRProcessingServiceEnv(rt.Environment):
     def _json_list_queued_requests(cls, values: dict[str, Any]) -> dict[str, Any]:
         "The JSON arguments of a typed call of list_queued_requests."
         return {}
+
+    def _call_list_queued_requests(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for list_queued_requests (envdsl/codegen/tool_calls.py)."
+        if given:
+            return None  # an unknown argument: the generic parser says which
+        arguments: dict[str, Any] = {}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_list_queued_requests()
+            data = (
+                self.TOOLS["list_queued_requests"].result.to_json(result)
+                if result is not None
+                else None
+            )
+            if type(data) is not str:
+                problem = _result_problem(data, self.size_budget)
+                if problem is not None:
+                    raise rt.Fail(problem)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("list_queued_requests", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("list_queued_requests", arguments, False, outcome["error"]))
+        return outcome
 
     def check_request_existence(self, *, request_id: str) -> rt.Result:
         "Whether a request with this id is in the system."
@@ -830,6 +1188,60 @@ class OCRProcessingServiceEnv(rt.Environment):
         v0 = values.get("request_id")
         return {"request_id": v0}
 
+    def _call_check_request_existence(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for check_request_existence (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_check_request_existence:
+            return None  # an unknown argument: the generic parser says which
+        request_id: str
+        given_request_id = given.get("request_id", _MISSING)
+        if given_request_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_request_id) is str
+            and len(given_request_id) <= 64
+            and given_request_id.isascii()
+        ):
+            request_id = given_request_id
+        else:
+            request_id = rt.STR.from_json(
+                given_request_id, "request_id"
+            )  # ocr_processing_service.env:254
+        arguments: dict[str, Any] = {"request_id": request_id}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_check_request_existence(request_id=request_id)
+            data = rt.BOOL.to_json(result) if result is not None else None
+            if type(data) is not str:
+                problem = _result_problem(data, self.size_budget)
+                if problem is not None:
+                    raise rt.Fail(problem)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("check_request_existence", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(
+            rt.TraceEntry("check_request_existence", arguments, False, outcome["error"])
+        )
+        return outcome
+
     def get_request_metadata(self, *, request_id: str) -> rt.Result:
         "Document reference, submission time, completion time (null if not finished) and\nstatus of a request."
         return self.invoke_typed("get_request_metadata", {"request_id": request_id})
@@ -839,6 +1251,79 @@ class OCRProcessingServiceEnv(rt.Environment):
         "The JSON arguments of a typed call of get_request_metadata."
         v0 = values.get("request_id")
         return {"request_id": v0}
+
+    def _call_get_request_metadata(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for get_request_metadata (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_get_request_metadata:
+            return None  # an unknown argument: the generic parser says which
+        request_id: str
+        given_request_id = given.get("request_id", _MISSING)
+        if given_request_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_request_id) is str
+            and len(given_request_id) <= 64
+            and given_request_id.isascii()
+        ):
+            request_id = given_request_id
+        else:
+            request_id = rt.STR.from_json(
+                given_request_id, "request_id"
+            )  # ocr_processing_service.env:259
+        arguments: dict[str, Any] = {"request_id": request_id}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_get_request_metadata(request_id=request_id)
+            data = (
+                {
+                    "completion_time": (
+                        None
+                        if result.completion_time is None
+                        else _format_datetime(result.completion_time)
+                    ),
+                    "document_reference": result.document_reference,
+                    "status": result.status._value_,
+                    "submission_time": _format_datetime(result.submission_time),
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = (
+                4
+                + len(data["document_reference"])
+                + len(data["submission_time"])
+                + len(data["status"])
+            )
+            v = data["completion_time"]
+            if v is not None:
+                total += len(v)
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("get_request_metadata", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("get_request_metadata", arguments, False, outcome["error"]))
+        return outcome
 
     def submit_ocr_request(self, *, document_reference: str) -> rt.Result:
         "Submit a document for OCR: creates a request (status submitted, with a new unique\nrequest_id) and appends it to the job queue."
@@ -850,6 +1335,104 @@ class OCRProcessingServiceEnv(rt.Environment):
         v0 = values.get("document_reference")
         return {"document_reference": v0}
 
+    def _call_submit_ocr_request(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for submit_ocr_request (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_submit_ocr_request:
+            return None  # an unknown argument: the generic parser says which
+        document_reference: str
+        given_document_reference = given.get("document_reference", _MISSING)
+        if given_document_reference is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_document_reference) is str
+            and len(given_document_reference) <= 64
+            and given_document_reference.isascii()
+        ):
+            document_reference = given_document_reference
+        else:
+            document_reference = rt.STR.from_json(
+                given_document_reference, "document_reference"
+            )  # ocr_processing_service.env:274
+        arguments: dict[str, Any] = {"document_reference": document_reference}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_submit_ocr_request(document_reference=document_reference)
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            self._verify_full_rows(self.TOOLS["submit_ocr_request"])
+            if not self._inv_0():
+                self._env_invariant_failed("_inv_0")  # ocr_processing_service.env:165
+            if not self._inv_1():
+                self._env_invariant_failed("_inv_1")  # ocr_processing_service.env:171
+            if not self._inv_2():
+                self._env_invariant_failed("_inv_2")  # ocr_processing_service.env:182
+            if not self._inv_3():
+                self._env_invariant_failed("_inv_3")  # ocr_processing_service.env:188
+            if not self._inv_4():
+                self._env_invariant_failed("_inv_4")  # ocr_processing_service.env:191
+            if not self._inv_5():
+                self._env_invariant_failed("_inv_5")  # ocr_processing_service.env:194
+            data = (
+                {
+                    "completion_time": (
+                        None
+                        if result.completion_time is None
+                        else _format_datetime(result.completion_time)
+                    ),
+                    "document_reference": result.document_reference,
+                    "request_id": result.request_id,
+                    "result_text": result.result_text,
+                    "status": result.status._value_,
+                    "submission_time": _format_datetime(result.submission_time),
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = (
+                6
+                + len(data["request_id"])
+                + len(data["document_reference"])
+                + len(data["submission_time"])
+                + len(data["status"])
+            )
+            v = data["result_text"]
+            if v is not None:
+                total += len(v)
+            v = data["completion_time"]
+            if v is not None:
+                total += len(v)
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("submit_ocr_request", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("submit_ocr_request", arguments, False, outcome["error"]))
+        return outcome
+
     def start_processing_request(self, *, request_id: str) -> rt.Result:
         "Start processing a submitted request: it leaves the queue, becomes processing and is\nset as the next in line for execution (next_request_id)."
         return self.invoke_typed("start_processing_request", {"request_id": request_id})
@@ -859,6 +1442,106 @@ class OCRProcessingServiceEnv(rt.Environment):
         "The JSON arguments of a typed call of start_processing_request."
         v0 = values.get("request_id")
         return {"request_id": v0}
+
+    def _call_start_processing_request(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for start_processing_request (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_start_processing_request:
+            return None  # an unknown argument: the generic parser says which
+        request_id: str
+        given_request_id = given.get("request_id", _MISSING)
+        if given_request_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_request_id) is str
+            and len(given_request_id) <= 64
+            and given_request_id.isascii()
+        ):
+            request_id = given_request_id
+        else:
+            request_id = rt.STR.from_json(
+                given_request_id, "request_id"
+            )  # ocr_processing_service.env:282
+        arguments: dict[str, Any] = {"request_id": request_id}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_start_processing_request(request_id=request_id)
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            self._verify_full_rows(self.TOOLS["start_processing_request"])
+            if not self._inv_0():
+                self._env_invariant_failed("_inv_0")  # ocr_processing_service.env:165
+            if not self._inv_1():
+                self._env_invariant_failed("_inv_1")  # ocr_processing_service.env:171
+            if not self._inv_2():
+                self._env_invariant_failed("_inv_2")  # ocr_processing_service.env:182
+            if not self._inv_3():
+                self._env_invariant_failed("_inv_3")  # ocr_processing_service.env:188
+            if not self._inv_4():
+                self._env_invariant_failed("_inv_4")  # ocr_processing_service.env:191
+            if not self._inv_5():
+                self._env_invariant_failed("_inv_5")  # ocr_processing_service.env:194
+            data = (
+                {
+                    "completion_time": (
+                        None
+                        if result.completion_time is None
+                        else _format_datetime(result.completion_time)
+                    ),
+                    "document_reference": result.document_reference,
+                    "request_id": result.request_id,
+                    "result_text": result.result_text,
+                    "status": result.status._value_,
+                    "submission_time": _format_datetime(result.submission_time),
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = (
+                6
+                + len(data["request_id"])
+                + len(data["document_reference"])
+                + len(data["submission_time"])
+                + len(data["status"])
+            )
+            v = data["result_text"]
+            if v is not None:
+                total += len(v)
+            v = data["completion_time"]
+            if v is not None:
+                total += len(v)
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("start_processing_request", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(
+            rt.TraceEntry("start_processing_request", arguments, False, outcome["error"])
+        )
+        return outcome
 
     def complete_ocr_request(
         self,
@@ -893,6 +1576,165 @@ class OCRProcessingServiceEnv(rt.Environment):
             "processing_timestamp": h.to_json(rt.DATETIME, v3),
         }
 
+    def _call_complete_ocr_request(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for complete_ocr_request (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_complete_ocr_request:
+            return None  # an unknown argument: the generic parser says which
+        request_id: str
+        given_request_id = given.get("request_id", _MISSING)
+        if given_request_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_request_id) is str
+            and len(given_request_id) <= 64
+            and given_request_id.isascii()
+        ):
+            request_id = given_request_id
+        else:
+            request_id = rt.STR.from_json(
+                given_request_id, "request_id"
+            )  # ocr_processing_service.env:294
+        extracted_text: str
+        given_extracted_text = given.get("extracted_text", _MISSING)
+        if given_extracted_text is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_extracted_text) is str
+            and len(given_extracted_text) <= 64
+            and given_extracted_text.isascii()
+        ):
+            extracted_text = given_extracted_text
+        else:
+            extracted_text = rt.STR.from_json(
+                given_extracted_text, "extracted_text"
+            )  # ocr_processing_service.env:295
+        confidence_scores: list[float]
+        given_confidence_scores = given.get("confidence_scores", _MISSING)
+        if given_confidence_scores is _MISSING:
+            return None  # the generic parser says so
+        confidence_scores = (
+            self.TOOLS["complete_ocr_request"]
+            .params[2]
+            .spec.from_json(given_confidence_scores, "confidence_scores")
+        )  # ocr_processing_service.env:296
+        processing_timestamp: datetime.datetime
+        given_processing_timestamp_is_canonical = False  # the argument is its own trace text
+        given_processing_timestamp = given.get("processing_timestamp", _MISSING)
+        if given_processing_timestamp is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_processing_timestamp) is str
+            and len(given_processing_timestamp) == 20
+            and given_processing_timestamp[10] == "T"
+            and given_processing_timestamp[19] == "Z"
+            and given_processing_timestamp[4] == given_processing_timestamp[7] == "-"
+            and given_processing_timestamp[13] == given_processing_timestamp[16] == ":"
+        ):
+            try:
+                processing_timestamp = _fromisoformat(given_processing_timestamp)
+                given_processing_timestamp_is_canonical = True
+            except ValueError:
+                processing_timestamp = rt.DATETIME.from_json(
+                    given_processing_timestamp, "processing_timestamp"
+                )  # ocr_processing_service.env:297
+        else:
+            processing_timestamp = rt.DATETIME.from_json(
+                given_processing_timestamp, "processing_timestamp"
+            )  # ocr_processing_service.env:297
+        arguments: dict[str, Any] = {
+            "request_id": request_id,
+            "extracted_text": extracted_text,
+            "confidence_scores": self.TOOLS["complete_ocr_request"]
+            .params[2]
+            .spec.to_json(confidence_scores),
+            "processing_timestamp": (
+                given_processing_timestamp
+                if given_processing_timestamp_is_canonical
+                else _format_datetime(processing_timestamp)
+            ),
+        }
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_complete_ocr_request(
+                request_id=request_id,
+                extracted_text=extracted_text,
+                confidence_scores=confidence_scores,
+                processing_timestamp=processing_timestamp,
+            )
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            self._verify_full_rows(self.TOOLS["complete_ocr_request"])
+            if not self._inv_0():
+                self._env_invariant_failed("_inv_0")  # ocr_processing_service.env:165
+            if not self._inv_1():
+                self._env_invariant_failed("_inv_1")  # ocr_processing_service.env:171
+            if not self._inv_3():
+                self._env_invariant_failed("_inv_3")  # ocr_processing_service.env:188
+            if not self._inv_4():
+                self._env_invariant_failed("_inv_4")  # ocr_processing_service.env:191
+            if not self._inv_5():
+                self._env_invariant_failed("_inv_5")  # ocr_processing_service.env:194
+            data = (
+                {
+                    "completion_time": (
+                        None
+                        if result.completion_time is None
+                        else _format_datetime(result.completion_time)
+                    ),
+                    "document_reference": result.document_reference,
+                    "request_id": result.request_id,
+                    "result_text": result.result_text,
+                    "status": result.status._value_,
+                    "submission_time": _format_datetime(result.submission_time),
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = (
+                6
+                + len(data["request_id"])
+                + len(data["document_reference"])
+                + len(data["submission_time"])
+                + len(data["status"])
+            )
+            v = data["result_text"]
+            if v is not None:
+                total += len(v)
+            v = data["completion_time"]
+            if v is not None:
+                total += len(v)
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("complete_ocr_request", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("complete_ocr_request", arguments, False, outcome["error"]))
+        return outcome
+
     def fail_ocr_request(self, *, request_id: str) -> rt.Result:
         "Mark a processing request failed (processing errors): the record is kept, no result is\navailable, and it can be retried with retry_ocr_request."
         return self.invoke_typed("fail_ocr_request", {"request_id": request_id})
@@ -903,6 +1745,71 @@ class OCRProcessingServiceEnv(rt.Environment):
         v0 = values.get("request_id")
         return {"request_id": v0}
 
+    def _call_fail_ocr_request(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for fail_ocr_request (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_fail_ocr_request:
+            return None  # an unknown argument: the generic parser says which
+        request_id: str
+        given_request_id = given.get("request_id", _MISSING)
+        if given_request_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_request_id) is str
+            and len(given_request_id) <= 64
+            and given_request_id.isascii()
+        ):
+            request_id = given_request_id
+        else:
+            request_id = rt.STR.from_json(
+                given_request_id, "request_id"
+            )  # ocr_processing_service.env:323
+        arguments: dict[str, Any] = {"request_id": request_id}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_fail_ocr_request(request_id=request_id)
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            self._verify_full_rows(self.TOOLS["fail_ocr_request"])
+            if not self._inv_0():
+                self._env_invariant_failed("_inv_0")  # ocr_processing_service.env:165
+            if not self._inv_1():
+                self._env_invariant_failed("_inv_1")  # ocr_processing_service.env:171
+            if not self._inv_3():
+                self._env_invariant_failed("_inv_3")  # ocr_processing_service.env:188
+            if not self._inv_4():
+                self._env_invariant_failed("_inv_4")  # ocr_processing_service.env:191
+            if not self._inv_5():
+                self._env_invariant_failed("_inv_5")  # ocr_processing_service.env:194
+            data = result
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("fail_ocr_request", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("fail_ocr_request", arguments, False, outcome["error"]))
+        return outcome
+
     def purge_expired_results(self) -> rt.Result:
         "Remove from the result repository every result older than 24 hours; their requests\nstay in the system (still completed) but their text is no longer available."
         return self.invoke_typed("purge_expired_results", {})
@@ -911,6 +1818,57 @@ class OCRProcessingServiceEnv(rt.Environment):
     def _json_purge_expired_results(cls, values: dict[str, Any]) -> dict[str, Any]:
         "The JSON arguments of a typed call of purge_expired_results."
         return {}
+
+    def _call_purge_expired_results(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for purge_expired_results (envdsl/codegen/tool_calls.py)."
+        if given:
+            return None  # an unknown argument: the generic parser says which
+        arguments: dict[str, Any] = {}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_purge_expired_results()
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            self._verify_full_rows(self.TOOLS["purge_expired_results"])
+            if not self._inv_0():
+                self._env_invariant_failed("_inv_0")  # ocr_processing_service.env:165
+            if not self._inv_1():
+                self._env_invariant_failed("_inv_1")  # ocr_processing_service.env:171
+            if not self._inv_4():
+                self._env_invariant_failed("_inv_4")  # ocr_processing_service.env:191
+            if not self._inv_5():
+                self._env_invariant_failed("_inv_5")  # ocr_processing_service.env:194
+            data = result
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("purge_expired_results", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(
+            rt.TraceEntry("purge_expired_results", arguments, False, outcome["error"])
+        )
+        return outcome
 
     def clear_completed_request(self, *, request_id: str) -> rt.Result:
         "Remove a completed request from the system, with its result if still retained."
@@ -922,6 +1880,75 @@ class OCRProcessingServiceEnv(rt.Environment):
         v0 = values.get("request_id")
         return {"request_id": v0}
 
+    def _call_clear_completed_request(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for clear_completed_request (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_clear_completed_request:
+            return None  # an unknown argument: the generic parser says which
+        request_id: str
+        given_request_id = given.get("request_id", _MISSING)
+        if given_request_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_request_id) is str
+            and len(given_request_id) <= 64
+            and given_request_id.isascii()
+        ):
+            request_id = given_request_id
+        else:
+            request_id = rt.STR.from_json(
+                given_request_id, "request_id"
+            )  # ocr_processing_service.env:361
+        arguments: dict[str, Any] = {"request_id": request_id}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_clear_completed_request(request_id=request_id)
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            self._verify_full_rows(self.TOOLS["clear_completed_request"])
+            if not self._inv_0():
+                self._env_invariant_failed("_inv_0")  # ocr_processing_service.env:165
+            if not self._inv_1():
+                self._env_invariant_failed("_inv_1")  # ocr_processing_service.env:171
+            if not self._inv_2():
+                self._env_invariant_failed("_inv_2")  # ocr_processing_service.env:182
+            if not self._inv_3():
+                self._env_invariant_failed("_inv_3")  # ocr_processing_service.env:188
+            if not self._inv_4():
+                self._env_invariant_failed("_inv_4")  # ocr_processing_service.env:191
+            if not self._inv_5():
+                self._env_invariant_failed("_inv_5")  # ocr_processing_service.env:194
+            data = result
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("clear_completed_request", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(
+            rt.TraceEntry("clear_completed_request", arguments, False, outcome["error"])
+        )
+        return outcome
+
     def retry_ocr_request(self, *, original_request_id: str) -> rt.Result:
         "Resubmit a failed request: a new request (new request_id, status submitted) for the same\ndocument joins the end of the queue. The failed request is kept."
         return self.invoke_typed("retry_ocr_request", {"original_request_id": original_request_id})
@@ -931,6 +1958,104 @@ class OCRProcessingServiceEnv(rt.Environment):
         "The JSON arguments of a typed call of retry_ocr_request."
         v0 = values.get("original_request_id")
         return {"original_request_id": v0}
+
+    def _call_retry_ocr_request(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for retry_ocr_request (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_retry_ocr_request:
+            return None  # an unknown argument: the generic parser says which
+        original_request_id: str
+        given_original_request_id = given.get("original_request_id", _MISSING)
+        if given_original_request_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_original_request_id) is str
+            and len(given_original_request_id) <= 64
+            and given_original_request_id.isascii()
+        ):
+            original_request_id = given_original_request_id
+        else:
+            original_request_id = rt.STR.from_json(
+                given_original_request_id, "original_request_id"
+            )  # ocr_processing_service.env:373
+        arguments: dict[str, Any] = {"original_request_id": original_request_id}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_retry_ocr_request(original_request_id=original_request_id)
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            self._verify_full_rows(self.TOOLS["retry_ocr_request"])
+            if not self._inv_0():
+                self._env_invariant_failed("_inv_0")  # ocr_processing_service.env:165
+            if not self._inv_1():
+                self._env_invariant_failed("_inv_1")  # ocr_processing_service.env:171
+            if not self._inv_2():
+                self._env_invariant_failed("_inv_2")  # ocr_processing_service.env:182
+            if not self._inv_3():
+                self._env_invariant_failed("_inv_3")  # ocr_processing_service.env:188
+            if not self._inv_4():
+                self._env_invariant_failed("_inv_4")  # ocr_processing_service.env:191
+            if not self._inv_5():
+                self._env_invariant_failed("_inv_5")  # ocr_processing_service.env:194
+            data = (
+                {
+                    "completion_time": (
+                        None
+                        if result.completion_time is None
+                        else _format_datetime(result.completion_time)
+                    ),
+                    "document_reference": result.document_reference,
+                    "request_id": result.request_id,
+                    "result_text": result.result_text,
+                    "status": result.status._value_,
+                    "submission_time": _format_datetime(result.submission_time),
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = (
+                6
+                + len(data["request_id"])
+                + len(data["document_reference"])
+                + len(data["submission_time"])
+                + len(data["status"])
+            )
+            v = data["result_text"]
+            if v is not None:
+                total += len(v)
+            v = data["completion_time"]
+            if v is not None:
+                total += len(v)
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("retry_ocr_request", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("retry_ocr_request", arguments, False, outcome["error"]))
+        return outcome
 
     def _rowinv_OCRRequest_0(self, row: OCRRequest) -> bool:
         return bool(row.document_reference.strip() != "")

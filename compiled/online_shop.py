@@ -9,6 +9,18 @@ from typing import Any, ClassVar, cast
 
 from envdsl import runtime as rt
 from envdsl.runtime import helpers as h
+from envdsl.runtime.call_support import (
+    INSERTED as _INSERTED,
+    INT_RESULT as _INT_RESULT,
+    MAX_INT as _MAX_INT,
+    MIN_INT as _MIN_INT,
+    MISSING as _MISSING,
+    TOO_LARGE as _TOO_LARGE,
+    budget as _budget,
+    format_datetime as _format_datetime,
+    fromisoformat as _fromisoformat,
+    result_problem as _result_problem,
+)
 
 
 class OrderStatus(enum.Enum):
@@ -349,6 +361,120 @@ C_MAX_QTY_PER_LINE: int = 10
 C_RETURN_WINDOW_DAYS: int = 30
 C_CENTS_PER_POINT: int = 100
 
+_ARGUMENTS_search_products = frozenset(
+    {
+        "text",
+        "tag",
+        "in_stock_only",
+        "sort_by",
+        "limit",
+    }
+)  # the arguments of search_products
+_ARGUMENTS_get_product = frozenset(
+    {
+        "sku",
+    }
+)  # the arguments of get_product
+_ARGUMENTS_view_cart = frozenset(
+    {
+        "customer_id",
+    }
+)  # the arguments of view_cart
+_ARGUMENTS_add_to_cart = frozenset(
+    {
+        "customer_id",
+        "sku",
+        "qty",
+    }
+)  # the arguments of add_to_cart
+_ARGUMENTS_update_cart_item = frozenset(
+    {
+        "customer_id",
+        "sku",
+        "qty",
+    }
+)  # the arguments of update_cart_item
+_ARGUMENTS_place_order = frozenset(
+    {
+        "customer_id",
+        "payment",
+        "coupon_code",
+        "ship_to",
+    }
+)  # the arguments of place_order
+_ARGUMENTS_pay_order = frozenset(
+    {
+        "order_id",
+    }
+)  # the arguments of pay_order
+_ARGUMENTS_cancel_order = frozenset(
+    {
+        "order_id",
+        "customer_id",
+    }
+)  # the arguments of cancel_order
+_ARGUMENTS_ship_order = frozenset(
+    {
+        "order_id",
+        "tracking",
+    }
+)  # the arguments of ship_order
+_ARGUMENTS_mark_delivered = frozenset(
+    {
+        "order_id",
+    }
+)  # the arguments of mark_delivered
+_ARGUMENTS_return_order = frozenset(
+    {
+        "order_id",
+        "customer_id",
+    }
+)  # the arguments of return_order
+_ARGUMENTS_get_order = frozenset(
+    {
+        "order_id",
+    }
+)  # the arguments of get_order
+_ARGUMENTS_list_orders = frozenset(
+    {
+        "customer_id",
+        "status",
+    }
+)  # the arguments of list_orders
+_ARGUMENTS_sales_report = frozenset(
+    {
+        "since",
+    }
+)  # the arguments of sales_report
+_ARGUMENTS_restock_product = frozenset(
+    {
+        "sku",
+        "qty",
+    }
+)  # the arguments of restock_product
+_ARGUMENTS_set_price = frozenset(
+    {
+        "sku",
+        "price_cents",
+    }
+)  # the arguments of set_price
+_ARGUMENTS_tag_product = frozenset(
+    {
+        "sku",
+        "tag",
+        "remove",
+    }
+)  # the arguments of tag_product
+_ARGUMENTS_create_coupon = frozenset(
+    {
+        "code",
+        "percent_off",
+        "valid_days",
+        "uses",
+        "min_subtotal_cents",
+    }
+)  # the arguments of create_coupon
+
 
 # online_shop.store.json: the initial state of 8 tasks
 INIT_ONLINE_SHOP_STORE = '{"coupons": [{"code": "SPRING10", "expires": "2024-06-30", "min_subtotal_cents": 3000, "percent_off": 10, "uses_left": 5}, {"code": "WINTER20", "expires": "2024-02-29", "min_subtotal_cents": 0, "percent_off": 20, "uses_left": 3}], "customers": [{"address": {"city": "Paris", "country": "FR", "postcode": "75011", "street": "12 Rue Oberkampf"}, "cart": {}, "customer_id": "C1", "email": "ines@example.com", "gift_card_cents": 0, "loyalty_points": 29, "name": "Ines Moreau"}, {"address": {"city": "Berlin", "country": "DE", "postcode": "10115", "street": "Hauptstr. 5"}, "cart": {"SKU-NOTE": 2}, "customer_id": "C2", "email": "tom@example.com", "gift_card_cents": 0, "loyalty_points": 0, "name": "Tom Berg"}, {"address": {"city": "Zurich", "country": "CH", "postcode": "8001", "street": "Bahnhofstr. 9"}, "cart": {}, "customer_id": "C3", "email": "lena@example.com", "gift_card_cents": 3000, "loyalty_points": 0, "name": "Lena Vogt"}], "now": "2024-06-03T10:00:00Z", "orders": [{"coupon": null, "customer": "C1", "delivered_on": "2024-05-24", "discount_cents": 0, "lines": [{"name": "Stoneware Mug", "qty": 2, "sku": "SKU-MUG", "unit_price_cents": 1250}], "order_id": "ORD-0001", "payment": "card", "placed_at": "2024-05-20T09:00:00Z", "ship_to": {"city": "Paris", "country": "FR", "postcode": "75011", "street": "12 Rue Oberkampf"}, "shipping_cents": 499, "status": "delivered", "tracking": "1Z0001"}, {"coupon": null, "customer": "C1", "delivered_on": null, "discount_cents": 0, "lines": [{"name": "Logo Tee", "qty": 1, "sku": "SKU-TEE", "unit_price_cents": 2400}], "order_id": "ORD-0002", "payment": "paypal", "placed_at": "2024-06-01T17:30:00Z", "ship_to": {"city": "Paris", "country": "FR", "postcode": "75011", "street": "12 Rue Oberkampf"}, "shipping_cents": 499, "status": "paid", "tracking": null}, {"coupon": null, "customer": "C3", "delivered_on": null, "discount_cents": 0, "lines": [{"name": "Desk Lamp", "qty": 1, "sku": "SKU-LAMP", "unit_price_cents": 3900}], "order_id": "ORD-0003", "payment": "gift_card", "placed_at": "2024-06-02T20:00:00Z", "ship_to": {"city": "Zurich", "country": "CH", "postcode": "8001", "street": "Bahnhofstr. 9"}, "shipping_cents": 499, "status": "pending payment", "tracking": null}], "products": [{"discontinued": false, "name": "Stoneware Mug", "price_cents": 1250, "sku": "SKU-MUG", "stock": 10, "tags": ["kitchen"]}, {"discontinued": false, "name": "Logo Tee", "price_cents": 2400, "sku": "SKU-TEE", "stock": 5, "tags": ["apparel"]}, {"discontinued": true, "name": "Canvas Bag", "price_cents": 900, "sku": "SKU-BAG", "stock": 0, "tags": []}, {"discontinued": false, "name": "Desk Lamp", "price_cents": 3900, "sku": "SKU-LAMP", "stock": 3, "tags": ["office"]}, {"discontinued": false, "name": "Dot Notebook", "price_cents": 650, "sku": "SKU-NOTE", "stock": 40, "tags": ["gift", "office"]}], "revenue_cents": 5898}'
@@ -460,6 +586,7 @@ class OnlineShopEnv(rt.Environment):
             result=rt.ListSpec(SPEC_Product),
             impl="_impl_search_products",
             json_arguments="_json_search_products",
+            call="_call_search_products",
         ),
         "get_product": rt.ToolSpec(
             name="get_product",
@@ -473,6 +600,7 @@ class OnlineShopEnv(rt.Environment):
             result=SPEC_Product,
             impl="_impl_get_product",
             json_arguments="_json_get_product",
+            call="_call_get_product",
         ),
         "view_cart": rt.ToolSpec(
             name="view_cart",
@@ -482,6 +610,7 @@ class OnlineShopEnv(rt.Environment):
             result=SPEC_CartView,
             impl="_impl_view_cart",
             json_arguments="_json_view_cart",
+            call="_call_view_cart",
         ),
         "add_to_cart": rt.ToolSpec(
             name="add_to_cart",
@@ -501,6 +630,7 @@ class OnlineShopEnv(rt.Environment):
             result=SPEC_CartView,
             impl="_impl_add_to_cart",
             json_arguments="_json_add_to_cart",
+            call="_call_add_to_cart",
             env_invariants=("_inv_1",),
         ),
         "update_cart_item": rt.ToolSpec(
@@ -522,6 +652,7 @@ class OnlineShopEnv(rt.Environment):
             result=SPEC_CartView,
             impl="_impl_update_cart_item",
             json_arguments="_json_update_cart_item",
+            call="_call_update_cart_item",
             env_invariants=("_inv_1",),
         ),
         "place_order": rt.ToolSpec(
@@ -554,6 +685,7 @@ class OnlineShopEnv(rt.Environment):
             result=SPEC_OrderSummary,
             impl="_impl_place_order",
             json_arguments="_json_place_order",
+            call="_call_place_order",
             env_invariants=(
                 "_inv_0",
                 "_inv_1",
@@ -567,6 +699,7 @@ class OnlineShopEnv(rt.Environment):
             result=SPEC_OrderSummary,
             impl="_impl_pay_order",
             json_arguments="_json_pay_order",
+            call="_call_pay_order",
             env_invariants=(
                 "_inv_0",
                 "_inv_1",
@@ -588,6 +721,7 @@ class OnlineShopEnv(rt.Environment):
             result=SPEC_OrderSummary,
             impl="_impl_cancel_order",
             json_arguments="_json_cancel_order",
+            call="_call_cancel_order",
             env_invariants=(
                 "_inv_0",
                 "_inv_1",
@@ -609,6 +743,7 @@ class OnlineShopEnv(rt.Environment):
             result=SPEC_OrderSummary,
             impl="_impl_ship_order",
             json_arguments="_json_ship_order",
+            call="_call_ship_order",
             env_invariants=("_inv_0",),
         ),
         "mark_delivered": rt.ToolSpec(
@@ -619,6 +754,7 @@ class OnlineShopEnv(rt.Environment):
             result=SPEC_OrderSummary,
             impl="_impl_mark_delivered",
             json_arguments="_json_mark_delivered",
+            call="_call_mark_delivered",
             env_invariants=(
                 "_inv_0",
                 "_inv_1",
@@ -640,6 +776,7 @@ class OnlineShopEnv(rt.Environment):
             result=SPEC_OrderSummary,
             impl="_impl_return_order",
             json_arguments="_json_return_order",
+            call="_call_return_order",
             env_invariants=(
                 "_inv_0",
                 "_inv_1",
@@ -653,6 +790,7 @@ class OnlineShopEnv(rt.Environment):
             result=SPEC_OrderSummary,
             impl="_impl_get_order",
             json_arguments="_json_get_order",
+            call="_call_get_order",
         ),
         "list_orders": rt.ToolSpec(
             name="list_orders",
@@ -671,6 +809,7 @@ class OnlineShopEnv(rt.Environment):
             result=rt.ListSpec(SPEC_OrderSummary),
             impl="_impl_list_orders",
             json_arguments="_json_list_orders",
+            call="_call_list_orders",
         ),
         "sales_report": rt.ToolSpec(
             name="sales_report",
@@ -684,6 +823,7 @@ class OnlineShopEnv(rt.Environment):
             result=rt.MapSpec(rt.STR, rt.INT),
             impl="_impl_sales_report",
             json_arguments="_json_sales_report",
+            call="_call_sales_report",
         ),
         "restock_product": rt.ToolSpec(
             name="restock_product",
@@ -696,6 +836,7 @@ class OnlineShopEnv(rt.Environment):
             result=SPEC_Product,
             impl="_impl_restock_product",
             json_arguments="_json_restock_product",
+            call="_call_restock_product",
             env_invariants=("_inv_1",),
         ),
         "set_price": rt.ToolSpec(
@@ -711,6 +852,7 @@ class OnlineShopEnv(rt.Environment):
             result=SPEC_Product,
             impl="_impl_set_price",
             json_arguments="_json_set_price",
+            call="_call_set_price",
             env_invariants=("_inv_1",),
         ),
         "tag_product": rt.ToolSpec(
@@ -736,6 +878,7 @@ class OnlineShopEnv(rt.Environment):
             result=SPEC_Product,
             impl="_impl_tag_product",
             json_arguments="_json_tag_product",
+            call="_call_tag_product",
             env_invariants=("_inv_1",),
         ),
         "create_coupon": rt.ToolSpec(
@@ -773,6 +916,7 @@ class OnlineShopEnv(rt.Environment):
             result=SPEC_Coupon,
             impl="_impl_create_coupon",
             json_arguments="_json_create_coupon",
+            call="_call_create_coupon",
             env_invariants=("_inv_0",),
         ),
     }
@@ -1141,6 +1285,103 @@ class OnlineShopEnv(rt.Environment):
             "limit": v4,
         }
 
+    def _call_search_products(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for search_products (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_search_products:
+            return None  # an unknown argument: the generic parser says which
+        text: str
+        given_text = given.get("text", _MISSING)
+        if given_text is _MISSING:
+            text = ""
+        elif type(given_text) is str and len(given_text) <= 64 and given_text.isascii():
+            text = given_text
+        else:
+            text = rt.STR.from_json(given_text, "text")  # online_shop.env:234
+        tag: str | None
+        given_tag = given.get("tag", _MISSING)
+        if given_tag is _MISSING:
+            tag = None
+        elif given_tag is None:
+            tag = None
+        elif type(given_tag) is str and len(given_tag) <= 64 and given_tag.isascii():
+            tag = given_tag
+        else:
+            tag = rt.STR.from_json(given_tag, "tag")  # online_shop.env:235
+        in_stock_only: bool
+        given_in_stock_only = given.get("in_stock_only", _MISSING)
+        if given_in_stock_only is _MISSING:
+            in_stock_only = False
+        elif type(given_in_stock_only) is bool:
+            in_stock_only = given_in_stock_only
+        else:
+            in_stock_only = rt.BOOL.from_json(
+                given_in_stock_only, "in_stock_only"
+            )  # online_shop.env:236
+        sort_by: SortKey
+        given_sort_by = given.get("sort_by", _MISSING)
+        if given_sort_by is _MISSING:
+            sort_by = SortKey.name_
+        else:
+            member_sort_by = (
+                SPEC_SortKey.by_value.get(given_sort_by) if type(given_sort_by) is str else None
+            )
+            sort_by = (
+                member_sort_by
+                if member_sort_by is not None
+                else SPEC_SortKey.from_json(given_sort_by, "sort_by")
+            )  # online_shop.env:237
+        limit: int
+        given_limit = given.get("limit", _MISSING)
+        if given_limit is _MISSING:
+            limit = 20
+        elif type(given_limit) is int and _MIN_INT <= given_limit <= _MAX_INT:
+            limit = given_limit
+        else:
+            limit = rt.INT.from_json(given_limit, "limit")  # online_shop.env:238
+        arguments: dict[str, Any] = {
+            "text": text,
+            "tag": tag,
+            "in_stock_only": in_stock_only,
+            "sort_by": sort_by._value_,
+            "limit": limit,
+        }
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_search_products(
+                text=text, tag=tag, in_stock_only=in_stock_only, sort_by=sort_by, limit=limit
+            )
+            data = (
+                self.TOOLS["search_products"].result.to_json(result) if result is not None else None
+            )
+            if type(data) is not str:
+                problem = _result_problem(data, self.size_budget)
+                if problem is not None:
+                    raise rt.Fail(problem)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("search_products", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("search_products", arguments, False, outcome["error"]))
+        return outcome
+
     def get_product(self, *, sku: str) -> rt.Result:
         "Full details of one product, including stock and tags."
         return self.invoke_typed("get_product", {"sku": sku})
@@ -1151,6 +1392,71 @@ class OnlineShopEnv(rt.Environment):
         v0 = values.get("sku")
         return {"sku": v0}
 
+    def _call_get_product(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for get_product (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_get_product:
+            return None  # an unknown argument: the generic parser says which
+        sku: str
+        given_sku = given.get("sku", _MISSING)
+        if given_sku is _MISSING:
+            return None  # the generic parser says so
+        if type(given_sku) is str and len(given_sku) <= 64 and given_sku.isascii():
+            sku = given_sku
+        else:
+            sku = rt.STR.from_json(given_sku, "sku")  # online_shop.env:262
+        arguments: dict[str, Any] = {"sku": sku}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_get_product(sku=sku)
+            data = (
+                {
+                    "discontinued": result.discontinued,
+                    "name": result.name,
+                    "price_cents": result.price_cents,
+                    "sku": result.sku,
+                    "stock": result.stock,
+                    "tags": SPEC_Product.fields[4].spec.to_json(result.tags),
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = 6 + len(data["sku"]) + len(data["name"])
+            v = data["price_cents"]
+            if not _MIN_INT <= v <= _MAX_INT:
+                raise rt.Fail(_INT_RESULT)
+            v = data["stock"]
+            if not _MIN_INT <= v <= _MAX_INT:
+                raise rt.Fail(_INT_RESULT)
+            v = data["tags"]
+            total += len(v) + sum(map(len, v))
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("get_product", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("get_product", arguments, False, outcome["error"]))
+        return outcome
+
     def view_cart(self, *, customer_id: str) -> rt.Result:
         "The customer's cart with current prices, subtotal, shipping and total."
         return self.invoke_typed("view_cart", {"customer_id": customer_id})
@@ -1160,6 +1466,67 @@ class OnlineShopEnv(rt.Environment):
         "The JSON arguments of a typed call of view_cart."
         v0 = values.get("customer_id")
         return {"customer_id": v0}
+
+    def _call_view_cart(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for view_cart (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_view_cart:
+            return None  # an unknown argument: the generic parser says which
+        customer_id: str
+        given_customer_id = given.get("customer_id", _MISSING)
+        if given_customer_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_customer_id) is str
+            and len(given_customer_id) <= 64
+            and given_customer_id.isascii()
+        ):
+            customer_id = given_customer_id
+        else:
+            customer_id = rt.STR.from_json(given_customer_id, "customer_id")  # online_shop.env:269
+        arguments: dict[str, Any] = {"customer_id": customer_id}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_view_cart(customer_id=customer_id)
+            data = (
+                {
+                    "customer_id": result.customer_id,
+                    "lines": SPEC_CartView.fields[1].spec.to_json(result.lines),
+                    "shipping_cents": result.shipping_cents,
+                    "subtotal_cents": result.subtotal_cents,
+                    "total": result.total,
+                    "total_cents": result.total_cents,
+                }
+                if result is not None
+                else None
+            )
+            if type(data) is not str:
+                problem = _result_problem(data, self.size_budget)
+                if problem is not None:
+                    raise rt.Fail(problem)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("view_cart", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("view_cart", arguments, False, outcome["error"]))
+        return outcome
 
     def add_to_cart(self, *, customer_id: str, sku: str, qty: int | None = None) -> rt.Result:
         "Put units of a product in the cart (added to what is already there). The product must\nbe on sale and in stock for the whole quantity."
@@ -1177,6 +1544,91 @@ class OnlineShopEnv(rt.Environment):
             v2 = 1
         return {"customer_id": v0, "sku": v1, "qty": v2}
 
+    def _call_add_to_cart(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for add_to_cart (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_add_to_cart:
+            return None  # an unknown argument: the generic parser says which
+        customer_id: str
+        given_customer_id = given.get("customer_id", _MISSING)
+        if given_customer_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_customer_id) is str
+            and len(given_customer_id) <= 64
+            and given_customer_id.isascii()
+        ):
+            customer_id = given_customer_id
+        else:
+            customer_id = rt.STR.from_json(given_customer_id, "customer_id")  # online_shop.env:276
+        sku: str
+        given_sku = given.get("sku", _MISSING)
+        if given_sku is _MISSING:
+            return None  # the generic parser says so
+        if type(given_sku) is str and len(given_sku) <= 64 and given_sku.isascii():
+            sku = given_sku
+        else:
+            sku = rt.STR.from_json(given_sku, "sku")  # online_shop.env:277
+        qty: int
+        given_qty = given.get("qty", _MISSING)
+        if given_qty is _MISSING:
+            qty = 1
+        elif type(given_qty) is int and _MIN_INT <= given_qty <= _MAX_INT:
+            qty = given_qty
+        else:
+            qty = rt.INT.from_json(given_qty, "qty")  # online_shop.env:278
+        arguments: dict[str, Any] = {"customer_id": customer_id, "sku": sku, "qty": qty}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_add_to_cart(customer_id=customer_id, sku=sku, qty=qty)
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            if not self._inv_1():
+                self._env_invariant_failed("_inv_1")  # online_shop.env:160
+            data = (
+                {
+                    "customer_id": result.customer_id,
+                    "lines": SPEC_CartView.fields[1].spec.to_json(result.lines),
+                    "shipping_cents": result.shipping_cents,
+                    "subtotal_cents": result.subtotal_cents,
+                    "total": result.total,
+                    "total_cents": result.total_cents,
+                }
+                if result is not None
+                else None
+            )
+            if type(data) is not str:
+                problem = _result_problem(data, self.size_budget)
+                if problem is not None:
+                    raise rt.Fail(problem)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("add_to_cart", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("add_to_cart", arguments, False, outcome["error"]))
+        return outcome
+
     def update_cart_item(self, *, customer_id: str, sku: str, qty: int) -> rt.Result:
         "Change the quantity of a product in the cart, or remove it with qty 0."
         return self.invoke_typed(
@@ -1190,6 +1642,91 @@ class OnlineShopEnv(rt.Environment):
         v1 = values.get("sku")
         v2 = values.get("qty")
         return {"customer_id": v0, "sku": v1, "qty": v2}
+
+    def _call_update_cart_item(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for update_cart_item (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_update_cart_item:
+            return None  # an unknown argument: the generic parser says which
+        customer_id: str
+        given_customer_id = given.get("customer_id", _MISSING)
+        if given_customer_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_customer_id) is str
+            and len(given_customer_id) <= 64
+            and given_customer_id.isascii()
+        ):
+            customer_id = given_customer_id
+        else:
+            customer_id = rt.STR.from_json(given_customer_id, "customer_id")  # online_shop.env:299
+        sku: str
+        given_sku = given.get("sku", _MISSING)
+        if given_sku is _MISSING:
+            return None  # the generic parser says so
+        if type(given_sku) is str and len(given_sku) <= 64 and given_sku.isascii():
+            sku = given_sku
+        else:
+            sku = rt.STR.from_json(given_sku, "sku")  # online_shop.env:300
+        qty: int
+        given_qty = given.get("qty", _MISSING)
+        if given_qty is _MISSING:
+            return None  # the generic parser says so
+        if type(given_qty) is int and _MIN_INT <= given_qty <= _MAX_INT:
+            qty = given_qty
+        else:
+            qty = rt.INT.from_json(given_qty, "qty")  # online_shop.env:301
+        arguments: dict[str, Any] = {"customer_id": customer_id, "sku": sku, "qty": qty}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_update_cart_item(customer_id=customer_id, sku=sku, qty=qty)
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            if not self._inv_1():
+                self._env_invariant_failed("_inv_1")  # online_shop.env:160
+            data = (
+                {
+                    "customer_id": result.customer_id,
+                    "lines": SPEC_CartView.fields[1].spec.to_json(result.lines),
+                    "shipping_cents": result.shipping_cents,
+                    "subtotal_cents": result.subtotal_cents,
+                    "total": result.total,
+                    "total_cents": result.total_cents,
+                }
+                if result is not None
+                else None
+            )
+            if type(data) is not str:
+                problem = _result_problem(data, self.size_budget)
+                if problem is not None:
+                    raise rt.Fail(problem)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("update_cart_item", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("update_cart_item", arguments, False, outcome["error"]))
+        return outcome
 
     def place_order(
         self,
@@ -1228,6 +1765,122 @@ class OnlineShopEnv(rt.Environment):
             "ship_to": h.to_json(SPEC_Address, v3),
         }
 
+    def _call_place_order(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for place_order (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_place_order:
+            return None  # an unknown argument: the generic parser says which
+        customer_id: str
+        given_customer_id = given.get("customer_id", _MISSING)
+        if given_customer_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_customer_id) is str
+            and len(given_customer_id) <= 64
+            and given_customer_id.isascii()
+        ):
+            customer_id = given_customer_id
+        else:
+            customer_id = rt.STR.from_json(given_customer_id, "customer_id")  # online_shop.env:318
+        payment: PaymentMethod
+        given_payment = given.get("payment", _MISSING)
+        if given_payment is _MISSING:
+            return None  # the generic parser says so
+        member_payment = (
+            SPEC_PaymentMethod.by_value.get(given_payment) if type(given_payment) is str else None
+        )
+        payment = (
+            member_payment
+            if member_payment is not None
+            else SPEC_PaymentMethod.from_json(given_payment, "payment")
+        )  # online_shop.env:319
+        coupon_code: str | None
+        given_coupon_code = given.get("coupon_code", _MISSING)
+        if given_coupon_code is _MISSING:
+            coupon_code = None
+        elif given_coupon_code is None:
+            coupon_code = None
+        elif (
+            type(given_coupon_code) is str
+            and len(given_coupon_code) <= 64
+            and given_coupon_code.isascii()
+        ):
+            coupon_code = given_coupon_code
+        else:
+            coupon_code = rt.STR.from_json(given_coupon_code, "coupon_code")  # online_shop.env:320
+        ship_to: Address | None
+        given_ship_to = given.get("ship_to", _MISSING)
+        if given_ship_to is _MISSING:
+            ship_to = None
+        elif given_ship_to is None:
+            ship_to = None
+        else:
+            ship_to = SPEC_Address.from_json(given_ship_to, "ship_to")  # online_shop.env:321
+        arguments: dict[str, Any] = {
+            "customer_id": customer_id,
+            "payment": payment._value_,
+            "coupon_code": coupon_code,
+            "ship_to": None if ship_to is None else SPEC_Address.to_json(ship_to),
+        }
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_place_order(
+                customer_id=customer_id, payment=payment, coupon_code=coupon_code, ship_to=ship_to
+            )
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            if not self._inv_0():
+                self._env_invariant_failed("_inv_0")  # online_shop.env:157
+            if not self._inv_1():
+                self._env_invariant_failed("_inv_1")  # online_shop.env:160
+            data = (
+                {
+                    "discount_cents": result.discount_cents,
+                    "lines": SPEC_OrderSummary.fields[3].spec.to_json(result.lines),
+                    "order_id": result.order_id,
+                    "placed_at": _format_datetime(result.placed_at),
+                    "shipping_cents": result.shipping_cents,
+                    "status": result.status._value_,
+                    "subtotal_cents": result.subtotal_cents,
+                    "total": result.total,
+                    "total_cents": result.total_cents,
+                    "tracking": result.tracking,
+                }
+                if result is not None
+                else None
+            )
+            if type(data) is not str:
+                problem = _result_problem(data, self.size_budget)
+                if problem is not None:
+                    raise rt.Fail(problem)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("place_order", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("place_order", arguments, False, outcome["error"]))
+        return outcome
+
     def pay_order(self, *, order_id: str) -> rt.Result:
         "Capture the payment of an order awaiting payment. Gift-card orders are charged to the\ncustomer's gift card balance, which must cover the total."
         return self.invoke_typed("pay_order", {"order_id": order_id})
@@ -1237,6 +1890,77 @@ class OnlineShopEnv(rt.Environment):
         "The JSON arguments of a typed call of pay_order."
         v0 = values.get("order_id")
         return {"order_id": v0}
+
+    def _call_pay_order(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for pay_order (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_pay_order:
+            return None  # an unknown argument: the generic parser says which
+        order_id: str
+        given_order_id = given.get("order_id", _MISSING)
+        if given_order_id is _MISSING:
+            return None  # the generic parser says so
+        if type(given_order_id) is str and len(given_order_id) <= 64 and given_order_id.isascii():
+            order_id = given_order_id
+        else:
+            order_id = rt.STR.from_json(given_order_id, "order_id")  # online_shop.env:372
+        arguments: dict[str, Any] = {"order_id": order_id}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_pay_order(order_id=order_id)
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            if not self._inv_0():
+                self._env_invariant_failed("_inv_0")  # online_shop.env:157
+            if not self._inv_1():
+                self._env_invariant_failed("_inv_1")  # online_shop.env:160
+            data = (
+                {
+                    "discount_cents": result.discount_cents,
+                    "lines": SPEC_OrderSummary.fields[3].spec.to_json(result.lines),
+                    "order_id": result.order_id,
+                    "placed_at": _format_datetime(result.placed_at),
+                    "shipping_cents": result.shipping_cents,
+                    "status": result.status._value_,
+                    "subtotal_cents": result.subtotal_cents,
+                    "total": result.total,
+                    "total_cents": result.total_cents,
+                    "tracking": result.tracking,
+                }
+                if result is not None
+                else None
+            )
+            if type(data) is not str:
+                problem = _result_problem(data, self.size_budget)
+                if problem is not None:
+                    raise rt.Fail(problem)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("pay_order", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("pay_order", arguments, False, outcome["error"]))
+        return outcome
 
     def cancel_order(self, *, order_id: str, customer_id: str) -> rt.Result:
         "Cancel an order that has not shipped yet: the units go back to stock, a coupon use is\ngiven back, and a paid order is refunded."
@@ -1249,6 +1973,89 @@ class OnlineShopEnv(rt.Environment):
         v1 = values.get("customer_id")
         return {"order_id": v0, "customer_id": v1}
 
+    def _call_cancel_order(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for cancel_order (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_cancel_order:
+            return None  # an unknown argument: the generic parser says which
+        order_id: str
+        given_order_id = given.get("order_id", _MISSING)
+        if given_order_id is _MISSING:
+            return None  # the generic parser says so
+        if type(given_order_id) is str and len(given_order_id) <= 64 and given_order_id.isascii():
+            order_id = given_order_id
+        else:
+            order_id = rt.STR.from_json(given_order_id, "order_id")  # online_shop.env:390
+        customer_id: str
+        given_customer_id = given.get("customer_id", _MISSING)
+        if given_customer_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_customer_id) is str
+            and len(given_customer_id) <= 64
+            and given_customer_id.isascii()
+        ):
+            customer_id = given_customer_id
+        else:
+            customer_id = rt.STR.from_json(given_customer_id, "customer_id")  # online_shop.env:391
+        arguments: dict[str, Any] = {"order_id": order_id, "customer_id": customer_id}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_cancel_order(order_id=order_id, customer_id=customer_id)
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            if not self._inv_0():
+                self._env_invariant_failed("_inv_0")  # online_shop.env:157
+            if not self._inv_1():
+                self._env_invariant_failed("_inv_1")  # online_shop.env:160
+            data = (
+                {
+                    "discount_cents": result.discount_cents,
+                    "lines": SPEC_OrderSummary.fields[3].spec.to_json(result.lines),
+                    "order_id": result.order_id,
+                    "placed_at": _format_datetime(result.placed_at),
+                    "shipping_cents": result.shipping_cents,
+                    "status": result.status._value_,
+                    "subtotal_cents": result.subtotal_cents,
+                    "total": result.total,
+                    "total_cents": result.total_cents,
+                    "tracking": result.tracking,
+                }
+                if result is not None
+                else None
+            )
+            if type(data) is not str:
+                problem = _result_problem(data, self.size_budget)
+                if problem is not None:
+                    raise rt.Fail(problem)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("cancel_order", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("cancel_order", arguments, False, outcome["error"]))
+        return outcome
+
     def ship_order(self, *, order_id: str, tracking: str) -> rt.Result:
         "Hand a paid order to the carrier."
         return self.invoke_typed("ship_order", {"order_id": order_id, "tracking": tracking})
@@ -1260,6 +2067,83 @@ class OnlineShopEnv(rt.Environment):
         v1 = values.get("tracking")
         return {"order_id": v0, "tracking": v1}
 
+    def _call_ship_order(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for ship_order (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_ship_order:
+            return None  # an unknown argument: the generic parser says which
+        order_id: str
+        given_order_id = given.get("order_id", _MISSING)
+        if given_order_id is _MISSING:
+            return None  # the generic parser says so
+        if type(given_order_id) is str and len(given_order_id) <= 64 and given_order_id.isascii():
+            order_id = given_order_id
+        else:
+            order_id = rt.STR.from_json(given_order_id, "order_id")  # online_shop.env:416
+        tracking: str
+        given_tracking = given.get("tracking", _MISSING)
+        if given_tracking is _MISSING:
+            return None  # the generic parser says so
+        if type(given_tracking) is str and len(given_tracking) <= 64 and given_tracking.isascii():
+            tracking = given_tracking
+        else:
+            tracking = rt.STR.from_json(given_tracking, "tracking")  # online_shop.env:416
+        arguments: dict[str, Any] = {"order_id": order_id, "tracking": tracking}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_ship_order(order_id=order_id, tracking=tracking)
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            if not self._inv_0():
+                self._env_invariant_failed("_inv_0")  # online_shop.env:157
+            data = (
+                {
+                    "discount_cents": result.discount_cents,
+                    "lines": SPEC_OrderSummary.fields[3].spec.to_json(result.lines),
+                    "order_id": result.order_id,
+                    "placed_at": _format_datetime(result.placed_at),
+                    "shipping_cents": result.shipping_cents,
+                    "status": result.status._value_,
+                    "subtotal_cents": result.subtotal_cents,
+                    "total": result.total,
+                    "total_cents": result.total_cents,
+                    "tracking": result.tracking,
+                }
+                if result is not None
+                else None
+            )
+            if type(data) is not str:
+                problem = _result_problem(data, self.size_budget)
+                if problem is not None:
+                    raise rt.Fail(problem)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("ship_order", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("ship_order", arguments, False, outcome["error"]))
+        return outcome
+
     def mark_delivered(self, *, order_id: str) -> rt.Result:
         "Record that a shipped order arrived today; the customer earns one loyalty point per\ndollar of the order total."
         return self.invoke_typed("mark_delivered", {"order_id": order_id})
@@ -1269,6 +2153,77 @@ class OnlineShopEnv(rt.Environment):
         "The JSON arguments of a typed call of mark_delivered."
         v0 = values.get("order_id")
         return {"order_id": v0}
+
+    def _call_mark_delivered(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for mark_delivered (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_mark_delivered:
+            return None  # an unknown argument: the generic parser says which
+        order_id: str
+        given_order_id = given.get("order_id", _MISSING)
+        if given_order_id is _MISSING:
+            return None  # the generic parser says so
+        if type(given_order_id) is str and len(given_order_id) <= 64 and given_order_id.isascii():
+            order_id = given_order_id
+        else:
+            order_id = rt.STR.from_json(given_order_id, "order_id")  # online_shop.env:429
+        arguments: dict[str, Any] = {"order_id": order_id}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_mark_delivered(order_id=order_id)
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            if not self._inv_0():
+                self._env_invariant_failed("_inv_0")  # online_shop.env:157
+            if not self._inv_1():
+                self._env_invariant_failed("_inv_1")  # online_shop.env:160
+            data = (
+                {
+                    "discount_cents": result.discount_cents,
+                    "lines": SPEC_OrderSummary.fields[3].spec.to_json(result.lines),
+                    "order_id": result.order_id,
+                    "placed_at": _format_datetime(result.placed_at),
+                    "shipping_cents": result.shipping_cents,
+                    "status": result.status._value_,
+                    "subtotal_cents": result.subtotal_cents,
+                    "total": result.total,
+                    "total_cents": result.total_cents,
+                    "tracking": result.tracking,
+                }
+                if result is not None
+                else None
+            )
+            if type(data) is not str:
+                problem = _result_problem(data, self.size_budget)
+                if problem is not None:
+                    raise rt.Fail(problem)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("mark_delivered", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("mark_delivered", arguments, False, outcome["error"]))
+        return outcome
 
     def return_order(self, *, order_id: str, customer_id: str) -> rt.Result:
         "Return a delivered order within RETURN_WINDOW_DAYS days of delivery: the units go back to\nstock, the total is refunded and the loyalty points it earned are taken back."
@@ -1281,6 +2236,89 @@ class OnlineShopEnv(rt.Environment):
         v1 = values.get("customer_id")
         return {"order_id": v0, "customer_id": v1}
 
+    def _call_return_order(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for return_order (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_return_order:
+            return None  # an unknown argument: the generic parser says which
+        order_id: str
+        given_order_id = given.get("order_id", _MISSING)
+        if given_order_id is _MISSING:
+            return None  # the generic parser says so
+        if type(given_order_id) is str and len(given_order_id) <= 64 and given_order_id.isascii():
+            order_id = given_order_id
+        else:
+            order_id = rt.STR.from_json(given_order_id, "order_id")  # online_shop.env:441
+        customer_id: str
+        given_customer_id = given.get("customer_id", _MISSING)
+        if given_customer_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_customer_id) is str
+            and len(given_customer_id) <= 64
+            and given_customer_id.isascii()
+        ):
+            customer_id = given_customer_id
+        else:
+            customer_id = rt.STR.from_json(given_customer_id, "customer_id")  # online_shop.env:442
+        arguments: dict[str, Any] = {"order_id": order_id, "customer_id": customer_id}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_return_order(order_id=order_id, customer_id=customer_id)
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            if not self._inv_0():
+                self._env_invariant_failed("_inv_0")  # online_shop.env:157
+            if not self._inv_1():
+                self._env_invariant_failed("_inv_1")  # online_shop.env:160
+            data = (
+                {
+                    "discount_cents": result.discount_cents,
+                    "lines": SPEC_OrderSummary.fields[3].spec.to_json(result.lines),
+                    "order_id": result.order_id,
+                    "placed_at": _format_datetime(result.placed_at),
+                    "shipping_cents": result.shipping_cents,
+                    "status": result.status._value_,
+                    "subtotal_cents": result.subtotal_cents,
+                    "total": result.total,
+                    "total_cents": result.total_cents,
+                    "tracking": result.tracking,
+                }
+                if result is not None
+                else None
+            )
+            if type(data) is not str:
+                problem = _result_problem(data, self.size_budget)
+                if problem is not None:
+                    raise rt.Fail(problem)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("return_order", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("return_order", arguments, False, outcome["error"]))
+        return outcome
+
     def get_order(self, *, order_id: str) -> rt.Result:
         "One order with its lines, totals, status and tracking number."
         return self.invoke_typed("get_order", {"order_id": order_id})
@@ -1290,6 +2328,67 @@ class OnlineShopEnv(rt.Environment):
         "The JSON arguments of a typed call of get_order."
         v0 = values.get("order_id")
         return {"order_id": v0}
+
+    def _call_get_order(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for get_order (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_get_order:
+            return None  # an unknown argument: the generic parser says which
+        order_id: str
+        given_order_id = given.get("order_id", _MISSING)
+        if given_order_id is _MISSING:
+            return None  # the generic parser says so
+        if type(given_order_id) is str and len(given_order_id) <= 64 and given_order_id.isascii():
+            order_id = given_order_id
+        else:
+            order_id = rt.STR.from_json(given_order_id, "order_id")  # online_shop.env:464
+        arguments: dict[str, Any] = {"order_id": order_id}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_get_order(order_id=order_id)
+            data = (
+                {
+                    "discount_cents": result.discount_cents,
+                    "lines": SPEC_OrderSummary.fields[3].spec.to_json(result.lines),
+                    "order_id": result.order_id,
+                    "placed_at": _format_datetime(result.placed_at),
+                    "shipping_cents": result.shipping_cents,
+                    "status": result.status._value_,
+                    "subtotal_cents": result.subtotal_cents,
+                    "total": result.total,
+                    "total_cents": result.total_cents,
+                    "tracking": result.tracking,
+                }
+                if result is not None
+                else None
+            )
+            if type(data) is not str:
+                problem = _result_problem(data, self.size_budget)
+                if problem is not None:
+                    raise rt.Fail(problem)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("get_order", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("get_order", arguments, False, outcome["error"]))
+        return outcome
 
     def list_orders(
         self, *, customer_id: str, status: OrderStatus | None | None = None
@@ -1309,6 +2408,74 @@ class OnlineShopEnv(rt.Environment):
             "status": v1.value if type(v1) is OrderStatus else h.to_json(SPEC_OrderStatus, v1),
         }
 
+    def _call_list_orders(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for list_orders (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_list_orders:
+            return None  # an unknown argument: the generic parser says which
+        customer_id: str
+        given_customer_id = given.get("customer_id", _MISSING)
+        if given_customer_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_customer_id) is str
+            and len(given_customer_id) <= 64
+            and given_customer_id.isascii()
+        ):
+            customer_id = given_customer_id
+        else:
+            customer_id = rt.STR.from_json(given_customer_id, "customer_id")  # online_shop.env:471
+        status: OrderStatus | None
+        given_status = given.get("status", _MISSING)
+        if given_status is _MISSING:
+            status = None
+        elif given_status is None:
+            status = None
+        else:
+            member_status = (
+                SPEC_OrderStatus.by_value.get(given_status) if type(given_status) is str else None
+            )
+            status = (
+                member_status
+                if member_status is not None
+                else SPEC_OrderStatus.from_json(given_status, "status")
+            )  # online_shop.env:472
+        arguments: dict[str, Any] = {
+            "customer_id": customer_id,
+            "status": None if status is None else status._value_,
+        }
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_list_orders(customer_id=customer_id, status=status)
+            data = self.TOOLS["list_orders"].result.to_json(result) if result is not None else None
+            if type(data) is not str:
+                problem = _result_problem(data, self.size_budget)
+                if problem is not None:
+                    raise rt.Fail(problem)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("list_orders", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("list_orders", arguments, False, outcome["error"]))
+        return outcome
+
     def sales_report(self, *, since: datetime.date) -> rt.Result:
         "Units sold per SKU in paid, shipped and delivered orders placed on or after a day."
         return self.invoke_typed("sales_report", {"since": since})
@@ -1318,6 +2485,49 @@ class OnlineShopEnv(rt.Environment):
         "The JSON arguments of a typed call of sales_report."
         v0 = values.get("since")
         return {"since": h.to_json(rt.DATE, v0)}
+
+    def _call_sales_report(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for sales_report (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_sales_report:
+            return None  # an unknown argument: the generic parser says which
+        since: datetime.date
+        given_since = given.get("since", _MISSING)
+        if given_since is _MISSING:
+            return None  # the generic parser says so
+        since = rt.DATE.from_json(given_since, "since")  # online_shop.env:484
+        arguments: dict[str, Any] = {"since": rt.DATE.to_json(since)}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_sales_report(since=since)
+            data = self.TOOLS["sales_report"].result.to_json(result) if result is not None else None
+            if type(data) is not str:
+                problem = _result_problem(data, self.size_budget)
+                if problem is not None:
+                    raise rt.Fail(problem)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("sales_report", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("sales_report", arguments, False, outcome["error"]))
+        return outcome
 
     def restock_product(self, *, sku: str, qty: int) -> rt.Result:
         "Add received units to a product's stock."
@@ -1330,6 +2540,87 @@ class OnlineShopEnv(rt.Environment):
         v1 = values.get("qty")
         return {"sku": v0, "qty": v1}
 
+    def _call_restock_product(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for restock_product (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_restock_product:
+            return None  # an unknown argument: the generic parser says which
+        sku: str
+        given_sku = given.get("sku", _MISSING)
+        if given_sku is _MISSING:
+            return None  # the generic parser says so
+        if type(given_sku) is str and len(given_sku) <= 64 and given_sku.isascii():
+            sku = given_sku
+        else:
+            sku = rt.STR.from_json(given_sku, "sku")  # online_shop.env:498
+        qty: int
+        given_qty = given.get("qty", _MISSING)
+        if given_qty is _MISSING:
+            return None  # the generic parser says so
+        if type(given_qty) is int and _MIN_INT <= given_qty <= _MAX_INT:
+            qty = given_qty
+        else:
+            qty = rt.INT.from_json(given_qty, "qty")  # online_shop.env:498
+        arguments: dict[str, Any] = {"sku": sku, "qty": qty}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_restock_product(sku=sku, qty=qty)
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            if not self._inv_1():
+                self._env_invariant_failed("_inv_1")  # online_shop.env:160
+            data = (
+                {
+                    "discontinued": result.discontinued,
+                    "name": result.name,
+                    "price_cents": result.price_cents,
+                    "sku": result.sku,
+                    "stock": result.stock,
+                    "tags": SPEC_Product.fields[4].spec.to_json(result.tags),
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = 6 + len(data["sku"]) + len(data["name"])
+            v = data["price_cents"]
+            if not _MIN_INT <= v <= _MAX_INT:
+                raise rt.Fail(_INT_RESULT)
+            v = data["stock"]
+            if not _MIN_INT <= v <= _MAX_INT:
+                raise rt.Fail(_INT_RESULT)
+            v = data["tags"]
+            total += len(v) + sum(map(len, v))
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("restock_product", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("restock_product", arguments, False, outcome["error"]))
+        return outcome
+
     def set_price(self, *, sku: str, price_cents: int) -> rt.Result:
         "Change a product's price. Orders already placed keep the price they were placed at."
         return self.invoke_typed("set_price", {"sku": sku, "price_cents": price_cents})
@@ -1340,6 +2631,87 @@ class OnlineShopEnv(rt.Environment):
         v0 = values.get("sku")
         v1 = values.get("price_cents")
         return {"sku": v0, "price_cents": v1}
+
+    def _call_set_price(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for set_price (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_set_price:
+            return None  # an unknown argument: the generic parser says which
+        sku: str
+        given_sku = given.get("sku", _MISSING)
+        if given_sku is _MISSING:
+            return None  # the generic parser says so
+        if type(given_sku) is str and len(given_sku) <= 64 and given_sku.isascii():
+            sku = given_sku
+        else:
+            sku = rt.STR.from_json(given_sku, "sku")  # online_shop.env:506
+        price_cents: int
+        given_price_cents = given.get("price_cents", _MISSING)
+        if given_price_cents is _MISSING:
+            return None  # the generic parser says so
+        if type(given_price_cents) is int and _MIN_INT <= given_price_cents <= _MAX_INT:
+            price_cents = given_price_cents
+        else:
+            price_cents = rt.INT.from_json(given_price_cents, "price_cents")  # online_shop.env:506
+        arguments: dict[str, Any] = {"sku": sku, "price_cents": price_cents}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_set_price(sku=sku, price_cents=price_cents)
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            if not self._inv_1():
+                self._env_invariant_failed("_inv_1")  # online_shop.env:160
+            data = (
+                {
+                    "discontinued": result.discontinued,
+                    "name": result.name,
+                    "price_cents": result.price_cents,
+                    "sku": result.sku,
+                    "stock": result.stock,
+                    "tags": SPEC_Product.fields[4].spec.to_json(result.tags),
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = 6 + len(data["sku"]) + len(data["name"])
+            v = data["price_cents"]
+            if not _MIN_INT <= v <= _MAX_INT:
+                raise rt.Fail(_INT_RESULT)
+            v = data["stock"]
+            if not _MIN_INT <= v <= _MAX_INT:
+                raise rt.Fail(_INT_RESULT)
+            v = data["tags"]
+            total += len(v) + sum(map(len, v))
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("set_price", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("set_price", arguments, False, outcome["error"]))
+        return outcome
 
     def tag_product(self, *, sku: str, tag: str, remove: bool | None = None) -> rt.Result:
         "Add a search tag to a product, or remove one."
@@ -1354,6 +2726,95 @@ class OnlineShopEnv(rt.Environment):
         if v2 is None:
             v2 = False
         return {"sku": v0, "tag": v1, "remove": v2}
+
+    def _call_tag_product(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for tag_product (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_tag_product:
+            return None  # an unknown argument: the generic parser says which
+        sku: str
+        given_sku = given.get("sku", _MISSING)
+        if given_sku is _MISSING:
+            return None  # the generic parser says so
+        if type(given_sku) is str and len(given_sku) <= 64 and given_sku.isascii():
+            sku = given_sku
+        else:
+            sku = rt.STR.from_json(given_sku, "sku")  # online_shop.env:516
+        tag: str
+        given_tag = given.get("tag", _MISSING)
+        if given_tag is _MISSING:
+            return None  # the generic parser says so
+        if type(given_tag) is str and len(given_tag) <= 64 and given_tag.isascii():
+            tag = given_tag
+        else:
+            tag = rt.STR.from_json(given_tag, "tag")  # online_shop.env:517
+        remove: bool
+        given_remove = given.get("remove", _MISSING)
+        if given_remove is _MISSING:
+            remove = False
+        elif type(given_remove) is bool:
+            remove = given_remove
+        else:
+            remove = rt.BOOL.from_json(given_remove, "remove")  # online_shop.env:518
+        arguments: dict[str, Any] = {"sku": sku, "tag": tag, "remove": remove}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_tag_product(sku=sku, tag=tag, remove=remove)
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            if not self._inv_1():
+                self._env_invariant_failed("_inv_1")  # online_shop.env:160
+            data = (
+                {
+                    "discontinued": result.discontinued,
+                    "name": result.name,
+                    "price_cents": result.price_cents,
+                    "sku": result.sku,
+                    "stock": result.stock,
+                    "tags": SPEC_Product.fields[4].spec.to_json(result.tags),
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = 6 + len(data["sku"]) + len(data["name"])
+            v = data["price_cents"]
+            if not _MIN_INT <= v <= _MAX_INT:
+                raise rt.Fail(_INT_RESULT)
+            v = data["stock"]
+            if not _MIN_INT <= v <= _MAX_INT:
+                raise rt.Fail(_INT_RESULT)
+            v = data["tags"]
+            total += len(v) + sum(map(len, v))
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("tag_product", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("tag_product", arguments, False, outcome["error"]))
+        return outcome
 
     def create_coupon(
         self,
@@ -1393,6 +2854,128 @@ class OnlineShopEnv(rt.Environment):
             "uses": v3,
             "min_subtotal_cents": v4,
         }
+
+    def _call_create_coupon(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for create_coupon (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_create_coupon:
+            return None  # an unknown argument: the generic parser says which
+        code: str
+        given_code = given.get("code", _MISSING)
+        if given_code is _MISSING:
+            return None  # the generic parser says so
+        if type(given_code) is str and len(given_code) <= 64 and given_code.isascii():
+            code = given_code
+        else:
+            code = rt.STR.from_json(given_code, "code")  # online_shop.env:535
+        percent_off: int
+        given_percent_off = given.get("percent_off", _MISSING)
+        if given_percent_off is _MISSING:
+            return None  # the generic parser says so
+        if type(given_percent_off) is int and _MIN_INT <= given_percent_off <= _MAX_INT:
+            percent_off = given_percent_off
+        else:
+            percent_off = rt.INT.from_json(given_percent_off, "percent_off")  # online_shop.env:536
+        valid_days: int
+        given_valid_days = given.get("valid_days", _MISSING)
+        if given_valid_days is _MISSING:
+            return None  # the generic parser says so
+        if type(given_valid_days) is int and _MIN_INT <= given_valid_days <= _MAX_INT:
+            valid_days = given_valid_days
+        else:
+            valid_days = rt.INT.from_json(given_valid_days, "valid_days")  # online_shop.env:537
+        uses: int
+        given_uses = given.get("uses", _MISSING)
+        if given_uses is _MISSING:
+            return None  # the generic parser says so
+        if type(given_uses) is int and _MIN_INT <= given_uses <= _MAX_INT:
+            uses = given_uses
+        else:
+            uses = rt.INT.from_json(given_uses, "uses")  # online_shop.env:538
+        min_subtotal_cents: int
+        given_min_subtotal_cents = given.get("min_subtotal_cents", _MISSING)
+        if given_min_subtotal_cents is _MISSING:
+            min_subtotal_cents = 0
+        elif (
+            type(given_min_subtotal_cents) is int
+            and _MIN_INT <= given_min_subtotal_cents <= _MAX_INT
+        ):
+            min_subtotal_cents = given_min_subtotal_cents
+        else:
+            min_subtotal_cents = rt.INT.from_json(
+                given_min_subtotal_cents, "min_subtotal_cents"
+            )  # online_shop.env:539
+        arguments: dict[str, Any] = {
+            "code": code,
+            "percent_off": percent_off,
+            "valid_days": valid_days,
+            "uses": uses,
+            "min_subtotal_cents": min_subtotal_cents,
+        }
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_create_coupon(
+                code=code,
+                percent_off=percent_off,
+                valid_days=valid_days,
+                uses=uses,
+                min_subtotal_cents=min_subtotal_cents,
+            )
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            if not self._inv_0():
+                self._env_invariant_failed("_inv_0")  # online_shop.env:157
+            data = (
+                {
+                    "code": result.code,
+                    "expires": rt.DATE.to_json(result.expires),
+                    "min_subtotal_cents": result.min_subtotal_cents,
+                    "percent_off": result.percent_off,
+                    "uses_left": result.uses_left,
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = 5 + len(data["code"]) + len(data["expires"])
+            v = data["percent_off"]
+            if not _MIN_INT <= v <= _MAX_INT:
+                raise rt.Fail(_INT_RESULT)
+            v = data["min_subtotal_cents"]
+            if not _MIN_INT <= v <= _MAX_INT:
+                raise rt.Fail(_INT_RESULT)
+            v = data["uses_left"]
+            if not _MIN_INT <= v <= _MAX_INT:
+                raise rt.Fail(_INT_RESULT)
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("create_coupon", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("create_coupon", arguments, False, outcome["error"]))
+        return outcome
 
     def _rowinv_Product_0(self, row: Product) -> bool:
         return bool(row.price_cents > 0)

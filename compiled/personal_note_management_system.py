@@ -9,6 +9,18 @@ from typing import Any, ClassVar, cast
 
 from envdsl import runtime as rt
 from envdsl.runtime import helpers as h
+from envdsl.runtime.call_support import (
+    INSERTED as _INSERTED,
+    INT_RESULT as _INT_RESULT,
+    MAX_INT as _MAX_INT,
+    MIN_INT as _MIN_INT,
+    MISSING as _MISSING,
+    TOO_LARGE as _TOO_LARGE,
+    budget as _budget,
+    format_datetime as _format_datetime,
+    fromisoformat as _fromisoformat,
+    result_problem as _result_problem,
+)
 
 
 @dataclass(slots=True, kw_only=True)
@@ -129,6 +141,107 @@ SPEC_NoteMetadata = rt.RecordSpec(
 
 C_DEFAULT_CATEGORY: str = "General"
 
+_ARGUMENTS_get_note_by_id = frozenset(
+    {
+        "note_id",
+    }
+)  # the arguments of get_note_by_id
+_ARGUMENTS_search_notes_by_title = frozenset(
+    {
+        "keyword",
+    }
+)  # the arguments of search_notes_by_title
+_ARGUMENTS_search_notes_by_content = frozenset(
+    {
+        "query",
+    }
+)  # the arguments of search_notes_by_content
+_ARGUMENTS_search_notes_by_keyword = frozenset(
+    {
+        "keyword",
+    }
+)  # the arguments of search_notes_by_keyword
+_ARGUMENTS_filter_notes_by_category = frozenset(
+    {
+        "category_name",
+    }
+)  # the arguments of filter_notes_by_category
+_ARGUMENTS_filter_notes_by_tag = frozenset(
+    {
+        "tag_name",
+    }
+)  # the arguments of filter_notes_by_tag
+_ARGUMENTS_get_note_metadata = frozenset(
+    {
+        "note_id",
+    }
+)  # the arguments of get_note_metadata
+_ARGUMENTS_create_note = frozenset(
+    {
+        "title",
+        "content",
+        "category",
+        "tags",
+    }
+)  # the arguments of create_note
+_ARGUMENTS_edit_note = frozenset(
+    {
+        "note_id",
+        "title",
+        "content",
+        "category",
+        "tags",
+    }
+)  # the arguments of edit_note
+_ARGUMENTS_delete_note = frozenset(
+    {
+        "note_id",
+    }
+)  # the arguments of delete_note
+_ARGUMENTS_pin_note = frozenset(
+    {
+        "note_id",
+    }
+)  # the arguments of pin_note
+_ARGUMENTS_unpin_note = frozenset(
+    {
+        "note_id",
+    }
+)  # the arguments of unpin_note
+_ARGUMENTS_create_category = frozenset(
+    {
+        "category_name",
+    }
+)  # the arguments of create_category
+_ARGUMENTS_create_tag = frozenset(
+    {
+        "tag_name",
+    }
+)  # the arguments of create_tag
+_ARGUMENTS_add_tag_to_note = frozenset(
+    {
+        "note_id",
+        "tag_name",
+    }
+)  # the arguments of add_tag_to_note
+_ARGUMENTS_remove_tag_from_note = frozenset(
+    {
+        "note_id",
+        "tag_name",
+    }
+)  # the arguments of remove_tag_from_note
+_ARGUMENTS_update_note_category = frozenset(
+    {
+        "note_id",
+        "category",
+    }
+)  # the arguments of update_note_category
+_ARGUMENTS_clear_note_content = frozenset(
+    {
+        "note_id",
+    }
+)  # the arguments of clear_note_content
+
 
 # personal_notes.notebook.json: the initial state of 9 tasks
 INIT_PERSONAL_NOTES_NOTEBOOK = '{"categories": [{"category_name": "General", "created_at": "2024-01-02T08:00:00Z"}, {"category_name": "Personal", "created_at": "2024-01-02T08:00:00Z"}, {"category_name": "Work", "created_at": "2024-01-05T10:00:00Z"}], "notes": [{"category": "Work", "content": "Venue: lake house, 12-13 July.", "created_at": "2024-05-02T09:00:00Z", "is_pinned": true, "note_id": "NOTE-0001", "tags": ["urgent"], "title": "Team offsite", "updated_at": "2024-05-02T09:00:00Z"}, {"category": "Personal", "content": "eggs, milk, basil, flour", "created_at": "2024-03-01T18:00:00Z", "is_pinned": false, "note_id": "NOTE-0002", "tags": ["shopping"], "title": "Groceries", "updated_at": "2024-03-01T18:00:00Z"}, {"category": "Personal", "content": "Call Dr. Weber to reschedule the cleaning.", "created_at": "2024-06-01T07:30:00Z", "is_pinned": false, "note_id": "NOTE-0003", "tags": ["health", "urgent"], "title": "Dentist", "updated_at": "2024-06-01T07:30:00Z"}, {"category": "Personal", "content": "A heist told backwards; a lighthouse keeper\'s diary.", "created_at": "2024-02-14T21:00:00Z", "is_pinned": false, "note_id": "NOTE-0004", "tags": ["ideas"], "title": "Book ideas", "updated_at": "2024-04-20T21:00:00Z"}, {"category": "General", "content": "Layer ragu, bechamel and pasta; 45 min at 180C.", "created_at": "2024-04-07T12:00:00Z", "is_pinned": false, "note_id": "NOTE-0005", "tags": ["recipe"], "title": "Lasagna", "updated_at": "2024-04-07T12:00:00Z"}, {"category": "General", "content": "Pancakes: 2 eggs, 250 ml milk, 125 g flour.", "created_at": "2024-05-19T08:00:00Z", "is_pinned": false, "note_id": "NOTE-0006", "tags": ["recipe", "shopping"], "title": "", "updated_at": "2024-05-19T08:00:00Z"}], "now": "2024-06-10T09:00:00Z", "tags": [{"tag_name": "urgent"}, {"tag_name": "health"}, {"tag_name": "recipe"}, {"tag_name": "shopping"}, {"tag_name": "ideas"}, {"tag_name": "travel"}]}'
@@ -193,6 +306,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
             result=SPEC_Note,
             impl="_impl_get_note_by_id",
             json_arguments="_json_get_note_by_id",
+            call="_call_get_note_by_id",
         ),
         "list_all_notes": rt.ToolSpec(
             name="list_all_notes",
@@ -202,6 +316,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
             result=rt.ListSpec(SPEC_Note),
             impl="_impl_list_all_notes",
             json_arguments="_json_list_all_notes",
+            call="_call_list_all_notes",
         ),
         "search_notes_by_title": rt.ToolSpec(
             name="search_notes_by_title",
@@ -218,6 +333,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
             result=rt.ListSpec(SPEC_Note),
             impl="_impl_search_notes_by_title",
             json_arguments="_json_search_notes_by_title",
+            call="_call_search_notes_by_title",
         ),
         "search_notes_by_content": rt.ToolSpec(
             name="search_notes_by_content",
@@ -234,6 +350,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
             result=rt.ListSpec(SPEC_Note),
             impl="_impl_search_notes_by_content",
             json_arguments="_json_search_notes_by_content",
+            call="_call_search_notes_by_content",
         ),
         "search_notes_by_keyword": rt.ToolSpec(
             name="search_notes_by_keyword",
@@ -250,6 +367,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
             result=rt.ListSpec(SPEC_Note),
             impl="_impl_search_notes_by_keyword",
             json_arguments="_json_search_notes_by_keyword",
+            call="_call_search_notes_by_keyword",
         ),
         "filter_notes_by_category": rt.ToolSpec(
             name="filter_notes_by_category",
@@ -266,6 +384,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
             result=rt.ListSpec(SPEC_Note),
             impl="_impl_filter_notes_by_category",
             json_arguments="_json_filter_notes_by_category",
+            call="_call_filter_notes_by_category",
         ),
         "filter_notes_by_tag": rt.ToolSpec(
             name="filter_notes_by_tag",
@@ -279,6 +398,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
             result=rt.ListSpec(SPEC_Note),
             impl="_impl_filter_notes_by_tag",
             json_arguments="_json_filter_notes_by_tag",
+            call="_call_filter_notes_by_tag",
         ),
         "get_pinned_notes": rt.ToolSpec(
             name="get_pinned_notes",
@@ -288,6 +408,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
             result=rt.ListSpec(SPEC_Note),
             impl="_impl_get_pinned_notes",
             json_arguments="_json_get_pinned_notes",
+            call="_call_get_pinned_notes",
         ),
         "list_all_categories": rt.ToolSpec(
             name="list_all_categories",
@@ -297,6 +418,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
             result=rt.ListSpec(SPEC_Category),
             impl="_impl_list_all_categories",
             json_arguments="_json_list_all_categories",
+            call="_call_list_all_categories",
         ),
         "list_all_tags": rt.ToolSpec(
             name="list_all_tags",
@@ -306,6 +428,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
             result=rt.ListSpec(rt.STR),
             impl="_impl_list_all_tags",
             json_arguments="_json_list_all_tags",
+            call="_call_list_all_tags",
         ),
         "get_note_metadata": rt.ToolSpec(
             name="get_note_metadata",
@@ -319,6 +442,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
             result=SPEC_NoteMetadata,
             impl="_impl_get_note_metadata",
             json_arguments="_json_get_note_metadata",
+            call="_call_get_note_metadata",
         ),
         "create_note": rt.ToolSpec(
             name="create_note",
@@ -357,6 +481,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
             result=SPEC_Note,
             impl="_impl_create_note",
             json_arguments="_json_create_note",
+            call="_call_create_note",
             env_invariants=("_inv_0",),
         ),
         "edit_note": rt.ToolSpec(
@@ -399,6 +524,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
             result=SPEC_Note,
             impl="_impl_edit_note",
             json_arguments="_json_edit_note",
+            call="_call_edit_note",
             env_invariants=("_inv_0",),
         ),
         "delete_note": rt.ToolSpec(
@@ -413,6 +539,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
             result=rt.STR,
             impl="_impl_delete_note",
             json_arguments="_json_delete_note",
+            call="_call_delete_note",
             env_invariants=("_inv_0",),
         ),
         "pin_note": rt.ToolSpec(
@@ -427,6 +554,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
             result=SPEC_Note,
             impl="_impl_pin_note",
             json_arguments="_json_pin_note",
+            call="_call_pin_note",
             env_invariants=("_inv_0",),
         ),
         "unpin_note": rt.ToolSpec(
@@ -441,6 +569,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
             result=SPEC_Note,
             impl="_impl_unpin_note",
             json_arguments="_json_unpin_note",
+            call="_call_unpin_note",
             env_invariants=("_inv_0",),
         ),
         "create_category": rt.ToolSpec(
@@ -458,6 +587,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
             result=SPEC_Category,
             impl="_impl_create_category",
             json_arguments="_json_create_category",
+            call="_call_create_category",
             env_invariants=("_inv_0",),
         ),
         "create_tag": rt.ToolSpec(
@@ -475,6 +605,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
             result=SPEC_Tag,
             impl="_impl_create_tag",
             json_arguments="_json_create_tag",
+            call="_call_create_tag",
         ),
         "add_tag_to_note": rt.ToolSpec(
             name="add_tag_to_note",
@@ -494,6 +625,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
             result=SPEC_Note,
             impl="_impl_add_tag_to_note",
             json_arguments="_json_add_tag_to_note",
+            call="_call_add_tag_to_note",
             env_invariants=("_inv_0",),
         ),
         "remove_tag_from_note": rt.ToolSpec(
@@ -509,6 +641,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
             result=SPEC_Note,
             impl="_impl_remove_tag_from_note",
             json_arguments="_json_remove_tag_from_note",
+            call="_call_remove_tag_from_note",
             env_invariants=("_inv_0",),
         ),
         "update_note_category": rt.ToolSpec(
@@ -527,6 +660,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
             result=SPEC_Note,
             impl="_impl_update_note_category",
             json_arguments="_json_update_note_category",
+            call="_call_update_note_category",
             env_invariants=("_inv_0",),
         ),
         "clear_note_content": rt.ToolSpec(
@@ -544,6 +678,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
             result=SPEC_Note,
             impl="_impl_clear_note_content",
             json_arguments="_json_clear_note_content",
+            call="_call_clear_note_content",
             env_invariants=("_inv_0",),
         ),
     }
@@ -776,6 +911,75 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
         v0 = values.get("note_id")
         return {"note_id": v0}
 
+    def _call_get_note_by_id(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for get_note_by_id (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_get_note_by_id:
+            return None  # an unknown argument: the generic parser says which
+        note_id: str
+        given_note_id = given.get("note_id", _MISSING)
+        if given_note_id is _MISSING:
+            return None  # the generic parser says so
+        if type(given_note_id) is str and len(given_note_id) <= 64 and given_note_id.isascii():
+            note_id = given_note_id
+        else:
+            note_id = rt.STR.from_json(given_note_id, "note_id")  # personal_notes.env:161
+        arguments: dict[str, Any] = {"note_id": note_id}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_get_note_by_id(note_id=note_id)
+            data = (
+                {
+                    "category": result.category,
+                    "content": result.content,
+                    "created_at": _format_datetime(result.created_at),
+                    "is_pinned": result.is_pinned,
+                    "note_id": result.note_id,
+                    "tags": list(result.tags),
+                    "title": result.title,
+                    "updated_at": _format_datetime(result.updated_at),
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = (
+                8
+                + len(data["note_id"])
+                + len(data["title"])
+                + len(data["content"])
+                + len(data["category"])
+                + len(data["created_at"])
+                + len(data["updated_at"])
+            )
+            v = data["tags"]
+            total += len(v) + sum(map(len, v))
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("get_note_by_id", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("get_note_by_id", arguments, False, outcome["error"]))
+        return outcome
+
     def list_all_notes(self) -> rt.Result:
         "All notes with their full metadata (empty if there are none)."
         return self.invoke_typed("list_all_notes", {})
@@ -784,6 +988,46 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
     def _json_list_all_notes(cls, values: dict[str, Any]) -> dict[str, Any]:
         "The JSON arguments of a typed call of list_all_notes."
         return {}
+
+    def _call_list_all_notes(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for list_all_notes (envdsl/codegen/tool_calls.py)."
+        if given:
+            return None  # an unknown argument: the generic parser says which
+        arguments: dict[str, Any] = {}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_list_all_notes()
+            data = (
+                self.TOOLS["list_all_notes"].result.to_json(result) if result is not None else None
+            )
+            if type(data) is not str:
+                problem = _result_problem(data, self.size_budget)
+                if problem is not None:
+                    raise rt.Fail(problem)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("list_all_notes", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("list_all_notes", arguments, False, outcome["error"]))
+        return outcome
 
     def search_notes_by_title(self, *, keyword: str) -> rt.Result:
         "Notes whose title contains the keyword (case-insensitive substring match)."
@@ -795,6 +1039,58 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
         v0 = values.get("keyword")
         return {"keyword": v0}
 
+    def _call_search_notes_by_title(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for search_notes_by_title (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_search_notes_by_title:
+            return None  # an unknown argument: the generic parser says which
+        keyword: str
+        given_keyword = given.get("keyword", _MISSING)
+        if given_keyword is _MISSING:
+            return None  # the generic parser says so
+        if type(given_keyword) is str and len(given_keyword) <= 64 and given_keyword.isascii():
+            keyword = given_keyword
+        else:
+            keyword = rt.STR.from_json(given_keyword, "keyword")  # personal_notes.env:173
+        arguments: dict[str, Any] = {"keyword": keyword}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_search_notes_by_title(keyword=keyword)
+            data = (
+                self.TOOLS["search_notes_by_title"].result.to_json(result)
+                if result is not None
+                else None
+            )
+            if type(data) is not str:
+                problem = _result_problem(data, self.size_budget)
+                if problem is not None:
+                    raise rt.Fail(problem)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("search_notes_by_title", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(
+            rt.TraceEntry("search_notes_by_title", arguments, False, outcome["error"])
+        )
+        return outcome
+
     def search_notes_by_content(self, *, query: str) -> rt.Result:
         "Notes whose content contains the query (case-insensitive substring match; only the\ncontent is searched). An empty query matches every note with non-empty content."
         return self.invoke_typed("search_notes_by_content", {"query": query})
@@ -804,6 +1100,58 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
         "The JSON arguments of a typed call of search_notes_by_content."
         v0 = values.get("query")
         return {"query": v0}
+
+    def _call_search_notes_by_content(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for search_notes_by_content (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_search_notes_by_content:
+            return None  # an unknown argument: the generic parser says which
+        query: str
+        given_query = given.get("query", _MISSING)
+        if given_query is _MISSING:
+            return None  # the generic parser says so
+        if type(given_query) is str and len(given_query) <= 64 and given_query.isascii():
+            query = given_query
+        else:
+            query = rt.STR.from_json(given_query, "query")  # personal_notes.env:179
+        arguments: dict[str, Any] = {"query": query}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_search_notes_by_content(query=query)
+            data = (
+                self.TOOLS["search_notes_by_content"].result.to_json(result)
+                if result is not None
+                else None
+            )
+            if type(data) is not str:
+                problem = _result_problem(data, self.size_budget)
+                if problem is not None:
+                    raise rt.Fail(problem)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("search_notes_by_content", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(
+            rt.TraceEntry("search_notes_by_content", arguments, False, outcome["error"])
+        )
+        return outcome
 
     def search_notes_by_keyword(self, *, keyword: str) -> rt.Result:
         "Notes whose title or content contains the keyword (case-insensitive; surrounding\nspaces of the keyword are ignored)."
@@ -815,6 +1163,58 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
         v0 = values.get("keyword")
         return {"keyword": v0}
 
+    def _call_search_notes_by_keyword(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for search_notes_by_keyword (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_search_notes_by_keyword:
+            return None  # an unknown argument: the generic parser says which
+        keyword: str
+        given_keyword = given.get("keyword", _MISSING)
+        if given_keyword is _MISSING:
+            return None  # the generic parser says so
+        if type(given_keyword) is str and len(given_keyword) <= 64 and given_keyword.isascii():
+            keyword = given_keyword
+        else:
+            keyword = rt.STR.from_json(given_keyword, "keyword")  # personal_notes.env:186
+        arguments: dict[str, Any] = {"keyword": keyword}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_search_notes_by_keyword(keyword=keyword)
+            data = (
+                self.TOOLS["search_notes_by_keyword"].result.to_json(result)
+                if result is not None
+                else None
+            )
+            if type(data) is not str:
+                problem = _result_problem(data, self.size_budget)
+                if problem is not None:
+                    raise rt.Fail(problem)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("search_notes_by_keyword", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(
+            rt.TraceEntry("search_notes_by_keyword", arguments, False, outcome["error"])
+        )
+        return outcome
+
     def filter_notes_by_category(self, *, category_name: str) -> rt.Result:
         "All notes in an existing category (may be empty)."
         return self.invoke_typed("filter_notes_by_category", {"category_name": category_name})
@@ -824,6 +1224,64 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
         "The JSON arguments of a typed call of filter_notes_by_category."
         v0 = values.get("category_name")
         return {"category_name": v0}
+
+    def _call_filter_notes_by_category(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for filter_notes_by_category (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_filter_notes_by_category:
+            return None  # an unknown argument: the generic parser says which
+        category_name: str
+        given_category_name = given.get("category_name", _MISSING)
+        if given_category_name is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_category_name) is str
+            and len(given_category_name) <= 64
+            and given_category_name.isascii()
+        ):
+            category_name = given_category_name
+        else:
+            category_name = rt.STR.from_json(
+                given_category_name, "category_name"
+            )  # personal_notes.env:196
+        arguments: dict[str, Any] = {"category_name": category_name}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_filter_notes_by_category(category_name=category_name)
+            data = (
+                self.TOOLS["filter_notes_by_category"].result.to_json(result)
+                if result is not None
+                else None
+            )
+            if type(data) is not str:
+                problem = _result_problem(data, self.size_budget)
+                if problem is not None:
+                    raise rt.Fail(problem)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("filter_notes_by_category", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(
+            rt.TraceEntry("filter_notes_by_category", arguments, False, outcome["error"])
+        )
+        return outcome
 
     def filter_notes_by_tag(self, *, tag_name: str) -> rt.Result:
         "All notes carrying a tag (may be empty; surrounding spaces are ignored)."
@@ -835,6 +1293,56 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
         v0 = values.get("tag_name")
         return {"tag_name": v0}
 
+    def _call_filter_notes_by_tag(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for filter_notes_by_tag (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_filter_notes_by_tag:
+            return None  # an unknown argument: the generic parser says which
+        tag_name: str
+        given_tag_name = given.get("tag_name", _MISSING)
+        if given_tag_name is _MISSING:
+            return None  # the generic parser says so
+        if type(given_tag_name) is str and len(given_tag_name) <= 64 and given_tag_name.isascii():
+            tag_name = given_tag_name
+        else:
+            tag_name = rt.STR.from_json(given_tag_name, "tag_name")  # personal_notes.env:203
+        arguments: dict[str, Any] = {"tag_name": tag_name}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_filter_notes_by_tag(tag_name=tag_name)
+            data = (
+                self.TOOLS["filter_notes_by_tag"].result.to_json(result)
+                if result is not None
+                else None
+            )
+            if type(data) is not str:
+                problem = _result_problem(data, self.size_budget)
+                if problem is not None:
+                    raise rt.Fail(problem)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("filter_notes_by_tag", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("filter_notes_by_tag", arguments, False, outcome["error"]))
+        return outcome
+
     def get_pinned_notes(self) -> rt.Result:
         "All notes currently pinned (may be empty)."
         return self.invoke_typed("get_pinned_notes", {})
@@ -843,6 +1351,48 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
     def _json_get_pinned_notes(cls, values: dict[str, Any]) -> dict[str, Any]:
         "The JSON arguments of a typed call of get_pinned_notes."
         return {}
+
+    def _call_get_pinned_notes(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for get_pinned_notes (envdsl/codegen/tool_calls.py)."
+        if given:
+            return None  # an unknown argument: the generic parser says which
+        arguments: dict[str, Any] = {}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_get_pinned_notes()
+            data = (
+                self.TOOLS["get_pinned_notes"].result.to_json(result)
+                if result is not None
+                else None
+            )
+            if type(data) is not str:
+                problem = _result_problem(data, self.size_budget)
+                if problem is not None:
+                    raise rt.Fail(problem)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("get_pinned_notes", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("get_pinned_notes", arguments, False, outcome["error"]))
+        return outcome
 
     def list_all_categories(self) -> rt.Result:
         "All categories with their creation time (empty if there are none)."
@@ -853,6 +1403,48 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
         "The JSON arguments of a typed call of list_all_categories."
         return {}
 
+    def _call_list_all_categories(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for list_all_categories (envdsl/codegen/tool_calls.py)."
+        if given:
+            return None  # an unknown argument: the generic parser says which
+        arguments: dict[str, Any] = {}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_list_all_categories()
+            data = (
+                self.TOOLS["list_all_categories"].result.to_json(result)
+                if result is not None
+                else None
+            )
+            if type(data) is not str:
+                problem = _result_problem(data, self.size_budget)
+                if problem is not None:
+                    raise rt.Fail(problem)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("list_all_categories", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("list_all_categories", arguments, False, outcome["error"]))
+        return outcome
+
     def list_all_tags(self) -> rt.Result:
         "The names of all existing tags (empty if there are none)."
         return self.invoke_typed("list_all_tags", {})
@@ -861,6 +1453,46 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
     def _json_list_all_tags(cls, values: dict[str, Any]) -> dict[str, Any]:
         "The JSON arguments of a typed call of list_all_tags."
         return {}
+
+    def _call_list_all_tags(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for list_all_tags (envdsl/codegen/tool_calls.py)."
+        if given:
+            return None  # an unknown argument: the generic parser says which
+        arguments: dict[str, Any] = {}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_list_all_tags()
+            data = (
+                self.TOOLS["list_all_tags"].result.to_json(result) if result is not None else None
+            )
+            if type(data) is not str:
+                problem = _result_problem(data, self.size_budget)
+                if problem is not None:
+                    raise rt.Fail(problem)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("list_all_tags", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("list_all_tags", arguments, False, outcome["error"]))
+        return outcome
 
     def get_note_metadata(self, *, note_id: str) -> rt.Result:
         "A note's metadata without its title and content: timestamps, category, tags and the\npinned flag."
@@ -871,6 +1503,64 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
         "The JSON arguments of a typed call of get_note_metadata."
         v0 = values.get("note_id")
         return {"note_id": v0}
+
+    def _call_get_note_metadata(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for get_note_metadata (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_get_note_metadata:
+            return None  # an unknown argument: the generic parser says which
+        note_id: str
+        given_note_id = given.get("note_id", _MISSING)
+        if given_note_id is _MISSING:
+            return None  # the generic parser says so
+        if type(given_note_id) is str and len(given_note_id) <= 64 and given_note_id.isascii():
+            note_id = given_note_id
+        else:
+            note_id = rt.STR.from_json(given_note_id, "note_id")  # personal_notes.env:227
+        arguments: dict[str, Any] = {"note_id": note_id}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_get_note_metadata(note_id=note_id)
+            data = (
+                {
+                    "category": result.category,
+                    "created_at": _format_datetime(result.created_at),
+                    "is_pinned": result.is_pinned,
+                    "tags": list(result.tags),
+                    "updated_at": _format_datetime(result.updated_at),
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = 5 + len(data["created_at"]) + len(data["updated_at"]) + len(data["category"])
+            v = data["tags"]
+            total += len(v) + sum(map(len, v))
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("get_note_metadata", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("get_note_metadata", arguments, False, outcome["error"]))
+        return outcome
 
     def create_note(
         self,
@@ -906,6 +1596,126 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
             "category": v2,
             "tags": h.to_json(cls.TOOLS["create_note"].params[3].spec, v3),
         }
+
+    def _call_create_note(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for create_note (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_create_note:
+            return None  # an unknown argument: the generic parser says which
+        title: str | None
+        given_title = given.get("title", _MISSING)
+        if given_title is _MISSING:
+            title = None
+        elif given_title is None:
+            title = None
+        elif type(given_title) is str and len(given_title) <= 64 and given_title.isascii():
+            title = given_title
+        else:
+            title = rt.STR.from_json(given_title, "title")  # personal_notes.env:243
+        content: str | None
+        given_content = given.get("content", _MISSING)
+        if given_content is _MISSING:
+            content = None
+        elif given_content is None:
+            content = None
+        elif type(given_content) is str and len(given_content) <= 64 and given_content.isascii():
+            content = given_content
+        else:
+            content = rt.STR.from_json(given_content, "content")  # personal_notes.env:244
+        category: str | None
+        given_category = given.get("category", _MISSING)
+        if given_category is _MISSING:
+            category = None
+        elif given_category is None:
+            category = None
+        elif type(given_category) is str and len(given_category) <= 64 and given_category.isascii():
+            category = given_category
+        else:
+            category = rt.STR.from_json(given_category, "category")  # personal_notes.env:245
+        tags: list[str] | None
+        given_tags = given.get("tags", _MISSING)
+        if given_tags is _MISSING:
+            tags = None
+        elif given_tags is None:
+            tags = None
+        else:
+            tags = (
+                self.TOOLS["create_note"].params[3].spec.inner.from_json(given_tags, "tags")
+            )  # personal_notes.env:246
+        arguments: dict[str, Any] = {
+            "title": title,
+            "content": content,
+            "category": category,
+            "tags": (
+                None
+                if tags is None
+                else self.TOOLS["create_note"].params[3].spec.inner.to_json(tags)
+            ),
+        }
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_create_note(
+                title=title, content=content, category=category, tags=tags
+            )
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            if not self._inv_0():
+                self._env_invariant_failed("_inv_0")  # personal_notes.env:117
+            data = (
+                {
+                    "category": result.category,
+                    "content": result.content,
+                    "created_at": _format_datetime(result.created_at),
+                    "is_pinned": result.is_pinned,
+                    "note_id": result.note_id,
+                    "tags": list(result.tags),
+                    "title": result.title,
+                    "updated_at": _format_datetime(result.updated_at),
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = (
+                8
+                + len(data["note_id"])
+                + len(data["title"])
+                + len(data["content"])
+                + len(data["category"])
+                + len(data["created_at"])
+                + len(data["updated_at"])
+            )
+            v = data["tags"]
+            total += len(v) + sum(map(len, v))
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("create_note", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("create_note", arguments, False, outcome["error"]))
+        return outcome
 
     def edit_note(
         self,
@@ -952,6 +1762,133 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
             "tags": h.to_json(cls.TOOLS["edit_note"].params[4].spec, v4),
         }
 
+    def _call_edit_note(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for edit_note (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_edit_note:
+            return None  # an unknown argument: the generic parser says which
+        note_id: str
+        given_note_id = given.get("note_id", _MISSING)
+        if given_note_id is _MISSING:
+            return None  # the generic parser says so
+        if type(given_note_id) is str and len(given_note_id) <= 64 and given_note_id.isascii():
+            note_id = given_note_id
+        else:
+            note_id = rt.STR.from_json(given_note_id, "note_id")  # personal_notes.env:272
+        title: str | None
+        given_title = given.get("title", _MISSING)
+        if given_title is _MISSING:
+            title = None
+        elif given_title is None:
+            title = None
+        elif type(given_title) is str and len(given_title) <= 64 and given_title.isascii():
+            title = given_title
+        else:
+            title = rt.STR.from_json(given_title, "title")  # personal_notes.env:273
+        content: str | None
+        given_content = given.get("content", _MISSING)
+        if given_content is _MISSING:
+            content = None
+        elif given_content is None:
+            content = None
+        elif type(given_content) is str and len(given_content) <= 64 and given_content.isascii():
+            content = given_content
+        else:
+            content = rt.STR.from_json(given_content, "content")  # personal_notes.env:274
+        category: str | None
+        given_category = given.get("category", _MISSING)
+        if given_category is _MISSING:
+            category = None
+        elif given_category is None:
+            category = None
+        elif type(given_category) is str and len(given_category) <= 64 and given_category.isascii():
+            category = given_category
+        else:
+            category = rt.STR.from_json(given_category, "category")  # personal_notes.env:275
+        tags: list[str] | None
+        given_tags = given.get("tags", _MISSING)
+        if given_tags is _MISSING:
+            tags = None
+        elif given_tags is None:
+            tags = None
+        else:
+            tags = (
+                self.TOOLS["edit_note"].params[4].spec.inner.from_json(given_tags, "tags")
+            )  # personal_notes.env:276
+        arguments: dict[str, Any] = {
+            "note_id": note_id,
+            "title": title,
+            "content": content,
+            "category": category,
+            "tags": (
+                None if tags is None else self.TOOLS["edit_note"].params[4].spec.inner.to_json(tags)
+            ),
+        }
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_edit_note(
+                note_id=note_id, title=title, content=content, category=category, tags=tags
+            )
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            if not self._inv_0():
+                self._env_invariant_failed("_inv_0")  # personal_notes.env:117
+            data = (
+                {
+                    "category": result.category,
+                    "content": result.content,
+                    "created_at": _format_datetime(result.created_at),
+                    "is_pinned": result.is_pinned,
+                    "note_id": result.note_id,
+                    "tags": list(result.tags),
+                    "title": result.title,
+                    "updated_at": _format_datetime(result.updated_at),
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = (
+                8
+                + len(data["note_id"])
+                + len(data["title"])
+                + len(data["content"])
+                + len(data["category"])
+                + len(data["created_at"])
+                + len(data["updated_at"])
+            )
+            v = data["tags"]
+            total += len(v) + sum(map(len, v))
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("edit_note", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("edit_note", arguments, False, outcome["error"]))
+        return outcome
+
     def delete_note(self, *, note_id: str) -> rt.Result:
         "Delete a note permanently. Its category and tags stay in the system."
         return self.invoke_typed("delete_note", {"note_id": note_id})
@@ -961,6 +1898,56 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
         "The JSON arguments of a typed call of delete_note."
         v0 = values.get("note_id")
         return {"note_id": v0}
+
+    def _call_delete_note(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for delete_note (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_delete_note:
+            return None  # an unknown argument: the generic parser says which
+        note_id: str
+        given_note_id = given.get("note_id", _MISSING)
+        if given_note_id is _MISSING:
+            return None  # the generic parser says so
+        if type(given_note_id) is str and len(given_note_id) <= 64 and given_note_id.isascii():
+            note_id = given_note_id
+        else:
+            note_id = rt.STR.from_json(given_note_id, "note_id")  # personal_notes.env:304
+        arguments: dict[str, Any] = {"note_id": note_id}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_delete_note(note_id=note_id)
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            if not self._inv_0():
+                self._env_invariant_failed("_inv_0")  # personal_notes.env:117
+            data = result
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("delete_note", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("delete_note", arguments, False, outcome["error"]))
+        return outcome
 
     def pin_note(self, *, note_id: str) -> rt.Result:
         "Pin a note to keep it at the top of lists. Updates updated_at."
@@ -972,6 +1959,83 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
         v0 = values.get("note_id")
         return {"note_id": v0}
 
+    def _call_pin_note(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for pin_note (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_pin_note:
+            return None  # an unknown argument: the generic parser says which
+        note_id: str
+        given_note_id = given.get("note_id", _MISSING)
+        if given_note_id is _MISSING:
+            return None  # the generic parser says so
+        if type(given_note_id) is str and len(given_note_id) <= 64 and given_note_id.isascii():
+            note_id = given_note_id
+        else:
+            note_id = rt.STR.from_json(given_note_id, "note_id")  # personal_notes.env:311
+        arguments: dict[str, Any] = {"note_id": note_id}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_pin_note(note_id=note_id)
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            if not self._inv_0():
+                self._env_invariant_failed("_inv_0")  # personal_notes.env:117
+            data = (
+                {
+                    "category": result.category,
+                    "content": result.content,
+                    "created_at": _format_datetime(result.created_at),
+                    "is_pinned": result.is_pinned,
+                    "note_id": result.note_id,
+                    "tags": list(result.tags),
+                    "title": result.title,
+                    "updated_at": _format_datetime(result.updated_at),
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = (
+                8
+                + len(data["note_id"])
+                + len(data["title"])
+                + len(data["content"])
+                + len(data["category"])
+                + len(data["created_at"])
+                + len(data["updated_at"])
+            )
+            v = data["tags"]
+            total += len(v) + sum(map(len, v))
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("pin_note", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("pin_note", arguments, False, outcome["error"]))
+        return outcome
+
     def unpin_note(self, *, note_id: str) -> rt.Result:
         "Remove the pinned status from a note. Updates updated_at."
         return self.invoke_typed("unpin_note", {"note_id": note_id})
@@ -981,6 +2045,83 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
         "The JSON arguments of a typed call of unpin_note."
         v0 = values.get("note_id")
         return {"note_id": v0}
+
+    def _call_unpin_note(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for unpin_note (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_unpin_note:
+            return None  # an unknown argument: the generic parser says which
+        note_id: str
+        given_note_id = given.get("note_id", _MISSING)
+        if given_note_id is _MISSING:
+            return None  # the generic parser says so
+        if type(given_note_id) is str and len(given_note_id) <= 64 and given_note_id.isascii():
+            note_id = given_note_id
+        else:
+            note_id = rt.STR.from_json(given_note_id, "note_id")  # personal_notes.env:319
+        arguments: dict[str, Any] = {"note_id": note_id}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_unpin_note(note_id=note_id)
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            if not self._inv_0():
+                self._env_invariant_failed("_inv_0")  # personal_notes.env:117
+            data = (
+                {
+                    "category": result.category,
+                    "content": result.content,
+                    "created_at": _format_datetime(result.created_at),
+                    "is_pinned": result.is_pinned,
+                    "note_id": result.note_id,
+                    "tags": list(result.tags),
+                    "title": result.title,
+                    "updated_at": _format_datetime(result.updated_at),
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = (
+                8
+                + len(data["note_id"])
+                + len(data["title"])
+                + len(data["content"])
+                + len(data["category"])
+                + len(data["created_at"])
+                + len(data["updated_at"])
+            )
+            v = data["tags"]
+            total += len(v) + sum(map(len, v))
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("unpin_note", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("unpin_note", arguments, False, outcome["error"]))
+        return outcome
 
     def create_category(self, *, category_name: str) -> rt.Result:
         "Create a new category; its name must be non-empty and not already exist."
@@ -992,6 +2133,73 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
         v0 = values.get("category_name")
         return {"category_name": v0}
 
+    def _call_create_category(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for create_category (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_create_category:
+            return None  # an unknown argument: the generic parser says which
+        category_name: str
+        given_category_name = given.get("category_name", _MISSING)
+        if given_category_name is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_category_name) is str
+            and len(given_category_name) <= 64
+            and given_category_name.isascii()
+        ):
+            category_name = given_category_name
+        else:
+            category_name = rt.STR.from_json(
+                given_category_name, "category_name"
+            )  # personal_notes.env:327
+        arguments: dict[str, Any] = {"category_name": category_name}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_create_category(category_name=category_name)
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            if not self._inv_0():
+                self._env_invariant_failed("_inv_0")  # personal_notes.env:117
+            data = (
+                {
+                    "category_name": result.category_name,
+                    "created_at": _format_datetime(result.created_at),
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = 2 + len(data["category_name"]) + len(data["created_at"])
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("create_category", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("create_category", arguments, False, outcome["error"]))
+        return outcome
+
     def create_tag(self, *, tag_name: str) -> rt.Result:
         "Create a new tag; its name must be non-empty and not already exist."
         return self.invoke_typed("create_tag", {"tag_name": tag_name})
@@ -1001,6 +2209,58 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
         "The JSON arguments of a typed call of create_tag."
         v0 = values.get("tag_name")
         return {"tag_name": v0}
+
+    def _call_create_tag(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for create_tag (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_create_tag:
+            return None  # an unknown argument: the generic parser says which
+        tag_name: str
+        given_tag_name = given.get("tag_name", _MISSING)
+        if given_tag_name is _MISSING:
+            return None  # the generic parser says so
+        if type(given_tag_name) is str and len(given_tag_name) <= 64 and given_tag_name.isascii():
+            tag_name = given_tag_name
+        else:
+            tag_name = rt.STR.from_json(given_tag_name, "tag_name")  # personal_notes.env:335
+        arguments: dict[str, Any] = {"tag_name": tag_name}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_create_tag(tag_name=tag_name)
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            data = {"tag_name": result.tag_name} if result is not None else None
+            size_budget = self.size_budget
+            total = 1 + len(data["tag_name"])
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("create_tag", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("create_tag", arguments, False, outcome["error"]))
+        return outcome
 
     def add_tag_to_note(self, *, note_id: str, tag_name: str) -> rt.Result:
         "Attach a tag to a note, creating the tag if it does not exist. Attaching a tag the\nnote already has changes nothing. Updates updated_at when the tag is added."
@@ -1013,6 +2273,91 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
         v1 = values.get("tag_name")
         return {"note_id": v0, "tag_name": v1}
 
+    def _call_add_tag_to_note(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for add_tag_to_note (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_add_tag_to_note:
+            return None  # an unknown argument: the generic parser says which
+        note_id: str
+        given_note_id = given.get("note_id", _MISSING)
+        if given_note_id is _MISSING:
+            return None  # the generic parser says so
+        if type(given_note_id) is str and len(given_note_id) <= 64 and given_note_id.isascii():
+            note_id = given_note_id
+        else:
+            note_id = rt.STR.from_json(given_note_id, "note_id")  # personal_notes.env:344
+        tag_name: str
+        given_tag_name = given.get("tag_name", _MISSING)
+        if given_tag_name is _MISSING:
+            return None  # the generic parser says so
+        if type(given_tag_name) is str and len(given_tag_name) <= 64 and given_tag_name.isascii():
+            tag_name = given_tag_name
+        else:
+            tag_name = rt.STR.from_json(given_tag_name, "tag_name")  # personal_notes.env:345
+        arguments: dict[str, Any] = {"note_id": note_id, "tag_name": tag_name}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_add_tag_to_note(note_id=note_id, tag_name=tag_name)
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            if not self._inv_0():
+                self._env_invariant_failed("_inv_0")  # personal_notes.env:117
+            data = (
+                {
+                    "category": result.category,
+                    "content": result.content,
+                    "created_at": _format_datetime(result.created_at),
+                    "is_pinned": result.is_pinned,
+                    "note_id": result.note_id,
+                    "tags": list(result.tags),
+                    "title": result.title,
+                    "updated_at": _format_datetime(result.updated_at),
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = (
+                8
+                + len(data["note_id"])
+                + len(data["title"])
+                + len(data["content"])
+                + len(data["category"])
+                + len(data["created_at"])
+                + len(data["updated_at"])
+            )
+            v = data["tags"]
+            total += len(v) + sum(map(len, v))
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("add_tag_to_note", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("add_tag_to_note", arguments, False, outcome["error"]))
+        return outcome
+
     def remove_tag_from_note(self, *, note_id: str, tag_name: str) -> rt.Result:
         "Detach a tag from a note (the tag stays in the system). Removing a tag the note does\nnot have is not an error and changes nothing. Updates updated_at when the tag is removed."
         return self.invoke_typed("remove_tag_from_note", {"note_id": note_id, "tag_name": tag_name})
@@ -1023,6 +2368,91 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
         v0 = values.get("note_id")
         v1 = values.get("tag_name")
         return {"note_id": v0, "tag_name": v1}
+
+    def _call_remove_tag_from_note(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for remove_tag_from_note (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_remove_tag_from_note:
+            return None  # an unknown argument: the generic parser says which
+        note_id: str
+        given_note_id = given.get("note_id", _MISSING)
+        if given_note_id is _MISSING:
+            return None  # the generic parser says so
+        if type(given_note_id) is str and len(given_note_id) <= 64 and given_note_id.isascii():
+            note_id = given_note_id
+        else:
+            note_id = rt.STR.from_json(given_note_id, "note_id")  # personal_notes.env:365
+        tag_name: str
+        given_tag_name = given.get("tag_name", _MISSING)
+        if given_tag_name is _MISSING:
+            return None  # the generic parser says so
+        if type(given_tag_name) is str and len(given_tag_name) <= 64 and given_tag_name.isascii():
+            tag_name = given_tag_name
+        else:
+            tag_name = rt.STR.from_json(given_tag_name, "tag_name")  # personal_notes.env:365
+        arguments: dict[str, Any] = {"note_id": note_id, "tag_name": tag_name}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_remove_tag_from_note(note_id=note_id, tag_name=tag_name)
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            if not self._inv_0():
+                self._env_invariant_failed("_inv_0")  # personal_notes.env:117
+            data = (
+                {
+                    "category": result.category,
+                    "content": result.content,
+                    "created_at": _format_datetime(result.created_at),
+                    "is_pinned": result.is_pinned,
+                    "note_id": result.note_id,
+                    "tags": list(result.tags),
+                    "title": result.title,
+                    "updated_at": _format_datetime(result.updated_at),
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = (
+                8
+                + len(data["note_id"])
+                + len(data["title"])
+                + len(data["content"])
+                + len(data["category"])
+                + len(data["created_at"])
+                + len(data["updated_at"])
+            )
+            v = data["tags"]
+            total += len(v) + sum(map(len, v))
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("remove_tag_from_note", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("remove_tag_from_note", arguments, False, outcome["error"]))
+        return outcome
 
     def update_note_category(self, *, note_id: str, category: str) -> rt.Result:
         "Move a note to another category, creating the category if it does not exist. Updates\nupdated_at."
@@ -1035,6 +2465,91 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
         v1 = values.get("category")
         return {"note_id": v0, "category": v1}
 
+    def _call_update_note_category(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for update_note_category (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_update_note_category:
+            return None  # an unknown argument: the generic parser says which
+        note_id: str
+        given_note_id = given.get("note_id", _MISSING)
+        if given_note_id is _MISSING:
+            return None  # the generic parser says so
+        if type(given_note_id) is str and len(given_note_id) <= 64 and given_note_id.isascii():
+            note_id = given_note_id
+        else:
+            note_id = rt.STR.from_json(given_note_id, "note_id")  # personal_notes.env:378
+        category: str
+        given_category = given.get("category", _MISSING)
+        if given_category is _MISSING:
+            return None  # the generic parser says so
+        if type(given_category) is str and len(given_category) <= 64 and given_category.isascii():
+            category = given_category
+        else:
+            category = rt.STR.from_json(given_category, "category")  # personal_notes.env:379
+        arguments: dict[str, Any] = {"note_id": note_id, "category": category}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_update_note_category(note_id=note_id, category=category)
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            if not self._inv_0():
+                self._env_invariant_failed("_inv_0")  # personal_notes.env:117
+            data = (
+                {
+                    "category": result.category,
+                    "content": result.content,
+                    "created_at": _format_datetime(result.created_at),
+                    "is_pinned": result.is_pinned,
+                    "note_id": result.note_id,
+                    "tags": list(result.tags),
+                    "title": result.title,
+                    "updated_at": _format_datetime(result.updated_at),
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = (
+                8
+                + len(data["note_id"])
+                + len(data["title"])
+                + len(data["content"])
+                + len(data["category"])
+                + len(data["created_at"])
+                + len(data["updated_at"])
+            )
+            v = data["tags"]
+            total += len(v) + sum(map(len, v))
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("update_note_category", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("update_note_category", arguments, False, outcome["error"]))
+        return outcome
+
     def clear_note_content(self, *, note_id: str) -> rt.Result:
         "Erase a note's content, keeping its title and metadata. Only allowed when the title is\nnon-empty (a note may not be left blank). Updates updated_at."
         return self.invoke_typed("clear_note_content", {"note_id": note_id})
@@ -1044,6 +2559,83 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
         "The JSON arguments of a typed call of clear_note_content."
         v0 = values.get("note_id")
         return {"note_id": v0}
+
+    def _call_clear_note_content(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for clear_note_content (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_clear_note_content:
+            return None  # an unknown argument: the generic parser says which
+        note_id: str
+        given_note_id = given.get("note_id", _MISSING)
+        if given_note_id is _MISSING:
+            return None  # the generic parser says so
+        if type(given_note_id) is str and len(given_note_id) <= 64 and given_note_id.isascii():
+            note_id = given_note_id
+        else:
+            note_id = rt.STR.from_json(given_note_id, "note_id")  # personal_notes.env:394
+        arguments: dict[str, Any] = {"note_id": note_id}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_clear_note_content(note_id=note_id)
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            if not self._inv_0():
+                self._env_invariant_failed("_inv_0")  # personal_notes.env:117
+            data = (
+                {
+                    "category": result.category,
+                    "content": result.content,
+                    "created_at": _format_datetime(result.created_at),
+                    "is_pinned": result.is_pinned,
+                    "note_id": result.note_id,
+                    "tags": list(result.tags),
+                    "title": result.title,
+                    "updated_at": _format_datetime(result.updated_at),
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = (
+                8
+                + len(data["note_id"])
+                + len(data["title"])
+                + len(data["content"])
+                + len(data["category"])
+                + len(data["created_at"])
+                + len(data["updated_at"])
+            )
+            v = data["tags"]
+            total += len(v) + sum(map(len, v))
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("clear_note_content", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("clear_note_content", arguments, False, outcome["error"]))
+        return outcome
 
     def _rowinv_Category_0(self, row: Category) -> bool:
         return bool(row.category_name.strip() != "")

@@ -9,6 +9,18 @@ from typing import Any, ClassVar, cast
 
 from envdsl import runtime as rt
 from envdsl.runtime import helpers as h
+from envdsl.runtime.call_support import (
+    INSERTED as _INSERTED,
+    INT_RESULT as _INT_RESULT,
+    MAX_INT as _MAX_INT,
+    MIN_INT as _MIN_INT,
+    MISSING as _MISSING,
+    TOO_LARGE as _TOO_LARGE,
+    budget as _budget,
+    format_datetime as _format_datetime,
+    fromisoformat as _fromisoformat,
+    result_problem as _result_problem,
+)
 
 
 class Category(enum.Enum):
@@ -203,6 +215,99 @@ SPEC_BulkImportReport = rt.RecordSpec(
 )
 
 
+_ARGUMENTS_get_product_by_upc = frozenset(
+    {
+        "upc",
+    }
+)  # the arguments of get_product_by_upc
+_ARGUMENTS_get_product_by_id = frozenset(
+    {
+        "product_id",
+    }
+)  # the arguments of get_product_by_id
+_ARGUMENTS_search_products_by_name = frozenset(
+    {
+        "keyword",
+    }
+)  # the arguments of search_products_by_name
+_ARGUMENTS_list_products_by_category = frozenset(
+    {
+        "category",
+    }
+)  # the arguments of list_products_by_category
+_ARGUMENTS_list_products_by_brand = frozenset(
+    {
+        "brand",
+    }
+)  # the arguments of list_products_by_brand
+_ARGUMENTS_check_inventory_level = frozenset(
+    {
+        "upc",
+    }
+)  # the arguments of check_inventory_level
+_ARGUMENTS_get_product_price = frozenset(
+    {
+        "upc",
+    }
+)  # the arguments of get_product_price
+_ARGUMENTS_get_aisle_location = frozenset(
+    {
+        "upc",
+    }
+)  # the arguments of get_aisle_location
+_ARGUMENTS_add_product = frozenset(
+    {
+        "product",
+    }
+)  # the arguments of add_product
+_ARGUMENTS_update_product_price = frozenset(
+    {
+        "upc",
+        "new_price",
+    }
+)  # the arguments of update_product_price
+_ARGUMENTS_update_inventory_level = frozenset(
+    {
+        "upc",
+        "new_level",
+    }
+)  # the arguments of update_inventory_level
+_ARGUMENTS_update_product_category = frozenset(
+    {
+        "upc",
+        "new_category",
+    }
+)  # the arguments of update_product_category
+_ARGUMENTS_update_aisle_location = frozenset(
+    {
+        "upc",
+        "aisle_location",
+    }
+)  # the arguments of update_aisle_location
+_ARGUMENTS_remove_product = frozenset(
+    {
+        "upc",
+    }
+)  # the arguments of remove_product
+_ARGUMENTS_edit_product_description = frozenset(
+    {
+        "upc",
+        "new_description",
+    }
+)  # the arguments of edit_product_description
+_ARGUMENTS_bulk_import_products = frozenset(
+    {
+        "products_list",
+    }
+)  # the arguments of bulk_import_products
+_ARGUMENTS_deplete_inventory = frozenset(
+    {
+        "upc",
+        "quantity",
+    }
+)  # the arguments of deplete_inventory
+
+
 class RetailProductDatabaseEnv(rt.Environment):
     "Product database of a retail chain: look products up by UPC, product id, name, category\nor brand; maintain prices, stock levels, categories, aisle locations and descriptions;\nimport products one at a time or in bulk."
 
@@ -230,6 +335,7 @@ class RetailProductDatabaseEnv(rt.Environment):
             result=SPEC_Product,
             impl="_impl_get_product_by_upc",
             json_arguments="_json_get_product_by_upc",
+            call="_call_get_product_by_upc",
         ),
         "get_product_by_id": rt.ToolSpec(
             name="get_product_by_id",
@@ -246,6 +352,7 @@ class RetailProductDatabaseEnv(rt.Environment):
             result=rt.ListSpec(SPEC_Product),
             impl="_impl_get_product_by_id",
             json_arguments="_json_get_product_by_id",
+            call="_call_get_product_by_id",
         ),
         "search_products_by_name": rt.ToolSpec(
             name="search_products_by_name",
@@ -262,6 +369,7 @@ class RetailProductDatabaseEnv(rt.Environment):
             result=rt.ListSpec(SPEC_Product),
             impl="_impl_search_products_by_name",
             json_arguments="_json_search_products_by_name",
+            call="_call_search_products_by_name",
         ),
         "list_products_by_category": rt.ToolSpec(
             name="list_products_by_category",
@@ -278,6 +386,7 @@ class RetailProductDatabaseEnv(rt.Environment):
             result=rt.ListSpec(SPEC_Product),
             impl="_impl_list_products_by_category",
             json_arguments="_json_list_products_by_category",
+            call="_call_list_products_by_category",
         ),
         "list_products_by_brand": rt.ToolSpec(
             name="list_products_by_brand",
@@ -294,6 +403,7 @@ class RetailProductDatabaseEnv(rt.Environment):
             result=rt.ListSpec(SPEC_Product),
             impl="_impl_list_products_by_brand",
             json_arguments="_json_list_products_by_brand",
+            call="_call_list_products_by_brand",
         ),
         "check_inventory_level": rt.ToolSpec(
             name="check_inventory_level",
@@ -307,6 +417,7 @@ class RetailProductDatabaseEnv(rt.Environment):
             result=SPEC_InventoryLevel,
             impl="_impl_check_inventory_level",
             json_arguments="_json_check_inventory_level",
+            call="_call_check_inventory_level",
         ),
         "get_product_price": rt.ToolSpec(
             name="get_product_price",
@@ -320,6 +431,7 @@ class RetailProductDatabaseEnv(rt.Environment):
             result=rt.FLOAT,
             impl="_impl_get_product_price",
             json_arguments="_json_get_product_price",
+            call="_call_get_product_price",
         ),
         "get_aisle_location": rt.ToolSpec(
             name="get_aisle_location",
@@ -333,6 +445,7 @@ class RetailProductDatabaseEnv(rt.Environment):
             result=rt.OptionalSpec(rt.STR),
             impl="_impl_get_aisle_location",
             json_arguments="_json_get_aisle_location",
+            call="_call_get_aisle_location",
         ),
         "list_all_categories": rt.ToolSpec(
             name="list_all_categories",
@@ -342,6 +455,7 @@ class RetailProductDatabaseEnv(rt.Environment):
             result=rt.ListSpec(SPEC_Category),
             impl="_impl_list_all_categories",
             json_arguments="_json_list_all_categories",
+            call="_call_list_all_categories",
         ),
         "get_all_products": rt.ToolSpec(
             name="get_all_products",
@@ -351,6 +465,7 @@ class RetailProductDatabaseEnv(rt.Environment):
             result=rt.ListSpec(SPEC_Product),
             impl="_impl_get_all_products",
             json_arguments="_json_get_all_products",
+            call="_call_get_all_products",
         ),
         "add_product": rt.ToolSpec(
             name="add_product",
@@ -367,6 +482,7 @@ class RetailProductDatabaseEnv(rt.Environment):
             result=SPEC_Product,
             impl="_impl_add_product",
             json_arguments="_json_add_product",
+            call="_call_add_product",
         ),
         "update_product_price": rt.ToolSpec(
             name="update_product_price",
@@ -383,6 +499,7 @@ class RetailProductDatabaseEnv(rt.Environment):
             result=SPEC_Product,
             impl="_impl_update_product_price",
             json_arguments="_json_update_product_price",
+            call="_call_update_product_price",
         ),
         "update_inventory_level": rt.ToolSpec(
             name="update_inventory_level",
@@ -402,6 +519,7 @@ class RetailProductDatabaseEnv(rt.Environment):
             result=SPEC_Product,
             impl="_impl_update_inventory_level",
             json_arguments="_json_update_inventory_level",
+            call="_call_update_inventory_level",
         ),
         "update_product_category": rt.ToolSpec(
             name="update_product_category",
@@ -421,6 +539,7 @@ class RetailProductDatabaseEnv(rt.Environment):
             result=SPEC_Product,
             impl="_impl_update_product_category",
             json_arguments="_json_update_product_category",
+            call="_call_update_product_category",
         ),
         "update_aisle_location": rt.ToolSpec(
             name="update_aisle_location",
@@ -441,6 +560,7 @@ class RetailProductDatabaseEnv(rt.Environment):
             result=SPEC_Product,
             impl="_impl_update_aisle_location",
             json_arguments="_json_update_aisle_location",
+            call="_call_update_aisle_location",
         ),
         "remove_product": rt.ToolSpec(
             name="remove_product",
@@ -457,6 +577,7 @@ class RetailProductDatabaseEnv(rt.Environment):
             result=rt.STR,
             impl="_impl_remove_product",
             json_arguments="_json_remove_product",
+            call="_call_remove_product",
         ),
         "edit_product_description": rt.ToolSpec(
             name="edit_product_description",
@@ -476,6 +597,7 @@ class RetailProductDatabaseEnv(rt.Environment):
             result=SPEC_Product,
             impl="_impl_edit_product_description",
             json_arguments="_json_edit_product_description",
+            call="_call_edit_product_description",
         ),
         "bulk_import_products": rt.ToolSpec(
             name="bulk_import_products",
@@ -492,6 +614,7 @@ class RetailProductDatabaseEnv(rt.Environment):
             result=SPEC_BulkImportReport,
             impl="_impl_bulk_import_products",
             json_arguments="_json_bulk_import_products",
+            call="_call_bulk_import_products",
         ),
         "deplete_inventory": rt.ToolSpec(
             name="deplete_inventory",
@@ -511,6 +634,7 @@ class RetailProductDatabaseEnv(rt.Environment):
             result=SPEC_Product,
             impl="_impl_deplete_inventory",
             json_arguments="_json_deplete_inventory",
+            call="_call_deplete_inventory",
         ),
     }
     TASKS: ClassVar[dict[str, rt.TaskSpec]] = {
@@ -741,6 +865,81 @@ class RetailProductDatabaseEnv(rt.Environment):
         v0 = values.get("upc")
         return {"upc": v0}
 
+    def _call_get_product_by_upc(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for get_product_by_upc (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_get_product_by_upc:
+            return None  # an unknown argument: the generic parser says which
+        upc: str
+        given_upc = given.get("upc", _MISSING)
+        if given_upc is _MISSING:
+            return None  # the generic parser says so
+        if type(given_upc) is str and len(given_upc) <= 64 and given_upc.isascii():
+            upc = given_upc
+        else:
+            upc = rt.STR.from_json(given_upc, "upc")  # retail_product_database.env:199
+        arguments: dict[str, Any] = {"upc": upc}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_get_product_by_upc(upc=upc)
+            data = (
+                {
+                    "aisle_location": result.aisle_location,
+                    "brand": result.brand,
+                    "category": result.category._value_,
+                    "description": result.description,
+                    "inventory_level": result.inventory_level,
+                    "name": result.name,
+                    "price": rt.FLOAT.to_json(result.price),
+                    "product_id": result.product_id,
+                    "upc": result.upc,
+                    "weight": rt.FLOAT.to_json(result.weight),
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = (
+                10
+                + len(data["upc"])
+                + len(data["product_id"])
+                + len(data["name"])
+                + len(data["description"])
+                + len(data["category"])
+                + len(data["brand"])
+            )
+            v = data["inventory_level"]
+            if not _MIN_INT <= v <= _MAX_INT:
+                raise rt.Fail(_INT_RESULT)
+            v = data["aisle_location"]
+            if v is not None:
+                total += len(v)
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("get_product_by_upc", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("get_product_by_upc", arguments, False, outcome["error"]))
+        return outcome
+
     def get_product_by_id(self, *, product_id: str) -> rt.Result:
         "Retrieve the products with a given product_id. product_id is not unique (variants\nshare it), so this returns a list, possibly empty."
         return self.invoke_typed("get_product_by_id", {"product_id": product_id})
@@ -750,6 +949,62 @@ class RetailProductDatabaseEnv(rt.Environment):
         "The JSON arguments of a typed call of get_product_by_id."
         v0 = values.get("product_id")
         return {"product_id": v0}
+
+    def _call_get_product_by_id(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for get_product_by_id (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_get_product_by_id:
+            return None  # an unknown argument: the generic parser says which
+        product_id: str
+        given_product_id = given.get("product_id", _MISSING)
+        if given_product_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_product_id) is str
+            and len(given_product_id) <= 64
+            and given_product_id.isascii()
+        ):
+            product_id = given_product_id
+        else:
+            product_id = rt.STR.from_json(
+                given_product_id, "product_id"
+            )  # retail_product_database.env:206
+        arguments: dict[str, Any] = {"product_id": product_id}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_get_product_by_id(product_id=product_id)
+            data = (
+                self.TOOLS["get_product_by_id"].result.to_json(result)
+                if result is not None
+                else None
+            )
+            if type(data) is not str:
+                problem = _result_problem(data, self.size_budget)
+                if problem is not None:
+                    raise rt.Fail(problem)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("get_product_by_id", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("get_product_by_id", arguments, False, outcome["error"]))
+        return outcome
 
     def search_products_by_name(self, *, keyword: str) -> rt.Result:
         "Find all products whose name contains the keyword (case-insensitive partial match)."
@@ -761,6 +1016,58 @@ class RetailProductDatabaseEnv(rt.Environment):
         v0 = values.get("keyword")
         return {"keyword": v0}
 
+    def _call_search_products_by_name(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for search_products_by_name (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_search_products_by_name:
+            return None  # an unknown argument: the generic parser says which
+        keyword: str
+        given_keyword = given.get("keyword", _MISSING)
+        if given_keyword is _MISSING:
+            return None  # the generic parser says so
+        if type(given_keyword) is str and len(given_keyword) <= 64 and given_keyword.isascii():
+            keyword = given_keyword
+        else:
+            keyword = rt.STR.from_json(given_keyword, "keyword")  # retail_product_database.env:216
+        arguments: dict[str, Any] = {"keyword": keyword}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_search_products_by_name(keyword=keyword)
+            data = (
+                self.TOOLS["search_products_by_name"].result.to_json(result)
+                if result is not None
+                else None
+            )
+            if type(data) is not str:
+                problem = _result_problem(data, self.size_budget)
+                if problem is not None:
+                    raise rt.Fail(problem)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("search_products_by_name", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(
+            rt.TraceEntry("search_products_by_name", arguments, False, outcome["error"])
+        )
+        return outcome
+
     def list_products_by_category(self, *, category: Category) -> rt.Result:
         "Retrieve all products of a category (may be empty)."
         return self.invoke_typed("list_products_by_category", {"category": category})
@@ -770,6 +1077,62 @@ class RetailProductDatabaseEnv(rt.Environment):
         "The JSON arguments of a typed call of list_products_by_category."
         v0 = values.get("category")
         return {"category": v0.value if type(v0) is Category else h.to_json(SPEC_Category, v0)}
+
+    def _call_list_products_by_category(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for list_products_by_category (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_list_products_by_category:
+            return None  # an unknown argument: the generic parser says which
+        category: Category
+        given_category = given.get("category", _MISSING)
+        if given_category is _MISSING:
+            return None  # the generic parser says so
+        member_category = (
+            SPEC_Category.by_value.get(given_category) if type(given_category) is str else None
+        )
+        category = (
+            member_category
+            if member_category is not None
+            else SPEC_Category.from_json(given_category, "category")
+        )  # retail_product_database.env:224
+        arguments: dict[str, Any] = {"category": category._value_}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_list_products_by_category(category=category)
+            data = (
+                self.TOOLS["list_products_by_category"].result.to_json(result)
+                if result is not None
+                else None
+            )
+            if type(data) is not str:
+                problem = _result_problem(data, self.size_budget)
+                if problem is not None:
+                    raise rt.Fail(problem)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("list_products_by_category", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(
+            rt.TraceEntry("list_products_by_category", arguments, False, outcome["error"])
+        )
+        return outcome
 
     def list_products_by_brand(self, *, brand: str) -> rt.Result:
         "Retrieve all products of a brand (exact match; may be empty)."
@@ -781,6 +1144,58 @@ class RetailProductDatabaseEnv(rt.Environment):
         v0 = values.get("brand")
         return {"brand": v0}
 
+    def _call_list_products_by_brand(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for list_products_by_brand (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_list_products_by_brand:
+            return None  # an unknown argument: the generic parser says which
+        brand: str
+        given_brand = given.get("brand", _MISSING)
+        if given_brand is _MISSING:
+            return None  # the generic parser says so
+        if type(given_brand) is str and len(given_brand) <= 64 and given_brand.isascii():
+            brand = given_brand
+        else:
+            brand = rt.STR.from_json(given_brand, "brand")  # retail_product_database.env:230
+        arguments: dict[str, Any] = {"brand": brand}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_list_products_by_brand(brand=brand)
+            data = (
+                self.TOOLS["list_products_by_brand"].result.to_json(result)
+                if result is not None
+                else None
+            )
+            if type(data) is not str:
+                problem = _result_problem(data, self.size_budget)
+                if problem is not None:
+                    raise rt.Fail(problem)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("list_products_by_brand", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(
+            rt.TraceEntry("list_products_by_brand", arguments, False, outcome["error"])
+        )
+        return outcome
+
     def check_inventory_level(self, *, upc: str) -> rt.Result:
         "Return the current inventory count of a product."
         return self.invoke_typed("check_inventory_level", {"upc": upc})
@@ -790,6 +1205,57 @@ class RetailProductDatabaseEnv(rt.Environment):
         "The JSON arguments of a typed call of check_inventory_level."
         v0 = values.get("upc")
         return {"upc": v0}
+
+    def _call_check_inventory_level(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for check_inventory_level (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_check_inventory_level:
+            return None  # an unknown argument: the generic parser says which
+        upc: str
+        given_upc = given.get("upc", _MISSING)
+        if given_upc is _MISSING:
+            return None  # the generic parser says so
+        if type(given_upc) is str and len(given_upc) <= 64 and given_upc.isascii():
+            upc = given_upc
+        else:
+            upc = rt.STR.from_json(given_upc, "upc")  # retail_product_database.env:236
+        arguments: dict[str, Any] = {"upc": upc}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_check_inventory_level(upc=upc)
+            data = {"inventory_level": result.inventory_level} if result is not None else None
+            size_budget = self.size_budget
+            total = 1
+            v = data["inventory_level"]
+            if not _MIN_INT <= v <= _MAX_INT:
+                raise rt.Fail(_INT_RESULT)
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("check_inventory_level", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(
+            rt.TraceEntry("check_inventory_level", arguments, False, outcome["error"])
+        )
+        return outcome
 
     def get_product_price(self, *, upc: str) -> rt.Result:
         "Retrieve the current price of a product."
@@ -801,6 +1267,52 @@ class RetailProductDatabaseEnv(rt.Environment):
         v0 = values.get("upc")
         return {"upc": v0}
 
+    def _call_get_product_price(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for get_product_price (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_get_product_price:
+            return None  # an unknown argument: the generic parser says which
+        upc: str
+        given_upc = given.get("upc", _MISSING)
+        if given_upc is _MISSING:
+            return None  # the generic parser says so
+        if type(given_upc) is str and len(given_upc) <= 64 and given_upc.isascii():
+            upc = given_upc
+        else:
+            upc = rt.STR.from_json(given_upc, "upc")  # retail_product_database.env:242
+        arguments: dict[str, Any] = {"upc": upc}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_get_product_price(upc=upc)
+            data = rt.FLOAT.to_json(result) if result is not None else None
+            if type(data) is not str:
+                problem = _result_problem(data, self.size_budget)
+                if problem is not None:
+                    raise rt.Fail(problem)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("get_product_price", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("get_product_price", arguments, False, outcome["error"]))
+        return outcome
+
     def get_aisle_location(self, *, upc: str) -> rt.Result:
         "Get the store aisle of a product; null if it is online-only or the aisle is unknown."
         return self.invoke_typed("get_aisle_location", {"upc": upc})
@@ -811,6 +1323,56 @@ class RetailProductDatabaseEnv(rt.Environment):
         v0 = values.get("upc")
         return {"upc": v0}
 
+    def _call_get_aisle_location(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for get_aisle_location (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_get_aisle_location:
+            return None  # an unknown argument: the generic parser says which
+        upc: str
+        given_upc = given.get("upc", _MISSING)
+        if given_upc is _MISSING:
+            return None  # the generic parser says so
+        if type(given_upc) is str and len(given_upc) <= 64 and given_upc.isascii():
+            upc = given_upc
+        else:
+            upc = rt.STR.from_json(given_upc, "upc")  # retail_product_database.env:251
+        arguments: dict[str, Any] = {"upc": upc}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_get_aisle_location(upc=upc)
+            data = (
+                self.TOOLS["get_aisle_location"].result.to_json(result)
+                if result is not None
+                else None
+            )
+            if type(data) is not str:
+                problem = _result_problem(data, self.size_budget)
+                if problem is not None:
+                    raise rt.Fail(problem)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("get_aisle_location", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("get_aisle_location", arguments, False, outcome["error"]))
+        return outcome
+
     def list_all_categories(self) -> rt.Result:
         "Return every valid product category."
         return self.invoke_typed("list_all_categories", {})
@@ -819,6 +1381,48 @@ class RetailProductDatabaseEnv(rt.Environment):
     def _json_list_all_categories(cls, values: dict[str, Any]) -> dict[str, Any]:
         "The JSON arguments of a typed call of list_all_categories."
         return {}
+
+    def _call_list_all_categories(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for list_all_categories (envdsl/codegen/tool_calls.py)."
+        if given:
+            return None  # an unknown argument: the generic parser says which
+        arguments: dict[str, Any] = {}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_list_all_categories()
+            data = (
+                self.TOOLS["list_all_categories"].result.to_json(result)
+                if result is not None
+                else None
+            )
+            if type(data) is not str:
+                problem = _result_problem(data, self.size_budget)
+                if problem is not None:
+                    raise rt.Fail(problem)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("list_all_categories", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("list_all_categories", arguments, False, outcome["error"]))
+        return outcome
 
     def get_all_products(self) -> rt.Result:
         "Retrieve every product in the database (empty list if there is none)."
@@ -829,6 +1433,48 @@ class RetailProductDatabaseEnv(rt.Environment):
         "The JSON arguments of a typed call of get_all_products."
         return {}
 
+    def _call_get_all_products(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for get_all_products (envdsl/codegen/tool_calls.py)."
+        if given:
+            return None  # an unknown argument: the generic parser says which
+        arguments: dict[str, Any] = {}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_get_all_products()
+            data = (
+                self.TOOLS["get_all_products"].result.to_json(result)
+                if result is not None
+                else None
+            )
+            if type(data) is not str:
+                problem = _result_problem(data, self.size_budget)
+                if problem is not None:
+                    raise rt.Fail(problem)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("get_all_products", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("get_all_products", arguments, False, outcome["error"]))
+        return outcome
+
     def add_product(self, *, product: ProductInfo) -> rt.Result:
         "Insert a new product. The UPC must be new, the price and inventory level non-negative,\nthe category one of list_all_categories, and upc, product_id and name non-blank."
         return self.invoke_typed("add_product", {"product": product})
@@ -838,6 +1484,86 @@ class RetailProductDatabaseEnv(rt.Environment):
         "The JSON arguments of a typed call of add_product."
         v0 = values.get("product")
         return {"product": h.to_json(SPEC_ProductInfo, v0)}
+
+    def _call_add_product(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for add_product (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_add_product:
+            return None  # an unknown argument: the generic parser says which
+        product: ProductInfo
+        given_product = given.get("product", _MISSING)
+        if given_product is _MISSING:
+            return None  # the generic parser says so
+        product = SPEC_ProductInfo.from_json(
+            given_product, "product"
+        )  # retail_product_database.env:269
+        arguments: dict[str, Any] = {"product": SPEC_ProductInfo.to_json(product)}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_add_product(product=product)
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            data = (
+                {
+                    "aisle_location": result.aisle_location,
+                    "brand": result.brand,
+                    "category": result.category._value_,
+                    "description": result.description,
+                    "inventory_level": result.inventory_level,
+                    "name": result.name,
+                    "price": rt.FLOAT.to_json(result.price),
+                    "product_id": result.product_id,
+                    "upc": result.upc,
+                    "weight": rt.FLOAT.to_json(result.weight),
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = (
+                10
+                + len(data["upc"])
+                + len(data["product_id"])
+                + len(data["name"])
+                + len(data["description"])
+                + len(data["category"])
+                + len(data["brand"])
+            )
+            v = data["inventory_level"]
+            if not _MIN_INT <= v <= _MAX_INT:
+                raise rt.Fail(_INT_RESULT)
+            v = data["aisle_location"]
+            if v is not None:
+                total += len(v)
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("add_product", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("add_product", arguments, False, outcome["error"]))
+        return outcome
 
     def update_product_price(self, *, upc: str, new_price: float) -> rt.Result:
         "Set the price of an existing product."
@@ -850,6 +1576,94 @@ class RetailProductDatabaseEnv(rt.Environment):
         v1 = values.get("new_price")
         return {"upc": v0, "new_price": v1}
 
+    def _call_update_product_price(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for update_product_price (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_update_product_price:
+            return None  # an unknown argument: the generic parser says which
+        upc: str
+        given_upc = given.get("upc", _MISSING)
+        if given_upc is _MISSING:
+            return None  # the generic parser says so
+        if type(given_upc) is str and len(given_upc) <= 64 and given_upc.isascii():
+            upc = given_upc
+        else:
+            upc = rt.STR.from_json(given_upc, "upc")  # retail_product_database.env:281
+        new_price: float
+        given_new_price = given.get("new_price", _MISSING)
+        if given_new_price is _MISSING:
+            return None  # the generic parser says so
+        new_price = rt.FLOAT.from_json(
+            given_new_price, "new_price"
+        )  # retail_product_database.env:282
+        arguments: dict[str, Any] = {"upc": upc, "new_price": rt.FLOAT.to_json(new_price)}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_update_product_price(upc=upc, new_price=new_price)
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            data = (
+                {
+                    "aisle_location": result.aisle_location,
+                    "brand": result.brand,
+                    "category": result.category._value_,
+                    "description": result.description,
+                    "inventory_level": result.inventory_level,
+                    "name": result.name,
+                    "price": rt.FLOAT.to_json(result.price),
+                    "product_id": result.product_id,
+                    "upc": result.upc,
+                    "weight": rt.FLOAT.to_json(result.weight),
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = (
+                10
+                + len(data["upc"])
+                + len(data["product_id"])
+                + len(data["name"])
+                + len(data["description"])
+                + len(data["category"])
+                + len(data["brand"])
+            )
+            v = data["inventory_level"]
+            if not _MIN_INT <= v <= _MAX_INT:
+                raise rt.Fail(_INT_RESULT)
+            v = data["aisle_location"]
+            if v is not None:
+                total += len(v)
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("update_product_price", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("update_product_price", arguments, False, outcome["error"]))
+        return outcome
+
     def update_inventory_level(self, *, upc: str, new_level: int) -> rt.Result:
         "Set the inventory count of a product to an absolute value."
         return self.invoke_typed("update_inventory_level", {"upc": upc, "new_level": new_level})
@@ -860,6 +1674,99 @@ class RetailProductDatabaseEnv(rt.Environment):
         v0 = values.get("upc")
         v1 = values.get("new_level")
         return {"upc": v0, "new_level": v1}
+
+    def _call_update_inventory_level(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for update_inventory_level (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_update_inventory_level:
+            return None  # an unknown argument: the generic parser says which
+        upc: str
+        given_upc = given.get("upc", _MISSING)
+        if given_upc is _MISSING:
+            return None  # the generic parser says so
+        if type(given_upc) is str and len(given_upc) <= 64 and given_upc.isascii():
+            upc = given_upc
+        else:
+            upc = rt.STR.from_json(given_upc, "upc")  # retail_product_database.env:294
+        new_level: int
+        given_new_level = given.get("new_level", _MISSING)
+        if given_new_level is _MISSING:
+            return None  # the generic parser says so
+        if type(given_new_level) is int and _MIN_INT <= given_new_level <= _MAX_INT:
+            new_level = given_new_level
+        else:
+            new_level = rt.INT.from_json(
+                given_new_level, "new_level"
+            )  # retail_product_database.env:295
+        arguments: dict[str, Any] = {"upc": upc, "new_level": new_level}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_update_inventory_level(upc=upc, new_level=new_level)
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            data = (
+                {
+                    "aisle_location": result.aisle_location,
+                    "brand": result.brand,
+                    "category": result.category._value_,
+                    "description": result.description,
+                    "inventory_level": result.inventory_level,
+                    "name": result.name,
+                    "price": rt.FLOAT.to_json(result.price),
+                    "product_id": result.product_id,
+                    "upc": result.upc,
+                    "weight": rt.FLOAT.to_json(result.weight),
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = (
+                10
+                + len(data["upc"])
+                + len(data["product_id"])
+                + len(data["name"])
+                + len(data["description"])
+                + len(data["category"])
+                + len(data["brand"])
+            )
+            v = data["inventory_level"]
+            if not _MIN_INT <= v <= _MAX_INT:
+                raise rt.Fail(_INT_RESULT)
+            v = data["aisle_location"]
+            if v is not None:
+                total += len(v)
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("update_inventory_level", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(
+            rt.TraceEntry("update_inventory_level", arguments, False, outcome["error"])
+        )
+        return outcome
 
     def update_product_category(self, *, upc: str, new_category: Category) -> rt.Result:
         "Move a product to another valid category."
@@ -876,6 +1783,103 @@ class RetailProductDatabaseEnv(rt.Environment):
             "upc": v0,
             "new_category": v1.value if type(v1) is Category else h.to_json(SPEC_Category, v1),
         }
+
+    def _call_update_product_category(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for update_product_category (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_update_product_category:
+            return None  # an unknown argument: the generic parser says which
+        upc: str
+        given_upc = given.get("upc", _MISSING)
+        if given_upc is _MISSING:
+            return None  # the generic parser says so
+        if type(given_upc) is str and len(given_upc) <= 64 and given_upc.isascii():
+            upc = given_upc
+        else:
+            upc = rt.STR.from_json(given_upc, "upc")  # retail_product_database.env:305
+        new_category: Category
+        given_new_category = given.get("new_category", _MISSING)
+        if given_new_category is _MISSING:
+            return None  # the generic parser says so
+        member_new_category = (
+            SPEC_Category.by_value.get(given_new_category)
+            if type(given_new_category) is str
+            else None
+        )
+        new_category = (
+            member_new_category
+            if member_new_category is not None
+            else SPEC_Category.from_json(given_new_category, "new_category")
+        )  # retail_product_database.env:306
+        arguments: dict[str, Any] = {"upc": upc, "new_category": new_category._value_}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_update_product_category(upc=upc, new_category=new_category)
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            data = (
+                {
+                    "aisle_location": result.aisle_location,
+                    "brand": result.brand,
+                    "category": result.category._value_,
+                    "description": result.description,
+                    "inventory_level": result.inventory_level,
+                    "name": result.name,
+                    "price": rt.FLOAT.to_json(result.price),
+                    "product_id": result.product_id,
+                    "upc": result.upc,
+                    "weight": rt.FLOAT.to_json(result.weight),
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = (
+                10
+                + len(data["upc"])
+                + len(data["product_id"])
+                + len(data["name"])
+                + len(data["description"])
+                + len(data["category"])
+                + len(data["brand"])
+            )
+            v = data["inventory_level"]
+            if not _MIN_INT <= v <= _MAX_INT:
+                raise rt.Fail(_INT_RESULT)
+            v = data["aisle_location"]
+            if v is not None:
+                total += len(v)
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("update_product_category", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(
+            rt.TraceEntry("update_product_category", arguments, False, outcome["error"])
+        )
+        return outcome
 
     def update_aisle_location(
         self, *, upc: str, aisle_location: str | None | None = None
@@ -894,6 +1898,105 @@ class RetailProductDatabaseEnv(rt.Environment):
             v1 = None
         return {"upc": v0, "aisle_location": v1}
 
+    def _call_update_aisle_location(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for update_aisle_location (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_update_aisle_location:
+            return None  # an unknown argument: the generic parser says which
+        upc: str
+        given_upc = given.get("upc", _MISSING)
+        if given_upc is _MISSING:
+            return None  # the generic parser says so
+        if type(given_upc) is str and len(given_upc) <= 64 and given_upc.isascii():
+            upc = given_upc
+        else:
+            upc = rt.STR.from_json(given_upc, "upc")  # retail_product_database.env:315
+        aisle_location: str | None
+        given_aisle_location = given.get("aisle_location", _MISSING)
+        if given_aisle_location is _MISSING:
+            aisle_location = None
+        elif given_aisle_location is None:
+            aisle_location = None
+        elif (
+            type(given_aisle_location) is str
+            and len(given_aisle_location) <= 64
+            and given_aisle_location.isascii()
+        ):
+            aisle_location = given_aisle_location
+        else:
+            aisle_location = rt.STR.from_json(
+                given_aisle_location, "aisle_location"
+            )  # retail_product_database.env:316
+        arguments: dict[str, Any] = {"upc": upc, "aisle_location": aisle_location}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_update_aisle_location(upc=upc, aisle_location=aisle_location)
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            data = (
+                {
+                    "aisle_location": result.aisle_location,
+                    "brand": result.brand,
+                    "category": result.category._value_,
+                    "description": result.description,
+                    "inventory_level": result.inventory_level,
+                    "name": result.name,
+                    "price": rt.FLOAT.to_json(result.price),
+                    "product_id": result.product_id,
+                    "upc": result.upc,
+                    "weight": rt.FLOAT.to_json(result.weight),
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = (
+                10
+                + len(data["upc"])
+                + len(data["product_id"])
+                + len(data["name"])
+                + len(data["description"])
+                + len(data["category"])
+                + len(data["brand"])
+            )
+            v = data["inventory_level"]
+            if not _MIN_INT <= v <= _MAX_INT:
+                raise rt.Fail(_INT_RESULT)
+            v = data["aisle_location"]
+            if v is not None:
+                total += len(v)
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("update_aisle_location", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(
+            rt.TraceEntry("update_aisle_location", arguments, False, outcome["error"])
+        )
+        return outcome
+
     def remove_product(self, *, upc: str) -> rt.Result:
         "Delete a product from the database."
         return self.invoke_typed("remove_product", {"upc": upc})
@@ -903,6 +2006,54 @@ class RetailProductDatabaseEnv(rt.Environment):
         "The JSON arguments of a typed call of remove_product."
         v0 = values.get("upc")
         return {"upc": v0}
+
+    def _call_remove_product(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for remove_product (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_remove_product:
+            return None  # an unknown argument: the generic parser says which
+        upc: str
+        given_upc = given.get("upc", _MISSING)
+        if given_upc is _MISSING:
+            return None  # the generic parser says so
+        if type(given_upc) is str and len(given_upc) <= 64 and given_upc.isascii():
+            upc = given_upc
+        else:
+            upc = rt.STR.from_json(given_upc, "upc")  # retail_product_database.env:324
+        arguments: dict[str, Any] = {"upc": upc}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_remove_product(upc=upc)
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            data = result
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("remove_product", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("remove_product", arguments, False, outcome["error"]))
+        return outcome
 
     def edit_product_description(self, *, upc: str, new_description: str) -> rt.Result:
         "Replace the description of a product."
@@ -917,6 +2068,103 @@ class RetailProductDatabaseEnv(rt.Environment):
         v1 = values.get("new_description")
         return {"upc": v0, "new_description": v1}
 
+    def _call_edit_product_description(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for edit_product_description (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_edit_product_description:
+            return None  # an unknown argument: the generic parser says which
+        upc: str
+        given_upc = given.get("upc", _MISSING)
+        if given_upc is _MISSING:
+            return None  # the generic parser says so
+        if type(given_upc) is str and len(given_upc) <= 64 and given_upc.isascii():
+            upc = given_upc
+        else:
+            upc = rt.STR.from_json(given_upc, "upc")  # retail_product_database.env:333
+        new_description: str
+        given_new_description = given.get("new_description", _MISSING)
+        if given_new_description is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_new_description) is str
+            and len(given_new_description) <= 64
+            and given_new_description.isascii()
+        ):
+            new_description = given_new_description
+        else:
+            new_description = rt.STR.from_json(
+                given_new_description, "new_description"
+            )  # retail_product_database.env:334
+        arguments: dict[str, Any] = {"upc": upc, "new_description": new_description}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_edit_product_description(upc=upc, new_description=new_description)
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            data = (
+                {
+                    "aisle_location": result.aisle_location,
+                    "brand": result.brand,
+                    "category": result.category._value_,
+                    "description": result.description,
+                    "inventory_level": result.inventory_level,
+                    "name": result.name,
+                    "price": rt.FLOAT.to_json(result.price),
+                    "product_id": result.product_id,
+                    "upc": result.upc,
+                    "weight": rt.FLOAT.to_json(result.weight),
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = (
+                10
+                + len(data["upc"])
+                + len(data["product_id"])
+                + len(data["name"])
+                + len(data["description"])
+                + len(data["category"])
+                + len(data["brand"])
+            )
+            v = data["inventory_level"]
+            if not _MIN_INT <= v <= _MAX_INT:
+                raise rt.Fail(_INT_RESULT)
+            v = data["aisle_location"]
+            if v is not None:
+                total += len(v)
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("edit_product_description", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(
+            rt.TraceEntry("edit_product_description", arguments, False, outcome["error"])
+        )
+        return outcome
+
     def bulk_import_products(self, *, products_list: list[ProductInfo]) -> rt.Result:
         "Add several products at once. Each item is validated like add_product (non-blank upc,\nproduct_id and name; non-negative price and inventory; a new UPC, also within the list);\ninvalid items are skipped and reported in `errors`, the others are added."
         return self.invoke_typed("bulk_import_products", {"products_list": products_list})
@@ -926,6 +2174,80 @@ class RetailProductDatabaseEnv(rt.Environment):
         "The JSON arguments of a typed call of bulk_import_products."
         v0 = values.get("products_list")
         return {"products_list": h.to_json(cls.TOOLS["bulk_import_products"].params[0].spec, v0)}
+
+    def _call_bulk_import_products(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for bulk_import_products (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_bulk_import_products:
+            return None  # an unknown argument: the generic parser says which
+        products_list: list[ProductInfo]
+        given_products_list = given.get("products_list", _MISSING)
+        if given_products_list is _MISSING:
+            return None  # the generic parser says so
+        products_list = (
+            self.TOOLS["bulk_import_products"]
+            .params[0]
+            .spec.from_json(given_products_list, "products_list")
+        )  # retail_product_database.env:343
+        arguments: dict[str, Any] = {
+            "products_list": self.TOOLS["bulk_import_products"]
+            .params[0]
+            .spec.to_json(products_list)
+        }
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_bulk_import_products(products_list=products_list)
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            data = (
+                {
+                    "errors": list(result.errors),
+                    "failed": result.failed,
+                    "imported": result.imported,
+                    "message": result.message,
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = 4 + len(data["message"])
+            v = data["imported"]
+            if not _MIN_INT <= v <= _MAX_INT:
+                raise rt.Fail(_INT_RESULT)
+            v = data["failed"]
+            if not _MIN_INT <= v <= _MAX_INT:
+                raise rt.Fail(_INT_RESULT)
+            v = data["errors"]
+            total += len(v) + sum(map(len, v))
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("bulk_import_products", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("bulk_import_products", arguments, False, outcome["error"]))
+        return outcome
 
     def deplete_inventory(self, *, upc: str, quantity: int) -> rt.Result:
         "Reduce a product's inventory by a quantity (e.g. after a sale); the stock cannot go\nbelow zero."
@@ -937,6 +2259,97 @@ class RetailProductDatabaseEnv(rt.Environment):
         v0 = values.get("upc")
         v1 = values.get("quantity")
         return {"upc": v0, "quantity": v1}
+
+    def _call_deplete_inventory(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for deplete_inventory (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_deplete_inventory:
+            return None  # an unknown argument: the generic parser says which
+        upc: str
+        given_upc = given.get("upc", _MISSING)
+        if given_upc is _MISSING:
+            return None  # the generic parser says so
+        if type(given_upc) is str and len(given_upc) <= 64 and given_upc.isascii():
+            upc = given_upc
+        else:
+            upc = rt.STR.from_json(given_upc, "upc")  # retail_product_database.env:368
+        quantity: int
+        given_quantity = given.get("quantity", _MISSING)
+        if given_quantity is _MISSING:
+            return None  # the generic parser says so
+        if type(given_quantity) is int and _MIN_INT <= given_quantity <= _MAX_INT:
+            quantity = given_quantity
+        else:
+            quantity = rt.INT.from_json(
+                given_quantity, "quantity"
+            )  # retail_product_database.env:369
+        arguments: dict[str, Any] = {"upc": upc, "quantity": quantity}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_deplete_inventory(upc=upc, quantity=quantity)
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            data = (
+                {
+                    "aisle_location": result.aisle_location,
+                    "brand": result.brand,
+                    "category": result.category._value_,
+                    "description": result.description,
+                    "inventory_level": result.inventory_level,
+                    "name": result.name,
+                    "price": rt.FLOAT.to_json(result.price),
+                    "product_id": result.product_id,
+                    "upc": result.upc,
+                    "weight": rt.FLOAT.to_json(result.weight),
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = (
+                10
+                + len(data["upc"])
+                + len(data["product_id"])
+                + len(data["name"])
+                + len(data["description"])
+                + len(data["category"])
+                + len(data["brand"])
+            )
+            v = data["inventory_level"]
+            if not _MIN_INT <= v <= _MAX_INT:
+                raise rt.Fail(_INT_RESULT)
+            v = data["aisle_location"]
+            if v is not None:
+                total += len(v)
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("deplete_inventory", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("deplete_inventory", arguments, False, outcome["error"]))
+        return outcome
 
     def _rowinv_Product_0(self, row: Product) -> bool:
         return bool(row.price >= 0.0)

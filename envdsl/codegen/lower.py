@@ -8,7 +8,9 @@ from pathlib import Path
 
 from envdsl.codegen.module_uses import used_module_names
 from envdsl.codegen.names import Names
+from envdsl.codegen.shapes import shape
 from envdsl.codegen.statements import BodyTranslator
+from envdsl.codegen.tool_calls import ToolCallWriter, call_method_name
 from envdsl.codegen.translate import Context
 from envdsl.codegen.views import (
     ConstView,
@@ -30,6 +32,7 @@ from envdsl.semantics.aliases import is_mutable
 from envdsl.semantics.model import CallableInfo, CheckedSpec, Effects, RecordInfo
 from envdsl.syntax import ast
 from envdsl.tasks.init_files import read_init_file
+from envdsl.util.source import Span
 
 _LITERALS = (ast.IntLit, ast.FloatLit, ast.StrLit, ast.BoolLit, ast.NoneLit)
 
@@ -105,10 +108,31 @@ class Lowerer:
         for name, params, body, doc in self.body.writer_methods():
             view.methods.append(MethodView(name, params, "None", body, doc))
         view.sites = self.body.sites
+        self.tool_calls(view)
         view.stamps = [
             (table, sorted(names)) for table, names in stamp_fields(self.checked).items()
         ]
         return view
+
+    def tool_calls(self, view: ModuleView) -> None:
+        """Each tool's whole call (codegen/tool_calls.py), written from the views above."""
+        invariant_lines = {}
+        for index, decl in enumerate(self.checked.env.of_type(ast.InvariantDecl)):
+            line = self.spec_line(decl.span)
+            if line is not None:
+                invariant_lines[f"_inv_{index}"] = line
+        writer = ToolCallWriter(
+            self.names, {r.name: r for r in view.records}, view.source, invariant_lines
+        )
+        for tool in view.tools:
+            tool.call_method = call_method_name(tool.name)
+            tool.arguments_constant = f"_ARGUMENTS_{tool.name}"
+            tool.call_body = writer.body(tool)
+
+    def spec_line(self, span: Span) -> int | None:
+        """The line of a span in the spec being compiled (None in another file)."""
+        spec = self.checked.spec
+        return spec.text.count("\n", 0, span.start) + 1 if span.file == spec.path else None
 
     def body_of(self, info: CallableInfo) -> tuple[list[str], list[str]]:
         self.body.current_result = info.result
@@ -158,6 +182,7 @@ class Lowerer:
                     self.names.spec(field.type),
                     required,
                     decl.doc.value if decl.doc else None,
+                    shape(self.names, field.type),
                 )
             )
         py = self.names.type_name(info.name)
@@ -389,7 +414,7 @@ class Lowerer:
         assert isinstance(decl, ast.ToolDecl)
         params = []
         for param in info.params:
-            default = None
+            default = value = None
             if param.decl.default is not None:
                 value = self.body.value(param.decl.default, param.type, Context("default"))
                 default = f"lambda: {value}"
@@ -402,6 +427,9 @@ class Lowerer:
                     param.decl.default is None and not isinstance(param.type, t.OptionalType),
                     default,
                     param.decl.doc.value if param.decl.doc else None,
+                    shape(self.names, param.type),
+                    value,
+                    self.spec_line(param.decl.span),
                 )
             )
         writes = self._effects(name).writes if info.kind == "action" else set()
@@ -432,6 +460,7 @@ class Lowerer:
             row_env_invariants,
             f"_json_{name}",
             self.json_arguments(info),
+            shape(self.names, info.result),
         )
 
     def json_arguments(self, info: CallableInfo) -> list[str]:

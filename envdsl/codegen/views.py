@@ -5,6 +5,17 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 
+@dataclass(frozen=True)
+class ShapeView:
+    """What the written-out readers and writers need of a type (codegen/shapes.py)."""
+
+    kind: str  # str int bool float date datetime duration json enum list set map record void
+    spec: str  # the spec its JSON is read by, without its optional (a ref's: its key's)
+    optional: bool
+    element: ShapeView | None = None  # of a list or set
+    record: str = ""  # the record class of a record
+
+
 @dataclass
 class EnumView:
     name: str
@@ -22,6 +33,7 @@ class FieldView:
     spec: str
     required: bool
     description: str | None
+    shape: ShapeView | None = None
 
 
 @dataclass
@@ -54,6 +66,9 @@ class ParamView:
     required: bool
     default: str | None  # a lambda producing the default, or None
     description: str | None
+    shape: ShapeView | None = None
+    default_value: str | None = None  # the default's expression (what the lambda returns)
+    line: int | None = None  # its line in the spec
 
 
 @dataclass
@@ -71,6 +86,11 @@ class ToolView:
     # the class method reading a typed call's values into JSON arguments, and its body
     json_method: str = ""
     json_body: list[str] = field(default_factory=list)
+    result_shape: ShapeView | None = None
+    # the method running the tool's whole call (codegen/tool_calls.py), and its body
+    call_method: str = ""
+    call_body: list[str] = field(default_factory=list)
+    arguments_constant: str = ""  # the module constant holding its argument names
 
 
 @dataclass

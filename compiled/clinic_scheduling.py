@@ -4016,7 +4016,9 @@ class ClinicSchedulingEnv(rt.Environment):
 
     def _impl_get_working_hours(self, dentist_id: str) -> list[WorkingHours]:
         if not (dentist_id in self.t_dentists):
-            raise rt.Fail(("no dentist " + h.to_str(dentist_id)), site=0)
+            raise rt.Fail(
+                ("no dentist " + h.to_str(dentist_id)), site=0
+            )  # clinic_scheduling.env:325
         self._hit(0)
         return sorted(
             [h_ for h_ in self._it(self.t_working_hours.rows()) if (h_.dentist == dentist_id)],
@@ -4027,11 +4029,15 @@ class ClinicSchedulingEnv(rt.Environment):
         self, dentist_id: str, treatment_code: str, day: datetime.date
     ) -> list[Slot]:
         if not (dentist_id in self.t_dentists):
-            raise rt.Fail(("no dentist " + h.to_str(dentist_id)), site=1)
+            raise rt.Fail(
+                ("no dentist " + h.to_str(dentist_id)), site=1
+            )  # clinic_scheduling.env:340
         self._hit(1)
         t = self.t_treatments.get(treatment_code)
         if t is None:
-            raise rt.Fail(("no treatment " + h.to_str(treatment_code)), site=2)
+            raise rt.Fail(
+                ("no treatment " + h.to_str(treatment_code)), site=2
+            )  # clinic_scheduling.env:341
         self._hit(2)
         if not self._fn_qualified(dentist_id=dentist_id, speciality=t.speciality):
             raise rt.Fail(
@@ -4044,7 +4050,7 @@ class ClinicSchedulingEnv(rt.Environment):
                     + ")"
                 ),
                 site=3,
-            )
+            )  # clinic_scheduling.env:342
         self._hit(3)
         h_ = self._fn_hours_on(dentist_id=dentist_id, d=day)
         if h_ is None:
@@ -4056,7 +4062,7 @@ class ClinicSchedulingEnv(rt.Environment):
                     + "s"
                 ),
                 site=4,
-            )
+            )  # clinic_scheduling.env:344
         self._hit(4)
         slots: list[Slot] = []
         length: datetime.timedelta = h.minutes(t.duration_minutes)
@@ -4095,7 +4101,9 @@ class ClinicSchedulingEnv(rt.Environment):
 
     def _impl_get_dentist_schedule(self, dentist_id: str, day: datetime.date) -> list[Appointment]:
         if not (dentist_id in self.t_dentists):
-            raise rt.Fail(("no dentist " + h.to_str(dentist_id)), site=5)
+            raise rt.Fail(
+                ("no dentist " + h.to_str(dentist_id)), site=5
+            )  # clinic_scheduling.env:373
         self._hit(5)
         return sorted(
             [
@@ -4117,7 +4125,9 @@ class ClinicSchedulingEnv(rt.Environment):
         self, patient_id: str, include_past: bool
     ) -> list[Appointment]:
         if not (patient_id in self.t_patients):
-            raise rt.Fail(("no patient " + h.to_str(patient_id)), site=6)
+            raise rt.Fail(
+                ("no patient " + h.to_str(patient_id)), site=6
+            )  # clinic_scheduling.env:397
         self._hit(6)
         return sorted(
             [
@@ -4131,21 +4141,25 @@ class ClinicSchedulingEnv(rt.Environment):
     def _impl_get_appointment(self, appointment_id: str) -> Appointment:
         a = self.t_appointments.get(appointment_id)
         if a is None:
-            raise rt.Fail(("no appointment " + h.to_str(appointment_id)), site=7)
+            raise rt.Fail(
+                ("no appointment " + h.to_str(appointment_id)), site=7
+            )  # clinic_scheduling.env:406
         self._hit(7)
         return a
 
     def _impl_register_patient(self, name: str, phone: str, recall_months: int) -> Patient:
         if not (name.strip() != ""):
-            raise rt.Fail("give the patient's name", site=8)
+            raise rt.Fail("give the patient's name", site=8)  # clinic_scheduling.env:420
         self._hit(8)
         if not (1 <= recall_months <= 24):
-            raise rt.Fail(("recall_months must be 1 to 24, not " + h.to_str(recall_months)), site=9)
+            raise rt.Fail(
+                ("recall_months must be 1 to 24, not " + h.to_str(recall_months)), site=9
+            )  # clinic_scheduling.env:421
         self._hit(9)
         if not (not any(((p.phone == phone) for p in self._it(self.t_patients.rows())))):
             raise rt.Fail(
                 ("a patient with phone " + h.to_str(phone) + " is already registered"), site=10
-            )
+            )  # clinic_scheduling.env:422
         self._hit(10)
         return self._insert(
             "patients", Patient(name=name, phone=phone, recall_months=recall_months)
@@ -4160,22 +4174,30 @@ class ClinicSchedulingEnv(rt.Environment):
         room_id: str,
     ) -> Appointment:
         if not (patient_id in self.t_patients):
-            raise rt.Fail(("no patient " + h.to_str(patient_id)), site=11)
+            raise rt.Fail(
+                ("no patient " + h.to_str(patient_id)), site=11
+            )  # clinic_scheduling.env:437
         self._hit(11)
         d = self.t_dentists.get(dentist_id)
         if d is None:
-            raise rt.Fail(("no dentist " + h.to_str(dentist_id)), site=12)
+            raise rt.Fail(
+                ("no dentist " + h.to_str(dentist_id)), site=12
+            )  # clinic_scheduling.env:438
         self._hit(12)
         t = self.t_treatments.get(treatment_code)
         if t is None:
-            raise rt.Fail(("no treatment " + h.to_str(treatment_code)), site=13)
+            raise rt.Fail(
+                ("no treatment " + h.to_str(treatment_code)), site=13
+            )  # clinic_scheduling.env:439
         self._hit(13)
         r = self.t_rooms.get(room_id)
         if r is None:
-            raise rt.Fail(("no room " + h.to_str(room_id)), site=14)
+            raise rt.Fail(("no room " + h.to_str(room_id)), site=14)  # clinic_scheduling.env:440
         self._hit(14)
         if not (start > self.s_now):
-            raise rt.Fail("appointments cannot be booked in the past", site=15)
+            raise rt.Fail(
+                "appointments cannot be booked in the past", site=15
+            )  # clinic_scheduling.env:441
         self._hit(15)
         if not (h.mod(self._fn_minute_of_day(t=start), C_SLOT_MINUTES) == 0):
             raise rt.Fail(
@@ -4184,10 +4206,12 @@ class ClinicSchedulingEnv(rt.Environment):
                     + h.to_str(self._fn_hhmm(minute=self._fn_minute_of_day(t=start)))
                 ),
                 site=16,
-            )
+            )  # clinic_scheduling.env:442
         self._hit(16)
         if not self._fn_qualified(dentist_id=dentist_id, speciality=t.speciality):
-            raise rt.Fail((h.to_str(d.name) + " is not qualified for " + h.to_str(t.name)), site=17)
+            raise rt.Fail(
+                (h.to_str(d.name) + " is not qualified for " + h.to_str(t.name)), site=17
+            )  # clinic_scheduling.env:444
         self._hit(17)
         end: datetime.datetime = start + h.minutes(t.duration_minutes)
         if not self._fn_within_hours(dentist_id=dentist_id, start=start, end=end):
@@ -4203,10 +4227,12 @@ class ClinicSchedulingEnv(rt.Environment):
                     + ")"
                 ),
                 site=18,
-            )
+            )  # clinic_scheduling.env:446
         self._hit(18)
         if not self._fn_dentist_free(dentist_id=dentist_id, start=start, end=end, except_id=""):
-            raise rt.Fail((h.to_str(d.name) + " already has an appointment then"), site=19)
+            raise rt.Fail(
+                (h.to_str(d.name) + " already has an appointment then"), site=19
+            )  # clinic_scheduling.env:448
         self._hit(19)
         if not self._fn_room_suits(r=r, t=t):
             raise rt.Fail(
@@ -4217,10 +4243,12 @@ class ClinicSchedulingEnv(rt.Environment):
                     + " has none"
                 ),
                 site=20,
-            )
+            )  # clinic_scheduling.env:450
         self._hit(20)
         if not self._fn_room_free(room_id=room_id, start=start, end=end, except_id=""):
-            raise rt.Fail((h.to_str(r.name) + " is taken then"), site=21)
+            raise rt.Fail(
+                (h.to_str(r.name) + " is taken then"), site=21
+            )  # clinic_scheduling.env:451
         self._hit(21)
         return self._insert(
             "appointments",
@@ -4238,13 +4266,19 @@ class ClinicSchedulingEnv(rt.Environment):
     def _impl_confirm_appointment(self, appointment_id: str) -> Appointment:
         a = self.t_appointments.get(appointment_id)
         if a is None:
-            raise rt.Fail(("no appointment " + h.to_str(appointment_id)), site=22)
+            raise rt.Fail(
+                ("no appointment " + h.to_str(appointment_id)), site=22
+            )  # clinic_scheduling.env:467
         self._hit(22)
         if not (a.status == AppointmentStatus.requested):
-            raise rt.Fail(("the appointment is " + h.to_str(a.status) + ", not requested"), site=23)
+            raise rt.Fail(
+                ("the appointment is " + h.to_str(a.status) + ", not requested"), site=23
+            )  # clinic_scheduling.env:468
         self._hit(23)
         if not (a.start > self.s_now):
-            raise rt.Fail("the appointment has already started", site=24)
+            raise rt.Fail(
+                "the appointment has already started", site=24
+            )  # clinic_scheduling.env:470
         self._hit(24)
         self._write_appointments_status(a, AppointmentStatus.confirmed)
         return a
@@ -4254,10 +4288,14 @@ class ClinicSchedulingEnv(rt.Environment):
     ) -> Appointment:
         a = self.t_appointments.get(appointment_id)
         if a is None:
-            raise rt.Fail(("no appointment " + h.to_str(appointment_id)), site=25)
+            raise rt.Fail(
+                ("no appointment " + h.to_str(appointment_id)), site=25
+            )  # clinic_scheduling.env:483
         self._hit(25)
         if not self._fn_is_upcoming(a=a):
-            raise rt.Fail(("a " + h.to_str(a.status) + " appointment cannot be moved"), site=26)
+            raise rt.Fail(
+                ("a " + h.to_str(a.status) + " appointment cannot be moved"), site=26
+            )  # clinic_scheduling.env:484
         self._hit(26)
         if not self._fn_can_be_changed_by_patient(a=a):
             raise rt.Fail(
@@ -4267,20 +4305,24 @@ class ClinicSchedulingEnv(rt.Environment):
                     + " hours before they start"
                 ),
                 site=27,
-            )
+            )  # clinic_scheduling.env:485
         self._hit(27)
         if not (new_start > self.s_now):
-            raise rt.Fail("appointments cannot be moved into the past", site=28)
+            raise rt.Fail(
+                "appointments cannot be moved into the past", site=28
+            )  # clinic_scheduling.env:487
         self._hit(28)
         if not (h.mod(self._fn_minute_of_day(t=new_start), C_SLOT_MINUTES) == 0):
-            raise rt.Fail("appointments start on the quarter hour", site=29)
+            raise rt.Fail(
+                "appointments start on the quarter hour", site=29
+            )  # clinic_scheduling.env:488
         self._hit(29)
         new_room: str = (
             h.unwrap(room_id) if (room_id is not None) else self.t_rooms.row(a.room).room_id
         )
         r = self.t_rooms.get(new_room)
         if r is None:
-            raise rt.Fail(("no room " + h.to_str(new_room)), site=30)
+            raise rt.Fail(("no room " + h.to_str(new_room)), site=30)  # clinic_scheduling.env:491
         self._hit(30)
         end: datetime.datetime = new_start + h.minutes(
             self.t_treatments.row(a.treatment).duration_minutes
@@ -4288,7 +4330,7 @@ class ClinicSchedulingEnv(rt.Environment):
         if not self._fn_within_hours(dentist_id=a.dentist, start=new_start, end=end):
             raise rt.Fail(
                 (h.to_str(self.t_dentists.row(a.dentist).name) + " does not work then"), site=31
-            )
+            )  # clinic_scheduling.env:493
         self._hit(31)
         if not self._fn_dentist_free(
             dentist_id=a.dentist, start=new_start, end=end, except_id=appointment_id
@@ -4299,12 +4341,14 @@ class ClinicSchedulingEnv(rt.Environment):
                     + " already has an appointment then"
                 ),
                 site=32,
-            )
+            )  # clinic_scheduling.env:494
         self._hit(32)
         if not self._fn_room_free(
             room_id=new_room, start=new_start, end=end, except_id=appointment_id
         ):
-            raise rt.Fail((h.to_str(r.name) + " is taken then"), site=33)
+            raise rt.Fail(
+                (h.to_str(r.name) + " is taken then"), site=33
+            )  # clinic_scheduling.env:496
         self._hit(33)
         self._write_appointments_start(a, new_start)
         self._write_appointments_end(a, end)
@@ -4316,13 +4360,17 @@ class ClinicSchedulingEnv(rt.Environment):
     ) -> Appointment:
         a = self.t_appointments.get(appointment_id)
         if a is None:
-            raise rt.Fail(("no appointment " + h.to_str(appointment_id)), site=34)
+            raise rt.Fail(
+                ("no appointment " + h.to_str(appointment_id)), site=34
+            )  # clinic_scheduling.env:510
         self._hit(34)
         if not self._fn_is_upcoming(a=a):
-            raise rt.Fail(("a " + h.to_str(a.status) + " appointment cannot be cancelled"), site=35)
+            raise rt.Fail(
+                ("a " + h.to_str(a.status) + " appointment cannot be cancelled"), site=35
+            )  # clinic_scheduling.env:511
         self._hit(35)
         if not (reason.strip() != ""):
-            raise rt.Fail("give a reason", site=36)
+            raise rt.Fail("give a reason", site=36)  # clinic_scheduling.env:512
         self._hit(36)
         if not (by_clinic or self._fn_can_be_changed_by_patient(a=a)):
             raise rt.Fail(
@@ -4332,7 +4380,7 @@ class ClinicSchedulingEnv(rt.Environment):
                     + " hours before they start"
                 ),
                 site=37,
-            )
+            )  # clinic_scheduling.env:513
         self._hit(37)
         self._write_appointments_status(a, AppointmentStatus.cancelled)
         self._write_appointments_cancelled_at(a, self.s_now)
@@ -4342,16 +4390,20 @@ class ClinicSchedulingEnv(rt.Environment):
     def _impl_check_in_patient(self, appointment_id: str) -> Appointment:
         a = self.t_appointments.get(appointment_id)
         if a is None:
-            raise rt.Fail(("no appointment " + h.to_str(appointment_id)), site=38)
+            raise rt.Fail(
+                ("no appointment " + h.to_str(appointment_id)), site=38
+            )  # clinic_scheduling.env:526
         self._hit(38)
         if not (a.status == AppointmentStatus.confirmed):
-            raise rt.Fail(("the appointment is " + h.to_str(a.status) + ", not confirmed"), site=39)
+            raise rt.Fail(
+                ("the appointment is " + h.to_str(a.status) + ", not confirmed"), site=39
+            )  # clinic_scheduling.env:527
         self._hit(39)
         if not (self.s_now >= (a.start - h.minutes(C_EARLY_CHECK_IN_MINUTES))):
-            raise rt.Fail("too early to check in", site=40)
+            raise rt.Fail("too early to check in", site=40)  # clinic_scheduling.env:529
         self._hit(40)
         if not (self.s_now < a.end):
-            raise rt.Fail("the appointment time is over", site=41)
+            raise rt.Fail("the appointment time is over", site=41)  # clinic_scheduling.env:530
         self._hit(41)
         self._write_appointments_status(a, AppointmentStatus.checked_in)
         return a
@@ -4359,15 +4411,17 @@ class ClinicSchedulingEnv(rt.Environment):
     def _impl_complete_appointment(self, appointment_id: str) -> Appointment:
         a = self.t_appointments.get(appointment_id)
         if a is None:
-            raise rt.Fail(("no appointment " + h.to_str(appointment_id)), site=42)
+            raise rt.Fail(
+                ("no appointment " + h.to_str(appointment_id)), site=42
+            )  # clinic_scheduling.env:538
         self._hit(42)
         if not (a.status == AppointmentStatus.checked_in):
             raise rt.Fail(
                 ("the appointment is " + h.to_str(a.status) + ", not checked in"), site=43
-            )
+            )  # clinic_scheduling.env:539
         self._hit(43)
         if not (self.s_now >= a.start):
-            raise rt.Fail("the treatment has not started yet", site=44)
+            raise rt.Fail("the treatment has not started yet", site=44)  # clinic_scheduling.env:541
         self._hit(44)
         self._write_appointments_status(a, AppointmentStatus.completed)
         _tmp1 = self.t_patients.row(a.patient)
@@ -4377,23 +4431,27 @@ class ClinicSchedulingEnv(rt.Environment):
     def _impl_mark_no_show(self, appointment_id: str) -> Appointment:
         a = self.t_appointments.get(appointment_id)
         if a is None:
-            raise rt.Fail(("no appointment " + h.to_str(appointment_id)), site=45)
+            raise rt.Fail(
+                ("no appointment " + h.to_str(appointment_id)), site=45
+            )  # clinic_scheduling.env:551
         self._hit(45)
         if not (a.status == AppointmentStatus.confirmed):
-            raise rt.Fail(("the appointment is " + h.to_str(a.status) + ", not confirmed"), site=46)
+            raise rt.Fail(
+                ("the appointment is " + h.to_str(a.status) + ", not confirmed"), site=46
+            )  # clinic_scheduling.env:552
         self._hit(46)
         if not (self.s_now >= (a.start + h.minutes(C_NO_SHOW_GRACE_MINUTES))):
             raise rt.Fail(
                 ("wait until " + h.to_str(C_NO_SHOW_GRACE_MINUTES) + " minutes after the start"),
                 site=47,
-            )
+            )  # clinic_scheduling.env:554
         self._hit(47)
         self._write_appointments_status(a, AppointmentStatus.no_show)
         return a
 
     def _impl_advance_clock(self, to: datetime.datetime) -> datetime.datetime:
         if not (to >= self.s_now):
-            raise rt.Fail("the clock cannot go back", site=48)
+            raise rt.Fail("the clock cannot go back", site=48)  # clinic_scheduling.env:562
         self._hit(48)
         self._set_scalar("now", to)
         return self.s_now
@@ -4402,7 +4460,9 @@ class ClinicSchedulingEnv(rt.Environment):
         self, dentist_id: str, day: Weekday, opens: str, closes: str
     ) -> WorkingHours:
         if not (dentist_id in self.t_dentists):
-            raise rt.Fail(("no dentist " + h.to_str(dentist_id)), site=49)
+            raise rt.Fail(
+                ("no dentist " + h.to_str(dentist_id)), site=49
+            )  # clinic_scheduling.env:577
         self._hit(49)
         from_minute: int = self._fn_parse_hhmm(s=opens)
         to_minute: int = self._fn_parse_hhmm(s=closes)
@@ -4416,7 +4476,7 @@ class ClinicSchedulingEnv(rt.Environment):
                     + ")"
                 ),
                 site=50,
-            )
+            )  # clinic_scheduling.env:580
         self._hit(50)
         outside: list[str] = [
             a.appointment_id
@@ -4444,7 +4504,7 @@ class ClinicSchedulingEnv(rt.Environment):
                     + "); move or cancel them first"
                 ),
                 site=51,
-            )
+            )  # clinic_scheduling.env:593
         self._hit(51)
         h_: WorkingHours | None = h.first(
             (
@@ -4468,13 +4528,19 @@ class ClinicSchedulingEnv(rt.Environment):
         self, dentist_id: str, speciality_code: str
     ) -> DentistSpeciality:
         if not (dentist_id in self.t_dentists):
-            raise rt.Fail(("no dentist " + h.to_str(dentist_id)), site=52)
+            raise rt.Fail(
+                ("no dentist " + h.to_str(dentist_id)), site=52
+            )  # clinic_scheduling.env:611
         self._hit(52)
         if not (speciality_code in self.t_specialities):
-            raise rt.Fail(("no speciality " + h.to_str(speciality_code)), site=53)
+            raise rt.Fail(
+                ("no speciality " + h.to_str(speciality_code)), site=53
+            )  # clinic_scheduling.env:612
         self._hit(53)
         if not (not self._fn_qualified(dentist_id=dentist_id, speciality=speciality_code)):
-            raise rt.Fail("the dentist already has this speciality", site=54)
+            raise rt.Fail(
+                "the dentist already has this speciality", site=54
+            )  # clinic_scheduling.env:613
         self._hit(54)
         return self._insert(
             "dentist_specialities",
@@ -4492,7 +4558,7 @@ class ClinicSchedulingEnv(rt.Environment):
         if l is None:
             raise rt.Fail(
                 (h.to_str(dentist_id) + " has no speciality " + h.to_str(speciality_code)), site=55
-            )
+            )  # clinic_scheduling.env:625
         self._hit(55)
         needed: list[str] = [
             a.appointment_id
@@ -4515,7 +4581,7 @@ class ClinicSchedulingEnv(rt.Environment):
                     + "); move or cancel them first"
                 ),
                 site=56,
-            )
+            )  # clinic_scheduling.env:636
         self._hit(56)
         self._delete("dentist_specialities", l.link_id)
         return h.to_str(speciality_code) + " removed from " + h.to_str(dentist_id)

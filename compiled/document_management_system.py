@@ -1943,7 +1943,7 @@ class DocumentManagementSystemEnv(rt.Environment):
             permissions = (
                 self.TOOLS["create_document"]
                 .params[3]
-                .spec.inner.from_json(given_permissions, "permissions")
+                .spec.from_json(given_permissions, "permissions")
             )  # document_management_system.env:356
         arguments: dict[str, Any] = {
             "title": title,
@@ -1952,7 +1952,7 @@ class DocumentManagementSystemEnv(rt.Environment):
             "permissions": (
                 None
                 if permissions is None
-                else self.TOOLS["create_document"].params[3].spec.inner.to_json(permissions)
+                else self.TOOLS["create_document"].params[3].spec.to_json(permissions)
             ),
         }
         journal: list[tuple[Any, ...]] = []
@@ -3018,16 +3018,18 @@ class DocumentManagementSystemEnv(rt.Environment):
     def _impl_get_document_by_id(self, document_id: str, user_id: str) -> Document:
         d = self.t_documents.get(document_id)
         if d is None:
-            raise rt.Fail("Document not found", site=0)
+            raise rt.Fail("Document not found", site=0)  # document_management_system.env:247
         self._hit(0)
         if not (d.status == DocumentStatus.active):
-            raise rt.Fail("Document is not active", site=1)
+            raise rt.Fail("Document is not active", site=1)  # document_management_system.env:248
         self._hit(1)
         if not (user_id in self.t_users):
-            raise rt.Fail("User not found", site=2)
+            raise rt.Fail("User not found", site=2)  # document_management_system.env:249
         self._hit(2)
         if not self._fn_has_permission(document_id=document_id, user_id=user_id, p=Permission.read):
-            raise rt.Fail("User does not have read permission on this document", site=3)
+            raise rt.Fail(
+                "User does not have read permission on this document", site=3
+            )  # document_management_system.env:250
         self._hit(3)
         return d
 
@@ -3041,13 +3043,13 @@ class DocumentManagementSystemEnv(rt.Environment):
     def _impl_check_document_status(self, document_id: str) -> StatusInfo:
         d = self.t_documents.get(document_id)
         if d is None:
-            raise rt.Fail("Document not found", site=4)
+            raise rt.Fail("Document not found", site=4)  # document_management_system.env:264
         self._hit(4)
         return StatusInfo(status=d.status)
 
     def _impl_get_document_permissions(self, document_id: str) -> list[UserPermissions]:
         if not (document_id in self.t_documents):
-            raise rt.Fail("Document does not exist", site=5)
+            raise rt.Fail("Document does not exist", site=5)  # document_management_system.env:271
         self._hit(5)
         return [
             UserPermissions(
@@ -3067,18 +3069,24 @@ class DocumentManagementSystemEnv(rt.Environment):
         self, user_id: str, document_id: str, permission: Permission
     ) -> bool:
         if not (user_id != ""):
-            raise rt.Fail("Invalid user_id: must be a non-empty string", site=6)
+            raise rt.Fail(
+                "Invalid user_id: must be a non-empty string", site=6
+            )  # document_management_system.env:296
         self._hit(6)
         if not (document_id != ""):
-            raise rt.Fail("Invalid document_id: must be a non-empty string", site=7)
+            raise rt.Fail(
+                "Invalid document_id: must be a non-empty string", site=7
+            )  # document_management_system.env:297
         self._hit(7)
         if not (document_id in self.t_documents):
             raise rt.Fail(
                 ("Document with ID '" + h.to_str(document_id) + "' does not exist"), site=8
-            )
+            )  # document_management_system.env:298
         self._hit(8)
         if not (user_id in self.t_users):
-            raise rt.Fail(("User with ID '" + h.to_str(user_id) + "' does not exist"), site=9)
+            raise rt.Fail(
+                ("User with ID '" + h.to_str(user_id) + "' does not exist"), site=9
+            )  # document_management_system.env:299
         self._hit(9)
         return self._fn_has_permission(document_id=document_id, user_id=user_id, p=permission)
 
@@ -3087,39 +3095,45 @@ class DocumentManagementSystemEnv(rt.Environment):
     ) -> list[DocumentVersion]:
         d = self.t_documents.get(document_id)
         if d is None:
-            raise rt.Fail("Document not found", site=10)
+            raise rt.Fail("Document not found", site=10)  # document_management_system.env:309
         self._hit(10)
         if not (d.status == DocumentStatus.active):
-            raise rt.Fail("Document is not active", site=11)
+            raise rt.Fail("Document is not active", site=11)  # document_management_system.env:310
         self._hit(11)
         if not self._fn_has_permission(document_id=document_id, user_id=user_id, p=Permission.read):
-            raise rt.Fail("User does not have read permission on this document", site=12)
+            raise rt.Fail(
+                "User does not have read permission on this document", site=12
+            )  # document_management_system.env:311
         self._hit(12)
         return self._fn_versions_of(document_id=document_id)
 
     def _impl_get_document_current_version(self, document_id: str) -> DocumentVersion:
         d = self.t_documents.get(document_id)
         if d is None:
-            raise rt.Fail("Document does not exist", site=13)
+            raise rt.Fail("Document does not exist", site=13)  # document_management_system.env:318
         self._hit(13)
         if not (d.status == DocumentStatus.active):
-            raise rt.Fail("Document is not active and cannot be retrieved", site=14)
+            raise rt.Fail(
+                "Document is not active and cannot be retrieved", site=14
+            )  # document_management_system.env:319
         self._hit(14)
         return h.at(self._fn_versions_of(document_id=document_id), (-1))
 
     def _impl_get_document_content(self, document_id: str, user_id: str) -> str:
         d = self.t_documents.get(document_id)
         if d is None:
-            raise rt.Fail("Document not found", site=15)
+            raise rt.Fail("Document not found", site=15)  # document_management_system.env:330
         self._hit(15)
         if not (d.status == DocumentStatus.active):
-            raise rt.Fail("Document is not active", site=16)
+            raise rt.Fail("Document is not active", site=16)  # document_management_system.env:331
         self._hit(16)
         if not (user_id in self.t_users):
-            raise rt.Fail("User not found", site=17)
+            raise rt.Fail("User not found", site=17)  # document_management_system.env:332
         self._hit(17)
         if not self._fn_has_permission(document_id=document_id, user_id=user_id, p=Permission.read):
-            raise rt.Fail("User does not have read permission on this document", site=18)
+            raise rt.Fail(
+                "User does not have read permission on this document", site=18
+            )  # document_management_system.env:333
         self._hit(18)
         return d.content
 
@@ -3135,10 +3149,14 @@ class DocumentManagementSystemEnv(rt.Environment):
         self, title: str, content: str, owner_id: str, permissions: list[Permission] | None
     ) -> Document:
         if not (title.strip() != "" and content != "" and owner_id != ""):
-            raise rt.Fail("Title, content, and owner_id are required", site=19)
+            raise rt.Fail(
+                "Title, content, and owner_id are required", site=19
+            )  # document_management_system.env:361
         self._hit(19)
         if not (owner_id in self.t_users):
-            raise rt.Fail(("Owner with ID '" + h.to_str(owner_id) + "' does not exist"), site=20)
+            raise rt.Fail(
+                ("Owner with ID '" + h.to_str(owner_id) + "' does not exist"), site=20
+            )  # document_management_system.env:363
         self._hit(20)
         perms: set[Permission] = {Permission.read, Permission.write}
         if permissions is not None:
@@ -3174,31 +3192,39 @@ class DocumentManagementSystemEnv(rt.Environment):
         self, document_id: str, user_id: str, title: str | None, content: str | None
     ) -> Document:
         if not (document_id != "" and user_id != ""):
-            raise rt.Fail("Document ID and User ID are required", site=21)
+            raise rt.Fail(
+                "Document ID and User ID are required", site=21
+            )  # document_management_system.env:401
         self._hit(21)
         d = self.t_documents.get(document_id)
         if d is None:
-            raise rt.Fail("Document does not exist", site=22)
+            raise rt.Fail("Document does not exist", site=22)  # document_management_system.env:402
         self._hit(22)
         if not (d.status == DocumentStatus.active):
-            raise rt.Fail("Document is not active and cannot be updated", site=23)
+            raise rt.Fail(
+                "Document is not active and cannot be updated", site=23
+            )  # document_management_system.env:403
         self._hit(23)
         if not (user_id in self.t_users):
-            raise rt.Fail("User does not exist", site=24)
+            raise rt.Fail("User does not exist", site=24)  # document_management_system.env:404
         self._hit(24)
         if not self._fn_has_permission(
             document_id=document_id, user_id=user_id, p=Permission.write
         ):
-            raise rt.Fail("User does not have write permission on this document", site=25)
+            raise rt.Fail(
+                "User does not have write permission on this document", site=25
+            )  # document_management_system.env:405
         self._hit(25)
         if not (title is not None or content is not None):
             raise rt.Fail(
                 "No updates provided; at least one of title or content must be specified", site=26
-            )
+            )  # document_management_system.env:407
         self._hit(26)
         if title is not None:
             if not (h.unwrap(title).strip() != ""):
-                raise rt.Fail("The title cannot be blank", site=27)
+                raise rt.Fail(
+                    "The title cannot be blank", site=27
+                )  # document_management_system.env:410
             self._hit(27)
             self._write_documents_title(d, h.unwrap(title))
         if content is not None:
@@ -3209,10 +3235,10 @@ class DocumentManagementSystemEnv(rt.Environment):
     def _impl_delete_document(self, document_id: str, user_id: str) -> Document:
         d = self.t_documents.get(document_id)
         if d is None:
-            raise rt.Fail("Document not found", site=28)
+            raise rt.Fail("Document not found", site=28)  # document_management_system.env:426
         self._hit(28)
         if not (user_id in self.t_users):
-            raise rt.Fail("User not found", site=29)
+            raise rt.Fail("User not found", site=29)  # document_management_system.env:427
         self._hit(29)
         if d.status == DocumentStatus.deleted:
             return d
@@ -3220,7 +3246,9 @@ class DocumentManagementSystemEnv(rt.Environment):
             self._fn_has_permission(document_id=document_id, user_id=user_id, p=Permission.delete)
             or self._fn_has_permission(document_id=document_id, user_id=user_id, p=Permission.write)
         ):
-            raise rt.Fail("User does not have permission to delete this document", site=30)
+            raise rt.Fail(
+                "User does not have permission to delete this document", site=30
+            )  # document_management_system.env:431
         self._hit(30)
         self._write_documents_status(d, DocumentStatus.deleted)
         return d
@@ -3228,10 +3256,12 @@ class DocumentManagementSystemEnv(rt.Environment):
     def _impl_restore_document(self, document_id: str) -> Document:
         d = self.t_documents.get(document_id)
         if d is None:
-            raise rt.Fail("Document does not exist", site=31)
+            raise rt.Fail("Document does not exist", site=31)  # document_management_system.env:443
         self._hit(31)
         if not (d.status != DocumentStatus.draft):
-            raise rt.Fail("A draft is not restored; publish it instead", site=32)
+            raise rt.Fail(
+                "A draft is not restored; publish it instead", site=32
+            )  # document_management_system.env:448
         self._hit(32)
         self._write_documents_status(d, DocumentStatus.active)
         return d
@@ -3240,10 +3270,10 @@ class DocumentManagementSystemEnv(rt.Environment):
         self, document_id: str, user_id: str, permissions: list[Permission]
     ) -> AccessControlEntry:
         if not (document_id in self.t_documents):
-            raise rt.Fail("Document does not exist", site=33)
+            raise rt.Fail("Document does not exist", site=33)  # document_management_system.env:460
         self._hit(33)
         if not (user_id in self.t_users):
-            raise rt.Fail("User does not exist", site=34)
+            raise rt.Fail("User does not exist", site=34)  # document_management_system.env:461
         self._hit(34)
         e: AccessControlEntry | None = self._fn_entry_of(document_id=document_id, user_id=user_id)
         if e is not None:
@@ -3261,10 +3291,12 @@ class DocumentManagementSystemEnv(rt.Environment):
         if not (document_id in self.t_documents):
             raise rt.Fail(
                 ("Document with ID '" + h.to_str(document_id) + "' does not exist."), site=35
-            )
+            )  # document_management_system.env:478
         self._hit(35)
         if not (user_id in self.t_users):
-            raise rt.Fail(("User with ID '" + h.to_str(user_id) + "' does not exist."), site=36)
+            raise rt.Fail(
+                ("User with ID '" + h.to_str(user_id) + "' does not exist."), site=36
+            )  # document_management_system.env:479
         self._hit(36)
         e: AccessControlEntry | None = self._fn_entry_of(document_id=document_id, user_id=user_id)
         if e is not None:
@@ -3280,10 +3312,12 @@ class DocumentManagementSystemEnv(rt.Environment):
     def _impl_archive_document(self, document_id: str) -> Document:
         d = self.t_documents.get(document_id)
         if d is None:
-            raise rt.Fail("Document not found", site=37)
+            raise rt.Fail("Document not found", site=37)  # document_management_system.env:490
         self._hit(37)
         if not (d.status != DocumentStatus.deleted):
-            raise rt.Fail("A deleted document cannot be archived; restore it first", site=38)
+            raise rt.Fail(
+                "A deleted document cannot be archived; restore it first", site=38
+            )  # document_management_system.env:493
         self._hit(38)
         self._write_documents_status(d, DocumentStatus.archived)
         return d
@@ -3293,27 +3327,31 @@ class DocumentManagementSystemEnv(rt.Environment):
     ) -> DocumentVersion:
         d = self.t_documents.get(document_id)
         if d is None:
-            raise rt.Fail("Document not found", site=39)
+            raise rt.Fail("Document not found", site=39)  # document_management_system.env:507
         self._hit(39)
         if not (d.status == DocumentStatus.active):
-            raise rt.Fail("Cannot revert: document is not active", site=40)
+            raise rt.Fail(
+                "Cannot revert: document is not active", site=40
+            )  # document_management_system.env:508
         self._hit(40)
         if not (user_id in self.t_users):
-            raise rt.Fail("User not found", site=41)
+            raise rt.Fail("User not found", site=41)  # document_management_system.env:509
         self._hit(41)
         if not self._fn_has_permission(
             document_id=document_id, user_id=user_id, p=Permission.write
         ):
             raise rt.Fail(
                 "Permission denied: user does not have write access to the document", site=42
-            )
+            )  # document_management_system.env:510
         self._hit(42)
         old = self.t_versions.get(version_id)
         if old is None:
-            raise rt.Fail("Version not found", site=43)
+            raise rt.Fail("Version not found", site=43)  # document_management_system.env:512
         self._hit(43)
         if not (old.document_id == document_id):
-            raise rt.Fail("Version does not belong to the specified document", site=44)
+            raise rt.Fail(
+                "Version does not belong to the specified document", site=44
+            )  # document_management_system.env:513
         self._hit(44)
         self._write_documents_content(d, old.content_snapshot)
         self._impl_snapshot(d=d, user_id=user_id)
@@ -3322,10 +3360,12 @@ class DocumentManagementSystemEnv(rt.Environment):
     def _impl_publish_document(self, document_id: str) -> Document:
         d = self.t_documents.get(document_id)
         if d is None:
-            raise rt.Fail("Document not found", site=45)
+            raise rt.Fail("Document not found", site=45)  # document_management_system.env:522
         self._hit(45)
         if not (d.status != DocumentStatus.deleted):
-            raise rt.Fail("A deleted document cannot be published; use restore_document", site=46)
+            raise rt.Fail(
+                "A deleted document cannot be published; use restore_document", site=46
+            )  # document_management_system.env:526
         self._hit(46)
         self._write_documents_status(d, DocumentStatus.active)
         return d

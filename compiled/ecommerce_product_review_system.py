@@ -2552,11 +2552,13 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
 
     def _impl_get_product_by_id(self, product_id: str) -> Product:
         if not (product_id != ""):
-            raise rt.Fail("Product ID is required", site=0)
+            raise rt.Fail(
+                "Product ID is required", site=0
+            )  # ecommerce_product_review_system.env:143
         self._hit(0)
         p = self.t_products.get(product_id)
         if p is None:
-            raise rt.Fail("Product not found", site=1)
+            raise rt.Fail("Product not found", site=1)  # ecommerce_product_review_system.env:144
         self._hit(1)
         return p
 
@@ -2568,7 +2570,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
 
     def _impl_get_reviews_by_product_id(self, product_id: str) -> list[Review]:
         if not (product_id in self.t_products):
-            raise rt.Fail("Product not found", site=2)
+            raise rt.Fail("Product not found", site=2)  # ecommerce_product_review_system.env:162
         self._hit(2)
         return self._fn_reviews_of(product_id=product_id)
 
@@ -2577,34 +2579,36 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
             p.product_id for p in self._it(self.t_products.rows()) if (p.name == product_name)
         ]
         if not (len(ids) > 0):
-            raise rt.Fail("Product not found", site=3)
+            raise rt.Fail("Product not found", site=3)  # ecommerce_product_review_system.env:170
         self._hit(3)
         return [r for r in self._it(self.t_reviews.rows()) if (r.product_id in ids)]
 
     def _impl_get_review_by_id(self, review_id: str) -> Review:
         if not (review_id != ""):
-            raise rt.Fail("Review ID cannot be empty", site=4)
+            raise rt.Fail(
+                "Review ID cannot be empty", site=4
+            )  # ecommerce_product_review_system.env:176
         self._hit(4)
         r = self.t_reviews.get(review_id)
         if r is None:
-            raise rt.Fail("Review not found", site=5)
+            raise rt.Fail("Review not found", site=5)  # ecommerce_product_review_system.env:177
         self._hit(5)
         return r
 
     def _impl_get_user_by_id(self, user_id: str) -> User:
         u = self.t_users.get(user_id)
         if u is None:
-            raise rt.Fail("User not found", site=6)
+            raise rt.Fail("User not found", site=6)  # ecommerce_product_review_system.env:183
         self._hit(6)
         return u
 
     def _impl_check_user_purchase_history(self, user_id: str, product_id: str) -> bool:
         u = self.t_users.get(user_id)
         if u is None:
-            raise rt.Fail("User not found", site=7)
+            raise rt.Fail("User not found", site=7)  # ecommerce_product_review_system.env:190
         self._hit(7)
         if not (product_id in self.t_products):
-            raise rt.Fail("Product not found", site=8)
+            raise rt.Fail("Product not found", site=8)  # ecommerce_product_review_system.env:191
         self._hit(8)
         return product_id in u.purchase_history
 
@@ -2612,12 +2616,16 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
         self, product_id: str | None, product_name: str | None
     ) -> AverageRating:
         if not (product_id is not None or product_name is not None):
-            raise rt.Fail("Either product_id or product_name must be provided.", site=9)
+            raise rt.Fail(
+                "Either product_id or product_name must be provided.", site=9
+            )  # ecommerce_product_review_system.env:202
         self._hit(9)
         target: str = ""
         if product_id is not None:
             if not (h.unwrap(product_id) in self.t_products):
-                raise rt.Fail("Product not found.", site=10)
+                raise rt.Fail(
+                    "Product not found.", site=10
+                )  # ecommerce_product_review_system.env:206
             self._hit(10)
             target = h.unwrap(product_id)
         else:
@@ -2627,7 +2635,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
             if not (len(matches) > 0):
                 raise rt.Fail(
                     ("No product found with name '" + h.to_str(product_name) + "'."), site=11
-                )
+                )  # ecommerce_product_review_system.env:210
             self._hit(11)
             if not (len(matches) == 1):
                 raise rt.Fail(
@@ -2637,7 +2645,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
                         + "'. Please use product_id to disambiguate."
                     ),
                     site=12,
-                )
+                )  # ecommerce_product_review_system.env:211
             self._hit(12)
             target = h.at(matches, 0).product_id
         rs: list[Review] = self._fn_reviews_of(product_id=target)
@@ -2654,20 +2662,28 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
         self, user_id: str, product_id: str, rating: int, comment: str
     ) -> Review:
         if not (product_id in self.t_products):
-            raise rt.Fail("Product does not exist", site=13)
+            raise rt.Fail(
+                "Product does not exist", site=13
+            )  # ecommerce_product_review_system.env:239
         self._hit(13)
         u = self.t_users.get(user_id)
         if u is None:
-            raise rt.Fail("User does not exist", site=14)
+            raise rt.Fail("User does not exist", site=14)  # ecommerce_product_review_system.env:240
         self._hit(14)
         if not (u.account_status == AccountStatus.active):
-            raise rt.Fail("User account is not active", site=15)
+            raise rt.Fail(
+                "User account is not active", site=15
+            )  # ecommerce_product_review_system.env:245
         self._hit(15)
         if not (product_id in u.purchase_history):
-            raise rt.Fail("User has not purchased this product", site=16)
+            raise rt.Fail(
+                "User has not purchased this product", site=16
+            )  # ecommerce_product_review_system.env:246
         self._hit(16)
         if not (1 <= rating <= 5):
-            raise rt.Fail("Rating must be an integer between 1 and 5", site=17)
+            raise rt.Fail(
+                "Rating must be an integer between 1 and 5", site=17
+            )  # ecommerce_product_review_system.env:247
         self._hit(17)
         return self._insert(
             "reviews",
@@ -2685,21 +2701,27 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
     ) -> Review:
         r = self.t_reviews.get(review_id)
         if r is None:
-            raise rt.Fail("Review not found", site=18)
+            raise rt.Fail("Review not found", site=18)  # ecommerce_product_review_system.env:261
         self._hit(18)
         u = self.t_users.get(user_id)
         if u is None:
-            raise rt.Fail("User not authorized to edit this review", site=19)
+            raise rt.Fail(
+                "User not authorized to edit this review", site=19
+            )  # ecommerce_product_review_system.env:266
         self._hit(19)
         if not self._fn_can_moderate(u=u, r=r):
-            raise rt.Fail("User not authorized to edit this review", site=20)
+            raise rt.Fail(
+                "User not authorized to edit this review", site=20
+            )  # ecommerce_product_review_system.env:267
         self._hit(20)
         if not (new_comment is not None or new_rating is not None):
-            raise rt.Fail("No changes provided", site=21)
+            raise rt.Fail("No changes provided", site=21)  # ecommerce_product_review_system.env:268
         self._hit(21)
         if new_rating is not None:
             if not (1 <= h.unwrap(new_rating) <= 5):
-                raise rt.Fail("Rating must be between 1 and 5", site=22)
+                raise rt.Fail(
+                    "Rating must be between 1 and 5", site=22
+                )  # ecommerce_product_review_system.env:270
             self._hit(22)
             self._write_reviews_rating(r, h.unwrap(new_rating))
         if new_comment is not None:
@@ -2709,18 +2731,18 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
     def _impl_delete_review(self, review_id: str, requester_user_id: str) -> str:
         r = self.t_reviews.get(review_id)
         if r is None:
-            raise rt.Fail("Review not found", site=23)
+            raise rt.Fail("Review not found", site=23)  # ecommerce_product_review_system.env:284
         self._hit(23)
         u = self.t_users.get(requester_user_id)
         if u is None:
             raise rt.Fail(
                 "Permission denied: Only the review owner can delete this review", site=24
-            )
+            )  # ecommerce_product_review_system.env:285
         self._hit(24)
         if not self._fn_can_moderate(u=u, r=r):
             raise rt.Fail(
                 "Permission denied: Only the review owner can delete this review", site=25
-            )
+            )  # ecommerce_product_review_system.env:289
         self._hit(25)
         self._delete("reviews", review_id)
         return "Review deleted successfully"
@@ -2728,24 +2750,32 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
     def _impl_increment_helpful_vote(self, review_id: str) -> Review:
         r = self.t_reviews.get(review_id)
         if r is None:
-            raise rt.Fail("Review not found", site=26)
+            raise rt.Fail("Review not found", site=26)  # ecommerce_product_review_system.env:297
         self._hit(26)
         self._write_reviews_helpful_votes(r, r.helpful_votes + 1)
         return r
 
     def _impl_bulk_delete_reviews_by_product(self, product_id: str, admin_user_id: str) -> str:
         if not (product_id in self.t_products):
-            raise rt.Fail("Product does not exist", site=27)
+            raise rt.Fail(
+                "Product does not exist", site=27
+            )  # ecommerce_product_review_system.env:308
         self._hit(27)
         admin = self.t_users.get(admin_user_id)
         if admin is None:
-            raise rt.Fail("Admin user does not exist", site=28)
+            raise rt.Fail(
+                "Admin user does not exist", site=28
+            )  # ecommerce_product_review_system.env:309
         self._hit(28)
         if not (admin.account_status == AccountStatus.active):
-            raise rt.Fail("Admin user is not active", site=29)
+            raise rt.Fail(
+                "Admin user is not active", site=29
+            )  # ecommerce_product_review_system.env:312
         self._hit(29)
         if not admin.is_admin:
-            raise rt.Fail("Only admin users may bulk-delete reviews", site=30)
+            raise rt.Fail(
+                "Only admin users may bulk-delete reviews", site=30
+            )  # ecommerce_product_review_system.env:313
         self._hit(30)
         doomed: list[str] = [
             r.review_id for r in self._it(self.t_reviews.rows()) if (r.product_id == product_id)
@@ -2763,12 +2793,14 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
     def _impl_update_product_info(self, product_id: str, updates: dict[str, str]) -> Product:
         p = self.t_products.get(product_id)
         if p is None:
-            raise rt.Fail("Product not found", site=31)
+            raise rt.Fail("Product not found", site=31)  # ecommerce_product_review_system.env:327
         self._hit(31)
         for k in self._it(list(["name", "brand", "category"])):
             if k in updates:
                 if not (h.lookup(updates, k).strip() != ""):
-                    raise rt.Fail(("The product " + h.to_str(k) + " cannot be empty"), site=32)
+                    raise rt.Fail(
+                        ("The product " + h.to_str(k) + " cannot be empty"), site=32
+                    )  # ecommerce_product_review_system.env:330
                 self._hit(32)
         if "name" in updates:
             self._write_products_name(p, h.lookup(updates, "name"))
@@ -2789,10 +2821,14 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
             and brand.strip() != ""
             and category.strip() != ""
         ):
-            raise rt.Fail("Missing required fields: product_id, name, brand, or category", site=33)
+            raise rt.Fail(
+                "Missing required fields: product_id, name, brand, or category", site=33
+            )  # ecommerce_product_review_system.env:357
         self._hit(33)
         if not (product_id not in self.t_products):
-            raise rt.Fail("Product with this product_id already exists", site=34)
+            raise rt.Fail(
+                "Product with this product_id already exists", site=34
+            )  # ecommerce_product_review_system.env:361
         self._hit(34)
         return self._insert(
             "products",

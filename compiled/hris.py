@@ -3275,36 +3275,36 @@ class HRISEnv(rt.Environment):
 
     def _impl_get_employee_by_id(self, employee_id: str) -> Employee:
         if not (employee_id != ""):
-            raise rt.Fail("Employee ID cannot be empty", site=0)
+            raise rt.Fail("Employee ID cannot be empty", site=0)  # hris.env:194
         self._hit(0)
         e = self.t_employees.get(employee_id)
         if e is None:
-            raise rt.Fail("Employee not found", site=1)
+            raise rt.Fail("Employee not found", site=1)  # hris.env:195
         self._hit(1)
         return e
 
     def _impl_get_employee_by_work_email(self, work_email: str) -> Employee:
         e = h.first((x for x in self._it(self.t_employees.rows()) if (x.work_email == work_email)))
         if e is None:
-            raise rt.Fail("Employee with this work email not found", site=2)
+            raise rt.Fail("Employee with this work email not found", site=2)  # hris.env:201
         self._hit(2)
         return e
 
     def _impl_list_employees_by_department(self, department_id: str) -> list[Employee]:
         if not (department_id in self.t_departments):
-            raise rt.Fail("Department not found", site=3)
+            raise rt.Fail("Department not found", site=3)  # hris.env:208
         self._hit(3)
         return [e for e in self._it(self.t_employees.rows()) if (e.department == department_id)]
 
     def _impl_list_employees_by_job_title(self, job_title: str) -> list[Employee]:
         if not (job_title in self.t_job_positions):
-            raise rt.Fail("Job title not found", site=4)
+            raise rt.Fail("Job title not found", site=4)  # hris.env:216
         self._hit(4)
         return [e for e in self._it(self.t_employees.rows()) if (e.job_title == job_title)]
 
     def _impl_list_employees_by_employment_status(self, employment_status: str) -> list[Employee]:
         if not (employment_status in self.t_employment_statuses):
-            raise rt.Fail("Invalid employment status type", site=5)
+            raise rt.Fail("Invalid employment status type", site=5)  # hris.env:225
         self._hit(5)
         return [
             e
@@ -3315,13 +3315,13 @@ class HRISEnv(rt.Environment):
     def _impl_get_department_by_id(self, department_id: str) -> Department:
         d = self.t_departments.get(department_id)
         if d is None:
-            raise rt.Fail("Department not found", site=6)
+            raise rt.Fail("Department not found", site=6)  # hris.env:231
         self._hit(6)
         return d
 
     def _impl_get_department_by_name(self, department_name: str) -> Department:
         if not (department_name != ""):
-            raise rt.Fail("Department name cannot be empty", site=7)
+            raise rt.Fail("Department name cannot be empty", site=7)  # hris.env:241
         self._hit(7)
         d = h.first(
             (
@@ -3331,38 +3331,42 @@ class HRISEnv(rt.Environment):
             )
         )
         if d is None:
-            raise rt.Fail("Department with the given name not found", site=8)
+            raise rt.Fail("Department with the given name not found", site=8)  # hris.env:242
         self._hit(8)
         return d
 
     def _impl_get_job_position_by_title(self, job_title: str) -> JobPosition:
         j = self.t_job_positions.get(job_title)
         if j is None:
-            raise rt.Fail("Job title not found", site=9)
+            raise rt.Fail("Job title not found", site=9)  # hris.env:249
         self._hit(9)
         return j
 
     def _impl_get_employment_status_info(self, status_type: str) -> EmploymentStatus:
         if not (status_type != ""):
-            raise rt.Fail("Status type cannot be empty", site=10)
+            raise rt.Fail("Status type cannot be empty", site=10)  # hris.env:259
         self._hit(10)
         s = self.t_employment_statuses.get(status_type)
         if s is None:
-            raise rt.Fail("Employment status type not found", site=11)
+            raise rt.Fail("Employment status type not found", site=11)  # hris.env:260
         self._hit(11)
         return s
 
     def _impl_check_employee_eligibility_for_action(self, employee_id: str) -> Eligibility:
         e = self.t_employees.get(employee_id)
         if e is None:
-            raise rt.Fail(("Employee with ID '" + h.to_str(employee_id) + "' not found"), site=12)
+            raise rt.Fail(
+                ("Employee with ID '" + h.to_str(employee_id) + "' not found"), site=12
+            )  # hris.env:269
         self._hit(12)
         return Eligibility(eligible=self._fn_is_eligible(e=e))
 
     def _impl_validate_salary_against_job(self, job_title: str, salary: float) -> SalaryValidity:
         j = self.t_job_positions.get(job_title)
         if j is None:
-            raise rt.Fail(("Job title '" + h.to_str(job_title) + "' does not exist"), site=13)
+            raise rt.Fail(
+                ("Job title '" + h.to_str(job_title) + "' does not exist"), site=13
+            )  # hris.env:278
         self._hit(13)
         return SalaryValidity(is_valid=self._fn_in_range(j=j, salary=salary))
 
@@ -3375,17 +3379,17 @@ class HRISEnv(rt.Environment):
     def _impl_add_employee(self, employee_data: EmployeeData) -> Employee:
         d: EmployeeData = employee_data
         if not (d.employee_id != ""):
-            raise rt.Fail("Employee ID is required", site=14)
+            raise rt.Fail("Employee ID is required", site=14)  # hris.env:303
         self._hit(14)
         if not (d.employee_id not in self.t_employees):
             raise rt.Fail(
                 ("Employee with ID " + h.to_str(d.employee_id) + " already exists."), site=15
-            )
+            )  # hris.env:304
         self._hit(15)
         if not (d.employment_status in self.t_employment_statuses):
             raise rt.Fail(
                 ("Invalid employment status: " + h.to_str(d.employment_status) + "."), site=16
-            )
+            )  # hris.env:305
         self._hit(16)
         dept_id: str = d.department
         if d.department not in self.t_departments:
@@ -3399,14 +3403,14 @@ class HRISEnv(rt.Environment):
             if byname is None:
                 raise rt.Fail(
                     ("Department '" + h.to_str(d.department) + "' does not exist."), site=17
-                )
+                )  # hris.env:310
             self._hit(17)
             dept_id = byname.department_id
         j = self.t_job_positions.get(d.job_title)
         if j is None:
             raise rt.Fail(
                 ("Job title '" + h.to_str(d.job_title) + "' is not defined in the system."), site=18
-            )
+            )  # hris.env:314
         self._hit(18)
         if not self._fn_in_range(j=j, salary=d.salary):
             raise rt.Fail(
@@ -3422,25 +3426,27 @@ class HRISEnv(rt.Environment):
                     + "]."
                 ),
                 site=19,
-            )
+            )  # hris.env:316
         self._hit(19)
         if not (d.hire_date <= self.s_today):
-            raise rt.Fail("Hire date cannot be in the future.", site=20)
+            raise rt.Fail("Hire date cannot be in the future.", site=20)  # hris.env:318
         self._hit(20)
         if not (d.date_of_birth <= self.s_today):
-            raise rt.Fail("Date of birth cannot be in the future.", site=21)
+            raise rt.Fail("Date of birth cannot be in the future.", site=21)  # hris.env:319
         self._hit(21)
         if not ("@" in d.work_email):
-            raise rt.Fail("Invalid email format.", site=22)
+            raise rt.Fail("Invalid email format.", site=22)  # hris.env:320
         self._hit(22)
         if not all(((x_.work_email != d.work_email) for x_ in self._it(self.t_employees.rows()))):
-            raise rt.Fail(("Work email " + h.to_str(d.work_email) + " is already in use."), site=23)
+            raise rt.Fail(
+                ("Work email " + h.to_str(d.work_email) + " is already in use."), site=23
+            )  # hris.env:321
         self._hit(23)
         if d.manager_id is not None:
             if not (h.unwrap(d.manager_id) in self.t_employees):
                 raise rt.Fail(
                     ("Manager '" + h.to_str(h.unwrap(d.manager_id)) + "' does not exist."), site=24
-                )
+                )  # hris.env:324
             self._hit(24)
         return self._insert(
             "employees",
@@ -3465,7 +3471,9 @@ class HRISEnv(rt.Environment):
     def _impl_update_employee_info(self, employee_id: str, updates: dict[str, str]) -> Employee:
         e = self.t_employees.get(employee_id)
         if e is None:
-            raise rt.Fail(("Employee with ID " + h.to_str(employee_id) + " not found."), site=25)
+            raise rt.Fail(
+                ("Employee with ID " + h.to_str(employee_id) + " not found."), site=25
+            )  # hris.env:354
         self._hit(25)
         allowed: set[str] = {
             "first_name",
@@ -3485,11 +3493,11 @@ class HRISEnv(rt.Environment):
                         + "'. Only non-status personal details can be updated."
                     ),
                     site=26,
-                )
+                )  # hris.env:365
             self._hit(26)
         if "work_email" in updates:
             if not ("@" in h.lookup(updates, "work_email")):
-                raise rt.Fail("Invalid email format.", site=27)
+                raise rt.Fail("Invalid email format.", site=27)  # hris.env:369
             self._hit(27)
             if not all(
                 (
@@ -3507,13 +3515,13 @@ class HRISEnv(rt.Environment):
                         + " is already in use."
                     ),
                     site=28,
-                )
+                )  # hris.env:370
             self._hit(28)
             self._write_employees_work_email(e, h.lookup(updates, "work_email"))
         if "date_of_birth" in updates:
             dob: datetime.date = h.date(h.lookup(updates, "date_of_birth"))
             if not (dob <= self.s_today):
-                raise rt.Fail("Date of birth cannot be in the future.", site=29)
+                raise rt.Fail("Date of birth cannot be in the future.", site=29)  # hris.env:379
             self._hit(29)
             self._write_employees_date_of_birth(e, dob)
         if "first_name" in updates:
@@ -3531,11 +3539,15 @@ class HRISEnv(rt.Environment):
     def _impl_update_employee_job_title(self, employee_id: str, new_job_title: str) -> Employee:
         e = self.t_employees.get(employee_id)
         if e is None:
-            raise rt.Fail(("Employee with ID " + h.to_str(employee_id) + " not found."), site=30)
+            raise rt.Fail(
+                ("Employee with ID " + h.to_str(employee_id) + " not found."), site=30
+            )  # hris.env:408
         self._hit(30)
         j = self.t_job_positions.get(new_job_title)
         if j is None:
-            raise rt.Fail(("Job title '" + h.to_str(new_job_title) + "' not found."), site=31)
+            raise rt.Fail(
+                ("Job title '" + h.to_str(new_job_title) + "' not found."), site=31
+            )  # hris.env:409
         self._hit(31)
         if not self._fn_is_eligible(e=e):
             raise rt.Fail(
@@ -3547,7 +3559,7 @@ class HRISEnv(rt.Environment):
                     + "') and is not eligible for a job change."
                 ),
                 site=32,
-            )
+            )  # hris.env:410
         self._hit(32)
         if not (e.department == j.department_id):
             raise rt.Fail(
@@ -3561,7 +3573,7 @@ class HRISEnv(rt.Environment):
                     + "'."
                 ),
                 site=33,
-            )
+            )  # hris.env:412
         self._hit(33)
         if not self._fn_in_range(j=j, salary=e.salary):
             raise rt.Fail(
@@ -3577,7 +3589,7 @@ class HRISEnv(rt.Environment):
                     + "'."
                 ),
                 site=34,
-            )
+            )  # hris.env:414
         self._hit(34)
         self._write_employees_job_title(e, new_job_title)
         return e
@@ -3586,14 +3598,14 @@ class HRISEnv(rt.Environment):
         self, employee_id: str, new_department_id: str
     ) -> Employee:
         if not (employee_id != "" and new_department_id != ""):
-            raise rt.Fail("Employee ID and department ID cannot be empty", site=35)
+            raise rt.Fail("Employee ID and department ID cannot be empty", site=35)  # hris.env:427
         self._hit(35)
         e = self.t_employees.get(employee_id)
         if e is None:
-            raise rt.Fail("Employee not found", site=36)
+            raise rt.Fail("Employee not found", site=36)  # hris.env:429
         self._hit(36)
         if not (new_department_id in self.t_departments):
-            raise rt.Fail("Target department does not exist", site=37)
+            raise rt.Fail("Target department does not exist", site=37)  # hris.env:430
         self._hit(37)
         self._write_employees_department(e, new_department_id)
         return e
@@ -3603,10 +3615,10 @@ class HRISEnv(rt.Environment):
         if e is None:
             raise rt.Fail(
                 ("Employee with ID '" + h.to_str(employee_id) + "' does not exist."), site=38
-            )
+            )  # hris.env:441
         self._hit(38)
         if not (new_salary >= 0.0):
-            raise rt.Fail("Salary cannot be negative.", site=39)
+            raise rt.Fail("Salary cannot be negative.", site=39)  # hris.env:445
         self._hit(39)
         j: JobPosition = self.t_job_positions.row(e.job_title)
         if not self._fn_in_range(j=j, salary=new_salary):
@@ -3623,7 +3635,7 @@ class HRISEnv(rt.Environment):
                     + "."
                 ),
                 site=40,
-            )
+            )  # hris.env:447
         self._hit(40)
         if not (new_salary <= e.salary or self._fn_is_eligible(e=e)):
             raise rt.Fail(
@@ -3633,23 +3645,23 @@ class HRISEnv(rt.Environment):
                     + " is not active and is not eligible for a raise."
                 ),
                 site=41,
-            )
+            )  # hris.env:451
         self._hit(41)
         self._write_employees_salary(e, new_salary)
         return e
 
     def _impl_update_employment_status(self, employee_id: str, new_status: str) -> Employee:
         if not (employee_id != ""):
-            raise rt.Fail("Employee ID is required", site=42)
+            raise rt.Fail("Employee ID is required", site=42)  # hris.env:464
         self._hit(42)
         if not (new_status != ""):
-            raise rt.Fail("New status is required", site=43)
+            raise rt.Fail("New status is required", site=43)  # hris.env:467
         self._hit(43)
         e = self.t_employees.get(employee_id)
         if e is None:
             raise rt.Fail(
                 ("Employee with ID '" + h.to_str(employee_id) + "' does not exist"), site=44
-            )
+            )  # hris.env:468
         self._hit(44)
         if not (new_status in self.t_employment_statuses):
             raise rt.Fail(
@@ -3659,7 +3671,7 @@ class HRISEnv(rt.Environment):
                     + "'. Must be one of the predefined status types."
                 ),
                 site=45,
-            )
+            )  # hris.env:469
         self._hit(45)
         self._write_employees_employment_status(e, new_status)
         return e
@@ -3667,7 +3679,9 @@ class HRISEnv(rt.Environment):
     def _impl_deactivate_employee(self, employee_id: str) -> Employee:
         e = self.t_employees.get(employee_id)
         if e is None:
-            raise rt.Fail(("Employee with ID '" + h.to_str(employee_id) + "' not found."), site=46)
+            raise rt.Fail(
+                ("Employee with ID '" + h.to_str(employee_id) + "' not found."), site=46
+            )  # hris.env:478
         self._hit(46)
         inactive: list[EmploymentStatus] = [
             s for s in self._it(self.t_employment_statuses.rows()) if (not s.is_active)
@@ -3675,7 +3689,7 @@ class HRISEnv(rt.Environment):
         if not (len(inactive) > 0):
             raise rt.Fail(
                 "No inactive employment status (e.g., terminated) defined in the system.", site=47
-            )
+            )  # hris.env:483
         self._hit(47)
         target: str = h.at(inactive, 0).status_type
         if any(((s_.status_type == "terminated") for s_ in self._it(list(inactive)))):
@@ -3686,27 +3700,29 @@ class HRISEnv(rt.Environment):
     def _impl_reactivate_employee(self, employee_id: str) -> Employee:
         e = self.t_employees.get(employee_id)
         if e is None:
-            raise rt.Fail("Employee not found", site=48)
+            raise rt.Fail("Employee not found", site=48)  # hris.env:495
         self._hit(48)
         if not (not self._fn_is_eligible(e=e)):
-            raise rt.Fail("Employee is already active", site=49)
+            raise rt.Fail("Employee is already active", site=49)  # hris.env:496
         self._hit(49)
         a = self.t_employment_statuses.get("active")
         if a is None:
-            raise rt.Fail("Active status is not defined in the system", site=50)
+            raise rt.Fail("Active status is not defined in the system", site=50)  # hris.env:497
         self._hit(50)
         if not a.is_active:
-            raise rt.Fail("Active status is not marked as active in the system", site=51)
+            raise rt.Fail(
+                "Active status is not marked as active in the system", site=51
+            )  # hris.env:498
         self._hit(51)
         self._write_employees_employment_status(e, "active")
         return e
 
     def _impl_remove_employee_record(self, employee_id: str) -> str:
         if not (employee_id != ""):
-            raise rt.Fail("Employee ID is required.", site=52)
+            raise rt.Fail("Employee ID is required.", site=52)  # hris.env:508
         self._hit(52)
         if not (employee_id in self.t_employees):
-            raise rt.Fail("Employee not found.", site=53)
+            raise rt.Fail("Employee not found.", site=53)  # hris.env:509
         self._hit(53)
         self._delete("employees", employee_id)
         return "Employee record removed successfully."

@@ -3257,7 +3257,7 @@ class LibraryLendingEnv(rt.Environment):
     def _impl_search_books(self, text: str) -> list[BookInfo]:
         q: str = text.strip().lower()
         if not (q != ""):
-            raise rt.Fail("search text is empty", site=0)
+            raise rt.Fail("search text is empty", site=0)  # library_lending.env:256
         self._hit(0)
         hits: list[Book] = [
             b_
@@ -3280,13 +3280,17 @@ class LibraryLendingEnv(rt.Environment):
     def _impl_get_book(self, isbn: str) -> BookInfo:
         b_ = self.t_books.get(isbn)
         if b_ is None:
-            raise rt.Fail(("no book with ISBN " + h.to_str(isbn)), site=1)
+            raise rt.Fail(
+                ("no book with ISBN " + h.to_str(isbn)), site=1
+            )  # library_lending.env:267
         self._hit(1)
         return self._fn_book_info(b_=b_)
 
     def _impl_list_copies(self, isbn: str, available_only: bool) -> list[Copy]:
         if not (isbn in self.t_books):
-            raise rt.Fail(("no book with ISBN " + h.to_str(isbn)), site=2)
+            raise rt.Fail(
+                ("no book with ISBN " + h.to_str(isbn)), site=2
+            )  # library_lending.env:276
         self._hit(2)
         return [
             c
@@ -3297,13 +3301,17 @@ class LibraryLendingEnv(rt.Environment):
     def _impl_get_member(self, member_id: str) -> Member:
         m = self.t_members.get(member_id)
         if m is None:
-            raise rt.Fail(("member " + h.to_str(member_id) + " not found"), site=3)
+            raise rt.Fail(
+                ("member " + h.to_str(member_id) + " not found"), site=3
+            )  # library_lending.env:282
         self._hit(3)
         return m
 
     def _impl_list_member_loans(self, member_id: str, include_returned: bool) -> list[Loan]:
         if not (member_id in self.t_members):
-            raise rt.Fail(("member " + h.to_str(member_id) + " not found"), site=4)
+            raise rt.Fail(
+                ("member " + h.to_str(member_id) + " not found"), site=4
+            )  # library_lending.env:291
         self._hit(4)
         return sorted(
             [
@@ -3332,13 +3340,15 @@ class LibraryLendingEnv(rt.Environment):
 
     def _impl_register_member(self, member_id: str, name: str, email: str) -> Member:
         if not (member_id not in self.t_members):
-            raise rt.Fail(("member " + h.to_str(member_id) + " already exists"), site=5)
+            raise rt.Fail(
+                ("member " + h.to_str(member_id) + " already exists"), site=5
+            )  # library_lending.env:327
         self._hit(5)
         if not (name.strip() != ""):
-            raise rt.Fail("name is required", site=6)
+            raise rt.Fail("name is required", site=6)  # library_lending.env:330
         self._hit(6)
         if not ("@" in email):
-            raise rt.Fail("email address is not valid", site=7)
+            raise rt.Fail("email address is not valid", site=7)  # library_lending.env:331
         self._hit(7)
         if not (
             not any(((x.email == email.strip().lower()) for x in self._it(self.t_members.rows())))
@@ -3350,7 +3360,7 @@ class LibraryLendingEnv(rt.Environment):
                     + " is already registered to another member"
                 ),
                 site=8,
-            )
+            )  # library_lending.env:332
         self._hit(8)
         today: datetime.date = h.date_of(self.s_now)
         return self._insert(
@@ -3367,16 +3377,20 @@ class LibraryLendingEnv(rt.Environment):
     def _impl_renew_membership(self, member_id: str) -> Member:
         m = self.t_members.get(member_id)
         if m is None:
-            raise rt.Fail(("member " + h.to_str(member_id) + " not found"), site=9)
+            raise rt.Fail(
+                ("member " + h.to_str(member_id) + " not found"), site=9
+            )  # library_lending.env:349
         self._hit(9)
         if not (m.status != MemberStatus.suspended):
-            raise rt.Fail("suspended memberships cannot be renewed here", site=10)
+            raise rt.Fail(
+                "suspended memberships cannot be renewed here", site=10
+            )  # library_lending.env:352
         self._hit(10)
         if not (m.fines_cents == 0):
             raise rt.Fail(
                 ("pay the outstanding " + h.to_str(m.fines_cents) + " cents of fines first"),
                 site=11,
-            )
+            )  # library_lending.env:353
         self._hit(11)
         self._write_members_expires(m, h.add_months(max(m.expires, h.date_of(self.s_now)), 12))
         self._write_members_status(m, MemberStatus.active)
@@ -3385,13 +3399,17 @@ class LibraryLendingEnv(rt.Environment):
     def _impl_pay_fine(self, member_id: str, amount_cents: int) -> Member:
         m = self.t_members.get(member_id)
         if m is None:
-            raise rt.Fail(("member " + h.to_str(member_id) + " not found"), site=12)
+            raise rt.Fail(
+                ("member " + h.to_str(member_id) + " not found"), site=12
+            )  # library_lending.env:364
         self._hit(12)
         if not (amount_cents > 0):
-            raise rt.Fail("amount must be positive", site=13)
+            raise rt.Fail("amount must be positive", site=13)  # library_lending.env:365
         self._hit(13)
         if not (amount_cents <= m.fines_cents):
-            raise rt.Fail(("only " + h.to_str(m.fines_cents) + " cents are owed"), site=14)
+            raise rt.Fail(
+                ("only " + h.to_str(m.fines_cents) + " cents are owed"), site=14
+            )  # library_lending.env:366
         self._hit(14)
         self._write_members_fines_cents(m, m.fines_cents - amount_cents)
         return m
@@ -3399,32 +3417,44 @@ class LibraryLendingEnv(rt.Environment):
     def _impl_check_out(self, copy_id: str, member_id: str) -> Loan:
         c = self.t_copies.get(copy_id)
         if c is None:
-            raise rt.Fail(("copy " + h.to_str(copy_id) + " not found"), site=15)
+            raise rt.Fail(
+                ("copy " + h.to_str(copy_id) + " not found"), site=15
+            )  # library_lending.env:380
         self._hit(15)
         m = self.t_members.get(member_id)
         if m is None:
-            raise rt.Fail(("member " + h.to_str(member_id) + " not found"), site=16)
+            raise rt.Fail(
+                ("member " + h.to_str(member_id) + " not found"), site=16
+            )  # library_lending.env:381
         self._hit(16)
         today: datetime.date = h.date_of(self.s_now)
         if not (m.status == MemberStatus.active):
-            raise rt.Fail(("membership is " + h.to_str(m.status)), site=17)
+            raise rt.Fail(
+                ("membership is " + h.to_str(m.status)), site=17
+            )  # library_lending.env:383
         self._hit(17)
         if not (m.expires >= today):
-            raise rt.Fail("membership has expired; renew it first", site=18)
+            raise rt.Fail(
+                "membership has expired; renew it first", site=18
+            )  # library_lending.env:388
         self._hit(18)
         if not (m.fines_cents < C_FINE_BLOCK_CENTS):
             raise rt.Fail(
                 ("unpaid fines of " + h.to_str(m.fines_cents) + " cents block borrowing"), site=19
-            )
+            )  # library_lending.env:389
         self._hit(19)
         if not (len(self._fn_active_loans_of(member_id=member_id)) < C_MAX_LOANS):
-            raise rt.Fail(("loan limit of " + h.to_str(C_MAX_LOANS) + " reached"), site=20)
+            raise rt.Fail(
+                ("loan limit of " + h.to_str(C_MAX_LOANS) + " reached"), site=20
+            )  # library_lending.env:393
         self._hit(20)
         if not (c.condition == CopyCondition.good or c.condition == CopyCondition.worn):
-            raise rt.Fail(("copy is " + h.to_str(c.condition) + " and cannot be lent"), site=21)
+            raise rt.Fail(
+                ("copy is " + h.to_str(c.condition) + " and cannot be lent"), site=21
+            )  # library_lending.env:394
         self._hit(21)
         if not (self._fn_current_loan(copy_id=copy_id) is None):
-            raise rt.Fail("copy is already on loan", site=22)
+            raise rt.Fail("copy is already on loan", site=22)  # library_lending.env:396
         self._hit(22)
         reserved: Hold | None = h.first(
             (
@@ -3435,7 +3465,9 @@ class LibraryLendingEnv(rt.Environment):
         )
         if reserved is not None:
             if not (h.unwrap(reserved).member == member_id):
-                raise rt.Fail("copy is set aside for another member's hold", site=23)
+                raise rt.Fail(
+                    "copy is set aside for another member's hold", site=23
+                )  # library_lending.env:399
             self._hit(23)
             _tmp1 = h.unwrap(reserved)
             self._write_holds_state(_tmp1, HoldState.fulfilled)
@@ -3452,10 +3484,14 @@ class LibraryLendingEnv(rt.Environment):
     def _impl_return_copy(self, copy_id: str, condition: CopyCondition) -> ReturnReceipt:
         l = self._fn_current_loan(copy_id=copy_id)
         if l is None:
-            raise rt.Fail(("copy " + h.to_str(copy_id) + " is not on loan"), site=24)
+            raise rt.Fail(
+                ("copy " + h.to_str(copy_id) + " is not on loan"), site=24
+            )  # library_lending.env:413
         self._hit(24)
         if not (condition != CopyCondition.lost):
-            raise rt.Fail("a returned copy is not lost; use report_lost", site=25)
+            raise rt.Fail(
+                "a returned copy is not lost; use report_lost", site=25
+            )  # library_lending.env:416
         self._hit(25)
         c: Copy = self.t_copies.row(copy_id)
         late: int = max(0, h.days_between(l.due, h.date_of(self.s_now)))
@@ -3479,21 +3515,25 @@ class LibraryLendingEnv(rt.Environment):
     def _impl_renew_loan(self, loan_id: str, member_id: str) -> Loan:
         l = self.t_loans.get(loan_id)
         if l is None:
-            raise rt.Fail(("loan " + h.to_str(loan_id) + " not found"), site=26)
+            raise rt.Fail(
+                ("loan " + h.to_str(loan_id) + " not found"), site=26
+            )  # library_lending.env:440
         self._hit(26)
         if not (l.member == member_id):
-            raise rt.Fail("this loan belongs to another member", site=27)
+            raise rt.Fail("this loan belongs to another member", site=27)  # library_lending.env:441
         self._hit(27)
         if not (l.state == LoanState.active):
-            raise rt.Fail("only active loans can be renewed", site=28)
+            raise rt.Fail("only active loans can be renewed", site=28)  # library_lending.env:442
         self._hit(28)
         if not (l.due >= h.date_of(self.s_now)):
-            raise rt.Fail("overdue loans cannot be renewed; return the book", site=29)
+            raise rt.Fail(
+                "overdue loans cannot be renewed; return the book", site=29
+            )  # library_lending.env:443
         self._hit(29)
         if not (l.renewals < C_MAX_RENEWALS):
             raise rt.Fail(
                 ("a loan can be renewed at most " + h.to_str(C_MAX_RENEWALS) + " times"), site=30
-            )
+            )  # library_lending.env:444
         self._hit(30)
         if not (
             not any(
@@ -3503,7 +3543,9 @@ class LibraryLendingEnv(rt.Environment):
                 )
             )
         ):
-            raise rt.Fail("another member is waiting for this book", site=31)
+            raise rt.Fail(
+                "another member is waiting for this book", site=31
+            )  # library_lending.env:445
         self._hit(31)
         self._write_loans_due(l, self._fn_open_day(d=(l.due + h.days(C_LOAN_DAYS))))
         self._write_loans_renewals(l, l.renewals + 1)
@@ -3512,10 +3554,14 @@ class LibraryLendingEnv(rt.Environment):
     def _impl_report_lost(self, loan_id: str) -> Loan:
         l = self.t_loans.get(loan_id)
         if l is None:
-            raise rt.Fail(("loan " + h.to_str(loan_id) + " not found"), site=32)
+            raise rt.Fail(
+                ("loan " + h.to_str(loan_id) + " not found"), site=32
+            )  # library_lending.env:455
         self._hit(32)
         if not (l.state == LoanState.active):
-            raise rt.Fail("only a loan in progress can be reported lost", site=33)
+            raise rt.Fail(
+                "only a loan in progress can be reported lost", site=33
+            )  # library_lending.env:456
         self._hit(33)
         self._write_loans_state(l, LoanState.lost)
         _tmp3 = self.t_copies.row(l.copy_)
@@ -3526,14 +3572,20 @@ class LibraryLendingEnv(rt.Environment):
 
     def _impl_place_hold(self, isbn: str, member_id: str) -> Hold:
         if not (isbn in self.t_books):
-            raise rt.Fail(("no book with ISBN " + h.to_str(isbn)), site=34)
+            raise rt.Fail(
+                ("no book with ISBN " + h.to_str(isbn)), site=34
+            )  # library_lending.env:469
         self._hit(34)
         m = self.t_members.get(member_id)
         if m is None:
-            raise rt.Fail(("member " + h.to_str(member_id) + " not found"), site=35)
+            raise rt.Fail(
+                ("member " + h.to_str(member_id) + " not found"), site=35
+            )  # library_lending.env:470
         self._hit(35)
         if not (m.status == MemberStatus.active):
-            raise rt.Fail(("membership is " + h.to_str(m.status)), site=36)
+            raise rt.Fail(
+                ("membership is " + h.to_str(m.status)), site=36
+            )  # library_lending.env:471
         self._hit(36)
         if not (
             not any(
@@ -3544,7 +3596,9 @@ class LibraryLendingEnv(rt.Environment):
                 )
             )
         ):
-            raise rt.Fail("a copy is on the shelf; check it out instead", site=37)
+            raise rt.Fail(
+                "a copy is on the shelf; check it out instead", site=37
+            )  # library_lending.env:472
         self._hit(37)
         if not (
             not any(
@@ -3554,7 +3608,7 @@ class LibraryLendingEnv(rt.Environment):
                 )
             )
         ):
-            raise rt.Fail("you already have this book on loan", site=38)
+            raise rt.Fail("you already have this book on loan", site=38)  # library_lending.env:474
         self._hit(38)
         if not (
             not any(
@@ -3564,20 +3618,26 @@ class LibraryLendingEnv(rt.Environment):
                 )
             )
         ):
-            raise rt.Fail("you already have a hold on this book", site=39)
+            raise rt.Fail(
+                "you already have a hold on this book", site=39
+            )  # library_lending.env:476
         self._hit(39)
         return self._insert("holds", Hold(book=isbn, member=member_id, placed=self.s_now))
 
     def _impl_cancel_hold(self, hold_id: str, member_id: str) -> Hold:
         h_ = self.t_holds.get(hold_id)
         if h_ is None:
-            raise rt.Fail(("hold " + h.to_str(hold_id) + " not found"), site=40)
+            raise rt.Fail(
+                ("hold " + h.to_str(hold_id) + " not found"), site=40
+            )  # library_lending.env:483
         self._hit(40)
         if not (h_.member == member_id):
-            raise rt.Fail("this hold belongs to another member", site=41)
+            raise rt.Fail("this hold belongs to another member", site=41)  # library_lending.env:486
         self._hit(41)
         if not self._fn_is_open(h_=h_):
-            raise rt.Fail(("hold is already " + h.to_str(h_.state)), site=42)
+            raise rt.Fail(
+                ("hold is already " + h.to_str(h_.state)), site=42
+            )  # library_lending.env:487
         self._hit(42)
         was_ready: bool = h_.state == HoldState.ready
         self._write_holds_state(h_, HoldState.cancelled)
@@ -3588,7 +3648,7 @@ class LibraryLendingEnv(rt.Environment):
 
     def _impl_advance_clock(self, to: datetime.datetime) -> ClockReport:
         if not (to >= self.s_now):
-            raise rt.Fail("time cannot go backwards", site=43)
+            raise rt.Fail("time cannot go backwards", site=43)  # library_lending.env:500
         self._hit(43)
         self._set_scalar("now", to)
         today: datetime.date = h.date_of(self.s_now)
@@ -3612,19 +3672,21 @@ class LibraryLendingEnv(rt.Environment):
         self, isbn: str, title: str, year: int, author_names: list[str], shelf: str, copy_count: int
     ) -> BookInfo:
         if not (isbn not in self.t_books):
-            raise rt.Fail(("a book with ISBN " + h.to_str(isbn) + " already exists"), site=44)
+            raise rt.Fail(
+                ("a book with ISBN " + h.to_str(isbn) + " already exists"), site=44
+            )  # library_lending.env:536
         self._hit(44)
         if not (title.strip() != ""):
-            raise rt.Fail("the title is required", site=45)
+            raise rt.Fail("the title is required", site=45)  # library_lending.env:539
         self._hit(45)
         if not (len(author_names) > 0):
-            raise rt.Fail("a book needs at least one author", site=46)
+            raise rt.Fail("a book needs at least one author", site=46)  # library_lending.env:540
         self._hit(46)
         if not (len(set(author_names)) == len(author_names)):
-            raise rt.Fail("an author is listed twice", site=47)
+            raise rt.Fail("an author is listed twice", site=47)  # library_lending.env:543
         self._hit(47)
         if not (1 <= copy_count <= 20):
-            raise rt.Fail("copy_count must be between 1 and 20", site=48)
+            raise rt.Fail("copy_count must be between 1 and 20", site=48)  # library_lending.env:544
         self._hit(48)
         b_: Book = self._insert("books", Book(isbn=isbn, title=title.strip(), year=year))
         for name in self._it(list(author_names)):
@@ -3651,7 +3713,9 @@ class LibraryLendingEnv(rt.Environment):
     def _impl_withdraw_book(self, isbn: str) -> str:
         b_ = self.t_books.get(isbn)
         if b_ is None:
-            raise rt.Fail(("no book with ISBN " + h.to_str(isbn)), site=49)
+            raise rt.Fail(
+                ("no book with ISBN " + h.to_str(isbn)), site=49
+            )  # library_lending.env:565
         self._hit(49)
         if not (
             not any(
@@ -3661,7 +3725,9 @@ class LibraryLendingEnv(rt.Environment):
                 )
             )
         ):
-            raise rt.Fail("a copy of this book is still on loan", site=50)
+            raise rt.Fail(
+                "a copy of this book is still on loan", site=50
+            )  # library_lending.env:566
         self._hit(50)
         title: str = b_.title
         n: int = h.count((c for c in self._it(self.t_copies.rows()) if (c.book == isbn)))

@@ -2198,14 +2198,14 @@ class OCRProcessingServiceEnv(rt.Environment):
     def _impl_get_ocr_request_status(self, request_id: str) -> StatusInfo:
         r = self.t_requests.get(request_id)
         if r is None:
-            raise rt.Fail("Request not found", site=0)
+            raise rt.Fail("Request not found", site=0)  # ocr_processing_service.env:215
         self._hit(0)
         return StatusInfo(status=r.status)
 
     def _impl_is_result_available(self, request_id: str) -> Availability:
         r = self.t_requests.get(request_id)
         if r is None:
-            raise rt.Fail("Request not found", site=1)
+            raise rt.Fail("Request not found", site=1)  # ocr_processing_service.env:222
         self._hit(1)
         return Availability(
             available=(r.status == OCRStatus.completed and request_id in self.t_result_repository)
@@ -2214,28 +2214,32 @@ class OCRProcessingServiceEnv(rt.Environment):
     def _impl_fetch_ocr_result_text(self, request_id: str) -> ResultText:
         r = self.t_requests.get(request_id)
         if r is None:
-            raise rt.Fail("Request not found", site=2)
+            raise rt.Fail("Request not found", site=2)  # ocr_processing_service.env:230
         self._hit(2)
         if not (r.status == OCRStatus.completed):
-            raise rt.Fail("OCR processing not completed", site=3)
+            raise rt.Fail("OCR processing not completed", site=3)  # ocr_processing_service.env:231
         self._hit(3)
         res = self.t_result_repository.get(request_id)
         if res is None:
-            raise rt.Fail("OCR result not found in repository", site=4)
+            raise rt.Fail(
+                "OCR result not found in repository", site=4
+            )  # ocr_processing_service.env:232
         self._hit(4)
         return ResultText(extracted_text=res.extracted_text)
 
     def _impl_get_ocr_result_with_confidence(self, request_id: str) -> ResultWithConfidence:
         r = self.t_requests.get(request_id)
         if r is None:
-            raise rt.Fail("Request not found", site=5)
+            raise rt.Fail("Request not found", site=5)  # ocr_processing_service.env:239
         self._hit(5)
         if not (r.status == OCRStatus.completed):
-            raise rt.Fail("OCR processing not completed", site=6)
+            raise rt.Fail("OCR processing not completed", site=6)  # ocr_processing_service.env:240
         self._hit(6)
         res = self.t_result_repository.get(request_id)
         if res is None:
-            raise rt.Fail("Result not available in repository", site=7)
+            raise rt.Fail(
+                "Result not available in repository", site=7
+            )  # ocr_processing_service.env:241
         self._hit(7)
         return ResultWithConfidence(
             extracted_text=res.extracted_text,
@@ -2252,7 +2256,7 @@ class OCRProcessingServiceEnv(rt.Environment):
     def _impl_get_request_metadata(self, request_id: str) -> RequestMetadata:
         r = self.t_requests.get(request_id)
         if r is None:
-            raise rt.Fail("Request not found", site=8)
+            raise rt.Fail("Request not found", site=8)  # ocr_processing_service.env:262
         self._hit(8)
         return RequestMetadata(
             document_reference=r.document_reference,
@@ -2263,17 +2267,21 @@ class OCRProcessingServiceEnv(rt.Environment):
 
     def _impl_submit_ocr_request(self, document_reference: str) -> OCRRequest:
         if not (document_reference.strip() != ""):
-            raise rt.Fail("Document reference must be a non-empty string", site=9)
+            raise rt.Fail(
+                "Document reference must be a non-empty string", site=9
+            )  # ocr_processing_service.env:278
         self._hit(9)
         return self._impl_enqueue(document_reference=document_reference.strip())
 
     def _impl_start_processing_request(self, request_id: str) -> OCRRequest:
         r = self.t_requests.get(request_id)
         if r is None:
-            raise rt.Fail("Request not found", site=10)
+            raise rt.Fail("Request not found", site=10)  # ocr_processing_service.env:285
         self._hit(10)
         if not (r.status == OCRStatus.submitted):
-            raise rt.Fail("Request is not in submitted state", site=11)
+            raise rt.Fail(
+                "Request is not in submitted state", site=11
+            )  # ocr_processing_service.env:286
         self._hit(11)
         self._write_requests_status(r, OCRStatus.processing)
         _tmp2 = self.s_queued_request_ids
@@ -2291,17 +2299,17 @@ class OCRProcessingServiceEnv(rt.Environment):
     ) -> OCRRequest:
         r = self.t_requests.get(request_id)
         if r is None:
-            raise rt.Fail("Request ID does not exist", site=12)
+            raise rt.Fail("Request ID does not exist", site=12)  # ocr_processing_service.env:301
         self._hit(12)
         if not (r.status == OCRStatus.processing):
             raise rt.Fail(
                 ("Request status is '" + h.to_str(r.status) + "', expected 'processing'"), site=13
-            )
+            )  # ocr_processing_service.env:302
         self._hit(13)
         if not (r.submission_time <= processing_timestamp <= self.s_now):
             raise rt.Fail(
                 "processing_timestamp must lie between the submission time and now", site=14
-            )
+            )  # ocr_processing_service.env:304
         self._hit(14)
         self._write_requests_status(r, OCRStatus.completed)
         self._write_requests_result_text(r, extracted_text)
@@ -2322,16 +2330,20 @@ class OCRProcessingServiceEnv(rt.Environment):
     def _impl_fail_ocr_request(self, request_id: str) -> str:
         r = self.t_requests.get(request_id)
         if r is None:
-            raise rt.Fail(("Request " + h.to_str(request_id) + " does not exist."), site=15)
+            raise rt.Fail(
+                ("Request " + h.to_str(request_id) + " does not exist."), site=15
+            )  # ocr_processing_service.env:326
         self._hit(15)
         if not (r.status != OCRStatus.completed):
             raise rt.Fail(
                 ("Request " + h.to_str(request_id) + " is already completed and cannot be failed."),
                 site=16,
-            )
+            )  # ocr_processing_service.env:327
         self._hit(16)
         if not (r.status != OCRStatus.failed):
-            raise rt.Fail(("Request " + h.to_str(request_id) + " has already failed."), site=17)
+            raise rt.Fail(
+                ("Request " + h.to_str(request_id) + " has already failed."), site=17
+            )  # ocr_processing_service.env:332
         self._hit(17)
         if not (r.status == OCRStatus.processing):
             raise rt.Fail(
@@ -2341,7 +2353,7 @@ class OCRProcessingServiceEnv(rt.Environment):
                     + " is not being processed; start it before failing it."
                 ),
                 site=18,
-            )
+            )  # ocr_processing_service.env:333
         self._hit(18)
         self._write_requests_status(r, OCRStatus.failed)
         self._write_requests_completion_time(r, self.s_now)
@@ -2366,7 +2378,7 @@ class OCRProcessingServiceEnv(rt.Environment):
     def _impl_clear_completed_request(self, request_id: str) -> str:
         r = self.t_requests.get(request_id)
         if r is None:
-            raise rt.Fail("Request not found.", site=19)
+            raise rt.Fail("Request not found.", site=19)  # ocr_processing_service.env:363
         self._hit(19)
         if not (r.status == OCRStatus.completed):
             raise rt.Fail(
@@ -2376,7 +2388,7 @@ class OCRProcessingServiceEnv(rt.Environment):
                     + "."
                 ),
                 site=20,
-            )
+            )  # ocr_processing_service.env:364
         self._hit(20)
         if request_id in self.t_result_repository:
             self._delete("result_repository", request_id)
@@ -2386,10 +2398,14 @@ class OCRProcessingServiceEnv(rt.Environment):
     def _impl_retry_ocr_request(self, original_request_id: str) -> OCRRequest:
         orig = self.t_requests.get(original_request_id)
         if orig is None:
-            raise rt.Fail("Original OCR request not found", site=21)
+            raise rt.Fail(
+                "Original OCR request not found", site=21
+            )  # ocr_processing_service.env:376
         self._hit(21)
         if not (orig.status == OCRStatus.failed):
-            raise rt.Fail("Only failed OCR requests can be retried", site=22)
+            raise rt.Fail(
+                "Only failed OCR requests can be retried", site=22
+            )  # ocr_processing_service.env:380
         self._hit(22)
         return self._impl_enqueue(document_reference=orig.document_reference)
 

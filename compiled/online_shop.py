@@ -3131,7 +3131,7 @@ class OnlineShopEnv(rt.Environment):
         self, text: str, tag: str | None, in_stock_only: bool, sort_by: SortKey, limit: int
     ) -> list[Product]:
         if not (limit >= 1):
-            raise rt.Fail("limit must be at least 1", site=0)
+            raise rt.Fail("limit must be at least 1", site=0)  # online_shop.env:241
         self._hit(0)
         q: str = text.strip().lower()
         hits: list[Product] = [
@@ -3156,44 +3156,52 @@ class OnlineShopEnv(rt.Environment):
     def _impl_get_product(self, sku: str) -> Product:
         p = self.t_products.get(sku)
         if p is None:
-            raise rt.Fail(("product " + h.to_str(sku) + " not found"), site=1)
+            raise rt.Fail(
+                ("product " + h.to_str(sku) + " not found"), site=1
+            )  # online_shop.env:264
         self._hit(1)
         return p
 
     def _impl_view_cart(self, customer_id: str) -> CartView:
         c = self.t_customers.get(customer_id)
         if c is None:
-            raise rt.Fail(("customer " + h.to_str(customer_id) + " not found"), site=2)
+            raise rt.Fail(
+                ("customer " + h.to_str(customer_id) + " not found"), site=2
+            )  # online_shop.env:271
         self._hit(2)
         return self._fn_cart_view(c=c)
 
     def _impl_add_to_cart(self, customer_id: str, sku: str, qty: int) -> CartView:
         c = self.t_customers.get(customer_id)
         if c is None:
-            raise rt.Fail(("customer " + h.to_str(customer_id) + " not found"), site=3)
+            raise rt.Fail(
+                ("customer " + h.to_str(customer_id) + " not found"), site=3
+            )  # online_shop.env:282
         self._hit(3)
         p = self.t_products.get(sku)
         if p is None:
-            raise rt.Fail(("product " + h.to_str(sku) + " not found"), site=4)
+            raise rt.Fail(
+                ("product " + h.to_str(sku) + " not found"), site=4
+            )  # online_shop.env:283
         self._hit(4)
         if not (not p.discontinued):
-            raise rt.Fail((h.to_str(p.name) + " is no longer sold"), site=5)
+            raise rt.Fail((h.to_str(p.name) + " is no longer sold"), site=5)  # online_shop.env:286
         self._hit(5)
         if not (qty >= 1):
-            raise rt.Fail("quantity must be at least 1", site=6)
+            raise rt.Fail("quantity must be at least 1", site=6)  # online_shop.env:287
         self._hit(6)
         wanted: int = (h.lookup(c.cart, sku) if (sku in c.cart) else 0) + qty
         if not (wanted <= C_MAX_QTY_PER_LINE):
             raise rt.Fail(
                 ("at most " + h.to_str(C_MAX_QTY_PER_LINE) + " units of one product per order"),
                 site=7,
-            )
+            )  # online_shop.env:289
         self._hit(7)
         if not (wanted <= p.stock):
             raise rt.Fail(
                 ("only " + h.to_str(p.stock) + " units of " + h.to_str(p.name) + " in stock"),
                 site=8,
-            )
+            )  # online_shop.env:293
         self._hit(8)
         _tmp3 = c.cart
         self._put(_tmp3, sku, self._own(_tmp3, wanted))
@@ -3202,15 +3210,17 @@ class OnlineShopEnv(rt.Environment):
     def _impl_update_cart_item(self, customer_id: str, sku: str, qty: int) -> CartView:
         c = self.t_customers.get(customer_id)
         if c is None:
-            raise rt.Fail(("customer " + h.to_str(customer_id) + " not found"), site=9)
+            raise rt.Fail(
+                ("customer " + h.to_str(customer_id) + " not found"), site=9
+            )  # online_shop.env:304
         self._hit(9)
         if not (sku in c.cart):
-            raise rt.Fail((h.to_str(sku) + " is not in the cart"), site=10)
+            raise rt.Fail((h.to_str(sku) + " is not in the cart"), site=10)  # online_shop.env:305
         self._hit(10)
         if not (0 <= qty <= C_MAX_QTY_PER_LINE):
             raise rt.Fail(
                 ("quantity must be between 0 and " + h.to_str(C_MAX_QTY_PER_LINE)), site=11
-            )
+            )  # online_shop.env:306
         self._hit(11)
         if qty == 0:
             _tmp4 = c.cart
@@ -3221,7 +3231,7 @@ class OnlineShopEnv(rt.Environment):
                 raise rt.Fail(
                     ("only " + h.to_str(self.t_products.row(sku).stock) + " units in stock"),
                     site=12,
-                )
+                )  # online_shop.env:310
             self._hit(12)
             _tmp5 = c.cart
             self._put(_tmp5, sku, self._own(_tmp5, qty))
@@ -3236,15 +3246,19 @@ class OnlineShopEnv(rt.Environment):
     ) -> OrderSummary:
         c = self.t_customers.get(customer_id)
         if c is None:
-            raise rt.Fail(("customer " + h.to_str(customer_id) + " not found"), site=13)
+            raise rt.Fail(
+                ("customer " + h.to_str(customer_id) + " not found"), site=13
+            )  # online_shop.env:327
         self._hit(13)
         lines: list[OrderLine] = self._fn_cart_lines(c=c)
         if not (len(lines) > 0):
-            raise rt.Fail("the cart is empty", site=14)
+            raise rt.Fail("the cart is empty", site=14)  # online_shop.env:329
         self._hit(14)
         for l in self._it(list(lines)):
             if not (not self.t_products.row(l.sku).discontinued):
-                raise rt.Fail((h.to_str(l.name) + " is no longer sold"), site=15)
+                raise rt.Fail(
+                    (h.to_str(l.name) + " is no longer sold"), site=15
+                )  # online_shop.env:336
             self._hit(15)
             if not (l.qty <= self.t_products.row(l.sku).stock):
                 raise rt.Fail(
@@ -3256,7 +3270,7 @@ class OnlineShopEnv(rt.Environment):
                         + " in stock"
                     ),
                     site=16,
-                )
+                )  # online_shop.env:337
             self._hit(16)
         sub: int = self._fn_subtotal(lines=lines)
         discount: int = 0
@@ -3265,15 +3279,19 @@ class OnlineShopEnv(rt.Environment):
             code: str = h.unwrap(coupon_code).strip().upper()
             cp = self.t_coupons.get(code)
             if cp is None:
-                raise rt.Fail(("coupon " + h.to_str(code) + " does not exist"), site=17)
+                raise rt.Fail(
+                    ("coupon " + h.to_str(code) + " does not exist"), site=17
+                )  # online_shop.env:344
             self._hit(17)
             if not (cp.expires >= h.date_of(self.s_now)):
                 raise rt.Fail(
                     ("coupon " + h.to_str(code) + " expired on " + h.to_str(cp.expires)), site=18
-                )
+                )  # online_shop.env:345
             self._hit(18)
             if not (cp.uses_left > 0):
-                raise rt.Fail(("coupon " + h.to_str(code) + " has been used up"), site=19)
+                raise rt.Fail(
+                    ("coupon " + h.to_str(code) + " has been used up"), site=19
+                )  # online_shop.env:346
             self._hit(19)
             if not (sub >= cp.min_subtotal_cents):
                 raise rt.Fail(
@@ -3284,7 +3302,7 @@ class OnlineShopEnv(rt.Environment):
                         + h.to_str(self._fn_money(cents=cp.min_subtotal_cents))
                     ),
                     site=20,
-                )
+                )  # online_shop.env:347
             self._hit(20)
             discount = h.floordiv(h.mul(sub, cp.percent_off), 100)
             self._write_coupons_uses_left(cp, cp.uses_left - 1)
@@ -3311,7 +3329,9 @@ class OnlineShopEnv(rt.Environment):
     def _impl_pay_order(self, order_id: str) -> OrderSummary:
         o = self.t_orders.get(order_id)
         if o is None:
-            raise rt.Fail(("order " + h.to_str(order_id) + " not found"), site=21)
+            raise rt.Fail(
+                ("order " + h.to_str(order_id) + " not found"), site=21
+            )  # online_shop.env:375
         self._hit(21)
         if not (o.status == OrderStatus.pending_payment):
             raise rt.Fail(
@@ -3323,7 +3343,7 @@ class OnlineShopEnv(rt.Environment):
                     + ", not awaiting payment"
                 ),
                 site=22,
-            )
+            )  # online_shop.env:376
         self._hit(22)
         total: int = self._fn_order_total(o=o)
         if o.payment == PaymentMethod.gift_card:
@@ -3338,7 +3358,7 @@ class OnlineShopEnv(rt.Environment):
                         + h.to_str(self._fn_money(cents=total))
                     ),
                     site=23,
-                )
+                )  # online_shop.env:380
             self._hit(23)
             _tmp7 = self.t_customers.row(o.customer)
             self._write_customers_gift_card_cents(_tmp7, _tmp7.gift_card_cents - total)
@@ -3349,13 +3369,17 @@ class OnlineShopEnv(rt.Environment):
     def _impl_cancel_order(self, order_id: str, customer_id: str) -> OrderSummary:
         o = self.t_orders.get(order_id)
         if o is None:
-            raise rt.Fail(("order " + h.to_str(order_id) + " not found"), site=24)
+            raise rt.Fail(
+                ("order " + h.to_str(order_id) + " not found"), site=24
+            )  # online_shop.env:395
         self._hit(24)
         if not (o.customer == customer_id):
-            raise rt.Fail("this order belongs to another customer", site=25)
+            raise rt.Fail("this order belongs to another customer", site=25)  # online_shop.env:398
         self._hit(25)
         if not (o.status == OrderStatus.pending_payment or o.status == OrderStatus.paid):
-            raise rt.Fail(("a " + h.to_str(o.status) + " order cannot be cancelled"), site=26)
+            raise rt.Fail(
+                ("a " + h.to_str(o.status) + " order cannot be cancelled"), site=26
+            )  # online_shop.env:399
         self._hit(26)
         if o.status == OrderStatus.paid:
             self._impl_refund_and_restock(order_id=order_id)
@@ -3373,7 +3397,9 @@ class OnlineShopEnv(rt.Environment):
     def _impl_ship_order(self, order_id: str, tracking: str) -> OrderSummary:
         o = self.t_orders.get(order_id)
         if o is None:
-            raise rt.Fail(("order " + h.to_str(order_id) + " not found"), site=27)
+            raise rt.Fail(
+                ("order " + h.to_str(order_id) + " not found"), site=27
+            )  # online_shop.env:418
         self._hit(27)
         if not (o.status == OrderStatus.paid):
             raise rt.Fail(
@@ -3384,10 +3410,10 @@ class OnlineShopEnv(rt.Environment):
                     + h.to_str(o.status)
                 ),
                 site=28,
-            )
+            )  # online_shop.env:419
         self._hit(28)
         if not (tracking.strip() != ""):
-            raise rt.Fail("a tracking number is required", site=29)
+            raise rt.Fail("a tracking number is required", site=29)  # online_shop.env:423
         self._hit(29)
         self._write_orders_tracking(o, tracking.strip())
         self._write_orders_status(o, OrderStatus.shipped)
@@ -3396,13 +3422,15 @@ class OnlineShopEnv(rt.Environment):
     def _impl_mark_delivered(self, order_id: str) -> OrderSummary:
         o = self.t_orders.get(order_id)
         if o is None:
-            raise rt.Fail(("order " + h.to_str(order_id) + " not found"), site=30)
+            raise rt.Fail(
+                ("order " + h.to_str(order_id) + " not found"), site=30
+            )  # online_shop.env:432
         self._hit(30)
         if not (o.status == OrderStatus.shipped):
             raise rt.Fail(
                 ("order " + h.to_str(order_id) + " is " + h.to_str(o.status) + ", not shipped"),
                 site=31,
-            )
+            )  # online_shop.env:433
         self._hit(31)
         self._write_orders_status(o, OrderStatus.delivered)
         self._write_orders_delivered_on(o, h.date_of(self.s_now))
@@ -3415,16 +3443,18 @@ class OnlineShopEnv(rt.Environment):
     def _impl_return_order(self, order_id: str, customer_id: str) -> OrderSummary:
         o = self.t_orders.get(order_id)
         if o is None:
-            raise rt.Fail(("order " + h.to_str(order_id) + " not found"), site=32)
+            raise rt.Fail(
+                ("order " + h.to_str(order_id) + " not found"), site=32
+            )  # online_shop.env:446
         self._hit(32)
         if not (o.customer == customer_id):
-            raise rt.Fail("this order belongs to another customer", site=33)
+            raise rt.Fail("this order belongs to another customer", site=33)  # online_shop.env:449
         self._hit(33)
         if not (o.status == OrderStatus.delivered and o.delivered_on is not None):
             raise rt.Fail(
                 ("only delivered orders can be returned; this one is " + h.to_str(o.status)),
                 site=34,
-            )
+            )  # online_shop.env:452
         self._hit(34)
         if not (
             h.days_between(h.unwrap(o.delivered_on), h.date_of(self.s_now)) <= C_RETURN_WINDOW_DAYS
@@ -3435,7 +3465,7 @@ class OnlineShopEnv(rt.Environment):
                     + h.to_str((h.unwrap(o.delivered_on) + h.days(C_RETURN_WINDOW_DAYS)))
                 ),
                 site=35,
-            )
+            )  # online_shop.env:456
         self._hit(35)
         self._impl_refund_and_restock(order_id=order_id)
         _tmp11 = self.t_customers.row(o.customer)
@@ -3449,13 +3479,17 @@ class OnlineShopEnv(rt.Environment):
     def _impl_get_order(self, order_id: str) -> OrderSummary:
         o = self.t_orders.get(order_id)
         if o is None:
-            raise rt.Fail(("order " + h.to_str(order_id) + " not found"), site=36)
+            raise rt.Fail(
+                ("order " + h.to_str(order_id) + " not found"), site=36
+            )  # online_shop.env:466
         self._hit(36)
         return self._fn_summary(o=o)
 
     def _impl_list_orders(self, customer_id: str, status: OrderStatus | None) -> list[OrderSummary]:
         if not (customer_id in self.t_customers):
-            raise rt.Fail(("customer " + h.to_str(customer_id) + " not found"), site=37)
+            raise rt.Fail(
+                ("customer " + h.to_str(customer_id) + " not found"), site=37
+            )  # online_shop.env:475
         self._hit(37)
         mine: list[Order] = [
             o
@@ -3484,10 +3518,12 @@ class OnlineShopEnv(rt.Environment):
     def _impl_restock_product(self, sku: str, qty: int) -> Product:
         p = self.t_products.get(sku)
         if p is None:
-            raise rt.Fail(("product " + h.to_str(sku) + " not found"), site=38)
+            raise rt.Fail(
+                ("product " + h.to_str(sku) + " not found"), site=38
+            )  # online_shop.env:500
         self._hit(38)
         if not (qty > 0):
-            raise rt.Fail("quantity must be positive", site=39)
+            raise rt.Fail("quantity must be positive", site=39)  # online_shop.env:501
         self._hit(39)
         self._write_products_stock(p, p.stock + qty)
         return p
@@ -3495,10 +3531,12 @@ class OnlineShopEnv(rt.Environment):
     def _impl_set_price(self, sku: str, price_cents: int) -> Product:
         p = self.t_products.get(sku)
         if p is None:
-            raise rt.Fail(("product " + h.to_str(sku) + " not found"), site=40)
+            raise rt.Fail(
+                ("product " + h.to_str(sku) + " not found"), site=40
+            )  # online_shop.env:508
         self._hit(40)
         if not (price_cents > 0):
-            raise rt.Fail("price must be positive", site=41)
+            raise rt.Fail("price must be positive", site=41)  # online_shop.env:510
         self._hit(41)
         self._write_products_price_cents(p, price_cents)
         return p
@@ -3506,15 +3544,19 @@ class OnlineShopEnv(rt.Environment):
     def _impl_tag_product(self, sku: str, tag: str, remove: bool) -> Product:
         p = self.t_products.get(sku)
         if p is None:
-            raise rt.Fail(("product " + h.to_str(sku) + " not found"), site=42)
+            raise rt.Fail(
+                ("product " + h.to_str(sku) + " not found"), site=42
+            )  # online_shop.env:521
         self._hit(42)
         t: str = tag.strip().lower()
         if not (t != ""):
-            raise rt.Fail("tag is empty", site=43)
+            raise rt.Fail("tag is empty", site=43)  # online_shop.env:524
         self._hit(43)
         if remove:
             if not (t in p.tags):
-                raise rt.Fail((h.to_str(p.name) + " is not tagged " + h.to_str(t)), site=44)
+                raise rt.Fail(
+                    (h.to_str(p.name) + " is not tagged " + h.to_str(t)), site=44
+                )  # online_shop.env:526
             self._hit(44)
             _tmp12 = p.tags
             self._mut(_tmp12)
@@ -3529,16 +3571,20 @@ class OnlineShopEnv(rt.Environment):
     ) -> Coupon:
         c: str = code.strip().upper()
         if not (c != "" and " " not in c):
-            raise rt.Fail("a coupon code is one word", site=45)
+            raise rt.Fail("a coupon code is one word", site=45)  # online_shop.env:543
         self._hit(45)
         if not (c not in self.t_coupons):
-            raise rt.Fail(("coupon " + h.to_str(c) + " already exists"), site=46)
+            raise rt.Fail(
+                ("coupon " + h.to_str(c) + " already exists"), site=46
+            )  # online_shop.env:544
         self._hit(46)
         if not (valid_days >= 1 and uses >= 1 and min_subtotal_cents >= 0):
-            raise rt.Fail("valid_days and uses must be positive, the minimum not negative", site=47)
+            raise rt.Fail(
+                "valid_days and uses must be positive, the minimum not negative", site=47
+            )  # online_shop.env:545
         self._hit(47)
         if not (1 <= percent_off <= 50):
-            raise rt.Fail("percent_off must be between 1 and 50", site=48)
+            raise rt.Fail("percent_off must be between 1 and 50", site=48)  # online_shop.env:547
         self._hit(48)
         return self._insert(
             "coupons",

@@ -1639,16 +1639,14 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
             tags = None
         else:
             tags = (
-                self.TOOLS["create_note"].params[3].spec.inner.from_json(given_tags, "tags")
+                self.TOOLS["create_note"].params[3].spec.from_json(given_tags, "tags")
             )  # personal_notes.env:246
         arguments: dict[str, Any] = {
             "title": title,
             "content": content,
             "category": category,
             "tags": (
-                None
-                if tags is None
-                else self.TOOLS["create_note"].params[3].spec.inner.to_json(tags)
+                None if tags is None else self.TOOLS["create_note"].params[3].spec.to_json(tags)
             ),
         }
         journal: list[tuple[Any, ...]] = []
@@ -1812,16 +1810,14 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
             tags = None
         else:
             tags = (
-                self.TOOLS["edit_note"].params[4].spec.inner.from_json(given_tags, "tags")
+                self.TOOLS["edit_note"].params[4].spec.from_json(given_tags, "tags")
             )  # personal_notes.env:276
         arguments: dict[str, Any] = {
             "note_id": note_id,
             "title": title,
             "content": content,
             "category": category,
-            "tags": (
-                None if tags is None else self.TOOLS["edit_note"].params[4].spec.inner.to_json(tags)
-            ),
+            "tags": None if tags is None else self.TOOLS["edit_note"].params[4].spec.to_json(tags),
         }
         journal: list[tuple[Any, ...]] = []
         self._journal = journal
@@ -2671,7 +2667,9 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
         for r in self._it(list(raw)):
             name: str = r.strip()
             if not (name != ""):
-                raise rt.Fail("Tag name cannot be empty or whitespace", site=0)
+                raise rt.Fail(
+                    "Tag name cannot be empty or whitespace", site=0
+                )  # personal_notes.env:143
             self._hit(0)
             if name not in names:
                 self._grow(names)
@@ -2686,11 +2684,11 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
 
     def _impl_get_note_by_id(self, note_id: str) -> Note:
         if not (note_id != ""):
-            raise rt.Fail("Note ID cannot be empty", site=1)
+            raise rt.Fail("Note ID cannot be empty", site=1)  # personal_notes.env:163
         self._hit(1)
         n = self.t_notes.get(note_id)
         if n is None:
-            raise rt.Fail("Note not found", site=2)
+            raise rt.Fail("Note not found", site=2)  # personal_notes.env:164
         self._hit(2)
         return n
 
@@ -2710,7 +2708,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
     def _impl_search_notes_by_keyword(self, keyword: str) -> list[Note]:
         k: str = keyword.strip().lower()
         if not (k != ""):
-            raise rt.Fail("Keyword must be a non-empty string", site=3)
+            raise rt.Fail("Keyword must be a non-empty string", site=3)  # personal_notes.env:192
         self._hit(3)
         return [
             n
@@ -2720,17 +2718,19 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
 
     def _impl_filter_notes_by_category(self, category_name: str) -> list[Note]:
         if not (category_name != ""):
-            raise rt.Fail("Category name cannot be empty", site=4)
+            raise rt.Fail("Category name cannot be empty", site=4)  # personal_notes.env:198
         self._hit(4)
         if not (category_name in self.t_categories):
-            raise rt.Fail("Category does not exist", site=5)
+            raise rt.Fail("Category does not exist", site=5)  # personal_notes.env:199
         self._hit(5)
         return [n for n in self._it(self.t_notes.rows()) if (n.category == category_name)]
 
     def _impl_filter_notes_by_tag(self, tag_name: str) -> list[Note]:
         t: str = tag_name.strip()
         if not (t != ""):
-            raise rt.Fail("Tag name cannot be empty or whitespace only.", site=6)
+            raise rt.Fail(
+                "Tag name cannot be empty or whitespace only.", site=6
+            )  # personal_notes.env:208
         self._hit(6)
         return [n for n in self._it(self.t_notes.rows()) if (t in n.tags)]
 
@@ -2746,7 +2746,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
     def _impl_get_note_metadata(self, note_id: str) -> NoteMetadata:
         n = self.t_notes.get(note_id)
         if n is None:
-            raise rt.Fail("Note not found", site=7)
+            raise rt.Fail("Note not found", site=7)  # personal_notes.env:230
         self._hit(7)
         return NoteMetadata(
             created_at=n.created_at,
@@ -2762,13 +2762,15 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
         t: str = h.unwrap(title).strip() if (title is not None) else ""
         c: str = h.unwrap(content).strip() if (content is not None) else ""
         if not (t != "" or c != ""):
-            raise rt.Fail("Note must have a non-empty title or content.", site=8)
+            raise rt.Fail(
+                "Note must have a non-empty title or content.", site=8
+            )  # personal_notes.env:253
         self._hit(8)
         cat: str = C_DEFAULT_CATEGORY
         if category is not None and h.unwrap(category) != "":
             cat = h.unwrap(category).strip()
             if not (cat != ""):
-                raise rt.Fail("Category name cannot be empty", site=9)
+                raise rt.Fail("Category name cannot be empty", site=9)  # personal_notes.env:259
             self._hit(9)
         names: list[str] = []
         if tags is not None:
@@ -2796,17 +2798,19 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
     ) -> Note:
         n = self.t_notes.get(note_id)
         if n is None:
-            raise rt.Fail("Note not found", site=10)
+            raise rt.Fail("Note not found", site=10)  # personal_notes.env:281
         self._hit(10)
         t: str = h.unwrap(title).strip() if (title is not None) else n.title
         c: str = h.unwrap(content).strip() if (content is not None) else n.content
         if not (t.strip() != "" or c.strip() != ""):
-            raise rt.Fail("Note must have a non-empty title or content", site=11)
+            raise rt.Fail(
+                "Note must have a non-empty title or content", site=11
+            )  # personal_notes.env:286
         self._hit(11)
         if category is not None:
             cat: str = h.unwrap(category).strip()
             if not (cat != ""):
-                raise rt.Fail("Category name cannot be empty", site=12)
+                raise rt.Fail("Category name cannot be empty", site=12)  # personal_notes.env:291
             self._hit(12)
             self._impl_ensure_category(name=cat)
             self._write_notes_category(n, cat)
@@ -2819,7 +2823,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
 
     def _impl_delete_note(self, note_id: str) -> str:
         if not (note_id != "" and note_id in self.t_notes):
-            raise rt.Fail("Note not found", site=13)
+            raise rt.Fail("Note not found", site=13)  # personal_notes.env:306
         self._hit(13)
         self._delete("notes", note_id)
         return "Note deleted successfully"
@@ -2827,7 +2831,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
     def _impl_pin_note(self, note_id: str) -> Note:
         n = self.t_notes.get(note_id)
         if n is None:
-            raise rt.Fail("Note not found", site=14)
+            raise rt.Fail("Note not found", site=14)  # personal_notes.env:313
         self._hit(14)
         self._write_notes_is_pinned(n, True)
         self._impl_touch(note_id=note_id)
@@ -2836,7 +2840,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
     def _impl_unpin_note(self, note_id: str) -> Note:
         n = self.t_notes.get(note_id)
         if n is None:
-            raise rt.Fail("Note not found.", site=15)
+            raise rt.Fail("Note not found.", site=15)  # personal_notes.env:321
         self._hit(15)
         self._write_notes_is_pinned(n, False)
         self._impl_touch(note_id=note_id)
@@ -2845,34 +2849,42 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
     def _impl_create_category(self, category_name: str) -> Category:
         name: str = category_name.strip()
         if not (name != ""):
-            raise rt.Fail("Category name cannot be empty", site=16)
+            raise rt.Fail("Category name cannot be empty", site=16)  # personal_notes.env:330
         self._hit(16)
         if not (name not in self.t_categories):
-            raise rt.Fail(("Category '" + h.to_str(name) + "' already exists"), site=17)
+            raise rt.Fail(
+                ("Category '" + h.to_str(name) + "' already exists"), site=17
+            )  # personal_notes.env:331
         self._hit(17)
         return self._insert("categories", Category(category_name=name, created_at=self.s_now))
 
     def _impl_create_tag(self, tag_name: str) -> Tag:
         name: str = tag_name.strip()
         if not (name != ""):
-            raise rt.Fail("Tag name cannot be empty", site=18)
+            raise rt.Fail("Tag name cannot be empty", site=18)  # personal_notes.env:338
         self._hit(18)
         if not (name not in self.t_tags):
-            raise rt.Fail(("Tag '" + h.to_str(name) + "' already exists"), site=19)
+            raise rt.Fail(
+                ("Tag '" + h.to_str(name) + "' already exists"), site=19
+            )  # personal_notes.env:339
         self._hit(19)
         return self._insert("tags", Tag(tag_name=name))
 
     def _impl_add_tag_to_note(self, note_id: str, tag_name: str) -> Note:
         if not (note_id != ""):
-            raise rt.Fail("Note ID is required", site=20)
+            raise rt.Fail("Note ID is required", site=20)  # personal_notes.env:351
         self._hit(20)
         name: str = tag_name.strip()
         if not (name != ""):
-            raise rt.Fail("Tag name cannot be empty or whitespace", site=21)
+            raise rt.Fail(
+                "Tag name cannot be empty or whitespace", site=21
+            )  # personal_notes.env:355
         self._hit(21)
         n = self.t_notes.get(note_id)
         if n is None:
-            raise rt.Fail(("Note with ID '" + h.to_str(note_id) + "' does not exist"), site=22)
+            raise rt.Fail(
+                ("Note with ID '" + h.to_str(note_id) + "' does not exist"), site=22
+            )  # personal_notes.env:356
         self._hit(22)
         self._impl_ensure_tag(name=name)
         if name not in n.tags:
@@ -2885,7 +2897,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
     def _impl_remove_tag_from_note(self, note_id: str, tag_name: str) -> Note:
         n = self.t_notes.get(note_id)
         if n is None:
-            raise rt.Fail("Note not found", site=23)
+            raise rt.Fail("Note not found", site=23)  # personal_notes.env:368
         self._hit(23)
         name: str = tag_name.strip()
         if name in n.tags:
@@ -2898,11 +2910,11 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
     def _impl_update_note_category(self, note_id: str, category: str) -> Note:
         n = self.t_notes.get(note_id)
         if n is None:
-            raise rt.Fail("Note not found", site=24)
+            raise rt.Fail("Note not found", site=24)  # personal_notes.env:383
         self._hit(24)
         cat: str = category.strip()
         if not (cat != ""):
-            raise rt.Fail("Category name cannot be empty", site=25)
+            raise rt.Fail("Category name cannot be empty", site=25)  # personal_notes.env:387
         self._hit(25)
         self._impl_ensure_category(name=cat)
         self._write_notes_category(n, cat)
@@ -2912,10 +2924,12 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
     def _impl_clear_note_content(self, note_id: str) -> Note:
         n = self.t_notes.get(note_id)
         if n is None:
-            raise rt.Fail("Note not found", site=26)
+            raise rt.Fail("Note not found", site=26)  # personal_notes.env:397
         self._hit(26)
         if not (n.title.strip() != ""):
-            raise rt.Fail("Cannot clear content: title is also empty", site=27)
+            raise rt.Fail(
+                "Cannot clear content: title is also empty", site=27
+            )  # personal_notes.env:398
         self._hit(27)
         self._write_notes_content(n, "")
         self._impl_touch(note_id=note_id)

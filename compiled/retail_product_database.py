@@ -2436,13 +2436,17 @@ class RetailProductDatabaseEnv(rt.Environment):
     def _impl_get_product_by_upc(self, upc: str) -> Product:
         p = self.t_products.get(upc)
         if p is None:
-            raise rt.Fail("Product with given UPC not found", site=0)
+            raise rt.Fail(
+                "Product with given UPC not found", site=0
+            )  # retail_product_database.env:201
         self._hit(0)
         return p
 
     def _impl_get_product_by_id(self, product_id: str) -> list[Product]:
         if not (product_id.strip() != ""):
-            raise rt.Fail("Invalid input: product_id must be a non-empty string", site=1)
+            raise rt.Fail(
+                "Invalid input: product_id must be a non-empty string", site=1
+            )  # retail_product_database.env:210
         self._hit(1)
         pid: str = product_id.strip()
         return [p for p in self._it(self.t_products.rows()) if (p.product_id == pid)]
@@ -2456,31 +2460,35 @@ class RetailProductDatabaseEnv(rt.Environment):
 
     def _impl_list_products_by_brand(self, brand: str) -> list[Product]:
         if not (brand != ""):
-            raise rt.Fail("Brand cannot be empty", site=2)
+            raise rt.Fail("Brand cannot be empty", site=2)  # retail_product_database.env:232
         self._hit(2)
         return [p for p in self._it(self.t_products.rows()) if (p.brand == brand)]
 
     def _impl_check_inventory_level(self, upc: str) -> InventoryLevel:
         p = self.t_products.get(upc)
         if p is None:
-            raise rt.Fail("Product not found", site=3)
+            raise rt.Fail("Product not found", site=3)  # retail_product_database.env:238
         self._hit(3)
         return InventoryLevel(inventory_level=p.inventory_level)
 
     def _impl_get_product_price(self, upc: str) -> float:
         if not (upc != ""):
-            raise rt.Fail("UPC cannot be empty", site=4)
+            raise rt.Fail("UPC cannot be empty", site=4)  # retail_product_database.env:246
         self._hit(4)
         p = self.t_products.get(upc)
         if p is None:
-            raise rt.Fail("Product with given UPC not found", site=5)
+            raise rt.Fail(
+                "Product with given UPC not found", site=5
+            )  # retail_product_database.env:247
         self._hit(5)
         return p.price
 
     def _impl_get_aisle_location(self, upc: str) -> str | None:
         p = self.t_products.get(upc)
         if p is None:
-            raise rt.Fail("Product with given UPC not found", site=6)
+            raise rt.Fail(
+                "Product with given UPC not found", site=6
+            )  # retail_product_database.env:253
         self._hit(6)
         return p.aisle_location
 
@@ -2493,37 +2501,53 @@ class RetailProductDatabaseEnv(rt.Environment):
     def _impl_add_product(self, product: ProductInfo) -> Product:
         missing: str = self._fn_blank_field(p=product)
         if not (missing == ""):
-            raise rt.Fail(("Invalid product: missing " + h.to_str(missing) + "."), site=7)
+            raise rt.Fail(
+                ("Invalid product: missing " + h.to_str(missing) + "."), site=7
+            )  # retail_product_database.env:273
         self._hit(7)
         if not (product.upc not in self.t_products):
-            raise rt.Fail(("Product with UPC " + h.to_str(product.upc) + " already exists"), site=8)
+            raise rt.Fail(
+                ("Product with UPC " + h.to_str(product.upc) + " already exists"), site=8
+            )  # retail_product_database.env:274
         self._hit(8)
         if not (product.price >= 0.0):
-            raise rt.Fail("Product price must be non-negative", site=9)
+            raise rt.Fail(
+                "Product price must be non-negative", site=9
+            )  # retail_product_database.env:275
         self._hit(9)
         if not (product.inventory_level >= 0):
-            raise rt.Fail("Inventory level must be a non-negative integer", site=10)
+            raise rt.Fail(
+                "Inventory level must be a non-negative integer", site=10
+            )  # retail_product_database.env:276
         self._hit(10)
         return self._impl_insert_product(p=product)
 
     def _impl_update_product_price(self, upc: str, new_price: float) -> Product:
         p = self.t_products.get(upc)
         if p is None:
-            raise rt.Fail("Product with given UPC does not exist", site=11)
+            raise rt.Fail(
+                "Product with given UPC does not exist", site=11
+            )  # retail_product_database.env:285
         self._hit(11)
         if not (new_price >= 0.0):
-            raise rt.Fail("Product price must be non-negative", site=12)
+            raise rt.Fail(
+                "Product price must be non-negative", site=12
+            )  # retail_product_database.env:288
         self._hit(12)
         self._write_products_price(p, new_price)
         return p
 
     def _impl_update_inventory_level(self, upc: str, new_level: int) -> Product:
         if not (new_level >= 0):
-            raise rt.Fail("Inventory level must be non-negative", site=13)
+            raise rt.Fail(
+                "Inventory level must be non-negative", site=13
+            )  # retail_product_database.env:298
         self._hit(13)
         p = self.t_products.get(upc)
         if p is None:
-            raise rt.Fail("Product with given UPC not found", site=14)
+            raise rt.Fail(
+                "Product with given UPC not found", site=14
+            )  # retail_product_database.env:299
         self._hit(14)
         self._write_products_inventory_level(p, new_level)
         return p
@@ -2531,7 +2555,9 @@ class RetailProductDatabaseEnv(rt.Environment):
     def _impl_update_product_category(self, upc: str, new_category: Category) -> Product:
         p = self.t_products.get(upc)
         if p is None:
-            raise rt.Fail("Product with given UPC not found.", site=15)
+            raise rt.Fail(
+                "Product with given UPC not found.", site=15
+            )  # retail_product_database.env:309
         self._hit(15)
         self._write_products_category(p, new_category)
         return p
@@ -2539,17 +2565,21 @@ class RetailProductDatabaseEnv(rt.Environment):
     def _impl_update_aisle_location(self, upc: str, aisle_location: str | None) -> Product:
         p = self.t_products.get(upc)
         if p is None:
-            raise rt.Fail(("Product with UPC " + h.to_str(upc) + " not found"), site=16)
+            raise rt.Fail(
+                ("Product with UPC " + h.to_str(upc) + " not found"), site=16
+            )  # retail_product_database.env:319
         self._hit(16)
         self._write_products_aisle_location(p, aisle_location)
         return p
 
     def _impl_remove_product(self, upc: str) -> str:
         if not (upc != ""):
-            raise rt.Fail("UPC cannot be empty", site=17)
+            raise rt.Fail("UPC cannot be empty", site=17)  # retail_product_database.env:326
         self._hit(17)
         if not (upc in self.t_products):
-            raise rt.Fail(("Product with UPC '" + h.to_str(upc) + "' not found"), site=18)
+            raise rt.Fail(
+                ("Product with UPC '" + h.to_str(upc) + "' not found"), site=18
+            )  # retail_product_database.env:327
         self._hit(18)
         self._delete("products", upc)
         return "Product with UPC '" + h.to_str(upc) + "' removed successfully"
@@ -2557,7 +2587,9 @@ class RetailProductDatabaseEnv(rt.Environment):
     def _impl_edit_product_description(self, upc: str, new_description: str) -> Product:
         p = self.t_products.get(upc)
         if p is None:
-            raise rt.Fail("Product with given UPC not found.", site=19)
+            raise rt.Fail(
+                "Product with given UPC not found.", site=19
+            )  # retail_product_database.env:337
         self._hit(19)
         self._write_products_description(p, new_description)
         return p
@@ -2579,14 +2611,18 @@ class RetailProductDatabaseEnv(rt.Environment):
 
     def _impl_deplete_inventory(self, upc: str, quantity: int) -> Product:
         if not (quantity >= 0):
-            raise rt.Fail("Quantity cannot be negative", site=20)
+            raise rt.Fail("Quantity cannot be negative", site=20)  # retail_product_database.env:373
         self._hit(20)
         p = self.t_products.get(upc)
         if p is None:
-            raise rt.Fail("Product with given UPC not found", site=21)
+            raise rt.Fail(
+                "Product with given UPC not found", site=21
+            )  # retail_product_database.env:374
         self._hit(21)
         if not (quantity <= p.inventory_level):
-            raise rt.Fail("Insufficient inventory to deplete", site=22)
+            raise rt.Fail(
+                "Insufficient inventory to deplete", site=22
+            )  # retail_product_database.env:375
         self._hit(22)
         self._write_products_inventory_level(p, p.inventory_level - quantity)
         return p

@@ -922,7 +922,7 @@ class SleepTrackingEnv(rt.Environment):
     def _impl_get_user(self, user_id: str) -> User:
         u = self.t_users.get(user_id)
         if u is None:
-            raise rt.Fail("user not found", site=0)
+            raise rt.Fail("user not found", site=0)  # sleep_tracking.env:60
         self._hit(0)
         return u
 
@@ -931,16 +931,16 @@ class SleepTrackingEnv(rt.Environment):
     ) -> SleepLog:
         u = self.t_users.get(user_id)
         if u is None:
-            raise rt.Fail("user not found", site=1)
+            raise rt.Fail("user not found", site=1)  # sleep_tracking.env:66
         self._hit(1)
         if not (u.status == AccountStatus.active):
-            raise rt.Fail("account is not active", site=2)
+            raise rt.Fail("account is not active", site=2)  # sleep_tracking.env:67
         self._hit(2)
         if not (end > start):
-            raise rt.Fail("end must be after start", site=3)
+            raise rt.Fail("end must be after start", site=3)  # sleep_tracking.env:68
         self._hit(3)
         if not (end <= self.s_now):
-            raise rt.Fail("a night cannot end in the future", site=4)
+            raise rt.Fail("a night cannot end in the future", site=4)  # sleep_tracking.env:69
         self._hit(4)
         return self._insert(
             "logs",
@@ -956,7 +956,7 @@ class SleepTrackingEnv(rt.Environment):
     def _impl_set_status(self, user_id: str, status: AccountStatus) -> User:
         u = self.t_users.get(user_id)
         if u is None:
-            raise rt.Fail("user not found", site=5)
+            raise rt.Fail("user not found", site=5)  # sleep_tracking.env:83
         self._hit(5)
         self._write_users_status(u, status)
         return u
@@ -964,10 +964,10 @@ class SleepTrackingEnv(rt.Environment):
     def _impl_delete_sleep_log(self, log_id: str, user_id: str) -> str:
         l = self.t_logs.get(log_id)
         if l is None:
-            raise rt.Fail("log not found", site=6)
+            raise rt.Fail("log not found", site=6)  # sleep_tracking.env:90
         self._hit(6)
         if not (l.user == user_id):
-            raise rt.Fail("not your log", site=7)
+            raise rt.Fail("not your log", site=7)  # sleep_tracking.env:91
         self._hit(7)
         self._delete("logs", log_id)
         return "deleted"

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from envdsl.codegen.names import Names
 from envdsl.codegen.translate import CgScope, Context, Translator, unparenthesized
 from envdsl.semantics import types as t
 from envdsl.semantics.model import CallableInfo, CheckedSpec, RecordInfo
 from envdsl.syntax import ast
 from envdsl.util import construct
+from envdsl.util.source import Span
 
 INDENT = "    "
 
@@ -93,12 +96,12 @@ class BodyTranslator(Translator):
             site = self.site("require", stmt.cond)
             return self.flush(level) + [
                 f"{pad}if not {cond}:",
-                f"{pad}{INDENT}raise rt.Fail({message}, site={site})",
+                f"{pad}{INDENT}raise rt.Fail({message}, site={site}){self.where(stmt.span)}",
                 f"{pad}self._hit({site})",
             ]
         if isinstance(stmt, ast.Fail):
             message = self.expr(stmt.message, scope)
-            return self.flush(level) + [f"{pad}raise rt.Fail({message})"]
+            return self.flush(level) + [f"{pad}raise rt.Fail({message}){self.where(stmt.span)}"]
         if isinstance(stmt, ast.Return):
             if stmt.value is None:
                 return [f"{pad}return None"]
@@ -141,6 +144,14 @@ class BodyTranslator(Translator):
         self.sites.append((self.owner, line, kind, written))
         return len(self.sites) - 1
 
+    def where(self, span: Span) -> str:
+        """The comment at a failure site of the generated code: `  # <spec file>:<line>`."""
+        spec = self.checked.spec
+        text = spec.text_of(span)
+        if not text:
+            return ""
+        return f"  # {Path(span.file).name}:{text.count(chr(10), 0, span.start) + 1}"
+
     current_result: t.Type = t.VOID  # the declared result of the tool or fn being lowered
 
     def let(self, stmt: ast.Let, scope: CgScope, level: int) -> list[str]:
@@ -157,7 +168,7 @@ class BodyTranslator(Translator):
             lines += [
                 f"{pad}{py} = {code}",
                 f"{pad}if {py} is None:",
-                f"{pad}{INDENT}raise rt.Fail({message}, site={site})",
+                f"{pad}{INDENT}raise rt.Fail({message}, site={site}){self.where(stmt.span)}",
                 f"{pad}self._hit({site})",
             ]
             return lines

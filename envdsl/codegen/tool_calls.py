@@ -128,8 +128,8 @@ class _ToolCall:
         assert shape is not None
         if _SPEC_NAME.fullmatch(shape.spec):
             return shape.spec
-        spec = f"self.TOOLS[{self.tool.name!r}].params[{index}].spec"
-        return f"{spec}.inner" if shape.optional else spec  # (refs are never compound)
+        # the param's own spec: an optional one reads a value that is not null as its inner
+        return f"self.TOOLS[{self.tool.name!r}].params[{index}].spec"
 
     def reading(self, index: int, param: ParamView) -> list[str]:
         """Lines that read the argument into its value (annotated as the impl's parameter):

@@ -17,10 +17,11 @@ from envdsl.runtime.call_support import (
     MISSING as _MISSING,
     TOO_LARGE as _TOO_LARGE,
     budget as _budget,
-    format_datetime as _format_datetime,
     fromisoformat as _fromisoformat,
     result_problem as _result_problem,
 )
+from envdsl.runtime.call_support import ISO_SECONDS as _ISO_SECONDS, UTC as _UTC
+from envdsl.runtime.call_support import format_datetime as _format_datetime
 
 
 class Weekday(enum.Enum):
@@ -231,6 +232,239 @@ class DentistProfile(rt.Value):
         )
 
 
+def _to_json_Speciality(value: Speciality) -> dict[str, Any]:
+    "The JSON of one Speciality (its RecordSpec's to_json, written out: codegen/serializers.py)."
+    return {"code": value.code, "name": value.name}
+
+
+def _json_repr_Speciality(value: Speciality) -> str:
+    "repr() of the JSON of one Speciality, without building it (what state_hash() digests)."
+    return f"{{'code': {value.code!r}" f", 'name': {value.name!r}" "}"
+
+
+def _to_json_Dentist(value: Dentist) -> dict[str, Any]:
+    "The JSON of one Dentist (its RecordSpec's to_json, written out: codegen/serializers.py)."
+    return {"dentist_id": value.dentist_id, "name": value.name}
+
+
+def _json_repr_Dentist(value: Dentist) -> str:
+    "repr() of the JSON of one Dentist, without building it (what state_hash() digests)."
+    return f"{{'dentist_id': {value.dentist_id!r}" f", 'name': {value.name!r}" "}"
+
+
+def _to_json_DentistSpeciality(value: DentistSpeciality) -> dict[str, Any]:
+    "The JSON of one DentistSpeciality (its RecordSpec's to_json, written out: codegen/serializers.py)."
+    return {"dentist": value.dentist, "link_id": value.link_id, "speciality": value.speciality}
+
+
+def _json_repr_DentistSpeciality(value: DentistSpeciality) -> str:
+    "repr() of the JSON of one DentistSpeciality, without building it (what state_hash() digests)."
+    return (
+        f"{{'dentist': {value.dentist!r}"
+        f", 'link_id': {value.link_id!r}"
+        f", 'speciality': {value.speciality!r}"
+        "}"
+    )
+
+
+def _to_json_WorkingHours(value: WorkingHours) -> dict[str, Any]:
+    "The JSON of one WorkingHours (its RecordSpec's to_json, written out: codegen/serializers.py)."
+    return {
+        "closes": value.closes,
+        "day": value.day._value_,
+        "dentist": value.dentist,
+        "hours_id": value.hours_id,
+        "opens": value.opens,
+    }
+
+
+def _json_repr_WorkingHours(value: WorkingHours) -> str:
+    "repr() of the JSON of one WorkingHours, without building it (what state_hash() digests)."
+    return (
+        f"{{'closes': {value.closes!r}"
+        f", 'day': {value.day._value_!r}"
+        f", 'dentist': {value.dentist!r}"
+        f", 'hours_id': {value.hours_id!r}"
+        f", 'opens': {value.opens!r}"
+        "}"
+    )
+
+
+def _to_json_Room(value: Room) -> dict[str, Any]:
+    "The JSON of one Room (its RecordSpec's to_json, written out: codegen/serializers.py)."
+    return {"has_xray": value.has_xray, "name": value.name, "room_id": value.room_id}
+
+
+def _json_repr_Room(value: Room) -> str:
+    "repr() of the JSON of one Room, without building it (what state_hash() digests)."
+    return (
+        f"{{'has_xray': {value.has_xray!r}"
+        f", 'name': {value.name!r}"
+        f", 'room_id': {value.room_id!r}"
+        "}"
+    )
+
+
+def _to_json_Treatment(value: Treatment) -> dict[str, Any]:
+    "The JSON of one Treatment (its RecordSpec's to_json, written out: codegen/serializers.py)."
+    return {
+        "code": value.code,
+        "duration_minutes": value.duration_minutes,
+        "name": value.name,
+        "needs_xray": value.needs_xray,
+        "speciality": value.speciality,
+    }
+
+
+def _json_repr_Treatment(value: Treatment) -> str:
+    "repr() of the JSON of one Treatment, without building it (what state_hash() digests)."
+    return (
+        f"{{'code': {value.code!r}"
+        f", 'duration_minutes': {value.duration_minutes!r}"
+        f", 'name': {value.name!r}"
+        f", 'needs_xray': {value.needs_xray!r}"
+        f", 'speciality': {value.speciality!r}"
+        "}"
+    )
+
+
+def _to_json_Patient(value: Patient) -> dict[str, Any]:
+    "The JSON of one Patient (its RecordSpec's to_json, written out: codegen/serializers.py)."
+    return {
+        "last_visit": _SPEC_2.to_json(value.last_visit),
+        "name": value.name,
+        "patient_id": value.patient_id,
+        "phone": value.phone,
+        "recall_months": value.recall_months,
+    }
+
+
+def _json_repr_Patient(value: Patient) -> str:
+    "repr() of the JSON of one Patient, without building it (what state_hash() digests)."
+    return (
+        f"{{'last_visit': {_SPEC_2.to_json(value.last_visit)!r}"
+        f", 'name': {value.name!r}"
+        f", 'patient_id': {value.patient_id!r}"
+        f", 'phone': {value.phone!r}"
+        f", 'recall_months': {value.recall_months!r}"
+        "}"
+    )
+
+
+def _to_json_Appointment(value: Appointment) -> dict[str, Any]:
+    "The JSON of one Appointment (its RecordSpec's to_json, written out: codegen/serializers.py)."
+    return {
+        "appointment_id": value.appointment_id,
+        "booked_at": _format_datetime(value.booked_at),
+        "cancel_reason": value.cancel_reason,
+        "cancelled_at": (
+            None if value.cancelled_at is None else _format_datetime(value.cancelled_at)
+        ),
+        "dentist": value.dentist,
+        "end": _format_datetime(value.end),
+        "patient": value.patient,
+        "room": value.room,
+        "start": _format_datetime(value.start),
+        "status": value.status._value_,
+        "treatment": value.treatment,
+    }
+
+
+def _json_repr_Appointment(value: Appointment) -> str:
+    "repr() of the JSON of one Appointment, without building it (what state_hash() digests)."
+    d1 = value.booked_at
+    d5 = value.end
+    d8 = value.start
+    if d1.tzinfo is not _UTC or d5.tzinfo is not _UTC or d8.tzinfo is not _UTC:
+        return repr(_to_json_Appointment(value))
+    return (
+        f"{{'appointment_id': {value.appointment_id!r}"
+        f", 'booked_at': '{_ISO_SECONDS % (d1.year, d1.month, d1.day, d1.hour, d1.minute, d1.second) if not d1.microsecond else d1.isoformat()[:-6]}Z'"
+        f", 'cancel_reason': {value.cancel_reason!r}"
+        f", 'cancelled_at': {(None if value.cancelled_at is None else _format_datetime(value.cancelled_at))!r}"
+        f", 'dentist': {value.dentist!r}"
+        f", 'end': '{_ISO_SECONDS % (d5.year, d5.month, d5.day, d5.hour, d5.minute, d5.second) if not d5.microsecond else d5.isoformat()[:-6]}Z'"
+        f", 'patient': {value.patient!r}"
+        f", 'room': {value.room!r}"
+        f", 'start': '{_ISO_SECONDS % (d8.year, d8.month, d8.day, d8.hour, d8.minute, d8.second) if not d8.microsecond else d8.isoformat()[:-6]}Z'"
+        f", 'status': {value.status._value_!r}"
+        f", 'treatment': {value.treatment!r}"
+        "}"
+    )
+
+
+def _to_json_Reminder(value: Reminder) -> dict[str, Any]:
+    "The JSON of one Reminder (its RecordSpec's to_json, written out: codegen/serializers.py)."
+    return {
+        "appointment": value.appointment,
+        "kind": value.kind._value_,
+        "message": value.message,
+        "patient": value.patient,
+        "reminder_id": value.reminder_id,
+        "sent_at": _format_datetime(value.sent_at),
+    }
+
+
+def _json_repr_Reminder(value: Reminder) -> str:
+    "repr() of the JSON of one Reminder, without building it (what state_hash() digests)."
+    d5 = value.sent_at
+    if d5.tzinfo is not _UTC:
+        return repr(_to_json_Reminder(value))
+    return (
+        f"{{'appointment': {value.appointment!r}"
+        f", 'kind': {value.kind._value_!r}"
+        f", 'message': {value.message!r}"
+        f", 'patient': {value.patient!r}"
+        f", 'reminder_id': {value.reminder_id!r}"
+        f", 'sent_at': '{_ISO_SECONDS % (d5.year, d5.month, d5.day, d5.hour, d5.minute, d5.second) if not d5.microsecond else d5.isoformat()[:-6]}Z'"
+        "}"
+    )
+
+
+def _to_json_Slot(value: Slot) -> dict[str, Any]:
+    "The JSON of one Slot (its RecordSpec's to_json, written out: codegen/serializers.py)."
+    return {
+        "end": _format_datetime(value.end),
+        "room_id": value.room_id,
+        "start": _format_datetime(value.start),
+    }
+
+
+def _json_repr_Slot(value: Slot) -> str:
+    "repr() of the JSON of one Slot, without building it (what state_hash() digests)."
+    d0 = value.end
+    d2 = value.start
+    if d0.tzinfo is not _UTC or d2.tzinfo is not _UTC:
+        return repr(_to_json_Slot(value))
+    return (
+        f"{{'end': '{_ISO_SECONDS % (d0.year, d0.month, d0.day, d0.hour, d0.minute, d0.second) if not d0.microsecond else d0.isoformat()[:-6]}Z'"
+        f", 'room_id': {value.room_id!r}"
+        f", 'start': '{_ISO_SECONDS % (d2.year, d2.month, d2.day, d2.hour, d2.minute, d2.second) if not d2.microsecond else d2.isoformat()[:-6]}Z'"
+        "}"
+    )
+
+
+def _to_json_DentistProfile(value: DentistProfile) -> dict[str, Any]:
+    "The JSON of one DentistProfile (its RecordSpec's to_json, written out: codegen/serializers.py)."
+    return {
+        "dentist_id": value.dentist_id,
+        "name": value.name,
+        "specialities": list(value.specialities),
+        "working_days": _SPEC_10.to_json(value.working_days),
+    }
+
+
+def _json_repr_DentistProfile(value: DentistProfile) -> str:
+    "repr() of the JSON of one DentistProfile, without building it (what state_hash() digests)."
+    return (
+        f"{{'dentist_id': {value.dentist_id!r}"
+        f", 'name': {value.name!r}"
+        f", 'specialities': {value.specialities!r}"
+        f", 'working_days': {_SPEC_10.to_json(value.working_days)!r}"
+        "}"
+    )
+
+
 SPEC_Weekday = rt.EnumSpec(Weekday)
 SPEC_AppointmentStatus = rt.EnumSpec(AppointmentStatus)
 SPEC_ReminderKind = rt.EnumSpec(ReminderKind)
@@ -246,6 +480,8 @@ SPEC_Speciality = rt.RecordSpec(
         ),
         rt.FieldSpec(name="name", spec=rt.STR, required=True),
     ],
+    to_json=_to_json_Speciality,
+    json_repr=_json_repr_Speciality,
 )
 SPEC_Dentist = rt.RecordSpec(
     Dentist,
@@ -253,22 +489,24 @@ SPEC_Dentist = rt.RecordSpec(
         rt.FieldSpec(name="dentist_id", spec=rt.STR, required=True, description="e.g. D1"),
         rt.FieldSpec(name="name", spec=rt.STR, required=True),
     ],
+    to_json=_to_json_Dentist,
+    json_repr=_json_repr_Dentist,
 )
 SPEC_DentistSpeciality = rt.RecordSpec(
     DentistSpeciality,
     lambda: [
         rt.FieldSpec(name="link_id", spec=rt.STR, required=False),
-        rt.FieldSpec(name="dentist", spec=rt.RefSpec(rt.STR, "Dentist", "dentists"), required=True),
-        rt.FieldSpec(
-            name="speciality", spec=rt.RefSpec(rt.STR, "Speciality", "specialities"), required=True
-        ),
+        rt.FieldSpec(name="dentist", spec=_SPEC_0, required=True),
+        rt.FieldSpec(name="speciality", spec=_SPEC_1, required=True),
     ],
+    to_json=_to_json_DentistSpeciality,
+    json_repr=_json_repr_DentistSpeciality,
 )
 SPEC_WorkingHours = rt.RecordSpec(
     WorkingHours,
     lambda: [
         rt.FieldSpec(name="hours_id", spec=rt.STR, required=False),
-        rt.FieldSpec(name="dentist", spec=rt.RefSpec(rt.STR, "Dentist", "dentists"), required=True),
+        rt.FieldSpec(name="dentist", spec=_SPEC_0, required=True),
         rt.FieldSpec(name="day", spec=SPEC_Weekday, required=True),
         rt.FieldSpec(
             name="opens",
@@ -283,6 +521,8 @@ SPEC_WorkingHours = rt.RecordSpec(
             description="minutes after midnight, e.g. 1020 = 17:00",
         ),
     ],
+    to_json=_to_json_WorkingHours,
+    json_repr=_json_repr_WorkingHours,
 )
 SPEC_Room = rt.RecordSpec(
     Room,
@@ -291,6 +531,8 @@ SPEC_Room = rt.RecordSpec(
         rt.FieldSpec(name="name", spec=rt.STR, required=True),
         rt.FieldSpec(name="has_xray", spec=rt.BOOL, required=False),
     ],
+    to_json=_to_json_Room,
+    json_repr=_json_repr_Room,
 )
 SPEC_Treatment = rt.RecordSpec(
     Treatment,
@@ -304,7 +546,7 @@ SPEC_Treatment = rt.RecordSpec(
         rt.FieldSpec(name="name", spec=rt.STR, required=True),
         rt.FieldSpec(
             name="speciality",
-            spec=rt.RefSpec(rt.STR, "Speciality", "specialities"),
+            spec=_SPEC_1,
             required=True,
             description="the speciality a dentist needs to perform it",
         ),
@@ -316,6 +558,8 @@ SPEC_Treatment = rt.RecordSpec(
             description="must take place in a room with an x-ray unit",
         ),
     ],
+    to_json=_to_json_Treatment,
+    json_repr=_json_repr_Treatment,
 )
 SPEC_Patient = rt.RecordSpec(
     Patient,
@@ -325,7 +569,7 @@ SPEC_Patient = rt.RecordSpec(
         rt.FieldSpec(name="phone", spec=rt.STR, required=True),
         rt.FieldSpec(
             name="last_visit",
-            spec=rt.OptionalSpec(rt.DATE),
+            spec=_SPEC_2,
             required=False,
             description="day of the last completed appointment",
         ),
@@ -336,39 +580,39 @@ SPEC_Patient = rt.RecordSpec(
             description="months between routine check-ups",
         ),
     ],
+    to_json=_to_json_Patient,
+    json_repr=_json_repr_Patient,
 )
 SPEC_Appointment = rt.RecordSpec(
     Appointment,
     lambda: [
         rt.FieldSpec(name="appointment_id", spec=rt.STR, required=False),
-        rt.FieldSpec(name="patient", spec=rt.RefSpec(rt.STR, "Patient", "patients"), required=True),
-        rt.FieldSpec(name="dentist", spec=rt.RefSpec(rt.STR, "Dentist", "dentists"), required=True),
-        rt.FieldSpec(name="room", spec=rt.RefSpec(rt.STR, "Room", "rooms"), required=True),
-        rt.FieldSpec(
-            name="treatment", spec=rt.RefSpec(rt.STR, "Treatment", "treatments"), required=True
-        ),
+        rt.FieldSpec(name="patient", spec=_SPEC_3, required=True),
+        rt.FieldSpec(name="dentist", spec=_SPEC_0, required=True),
+        rt.FieldSpec(name="room", spec=_SPEC_4, required=True),
+        rt.FieldSpec(name="treatment", spec=_SPEC_5, required=True),
         rt.FieldSpec(name="start", spec=rt.DATETIME, required=True),
         rt.FieldSpec(name="end", spec=rt.DATETIME, required=True),
         rt.FieldSpec(name="status", spec=SPEC_AppointmentStatus, required=False),
         rt.FieldSpec(name="booked_at", spec=rt.DATETIME, required=True),
-        rt.FieldSpec(name="cancelled_at", spec=rt.OptionalSpec(rt.DATETIME), required=False),
-        rt.FieldSpec(name="cancel_reason", spec=rt.OptionalSpec(rt.STR), required=False),
+        rt.FieldSpec(name="cancelled_at", spec=_SPEC_6, required=False),
+        rt.FieldSpec(name="cancel_reason", spec=_SPEC_7, required=False),
     ],
+    to_json=_to_json_Appointment,
+    json_repr=_json_repr_Appointment,
 )
 SPEC_Reminder = rt.RecordSpec(
     Reminder,
     lambda: [
         rt.FieldSpec(name="reminder_id", spec=rt.STR, required=False),
-        rt.FieldSpec(name="patient", spec=rt.RefSpec(rt.STR, "Patient", "patients"), required=True),
+        rt.FieldSpec(name="patient", spec=_SPEC_3, required=True),
         rt.FieldSpec(name="kind", spec=SPEC_ReminderKind, required=True),
-        rt.FieldSpec(
-            name="appointment",
-            spec=rt.OptionalSpec(rt.RefSpec(rt.STR, "Appointment", "appointments")),
-            required=False,
-        ),
+        rt.FieldSpec(name="appointment", spec=_SPEC_8, required=False),
         rt.FieldSpec(name="sent_at", spec=rt.DATETIME, required=True),
         rt.FieldSpec(name="message", spec=rt.STR, required=True),
     ],
+    to_json=_to_json_Reminder,
+    json_repr=_json_repr_Reminder,
 )
 SPEC_Slot = rt.RecordSpec(
     Slot,
@@ -382,6 +626,8 @@ SPEC_Slot = rt.RecordSpec(
             description="a free room suitable for the treatment",
         ),
     ],
+    to_json=_to_json_Slot,
+    json_repr=_json_repr_Slot,
 )
 SPEC_DentistProfile = rt.RecordSpec(
     DentistProfile,
@@ -389,14 +635,34 @@ SPEC_DentistProfile = rt.RecordSpec(
         rt.FieldSpec(name="dentist_id", spec=rt.STR, required=True),
         rt.FieldSpec(name="name", spec=rt.STR, required=True),
         rt.FieldSpec(
-            name="specialities",
-            spec=rt.ListSpec(rt.STR),
-            required=True,
-            description="speciality codes",
+            name="specialities", spec=_SPEC_9, required=True, description="speciality codes"
         ),
-        rt.FieldSpec(name="working_days", spec=rt.ListSpec(SPEC_Weekday), required=True),
+        rt.FieldSpec(name="working_days", spec=_SPEC_10, required=True),
     ],
+    to_json=_to_json_DentistProfile,
+    json_repr=_json_repr_DentistProfile,
 )
+
+_SPEC_0: rt.TypeSpec = rt.RefSpec(rt.STR, "Dentist", "dentists")  # ref Dentist
+_SPEC_1: rt.TypeSpec = rt.RefSpec(rt.STR, "Speciality", "specialities")  # ref Speciality
+_SPEC_2: rt.TypeSpec = rt.OptionalSpec(rt.DATE)  # date?
+_SPEC_3: rt.TypeSpec = rt.RefSpec(rt.STR, "Patient", "patients")  # ref Patient
+_SPEC_4: rt.TypeSpec = rt.RefSpec(rt.STR, "Room", "rooms")  # ref Room
+_SPEC_5: rt.TypeSpec = rt.RefSpec(rt.STR, "Treatment", "treatments")  # ref Treatment
+_SPEC_6: rt.TypeSpec = rt.OptionalSpec(rt.DATETIME)  # datetime?
+_SPEC_7: rt.TypeSpec = rt.OptionalSpec(rt.STR)  # str?
+_SPEC_8: rt.TypeSpec = rt.OptionalSpec(
+    rt.RefSpec(rt.STR, "Appointment", "appointments")
+)  # ref Appointment?
+_SPEC_9: rt.TypeSpec = rt.ListSpec(rt.STR)  # list[str]
+_SPEC_10: rt.TypeSpec = rt.ListSpec(SPEC_Weekday)  # list[Weekday]
+_SPEC_11: rt.TypeSpec = rt.ListSpec(SPEC_DentistProfile)  # list[DentistProfile]
+_SPEC_12: rt.TypeSpec = rt.ListSpec(SPEC_Treatment)  # list[Treatment]
+_SPEC_13: rt.TypeSpec = rt.ListSpec(SPEC_WorkingHours)  # list[WorkingHours]
+_SPEC_14: rt.TypeSpec = rt.ListSpec(SPEC_Slot)  # list[Slot]
+_SPEC_15: rt.TypeSpec = rt.ListSpec(SPEC_Appointment)  # list[Appointment]
+_SPEC_16: rt.TypeSpec = rt.ListSpec(SPEC_Patient)  # list[Patient]
+_SPEC_17: rt.TypeSpec = rt.ListSpec(SPEC_Reminder)  # list[Reminder]
 
 C_CANCEL_NOTICE_HOURS: int = 24
 C_SLOT_MINUTES: int = 15
@@ -716,13 +982,13 @@ class ClinicSchedulingEnv(rt.Environment):
             params=(
                 rt.ParamSpec(
                     name="speciality_code",
-                    spec=rt.OptionalSpec(rt.STR),
+                    spec=_SPEC_7,
                     required=False,
                     default=lambda: None,
                     description="only dentists with this speciality, e.g. HYG",
                 ),
             ),
-            result=rt.ListSpec(SPEC_DentistProfile),
+            result=_SPEC_11,
             impl="_impl_list_dentists",
             json_arguments="_json_list_dentists",
             call="_call_list_dentists",
@@ -732,7 +998,7 @@ class ClinicSchedulingEnv(rt.Environment):
             kind="query",
             description="The treatments the clinic offers, with duration, required speciality and whether they\nneed an x-ray room.",
             params=(),
-            result=rt.ListSpec(SPEC_Treatment),
+            result=_SPEC_12,
             impl="_impl_list_treatments",
             json_arguments="_json_list_treatments",
             call="_call_list_treatments",
@@ -746,7 +1012,7 @@ class ClinicSchedulingEnv(rt.Environment):
                     name="dentist_id", spec=rt.STR, required=True, description="the dentist"
                 ),
             ),
-            result=rt.ListSpec(SPEC_WorkingHours),
+            result=_SPEC_13,
             impl="_impl_get_working_hours",
             json_arguments="_json_get_working_hours",
             call="_call_get_working_hours",
@@ -769,7 +1035,7 @@ class ClinicSchedulingEnv(rt.Environment):
                     name="day", spec=rt.DATE, required=True, description="the day to search"
                 ),
             ),
-            result=rt.ListSpec(SPEC_Slot),
+            result=_SPEC_14,
             impl="_impl_find_free_slots",
             json_arguments="_json_find_free_slots",
             call="_call_find_free_slots",
@@ -784,7 +1050,7 @@ class ClinicSchedulingEnv(rt.Environment):
                 ),
                 rt.ParamSpec(name="day", spec=rt.DATE, required=True, description="the day"),
             ),
-            result=rt.ListSpec(SPEC_Appointment),
+            result=_SPEC_15,
             impl="_impl_get_dentist_schedule",
             json_arguments="_json_get_dentist_schedule",
             call="_call_get_dentist_schedule",
@@ -801,7 +1067,7 @@ class ClinicSchedulingEnv(rt.Environment):
                     description="part of the name, any case",
                 ),
             ),
-            result=rt.ListSpec(SPEC_Patient),
+            result=_SPEC_16,
             impl="_impl_find_patients",
             json_arguments="_json_find_patients",
             call="_call_find_patients",
@@ -822,7 +1088,7 @@ class ClinicSchedulingEnv(rt.Environment):
                     description="also list appointments that already started",
                 ),
             ),
-            result=rt.ListSpec(SPEC_Appointment),
+            result=_SPEC_15,
             impl="_impl_get_patient_appointments",
             json_arguments="_json_get_patient_appointments",
             call="_call_get_patient_appointments",
@@ -948,7 +1214,7 @@ class ClinicSchedulingEnv(rt.Environment):
                 ),
                 rt.ParamSpec(
                     name="room_id",
-                    spec=rt.OptionalSpec(rt.STR),
+                    spec=_SPEC_7,
                     required=False,
                     default=lambda: None,
                     description="a new room; omit to keep the room",
@@ -1155,7 +1421,7 @@ class ClinicSchedulingEnv(rt.Environment):
             kind="action",
             description="Remind patients of their confirmed appointments that start within the next 24 hours;\neach appointment is reminded once.",
             params=(),
-            result=rt.ListSpec(SPEC_Reminder),
+            result=_SPEC_17,
             impl="_impl_send_appointment_reminders",
             json_arguments="_json_send_appointment_reminders",
             call="_call_send_appointment_reminders",
@@ -1165,7 +1431,7 @@ class ClinicSchedulingEnv(rt.Environment):
             kind="action",
             description="Send a recall reminder to every patient due for a check-up: the last visit was at least\nrecall_months ago, nothing is booked ahead, and no recall reminder went out in the last\n30 days.",
             params=(),
-            result=rt.ListSpec(SPEC_Reminder),
+            result=_SPEC_17,
             impl="_impl_send_recall_reminders",
             json_arguments="_json_send_recall_reminders",
             call="_call_send_recall_reminders",
@@ -1566,9 +1832,7 @@ class ClinicSchedulingEnv(rt.Environment):
         data: Any
         try:
             result = self._impl_list_dentists(speciality_code=speciality_code)
-            data = (
-                self.TOOLS["list_dentists"].result.to_json(result) if result is not None else None
-            )
+            data = _SPEC_11.to_json(result) if result is not None else None
             if type(data) is not str:
                 problem = _result_problem(data, self.size_budget)
                 if problem is not None:
@@ -1615,9 +1879,7 @@ class ClinicSchedulingEnv(rt.Environment):
         data: Any
         try:
             result = self._impl_list_treatments()
-            data = (
-                self.TOOLS["list_treatments"].result.to_json(result) if result is not None else None
-            )
+            data = _SPEC_12.to_json(result) if result is not None else None
             if type(data) is not str:
                 problem = _result_problem(data, self.size_budget)
                 if problem is not None:
@@ -1679,11 +1941,7 @@ class ClinicSchedulingEnv(rt.Environment):
         data: Any
         try:
             result = self._impl_get_working_hours(dentist_id=dentist_id)
-            data = (
-                self.TOOLS["get_working_hours"].result.to_json(result)
-                if result is not None
-                else None
-            )
+            data = _SPEC_13.to_json(result) if result is not None else None
             if type(data) is not str:
                 problem = _result_problem(data, self.size_budget)
                 if problem is not None:
@@ -1777,9 +2035,7 @@ class ClinicSchedulingEnv(rt.Environment):
             result = self._impl_find_free_slots(
                 dentist_id=dentist_id, treatment_code=treatment_code, day=day
             )
-            data = (
-                self.TOOLS["find_free_slots"].result.to_json(result) if result is not None else None
-            )
+            data = _SPEC_14.to_json(result) if result is not None else None
             if type(data) is not str:
                 problem = _result_problem(data, self.size_budget)
                 if problem is not None:
@@ -1847,11 +2103,7 @@ class ClinicSchedulingEnv(rt.Environment):
         data: Any
         try:
             result = self._impl_get_dentist_schedule(dentist_id=dentist_id, day=day)
-            data = (
-                self.TOOLS["get_dentist_schedule"].result.to_json(result)
-                if result is not None
-                else None
-            )
+            data = _SPEC_15.to_json(result) if result is not None else None
             if type(data) is not str:
                 problem = _result_problem(data, self.size_budget)
                 if problem is not None:
@@ -1907,9 +2159,7 @@ class ClinicSchedulingEnv(rt.Environment):
         data: Any
         try:
             result = self._impl_find_patients(name=name)
-            data = (
-                self.TOOLS["find_patients"].result.to_json(result) if result is not None else None
-            )
+            data = _SPEC_16.to_json(result) if result is not None else None
             if type(data) is not str:
                 problem = _result_problem(data, self.size_budget)
                 if problem is not None:
@@ -1990,11 +2240,7 @@ class ClinicSchedulingEnv(rt.Environment):
             result = self._impl_get_patient_appointments(
                 patient_id=patient_id, include_past=include_past
             )
-            data = (
-                self.TOOLS["get_patient_appointments"].result.to_json(result)
-                if result is not None
-                else None
-            )
+            data = _SPEC_15.to_json(result) if result is not None else None
             if type(data) is not str:
                 problem = _result_problem(data, self.size_budget)
                 if problem is not None:
@@ -2187,7 +2433,7 @@ class ClinicSchedulingEnv(rt.Environment):
                         break
             data = (
                 {
-                    "last_visit": SPEC_Patient.fields[3].spec.to_json(result.last_visit),
+                    "last_visit": _SPEC_2.to_json(result.last_visit),
                     "name": result.name,
                     "patient_id": result.patient_id,
                     "phone": result.phone,
@@ -3652,11 +3898,7 @@ class ClinicSchedulingEnv(rt.Environment):
                     if originals is _INSERTED or read is None or not read.isdisjoint(originals):
                         self._verify_touched()
                         break
-            data = (
-                self.TOOLS["send_appointment_reminders"].result.to_json(result)
-                if result is not None
-                else None
-            )
+            data = _SPEC_17.to_json(result) if result is not None else None
             if type(data) is not str:
                 problem = _result_problem(data, self.size_budget)
                 if problem is not None:
@@ -3711,11 +3953,7 @@ class ClinicSchedulingEnv(rt.Environment):
                     if originals is _INSERTED or read is None or not read.isdisjoint(originals):
                         self._verify_touched()
                         break
-            data = (
-                self.TOOLS["send_recall_reminders"].result.to_json(result)
-                if result is not None
-                else None
-            )
+            data = _SPEC_17.to_json(result) if result is not None else None
             if type(data) is not str:
                 problem = _result_problem(data, self.size_budget)
                 if problem is not None:

@@ -17,10 +17,11 @@ from envdsl.runtime.call_support import (
     MISSING as _MISSING,
     TOO_LARGE as _TOO_LARGE,
     budget as _budget,
-    format_datetime as _format_datetime,
     fromisoformat as _fromisoformat,
     result_problem as _result_problem,
 )
+from envdsl.runtime.call_support import ISO_SECONDS as _ISO_SECONDS, UTC as _UTC
+from envdsl.runtime.call_support import format_datetime as _format_datetime
 
 
 class DocumentStatus(enum.Enum):
@@ -176,6 +177,188 @@ class DocumentSummary(rt.Value):
         )
 
 
+def _to_json_User(value: User) -> dict[str, Any]:
+    "The JSON of one User (its RecordSpec's to_json, written out: codegen/serializers.py)."
+    return {
+        "_id": value.u_id,
+        "department": value.department,
+        "name": value.name,
+        "role": value.role,
+    }
+
+
+def _json_repr_User(value: User) -> str:
+    "repr() of the JSON of one User, without building it (what state_hash() digests)."
+    return (
+        f"{{'_id': {value.u_id!r}"
+        f", 'department': {value.department!r}"
+        f", 'name': {value.name!r}"
+        f", 'role': {value.role!r}"
+        "}"
+    )
+
+
+def _to_json_Document(value: Document) -> dict[str, Any]:
+    "The JSON of one Document (its RecordSpec's to_json, written out: codegen/serializers.py)."
+    return {
+        "content": value.content,
+        "creation_date": _format_datetime(value.creation_date),
+        "document_id": value.document_id,
+        "last_modified_date": _format_datetime(value.last_modified_date),
+        "owner_id": value.owner_id,
+        "status": value.status._value_,
+        "title": value.title,
+        "version": value.version,
+    }
+
+
+def _json_repr_Document(value: Document) -> str:
+    "repr() of the JSON of one Document, without building it (what state_hash() digests)."
+    d1 = value.creation_date
+    d3 = value.last_modified_date
+    if d1.tzinfo is not _UTC or d3.tzinfo is not _UTC:
+        return repr(_to_json_Document(value))
+    return (
+        f"{{'content': {value.content!r}"
+        f", 'creation_date': '{_ISO_SECONDS % (d1.year, d1.month, d1.day, d1.hour, d1.minute, d1.second) if not d1.microsecond else d1.isoformat()[:-6]}Z'"
+        f", 'document_id': {value.document_id!r}"
+        f", 'last_modified_date': '{_ISO_SECONDS % (d3.year, d3.month, d3.day, d3.hour, d3.minute, d3.second) if not d3.microsecond else d3.isoformat()[:-6]}Z'"
+        f", 'owner_id': {value.owner_id!r}"
+        f", 'status': {value.status._value_!r}"
+        f", 'title': {value.title!r}"
+        f", 'version': {value.version!r}"
+        "}"
+    )
+
+
+def _to_json_AccessControlEntry(value: AccessControlEntry) -> dict[str, Any]:
+    "The JSON of one AccessControlEntry (its RecordSpec's to_json, written out: codegen/serializers.py)."
+    return {
+        "document_id": value.document_id,
+        "entry_id": value.entry_id,
+        "permissions": _SPEC_2.to_json(value.permissions),
+        "user_id": value.user_id,
+    }
+
+
+def _json_repr_AccessControlEntry(value: AccessControlEntry) -> str:
+    "repr() of the JSON of one AccessControlEntry, without building it (what state_hash() digests)."
+    return (
+        f"{{'document_id': {value.document_id!r}"
+        f", 'entry_id': {value.entry_id!r}"
+        f", 'permissions': {_SPEC_2.to_json(value.permissions)!r}"
+        f", 'user_id': {value.user_id!r}"
+        "}"
+    )
+
+
+def _to_json_DocumentVersion(value: DocumentVersion) -> dict[str, Any]:
+    "The JSON of one DocumentVersion (its RecordSpec's to_json, written out: codegen/serializers.py)."
+    return {
+        "content_snapshot": value.content_snapshot,
+        "document_id": value.document_id,
+        "modified_by": value.modified_by,
+        "timestamp": _format_datetime(value.timestamp),
+        "version_id": value.version_id,
+        "version_number": value.version_number,
+    }
+
+
+def _json_repr_DocumentVersion(value: DocumentVersion) -> str:
+    "repr() of the JSON of one DocumentVersion, without building it (what state_hash() digests)."
+    d3 = value.timestamp
+    if d3.tzinfo is not _UTC:
+        return repr(_to_json_DocumentVersion(value))
+    return (
+        f"{{'content_snapshot': {value.content_snapshot!r}"
+        f", 'document_id': {value.document_id!r}"
+        f", 'modified_by': {value.modified_by!r}"
+        f", 'timestamp': '{_ISO_SECONDS % (d3.year, d3.month, d3.day, d3.hour, d3.minute, d3.second) if not d3.microsecond else d3.isoformat()[:-6]}Z'"
+        f", 'version_id': {value.version_id!r}"
+        f", 'version_number': {value.version_number!r}"
+        "}"
+    )
+
+
+def _to_json_StatusInfo(value: StatusInfo) -> dict[str, Any]:
+    "The JSON of one StatusInfo (its RecordSpec's to_json, written out: codegen/serializers.py)."
+    return {"status": value.status._value_}
+
+
+def _json_repr_StatusInfo(value: StatusInfo) -> str:
+    "repr() of the JSON of one StatusInfo, without building it (what state_hash() digests)."
+    return f"{{'status': {value.status._value_!r}" "}"
+
+
+def _to_json_UserInfo(value: UserInfo) -> dict[str, Any]:
+    "The JSON of one UserInfo (its RecordSpec's to_json, written out: codegen/serializers.py)."
+    return {
+        "_id": value.u_id,
+        "department": value.department,
+        "name": value.name,
+        "role": value.role,
+    }
+
+
+def _json_repr_UserInfo(value: UserInfo) -> str:
+    "repr() of the JSON of one UserInfo, without building it (what state_hash() digests)."
+    return (
+        f"{{'_id': {value.u_id!r}"
+        f", 'department': {value.department!r}"
+        f", 'name': {value.name!r}"
+        f", 'role': {value.role!r}"
+        "}"
+    )
+
+
+def _to_json_UserPermissions(value: UserPermissions) -> dict[str, Any]:
+    "The JSON of one UserPermissions (its RecordSpec's to_json, written out: codegen/serializers.py)."
+    return {
+        "permissions": _SPEC_3.to_json(value.permissions),
+        "user": SPEC_UserInfo.to_json(value.user),
+    }
+
+
+def _json_repr_UserPermissions(value: UserPermissions) -> str:
+    "repr() of the JSON of one UserPermissions, without building it (what state_hash() digests)."
+    return (
+        f"{{'permissions': {_SPEC_3.to_json(value.permissions)!r}"
+        f", 'user': {SPEC_UserInfo.to_json(value.user)!r}"
+        "}"
+    )
+
+
+def _to_json_DocumentSummary(value: DocumentSummary) -> dict[str, Any]:
+    "The JSON of one DocumentSummary (its RecordSpec's to_json, written out: codegen/serializers.py)."
+    return {
+        "creation_date": _format_datetime(value.creation_date),
+        "document_id": value.document_id,
+        "last_modified_date": _format_datetime(value.last_modified_date),
+        "owner_id": value.owner_id,
+        "status": value.status._value_,
+        "title": value.title,
+        "version": value.version,
+    }
+
+
+def _json_repr_DocumentSummary(value: DocumentSummary) -> str:
+    "repr() of the JSON of one DocumentSummary, without building it (what state_hash() digests)."
+    d0 = value.creation_date
+    d2 = value.last_modified_date
+    if d0.tzinfo is not _UTC or d2.tzinfo is not _UTC:
+        return repr(_to_json_DocumentSummary(value))
+    return (
+        f"{{'creation_date': '{_ISO_SECONDS % (d0.year, d0.month, d0.day, d0.hour, d0.minute, d0.second) if not d0.microsecond else d0.isoformat()[:-6]}Z'"
+        f", 'document_id': {value.document_id!r}"
+        f", 'last_modified_date': '{_ISO_SECONDS % (d2.year, d2.month, d2.day, d2.hour, d2.minute, d2.second) if not d2.microsecond else d2.isoformat()[:-6]}Z'"
+        f", 'owner_id': {value.owner_id!r}"
+        f", 'status': {value.status._value_!r}"
+        f", 'title': {value.title!r}"
+        f", 'version': {value.version!r}"
+        "}"
+    )
+
+
 SPEC_DocumentStatus = rt.EnumSpec(DocumentStatus)
 SPEC_Permission = rt.EnumSpec(Permission)
 
@@ -195,6 +378,8 @@ SPEC_User = rt.RecordSpec(
         ),
         rt.FieldSpec(name="department", spec=rt.STR, required=True),
     ],
+    to_json=_to_json_User,
+    json_repr=_json_repr_User,
 )
 SPEC_Document = rt.RecordSpec(
     Document,
@@ -213,43 +398,42 @@ SPEC_Document = rt.RecordSpec(
             name="version", spec=rt.INT, required=False, description="number of the current version"
         ),
         rt.FieldSpec(name="status", spec=SPEC_DocumentStatus, required=False),
-        rt.FieldSpec(
-            name="owner_id",
-            spec=rt.RefSpec(rt.STR, "User", "users"),
-            required=True,
-            description="the owner",
-        ),
+        rt.FieldSpec(name="owner_id", spec=_SPEC_0, required=True, description="the owner"),
     ],
+    to_json=_to_json_Document,
+    json_repr=_json_repr_Document,
 )
 SPEC_AccessControlEntry = rt.RecordSpec(
     AccessControlEntry,
     lambda: [
         rt.FieldSpec(name="entry_id", spec=rt.STR, required=False),
-        rt.FieldSpec(
-            name="document_id", spec=rt.RefSpec(rt.STR, "Document", "documents"), required=True
-        ),
-        rt.FieldSpec(name="user_id", spec=rt.RefSpec(rt.STR, "User", "users"), required=True),
-        rt.FieldSpec(name="permissions", spec=rt.SetSpec(SPEC_Permission), required=False),
+        rt.FieldSpec(name="document_id", spec=_SPEC_1, required=True),
+        rt.FieldSpec(name="user_id", spec=_SPEC_0, required=True),
+        rt.FieldSpec(name="permissions", spec=_SPEC_2, required=False),
     ],
+    to_json=_to_json_AccessControlEntry,
+    json_repr=_json_repr_AccessControlEntry,
 )
 SPEC_DocumentVersion = rt.RecordSpec(
     DocumentVersion,
     lambda: [
         rt.FieldSpec(name="version_id", spec=rt.STR, required=False),
-        rt.FieldSpec(
-            name="document_id", spec=rt.RefSpec(rt.STR, "Document", "documents"), required=True
-        ),
+        rt.FieldSpec(name="document_id", spec=_SPEC_1, required=True),
         rt.FieldSpec(name="version_number", spec=rt.INT, required=True),
         rt.FieldSpec(name="content_snapshot", spec=rt.STR, required=True),
         rt.FieldSpec(name="timestamp", spec=rt.DATETIME, required=True),
-        rt.FieldSpec(name="modified_by", spec=rt.RefSpec(rt.STR, "User", "users"), required=True),
+        rt.FieldSpec(name="modified_by", spec=_SPEC_0, required=True),
     ],
+    to_json=_to_json_DocumentVersion,
+    json_repr=_json_repr_DocumentVersion,
 )
 SPEC_StatusInfo = rt.RecordSpec(
     StatusInfo,
     lambda: [
         rt.FieldSpec(name="status", spec=SPEC_DocumentStatus, required=True),
     ],
+    to_json=_to_json_StatusInfo,
+    json_repr=_json_repr_StatusInfo,
 )
 SPEC_UserInfo = rt.RecordSpec(
     UserInfo,
@@ -259,13 +443,17 @@ SPEC_UserInfo = rt.RecordSpec(
         rt.FieldSpec(name="role", spec=rt.STR, required=True),
         rt.FieldSpec(name="department", spec=rt.STR, required=True),
     ],
+    to_json=_to_json_UserInfo,
+    json_repr=_json_repr_UserInfo,
 )
 SPEC_UserPermissions = rt.RecordSpec(
     UserPermissions,
     lambda: [
         rt.FieldSpec(name="user", spec=SPEC_UserInfo, required=True),
-        rt.FieldSpec(name="permissions", spec=rt.ListSpec(SPEC_Permission), required=True),
+        rt.FieldSpec(name="permissions", spec=_SPEC_3, required=True),
     ],
+    to_json=_to_json_UserPermissions,
+    json_repr=_json_repr_UserPermissions,
 )
 SPEC_DocumentSummary = rt.RecordSpec(
     DocumentSummary,
@@ -278,7 +466,19 @@ SPEC_DocumentSummary = rt.RecordSpec(
         rt.FieldSpec(name="status", spec=SPEC_DocumentStatus, required=True),
         rt.FieldSpec(name="owner_id", spec=rt.STR, required=True),
     ],
+    to_json=_to_json_DocumentSummary,
+    json_repr=_json_repr_DocumentSummary,
 )
+
+_SPEC_0: rt.TypeSpec = rt.RefSpec(rt.STR, "User", "users")  # ref User
+_SPEC_1: rt.TypeSpec = rt.RefSpec(rt.STR, "Document", "documents")  # ref Document
+_SPEC_2: rt.TypeSpec = rt.SetSpec(SPEC_Permission)  # set[Permission]
+_SPEC_3: rt.TypeSpec = rt.ListSpec(SPEC_Permission)  # list[Permission]
+_SPEC_4: rt.TypeSpec = rt.ListSpec(SPEC_DocumentSummary)  # list[DocumentSummary]
+_SPEC_5: rt.TypeSpec = rt.ListSpec(SPEC_UserPermissions)  # list[UserPermissions]
+_SPEC_6: rt.TypeSpec = rt.ListSpec(SPEC_DocumentVersion)  # list[DocumentVersion]
+_SPEC_7: rt.TypeSpec = rt.OptionalSpec(rt.ListSpec(SPEC_Permission))  # list[Permission]?
+_SPEC_8: rt.TypeSpec = rt.OptionalSpec(rt.STR)  # str?
 
 
 _ARGUMENTS_get_document_by_id = frozenset(
@@ -514,7 +714,7 @@ class DocumentManagementSystemEnv(rt.Environment):
             kind="query",
             description='List all documents with status "active" (metadata only: read a document\'s content with\nget_document_content).',
             params=(),
-            result=rt.ListSpec(SPEC_DocumentSummary),
+            result=_SPEC_4,
             impl="_impl_list_active_documents",
             json_arguments="_json_list_active_documents",
             call="_call_list_active_documents",
@@ -542,7 +742,7 @@ class DocumentManagementSystemEnv(rt.Environment):
                     name="document_id", spec=rt.STR, required=True, description="the document"
                 ),
             ),
-            result=rt.ListSpec(SPEC_UserPermissions),
+            result=_SPEC_5,
             impl="_impl_get_document_permissions",
             json_arguments="_json_get_document_permissions",
             call="_call_get_document_permissions",
@@ -583,7 +783,7 @@ class DocumentManagementSystemEnv(rt.Environment):
                     description="the user asking; needs read permission",
                 ),
             ),
-            result=rt.ListSpec(SPEC_DocumentVersion),
+            result=_SPEC_6,
             impl="_impl_get_document_version_history",
             json_arguments="_json_get_document_version_history",
             call="_call_get_document_version_history",
@@ -634,7 +834,7 @@ class DocumentManagementSystemEnv(rt.Environment):
                     description="part of the title, any case",
                 ),
             ),
-            result=rt.ListSpec(SPEC_DocumentSummary),
+            result=_SPEC_4,
             impl="_impl_search_documents_by_title",
             json_arguments="_json_search_documents_by_title",
             call="_call_search_documents_by_title",
@@ -655,7 +855,7 @@ class DocumentManagementSystemEnv(rt.Environment):
                 ),
                 rt.ParamSpec(
                     name="permissions",
-                    spec=rt.OptionalSpec(rt.ListSpec(SPEC_Permission)),
+                    spec=_SPEC_7,
                     required=False,
                     default=lambda: None,
                     description="the owner's permissions; default read and write; read is always added",
@@ -689,14 +889,14 @@ class DocumentManagementSystemEnv(rt.Environment):
                 ),
                 rt.ParamSpec(
                     name="title",
-                    spec=rt.OptionalSpec(rt.STR),
+                    spec=_SPEC_8,
                     required=False,
                     default=lambda: None,
                     description="new title; omit to keep it",
                 ),
                 rt.ParamSpec(
                     name="content",
-                    spec=rt.OptionalSpec(rt.STR),
+                    spec=_SPEC_8,
                     required=False,
                     default=lambda: None,
                     description="new content; omit to keep it",
@@ -769,7 +969,7 @@ class DocumentManagementSystemEnv(rt.Environment):
                 ),
                 rt.ParamSpec(
                     name="permissions",
-                    spec=rt.ListSpec(SPEC_Permission),
+                    spec=_SPEC_3,
                     required=True,
                     description="the complete new set: any of read, write, delete",
                 ),
@@ -1299,11 +1499,7 @@ class DocumentManagementSystemEnv(rt.Environment):
         data: Any
         try:
             result = self._impl_list_active_documents()
-            data = (
-                self.TOOLS["list_active_documents"].result.to_json(result)
-                if result is not None
-                else None
-            )
+            data = _SPEC_4.to_json(result) if result is not None else None
             if type(data) is not str:
                 problem = _result_problem(data, self.size_budget)
                 if problem is not None:
@@ -1431,11 +1627,7 @@ class DocumentManagementSystemEnv(rt.Environment):
         data: Any
         try:
             result = self._impl_get_document_permissions(document_id=document_id)
-            data = (
-                self.TOOLS["get_document_permissions"].result.to_json(result)
-                if result is not None
-                else None
-            )
+            data = _SPEC_5.to_json(result) if result is not None else None
             if type(data) is not str:
                 problem = _result_problem(data, self.size_budget)
                 if problem is not None:
@@ -1617,11 +1809,7 @@ class DocumentManagementSystemEnv(rt.Environment):
             result = self._impl_get_document_version_history(
                 document_id=document_id, user_id=user_id
             )
-            data = (
-                self.TOOLS["get_document_version_history"].result.to_json(result)
-                if result is not None
-                else None
-            )
+            data = _SPEC_6.to_json(result) if result is not None else None
             if type(data) is not str:
                 problem = _result_problem(data, self.size_budget)
                 if problem is not None:
@@ -1841,11 +2029,7 @@ class DocumentManagementSystemEnv(rt.Environment):
         data: Any
         try:
             result = self._impl_search_documents_by_title(title_query=title_query)
-            data = (
-                self.TOOLS["search_documents_by_title"].result.to_json(result)
-                if result is not None
-                else None
-            )
+            data = _SPEC_4.to_json(result) if result is not None else None
             if type(data) is not str:
                 problem = _result_problem(data, self.size_budget)
                 if problem is not None:
@@ -1940,20 +2124,14 @@ class DocumentManagementSystemEnv(rt.Environment):
         elif given_permissions is None:
             permissions = None
         else:
-            permissions = (
-                self.TOOLS["create_document"]
-                .params[3]
-                .spec.from_json(given_permissions, "permissions")
+            permissions = _SPEC_3.from_json(
+                given_permissions, "permissions"
             )  # document_management_system.env:356
         arguments: dict[str, Any] = {
             "title": title,
             "content": content,
             "owner_id": owner_id,
-            "permissions": (
-                None
-                if permissions is None
-                else self.TOOLS["create_document"].params[3].spec.to_json(permissions)
-            ),
+            "permissions": None if permissions is None else _SPEC_3.to_json(permissions),
         }
         journal: list[tuple[Any, ...]] = []
         self._journal = journal
@@ -2440,17 +2618,13 @@ class DocumentManagementSystemEnv(rt.Environment):
         given_permissions = given.get("permissions", _MISSING)
         if given_permissions is _MISSING:
             return None  # the generic parser says so
-        permissions = (
-            self.TOOLS["set_document_permissions"]
-            .params[2]
-            .spec.from_json(given_permissions, "permissions")
+        permissions = _SPEC_3.from_json(
+            given_permissions, "permissions"
         )  # document_management_system.env:456
         arguments: dict[str, Any] = {
             "document_id": document_id,
             "user_id": user_id,
-            "permissions": self.TOOLS["set_document_permissions"]
-            .params[2]
-            .spec.to_json(permissions),
+            "permissions": _SPEC_3.to_json(permissions),
         }
         journal: list[tuple[Any, ...]] = []
         self._journal = journal
@@ -2473,9 +2647,7 @@ class DocumentManagementSystemEnv(rt.Environment):
                 {
                     "document_id": result.document_id,
                     "entry_id": result.entry_id,
-                    "permissions": SPEC_AccessControlEntry.fields[3].spec.to_json(
-                        result.permissions
-                    ),
+                    "permissions": _SPEC_2.to_json(result.permissions),
                     "user_id": result.user_id,
                 }
                 if result is not None

@@ -17,10 +17,11 @@ from envdsl.runtime.call_support import (
     MISSING as _MISSING,
     TOO_LARGE as _TOO_LARGE,
     budget as _budget,
-    format_datetime as _format_datetime,
     fromisoformat as _fromisoformat,
     result_problem as _result_problem,
 )
+from envdsl.runtime.call_support import ISO_SECONDS as _ISO_SECONDS, UTC as _UTC
+from envdsl.runtime.call_support import format_datetime as _format_datetime
 
 
 class AccountStatus(enum.Enum):
@@ -98,6 +99,92 @@ class AverageRating(rt.Value):
         return 1 + h.stored_size(self.average_rating)
 
 
+def _to_json_Product(value: Product) -> dict[str, Any]:
+    "The JSON of one Product (its RecordSpec's to_json, written out: codegen/serializers.py)."
+    return {
+        "brand": value.brand,
+        "category": value.category,
+        "description": value.description,
+        "name": value.name,
+        "product_id": value.product_id,
+    }
+
+
+def _json_repr_Product(value: Product) -> str:
+    "repr() of the JSON of one Product, without building it (what state_hash() digests)."
+    return (
+        f"{{'brand': {value.brand!r}"
+        f", 'category': {value.category!r}"
+        f", 'description': {value.description!r}"
+        f", 'name': {value.name!r}"
+        f", 'product_id': {value.product_id!r}"
+        "}"
+    )
+
+
+def _to_json_User(value: User) -> dict[str, Any]:
+    "The JSON of one User (its RecordSpec's to_json, written out: codegen/serializers.py)."
+    return {
+        "account_status": value.account_status._value_,
+        "is_admin": value.is_admin,
+        "purchase_history": _SPEC_0.to_json(value.purchase_history),
+        "user_id": value.user_id,
+        "username": value.username,
+    }
+
+
+def _json_repr_User(value: User) -> str:
+    "repr() of the JSON of one User, without building it (what state_hash() digests)."
+    return (
+        f"{{'account_status': {value.account_status._value_!r}"
+        f", 'is_admin': {value.is_admin!r}"
+        f", 'purchase_history': {_SPEC_0.to_json(value.purchase_history)!r}"
+        f", 'user_id': {value.user_id!r}"
+        f", 'username': {value.username!r}"
+        "}"
+    )
+
+
+def _to_json_Review(value: Review) -> dict[str, Any]:
+    "The JSON of one Review (its RecordSpec's to_json, written out: codegen/serializers.py)."
+    return {
+        "comment": value.comment,
+        "helpful_votes": value.helpful_votes,
+        "product_id": value.product_id,
+        "rating": value.rating,
+        "review_id": value.review_id,
+        "timestamp": _format_datetime(value.timestamp),
+        "user_id": value.user_id,
+    }
+
+
+def _json_repr_Review(value: Review) -> str:
+    "repr() of the JSON of one Review, without building it (what state_hash() digests)."
+    d5 = value.timestamp
+    if d5.tzinfo is not _UTC:
+        return repr(_to_json_Review(value))
+    return (
+        f"{{'comment': {value.comment!r}"
+        f", 'helpful_votes': {value.helpful_votes!r}"
+        f", 'product_id': {value.product_id!r}"
+        f", 'rating': {value.rating!r}"
+        f", 'review_id': {value.review_id!r}"
+        f", 'timestamp': '{_ISO_SECONDS % (d5.year, d5.month, d5.day, d5.hour, d5.minute, d5.second) if not d5.microsecond else d5.isoformat()[:-6]}Z'"
+        f", 'user_id': {value.user_id!r}"
+        "}"
+    )
+
+
+def _to_json_AverageRating(value: AverageRating) -> dict[str, Any]:
+    "The JSON of one AverageRating (its RecordSpec's to_json, written out: codegen/serializers.py)."
+    return {"average_rating": rt.FLOAT.to_json(value.average_rating)}
+
+
+def _json_repr_AverageRating(value: AverageRating) -> str:
+    "repr() of the JSON of one AverageRating, without building it (what state_hash() digests)."
+    return f"{{'average_rating': {rt.FLOAT.to_json(value.average_rating)!r}" "}"
+
+
 SPEC_AccountStatus = rt.EnumSpec(AccountStatus)
 
 SPEC_Product = rt.RecordSpec(
@@ -124,6 +211,8 @@ SPEC_Product = rt.RecordSpec(
         ),
         rt.FieldSpec(name="description", spec=rt.STR, required=True),
     ],
+    to_json=_to_json_Product,
+    json_repr=_json_repr_Product,
 )
 SPEC_User = rt.RecordSpec(
     User,
@@ -133,7 +222,7 @@ SPEC_User = rt.RecordSpec(
         rt.FieldSpec(name="account_status", spec=SPEC_AccountStatus, required=False),
         rt.FieldSpec(
             name="purchase_history",
-            spec=rt.ListSpec(rt.RefSpec(rt.STR, "Product", "products")),
+            spec=_SPEC_0,
             required=False,
             description="ids of the products this user has bought",
         ),
@@ -144,23 +233,17 @@ SPEC_User = rt.RecordSpec(
             description="added by the port: moderators may edit/delete any review",
         ),
     ],
+    to_json=_to_json_User,
+    json_repr=_json_repr_User,
 )
 SPEC_Review = rt.RecordSpec(
     Review,
     lambda: [
         rt.FieldSpec(name="review_id", spec=rt.STR, required=False),
         rt.FieldSpec(
-            name="product_id",
-            spec=rt.RefSpec(rt.STR, "Product", "products"),
-            required=True,
-            description="the reviewed product",
+            name="product_id", spec=_SPEC_1, required=True, description="the reviewed product"
         ),
-        rt.FieldSpec(
-            name="user_id",
-            spec=rt.RefSpec(rt.STR, "User", "users"),
-            required=True,
-            description="the author",
-        ),
+        rt.FieldSpec(name="user_id", spec=_SPEC_2, required=True, description="the author"),
         rt.FieldSpec(name="rating", spec=rt.INT, required=True, description="stars, 1 to 5"),
         rt.FieldSpec(name="comment", spec=rt.STR, required=True),
         rt.FieldSpec(
@@ -171,13 +254,26 @@ SPEC_Review = rt.RecordSpec(
         ),
         rt.FieldSpec(name="helpful_votes", spec=rt.INT, required=False),
     ],
+    to_json=_to_json_Review,
+    json_repr=_json_repr_Review,
 )
 SPEC_AverageRating = rt.RecordSpec(
     AverageRating,
     lambda: [
         rt.FieldSpec(name="average_rating", spec=rt.FLOAT, required=True),
     ],
+    to_json=_to_json_AverageRating,
+    json_repr=_json_repr_AverageRating,
 )
+
+_SPEC_0: rt.TypeSpec = rt.ListSpec(rt.RefSpec(rt.STR, "Product", "products"))  # list[ref Product]
+_SPEC_1: rt.TypeSpec = rt.RefSpec(rt.STR, "Product", "products")  # ref Product
+_SPEC_2: rt.TypeSpec = rt.RefSpec(rt.STR, "User", "users")  # ref User
+_SPEC_3: rt.TypeSpec = rt.ListSpec(SPEC_Product)  # list[Product]
+_SPEC_4: rt.TypeSpec = rt.ListSpec(SPEC_Review)  # list[Review]
+_SPEC_5: rt.TypeSpec = rt.OptionalSpec(rt.STR)  # str?
+_SPEC_6: rt.TypeSpec = rt.OptionalSpec(rt.INT)  # int?
+_SPEC_7: rt.TypeSpec = rt.MapSpec(rt.STR, rt.STR)  # map[str, str]
 
 
 _ARGUMENTS_get_product_by_name = frozenset(
@@ -346,7 +442,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
                     description="full or partial name, case-insensitive",
                 ),
             ),
-            result=rt.ListSpec(SPEC_Product),
+            result=_SPEC_3,
             impl="_impl_get_product_by_name",
             json_arguments="_json_get_product_by_name",
             call="_call_get_product_by_name",
@@ -380,7 +476,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
                     description="exact, case-sensitive category, e.g. fitness equipment",
                 ),
             ),
-            result=rt.ListSpec(SPEC_Product),
+            result=_SPEC_3,
             impl="_impl_search_products_by_category",
             json_arguments="_json_search_products_by_category",
             call="_call_search_products_by_category",
@@ -390,7 +486,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
             kind="query",
             description="Retrieve a list of all products in the catalog (may be empty).",
             params=(),
-            result=rt.ListSpec(SPEC_Product),
+            result=_SPEC_3,
             impl="_impl_list_all_products",
             json_arguments="_json_list_all_products",
             call="_call_list_all_products",
@@ -407,7 +503,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
                     description="the product's unique id",
                 ),
             ),
-            result=rt.ListSpec(SPEC_Review),
+            result=_SPEC_4,
             impl="_impl_get_reviews_by_product_id",
             json_arguments="_json_get_reviews_by_product_id",
             call="_call_get_reviews_by_product_id",
@@ -424,7 +520,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
                     description="exact product name",
                 ),
             ),
-            result=rt.ListSpec(SPEC_Review),
+            result=_SPEC_4,
             impl="_impl_get_reviews_by_product_name",
             json_arguments="_json_get_reviews_by_product_name",
             call="_call_get_reviews_by_product_name",
@@ -480,14 +576,14 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
             params=(
                 rt.ParamSpec(
                     name="product_id",
-                    spec=rt.OptionalSpec(rt.STR),
+                    spec=_SPEC_5,
                     required=False,
                     default=lambda: None,
                     description="the product's id",
                 ),
                 rt.ParamSpec(
                     name="product_name",
-                    spec=rt.OptionalSpec(rt.STR),
+                    spec=_SPEC_5,
                     required=False,
                     default=lambda: None,
                     description="exact product name, used when product_id is not given",
@@ -503,7 +599,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
             kind="query",
             description="All reviews, most helpful first (sorted by helpful_votes, descending; ties keep their\nsubmission order).",
             params=(),
-            result=rt.ListSpec(SPEC_Review),
+            result=_SPEC_4,
             impl="_impl_get_most_helpful_reviews",
             json_arguments="_json_get_most_helpful_reviews",
             call="_call_get_most_helpful_reviews",
@@ -548,14 +644,14 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
                 ),
                 rt.ParamSpec(
                     name="new_comment",
-                    spec=rt.OptionalSpec(rt.STR),
+                    spec=_SPEC_5,
                     required=False,
                     default=lambda: None,
                     description="new text; omit to keep the comment",
                 ),
                 rt.ParamSpec(
                     name="new_rating",
-                    spec=rt.OptionalSpec(rt.INT),
+                    spec=_SPEC_6,
                     required=False,
                     default=lambda: None,
                     description="new stars (1 to 5); omit to keep the rating",
@@ -636,7 +732,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
                 ),
                 rt.ParamSpec(
                     name="updates",
-                    spec=rt.MapSpec(rt.STR, rt.STR),
+                    spec=_SPEC_7,
                     required=True,
                     description="new values for any of: name, brand, category, description; other keys are ignored",
                 ),
@@ -963,11 +1059,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
         data: Any
         try:
             result = self._impl_get_product_by_name(product_name=product_name)
-            data = (
-                self.TOOLS["get_product_by_name"].result.to_json(result)
-                if result is not None
-                else None
-            )
+            data = _SPEC_3.to_json(result) if result is not None else None
             if type(data) is not str:
                 problem = _result_problem(data, self.size_budget)
                 if problem is not None:
@@ -1104,11 +1196,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
         data: Any
         try:
             result = self._impl_search_products_by_category(category=category)
-            data = (
-                self.TOOLS["search_products_by_category"].result.to_json(result)
-                if result is not None
-                else None
-            )
+            data = _SPEC_3.to_json(result) if result is not None else None
             if type(data) is not str:
                 problem = _result_problem(data, self.size_budget)
                 if problem is not None:
@@ -1157,11 +1245,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
         data: Any
         try:
             result = self._impl_list_all_products()
-            data = (
-                self.TOOLS["list_all_products"].result.to_json(result)
-                if result is not None
-                else None
-            )
+            data = _SPEC_3.to_json(result) if result is not None else None
             if type(data) is not str:
                 problem = _result_problem(data, self.size_budget)
                 if problem is not None:
@@ -1223,11 +1307,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
         data: Any
         try:
             result = self._impl_get_reviews_by_product_id(product_id=product_id)
-            data = (
-                self.TOOLS["get_reviews_by_product_id"].result.to_json(result)
-                if result is not None
-                else None
-            )
+            data = _SPEC_4.to_json(result) if result is not None else None
             if type(data) is not str:
                 problem = _result_problem(data, self.size_budget)
                 if problem is not None:
@@ -1291,11 +1371,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
         data: Any
         try:
             result = self._impl_get_reviews_by_product_name(product_name=product_name)
-            data = (
-                self.TOOLS["get_reviews_by_product_name"].result.to_json(result)
-                if result is not None
-                else None
-            )
+            data = _SPEC_4.to_json(result) if result is not None else None
             if type(data) is not str:
                 problem = _result_problem(data, self.size_budget)
                 if problem is not None:
@@ -1446,7 +1522,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
                 {
                     "account_status": result.account_status._value_,
                     "is_admin": result.is_admin,
-                    "purchase_history": list(result.purchase_history),
+                    "purchase_history": _SPEC_0.to_json(result.purchase_history),
                     "user_id": result.user_id,
                     "username": result.username,
                 }
@@ -1676,11 +1752,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
         data: Any
         try:
             result = self._impl_get_most_helpful_reviews()
-            data = (
-                self.TOOLS["get_most_helpful_reviews"].result.to_json(result)
-                if result is not None
-                else None
-            )
+            data = _SPEC_4.to_json(result) if result is not None else None
             if type(data) is not str:
                 problem = _result_problem(data, self.size_budget)
                 if problem is not None:
@@ -2306,13 +2378,10 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
         given_updates = given.get("updates", _MISSING)
         if given_updates is _MISSING:
             return None  # the generic parser says so
-        updates = (
-            self.TOOLS["update_product_info"].params[1].spec.from_json(given_updates, "updates")
+        updates = _SPEC_7.from_json(
+            given_updates, "updates"
         )  # ecommerce_product_review_system.env:323
-        arguments: dict[str, Any] = {
-            "product_id": product_id,
-            "updates": self.TOOLS["update_product_info"].params[1].spec.to_json(updates),
-        }
+        arguments: dict[str, Any] = {"product_id": product_id, "updates": _SPEC_7.to_json(updates)}
         journal: list[tuple[Any, ...]] = []
         self._journal = journal
         self._steps = 0

@@ -17,10 +17,11 @@ from envdsl.runtime.call_support import (
     MISSING as _MISSING,
     TOO_LARGE as _TOO_LARGE,
     budget as _budget,
-    format_datetime as _format_datetime,
     fromisoformat as _fromisoformat,
     result_problem as _result_problem,
 )
+from envdsl.runtime.call_support import ISO_SECONDS as _ISO_SECONDS, UTC as _UTC
+from envdsl.runtime.call_support import format_datetime as _format_datetime
 
 
 @dataclass(slots=True, kw_only=True)
@@ -164,6 +165,171 @@ class SalaryValidity(rt.Value):
         return 2
 
 
+def _to_json_EmploymentStatus(value: EmploymentStatus) -> dict[str, Any]:
+    "The JSON of one EmploymentStatus (its RecordSpec's to_json, written out: codegen/serializers.py)."
+    return {
+        "description": value.description,
+        "is_active": value.is_active,
+        "status_type": value.status_type,
+    }
+
+
+def _json_repr_EmploymentStatus(value: EmploymentStatus) -> str:
+    "repr() of the JSON of one EmploymentStatus, without building it (what state_hash() digests)."
+    return (
+        f"{{'description': {value.description!r}"
+        f", 'is_active': {value.is_active!r}"
+        f", 'status_type': {value.status_type!r}"
+        "}"
+    )
+
+
+def _to_json_Department(value: Department) -> dict[str, Any]:
+    "The JSON of one Department (its RecordSpec's to_json, written out: codegen/serializers.py)."
+    return {
+        "department_id": value.department_id,
+        "department_name": value.department_name,
+        "location": value.location,
+        "manager_id": value.manager_id,
+    }
+
+
+def _json_repr_Department(value: Department) -> str:
+    "repr() of the JSON of one Department, without building it (what state_hash() digests)."
+    return (
+        f"{{'department_id': {value.department_id!r}"
+        f", 'department_name': {value.department_name!r}"
+        f", 'location': {value.location!r}"
+        f", 'manager_id': {value.manager_id!r}"
+        "}"
+    )
+
+
+def _to_json_JobPosition(value: JobPosition) -> dict[str, Any]:
+    "The JSON of one JobPosition (its RecordSpec's to_json, written out: codegen/serializers.py)."
+    return {
+        "department_id": value.department_id,
+        "job_title": value.job_title,
+        "required_qualification": value.required_qualification,
+        "salary_range_max": rt.FLOAT.to_json(value.salary_range_max),
+        "salary_range_min": rt.FLOAT.to_json(value.salary_range_min),
+    }
+
+
+def _json_repr_JobPosition(value: JobPosition) -> str:
+    "repr() of the JSON of one JobPosition, without building it (what state_hash() digests)."
+    return (
+        f"{{'department_id': {value.department_id!r}"
+        f", 'job_title': {value.job_title!r}"
+        f", 'required_qualification': {value.required_qualification!r}"
+        f", 'salary_range_max': {rt.FLOAT.to_json(value.salary_range_max)!r}"
+        f", 'salary_range_min': {rt.FLOAT.to_json(value.salary_range_min)!r}"
+        "}"
+    )
+
+
+def _to_json_Employee(value: Employee) -> dict[str, Any]:
+    "The JSON of one Employee (its RecordSpec's to_json, written out: codegen/serializers.py)."
+    return {
+        "address": value.address,
+        "date_of_birth": rt.DATE.to_json(value.date_of_birth),
+        "department": value.department,
+        "employee_id": value.employee_id,
+        "employment_status": value.employment_status,
+        "first_name": value.first_name,
+        "gender": value.gender,
+        "hire_date": rt.DATE.to_json(value.hire_date),
+        "job_title": value.job_title,
+        "last_name": value.last_name,
+        "manager_id": value.manager_id,
+        "phone_number": value.phone_number,
+        "salary": rt.FLOAT.to_json(value.salary),
+        "work_email": value.work_email,
+    }
+
+
+def _json_repr_Employee(value: Employee) -> str:
+    "repr() of the JSON of one Employee, without building it (what state_hash() digests)."
+    return (
+        f"{{'address': {value.address!r}"
+        f", 'date_of_birth': {rt.DATE.to_json(value.date_of_birth)!r}"
+        f", 'department': {value.department!r}"
+        f", 'employee_id': {value.employee_id!r}"
+        f", 'employment_status': {value.employment_status!r}"
+        f", 'first_name': {value.first_name!r}"
+        f", 'gender': {value.gender!r}"
+        f", 'hire_date': {rt.DATE.to_json(value.hire_date)!r}"
+        f", 'job_title': {value.job_title!r}"
+        f", 'last_name': {value.last_name!r}"
+        f", 'manager_id': {value.manager_id!r}"
+        f", 'phone_number': {value.phone_number!r}"
+        f", 'salary': {rt.FLOAT.to_json(value.salary)!r}"
+        f", 'work_email': {value.work_email!r}"
+        "}"
+    )
+
+
+def _to_json_EmployeeData(value: EmployeeData) -> dict[str, Any]:
+    "The JSON of one EmployeeData (its RecordSpec's to_json, written out: codegen/serializers.py)."
+    return {
+        "address": value.address,
+        "date_of_birth": rt.DATE.to_json(value.date_of_birth),
+        "department": value.department,
+        "employee_id": value.employee_id,
+        "employment_status": value.employment_status,
+        "first_name": value.first_name,
+        "gender": value.gender,
+        "hire_date": rt.DATE.to_json(value.hire_date),
+        "job_title": value.job_title,
+        "last_name": value.last_name,
+        "manager_id": value.manager_id,
+        "phone_number": value.phone_number,
+        "salary": rt.FLOAT.to_json(value.salary),
+        "work_email": value.work_email,
+    }
+
+
+def _json_repr_EmployeeData(value: EmployeeData) -> str:
+    "repr() of the JSON of one EmployeeData, without building it (what state_hash() digests)."
+    return (
+        f"{{'address': {value.address!r}"
+        f", 'date_of_birth': {rt.DATE.to_json(value.date_of_birth)!r}"
+        f", 'department': {value.department!r}"
+        f", 'employee_id': {value.employee_id!r}"
+        f", 'employment_status': {value.employment_status!r}"
+        f", 'first_name': {value.first_name!r}"
+        f", 'gender': {value.gender!r}"
+        f", 'hire_date': {rt.DATE.to_json(value.hire_date)!r}"
+        f", 'job_title': {value.job_title!r}"
+        f", 'last_name': {value.last_name!r}"
+        f", 'manager_id': {value.manager_id!r}"
+        f", 'phone_number': {value.phone_number!r}"
+        f", 'salary': {rt.FLOAT.to_json(value.salary)!r}"
+        f", 'work_email': {value.work_email!r}"
+        "}"
+    )
+
+
+def _to_json_Eligibility(value: Eligibility) -> dict[str, Any]:
+    "The JSON of one Eligibility (its RecordSpec's to_json, written out: codegen/serializers.py)."
+    return {"eligible": value.eligible}
+
+
+def _json_repr_Eligibility(value: Eligibility) -> str:
+    "repr() of the JSON of one Eligibility, without building it (what state_hash() digests)."
+    return f"{{'eligible': {value.eligible!r}" "}"
+
+
+def _to_json_SalaryValidity(value: SalaryValidity) -> dict[str, Any]:
+    "The JSON of one SalaryValidity (its RecordSpec's to_json, written out: codegen/serializers.py)."
+    return {"is_valid": value.is_valid}
+
+
+def _json_repr_SalaryValidity(value: SalaryValidity) -> str:
+    "repr() of the JSON of one SalaryValidity, without building it (what state_hash() digests)."
+    return f"{{'is_valid': {value.is_valid!r}" "}"
+
+
 SPEC_EmploymentStatus = rt.RecordSpec(
     EmploymentStatus,
     lambda: [
@@ -181,6 +347,8 @@ SPEC_EmploymentStatus = rt.RecordSpec(
             description="whether an employee with this status counts as active (eligible for promotions and raises)",
         ),
     ],
+    to_json=_to_json_EmploymentStatus,
+    json_repr=_json_repr_EmploymentStatus,
 )
 SPEC_Department = rt.RecordSpec(
     Department,
@@ -191,12 +359,14 @@ SPEC_Department = rt.RecordSpec(
         ),
         rt.FieldSpec(
             name="manager_id",
-            spec=rt.OptionalSpec(rt.RefSpec(rt.STR, "Employee", "employees")),
+            spec=_SPEC_0,
             required=False,
             description="the department head, if any",
         ),
         rt.FieldSpec(name="location", spec=rt.STR, required=True),
     ],
+    to_json=_to_json_Department,
+    json_repr=_json_repr_Department,
 )
 SPEC_JobPosition = rt.RecordSpec(
     JobPosition,
@@ -209,7 +379,7 @@ SPEC_JobPosition = rt.RecordSpec(
         ),
         rt.FieldSpec(
             name="department_id",
-            spec=rt.RefSpec(rt.STR, "Department", "departments"),
+            spec=_SPEC_1,
             required=True,
             description="the department this position belongs to",
         ),
@@ -217,6 +387,8 @@ SPEC_JobPosition = rt.RecordSpec(
         rt.FieldSpec(name="salary_range_max", spec=rt.FLOAT, required=True),
         rt.FieldSpec(name="required_qualification", spec=rt.STR, required=True),
     ],
+    to_json=_to_json_JobPosition,
+    json_repr=_json_repr_JobPosition,
 )
 SPEC_Employee = rt.RecordSpec(
     Employee,
@@ -232,31 +404,27 @@ SPEC_Employee = rt.RecordSpec(
         rt.FieldSpec(name="date_of_birth", spec=rt.DATE, required=True),
         rt.FieldSpec(name="gender", spec=rt.STR, required=True),
         rt.FieldSpec(name="hire_date", spec=rt.DATE, required=True),
-        rt.FieldSpec(
-            name="job_title", spec=rt.RefSpec(rt.STR, "JobPosition", "job_positions"), required=True
-        ),
+        rt.FieldSpec(name="job_title", spec=_SPEC_2, required=True),
         rt.FieldSpec(
             name="department",
-            spec=rt.RefSpec(rt.STR, "Department", "departments"),
+            spec=_SPEC_1,
             required=True,
             description="the department id the employee belongs to",
         ),
         rt.FieldSpec(
             name="manager_id",
-            spec=rt.OptionalSpec(rt.RefSpec(rt.STR, "Employee", "employees")),
+            spec=_SPEC_0,
             required=False,
             description="the employee's manager, if any",
         ),
-        rt.FieldSpec(
-            name="employment_status",
-            spec=rt.RefSpec(rt.STR, "EmploymentStatus", "employment_statuses"),
-            required=True,
-        ),
+        rt.FieldSpec(name="employment_status", spec=_SPEC_3, required=True),
         rt.FieldSpec(name="salary", spec=rt.FLOAT, required=True),
         rt.FieldSpec(name="work_email", spec=rt.STR, required=True),
         rt.FieldSpec(name="phone_number", spec=rt.STR, required=True),
         rt.FieldSpec(name="address", spec=rt.STR, required=True),
     ],
+    to_json=_to_json_Employee,
+    json_repr=_json_repr_Employee,
 )
 SPEC_EmployeeData = rt.RecordSpec(
     EmployeeData,
@@ -285,7 +453,7 @@ SPEC_EmployeeData = rt.RecordSpec(
         ),
         rt.FieldSpec(
             name="manager_id",
-            spec=rt.OptionalSpec(rt.STR),
+            spec=_SPEC_4,
             required=False,
             description="the manager's employee id, if any",
         ),
@@ -307,19 +475,37 @@ SPEC_EmployeeData = rt.RecordSpec(
         rt.FieldSpec(name="phone_number", spec=rt.STR, required=True),
         rt.FieldSpec(name="address", spec=rt.STR, required=True),
     ],
+    to_json=_to_json_EmployeeData,
+    json_repr=_json_repr_EmployeeData,
 )
 SPEC_Eligibility = rt.RecordSpec(
     Eligibility,
     lambda: [
         rt.FieldSpec(name="eligible", spec=rt.BOOL, required=True),
     ],
+    to_json=_to_json_Eligibility,
+    json_repr=_json_repr_Eligibility,
 )
 SPEC_SalaryValidity = rt.RecordSpec(
     SalaryValidity,
     lambda: [
         rt.FieldSpec(name="is_valid", spec=rt.BOOL, required=True),
     ],
+    to_json=_to_json_SalaryValidity,
+    json_repr=_json_repr_SalaryValidity,
 )
+
+_SPEC_0: rt.TypeSpec = rt.OptionalSpec(rt.RefSpec(rt.STR, "Employee", "employees"))  # ref Employee?
+_SPEC_1: rt.TypeSpec = rt.RefSpec(rt.STR, "Department", "departments")  # ref Department
+_SPEC_2: rt.TypeSpec = rt.RefSpec(rt.STR, "JobPosition", "job_positions")  # ref JobPosition
+_SPEC_3: rt.TypeSpec = rt.RefSpec(
+    rt.STR, "EmploymentStatus", "employment_statuses"
+)  # ref EmploymentStatus
+_SPEC_4: rt.TypeSpec = rt.OptionalSpec(rt.STR)  # str?
+_SPEC_5: rt.TypeSpec = rt.ListSpec(SPEC_Employee)  # list[Employee]
+_SPEC_6: rt.TypeSpec = rt.ListSpec(SPEC_Department)  # list[Department]
+_SPEC_7: rt.TypeSpec = rt.ListSpec(SPEC_JobPosition)  # list[JobPosition]
+_SPEC_8: rt.TypeSpec = rt.MapSpec(rt.STR, rt.STR)  # map[str, str]
 
 
 _ARGUMENTS_get_employee_by_id = frozenset(
@@ -574,7 +760,7 @@ class HRISEnv(rt.Environment):
                     description="the department's id",
                 ),
             ),
-            result=rt.ListSpec(SPEC_Employee),
+            result=_SPEC_5,
             impl="_impl_list_employees_by_department",
             json_arguments="_json_list_employees_by_department",
             call="_call_list_employees_by_department",
@@ -591,7 +777,7 @@ class HRISEnv(rt.Environment):
                     description="exact, case-sensitive job title",
                 ),
             ),
-            result=rt.ListSpec(SPEC_Employee),
+            result=_SPEC_5,
             impl="_impl_list_employees_by_job_title",
             json_arguments="_json_list_employees_by_job_title",
             call="_call_list_employees_by_job_title",
@@ -608,7 +794,7 @@ class HRISEnv(rt.Environment):
                     description="a predefined status type, e.g. active",
                 ),
             ),
-            result=rt.ListSpec(SPEC_Employee),
+            result=_SPEC_5,
             impl="_impl_list_employees_by_employment_status",
             json_arguments="_json_list_employees_by_employment_status",
             call="_call_list_employees_by_employment_status",
@@ -720,7 +906,7 @@ class HRISEnv(rt.Environment):
             kind="query",
             description="All departments of the organization (may be empty).",
             params=(),
-            result=rt.ListSpec(SPEC_Department),
+            result=_SPEC_6,
             impl="_impl_list_all_departments",
             json_arguments="_json_list_all_departments",
             call="_call_list_all_departments",
@@ -730,7 +916,7 @@ class HRISEnv(rt.Environment):
             kind="query",
             description="All defined job positions (may be empty).",
             params=(),
-            result=rt.ListSpec(SPEC_JobPosition),
+            result=_SPEC_7,
             impl="_impl_list_all_job_positions",
             json_arguments="_json_list_all_job_positions",
             call="_call_list_all_job_positions",
@@ -769,7 +955,7 @@ class HRISEnv(rt.Environment):
                 ),
                 rt.ParamSpec(
                     name="updates",
-                    spec=rt.MapSpec(rt.STR, rt.STR),
+                    spec=_SPEC_8,
                     required=True,
                     description="new values for any of: first_name, last_name, date_of_birth (YYYY-MM-DD), gender, phone_number, work_email, address",
                 ),
@@ -1473,11 +1659,7 @@ class HRISEnv(rt.Environment):
         data: Any
         try:
             result = self._impl_list_employees_by_department(department_id=department_id)
-            data = (
-                self.TOOLS["list_employees_by_department"].result.to_json(result)
-                if result is not None
-                else None
-            )
+            data = _SPEC_5.to_json(result) if result is not None else None
             if type(data) is not str:
                 problem = _result_problem(data, self.size_budget)
                 if problem is not None:
@@ -1539,11 +1721,7 @@ class HRISEnv(rt.Environment):
         data: Any
         try:
             result = self._impl_list_employees_by_job_title(job_title=job_title)
-            data = (
-                self.TOOLS["list_employees_by_job_title"].result.to_json(result)
-                if result is not None
-                else None
-            )
+            data = _SPEC_5.to_json(result) if result is not None else None
             if type(data) is not str:
                 problem = _result_problem(data, self.size_budget)
                 if problem is not None:
@@ -1611,11 +1789,7 @@ class HRISEnv(rt.Environment):
             result = self._impl_list_employees_by_employment_status(
                 employment_status=employment_status
             )
-            data = (
-                self.TOOLS["list_employees_by_employment_status"].result.to_json(result)
-                if result is not None
-                else None
-            )
+            data = _SPEC_5.to_json(result) if result is not None else None
             if type(data) is not str:
                 problem = _result_problem(data, self.size_budget)
                 if problem is not None:
@@ -2109,11 +2283,7 @@ class HRISEnv(rt.Environment):
         data: Any
         try:
             result = self._impl_list_all_departments()
-            data = (
-                self.TOOLS["list_all_departments"].result.to_json(result)
-                if result is not None
-                else None
-            )
+            data = _SPEC_6.to_json(result) if result is not None else None
             if type(data) is not str:
                 problem = _result_problem(data, self.size_budget)
                 if problem is not None:
@@ -2160,11 +2330,7 @@ class HRISEnv(rt.Environment):
         data: Any
         try:
             result = self._impl_list_all_job_positions()
-            data = (
-                self.TOOLS["list_all_job_positions"].result.to_json(result)
-                if result is not None
-                else None
-            )
+            data = _SPEC_7.to_json(result) if result is not None else None
             if type(data) is not str:
                 problem = _result_problem(data, self.size_budget)
                 if problem is not None:
@@ -2327,12 +2493,10 @@ class HRISEnv(rt.Environment):
         given_updates = given.get("updates", _MISSING)
         if given_updates is _MISSING:
             return None  # the generic parser says so
-        updates = (
-            self.TOOLS["update_employee_info"].params[1].spec.from_json(given_updates, "updates")
-        )  # hris.env:348
+        updates = _SPEC_8.from_json(given_updates, "updates")  # hris.env:348
         arguments: dict[str, Any] = {
             "employee_id": employee_id,
-            "updates": self.TOOLS["update_employee_info"].params[1].spec.to_json(updates),
+            "updates": _SPEC_8.to_json(updates),
         }
         journal: list[tuple[Any, ...]] = []
         self._journal = journal

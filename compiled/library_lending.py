@@ -17,10 +17,11 @@ from envdsl.runtime.call_support import (
     MISSING as _MISSING,
     TOO_LARGE as _TOO_LARGE,
     budget as _budget,
-    format_datetime as _format_datetime,
     fromisoformat as _fromisoformat,
     result_problem as _result_problem,
 )
+from envdsl.runtime.call_support import ISO_SECONDS as _ISO_SECONDS, UTC as _UTC
+from envdsl.runtime.call_support import format_datetime as _format_datetime
 
 
 class MemberStatus(enum.Enum):
@@ -234,6 +235,246 @@ class ClockReport(rt.Value):
         return 2 + h.int_size(self.holds_expired) + h.int_size(self.memberships_expired)
 
 
+def _to_json_Author(value: Author) -> dict[str, Any]:
+    "The JSON of one Author (its RecordSpec's to_json, written out: codegen/serializers.py)."
+    return {"author_id": value.author_id, "name": value.name}
+
+
+def _json_repr_Author(value: Author) -> str:
+    "repr() of the JSON of one Author, without building it (what state_hash() digests)."
+    return f"{{'author_id': {value.author_id!r}" f", 'name': {value.name!r}" "}"
+
+
+def _to_json_Book(value: Book) -> dict[str, Any]:
+    "The JSON of one Book (its RecordSpec's to_json, written out: codegen/serializers.py)."
+    return {"isbn": value.isbn, "title": value.title, "year": value.year}
+
+
+def _json_repr_Book(value: Book) -> str:
+    "repr() of the JSON of one Book, without building it (what state_hash() digests)."
+    return f"{{'isbn': {value.isbn!r}" f", 'title': {value.title!r}" f", 'year': {value.year!r}" "}"
+
+
+def _to_json_BookAuthor(value: BookAuthor) -> dict[str, Any]:
+    "The JSON of one BookAuthor (its RecordSpec's to_json, written out: codegen/serializers.py)."
+    return {"author": value.author, "book": value.book, "link_id": value.link_id}
+
+
+def _json_repr_BookAuthor(value: BookAuthor) -> str:
+    "repr() of the JSON of one BookAuthor, without building it (what state_hash() digests)."
+    return (
+        f"{{'author': {value.author!r}"
+        f", 'book': {value.book!r}"
+        f", 'link_id': {value.link_id!r}"
+        "}"
+    )
+
+
+def _to_json_Copy(value: Copy) -> dict[str, Any]:
+    "The JSON of one Copy (its RecordSpec's to_json, written out: codegen/serializers.py)."
+    return {
+        "book": value.book,
+        "condition": value.condition._value_,
+        "copy_id": value.copy_id,
+        "shelf": value.shelf,
+    }
+
+
+def _json_repr_Copy(value: Copy) -> str:
+    "repr() of the JSON of one Copy, without building it (what state_hash() digests)."
+    return (
+        f"{{'book': {value.book!r}"
+        f", 'condition': {value.condition._value_!r}"
+        f", 'copy_id': {value.copy_id!r}"
+        f", 'shelf': {value.shelf!r}"
+        "}"
+    )
+
+
+def _to_json_Member(value: Member) -> dict[str, Any]:
+    "The JSON of one Member (its RecordSpec's to_json, written out: codegen/serializers.py)."
+    return {
+        "email": value.email,
+        "expires": rt.DATE.to_json(value.expires),
+        "fines_cents": value.fines_cents,
+        "joined": rt.DATE.to_json(value.joined),
+        "member_id": value.member_id,
+        "name": value.name,
+        "status": value.status._value_,
+    }
+
+
+def _json_repr_Member(value: Member) -> str:
+    "repr() of the JSON of one Member, without building it (what state_hash() digests)."
+    return (
+        f"{{'email': {value.email!r}"
+        f", 'expires': {rt.DATE.to_json(value.expires)!r}"
+        f", 'fines_cents': {value.fines_cents!r}"
+        f", 'joined': {rt.DATE.to_json(value.joined)!r}"
+        f", 'member_id': {value.member_id!r}"
+        f", 'name': {value.name!r}"
+        f", 'status': {value.status._value_!r}"
+        "}"
+    )
+
+
+def _to_json_Loan(value: Loan) -> dict[str, Any]:
+    "The JSON of one Loan (its RecordSpec's to_json, written out: codegen/serializers.py)."
+    return {
+        "checked_out": _format_datetime(value.checked_out),
+        "copy": value.copy_,
+        "due": rt.DATE.to_json(value.due),
+        "loan_id": value.loan_id,
+        "member": value.member,
+        "renewals": value.renewals,
+        "returned_at": (None if value.returned_at is None else _format_datetime(value.returned_at)),
+        "state": value.state._value_,
+    }
+
+
+def _json_repr_Loan(value: Loan) -> str:
+    "repr() of the JSON of one Loan, without building it (what state_hash() digests)."
+    d0 = value.checked_out
+    if d0.tzinfo is not _UTC:
+        return repr(_to_json_Loan(value))
+    return (
+        f"{{'checked_out': '{_ISO_SECONDS % (d0.year, d0.month, d0.day, d0.hour, d0.minute, d0.second) if not d0.microsecond else d0.isoformat()[:-6]}Z'"
+        f", 'copy': {value.copy_!r}"
+        f", 'due': {rt.DATE.to_json(value.due)!r}"
+        f", 'loan_id': {value.loan_id!r}"
+        f", 'member': {value.member!r}"
+        f", 'renewals': {value.renewals!r}"
+        f", 'returned_at': {(None if value.returned_at is None else _format_datetime(value.returned_at))!r}"
+        f", 'state': {value.state._value_!r}"
+        "}"
+    )
+
+
+def _to_json_Hold(value: Hold) -> dict[str, Any]:
+    "The JSON of one Hold (its RecordSpec's to_json, written out: codegen/serializers.py)."
+    return {
+        "book": value.book,
+        "copy": value.copy_,
+        "hold_id": value.hold_id,
+        "member": value.member,
+        "placed": _format_datetime(value.placed),
+        "ready_until": _SPEC_6.to_json(value.ready_until),
+        "state": value.state._value_,
+    }
+
+
+def _json_repr_Hold(value: Hold) -> str:
+    "repr() of the JSON of one Hold, without building it (what state_hash() digests)."
+    d4 = value.placed
+    if d4.tzinfo is not _UTC:
+        return repr(_to_json_Hold(value))
+    return (
+        f"{{'book': {value.book!r}"
+        f", 'copy': {value.copy_!r}"
+        f", 'hold_id': {value.hold_id!r}"
+        f", 'member': {value.member!r}"
+        f", 'placed': '{_ISO_SECONDS % (d4.year, d4.month, d4.day, d4.hour, d4.minute, d4.second) if not d4.microsecond else d4.isoformat()[:-6]}Z'"
+        f", 'ready_until': {_SPEC_6.to_json(value.ready_until)!r}"
+        f", 'state': {value.state._value_!r}"
+        "}"
+    )
+
+
+def _to_json_BookInfo(value: BookInfo) -> dict[str, Any]:
+    "The JSON of one BookInfo (its RecordSpec's to_json, written out: codegen/serializers.py)."
+    return {
+        "authors": list(value.authors),
+        "copies_available": value.copies_available,
+        "copies_total": value.copies_total,
+        "isbn": value.isbn,
+        "title": value.title,
+        "year": value.year,
+    }
+
+
+def _json_repr_BookInfo(value: BookInfo) -> str:
+    "repr() of the JSON of one BookInfo, without building it (what state_hash() digests)."
+    return (
+        f"{{'authors': {value.authors!r}"
+        f", 'copies_available': {value.copies_available!r}"
+        f", 'copies_total': {value.copies_total!r}"
+        f", 'isbn': {value.isbn!r}"
+        f", 'title': {value.title!r}"
+        f", 'year': {value.year!r}"
+        "}"
+    )
+
+
+def _to_json_ReturnReceipt(value: ReturnReceipt) -> dict[str, Any]:
+    "The JSON of one ReturnReceipt (its RecordSpec's to_json, written out: codegen/serializers.py)."
+    return {
+        "days_late": value.days_late,
+        "fine_cents": value.fine_cents,
+        "hold_ready_for": value.hold_ready_for,
+        "loan_id": value.loan_id,
+        "title": value.title,
+    }
+
+
+def _json_repr_ReturnReceipt(value: ReturnReceipt) -> str:
+    "repr() of the JSON of one ReturnReceipt, without building it (what state_hash() digests)."
+    return (
+        f"{{'days_late': {value.days_late!r}"
+        f", 'fine_cents': {value.fine_cents!r}"
+        f", 'hold_ready_for': {value.hold_ready_for!r}"
+        f", 'loan_id': {value.loan_id!r}"
+        f", 'title': {value.title!r}"
+        "}"
+    )
+
+
+def _to_json_OverdueItem(value: OverdueItem) -> dict[str, Any]:
+    "The JSON of one OverdueItem (its RecordSpec's to_json, written out: codegen/serializers.py)."
+    return {
+        "days_late": value.days_late,
+        "due": rt.DATE.to_json(value.due),
+        "fine_so_far_cents": value.fine_so_far_cents,
+        "loan_id": value.loan_id,
+        "member": value.member,
+        "title": value.title,
+    }
+
+
+def _json_repr_OverdueItem(value: OverdueItem) -> str:
+    "repr() of the JSON of one OverdueItem, without building it (what state_hash() digests)."
+    return (
+        f"{{'days_late': {value.days_late!r}"
+        f", 'due': {rt.DATE.to_json(value.due)!r}"
+        f", 'fine_so_far_cents': {value.fine_so_far_cents!r}"
+        f", 'loan_id': {value.loan_id!r}"
+        f", 'member': {value.member!r}"
+        f", 'title': {value.title!r}"
+        "}"
+    )
+
+
+def _to_json_ClockReport(value: ClockReport) -> dict[str, Any]:
+    "The JSON of one ClockReport (its RecordSpec's to_json, written out: codegen/serializers.py)."
+    return {
+        "holds_expired": value.holds_expired,
+        "memberships_expired": value.memberships_expired,
+        "now": _format_datetime(value.now),
+    }
+
+
+def _json_repr_ClockReport(value: ClockReport) -> str:
+    "repr() of the JSON of one ClockReport, without building it (what state_hash() digests)."
+    d2 = value.now
+    if d2.tzinfo is not _UTC:
+        return repr(_to_json_ClockReport(value))
+    return (
+        f"{{'holds_expired': {value.holds_expired!r}"
+        f", 'memberships_expired': {value.memberships_expired!r}"
+        f", 'now': '{_ISO_SECONDS % (d2.year, d2.month, d2.day, d2.hour, d2.minute, d2.second) if not d2.microsecond else d2.isoformat()[:-6]}Z'"
+        "}"
+    )
+
+
 SPEC_MemberStatus = rt.EnumSpec(MemberStatus)
 SPEC_CopyCondition = rt.EnumSpec(CopyCondition)
 SPEC_LoanState = rt.EnumSpec(LoanState)
@@ -245,6 +486,8 @@ SPEC_Author = rt.RecordSpec(
         rt.FieldSpec(name="author_id", spec=rt.STR, required=False),
         rt.FieldSpec(name="name", spec=rt.STR, required=True),
     ],
+    to_json=_to_json_Author,
+    json_repr=_json_repr_Author,
 )
 SPEC_Book = rt.RecordSpec(
     Book,
@@ -255,14 +498,18 @@ SPEC_Book = rt.RecordSpec(
         rt.FieldSpec(name="title", spec=rt.STR, required=True),
         rt.FieldSpec(name="year", spec=rt.INT, required=True, description="year of publication"),
     ],
+    to_json=_to_json_Book,
+    json_repr=_json_repr_Book,
 )
 SPEC_BookAuthor = rt.RecordSpec(
     BookAuthor,
     lambda: [
         rt.FieldSpec(name="link_id", spec=rt.STR, required=False),
-        rt.FieldSpec(name="book", spec=rt.RefSpec(rt.STR, "Book", "books"), required=True),
-        rt.FieldSpec(name="author", spec=rt.RefSpec(rt.STR, "Author", "authors"), required=True),
+        rt.FieldSpec(name="book", spec=_SPEC_0, required=True),
+        rt.FieldSpec(name="author", spec=_SPEC_1, required=True),
     ],
+    to_json=_to_json_BookAuthor,
+    json_repr=_json_repr_BookAuthor,
 )
 SPEC_Copy = rt.RecordSpec(
     Copy,
@@ -270,12 +517,14 @@ SPEC_Copy = rt.RecordSpec(
         rt.FieldSpec(
             name="copy_id", spec=rt.STR, required=True, description="barcode, e.g. 9780441013593-1"
         ),
-        rt.FieldSpec(name="book", spec=rt.RefSpec(rt.STR, "Book", "books"), required=True),
+        rt.FieldSpec(name="book", spec=_SPEC_0, required=True),
         rt.FieldSpec(
             name="shelf", spec=rt.STR, required=True, description="call-number shelf, e.g. SF-HER"
         ),
         rt.FieldSpec(name="condition", spec=SPEC_CopyCondition, required=False),
     ],
+    to_json=_to_json_Copy,
+    json_repr=_json_repr_Copy,
 )
 SPEC_Member = rt.RecordSpec(
     Member,
@@ -292,44 +541,48 @@ SPEC_Member = rt.RecordSpec(
         ),
         rt.FieldSpec(name="status", spec=SPEC_MemberStatus, required=False),
     ],
+    to_json=_to_json_Member,
+    json_repr=_json_repr_Member,
 )
 SPEC_Loan = rt.RecordSpec(
     Loan,
     lambda: [
         rt.FieldSpec(name="loan_id", spec=rt.STR, required=False),
-        rt.FieldSpec(
-            name="copy", spec=rt.RefSpec(rt.STR, "Copy", "copies"), required=True, attr="copy_"
-        ),
-        rt.FieldSpec(name="member", spec=rt.RefSpec(rt.STR, "Member", "members"), required=True),
+        rt.FieldSpec(name="copy", spec=_SPEC_2, required=True, attr="copy_"),
+        rt.FieldSpec(name="member", spec=_SPEC_3, required=True),
         rt.FieldSpec(name="checked_out", spec=rt.DATETIME, required=True),
         rt.FieldSpec(name="due", spec=rt.DATE, required=True),
-        rt.FieldSpec(name="returned_at", spec=rt.OptionalSpec(rt.DATETIME), required=False),
+        rt.FieldSpec(name="returned_at", spec=_SPEC_4, required=False),
         rt.FieldSpec(name="renewals", spec=rt.INT, required=False),
         rt.FieldSpec(name="state", spec=SPEC_LoanState, required=False),
     ],
+    to_json=_to_json_Loan,
+    json_repr=_json_repr_Loan,
 )
 SPEC_Hold = rt.RecordSpec(
     Hold,
     lambda: [
         rt.FieldSpec(name="hold_id", spec=rt.STR, required=False),
-        rt.FieldSpec(name="book", spec=rt.RefSpec(rt.STR, "Book", "books"), required=True),
-        rt.FieldSpec(name="member", spec=rt.RefSpec(rt.STR, "Member", "members"), required=True),
+        rt.FieldSpec(name="book", spec=_SPEC_0, required=True),
+        rt.FieldSpec(name="member", spec=_SPEC_3, required=True),
         rt.FieldSpec(name="placed", spec=rt.DATETIME, required=True),
         rt.FieldSpec(
             name="copy",
-            spec=rt.OptionalSpec(rt.RefSpec(rt.STR, "Copy", "copies")),
+            spec=_SPEC_5,
             required=False,
             description="the copy set aside once the hold is ready",
             attr="copy_",
         ),
         rt.FieldSpec(
             name="ready_until",
-            spec=rt.OptionalSpec(rt.DATE),
+            spec=_SPEC_6,
             required=False,
             description="last pickup day of a ready hold",
         ),
         rt.FieldSpec(name="state", spec=SPEC_HoldState, required=False),
     ],
+    to_json=_to_json_Hold,
+    json_repr=_json_repr_Hold,
 )
 SPEC_BookInfo = rt.RecordSpec(
     BookInfo,
@@ -337,7 +590,7 @@ SPEC_BookInfo = rt.RecordSpec(
         rt.FieldSpec(name="isbn", spec=rt.STR, required=True),
         rt.FieldSpec(name="title", spec=rt.STR, required=True),
         rt.FieldSpec(name="year", spec=rt.INT, required=True),
-        rt.FieldSpec(name="authors", spec=rt.ListSpec(rt.STR), required=True),
+        rt.FieldSpec(name="authors", spec=_SPEC_7, required=True),
         rt.FieldSpec(name="copies_total", spec=rt.INT, required=True),
         rt.FieldSpec(
             name="copies_available",
@@ -346,6 +599,8 @@ SPEC_BookInfo = rt.RecordSpec(
             description="copies on the shelf that can be checked out now",
         ),
     ],
+    to_json=_to_json_BookInfo,
+    json_repr=_json_repr_BookInfo,
 )
 SPEC_ReturnReceipt = rt.RecordSpec(
     ReturnReceipt,
@@ -361,22 +616,26 @@ SPEC_ReturnReceipt = rt.RecordSpec(
         ),
         rt.FieldSpec(
             name="hold_ready_for",
-            spec=rt.OptionalSpec(rt.RefSpec(rt.STR, "Member", "members")),
+            spec=_SPEC_8,
             required=False,
             description="member whose hold this copy now serves, if any",
         ),
     ],
+    to_json=_to_json_ReturnReceipt,
+    json_repr=_json_repr_ReturnReceipt,
 )
 SPEC_OverdueItem = rt.RecordSpec(
     OverdueItem,
     lambda: [
         rt.FieldSpec(name="loan_id", spec=rt.STR, required=True),
-        rt.FieldSpec(name="member", spec=rt.RefSpec(rt.STR, "Member", "members"), required=True),
+        rt.FieldSpec(name="member", spec=_SPEC_3, required=True),
         rt.FieldSpec(name="title", spec=rt.STR, required=True),
         rt.FieldSpec(name="due", spec=rt.DATE, required=True),
         rt.FieldSpec(name="days_late", spec=rt.INT, required=True),
         rt.FieldSpec(name="fine_so_far_cents", spec=rt.INT, required=True),
     ],
+    to_json=_to_json_OverdueItem,
+    json_repr=_json_repr_OverdueItem,
 )
 SPEC_ClockReport = rt.RecordSpec(
     ClockReport,
@@ -385,7 +644,23 @@ SPEC_ClockReport = rt.RecordSpec(
         rt.FieldSpec(name="holds_expired", spec=rt.INT, required=True),
         rt.FieldSpec(name="memberships_expired", spec=rt.INT, required=True),
     ],
+    to_json=_to_json_ClockReport,
+    json_repr=_json_repr_ClockReport,
 )
+
+_SPEC_0: rt.TypeSpec = rt.RefSpec(rt.STR, "Book", "books")  # ref Book
+_SPEC_1: rt.TypeSpec = rt.RefSpec(rt.STR, "Author", "authors")  # ref Author
+_SPEC_2: rt.TypeSpec = rt.RefSpec(rt.STR, "Copy", "copies")  # ref Copy
+_SPEC_3: rt.TypeSpec = rt.RefSpec(rt.STR, "Member", "members")  # ref Member
+_SPEC_4: rt.TypeSpec = rt.OptionalSpec(rt.DATETIME)  # datetime?
+_SPEC_5: rt.TypeSpec = rt.OptionalSpec(rt.RefSpec(rt.STR, "Copy", "copies"))  # ref Copy?
+_SPEC_6: rt.TypeSpec = rt.OptionalSpec(rt.DATE)  # date?
+_SPEC_7: rt.TypeSpec = rt.ListSpec(rt.STR)  # list[str]
+_SPEC_8: rt.TypeSpec = rt.OptionalSpec(rt.RefSpec(rt.STR, "Member", "members"))  # ref Member?
+_SPEC_9: rt.TypeSpec = rt.ListSpec(SPEC_BookInfo)  # list[BookInfo]
+_SPEC_10: rt.TypeSpec = rt.ListSpec(SPEC_Copy)  # list[Copy]
+_SPEC_11: rt.TypeSpec = rt.ListSpec(SPEC_Loan)  # list[Loan]
+_SPEC_12: rt.TypeSpec = rt.ListSpec(SPEC_OverdueItem)  # list[OverdueItem]
 
 C_LOAN_DAYS: int = 21
 C_MAX_RENEWALS: int = 2
@@ -663,7 +938,7 @@ class LibraryLendingEnv(rt.Environment):
                     description="words from a title or an author's name, case-insensitive",
                 ),
             ),
-            result=rt.ListSpec(SPEC_BookInfo),
+            result=_SPEC_9,
             impl="_impl_search_books",
             json_arguments="_json_search_books",
             call="_call_search_books",
@@ -698,7 +973,7 @@ class LibraryLendingEnv(rt.Environment):
                     description="only copies that can be checked out now",
                 ),
             ),
-            result=rt.ListSpec(SPEC_Copy),
+            result=_SPEC_10,
             impl="_impl_list_copies",
             json_arguments="_json_list_copies",
             call="_call_list_copies",
@@ -736,7 +1011,7 @@ class LibraryLendingEnv(rt.Environment):
                     description="also list past loans",
                 ),
             ),
-            result=rt.ListSpec(SPEC_Loan),
+            result=_SPEC_11,
             impl="_impl_list_member_loans",
             json_arguments="_json_list_member_loans",
             call="_call_list_member_loans",
@@ -746,7 +1021,7 @@ class LibraryLendingEnv(rt.Environment):
             kind="query",
             description="All active loans past their due date, most overdue first, with the fine accrued so far.",
             params=(),
-            result=rt.ListSpec(SPEC_OverdueItem),
+            result=_SPEC_12,
             impl="_impl_list_overdue_loans",
             json_arguments="_json_list_overdue_loans",
             call="_call_list_overdue_loans",
@@ -982,7 +1257,7 @@ class LibraryLendingEnv(rt.Environment):
                 ),
                 rt.ParamSpec(
                     name="author_names",
-                    spec=rt.ListSpec(rt.STR),
+                    spec=_SPEC_7,
                     required=True,
                     description="authors in credit order; existing authors are reused",
                 ),
@@ -1377,7 +1652,7 @@ class LibraryLendingEnv(rt.Environment):
         data: Any
         try:
             result = self._impl_search_books(text=text)
-            data = self.TOOLS["search_books"].result.to_json(result) if result is not None else None
+            data = _SPEC_9.to_json(result) if result is not None else None
             if type(data) is not str:
                 problem = _result_problem(data, self.size_budget)
                 if problem is not None:
@@ -1524,7 +1799,7 @@ class LibraryLendingEnv(rt.Environment):
         data: Any
         try:
             result = self._impl_list_copies(isbn=isbn, available_only=available_only)
-            data = self.TOOLS["list_copies"].result.to_json(result) if result is not None else None
+            data = _SPEC_10.to_json(result) if result is not None else None
             if type(data) is not str:
                 problem = _result_problem(data, self.size_budget)
                 if problem is not None:
@@ -1686,11 +1961,7 @@ class LibraryLendingEnv(rt.Environment):
             result = self._impl_list_member_loans(
                 member_id=member_id, include_returned=include_returned
             )
-            data = (
-                self.TOOLS["list_member_loans"].result.to_json(result)
-                if result is not None
-                else None
-            )
+            data = _SPEC_11.to_json(result) if result is not None else None
             if type(data) is not str:
                 problem = _result_problem(data, self.size_budget)
                 if problem is not None:
@@ -1737,11 +2008,7 @@ class LibraryLendingEnv(rt.Environment):
         data: Any
         try:
             result = self._impl_list_overdue_loans()
-            data = (
-                self.TOOLS["list_overdue_loans"].result.to_json(result)
-                if result is not None
-                else None
-            )
+            data = _SPEC_12.to_json(result) if result is not None else None
             if type(data) is not str:
                 problem = _result_problem(data, self.size_budget)
                 if problem is not None:
@@ -2575,7 +2842,7 @@ class LibraryLendingEnv(rt.Environment):
                     "hold_id": result.hold_id,
                     "member": result.member,
                     "placed": _format_datetime(result.placed),
-                    "ready_until": SPEC_Hold.fields[5].spec.to_json(result.ready_until),
+                    "ready_until": _SPEC_6.to_json(result.ready_until),
                     "state": result.state._value_,
                 }
                 if result is not None
@@ -2682,7 +2949,7 @@ class LibraryLendingEnv(rt.Environment):
                     "hold_id": result.hold_id,
                     "member": result.member,
                     "placed": _format_datetime(result.placed),
-                    "ready_until": SPEC_Hold.fields[5].spec.to_json(result.ready_until),
+                    "ready_until": _SPEC_6.to_json(result.ready_until),
                     "state": result.state._value_,
                 }
                 if result is not None
@@ -2895,8 +3162,8 @@ class LibraryLendingEnv(rt.Environment):
         given_author_names = given.get("author_names", _MISSING)
         if given_author_names is _MISSING:
             return None  # the generic parser says so
-        author_names = (
-            self.TOOLS["add_book"].params[3].spec.from_json(given_author_names, "author_names")
+        author_names = _SPEC_7.from_json(
+            given_author_names, "author_names"
         )  # library_lending.env:530
         shelf: str
         given_shelf = given.get("shelf", _MISSING)
@@ -2918,7 +3185,7 @@ class LibraryLendingEnv(rt.Environment):
             "isbn": isbn,
             "title": title,
             "year": year,
-            "author_names": self.TOOLS["add_book"].params[3].spec.to_json(author_names),
+            "author_names": _SPEC_7.to_json(author_names),
             "shelf": shelf,
             "copy_count": copy_count,
         }

@@ -17,10 +17,11 @@ from envdsl.runtime.call_support import (
     MISSING as _MISSING,
     TOO_LARGE as _TOO_LARGE,
     budget as _budget,
-    format_datetime as _format_datetime,
     fromisoformat as _fromisoformat,
     result_problem as _result_problem,
 )
+from envdsl.runtime.call_support import ISO_SECONDS as _ISO_SECONDS, UTC as _UTC
+from envdsl.runtime.call_support import format_datetime as _format_datetime
 
 
 class OCRStatus(enum.Enum):
@@ -121,6 +122,138 @@ class RequestMetadata(rt.Value):
         return 3 + h.text_size(self.document_reference) + h.stored_size(self.completion_time)
 
 
+def _to_json_OCRRequest(value: OCRRequest) -> dict[str, Any]:
+    "The JSON of one OCRRequest (its RecordSpec's to_json, written out: codegen/serializers.py)."
+    return {
+        "completion_time": (
+            None if value.completion_time is None else _format_datetime(value.completion_time)
+        ),
+        "document_reference": value.document_reference,
+        "request_id": value.request_id,
+        "result_text": value.result_text,
+        "status": value.status._value_,
+        "submission_time": _format_datetime(value.submission_time),
+    }
+
+
+def _json_repr_OCRRequest(value: OCRRequest) -> str:
+    "repr() of the JSON of one OCRRequest, without building it (what state_hash() digests)."
+    d5 = value.submission_time
+    if d5.tzinfo is not _UTC:
+        return repr(_to_json_OCRRequest(value))
+    return (
+        f"{{'completion_time': {(None if value.completion_time is None else _format_datetime(value.completion_time))!r}"
+        f", 'document_reference': {value.document_reference!r}"
+        f", 'request_id': {value.request_id!r}"
+        f", 'result_text': {value.result_text!r}"
+        f", 'status': {value.status._value_!r}"
+        f", 'submission_time': '{_ISO_SECONDS % (d5.year, d5.month, d5.day, d5.hour, d5.minute, d5.second) if not d5.microsecond else d5.isoformat()[:-6]}Z'"
+        "}"
+    )
+
+
+def _to_json_Result(value: Result) -> dict[str, Any]:
+    "The JSON of one Result (its RecordSpec's to_json, written out: codegen/serializers.py)."
+    return {
+        "confidence_scores": _SPEC_2.to_json(value.confidence_scores),
+        "extracted_text": value.extracted_text,
+        "processing_timestamp": _format_datetime(value.processing_timestamp),
+        "request_id": value.request_id,
+    }
+
+
+def _json_repr_Result(value: Result) -> str:
+    "repr() of the JSON of one Result, without building it (what state_hash() digests)."
+    d2 = value.processing_timestamp
+    if d2.tzinfo is not _UTC:
+        return repr(_to_json_Result(value))
+    return (
+        f"{{'confidence_scores': {_SPEC_2.to_json(value.confidence_scores)!r}"
+        f", 'extracted_text': {value.extracted_text!r}"
+        f", 'processing_timestamp': '{_ISO_SECONDS % (d2.year, d2.month, d2.day, d2.hour, d2.minute, d2.second) if not d2.microsecond else d2.isoformat()[:-6]}Z'"
+        f", 'request_id': {value.request_id!r}"
+        "}"
+    )
+
+
+def _to_json_StatusInfo(value: StatusInfo) -> dict[str, Any]:
+    "The JSON of one StatusInfo (its RecordSpec's to_json, written out: codegen/serializers.py)."
+    return {"status": value.status._value_}
+
+
+def _json_repr_StatusInfo(value: StatusInfo) -> str:
+    "repr() of the JSON of one StatusInfo, without building it (what state_hash() digests)."
+    return f"{{'status': {value.status._value_!r}" "}"
+
+
+def _to_json_Availability(value: Availability) -> dict[str, Any]:
+    "The JSON of one Availability (its RecordSpec's to_json, written out: codegen/serializers.py)."
+    return {"available": value.available}
+
+
+def _json_repr_Availability(value: Availability) -> str:
+    "repr() of the JSON of one Availability, without building it (what state_hash() digests)."
+    return f"{{'available': {value.available!r}" "}"
+
+
+def _to_json_ResultText(value: ResultText) -> dict[str, Any]:
+    "The JSON of one ResultText (its RecordSpec's to_json, written out: codegen/serializers.py)."
+    return {"extracted_text": value.extracted_text}
+
+
+def _json_repr_ResultText(value: ResultText) -> str:
+    "repr() of the JSON of one ResultText, without building it (what state_hash() digests)."
+    return f"{{'extracted_text': {value.extracted_text!r}" "}"
+
+
+def _to_json_ResultWithConfidence(value: ResultWithConfidence) -> dict[str, Any]:
+    "The JSON of one ResultWithConfidence (its RecordSpec's to_json, written out: codegen/serializers.py)."
+    return {
+        "confidence_scores": _SPEC_2.to_json(value.confidence_scores),
+        "extracted_text": value.extracted_text,
+        "processing_timestamp": _format_datetime(value.processing_timestamp),
+    }
+
+
+def _json_repr_ResultWithConfidence(value: ResultWithConfidence) -> str:
+    "repr() of the JSON of one ResultWithConfidence, without building it (what state_hash() digests)."
+    d2 = value.processing_timestamp
+    if d2.tzinfo is not _UTC:
+        return repr(_to_json_ResultWithConfidence(value))
+    return (
+        f"{{'confidence_scores': {_SPEC_2.to_json(value.confidence_scores)!r}"
+        f", 'extracted_text': {value.extracted_text!r}"
+        f", 'processing_timestamp': '{_ISO_SECONDS % (d2.year, d2.month, d2.day, d2.hour, d2.minute, d2.second) if not d2.microsecond else d2.isoformat()[:-6]}Z'"
+        "}"
+    )
+
+
+def _to_json_RequestMetadata(value: RequestMetadata) -> dict[str, Any]:
+    "The JSON of one RequestMetadata (its RecordSpec's to_json, written out: codegen/serializers.py)."
+    return {
+        "completion_time": (
+            None if value.completion_time is None else _format_datetime(value.completion_time)
+        ),
+        "document_reference": value.document_reference,
+        "status": value.status._value_,
+        "submission_time": _format_datetime(value.submission_time),
+    }
+
+
+def _json_repr_RequestMetadata(value: RequestMetadata) -> str:
+    "repr() of the JSON of one RequestMetadata, without building it (what state_hash() digests)."
+    d3 = value.submission_time
+    if d3.tzinfo is not _UTC:
+        return repr(_to_json_RequestMetadata(value))
+    return (
+        f"{{'completion_time': {(None if value.completion_time is None else _format_datetime(value.completion_time))!r}"
+        f", 'document_reference': {value.document_reference!r}"
+        f", 'status': {value.status._value_!r}"
+        f", 'submission_time': '{_ISO_SECONDS % (d3.year, d3.month, d3.day, d3.hour, d3.minute, d3.second) if not d3.microsecond else d3.isoformat()[:-6]}Z'"
+        "}"
+    )
+
+
 SPEC_OCRStatus = rt.EnumSpec(OCRStatus)
 
 SPEC_OCRRequest = rt.RecordSpec(
@@ -137,17 +270,19 @@ SPEC_OCRRequest = rt.RecordSpec(
         rt.FieldSpec(name="status", spec=SPEC_OCRStatus, required=False),
         rt.FieldSpec(
             name="result_text",
-            spec=rt.OptionalSpec(rt.STR),
+            spec=_SPEC_0,
             required=False,
             description="the extracted text; only while the request is completed and retained",
         ),
         rt.FieldSpec(
             name="completion_time",
-            spec=rt.OptionalSpec(rt.DATETIME),
+            spec=_SPEC_1,
             required=False,
             description="when it completed or failed",
         ),
     ],
+    to_json=_to_json_OCRRequest,
+    json_repr=_json_repr_OCRRequest,
 )
 SPEC_Result = rt.RecordSpec(
     Result,
@@ -161,7 +296,7 @@ SPEC_Result = rt.RecordSpec(
         rt.FieldSpec(name="extracted_text", spec=rt.STR, required=True),
         rt.FieldSpec(
             name="confidence_scores",
-            spec=rt.ListSpec(rt.FLOAT),
+            spec=_SPEC_2,
             required=True,
             description="per character or word",
         ),
@@ -172,42 +307,61 @@ SPEC_Result = rt.RecordSpec(
             description="when processing completed",
         ),
     ],
+    to_json=_to_json_Result,
+    json_repr=_json_repr_Result,
 )
 SPEC_StatusInfo = rt.RecordSpec(
     StatusInfo,
     lambda: [
         rt.FieldSpec(name="status", spec=SPEC_OCRStatus, required=True),
     ],
+    to_json=_to_json_StatusInfo,
+    json_repr=_json_repr_StatusInfo,
 )
 SPEC_Availability = rt.RecordSpec(
     Availability,
     lambda: [
         rt.FieldSpec(name="available", spec=rt.BOOL, required=True),
     ],
+    to_json=_to_json_Availability,
+    json_repr=_json_repr_Availability,
 )
 SPEC_ResultText = rt.RecordSpec(
     ResultText,
     lambda: [
         rt.FieldSpec(name="extracted_text", spec=rt.STR, required=True),
     ],
+    to_json=_to_json_ResultText,
+    json_repr=_json_repr_ResultText,
 )
 SPEC_ResultWithConfidence = rt.RecordSpec(
     ResultWithConfidence,
     lambda: [
         rt.FieldSpec(name="extracted_text", spec=rt.STR, required=True),
-        rt.FieldSpec(name="confidence_scores", spec=rt.ListSpec(rt.FLOAT), required=True),
+        rt.FieldSpec(name="confidence_scores", spec=_SPEC_2, required=True),
         rt.FieldSpec(name="processing_timestamp", spec=rt.DATETIME, required=True),
     ],
+    to_json=_to_json_ResultWithConfidence,
+    json_repr=_json_repr_ResultWithConfidence,
 )
 SPEC_RequestMetadata = rt.RecordSpec(
     RequestMetadata,
     lambda: [
         rt.FieldSpec(name="document_reference", spec=rt.STR, required=True),
         rt.FieldSpec(name="submission_time", spec=rt.DATETIME, required=True),
-        rt.FieldSpec(name="completion_time", spec=rt.OptionalSpec(rt.DATETIME), required=False),
+        rt.FieldSpec(name="completion_time", spec=_SPEC_1, required=False),
         rt.FieldSpec(name="status", spec=SPEC_OCRStatus, required=True),
     ],
+    to_json=_to_json_RequestMetadata,
+    json_repr=_json_repr_RequestMetadata,
 )
+
+_SPEC_0: rt.TypeSpec = rt.OptionalSpec(rt.STR)  # str?
+_SPEC_1: rt.TypeSpec = rt.OptionalSpec(rt.DATETIME)  # datetime?
+_SPEC_2: rt.TypeSpec = rt.ListSpec(rt.FLOAT)  # list[float]
+_SPEC_3: rt.TypeSpec = rt.ListSpec(
+    rt.RefSpec(rt.STR, "OCRRequest", "requests")
+)  # list[ref OCRRequest]
 
 C_RETENTION: datetime.timedelta = h.hours(24)
 
@@ -388,7 +542,7 @@ class OCRProcessingServiceEnv(rt.Environment):
             kind="query",
             description="The ids of the requests waiting to be processed, oldest first.",
             params=(),
-            result=rt.ListSpec(rt.RefSpec(rt.STR, "OCRRequest", "requests")),
+            result=_SPEC_3,
             impl="_impl_list_queued_requests",
             json_arguments="_json_list_queued_requests",
             call="_call_list_queued_requests",
@@ -500,7 +654,7 @@ class OCRProcessingServiceEnv(rt.Environment):
                 ),
                 rt.ParamSpec(
                     name="confidence_scores",
-                    spec=rt.ListSpec(rt.FLOAT),
+                    spec=_SPEC_2,
                     required=True,
                     description="confidence per character or word",
                 ),
@@ -1091,9 +1245,7 @@ class OCRProcessingServiceEnv(rt.Environment):
             result = self._impl_get_ocr_result_with_confidence(request_id=request_id)
             data = (
                 {
-                    "confidence_scores": SPEC_ResultWithConfidence.fields[1].spec.to_json(
-                        result.confidence_scores
-                    ),
+                    "confidence_scores": _SPEC_2.to_json(result.confidence_scores),
                     "extracted_text": result.extracted_text,
                     "processing_timestamp": _format_datetime(result.processing_timestamp),
                 }
@@ -1150,11 +1302,7 @@ class OCRProcessingServiceEnv(rt.Environment):
         data: Any
         try:
             result = self._impl_list_queued_requests()
-            data = (
-                self.TOOLS["list_queued_requests"].result.to_json(result)
-                if result is not None
-                else None
-            )
+            data = _SPEC_3.to_json(result) if result is not None else None
             if type(data) is not str:
                 problem = _result_problem(data, self.size_budget)
                 if problem is not None:
@@ -1612,10 +1760,8 @@ class OCRProcessingServiceEnv(rt.Environment):
         given_confidence_scores = given.get("confidence_scores", _MISSING)
         if given_confidence_scores is _MISSING:
             return None  # the generic parser says so
-        confidence_scores = (
-            self.TOOLS["complete_ocr_request"]
-            .params[2]
-            .spec.from_json(given_confidence_scores, "confidence_scores")
+        confidence_scores = _SPEC_2.from_json(
+            given_confidence_scores, "confidence_scores"
         )  # ocr_processing_service.env:296
         processing_timestamp: datetime.datetime
         given_processing_timestamp_is_canonical = False  # the argument is its own trace text
@@ -1644,9 +1790,7 @@ class OCRProcessingServiceEnv(rt.Environment):
         arguments: dict[str, Any] = {
             "request_id": request_id,
             "extracted_text": extracted_text,
-            "confidence_scores": self.TOOLS["complete_ocr_request"]
-            .params[2]
-            .spec.to_json(confidence_scores),
+            "confidence_scores": _SPEC_2.to_json(confidence_scores),
             "processing_timestamp": (
                 given_processing_timestamp
                 if given_processing_timestamp_is_canonical

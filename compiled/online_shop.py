@@ -17,10 +17,11 @@ from envdsl.runtime.call_support import (
     MISSING as _MISSING,
     TOO_LARGE as _TOO_LARGE,
     budget as _budget,
-    format_datetime as _format_datetime,
     fromisoformat as _fromisoformat,
     result_problem as _result_problem,
 )
+from envdsl.runtime.call_support import ISO_SECONDS as _ISO_SECONDS, UTC as _UTC
+from envdsl.runtime.call_support import format_datetime as _format_datetime
 
 
 class OrderStatus(enum.Enum):
@@ -225,6 +226,224 @@ class OrderSummary(rt.Value):
         )
 
 
+def _to_json_Address(value: Address) -> dict[str, Any]:
+    "The JSON of one Address (its RecordSpec's to_json, written out: codegen/serializers.py)."
+    return {
+        "city": value.city,
+        "country": value.country,
+        "postcode": value.postcode,
+        "street": value.street,
+    }
+
+
+def _json_repr_Address(value: Address) -> str:
+    "repr() of the JSON of one Address, without building it (what state_hash() digests)."
+    return (
+        f"{{'city': {value.city!r}"
+        f", 'country': {value.country!r}"
+        f", 'postcode': {value.postcode!r}"
+        f", 'street': {value.street!r}"
+        "}"
+    )
+
+
+def _to_json_OrderLine(value: OrderLine) -> dict[str, Any]:
+    "The JSON of one OrderLine (its RecordSpec's to_json, written out: codegen/serializers.py)."
+    return {
+        "name": value.name,
+        "qty": value.qty,
+        "sku": value.sku,
+        "unit_price_cents": value.unit_price_cents,
+    }
+
+
+def _json_repr_OrderLine(value: OrderLine) -> str:
+    "repr() of the JSON of one OrderLine, without building it (what state_hash() digests)."
+    return (
+        f"{{'name': {value.name!r}"
+        f", 'qty': {value.qty!r}"
+        f", 'sku': {value.sku!r}"
+        f", 'unit_price_cents': {value.unit_price_cents!r}"
+        "}"
+    )
+
+
+def _to_json_Product(value: Product) -> dict[str, Any]:
+    "The JSON of one Product (its RecordSpec's to_json, written out: codegen/serializers.py)."
+    return {
+        "discontinued": value.discontinued,
+        "name": value.name,
+        "price_cents": value.price_cents,
+        "sku": value.sku,
+        "stock": value.stock,
+        "tags": _SPEC_1.to_json(value.tags),
+    }
+
+
+def _json_repr_Product(value: Product) -> str:
+    "repr() of the JSON of one Product, without building it (what state_hash() digests)."
+    return (
+        f"{{'discontinued': {value.discontinued!r}"
+        f", 'name': {value.name!r}"
+        f", 'price_cents': {value.price_cents!r}"
+        f", 'sku': {value.sku!r}"
+        f", 'stock': {value.stock!r}"
+        f", 'tags': {_SPEC_1.to_json(value.tags)!r}"
+        "}"
+    )
+
+
+def _to_json_Customer(value: Customer) -> dict[str, Any]:
+    "The JSON of one Customer (its RecordSpec's to_json, written out: codegen/serializers.py)."
+    return {
+        "address": SPEC_Address.to_json(value.address),
+        "cart": _SPEC_2.to_json(value.cart),
+        "customer_id": value.customer_id,
+        "email": value.email,
+        "gift_card_cents": value.gift_card_cents,
+        "loyalty_points": value.loyalty_points,
+        "name": value.name,
+    }
+
+
+def _json_repr_Customer(value: Customer) -> str:
+    "repr() of the JSON of one Customer, without building it (what state_hash() digests)."
+    return (
+        f"{{'address': {SPEC_Address.to_json(value.address)!r}"
+        f", 'cart': {_SPEC_2.to_json(value.cart)!r}"
+        f", 'customer_id': {value.customer_id!r}"
+        f", 'email': {value.email!r}"
+        f", 'gift_card_cents': {value.gift_card_cents!r}"
+        f", 'loyalty_points': {value.loyalty_points!r}"
+        f", 'name': {value.name!r}"
+        "}"
+    )
+
+
+def _to_json_Coupon(value: Coupon) -> dict[str, Any]:
+    "The JSON of one Coupon (its RecordSpec's to_json, written out: codegen/serializers.py)."
+    return {
+        "code": value.code,
+        "expires": rt.DATE.to_json(value.expires),
+        "min_subtotal_cents": value.min_subtotal_cents,
+        "percent_off": value.percent_off,
+        "uses_left": value.uses_left,
+    }
+
+
+def _json_repr_Coupon(value: Coupon) -> str:
+    "repr() of the JSON of one Coupon, without building it (what state_hash() digests)."
+    return (
+        f"{{'code': {value.code!r}"
+        f", 'expires': {rt.DATE.to_json(value.expires)!r}"
+        f", 'min_subtotal_cents': {value.min_subtotal_cents!r}"
+        f", 'percent_off': {value.percent_off!r}"
+        f", 'uses_left': {value.uses_left!r}"
+        "}"
+    )
+
+
+def _to_json_Order(value: Order) -> dict[str, Any]:
+    "The JSON of one Order (its RecordSpec's to_json, written out: codegen/serializers.py)."
+    return {
+        "coupon": value.coupon,
+        "customer": value.customer,
+        "delivered_on": _SPEC_7.to_json(value.delivered_on),
+        "discount_cents": value.discount_cents,
+        "lines": _SPEC_4.to_json(value.lines),
+        "order_id": value.order_id,
+        "payment": value.payment._value_,
+        "placed_at": _format_datetime(value.placed_at),
+        "ship_to": SPEC_Address.to_json(value.ship_to),
+        "shipping_cents": value.shipping_cents,
+        "status": value.status._value_,
+        "tracking": value.tracking,
+    }
+
+
+def _json_repr_Order(value: Order) -> str:
+    "repr() of the JSON of one Order, without building it (what state_hash() digests)."
+    d7 = value.placed_at
+    if d7.tzinfo is not _UTC:
+        return repr(_to_json_Order(value))
+    return (
+        f"{{'coupon': {value.coupon!r}"
+        f", 'customer': {value.customer!r}"
+        f", 'delivered_on': {_SPEC_7.to_json(value.delivered_on)!r}"
+        f", 'discount_cents': {value.discount_cents!r}"
+        f", 'lines': {_SPEC_4.to_json(value.lines)!r}"
+        f", 'order_id': {value.order_id!r}"
+        f", 'payment': {value.payment._value_!r}"
+        f", 'placed_at': '{_ISO_SECONDS % (d7.year, d7.month, d7.day, d7.hour, d7.minute, d7.second) if not d7.microsecond else d7.isoformat()[:-6]}Z'"
+        f", 'ship_to': {SPEC_Address.to_json(value.ship_to)!r}"
+        f", 'shipping_cents': {value.shipping_cents!r}"
+        f", 'status': {value.status._value_!r}"
+        f", 'tracking': {value.tracking!r}"
+        "}"
+    )
+
+
+def _to_json_CartView(value: CartView) -> dict[str, Any]:
+    "The JSON of one CartView (its RecordSpec's to_json, written out: codegen/serializers.py)."
+    return {
+        "customer_id": value.customer_id,
+        "lines": _SPEC_4.to_json(value.lines),
+        "shipping_cents": value.shipping_cents,
+        "subtotal_cents": value.subtotal_cents,
+        "total": value.total,
+        "total_cents": value.total_cents,
+    }
+
+
+def _json_repr_CartView(value: CartView) -> str:
+    "repr() of the JSON of one CartView, without building it (what state_hash() digests)."
+    return (
+        f"{{'customer_id': {value.customer_id!r}"
+        f", 'lines': {_SPEC_4.to_json(value.lines)!r}"
+        f", 'shipping_cents': {value.shipping_cents!r}"
+        f", 'subtotal_cents': {value.subtotal_cents!r}"
+        f", 'total': {value.total!r}"
+        f", 'total_cents': {value.total_cents!r}"
+        "}"
+    )
+
+
+def _to_json_OrderSummary(value: OrderSummary) -> dict[str, Any]:
+    "The JSON of one OrderSummary (its RecordSpec's to_json, written out: codegen/serializers.py)."
+    return {
+        "discount_cents": value.discount_cents,
+        "lines": _SPEC_4.to_json(value.lines),
+        "order_id": value.order_id,
+        "placed_at": _format_datetime(value.placed_at),
+        "shipping_cents": value.shipping_cents,
+        "status": value.status._value_,
+        "subtotal_cents": value.subtotal_cents,
+        "total": value.total,
+        "total_cents": value.total_cents,
+        "tracking": value.tracking,
+    }
+
+
+def _json_repr_OrderSummary(value: OrderSummary) -> str:
+    "repr() of the JSON of one OrderSummary, without building it (what state_hash() digests)."
+    d3 = value.placed_at
+    if d3.tzinfo is not _UTC:
+        return repr(_to_json_OrderSummary(value))
+    return (
+        f"{{'discount_cents': {value.discount_cents!r}"
+        f", 'lines': {_SPEC_4.to_json(value.lines)!r}"
+        f", 'order_id': {value.order_id!r}"
+        f", 'placed_at': '{_ISO_SECONDS % (d3.year, d3.month, d3.day, d3.hour, d3.minute, d3.second) if not d3.microsecond else d3.isoformat()[:-6]}Z'"
+        f", 'shipping_cents': {value.shipping_cents!r}"
+        f", 'status': {value.status._value_!r}"
+        f", 'subtotal_cents': {value.subtotal_cents!r}"
+        f", 'total': {value.total!r}"
+        f", 'total_cents': {value.total_cents!r}"
+        f", 'tracking': {value.tracking!r}"
+        "}"
+    )
+
+
 SPEC_OrderStatus = rt.EnumSpec(OrderStatus)
 SPEC_PaymentMethod = rt.EnumSpec(PaymentMethod)
 SPEC_SortKey = rt.EnumSpec(SortKey)
@@ -239,15 +458,19 @@ SPEC_Address = rt.RecordSpec(
             name="country", spec=rt.STR, required=True, description="ISO 3166 alpha-2 code, e.g. DE"
         ),
     ],
+    to_json=_to_json_Address,
+    json_repr=_json_repr_Address,
 )
 SPEC_OrderLine = rt.RecordSpec(
     OrderLine,
     lambda: [
-        rt.FieldSpec(name="sku", spec=rt.RefSpec(rt.STR, "Product", "products"), required=True),
+        rt.FieldSpec(name="sku", spec=_SPEC_0, required=True),
         rt.FieldSpec(name="name", spec=rt.STR, required=True),
         rt.FieldSpec(name="qty", spec=rt.INT, required=True),
         rt.FieldSpec(name="unit_price_cents", spec=rt.INT, required=True),
     ],
+    to_json=_to_json_OrderLine,
+    json_repr=_json_repr_OrderLine,
 )
 SPEC_Product = rt.RecordSpec(
     Product,
@@ -258,9 +481,11 @@ SPEC_Product = rt.RecordSpec(
         rt.FieldSpec(name="name", spec=rt.STR, required=True),
         rt.FieldSpec(name="price_cents", spec=rt.INT, required=True),
         rt.FieldSpec(name="stock", spec=rt.INT, required=True, description="units on hand"),
-        rt.FieldSpec(name="tags", spec=rt.SetSpec(rt.STR), required=False),
+        rt.FieldSpec(name="tags", spec=_SPEC_1, required=False),
         rt.FieldSpec(name="discontinued", spec=rt.BOOL, required=False),
     ],
+    to_json=_to_json_Product,
+    json_repr=_json_repr_Product,
 )
 SPEC_Customer = rt.RecordSpec(
     Customer,
@@ -269,12 +494,7 @@ SPEC_Customer = rt.RecordSpec(
         rt.FieldSpec(name="name", spec=rt.STR, required=True),
         rt.FieldSpec(name="email", spec=rt.STR, required=True),
         rt.FieldSpec(name="address", spec=SPEC_Address, required=True),
-        rt.FieldSpec(
-            name="cart",
-            spec=rt.MapSpec(rt.STR, rt.INT),
-            required=False,
-            description="sku -> quantity",
-        ),
+        rt.FieldSpec(name="cart", spec=_SPEC_2, required=False, description="sku -> quantity"),
         rt.FieldSpec(
             name="gift_card_cents",
             spec=rt.INT,
@@ -283,6 +503,8 @@ SPEC_Customer = rt.RecordSpec(
         ),
         rt.FieldSpec(name="loyalty_points", spec=rt.INT, required=False),
     ],
+    to_json=_to_json_Customer,
+    json_repr=_json_repr_Customer,
 )
 SPEC_Coupon = rt.RecordSpec(
     Coupon,
@@ -300,35 +522,33 @@ SPEC_Coupon = rt.RecordSpec(
         ),
         rt.FieldSpec(name="uses_left", spec=rt.INT, required=True),
     ],
+    to_json=_to_json_Coupon,
+    json_repr=_json_repr_Coupon,
 )
 SPEC_Order = rt.RecordSpec(
     Order,
     lambda: [
         rt.FieldSpec(name="order_id", spec=rt.STR, required=False),
-        rt.FieldSpec(
-            name="customer", spec=rt.RefSpec(rt.STR, "Customer", "customers"), required=True
-        ),
-        rt.FieldSpec(name="lines", spec=rt.ListSpec(SPEC_OrderLine), required=True),
+        rt.FieldSpec(name="customer", spec=_SPEC_3, required=True),
+        rt.FieldSpec(name="lines", spec=_SPEC_4, required=True),
         rt.FieldSpec(name="placed_at", spec=rt.DATETIME, required=True),
         rt.FieldSpec(name="ship_to", spec=SPEC_Address, required=True),
         rt.FieldSpec(name="payment", spec=SPEC_PaymentMethod, required=True),
-        rt.FieldSpec(
-            name="coupon",
-            spec=rt.OptionalSpec(rt.RefSpec(rt.STR, "Coupon", "coupons")),
-            required=False,
-        ),
+        rt.FieldSpec(name="coupon", spec=_SPEC_5, required=False),
         rt.FieldSpec(name="discount_cents", spec=rt.INT, required=False),
         rt.FieldSpec(name="shipping_cents", spec=rt.INT, required=True),
-        rt.FieldSpec(name="tracking", spec=rt.OptionalSpec(rt.STR), required=False),
-        rt.FieldSpec(name="delivered_on", spec=rt.OptionalSpec(rt.DATE), required=False),
+        rt.FieldSpec(name="tracking", spec=_SPEC_6, required=False),
+        rt.FieldSpec(name="delivered_on", spec=_SPEC_7, required=False),
         rt.FieldSpec(name="status", spec=SPEC_OrderStatus, required=False),
     ],
+    to_json=_to_json_Order,
+    json_repr=_json_repr_Order,
 )
 SPEC_CartView = rt.RecordSpec(
     CartView,
     lambda: [
         rt.FieldSpec(name="customer_id", spec=rt.STR, required=True),
-        rt.FieldSpec(name="lines", spec=rt.ListSpec(SPEC_OrderLine), required=True),
+        rt.FieldSpec(name="lines", spec=_SPEC_4, required=True),
         rt.FieldSpec(name="subtotal_cents", spec=rt.INT, required=True),
         rt.FieldSpec(name="shipping_cents", spec=rt.INT, required=True),
         rt.FieldSpec(name="total_cents", spec=rt.INT, required=True),
@@ -336,6 +556,8 @@ SPEC_CartView = rt.RecordSpec(
             name="total", spec=rt.STR, required=True, description="formatted, e.g. $49.09"
         ),
     ],
+    to_json=_to_json_CartView,
+    json_repr=_json_repr_CartView,
 )
 SPEC_OrderSummary = rt.RecordSpec(
     OrderSummary,
@@ -343,7 +565,7 @@ SPEC_OrderSummary = rt.RecordSpec(
         rt.FieldSpec(name="order_id", spec=rt.STR, required=True),
         rt.FieldSpec(name="status", spec=SPEC_OrderStatus, required=True),
         rt.FieldSpec(name="placed_at", spec=rt.DATETIME, required=True),
-        rt.FieldSpec(name="lines", spec=rt.ListSpec(SPEC_OrderLine), required=True),
+        rt.FieldSpec(name="lines", spec=_SPEC_4, required=True),
         rt.FieldSpec(name="subtotal_cents", spec=rt.INT, required=True),
         rt.FieldSpec(name="discount_cents", spec=rt.INT, required=True),
         rt.FieldSpec(name="shipping_cents", spec=rt.INT, required=True),
@@ -351,9 +573,24 @@ SPEC_OrderSummary = rt.RecordSpec(
         rt.FieldSpec(
             name="total", spec=rt.STR, required=True, description="formatted, e.g. $49.09"
         ),
-        rt.FieldSpec(name="tracking", spec=rt.OptionalSpec(rt.STR), required=False),
+        rt.FieldSpec(name="tracking", spec=_SPEC_6, required=False),
     ],
+    to_json=_to_json_OrderSummary,
+    json_repr=_json_repr_OrderSummary,
 )
+
+_SPEC_0: rt.TypeSpec = rt.RefSpec(rt.STR, "Product", "products")  # ref Product
+_SPEC_1: rt.TypeSpec = rt.SetSpec(rt.STR)  # set[str]
+_SPEC_2: rt.TypeSpec = rt.MapSpec(rt.STR, rt.INT)  # map[str, int]
+_SPEC_3: rt.TypeSpec = rt.RefSpec(rt.STR, "Customer", "customers")  # ref Customer
+_SPEC_4: rt.TypeSpec = rt.ListSpec(SPEC_OrderLine)  # list[OrderLine]
+_SPEC_5: rt.TypeSpec = rt.OptionalSpec(rt.RefSpec(rt.STR, "Coupon", "coupons"))  # ref Coupon?
+_SPEC_6: rt.TypeSpec = rt.OptionalSpec(rt.STR)  # str?
+_SPEC_7: rt.TypeSpec = rt.OptionalSpec(rt.DATE)  # date?
+_SPEC_8: rt.TypeSpec = rt.ListSpec(SPEC_Product)  # list[Product]
+_SPEC_9: rt.TypeSpec = rt.OptionalSpec(SPEC_Address)  # Address?
+_SPEC_10: rt.TypeSpec = rt.OptionalSpec(SPEC_OrderStatus)  # OrderStatus?
+_SPEC_11: rt.TypeSpec = rt.ListSpec(SPEC_OrderSummary)  # list[OrderSummary]
 
 C_SHIPPING_CENTS: int = 499
 C_FREE_SHIPPING_CENTS: int = 5000
@@ -564,7 +801,7 @@ class OnlineShopEnv(rt.Environment):
                 ),
                 rt.ParamSpec(
                     name="tag",
-                    spec=rt.OptionalSpec(rt.STR),
+                    spec=_SPEC_6,
                     required=False,
                     default=lambda: None,
                     description="only products with this tag",
@@ -583,7 +820,7 @@ class OnlineShopEnv(rt.Environment):
                     description="at most this many results",
                 ),
             ),
-            result=rt.ListSpec(SPEC_Product),
+            result=_SPEC_8,
             impl="_impl_search_products",
             json_arguments="_json_search_products",
             call="_call_search_products",
@@ -669,14 +906,14 @@ class OnlineShopEnv(rt.Environment):
                 ),
                 rt.ParamSpec(
                     name="coupon_code",
-                    spec=rt.OptionalSpec(rt.STR),
+                    spec=_SPEC_6,
                     required=False,
                     default=lambda: None,
                     description="optional coupon, case-insensitive",
                 ),
                 rt.ParamSpec(
                     name="ship_to",
-                    spec=rt.OptionalSpec(SPEC_Address),
+                    spec=_SPEC_9,
                     required=False,
                     default=lambda: None,
                     description="delivery address; default: the customer's address",
@@ -800,13 +1037,13 @@ class OnlineShopEnv(rt.Environment):
                 rt.ParamSpec(name="customer_id", spec=rt.STR, required=True),
                 rt.ParamSpec(
                     name="status",
-                    spec=rt.OptionalSpec(SPEC_OrderStatus),
+                    spec=_SPEC_10,
                     required=False,
                     default=lambda: None,
                     description="only orders in this status",
                 ),
             ),
-            result=rt.ListSpec(SPEC_OrderSummary),
+            result=_SPEC_11,
             impl="_impl_list_orders",
             json_arguments="_json_list_orders",
             call="_call_list_orders",
@@ -820,7 +1057,7 @@ class OnlineShopEnv(rt.Environment):
                     name="since", spec=rt.DATE, required=True, description="first day counted"
                 ),
             ),
-            result=rt.MapSpec(rt.STR, rt.INT),
+            result=_SPEC_2,
             impl="_impl_sales_report",
             json_arguments="_json_sales_report",
             call="_call_sales_report",
@@ -1356,9 +1593,7 @@ class OnlineShopEnv(rt.Environment):
             result = self._impl_search_products(
                 text=text, tag=tag, in_stock_only=in_stock_only, sort_by=sort_by, limit=limit
             )
-            data = (
-                self.TOOLS["search_products"].result.to_json(result) if result is not None else None
-            )
+            data = _SPEC_8.to_json(result) if result is not None else None
             if type(data) is not str:
                 problem = _result_problem(data, self.size_budget)
                 if problem is not None:
@@ -1421,7 +1656,7 @@ class OnlineShopEnv(rt.Environment):
                     "price_cents": result.price_cents,
                     "sku": result.sku,
                     "stock": result.stock,
-                    "tags": SPEC_Product.fields[4].spec.to_json(result.tags),
+                    "tags": _SPEC_1.to_json(result.tags),
                 }
                 if result is not None
                 else None
@@ -1496,7 +1731,7 @@ class OnlineShopEnv(rt.Environment):
             data = (
                 {
                     "customer_id": result.customer_id,
-                    "lines": SPEC_CartView.fields[1].spec.to_json(result.lines),
+                    "lines": _SPEC_4.to_json(result.lines),
                     "shipping_cents": result.shipping_cents,
                     "subtotal_cents": result.subtotal_cents,
                     "total": result.total,
@@ -1597,7 +1832,7 @@ class OnlineShopEnv(rt.Environment):
             data = (
                 {
                     "customer_id": result.customer_id,
-                    "lines": SPEC_CartView.fields[1].spec.to_json(result.lines),
+                    "lines": _SPEC_4.to_json(result.lines),
                     "shipping_cents": result.shipping_cents,
                     "subtotal_cents": result.subtotal_cents,
                     "total": result.total,
@@ -1696,7 +1931,7 @@ class OnlineShopEnv(rt.Environment):
             data = (
                 {
                     "customer_id": result.customer_id,
-                    "lines": SPEC_CartView.fields[1].spec.to_json(result.lines),
+                    "lines": _SPEC_4.to_json(result.lines),
                     "shipping_cents": result.shipping_cents,
                     "subtotal_cents": result.subtotal_cents,
                     "total": result.total,
@@ -1845,7 +2080,7 @@ class OnlineShopEnv(rt.Environment):
             data = (
                 {
                     "discount_cents": result.discount_cents,
-                    "lines": SPEC_OrderSummary.fields[3].spec.to_json(result.lines),
+                    "lines": _SPEC_4.to_json(result.lines),
                     "order_id": result.order_id,
                     "placed_at": _format_datetime(result.placed_at),
                     "shipping_cents": result.shipping_cents,
@@ -1926,7 +2161,7 @@ class OnlineShopEnv(rt.Environment):
             data = (
                 {
                     "discount_cents": result.discount_cents,
-                    "lines": SPEC_OrderSummary.fields[3].spec.to_json(result.lines),
+                    "lines": _SPEC_4.to_json(result.lines),
                     "order_id": result.order_id,
                     "placed_at": _format_datetime(result.placed_at),
                     "shipping_cents": result.shipping_cents,
@@ -2020,7 +2255,7 @@ class OnlineShopEnv(rt.Environment):
             data = (
                 {
                     "discount_cents": result.discount_cents,
-                    "lines": SPEC_OrderSummary.fields[3].spec.to_json(result.lines),
+                    "lines": _SPEC_4.to_json(result.lines),
                     "order_id": result.order_id,
                     "placed_at": _format_datetime(result.placed_at),
                     "shipping_cents": result.shipping_cents,
@@ -2108,7 +2343,7 @@ class OnlineShopEnv(rt.Environment):
             data = (
                 {
                     "discount_cents": result.discount_cents,
-                    "lines": SPEC_OrderSummary.fields[3].spec.to_json(result.lines),
+                    "lines": _SPEC_4.to_json(result.lines),
                     "order_id": result.order_id,
                     "placed_at": _format_datetime(result.placed_at),
                     "shipping_cents": result.shipping_cents,
@@ -2189,7 +2424,7 @@ class OnlineShopEnv(rt.Environment):
             data = (
                 {
                     "discount_cents": result.discount_cents,
-                    "lines": SPEC_OrderSummary.fields[3].spec.to_json(result.lines),
+                    "lines": _SPEC_4.to_json(result.lines),
                     "order_id": result.order_id,
                     "placed_at": _format_datetime(result.placed_at),
                     "shipping_cents": result.shipping_cents,
@@ -2283,7 +2518,7 @@ class OnlineShopEnv(rt.Environment):
             data = (
                 {
                     "discount_cents": result.discount_cents,
-                    "lines": SPEC_OrderSummary.fields[3].spec.to_json(result.lines),
+                    "lines": _SPEC_4.to_json(result.lines),
                     "order_id": result.order_id,
                     "placed_at": _format_datetime(result.placed_at),
                     "shipping_cents": result.shipping_cents,
@@ -2354,7 +2589,7 @@ class OnlineShopEnv(rt.Environment):
             data = (
                 {
                     "discount_cents": result.discount_cents,
-                    "lines": SPEC_OrderSummary.fields[3].spec.to_json(result.lines),
+                    "lines": _SPEC_4.to_json(result.lines),
                     "order_id": result.order_id,
                     "placed_at": _format_datetime(result.placed_at),
                     "shipping_cents": result.shipping_cents,
@@ -2452,7 +2687,7 @@ class OnlineShopEnv(rt.Environment):
         data: Any
         try:
             result = self._impl_list_orders(customer_id=customer_id, status=status)
-            data = self.TOOLS["list_orders"].result.to_json(result) if result is not None else None
+            data = _SPEC_11.to_json(result) if result is not None else None
             if type(data) is not str:
                 problem = _result_problem(data, self.size_budget)
                 if problem is not None:
@@ -2505,7 +2740,7 @@ class OnlineShopEnv(rt.Environment):
         data: Any
         try:
             result = self._impl_sales_report(since=since)
-            data = self.TOOLS["sales_report"].result.to_json(result) if result is not None else None
+            data = _SPEC_2.to_json(result) if result is not None else None
             if type(data) is not str:
                 problem = _result_problem(data, self.size_budget)
                 if problem is not None:
@@ -2585,7 +2820,7 @@ class OnlineShopEnv(rt.Environment):
                     "price_cents": result.price_cents,
                     "sku": result.sku,
                     "stock": result.stock,
-                    "tags": SPEC_Product.fields[4].spec.to_json(result.tags),
+                    "tags": _SPEC_1.to_json(result.tags),
                 }
                 if result is not None
                 else None
@@ -2677,7 +2912,7 @@ class OnlineShopEnv(rt.Environment):
                     "price_cents": result.price_cents,
                     "sku": result.sku,
                     "stock": result.stock,
-                    "tags": SPEC_Product.fields[4].spec.to_json(result.tags),
+                    "tags": _SPEC_1.to_json(result.tags),
                 }
                 if result is not None
                 else None
@@ -2780,7 +3015,7 @@ class OnlineShopEnv(rt.Environment):
                     "price_cents": result.price_cents,
                     "sku": result.sku,
                     "stock": result.stock,
-                    "tags": SPEC_Product.fields[4].spec.to_json(result.tags),
+                    "tags": _SPEC_1.to_json(result.tags),
                 }
                 if result is not None
                 else None

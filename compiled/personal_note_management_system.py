@@ -17,10 +17,11 @@ from envdsl.runtime.call_support import (
     MISSING as _MISSING,
     TOO_LARGE as _TOO_LARGE,
     budget as _budget,
-    format_datetime as _format_datetime,
     fromisoformat as _fromisoformat,
     result_problem as _result_problem,
 )
+from envdsl.runtime.call_support import ISO_SECONDS as _ISO_SECONDS, UTC as _UTC
+from envdsl.runtime.call_support import format_datetime as _format_datetime
 
 
 @dataclass(slots=True, kw_only=True)
@@ -82,6 +83,93 @@ class NoteMetadata(rt.Value):
         return 4 + h.text_size(self.category) + h.stored_size(self.tags)
 
 
+def _to_json_Category(value: Category) -> dict[str, Any]:
+    "The JSON of one Category (its RecordSpec's to_json, written out: codegen/serializers.py)."
+    return {"category_name": value.category_name, "created_at": _format_datetime(value.created_at)}
+
+
+def _json_repr_Category(value: Category) -> str:
+    "repr() of the JSON of one Category, without building it (what state_hash() digests)."
+    d1 = value.created_at
+    if d1.tzinfo is not _UTC:
+        return repr(_to_json_Category(value))
+    return (
+        f"{{'category_name': {value.category_name!r}"
+        f", 'created_at': '{_ISO_SECONDS % (d1.year, d1.month, d1.day, d1.hour, d1.minute, d1.second) if not d1.microsecond else d1.isoformat()[:-6]}Z'"
+        "}"
+    )
+
+
+def _to_json_Tag(value: Tag) -> dict[str, Any]:
+    "The JSON of one Tag (its RecordSpec's to_json, written out: codegen/serializers.py)."
+    return {"tag_name": value.tag_name}
+
+
+def _json_repr_Tag(value: Tag) -> str:
+    "repr() of the JSON of one Tag, without building it (what state_hash() digests)."
+    return f"{{'tag_name': {value.tag_name!r}" "}"
+
+
+def _to_json_Note(value: Note) -> dict[str, Any]:
+    "The JSON of one Note (its RecordSpec's to_json, written out: codegen/serializers.py)."
+    return {
+        "category": value.category,
+        "content": value.content,
+        "created_at": _format_datetime(value.created_at),
+        "is_pinned": value.is_pinned,
+        "note_id": value.note_id,
+        "tags": _SPEC_1.to_json(value.tags),
+        "title": value.title,
+        "updated_at": _format_datetime(value.updated_at),
+    }
+
+
+def _json_repr_Note(value: Note) -> str:
+    "repr() of the JSON of one Note, without building it (what state_hash() digests)."
+    d2 = value.created_at
+    d7 = value.updated_at
+    if d2.tzinfo is not _UTC or d7.tzinfo is not _UTC:
+        return repr(_to_json_Note(value))
+    return (
+        f"{{'category': {value.category!r}"
+        f", 'content': {value.content!r}"
+        f", 'created_at': '{_ISO_SECONDS % (d2.year, d2.month, d2.day, d2.hour, d2.minute, d2.second) if not d2.microsecond else d2.isoformat()[:-6]}Z'"
+        f", 'is_pinned': {value.is_pinned!r}"
+        f", 'note_id': {value.note_id!r}"
+        f", 'tags': {_SPEC_1.to_json(value.tags)!r}"
+        f", 'title': {value.title!r}"
+        f", 'updated_at': '{_ISO_SECONDS % (d7.year, d7.month, d7.day, d7.hour, d7.minute, d7.second) if not d7.microsecond else d7.isoformat()[:-6]}Z'"
+        "}"
+    )
+
+
+def _to_json_NoteMetadata(value: NoteMetadata) -> dict[str, Any]:
+    "The JSON of one NoteMetadata (its RecordSpec's to_json, written out: codegen/serializers.py)."
+    return {
+        "category": value.category,
+        "created_at": _format_datetime(value.created_at),
+        "is_pinned": value.is_pinned,
+        "tags": list(value.tags),
+        "updated_at": _format_datetime(value.updated_at),
+    }
+
+
+def _json_repr_NoteMetadata(value: NoteMetadata) -> str:
+    "repr() of the JSON of one NoteMetadata, without building it (what state_hash() digests)."
+    d1 = value.created_at
+    d4 = value.updated_at
+    if d1.tzinfo is not _UTC or d4.tzinfo is not _UTC:
+        return repr(_to_json_NoteMetadata(value))
+    return (
+        f"{{'category': {value.category!r}"
+        f", 'created_at': '{_ISO_SECONDS % (d1.year, d1.month, d1.day, d1.hour, d1.minute, d1.second) if not d1.microsecond else d1.isoformat()[:-6]}Z'"
+        f", 'is_pinned': {value.is_pinned!r}"
+        f", 'tags': {value.tags!r}"
+        f", 'updated_at': '{_ISO_SECONDS % (d4.year, d4.month, d4.day, d4.hour, d4.minute, d4.second) if not d4.microsecond else d4.isoformat()[:-6]}Z'"
+        "}"
+    )
+
+
 SPEC_Category = rt.RecordSpec(
     Category,
     lambda: [
@@ -93,6 +181,8 @@ SPEC_Category = rt.RecordSpec(
         ),
         rt.FieldSpec(name="created_at", spec=rt.DATETIME, required=True),
     ],
+    to_json=_to_json_Category,
+    json_repr=_json_repr_Category,
 )
 SPEC_Tag = rt.RecordSpec(
     Tag,
@@ -104,6 +194,8 @@ SPEC_Tag = rt.RecordSpec(
             description="exact, case-sensitive name, e.g. meeting",
         ),
     ],
+    to_json=_to_json_Tag,
+    json_repr=_json_repr_Tag,
 )
 SPEC_Note = rt.RecordSpec(
     Note,
@@ -113,20 +205,19 @@ SPEC_Note = rt.RecordSpec(
         rt.FieldSpec(name="content", spec=rt.STR, required=True),
         rt.FieldSpec(
             name="category",
-            spec=rt.RefSpec(rt.STR, "Category", "categories"),
+            spec=_SPEC_0,
             required=True,
             description="the note's category (created on the fly if new)",
         ),
         rt.FieldSpec(
-            name="tags",
-            spec=rt.ListSpec(rt.RefSpec(rt.STR, "Tag", "tags")),
-            required=False,
-            description="tag names, each at most once",
+            name="tags", spec=_SPEC_1, required=False, description="tag names, each at most once"
         ),
         rt.FieldSpec(name="created_at", spec=rt.DATETIME, required=True),
         rt.FieldSpec(name="updated_at", spec=rt.DATETIME, required=True),
         rt.FieldSpec(name="is_pinned", spec=rt.BOOL, required=False),
     ],
+    to_json=_to_json_Note,
+    json_repr=_json_repr_Note,
 )
 SPEC_NoteMetadata = rt.RecordSpec(
     NoteMetadata,
@@ -134,10 +225,20 @@ SPEC_NoteMetadata = rt.RecordSpec(
         rt.FieldSpec(name="created_at", spec=rt.DATETIME, required=True),
         rt.FieldSpec(name="updated_at", spec=rt.DATETIME, required=True),
         rt.FieldSpec(name="category", spec=rt.STR, required=True),
-        rt.FieldSpec(name="tags", spec=rt.ListSpec(rt.STR), required=True),
+        rt.FieldSpec(name="tags", spec=_SPEC_2, required=True),
         rt.FieldSpec(name="is_pinned", spec=rt.BOOL, required=True),
     ],
+    to_json=_to_json_NoteMetadata,
+    json_repr=_json_repr_NoteMetadata,
 )
+
+_SPEC_0: rt.TypeSpec = rt.RefSpec(rt.STR, "Category", "categories")  # ref Category
+_SPEC_1: rt.TypeSpec = rt.ListSpec(rt.RefSpec(rt.STR, "Tag", "tags"))  # list[ref Tag]
+_SPEC_2: rt.TypeSpec = rt.ListSpec(rt.STR)  # list[str]
+_SPEC_3: rt.TypeSpec = rt.ListSpec(SPEC_Note)  # list[Note]
+_SPEC_4: rt.TypeSpec = rt.ListSpec(SPEC_Category)  # list[Category]
+_SPEC_5: rt.TypeSpec = rt.OptionalSpec(rt.STR)  # str?
+_SPEC_6: rt.TypeSpec = rt.OptionalSpec(rt.ListSpec(rt.STR))  # list[str]?
 
 C_DEFAULT_CATEGORY: str = "General"
 
@@ -313,7 +414,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
             kind="query",
             description="All notes with their full metadata (empty if there are none).",
             params=(),
-            result=rt.ListSpec(SPEC_Note),
+            result=_SPEC_3,
             impl="_impl_list_all_notes",
             json_arguments="_json_list_all_notes",
             call="_call_list_all_notes",
@@ -330,7 +431,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
                     description="substring to look for, any case",
                 ),
             ),
-            result=rt.ListSpec(SPEC_Note),
+            result=_SPEC_3,
             impl="_impl_search_notes_by_title",
             json_arguments="_json_search_notes_by_title",
             call="_call_search_notes_by_title",
@@ -347,7 +448,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
                     description="substring to look for, any case",
                 ),
             ),
-            result=rt.ListSpec(SPEC_Note),
+            result=_SPEC_3,
             impl="_impl_search_notes_by_content",
             json_arguments="_json_search_notes_by_content",
             call="_call_search_notes_by_content",
@@ -364,7 +465,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
                     description="non-empty keyword, any case",
                 ),
             ),
-            result=rt.ListSpec(SPEC_Note),
+            result=_SPEC_3,
             impl="_impl_search_notes_by_keyword",
             json_arguments="_json_search_notes_by_keyword",
             call="_call_search_notes_by_keyword",
@@ -381,7 +482,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
                     description="exact category name",
                 ),
             ),
-            result=rt.ListSpec(SPEC_Note),
+            result=_SPEC_3,
             impl="_impl_filter_notes_by_category",
             json_arguments="_json_filter_notes_by_category",
             call="_call_filter_notes_by_category",
@@ -395,7 +496,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
                     name="tag_name", spec=rt.STR, required=True, description="exact tag name"
                 ),
             ),
-            result=rt.ListSpec(SPEC_Note),
+            result=_SPEC_3,
             impl="_impl_filter_notes_by_tag",
             json_arguments="_json_filter_notes_by_tag",
             call="_call_filter_notes_by_tag",
@@ -405,7 +506,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
             kind="query",
             description="All notes currently pinned (may be empty).",
             params=(),
-            result=rt.ListSpec(SPEC_Note),
+            result=_SPEC_3,
             impl="_impl_get_pinned_notes",
             json_arguments="_json_get_pinned_notes",
             call="_call_get_pinned_notes",
@@ -415,7 +516,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
             kind="query",
             description="All categories with their creation time (empty if there are none).",
             params=(),
-            result=rt.ListSpec(SPEC_Category),
+            result=_SPEC_4,
             impl="_impl_list_all_categories",
             json_arguments="_json_list_all_categories",
             call="_call_list_all_categories",
@@ -425,7 +526,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
             kind="query",
             description="The names of all existing tags (empty if there are none).",
             params=(),
-            result=rt.ListSpec(rt.STR),
+            result=_SPEC_2,
             impl="_impl_list_all_tags",
             json_arguments="_json_list_all_tags",
             call="_call_list_all_tags",
@@ -451,28 +552,28 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
             params=(
                 rt.ParamSpec(
                     name="title",
-                    spec=rt.OptionalSpec(rt.STR),
+                    spec=_SPEC_5,
                     required=False,
                     default=lambda: None,
                     description="the title; may be omitted if content is given",
                 ),
                 rt.ParamSpec(
                     name="content",
-                    spec=rt.OptionalSpec(rt.STR),
+                    spec=_SPEC_5,
                     required=False,
                     default=lambda: None,
                     description="the text; may be omitted if title is given",
                 ),
                 rt.ParamSpec(
                     name="category",
-                    spec=rt.OptionalSpec(rt.STR),
+                    spec=_SPEC_5,
                     required=False,
                     default=lambda: None,
                     description="category name, created if new; default General",
                 ),
                 rt.ParamSpec(
                     name="tags",
-                    spec=rt.OptionalSpec(rt.ListSpec(rt.STR)),
+                    spec=_SPEC_6,
                     required=False,
                     default=lambda: None,
                     description="tag names, created if new",
@@ -494,28 +595,28 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
                 ),
                 rt.ParamSpec(
                     name="title",
-                    spec=rt.OptionalSpec(rt.STR),
+                    spec=_SPEC_5,
                     required=False,
                     default=lambda: None,
                     description="new title; omit to keep it",
                 ),
                 rt.ParamSpec(
                     name="content",
-                    spec=rt.OptionalSpec(rt.STR),
+                    spec=_SPEC_5,
                     required=False,
                     default=lambda: None,
                     description="new content; omit to keep it",
                 ),
                 rt.ParamSpec(
                     name="category",
-                    spec=rt.OptionalSpec(rt.STR),
+                    spec=_SPEC_5,
                     required=False,
                     default=lambda: None,
                     description="new category name, created if new; omit to keep it",
                 ),
                 rt.ParamSpec(
                     name="tags",
-                    spec=rt.OptionalSpec(rt.ListSpec(rt.STR)),
+                    spec=_SPEC_6,
                     required=False,
                     default=lambda: None,
                     description="the new full list of tags (replaces the old one), created if new; omit to keep them",
@@ -940,7 +1041,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
                     "created_at": _format_datetime(result.created_at),
                     "is_pinned": result.is_pinned,
                     "note_id": result.note_id,
-                    "tags": list(result.tags),
+                    "tags": _SPEC_1.to_json(result.tags),
                     "title": result.title,
                     "updated_at": _format_datetime(result.updated_at),
                 }
@@ -1003,9 +1104,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
         data: Any
         try:
             result = self._impl_list_all_notes()
-            data = (
-                self.TOOLS["list_all_notes"].result.to_json(result) if result is not None else None
-            )
+            data = _SPEC_3.to_json(result) if result is not None else None
             if type(data) is not str:
                 problem = _result_problem(data, self.size_budget)
                 if problem is not None:
@@ -1061,11 +1160,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
         data: Any
         try:
             result = self._impl_search_notes_by_title(keyword=keyword)
-            data = (
-                self.TOOLS["search_notes_by_title"].result.to_json(result)
-                if result is not None
-                else None
-            )
+            data = _SPEC_3.to_json(result) if result is not None else None
             if type(data) is not str:
                 problem = _result_problem(data, self.size_budget)
                 if problem is not None:
@@ -1123,11 +1218,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
         data: Any
         try:
             result = self._impl_search_notes_by_content(query=query)
-            data = (
-                self.TOOLS["search_notes_by_content"].result.to_json(result)
-                if result is not None
-                else None
-            )
+            data = _SPEC_3.to_json(result) if result is not None else None
             if type(data) is not str:
                 problem = _result_problem(data, self.size_budget)
                 if problem is not None:
@@ -1185,11 +1276,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
         data: Any
         try:
             result = self._impl_search_notes_by_keyword(keyword=keyword)
-            data = (
-                self.TOOLS["search_notes_by_keyword"].result.to_json(result)
-                if result is not None
-                else None
-            )
+            data = _SPEC_3.to_json(result) if result is not None else None
             if type(data) is not str:
                 problem = _result_problem(data, self.size_budget)
                 if problem is not None:
@@ -1253,11 +1340,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
         data: Any
         try:
             result = self._impl_filter_notes_by_category(category_name=category_name)
-            data = (
-                self.TOOLS["filter_notes_by_category"].result.to_json(result)
-                if result is not None
-                else None
-            )
+            data = _SPEC_3.to_json(result) if result is not None else None
             if type(data) is not str:
                 problem = _result_problem(data, self.size_budget)
                 if problem is not None:
@@ -1315,11 +1398,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
         data: Any
         try:
             result = self._impl_filter_notes_by_tag(tag_name=tag_name)
-            data = (
-                self.TOOLS["filter_notes_by_tag"].result.to_json(result)
-                if result is not None
-                else None
-            )
+            data = _SPEC_3.to_json(result) if result is not None else None
             if type(data) is not str:
                 problem = _result_problem(data, self.size_budget)
                 if problem is not None:
@@ -1366,11 +1445,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
         data: Any
         try:
             result = self._impl_get_pinned_notes()
-            data = (
-                self.TOOLS["get_pinned_notes"].result.to_json(result)
-                if result is not None
-                else None
-            )
+            data = _SPEC_3.to_json(result) if result is not None else None
             if type(data) is not str:
                 problem = _result_problem(data, self.size_budget)
                 if problem is not None:
@@ -1417,11 +1492,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
         data: Any
         try:
             result = self._impl_list_all_categories()
-            data = (
-                self.TOOLS["list_all_categories"].result.to_json(result)
-                if result is not None
-                else None
-            )
+            data = _SPEC_4.to_json(result) if result is not None else None
             if type(data) is not str:
                 problem = _result_problem(data, self.size_budget)
                 if problem is not None:
@@ -1468,9 +1539,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
         data: Any
         try:
             result = self._impl_list_all_tags()
-            data = (
-                self.TOOLS["list_all_tags"].result.to_json(result) if result is not None else None
-            )
+            data = _SPEC_2.to_json(result) if result is not None else None
             if type(data) is not str:
                 problem = _result_problem(data, self.size_budget)
                 if problem is not None:
@@ -1638,16 +1707,12 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
         elif given_tags is None:
             tags = None
         else:
-            tags = (
-                self.TOOLS["create_note"].params[3].spec.from_json(given_tags, "tags")
-            )  # personal_notes.env:246
+            tags = _SPEC_2.from_json(given_tags, "tags")  # personal_notes.env:246
         arguments: dict[str, Any] = {
             "title": title,
             "content": content,
             "category": category,
-            "tags": (
-                None if tags is None else self.TOOLS["create_note"].params[3].spec.to_json(tags)
-            ),
+            "tags": None if tags is None else _SPEC_2.to_json(tags),
         }
         journal: list[tuple[Any, ...]] = []
         self._journal = journal
@@ -1675,7 +1740,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
                     "created_at": _format_datetime(result.created_at),
                     "is_pinned": result.is_pinned,
                     "note_id": result.note_id,
-                    "tags": list(result.tags),
+                    "tags": _SPEC_1.to_json(result.tags),
                     "title": result.title,
                     "updated_at": _format_datetime(result.updated_at),
                 }
@@ -1809,15 +1874,13 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
         elif given_tags is None:
             tags = None
         else:
-            tags = (
-                self.TOOLS["edit_note"].params[4].spec.from_json(given_tags, "tags")
-            )  # personal_notes.env:276
+            tags = _SPEC_2.from_json(given_tags, "tags")  # personal_notes.env:276
         arguments: dict[str, Any] = {
             "note_id": note_id,
             "title": title,
             "content": content,
             "category": category,
-            "tags": None if tags is None else self.TOOLS["edit_note"].params[4].spec.to_json(tags),
+            "tags": None if tags is None else _SPEC_2.to_json(tags),
         }
         journal: list[tuple[Any, ...]] = []
         self._journal = journal
@@ -1845,7 +1908,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
                     "created_at": _format_datetime(result.created_at),
                     "is_pinned": result.is_pinned,
                     "note_id": result.note_id,
-                    "tags": list(result.tags),
+                    "tags": _SPEC_1.to_json(result.tags),
                     "title": result.title,
                     "updated_at": _format_datetime(result.updated_at),
                 }
@@ -1992,7 +2055,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
                     "created_at": _format_datetime(result.created_at),
                     "is_pinned": result.is_pinned,
                     "note_id": result.note_id,
-                    "tags": list(result.tags),
+                    "tags": _SPEC_1.to_json(result.tags),
                     "title": result.title,
                     "updated_at": _format_datetime(result.updated_at),
                 }
@@ -2079,7 +2142,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
                     "created_at": _format_datetime(result.created_at),
                     "is_pinned": result.is_pinned,
                     "note_id": result.note_id,
-                    "tags": list(result.tags),
+                    "tags": _SPEC_1.to_json(result.tags),
                     "title": result.title,
                     "updated_at": _format_datetime(result.updated_at),
                 }
@@ -2314,7 +2377,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
                     "created_at": _format_datetime(result.created_at),
                     "is_pinned": result.is_pinned,
                     "note_id": result.note_id,
-                    "tags": list(result.tags),
+                    "tags": _SPEC_1.to_json(result.tags),
                     "title": result.title,
                     "updated_at": _format_datetime(result.updated_at),
                 }
@@ -2410,7 +2473,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
                     "created_at": _format_datetime(result.created_at),
                     "is_pinned": result.is_pinned,
                     "note_id": result.note_id,
-                    "tags": list(result.tags),
+                    "tags": _SPEC_1.to_json(result.tags),
                     "title": result.title,
                     "updated_at": _format_datetime(result.updated_at),
                 }
@@ -2506,7 +2569,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
                     "created_at": _format_datetime(result.created_at),
                     "is_pinned": result.is_pinned,
                     "note_id": result.note_id,
-                    "tags": list(result.tags),
+                    "tags": _SPEC_1.to_json(result.tags),
                     "title": result.title,
                     "updated_at": _format_datetime(result.updated_at),
                 }
@@ -2593,7 +2656,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
                     "created_at": _format_datetime(result.created_at),
                     "is_pinned": result.is_pinned,
                     "note_id": result.note_id,
-                    "tags": list(result.tags),
+                    "tags": _SPEC_1.to_json(result.tags),
                     "title": result.title,
                     "updated_at": _format_datetime(result.updated_at),
                 }

@@ -17,10 +17,11 @@ from envdsl.runtime.call_support import (
     MISSING as _MISSING,
     TOO_LARGE as _TOO_LARGE,
     budget as _budget,
-    format_datetime as _format_datetime,
     fromisoformat as _fromisoformat,
     result_problem as _result_problem,
 )
+from envdsl.runtime.call_support import ISO_SECONDS as _ISO_SECONDS, UTC as _UTC
+from envdsl.runtime.call_support import format_datetime as _format_datetime
 
 
 class Category(enum.Enum):
@@ -123,6 +124,103 @@ class BulkImportReport(rt.Value):
         )
 
 
+def _to_json_Product(value: Product) -> dict[str, Any]:
+    "The JSON of one Product (its RecordSpec's to_json, written out: codegen/serializers.py)."
+    return {
+        "aisle_location": value.aisle_location,
+        "brand": value.brand,
+        "category": value.category._value_,
+        "description": value.description,
+        "inventory_level": value.inventory_level,
+        "name": value.name,
+        "price": rt.FLOAT.to_json(value.price),
+        "product_id": value.product_id,
+        "upc": value.upc,
+        "weight": rt.FLOAT.to_json(value.weight),
+    }
+
+
+def _json_repr_Product(value: Product) -> str:
+    "repr() of the JSON of one Product, without building it (what state_hash() digests)."
+    return (
+        f"{{'aisle_location': {value.aisle_location!r}"
+        f", 'brand': {value.brand!r}"
+        f", 'category': {value.category._value_!r}"
+        f", 'description': {value.description!r}"
+        f", 'inventory_level': {value.inventory_level!r}"
+        f", 'name': {value.name!r}"
+        f", 'price': {rt.FLOAT.to_json(value.price)!r}"
+        f", 'product_id': {value.product_id!r}"
+        f", 'upc': {value.upc!r}"
+        f", 'weight': {rt.FLOAT.to_json(value.weight)!r}"
+        "}"
+    )
+
+
+def _to_json_ProductInfo(value: ProductInfo) -> dict[str, Any]:
+    "The JSON of one ProductInfo (its RecordSpec's to_json, written out: codegen/serializers.py)."
+    return {
+        "aisle_location": value.aisle_location,
+        "brand": value.brand,
+        "category": value.category._value_,
+        "description": value.description,
+        "inventory_level": value.inventory_level,
+        "name": value.name,
+        "price": rt.FLOAT.to_json(value.price),
+        "product_id": value.product_id,
+        "upc": value.upc,
+        "weight": rt.FLOAT.to_json(value.weight),
+    }
+
+
+def _json_repr_ProductInfo(value: ProductInfo) -> str:
+    "repr() of the JSON of one ProductInfo, without building it (what state_hash() digests)."
+    return (
+        f"{{'aisle_location': {value.aisle_location!r}"
+        f", 'brand': {value.brand!r}"
+        f", 'category': {value.category._value_!r}"
+        f", 'description': {value.description!r}"
+        f", 'inventory_level': {value.inventory_level!r}"
+        f", 'name': {value.name!r}"
+        f", 'price': {rt.FLOAT.to_json(value.price)!r}"
+        f", 'product_id': {value.product_id!r}"
+        f", 'upc': {value.upc!r}"
+        f", 'weight': {rt.FLOAT.to_json(value.weight)!r}"
+        "}"
+    )
+
+
+def _to_json_InventoryLevel(value: InventoryLevel) -> dict[str, Any]:
+    "The JSON of one InventoryLevel (its RecordSpec's to_json, written out: codegen/serializers.py)."
+    return {"inventory_level": value.inventory_level}
+
+
+def _json_repr_InventoryLevel(value: InventoryLevel) -> str:
+    "repr() of the JSON of one InventoryLevel, without building it (what state_hash() digests)."
+    return f"{{'inventory_level': {value.inventory_level!r}" "}"
+
+
+def _to_json_BulkImportReport(value: BulkImportReport) -> dict[str, Any]:
+    "The JSON of one BulkImportReport (its RecordSpec's to_json, written out: codegen/serializers.py)."
+    return {
+        "errors": list(value.errors),
+        "failed": value.failed,
+        "imported": value.imported,
+        "message": value.message,
+    }
+
+
+def _json_repr_BulkImportReport(value: BulkImportReport) -> str:
+    "repr() of the JSON of one BulkImportReport, without building it (what state_hash() digests)."
+    return (
+        f"{{'errors': {value.errors!r}"
+        f", 'failed': {value.failed!r}"
+        f", 'imported': {value.imported!r}"
+        f", 'message': {value.message!r}"
+        "}"
+    )
+
+
 SPEC_Category = rt.EnumSpec(Category)
 
 SPEC_Product = rt.RecordSpec(
@@ -151,11 +249,13 @@ SPEC_Product = rt.RecordSpec(
         rt.FieldSpec(name="weight", spec=rt.FLOAT, required=True),
         rt.FieldSpec(
             name="aisle_location",
-            spec=rt.OptionalSpec(rt.STR),
+            spec=_SPEC_0,
             required=False,
             description="store aisle, e.g. A3; none for online-only items",
         ),
     ],
+    to_json=_to_json_Product,
+    json_repr=_json_repr_Product,
 )
 SPEC_ProductInfo = rt.RecordSpec(
     ProductInfo,
@@ -183,17 +283,21 @@ SPEC_ProductInfo = rt.RecordSpec(
         rt.FieldSpec(name="weight", spec=rt.FLOAT, required=True),
         rt.FieldSpec(
             name="aisle_location",
-            spec=rt.OptionalSpec(rt.STR),
+            spec=_SPEC_0,
             required=False,
             description="none for online-only items",
         ),
     ],
+    to_json=_to_json_ProductInfo,
+    json_repr=_json_repr_ProductInfo,
 )
 SPEC_InventoryLevel = rt.RecordSpec(
     InventoryLevel,
     lambda: [
         rt.FieldSpec(name="inventory_level", spec=rt.INT, required=True),
     ],
+    to_json=_to_json_InventoryLevel,
+    json_repr=_json_repr_InventoryLevel,
 )
 SPEC_BulkImportReport = rt.RecordSpec(
     BulkImportReport,
@@ -206,13 +310,18 @@ SPEC_BulkImportReport = rt.RecordSpec(
             name="failed", spec=rt.INT, required=True, description="number of items skipped"
         ),
         rt.FieldSpec(
-            name="errors",
-            spec=rt.ListSpec(rt.STR),
-            required=True,
-            description="one message per skipped item",
+            name="errors", spec=_SPEC_1, required=True, description="one message per skipped item"
         ),
     ],
+    to_json=_to_json_BulkImportReport,
+    json_repr=_json_repr_BulkImportReport,
 )
+
+_SPEC_0: rt.TypeSpec = rt.OptionalSpec(rt.STR)  # str?
+_SPEC_1: rt.TypeSpec = rt.ListSpec(rt.STR)  # list[str]
+_SPEC_2: rt.TypeSpec = rt.ListSpec(SPEC_Product)  # list[Product]
+_SPEC_3: rt.TypeSpec = rt.ListSpec(SPEC_Category)  # list[Category]
+_SPEC_4: rt.TypeSpec = rt.ListSpec(SPEC_ProductInfo)  # list[ProductInfo]
 
 
 _ARGUMENTS_get_product_by_upc = frozenset(
@@ -349,7 +458,7 @@ class RetailProductDatabaseEnv(rt.Environment):
                     description="the internal product id (surrounding spaces are ignored)",
                 ),
             ),
-            result=rt.ListSpec(SPEC_Product),
+            result=_SPEC_2,
             impl="_impl_get_product_by_id",
             json_arguments="_json_get_product_by_id",
             call="_call_get_product_by_id",
@@ -366,7 +475,7 @@ class RetailProductDatabaseEnv(rt.Environment):
                     description="part of the name, any case; empty for all",
                 ),
             ),
-            result=rt.ListSpec(SPEC_Product),
+            result=_SPEC_2,
             impl="_impl_search_products_by_name",
             json_arguments="_json_search_products_by_name",
             call="_call_search_products_by_name",
@@ -383,7 +492,7 @@ class RetailProductDatabaseEnv(rt.Environment):
                     description="one of list_all_categories, e.g. Electronics",
                 ),
             ),
-            result=rt.ListSpec(SPEC_Product),
+            result=_SPEC_2,
             impl="_impl_list_products_by_category",
             json_arguments="_json_list_products_by_category",
             call="_call_list_products_by_category",
@@ -400,7 +509,7 @@ class RetailProductDatabaseEnv(rt.Environment):
                     description="exact brand name, case-sensitive",
                 ),
             ),
-            result=rt.ListSpec(SPEC_Product),
+            result=_SPEC_2,
             impl="_impl_list_products_by_brand",
             json_arguments="_json_list_products_by_brand",
             call="_call_list_products_by_brand",
@@ -442,7 +551,7 @@ class RetailProductDatabaseEnv(rt.Environment):
                     name="upc", spec=rt.STR, required=True, description="the product's UPC"
                 ),
             ),
-            result=rt.OptionalSpec(rt.STR),
+            result=_SPEC_0,
             impl="_impl_get_aisle_location",
             json_arguments="_json_get_aisle_location",
             call="_call_get_aisle_location",
@@ -452,7 +561,7 @@ class RetailProductDatabaseEnv(rt.Environment):
             kind="query",
             description="Return every valid product category.",
             params=(),
-            result=rt.ListSpec(SPEC_Category),
+            result=_SPEC_3,
             impl="_impl_list_all_categories",
             json_arguments="_json_list_all_categories",
             call="_call_list_all_categories",
@@ -462,7 +571,7 @@ class RetailProductDatabaseEnv(rt.Environment):
             kind="query",
             description="Retrieve every product in the database (empty list if there is none).",
             params=(),
-            result=rt.ListSpec(SPEC_Product),
+            result=_SPEC_2,
             impl="_impl_get_all_products",
             json_arguments="_json_get_all_products",
             call="_call_get_all_products",
@@ -551,7 +660,7 @@ class RetailProductDatabaseEnv(rt.Environment):
                 ),
                 rt.ParamSpec(
                     name="aisle_location",
-                    spec=rt.OptionalSpec(rt.STR),
+                    spec=_SPEC_0,
                     required=False,
                     default=lambda: None,
                     description="the new aisle, e.g. A3; null (or omitted) for online-only",
@@ -606,7 +715,7 @@ class RetailProductDatabaseEnv(rt.Environment):
             params=(
                 rt.ParamSpec(
                     name="products_list",
-                    spec=rt.ListSpec(SPEC_ProductInfo),
+                    spec=_SPEC_4,
                     required=True,
                     description="the products to add",
                 ),
@@ -978,11 +1087,7 @@ class RetailProductDatabaseEnv(rt.Environment):
         data: Any
         try:
             result = self._impl_get_product_by_id(product_id=product_id)
-            data = (
-                self.TOOLS["get_product_by_id"].result.to_json(result)
-                if result is not None
-                else None
-            )
+            data = _SPEC_2.to_json(result) if result is not None else None
             if type(data) is not str:
                 problem = _result_problem(data, self.size_budget)
                 if problem is not None:
@@ -1038,11 +1143,7 @@ class RetailProductDatabaseEnv(rt.Environment):
         data: Any
         try:
             result = self._impl_search_products_by_name(keyword=keyword)
-            data = (
-                self.TOOLS["search_products_by_name"].result.to_json(result)
-                if result is not None
-                else None
-            )
+            data = _SPEC_2.to_json(result) if result is not None else None
             if type(data) is not str:
                 problem = _result_problem(data, self.size_budget)
                 if problem is not None:
@@ -1104,11 +1205,7 @@ class RetailProductDatabaseEnv(rt.Environment):
         data: Any
         try:
             result = self._impl_list_products_by_category(category=category)
-            data = (
-                self.TOOLS["list_products_by_category"].result.to_json(result)
-                if result is not None
-                else None
-            )
+            data = _SPEC_2.to_json(result) if result is not None else None
             if type(data) is not str:
                 problem = _result_problem(data, self.size_budget)
                 if problem is not None:
@@ -1166,11 +1263,7 @@ class RetailProductDatabaseEnv(rt.Environment):
         data: Any
         try:
             result = self._impl_list_products_by_brand(brand=brand)
-            data = (
-                self.TOOLS["list_products_by_brand"].result.to_json(result)
-                if result is not None
-                else None
-            )
+            data = _SPEC_2.to_json(result) if result is not None else None
             if type(data) is not str:
                 problem = _result_problem(data, self.size_budget)
                 if problem is not None:
@@ -1345,11 +1438,7 @@ class RetailProductDatabaseEnv(rt.Environment):
         data: Any
         try:
             result = self._impl_get_aisle_location(upc=upc)
-            data = (
-                self.TOOLS["get_aisle_location"].result.to_json(result)
-                if result is not None
-                else None
-            )
+            data = _SPEC_0.to_json(result) if result is not None else None
             if type(data) is not str:
                 problem = _result_problem(data, self.size_budget)
                 if problem is not None:
@@ -1396,11 +1485,7 @@ class RetailProductDatabaseEnv(rt.Environment):
         data: Any
         try:
             result = self._impl_list_all_categories()
-            data = (
-                self.TOOLS["list_all_categories"].result.to_json(result)
-                if result is not None
-                else None
-            )
+            data = _SPEC_3.to_json(result) if result is not None else None
             if type(data) is not str:
                 problem = _result_problem(data, self.size_budget)
                 if problem is not None:
@@ -1447,11 +1532,7 @@ class RetailProductDatabaseEnv(rt.Environment):
         data: Any
         try:
             result = self._impl_get_all_products()
-            data = (
-                self.TOOLS["get_all_products"].result.to_json(result)
-                if result is not None
-                else None
-            )
+            data = _SPEC_2.to_json(result) if result is not None else None
             if type(data) is not str:
                 problem = _result_problem(data, self.size_budget)
                 if problem is not None:
@@ -2183,16 +2264,10 @@ class RetailProductDatabaseEnv(rt.Environment):
         given_products_list = given.get("products_list", _MISSING)
         if given_products_list is _MISSING:
             return None  # the generic parser says so
-        products_list = (
-            self.TOOLS["bulk_import_products"]
-            .params[0]
-            .spec.from_json(given_products_list, "products_list")
+        products_list = _SPEC_4.from_json(
+            given_products_list, "products_list"
         )  # retail_product_database.env:343
-        arguments: dict[str, Any] = {
-            "products_list": self.TOOLS["bulk_import_products"]
-            .params[0]
-            .spec.to_json(products_list)
-        }
+        arguments: dict[str, Any] = {"products_list": _SPEC_4.to_json(products_list)}
         journal: list[tuple[Any, ...]] = []
         self._journal = journal
         self._steps = 0

@@ -17,10 +17,11 @@ from envdsl.runtime.call_support import (
     MISSING as _MISSING,
     TOO_LARGE as _TOO_LARGE,
     budget as _budget,
-    format_datetime as _format_datetime,
     fromisoformat as _fromisoformat,
     result_problem as _result_problem,
 )
+from envdsl.runtime.call_support import ISO_SECONDS as _ISO_SECONDS, UTC as _UTC
+from envdsl.runtime.call_support import format_datetime as _format_datetime
 
 
 class AccountStatus(enum.Enum):
@@ -99,6 +100,93 @@ class Ticket:
         return 2 + h.text_size(self.ticket_id) + h.stored_size(self.user)
 
 
+def _to_json_Window(value: Window) -> dict[str, Any]:
+    "The JSON of one Window (its RecordSpec's to_json, written out: codegen/serializers.py)."
+    return {"end": _format_datetime(value.end), "start": _format_datetime(value.start)}
+
+
+def _json_repr_Window(value: Window) -> str:
+    "repr() of the JSON of one Window, without building it (what state_hash() digests)."
+    d0 = value.end
+    d1 = value.start
+    if d0.tzinfo is not _UTC or d1.tzinfo is not _UTC:
+        return repr(_to_json_Window(value))
+    return (
+        f"{{'end': '{_ISO_SECONDS % (d0.year, d0.month, d0.day, d0.hour, d0.minute, d0.second) if not d0.microsecond else d0.isoformat()[:-6]}Z'"
+        f", 'start': '{_ISO_SECONDS % (d1.year, d1.month, d1.day, d1.hour, d1.minute, d1.second) if not d1.microsecond else d1.isoformat()[:-6]}Z'"
+        "}"
+    )
+
+
+def _to_json_User(value: User) -> dict[str, Any]:
+    "The JSON of one User (its RecordSpec's to_json, written out: codegen/serializers.py)."
+    return {
+        "email": value.email,
+        "name": value.name,
+        "nickname": value.nickname,
+        "status": value.status._value_,
+        "tags": list(value.tags),
+        "user_id": value.user_id,
+    }
+
+
+def _json_repr_User(value: User) -> str:
+    "repr() of the JSON of one User, without building it (what state_hash() digests)."
+    return (
+        f"{{'email': {value.email!r}"
+        f", 'name': {value.name!r}"
+        f", 'nickname': {value.nickname!r}"
+        f", 'status': {value.status._value_!r}"
+        f", 'tags': {value.tags!r}"
+        f", 'user_id': {value.user_id!r}"
+        "}"
+    )
+
+
+def _to_json_SleepLog(value: SleepLog) -> dict[str, Any]:
+    "The JSON of one SleepLog (its RecordSpec's to_json, written out: codegen/serializers.py)."
+    return {
+        "end": _format_datetime(value.end),
+        "log_id": value.log_id,
+        "minutes": value.minutes,
+        "quality": value.quality._value_,
+        "start": _format_datetime(value.start),
+        "user": value.user,
+    }
+
+
+def _json_repr_SleepLog(value: SleepLog) -> str:
+    "repr() of the JSON of one SleepLog, without building it (what state_hash() digests)."
+    d0 = value.end
+    d4 = value.start
+    if d0.tzinfo is not _UTC or d4.tzinfo is not _UTC:
+        return repr(_to_json_SleepLog(value))
+    return (
+        f"{{'end': '{_ISO_SECONDS % (d0.year, d0.month, d0.day, d0.hour, d0.minute, d0.second) if not d0.microsecond else d0.isoformat()[:-6]}Z'"
+        f", 'log_id': {value.log_id!r}"
+        f", 'minutes': {value.minutes!r}"
+        f", 'quality': {value.quality._value_!r}"
+        f", 'start': '{_ISO_SECONDS % (d4.year, d4.month, d4.day, d4.hour, d4.minute, d4.second) if not d4.microsecond else d4.isoformat()[:-6]}Z'"
+        f", 'user': {value.user!r}"
+        "}"
+    )
+
+
+def _to_json_Ticket(value: Ticket) -> dict[str, Any]:
+    "The JSON of one Ticket (its RecordSpec's to_json, written out: codegen/serializers.py)."
+    return {"status": value.status._value_, "ticket_id": value.ticket_id, "user": value.user}
+
+
+def _json_repr_Ticket(value: Ticket) -> str:
+    "repr() of the JSON of one Ticket, without building it (what state_hash() digests)."
+    return (
+        f"{{'status': {value.status._value_!r}"
+        f", 'ticket_id': {value.ticket_id!r}"
+        f", 'user': {value.user!r}"
+        "}"
+    )
+
+
 SPEC_AccountStatus = rt.EnumSpec(AccountStatus)
 SPEC_Quality = rt.EnumSpec(Quality)
 SPEC_TicketState = rt.EnumSpec(TicketState)
@@ -109,6 +197,8 @@ SPEC_Window = rt.RecordSpec(
         rt.FieldSpec(name="start", spec=rt.DATETIME, required=True),
         rt.FieldSpec(name="end", spec=rt.DATETIME, required=True),
     ],
+    to_json=_to_json_Window,
+    json_repr=_json_repr_Window,
 )
 SPEC_User = rt.RecordSpec(
     User,
@@ -117,29 +207,39 @@ SPEC_User = rt.RecordSpec(
         rt.FieldSpec(name="name", spec=rt.STR, required=True),
         rt.FieldSpec(name="email", spec=rt.STR, required=True),
         rt.FieldSpec(name="status", spec=SPEC_AccountStatus, required=False),
-        rt.FieldSpec(name="nickname", spec=rt.OptionalSpec(rt.STR), required=False),
-        rt.FieldSpec(name="tags", spec=rt.ListSpec(rt.STR), required=False),
+        rt.FieldSpec(name="nickname", spec=_SPEC_0, required=False),
+        rt.FieldSpec(name="tags", spec=_SPEC_1, required=False),
     ],
+    to_json=_to_json_User,
+    json_repr=_json_repr_User,
 )
 SPEC_SleepLog = rt.RecordSpec(
     SleepLog,
     lambda: [
         rt.FieldSpec(name="log_id", spec=rt.STR, required=False),
-        rt.FieldSpec(name="user", spec=rt.RefSpec(rt.STR, "User", "users"), required=True),
+        rt.FieldSpec(name="user", spec=_SPEC_2, required=True),
         rt.FieldSpec(name="start", spec=rt.DATETIME, required=True),
         rt.FieldSpec(name="end", spec=rt.DATETIME, required=True),
         rt.FieldSpec(name="quality", spec=SPEC_Quality, required=True),
         rt.FieldSpec(name="minutes", spec=rt.INT, required=True),
     ],
+    to_json=_to_json_SleepLog,
+    json_repr=_json_repr_SleepLog,
 )
 SPEC_Ticket = rt.RecordSpec(
     Ticket,
     lambda: [
         rt.FieldSpec(name="ticket_id", spec=rt.STR, required=False),
-        rt.FieldSpec(name="user", spec=rt.RefSpec(rt.STR, "User", "users"), required=True),
+        rt.FieldSpec(name="user", spec=_SPEC_2, required=True),
         rt.FieldSpec(name="status", spec=SPEC_TicketState, required=False),
     ],
+    to_json=_to_json_Ticket,
+    json_repr=_json_repr_Ticket,
 )
+
+_SPEC_0: rt.TypeSpec = rt.OptionalSpec(rt.STR)  # str?
+_SPEC_1: rt.TypeSpec = rt.ListSpec(rt.STR)  # list[str]
+_SPEC_2: rt.TypeSpec = rt.RefSpec(rt.STR, "User", "users")  # ref User
 
 
 _ARGUMENTS_get_user = frozenset(

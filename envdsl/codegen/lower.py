@@ -8,6 +8,7 @@ from pathlib import Path
 
 from envdsl.codegen.module_uses import used_module_names
 from envdsl.codegen.names import Names
+from envdsl.codegen.serializers import json_repr_body, to_json_body
 from envdsl.codegen.shapes import shape
 from envdsl.codegen.statements import BodyTranslator
 from envdsl.codegen.tool_calls import ToolCallWriter, call_method_name
@@ -22,6 +23,7 @@ from envdsl.codegen.views import (
     ParamView,
     RecordView,
     ScalarView,
+    SpecConstantView,
     TableView,
     TaskView,
     ToolView,
@@ -34,6 +36,8 @@ from envdsl.syntax import ast
 from envdsl.tasks.init_files import read_init_file
 from envdsl.util.source import Span
 
+# a spec expression that names a spec (rt.INT, SPEC_Order); any other builds one
+_SPEC_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)?")
 _LITERALS = (ast.IntLit, ast.FloatLit, ast.StrLit, ast.BoolLit, ast.NoneLit)
 
 
@@ -42,6 +46,7 @@ class Lowerer:
         self.checked = checked
         self.names = Names(checked)
         self.body = BodyTranslator(checked, self.names)
+        self.spec_constants: list[SpecConstantView] = []
 
     def module(self) -> ModuleView:
         checked = self.checked
@@ -109,6 +114,7 @@ class Lowerer:
             view.methods.append(MethodView(name, params, "None", body, doc))
         view.sites = self.body.sites
         self.tool_calls(view)
+        view.spec_constants = self.spec_constants
         view.stamps = [
             (table, sorted(names)) for table, names in stamp_fields(self.checked).items()
         ]
@@ -128,6 +134,20 @@ class Lowerer:
             tool.call_method = call_method_name(tool.name)
             tool.arguments_constant = f"_ARGUMENTS_{tool.name}"
             tool.call_body = writer.body(tool)
+
+    def spec(self, value: t.Type) -> str:
+        """The spec of a type as a name: a module constant where it would be built."""
+        return self.constant(self.names.spec(value), value)
+
+    def constant(self, spec: str, value: t.Type) -> str:
+        if _SPEC_NAME.fullmatch(spec):
+            return spec
+        for known in self.spec_constants:
+            if known.value == spec:
+                return known.name
+        name = f"_SPEC_{len(self.spec_constants)}"  # (no spec name starts with `_`)
+        self.spec_constants.append(SpecConstantView(name, spec, str(value)))
+        return name
 
     def spec_line(self, span: Span) -> int | None:
         """The line of a span in the spec being compiled (None in another file)."""
@@ -179,7 +199,7 @@ class Lowerer:
                     field.name,
                     self.names.py_type(field.type),
                     default,
-                    self.names.spec(field.type),
+                    self.spec(field.type),
                     required,
                     decl.doc.value if decl.doc else None,
                     shape(self.names, field.type),
@@ -191,6 +211,9 @@ class Lowerer:
         base = "" if info.is_entity else "rt.Value"
         view = RecordView(py, doc, fields, self.names.spec_name(py), base)
         view.size_ones, view.size_terms = self.size_terms(info)
+        view.to_json, view.json_repr = f"_to_json_{py}", f"_json_repr_{py}"
+        view.to_json_body = to_json_body(view)
+        view.json_repr_body = json_repr_body(view, view.to_json)
         return view
 
     def size_terms(self, info: RecordInfo) -> tuple[int, list[str]]:
@@ -423,11 +446,11 @@ class Lowerer:
                     param.name,
                     self.names.param(name, param.name),
                     self.names.py_type(param.type),
-                    self.names.spec(param.type),
+                    self.spec(param.type),
                     param.decl.default is None and not isinstance(param.type, t.OptionalType),
                     default,
                     param.decl.doc.value if param.decl.doc else None,
-                    shape(self.names, param.type),
+                    shape(self.names, param.type, self.constant),
                     value,
                     self.spec_line(param.decl.span),
                 )
@@ -454,7 +477,7 @@ class Lowerer:
             info.kind,
             decl.doc.value if decl.doc else name,
             params,
-            self.names.spec(info.result),
+            self.spec(info.result),
             env_invariants,
             full_rows,
             row_env_invariants,

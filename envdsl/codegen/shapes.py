@@ -8,6 +8,8 @@ codegen/serializers.py). One function maps a type to both its spec (Names.spec) 
 
 from __future__ import annotations
 
+from typing import Callable
+
 from envdsl.codegen.names import Names
 from envdsl.codegen.views import ShapeView
 from envdsl.semantics import types as t
@@ -19,20 +21,24 @@ TEXT = frozenset({"str", "enum", "datetime", "date"})
 NUMBER = frozenset({"bool", "float", "duration"})
 
 
-def shape(names: Names, value: t.Type) -> ShapeView:
-    """The shape of a value of this type (see ShapeView)."""
+def shape(
+    names: Names, value: t.Type, constant: Callable[[str, t.Type], str] | None = None
+) -> ShapeView:
+    """The shape of a value of this type (see ShapeView); `constant` names the spec where it
+    is an expression that would build a spec (the module's constant for it)."""
     optional = isinstance(value, t.OptionalType)
     inner = value.inner if isinstance(value, t.OptionalType) else value
+    ref = isinstance(inner, t.RefType)
     if isinstance(inner, t.RefType):
         key = names.checked.records[inner.entity].key
         inner = key.type if key is not None else t.Prim("json")
         if isinstance(inner, t.OptionalType):  # (no key is optional; kept general)
             optional, inner = True, inner.inner
-    spec = names.spec(inner)
+    spec = names.spec(inner) if constant is None else constant(names.spec(inner), inner)
     if isinstance(inner, t.Prim):
-        return ShapeView(inner.name, spec, optional)
+        return ShapeView(inner.name, spec, optional, ref=ref)
     if isinstance(inner, t.EnumType):
-        return ShapeView("enum", spec, optional)
+        return ShapeView("enum", spec, optional, ref=ref)
     if isinstance(inner, (t.ListType, t.SetType)):
         kind = "list" if isinstance(inner, t.ListType) else "set"
         element = shape(names, inner.elem)

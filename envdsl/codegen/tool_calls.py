@@ -22,20 +22,17 @@ generic parser (whatever an inline test does not take goes through the spec's fr
 the param's name as the path, params in the same order).
 
 Everything here is built from the view models the template renders (ToolView, ParamView,
-RecordView and their ShapeViews): one description of the tool, two renderings.
+RecordView and their ShapeViews): one description of the tool, two renderings. Every spec
+they name is a name: a compound one (`rt.ListSpec(SPEC_Item)`) is a module constant.
 """
 
 from __future__ import annotations
 
-import re
-
 from envdsl.codegen import shapes
 from envdsl.codegen.names import Names
+from envdsl.codegen.serializers import record_display
 from envdsl.codegen.views import ParamView, RecordView, ShapeView, ToolView
 
-# a spec expression that is a name (rt.INT, SPEC_Order): used as it is; any other is built
-# once by the module (the tool's spec in TOOLS), not per call
-_SPEC_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)?")
 # the names the generated module imports for the calls (envdsl/runtime/call_support.py)
 MISSING, MIN_INT, MAX_INT = "_MISSING", "_MIN_INT", "_MAX_INT"
 
@@ -123,13 +120,11 @@ class _ToolCall:
 
     # ---- arguments -----------------------------------------------------------------------
     def param_spec(self, index: int) -> str:
-        """The spec the argument's JSON is read by (not its optional; a ref's key's)."""
+        """The spec the argument's JSON is read by (not its optional; a ref's key's): a name,
+        the module's constant where it would be built (Lowerer.spec)."""
         shape = self.tool.params[index].shape
         assert shape is not None
-        if _SPEC_NAME.fullmatch(shape.spec):
-            return shape.spec
-        # the param's own spec: an optional one reads a value that is not null as its inner
-        return f"self.TOOLS[{self.tool.name!r}].params[{index}].spec"
+        return shape.spec
 
     def reading(self, index: int, param: ParamView) -> list[str]:
         """Lines that read the argument into its value (annotated as the impl's parameter):
@@ -247,9 +242,7 @@ class _ToolCall:
             if checks is not None:
                 return [*lines, "size_budget = self.size_budget", *checks]
         else:
-            spec = tool.result_spec
-            if not _SPEC_NAME.fullmatch(spec):
-                spec = f"self.TOOLS[{tool.name!r}].result"
+            spec = tool.result_spec  # a name (Lowerer.spec)
             lines.append(f"data = {spec}.to_json(result) if result is not None else None")
         # the text the agent will be sent: one long string held 50,000 times is small in
         # memory and gigabytes as JSON; an int of 5,000 digits no peer reads (as in _invoke)
@@ -300,45 +293,6 @@ _FIXED_LOCALS = (
     "problem", "size_budget", "total", "v", "table", "row", "touched_table", "key",
     "originals", "read",
 )  # fmt: skip
-
-
-def record_display(record: RecordView, value: str) -> str:
-    """The dict display that serializes the record named `value` (source text), members in
-    name order (the canonical form of state_json()): plain values (and refs to plain keys)
-    read as they are, enums by `._value_` (`.value` is a property, slower), datetimes by
-    format_datetime, lists of plain values by `list`, an optional one of these with its None
-    passed on; anything else by its field's spec (runtime/values.py's `_member`)."""
-    members = []
-    for index, field in sorted(enumerate(record.fields), key=lambda item: item[1].json_name):
-        read = f"{value}.{field.attr}"
-        shape = field.shape
-        assert shape is not None
-        if shape.kind in shapes.PLAIN:
-            shown = read
-        else:
-            if shape.kind == "enum":
-                shown = f"{read}._value_"
-            elif shape.kind == "datetime":
-                shown = f"_format_datetime({read})"
-            elif (
-                shape.kind == "list"
-                and shape.element is not None
-                and shape.element.kind in shapes.PLAIN
-                and not shape.element.optional
-            ):
-                shown = f"list({read})"
-            else:
-                spec = (
-                    field.spec
-                    if _SPEC_NAME.fullmatch(field.spec)
-                    else f"{record.spec}.fields[{index}].spec"
-                )
-                members.append(f"{field.json_name!r}: {spec}.to_json({read})")
-                continue
-            if shape.optional:
-                shown = f"None if {read} is None else {shown}"
-        members.append(f"{field.json_name!r}: {shown}")
-    return f"{{{', '.join(members)}}}"
 
 
 def check_lines(record: RecordView) -> list[str] | None:

@@ -14,6 +14,7 @@ class ShapeView:
     optional: bool
     element: ShapeView | None = None  # of a list or set
     record: str = ""  # the record class of a record
+    ref: bool = False  # a ref's key (read and written by its key's spec)
 
 
 @dataclass
@@ -46,6 +47,11 @@ class RecordView:
     # the record's stored size (runtime/limits.py): a constant and the terms added to it
     size_ones: int = 1
     size_terms: list[str] = field(default_factory=list)
+    # its JSON writers (codegen/serializers.py): the functions' names and bodies
+    to_json: str = ""
+    to_json_body: list[str] = field(default_factory=list)
+    json_repr: str = ""
+    json_repr_body: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -142,6 +148,16 @@ class InitFileView:
 
 
 @dataclass
+class SpecConstantView:
+    """A spec built once by the module (`rt.ListSpec(SPEC_Item)`), for the calls and writers
+    that read values of its type and the FieldSpecs and ToolSpecs that name it."""
+
+    name: str
+    value: str
+    type: str  # the DSL type, for the comment
+
+
+@dataclass
 class ConstView:
     name: str
     annotation: str
@@ -157,6 +173,7 @@ class ModuleView:
     enums: list[EnumView] = field(default_factory=list)
     records: list[RecordView] = field(default_factory=list)
     consts: list[ConstView] = field(default_factory=list)
+    spec_constants: list[SpecConstantView] = field(default_factory=list)
     tables: list[TableView] = field(default_factory=list)
     scalars: list[ScalarView] = field(default_factory=list)
     tools: list[ToolView] = field(default_factory=list)

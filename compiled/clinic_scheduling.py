@@ -2555,7 +2555,7 @@ class ClinicSchedulingEnv(rt.Environment):
                 given_treatment_code, "treatment_code"
             )  # clinic_scheduling.env:430
         start: datetime.datetime
-        given_start_is_canonical = False  # the argument is its own trace text
+        canonical_start = False  # the argument is its own trace text
         given_start = given.get("start", _MISSING)
         if given_start is _MISSING:
             return None  # the generic parser says so
@@ -2569,7 +2569,7 @@ class ClinicSchedulingEnv(rt.Environment):
         ):
             try:
                 start = _fromisoformat(given_start)
-                given_start_is_canonical = True
+                canonical_start = True
             except ValueError:
                 start = rt.DATETIME.from_json(given_start, "start")  # clinic_scheduling.env:431
         else:
@@ -2586,7 +2586,7 @@ class ClinicSchedulingEnv(rt.Environment):
             "patient_id": patient_id,
             "dentist_id": dentist_id,
             "treatment_code": treatment_code,
-            "start": given_start if given_start_is_canonical else _format_datetime(start),
+            "start": given_start if canonical_start else _format_datetime(start),
             "room_id": room_id,
         }
         journal: list[tuple[Any, ...]] = []
@@ -2841,7 +2841,7 @@ class ClinicSchedulingEnv(rt.Environment):
                 given_appointment_id, "appointment_id"
             )  # clinic_scheduling.env:476
         new_start: datetime.datetime
-        given_new_start_is_canonical = False  # the argument is its own trace text
+        canonical_new_start = False  # the argument is its own trace text
         given_new_start = given.get("new_start", _MISSING)
         if given_new_start is _MISSING:
             return None  # the generic parser says so
@@ -2855,7 +2855,7 @@ class ClinicSchedulingEnv(rt.Environment):
         ):
             try:
                 new_start = _fromisoformat(given_new_start)
-                given_new_start_is_canonical = True
+                canonical_new_start = True
             except ValueError:
                 new_start = rt.DATETIME.from_json(
                     given_new_start, "new_start"
@@ -2876,9 +2876,7 @@ class ClinicSchedulingEnv(rt.Environment):
             room_id = rt.STR.from_json(given_room_id, "room_id")  # clinic_scheduling.env:478
         arguments: dict[str, Any] = {
             "appointment_id": appointment_id,
-            "new_start": (
-                given_new_start if given_new_start_is_canonical else _format_datetime(new_start)
-            ),
+            "new_start": given_new_start if canonical_new_start else _format_datetime(new_start),
             "room_id": room_id,
         }
         journal: list[tuple[Any, ...]] = []
@@ -3489,7 +3487,7 @@ class ClinicSchedulingEnv(rt.Environment):
         if not given.keys() <= _ARGUMENTS_advance_clock:
             return None  # an unknown argument: the generic parser says which
         to: datetime.datetime
-        given_to_is_canonical = False  # the argument is its own trace text
+        canonical_to = False  # the argument is its own trace text
         given_to = given.get("to", _MISSING)
         if given_to is _MISSING:
             return None  # the generic parser says so
@@ -3503,14 +3501,12 @@ class ClinicSchedulingEnv(rt.Environment):
         ):
             try:
                 to = _fromisoformat(given_to)
-                given_to_is_canonical = True
+                canonical_to = True
             except ValueError:
                 to = rt.DATETIME.from_json(given_to, "to")  # clinic_scheduling.env:560
         else:
             to = rt.DATETIME.from_json(given_to, "to")  # clinic_scheduling.env:560
-        arguments: dict[str, Any] = {
-            "to": given_to if given_to_is_canonical else _format_datetime(to)
-        }
+        arguments: dict[str, Any] = {"to": given_to if canonical_to else _format_datetime(to)}
         journal: list[tuple[Any, ...]] = []
         self._journal = journal
         self._steps = 0

@@ -3006,7 +3006,7 @@ class LibraryLendingEnv(rt.Environment):
         if not given.keys() <= _ARGUMENTS_advance_clock:
             return None  # an unknown argument: the generic parser says which
         to: datetime.datetime
-        given_to_is_canonical = False  # the argument is its own trace text
+        canonical_to = False  # the argument is its own trace text
         given_to = given.get("to", _MISSING)
         if given_to is _MISSING:
             return None  # the generic parser says so
@@ -3020,14 +3020,12 @@ class LibraryLendingEnv(rt.Environment):
         ):
             try:
                 to = _fromisoformat(given_to)
-                given_to_is_canonical = True
+                canonical_to = True
             except ValueError:
                 to = rt.DATETIME.from_json(given_to, "to")  # library_lending.env:497
         else:
             to = rt.DATETIME.from_json(given_to, "to")  # library_lending.env:497
-        arguments: dict[str, Any] = {
-            "to": given_to if given_to_is_canonical else _format_datetime(to)
-        }
+        arguments: dict[str, Any] = {"to": given_to if canonical_to else _format_datetime(to)}
         journal: list[tuple[Any, ...]] = []
         self._journal = journal
         self._steps = 0

@@ -1764,7 +1764,7 @@ class OCRProcessingServiceEnv(rt.Environment):
             given_confidence_scores, "confidence_scores"
         )  # ocr_processing_service.env:296
         processing_timestamp: datetime.datetime
-        given_processing_timestamp_is_canonical = False  # the argument is its own trace text
+        canonical_processing_timestamp = False  # the argument is its own trace text
         given_processing_timestamp = given.get("processing_timestamp", _MISSING)
         if given_processing_timestamp is _MISSING:
             return None  # the generic parser says so
@@ -1778,7 +1778,7 @@ class OCRProcessingServiceEnv(rt.Environment):
         ):
             try:
                 processing_timestamp = _fromisoformat(given_processing_timestamp)
-                given_processing_timestamp_is_canonical = True
+                canonical_processing_timestamp = True
             except ValueError:
                 processing_timestamp = rt.DATETIME.from_json(
                     given_processing_timestamp, "processing_timestamp"
@@ -1793,7 +1793,7 @@ class OCRProcessingServiceEnv(rt.Environment):
             "confidence_scores": _SPEC_2.to_json(confidence_scores),
             "processing_timestamp": (
                 given_processing_timestamp
-                if given_processing_timestamp_is_canonical
+                if canonical_processing_timestamp
                 else _format_datetime(processing_timestamp)
             ),
         }

@@ -711,7 +711,7 @@ class SleepTrackingEnv(rt.Environment):
         else:
             user_id = rt.STR.from_json(given_user_id, "user_id")  # sleep_tracking.env:64
         start: datetime.datetime
-        given_start_is_canonical = False  # the argument is its own trace text
+        canonical_start = False  # the argument is its own trace text
         given_start = given.get("start", _MISSING)
         if given_start is _MISSING:
             return None  # the generic parser says so
@@ -725,13 +725,13 @@ class SleepTrackingEnv(rt.Environment):
         ):
             try:
                 start = _fromisoformat(given_start)
-                given_start_is_canonical = True
+                canonical_start = True
             except ValueError:
                 start = rt.DATETIME.from_json(given_start, "start")  # sleep_tracking.env:64
         else:
             start = rt.DATETIME.from_json(given_start, "start")  # sleep_tracking.env:64
         end: datetime.datetime
-        given_end_is_canonical = False  # the argument is its own trace text
+        canonical_end = False  # the argument is its own trace text
         given_end = given.get("end", _MISSING)
         if given_end is _MISSING:
             return None  # the generic parser says so
@@ -745,7 +745,7 @@ class SleepTrackingEnv(rt.Environment):
         ):
             try:
                 end = _fromisoformat(given_end)
-                given_end_is_canonical = True
+                canonical_end = True
             except ValueError:
                 end = rt.DATETIME.from_json(given_end, "end")  # sleep_tracking.env:64
         else:
@@ -764,8 +764,8 @@ class SleepTrackingEnv(rt.Environment):
         )  # sleep_tracking.env:64
         arguments: dict[str, Any] = {
             "user_id": user_id,
-            "start": given_start if given_start_is_canonical else _format_datetime(start),
-            "end": given_end if given_end_is_canonical else _format_datetime(end),
+            "start": given_start if canonical_start else _format_datetime(start),
+            "end": given_end if canonical_end else _format_datetime(end),
             "quality": quality._value_,
         }
         journal: list[tuple[Any, ...]] = []

@@ -1307,3 +1307,63 @@ def test_typed_calls_read_their_values_with_the_generated_method_from_the_first_
     assert wrong["success"] is True  # a string of a member's value is the same JSON
     bad = env.set_status(user_id="U2", status=3)  # type: ignore[attr-defined]
     assert bad["success"] is False and env.trace[-1].success is False
+
+
+NAMES_SPEC = '''env Names {
+  """Parameters named like the generated call's own locals."""
+
+  enum Mood { calm, busy }
+
+  entity Note {
+    key note_id: str
+    at: datetime
+    mood: Mood = Mood.calm
+    tags: list[str] = []
+  }
+
+  state {
+    notes: table Note
+  }
+
+  action put(note_id: str, given_at: str = "x", at: datetime? = none, result: int = 1, data: list[str] = [], journal: Mood = Mood.calm, canonical_at: bool = false) -> Note {
+    """Put a note."""
+    let when = at if at != none else datetime("2024-05-01T09:00:00Z")
+    require result > 0 else "result must be positive"
+    return notes.insert(Note(note_id=note_id, at=when, mood=journal, tags=data))
+  }
+
+  task start {
+    """Put one note."""
+    init { notes = [] }
+    solution { put(note_id="n1") }
+    check "it is there": "n1" in notes
+  }
+}
+'''
+
+
+def test_generated_calls_keep_params_named_like_their_own_locals_apart(tmp_path: Path) -> None:
+    """Params called `result`, `data`, `journal`, `given_at`, `canonical_at` next to `at`: the
+    generated call reads each into its own name, as the reference path does."""
+    spec = tmp_path / "names.env"
+    spec.write_text(NAMES_SPEC)
+    env_class = envdsl.load(spec)
+    fast, reference = env_class(), reference_class(env_class)()
+    fast.reset(task="start")
+    reference.reset(task="start")
+    assert compiled(env_class, "put")
+    choices: dict[str, list[Any]] = {
+        "note_id": ["a", "b", "a"],
+        "given_at": ["y", 5],
+        "at": [None, "2024-05-01T09:00:00Z", "2024-05-01T11:00:00+02:00", "soon"],
+        "result": [2, "2"],
+        "data": [["t"], "t"],
+        "journal": ["busy", "gone"],
+        "canonical_at": [True, None],
+    }
+    rng = random.Random(24)
+    for _ in range(60):
+        arguments = {k: rng.choice(v) for k, v in choices.items() if rng.random() < 0.7}
+        both_call(fast, reference, "put", arguments)
+    assert observe(fast, reference=False) == observe(reference, reference=True)
+    assert any(entry.success for entry in fast.trace)

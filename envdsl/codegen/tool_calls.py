@@ -75,6 +75,8 @@ class _ToolCall:
             space.reserve(fixed)
         self.values = [space.claim(p.attr) for p in tool.params]
         self.raws = [space.claim(f"given_{p.attr}") for p in tool.params]
+        # whether a datetime argument was already in its canonical text (its own trace text)
+        self.canonicals = [space.claim(f"canonical_{p.attr}") for p in tool.params]
 
     def lines(self) -> list[str]:
         tool = self.tool
@@ -148,7 +150,7 @@ class _ToolCall:
         return lines + _chain(clauses)
 
     def canonical(self, index: int) -> str:
-        return f"{self.raws[index]}_is_canonical"
+        return self.canonicals[index]
 
     def convert(
         self, index: int, param: ParamView, shape: ShapeView

@@ -464,19 +464,39 @@ def _converting(spec: TypeSpec, name: str, index: int, names: dict[str, Any]) ->
             f"    {other}",
         ]
     if kind is ListSpec:  # not SetSpec: a set is built from its elements
-        element = _plain_test(spec.inner, "item")  # type: ignore[attr-defined]
-        if element is None:
-            return None
-        names[f"plain_items_{index}"] = eval(  # noqa: S307 - built here
-            f"lambda items: all({element} for item in items)",
-            {"MIN": MIN_INT, "MAX": MAX_INT},
+        element = spec.inner  # type: ignore[attr-defined]
+        plain_items = _PLAIN_ITEMS.get(
+            type(element.key if isinstance(element, RefSpec) else element)
         )
+        if plain_items is None:
+            return None
+        names[f"plain_items_{index}"] = plain_items
         return [
             f"if not (type({name}) is list and len({name}) <= MAX_ITEMS",
             f"        and (not {name} or plain_items_{index}({name}))):",
             f"    {other}",
         ]
     return None
+
+
+def _plain_strs(items: list[Any]) -> bool:
+    return all(type(item) is str and item.isascii() and len(item) <= 64 for item in items)
+
+
+def _plain_ints(items: list[Any]) -> bool:
+    return all(type(item) is int and MIN_INT <= item <= MAX_INT for item in items)
+
+
+def _plain_bools(items: list[Any]) -> bool:
+    return all(item is True or item is False for item in items)
+
+
+# whether every element of a list is already its value: _plain_test of each element kind
+_PLAIN_ITEMS: dict[type[TypeSpec], Callable[[list[Any]], bool]] = {
+    StrSpec: _plain_strs,
+    IntSpec: _plain_ints,
+    BoolSpec: _plain_bools,
+}
 
 
 def _owning(spec: TypeSpec, attribute: str, index: int) -> list[str]:

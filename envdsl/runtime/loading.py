@@ -3,8 +3,9 @@
 The reference loader (`Environment._load_json_state` and `_check_whole_state`) walks the whole
 state for JSON problems, reads every field through its spec with a path, adds rows one by one
 and checks every rule row by row. This module does the same work once per state in bulk: one
-loop per entity (source built here from its fields and compiled, as callplans does for
-tools) reads a table's rows with the common cases inlined as exact type tests (short ASCII
+loop per entity (source built here from its fields and compiled: the last code the runtime
+builds at run time; the tools' whole calls and the records' writers are the compiler's now)
+reads a table's rows with the common cases inlined as exact type tests (short ASCII
 strings, 64-bit ints, enum values, ISO datetimes, lists of those; records, lists and maps of
 them through nested readers, below), after two passes in C that every row is an object and
 every member name an exact str; a table's dict and indexes are built in one pass

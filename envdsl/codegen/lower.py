@@ -27,6 +27,7 @@ from envdsl.codegen.views import (
     TableView,
     TaskView,
     ToolView,
+    VariantView,
 )
 from envdsl.semantics.stamps import stamp_fields
 from envdsl.semantics import types as t
@@ -67,6 +68,11 @@ class Lowerer:
             self.record(info)
             for info in checked.records.values()
             if info.module is None or info.name in used
+        ]
+        view.variants = [
+            self.variant(name)
+            for name, variant in checked.variants.items()
+            if variant.module is None or name in used
         ]
         view.consts = [
             ConstView(
@@ -214,7 +220,18 @@ class Lowerer:
         view.to_json, view.json_repr = f"_to_json_{py}", f"_json_repr_{py}"
         view.to_json_body = to_json_body(view)
         view.json_repr_body = json_repr_body(view, view.to_json)
+        if info.variant is not None:
+            view.tag = (self.names.tag(info.variant), info.tag_value)
         return view
+
+    def variant(self, name: str) -> VariantView:
+        info = self.checked.variants[name]
+        cases = []
+        for record in info.cases.values():
+            py = self.names.type_name(record.name)
+            cases.append((record.tag_value, py, self.names.spec_name(py)))
+        py = self.names.type_name(name)
+        return VariantView(py, info.tag, cases, self.names.spec_name(py))
 
     def size_terms(self, info: RecordInfo) -> tuple[int, list[str]]:
         """What the record's `_stored_size` adds up (limits.stored_size, written out from the
@@ -332,6 +349,12 @@ class Lowerer:
             for field in self.checked.records[value.name].fields.values():
                 found |= self._nested_parents(field.type, seen | {value.name})
             return found
+        if isinstance(value, t.VariantType) and value.name not in seen:
+            cases = self.checked.variants[value.name].cases
+            inner = seen | {value.name}
+            return set().union(
+                *(self._nested_parents(t.case_type(value.name, c), inner) for c in cases)
+            )
         return set()
 
     # ---- invariants and their effect-driven selection ----------------------------------------

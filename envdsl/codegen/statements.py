@@ -258,9 +258,14 @@ class BodyTranslator(Translator):
         obj = self.mutated(self.expr(target.obj, scope), scope)
         lines += self.flush(level)
         if isinstance(target, ast.Attribute):
-            assert isinstance(obj_type, t.RecordType)
-            attr = self.names.field(obj_type.name, target.name.text)
-            declared = self.checked.records[obj_type.name].fields[target.name.text].type
+            if isinstance(obj_type, t.VariantType):  # a field every case has: any case's
+                shared = self.variant_field(obj_type, target.name.text)
+                assert shared is not None
+                attr, declared = shared
+            else:
+                assert isinstance(obj_type, t.RecordType)
+                attr = self.names.field(obj_type.name, target.name.text)
+                declared = self.checked.records[obj_type.name].fields[target.name.text].type
             value = self.coerce(value, value_type, declared)
             if stmt.op != "=":
                 current = self.narrowed(f"{obj}.{attr}", declared, self.type_of(target))

@@ -52,6 +52,16 @@ class RecordView:
     to_json_body: list[str] = field(default_factory=list)
     json_repr: str = ""
     json_repr_body: list[str] = field(default_factory=list)
+    # a variant case's tag: the class attribute and its value (the case's JSON tag)
+    tag: tuple[str, str] | None = None
+
+
+@dataclass
+class VariantView:
+    name: str  # the alias of the union of the case classes
+    tag: str  # the JSON tag field
+    cases: list[tuple[str, str, str]]  # (JSON tag, class, spec) in declaration order
+    spec: str
 
 
 @dataclass
@@ -172,6 +182,7 @@ class ModuleView:
     description: str
     enums: list[EnumView] = field(default_factory=list)
     records: list[RecordView] = field(default_factory=list)
+    variants: list[VariantView] = field(default_factory=list)
     consts: list[ConstView] = field(default_factory=list)
     spec_constants: list[SpecConstantView] = field(default_factory=list)
     tables: list[TableView] = field(default_factory=list)

@@ -507,6 +507,81 @@ class RecordSpec(TypeSpec):
         }
 
 
+class VariantSpec(TypeSpec):
+    """A variant (tagged union): a JSON object whose tag member names the case, and whose
+    other members are that case's fields (each case is a record with its own RecordSpec).
+    Nothing else: no member for another case's fields, no nulls."""
+
+    def __init__(self, variant: str, tag: str, cases: Callable[[], dict[str, RecordSpec]]) -> None:
+        self.variant = variant
+        self.tag = tag
+        self._cases_factory = cases
+        self._cases: dict[str, RecordSpec] | None = None
+        self._by_class: dict[type[Any], tuple[str, RecordSpec]] | None = None
+        self.name = f"a {variant} object"
+
+    @property
+    def cases(self) -> dict[str, RecordSpec]:
+        if self._cases is None:  # lazily, as a record's fields: cases may hold the variant
+            self._cases = self._cases_factory()
+        return self._cases
+
+    def case_of(self, value: Any) -> tuple[str, RecordSpec] | None:
+        """The case (name and spec) of a Python value, or None when it is no case's."""
+        by_class = self._by_class
+        if by_class is None:
+            by_class = self._by_class = {spec.cls: (c, spec) for c, spec in self.cases.items()}
+        found = by_class.get(type(value))
+        if found is None:  # a case class of another load of the spec (unpickled in a worker)
+            name = type(value).__qualname__
+            found = next((v for cls, v in by_class.items() if cls.__qualname__ == name), None)
+        return found
+
+    def from_json(self, value: JSONValue, path: str) -> Any:
+        if not isinstance(value, dict):
+            raise self.mismatch(value, path)
+        where = f"{path}.{self.tag}" if path else self.tag
+        cases = ", ".join(self.cases)
+        if self.tag not in value:
+            raise BadValue(where, f"missing the tag of {self.variant} (one of: {cases})")
+        case = value[self.tag]
+        spec = self.cases.get(case) if isinstance(case, str) else None
+        if spec is None:
+            shown = clip(case) if isinstance(case, str) else _describe(case)
+            raise BadValue(where, f"{shown} is no case of {self.variant} (cases: {cases})")
+        fields = {name: item for name, item in value.items() if name != self.tag}
+        try:
+            return spec.from_json(fields, path)
+        except BadValue as error:  # named as the spec names it, not by its Python class
+            qualified = f"{self.variant}.{case}"
+            raise BadValue(error.path, error.message.replace(spec.cls.__name__, qualified))
+
+    def to_json(self, value: Any) -> JSONValue:
+        found = self.case_of(value)
+        if found is None:
+            raise BadValue("", f"expected {self.name}, got {type(value).__name__}")
+        case, spec = found
+        data = spec.to_json(value)
+        data[self.tag] = case
+        return dict(sorted(data.items()))  # in name order, as a record's (state_json's form)
+
+    def schema(self) -> dict[str, Any]:
+        """OpenAPI's form: `oneOf` the cases' objects, each with its tag as a constant, and a
+        `discriminator` naming the tag member."""
+        one_of = []
+        for case, spec in self.cases.items():
+            schema = spec.schema()
+            tag = {"type": "string", "const": case}
+            one_of.append(
+                {
+                    **schema,
+                    "properties": {self.tag: tag, **schema["properties"]},
+                    "required": [self.tag, *schema["required"]],
+                }
+            )
+        return {"oneOf": one_of, "discriminator": {"propertyName": self.tag}}
+
+
 class RefSpec(TypeSpec):
     """A `ref E`: the key of a row of E (integrity is checked by the environment)."""
 
@@ -584,6 +659,10 @@ def _walk(spec: TypeSpec, value: Any, path: str, found: list[tuple[str, str, Any
         for field in spec.fields:
             if holds_ref(field.spec):
                 _walk(field.spec, getattr(value, field.attribute), f"{path}.{field.name}", found)
+    elif isinstance(spec, VariantSpec):
+        case = spec.case_of(value)
+        if case is not None:
+            _walk(case[1], value, path, found)
 
 
 # per spec (weakly: a batch check loads thousands of classes), whether it can hold a ref
@@ -610,6 +689,8 @@ def _reaches_ref(spec: TypeSpec, seen: set[int]) -> bool:
         return _reaches_ref(spec.value, seen)
     if isinstance(spec, RecordSpec):
         return any(_reaches_ref(field.spec, seen) for field in spec.fields)
+    if isinstance(spec, VariantSpec):
+        return any(_reaches_ref(case, seen) for case in spec.cases.values())
     return False
 
 

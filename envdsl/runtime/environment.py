@@ -50,7 +50,6 @@ from envdsl.runtime.specs import (
     TraceEntry,
 )
 from envdsl.runtime.table import RefField, Table, TableSchema, highest_auto_number
-from envdsl.runtime.toolcalls import CallFunction, call_function
 from envdsl.runtime.values import (
     RecordSpec,
     TypeSpec,
@@ -69,27 +68,6 @@ STATE_CHECK_STEPS_PER_ROW = 100
 
 class InvalidState(Exception):
     """An initial state (task init, JSON state) that breaks the schema or an invariant."""
-
-
-def _compile_whole_call(owner: type[Environment], plan: ToolPlan) -> None:
-    """Send the plan's calls through the tool's whole-call function from now on."""
-    plan.call = call_function(owner._guarded_fields(), plan.tool, plan.positional)
-
-
-def _compiling_after(owner: type[Environment], plan: ToolPlan, calls: int) -> CallFunction:
-    """A call function that sends the plan's first `calls` calls down the reference path
-    (it returns None) and then compiles the whole call, which takes the next one."""
-    left = calls
-
-    def reference_then_compile(env: Environment, given: dict[str, Any]) -> Result | None:
-        nonlocal left
-        left -= 1
-        if left >= 0:
-            return None
-        _compile_whole_call(owner, plan)
-        return plan.call(env, given)
-
-    return reference_then_compile
 
 
 class Environment:
@@ -116,14 +94,10 @@ class Environment:
     _GUARDED: ClassVar[dict[str, frozenset[str] | None]]
     _MUTABLE: ClassVar[dict[str, tuple[str, ...]]]
     _REFERENCES: ClassVar[dict[str, TaskReference]]  # per class: see task_reference
-    # calls run through each tool's whole-call function (envdsl/runtime/toolcalls.py); off,
-    # every call takes the reference path (the generic parser and `_invoke`)
+    # calls run through each tool's whole-call method, which the compiler writes into the
+    # generated class (ToolSpec.call, envdsl/codegen/tool_calls.py) from the first call on;
+    # off, every call takes the reference path (the generic parser and `_invoke`)
     _CALL_FUNCTIONS: ClassVar[bool] = True
-    # a tool's first calls take the reference path and its whole-call function is compiled
-    # for the call after these (0: at once): compiling one (0.7 ms under cProfile) costs what
-    # a couple of hundred calls save (2-3 microseconds each), and a one-shot use makes few calls
-    # (verifying a spec's tasks: 1-10 a tool over benchmarks/bench_batch.py's corpus)
-    _CALLS_BEFORE_COMPILING: ClassVar[int] = 16
     # how many tasks' start states reset(task=...) keeps to restore instead of loading again
     # (tasks with one init share one)
     _TASK_STARTS_KEPT: ClassVar[int] = 4
@@ -584,10 +558,10 @@ class Environment:
             plan = plans[name] = ToolPlan(cls, cls.TOOLS[name])
             if plan.tool.json_arguments:  # the generated module's own, from the first call
                 plan.typed_arguments = getattr(cls, plan.tool.json_arguments)
-            if cls._CALL_FUNCTIONS and cls._CALLS_BEFORE_COMPILING > 0:
-                plan.call = _compiling_after(cls, plan, cls._CALLS_BEFORE_COMPILING)
-            elif cls._CALL_FUNCTIONS:
-                _compile_whole_call(cls, plan)
+            if cls._CALL_FUNCTIONS and plan.tool.call:
+                # what the call's end-of-call check reads, as _verify_touched reads it
+                cls._GUARDED = cls._guarded_fields()
+                plan.call = getattr(cls, plan.tool.call)
         return plan
 
     def _parse_arguments(self, tool: ToolSpec, given: dict[str, Any]) -> dict[str, Any]:

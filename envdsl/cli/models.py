@@ -204,7 +204,7 @@ def rollout(
 
 
 @main.command()
-@click.argument("words", nargs=-1, metavar="[TOPIC | tasks SPEC]")
+@click.argument("words", nargs=-1, metavar="[TOPIC | tasks SPEC | topics [SEED...]]")
 @click.option(
     "-o", "--output", type=click.Path(dir_okay=False), help="Where the accepted spec goes."
 )
@@ -214,20 +214,27 @@ def rollout(
     default=40,
     show_default=True,
     type=click.IntRange(1, 10_000),
-    help="synth tasks: how many tasks the task file should hold.",
+    help="synth tasks / topics: how many tasks (topics) the output should hold.",
 )
 @click.option(
     "--per-round",
     default=5,
     show_default=True,
     type=click.IntRange(1, 50),
-    help="synth tasks: tasks asked for per round.",
+    help="synth tasks / topics: tasks (topics) asked for per round.",
+)
+@click.option(
+    "--from-tasks",
+    "descriptions_file",
+    type=click.Path(dir_okay=False),
+    help="synth topics: mine topics from task descriptions (a line each, or JSONL).",
 )
 @click.option(
     "--rounds",
     "max_rounds",
     type=click.IntRange(1),
-    help="synth tasks: stop after this many " "rounds (default: twice what -n needs, plus one).",
+    help="synth tasks / topics: stop after this many rounds (default: twice what -n needs, "
+    "plus one).",
 )
 @click.option(
     "--from-envscaler",
@@ -270,6 +277,7 @@ def synth(
     output: str | None,
     count: int,
     per_round: int,
+    descriptions_file: str | None,
     max_rounds: int | None,
     envscaler_file: str | None,
     index: int,
@@ -298,6 +306,7 @@ def synth(
       envdsl synth --from-envscaler envs.json --index 3 -o docs.env --model M
       envdsl synth --batch topics.jsonl --out-dir specs --log log.jsonl --model M
       envdsl synth tasks shop.env -n 40 -o shop.tasks.env --model M
+      envdsl synth topics retail healthcare -n 50 -o topics.jsonl --model M
 
     A spec is accepted when it has no errors; without a task, tasks are asked for and
     repaired the same way. Only accepted specs are written; a failed synth leaves its last
@@ -307,9 +316,41 @@ def synth(
 
     `synth tasks` writes a task file of -n new verified tasks for a spec, in rounds steered by
     the coverage report (envdsl tasks --report); it resumes from the file it writes.
+
+    `synth topics` writes -n de-duplicated environment topics (JSONL, the input of --batch)
+    from seed domains or, with --from-tasks, from task descriptions; it resumes too.
     """
     from pathlib import Path
 
+    if words and words[0] == "topics":
+        if output is None or not model:
+            fail_usage("synth topics takes -o FILE and --model")
+        if use_grammar:  # the grammar is the spec language's; topics come as JSON
+            fail_usage("--grammar is for specs, not `synth topics`")
+        from envdsl.llm.client import ClientConfig
+
+        topics_config = ClientConfig(
+            base_url=base_url,
+            model=model,
+            timeout=timeout,
+            retries=retries,
+            backoff=backoff,
+            temperature=temperature,
+            max_tokens=max_tokens,
+        )
+        _synth_topics(
+            words[1:],
+            descriptions_file,
+            output,
+            log_file,
+            topics_config,
+            count,
+            per_round,
+            max_rounds,
+        )
+        return
+    if descriptions_file is not None:
+        fail_usage("--from-tasks is for `synth topics`")
     tasks_mode = len(words) >= 1 and words[0] == "tasks" and len(words) == 2
     if len(words) > 1 and not tasks_mode:
         fail_usage("give one TOPIC (quoted), or `synth tasks SPEC`")
@@ -462,6 +503,84 @@ def _synth_tasks(
         sys.exit(EXIT_ERRORS)
 
 
+def _synth_topics(
+    seeds: Sequence[str],
+    descriptions_file: str | None,
+    output: str,
+    log_file: str | None,
+    config: object,
+    count: int,
+    per_round: int,
+    max_rounds: int | None,
+) -> None:
+    from pathlib import Path
+
+    from envdsl.llm.client import ChatClient, ClientConfig, LLMError
+    from envdsl.llm.topics import (
+        TopicRound,
+        TopicsInputError,
+        TopicsRequest,
+        mine_topics,
+        read_descriptions,
+    )
+
+    assert isinstance(config, ClientConfig)
+    if bool(seeds) == (descriptions_file is not None):
+        fail_usage("synth topics takes seed domains (words) or --from-tasks FILE, one of them")
+    try:
+        descriptions = read_descriptions(descriptions_file) if descriptions_file else []
+        request = TopicsRequest(seeds=tuple(seeds), descriptions=tuple(descriptions))
+    except (OSError, UnicodeDecodeError) as error:
+        fail_usage(f"cannot read '{descriptions_file}': {describe_read_error(error)}")
+    except TopicsInputError as error:
+        fail_usage(str(error))
+    target = Path(output)
+    if not target.parent.is_dir():
+        fail_usage(f"cannot write '{output}': no such directory '{target.parent}'")
+    log_handle = None
+    if log_file is not None:
+        try:
+            log_handle = open(log_file, "a", encoding="utf-8")
+        except OSError as error:
+            fail_usage(f"cannot write '{log_file}': {error.strerror or error}")
+
+    def on_round(outcome: TopicRound) -> None:
+        click.echo(
+            f"topics round {outcome.round} ({outcome.source}): {outcome.kept} kept, "
+            f"{outcome.duplicates} duplicates, {outcome.invalid} invalid",
+            err=True,
+        )
+        if log_handle is not None:
+            log_handle.write(json.dumps(outcome.log_record(), ensure_ascii=False) + "\n")
+            log_handle.flush()
+
+    try:
+        result = mine_topics(
+            ChatClient(config),
+            request,
+            target,
+            count=count,
+            per_round=per_round,
+            max_rounds=max_rounds,
+            on_round=on_round,
+        )
+    except OSError as error:
+        fail_usage(f"cannot write '{output}': {error.strerror or error}")
+    except LLMError as error:
+        click.echo(f"envdsl: error: {error}", err=True)
+        sys.exit(EXIT_ERRORS)
+    finally:
+        if log_handle is not None:
+            log_handle.close()
+    click.echo(f"wrote {target} ({result.message})")
+    if len(result.kept) < count:
+        click.echo(
+            f"envdsl: error: {len(result.kept)} of {count} topics kept; run again to resume",
+            err=True,
+        )
+        sys.exit(EXIT_ERRORS)
+
+
 def _envscaler_record(path: str, index: int) -> dict[str, object]:
     try:
         with open(path, encoding="utf-8") as handle:
@@ -518,6 +637,9 @@ def _synth_batch(
     except OSError as error:
         fail_usage(f"cannot write the batch outputs: {error}")
     click.echo(summary.text())
+    from envdsl.llm.corpus import corpus_report
+
+    click.echo(corpus_report(Path(out_dir), Path(log_file)).text())
     if summary.errors:
         click.echo(
             f"envdsl: error: {summary.errors} request(s) failed at the server (see the log); "

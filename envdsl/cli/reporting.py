@@ -1,5 +1,5 @@
 """The `report` command: an HTML site (or a JSON document) of specs, their verification and
-their rollouts (envdsl.report)."""
+their rollouts (envdsl.report); and `corpus`, the summary of a directory of specs (a batch's)."""
 
 from __future__ import annotations
 
@@ -80,3 +80,41 @@ def report(
     except OSError as error:
         fail_usage(f"cannot write the report to '{output}': {one_line(error)}")
     click.echo(f"wrote {len(pages)} pages to {output}; open {pages[0]}")
+
+
+@main.command()
+@click.argument("directory", type=click.Path(file_okay=False))
+@click.option(
+    "--log",
+    "log_file",
+    type=click.Path(dir_okay=False),
+    help="The batch's JSONL log (`synth --batch --log`): how each id ended.",
+)
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+)
+def corpus(directory: str, log_file: str | None, output_format: str) -> None:
+    """Summarize a directory of specs, such as a `synth --batch` output: specs clean, tables,
+    tools and tasks, and the environments that are near-duplicates by schema.
+
+    \b
+      envdsl corpus specs/ --log log.jsonl
+    """
+    from pathlib import Path
+
+    from envdsl.llm.corpus import corpus_report
+
+    folder = Path(directory)
+    if not folder.is_dir():
+        fail_usage(f"cannot read '{directory}': no such directory")
+    if log_file is not None and not Path(log_file).is_file():
+        fail_usage(f"cannot read '{log_file}': no such file")
+    report = corpus_report(folder, Path(log_file) if log_file else None)
+    if output_format == "json":
+        click.echo(json.dumps(report.as_json(), indent=2, ensure_ascii=False))
+    else:
+        click.echo(report.text())

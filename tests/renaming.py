@@ -45,7 +45,8 @@ def deny() -> frozenset[str]:
     """Words that are not the spec's own names: grammar words, builtins, methods, attributes."""
     words = set(re.findall(r'"([A-Za-z_][A-Za-z0-9_]*)"', grammar_path().read_text()))
     semantics = ROOT / "envdsl" / "semantics"
-    for module in ("builtins.py", "check_expr.py", "types.py", "resolve.py", "check.py"):
+    modules = ("builtins.py", "builtin_table.py", "builtin_rules.py", "check_expr.py", "types.py")
+    for module in (*modules, "resolve.py", "check.py"):
         text = (semantics / module).read_text(encoding="utf-8")
         words |= set(re.findall(r"[\"']([A-Za-z_][A-Za-z0-9_]*)[\"']", text))
     words |= set(builtin_names())

@@ -28,7 +28,9 @@ def broken(*args: object) -> str:
     raise RuntimeError("broken on purpose")
 
 
-@pytest.mark.parametrize("owner, method", [(ExprChecker, "expr_Binary"), (Translator, "x_Binary")])
+@pytest.mark.parametrize(
+    "owner, method", [(ExprChecker, "visit_Binary"), (Translator, "visit_Binary")]
+)
 def test_an_internal_error_points_at_the_construct(
     monkeypatch: pytest.MonkeyPatch, owner: type, method: str
 ) -> None:

@@ -373,13 +373,21 @@ def test_cli_synth_network_errors_are_one_line(server: ChatServer, tmp_path: Pat
 
 
 def test_cli_synth_from_envscaler(server: ChatServer, tmp_path: Path) -> None:
+    # a clean spec that is not the record's environment: its tools are missing
     server.replies = [fenced(GOOD)]
     out = tmp_path / "docs.env"
     args = synth_args(server, "--from-envscaler", str(ENVSCALER), "--index", "1", "-o", str(out))
-    result = CliRunner().invoke(main, args)
-    assert result.exit_code == 0, result.output
+    result = CliRunner().invoke(main, [*args, "--max-repairs", "0"])
+    assert result.exit_code == 1 and not out.exists()
     record = json.loads(ENVSCALER.read_text("utf-8"))[1]
     assert record["environment_summary"] in server.user_messages(0)[0]
+    first_tool = record["tools"][0]["function"]["name"]
+    assert f"- {first_tool}(" in server.user_messages(0)[0]
+    differences = len(record["tools"])
+    assert f"the spec checks clean but {differences} differences from the original are left " in (
+        result.output
+    )
+    assert f"first: tool `{first_tool}` is missing" in result.output
     result = CliRunner().invoke(
         main,
         synth_args(server, "--from-envscaler", str(ENVSCALER), "--index", "99", "-o", str(out)),

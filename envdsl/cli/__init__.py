@@ -6,7 +6,7 @@ lazy so that `envdsl check` never loads the code generator (black, jinja2) or th
 
 One module per group of commands registers them on `main` (envdsl/cli/group.py) when imported:
 compiling (check, explain, fmt, lsp, compile, schema, verify, grammar), running (run, tasks,
-state, serve, explore), models (rollout, synth) and reporting (report); specs.py reads what commands are given.
+state, serve, explore), models (rollout, synth, import-envscaler) and reporting (report); specs.py reads what commands are given.
 """
 
 from envdsl.cli import (

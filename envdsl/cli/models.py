@@ -23,6 +23,7 @@ from envdsl.cli.specs import env_source, spec_bundles
 from envdsl.util.spec_paths import describe_read_error
 
 if TYPE_CHECKING:
+    from envdsl.llm.envscaler_fit import EnvScalerFit
     from envdsl.util.backends import Backend
 
 
@@ -244,6 +245,13 @@ def rollout(
 )
 @click.option("--index", default=0, show_default=True, type=int, help="Which record of the list.")
 @click.option(
+    "--scenarios",
+    "scenarios_file",
+    type=click.Path(dir_okay=False),
+    help="With --from-envscaler: EnvScaler scenario records (JSON or JSONL) whose start "
+    "states the spec must load.",
+)
+@click.option(
     "--batch",
     "batch_file",
     type=click.Path(dir_okay=False),
@@ -281,6 +289,7 @@ def synth(
     max_rounds: int | None,
     envscaler_file: str | None,
     index: int,
+    scenarios_file: str | None,
     batch_file: str | None,
     out_dir: str | None,
     log_file: str | None,
@@ -304,6 +313,7 @@ def synth(
     \b
       envdsl synth "a hotel booking desk" -o hotel.env --model M
       envdsl synth --from-envscaler envs.json --index 3 -o docs.env --model M
+      envdsl synth --from-envscaler envs.json --scenarios scen.json -o docs.env --model M
       envdsl synth --batch topics.jsonl --out-dir specs --log log.jsonl --model M
       envdsl synth tasks shop.env -n 40 -o shop.tasks.env --model M
       envdsl synth topics retail healthcare -n 50 -o topics.jsonl --model M
@@ -367,6 +377,8 @@ def synth(
             fail_usage("--batch takes --out-dir DIR and --log FILE (not -o)")
     elif output is None:
         fail_usage("give -o FILE for the spec")
+    if scenarios_file is not None and envscaler_file is None:
+        fail_usage("--scenarios goes with --from-envscaler FILE")
     if backend == "ray" and batch_file is None:
         fail_usage("--backend ray runs a --batch")
     chosen_backend = make_backend(backend, address, concurrency)
@@ -408,11 +420,12 @@ def synth(
     from envdsl.llm import batch, loop, prompts
 
     assert output is not None
+    fit = None
     if topic is not None:
         request = prompts.topic_prompt(topic)
     else:
         assert envscaler_file is not None
-        request = prompts.envscaler_prompt(_envscaler_record(envscaler_file, index))
+        request, fit = _envscaler_request(envscaler_file, index, scenarios_file)
     target = Path(output)
     if not target.parent.is_dir():
         fail_usage(f"cannot write '{output}': no such directory '{target.parent}'")
@@ -429,6 +442,8 @@ def synth(
             loop.ERRORS: f"{attempt.errors} error{'s' if attempt.errors != 1 else ''}",
             loop.NO_SPEC: "no spec in the reply",
             loop.NO_TASKS: "no task",
+            loop.DIFFERS: f"clean, but {len(attempt.problems)} difference"
+            f"{'s' if len(attempt.problems) != 1 else ''} from the original",
         }[attempt.status]
         click.echo(f"{attempt.phase} round {attempt.round}: {shown}", err=True)
         if log_handle is not None:
@@ -443,6 +458,7 @@ def synth(
             want_tasks=not no_tasks,
             path=target.name,
             on_attempt=on_attempt,
+            vet=fit,
         )
     except LLMError as error:
         click.echo(f"envdsl: error: {error}", err=True)
@@ -463,8 +479,10 @@ def synth(
         click.echo(
             f"envdsl: error: could not make the spec clean: {result.message}{where}", err=True
         )
+        _echo_start_states(fit, result.last_spec, err=True)
         sys.exit(EXIT_ERRORS)
     click.echo(f"wrote {target} ({result.message})")
+    _echo_start_states(fit, result.spec, err=False)
     if result.status == loop.ACCEPTED_WITHOUT_TASKS and written:
         click.echo(f"envdsl: warning: the last tasks attempt is in {written}", err=True)
 
@@ -501,6 +519,43 @@ def _synth_tasks(
             err=True,
         )
         sys.exit(EXIT_ERRORS)
+
+
+def _envscaler_request(
+    path: str, index: int, scenarios_file: str | None
+) -> tuple[str, "EnvScalerFit"]:
+    """The first message for an EnvScaler record and the vet of its specs: its tools, and the
+    start states of its scenarios when --scenarios gives them."""
+    from envdsl.llm import prompts
+    from envdsl.llm.envscaler import ScenarioError, read_scenarios, record_tools, scenarios_of
+    from envdsl.llm.envscaler_fit import EnvScalerFit
+
+    record = _envscaler_record(path, index)
+    scenarios = []
+    if scenarios_file is not None:
+        try:
+            scenarios = scenarios_of(record, read_scenarios(scenarios_file))
+        except (OSError, UnicodeDecodeError) as error:
+            fail_usage(f"cannot read '{scenarios_file}': {describe_read_error(error)}")
+        except ScenarioError as error:
+            fail_usage(str(error))
+        if not scenarios:
+            fail_usage(f"'{scenarios_file}' has no scenario of {record.get('env_id')}")
+    tools = record_tools(record)
+    request = prompts.envscaler_prompt(record, tools, [s.init_config for s in scenarios])
+    return request, EnvScalerFit(tools, scenarios)
+
+
+def _echo_start_states(fit: "EnvScalerFit | None", spec: str | None, *, err: bool) -> None:
+    """One line per scenario of --scenarios: whether its start state loads into the spec (a
+    spec with errors was never tried: nothing is said)."""
+    states = fit.states_of(spec) if fit is not None else []
+    if not states:
+        return
+    loaded = sum(1 for _, message in states if message is None)
+    click.echo(f"start states: {loaded} of {len(states)} load", err=err)
+    for scenario_id, message in states:
+        click.echo(f"  scenario {scenario_id}: {message or 'loads'}", err=err)
 
 
 def _synth_topics(
@@ -647,3 +702,127 @@ def _synth_batch(
             err=True,
         )
     sys.exit(EXIT_ERRORS if summary.errors else EXIT_OK)
+
+
+@main.command("import-envscaler")
+@click.argument("scenarios_file", metavar="SCENARIOS")
+@click.option("--spec", "spec_file", help="The migrated spec the tasks are for.")
+@click.option("-o", "--output", help="The task file to write (in the spec's directory or above).")
+@click.option("--env-id", help="Only the scenarios of this env_id (default: all in the file).")
+@click.option("--model", envvar="ENVDSL_MODEL", help="The model name the server knows.")
+@_server_option
+@click.option("--max-repairs", default=2, show_default=True, type=click.IntRange(0, 50))
+@click.option(
+    "--log", "log_file", type=click.Path(dir_okay=False), help="JSONL log of every attempt."
+)
+def import_envscaler(
+    scenarios_file: str,
+    spec_file: str | None,
+    output: str | None,
+    env_id: str | None,
+    model: str | None,
+    base_url: str,
+    temperature: float | None,
+    max_tokens: int | None,
+    timeout: float,
+    retries: int,
+    backoff: float,
+    max_repairs: int,
+    log_file: str | None,
+) -> None:
+    """Turn EnvScaler scenario records into a verified task file for a migrated spec.
+
+    \b
+      envdsl import-envscaler scenarios.json --spec ocr.env -o ocr.tasks.env --model M
+
+    Each scenario becomes a task: its start state (init_config) goes to
+    <output>.states/<task>.json, which the task's `init from` reads; its instruction is the
+    task's docstring; the model writes the solution and translates the Python check
+    functions into checks. Each task is verified and repaired like `synth tasks`; scenarios
+    that cannot be made clean are listed with the reason. A rerun resumes from the task file.
+    Exits 0 when every scenario is a task, 1 when some are not or the server failed, 2 on
+    usage errors. See docs/synth.md.
+    """
+    from pathlib import Path
+
+    from envdsl.llm.client import ChatClient, ClientConfig, LLMError
+    from envdsl.llm.envscaler import ScenarioError, read_scenarios
+    from envdsl.llm.import_scenarios import import_scenarios
+    from envdsl.llm.synth_tasks import TaskAttempt, TaskSynthError
+
+    if spec_file is None or output is None:
+        fail_usage("give --spec SPEC and -o TASK_FILE")
+    if not model:
+        fail_usage("give --model (or set ENVDSL_MODEL): the name the server serves")
+    if not Path(spec_file).is_file():
+        fail_usage(f"cannot read '{spec_file}': no such file")
+    if not Path(output).parent.is_dir():
+        fail_usage(f"cannot write '{output}': no such directory '{Path(output).parent}'")
+    try:
+        scenarios = read_scenarios(scenarios_file)
+    except (OSError, UnicodeDecodeError) as error:
+        fail_usage(f"cannot read '{scenarios_file}': {describe_read_error(error)}")
+    except ScenarioError as error:
+        fail_usage(str(error))
+    if env_id is not None:
+        scenarios = [s for s in scenarios if s.env_id == env_id]
+        if not scenarios:
+            fail_usage(f"'{scenarios_file}' has no scenario of {env_id}")
+    config = ClientConfig(
+        base_url=base_url,
+        model=model,
+        timeout=timeout,
+        retries=retries,
+        backoff=backoff,
+        temperature=temperature,
+        max_tokens=max_tokens,
+    )
+    log = None
+    if log_file is not None:
+        try:
+            log = open(log_file, "a", encoding="utf-8")
+        except OSError as error:
+            fail_usage(f"cannot write '{log_file}': {error.strerror or error}")
+
+    def on_attempt(attempt: TaskAttempt) -> None:
+        if log is not None:
+            log.write(json.dumps({"id": Path(output).name, **attempt.log_record()}) + "\n")
+            log.flush()
+
+    try:
+        result = import_scenarios(
+            ChatClient(config),
+            Path(spec_file),
+            Path(output),
+            scenarios,
+            max_repairs=max_repairs,
+            on_attempt=on_attempt,
+        )
+    except TaskSynthError as error:
+        fail_usage(str(error))
+    except (OSError, UnicodeDecodeError) as error:
+        fail_usage(f"cannot import the scenarios: {describe_read_error(error)}")
+    except LLMError as error:
+        click.echo(f"envdsl: error: {error}", err=True)
+        sys.exit(EXIT_ERRORS)
+    finally:
+        if log is not None:
+            log.close()
+    for outcome in result.outcomes:
+        verdict = (
+            "resumed" if outcome.resumed else "accepted" if outcome.accepted else "not made clean"
+        )
+        reason = f": {outcome.reason}" if outcome.reason else ""
+        click.echo(f"scenario {outcome.scenario} -> {outcome.task}: {verdict}{reason}")
+    if Path(output).exists():
+        click.echo(f"wrote {output} ({result.message})")
+    else:
+        click.echo(f"nothing written to {output} ({result.message})")
+    left = len(result.outcomes) - result.accepted
+    if left:
+        click.echo(
+            f"envdsl: error: {left} of {len(result.outcomes)} scenarios could not be made clean "
+            "(listed above); run again to retry them",
+            err=True,
+        )
+        sys.exit(EXIT_ERRORS)

@@ -7,12 +7,18 @@ from envdsl.codegen.translate import CgScope, Context, Translator, unparenthesiz
 from envdsl.semantics import types as t
 from envdsl.semantics.model import CallableInfo, CheckedSpec, RecordInfo
 from envdsl.syntax import ast
+from envdsl.syntax.visitor import EXPRESSIONS, STATEMENTS
 from envdsl.util import construct
 
 INDENT = "    "
 
 
 class BodyTranslator(Translator):
+    """Lines of Python for a statement (`stmt`): `visit_<Stmt>(stmt, scope, level) -> lines`,
+    on top of the expressions."""
+
+    families = (EXPRESSIONS, STATEMENTS)
+
     def __init__(self, checked: CheckedSpec, names: Names) -> None:
         super().__init__(checked, names)
         # the field writers the bodies call: (entity, attribute) -> method name
@@ -82,56 +88,64 @@ class BodyTranslator(Translator):
 
     def stmt(self, stmt: ast.Stmt, scope: CgScope, level: int) -> list[str]:
         construct.note(stmt.span)  # for an internal error: where the generator was
+        lines: list[str] = self.visit(stmt, scope, level)
+        return lines
+
+    def visit_Require(self, stmt: ast.Require, scope: CgScope, level: int) -> list[str]:
         pad = INDENT * level
-        if isinstance(stmt, ast.Let):
-            return self.let(stmt, scope, level)
-        if isinstance(stmt, ast.Assign):
-            return self.assign(stmt, scope, level)
-        if isinstance(stmt, ast.Require):
-            cond = self.expr(stmt.cond, scope)
-            message = self.expr(stmt.message, scope)
-            site = self.site("require", stmt.cond)
-            return self.flush(level) + [
-                f"{pad}if not {cond}:",
-                f"{pad}{INDENT}raise rt.Fail({message}, site={site})",
-                f"{pad}self._hit({site})",
-            ]
-        if isinstance(stmt, ast.Fail):
-            message = self.expr(stmt.message, scope)
-            return self.flush(level) + [f"{pad}raise rt.Fail({message})"]
-        if isinstance(stmt, ast.Return):
-            if stmt.value is None:
-                return [f"{pad}return None"]
-            expected = self.current_result
-            code = self.coerce(self.expr(stmt.value, scope), self.type_of(stmt.value), expected)
-            return self.flush(level) + [f"{pad}return {code}"]
-        if isinstance(stmt, ast.If):
-            lines: list[str] = []
-            for index, branch in enumerate(stmt.branches):
-                cond = self.expr(branch.cond, scope)
-                lines += self.flush(level) if index == 0 else []
-                keyword = "if" if index == 0 else "elif"
-                lines.append(f"{pad}{keyword} {cond}:")
-                lines += self.block(branch.body, scope.child(), level + 1)
-            if stmt.orelse is not None:
-                lines.append(f"{pad}else:")
-                lines += self.block(stmt.orelse, scope.child(), level + 1)
-            return lines
-        if isinstance(stmt, ast.For):
-            iterable = self.iterable(stmt.iterable, scope)
-            inner = scope.child()
-            targets = [inner.declare(n.text, self.local_type(n)) for n in stmt.targets]
-            return self.flush(level) + [
-                f"{pad}for {', '.join(targets)} in {iterable}:",
-                *self.block(stmt.body, inner, level + 1),
-            ]
-        if isinstance(stmt, ast.Break):
-            return [f"{pad}break"]
-        if isinstance(stmt, ast.Continue):
-            return [f"{pad}continue"]
-        assert isinstance(stmt, ast.ExprStmt)
+        cond = self.expr(stmt.cond, scope)
+        message = self.expr(stmt.message, scope)
+        site = self.site("require", stmt.cond)
+        return self.flush(level) + [
+            f"{pad}if not {cond}:",
+            f"{pad}{INDENT}raise rt.Fail({message}, site={site})",
+            f"{pad}self._hit({site})",
+        ]
+
+    def visit_Fail(self, stmt: ast.Fail, scope: CgScope, level: int) -> list[str]:
+        message = self.expr(stmt.message, scope)
+        return self.flush(level) + [f"{INDENT * level}raise rt.Fail({message})"]
+
+    def visit_Return(self, stmt: ast.Return, scope: CgScope, level: int) -> list[str]:
+        pad = INDENT * level
+        if stmt.value is None:
+            return [f"{pad}return None"]
+        expected = self.current_result
+        code = self.coerce(self.expr(stmt.value, scope), self.type_of(stmt.value), expected)
+        return self.flush(level) + [f"{pad}return {code}"]
+
+    def visit_If(self, stmt: ast.If, scope: CgScope, level: int) -> list[str]:
+        pad = INDENT * level
+        lines: list[str] = []
+        for index, branch in enumerate(stmt.branches):
+            cond = self.expr(branch.cond, scope)
+            lines += self.flush(level) if index == 0 else []
+            keyword = "if" if index == 0 else "elif"
+            lines.append(f"{pad}{keyword} {cond}:")
+            lines += self.block(branch.body, scope.child(), level + 1)
+        if stmt.orelse is not None:
+            lines.append(f"{pad}else:")
+            lines += self.block(stmt.orelse, scope.child(), level + 1)
+        return lines
+
+    def visit_For(self, stmt: ast.For, scope: CgScope, level: int) -> list[str]:
+        iterable = self.iterable(stmt.iterable, scope)
+        inner = scope.child()
+        targets = [inner.declare(n.text, self.local_type(n)) for n in stmt.targets]
+        return self.flush(level) + [
+            f"{INDENT * level}for {', '.join(targets)} in {iterable}:",
+            *self.block(stmt.body, inner, level + 1),
+        ]
+
+    def visit_Break(self, stmt: ast.Break, scope: CgScope, level: int) -> list[str]:
+        return [f"{INDENT * level}break"]
+
+    def visit_Continue(self, stmt: ast.Continue, scope: CgScope, level: int) -> list[str]:
+        return [f"{INDENT * level}continue"]
+
+    def visit_ExprStmt(self, stmt: ast.ExprStmt, scope: CgScope, level: int) -> list[str]:
         code = self.expr(stmt.expr, scope)
-        return self.flush(level) + [f"{pad}{code}"]
+        return self.flush(level) + [f"{INDENT * level}{code}"]
 
     def site(self, kind: str, node: ast.Expr) -> int:
         """Register a `require`/`let ... else` for coverage: (owner, line, kind, source text)."""
@@ -143,7 +157,7 @@ class BodyTranslator(Translator):
 
     current_result: t.Type = t.VOID  # the declared result of the tool or fn being lowered
 
-    def let(self, stmt: ast.Let, scope: CgScope, level: int) -> list[str]:
+    def visit_Let(self, stmt: ast.Let, scope: CgScope, level: int) -> list[str]:
         pad = INDENT * level
         local_type = self.local_type(stmt.name)
         code = self.expr(stmt.value, scope)  # the value itself, not a copy (places and values)
@@ -166,7 +180,7 @@ class BodyTranslator(Translator):
         lines.append(f"{pad}{py}: {annotation} = {code}")
         return lines
 
-    def assign(self, stmt: ast.Assign, scope: CgScope, level: int) -> list[str]:
+    def visit_Assign(self, stmt: ast.Assign, scope: CgScope, level: int) -> list[str]:
         pad = INDENT * level
         target = stmt.target
         value = self.expr(stmt.value, scope)

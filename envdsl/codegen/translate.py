@@ -10,24 +10,21 @@ from __future__ import annotations
 import io
 import tokenize
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 from envdsl.codegen.json_values import needs_json_form
 from envdsl.codegen.names import Names
 from envdsl.codegen.naming import Namespace
 from envdsl.semantics import types as t
 from envdsl.semantics.aliases import is_mutable
+from envdsl.semantics.builtin_forms import CallSite, MethodSite
+from envdsl.semantics.builtin_table import ENUM_VALUES, FUNCTIONS, METHODS, receiver_kind
 from envdsl.semantics.model import CheckedSpec, RecordInfo
 from envdsl.semantics.scope import path_of
 from envdsl.syntax import ast
+from envdsl.syntax.visitor import EXPRESSIONS, Family, Visitor
 from envdsl.util import construct
 
-_BUILTIN_DIRECT = {"len": "len", "abs": "abs", "all": "all", "any": "any", "zip": "zip",
-                   "enumerate": "enumerate"}  # fmt: skip
-_HELPERS = {
-    "days", "hours", "minutes", "seconds", "date_of", "datetime_of", "days_between",
-    "minutes_between", "add_months", "weekday", "total_minutes", "total_seconds", "first",
-    "count", "split",
-}  # fmt: skip
 _COMPARE = {"==": "==", "!=": "!=", "<": "<", "<=": "<=", ">": ">", ">=": ">=", "in": "in",
             "not in": "not in", "is": "is", "is not": "is not"}  # fmt: skip
 
@@ -81,7 +78,11 @@ class Context:
     bindings: set[str] = field(default_factory=set)  # solution/check bindings in `b`
 
 
-class Translator:
+class Translator(Visitor):
+    """Python code for an expression (`expr`): `visit_<Expr>(node, scope) -> str`."""
+
+    families: ClassVar[tuple[Family, ...]] = (EXPRESSIONS,)  # BodyTranslator adds its own
+
     def __init__(self, checked: CheckedSpec, names: Names) -> None:
         self.checked = checked
         self.names = names
@@ -165,27 +166,26 @@ class Translator:
     # ---- expressions -------------------------------------------------------------------------
     def expr(self, node: ast.Expr, scope: CgScope) -> str:
         construct.note(node.span)  # for an internal error: where the generator was
-        method = getattr(self, f"x_{type(node).__name__}")
-        code: str = method(node, scope)
+        code: str = self.handlers[node.__class__](self, node, scope)  # self.visit, inlined
         return code
 
-    def x_IntLit(self, node: ast.IntLit, scope: CgScope) -> str:
+    def visit_IntLit(self, node: ast.IntLit, scope: CgScope) -> str:
         return repr(node.value)
 
-    def x_FloatLit(self, node: ast.FloatLit, scope: CgScope) -> str:
+    def visit_FloatLit(self, node: ast.FloatLit, scope: CgScope) -> str:
         # `repr(1e999)` is `inf`: a name, which a parameter called `inf` would capture
         return "1e999" if node.value == float("inf") else repr(node.value)
 
-    def x_StrLit(self, node: ast.StrLit, scope: CgScope) -> str:
+    def visit_StrLit(self, node: ast.StrLit, scope: CgScope) -> str:
         return repr(node.value)
 
-    def x_BoolLit(self, node: ast.BoolLit, scope: CgScope) -> str:
+    def visit_BoolLit(self, node: ast.BoolLit, scope: CgScope) -> str:
         return "True" if node.value else "False"
 
-    def x_NoneLit(self, node: ast.NoneLit, scope: CgScope) -> str:
+    def visit_NoneLit(self, node: ast.NoneLit, scope: CgScope) -> str:
         return "None"
 
-    def x_FString(self, node: ast.FString, scope: CgScope) -> str:
+    def visit_FString(self, node: ast.FString, scope: CgScope) -> str:
         pieces: list[str] = []
         for part in node.parts:
             if isinstance(part, str):
@@ -196,7 +196,7 @@ class Translator:
                 pieces.append(f"h.to_str({self.expr(part.expr, scope)})")
         return "(" + " + ".join(pieces) + ")" if pieces else "''"
 
-    def x_NameRef(self, node: ast.NameRef, scope: CgScope) -> str:
+    def visit_NameRef(self, node: ast.NameRef, scope: CgScope) -> str:
         code, declared = self.name(node.name, scope)
         return self.narrowed(code, declared, self.type_of(node))
 
@@ -236,7 +236,7 @@ class Translator:
     def _declared_local(self, name: str, scope: CgScope) -> t.Type | None:
         return scope.lookup_type(name)
 
-    def x_Attribute(self, node: ast.Attribute, scope: CgScope) -> str:
+    def visit_Attribute(self, node: ast.Attribute, scope: CgScope) -> str:
         obj_type = self.type_of(node.obj)
         field_name = node.name.text
         if isinstance(obj_type, t.TypeRefType) and isinstance(obj_type.target, t.EnumType):
@@ -258,7 +258,7 @@ class Translator:
             code = f"{obj}.{field_name}"
         return self.narrowed(code, declared, self.type_of(node))
 
-    def x_Index(self, node: ast.Index, scope: CgScope) -> str:
+    def visit_Index(self, node: ast.Index, scope: CgScope) -> str:
         obj_type = self.type_of(node.obj)
         obj = self.expr(node.obj, scope)
         index = self.expr(node.index, scope)
@@ -273,7 +273,7 @@ class Translator:
             return f"{obj}[{index}]"
         return f"h.at({obj}, {index})"
 
-    def x_Slice(self, node: ast.Slice, scope: CgScope) -> str:
+    def visit_Slice(self, node: ast.Slice, scope: CgScope) -> str:
         lower = self.expr(node.lower, scope) if node.lower is not None else ""
         upper = self.expr(node.upper, scope) if node.upper is not None else ""
         obj = self.expr(node.obj, scope)
@@ -281,10 +281,10 @@ class Translator:
             obj = f"{obj}.rows()"  # a table sliced is the list of its rows sliced
         return f"{obj}[{lower}:{upper}]"
 
-    def x_Unary(self, node: ast.Unary, scope: CgScope) -> str:
+    def visit_Unary(self, node: ast.Unary, scope: CgScope) -> str:
         return f"({node.op}{self.expr(node.operand, scope)})"
 
-    def x_Binary(self, node: ast.Binary, scope: CgScope) -> str:
+    def visit_Binary(self, node: ast.Binary, scope: CgScope) -> str:
         left, right = self.expr(node.left, scope), self.expr(node.right, scope)
         left_type, right_type = self.type_of(node.left), self.type_of(node.right)
         if node.op == "/":
@@ -309,7 +309,7 @@ class Translator:
             return f"h.{'add' if node.op == '+' else 'sub'}_float({left}, {right})"
         return f"({left} {node.op} {right})"
 
-    def x_BoolOp(self, node: ast.BoolOp, scope: CgScope) -> str:
+    def visit_BoolOp(self, node: ast.BoolOp, scope: CgScope) -> str:
         # `a and b and c` flat, as written: the chain's operands in order, each without the
         # parentheses of a comparison, `not` or arithmetic (which bind tighter than and/or)
         parts = [self._chain_operand(operand, scope) for operand in _chain(node)]
@@ -322,10 +322,10 @@ class Translator:
         )
         return code[1:-1] if wrapped else code
 
-    def x_Not(self, node: ast.Not, scope: CgScope) -> str:
+    def visit_Not(self, node: ast.Not, scope: CgScope) -> str:
         return f"(not {self.expr(node.operand, scope)})"
 
-    def x_Compare(self, node: ast.Compare, scope: CgScope) -> str:
+    def visit_Compare(self, node: ast.Compare, scope: CgScope) -> str:
         codes = [self.expr(operand, scope) for operand in node.operands]
         types = [self.type_of(operand) for operand in node.operands]
         parts = [self.compare_operand(codes[0], types[0], types[1])]
@@ -354,7 +354,7 @@ class Translator:
                 return f"{code}.{self.names.key_attr(own.name)}"
         return code
 
-    def x_Conditional(self, node: ast.Conditional, scope: CgScope) -> str:
+    def visit_Conditional(self, node: ast.Conditional, scope: CgScope) -> str:
         body, test, orelse = (self.expr(x, scope) for x in (node.body, node.test, node.orelse))
         # each branch takes the joined type: a table its rows, a row in a ref-typed join its key
         whole = self.type_of(node)
@@ -362,12 +362,12 @@ class Translator:
         orelse = self.coerce(orelse, self.type_of(node.orelse), whole)
         return f"({body} if {test} else {orelse})"
 
-    def x_Lambda(self, node: ast.Lambda, scope: CgScope) -> str:
+    def visit_Lambda(self, node: ast.Lambda, scope: CgScope) -> str:
         inner = scope.child()
         params = [inner.declare(p.text, self.local_type(p)) for p in node.params]
         return f"(lambda {', '.join(params)}: {self.expr(node.body, inner)})"
 
-    def x_ListLit(self, node: ast.ListLit, scope: CgScope) -> str:
+    def visit_ListLit(self, node: ast.ListLit, scope: CgScope) -> str:
         return self.items("[", node.items, "]", self.type_of(node), scope)
 
     def items(
@@ -377,14 +377,14 @@ class Translator:
         codes = [self.coerce(self.expr(i, scope), self.type_of(i), elem) for i in items]
         return open_ + ", ".join(codes) + close
 
-    def x_SetLit(self, node: ast.SetLit, scope: CgScope) -> str:
+    def visit_SetLit(self, node: ast.SetLit, scope: CgScope) -> str:
         return self.items("{", node.items, "}", self.type_of(node), scope)
 
-    def x_MapLit(self, node: ast.MapLit, scope: CgScope) -> str:
+    def visit_MapLit(self, node: ast.MapLit, scope: CgScope) -> str:
         entries = [f"{self.expr(e.key, scope)}: {self.expr(e.value, scope)}" for e in node.entries]
         return "{" + ", ".join(entries) + "}"
 
-    def x_Comprehension(self, node: ast.Comprehension, scope: CgScope) -> str:
+    def visit_Comprehension(self, node: ast.Comprehension, scope: CgScope) -> str:
         inner = scope.child()
         clauses: list[str] = []
         for clause in node.clauses:
@@ -411,18 +411,16 @@ class Translator:
         code = self.expr(node, scope)
         if isinstance(value_type, t.TableType):
             return f"self._it({code}.rows())"
-        if (
-            isinstance(node, ast.Call)
-            and isinstance(node.func, ast.NameRef)
-            and node.func.name in ("range", "zip", "enumerate")
-        ):
-            return f"self._it({code})"
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.NameRef):
+            builtin = FUNCTIONS.get(node.func.name)
+            if builtin is not None and builtin.fresh_sequence:
+                return f"self._it({code})"
         if isinstance(value_type, t.SetType):
             return f"self._it(h.in_order({code}))"  # never hash order
         return f"self._it(list({code}))"
 
     # ---- calls -------------------------------------------------------------------------------
-    def x_Call(self, node: ast.Call, scope: CgScope) -> str:
+    def visit_Call(self, node: ast.Call, scope: CgScope) -> str:
         func = node.func
         if isinstance(func, ast.Attribute):
             return self.method_call(func, node, scope)
@@ -456,161 +454,53 @@ class Translator:
         return self.builtin(name, node, scope)
 
     def builtin(self, name: str, node: ast.Call, scope: CgScope) -> str:
+        """A call of a builtin function, in its table entry's form."""
         args = [self.expr(arg, scope) for arg in node.args]
-        kwargs = {k.name.text: k.value for k in node.kwargs}
-        result_type = self.type_of(node)
-        if name in ("zip", "enumerate"):
-            return f"{name}({', '.join(f'h.in_order({a})' for a in args)})"
-        if name in _BUILTIN_DIRECT:
-            return f"{_BUILTIN_DIRECT[name]}({', '.join(args)})"
-        if name in _HELPERS:
-            return f"h.{name}({', '.join(args)})"
-        if name == "round":
-            return f"round({', '.join(args)})"
-        if name in ("min", "max"):
-            key = f", key={self.expr(kwargs['key'], scope)}" if "key" in kwargs else ""
-            if len(args) > 1:
-                return f"{name}({', '.join(args)}{key})"
-            if "default" in kwargs:
-                default = self.expr(kwargs["default"], scope)
-                return f"h.{name}_or({args[0]}, {default}{key})"
-            return f"h.{name}_of({args[0]}{key})"
-        if name == "sum":
-            elem = t.element_type(self.type_of(node.args[0]))
-            start = ", datetime.timedelta()" if elem == t.DURATION else ""
-            if elem == t.FLOAT:
-                return f"h.fsum({args[0]})"
-            return f"sum({args[0]}{start})"
-        if name == "sorted":
-            extra = ""
-            if "key" in kwargs:
-                extra += f", key={self.expr(kwargs['key'], scope)}"
-            if "reverse" in kwargs:
-                extra += f", reverse={self.expr(kwargs['reverse'], scope)}"
-            if isinstance(self.type_of(node.args[0]), t.SetType):
-                return f"h.sorted_of({args[0]}{extra})"  # ties in canonical order
-            return f"sorted({args[0]}{extra})"
-        if name == "list" and args:
-            return f"h.in_order({args[0]})"
-        if name in ("set", "list"):
-            return f"{name}({', '.join(args)})"
-        if name == "range":
-            return f"self._range({', '.join(args)})"
-        if name == "str":
-            return f"h.to_str({args[0]})"
-        if name in ("int", "float"):
-            if self.type_of(node.args[0]) == t.STR:
-                return f"h.to_{name}({args[0]})"
-            return f"{name}({args[0]})"
-        if name in ("lower", "upper", "strip"):
-            return f"{args[0]}.{name}()"
-        if name in ("startswith", "endswith"):
-            return f"{args[0]}.{name}({args[1]})"
-        if name == "contains":
-            return f"({args[1]} in {args[0]})"
-        if name == "replace":
-            return f"h.replace({args[0]}, {args[1]}, {args[2]})"
-        if name in ("date", "datetime"):
-            # `date(t)` of a datetime is `date_of(t)`, `datetime(d)` of a date `datetime_of(d)`
-            converted: dict[tuple[str, t.Type], str] = {
-                ("date", t.DATETIME): "date_of",
-                ("datetime", t.DATE): "datetime_of",
-            }
-            helper = converted.get((name, self.type_of(node.args[0])), name)
-            return f"h.{helper}({args[0]})"
-        if name == "auto":
-            return "''"
-        if name == "same_items":
-            return f"h.same_items({args[0]}, {args[1]})"
-        if name == "mentions":
-            # the candidates an answer may not also name come from the state being graded
-            return f"h.mentions({args[0]}, {args[1]}, self._graded_state_json())"
-        if name in ("called", "calls"):
-            tool = node.args[0]
-            assert isinstance(tool, ast.StrLit)
-            info = self.checked.callables[tool.value]
-            params = {p.name: p for p in info.params}
-            values = ", ".join(
-                f"{k!r}: {self.coerce(self.expr(v, scope), self.type_of(v), params[k].type)}"
-                for k, v in kwargs.items()
-            )
-            count = f"self.called_with({tool.value!r}, {{{values}}})"
-            return f"({count} > 0)" if name == "called" else count
-        raise AssertionError(f"builtin {name!r} has no translation ({result_type})")
+        return FUNCTIONS[name].form(self.call_site(node, args, scope))
+
+    def call_site(self, node: ast.Call, args: list[str], scope: CgScope) -> CallSite:
+        return CallSite(
+            node, args, lambda e: self.expr(e, scope), self.type_of, self.coerce, self.checked
+        )
 
     def method_call(self, func: ast.Attribute, node: ast.Call, scope: CgScope) -> str:
+        """A method call, in its table entry's form; a writing method's receiver is journaled
+        first, and what it stores is owned by the receiver."""
         receiver_type = self.type_of(func.obj)
         method = func.name.text
         if isinstance(receiver_type, t.TypeRefType):
-            return f"list({self.expr(func.obj, scope)})"  # E.values()
+            entry = ENUM_VALUES
+        else:
+            found = METHODS[receiver_kind(receiver_type)].get(method)
+            if found is None:  # `s.lower()`: the string function `lower(s)`
+                self.expr(func.obj, scope)
+                for arg in node.args:
+                    self.expr(arg, scope)
+                rewritten = ast.Call(
+                    ast.NameRef(method, func.span), (func.obj, *node.args), node.kwargs, node.span
+                )
+                return self.builtin(method, rewritten, scope)
+            entry = found
         receiver = self.expr(func.obj, scope)
         args = [self.expr(arg, scope) for arg in node.args]
-        if isinstance(receiver_type, t.TableType):
-            table = self.names.table_of(receiver_type.entity)
-            key_type = t.RefType(receiver_type.entity)
-            if method in ("get", "delete", "contains"):
-                key = self.coerce(args[0], self.type_of(node.args[0]), key_type)
-                if method == "get":
-                    return f"{receiver}.get({key})"
-                if method == "contains":
-                    return f"({key} in {receiver})"
-                return f"self._delete({table!r}, {key})"
-            if method == "insert":
-                return f"self._insert({table!r}, {args[0]})"
-            if method == "values":
-                return f"{receiver}.rows()"
-            return f"{receiver}.keys()"
-        if isinstance(receiver_type, t.SetType) and method == "add":
-            # journaled by `_set_add` as the element it adds (O(1)), not as a copy of the set
-            receiver = self.bound(receiver, scope)
-            return f"self._set_add({receiver}, {self.stored(receiver, args[0], node.args[0])})"
-        if method in _MUTATORS:
-            receiver = self.mutated(receiver, scope, grow=method in _GROWING)
-            if method in _STORING:
+        if entry.journal in ("mut", "grow"):
+            receiver = self.mutated(receiver, scope, grow=entry.journal == "grow")
+            if entry.stores:
                 args = [self.stored(receiver, a, n) for a, n in zip(args, node.args)]
-        if receiver_type == t.STR:
-            if method == "join":
-                return f"h.join({receiver}, {', '.join(args)})"
-            if method in ("count", "find"):
-                return f"{receiver}.{method}({', '.join(args)})"
-            return self.builtin(
-                method,
-                ast.Call(
-                    ast.NameRef(method, func.span), (func.obj, *node.args), node.kwargs, node.span
-                ),
-                scope,
-            )
-        if isinstance(receiver_type, t.ListType):
-            call = {
-                "append": f"{receiver}.append({', '.join(args)})",
-                "extend": f"h.extend({receiver}, {', '.join(args)})",
-                "remove": f"h.list_remove({receiver}, {', '.join(args)})",
-                "count": f"{receiver}.count({', '.join(args)})",
-                "index": f"h.list_index({receiver}, {', '.join(args)})",
-                "contains": f"({', '.join(args)} in {receiver})",
-            }[method]
-        elif isinstance(receiver_type, t.SetType):
-            call = {
-                "add": f"{receiver}.add({', '.join(args)})",
-                "remove": f"h.set_remove({receiver}, {', '.join(args)})",
-                "discard": f"{receiver}.discard({', '.join(args)})",
-                "contains": f"({', '.join(args)} in {receiver})",
-            }[method]
-        else:
-            call = {
-                "get": f"{receiver}.get({', '.join(args)})",
-                "keys": f"list({receiver}.keys())",
-                "values": f"list({receiver}.values())",
-                "items": f"list({receiver}.items())",
-                "remove": f"h.map_remove({receiver}, {', '.join(args)})",
-                "contains": f"({', '.join(args)} in {receiver})",
-            }[method]
-        return call
-
-
-_MUTATORS = {"append", "extend", "remove", "add", "discard"}
-_STORING = {"append", "extend", "add"}  # mutators whose argument ends up inside the receiver
-_GROWING = {"append", "extend"}  # journaled in O(1) when they grow a place's whole value
+        site = MethodSite(
+            node,
+            args,
+            lambda e: self.expr(e, scope),
+            self.type_of,
+            self.coerce,
+            self.checked,
+            receiver=receiver,
+            receiver_type=receiver_type,
+            bound=lambda code: self.bound(code, scope),
+            stored=self.stored,
+            table_name=self.names.table_of,
+        )
+        return entry.form(site)
 
 
 def _chain(node: ast.BoolOp) -> list[ast.Expr]:

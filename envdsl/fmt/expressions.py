@@ -14,6 +14,7 @@ from typing import Sequence
 from envdsl.fmt.comments import Comment
 from envdsl.fmt.doc import LINE, SOFTLINE, Doc, HARDLINE, BreakParent, IfBreak, group, indent
 from envdsl.syntax import ast
+from envdsl.syntax.visitor import EXPRESSIONS, TYPES, Visitor
 
 # Precedence levels, loosest first (grammar/envdsl.lark, Python's order).
 LAMBDA, CONDITIONAL, OR, AND, NOT, COMPARE, SUM, TERM, UNARY, POWER, POSTFIX, ATOM = range(12)
@@ -48,24 +49,60 @@ class CommentQueue:
 def starts_with_brace(expr: ast.Expr) -> bool:
     """Whether the expression's first token is `{`: after a newline, `fail`, `require`, `if` or
     `else` that brace would open a block (envdsl/syntax/postlex.py), so it needs parentheses."""
-    while True:
-        if isinstance(expr, (ast.MapLit, ast.SetLit)):
-            return True
-        if isinstance(expr, ast.Comprehension):
-            return expr.kind in ("set", "map")
-        if isinstance(expr, (ast.Attribute, ast.Call, ast.Index, ast.Slice)):
-            expr = expr.func if isinstance(expr, ast.Call) else expr.obj
-        elif isinstance(expr, (ast.Binary, ast.BoolOp)):
-            expr = expr.left
-        elif isinstance(expr, ast.Compare):
-            expr = expr.operands[0]
-        elif isinstance(expr, ast.Conditional):
-            expr = expr.body
-        else:
-            return False
+    return _STARTS_WITH_BRACE.starts(expr)
 
 
-class ExpressionPrinter:
+class _StartsWithBrace(Visitor):
+    """`visit_<Expr>(e) -> bool`: a brace, or the first token of the leftmost operand."""
+
+    families = (EXPRESSIONS,)
+
+    def starts(self, e: ast.Expr) -> bool:
+        starts: bool = self.visit(e)
+        return starts
+
+    def visit_MapLit(self, e: ast.MapLit | ast.SetLit) -> bool:
+        return True
+
+    visit_SetLit = visit_MapLit
+
+    def visit_Comprehension(self, e: ast.Comprehension) -> bool:
+        return e.kind in ("set", "map")
+
+    def visit_Attribute(self, e: ast.Attribute | ast.Index | ast.Slice) -> bool:
+        return self.starts(e.obj)
+
+    visit_Index = visit_Slice = visit_Attribute
+
+    def visit_Call(self, e: ast.Call) -> bool:
+        return self.starts(e.func)
+
+    def visit_Binary(self, e: ast.Binary | ast.BoolOp) -> bool:
+        return self.starts(e.left)
+
+    visit_BoolOp = visit_Binary
+
+    def visit_Compare(self, e: ast.Compare) -> bool:
+        return self.starts(e.operands[0])
+
+    def visit_Conditional(self, e: ast.Conditional) -> bool:
+        return self.starts(e.body)
+
+    def visit_ListLit(self, e: ast.Expr) -> bool:
+        return False  # starts with `[`, a word, a literal or a prefix operator
+
+    visit_IntLit = visit_FloatLit = visit_StrLit = visit_BoolLit = visit_NoneLit = visit_ListLit
+    visit_FString = visit_NameRef = visit_Unary = visit_Not = visit_Lambda = visit_ListLit
+
+
+_STARTS_WITH_BRACE = _StartsWithBrace()
+
+
+class ExpressionPrinter(Visitor):
+    """An expression as a document: `visit_<Expr>(e) -> (doc, precedence level)`."""
+
+    families = (EXPRESSIONS,)
+
     def __init__(self, text: str, comments: CommentQueue) -> None:
         self.text = text
         self.comments = comments
@@ -96,77 +133,96 @@ class ExpressionPrinter:
         return self.parenthesised(doc) if level < minimum else doc
 
     def _expr(self, e: ast.Expr) -> tuple[Doc, int]:
-        if isinstance(e, (ast.IntLit, ast.FloatLit, ast.StrLit, ast.FString)):
-            return self.source(e), ATOM
-        if isinstance(e, ast.BoolLit):
-            return ("true" if e.value else "false"), ATOM
-        if isinstance(e, ast.NoneLit):
-            return "none", ATOM
-        if isinstance(e, ast.NameRef):
-            return e.name, ATOM
-        if isinstance(e, ast.Attribute):
-            return [self.expr(e.obj, POSTFIX), ".", e.name.text], POSTFIX
-        if isinstance(e, ast.Call):
-            return [self.expr(e.func, POSTFIX), self.call_arguments(e)], POSTFIX
-        if isinstance(e, ast.Index):
-            inner = group("[", indent(SOFTLINE, self.expr(e.index, LAMBDA)), SOFTLINE, "]")
-            return [self.expr(e.obj, POSTFIX), inner], POSTFIX
-        if isinstance(e, ast.Slice):
-            lower = self.expr(e.lower, LAMBDA) if e.lower is not None else ""
-            upper = self.expr(e.upper, LAMBDA) if e.upper is not None else ""
-            return [self.expr(e.obj, POSTFIX), group("[", lower, ":", upper, "]")], POSTFIX
-        if isinstance(e, ast.Unary):
-            # `- -x` would read as the `--` people try to write: keep the inner one bracketed
-            operand = (
-                self.parenthesised(self.expr(e.operand, LAMBDA))
-                if isinstance(e.operand, ast.Unary)
-                else self.expr(e.operand, UNARY)
-            )
-            return [e.op, operand], UNARY
-        if isinstance(e, ast.Binary):
-            return self._binary(e)
-        if isinstance(e, ast.BoolOp):
-            return self._bool_op(e)
-        if isinstance(e, ast.Not):
-            return ["not ", self.expr(e.operand, NOT)], NOT
-        if isinstance(e, ast.Compare):
-            parts: list[Doc] = [self.expr(e.operands[0], SUM)]
-            for op, right in zip(e.ops, e.operands[1:]):
-                parts.extend([f" {op} ", self.expr(right, SUM)])
-            return parts, COMPARE
-        if isinstance(e, ast.Conditional):
-            orelse = (
-                self.parenthesised(self.expr(e.orelse, LAMBDA))
-                if starts_with_brace(e.orelse)
-                else self.expr(e.orelse, LAMBDA)
-            )
-            return (
-                group(
-                    self.expr(e.body, OR),
-                    [LINE, "if ", self.expr(e.test, OR), LINE, "else ", orelse],
-                ),
-                CONDITIONAL,
-            )
-        if isinstance(e, ast.Lambda):
-            params = ", ".join(p.text for p in e.params)
-            return ["lambda ", params, ": ", self.expr(e.body, LAMBDA)], LAMBDA
-        if isinstance(e, ast.ListLit):
-            items = [(i, self.expr(i, CONDITIONAL)) for i in e.items]
-            return self.bracketed("[", items, "]", e.span.end), ATOM
-        if isinstance(e, ast.SetLit):
-            items = [(i, self.expr(i, CONDITIONAL)) for i in e.items]
-            return self.bracketed("{", items, "}", e.span.end), ATOM
-        if isinstance(e, ast.MapLit):
-            entries = [(entry, self._map_entry(entry.key, entry.value)) for entry in e.entries]
-            return self.bracketed("{", entries, "}", e.span.end), ATOM
-        if isinstance(e, ast.Comprehension):
-            return self._comprehension(e), ATOM
-        raise TypeError(f"no layout for {type(e).__name__}")  # a new AST node: add it here
+        """The document of an expression and its precedence level."""
+        doc: tuple[Doc, int] = self.visit(e)
+        return doc
+
+    def visit_IntLit(
+        self, e: ast.IntLit | ast.FloatLit | ast.StrLit | ast.FString
+    ) -> tuple[Doc, int]:
+        return self.source(e), ATOM  # as written: `1_000`, the quotes, the f-string's holes
+
+    visit_FloatLit = visit_StrLit = visit_FString = visit_IntLit
+
+    def visit_BoolLit(self, e: ast.BoolLit) -> tuple[Doc, int]:
+        return ("true" if e.value else "false"), ATOM
+
+    def visit_NoneLit(self, e: ast.NoneLit) -> tuple[Doc, int]:
+        return "none", ATOM
+
+    def visit_NameRef(self, e: ast.NameRef) -> tuple[Doc, int]:
+        return e.name, ATOM
+
+    def visit_Attribute(self, e: ast.Attribute) -> tuple[Doc, int]:
+        return [self.expr(e.obj, POSTFIX), ".", e.name.text], POSTFIX
+
+    def visit_Call(self, e: ast.Call) -> tuple[Doc, int]:
+        return [self.expr(e.func, POSTFIX), self.call_arguments(e)], POSTFIX
+
+    def visit_Index(self, e: ast.Index) -> tuple[Doc, int]:
+        inner = group("[", indent(SOFTLINE, self.expr(e.index, LAMBDA)), SOFTLINE, "]")
+        return [self.expr(e.obj, POSTFIX), inner], POSTFIX
+
+    def visit_Slice(self, e: ast.Slice) -> tuple[Doc, int]:
+        lower = self.expr(e.lower, LAMBDA) if e.lower is not None else ""
+        upper = self.expr(e.upper, LAMBDA) if e.upper is not None else ""
+        return [self.expr(e.obj, POSTFIX), group("[", lower, ":", upper, "]")], POSTFIX
+
+    def visit_Unary(self, e: ast.Unary) -> tuple[Doc, int]:
+        # `- -x` would read as the `--` people try to write: keep the inner one bracketed
+        operand = (
+            self.parenthesised(self.expr(e.operand, LAMBDA))
+            if isinstance(e.operand, ast.Unary)
+            else self.expr(e.operand, UNARY)
+        )
+        return [e.op, operand], UNARY
+
+    def visit_Not(self, e: ast.Not) -> tuple[Doc, int]:
+        return ["not ", self.expr(e.operand, NOT)], NOT
+
+    def visit_Compare(self, e: ast.Compare) -> tuple[Doc, int]:
+        parts: list[Doc] = [self.expr(e.operands[0], SUM)]
+        for op, right in zip(e.ops, e.operands[1:]):
+            parts.extend([f" {op} ", self.expr(right, SUM)])
+        return parts, COMPARE
+
+    def visit_Conditional(self, e: ast.Conditional) -> tuple[Doc, int]:
+        orelse = (
+            self.parenthesised(self.expr(e.orelse, LAMBDA))
+            if starts_with_brace(e.orelse)
+            else self.expr(e.orelse, LAMBDA)
+        )
+        return (
+            group(
+                self.expr(e.body, OR),
+                [LINE, "if ", self.expr(e.test, OR), LINE, "else ", orelse],
+            ),
+            CONDITIONAL,
+        )
+
+    def visit_Lambda(self, e: ast.Lambda) -> tuple[Doc, int]:
+        params = ", ".join(p.text for p in e.params)
+        return ["lambda ", params, ": ", self.expr(e.body, LAMBDA)], LAMBDA
+
+    def visit_ListLit(self, e: ast.ListLit) -> tuple[Doc, int]:
+        items = [(i, self.expr(i, CONDITIONAL)) for i in e.items]
+        return self.bracketed("[", items, "]", e.span.end), ATOM
+
+    def visit_SetLit(self, e: ast.SetLit) -> tuple[Doc, int]:
+        items = [(i, self.expr(i, CONDITIONAL)) for i in e.items]
+        return self.bracketed("{", items, "}", e.span.end), ATOM
+
+    def visit_MapLit(self, e: ast.MapLit) -> tuple[Doc, int]:
+        entries = [(entry, self._map_entry(entry.key, entry.value)) for entry in e.entries]
+        return self.bracketed("{", entries, "}", e.span.end), ATOM
+
+    def visit_Comprehension(self, e: ast.Comprehension) -> tuple[Doc, int]:
+        return self._comprehension(e), ATOM
 
     def _map_entry(self, key: ast.Expr, value: ast.Expr) -> Doc:
         return group(self.expr(key, CONDITIONAL), ":", indent(LINE, self.expr(value, CONDITIONAL)))
 
-    def _binary(self, e: ast.Binary) -> tuple[Doc, int]:
+    def visit_Binary(self, e: ast.Binary) -> tuple[Doc, int]:
         level = _BINARY_LEVEL[e.op]
         if e.op == "**":  # right-associative, binds tighter than a unary minus on its left
             return (
@@ -184,7 +240,7 @@ class ExpressionPrinter:
             parts.append([LINE, op, " ", self.expr(right, level + 1)])
         return group(*parts), level
 
-    def _bool_op(self, e: ast.BoolOp) -> tuple[Doc, int]:
+    def visit_BoolOp(self, e: ast.BoolOp) -> tuple[Doc, int]:
         level = OR if e.op == "or" else AND
         chain: list[ast.Expr] = []
         left: ast.Expr = e
@@ -281,12 +337,29 @@ def _start_of(node: object) -> int:
 
 def type_text(node: ast.TypeExpr | ast.TableType) -> str:
     """Types never break: they are short, and `[` in a type is not an index."""
-    if isinstance(node, ast.NamedType):
+    text: str = _TYPE_TEXT.visit(node)
+    return text
+
+
+class _TypeText(Visitor):
+    """A written type as text: `visit_<TypeExpr>(node) -> str`."""
+
+    families = (TYPES, (ast.TableType,))  # a state field's `table T` is typed alongside
+
+    def visit_NamedType(self, node: ast.NamedType) -> str:
         return node.name.text
-    if isinstance(node, ast.GenericType):
+
+    def visit_GenericType(self, node: ast.GenericType) -> str:
         return f"{node.name.text}[{', '.join(type_text(arg) for arg in node.args)}]"
-    if isinstance(node, ast.RefType):
+
+    def visit_RefType(self, node: ast.RefType) -> str:
         return f"ref {node.entity.text}"
-    if isinstance(node, ast.TableType):
+
+    def visit_TableType(self, node: ast.TableType) -> str:
         return f"table {node.entity.text}"
-    return f"{type_text(node.inner)}?"
+
+    def visit_OptionalType(self, node: ast.OptionalType) -> str:
+        return f"{type_text(node.inner)}?"
+
+
+_TYPE_TEXT = _TypeText()

@@ -6,22 +6,21 @@ comment that had code before it on its line trails the last line written, any ot
 line of its own. A blank line in the source before an item or a comment is kept (one at most);
 declarations of an env that take more than one line always have a blank line around them.
 
-A new kind of declaration is one `_decl_<kind>` method, found by the AST class name (see
-`Layout.declaration`); a new top-level form also joins the items `Layout.file` collects.
+A new kind of declaration or statement is one `visit_<NodeClass>` method (tests/test_visitor.py
+asks for it); a new top-level form also joins the items `Layout.file` collects.
 """
 
 from __future__ import annotations
 
-import re
-from typing import Callable, Sequence
+from typing import Sequence
 
 from envdsl.fmt.comments import Comment
 from envdsl.fmt.doc import LINE, Doc, group, indent, render
 from envdsl.fmt.expressions import CommentQueue, ExpressionPrinter, type_text
 from envdsl.syntax import ast
+from envdsl.syntax.visitor import DECLARATIONS, STATEMENTS, TOP_LEVEL, Visitor
 
 INDENT = "  "
-_CAMEL = re.compile(r"(?<!^)(?=[A-Z])")
 
 
 class Writer:
@@ -101,7 +100,12 @@ class Writer:
             self.lines.insert(index, "")
 
 
-class Layout:
+class Layout(Visitor):
+    """A file laid out line by line: `visit_<Decl>(decl) -> first line` for the top-level
+    forms and the declarations, `visit_<Stmt>(stmt)` for statements."""
+
+    families = (TOP_LEVEL, DECLARATIONS, STATEMENTS)
+
     def __init__(self, spec: ast.SpecFile, comments: Sequence[Comment], width: int) -> None:
         self.spec = spec
         self.text = spec.text
@@ -127,12 +131,12 @@ class Layout:
         return "\n".join(self.out.lines).rstrip("\n") + "\n" if self.out.lines else ""
 
     def declaration(self, decl: object) -> int:
-        """Lay out a top-level form or an env member by its AST class (`_decl_env_decl` for
-        `EnvDecl`); returns the index of its first line."""
-        method: Callable[[object], int] = getattr(self, "_decl_" + _snake(type(decl).__name__))
-        return method(decl)
+        """Lay out a top-level form or an env member (`visit_<Decl>`); returns the index of
+        its first line."""
+        first: int = self.visit(decl)
+        return first
 
-    def _decl_import(self, item: ast.Import) -> int:
+    def visit_Import(self, item: ast.Import) -> int:
         return self.out.item(item.span.start, f"import {item.dotted}")
 
     def _group_start(self, first: int) -> int:
@@ -143,7 +147,7 @@ class Layout:
         return first
 
     # ---- env ------------------------------------------------------------------------------
-    def _decl_env_decl(self, env: ast.EnvDecl) -> int:
+    def visit_EnvDecl(self, env: ast.EnvDecl) -> int:
         word = "module" if env.is_module else "env"
         first = self.out.open(env.span.start, f"{word} {env.name.text}")
         members: list[ast.Decl | ast.Text] = [*env.members]
@@ -163,7 +167,7 @@ class Layout:
         self.out.close(env.span.end - 1)
         return first
 
-    def _decl_tasks_for(self, block: ast.TasksFor) -> int:
+    def visit_TasksFor(self, block: ast.TasksFor) -> int:
         target = self.text[block.target.span.start : block.target.span.end]  # as quoted
         first = self.out.open(block.span.start, f"tasks for {target}")
         for index, task in enumerate(block.tasks):
@@ -199,12 +203,12 @@ class Layout:
         ]
         return "\n".join([lines[0], *moved])
 
-    def _decl_const_decl(self, decl: ast.ConstDecl) -> int:
+    def visit_ConstDecl(self, decl: ast.ConstDecl) -> int:
         self.out.comments_before(decl.span.start)
         header = f"const {decl.name.text}: {type_text(decl.type)} = "
         return self.out.item(decl.span.start, [header, self.exprs.root(decl.value)])
 
-    def _decl_enum_decl(self, decl: ast.EnumDecl) -> int:
+    def visit_EnumDecl(self, decl: ast.EnumDecl) -> int:
         members = []
         for member in decl.members:
             value = f" = {self.exprs.source(member.json_value)}" if member.json_value else ""
@@ -213,7 +217,7 @@ class Layout:
         body = self.exprs.bracketed("{", members, "}", decl.span.end, padded=True)
         return self.out.item(decl.span.start, [f"enum {decl.name.text} ", body])
 
-    def _decl_record_decl(self, decl: ast.RecordDecl) -> int:
+    def visit_RecordDecl(self, decl: ast.RecordDecl) -> int:
         word = "entity" if decl.is_entity else "record"
         first = self.out.open(decl.span.start, f"{word} {decl.name.text}")
         items: list[ast.FieldDecl | ast.RowInvariant | ast.UniqueDecl | ast.Text] = [
@@ -272,7 +276,7 @@ class Layout:
         label = f"{word} {self.long_string(text)}:"
         return self.out.item(start, group(label, indent(LINE, self.exprs.root(cond))))
 
-    def _decl_state_decl(self, decl: ast.StateDecl) -> int:
+    def visit_StateDecl(self, decl: ast.StateDecl) -> int:
         first = self.out.open(decl.span.start, "state")
         for state_field in decl.fields:
             self.out.comments_before(state_field.span.start)
@@ -282,7 +286,7 @@ class Layout:
         self.out.close(decl.span.end - 1)
         return first
 
-    def _decl_invariant_decl(self, decl: ast.InvariantDecl) -> int:
+    def visit_InvariantDecl(self, decl: ast.InvariantDecl) -> int:
         return self.labelled("invariant", decl.text, decl.cond, decl.span.start)
 
     def params(self, params: Sequence[ast.Param], end: int) -> Doc:
@@ -293,7 +297,7 @@ class Layout:
             items.append((param, parts))
         return self.exprs.bracketed("(", items, ")", end)
 
-    def _decl_fn_decl(self, decl: ast.FnDecl) -> int:
+    def visit_FnDecl(self, decl: ast.FnDecl) -> int:
         self.out.comments_before(decl.span.start)
         body_start = decl.body.span.start
         header: list[Doc] = [f"fn {decl.name.text}", self.params(decl.params, body_start)]
@@ -304,7 +308,7 @@ class Layout:
             return first
         return self.out.item(decl.span.start, [*header, " = ", self.exprs.root(decl.body)])
 
-    def _decl_tool_decl(self, decl: ast.ToolDecl) -> int:
+    def visit_ToolDecl(self, decl: ast.ToolDecl) -> int:
         self.out.comments_before(decl.span.start)
         words = ("internal " if decl.internal else "") + f"{decl.kind} {decl.name.text}"
         header: list[Doc] = [words, self.params(decl.params, decl.body.span.start)]
@@ -317,7 +321,7 @@ class Layout:
         return first
 
     # ---- tasks ----------------------------------------------------------------------------
-    def _decl_task_decl(self, decl: ast.TaskDecl) -> int:
+    def visit_TaskDecl(self, decl: ast.TaskDecl) -> int:
         first = self.out.open(decl.span.start, f"task {decl.name.text}")
         sections: list[object] = [*decl.checks, *decl.counterexamples]
         sections.extend(self._allow_clauses(decl.allows))
@@ -406,40 +410,50 @@ class Layout:
         self.out.close(block.span.end - 1)
 
     def statement(self, stmt: ast.Stmt) -> None:
-        start = stmt.span.start
-        root = self.exprs.root
-        self.out.comments_before(start)
-        if isinstance(stmt, ast.Let):
-            typed = f": {type_text(stmt.type)}" if stmt.type is not None else ""
-            parts: list[Doc] = [f"let {stmt.name.text}{typed} = "]
-            parts.append(root(stmt.value, before_else=stmt.else_message is not None))
-            if stmt.else_message is not None:
-                parts.append(_else(root(stmt.else_message, lead=True)))
-            self.out.item(start, group(*parts))
-        elif isinstance(stmt, ast.Assign):
-            target = self.exprs.expr(stmt.target, 0)
-            self.out.item(start, [target, f" {stmt.op} ", root(stmt.value)])
-        elif isinstance(stmt, ast.Require):
-            cond = root(stmt.cond, lead=True, before_else=True)
-            message = _else(root(stmt.message, lead=True))
-            self.out.item(start, group("require ", cond, message))
-        elif isinstance(stmt, ast.Fail):
-            self.out.item(start, ["fail ", root(stmt.message, lead=True)])
-        elif isinstance(stmt, ast.Return):
-            value: list[Doc] = [" ", root(stmt.value)] if stmt.value is not None else []
-            self.out.item(start, ["return", *value])
-        elif isinstance(stmt, ast.If):
-            self.if_statement(stmt)
-        elif isinstance(stmt, ast.For):
-            targets = ", ".join(target.text for target in stmt.targets)
-            self.out.open(start, [f"for {targets} in ", root(stmt.iterable, lead=True)])
-            self.block_body(stmt.body)
-        elif isinstance(stmt, (ast.Break, ast.Continue)):
-            self.out.item(start, "break" if isinstance(stmt, ast.Break) else "continue")
-        else:
-            self.out.item(start, root(stmt.expr, lead=True))
+        self.out.comments_before(stmt.span.start)
+        self.visit(stmt)
 
-    def if_statement(self, stmt: ast.If) -> None:
+    def visit_Let(self, stmt: ast.Let) -> None:
+        root = self.exprs.root
+        typed = f": {type_text(stmt.type)}" if stmt.type is not None else ""
+        parts: list[Doc] = [f"let {stmt.name.text}{typed} = "]
+        parts.append(root(stmt.value, before_else=stmt.else_message is not None))
+        if stmt.else_message is not None:
+            parts.append(_else(root(stmt.else_message, lead=True)))
+        self.out.item(stmt.span.start, group(*parts))
+
+    def visit_Assign(self, stmt: ast.Assign) -> None:
+        target = self.exprs.expr(stmt.target, 0)
+        self.out.item(stmt.span.start, [target, f" {stmt.op} ", self.exprs.root(stmt.value)])
+
+    def visit_Require(self, stmt: ast.Require) -> None:
+        cond = self.exprs.root(stmt.cond, lead=True, before_else=True)
+        message = _else(self.exprs.root(stmt.message, lead=True))
+        self.out.item(stmt.span.start, group("require ", cond, message))
+
+    def visit_Fail(self, stmt: ast.Fail) -> None:
+        self.out.item(stmt.span.start, ["fail ", self.exprs.root(stmt.message, lead=True)])
+
+    def visit_Return(self, stmt: ast.Return) -> None:
+        value: list[Doc] = [" ", self.exprs.root(stmt.value)] if stmt.value is not None else []
+        self.out.item(stmt.span.start, ["return", *value])
+
+    def visit_For(self, stmt: ast.For) -> None:
+        targets = ", ".join(target.text for target in stmt.targets)
+        iterable = self.exprs.root(stmt.iterable, lead=True)
+        self.out.open(stmt.span.start, [f"for {targets} in ", iterable])
+        self.block_body(stmt.body)
+
+    def visit_Break(self, stmt: ast.Break) -> None:
+        self.out.item(stmt.span.start, "break")
+
+    def visit_Continue(self, stmt: ast.Continue) -> None:
+        self.out.item(stmt.span.start, "continue")
+
+    def visit_ExprStmt(self, stmt: ast.ExprStmt) -> None:
+        self.out.item(stmt.span.start, self.exprs.root(stmt.expr, lead=True))
+
+    def visit_If(self, stmt: ast.If) -> None:
         first, *others = stmt.branches
         self.out.open(stmt.span.start, ["if ", self.exprs.root(first.cond, lead=True)])
         body = first.body
@@ -481,7 +495,3 @@ def _section_start(section: object) -> int:
 
 def _margin(line: str) -> str:
     return line[: len(line) - len(line.lstrip())]
-
-
-def _snake(name: str) -> str:
-    return _CAMEL.sub("_", name).lower()

@@ -50,7 +50,9 @@ class BatchItem:
 def request_for(record: dict[str, Any]) -> str:
     """The first prompt for a `{"topic"}` / `{"description"}` object or an EnvScaler record."""
     if "environment_summary" in record or "operation_list" in record:
-        return prompts.envscaler_prompt(record)
+        from envdsl.llm.envscaler import record_tools
+
+        return prompts.envscaler_prompt(record, record_tools(record))
     text = record.get("topic") or record.get("description")
     if not isinstance(text, str) or not text.strip():
         raise BatchInputError("needs a non-empty 'topic' (or an EnvScaler record)")

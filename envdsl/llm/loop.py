@@ -33,6 +33,11 @@ CLEAN = "clean"
 ERRORS = "errors"
 NO_SPEC = "no_spec"
 NO_TASKS = "no_tasks"
+DIFFERS = "differs"  # clean, but the vet (an EnvScaler migration's fit) found problems
+
+# After a clean check: the spec's text and its checked model -> what is still wrong with it
+# (envdsl.llm.envscaler_fit); [] accepts it
+Vet = Callable[[str, object], list[str]]
 
 
 @dataclass(slots=True)
@@ -46,8 +51,10 @@ class Attempt:
     completion_tokens: int
     spec: str | None
     diagnostics: dict[str, Any] | None
+    problems: list[str] = field(default_factory=list)  # the vet's, when status is differs
 
     def log_record(self) -> dict[str, Any]:
+        extra = {"problems": self.problems} if self.problems else {}
         return {
             "round": self.round,
             "phase": self.phase,
@@ -56,6 +63,7 @@ class Attempt:
             "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens,
             "status": self.status,
+            **extra,
         }
 
 
@@ -101,6 +109,7 @@ class _Checked:
     errors: int
     warnings: int
     document: dict[str, Any]
+    checked: object = None  # the semantic model (CheckedSpec) when the spec has no errors
 
 
 def check_spec(spec: str, path: str) -> _Checked:
@@ -120,6 +129,7 @@ def check_spec(spec: str, path: str) -> _Checked:
         errors=severities.count("error"),
         warnings=severities.count("warning"),
         document=document,
+        checked=result.checked if result.ok else None,
     )
 
 
@@ -131,11 +141,13 @@ def synthesize(
     want_tasks: bool = True,
     path: str = "spec.env",
     on_attempt: Callable[[Attempt], None] | None = None,
+    vet: Vet | None = None,
 ) -> SynthResult:
     """Run the loop for one request (a topic prompt or an EnvScaler prompt).
 
     Raises LLMError when the server cannot be used (after the client's retries); `path` names
-    the spec in the diagnostics' spans.
+    the spec in the diagnostics' spans. `vet` judges each clean spec further: the problems it
+    lists go back as a repair request, in the same bounded rounds.
     """
     attempts: list[Attempt] = []
 
@@ -149,14 +161,14 @@ def synthesize(
         {"role": "system", "content": prompts.system_prompt()},
         {"role": "user", "content": request},
     ]
-    spec_phase = _phase(client, "spec", base, base, max_repairs, False, path, record)
+    spec_phase = _phase(client, "spec", base, base, max_repairs, False, path, record, vet)
     if spec_phase is None:
         return SynthResult(FAILED, _failure_message(attempts, max_repairs), None, attempts)
     accepted, checked = spec_phase
     if checked.has_tasks or not want_tasks:
         return SynthResult(ACCEPTED, _accepted_message(attempts), accepted, attempts)
     ask_tasks = base + [{"role": "user", "content": prompts.tasks_prompt(accepted)}]
-    tasks_phase = _phase(client, "tasks", base, ask_tasks, max_repairs, True, path, record)
+    tasks_phase = _phase(client, "tasks", base, ask_tasks, max_repairs, True, path, record, vet)
     if tasks_phase is None:
         message = "the spec is clean but has no task: " + _failure_message(
             [a for a in attempts if a.phase == "tasks"], max_repairs
@@ -174,6 +186,7 @@ def _phase(
     need_tasks: bool,
     path: str,
     record: Callable[[Attempt], Attempt],
+    vet: Vet | None = None,
 ) -> tuple[str, _Checked] | None:
     messages = list(first_messages)
     for round_number in range(max_repairs + 1):
@@ -194,8 +207,23 @@ def _phase(
             continue
         checked = check_spec(spec, path)
         if checked.ok and (checked.has_tasks or not need_tasks):
-            record(Attempt(phase, round_number, CLEAN, 0, checked.warnings, *tokens, spec, None))
-            return spec, checked
+            problems = vet(spec, checked.checked) if vet is not None else []
+            if not problems:
+                record(
+                    Attempt(phase, round_number, CLEAN, 0, checked.warnings, *tokens, spec, None)
+                )
+                return spec, checked
+            record(
+                Attempt(
+                    phase, round_number, DIFFERS, 0, checked.warnings, *tokens, spec, None,
+                    problems,
+                )  # fmt: skip
+            )
+            messages = [
+                *base,
+                {"role": "user", "content": prompts.fit_repair_prompt(spec, problems)},
+            ]
+            continue
         status = ERRORS if not checked.ok else NO_TASKS
         record(
             Attempt(
@@ -241,6 +269,12 @@ def _failure_message(attempts: Sequence[Attempt], max_repairs: int) -> str:
         return f"no spec {limit}: the last reply held no spec"
     if last.status == NO_TASKS:
         return f"no task {limit}: the last reply still had no task"
+    if last.status == DIFFERS:
+        count = len(last.problems)
+        return (
+            f"the spec checks clean but {count} difference{'s' if count != 1 else ''} from the "
+            f"original {'are' if count != 1 else 'is'} left {limit}; first: {last.problems[0]}"
+        )
     first = _first_error(last.diagnostics)
     return f"{last.errors} error{'s' if last.errors != 1 else ''} left {limit}" + (
         f"; first: {first}" if first else ""

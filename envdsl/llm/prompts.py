@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import functools
 import json
-from typing import Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from envdsl.util.resources import language_reference, prompt_example
+
+if TYPE_CHECKING:
+    from envdsl.llm.envscaler import RecordTool
 
 _RULES = """\
 Rules for your reply:
@@ -45,9 +48,15 @@ def topic_prompt(topic: str) -> str:
     )
 
 
-def envscaler_prompt(record: Mapping[str, Any]) -> str:
+def envscaler_prompt(
+    record: Mapping[str, Any],
+    tools: Sequence[RecordTool] = (),
+    start_states: Sequence[Mapping[str, Any]] = (),
+) -> str:
     """The first message for an EnvScaler environment record: its summary, state, rules and
-    operations in prose (its Python code is left out: the spec is written from the design)."""
+    operations in prose, its tool list (names and parameters to keep) and one or two start
+    states of its scenarios (to load as they are). Its Python code is left out: the spec is
+    written from the design."""
     lines = [f"Write an envdsl environment for: {record.get('environment_summary', '').strip()}"]
     introduction = str(record.get("environment_introduction", "")).strip()
     if introduction:
@@ -73,12 +82,73 @@ def envscaler_prompt(record: Mapping[str, Any]) -> str:
                 f"- {operation.get('operation_name', '?')} ({kind}): "
                 f"{operation.get('operation_description', '')}"
             )
+    if tools:
+        lines += [
+            "",
+            "The original's tools, to keep: every one, with exactly these names and parameter",
+            "names (a parameter may get a better type: a datetime for a timestamp, an enum for a",
+            "status; `?`: the original's callers may leave it out):",
+        ]
+        lines += [f"- {tool.signature()}: {tool.description}" for tool in tools]
+    if start_states:
+        lines += [
+            "",
+            "Start states of its scenarios, which the spec must load: each top-level key is a",
+            "state field of that name (an object keyed by id is a table's rows, keyed by the",
+            "row's key field), each row field keeps its name, every value must be allowed by",
+            "its type, `unique` and the invariants, and a state field the states do not set",
+            "needs a default. Unix-second numbers load into datetime fields. For example:",
+        ]
+        for state in start_states[:2]:
+            shown = json.dumps(_sample(state), indent=1, ensure_ascii=False)
+            lines += ["```json", shown, "```"]
+    keep = (
+        "Keep the tool names and parameters above, and the state's field names as in the "
+        "start states."
+        if tools or start_states
+        else "Keep the tool names."
+    )
     lines += [
         "",
-        "Keep the tool names. Entity and attribute names above may be cut off or oddly spelled;",
+        f"{keep} Entity and attribute names above may be cut off or oddly spelled;",
         "use clear names. Write one or two tasks. Reply with the whole spec in one ```envdsl block.",
     ]
     return "\n".join(lines)
+
+
+def _sample(state: Mapping[str, Any], rows: int = 3) -> dict[str, Any]:
+    """A start state with at most `rows` entries per object or list, one level down, so that
+    a big state still shows its shape."""
+
+    def cut(value: Any) -> Any:
+        if isinstance(value, dict) and len(value) > rows:
+            return dict(list(value.items())[:rows])
+        if isinstance(value, list) and len(value) > rows:
+            return value[:rows]
+        return value
+
+    return {name: cut(value) for name, value in state.items()}
+
+
+_MAX_PROBLEMS = 12  # listed in one repair request; the rest are counted
+
+
+def fit_repair_prompt(spec: str, problems: Sequence[str]) -> str:
+    """The spec checks clean but does not fit the EnvScaler environment it migrates: tools
+    missing or renamed, start states that do not load."""
+    shown = list(problems[:_MAX_PROBLEMS])
+    if len(problems) > _MAX_PROBLEMS:
+        shown[-1] = f"... and {len(problems) - _MAX_PROBLEMS + 1} more"
+    listed = "\n".join(f"- {problem}" for problem in shown)
+    return (
+        "This envdsl spec checks clean, but it does not fit the original environment yet:\n\n"
+        f"```envdsl\n{spec.rstrip()}\n```\n\n"
+        f"What differs ({len(problems)}):\n{listed}\n\n"
+        "Fix every point (keep the original's tool and parameter names; make each start state "
+        "load: widen an enum or a type, drop a `unique` or an invariant the data breaks, give "
+        "a field the states leave out a default) and reply with the whole corrected spec in "
+        "one ```envdsl block."
+    )
 
 
 def repair_prompt(spec: str, diagnostics: Mapping[str, Any], *, need_tasks: bool) -> str:
@@ -171,4 +241,39 @@ def no_tasks_prompt(reason: str, target: str) -> str:
     return (
         f"I could not find tasks in your reply ({reason}). Reply with one ```envdsl block "
         f'holding `tasks for "{target}" {{ task name {{ ... }} }}`.'
+    )
+
+
+def scenario_task_prompt(
+    spec: str,
+    target: str,
+    header: str,
+    instruction: str,
+    checks: Sequence[tuple[str, str]],
+) -> str:
+    """`envdsl import-envscaler`: one EnvScaler scenario as a task of a task file. Its name,
+    instruction and start state are given; the model writes the solution and translates the
+    Python check functions."""
+    listed = "\n\n".join(
+        f"{number}. {item or '(no description)'}\n```python\n{function.strip()}\n```"
+        for number, (item, function) in enumerate(checks, start=1)
+    )
+    return (
+        "This envdsl spec is an environment for LLM agents:\n\n"
+        f"```envdsl\n{spec.rstrip()}\n```\n\n"
+        "Write one task for it from a scenario of the environment it was migrated from. The "
+        f"instruction:\n\n{instruction.strip()}\n\n"
+        "Its start state is already a JSON file of the spec's state. The scenario judged a "
+        "run with these Python check functions (`final_state` is the state after the run, "
+        "`initial_state` the start state; in envdsl a check reads the final state's fields "
+        "by name and `initial.<field>` for the start):\n\n"
+        f"{listed or '(none: write checks from the instruction)'}\n\n"
+        "Write a `solution` of tool calls with named arguments that does what the "
+        "instruction asks (its calls all succeed), and translate each check function into "
+        'one `check "its description": expr` that means the same. Where the function '
+        "tests something the instruction does not ask for, or that holds before the agent "
+        "acts, translate it anyway: the compiler will judge it. Start the task exactly like "
+        "this and reply with one ```envdsl block:\n\n"
+        f'```envdsl\ntasks for "{target}" {{\n  {header.rstrip().replace(chr(10), chr(10) + "  ")}\n'
+        '    solution {\n      ...\n    }\n    check "...": ...\n  }\n}\n```'
     )

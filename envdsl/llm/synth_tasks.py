@@ -302,24 +302,33 @@ class _Session:
             return []
         return split_tasks(block)
 
-    def _settle(self, candidate: str, number: int) -> None:
-        """Verify one candidate; accept it, drop it, or repair it and try again."""
+    def _settle(
+        self,
+        candidate: str,
+        number: int,
+        pin: Callable[[str], str] | None = None,
+        drop_duplicates: bool = True,
+    ) -> _Verdict | None:
+        """Verify one candidate; accept it, drop it, or repair it and try again. `pin` fixes
+        what the model may not change (an imported scenario's name, instruction and init)
+        in every version of the candidate. Returns the last verdict (None: the last reply
+        held no task)."""
         for repair in range(self.max_repairs + 1):
-            candidate = self._unique_name(candidate)
+            candidate = pin(candidate) if pin is not None else self._unique_name(candidate)
             verdict = self._verify(candidate)
             name = verdict.task.name.text if verdict.task is not None else None
             counts = (verdict.errors, verdict.warnings, *self._take_tokens())
             if verdict.ok and verdict.task is not None:
-                if signature(verdict.task) in self.signatures:
+                if drop_duplicates and signature(verdict.task) in self.signatures:
                     self._record(TaskAttempt(number, repair, name, DUPLICATE, *counts))
-                    return
+                    return verdict
                 self._record(TaskAttempt(number, repair, name, ACCEPTED, *counts))
                 self.writer.add(candidate)
                 self._remember(verdict.task)
-                return
+                return verdict
             self._record(TaskAttempt(number, repair, name, REJECTED, *counts, verdict.codes))
             if repair == self.max_repairs:
-                return
+                return verdict
             follow_up = prompts.task_repair_prompt(
                 self.spec.text, self.writer.file_text([candidate]), verdict.diagnostics
             )
@@ -327,8 +336,9 @@ class _Session:
                 [*self.base, {"role": "user", "content": follow_up}], number, repair + 1
             )
             if not replies:
-                return
+                return None
             candidate = replies[0]
+        return None
 
     def _verify(self, candidate: str) -> _Verdict:
         from envdsl.diagnostics.render_json import diagnostic_json

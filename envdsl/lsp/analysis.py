@@ -18,6 +18,7 @@ from envdsl.pipeline import CompileResult, check_source
 from envdsl.semantics import types as t
 from envdsl.semantics.model import CallableInfo, CheckedSpec, Local, RecordInfo
 from envdsl.syntax import ast
+from envdsl.syntax.visitor import DECLARATIONS, Visitor
 from envdsl.util.source import SourceFile, Span
 
 PLACEHOLDER = "__envdsl_completion__"
@@ -432,24 +433,42 @@ def _record_text(record: RecordInfo) -> str:
 
 
 def _member_symbols(member: ast.Decl) -> list[Symbol]:
-    if isinstance(member, ast.EnumDecl):
+    symbols: list[Symbol] = _OUTLINE.visit(member)
+    return symbols
+
+
+class _Outline(Visitor):
+    """The document symbols of an env member: `visit_<Decl>(member) -> symbols`."""
+
+    families = (DECLARATIONS,)
+
+    def visit_EnumDecl(self, member: ast.EnumDecl) -> list[Symbol]:
         items = tuple(Symbol(m.name.text, "member", m.span, m.name.span) for m in member.members)
         return [Symbol(member.name.text, "enum", member.span, member.name.span, items)]
-    if isinstance(member, ast.RecordDecl):
+
+    def visit_RecordDecl(self, member: ast.RecordDecl) -> list[Symbol]:
         fields = tuple(Symbol(f.name.text, "field", f.span, f.name.span) for f in member.fields)
         kind = "entity" if member.is_entity else "record"
         return [Symbol(member.name.text, kind, member.span, member.name.span, fields)]
-    if isinstance(member, ast.StateDecl):
+
+    def visit_StateDecl(self, member: ast.StateDecl) -> list[Symbol]:
         fields = tuple(Symbol(f.name.text, "state", f.span, f.name.span) for f in member.fields)
         return [Symbol("state", "namespace", member.span, member.span, fields)]
-    if isinstance(member, ast.ConstDecl):
+
+    def visit_ConstDecl(self, member: ast.ConstDecl) -> list[Symbol]:
         return [Symbol(member.name.text, "const", member.span, member.name.span)]
-    if isinstance(member, ast.FnDecl):
+
+    def visit_FnDecl(self, member: ast.FnDecl) -> list[Symbol]:
         return [Symbol(member.name.text, "fn", member.span, member.name.span)]
-    if isinstance(member, ast.ToolDecl):
+
+    def visit_ToolDecl(self, member: ast.ToolDecl) -> list[Symbol]:
         return [Symbol(member.name.text, "tool", member.span, member.name.span)]
-    if isinstance(member, ast.TaskDecl):
+
+    def visit_TaskDecl(self, member: ast.TaskDecl) -> list[Symbol]:
         return [Symbol(member.name.text, "task", member.span, member.name.span)]
-    if isinstance(member, ast.InvariantDecl):
+
+    def visit_InvariantDecl(self, member: ast.InvariantDecl) -> list[Symbol]:
         return [Symbol(member.text.value, "invariant", member.span, member.text.span)]
-    return []
+
+
+_OUTLINE = _Outline()

@@ -19,12 +19,14 @@ from typing import Iterator, Sequence, TypeVar
 
 from envdsl.lsp.analysis import Analysis, child_nodes
 from envdsl.pipeline import CompileResult, check_source
+from envdsl.semantics.builtin_table import FUNCTIONS
 from envdsl.semantics.model import CallableInfo, CheckedSpec
 from envdsl.syntax import ast
 from envdsl.util.source import SourceFile, Span
 
 IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
-TRACE_FUNCTIONS = ("called", "calls")  # checks' calls that name a tool in a string
+# checks' calls that name a tool in a string
+TRACE_FUNCTIONS = tuple(name for name, builtin in FUNCTIONS.items() if builtin.reads_trace)
 
 
 class RenameError(ValueError):

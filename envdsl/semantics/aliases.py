@@ -22,8 +22,10 @@ from __future__ import annotations
 from typing import Callable
 
 from envdsl.semantics import types as t
+from envdsl.semantics.builtin_table import FUNCTIONS
 from envdsl.semantics.model import NO_ROOTS, AliasSet, CheckedSpec, Local, Roots
 from envdsl.syntax import ast
+from envdsl.syntax.visitor import EXPRESSIONS, Visitor
 
 
 def is_mutable(value: t.Type) -> bool:
@@ -36,8 +38,21 @@ def is_mutable(value: t.Type) -> bool:
     return value == t.JSON
 
 
-class AliasAnalysis:
-    """Roots of expressions in one checked spec (after the expressions are type-checked)."""
+_SCALAR = "its value is a number, string, bool or none: never mutable, so it has no roots"
+
+
+class AliasAnalysis(Visitor):
+    """Roots of expressions in one checked spec (after the expressions are type-checked):
+    `visit_<Expr>(node, bound) -> Roots`, reached only for a mutable value (see `of`)."""
+
+    families = (EXPRESSIONS,)
+    not_applicable = {
+        **dict.fromkeys(
+            (ast.IntLit, ast.FloatLit, ast.StrLit, ast.BoolLit, ast.NoneLit, ast.FString), _SCALAR
+        ),
+        **dict.fromkeys((ast.Unary, ast.BoolOp, ast.Not, ast.Compare), _SCALAR),
+        ast.Lambda: "only a sort key, typed as the key it computes: a number, string or date",
+    }
 
     def __init__(self, checked: CheckedSpec, local_of: Callable[[ast.NameRef], Local | None]):
         self.checked = checked
@@ -86,17 +101,17 @@ class AliasAnalysis:
         """The roots of an expression; `bound` holds comprehension variables by name."""
         if not is_mutable(self.type_of(node)):
             return NO_ROOTS
-        method = getattr(self, f"_{type(node).__name__}", None)
-        if method is None:
-            return NO_ROOTS
-        roots: Roots = method(node, bound or {})
+        roots: Roots = self.handlers[node.__class__](self, node, bound or {})  # a visit, inlined
         return roots
+
+    def not_applicable_node(self, node: object, *args: object) -> Roots:
+        return NO_ROOTS
 
     def element(self, node: ast.Expr, bound: dict[str, Roots]) -> AliasSet:
         """Roots of the elements of a collection expression (a loop over it binds these)."""
         return self.of(node, bound).both()
 
-    def _NameRef(self, node: ast.NameRef, bound: dict[str, Roots]) -> Roots:
+    def visit_NameRef(self, node: ast.NameRef, bound: dict[str, Roots]) -> Roots:
         if node.name in bound:
             return bound[node.name]
         local = self.local_of(node)
@@ -108,7 +123,7 @@ class AliasAnalysis:
             return Roots(place, place)
         return NO_ROOTS
 
-    def _Attribute(self, node: ast.Attribute, bound: dict[str, Roots]) -> Roots:
+    def visit_Attribute(self, node: ast.Attribute, bound: dict[str, Roots]) -> Roots:
         obj_type = self.type_of(node.obj)
         record = None
         if isinstance(obj_type, t.RecordType) and obj_type.is_entity:
@@ -129,15 +144,15 @@ class AliasAnalysis:
         parts = self.of(obj, bound).both()
         return Roots(parts, parts)
 
-    def _Index(self, node: ast.Index, bound: dict[str, Roots]) -> Roots:
+    def visit_Index(self, node: ast.Index, bound: dict[str, Roots]) -> Roots:
         if isinstance(self.type_of(node.obj), t.TableType):
             return NO_ROOTS  # a row: written through its table
         return self._inside(node.obj, bound)
 
-    def _Slice(self, node: ast.Slice, bound: dict[str, Roots]) -> Roots:
+    def visit_Slice(self, node: ast.Slice, bound: dict[str, Roots]) -> Roots:
         return Roots(AliasSet(), self.of(node.obj, bound).both())
 
-    def _Conditional(self, node: ast.Conditional, bound: dict[str, Roots]) -> Roots:
+    def visit_Conditional(self, node: ast.Conditional, bound: dict[str, Roots]) -> Roots:
         return _union([self.of(node.body, bound), self.of(node.orelse, bound)])
 
     def _fresh(self, parts: list[ast.Expr], bound: dict[str, Roots]) -> Roots:
@@ -147,19 +162,19 @@ class AliasAnalysis:
             inner.add(self.of(part, bound).both())
         return Roots(AliasSet(), inner)
 
-    def _ListLit(self, node: ast.ListLit, bound: dict[str, Roots]) -> Roots:
+    def visit_ListLit(self, node: ast.ListLit, bound: dict[str, Roots]) -> Roots:
         return self._fresh(list(node.items), bound)
 
-    def _SetLit(self, node: ast.SetLit, bound: dict[str, Roots]) -> Roots:
+    def visit_SetLit(self, node: ast.SetLit, bound: dict[str, Roots]) -> Roots:
         return self._fresh(list(node.items), bound)
 
-    def _MapLit(self, node: ast.MapLit, bound: dict[str, Roots]) -> Roots:
+    def visit_MapLit(self, node: ast.MapLit, bound: dict[str, Roots]) -> Roots:
         return self._fresh([e.value for e in node.entries], bound)
 
-    def _Binary(self, node: ast.Binary, bound: dict[str, Roots]) -> Roots:
+    def visit_Binary(self, node: ast.Binary, bound: dict[str, Roots]) -> Roots:
         return self._fresh([node.left, node.right], bound)  # `xs + ys`: a new list
 
-    def _Comprehension(self, node: ast.Comprehension, bound: dict[str, Roots]) -> Roots:
+    def visit_Comprehension(self, node: ast.Comprehension, bound: dict[str, Roots]) -> Roots:
         inner_bound = dict(bound)
         for clause in node.clauses:
             if isinstance(clause, ast.CompFor):
@@ -170,7 +185,7 @@ class AliasAnalysis:
         assert value is not None
         return self._fresh([value], inner_bound)
 
-    def _Call(self, node: ast.Call, bound: dict[str, Roots]) -> Roots:
+    def visit_Call(self, node: ast.Call, bound: dict[str, Roots]) -> Roots:
         func = node.func
         if isinstance(func, ast.Attribute):
             return self._method(func, node, bound)
@@ -181,12 +196,14 @@ class AliasAnalysis:
         if name in self.checked.callables:
             return self.unknown_origin(self.type_of(node))
         args = list(node.args)
-        if name in ("first", "min", "max"):
+        builtin = FUNCTIONS.get(name)
+        aliasing = builtin.aliasing if builtin is not None else "fresh"
+        if aliasing == "elements":
             if len(args) == 1:
                 elements = self.element(args[0], bound)
                 return Roots(elements, elements)
             return _union([self.of(a, bound) for a in args])
-        if name in ("sorted", "list", "set", "zip", "enumerate"):
+        if aliasing == "holds_elements":
             inner = AliasSet()
             for arg in args:
                 inner.add(self.element(arg, bound))

@@ -17,12 +17,22 @@ from envdsl.semantics.model import AliasSet, CallableInfo, CheckedSpec, Effects,
 from envdsl.semantics.scope import Context, Scope, path_of
 from envdsl.semantics.suggest import did_you_mean
 from envdsl.syntax import ast
+from envdsl.syntax.visitor import DECLARATIONS, EXPRESSIONS, STATEMENTS
 from envdsl.util import construct
 from envdsl.util.frozen_node import record
 from envdsl.util.source import Span
 
 
 class BodyChecker(ExprChecker):
+    """Checks declarations (`visit_<Decl>(decl)`) and statements (`stmt`, `visit_<Stmt>(stmt,
+    scope) -> bool`, True when the statement ends every path) on top of the expressions."""
+
+    families = (EXPRESSIONS, STATEMENTS, DECLARATIONS)
+    not_applicable = {
+        ast.EnumDecl: "an enum has no expression to type: resolve.py reads its members",
+        ast.TaskDecl: "tasks are checked by task_checks.TaskChecker, once every body is",
+    }
+
     def __init__(
         self,
         checked: CheckedSpec,
@@ -50,21 +60,27 @@ class BodyChecker(ExprChecker):
         envs = [m.env for m in self.checked.modules if m.env is not None] + [self.checked.env]
         for env in envs:
             for decl in env.members:
-                if isinstance(decl, ast.RecordDecl):
-                    self.record_decl(decl)
-                elif isinstance(decl, ast.StateDecl):
-                    self.state_decl(decl)
-                elif isinstance(decl, ast.ConstDecl):
-                    self.const_decl(decl)
-                elif isinstance(decl, ast.InvariantDecl):
-                    self.enter("env_invariant", f"invariant:{decl.text.value}")
-                    self.condition(decl.cond, Scope(), "an invariant")
-                elif isinstance(decl, (ast.FnDecl, ast.ToolDecl)):
-                    info = self.checked.callables.get(decl.name.text)
-                    if info is not None and info.decl is decl:
-                        self.callable_body(info)
+                self.visit(decl)
 
-    def record_decl(self, decl: ast.RecordDecl) -> None:
+    def not_applicable_node(self, node: object, *args: object) -> None:
+        return None  # only declarations are listed: they have nothing to check here
+
+    def visit_InvariantDecl(self, decl: ast.InvariantDecl) -> None:
+        self.enter("env_invariant", f"invariant:{decl.text.value}")
+        self.condition(decl.cond, Scope(), "an invariant")
+
+    def visit_FnDecl(self, decl: ast.FnDecl) -> None:
+        self.declared_callable(decl)
+
+    def visit_ToolDecl(self, decl: ast.ToolDecl) -> None:
+        self.declared_callable(decl)
+
+    def declared_callable(self, decl: ast.FnDecl | ast.ToolDecl) -> None:
+        info = self.checked.callables.get(decl.name.text)
+        if info is not None and info.decl is decl:  # not a duplicate declaration
+            self.callable_body(info)
+
+    def visit_RecordDecl(self, decl: ast.RecordDecl) -> None:
         info = self.checked.records.get(decl.name.text)
         if info is None or info.decl is not decl:
             return
@@ -97,7 +113,7 @@ class BodyChecker(ExprChecker):
             )
             self.condition(invariant.cond, Scope(), "a row invariant")
 
-    def state_decl(self, decl: ast.StateDecl) -> None:
+    def visit_StateDecl(self, decl: ast.StateDecl) -> None:
         for field in decl.fields:
             info = self.checked.state.get(field.name.text)
             if field.default is None or info is None or info.decl is not field:
@@ -105,7 +121,7 @@ class BodyChecker(ExprChecker):
             self.enter("default", "")
             self.expect(field.default, Scope(), info.type, f"default of '{field.name.text}'")
 
-    def const_decl(self, decl: ast.ConstDecl) -> None:
+    def visit_ConstDecl(self, decl: ast.ConstDecl) -> None:
         info = self.checked.consts.get(decl.name.text)
         if info is None or info.decl is not decl:
             return
@@ -175,11 +191,10 @@ class BodyChecker(ExprChecker):
 
     def stmt(self, stmt: ast.Stmt, scope: Scope) -> bool:
         construct.note(stmt.span)  # for an internal error: where the checker was
-        method = getattr(self, f"stmt_{type(stmt).__name__}")
-        ends: bool = method(stmt, scope)
+        ends: bool = self.handlers[stmt.__class__](self, stmt, scope)  # self.visit, inlined
         return ends
 
-    def stmt_Let(self, stmt: ast.Let, scope: Scope) -> bool:
+    def visit_Let(self, stmt: ast.Let, scope: Scope) -> bool:
         value = self.expr(stmt.value, scope)
         declared = self.resolve_annotation(stmt.type)
         if stmt.else_message is not None:
@@ -252,17 +267,17 @@ class BodyChecker(ExprChecker):
     def message(self, node: ast.Expr, scope: Scope) -> None:
         self.expect(node, scope, t.STR, "the failure message")
 
-    def stmt_Require(self, stmt: ast.Require, scope: Scope) -> bool:
+    def visit_Require(self, stmt: ast.Require, scope: Scope) -> bool:
         self.condition(stmt.cond, scope, "a `require` condition")
         self.message(stmt.message, scope)
         self.narrow(stmt.cond, scope, positive=True)
         return False
 
-    def stmt_Fail(self, stmt: ast.Fail, scope: Scope) -> bool:
+    def visit_Fail(self, stmt: ast.Fail, scope: Scope) -> bool:
         self.message(stmt.message, scope)
         return True
 
-    def stmt_Return(self, stmt: ast.Return, scope: Scope) -> bool:
+    def visit_Return(self, stmt: ast.Return, scope: Scope) -> bool:
         expected = self.ctx.result or t.VOID
         if stmt.value is None:
             if expected != t.VOID and not t.is_error(expected):
@@ -285,7 +300,7 @@ class BodyChecker(ExprChecker):
             self.require_assignable(value, expected, stmt.value.span, "the returned value")
         return True
 
-    def stmt_If(self, stmt: ast.If, scope: Scope) -> bool:
+    def visit_If(self, stmt: ast.If, scope: Scope) -> bool:
         all_end = True
         negations: list[ast.Expr] = []
         for branch in stmt.branches:
@@ -308,7 +323,7 @@ class BodyChecker(ExprChecker):
                 self.narrow(stmt.branches[0].cond, scope, positive=False)
         return all_end
 
-    def stmt_For(self, stmt: ast.For, scope: Scope) -> bool:
+    def visit_For(self, stmt: ast.For, scope: Scope) -> bool:
         iterable = self.expr(stmt.iterable, scope)
         body_scope = scope.child()
         self.bind_targets(stmt.targets, iterable, stmt.iterable.span, body_scope)
@@ -323,17 +338,17 @@ class BodyChecker(ExprChecker):
         self.ctx.loop_depth -= 1
         return False  # the loop may run zero times
 
-    def stmt_Break(self, stmt: ast.Break, scope: Scope) -> bool:
+    def visit_Break(self, stmt: ast.Break, scope: Scope) -> bool:
         return True
 
-    def stmt_Continue(self, stmt: ast.Continue, scope: Scope) -> bool:
+    def visit_Continue(self, stmt: ast.Continue, scope: Scope) -> bool:
         return True
 
-    def stmt_ExprStmt(self, stmt: ast.ExprStmt, scope: Scope) -> bool:
+    def visit_ExprStmt(self, stmt: ast.ExprStmt, scope: Scope) -> bool:
         self.expr(stmt.expr, scope)
         return False
 
-    def stmt_Assign(self, stmt: ast.Assign, scope: Scope) -> bool:
+    def visit_Assign(self, stmt: ast.Assign, scope: Scope) -> bool:
         target = stmt.target
         if isinstance(target, ast.Index) and isinstance(target.obj, ast.NameRef):
             local = scope.lookup(target.obj.name)

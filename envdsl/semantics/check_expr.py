@@ -7,7 +7,7 @@ one diagnostic).  Calls of builtins and methods are typed in builtins.py.
 
 from __future__ import annotations
 
-from typing import Iterable
+from typing import ClassVar, Iterable
 
 from envdsl.diagnostics import DiagnosticSink, Edit, Fix, codes
 from envdsl.semantics import builtins
@@ -16,6 +16,7 @@ from envdsl.semantics.model import CallableInfo, CheckedSpec, Effects, Local, Re
 from envdsl.semantics.scope import Context, Scope, path_of
 from envdsl.semantics.suggest import did_you_mean
 from envdsl.syntax import ast
+from envdsl.syntax.visitor import EXPRESSIONS, Family, Visitor
 from envdsl.util import construct
 from envdsl.util.source import Span
 
@@ -24,7 +25,11 @@ _DATE_LIKE = (t.DATE, t.DATETIME)
 _EMPTY_MAP = t.MapType(t.NOTHING, t.NOTHING)  # the type of the literal `{}`
 
 
-class ExprChecker:
+class ExprChecker(Visitor):
+    """Types an expression (`expr`): one `visit_<Node>(node, scope) -> Type` per kind."""
+
+    families: ClassVar[tuple[Family, ...]] = (EXPRESSIONS,)  # BodyChecker adds its own
+
     def __init__(self, checked: CheckedSpec, sink: DiagnosticSink, assignable: t.Assignability):
         self.checked = checked
         self.sink = sink
@@ -130,26 +135,25 @@ class ExprChecker:
     # ---- expressions -------------------------------------------------------------------------
     def expr(self, node: ast.Expr, scope: Scope) -> t.Type:
         construct.note(node.span)  # for an internal error: where the checker was
-        method = getattr(self, f"expr_{type(node).__name__}")
-        result: t.Type = method(node, scope)
+        result: t.Type = self.handlers[node.__class__](self, node, scope)  # self.visit, inlined
         return self.record(node, result)
 
-    def expr_IntLit(self, node: ast.IntLit, scope: Scope) -> t.Type:
+    def visit_IntLit(self, node: ast.IntLit, scope: Scope) -> t.Type:
         return t.INT
 
-    def expr_FloatLit(self, node: ast.FloatLit, scope: Scope) -> t.Type:
+    def visit_FloatLit(self, node: ast.FloatLit, scope: Scope) -> t.Type:
         return t.FLOAT
 
-    def expr_StrLit(self, node: ast.StrLit, scope: Scope) -> t.Type:
+    def visit_StrLit(self, node: ast.StrLit, scope: Scope) -> t.Type:
         return t.STR
 
-    def expr_BoolLit(self, node: ast.BoolLit, scope: Scope) -> t.Type:
+    def visit_BoolLit(self, node: ast.BoolLit, scope: Scope) -> t.Type:
         return t.BOOL
 
-    def expr_NoneLit(self, node: ast.NoneLit, scope: Scope) -> t.Type:
+    def visit_NoneLit(self, node: ast.NoneLit, scope: Scope) -> t.Type:
         return t.NONE
 
-    def expr_FString(self, node: ast.FString, scope: Scope) -> t.Type:
+    def visit_FString(self, node: ast.FString, scope: Scope) -> t.Type:
         for part in node.parts:
             if isinstance(part, ast.FStringPart):
                 part_type = self.expr(part.expr, scope)
@@ -169,7 +173,7 @@ class ExprChecker:
                         )
         return t.STR
 
-    def expr_NameRef(self, node: ast.NameRef, scope: Scope) -> t.Type:
+    def visit_NameRef(self, node: ast.NameRef, scope: Scope) -> t.Type:
         local = scope.lookup(node.name)
         if local is not None:
             self.name_locals[id(node)] = local
@@ -263,7 +267,7 @@ class ExprChecker:
             help=help,
         )
 
-    def expr_Attribute(self, node: ast.Attribute, scope: Scope) -> t.Type:
+    def visit_Attribute(self, node: ast.Attribute, scope: Scope) -> t.Type:
         path = path_of(node)
         obj_type = self.expr(node.obj, scope)
         if path is not None:
@@ -350,7 +354,7 @@ class ExprChecker:
             ),
         )
 
-    def expr_Index(self, node: ast.Index, scope: Scope) -> t.Type:
+    def visit_Index(self, node: ast.Index, scope: Scope) -> t.Type:
         obj_type = self.expr(node.obj, scope)
         index_type = self.expr(node.index, scope)
         if t.is_error(obj_type):
@@ -385,7 +389,7 @@ class ExprChecker:
             help="lists, strings, maps and tables can be indexed",
         )
 
-    def expr_Slice(self, node: ast.Slice, scope: Scope) -> t.Type:
+    def visit_Slice(self, node: ast.Slice, scope: Scope) -> t.Type:
         obj_type = self.expr(node.obj, scope)
         for bound in (node.lower, node.upper):
             if bound is not None:
@@ -401,7 +405,7 @@ class ExprChecker:
             "lists and strings can be sliced",
         )
 
-    def expr_Unary(self, node: ast.Unary, scope: Scope) -> t.Type:
+    def visit_Unary(self, node: ast.Unary, scope: Scope) -> t.Type:
         operand = self.expr(node.operand, scope)
         if t.is_error(operand) or operand in (t.INT, t.FLOAT, t.DURATION):
             return operand
@@ -409,7 +413,7 @@ class ExprChecker:
             codes.INVALID_OPERAND, f"unary '{node.op}' needs a number, found {operand}", node.span
         )
 
-    def expr_Binary(self, node: ast.Binary, scope: Scope) -> t.Type:
+    def visit_Binary(self, node: ast.Binary, scope: Scope) -> t.Type:
         left = self.expr(node.left, scope)
         right = self.expr(node.right, scope)
         if t.is_error(left) or t.is_error(right):
@@ -439,7 +443,7 @@ class ExprChecker:
             help,
         )
 
-    def expr_BoolOp(self, node: ast.BoolOp, scope: Scope) -> t.Type:
+    def visit_BoolOp(self, node: ast.BoolOp, scope: Scope) -> t.Type:
         self.condition(node.left, scope, f"the left operand of '{node.op}'")
         right_scope = scope.child()
         if node.op == "and":
@@ -449,11 +453,11 @@ class ExprChecker:
         self.condition(node.right, right_scope, f"the right operand of '{node.op}'")
         return t.BOOL
 
-    def expr_Not(self, node: ast.Not, scope: Scope) -> t.Type:
+    def visit_Not(self, node: ast.Not, scope: Scope) -> t.Type:
         self.condition(node.operand, scope, "the operand of 'not'")
         return t.BOOL
 
-    def expr_Compare(self, node: ast.Compare, scope: Scope) -> t.Type:
+    def visit_Compare(self, node: ast.Compare, scope: Scope) -> t.Type:
         operand_types = [self.expr(operand, scope) for operand in node.operands]
         for index, op in enumerate(node.ops):
             left, right = operand_types[index], operand_types[index + 1]
@@ -516,7 +520,7 @@ class ExprChecker:
                 help="numbers, strings, dates, datetimes and durations are ordered; enums are not",
             )
 
-    def expr_Conditional(self, node: ast.Conditional, scope: Scope) -> t.Type:
+    def visit_Conditional(self, node: ast.Conditional, scope: Scope) -> t.Type:
         self.condition(node.test, scope, "the condition of 'if'")
         then_scope = scope.child()
         self.narrow(node.test, then_scope, positive=True)
@@ -540,7 +544,7 @@ class ExprChecker:
             )
         return joined
 
-    def expr_Lambda(self, node: ast.Lambda, scope: Scope) -> t.Type:
+    def visit_Lambda(self, node: ast.Lambda, scope: Scope) -> t.Type:
         return self.error(
             codes.MISPLACED_LAMBDA,
             "`lambda` is only allowed as the `key=` of sorted, min and max",
@@ -580,13 +584,13 @@ class ExprChecker:
             )
         return key_type
 
-    def expr_ListLit(self, node: ast.ListLit, scope: Scope) -> t.Type:
+    def visit_ListLit(self, node: ast.ListLit, scope: Scope) -> t.Type:
         return t.ListType(self.items(node.items, scope, "list"))
 
-    def expr_SetLit(self, node: ast.SetLit, scope: Scope) -> t.Type:
+    def visit_SetLit(self, node: ast.SetLit, scope: Scope) -> t.Type:
         return t.SetType(self.items(node.items, scope, "set"))
 
-    def expr_MapLit(self, node: ast.MapLit, scope: Scope) -> t.Type:
+    def visit_MapLit(self, node: ast.MapLit, scope: Scope) -> t.Type:
         keys = self.items([e.key for e in node.entries], scope, "map key")
         values = self.items([e.value for e in node.entries], scope, "map value")
         return t.MapType(keys, values)
@@ -606,7 +610,7 @@ class ExprChecker:
             common = joined
         return common
 
-    def expr_Comprehension(self, node: ast.Comprehension, scope: Scope) -> t.Type:
+    def visit_Comprehension(self, node: ast.Comprehension, scope: Scope) -> t.Type:
         inner = self.comprehension_scope(node.clauses, scope)
         element = self.expr(node.element, inner)
         if node.kind == "map":
@@ -701,7 +705,7 @@ class ExprChecker:
             scope.narrowed[path] = current.inner
 
     # ---- calls -------------------------------------------------------------------------------
-    def expr_Call(self, node: ast.Call, scope: Scope) -> t.Type:
+    def visit_Call(self, node: ast.Call, scope: Scope) -> t.Type:
         return builtins.check_call(self, node, scope)
 
     def arguments(

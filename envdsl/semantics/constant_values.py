@@ -23,6 +23,7 @@ from envdsl.diagnostics import DiagnosticSink, codes
 from envdsl.semantics.hidden_characters import spec_sources
 from envdsl.semantics.model import CheckedSpec
 from envdsl.syntax import ast
+from envdsl.syntax.visitor import EXPRESSIONS, Visitor
 from envdsl.util.source import SourceMap
 
 # runtime/limits.py's MAX_INT (a test keeps them equal): the static check does not import
@@ -79,27 +80,50 @@ def _number(value: Any) -> Any:
 
 
 def _evaluate(node: ast.Expr, constants: dict[str, Any]) -> Any:
-    if isinstance(node, ast.IntLit):
+    return _ArithmeticValue().visit(node, constants)
+
+
+_NOT_ARITHMETIC = "not plain arithmetic on numbers and constants: its value is left to the run"
+
+
+class _ArithmeticValue(Visitor):
+    """The value of a constant's or a default's arithmetic, as the run would compute it:
+    `visit_<Expr>(node, constants)`; `_Unknown` for anything else."""
+
+    families = (EXPRESSIONS,)
+    not_applicable = {
+        kind: _NOT_ARITHMETIC
+        for kind in EXPRESSIONS
+        if kind not in (ast.IntLit, ast.FloatLit, ast.NameRef, ast.Unary, ast.Binary)
+    }
+
+    def not_applicable_node(self, node: object, *args: object) -> Any:
+        raise _Unknown
+
+    def visit_IntLit(self, node: ast.IntLit, constants: dict[str, Any]) -> Any:
         return node.value  # out of range: reported by check_int_literals
-    if isinstance(node, ast.FloatLit):
+
+    def visit_FloatLit(self, node: ast.FloatLit, constants: dict[str, Any]) -> Any:
         return _number(node.value)
-    if isinstance(node, ast.NameRef):
+
+    def visit_NameRef(self, node: ast.NameRef, constants: dict[str, Any]) -> Any:
         if node.name not in constants:
             raise _Unknown
         return constants[node.name]
-    if isinstance(node, ast.Unary):
+
+    def visit_Unary(self, node: ast.Unary, constants: dict[str, Any]) -> Any:
         if node.op == "-" and isinstance(node.operand, ast.IntLit):
             return _number(-node.operand.value)  # the one literal in range only negated: -2**63
-        operand = _number(_evaluate(node.operand, constants))
+        operand = _number(self.visit(node.operand, constants))
         return _number(-operand if node.op == "-" else operand)
-    if isinstance(node, ast.Binary):
-        left = _number(_evaluate(node.left, constants))
-        right = _number(_evaluate(node.right, constants))
+
+    def visit_Binary(self, node: ast.Binary, constants: dict[str, Any]) -> Any:
+        left = _number(self.visit(node.left, constants))
+        right = _number(self.visit(node.right, constants))
         operator = _operators().get(node.op)
         if operator is not None:
             return _number(operator(left, right))
         return _number(left + right if node.op == "+" else left - right)
-    raise _Unknown
 
 
 def check_constant_values(checked: CheckedSpec, sink: DiagnosticSink) -> None:

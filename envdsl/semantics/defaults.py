@@ -11,10 +11,9 @@ is E1001, calling a `fn` or tool E3010.)
 from __future__ import annotations
 
 from envdsl.diagnostics import DiagnosticSink, codes
+from envdsl.semantics.builtin_table import FUNCTIONS
 from envdsl.semantics.model import CheckedSpec
 from envdsl.syntax import ast
-
-_ITERATING = {"range", "called", "calls"}
 
 
 def check_defaults(checked: CheckedSpec, sink: DiagnosticSink) -> None:
@@ -45,7 +44,9 @@ def _check(
             problem = "a comprehension"
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.NameRef):
             name = node.func.name  # a call of a fn or tool is E3010 already
-            if name in _ITERATING and name not in checked.records | checked.callables.keys():
+            builtin = FUNCTIONS.get(name)
+            iterates = builtin is not None and builtin.iterates
+            if iterates and name not in checked.records | checked.callables.keys():
                 problem = f"`{name}(...)`"
         if problem is not None:
             span = node.span  # type: ignore[attr-defined]

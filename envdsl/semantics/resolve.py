@@ -25,6 +25,7 @@ from envdsl.semantics.model import (
 )
 from envdsl.semantics.suggest import did_you_mean
 from envdsl.syntax import ast
+from envdsl.syntax.visitor import TYPES, Visitor
 from envdsl.util.resources import stdlib_dir
 from envdsl.util.source import SourceFile, SourceMap, Span
 
@@ -59,7 +60,12 @@ def available_modules() -> list[str]:
     return sorted(f"std.{p.stem}" for p in stdlib_dir().glob("*.env"))
 
 
-class Resolver:
+class Resolver(Visitor):
+    """Declares the spec's names; resolves written types (`visit_<TypeExpr>(node,
+    allow_entity) -> Type`)."""
+
+    families = (TYPES,)
+
     def __init__(self, checked: CheckedSpec, sources: SourceMap, sink: DiagnosticSink) -> None:
         self.checked = checked
         self.sources = sources
@@ -185,58 +191,65 @@ class Resolver:
 
     def resolve_type(self, node: ast.TypeExpr, *, allow_entity: bool = False) -> t.Type:
         """Resolve a written type; entities are allowed only where a row is meant."""
-        if isinstance(node, ast.OptionalType):
-            return t.optional(self.resolve_type(node.inner, allow_entity=allow_entity))
-        if isinstance(node, ast.RefType):
-            name = node.entity.text
-            info = self.checked.records.get(name)
-            if name in self.checked.enums:
-                self.checked.used.add(name)
-                self.sink.report(
-                    codes.REF_TO_NON_ENTITY,
-                    f"'{name}' is an enum, not an entity: only entities can be referenced",
-                    node.entity.span,
-                    help=f"store the member itself: `{name}`",
-                    fixes=[_fix(f"use '{name}'", node.span, name)],
-                )
-                return t.ERROR
-            if info is None:
-                return self._unknown_type(node.entity)
+        resolved: t.Type = self.visit(node, allow_entity)
+        return resolved
+
+    def visit_OptionalType(self, node: ast.OptionalType, allow_entity: bool) -> t.Type:
+        return t.optional(self.resolve_type(node.inner, allow_entity=allow_entity))
+
+    def visit_RefType(self, node: ast.RefType, allow_entity: bool) -> t.Type:
+        name = node.entity.text
+        info = self.checked.records.get(name)
+        if name in self.checked.enums:
             self.checked.used.add(name)
-            if not info.is_entity:
-                self.sink.report(
-                    codes.REF_TO_NON_ENTITY,
-                    f"'{name}' is a record, not an entity: only entities can be referenced",
-                    node.entity.span,
-                    help=f"store the record by value (`{name}`), or make it an `entity` with a key",
-                )
-                return t.ERROR
-            return t.RefType(name)
-        if isinstance(node, ast.GenericType):
-            base = node.name.text
-            if base in TYPE_ALIASES and TYPE_ALIASES[base] in GENERICS:
-                self._unknown_type(node.name)  # `dict[...]`: say it is `map`, then go on
-                base = TYPE_ALIASES[base]
-            arity = GENERICS.get(base)
-            if arity is None:
-                return self._unknown_type(node.name, generic=True)
-            args = [self.resolve_type(arg, allow_entity=allow_entity) for arg in node.args]
-            if len(args) != arity:
-                self.sink.report(
-                    codes.WRONG_ARITY,
-                    f"'{base}' takes {arity} type argument{'s' if arity > 1 else ''}, "
-                    f"found {len(args)}",
-                    node.span,
-                    help="write list[T], set[T], map[K, V]",
-                )
-                return t.ERROR
-            if base == "list":
-                return t.ListType(args[0])
-            if base == "set":
-                return t.SetType(args[0])
-            if base == "optional":
-                return t.optional(args[0])
-            return t.MapType(args[0], args[1])
+            self.sink.report(
+                codes.REF_TO_NON_ENTITY,
+                f"'{name}' is an enum, not an entity: only entities can be referenced",
+                node.entity.span,
+                help=f"store the member itself: `{name}`",
+                fixes=[_fix(f"use '{name}'", node.span, name)],
+            )
+            return t.ERROR
+        if info is None:
+            return self._unknown_type(node.entity)
+        self.checked.used.add(name)
+        if not info.is_entity:
+            self.sink.report(
+                codes.REF_TO_NON_ENTITY,
+                f"'{name}' is a record, not an entity: only entities can be referenced",
+                node.entity.span,
+                help=f"store the record by value (`{name}`), or make it an `entity` with a key",
+            )
+            return t.ERROR
+        return t.RefType(name)
+
+    def visit_GenericType(self, node: ast.GenericType, allow_entity: bool) -> t.Type:
+        base = node.name.text
+        if base in TYPE_ALIASES and TYPE_ALIASES[base] in GENERICS:
+            self._unknown_type(node.name)  # `dict[...]`: say it is `map`, then go on
+            base = TYPE_ALIASES[base]
+        arity = GENERICS.get(base)
+        if arity is None:
+            return self._unknown_type(node.name, generic=True)
+        args = [self.resolve_type(arg, allow_entity=allow_entity) for arg in node.args]
+        if len(args) != arity:
+            self.sink.report(
+                codes.WRONG_ARITY,
+                f"'{base}' takes {arity} type argument{'s' if arity > 1 else ''}, "
+                f"found {len(args)}",
+                node.span,
+                help="write list[T], set[T], map[K, V]",
+            )
+            return t.ERROR
+        if base == "list":
+            return t.ListType(args[0])
+        if base == "set":
+            return t.SetType(args[0])
+        if base == "optional":
+            return t.optional(args[0])
+        return t.MapType(args[0], args[1])
+
+    def visit_NamedType(self, node: ast.NamedType, allow_entity: bool) -> t.Type:
         name = node.name.text
         if name in t.PRIMITIVES:
             return t.PRIMITIVES[name]

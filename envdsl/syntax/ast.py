@@ -598,6 +598,10 @@ class TasksFor:
     span: Span
 
 
+# what a file holds at its top level (a formatter lays each out)
+TopLevel = Union[Import, EnvDecl, TasksFor]
+
+
 @node
 class SpecFile:
     path: str

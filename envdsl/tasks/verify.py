@@ -26,6 +26,7 @@ from envdsl.diagnostics import DiagnosticSink, codes
 from envdsl.generated.modules import environment_class
 from envdsl.runtime import Environment, Fail, InvalidState
 from envdsl.semantics import types as t
+from envdsl.semantics.builtin_table import FUNCTIONS
 from envdsl.semantics.model import CheckedSpec, Effects
 from envdsl.syntax import ast
 from envdsl.tasks.unchecked_fields import FieldsWatched, solution_states, unchecked_fields
@@ -571,8 +572,9 @@ def _trace_and_initial(cond: ast.Expr) -> tuple[bool, bool]:
     uses_trace = reads_initial = False
     for n in ast.walk(cond):
         if isinstance(n, ast.Call):
-            if isinstance(n.func, ast.NameRef) and n.func.name in ("called", "calls"):
-                uses_trace = True
+            if isinstance(n.func, ast.NameRef):
+                builtin = FUNCTIONS.get(n.func.name)
+                uses_trace = uses_trace or (builtin is not None and builtin.reads_trace)
         elif isinstance(n, ast.NameRef) and n.name == "initial":
             reads_initial = True
     return uses_trace, reads_initial

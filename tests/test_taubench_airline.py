@@ -203,12 +203,13 @@ def touched_rows(data: dict[str, Any], kwargs: dict[str, Any]) -> dict[str, Any]
     reservations = {r: data["reservations"][r] for r in ids if r in data["reservations"]}
     user_ids = {kwargs.get("user_id")} | {r["user_id"] for r in reservations.values()}
     users = {u: {**data["users"][u], "user_id": u} for u in user_ids if u in data["users"]}
-    return comparable({"reservations": reservations, "users": users})
+    rows: dict[str, Any] = comparable({"reservations": reservations, "users": users})
+    return rows
 
 
 def touched_rows_of(env: Any, kwargs: dict[str, Any]) -> dict[str, Any]:
     """The same rows on the port's side, read with its queries (its whole state_json() is a
-    5 MB value: too slow to build after each of a thousand calls)."""
+    5 MB value: too slow to build after each of two thousand calls)."""
     reservations: dict[str, Any] = {}
     for r in (kwargs.get("reservation_id"), *BOOKED_IDS):
         found = env.call("get_reservation_details", {"reservation_id": r}) if r else None
@@ -219,7 +220,8 @@ def touched_rows_of(env: Any, kwargs: dict[str, Any]) -> dict[str, Any]:
         found = env.call("get_user_details", {"user_id": u}) if isinstance(u, str) else None
         if isinstance(u, str) and found is not None and found["success"]:
             users[u] = found["data"]
-    return comparable({"reservations": reservations, "users": users})
+    rows: dict[str, Any] = comparable({"reservations": reservations, "users": users})
+    return rows
 
 
 def agree(env: Any, data: dict[str, Any], name: str, kwargs: dict[str, Any]) -> str | None:

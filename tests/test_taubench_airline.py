@@ -330,3 +330,23 @@ EVERY_FAILURE = {
     "update_reservation_passengers: reservation not found",
     "update_reservation_passengers: number of passengers does not match",
 }
+
+
+def test_a_failed_booking_changes_nothing_where_taubench_loses_a_certificate(
+    loaded: tuple[Any, Any], text: str
+) -> None:
+    """One certificate named twice, the total right: τ-bench's second removal raises after the
+    first one, so its failed call has taken the certificate; the port's call fails whole."""
+    env, fresh = loaded
+    env.restore(fresh)
+    before = env.state_hash()
+    data = json.loads(text)
+    (first_task,) = [calls for index, calls in TASKS if index == 0]
+    name, kwargs = first_task[0]
+    half = {"payment_id": "certificate_7504069", "amount": 127.5}  # 255 in all, 250 each held
+    kwargs = {**kwargs, "payment_methods": [half, half]}
+    assert AIRLINE.tau_step(data, name, copy.deepcopy(kwargs)) == "Error: 'certificate_7504069'"
+    assert "certificate_7504069" not in data["users"]["mia_li_3668"]["payment_methods"]
+    ours = env.call(name, kwargs)
+    assert ours == {"success": False, "error": "key 'certificate_7504069' not found"}
+    assert env.state_hash() == before

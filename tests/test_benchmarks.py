@@ -82,6 +82,15 @@ def test_bench_retail_quick() -> None:
         and "| envdsl `env.call` |" in out
         and "| get_order_details | 7 |" in out
     )
+    assert "each task from its start (reset + calls, first calls included)" in out
+
+
+def test_bench_airline_quick() -> None:
+    """τ-bench airline's port and τ-bench's own tools agree on the first tasks' gold calls."""
+    out = run_benchmark("bench_airline.py", "--quick")
+    assert "compared: 7 calls, 3 final states" in out and "differences: 0" in out
+    assert "| update_reservation_flights | 5 |" in out and "| book_reservation | 1 |" in out
+    assert "each task from its start (reset + calls, first calls included)" in out
 
 
 def test_bench_openenv_sessions_quick() -> None:

@@ -61,7 +61,8 @@ DICT_ONLY: set[type] = {dict}
 STR_ONLY: set[type] = {str}
 
 new: Callable[[type[Any]], Any] = object.__new__  # a row without its __init__
-place_new: Callable[[type[Place], tuple[str, Any, str]], Place] = tuple.__new__  # type: ignore[assignment]  # Place(...) without its Python-level __new__
+# Place(...) without its Python-level __new__
+place_new: Callable[[type[Place], tuple[str, Any, str]], Place] = tuple.__new__
 owned_copy: Callable[[Any, Place], Any] = _owned_copy
 chain: Callable[[Iterable[Iterable[Any]]], Iterable[Any]] = itertools.chain.from_iterable
 datetime_from: Callable[[str], dt.datetime] = dt.datetime.fromisoformat

@@ -55,6 +55,7 @@ def test_bench_runtime_quick() -> None:
     out = run_benchmark("bench_runtime.py", "--quick")
     assert "| query | 100 |" in out and "| snapshot() | 100 |" in out and "| restore() |" in out
     assert "| state_hash() |" in out and "memory held" in out
+    assert "hand-written, guarded µs" in out and "the guarded hand-written" in out
 
 
 def test_bench_check_quick() -> None:

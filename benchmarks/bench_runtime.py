@@ -67,6 +67,7 @@ import envdsl  # noqa: E402
 from handwritten_sleep_tracking import SleepTrackingSystem  # noqa: E402
 from handwritten_wallet import WalletSystem  # noqa: E402
 from handwritten_guarded import GuardedSleepTrackingSystem, GuardedWalletSystem  # noqa: E402
+from pydantic_sleep_tracking import SleepTrackingDB  # noqa: E402
 
 SIZES = (100, 10_000, 100_000)
 GROWTH_LIMIT = 3.0  # a one-row operation growing more than this from the smallest size is profiled
@@ -227,7 +228,10 @@ def bench_size(
 ) -> dict[str, Any]:
     """Time every operation at size n; profile those that grew too much against `baseline`."""
     state = sleep_state(n)
-    setup = load_times(state, sleep_cls, 1 if timer.quick else 3 if n >= 50_000 else 5)
+    loads = 1 if timer.quick else 3 if n >= 50_000 else 5
+    setup = load_times(state, sleep_cls, loads)
+    pydantic = pydantic_times(state, sleep_cls, loads)
+    task_reset = task_reset_times(state, loads)
     hand = SleepTrackingSystem()
     hand.load_state(state)
     gen = sleep_cls()
@@ -340,6 +344,8 @@ def bench_size(
     return {
         "times": times,
         "setup": setup,
+        "pydantic": pydantic,
+        "task_reset": task_reset,
         "first_insert": tuple(first_insert),
         "hash": hash_times,
         "step_hash": step_hash,
@@ -372,6 +378,84 @@ def load_times(
             times.append(time.perf_counter() - started)
             del env
     return min(hand_times), min(floor_times), min(gen_times)
+
+
+def pydantic_times(
+    state: dict[str, Any], sleep_cls: type[Any], loops: int
+) -> tuple[float, float, float, float]:
+    """pydantic v2 validating the state into models of the spec's entities
+    (benchmarks/pydantic_sleep_tracking.py) against `reset(state=...)`, both from the same JSON
+    object and both from the same JSON text, in turns, each after a collection: the best of
+    `loops` runs of each. Returns (pydantic object, reset object, pydantic text, reset text)."""
+    text = json.dumps(state)
+    sides: list[tuple[Callable[[], Any], list[float]]] = [
+        (lambda: SleepTrackingDB.model_validate(state), []),
+        (lambda: sleep_cls().reset(state=state), []),
+        (lambda: SleepTrackingDB.model_validate_json(text), []),
+        (lambda: sleep_cls().reset(state=text), []),
+    ]
+    for _ in range(loops):
+        for load, times in sides:
+            gc.collect()
+            started = time.perf_counter()
+            load()
+            times.append(time.perf_counter() - started)
+    best = [min(times) for _, times in sides]
+    return best[0], best[1], best[2], best[3]
+
+
+def task_reset_times(state: dict[str, Any], loops: int) -> tuple[float, float, float]:
+    """`reset(task=...)` of a task whose start is this state (`init from` a JSON file): the
+    first on a fresh environment (a load), then again after one call (a task already loaded
+    once: a restore of its start where the runtime keeps one, else a load again), and
+    `restore()` of a snapshot of the start, for comparison. Best of `loops` of each."""
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        (folder / "sleep_tracking.env").write_text(
+            (REPO / "examples" / "sleep_tracking.env").read_text(encoding="utf-8"),
+            encoding="utf-8",
+        )
+        (folder / "start.json").write_text(json.dumps(state), encoding="utf-8")
+        target = user_id(len(state["users"]) // 2 + 1)
+        tasks = TASK_FROM_STATE.replace("TARGET", target)
+        (folder / "big.tasks.env").write_text(tasks, encoding="utf-8")
+        cls = envdsl.load(folder / "big.tasks.env")
+    first: list[float] = []
+    again: list[float] = []
+    restore: list[float] = []
+    for _ in range(loops):
+        env = cls()
+        gc.collect()
+        started = time.perf_counter()
+        env.reset(task="from_state")
+        first.append(time.perf_counter() - started)
+        snap = env.snapshot()
+        for times, reset in (
+            (again, lambda: env.reset(task="from_state")),
+            (restore, lambda: env.restore(snap)),
+        ):
+            expect(env.call("set_status", {"user_id": target, "status": "closed"}), True, "t")
+            gc.collect()
+            started = time.perf_counter()
+            reset()
+            times.append(time.perf_counter() - started)
+            if env.call("get_user", {"user_id": target})["data"]["status"] == "closed":
+                raise SystemExit("reset(task=...) did not bring the task's start back")
+        del env, snap
+    return min(first), min(again), min(restore)
+
+
+TASK_FROM_STATE = '''tasks for "sleep_tracking.env" {
+  task from_state {
+    """Close the account of user TARGET."""
+    init from "start.json"
+    solution {
+      set_status(user_id="TARGET", status=AccountStatus.closed)
+    }
+    check "TARGET is closed": users["TARGET"].status == AccountStatus.closed
+  }
+}
+'''
 
 
 def typed_rows(sleep_cls: type[Any], state: dict[str, Any]) -> dict[str, Any]:
@@ -695,6 +779,31 @@ def report(results: dict[int, dict[str, Any]], sizes: list[int]) -> list[str]:
             f"| {first_hand * 1e3:,.2f} / {first_gen * 1e3:,.2f} "
             f"| {plain_mem / 2**20:,.1f} / {gen_mem / 2**20:,.1f} | {gen_mem / plain_mem:.2f} |"
         )
+    out += [
+        "",
+        "| reset(state=...) / pydantic v2 | N | pydantic `model_validate` of the object ms "
+        "| reset(state=<object>) ms | reset / pydantic | pydantic `model_validate_json` ms "
+        "| reset(state=<text>) ms | reset / pydantic |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for n in sizes:
+        p_obj, g_obj, p_text, g_text = results[n]["pydantic"]
+        out.append(
+            f"| | {n:,} | {p_obj * 1e3:,.1f} | {g_obj * 1e3:,.1f} | {g_obj / p_obj:.2f} "
+            f"| {p_text * 1e3:,.1f} | {g_text * 1e3:,.1f} | {g_text / p_text:.2f} |"
+        )
+    out += [
+        "",
+        "| reset(task=...), init from a file of this state | N | first ms | again after a "
+        "call ms | again / first | restore() of a snapshot ms |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    for n in sizes:
+        first, again, restore = results[n]["task_reset"]
+        out.append(
+            f"| | {n:,} | {first * 1e3:,.2f} | {again * 1e3:,.3f} | {again / first:.3f} "
+            f"| {restore * 1e3:,.3f} |"
+        )
     return out
 
 
@@ -713,6 +822,13 @@ def verdict(results: dict[int, dict[str, Any]], sizes: list[int]) -> list[str]:
             f"{min(plain):.2f}-{max(plain):.2f}x); growth {growth:.2f}x "
             f"({'flat' if flat_ok else 'NOT flat'})"
         )
+    ratios = [
+        results[n]["pydantic"][i + 1] / results[n]["pydantic"][i] for n in sizes for i in (0, 2)
+    ]
+    lines.append(
+        f"- reset(state=...) against pydantic v2 validating the same JSON (object and text): "
+        f"{min(ratios):.2f}-{max(ratios):.2f}x ({'meets' if max(ratios) <= 1 else 'misses'} <= 1x)"
+    )
     for label, key, goal in (
         ("reset(state=...) (against load_state)", "setup", 2.0),
         ("state_hash() from nothing (against hashlib over json.dumps)", "hash", 1.5),

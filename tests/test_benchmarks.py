@@ -56,6 +56,7 @@ def test_bench_runtime_quick() -> None:
     assert "| query | 100 |" in out and "| snapshot() | 100 |" in out and "| restore() |" in out
     assert "| state_hash() |" in out and "memory held" in out
     assert "hand-written, guarded µs" in out and "the guarded hand-written" in out
+    assert "| reset(state=...) / pydantic v2 |" in out and "again / first" in out
 
 
 def test_bench_check_quick() -> None:

@@ -535,7 +535,9 @@ def test_unknown_tool_gets_a_suggestion(args_env: Environment) -> None:
 
 
 def test_int_is_accepted_for_float_and_integral_float_for_int(args_env: Environment) -> None:
-    assert args_env.call("take", {**GOOD, "f": 5})["data"] == "1|5.0|true|dark blue|x|0|none|10"
+    # a float keeps the number as written (issue 26): `5` is shown as 5, `5.0` as 5.0
+    assert args_env.call("take", {**GOOD, "f": 5})["data"] == "1|5|true|dark blue|x|0|none|10"
+    assert args_env.call("take", {**GOOD, "f": 5.0})["data"] == "1|5.0|true|dark blue|x|0|none|10"
     assert args_env.call("take", {**GOOD, "n": 5.0})["data"] == "5|2.5|true|dark blue|x|0|none|10"
 
 

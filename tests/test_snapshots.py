@@ -98,6 +98,7 @@ def test_a_snapshot_outlives_a_reset(sleep: type[Environment]) -> None:
 def test_history_is_kept_only_while_a_snapshot_lives(sleep: type[Environment]) -> None:
     env = sleep()
     env.reset(task="reactivate_and_log")
+    env.reset(state=env.state_json())  # (a task's start is a living snapshot: see below)
     snap = env.snapshot()
     assert env.call("add_sleep_log", log("U1", 10))["success"]
     assert env._world.history
@@ -172,3 +173,45 @@ def test_a_snapshot_keeps_the_trace_of_failed_calls(sleep: type[Environment]) ->
     assert env.trace == []
     env.restore(second)
     assert state(env) == traced
+
+
+def test_a_reset_to_a_task_loaded_before_restores_its_start(
+    sleep: type[Environment], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """reset(task=T) a second time undoes the episode's writes instead of running T's init
+    again, and ends where a fresh load ends: state, hash, trace, task, the grading."""
+    fresh = sleep()
+    fresh.reset(task="reactivate_and_log")
+    expected, reward = state(fresh), fresh.evaluate()["reward"]
+    env = sleep()
+    env.reset(task="reactivate_and_log")
+    env.solve("reactivate_and_log")
+    assert env.evaluate()["success"]
+    env.reset(task="close_account")
+    assert env.call("add_sleep_log", log("U1", 10))["success"]
+    init = sleep.TASKS["reactivate_and_log"].init
+    assert init is not None
+    monkeypatch.setattr(sleep, init, lambda self: pytest.fail("the init ran again"))
+    env.reset(task="reactivate_and_log")
+    assert state(env) == expected and env.trace == []
+    assert env.evaluate()["reward"] == reward < 1.0
+    env.solve("reactivate_and_log")
+    assert env.evaluate()["success"]
+
+
+def test_only_the_latest_task_starts_are_kept() -> None:
+    sleep = envdsl.load(SLEEP, [SLEEP.with_name("sleep_tracking.tasks.env")])
+    env = sleep()
+    tasks = list(sleep.TASKS)
+    assert len(tasks) > sleep._TASK_STARTS_KEPT
+    for task in tasks:
+        env.reset(task=task)
+        env.call("add_sleep_log", log("U1", 10))  # (fails in the tasks whose U1 is closed)
+    assert list(env._task_starts) == tasks[-sleep._TASK_STARTS_KEPT :]
+    for task in tasks:  # dropped ones load again, kept ones restore: the same states
+        env.reset(task=task)
+        fresh = sleep()
+        fresh.reset(task=task)
+        assert state(env) == state(fresh)
+    # a pickled environment keeps its state, not the cache of starts
+    assert pickle.loads(pickle.dumps(env))._task_starts == {}

@@ -193,7 +193,7 @@ class BodyTranslator(Translator):
             extend = f"h.extend({code}, {self.stored(code, value, stmt.value)})"
             return lines + self.flush(level) + [f"{pad}{extend}"]
         if isinstance(target, ast.NameRef):
-            local = scope.lookup(target.name)
+            local = None if target.qualified else scope.lookup(target.name)
             if local is not None:
                 declared = scope.lookup_type(target.name) or t.ERROR
                 value = self.coerce(value, value_type, declared)

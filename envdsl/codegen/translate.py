@@ -155,8 +155,6 @@ class Translator(Visitor):
         if isinstance(source, t.RecordType) and source.is_entity:
             if isinstance(target_base, t.RefType) or target_base in (t.STR, t.INT):
                 return f"{code}.{self.names.key_attr(source.name)}"
-        if source == t.INT and target_base == t.FLOAT:
-            return f"float({code})"
         if isinstance(source, t.TableType) and isinstance(target_base, t.ListType):
             return f"{code}.rows()"  # a table where a list is expected: the list of its rows
         if target_base == t.JSON and needs_json_form(source):
@@ -197,8 +195,15 @@ class Translator(Visitor):
         return "(" + " + ".join(pieces) + ")" if pieces else "''"
 
     def visit_NameRef(self, node: ast.NameRef, scope: CgScope) -> str:
-        code, declared = self.name(node.name, scope)
+        declared: t.Type | None
+        if node.qualified:  # `state.x`: the state field, whatever a local is named
+            code, declared = self.state_field(node.name)
+        else:
+            code, declared = self.name(node.name, scope)
         return self.narrowed(code, declared, self.type_of(node))
+
+    def state_field(self, name: str) -> tuple[str, t.Type]:
+        return f"self.{self.names.state[name]}", self.checked.state[name].type
 
     def narrowed(self, code: str, declared: t.Type | None, actual: t.Type) -> str:
         """`h.unwrap(x)` where the checker narrowed an optional that Python cannot see."""
@@ -217,7 +222,7 @@ class Translator(Visitor):
         if row is not None and name in row.fields:
             return f"row.{self.names.field(row.name, name)}", row.fields[name].type
         if name in self.checked.state:
-            return f"self.{self.names.state[name]}", self.checked.state[name].type
+            return self.state_field(name)
         if name in self.checked.consts:
             const = self.checked.consts[name]
             if is_mutable(const.type):
@@ -296,10 +301,14 @@ class Translator(Visitor):
         if node.op == "%":
             return f"h.mod({left}, {right})"
         if node.op == "**":
+            if self.type_of(node) == t.FLOAT:  # either side may hold an int: no int overflow
+                return f"h.power_float({left}, {right})"
             result = self.names.py_type(self.type_of(node))
             return f"cast({result!r}, h.power({left}, {right}))"
         # the places a value can grow are checked against the value limits (runtime/limits.py)
         if node.op == "*":
+            if self.type_of(node) == t.FLOAT:
+                return f"h.mul_float({left}, {right})"
             return f"h.mul({left}, {right})"
         if isinstance(left_type, t.ListType) and isinstance(right_type, t.ListType):
             return f"h.concat_lists({left}, {right})"

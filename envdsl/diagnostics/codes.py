@@ -164,6 +164,12 @@ TASK_ENV_MISMATCH = _register(
 TASK_NAME_CLASH = _register(
     "E1023", "task-name-clash", _N, "a task named like one of the spec's or another task file's"
 )
+STATE_NAME_TAKEN = _register(
+    "E1098",
+    "state-name-taken",
+    _N,
+    "a state field named `state`, or `state.x` where a local named `state` hides the state",
+)
 
 # ---- E2xx: types -----------------------------------------------------------------------------
 TYPE_MISMATCH = _register(

@@ -151,7 +151,7 @@ class ExpressionPrinter(Visitor):
         return "none", ATOM
 
     def visit_NameRef(self, e: ast.NameRef) -> tuple[Doc, int]:
-        return e.name, ATOM
+        return (f"state.{e.name}" if e.qualified else e.name), ATOM
 
     def visit_Attribute(self, e: ast.Attribute) -> tuple[Doc, int]:
         return [self.expr(e.obj, POSTFIX), ".", e.name.text], POSTFIX

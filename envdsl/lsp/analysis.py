@@ -126,6 +126,12 @@ class Analysis:
     def _name_ref(
         self, checked: CheckedSpec, ref: ast.NameRef, path: list[object]
     ) -> tuple[str, Span, Span | None]:
+        if ref.qualified:  # `state.x`: the state field (its word alone is what a rename edits)
+            info = checked.state.get(ref.name)
+            if info is None:
+                return "", ref.name_span, None
+            text = _code(f"(state) {ref.name}: {info.type}") + _doc(info.decl.doc)
+            return text, ref.name_span, info.decl.name.span
         local = self._local_reads().get(id(ref))
         if local is not None:
             text = _code(f"({local.kind}) {local.name}: {local.type}")

@@ -124,6 +124,8 @@ class Environment:
     # a couple of hundred calls save (2-3 microseconds each), and a one-shot use makes few calls
     # (verifying a spec's tasks: 1-10 a tool over benchmarks/bench_batch.py's corpus)
     _CALLS_BEFORE_COMPILING: ClassVar[int] = 16
+    # how many tasks' start states reset(task=...) keeps to restore instead of loading again
+    _TASK_STARTS_KEPT: ClassVar[int] = 4
 
     def __init__(
         self,
@@ -160,6 +162,8 @@ class Environment:
         self._after_step: Callable[[int], None] | None = None
         self._solution_step = 0
         self._owner = Owner()  # which snapshots are this environment's own
+        # the state right after reset(task=...) loaded a task, the latest last: see reset
+        self._task_starts: dict[str, Snapshot] = {}
         self._world: World
         self._tables: dict[str, Table[Any]]
         self._scalars: dict[str, Any]
@@ -170,6 +174,7 @@ class Environment:
         state = dict(self.__dict__)
         state["_initial_view"] = None  # rebuilt on first use
         state["last_exception"] = None  # may hold a traceback's frames, which cannot pickle
+        state["_task_starts"] = {}  # a cache: each would pickle a whole world
         return state
 
     # ---- state -----------------------------------------------------------------------------
@@ -190,18 +195,33 @@ class Environment:
         """Load a task's initial state, or a JSON state (dict or JSON text), or an empty one."""
         if task is not None and state is not None:
             raise ValueError("give a task or a state, not both")
+        if task is not None and (start := self._task_starts.pop(task, None)) is not None:
+            self.restore(start)  # a task loaded before: its episode's writes undone
+            self._task_starts[task] = start  # the latest last
+            return
         self._clear()
         self.task = task
         if task is not None:
             spec = self.TASKS.get(task)
             if spec is None:
                 raise KeyError(self.unknown_task(task))
-            if self._load_task(spec):
-                return
-        elif state is not None:
+            if not self._load_task(spec):
+                self._check_whole_state()
+            self._remember_start(task)
+            return
+        if state is not None:
             self._load_state(state)
             return
         self._check_whole_state()
+
+    def _remember_start(self, task: str) -> None:
+        """Keep the state a task's load ended in, for the next reset to it: an init is
+        deterministic, so undoing an episode's writes gives what loading it again would, and
+        costs what the episode wrote instead of what the state holds. A few tasks are kept,
+        the least recently reset to dropped first (each keeps its world alive)."""
+        self._task_starts[task] = self.snapshot()
+        while len(self._task_starts) > self._TASK_STARTS_KEPT:
+            del self._task_starts[next(iter(self._task_starts))]
 
     @classmethod
     def unknown_task(cls, name: str) -> str:

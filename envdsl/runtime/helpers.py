@@ -160,6 +160,25 @@ def mul(a: Any, b: Any) -> Any:
         raise Fail("a value is out of range") from None
 
 
+def mul_float(a: float, b: float) -> float:
+    """`a * b` of floats, either of which may hold an int (a float's integral value as the
+    data wrote it): Python's product, exact while it is in the 64-bit range, a float beyond."""
+    if type(a) is int and type(b) is int and a.bit_length() + b.bit_length() > 130:
+        return check_float(float(a) * float(b))  # not the huge int: a float, inf if it is one
+    return check_float(a * b)
+
+
+def power_float(base: float, exponent: float) -> float:
+    """`**` with a float result: an int base to an int power stays an int (Python's) while in
+    range; to a negative or too large power it is computed as a float, as a float base is."""
+    if type(base) is int and type(exponent) is int:
+        if exponent >= 0 and (abs(base) <= 1 or (abs(base).bit_length() - 1) * exponent <= 64):
+            return check_float(base**exponent)
+        base = float(base)
+    result: float = power(base, exponent)
+    return result
+
+
 def add_float(a: float, b: float) -> float:
     return check_float(a + b)
 
@@ -174,10 +193,12 @@ def fsum(items: Iterable[float]) -> float:
     list it adds in the list's order, as Python does."""
     if isinstance(items, (set, frozenset)):
         try:
+            if all(type(item) is int for item in items):
+                return check_float(sum(items))  # exact (and so order-free) already
             return check_float(math.fsum(items))
         except OverflowError:
             raise Fail("the result is not a finite number") from None
-    return check_float(sum(items, 0.0))
+    return check_float(sum(items))  # Python's: ints add up to an int, `0` when empty
 
 
 def join(sep: str, items: Iterable[str]) -> str:

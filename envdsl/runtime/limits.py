@@ -61,6 +61,15 @@ def check_int(value: int) -> int:
 
 
 def check_float(value: float) -> float:
+    """A float result: finite; an int (int arithmetic on a float's integral value) stays an
+    int within the 64-bit range and becomes a float beyond it, as a float would have."""
+    if type(value) is int:
+        if MIN_INT <= value <= MAX_INT:
+            return value
+        try:
+            value = float(value)
+        except OverflowError:
+            raise Fail("the result is not a finite number") from None
     if not math.isfinite(value):
         raise Fail("the result is not a finite number")
     return value

@@ -644,16 +644,18 @@ class _NestedReaders:
                 f"(type({value}) is str and ({value}.isascii() and len({value}) <= MAX_STR "
                 f"or long_str({value})))"
             )
-        if kind is FloatSpec:
-            return f"(type({value}) is float and -INF < {value} < INF)"
+        if kind is FloatSpec:  # a float, or an int kept as one (FloatSpec.from_json)
+            return (
+                f"(type({value}) is float and -INF < {value} < INF "
+                f"or type({value}) is int and MIN <= {value} <= MAX)"
+            )
         return _plain_test(spec, value)
 
     def converted(self, spec: TypeSpec, value: str) -> str | None:
         """An expression converting a raw element (raising NotPlain), or None."""
         kind = type(spec)
-        if kind is FloatSpec:  # an integral number, as FloatSpec.from_json takes it
-            integral = f"type({value}) is int and MIN <= {value} <= MAX"
-            return f"(float({value}) if {integral} else nested_bad())"
+        if kind is FloatSpec:  # not plain: an int out of range, FloatSpec.from_json's to read
+            return "nested_bad()"
         if kind is EnumSpec:
             members = f"members_{id(spec)}"
             self.names[members] = spec.by_value  # type: ignore[attr-defined]

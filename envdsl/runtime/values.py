@@ -4,7 +4,8 @@ One spec object per declared type is built by the generated module; argument val
 JSON states, results and tool schemas all go through it, so they cannot disagree.
 
 Coercion policy (documented in docs/language.md): JSON numbers are accepted for `float`
-(integers widen), only integral numbers for `int` (`5.0` is accepted, `5.5` and `"5"` are
+(an integer in the 64-bit range stays a Python int, so `100` is written back as `100` and
+`100.0` as `100.0`: a loaded state's JSON is its input's), only integral numbers for `int` (`5.0` is accepted, `5.5` and `"5"` are
 not), `true`/`false` only for `bool`; strings are never parsed as numbers; dates and
 datetimes are ISO 8601 strings (a datetime without offset is UTC); durations are seconds.
 """
@@ -92,6 +93,8 @@ class FloatSpec(TypeSpec):
     def from_json(self, value: JSONValue, path: str) -> float:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise self.mismatch(value, path)
+        if type(value) is int and MIN_INT <= value <= MAX_INT:
+            return value  # as the data wrote it: Python's arithmetic keeps it exact
         try:
             number = float(value)  # an integer beyond 1e308 overflows
         except OverflowError:
@@ -101,7 +104,9 @@ class FloatSpec(TypeSpec):
         return number
 
     def to_json(self, value: Any) -> JSONValue:
-        return float(value)  # `5` and `5.0` are one value: one canonical form
+        # `5` (read as an int, or int arithmetic on one) and `5.0` as they are: equal values
+        # whose JSON is what came in, so a state loaded and written back is byte-equal
+        return value if type(value) is int or type(value) is float else float(value)
 
     def schema(self) -> dict[str, Any]:
         return {"type": "number"}
@@ -380,6 +385,8 @@ def key_from_json(spec: TypeSpec, raw: str, path: str) -> Any:
             number = math.nan
         if not math.isfinite(number):
             raise BadValue(path, f"expected a number key, got {clip(raw)}")
+        if isinstance(spec, FloatSpec) and _INT_TEXT.fullmatch(raw) is not None:
+            return spec.from_json(int(raw), path)  # "100" stays "100" when written back
         return spec.from_json(number, path)
     if isinstance(spec, BoolSpec):
         if raw not in ("true", "false"):

@@ -112,7 +112,7 @@ class AliasAnalysis(Visitor):
         return self.of(node, bound).both()
 
     def visit_NameRef(self, node: ast.NameRef, bound: dict[str, Roots]) -> Roots:
-        if node.name in bound:
+        if node.name in bound and not node.qualified:
             return bound[node.name]
         local = self.local_of(node)
         if local is not None:

@@ -12,7 +12,7 @@ from typing import Callable
 from envdsl.diagnostics import codes
 from envdsl.semantics import types as t
 from envdsl.semantics.expr_typing import ExprTyping
-from envdsl.semantics.scope import Scope
+from envdsl.semantics.scope import Scope, local_of
 from envdsl.semantics.suggest import did_you_mean
 from envdsl.syntax import ast
 
@@ -510,7 +510,7 @@ def _refine_empty(obj: ast.Expr, receiver: t.Type, item: t.Type, scope: Scope) -
     """Give a local created empty (`[]`, `set()`) the element type of its first element."""
     if not isinstance(obj, ast.NameRef) or t.element_type(receiver) != t.NOTHING:
         return False
-    local = scope.lookup(obj.name)
+    local = local_of(scope, obj)
     if local is None or t.is_error(item):
         return False
     if isinstance(receiver, t.ListType):

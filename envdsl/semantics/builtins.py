@@ -12,9 +12,10 @@ from envdsl.semantics import types as t
 from envdsl.semantics.expr_typing import ExprTyping
 from envdsl.semantics.builtin_rules import check_all_args as _check_all_args
 from envdsl.semantics.builtin_table import ENUM_VALUES, FUNCTIONS, METHODS, receiver_kind
-from envdsl.semantics.scope import Scope
+from envdsl.semantics.scope import Scope, local_of
 from envdsl.semantics.suggest import did_you_mean
 from envdsl.syntax import ast
+from envdsl.util.source import Span
 
 
 def builtin_names() -> list[str]:
@@ -26,7 +27,7 @@ def builtin_names() -> list[str]:
 
 def check_call(checker: ExprTyping, node: ast.Call, scope: Scope) -> t.Type:
     func = node.func
-    if isinstance(func, ast.NameRef):
+    if isinstance(func, ast.NameRef) and not func.qualified:
         return _call_name(checker, func.name, node, scope)
     if isinstance(func, ast.Attribute):
         return _call_method(checker, func, node, scope)
@@ -133,7 +134,7 @@ def _wall_clock(checker: ExprTyping, func: ast.Attribute, node: ast.Call, scope:
     Environments are deterministic: the clock is a state field that actions set, so the fix
     reads that field (or, for a date, the date of the datetime field)."""
     obj = func.obj
-    if not isinstance(obj, ast.NameRef) or scope.lookup(obj.name) is not None:
+    if not isinstance(obj, ast.NameRef) or obj.qualified or scope.lookup(obj.name) is not None:
         return False
     wanted = _WALL_CLOCK.get((obj.name, func.name.text))
     if wanted is None or obj.name in checker.checked.state:
@@ -213,6 +214,9 @@ def _call_method(checker: ExprTyping, func: ast.Attribute, node: ast.Call, scope
         )
         return as_function.rule(checker, rewritten, scope)
     _check_all_args(checker, node, scope)
+    shadowing = _shadowed_state(checker, func, scope)
+    if shadowing is not None:
+        return shadowing
     string_methods = {f.name for f in FUNCTIONS.values() if f.string_method}
     known = sorted(set(table) | (string_methods if receiver == t.STR else set()))
     help, fixes = did_you_mean(method, known, func.name.span)
@@ -222,6 +226,35 @@ def _call_method(checker: ExprTyping, func: ast.Attribute, node: ast.Call, scope
         func.name.span,
         help or (f"its methods are: {', '.join(known)}" if known else None),
         fixes,
+    )
+
+
+def _shadowed_state(checker: ExprTyping, func: ast.Attribute, scope: Scope) -> t.Type | None:
+    """`flights.get(id)` in a tool with a parameter `flights`: the parameter hides the state
+    table of that name, which has the method. Say so, and name the way to the table."""
+    obj, method = func.obj, func.name.text
+    local = local_of(scope, obj) if isinstance(obj, ast.NameRef) else None
+    info = checker.checked.state.get(obj.name) if isinstance(obj, ast.NameRef) else None
+    if local is None or info is None or "state" in checker.checked.state:
+        return None
+    kind_of_state = receiver_kind(info.type)
+    has_it = method in METHODS.get(kind_of_state, {})
+    as_function = FUNCTIONS.get(method)
+    if info.type == t.STR and as_function is not None and as_function.string_method:
+        has_it = True  # `s.lower()`: a string function called as a method
+    if not has_it or scope.lookup("state"):
+        return None
+    kind = {"param": "parameter", "loop": "loop variable"}.get(local.kind, "variable")
+    what = "table" if isinstance(info.type, t.TableType) else "field"
+    at = Span(obj.span.file, obj.span.start, obj.span.start)
+    return checker.error(
+        codes.UNKNOWN_METHOD,
+        f"{local.type} has no method '{method}': the {kind} '{local.name}' shadows the state "
+        f"{what} '{local.name}'",
+        func.name.span,
+        f"name the state {what} as `state.{local.name}` (`state.{local.name}.{method}(...)`), "
+        f"or rename the {kind}",
+        (Fix(f"read the state {what}: `state.{local.name}`", (Edit(at, "state."),)),),
     )
 
 

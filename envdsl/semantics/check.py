@@ -14,7 +14,7 @@ from envdsl.semantics import types as t
 from envdsl.semantics.aliases import AliasAnalysis
 from envdsl.semantics.check_expr import ExprChecker
 from envdsl.semantics.model import AliasSet, CallableInfo, CheckedSpec, Effects, Local, RecordInfo
-from envdsl.semantics.scope import Context, Scope, path_of
+from envdsl.semantics.scope import Context, Scope, local_of, path_of
 from envdsl.semantics.suggest import did_you_mean
 from envdsl.syntax import ast
 from envdsl.syntax.visitor import DECLARATIONS, EXPRESSIONS, STATEMENTS
@@ -351,12 +351,13 @@ class BodyChecker(ExprChecker):
     def visit_Assign(self, stmt: ast.Assign, scope: Scope) -> bool:
         target = stmt.target
         if isinstance(target, ast.Index) and isinstance(target.obj, ast.NameRef):
-            local = scope.lookup(target.obj.name)
+            local = local_of(scope, target.obj)
             if local is not None and local.type == t.MapType(t.NOTHING, t.NOTHING):
                 # `let m = {}` then `m[k] = v`: the first entry fixes the map's types
                 local.type = t.MapType(self.expr(target.index, scope), self.expr(stmt.value, scope))
         if (
             isinstance(target, ast.NameRef)
+            and not target.qualified
             and scope.lookup(target.name) is None
             and target.name not in self.checked.state
             and self.ctx.row is None
@@ -396,13 +397,13 @@ class BodyChecker(ExprChecker):
             return False
         narrowed_type = self.expr(target, scope)  # what it holds now (after `!= none` tests)
         target_type = narrowed_type
-        if isinstance(target, ast.NameRef) and (local := scope.lookup(target.name)) is not None:
+        if isinstance(target, ast.NameRef) and (local := local_of(scope, target)) is not None:
             target_type = local.type  # assigning replaces a narrowed optional, too
         value_type = self.expr(stmt.value, scope)
         if (
             stmt.op == "="
             and isinstance(target, ast.NameRef)
-            and (local := scope.lookup(target.name)) is not None
+            and (local := local_of(scope, target)) is not None
         ):
             self.flows_into(local, stmt.value)
         # `xs += ys` extends the list in place (as Python does): a write through xs itself
@@ -411,7 +412,7 @@ class BodyChecker(ExprChecker):
             if stmt.op == "=":
                 if (
                     isinstance(target, ast.NameRef)
-                    and (local := scope.lookup(target.name)) is not None
+                    and (local := local_of(scope, target)) is not None
                     and _contains_nothing(local.type)
                     and not _contains_nothing(value_type)
                 ):
@@ -680,9 +681,9 @@ class BodyChecker(ExprChecker):
         if isinstance(target, ast.NameRef):
             name = target.name
             # a local or loop variable bound to a row is a handle: writes through it reach the table
-            if self.ctx.row is not None and name in self.ctx.row.fields:
+            if self.ctx.row is not None and name in self.ctx.row.fields and not target.qualified:
                 return f"{self.ctx.row.table or self.ctx.row.name}.{name}"
-            if scope.lookup(name) is not None:
+            if local_of(scope, target) is not None:
                 return None  # a local value (a local row is written through its fields)
             info = self.checked.state.get(name)
             if info is not None:

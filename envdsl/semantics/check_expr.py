@@ -174,6 +174,8 @@ class ExprChecker(Visitor):
         return t.STR
 
     def visit_NameRef(self, node: ast.NameRef, scope: Scope) -> t.Type:
+        if node.qualified:
+            return self.state_field(node, scope)
         local = scope.lookup(node.name)
         if local is not None:
             self.name_locals[id(node)] = local
@@ -230,9 +232,45 @@ class ExprChecker(Visitor):
         if ctx.row is not None:
             candidates |= set(ctx.row.fields)
         help, fixes = did_you_mean(name, candidates, span)
+        if name == "state" and ctx.sees_state:
+            first = next(iter(self.checked.state), "users")
+            help, fixes = f"`state` is no value: name one of its fields, `state.{first}`", ()
         if help is None and name in ("self", "this"):
             help = "there is no `self`: name state fields directly (`users`, `now`)"
         return self.error(codes.UNKNOWN_NAME, f"unknown name '{name}'", span, help, fixes)
+
+    def state_field(self, node: ast.NameRef, scope: Scope) -> t.Type:
+        """`state.<name>`: the state field, past any parameter, local or row field so named."""
+        name, ctx = node.name, self.ctx
+        holder = scope.lookup("state")
+        if holder is not None or (ctx.row is not None and "state" in ctx.row.fields):
+            what = f"the {_local_kind(holder)} 'state'" if holder else "the row field 'state'"
+            return self.error(
+                codes.STATE_NAME_TAKEN,
+                f"`state.{name}` names a state field, but {what} hides `state` here",
+                node.span,
+                help="rename it (`new_state`, `status`): `state.` always names the state",
+            )
+        info = self.checked.state.get(name)
+        if info is None:
+            help, fixes = did_you_mean(name, self.checked.state, node.name_span)
+            return self.error(
+                codes.UNKNOWN_STATE_FIELD,
+                f"the state has no field '{name}'",
+                node.span,
+                help or f"the state fields are: {', '.join(self.checked.state) or 'none'}",
+                fixes,
+            )
+        if not ctx.sees_state:
+            return self.error(
+                codes.UNKNOWN_NAME,
+                f"{ctx.describe} cannot read the state field '{name}'",
+                node.span,
+                help="defaults, constants and init values are computed without the state",
+            )
+        self.note_read(name)
+        narrowed = scope.narrowed_type(f"state.{name}")
+        return narrowed if narrowed is not None else info.type
 
     def binding_in_check(self, local: Local, span: Span) -> t.Type:
         """A check reads only the agent's run; the solution's `let` holds what the reference
@@ -913,3 +951,9 @@ _METHOD_NAMES = {
     "endswith",
     "count",
 }
+
+
+def _local_kind(local: Local) -> str:
+    return {"param": "parameter", "loop": "loop variable", "binding": "solution binding"}.get(
+        local.kind, "variable"
+    )

@@ -61,7 +61,9 @@ def _agent_supplied(checked: CheckedSpec) -> set[Place]:
 
 
 def _reads_any(expr: ast.Expr, names: set[str]) -> bool:
-    return any(isinstance(n, ast.NameRef) and n.name in names for n in ast.walk(expr))
+    return any(
+        isinstance(n, ast.NameRef) and n.name in names and not n.qualified for n in ast.walk(expr)
+    )
 
 
 def _place(checked: CheckedSpec, expr: ast.Expr) -> Place | None:

@@ -107,7 +107,7 @@ class _ArithmeticValue(Visitor):
         return _number(node.value)
 
     def visit_NameRef(self, node: ast.NameRef, constants: dict[str, Any]) -> Any:
-        if node.name not in constants:
+        if node.name not in constants or node.qualified:
             raise _Unknown
         return constants[node.name]
 

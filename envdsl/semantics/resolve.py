@@ -422,6 +422,13 @@ class Resolver(Visitor):
         for state in env.of_type(ast.StateDecl):
             for field_decl in state.fields:
                 name = field_decl.name
+                if name.text == "state":  # `state.x` names the field x: none can be `state`
+                    self.sink.report(
+                        codes.STATE_NAME_TAKEN,
+                        "a state field cannot be named 'state'",
+                        name.span,
+                        help="`state.<field>` names the state's fields: rename this one",
+                    )
                 if not self._claim(name, "state field", None):
                     continue
                 state_type: t.Type

@@ -39,14 +39,17 @@ class Scope:
         return None
 
     def forget(self, path: str) -> None:
-        """An assignment to `path` invalidates what was known about it and below it."""
-        scope: Scope | None = self
-        while scope is not None:
-            for known in list(scope.narrowed):
-                if known == path or known.startswith(path + "."):
-                    scope.narrowed[known] = None
-            scope = scope.parent
-        self.narrowed[path] = None
+        """An assignment to `path` invalidates what was known about it and below it: about
+        `x` and `state.x` both, which are one place where no local is named x."""
+        bare = path.removeprefix("state.")
+        for written in (bare, f"state.{bare}"):
+            scope: Scope | None = self
+            while scope is not None:
+                for known in list(scope.narrowed):
+                    if known == written or known.startswith(written + "."):
+                        scope.narrowed[known] = None
+                scope = scope.parent
+            self.narrowed[written] = None
 
     def all_names(self) -> list[str]:
         names: list[str] = []
@@ -92,10 +95,16 @@ class Context:
         }.get(self.kind, self.kind)
 
 
+def local_of(scope: Scope, ref: ast.NameRef) -> Local | None:
+    """The local (or parameter) `ref` names; none for `state.<name>`, the state field."""
+    return None if ref.qualified else scope.lookup(ref.name)
+
+
 def path_of(expr: ast.Expr) -> str | None:
-    """'x' for a name, 'x.f.g' for a field path; None for anything else."""
+    """'x' for a name, 'x.f.g' for a field path, 'state.x' for `state.x`; None for anything
+    else."""
     if isinstance(expr, ast.NameRef):
-        return expr.name
+        return f"state.{expr.name}" if expr.qualified else expr.name
     if isinstance(expr, ast.Attribute):
         base = path_of(expr.obj)
         return f"{base}.{expr.name.text}" if base is not None else None

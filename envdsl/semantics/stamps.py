@@ -62,7 +62,8 @@ def _place(target: ast.Expr, checked: CheckedSpec, local: set[str]) -> tuple[str
     """The (table, field) a row field assignment writes, ("", name) for a scalar state
     field, None for a local or a record's field."""
     if isinstance(target, ast.NameRef):
-        info = checked.state.get(target.name) if target.name not in local else None
+        shadowed = target.name in local and not target.qualified
+        info = checked.state.get(target.name) if not shadowed else None
         if info is not None and not isinstance(info.type, t.TableType):
             return (SCALARS, target.name)
         return None
@@ -80,14 +81,22 @@ def _place(target: ast.Expr, checked: CheckedSpec, local: set[str]) -> tuple[str
 
 def _is_stamp(assign: ast.Assign, checked: CheckedSpec, local: set[str]) -> bool:
     names = _read_names(assign.value)
-    if any(n in local or (n not in checked.state and n not in checked.consts) for n in names):
+    if any(
+        (n in local and not qualified) or (n not in checked.state and n not in checked.consts)
+        for n, qualified in names
+    ):
         return False  # reads a parameter, a local, an enum member: the call's own value
     if assign.op in ("+=", "-="):
         return True
-    return any(n in checked.state for n in names)
+    return any(n in checked.state for n, _ in names)
 
 
-def _read_names(value: ast.Expr) -> list[str]:
-    """The names an expression reads as values (a called function's name is none)."""
+def _read_names(value: ast.Expr) -> list[tuple[str, bool]]:
+    """The names an expression reads as values (a called function's name is none), each
+    with whether it is written `state.<name>` (the state field, never a local)."""
     called = {id(n.func) for n in ast.walk(value) if isinstance(n, ast.Call)}
-    return [n.name for n in ast.walk(value) if isinstance(n, ast.NameRef) and id(n) not in called]
+    return [
+        (n.name, n.qualified)
+        for n in ast.walk(value)
+        if isinstance(n, ast.NameRef) and id(n) not in called
+    ]

@@ -105,6 +105,13 @@ class FString:
 class NameRef:
     name: str
     span: Span
+    # written `state.<name>`: the state field, even where a parameter or local is named so
+    qualified: bool = False
+
+    @property
+    def name_span(self) -> Span:
+        """The span of the name alone (`flights` of `state.flights`), for rename edits."""
+        return Span(self.span.file, self.span.end - len(self.name), self.span.end)
 
 
 @node

@@ -540,7 +540,11 @@ class AstBuilder:
                 return ast.NoneLit(span)
             return ast.NameRef(text, span)
         if kind == "attribute":  # (the most frequent kinds first)
-            return ast.Attribute(self.expr(parts[0]), self.name(parts[1]), span)
+            obj = self.expr(parts[0])
+            if isinstance(obj, ast.NameRef) and obj.name == "state" and not obj.qualified:
+                # `state.flights`: the state field itself, whatever a local is named
+                return ast.NameRef(self.name(parts[1]).text, span, qualified=True)
+            return ast.Attribute(obj, self.name(parts[1]), span)
         if kind == "call":
             return self.call(node, span)
         if kind == "string":

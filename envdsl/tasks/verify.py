@@ -575,7 +575,7 @@ def _trace_and_initial(cond: ast.Expr) -> tuple[bool, bool]:
             if isinstance(n.func, ast.NameRef):
                 builtin = FUNCTIONS.get(n.func.name)
                 uses_trace = uses_trace or (builtin is not None and builtin.reads_trace)
-        elif isinstance(n, ast.NameRef) and n.name == "initial":
+        elif isinstance(n, ast.NameRef) and n.name == "initial" and not n.qualified:
             reads_initial = True
     return uses_trace, reads_initial
 

@@ -229,34 +229,37 @@ def run_phase(env_class: type[Environment], phase: str, max_calls: int, seed_val
         bare_hypothesis_rate(max_calls, seed_value, starts)
 
 
-def instructions(example: str, phase: str, max_calls: int, seed_value: int) -> int:
-    """Instructions of one `--phase` process under cachegrind."""
-    command = [
-        "valgrind",
-        "--tool=cachegrind",
-        "--cache-sim=no",
-        "--cachegrind-out-file=/dev/null",
-        sys.executable,
-        str(Path(__file__).resolve()),
-        "--phase",
-        phase,
-        "--max-calls",
-        str(max_calls),
-        "--seed",
-        str(seed_value),
-        example,
-    ]
-    env = dict(os.environ, PYTHONHASHSEED="0")  # the same dict layouts in every process
-    done = subprocess.run(command, capture_output=True, text=True, env=env, cwd=REPO)
-    found = re.search(r"I\s+refs:\s+([\d,]+)", done.stderr)
-    if done.returncode != 0 or found is None:
-        raise SystemExit(f"{' '.join(command)} failed:\n{done.stderr[-2000:]}")
-    return int(found.group(1).replace(",", ""))
-
-
 def instruction_ratio(example: str, max_calls: int, seed_value: int) -> tuple[float, int, int]:
-    """explore's main run / the bare machine in instructions, and the two counts."""
-    counts = {phase: instructions(example, phase, max_calls, seed_value) for phase in PHASES}
+    """explore's main run / the bare machine in instructions, and the two counts: the three
+    `--phase` processes under cachegrind, side by side (the load does not move a count)."""
+    env = dict(os.environ, PYTHONHASHSEED="0")  # the same dict layouts in every process
+    running = {}
+    for phase in PHASES:
+        command = [
+            "valgrind",
+            "--tool=cachegrind",
+            "--cache-sim=no",
+            "--cachegrind-out-file=/dev/null",
+            sys.executable,
+            str(Path(__file__).resolve()),
+            "--phase",
+            phase,
+            "--max-calls",
+            str(max_calls),
+            "--seed",
+            str(seed_value),
+            example,
+        ]
+        running[phase] = subprocess.Popen(
+            command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env, cwd=REPO
+        )
+    counts = {}
+    for phase, process in running.items():
+        _, stderr = process.communicate()
+        found = re.search(r"I\s+refs:\s+([\d,]+)", stderr)
+        if process.returncode != 0 or found is None:
+            raise SystemExit(f"valgrind of --phase {phase} {example} failed:\n{stderr[-2000:]}")
+        counts[phase] = int(found.group(1).replace(",", ""))
     explore = counts["explore"] - counts["base"]
     bare = counts["bare"] - counts["base"]
     return explore / bare, explore, bare

@@ -70,6 +70,14 @@ def test_bench_explore_quick() -> None:
     assert "sleep_tracking" in out and "bare hyp/s" in out
 
 
+def test_bench_explore_instruction_phase() -> None:
+    """A process of `--instructions`' count (warm-up, then one more main run) runs to the end;
+    valgrind itself is too slow to run here."""
+    assert (
+        run_benchmark("bench_explore.py", "--phase", "explore", "--max-calls", "40", "hris") == ""
+    )
+
+
 def test_bench_batch_quick() -> None:
     out = run_benchmark("bench_batch.py", "--quick")
     assert "| `check` | 1 |" in out and "| `check --no-verify` | 1 |" in out

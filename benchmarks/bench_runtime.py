@@ -152,7 +152,8 @@ def wallet_state(n: int) -> dict[str, Any]:
 
 
 class Timer:
-    """Runs the two implementations' measurements alternately, so that drift hits both."""
+    """Runs the implementations' measurements in turns, so that drift hits all of them, in
+    CPU time of this process (other jobs on shared cores add none to it)."""
 
     def __init__(self, budget: float, quick: bool = False) -> None:
         self.budget = budget  # seconds per implementation and operation
@@ -161,7 +162,9 @@ class Timer:
     def batched(self, *calls: Callable[[], Any]) -> tuple[float, ...]:
         """Median per-call seconds of each side's calls (which leave the state as they found
         it), the sides timed in turns batch by batch."""
-        timers = [timeit.Timer(call) for call in calls]
+        # CPU time of this process: on cores shared with other jobs, wall time counts the
+        # slices the scheduler gives them, which land on one side or the other by chance
+        timers = [timeit.Timer(call, timer=time.process_time) for call in calls]
         numbers = [10] * len(timers)
         if not self.quick:
             numbers = []
@@ -182,7 +185,7 @@ class Timer:
     def each(self, *sides: tuple[Callable[[], Any], Callable[[Any], None]]) -> tuple[float, ...]:
         """Median per-call seconds of calls timed one by one, each undone (untimed) after."""
         samples: list[list[float]] = [[] for _ in sides]
-        clock = time.perf_counter_ns
+        clock = time.process_time_ns  # CPU time, as in `batched`
         overhead = statistics.median(-clock() + clock() for _ in range(1001))
         deadline = time.perf_counter() + len(sides) * self.budget
         rounds = 0

@@ -9,8 +9,12 @@ The generated side is `examples/sleep_tracking.env` compiled in memory with `env
 measures the current compiler and runtime, not a stale compiled/ file), plus a tiny inline spec
 (`Wallet`) whose action fails a `require` after a write. The hand-written side is the same
 environments ported EnvScaler-style (benchmarks/handwritten_sleep_tracking.py,
-benchmarks/handwritten_wallet.py). Both get the same JSON state, built here, and are called the
-same way: `env.call(name, arguments)` with JSON arguments.
+benchmarks/handwritten_wallet.py), and the same ports keeping the generated env's guarantees
+(benchmarks/handwritten_guarded.py: a fresh JSON copy of each result, a trace entry per call,
+a failed call rolled back), which the goal is judged against (issue 24); the plain ports stay
+as a column for information. All get the same JSON state, built here, and are called the same
+way: `env.call(name, arguments)` with JSON arguments. Calls and loads are timed in the
+process's CPU time.
 
 State size N means N users and N sleep logs (one per user) for SleepTracking and N accounts for
 Wallet. Operations, each a call on one row in the middle of the table:
@@ -32,7 +36,11 @@ are printed. state_hash() is O(state) by nature and is reported separately, as i
 the hand-written load_state against reset(state=...) of the same JSON object (best of 5
 alternating runs, 3 at 50,000 rows and more, each on a fresh environment), with the floor of
 a loader of typed rows between them (the generated row objects filled from the JSON, nothing
-checked or indexed).
+checked or indexed). In the same run, reset(state=...) against pydantic v2 validating the
+same JSON object and text into models of the spec's entities (benchmarks/
+pydantic_sleep_tracking.py, τ²-bench's database choice), and reset(task=...) of a task whose
+`init from` file is the state: the first load, and again after a call (a task loaded once is
+restored, not loaded again).
 
 Last, the fixed costs of a generated query that the hand-written one does not pay (a trace
 entry, a fresh JSON dict of the result, the envelope, the thread-local size budget), each timed

@@ -23,9 +23,9 @@ is 1.
 Then it times the calls: rounds of one pass over every task per side, the sides alternating
 (which goes first alternates too), after one untimed pass each. In each pass a task starts from
 a fresh state (τ-bench: the data parsed again from its JSON text; envdsl: `restore()` of a
-snapshot taken after one `reset(state=...)`), and only the calls are timed, with the cyclic GC
-off (`--gc`: on). It reports calls/s per side (median over the rounds), the ratio envdsl /
-τ-bench (goal: >= 1x), per tool µs, and `env.call` with `json.dumps` of each result (τ-bench's
+snapshot taken after one `reset(state=...)`), with the cyclic GC off (`--gc`: on). It reports
+calls/s per side (median over the rounds), the ratio envdsl / τ-bench (goal: >= 1x), the same
+ratio for each task from its start (its reset and its calls, first calls included), per tool µs, and `env.call` with `json.dumps` of each result (τ-bench's
 tools return text, so their cost includes the serialization). Resets are timed apart:
 τ-bench's data parsed from its JSON text, envdsl's `reset(state=<the same text>)`,
 `snapshot()` and `restore()`.
@@ -33,435 +33,45 @@ tools return text, so their cost includes the serialization). Resets are timed a
 
 from __future__ import annotations
 
-import argparse
-import copy
-import gc
-import gzip
-import json
-import platform
-import random
-import statistics
 import sys
-import time
-import warnings
 from pathlib import Path
-from typing import Any, Callable
 
-REPO = Path(__file__).resolve().parent.parent
-PORT = REPO / "benchmarks" / "taubench_retail"
-DATA = PORT / "vendor" / "tau_bench" / "envs" / "retail" / "data"
-sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(PORT / "vendor"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from tau_bench.envs.retail.tools import ALL_TOOLS  # noqa: E402
+from taubench_replay import Domain, comparable, main as replay_main  # noqa: E402
 
-import envdsl  # noqa: E402
-from envdsl.generated.loader import CompileError  # noqa: E402
-
-TAU_TOOLS = {tool.get_info()["function"]["name"]: tool for tool in ALL_TOOLS}
-# the tools whose τ-bench result is JSON text (`json.dumps(...)`); the others return plain text
-JSON_RESULTS = {
-    "get_user_details",
-    "get_order_details",
-    "get_product_details",
-    "list_all_product_types",
-    "cancel_pending_order",
-    "modify_pending_order_address",
-    "modify_pending_order_items",
-    "modify_pending_order_payment",
-    "modify_user_address",
-    "exchange_delivered_order_items",
-    "return_delivered_order_items",
-}
-USER_RESULTS = {"get_user_details", "modify_user_address"}  # a user object, keyed outside
-Call = tuple[str, dict[str, Any]]
-
-
-def data_text() -> str:
-    """τ-bench's data as one JSON object text, {"orders": ..., "products": ..., "users": ...}:
-    what its `load_data()` returns, and the envdsl port's state as it is."""
-    parts = [
-        f'"{name}": ' + gzip.decompress((DATA / f"{name}.json.gz").read_bytes()).decode("utf-8")
-        for name in ("orders", "products", "users")
-    ]
-    return "{" + ", ".join(parts) + "}"
-
-
-def gold_tasks() -> list[tuple[int, list[Call]]]:
-    """Each task with gold calls: its index in τ-bench's TASKS_TEST and its calls in order."""
-    tasks: dict[int, list[Call]] = {}
-    with (PORT / "gold_calls.jsonl").open(encoding="utf-8") as lines:
-        for line in lines:
-            call = json.loads(line)
-            tasks.setdefault(call["task"], []).append((call["name"], call["kwargs"]))
-    return sorted(tasks.items())
-
-
-def tau_step(data: dict[str, Any], name: str, kwargs: dict[str, Any]) -> str:
-    """A tool call as τ-bench's `Env.step` makes it."""
-    try:
-        result: str = TAU_TOOLS[name].invoke(data=data, **kwargs)  # type: ignore[no-untyped-call]
-        return result
-    except Exception as error:
-        return f"Error: {error}"
-
-
-# --- comparing the two sides ---------------------------------------------------------------
-
-
-def comparable(value: Any) -> Any:
-    """A JSON value without its null object members (optional fields the port has as null and
-    τ-bench leaves out; τ-bench's data has no null)."""
-    if isinstance(value, dict):
-        return {k: comparable(v) for k, v in value.items() if v is not None}
-    if isinstance(value, list):
-        return [comparable(v) for v in value]
-    return value
-
-
-def tau_as_result(name: str, kwargs: dict[str, Any], text: str) -> dict[str, Any]:
-    """τ-bench's text result in the envdsl envelope it stands for."""
-    if text.startswith("Error: "):
-        return {"success": False, "error": text[len("Error: ") :]}
-    value: Any = json.loads(text) if name in JSON_RESULTS else text
-    if name in USER_RESULTS:
-        value = {**value, "user_id": kwargs["user_id"]}
-    return {"success": True, "data": value}
-
-
-def tau_state(data: dict[str, Any]) -> dict[str, Any]:
-    """τ-bench's data in the shape of the port's `state_json()` (users get their key)."""
-    users = {user_id: {**user, "user_id": user_id} for user_id, user in data["users"].items()}
-    return {"orders": data["orders"], "products": data["products"], "users": users}
-
-
-def difference(tau: dict[str, Any], ours: dict[str, Any]) -> str | None:
-    if tau["success"] != ours["success"]:
-        return "success differs"
-    if not tau["success"]:
-        return None if tau["error"] == ours["error"] else "message differs"
-    return None if comparable(tau["data"]) == comparable(ours["data"]) else "value differs"
-
-
-def short(value: Any, limit: int = 300) -> str:
-    text = json.dumps(value, ensure_ascii=False, sort_keys=True)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-class Comparison:
-    """What replaying every task on both sides found: the differences, the count of failed
-    calls per tool (the same on both sides when nothing differs), both sides' results per task
-    (to check the timed passes against), and the call seconds of each side, both reloading
-    their state for each task."""
-
-    def __init__(self) -> None:
-        self.problems: list[str] = []
-        self.failures: dict[str, int] = {}
-        self.results: list[list[Any]] = []
-        self.tau_results: list[list[str]] = []
-        self.seconds = {"τ-bench": 0.0, "envdsl": 0.0}
-
-
-def compare(retail: Any, text: str, tasks: list[tuple[int, list[Call]]]) -> Comparison:
-    """Replay every task on both sides, each from its own reload of the data, call by call."""
-    found = Comparison()
-    clock, seconds = time.perf_counter, found.seconds
-    env = retail()
-    for index, calls in tasks:
-        data = json.loads(text)
-        env.reset(state=text)
-        task_results, tau_results = [], []
-        gc.collect()
-        gc.disable()  # as in the timed passes
-        try:
-            for position, (name, kwargs) in enumerate(calls):
-                tau_kwargs = copy.deepcopy(kwargs)  # whatever τ-bench's tool does with them
-                start = clock()
-                tau_text = tau_step(data, name, tau_kwargs)
-                middle = clock()
-                ours = env.call(name, kwargs)
-                seconds["envdsl"] += clock() - middle
-                seconds["τ-bench"] += middle - start
-                task_results.append(ours)
-                tau_results.append(tau_text)
-                if not ours["success"]:
-                    found.failures[name] = found.failures.get(name, 0) + 1
-                tau = tau_as_result(name, kwargs, tau_text)
-                problem = difference(tau, ours)
-                if problem is not None:
-                    found.problems.append(
-                        f"task {index}, call {position + 1} {name}({short(kwargs)}): {problem}\n"
-                        f"  τ-bench: {short(tau)}\n  envdsl:  {short(ours)}"
-                    )
-        finally:
-            gc.enable()
-        found.results.append(task_results)
-        found.tau_results.append(tau_results)
-        if comparable(env.state_json()) != comparable(tau_state(data)):
-            found.problems.append(f"task {index}: the final states differ")
-    return found
-
-
-def random_expression(rng: random.Random, depth: int = 0) -> str:
-    """An expression over calculate's characters: mostly well formed, sometimes not."""
-    roll = rng.random()
-    if depth > 3 or roll < 0.35:
-        number = rng.choice(
-            [str(rng.randint(0, 999)), f"{rng.uniform(0, 2000):.2f}", "0", ".5", "012", "1.2.3"]
-        )
-        return rng.choice(["", "-", "+", "- "]) + number if rng.random() < 0.2 else number
-    if roll < 0.5:
-        return "(" + random_expression(rng, depth + 1) + rng.choice([")", ")", ")", ""])
-    op = rng.choice(["+", "-", "*", "/", "//", "**", "* *", "+ -", ""])
-    if op == "**":
-        return f"{random_expression(rng, depth + 1)} ** {rng.randint(-3, 3)}"
-    space = rng.choice(["", " "])
-    left, right = random_expression(rng, depth + 1), random_expression(rng, depth + 1)
-    return f"{left}{space}{op}{space}{right}"
-
-
-def compare_calculate(retail: Any, count: int) -> tuple[int, int, int, list[str]]:
-    """`calculate` on random expressions: how many succeeded on both sides, how many failed on
-    both (their messages differ by design: Python's exception texts), and the differences."""
-    rng = random.Random(13)
-    env = retail()
-    env.reset(state='{"orders": {}, "products": {}, "users": {}}')
-    succeeded = failed = 0
-    problems: list[str] = []
-    warnings.simplefilter("ignore", SyntaxWarning)  # eval's "'int' object is not callable"
-    for _ in range(count):
-        expression = random_expression(rng)
-        kwargs = {"expression": expression}
-        tau = tau_as_result("calculate", kwargs, tau_step({}, "calculate", kwargs))
-        ours = env.call("calculate", kwargs)
-        if tau["success"] != ours["success"] or (tau["success"] and tau["data"] != ours["data"]):
-            problems.append(
-                f"calculate({expression!r}): τ-bench {short(tau)}, envdsl {short(ours)}"
-            )
-        elif tau["success"]:
-            succeeded += 1
-        else:
-            failed += 1
-    return succeeded, failed, count, problems
-
-
-# --- timing --------------------------------------------------------------------------------
-
-
-class Pass:
-    """One side's timed pass over the tasks: call seconds per tool, reset seconds, results."""
-
-    def __init__(self) -> None:
-        self.by_tool: dict[str, float] = {}
-        self.calls = 0
-        self.call_seconds = 0.0
-        self.reset_seconds = 0.0
-        self.dump_seconds = 0.0
-        self.results: list[list[Any]] = []
-
-
-def tau_pass(text: str, tasks: list[tuple[int, list[Call]]]) -> Pass:
-    timed = Pass()
-    clock, by_tool, step = time.perf_counter, timed.by_tool, tau_step
-    for _, calls in tasks:
-        start = clock()
-        data = json.loads(text)  # as τ-bench's reset: the data loaded again
-        timed.reset_seconds += clock() - start
-        results = []
-        for name, kwargs in calls:
-            start = clock()
-            result = step(data, name, kwargs)
-            spent = clock() - start
-            by_tool[name] = by_tool.get(name, 0.0) + spent
-            timed.call_seconds += spent
-            results.append(result)
-        timed.calls += len(calls)
-        timed.results.append(results)
-    return timed
-
-
-def envdsl_pass(env: Any, fresh: Any, tasks: list[tuple[int, list[Call]]]) -> Pass:
-    timed = Pass()
-    clock, by_tool, call, dumps = time.perf_counter, timed.by_tool, env.call, json.dumps
-    for _, calls in tasks:
-        start = clock()
-        env.restore(fresh)
-        timed.reset_seconds += clock() - start
-        results = []
-        for name, kwargs in calls:
-            start = clock()
-            result = call(name, kwargs)
-            spent = clock() - start
-            dumps(result)  # the text an agent is sent, as τ-bench's tools return it
-            timed.dump_seconds += clock() - start - spent
-            by_tool[name] = by_tool.get(name, 0.0) + spent
-            timed.call_seconds += spent
-            results.append(result)
-        timed.calls += len(calls)
-        timed.results.append(results)
-    return timed
-
-
-def median_ms(run: Callable[[], Any], times: int) -> float:
-    samples = []
-    for _ in range(times):
-        start = time.perf_counter()
-        run()
-        samples.append((time.perf_counter() - start) * 1000)
-    return statistics.median(samples)
+RETAIL = Domain(
+    name="retail",
+    data_files=("orders", "products", "users"),
+    json_results=frozenset(
+        {
+            "get_user_details",
+            "get_order_details",
+            "get_product_details",
+            "list_all_product_types",
+            "cancel_pending_order",
+            "modify_pending_order_address",
+            "modify_pending_order_items",
+            "modify_pending_order_payment",
+            "modify_user_address",
+            "exchange_delivered_order_items",
+            "return_delivered_order_items",
+        }
+    ),
+    user_results=frozenset({"get_user_details", "modify_user_address"}),
+)
+# what tests/test_taubench_retail.py uses
+data_text, tau_step, tau_as_result, tau_state = (
+    RETAIL.data_text,
+    RETAIL.tau_step,
+    RETAIL.tau_as_result,
+    RETAIL.tau_state,
+)
+__all__ = ["RETAIL", "comparable", "data_text", "tau_step", "tau_as_result", "tau_state", "main"]
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--rounds", type=int, default=5, help="timed passes per side")
-    parser.add_argument("--resets", type=int, default=5, help="timed resets per kind")
-    parser.add_argument("--expressions", type=int, default=2000, help="random calculate inputs")
-    parser.add_argument("--gc", action="store_true", help="keep the cyclic GC on in the passes")
-    parser.add_argument(
-        "--spec", default=str(PORT / "retail.env"), help="a variant of the port to time instead"
-    )
-    parser.add_argument("--quick", action="store_true", help="3 tasks, 1 round")
-    args = parser.parse_args(argv)
-    if min(args.rounds, args.resets, args.expressions) < 1:
-        parser.error("--rounds, --resets and --expressions must be at least 1")
-
-    tasks = gold_tasks()
-    if args.quick:
-        tasks, args.rounds, args.resets, args.expressions = tasks[:3], 1, 1, 100
-    start = time.perf_counter()
-    try:
-        retail = envdsl.load(args.spec)
-    except (OSError, CompileError) as error:  # one line, not a traceback
-        lines = str(error).splitlines() or [type(error).__name__]
-        first = next((line for line in lines if line.startswith("error")), lines[0])
-        print(f"bench_retail.py: cannot load {args.spec}: {first}", file=sys.stderr)
-        return 2
-    load_ms = (time.perf_counter() - start) * 1000
-    text = data_text()
-    calls = sum(len(c) for _, c in tasks)
-
-    compared = compare(retail, text, tasks)
-    problems, failures, reference = compared.problems, compared.failures, compared.results
-    if json.loads(text) != comparable(json.loads(text)):  # what `comparable` takes for granted
-        problems.append("τ-bench's data has null members: set aside nulls hide differences")
-    succeeded, failed, expressions, calc_problems = compare_calculate(retail, args.expressions)
-    problems += calc_problems
-
-    env = retail()
-    env.reset(state=text)
-    fresh = env.snapshot()
-    passes: dict[str, list[Pass]] = {"τ-bench": [], "envdsl": []}
-    tau_pass(text, tasks), envdsl_pass(env, fresh, tasks)  # warm-up, untimed
-    for round_ in range(args.rounds):
-        sides = ["τ-bench", "envdsl"] if round_ % 2 == 0 else ["envdsl", "τ-bench"]
-        for side in sides:
-            # without the cyclic GC unless asked: each of τ-bench's resets allocates the whole
-            # data again, and the collections that sets off would land in the next calls' times
-            gc.collect()
-            if not args.gc:
-                gc.disable()
-            try:
-                if side == "τ-bench":
-                    passes[side].append(tau_pass(text, tasks))
-                else:
-                    passes[side].append(envdsl_pass(env, fresh, tasks))
-            finally:
-                gc.enable()
-            expected = reference if side == "envdsl" else compared.tau_results
-            if passes[side][-1].results != expected:
-                problems.append(f"a timed {side} pass gave other results than the comparison")
-
-    print(
-        f"bench_retail.py, Python {platform.python_version()}, {platform.machine()}; "
-        f"{Path(args.spec).name}; {calls} gold calls in {len(tasks)} tasks, {args.rounds} rounds, "
-        f"cyclic GC {'on' if args.gc else 'off'} in the timed passes"
-    )
-    print()
-    print(
-        f"compared: {calls} calls, {len(tasks)} final states; failed calls (both sides): "
-        + (", ".join(f"{n} {k}" for k, n in sorted(failures.items())) or "none")
-    )
-    print(
-        f"calculate on {expressions} random expressions: {succeeded} same value, {failed} failed "
-        f"on both (messages are Python's on τ-bench's side), {len(calc_problems)} differ"
-    )
-    print(f"differences: {len(problems)}")
-    for problem in problems[:20]:
-        print("  " + problem.replace("\n", "\n  "))
-    print()
-
-    # ratios of the two passes of each round (run back to back), then their median: the
-    # machine's load moves both sides of a round alike, not the sides of different rounds
-    rounds = list(zip(passes["τ-bench"], passes["envdsl"]))
-
-    def paired(ratio: Callable[[Pass, Pass], float]) -> str:
-        ratios = sorted(ratio(tau, ours) for tau, ours in rounds)
-        spread = f" ({ratios[0]:.2f}-{ratios[-1]:.2f})" if len(ratios) > 1 else ""
-        return f"{statistics.median(ratios):.2f}{spread}"
-
-    def rate(p: Pass, dumps: bool = False) -> float:
-        return p.calls / (p.call_seconds + (p.dump_seconds if dumps else 0.0))
-
-    tau_rate = statistics.median(rate(p) for p in passes["τ-bench"])
-    ours_rate = statistics.median(rate(p) for p in passes["envdsl"])
-    dumps_rate = statistics.median(rate(p, dumps=True) for p in passes["envdsl"])
-    cold = {side: calls / seconds for side, seconds in compared.seconds.items()}
-    print(
-        "| side | calls/s, timed passes (median) | ratio (median of rounds, range) "
-        "| calls/s, both reload per task | ratio |"
-    )
-    print("|---|---:|---:|---:|---:|")
-    print(
-        f"| τ-bench tools (`invoke`, text result) | {tau_rate:,.0f} | 1.00 | "
-        f"{cold['τ-bench']:,.0f} | 1.00 |"
-    )
-    print(
-        f"| envdsl `env.call` | {ours_rate:,.0f} | {paired(lambda t, o: rate(o) / rate(t))} | "
-        f"{cold['envdsl']:,.0f} | {cold['envdsl'] / cold['τ-bench']:.2f} |"
-    )
-    print(
-        f"| envdsl `env.call` + `json.dumps` | {dumps_rate:,.0f} | "
-        f"{paired(lambda t, o: rate(o, dumps=True) / rate(t))} | | |"
-    )
-    print()
-
-    counts: dict[str, int] = {}
-    for _, task_calls in tasks:
-        for name, _ in task_calls:
-            counts[name] = counts.get(name, 0) + 1
-    print("| tool | calls | τ-bench µs | envdsl µs | envdsl / τ-bench (median of rounds) |")
-    print("|---|---:|---:|---:|---:|")
-    for name in sorted(counts, key=lambda n: -counts[n]):
-        tau_us, ours_us = (
-            statistics.median(p.by_tool[name] for p in passes[side]) / counts[name] * 1e6
-            for side in ("τ-bench", "envdsl")
-        )
-        ratio = statistics.median(o.by_tool[name] / t.by_tool[name] for t, o in rounds)
-        print(f"| {name} | {counts[name]} | {tau_us:.1f} | {ours_us:.1f} | {ratio:.2f} |")
-    print()
-
-    def one_reset() -> None:
-        retail().reset(state=text)
-
-    tau_load = median_ms(lambda: json.loads(text), args.resets)
-    envdsl_load = median_ms(one_reset, args.resets)
-    snapshot_ms = median_ms(env.snapshot, args.resets)
-    restores = statistics.median(p.reset_seconds for p in passes["envdsl"]) / len(tasks) * 1000
-    reloads = statistics.median(p.reset_seconds for p in passes["τ-bench"]) / len(tasks) * 1000
-    print(f"setup (not in the call times), median ms; the data is {len(text) / 1e6:.1f} MB of JSON")
-    print(f"  envdsl.load of retail.env (compile, once)             {load_ms:9.1f}")
-    print(f"  τ-bench data from JSON text (json.loads)              {tau_load:9.1f}")
-    print(
-        f"  envdsl reset(state=<the same text>)                   {envdsl_load:9.1f}   "
-        f"{envdsl_load / tau_load:.2f}x"
-    )
-    print(f"  τ-bench fresh data per task in the passes (json.loads) {reloads:8.1f}")
-    print(
-        f"  envdsl restore() per task in the passes               {restores:9.2f}   "
-        f"{restores / reloads:.3f}x"
-    )
-    print(f"  envdsl snapshot()                                     {snapshot_ms:9.3f}")
-    return 1 if problems else 0
+    return replay_main(RETAIL, __doc__ or "", argv)
 
 
 if __name__ == "__main__":

@@ -9,6 +9,19 @@ from typing import Any, ClassVar, cast
 
 from envdsl import runtime as rt
 from envdsl.runtime import helpers as h
+from envdsl.runtime.call_support import (
+    INSERTED as _INSERTED,
+    INT_RESULT as _INT_RESULT,
+    MAX_INT as _MAX_INT,
+    MIN_INT as _MIN_INT,
+    MISSING as _MISSING,
+    TOO_LARGE as _TOO_LARGE,
+    budget as _budget,
+    fromisoformat as _fromisoformat,
+    result_problem as _result_problem,
+)
+from envdsl.runtime.call_support import ISO_SECONDS as _ISO_SECONDS, UTC as _UTC
+from envdsl.runtime.call_support import format_datetime as _format_datetime
 
 
 class Weekday(enum.Enum):
@@ -219,6 +232,239 @@ class DentistProfile(rt.Value):
         )
 
 
+def _to_json_Speciality(value: Speciality) -> dict[str, Any]:
+    "The JSON of one Speciality (its RecordSpec's to_json, written out: codegen/serializers.py)."
+    return {"code": value.code, "name": value.name}
+
+
+def _json_repr_Speciality(value: Speciality) -> str:
+    "repr() of the JSON of one Speciality, without building it (what state_hash() digests)."
+    return f"{{'code': {value.code!r}" f", 'name': {value.name!r}" "}"
+
+
+def _to_json_Dentist(value: Dentist) -> dict[str, Any]:
+    "The JSON of one Dentist (its RecordSpec's to_json, written out: codegen/serializers.py)."
+    return {"dentist_id": value.dentist_id, "name": value.name}
+
+
+def _json_repr_Dentist(value: Dentist) -> str:
+    "repr() of the JSON of one Dentist, without building it (what state_hash() digests)."
+    return f"{{'dentist_id': {value.dentist_id!r}" f", 'name': {value.name!r}" "}"
+
+
+def _to_json_DentistSpeciality(value: DentistSpeciality) -> dict[str, Any]:
+    "The JSON of one DentistSpeciality (its RecordSpec's to_json, written out: codegen/serializers.py)."
+    return {"dentist": value.dentist, "link_id": value.link_id, "speciality": value.speciality}
+
+
+def _json_repr_DentistSpeciality(value: DentistSpeciality) -> str:
+    "repr() of the JSON of one DentistSpeciality, without building it (what state_hash() digests)."
+    return (
+        f"{{'dentist': {value.dentist!r}"
+        f", 'link_id': {value.link_id!r}"
+        f", 'speciality': {value.speciality!r}"
+        "}"
+    )
+
+
+def _to_json_WorkingHours(value: WorkingHours) -> dict[str, Any]:
+    "The JSON of one WorkingHours (its RecordSpec's to_json, written out: codegen/serializers.py)."
+    return {
+        "closes": value.closes,
+        "day": value.day._value_,
+        "dentist": value.dentist,
+        "hours_id": value.hours_id,
+        "opens": value.opens,
+    }
+
+
+def _json_repr_WorkingHours(value: WorkingHours) -> str:
+    "repr() of the JSON of one WorkingHours, without building it (what state_hash() digests)."
+    return (
+        f"{{'closes': {value.closes!r}"
+        f", 'day': {value.day._value_!r}"
+        f", 'dentist': {value.dentist!r}"
+        f", 'hours_id': {value.hours_id!r}"
+        f", 'opens': {value.opens!r}"
+        "}"
+    )
+
+
+def _to_json_Room(value: Room) -> dict[str, Any]:
+    "The JSON of one Room (its RecordSpec's to_json, written out: codegen/serializers.py)."
+    return {"has_xray": value.has_xray, "name": value.name, "room_id": value.room_id}
+
+
+def _json_repr_Room(value: Room) -> str:
+    "repr() of the JSON of one Room, without building it (what state_hash() digests)."
+    return (
+        f"{{'has_xray': {value.has_xray!r}"
+        f", 'name': {value.name!r}"
+        f", 'room_id': {value.room_id!r}"
+        "}"
+    )
+
+
+def _to_json_Treatment(value: Treatment) -> dict[str, Any]:
+    "The JSON of one Treatment (its RecordSpec's to_json, written out: codegen/serializers.py)."
+    return {
+        "code": value.code,
+        "duration_minutes": value.duration_minutes,
+        "name": value.name,
+        "needs_xray": value.needs_xray,
+        "speciality": value.speciality,
+    }
+
+
+def _json_repr_Treatment(value: Treatment) -> str:
+    "repr() of the JSON of one Treatment, without building it (what state_hash() digests)."
+    return (
+        f"{{'code': {value.code!r}"
+        f", 'duration_minutes': {value.duration_minutes!r}"
+        f", 'name': {value.name!r}"
+        f", 'needs_xray': {value.needs_xray!r}"
+        f", 'speciality': {value.speciality!r}"
+        "}"
+    )
+
+
+def _to_json_Patient(value: Patient) -> dict[str, Any]:
+    "The JSON of one Patient (its RecordSpec's to_json, written out: codegen/serializers.py)."
+    return {
+        "last_visit": _SPEC_2.to_json(value.last_visit),
+        "name": value.name,
+        "patient_id": value.patient_id,
+        "phone": value.phone,
+        "recall_months": value.recall_months,
+    }
+
+
+def _json_repr_Patient(value: Patient) -> str:
+    "repr() of the JSON of one Patient, without building it (what state_hash() digests)."
+    return (
+        f"{{'last_visit': {_SPEC_2.to_json(value.last_visit)!r}"
+        f", 'name': {value.name!r}"
+        f", 'patient_id': {value.patient_id!r}"
+        f", 'phone': {value.phone!r}"
+        f", 'recall_months': {value.recall_months!r}"
+        "}"
+    )
+
+
+def _to_json_Appointment(value: Appointment) -> dict[str, Any]:
+    "The JSON of one Appointment (its RecordSpec's to_json, written out: codegen/serializers.py)."
+    return {
+        "appointment_id": value.appointment_id,
+        "booked_at": _format_datetime(value.booked_at),
+        "cancel_reason": value.cancel_reason,
+        "cancelled_at": (
+            None if value.cancelled_at is None else _format_datetime(value.cancelled_at)
+        ),
+        "dentist": value.dentist,
+        "end": _format_datetime(value.end),
+        "patient": value.patient,
+        "room": value.room,
+        "start": _format_datetime(value.start),
+        "status": value.status._value_,
+        "treatment": value.treatment,
+    }
+
+
+def _json_repr_Appointment(value: Appointment) -> str:
+    "repr() of the JSON of one Appointment, without building it (what state_hash() digests)."
+    d1 = value.booked_at
+    d5 = value.end
+    d8 = value.start
+    if d1.tzinfo is not _UTC or d5.tzinfo is not _UTC or d8.tzinfo is not _UTC:
+        return repr(_to_json_Appointment(value))
+    return (
+        f"{{'appointment_id': {value.appointment_id!r}"
+        f", 'booked_at': '{_ISO_SECONDS % (d1.year, d1.month, d1.day, d1.hour, d1.minute, d1.second) if not d1.microsecond else d1.isoformat()[:-6]}Z'"
+        f", 'cancel_reason': {value.cancel_reason!r}"
+        f", 'cancelled_at': {(None if value.cancelled_at is None else _format_datetime(value.cancelled_at))!r}"
+        f", 'dentist': {value.dentist!r}"
+        f", 'end': '{_ISO_SECONDS % (d5.year, d5.month, d5.day, d5.hour, d5.minute, d5.second) if not d5.microsecond else d5.isoformat()[:-6]}Z'"
+        f", 'patient': {value.patient!r}"
+        f", 'room': {value.room!r}"
+        f", 'start': '{_ISO_SECONDS % (d8.year, d8.month, d8.day, d8.hour, d8.minute, d8.second) if not d8.microsecond else d8.isoformat()[:-6]}Z'"
+        f", 'status': {value.status._value_!r}"
+        f", 'treatment': {value.treatment!r}"
+        "}"
+    )
+
+
+def _to_json_Reminder(value: Reminder) -> dict[str, Any]:
+    "The JSON of one Reminder (its RecordSpec's to_json, written out: codegen/serializers.py)."
+    return {
+        "appointment": value.appointment,
+        "kind": value.kind._value_,
+        "message": value.message,
+        "patient": value.patient,
+        "reminder_id": value.reminder_id,
+        "sent_at": _format_datetime(value.sent_at),
+    }
+
+
+def _json_repr_Reminder(value: Reminder) -> str:
+    "repr() of the JSON of one Reminder, without building it (what state_hash() digests)."
+    d5 = value.sent_at
+    if d5.tzinfo is not _UTC:
+        return repr(_to_json_Reminder(value))
+    return (
+        f"{{'appointment': {value.appointment!r}"
+        f", 'kind': {value.kind._value_!r}"
+        f", 'message': {value.message!r}"
+        f", 'patient': {value.patient!r}"
+        f", 'reminder_id': {value.reminder_id!r}"
+        f", 'sent_at': '{_ISO_SECONDS % (d5.year, d5.month, d5.day, d5.hour, d5.minute, d5.second) if not d5.microsecond else d5.isoformat()[:-6]}Z'"
+        "}"
+    )
+
+
+def _to_json_Slot(value: Slot) -> dict[str, Any]:
+    "The JSON of one Slot (its RecordSpec's to_json, written out: codegen/serializers.py)."
+    return {
+        "end": _format_datetime(value.end),
+        "room_id": value.room_id,
+        "start": _format_datetime(value.start),
+    }
+
+
+def _json_repr_Slot(value: Slot) -> str:
+    "repr() of the JSON of one Slot, without building it (what state_hash() digests)."
+    d0 = value.end
+    d2 = value.start
+    if d0.tzinfo is not _UTC or d2.tzinfo is not _UTC:
+        return repr(_to_json_Slot(value))
+    return (
+        f"{{'end': '{_ISO_SECONDS % (d0.year, d0.month, d0.day, d0.hour, d0.minute, d0.second) if not d0.microsecond else d0.isoformat()[:-6]}Z'"
+        f", 'room_id': {value.room_id!r}"
+        f", 'start': '{_ISO_SECONDS % (d2.year, d2.month, d2.day, d2.hour, d2.minute, d2.second) if not d2.microsecond else d2.isoformat()[:-6]}Z'"
+        "}"
+    )
+
+
+def _to_json_DentistProfile(value: DentistProfile) -> dict[str, Any]:
+    "The JSON of one DentistProfile (its RecordSpec's to_json, written out: codegen/serializers.py)."
+    return {
+        "dentist_id": value.dentist_id,
+        "name": value.name,
+        "specialities": list(value.specialities),
+        "working_days": _SPEC_10.to_json(value.working_days),
+    }
+
+
+def _json_repr_DentistProfile(value: DentistProfile) -> str:
+    "repr() of the JSON of one DentistProfile, without building it (what state_hash() digests)."
+    return (
+        f"{{'dentist_id': {value.dentist_id!r}"
+        f", 'name': {value.name!r}"
+        f", 'specialities': {value.specialities!r}"
+        f", 'working_days': {_SPEC_10.to_json(value.working_days)!r}"
+        "}"
+    )
+
+
 SPEC_Weekday = rt.EnumSpec(Weekday)
 SPEC_AppointmentStatus = rt.EnumSpec(AppointmentStatus)
 SPEC_ReminderKind = rt.EnumSpec(ReminderKind)
@@ -234,6 +480,8 @@ SPEC_Speciality = rt.RecordSpec(
         ),
         rt.FieldSpec(name="name", spec=rt.STR, required=True),
     ],
+    to_json=_to_json_Speciality,
+    json_repr=_json_repr_Speciality,
 )
 SPEC_Dentist = rt.RecordSpec(
     Dentist,
@@ -241,22 +489,24 @@ SPEC_Dentist = rt.RecordSpec(
         rt.FieldSpec(name="dentist_id", spec=rt.STR, required=True, description="e.g. D1"),
         rt.FieldSpec(name="name", spec=rt.STR, required=True),
     ],
+    to_json=_to_json_Dentist,
+    json_repr=_json_repr_Dentist,
 )
 SPEC_DentistSpeciality = rt.RecordSpec(
     DentistSpeciality,
     lambda: [
         rt.FieldSpec(name="link_id", spec=rt.STR, required=False),
-        rt.FieldSpec(name="dentist", spec=rt.RefSpec(rt.STR, "Dentist", "dentists"), required=True),
-        rt.FieldSpec(
-            name="speciality", spec=rt.RefSpec(rt.STR, "Speciality", "specialities"), required=True
-        ),
+        rt.FieldSpec(name="dentist", spec=_SPEC_0, required=True),
+        rt.FieldSpec(name="speciality", spec=_SPEC_1, required=True),
     ],
+    to_json=_to_json_DentistSpeciality,
+    json_repr=_json_repr_DentistSpeciality,
 )
 SPEC_WorkingHours = rt.RecordSpec(
     WorkingHours,
     lambda: [
         rt.FieldSpec(name="hours_id", spec=rt.STR, required=False),
-        rt.FieldSpec(name="dentist", spec=rt.RefSpec(rt.STR, "Dentist", "dentists"), required=True),
+        rt.FieldSpec(name="dentist", spec=_SPEC_0, required=True),
         rt.FieldSpec(name="day", spec=SPEC_Weekday, required=True),
         rt.FieldSpec(
             name="opens",
@@ -271,6 +521,8 @@ SPEC_WorkingHours = rt.RecordSpec(
             description="minutes after midnight, e.g. 1020 = 17:00",
         ),
     ],
+    to_json=_to_json_WorkingHours,
+    json_repr=_json_repr_WorkingHours,
 )
 SPEC_Room = rt.RecordSpec(
     Room,
@@ -279,6 +531,8 @@ SPEC_Room = rt.RecordSpec(
         rt.FieldSpec(name="name", spec=rt.STR, required=True),
         rt.FieldSpec(name="has_xray", spec=rt.BOOL, required=False),
     ],
+    to_json=_to_json_Room,
+    json_repr=_json_repr_Room,
 )
 SPEC_Treatment = rt.RecordSpec(
     Treatment,
@@ -292,7 +546,7 @@ SPEC_Treatment = rt.RecordSpec(
         rt.FieldSpec(name="name", spec=rt.STR, required=True),
         rt.FieldSpec(
             name="speciality",
-            spec=rt.RefSpec(rt.STR, "Speciality", "specialities"),
+            spec=_SPEC_1,
             required=True,
             description="the speciality a dentist needs to perform it",
         ),
@@ -304,6 +558,8 @@ SPEC_Treatment = rt.RecordSpec(
             description="must take place in a room with an x-ray unit",
         ),
     ],
+    to_json=_to_json_Treatment,
+    json_repr=_json_repr_Treatment,
 )
 SPEC_Patient = rt.RecordSpec(
     Patient,
@@ -313,7 +569,7 @@ SPEC_Patient = rt.RecordSpec(
         rt.FieldSpec(name="phone", spec=rt.STR, required=True),
         rt.FieldSpec(
             name="last_visit",
-            spec=rt.OptionalSpec(rt.DATE),
+            spec=_SPEC_2,
             required=False,
             description="day of the last completed appointment",
         ),
@@ -324,39 +580,39 @@ SPEC_Patient = rt.RecordSpec(
             description="months between routine check-ups",
         ),
     ],
+    to_json=_to_json_Patient,
+    json_repr=_json_repr_Patient,
 )
 SPEC_Appointment = rt.RecordSpec(
     Appointment,
     lambda: [
         rt.FieldSpec(name="appointment_id", spec=rt.STR, required=False),
-        rt.FieldSpec(name="patient", spec=rt.RefSpec(rt.STR, "Patient", "patients"), required=True),
-        rt.FieldSpec(name="dentist", spec=rt.RefSpec(rt.STR, "Dentist", "dentists"), required=True),
-        rt.FieldSpec(name="room", spec=rt.RefSpec(rt.STR, "Room", "rooms"), required=True),
-        rt.FieldSpec(
-            name="treatment", spec=rt.RefSpec(rt.STR, "Treatment", "treatments"), required=True
-        ),
+        rt.FieldSpec(name="patient", spec=_SPEC_3, required=True),
+        rt.FieldSpec(name="dentist", spec=_SPEC_0, required=True),
+        rt.FieldSpec(name="room", spec=_SPEC_4, required=True),
+        rt.FieldSpec(name="treatment", spec=_SPEC_5, required=True),
         rt.FieldSpec(name="start", spec=rt.DATETIME, required=True),
         rt.FieldSpec(name="end", spec=rt.DATETIME, required=True),
         rt.FieldSpec(name="status", spec=SPEC_AppointmentStatus, required=False),
         rt.FieldSpec(name="booked_at", spec=rt.DATETIME, required=True),
-        rt.FieldSpec(name="cancelled_at", spec=rt.OptionalSpec(rt.DATETIME), required=False),
-        rt.FieldSpec(name="cancel_reason", spec=rt.OptionalSpec(rt.STR), required=False),
+        rt.FieldSpec(name="cancelled_at", spec=_SPEC_6, required=False),
+        rt.FieldSpec(name="cancel_reason", spec=_SPEC_7, required=False),
     ],
+    to_json=_to_json_Appointment,
+    json_repr=_json_repr_Appointment,
 )
 SPEC_Reminder = rt.RecordSpec(
     Reminder,
     lambda: [
         rt.FieldSpec(name="reminder_id", spec=rt.STR, required=False),
-        rt.FieldSpec(name="patient", spec=rt.RefSpec(rt.STR, "Patient", "patients"), required=True),
+        rt.FieldSpec(name="patient", spec=_SPEC_3, required=True),
         rt.FieldSpec(name="kind", spec=SPEC_ReminderKind, required=True),
-        rt.FieldSpec(
-            name="appointment",
-            spec=rt.OptionalSpec(rt.RefSpec(rt.STR, "Appointment", "appointments")),
-            required=False,
-        ),
+        rt.FieldSpec(name="appointment", spec=_SPEC_8, required=False),
         rt.FieldSpec(name="sent_at", spec=rt.DATETIME, required=True),
         rt.FieldSpec(name="message", spec=rt.STR, required=True),
     ],
+    to_json=_to_json_Reminder,
+    json_repr=_json_repr_Reminder,
 )
 SPEC_Slot = rt.RecordSpec(
     Slot,
@@ -370,6 +626,8 @@ SPEC_Slot = rt.RecordSpec(
             description="a free room suitable for the treatment",
         ),
     ],
+    to_json=_to_json_Slot,
+    json_repr=_json_repr_Slot,
 )
 SPEC_DentistProfile = rt.RecordSpec(
     DentistProfile,
@@ -377,20 +635,155 @@ SPEC_DentistProfile = rt.RecordSpec(
         rt.FieldSpec(name="dentist_id", spec=rt.STR, required=True),
         rt.FieldSpec(name="name", spec=rt.STR, required=True),
         rt.FieldSpec(
-            name="specialities",
-            spec=rt.ListSpec(rt.STR),
-            required=True,
-            description="speciality codes",
+            name="specialities", spec=_SPEC_9, required=True, description="speciality codes"
         ),
-        rt.FieldSpec(name="working_days", spec=rt.ListSpec(SPEC_Weekday), required=True),
+        rt.FieldSpec(name="working_days", spec=_SPEC_10, required=True),
     ],
+    to_json=_to_json_DentistProfile,
+    json_repr=_json_repr_DentistProfile,
 )
+
+_SPEC_0: rt.TypeSpec = rt.RefSpec(rt.STR, "Dentist", "dentists")  # ref Dentist
+_SPEC_1: rt.TypeSpec = rt.RefSpec(rt.STR, "Speciality", "specialities")  # ref Speciality
+_SPEC_2: rt.TypeSpec = rt.OptionalSpec(rt.DATE)  # date?
+_SPEC_3: rt.TypeSpec = rt.RefSpec(rt.STR, "Patient", "patients")  # ref Patient
+_SPEC_4: rt.TypeSpec = rt.RefSpec(rt.STR, "Room", "rooms")  # ref Room
+_SPEC_5: rt.TypeSpec = rt.RefSpec(rt.STR, "Treatment", "treatments")  # ref Treatment
+_SPEC_6: rt.TypeSpec = rt.OptionalSpec(rt.DATETIME)  # datetime?
+_SPEC_7: rt.TypeSpec = rt.OptionalSpec(rt.STR)  # str?
+_SPEC_8: rt.TypeSpec = rt.OptionalSpec(
+    rt.RefSpec(rt.STR, "Appointment", "appointments")
+)  # ref Appointment?
+_SPEC_9: rt.TypeSpec = rt.ListSpec(rt.STR)  # list[str]
+_SPEC_10: rt.TypeSpec = rt.ListSpec(SPEC_Weekday)  # list[Weekday]
+_SPEC_11: rt.TypeSpec = rt.ListSpec(SPEC_DentistProfile)  # list[DentistProfile]
+_SPEC_12: rt.TypeSpec = rt.ListSpec(SPEC_Treatment)  # list[Treatment]
+_SPEC_13: rt.TypeSpec = rt.ListSpec(SPEC_WorkingHours)  # list[WorkingHours]
+_SPEC_14: rt.TypeSpec = rt.ListSpec(SPEC_Slot)  # list[Slot]
+_SPEC_15: rt.TypeSpec = rt.ListSpec(SPEC_Appointment)  # list[Appointment]
+_SPEC_16: rt.TypeSpec = rt.ListSpec(SPEC_Patient)  # list[Patient]
+_SPEC_17: rt.TypeSpec = rt.ListSpec(SPEC_Reminder)  # list[Reminder]
 
 C_CANCEL_NOTICE_HOURS: int = 24
 C_SLOT_MINUTES: int = 15
 C_EARLY_CHECK_IN_MINUTES: int = 60
 C_NO_SHOW_GRACE_MINUTES: int = 15
 C_RECALL_QUIET_DAYS: int = 30
+
+_ARGUMENTS_list_dentists = frozenset(
+    {
+        "speciality_code",
+    }
+)  # the arguments of list_dentists
+_ARGUMENTS_get_working_hours = frozenset(
+    {
+        "dentist_id",
+    }
+)  # the arguments of get_working_hours
+_ARGUMENTS_find_free_slots = frozenset(
+    {
+        "dentist_id",
+        "treatment_code",
+        "day",
+    }
+)  # the arguments of find_free_slots
+_ARGUMENTS_get_dentist_schedule = frozenset(
+    {
+        "dentist_id",
+        "day",
+    }
+)  # the arguments of get_dentist_schedule
+_ARGUMENTS_find_patients = frozenset(
+    {
+        "name",
+    }
+)  # the arguments of find_patients
+_ARGUMENTS_get_patient_appointments = frozenset(
+    {
+        "patient_id",
+        "include_past",
+    }
+)  # the arguments of get_patient_appointments
+_ARGUMENTS_get_appointment = frozenset(
+    {
+        "appointment_id",
+    }
+)  # the arguments of get_appointment
+_ARGUMENTS_register_patient = frozenset(
+    {
+        "name",
+        "phone",
+        "recall_months",
+    }
+)  # the arguments of register_patient
+_ARGUMENTS_book_appointment = frozenset(
+    {
+        "patient_id",
+        "dentist_id",
+        "treatment_code",
+        "start",
+        "room_id",
+    }
+)  # the arguments of book_appointment
+_ARGUMENTS_confirm_appointment = frozenset(
+    {
+        "appointment_id",
+    }
+)  # the arguments of confirm_appointment
+_ARGUMENTS_reschedule_appointment = frozenset(
+    {
+        "appointment_id",
+        "new_start",
+        "room_id",
+    }
+)  # the arguments of reschedule_appointment
+_ARGUMENTS_cancel_appointment = frozenset(
+    {
+        "appointment_id",
+        "reason",
+        "by_clinic",
+    }
+)  # the arguments of cancel_appointment
+_ARGUMENTS_check_in_patient = frozenset(
+    {
+        "appointment_id",
+    }
+)  # the arguments of check_in_patient
+_ARGUMENTS_complete_appointment = frozenset(
+    {
+        "appointment_id",
+    }
+)  # the arguments of complete_appointment
+_ARGUMENTS_mark_no_show = frozenset(
+    {
+        "appointment_id",
+    }
+)  # the arguments of mark_no_show
+_ARGUMENTS_advance_clock = frozenset(
+    {
+        "to",
+    }
+)  # the arguments of advance_clock
+_ARGUMENTS_set_working_hours = frozenset(
+    {
+        "dentist_id",
+        "day",
+        "opens",
+        "closes",
+    }
+)  # the arguments of set_working_hours
+_ARGUMENTS_add_dentist_speciality = frozenset(
+    {
+        "dentist_id",
+        "speciality_code",
+    }
+)  # the arguments of add_dentist_speciality
+_ARGUMENTS_remove_dentist_speciality = frozenset(
+    {
+        "dentist_id",
+        "speciality_code",
+    }
+)  # the arguments of remove_dentist_speciality
 
 
 # clinic_scheduling.week.json: the initial state of 8 tasks
@@ -589,24 +982,26 @@ class ClinicSchedulingEnv(rt.Environment):
             params=(
                 rt.ParamSpec(
                     name="speciality_code",
-                    spec=rt.OptionalSpec(rt.STR),
+                    spec=_SPEC_7,
                     required=False,
                     default=lambda: None,
                     description="only dentists with this speciality, e.g. HYG",
                 ),
             ),
-            result=rt.ListSpec(SPEC_DentistProfile),
+            result=_SPEC_11,
             impl="_impl_list_dentists",
             json_arguments="_json_list_dentists",
+            call="_call_list_dentists",
         ),
         "list_treatments": rt.ToolSpec(
             name="list_treatments",
             kind="query",
             description="The treatments the clinic offers, with duration, required speciality and whether they\nneed an x-ray room.",
             params=(),
-            result=rt.ListSpec(SPEC_Treatment),
+            result=_SPEC_12,
             impl="_impl_list_treatments",
             json_arguments="_json_list_treatments",
+            call="_call_list_treatments",
         ),
         "get_working_hours": rt.ToolSpec(
             name="get_working_hours",
@@ -617,9 +1012,10 @@ class ClinicSchedulingEnv(rt.Environment):
                     name="dentist_id", spec=rt.STR, required=True, description="the dentist"
                 ),
             ),
-            result=rt.ListSpec(SPEC_WorkingHours),
+            result=_SPEC_13,
             impl="_impl_get_working_hours",
             json_arguments="_json_get_working_hours",
+            call="_call_get_working_hours",
         ),
         "find_free_slots": rt.ToolSpec(
             name="find_free_slots",
@@ -639,9 +1035,10 @@ class ClinicSchedulingEnv(rt.Environment):
                     name="day", spec=rt.DATE, required=True, description="the day to search"
                 ),
             ),
-            result=rt.ListSpec(SPEC_Slot),
+            result=_SPEC_14,
             impl="_impl_find_free_slots",
             json_arguments="_json_find_free_slots",
+            call="_call_find_free_slots",
         ),
         "get_dentist_schedule": rt.ToolSpec(
             name="get_dentist_schedule",
@@ -653,9 +1050,10 @@ class ClinicSchedulingEnv(rt.Environment):
                 ),
                 rt.ParamSpec(name="day", spec=rt.DATE, required=True, description="the day"),
             ),
-            result=rt.ListSpec(SPEC_Appointment),
+            result=_SPEC_15,
             impl="_impl_get_dentist_schedule",
             json_arguments="_json_get_dentist_schedule",
+            call="_call_get_dentist_schedule",
         ),
         "find_patients": rt.ToolSpec(
             name="find_patients",
@@ -669,9 +1067,10 @@ class ClinicSchedulingEnv(rt.Environment):
                     description="part of the name, any case",
                 ),
             ),
-            result=rt.ListSpec(SPEC_Patient),
+            result=_SPEC_16,
             impl="_impl_find_patients",
             json_arguments="_json_find_patients",
+            call="_call_find_patients",
         ),
         "get_patient_appointments": rt.ToolSpec(
             name="get_patient_appointments",
@@ -689,9 +1088,10 @@ class ClinicSchedulingEnv(rt.Environment):
                     description="also list appointments that already started",
                 ),
             ),
-            result=rt.ListSpec(SPEC_Appointment),
+            result=_SPEC_15,
             impl="_impl_get_patient_appointments",
             json_arguments="_json_get_patient_appointments",
+            call="_call_get_patient_appointments",
         ),
         "get_appointment": rt.ToolSpec(
             name="get_appointment",
@@ -705,6 +1105,7 @@ class ClinicSchedulingEnv(rt.Environment):
             result=SPEC_Appointment,
             impl="_impl_get_appointment",
             json_arguments="_json_get_appointment",
+            call="_call_get_appointment",
         ),
         "register_patient": rt.ToolSpec(
             name="register_patient",
@@ -729,6 +1130,7 @@ class ClinicSchedulingEnv(rt.Environment):
             result=SPEC_Patient,
             impl="_impl_register_patient",
             json_arguments="_json_register_patient",
+            call="_call_register_patient",
         ),
         "book_appointment": rt.ToolSpec(
             name="book_appointment",
@@ -760,6 +1162,7 @@ class ClinicSchedulingEnv(rt.Environment):
             result=SPEC_Appointment,
             impl="_impl_book_appointment",
             json_arguments="_json_book_appointment",
+            call="_call_book_appointment",
             env_invariants=(
                 "_inv_0",
                 "_inv_1",
@@ -783,6 +1186,7 @@ class ClinicSchedulingEnv(rt.Environment):
             result=SPEC_Appointment,
             impl="_impl_confirm_appointment",
             json_arguments="_json_confirm_appointment",
+            call="_call_confirm_appointment",
             env_invariants=(
                 "_inv_0",
                 "_inv_1",
@@ -810,7 +1214,7 @@ class ClinicSchedulingEnv(rt.Environment):
                 ),
                 rt.ParamSpec(
                     name="room_id",
-                    spec=rt.OptionalSpec(rt.STR),
+                    spec=_SPEC_7,
                     required=False,
                     default=lambda: None,
                     description="a new room; omit to keep the room",
@@ -819,6 +1223,7 @@ class ClinicSchedulingEnv(rt.Environment):
             result=SPEC_Appointment,
             impl="_impl_reschedule_appointment",
             json_arguments="_json_reschedule_appointment",
+            call="_call_reschedule_appointment",
             env_invariants=(
                 "_inv_0",
                 "_inv_1",
@@ -849,6 +1254,7 @@ class ClinicSchedulingEnv(rt.Environment):
             result=SPEC_Appointment,
             impl="_impl_cancel_appointment",
             json_arguments="_json_cancel_appointment",
+            call="_call_cancel_appointment",
             env_invariants=(
                 "_inv_0",
                 "_inv_1",
@@ -872,6 +1278,7 @@ class ClinicSchedulingEnv(rt.Environment):
             result=SPEC_Appointment,
             impl="_impl_check_in_patient",
             json_arguments="_json_check_in_patient",
+            call="_call_check_in_patient",
             env_invariants=(
                 "_inv_0",
                 "_inv_1",
@@ -895,6 +1302,7 @@ class ClinicSchedulingEnv(rt.Environment):
             result=SPEC_Appointment,
             impl="_impl_complete_appointment",
             json_arguments="_json_complete_appointment",
+            call="_call_complete_appointment",
             env_invariants=(
                 "_inv_0",
                 "_inv_1",
@@ -918,6 +1326,7 @@ class ClinicSchedulingEnv(rt.Environment):
             result=SPEC_Appointment,
             impl="_impl_mark_no_show",
             json_arguments="_json_mark_no_show",
+            call="_call_mark_no_show",
             env_invariants=(
                 "_inv_0",
                 "_inv_1",
@@ -941,6 +1350,7 @@ class ClinicSchedulingEnv(rt.Environment):
             result=rt.DATETIME,
             impl="_impl_advance_clock",
             json_arguments="_json_advance_clock",
+            call="_call_advance_clock",
             env_invariants=("_inv_4",),
         ),
         "set_working_hours": rt.ToolSpec(
@@ -964,6 +1374,7 @@ class ClinicSchedulingEnv(rt.Environment):
             result=SPEC_WorkingHours,
             impl="_impl_set_working_hours",
             json_arguments="_json_set_working_hours",
+            call="_call_set_working_hours",
             env_invariants=("_inv_2",),
         ),
         "add_dentist_speciality": rt.ToolSpec(
@@ -981,6 +1392,7 @@ class ClinicSchedulingEnv(rt.Environment):
             result=SPEC_DentistSpeciality,
             impl="_impl_add_dentist_speciality",
             json_arguments="_json_add_dentist_speciality",
+            call="_call_add_dentist_speciality",
             env_invariants=("_inv_3",),
         ),
         "remove_dentist_speciality": rt.ToolSpec(
@@ -1001,6 +1413,7 @@ class ClinicSchedulingEnv(rt.Environment):
             result=rt.STR,
             impl="_impl_remove_dentist_speciality",
             json_arguments="_json_remove_dentist_speciality",
+            call="_call_remove_dentist_speciality",
             env_invariants=("_inv_3",),
         ),
         "send_appointment_reminders": rt.ToolSpec(
@@ -1008,18 +1421,20 @@ class ClinicSchedulingEnv(rt.Environment):
             kind="action",
             description="Remind patients of their confirmed appointments that start within the next 24 hours;\neach appointment is reminded once.",
             params=(),
-            result=rt.ListSpec(SPEC_Reminder),
+            result=_SPEC_17,
             impl="_impl_send_appointment_reminders",
             json_arguments="_json_send_appointment_reminders",
+            call="_call_send_appointment_reminders",
         ),
         "send_recall_reminders": rt.ToolSpec(
             name="send_recall_reminders",
             kind="action",
             description="Send a recall reminder to every patient due for a check-up: the last visit was at least\nrecall_months ago, nothing is booked ahead, and no recall reminder went out in the last\n30 days.",
             params=(),
-            result=rt.ListSpec(SPEC_Reminder),
+            result=_SPEC_17,
             impl="_impl_send_recall_reminders",
             json_arguments="_json_send_recall_reminders",
+            call="_call_send_recall_reminders",
         ),
     }
     TASKS: ClassVar[dict[str, rt.TaskSpec]] = {
@@ -1387,6 +1802,60 @@ class ClinicSchedulingEnv(rt.Environment):
             v0 = None
         return {"speciality_code": v0}
 
+    def _call_list_dentists(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for list_dentists (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_list_dentists:
+            return None  # an unknown argument: the generic parser says which
+        speciality_code: str | None
+        given_speciality_code = given.get("speciality_code", _MISSING)
+        if given_speciality_code is _MISSING:
+            speciality_code = None
+        elif given_speciality_code is None:
+            speciality_code = None
+        elif (
+            type(given_speciality_code) is str
+            and len(given_speciality_code) <= 64
+            and given_speciality_code.isascii()
+        ):
+            speciality_code = given_speciality_code
+        else:
+            speciality_code = rt.STR.from_json(
+                given_speciality_code, "speciality_code"
+            )  # clinic_scheduling.env:294
+        arguments: dict[str, Any] = {"speciality_code": speciality_code}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_list_dentists(speciality_code=speciality_code)
+            data = _SPEC_11.to_json(result) if result is not None else None
+            if type(data) is not str:
+                problem = _result_problem(data, self.size_budget)
+                if problem is not None:
+                    raise rt.Fail(problem)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("list_dentists", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("list_dentists", arguments, False, outcome["error"]))
+        return outcome
+
     def list_treatments(self) -> rt.Result:
         "The treatments the clinic offers, with duration, required speciality and whether they\nneed an x-ray room."
         return self.invoke_typed("list_treatments", {})
@@ -1395,6 +1864,44 @@ class ClinicSchedulingEnv(rt.Environment):
     def _json_list_treatments(cls, values: dict[str, Any]) -> dict[str, Any]:
         "The JSON arguments of a typed call of list_treatments."
         return {}
+
+    def _call_list_treatments(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for list_treatments (envdsl/codegen/tool_calls.py)."
+        if given:
+            return None  # an unknown argument: the generic parser says which
+        arguments: dict[str, Any] = {}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_list_treatments()
+            data = _SPEC_12.to_json(result) if result is not None else None
+            if type(data) is not str:
+                problem = _result_problem(data, self.size_budget)
+                if problem is not None:
+                    raise rt.Fail(problem)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("list_treatments", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("list_treatments", arguments, False, outcome["error"]))
+        return outcome
 
     def get_working_hours(self, *, dentist_id: str) -> rt.Result:
         "A dentist's weekly working hours, Monday first (opens/closes in minutes after\nmidnight)."
@@ -1405,6 +1912,58 @@ class ClinicSchedulingEnv(rt.Environment):
         "The JSON arguments of a typed call of get_working_hours."
         v0 = values.get("dentist_id")
         return {"dentist_id": v0}
+
+    def _call_get_working_hours(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for get_working_hours (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_get_working_hours:
+            return None  # an unknown argument: the generic parser says which
+        dentist_id: str
+        given_dentist_id = given.get("dentist_id", _MISSING)
+        if given_dentist_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_dentist_id) is str
+            and len(given_dentist_id) <= 64
+            and given_dentist_id.isascii()
+        ):
+            dentist_id = given_dentist_id
+        else:
+            dentist_id = rt.STR.from_json(
+                given_dentist_id, "dentist_id"
+            )  # clinic_scheduling.env:322
+        arguments: dict[str, Any] = {"dentist_id": dentist_id}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_get_working_hours(dentist_id=dentist_id)
+            data = _SPEC_13.to_json(result) if result is not None else None
+            if type(data) is not str:
+                problem = _result_problem(data, self.size_budget)
+                if problem is not None:
+                    raise rt.Fail(problem)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("get_working_hours", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("get_working_hours", arguments, False, outcome["error"]))
+        return outcome
 
     def find_free_slots(
         self, *, dentist_id: str, treatment_code: str, day: datetime.date
@@ -1423,6 +1982,83 @@ class ClinicSchedulingEnv(rt.Environment):
         v2 = values.get("day")
         return {"dentist_id": v0, "treatment_code": v1, "day": h.to_json(rt.DATE, v2)}
 
+    def _call_find_free_slots(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for find_free_slots (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_find_free_slots:
+            return None  # an unknown argument: the generic parser says which
+        dentist_id: str
+        given_dentist_id = given.get("dentist_id", _MISSING)
+        if given_dentist_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_dentist_id) is str
+            and len(given_dentist_id) <= 64
+            and given_dentist_id.isascii()
+        ):
+            dentist_id = given_dentist_id
+        else:
+            dentist_id = rt.STR.from_json(
+                given_dentist_id, "dentist_id"
+            )  # clinic_scheduling.env:333
+        treatment_code: str
+        given_treatment_code = given.get("treatment_code", _MISSING)
+        if given_treatment_code is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_treatment_code) is str
+            and len(given_treatment_code) <= 64
+            and given_treatment_code.isascii()
+        ):
+            treatment_code = given_treatment_code
+        else:
+            treatment_code = rt.STR.from_json(
+                given_treatment_code, "treatment_code"
+            )  # clinic_scheduling.env:334
+        day: datetime.date
+        given_day = given.get("day", _MISSING)
+        if given_day is _MISSING:
+            return None  # the generic parser says so
+        day = rt.DATE.from_json(given_day, "day")  # clinic_scheduling.env:335
+        arguments: dict[str, Any] = {
+            "dentist_id": dentist_id,
+            "treatment_code": treatment_code,
+            "day": rt.DATE.to_json(day),
+        }
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_find_free_slots(
+                dentist_id=dentist_id, treatment_code=treatment_code, day=day
+            )
+            data = _SPEC_14.to_json(result) if result is not None else None
+            if type(data) is not str:
+                problem = _result_problem(data, self.size_budget)
+                if problem is not None:
+                    raise rt.Fail(problem)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("find_free_slots", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("find_free_slots", arguments, False, outcome["error"]))
+        return outcome
+
     def get_dentist_schedule(self, *, dentist_id: str, day: datetime.date) -> rt.Result:
         "A dentist's appointments on one day that are not cancelled, by start time."
         return self.invoke_typed("get_dentist_schedule", {"dentist_id": dentist_id, "day": day})
@@ -1434,6 +2070,63 @@ class ClinicSchedulingEnv(rt.Environment):
         v1 = values.get("day")
         return {"dentist_id": v0, "day": h.to_json(rt.DATE, v1)}
 
+    def _call_get_dentist_schedule(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for get_dentist_schedule (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_get_dentist_schedule:
+            return None  # an unknown argument: the generic parser says which
+        dentist_id: str
+        given_dentist_id = given.get("dentist_id", _MISSING)
+        if given_dentist_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_dentist_id) is str
+            and len(given_dentist_id) <= 64
+            and given_dentist_id.isascii()
+        ):
+            dentist_id = given_dentist_id
+        else:
+            dentist_id = rt.STR.from_json(
+                given_dentist_id, "dentist_id"
+            )  # clinic_scheduling.env:369
+        day: datetime.date
+        given_day = given.get("day", _MISSING)
+        if given_day is _MISSING:
+            return None  # the generic parser says so
+        day = rt.DATE.from_json(given_day, "day")  # clinic_scheduling.env:370
+        arguments: dict[str, Any] = {"dentist_id": dentist_id, "day": rt.DATE.to_json(day)}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_get_dentist_schedule(dentist_id=dentist_id, day=day)
+            data = _SPEC_15.to_json(result) if result is not None else None
+            if type(data) is not str:
+                problem = _result_problem(data, self.size_budget)
+                if problem is not None:
+                    raise rt.Fail(problem)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("get_dentist_schedule", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("get_dentist_schedule", arguments, False, outcome["error"]))
+        return outcome
+
     def find_patients(self, *, name: str) -> rt.Result:
         "Patients whose name contains the text, ignoring case."
         return self.invoke_typed("find_patients", {"name": name})
@@ -1443,6 +2136,52 @@ class ClinicSchedulingEnv(rt.Environment):
         "The JSON arguments of a typed call of find_patients."
         v0 = values.get("name")
         return {"name": v0}
+
+    def _call_find_patients(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for find_patients (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_find_patients:
+            return None  # an unknown argument: the generic parser says which
+        name: str
+        given_name = given.get("name", _MISSING)
+        if given_name is _MISSING:
+            return None  # the generic parser says so
+        if type(given_name) is str and len(given_name) <= 64 and given_name.isascii():
+            name = given_name
+        else:
+            name = rt.STR.from_json(given_name, "name")  # clinic_scheduling.env:386
+        arguments: dict[str, Any] = {"name": name}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_find_patients(name=name)
+            data = _SPEC_16.to_json(result) if result is not None else None
+            if type(data) is not str:
+                problem = _result_problem(data, self.size_budget)
+                if problem is not None:
+                    raise rt.Fail(problem)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("find_patients", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("find_patients", arguments, False, outcome["error"]))
+        return outcome
 
     def get_patient_appointments(
         self, *, patient_id: str, include_past: bool | None = None
@@ -1461,6 +2200,72 @@ class ClinicSchedulingEnv(rt.Environment):
             v1 = False
         return {"patient_id": v0, "include_past": v1}
 
+    def _call_get_patient_appointments(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for get_patient_appointments (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_get_patient_appointments:
+            return None  # an unknown argument: the generic parser says which
+        patient_id: str
+        given_patient_id = given.get("patient_id", _MISSING)
+        if given_patient_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_patient_id) is str
+            and len(given_patient_id) <= 64
+            and given_patient_id.isascii()
+        ):
+            patient_id = given_patient_id
+        else:
+            patient_id = rt.STR.from_json(
+                given_patient_id, "patient_id"
+            )  # clinic_scheduling.env:392
+        include_past: bool
+        given_include_past = given.get("include_past", _MISSING)
+        if given_include_past is _MISSING:
+            include_past = False
+        elif type(given_include_past) is bool:
+            include_past = given_include_past
+        else:
+            include_past = rt.BOOL.from_json(
+                given_include_past, "include_past"
+            )  # clinic_scheduling.env:393
+        arguments: dict[str, Any] = {"patient_id": patient_id, "include_past": include_past}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_get_patient_appointments(
+                patient_id=patient_id, include_past=include_past
+            )
+            data = _SPEC_15.to_json(result) if result is not None else None
+            if type(data) is not str:
+                problem = _result_problem(data, self.size_budget)
+                if problem is not None:
+                    raise rt.Fail(problem)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("get_patient_appointments", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(
+            rt.TraceEntry("get_patient_appointments", arguments, False, outcome["error"])
+        )
+        return outcome
+
     def get_appointment(self, *, appointment_id: str) -> rt.Result:
         "One appointment."
         return self.invoke_typed("get_appointment", {"appointment_id": appointment_id})
@@ -1470,6 +2275,95 @@ class ClinicSchedulingEnv(rt.Environment):
         "The JSON arguments of a typed call of get_appointment."
         v0 = values.get("appointment_id")
         return {"appointment_id": v0}
+
+    def _call_get_appointment(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for get_appointment (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_get_appointment:
+            return None  # an unknown argument: the generic parser says which
+        appointment_id: str
+        given_appointment_id = given.get("appointment_id", _MISSING)
+        if given_appointment_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_appointment_id) is str
+            and len(given_appointment_id) <= 64
+            and given_appointment_id.isascii()
+        ):
+            appointment_id = given_appointment_id
+        else:
+            appointment_id = rt.STR.from_json(
+                given_appointment_id, "appointment_id"
+            )  # clinic_scheduling.env:404
+        arguments: dict[str, Any] = {"appointment_id": appointment_id}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_get_appointment(appointment_id=appointment_id)
+            data = (
+                {
+                    "appointment_id": result.appointment_id,
+                    "booked_at": _format_datetime(result.booked_at),
+                    "cancel_reason": result.cancel_reason,
+                    "cancelled_at": (
+                        None
+                        if result.cancelled_at is None
+                        else _format_datetime(result.cancelled_at)
+                    ),
+                    "dentist": result.dentist,
+                    "end": _format_datetime(result.end),
+                    "patient": result.patient,
+                    "room": result.room,
+                    "start": _format_datetime(result.start),
+                    "status": result.status._value_,
+                    "treatment": result.treatment,
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = (
+                11
+                + len(data["appointment_id"])
+                + len(data["patient"])
+                + len(data["dentist"])
+                + len(data["room"])
+                + len(data["treatment"])
+                + len(data["start"])
+                + len(data["end"])
+                + len(data["status"])
+                + len(data["booked_at"])
+            )
+            v = data["cancelled_at"]
+            if v is not None:
+                total += len(v)
+            v = data["cancel_reason"]
+            if v is not None:
+                total += len(v)
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("get_appointment", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("get_appointment", arguments, False, outcome["error"]))
+        return outcome
 
     def register_patient(
         self, *, name: str, phone: str, recall_months: int | None = None
@@ -1488,6 +2382,94 @@ class ClinicSchedulingEnv(rt.Environment):
         if v2 is None:
             v2 = 6
         return {"name": v0, "phone": v1, "recall_months": v2}
+
+    def _call_register_patient(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for register_patient (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_register_patient:
+            return None  # an unknown argument: the generic parser says which
+        name: str
+        given_name = given.get("name", _MISSING)
+        if given_name is _MISSING:
+            return None  # the generic parser says so
+        if type(given_name) is str and len(given_name) <= 64 and given_name.isascii():
+            name = given_name
+        else:
+            name = rt.STR.from_json(given_name, "name")  # clinic_scheduling.env:413
+        phone: str
+        given_phone = given.get("phone", _MISSING)
+        if given_phone is _MISSING:
+            return None  # the generic parser says so
+        if type(given_phone) is str and len(given_phone) <= 64 and given_phone.isascii():
+            phone = given_phone
+        else:
+            phone = rt.STR.from_json(given_phone, "phone")  # clinic_scheduling.env:414
+        recall_months: int
+        given_recall_months = given.get("recall_months", _MISSING)
+        if given_recall_months is _MISSING:
+            recall_months = 6
+        elif type(given_recall_months) is int and _MIN_INT <= given_recall_months <= _MAX_INT:
+            recall_months = given_recall_months
+        else:
+            recall_months = rt.INT.from_json(
+                given_recall_months, "recall_months"
+            )  # clinic_scheduling.env:415
+        arguments: dict[str, Any] = {"name": name, "phone": phone, "recall_months": recall_months}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_register_patient(
+                name=name, phone=phone, recall_months=recall_months
+            )
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            data = (
+                {
+                    "last_visit": _SPEC_2.to_json(result.last_visit),
+                    "name": result.name,
+                    "patient_id": result.patient_id,
+                    "phone": result.phone,
+                    "recall_months": result.recall_months,
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = 5 + len(data["patient_id"]) + len(data["name"]) + len(data["phone"])
+            v = data["last_visit"]
+            if v is not None:
+                total += len(v)
+            v = data["recall_months"]
+            if not _MIN_INT <= v <= _MAX_INT:
+                raise rt.Fail(_INT_RESULT)
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("register_patient", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("register_patient", arguments, False, outcome["error"]))
+        return outcome
 
     def book_appointment(
         self,
@@ -1526,6 +2508,179 @@ class ClinicSchedulingEnv(rt.Environment):
             "room_id": v4,
         }
 
+    def _call_book_appointment(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for book_appointment (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_book_appointment:
+            return None  # an unknown argument: the generic parser says which
+        patient_id: str
+        given_patient_id = given.get("patient_id", _MISSING)
+        if given_patient_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_patient_id) is str
+            and len(given_patient_id) <= 64
+            and given_patient_id.isascii()
+        ):
+            patient_id = given_patient_id
+        else:
+            patient_id = rt.STR.from_json(
+                given_patient_id, "patient_id"
+            )  # clinic_scheduling.env:428
+        dentist_id: str
+        given_dentist_id = given.get("dentist_id", _MISSING)
+        if given_dentist_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_dentist_id) is str
+            and len(given_dentist_id) <= 64
+            and given_dentist_id.isascii()
+        ):
+            dentist_id = given_dentist_id
+        else:
+            dentist_id = rt.STR.from_json(
+                given_dentist_id, "dentist_id"
+            )  # clinic_scheduling.env:429
+        treatment_code: str
+        given_treatment_code = given.get("treatment_code", _MISSING)
+        if given_treatment_code is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_treatment_code) is str
+            and len(given_treatment_code) <= 64
+            and given_treatment_code.isascii()
+        ):
+            treatment_code = given_treatment_code
+        else:
+            treatment_code = rt.STR.from_json(
+                given_treatment_code, "treatment_code"
+            )  # clinic_scheduling.env:430
+        start: datetime.datetime
+        canonical_start = False  # the argument is its own trace text
+        given_start = given.get("start", _MISSING)
+        if given_start is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_start) is str
+            and len(given_start) == 20
+            and given_start[10] == "T"
+            and given_start[19] == "Z"
+            and given_start[4] == given_start[7] == "-"
+            and given_start[13] == given_start[16] == ":"
+        ):
+            try:
+                start = _fromisoformat(given_start)
+                canonical_start = True
+            except ValueError:
+                start = rt.DATETIME.from_json(given_start, "start")  # clinic_scheduling.env:431
+        else:
+            start = rt.DATETIME.from_json(given_start, "start")  # clinic_scheduling.env:431
+        room_id: str
+        given_room_id = given.get("room_id", _MISSING)
+        if given_room_id is _MISSING:
+            return None  # the generic parser says so
+        if type(given_room_id) is str and len(given_room_id) <= 64 and given_room_id.isascii():
+            room_id = given_room_id
+        else:
+            room_id = rt.STR.from_json(given_room_id, "room_id")  # clinic_scheduling.env:432
+        arguments: dict[str, Any] = {
+            "patient_id": patient_id,
+            "dentist_id": dentist_id,
+            "treatment_code": treatment_code,
+            "start": given_start if canonical_start else _format_datetime(start),
+            "room_id": room_id,
+        }
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_book_appointment(
+                patient_id=patient_id,
+                dentist_id=dentist_id,
+                treatment_code=treatment_code,
+                start=start,
+                room_id=room_id,
+            )
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            if not self._inv_0():
+                self._env_invariant_failed("_inv_0")  # clinic_scheduling.env:235
+            if not self._inv_1():
+                self._env_invariant_failed("_inv_1")  # clinic_scheduling.env:246
+            if not self._inv_2():
+                self._env_invariant_failed("_inv_2")  # clinic_scheduling.env:261
+            if not self._inv_3():
+                self._env_invariant_failed("_inv_3")  # clinic_scheduling.env:274
+            if not self._inv_4():
+                self._env_invariant_failed("_inv_4")  # clinic_scheduling.env:284
+            data = (
+                {
+                    "appointment_id": result.appointment_id,
+                    "booked_at": _format_datetime(result.booked_at),
+                    "cancel_reason": result.cancel_reason,
+                    "cancelled_at": (
+                        None
+                        if result.cancelled_at is None
+                        else _format_datetime(result.cancelled_at)
+                    ),
+                    "dentist": result.dentist,
+                    "end": _format_datetime(result.end),
+                    "patient": result.patient,
+                    "room": result.room,
+                    "start": _format_datetime(result.start),
+                    "status": result.status._value_,
+                    "treatment": result.treatment,
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = (
+                11
+                + len(data["appointment_id"])
+                + len(data["patient"])
+                + len(data["dentist"])
+                + len(data["room"])
+                + len(data["treatment"])
+                + len(data["start"])
+                + len(data["end"])
+                + len(data["status"])
+                + len(data["booked_at"])
+            )
+            v = data["cancelled_at"]
+            if v is not None:
+                total += len(v)
+            v = data["cancel_reason"]
+            if v is not None:
+                total += len(v)
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("book_appointment", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("book_appointment", arguments, False, outcome["error"]))
+        return outcome
+
     def confirm_appointment(self, *, appointment_id: str) -> rt.Result:
         "Confirm a requested appointment after the patient agreed to it."
         return self.invoke_typed("confirm_appointment", {"appointment_id": appointment_id})
@@ -1535,6 +2690,114 @@ class ClinicSchedulingEnv(rt.Environment):
         "The JSON arguments of a typed call of confirm_appointment."
         v0 = values.get("appointment_id")
         return {"appointment_id": v0}
+
+    def _call_confirm_appointment(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for confirm_appointment (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_confirm_appointment:
+            return None  # an unknown argument: the generic parser says which
+        appointment_id: str
+        given_appointment_id = given.get("appointment_id", _MISSING)
+        if given_appointment_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_appointment_id) is str
+            and len(given_appointment_id) <= 64
+            and given_appointment_id.isascii()
+        ):
+            appointment_id = given_appointment_id
+        else:
+            appointment_id = rt.STR.from_json(
+                given_appointment_id, "appointment_id"
+            )  # clinic_scheduling.env:465
+        arguments: dict[str, Any] = {"appointment_id": appointment_id}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_confirm_appointment(appointment_id=appointment_id)
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            if not self._inv_0():
+                self._env_invariant_failed("_inv_0")  # clinic_scheduling.env:235
+            if not self._inv_1():
+                self._env_invariant_failed("_inv_1")  # clinic_scheduling.env:246
+            if not self._inv_2():
+                self._env_invariant_failed("_inv_2")  # clinic_scheduling.env:261
+            if not self._inv_3():
+                self._env_invariant_failed("_inv_3")  # clinic_scheduling.env:274
+            table = self._tables["appointments"]
+            for touched_table, key in self._touched:
+                row = table.get(key) if touched_table == "appointments" else None
+                if row is not None and not self._inv_4_row(row):
+                    self._env_invariant_failed("_inv_4")  # clinic_scheduling.env:284
+            data = (
+                {
+                    "appointment_id": result.appointment_id,
+                    "booked_at": _format_datetime(result.booked_at),
+                    "cancel_reason": result.cancel_reason,
+                    "cancelled_at": (
+                        None
+                        if result.cancelled_at is None
+                        else _format_datetime(result.cancelled_at)
+                    ),
+                    "dentist": result.dentist,
+                    "end": _format_datetime(result.end),
+                    "patient": result.patient,
+                    "room": result.room,
+                    "start": _format_datetime(result.start),
+                    "status": result.status._value_,
+                    "treatment": result.treatment,
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = (
+                11
+                + len(data["appointment_id"])
+                + len(data["patient"])
+                + len(data["dentist"])
+                + len(data["room"])
+                + len(data["treatment"])
+                + len(data["start"])
+                + len(data["end"])
+                + len(data["status"])
+                + len(data["booked_at"])
+            )
+            v = data["cancelled_at"]
+            if v is not None:
+                total += len(v)
+            v = data["cancel_reason"]
+            if v is not None:
+                total += len(v)
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("confirm_appointment", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("confirm_appointment", arguments, False, outcome["error"]))
+        return outcome
 
     def reschedule_appointment(
         self,
@@ -1559,6 +2822,156 @@ class ClinicSchedulingEnv(rt.Environment):
             v2 = None
         return {"appointment_id": v0, "new_start": h.to_json(rt.DATETIME, v1), "room_id": v2}
 
+    def _call_reschedule_appointment(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for reschedule_appointment (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_reschedule_appointment:
+            return None  # an unknown argument: the generic parser says which
+        appointment_id: str
+        given_appointment_id = given.get("appointment_id", _MISSING)
+        if given_appointment_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_appointment_id) is str
+            and len(given_appointment_id) <= 64
+            and given_appointment_id.isascii()
+        ):
+            appointment_id = given_appointment_id
+        else:
+            appointment_id = rt.STR.from_json(
+                given_appointment_id, "appointment_id"
+            )  # clinic_scheduling.env:476
+        new_start: datetime.datetime
+        canonical_new_start = False  # the argument is its own trace text
+        given_new_start = given.get("new_start", _MISSING)
+        if given_new_start is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_new_start) is str
+            and len(given_new_start) == 20
+            and given_new_start[10] == "T"
+            and given_new_start[19] == "Z"
+            and given_new_start[4] == given_new_start[7] == "-"
+            and given_new_start[13] == given_new_start[16] == ":"
+        ):
+            try:
+                new_start = _fromisoformat(given_new_start)
+                canonical_new_start = True
+            except ValueError:
+                new_start = rt.DATETIME.from_json(
+                    given_new_start, "new_start"
+                )  # clinic_scheduling.env:477
+        else:
+            new_start = rt.DATETIME.from_json(
+                given_new_start, "new_start"
+            )  # clinic_scheduling.env:477
+        room_id: str | None
+        given_room_id = given.get("room_id", _MISSING)
+        if given_room_id is _MISSING:
+            room_id = None
+        elif given_room_id is None:
+            room_id = None
+        elif type(given_room_id) is str and len(given_room_id) <= 64 and given_room_id.isascii():
+            room_id = given_room_id
+        else:
+            room_id = rt.STR.from_json(given_room_id, "room_id")  # clinic_scheduling.env:478
+        arguments: dict[str, Any] = {
+            "appointment_id": appointment_id,
+            "new_start": given_new_start if canonical_new_start else _format_datetime(new_start),
+            "room_id": room_id,
+        }
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_reschedule_appointment(
+                appointment_id=appointment_id, new_start=new_start, room_id=room_id
+            )
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            if not self._inv_0():
+                self._env_invariant_failed("_inv_0")  # clinic_scheduling.env:235
+            if not self._inv_1():
+                self._env_invariant_failed("_inv_1")  # clinic_scheduling.env:246
+            if not self._inv_2():
+                self._env_invariant_failed("_inv_2")  # clinic_scheduling.env:261
+            if not self._inv_3():
+                self._env_invariant_failed("_inv_3")  # clinic_scheduling.env:274
+            table = self._tables["appointments"]
+            for touched_table, key in self._touched:
+                row = table.get(key) if touched_table == "appointments" else None
+                if row is not None and not self._inv_4_row(row):
+                    self._env_invariant_failed("_inv_4")  # clinic_scheduling.env:284
+            data = (
+                {
+                    "appointment_id": result.appointment_id,
+                    "booked_at": _format_datetime(result.booked_at),
+                    "cancel_reason": result.cancel_reason,
+                    "cancelled_at": (
+                        None
+                        if result.cancelled_at is None
+                        else _format_datetime(result.cancelled_at)
+                    ),
+                    "dentist": result.dentist,
+                    "end": _format_datetime(result.end),
+                    "patient": result.patient,
+                    "room": result.room,
+                    "start": _format_datetime(result.start),
+                    "status": result.status._value_,
+                    "treatment": result.treatment,
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = (
+                11
+                + len(data["appointment_id"])
+                + len(data["patient"])
+                + len(data["dentist"])
+                + len(data["room"])
+                + len(data["treatment"])
+                + len(data["start"])
+                + len(data["end"])
+                + len(data["status"])
+                + len(data["booked_at"])
+            )
+            v = data["cancelled_at"]
+            if v is not None:
+                total += len(v)
+            v = data["cancel_reason"]
+            if v is not None:
+                total += len(v)
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("reschedule_appointment", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(
+            rt.TraceEntry("reschedule_appointment", arguments, False, outcome["error"])
+        )
+        return outcome
+
     def cancel_appointment(
         self, *, appointment_id: str, reason: str, by_clinic: bool | None = None
     ) -> rt.Result:
@@ -1578,6 +2991,136 @@ class ClinicSchedulingEnv(rt.Environment):
             v2 = False
         return {"appointment_id": v0, "reason": v1, "by_clinic": v2}
 
+    def _call_cancel_appointment(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for cancel_appointment (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_cancel_appointment:
+            return None  # an unknown argument: the generic parser says which
+        appointment_id: str
+        given_appointment_id = given.get("appointment_id", _MISSING)
+        if given_appointment_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_appointment_id) is str
+            and len(given_appointment_id) <= 64
+            and given_appointment_id.isascii()
+        ):
+            appointment_id = given_appointment_id
+        else:
+            appointment_id = rt.STR.from_json(
+                given_appointment_id, "appointment_id"
+            )  # clinic_scheduling.env:504
+        reason: str
+        given_reason = given.get("reason", _MISSING)
+        if given_reason is _MISSING:
+            return None  # the generic parser says so
+        if type(given_reason) is str and len(given_reason) <= 64 and given_reason.isascii():
+            reason = given_reason
+        else:
+            reason = rt.STR.from_json(given_reason, "reason")  # clinic_scheduling.env:505
+        by_clinic: bool
+        given_by_clinic = given.get("by_clinic", _MISSING)
+        if given_by_clinic is _MISSING:
+            by_clinic = False
+        elif type(given_by_clinic) is bool:
+            by_clinic = given_by_clinic
+        else:
+            by_clinic = rt.BOOL.from_json(given_by_clinic, "by_clinic")  # clinic_scheduling.env:506
+        arguments: dict[str, Any] = {
+            "appointment_id": appointment_id,
+            "reason": reason,
+            "by_clinic": by_clinic,
+        }
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_cancel_appointment(
+                appointment_id=appointment_id, reason=reason, by_clinic=by_clinic
+            )
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            if not self._inv_0():
+                self._env_invariant_failed("_inv_0")  # clinic_scheduling.env:235
+            if not self._inv_1():
+                self._env_invariant_failed("_inv_1")  # clinic_scheduling.env:246
+            if not self._inv_2():
+                self._env_invariant_failed("_inv_2")  # clinic_scheduling.env:261
+            if not self._inv_3():
+                self._env_invariant_failed("_inv_3")  # clinic_scheduling.env:274
+            table = self._tables["appointments"]
+            for touched_table, key in self._touched:
+                row = table.get(key) if touched_table == "appointments" else None
+                if row is not None and not self._inv_4_row(row):
+                    self._env_invariant_failed("_inv_4")  # clinic_scheduling.env:284
+            data = (
+                {
+                    "appointment_id": result.appointment_id,
+                    "booked_at": _format_datetime(result.booked_at),
+                    "cancel_reason": result.cancel_reason,
+                    "cancelled_at": (
+                        None
+                        if result.cancelled_at is None
+                        else _format_datetime(result.cancelled_at)
+                    ),
+                    "dentist": result.dentist,
+                    "end": _format_datetime(result.end),
+                    "patient": result.patient,
+                    "room": result.room,
+                    "start": _format_datetime(result.start),
+                    "status": result.status._value_,
+                    "treatment": result.treatment,
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = (
+                11
+                + len(data["appointment_id"])
+                + len(data["patient"])
+                + len(data["dentist"])
+                + len(data["room"])
+                + len(data["treatment"])
+                + len(data["start"])
+                + len(data["end"])
+                + len(data["status"])
+                + len(data["booked_at"])
+            )
+            v = data["cancelled_at"]
+            if v is not None:
+                total += len(v)
+            v = data["cancel_reason"]
+            if v is not None:
+                total += len(v)
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("cancel_appointment", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("cancel_appointment", arguments, False, outcome["error"]))
+        return outcome
+
     def check_in_patient(self, *, appointment_id: str) -> rt.Result:
         "Check in a patient who arrived for a confirmed appointment (from an hour before the\nstart until its end)."
         return self.invoke_typed("check_in_patient", {"appointment_id": appointment_id})
@@ -1587,6 +3130,114 @@ class ClinicSchedulingEnv(rt.Environment):
         "The JSON arguments of a typed call of check_in_patient."
         v0 = values.get("appointment_id")
         return {"appointment_id": v0}
+
+    def _call_check_in_patient(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for check_in_patient (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_check_in_patient:
+            return None  # an unknown argument: the generic parser says which
+        appointment_id: str
+        given_appointment_id = given.get("appointment_id", _MISSING)
+        if given_appointment_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_appointment_id) is str
+            and len(given_appointment_id) <= 64
+            and given_appointment_id.isascii()
+        ):
+            appointment_id = given_appointment_id
+        else:
+            appointment_id = rt.STR.from_json(
+                given_appointment_id, "appointment_id"
+            )  # clinic_scheduling.env:523
+        arguments: dict[str, Any] = {"appointment_id": appointment_id}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_check_in_patient(appointment_id=appointment_id)
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            if not self._inv_0():
+                self._env_invariant_failed("_inv_0")  # clinic_scheduling.env:235
+            if not self._inv_1():
+                self._env_invariant_failed("_inv_1")  # clinic_scheduling.env:246
+            if not self._inv_2():
+                self._env_invariant_failed("_inv_2")  # clinic_scheduling.env:261
+            if not self._inv_3():
+                self._env_invariant_failed("_inv_3")  # clinic_scheduling.env:274
+            table = self._tables["appointments"]
+            for touched_table, key in self._touched:
+                row = table.get(key) if touched_table == "appointments" else None
+                if row is not None and not self._inv_4_row(row):
+                    self._env_invariant_failed("_inv_4")  # clinic_scheduling.env:284
+            data = (
+                {
+                    "appointment_id": result.appointment_id,
+                    "booked_at": _format_datetime(result.booked_at),
+                    "cancel_reason": result.cancel_reason,
+                    "cancelled_at": (
+                        None
+                        if result.cancelled_at is None
+                        else _format_datetime(result.cancelled_at)
+                    ),
+                    "dentist": result.dentist,
+                    "end": _format_datetime(result.end),
+                    "patient": result.patient,
+                    "room": result.room,
+                    "start": _format_datetime(result.start),
+                    "status": result.status._value_,
+                    "treatment": result.treatment,
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = (
+                11
+                + len(data["appointment_id"])
+                + len(data["patient"])
+                + len(data["dentist"])
+                + len(data["room"])
+                + len(data["treatment"])
+                + len(data["start"])
+                + len(data["end"])
+                + len(data["status"])
+                + len(data["booked_at"])
+            )
+            v = data["cancelled_at"]
+            if v is not None:
+                total += len(v)
+            v = data["cancel_reason"]
+            if v is not None:
+                total += len(v)
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("check_in_patient", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("check_in_patient", arguments, False, outcome["error"]))
+        return outcome
 
     def complete_appointment(self, *, appointment_id: str) -> rt.Result:
         "Record that a checked-in patient was treated; this sets the patient's last visit (the\nbasis of recall reminders)."
@@ -1598,6 +3249,111 @@ class ClinicSchedulingEnv(rt.Environment):
         v0 = values.get("appointment_id")
         return {"appointment_id": v0}
 
+    def _call_complete_appointment(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for complete_appointment (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_complete_appointment:
+            return None  # an unknown argument: the generic parser says which
+        appointment_id: str
+        given_appointment_id = given.get("appointment_id", _MISSING)
+        if given_appointment_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_appointment_id) is str
+            and len(given_appointment_id) <= 64
+            and given_appointment_id.isascii()
+        ):
+            appointment_id = given_appointment_id
+        else:
+            appointment_id = rt.STR.from_json(
+                given_appointment_id, "appointment_id"
+            )  # clinic_scheduling.env:535
+        arguments: dict[str, Any] = {"appointment_id": appointment_id}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_complete_appointment(appointment_id=appointment_id)
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            if not self._inv_0():
+                self._env_invariant_failed("_inv_0")  # clinic_scheduling.env:235
+            if not self._inv_1():
+                self._env_invariant_failed("_inv_1")  # clinic_scheduling.env:246
+            if not self._inv_2():
+                self._env_invariant_failed("_inv_2")  # clinic_scheduling.env:261
+            if not self._inv_3():
+                self._env_invariant_failed("_inv_3")  # clinic_scheduling.env:274
+            if not self._inv_4():
+                self._env_invariant_failed("_inv_4")  # clinic_scheduling.env:284
+            data = (
+                {
+                    "appointment_id": result.appointment_id,
+                    "booked_at": _format_datetime(result.booked_at),
+                    "cancel_reason": result.cancel_reason,
+                    "cancelled_at": (
+                        None
+                        if result.cancelled_at is None
+                        else _format_datetime(result.cancelled_at)
+                    ),
+                    "dentist": result.dentist,
+                    "end": _format_datetime(result.end),
+                    "patient": result.patient,
+                    "room": result.room,
+                    "start": _format_datetime(result.start),
+                    "status": result.status._value_,
+                    "treatment": result.treatment,
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = (
+                11
+                + len(data["appointment_id"])
+                + len(data["patient"])
+                + len(data["dentist"])
+                + len(data["room"])
+                + len(data["treatment"])
+                + len(data["start"])
+                + len(data["end"])
+                + len(data["status"])
+                + len(data["booked_at"])
+            )
+            v = data["cancelled_at"]
+            if v is not None:
+                total += len(v)
+            v = data["cancel_reason"]
+            if v is not None:
+                total += len(v)
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("complete_appointment", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("complete_appointment", arguments, False, outcome["error"]))
+        return outcome
+
     def mark_no_show(self, *, appointment_id: str) -> rt.Result:
         "Record that the patient did not come (possible from 15 minutes after the start)."
         return self.invoke_typed("mark_no_show", {"appointment_id": appointment_id})
@@ -1608,6 +3364,114 @@ class ClinicSchedulingEnv(rt.Environment):
         v0 = values.get("appointment_id")
         return {"appointment_id": v0}
 
+    def _call_mark_no_show(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for mark_no_show (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_mark_no_show:
+            return None  # an unknown argument: the generic parser says which
+        appointment_id: str
+        given_appointment_id = given.get("appointment_id", _MISSING)
+        if given_appointment_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_appointment_id) is str
+            and len(given_appointment_id) <= 64
+            and given_appointment_id.isascii()
+        ):
+            appointment_id = given_appointment_id
+        else:
+            appointment_id = rt.STR.from_json(
+                given_appointment_id, "appointment_id"
+            )  # clinic_scheduling.env:548
+        arguments: dict[str, Any] = {"appointment_id": appointment_id}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_mark_no_show(appointment_id=appointment_id)
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            if not self._inv_0():
+                self._env_invariant_failed("_inv_0")  # clinic_scheduling.env:235
+            if not self._inv_1():
+                self._env_invariant_failed("_inv_1")  # clinic_scheduling.env:246
+            if not self._inv_2():
+                self._env_invariant_failed("_inv_2")  # clinic_scheduling.env:261
+            if not self._inv_3():
+                self._env_invariant_failed("_inv_3")  # clinic_scheduling.env:274
+            table = self._tables["appointments"]
+            for touched_table, key in self._touched:
+                row = table.get(key) if touched_table == "appointments" else None
+                if row is not None and not self._inv_4_row(row):
+                    self._env_invariant_failed("_inv_4")  # clinic_scheduling.env:284
+            data = (
+                {
+                    "appointment_id": result.appointment_id,
+                    "booked_at": _format_datetime(result.booked_at),
+                    "cancel_reason": result.cancel_reason,
+                    "cancelled_at": (
+                        None
+                        if result.cancelled_at is None
+                        else _format_datetime(result.cancelled_at)
+                    ),
+                    "dentist": result.dentist,
+                    "end": _format_datetime(result.end),
+                    "patient": result.patient,
+                    "room": result.room,
+                    "start": _format_datetime(result.start),
+                    "status": result.status._value_,
+                    "treatment": result.treatment,
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = (
+                11
+                + len(data["appointment_id"])
+                + len(data["patient"])
+                + len(data["dentist"])
+                + len(data["room"])
+                + len(data["treatment"])
+                + len(data["start"])
+                + len(data["end"])
+                + len(data["status"])
+                + len(data["booked_at"])
+            )
+            v = data["cancelled_at"]
+            if v is not None:
+                total += len(v)
+            v = data["cancel_reason"]
+            if v is not None:
+                total += len(v)
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("mark_no_show", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("mark_no_show", arguments, False, outcome["error"]))
+        return outcome
+
     def advance_clock(self, *, to: datetime.datetime) -> rt.Result:
         "Move the clinic's clock forward. Nothing happens by itself when time passes."
         return self.invoke_typed("advance_clock", {"to": to})
@@ -1617,6 +3481,72 @@ class ClinicSchedulingEnv(rt.Environment):
         "The JSON arguments of a typed call of advance_clock."
         v0 = values.get("to")
         return {"to": h.to_json(rt.DATETIME, v0)}
+
+    def _call_advance_clock(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for advance_clock (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_advance_clock:
+            return None  # an unknown argument: the generic parser says which
+        to: datetime.datetime
+        canonical_to = False  # the argument is its own trace text
+        given_to = given.get("to", _MISSING)
+        if given_to is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_to) is str
+            and len(given_to) == 20
+            and given_to[10] == "T"
+            and given_to[19] == "Z"
+            and given_to[4] == given_to[7] == "-"
+            and given_to[13] == given_to[16] == ":"
+        ):
+            try:
+                to = _fromisoformat(given_to)
+                canonical_to = True
+            except ValueError:
+                to = rt.DATETIME.from_json(given_to, "to")  # clinic_scheduling.env:560
+        else:
+            to = rt.DATETIME.from_json(given_to, "to")  # clinic_scheduling.env:560
+        arguments: dict[str, Any] = {"to": given_to if canonical_to else _format_datetime(to)}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_advance_clock(to=to)
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            if not self._inv_4():
+                self._env_invariant_failed("_inv_4")  # clinic_scheduling.env:284
+            data = rt.DATETIME.to_json(result) if result is not None else None
+            if type(data) is not str:
+                problem = _result_problem(data, self.size_budget)
+                if problem is not None:
+                    raise rt.Fail(problem)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("advance_clock", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("advance_clock", arguments, False, outcome["error"]))
+        return outcome
 
     def set_working_hours(
         self, *, dentist_id: str, day: Weekday, opens: str, closes: str
@@ -1641,6 +3571,113 @@ class ClinicSchedulingEnv(rt.Environment):
             "closes": v3,
         }
 
+    def _call_set_working_hours(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for set_working_hours (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_set_working_hours:
+            return None  # an unknown argument: the generic parser says which
+        dentist_id: str
+        given_dentist_id = given.get("dentist_id", _MISSING)
+        if given_dentist_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_dentist_id) is str
+            and len(given_dentist_id) <= 64
+            and given_dentist_id.isascii()
+        ):
+            dentist_id = given_dentist_id
+        else:
+            dentist_id = rt.STR.from_json(
+                given_dentist_id, "dentist_id"
+            )  # clinic_scheduling.env:570
+        day: Weekday
+        given_day = given.get("day", _MISSING)
+        if given_day is _MISSING:
+            return None  # the generic parser says so
+        member_day = SPEC_Weekday.by_value.get(given_day) if type(given_day) is str else None
+        day = (
+            member_day if member_day is not None else SPEC_Weekday.from_json(given_day, "day")
+        )  # clinic_scheduling.env:571
+        opens: str
+        given_opens = given.get("opens", _MISSING)
+        if given_opens is _MISSING:
+            return None  # the generic parser says so
+        if type(given_opens) is str and len(given_opens) <= 64 and given_opens.isascii():
+            opens = given_opens
+        else:
+            opens = rt.STR.from_json(given_opens, "opens")  # clinic_scheduling.env:572
+        closes: str
+        given_closes = given.get("closes", _MISSING)
+        if given_closes is _MISSING:
+            return None  # the generic parser says so
+        if type(given_closes) is str and len(given_closes) <= 64 and given_closes.isascii():
+            closes = given_closes
+        else:
+            closes = rt.STR.from_json(given_closes, "closes")  # clinic_scheduling.env:573
+        arguments: dict[str, Any] = {
+            "dentist_id": dentist_id,
+            "day": day._value_,
+            "opens": opens,
+            "closes": closes,
+        }
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_set_working_hours(
+                dentist_id=dentist_id, day=day, opens=opens, closes=closes
+            )
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            if not self._inv_2():
+                self._env_invariant_failed("_inv_2")  # clinic_scheduling.env:261
+            data = (
+                {
+                    "closes": result.closes,
+                    "day": result.day._value_,
+                    "dentist": result.dentist,
+                    "hours_id": result.hours_id,
+                    "opens": result.opens,
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = 5 + len(data["hours_id"]) + len(data["dentist"]) + len(data["day"])
+            v = data["opens"]
+            if not _MIN_INT <= v <= _MAX_INT:
+                raise rt.Fail(_INT_RESULT)
+            v = data["closes"]
+            if not _MIN_INT <= v <= _MAX_INT:
+                raise rt.Fail(_INT_RESULT)
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("set_working_hours", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("set_working_hours", arguments, False, outcome["error"]))
+        return outcome
+
     def add_dentist_speciality(self, *, dentist_id: str, speciality_code: str) -> rt.Result:
         "Record that a dentist is qualified for a speciality."
         return self.invoke_typed(
@@ -1653,6 +3690,92 @@ class ClinicSchedulingEnv(rt.Environment):
         v0 = values.get("dentist_id")
         v1 = values.get("speciality_code")
         return {"dentist_id": v0, "speciality_code": v1}
+
+    def _call_add_dentist_speciality(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for add_dentist_speciality (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_add_dentist_speciality:
+            return None  # an unknown argument: the generic parser says which
+        dentist_id: str
+        given_dentist_id = given.get("dentist_id", _MISSING)
+        if given_dentist_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_dentist_id) is str
+            and len(given_dentist_id) <= 64
+            and given_dentist_id.isascii()
+        ):
+            dentist_id = given_dentist_id
+        else:
+            dentist_id = rt.STR.from_json(
+                given_dentist_id, "dentist_id"
+            )  # clinic_scheduling.env:607
+        speciality_code: str
+        given_speciality_code = given.get("speciality_code", _MISSING)
+        if given_speciality_code is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_speciality_code) is str
+            and len(given_speciality_code) <= 64
+            and given_speciality_code.isascii()
+        ):
+            speciality_code = given_speciality_code
+        else:
+            speciality_code = rt.STR.from_json(
+                given_speciality_code, "speciality_code"
+            )  # clinic_scheduling.env:608
+        arguments: dict[str, Any] = {"dentist_id": dentist_id, "speciality_code": speciality_code}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_add_dentist_speciality(
+                dentist_id=dentist_id, speciality_code=speciality_code
+            )
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            if not self._inv_3():
+                self._env_invariant_failed("_inv_3")  # clinic_scheduling.env:274
+            data = (
+                {
+                    "dentist": result.dentist,
+                    "link_id": result.link_id,
+                    "speciality": result.speciality,
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = 3 + len(data["link_id"]) + len(data["dentist"]) + len(data["speciality"])
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("add_dentist_speciality", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(
+            rt.TraceEntry("add_dentist_speciality", arguments, False, outcome["error"])
+        )
+        return outcome
 
     def remove_dentist_speciality(self, *, dentist_id: str, speciality_code: str) -> rt.Result:
         "Remove a dentist's speciality. Not possible while upcoming appointments need it."
@@ -1668,6 +3791,80 @@ class ClinicSchedulingEnv(rt.Environment):
         v1 = values.get("speciality_code")
         return {"dentist_id": v0, "speciality_code": v1}
 
+    def _call_remove_dentist_speciality(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for remove_dentist_speciality (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_remove_dentist_speciality:
+            return None  # an unknown argument: the generic parser says which
+        dentist_id: str
+        given_dentist_id = given.get("dentist_id", _MISSING)
+        if given_dentist_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_dentist_id) is str
+            and len(given_dentist_id) <= 64
+            and given_dentist_id.isascii()
+        ):
+            dentist_id = given_dentist_id
+        else:
+            dentist_id = rt.STR.from_json(
+                given_dentist_id, "dentist_id"
+            )  # clinic_scheduling.env:621
+        speciality_code: str
+        given_speciality_code = given.get("speciality_code", _MISSING)
+        if given_speciality_code is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_speciality_code) is str
+            and len(given_speciality_code) <= 64
+            and given_speciality_code.isascii()
+        ):
+            speciality_code = given_speciality_code
+        else:
+            speciality_code = rt.STR.from_json(
+                given_speciality_code, "speciality_code"
+            )  # clinic_scheduling.env:622
+        arguments: dict[str, Any] = {"dentist_id": dentist_id, "speciality_code": speciality_code}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_remove_dentist_speciality(
+                dentist_id=dentist_id, speciality_code=speciality_code
+            )
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            if not self._inv_3():
+                self._env_invariant_failed("_inv_3")  # clinic_scheduling.env:274
+            data = result
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("remove_dentist_speciality", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(
+            rt.TraceEntry("remove_dentist_speciality", arguments, False, outcome["error"])
+        )
+        return outcome
+
     def send_appointment_reminders(self) -> rt.Result:
         "Remind patients of their confirmed appointments that start within the next 24 hours;\neach appointment is reminded once."
         return self.invoke_typed("send_appointment_reminders", {})
@@ -1677,6 +3874,52 @@ class ClinicSchedulingEnv(rt.Environment):
         "The JSON arguments of a typed call of send_appointment_reminders."
         return {}
 
+    def _call_send_appointment_reminders(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for send_appointment_reminders (envdsl/codegen/tool_calls.py)."
+        if given:
+            return None  # an unknown argument: the generic parser says which
+        arguments: dict[str, Any] = {}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_send_appointment_reminders()
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            data = _SPEC_17.to_json(result) if result is not None else None
+            if type(data) is not str:
+                problem = _result_problem(data, self.size_budget)
+                if problem is not None:
+                    raise rt.Fail(problem)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("send_appointment_reminders", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(
+            rt.TraceEntry("send_appointment_reminders", arguments, False, outcome["error"])
+        )
+        return outcome
+
     def send_recall_reminders(self) -> rt.Result:
         "Send a recall reminder to every patient due for a check-up: the last visit was at least\nrecall_months ago, nothing is booked ahead, and no recall reminder went out in the last\n30 days."
         return self.invoke_typed("send_recall_reminders", {})
@@ -1685,6 +3928,52 @@ class ClinicSchedulingEnv(rt.Environment):
     def _json_send_recall_reminders(cls, values: dict[str, Any]) -> dict[str, Any]:
         "The JSON arguments of a typed call of send_recall_reminders."
         return {}
+
+    def _call_send_recall_reminders(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for send_recall_reminders (envdsl/codegen/tool_calls.py)."
+        if given:
+            return None  # an unknown argument: the generic parser says which
+        arguments: dict[str, Any] = {}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_send_recall_reminders()
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            data = _SPEC_17.to_json(result) if result is not None else None
+            if type(data) is not str:
+                problem = _result_problem(data, self.size_budget)
+                if problem is not None:
+                    raise rt.Fail(problem)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("send_recall_reminders", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(
+            rt.TraceEntry("send_recall_reminders", arguments, False, outcome["error"])
+        )
+        return outcome
 
     def _rowinv_WorkingHours_0(self, row: WorkingHours) -> bool:
         return bool(0 <= row.opens < row.closes <= 1440)
@@ -1961,7 +4250,9 @@ class ClinicSchedulingEnv(rt.Environment):
 
     def _impl_get_working_hours(self, dentist_id: str) -> list[WorkingHours]:
         if not (dentist_id in self.t_dentists):
-            raise rt.Fail(("no dentist " + h.to_str(dentist_id)), site=0)
+            raise rt.Fail(
+                ("no dentist " + h.to_str(dentist_id)), site=0
+            )  # clinic_scheduling.env:325
         self._hit(0)
         return sorted(
             [h_ for h_ in self._it(self.t_working_hours.rows()) if (h_.dentist == dentist_id)],
@@ -1972,11 +4263,15 @@ class ClinicSchedulingEnv(rt.Environment):
         self, dentist_id: str, treatment_code: str, day: datetime.date
     ) -> list[Slot]:
         if not (dentist_id in self.t_dentists):
-            raise rt.Fail(("no dentist " + h.to_str(dentist_id)), site=1)
+            raise rt.Fail(
+                ("no dentist " + h.to_str(dentist_id)), site=1
+            )  # clinic_scheduling.env:340
         self._hit(1)
         t = self.t_treatments.get(treatment_code)
         if t is None:
-            raise rt.Fail(("no treatment " + h.to_str(treatment_code)), site=2)
+            raise rt.Fail(
+                ("no treatment " + h.to_str(treatment_code)), site=2
+            )  # clinic_scheduling.env:341
         self._hit(2)
         if not self._fn_qualified(dentist_id=dentist_id, speciality=t.speciality):
             raise rt.Fail(
@@ -1989,7 +4284,7 @@ class ClinicSchedulingEnv(rt.Environment):
                     + ")"
                 ),
                 site=3,
-            )
+            )  # clinic_scheduling.env:342
         self._hit(3)
         h_ = self._fn_hours_on(dentist_id=dentist_id, d=day)
         if h_ is None:
@@ -2001,7 +4296,7 @@ class ClinicSchedulingEnv(rt.Environment):
                     + "s"
                 ),
                 site=4,
-            )
+            )  # clinic_scheduling.env:344
         self._hit(4)
         slots: list[Slot] = []
         length: datetime.timedelta = h.minutes(t.duration_minutes)
@@ -2040,7 +4335,9 @@ class ClinicSchedulingEnv(rt.Environment):
 
     def _impl_get_dentist_schedule(self, dentist_id: str, day: datetime.date) -> list[Appointment]:
         if not (dentist_id in self.t_dentists):
-            raise rt.Fail(("no dentist " + h.to_str(dentist_id)), site=5)
+            raise rt.Fail(
+                ("no dentist " + h.to_str(dentist_id)), site=5
+            )  # clinic_scheduling.env:373
         self._hit(5)
         return sorted(
             [
@@ -2062,7 +4359,9 @@ class ClinicSchedulingEnv(rt.Environment):
         self, patient_id: str, include_past: bool
     ) -> list[Appointment]:
         if not (patient_id in self.t_patients):
-            raise rt.Fail(("no patient " + h.to_str(patient_id)), site=6)
+            raise rt.Fail(
+                ("no patient " + h.to_str(patient_id)), site=6
+            )  # clinic_scheduling.env:397
         self._hit(6)
         return sorted(
             [
@@ -2076,21 +4375,25 @@ class ClinicSchedulingEnv(rt.Environment):
     def _impl_get_appointment(self, appointment_id: str) -> Appointment:
         a = self.t_appointments.get(appointment_id)
         if a is None:
-            raise rt.Fail(("no appointment " + h.to_str(appointment_id)), site=7)
+            raise rt.Fail(
+                ("no appointment " + h.to_str(appointment_id)), site=7
+            )  # clinic_scheduling.env:406
         self._hit(7)
         return a
 
     def _impl_register_patient(self, name: str, phone: str, recall_months: int) -> Patient:
         if not (name.strip() != ""):
-            raise rt.Fail("give the patient's name", site=8)
+            raise rt.Fail("give the patient's name", site=8)  # clinic_scheduling.env:420
         self._hit(8)
         if not (1 <= recall_months <= 24):
-            raise rt.Fail(("recall_months must be 1 to 24, not " + h.to_str(recall_months)), site=9)
+            raise rt.Fail(
+                ("recall_months must be 1 to 24, not " + h.to_str(recall_months)), site=9
+            )  # clinic_scheduling.env:421
         self._hit(9)
         if not (not any(((p.phone == phone) for p in self._it(self.t_patients.rows())))):
             raise rt.Fail(
                 ("a patient with phone " + h.to_str(phone) + " is already registered"), site=10
-            )
+            )  # clinic_scheduling.env:422
         self._hit(10)
         return self._insert(
             "patients", Patient(name=name, phone=phone, recall_months=recall_months)
@@ -2105,22 +4408,30 @@ class ClinicSchedulingEnv(rt.Environment):
         room_id: str,
     ) -> Appointment:
         if not (patient_id in self.t_patients):
-            raise rt.Fail(("no patient " + h.to_str(patient_id)), site=11)
+            raise rt.Fail(
+                ("no patient " + h.to_str(patient_id)), site=11
+            )  # clinic_scheduling.env:437
         self._hit(11)
         d = self.t_dentists.get(dentist_id)
         if d is None:
-            raise rt.Fail(("no dentist " + h.to_str(dentist_id)), site=12)
+            raise rt.Fail(
+                ("no dentist " + h.to_str(dentist_id)), site=12
+            )  # clinic_scheduling.env:438
         self._hit(12)
         t = self.t_treatments.get(treatment_code)
         if t is None:
-            raise rt.Fail(("no treatment " + h.to_str(treatment_code)), site=13)
+            raise rt.Fail(
+                ("no treatment " + h.to_str(treatment_code)), site=13
+            )  # clinic_scheduling.env:439
         self._hit(13)
         r = self.t_rooms.get(room_id)
         if r is None:
-            raise rt.Fail(("no room " + h.to_str(room_id)), site=14)
+            raise rt.Fail(("no room " + h.to_str(room_id)), site=14)  # clinic_scheduling.env:440
         self._hit(14)
         if not (start > self.s_now):
-            raise rt.Fail("appointments cannot be booked in the past", site=15)
+            raise rt.Fail(
+                "appointments cannot be booked in the past", site=15
+            )  # clinic_scheduling.env:441
         self._hit(15)
         if not (h.mod(self._fn_minute_of_day(t=start), C_SLOT_MINUTES) == 0):
             raise rt.Fail(
@@ -2129,10 +4440,12 @@ class ClinicSchedulingEnv(rt.Environment):
                     + h.to_str(self._fn_hhmm(minute=self._fn_minute_of_day(t=start)))
                 ),
                 site=16,
-            )
+            )  # clinic_scheduling.env:442
         self._hit(16)
         if not self._fn_qualified(dentist_id=dentist_id, speciality=t.speciality):
-            raise rt.Fail((h.to_str(d.name) + " is not qualified for " + h.to_str(t.name)), site=17)
+            raise rt.Fail(
+                (h.to_str(d.name) + " is not qualified for " + h.to_str(t.name)), site=17
+            )  # clinic_scheduling.env:444
         self._hit(17)
         end: datetime.datetime = start + h.minutes(t.duration_minutes)
         if not self._fn_within_hours(dentist_id=dentist_id, start=start, end=end):
@@ -2148,10 +4461,12 @@ class ClinicSchedulingEnv(rt.Environment):
                     + ")"
                 ),
                 site=18,
-            )
+            )  # clinic_scheduling.env:446
         self._hit(18)
         if not self._fn_dentist_free(dentist_id=dentist_id, start=start, end=end, except_id=""):
-            raise rt.Fail((h.to_str(d.name) + " already has an appointment then"), site=19)
+            raise rt.Fail(
+                (h.to_str(d.name) + " already has an appointment then"), site=19
+            )  # clinic_scheduling.env:448
         self._hit(19)
         if not self._fn_room_suits(r=r, t=t):
             raise rt.Fail(
@@ -2162,10 +4477,12 @@ class ClinicSchedulingEnv(rt.Environment):
                     + " has none"
                 ),
                 site=20,
-            )
+            )  # clinic_scheduling.env:450
         self._hit(20)
         if not self._fn_room_free(room_id=room_id, start=start, end=end, except_id=""):
-            raise rt.Fail((h.to_str(r.name) + " is taken then"), site=21)
+            raise rt.Fail(
+                (h.to_str(r.name) + " is taken then"), site=21
+            )  # clinic_scheduling.env:451
         self._hit(21)
         return self._insert(
             "appointments",
@@ -2183,13 +4500,19 @@ class ClinicSchedulingEnv(rt.Environment):
     def _impl_confirm_appointment(self, appointment_id: str) -> Appointment:
         a = self.t_appointments.get(appointment_id)
         if a is None:
-            raise rt.Fail(("no appointment " + h.to_str(appointment_id)), site=22)
+            raise rt.Fail(
+                ("no appointment " + h.to_str(appointment_id)), site=22
+            )  # clinic_scheduling.env:467
         self._hit(22)
         if not (a.status == AppointmentStatus.requested):
-            raise rt.Fail(("the appointment is " + h.to_str(a.status) + ", not requested"), site=23)
+            raise rt.Fail(
+                ("the appointment is " + h.to_str(a.status) + ", not requested"), site=23
+            )  # clinic_scheduling.env:468
         self._hit(23)
         if not (a.start > self.s_now):
-            raise rt.Fail("the appointment has already started", site=24)
+            raise rt.Fail(
+                "the appointment has already started", site=24
+            )  # clinic_scheduling.env:470
         self._hit(24)
         self._write_appointments_status(a, AppointmentStatus.confirmed)
         return a
@@ -2199,10 +4522,14 @@ class ClinicSchedulingEnv(rt.Environment):
     ) -> Appointment:
         a = self.t_appointments.get(appointment_id)
         if a is None:
-            raise rt.Fail(("no appointment " + h.to_str(appointment_id)), site=25)
+            raise rt.Fail(
+                ("no appointment " + h.to_str(appointment_id)), site=25
+            )  # clinic_scheduling.env:483
         self._hit(25)
         if not self._fn_is_upcoming(a=a):
-            raise rt.Fail(("a " + h.to_str(a.status) + " appointment cannot be moved"), site=26)
+            raise rt.Fail(
+                ("a " + h.to_str(a.status) + " appointment cannot be moved"), site=26
+            )  # clinic_scheduling.env:484
         self._hit(26)
         if not self._fn_can_be_changed_by_patient(a=a):
             raise rt.Fail(
@@ -2212,20 +4539,24 @@ class ClinicSchedulingEnv(rt.Environment):
                     + " hours before they start"
                 ),
                 site=27,
-            )
+            )  # clinic_scheduling.env:485
         self._hit(27)
         if not (new_start > self.s_now):
-            raise rt.Fail("appointments cannot be moved into the past", site=28)
+            raise rt.Fail(
+                "appointments cannot be moved into the past", site=28
+            )  # clinic_scheduling.env:487
         self._hit(28)
         if not (h.mod(self._fn_minute_of_day(t=new_start), C_SLOT_MINUTES) == 0):
-            raise rt.Fail("appointments start on the quarter hour", site=29)
+            raise rt.Fail(
+                "appointments start on the quarter hour", site=29
+            )  # clinic_scheduling.env:488
         self._hit(29)
         new_room: str = (
             h.unwrap(room_id) if (room_id is not None) else self.t_rooms.row(a.room).room_id
         )
         r = self.t_rooms.get(new_room)
         if r is None:
-            raise rt.Fail(("no room " + h.to_str(new_room)), site=30)
+            raise rt.Fail(("no room " + h.to_str(new_room)), site=30)  # clinic_scheduling.env:491
         self._hit(30)
         end: datetime.datetime = new_start + h.minutes(
             self.t_treatments.row(a.treatment).duration_minutes
@@ -2233,7 +4564,7 @@ class ClinicSchedulingEnv(rt.Environment):
         if not self._fn_within_hours(dentist_id=a.dentist, start=new_start, end=end):
             raise rt.Fail(
                 (h.to_str(self.t_dentists.row(a.dentist).name) + " does not work then"), site=31
-            )
+            )  # clinic_scheduling.env:493
         self._hit(31)
         if not self._fn_dentist_free(
             dentist_id=a.dentist, start=new_start, end=end, except_id=appointment_id
@@ -2244,12 +4575,14 @@ class ClinicSchedulingEnv(rt.Environment):
                     + " already has an appointment then"
                 ),
                 site=32,
-            )
+            )  # clinic_scheduling.env:494
         self._hit(32)
         if not self._fn_room_free(
             room_id=new_room, start=new_start, end=end, except_id=appointment_id
         ):
-            raise rt.Fail((h.to_str(r.name) + " is taken then"), site=33)
+            raise rt.Fail(
+                (h.to_str(r.name) + " is taken then"), site=33
+            )  # clinic_scheduling.env:496
         self._hit(33)
         self._write_appointments_start(a, new_start)
         self._write_appointments_end(a, end)
@@ -2261,13 +4594,17 @@ class ClinicSchedulingEnv(rt.Environment):
     ) -> Appointment:
         a = self.t_appointments.get(appointment_id)
         if a is None:
-            raise rt.Fail(("no appointment " + h.to_str(appointment_id)), site=34)
+            raise rt.Fail(
+                ("no appointment " + h.to_str(appointment_id)), site=34
+            )  # clinic_scheduling.env:510
         self._hit(34)
         if not self._fn_is_upcoming(a=a):
-            raise rt.Fail(("a " + h.to_str(a.status) + " appointment cannot be cancelled"), site=35)
+            raise rt.Fail(
+                ("a " + h.to_str(a.status) + " appointment cannot be cancelled"), site=35
+            )  # clinic_scheduling.env:511
         self._hit(35)
         if not (reason.strip() != ""):
-            raise rt.Fail("give a reason", site=36)
+            raise rt.Fail("give a reason", site=36)  # clinic_scheduling.env:512
         self._hit(36)
         if not (by_clinic or self._fn_can_be_changed_by_patient(a=a)):
             raise rt.Fail(
@@ -2277,7 +4614,7 @@ class ClinicSchedulingEnv(rt.Environment):
                     + " hours before they start"
                 ),
                 site=37,
-            )
+            )  # clinic_scheduling.env:513
         self._hit(37)
         self._write_appointments_status(a, AppointmentStatus.cancelled)
         self._write_appointments_cancelled_at(a, self.s_now)
@@ -2287,16 +4624,20 @@ class ClinicSchedulingEnv(rt.Environment):
     def _impl_check_in_patient(self, appointment_id: str) -> Appointment:
         a = self.t_appointments.get(appointment_id)
         if a is None:
-            raise rt.Fail(("no appointment " + h.to_str(appointment_id)), site=38)
+            raise rt.Fail(
+                ("no appointment " + h.to_str(appointment_id)), site=38
+            )  # clinic_scheduling.env:526
         self._hit(38)
         if not (a.status == AppointmentStatus.confirmed):
-            raise rt.Fail(("the appointment is " + h.to_str(a.status) + ", not confirmed"), site=39)
+            raise rt.Fail(
+                ("the appointment is " + h.to_str(a.status) + ", not confirmed"), site=39
+            )  # clinic_scheduling.env:527
         self._hit(39)
         if not (self.s_now >= (a.start - h.minutes(C_EARLY_CHECK_IN_MINUTES))):
-            raise rt.Fail("too early to check in", site=40)
+            raise rt.Fail("too early to check in", site=40)  # clinic_scheduling.env:529
         self._hit(40)
         if not (self.s_now < a.end):
-            raise rt.Fail("the appointment time is over", site=41)
+            raise rt.Fail("the appointment time is over", site=41)  # clinic_scheduling.env:530
         self._hit(41)
         self._write_appointments_status(a, AppointmentStatus.checked_in)
         return a
@@ -2304,15 +4645,17 @@ class ClinicSchedulingEnv(rt.Environment):
     def _impl_complete_appointment(self, appointment_id: str) -> Appointment:
         a = self.t_appointments.get(appointment_id)
         if a is None:
-            raise rt.Fail(("no appointment " + h.to_str(appointment_id)), site=42)
+            raise rt.Fail(
+                ("no appointment " + h.to_str(appointment_id)), site=42
+            )  # clinic_scheduling.env:538
         self._hit(42)
         if not (a.status == AppointmentStatus.checked_in):
             raise rt.Fail(
                 ("the appointment is " + h.to_str(a.status) + ", not checked in"), site=43
-            )
+            )  # clinic_scheduling.env:539
         self._hit(43)
         if not (self.s_now >= a.start):
-            raise rt.Fail("the treatment has not started yet", site=44)
+            raise rt.Fail("the treatment has not started yet", site=44)  # clinic_scheduling.env:541
         self._hit(44)
         self._write_appointments_status(a, AppointmentStatus.completed)
         _tmp1 = self.t_patients.row(a.patient)
@@ -2322,23 +4665,27 @@ class ClinicSchedulingEnv(rt.Environment):
     def _impl_mark_no_show(self, appointment_id: str) -> Appointment:
         a = self.t_appointments.get(appointment_id)
         if a is None:
-            raise rt.Fail(("no appointment " + h.to_str(appointment_id)), site=45)
+            raise rt.Fail(
+                ("no appointment " + h.to_str(appointment_id)), site=45
+            )  # clinic_scheduling.env:551
         self._hit(45)
         if not (a.status == AppointmentStatus.confirmed):
-            raise rt.Fail(("the appointment is " + h.to_str(a.status) + ", not confirmed"), site=46)
+            raise rt.Fail(
+                ("the appointment is " + h.to_str(a.status) + ", not confirmed"), site=46
+            )  # clinic_scheduling.env:552
         self._hit(46)
         if not (self.s_now >= (a.start + h.minutes(C_NO_SHOW_GRACE_MINUTES))):
             raise rt.Fail(
                 ("wait until " + h.to_str(C_NO_SHOW_GRACE_MINUTES) + " minutes after the start"),
                 site=47,
-            )
+            )  # clinic_scheduling.env:554
         self._hit(47)
         self._write_appointments_status(a, AppointmentStatus.no_show)
         return a
 
     def _impl_advance_clock(self, to: datetime.datetime) -> datetime.datetime:
         if not (to >= self.s_now):
-            raise rt.Fail("the clock cannot go back", site=48)
+            raise rt.Fail("the clock cannot go back", site=48)  # clinic_scheduling.env:562
         self._hit(48)
         self._set_scalar("now", to)
         return self.s_now
@@ -2347,7 +4694,9 @@ class ClinicSchedulingEnv(rt.Environment):
         self, dentist_id: str, day: Weekday, opens: str, closes: str
     ) -> WorkingHours:
         if not (dentist_id in self.t_dentists):
-            raise rt.Fail(("no dentist " + h.to_str(dentist_id)), site=49)
+            raise rt.Fail(
+                ("no dentist " + h.to_str(dentist_id)), site=49
+            )  # clinic_scheduling.env:577
         self._hit(49)
         from_minute: int = self._fn_parse_hhmm(s=opens)
         to_minute: int = self._fn_parse_hhmm(s=closes)
@@ -2361,7 +4710,7 @@ class ClinicSchedulingEnv(rt.Environment):
                     + ")"
                 ),
                 site=50,
-            )
+            )  # clinic_scheduling.env:580
         self._hit(50)
         outside: list[str] = [
             a.appointment_id
@@ -2389,7 +4738,7 @@ class ClinicSchedulingEnv(rt.Environment):
                     + "); move or cancel them first"
                 ),
                 site=51,
-            )
+            )  # clinic_scheduling.env:593
         self._hit(51)
         h_: WorkingHours | None = h.first(
             (
@@ -2413,13 +4762,19 @@ class ClinicSchedulingEnv(rt.Environment):
         self, dentist_id: str, speciality_code: str
     ) -> DentistSpeciality:
         if not (dentist_id in self.t_dentists):
-            raise rt.Fail(("no dentist " + h.to_str(dentist_id)), site=52)
+            raise rt.Fail(
+                ("no dentist " + h.to_str(dentist_id)), site=52
+            )  # clinic_scheduling.env:611
         self._hit(52)
         if not (speciality_code in self.t_specialities):
-            raise rt.Fail(("no speciality " + h.to_str(speciality_code)), site=53)
+            raise rt.Fail(
+                ("no speciality " + h.to_str(speciality_code)), site=53
+            )  # clinic_scheduling.env:612
         self._hit(53)
         if not (not self._fn_qualified(dentist_id=dentist_id, speciality=speciality_code)):
-            raise rt.Fail("the dentist already has this speciality", site=54)
+            raise rt.Fail(
+                "the dentist already has this speciality", site=54
+            )  # clinic_scheduling.env:613
         self._hit(54)
         return self._insert(
             "dentist_specialities",
@@ -2437,7 +4792,7 @@ class ClinicSchedulingEnv(rt.Environment):
         if l is None:
             raise rt.Fail(
                 (h.to_str(dentist_id) + " has no speciality " + h.to_str(speciality_code)), site=55
-            )
+            )  # clinic_scheduling.env:625
         self._hit(55)
         needed: list[str] = [
             a.appointment_id
@@ -2460,7 +4815,7 @@ class ClinicSchedulingEnv(rt.Environment):
                     + "); move or cancel them first"
                 ),
                 site=56,
-            )
+            )  # clinic_scheduling.env:636
         self._hit(56)
         self._delete("dentist_specialities", l.link_id)
         return h.to_str(speciality_code) + " removed from " + h.to_str(dentist_id)

@@ -9,6 +9,19 @@ from typing import Any, ClassVar, cast
 
 from envdsl import runtime as rt
 from envdsl.runtime import helpers as h
+from envdsl.runtime.call_support import (
+    INSERTED as _INSERTED,
+    INT_RESULT as _INT_RESULT,
+    MAX_INT as _MAX_INT,
+    MIN_INT as _MIN_INT,
+    MISSING as _MISSING,
+    TOO_LARGE as _TOO_LARGE,
+    budget as _budget,
+    fromisoformat as _fromisoformat,
+    result_problem as _result_problem,
+)
+from envdsl.runtime.call_support import ISO_SECONDS as _ISO_SECONDS, UTC as _UTC
+from envdsl.runtime.call_support import format_datetime as _format_datetime
 
 
 class DocumentStatus(enum.Enum):
@@ -164,6 +177,188 @@ class DocumentSummary(rt.Value):
         )
 
 
+def _to_json_User(value: User) -> dict[str, Any]:
+    "The JSON of one User (its RecordSpec's to_json, written out: codegen/serializers.py)."
+    return {
+        "_id": value.u_id,
+        "department": value.department,
+        "name": value.name,
+        "role": value.role,
+    }
+
+
+def _json_repr_User(value: User) -> str:
+    "repr() of the JSON of one User, without building it (what state_hash() digests)."
+    return (
+        f"{{'_id': {value.u_id!r}"
+        f", 'department': {value.department!r}"
+        f", 'name': {value.name!r}"
+        f", 'role': {value.role!r}"
+        "}"
+    )
+
+
+def _to_json_Document(value: Document) -> dict[str, Any]:
+    "The JSON of one Document (its RecordSpec's to_json, written out: codegen/serializers.py)."
+    return {
+        "content": value.content,
+        "creation_date": _format_datetime(value.creation_date),
+        "document_id": value.document_id,
+        "last_modified_date": _format_datetime(value.last_modified_date),
+        "owner_id": value.owner_id,
+        "status": value.status._value_,
+        "title": value.title,
+        "version": value.version,
+    }
+
+
+def _json_repr_Document(value: Document) -> str:
+    "repr() of the JSON of one Document, without building it (what state_hash() digests)."
+    d1 = value.creation_date
+    d3 = value.last_modified_date
+    if d1.tzinfo is not _UTC or d3.tzinfo is not _UTC:
+        return repr(_to_json_Document(value))
+    return (
+        f"{{'content': {value.content!r}"
+        f", 'creation_date': '{_ISO_SECONDS % (d1.year, d1.month, d1.day, d1.hour, d1.minute, d1.second) if not d1.microsecond else d1.isoformat()[:-6]}Z'"
+        f", 'document_id': {value.document_id!r}"
+        f", 'last_modified_date': '{_ISO_SECONDS % (d3.year, d3.month, d3.day, d3.hour, d3.minute, d3.second) if not d3.microsecond else d3.isoformat()[:-6]}Z'"
+        f", 'owner_id': {value.owner_id!r}"
+        f", 'status': {value.status._value_!r}"
+        f", 'title': {value.title!r}"
+        f", 'version': {value.version!r}"
+        "}"
+    )
+
+
+def _to_json_AccessControlEntry(value: AccessControlEntry) -> dict[str, Any]:
+    "The JSON of one AccessControlEntry (its RecordSpec's to_json, written out: codegen/serializers.py)."
+    return {
+        "document_id": value.document_id,
+        "entry_id": value.entry_id,
+        "permissions": _SPEC_2.to_json(value.permissions),
+        "user_id": value.user_id,
+    }
+
+
+def _json_repr_AccessControlEntry(value: AccessControlEntry) -> str:
+    "repr() of the JSON of one AccessControlEntry, without building it (what state_hash() digests)."
+    return (
+        f"{{'document_id': {value.document_id!r}"
+        f", 'entry_id': {value.entry_id!r}"
+        f", 'permissions': {_SPEC_2.to_json(value.permissions)!r}"
+        f", 'user_id': {value.user_id!r}"
+        "}"
+    )
+
+
+def _to_json_DocumentVersion(value: DocumentVersion) -> dict[str, Any]:
+    "The JSON of one DocumentVersion (its RecordSpec's to_json, written out: codegen/serializers.py)."
+    return {
+        "content_snapshot": value.content_snapshot,
+        "document_id": value.document_id,
+        "modified_by": value.modified_by,
+        "timestamp": _format_datetime(value.timestamp),
+        "version_id": value.version_id,
+        "version_number": value.version_number,
+    }
+
+
+def _json_repr_DocumentVersion(value: DocumentVersion) -> str:
+    "repr() of the JSON of one DocumentVersion, without building it (what state_hash() digests)."
+    d3 = value.timestamp
+    if d3.tzinfo is not _UTC:
+        return repr(_to_json_DocumentVersion(value))
+    return (
+        f"{{'content_snapshot': {value.content_snapshot!r}"
+        f", 'document_id': {value.document_id!r}"
+        f", 'modified_by': {value.modified_by!r}"
+        f", 'timestamp': '{_ISO_SECONDS % (d3.year, d3.month, d3.day, d3.hour, d3.minute, d3.second) if not d3.microsecond else d3.isoformat()[:-6]}Z'"
+        f", 'version_id': {value.version_id!r}"
+        f", 'version_number': {value.version_number!r}"
+        "}"
+    )
+
+
+def _to_json_StatusInfo(value: StatusInfo) -> dict[str, Any]:
+    "The JSON of one StatusInfo (its RecordSpec's to_json, written out: codegen/serializers.py)."
+    return {"status": value.status._value_}
+
+
+def _json_repr_StatusInfo(value: StatusInfo) -> str:
+    "repr() of the JSON of one StatusInfo, without building it (what state_hash() digests)."
+    return f"{{'status': {value.status._value_!r}" "}"
+
+
+def _to_json_UserInfo(value: UserInfo) -> dict[str, Any]:
+    "The JSON of one UserInfo (its RecordSpec's to_json, written out: codegen/serializers.py)."
+    return {
+        "_id": value.u_id,
+        "department": value.department,
+        "name": value.name,
+        "role": value.role,
+    }
+
+
+def _json_repr_UserInfo(value: UserInfo) -> str:
+    "repr() of the JSON of one UserInfo, without building it (what state_hash() digests)."
+    return (
+        f"{{'_id': {value.u_id!r}"
+        f", 'department': {value.department!r}"
+        f", 'name': {value.name!r}"
+        f", 'role': {value.role!r}"
+        "}"
+    )
+
+
+def _to_json_UserPermissions(value: UserPermissions) -> dict[str, Any]:
+    "The JSON of one UserPermissions (its RecordSpec's to_json, written out: codegen/serializers.py)."
+    return {
+        "permissions": _SPEC_3.to_json(value.permissions),
+        "user": SPEC_UserInfo.to_json(value.user),
+    }
+
+
+def _json_repr_UserPermissions(value: UserPermissions) -> str:
+    "repr() of the JSON of one UserPermissions, without building it (what state_hash() digests)."
+    return (
+        f"{{'permissions': {_SPEC_3.to_json(value.permissions)!r}"
+        f", 'user': {SPEC_UserInfo.to_json(value.user)!r}"
+        "}"
+    )
+
+
+def _to_json_DocumentSummary(value: DocumentSummary) -> dict[str, Any]:
+    "The JSON of one DocumentSummary (its RecordSpec's to_json, written out: codegen/serializers.py)."
+    return {
+        "creation_date": _format_datetime(value.creation_date),
+        "document_id": value.document_id,
+        "last_modified_date": _format_datetime(value.last_modified_date),
+        "owner_id": value.owner_id,
+        "status": value.status._value_,
+        "title": value.title,
+        "version": value.version,
+    }
+
+
+def _json_repr_DocumentSummary(value: DocumentSummary) -> str:
+    "repr() of the JSON of one DocumentSummary, without building it (what state_hash() digests)."
+    d0 = value.creation_date
+    d2 = value.last_modified_date
+    if d0.tzinfo is not _UTC or d2.tzinfo is not _UTC:
+        return repr(_to_json_DocumentSummary(value))
+    return (
+        f"{{'creation_date': '{_ISO_SECONDS % (d0.year, d0.month, d0.day, d0.hour, d0.minute, d0.second) if not d0.microsecond else d0.isoformat()[:-6]}Z'"
+        f", 'document_id': {value.document_id!r}"
+        f", 'last_modified_date': '{_ISO_SECONDS % (d2.year, d2.month, d2.day, d2.hour, d2.minute, d2.second) if not d2.microsecond else d2.isoformat()[:-6]}Z'"
+        f", 'owner_id': {value.owner_id!r}"
+        f", 'status': {value.status._value_!r}"
+        f", 'title': {value.title!r}"
+        f", 'version': {value.version!r}"
+        "}"
+    )
+
+
 SPEC_DocumentStatus = rt.EnumSpec(DocumentStatus)
 SPEC_Permission = rt.EnumSpec(Permission)
 
@@ -183,6 +378,8 @@ SPEC_User = rt.RecordSpec(
         ),
         rt.FieldSpec(name="department", spec=rt.STR, required=True),
     ],
+    to_json=_to_json_User,
+    json_repr=_json_repr_User,
 )
 SPEC_Document = rt.RecordSpec(
     Document,
@@ -201,43 +398,42 @@ SPEC_Document = rt.RecordSpec(
             name="version", spec=rt.INT, required=False, description="number of the current version"
         ),
         rt.FieldSpec(name="status", spec=SPEC_DocumentStatus, required=False),
-        rt.FieldSpec(
-            name="owner_id",
-            spec=rt.RefSpec(rt.STR, "User", "users"),
-            required=True,
-            description="the owner",
-        ),
+        rt.FieldSpec(name="owner_id", spec=_SPEC_0, required=True, description="the owner"),
     ],
+    to_json=_to_json_Document,
+    json_repr=_json_repr_Document,
 )
 SPEC_AccessControlEntry = rt.RecordSpec(
     AccessControlEntry,
     lambda: [
         rt.FieldSpec(name="entry_id", spec=rt.STR, required=False),
-        rt.FieldSpec(
-            name="document_id", spec=rt.RefSpec(rt.STR, "Document", "documents"), required=True
-        ),
-        rt.FieldSpec(name="user_id", spec=rt.RefSpec(rt.STR, "User", "users"), required=True),
-        rt.FieldSpec(name="permissions", spec=rt.SetSpec(SPEC_Permission), required=False),
+        rt.FieldSpec(name="document_id", spec=_SPEC_1, required=True),
+        rt.FieldSpec(name="user_id", spec=_SPEC_0, required=True),
+        rt.FieldSpec(name="permissions", spec=_SPEC_2, required=False),
     ],
+    to_json=_to_json_AccessControlEntry,
+    json_repr=_json_repr_AccessControlEntry,
 )
 SPEC_DocumentVersion = rt.RecordSpec(
     DocumentVersion,
     lambda: [
         rt.FieldSpec(name="version_id", spec=rt.STR, required=False),
-        rt.FieldSpec(
-            name="document_id", spec=rt.RefSpec(rt.STR, "Document", "documents"), required=True
-        ),
+        rt.FieldSpec(name="document_id", spec=_SPEC_1, required=True),
         rt.FieldSpec(name="version_number", spec=rt.INT, required=True),
         rt.FieldSpec(name="content_snapshot", spec=rt.STR, required=True),
         rt.FieldSpec(name="timestamp", spec=rt.DATETIME, required=True),
-        rt.FieldSpec(name="modified_by", spec=rt.RefSpec(rt.STR, "User", "users"), required=True),
+        rt.FieldSpec(name="modified_by", spec=_SPEC_0, required=True),
     ],
+    to_json=_to_json_DocumentVersion,
+    json_repr=_json_repr_DocumentVersion,
 )
 SPEC_StatusInfo = rt.RecordSpec(
     StatusInfo,
     lambda: [
         rt.FieldSpec(name="status", spec=SPEC_DocumentStatus, required=True),
     ],
+    to_json=_to_json_StatusInfo,
+    json_repr=_json_repr_StatusInfo,
 )
 SPEC_UserInfo = rt.RecordSpec(
     UserInfo,
@@ -247,13 +443,17 @@ SPEC_UserInfo = rt.RecordSpec(
         rt.FieldSpec(name="role", spec=rt.STR, required=True),
         rt.FieldSpec(name="department", spec=rt.STR, required=True),
     ],
+    to_json=_to_json_UserInfo,
+    json_repr=_json_repr_UserInfo,
 )
 SPEC_UserPermissions = rt.RecordSpec(
     UserPermissions,
     lambda: [
         rt.FieldSpec(name="user", spec=SPEC_UserInfo, required=True),
-        rt.FieldSpec(name="permissions", spec=rt.ListSpec(SPEC_Permission), required=True),
+        rt.FieldSpec(name="permissions", spec=_SPEC_3, required=True),
     ],
+    to_json=_to_json_UserPermissions,
+    json_repr=_json_repr_UserPermissions,
 )
 SPEC_DocumentSummary = rt.RecordSpec(
     DocumentSummary,
@@ -266,7 +466,123 @@ SPEC_DocumentSummary = rt.RecordSpec(
         rt.FieldSpec(name="status", spec=SPEC_DocumentStatus, required=True),
         rt.FieldSpec(name="owner_id", spec=rt.STR, required=True),
     ],
+    to_json=_to_json_DocumentSummary,
+    json_repr=_json_repr_DocumentSummary,
 )
+
+_SPEC_0: rt.TypeSpec = rt.RefSpec(rt.STR, "User", "users")  # ref User
+_SPEC_1: rt.TypeSpec = rt.RefSpec(rt.STR, "Document", "documents")  # ref Document
+_SPEC_2: rt.TypeSpec = rt.SetSpec(SPEC_Permission)  # set[Permission]
+_SPEC_3: rt.TypeSpec = rt.ListSpec(SPEC_Permission)  # list[Permission]
+_SPEC_4: rt.TypeSpec = rt.ListSpec(SPEC_DocumentSummary)  # list[DocumentSummary]
+_SPEC_5: rt.TypeSpec = rt.ListSpec(SPEC_UserPermissions)  # list[UserPermissions]
+_SPEC_6: rt.TypeSpec = rt.ListSpec(SPEC_DocumentVersion)  # list[DocumentVersion]
+_SPEC_7: rt.TypeSpec = rt.OptionalSpec(rt.ListSpec(SPEC_Permission))  # list[Permission]?
+_SPEC_8: rt.TypeSpec = rt.OptionalSpec(rt.STR)  # str?
+
+
+_ARGUMENTS_get_document_by_id = frozenset(
+    {
+        "document_id",
+        "user_id",
+    }
+)  # the arguments of get_document_by_id
+_ARGUMENTS_check_document_status = frozenset(
+    {
+        "document_id",
+    }
+)  # the arguments of check_document_status
+_ARGUMENTS_get_document_permissions = frozenset(
+    {
+        "document_id",
+    }
+)  # the arguments of get_document_permissions
+_ARGUMENTS_check_user_access = frozenset(
+    {
+        "user_id",
+        "document_id",
+        "permission",
+    }
+)  # the arguments of check_user_access
+_ARGUMENTS_get_document_version_history = frozenset(
+    {
+        "document_id",
+        "user_id",
+    }
+)  # the arguments of get_document_version_history
+_ARGUMENTS_get_document_current_version = frozenset(
+    {
+        "document_id",
+    }
+)  # the arguments of get_document_current_version
+_ARGUMENTS_get_document_content = frozenset(
+    {
+        "document_id",
+        "user_id",
+    }
+)  # the arguments of get_document_content
+_ARGUMENTS_search_documents_by_title = frozenset(
+    {
+        "title_query",
+    }
+)  # the arguments of search_documents_by_title
+_ARGUMENTS_create_document = frozenset(
+    {
+        "title",
+        "content",
+        "owner_id",
+        "permissions",
+    }
+)  # the arguments of create_document
+_ARGUMENTS_update_document = frozenset(
+    {
+        "document_id",
+        "user_id",
+        "title",
+        "content",
+    }
+)  # the arguments of update_document
+_ARGUMENTS_delete_document = frozenset(
+    {
+        "document_id",
+        "user_id",
+    }
+)  # the arguments of delete_document
+_ARGUMENTS_restore_document = frozenset(
+    {
+        "document_id",
+    }
+)  # the arguments of restore_document
+_ARGUMENTS_set_document_permissions = frozenset(
+    {
+        "document_id",
+        "user_id",
+        "permissions",
+    }
+)  # the arguments of set_document_permissions
+_ARGUMENTS_revoke_user_access = frozenset(
+    {
+        "document_id",
+        "user_id",
+    }
+)  # the arguments of revoke_user_access
+_ARGUMENTS_archive_document = frozenset(
+    {
+        "document_id",
+    }
+)  # the arguments of archive_document
+_ARGUMENTS_revert_to_version = frozenset(
+    {
+        "document_id",
+        "version_id",
+        "user_id",
+    }
+)  # the arguments of revert_to_version
+_ARGUMENTS_publish_document = frozenset(
+    {
+        "document_id",
+    }
+)  # the arguments of publish_document
 
 
 # document_management_system.library.json: the initial state of 9 tasks
@@ -391,15 +707,17 @@ class DocumentManagementSystemEnv(rt.Environment):
             result=SPEC_Document,
             impl="_impl_get_document_by_id",
             json_arguments="_json_get_document_by_id",
+            call="_call_get_document_by_id",
         ),
         "list_active_documents": rt.ToolSpec(
             name="list_active_documents",
             kind="query",
             description='List all documents with status "active" (metadata only: read a document\'s content with\nget_document_content).',
             params=(),
-            result=rt.ListSpec(SPEC_DocumentSummary),
+            result=_SPEC_4,
             impl="_impl_list_active_documents",
             json_arguments="_json_list_active_documents",
+            call="_call_list_active_documents",
         ),
         "check_document_status": rt.ToolSpec(
             name="check_document_status",
@@ -413,6 +731,7 @@ class DocumentManagementSystemEnv(rt.Environment):
             result=SPEC_StatusInfo,
             impl="_impl_check_document_status",
             json_arguments="_json_check_document_status",
+            call="_call_check_document_status",
         ),
         "get_document_permissions": rt.ToolSpec(
             name="get_document_permissions",
@@ -423,9 +742,10 @@ class DocumentManagementSystemEnv(rt.Environment):
                     name="document_id", spec=rt.STR, required=True, description="the document"
                 ),
             ),
-            result=rt.ListSpec(SPEC_UserPermissions),
+            result=_SPEC_5,
             impl="_impl_get_document_permissions",
             json_arguments="_json_get_document_permissions",
+            call="_call_get_document_permissions",
         ),
         "check_user_access": rt.ToolSpec(
             name="check_user_access",
@@ -446,6 +766,7 @@ class DocumentManagementSystemEnv(rt.Environment):
             result=rt.BOOL,
             impl="_impl_check_user_access",
             json_arguments="_json_check_user_access",
+            call="_call_check_user_access",
         ),
         "get_document_version_history": rt.ToolSpec(
             name="get_document_version_history",
@@ -462,9 +783,10 @@ class DocumentManagementSystemEnv(rt.Environment):
                     description="the user asking; needs read permission",
                 ),
             ),
-            result=rt.ListSpec(SPEC_DocumentVersion),
+            result=_SPEC_6,
             impl="_impl_get_document_version_history",
             json_arguments="_json_get_document_version_history",
+            call="_call_get_document_version_history",
         ),
         "get_document_current_version": rt.ToolSpec(
             name="get_document_current_version",
@@ -478,6 +800,7 @@ class DocumentManagementSystemEnv(rt.Environment):
             result=SPEC_DocumentVersion,
             impl="_impl_get_document_current_version",
             json_arguments="_json_get_document_current_version",
+            call="_call_get_document_current_version",
         ),
         "get_document_content": rt.ToolSpec(
             name="get_document_content",
@@ -497,6 +820,7 @@ class DocumentManagementSystemEnv(rt.Environment):
             result=rt.STR,
             impl="_impl_get_document_content",
             json_arguments="_json_get_document_content",
+            call="_call_get_document_content",
         ),
         "search_documents_by_title": rt.ToolSpec(
             name="search_documents_by_title",
@@ -510,9 +834,10 @@ class DocumentManagementSystemEnv(rt.Environment):
                     description="part of the title, any case",
                 ),
             ),
-            result=rt.ListSpec(SPEC_DocumentSummary),
+            result=_SPEC_4,
             impl="_impl_search_documents_by_title",
             json_arguments="_json_search_documents_by_title",
+            call="_call_search_documents_by_title",
         ),
         "create_document": rt.ToolSpec(
             name="create_document",
@@ -530,7 +855,7 @@ class DocumentManagementSystemEnv(rt.Environment):
                 ),
                 rt.ParamSpec(
                     name="permissions",
-                    spec=rt.OptionalSpec(rt.ListSpec(SPEC_Permission)),
+                    spec=_SPEC_7,
                     required=False,
                     default=lambda: None,
                     description="the owner's permissions; default read and write; read is always added",
@@ -539,6 +864,7 @@ class DocumentManagementSystemEnv(rt.Environment):
             result=SPEC_Document,
             impl="_impl_create_document",
             json_arguments="_json_create_document",
+            call="_call_create_document",
             env_invariants=(
                 "_inv_0",
                 "_inv_1",
@@ -563,14 +889,14 @@ class DocumentManagementSystemEnv(rt.Environment):
                 ),
                 rt.ParamSpec(
                     name="title",
-                    spec=rt.OptionalSpec(rt.STR),
+                    spec=_SPEC_8,
                     required=False,
                     default=lambda: None,
                     description="new title; omit to keep it",
                 ),
                 rt.ParamSpec(
                     name="content",
-                    spec=rt.OptionalSpec(rt.STR),
+                    spec=_SPEC_8,
                     required=False,
                     default=lambda: None,
                     description="new content; omit to keep it",
@@ -579,6 +905,7 @@ class DocumentManagementSystemEnv(rt.Environment):
             result=SPEC_Document,
             impl="_impl_update_document",
             json_arguments="_json_update_document",
+            call="_call_update_document",
             env_invariants=(
                 "_inv_0",
                 "_inv_1",
@@ -605,6 +932,7 @@ class DocumentManagementSystemEnv(rt.Environment):
             result=SPEC_Document,
             impl="_impl_delete_document",
             json_arguments="_json_delete_document",
+            call="_call_delete_document",
             row_env_invariants=(("documents", "_inv_0_row", "_inv_0"),),
         ),
         "restore_document": rt.ToolSpec(
@@ -622,6 +950,7 @@ class DocumentManagementSystemEnv(rt.Environment):
             result=SPEC_Document,
             impl="_impl_restore_document",
             json_arguments="_json_restore_document",
+            call="_call_restore_document",
             row_env_invariants=(("documents", "_inv_0_row", "_inv_0"),),
         ),
         "set_document_permissions": rt.ToolSpec(
@@ -640,7 +969,7 @@ class DocumentManagementSystemEnv(rt.Environment):
                 ),
                 rt.ParamSpec(
                     name="permissions",
-                    spec=rt.ListSpec(SPEC_Permission),
+                    spec=_SPEC_3,
                     required=True,
                     description="the complete new set: any of read, write, delete",
                 ),
@@ -648,6 +977,7 @@ class DocumentManagementSystemEnv(rt.Environment):
             result=SPEC_AccessControlEntry,
             impl="_impl_set_document_permissions",
             json_arguments="_json_set_document_permissions",
+            call="_call_set_document_permissions",
         ),
         "revoke_user_access": rt.ToolSpec(
             name="revoke_user_access",
@@ -667,6 +997,7 @@ class DocumentManagementSystemEnv(rt.Environment):
             result=rt.STR,
             impl="_impl_revoke_user_access",
             json_arguments="_json_revoke_user_access",
+            call="_call_revoke_user_access",
         ),
         "archive_document": rt.ToolSpec(
             name="archive_document",
@@ -683,6 +1014,7 @@ class DocumentManagementSystemEnv(rt.Environment):
             result=SPEC_Document,
             impl="_impl_archive_document",
             json_arguments="_json_archive_document",
+            call="_call_archive_document",
             row_env_invariants=(("documents", "_inv_0_row", "_inv_0"),),
         ),
         "revert_to_version": rt.ToolSpec(
@@ -712,6 +1044,7 @@ class DocumentManagementSystemEnv(rt.Environment):
             result=SPEC_DocumentVersion,
             impl="_impl_revert_to_version",
             json_arguments="_json_revert_to_version",
+            call="_call_revert_to_version",
             env_invariants=(
                 "_inv_0",
                 "_inv_1",
@@ -732,6 +1065,7 @@ class DocumentManagementSystemEnv(rt.Environment):
             result=SPEC_Document,
             impl="_impl_publish_document",
             json_arguments="_json_publish_document",
+            call="_call_publish_document",
             row_env_invariants=(("documents", "_inv_0_row", "_inv_0"),),
         ),
     }
@@ -1055,6 +1389,93 @@ class DocumentManagementSystemEnv(rt.Environment):
         v1 = values.get("user_id")
         return {"document_id": v0, "user_id": v1}
 
+    def _call_get_document_by_id(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for get_document_by_id (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_get_document_by_id:
+            return None  # an unknown argument: the generic parser says which
+        document_id: str
+        given_document_id = given.get("document_id", _MISSING)
+        if given_document_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_document_id) is str
+            and len(given_document_id) <= 64
+            and given_document_id.isascii()
+        ):
+            document_id = given_document_id
+        else:
+            document_id = rt.STR.from_json(
+                given_document_id, "document_id"
+            )  # document_management_system.env:242
+        user_id: str
+        given_user_id = given.get("user_id", _MISSING)
+        if given_user_id is _MISSING:
+            return None  # the generic parser says so
+        if type(given_user_id) is str and len(given_user_id) <= 64 and given_user_id.isascii():
+            user_id = given_user_id
+        else:
+            user_id = rt.STR.from_json(
+                given_user_id, "user_id"
+            )  # document_management_system.env:243
+        arguments: dict[str, Any] = {"document_id": document_id, "user_id": user_id}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_get_document_by_id(document_id=document_id, user_id=user_id)
+            data = (
+                {
+                    "content": result.content,
+                    "creation_date": _format_datetime(result.creation_date),
+                    "document_id": result.document_id,
+                    "last_modified_date": _format_datetime(result.last_modified_date),
+                    "owner_id": result.owner_id,
+                    "status": result.status._value_,
+                    "title": result.title,
+                    "version": result.version,
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = (
+                8
+                + len(data["document_id"])
+                + len(data["title"])
+                + len(data["content"])
+                + len(data["creation_date"])
+                + len(data["last_modified_date"])
+                + len(data["status"])
+                + len(data["owner_id"])
+            )
+            v = data["version"]
+            if not _MIN_INT <= v <= _MAX_INT:
+                raise rt.Fail(_INT_RESULT)
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("get_document_by_id", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("get_document_by_id", arguments, False, outcome["error"]))
+        return outcome
+
     def list_active_documents(self) -> rt.Result:
         'List all documents with status "active" (metadata only: read a document\'s content with\nget_document_content).'
         return self.invoke_typed("list_active_documents", {})
@@ -1063,6 +1484,46 @@ class DocumentManagementSystemEnv(rt.Environment):
     def _json_list_active_documents(cls, values: dict[str, Any]) -> dict[str, Any]:
         "The JSON arguments of a typed call of list_active_documents."
         return {}
+
+    def _call_list_active_documents(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for list_active_documents (envdsl/codegen/tool_calls.py)."
+        if given:
+            return None  # an unknown argument: the generic parser says which
+        arguments: dict[str, Any] = {}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_list_active_documents()
+            data = _SPEC_4.to_json(result) if result is not None else None
+            if type(data) is not str:
+                problem = _result_problem(data, self.size_budget)
+                if problem is not None:
+                    raise rt.Fail(problem)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("list_active_documents", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(
+            rt.TraceEntry("list_active_documents", arguments, False, outcome["error"])
+        )
+        return outcome
 
     def check_document_status(self, *, document_id: str) -> rt.Result:
         "Return the current status of a document (draft, active, archived or deleted). Needs no\npermission: the status is public metadata."
@@ -1074,6 +1535,60 @@ class DocumentManagementSystemEnv(rt.Environment):
         v0 = values.get("document_id")
         return {"document_id": v0}
 
+    def _call_check_document_status(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for check_document_status (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_check_document_status:
+            return None  # an unknown argument: the generic parser says which
+        document_id: str
+        given_document_id = given.get("document_id", _MISSING)
+        if given_document_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_document_id) is str
+            and len(given_document_id) <= 64
+            and given_document_id.isascii()
+        ):
+            document_id = given_document_id
+        else:
+            document_id = rt.STR.from_json(
+                given_document_id, "document_id"
+            )  # document_management_system.env:261
+        arguments: dict[str, Any] = {"document_id": document_id}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_check_document_status(document_id=document_id)
+            data = {"status": result.status._value_} if result is not None else None
+            size_budget = self.size_budget
+            total = 1 + len(data["status"])
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("check_document_status", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(
+            rt.TraceEntry("check_document_status", arguments, False, outcome["error"])
+        )
+        return outcome
+
     def get_document_permissions(self, *, document_id: str) -> rt.Result:
         "List the users who hold permissions on a document, with their permissions. Works for\ndocuments in any status."
         return self.invoke_typed("get_document_permissions", {"document_id": document_id})
@@ -1083,6 +1598,60 @@ class DocumentManagementSystemEnv(rt.Environment):
         "The JSON arguments of a typed call of get_document_permissions."
         v0 = values.get("document_id")
         return {"document_id": v0}
+
+    def _call_get_document_permissions(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for get_document_permissions (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_get_document_permissions:
+            return None  # an unknown argument: the generic parser says which
+        document_id: str
+        given_document_id = given.get("document_id", _MISSING)
+        if given_document_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_document_id) is str
+            and len(given_document_id) <= 64
+            and given_document_id.isascii()
+        ):
+            document_id = given_document_id
+        else:
+            document_id = rt.STR.from_json(
+                given_document_id, "document_id"
+            )  # document_management_system.env:268
+        arguments: dict[str, Any] = {"document_id": document_id}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_get_document_permissions(document_id=document_id)
+            data = _SPEC_5.to_json(result) if result is not None else None
+            if type(data) is not str:
+                problem = _result_problem(data, self.size_budget)
+                if problem is not None:
+                    raise rt.Fail(problem)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("get_document_permissions", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(
+            rt.TraceEntry("get_document_permissions", arguments, False, outcome["error"])
+        )
+        return outcome
 
     def check_user_access(
         self, *, user_id: str, document_id: str, permission: Permission
@@ -1105,6 +1674,88 @@ class DocumentManagementSystemEnv(rt.Environment):
             "permission": v2.value if type(v2) is Permission else h.to_json(SPEC_Permission, v2),
         }
 
+    def _call_check_user_access(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for check_user_access (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_check_user_access:
+            return None  # an unknown argument: the generic parser says which
+        user_id: str
+        given_user_id = given.get("user_id", _MISSING)
+        if given_user_id is _MISSING:
+            return None  # the generic parser says so
+        if type(given_user_id) is str and len(given_user_id) <= 64 and given_user_id.isascii():
+            user_id = given_user_id
+        else:
+            user_id = rt.STR.from_json(
+                given_user_id, "user_id"
+            )  # document_management_system.env:288
+        document_id: str
+        given_document_id = given.get("document_id", _MISSING)
+        if given_document_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_document_id) is str
+            and len(given_document_id) <= 64
+            and given_document_id.isascii()
+        ):
+            document_id = given_document_id
+        else:
+            document_id = rt.STR.from_json(
+                given_document_id, "document_id"
+            )  # document_management_system.env:289
+        permission: Permission
+        given_permission = given.get("permission", _MISSING)
+        if given_permission is _MISSING:
+            return None  # the generic parser says so
+        member_permission = (
+            SPEC_Permission.by_value.get(given_permission)
+            if type(given_permission) is str
+            else None
+        )
+        permission = (
+            member_permission
+            if member_permission is not None
+            else SPEC_Permission.from_json(given_permission, "permission")
+        )  # document_management_system.env:290
+        arguments: dict[str, Any] = {
+            "user_id": user_id,
+            "document_id": document_id,
+            "permission": permission._value_,
+        }
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_check_user_access(
+                user_id=user_id, document_id=document_id, permission=permission
+            )
+            data = rt.BOOL.to_json(result) if result is not None else None
+            if type(data) is not str:
+                problem = _result_problem(data, self.size_budget)
+                if problem is not None:
+                    raise rt.Fail(problem)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("check_user_access", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("check_user_access", arguments, False, outcome["error"]))
+        return outcome
+
     def get_document_version_history(self, *, document_id: str, user_id: str) -> rt.Result:
         "The version history of an active document (version numbers, timestamps, modifiers and\nsnapshots), oldest first. The user must have read permission."
         return self.invoke_typed(
@@ -1118,6 +1769,72 @@ class DocumentManagementSystemEnv(rt.Environment):
         v1 = values.get("user_id")
         return {"document_id": v0, "user_id": v1}
 
+    def _call_get_document_version_history(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for get_document_version_history (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_get_document_version_history:
+            return None  # an unknown argument: the generic parser says which
+        document_id: str
+        given_document_id = given.get("document_id", _MISSING)
+        if given_document_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_document_id) is str
+            and len(given_document_id) <= 64
+            and given_document_id.isascii()
+        ):
+            document_id = given_document_id
+        else:
+            document_id = rt.STR.from_json(
+                given_document_id, "document_id"
+            )  # document_management_system.env:304
+        user_id: str
+        given_user_id = given.get("user_id", _MISSING)
+        if given_user_id is _MISSING:
+            return None  # the generic parser says so
+        if type(given_user_id) is str and len(given_user_id) <= 64 and given_user_id.isascii():
+            user_id = given_user_id
+        else:
+            user_id = rt.STR.from_json(
+                given_user_id, "user_id"
+            )  # document_management_system.env:305
+        arguments: dict[str, Any] = {"document_id": document_id, "user_id": user_id}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_get_document_version_history(
+                document_id=document_id, user_id=user_id
+            )
+            data = _SPEC_6.to_json(result) if result is not None else None
+            if type(data) is not str:
+                problem = _result_problem(data, self.size_budget)
+                if problem is not None:
+                    raise rt.Fail(problem)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("get_document_version_history", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(
+            rt.TraceEntry("get_document_version_history", arguments, False, outcome["error"])
+        )
+        return outcome
+
     def get_document_current_version(self, *, document_id: str) -> rt.Result:
         "The current (latest) version of an active document, with its content snapshot."
         return self.invoke_typed("get_document_current_version", {"document_id": document_id})
@@ -1127,6 +1844,81 @@ class DocumentManagementSystemEnv(rt.Environment):
         "The JSON arguments of a typed call of get_document_current_version."
         v0 = values.get("document_id")
         return {"document_id": v0}
+
+    def _call_get_document_current_version(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for get_document_current_version (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_get_document_current_version:
+            return None  # an unknown argument: the generic parser says which
+        document_id: str
+        given_document_id = given.get("document_id", _MISSING)
+        if given_document_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_document_id) is str
+            and len(given_document_id) <= 64
+            and given_document_id.isascii()
+        ):
+            document_id = given_document_id
+        else:
+            document_id = rt.STR.from_json(
+                given_document_id, "document_id"
+            )  # document_management_system.env:316
+        arguments: dict[str, Any] = {"document_id": document_id}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_get_document_current_version(document_id=document_id)
+            data = (
+                {
+                    "content_snapshot": result.content_snapshot,
+                    "document_id": result.document_id,
+                    "modified_by": result.modified_by,
+                    "timestamp": _format_datetime(result.timestamp),
+                    "version_id": result.version_id,
+                    "version_number": result.version_number,
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = (
+                6
+                + len(data["version_id"])
+                + len(data["document_id"])
+                + len(data["content_snapshot"])
+                + len(data["timestamp"])
+                + len(data["modified_by"])
+            )
+            v = data["version_number"]
+            if not _MIN_INT <= v <= _MAX_INT:
+                raise rt.Fail(_INT_RESULT)
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("get_document_current_version", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(
+            rt.TraceEntry("get_document_current_version", arguments, False, outcome["error"])
+        )
+        return outcome
 
     def get_document_content(self, *, document_id: str, user_id: str) -> rt.Result:
         "Only the content of an active document the user may read."
@@ -1141,6 +1933,64 @@ class DocumentManagementSystemEnv(rt.Environment):
         v1 = values.get("user_id")
         return {"document_id": v0, "user_id": v1}
 
+    def _call_get_document_content(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for get_document_content (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_get_document_content:
+            return None  # an unknown argument: the generic parser says which
+        document_id: str
+        given_document_id = given.get("document_id", _MISSING)
+        if given_document_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_document_id) is str
+            and len(given_document_id) <= 64
+            and given_document_id.isascii()
+        ):
+            document_id = given_document_id
+        else:
+            document_id = rt.STR.from_json(
+                given_document_id, "document_id"
+            )  # document_management_system.env:326
+        user_id: str
+        given_user_id = given.get("user_id", _MISSING)
+        if given_user_id is _MISSING:
+            return None  # the generic parser says so
+        if type(given_user_id) is str and len(given_user_id) <= 64 and given_user_id.isascii():
+            user_id = given_user_id
+        else:
+            user_id = rt.STR.from_json(
+                given_user_id, "user_id"
+            )  # document_management_system.env:327
+        arguments: dict[str, Any] = {"document_id": document_id, "user_id": user_id}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_get_document_content(document_id=document_id, user_id=user_id)
+            data = result
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("get_document_content", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("get_document_content", arguments, False, outcome["error"]))
+        return outcome
+
     def search_documents_by_title(self, *, title_query: str) -> rt.Result:
         "Active documents whose title contains the text, ignoring case (metadata only)."
         return self.invoke_typed("search_documents_by_title", {"title_query": title_query})
@@ -1150,6 +2000,60 @@ class DocumentManagementSystemEnv(rt.Environment):
         "The JSON arguments of a typed call of search_documents_by_title."
         v0 = values.get("title_query")
         return {"title_query": v0}
+
+    def _call_search_documents_by_title(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for search_documents_by_title (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_search_documents_by_title:
+            return None  # an unknown argument: the generic parser says which
+        title_query: str
+        given_title_query = given.get("title_query", _MISSING)
+        if given_title_query is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_title_query) is str
+            and len(given_title_query) <= 64
+            and given_title_query.isascii()
+        ):
+            title_query = given_title_query
+        else:
+            title_query = rt.STR.from_json(
+                given_title_query, "title_query"
+            )  # document_management_system.env:339
+        arguments: dict[str, Any] = {"title_query": title_query}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_search_documents_by_title(title_query=title_query)
+            data = _SPEC_4.to_json(result) if result is not None else None
+            if type(data) is not str:
+                problem = _result_problem(data, self.size_budget)
+                if problem is not None:
+                    raise rt.Fail(problem)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("search_documents_by_title", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(
+            rt.TraceEntry("search_documents_by_title", arguments, False, outcome["error"])
+        )
+        return outcome
 
     def create_document(
         self,
@@ -1181,6 +2085,124 @@ class DocumentManagementSystemEnv(rt.Environment):
             "permissions": h.to_json(cls.TOOLS["create_document"].params[3].spec, v3),
         }
 
+    def _call_create_document(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for create_document (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_create_document:
+            return None  # an unknown argument: the generic parser says which
+        title: str
+        given_title = given.get("title", _MISSING)
+        if given_title is _MISSING:
+            return None  # the generic parser says so
+        if type(given_title) is str and len(given_title) <= 64 and given_title.isascii():
+            title = given_title
+        else:
+            title = rt.STR.from_json(given_title, "title")  # document_management_system.env:353
+        content: str
+        given_content = given.get("content", _MISSING)
+        if given_content is _MISSING:
+            return None  # the generic parser says so
+        if type(given_content) is str and len(given_content) <= 64 and given_content.isascii():
+            content = given_content
+        else:
+            content = rt.STR.from_json(
+                given_content, "content"
+            )  # document_management_system.env:354
+        owner_id: str
+        given_owner_id = given.get("owner_id", _MISSING)
+        if given_owner_id is _MISSING:
+            return None  # the generic parser says so
+        if type(given_owner_id) is str and len(given_owner_id) <= 64 and given_owner_id.isascii():
+            owner_id = given_owner_id
+        else:
+            owner_id = rt.STR.from_json(
+                given_owner_id, "owner_id"
+            )  # document_management_system.env:355
+        permissions: list[Permission] | None
+        given_permissions = given.get("permissions", _MISSING)
+        if given_permissions is _MISSING:
+            permissions = None
+        elif given_permissions is None:
+            permissions = None
+        else:
+            permissions = _SPEC_3.from_json(
+                given_permissions, "permissions"
+            )  # document_management_system.env:356
+        arguments: dict[str, Any] = {
+            "title": title,
+            "content": content,
+            "owner_id": owner_id,
+            "permissions": None if permissions is None else _SPEC_3.to_json(permissions),
+        }
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_create_document(
+                title=title, content=content, owner_id=owner_id, permissions=permissions
+            )
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            if not self._inv_0():
+                self._env_invariant_failed("_inv_0")  # document_management_system.env:182
+            if not self._inv_1():
+                self._env_invariant_failed("_inv_1")  # document_management_system.env:193
+            data = (
+                {
+                    "content": result.content,
+                    "creation_date": _format_datetime(result.creation_date),
+                    "document_id": result.document_id,
+                    "last_modified_date": _format_datetime(result.last_modified_date),
+                    "owner_id": result.owner_id,
+                    "status": result.status._value_,
+                    "title": result.title,
+                    "version": result.version,
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = (
+                8
+                + len(data["document_id"])
+                + len(data["title"])
+                + len(data["content"])
+                + len(data["creation_date"])
+                + len(data["last_modified_date"])
+                + len(data["status"])
+                + len(data["owner_id"])
+            )
+            v = data["version"]
+            if not _MIN_INT <= v <= _MAX_INT:
+                raise rt.Fail(_INT_RESULT)
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("create_document", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("create_document", arguments, False, outcome["error"]))
+        return outcome
+
     def update_document(
         self,
         *,
@@ -1208,6 +2230,132 @@ class DocumentManagementSystemEnv(rt.Environment):
             v3 = None
         return {"document_id": v0, "user_id": v1, "title": v2, "content": v3}
 
+    def _call_update_document(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for update_document (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_update_document:
+            return None  # an unknown argument: the generic parser says which
+        document_id: str
+        given_document_id = given.get("document_id", _MISSING)
+        if given_document_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_document_id) is str
+            and len(given_document_id) <= 64
+            and given_document_id.isascii()
+        ):
+            document_id = given_document_id
+        else:
+            document_id = rt.STR.from_json(
+                given_document_id, "document_id"
+            )  # document_management_system.env:394
+        user_id: str
+        given_user_id = given.get("user_id", _MISSING)
+        if given_user_id is _MISSING:
+            return None  # the generic parser says so
+        if type(given_user_id) is str and len(given_user_id) <= 64 and given_user_id.isascii():
+            user_id = given_user_id
+        else:
+            user_id = rt.STR.from_json(
+                given_user_id, "user_id"
+            )  # document_management_system.env:395
+        title: str | None
+        given_title = given.get("title", _MISSING)
+        if given_title is _MISSING:
+            title = None
+        elif given_title is None:
+            title = None
+        elif type(given_title) is str and len(given_title) <= 64 and given_title.isascii():
+            title = given_title
+        else:
+            title = rt.STR.from_json(given_title, "title")  # document_management_system.env:396
+        content: str | None
+        given_content = given.get("content", _MISSING)
+        if given_content is _MISSING:
+            content = None
+        elif given_content is None:
+            content = None
+        elif type(given_content) is str and len(given_content) <= 64 and given_content.isascii():
+            content = given_content
+        else:
+            content = rt.STR.from_json(
+                given_content, "content"
+            )  # document_management_system.env:397
+        arguments: dict[str, Any] = {
+            "document_id": document_id,
+            "user_id": user_id,
+            "title": title,
+            "content": content,
+        }
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_update_document(
+                document_id=document_id, user_id=user_id, title=title, content=content
+            )
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            if not self._inv_0():
+                self._env_invariant_failed("_inv_0")  # document_management_system.env:182
+            if not self._inv_1():
+                self._env_invariant_failed("_inv_1")  # document_management_system.env:193
+            data = (
+                {
+                    "content": result.content,
+                    "creation_date": _format_datetime(result.creation_date),
+                    "document_id": result.document_id,
+                    "last_modified_date": _format_datetime(result.last_modified_date),
+                    "owner_id": result.owner_id,
+                    "status": result.status._value_,
+                    "title": result.title,
+                    "version": result.version,
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = (
+                8
+                + len(data["document_id"])
+                + len(data["title"])
+                + len(data["content"])
+                + len(data["creation_date"])
+                + len(data["last_modified_date"])
+                + len(data["status"])
+                + len(data["owner_id"])
+            )
+            v = data["version"]
+            if not _MIN_INT <= v <= _MAX_INT:
+                raise rt.Fail(_INT_RESULT)
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("update_document", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("update_document", arguments, False, outcome["error"]))
+        return outcome
+
     def delete_document(self, *, document_id: str, user_id: str) -> rt.Result:
         "Soft-delete a document: its status becomes deleted and it can no longer be retrieved\n(restore_document brings it back). Deleting a deleted document changes nothing."
         return self.invoke_typed(
@@ -1221,6 +2369,104 @@ class DocumentManagementSystemEnv(rt.Environment):
         v1 = values.get("user_id")
         return {"document_id": v0, "user_id": v1}
 
+    def _call_delete_document(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for delete_document (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_delete_document:
+            return None  # an unknown argument: the generic parser says which
+        document_id: str
+        given_document_id = given.get("document_id", _MISSING)
+        if given_document_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_document_id) is str
+            and len(given_document_id) <= 64
+            and given_document_id.isascii()
+        ):
+            document_id = given_document_id
+        else:
+            document_id = rt.STR.from_json(
+                given_document_id, "document_id"
+            )  # document_management_system.env:421
+        user_id: str
+        given_user_id = given.get("user_id", _MISSING)
+        if given_user_id is _MISSING:
+            return None  # the generic parser says so
+        if type(given_user_id) is str and len(given_user_id) <= 64 and given_user_id.isascii():
+            user_id = given_user_id
+        else:
+            user_id = rt.STR.from_json(
+                given_user_id, "user_id"
+            )  # document_management_system.env:422
+        arguments: dict[str, Any] = {"document_id": document_id, "user_id": user_id}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_delete_document(document_id=document_id, user_id=user_id)
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            table = self._tables["documents"]
+            for touched_table, key in self._touched:
+                row = table.get(key) if touched_table == "documents" else None
+                if row is not None and not self._inv_0_row(row):
+                    self._env_invariant_failed("_inv_0")  # document_management_system.env:182
+            data = (
+                {
+                    "content": result.content,
+                    "creation_date": _format_datetime(result.creation_date),
+                    "document_id": result.document_id,
+                    "last_modified_date": _format_datetime(result.last_modified_date),
+                    "owner_id": result.owner_id,
+                    "status": result.status._value_,
+                    "title": result.title,
+                    "version": result.version,
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = (
+                8
+                + len(data["document_id"])
+                + len(data["title"])
+                + len(data["content"])
+                + len(data["creation_date"])
+                + len(data["last_modified_date"])
+                + len(data["status"])
+                + len(data["owner_id"])
+            )
+            v = data["version"]
+            if not _MIN_INT <= v <= _MAX_INT:
+                raise rt.Fail(_INT_RESULT)
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("delete_document", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("delete_document", arguments, False, outcome["error"]))
+        return outcome
+
     def restore_document(self, *, document_id: str) -> rt.Result:
         "Bring a deleted or archived document back to active (an active one stays active; a\ndraft must be published instead)."
         return self.invoke_typed("restore_document", {"document_id": document_id})
@@ -1230,6 +2476,94 @@ class DocumentManagementSystemEnv(rt.Environment):
         "The JSON arguments of a typed call of restore_document."
         v0 = values.get("document_id")
         return {"document_id": v0}
+
+    def _call_restore_document(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for restore_document (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_restore_document:
+            return None  # an unknown argument: the generic parser says which
+        document_id: str
+        given_document_id = given.get("document_id", _MISSING)
+        if given_document_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_document_id) is str
+            and len(given_document_id) <= 64
+            and given_document_id.isascii()
+        ):
+            document_id = given_document_id
+        else:
+            document_id = rt.STR.from_json(
+                given_document_id, "document_id"
+            )  # document_management_system.env:440
+        arguments: dict[str, Any] = {"document_id": document_id}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_restore_document(document_id=document_id)
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            table = self._tables["documents"]
+            for touched_table, key in self._touched:
+                row = table.get(key) if touched_table == "documents" else None
+                if row is not None and not self._inv_0_row(row):
+                    self._env_invariant_failed("_inv_0")  # document_management_system.env:182
+            data = (
+                {
+                    "content": result.content,
+                    "creation_date": _format_datetime(result.creation_date),
+                    "document_id": result.document_id,
+                    "last_modified_date": _format_datetime(result.last_modified_date),
+                    "owner_id": result.owner_id,
+                    "status": result.status._value_,
+                    "title": result.title,
+                    "version": result.version,
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = (
+                8
+                + len(data["document_id"])
+                + len(data["title"])
+                + len(data["content"])
+                + len(data["creation_date"])
+                + len(data["last_modified_date"])
+                + len(data["status"])
+                + len(data["owner_id"])
+            )
+            v = data["version"]
+            if not _MIN_INT <= v <= _MAX_INT:
+                raise rt.Fail(_INT_RESULT)
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("restore_document", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("restore_document", arguments, False, outcome["error"]))
+        return outcome
 
     def set_document_permissions(
         self, *, document_id: str, user_id: str, permissions: list[Permission]
@@ -1252,6 +2586,100 @@ class DocumentManagementSystemEnv(rt.Environment):
             "permissions": h.to_json(cls.TOOLS["set_document_permissions"].params[2].spec, v2),
         }
 
+    def _call_set_document_permissions(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for set_document_permissions (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_set_document_permissions:
+            return None  # an unknown argument: the generic parser says which
+        document_id: str
+        given_document_id = given.get("document_id", _MISSING)
+        if given_document_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_document_id) is str
+            and len(given_document_id) <= 64
+            and given_document_id.isascii()
+        ):
+            document_id = given_document_id
+        else:
+            document_id = rt.STR.from_json(
+                given_document_id, "document_id"
+            )  # document_management_system.env:454
+        user_id: str
+        given_user_id = given.get("user_id", _MISSING)
+        if given_user_id is _MISSING:
+            return None  # the generic parser says so
+        if type(given_user_id) is str and len(given_user_id) <= 64 and given_user_id.isascii():
+            user_id = given_user_id
+        else:
+            user_id = rt.STR.from_json(
+                given_user_id, "user_id"
+            )  # document_management_system.env:455
+        permissions: list[Permission]
+        given_permissions = given.get("permissions", _MISSING)
+        if given_permissions is _MISSING:
+            return None  # the generic parser says so
+        permissions = _SPEC_3.from_json(
+            given_permissions, "permissions"
+        )  # document_management_system.env:456
+        arguments: dict[str, Any] = {
+            "document_id": document_id,
+            "user_id": user_id,
+            "permissions": _SPEC_3.to_json(permissions),
+        }
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_set_document_permissions(
+                document_id=document_id, user_id=user_id, permissions=permissions
+            )
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            data = (
+                {
+                    "document_id": result.document_id,
+                    "entry_id": result.entry_id,
+                    "permissions": _SPEC_2.to_json(result.permissions),
+                    "user_id": result.user_id,
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = 4 + len(data["entry_id"]) + len(data["document_id"]) + len(data["user_id"])
+            v = data["permissions"]
+            total += len(v) + sum(map(len, v))
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("set_document_permissions", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(
+            rt.TraceEntry("set_document_permissions", arguments, False, outcome["error"])
+        )
+        return outcome
+
     def revoke_user_access(self, *, document_id: str, user_id: str) -> rt.Result:
         "Remove all of a user's permissions on a document. Revoking access that was never\ngranted succeeds too."
         return self.invoke_typed(
@@ -1265,6 +2693,70 @@ class DocumentManagementSystemEnv(rt.Environment):
         v1 = values.get("user_id")
         return {"document_id": v0, "user_id": v1}
 
+    def _call_revoke_user_access(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for revoke_user_access (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_revoke_user_access:
+            return None  # an unknown argument: the generic parser says which
+        document_id: str
+        given_document_id = given.get("document_id", _MISSING)
+        if given_document_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_document_id) is str
+            and len(given_document_id) <= 64
+            and given_document_id.isascii()
+        ):
+            document_id = given_document_id
+        else:
+            document_id = rt.STR.from_json(
+                given_document_id, "document_id"
+            )  # document_management_system.env:473
+        user_id: str
+        given_user_id = given.get("user_id", _MISSING)
+        if given_user_id is _MISSING:
+            return None  # the generic parser says so
+        if type(given_user_id) is str and len(given_user_id) <= 64 and given_user_id.isascii():
+            user_id = given_user_id
+        else:
+            user_id = rt.STR.from_json(
+                given_user_id, "user_id"
+            )  # document_management_system.env:474
+        arguments: dict[str, Any] = {"document_id": document_id, "user_id": user_id}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_revoke_user_access(document_id=document_id, user_id=user_id)
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            data = result
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("revoke_user_access", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("revoke_user_access", arguments, False, outcome["error"]))
+        return outcome
+
     def archive_document(self, *, document_id: str) -> rt.Result:
         "Archive a draft or active document: it is kept but no longer retrievable until it is\npublished or restored. A deleted document cannot be archived."
         return self.invoke_typed("archive_document", {"document_id": document_id})
@@ -1274,6 +2766,94 @@ class DocumentManagementSystemEnv(rt.Environment):
         "The JSON arguments of a typed call of archive_document."
         v0 = values.get("document_id")
         return {"document_id": v0}
+
+    def _call_archive_document(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for archive_document (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_archive_document:
+            return None  # an unknown argument: the generic parser says which
+        document_id: str
+        given_document_id = given.get("document_id", _MISSING)
+        if given_document_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_document_id) is str
+            and len(given_document_id) <= 64
+            and given_document_id.isascii()
+        ):
+            document_id = given_document_id
+        else:
+            document_id = rt.STR.from_json(
+                given_document_id, "document_id"
+            )  # document_management_system.env:487
+        arguments: dict[str, Any] = {"document_id": document_id}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_archive_document(document_id=document_id)
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            table = self._tables["documents"]
+            for touched_table, key in self._touched:
+                row = table.get(key) if touched_table == "documents" else None
+                if row is not None and not self._inv_0_row(row):
+                    self._env_invariant_failed("_inv_0")  # document_management_system.env:182
+            data = (
+                {
+                    "content": result.content,
+                    "creation_date": _format_datetime(result.creation_date),
+                    "document_id": result.document_id,
+                    "last_modified_date": _format_datetime(result.last_modified_date),
+                    "owner_id": result.owner_id,
+                    "status": result.status._value_,
+                    "title": result.title,
+                    "version": result.version,
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = (
+                8
+                + len(data["document_id"])
+                + len(data["title"])
+                + len(data["content"])
+                + len(data["creation_date"])
+                + len(data["last_modified_date"])
+                + len(data["status"])
+                + len(data["owner_id"])
+            )
+            v = data["version"]
+            if not _MIN_INT <= v <= _MAX_INT:
+                raise rt.Fail(_INT_RESULT)
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("archive_document", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("archive_document", arguments, False, outcome["error"]))
+        return outcome
 
     def revert_to_version(self, *, document_id: str, version_id: str, user_id: str) -> rt.Result:
         "Restore an active document's content to a past version. This records a NEW version\nwith the old snapshot (history is never rewritten). Needs write permission. Returns the\nnew version."
@@ -1290,6 +2870,119 @@ class DocumentManagementSystemEnv(rt.Environment):
         v2 = values.get("user_id")
         return {"document_id": v0, "version_id": v1, "user_id": v2}
 
+    def _call_revert_to_version(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for revert_to_version (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_revert_to_version:
+            return None  # an unknown argument: the generic parser says which
+        document_id: str
+        given_document_id = given.get("document_id", _MISSING)
+        if given_document_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_document_id) is str
+            and len(given_document_id) <= 64
+            and given_document_id.isascii()
+        ):
+            document_id = given_document_id
+        else:
+            document_id = rt.STR.from_json(
+                given_document_id, "document_id"
+            )  # document_management_system.env:500
+        version_id: str
+        given_version_id = given.get("version_id", _MISSING)
+        if given_version_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_version_id) is str
+            and len(given_version_id) <= 64
+            and given_version_id.isascii()
+        ):
+            version_id = given_version_id
+        else:
+            version_id = rt.STR.from_json(
+                given_version_id, "version_id"
+            )  # document_management_system.env:501
+        user_id: str
+        given_user_id = given.get("user_id", _MISSING)
+        if given_user_id is _MISSING:
+            return None  # the generic parser says so
+        if type(given_user_id) is str and len(given_user_id) <= 64 and given_user_id.isascii():
+            user_id = given_user_id
+        else:
+            user_id = rt.STR.from_json(
+                given_user_id, "user_id"
+            )  # document_management_system.env:502
+        arguments: dict[str, Any] = {
+            "document_id": document_id,
+            "version_id": version_id,
+            "user_id": user_id,
+        }
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_revert_to_version(
+                document_id=document_id, version_id=version_id, user_id=user_id
+            )
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            if not self._inv_0():
+                self._env_invariant_failed("_inv_0")  # document_management_system.env:182
+            if not self._inv_1():
+                self._env_invariant_failed("_inv_1")  # document_management_system.env:193
+            data = (
+                {
+                    "content_snapshot": result.content_snapshot,
+                    "document_id": result.document_id,
+                    "modified_by": result.modified_by,
+                    "timestamp": _format_datetime(result.timestamp),
+                    "version_id": result.version_id,
+                    "version_number": result.version_number,
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = (
+                6
+                + len(data["version_id"])
+                + len(data["document_id"])
+                + len(data["content_snapshot"])
+                + len(data["timestamp"])
+                + len(data["modified_by"])
+            )
+            v = data["version_number"]
+            if not _MIN_INT <= v <= _MAX_INT:
+                raise rt.Fail(_INT_RESULT)
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("revert_to_version", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("revert_to_version", arguments, False, outcome["error"]))
+        return outcome
+
     def publish_document(self, *, document_id: str) -> rt.Result:
         "Make a draft or archived document active, so authorized users can retrieve it. A deleted\ndocument must be restored with restore_document instead."
         return self.invoke_typed("publish_document", {"document_id": document_id})
@@ -1299,6 +2992,94 @@ class DocumentManagementSystemEnv(rt.Environment):
         "The JSON arguments of a typed call of publish_document."
         v0 = values.get("document_id")
         return {"document_id": v0}
+
+    def _call_publish_document(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for publish_document (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_publish_document:
+            return None  # an unknown argument: the generic parser says which
+        document_id: str
+        given_document_id = given.get("document_id", _MISSING)
+        if given_document_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_document_id) is str
+            and len(given_document_id) <= 64
+            and given_document_id.isascii()
+        ):
+            document_id = given_document_id
+        else:
+            document_id = rt.STR.from_json(
+                given_document_id, "document_id"
+            )  # document_management_system.env:519
+        arguments: dict[str, Any] = {"document_id": document_id}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_publish_document(document_id=document_id)
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            table = self._tables["documents"]
+            for touched_table, key in self._touched:
+                row = table.get(key) if touched_table == "documents" else None
+                if row is not None and not self._inv_0_row(row):
+                    self._env_invariant_failed("_inv_0")  # document_management_system.env:182
+            data = (
+                {
+                    "content": result.content,
+                    "creation_date": _format_datetime(result.creation_date),
+                    "document_id": result.document_id,
+                    "last_modified_date": _format_datetime(result.last_modified_date),
+                    "owner_id": result.owner_id,
+                    "status": result.status._value_,
+                    "title": result.title,
+                    "version": result.version,
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = (
+                8
+                + len(data["document_id"])
+                + len(data["title"])
+                + len(data["content"])
+                + len(data["creation_date"])
+                + len(data["last_modified_date"])
+                + len(data["status"])
+                + len(data["owner_id"])
+            )
+            v = data["version"]
+            if not _MIN_INT <= v <= _MAX_INT:
+                raise rt.Fail(_INT_RESULT)
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("publish_document", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("publish_document", arguments, False, outcome["error"]))
+        return outcome
 
     def _rowinv_Document_0(self, row: Document) -> bool:
         return bool(row.title.strip() != "")
@@ -1409,16 +3190,18 @@ class DocumentManagementSystemEnv(rt.Environment):
     def _impl_get_document_by_id(self, document_id: str, user_id: str) -> Document:
         d = self.t_documents.get(document_id)
         if d is None:
-            raise rt.Fail("Document not found", site=0)
+            raise rt.Fail("Document not found", site=0)  # document_management_system.env:247
         self._hit(0)
         if not (d.status == DocumentStatus.active):
-            raise rt.Fail("Document is not active", site=1)
+            raise rt.Fail("Document is not active", site=1)  # document_management_system.env:248
         self._hit(1)
         if not (user_id in self.t_users):
-            raise rt.Fail("User not found", site=2)
+            raise rt.Fail("User not found", site=2)  # document_management_system.env:249
         self._hit(2)
         if not self._fn_has_permission(document_id=document_id, user_id=user_id, p=Permission.read):
-            raise rt.Fail("User does not have read permission on this document", site=3)
+            raise rt.Fail(
+                "User does not have read permission on this document", site=3
+            )  # document_management_system.env:250
         self._hit(3)
         return d
 
@@ -1432,13 +3215,13 @@ class DocumentManagementSystemEnv(rt.Environment):
     def _impl_check_document_status(self, document_id: str) -> StatusInfo:
         d = self.t_documents.get(document_id)
         if d is None:
-            raise rt.Fail("Document not found", site=4)
+            raise rt.Fail("Document not found", site=4)  # document_management_system.env:264
         self._hit(4)
         return StatusInfo(status=d.status)
 
     def _impl_get_document_permissions(self, document_id: str) -> list[UserPermissions]:
         if not (document_id in self.t_documents):
-            raise rt.Fail("Document does not exist", site=5)
+            raise rt.Fail("Document does not exist", site=5)  # document_management_system.env:271
         self._hit(5)
         return [
             UserPermissions(
@@ -1458,18 +3241,24 @@ class DocumentManagementSystemEnv(rt.Environment):
         self, user_id: str, document_id: str, permission: Permission
     ) -> bool:
         if not (user_id != ""):
-            raise rt.Fail("Invalid user_id: must be a non-empty string", site=6)
+            raise rt.Fail(
+                "Invalid user_id: must be a non-empty string", site=6
+            )  # document_management_system.env:296
         self._hit(6)
         if not (document_id != ""):
-            raise rt.Fail("Invalid document_id: must be a non-empty string", site=7)
+            raise rt.Fail(
+                "Invalid document_id: must be a non-empty string", site=7
+            )  # document_management_system.env:297
         self._hit(7)
         if not (document_id in self.t_documents):
             raise rt.Fail(
                 ("Document with ID '" + h.to_str(document_id) + "' does not exist"), site=8
-            )
+            )  # document_management_system.env:298
         self._hit(8)
         if not (user_id in self.t_users):
-            raise rt.Fail(("User with ID '" + h.to_str(user_id) + "' does not exist"), site=9)
+            raise rt.Fail(
+                ("User with ID '" + h.to_str(user_id) + "' does not exist"), site=9
+            )  # document_management_system.env:299
         self._hit(9)
         return self._fn_has_permission(document_id=document_id, user_id=user_id, p=permission)
 
@@ -1478,39 +3267,45 @@ class DocumentManagementSystemEnv(rt.Environment):
     ) -> list[DocumentVersion]:
         d = self.t_documents.get(document_id)
         if d is None:
-            raise rt.Fail("Document not found", site=10)
+            raise rt.Fail("Document not found", site=10)  # document_management_system.env:309
         self._hit(10)
         if not (d.status == DocumentStatus.active):
-            raise rt.Fail("Document is not active", site=11)
+            raise rt.Fail("Document is not active", site=11)  # document_management_system.env:310
         self._hit(11)
         if not self._fn_has_permission(document_id=document_id, user_id=user_id, p=Permission.read):
-            raise rt.Fail("User does not have read permission on this document", site=12)
+            raise rt.Fail(
+                "User does not have read permission on this document", site=12
+            )  # document_management_system.env:311
         self._hit(12)
         return self._fn_versions_of(document_id=document_id)
 
     def _impl_get_document_current_version(self, document_id: str) -> DocumentVersion:
         d = self.t_documents.get(document_id)
         if d is None:
-            raise rt.Fail("Document does not exist", site=13)
+            raise rt.Fail("Document does not exist", site=13)  # document_management_system.env:318
         self._hit(13)
         if not (d.status == DocumentStatus.active):
-            raise rt.Fail("Document is not active and cannot be retrieved", site=14)
+            raise rt.Fail(
+                "Document is not active and cannot be retrieved", site=14
+            )  # document_management_system.env:319
         self._hit(14)
         return h.at(self._fn_versions_of(document_id=document_id), (-1))
 
     def _impl_get_document_content(self, document_id: str, user_id: str) -> str:
         d = self.t_documents.get(document_id)
         if d is None:
-            raise rt.Fail("Document not found", site=15)
+            raise rt.Fail("Document not found", site=15)  # document_management_system.env:330
         self._hit(15)
         if not (d.status == DocumentStatus.active):
-            raise rt.Fail("Document is not active", site=16)
+            raise rt.Fail("Document is not active", site=16)  # document_management_system.env:331
         self._hit(16)
         if not (user_id in self.t_users):
-            raise rt.Fail("User not found", site=17)
+            raise rt.Fail("User not found", site=17)  # document_management_system.env:332
         self._hit(17)
         if not self._fn_has_permission(document_id=document_id, user_id=user_id, p=Permission.read):
-            raise rt.Fail("User does not have read permission on this document", site=18)
+            raise rt.Fail(
+                "User does not have read permission on this document", site=18
+            )  # document_management_system.env:333
         self._hit(18)
         return d.content
 
@@ -1526,10 +3321,14 @@ class DocumentManagementSystemEnv(rt.Environment):
         self, title: str, content: str, owner_id: str, permissions: list[Permission] | None
     ) -> Document:
         if not (title.strip() != "" and content != "" and owner_id != ""):
-            raise rt.Fail("Title, content, and owner_id are required", site=19)
+            raise rt.Fail(
+                "Title, content, and owner_id are required", site=19
+            )  # document_management_system.env:361
         self._hit(19)
         if not (owner_id in self.t_users):
-            raise rt.Fail(("Owner with ID '" + h.to_str(owner_id) + "' does not exist"), site=20)
+            raise rt.Fail(
+                ("Owner with ID '" + h.to_str(owner_id) + "' does not exist"), site=20
+            )  # document_management_system.env:363
         self._hit(20)
         perms: set[Permission] = {Permission.read, Permission.write}
         if permissions is not None:
@@ -1565,31 +3364,39 @@ class DocumentManagementSystemEnv(rt.Environment):
         self, document_id: str, user_id: str, title: str | None, content: str | None
     ) -> Document:
         if not (document_id != "" and user_id != ""):
-            raise rt.Fail("Document ID and User ID are required", site=21)
+            raise rt.Fail(
+                "Document ID and User ID are required", site=21
+            )  # document_management_system.env:401
         self._hit(21)
         d = self.t_documents.get(document_id)
         if d is None:
-            raise rt.Fail("Document does not exist", site=22)
+            raise rt.Fail("Document does not exist", site=22)  # document_management_system.env:402
         self._hit(22)
         if not (d.status == DocumentStatus.active):
-            raise rt.Fail("Document is not active and cannot be updated", site=23)
+            raise rt.Fail(
+                "Document is not active and cannot be updated", site=23
+            )  # document_management_system.env:403
         self._hit(23)
         if not (user_id in self.t_users):
-            raise rt.Fail("User does not exist", site=24)
+            raise rt.Fail("User does not exist", site=24)  # document_management_system.env:404
         self._hit(24)
         if not self._fn_has_permission(
             document_id=document_id, user_id=user_id, p=Permission.write
         ):
-            raise rt.Fail("User does not have write permission on this document", site=25)
+            raise rt.Fail(
+                "User does not have write permission on this document", site=25
+            )  # document_management_system.env:405
         self._hit(25)
         if not (title is not None or content is not None):
             raise rt.Fail(
                 "No updates provided; at least one of title or content must be specified", site=26
-            )
+            )  # document_management_system.env:407
         self._hit(26)
         if title is not None:
             if not (h.unwrap(title).strip() != ""):
-                raise rt.Fail("The title cannot be blank", site=27)
+                raise rt.Fail(
+                    "The title cannot be blank", site=27
+                )  # document_management_system.env:410
             self._hit(27)
             self._write_documents_title(d, h.unwrap(title))
         if content is not None:
@@ -1600,10 +3407,10 @@ class DocumentManagementSystemEnv(rt.Environment):
     def _impl_delete_document(self, document_id: str, user_id: str) -> Document:
         d = self.t_documents.get(document_id)
         if d is None:
-            raise rt.Fail("Document not found", site=28)
+            raise rt.Fail("Document not found", site=28)  # document_management_system.env:426
         self._hit(28)
         if not (user_id in self.t_users):
-            raise rt.Fail("User not found", site=29)
+            raise rt.Fail("User not found", site=29)  # document_management_system.env:427
         self._hit(29)
         if d.status == DocumentStatus.deleted:
             return d
@@ -1611,7 +3418,9 @@ class DocumentManagementSystemEnv(rt.Environment):
             self._fn_has_permission(document_id=document_id, user_id=user_id, p=Permission.delete)
             or self._fn_has_permission(document_id=document_id, user_id=user_id, p=Permission.write)
         ):
-            raise rt.Fail("User does not have permission to delete this document", site=30)
+            raise rt.Fail(
+                "User does not have permission to delete this document", site=30
+            )  # document_management_system.env:431
         self._hit(30)
         self._write_documents_status(d, DocumentStatus.deleted)
         return d
@@ -1619,10 +3428,12 @@ class DocumentManagementSystemEnv(rt.Environment):
     def _impl_restore_document(self, document_id: str) -> Document:
         d = self.t_documents.get(document_id)
         if d is None:
-            raise rt.Fail("Document does not exist", site=31)
+            raise rt.Fail("Document does not exist", site=31)  # document_management_system.env:443
         self._hit(31)
         if not (d.status != DocumentStatus.draft):
-            raise rt.Fail("A draft is not restored; publish it instead", site=32)
+            raise rt.Fail(
+                "A draft is not restored; publish it instead", site=32
+            )  # document_management_system.env:448
         self._hit(32)
         self._write_documents_status(d, DocumentStatus.active)
         return d
@@ -1631,10 +3442,10 @@ class DocumentManagementSystemEnv(rt.Environment):
         self, document_id: str, user_id: str, permissions: list[Permission]
     ) -> AccessControlEntry:
         if not (document_id in self.t_documents):
-            raise rt.Fail("Document does not exist", site=33)
+            raise rt.Fail("Document does not exist", site=33)  # document_management_system.env:460
         self._hit(33)
         if not (user_id in self.t_users):
-            raise rt.Fail("User does not exist", site=34)
+            raise rt.Fail("User does not exist", site=34)  # document_management_system.env:461
         self._hit(34)
         e: AccessControlEntry | None = self._fn_entry_of(document_id=document_id, user_id=user_id)
         if e is not None:
@@ -1652,10 +3463,12 @@ class DocumentManagementSystemEnv(rt.Environment):
         if not (document_id in self.t_documents):
             raise rt.Fail(
                 ("Document with ID '" + h.to_str(document_id) + "' does not exist."), site=35
-            )
+            )  # document_management_system.env:478
         self._hit(35)
         if not (user_id in self.t_users):
-            raise rt.Fail(("User with ID '" + h.to_str(user_id) + "' does not exist."), site=36)
+            raise rt.Fail(
+                ("User with ID '" + h.to_str(user_id) + "' does not exist."), site=36
+            )  # document_management_system.env:479
         self._hit(36)
         e: AccessControlEntry | None = self._fn_entry_of(document_id=document_id, user_id=user_id)
         if e is not None:
@@ -1671,10 +3484,12 @@ class DocumentManagementSystemEnv(rt.Environment):
     def _impl_archive_document(self, document_id: str) -> Document:
         d = self.t_documents.get(document_id)
         if d is None:
-            raise rt.Fail("Document not found", site=37)
+            raise rt.Fail("Document not found", site=37)  # document_management_system.env:490
         self._hit(37)
         if not (d.status != DocumentStatus.deleted):
-            raise rt.Fail("A deleted document cannot be archived; restore it first", site=38)
+            raise rt.Fail(
+                "A deleted document cannot be archived; restore it first", site=38
+            )  # document_management_system.env:493
         self._hit(38)
         self._write_documents_status(d, DocumentStatus.archived)
         return d
@@ -1684,27 +3499,31 @@ class DocumentManagementSystemEnv(rt.Environment):
     ) -> DocumentVersion:
         d = self.t_documents.get(document_id)
         if d is None:
-            raise rt.Fail("Document not found", site=39)
+            raise rt.Fail("Document not found", site=39)  # document_management_system.env:507
         self._hit(39)
         if not (d.status == DocumentStatus.active):
-            raise rt.Fail("Cannot revert: document is not active", site=40)
+            raise rt.Fail(
+                "Cannot revert: document is not active", site=40
+            )  # document_management_system.env:508
         self._hit(40)
         if not (user_id in self.t_users):
-            raise rt.Fail("User not found", site=41)
+            raise rt.Fail("User not found", site=41)  # document_management_system.env:509
         self._hit(41)
         if not self._fn_has_permission(
             document_id=document_id, user_id=user_id, p=Permission.write
         ):
             raise rt.Fail(
                 "Permission denied: user does not have write access to the document", site=42
-            )
+            )  # document_management_system.env:510
         self._hit(42)
         old = self.t_versions.get(version_id)
         if old is None:
-            raise rt.Fail("Version not found", site=43)
+            raise rt.Fail("Version not found", site=43)  # document_management_system.env:512
         self._hit(43)
         if not (old.document_id == document_id):
-            raise rt.Fail("Version does not belong to the specified document", site=44)
+            raise rt.Fail(
+                "Version does not belong to the specified document", site=44
+            )  # document_management_system.env:513
         self._hit(44)
         self._write_documents_content(d, old.content_snapshot)
         self._impl_snapshot(d=d, user_id=user_id)
@@ -1713,10 +3532,12 @@ class DocumentManagementSystemEnv(rt.Environment):
     def _impl_publish_document(self, document_id: str) -> Document:
         d = self.t_documents.get(document_id)
         if d is None:
-            raise rt.Fail("Document not found", site=45)
+            raise rt.Fail("Document not found", site=45)  # document_management_system.env:522
         self._hit(45)
         if not (d.status != DocumentStatus.deleted):
-            raise rt.Fail("A deleted document cannot be published; use restore_document", site=46)
+            raise rt.Fail(
+                "A deleted document cannot be published; use restore_document", site=46
+            )  # document_management_system.env:526
         self._hit(46)
         self._write_documents_status(d, DocumentStatus.active)
         return d

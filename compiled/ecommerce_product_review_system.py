@@ -9,6 +9,19 @@ from typing import Any, ClassVar, cast
 
 from envdsl import runtime as rt
 from envdsl.runtime import helpers as h
+from envdsl.runtime.call_support import (
+    INSERTED as _INSERTED,
+    INT_RESULT as _INT_RESULT,
+    MAX_INT as _MAX_INT,
+    MIN_INT as _MIN_INT,
+    MISSING as _MISSING,
+    TOO_LARGE as _TOO_LARGE,
+    budget as _budget,
+    fromisoformat as _fromisoformat,
+    result_problem as _result_problem,
+)
+from envdsl.runtime.call_support import ISO_SECONDS as _ISO_SECONDS, UTC as _UTC
+from envdsl.runtime.call_support import format_datetime as _format_datetime
 
 
 class AccountStatus(enum.Enum):
@@ -86,6 +99,92 @@ class AverageRating(rt.Value):
         return 1 + h.stored_size(self.average_rating)
 
 
+def _to_json_Product(value: Product) -> dict[str, Any]:
+    "The JSON of one Product (its RecordSpec's to_json, written out: codegen/serializers.py)."
+    return {
+        "brand": value.brand,
+        "category": value.category,
+        "description": value.description,
+        "name": value.name,
+        "product_id": value.product_id,
+    }
+
+
+def _json_repr_Product(value: Product) -> str:
+    "repr() of the JSON of one Product, without building it (what state_hash() digests)."
+    return (
+        f"{{'brand': {value.brand!r}"
+        f", 'category': {value.category!r}"
+        f", 'description': {value.description!r}"
+        f", 'name': {value.name!r}"
+        f", 'product_id': {value.product_id!r}"
+        "}"
+    )
+
+
+def _to_json_User(value: User) -> dict[str, Any]:
+    "The JSON of one User (its RecordSpec's to_json, written out: codegen/serializers.py)."
+    return {
+        "account_status": value.account_status._value_,
+        "is_admin": value.is_admin,
+        "purchase_history": _SPEC_0.to_json(value.purchase_history),
+        "user_id": value.user_id,
+        "username": value.username,
+    }
+
+
+def _json_repr_User(value: User) -> str:
+    "repr() of the JSON of one User, without building it (what state_hash() digests)."
+    return (
+        f"{{'account_status': {value.account_status._value_!r}"
+        f", 'is_admin': {value.is_admin!r}"
+        f", 'purchase_history': {_SPEC_0.to_json(value.purchase_history)!r}"
+        f", 'user_id': {value.user_id!r}"
+        f", 'username': {value.username!r}"
+        "}"
+    )
+
+
+def _to_json_Review(value: Review) -> dict[str, Any]:
+    "The JSON of one Review (its RecordSpec's to_json, written out: codegen/serializers.py)."
+    return {
+        "comment": value.comment,
+        "helpful_votes": value.helpful_votes,
+        "product_id": value.product_id,
+        "rating": value.rating,
+        "review_id": value.review_id,
+        "timestamp": _format_datetime(value.timestamp),
+        "user_id": value.user_id,
+    }
+
+
+def _json_repr_Review(value: Review) -> str:
+    "repr() of the JSON of one Review, without building it (what state_hash() digests)."
+    d5 = value.timestamp
+    if d5.tzinfo is not _UTC:
+        return repr(_to_json_Review(value))
+    return (
+        f"{{'comment': {value.comment!r}"
+        f", 'helpful_votes': {value.helpful_votes!r}"
+        f", 'product_id': {value.product_id!r}"
+        f", 'rating': {value.rating!r}"
+        f", 'review_id': {value.review_id!r}"
+        f", 'timestamp': '{_ISO_SECONDS % (d5.year, d5.month, d5.day, d5.hour, d5.minute, d5.second) if not d5.microsecond else d5.isoformat()[:-6]}Z'"
+        f", 'user_id': {value.user_id!r}"
+        "}"
+    )
+
+
+def _to_json_AverageRating(value: AverageRating) -> dict[str, Any]:
+    "The JSON of one AverageRating (its RecordSpec's to_json, written out: codegen/serializers.py)."
+    return {"average_rating": rt.FLOAT.to_json(value.average_rating)}
+
+
+def _json_repr_AverageRating(value: AverageRating) -> str:
+    "repr() of the JSON of one AverageRating, without building it (what state_hash() digests)."
+    return f"{{'average_rating': {rt.FLOAT.to_json(value.average_rating)!r}" "}"
+
+
 SPEC_AccountStatus = rt.EnumSpec(AccountStatus)
 
 SPEC_Product = rt.RecordSpec(
@@ -112,6 +211,8 @@ SPEC_Product = rt.RecordSpec(
         ),
         rt.FieldSpec(name="description", spec=rt.STR, required=True),
     ],
+    to_json=_to_json_Product,
+    json_repr=_json_repr_Product,
 )
 SPEC_User = rt.RecordSpec(
     User,
@@ -121,7 +222,7 @@ SPEC_User = rt.RecordSpec(
         rt.FieldSpec(name="account_status", spec=SPEC_AccountStatus, required=False),
         rt.FieldSpec(
             name="purchase_history",
-            spec=rt.ListSpec(rt.RefSpec(rt.STR, "Product", "products")),
+            spec=_SPEC_0,
             required=False,
             description="ids of the products this user has bought",
         ),
@@ -132,23 +233,17 @@ SPEC_User = rt.RecordSpec(
             description="added by the port: moderators may edit/delete any review",
         ),
     ],
+    to_json=_to_json_User,
+    json_repr=_json_repr_User,
 )
 SPEC_Review = rt.RecordSpec(
     Review,
     lambda: [
         rt.FieldSpec(name="review_id", spec=rt.STR, required=False),
         rt.FieldSpec(
-            name="product_id",
-            spec=rt.RefSpec(rt.STR, "Product", "products"),
-            required=True,
-            description="the reviewed product",
+            name="product_id", spec=_SPEC_1, required=True, description="the reviewed product"
         ),
-        rt.FieldSpec(
-            name="user_id",
-            spec=rt.RefSpec(rt.STR, "User", "users"),
-            required=True,
-            description="the author",
-        ),
+        rt.FieldSpec(name="user_id", spec=_SPEC_2, required=True, description="the author"),
         rt.FieldSpec(name="rating", spec=rt.INT, required=True, description="stars, 1 to 5"),
         rt.FieldSpec(name="comment", spec=rt.STR, required=True),
         rt.FieldSpec(
@@ -159,13 +254,123 @@ SPEC_Review = rt.RecordSpec(
         ),
         rt.FieldSpec(name="helpful_votes", spec=rt.INT, required=False),
     ],
+    to_json=_to_json_Review,
+    json_repr=_json_repr_Review,
 )
 SPEC_AverageRating = rt.RecordSpec(
     AverageRating,
     lambda: [
         rt.FieldSpec(name="average_rating", spec=rt.FLOAT, required=True),
     ],
+    to_json=_to_json_AverageRating,
+    json_repr=_json_repr_AverageRating,
 )
+
+_SPEC_0: rt.TypeSpec = rt.ListSpec(rt.RefSpec(rt.STR, "Product", "products"))  # list[ref Product]
+_SPEC_1: rt.TypeSpec = rt.RefSpec(rt.STR, "Product", "products")  # ref Product
+_SPEC_2: rt.TypeSpec = rt.RefSpec(rt.STR, "User", "users")  # ref User
+_SPEC_3: rt.TypeSpec = rt.ListSpec(SPEC_Product)  # list[Product]
+_SPEC_4: rt.TypeSpec = rt.ListSpec(SPEC_Review)  # list[Review]
+_SPEC_5: rt.TypeSpec = rt.OptionalSpec(rt.STR)  # str?
+_SPEC_6: rt.TypeSpec = rt.OptionalSpec(rt.INT)  # int?
+_SPEC_7: rt.TypeSpec = rt.MapSpec(rt.STR, rt.STR)  # map[str, str]
+
+
+_ARGUMENTS_get_product_by_name = frozenset(
+    {
+        "product_name",
+    }
+)  # the arguments of get_product_by_name
+_ARGUMENTS_get_product_by_id = frozenset(
+    {
+        "product_id",
+    }
+)  # the arguments of get_product_by_id
+_ARGUMENTS_search_products_by_category = frozenset(
+    {
+        "category",
+    }
+)  # the arguments of search_products_by_category
+_ARGUMENTS_get_reviews_by_product_id = frozenset(
+    {
+        "product_id",
+    }
+)  # the arguments of get_reviews_by_product_id
+_ARGUMENTS_get_reviews_by_product_name = frozenset(
+    {
+        "product_name",
+    }
+)  # the arguments of get_reviews_by_product_name
+_ARGUMENTS_get_review_by_id = frozenset(
+    {
+        "review_id",
+    }
+)  # the arguments of get_review_by_id
+_ARGUMENTS_get_user_by_id = frozenset(
+    {
+        "user_id",
+    }
+)  # the arguments of get_user_by_id
+_ARGUMENTS_check_user_purchase_history = frozenset(
+    {
+        "user_id",
+        "product_id",
+    }
+)  # the arguments of check_user_purchase_history
+_ARGUMENTS_get_average_rating_for_product = frozenset(
+    {
+        "product_id",
+        "product_name",
+    }
+)  # the arguments of get_average_rating_for_product
+_ARGUMENTS_submit_review = frozenset(
+    {
+        "user_id",
+        "product_id",
+        "rating",
+        "comment",
+    }
+)  # the arguments of submit_review
+_ARGUMENTS_edit_review = frozenset(
+    {
+        "review_id",
+        "user_id",
+        "new_comment",
+        "new_rating",
+    }
+)  # the arguments of edit_review
+_ARGUMENTS_delete_review = frozenset(
+    {
+        "review_id",
+        "requester_user_id",
+    }
+)  # the arguments of delete_review
+_ARGUMENTS_increment_helpful_vote = frozenset(
+    {
+        "review_id",
+    }
+)  # the arguments of increment_helpful_vote
+_ARGUMENTS_bulk_delete_reviews_by_product = frozenset(
+    {
+        "product_id",
+        "admin_user_id",
+    }
+)  # the arguments of bulk_delete_reviews_by_product
+_ARGUMENTS_update_product_info = frozenset(
+    {
+        "product_id",
+        "updates",
+    }
+)  # the arguments of update_product_info
+_ARGUMENTS_add_product = frozenset(
+    {
+        "product_id",
+        "name",
+        "brand",
+        "category",
+        "description",
+    }
+)  # the arguments of add_product
 
 
 # ecommerce_product_review_system.catalog.json: the initial state of 9 tasks
@@ -237,9 +442,10 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
                     description="full or partial name, case-insensitive",
                 ),
             ),
-            result=rt.ListSpec(SPEC_Product),
+            result=_SPEC_3,
             impl="_impl_get_product_by_name",
             json_arguments="_json_get_product_by_name",
+            call="_call_get_product_by_name",
         ),
         "get_product_by_id": rt.ToolSpec(
             name="get_product_by_id",
@@ -256,6 +462,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
             result=SPEC_Product,
             impl="_impl_get_product_by_id",
             json_arguments="_json_get_product_by_id",
+            call="_call_get_product_by_id",
         ),
         "search_products_by_category": rt.ToolSpec(
             name="search_products_by_category",
@@ -269,18 +476,20 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
                     description="exact, case-sensitive category, e.g. fitness equipment",
                 ),
             ),
-            result=rt.ListSpec(SPEC_Product),
+            result=_SPEC_3,
             impl="_impl_search_products_by_category",
             json_arguments="_json_search_products_by_category",
+            call="_call_search_products_by_category",
         ),
         "list_all_products": rt.ToolSpec(
             name="list_all_products",
             kind="query",
             description="Retrieve a list of all products in the catalog (may be empty).",
             params=(),
-            result=rt.ListSpec(SPEC_Product),
+            result=_SPEC_3,
             impl="_impl_list_all_products",
             json_arguments="_json_list_all_products",
+            call="_call_list_all_products",
         ),
         "get_reviews_by_product_id": rt.ToolSpec(
             name="get_reviews_by_product_id",
@@ -294,9 +503,10 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
                     description="the product's unique id",
                 ),
             ),
-            result=rt.ListSpec(SPEC_Review),
+            result=_SPEC_4,
             impl="_impl_get_reviews_by_product_id",
             json_arguments="_json_get_reviews_by_product_id",
+            call="_call_get_reviews_by_product_id",
         ),
         "get_reviews_by_product_name": rt.ToolSpec(
             name="get_reviews_by_product_name",
@@ -310,9 +520,10 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
                     description="exact product name",
                 ),
             ),
-            result=rt.ListSpec(SPEC_Review),
+            result=_SPEC_4,
             impl="_impl_get_reviews_by_product_name",
             json_arguments="_json_get_reviews_by_product_name",
+            call="_call_get_reviews_by_product_name",
         ),
         "get_review_by_id": rt.ToolSpec(
             name="get_review_by_id",
@@ -329,6 +540,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
             result=SPEC_Review,
             impl="_impl_get_review_by_id",
             json_arguments="_json_get_review_by_id",
+            call="_call_get_review_by_id",
         ),
         "get_user_by_id": rt.ToolSpec(
             name="get_user_by_id",
@@ -342,6 +554,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
             result=SPEC_User,
             impl="_impl_get_user_by_id",
             json_arguments="_json_get_user_by_id",
+            call="_call_get_user_by_id",
         ),
         "check_user_purchase_history": rt.ToolSpec(
             name="check_user_purchase_history",
@@ -354,6 +567,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
             result=rt.BOOL,
             impl="_impl_check_user_purchase_history",
             json_arguments="_json_check_user_purchase_history",
+            call="_call_check_user_purchase_history",
         ),
         "get_average_rating_for_product": rt.ToolSpec(
             name="get_average_rating_for_product",
@@ -362,14 +576,14 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
             params=(
                 rt.ParamSpec(
                     name="product_id",
-                    spec=rt.OptionalSpec(rt.STR),
+                    spec=_SPEC_5,
                     required=False,
                     default=lambda: None,
                     description="the product's id",
                 ),
                 rt.ParamSpec(
                     name="product_name",
-                    spec=rt.OptionalSpec(rt.STR),
+                    spec=_SPEC_5,
                     required=False,
                     default=lambda: None,
                     description="exact product name, used when product_id is not given",
@@ -378,15 +592,17 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
             result=SPEC_AverageRating,
             impl="_impl_get_average_rating_for_product",
             json_arguments="_json_get_average_rating_for_product",
+            call="_call_get_average_rating_for_product",
         ),
         "get_most_helpful_reviews": rt.ToolSpec(
             name="get_most_helpful_reviews",
             kind="query",
             description="All reviews, most helpful first (sorted by helpful_votes, descending; ties keep their\nsubmission order).",
             params=(),
-            result=rt.ListSpec(SPEC_Review),
+            result=_SPEC_4,
             impl="_impl_get_most_helpful_reviews",
             json_arguments="_json_get_most_helpful_reviews",
+            call="_call_get_most_helpful_reviews",
         ),
         "submit_review": rt.ToolSpec(
             name="submit_review",
@@ -410,6 +626,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
             result=SPEC_Review,
             impl="_impl_submit_review",
             json_arguments="_json_submit_review",
+            call="_call_submit_review",
         ),
         "edit_review": rt.ToolSpec(
             name="edit_review",
@@ -427,14 +644,14 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
                 ),
                 rt.ParamSpec(
                     name="new_comment",
-                    spec=rt.OptionalSpec(rt.STR),
+                    spec=_SPEC_5,
                     required=False,
                     default=lambda: None,
                     description="new text; omit to keep the comment",
                 ),
                 rt.ParamSpec(
                     name="new_rating",
-                    spec=rt.OptionalSpec(rt.INT),
+                    spec=_SPEC_6,
                     required=False,
                     default=lambda: None,
                     description="new stars (1 to 5); omit to keep the rating",
@@ -443,6 +660,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
             result=SPEC_Review,
             impl="_impl_edit_review",
             json_arguments="_json_edit_review",
+            call="_call_edit_review",
         ),
         "delete_review": rt.ToolSpec(
             name="delete_review",
@@ -462,6 +680,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
             result=rt.STR,
             impl="_impl_delete_review",
             json_arguments="_json_delete_review",
+            call="_call_delete_review",
         ),
         "increment_helpful_vote": rt.ToolSpec(
             name="increment_helpful_vote",
@@ -475,6 +694,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
             result=SPEC_Review,
             impl="_impl_increment_helpful_vote",
             json_arguments="_json_increment_helpful_vote",
+            call="_call_increment_helpful_vote",
         ),
         "bulk_delete_reviews_by_product": rt.ToolSpec(
             name="bulk_delete_reviews_by_product",
@@ -497,6 +717,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
             result=rt.STR,
             impl="_impl_bulk_delete_reviews_by_product",
             json_arguments="_json_bulk_delete_reviews_by_product",
+            call="_call_bulk_delete_reviews_by_product",
         ),
         "update_product_info": rt.ToolSpec(
             name="update_product_info",
@@ -511,7 +732,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
                 ),
                 rt.ParamSpec(
                     name="updates",
-                    spec=rt.MapSpec(rt.STR, rt.STR),
+                    spec=_SPEC_7,
                     required=True,
                     description="new values for any of: name, brand, category, description; other keys are ignored",
                 ),
@@ -519,6 +740,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
             result=SPEC_Product,
             impl="_impl_update_product_info",
             json_arguments="_json_update_product_info",
+            call="_call_update_product_info",
         ),
         "add_product": rt.ToolSpec(
             name="add_product",
@@ -539,6 +761,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
             result=SPEC_Product,
             impl="_impl_add_product",
             json_arguments="_json_add_product",
+            call="_call_add_product",
         ),
     }
     TASKS: ClassVar[dict[str, rt.TaskSpec]] = {
@@ -808,6 +1031,58 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
         v0 = values.get("product_name")
         return {"product_name": v0}
 
+    def _call_get_product_by_name(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for get_product_by_name (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_get_product_by_name:
+            return None  # an unknown argument: the generic parser says which
+        product_name: str
+        given_product_name = given.get("product_name", _MISSING)
+        if given_product_name is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_product_name) is str
+            and len(given_product_name) <= 64
+            and given_product_name.isascii()
+        ):
+            product_name = given_product_name
+        else:
+            product_name = rt.STR.from_json(
+                given_product_name, "product_name"
+            )  # ecommerce_product_review_system.env:133
+        arguments: dict[str, Any] = {"product_name": product_name}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_get_product_by_name(product_name=product_name)
+            data = _SPEC_3.to_json(result) if result is not None else None
+            if type(data) is not str:
+                problem = _result_problem(data, self.size_budget)
+                if problem is not None:
+                    raise rt.Fail(problem)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("get_product_by_name", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("get_product_by_name", arguments, False, outcome["error"]))
+        return outcome
+
     def get_product_by_id(self, *, product_id: str) -> rt.Result:
         "Retrieve product details using its unique product_id."
         return self.invoke_typed("get_product_by_id", {"product_id": product_id})
@@ -817,6 +1092,75 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
         "The JSON arguments of a typed call of get_product_by_id."
         v0 = values.get("product_id")
         return {"product_id": v0}
+
+    def _call_get_product_by_id(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for get_product_by_id (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_get_product_by_id:
+            return None  # an unknown argument: the generic parser says which
+        product_id: str
+        given_product_id = given.get("product_id", _MISSING)
+        if given_product_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_product_id) is str
+            and len(given_product_id) <= 64
+            and given_product_id.isascii()
+        ):
+            product_id = given_product_id
+        else:
+            product_id = rt.STR.from_json(
+                given_product_id, "product_id"
+            )  # ecommerce_product_review_system.env:141
+        arguments: dict[str, Any] = {"product_id": product_id}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_get_product_by_id(product_id=product_id)
+            data = (
+                {
+                    "brand": result.brand,
+                    "category": result.category,
+                    "description": result.description,
+                    "name": result.name,
+                    "product_id": result.product_id,
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = (
+                5
+                + len(data["product_id"])
+                + len(data["name"])
+                + len(data["brand"])
+                + len(data["category"])
+                + len(data["description"])
+            )
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("get_product_by_id", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("get_product_by_id", arguments, False, outcome["error"]))
+        return outcome
 
     def search_products_by_category(self, *, category: str) -> rt.Result:
         "List all products belonging to a specific category (exact match)."
@@ -828,6 +1172,56 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
         v0 = values.get("category")
         return {"category": v0}
 
+    def _call_search_products_by_category(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for search_products_by_category (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_search_products_by_category:
+            return None  # an unknown argument: the generic parser says which
+        category: str
+        given_category = given.get("category", _MISSING)
+        if given_category is _MISSING:
+            return None  # the generic parser says so
+        if type(given_category) is str and len(given_category) <= 64 and given_category.isascii():
+            category = given_category
+        else:
+            category = rt.STR.from_json(
+                given_category, "category"
+            )  # ecommerce_product_review_system.env:149
+        arguments: dict[str, Any] = {"category": category}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_search_products_by_category(category=category)
+            data = _SPEC_3.to_json(result) if result is not None else None
+            if type(data) is not str:
+                problem = _result_problem(data, self.size_budget)
+                if problem is not None:
+                    raise rt.Fail(problem)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("search_products_by_category", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(
+            rt.TraceEntry("search_products_by_category", arguments, False, outcome["error"])
+        )
+        return outcome
+
     def list_all_products(self) -> rt.Result:
         "Retrieve a list of all products in the catalog (may be empty)."
         return self.invoke_typed("list_all_products", {})
@@ -836,6 +1230,44 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
     def _json_list_all_products(cls, values: dict[str, Any]) -> dict[str, Any]:
         "The JSON arguments of a typed call of list_all_products."
         return {}
+
+    def _call_list_all_products(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for list_all_products (envdsl/codegen/tool_calls.py)."
+        if given:
+            return None  # an unknown argument: the generic parser says which
+        arguments: dict[str, Any] = {}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_list_all_products()
+            data = _SPEC_3.to_json(result) if result is not None else None
+            if type(data) is not str:
+                problem = _result_problem(data, self.size_budget)
+                if problem is not None:
+                    raise rt.Fail(problem)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("list_all_products", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("list_all_products", arguments, False, outcome["error"]))
+        return outcome
 
     def get_reviews_by_product_id(self, *, product_id: str) -> rt.Result:
         "Fetch all reviews associated with a given product_id; the product must exist."
@@ -847,6 +1279,60 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
         v0 = values.get("product_id")
         return {"product_id": v0}
 
+    def _call_get_reviews_by_product_id(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for get_reviews_by_product_id (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_get_reviews_by_product_id:
+            return None  # an unknown argument: the generic parser says which
+        product_id: str
+        given_product_id = given.get("product_id", _MISSING)
+        if given_product_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_product_id) is str
+            and len(given_product_id) <= 64
+            and given_product_id.isascii()
+        ):
+            product_id = given_product_id
+        else:
+            product_id = rt.STR.from_json(
+                given_product_id, "product_id"
+            )  # ecommerce_product_review_system.env:160
+        arguments: dict[str, Any] = {"product_id": product_id}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_get_reviews_by_product_id(product_id=product_id)
+            data = _SPEC_4.to_json(result) if result is not None else None
+            if type(data) is not str:
+                problem = _result_problem(data, self.size_budget)
+                if problem is not None:
+                    raise rt.Fail(problem)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("get_reviews_by_product_id", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(
+            rt.TraceEntry("get_reviews_by_product_id", arguments, False, outcome["error"])
+        )
+        return outcome
+
     def get_reviews_by_product_name(self, *, product_name: str) -> rt.Result:
         "Retrieve all reviews of the product(s) whose name equals product_name exactly; fails if\nno product has that name."
         return self.invoke_typed("get_reviews_by_product_name", {"product_name": product_name})
@@ -856,6 +1342,60 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
         "The JSON arguments of a typed call of get_reviews_by_product_name."
         v0 = values.get("product_name")
         return {"product_name": v0}
+
+    def _call_get_reviews_by_product_name(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for get_reviews_by_product_name (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_get_reviews_by_product_name:
+            return None  # an unknown argument: the generic parser says which
+        product_name: str
+        given_product_name = given.get("product_name", _MISSING)
+        if given_product_name is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_product_name) is str
+            and len(given_product_name) <= 64
+            and given_product_name.isascii()
+        ):
+            product_name = given_product_name
+        else:
+            product_name = rt.STR.from_json(
+                given_product_name, "product_name"
+            )  # ecommerce_product_review_system.env:166
+        arguments: dict[str, Any] = {"product_name": product_name}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_get_reviews_by_product_name(product_name=product_name)
+            data = _SPEC_4.to_json(result) if result is not None else None
+            if type(data) is not str:
+                problem = _result_problem(data, self.size_budget)
+                if problem is not None:
+                    raise rt.Fail(problem)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("get_reviews_by_product_name", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(
+            rt.TraceEntry("get_reviews_by_product_name", arguments, False, outcome["error"])
+        )
+        return outcome
 
     def get_review_by_id(self, *, review_id: str) -> rt.Result:
         "Retrieve a specific review by its unique review_id."
@@ -867,6 +1407,83 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
         v0 = values.get("review_id")
         return {"review_id": v0}
 
+    def _call_get_review_by_id(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for get_review_by_id (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_get_review_by_id:
+            return None  # an unknown argument: the generic parser says which
+        review_id: str
+        given_review_id = given.get("review_id", _MISSING)
+        if given_review_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_review_id) is str
+            and len(given_review_id) <= 64
+            and given_review_id.isascii()
+        ):
+            review_id = given_review_id
+        else:
+            review_id = rt.STR.from_json(
+                given_review_id, "review_id"
+            )  # ecommerce_product_review_system.env:174
+        arguments: dict[str, Any] = {"review_id": review_id}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_get_review_by_id(review_id=review_id)
+            data = (
+                {
+                    "comment": result.comment,
+                    "helpful_votes": result.helpful_votes,
+                    "product_id": result.product_id,
+                    "rating": result.rating,
+                    "review_id": result.review_id,
+                    "timestamp": _format_datetime(result.timestamp),
+                    "user_id": result.user_id,
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = (
+                7
+                + len(data["review_id"])
+                + len(data["product_id"])
+                + len(data["user_id"])
+                + len(data["comment"])
+                + len(data["timestamp"])
+            )
+            v = data["rating"]
+            if not _MIN_INT <= v <= _MAX_INT:
+                raise rt.Fail(_INT_RESULT)
+            v = data["helpful_votes"]
+            if not _MIN_INT <= v <= _MAX_INT:
+                raise rt.Fail(_INT_RESULT)
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("get_review_by_id", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("get_review_by_id", arguments, False, outcome["error"]))
+        return outcome
+
     def get_user_by_id(self, *, user_id: str) -> rt.Result:
         "Retrieve user information: username, account status and purchase history."
         return self.invoke_typed("get_user_by_id", {"user_id": user_id})
@@ -876,6 +1493,66 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
         "The JSON arguments of a typed call of get_user_by_id."
         v0 = values.get("user_id")
         return {"user_id": v0}
+
+    def _call_get_user_by_id(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for get_user_by_id (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_get_user_by_id:
+            return None  # an unknown argument: the generic parser says which
+        user_id: str
+        given_user_id = given.get("user_id", _MISSING)
+        if given_user_id is _MISSING:
+            return None  # the generic parser says so
+        if type(given_user_id) is str and len(given_user_id) <= 64 and given_user_id.isascii():
+            user_id = given_user_id
+        else:
+            user_id = rt.STR.from_json(
+                given_user_id, "user_id"
+            )  # ecommerce_product_review_system.env:181
+        arguments: dict[str, Any] = {"user_id": user_id}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_get_user_by_id(user_id=user_id)
+            data = (
+                {
+                    "account_status": result.account_status._value_,
+                    "is_admin": result.is_admin,
+                    "purchase_history": _SPEC_0.to_json(result.purchase_history),
+                    "user_id": result.user_id,
+                    "username": result.username,
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = 5 + len(data["user_id"]) + len(data["username"]) + len(data["account_status"])
+            v = data["purchase_history"]
+            total += len(v) + sum(map(len, v))
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("get_user_by_id", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("get_user_by_id", arguments, False, outcome["error"]))
+        return outcome
 
     def check_user_purchase_history(self, *, user_id: str, product_id: str) -> rt.Result:
         "Tell whether a user has purchased a product (the condition for reviewing it). Both the\nuser and the product must exist."
@@ -889,6 +1566,70 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
         v0 = values.get("user_id")
         v1 = values.get("product_id")
         return {"user_id": v0, "product_id": v1}
+
+    def _call_check_user_purchase_history(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for check_user_purchase_history (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_check_user_purchase_history:
+            return None  # an unknown argument: the generic parser says which
+        user_id: str
+        given_user_id = given.get("user_id", _MISSING)
+        if given_user_id is _MISSING:
+            return None  # the generic parser says so
+        if type(given_user_id) is str and len(given_user_id) <= 64 and given_user_id.isascii():
+            user_id = given_user_id
+        else:
+            user_id = rt.STR.from_json(
+                given_user_id, "user_id"
+            )  # ecommerce_product_review_system.env:187
+        product_id: str
+        given_product_id = given.get("product_id", _MISSING)
+        if given_product_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_product_id) is str
+            and len(given_product_id) <= 64
+            and given_product_id.isascii()
+        ):
+            product_id = given_product_id
+        else:
+            product_id = rt.STR.from_json(
+                given_product_id, "product_id"
+            )  # ecommerce_product_review_system.env:187
+        arguments: dict[str, Any] = {"user_id": user_id, "product_id": product_id}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_check_user_purchase_history(user_id=user_id, product_id=product_id)
+            data = rt.BOOL.to_json(result) if result is not None else None
+            if type(data) is not str:
+                problem = _result_problem(data, self.size_budget)
+                if problem is not None:
+                    raise rt.Fail(problem)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("check_user_purchase_history", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(
+            rt.TraceEntry("check_user_purchase_history", arguments, False, outcome["error"])
+        )
+        return outcome
 
     def get_average_rating_for_product(
         self, *, product_id: str | None | None = None, product_name: str | None | None = None
@@ -910,6 +1651,84 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
             v1 = None
         return {"product_id": v0, "product_name": v1}
 
+    def _call_get_average_rating_for_product(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for get_average_rating_for_product (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_get_average_rating_for_product:
+            return None  # an unknown argument: the generic parser says which
+        product_id: str | None
+        given_product_id = given.get("product_id", _MISSING)
+        if given_product_id is _MISSING:
+            product_id = None
+        elif given_product_id is None:
+            product_id = None
+        elif (
+            type(given_product_id) is str
+            and len(given_product_id) <= 64
+            and given_product_id.isascii()
+        ):
+            product_id = given_product_id
+        else:
+            product_id = rt.STR.from_json(
+                given_product_id, "product_id"
+            )  # ecommerce_product_review_system.env:196
+        product_name: str | None
+        given_product_name = given.get("product_name", _MISSING)
+        if given_product_name is _MISSING:
+            product_name = None
+        elif given_product_name is None:
+            product_name = None
+        elif (
+            type(given_product_name) is str
+            and len(given_product_name) <= 64
+            and given_product_name.isascii()
+        ):
+            product_name = given_product_name
+        else:
+            product_name = rt.STR.from_json(
+                given_product_name, "product_name"
+            )  # ecommerce_product_review_system.env:197
+        arguments: dict[str, Any] = {"product_id": product_id, "product_name": product_name}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_get_average_rating_for_product(
+                product_id=product_id, product_name=product_name
+            )
+            data = (
+                {"average_rating": rt.FLOAT.to_json(result.average_rating)}
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = 1
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("get_average_rating_for_product", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(
+            rt.TraceEntry("get_average_rating_for_product", arguments, False, outcome["error"])
+        )
+        return outcome
+
     def get_most_helpful_reviews(self) -> rt.Result:
         "All reviews, most helpful first (sorted by helpful_votes, descending; ties keep their\nsubmission order)."
         return self.invoke_typed("get_most_helpful_reviews", {})
@@ -918,6 +1737,46 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
     def _json_get_most_helpful_reviews(cls, values: dict[str, Any]) -> dict[str, Any]:
         "The JSON arguments of a typed call of get_most_helpful_reviews."
         return {}
+
+    def _call_get_most_helpful_reviews(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for get_most_helpful_reviews (envdsl/codegen/tool_calls.py)."
+        if given:
+            return None  # an unknown argument: the generic parser says which
+        arguments: dict[str, Any] = {}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_get_most_helpful_reviews()
+            data = _SPEC_4.to_json(result) if result is not None else None
+            if type(data) is not str:
+                problem = _result_problem(data, self.size_budget)
+                if problem is not None:
+                    raise rt.Fail(problem)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("get_most_helpful_reviews", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(
+            rt.TraceEntry("get_most_helpful_reviews", arguments, False, outcome["error"])
+        )
+        return outcome
 
     def submit_review(
         self, *, user_id: str, product_id: str, rating: int, comment: str
@@ -936,6 +1795,126 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
         v2 = values.get("rating")
         v3 = values.get("comment")
         return {"user_id": v0, "product_id": v1, "rating": v2, "comment": v3}
+
+    def _call_submit_review(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for submit_review (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_submit_review:
+            return None  # an unknown argument: the generic parser says which
+        user_id: str
+        given_user_id = given.get("user_id", _MISSING)
+        if given_user_id is _MISSING:
+            return None  # the generic parser says so
+        if type(given_user_id) is str and len(given_user_id) <= 64 and given_user_id.isascii():
+            user_id = given_user_id
+        else:
+            user_id = rt.STR.from_json(
+                given_user_id, "user_id"
+            )  # ecommerce_product_review_system.env:231
+        product_id: str
+        given_product_id = given.get("product_id", _MISSING)
+        if given_product_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_product_id) is str
+            and len(given_product_id) <= 64
+            and given_product_id.isascii()
+        ):
+            product_id = given_product_id
+        else:
+            product_id = rt.STR.from_json(
+                given_product_id, "product_id"
+            )  # ecommerce_product_review_system.env:232
+        rating: int
+        given_rating = given.get("rating", _MISSING)
+        if given_rating is _MISSING:
+            return None  # the generic parser says so
+        if type(given_rating) is int and _MIN_INT <= given_rating <= _MAX_INT:
+            rating = given_rating
+        else:
+            rating = rt.INT.from_json(
+                given_rating, "rating"
+            )  # ecommerce_product_review_system.env:233
+        comment: str
+        given_comment = given.get("comment", _MISSING)
+        if given_comment is _MISSING:
+            return None  # the generic parser says so
+        if type(given_comment) is str and len(given_comment) <= 64 and given_comment.isascii():
+            comment = given_comment
+        else:
+            comment = rt.STR.from_json(
+                given_comment, "comment"
+            )  # ecommerce_product_review_system.env:234
+        arguments: dict[str, Any] = {
+            "user_id": user_id,
+            "product_id": product_id,
+            "rating": rating,
+            "comment": comment,
+        }
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_submit_review(
+                user_id=user_id, product_id=product_id, rating=rating, comment=comment
+            )
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            data = (
+                {
+                    "comment": result.comment,
+                    "helpful_votes": result.helpful_votes,
+                    "product_id": result.product_id,
+                    "rating": result.rating,
+                    "review_id": result.review_id,
+                    "timestamp": _format_datetime(result.timestamp),
+                    "user_id": result.user_id,
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = (
+                7
+                + len(data["review_id"])
+                + len(data["product_id"])
+                + len(data["user_id"])
+                + len(data["comment"])
+                + len(data["timestamp"])
+            )
+            v = data["rating"]
+            if not _MIN_INT <= v <= _MAX_INT:
+                raise rt.Fail(_INT_RESULT)
+            v = data["helpful_votes"]
+            if not _MIN_INT <= v <= _MAX_INT:
+                raise rt.Fail(_INT_RESULT)
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("submit_review", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("submit_review", arguments, False, outcome["error"]))
+        return outcome
 
     def edit_review(
         self,
@@ -969,6 +1948,134 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
             v3 = None
         return {"review_id": v0, "user_id": v1, "new_comment": v2, "new_rating": v3}
 
+    def _call_edit_review(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for edit_review (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_edit_review:
+            return None  # an unknown argument: the generic parser says which
+        review_id: str
+        given_review_id = given.get("review_id", _MISSING)
+        if given_review_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_review_id) is str
+            and len(given_review_id) <= 64
+            and given_review_id.isascii()
+        ):
+            review_id = given_review_id
+        else:
+            review_id = rt.STR.from_json(
+                given_review_id, "review_id"
+            )  # ecommerce_product_review_system.env:254
+        user_id: str
+        given_user_id = given.get("user_id", _MISSING)
+        if given_user_id is _MISSING:
+            return None  # the generic parser says so
+        if type(given_user_id) is str and len(given_user_id) <= 64 and given_user_id.isascii():
+            user_id = given_user_id
+        else:
+            user_id = rt.STR.from_json(
+                given_user_id, "user_id"
+            )  # ecommerce_product_review_system.env:255
+        new_comment: str | None
+        given_new_comment = given.get("new_comment", _MISSING)
+        if given_new_comment is _MISSING:
+            new_comment = None
+        elif given_new_comment is None:
+            new_comment = None
+        elif (
+            type(given_new_comment) is str
+            and len(given_new_comment) <= 64
+            and given_new_comment.isascii()
+        ):
+            new_comment = given_new_comment
+        else:
+            new_comment = rt.STR.from_json(
+                given_new_comment, "new_comment"
+            )  # ecommerce_product_review_system.env:256
+        new_rating: int | None
+        given_new_rating = given.get("new_rating", _MISSING)
+        if given_new_rating is _MISSING:
+            new_rating = None
+        elif given_new_rating is None:
+            new_rating = None
+        elif type(given_new_rating) is int and _MIN_INT <= given_new_rating <= _MAX_INT:
+            new_rating = given_new_rating
+        else:
+            new_rating = rt.INT.from_json(
+                given_new_rating, "new_rating"
+            )  # ecommerce_product_review_system.env:257
+        arguments: dict[str, Any] = {
+            "review_id": review_id,
+            "user_id": user_id,
+            "new_comment": new_comment,
+            "new_rating": new_rating,
+        }
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_edit_review(
+                review_id=review_id, user_id=user_id, new_comment=new_comment, new_rating=new_rating
+            )
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            data = (
+                {
+                    "comment": result.comment,
+                    "helpful_votes": result.helpful_votes,
+                    "product_id": result.product_id,
+                    "rating": result.rating,
+                    "review_id": result.review_id,
+                    "timestamp": _format_datetime(result.timestamp),
+                    "user_id": result.user_id,
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = (
+                7
+                + len(data["review_id"])
+                + len(data["product_id"])
+                + len(data["user_id"])
+                + len(data["comment"])
+                + len(data["timestamp"])
+            )
+            v = data["rating"]
+            if not _MIN_INT <= v <= _MAX_INT:
+                raise rt.Fail(_INT_RESULT)
+            v = data["helpful_votes"]
+            if not _MIN_INT <= v <= _MAX_INT:
+                raise rt.Fail(_INT_RESULT)
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("edit_review", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("edit_review", arguments, False, outcome["error"]))
+        return outcome
+
     def delete_review(self, *, review_id: str, requester_user_id: str) -> rt.Result:
         "Delete a review. Only its owner (or an admin) may do it."
         return self.invoke_typed(
@@ -982,6 +2089,76 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
         v1 = values.get("requester_user_id")
         return {"review_id": v0, "requester_user_id": v1}
 
+    def _call_delete_review(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for delete_review (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_delete_review:
+            return None  # an unknown argument: the generic parser says which
+        review_id: str
+        given_review_id = given.get("review_id", _MISSING)
+        if given_review_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_review_id) is str
+            and len(given_review_id) <= 64
+            and given_review_id.isascii()
+        ):
+            review_id = given_review_id
+        else:
+            review_id = rt.STR.from_json(
+                given_review_id, "review_id"
+            )  # ecommerce_product_review_system.env:280
+        requester_user_id: str
+        given_requester_user_id = given.get("requester_user_id", _MISSING)
+        if given_requester_user_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_requester_user_id) is str
+            and len(given_requester_user_id) <= 64
+            and given_requester_user_id.isascii()
+        ):
+            requester_user_id = given_requester_user_id
+        else:
+            requester_user_id = rt.STR.from_json(
+                given_requester_user_id, "requester_user_id"
+            )  # ecommerce_product_review_system.env:281
+        arguments: dict[str, Any] = {"review_id": review_id, "requester_user_id": requester_user_id}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_delete_review(
+                review_id=review_id, requester_user_id=requester_user_id
+            )
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            data = result
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("delete_review", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("delete_review", arguments, False, outcome["error"]))
+        return outcome
+
     def increment_helpful_vote(self, *, review_id: str) -> rt.Result:
         "Mark a review as helpful: its helpful_votes count goes up by one. Anyone may vote."
         return self.invoke_typed("increment_helpful_vote", {"review_id": review_id})
@@ -991,6 +2168,91 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
         "The JSON arguments of a typed call of increment_helpful_vote."
         v0 = values.get("review_id")
         return {"review_id": v0}
+
+    def _call_increment_helpful_vote(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for increment_helpful_vote (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_increment_helpful_vote:
+            return None  # an unknown argument: the generic parser says which
+        review_id: str
+        given_review_id = given.get("review_id", _MISSING)
+        if given_review_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_review_id) is str
+            and len(given_review_id) <= 64
+            and given_review_id.isascii()
+        ):
+            review_id = given_review_id
+        else:
+            review_id = rt.STR.from_json(
+                given_review_id, "review_id"
+            )  # ecommerce_product_review_system.env:295
+        arguments: dict[str, Any] = {"review_id": review_id}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_increment_helpful_vote(review_id=review_id)
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            data = (
+                {
+                    "comment": result.comment,
+                    "helpful_votes": result.helpful_votes,
+                    "product_id": result.product_id,
+                    "rating": result.rating,
+                    "review_id": result.review_id,
+                    "timestamp": _format_datetime(result.timestamp),
+                    "user_id": result.user_id,
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = (
+                7
+                + len(data["review_id"])
+                + len(data["product_id"])
+                + len(data["user_id"])
+                + len(data["comment"])
+                + len(data["timestamp"])
+            )
+            v = data["rating"]
+            if not _MIN_INT <= v <= _MAX_INT:
+                raise rt.Fail(_INT_RESULT)
+            v = data["helpful_votes"]
+            if not _MIN_INT <= v <= _MAX_INT:
+                raise rt.Fail(_INT_RESULT)
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("increment_helpful_vote", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(
+            rt.TraceEntry("increment_helpful_vote", arguments, False, outcome["error"])
+        )
+        return outcome
 
     def bulk_delete_reviews_by_product(self, *, product_id: str, admin_user_id: str) -> rt.Result:
         "Admin-only takedown: remove every review of a product. The product must exist and the\ncaller must be an existing, active admin."
@@ -1005,6 +2267,78 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
         v0 = values.get("product_id")
         v1 = values.get("admin_user_id")
         return {"product_id": v0, "admin_user_id": v1}
+
+    def _call_bulk_delete_reviews_by_product(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for bulk_delete_reviews_by_product (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_bulk_delete_reviews_by_product:
+            return None  # an unknown argument: the generic parser says which
+        product_id: str
+        given_product_id = given.get("product_id", _MISSING)
+        if given_product_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_product_id) is str
+            and len(given_product_id) <= 64
+            and given_product_id.isascii()
+        ):
+            product_id = given_product_id
+        else:
+            product_id = rt.STR.from_json(
+                given_product_id, "product_id"
+            )  # ecommerce_product_review_system.env:303
+        admin_user_id: str
+        given_admin_user_id = given.get("admin_user_id", _MISSING)
+        if given_admin_user_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_admin_user_id) is str
+            and len(given_admin_user_id) <= 64
+            and given_admin_user_id.isascii()
+        ):
+            admin_user_id = given_admin_user_id
+        else:
+            admin_user_id = rt.STR.from_json(
+                given_admin_user_id, "admin_user_id"
+            )  # ecommerce_product_review_system.env:304
+        arguments: dict[str, Any] = {"product_id": product_id, "admin_user_id": admin_user_id}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_bulk_delete_reviews_by_product(
+                product_id=product_id, admin_user_id=admin_user_id
+            )
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            data = result
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("bulk_delete_reviews_by_product", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(
+            rt.TraceEntry("bulk_delete_reviews_by_product", arguments, False, outcome["error"])
+        )
+        return outcome
 
     def update_product_info(self, *, product_id: str, updates: dict[str, str]) -> rt.Result:
         "Update details of an existing product. Only the keys name, brand, category and\ndescription are applied; unknown keys are ignored."
@@ -1021,6 +2355,88 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
             "product_id": v0,
             "updates": h.to_json(cls.TOOLS["update_product_info"].params[1].spec, v1),
         }
+
+    def _call_update_product_info(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for update_product_info (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_update_product_info:
+            return None  # an unknown argument: the generic parser says which
+        product_id: str
+        given_product_id = given.get("product_id", _MISSING)
+        if given_product_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_product_id) is str
+            and len(given_product_id) <= 64
+            and given_product_id.isascii()
+        ):
+            product_id = given_product_id
+        else:
+            product_id = rt.STR.from_json(
+                given_product_id, "product_id"
+            )  # ecommerce_product_review_system.env:322
+        updates: dict[str, str]
+        given_updates = given.get("updates", _MISSING)
+        if given_updates is _MISSING:
+            return None  # the generic parser says so
+        updates = _SPEC_7.from_json(
+            given_updates, "updates"
+        )  # ecommerce_product_review_system.env:323
+        arguments: dict[str, Any] = {"product_id": product_id, "updates": _SPEC_7.to_json(updates)}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_update_product_info(product_id=product_id, updates=updates)
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            data = (
+                {
+                    "brand": result.brand,
+                    "category": result.category,
+                    "description": result.description,
+                    "name": result.name,
+                    "product_id": result.product_id,
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = (
+                5
+                + len(data["product_id"])
+                + len(data["name"])
+                + len(data["brand"])
+                + len(data["category"])
+                + len(data["description"])
+            )
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("update_product_info", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("update_product_info", arguments, False, outcome["error"]))
+        return outcome
 
     def add_product(
         self, *, product_id: str, name: str, brand: str, category: str, description: str
@@ -1046,6 +2462,135 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
         v3 = values.get("category")
         v4 = values.get("description")
         return {"product_id": v0, "name": v1, "brand": v2, "category": v3, "description": v4}
+
+    def _call_add_product(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for add_product (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_add_product:
+            return None  # an unknown argument: the generic parser says which
+        product_id: str
+        given_product_id = given.get("product_id", _MISSING)
+        if given_product_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_product_id) is str
+            and len(given_product_id) <= 64
+            and given_product_id.isascii()
+        ):
+            product_id = given_product_id
+        else:
+            product_id = rt.STR.from_json(
+                given_product_id, "product_id"
+            )  # ecommerce_product_review_system.env:349
+        name: str
+        given_name = given.get("name", _MISSING)
+        if given_name is _MISSING:
+            return None  # the generic parser says so
+        if type(given_name) is str and len(given_name) <= 64 and given_name.isascii():
+            name = given_name
+        else:
+            name = rt.STR.from_json(given_name, "name")  # ecommerce_product_review_system.env:350
+        brand: str
+        given_brand = given.get("brand", _MISSING)
+        if given_brand is _MISSING:
+            return None  # the generic parser says so
+        if type(given_brand) is str and len(given_brand) <= 64 and given_brand.isascii():
+            brand = given_brand
+        else:
+            brand = rt.STR.from_json(
+                given_brand, "brand"
+            )  # ecommerce_product_review_system.env:351
+        category: str
+        given_category = given.get("category", _MISSING)
+        if given_category is _MISSING:
+            return None  # the generic parser says so
+        if type(given_category) is str and len(given_category) <= 64 and given_category.isascii():
+            category = given_category
+        else:
+            category = rt.STR.from_json(
+                given_category, "category"
+            )  # ecommerce_product_review_system.env:352
+        description: str
+        given_description = given.get("description", _MISSING)
+        if given_description is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_description) is str
+            and len(given_description) <= 64
+            and given_description.isascii()
+        ):
+            description = given_description
+        else:
+            description = rt.STR.from_json(
+                given_description, "description"
+            )  # ecommerce_product_review_system.env:353
+        arguments: dict[str, Any] = {
+            "product_id": product_id,
+            "name": name,
+            "brand": brand,
+            "category": category,
+            "description": description,
+        }
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_add_product(
+                product_id=product_id,
+                name=name,
+                brand=brand,
+                category=category,
+                description=description,
+            )
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            data = (
+                {
+                    "brand": result.brand,
+                    "category": result.category,
+                    "description": result.description,
+                    "name": result.name,
+                    "product_id": result.product_id,
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = (
+                5
+                + len(data["product_id"])
+                + len(data["name"])
+                + len(data["brand"])
+                + len(data["category"])
+                + len(data["description"])
+            )
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("add_product", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("add_product", arguments, False, outcome["error"]))
+        return outcome
 
     def _rowinv_Product_0(self, row: Product) -> bool:
         return bool(
@@ -1076,11 +2621,13 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
 
     def _impl_get_product_by_id(self, product_id: str) -> Product:
         if not (product_id != ""):
-            raise rt.Fail("Product ID is required", site=0)
+            raise rt.Fail(
+                "Product ID is required", site=0
+            )  # ecommerce_product_review_system.env:143
         self._hit(0)
         p = self.t_products.get(product_id)
         if p is None:
-            raise rt.Fail("Product not found", site=1)
+            raise rt.Fail("Product not found", site=1)  # ecommerce_product_review_system.env:144
         self._hit(1)
         return p
 
@@ -1092,7 +2639,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
 
     def _impl_get_reviews_by_product_id(self, product_id: str) -> list[Review]:
         if not (product_id in self.t_products):
-            raise rt.Fail("Product not found", site=2)
+            raise rt.Fail("Product not found", site=2)  # ecommerce_product_review_system.env:162
         self._hit(2)
         return self._fn_reviews_of(product_id=product_id)
 
@@ -1101,34 +2648,36 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
             p.product_id for p in self._it(self.t_products.rows()) if (p.name == product_name)
         ]
         if not (len(ids) > 0):
-            raise rt.Fail("Product not found", site=3)
+            raise rt.Fail("Product not found", site=3)  # ecommerce_product_review_system.env:170
         self._hit(3)
         return [r for r in self._it(self.t_reviews.rows()) if (r.product_id in ids)]
 
     def _impl_get_review_by_id(self, review_id: str) -> Review:
         if not (review_id != ""):
-            raise rt.Fail("Review ID cannot be empty", site=4)
+            raise rt.Fail(
+                "Review ID cannot be empty", site=4
+            )  # ecommerce_product_review_system.env:176
         self._hit(4)
         r = self.t_reviews.get(review_id)
         if r is None:
-            raise rt.Fail("Review not found", site=5)
+            raise rt.Fail("Review not found", site=5)  # ecommerce_product_review_system.env:177
         self._hit(5)
         return r
 
     def _impl_get_user_by_id(self, user_id: str) -> User:
         u = self.t_users.get(user_id)
         if u is None:
-            raise rt.Fail("User not found", site=6)
+            raise rt.Fail("User not found", site=6)  # ecommerce_product_review_system.env:183
         self._hit(6)
         return u
 
     def _impl_check_user_purchase_history(self, user_id: str, product_id: str) -> bool:
         u = self.t_users.get(user_id)
         if u is None:
-            raise rt.Fail("User not found", site=7)
+            raise rt.Fail("User not found", site=7)  # ecommerce_product_review_system.env:190
         self._hit(7)
         if not (product_id in self.t_products):
-            raise rt.Fail("Product not found", site=8)
+            raise rt.Fail("Product not found", site=8)  # ecommerce_product_review_system.env:191
         self._hit(8)
         return product_id in u.purchase_history
 
@@ -1136,12 +2685,16 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
         self, product_id: str | None, product_name: str | None
     ) -> AverageRating:
         if not (product_id is not None or product_name is not None):
-            raise rt.Fail("Either product_id or product_name must be provided.", site=9)
+            raise rt.Fail(
+                "Either product_id or product_name must be provided.", site=9
+            )  # ecommerce_product_review_system.env:202
         self._hit(9)
         target: str = ""
         if product_id is not None:
             if not (h.unwrap(product_id) in self.t_products):
-                raise rt.Fail("Product not found.", site=10)
+                raise rt.Fail(
+                    "Product not found.", site=10
+                )  # ecommerce_product_review_system.env:206
             self._hit(10)
             target = h.unwrap(product_id)
         else:
@@ -1151,7 +2704,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
             if not (len(matches) > 0):
                 raise rt.Fail(
                     ("No product found with name '" + h.to_str(product_name) + "'."), site=11
-                )
+                )  # ecommerce_product_review_system.env:210
             self._hit(11)
             if not (len(matches) == 1):
                 raise rt.Fail(
@@ -1161,7 +2714,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
                         + "'. Please use product_id to disambiguate."
                     ),
                     site=12,
-                )
+                )  # ecommerce_product_review_system.env:211
             self._hit(12)
             target = h.at(matches, 0).product_id
         rs: list[Review] = self._fn_reviews_of(product_id=target)
@@ -1178,20 +2731,28 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
         self, user_id: str, product_id: str, rating: int, comment: str
     ) -> Review:
         if not (product_id in self.t_products):
-            raise rt.Fail("Product does not exist", site=13)
+            raise rt.Fail(
+                "Product does not exist", site=13
+            )  # ecommerce_product_review_system.env:239
         self._hit(13)
         u = self.t_users.get(user_id)
         if u is None:
-            raise rt.Fail("User does not exist", site=14)
+            raise rt.Fail("User does not exist", site=14)  # ecommerce_product_review_system.env:240
         self._hit(14)
         if not (u.account_status == AccountStatus.active):
-            raise rt.Fail("User account is not active", site=15)
+            raise rt.Fail(
+                "User account is not active", site=15
+            )  # ecommerce_product_review_system.env:245
         self._hit(15)
         if not (product_id in u.purchase_history):
-            raise rt.Fail("User has not purchased this product", site=16)
+            raise rt.Fail(
+                "User has not purchased this product", site=16
+            )  # ecommerce_product_review_system.env:246
         self._hit(16)
         if not (1 <= rating <= 5):
-            raise rt.Fail("Rating must be an integer between 1 and 5", site=17)
+            raise rt.Fail(
+                "Rating must be an integer between 1 and 5", site=17
+            )  # ecommerce_product_review_system.env:247
         self._hit(17)
         return self._insert(
             "reviews",
@@ -1209,21 +2770,27 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
     ) -> Review:
         r = self.t_reviews.get(review_id)
         if r is None:
-            raise rt.Fail("Review not found", site=18)
+            raise rt.Fail("Review not found", site=18)  # ecommerce_product_review_system.env:261
         self._hit(18)
         u = self.t_users.get(user_id)
         if u is None:
-            raise rt.Fail("User not authorized to edit this review", site=19)
+            raise rt.Fail(
+                "User not authorized to edit this review", site=19
+            )  # ecommerce_product_review_system.env:266
         self._hit(19)
         if not self._fn_can_moderate(u=u, r=r):
-            raise rt.Fail("User not authorized to edit this review", site=20)
+            raise rt.Fail(
+                "User not authorized to edit this review", site=20
+            )  # ecommerce_product_review_system.env:267
         self._hit(20)
         if not (new_comment is not None or new_rating is not None):
-            raise rt.Fail("No changes provided", site=21)
+            raise rt.Fail("No changes provided", site=21)  # ecommerce_product_review_system.env:268
         self._hit(21)
         if new_rating is not None:
             if not (1 <= h.unwrap(new_rating) <= 5):
-                raise rt.Fail("Rating must be between 1 and 5", site=22)
+                raise rt.Fail(
+                    "Rating must be between 1 and 5", site=22
+                )  # ecommerce_product_review_system.env:270
             self._hit(22)
             self._write_reviews_rating(r, h.unwrap(new_rating))
         if new_comment is not None:
@@ -1233,18 +2800,18 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
     def _impl_delete_review(self, review_id: str, requester_user_id: str) -> str:
         r = self.t_reviews.get(review_id)
         if r is None:
-            raise rt.Fail("Review not found", site=23)
+            raise rt.Fail("Review not found", site=23)  # ecommerce_product_review_system.env:284
         self._hit(23)
         u = self.t_users.get(requester_user_id)
         if u is None:
             raise rt.Fail(
                 "Permission denied: Only the review owner can delete this review", site=24
-            )
+            )  # ecommerce_product_review_system.env:285
         self._hit(24)
         if not self._fn_can_moderate(u=u, r=r):
             raise rt.Fail(
                 "Permission denied: Only the review owner can delete this review", site=25
-            )
+            )  # ecommerce_product_review_system.env:289
         self._hit(25)
         self._delete("reviews", review_id)
         return "Review deleted successfully"
@@ -1252,24 +2819,32 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
     def _impl_increment_helpful_vote(self, review_id: str) -> Review:
         r = self.t_reviews.get(review_id)
         if r is None:
-            raise rt.Fail("Review not found", site=26)
+            raise rt.Fail("Review not found", site=26)  # ecommerce_product_review_system.env:297
         self._hit(26)
         self._write_reviews_helpful_votes(r, r.helpful_votes + 1)
         return r
 
     def _impl_bulk_delete_reviews_by_product(self, product_id: str, admin_user_id: str) -> str:
         if not (product_id in self.t_products):
-            raise rt.Fail("Product does not exist", site=27)
+            raise rt.Fail(
+                "Product does not exist", site=27
+            )  # ecommerce_product_review_system.env:308
         self._hit(27)
         admin = self.t_users.get(admin_user_id)
         if admin is None:
-            raise rt.Fail("Admin user does not exist", site=28)
+            raise rt.Fail(
+                "Admin user does not exist", site=28
+            )  # ecommerce_product_review_system.env:309
         self._hit(28)
         if not (admin.account_status == AccountStatus.active):
-            raise rt.Fail("Admin user is not active", site=29)
+            raise rt.Fail(
+                "Admin user is not active", site=29
+            )  # ecommerce_product_review_system.env:312
         self._hit(29)
         if not admin.is_admin:
-            raise rt.Fail("Only admin users may bulk-delete reviews", site=30)
+            raise rt.Fail(
+                "Only admin users may bulk-delete reviews", site=30
+            )  # ecommerce_product_review_system.env:313
         self._hit(30)
         doomed: list[str] = [
             r.review_id for r in self._it(self.t_reviews.rows()) if (r.product_id == product_id)
@@ -1287,12 +2862,14 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
     def _impl_update_product_info(self, product_id: str, updates: dict[str, str]) -> Product:
         p = self.t_products.get(product_id)
         if p is None:
-            raise rt.Fail("Product not found", site=31)
+            raise rt.Fail("Product not found", site=31)  # ecommerce_product_review_system.env:327
         self._hit(31)
         for k in self._it(list(["name", "brand", "category"])):
             if k in updates:
                 if not (h.lookup(updates, k).strip() != ""):
-                    raise rt.Fail(("The product " + h.to_str(k) + " cannot be empty"), site=32)
+                    raise rt.Fail(
+                        ("The product " + h.to_str(k) + " cannot be empty"), site=32
+                    )  # ecommerce_product_review_system.env:330
                 self._hit(32)
         if "name" in updates:
             self._write_products_name(p, h.lookup(updates, "name"))
@@ -1313,10 +2890,14 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
             and brand.strip() != ""
             and category.strip() != ""
         ):
-            raise rt.Fail("Missing required fields: product_id, name, brand, or category", site=33)
+            raise rt.Fail(
+                "Missing required fields: product_id, name, brand, or category", site=33
+            )  # ecommerce_product_review_system.env:357
         self._hit(33)
         if not (product_id not in self.t_products):
-            raise rt.Fail("Product with this product_id already exists", site=34)
+            raise rt.Fail(
+                "Product with this product_id already exists", site=34
+            )  # ecommerce_product_review_system.env:361
         self._hit(34)
         return self._insert(
             "products",

@@ -9,6 +9,19 @@ from typing import Any, ClassVar, cast
 
 from envdsl import runtime as rt
 from envdsl.runtime import helpers as h
+from envdsl.runtime.call_support import (
+    INSERTED as _INSERTED,
+    INT_RESULT as _INT_RESULT,
+    MAX_INT as _MAX_INT,
+    MIN_INT as _MIN_INT,
+    MISSING as _MISSING,
+    TOO_LARGE as _TOO_LARGE,
+    budget as _budget,
+    fromisoformat as _fromisoformat,
+    result_problem as _result_problem,
+)
+from envdsl.runtime.call_support import ISO_SECONDS as _ISO_SECONDS, UTC as _UTC
+from envdsl.runtime.call_support import format_datetime as _format_datetime
 
 
 @dataclass(slots=True, kw_only=True)
@@ -152,6 +165,171 @@ class SalaryValidity(rt.Value):
         return 2
 
 
+def _to_json_EmploymentStatus(value: EmploymentStatus) -> dict[str, Any]:
+    "The JSON of one EmploymentStatus (its RecordSpec's to_json, written out: codegen/serializers.py)."
+    return {
+        "description": value.description,
+        "is_active": value.is_active,
+        "status_type": value.status_type,
+    }
+
+
+def _json_repr_EmploymentStatus(value: EmploymentStatus) -> str:
+    "repr() of the JSON of one EmploymentStatus, without building it (what state_hash() digests)."
+    return (
+        f"{{'description': {value.description!r}"
+        f", 'is_active': {value.is_active!r}"
+        f", 'status_type': {value.status_type!r}"
+        "}"
+    )
+
+
+def _to_json_Department(value: Department) -> dict[str, Any]:
+    "The JSON of one Department (its RecordSpec's to_json, written out: codegen/serializers.py)."
+    return {
+        "department_id": value.department_id,
+        "department_name": value.department_name,
+        "location": value.location,
+        "manager_id": value.manager_id,
+    }
+
+
+def _json_repr_Department(value: Department) -> str:
+    "repr() of the JSON of one Department, without building it (what state_hash() digests)."
+    return (
+        f"{{'department_id': {value.department_id!r}"
+        f", 'department_name': {value.department_name!r}"
+        f", 'location': {value.location!r}"
+        f", 'manager_id': {value.manager_id!r}"
+        "}"
+    )
+
+
+def _to_json_JobPosition(value: JobPosition) -> dict[str, Any]:
+    "The JSON of one JobPosition (its RecordSpec's to_json, written out: codegen/serializers.py)."
+    return {
+        "department_id": value.department_id,
+        "job_title": value.job_title,
+        "required_qualification": value.required_qualification,
+        "salary_range_max": rt.FLOAT.to_json(value.salary_range_max),
+        "salary_range_min": rt.FLOAT.to_json(value.salary_range_min),
+    }
+
+
+def _json_repr_JobPosition(value: JobPosition) -> str:
+    "repr() of the JSON of one JobPosition, without building it (what state_hash() digests)."
+    return (
+        f"{{'department_id': {value.department_id!r}"
+        f", 'job_title': {value.job_title!r}"
+        f", 'required_qualification': {value.required_qualification!r}"
+        f", 'salary_range_max': {rt.FLOAT.to_json(value.salary_range_max)!r}"
+        f", 'salary_range_min': {rt.FLOAT.to_json(value.salary_range_min)!r}"
+        "}"
+    )
+
+
+def _to_json_Employee(value: Employee) -> dict[str, Any]:
+    "The JSON of one Employee (its RecordSpec's to_json, written out: codegen/serializers.py)."
+    return {
+        "address": value.address,
+        "date_of_birth": rt.DATE.to_json(value.date_of_birth),
+        "department": value.department,
+        "employee_id": value.employee_id,
+        "employment_status": value.employment_status,
+        "first_name": value.first_name,
+        "gender": value.gender,
+        "hire_date": rt.DATE.to_json(value.hire_date),
+        "job_title": value.job_title,
+        "last_name": value.last_name,
+        "manager_id": value.manager_id,
+        "phone_number": value.phone_number,
+        "salary": rt.FLOAT.to_json(value.salary),
+        "work_email": value.work_email,
+    }
+
+
+def _json_repr_Employee(value: Employee) -> str:
+    "repr() of the JSON of one Employee, without building it (what state_hash() digests)."
+    return (
+        f"{{'address': {value.address!r}"
+        f", 'date_of_birth': {rt.DATE.to_json(value.date_of_birth)!r}"
+        f", 'department': {value.department!r}"
+        f", 'employee_id': {value.employee_id!r}"
+        f", 'employment_status': {value.employment_status!r}"
+        f", 'first_name': {value.first_name!r}"
+        f", 'gender': {value.gender!r}"
+        f", 'hire_date': {rt.DATE.to_json(value.hire_date)!r}"
+        f", 'job_title': {value.job_title!r}"
+        f", 'last_name': {value.last_name!r}"
+        f", 'manager_id': {value.manager_id!r}"
+        f", 'phone_number': {value.phone_number!r}"
+        f", 'salary': {rt.FLOAT.to_json(value.salary)!r}"
+        f", 'work_email': {value.work_email!r}"
+        "}"
+    )
+
+
+def _to_json_EmployeeData(value: EmployeeData) -> dict[str, Any]:
+    "The JSON of one EmployeeData (its RecordSpec's to_json, written out: codegen/serializers.py)."
+    return {
+        "address": value.address,
+        "date_of_birth": rt.DATE.to_json(value.date_of_birth),
+        "department": value.department,
+        "employee_id": value.employee_id,
+        "employment_status": value.employment_status,
+        "first_name": value.first_name,
+        "gender": value.gender,
+        "hire_date": rt.DATE.to_json(value.hire_date),
+        "job_title": value.job_title,
+        "last_name": value.last_name,
+        "manager_id": value.manager_id,
+        "phone_number": value.phone_number,
+        "salary": rt.FLOAT.to_json(value.salary),
+        "work_email": value.work_email,
+    }
+
+
+def _json_repr_EmployeeData(value: EmployeeData) -> str:
+    "repr() of the JSON of one EmployeeData, without building it (what state_hash() digests)."
+    return (
+        f"{{'address': {value.address!r}"
+        f", 'date_of_birth': {rt.DATE.to_json(value.date_of_birth)!r}"
+        f", 'department': {value.department!r}"
+        f", 'employee_id': {value.employee_id!r}"
+        f", 'employment_status': {value.employment_status!r}"
+        f", 'first_name': {value.first_name!r}"
+        f", 'gender': {value.gender!r}"
+        f", 'hire_date': {rt.DATE.to_json(value.hire_date)!r}"
+        f", 'job_title': {value.job_title!r}"
+        f", 'last_name': {value.last_name!r}"
+        f", 'manager_id': {value.manager_id!r}"
+        f", 'phone_number': {value.phone_number!r}"
+        f", 'salary': {rt.FLOAT.to_json(value.salary)!r}"
+        f", 'work_email': {value.work_email!r}"
+        "}"
+    )
+
+
+def _to_json_Eligibility(value: Eligibility) -> dict[str, Any]:
+    "The JSON of one Eligibility (its RecordSpec's to_json, written out: codegen/serializers.py)."
+    return {"eligible": value.eligible}
+
+
+def _json_repr_Eligibility(value: Eligibility) -> str:
+    "repr() of the JSON of one Eligibility, without building it (what state_hash() digests)."
+    return f"{{'eligible': {value.eligible!r}" "}"
+
+
+def _to_json_SalaryValidity(value: SalaryValidity) -> dict[str, Any]:
+    "The JSON of one SalaryValidity (its RecordSpec's to_json, written out: codegen/serializers.py)."
+    return {"is_valid": value.is_valid}
+
+
+def _json_repr_SalaryValidity(value: SalaryValidity) -> str:
+    "repr() of the JSON of one SalaryValidity, without building it (what state_hash() digests)."
+    return f"{{'is_valid': {value.is_valid!r}" "}"
+
+
 SPEC_EmploymentStatus = rt.RecordSpec(
     EmploymentStatus,
     lambda: [
@@ -169,6 +347,8 @@ SPEC_EmploymentStatus = rt.RecordSpec(
             description="whether an employee with this status counts as active (eligible for promotions and raises)",
         ),
     ],
+    to_json=_to_json_EmploymentStatus,
+    json_repr=_json_repr_EmploymentStatus,
 )
 SPEC_Department = rt.RecordSpec(
     Department,
@@ -179,12 +359,14 @@ SPEC_Department = rt.RecordSpec(
         ),
         rt.FieldSpec(
             name="manager_id",
-            spec=rt.OptionalSpec(rt.RefSpec(rt.STR, "Employee", "employees")),
+            spec=_SPEC_0,
             required=False,
             description="the department head, if any",
         ),
         rt.FieldSpec(name="location", spec=rt.STR, required=True),
     ],
+    to_json=_to_json_Department,
+    json_repr=_json_repr_Department,
 )
 SPEC_JobPosition = rt.RecordSpec(
     JobPosition,
@@ -197,7 +379,7 @@ SPEC_JobPosition = rt.RecordSpec(
         ),
         rt.FieldSpec(
             name="department_id",
-            spec=rt.RefSpec(rt.STR, "Department", "departments"),
+            spec=_SPEC_1,
             required=True,
             description="the department this position belongs to",
         ),
@@ -205,6 +387,8 @@ SPEC_JobPosition = rt.RecordSpec(
         rt.FieldSpec(name="salary_range_max", spec=rt.FLOAT, required=True),
         rt.FieldSpec(name="required_qualification", spec=rt.STR, required=True),
     ],
+    to_json=_to_json_JobPosition,
+    json_repr=_json_repr_JobPosition,
 )
 SPEC_Employee = rt.RecordSpec(
     Employee,
@@ -220,31 +404,27 @@ SPEC_Employee = rt.RecordSpec(
         rt.FieldSpec(name="date_of_birth", spec=rt.DATE, required=True),
         rt.FieldSpec(name="gender", spec=rt.STR, required=True),
         rt.FieldSpec(name="hire_date", spec=rt.DATE, required=True),
-        rt.FieldSpec(
-            name="job_title", spec=rt.RefSpec(rt.STR, "JobPosition", "job_positions"), required=True
-        ),
+        rt.FieldSpec(name="job_title", spec=_SPEC_2, required=True),
         rt.FieldSpec(
             name="department",
-            spec=rt.RefSpec(rt.STR, "Department", "departments"),
+            spec=_SPEC_1,
             required=True,
             description="the department id the employee belongs to",
         ),
         rt.FieldSpec(
             name="manager_id",
-            spec=rt.OptionalSpec(rt.RefSpec(rt.STR, "Employee", "employees")),
+            spec=_SPEC_0,
             required=False,
             description="the employee's manager, if any",
         ),
-        rt.FieldSpec(
-            name="employment_status",
-            spec=rt.RefSpec(rt.STR, "EmploymentStatus", "employment_statuses"),
-            required=True,
-        ),
+        rt.FieldSpec(name="employment_status", spec=_SPEC_3, required=True),
         rt.FieldSpec(name="salary", spec=rt.FLOAT, required=True),
         rt.FieldSpec(name="work_email", spec=rt.STR, required=True),
         rt.FieldSpec(name="phone_number", spec=rt.STR, required=True),
         rt.FieldSpec(name="address", spec=rt.STR, required=True),
     ],
+    to_json=_to_json_Employee,
+    json_repr=_json_repr_Employee,
 )
 SPEC_EmployeeData = rt.RecordSpec(
     EmployeeData,
@@ -273,7 +453,7 @@ SPEC_EmployeeData = rt.RecordSpec(
         ),
         rt.FieldSpec(
             name="manager_id",
-            spec=rt.OptionalSpec(rt.STR),
+            spec=_SPEC_4,
             required=False,
             description="the manager's employee id, if any",
         ),
@@ -295,19 +475,145 @@ SPEC_EmployeeData = rt.RecordSpec(
         rt.FieldSpec(name="phone_number", spec=rt.STR, required=True),
         rt.FieldSpec(name="address", spec=rt.STR, required=True),
     ],
+    to_json=_to_json_EmployeeData,
+    json_repr=_json_repr_EmployeeData,
 )
 SPEC_Eligibility = rt.RecordSpec(
     Eligibility,
     lambda: [
         rt.FieldSpec(name="eligible", spec=rt.BOOL, required=True),
     ],
+    to_json=_to_json_Eligibility,
+    json_repr=_json_repr_Eligibility,
 )
 SPEC_SalaryValidity = rt.RecordSpec(
     SalaryValidity,
     lambda: [
         rt.FieldSpec(name="is_valid", spec=rt.BOOL, required=True),
     ],
+    to_json=_to_json_SalaryValidity,
+    json_repr=_json_repr_SalaryValidity,
 )
+
+_SPEC_0: rt.TypeSpec = rt.OptionalSpec(rt.RefSpec(rt.STR, "Employee", "employees"))  # ref Employee?
+_SPEC_1: rt.TypeSpec = rt.RefSpec(rt.STR, "Department", "departments")  # ref Department
+_SPEC_2: rt.TypeSpec = rt.RefSpec(rt.STR, "JobPosition", "job_positions")  # ref JobPosition
+_SPEC_3: rt.TypeSpec = rt.RefSpec(
+    rt.STR, "EmploymentStatus", "employment_statuses"
+)  # ref EmploymentStatus
+_SPEC_4: rt.TypeSpec = rt.OptionalSpec(rt.STR)  # str?
+_SPEC_5: rt.TypeSpec = rt.ListSpec(SPEC_Employee)  # list[Employee]
+_SPEC_6: rt.TypeSpec = rt.ListSpec(SPEC_Department)  # list[Department]
+_SPEC_7: rt.TypeSpec = rt.ListSpec(SPEC_JobPosition)  # list[JobPosition]
+_SPEC_8: rt.TypeSpec = rt.MapSpec(rt.STR, rt.STR)  # map[str, str]
+
+
+_ARGUMENTS_get_employee_by_id = frozenset(
+    {
+        "employee_id",
+    }
+)  # the arguments of get_employee_by_id
+_ARGUMENTS_get_employee_by_work_email = frozenset(
+    {
+        "work_email",
+    }
+)  # the arguments of get_employee_by_work_email
+_ARGUMENTS_list_employees_by_department = frozenset(
+    {
+        "department_id",
+    }
+)  # the arguments of list_employees_by_department
+_ARGUMENTS_list_employees_by_job_title = frozenset(
+    {
+        "job_title",
+    }
+)  # the arguments of list_employees_by_job_title
+_ARGUMENTS_list_employees_by_employment_status = frozenset(
+    {
+        "employment_status",
+    }
+)  # the arguments of list_employees_by_employment_status
+_ARGUMENTS_get_department_by_id = frozenset(
+    {
+        "department_id",
+    }
+)  # the arguments of get_department_by_id
+_ARGUMENTS_get_department_by_name = frozenset(
+    {
+        "department_name",
+    }
+)  # the arguments of get_department_by_name
+_ARGUMENTS_get_job_position_by_title = frozenset(
+    {
+        "job_title",
+    }
+)  # the arguments of get_job_position_by_title
+_ARGUMENTS_get_employment_status_info = frozenset(
+    {
+        "status_type",
+    }
+)  # the arguments of get_employment_status_info
+_ARGUMENTS_check_employee_eligibility_for_action = frozenset(
+    {
+        "employee_id",
+    }
+)  # the arguments of check_employee_eligibility_for_action
+_ARGUMENTS_validate_salary_against_job = frozenset(
+    {
+        "job_title",
+        "salary",
+    }
+)  # the arguments of validate_salary_against_job
+_ARGUMENTS_add_employee = frozenset(
+    {
+        "employee_data",
+    }
+)  # the arguments of add_employee
+_ARGUMENTS_update_employee_info = frozenset(
+    {
+        "employee_id",
+        "updates",
+    }
+)  # the arguments of update_employee_info
+_ARGUMENTS_update_employee_job_title = frozenset(
+    {
+        "employee_id",
+        "new_job_title",
+    }
+)  # the arguments of update_employee_job_title
+_ARGUMENTS_transfer_employee_to_department = frozenset(
+    {
+        "employee_id",
+        "new_department_id",
+    }
+)  # the arguments of transfer_employee_to_department
+_ARGUMENTS_update_employee_salary = frozenset(
+    {
+        "employee_id",
+        "new_salary",
+    }
+)  # the arguments of update_employee_salary
+_ARGUMENTS_update_employment_status = frozenset(
+    {
+        "employee_id",
+        "new_status",
+    }
+)  # the arguments of update_employment_status
+_ARGUMENTS_deactivate_employee = frozenset(
+    {
+        "employee_id",
+    }
+)  # the arguments of deactivate_employee
+_ARGUMENTS_reactivate_employee = frozenset(
+    {
+        "employee_id",
+    }
+)  # the arguments of reactivate_employee
+_ARGUMENTS_remove_employee_record = frozenset(
+    {
+        "employee_id",
+    }
+)  # the arguments of remove_employee_record
 
 
 # hris.company.json: the initial state of 9 tasks
@@ -423,6 +729,7 @@ class HRISEnv(rt.Environment):
             result=SPEC_Employee,
             impl="_impl_get_employee_by_id",
             json_arguments="_json_get_employee_by_id",
+            call="_call_get_employee_by_id",
         ),
         "get_employee_by_work_email": rt.ToolSpec(
             name="get_employee_by_work_email",
@@ -439,6 +746,7 @@ class HRISEnv(rt.Environment):
             result=SPEC_Employee,
             impl="_impl_get_employee_by_work_email",
             json_arguments="_json_get_employee_by_work_email",
+            call="_call_get_employee_by_work_email",
         ),
         "list_employees_by_department": rt.ToolSpec(
             name="list_employees_by_department",
@@ -452,9 +760,10 @@ class HRISEnv(rt.Environment):
                     description="the department's id",
                 ),
             ),
-            result=rt.ListSpec(SPEC_Employee),
+            result=_SPEC_5,
             impl="_impl_list_employees_by_department",
             json_arguments="_json_list_employees_by_department",
+            call="_call_list_employees_by_department",
         ),
         "list_employees_by_job_title": rt.ToolSpec(
             name="list_employees_by_job_title",
@@ -468,9 +777,10 @@ class HRISEnv(rt.Environment):
                     description="exact, case-sensitive job title",
                 ),
             ),
-            result=rt.ListSpec(SPEC_Employee),
+            result=_SPEC_5,
             impl="_impl_list_employees_by_job_title",
             json_arguments="_json_list_employees_by_job_title",
+            call="_call_list_employees_by_job_title",
         ),
         "list_employees_by_employment_status": rt.ToolSpec(
             name="list_employees_by_employment_status",
@@ -484,9 +794,10 @@ class HRISEnv(rt.Environment):
                     description="a predefined status type, e.g. active",
                 ),
             ),
-            result=rt.ListSpec(SPEC_Employee),
+            result=_SPEC_5,
             impl="_impl_list_employees_by_employment_status",
             json_arguments="_json_list_employees_by_employment_status",
+            call="_call_list_employees_by_employment_status",
         ),
         "get_department_by_id": rt.ToolSpec(
             name="get_department_by_id",
@@ -503,6 +814,7 @@ class HRISEnv(rt.Environment):
             result=SPEC_Department,
             impl="_impl_get_department_by_id",
             json_arguments="_json_get_department_by_id",
+            call="_call_get_department_by_id",
         ),
         "get_department_by_name": rt.ToolSpec(
             name="get_department_by_name",
@@ -519,6 +831,7 @@ class HRISEnv(rt.Environment):
             result=SPEC_Department,
             impl="_impl_get_department_by_name",
             json_arguments="_json_get_department_by_name",
+            call="_call_get_department_by_name",
         ),
         "get_job_position_by_title": rt.ToolSpec(
             name="get_job_position_by_title",
@@ -535,6 +848,7 @@ class HRISEnv(rt.Environment):
             result=SPEC_JobPosition,
             impl="_impl_get_job_position_by_title",
             json_arguments="_json_get_job_position_by_title",
+            call="_call_get_job_position_by_title",
         ),
         "get_employment_status_info": rt.ToolSpec(
             name="get_employment_status_info",
@@ -551,6 +865,7 @@ class HRISEnv(rt.Environment):
             result=SPEC_EmploymentStatus,
             impl="_impl_get_employment_status_info",
             json_arguments="_json_get_employment_status_info",
+            call="_call_get_employment_status_info",
         ),
         "check_employee_eligibility_for_action": rt.ToolSpec(
             name="check_employee_eligibility_for_action",
@@ -567,6 +882,7 @@ class HRISEnv(rt.Environment):
             result=SPEC_Eligibility,
             impl="_impl_check_employee_eligibility_for_action",
             json_arguments="_json_check_employee_eligibility_for_action",
+            call="_call_check_employee_eligibility_for_action",
         ),
         "validate_salary_against_job": rt.ToolSpec(
             name="validate_salary_against_job",
@@ -583,24 +899,27 @@ class HRISEnv(rt.Environment):
             result=SPEC_SalaryValidity,
             impl="_impl_validate_salary_against_job",
             json_arguments="_json_validate_salary_against_job",
+            call="_call_validate_salary_against_job",
         ),
         "list_all_departments": rt.ToolSpec(
             name="list_all_departments",
             kind="query",
             description="All departments of the organization (may be empty).",
             params=(),
-            result=rt.ListSpec(SPEC_Department),
+            result=_SPEC_6,
             impl="_impl_list_all_departments",
             json_arguments="_json_list_all_departments",
+            call="_call_list_all_departments",
         ),
         "list_all_job_positions": rt.ToolSpec(
             name="list_all_job_positions",
             kind="query",
             description="All defined job positions (may be empty).",
             params=(),
-            result=rt.ListSpec(SPEC_JobPosition),
+            result=_SPEC_7,
             impl="_impl_list_all_job_positions",
             json_arguments="_json_list_all_job_positions",
+            call="_call_list_all_job_positions",
         ),
         "add_employee": rt.ToolSpec(
             name="add_employee",
@@ -617,6 +936,7 @@ class HRISEnv(rt.Environment):
             result=SPEC_Employee,
             impl="_impl_add_employee",
             json_arguments="_json_add_employee",
+            call="_call_add_employee",
             env_invariants=(
                 "_inv_0",
                 "_inv_1",
@@ -635,7 +955,7 @@ class HRISEnv(rt.Environment):
                 ),
                 rt.ParamSpec(
                     name="updates",
-                    spec=rt.MapSpec(rt.STR, rt.STR),
+                    spec=_SPEC_8,
                     required=True,
                     description="new values for any of: first_name, last_name, date_of_birth (YYYY-MM-DD), gender, phone_number, work_email, address",
                 ),
@@ -643,6 +963,7 @@ class HRISEnv(rt.Environment):
             result=SPEC_Employee,
             impl="_impl_update_employee_info",
             json_arguments="_json_update_employee_info",
+            call="_call_update_employee_info",
             row_env_invariants=(
                 ("employees", "_inv_0_row", "_inv_0"),
                 ("employees", "_inv_1_row", "_inv_1"),
@@ -669,6 +990,7 @@ class HRISEnv(rt.Environment):
             result=SPEC_Employee,
             impl="_impl_update_employee_job_title",
             json_arguments="_json_update_employee_job_title",
+            call="_call_update_employee_job_title",
             row_env_invariants=(
                 ("employees", "_inv_0_row", "_inv_0"),
                 ("employees", "_inv_1_row", "_inv_1"),
@@ -695,6 +1017,7 @@ class HRISEnv(rt.Environment):
             result=SPEC_Employee,
             impl="_impl_transfer_employee_to_department",
             json_arguments="_json_transfer_employee_to_department",
+            call="_call_transfer_employee_to_department",
             row_env_invariants=(
                 ("employees", "_inv_0_row", "_inv_0"),
                 ("employees", "_inv_1_row", "_inv_1"),
@@ -715,6 +1038,7 @@ class HRISEnv(rt.Environment):
             result=SPEC_Employee,
             impl="_impl_update_employee_salary",
             json_arguments="_json_update_employee_salary",
+            call="_call_update_employee_salary",
             row_env_invariants=(
                 ("employees", "_inv_0_row", "_inv_0"),
                 ("employees", "_inv_1_row", "_inv_1"),
@@ -738,6 +1062,7 @@ class HRISEnv(rt.Environment):
             result=SPEC_Employee,
             impl="_impl_update_employment_status",
             json_arguments="_json_update_employment_status",
+            call="_call_update_employment_status",
             row_env_invariants=(
                 ("employees", "_inv_0_row", "_inv_0"),
                 ("employees", "_inv_1_row", "_inv_1"),
@@ -758,6 +1083,7 @@ class HRISEnv(rt.Environment):
             result=SPEC_Employee,
             impl="_impl_deactivate_employee",
             json_arguments="_json_deactivate_employee",
+            call="_call_deactivate_employee",
             row_env_invariants=(
                 ("employees", "_inv_0_row", "_inv_0"),
                 ("employees", "_inv_1_row", "_inv_1"),
@@ -778,6 +1104,7 @@ class HRISEnv(rt.Environment):
             result=SPEC_Employee,
             impl="_impl_reactivate_employee",
             json_arguments="_json_reactivate_employee",
+            call="_call_reactivate_employee",
             row_env_invariants=(
                 ("employees", "_inv_0_row", "_inv_0"),
                 ("employees", "_inv_1_row", "_inv_1"),
@@ -798,6 +1125,7 @@ class HRISEnv(rt.Environment):
             result=rt.STR,
             impl="_impl_remove_employee_record",
             json_arguments="_json_remove_employee_record",
+            call="_call_remove_employee_record",
             env_invariants=(
                 "_inv_0",
                 "_inv_1",
@@ -1111,6 +1439,92 @@ class HRISEnv(rt.Environment):
         v0 = values.get("employee_id")
         return {"employee_id": v0}
 
+    def _call_get_employee_by_id(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for get_employee_by_id (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_get_employee_by_id:
+            return None  # an unknown argument: the generic parser says which
+        employee_id: str
+        given_employee_id = given.get("employee_id", _MISSING)
+        if given_employee_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_employee_id) is str
+            and len(given_employee_id) <= 64
+            and given_employee_id.isascii()
+        ):
+            employee_id = given_employee_id
+        else:
+            employee_id = rt.STR.from_json(given_employee_id, "employee_id")  # hris.env:190
+        arguments: dict[str, Any] = {"employee_id": employee_id}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_get_employee_by_id(employee_id=employee_id)
+            data = (
+                {
+                    "address": result.address,
+                    "date_of_birth": rt.DATE.to_json(result.date_of_birth),
+                    "department": result.department,
+                    "employee_id": result.employee_id,
+                    "employment_status": result.employment_status,
+                    "first_name": result.first_name,
+                    "gender": result.gender,
+                    "hire_date": rt.DATE.to_json(result.hire_date),
+                    "job_title": result.job_title,
+                    "last_name": result.last_name,
+                    "manager_id": result.manager_id,
+                    "phone_number": result.phone_number,
+                    "salary": rt.FLOAT.to_json(result.salary),
+                    "work_email": result.work_email,
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = (
+                14
+                + len(data["employee_id"])
+                + len(data["first_name"])
+                + len(data["last_name"])
+                + len(data["date_of_birth"])
+                + len(data["gender"])
+                + len(data["hire_date"])
+                + len(data["job_title"])
+                + len(data["department"])
+                + len(data["employment_status"])
+                + len(data["work_email"])
+                + len(data["phone_number"])
+                + len(data["address"])
+            )
+            v = data["manager_id"]
+            if v is not None:
+                total += len(v)
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("get_employee_by_id", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("get_employee_by_id", arguments, False, outcome["error"]))
+        return outcome
+
     def get_employee_by_work_email(self, *, work_email: str) -> rt.Result:
         "Retrieve the employee with this work email (work emails are unique)."
         return self.invoke_typed("get_employee_by_work_email", {"work_email": work_email})
@@ -1120,6 +1534,94 @@ class HRISEnv(rt.Environment):
         "The JSON arguments of a typed call of get_employee_by_work_email."
         v0 = values.get("work_email")
         return {"work_email": v0}
+
+    def _call_get_employee_by_work_email(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for get_employee_by_work_email (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_get_employee_by_work_email:
+            return None  # an unknown argument: the generic parser says which
+        work_email: str
+        given_work_email = given.get("work_email", _MISSING)
+        if given_work_email is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_work_email) is str
+            and len(given_work_email) <= 64
+            and given_work_email.isascii()
+        ):
+            work_email = given_work_email
+        else:
+            work_email = rt.STR.from_json(given_work_email, "work_email")  # hris.env:199
+        arguments: dict[str, Any] = {"work_email": work_email}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_get_employee_by_work_email(work_email=work_email)
+            data = (
+                {
+                    "address": result.address,
+                    "date_of_birth": rt.DATE.to_json(result.date_of_birth),
+                    "department": result.department,
+                    "employee_id": result.employee_id,
+                    "employment_status": result.employment_status,
+                    "first_name": result.first_name,
+                    "gender": result.gender,
+                    "hire_date": rt.DATE.to_json(result.hire_date),
+                    "job_title": result.job_title,
+                    "last_name": result.last_name,
+                    "manager_id": result.manager_id,
+                    "phone_number": result.phone_number,
+                    "salary": rt.FLOAT.to_json(result.salary),
+                    "work_email": result.work_email,
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = (
+                14
+                + len(data["employee_id"])
+                + len(data["first_name"])
+                + len(data["last_name"])
+                + len(data["date_of_birth"])
+                + len(data["gender"])
+                + len(data["hire_date"])
+                + len(data["job_title"])
+                + len(data["department"])
+                + len(data["employment_status"])
+                + len(data["work_email"])
+                + len(data["phone_number"])
+                + len(data["address"])
+            )
+            v = data["manager_id"]
+            if v is not None:
+                total += len(v)
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("get_employee_by_work_email", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(
+            rt.TraceEntry("get_employee_by_work_email", arguments, False, outcome["error"])
+        )
+        return outcome
 
     def list_employees_by_department(self, *, department_id: str) -> rt.Result:
         "All employees assigned to a department (may be empty); the department must exist."
@@ -1131,6 +1633,58 @@ class HRISEnv(rt.Environment):
         v0 = values.get("department_id")
         return {"department_id": v0}
 
+    def _call_list_employees_by_department(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for list_employees_by_department (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_list_employees_by_department:
+            return None  # an unknown argument: the generic parser says which
+        department_id: str
+        given_department_id = given.get("department_id", _MISSING)
+        if given_department_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_department_id) is str
+            and len(given_department_id) <= 64
+            and given_department_id.isascii()
+        ):
+            department_id = given_department_id
+        else:
+            department_id = rt.STR.from_json(given_department_id, "department_id")  # hris.env:206
+        arguments: dict[str, Any] = {"department_id": department_id}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_list_employees_by_department(department_id=department_id)
+            data = _SPEC_5.to_json(result) if result is not None else None
+            if type(data) is not str:
+                problem = _result_problem(data, self.size_budget)
+                if problem is not None:
+                    raise rt.Fail(problem)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("list_employees_by_department", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(
+            rt.TraceEntry("list_employees_by_department", arguments, False, outcome["error"])
+        )
+        return outcome
+
     def list_employees_by_job_title(self, *, job_title: str) -> rt.Result:
         "All employees holding a job title (may be empty); the job title must exist."
         return self.invoke_typed("list_employees_by_job_title", {"job_title": job_title})
@@ -1140,6 +1694,58 @@ class HRISEnv(rt.Environment):
         "The JSON arguments of a typed call of list_employees_by_job_title."
         v0 = values.get("job_title")
         return {"job_title": v0}
+
+    def _call_list_employees_by_job_title(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for list_employees_by_job_title (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_list_employees_by_job_title:
+            return None  # an unknown argument: the generic parser says which
+        job_title: str
+        given_job_title = given.get("job_title", _MISSING)
+        if given_job_title is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_job_title) is str
+            and len(given_job_title) <= 64
+            and given_job_title.isascii()
+        ):
+            job_title = given_job_title
+        else:
+            job_title = rt.STR.from_json(given_job_title, "job_title")  # hris.env:213
+        arguments: dict[str, Any] = {"job_title": job_title}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_list_employees_by_job_title(job_title=job_title)
+            data = _SPEC_5.to_json(result) if result is not None else None
+            if type(data) is not str:
+                problem = _result_problem(data, self.size_budget)
+                if problem is not None:
+                    raise rt.Fail(problem)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("list_employees_by_job_title", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(
+            rt.TraceEntry("list_employees_by_job_title", arguments, False, outcome["error"])
+        )
+        return outcome
 
     def list_employees_by_employment_status(self, *, employment_status: str) -> rt.Result:
         "All employees with a given employment status (may be empty); the status type must be\none of the predefined ones."
@@ -1153,6 +1759,62 @@ class HRISEnv(rt.Environment):
         v0 = values.get("employment_status")
         return {"employment_status": v0}
 
+    def _call_list_employees_by_employment_status(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for list_employees_by_employment_status (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_list_employees_by_employment_status:
+            return None  # an unknown argument: the generic parser says which
+        employment_status: str
+        given_employment_status = given.get("employment_status", _MISSING)
+        if given_employment_status is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_employment_status) is str
+            and len(given_employment_status) <= 64
+            and given_employment_status.isascii()
+        ):
+            employment_status = given_employment_status
+        else:
+            employment_status = rt.STR.from_json(
+                given_employment_status, "employment_status"
+            )  # hris.env:221
+        arguments: dict[str, Any] = {"employment_status": employment_status}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_list_employees_by_employment_status(
+                employment_status=employment_status
+            )
+            data = _SPEC_5.to_json(result) if result is not None else None
+            if type(data) is not str:
+                problem = _result_problem(data, self.size_budget)
+                if problem is not None:
+                    raise rt.Fail(problem)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("list_employees_by_employment_status", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(
+            rt.TraceEntry("list_employees_by_employment_status", arguments, False, outcome["error"])
+        )
+        return outcome
+
     def get_department_by_id(self, *, department_id: str) -> rt.Result:
         "Retrieve a department by its id."
         return self.invoke_typed("get_department_by_id", {"department_id": department_id})
@@ -1162,6 +1824,73 @@ class HRISEnv(rt.Environment):
         "The JSON arguments of a typed call of get_department_by_id."
         v0 = values.get("department_id")
         return {"department_id": v0}
+
+    def _call_get_department_by_id(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for get_department_by_id (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_get_department_by_id:
+            return None  # an unknown argument: the generic parser says which
+        department_id: str
+        given_department_id = given.get("department_id", _MISSING)
+        if given_department_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_department_id) is str
+            and len(given_department_id) <= 64
+            and given_department_id.isascii()
+        ):
+            department_id = given_department_id
+        else:
+            department_id = rt.STR.from_json(given_department_id, "department_id")  # hris.env:229
+        arguments: dict[str, Any] = {"department_id": department_id}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_get_department_by_id(department_id=department_id)
+            data = (
+                {
+                    "department_id": result.department_id,
+                    "department_name": result.department_name,
+                    "location": result.location,
+                    "manager_id": result.manager_id,
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = (
+                4
+                + len(data["department_id"])
+                + len(data["department_name"])
+                + len(data["location"])
+            )
+            v = data["manager_id"]
+            if v is not None:
+                total += len(v)
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("get_department_by_id", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("get_department_by_id", arguments, False, outcome["error"]))
+        return outcome
 
     def get_department_by_name(self, *, department_name: str) -> rt.Result:
         "Retrieve a department by its exact name; if several share the name, the first one."
@@ -1173,6 +1902,77 @@ class HRISEnv(rt.Environment):
         v0 = values.get("department_name")
         return {"department_name": v0}
 
+    def _call_get_department_by_name(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for get_department_by_name (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_get_department_by_name:
+            return None  # an unknown argument: the generic parser says which
+        department_name: str
+        given_department_name = given.get("department_name", _MISSING)
+        if given_department_name is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_department_name) is str
+            and len(given_department_name) <= 64
+            and given_department_name.isascii()
+        ):
+            department_name = given_department_name
+        else:
+            department_name = rt.STR.from_json(
+                given_department_name, "department_name"
+            )  # hris.env:236
+        arguments: dict[str, Any] = {"department_name": department_name}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_get_department_by_name(department_name=department_name)
+            data = (
+                {
+                    "department_id": result.department_id,
+                    "department_name": result.department_name,
+                    "location": result.location,
+                    "manager_id": result.manager_id,
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = (
+                4
+                + len(data["department_id"])
+                + len(data["department_name"])
+                + len(data["location"])
+            )
+            v = data["manager_id"]
+            if v is not None:
+                total += len(v)
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("get_department_by_name", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(
+            rt.TraceEntry("get_department_by_name", arguments, False, outcome["error"])
+        )
+        return outcome
+
     def get_job_position_by_title(self, *, job_title: str) -> rt.Result:
         "Retrieve a job position: its department, salary range and required qualification."
         return self.invoke_typed("get_job_position_by_title", {"job_title": job_title})
@@ -1183,6 +1983,73 @@ class HRISEnv(rt.Environment):
         v0 = values.get("job_title")
         return {"job_title": v0}
 
+    def _call_get_job_position_by_title(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for get_job_position_by_title (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_get_job_position_by_title:
+            return None  # an unknown argument: the generic parser says which
+        job_title: str
+        given_job_title = given.get("job_title", _MISSING)
+        if given_job_title is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_job_title) is str
+            and len(given_job_title) <= 64
+            and given_job_title.isascii()
+        ):
+            job_title = given_job_title
+        else:
+            job_title = rt.STR.from_json(given_job_title, "job_title")  # hris.env:247
+        arguments: dict[str, Any] = {"job_title": job_title}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_get_job_position_by_title(job_title=job_title)
+            data = (
+                {
+                    "department_id": result.department_id,
+                    "job_title": result.job_title,
+                    "required_qualification": result.required_qualification,
+                    "salary_range_max": rt.FLOAT.to_json(result.salary_range_max),
+                    "salary_range_min": rt.FLOAT.to_json(result.salary_range_min),
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = (
+                5
+                + len(data["job_title"])
+                + len(data["department_id"])
+                + len(data["required_qualification"])
+            )
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("get_job_position_by_title", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(
+            rt.TraceEntry("get_job_position_by_title", arguments, False, outcome["error"])
+        )
+        return outcome
+
     def get_employment_status_info(self, *, status_type: str) -> rt.Result:
         "Retrieve a predefined employment status type: its description and is_active flag."
         return self.invoke_typed("get_employment_status_info", {"status_type": status_type})
@@ -1192,6 +2059,66 @@ class HRISEnv(rt.Environment):
         "The JSON arguments of a typed call of get_employment_status_info."
         v0 = values.get("status_type")
         return {"status_type": v0}
+
+    def _call_get_employment_status_info(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for get_employment_status_info (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_get_employment_status_info:
+            return None  # an unknown argument: the generic parser says which
+        status_type: str
+        given_status_type = given.get("status_type", _MISSING)
+        if given_status_type is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_status_type) is str
+            and len(given_status_type) <= 64
+            and given_status_type.isascii()
+        ):
+            status_type = given_status_type
+        else:
+            status_type = rt.STR.from_json(given_status_type, "status_type")  # hris.env:254
+        arguments: dict[str, Any] = {"status_type": status_type}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_get_employment_status_info(status_type=status_type)
+            data = (
+                {
+                    "description": result.description,
+                    "is_active": result.is_active,
+                    "status_type": result.status_type,
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = 3 + len(data["status_type"]) + len(data["description"])
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("get_employment_status_info", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(
+            rt.TraceEntry("get_employment_status_info", arguments, False, outcome["error"])
+        )
+        return outcome
 
     def check_employee_eligibility_for_action(self, *, employee_id: str) -> rt.Result:
         "Tell whether an employee is eligible for HR actions such as promotions, raises and\nbonuses: only employees whose employment status is an active one are."
@@ -1204,6 +2131,64 @@ class HRISEnv(rt.Environment):
         "The JSON arguments of a typed call of check_employee_eligibility_for_action."
         v0 = values.get("employee_id")
         return {"employee_id": v0}
+
+    def _call_check_employee_eligibility_for_action(
+        self, given: dict[str, Any]
+    ) -> rt.Result | None:
+        "Environment._invoke written out for check_employee_eligibility_for_action (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_check_employee_eligibility_for_action:
+            return None  # an unknown argument: the generic parser says which
+        employee_id: str
+        given_employee_id = given.get("employee_id", _MISSING)
+        if given_employee_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_employee_id) is str
+            and len(given_employee_id) <= 64
+            and given_employee_id.isascii()
+        ):
+            employee_id = given_employee_id
+        else:
+            employee_id = rt.STR.from_json(given_employee_id, "employee_id")  # hris.env:265
+        arguments: dict[str, Any] = {"employee_id": employee_id}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_check_employee_eligibility_for_action(employee_id=employee_id)
+            data = {"eligible": result.eligible} if result is not None else None
+            size_budget = self.size_budget
+            total = 1
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(
+                rt.TraceEntry("check_employee_eligibility_for_action", arguments, True)
+            )
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(
+            rt.TraceEntry(
+                "check_employee_eligibility_for_action", arguments, False, outcome["error"]
+            )
+        )
+        return outcome
 
     def validate_salary_against_job(self, *, job_title: str, salary: float) -> rt.Result:
         "Check whether a salary lies within a job title's salary range (bounds included)."
@@ -1218,6 +2203,63 @@ class HRISEnv(rt.Environment):
         v1 = values.get("salary")
         return {"job_title": v0, "salary": v1}
 
+    def _call_validate_salary_against_job(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for validate_salary_against_job (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_validate_salary_against_job:
+            return None  # an unknown argument: the generic parser says which
+        job_title: str
+        given_job_title = given.get("job_title", _MISSING)
+        if given_job_title is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_job_title) is str
+            and len(given_job_title) <= 64
+            and given_job_title.isascii()
+        ):
+            job_title = given_job_title
+        else:
+            job_title = rt.STR.from_json(given_job_title, "job_title")  # hris.env:274
+        salary: float
+        given_salary = given.get("salary", _MISSING)
+        if given_salary is _MISSING:
+            return None  # the generic parser says so
+        salary = rt.FLOAT.from_json(given_salary, "salary")  # hris.env:275
+        arguments: dict[str, Any] = {"job_title": job_title, "salary": rt.FLOAT.to_json(salary)}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_validate_salary_against_job(job_title=job_title, salary=salary)
+            data = {"is_valid": result.is_valid} if result is not None else None
+            size_budget = self.size_budget
+            total = 1
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("validate_salary_against_job", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(
+            rt.TraceEntry("validate_salary_against_job", arguments, False, outcome["error"])
+        )
+        return outcome
+
     def list_all_departments(self) -> rt.Result:
         "All departments of the organization (may be empty)."
         return self.invoke_typed("list_all_departments", {})
@@ -1226,6 +2268,44 @@ class HRISEnv(rt.Environment):
     def _json_list_all_departments(cls, values: dict[str, Any]) -> dict[str, Any]:
         "The JSON arguments of a typed call of list_all_departments."
         return {}
+
+    def _call_list_all_departments(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for list_all_departments (envdsl/codegen/tool_calls.py)."
+        if given:
+            return None  # an unknown argument: the generic parser says which
+        arguments: dict[str, Any] = {}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_list_all_departments()
+            data = _SPEC_6.to_json(result) if result is not None else None
+            if type(data) is not str:
+                problem = _result_problem(data, self.size_budget)
+                if problem is not None:
+                    raise rt.Fail(problem)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("list_all_departments", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("list_all_departments", arguments, False, outcome["error"]))
+        return outcome
 
     def list_all_job_positions(self) -> rt.Result:
         "All defined job positions (may be empty)."
@@ -1236,6 +2316,46 @@ class HRISEnv(rt.Environment):
         "The JSON arguments of a typed call of list_all_job_positions."
         return {}
 
+    def _call_list_all_job_positions(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for list_all_job_positions (envdsl/codegen/tool_calls.py)."
+        if given:
+            return None  # an unknown argument: the generic parser says which
+        arguments: dict[str, Any] = {}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_list_all_job_positions()
+            data = _SPEC_7.to_json(result) if result is not None else None
+            if type(data) is not str:
+                problem = _result_problem(data, self.size_budget)
+                if problem is not None:
+                    raise rt.Fail(problem)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("list_all_job_positions", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(
+            rt.TraceEntry("list_all_job_positions", arguments, False, outcome["error"])
+        )
+        return outcome
+
     def add_employee(self, *, employee_data: EmployeeData) -> rt.Result:
         "Hire a new employee. The id and work email must be new, the employment status a\npredefined type, the department and job title must exist, the salary must be within the\njob's range and the hire date may not be in the future. Returns the new record."
         return self.invoke_typed("add_employee", {"employee_data": employee_data})
@@ -1245,6 +2365,97 @@ class HRISEnv(rt.Environment):
         "The JSON arguments of a typed call of add_employee."
         v0 = values.get("employee_data")
         return {"employee_data": h.to_json(SPEC_EmployeeData, v0)}
+
+    def _call_add_employee(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for add_employee (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_add_employee:
+            return None  # an unknown argument: the generic parser says which
+        employee_data: EmployeeData
+        given_employee_data = given.get("employee_data", _MISSING)
+        if given_employee_data is _MISSING:
+            return None  # the generic parser says so
+        employee_data = SPEC_EmployeeData.from_json(
+            given_employee_data, "employee_data"
+        )  # hris.env:295
+        arguments: dict[str, Any] = {"employee_data": SPEC_EmployeeData.to_json(employee_data)}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_add_employee(employee_data=employee_data)
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            if not self._inv_0():
+                self._env_invariant_failed("_inv_0")  # hris.env:173
+            if not self._inv_1():
+                self._env_invariant_failed("_inv_1")  # hris.env:175
+            data = (
+                {
+                    "address": result.address,
+                    "date_of_birth": rt.DATE.to_json(result.date_of_birth),
+                    "department": result.department,
+                    "employee_id": result.employee_id,
+                    "employment_status": result.employment_status,
+                    "first_name": result.first_name,
+                    "gender": result.gender,
+                    "hire_date": rt.DATE.to_json(result.hire_date),
+                    "job_title": result.job_title,
+                    "last_name": result.last_name,
+                    "manager_id": result.manager_id,
+                    "phone_number": result.phone_number,
+                    "salary": rt.FLOAT.to_json(result.salary),
+                    "work_email": result.work_email,
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = (
+                14
+                + len(data["employee_id"])
+                + len(data["first_name"])
+                + len(data["last_name"])
+                + len(data["date_of_birth"])
+                + len(data["gender"])
+                + len(data["hire_date"])
+                + len(data["job_title"])
+                + len(data["department"])
+                + len(data["employment_status"])
+                + len(data["work_email"])
+                + len(data["phone_number"])
+                + len(data["address"])
+            )
+            v = data["manager_id"]
+            if v is not None:
+                total += len(v)
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("add_employee", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("add_employee", arguments, False, outcome["error"]))
+        return outcome
 
     def update_employee_info(self, *, employee_id: str, updates: dict[str, str]) -> rt.Result:
         "Change an employee's personal details. Only first_name, last_name, date_of_birth,\ngender, phone_number, work_email and address may be updated (status, salary, job title,\ndepartment, manager and hire date have their own tools); any other key fails the call.\nA work email must contain '@' and be unused; a birth date may not be in the future."
@@ -1262,6 +2473,116 @@ class HRISEnv(rt.Environment):
             "updates": h.to_json(cls.TOOLS["update_employee_info"].params[1].spec, v1),
         }
 
+    def _call_update_employee_info(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for update_employee_info (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_update_employee_info:
+            return None  # an unknown argument: the generic parser says which
+        employee_id: str
+        given_employee_id = given.get("employee_id", _MISSING)
+        if given_employee_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_employee_id) is str
+            and len(given_employee_id) <= 64
+            and given_employee_id.isascii()
+        ):
+            employee_id = given_employee_id
+        else:
+            employee_id = rt.STR.from_json(given_employee_id, "employee_id")  # hris.env:347
+        updates: dict[str, str]
+        given_updates = given.get("updates", _MISSING)
+        if given_updates is _MISSING:
+            return None  # the generic parser says so
+        updates = _SPEC_8.from_json(given_updates, "updates")  # hris.env:348
+        arguments: dict[str, Any] = {
+            "employee_id": employee_id,
+            "updates": _SPEC_8.to_json(updates),
+        }
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_update_employee_info(employee_id=employee_id, updates=updates)
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            table = self._tables["employees"]
+            for touched_table, key in self._touched:
+                row = table.get(key) if touched_table == "employees" else None
+                if row is not None and not self._inv_0_row(row):
+                    self._env_invariant_failed("_inv_0")  # hris.env:173
+            table = self._tables["employees"]
+            for touched_table, key in self._touched:
+                row = table.get(key) if touched_table == "employees" else None
+                if row is not None and not self._inv_1_row(row):
+                    self._env_invariant_failed("_inv_1")  # hris.env:175
+            data = (
+                {
+                    "address": result.address,
+                    "date_of_birth": rt.DATE.to_json(result.date_of_birth),
+                    "department": result.department,
+                    "employee_id": result.employee_id,
+                    "employment_status": result.employment_status,
+                    "first_name": result.first_name,
+                    "gender": result.gender,
+                    "hire_date": rt.DATE.to_json(result.hire_date),
+                    "job_title": result.job_title,
+                    "last_name": result.last_name,
+                    "manager_id": result.manager_id,
+                    "phone_number": result.phone_number,
+                    "salary": rt.FLOAT.to_json(result.salary),
+                    "work_email": result.work_email,
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = (
+                14
+                + len(data["employee_id"])
+                + len(data["first_name"])
+                + len(data["last_name"])
+                + len(data["date_of_birth"])
+                + len(data["gender"])
+                + len(data["hire_date"])
+                + len(data["job_title"])
+                + len(data["department"])
+                + len(data["employment_status"])
+                + len(data["work_email"])
+                + len(data["phone_number"])
+                + len(data["address"])
+            )
+            v = data["manager_id"]
+            if v is not None:
+                total += len(v)
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("update_employee_info", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("update_employee_info", arguments, False, outcome["error"]))
+        return outcome
+
     def update_employee_job_title(self, *, employee_id: str, new_job_title: str) -> rt.Result:
         "Change an employee's job title (e.g. a promotion). The employee must be eligible\n(active status), the new position must belong to the employee's current department, and\nthe current salary must already lie within the new position's range (adjust the salary\nfirst if needed)."
         return self.invoke_typed(
@@ -1275,6 +2596,124 @@ class HRISEnv(rt.Environment):
         v0 = values.get("employee_id")
         v1 = values.get("new_job_title")
         return {"employee_id": v0, "new_job_title": v1}
+
+    def _call_update_employee_job_title(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for update_employee_job_title (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_update_employee_job_title:
+            return None  # an unknown argument: the generic parser says which
+        employee_id: str
+        given_employee_id = given.get("employee_id", _MISSING)
+        if given_employee_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_employee_id) is str
+            and len(given_employee_id) <= 64
+            and given_employee_id.isascii()
+        ):
+            employee_id = given_employee_id
+        else:
+            employee_id = rt.STR.from_json(given_employee_id, "employee_id")  # hris.env:401
+        new_job_title: str
+        given_new_job_title = given.get("new_job_title", _MISSING)
+        if given_new_job_title is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_new_job_title) is str
+            and len(given_new_job_title) <= 64
+            and given_new_job_title.isascii()
+        ):
+            new_job_title = given_new_job_title
+        else:
+            new_job_title = rt.STR.from_json(given_new_job_title, "new_job_title")  # hris.env:402
+        arguments: dict[str, Any] = {"employee_id": employee_id, "new_job_title": new_job_title}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_update_employee_job_title(
+                employee_id=employee_id, new_job_title=new_job_title
+            )
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            table = self._tables["employees"]
+            for touched_table, key in self._touched:
+                row = table.get(key) if touched_table == "employees" else None
+                if row is not None and not self._inv_0_row(row):
+                    self._env_invariant_failed("_inv_0")  # hris.env:173
+            table = self._tables["employees"]
+            for touched_table, key in self._touched:
+                row = table.get(key) if touched_table == "employees" else None
+                if row is not None and not self._inv_1_row(row):
+                    self._env_invariant_failed("_inv_1")  # hris.env:175
+            data = (
+                {
+                    "address": result.address,
+                    "date_of_birth": rt.DATE.to_json(result.date_of_birth),
+                    "department": result.department,
+                    "employee_id": result.employee_id,
+                    "employment_status": result.employment_status,
+                    "first_name": result.first_name,
+                    "gender": result.gender,
+                    "hire_date": rt.DATE.to_json(result.hire_date),
+                    "job_title": result.job_title,
+                    "last_name": result.last_name,
+                    "manager_id": result.manager_id,
+                    "phone_number": result.phone_number,
+                    "salary": rt.FLOAT.to_json(result.salary),
+                    "work_email": result.work_email,
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = (
+                14
+                + len(data["employee_id"])
+                + len(data["first_name"])
+                + len(data["last_name"])
+                + len(data["date_of_birth"])
+                + len(data["gender"])
+                + len(data["hire_date"])
+                + len(data["job_title"])
+                + len(data["department"])
+                + len(data["employment_status"])
+                + len(data["work_email"])
+                + len(data["phone_number"])
+                + len(data["address"])
+            )
+            v = data["manager_id"]
+            if v is not None:
+                total += len(v)
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("update_employee_job_title", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(
+            rt.TraceEntry("update_employee_job_title", arguments, False, outcome["error"])
+        )
+        return outcome
 
     def transfer_employee_to_department(
         self, *, employee_id: str, new_department_id: str
@@ -1292,6 +2731,129 @@ class HRISEnv(rt.Environment):
         v1 = values.get("new_department_id")
         return {"employee_id": v0, "new_department_id": v1}
 
+    def _call_transfer_employee_to_department(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for transfer_employee_to_department (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_transfer_employee_to_department:
+            return None  # an unknown argument: the generic parser says which
+        employee_id: str
+        given_employee_id = given.get("employee_id", _MISSING)
+        if given_employee_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_employee_id) is str
+            and len(given_employee_id) <= 64
+            and given_employee_id.isascii()
+        ):
+            employee_id = given_employee_id
+        else:
+            employee_id = rt.STR.from_json(given_employee_id, "employee_id")  # hris.env:421
+        new_department_id: str
+        given_new_department_id = given.get("new_department_id", _MISSING)
+        if given_new_department_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_new_department_id) is str
+            and len(given_new_department_id) <= 64
+            and given_new_department_id.isascii()
+        ):
+            new_department_id = given_new_department_id
+        else:
+            new_department_id = rt.STR.from_json(
+                given_new_department_id, "new_department_id"
+            )  # hris.env:422
+        arguments: dict[str, Any] = {
+            "employee_id": employee_id,
+            "new_department_id": new_department_id,
+        }
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_transfer_employee_to_department(
+                employee_id=employee_id, new_department_id=new_department_id
+            )
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            table = self._tables["employees"]
+            for touched_table, key in self._touched:
+                row = table.get(key) if touched_table == "employees" else None
+                if row is not None and not self._inv_0_row(row):
+                    self._env_invariant_failed("_inv_0")  # hris.env:173
+            table = self._tables["employees"]
+            for touched_table, key in self._touched:
+                row = table.get(key) if touched_table == "employees" else None
+                if row is not None and not self._inv_1_row(row):
+                    self._env_invariant_failed("_inv_1")  # hris.env:175
+            data = (
+                {
+                    "address": result.address,
+                    "date_of_birth": rt.DATE.to_json(result.date_of_birth),
+                    "department": result.department,
+                    "employee_id": result.employee_id,
+                    "employment_status": result.employment_status,
+                    "first_name": result.first_name,
+                    "gender": result.gender,
+                    "hire_date": rt.DATE.to_json(result.hire_date),
+                    "job_title": result.job_title,
+                    "last_name": result.last_name,
+                    "manager_id": result.manager_id,
+                    "phone_number": result.phone_number,
+                    "salary": rt.FLOAT.to_json(result.salary),
+                    "work_email": result.work_email,
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = (
+                14
+                + len(data["employee_id"])
+                + len(data["first_name"])
+                + len(data["last_name"])
+                + len(data["date_of_birth"])
+                + len(data["gender"])
+                + len(data["hire_date"])
+                + len(data["job_title"])
+                + len(data["department"])
+                + len(data["employment_status"])
+                + len(data["work_email"])
+                + len(data["phone_number"])
+                + len(data["address"])
+            )
+            v = data["manager_id"]
+            if v is not None:
+                total += len(v)
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("transfer_employee_to_department", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(
+            rt.TraceEntry("transfer_employee_to_department", arguments, False, outcome["error"])
+        )
+        return outcome
+
     def update_employee_salary(self, *, employee_id: str, new_salary: float) -> rt.Result:
         "Set an employee's salary. It must be non-negative and within the range of the\nemployee's current job title; a raise is only allowed for an eligible (active) employee."
         return self.invoke_typed(
@@ -1304,6 +2866,120 @@ class HRISEnv(rt.Environment):
         v0 = values.get("employee_id")
         v1 = values.get("new_salary")
         return {"employee_id": v0, "new_salary": v1}
+
+    def _call_update_employee_salary(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for update_employee_salary (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_update_employee_salary:
+            return None  # an unknown argument: the generic parser says which
+        employee_id: str
+        given_employee_id = given.get("employee_id", _MISSING)
+        if given_employee_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_employee_id) is str
+            and len(given_employee_id) <= 64
+            and given_employee_id.isascii()
+        ):
+            employee_id = given_employee_id
+        else:
+            employee_id = rt.STR.from_json(given_employee_id, "employee_id")  # hris.env:436
+        new_salary: float
+        given_new_salary = given.get("new_salary", _MISSING)
+        if given_new_salary is _MISSING:
+            return None  # the generic parser says so
+        new_salary = rt.FLOAT.from_json(given_new_salary, "new_salary")  # hris.env:437
+        arguments: dict[str, Any] = {
+            "employee_id": employee_id,
+            "new_salary": rt.FLOAT.to_json(new_salary),
+        }
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_update_employee_salary(
+                employee_id=employee_id, new_salary=new_salary
+            )
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            table = self._tables["employees"]
+            for touched_table, key in self._touched:
+                row = table.get(key) if touched_table == "employees" else None
+                if row is not None and not self._inv_0_row(row):
+                    self._env_invariant_failed("_inv_0")  # hris.env:173
+            table = self._tables["employees"]
+            for touched_table, key in self._touched:
+                row = table.get(key) if touched_table == "employees" else None
+                if row is not None and not self._inv_1_row(row):
+                    self._env_invariant_failed("_inv_1")  # hris.env:175
+            data = (
+                {
+                    "address": result.address,
+                    "date_of_birth": rt.DATE.to_json(result.date_of_birth),
+                    "department": result.department,
+                    "employee_id": result.employee_id,
+                    "employment_status": result.employment_status,
+                    "first_name": result.first_name,
+                    "gender": result.gender,
+                    "hire_date": rt.DATE.to_json(result.hire_date),
+                    "job_title": result.job_title,
+                    "last_name": result.last_name,
+                    "manager_id": result.manager_id,
+                    "phone_number": result.phone_number,
+                    "salary": rt.FLOAT.to_json(result.salary),
+                    "work_email": result.work_email,
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = (
+                14
+                + len(data["employee_id"])
+                + len(data["first_name"])
+                + len(data["last_name"])
+                + len(data["date_of_birth"])
+                + len(data["gender"])
+                + len(data["hire_date"])
+                + len(data["job_title"])
+                + len(data["department"])
+                + len(data["employment_status"])
+                + len(data["work_email"])
+                + len(data["phone_number"])
+                + len(data["address"])
+            )
+            v = data["manager_id"]
+            if v is not None:
+                total += len(v)
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("update_employee_salary", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(
+            rt.TraceEntry("update_employee_salary", arguments, False, outcome["error"])
+        )
+        return outcome
 
     def update_employment_status(self, *, employee_id: str, new_status: str) -> rt.Result:
         "Change an employee's employment status to one of the predefined status types."
@@ -1318,6 +2994,124 @@ class HRISEnv(rt.Environment):
         v1 = values.get("new_status")
         return {"employee_id": v0, "new_status": v1}
 
+    def _call_update_employment_status(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for update_employment_status (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_update_employment_status:
+            return None  # an unknown argument: the generic parser says which
+        employee_id: str
+        given_employee_id = given.get("employee_id", _MISSING)
+        if given_employee_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_employee_id) is str
+            and len(given_employee_id) <= 64
+            and given_employee_id.isascii()
+        ):
+            employee_id = given_employee_id
+        else:
+            employee_id = rt.STR.from_json(given_employee_id, "employee_id")  # hris.env:458
+        new_status: str
+        given_new_status = given.get("new_status", _MISSING)
+        if given_new_status is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_new_status) is str
+            and len(given_new_status) <= 64
+            and given_new_status.isascii()
+        ):
+            new_status = given_new_status
+        else:
+            new_status = rt.STR.from_json(given_new_status, "new_status")  # hris.env:459
+        arguments: dict[str, Any] = {"employee_id": employee_id, "new_status": new_status}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_update_employment_status(
+                employee_id=employee_id, new_status=new_status
+            )
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            table = self._tables["employees"]
+            for touched_table, key in self._touched:
+                row = table.get(key) if touched_table == "employees" else None
+                if row is not None and not self._inv_0_row(row):
+                    self._env_invariant_failed("_inv_0")  # hris.env:173
+            table = self._tables["employees"]
+            for touched_table, key in self._touched:
+                row = table.get(key) if touched_table == "employees" else None
+                if row is not None and not self._inv_1_row(row):
+                    self._env_invariant_failed("_inv_1")  # hris.env:175
+            data = (
+                {
+                    "address": result.address,
+                    "date_of_birth": rt.DATE.to_json(result.date_of_birth),
+                    "department": result.department,
+                    "employee_id": result.employee_id,
+                    "employment_status": result.employment_status,
+                    "first_name": result.first_name,
+                    "gender": result.gender,
+                    "hire_date": rt.DATE.to_json(result.hire_date),
+                    "job_title": result.job_title,
+                    "last_name": result.last_name,
+                    "manager_id": result.manager_id,
+                    "phone_number": result.phone_number,
+                    "salary": rt.FLOAT.to_json(result.salary),
+                    "work_email": result.work_email,
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = (
+                14
+                + len(data["employee_id"])
+                + len(data["first_name"])
+                + len(data["last_name"])
+                + len(data["date_of_birth"])
+                + len(data["gender"])
+                + len(data["hire_date"])
+                + len(data["job_title"])
+                + len(data["department"])
+                + len(data["employment_status"])
+                + len(data["work_email"])
+                + len(data["phone_number"])
+                + len(data["address"])
+            )
+            v = data["manager_id"]
+            if v is not None:
+                total += len(v)
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("update_employment_status", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(
+            rt.TraceEntry("update_employment_status", arguments, False, outcome["error"])
+        )
+        return outcome
+
     def deactivate_employee(self, *, employee_id: str) -> rt.Result:
         "Deactivate an employee: set the status to 'terminated' if that type exists and is\ninactive, else to the first inactive status type defined."
         return self.invoke_typed("deactivate_employee", {"employee_id": employee_id})
@@ -1327,6 +3121,108 @@ class HRISEnv(rt.Environment):
         "The JSON arguments of a typed call of deactivate_employee."
         v0 = values.get("employee_id")
         return {"employee_id": v0}
+
+    def _call_deactivate_employee(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for deactivate_employee (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_deactivate_employee:
+            return None  # an unknown argument: the generic parser says which
+        employee_id: str
+        given_employee_id = given.get("employee_id", _MISSING)
+        if given_employee_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_employee_id) is str
+            and len(given_employee_id) <= 64
+            and given_employee_id.isascii()
+        ):
+            employee_id = given_employee_id
+        else:
+            employee_id = rt.STR.from_json(given_employee_id, "employee_id")  # hris.env:475
+        arguments: dict[str, Any] = {"employee_id": employee_id}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_deactivate_employee(employee_id=employee_id)
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            table = self._tables["employees"]
+            for touched_table, key in self._touched:
+                row = table.get(key) if touched_table == "employees" else None
+                if row is not None and not self._inv_0_row(row):
+                    self._env_invariant_failed("_inv_0")  # hris.env:173
+            table = self._tables["employees"]
+            for touched_table, key in self._touched:
+                row = table.get(key) if touched_table == "employees" else None
+                if row is not None and not self._inv_1_row(row):
+                    self._env_invariant_failed("_inv_1")  # hris.env:175
+            data = (
+                {
+                    "address": result.address,
+                    "date_of_birth": rt.DATE.to_json(result.date_of_birth),
+                    "department": result.department,
+                    "employee_id": result.employee_id,
+                    "employment_status": result.employment_status,
+                    "first_name": result.first_name,
+                    "gender": result.gender,
+                    "hire_date": rt.DATE.to_json(result.hire_date),
+                    "job_title": result.job_title,
+                    "last_name": result.last_name,
+                    "manager_id": result.manager_id,
+                    "phone_number": result.phone_number,
+                    "salary": rt.FLOAT.to_json(result.salary),
+                    "work_email": result.work_email,
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = (
+                14
+                + len(data["employee_id"])
+                + len(data["first_name"])
+                + len(data["last_name"])
+                + len(data["date_of_birth"])
+                + len(data["gender"])
+                + len(data["hire_date"])
+                + len(data["job_title"])
+                + len(data["department"])
+                + len(data["employment_status"])
+                + len(data["work_email"])
+                + len(data["phone_number"])
+                + len(data["address"])
+            )
+            v = data["manager_id"]
+            if v is not None:
+                total += len(v)
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("deactivate_employee", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("deactivate_employee", arguments, False, outcome["error"]))
+        return outcome
 
     def reactivate_employee(self, *, employee_id: str) -> rt.Result:
         "Restore an employee whose status is inactive (e.g. terminated) to status 'active'."
@@ -1338,6 +3234,108 @@ class HRISEnv(rt.Environment):
         v0 = values.get("employee_id")
         return {"employee_id": v0}
 
+    def _call_reactivate_employee(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for reactivate_employee (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_reactivate_employee:
+            return None  # an unknown argument: the generic parser says which
+        employee_id: str
+        given_employee_id = given.get("employee_id", _MISSING)
+        if given_employee_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_employee_id) is str
+            and len(given_employee_id) <= 64
+            and given_employee_id.isascii()
+        ):
+            employee_id = given_employee_id
+        else:
+            employee_id = rt.STR.from_json(given_employee_id, "employee_id")  # hris.env:493
+        arguments: dict[str, Any] = {"employee_id": employee_id}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_reactivate_employee(employee_id=employee_id)
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            table = self._tables["employees"]
+            for touched_table, key in self._touched:
+                row = table.get(key) if touched_table == "employees" else None
+                if row is not None and not self._inv_0_row(row):
+                    self._env_invariant_failed("_inv_0")  # hris.env:173
+            table = self._tables["employees"]
+            for touched_table, key in self._touched:
+                row = table.get(key) if touched_table == "employees" else None
+                if row is not None and not self._inv_1_row(row):
+                    self._env_invariant_failed("_inv_1")  # hris.env:175
+            data = (
+                {
+                    "address": result.address,
+                    "date_of_birth": rt.DATE.to_json(result.date_of_birth),
+                    "department": result.department,
+                    "employee_id": result.employee_id,
+                    "employment_status": result.employment_status,
+                    "first_name": result.first_name,
+                    "gender": result.gender,
+                    "hire_date": rt.DATE.to_json(result.hire_date),
+                    "job_title": result.job_title,
+                    "last_name": result.last_name,
+                    "manager_id": result.manager_id,
+                    "phone_number": result.phone_number,
+                    "salary": rt.FLOAT.to_json(result.salary),
+                    "work_email": result.work_email,
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = (
+                14
+                + len(data["employee_id"])
+                + len(data["first_name"])
+                + len(data["last_name"])
+                + len(data["date_of_birth"])
+                + len(data["gender"])
+                + len(data["hire_date"])
+                + len(data["job_title"])
+                + len(data["department"])
+                + len(data["employment_status"])
+                + len(data["work_email"])
+                + len(data["phone_number"])
+                + len(data["address"])
+            )
+            v = data["manager_id"]
+            if v is not None:
+                total += len(v)
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("reactivate_employee", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("reactivate_employee", arguments, False, outcome["error"]))
+        return outcome
+
     def remove_employee_record(self, *, employee_id: str) -> rt.Result:
         "Permanently delete an employee's record. Employees and departments that named this\nemployee as their manager are left without a manager."
         return self.invoke_typed("remove_employee_record", {"employee_id": employee_id})
@@ -1347,6 +3345,64 @@ class HRISEnv(rt.Environment):
         "The JSON arguments of a typed call of remove_employee_record."
         v0 = values.get("employee_id")
         return {"employee_id": v0}
+
+    def _call_remove_employee_record(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for remove_employee_record (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_remove_employee_record:
+            return None  # an unknown argument: the generic parser says which
+        employee_id: str
+        given_employee_id = given.get("employee_id", _MISSING)
+        if given_employee_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_employee_id) is str
+            and len(given_employee_id) <= 64
+            and given_employee_id.isascii()
+        ):
+            employee_id = given_employee_id
+        else:
+            employee_id = rt.STR.from_json(given_employee_id, "employee_id")  # hris.env:503
+        arguments: dict[str, Any] = {"employee_id": employee_id}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_remove_employee_record(employee_id=employee_id)
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            if not self._inv_0():
+                self._env_invariant_failed("_inv_0")  # hris.env:173
+            if not self._inv_1():
+                self._env_invariant_failed("_inv_1")  # hris.env:175
+            data = result
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("remove_employee_record", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(
+            rt.TraceEntry("remove_employee_record", arguments, False, outcome["error"])
+        )
+        return outcome
 
     def _rowinv_JobPosition_0(self, row: JobPosition) -> bool:
         return bool(0.0 <= row.salary_range_min <= row.salary_range_max)
@@ -1383,36 +3439,36 @@ class HRISEnv(rt.Environment):
 
     def _impl_get_employee_by_id(self, employee_id: str) -> Employee:
         if not (employee_id != ""):
-            raise rt.Fail("Employee ID cannot be empty", site=0)
+            raise rt.Fail("Employee ID cannot be empty", site=0)  # hris.env:194
         self._hit(0)
         e = self.t_employees.get(employee_id)
         if e is None:
-            raise rt.Fail("Employee not found", site=1)
+            raise rt.Fail("Employee not found", site=1)  # hris.env:195
         self._hit(1)
         return e
 
     def _impl_get_employee_by_work_email(self, work_email: str) -> Employee:
         e = h.first((x for x in self._it(self.t_employees.rows()) if (x.work_email == work_email)))
         if e is None:
-            raise rt.Fail("Employee with this work email not found", site=2)
+            raise rt.Fail("Employee with this work email not found", site=2)  # hris.env:201
         self._hit(2)
         return e
 
     def _impl_list_employees_by_department(self, department_id: str) -> list[Employee]:
         if not (department_id in self.t_departments):
-            raise rt.Fail("Department not found", site=3)
+            raise rt.Fail("Department not found", site=3)  # hris.env:208
         self._hit(3)
         return [e for e in self._it(self.t_employees.rows()) if (e.department == department_id)]
 
     def _impl_list_employees_by_job_title(self, job_title: str) -> list[Employee]:
         if not (job_title in self.t_job_positions):
-            raise rt.Fail("Job title not found", site=4)
+            raise rt.Fail("Job title not found", site=4)  # hris.env:216
         self._hit(4)
         return [e for e in self._it(self.t_employees.rows()) if (e.job_title == job_title)]
 
     def _impl_list_employees_by_employment_status(self, employment_status: str) -> list[Employee]:
         if not (employment_status in self.t_employment_statuses):
-            raise rt.Fail("Invalid employment status type", site=5)
+            raise rt.Fail("Invalid employment status type", site=5)  # hris.env:225
         self._hit(5)
         return [
             e
@@ -1423,13 +3479,13 @@ class HRISEnv(rt.Environment):
     def _impl_get_department_by_id(self, department_id: str) -> Department:
         d = self.t_departments.get(department_id)
         if d is None:
-            raise rt.Fail("Department not found", site=6)
+            raise rt.Fail("Department not found", site=6)  # hris.env:231
         self._hit(6)
         return d
 
     def _impl_get_department_by_name(self, department_name: str) -> Department:
         if not (department_name != ""):
-            raise rt.Fail("Department name cannot be empty", site=7)
+            raise rt.Fail("Department name cannot be empty", site=7)  # hris.env:241
         self._hit(7)
         d = h.first(
             (
@@ -1439,38 +3495,42 @@ class HRISEnv(rt.Environment):
             )
         )
         if d is None:
-            raise rt.Fail("Department with the given name not found", site=8)
+            raise rt.Fail("Department with the given name not found", site=8)  # hris.env:242
         self._hit(8)
         return d
 
     def _impl_get_job_position_by_title(self, job_title: str) -> JobPosition:
         j = self.t_job_positions.get(job_title)
         if j is None:
-            raise rt.Fail("Job title not found", site=9)
+            raise rt.Fail("Job title not found", site=9)  # hris.env:249
         self._hit(9)
         return j
 
     def _impl_get_employment_status_info(self, status_type: str) -> EmploymentStatus:
         if not (status_type != ""):
-            raise rt.Fail("Status type cannot be empty", site=10)
+            raise rt.Fail("Status type cannot be empty", site=10)  # hris.env:259
         self._hit(10)
         s = self.t_employment_statuses.get(status_type)
         if s is None:
-            raise rt.Fail("Employment status type not found", site=11)
+            raise rt.Fail("Employment status type not found", site=11)  # hris.env:260
         self._hit(11)
         return s
 
     def _impl_check_employee_eligibility_for_action(self, employee_id: str) -> Eligibility:
         e = self.t_employees.get(employee_id)
         if e is None:
-            raise rt.Fail(("Employee with ID '" + h.to_str(employee_id) + "' not found"), site=12)
+            raise rt.Fail(
+                ("Employee with ID '" + h.to_str(employee_id) + "' not found"), site=12
+            )  # hris.env:269
         self._hit(12)
         return Eligibility(eligible=self._fn_is_eligible(e=e))
 
     def _impl_validate_salary_against_job(self, job_title: str, salary: float) -> SalaryValidity:
         j = self.t_job_positions.get(job_title)
         if j is None:
-            raise rt.Fail(("Job title '" + h.to_str(job_title) + "' does not exist"), site=13)
+            raise rt.Fail(
+                ("Job title '" + h.to_str(job_title) + "' does not exist"), site=13
+            )  # hris.env:278
         self._hit(13)
         return SalaryValidity(is_valid=self._fn_in_range(j=j, salary=salary))
 
@@ -1483,17 +3543,17 @@ class HRISEnv(rt.Environment):
     def _impl_add_employee(self, employee_data: EmployeeData) -> Employee:
         d: EmployeeData = employee_data
         if not (d.employee_id != ""):
-            raise rt.Fail("Employee ID is required", site=14)
+            raise rt.Fail("Employee ID is required", site=14)  # hris.env:303
         self._hit(14)
         if not (d.employee_id not in self.t_employees):
             raise rt.Fail(
                 ("Employee with ID " + h.to_str(d.employee_id) + " already exists."), site=15
-            )
+            )  # hris.env:304
         self._hit(15)
         if not (d.employment_status in self.t_employment_statuses):
             raise rt.Fail(
                 ("Invalid employment status: " + h.to_str(d.employment_status) + "."), site=16
-            )
+            )  # hris.env:305
         self._hit(16)
         dept_id: str = d.department
         if d.department not in self.t_departments:
@@ -1507,14 +3567,14 @@ class HRISEnv(rt.Environment):
             if byname is None:
                 raise rt.Fail(
                     ("Department '" + h.to_str(d.department) + "' does not exist."), site=17
-                )
+                )  # hris.env:310
             self._hit(17)
             dept_id = byname.department_id
         j = self.t_job_positions.get(d.job_title)
         if j is None:
             raise rt.Fail(
                 ("Job title '" + h.to_str(d.job_title) + "' is not defined in the system."), site=18
-            )
+            )  # hris.env:314
         self._hit(18)
         if not self._fn_in_range(j=j, salary=d.salary):
             raise rt.Fail(
@@ -1530,25 +3590,27 @@ class HRISEnv(rt.Environment):
                     + "]."
                 ),
                 site=19,
-            )
+            )  # hris.env:316
         self._hit(19)
         if not (d.hire_date <= self.s_today):
-            raise rt.Fail("Hire date cannot be in the future.", site=20)
+            raise rt.Fail("Hire date cannot be in the future.", site=20)  # hris.env:318
         self._hit(20)
         if not (d.date_of_birth <= self.s_today):
-            raise rt.Fail("Date of birth cannot be in the future.", site=21)
+            raise rt.Fail("Date of birth cannot be in the future.", site=21)  # hris.env:319
         self._hit(21)
         if not ("@" in d.work_email):
-            raise rt.Fail("Invalid email format.", site=22)
+            raise rt.Fail("Invalid email format.", site=22)  # hris.env:320
         self._hit(22)
         if not all(((x_.work_email != d.work_email) for x_ in self._it(self.t_employees.rows()))):
-            raise rt.Fail(("Work email " + h.to_str(d.work_email) + " is already in use."), site=23)
+            raise rt.Fail(
+                ("Work email " + h.to_str(d.work_email) + " is already in use."), site=23
+            )  # hris.env:321
         self._hit(23)
         if d.manager_id is not None:
             if not (h.unwrap(d.manager_id) in self.t_employees):
                 raise rt.Fail(
                     ("Manager '" + h.to_str(h.unwrap(d.manager_id)) + "' does not exist."), site=24
-                )
+                )  # hris.env:324
             self._hit(24)
         return self._insert(
             "employees",
@@ -1573,7 +3635,9 @@ class HRISEnv(rt.Environment):
     def _impl_update_employee_info(self, employee_id: str, updates: dict[str, str]) -> Employee:
         e = self.t_employees.get(employee_id)
         if e is None:
-            raise rt.Fail(("Employee with ID " + h.to_str(employee_id) + " not found."), site=25)
+            raise rt.Fail(
+                ("Employee with ID " + h.to_str(employee_id) + " not found."), site=25
+            )  # hris.env:354
         self._hit(25)
         allowed: set[str] = {
             "first_name",
@@ -1593,11 +3657,11 @@ class HRISEnv(rt.Environment):
                         + "'. Only non-status personal details can be updated."
                     ),
                     site=26,
-                )
+                )  # hris.env:365
             self._hit(26)
         if "work_email" in updates:
             if not ("@" in h.lookup(updates, "work_email")):
-                raise rt.Fail("Invalid email format.", site=27)
+                raise rt.Fail("Invalid email format.", site=27)  # hris.env:369
             self._hit(27)
             if not all(
                 (
@@ -1615,13 +3679,13 @@ class HRISEnv(rt.Environment):
                         + " is already in use."
                     ),
                     site=28,
-                )
+                )  # hris.env:370
             self._hit(28)
             self._write_employees_work_email(e, h.lookup(updates, "work_email"))
         if "date_of_birth" in updates:
             dob: datetime.date = h.date(h.lookup(updates, "date_of_birth"))
             if not (dob <= self.s_today):
-                raise rt.Fail("Date of birth cannot be in the future.", site=29)
+                raise rt.Fail("Date of birth cannot be in the future.", site=29)  # hris.env:379
             self._hit(29)
             self._write_employees_date_of_birth(e, dob)
         if "first_name" in updates:
@@ -1639,11 +3703,15 @@ class HRISEnv(rt.Environment):
     def _impl_update_employee_job_title(self, employee_id: str, new_job_title: str) -> Employee:
         e = self.t_employees.get(employee_id)
         if e is None:
-            raise rt.Fail(("Employee with ID " + h.to_str(employee_id) + " not found."), site=30)
+            raise rt.Fail(
+                ("Employee with ID " + h.to_str(employee_id) + " not found."), site=30
+            )  # hris.env:408
         self._hit(30)
         j = self.t_job_positions.get(new_job_title)
         if j is None:
-            raise rt.Fail(("Job title '" + h.to_str(new_job_title) + "' not found."), site=31)
+            raise rt.Fail(
+                ("Job title '" + h.to_str(new_job_title) + "' not found."), site=31
+            )  # hris.env:409
         self._hit(31)
         if not self._fn_is_eligible(e=e):
             raise rt.Fail(
@@ -1655,7 +3723,7 @@ class HRISEnv(rt.Environment):
                     + "') and is not eligible for a job change."
                 ),
                 site=32,
-            )
+            )  # hris.env:410
         self._hit(32)
         if not (e.department == j.department_id):
             raise rt.Fail(
@@ -1669,7 +3737,7 @@ class HRISEnv(rt.Environment):
                     + "'."
                 ),
                 site=33,
-            )
+            )  # hris.env:412
         self._hit(33)
         if not self._fn_in_range(j=j, salary=e.salary):
             raise rt.Fail(
@@ -1685,7 +3753,7 @@ class HRISEnv(rt.Environment):
                     + "'."
                 ),
                 site=34,
-            )
+            )  # hris.env:414
         self._hit(34)
         self._write_employees_job_title(e, new_job_title)
         return e
@@ -1694,14 +3762,14 @@ class HRISEnv(rt.Environment):
         self, employee_id: str, new_department_id: str
     ) -> Employee:
         if not (employee_id != "" and new_department_id != ""):
-            raise rt.Fail("Employee ID and department ID cannot be empty", site=35)
+            raise rt.Fail("Employee ID and department ID cannot be empty", site=35)  # hris.env:427
         self._hit(35)
         e = self.t_employees.get(employee_id)
         if e is None:
-            raise rt.Fail("Employee not found", site=36)
+            raise rt.Fail("Employee not found", site=36)  # hris.env:429
         self._hit(36)
         if not (new_department_id in self.t_departments):
-            raise rt.Fail("Target department does not exist", site=37)
+            raise rt.Fail("Target department does not exist", site=37)  # hris.env:430
         self._hit(37)
         self._write_employees_department(e, new_department_id)
         return e
@@ -1711,10 +3779,10 @@ class HRISEnv(rt.Environment):
         if e is None:
             raise rt.Fail(
                 ("Employee with ID '" + h.to_str(employee_id) + "' does not exist."), site=38
-            )
+            )  # hris.env:441
         self._hit(38)
         if not (new_salary >= 0.0):
-            raise rt.Fail("Salary cannot be negative.", site=39)
+            raise rt.Fail("Salary cannot be negative.", site=39)  # hris.env:445
         self._hit(39)
         j: JobPosition = self.t_job_positions.row(e.job_title)
         if not self._fn_in_range(j=j, salary=new_salary):
@@ -1731,7 +3799,7 @@ class HRISEnv(rt.Environment):
                     + "."
                 ),
                 site=40,
-            )
+            )  # hris.env:447
         self._hit(40)
         if not (new_salary <= e.salary or self._fn_is_eligible(e=e)):
             raise rt.Fail(
@@ -1741,23 +3809,23 @@ class HRISEnv(rt.Environment):
                     + " is not active and is not eligible for a raise."
                 ),
                 site=41,
-            )
+            )  # hris.env:451
         self._hit(41)
         self._write_employees_salary(e, new_salary)
         return e
 
     def _impl_update_employment_status(self, employee_id: str, new_status: str) -> Employee:
         if not (employee_id != ""):
-            raise rt.Fail("Employee ID is required", site=42)
+            raise rt.Fail("Employee ID is required", site=42)  # hris.env:464
         self._hit(42)
         if not (new_status != ""):
-            raise rt.Fail("New status is required", site=43)
+            raise rt.Fail("New status is required", site=43)  # hris.env:467
         self._hit(43)
         e = self.t_employees.get(employee_id)
         if e is None:
             raise rt.Fail(
                 ("Employee with ID '" + h.to_str(employee_id) + "' does not exist"), site=44
-            )
+            )  # hris.env:468
         self._hit(44)
         if not (new_status in self.t_employment_statuses):
             raise rt.Fail(
@@ -1767,7 +3835,7 @@ class HRISEnv(rt.Environment):
                     + "'. Must be one of the predefined status types."
                 ),
                 site=45,
-            )
+            )  # hris.env:469
         self._hit(45)
         self._write_employees_employment_status(e, new_status)
         return e
@@ -1775,7 +3843,9 @@ class HRISEnv(rt.Environment):
     def _impl_deactivate_employee(self, employee_id: str) -> Employee:
         e = self.t_employees.get(employee_id)
         if e is None:
-            raise rt.Fail(("Employee with ID '" + h.to_str(employee_id) + "' not found."), site=46)
+            raise rt.Fail(
+                ("Employee with ID '" + h.to_str(employee_id) + "' not found."), site=46
+            )  # hris.env:478
         self._hit(46)
         inactive: list[EmploymentStatus] = [
             s for s in self._it(self.t_employment_statuses.rows()) if (not s.is_active)
@@ -1783,7 +3853,7 @@ class HRISEnv(rt.Environment):
         if not (len(inactive) > 0):
             raise rt.Fail(
                 "No inactive employment status (e.g., terminated) defined in the system.", site=47
-            )
+            )  # hris.env:483
         self._hit(47)
         target: str = h.at(inactive, 0).status_type
         if any(((s_.status_type == "terminated") for s_ in self._it(list(inactive)))):
@@ -1794,27 +3864,29 @@ class HRISEnv(rt.Environment):
     def _impl_reactivate_employee(self, employee_id: str) -> Employee:
         e = self.t_employees.get(employee_id)
         if e is None:
-            raise rt.Fail("Employee not found", site=48)
+            raise rt.Fail("Employee not found", site=48)  # hris.env:495
         self._hit(48)
         if not (not self._fn_is_eligible(e=e)):
-            raise rt.Fail("Employee is already active", site=49)
+            raise rt.Fail("Employee is already active", site=49)  # hris.env:496
         self._hit(49)
         a = self.t_employment_statuses.get("active")
         if a is None:
-            raise rt.Fail("Active status is not defined in the system", site=50)
+            raise rt.Fail("Active status is not defined in the system", site=50)  # hris.env:497
         self._hit(50)
         if not a.is_active:
-            raise rt.Fail("Active status is not marked as active in the system", site=51)
+            raise rt.Fail(
+                "Active status is not marked as active in the system", site=51
+            )  # hris.env:498
         self._hit(51)
         self._write_employees_employment_status(e, "active")
         return e
 
     def _impl_remove_employee_record(self, employee_id: str) -> str:
         if not (employee_id != ""):
-            raise rt.Fail("Employee ID is required.", site=52)
+            raise rt.Fail("Employee ID is required.", site=52)  # hris.env:508
         self._hit(52)
         if not (employee_id in self.t_employees):
-            raise rt.Fail("Employee not found.", site=53)
+            raise rt.Fail("Employee not found.", site=53)  # hris.env:509
         self._hit(53)
         self._delete("employees", employee_id)
         return "Employee record removed successfully."

@@ -9,6 +9,19 @@ from typing import Any, ClassVar, cast
 
 from envdsl import runtime as rt
 from envdsl.runtime import helpers as h
+from envdsl.runtime.call_support import (
+    INSERTED as _INSERTED,
+    INT_RESULT as _INT_RESULT,
+    MAX_INT as _MAX_INT,
+    MIN_INT as _MIN_INT,
+    MISSING as _MISSING,
+    TOO_LARGE as _TOO_LARGE,
+    budget as _budget,
+    fromisoformat as _fromisoformat,
+    result_problem as _result_problem,
+)
+from envdsl.runtime.call_support import ISO_SECONDS as _ISO_SECONDS, UTC as _UTC
+from envdsl.runtime.call_support import format_datetime as _format_datetime
 
 
 class MemberStatus(enum.Enum):
@@ -222,6 +235,246 @@ class ClockReport(rt.Value):
         return 2 + h.int_size(self.holds_expired) + h.int_size(self.memberships_expired)
 
 
+def _to_json_Author(value: Author) -> dict[str, Any]:
+    "The JSON of one Author (its RecordSpec's to_json, written out: codegen/serializers.py)."
+    return {"author_id": value.author_id, "name": value.name}
+
+
+def _json_repr_Author(value: Author) -> str:
+    "repr() of the JSON of one Author, without building it (what state_hash() digests)."
+    return f"{{'author_id': {value.author_id!r}" f", 'name': {value.name!r}" "}"
+
+
+def _to_json_Book(value: Book) -> dict[str, Any]:
+    "The JSON of one Book (its RecordSpec's to_json, written out: codegen/serializers.py)."
+    return {"isbn": value.isbn, "title": value.title, "year": value.year}
+
+
+def _json_repr_Book(value: Book) -> str:
+    "repr() of the JSON of one Book, without building it (what state_hash() digests)."
+    return f"{{'isbn': {value.isbn!r}" f", 'title': {value.title!r}" f", 'year': {value.year!r}" "}"
+
+
+def _to_json_BookAuthor(value: BookAuthor) -> dict[str, Any]:
+    "The JSON of one BookAuthor (its RecordSpec's to_json, written out: codegen/serializers.py)."
+    return {"author": value.author, "book": value.book, "link_id": value.link_id}
+
+
+def _json_repr_BookAuthor(value: BookAuthor) -> str:
+    "repr() of the JSON of one BookAuthor, without building it (what state_hash() digests)."
+    return (
+        f"{{'author': {value.author!r}"
+        f", 'book': {value.book!r}"
+        f", 'link_id': {value.link_id!r}"
+        "}"
+    )
+
+
+def _to_json_Copy(value: Copy) -> dict[str, Any]:
+    "The JSON of one Copy (its RecordSpec's to_json, written out: codegen/serializers.py)."
+    return {
+        "book": value.book,
+        "condition": value.condition._value_,
+        "copy_id": value.copy_id,
+        "shelf": value.shelf,
+    }
+
+
+def _json_repr_Copy(value: Copy) -> str:
+    "repr() of the JSON of one Copy, without building it (what state_hash() digests)."
+    return (
+        f"{{'book': {value.book!r}"
+        f", 'condition': {value.condition._value_!r}"
+        f", 'copy_id': {value.copy_id!r}"
+        f", 'shelf': {value.shelf!r}"
+        "}"
+    )
+
+
+def _to_json_Member(value: Member) -> dict[str, Any]:
+    "The JSON of one Member (its RecordSpec's to_json, written out: codegen/serializers.py)."
+    return {
+        "email": value.email,
+        "expires": rt.DATE.to_json(value.expires),
+        "fines_cents": value.fines_cents,
+        "joined": rt.DATE.to_json(value.joined),
+        "member_id": value.member_id,
+        "name": value.name,
+        "status": value.status._value_,
+    }
+
+
+def _json_repr_Member(value: Member) -> str:
+    "repr() of the JSON of one Member, without building it (what state_hash() digests)."
+    return (
+        f"{{'email': {value.email!r}"
+        f", 'expires': {rt.DATE.to_json(value.expires)!r}"
+        f", 'fines_cents': {value.fines_cents!r}"
+        f", 'joined': {rt.DATE.to_json(value.joined)!r}"
+        f", 'member_id': {value.member_id!r}"
+        f", 'name': {value.name!r}"
+        f", 'status': {value.status._value_!r}"
+        "}"
+    )
+
+
+def _to_json_Loan(value: Loan) -> dict[str, Any]:
+    "The JSON of one Loan (its RecordSpec's to_json, written out: codegen/serializers.py)."
+    return {
+        "checked_out": _format_datetime(value.checked_out),
+        "copy": value.copy_,
+        "due": rt.DATE.to_json(value.due),
+        "loan_id": value.loan_id,
+        "member": value.member,
+        "renewals": value.renewals,
+        "returned_at": (None if value.returned_at is None else _format_datetime(value.returned_at)),
+        "state": value.state._value_,
+    }
+
+
+def _json_repr_Loan(value: Loan) -> str:
+    "repr() of the JSON of one Loan, without building it (what state_hash() digests)."
+    d0 = value.checked_out
+    if d0.tzinfo is not _UTC:
+        return repr(_to_json_Loan(value))
+    return (
+        f"{{'checked_out': '{_ISO_SECONDS % (d0.year, d0.month, d0.day, d0.hour, d0.minute, d0.second) if not d0.microsecond else d0.isoformat()[:-6]}Z'"
+        f", 'copy': {value.copy_!r}"
+        f", 'due': {rt.DATE.to_json(value.due)!r}"
+        f", 'loan_id': {value.loan_id!r}"
+        f", 'member': {value.member!r}"
+        f", 'renewals': {value.renewals!r}"
+        f", 'returned_at': {(None if value.returned_at is None else _format_datetime(value.returned_at))!r}"
+        f", 'state': {value.state._value_!r}"
+        "}"
+    )
+
+
+def _to_json_Hold(value: Hold) -> dict[str, Any]:
+    "The JSON of one Hold (its RecordSpec's to_json, written out: codegen/serializers.py)."
+    return {
+        "book": value.book,
+        "copy": value.copy_,
+        "hold_id": value.hold_id,
+        "member": value.member,
+        "placed": _format_datetime(value.placed),
+        "ready_until": _SPEC_6.to_json(value.ready_until),
+        "state": value.state._value_,
+    }
+
+
+def _json_repr_Hold(value: Hold) -> str:
+    "repr() of the JSON of one Hold, without building it (what state_hash() digests)."
+    d4 = value.placed
+    if d4.tzinfo is not _UTC:
+        return repr(_to_json_Hold(value))
+    return (
+        f"{{'book': {value.book!r}"
+        f", 'copy': {value.copy_!r}"
+        f", 'hold_id': {value.hold_id!r}"
+        f", 'member': {value.member!r}"
+        f", 'placed': '{_ISO_SECONDS % (d4.year, d4.month, d4.day, d4.hour, d4.minute, d4.second) if not d4.microsecond else d4.isoformat()[:-6]}Z'"
+        f", 'ready_until': {_SPEC_6.to_json(value.ready_until)!r}"
+        f", 'state': {value.state._value_!r}"
+        "}"
+    )
+
+
+def _to_json_BookInfo(value: BookInfo) -> dict[str, Any]:
+    "The JSON of one BookInfo (its RecordSpec's to_json, written out: codegen/serializers.py)."
+    return {
+        "authors": list(value.authors),
+        "copies_available": value.copies_available,
+        "copies_total": value.copies_total,
+        "isbn": value.isbn,
+        "title": value.title,
+        "year": value.year,
+    }
+
+
+def _json_repr_BookInfo(value: BookInfo) -> str:
+    "repr() of the JSON of one BookInfo, without building it (what state_hash() digests)."
+    return (
+        f"{{'authors': {value.authors!r}"
+        f", 'copies_available': {value.copies_available!r}"
+        f", 'copies_total': {value.copies_total!r}"
+        f", 'isbn': {value.isbn!r}"
+        f", 'title': {value.title!r}"
+        f", 'year': {value.year!r}"
+        "}"
+    )
+
+
+def _to_json_ReturnReceipt(value: ReturnReceipt) -> dict[str, Any]:
+    "The JSON of one ReturnReceipt (its RecordSpec's to_json, written out: codegen/serializers.py)."
+    return {
+        "days_late": value.days_late,
+        "fine_cents": value.fine_cents,
+        "hold_ready_for": value.hold_ready_for,
+        "loan_id": value.loan_id,
+        "title": value.title,
+    }
+
+
+def _json_repr_ReturnReceipt(value: ReturnReceipt) -> str:
+    "repr() of the JSON of one ReturnReceipt, without building it (what state_hash() digests)."
+    return (
+        f"{{'days_late': {value.days_late!r}"
+        f", 'fine_cents': {value.fine_cents!r}"
+        f", 'hold_ready_for': {value.hold_ready_for!r}"
+        f", 'loan_id': {value.loan_id!r}"
+        f", 'title': {value.title!r}"
+        "}"
+    )
+
+
+def _to_json_OverdueItem(value: OverdueItem) -> dict[str, Any]:
+    "The JSON of one OverdueItem (its RecordSpec's to_json, written out: codegen/serializers.py)."
+    return {
+        "days_late": value.days_late,
+        "due": rt.DATE.to_json(value.due),
+        "fine_so_far_cents": value.fine_so_far_cents,
+        "loan_id": value.loan_id,
+        "member": value.member,
+        "title": value.title,
+    }
+
+
+def _json_repr_OverdueItem(value: OverdueItem) -> str:
+    "repr() of the JSON of one OverdueItem, without building it (what state_hash() digests)."
+    return (
+        f"{{'days_late': {value.days_late!r}"
+        f", 'due': {rt.DATE.to_json(value.due)!r}"
+        f", 'fine_so_far_cents': {value.fine_so_far_cents!r}"
+        f", 'loan_id': {value.loan_id!r}"
+        f", 'member': {value.member!r}"
+        f", 'title': {value.title!r}"
+        "}"
+    )
+
+
+def _to_json_ClockReport(value: ClockReport) -> dict[str, Any]:
+    "The JSON of one ClockReport (its RecordSpec's to_json, written out: codegen/serializers.py)."
+    return {
+        "holds_expired": value.holds_expired,
+        "memberships_expired": value.memberships_expired,
+        "now": _format_datetime(value.now),
+    }
+
+
+def _json_repr_ClockReport(value: ClockReport) -> str:
+    "repr() of the JSON of one ClockReport, without building it (what state_hash() digests)."
+    d2 = value.now
+    if d2.tzinfo is not _UTC:
+        return repr(_to_json_ClockReport(value))
+    return (
+        f"{{'holds_expired': {value.holds_expired!r}"
+        f", 'memberships_expired': {value.memberships_expired!r}"
+        f", 'now': '{_ISO_SECONDS % (d2.year, d2.month, d2.day, d2.hour, d2.minute, d2.second) if not d2.microsecond else d2.isoformat()[:-6]}Z'"
+        "}"
+    )
+
+
 SPEC_MemberStatus = rt.EnumSpec(MemberStatus)
 SPEC_CopyCondition = rt.EnumSpec(CopyCondition)
 SPEC_LoanState = rt.EnumSpec(LoanState)
@@ -233,6 +486,8 @@ SPEC_Author = rt.RecordSpec(
         rt.FieldSpec(name="author_id", spec=rt.STR, required=False),
         rt.FieldSpec(name="name", spec=rt.STR, required=True),
     ],
+    to_json=_to_json_Author,
+    json_repr=_json_repr_Author,
 )
 SPEC_Book = rt.RecordSpec(
     Book,
@@ -243,14 +498,18 @@ SPEC_Book = rt.RecordSpec(
         rt.FieldSpec(name="title", spec=rt.STR, required=True),
         rt.FieldSpec(name="year", spec=rt.INT, required=True, description="year of publication"),
     ],
+    to_json=_to_json_Book,
+    json_repr=_json_repr_Book,
 )
 SPEC_BookAuthor = rt.RecordSpec(
     BookAuthor,
     lambda: [
         rt.FieldSpec(name="link_id", spec=rt.STR, required=False),
-        rt.FieldSpec(name="book", spec=rt.RefSpec(rt.STR, "Book", "books"), required=True),
-        rt.FieldSpec(name="author", spec=rt.RefSpec(rt.STR, "Author", "authors"), required=True),
+        rt.FieldSpec(name="book", spec=_SPEC_0, required=True),
+        rt.FieldSpec(name="author", spec=_SPEC_1, required=True),
     ],
+    to_json=_to_json_BookAuthor,
+    json_repr=_json_repr_BookAuthor,
 )
 SPEC_Copy = rt.RecordSpec(
     Copy,
@@ -258,12 +517,14 @@ SPEC_Copy = rt.RecordSpec(
         rt.FieldSpec(
             name="copy_id", spec=rt.STR, required=True, description="barcode, e.g. 9780441013593-1"
         ),
-        rt.FieldSpec(name="book", spec=rt.RefSpec(rt.STR, "Book", "books"), required=True),
+        rt.FieldSpec(name="book", spec=_SPEC_0, required=True),
         rt.FieldSpec(
             name="shelf", spec=rt.STR, required=True, description="call-number shelf, e.g. SF-HER"
         ),
         rt.FieldSpec(name="condition", spec=SPEC_CopyCondition, required=False),
     ],
+    to_json=_to_json_Copy,
+    json_repr=_json_repr_Copy,
 )
 SPEC_Member = rt.RecordSpec(
     Member,
@@ -280,44 +541,48 @@ SPEC_Member = rt.RecordSpec(
         ),
         rt.FieldSpec(name="status", spec=SPEC_MemberStatus, required=False),
     ],
+    to_json=_to_json_Member,
+    json_repr=_json_repr_Member,
 )
 SPEC_Loan = rt.RecordSpec(
     Loan,
     lambda: [
         rt.FieldSpec(name="loan_id", spec=rt.STR, required=False),
-        rt.FieldSpec(
-            name="copy", spec=rt.RefSpec(rt.STR, "Copy", "copies"), required=True, attr="copy_"
-        ),
-        rt.FieldSpec(name="member", spec=rt.RefSpec(rt.STR, "Member", "members"), required=True),
+        rt.FieldSpec(name="copy", spec=_SPEC_2, required=True, attr="copy_"),
+        rt.FieldSpec(name="member", spec=_SPEC_3, required=True),
         rt.FieldSpec(name="checked_out", spec=rt.DATETIME, required=True),
         rt.FieldSpec(name="due", spec=rt.DATE, required=True),
-        rt.FieldSpec(name="returned_at", spec=rt.OptionalSpec(rt.DATETIME), required=False),
+        rt.FieldSpec(name="returned_at", spec=_SPEC_4, required=False),
         rt.FieldSpec(name="renewals", spec=rt.INT, required=False),
         rt.FieldSpec(name="state", spec=SPEC_LoanState, required=False),
     ],
+    to_json=_to_json_Loan,
+    json_repr=_json_repr_Loan,
 )
 SPEC_Hold = rt.RecordSpec(
     Hold,
     lambda: [
         rt.FieldSpec(name="hold_id", spec=rt.STR, required=False),
-        rt.FieldSpec(name="book", spec=rt.RefSpec(rt.STR, "Book", "books"), required=True),
-        rt.FieldSpec(name="member", spec=rt.RefSpec(rt.STR, "Member", "members"), required=True),
+        rt.FieldSpec(name="book", spec=_SPEC_0, required=True),
+        rt.FieldSpec(name="member", spec=_SPEC_3, required=True),
         rt.FieldSpec(name="placed", spec=rt.DATETIME, required=True),
         rt.FieldSpec(
             name="copy",
-            spec=rt.OptionalSpec(rt.RefSpec(rt.STR, "Copy", "copies")),
+            spec=_SPEC_5,
             required=False,
             description="the copy set aside once the hold is ready",
             attr="copy_",
         ),
         rt.FieldSpec(
             name="ready_until",
-            spec=rt.OptionalSpec(rt.DATE),
+            spec=_SPEC_6,
             required=False,
             description="last pickup day of a ready hold",
         ),
         rt.FieldSpec(name="state", spec=SPEC_HoldState, required=False),
     ],
+    to_json=_to_json_Hold,
+    json_repr=_json_repr_Hold,
 )
 SPEC_BookInfo = rt.RecordSpec(
     BookInfo,
@@ -325,7 +590,7 @@ SPEC_BookInfo = rt.RecordSpec(
         rt.FieldSpec(name="isbn", spec=rt.STR, required=True),
         rt.FieldSpec(name="title", spec=rt.STR, required=True),
         rt.FieldSpec(name="year", spec=rt.INT, required=True),
-        rt.FieldSpec(name="authors", spec=rt.ListSpec(rt.STR), required=True),
+        rt.FieldSpec(name="authors", spec=_SPEC_7, required=True),
         rt.FieldSpec(name="copies_total", spec=rt.INT, required=True),
         rt.FieldSpec(
             name="copies_available",
@@ -334,6 +599,8 @@ SPEC_BookInfo = rt.RecordSpec(
             description="copies on the shelf that can be checked out now",
         ),
     ],
+    to_json=_to_json_BookInfo,
+    json_repr=_json_repr_BookInfo,
 )
 SPEC_ReturnReceipt = rt.RecordSpec(
     ReturnReceipt,
@@ -349,22 +616,26 @@ SPEC_ReturnReceipt = rt.RecordSpec(
         ),
         rt.FieldSpec(
             name="hold_ready_for",
-            spec=rt.OptionalSpec(rt.RefSpec(rt.STR, "Member", "members")),
+            spec=_SPEC_8,
             required=False,
             description="member whose hold this copy now serves, if any",
         ),
     ],
+    to_json=_to_json_ReturnReceipt,
+    json_repr=_json_repr_ReturnReceipt,
 )
 SPEC_OverdueItem = rt.RecordSpec(
     OverdueItem,
     lambda: [
         rt.FieldSpec(name="loan_id", spec=rt.STR, required=True),
-        rt.FieldSpec(name="member", spec=rt.RefSpec(rt.STR, "Member", "members"), required=True),
+        rt.FieldSpec(name="member", spec=_SPEC_3, required=True),
         rt.FieldSpec(name="title", spec=rt.STR, required=True),
         rt.FieldSpec(name="due", spec=rt.DATE, required=True),
         rt.FieldSpec(name="days_late", spec=rt.INT, required=True),
         rt.FieldSpec(name="fine_so_far_cents", spec=rt.INT, required=True),
     ],
+    to_json=_to_json_OverdueItem,
+    json_repr=_json_repr_OverdueItem,
 )
 SPEC_ClockReport = rt.RecordSpec(
     ClockReport,
@@ -373,7 +644,23 @@ SPEC_ClockReport = rt.RecordSpec(
         rt.FieldSpec(name="holds_expired", spec=rt.INT, required=True),
         rt.FieldSpec(name="memberships_expired", spec=rt.INT, required=True),
     ],
+    to_json=_to_json_ClockReport,
+    json_repr=_json_repr_ClockReport,
 )
+
+_SPEC_0: rt.TypeSpec = rt.RefSpec(rt.STR, "Book", "books")  # ref Book
+_SPEC_1: rt.TypeSpec = rt.RefSpec(rt.STR, "Author", "authors")  # ref Author
+_SPEC_2: rt.TypeSpec = rt.RefSpec(rt.STR, "Copy", "copies")  # ref Copy
+_SPEC_3: rt.TypeSpec = rt.RefSpec(rt.STR, "Member", "members")  # ref Member
+_SPEC_4: rt.TypeSpec = rt.OptionalSpec(rt.DATETIME)  # datetime?
+_SPEC_5: rt.TypeSpec = rt.OptionalSpec(rt.RefSpec(rt.STR, "Copy", "copies"))  # ref Copy?
+_SPEC_6: rt.TypeSpec = rt.OptionalSpec(rt.DATE)  # date?
+_SPEC_7: rt.TypeSpec = rt.ListSpec(rt.STR)  # list[str]
+_SPEC_8: rt.TypeSpec = rt.OptionalSpec(rt.RefSpec(rt.STR, "Member", "members"))  # ref Member?
+_SPEC_9: rt.TypeSpec = rt.ListSpec(SPEC_BookInfo)  # list[BookInfo]
+_SPEC_10: rt.TypeSpec = rt.ListSpec(SPEC_Copy)  # list[Copy]
+_SPEC_11: rt.TypeSpec = rt.ListSpec(SPEC_Loan)  # list[Loan]
+_SPEC_12: rt.TypeSpec = rt.ListSpec(SPEC_OverdueItem)  # list[OverdueItem]
 
 C_LOAN_DAYS: int = 21
 C_MAX_RENEWALS: int = 2
@@ -382,6 +669,107 @@ C_DAILY_FINE_CENTS: int = 25
 C_REPLACEMENT_FEE_CENTS: int = 2500
 C_FINE_BLOCK_CENTS: int = 500
 C_HOLD_PICKUP_DAYS: int = 7
+
+_ARGUMENTS_search_books = frozenset(
+    {
+        "text",
+    }
+)  # the arguments of search_books
+_ARGUMENTS_get_book = frozenset(
+    {
+        "isbn",
+    }
+)  # the arguments of get_book
+_ARGUMENTS_list_copies = frozenset(
+    {
+        "isbn",
+        "available_only",
+    }
+)  # the arguments of list_copies
+_ARGUMENTS_get_member = frozenset(
+    {
+        "member_id",
+    }
+)  # the arguments of get_member
+_ARGUMENTS_list_member_loans = frozenset(
+    {
+        "member_id",
+        "include_returned",
+    }
+)  # the arguments of list_member_loans
+_ARGUMENTS_register_member = frozenset(
+    {
+        "member_id",
+        "name",
+        "email",
+    }
+)  # the arguments of register_member
+_ARGUMENTS_renew_membership = frozenset(
+    {
+        "member_id",
+    }
+)  # the arguments of renew_membership
+_ARGUMENTS_pay_fine = frozenset(
+    {
+        "member_id",
+        "amount_cents",
+    }
+)  # the arguments of pay_fine
+_ARGUMENTS_check_out = frozenset(
+    {
+        "copy_id",
+        "member_id",
+    }
+)  # the arguments of check_out
+_ARGUMENTS_return_copy = frozenset(
+    {
+        "copy_id",
+        "condition",
+    }
+)  # the arguments of return_copy
+_ARGUMENTS_renew_loan = frozenset(
+    {
+        "loan_id",
+        "member_id",
+    }
+)  # the arguments of renew_loan
+_ARGUMENTS_report_lost = frozenset(
+    {
+        "loan_id",
+    }
+)  # the arguments of report_lost
+_ARGUMENTS_place_hold = frozenset(
+    {
+        "isbn",
+        "member_id",
+    }
+)  # the arguments of place_hold
+_ARGUMENTS_cancel_hold = frozenset(
+    {
+        "hold_id",
+        "member_id",
+    }
+)  # the arguments of cancel_hold
+_ARGUMENTS_advance_clock = frozenset(
+    {
+        "to",
+    }
+)  # the arguments of advance_clock
+_ARGUMENTS_add_book = frozenset(
+    {
+        "isbn",
+        "title",
+        "year",
+        "author_names",
+        "shelf",
+        "copy_count",
+    }
+)  # the arguments of add_book
+_ARGUMENTS_withdraw_book = frozenset(
+    {
+        "isbn",
+    }
+)  # the arguments of withdraw_book
 
 
 # library_lending.branch.json: the initial state of 8 tasks
@@ -550,9 +938,10 @@ class LibraryLendingEnv(rt.Environment):
                     description="words from a title or an author's name, case-insensitive",
                 ),
             ),
-            result=rt.ListSpec(SPEC_BookInfo),
+            result=_SPEC_9,
             impl="_impl_search_books",
             json_arguments="_json_search_books",
+            call="_call_search_books",
         ),
         "get_book": rt.ToolSpec(
             name="get_book",
@@ -566,6 +955,7 @@ class LibraryLendingEnv(rt.Environment):
             result=SPEC_BookInfo,
             impl="_impl_get_book",
             json_arguments="_json_get_book",
+            call="_call_get_book",
         ),
         "list_copies": rt.ToolSpec(
             name="list_copies",
@@ -583,9 +973,10 @@ class LibraryLendingEnv(rt.Environment):
                     description="only copies that can be checked out now",
                 ),
             ),
-            result=rt.ListSpec(SPEC_Copy),
+            result=_SPEC_10,
             impl="_impl_list_copies",
             json_arguments="_json_list_copies",
+            call="_call_list_copies",
         ),
         "get_member": rt.ToolSpec(
             name="get_member",
@@ -602,6 +993,7 @@ class LibraryLendingEnv(rt.Environment):
             result=SPEC_Member,
             impl="_impl_get_member",
             json_arguments="_json_get_member",
+            call="_call_get_member",
         ),
         "list_member_loans": rt.ToolSpec(
             name="list_member_loans",
@@ -619,18 +1011,20 @@ class LibraryLendingEnv(rt.Environment):
                     description="also list past loans",
                 ),
             ),
-            result=rt.ListSpec(SPEC_Loan),
+            result=_SPEC_11,
             impl="_impl_list_member_loans",
             json_arguments="_json_list_member_loans",
+            call="_call_list_member_loans",
         ),
         "list_overdue_loans": rt.ToolSpec(
             name="list_overdue_loans",
             kind="query",
             description="All active loans past their due date, most overdue first, with the fine accrued so far.",
             params=(),
-            result=rt.ListSpec(SPEC_OverdueItem),
+            result=_SPEC_12,
             impl="_impl_list_overdue_loans",
             json_arguments="_json_list_overdue_loans",
+            call="_call_list_overdue_loans",
         ),
         "register_member": rt.ToolSpec(
             name="register_member",
@@ -654,6 +1048,7 @@ class LibraryLendingEnv(rt.Environment):
             result=SPEC_Member,
             impl="_impl_register_member",
             json_arguments="_json_register_member",
+            call="_call_register_member",
             env_invariants=(
                 "_inv_1",
                 "_inv_2",
@@ -672,6 +1067,7 @@ class LibraryLendingEnv(rt.Environment):
             result=SPEC_Member,
             impl="_impl_renew_membership",
             json_arguments="_json_renew_membership",
+            call="_call_renew_membership",
             row_env_invariants=(("members", "_inv_1_row", "_inv_1"),),
         ),
         "pay_fine": rt.ToolSpec(
@@ -692,6 +1088,7 @@ class LibraryLendingEnv(rt.Environment):
             result=SPEC_Member,
             impl="_impl_pay_fine",
             json_arguments="_json_pay_fine",
+            call="_call_pay_fine",
             row_env_invariants=(("members", "_inv_1_row", "_inv_1"),),
         ),
         "check_out": rt.ToolSpec(
@@ -709,6 +1106,7 @@ class LibraryLendingEnv(rt.Environment):
             result=SPEC_Loan,
             impl="_impl_check_out",
             json_arguments="_json_check_out",
+            call="_call_check_out",
             env_invariants=(
                 "_inv_0",
                 "_inv_1",
@@ -738,6 +1136,7 @@ class LibraryLendingEnv(rt.Environment):
             result=SPEC_ReturnReceipt,
             impl="_impl_return_copy",
             json_arguments="_json_return_copy",
+            call="_call_return_copy",
             env_invariants=(
                 "_inv_0",
                 "_inv_1",
@@ -761,6 +1160,7 @@ class LibraryLendingEnv(rt.Environment):
             result=SPEC_Loan,
             impl="_impl_renew_loan",
             json_arguments="_json_renew_loan",
+            call="_call_renew_loan",
             env_invariants=(
                 "_inv_0",
                 "_inv_1",
@@ -775,6 +1175,7 @@ class LibraryLendingEnv(rt.Environment):
             result=SPEC_Loan,
             impl="_impl_report_lost",
             json_arguments="_json_report_lost",
+            call="_call_report_lost",
             env_invariants=(
                 "_inv_0",
                 "_inv_1",
@@ -796,6 +1197,7 @@ class LibraryLendingEnv(rt.Environment):
             result=SPEC_Hold,
             impl="_impl_place_hold",
             json_arguments="_json_place_hold",
+            call="_call_place_hold",
             env_invariants=("_inv_2",),
             row_env_invariants=(("holds", "_inv_3_row", "_inv_3"),),
         ),
@@ -815,6 +1217,7 @@ class LibraryLendingEnv(rt.Environment):
             result=SPEC_Hold,
             impl="_impl_cancel_hold",
             json_arguments="_json_cancel_hold",
+            call="_call_cancel_hold",
             env_invariants=("_inv_2",),
             row_env_invariants=(("holds", "_inv_3_row", "_inv_3"),),
         ),
@@ -833,6 +1236,7 @@ class LibraryLendingEnv(rt.Environment):
             result=SPEC_ClockReport,
             impl="_impl_advance_clock",
             json_arguments="_json_advance_clock",
+            call="_call_advance_clock",
             env_invariants=(
                 "_inv_1",
                 "_inv_2",
@@ -853,7 +1257,7 @@ class LibraryLendingEnv(rt.Environment):
                 ),
                 rt.ParamSpec(
                     name="author_names",
-                    spec=rt.ListSpec(rt.STR),
+                    spec=_SPEC_7,
                     required=True,
                     description="authors in credit order; existing authors are reused",
                 ),
@@ -871,6 +1275,7 @@ class LibraryLendingEnv(rt.Environment):
             result=SPEC_BookInfo,
             impl="_impl_add_book",
             json_arguments="_json_add_book",
+            call="_call_add_book",
             env_invariants=(
                 "_inv_0",
                 "_inv_1",
@@ -893,6 +1298,7 @@ class LibraryLendingEnv(rt.Environment):
             result=rt.STR,
             impl="_impl_withdraw_book",
             json_arguments="_json_withdraw_book",
+            call="_call_withdraw_book",
             env_invariants=(
                 "_inv_0",
                 "_inv_1",
@@ -1224,6 +1630,52 @@ class LibraryLendingEnv(rt.Environment):
         v0 = values.get("text")
         return {"text": v0}
 
+    def _call_search_books(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for search_books (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_search_books:
+            return None  # an unknown argument: the generic parser says which
+        text: str
+        given_text = given.get("text", _MISSING)
+        if given_text is _MISSING:
+            return None  # the generic parser says so
+        if type(given_text) is str and len(given_text) <= 64 and given_text.isascii():
+            text = given_text
+        else:
+            text = rt.STR.from_json(given_text, "text")  # library_lending.env:251
+        arguments: dict[str, Any] = {"text": text}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_search_books(text=text)
+            data = _SPEC_9.to_json(result) if result is not None else None
+            if type(data) is not str:
+                problem = _result_problem(data, self.size_budget)
+                if problem is not None:
+                    raise rt.Fail(problem)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("search_books", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("search_books", arguments, False, outcome["error"]))
+        return outcome
+
     def get_book(self, *, isbn: str) -> rt.Result:
         "Catalog record of one book: title, year, authors and copy counts."
         return self.invoke_typed("get_book", {"isbn": isbn})
@@ -1233,6 +1685,74 @@ class LibraryLendingEnv(rt.Environment):
         "The JSON arguments of a typed call of get_book."
         v0 = values.get("isbn")
         return {"isbn": v0}
+
+    def _call_get_book(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for get_book (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_get_book:
+            return None  # an unknown argument: the generic parser says which
+        isbn: str
+        given_isbn = given.get("isbn", _MISSING)
+        if given_isbn is _MISSING:
+            return None  # the generic parser says so
+        if type(given_isbn) is str and len(given_isbn) <= 64 and given_isbn.isascii():
+            isbn = given_isbn
+        else:
+            isbn = rt.STR.from_json(given_isbn, "isbn")  # library_lending.env:265
+        arguments: dict[str, Any] = {"isbn": isbn}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_get_book(isbn=isbn)
+            data = (
+                {
+                    "authors": list(result.authors),
+                    "copies_available": result.copies_available,
+                    "copies_total": result.copies_total,
+                    "isbn": result.isbn,
+                    "title": result.title,
+                    "year": result.year,
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = 6 + len(data["isbn"]) + len(data["title"])
+            v = data["year"]
+            if not _MIN_INT <= v <= _MAX_INT:
+                raise rt.Fail(_INT_RESULT)
+            v = data["authors"]
+            total += len(v) + sum(map(len, v))
+            v = data["copies_total"]
+            if not _MIN_INT <= v <= _MAX_INT:
+                raise rt.Fail(_INT_RESULT)
+            v = data["copies_available"]
+            if not _MIN_INT <= v <= _MAX_INT:
+                raise rt.Fail(_INT_RESULT)
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("get_book", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("get_book", arguments, False, outcome["error"]))
+        return outcome
 
     def list_copies(self, *, isbn: str, available_only: bool | None = None) -> rt.Result:
         "The physical copies of a book, with shelf and condition."
@@ -1247,6 +1767,62 @@ class LibraryLendingEnv(rt.Environment):
             v1 = False
         return {"isbn": v0, "available_only": v1}
 
+    def _call_list_copies(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for list_copies (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_list_copies:
+            return None  # an unknown argument: the generic parser says which
+        isbn: str
+        given_isbn = given.get("isbn", _MISSING)
+        if given_isbn is _MISSING:
+            return None  # the generic parser says so
+        if type(given_isbn) is str and len(given_isbn) <= 64 and given_isbn.isascii():
+            isbn = given_isbn
+        else:
+            isbn = rt.STR.from_json(given_isbn, "isbn")  # library_lending.env:272
+        available_only: bool
+        given_available_only = given.get("available_only", _MISSING)
+        if given_available_only is _MISSING:
+            available_only = False
+        elif type(given_available_only) is bool:
+            available_only = given_available_only
+        else:
+            available_only = rt.BOOL.from_json(
+                given_available_only, "available_only"
+            )  # library_lending.env:273
+        arguments: dict[str, Any] = {"isbn": isbn, "available_only": available_only}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_list_copies(isbn=isbn, available_only=available_only)
+            data = _SPEC_10.to_json(result) if result is not None else None
+            if type(data) is not str:
+                problem = _result_problem(data, self.size_budget)
+                if problem is not None:
+                    raise rt.Fail(problem)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("list_copies", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("list_copies", arguments, False, outcome["error"]))
+        return outcome
+
     def get_member(self, *, member_id: str) -> rt.Result:
         "A member's record: status, membership expiry and unpaid fines."
         return self.invoke_typed("get_member", {"member_id": member_id})
@@ -1256,6 +1832,79 @@ class LibraryLendingEnv(rt.Environment):
         "The JSON arguments of a typed call of get_member."
         v0 = values.get("member_id")
         return {"member_id": v0}
+
+    def _call_get_member(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for get_member (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_get_member:
+            return None  # an unknown argument: the generic parser says which
+        member_id: str
+        given_member_id = given.get("member_id", _MISSING)
+        if given_member_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_member_id) is str
+            and len(given_member_id) <= 64
+            and given_member_id.isascii()
+        ):
+            member_id = given_member_id
+        else:
+            member_id = rt.STR.from_json(given_member_id, "member_id")  # library_lending.env:280
+        arguments: dict[str, Any] = {"member_id": member_id}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_get_member(member_id=member_id)
+            data = (
+                {
+                    "email": result.email,
+                    "expires": rt.DATE.to_json(result.expires),
+                    "fines_cents": result.fines_cents,
+                    "joined": rt.DATE.to_json(result.joined),
+                    "member_id": result.member_id,
+                    "name": result.name,
+                    "status": result.status._value_,
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = (
+                7
+                + len(data["member_id"])
+                + len(data["name"])
+                + len(data["email"])
+                + len(data["joined"])
+                + len(data["expires"])
+                + len(data["status"])
+            )
+            v = data["fines_cents"]
+            if not _MIN_INT <= v <= _MAX_INT:
+                raise rt.Fail(_INT_RESULT)
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("get_member", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("get_member", arguments, False, outcome["error"]))
+        return outcome
 
     def list_member_loans(
         self, *, member_id: str, include_returned: bool | None = None
@@ -1274,6 +1923,68 @@ class LibraryLendingEnv(rt.Environment):
             v1 = False
         return {"member_id": v0, "include_returned": v1}
 
+    def _call_list_member_loans(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for list_member_loans (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_list_member_loans:
+            return None  # an unknown argument: the generic parser says which
+        member_id: str
+        given_member_id = given.get("member_id", _MISSING)
+        if given_member_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_member_id) is str
+            and len(given_member_id) <= 64
+            and given_member_id.isascii()
+        ):
+            member_id = given_member_id
+        else:
+            member_id = rt.STR.from_json(given_member_id, "member_id")  # library_lending.env:287
+        include_returned: bool
+        given_include_returned = given.get("include_returned", _MISSING)
+        if given_include_returned is _MISSING:
+            include_returned = False
+        elif type(given_include_returned) is bool:
+            include_returned = given_include_returned
+        else:
+            include_returned = rt.BOOL.from_json(
+                given_include_returned, "include_returned"
+            )  # library_lending.env:288
+        arguments: dict[str, Any] = {"member_id": member_id, "include_returned": include_returned}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_list_member_loans(
+                member_id=member_id, include_returned=include_returned
+            )
+            data = _SPEC_11.to_json(result) if result is not None else None
+            if type(data) is not str:
+                problem = _result_problem(data, self.size_budget)
+                if problem is not None:
+                    raise rt.Fail(problem)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("list_member_loans", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("list_member_loans", arguments, False, outcome["error"]))
+        return outcome
+
     def list_overdue_loans(self) -> rt.Result:
         "All active loans past their due date, most overdue first, with the fine accrued so far."
         return self.invoke_typed("list_overdue_loans", {})
@@ -1282,6 +1993,44 @@ class LibraryLendingEnv(rt.Environment):
     def _json_list_overdue_loans(cls, values: dict[str, Any]) -> dict[str, Any]:
         "The JSON arguments of a typed call of list_overdue_loans."
         return {}
+
+    def _call_list_overdue_loans(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for list_overdue_loans (envdsl/codegen/tool_calls.py)."
+        if given:
+            return None  # an unknown argument: the generic parser says which
+        arguments: dict[str, Any] = {}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_list_overdue_loans()
+            data = _SPEC_12.to_json(result) if result is not None else None
+            if type(data) is not str:
+                problem = _result_problem(data, self.size_budget)
+                if problem is not None:
+                    raise rt.Fail(problem)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("list_overdue_loans", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("list_overdue_loans", arguments, False, outcome["error"]))
+        return outcome
 
     def register_member(self, *, member_id: str, name: str, email: str) -> rt.Result:
         "Sign up a new member. The membership starts today and runs for twelve months."
@@ -1297,6 +2046,107 @@ class LibraryLendingEnv(rt.Environment):
         v2 = values.get("email")
         return {"member_id": v0, "name": v1, "email": v2}
 
+    def _call_register_member(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for register_member (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_register_member:
+            return None  # an unknown argument: the generic parser says which
+        member_id: str
+        given_member_id = given.get("member_id", _MISSING)
+        if given_member_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_member_id) is str
+            and len(given_member_id) <= 64
+            and given_member_id.isascii()
+        ):
+            member_id = given_member_id
+        else:
+            member_id = rt.STR.from_json(given_member_id, "member_id")  # library_lending.env:322
+        name: str
+        given_name = given.get("name", _MISSING)
+        if given_name is _MISSING:
+            return None  # the generic parser says so
+        if type(given_name) is str and len(given_name) <= 64 and given_name.isascii():
+            name = given_name
+        else:
+            name = rt.STR.from_json(given_name, "name")  # library_lending.env:323
+        email: str
+        given_email = given.get("email", _MISSING)
+        if given_email is _MISSING:
+            return None  # the generic parser says so
+        if type(given_email) is str and len(given_email) <= 64 and given_email.isascii():
+            email = given_email
+        else:
+            email = rt.STR.from_json(given_email, "email")  # library_lending.env:324
+        arguments: dict[str, Any] = {"member_id": member_id, "name": name, "email": email}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_register_member(member_id=member_id, name=name, email=email)
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            if not self._inv_1():
+                self._env_invariant_failed("_inv_1")  # library_lending.env:164
+            if not self._inv_2():
+                self._env_invariant_failed("_inv_2")  # library_lending.env:167
+            if not self._inv_3():
+                self._env_invariant_failed("_inv_3")  # library_lending.env:174
+            data = (
+                {
+                    "email": result.email,
+                    "expires": rt.DATE.to_json(result.expires),
+                    "fines_cents": result.fines_cents,
+                    "joined": rt.DATE.to_json(result.joined),
+                    "member_id": result.member_id,
+                    "name": result.name,
+                    "status": result.status._value_,
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = (
+                7
+                + len(data["member_id"])
+                + len(data["name"])
+                + len(data["email"])
+                + len(data["joined"])
+                + len(data["expires"])
+                + len(data["status"])
+            )
+            v = data["fines_cents"]
+            if not _MIN_INT <= v <= _MAX_INT:
+                raise rt.Fail(_INT_RESULT)
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("register_member", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("register_member", arguments, False, outcome["error"]))
+        return outcome
+
     def renew_membership(self, *, member_id: str) -> rt.Result:
         "Extend a membership by twelve months (from its end, or from today if it has lapsed).\nFines must be paid first; suspended members must see staff."
         return self.invoke_typed("renew_membership", {"member_id": member_id})
@@ -1306,6 +2156,90 @@ class LibraryLendingEnv(rt.Environment):
         "The JSON arguments of a typed call of renew_membership."
         v0 = values.get("member_id")
         return {"member_id": v0}
+
+    def _call_renew_membership(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for renew_membership (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_renew_membership:
+            return None  # an unknown argument: the generic parser says which
+        member_id: str
+        given_member_id = given.get("member_id", _MISSING)
+        if given_member_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_member_id) is str
+            and len(given_member_id) <= 64
+            and given_member_id.isascii()
+        ):
+            member_id = given_member_id
+        else:
+            member_id = rt.STR.from_json(given_member_id, "member_id")  # library_lending.env:346
+        arguments: dict[str, Any] = {"member_id": member_id}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_renew_membership(member_id=member_id)
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            table = self._tables["members"]
+            for touched_table, key in self._touched:
+                row = table.get(key) if touched_table == "members" else None
+                if row is not None and not self._inv_1_row(row):
+                    self._env_invariant_failed("_inv_1")  # library_lending.env:164
+            data = (
+                {
+                    "email": result.email,
+                    "expires": rt.DATE.to_json(result.expires),
+                    "fines_cents": result.fines_cents,
+                    "joined": rt.DATE.to_json(result.joined),
+                    "member_id": result.member_id,
+                    "name": result.name,
+                    "status": result.status._value_,
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = (
+                7
+                + len(data["member_id"])
+                + len(data["name"])
+                + len(data["email"])
+                + len(data["joined"])
+                + len(data["expires"])
+                + len(data["status"])
+            )
+            v = data["fines_cents"]
+            if not _MIN_INT <= v <= _MAX_INT:
+                raise rt.Fail(_INT_RESULT)
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("renew_membership", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("renew_membership", arguments, False, outcome["error"]))
+        return outcome
 
     def pay_fine(self, *, member_id: str, amount_cents: int) -> rt.Result:
         "Record a fine payment."
@@ -1318,6 +2252,100 @@ class LibraryLendingEnv(rt.Environment):
         v1 = values.get("amount_cents")
         return {"member_id": v0, "amount_cents": v1}
 
+    def _call_pay_fine(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for pay_fine (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_pay_fine:
+            return None  # an unknown argument: the generic parser says which
+        member_id: str
+        given_member_id = given.get("member_id", _MISSING)
+        if given_member_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_member_id) is str
+            and len(given_member_id) <= 64
+            and given_member_id.isascii()
+        ):
+            member_id = given_member_id
+        else:
+            member_id = rt.STR.from_json(given_member_id, "member_id")  # library_lending.env:360
+        amount_cents: int
+        given_amount_cents = given.get("amount_cents", _MISSING)
+        if given_amount_cents is _MISSING:
+            return None  # the generic parser says so
+        if type(given_amount_cents) is int and _MIN_INT <= given_amount_cents <= _MAX_INT:
+            amount_cents = given_amount_cents
+        else:
+            amount_cents = rt.INT.from_json(
+                given_amount_cents, "amount_cents"
+            )  # library_lending.env:361
+        arguments: dict[str, Any] = {"member_id": member_id, "amount_cents": amount_cents}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_pay_fine(member_id=member_id, amount_cents=amount_cents)
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            table = self._tables["members"]
+            for touched_table, key in self._touched:
+                row = table.get(key) if touched_table == "members" else None
+                if row is not None and not self._inv_1_row(row):
+                    self._env_invariant_failed("_inv_1")  # library_lending.env:164
+            data = (
+                {
+                    "email": result.email,
+                    "expires": rt.DATE.to_json(result.expires),
+                    "fines_cents": result.fines_cents,
+                    "joined": rt.DATE.to_json(result.joined),
+                    "member_id": result.member_id,
+                    "name": result.name,
+                    "status": result.status._value_,
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = (
+                7
+                + len(data["member_id"])
+                + len(data["name"])
+                + len(data["email"])
+                + len(data["joined"])
+                + len(data["expires"])
+                + len(data["status"])
+            )
+            v = data["fines_cents"]
+            if not _MIN_INT <= v <= _MAX_INT:
+                raise rt.Fail(_INT_RESULT)
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("pay_fine", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("pay_fine", arguments, False, outcome["error"]))
+        return outcome
+
     def check_out(self, *, copy_id: str, member_id: str) -> rt.Result:
         "Lend a copy to a member for LOAN_DAYS days (the due date moves past Sundays and holidays).\nThe member must be active and unexpired, owe less than FINE_BLOCK_CENTS and have fewer than\nMAX_LOANS loans. A copy set aside for a hold can only go to that hold's member, which\nfulfils the hold."
         return self.invoke_typed("check_out", {"copy_id": copy_id, "member_id": member_id})
@@ -1328,6 +2356,107 @@ class LibraryLendingEnv(rt.Environment):
         v0 = values.get("copy_id")
         v1 = values.get("member_id")
         return {"copy_id": v0, "member_id": v1}
+
+    def _call_check_out(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for check_out (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_check_out:
+            return None  # an unknown argument: the generic parser says which
+        copy_id: str
+        given_copy_id = given.get("copy_id", _MISSING)
+        if given_copy_id is _MISSING:
+            return None  # the generic parser says so
+        if type(given_copy_id) is str and len(given_copy_id) <= 64 and given_copy_id.isascii():
+            copy_id = given_copy_id
+        else:
+            copy_id = rt.STR.from_json(given_copy_id, "copy_id")  # library_lending.env:373
+        member_id: str
+        given_member_id = given.get("member_id", _MISSING)
+        if given_member_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_member_id) is str
+            and len(given_member_id) <= 64
+            and given_member_id.isascii()
+        ):
+            member_id = given_member_id
+        else:
+            member_id = rt.STR.from_json(given_member_id, "member_id")  # library_lending.env:374
+        arguments: dict[str, Any] = {"copy_id": copy_id, "member_id": member_id}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_check_out(copy_id=copy_id, member_id=member_id)
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            if not self._inv_0():
+                self._env_invariant_failed("_inv_0")  # library_lending.env:158
+            if not self._inv_1():
+                self._env_invariant_failed("_inv_1")  # library_lending.env:164
+            if not self._inv_2():
+                self._env_invariant_failed("_inv_2")  # library_lending.env:167
+            if not self._inv_3():
+                self._env_invariant_failed("_inv_3")  # library_lending.env:174
+            data = (
+                {
+                    "checked_out": _format_datetime(result.checked_out),
+                    "copy": result.copy_,
+                    "due": rt.DATE.to_json(result.due),
+                    "loan_id": result.loan_id,
+                    "member": result.member,
+                    "renewals": result.renewals,
+                    "returned_at": (
+                        None if result.returned_at is None else _format_datetime(result.returned_at)
+                    ),
+                    "state": result.state._value_,
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = (
+                8
+                + len(data["loan_id"])
+                + len(data["copy"])
+                + len(data["member"])
+                + len(data["checked_out"])
+                + len(data["due"])
+                + len(data["state"])
+            )
+            v = data["returned_at"]
+            if v is not None:
+                total += len(v)
+            v = data["renewals"]
+            if not _MIN_INT <= v <= _MAX_INT:
+                raise rt.Fail(_INT_RESULT)
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("check_out", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("check_out", arguments, False, outcome["error"]))
+        return outcome
 
     def return_copy(self, *, copy_id: str, condition: CopyCondition | None = None) -> rt.Result:
         "Take back a copy. A late return charges DAILY_FINE_CENTS per day late to the borrower.\nIf someone is waiting for the book, the copy is set aside for the oldest hold."
@@ -1347,6 +2476,100 @@ class LibraryLendingEnv(rt.Environment):
             ),
         }
 
+    def _call_return_copy(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for return_copy (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_return_copy:
+            return None  # an unknown argument: the generic parser says which
+        copy_id: str
+        given_copy_id = given.get("copy_id", _MISSING)
+        if given_copy_id is _MISSING:
+            return None  # the generic parser says so
+        if type(given_copy_id) is str and len(given_copy_id) <= 64 and given_copy_id.isascii():
+            copy_id = given_copy_id
+        else:
+            copy_id = rt.STR.from_json(given_copy_id, "copy_id")  # library_lending.env:408
+        condition: CopyCondition
+        given_condition = given.get("condition", _MISSING)
+        if given_condition is _MISSING:
+            condition = CopyCondition.good
+        else:
+            member_condition = (
+                SPEC_CopyCondition.by_value.get(given_condition)
+                if type(given_condition) is str
+                else None
+            )
+            condition = (
+                member_condition
+                if member_condition is not None
+                else SPEC_CopyCondition.from_json(given_condition, "condition")
+            )  # library_lending.env:409
+        arguments: dict[str, Any] = {"copy_id": copy_id, "condition": condition._value_}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_return_copy(copy_id=copy_id, condition=condition)
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            if not self._inv_0():
+                self._env_invariant_failed("_inv_0")  # library_lending.env:158
+            if not self._inv_1():
+                self._env_invariant_failed("_inv_1")  # library_lending.env:164
+            if not self._inv_2():
+                self._env_invariant_failed("_inv_2")  # library_lending.env:167
+            if not self._inv_3():
+                self._env_invariant_failed("_inv_3")  # library_lending.env:174
+            data = (
+                {
+                    "days_late": result.days_late,
+                    "fine_cents": result.fine_cents,
+                    "hold_ready_for": result.hold_ready_for,
+                    "loan_id": result.loan_id,
+                    "title": result.title,
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = 5 + len(data["loan_id"]) + len(data["title"])
+            v = data["days_late"]
+            if not _MIN_INT <= v <= _MAX_INT:
+                raise rt.Fail(_INT_RESULT)
+            v = data["fine_cents"]
+            if not _MIN_INT <= v <= _MAX_INT:
+                raise rt.Fail(_INT_RESULT)
+            v = data["hold_ready_for"]
+            if v is not None:
+                total += len(v)
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("return_copy", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("return_copy", arguments, False, outcome["error"]))
+        return outcome
+
     def renew_loan(self, *, loan_id: str, member_id: str) -> rt.Result:
         "Extend an active loan by LOAN_DAYS days from its current due date. Not possible for an\noverdue loan, after MAX_RENEWALS renewals, or while another member waits for the book."
         return self.invoke_typed("renew_loan", {"loan_id": loan_id, "member_id": member_id})
@@ -1358,6 +2581,105 @@ class LibraryLendingEnv(rt.Environment):
         v1 = values.get("member_id")
         return {"loan_id": v0, "member_id": v1}
 
+    def _call_renew_loan(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for renew_loan (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_renew_loan:
+            return None  # an unknown argument: the generic parser says which
+        loan_id: str
+        given_loan_id = given.get("loan_id", _MISSING)
+        if given_loan_id is _MISSING:
+            return None  # the generic parser says so
+        if type(given_loan_id) is str and len(given_loan_id) <= 64 and given_loan_id.isascii():
+            loan_id = given_loan_id
+        else:
+            loan_id = rt.STR.from_json(given_loan_id, "loan_id")  # library_lending.env:437
+        member_id: str
+        given_member_id = given.get("member_id", _MISSING)
+        if given_member_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_member_id) is str
+            and len(given_member_id) <= 64
+            and given_member_id.isascii()
+        ):
+            member_id = given_member_id
+        else:
+            member_id = rt.STR.from_json(given_member_id, "member_id")  # library_lending.env:437
+        arguments: dict[str, Any] = {"loan_id": loan_id, "member_id": member_id}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_renew_loan(loan_id=loan_id, member_id=member_id)
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            if not self._inv_0():
+                self._env_invariant_failed("_inv_0")  # library_lending.env:158
+            if not self._inv_1():
+                self._env_invariant_failed("_inv_1")  # library_lending.env:164
+            if not self._inv_3():
+                self._env_invariant_failed("_inv_3")  # library_lending.env:174
+            data = (
+                {
+                    "checked_out": _format_datetime(result.checked_out),
+                    "copy": result.copy_,
+                    "due": rt.DATE.to_json(result.due),
+                    "loan_id": result.loan_id,
+                    "member": result.member,
+                    "renewals": result.renewals,
+                    "returned_at": (
+                        None if result.returned_at is None else _format_datetime(result.returned_at)
+                    ),
+                    "state": result.state._value_,
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = (
+                8
+                + len(data["loan_id"])
+                + len(data["copy"])
+                + len(data["member"])
+                + len(data["checked_out"])
+                + len(data["due"])
+                + len(data["state"])
+            )
+            v = data["returned_at"]
+            if v is not None:
+                total += len(v)
+            v = data["renewals"]
+            if not _MIN_INT <= v <= _MAX_INT:
+                raise rt.Fail(_INT_RESULT)
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("renew_loan", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("renew_loan", arguments, False, outcome["error"]))
+        return outcome
+
     def report_lost(self, *, loan_id: str) -> rt.Result:
         "The borrower lost the copy: close the loan as lost, mark the copy lost and charge the\nreplacement fee."
         return self.invoke_typed("report_lost", {"loan_id": loan_id})
@@ -1367,6 +2689,93 @@ class LibraryLendingEnv(rt.Environment):
         "The JSON arguments of a typed call of report_lost."
         v0 = values.get("loan_id")
         return {"loan_id": v0}
+
+    def _call_report_lost(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for report_lost (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_report_lost:
+            return None  # an unknown argument: the generic parser says which
+        loan_id: str
+        given_loan_id = given.get("loan_id", _MISSING)
+        if given_loan_id is _MISSING:
+            return None  # the generic parser says so
+        if type(given_loan_id) is str and len(given_loan_id) <= 64 and given_loan_id.isascii():
+            loan_id = given_loan_id
+        else:
+            loan_id = rt.STR.from_json(given_loan_id, "loan_id")  # library_lending.env:452
+        arguments: dict[str, Any] = {"loan_id": loan_id}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_report_lost(loan_id=loan_id)
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            if not self._inv_0():
+                self._env_invariant_failed("_inv_0")  # library_lending.env:158
+            if not self._inv_1():
+                self._env_invariant_failed("_inv_1")  # library_lending.env:164
+            if not self._inv_3():
+                self._env_invariant_failed("_inv_3")  # library_lending.env:174
+            data = (
+                {
+                    "checked_out": _format_datetime(result.checked_out),
+                    "copy": result.copy_,
+                    "due": rt.DATE.to_json(result.due),
+                    "loan_id": result.loan_id,
+                    "member": result.member,
+                    "renewals": result.renewals,
+                    "returned_at": (
+                        None if result.returned_at is None else _format_datetime(result.returned_at)
+                    ),
+                    "state": result.state._value_,
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = (
+                8
+                + len(data["loan_id"])
+                + len(data["copy"])
+                + len(data["member"])
+                + len(data["checked_out"])
+                + len(data["due"])
+                + len(data["state"])
+            )
+            v = data["returned_at"]
+            if v is not None:
+                total += len(v)
+            v = data["renewals"]
+            if not _MIN_INT <= v <= _MAX_INT:
+                raise rt.Fail(_INT_RESULT)
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("report_lost", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("report_lost", arguments, False, outcome["error"]))
+        return outcome
 
     def place_hold(self, *, isbn: str, member_id: str) -> rt.Result:
         "Join the queue for a book none of whose copies is on the shelf. When a copy comes back\nit is set aside for the oldest hold for HOLD_PICKUP_DAYS days."
@@ -1379,6 +2788,102 @@ class LibraryLendingEnv(rt.Environment):
         v1 = values.get("member_id")
         return {"isbn": v0, "member_id": v1}
 
+    def _call_place_hold(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for place_hold (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_place_hold:
+            return None  # an unknown argument: the generic parser says which
+        isbn: str
+        given_isbn = given.get("isbn", _MISSING)
+        if given_isbn is _MISSING:
+            return None  # the generic parser says so
+        if type(given_isbn) is str and len(given_isbn) <= 64 and given_isbn.isascii():
+            isbn = given_isbn
+        else:
+            isbn = rt.STR.from_json(given_isbn, "isbn")  # library_lending.env:464
+        member_id: str
+        given_member_id = given.get("member_id", _MISSING)
+        if given_member_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_member_id) is str
+            and len(given_member_id) <= 64
+            and given_member_id.isascii()
+        ):
+            member_id = given_member_id
+        else:
+            member_id = rt.STR.from_json(given_member_id, "member_id")  # library_lending.env:465
+        arguments: dict[str, Any] = {"isbn": isbn, "member_id": member_id}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_place_hold(isbn=isbn, member_id=member_id)
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            if not self._inv_2():
+                self._env_invariant_failed("_inv_2")  # library_lending.env:167
+            table = self._tables["holds"]
+            for touched_table, key in self._touched:
+                row = table.get(key) if touched_table == "holds" else None
+                if row is not None and not self._inv_3_row(row):
+                    self._env_invariant_failed("_inv_3")  # library_lending.env:174
+            data = (
+                {
+                    "book": result.book,
+                    "copy": result.copy_,
+                    "hold_id": result.hold_id,
+                    "member": result.member,
+                    "placed": _format_datetime(result.placed),
+                    "ready_until": _SPEC_6.to_json(result.ready_until),
+                    "state": result.state._value_,
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = (
+                7
+                + len(data["hold_id"])
+                + len(data["book"])
+                + len(data["member"])
+                + len(data["placed"])
+                + len(data["state"])
+            )
+            v = data["copy"]
+            if v is not None:
+                total += len(v)
+            v = data["ready_until"]
+            if v is not None:
+                total += len(v)
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("place_hold", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("place_hold", arguments, False, outcome["error"]))
+        return outcome
+
     def cancel_hold(self, *, hold_id: str, member_id: str) -> rt.Result:
         "Cancel a waiting or ready hold. A copy that was set aside passes to the next hold."
         return self.invoke_typed("cancel_hold", {"hold_id": hold_id, "member_id": member_id})
@@ -1390,6 +2895,102 @@ class LibraryLendingEnv(rt.Environment):
         v1 = values.get("member_id")
         return {"hold_id": v0, "member_id": v1}
 
+    def _call_cancel_hold(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for cancel_hold (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_cancel_hold:
+            return None  # an unknown argument: the generic parser says which
+        hold_id: str
+        given_hold_id = given.get("hold_id", _MISSING)
+        if given_hold_id is _MISSING:
+            return None  # the generic parser says so
+        if type(given_hold_id) is str and len(given_hold_id) <= 64 and given_hold_id.isascii():
+            hold_id = given_hold_id
+        else:
+            hold_id = rt.STR.from_json(given_hold_id, "hold_id")  # library_lending.env:481
+        member_id: str
+        given_member_id = given.get("member_id", _MISSING)
+        if given_member_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_member_id) is str
+            and len(given_member_id) <= 64
+            and given_member_id.isascii()
+        ):
+            member_id = given_member_id
+        else:
+            member_id = rt.STR.from_json(given_member_id, "member_id")  # library_lending.env:481
+        arguments: dict[str, Any] = {"hold_id": hold_id, "member_id": member_id}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_cancel_hold(hold_id=hold_id, member_id=member_id)
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            if not self._inv_2():
+                self._env_invariant_failed("_inv_2")  # library_lending.env:167
+            table = self._tables["holds"]
+            for touched_table, key in self._touched:
+                row = table.get(key) if touched_table == "holds" else None
+                if row is not None and not self._inv_3_row(row):
+                    self._env_invariant_failed("_inv_3")  # library_lending.env:174
+            data = (
+                {
+                    "book": result.book,
+                    "copy": result.copy_,
+                    "hold_id": result.hold_id,
+                    "member": result.member,
+                    "placed": _format_datetime(result.placed),
+                    "ready_until": _SPEC_6.to_json(result.ready_until),
+                    "state": result.state._value_,
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = (
+                7
+                + len(data["hold_id"])
+                + len(data["book"])
+                + len(data["member"])
+                + len(data["placed"])
+                + len(data["state"])
+            )
+            v = data["copy"]
+            if v is not None:
+                total += len(v)
+            v = data["ready_until"]
+            if v is not None:
+                total += len(v)
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("cancel_hold", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("cancel_hold", arguments, False, outcome["error"]))
+        return outcome
+
     def advance_clock(self, *, to: datetime.datetime) -> rt.Result:
         "Move the library's clock forward (e.g. at opening time). Ready holds whose pickup day\nhas passed expire and their copies pass to the next hold; lapsed memberships expire."
         return self.invoke_typed("advance_clock", {"to": to})
@@ -1399,6 +3000,90 @@ class LibraryLendingEnv(rt.Environment):
         "The JSON arguments of a typed call of advance_clock."
         v0 = values.get("to")
         return {"to": h.to_json(rt.DATETIME, v0)}
+
+    def _call_advance_clock(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for advance_clock (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_advance_clock:
+            return None  # an unknown argument: the generic parser says which
+        to: datetime.datetime
+        canonical_to = False  # the argument is its own trace text
+        given_to = given.get("to", _MISSING)
+        if given_to is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_to) is str
+            and len(given_to) == 20
+            and given_to[10] == "T"
+            and given_to[19] == "Z"
+            and given_to[4] == given_to[7] == "-"
+            and given_to[13] == given_to[16] == ":"
+        ):
+            try:
+                to = _fromisoformat(given_to)
+                canonical_to = True
+            except ValueError:
+                to = rt.DATETIME.from_json(given_to, "to")  # library_lending.env:497
+        else:
+            to = rt.DATETIME.from_json(given_to, "to")  # library_lending.env:497
+        arguments: dict[str, Any] = {"to": given_to if canonical_to else _format_datetime(to)}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_advance_clock(to=to)
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            if not self._inv_1():
+                self._env_invariant_failed("_inv_1")  # library_lending.env:164
+            if not self._inv_2():
+                self._env_invariant_failed("_inv_2")  # library_lending.env:167
+            if not self._inv_3():
+                self._env_invariant_failed("_inv_3")  # library_lending.env:174
+            data = (
+                {
+                    "holds_expired": result.holds_expired,
+                    "memberships_expired": result.memberships_expired,
+                    "now": _format_datetime(result.now),
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = 3 + len(data["now"])
+            v = data["holds_expired"]
+            if not _MIN_INT <= v <= _MAX_INT:
+                raise rt.Fail(_INT_RESULT)
+            v = data["memberships_expired"]
+            if not _MIN_INT <= v <= _MAX_INT:
+                raise rt.Fail(_INT_RESULT)
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("advance_clock", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("advance_clock", arguments, False, outcome["error"]))
+        return outcome
 
     def add_book(
         self,
@@ -1443,6 +3128,141 @@ class LibraryLendingEnv(rt.Environment):
             "copy_count": v5,
         }
 
+    def _call_add_book(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for add_book (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_add_book:
+            return None  # an unknown argument: the generic parser says which
+        isbn: str
+        given_isbn = given.get("isbn", _MISSING)
+        if given_isbn is _MISSING:
+            return None  # the generic parser says so
+        if type(given_isbn) is str and len(given_isbn) <= 64 and given_isbn.isascii():
+            isbn = given_isbn
+        else:
+            isbn = rt.STR.from_json(given_isbn, "isbn")  # library_lending.env:527
+        title: str
+        given_title = given.get("title", _MISSING)
+        if given_title is _MISSING:
+            return None  # the generic parser says so
+        if type(given_title) is str and len(given_title) <= 64 and given_title.isascii():
+            title = given_title
+        else:
+            title = rt.STR.from_json(given_title, "title")  # library_lending.env:528
+        year: int
+        given_year = given.get("year", _MISSING)
+        if given_year is _MISSING:
+            return None  # the generic parser says so
+        if type(given_year) is int and _MIN_INT <= given_year <= _MAX_INT:
+            year = given_year
+        else:
+            year = rt.INT.from_json(given_year, "year")  # library_lending.env:529
+        author_names: list[str]
+        given_author_names = given.get("author_names", _MISSING)
+        if given_author_names is _MISSING:
+            return None  # the generic parser says so
+        author_names = _SPEC_7.from_json(
+            given_author_names, "author_names"
+        )  # library_lending.env:530
+        shelf: str
+        given_shelf = given.get("shelf", _MISSING)
+        if given_shelf is _MISSING:
+            return None  # the generic parser says so
+        if type(given_shelf) is str and len(given_shelf) <= 64 and given_shelf.isascii():
+            shelf = given_shelf
+        else:
+            shelf = rt.STR.from_json(given_shelf, "shelf")  # library_lending.env:531
+        copy_count: int
+        given_copy_count = given.get("copy_count", _MISSING)
+        if given_copy_count is _MISSING:
+            copy_count = 1
+        elif type(given_copy_count) is int and _MIN_INT <= given_copy_count <= _MAX_INT:
+            copy_count = given_copy_count
+        else:
+            copy_count = rt.INT.from_json(given_copy_count, "copy_count")  # library_lending.env:532
+        arguments: dict[str, Any] = {
+            "isbn": isbn,
+            "title": title,
+            "year": year,
+            "author_names": _SPEC_7.to_json(author_names),
+            "shelf": shelf,
+            "copy_count": copy_count,
+        }
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_add_book(
+                isbn=isbn,
+                title=title,
+                year=year,
+                author_names=author_names,
+                shelf=shelf,
+                copy_count=copy_count,
+            )
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            if not self._inv_0():
+                self._env_invariant_failed("_inv_0")  # library_lending.env:158
+            if not self._inv_1():
+                self._env_invariant_failed("_inv_1")  # library_lending.env:164
+            if not self._inv_2():
+                self._env_invariant_failed("_inv_2")  # library_lending.env:167
+            if not self._inv_3():
+                self._env_invariant_failed("_inv_3")  # library_lending.env:174
+            data = (
+                {
+                    "authors": list(result.authors),
+                    "copies_available": result.copies_available,
+                    "copies_total": result.copies_total,
+                    "isbn": result.isbn,
+                    "title": result.title,
+                    "year": result.year,
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = 6 + len(data["isbn"]) + len(data["title"])
+            v = data["year"]
+            if not _MIN_INT <= v <= _MAX_INT:
+                raise rt.Fail(_INT_RESULT)
+            v = data["authors"]
+            total += len(v) + sum(map(len, v))
+            v = data["copies_total"]
+            if not _MIN_INT <= v <= _MAX_INT:
+                raise rt.Fail(_INT_RESULT)
+            v = data["copies_available"]
+            if not _MIN_INT <= v <= _MAX_INT:
+                raise rt.Fail(_INT_RESULT)
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("add_book", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("add_book", arguments, False, outcome["error"]))
+        return outcome
+
     def withdraw_book(self, *, isbn: str) -> rt.Result:
         "Remove a title from the catalog, with its copies, author links, holds and the loan\nhistory of its copies (cascading deletes). Not possible while a copy is on loan."
         return self.invoke_typed("withdraw_book", {"isbn": isbn})
@@ -1452,6 +3272,62 @@ class LibraryLendingEnv(rt.Environment):
         "The JSON arguments of a typed call of withdraw_book."
         v0 = values.get("isbn")
         return {"isbn": v0}
+
+    def _call_withdraw_book(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for withdraw_book (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_withdraw_book:
+            return None  # an unknown argument: the generic parser says which
+        isbn: str
+        given_isbn = given.get("isbn", _MISSING)
+        if given_isbn is _MISSING:
+            return None  # the generic parser says so
+        if type(given_isbn) is str and len(given_isbn) <= 64 and given_isbn.isascii():
+            isbn = given_isbn
+        else:
+            isbn = rt.STR.from_json(given_isbn, "isbn")  # library_lending.env:562
+        arguments: dict[str, Any] = {"isbn": isbn}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_withdraw_book(isbn=isbn)
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            if not self._inv_0():
+                self._env_invariant_failed("_inv_0")  # library_lending.env:158
+            if not self._inv_1():
+                self._env_invariant_failed("_inv_1")  # library_lending.env:164
+            if not self._inv_2():
+                self._env_invariant_failed("_inv_2")  # library_lending.env:167
+            if not self._inv_3():
+                self._env_invariant_failed("_inv_3")  # library_lending.env:174
+            data = result
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("withdraw_book", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("withdraw_book", arguments, False, outcome["error"]))
+        return outcome
 
     def _rowinv_Book_0(self, row: Book) -> bool:
         return bool(row.title.strip() != "")
@@ -1646,7 +3522,7 @@ class LibraryLendingEnv(rt.Environment):
     def _impl_search_books(self, text: str) -> list[BookInfo]:
         q: str = text.strip().lower()
         if not (q != ""):
-            raise rt.Fail("search text is empty", site=0)
+            raise rt.Fail("search text is empty", site=0)  # library_lending.env:256
         self._hit(0)
         hits: list[Book] = [
             b_
@@ -1669,13 +3545,17 @@ class LibraryLendingEnv(rt.Environment):
     def _impl_get_book(self, isbn: str) -> BookInfo:
         b_ = self.t_books.get(isbn)
         if b_ is None:
-            raise rt.Fail(("no book with ISBN " + h.to_str(isbn)), site=1)
+            raise rt.Fail(
+                ("no book with ISBN " + h.to_str(isbn)), site=1
+            )  # library_lending.env:267
         self._hit(1)
         return self._fn_book_info(b_=b_)
 
     def _impl_list_copies(self, isbn: str, available_only: bool) -> list[Copy]:
         if not (isbn in self.t_books):
-            raise rt.Fail(("no book with ISBN " + h.to_str(isbn)), site=2)
+            raise rt.Fail(
+                ("no book with ISBN " + h.to_str(isbn)), site=2
+            )  # library_lending.env:276
         self._hit(2)
         return [
             c
@@ -1686,13 +3566,17 @@ class LibraryLendingEnv(rt.Environment):
     def _impl_get_member(self, member_id: str) -> Member:
         m = self.t_members.get(member_id)
         if m is None:
-            raise rt.Fail(("member " + h.to_str(member_id) + " not found"), site=3)
+            raise rt.Fail(
+                ("member " + h.to_str(member_id) + " not found"), site=3
+            )  # library_lending.env:282
         self._hit(3)
         return m
 
     def _impl_list_member_loans(self, member_id: str, include_returned: bool) -> list[Loan]:
         if not (member_id in self.t_members):
-            raise rt.Fail(("member " + h.to_str(member_id) + " not found"), site=4)
+            raise rt.Fail(
+                ("member " + h.to_str(member_id) + " not found"), site=4
+            )  # library_lending.env:291
         self._hit(4)
         return sorted(
             [
@@ -1721,13 +3605,15 @@ class LibraryLendingEnv(rt.Environment):
 
     def _impl_register_member(self, member_id: str, name: str, email: str) -> Member:
         if not (member_id not in self.t_members):
-            raise rt.Fail(("member " + h.to_str(member_id) + " already exists"), site=5)
+            raise rt.Fail(
+                ("member " + h.to_str(member_id) + " already exists"), site=5
+            )  # library_lending.env:327
         self._hit(5)
         if not (name.strip() != ""):
-            raise rt.Fail("name is required", site=6)
+            raise rt.Fail("name is required", site=6)  # library_lending.env:330
         self._hit(6)
         if not ("@" in email):
-            raise rt.Fail("email address is not valid", site=7)
+            raise rt.Fail("email address is not valid", site=7)  # library_lending.env:331
         self._hit(7)
         if not (
             not any(((x.email == email.strip().lower()) for x in self._it(self.t_members.rows())))
@@ -1739,7 +3625,7 @@ class LibraryLendingEnv(rt.Environment):
                     + " is already registered to another member"
                 ),
                 site=8,
-            )
+            )  # library_lending.env:332
         self._hit(8)
         today: datetime.date = h.date_of(self.s_now)
         return self._insert(
@@ -1756,16 +3642,20 @@ class LibraryLendingEnv(rt.Environment):
     def _impl_renew_membership(self, member_id: str) -> Member:
         m = self.t_members.get(member_id)
         if m is None:
-            raise rt.Fail(("member " + h.to_str(member_id) + " not found"), site=9)
+            raise rt.Fail(
+                ("member " + h.to_str(member_id) + " not found"), site=9
+            )  # library_lending.env:349
         self._hit(9)
         if not (m.status != MemberStatus.suspended):
-            raise rt.Fail("suspended memberships cannot be renewed here", site=10)
+            raise rt.Fail(
+                "suspended memberships cannot be renewed here", site=10
+            )  # library_lending.env:352
         self._hit(10)
         if not (m.fines_cents == 0):
             raise rt.Fail(
                 ("pay the outstanding " + h.to_str(m.fines_cents) + " cents of fines first"),
                 site=11,
-            )
+            )  # library_lending.env:353
         self._hit(11)
         self._write_members_expires(m, h.add_months(max(m.expires, h.date_of(self.s_now)), 12))
         self._write_members_status(m, MemberStatus.active)
@@ -1774,13 +3664,17 @@ class LibraryLendingEnv(rt.Environment):
     def _impl_pay_fine(self, member_id: str, amount_cents: int) -> Member:
         m = self.t_members.get(member_id)
         if m is None:
-            raise rt.Fail(("member " + h.to_str(member_id) + " not found"), site=12)
+            raise rt.Fail(
+                ("member " + h.to_str(member_id) + " not found"), site=12
+            )  # library_lending.env:364
         self._hit(12)
         if not (amount_cents > 0):
-            raise rt.Fail("amount must be positive", site=13)
+            raise rt.Fail("amount must be positive", site=13)  # library_lending.env:365
         self._hit(13)
         if not (amount_cents <= m.fines_cents):
-            raise rt.Fail(("only " + h.to_str(m.fines_cents) + " cents are owed"), site=14)
+            raise rt.Fail(
+                ("only " + h.to_str(m.fines_cents) + " cents are owed"), site=14
+            )  # library_lending.env:366
         self._hit(14)
         self._write_members_fines_cents(m, m.fines_cents - amount_cents)
         return m
@@ -1788,32 +3682,44 @@ class LibraryLendingEnv(rt.Environment):
     def _impl_check_out(self, copy_id: str, member_id: str) -> Loan:
         c = self.t_copies.get(copy_id)
         if c is None:
-            raise rt.Fail(("copy " + h.to_str(copy_id) + " not found"), site=15)
+            raise rt.Fail(
+                ("copy " + h.to_str(copy_id) + " not found"), site=15
+            )  # library_lending.env:380
         self._hit(15)
         m = self.t_members.get(member_id)
         if m is None:
-            raise rt.Fail(("member " + h.to_str(member_id) + " not found"), site=16)
+            raise rt.Fail(
+                ("member " + h.to_str(member_id) + " not found"), site=16
+            )  # library_lending.env:381
         self._hit(16)
         today: datetime.date = h.date_of(self.s_now)
         if not (m.status == MemberStatus.active):
-            raise rt.Fail(("membership is " + h.to_str(m.status)), site=17)
+            raise rt.Fail(
+                ("membership is " + h.to_str(m.status)), site=17
+            )  # library_lending.env:383
         self._hit(17)
         if not (m.expires >= today):
-            raise rt.Fail("membership has expired; renew it first", site=18)
+            raise rt.Fail(
+                "membership has expired; renew it first", site=18
+            )  # library_lending.env:388
         self._hit(18)
         if not (m.fines_cents < C_FINE_BLOCK_CENTS):
             raise rt.Fail(
                 ("unpaid fines of " + h.to_str(m.fines_cents) + " cents block borrowing"), site=19
-            )
+            )  # library_lending.env:389
         self._hit(19)
         if not (len(self._fn_active_loans_of(member_id=member_id)) < C_MAX_LOANS):
-            raise rt.Fail(("loan limit of " + h.to_str(C_MAX_LOANS) + " reached"), site=20)
+            raise rt.Fail(
+                ("loan limit of " + h.to_str(C_MAX_LOANS) + " reached"), site=20
+            )  # library_lending.env:393
         self._hit(20)
         if not (c.condition == CopyCondition.good or c.condition == CopyCondition.worn):
-            raise rt.Fail(("copy is " + h.to_str(c.condition) + " and cannot be lent"), site=21)
+            raise rt.Fail(
+                ("copy is " + h.to_str(c.condition) + " and cannot be lent"), site=21
+            )  # library_lending.env:394
         self._hit(21)
         if not (self._fn_current_loan(copy_id=copy_id) is None):
-            raise rt.Fail("copy is already on loan", site=22)
+            raise rt.Fail("copy is already on loan", site=22)  # library_lending.env:396
         self._hit(22)
         reserved: Hold | None = h.first(
             (
@@ -1824,7 +3730,9 @@ class LibraryLendingEnv(rt.Environment):
         )
         if reserved is not None:
             if not (h.unwrap(reserved).member == member_id):
-                raise rt.Fail("copy is set aside for another member's hold", site=23)
+                raise rt.Fail(
+                    "copy is set aside for another member's hold", site=23
+                )  # library_lending.env:399
             self._hit(23)
             _tmp1 = h.unwrap(reserved)
             self._write_holds_state(_tmp1, HoldState.fulfilled)
@@ -1841,10 +3749,14 @@ class LibraryLendingEnv(rt.Environment):
     def _impl_return_copy(self, copy_id: str, condition: CopyCondition) -> ReturnReceipt:
         l = self._fn_current_loan(copy_id=copy_id)
         if l is None:
-            raise rt.Fail(("copy " + h.to_str(copy_id) + " is not on loan"), site=24)
+            raise rt.Fail(
+                ("copy " + h.to_str(copy_id) + " is not on loan"), site=24
+            )  # library_lending.env:413
         self._hit(24)
         if not (condition != CopyCondition.lost):
-            raise rt.Fail("a returned copy is not lost; use report_lost", site=25)
+            raise rt.Fail(
+                "a returned copy is not lost; use report_lost", site=25
+            )  # library_lending.env:416
         self._hit(25)
         c: Copy = self.t_copies.row(copy_id)
         late: int = max(0, h.days_between(l.due, h.date_of(self.s_now)))
@@ -1868,21 +3780,25 @@ class LibraryLendingEnv(rt.Environment):
     def _impl_renew_loan(self, loan_id: str, member_id: str) -> Loan:
         l = self.t_loans.get(loan_id)
         if l is None:
-            raise rt.Fail(("loan " + h.to_str(loan_id) + " not found"), site=26)
+            raise rt.Fail(
+                ("loan " + h.to_str(loan_id) + " not found"), site=26
+            )  # library_lending.env:440
         self._hit(26)
         if not (l.member == member_id):
-            raise rt.Fail("this loan belongs to another member", site=27)
+            raise rt.Fail("this loan belongs to another member", site=27)  # library_lending.env:441
         self._hit(27)
         if not (l.state == LoanState.active):
-            raise rt.Fail("only active loans can be renewed", site=28)
+            raise rt.Fail("only active loans can be renewed", site=28)  # library_lending.env:442
         self._hit(28)
         if not (l.due >= h.date_of(self.s_now)):
-            raise rt.Fail("overdue loans cannot be renewed; return the book", site=29)
+            raise rt.Fail(
+                "overdue loans cannot be renewed; return the book", site=29
+            )  # library_lending.env:443
         self._hit(29)
         if not (l.renewals < C_MAX_RENEWALS):
             raise rt.Fail(
                 ("a loan can be renewed at most " + h.to_str(C_MAX_RENEWALS) + " times"), site=30
-            )
+            )  # library_lending.env:444
         self._hit(30)
         if not (
             not any(
@@ -1892,7 +3808,9 @@ class LibraryLendingEnv(rt.Environment):
                 )
             )
         ):
-            raise rt.Fail("another member is waiting for this book", site=31)
+            raise rt.Fail(
+                "another member is waiting for this book", site=31
+            )  # library_lending.env:445
         self._hit(31)
         self._write_loans_due(l, self._fn_open_day(d=(l.due + h.days(C_LOAN_DAYS))))
         self._write_loans_renewals(l, l.renewals + 1)
@@ -1901,10 +3819,14 @@ class LibraryLendingEnv(rt.Environment):
     def _impl_report_lost(self, loan_id: str) -> Loan:
         l = self.t_loans.get(loan_id)
         if l is None:
-            raise rt.Fail(("loan " + h.to_str(loan_id) + " not found"), site=32)
+            raise rt.Fail(
+                ("loan " + h.to_str(loan_id) + " not found"), site=32
+            )  # library_lending.env:455
         self._hit(32)
         if not (l.state == LoanState.active):
-            raise rt.Fail("only a loan in progress can be reported lost", site=33)
+            raise rt.Fail(
+                "only a loan in progress can be reported lost", site=33
+            )  # library_lending.env:456
         self._hit(33)
         self._write_loans_state(l, LoanState.lost)
         _tmp3 = self.t_copies.row(l.copy_)
@@ -1915,14 +3837,20 @@ class LibraryLendingEnv(rt.Environment):
 
     def _impl_place_hold(self, isbn: str, member_id: str) -> Hold:
         if not (isbn in self.t_books):
-            raise rt.Fail(("no book with ISBN " + h.to_str(isbn)), site=34)
+            raise rt.Fail(
+                ("no book with ISBN " + h.to_str(isbn)), site=34
+            )  # library_lending.env:469
         self._hit(34)
         m = self.t_members.get(member_id)
         if m is None:
-            raise rt.Fail(("member " + h.to_str(member_id) + " not found"), site=35)
+            raise rt.Fail(
+                ("member " + h.to_str(member_id) + " not found"), site=35
+            )  # library_lending.env:470
         self._hit(35)
         if not (m.status == MemberStatus.active):
-            raise rt.Fail(("membership is " + h.to_str(m.status)), site=36)
+            raise rt.Fail(
+                ("membership is " + h.to_str(m.status)), site=36
+            )  # library_lending.env:471
         self._hit(36)
         if not (
             not any(
@@ -1933,7 +3861,9 @@ class LibraryLendingEnv(rt.Environment):
                 )
             )
         ):
-            raise rt.Fail("a copy is on the shelf; check it out instead", site=37)
+            raise rt.Fail(
+                "a copy is on the shelf; check it out instead", site=37
+            )  # library_lending.env:472
         self._hit(37)
         if not (
             not any(
@@ -1943,7 +3873,7 @@ class LibraryLendingEnv(rt.Environment):
                 )
             )
         ):
-            raise rt.Fail("you already have this book on loan", site=38)
+            raise rt.Fail("you already have this book on loan", site=38)  # library_lending.env:474
         self._hit(38)
         if not (
             not any(
@@ -1953,20 +3883,26 @@ class LibraryLendingEnv(rt.Environment):
                 )
             )
         ):
-            raise rt.Fail("you already have a hold on this book", site=39)
+            raise rt.Fail(
+                "you already have a hold on this book", site=39
+            )  # library_lending.env:476
         self._hit(39)
         return self._insert("holds", Hold(book=isbn, member=member_id, placed=self.s_now))
 
     def _impl_cancel_hold(self, hold_id: str, member_id: str) -> Hold:
         h_ = self.t_holds.get(hold_id)
         if h_ is None:
-            raise rt.Fail(("hold " + h.to_str(hold_id) + " not found"), site=40)
+            raise rt.Fail(
+                ("hold " + h.to_str(hold_id) + " not found"), site=40
+            )  # library_lending.env:483
         self._hit(40)
         if not (h_.member == member_id):
-            raise rt.Fail("this hold belongs to another member", site=41)
+            raise rt.Fail("this hold belongs to another member", site=41)  # library_lending.env:486
         self._hit(41)
         if not self._fn_is_open(h_=h_):
-            raise rt.Fail(("hold is already " + h.to_str(h_.state)), site=42)
+            raise rt.Fail(
+                ("hold is already " + h.to_str(h_.state)), site=42
+            )  # library_lending.env:487
         self._hit(42)
         was_ready: bool = h_.state == HoldState.ready
         self._write_holds_state(h_, HoldState.cancelled)
@@ -1977,7 +3913,7 @@ class LibraryLendingEnv(rt.Environment):
 
     def _impl_advance_clock(self, to: datetime.datetime) -> ClockReport:
         if not (to >= self.s_now):
-            raise rt.Fail("time cannot go backwards", site=43)
+            raise rt.Fail("time cannot go backwards", site=43)  # library_lending.env:500
         self._hit(43)
         self._set_scalar("now", to)
         today: datetime.date = h.date_of(self.s_now)
@@ -2001,19 +3937,21 @@ class LibraryLendingEnv(rt.Environment):
         self, isbn: str, title: str, year: int, author_names: list[str], shelf: str, copy_count: int
     ) -> BookInfo:
         if not (isbn not in self.t_books):
-            raise rt.Fail(("a book with ISBN " + h.to_str(isbn) + " already exists"), site=44)
+            raise rt.Fail(
+                ("a book with ISBN " + h.to_str(isbn) + " already exists"), site=44
+            )  # library_lending.env:536
         self._hit(44)
         if not (title.strip() != ""):
-            raise rt.Fail("the title is required", site=45)
+            raise rt.Fail("the title is required", site=45)  # library_lending.env:539
         self._hit(45)
         if not (len(author_names) > 0):
-            raise rt.Fail("a book needs at least one author", site=46)
+            raise rt.Fail("a book needs at least one author", site=46)  # library_lending.env:540
         self._hit(46)
         if not (len(set(author_names)) == len(author_names)):
-            raise rt.Fail("an author is listed twice", site=47)
+            raise rt.Fail("an author is listed twice", site=47)  # library_lending.env:543
         self._hit(47)
         if not (1 <= copy_count <= 20):
-            raise rt.Fail("copy_count must be between 1 and 20", site=48)
+            raise rt.Fail("copy_count must be between 1 and 20", site=48)  # library_lending.env:544
         self._hit(48)
         b_: Book = self._insert("books", Book(isbn=isbn, title=title.strip(), year=year))
         for name in self._it(list(author_names)):
@@ -2040,7 +3978,9 @@ class LibraryLendingEnv(rt.Environment):
     def _impl_withdraw_book(self, isbn: str) -> str:
         b_ = self.t_books.get(isbn)
         if b_ is None:
-            raise rt.Fail(("no book with ISBN " + h.to_str(isbn)), site=49)
+            raise rt.Fail(
+                ("no book with ISBN " + h.to_str(isbn)), site=49
+            )  # library_lending.env:565
         self._hit(49)
         if not (
             not any(
@@ -2050,7 +3990,9 @@ class LibraryLendingEnv(rt.Environment):
                 )
             )
         ):
-            raise rt.Fail("a copy of this book is still on loan", site=50)
+            raise rt.Fail(
+                "a copy of this book is still on loan", site=50
+            )  # library_lending.env:566
         self._hit(50)
         title: str = b_.title
         n: int = h.count((c for c in self._it(self.t_copies.rows()) if (c.book == isbn)))

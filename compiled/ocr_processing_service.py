@@ -9,6 +9,19 @@ from typing import Any, ClassVar, cast
 
 from envdsl import runtime as rt
 from envdsl.runtime import helpers as h
+from envdsl.runtime.call_support import (
+    INSERTED as _INSERTED,
+    INT_RESULT as _INT_RESULT,
+    MAX_INT as _MAX_INT,
+    MIN_INT as _MIN_INT,
+    MISSING as _MISSING,
+    TOO_LARGE as _TOO_LARGE,
+    budget as _budget,
+    fromisoformat as _fromisoformat,
+    result_problem as _result_problem,
+)
+from envdsl.runtime.call_support import ISO_SECONDS as _ISO_SECONDS, UTC as _UTC
+from envdsl.runtime.call_support import format_datetime as _format_datetime
 
 
 class OCRStatus(enum.Enum):
@@ -109,6 +122,138 @@ class RequestMetadata(rt.Value):
         return 3 + h.text_size(self.document_reference) + h.stored_size(self.completion_time)
 
 
+def _to_json_OCRRequest(value: OCRRequest) -> dict[str, Any]:
+    "The JSON of one OCRRequest (its RecordSpec's to_json, written out: codegen/serializers.py)."
+    return {
+        "completion_time": (
+            None if value.completion_time is None else _format_datetime(value.completion_time)
+        ),
+        "document_reference": value.document_reference,
+        "request_id": value.request_id,
+        "result_text": value.result_text,
+        "status": value.status._value_,
+        "submission_time": _format_datetime(value.submission_time),
+    }
+
+
+def _json_repr_OCRRequest(value: OCRRequest) -> str:
+    "repr() of the JSON of one OCRRequest, without building it (what state_hash() digests)."
+    d5 = value.submission_time
+    if d5.tzinfo is not _UTC:
+        return repr(_to_json_OCRRequest(value))
+    return (
+        f"{{'completion_time': {(None if value.completion_time is None else _format_datetime(value.completion_time))!r}"
+        f", 'document_reference': {value.document_reference!r}"
+        f", 'request_id': {value.request_id!r}"
+        f", 'result_text': {value.result_text!r}"
+        f", 'status': {value.status._value_!r}"
+        f", 'submission_time': '{_ISO_SECONDS % (d5.year, d5.month, d5.day, d5.hour, d5.minute, d5.second) if not d5.microsecond else d5.isoformat()[:-6]}Z'"
+        "}"
+    )
+
+
+def _to_json_Result(value: Result) -> dict[str, Any]:
+    "The JSON of one Result (its RecordSpec's to_json, written out: codegen/serializers.py)."
+    return {
+        "confidence_scores": _SPEC_2.to_json(value.confidence_scores),
+        "extracted_text": value.extracted_text,
+        "processing_timestamp": _format_datetime(value.processing_timestamp),
+        "request_id": value.request_id,
+    }
+
+
+def _json_repr_Result(value: Result) -> str:
+    "repr() of the JSON of one Result, without building it (what state_hash() digests)."
+    d2 = value.processing_timestamp
+    if d2.tzinfo is not _UTC:
+        return repr(_to_json_Result(value))
+    return (
+        f"{{'confidence_scores': {_SPEC_2.to_json(value.confidence_scores)!r}"
+        f", 'extracted_text': {value.extracted_text!r}"
+        f", 'processing_timestamp': '{_ISO_SECONDS % (d2.year, d2.month, d2.day, d2.hour, d2.minute, d2.second) if not d2.microsecond else d2.isoformat()[:-6]}Z'"
+        f", 'request_id': {value.request_id!r}"
+        "}"
+    )
+
+
+def _to_json_StatusInfo(value: StatusInfo) -> dict[str, Any]:
+    "The JSON of one StatusInfo (its RecordSpec's to_json, written out: codegen/serializers.py)."
+    return {"status": value.status._value_}
+
+
+def _json_repr_StatusInfo(value: StatusInfo) -> str:
+    "repr() of the JSON of one StatusInfo, without building it (what state_hash() digests)."
+    return f"{{'status': {value.status._value_!r}" "}"
+
+
+def _to_json_Availability(value: Availability) -> dict[str, Any]:
+    "The JSON of one Availability (its RecordSpec's to_json, written out: codegen/serializers.py)."
+    return {"available": value.available}
+
+
+def _json_repr_Availability(value: Availability) -> str:
+    "repr() of the JSON of one Availability, without building it (what state_hash() digests)."
+    return f"{{'available': {value.available!r}" "}"
+
+
+def _to_json_ResultText(value: ResultText) -> dict[str, Any]:
+    "The JSON of one ResultText (its RecordSpec's to_json, written out: codegen/serializers.py)."
+    return {"extracted_text": value.extracted_text}
+
+
+def _json_repr_ResultText(value: ResultText) -> str:
+    "repr() of the JSON of one ResultText, without building it (what state_hash() digests)."
+    return f"{{'extracted_text': {value.extracted_text!r}" "}"
+
+
+def _to_json_ResultWithConfidence(value: ResultWithConfidence) -> dict[str, Any]:
+    "The JSON of one ResultWithConfidence (its RecordSpec's to_json, written out: codegen/serializers.py)."
+    return {
+        "confidence_scores": _SPEC_2.to_json(value.confidence_scores),
+        "extracted_text": value.extracted_text,
+        "processing_timestamp": _format_datetime(value.processing_timestamp),
+    }
+
+
+def _json_repr_ResultWithConfidence(value: ResultWithConfidence) -> str:
+    "repr() of the JSON of one ResultWithConfidence, without building it (what state_hash() digests)."
+    d2 = value.processing_timestamp
+    if d2.tzinfo is not _UTC:
+        return repr(_to_json_ResultWithConfidence(value))
+    return (
+        f"{{'confidence_scores': {_SPEC_2.to_json(value.confidence_scores)!r}"
+        f", 'extracted_text': {value.extracted_text!r}"
+        f", 'processing_timestamp': '{_ISO_SECONDS % (d2.year, d2.month, d2.day, d2.hour, d2.minute, d2.second) if not d2.microsecond else d2.isoformat()[:-6]}Z'"
+        "}"
+    )
+
+
+def _to_json_RequestMetadata(value: RequestMetadata) -> dict[str, Any]:
+    "The JSON of one RequestMetadata (its RecordSpec's to_json, written out: codegen/serializers.py)."
+    return {
+        "completion_time": (
+            None if value.completion_time is None else _format_datetime(value.completion_time)
+        ),
+        "document_reference": value.document_reference,
+        "status": value.status._value_,
+        "submission_time": _format_datetime(value.submission_time),
+    }
+
+
+def _json_repr_RequestMetadata(value: RequestMetadata) -> str:
+    "repr() of the JSON of one RequestMetadata, without building it (what state_hash() digests)."
+    d3 = value.submission_time
+    if d3.tzinfo is not _UTC:
+        return repr(_to_json_RequestMetadata(value))
+    return (
+        f"{{'completion_time': {(None if value.completion_time is None else _format_datetime(value.completion_time))!r}"
+        f", 'document_reference': {value.document_reference!r}"
+        f", 'status': {value.status._value_!r}"
+        f", 'submission_time': '{_ISO_SECONDS % (d3.year, d3.month, d3.day, d3.hour, d3.minute, d3.second) if not d3.microsecond else d3.isoformat()[:-6]}Z'"
+        "}"
+    )
+
+
 SPEC_OCRStatus = rt.EnumSpec(OCRStatus)
 
 SPEC_OCRRequest = rt.RecordSpec(
@@ -125,17 +270,19 @@ SPEC_OCRRequest = rt.RecordSpec(
         rt.FieldSpec(name="status", spec=SPEC_OCRStatus, required=False),
         rt.FieldSpec(
             name="result_text",
-            spec=rt.OptionalSpec(rt.STR),
+            spec=_SPEC_0,
             required=False,
             description="the extracted text; only while the request is completed and retained",
         ),
         rt.FieldSpec(
             name="completion_time",
-            spec=rt.OptionalSpec(rt.DATETIME),
+            spec=_SPEC_1,
             required=False,
             description="when it completed or failed",
         ),
     ],
+    to_json=_to_json_OCRRequest,
+    json_repr=_json_repr_OCRRequest,
 )
 SPEC_Result = rt.RecordSpec(
     Result,
@@ -149,7 +296,7 @@ SPEC_Result = rt.RecordSpec(
         rt.FieldSpec(name="extracted_text", spec=rt.STR, required=True),
         rt.FieldSpec(
             name="confidence_scores",
-            spec=rt.ListSpec(rt.FLOAT),
+            spec=_SPEC_2,
             required=True,
             description="per character or word",
         ),
@@ -160,44 +307,127 @@ SPEC_Result = rt.RecordSpec(
             description="when processing completed",
         ),
     ],
+    to_json=_to_json_Result,
+    json_repr=_json_repr_Result,
 )
 SPEC_StatusInfo = rt.RecordSpec(
     StatusInfo,
     lambda: [
         rt.FieldSpec(name="status", spec=SPEC_OCRStatus, required=True),
     ],
+    to_json=_to_json_StatusInfo,
+    json_repr=_json_repr_StatusInfo,
 )
 SPEC_Availability = rt.RecordSpec(
     Availability,
     lambda: [
         rt.FieldSpec(name="available", spec=rt.BOOL, required=True),
     ],
+    to_json=_to_json_Availability,
+    json_repr=_json_repr_Availability,
 )
 SPEC_ResultText = rt.RecordSpec(
     ResultText,
     lambda: [
         rt.FieldSpec(name="extracted_text", spec=rt.STR, required=True),
     ],
+    to_json=_to_json_ResultText,
+    json_repr=_json_repr_ResultText,
 )
 SPEC_ResultWithConfidence = rt.RecordSpec(
     ResultWithConfidence,
     lambda: [
         rt.FieldSpec(name="extracted_text", spec=rt.STR, required=True),
-        rt.FieldSpec(name="confidence_scores", spec=rt.ListSpec(rt.FLOAT), required=True),
+        rt.FieldSpec(name="confidence_scores", spec=_SPEC_2, required=True),
         rt.FieldSpec(name="processing_timestamp", spec=rt.DATETIME, required=True),
     ],
+    to_json=_to_json_ResultWithConfidence,
+    json_repr=_json_repr_ResultWithConfidence,
 )
 SPEC_RequestMetadata = rt.RecordSpec(
     RequestMetadata,
     lambda: [
         rt.FieldSpec(name="document_reference", spec=rt.STR, required=True),
         rt.FieldSpec(name="submission_time", spec=rt.DATETIME, required=True),
-        rt.FieldSpec(name="completion_time", spec=rt.OptionalSpec(rt.DATETIME), required=False),
+        rt.FieldSpec(name="completion_time", spec=_SPEC_1, required=False),
         rt.FieldSpec(name="status", spec=SPEC_OCRStatus, required=True),
     ],
+    to_json=_to_json_RequestMetadata,
+    json_repr=_json_repr_RequestMetadata,
 )
 
+_SPEC_0: rt.TypeSpec = rt.OptionalSpec(rt.STR)  # str?
+_SPEC_1: rt.TypeSpec = rt.OptionalSpec(rt.DATETIME)  # datetime?
+_SPEC_2: rt.TypeSpec = rt.ListSpec(rt.FLOAT)  # list[float]
+_SPEC_3: rt.TypeSpec = rt.ListSpec(
+    rt.RefSpec(rt.STR, "OCRRequest", "requests")
+)  # list[ref OCRRequest]
+
 C_RETENTION: datetime.timedelta = h.hours(24)
+
+_ARGUMENTS_get_ocr_request_status = frozenset(
+    {
+        "request_id",
+    }
+)  # the arguments of get_ocr_request_status
+_ARGUMENTS_is_result_available = frozenset(
+    {
+        "request_id",
+    }
+)  # the arguments of is_result_available
+_ARGUMENTS_fetch_ocr_result_text = frozenset(
+    {
+        "request_id",
+    }
+)  # the arguments of fetch_ocr_result_text
+_ARGUMENTS_get_ocr_result_with_confidence = frozenset(
+    {
+        "request_id",
+    }
+)  # the arguments of get_ocr_result_with_confidence
+_ARGUMENTS_check_request_existence = frozenset(
+    {
+        "request_id",
+    }
+)  # the arguments of check_request_existence
+_ARGUMENTS_get_request_metadata = frozenset(
+    {
+        "request_id",
+    }
+)  # the arguments of get_request_metadata
+_ARGUMENTS_submit_ocr_request = frozenset(
+    {
+        "document_reference",
+    }
+)  # the arguments of submit_ocr_request
+_ARGUMENTS_start_processing_request = frozenset(
+    {
+        "request_id",
+    }
+)  # the arguments of start_processing_request
+_ARGUMENTS_complete_ocr_request = frozenset(
+    {
+        "request_id",
+        "extracted_text",
+        "confidence_scores",
+        "processing_timestamp",
+    }
+)  # the arguments of complete_ocr_request
+_ARGUMENTS_fail_ocr_request = frozenset(
+    {
+        "request_id",
+    }
+)  # the arguments of fail_ocr_request
+_ARGUMENTS_clear_completed_request = frozenset(
+    {
+        "request_id",
+    }
+)  # the arguments of clear_completed_request
+_ARGUMENTS_retry_ocr_request = frozenset(
+    {
+        "original_request_id",
+    }
+)  # the arguments of retry_ocr_request
 
 
 class OCRProcessingServiceEnv(rt.Environment):
@@ -263,6 +493,7 @@ class OCRProcessingServiceEnv(rt.Environment):
             result=SPEC_StatusInfo,
             impl="_impl_get_ocr_request_status",
             json_arguments="_json_get_ocr_request_status",
+            call="_call_get_ocr_request_status",
         ),
         "is_result_available": rt.ToolSpec(
             name="is_result_available",
@@ -276,6 +507,7 @@ class OCRProcessingServiceEnv(rt.Environment):
             result=SPEC_Availability,
             impl="_impl_is_result_available",
             json_arguments="_json_is_result_available",
+            call="_call_is_result_available",
         ),
         "fetch_ocr_result_text": rt.ToolSpec(
             name="fetch_ocr_result_text",
@@ -289,6 +521,7 @@ class OCRProcessingServiceEnv(rt.Environment):
             result=SPEC_ResultText,
             impl="_impl_fetch_ocr_result_text",
             json_arguments="_json_fetch_ocr_result_text",
+            call="_call_fetch_ocr_result_text",
         ),
         "get_ocr_result_with_confidence": rt.ToolSpec(
             name="get_ocr_result_with_confidence",
@@ -302,15 +535,17 @@ class OCRProcessingServiceEnv(rt.Environment):
             result=SPEC_ResultWithConfidence,
             impl="_impl_get_ocr_result_with_confidence",
             json_arguments="_json_get_ocr_result_with_confidence",
+            call="_call_get_ocr_result_with_confidence",
         ),
         "list_queued_requests": rt.ToolSpec(
             name="list_queued_requests",
             kind="query",
             description="The ids of the requests waiting to be processed, oldest first.",
             params=(),
-            result=rt.ListSpec(rt.RefSpec(rt.STR, "OCRRequest", "requests")),
+            result=_SPEC_3,
             impl="_impl_list_queued_requests",
             json_arguments="_json_list_queued_requests",
+            call="_call_list_queued_requests",
         ),
         "check_request_existence": rt.ToolSpec(
             name="check_request_existence",
@@ -324,6 +559,7 @@ class OCRProcessingServiceEnv(rt.Environment):
             result=rt.BOOL,
             impl="_impl_check_request_existence",
             json_arguments="_json_check_request_existence",
+            call="_call_check_request_existence",
         ),
         "get_request_metadata": rt.ToolSpec(
             name="get_request_metadata",
@@ -337,6 +573,7 @@ class OCRProcessingServiceEnv(rt.Environment):
             result=SPEC_RequestMetadata,
             impl="_impl_get_request_metadata",
             json_arguments="_json_get_request_metadata",
+            call="_call_get_request_metadata",
         ),
         "submit_ocr_request": rt.ToolSpec(
             name="submit_ocr_request",
@@ -353,6 +590,7 @@ class OCRProcessingServiceEnv(rt.Environment):
             result=SPEC_OCRRequest,
             impl="_impl_submit_ocr_request",
             json_arguments="_json_submit_ocr_request",
+            call="_call_submit_ocr_request",
             env_invariants=(
                 "_inv_0",
                 "_inv_1",
@@ -382,6 +620,7 @@ class OCRProcessingServiceEnv(rt.Environment):
             result=SPEC_OCRRequest,
             impl="_impl_start_processing_request",
             json_arguments="_json_start_processing_request",
+            call="_call_start_processing_request",
             env_invariants=(
                 "_inv_0",
                 "_inv_1",
@@ -415,7 +654,7 @@ class OCRProcessingServiceEnv(rt.Environment):
                 ),
                 rt.ParamSpec(
                     name="confidence_scores",
-                    spec=rt.ListSpec(rt.FLOAT),
+                    spec=_SPEC_2,
                     required=True,
                     description="confidence per character or word",
                 ),
@@ -429,6 +668,7 @@ class OCRProcessingServiceEnv(rt.Environment):
             result=SPEC_OCRRequest,
             impl="_impl_complete_ocr_request",
             json_arguments="_json_complete_ocr_request",
+            call="_call_complete_ocr_request",
             env_invariants=(
                 "_inv_0",
                 "_inv_1",
@@ -457,6 +697,7 @@ class OCRProcessingServiceEnv(rt.Environment):
             result=rt.STR,
             impl="_impl_fail_ocr_request",
             json_arguments="_json_fail_ocr_request",
+            call="_call_fail_ocr_request",
             env_invariants=(
                 "_inv_0",
                 "_inv_1",
@@ -478,6 +719,7 @@ class OCRProcessingServiceEnv(rt.Environment):
             result=rt.STR,
             impl="_impl_purge_expired_results",
             json_arguments="_json_purge_expired_results",
+            call="_call_purge_expired_results",
             env_invariants=(
                 "_inv_0",
                 "_inv_1",
@@ -505,6 +747,7 @@ class OCRProcessingServiceEnv(rt.Environment):
             result=rt.STR,
             impl="_impl_clear_completed_request",
             json_arguments="_json_clear_completed_request",
+            call="_call_clear_completed_request",
             env_invariants=(
                 "_inv_0",
                 "_inv_1",
@@ -534,6 +777,7 @@ class OCRProcessingServiceEnv(rt.Environment):
             result=SPEC_OCRRequest,
             impl="_impl_retry_ocr_request",
             json_arguments="_json_retry_ocr_request",
+            call="_call_retry_ocr_request",
             env_invariants=(
                 "_inv_0",
                 "_inv_1",
@@ -781,6 +1025,60 @@ class OCRProcessingServiceEnv(rt.Environment):
         v0 = values.get("request_id")
         return {"request_id": v0}
 
+    def _call_get_ocr_request_status(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for get_ocr_request_status (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_get_ocr_request_status:
+            return None  # an unknown argument: the generic parser says which
+        request_id: str
+        given_request_id = given.get("request_id", _MISSING)
+        if given_request_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_request_id) is str
+            and len(given_request_id) <= 64
+            and given_request_id.isascii()
+        ):
+            request_id = given_request_id
+        else:
+            request_id = rt.STR.from_json(
+                given_request_id, "request_id"
+            )  # ocr_processing_service.env:213
+        arguments: dict[str, Any] = {"request_id": request_id}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_get_ocr_request_status(request_id=request_id)
+            data = {"status": result.status._value_} if result is not None else None
+            size_budget = self.size_budget
+            total = 1 + len(data["status"])
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("get_ocr_request_status", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(
+            rt.TraceEntry("get_ocr_request_status", arguments, False, outcome["error"])
+        )
+        return outcome
+
     def is_result_available(self, *, request_id: str) -> rt.Result:
         "Whether the OCR result can be fetched: the request is completed and its result is\nstill retained (results are purged 24 hours after completion)."
         return self.invoke_typed("is_result_available", {"request_id": request_id})
@@ -790,6 +1088,58 @@ class OCRProcessingServiceEnv(rt.Environment):
         "The JSON arguments of a typed call of is_result_available."
         v0 = values.get("request_id")
         return {"request_id": v0}
+
+    def _call_is_result_available(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for is_result_available (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_is_result_available:
+            return None  # an unknown argument: the generic parser says which
+        request_id: str
+        given_request_id = given.get("request_id", _MISSING)
+        if given_request_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_request_id) is str
+            and len(given_request_id) <= 64
+            and given_request_id.isascii()
+        ):
+            request_id = given_request_id
+        else:
+            request_id = rt.STR.from_json(
+                given_request_id, "request_id"
+            )  # ocr_processing_service.env:219
+        arguments: dict[str, Any] = {"request_id": request_id}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_is_result_available(request_id=request_id)
+            data = {"available": result.available} if result is not None else None
+            size_budget = self.size_budget
+            total = 1
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("is_result_available", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("is_result_available", arguments, False, outcome["error"]))
+        return outcome
 
     def fetch_ocr_result_text(self, *, request_id: str) -> rt.Result:
         "The text extracted from a completed OCR request."
@@ -801,6 +1151,60 @@ class OCRProcessingServiceEnv(rt.Environment):
         v0 = values.get("request_id")
         return {"request_id": v0}
 
+    def _call_fetch_ocr_result_text(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for fetch_ocr_result_text (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_fetch_ocr_result_text:
+            return None  # an unknown argument: the generic parser says which
+        request_id: str
+        given_request_id = given.get("request_id", _MISSING)
+        if given_request_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_request_id) is str
+            and len(given_request_id) <= 64
+            and given_request_id.isascii()
+        ):
+            request_id = given_request_id
+        else:
+            request_id = rt.STR.from_json(
+                given_request_id, "request_id"
+            )  # ocr_processing_service.env:228
+        arguments: dict[str, Any] = {"request_id": request_id}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_fetch_ocr_result_text(request_id=request_id)
+            data = {"extracted_text": result.extracted_text} if result is not None else None
+            size_budget = self.size_budget
+            total = 1 + len(data["extracted_text"])
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("fetch_ocr_result_text", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(
+            rt.TraceEntry("fetch_ocr_result_text", arguments, False, outcome["error"])
+        )
+        return outcome
+
     def get_ocr_result_with_confidence(self, *, request_id: str) -> rt.Result:
         "The extracted text of a completed request with its confidence scores and the time\nprocessing completed."
         return self.invoke_typed("get_ocr_result_with_confidence", {"request_id": request_id})
@@ -811,6 +1215,70 @@ class OCRProcessingServiceEnv(rt.Environment):
         v0 = values.get("request_id")
         return {"request_id": v0}
 
+    def _call_get_ocr_result_with_confidence(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for get_ocr_result_with_confidence (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_get_ocr_result_with_confidence:
+            return None  # an unknown argument: the generic parser says which
+        request_id: str
+        given_request_id = given.get("request_id", _MISSING)
+        if given_request_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_request_id) is str
+            and len(given_request_id) <= 64
+            and given_request_id.isascii()
+        ):
+            request_id = given_request_id
+        else:
+            request_id = rt.STR.from_json(
+                given_request_id, "request_id"
+            )  # ocr_processing_service.env:236
+        arguments: dict[str, Any] = {"request_id": request_id}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_get_ocr_result_with_confidence(request_id=request_id)
+            data = (
+                {
+                    "confidence_scores": _SPEC_2.to_json(result.confidence_scores),
+                    "extracted_text": result.extracted_text,
+                    "processing_timestamp": _format_datetime(result.processing_timestamp),
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = 3 + len(data["extracted_text"]) + len(data["processing_timestamp"])
+            v = data["confidence_scores"]
+            total += len(v)
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("get_ocr_result_with_confidence", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(
+            rt.TraceEntry("get_ocr_result_with_confidence", arguments, False, outcome["error"])
+        )
+        return outcome
+
     def list_queued_requests(self) -> rt.Result:
         "The ids of the requests waiting to be processed, oldest first."
         return self.invoke_typed("list_queued_requests", {})
@@ -819,6 +1287,44 @@ class OCRProcessingServiceEnv(rt.Environment):
     def _json_list_queued_requests(cls, values: dict[str, Any]) -> dict[str, Any]:
         "The JSON arguments of a typed call of list_queued_requests."
         return {}
+
+    def _call_list_queued_requests(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for list_queued_requests (envdsl/codegen/tool_calls.py)."
+        if given:
+            return None  # an unknown argument: the generic parser says which
+        arguments: dict[str, Any] = {}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_list_queued_requests()
+            data = _SPEC_3.to_json(result) if result is not None else None
+            if type(data) is not str:
+                problem = _result_problem(data, self.size_budget)
+                if problem is not None:
+                    raise rt.Fail(problem)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("list_queued_requests", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("list_queued_requests", arguments, False, outcome["error"]))
+        return outcome
 
     def check_request_existence(self, *, request_id: str) -> rt.Result:
         "Whether a request with this id is in the system."
@@ -830,6 +1336,60 @@ class OCRProcessingServiceEnv(rt.Environment):
         v0 = values.get("request_id")
         return {"request_id": v0}
 
+    def _call_check_request_existence(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for check_request_existence (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_check_request_existence:
+            return None  # an unknown argument: the generic parser says which
+        request_id: str
+        given_request_id = given.get("request_id", _MISSING)
+        if given_request_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_request_id) is str
+            and len(given_request_id) <= 64
+            and given_request_id.isascii()
+        ):
+            request_id = given_request_id
+        else:
+            request_id = rt.STR.from_json(
+                given_request_id, "request_id"
+            )  # ocr_processing_service.env:254
+        arguments: dict[str, Any] = {"request_id": request_id}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_check_request_existence(request_id=request_id)
+            data = rt.BOOL.to_json(result) if result is not None else None
+            if type(data) is not str:
+                problem = _result_problem(data, self.size_budget)
+                if problem is not None:
+                    raise rt.Fail(problem)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("check_request_existence", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(
+            rt.TraceEntry("check_request_existence", arguments, False, outcome["error"])
+        )
+        return outcome
+
     def get_request_metadata(self, *, request_id: str) -> rt.Result:
         "Document reference, submission time, completion time (null if not finished) and\nstatus of a request."
         return self.invoke_typed("get_request_metadata", {"request_id": request_id})
@@ -839,6 +1399,79 @@ class OCRProcessingServiceEnv(rt.Environment):
         "The JSON arguments of a typed call of get_request_metadata."
         v0 = values.get("request_id")
         return {"request_id": v0}
+
+    def _call_get_request_metadata(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for get_request_metadata (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_get_request_metadata:
+            return None  # an unknown argument: the generic parser says which
+        request_id: str
+        given_request_id = given.get("request_id", _MISSING)
+        if given_request_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_request_id) is str
+            and len(given_request_id) <= 64
+            and given_request_id.isascii()
+        ):
+            request_id = given_request_id
+        else:
+            request_id = rt.STR.from_json(
+                given_request_id, "request_id"
+            )  # ocr_processing_service.env:259
+        arguments: dict[str, Any] = {"request_id": request_id}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_get_request_metadata(request_id=request_id)
+            data = (
+                {
+                    "completion_time": (
+                        None
+                        if result.completion_time is None
+                        else _format_datetime(result.completion_time)
+                    ),
+                    "document_reference": result.document_reference,
+                    "status": result.status._value_,
+                    "submission_time": _format_datetime(result.submission_time),
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = (
+                4
+                + len(data["document_reference"])
+                + len(data["submission_time"])
+                + len(data["status"])
+            )
+            v = data["completion_time"]
+            if v is not None:
+                total += len(v)
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("get_request_metadata", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("get_request_metadata", arguments, False, outcome["error"]))
+        return outcome
 
     def submit_ocr_request(self, *, document_reference: str) -> rt.Result:
         "Submit a document for OCR: creates a request (status submitted, with a new unique\nrequest_id) and appends it to the job queue."
@@ -850,6 +1483,104 @@ class OCRProcessingServiceEnv(rt.Environment):
         v0 = values.get("document_reference")
         return {"document_reference": v0}
 
+    def _call_submit_ocr_request(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for submit_ocr_request (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_submit_ocr_request:
+            return None  # an unknown argument: the generic parser says which
+        document_reference: str
+        given_document_reference = given.get("document_reference", _MISSING)
+        if given_document_reference is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_document_reference) is str
+            and len(given_document_reference) <= 64
+            and given_document_reference.isascii()
+        ):
+            document_reference = given_document_reference
+        else:
+            document_reference = rt.STR.from_json(
+                given_document_reference, "document_reference"
+            )  # ocr_processing_service.env:274
+        arguments: dict[str, Any] = {"document_reference": document_reference}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_submit_ocr_request(document_reference=document_reference)
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            self._verify_full_rows(self.TOOLS["submit_ocr_request"])
+            if not self._inv_0():
+                self._env_invariant_failed("_inv_0")  # ocr_processing_service.env:165
+            if not self._inv_1():
+                self._env_invariant_failed("_inv_1")  # ocr_processing_service.env:171
+            if not self._inv_2():
+                self._env_invariant_failed("_inv_2")  # ocr_processing_service.env:182
+            if not self._inv_3():
+                self._env_invariant_failed("_inv_3")  # ocr_processing_service.env:188
+            if not self._inv_4():
+                self._env_invariant_failed("_inv_4")  # ocr_processing_service.env:191
+            if not self._inv_5():
+                self._env_invariant_failed("_inv_5")  # ocr_processing_service.env:194
+            data = (
+                {
+                    "completion_time": (
+                        None
+                        if result.completion_time is None
+                        else _format_datetime(result.completion_time)
+                    ),
+                    "document_reference": result.document_reference,
+                    "request_id": result.request_id,
+                    "result_text": result.result_text,
+                    "status": result.status._value_,
+                    "submission_time": _format_datetime(result.submission_time),
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = (
+                6
+                + len(data["request_id"])
+                + len(data["document_reference"])
+                + len(data["submission_time"])
+                + len(data["status"])
+            )
+            v = data["result_text"]
+            if v is not None:
+                total += len(v)
+            v = data["completion_time"]
+            if v is not None:
+                total += len(v)
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("submit_ocr_request", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("submit_ocr_request", arguments, False, outcome["error"]))
+        return outcome
+
     def start_processing_request(self, *, request_id: str) -> rt.Result:
         "Start processing a submitted request: it leaves the queue, becomes processing and is\nset as the next in line for execution (next_request_id)."
         return self.invoke_typed("start_processing_request", {"request_id": request_id})
@@ -859,6 +1590,106 @@ class OCRProcessingServiceEnv(rt.Environment):
         "The JSON arguments of a typed call of start_processing_request."
         v0 = values.get("request_id")
         return {"request_id": v0}
+
+    def _call_start_processing_request(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for start_processing_request (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_start_processing_request:
+            return None  # an unknown argument: the generic parser says which
+        request_id: str
+        given_request_id = given.get("request_id", _MISSING)
+        if given_request_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_request_id) is str
+            and len(given_request_id) <= 64
+            and given_request_id.isascii()
+        ):
+            request_id = given_request_id
+        else:
+            request_id = rt.STR.from_json(
+                given_request_id, "request_id"
+            )  # ocr_processing_service.env:282
+        arguments: dict[str, Any] = {"request_id": request_id}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_start_processing_request(request_id=request_id)
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            self._verify_full_rows(self.TOOLS["start_processing_request"])
+            if not self._inv_0():
+                self._env_invariant_failed("_inv_0")  # ocr_processing_service.env:165
+            if not self._inv_1():
+                self._env_invariant_failed("_inv_1")  # ocr_processing_service.env:171
+            if not self._inv_2():
+                self._env_invariant_failed("_inv_2")  # ocr_processing_service.env:182
+            if not self._inv_3():
+                self._env_invariant_failed("_inv_3")  # ocr_processing_service.env:188
+            if not self._inv_4():
+                self._env_invariant_failed("_inv_4")  # ocr_processing_service.env:191
+            if not self._inv_5():
+                self._env_invariant_failed("_inv_5")  # ocr_processing_service.env:194
+            data = (
+                {
+                    "completion_time": (
+                        None
+                        if result.completion_time is None
+                        else _format_datetime(result.completion_time)
+                    ),
+                    "document_reference": result.document_reference,
+                    "request_id": result.request_id,
+                    "result_text": result.result_text,
+                    "status": result.status._value_,
+                    "submission_time": _format_datetime(result.submission_time),
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = (
+                6
+                + len(data["request_id"])
+                + len(data["document_reference"])
+                + len(data["submission_time"])
+                + len(data["status"])
+            )
+            v = data["result_text"]
+            if v is not None:
+                total += len(v)
+            v = data["completion_time"]
+            if v is not None:
+                total += len(v)
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("start_processing_request", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(
+            rt.TraceEntry("start_processing_request", arguments, False, outcome["error"])
+        )
+        return outcome
 
     def complete_ocr_request(
         self,
@@ -893,6 +1724,161 @@ class OCRProcessingServiceEnv(rt.Environment):
             "processing_timestamp": h.to_json(rt.DATETIME, v3),
         }
 
+    def _call_complete_ocr_request(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for complete_ocr_request (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_complete_ocr_request:
+            return None  # an unknown argument: the generic parser says which
+        request_id: str
+        given_request_id = given.get("request_id", _MISSING)
+        if given_request_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_request_id) is str
+            and len(given_request_id) <= 64
+            and given_request_id.isascii()
+        ):
+            request_id = given_request_id
+        else:
+            request_id = rt.STR.from_json(
+                given_request_id, "request_id"
+            )  # ocr_processing_service.env:294
+        extracted_text: str
+        given_extracted_text = given.get("extracted_text", _MISSING)
+        if given_extracted_text is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_extracted_text) is str
+            and len(given_extracted_text) <= 64
+            and given_extracted_text.isascii()
+        ):
+            extracted_text = given_extracted_text
+        else:
+            extracted_text = rt.STR.from_json(
+                given_extracted_text, "extracted_text"
+            )  # ocr_processing_service.env:295
+        confidence_scores: list[float]
+        given_confidence_scores = given.get("confidence_scores", _MISSING)
+        if given_confidence_scores is _MISSING:
+            return None  # the generic parser says so
+        confidence_scores = _SPEC_2.from_json(
+            given_confidence_scores, "confidence_scores"
+        )  # ocr_processing_service.env:296
+        processing_timestamp: datetime.datetime
+        canonical_processing_timestamp = False  # the argument is its own trace text
+        given_processing_timestamp = given.get("processing_timestamp", _MISSING)
+        if given_processing_timestamp is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_processing_timestamp) is str
+            and len(given_processing_timestamp) == 20
+            and given_processing_timestamp[10] == "T"
+            and given_processing_timestamp[19] == "Z"
+            and given_processing_timestamp[4] == given_processing_timestamp[7] == "-"
+            and given_processing_timestamp[13] == given_processing_timestamp[16] == ":"
+        ):
+            try:
+                processing_timestamp = _fromisoformat(given_processing_timestamp)
+                canonical_processing_timestamp = True
+            except ValueError:
+                processing_timestamp = rt.DATETIME.from_json(
+                    given_processing_timestamp, "processing_timestamp"
+                )  # ocr_processing_service.env:297
+        else:
+            processing_timestamp = rt.DATETIME.from_json(
+                given_processing_timestamp, "processing_timestamp"
+            )  # ocr_processing_service.env:297
+        arguments: dict[str, Any] = {
+            "request_id": request_id,
+            "extracted_text": extracted_text,
+            "confidence_scores": _SPEC_2.to_json(confidence_scores),
+            "processing_timestamp": (
+                given_processing_timestamp
+                if canonical_processing_timestamp
+                else _format_datetime(processing_timestamp)
+            ),
+        }
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_complete_ocr_request(
+                request_id=request_id,
+                extracted_text=extracted_text,
+                confidence_scores=confidence_scores,
+                processing_timestamp=processing_timestamp,
+            )
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            self._verify_full_rows(self.TOOLS["complete_ocr_request"])
+            if not self._inv_0():
+                self._env_invariant_failed("_inv_0")  # ocr_processing_service.env:165
+            if not self._inv_1():
+                self._env_invariant_failed("_inv_1")  # ocr_processing_service.env:171
+            if not self._inv_3():
+                self._env_invariant_failed("_inv_3")  # ocr_processing_service.env:188
+            if not self._inv_4():
+                self._env_invariant_failed("_inv_4")  # ocr_processing_service.env:191
+            if not self._inv_5():
+                self._env_invariant_failed("_inv_5")  # ocr_processing_service.env:194
+            data = (
+                {
+                    "completion_time": (
+                        None
+                        if result.completion_time is None
+                        else _format_datetime(result.completion_time)
+                    ),
+                    "document_reference": result.document_reference,
+                    "request_id": result.request_id,
+                    "result_text": result.result_text,
+                    "status": result.status._value_,
+                    "submission_time": _format_datetime(result.submission_time),
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = (
+                6
+                + len(data["request_id"])
+                + len(data["document_reference"])
+                + len(data["submission_time"])
+                + len(data["status"])
+            )
+            v = data["result_text"]
+            if v is not None:
+                total += len(v)
+            v = data["completion_time"]
+            if v is not None:
+                total += len(v)
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("complete_ocr_request", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("complete_ocr_request", arguments, False, outcome["error"]))
+        return outcome
+
     def fail_ocr_request(self, *, request_id: str) -> rt.Result:
         "Mark a processing request failed (processing errors): the record is kept, no result is\navailable, and it can be retried with retry_ocr_request."
         return self.invoke_typed("fail_ocr_request", {"request_id": request_id})
@@ -903,6 +1889,71 @@ class OCRProcessingServiceEnv(rt.Environment):
         v0 = values.get("request_id")
         return {"request_id": v0}
 
+    def _call_fail_ocr_request(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for fail_ocr_request (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_fail_ocr_request:
+            return None  # an unknown argument: the generic parser says which
+        request_id: str
+        given_request_id = given.get("request_id", _MISSING)
+        if given_request_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_request_id) is str
+            and len(given_request_id) <= 64
+            and given_request_id.isascii()
+        ):
+            request_id = given_request_id
+        else:
+            request_id = rt.STR.from_json(
+                given_request_id, "request_id"
+            )  # ocr_processing_service.env:323
+        arguments: dict[str, Any] = {"request_id": request_id}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_fail_ocr_request(request_id=request_id)
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            self._verify_full_rows(self.TOOLS["fail_ocr_request"])
+            if not self._inv_0():
+                self._env_invariant_failed("_inv_0")  # ocr_processing_service.env:165
+            if not self._inv_1():
+                self._env_invariant_failed("_inv_1")  # ocr_processing_service.env:171
+            if not self._inv_3():
+                self._env_invariant_failed("_inv_3")  # ocr_processing_service.env:188
+            if not self._inv_4():
+                self._env_invariant_failed("_inv_4")  # ocr_processing_service.env:191
+            if not self._inv_5():
+                self._env_invariant_failed("_inv_5")  # ocr_processing_service.env:194
+            data = result
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("fail_ocr_request", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("fail_ocr_request", arguments, False, outcome["error"]))
+        return outcome
+
     def purge_expired_results(self) -> rt.Result:
         "Remove from the result repository every result older than 24 hours; their requests\nstay in the system (still completed) but their text is no longer available."
         return self.invoke_typed("purge_expired_results", {})
@@ -911,6 +1962,57 @@ class OCRProcessingServiceEnv(rt.Environment):
     def _json_purge_expired_results(cls, values: dict[str, Any]) -> dict[str, Any]:
         "The JSON arguments of a typed call of purge_expired_results."
         return {}
+
+    def _call_purge_expired_results(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for purge_expired_results (envdsl/codegen/tool_calls.py)."
+        if given:
+            return None  # an unknown argument: the generic parser says which
+        arguments: dict[str, Any] = {}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_purge_expired_results()
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            self._verify_full_rows(self.TOOLS["purge_expired_results"])
+            if not self._inv_0():
+                self._env_invariant_failed("_inv_0")  # ocr_processing_service.env:165
+            if not self._inv_1():
+                self._env_invariant_failed("_inv_1")  # ocr_processing_service.env:171
+            if not self._inv_4():
+                self._env_invariant_failed("_inv_4")  # ocr_processing_service.env:191
+            if not self._inv_5():
+                self._env_invariant_failed("_inv_5")  # ocr_processing_service.env:194
+            data = result
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("purge_expired_results", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(
+            rt.TraceEntry("purge_expired_results", arguments, False, outcome["error"])
+        )
+        return outcome
 
     def clear_completed_request(self, *, request_id: str) -> rt.Result:
         "Remove a completed request from the system, with its result if still retained."
@@ -922,6 +2024,75 @@ class OCRProcessingServiceEnv(rt.Environment):
         v0 = values.get("request_id")
         return {"request_id": v0}
 
+    def _call_clear_completed_request(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for clear_completed_request (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_clear_completed_request:
+            return None  # an unknown argument: the generic parser says which
+        request_id: str
+        given_request_id = given.get("request_id", _MISSING)
+        if given_request_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_request_id) is str
+            and len(given_request_id) <= 64
+            and given_request_id.isascii()
+        ):
+            request_id = given_request_id
+        else:
+            request_id = rt.STR.from_json(
+                given_request_id, "request_id"
+            )  # ocr_processing_service.env:361
+        arguments: dict[str, Any] = {"request_id": request_id}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_clear_completed_request(request_id=request_id)
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            self._verify_full_rows(self.TOOLS["clear_completed_request"])
+            if not self._inv_0():
+                self._env_invariant_failed("_inv_0")  # ocr_processing_service.env:165
+            if not self._inv_1():
+                self._env_invariant_failed("_inv_1")  # ocr_processing_service.env:171
+            if not self._inv_2():
+                self._env_invariant_failed("_inv_2")  # ocr_processing_service.env:182
+            if not self._inv_3():
+                self._env_invariant_failed("_inv_3")  # ocr_processing_service.env:188
+            if not self._inv_4():
+                self._env_invariant_failed("_inv_4")  # ocr_processing_service.env:191
+            if not self._inv_5():
+                self._env_invariant_failed("_inv_5")  # ocr_processing_service.env:194
+            data = result
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("clear_completed_request", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(
+            rt.TraceEntry("clear_completed_request", arguments, False, outcome["error"])
+        )
+        return outcome
+
     def retry_ocr_request(self, *, original_request_id: str) -> rt.Result:
         "Resubmit a failed request: a new request (new request_id, status submitted) for the same\ndocument joins the end of the queue. The failed request is kept."
         return self.invoke_typed("retry_ocr_request", {"original_request_id": original_request_id})
@@ -931,6 +2102,104 @@ class OCRProcessingServiceEnv(rt.Environment):
         "The JSON arguments of a typed call of retry_ocr_request."
         v0 = values.get("original_request_id")
         return {"original_request_id": v0}
+
+    def _call_retry_ocr_request(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for retry_ocr_request (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_retry_ocr_request:
+            return None  # an unknown argument: the generic parser says which
+        original_request_id: str
+        given_original_request_id = given.get("original_request_id", _MISSING)
+        if given_original_request_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_original_request_id) is str
+            and len(given_original_request_id) <= 64
+            and given_original_request_id.isascii()
+        ):
+            original_request_id = given_original_request_id
+        else:
+            original_request_id = rt.STR.from_json(
+                given_original_request_id, "original_request_id"
+            )  # ocr_processing_service.env:373
+        arguments: dict[str, Any] = {"original_request_id": original_request_id}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_retry_ocr_request(original_request_id=original_request_id)
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            self._verify_full_rows(self.TOOLS["retry_ocr_request"])
+            if not self._inv_0():
+                self._env_invariant_failed("_inv_0")  # ocr_processing_service.env:165
+            if not self._inv_1():
+                self._env_invariant_failed("_inv_1")  # ocr_processing_service.env:171
+            if not self._inv_2():
+                self._env_invariant_failed("_inv_2")  # ocr_processing_service.env:182
+            if not self._inv_3():
+                self._env_invariant_failed("_inv_3")  # ocr_processing_service.env:188
+            if not self._inv_4():
+                self._env_invariant_failed("_inv_4")  # ocr_processing_service.env:191
+            if not self._inv_5():
+                self._env_invariant_failed("_inv_5")  # ocr_processing_service.env:194
+            data = (
+                {
+                    "completion_time": (
+                        None
+                        if result.completion_time is None
+                        else _format_datetime(result.completion_time)
+                    ),
+                    "document_reference": result.document_reference,
+                    "request_id": result.request_id,
+                    "result_text": result.result_text,
+                    "status": result.status._value_,
+                    "submission_time": _format_datetime(result.submission_time),
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = (
+                6
+                + len(data["request_id"])
+                + len(data["document_reference"])
+                + len(data["submission_time"])
+                + len(data["status"])
+            )
+            v = data["result_text"]
+            if v is not None:
+                total += len(v)
+            v = data["completion_time"]
+            if v is not None:
+                total += len(v)
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("retry_ocr_request", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("retry_ocr_request", arguments, False, outcome["error"]))
+        return outcome
 
     def _rowinv_OCRRequest_0(self, row: OCRRequest) -> bool:
         return bool(row.document_reference.strip() != "")
@@ -1073,14 +2342,14 @@ class OCRProcessingServiceEnv(rt.Environment):
     def _impl_get_ocr_request_status(self, request_id: str) -> StatusInfo:
         r = self.t_requests.get(request_id)
         if r is None:
-            raise rt.Fail("Request not found", site=0)
+            raise rt.Fail("Request not found", site=0)  # ocr_processing_service.env:215
         self._hit(0)
         return StatusInfo(status=r.status)
 
     def _impl_is_result_available(self, request_id: str) -> Availability:
         r = self.t_requests.get(request_id)
         if r is None:
-            raise rt.Fail("Request not found", site=1)
+            raise rt.Fail("Request not found", site=1)  # ocr_processing_service.env:222
         self._hit(1)
         return Availability(
             available=(r.status == OCRStatus.completed and request_id in self.t_result_repository)
@@ -1089,28 +2358,32 @@ class OCRProcessingServiceEnv(rt.Environment):
     def _impl_fetch_ocr_result_text(self, request_id: str) -> ResultText:
         r = self.t_requests.get(request_id)
         if r is None:
-            raise rt.Fail("Request not found", site=2)
+            raise rt.Fail("Request not found", site=2)  # ocr_processing_service.env:230
         self._hit(2)
         if not (r.status == OCRStatus.completed):
-            raise rt.Fail("OCR processing not completed", site=3)
+            raise rt.Fail("OCR processing not completed", site=3)  # ocr_processing_service.env:231
         self._hit(3)
         res = self.t_result_repository.get(request_id)
         if res is None:
-            raise rt.Fail("OCR result not found in repository", site=4)
+            raise rt.Fail(
+                "OCR result not found in repository", site=4
+            )  # ocr_processing_service.env:232
         self._hit(4)
         return ResultText(extracted_text=res.extracted_text)
 
     def _impl_get_ocr_result_with_confidence(self, request_id: str) -> ResultWithConfidence:
         r = self.t_requests.get(request_id)
         if r is None:
-            raise rt.Fail("Request not found", site=5)
+            raise rt.Fail("Request not found", site=5)  # ocr_processing_service.env:239
         self._hit(5)
         if not (r.status == OCRStatus.completed):
-            raise rt.Fail("OCR processing not completed", site=6)
+            raise rt.Fail("OCR processing not completed", site=6)  # ocr_processing_service.env:240
         self._hit(6)
         res = self.t_result_repository.get(request_id)
         if res is None:
-            raise rt.Fail("Result not available in repository", site=7)
+            raise rt.Fail(
+                "Result not available in repository", site=7
+            )  # ocr_processing_service.env:241
         self._hit(7)
         return ResultWithConfidence(
             extracted_text=res.extracted_text,
@@ -1127,7 +2400,7 @@ class OCRProcessingServiceEnv(rt.Environment):
     def _impl_get_request_metadata(self, request_id: str) -> RequestMetadata:
         r = self.t_requests.get(request_id)
         if r is None:
-            raise rt.Fail("Request not found", site=8)
+            raise rt.Fail("Request not found", site=8)  # ocr_processing_service.env:262
         self._hit(8)
         return RequestMetadata(
             document_reference=r.document_reference,
@@ -1138,17 +2411,21 @@ class OCRProcessingServiceEnv(rt.Environment):
 
     def _impl_submit_ocr_request(self, document_reference: str) -> OCRRequest:
         if not (document_reference.strip() != ""):
-            raise rt.Fail("Document reference must be a non-empty string", site=9)
+            raise rt.Fail(
+                "Document reference must be a non-empty string", site=9
+            )  # ocr_processing_service.env:278
         self._hit(9)
         return self._impl_enqueue(document_reference=document_reference.strip())
 
     def _impl_start_processing_request(self, request_id: str) -> OCRRequest:
         r = self.t_requests.get(request_id)
         if r is None:
-            raise rt.Fail("Request not found", site=10)
+            raise rt.Fail("Request not found", site=10)  # ocr_processing_service.env:285
         self._hit(10)
         if not (r.status == OCRStatus.submitted):
-            raise rt.Fail("Request is not in submitted state", site=11)
+            raise rt.Fail(
+                "Request is not in submitted state", site=11
+            )  # ocr_processing_service.env:286
         self._hit(11)
         self._write_requests_status(r, OCRStatus.processing)
         _tmp2 = self.s_queued_request_ids
@@ -1166,17 +2443,17 @@ class OCRProcessingServiceEnv(rt.Environment):
     ) -> OCRRequest:
         r = self.t_requests.get(request_id)
         if r is None:
-            raise rt.Fail("Request ID does not exist", site=12)
+            raise rt.Fail("Request ID does not exist", site=12)  # ocr_processing_service.env:301
         self._hit(12)
         if not (r.status == OCRStatus.processing):
             raise rt.Fail(
                 ("Request status is '" + h.to_str(r.status) + "', expected 'processing'"), site=13
-            )
+            )  # ocr_processing_service.env:302
         self._hit(13)
         if not (r.submission_time <= processing_timestamp <= self.s_now):
             raise rt.Fail(
                 "processing_timestamp must lie between the submission time and now", site=14
-            )
+            )  # ocr_processing_service.env:304
         self._hit(14)
         self._write_requests_status(r, OCRStatus.completed)
         self._write_requests_result_text(r, extracted_text)
@@ -1197,16 +2474,20 @@ class OCRProcessingServiceEnv(rt.Environment):
     def _impl_fail_ocr_request(self, request_id: str) -> str:
         r = self.t_requests.get(request_id)
         if r is None:
-            raise rt.Fail(("Request " + h.to_str(request_id) + " does not exist."), site=15)
+            raise rt.Fail(
+                ("Request " + h.to_str(request_id) + " does not exist."), site=15
+            )  # ocr_processing_service.env:326
         self._hit(15)
         if not (r.status != OCRStatus.completed):
             raise rt.Fail(
                 ("Request " + h.to_str(request_id) + " is already completed and cannot be failed."),
                 site=16,
-            )
+            )  # ocr_processing_service.env:327
         self._hit(16)
         if not (r.status != OCRStatus.failed):
-            raise rt.Fail(("Request " + h.to_str(request_id) + " has already failed."), site=17)
+            raise rt.Fail(
+                ("Request " + h.to_str(request_id) + " has already failed."), site=17
+            )  # ocr_processing_service.env:332
         self._hit(17)
         if not (r.status == OCRStatus.processing):
             raise rt.Fail(
@@ -1216,7 +2497,7 @@ class OCRProcessingServiceEnv(rt.Environment):
                     + " is not being processed; start it before failing it."
                 ),
                 site=18,
-            )
+            )  # ocr_processing_service.env:333
         self._hit(18)
         self._write_requests_status(r, OCRStatus.failed)
         self._write_requests_completion_time(r, self.s_now)
@@ -1241,7 +2522,7 @@ class OCRProcessingServiceEnv(rt.Environment):
     def _impl_clear_completed_request(self, request_id: str) -> str:
         r = self.t_requests.get(request_id)
         if r is None:
-            raise rt.Fail("Request not found.", site=19)
+            raise rt.Fail("Request not found.", site=19)  # ocr_processing_service.env:363
         self._hit(19)
         if not (r.status == OCRStatus.completed):
             raise rt.Fail(
@@ -1251,7 +2532,7 @@ class OCRProcessingServiceEnv(rt.Environment):
                     + "."
                 ),
                 site=20,
-            )
+            )  # ocr_processing_service.env:364
         self._hit(20)
         if request_id in self.t_result_repository:
             self._delete("result_repository", request_id)
@@ -1261,10 +2542,14 @@ class OCRProcessingServiceEnv(rt.Environment):
     def _impl_retry_ocr_request(self, original_request_id: str) -> OCRRequest:
         orig = self.t_requests.get(original_request_id)
         if orig is None:
-            raise rt.Fail("Original OCR request not found", site=21)
+            raise rt.Fail(
+                "Original OCR request not found", site=21
+            )  # ocr_processing_service.env:376
         self._hit(21)
         if not (orig.status == OCRStatus.failed):
-            raise rt.Fail("Only failed OCR requests can be retried", site=22)
+            raise rt.Fail(
+                "Only failed OCR requests can be retried", site=22
+            )  # ocr_processing_service.env:380
         self._hit(22)
         return self._impl_enqueue(document_reference=orig.document_reference)
 

@@ -9,6 +9,19 @@ from typing import Any, ClassVar, cast
 
 from envdsl import runtime as rt
 from envdsl.runtime import helpers as h
+from envdsl.runtime.call_support import (
+    INSERTED as _INSERTED,
+    INT_RESULT as _INT_RESULT,
+    MAX_INT as _MAX_INT,
+    MIN_INT as _MIN_INT,
+    MISSING as _MISSING,
+    TOO_LARGE as _TOO_LARGE,
+    budget as _budget,
+    fromisoformat as _fromisoformat,
+    result_problem as _result_problem,
+)
+from envdsl.runtime.call_support import ISO_SECONDS as _ISO_SECONDS, UTC as _UTC
+from envdsl.runtime.call_support import format_datetime as _format_datetime
 
 
 class OrderStatus(enum.Enum):
@@ -213,6 +226,224 @@ class OrderSummary(rt.Value):
         )
 
 
+def _to_json_Address(value: Address) -> dict[str, Any]:
+    "The JSON of one Address (its RecordSpec's to_json, written out: codegen/serializers.py)."
+    return {
+        "city": value.city,
+        "country": value.country,
+        "postcode": value.postcode,
+        "street": value.street,
+    }
+
+
+def _json_repr_Address(value: Address) -> str:
+    "repr() of the JSON of one Address, without building it (what state_hash() digests)."
+    return (
+        f"{{'city': {value.city!r}"
+        f", 'country': {value.country!r}"
+        f", 'postcode': {value.postcode!r}"
+        f", 'street': {value.street!r}"
+        "}"
+    )
+
+
+def _to_json_OrderLine(value: OrderLine) -> dict[str, Any]:
+    "The JSON of one OrderLine (its RecordSpec's to_json, written out: codegen/serializers.py)."
+    return {
+        "name": value.name,
+        "qty": value.qty,
+        "sku": value.sku,
+        "unit_price_cents": value.unit_price_cents,
+    }
+
+
+def _json_repr_OrderLine(value: OrderLine) -> str:
+    "repr() of the JSON of one OrderLine, without building it (what state_hash() digests)."
+    return (
+        f"{{'name': {value.name!r}"
+        f", 'qty': {value.qty!r}"
+        f", 'sku': {value.sku!r}"
+        f", 'unit_price_cents': {value.unit_price_cents!r}"
+        "}"
+    )
+
+
+def _to_json_Product(value: Product) -> dict[str, Any]:
+    "The JSON of one Product (its RecordSpec's to_json, written out: codegen/serializers.py)."
+    return {
+        "discontinued": value.discontinued,
+        "name": value.name,
+        "price_cents": value.price_cents,
+        "sku": value.sku,
+        "stock": value.stock,
+        "tags": _SPEC_1.to_json(value.tags),
+    }
+
+
+def _json_repr_Product(value: Product) -> str:
+    "repr() of the JSON of one Product, without building it (what state_hash() digests)."
+    return (
+        f"{{'discontinued': {value.discontinued!r}"
+        f", 'name': {value.name!r}"
+        f", 'price_cents': {value.price_cents!r}"
+        f", 'sku': {value.sku!r}"
+        f", 'stock': {value.stock!r}"
+        f", 'tags': {_SPEC_1.to_json(value.tags)!r}"
+        "}"
+    )
+
+
+def _to_json_Customer(value: Customer) -> dict[str, Any]:
+    "The JSON of one Customer (its RecordSpec's to_json, written out: codegen/serializers.py)."
+    return {
+        "address": SPEC_Address.to_json(value.address),
+        "cart": _SPEC_2.to_json(value.cart),
+        "customer_id": value.customer_id,
+        "email": value.email,
+        "gift_card_cents": value.gift_card_cents,
+        "loyalty_points": value.loyalty_points,
+        "name": value.name,
+    }
+
+
+def _json_repr_Customer(value: Customer) -> str:
+    "repr() of the JSON of one Customer, without building it (what state_hash() digests)."
+    return (
+        f"{{'address': {SPEC_Address.to_json(value.address)!r}"
+        f", 'cart': {_SPEC_2.to_json(value.cart)!r}"
+        f", 'customer_id': {value.customer_id!r}"
+        f", 'email': {value.email!r}"
+        f", 'gift_card_cents': {value.gift_card_cents!r}"
+        f", 'loyalty_points': {value.loyalty_points!r}"
+        f", 'name': {value.name!r}"
+        "}"
+    )
+
+
+def _to_json_Coupon(value: Coupon) -> dict[str, Any]:
+    "The JSON of one Coupon (its RecordSpec's to_json, written out: codegen/serializers.py)."
+    return {
+        "code": value.code,
+        "expires": rt.DATE.to_json(value.expires),
+        "min_subtotal_cents": value.min_subtotal_cents,
+        "percent_off": value.percent_off,
+        "uses_left": value.uses_left,
+    }
+
+
+def _json_repr_Coupon(value: Coupon) -> str:
+    "repr() of the JSON of one Coupon, without building it (what state_hash() digests)."
+    return (
+        f"{{'code': {value.code!r}"
+        f", 'expires': {rt.DATE.to_json(value.expires)!r}"
+        f", 'min_subtotal_cents': {value.min_subtotal_cents!r}"
+        f", 'percent_off': {value.percent_off!r}"
+        f", 'uses_left': {value.uses_left!r}"
+        "}"
+    )
+
+
+def _to_json_Order(value: Order) -> dict[str, Any]:
+    "The JSON of one Order (its RecordSpec's to_json, written out: codegen/serializers.py)."
+    return {
+        "coupon": value.coupon,
+        "customer": value.customer,
+        "delivered_on": _SPEC_7.to_json(value.delivered_on),
+        "discount_cents": value.discount_cents,
+        "lines": _SPEC_4.to_json(value.lines),
+        "order_id": value.order_id,
+        "payment": value.payment._value_,
+        "placed_at": _format_datetime(value.placed_at),
+        "ship_to": SPEC_Address.to_json(value.ship_to),
+        "shipping_cents": value.shipping_cents,
+        "status": value.status._value_,
+        "tracking": value.tracking,
+    }
+
+
+def _json_repr_Order(value: Order) -> str:
+    "repr() of the JSON of one Order, without building it (what state_hash() digests)."
+    d7 = value.placed_at
+    if d7.tzinfo is not _UTC:
+        return repr(_to_json_Order(value))
+    return (
+        f"{{'coupon': {value.coupon!r}"
+        f", 'customer': {value.customer!r}"
+        f", 'delivered_on': {_SPEC_7.to_json(value.delivered_on)!r}"
+        f", 'discount_cents': {value.discount_cents!r}"
+        f", 'lines': {_SPEC_4.to_json(value.lines)!r}"
+        f", 'order_id': {value.order_id!r}"
+        f", 'payment': {value.payment._value_!r}"
+        f", 'placed_at': '{_ISO_SECONDS % (d7.year, d7.month, d7.day, d7.hour, d7.minute, d7.second) if not d7.microsecond else d7.isoformat()[:-6]}Z'"
+        f", 'ship_to': {SPEC_Address.to_json(value.ship_to)!r}"
+        f", 'shipping_cents': {value.shipping_cents!r}"
+        f", 'status': {value.status._value_!r}"
+        f", 'tracking': {value.tracking!r}"
+        "}"
+    )
+
+
+def _to_json_CartView(value: CartView) -> dict[str, Any]:
+    "The JSON of one CartView (its RecordSpec's to_json, written out: codegen/serializers.py)."
+    return {
+        "customer_id": value.customer_id,
+        "lines": _SPEC_4.to_json(value.lines),
+        "shipping_cents": value.shipping_cents,
+        "subtotal_cents": value.subtotal_cents,
+        "total": value.total,
+        "total_cents": value.total_cents,
+    }
+
+
+def _json_repr_CartView(value: CartView) -> str:
+    "repr() of the JSON of one CartView, without building it (what state_hash() digests)."
+    return (
+        f"{{'customer_id': {value.customer_id!r}"
+        f", 'lines': {_SPEC_4.to_json(value.lines)!r}"
+        f", 'shipping_cents': {value.shipping_cents!r}"
+        f", 'subtotal_cents': {value.subtotal_cents!r}"
+        f", 'total': {value.total!r}"
+        f", 'total_cents': {value.total_cents!r}"
+        "}"
+    )
+
+
+def _to_json_OrderSummary(value: OrderSummary) -> dict[str, Any]:
+    "The JSON of one OrderSummary (its RecordSpec's to_json, written out: codegen/serializers.py)."
+    return {
+        "discount_cents": value.discount_cents,
+        "lines": _SPEC_4.to_json(value.lines),
+        "order_id": value.order_id,
+        "placed_at": _format_datetime(value.placed_at),
+        "shipping_cents": value.shipping_cents,
+        "status": value.status._value_,
+        "subtotal_cents": value.subtotal_cents,
+        "total": value.total,
+        "total_cents": value.total_cents,
+        "tracking": value.tracking,
+    }
+
+
+def _json_repr_OrderSummary(value: OrderSummary) -> str:
+    "repr() of the JSON of one OrderSummary, without building it (what state_hash() digests)."
+    d3 = value.placed_at
+    if d3.tzinfo is not _UTC:
+        return repr(_to_json_OrderSummary(value))
+    return (
+        f"{{'discount_cents': {value.discount_cents!r}"
+        f", 'lines': {_SPEC_4.to_json(value.lines)!r}"
+        f", 'order_id': {value.order_id!r}"
+        f", 'placed_at': '{_ISO_SECONDS % (d3.year, d3.month, d3.day, d3.hour, d3.minute, d3.second) if not d3.microsecond else d3.isoformat()[:-6]}Z'"
+        f", 'shipping_cents': {value.shipping_cents!r}"
+        f", 'status': {value.status._value_!r}"
+        f", 'subtotal_cents': {value.subtotal_cents!r}"
+        f", 'total': {value.total!r}"
+        f", 'total_cents': {value.total_cents!r}"
+        f", 'tracking': {value.tracking!r}"
+        "}"
+    )
+
+
 SPEC_OrderStatus = rt.EnumSpec(OrderStatus)
 SPEC_PaymentMethod = rt.EnumSpec(PaymentMethod)
 SPEC_SortKey = rt.EnumSpec(SortKey)
@@ -227,15 +458,19 @@ SPEC_Address = rt.RecordSpec(
             name="country", spec=rt.STR, required=True, description="ISO 3166 alpha-2 code, e.g. DE"
         ),
     ],
+    to_json=_to_json_Address,
+    json_repr=_json_repr_Address,
 )
 SPEC_OrderLine = rt.RecordSpec(
     OrderLine,
     lambda: [
-        rt.FieldSpec(name="sku", spec=rt.RefSpec(rt.STR, "Product", "products"), required=True),
+        rt.FieldSpec(name="sku", spec=_SPEC_0, required=True),
         rt.FieldSpec(name="name", spec=rt.STR, required=True),
         rt.FieldSpec(name="qty", spec=rt.INT, required=True),
         rt.FieldSpec(name="unit_price_cents", spec=rt.INT, required=True),
     ],
+    to_json=_to_json_OrderLine,
+    json_repr=_json_repr_OrderLine,
 )
 SPEC_Product = rt.RecordSpec(
     Product,
@@ -246,9 +481,11 @@ SPEC_Product = rt.RecordSpec(
         rt.FieldSpec(name="name", spec=rt.STR, required=True),
         rt.FieldSpec(name="price_cents", spec=rt.INT, required=True),
         rt.FieldSpec(name="stock", spec=rt.INT, required=True, description="units on hand"),
-        rt.FieldSpec(name="tags", spec=rt.SetSpec(rt.STR), required=False),
+        rt.FieldSpec(name="tags", spec=_SPEC_1, required=False),
         rt.FieldSpec(name="discontinued", spec=rt.BOOL, required=False),
     ],
+    to_json=_to_json_Product,
+    json_repr=_json_repr_Product,
 )
 SPEC_Customer = rt.RecordSpec(
     Customer,
@@ -257,12 +494,7 @@ SPEC_Customer = rt.RecordSpec(
         rt.FieldSpec(name="name", spec=rt.STR, required=True),
         rt.FieldSpec(name="email", spec=rt.STR, required=True),
         rt.FieldSpec(name="address", spec=SPEC_Address, required=True),
-        rt.FieldSpec(
-            name="cart",
-            spec=rt.MapSpec(rt.STR, rt.INT),
-            required=False,
-            description="sku -> quantity",
-        ),
+        rt.FieldSpec(name="cart", spec=_SPEC_2, required=False, description="sku -> quantity"),
         rt.FieldSpec(
             name="gift_card_cents",
             spec=rt.INT,
@@ -271,6 +503,8 @@ SPEC_Customer = rt.RecordSpec(
         ),
         rt.FieldSpec(name="loyalty_points", spec=rt.INT, required=False),
     ],
+    to_json=_to_json_Customer,
+    json_repr=_json_repr_Customer,
 )
 SPEC_Coupon = rt.RecordSpec(
     Coupon,
@@ -288,35 +522,33 @@ SPEC_Coupon = rt.RecordSpec(
         ),
         rt.FieldSpec(name="uses_left", spec=rt.INT, required=True),
     ],
+    to_json=_to_json_Coupon,
+    json_repr=_json_repr_Coupon,
 )
 SPEC_Order = rt.RecordSpec(
     Order,
     lambda: [
         rt.FieldSpec(name="order_id", spec=rt.STR, required=False),
-        rt.FieldSpec(
-            name="customer", spec=rt.RefSpec(rt.STR, "Customer", "customers"), required=True
-        ),
-        rt.FieldSpec(name="lines", spec=rt.ListSpec(SPEC_OrderLine), required=True),
+        rt.FieldSpec(name="customer", spec=_SPEC_3, required=True),
+        rt.FieldSpec(name="lines", spec=_SPEC_4, required=True),
         rt.FieldSpec(name="placed_at", spec=rt.DATETIME, required=True),
         rt.FieldSpec(name="ship_to", spec=SPEC_Address, required=True),
         rt.FieldSpec(name="payment", spec=SPEC_PaymentMethod, required=True),
-        rt.FieldSpec(
-            name="coupon",
-            spec=rt.OptionalSpec(rt.RefSpec(rt.STR, "Coupon", "coupons")),
-            required=False,
-        ),
+        rt.FieldSpec(name="coupon", spec=_SPEC_5, required=False),
         rt.FieldSpec(name="discount_cents", spec=rt.INT, required=False),
         rt.FieldSpec(name="shipping_cents", spec=rt.INT, required=True),
-        rt.FieldSpec(name="tracking", spec=rt.OptionalSpec(rt.STR), required=False),
-        rt.FieldSpec(name="delivered_on", spec=rt.OptionalSpec(rt.DATE), required=False),
+        rt.FieldSpec(name="tracking", spec=_SPEC_6, required=False),
+        rt.FieldSpec(name="delivered_on", spec=_SPEC_7, required=False),
         rt.FieldSpec(name="status", spec=SPEC_OrderStatus, required=False),
     ],
+    to_json=_to_json_Order,
+    json_repr=_json_repr_Order,
 )
 SPEC_CartView = rt.RecordSpec(
     CartView,
     lambda: [
         rt.FieldSpec(name="customer_id", spec=rt.STR, required=True),
-        rt.FieldSpec(name="lines", spec=rt.ListSpec(SPEC_OrderLine), required=True),
+        rt.FieldSpec(name="lines", spec=_SPEC_4, required=True),
         rt.FieldSpec(name="subtotal_cents", spec=rt.INT, required=True),
         rt.FieldSpec(name="shipping_cents", spec=rt.INT, required=True),
         rt.FieldSpec(name="total_cents", spec=rt.INT, required=True),
@@ -324,6 +556,8 @@ SPEC_CartView = rt.RecordSpec(
             name="total", spec=rt.STR, required=True, description="formatted, e.g. $49.09"
         ),
     ],
+    to_json=_to_json_CartView,
+    json_repr=_json_repr_CartView,
 )
 SPEC_OrderSummary = rt.RecordSpec(
     OrderSummary,
@@ -331,7 +565,7 @@ SPEC_OrderSummary = rt.RecordSpec(
         rt.FieldSpec(name="order_id", spec=rt.STR, required=True),
         rt.FieldSpec(name="status", spec=SPEC_OrderStatus, required=True),
         rt.FieldSpec(name="placed_at", spec=rt.DATETIME, required=True),
-        rt.FieldSpec(name="lines", spec=rt.ListSpec(SPEC_OrderLine), required=True),
+        rt.FieldSpec(name="lines", spec=_SPEC_4, required=True),
         rt.FieldSpec(name="subtotal_cents", spec=rt.INT, required=True),
         rt.FieldSpec(name="discount_cents", spec=rt.INT, required=True),
         rt.FieldSpec(name="shipping_cents", spec=rt.INT, required=True),
@@ -339,15 +573,144 @@ SPEC_OrderSummary = rt.RecordSpec(
         rt.FieldSpec(
             name="total", spec=rt.STR, required=True, description="formatted, e.g. $49.09"
         ),
-        rt.FieldSpec(name="tracking", spec=rt.OptionalSpec(rt.STR), required=False),
+        rt.FieldSpec(name="tracking", spec=_SPEC_6, required=False),
     ],
+    to_json=_to_json_OrderSummary,
+    json_repr=_json_repr_OrderSummary,
 )
+
+_SPEC_0: rt.TypeSpec = rt.RefSpec(rt.STR, "Product", "products")  # ref Product
+_SPEC_1: rt.TypeSpec = rt.SetSpec(rt.STR)  # set[str]
+_SPEC_2: rt.TypeSpec = rt.MapSpec(rt.STR, rt.INT)  # map[str, int]
+_SPEC_3: rt.TypeSpec = rt.RefSpec(rt.STR, "Customer", "customers")  # ref Customer
+_SPEC_4: rt.TypeSpec = rt.ListSpec(SPEC_OrderLine)  # list[OrderLine]
+_SPEC_5: rt.TypeSpec = rt.OptionalSpec(rt.RefSpec(rt.STR, "Coupon", "coupons"))  # ref Coupon?
+_SPEC_6: rt.TypeSpec = rt.OptionalSpec(rt.STR)  # str?
+_SPEC_7: rt.TypeSpec = rt.OptionalSpec(rt.DATE)  # date?
+_SPEC_8: rt.TypeSpec = rt.ListSpec(SPEC_Product)  # list[Product]
+_SPEC_9: rt.TypeSpec = rt.OptionalSpec(SPEC_Address)  # Address?
+_SPEC_10: rt.TypeSpec = rt.OptionalSpec(SPEC_OrderStatus)  # OrderStatus?
+_SPEC_11: rt.TypeSpec = rt.ListSpec(SPEC_OrderSummary)  # list[OrderSummary]
 
 C_SHIPPING_CENTS: int = 499
 C_FREE_SHIPPING_CENTS: int = 5000
 C_MAX_QTY_PER_LINE: int = 10
 C_RETURN_WINDOW_DAYS: int = 30
 C_CENTS_PER_POINT: int = 100
+
+_ARGUMENTS_search_products = frozenset(
+    {
+        "text",
+        "tag",
+        "in_stock_only",
+        "sort_by",
+        "limit",
+    }
+)  # the arguments of search_products
+_ARGUMENTS_get_product = frozenset(
+    {
+        "sku",
+    }
+)  # the arguments of get_product
+_ARGUMENTS_view_cart = frozenset(
+    {
+        "customer_id",
+    }
+)  # the arguments of view_cart
+_ARGUMENTS_add_to_cart = frozenset(
+    {
+        "customer_id",
+        "sku",
+        "qty",
+    }
+)  # the arguments of add_to_cart
+_ARGUMENTS_update_cart_item = frozenset(
+    {
+        "customer_id",
+        "sku",
+        "qty",
+    }
+)  # the arguments of update_cart_item
+_ARGUMENTS_place_order = frozenset(
+    {
+        "customer_id",
+        "payment",
+        "coupon_code",
+        "ship_to",
+    }
+)  # the arguments of place_order
+_ARGUMENTS_pay_order = frozenset(
+    {
+        "order_id",
+    }
+)  # the arguments of pay_order
+_ARGUMENTS_cancel_order = frozenset(
+    {
+        "order_id",
+        "customer_id",
+    }
+)  # the arguments of cancel_order
+_ARGUMENTS_ship_order = frozenset(
+    {
+        "order_id",
+        "tracking",
+    }
+)  # the arguments of ship_order
+_ARGUMENTS_mark_delivered = frozenset(
+    {
+        "order_id",
+    }
+)  # the arguments of mark_delivered
+_ARGUMENTS_return_order = frozenset(
+    {
+        "order_id",
+        "customer_id",
+    }
+)  # the arguments of return_order
+_ARGUMENTS_get_order = frozenset(
+    {
+        "order_id",
+    }
+)  # the arguments of get_order
+_ARGUMENTS_list_orders = frozenset(
+    {
+        "customer_id",
+        "status",
+    }
+)  # the arguments of list_orders
+_ARGUMENTS_sales_report = frozenset(
+    {
+        "since",
+    }
+)  # the arguments of sales_report
+_ARGUMENTS_restock_product = frozenset(
+    {
+        "sku",
+        "qty",
+    }
+)  # the arguments of restock_product
+_ARGUMENTS_set_price = frozenset(
+    {
+        "sku",
+        "price_cents",
+    }
+)  # the arguments of set_price
+_ARGUMENTS_tag_product = frozenset(
+    {
+        "sku",
+        "tag",
+        "remove",
+    }
+)  # the arguments of tag_product
+_ARGUMENTS_create_coupon = frozenset(
+    {
+        "code",
+        "percent_off",
+        "valid_days",
+        "uses",
+        "min_subtotal_cents",
+    }
+)  # the arguments of create_coupon
 
 
 # online_shop.store.json: the initial state of 8 tasks
@@ -438,7 +801,7 @@ class OnlineShopEnv(rt.Environment):
                 ),
                 rt.ParamSpec(
                     name="tag",
-                    spec=rt.OptionalSpec(rt.STR),
+                    spec=_SPEC_6,
                     required=False,
                     default=lambda: None,
                     description="only products with this tag",
@@ -457,9 +820,10 @@ class OnlineShopEnv(rt.Environment):
                     description="at most this many results",
                 ),
             ),
-            result=rt.ListSpec(SPEC_Product),
+            result=_SPEC_8,
             impl="_impl_search_products",
             json_arguments="_json_search_products",
+            call="_call_search_products",
         ),
         "get_product": rt.ToolSpec(
             name="get_product",
@@ -473,6 +837,7 @@ class OnlineShopEnv(rt.Environment):
             result=SPEC_Product,
             impl="_impl_get_product",
             json_arguments="_json_get_product",
+            call="_call_get_product",
         ),
         "view_cart": rt.ToolSpec(
             name="view_cart",
@@ -482,6 +847,7 @@ class OnlineShopEnv(rt.Environment):
             result=SPEC_CartView,
             impl="_impl_view_cart",
             json_arguments="_json_view_cart",
+            call="_call_view_cart",
         ),
         "add_to_cart": rt.ToolSpec(
             name="add_to_cart",
@@ -501,6 +867,7 @@ class OnlineShopEnv(rt.Environment):
             result=SPEC_CartView,
             impl="_impl_add_to_cart",
             json_arguments="_json_add_to_cart",
+            call="_call_add_to_cart",
             env_invariants=("_inv_1",),
         ),
         "update_cart_item": rt.ToolSpec(
@@ -522,6 +889,7 @@ class OnlineShopEnv(rt.Environment):
             result=SPEC_CartView,
             impl="_impl_update_cart_item",
             json_arguments="_json_update_cart_item",
+            call="_call_update_cart_item",
             env_invariants=("_inv_1",),
         ),
         "place_order": rt.ToolSpec(
@@ -538,14 +906,14 @@ class OnlineShopEnv(rt.Environment):
                 ),
                 rt.ParamSpec(
                     name="coupon_code",
-                    spec=rt.OptionalSpec(rt.STR),
+                    spec=_SPEC_6,
                     required=False,
                     default=lambda: None,
                     description="optional coupon, case-insensitive",
                 ),
                 rt.ParamSpec(
                     name="ship_to",
-                    spec=rt.OptionalSpec(SPEC_Address),
+                    spec=_SPEC_9,
                     required=False,
                     default=lambda: None,
                     description="delivery address; default: the customer's address",
@@ -554,6 +922,7 @@ class OnlineShopEnv(rt.Environment):
             result=SPEC_OrderSummary,
             impl="_impl_place_order",
             json_arguments="_json_place_order",
+            call="_call_place_order",
             env_invariants=(
                 "_inv_0",
                 "_inv_1",
@@ -567,6 +936,7 @@ class OnlineShopEnv(rt.Environment):
             result=SPEC_OrderSummary,
             impl="_impl_pay_order",
             json_arguments="_json_pay_order",
+            call="_call_pay_order",
             env_invariants=(
                 "_inv_0",
                 "_inv_1",
@@ -588,6 +958,7 @@ class OnlineShopEnv(rt.Environment):
             result=SPEC_OrderSummary,
             impl="_impl_cancel_order",
             json_arguments="_json_cancel_order",
+            call="_call_cancel_order",
             env_invariants=(
                 "_inv_0",
                 "_inv_1",
@@ -609,6 +980,7 @@ class OnlineShopEnv(rt.Environment):
             result=SPEC_OrderSummary,
             impl="_impl_ship_order",
             json_arguments="_json_ship_order",
+            call="_call_ship_order",
             env_invariants=("_inv_0",),
         ),
         "mark_delivered": rt.ToolSpec(
@@ -619,6 +991,7 @@ class OnlineShopEnv(rt.Environment):
             result=SPEC_OrderSummary,
             impl="_impl_mark_delivered",
             json_arguments="_json_mark_delivered",
+            call="_call_mark_delivered",
             env_invariants=(
                 "_inv_0",
                 "_inv_1",
@@ -640,6 +1013,7 @@ class OnlineShopEnv(rt.Environment):
             result=SPEC_OrderSummary,
             impl="_impl_return_order",
             json_arguments="_json_return_order",
+            call="_call_return_order",
             env_invariants=(
                 "_inv_0",
                 "_inv_1",
@@ -653,6 +1027,7 @@ class OnlineShopEnv(rt.Environment):
             result=SPEC_OrderSummary,
             impl="_impl_get_order",
             json_arguments="_json_get_order",
+            call="_call_get_order",
         ),
         "list_orders": rt.ToolSpec(
             name="list_orders",
@@ -662,15 +1037,16 @@ class OnlineShopEnv(rt.Environment):
                 rt.ParamSpec(name="customer_id", spec=rt.STR, required=True),
                 rt.ParamSpec(
                     name="status",
-                    spec=rt.OptionalSpec(SPEC_OrderStatus),
+                    spec=_SPEC_10,
                     required=False,
                     default=lambda: None,
                     description="only orders in this status",
                 ),
             ),
-            result=rt.ListSpec(SPEC_OrderSummary),
+            result=_SPEC_11,
             impl="_impl_list_orders",
             json_arguments="_json_list_orders",
+            call="_call_list_orders",
         ),
         "sales_report": rt.ToolSpec(
             name="sales_report",
@@ -681,9 +1057,10 @@ class OnlineShopEnv(rt.Environment):
                     name="since", spec=rt.DATE, required=True, description="first day counted"
                 ),
             ),
-            result=rt.MapSpec(rt.STR, rt.INT),
+            result=_SPEC_2,
             impl="_impl_sales_report",
             json_arguments="_json_sales_report",
+            call="_call_sales_report",
         ),
         "restock_product": rt.ToolSpec(
             name="restock_product",
@@ -696,6 +1073,7 @@ class OnlineShopEnv(rt.Environment):
             result=SPEC_Product,
             impl="_impl_restock_product",
             json_arguments="_json_restock_product",
+            call="_call_restock_product",
             env_invariants=("_inv_1",),
         ),
         "set_price": rt.ToolSpec(
@@ -711,6 +1089,7 @@ class OnlineShopEnv(rt.Environment):
             result=SPEC_Product,
             impl="_impl_set_price",
             json_arguments="_json_set_price",
+            call="_call_set_price",
             env_invariants=("_inv_1",),
         ),
         "tag_product": rt.ToolSpec(
@@ -736,6 +1115,7 @@ class OnlineShopEnv(rt.Environment):
             result=SPEC_Product,
             impl="_impl_tag_product",
             json_arguments="_json_tag_product",
+            call="_call_tag_product",
             env_invariants=("_inv_1",),
         ),
         "create_coupon": rt.ToolSpec(
@@ -773,6 +1153,7 @@ class OnlineShopEnv(rt.Environment):
             result=SPEC_Coupon,
             impl="_impl_create_coupon",
             json_arguments="_json_create_coupon",
+            call="_call_create_coupon",
             env_invariants=("_inv_0",),
         ),
     }
@@ -1141,6 +1522,101 @@ class OnlineShopEnv(rt.Environment):
             "limit": v4,
         }
 
+    def _call_search_products(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for search_products (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_search_products:
+            return None  # an unknown argument: the generic parser says which
+        text: str
+        given_text = given.get("text", _MISSING)
+        if given_text is _MISSING:
+            text = ""
+        elif type(given_text) is str and len(given_text) <= 64 and given_text.isascii():
+            text = given_text
+        else:
+            text = rt.STR.from_json(given_text, "text")  # online_shop.env:234
+        tag: str | None
+        given_tag = given.get("tag", _MISSING)
+        if given_tag is _MISSING:
+            tag = None
+        elif given_tag is None:
+            tag = None
+        elif type(given_tag) is str and len(given_tag) <= 64 and given_tag.isascii():
+            tag = given_tag
+        else:
+            tag = rt.STR.from_json(given_tag, "tag")  # online_shop.env:235
+        in_stock_only: bool
+        given_in_stock_only = given.get("in_stock_only", _MISSING)
+        if given_in_stock_only is _MISSING:
+            in_stock_only = False
+        elif type(given_in_stock_only) is bool:
+            in_stock_only = given_in_stock_only
+        else:
+            in_stock_only = rt.BOOL.from_json(
+                given_in_stock_only, "in_stock_only"
+            )  # online_shop.env:236
+        sort_by: SortKey
+        given_sort_by = given.get("sort_by", _MISSING)
+        if given_sort_by is _MISSING:
+            sort_by = SortKey.name_
+        else:
+            member_sort_by = (
+                SPEC_SortKey.by_value.get(given_sort_by) if type(given_sort_by) is str else None
+            )
+            sort_by = (
+                member_sort_by
+                if member_sort_by is not None
+                else SPEC_SortKey.from_json(given_sort_by, "sort_by")
+            )  # online_shop.env:237
+        limit: int
+        given_limit = given.get("limit", _MISSING)
+        if given_limit is _MISSING:
+            limit = 20
+        elif type(given_limit) is int and _MIN_INT <= given_limit <= _MAX_INT:
+            limit = given_limit
+        else:
+            limit = rt.INT.from_json(given_limit, "limit")  # online_shop.env:238
+        arguments: dict[str, Any] = {
+            "text": text,
+            "tag": tag,
+            "in_stock_only": in_stock_only,
+            "sort_by": sort_by._value_,
+            "limit": limit,
+        }
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_search_products(
+                text=text, tag=tag, in_stock_only=in_stock_only, sort_by=sort_by, limit=limit
+            )
+            data = _SPEC_8.to_json(result) if result is not None else None
+            if type(data) is not str:
+                problem = _result_problem(data, self.size_budget)
+                if problem is not None:
+                    raise rt.Fail(problem)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("search_products", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("search_products", arguments, False, outcome["error"]))
+        return outcome
+
     def get_product(self, *, sku: str) -> rt.Result:
         "Full details of one product, including stock and tags."
         return self.invoke_typed("get_product", {"sku": sku})
@@ -1151,6 +1627,71 @@ class OnlineShopEnv(rt.Environment):
         v0 = values.get("sku")
         return {"sku": v0}
 
+    def _call_get_product(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for get_product (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_get_product:
+            return None  # an unknown argument: the generic parser says which
+        sku: str
+        given_sku = given.get("sku", _MISSING)
+        if given_sku is _MISSING:
+            return None  # the generic parser says so
+        if type(given_sku) is str and len(given_sku) <= 64 and given_sku.isascii():
+            sku = given_sku
+        else:
+            sku = rt.STR.from_json(given_sku, "sku")  # online_shop.env:262
+        arguments: dict[str, Any] = {"sku": sku}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_get_product(sku=sku)
+            data = (
+                {
+                    "discontinued": result.discontinued,
+                    "name": result.name,
+                    "price_cents": result.price_cents,
+                    "sku": result.sku,
+                    "stock": result.stock,
+                    "tags": _SPEC_1.to_json(result.tags),
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = 6 + len(data["sku"]) + len(data["name"])
+            v = data["price_cents"]
+            if not _MIN_INT <= v <= _MAX_INT:
+                raise rt.Fail(_INT_RESULT)
+            v = data["stock"]
+            if not _MIN_INT <= v <= _MAX_INT:
+                raise rt.Fail(_INT_RESULT)
+            v = data["tags"]
+            total += len(v) + sum(map(len, v))
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("get_product", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("get_product", arguments, False, outcome["error"]))
+        return outcome
+
     def view_cart(self, *, customer_id: str) -> rt.Result:
         "The customer's cart with current prices, subtotal, shipping and total."
         return self.invoke_typed("view_cart", {"customer_id": customer_id})
@@ -1160,6 +1701,67 @@ class OnlineShopEnv(rt.Environment):
         "The JSON arguments of a typed call of view_cart."
         v0 = values.get("customer_id")
         return {"customer_id": v0}
+
+    def _call_view_cart(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for view_cart (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_view_cart:
+            return None  # an unknown argument: the generic parser says which
+        customer_id: str
+        given_customer_id = given.get("customer_id", _MISSING)
+        if given_customer_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_customer_id) is str
+            and len(given_customer_id) <= 64
+            and given_customer_id.isascii()
+        ):
+            customer_id = given_customer_id
+        else:
+            customer_id = rt.STR.from_json(given_customer_id, "customer_id")  # online_shop.env:269
+        arguments: dict[str, Any] = {"customer_id": customer_id}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_view_cart(customer_id=customer_id)
+            data = (
+                {
+                    "customer_id": result.customer_id,
+                    "lines": _SPEC_4.to_json(result.lines),
+                    "shipping_cents": result.shipping_cents,
+                    "subtotal_cents": result.subtotal_cents,
+                    "total": result.total,
+                    "total_cents": result.total_cents,
+                }
+                if result is not None
+                else None
+            )
+            if type(data) is not str:
+                problem = _result_problem(data, self.size_budget)
+                if problem is not None:
+                    raise rt.Fail(problem)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("view_cart", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("view_cart", arguments, False, outcome["error"]))
+        return outcome
 
     def add_to_cart(self, *, customer_id: str, sku: str, qty: int | None = None) -> rt.Result:
         "Put units of a product in the cart (added to what is already there). The product must\nbe on sale and in stock for the whole quantity."
@@ -1177,6 +1779,91 @@ class OnlineShopEnv(rt.Environment):
             v2 = 1
         return {"customer_id": v0, "sku": v1, "qty": v2}
 
+    def _call_add_to_cart(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for add_to_cart (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_add_to_cart:
+            return None  # an unknown argument: the generic parser says which
+        customer_id: str
+        given_customer_id = given.get("customer_id", _MISSING)
+        if given_customer_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_customer_id) is str
+            and len(given_customer_id) <= 64
+            and given_customer_id.isascii()
+        ):
+            customer_id = given_customer_id
+        else:
+            customer_id = rt.STR.from_json(given_customer_id, "customer_id")  # online_shop.env:276
+        sku: str
+        given_sku = given.get("sku", _MISSING)
+        if given_sku is _MISSING:
+            return None  # the generic parser says so
+        if type(given_sku) is str and len(given_sku) <= 64 and given_sku.isascii():
+            sku = given_sku
+        else:
+            sku = rt.STR.from_json(given_sku, "sku")  # online_shop.env:277
+        qty: int
+        given_qty = given.get("qty", _MISSING)
+        if given_qty is _MISSING:
+            qty = 1
+        elif type(given_qty) is int and _MIN_INT <= given_qty <= _MAX_INT:
+            qty = given_qty
+        else:
+            qty = rt.INT.from_json(given_qty, "qty")  # online_shop.env:278
+        arguments: dict[str, Any] = {"customer_id": customer_id, "sku": sku, "qty": qty}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_add_to_cart(customer_id=customer_id, sku=sku, qty=qty)
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            if not self._inv_1():
+                self._env_invariant_failed("_inv_1")  # online_shop.env:160
+            data = (
+                {
+                    "customer_id": result.customer_id,
+                    "lines": _SPEC_4.to_json(result.lines),
+                    "shipping_cents": result.shipping_cents,
+                    "subtotal_cents": result.subtotal_cents,
+                    "total": result.total,
+                    "total_cents": result.total_cents,
+                }
+                if result is not None
+                else None
+            )
+            if type(data) is not str:
+                problem = _result_problem(data, self.size_budget)
+                if problem is not None:
+                    raise rt.Fail(problem)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("add_to_cart", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("add_to_cart", arguments, False, outcome["error"]))
+        return outcome
+
     def update_cart_item(self, *, customer_id: str, sku: str, qty: int) -> rt.Result:
         "Change the quantity of a product in the cart, or remove it with qty 0."
         return self.invoke_typed(
@@ -1190,6 +1877,91 @@ class OnlineShopEnv(rt.Environment):
         v1 = values.get("sku")
         v2 = values.get("qty")
         return {"customer_id": v0, "sku": v1, "qty": v2}
+
+    def _call_update_cart_item(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for update_cart_item (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_update_cart_item:
+            return None  # an unknown argument: the generic parser says which
+        customer_id: str
+        given_customer_id = given.get("customer_id", _MISSING)
+        if given_customer_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_customer_id) is str
+            and len(given_customer_id) <= 64
+            and given_customer_id.isascii()
+        ):
+            customer_id = given_customer_id
+        else:
+            customer_id = rt.STR.from_json(given_customer_id, "customer_id")  # online_shop.env:299
+        sku: str
+        given_sku = given.get("sku", _MISSING)
+        if given_sku is _MISSING:
+            return None  # the generic parser says so
+        if type(given_sku) is str and len(given_sku) <= 64 and given_sku.isascii():
+            sku = given_sku
+        else:
+            sku = rt.STR.from_json(given_sku, "sku")  # online_shop.env:300
+        qty: int
+        given_qty = given.get("qty", _MISSING)
+        if given_qty is _MISSING:
+            return None  # the generic parser says so
+        if type(given_qty) is int and _MIN_INT <= given_qty <= _MAX_INT:
+            qty = given_qty
+        else:
+            qty = rt.INT.from_json(given_qty, "qty")  # online_shop.env:301
+        arguments: dict[str, Any] = {"customer_id": customer_id, "sku": sku, "qty": qty}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_update_cart_item(customer_id=customer_id, sku=sku, qty=qty)
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            if not self._inv_1():
+                self._env_invariant_failed("_inv_1")  # online_shop.env:160
+            data = (
+                {
+                    "customer_id": result.customer_id,
+                    "lines": _SPEC_4.to_json(result.lines),
+                    "shipping_cents": result.shipping_cents,
+                    "subtotal_cents": result.subtotal_cents,
+                    "total": result.total,
+                    "total_cents": result.total_cents,
+                }
+                if result is not None
+                else None
+            )
+            if type(data) is not str:
+                problem = _result_problem(data, self.size_budget)
+                if problem is not None:
+                    raise rt.Fail(problem)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("update_cart_item", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("update_cart_item", arguments, False, outcome["error"]))
+        return outcome
 
     def place_order(
         self,
@@ -1228,6 +2000,122 @@ class OnlineShopEnv(rt.Environment):
             "ship_to": h.to_json(SPEC_Address, v3),
         }
 
+    def _call_place_order(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for place_order (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_place_order:
+            return None  # an unknown argument: the generic parser says which
+        customer_id: str
+        given_customer_id = given.get("customer_id", _MISSING)
+        if given_customer_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_customer_id) is str
+            and len(given_customer_id) <= 64
+            and given_customer_id.isascii()
+        ):
+            customer_id = given_customer_id
+        else:
+            customer_id = rt.STR.from_json(given_customer_id, "customer_id")  # online_shop.env:318
+        payment: PaymentMethod
+        given_payment = given.get("payment", _MISSING)
+        if given_payment is _MISSING:
+            return None  # the generic parser says so
+        member_payment = (
+            SPEC_PaymentMethod.by_value.get(given_payment) if type(given_payment) is str else None
+        )
+        payment = (
+            member_payment
+            if member_payment is not None
+            else SPEC_PaymentMethod.from_json(given_payment, "payment")
+        )  # online_shop.env:319
+        coupon_code: str | None
+        given_coupon_code = given.get("coupon_code", _MISSING)
+        if given_coupon_code is _MISSING:
+            coupon_code = None
+        elif given_coupon_code is None:
+            coupon_code = None
+        elif (
+            type(given_coupon_code) is str
+            and len(given_coupon_code) <= 64
+            and given_coupon_code.isascii()
+        ):
+            coupon_code = given_coupon_code
+        else:
+            coupon_code = rt.STR.from_json(given_coupon_code, "coupon_code")  # online_shop.env:320
+        ship_to: Address | None
+        given_ship_to = given.get("ship_to", _MISSING)
+        if given_ship_to is _MISSING:
+            ship_to = None
+        elif given_ship_to is None:
+            ship_to = None
+        else:
+            ship_to = SPEC_Address.from_json(given_ship_to, "ship_to")  # online_shop.env:321
+        arguments: dict[str, Any] = {
+            "customer_id": customer_id,
+            "payment": payment._value_,
+            "coupon_code": coupon_code,
+            "ship_to": None if ship_to is None else SPEC_Address.to_json(ship_to),
+        }
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_place_order(
+                customer_id=customer_id, payment=payment, coupon_code=coupon_code, ship_to=ship_to
+            )
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            if not self._inv_0():
+                self._env_invariant_failed("_inv_0")  # online_shop.env:157
+            if not self._inv_1():
+                self._env_invariant_failed("_inv_1")  # online_shop.env:160
+            data = (
+                {
+                    "discount_cents": result.discount_cents,
+                    "lines": _SPEC_4.to_json(result.lines),
+                    "order_id": result.order_id,
+                    "placed_at": _format_datetime(result.placed_at),
+                    "shipping_cents": result.shipping_cents,
+                    "status": result.status._value_,
+                    "subtotal_cents": result.subtotal_cents,
+                    "total": result.total,
+                    "total_cents": result.total_cents,
+                    "tracking": result.tracking,
+                }
+                if result is not None
+                else None
+            )
+            if type(data) is not str:
+                problem = _result_problem(data, self.size_budget)
+                if problem is not None:
+                    raise rt.Fail(problem)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("place_order", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("place_order", arguments, False, outcome["error"]))
+        return outcome
+
     def pay_order(self, *, order_id: str) -> rt.Result:
         "Capture the payment of an order awaiting payment. Gift-card orders are charged to the\ncustomer's gift card balance, which must cover the total."
         return self.invoke_typed("pay_order", {"order_id": order_id})
@@ -1237,6 +2125,77 @@ class OnlineShopEnv(rt.Environment):
         "The JSON arguments of a typed call of pay_order."
         v0 = values.get("order_id")
         return {"order_id": v0}
+
+    def _call_pay_order(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for pay_order (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_pay_order:
+            return None  # an unknown argument: the generic parser says which
+        order_id: str
+        given_order_id = given.get("order_id", _MISSING)
+        if given_order_id is _MISSING:
+            return None  # the generic parser says so
+        if type(given_order_id) is str and len(given_order_id) <= 64 and given_order_id.isascii():
+            order_id = given_order_id
+        else:
+            order_id = rt.STR.from_json(given_order_id, "order_id")  # online_shop.env:372
+        arguments: dict[str, Any] = {"order_id": order_id}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_pay_order(order_id=order_id)
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            if not self._inv_0():
+                self._env_invariant_failed("_inv_0")  # online_shop.env:157
+            if not self._inv_1():
+                self._env_invariant_failed("_inv_1")  # online_shop.env:160
+            data = (
+                {
+                    "discount_cents": result.discount_cents,
+                    "lines": _SPEC_4.to_json(result.lines),
+                    "order_id": result.order_id,
+                    "placed_at": _format_datetime(result.placed_at),
+                    "shipping_cents": result.shipping_cents,
+                    "status": result.status._value_,
+                    "subtotal_cents": result.subtotal_cents,
+                    "total": result.total,
+                    "total_cents": result.total_cents,
+                    "tracking": result.tracking,
+                }
+                if result is not None
+                else None
+            )
+            if type(data) is not str:
+                problem = _result_problem(data, self.size_budget)
+                if problem is not None:
+                    raise rt.Fail(problem)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("pay_order", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("pay_order", arguments, False, outcome["error"]))
+        return outcome
 
     def cancel_order(self, *, order_id: str, customer_id: str) -> rt.Result:
         "Cancel an order that has not shipped yet: the units go back to stock, a coupon use is\ngiven back, and a paid order is refunded."
@@ -1249,6 +2208,89 @@ class OnlineShopEnv(rt.Environment):
         v1 = values.get("customer_id")
         return {"order_id": v0, "customer_id": v1}
 
+    def _call_cancel_order(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for cancel_order (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_cancel_order:
+            return None  # an unknown argument: the generic parser says which
+        order_id: str
+        given_order_id = given.get("order_id", _MISSING)
+        if given_order_id is _MISSING:
+            return None  # the generic parser says so
+        if type(given_order_id) is str and len(given_order_id) <= 64 and given_order_id.isascii():
+            order_id = given_order_id
+        else:
+            order_id = rt.STR.from_json(given_order_id, "order_id")  # online_shop.env:390
+        customer_id: str
+        given_customer_id = given.get("customer_id", _MISSING)
+        if given_customer_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_customer_id) is str
+            and len(given_customer_id) <= 64
+            and given_customer_id.isascii()
+        ):
+            customer_id = given_customer_id
+        else:
+            customer_id = rt.STR.from_json(given_customer_id, "customer_id")  # online_shop.env:391
+        arguments: dict[str, Any] = {"order_id": order_id, "customer_id": customer_id}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_cancel_order(order_id=order_id, customer_id=customer_id)
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            if not self._inv_0():
+                self._env_invariant_failed("_inv_0")  # online_shop.env:157
+            if not self._inv_1():
+                self._env_invariant_failed("_inv_1")  # online_shop.env:160
+            data = (
+                {
+                    "discount_cents": result.discount_cents,
+                    "lines": _SPEC_4.to_json(result.lines),
+                    "order_id": result.order_id,
+                    "placed_at": _format_datetime(result.placed_at),
+                    "shipping_cents": result.shipping_cents,
+                    "status": result.status._value_,
+                    "subtotal_cents": result.subtotal_cents,
+                    "total": result.total,
+                    "total_cents": result.total_cents,
+                    "tracking": result.tracking,
+                }
+                if result is not None
+                else None
+            )
+            if type(data) is not str:
+                problem = _result_problem(data, self.size_budget)
+                if problem is not None:
+                    raise rt.Fail(problem)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("cancel_order", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("cancel_order", arguments, False, outcome["error"]))
+        return outcome
+
     def ship_order(self, *, order_id: str, tracking: str) -> rt.Result:
         "Hand a paid order to the carrier."
         return self.invoke_typed("ship_order", {"order_id": order_id, "tracking": tracking})
@@ -1260,6 +2302,83 @@ class OnlineShopEnv(rt.Environment):
         v1 = values.get("tracking")
         return {"order_id": v0, "tracking": v1}
 
+    def _call_ship_order(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for ship_order (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_ship_order:
+            return None  # an unknown argument: the generic parser says which
+        order_id: str
+        given_order_id = given.get("order_id", _MISSING)
+        if given_order_id is _MISSING:
+            return None  # the generic parser says so
+        if type(given_order_id) is str and len(given_order_id) <= 64 and given_order_id.isascii():
+            order_id = given_order_id
+        else:
+            order_id = rt.STR.from_json(given_order_id, "order_id")  # online_shop.env:416
+        tracking: str
+        given_tracking = given.get("tracking", _MISSING)
+        if given_tracking is _MISSING:
+            return None  # the generic parser says so
+        if type(given_tracking) is str and len(given_tracking) <= 64 and given_tracking.isascii():
+            tracking = given_tracking
+        else:
+            tracking = rt.STR.from_json(given_tracking, "tracking")  # online_shop.env:416
+        arguments: dict[str, Any] = {"order_id": order_id, "tracking": tracking}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_ship_order(order_id=order_id, tracking=tracking)
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            if not self._inv_0():
+                self._env_invariant_failed("_inv_0")  # online_shop.env:157
+            data = (
+                {
+                    "discount_cents": result.discount_cents,
+                    "lines": _SPEC_4.to_json(result.lines),
+                    "order_id": result.order_id,
+                    "placed_at": _format_datetime(result.placed_at),
+                    "shipping_cents": result.shipping_cents,
+                    "status": result.status._value_,
+                    "subtotal_cents": result.subtotal_cents,
+                    "total": result.total,
+                    "total_cents": result.total_cents,
+                    "tracking": result.tracking,
+                }
+                if result is not None
+                else None
+            )
+            if type(data) is not str:
+                problem = _result_problem(data, self.size_budget)
+                if problem is not None:
+                    raise rt.Fail(problem)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("ship_order", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("ship_order", arguments, False, outcome["error"]))
+        return outcome
+
     def mark_delivered(self, *, order_id: str) -> rt.Result:
         "Record that a shipped order arrived today; the customer earns one loyalty point per\ndollar of the order total."
         return self.invoke_typed("mark_delivered", {"order_id": order_id})
@@ -1269,6 +2388,77 @@ class OnlineShopEnv(rt.Environment):
         "The JSON arguments of a typed call of mark_delivered."
         v0 = values.get("order_id")
         return {"order_id": v0}
+
+    def _call_mark_delivered(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for mark_delivered (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_mark_delivered:
+            return None  # an unknown argument: the generic parser says which
+        order_id: str
+        given_order_id = given.get("order_id", _MISSING)
+        if given_order_id is _MISSING:
+            return None  # the generic parser says so
+        if type(given_order_id) is str and len(given_order_id) <= 64 and given_order_id.isascii():
+            order_id = given_order_id
+        else:
+            order_id = rt.STR.from_json(given_order_id, "order_id")  # online_shop.env:429
+        arguments: dict[str, Any] = {"order_id": order_id}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_mark_delivered(order_id=order_id)
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            if not self._inv_0():
+                self._env_invariant_failed("_inv_0")  # online_shop.env:157
+            if not self._inv_1():
+                self._env_invariant_failed("_inv_1")  # online_shop.env:160
+            data = (
+                {
+                    "discount_cents": result.discount_cents,
+                    "lines": _SPEC_4.to_json(result.lines),
+                    "order_id": result.order_id,
+                    "placed_at": _format_datetime(result.placed_at),
+                    "shipping_cents": result.shipping_cents,
+                    "status": result.status._value_,
+                    "subtotal_cents": result.subtotal_cents,
+                    "total": result.total,
+                    "total_cents": result.total_cents,
+                    "tracking": result.tracking,
+                }
+                if result is not None
+                else None
+            )
+            if type(data) is not str:
+                problem = _result_problem(data, self.size_budget)
+                if problem is not None:
+                    raise rt.Fail(problem)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("mark_delivered", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("mark_delivered", arguments, False, outcome["error"]))
+        return outcome
 
     def return_order(self, *, order_id: str, customer_id: str) -> rt.Result:
         "Return a delivered order within RETURN_WINDOW_DAYS days of delivery: the units go back to\nstock, the total is refunded and the loyalty points it earned are taken back."
@@ -1281,6 +2471,89 @@ class OnlineShopEnv(rt.Environment):
         v1 = values.get("customer_id")
         return {"order_id": v0, "customer_id": v1}
 
+    def _call_return_order(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for return_order (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_return_order:
+            return None  # an unknown argument: the generic parser says which
+        order_id: str
+        given_order_id = given.get("order_id", _MISSING)
+        if given_order_id is _MISSING:
+            return None  # the generic parser says so
+        if type(given_order_id) is str and len(given_order_id) <= 64 and given_order_id.isascii():
+            order_id = given_order_id
+        else:
+            order_id = rt.STR.from_json(given_order_id, "order_id")  # online_shop.env:441
+        customer_id: str
+        given_customer_id = given.get("customer_id", _MISSING)
+        if given_customer_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_customer_id) is str
+            and len(given_customer_id) <= 64
+            and given_customer_id.isascii()
+        ):
+            customer_id = given_customer_id
+        else:
+            customer_id = rt.STR.from_json(given_customer_id, "customer_id")  # online_shop.env:442
+        arguments: dict[str, Any] = {"order_id": order_id, "customer_id": customer_id}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_return_order(order_id=order_id, customer_id=customer_id)
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            if not self._inv_0():
+                self._env_invariant_failed("_inv_0")  # online_shop.env:157
+            if not self._inv_1():
+                self._env_invariant_failed("_inv_1")  # online_shop.env:160
+            data = (
+                {
+                    "discount_cents": result.discount_cents,
+                    "lines": _SPEC_4.to_json(result.lines),
+                    "order_id": result.order_id,
+                    "placed_at": _format_datetime(result.placed_at),
+                    "shipping_cents": result.shipping_cents,
+                    "status": result.status._value_,
+                    "subtotal_cents": result.subtotal_cents,
+                    "total": result.total,
+                    "total_cents": result.total_cents,
+                    "tracking": result.tracking,
+                }
+                if result is not None
+                else None
+            )
+            if type(data) is not str:
+                problem = _result_problem(data, self.size_budget)
+                if problem is not None:
+                    raise rt.Fail(problem)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("return_order", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("return_order", arguments, False, outcome["error"]))
+        return outcome
+
     def get_order(self, *, order_id: str) -> rt.Result:
         "One order with its lines, totals, status and tracking number."
         return self.invoke_typed("get_order", {"order_id": order_id})
@@ -1290,6 +2563,67 @@ class OnlineShopEnv(rt.Environment):
         "The JSON arguments of a typed call of get_order."
         v0 = values.get("order_id")
         return {"order_id": v0}
+
+    def _call_get_order(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for get_order (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_get_order:
+            return None  # an unknown argument: the generic parser says which
+        order_id: str
+        given_order_id = given.get("order_id", _MISSING)
+        if given_order_id is _MISSING:
+            return None  # the generic parser says so
+        if type(given_order_id) is str and len(given_order_id) <= 64 and given_order_id.isascii():
+            order_id = given_order_id
+        else:
+            order_id = rt.STR.from_json(given_order_id, "order_id")  # online_shop.env:464
+        arguments: dict[str, Any] = {"order_id": order_id}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_get_order(order_id=order_id)
+            data = (
+                {
+                    "discount_cents": result.discount_cents,
+                    "lines": _SPEC_4.to_json(result.lines),
+                    "order_id": result.order_id,
+                    "placed_at": _format_datetime(result.placed_at),
+                    "shipping_cents": result.shipping_cents,
+                    "status": result.status._value_,
+                    "subtotal_cents": result.subtotal_cents,
+                    "total": result.total,
+                    "total_cents": result.total_cents,
+                    "tracking": result.tracking,
+                }
+                if result is not None
+                else None
+            )
+            if type(data) is not str:
+                problem = _result_problem(data, self.size_budget)
+                if problem is not None:
+                    raise rt.Fail(problem)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("get_order", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("get_order", arguments, False, outcome["error"]))
+        return outcome
 
     def list_orders(
         self, *, customer_id: str, status: OrderStatus | None | None = None
@@ -1309,6 +2643,74 @@ class OnlineShopEnv(rt.Environment):
             "status": v1.value if type(v1) is OrderStatus else h.to_json(SPEC_OrderStatus, v1),
         }
 
+    def _call_list_orders(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for list_orders (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_list_orders:
+            return None  # an unknown argument: the generic parser says which
+        customer_id: str
+        given_customer_id = given.get("customer_id", _MISSING)
+        if given_customer_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_customer_id) is str
+            and len(given_customer_id) <= 64
+            and given_customer_id.isascii()
+        ):
+            customer_id = given_customer_id
+        else:
+            customer_id = rt.STR.from_json(given_customer_id, "customer_id")  # online_shop.env:471
+        status: OrderStatus | None
+        given_status = given.get("status", _MISSING)
+        if given_status is _MISSING:
+            status = None
+        elif given_status is None:
+            status = None
+        else:
+            member_status = (
+                SPEC_OrderStatus.by_value.get(given_status) if type(given_status) is str else None
+            )
+            status = (
+                member_status
+                if member_status is not None
+                else SPEC_OrderStatus.from_json(given_status, "status")
+            )  # online_shop.env:472
+        arguments: dict[str, Any] = {
+            "customer_id": customer_id,
+            "status": None if status is None else status._value_,
+        }
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_list_orders(customer_id=customer_id, status=status)
+            data = _SPEC_11.to_json(result) if result is not None else None
+            if type(data) is not str:
+                problem = _result_problem(data, self.size_budget)
+                if problem is not None:
+                    raise rt.Fail(problem)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("list_orders", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("list_orders", arguments, False, outcome["error"]))
+        return outcome
+
     def sales_report(self, *, since: datetime.date) -> rt.Result:
         "Units sold per SKU in paid, shipped and delivered orders placed on or after a day."
         return self.invoke_typed("sales_report", {"since": since})
@@ -1318,6 +2720,49 @@ class OnlineShopEnv(rt.Environment):
         "The JSON arguments of a typed call of sales_report."
         v0 = values.get("since")
         return {"since": h.to_json(rt.DATE, v0)}
+
+    def _call_sales_report(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for sales_report (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_sales_report:
+            return None  # an unknown argument: the generic parser says which
+        since: datetime.date
+        given_since = given.get("since", _MISSING)
+        if given_since is _MISSING:
+            return None  # the generic parser says so
+        since = rt.DATE.from_json(given_since, "since")  # online_shop.env:484
+        arguments: dict[str, Any] = {"since": rt.DATE.to_json(since)}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_sales_report(since=since)
+            data = _SPEC_2.to_json(result) if result is not None else None
+            if type(data) is not str:
+                problem = _result_problem(data, self.size_budget)
+                if problem is not None:
+                    raise rt.Fail(problem)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("sales_report", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("sales_report", arguments, False, outcome["error"]))
+        return outcome
 
     def restock_product(self, *, sku: str, qty: int) -> rt.Result:
         "Add received units to a product's stock."
@@ -1330,6 +2775,87 @@ class OnlineShopEnv(rt.Environment):
         v1 = values.get("qty")
         return {"sku": v0, "qty": v1}
 
+    def _call_restock_product(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for restock_product (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_restock_product:
+            return None  # an unknown argument: the generic parser says which
+        sku: str
+        given_sku = given.get("sku", _MISSING)
+        if given_sku is _MISSING:
+            return None  # the generic parser says so
+        if type(given_sku) is str and len(given_sku) <= 64 and given_sku.isascii():
+            sku = given_sku
+        else:
+            sku = rt.STR.from_json(given_sku, "sku")  # online_shop.env:498
+        qty: int
+        given_qty = given.get("qty", _MISSING)
+        if given_qty is _MISSING:
+            return None  # the generic parser says so
+        if type(given_qty) is int and _MIN_INT <= given_qty <= _MAX_INT:
+            qty = given_qty
+        else:
+            qty = rt.INT.from_json(given_qty, "qty")  # online_shop.env:498
+        arguments: dict[str, Any] = {"sku": sku, "qty": qty}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_restock_product(sku=sku, qty=qty)
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            if not self._inv_1():
+                self._env_invariant_failed("_inv_1")  # online_shop.env:160
+            data = (
+                {
+                    "discontinued": result.discontinued,
+                    "name": result.name,
+                    "price_cents": result.price_cents,
+                    "sku": result.sku,
+                    "stock": result.stock,
+                    "tags": _SPEC_1.to_json(result.tags),
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = 6 + len(data["sku"]) + len(data["name"])
+            v = data["price_cents"]
+            if not _MIN_INT <= v <= _MAX_INT:
+                raise rt.Fail(_INT_RESULT)
+            v = data["stock"]
+            if not _MIN_INT <= v <= _MAX_INT:
+                raise rt.Fail(_INT_RESULT)
+            v = data["tags"]
+            total += len(v) + sum(map(len, v))
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("restock_product", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("restock_product", arguments, False, outcome["error"]))
+        return outcome
+
     def set_price(self, *, sku: str, price_cents: int) -> rt.Result:
         "Change a product's price. Orders already placed keep the price they were placed at."
         return self.invoke_typed("set_price", {"sku": sku, "price_cents": price_cents})
@@ -1340,6 +2866,87 @@ class OnlineShopEnv(rt.Environment):
         v0 = values.get("sku")
         v1 = values.get("price_cents")
         return {"sku": v0, "price_cents": v1}
+
+    def _call_set_price(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for set_price (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_set_price:
+            return None  # an unknown argument: the generic parser says which
+        sku: str
+        given_sku = given.get("sku", _MISSING)
+        if given_sku is _MISSING:
+            return None  # the generic parser says so
+        if type(given_sku) is str and len(given_sku) <= 64 and given_sku.isascii():
+            sku = given_sku
+        else:
+            sku = rt.STR.from_json(given_sku, "sku")  # online_shop.env:506
+        price_cents: int
+        given_price_cents = given.get("price_cents", _MISSING)
+        if given_price_cents is _MISSING:
+            return None  # the generic parser says so
+        if type(given_price_cents) is int and _MIN_INT <= given_price_cents <= _MAX_INT:
+            price_cents = given_price_cents
+        else:
+            price_cents = rt.INT.from_json(given_price_cents, "price_cents")  # online_shop.env:506
+        arguments: dict[str, Any] = {"sku": sku, "price_cents": price_cents}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_set_price(sku=sku, price_cents=price_cents)
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            if not self._inv_1():
+                self._env_invariant_failed("_inv_1")  # online_shop.env:160
+            data = (
+                {
+                    "discontinued": result.discontinued,
+                    "name": result.name,
+                    "price_cents": result.price_cents,
+                    "sku": result.sku,
+                    "stock": result.stock,
+                    "tags": _SPEC_1.to_json(result.tags),
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = 6 + len(data["sku"]) + len(data["name"])
+            v = data["price_cents"]
+            if not _MIN_INT <= v <= _MAX_INT:
+                raise rt.Fail(_INT_RESULT)
+            v = data["stock"]
+            if not _MIN_INT <= v <= _MAX_INT:
+                raise rt.Fail(_INT_RESULT)
+            v = data["tags"]
+            total += len(v) + sum(map(len, v))
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("set_price", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("set_price", arguments, False, outcome["error"]))
+        return outcome
 
     def tag_product(self, *, sku: str, tag: str, remove: bool | None = None) -> rt.Result:
         "Add a search tag to a product, or remove one."
@@ -1354,6 +2961,95 @@ class OnlineShopEnv(rt.Environment):
         if v2 is None:
             v2 = False
         return {"sku": v0, "tag": v1, "remove": v2}
+
+    def _call_tag_product(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for tag_product (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_tag_product:
+            return None  # an unknown argument: the generic parser says which
+        sku: str
+        given_sku = given.get("sku", _MISSING)
+        if given_sku is _MISSING:
+            return None  # the generic parser says so
+        if type(given_sku) is str and len(given_sku) <= 64 and given_sku.isascii():
+            sku = given_sku
+        else:
+            sku = rt.STR.from_json(given_sku, "sku")  # online_shop.env:516
+        tag: str
+        given_tag = given.get("tag", _MISSING)
+        if given_tag is _MISSING:
+            return None  # the generic parser says so
+        if type(given_tag) is str and len(given_tag) <= 64 and given_tag.isascii():
+            tag = given_tag
+        else:
+            tag = rt.STR.from_json(given_tag, "tag")  # online_shop.env:517
+        remove: bool
+        given_remove = given.get("remove", _MISSING)
+        if given_remove is _MISSING:
+            remove = False
+        elif type(given_remove) is bool:
+            remove = given_remove
+        else:
+            remove = rt.BOOL.from_json(given_remove, "remove")  # online_shop.env:518
+        arguments: dict[str, Any] = {"sku": sku, "tag": tag, "remove": remove}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_tag_product(sku=sku, tag=tag, remove=remove)
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            if not self._inv_1():
+                self._env_invariant_failed("_inv_1")  # online_shop.env:160
+            data = (
+                {
+                    "discontinued": result.discontinued,
+                    "name": result.name,
+                    "price_cents": result.price_cents,
+                    "sku": result.sku,
+                    "stock": result.stock,
+                    "tags": _SPEC_1.to_json(result.tags),
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = 6 + len(data["sku"]) + len(data["name"])
+            v = data["price_cents"]
+            if not _MIN_INT <= v <= _MAX_INT:
+                raise rt.Fail(_INT_RESULT)
+            v = data["stock"]
+            if not _MIN_INT <= v <= _MAX_INT:
+                raise rt.Fail(_INT_RESULT)
+            v = data["tags"]
+            total += len(v) + sum(map(len, v))
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("tag_product", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("tag_product", arguments, False, outcome["error"]))
+        return outcome
 
     def create_coupon(
         self,
@@ -1393,6 +3089,128 @@ class OnlineShopEnv(rt.Environment):
             "uses": v3,
             "min_subtotal_cents": v4,
         }
+
+    def _call_create_coupon(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for create_coupon (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_create_coupon:
+            return None  # an unknown argument: the generic parser says which
+        code: str
+        given_code = given.get("code", _MISSING)
+        if given_code is _MISSING:
+            return None  # the generic parser says so
+        if type(given_code) is str and len(given_code) <= 64 and given_code.isascii():
+            code = given_code
+        else:
+            code = rt.STR.from_json(given_code, "code")  # online_shop.env:535
+        percent_off: int
+        given_percent_off = given.get("percent_off", _MISSING)
+        if given_percent_off is _MISSING:
+            return None  # the generic parser says so
+        if type(given_percent_off) is int and _MIN_INT <= given_percent_off <= _MAX_INT:
+            percent_off = given_percent_off
+        else:
+            percent_off = rt.INT.from_json(given_percent_off, "percent_off")  # online_shop.env:536
+        valid_days: int
+        given_valid_days = given.get("valid_days", _MISSING)
+        if given_valid_days is _MISSING:
+            return None  # the generic parser says so
+        if type(given_valid_days) is int and _MIN_INT <= given_valid_days <= _MAX_INT:
+            valid_days = given_valid_days
+        else:
+            valid_days = rt.INT.from_json(given_valid_days, "valid_days")  # online_shop.env:537
+        uses: int
+        given_uses = given.get("uses", _MISSING)
+        if given_uses is _MISSING:
+            return None  # the generic parser says so
+        if type(given_uses) is int and _MIN_INT <= given_uses <= _MAX_INT:
+            uses = given_uses
+        else:
+            uses = rt.INT.from_json(given_uses, "uses")  # online_shop.env:538
+        min_subtotal_cents: int
+        given_min_subtotal_cents = given.get("min_subtotal_cents", _MISSING)
+        if given_min_subtotal_cents is _MISSING:
+            min_subtotal_cents = 0
+        elif (
+            type(given_min_subtotal_cents) is int
+            and _MIN_INT <= given_min_subtotal_cents <= _MAX_INT
+        ):
+            min_subtotal_cents = given_min_subtotal_cents
+        else:
+            min_subtotal_cents = rt.INT.from_json(
+                given_min_subtotal_cents, "min_subtotal_cents"
+            )  # online_shop.env:539
+        arguments: dict[str, Any] = {
+            "code": code,
+            "percent_off": percent_off,
+            "valid_days": valid_days,
+            "uses": uses,
+            "min_subtotal_cents": min_subtotal_cents,
+        }
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_create_coupon(
+                code=code,
+                percent_off=percent_off,
+                valid_days=valid_days,
+                uses=uses,
+                min_subtotal_cents=min_subtotal_cents,
+            )
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            if not self._inv_0():
+                self._env_invariant_failed("_inv_0")  # online_shop.env:157
+            data = (
+                {
+                    "code": result.code,
+                    "expires": rt.DATE.to_json(result.expires),
+                    "min_subtotal_cents": result.min_subtotal_cents,
+                    "percent_off": result.percent_off,
+                    "uses_left": result.uses_left,
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = 5 + len(data["code"]) + len(data["expires"])
+            v = data["percent_off"]
+            if not _MIN_INT <= v <= _MAX_INT:
+                raise rt.Fail(_INT_RESULT)
+            v = data["min_subtotal_cents"]
+            if not _MIN_INT <= v <= _MAX_INT:
+                raise rt.Fail(_INT_RESULT)
+            v = data["uses_left"]
+            if not _MIN_INT <= v <= _MAX_INT:
+                raise rt.Fail(_INT_RESULT)
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("create_coupon", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("create_coupon", arguments, False, outcome["error"]))
+        return outcome
 
     def _rowinv_Product_0(self, row: Product) -> bool:
         return bool(row.price_cents > 0)
@@ -1548,7 +3366,7 @@ class OnlineShopEnv(rt.Environment):
         self, text: str, tag: str | None, in_stock_only: bool, sort_by: SortKey, limit: int
     ) -> list[Product]:
         if not (limit >= 1):
-            raise rt.Fail("limit must be at least 1", site=0)
+            raise rt.Fail("limit must be at least 1", site=0)  # online_shop.env:241
         self._hit(0)
         q: str = text.strip().lower()
         hits: list[Product] = [
@@ -1573,44 +3391,52 @@ class OnlineShopEnv(rt.Environment):
     def _impl_get_product(self, sku: str) -> Product:
         p = self.t_products.get(sku)
         if p is None:
-            raise rt.Fail(("product " + h.to_str(sku) + " not found"), site=1)
+            raise rt.Fail(
+                ("product " + h.to_str(sku) + " not found"), site=1
+            )  # online_shop.env:264
         self._hit(1)
         return p
 
     def _impl_view_cart(self, customer_id: str) -> CartView:
         c = self.t_customers.get(customer_id)
         if c is None:
-            raise rt.Fail(("customer " + h.to_str(customer_id) + " not found"), site=2)
+            raise rt.Fail(
+                ("customer " + h.to_str(customer_id) + " not found"), site=2
+            )  # online_shop.env:271
         self._hit(2)
         return self._fn_cart_view(c=c)
 
     def _impl_add_to_cart(self, customer_id: str, sku: str, qty: int) -> CartView:
         c = self.t_customers.get(customer_id)
         if c is None:
-            raise rt.Fail(("customer " + h.to_str(customer_id) + " not found"), site=3)
+            raise rt.Fail(
+                ("customer " + h.to_str(customer_id) + " not found"), site=3
+            )  # online_shop.env:282
         self._hit(3)
         p = self.t_products.get(sku)
         if p is None:
-            raise rt.Fail(("product " + h.to_str(sku) + " not found"), site=4)
+            raise rt.Fail(
+                ("product " + h.to_str(sku) + " not found"), site=4
+            )  # online_shop.env:283
         self._hit(4)
         if not (not p.discontinued):
-            raise rt.Fail((h.to_str(p.name) + " is no longer sold"), site=5)
+            raise rt.Fail((h.to_str(p.name) + " is no longer sold"), site=5)  # online_shop.env:286
         self._hit(5)
         if not (qty >= 1):
-            raise rt.Fail("quantity must be at least 1", site=6)
+            raise rt.Fail("quantity must be at least 1", site=6)  # online_shop.env:287
         self._hit(6)
         wanted: int = (h.lookup(c.cart, sku) if (sku in c.cart) else 0) + qty
         if not (wanted <= C_MAX_QTY_PER_LINE):
             raise rt.Fail(
                 ("at most " + h.to_str(C_MAX_QTY_PER_LINE) + " units of one product per order"),
                 site=7,
-            )
+            )  # online_shop.env:289
         self._hit(7)
         if not (wanted <= p.stock):
             raise rt.Fail(
                 ("only " + h.to_str(p.stock) + " units of " + h.to_str(p.name) + " in stock"),
                 site=8,
-            )
+            )  # online_shop.env:293
         self._hit(8)
         _tmp3 = c.cart
         self._put(_tmp3, sku, self._own(_tmp3, wanted))
@@ -1619,15 +3445,17 @@ class OnlineShopEnv(rt.Environment):
     def _impl_update_cart_item(self, customer_id: str, sku: str, qty: int) -> CartView:
         c = self.t_customers.get(customer_id)
         if c is None:
-            raise rt.Fail(("customer " + h.to_str(customer_id) + " not found"), site=9)
+            raise rt.Fail(
+                ("customer " + h.to_str(customer_id) + " not found"), site=9
+            )  # online_shop.env:304
         self._hit(9)
         if not (sku in c.cart):
-            raise rt.Fail((h.to_str(sku) + " is not in the cart"), site=10)
+            raise rt.Fail((h.to_str(sku) + " is not in the cart"), site=10)  # online_shop.env:305
         self._hit(10)
         if not (0 <= qty <= C_MAX_QTY_PER_LINE):
             raise rt.Fail(
                 ("quantity must be between 0 and " + h.to_str(C_MAX_QTY_PER_LINE)), site=11
-            )
+            )  # online_shop.env:306
         self._hit(11)
         if qty == 0:
             _tmp4 = c.cart
@@ -1638,7 +3466,7 @@ class OnlineShopEnv(rt.Environment):
                 raise rt.Fail(
                     ("only " + h.to_str(self.t_products.row(sku).stock) + " units in stock"),
                     site=12,
-                )
+                )  # online_shop.env:310
             self._hit(12)
             _tmp5 = c.cart
             self._put(_tmp5, sku, self._own(_tmp5, qty))
@@ -1653,15 +3481,19 @@ class OnlineShopEnv(rt.Environment):
     ) -> OrderSummary:
         c = self.t_customers.get(customer_id)
         if c is None:
-            raise rt.Fail(("customer " + h.to_str(customer_id) + " not found"), site=13)
+            raise rt.Fail(
+                ("customer " + h.to_str(customer_id) + " not found"), site=13
+            )  # online_shop.env:327
         self._hit(13)
         lines: list[OrderLine] = self._fn_cart_lines(c=c)
         if not (len(lines) > 0):
-            raise rt.Fail("the cart is empty", site=14)
+            raise rt.Fail("the cart is empty", site=14)  # online_shop.env:329
         self._hit(14)
         for l in self._it(list(lines)):
             if not (not self.t_products.row(l.sku).discontinued):
-                raise rt.Fail((h.to_str(l.name) + " is no longer sold"), site=15)
+                raise rt.Fail(
+                    (h.to_str(l.name) + " is no longer sold"), site=15
+                )  # online_shop.env:336
             self._hit(15)
             if not (l.qty <= self.t_products.row(l.sku).stock):
                 raise rt.Fail(
@@ -1673,7 +3505,7 @@ class OnlineShopEnv(rt.Environment):
                         + " in stock"
                     ),
                     site=16,
-                )
+                )  # online_shop.env:337
             self._hit(16)
         sub: int = self._fn_subtotal(lines=lines)
         discount: int = 0
@@ -1682,15 +3514,19 @@ class OnlineShopEnv(rt.Environment):
             code: str = h.unwrap(coupon_code).strip().upper()
             cp = self.t_coupons.get(code)
             if cp is None:
-                raise rt.Fail(("coupon " + h.to_str(code) + " does not exist"), site=17)
+                raise rt.Fail(
+                    ("coupon " + h.to_str(code) + " does not exist"), site=17
+                )  # online_shop.env:344
             self._hit(17)
             if not (cp.expires >= h.date_of(self.s_now)):
                 raise rt.Fail(
                     ("coupon " + h.to_str(code) + " expired on " + h.to_str(cp.expires)), site=18
-                )
+                )  # online_shop.env:345
             self._hit(18)
             if not (cp.uses_left > 0):
-                raise rt.Fail(("coupon " + h.to_str(code) + " has been used up"), site=19)
+                raise rt.Fail(
+                    ("coupon " + h.to_str(code) + " has been used up"), site=19
+                )  # online_shop.env:346
             self._hit(19)
             if not (sub >= cp.min_subtotal_cents):
                 raise rt.Fail(
@@ -1701,7 +3537,7 @@ class OnlineShopEnv(rt.Environment):
                         + h.to_str(self._fn_money(cents=cp.min_subtotal_cents))
                     ),
                     site=20,
-                )
+                )  # online_shop.env:347
             self._hit(20)
             discount = h.floordiv(h.mul(sub, cp.percent_off), 100)
             self._write_coupons_uses_left(cp, cp.uses_left - 1)
@@ -1728,7 +3564,9 @@ class OnlineShopEnv(rt.Environment):
     def _impl_pay_order(self, order_id: str) -> OrderSummary:
         o = self.t_orders.get(order_id)
         if o is None:
-            raise rt.Fail(("order " + h.to_str(order_id) + " not found"), site=21)
+            raise rt.Fail(
+                ("order " + h.to_str(order_id) + " not found"), site=21
+            )  # online_shop.env:375
         self._hit(21)
         if not (o.status == OrderStatus.pending_payment):
             raise rt.Fail(
@@ -1740,7 +3578,7 @@ class OnlineShopEnv(rt.Environment):
                     + ", not awaiting payment"
                 ),
                 site=22,
-            )
+            )  # online_shop.env:376
         self._hit(22)
         total: int = self._fn_order_total(o=o)
         if o.payment == PaymentMethod.gift_card:
@@ -1755,7 +3593,7 @@ class OnlineShopEnv(rt.Environment):
                         + h.to_str(self._fn_money(cents=total))
                     ),
                     site=23,
-                )
+                )  # online_shop.env:380
             self._hit(23)
             _tmp7 = self.t_customers.row(o.customer)
             self._write_customers_gift_card_cents(_tmp7, _tmp7.gift_card_cents - total)
@@ -1766,13 +3604,17 @@ class OnlineShopEnv(rt.Environment):
     def _impl_cancel_order(self, order_id: str, customer_id: str) -> OrderSummary:
         o = self.t_orders.get(order_id)
         if o is None:
-            raise rt.Fail(("order " + h.to_str(order_id) + " not found"), site=24)
+            raise rt.Fail(
+                ("order " + h.to_str(order_id) + " not found"), site=24
+            )  # online_shop.env:395
         self._hit(24)
         if not (o.customer == customer_id):
-            raise rt.Fail("this order belongs to another customer", site=25)
+            raise rt.Fail("this order belongs to another customer", site=25)  # online_shop.env:398
         self._hit(25)
         if not (o.status == OrderStatus.pending_payment or o.status == OrderStatus.paid):
-            raise rt.Fail(("a " + h.to_str(o.status) + " order cannot be cancelled"), site=26)
+            raise rt.Fail(
+                ("a " + h.to_str(o.status) + " order cannot be cancelled"), site=26
+            )  # online_shop.env:399
         self._hit(26)
         if o.status == OrderStatus.paid:
             self._impl_refund_and_restock(order_id=order_id)
@@ -1790,7 +3632,9 @@ class OnlineShopEnv(rt.Environment):
     def _impl_ship_order(self, order_id: str, tracking: str) -> OrderSummary:
         o = self.t_orders.get(order_id)
         if o is None:
-            raise rt.Fail(("order " + h.to_str(order_id) + " not found"), site=27)
+            raise rt.Fail(
+                ("order " + h.to_str(order_id) + " not found"), site=27
+            )  # online_shop.env:418
         self._hit(27)
         if not (o.status == OrderStatus.paid):
             raise rt.Fail(
@@ -1801,10 +3645,10 @@ class OnlineShopEnv(rt.Environment):
                     + h.to_str(o.status)
                 ),
                 site=28,
-            )
+            )  # online_shop.env:419
         self._hit(28)
         if not (tracking.strip() != ""):
-            raise rt.Fail("a tracking number is required", site=29)
+            raise rt.Fail("a tracking number is required", site=29)  # online_shop.env:423
         self._hit(29)
         self._write_orders_tracking(o, tracking.strip())
         self._write_orders_status(o, OrderStatus.shipped)
@@ -1813,13 +3657,15 @@ class OnlineShopEnv(rt.Environment):
     def _impl_mark_delivered(self, order_id: str) -> OrderSummary:
         o = self.t_orders.get(order_id)
         if o is None:
-            raise rt.Fail(("order " + h.to_str(order_id) + " not found"), site=30)
+            raise rt.Fail(
+                ("order " + h.to_str(order_id) + " not found"), site=30
+            )  # online_shop.env:432
         self._hit(30)
         if not (o.status == OrderStatus.shipped):
             raise rt.Fail(
                 ("order " + h.to_str(order_id) + " is " + h.to_str(o.status) + ", not shipped"),
                 site=31,
-            )
+            )  # online_shop.env:433
         self._hit(31)
         self._write_orders_status(o, OrderStatus.delivered)
         self._write_orders_delivered_on(o, h.date_of(self.s_now))
@@ -1832,16 +3678,18 @@ class OnlineShopEnv(rt.Environment):
     def _impl_return_order(self, order_id: str, customer_id: str) -> OrderSummary:
         o = self.t_orders.get(order_id)
         if o is None:
-            raise rt.Fail(("order " + h.to_str(order_id) + " not found"), site=32)
+            raise rt.Fail(
+                ("order " + h.to_str(order_id) + " not found"), site=32
+            )  # online_shop.env:446
         self._hit(32)
         if not (o.customer == customer_id):
-            raise rt.Fail("this order belongs to another customer", site=33)
+            raise rt.Fail("this order belongs to another customer", site=33)  # online_shop.env:449
         self._hit(33)
         if not (o.status == OrderStatus.delivered and o.delivered_on is not None):
             raise rt.Fail(
                 ("only delivered orders can be returned; this one is " + h.to_str(o.status)),
                 site=34,
-            )
+            )  # online_shop.env:452
         self._hit(34)
         if not (
             h.days_between(h.unwrap(o.delivered_on), h.date_of(self.s_now)) <= C_RETURN_WINDOW_DAYS
@@ -1852,7 +3700,7 @@ class OnlineShopEnv(rt.Environment):
                     + h.to_str((h.unwrap(o.delivered_on) + h.days(C_RETURN_WINDOW_DAYS)))
                 ),
                 site=35,
-            )
+            )  # online_shop.env:456
         self._hit(35)
         self._impl_refund_and_restock(order_id=order_id)
         _tmp11 = self.t_customers.row(o.customer)
@@ -1866,13 +3714,17 @@ class OnlineShopEnv(rt.Environment):
     def _impl_get_order(self, order_id: str) -> OrderSummary:
         o = self.t_orders.get(order_id)
         if o is None:
-            raise rt.Fail(("order " + h.to_str(order_id) + " not found"), site=36)
+            raise rt.Fail(
+                ("order " + h.to_str(order_id) + " not found"), site=36
+            )  # online_shop.env:466
         self._hit(36)
         return self._fn_summary(o=o)
 
     def _impl_list_orders(self, customer_id: str, status: OrderStatus | None) -> list[OrderSummary]:
         if not (customer_id in self.t_customers):
-            raise rt.Fail(("customer " + h.to_str(customer_id) + " not found"), site=37)
+            raise rt.Fail(
+                ("customer " + h.to_str(customer_id) + " not found"), site=37
+            )  # online_shop.env:475
         self._hit(37)
         mine: list[Order] = [
             o
@@ -1901,10 +3753,12 @@ class OnlineShopEnv(rt.Environment):
     def _impl_restock_product(self, sku: str, qty: int) -> Product:
         p = self.t_products.get(sku)
         if p is None:
-            raise rt.Fail(("product " + h.to_str(sku) + " not found"), site=38)
+            raise rt.Fail(
+                ("product " + h.to_str(sku) + " not found"), site=38
+            )  # online_shop.env:500
         self._hit(38)
         if not (qty > 0):
-            raise rt.Fail("quantity must be positive", site=39)
+            raise rt.Fail("quantity must be positive", site=39)  # online_shop.env:501
         self._hit(39)
         self._write_products_stock(p, p.stock + qty)
         return p
@@ -1912,10 +3766,12 @@ class OnlineShopEnv(rt.Environment):
     def _impl_set_price(self, sku: str, price_cents: int) -> Product:
         p = self.t_products.get(sku)
         if p is None:
-            raise rt.Fail(("product " + h.to_str(sku) + " not found"), site=40)
+            raise rt.Fail(
+                ("product " + h.to_str(sku) + " not found"), site=40
+            )  # online_shop.env:508
         self._hit(40)
         if not (price_cents > 0):
-            raise rt.Fail("price must be positive", site=41)
+            raise rt.Fail("price must be positive", site=41)  # online_shop.env:510
         self._hit(41)
         self._write_products_price_cents(p, price_cents)
         return p
@@ -1923,15 +3779,19 @@ class OnlineShopEnv(rt.Environment):
     def _impl_tag_product(self, sku: str, tag: str, remove: bool) -> Product:
         p = self.t_products.get(sku)
         if p is None:
-            raise rt.Fail(("product " + h.to_str(sku) + " not found"), site=42)
+            raise rt.Fail(
+                ("product " + h.to_str(sku) + " not found"), site=42
+            )  # online_shop.env:521
         self._hit(42)
         t: str = tag.strip().lower()
         if not (t != ""):
-            raise rt.Fail("tag is empty", site=43)
+            raise rt.Fail("tag is empty", site=43)  # online_shop.env:524
         self._hit(43)
         if remove:
             if not (t in p.tags):
-                raise rt.Fail((h.to_str(p.name) + " is not tagged " + h.to_str(t)), site=44)
+                raise rt.Fail(
+                    (h.to_str(p.name) + " is not tagged " + h.to_str(t)), site=44
+                )  # online_shop.env:526
             self._hit(44)
             _tmp12 = p.tags
             self._mut(_tmp12)
@@ -1946,16 +3806,20 @@ class OnlineShopEnv(rt.Environment):
     ) -> Coupon:
         c: str = code.strip().upper()
         if not (c != "" and " " not in c):
-            raise rt.Fail("a coupon code is one word", site=45)
+            raise rt.Fail("a coupon code is one word", site=45)  # online_shop.env:543
         self._hit(45)
         if not (c not in self.t_coupons):
-            raise rt.Fail(("coupon " + h.to_str(c) + " already exists"), site=46)
+            raise rt.Fail(
+                ("coupon " + h.to_str(c) + " already exists"), site=46
+            )  # online_shop.env:544
         self._hit(46)
         if not (valid_days >= 1 and uses >= 1 and min_subtotal_cents >= 0):
-            raise rt.Fail("valid_days and uses must be positive, the minimum not negative", site=47)
+            raise rt.Fail(
+                "valid_days and uses must be positive, the minimum not negative", site=47
+            )  # online_shop.env:545
         self._hit(47)
         if not (1 <= percent_off <= 50):
-            raise rt.Fail("percent_off must be between 1 and 50", site=48)
+            raise rt.Fail("percent_off must be between 1 and 50", site=48)  # online_shop.env:547
         self._hit(48)
         return self._insert(
             "coupons",

@@ -9,6 +9,19 @@ from typing import Any, ClassVar, cast
 
 from envdsl import runtime as rt
 from envdsl.runtime import helpers as h
+from envdsl.runtime.call_support import (
+    INSERTED as _INSERTED,
+    INT_RESULT as _INT_RESULT,
+    MAX_INT as _MAX_INT,
+    MIN_INT as _MIN_INT,
+    MISSING as _MISSING,
+    TOO_LARGE as _TOO_LARGE,
+    budget as _budget,
+    fromisoformat as _fromisoformat,
+    result_problem as _result_problem,
+)
+from envdsl.runtime.call_support import ISO_SECONDS as _ISO_SECONDS, UTC as _UTC
+from envdsl.runtime.call_support import format_datetime as _format_datetime
 
 
 @dataclass(slots=True, kw_only=True)
@@ -70,6 +83,93 @@ class NoteMetadata(rt.Value):
         return 4 + h.text_size(self.category) + h.stored_size(self.tags)
 
 
+def _to_json_Category(value: Category) -> dict[str, Any]:
+    "The JSON of one Category (its RecordSpec's to_json, written out: codegen/serializers.py)."
+    return {"category_name": value.category_name, "created_at": _format_datetime(value.created_at)}
+
+
+def _json_repr_Category(value: Category) -> str:
+    "repr() of the JSON of one Category, without building it (what state_hash() digests)."
+    d1 = value.created_at
+    if d1.tzinfo is not _UTC:
+        return repr(_to_json_Category(value))
+    return (
+        f"{{'category_name': {value.category_name!r}"
+        f", 'created_at': '{_ISO_SECONDS % (d1.year, d1.month, d1.day, d1.hour, d1.minute, d1.second) if not d1.microsecond else d1.isoformat()[:-6]}Z'"
+        "}"
+    )
+
+
+def _to_json_Tag(value: Tag) -> dict[str, Any]:
+    "The JSON of one Tag (its RecordSpec's to_json, written out: codegen/serializers.py)."
+    return {"tag_name": value.tag_name}
+
+
+def _json_repr_Tag(value: Tag) -> str:
+    "repr() of the JSON of one Tag, without building it (what state_hash() digests)."
+    return f"{{'tag_name': {value.tag_name!r}" "}"
+
+
+def _to_json_Note(value: Note) -> dict[str, Any]:
+    "The JSON of one Note (its RecordSpec's to_json, written out: codegen/serializers.py)."
+    return {
+        "category": value.category,
+        "content": value.content,
+        "created_at": _format_datetime(value.created_at),
+        "is_pinned": value.is_pinned,
+        "note_id": value.note_id,
+        "tags": _SPEC_1.to_json(value.tags),
+        "title": value.title,
+        "updated_at": _format_datetime(value.updated_at),
+    }
+
+
+def _json_repr_Note(value: Note) -> str:
+    "repr() of the JSON of one Note, without building it (what state_hash() digests)."
+    d2 = value.created_at
+    d7 = value.updated_at
+    if d2.tzinfo is not _UTC or d7.tzinfo is not _UTC:
+        return repr(_to_json_Note(value))
+    return (
+        f"{{'category': {value.category!r}"
+        f", 'content': {value.content!r}"
+        f", 'created_at': '{_ISO_SECONDS % (d2.year, d2.month, d2.day, d2.hour, d2.minute, d2.second) if not d2.microsecond else d2.isoformat()[:-6]}Z'"
+        f", 'is_pinned': {value.is_pinned!r}"
+        f", 'note_id': {value.note_id!r}"
+        f", 'tags': {_SPEC_1.to_json(value.tags)!r}"
+        f", 'title': {value.title!r}"
+        f", 'updated_at': '{_ISO_SECONDS % (d7.year, d7.month, d7.day, d7.hour, d7.minute, d7.second) if not d7.microsecond else d7.isoformat()[:-6]}Z'"
+        "}"
+    )
+
+
+def _to_json_NoteMetadata(value: NoteMetadata) -> dict[str, Any]:
+    "The JSON of one NoteMetadata (its RecordSpec's to_json, written out: codegen/serializers.py)."
+    return {
+        "category": value.category,
+        "created_at": _format_datetime(value.created_at),
+        "is_pinned": value.is_pinned,
+        "tags": list(value.tags),
+        "updated_at": _format_datetime(value.updated_at),
+    }
+
+
+def _json_repr_NoteMetadata(value: NoteMetadata) -> str:
+    "repr() of the JSON of one NoteMetadata, without building it (what state_hash() digests)."
+    d1 = value.created_at
+    d4 = value.updated_at
+    if d1.tzinfo is not _UTC or d4.tzinfo is not _UTC:
+        return repr(_to_json_NoteMetadata(value))
+    return (
+        f"{{'category': {value.category!r}"
+        f", 'created_at': '{_ISO_SECONDS % (d1.year, d1.month, d1.day, d1.hour, d1.minute, d1.second) if not d1.microsecond else d1.isoformat()[:-6]}Z'"
+        f", 'is_pinned': {value.is_pinned!r}"
+        f", 'tags': {value.tags!r}"
+        f", 'updated_at': '{_ISO_SECONDS % (d4.year, d4.month, d4.day, d4.hour, d4.minute, d4.second) if not d4.microsecond else d4.isoformat()[:-6]}Z'"
+        "}"
+    )
+
+
 SPEC_Category = rt.RecordSpec(
     Category,
     lambda: [
@@ -81,6 +181,8 @@ SPEC_Category = rt.RecordSpec(
         ),
         rt.FieldSpec(name="created_at", spec=rt.DATETIME, required=True),
     ],
+    to_json=_to_json_Category,
+    json_repr=_json_repr_Category,
 )
 SPEC_Tag = rt.RecordSpec(
     Tag,
@@ -92,6 +194,8 @@ SPEC_Tag = rt.RecordSpec(
             description="exact, case-sensitive name, e.g. meeting",
         ),
     ],
+    to_json=_to_json_Tag,
+    json_repr=_json_repr_Tag,
 )
 SPEC_Note = rt.RecordSpec(
     Note,
@@ -101,20 +205,19 @@ SPEC_Note = rt.RecordSpec(
         rt.FieldSpec(name="content", spec=rt.STR, required=True),
         rt.FieldSpec(
             name="category",
-            spec=rt.RefSpec(rt.STR, "Category", "categories"),
+            spec=_SPEC_0,
             required=True,
             description="the note's category (created on the fly if new)",
         ),
         rt.FieldSpec(
-            name="tags",
-            spec=rt.ListSpec(rt.RefSpec(rt.STR, "Tag", "tags")),
-            required=False,
-            description="tag names, each at most once",
+            name="tags", spec=_SPEC_1, required=False, description="tag names, each at most once"
         ),
         rt.FieldSpec(name="created_at", spec=rt.DATETIME, required=True),
         rt.FieldSpec(name="updated_at", spec=rt.DATETIME, required=True),
         rt.FieldSpec(name="is_pinned", spec=rt.BOOL, required=False),
     ],
+    to_json=_to_json_Note,
+    json_repr=_json_repr_Note,
 )
 SPEC_NoteMetadata = rt.RecordSpec(
     NoteMetadata,
@@ -122,12 +225,123 @@ SPEC_NoteMetadata = rt.RecordSpec(
         rt.FieldSpec(name="created_at", spec=rt.DATETIME, required=True),
         rt.FieldSpec(name="updated_at", spec=rt.DATETIME, required=True),
         rt.FieldSpec(name="category", spec=rt.STR, required=True),
-        rt.FieldSpec(name="tags", spec=rt.ListSpec(rt.STR), required=True),
+        rt.FieldSpec(name="tags", spec=_SPEC_2, required=True),
         rt.FieldSpec(name="is_pinned", spec=rt.BOOL, required=True),
     ],
+    to_json=_to_json_NoteMetadata,
+    json_repr=_json_repr_NoteMetadata,
 )
 
+_SPEC_0: rt.TypeSpec = rt.RefSpec(rt.STR, "Category", "categories")  # ref Category
+_SPEC_1: rt.TypeSpec = rt.ListSpec(rt.RefSpec(rt.STR, "Tag", "tags"))  # list[ref Tag]
+_SPEC_2: rt.TypeSpec = rt.ListSpec(rt.STR)  # list[str]
+_SPEC_3: rt.TypeSpec = rt.ListSpec(SPEC_Note)  # list[Note]
+_SPEC_4: rt.TypeSpec = rt.ListSpec(SPEC_Category)  # list[Category]
+_SPEC_5: rt.TypeSpec = rt.OptionalSpec(rt.STR)  # str?
+_SPEC_6: rt.TypeSpec = rt.OptionalSpec(rt.ListSpec(rt.STR))  # list[str]?
+
 C_DEFAULT_CATEGORY: str = "General"
+
+_ARGUMENTS_get_note_by_id = frozenset(
+    {
+        "note_id",
+    }
+)  # the arguments of get_note_by_id
+_ARGUMENTS_search_notes_by_title = frozenset(
+    {
+        "keyword",
+    }
+)  # the arguments of search_notes_by_title
+_ARGUMENTS_search_notes_by_content = frozenset(
+    {
+        "query",
+    }
+)  # the arguments of search_notes_by_content
+_ARGUMENTS_search_notes_by_keyword = frozenset(
+    {
+        "keyword",
+    }
+)  # the arguments of search_notes_by_keyword
+_ARGUMENTS_filter_notes_by_category = frozenset(
+    {
+        "category_name",
+    }
+)  # the arguments of filter_notes_by_category
+_ARGUMENTS_filter_notes_by_tag = frozenset(
+    {
+        "tag_name",
+    }
+)  # the arguments of filter_notes_by_tag
+_ARGUMENTS_get_note_metadata = frozenset(
+    {
+        "note_id",
+    }
+)  # the arguments of get_note_metadata
+_ARGUMENTS_create_note = frozenset(
+    {
+        "title",
+        "content",
+        "category",
+        "tags",
+    }
+)  # the arguments of create_note
+_ARGUMENTS_edit_note = frozenset(
+    {
+        "note_id",
+        "title",
+        "content",
+        "category",
+        "tags",
+    }
+)  # the arguments of edit_note
+_ARGUMENTS_delete_note = frozenset(
+    {
+        "note_id",
+    }
+)  # the arguments of delete_note
+_ARGUMENTS_pin_note = frozenset(
+    {
+        "note_id",
+    }
+)  # the arguments of pin_note
+_ARGUMENTS_unpin_note = frozenset(
+    {
+        "note_id",
+    }
+)  # the arguments of unpin_note
+_ARGUMENTS_create_category = frozenset(
+    {
+        "category_name",
+    }
+)  # the arguments of create_category
+_ARGUMENTS_create_tag = frozenset(
+    {
+        "tag_name",
+    }
+)  # the arguments of create_tag
+_ARGUMENTS_add_tag_to_note = frozenset(
+    {
+        "note_id",
+        "tag_name",
+    }
+)  # the arguments of add_tag_to_note
+_ARGUMENTS_remove_tag_from_note = frozenset(
+    {
+        "note_id",
+        "tag_name",
+    }
+)  # the arguments of remove_tag_from_note
+_ARGUMENTS_update_note_category = frozenset(
+    {
+        "note_id",
+        "category",
+    }
+)  # the arguments of update_note_category
+_ARGUMENTS_clear_note_content = frozenset(
+    {
+        "note_id",
+    }
+)  # the arguments of clear_note_content
 
 
 # personal_notes.notebook.json: the initial state of 9 tasks
@@ -193,15 +407,17 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
             result=SPEC_Note,
             impl="_impl_get_note_by_id",
             json_arguments="_json_get_note_by_id",
+            call="_call_get_note_by_id",
         ),
         "list_all_notes": rt.ToolSpec(
             name="list_all_notes",
             kind="query",
             description="All notes with their full metadata (empty if there are none).",
             params=(),
-            result=rt.ListSpec(SPEC_Note),
+            result=_SPEC_3,
             impl="_impl_list_all_notes",
             json_arguments="_json_list_all_notes",
+            call="_call_list_all_notes",
         ),
         "search_notes_by_title": rt.ToolSpec(
             name="search_notes_by_title",
@@ -215,9 +431,10 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
                     description="substring to look for, any case",
                 ),
             ),
-            result=rt.ListSpec(SPEC_Note),
+            result=_SPEC_3,
             impl="_impl_search_notes_by_title",
             json_arguments="_json_search_notes_by_title",
+            call="_call_search_notes_by_title",
         ),
         "search_notes_by_content": rt.ToolSpec(
             name="search_notes_by_content",
@@ -231,9 +448,10 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
                     description="substring to look for, any case",
                 ),
             ),
-            result=rt.ListSpec(SPEC_Note),
+            result=_SPEC_3,
             impl="_impl_search_notes_by_content",
             json_arguments="_json_search_notes_by_content",
+            call="_call_search_notes_by_content",
         ),
         "search_notes_by_keyword": rt.ToolSpec(
             name="search_notes_by_keyword",
@@ -247,9 +465,10 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
                     description="non-empty keyword, any case",
                 ),
             ),
-            result=rt.ListSpec(SPEC_Note),
+            result=_SPEC_3,
             impl="_impl_search_notes_by_keyword",
             json_arguments="_json_search_notes_by_keyword",
+            call="_call_search_notes_by_keyword",
         ),
         "filter_notes_by_category": rt.ToolSpec(
             name="filter_notes_by_category",
@@ -263,9 +482,10 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
                     description="exact category name",
                 ),
             ),
-            result=rt.ListSpec(SPEC_Note),
+            result=_SPEC_3,
             impl="_impl_filter_notes_by_category",
             json_arguments="_json_filter_notes_by_category",
+            call="_call_filter_notes_by_category",
         ),
         "filter_notes_by_tag": rt.ToolSpec(
             name="filter_notes_by_tag",
@@ -276,36 +496,40 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
                     name="tag_name", spec=rt.STR, required=True, description="exact tag name"
                 ),
             ),
-            result=rt.ListSpec(SPEC_Note),
+            result=_SPEC_3,
             impl="_impl_filter_notes_by_tag",
             json_arguments="_json_filter_notes_by_tag",
+            call="_call_filter_notes_by_tag",
         ),
         "get_pinned_notes": rt.ToolSpec(
             name="get_pinned_notes",
             kind="query",
             description="All notes currently pinned (may be empty).",
             params=(),
-            result=rt.ListSpec(SPEC_Note),
+            result=_SPEC_3,
             impl="_impl_get_pinned_notes",
             json_arguments="_json_get_pinned_notes",
+            call="_call_get_pinned_notes",
         ),
         "list_all_categories": rt.ToolSpec(
             name="list_all_categories",
             kind="query",
             description="All categories with their creation time (empty if there are none).",
             params=(),
-            result=rt.ListSpec(SPEC_Category),
+            result=_SPEC_4,
             impl="_impl_list_all_categories",
             json_arguments="_json_list_all_categories",
+            call="_call_list_all_categories",
         ),
         "list_all_tags": rt.ToolSpec(
             name="list_all_tags",
             kind="query",
             description="The names of all existing tags (empty if there are none).",
             params=(),
-            result=rt.ListSpec(rt.STR),
+            result=_SPEC_2,
             impl="_impl_list_all_tags",
             json_arguments="_json_list_all_tags",
+            call="_call_list_all_tags",
         ),
         "get_note_metadata": rt.ToolSpec(
             name="get_note_metadata",
@@ -319,6 +543,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
             result=SPEC_NoteMetadata,
             impl="_impl_get_note_metadata",
             json_arguments="_json_get_note_metadata",
+            call="_call_get_note_metadata",
         ),
         "create_note": rt.ToolSpec(
             name="create_note",
@@ -327,28 +552,28 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
             params=(
                 rt.ParamSpec(
                     name="title",
-                    spec=rt.OptionalSpec(rt.STR),
+                    spec=_SPEC_5,
                     required=False,
                     default=lambda: None,
                     description="the title; may be omitted if content is given",
                 ),
                 rt.ParamSpec(
                     name="content",
-                    spec=rt.OptionalSpec(rt.STR),
+                    spec=_SPEC_5,
                     required=False,
                     default=lambda: None,
                     description="the text; may be omitted if title is given",
                 ),
                 rt.ParamSpec(
                     name="category",
-                    spec=rt.OptionalSpec(rt.STR),
+                    spec=_SPEC_5,
                     required=False,
                     default=lambda: None,
                     description="category name, created if new; default General",
                 ),
                 rt.ParamSpec(
                     name="tags",
-                    spec=rt.OptionalSpec(rt.ListSpec(rt.STR)),
+                    spec=_SPEC_6,
                     required=False,
                     default=lambda: None,
                     description="tag names, created if new",
@@ -357,6 +582,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
             result=SPEC_Note,
             impl="_impl_create_note",
             json_arguments="_json_create_note",
+            call="_call_create_note",
             env_invariants=("_inv_0",),
         ),
         "edit_note": rt.ToolSpec(
@@ -369,28 +595,28 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
                 ),
                 rt.ParamSpec(
                     name="title",
-                    spec=rt.OptionalSpec(rt.STR),
+                    spec=_SPEC_5,
                     required=False,
                     default=lambda: None,
                     description="new title; omit to keep it",
                 ),
                 rt.ParamSpec(
                     name="content",
-                    spec=rt.OptionalSpec(rt.STR),
+                    spec=_SPEC_5,
                     required=False,
                     default=lambda: None,
                     description="new content; omit to keep it",
                 ),
                 rt.ParamSpec(
                     name="category",
-                    spec=rt.OptionalSpec(rt.STR),
+                    spec=_SPEC_5,
                     required=False,
                     default=lambda: None,
                     description="new category name, created if new; omit to keep it",
                 ),
                 rt.ParamSpec(
                     name="tags",
-                    spec=rt.OptionalSpec(rt.ListSpec(rt.STR)),
+                    spec=_SPEC_6,
                     required=False,
                     default=lambda: None,
                     description="the new full list of tags (replaces the old one), created if new; omit to keep them",
@@ -399,6 +625,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
             result=SPEC_Note,
             impl="_impl_edit_note",
             json_arguments="_json_edit_note",
+            call="_call_edit_note",
             env_invariants=("_inv_0",),
         ),
         "delete_note": rt.ToolSpec(
@@ -413,6 +640,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
             result=rt.STR,
             impl="_impl_delete_note",
             json_arguments="_json_delete_note",
+            call="_call_delete_note",
             env_invariants=("_inv_0",),
         ),
         "pin_note": rt.ToolSpec(
@@ -427,6 +655,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
             result=SPEC_Note,
             impl="_impl_pin_note",
             json_arguments="_json_pin_note",
+            call="_call_pin_note",
             env_invariants=("_inv_0",),
         ),
         "unpin_note": rt.ToolSpec(
@@ -441,6 +670,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
             result=SPEC_Note,
             impl="_impl_unpin_note",
             json_arguments="_json_unpin_note",
+            call="_call_unpin_note",
             env_invariants=("_inv_0",),
         ),
         "create_category": rt.ToolSpec(
@@ -458,6 +688,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
             result=SPEC_Category,
             impl="_impl_create_category",
             json_arguments="_json_create_category",
+            call="_call_create_category",
             env_invariants=("_inv_0",),
         ),
         "create_tag": rt.ToolSpec(
@@ -475,6 +706,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
             result=SPEC_Tag,
             impl="_impl_create_tag",
             json_arguments="_json_create_tag",
+            call="_call_create_tag",
         ),
         "add_tag_to_note": rt.ToolSpec(
             name="add_tag_to_note",
@@ -494,6 +726,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
             result=SPEC_Note,
             impl="_impl_add_tag_to_note",
             json_arguments="_json_add_tag_to_note",
+            call="_call_add_tag_to_note",
             env_invariants=("_inv_0",),
         ),
         "remove_tag_from_note": rt.ToolSpec(
@@ -509,6 +742,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
             result=SPEC_Note,
             impl="_impl_remove_tag_from_note",
             json_arguments="_json_remove_tag_from_note",
+            call="_call_remove_tag_from_note",
             env_invariants=("_inv_0",),
         ),
         "update_note_category": rt.ToolSpec(
@@ -527,6 +761,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
             result=SPEC_Note,
             impl="_impl_update_note_category",
             json_arguments="_json_update_note_category",
+            call="_call_update_note_category",
             env_invariants=("_inv_0",),
         ),
         "clear_note_content": rt.ToolSpec(
@@ -544,6 +779,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
             result=SPEC_Note,
             impl="_impl_clear_note_content",
             json_arguments="_json_clear_note_content",
+            call="_call_clear_note_content",
             env_invariants=("_inv_0",),
         ),
     }
@@ -776,6 +1012,75 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
         v0 = values.get("note_id")
         return {"note_id": v0}
 
+    def _call_get_note_by_id(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for get_note_by_id (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_get_note_by_id:
+            return None  # an unknown argument: the generic parser says which
+        note_id: str
+        given_note_id = given.get("note_id", _MISSING)
+        if given_note_id is _MISSING:
+            return None  # the generic parser says so
+        if type(given_note_id) is str and len(given_note_id) <= 64 and given_note_id.isascii():
+            note_id = given_note_id
+        else:
+            note_id = rt.STR.from_json(given_note_id, "note_id")  # personal_notes.env:161
+        arguments: dict[str, Any] = {"note_id": note_id}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_get_note_by_id(note_id=note_id)
+            data = (
+                {
+                    "category": result.category,
+                    "content": result.content,
+                    "created_at": _format_datetime(result.created_at),
+                    "is_pinned": result.is_pinned,
+                    "note_id": result.note_id,
+                    "tags": _SPEC_1.to_json(result.tags),
+                    "title": result.title,
+                    "updated_at": _format_datetime(result.updated_at),
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = (
+                8
+                + len(data["note_id"])
+                + len(data["title"])
+                + len(data["content"])
+                + len(data["category"])
+                + len(data["created_at"])
+                + len(data["updated_at"])
+            )
+            v = data["tags"]
+            total += len(v) + sum(map(len, v))
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("get_note_by_id", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("get_note_by_id", arguments, False, outcome["error"]))
+        return outcome
+
     def list_all_notes(self) -> rt.Result:
         "All notes with their full metadata (empty if there are none)."
         return self.invoke_typed("list_all_notes", {})
@@ -784,6 +1089,44 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
     def _json_list_all_notes(cls, values: dict[str, Any]) -> dict[str, Any]:
         "The JSON arguments of a typed call of list_all_notes."
         return {}
+
+    def _call_list_all_notes(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for list_all_notes (envdsl/codegen/tool_calls.py)."
+        if given:
+            return None  # an unknown argument: the generic parser says which
+        arguments: dict[str, Any] = {}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_list_all_notes()
+            data = _SPEC_3.to_json(result) if result is not None else None
+            if type(data) is not str:
+                problem = _result_problem(data, self.size_budget)
+                if problem is not None:
+                    raise rt.Fail(problem)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("list_all_notes", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("list_all_notes", arguments, False, outcome["error"]))
+        return outcome
 
     def search_notes_by_title(self, *, keyword: str) -> rt.Result:
         "Notes whose title contains the keyword (case-insensitive substring match)."
@@ -795,6 +1138,54 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
         v0 = values.get("keyword")
         return {"keyword": v0}
 
+    def _call_search_notes_by_title(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for search_notes_by_title (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_search_notes_by_title:
+            return None  # an unknown argument: the generic parser says which
+        keyword: str
+        given_keyword = given.get("keyword", _MISSING)
+        if given_keyword is _MISSING:
+            return None  # the generic parser says so
+        if type(given_keyword) is str and len(given_keyword) <= 64 and given_keyword.isascii():
+            keyword = given_keyword
+        else:
+            keyword = rt.STR.from_json(given_keyword, "keyword")  # personal_notes.env:173
+        arguments: dict[str, Any] = {"keyword": keyword}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_search_notes_by_title(keyword=keyword)
+            data = _SPEC_3.to_json(result) if result is not None else None
+            if type(data) is not str:
+                problem = _result_problem(data, self.size_budget)
+                if problem is not None:
+                    raise rt.Fail(problem)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("search_notes_by_title", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(
+            rt.TraceEntry("search_notes_by_title", arguments, False, outcome["error"])
+        )
+        return outcome
+
     def search_notes_by_content(self, *, query: str) -> rt.Result:
         "Notes whose content contains the query (case-insensitive substring match; only the\ncontent is searched). An empty query matches every note with non-empty content."
         return self.invoke_typed("search_notes_by_content", {"query": query})
@@ -804,6 +1195,54 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
         "The JSON arguments of a typed call of search_notes_by_content."
         v0 = values.get("query")
         return {"query": v0}
+
+    def _call_search_notes_by_content(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for search_notes_by_content (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_search_notes_by_content:
+            return None  # an unknown argument: the generic parser says which
+        query: str
+        given_query = given.get("query", _MISSING)
+        if given_query is _MISSING:
+            return None  # the generic parser says so
+        if type(given_query) is str and len(given_query) <= 64 and given_query.isascii():
+            query = given_query
+        else:
+            query = rt.STR.from_json(given_query, "query")  # personal_notes.env:179
+        arguments: dict[str, Any] = {"query": query}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_search_notes_by_content(query=query)
+            data = _SPEC_3.to_json(result) if result is not None else None
+            if type(data) is not str:
+                problem = _result_problem(data, self.size_budget)
+                if problem is not None:
+                    raise rt.Fail(problem)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("search_notes_by_content", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(
+            rt.TraceEntry("search_notes_by_content", arguments, False, outcome["error"])
+        )
+        return outcome
 
     def search_notes_by_keyword(self, *, keyword: str) -> rt.Result:
         "Notes whose title or content contains the keyword (case-insensitive; surrounding\nspaces of the keyword are ignored)."
@@ -815,6 +1254,54 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
         v0 = values.get("keyword")
         return {"keyword": v0}
 
+    def _call_search_notes_by_keyword(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for search_notes_by_keyword (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_search_notes_by_keyword:
+            return None  # an unknown argument: the generic parser says which
+        keyword: str
+        given_keyword = given.get("keyword", _MISSING)
+        if given_keyword is _MISSING:
+            return None  # the generic parser says so
+        if type(given_keyword) is str and len(given_keyword) <= 64 and given_keyword.isascii():
+            keyword = given_keyword
+        else:
+            keyword = rt.STR.from_json(given_keyword, "keyword")  # personal_notes.env:186
+        arguments: dict[str, Any] = {"keyword": keyword}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_search_notes_by_keyword(keyword=keyword)
+            data = _SPEC_3.to_json(result) if result is not None else None
+            if type(data) is not str:
+                problem = _result_problem(data, self.size_budget)
+                if problem is not None:
+                    raise rt.Fail(problem)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("search_notes_by_keyword", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(
+            rt.TraceEntry("search_notes_by_keyword", arguments, False, outcome["error"])
+        )
+        return outcome
+
     def filter_notes_by_category(self, *, category_name: str) -> rt.Result:
         "All notes in an existing category (may be empty)."
         return self.invoke_typed("filter_notes_by_category", {"category_name": category_name})
@@ -824,6 +1311,60 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
         "The JSON arguments of a typed call of filter_notes_by_category."
         v0 = values.get("category_name")
         return {"category_name": v0}
+
+    def _call_filter_notes_by_category(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for filter_notes_by_category (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_filter_notes_by_category:
+            return None  # an unknown argument: the generic parser says which
+        category_name: str
+        given_category_name = given.get("category_name", _MISSING)
+        if given_category_name is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_category_name) is str
+            and len(given_category_name) <= 64
+            and given_category_name.isascii()
+        ):
+            category_name = given_category_name
+        else:
+            category_name = rt.STR.from_json(
+                given_category_name, "category_name"
+            )  # personal_notes.env:196
+        arguments: dict[str, Any] = {"category_name": category_name}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_filter_notes_by_category(category_name=category_name)
+            data = _SPEC_3.to_json(result) if result is not None else None
+            if type(data) is not str:
+                problem = _result_problem(data, self.size_budget)
+                if problem is not None:
+                    raise rt.Fail(problem)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("filter_notes_by_category", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(
+            rt.TraceEntry("filter_notes_by_category", arguments, False, outcome["error"])
+        )
+        return outcome
 
     def filter_notes_by_tag(self, *, tag_name: str) -> rt.Result:
         "All notes carrying a tag (may be empty; surrounding spaces are ignored)."
@@ -835,6 +1376,52 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
         v0 = values.get("tag_name")
         return {"tag_name": v0}
 
+    def _call_filter_notes_by_tag(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for filter_notes_by_tag (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_filter_notes_by_tag:
+            return None  # an unknown argument: the generic parser says which
+        tag_name: str
+        given_tag_name = given.get("tag_name", _MISSING)
+        if given_tag_name is _MISSING:
+            return None  # the generic parser says so
+        if type(given_tag_name) is str and len(given_tag_name) <= 64 and given_tag_name.isascii():
+            tag_name = given_tag_name
+        else:
+            tag_name = rt.STR.from_json(given_tag_name, "tag_name")  # personal_notes.env:203
+        arguments: dict[str, Any] = {"tag_name": tag_name}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_filter_notes_by_tag(tag_name=tag_name)
+            data = _SPEC_3.to_json(result) if result is not None else None
+            if type(data) is not str:
+                problem = _result_problem(data, self.size_budget)
+                if problem is not None:
+                    raise rt.Fail(problem)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("filter_notes_by_tag", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("filter_notes_by_tag", arguments, False, outcome["error"]))
+        return outcome
+
     def get_pinned_notes(self) -> rt.Result:
         "All notes currently pinned (may be empty)."
         return self.invoke_typed("get_pinned_notes", {})
@@ -843,6 +1430,44 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
     def _json_get_pinned_notes(cls, values: dict[str, Any]) -> dict[str, Any]:
         "The JSON arguments of a typed call of get_pinned_notes."
         return {}
+
+    def _call_get_pinned_notes(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for get_pinned_notes (envdsl/codegen/tool_calls.py)."
+        if given:
+            return None  # an unknown argument: the generic parser says which
+        arguments: dict[str, Any] = {}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_get_pinned_notes()
+            data = _SPEC_3.to_json(result) if result is not None else None
+            if type(data) is not str:
+                problem = _result_problem(data, self.size_budget)
+                if problem is not None:
+                    raise rt.Fail(problem)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("get_pinned_notes", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("get_pinned_notes", arguments, False, outcome["error"]))
+        return outcome
 
     def list_all_categories(self) -> rt.Result:
         "All categories with their creation time (empty if there are none)."
@@ -853,6 +1478,44 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
         "The JSON arguments of a typed call of list_all_categories."
         return {}
 
+    def _call_list_all_categories(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for list_all_categories (envdsl/codegen/tool_calls.py)."
+        if given:
+            return None  # an unknown argument: the generic parser says which
+        arguments: dict[str, Any] = {}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_list_all_categories()
+            data = _SPEC_4.to_json(result) if result is not None else None
+            if type(data) is not str:
+                problem = _result_problem(data, self.size_budget)
+                if problem is not None:
+                    raise rt.Fail(problem)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("list_all_categories", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("list_all_categories", arguments, False, outcome["error"]))
+        return outcome
+
     def list_all_tags(self) -> rt.Result:
         "The names of all existing tags (empty if there are none)."
         return self.invoke_typed("list_all_tags", {})
@@ -861,6 +1524,44 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
     def _json_list_all_tags(cls, values: dict[str, Any]) -> dict[str, Any]:
         "The JSON arguments of a typed call of list_all_tags."
         return {}
+
+    def _call_list_all_tags(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for list_all_tags (envdsl/codegen/tool_calls.py)."
+        if given:
+            return None  # an unknown argument: the generic parser says which
+        arguments: dict[str, Any] = {}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_list_all_tags()
+            data = _SPEC_2.to_json(result) if result is not None else None
+            if type(data) is not str:
+                problem = _result_problem(data, self.size_budget)
+                if problem is not None:
+                    raise rt.Fail(problem)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("list_all_tags", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("list_all_tags", arguments, False, outcome["error"]))
+        return outcome
 
     def get_note_metadata(self, *, note_id: str) -> rt.Result:
         "A note's metadata without its title and content: timestamps, category, tags and the\npinned flag."
@@ -871,6 +1572,64 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
         "The JSON arguments of a typed call of get_note_metadata."
         v0 = values.get("note_id")
         return {"note_id": v0}
+
+    def _call_get_note_metadata(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for get_note_metadata (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_get_note_metadata:
+            return None  # an unknown argument: the generic parser says which
+        note_id: str
+        given_note_id = given.get("note_id", _MISSING)
+        if given_note_id is _MISSING:
+            return None  # the generic parser says so
+        if type(given_note_id) is str and len(given_note_id) <= 64 and given_note_id.isascii():
+            note_id = given_note_id
+        else:
+            note_id = rt.STR.from_json(given_note_id, "note_id")  # personal_notes.env:227
+        arguments: dict[str, Any] = {"note_id": note_id}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_get_note_metadata(note_id=note_id)
+            data = (
+                {
+                    "category": result.category,
+                    "created_at": _format_datetime(result.created_at),
+                    "is_pinned": result.is_pinned,
+                    "tags": list(result.tags),
+                    "updated_at": _format_datetime(result.updated_at),
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = 5 + len(data["created_at"]) + len(data["updated_at"]) + len(data["category"])
+            v = data["tags"]
+            total += len(v) + sum(map(len, v))
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("get_note_metadata", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("get_note_metadata", arguments, False, outcome["error"]))
+        return outcome
 
     def create_note(
         self,
@@ -906,6 +1665,120 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
             "category": v2,
             "tags": h.to_json(cls.TOOLS["create_note"].params[3].spec, v3),
         }
+
+    def _call_create_note(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for create_note (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_create_note:
+            return None  # an unknown argument: the generic parser says which
+        title: str | None
+        given_title = given.get("title", _MISSING)
+        if given_title is _MISSING:
+            title = None
+        elif given_title is None:
+            title = None
+        elif type(given_title) is str and len(given_title) <= 64 and given_title.isascii():
+            title = given_title
+        else:
+            title = rt.STR.from_json(given_title, "title")  # personal_notes.env:243
+        content: str | None
+        given_content = given.get("content", _MISSING)
+        if given_content is _MISSING:
+            content = None
+        elif given_content is None:
+            content = None
+        elif type(given_content) is str and len(given_content) <= 64 and given_content.isascii():
+            content = given_content
+        else:
+            content = rt.STR.from_json(given_content, "content")  # personal_notes.env:244
+        category: str | None
+        given_category = given.get("category", _MISSING)
+        if given_category is _MISSING:
+            category = None
+        elif given_category is None:
+            category = None
+        elif type(given_category) is str and len(given_category) <= 64 and given_category.isascii():
+            category = given_category
+        else:
+            category = rt.STR.from_json(given_category, "category")  # personal_notes.env:245
+        tags: list[str] | None
+        given_tags = given.get("tags", _MISSING)
+        if given_tags is _MISSING:
+            tags = None
+        elif given_tags is None:
+            tags = None
+        else:
+            tags = _SPEC_2.from_json(given_tags, "tags")  # personal_notes.env:246
+        arguments: dict[str, Any] = {
+            "title": title,
+            "content": content,
+            "category": category,
+            "tags": None if tags is None else _SPEC_2.to_json(tags),
+        }
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_create_note(
+                title=title, content=content, category=category, tags=tags
+            )
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            if not self._inv_0():
+                self._env_invariant_failed("_inv_0")  # personal_notes.env:117
+            data = (
+                {
+                    "category": result.category,
+                    "content": result.content,
+                    "created_at": _format_datetime(result.created_at),
+                    "is_pinned": result.is_pinned,
+                    "note_id": result.note_id,
+                    "tags": _SPEC_1.to_json(result.tags),
+                    "title": result.title,
+                    "updated_at": _format_datetime(result.updated_at),
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = (
+                8
+                + len(data["note_id"])
+                + len(data["title"])
+                + len(data["content"])
+                + len(data["category"])
+                + len(data["created_at"])
+                + len(data["updated_at"])
+            )
+            v = data["tags"]
+            total += len(v) + sum(map(len, v))
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("create_note", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("create_note", arguments, False, outcome["error"]))
+        return outcome
 
     def edit_note(
         self,
@@ -952,6 +1825,129 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
             "tags": h.to_json(cls.TOOLS["edit_note"].params[4].spec, v4),
         }
 
+    def _call_edit_note(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for edit_note (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_edit_note:
+            return None  # an unknown argument: the generic parser says which
+        note_id: str
+        given_note_id = given.get("note_id", _MISSING)
+        if given_note_id is _MISSING:
+            return None  # the generic parser says so
+        if type(given_note_id) is str and len(given_note_id) <= 64 and given_note_id.isascii():
+            note_id = given_note_id
+        else:
+            note_id = rt.STR.from_json(given_note_id, "note_id")  # personal_notes.env:272
+        title: str | None
+        given_title = given.get("title", _MISSING)
+        if given_title is _MISSING:
+            title = None
+        elif given_title is None:
+            title = None
+        elif type(given_title) is str and len(given_title) <= 64 and given_title.isascii():
+            title = given_title
+        else:
+            title = rt.STR.from_json(given_title, "title")  # personal_notes.env:273
+        content: str | None
+        given_content = given.get("content", _MISSING)
+        if given_content is _MISSING:
+            content = None
+        elif given_content is None:
+            content = None
+        elif type(given_content) is str and len(given_content) <= 64 and given_content.isascii():
+            content = given_content
+        else:
+            content = rt.STR.from_json(given_content, "content")  # personal_notes.env:274
+        category: str | None
+        given_category = given.get("category", _MISSING)
+        if given_category is _MISSING:
+            category = None
+        elif given_category is None:
+            category = None
+        elif type(given_category) is str and len(given_category) <= 64 and given_category.isascii():
+            category = given_category
+        else:
+            category = rt.STR.from_json(given_category, "category")  # personal_notes.env:275
+        tags: list[str] | None
+        given_tags = given.get("tags", _MISSING)
+        if given_tags is _MISSING:
+            tags = None
+        elif given_tags is None:
+            tags = None
+        else:
+            tags = _SPEC_2.from_json(given_tags, "tags")  # personal_notes.env:276
+        arguments: dict[str, Any] = {
+            "note_id": note_id,
+            "title": title,
+            "content": content,
+            "category": category,
+            "tags": None if tags is None else _SPEC_2.to_json(tags),
+        }
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_edit_note(
+                note_id=note_id, title=title, content=content, category=category, tags=tags
+            )
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            if not self._inv_0():
+                self._env_invariant_failed("_inv_0")  # personal_notes.env:117
+            data = (
+                {
+                    "category": result.category,
+                    "content": result.content,
+                    "created_at": _format_datetime(result.created_at),
+                    "is_pinned": result.is_pinned,
+                    "note_id": result.note_id,
+                    "tags": _SPEC_1.to_json(result.tags),
+                    "title": result.title,
+                    "updated_at": _format_datetime(result.updated_at),
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = (
+                8
+                + len(data["note_id"])
+                + len(data["title"])
+                + len(data["content"])
+                + len(data["category"])
+                + len(data["created_at"])
+                + len(data["updated_at"])
+            )
+            v = data["tags"]
+            total += len(v) + sum(map(len, v))
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("edit_note", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("edit_note", arguments, False, outcome["error"]))
+        return outcome
+
     def delete_note(self, *, note_id: str) -> rt.Result:
         "Delete a note permanently. Its category and tags stay in the system."
         return self.invoke_typed("delete_note", {"note_id": note_id})
@@ -961,6 +1957,56 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
         "The JSON arguments of a typed call of delete_note."
         v0 = values.get("note_id")
         return {"note_id": v0}
+
+    def _call_delete_note(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for delete_note (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_delete_note:
+            return None  # an unknown argument: the generic parser says which
+        note_id: str
+        given_note_id = given.get("note_id", _MISSING)
+        if given_note_id is _MISSING:
+            return None  # the generic parser says so
+        if type(given_note_id) is str and len(given_note_id) <= 64 and given_note_id.isascii():
+            note_id = given_note_id
+        else:
+            note_id = rt.STR.from_json(given_note_id, "note_id")  # personal_notes.env:304
+        arguments: dict[str, Any] = {"note_id": note_id}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_delete_note(note_id=note_id)
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            if not self._inv_0():
+                self._env_invariant_failed("_inv_0")  # personal_notes.env:117
+            data = result
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("delete_note", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("delete_note", arguments, False, outcome["error"]))
+        return outcome
 
     def pin_note(self, *, note_id: str) -> rt.Result:
         "Pin a note to keep it at the top of lists. Updates updated_at."
@@ -972,6 +2018,83 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
         v0 = values.get("note_id")
         return {"note_id": v0}
 
+    def _call_pin_note(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for pin_note (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_pin_note:
+            return None  # an unknown argument: the generic parser says which
+        note_id: str
+        given_note_id = given.get("note_id", _MISSING)
+        if given_note_id is _MISSING:
+            return None  # the generic parser says so
+        if type(given_note_id) is str and len(given_note_id) <= 64 and given_note_id.isascii():
+            note_id = given_note_id
+        else:
+            note_id = rt.STR.from_json(given_note_id, "note_id")  # personal_notes.env:311
+        arguments: dict[str, Any] = {"note_id": note_id}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_pin_note(note_id=note_id)
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            if not self._inv_0():
+                self._env_invariant_failed("_inv_0")  # personal_notes.env:117
+            data = (
+                {
+                    "category": result.category,
+                    "content": result.content,
+                    "created_at": _format_datetime(result.created_at),
+                    "is_pinned": result.is_pinned,
+                    "note_id": result.note_id,
+                    "tags": _SPEC_1.to_json(result.tags),
+                    "title": result.title,
+                    "updated_at": _format_datetime(result.updated_at),
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = (
+                8
+                + len(data["note_id"])
+                + len(data["title"])
+                + len(data["content"])
+                + len(data["category"])
+                + len(data["created_at"])
+                + len(data["updated_at"])
+            )
+            v = data["tags"]
+            total += len(v) + sum(map(len, v))
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("pin_note", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("pin_note", arguments, False, outcome["error"]))
+        return outcome
+
     def unpin_note(self, *, note_id: str) -> rt.Result:
         "Remove the pinned status from a note. Updates updated_at."
         return self.invoke_typed("unpin_note", {"note_id": note_id})
@@ -981,6 +2104,83 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
         "The JSON arguments of a typed call of unpin_note."
         v0 = values.get("note_id")
         return {"note_id": v0}
+
+    def _call_unpin_note(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for unpin_note (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_unpin_note:
+            return None  # an unknown argument: the generic parser says which
+        note_id: str
+        given_note_id = given.get("note_id", _MISSING)
+        if given_note_id is _MISSING:
+            return None  # the generic parser says so
+        if type(given_note_id) is str and len(given_note_id) <= 64 and given_note_id.isascii():
+            note_id = given_note_id
+        else:
+            note_id = rt.STR.from_json(given_note_id, "note_id")  # personal_notes.env:319
+        arguments: dict[str, Any] = {"note_id": note_id}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_unpin_note(note_id=note_id)
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            if not self._inv_0():
+                self._env_invariant_failed("_inv_0")  # personal_notes.env:117
+            data = (
+                {
+                    "category": result.category,
+                    "content": result.content,
+                    "created_at": _format_datetime(result.created_at),
+                    "is_pinned": result.is_pinned,
+                    "note_id": result.note_id,
+                    "tags": _SPEC_1.to_json(result.tags),
+                    "title": result.title,
+                    "updated_at": _format_datetime(result.updated_at),
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = (
+                8
+                + len(data["note_id"])
+                + len(data["title"])
+                + len(data["content"])
+                + len(data["category"])
+                + len(data["created_at"])
+                + len(data["updated_at"])
+            )
+            v = data["tags"]
+            total += len(v) + sum(map(len, v))
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("unpin_note", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("unpin_note", arguments, False, outcome["error"]))
+        return outcome
 
     def create_category(self, *, category_name: str) -> rt.Result:
         "Create a new category; its name must be non-empty and not already exist."
@@ -992,6 +2192,73 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
         v0 = values.get("category_name")
         return {"category_name": v0}
 
+    def _call_create_category(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for create_category (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_create_category:
+            return None  # an unknown argument: the generic parser says which
+        category_name: str
+        given_category_name = given.get("category_name", _MISSING)
+        if given_category_name is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_category_name) is str
+            and len(given_category_name) <= 64
+            and given_category_name.isascii()
+        ):
+            category_name = given_category_name
+        else:
+            category_name = rt.STR.from_json(
+                given_category_name, "category_name"
+            )  # personal_notes.env:327
+        arguments: dict[str, Any] = {"category_name": category_name}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_create_category(category_name=category_name)
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            if not self._inv_0():
+                self._env_invariant_failed("_inv_0")  # personal_notes.env:117
+            data = (
+                {
+                    "category_name": result.category_name,
+                    "created_at": _format_datetime(result.created_at),
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = 2 + len(data["category_name"]) + len(data["created_at"])
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("create_category", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("create_category", arguments, False, outcome["error"]))
+        return outcome
+
     def create_tag(self, *, tag_name: str) -> rt.Result:
         "Create a new tag; its name must be non-empty and not already exist."
         return self.invoke_typed("create_tag", {"tag_name": tag_name})
@@ -1001,6 +2268,58 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
         "The JSON arguments of a typed call of create_tag."
         v0 = values.get("tag_name")
         return {"tag_name": v0}
+
+    def _call_create_tag(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for create_tag (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_create_tag:
+            return None  # an unknown argument: the generic parser says which
+        tag_name: str
+        given_tag_name = given.get("tag_name", _MISSING)
+        if given_tag_name is _MISSING:
+            return None  # the generic parser says so
+        if type(given_tag_name) is str and len(given_tag_name) <= 64 and given_tag_name.isascii():
+            tag_name = given_tag_name
+        else:
+            tag_name = rt.STR.from_json(given_tag_name, "tag_name")  # personal_notes.env:335
+        arguments: dict[str, Any] = {"tag_name": tag_name}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_create_tag(tag_name=tag_name)
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            data = {"tag_name": result.tag_name} if result is not None else None
+            size_budget = self.size_budget
+            total = 1 + len(data["tag_name"])
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("create_tag", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("create_tag", arguments, False, outcome["error"]))
+        return outcome
 
     def add_tag_to_note(self, *, note_id: str, tag_name: str) -> rt.Result:
         "Attach a tag to a note, creating the tag if it does not exist. Attaching a tag the\nnote already has changes nothing. Updates updated_at when the tag is added."
@@ -1013,6 +2332,91 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
         v1 = values.get("tag_name")
         return {"note_id": v0, "tag_name": v1}
 
+    def _call_add_tag_to_note(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for add_tag_to_note (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_add_tag_to_note:
+            return None  # an unknown argument: the generic parser says which
+        note_id: str
+        given_note_id = given.get("note_id", _MISSING)
+        if given_note_id is _MISSING:
+            return None  # the generic parser says so
+        if type(given_note_id) is str and len(given_note_id) <= 64 and given_note_id.isascii():
+            note_id = given_note_id
+        else:
+            note_id = rt.STR.from_json(given_note_id, "note_id")  # personal_notes.env:344
+        tag_name: str
+        given_tag_name = given.get("tag_name", _MISSING)
+        if given_tag_name is _MISSING:
+            return None  # the generic parser says so
+        if type(given_tag_name) is str and len(given_tag_name) <= 64 and given_tag_name.isascii():
+            tag_name = given_tag_name
+        else:
+            tag_name = rt.STR.from_json(given_tag_name, "tag_name")  # personal_notes.env:345
+        arguments: dict[str, Any] = {"note_id": note_id, "tag_name": tag_name}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_add_tag_to_note(note_id=note_id, tag_name=tag_name)
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            if not self._inv_0():
+                self._env_invariant_failed("_inv_0")  # personal_notes.env:117
+            data = (
+                {
+                    "category": result.category,
+                    "content": result.content,
+                    "created_at": _format_datetime(result.created_at),
+                    "is_pinned": result.is_pinned,
+                    "note_id": result.note_id,
+                    "tags": _SPEC_1.to_json(result.tags),
+                    "title": result.title,
+                    "updated_at": _format_datetime(result.updated_at),
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = (
+                8
+                + len(data["note_id"])
+                + len(data["title"])
+                + len(data["content"])
+                + len(data["category"])
+                + len(data["created_at"])
+                + len(data["updated_at"])
+            )
+            v = data["tags"]
+            total += len(v) + sum(map(len, v))
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("add_tag_to_note", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("add_tag_to_note", arguments, False, outcome["error"]))
+        return outcome
+
     def remove_tag_from_note(self, *, note_id: str, tag_name: str) -> rt.Result:
         "Detach a tag from a note (the tag stays in the system). Removing a tag the note does\nnot have is not an error and changes nothing. Updates updated_at when the tag is removed."
         return self.invoke_typed("remove_tag_from_note", {"note_id": note_id, "tag_name": tag_name})
@@ -1023,6 +2427,91 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
         v0 = values.get("note_id")
         v1 = values.get("tag_name")
         return {"note_id": v0, "tag_name": v1}
+
+    def _call_remove_tag_from_note(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for remove_tag_from_note (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_remove_tag_from_note:
+            return None  # an unknown argument: the generic parser says which
+        note_id: str
+        given_note_id = given.get("note_id", _MISSING)
+        if given_note_id is _MISSING:
+            return None  # the generic parser says so
+        if type(given_note_id) is str and len(given_note_id) <= 64 and given_note_id.isascii():
+            note_id = given_note_id
+        else:
+            note_id = rt.STR.from_json(given_note_id, "note_id")  # personal_notes.env:365
+        tag_name: str
+        given_tag_name = given.get("tag_name", _MISSING)
+        if given_tag_name is _MISSING:
+            return None  # the generic parser says so
+        if type(given_tag_name) is str and len(given_tag_name) <= 64 and given_tag_name.isascii():
+            tag_name = given_tag_name
+        else:
+            tag_name = rt.STR.from_json(given_tag_name, "tag_name")  # personal_notes.env:365
+        arguments: dict[str, Any] = {"note_id": note_id, "tag_name": tag_name}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_remove_tag_from_note(note_id=note_id, tag_name=tag_name)
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            if not self._inv_0():
+                self._env_invariant_failed("_inv_0")  # personal_notes.env:117
+            data = (
+                {
+                    "category": result.category,
+                    "content": result.content,
+                    "created_at": _format_datetime(result.created_at),
+                    "is_pinned": result.is_pinned,
+                    "note_id": result.note_id,
+                    "tags": _SPEC_1.to_json(result.tags),
+                    "title": result.title,
+                    "updated_at": _format_datetime(result.updated_at),
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = (
+                8
+                + len(data["note_id"])
+                + len(data["title"])
+                + len(data["content"])
+                + len(data["category"])
+                + len(data["created_at"])
+                + len(data["updated_at"])
+            )
+            v = data["tags"]
+            total += len(v) + sum(map(len, v))
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("remove_tag_from_note", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("remove_tag_from_note", arguments, False, outcome["error"]))
+        return outcome
 
     def update_note_category(self, *, note_id: str, category: str) -> rt.Result:
         "Move a note to another category, creating the category if it does not exist. Updates\nupdated_at."
@@ -1035,6 +2524,91 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
         v1 = values.get("category")
         return {"note_id": v0, "category": v1}
 
+    def _call_update_note_category(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for update_note_category (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_update_note_category:
+            return None  # an unknown argument: the generic parser says which
+        note_id: str
+        given_note_id = given.get("note_id", _MISSING)
+        if given_note_id is _MISSING:
+            return None  # the generic parser says so
+        if type(given_note_id) is str and len(given_note_id) <= 64 and given_note_id.isascii():
+            note_id = given_note_id
+        else:
+            note_id = rt.STR.from_json(given_note_id, "note_id")  # personal_notes.env:378
+        category: str
+        given_category = given.get("category", _MISSING)
+        if given_category is _MISSING:
+            return None  # the generic parser says so
+        if type(given_category) is str and len(given_category) <= 64 and given_category.isascii():
+            category = given_category
+        else:
+            category = rt.STR.from_json(given_category, "category")  # personal_notes.env:379
+        arguments: dict[str, Any] = {"note_id": note_id, "category": category}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_update_note_category(note_id=note_id, category=category)
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            if not self._inv_0():
+                self._env_invariant_failed("_inv_0")  # personal_notes.env:117
+            data = (
+                {
+                    "category": result.category,
+                    "content": result.content,
+                    "created_at": _format_datetime(result.created_at),
+                    "is_pinned": result.is_pinned,
+                    "note_id": result.note_id,
+                    "tags": _SPEC_1.to_json(result.tags),
+                    "title": result.title,
+                    "updated_at": _format_datetime(result.updated_at),
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = (
+                8
+                + len(data["note_id"])
+                + len(data["title"])
+                + len(data["content"])
+                + len(data["category"])
+                + len(data["created_at"])
+                + len(data["updated_at"])
+            )
+            v = data["tags"]
+            total += len(v) + sum(map(len, v))
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("update_note_category", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("update_note_category", arguments, False, outcome["error"]))
+        return outcome
+
     def clear_note_content(self, *, note_id: str) -> rt.Result:
         "Erase a note's content, keeping its title and metadata. Only allowed when the title is\nnon-empty (a note may not be left blank). Updates updated_at."
         return self.invoke_typed("clear_note_content", {"note_id": note_id})
@@ -1044,6 +2618,83 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
         "The JSON arguments of a typed call of clear_note_content."
         v0 = values.get("note_id")
         return {"note_id": v0}
+
+    def _call_clear_note_content(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for clear_note_content (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_clear_note_content:
+            return None  # an unknown argument: the generic parser says which
+        note_id: str
+        given_note_id = given.get("note_id", _MISSING)
+        if given_note_id is _MISSING:
+            return None  # the generic parser says so
+        if type(given_note_id) is str and len(given_note_id) <= 64 and given_note_id.isascii():
+            note_id = given_note_id
+        else:
+            note_id = rt.STR.from_json(given_note_id, "note_id")  # personal_notes.env:394
+        arguments: dict[str, Any] = {"note_id": note_id}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_clear_note_content(note_id=note_id)
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            if not self._inv_0():
+                self._env_invariant_failed("_inv_0")  # personal_notes.env:117
+            data = (
+                {
+                    "category": result.category,
+                    "content": result.content,
+                    "created_at": _format_datetime(result.created_at),
+                    "is_pinned": result.is_pinned,
+                    "note_id": result.note_id,
+                    "tags": _SPEC_1.to_json(result.tags),
+                    "title": result.title,
+                    "updated_at": _format_datetime(result.updated_at),
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = (
+                8
+                + len(data["note_id"])
+                + len(data["title"])
+                + len(data["content"])
+                + len(data["category"])
+                + len(data["created_at"])
+                + len(data["updated_at"])
+            )
+            v = data["tags"]
+            total += len(v) + sum(map(len, v))
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("clear_note_content", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("clear_note_content", arguments, False, outcome["error"]))
+        return outcome
 
     def _rowinv_Category_0(self, row: Category) -> bool:
         return bool(row.category_name.strip() != "")
@@ -1079,7 +2730,9 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
         for r in self._it(list(raw)):
             name: str = r.strip()
             if not (name != ""):
-                raise rt.Fail("Tag name cannot be empty or whitespace", site=0)
+                raise rt.Fail(
+                    "Tag name cannot be empty or whitespace", site=0
+                )  # personal_notes.env:143
             self._hit(0)
             if name not in names:
                 self._grow(names)
@@ -1094,11 +2747,11 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
 
     def _impl_get_note_by_id(self, note_id: str) -> Note:
         if not (note_id != ""):
-            raise rt.Fail("Note ID cannot be empty", site=1)
+            raise rt.Fail("Note ID cannot be empty", site=1)  # personal_notes.env:163
         self._hit(1)
         n = self.t_notes.get(note_id)
         if n is None:
-            raise rt.Fail("Note not found", site=2)
+            raise rt.Fail("Note not found", site=2)  # personal_notes.env:164
         self._hit(2)
         return n
 
@@ -1118,7 +2771,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
     def _impl_search_notes_by_keyword(self, keyword: str) -> list[Note]:
         k: str = keyword.strip().lower()
         if not (k != ""):
-            raise rt.Fail("Keyword must be a non-empty string", site=3)
+            raise rt.Fail("Keyword must be a non-empty string", site=3)  # personal_notes.env:192
         self._hit(3)
         return [
             n
@@ -1128,17 +2781,19 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
 
     def _impl_filter_notes_by_category(self, category_name: str) -> list[Note]:
         if not (category_name != ""):
-            raise rt.Fail("Category name cannot be empty", site=4)
+            raise rt.Fail("Category name cannot be empty", site=4)  # personal_notes.env:198
         self._hit(4)
         if not (category_name in self.t_categories):
-            raise rt.Fail("Category does not exist", site=5)
+            raise rt.Fail("Category does not exist", site=5)  # personal_notes.env:199
         self._hit(5)
         return [n for n in self._it(self.t_notes.rows()) if (n.category == category_name)]
 
     def _impl_filter_notes_by_tag(self, tag_name: str) -> list[Note]:
         t: str = tag_name.strip()
         if not (t != ""):
-            raise rt.Fail("Tag name cannot be empty or whitespace only.", site=6)
+            raise rt.Fail(
+                "Tag name cannot be empty or whitespace only.", site=6
+            )  # personal_notes.env:208
         self._hit(6)
         return [n for n in self._it(self.t_notes.rows()) if (t in n.tags)]
 
@@ -1154,7 +2809,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
     def _impl_get_note_metadata(self, note_id: str) -> NoteMetadata:
         n = self.t_notes.get(note_id)
         if n is None:
-            raise rt.Fail("Note not found", site=7)
+            raise rt.Fail("Note not found", site=7)  # personal_notes.env:230
         self._hit(7)
         return NoteMetadata(
             created_at=n.created_at,
@@ -1170,13 +2825,15 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
         t: str = h.unwrap(title).strip() if (title is not None) else ""
         c: str = h.unwrap(content).strip() if (content is not None) else ""
         if not (t != "" or c != ""):
-            raise rt.Fail("Note must have a non-empty title or content.", site=8)
+            raise rt.Fail(
+                "Note must have a non-empty title or content.", site=8
+            )  # personal_notes.env:253
         self._hit(8)
         cat: str = C_DEFAULT_CATEGORY
         if category is not None and h.unwrap(category) != "":
             cat = h.unwrap(category).strip()
             if not (cat != ""):
-                raise rt.Fail("Category name cannot be empty", site=9)
+                raise rt.Fail("Category name cannot be empty", site=9)  # personal_notes.env:259
             self._hit(9)
         names: list[str] = []
         if tags is not None:
@@ -1204,17 +2861,19 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
     ) -> Note:
         n = self.t_notes.get(note_id)
         if n is None:
-            raise rt.Fail("Note not found", site=10)
+            raise rt.Fail("Note not found", site=10)  # personal_notes.env:281
         self._hit(10)
         t: str = h.unwrap(title).strip() if (title is not None) else n.title
         c: str = h.unwrap(content).strip() if (content is not None) else n.content
         if not (t.strip() != "" or c.strip() != ""):
-            raise rt.Fail("Note must have a non-empty title or content", site=11)
+            raise rt.Fail(
+                "Note must have a non-empty title or content", site=11
+            )  # personal_notes.env:286
         self._hit(11)
         if category is not None:
             cat: str = h.unwrap(category).strip()
             if not (cat != ""):
-                raise rt.Fail("Category name cannot be empty", site=12)
+                raise rt.Fail("Category name cannot be empty", site=12)  # personal_notes.env:291
             self._hit(12)
             self._impl_ensure_category(name=cat)
             self._write_notes_category(n, cat)
@@ -1227,7 +2886,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
 
     def _impl_delete_note(self, note_id: str) -> str:
         if not (note_id != "" and note_id in self.t_notes):
-            raise rt.Fail("Note not found", site=13)
+            raise rt.Fail("Note not found", site=13)  # personal_notes.env:306
         self._hit(13)
         self._delete("notes", note_id)
         return "Note deleted successfully"
@@ -1235,7 +2894,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
     def _impl_pin_note(self, note_id: str) -> Note:
         n = self.t_notes.get(note_id)
         if n is None:
-            raise rt.Fail("Note not found", site=14)
+            raise rt.Fail("Note not found", site=14)  # personal_notes.env:313
         self._hit(14)
         self._write_notes_is_pinned(n, True)
         self._impl_touch(note_id=note_id)
@@ -1244,7 +2903,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
     def _impl_unpin_note(self, note_id: str) -> Note:
         n = self.t_notes.get(note_id)
         if n is None:
-            raise rt.Fail("Note not found.", site=15)
+            raise rt.Fail("Note not found.", site=15)  # personal_notes.env:321
         self._hit(15)
         self._write_notes_is_pinned(n, False)
         self._impl_touch(note_id=note_id)
@@ -1253,34 +2912,42 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
     def _impl_create_category(self, category_name: str) -> Category:
         name: str = category_name.strip()
         if not (name != ""):
-            raise rt.Fail("Category name cannot be empty", site=16)
+            raise rt.Fail("Category name cannot be empty", site=16)  # personal_notes.env:330
         self._hit(16)
         if not (name not in self.t_categories):
-            raise rt.Fail(("Category '" + h.to_str(name) + "' already exists"), site=17)
+            raise rt.Fail(
+                ("Category '" + h.to_str(name) + "' already exists"), site=17
+            )  # personal_notes.env:331
         self._hit(17)
         return self._insert("categories", Category(category_name=name, created_at=self.s_now))
 
     def _impl_create_tag(self, tag_name: str) -> Tag:
         name: str = tag_name.strip()
         if not (name != ""):
-            raise rt.Fail("Tag name cannot be empty", site=18)
+            raise rt.Fail("Tag name cannot be empty", site=18)  # personal_notes.env:338
         self._hit(18)
         if not (name not in self.t_tags):
-            raise rt.Fail(("Tag '" + h.to_str(name) + "' already exists"), site=19)
+            raise rt.Fail(
+                ("Tag '" + h.to_str(name) + "' already exists"), site=19
+            )  # personal_notes.env:339
         self._hit(19)
         return self._insert("tags", Tag(tag_name=name))
 
     def _impl_add_tag_to_note(self, note_id: str, tag_name: str) -> Note:
         if not (note_id != ""):
-            raise rt.Fail("Note ID is required", site=20)
+            raise rt.Fail("Note ID is required", site=20)  # personal_notes.env:351
         self._hit(20)
         name: str = tag_name.strip()
         if not (name != ""):
-            raise rt.Fail("Tag name cannot be empty or whitespace", site=21)
+            raise rt.Fail(
+                "Tag name cannot be empty or whitespace", site=21
+            )  # personal_notes.env:355
         self._hit(21)
         n = self.t_notes.get(note_id)
         if n is None:
-            raise rt.Fail(("Note with ID '" + h.to_str(note_id) + "' does not exist"), site=22)
+            raise rt.Fail(
+                ("Note with ID '" + h.to_str(note_id) + "' does not exist"), site=22
+            )  # personal_notes.env:356
         self._hit(22)
         self._impl_ensure_tag(name=name)
         if name not in n.tags:
@@ -1293,7 +2960,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
     def _impl_remove_tag_from_note(self, note_id: str, tag_name: str) -> Note:
         n = self.t_notes.get(note_id)
         if n is None:
-            raise rt.Fail("Note not found", site=23)
+            raise rt.Fail("Note not found", site=23)  # personal_notes.env:368
         self._hit(23)
         name: str = tag_name.strip()
         if name in n.tags:
@@ -1306,11 +2973,11 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
     def _impl_update_note_category(self, note_id: str, category: str) -> Note:
         n = self.t_notes.get(note_id)
         if n is None:
-            raise rt.Fail("Note not found", site=24)
+            raise rt.Fail("Note not found", site=24)  # personal_notes.env:383
         self._hit(24)
         cat: str = category.strip()
         if not (cat != ""):
-            raise rt.Fail("Category name cannot be empty", site=25)
+            raise rt.Fail("Category name cannot be empty", site=25)  # personal_notes.env:387
         self._hit(25)
         self._impl_ensure_category(name=cat)
         self._write_notes_category(n, cat)
@@ -1320,10 +2987,12 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
     def _impl_clear_note_content(self, note_id: str) -> Note:
         n = self.t_notes.get(note_id)
         if n is None:
-            raise rt.Fail("Note not found", site=26)
+            raise rt.Fail("Note not found", site=26)  # personal_notes.env:397
         self._hit(26)
         if not (n.title.strip() != ""):
-            raise rt.Fail("Cannot clear content: title is also empty", site=27)
+            raise rt.Fail(
+                "Cannot clear content: title is also empty", site=27
+            )  # personal_notes.env:398
         self._hit(27)
         self._write_notes_content(n, "")
         self._impl_touch(note_id=note_id)

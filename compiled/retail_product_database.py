@@ -9,6 +9,19 @@ from typing import Any, ClassVar, cast
 
 from envdsl import runtime as rt
 from envdsl.runtime import helpers as h
+from envdsl.runtime.call_support import (
+    INSERTED as _INSERTED,
+    INT_RESULT as _INT_RESULT,
+    MAX_INT as _MAX_INT,
+    MIN_INT as _MIN_INT,
+    MISSING as _MISSING,
+    TOO_LARGE as _TOO_LARGE,
+    budget as _budget,
+    fromisoformat as _fromisoformat,
+    result_problem as _result_problem,
+)
+from envdsl.runtime.call_support import ISO_SECONDS as _ISO_SECONDS, UTC as _UTC
+from envdsl.runtime.call_support import format_datetime as _format_datetime
 
 
 class Category(enum.Enum):
@@ -111,6 +124,103 @@ class BulkImportReport(rt.Value):
         )
 
 
+def _to_json_Product(value: Product) -> dict[str, Any]:
+    "The JSON of one Product (its RecordSpec's to_json, written out: codegen/serializers.py)."
+    return {
+        "aisle_location": value.aisle_location,
+        "brand": value.brand,
+        "category": value.category._value_,
+        "description": value.description,
+        "inventory_level": value.inventory_level,
+        "name": value.name,
+        "price": rt.FLOAT.to_json(value.price),
+        "product_id": value.product_id,
+        "upc": value.upc,
+        "weight": rt.FLOAT.to_json(value.weight),
+    }
+
+
+def _json_repr_Product(value: Product) -> str:
+    "repr() of the JSON of one Product, without building it (what state_hash() digests)."
+    return (
+        f"{{'aisle_location': {value.aisle_location!r}"
+        f", 'brand': {value.brand!r}"
+        f", 'category': {value.category._value_!r}"
+        f", 'description': {value.description!r}"
+        f", 'inventory_level': {value.inventory_level!r}"
+        f", 'name': {value.name!r}"
+        f", 'price': {rt.FLOAT.to_json(value.price)!r}"
+        f", 'product_id': {value.product_id!r}"
+        f", 'upc': {value.upc!r}"
+        f", 'weight': {rt.FLOAT.to_json(value.weight)!r}"
+        "}"
+    )
+
+
+def _to_json_ProductInfo(value: ProductInfo) -> dict[str, Any]:
+    "The JSON of one ProductInfo (its RecordSpec's to_json, written out: codegen/serializers.py)."
+    return {
+        "aisle_location": value.aisle_location,
+        "brand": value.brand,
+        "category": value.category._value_,
+        "description": value.description,
+        "inventory_level": value.inventory_level,
+        "name": value.name,
+        "price": rt.FLOAT.to_json(value.price),
+        "product_id": value.product_id,
+        "upc": value.upc,
+        "weight": rt.FLOAT.to_json(value.weight),
+    }
+
+
+def _json_repr_ProductInfo(value: ProductInfo) -> str:
+    "repr() of the JSON of one ProductInfo, without building it (what state_hash() digests)."
+    return (
+        f"{{'aisle_location': {value.aisle_location!r}"
+        f", 'brand': {value.brand!r}"
+        f", 'category': {value.category._value_!r}"
+        f", 'description': {value.description!r}"
+        f", 'inventory_level': {value.inventory_level!r}"
+        f", 'name': {value.name!r}"
+        f", 'price': {rt.FLOAT.to_json(value.price)!r}"
+        f", 'product_id': {value.product_id!r}"
+        f", 'upc': {value.upc!r}"
+        f", 'weight': {rt.FLOAT.to_json(value.weight)!r}"
+        "}"
+    )
+
+
+def _to_json_InventoryLevel(value: InventoryLevel) -> dict[str, Any]:
+    "The JSON of one InventoryLevel (its RecordSpec's to_json, written out: codegen/serializers.py)."
+    return {"inventory_level": value.inventory_level}
+
+
+def _json_repr_InventoryLevel(value: InventoryLevel) -> str:
+    "repr() of the JSON of one InventoryLevel, without building it (what state_hash() digests)."
+    return f"{{'inventory_level': {value.inventory_level!r}" "}"
+
+
+def _to_json_BulkImportReport(value: BulkImportReport) -> dict[str, Any]:
+    "The JSON of one BulkImportReport (its RecordSpec's to_json, written out: codegen/serializers.py)."
+    return {
+        "errors": list(value.errors),
+        "failed": value.failed,
+        "imported": value.imported,
+        "message": value.message,
+    }
+
+
+def _json_repr_BulkImportReport(value: BulkImportReport) -> str:
+    "repr() of the JSON of one BulkImportReport, without building it (what state_hash() digests)."
+    return (
+        f"{{'errors': {value.errors!r}"
+        f", 'failed': {value.failed!r}"
+        f", 'imported': {value.imported!r}"
+        f", 'message': {value.message!r}"
+        "}"
+    )
+
+
 SPEC_Category = rt.EnumSpec(Category)
 
 SPEC_Product = rt.RecordSpec(
@@ -139,11 +249,13 @@ SPEC_Product = rt.RecordSpec(
         rt.FieldSpec(name="weight", spec=rt.FLOAT, required=True),
         rt.FieldSpec(
             name="aisle_location",
-            spec=rt.OptionalSpec(rt.STR),
+            spec=_SPEC_0,
             required=False,
             description="store aisle, e.g. A3; none for online-only items",
         ),
     ],
+    to_json=_to_json_Product,
+    json_repr=_json_repr_Product,
 )
 SPEC_ProductInfo = rt.RecordSpec(
     ProductInfo,
@@ -171,17 +283,21 @@ SPEC_ProductInfo = rt.RecordSpec(
         rt.FieldSpec(name="weight", spec=rt.FLOAT, required=True),
         rt.FieldSpec(
             name="aisle_location",
-            spec=rt.OptionalSpec(rt.STR),
+            spec=_SPEC_0,
             required=False,
             description="none for online-only items",
         ),
     ],
+    to_json=_to_json_ProductInfo,
+    json_repr=_json_repr_ProductInfo,
 )
 SPEC_InventoryLevel = rt.RecordSpec(
     InventoryLevel,
     lambda: [
         rt.FieldSpec(name="inventory_level", spec=rt.INT, required=True),
     ],
+    to_json=_to_json_InventoryLevel,
+    json_repr=_json_repr_InventoryLevel,
 )
 SPEC_BulkImportReport = rt.RecordSpec(
     BulkImportReport,
@@ -194,13 +310,111 @@ SPEC_BulkImportReport = rt.RecordSpec(
             name="failed", spec=rt.INT, required=True, description="number of items skipped"
         ),
         rt.FieldSpec(
-            name="errors",
-            spec=rt.ListSpec(rt.STR),
-            required=True,
-            description="one message per skipped item",
+            name="errors", spec=_SPEC_1, required=True, description="one message per skipped item"
         ),
     ],
+    to_json=_to_json_BulkImportReport,
+    json_repr=_json_repr_BulkImportReport,
 )
+
+_SPEC_0: rt.TypeSpec = rt.OptionalSpec(rt.STR)  # str?
+_SPEC_1: rt.TypeSpec = rt.ListSpec(rt.STR)  # list[str]
+_SPEC_2: rt.TypeSpec = rt.ListSpec(SPEC_Product)  # list[Product]
+_SPEC_3: rt.TypeSpec = rt.ListSpec(SPEC_Category)  # list[Category]
+_SPEC_4: rt.TypeSpec = rt.ListSpec(SPEC_ProductInfo)  # list[ProductInfo]
+
+
+_ARGUMENTS_get_product_by_upc = frozenset(
+    {
+        "upc",
+    }
+)  # the arguments of get_product_by_upc
+_ARGUMENTS_get_product_by_id = frozenset(
+    {
+        "product_id",
+    }
+)  # the arguments of get_product_by_id
+_ARGUMENTS_search_products_by_name = frozenset(
+    {
+        "keyword",
+    }
+)  # the arguments of search_products_by_name
+_ARGUMENTS_list_products_by_category = frozenset(
+    {
+        "category",
+    }
+)  # the arguments of list_products_by_category
+_ARGUMENTS_list_products_by_brand = frozenset(
+    {
+        "brand",
+    }
+)  # the arguments of list_products_by_brand
+_ARGUMENTS_check_inventory_level = frozenset(
+    {
+        "upc",
+    }
+)  # the arguments of check_inventory_level
+_ARGUMENTS_get_product_price = frozenset(
+    {
+        "upc",
+    }
+)  # the arguments of get_product_price
+_ARGUMENTS_get_aisle_location = frozenset(
+    {
+        "upc",
+    }
+)  # the arguments of get_aisle_location
+_ARGUMENTS_add_product = frozenset(
+    {
+        "product",
+    }
+)  # the arguments of add_product
+_ARGUMENTS_update_product_price = frozenset(
+    {
+        "upc",
+        "new_price",
+    }
+)  # the arguments of update_product_price
+_ARGUMENTS_update_inventory_level = frozenset(
+    {
+        "upc",
+        "new_level",
+    }
+)  # the arguments of update_inventory_level
+_ARGUMENTS_update_product_category = frozenset(
+    {
+        "upc",
+        "new_category",
+    }
+)  # the arguments of update_product_category
+_ARGUMENTS_update_aisle_location = frozenset(
+    {
+        "upc",
+        "aisle_location",
+    }
+)  # the arguments of update_aisle_location
+_ARGUMENTS_remove_product = frozenset(
+    {
+        "upc",
+    }
+)  # the arguments of remove_product
+_ARGUMENTS_edit_product_description = frozenset(
+    {
+        "upc",
+        "new_description",
+    }
+)  # the arguments of edit_product_description
+_ARGUMENTS_bulk_import_products = frozenset(
+    {
+        "products_list",
+    }
+)  # the arguments of bulk_import_products
+_ARGUMENTS_deplete_inventory = frozenset(
+    {
+        "upc",
+        "quantity",
+    }
+)  # the arguments of deplete_inventory
 
 
 class RetailProductDatabaseEnv(rt.Environment):
@@ -230,6 +444,7 @@ class RetailProductDatabaseEnv(rt.Environment):
             result=SPEC_Product,
             impl="_impl_get_product_by_upc",
             json_arguments="_json_get_product_by_upc",
+            call="_call_get_product_by_upc",
         ),
         "get_product_by_id": rt.ToolSpec(
             name="get_product_by_id",
@@ -243,9 +458,10 @@ class RetailProductDatabaseEnv(rt.Environment):
                     description="the internal product id (surrounding spaces are ignored)",
                 ),
             ),
-            result=rt.ListSpec(SPEC_Product),
+            result=_SPEC_2,
             impl="_impl_get_product_by_id",
             json_arguments="_json_get_product_by_id",
+            call="_call_get_product_by_id",
         ),
         "search_products_by_name": rt.ToolSpec(
             name="search_products_by_name",
@@ -259,9 +475,10 @@ class RetailProductDatabaseEnv(rt.Environment):
                     description="part of the name, any case; empty for all",
                 ),
             ),
-            result=rt.ListSpec(SPEC_Product),
+            result=_SPEC_2,
             impl="_impl_search_products_by_name",
             json_arguments="_json_search_products_by_name",
+            call="_call_search_products_by_name",
         ),
         "list_products_by_category": rt.ToolSpec(
             name="list_products_by_category",
@@ -275,9 +492,10 @@ class RetailProductDatabaseEnv(rt.Environment):
                     description="one of list_all_categories, e.g. Electronics",
                 ),
             ),
-            result=rt.ListSpec(SPEC_Product),
+            result=_SPEC_2,
             impl="_impl_list_products_by_category",
             json_arguments="_json_list_products_by_category",
+            call="_call_list_products_by_category",
         ),
         "list_products_by_brand": rt.ToolSpec(
             name="list_products_by_brand",
@@ -291,9 +509,10 @@ class RetailProductDatabaseEnv(rt.Environment):
                     description="exact brand name, case-sensitive",
                 ),
             ),
-            result=rt.ListSpec(SPEC_Product),
+            result=_SPEC_2,
             impl="_impl_list_products_by_brand",
             json_arguments="_json_list_products_by_brand",
+            call="_call_list_products_by_brand",
         ),
         "check_inventory_level": rt.ToolSpec(
             name="check_inventory_level",
@@ -307,6 +526,7 @@ class RetailProductDatabaseEnv(rt.Environment):
             result=SPEC_InventoryLevel,
             impl="_impl_check_inventory_level",
             json_arguments="_json_check_inventory_level",
+            call="_call_check_inventory_level",
         ),
         "get_product_price": rt.ToolSpec(
             name="get_product_price",
@@ -320,6 +540,7 @@ class RetailProductDatabaseEnv(rt.Environment):
             result=rt.FLOAT,
             impl="_impl_get_product_price",
             json_arguments="_json_get_product_price",
+            call="_call_get_product_price",
         ),
         "get_aisle_location": rt.ToolSpec(
             name="get_aisle_location",
@@ -330,27 +551,30 @@ class RetailProductDatabaseEnv(rt.Environment):
                     name="upc", spec=rt.STR, required=True, description="the product's UPC"
                 ),
             ),
-            result=rt.OptionalSpec(rt.STR),
+            result=_SPEC_0,
             impl="_impl_get_aisle_location",
             json_arguments="_json_get_aisle_location",
+            call="_call_get_aisle_location",
         ),
         "list_all_categories": rt.ToolSpec(
             name="list_all_categories",
             kind="query",
             description="Return every valid product category.",
             params=(),
-            result=rt.ListSpec(SPEC_Category),
+            result=_SPEC_3,
             impl="_impl_list_all_categories",
             json_arguments="_json_list_all_categories",
+            call="_call_list_all_categories",
         ),
         "get_all_products": rt.ToolSpec(
             name="get_all_products",
             kind="query",
             description="Retrieve every product in the database (empty list if there is none).",
             params=(),
-            result=rt.ListSpec(SPEC_Product),
+            result=_SPEC_2,
             impl="_impl_get_all_products",
             json_arguments="_json_get_all_products",
+            call="_call_get_all_products",
         ),
         "add_product": rt.ToolSpec(
             name="add_product",
@@ -367,6 +591,7 @@ class RetailProductDatabaseEnv(rt.Environment):
             result=SPEC_Product,
             impl="_impl_add_product",
             json_arguments="_json_add_product",
+            call="_call_add_product",
         ),
         "update_product_price": rt.ToolSpec(
             name="update_product_price",
@@ -383,6 +608,7 @@ class RetailProductDatabaseEnv(rt.Environment):
             result=SPEC_Product,
             impl="_impl_update_product_price",
             json_arguments="_json_update_product_price",
+            call="_call_update_product_price",
         ),
         "update_inventory_level": rt.ToolSpec(
             name="update_inventory_level",
@@ -402,6 +628,7 @@ class RetailProductDatabaseEnv(rt.Environment):
             result=SPEC_Product,
             impl="_impl_update_inventory_level",
             json_arguments="_json_update_inventory_level",
+            call="_call_update_inventory_level",
         ),
         "update_product_category": rt.ToolSpec(
             name="update_product_category",
@@ -421,6 +648,7 @@ class RetailProductDatabaseEnv(rt.Environment):
             result=SPEC_Product,
             impl="_impl_update_product_category",
             json_arguments="_json_update_product_category",
+            call="_call_update_product_category",
         ),
         "update_aisle_location": rt.ToolSpec(
             name="update_aisle_location",
@@ -432,7 +660,7 @@ class RetailProductDatabaseEnv(rt.Environment):
                 ),
                 rt.ParamSpec(
                     name="aisle_location",
-                    spec=rt.OptionalSpec(rt.STR),
+                    spec=_SPEC_0,
                     required=False,
                     default=lambda: None,
                     description="the new aisle, e.g. A3; null (or omitted) for online-only",
@@ -441,6 +669,7 @@ class RetailProductDatabaseEnv(rt.Environment):
             result=SPEC_Product,
             impl="_impl_update_aisle_location",
             json_arguments="_json_update_aisle_location",
+            call="_call_update_aisle_location",
         ),
         "remove_product": rt.ToolSpec(
             name="remove_product",
@@ -457,6 +686,7 @@ class RetailProductDatabaseEnv(rt.Environment):
             result=rt.STR,
             impl="_impl_remove_product",
             json_arguments="_json_remove_product",
+            call="_call_remove_product",
         ),
         "edit_product_description": rt.ToolSpec(
             name="edit_product_description",
@@ -476,6 +706,7 @@ class RetailProductDatabaseEnv(rt.Environment):
             result=SPEC_Product,
             impl="_impl_edit_product_description",
             json_arguments="_json_edit_product_description",
+            call="_call_edit_product_description",
         ),
         "bulk_import_products": rt.ToolSpec(
             name="bulk_import_products",
@@ -484,7 +715,7 @@ class RetailProductDatabaseEnv(rt.Environment):
             params=(
                 rt.ParamSpec(
                     name="products_list",
-                    spec=rt.ListSpec(SPEC_ProductInfo),
+                    spec=_SPEC_4,
                     required=True,
                     description="the products to add",
                 ),
@@ -492,6 +723,7 @@ class RetailProductDatabaseEnv(rt.Environment):
             result=SPEC_BulkImportReport,
             impl="_impl_bulk_import_products",
             json_arguments="_json_bulk_import_products",
+            call="_call_bulk_import_products",
         ),
         "deplete_inventory": rt.ToolSpec(
             name="deplete_inventory",
@@ -511,6 +743,7 @@ class RetailProductDatabaseEnv(rt.Environment):
             result=SPEC_Product,
             impl="_impl_deplete_inventory",
             json_arguments="_json_deplete_inventory",
+            call="_call_deplete_inventory",
         ),
     }
     TASKS: ClassVar[dict[str, rt.TaskSpec]] = {
@@ -741,6 +974,81 @@ class RetailProductDatabaseEnv(rt.Environment):
         v0 = values.get("upc")
         return {"upc": v0}
 
+    def _call_get_product_by_upc(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for get_product_by_upc (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_get_product_by_upc:
+            return None  # an unknown argument: the generic parser says which
+        upc: str
+        given_upc = given.get("upc", _MISSING)
+        if given_upc is _MISSING:
+            return None  # the generic parser says so
+        if type(given_upc) is str and len(given_upc) <= 64 and given_upc.isascii():
+            upc = given_upc
+        else:
+            upc = rt.STR.from_json(given_upc, "upc")  # retail_product_database.env:199
+        arguments: dict[str, Any] = {"upc": upc}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_get_product_by_upc(upc=upc)
+            data = (
+                {
+                    "aisle_location": result.aisle_location,
+                    "brand": result.brand,
+                    "category": result.category._value_,
+                    "description": result.description,
+                    "inventory_level": result.inventory_level,
+                    "name": result.name,
+                    "price": rt.FLOAT.to_json(result.price),
+                    "product_id": result.product_id,
+                    "upc": result.upc,
+                    "weight": rt.FLOAT.to_json(result.weight),
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = (
+                10
+                + len(data["upc"])
+                + len(data["product_id"])
+                + len(data["name"])
+                + len(data["description"])
+                + len(data["category"])
+                + len(data["brand"])
+            )
+            v = data["inventory_level"]
+            if not _MIN_INT <= v <= _MAX_INT:
+                raise rt.Fail(_INT_RESULT)
+            v = data["aisle_location"]
+            if v is not None:
+                total += len(v)
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("get_product_by_upc", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("get_product_by_upc", arguments, False, outcome["error"]))
+        return outcome
+
     def get_product_by_id(self, *, product_id: str) -> rt.Result:
         "Retrieve the products with a given product_id. product_id is not unique (variants\nshare it), so this returns a list, possibly empty."
         return self.invoke_typed("get_product_by_id", {"product_id": product_id})
@@ -750,6 +1058,58 @@ class RetailProductDatabaseEnv(rt.Environment):
         "The JSON arguments of a typed call of get_product_by_id."
         v0 = values.get("product_id")
         return {"product_id": v0}
+
+    def _call_get_product_by_id(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for get_product_by_id (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_get_product_by_id:
+            return None  # an unknown argument: the generic parser says which
+        product_id: str
+        given_product_id = given.get("product_id", _MISSING)
+        if given_product_id is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_product_id) is str
+            and len(given_product_id) <= 64
+            and given_product_id.isascii()
+        ):
+            product_id = given_product_id
+        else:
+            product_id = rt.STR.from_json(
+                given_product_id, "product_id"
+            )  # retail_product_database.env:206
+        arguments: dict[str, Any] = {"product_id": product_id}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_get_product_by_id(product_id=product_id)
+            data = _SPEC_2.to_json(result) if result is not None else None
+            if type(data) is not str:
+                problem = _result_problem(data, self.size_budget)
+                if problem is not None:
+                    raise rt.Fail(problem)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("get_product_by_id", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("get_product_by_id", arguments, False, outcome["error"]))
+        return outcome
 
     def search_products_by_name(self, *, keyword: str) -> rt.Result:
         "Find all products whose name contains the keyword (case-insensitive partial match)."
@@ -761,6 +1121,54 @@ class RetailProductDatabaseEnv(rt.Environment):
         v0 = values.get("keyword")
         return {"keyword": v0}
 
+    def _call_search_products_by_name(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for search_products_by_name (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_search_products_by_name:
+            return None  # an unknown argument: the generic parser says which
+        keyword: str
+        given_keyword = given.get("keyword", _MISSING)
+        if given_keyword is _MISSING:
+            return None  # the generic parser says so
+        if type(given_keyword) is str and len(given_keyword) <= 64 and given_keyword.isascii():
+            keyword = given_keyword
+        else:
+            keyword = rt.STR.from_json(given_keyword, "keyword")  # retail_product_database.env:216
+        arguments: dict[str, Any] = {"keyword": keyword}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_search_products_by_name(keyword=keyword)
+            data = _SPEC_2.to_json(result) if result is not None else None
+            if type(data) is not str:
+                problem = _result_problem(data, self.size_budget)
+                if problem is not None:
+                    raise rt.Fail(problem)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("search_products_by_name", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(
+            rt.TraceEntry("search_products_by_name", arguments, False, outcome["error"])
+        )
+        return outcome
+
     def list_products_by_category(self, *, category: Category) -> rt.Result:
         "Retrieve all products of a category (may be empty)."
         return self.invoke_typed("list_products_by_category", {"category": category})
@@ -770,6 +1178,58 @@ class RetailProductDatabaseEnv(rt.Environment):
         "The JSON arguments of a typed call of list_products_by_category."
         v0 = values.get("category")
         return {"category": v0.value if type(v0) is Category else h.to_json(SPEC_Category, v0)}
+
+    def _call_list_products_by_category(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for list_products_by_category (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_list_products_by_category:
+            return None  # an unknown argument: the generic parser says which
+        category: Category
+        given_category = given.get("category", _MISSING)
+        if given_category is _MISSING:
+            return None  # the generic parser says so
+        member_category = (
+            SPEC_Category.by_value.get(given_category) if type(given_category) is str else None
+        )
+        category = (
+            member_category
+            if member_category is not None
+            else SPEC_Category.from_json(given_category, "category")
+        )  # retail_product_database.env:224
+        arguments: dict[str, Any] = {"category": category._value_}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_list_products_by_category(category=category)
+            data = _SPEC_2.to_json(result) if result is not None else None
+            if type(data) is not str:
+                problem = _result_problem(data, self.size_budget)
+                if problem is not None:
+                    raise rt.Fail(problem)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("list_products_by_category", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(
+            rt.TraceEntry("list_products_by_category", arguments, False, outcome["error"])
+        )
+        return outcome
 
     def list_products_by_brand(self, *, brand: str) -> rt.Result:
         "Retrieve all products of a brand (exact match; may be empty)."
@@ -781,6 +1241,54 @@ class RetailProductDatabaseEnv(rt.Environment):
         v0 = values.get("brand")
         return {"brand": v0}
 
+    def _call_list_products_by_brand(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for list_products_by_brand (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_list_products_by_brand:
+            return None  # an unknown argument: the generic parser says which
+        brand: str
+        given_brand = given.get("brand", _MISSING)
+        if given_brand is _MISSING:
+            return None  # the generic parser says so
+        if type(given_brand) is str and len(given_brand) <= 64 and given_brand.isascii():
+            brand = given_brand
+        else:
+            brand = rt.STR.from_json(given_brand, "brand")  # retail_product_database.env:230
+        arguments: dict[str, Any] = {"brand": brand}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_list_products_by_brand(brand=brand)
+            data = _SPEC_2.to_json(result) if result is not None else None
+            if type(data) is not str:
+                problem = _result_problem(data, self.size_budget)
+                if problem is not None:
+                    raise rt.Fail(problem)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("list_products_by_brand", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(
+            rt.TraceEntry("list_products_by_brand", arguments, False, outcome["error"])
+        )
+        return outcome
+
     def check_inventory_level(self, *, upc: str) -> rt.Result:
         "Return the current inventory count of a product."
         return self.invoke_typed("check_inventory_level", {"upc": upc})
@@ -790,6 +1298,57 @@ class RetailProductDatabaseEnv(rt.Environment):
         "The JSON arguments of a typed call of check_inventory_level."
         v0 = values.get("upc")
         return {"upc": v0}
+
+    def _call_check_inventory_level(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for check_inventory_level (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_check_inventory_level:
+            return None  # an unknown argument: the generic parser says which
+        upc: str
+        given_upc = given.get("upc", _MISSING)
+        if given_upc is _MISSING:
+            return None  # the generic parser says so
+        if type(given_upc) is str and len(given_upc) <= 64 and given_upc.isascii():
+            upc = given_upc
+        else:
+            upc = rt.STR.from_json(given_upc, "upc")  # retail_product_database.env:236
+        arguments: dict[str, Any] = {"upc": upc}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_check_inventory_level(upc=upc)
+            data = {"inventory_level": result.inventory_level} if result is not None else None
+            size_budget = self.size_budget
+            total = 1
+            v = data["inventory_level"]
+            if not _MIN_INT <= v <= _MAX_INT:
+                raise rt.Fail(_INT_RESULT)
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("check_inventory_level", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(
+            rt.TraceEntry("check_inventory_level", arguments, False, outcome["error"])
+        )
+        return outcome
 
     def get_product_price(self, *, upc: str) -> rt.Result:
         "Retrieve the current price of a product."
@@ -801,6 +1360,52 @@ class RetailProductDatabaseEnv(rt.Environment):
         v0 = values.get("upc")
         return {"upc": v0}
 
+    def _call_get_product_price(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for get_product_price (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_get_product_price:
+            return None  # an unknown argument: the generic parser says which
+        upc: str
+        given_upc = given.get("upc", _MISSING)
+        if given_upc is _MISSING:
+            return None  # the generic parser says so
+        if type(given_upc) is str and len(given_upc) <= 64 and given_upc.isascii():
+            upc = given_upc
+        else:
+            upc = rt.STR.from_json(given_upc, "upc")  # retail_product_database.env:242
+        arguments: dict[str, Any] = {"upc": upc}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_get_product_price(upc=upc)
+            data = rt.FLOAT.to_json(result) if result is not None else None
+            if type(data) is not str:
+                problem = _result_problem(data, self.size_budget)
+                if problem is not None:
+                    raise rt.Fail(problem)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("get_product_price", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("get_product_price", arguments, False, outcome["error"]))
+        return outcome
+
     def get_aisle_location(self, *, upc: str) -> rt.Result:
         "Get the store aisle of a product; null if it is online-only or the aisle is unknown."
         return self.invoke_typed("get_aisle_location", {"upc": upc})
@@ -811,6 +1416,52 @@ class RetailProductDatabaseEnv(rt.Environment):
         v0 = values.get("upc")
         return {"upc": v0}
 
+    def _call_get_aisle_location(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for get_aisle_location (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_get_aisle_location:
+            return None  # an unknown argument: the generic parser says which
+        upc: str
+        given_upc = given.get("upc", _MISSING)
+        if given_upc is _MISSING:
+            return None  # the generic parser says so
+        if type(given_upc) is str and len(given_upc) <= 64 and given_upc.isascii():
+            upc = given_upc
+        else:
+            upc = rt.STR.from_json(given_upc, "upc")  # retail_product_database.env:251
+        arguments: dict[str, Any] = {"upc": upc}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_get_aisle_location(upc=upc)
+            data = _SPEC_0.to_json(result) if result is not None else None
+            if type(data) is not str:
+                problem = _result_problem(data, self.size_budget)
+                if problem is not None:
+                    raise rt.Fail(problem)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("get_aisle_location", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("get_aisle_location", arguments, False, outcome["error"]))
+        return outcome
+
     def list_all_categories(self) -> rt.Result:
         "Return every valid product category."
         return self.invoke_typed("list_all_categories", {})
@@ -819,6 +1470,44 @@ class RetailProductDatabaseEnv(rt.Environment):
     def _json_list_all_categories(cls, values: dict[str, Any]) -> dict[str, Any]:
         "The JSON arguments of a typed call of list_all_categories."
         return {}
+
+    def _call_list_all_categories(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for list_all_categories (envdsl/codegen/tool_calls.py)."
+        if given:
+            return None  # an unknown argument: the generic parser says which
+        arguments: dict[str, Any] = {}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_list_all_categories()
+            data = _SPEC_3.to_json(result) if result is not None else None
+            if type(data) is not str:
+                problem = _result_problem(data, self.size_budget)
+                if problem is not None:
+                    raise rt.Fail(problem)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("list_all_categories", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("list_all_categories", arguments, False, outcome["error"]))
+        return outcome
 
     def get_all_products(self) -> rt.Result:
         "Retrieve every product in the database (empty list if there is none)."
@@ -829,6 +1518,44 @@ class RetailProductDatabaseEnv(rt.Environment):
         "The JSON arguments of a typed call of get_all_products."
         return {}
 
+    def _call_get_all_products(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for get_all_products (envdsl/codegen/tool_calls.py)."
+        if given:
+            return None  # an unknown argument: the generic parser says which
+        arguments: dict[str, Any] = {}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_get_all_products()
+            data = _SPEC_2.to_json(result) if result is not None else None
+            if type(data) is not str:
+                problem = _result_problem(data, self.size_budget)
+                if problem is not None:
+                    raise rt.Fail(problem)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("get_all_products", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("get_all_products", arguments, False, outcome["error"]))
+        return outcome
+
     def add_product(self, *, product: ProductInfo) -> rt.Result:
         "Insert a new product. The UPC must be new, the price and inventory level non-negative,\nthe category one of list_all_categories, and upc, product_id and name non-blank."
         return self.invoke_typed("add_product", {"product": product})
@@ -838,6 +1565,86 @@ class RetailProductDatabaseEnv(rt.Environment):
         "The JSON arguments of a typed call of add_product."
         v0 = values.get("product")
         return {"product": h.to_json(SPEC_ProductInfo, v0)}
+
+    def _call_add_product(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for add_product (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_add_product:
+            return None  # an unknown argument: the generic parser says which
+        product: ProductInfo
+        given_product = given.get("product", _MISSING)
+        if given_product is _MISSING:
+            return None  # the generic parser says so
+        product = SPEC_ProductInfo.from_json(
+            given_product, "product"
+        )  # retail_product_database.env:269
+        arguments: dict[str, Any] = {"product": SPEC_ProductInfo.to_json(product)}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_add_product(product=product)
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            data = (
+                {
+                    "aisle_location": result.aisle_location,
+                    "brand": result.brand,
+                    "category": result.category._value_,
+                    "description": result.description,
+                    "inventory_level": result.inventory_level,
+                    "name": result.name,
+                    "price": rt.FLOAT.to_json(result.price),
+                    "product_id": result.product_id,
+                    "upc": result.upc,
+                    "weight": rt.FLOAT.to_json(result.weight),
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = (
+                10
+                + len(data["upc"])
+                + len(data["product_id"])
+                + len(data["name"])
+                + len(data["description"])
+                + len(data["category"])
+                + len(data["brand"])
+            )
+            v = data["inventory_level"]
+            if not _MIN_INT <= v <= _MAX_INT:
+                raise rt.Fail(_INT_RESULT)
+            v = data["aisle_location"]
+            if v is not None:
+                total += len(v)
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("add_product", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("add_product", arguments, False, outcome["error"]))
+        return outcome
 
     def update_product_price(self, *, upc: str, new_price: float) -> rt.Result:
         "Set the price of an existing product."
@@ -850,6 +1657,94 @@ class RetailProductDatabaseEnv(rt.Environment):
         v1 = values.get("new_price")
         return {"upc": v0, "new_price": v1}
 
+    def _call_update_product_price(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for update_product_price (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_update_product_price:
+            return None  # an unknown argument: the generic parser says which
+        upc: str
+        given_upc = given.get("upc", _MISSING)
+        if given_upc is _MISSING:
+            return None  # the generic parser says so
+        if type(given_upc) is str and len(given_upc) <= 64 and given_upc.isascii():
+            upc = given_upc
+        else:
+            upc = rt.STR.from_json(given_upc, "upc")  # retail_product_database.env:281
+        new_price: float
+        given_new_price = given.get("new_price", _MISSING)
+        if given_new_price is _MISSING:
+            return None  # the generic parser says so
+        new_price = rt.FLOAT.from_json(
+            given_new_price, "new_price"
+        )  # retail_product_database.env:282
+        arguments: dict[str, Any] = {"upc": upc, "new_price": rt.FLOAT.to_json(new_price)}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_update_product_price(upc=upc, new_price=new_price)
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            data = (
+                {
+                    "aisle_location": result.aisle_location,
+                    "brand": result.brand,
+                    "category": result.category._value_,
+                    "description": result.description,
+                    "inventory_level": result.inventory_level,
+                    "name": result.name,
+                    "price": rt.FLOAT.to_json(result.price),
+                    "product_id": result.product_id,
+                    "upc": result.upc,
+                    "weight": rt.FLOAT.to_json(result.weight),
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = (
+                10
+                + len(data["upc"])
+                + len(data["product_id"])
+                + len(data["name"])
+                + len(data["description"])
+                + len(data["category"])
+                + len(data["brand"])
+            )
+            v = data["inventory_level"]
+            if not _MIN_INT <= v <= _MAX_INT:
+                raise rt.Fail(_INT_RESULT)
+            v = data["aisle_location"]
+            if v is not None:
+                total += len(v)
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("update_product_price", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("update_product_price", arguments, False, outcome["error"]))
+        return outcome
+
     def update_inventory_level(self, *, upc: str, new_level: int) -> rt.Result:
         "Set the inventory count of a product to an absolute value."
         return self.invoke_typed("update_inventory_level", {"upc": upc, "new_level": new_level})
@@ -860,6 +1755,99 @@ class RetailProductDatabaseEnv(rt.Environment):
         v0 = values.get("upc")
         v1 = values.get("new_level")
         return {"upc": v0, "new_level": v1}
+
+    def _call_update_inventory_level(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for update_inventory_level (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_update_inventory_level:
+            return None  # an unknown argument: the generic parser says which
+        upc: str
+        given_upc = given.get("upc", _MISSING)
+        if given_upc is _MISSING:
+            return None  # the generic parser says so
+        if type(given_upc) is str and len(given_upc) <= 64 and given_upc.isascii():
+            upc = given_upc
+        else:
+            upc = rt.STR.from_json(given_upc, "upc")  # retail_product_database.env:294
+        new_level: int
+        given_new_level = given.get("new_level", _MISSING)
+        if given_new_level is _MISSING:
+            return None  # the generic parser says so
+        if type(given_new_level) is int and _MIN_INT <= given_new_level <= _MAX_INT:
+            new_level = given_new_level
+        else:
+            new_level = rt.INT.from_json(
+                given_new_level, "new_level"
+            )  # retail_product_database.env:295
+        arguments: dict[str, Any] = {"upc": upc, "new_level": new_level}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_update_inventory_level(upc=upc, new_level=new_level)
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            data = (
+                {
+                    "aisle_location": result.aisle_location,
+                    "brand": result.brand,
+                    "category": result.category._value_,
+                    "description": result.description,
+                    "inventory_level": result.inventory_level,
+                    "name": result.name,
+                    "price": rt.FLOAT.to_json(result.price),
+                    "product_id": result.product_id,
+                    "upc": result.upc,
+                    "weight": rt.FLOAT.to_json(result.weight),
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = (
+                10
+                + len(data["upc"])
+                + len(data["product_id"])
+                + len(data["name"])
+                + len(data["description"])
+                + len(data["category"])
+                + len(data["brand"])
+            )
+            v = data["inventory_level"]
+            if not _MIN_INT <= v <= _MAX_INT:
+                raise rt.Fail(_INT_RESULT)
+            v = data["aisle_location"]
+            if v is not None:
+                total += len(v)
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("update_inventory_level", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(
+            rt.TraceEntry("update_inventory_level", arguments, False, outcome["error"])
+        )
+        return outcome
 
     def update_product_category(self, *, upc: str, new_category: Category) -> rt.Result:
         "Move a product to another valid category."
@@ -876,6 +1864,103 @@ class RetailProductDatabaseEnv(rt.Environment):
             "upc": v0,
             "new_category": v1.value if type(v1) is Category else h.to_json(SPEC_Category, v1),
         }
+
+    def _call_update_product_category(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for update_product_category (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_update_product_category:
+            return None  # an unknown argument: the generic parser says which
+        upc: str
+        given_upc = given.get("upc", _MISSING)
+        if given_upc is _MISSING:
+            return None  # the generic parser says so
+        if type(given_upc) is str and len(given_upc) <= 64 and given_upc.isascii():
+            upc = given_upc
+        else:
+            upc = rt.STR.from_json(given_upc, "upc")  # retail_product_database.env:305
+        new_category: Category
+        given_new_category = given.get("new_category", _MISSING)
+        if given_new_category is _MISSING:
+            return None  # the generic parser says so
+        member_new_category = (
+            SPEC_Category.by_value.get(given_new_category)
+            if type(given_new_category) is str
+            else None
+        )
+        new_category = (
+            member_new_category
+            if member_new_category is not None
+            else SPEC_Category.from_json(given_new_category, "new_category")
+        )  # retail_product_database.env:306
+        arguments: dict[str, Any] = {"upc": upc, "new_category": new_category._value_}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_update_product_category(upc=upc, new_category=new_category)
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            data = (
+                {
+                    "aisle_location": result.aisle_location,
+                    "brand": result.brand,
+                    "category": result.category._value_,
+                    "description": result.description,
+                    "inventory_level": result.inventory_level,
+                    "name": result.name,
+                    "price": rt.FLOAT.to_json(result.price),
+                    "product_id": result.product_id,
+                    "upc": result.upc,
+                    "weight": rt.FLOAT.to_json(result.weight),
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = (
+                10
+                + len(data["upc"])
+                + len(data["product_id"])
+                + len(data["name"])
+                + len(data["description"])
+                + len(data["category"])
+                + len(data["brand"])
+            )
+            v = data["inventory_level"]
+            if not _MIN_INT <= v <= _MAX_INT:
+                raise rt.Fail(_INT_RESULT)
+            v = data["aisle_location"]
+            if v is not None:
+                total += len(v)
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("update_product_category", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(
+            rt.TraceEntry("update_product_category", arguments, False, outcome["error"])
+        )
+        return outcome
 
     def update_aisle_location(
         self, *, upc: str, aisle_location: str | None | None = None
@@ -894,6 +1979,105 @@ class RetailProductDatabaseEnv(rt.Environment):
             v1 = None
         return {"upc": v0, "aisle_location": v1}
 
+    def _call_update_aisle_location(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for update_aisle_location (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_update_aisle_location:
+            return None  # an unknown argument: the generic parser says which
+        upc: str
+        given_upc = given.get("upc", _MISSING)
+        if given_upc is _MISSING:
+            return None  # the generic parser says so
+        if type(given_upc) is str and len(given_upc) <= 64 and given_upc.isascii():
+            upc = given_upc
+        else:
+            upc = rt.STR.from_json(given_upc, "upc")  # retail_product_database.env:315
+        aisle_location: str | None
+        given_aisle_location = given.get("aisle_location", _MISSING)
+        if given_aisle_location is _MISSING:
+            aisle_location = None
+        elif given_aisle_location is None:
+            aisle_location = None
+        elif (
+            type(given_aisle_location) is str
+            and len(given_aisle_location) <= 64
+            and given_aisle_location.isascii()
+        ):
+            aisle_location = given_aisle_location
+        else:
+            aisle_location = rt.STR.from_json(
+                given_aisle_location, "aisle_location"
+            )  # retail_product_database.env:316
+        arguments: dict[str, Any] = {"upc": upc, "aisle_location": aisle_location}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_update_aisle_location(upc=upc, aisle_location=aisle_location)
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            data = (
+                {
+                    "aisle_location": result.aisle_location,
+                    "brand": result.brand,
+                    "category": result.category._value_,
+                    "description": result.description,
+                    "inventory_level": result.inventory_level,
+                    "name": result.name,
+                    "price": rt.FLOAT.to_json(result.price),
+                    "product_id": result.product_id,
+                    "upc": result.upc,
+                    "weight": rt.FLOAT.to_json(result.weight),
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = (
+                10
+                + len(data["upc"])
+                + len(data["product_id"])
+                + len(data["name"])
+                + len(data["description"])
+                + len(data["category"])
+                + len(data["brand"])
+            )
+            v = data["inventory_level"]
+            if not _MIN_INT <= v <= _MAX_INT:
+                raise rt.Fail(_INT_RESULT)
+            v = data["aisle_location"]
+            if v is not None:
+                total += len(v)
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("update_aisle_location", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(
+            rt.TraceEntry("update_aisle_location", arguments, False, outcome["error"])
+        )
+        return outcome
+
     def remove_product(self, *, upc: str) -> rt.Result:
         "Delete a product from the database."
         return self.invoke_typed("remove_product", {"upc": upc})
@@ -903,6 +2087,54 @@ class RetailProductDatabaseEnv(rt.Environment):
         "The JSON arguments of a typed call of remove_product."
         v0 = values.get("upc")
         return {"upc": v0}
+
+    def _call_remove_product(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for remove_product (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_remove_product:
+            return None  # an unknown argument: the generic parser says which
+        upc: str
+        given_upc = given.get("upc", _MISSING)
+        if given_upc is _MISSING:
+            return None  # the generic parser says so
+        if type(given_upc) is str and len(given_upc) <= 64 and given_upc.isascii():
+            upc = given_upc
+        else:
+            upc = rt.STR.from_json(given_upc, "upc")  # retail_product_database.env:324
+        arguments: dict[str, Any] = {"upc": upc}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_remove_product(upc=upc)
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            data = result
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("remove_product", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("remove_product", arguments, False, outcome["error"]))
+        return outcome
 
     def edit_product_description(self, *, upc: str, new_description: str) -> rt.Result:
         "Replace the description of a product."
@@ -917,6 +2149,103 @@ class RetailProductDatabaseEnv(rt.Environment):
         v1 = values.get("new_description")
         return {"upc": v0, "new_description": v1}
 
+    def _call_edit_product_description(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for edit_product_description (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_edit_product_description:
+            return None  # an unknown argument: the generic parser says which
+        upc: str
+        given_upc = given.get("upc", _MISSING)
+        if given_upc is _MISSING:
+            return None  # the generic parser says so
+        if type(given_upc) is str and len(given_upc) <= 64 and given_upc.isascii():
+            upc = given_upc
+        else:
+            upc = rt.STR.from_json(given_upc, "upc")  # retail_product_database.env:333
+        new_description: str
+        given_new_description = given.get("new_description", _MISSING)
+        if given_new_description is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_new_description) is str
+            and len(given_new_description) <= 64
+            and given_new_description.isascii()
+        ):
+            new_description = given_new_description
+        else:
+            new_description = rt.STR.from_json(
+                given_new_description, "new_description"
+            )  # retail_product_database.env:334
+        arguments: dict[str, Any] = {"upc": upc, "new_description": new_description}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_edit_product_description(upc=upc, new_description=new_description)
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            data = (
+                {
+                    "aisle_location": result.aisle_location,
+                    "brand": result.brand,
+                    "category": result.category._value_,
+                    "description": result.description,
+                    "inventory_level": result.inventory_level,
+                    "name": result.name,
+                    "price": rt.FLOAT.to_json(result.price),
+                    "product_id": result.product_id,
+                    "upc": result.upc,
+                    "weight": rt.FLOAT.to_json(result.weight),
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = (
+                10
+                + len(data["upc"])
+                + len(data["product_id"])
+                + len(data["name"])
+                + len(data["description"])
+                + len(data["category"])
+                + len(data["brand"])
+            )
+            v = data["inventory_level"]
+            if not _MIN_INT <= v <= _MAX_INT:
+                raise rt.Fail(_INT_RESULT)
+            v = data["aisle_location"]
+            if v is not None:
+                total += len(v)
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("edit_product_description", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(
+            rt.TraceEntry("edit_product_description", arguments, False, outcome["error"])
+        )
+        return outcome
+
     def bulk_import_products(self, *, products_list: list[ProductInfo]) -> rt.Result:
         "Add several products at once. Each item is validated like add_product (non-blank upc,\nproduct_id and name; non-negative price and inventory; a new UPC, also within the list);\ninvalid items are skipped and reported in `errors`, the others are added."
         return self.invoke_typed("bulk_import_products", {"products_list": products_list})
@@ -926,6 +2255,74 @@ class RetailProductDatabaseEnv(rt.Environment):
         "The JSON arguments of a typed call of bulk_import_products."
         v0 = values.get("products_list")
         return {"products_list": h.to_json(cls.TOOLS["bulk_import_products"].params[0].spec, v0)}
+
+    def _call_bulk_import_products(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for bulk_import_products (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_bulk_import_products:
+            return None  # an unknown argument: the generic parser says which
+        products_list: list[ProductInfo]
+        given_products_list = given.get("products_list", _MISSING)
+        if given_products_list is _MISSING:
+            return None  # the generic parser says so
+        products_list = _SPEC_4.from_json(
+            given_products_list, "products_list"
+        )  # retail_product_database.env:343
+        arguments: dict[str, Any] = {"products_list": _SPEC_4.to_json(products_list)}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_bulk_import_products(products_list=products_list)
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            data = (
+                {
+                    "errors": list(result.errors),
+                    "failed": result.failed,
+                    "imported": result.imported,
+                    "message": result.message,
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = 4 + len(data["message"])
+            v = data["imported"]
+            if not _MIN_INT <= v <= _MAX_INT:
+                raise rt.Fail(_INT_RESULT)
+            v = data["failed"]
+            if not _MIN_INT <= v <= _MAX_INT:
+                raise rt.Fail(_INT_RESULT)
+            v = data["errors"]
+            total += len(v) + sum(map(len, v))
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("bulk_import_products", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("bulk_import_products", arguments, False, outcome["error"]))
+        return outcome
 
     def deplete_inventory(self, *, upc: str, quantity: int) -> rt.Result:
         "Reduce a product's inventory by a quantity (e.g. after a sale); the stock cannot go\nbelow zero."
@@ -937,6 +2334,97 @@ class RetailProductDatabaseEnv(rt.Environment):
         v0 = values.get("upc")
         v1 = values.get("quantity")
         return {"upc": v0, "quantity": v1}
+
+    def _call_deplete_inventory(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for deplete_inventory (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_deplete_inventory:
+            return None  # an unknown argument: the generic parser says which
+        upc: str
+        given_upc = given.get("upc", _MISSING)
+        if given_upc is _MISSING:
+            return None  # the generic parser says so
+        if type(given_upc) is str and len(given_upc) <= 64 and given_upc.isascii():
+            upc = given_upc
+        else:
+            upc = rt.STR.from_json(given_upc, "upc")  # retail_product_database.env:368
+        quantity: int
+        given_quantity = given.get("quantity", _MISSING)
+        if given_quantity is _MISSING:
+            return None  # the generic parser says so
+        if type(given_quantity) is int and _MIN_INT <= given_quantity <= _MAX_INT:
+            quantity = given_quantity
+        else:
+            quantity = rt.INT.from_json(
+                given_quantity, "quantity"
+            )  # retail_product_database.env:369
+        arguments: dict[str, Any] = {"upc": upc, "quantity": quantity}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_deplete_inventory(upc=upc, quantity=quantity)
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            data = (
+                {
+                    "aisle_location": result.aisle_location,
+                    "brand": result.brand,
+                    "category": result.category._value_,
+                    "description": result.description,
+                    "inventory_level": result.inventory_level,
+                    "name": result.name,
+                    "price": rt.FLOAT.to_json(result.price),
+                    "product_id": result.product_id,
+                    "upc": result.upc,
+                    "weight": rt.FLOAT.to_json(result.weight),
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = (
+                10
+                + len(data["upc"])
+                + len(data["product_id"])
+                + len(data["name"])
+                + len(data["description"])
+                + len(data["category"])
+                + len(data["brand"])
+            )
+            v = data["inventory_level"]
+            if not _MIN_INT <= v <= _MAX_INT:
+                raise rt.Fail(_INT_RESULT)
+            v = data["aisle_location"]
+            if v is not None:
+                total += len(v)
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("deplete_inventory", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("deplete_inventory", arguments, False, outcome["error"]))
+        return outcome
 
     def _rowinv_Product_0(self, row: Product) -> bool:
         return bool(row.price >= 0.0)
@@ -1023,13 +2511,17 @@ class RetailProductDatabaseEnv(rt.Environment):
     def _impl_get_product_by_upc(self, upc: str) -> Product:
         p = self.t_products.get(upc)
         if p is None:
-            raise rt.Fail("Product with given UPC not found", site=0)
+            raise rt.Fail(
+                "Product with given UPC not found", site=0
+            )  # retail_product_database.env:201
         self._hit(0)
         return p
 
     def _impl_get_product_by_id(self, product_id: str) -> list[Product]:
         if not (product_id.strip() != ""):
-            raise rt.Fail("Invalid input: product_id must be a non-empty string", site=1)
+            raise rt.Fail(
+                "Invalid input: product_id must be a non-empty string", site=1
+            )  # retail_product_database.env:210
         self._hit(1)
         pid: str = product_id.strip()
         return [p for p in self._it(self.t_products.rows()) if (p.product_id == pid)]
@@ -1043,31 +2535,35 @@ class RetailProductDatabaseEnv(rt.Environment):
 
     def _impl_list_products_by_brand(self, brand: str) -> list[Product]:
         if not (brand != ""):
-            raise rt.Fail("Brand cannot be empty", site=2)
+            raise rt.Fail("Brand cannot be empty", site=2)  # retail_product_database.env:232
         self._hit(2)
         return [p for p in self._it(self.t_products.rows()) if (p.brand == brand)]
 
     def _impl_check_inventory_level(self, upc: str) -> InventoryLevel:
         p = self.t_products.get(upc)
         if p is None:
-            raise rt.Fail("Product not found", site=3)
+            raise rt.Fail("Product not found", site=3)  # retail_product_database.env:238
         self._hit(3)
         return InventoryLevel(inventory_level=p.inventory_level)
 
     def _impl_get_product_price(self, upc: str) -> float:
         if not (upc != ""):
-            raise rt.Fail("UPC cannot be empty", site=4)
+            raise rt.Fail("UPC cannot be empty", site=4)  # retail_product_database.env:246
         self._hit(4)
         p = self.t_products.get(upc)
         if p is None:
-            raise rt.Fail("Product with given UPC not found", site=5)
+            raise rt.Fail(
+                "Product with given UPC not found", site=5
+            )  # retail_product_database.env:247
         self._hit(5)
         return p.price
 
     def _impl_get_aisle_location(self, upc: str) -> str | None:
         p = self.t_products.get(upc)
         if p is None:
-            raise rt.Fail("Product with given UPC not found", site=6)
+            raise rt.Fail(
+                "Product with given UPC not found", site=6
+            )  # retail_product_database.env:253
         self._hit(6)
         return p.aisle_location
 
@@ -1080,37 +2576,53 @@ class RetailProductDatabaseEnv(rt.Environment):
     def _impl_add_product(self, product: ProductInfo) -> Product:
         missing: str = self._fn_blank_field(p=product)
         if not (missing == ""):
-            raise rt.Fail(("Invalid product: missing " + h.to_str(missing) + "."), site=7)
+            raise rt.Fail(
+                ("Invalid product: missing " + h.to_str(missing) + "."), site=7
+            )  # retail_product_database.env:273
         self._hit(7)
         if not (product.upc not in self.t_products):
-            raise rt.Fail(("Product with UPC " + h.to_str(product.upc) + " already exists"), site=8)
+            raise rt.Fail(
+                ("Product with UPC " + h.to_str(product.upc) + " already exists"), site=8
+            )  # retail_product_database.env:274
         self._hit(8)
         if not (product.price >= 0.0):
-            raise rt.Fail("Product price must be non-negative", site=9)
+            raise rt.Fail(
+                "Product price must be non-negative", site=9
+            )  # retail_product_database.env:275
         self._hit(9)
         if not (product.inventory_level >= 0):
-            raise rt.Fail("Inventory level must be a non-negative integer", site=10)
+            raise rt.Fail(
+                "Inventory level must be a non-negative integer", site=10
+            )  # retail_product_database.env:276
         self._hit(10)
         return self._impl_insert_product(p=product)
 
     def _impl_update_product_price(self, upc: str, new_price: float) -> Product:
         p = self.t_products.get(upc)
         if p is None:
-            raise rt.Fail("Product with given UPC does not exist", site=11)
+            raise rt.Fail(
+                "Product with given UPC does not exist", site=11
+            )  # retail_product_database.env:285
         self._hit(11)
         if not (new_price >= 0.0):
-            raise rt.Fail("Product price must be non-negative", site=12)
+            raise rt.Fail(
+                "Product price must be non-negative", site=12
+            )  # retail_product_database.env:288
         self._hit(12)
         self._write_products_price(p, new_price)
         return p
 
     def _impl_update_inventory_level(self, upc: str, new_level: int) -> Product:
         if not (new_level >= 0):
-            raise rt.Fail("Inventory level must be non-negative", site=13)
+            raise rt.Fail(
+                "Inventory level must be non-negative", site=13
+            )  # retail_product_database.env:298
         self._hit(13)
         p = self.t_products.get(upc)
         if p is None:
-            raise rt.Fail("Product with given UPC not found", site=14)
+            raise rt.Fail(
+                "Product with given UPC not found", site=14
+            )  # retail_product_database.env:299
         self._hit(14)
         self._write_products_inventory_level(p, new_level)
         return p
@@ -1118,7 +2630,9 @@ class RetailProductDatabaseEnv(rt.Environment):
     def _impl_update_product_category(self, upc: str, new_category: Category) -> Product:
         p = self.t_products.get(upc)
         if p is None:
-            raise rt.Fail("Product with given UPC not found.", site=15)
+            raise rt.Fail(
+                "Product with given UPC not found.", site=15
+            )  # retail_product_database.env:309
         self._hit(15)
         self._write_products_category(p, new_category)
         return p
@@ -1126,17 +2640,21 @@ class RetailProductDatabaseEnv(rt.Environment):
     def _impl_update_aisle_location(self, upc: str, aisle_location: str | None) -> Product:
         p = self.t_products.get(upc)
         if p is None:
-            raise rt.Fail(("Product with UPC " + h.to_str(upc) + " not found"), site=16)
+            raise rt.Fail(
+                ("Product with UPC " + h.to_str(upc) + " not found"), site=16
+            )  # retail_product_database.env:319
         self._hit(16)
         self._write_products_aisle_location(p, aisle_location)
         return p
 
     def _impl_remove_product(self, upc: str) -> str:
         if not (upc != ""):
-            raise rt.Fail("UPC cannot be empty", site=17)
+            raise rt.Fail("UPC cannot be empty", site=17)  # retail_product_database.env:326
         self._hit(17)
         if not (upc in self.t_products):
-            raise rt.Fail(("Product with UPC '" + h.to_str(upc) + "' not found"), site=18)
+            raise rt.Fail(
+                ("Product with UPC '" + h.to_str(upc) + "' not found"), site=18
+            )  # retail_product_database.env:327
         self._hit(18)
         self._delete("products", upc)
         return "Product with UPC '" + h.to_str(upc) + "' removed successfully"
@@ -1144,7 +2662,9 @@ class RetailProductDatabaseEnv(rt.Environment):
     def _impl_edit_product_description(self, upc: str, new_description: str) -> Product:
         p = self.t_products.get(upc)
         if p is None:
-            raise rt.Fail("Product with given UPC not found.", site=19)
+            raise rt.Fail(
+                "Product with given UPC not found.", site=19
+            )  # retail_product_database.env:337
         self._hit(19)
         self._write_products_description(p, new_description)
         return p
@@ -1166,14 +2686,18 @@ class RetailProductDatabaseEnv(rt.Environment):
 
     def _impl_deplete_inventory(self, upc: str, quantity: int) -> Product:
         if not (quantity >= 0):
-            raise rt.Fail("Quantity cannot be negative", site=20)
+            raise rt.Fail("Quantity cannot be negative", site=20)  # retail_product_database.env:373
         self._hit(20)
         p = self.t_products.get(upc)
         if p is None:
-            raise rt.Fail("Product with given UPC not found", site=21)
+            raise rt.Fail(
+                "Product with given UPC not found", site=21
+            )  # retail_product_database.env:374
         self._hit(21)
         if not (quantity <= p.inventory_level):
-            raise rt.Fail("Insufficient inventory to deplete", site=22)
+            raise rt.Fail(
+                "Insufficient inventory to deplete", site=22
+            )  # retail_product_database.env:375
         self._hit(22)
         self._write_products_inventory_level(p, p.inventory_level - quantity)
         return p

@@ -9,6 +9,19 @@ from typing import Any, ClassVar, cast
 
 from envdsl import runtime as rt
 from envdsl.runtime import helpers as h
+from envdsl.runtime.call_support import (
+    INSERTED as _INSERTED,
+    INT_RESULT as _INT_RESULT,
+    MAX_INT as _MAX_INT,
+    MIN_INT as _MIN_INT,
+    MISSING as _MISSING,
+    TOO_LARGE as _TOO_LARGE,
+    budget as _budget,
+    fromisoformat as _fromisoformat,
+    result_problem as _result_problem,
+)
+from envdsl.runtime.call_support import ISO_SECONDS as _ISO_SECONDS, UTC as _UTC
+from envdsl.runtime.call_support import format_datetime as _format_datetime
 
 
 class AccountStatus(enum.Enum):
@@ -87,6 +100,93 @@ class Ticket:
         return 2 + h.text_size(self.ticket_id) + h.stored_size(self.user)
 
 
+def _to_json_Window(value: Window) -> dict[str, Any]:
+    "The JSON of one Window (its RecordSpec's to_json, written out: codegen/serializers.py)."
+    return {"end": _format_datetime(value.end), "start": _format_datetime(value.start)}
+
+
+def _json_repr_Window(value: Window) -> str:
+    "repr() of the JSON of one Window, without building it (what state_hash() digests)."
+    d0 = value.end
+    d1 = value.start
+    if d0.tzinfo is not _UTC or d1.tzinfo is not _UTC:
+        return repr(_to_json_Window(value))
+    return (
+        f"{{'end': '{_ISO_SECONDS % (d0.year, d0.month, d0.day, d0.hour, d0.minute, d0.second) if not d0.microsecond else d0.isoformat()[:-6]}Z'"
+        f", 'start': '{_ISO_SECONDS % (d1.year, d1.month, d1.day, d1.hour, d1.minute, d1.second) if not d1.microsecond else d1.isoformat()[:-6]}Z'"
+        "}"
+    )
+
+
+def _to_json_User(value: User) -> dict[str, Any]:
+    "The JSON of one User (its RecordSpec's to_json, written out: codegen/serializers.py)."
+    return {
+        "email": value.email,
+        "name": value.name,
+        "nickname": value.nickname,
+        "status": value.status._value_,
+        "tags": list(value.tags),
+        "user_id": value.user_id,
+    }
+
+
+def _json_repr_User(value: User) -> str:
+    "repr() of the JSON of one User, without building it (what state_hash() digests)."
+    return (
+        f"{{'email': {value.email!r}"
+        f", 'name': {value.name!r}"
+        f", 'nickname': {value.nickname!r}"
+        f", 'status': {value.status._value_!r}"
+        f", 'tags': {value.tags!r}"
+        f", 'user_id': {value.user_id!r}"
+        "}"
+    )
+
+
+def _to_json_SleepLog(value: SleepLog) -> dict[str, Any]:
+    "The JSON of one SleepLog (its RecordSpec's to_json, written out: codegen/serializers.py)."
+    return {
+        "end": _format_datetime(value.end),
+        "log_id": value.log_id,
+        "minutes": value.minutes,
+        "quality": value.quality._value_,
+        "start": _format_datetime(value.start),
+        "user": value.user,
+    }
+
+
+def _json_repr_SleepLog(value: SleepLog) -> str:
+    "repr() of the JSON of one SleepLog, without building it (what state_hash() digests)."
+    d0 = value.end
+    d4 = value.start
+    if d0.tzinfo is not _UTC or d4.tzinfo is not _UTC:
+        return repr(_to_json_SleepLog(value))
+    return (
+        f"{{'end': '{_ISO_SECONDS % (d0.year, d0.month, d0.day, d0.hour, d0.minute, d0.second) if not d0.microsecond else d0.isoformat()[:-6]}Z'"
+        f", 'log_id': {value.log_id!r}"
+        f", 'minutes': {value.minutes!r}"
+        f", 'quality': {value.quality._value_!r}"
+        f", 'start': '{_ISO_SECONDS % (d4.year, d4.month, d4.day, d4.hour, d4.minute, d4.second) if not d4.microsecond else d4.isoformat()[:-6]}Z'"
+        f", 'user': {value.user!r}"
+        "}"
+    )
+
+
+def _to_json_Ticket(value: Ticket) -> dict[str, Any]:
+    "The JSON of one Ticket (its RecordSpec's to_json, written out: codegen/serializers.py)."
+    return {"status": value.status._value_, "ticket_id": value.ticket_id, "user": value.user}
+
+
+def _json_repr_Ticket(value: Ticket) -> str:
+    "repr() of the JSON of one Ticket, without building it (what state_hash() digests)."
+    return (
+        f"{{'status': {value.status._value_!r}"
+        f", 'ticket_id': {value.ticket_id!r}"
+        f", 'user': {value.user!r}"
+        "}"
+    )
+
+
 SPEC_AccountStatus = rt.EnumSpec(AccountStatus)
 SPEC_Quality = rt.EnumSpec(Quality)
 SPEC_TicketState = rt.EnumSpec(TicketState)
@@ -97,6 +197,8 @@ SPEC_Window = rt.RecordSpec(
         rt.FieldSpec(name="start", spec=rt.DATETIME, required=True),
         rt.FieldSpec(name="end", spec=rt.DATETIME, required=True),
     ],
+    to_json=_to_json_Window,
+    json_repr=_json_repr_Window,
 )
 SPEC_User = rt.RecordSpec(
     User,
@@ -105,29 +207,66 @@ SPEC_User = rt.RecordSpec(
         rt.FieldSpec(name="name", spec=rt.STR, required=True),
         rt.FieldSpec(name="email", spec=rt.STR, required=True),
         rt.FieldSpec(name="status", spec=SPEC_AccountStatus, required=False),
-        rt.FieldSpec(name="nickname", spec=rt.OptionalSpec(rt.STR), required=False),
-        rt.FieldSpec(name="tags", spec=rt.ListSpec(rt.STR), required=False),
+        rt.FieldSpec(name="nickname", spec=_SPEC_0, required=False),
+        rt.FieldSpec(name="tags", spec=_SPEC_1, required=False),
     ],
+    to_json=_to_json_User,
+    json_repr=_json_repr_User,
 )
 SPEC_SleepLog = rt.RecordSpec(
     SleepLog,
     lambda: [
         rt.FieldSpec(name="log_id", spec=rt.STR, required=False),
-        rt.FieldSpec(name="user", spec=rt.RefSpec(rt.STR, "User", "users"), required=True),
+        rt.FieldSpec(name="user", spec=_SPEC_2, required=True),
         rt.FieldSpec(name="start", spec=rt.DATETIME, required=True),
         rt.FieldSpec(name="end", spec=rt.DATETIME, required=True),
         rt.FieldSpec(name="quality", spec=SPEC_Quality, required=True),
         rt.FieldSpec(name="minutes", spec=rt.INT, required=True),
     ],
+    to_json=_to_json_SleepLog,
+    json_repr=_json_repr_SleepLog,
 )
 SPEC_Ticket = rt.RecordSpec(
     Ticket,
     lambda: [
         rt.FieldSpec(name="ticket_id", spec=rt.STR, required=False),
-        rt.FieldSpec(name="user", spec=rt.RefSpec(rt.STR, "User", "users"), required=True),
+        rt.FieldSpec(name="user", spec=_SPEC_2, required=True),
         rt.FieldSpec(name="status", spec=SPEC_TicketState, required=False),
     ],
+    to_json=_to_json_Ticket,
+    json_repr=_json_repr_Ticket,
 )
+
+_SPEC_0: rt.TypeSpec = rt.OptionalSpec(rt.STR)  # str?
+_SPEC_1: rt.TypeSpec = rt.ListSpec(rt.STR)  # list[str]
+_SPEC_2: rt.TypeSpec = rt.RefSpec(rt.STR, "User", "users")  # ref User
+
+
+_ARGUMENTS_get_user = frozenset(
+    {
+        "user_id",
+    }
+)  # the arguments of get_user
+_ARGUMENTS_add_sleep_log = frozenset(
+    {
+        "user_id",
+        "start",
+        "end",
+        "quality",
+    }
+)  # the arguments of add_sleep_log
+_ARGUMENTS_set_status = frozenset(
+    {
+        "user_id",
+        "status",
+    }
+)  # the arguments of set_status
+_ARGUMENTS_delete_sleep_log = frozenset(
+    {
+        "log_id",
+        "user_id",
+    }
+)  # the arguments of delete_sleep_log
 
 
 class SleepTrackingEnv(rt.Environment):
@@ -209,6 +348,7 @@ class SleepTrackingEnv(rt.Environment):
             result=SPEC_User,
             impl="_impl_get_user",
             json_arguments="_json_get_user",
+            call="_call_get_user",
         ),
         "add_sleep_log": rt.ToolSpec(
             name="add_sleep_log",
@@ -223,6 +363,7 @@ class SleepTrackingEnv(rt.Environment):
             result=SPEC_SleepLog,
             impl="_impl_add_sleep_log",
             json_arguments="_json_add_sleep_log",
+            call="_call_add_sleep_log",
             row_env_invariants=(("logs", "_inv_0_row", "_inv_0"),),
         ),
         "set_status": rt.ToolSpec(
@@ -236,6 +377,7 @@ class SleepTrackingEnv(rt.Environment):
             result=SPEC_User,
             impl="_impl_set_status",
             json_arguments="_json_set_status",
+            call="_call_set_status",
         ),
         "delete_sleep_log": rt.ToolSpec(
             name="delete_sleep_log",
@@ -248,6 +390,7 @@ class SleepTrackingEnv(rt.Environment):
             result=rt.STR,
             impl="_impl_delete_sleep_log",
             json_arguments="_json_delete_sleep_log",
+            call="_call_delete_sleep_log",
             row_env_invariants=(("logs", "_inv_0_row", "_inv_0"),),
         ),
     }
@@ -465,6 +608,74 @@ class SleepTrackingEnv(rt.Environment):
         v0 = values.get("user_id")
         return {"user_id": v0}
 
+    def _call_get_user(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for get_user (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_get_user:
+            return None  # an unknown argument: the generic parser says which
+        user_id: str
+        given_user_id = given.get("user_id", _MISSING)
+        if given_user_id is _MISSING:
+            return None  # the generic parser says so
+        if type(given_user_id) is str and len(given_user_id) <= 64 and given_user_id.isascii():
+            user_id = given_user_id
+        else:
+            user_id = rt.STR.from_json(given_user_id, "user_id")  # sleep_tracking.env:58
+        arguments: dict[str, Any] = {"user_id": user_id}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_get_user(user_id=user_id)
+            data = (
+                {
+                    "email": result.email,
+                    "name": result.name,
+                    "nickname": result.nickname,
+                    "status": result.status._value_,
+                    "tags": list(result.tags),
+                    "user_id": result.user_id,
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = (
+                6
+                + len(data["user_id"])
+                + len(data["name"])
+                + len(data["email"])
+                + len(data["status"])
+            )
+            v = data["nickname"]
+            if v is not None:
+                total += len(v)
+            v = data["tags"]
+            total += len(v) + sum(map(len, v))
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("get_user", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("get_user", arguments, False, outcome["error"]))
+        return outcome
+
     def add_sleep_log(
         self, *, user_id: str, start: datetime.datetime, end: datetime.datetime, quality: Quality
     ) -> rt.Result:
@@ -487,6 +698,143 @@ class SleepTrackingEnv(rt.Environment):
             "quality": v3.value if type(v3) is Quality else h.to_json(SPEC_Quality, v3),
         }
 
+    def _call_add_sleep_log(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for add_sleep_log (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_add_sleep_log:
+            return None  # an unknown argument: the generic parser says which
+        user_id: str
+        given_user_id = given.get("user_id", _MISSING)
+        if given_user_id is _MISSING:
+            return None  # the generic parser says so
+        if type(given_user_id) is str and len(given_user_id) <= 64 and given_user_id.isascii():
+            user_id = given_user_id
+        else:
+            user_id = rt.STR.from_json(given_user_id, "user_id")  # sleep_tracking.env:64
+        start: datetime.datetime
+        canonical_start = False  # the argument is its own trace text
+        given_start = given.get("start", _MISSING)
+        if given_start is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_start) is str
+            and len(given_start) == 20
+            and given_start[10] == "T"
+            and given_start[19] == "Z"
+            and given_start[4] == given_start[7] == "-"
+            and given_start[13] == given_start[16] == ":"
+        ):
+            try:
+                start = _fromisoformat(given_start)
+                canonical_start = True
+            except ValueError:
+                start = rt.DATETIME.from_json(given_start, "start")  # sleep_tracking.env:64
+        else:
+            start = rt.DATETIME.from_json(given_start, "start")  # sleep_tracking.env:64
+        end: datetime.datetime
+        canonical_end = False  # the argument is its own trace text
+        given_end = given.get("end", _MISSING)
+        if given_end is _MISSING:
+            return None  # the generic parser says so
+        if (
+            type(given_end) is str
+            and len(given_end) == 20
+            and given_end[10] == "T"
+            and given_end[19] == "Z"
+            and given_end[4] == given_end[7] == "-"
+            and given_end[13] == given_end[16] == ":"
+        ):
+            try:
+                end = _fromisoformat(given_end)
+                canonical_end = True
+            except ValueError:
+                end = rt.DATETIME.from_json(given_end, "end")  # sleep_tracking.env:64
+        else:
+            end = rt.DATETIME.from_json(given_end, "end")  # sleep_tracking.env:64
+        quality: Quality
+        given_quality = given.get("quality", _MISSING)
+        if given_quality is _MISSING:
+            return None  # the generic parser says so
+        member_quality = (
+            SPEC_Quality.by_value.get(given_quality) if type(given_quality) is str else None
+        )
+        quality = (
+            member_quality
+            if member_quality is not None
+            else SPEC_Quality.from_json(given_quality, "quality")
+        )  # sleep_tracking.env:64
+        arguments: dict[str, Any] = {
+            "user_id": user_id,
+            "start": given_start if canonical_start else _format_datetime(start),
+            "end": given_end if canonical_end else _format_datetime(end),
+            "quality": quality._value_,
+        }
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_add_sleep_log(
+                user_id=user_id, start=start, end=end, quality=quality
+            )
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            table = self._tables["logs"]
+            for touched_table, key in self._touched:
+                row = table.get(key) if touched_table == "logs" else None
+                if row is not None and not self._inv_0_row(row):
+                    self._env_invariant_failed("_inv_0")  # sleep_tracking.env:54
+            data = (
+                {
+                    "end": _format_datetime(result.end),
+                    "log_id": result.log_id,
+                    "minutes": result.minutes,
+                    "quality": result.quality._value_,
+                    "start": _format_datetime(result.start),
+                    "user": result.user,
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = (
+                6
+                + len(data["log_id"])
+                + len(data["user"])
+                + len(data["start"])
+                + len(data["end"])
+                + len(data["quality"])
+            )
+            v = data["minutes"]
+            if not _MIN_INT <= v <= _MAX_INT:
+                raise rt.Fail(_INT_RESULT)
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("add_sleep_log", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("add_sleep_log", arguments, False, outcome["error"]))
+        return outcome
+
     def set_status(self, *, user_id: str, status: AccountStatus) -> rt.Result:
         "Change the status of a user's account."
         return self.invoke_typed("set_status", {"user_id": user_id, "status": status})
@@ -501,6 +849,92 @@ class SleepTrackingEnv(rt.Environment):
             "status": v1.value if type(v1) is AccountStatus else h.to_json(SPEC_AccountStatus, v1),
         }
 
+    def _call_set_status(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for set_status (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_set_status:
+            return None  # an unknown argument: the generic parser says which
+        user_id: str
+        given_user_id = given.get("user_id", _MISSING)
+        if given_user_id is _MISSING:
+            return None  # the generic parser says so
+        if type(given_user_id) is str and len(given_user_id) <= 64 and given_user_id.isascii():
+            user_id = given_user_id
+        else:
+            user_id = rt.STR.from_json(given_user_id, "user_id")  # sleep_tracking.env:81
+        status: AccountStatus
+        given_status = given.get("status", _MISSING)
+        if given_status is _MISSING:
+            return None  # the generic parser says so
+        member_status = (
+            SPEC_AccountStatus.by_value.get(given_status) if type(given_status) is str else None
+        )
+        status = (
+            member_status
+            if member_status is not None
+            else SPEC_AccountStatus.from_json(given_status, "status")
+        )  # sleep_tracking.env:81
+        arguments: dict[str, Any] = {"user_id": user_id, "status": status._value_}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_set_status(user_id=user_id, status=status)
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            data = (
+                {
+                    "email": result.email,
+                    "name": result.name,
+                    "nickname": result.nickname,
+                    "status": result.status._value_,
+                    "tags": list(result.tags),
+                    "user_id": result.user_id,
+                }
+                if result is not None
+                else None
+            )
+            size_budget = self.size_budget
+            total = (
+                6
+                + len(data["user_id"])
+                + len(data["name"])
+                + len(data["email"])
+                + len(data["status"])
+            )
+            v = data["nickname"]
+            if v is not None:
+                total += len(v)
+            v = data["tags"]
+            total += len(v) + sum(map(len, v))
+            if total > size_budget:
+                raise rt.Fail(_TOO_LARGE % total)
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("set_status", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("set_status", arguments, False, outcome["error"]))
+        return outcome
+
     def delete_sleep_log(self, *, log_id: str, user_id: str) -> rt.Result:
         "Delete one of the user's own sleep logs."
         return self.invoke_typed("delete_sleep_log", {"log_id": log_id, "user_id": user_id})
@@ -511,6 +945,67 @@ class SleepTrackingEnv(rt.Environment):
         v0 = values.get("log_id")
         v1 = values.get("user_id")
         return {"log_id": v0, "user_id": v1}
+
+    def _call_delete_sleep_log(self, given: dict[str, Any]) -> rt.Result | None:
+        "Environment._invoke written out for delete_sleep_log (envdsl/codegen/tool_calls.py)."
+        if not given.keys() <= _ARGUMENTS_delete_sleep_log:
+            return None  # an unknown argument: the generic parser says which
+        log_id: str
+        given_log_id = given.get("log_id", _MISSING)
+        if given_log_id is _MISSING:
+            return None  # the generic parser says so
+        if type(given_log_id) is str and len(given_log_id) <= 64 and given_log_id.isascii():
+            log_id = given_log_id
+        else:
+            log_id = rt.STR.from_json(given_log_id, "log_id")  # sleep_tracking.env:88
+        user_id: str
+        given_user_id = given.get("user_id", _MISSING)
+        if given_user_id is _MISSING:
+            return None  # the generic parser says so
+        if type(given_user_id) is str and len(given_user_id) <= 64 and given_user_id.isascii():
+            user_id = given_user_id
+        else:
+            user_id = rt.STR.from_json(given_user_id, "user_id")  # sleep_tracking.env:88
+        arguments: dict[str, Any] = {"log_id": log_id, "user_id": user_id}
+        journal: list[tuple[Any, ...]] = []
+        self._journal = journal
+        self._steps = 0
+        self._last_result = None
+        budget = _budget
+        budget.left = self.size_budget
+        data: Any
+        try:
+            result = self._impl_delete_sleep_log(log_id=log_id, user_id=user_id)
+            if self._touched:
+                for (touched_table, key), originals in self._touched.items():
+                    read = self._GUARDED[touched_table]
+                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
+                        self._verify_touched()
+                        break
+            table = self._tables["logs"]
+            for touched_table, key in self._touched:
+                row = table.get(key) if touched_table == "logs" else None
+                if row is not None and not self._inv_0_row(row):
+                    self._env_invariant_failed("_inv_0")  # sleep_tracking.env:54
+            data = result
+            self._last_result = result
+            if journal:  # a call that wrote nothing leaves the history as it is
+                self._world.record(journal)
+            self.trace.append(rt.TraceEntry("delete_sleep_log", arguments, True))
+            return {"success": True, "data": data}
+        except Exception as error:  # what each kind of failure gives: Environment._failed
+            outcome = self._failed(error)
+        finally:
+            budget.left = None
+            self._journal = None
+            if self._touched:
+                self._touched = {}
+            if self._saved:
+                self._saved = set()
+            if self._grown:
+                self._grown = set()
+        self.trace.append(rt.TraceEntry("delete_sleep_log", arguments, False, outcome["error"]))
+        return outcome
 
     def _rowinv_SleepLog_0(self, row: SleepLog) -> bool:
         return bool(row.end > row.start)
@@ -527,7 +1022,7 @@ class SleepTrackingEnv(rt.Environment):
     def _impl_get_user(self, user_id: str) -> User:
         u = self.t_users.get(user_id)
         if u is None:
-            raise rt.Fail("user not found", site=0)
+            raise rt.Fail("user not found", site=0)  # sleep_tracking.env:60
         self._hit(0)
         return u
 
@@ -536,16 +1031,16 @@ class SleepTrackingEnv(rt.Environment):
     ) -> SleepLog:
         u = self.t_users.get(user_id)
         if u is None:
-            raise rt.Fail("user not found", site=1)
+            raise rt.Fail("user not found", site=1)  # sleep_tracking.env:66
         self._hit(1)
         if not (u.status == AccountStatus.active):
-            raise rt.Fail("account is not active", site=2)
+            raise rt.Fail("account is not active", site=2)  # sleep_tracking.env:67
         self._hit(2)
         if not (end > start):
-            raise rt.Fail("end must be after start", site=3)
+            raise rt.Fail("end must be after start", site=3)  # sleep_tracking.env:68
         self._hit(3)
         if not (end <= self.s_now):
-            raise rt.Fail("a night cannot end in the future", site=4)
+            raise rt.Fail("a night cannot end in the future", site=4)  # sleep_tracking.env:69
         self._hit(4)
         return self._insert(
             "logs",
@@ -561,7 +1056,7 @@ class SleepTrackingEnv(rt.Environment):
     def _impl_set_status(self, user_id: str, status: AccountStatus) -> User:
         u = self.t_users.get(user_id)
         if u is None:
-            raise rt.Fail("user not found", site=5)
+            raise rt.Fail("user not found", site=5)  # sleep_tracking.env:83
         self._hit(5)
         self._write_users_status(u, status)
         return u
@@ -569,10 +1064,10 @@ class SleepTrackingEnv(rt.Environment):
     def _impl_delete_sleep_log(self, log_id: str, user_id: str) -> str:
         l = self.t_logs.get(log_id)
         if l is None:
-            raise rt.Fail("log not found", site=6)
+            raise rt.Fail("log not found", site=6)  # sleep_tracking.env:90
         self._hit(6)
         if not (l.user == user_id):
-            raise rt.Fail("not your log", site=7)
+            raise rt.Fail("not your log", site=7)  # sleep_tracking.env:91
         self._hit(7)
         self._delete("logs", log_id)
         return "deleted"

@@ -92,6 +92,15 @@ def test_bench_retail_quick() -> None:
         and "| envdsl `env.call` |" in out
         and "| get_order_details | 7 |" in out
     )
+    assert "each task from its start (reset + calls, first calls included)" in out
+
+
+def test_bench_airline_quick() -> None:
+    """τ-bench airline's port and τ-bench's own tools agree on the first tasks' gold calls."""
+    out = run_benchmark("bench_airline.py", "--quick")
+    assert "compared: 7 calls, 3 final states" in out and "differences: 0" in out
+    assert "| update_reservation_flights | 5 |" in out and "| book_reservation | 1 |" in out
+    assert "each task from its start (reset + calls, first calls included)" in out
 
 
 def test_bench_openenv_sessions_quick() -> None:
@@ -113,3 +122,13 @@ def test_bench_serve_load_quick() -> None:
     assert "| phase 1: 10 sessions held at once |" in out and "| 0 failed or not isolated |" in out
     assert "| phase 2: 30 opened and closed" in out and "| 0 failed |" in out
     assert "RSS growth over the second half of phase 2:" in out
+    assert "CPU in phase 2: server " in out and "ms per session), clients " in out
+
+
+def test_serve_heap_probe_quick() -> None:
+    """The wrapped server answers its samples; every churned session was freed on close."""
+    out = run_benchmark("serve_heap_probe.py", "--quick")
+    rows = [line.split("|")[1:-1] for line in out.splitlines()[2:]]
+    assert [int(row[0]) for row in rows] == [0, 10, 30], out
+    assert all(row[6].strip() == "[0]" for row in rows), out  # the registry holds none
+    assert all(float(row[2]) > 0 and int(row[4]) > 0 for row in rows), out

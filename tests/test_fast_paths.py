@@ -2,7 +2,8 @@
 
 Random call sequences (arguments derived from the state, as `envdsl explore` does) run on two
 copies of each example, with snapshots and restores interleaved: the fast side takes journal
-snapshots, hashes incrementally and runs each tool's whole-call function; the reference side
+snapshots, hashes incrementally and runs each tool's whole call, the method the compiler wrote
+into the generated class (envdsl/codegen/tool_calls.py); the reference side
 snapshots by pickling the whole environment (a deep copy), restores by unpickling it,
 recomputes the hash from nothing and runs every call through the generic parser and
 `_invoke`. Every result, failure, trace, state and hash must be the same on both sides.
@@ -10,6 +11,7 @@ recomputes the hash from nothing and runs every call through the generic parser 
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import enum
 import json
@@ -26,7 +28,7 @@ import envdsl
 import example_specs
 from envdsl.explore.arguments import ArgumentGenerator
 from envdsl.runtime import Environment, typed
-from envdsl.runtime.callplans import _reference_path, _typed_arguments, reader_source
+from envdsl.runtime.callplans import _reference_path, _typed_arguments
 
 EXAMPLES = example_specs.EXAMPLES  # the specs (a task file adds tasks, not tools)
 RETAIL = Path(__file__).resolve().parent.parent / "benchmarks" / "taubench_retail"
@@ -51,12 +53,6 @@ def reference_class(env_class: type[Environment]) -> type[Environment]:
     return _variant(env_class, "Reference", _CALL_FUNCTIONS=False)
 
 
-def whole_call_class(env_class: type[Environment]) -> type[Environment]:
-    """The same environment with every call through the tool's whole-call function, from a
-    tool's first call on (by default its first calls take the reference path)."""
-    return _variant(env_class, "WholeCall", _CALLS_BEFORE_COMPILING=0)
-
-
 def _variant(env_class: type[Environment], kind: str, **settings: Any) -> type[Environment]:
     name = f"{kind}_{env_class.__name__}_{id(env_class)}"
     cls = type(name, (env_class,), {**settings, "__module__": __name__})
@@ -66,9 +62,9 @@ def _variant(env_class: type[Environment], kind: str, **settings: Any) -> type[E
 
 
 def compiled(env_class: type[Environment], name: str) -> bool:
-    """Whether the tool's calls now go through its whole-call function (toolcalls.py)."""
-    call = env_class._plan(name).call
-    return call is not _reference_path and call.__code__.co_name == "call"
+    """Whether the tool's calls go through its generated whole-call method."""
+    method = env_class.TOOLS[name].call
+    return bool(method) and env_class._plan(name).call is getattr(env_class, method)
 
 
 class Reference:
@@ -116,7 +112,7 @@ def one_call(env: Environment, name: str, arguments: dict[str, Any], typed_call:
 
 @pytest.mark.parametrize("path", EXAMPLES, ids=[p.stem for p in EXAMPLES])
 def test_fast_paths_match_the_reference(path: Path) -> None:
-    env_class = whole_call_class(envdsl.load(path))
+    env_class = envdsl.load(path)
     reference_cls = reference_class(env_class)
     tasks = list(env_class.TASKS)
     tools = sorted(env_class.TOOLS)
@@ -173,34 +169,32 @@ def test_fast_paths_match_the_reference(path: Path) -> None:
         assert reference_cls._plan(name).call is _reference_path
 
 
-def test_a_tools_first_calls_take_the_reference_path_then_its_whole_call() -> None:
-    """By default a tool's first `_CALLS_BEFORE_COMPILING` calls run through the generic
-    parser and `_invoke`, the next compiles its whole call; results and states stay the
-    reference's across the switch, through `call` and `invoke_typed` alike."""
-    # a class of its own: envdsl.load's class is shared with other tests, whose calls count
-    env_class = _variant(envdsl.load(EXAMPLES[0].parent / "online_shop.env"), "Tiered")
-    calls = env_class._CALLS_BEFORE_COMPILING
-    assert calls > 0
+def test_every_call_takes_the_generated_whole_call_from_the_first_on() -> None:
+    """No first-calls path: a tool's first call already runs the method the compiler wrote
+    (and gives the reference's result, state and trace); a class whose ToolSpecs name no
+    such method (one written by hand) takes the reference path."""
+    env_class = _variant(envdsl.load(EXAMPLES[0].parent / "online_shop.env"), "First")
     reference_cls = reference_class(env_class)
     task = next(iter(env_class.TASKS))
     fast, reference = env_class(), reference_cls()
     fast.reset(task=task)
     reference.reset(task=task)
-    tools = sorted(env_class.TOOLS)
-    made: dict[str, int] = dict.fromkeys(tools, 0)
-    rng = random.Random(18)
-    for number in range(len(tools) * (calls + 4)):
-        name = tools[number % len(tools)]
-        assert compiled(env_class, name) == (made[name] > calls)
+    for number, name in enumerate(sorted(env_class.TOOLS)):
+        assert compiled(env_class, name)
         arguments = ArgumentGenerator(fast, number).for_tool(name)
-        typed_call = rng.random() < 0.3
-        result = one_call(fast, name, arguments, typed_call)
-        assert result == one_call(reference, name, arguments, typed_call)
+        assert one_call(fast, name, arguments, False) == one_call(reference, name, arguments, False)
         assert outcome_of(fast) == outcome_of(reference)
         assert observe(fast, reference=False) == observe(reference, reference=True)
-        made[name] += 1
-    assert all(compiled(env_class, name) for name in tools)
-    assert not any(compiled(reference_cls, name) for name in tools)
+    assert not any(compiled(reference_cls, name) for name in env_class.TOOLS)
+    plain_tools = {
+        name: dataclasses.replace(tool, call="") for name, tool in env_class.TOOLS.items()
+    }
+    by_hand = _variant(env_class, "ByHand", TOOLS=plain_tools)
+    assert all(by_hand._plan(name).call is _reference_path for name in plain_tools)
+    env = by_hand()
+    env.reset(task=task)
+    arguments = ArgumentGenerator(env, 0).for_tool("get_product")
+    assert env.call("get_product", arguments) == fast.call("get_product", arguments)
 
 
 RULES_SPEC = '''env Rules {
@@ -336,7 +330,7 @@ def test_whole_calls_break_and_keep_every_rule_as_the_reference(tmp_path: Path) 
     tools' whole-call functions as through `_invoke`, snapshots and restores interleaved."""
     spec = tmp_path / "rules.env"
     spec.write_text(RULES_SPEC)
-    env_class = whole_call_class(envdsl.load(spec))
+    env_class = envdsl.load(spec)
     fast, reference = env_class(), Reference(reference_class(env_class)())
     fast.reset(task="start")
     reference.env.reset(task="start")
@@ -446,32 +440,25 @@ def generic_read(env: Environment, name: str, given: dict[str, Any]) -> Any:
     return _in_order(tool, values), _as_called(tool, values)
 
 
-def argument_reader(tool: Any) -> Any:
-    """What a tool's whole call inlines to read its arguments (callplans.reader_source), as a
-    function of its own: JSON arguments -> (impl arguments, traced arguments); None when an
-    argument is unknown or missing; BadValue, as `_parse_arguments`, for a bad value."""
-    names: dict[str, Any] = {}
-    body, values, traced = reader_source(tool, names)
-    lines = ["def read(given):", *("    " + line for line in body)]
-    exec("\n".join([*lines, f"    return ({values}), {traced}"]), names)  # noqa: S102
-    return names["read"]
-
-
-def plan_read(env: Environment, name: str, given: dict[str, Any]) -> Any:
-    from envdsl.runtime.errors import BadValue
-
-    try:
-        read = argument_reader(env.TOOLS[name])(given)
-    except BadValue as error:
-        return ("bad", error.path, error.message)
-    return generic_read(env, name, given) if read is None else read
+def both_call(fast: Environment, reference: Environment, name: str, given: Any) -> None:
+    """One call on each side: the generated whole call and the reference path give the same
+    result, last trace entry (the arguments as read, or refused) and failure."""
+    for env in (fast, reference):
+        env._last_result = None
+    assert fast.call(name, given) == reference.call(name, given)
+    assert fast.trace[-1] == reference.trace[-1]
+    assert outcome_of(fast) == outcome_of(reference)
 
 
 @pytest.mark.parametrize("path", EXAMPLES, ids=[p.stem for p in EXAMPLES])
 def test_call_plans_read_arguments_as_the_generic_parser(path: Path) -> None:
+    """The generated calls read every argument (odd values, left out, unknown ones) as the
+    generic parser: the same values reach the tool, the same trace, the same refusals."""
     env_class = envdsl.load(path)
     env = env_class()
     env.reset(task=next(iter(env_class.TASKS)))
+    reference = reference_class(env_class)()
+    reference.reset(task=next(iter(env_class.TASKS)))
     rng = random.Random(path.stem)
     compared = 0
     for name in sorted(env_class.TOOLS):
@@ -483,7 +470,7 @@ def test_call_plans_read_arguments_as_the_generic_parser(path: Path) -> None:
                 variants.append({k: v for k, v in given.items() if k != param})
             variants.append({**given, "unexpected": 1})
             for arguments in variants:
-                assert plan_read(env, name, arguments) == generic_read(env, name, arguments)
+                both_call(env, reference, name, arguments)
                 compared += 1
             read = generic_read(env, name, given)
             if read[0] != "bad":  # a typed method's Python values back to JSON, as typed.py does
@@ -501,29 +488,28 @@ def test_call_plans_read_arguments_as_the_generic_parser(path: Path) -> None:
                 for variant in variants:
                     expected = _typed_arguments(plan.typed_params, variant)
                     assert plan.typed_arguments(variant) == expected
+    assert observe(env, reference=False) == observe(reference, reference=True)
     assert compared > 100
 
 
 @pytest.mark.parametrize("path", EXAMPLES, ids=[p.stem for p in EXAMPLES])
 def test_call_plans_check_results_as_the_generic_walk(path: Path) -> None:
-    """The written-out result checks give limits.result_problem's answer, small budgets too."""
-    from envdsl.runtime.limits import result_problem
-
+    """The generated calls' written-out result checks give limits.result_problem's answer
+    (the reference's), small size budgets too."""
     env_class = envdsl.load(path)
     env = env_class()
     env.reset(task=next(iter(env_class.TASKS)))
-    checked = 0
+    reference = reference_class(env_class)()
+    reference.reset(task=next(iter(env_class.TASKS)))
+    refused = 0
     for name in sorted(env_class.TOOLS):
-        plan = env._plan(name)
         for choice in range(20):
-            outcome = env.call(name, ArgumentGenerator(env, choice).for_tool(name))
-            if not outcome["success"] or outcome["data"] is None:
-                continue
-            data = outcome["data"]
+            arguments = ArgumentGenerator(env, choice).for_tool(name)
             for budget in (0, 5, 40, 10_000_000):
-                assert plan.check_result(data, budget) == result_problem(data, budget)
-                checked += 1
-    assert checked > 0
+                env.size_budget = reference.size_budget = budget
+                both_call(env, reference, name, arguments)
+                refused += "too large" in (env.trace[-1].error or "")
+    assert refused > 0
 
 
 @pytest.mark.parametrize("path", EXAMPLES, ids=[p.stem for p in EXAMPLES])
@@ -1205,12 +1191,14 @@ def old_style_hash(env: Environment) -> str:
 
 @pytest.mark.parametrize("path", EXAMPLES, ids=[p.stem for p in EXAMPLES])
 def test_row_digests_are_those_of_the_rows_json(path: Path) -> None:
-    """Each record's json_repr is repr(to_json(row)) and the digests are the reference ones,
+    """Each record's generated to_json is the generic walk's (reference_to_json), its json_repr
+    the repr of that, and the digests are the reference ones,
     on every task's rows and on rows given odd values: datetimes in other zones or naive, a
     lone surrogate, an int too long for text, floats, empty and non-ASCII text."""
     import datetime as dt
 
     from envdsl.runtime.digests import _digest_row, _row_digest, _row_digests
+    from envdsl.runtime.values import reference_to_json
 
     env_class = envdsl.load(path)
     rng = random.Random(path.stem)
@@ -1240,10 +1228,12 @@ def test_row_digests_are_those_of_the_rows_json(path: Path) -> None:
                 changed = pickle.loads(pickle.dumps(row))
                 setattr(changed, attribute, rng.choice(odd))
                 for candidate in (row, changed):
-                    try:
-                        expected = _row_digest(spec.row.to_json(candidate))
+                    try:  # the generic walk over the FieldSpecs: the generated writers' reference
+                        data = reference_to_json(spec.row, candidate)
                     except (AttributeError, TypeError, ValueError):
                         continue  # a value of the wrong type for this field's serializer
+                    assert spec.row.to_json(candidate) == data
+                    expected = _row_digest(data)
                     assert _digest_row(candidate, spec.row) == expected
                     assert _row_digests(["k"], [candidate], spec.row) == {"k": expected}
                     compared += 1
@@ -1317,3 +1307,63 @@ def test_typed_calls_read_their_values_with_the_generated_method_from_the_first_
     assert wrong["success"] is True  # a string of a member's value is the same JSON
     bad = env.set_status(user_id="U2", status=3)  # type: ignore[attr-defined]
     assert bad["success"] is False and env.trace[-1].success is False
+
+
+NAMES_SPEC = '''env Names {
+  """Parameters named like the generated call's own locals."""
+
+  enum Mood { calm, busy }
+
+  entity Note {
+    key note_id: str
+    at: datetime
+    mood: Mood = Mood.calm
+    tags: list[str] = []
+  }
+
+  state {
+    notes: table Note
+  }
+
+  action put(note_id: str, given_at: str = "x", at: datetime? = none, result: int = 1, data: list[str] = [], journal: Mood = Mood.calm, canonical_at: bool = false) -> Note {
+    """Put a note."""
+    let when = at if at != none else datetime("2024-05-01T09:00:00Z")
+    require result > 0 else "result must be positive"
+    return notes.insert(Note(note_id=note_id, at=when, mood=journal, tags=data))
+  }
+
+  task start {
+    """Put one note."""
+    init { notes = [] }
+    solution { put(note_id="n1") }
+    check "it is there": "n1" in notes
+  }
+}
+'''
+
+
+def test_generated_calls_keep_params_named_like_their_own_locals_apart(tmp_path: Path) -> None:
+    """Params called `result`, `data`, `journal`, `given_at`, `canonical_at` next to `at`: the
+    generated call reads each into its own name, as the reference path does."""
+    spec = tmp_path / "names.env"
+    spec.write_text(NAMES_SPEC)
+    env_class = envdsl.load(spec)
+    fast, reference = env_class(), reference_class(env_class)()
+    fast.reset(task="start")
+    reference.reset(task="start")
+    assert compiled(env_class, "put")
+    choices: dict[str, list[Any]] = {
+        "note_id": ["a", "b", "a"],
+        "given_at": ["y", 5],
+        "at": [None, "2024-05-01T09:00:00Z", "2024-05-01T11:00:00+02:00", "soon"],
+        "result": [2, "2"],
+        "data": [["t"], "t"],
+        "journal": ["busy", "gone"],
+        "canonical_at": [True, None],
+    }
+    rng = random.Random(24)
+    for _ in range(60):
+        arguments = {k: rng.choice(v) for k, v in choices.items() if rng.random() < 0.7}
+        both_call(fast, reference, "put", arguments)
+    assert observe(fast, reference=False) == observe(reference, reference=True)
+    assert any(entry.success for entry in fast.trace)

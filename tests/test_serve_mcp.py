@@ -318,3 +318,38 @@ def test_a_deleted_http_session_frees_its_environment_at_once() -> None:
                 assert len(sessions) == 0  # the client's DELETE freed it
 
         anyio.run(go)
+
+
+def test_a_delete_frees_the_environment_before_its_answer_goes_out() -> None:
+    """The client may look the moment it has the DELETE's answer: the session must be gone by
+    then, not freed after the answer was sent (which a loaded machine showed, 1 run in 9)."""
+    from envdsl.serve.mcp import SessionCloser
+
+    sessions = Sessions(envdsl.load(SLEEP), task=TASK)
+    sessions.get("abc")
+    sessions.get("other")
+    held_when_answered: list[bool] = []
+
+    async def sdk_app(scope: Any, receive: Any, send: Any) -> None:
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b""})
+
+    async def client_side(message: Any) -> None:
+        if message["type"] == "http.response.start":
+            held_when_answered.append("abc" in sessions)
+
+    closer = SessionCloser(sdk_app, sessions)
+
+    async def request(method: str, path: str = "/mcp") -> None:
+        scope = {"type": "http", "method": method, "path": path,
+                 "headers": [(b"Mcp-Session-Id", b"abc")]}  # fmt: skip
+        await closer(scope, None, client_side)
+
+    async def go() -> None:
+        await request("POST")  # not a DELETE: the session stays
+        await request("DELETE", "/elsewhere")  # not the MCP endpoint's
+        await request("DELETE")
+
+    anyio.run(go)
+    assert held_when_answered == [True, True, False]
+    assert "abc" not in sessions and "other" in sessions

@@ -207,7 +207,8 @@ def test_only_the_latest_task_starts_are_kept() -> None:
     for task in tasks:
         env.reset(task=task)
         env.call("add_sleep_log", log("U1", 10))  # (fails in the tasks whose U1 is closed)
-    assert list(env._task_starts) == tasks[-sleep._TASK_STARTS_KEPT :]
+    kept = [(sleep.TASKS[t].init, sleep.TASKS[t].init_data) for t in tasks]
+    assert list(env._task_starts) == kept[-sleep._TASK_STARTS_KEPT :]
     for task in tasks:  # dropped ones load again, kept ones restore: the same states
         env.reset(task=task)
         fresh = sleep()
@@ -215,3 +216,53 @@ def test_only_the_latest_task_starts_are_kept() -> None:
         assert state(env) == state(fresh)
     # a pickled environment keeps its state, not the cache of starts
     assert pickle.loads(pickle.dumps(env))._task_starts == {}
+
+
+def test_tasks_with_one_init_file_share_their_start(tmp_path: Path) -> None:
+    """Two tasks whose init is one `init from` file (as every task of a benchmark port starts
+    from the benchmark's data) load it once: the second restores the first's start."""
+    import json
+
+    spec = tmp_path / "counter.env"
+    spec.write_text(
+        """env Counter {
+  \"\"\"A counter.\"\"\"
+  state { n: int = 0 }
+  action bump() -> int {
+    \"\"\"Add one.\"\"\"
+    n += 1
+    return n
+  }
+  task first {
+    \"\"\"Bump it.\"\"\"
+    init from "start.json"
+    solution {
+      bump()
+    }
+    check "bumped once": n == initial.n + 1
+  }
+  task second {
+    \"\"\"Bump it twice.\"\"\"
+    init from "start.json"
+    solution {
+      bump()
+      bump()
+    }
+    check "bumped twice": n == initial.n + 2
+  }
+}
+""",
+        encoding="utf-8",
+    )
+    (tmp_path / "start.json").write_text(json.dumps({"n": 40}), encoding="utf-8")
+    counter = envdsl.load(spec)
+    env = counter()
+    env.reset(task="first")
+    assert env.call("bump", {})["data"] == 41
+    env.reset(task="second")
+    assert len(env._task_starts) == 1 and env.task == "second" and env.trace == []
+    assert env.state_json() == {"n": 40}
+    env.solve("second")
+    assert env.evaluate()["success"]
+    env.reset(task="first")
+    assert env.state_json() == {"n": 40} and env.task == "first"

@@ -40,6 +40,7 @@ from envdsl.runtime.values import (
     MapSpec,
     OptionalSpec,
     RecordSpec,
+    VariantSpec,
     RefSpec,
     StrSpec,
     TypeSpec,
@@ -68,7 +69,7 @@ def python_type(spec: TypeSpec) -> Any:
         return list[python_type(spec.inner)]  # type: ignore[misc]
     if isinstance(spec, MapSpec):
         return dict[str, python_type(spec.value)]  # type: ignore[misc]
-    if isinstance(spec, RecordSpec):
+    if isinstance(spec, (RecordSpec, VariantSpec)):
         return dict
     return Any  # json
 
@@ -76,7 +77,7 @@ def python_type(spec: TypeSpec) -> Any:
 def _describe(param: ParamSpec) -> str:
     parts = [param.description] if param.description else []
     spec = param.spec.inner if isinstance(param.spec, OptionalSpec) else param.spec
-    if isinstance(spec, (DateSpec, DateTimeSpec, DurationSpec, RecordSpec, RefSpec)):
+    if isinstance(spec, (DateSpec, DateTimeSpec, DurationSpec, RecordSpec, RefSpec, VariantSpec)):
         parts.append(spec.name)
     if not parts:
         parts.append(param.spec.name)

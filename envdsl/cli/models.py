@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 import os
 import sys
-from typing import TYPE_CHECKING, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Sequence, TextIO
 
 import click
 
@@ -330,7 +331,6 @@ def synth(
     `synth topics` writes -n de-duplicated environment topics (JSONL, the input of --batch)
     from seed domains or, with --from-tasks, from task descriptions; it resumes too.
     """
-    from pathlib import Path
 
     if words and words[0] == "topics":
         if output is None or not model:
@@ -426,15 +426,8 @@ def synth(
     else:
         assert envscaler_file is not None
         request, fit = _envscaler_request(envscaler_file, index, scenarios_file)
-    target = Path(output)
-    if not target.parent.is_dir():
-        fail_usage(f"cannot write '{output}': no such directory '{target.parent}'")
-    log_handle = None
-    if log_file is not None:
-        try:
-            log_handle = open(log_file, "a", encoding="utf-8")
-        except OSError as error:
-            fail_usage(f"cannot write '{log_file}': {error.strerror or error}")
+    target = writable_output(output)
+    log_handle = open_log(log_file)
 
     def on_attempt(attempt: loop.Attempt) -> None:
         shown = {
@@ -490,8 +483,6 @@ def synth(
 def _synth_tasks(
     spec: str, output: str, log_file: str | None, config: object, options: object
 ) -> None:
-    from pathlib import Path
-
     from envdsl.llm.client import ChatClient, ClientConfig, LLMError
     from envdsl.llm.synth_tasks import SynthTasksOptions, TaskSynthError, run_synth_tasks
 
@@ -558,6 +549,25 @@ def _echo_start_states(fit: "EnvScalerFit | None", spec: str | None, *, err: boo
         click.echo(f"  scenario {scenario_id}: {message or 'loads'}", err=err)
 
 
+def writable_output(output: str) -> Path:
+    """The path of an output file, after checking that its directory exists."""
+    target = Path(output)
+    if not target.parent.is_dir():
+        fail_usage(f"cannot write '{output}': no such directory '{target.parent}'")
+    return target
+
+
+def open_log(log_file: str | None) -> TextIO | None:
+    """A `--log` file opened for appending (None without one); a file that cannot be
+    written is a usage error."""
+    if log_file is None:
+        return None
+    try:
+        return open(log_file, "a", encoding="utf-8")
+    except OSError as error:
+        fail_usage(f"cannot write '{log_file}': {error.strerror or error}")
+
+
 def _synth_topics(
     seeds: Sequence[str],
     descriptions_file: str | None,
@@ -568,8 +578,6 @@ def _synth_topics(
     per_round: int,
     max_rounds: int | None,
 ) -> None:
-    from pathlib import Path
-
     from envdsl.llm.client import ChatClient, ClientConfig, LLMError
     from envdsl.llm.topics import (
         TopicRound,
@@ -589,15 +597,8 @@ def _synth_topics(
         fail_usage(f"cannot read '{descriptions_file}': {describe_read_error(error)}")
     except TopicsInputError as error:
         fail_usage(str(error))
-    target = Path(output)
-    if not target.parent.is_dir():
-        fail_usage(f"cannot write '{output}': no such directory '{target.parent}'")
-    log_handle = None
-    if log_file is not None:
-        try:
-            log_handle = open(log_file, "a", encoding="utf-8")
-        except OSError as error:
-            fail_usage(f"cannot write '{log_file}': {error.strerror or error}")
+    target = writable_output(output)
+    log_handle = open_log(log_file)
 
     def on_round(outcome: TopicRound) -> None:
         click.echo(
@@ -662,8 +663,6 @@ def _synth_batch(
     max_repairs: int,
     no_tasks: bool,
 ) -> None:
-    from pathlib import Path
-
     from envdsl.llm.batch import BatchInputError, progress_stream, read_items, run_batch
     from envdsl.llm.client import ChatClient, ClientConfig
     from envdsl.util.backends import BackendError
@@ -743,7 +742,6 @@ def import_envscaler(
     Exits 0 when every scenario is a task, 1 when some are not or the server failed, 2 on
     usage errors. See docs/synth.md.
     """
-    from pathlib import Path
 
     from envdsl.llm.client import ChatClient, ClientConfig, LLMError
     from envdsl.llm.envscaler import ScenarioError, read_scenarios
@@ -777,12 +775,7 @@ def import_envscaler(
         temperature=temperature,
         max_tokens=max_tokens,
     )
-    log = None
-    if log_file is not None:
-        try:
-            log = open(log_file, "a", encoding="utf-8")
-        except OSError as error:
-            fail_usage(f"cannot write '{log_file}': {error.strerror or error}")
+    log = open_log(log_file)
 
     def on_attempt(attempt: TaskAttempt) -> None:
         if log is not None:

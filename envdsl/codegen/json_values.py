@@ -26,4 +26,4 @@ def needs_json_form(value: t.Type) -> bool:
     if isinstance(value, t.MapType):
         return value.key != t.STR or needs_json_form(value.value)
     # a set (unordered), a record or row, an enum member; a ref is its key, a str or an int
-    return isinstance(value, (t.SetType, t.RecordType, t.EnumType))
+    return isinstance(value, (t.SetType, t.RecordType, t.VariantType, t.EnumType))

@@ -8,7 +8,10 @@ from pathlib import Path
 
 from envdsl.codegen.module_uses import used_module_names
 from envdsl.codegen.names import Names
+from envdsl.codegen.serializers import json_repr_body, to_json_body
+from envdsl.codegen.shapes import shape
 from envdsl.codegen.statements import BodyTranslator
+from envdsl.codegen.tool_calls import ToolCallWriter, call_method_name
 from envdsl.codegen.translate import Context
 from envdsl.codegen.views import (
     ConstView,
@@ -20,9 +23,11 @@ from envdsl.codegen.views import (
     ParamView,
     RecordView,
     ScalarView,
+    SpecConstantView,
     TableView,
     TaskView,
     ToolView,
+    VariantView,
 )
 from envdsl.semantics.stamps import stamp_fields
 from envdsl.semantics import types as t
@@ -30,7 +35,10 @@ from envdsl.semantics.aliases import is_mutable
 from envdsl.semantics.model import CallableInfo, CheckedSpec, Effects, RecordInfo
 from envdsl.syntax import ast
 from envdsl.tasks.init_files import read_init_file
+from envdsl.util.source import Span
 
+# a spec expression that names a spec (rt.INT, SPEC_Order); any other builds one
+_SPEC_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)?")
 _LITERALS = (ast.IntLit, ast.FloatLit, ast.StrLit, ast.BoolLit, ast.NoneLit)
 
 
@@ -39,6 +47,7 @@ class Lowerer:
         self.checked = checked
         self.names = Names(checked)
         self.body = BodyTranslator(checked, self.names)
+        self.spec_constants: list[SpecConstantView] = []
 
     def module(self) -> ModuleView:
         checked = self.checked
@@ -59,6 +68,11 @@ class Lowerer:
             self.record(info)
             for info in checked.records.values()
             if info.module is None or info.name in used
+        ]
+        view.variants = [
+            self.variant(name)
+            for name, variant in checked.variants.items()
+            if variant.module is None or name in used
         ]
         view.consts = [
             ConstView(
@@ -105,10 +119,46 @@ class Lowerer:
         for name, params, body, doc in self.body.writer_methods():
             view.methods.append(MethodView(name, params, "None", body, doc))
         view.sites = self.body.sites
+        self.tool_calls(view)
+        view.spec_constants = self.spec_constants
         view.stamps = [
             (table, sorted(names)) for table, names in stamp_fields(self.checked).items()
         ]
         return view
+
+    def tool_calls(self, view: ModuleView) -> None:
+        """Each tool's whole call (codegen/tool_calls.py), written from the views above."""
+        invariant_lines = {}
+        for index, decl in enumerate(self.checked.env.of_type(ast.InvariantDecl)):
+            line = self.spec_line(decl.span)
+            if line is not None:
+                invariant_lines[f"_inv_{index}"] = line
+        writer = ToolCallWriter(
+            self.names, {r.name: r for r in view.records}, view.source, invariant_lines
+        )
+        for tool in view.tools:
+            tool.call_method = call_method_name(tool.name)
+            tool.arguments_constant = f"_ARGUMENTS_{tool.name}"
+            tool.call_body = writer.body(tool)
+
+    def spec(self, value: t.Type) -> str:
+        """The spec of a type as a name: a module constant where it would be built."""
+        return self.constant(self.names.spec(value), value)
+
+    def constant(self, spec: str, value: t.Type) -> str:
+        if _SPEC_NAME.fullmatch(spec):
+            return spec
+        for known in self.spec_constants:
+            if known.value == spec:
+                return known.name
+        name = f"_SPEC_{len(self.spec_constants)}"  # (no spec name starts with `_`)
+        self.spec_constants.append(SpecConstantView(name, spec, str(value)))
+        return name
+
+    def spec_line(self, span: Span) -> int | None:
+        """The line of a span in the spec being compiled (None in another file)."""
+        spec = self.checked.spec
+        return spec.text.count("\n", 0, span.start) + 1 if span.file == spec.path else None
 
     def body_of(self, info: CallableInfo) -> tuple[list[str], list[str]]:
         self.body.current_result = info.result
@@ -155,9 +205,10 @@ class Lowerer:
                     field.name,
                     self.names.py_type(field.type),
                     default,
-                    self.names.spec(field.type),
+                    self.spec(field.type),
                     required,
                     decl.doc.value if decl.doc else None,
+                    shape(self.names, field.type),
                 )
             )
         py = self.names.type_name(info.name)
@@ -166,7 +217,21 @@ class Lowerer:
         base = "" if info.is_entity else "rt.Value"
         view = RecordView(py, doc, fields, self.names.spec_name(py), base)
         view.size_ones, view.size_terms = self.size_terms(info)
+        view.to_json, view.json_repr = f"_to_json_{py}", f"_json_repr_{py}"
+        view.to_json_body = to_json_body(view)
+        view.json_repr_body = json_repr_body(view, view.to_json)
+        if info.variant is not None:
+            view.tag = (self.names.tag(info.variant), info.tag_value)
         return view
+
+    def variant(self, name: str) -> VariantView:
+        info = self.checked.variants[name]
+        cases = []
+        for record in info.cases.values():
+            py = self.names.type_name(record.name)
+            cases.append((record.tag_value, py, self.names.spec_name(py)))
+        py = self.names.type_name(name)
+        return VariantView(py, info.tag, cases, self.names.spec_name(py))
 
     def size_terms(self, info: RecordInfo) -> tuple[int, list[str]]:
         """What the record's `_stored_size` adds up (limits.stored_size, written out from the
@@ -284,6 +349,12 @@ class Lowerer:
             for field in self.checked.records[value.name].fields.values():
                 found |= self._nested_parents(field.type, seen | {value.name})
             return found
+        if isinstance(value, t.VariantType) and value.name not in seen:
+            cases = self.checked.variants[value.name].cases
+            inner = seen | {value.name}
+            return set().union(
+                *(self._nested_parents(t.case_type(value.name, c), inner) for c in cases)
+            )
         return set()
 
     # ---- invariants and their effect-driven selection ----------------------------------------
@@ -389,7 +460,7 @@ class Lowerer:
         assert isinstance(decl, ast.ToolDecl)
         params = []
         for param in info.params:
-            default = None
+            default = value = None
             if param.decl.default is not None:
                 value = self.body.value(param.decl.default, param.type, Context("default"))
                 default = f"lambda: {value}"
@@ -398,10 +469,13 @@ class Lowerer:
                     param.name,
                     self.names.param(name, param.name),
                     self.names.py_type(param.type),
-                    self.names.spec(param.type),
+                    self.spec(param.type),
                     param.decl.default is None and not isinstance(param.type, t.OptionalType),
                     default,
                     param.decl.doc.value if param.decl.doc else None,
+                    shape(self.names, param.type, self.constant),
+                    value,
+                    self.spec_line(param.decl.span),
                 )
             )
         writes = self._effects(name).writes if info.kind == "action" else set()
@@ -426,12 +500,13 @@ class Lowerer:
             info.kind,
             decl.doc.value if decl.doc else name,
             params,
-            self.names.spec(info.result),
+            self.spec(info.result),
             env_invariants,
             full_rows,
             row_env_invariants,
             f"_json_{name}",
             self.json_arguments(info),
+            shape(self.names, info.result),
         )
 
     def json_arguments(self, info: CallableInfo) -> list[str]:

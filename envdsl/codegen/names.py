@@ -27,7 +27,11 @@ class Names:
         self.checked = checked
         # module level: imports, types, their SPEC_ objects, constants, the environment class
         module = naming.Namespace(naming.PY_RESERVED | naming.MODULE_NAMES | _CLASS_BODY)
-        self.types = {name: module.claim(name) for name in [*checked.enums, *checked.records]}
+        # a variant case's class is `Variant_case`; the variant itself is their union's alias
+        self.types = {
+            name: module.claim(name.replace(".", "_"))
+            for name in [*checked.enums, *checked.variants, *checked.records]
+        }
         self.specs = {py: module.claim(f"SPEC_{py}") for py in self.types.values()}
         self.consts = {name: module.claim(f"C_{name}") for name in checked.consts}
         self.env_class = module.claim(f"{checked.env.name.text.lstrip('_')}Env")
@@ -46,6 +50,15 @@ class Names:
             space.taken |= {"_owner"}  # rt.Value's slot
             for field in record.fields:
                 self.fields[(record.name, field)] = space.claim(field)
+        # a variant's tag: one class attribute of every case, clear of all their fields
+        self.tags: dict[str, str] = {}
+        for variant in checked.variants.values():
+            space = module.child()
+            space.taken |= {"_owner"}
+            space.taken |= {
+                self.fields[(c.name, f)] for c in variant.cases.values() for f in c.fields
+            }
+            self.tags[variant.name] = space.claim(variant.tag)
         self.state = {
             name: ("t_" if isinstance(info.type, t.TableType) else "s_") + name
             for name, info in checked.state.items()
@@ -86,6 +99,10 @@ class Names:
 
     def field(self, record: str, field: str) -> str:
         return self.fields[(record, field)]
+
+    def tag(self, variant: str) -> str:
+        """The class attribute holding a variant case's name (its JSON tag)."""
+        return self.tags[variant]
 
     def member(self, enum: str, member: str) -> str:
         return self.members[(enum, member)]
@@ -138,7 +155,7 @@ class Names:
         if isinstance(value, t.RefType):
             key = self.checked.records[value.entity].key
             return self.py_type(key.type) if key is not None else "Any"
-        if isinstance(value, (t.EnumType, t.RecordType)):
+        if isinstance(value, (t.EnumType, t.RecordType, t.VariantType)):
             return self.type_name(value.name)
         if isinstance(value, t.TableType):
             return f"rt.Table[{self.type_name(value.entity)}]"
@@ -162,7 +179,7 @@ class Names:
             key = self.checked.records[value.entity].key
             key_spec = self.spec(key.type) if key is not None else "rt.JSON"
             return f"rt.RefSpec({key_spec}, {value.entity!r}, {self.table_of(value.entity)!r})"
-        if isinstance(value, (t.EnumType, t.RecordType)):
+        if isinstance(value, (t.EnumType, t.RecordType, t.VariantType)):
             return self.spec_name(self.type_name(value.name))
         if isinstance(value, t.VoidType):
             return "rt.VOID"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from envdsl.codegen.names import Names
 from envdsl.codegen.translate import CgScope, Context, Translator, unparenthesized
 from envdsl.semantics import types as t
@@ -9,6 +11,7 @@ from envdsl.semantics.model import CallableInfo, CheckedSpec, RecordInfo
 from envdsl.syntax import ast
 from envdsl.syntax.visitor import EXPRESSIONS, STATEMENTS
 from envdsl.util import construct
+from envdsl.util.source import Span
 
 INDENT = "    "
 
@@ -98,13 +101,15 @@ class BodyTranslator(Translator):
         site = self.site("require", stmt.cond)
         return self.flush(level) + [
             f"{pad}if not {cond}:",
-            f"{pad}{INDENT}raise rt.Fail({message}, site={site})",
+            f"{pad}{INDENT}raise rt.Fail({message}, site={site}){self.where(stmt.span)}",
             f"{pad}self._hit({site})",
         ]
 
     def visit_Fail(self, stmt: ast.Fail, scope: CgScope, level: int) -> list[str]:
         message = self.expr(stmt.message, scope)
-        return self.flush(level) + [f"{INDENT * level}raise rt.Fail({message})"]
+        return self.flush(level) + [
+            f"{INDENT * level}raise rt.Fail({message}){self.where(stmt.span)}"
+        ]
 
     def visit_Return(self, stmt: ast.Return, scope: CgScope, level: int) -> list[str]:
         pad = INDENT * level
@@ -155,6 +160,13 @@ class BodyTranslator(Translator):
         self.sites.append((self.owner, line, kind, written))
         return len(self.sites) - 1
 
+    def where(self, span: Span) -> str:
+        """The comment at a failure site of the generated code: `  # <spec file>:<line>`."""
+        text = self.checked.spec.text_of(span)
+        if not text:
+            return ""
+        return f"  # {Path(span.file).name}:{text.count(chr(10), 0, span.start) + 1}"
+
     current_result: t.Type = t.VOID  # the declared result of the tool or fn being lowered
 
     def visit_Let(self, stmt: ast.Let, scope: CgScope, level: int) -> list[str]:
@@ -171,7 +183,7 @@ class BodyTranslator(Translator):
             lines += [
                 f"{pad}{py} = {code}",
                 f"{pad}if {py} is None:",
-                f"{pad}{INDENT}raise rt.Fail({message}, site={site})",
+                f"{pad}{INDENT}raise rt.Fail({message}, site={site}){self.where(stmt.span)}",
                 f"{pad}self._hit({site})",
             ]
             return lines
@@ -246,9 +258,14 @@ class BodyTranslator(Translator):
         obj = self.mutated(self.expr(target.obj, scope), scope)
         lines += self.flush(level)
         if isinstance(target, ast.Attribute):
-            assert isinstance(obj_type, t.RecordType)
-            attr = self.names.field(obj_type.name, target.name.text)
-            declared = self.checked.records[obj_type.name].fields[target.name.text].type
+            if isinstance(obj_type, t.VariantType):  # a field every case has: any case's
+                shared = self.variant_field(obj_type, target.name.text)
+                assert shared is not None
+                attr, declared = shared
+            else:
+                assert isinstance(obj_type, t.RecordType)
+                attr = self.names.field(obj_type.name, target.name.text)
+                declared = self.checked.records[obj_type.name].fields[target.name.text].type
             value = self.coerce(value, value_type, declared)
             if stmt.op != "=":
                 current = self.narrowed(f"{obj}.{attr}", declared, self.type_of(target))

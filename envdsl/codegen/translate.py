@@ -232,6 +232,8 @@ class Translator(Visitor):
             return self.names.consts[name], const.type
         if name in self.checked.enums or name in self.checked.records:
             return self.names.type_name(name), None
+        if name in self.checked.variants:
+            return self.names.type_name(name), None
         if name == "initial":
             return "self.initial_state()", None
         if name == "answer" and self.ctx.kind == "check":
@@ -247,7 +249,13 @@ class Translator(Visitor):
         if isinstance(obj_type, t.TypeRefType) and isinstance(obj_type.target, t.EnumType):
             enum = obj_type.target.name
             return f"{self.names.type_name(enum)}.{self.names.member(enum, field_name)}"
+        if isinstance(obj_type, t.TypeRefType) and isinstance(obj_type.target, t.VariantType):
+            return self.names.type_name(f"{obj_type.target.name}.{field_name}")  # the case class
         obj = self.expr(node.obj, scope)
+        variant_field = self.variant_field(obj_type, field_name)
+        if variant_field is not None:  # the tag, or a field every case has
+            attr, declared_type = variant_field
+            return self.narrowed(f"{obj}.{attr}", declared_type, self.type_of(node))
         if isinstance(obj_type, t.InitialStateType):
             return f"{obj}.{self.names.state[field_name]}"
         declared: t.Type | None = None
@@ -334,7 +342,28 @@ class Translator(Visitor):
     def visit_Not(self, node: ast.Not, scope: CgScope) -> str:
         return f"(not {self.expr(node.operand, scope)})"
 
+    def variant_field(self, obj_type: t.Type, name: str) -> tuple[str, t.Type] | None:
+        """The attribute (and declared type) of a variant value's tag or shared field, or of a
+        narrowed case's tag; None for any other read."""
+        if isinstance(obj_type, t.RecordType):
+            variant = t.variant_of(obj_type)
+            if variant is not None and name == self.checked.variants[variant].tag:
+                return self.names.tag(variant), t.STR
+            return None
+        if not isinstance(obj_type, t.VariantType):
+            return None
+        info = self.checked.variants[obj_type.name]
+        if name == info.tag:
+            return self.names.tag(info.name), t.STR
+        shared = info.shared_field(name)
+        assert shared is not None, f"{info.name}.{name} reached code generation unnarrowed"
+        first = next(iter(info.cases.values()))
+        return self.names.field(first.name, name), shared.type
+
     def visit_Compare(self, node: ast.Compare, scope: CgScope) -> str:
+        case_test = self.case_test(node, scope)
+        if case_test is not None:
+            return case_test
         codes = [self.expr(operand, scope) for operand in node.operands]
         types = [self.type_of(operand) for operand in node.operands]
         parts = [self.compare_operand(codes[0], types[0], types[1])]
@@ -351,6 +380,18 @@ class Translator(Visitor):
             parts.append(_COMPARE[op])
             parts.append(self.compare_operand(right, right_type, left_type))
         return "(" + " ".join(parts) + ")"
+
+    def case_test(self, node: ast.Compare, scope: CgScope) -> str | None:
+        """`m is V.case` as `isinstance(m, V_case)` (which mypy narrows as the checker does)."""
+        if len(node.ops) != 1 or node.ops[0] not in ("is", "is not"):
+            return None
+        case = self.type_of(node.operands[1])
+        if not (isinstance(case, t.TypeRefType) and t.variant_of(case.target) is not None):
+            return None
+        value = self.expr(node.operands[0], scope)
+        test = f"isinstance({value}, {self.expr(node.operands[1], scope)})"
+        # parenthesized as every comparison is (and/or chains take the parentheses off)
+        return f"({test})" if node.ops[0] == "is" else f"(not {test})"
 
     def compare_operand(self, code: str, own: t.Type, other: t.Type) -> str:
         """A row compared with a key or ref is compared by its key; a table compared with a
@@ -437,14 +478,7 @@ class Translator(Visitor):
         name = func.name
         record = self.checked.records.get(name)
         if record is not None and scope.lookup(name) is None:
-            args = []
-            for kwarg in node.kwargs:
-                field_info = record.fields[kwarg.name.text]
-                value = self.coerce(
-                    self.expr(kwarg.value, scope), self.type_of(kwarg.value), field_info.type
-                )
-                args.append(f"{self.names.field(record.name, kwarg.name.text)}={value}")
-            return f"{self.names.type_name(name)}({', '.join(args)})"
+            return self.build_record(record, node, scope)
         info = self.checked.callables.get(name)
         if info is not None:
             params = {p.name: p for p in info.params}
@@ -462,6 +496,17 @@ class Translator(Visitor):
             return f"self.{self.names.callables[name]}({', '.join(args)})"
         return self.builtin(name, node, scope)
 
+    def build_record(self, record: RecordInfo, node: ast.Call, scope: CgScope) -> str:
+        """`R(f=v, ...)`, or a variant case's `V.case(f=v, ...)`: the class with its fields."""
+        args = []
+        for kwarg in node.kwargs:
+            field_info = record.fields[kwarg.name.text]
+            value = self.coerce(
+                self.expr(kwarg.value, scope), self.type_of(kwarg.value), field_info.type
+            )
+            args.append(f"{self.names.field(record.name, kwarg.name.text)}={value}")
+        return f"{self.names.type_name(record.name)}({', '.join(args)})"
+
     def builtin(self, name: str, node: ast.Call, scope: CgScope) -> str:
         """A call of a builtin function, in its table entry's form."""
         args = [self.expr(arg, scope) for arg in node.args]
@@ -477,6 +522,11 @@ class Translator(Visitor):
         first, and what it stores is owned by the receiver."""
         receiver_type = self.type_of(func.obj)
         method = func.name.text
+        if isinstance(receiver_type, t.TypeRefType) and isinstance(
+            receiver_type.target, t.VariantType
+        ):
+            case = self.checked.records[f"{receiver_type.target.name}.{method}"]
+            return self.build_record(case, node, scope)
         if isinstance(receiver_type, t.TypeRefType):
             entry = ENUM_VALUES
         else:

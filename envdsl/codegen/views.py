@@ -5,6 +5,18 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 
+@dataclass(frozen=True)
+class ShapeView:
+    """What the written-out readers and writers need of a type (codegen/shapes.py)."""
+
+    kind: str  # str int bool float date datetime duration json enum list set map record void
+    spec: str  # the spec its JSON is read by, without its optional (a ref's: its key's)
+    optional: bool
+    element: ShapeView | None = None  # of a list or set
+    record: str = ""  # the record class of a record
+    ref: bool = False  # a ref's key (read and written by its key's spec)
+
+
 @dataclass
 class EnumView:
     name: str
@@ -22,6 +34,7 @@ class FieldView:
     spec: str
     required: bool
     description: str | None
+    shape: ShapeView | None = None
 
 
 @dataclass
@@ -34,6 +47,21 @@ class RecordView:
     # the record's stored size (runtime/limits.py): a constant and the terms added to it
     size_ones: int = 1
     size_terms: list[str] = field(default_factory=list)
+    # its JSON writers (codegen/serializers.py): the functions' names and bodies
+    to_json: str = ""
+    to_json_body: list[str] = field(default_factory=list)
+    json_repr: str = ""
+    json_repr_body: list[str] = field(default_factory=list)
+    # a variant case's tag: the class attribute and its value (the case's JSON tag)
+    tag: tuple[str, str] | None = None
+
+
+@dataclass
+class VariantView:
+    name: str  # the alias of the union of the case classes
+    tag: str  # the JSON tag field
+    cases: list[tuple[str, str, str]]  # (JSON tag, class, spec) in declaration order
+    spec: str
 
 
 @dataclass
@@ -54,6 +82,9 @@ class ParamView:
     required: bool
     default: str | None  # a lambda producing the default, or None
     description: str | None
+    shape: ShapeView | None = None
+    default_value: str | None = None  # the default's expression (what the lambda returns)
+    line: int | None = None  # its line in the spec
 
 
 @dataclass
@@ -71,6 +102,11 @@ class ToolView:
     # the class method reading a typed call's values into JSON arguments, and its body
     json_method: str = ""
     json_body: list[str] = field(default_factory=list)
+    result_shape: ShapeView | None = None
+    # the method running the tool's whole call (codegen/tool_calls.py), and its body
+    call_method: str = ""
+    call_body: list[str] = field(default_factory=list)
+    arguments_constant: str = ""  # the module constant holding its argument names
 
 
 @dataclass
@@ -122,6 +158,16 @@ class InitFileView:
 
 
 @dataclass
+class SpecConstantView:
+    """A spec built once by the module (`rt.ListSpec(SPEC_Item)`), for the calls and writers
+    that read values of its type and the FieldSpecs and ToolSpecs that name it."""
+
+    name: str
+    value: str
+    type: str  # the DSL type, for the comment
+
+
+@dataclass
 class ConstView:
     name: str
     annotation: str
@@ -136,7 +182,9 @@ class ModuleView:
     description: str
     enums: list[EnumView] = field(default_factory=list)
     records: list[RecordView] = field(default_factory=list)
+    variants: list[VariantView] = field(default_factory=list)
     consts: list[ConstView] = field(default_factory=list)
+    spec_constants: list[SpecConstantView] = field(default_factory=list)
     tables: list[TableView] = field(default_factory=list)
     scalars: list[ScalarView] = field(default_factory=list)
     tools: list[ToolView] = field(default_factory=list)

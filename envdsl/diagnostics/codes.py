@@ -170,6 +170,9 @@ STATE_NAME_TAKEN = _register(
     _N,
     "a state field named `state`, or `state.x` where a local named `state` hides the state",
 )
+UNKNOWN_VARIANT_CASE = _register(
+    "E1099", "unknown-variant-case", _N, "a case that the variant does not declare"
+)
 
 # ---- E2xx: types -----------------------------------------------------------------------------
 TYPE_MISMATCH = _register(
@@ -219,6 +222,18 @@ INVALID_AUTO = _register(
 )
 POSSIBLY_NONE = _register(
     "E2017", "possibly-none", _T, "an optional value used where a value is required"
+)
+VARIANT_TAG_CLASH = _register(
+    "E2098",
+    "variant-tag-clash",
+    _T,
+    "a variant case declaring a field named like the variant's tag field",
+)
+VARIANT_NOT_NARROWED = _register(
+    "E2099",
+    "variant-not-narrowed",
+    _T,
+    "a field of one variant case read where the value may be another case",
 )
 
 # ---- E3xx: tools and effects -----------------------------------------------------------------

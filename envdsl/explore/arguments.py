@@ -41,6 +41,7 @@ from envdsl.runtime.values import (
     MapSpec,
     OptionalSpec,
     RecordSpec,
+    VariantSpec,
     RefSpec,
     SetSpec,
     StrSpec,
@@ -611,6 +612,10 @@ class ArgumentGenerator(Draws):
             if plan.required or self.likely(1)
         }
 
+    def variant_value(self, spec: VariantSpec) -> dict[str, Any]:
+        case = self.pick(sorted(spec.cases))
+        return {spec.tag: case, **self.record_value(spec.cases[case])}
+
     def json_value(self, spec: JsonSpec) -> Any:
         return self.pick([None, self.between(-5, 6), self.text()])
 
@@ -631,6 +636,7 @@ _VALUES: dict[type, Callable[[ArgumentGenerator, Any], Any]] = {
     ListSpec: ArgumentGenerator.list_value,
     MapSpec: ArgumentGenerator.map_value,
     RecordSpec: ArgumentGenerator.record_value,
+    VariantSpec: ArgumentGenerator.variant_value,
     JsonSpec: ArgumentGenerator.json_value,
 }
 

@@ -217,9 +217,13 @@ class Layout(Visitor):
         body = self.exprs.bracketed("{", members, "}", decl.span.end, padded=True)
         return self.out.item(decl.span.start, [f"enum {decl.name.text} ", body])
 
-    def visit_RecordDecl(self, decl: ast.RecordDecl) -> int:
-        word = "entity" if decl.is_entity else "record"
-        first = self.out.open(decl.span.start, f"{word} {decl.name.text}")
+    def visit_RecordDecl(
+        self, decl: ast.RecordDecl, word: str | None = None, name: str | None = None
+    ) -> int:
+        """A record or an entity; with word "", a variant's case (`gift_card { ... }`)."""
+        if word is None:
+            word = "entity" if decl.is_entity else "record"
+        first = self.out.open(decl.span.start, f"{word} {name or decl.name.text}".lstrip())
         items: list[ast.FieldDecl | ast.RowInvariant | ast.UniqueDecl | ast.Text] = [
             *decl.fields,
             *decl.invariants,
@@ -239,6 +243,31 @@ class Layout(Visitor):
                 self.out.item(item.span.start, ["unique", body])
             else:
                 self.docstring(item)
+        self.out.close(decl.span.end - 1)
+        return first
+
+    def visit_VariantDecl(self, decl: ast.VariantDecl) -> int:
+        first = self.out.open(decl.span.start, f"variant {decl.name.text} by {decl.tag.text}")
+        items: list[ast.RecordDecl | ast.Text] = [*decl.cases]
+        if decl.doc is not None:
+            items.append(decl.doc)
+        for item in sorted(items, key=lambda item: item.span.start):
+            if isinstance(item, ast.Text):
+                self.docstring(item)
+                continue
+            name = item.name.text
+            if item.json_tag is not None:
+                name += f" = {self.exprs.source(item.json_tag)}"
+            if not item.fields and not item.invariants and item.doc is None:
+                self.out.comments_before(item.span.start)
+                self.out.item(item.span.start, name)  # a case with no fields
+            elif _plain_fields(item):  # on one line when it fits: `gift_card { id: str }`
+                self.out.comments_before(item.span.start)
+                fields = [(f, f"{f.name.text}: {type_text(f.type)}") for f in item.fields]
+                body = self.exprs.bracketed("{", fields, "}", item.span.end, padded=True)
+                self.out.item(item.span.start, [f"{name} ", body])
+            else:
+                self.visit_RecordDecl(item, word="", name=name)
         self.out.close(decl.span.end - 1)
         return first
 
@@ -489,9 +518,20 @@ def _section_start(section: object) -> int:
     if isinstance(section, tuple):
         return int(section[1])
     if isinstance(section, list):  # an `allow` clause's targets
+
         return int(section[0].span.start)
     return int(getattr(section, "span").start)
 
 
 def _margin(line: str) -> str:
     return line[: len(line) - len(line.lstrip())]
+
+
+def _plain_fields(case: ast.RecordDecl) -> bool:
+    """A case of fields that are a name and a type each, and nothing else."""
+    return not (case.invariants or case.uniques or case.doc) and all(
+        f.default is None
+        and f.doc is None
+        and not (f.is_key or f.unique or f.immutable or f.on_delete or f.transitions)
+        for f in case.fields
+    )

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from envdsl.llm.batch import DONE, read_log
+from envdsl.util.word_sets import jaccard, singular
 
 # schemas sharing this share of their entity and field words are reported as near-duplicates
 SCHEMA_NEAR_DUPLICATE = 0.6
@@ -168,21 +169,13 @@ def schema_words(tables: dict[str, list[str]]) -> frozenset[str]:
 
 def _identifier_words(name: str) -> list[str]:
     spaced = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name)
-    return [_singular(w) for w in re.split(r"[_\W]+", spaced.lower()) if w]
-
-
-def _singular(word: str) -> str:
-    if len(word) > 4 and word.endswith("ies"):
-        return word[:-3] + "y"
-    if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
-        return word[:-1]
-    return word
+    return [singular(w) for w in re.split(r"[_\W]+", spaced.lower()) if w]
 
 
 def near_duplicates(specs: list[SpecFacts]) -> list[tuple[str, str, float]]:
     pairs = []
     for a, b in combinations([s for s in specs if s.schema_words], 2):
-        shared = len(a.schema_words & b.schema_words) / len(a.schema_words | b.schema_words)
+        shared = jaccard(a.schema_words, b.schema_words)
         if shared >= SCHEMA_NEAR_DUPLICATE:
             pairs.append((a.path, b.path, shared))
     return sorted(pairs, key=lambda pair: (-pair[2], pair[0], pair[1]))

@@ -444,5 +444,10 @@ def shape(node: object) -> str:
     fields = getattr(node, "__dataclass_fields__", None)
     if fields is None:
         return type(node).__name__
-    inner = ",".join(shape(getattr(node, name)) for name in fields if name != "span")
+    values = [getattr(node, name) for name in fields if name != "span"]
+    # a flag is part of the shape where it is set (`state.count` is NameRef(count,True)), and
+    # a flag added to a node later leaves the shapes of nodes without it as they were
+    inner = ",".join(
+        "True" if value is True else shape(value) for value in values if value is not False
+    )
     return f"{type(node).__name__}({inner})"

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from envdsl.llm.client import ChatClient, Message
+from envdsl.util.word_sets import jaccard, singular
 
 # two topics whose descriptions share this share of their words (stop words aside) describe
 # the same backend: "a library's loans and holds" and "loans and holds at a public library"
@@ -170,24 +171,12 @@ def topic_id(text: str) -> str:
 
 def similarity(a: str, b: str) -> float:
     """Word-set Jaccard similarity of two topic descriptions, stop words aside."""
-    words_a, words_b = _content_words(a), _content_words(b)
-    if not words_a or not words_b:
-        return 0.0
-    return len(words_a & words_b) / len(words_a | words_b)
+    return jaccard(_content_words(a), _content_words(b))
 
 
 def _content_words(text: str) -> frozenset[str]:
     words = re.findall(r"[a-z0-9]+", text.lower())
-    return frozenset(_stem(w) for w in words if w not in _STOP_WORDS and len(w) > 1)
-
-
-def _stem(word: str) -> str:
-    """Plural and singular as one word ("orders", "order"): enough for near-duplicates."""
-    if len(word) > 4 and word.endswith("ies"):
-        return word[:-3] + "y"
-    if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
-        return word[:-1]
-    return word
+    return frozenset(singular(w) for w in words if w not in _STOP_WORDS and len(w) > 1)
 
 
 def parse_proposals(reply: str) -> tuple[list[dict[str, Any]], int]:

@@ -16,7 +16,7 @@ from typing import Iterator
 from envdsl.diagnostics.diagnostic import Diagnostic
 from envdsl.pipeline import CompileResult, check_source
 from envdsl.semantics import types as t
-from envdsl.semantics.model import CallableInfo, CheckedSpec, Local, RecordInfo
+from envdsl.semantics.model import CallableInfo, CheckedSpec, Local, RecordInfo, VariantInfo
 from envdsl.syntax import ast
 from envdsl.syntax.visitor import DECLARATIONS, Visitor
 from envdsl.util.source import SourceFile, Span
@@ -199,6 +199,9 @@ class Analysis:
         if name in checked.records:
             record = checked.records[name]
             return _record_text(record), span, record.decl.name.span
+        if name in checked.variants:
+            variant = checked.variants[name]
+            return _variant_text(variant), span, variant.decl.name.span
         if name in checked.enums:
             enum = checked.enums[name]
             members = ", ".join(enum.members)
@@ -227,6 +230,16 @@ class Analysis:
                     node.name.span,
                     (member.name.span),
                 )
+        variant = _variant_of(checked, receiver)
+        if isinstance(receiver, t.TypeRefType) and variant is not None:
+            case = variant.cases.get(name)
+            if case is not None:  # `PaymentMethod.gift_card`: the case
+                return _record_text(case, "case"), node.name.span, case.decl.name.span
+        elif variant is not None and name == variant.tag:
+            text = _code(f"(tag) {variant.name}.{name}: str") + "\n\nthe name of the value's case"
+            return text, node.name.span, variant.decl.tag.span
+        elif isinstance(receiver, t.VariantType) and variant is not None:
+            receiver = t.case_type(variant.name, next(iter(variant.cases)))  # a shared field
         record = _record_of(checked, receiver)
         if record is not None and name in record.fields:
             info = record.fields[name]
@@ -242,10 +255,18 @@ class Analysis:
     ) -> tuple[str, Span, Span | None] | None:
         """A declaration's own name: show what it declares; it is its own definition."""
         owner = next((p for p in reversed(path) if isinstance(p, ast.RecordDecl)), None)
+        variant = next((p for p in reversed(path) if isinstance(p, ast.VariantDecl)), None)
         if isinstance(parent, (ast.FieldDecl, ast.UniqueDecl)) and owner is not None:
             if isinstance(parent, ast.FieldDecl) and node is not parent.name:
                 return None  # `on delete cascade`
-            return self._field(checked, owner.name.text, node, node.span)
+            qualified = owner.name.text
+            if variant is not None:
+                qualified = f"{variant.name.text}.{qualified}"
+            return self._field(checked, qualified, node, node.span)
+        if isinstance(parent, ast.RecordDecl) and variant is not None:
+            case = checked.records.get(f"{variant.name.text}.{node.text}")
+            if case is not None:
+                return _record_text(case, "case"), node.span, node.span
         if isinstance(parent, ast.Transition) and owner is not None:
             return self._transition_member(checked, owner, path, node)
         if isinstance(parent, ast.InitAssign):
@@ -322,6 +343,20 @@ class Analysis:
             enum = checked.enums.get(receiver.target.name)
             members = enum.members if enum is not None else {}
             return [Completion(name, "member", receiver.target.name) for name in members]
+        variant = _variant_of(checked, receiver)
+        if variant is not None:
+            if isinstance(receiver, t.TypeRefType):
+                return [Completion(case, "member", variant.name) for case in variant.cases]
+            tag = [Completion(variant.tag, "field", "str")]
+            if receiver is None or t.variant_of(t.strip_optional(receiver)) is None:  # shared
+                first = next(iter(variant.cases.values()), None)
+                shared = [n for n in (first.fields if first else {}) if variant.shared_field(n)]
+                return tag + [
+                    Completion(n, "field", str(first.fields[n].type)) for n in shared if first
+                ]
+            case = _record_of(checked, receiver)
+            fields = case.fields.items() if case is not None else ()
+            return tag + [Completion(n, "field", str(f.type)) for n, f in fields]
         record = _record_of(checked, receiver)
         if record is not None:
             return [Completion(n, "field", str(f.type)) for n, f in record.fields.items()]
@@ -412,6 +447,28 @@ def _record_of(checked: CheckedSpec, receiver: t.Type | None) -> RecordInfo | No
     return None
 
 
+def _variant_of(checked: CheckedSpec, receiver: t.Type | None) -> VariantInfo | None:
+    """The variant of a variant value, of a narrowed case value, or of `Variant` itself."""
+    if isinstance(receiver, t.TypeRefType):
+        receiver = receiver.target
+        if not isinstance(receiver, t.VariantType):
+            return None
+    receiver = t.strip_optional(receiver) if receiver is not None else None
+    if isinstance(receiver, t.VariantType):
+        return checked.variants.get(receiver.name)
+    name = t.variant_of(receiver) if receiver is not None else None
+    return checked.variants.get(name) if name is not None else None
+
+
+def _variant_text(variant: VariantInfo) -> str:
+    cases = "\n".join(
+        f"  {case} {{ {', '.join(f'{n}: {f.type}' for n, f in record.fields.items())} }}"
+        for case, record in variant.cases.items()
+    )
+    header = f"variant {variant.name} by {variant.tag}"
+    return _code(f"{header} {{\n{cases}\n}}") + _doc(variant.decl.doc)
+
+
 def _code(text: str) -> str:
     return f"```envdsl\n{text}\n```"
 
@@ -432,8 +489,8 @@ def _signature(info: CallableInfo) -> str:
     return _code(_signature_line(info)) + _doc(doc)
 
 
-def _record_text(record: RecordInfo) -> str:
-    word = "entity" if record.is_entity else "record"
+def _record_text(record: RecordInfo, word: str | None = None) -> str:
+    word = word or ("entity" if record.is_entity else "record")
     fields = "\n".join(f"  {name}: {info.type}" for name, info in record.fields.items())
     return _code(f"{word} {record.name} {{\n{fields}\n}}") + _doc(record.decl.doc)
 
@@ -447,6 +504,19 @@ class _Outline(Visitor):
     """The document symbols of an env member: `visit_<Decl>(member) -> symbols`."""
 
     families = (DECLARATIONS,)
+
+    def visit_VariantDecl(self, member: ast.VariantDecl) -> list[Symbol]:
+        cases = tuple(
+            Symbol(
+                case.name.text,
+                "record",
+                case.span,
+                case.name.span,
+                tuple(Symbol(f.name.text, "field", f.span, f.name.span) for f in case.fields),
+            )
+            for case in member.cases
+        )
+        return [Symbol(member.name.text, "variant", member.span, member.name.span, cases)]
 
     def visit_EnumDecl(self, member: ast.EnumDecl) -> list[Symbol]:
         items = tuple(Symbol(m.name.text, "member", m.span, m.name.span) for m in member.members)

@@ -43,6 +43,7 @@ _SYMBOL_KIND = {
     "member": lsp.SymbolKind.EnumMember,
     "entity": lsp.SymbolKind.Class,
     "record": lsp.SymbolKind.Struct,
+    "variant": lsp.SymbolKind.Enum,
     "field": lsp.SymbolKind.Field,
     "namespace": lsp.SymbolKind.Namespace,
     "state": lsp.SymbolKind.Variable,

@@ -35,6 +35,7 @@ from envdsl.runtime.values import (
     RefSpec,
     SetSpec,
     TypeSpec,
+    VariantSpec,
 )
 
 __all__ = [
@@ -42,5 +43,5 @@ __all__ = [
     "BadValue", "EnumSpec", "Environment", "Fail", "FieldSpec", "InvalidState", "ListSpec",
     "MapSpec", "OptionalSpec", "ParamSpec", "RecordSpec", "RefField", "RefSpec", "Result",
     "ScalarSpec", "SetSpec", "Snapshot", "Table", "TableSchema", "TableSpec", "TaskSpec",
-    "ToolSpec", "TraceEntry", "TypeSpec", "Value", "helpers", "store",
+    "ToolSpec", "TraceEntry", "TypeSpec", "Value", "VariantSpec", "helpers", "store",
 ]  # fmt: skip

@@ -50,7 +50,6 @@ from envdsl.runtime.specs import (
     TraceEntry,
 )
 from envdsl.runtime.table import RefField, Table, TableSchema, highest_auto_number
-from envdsl.runtime.toolcalls import CallFunction, call_function
 from envdsl.runtime.values import (
     RecordSpec,
     TypeSpec,
@@ -69,27 +68,6 @@ STATE_CHECK_STEPS_PER_ROW = 100
 
 class InvalidState(Exception):
     """An initial state (task init, JSON state) that breaks the schema or an invariant."""
-
-
-def _compile_whole_call(owner: type[Environment], plan: ToolPlan) -> None:
-    """Send the plan's calls through the tool's whole-call function from now on."""
-    plan.call = call_function(owner._guarded_fields(), plan.tool, plan.positional)
-
-
-def _compiling_after(owner: type[Environment], plan: ToolPlan, calls: int) -> CallFunction:
-    """A call function that sends the plan's first `calls` calls down the reference path
-    (it returns None) and then compiles the whole call, which takes the next one."""
-    left = calls
-
-    def reference_then_compile(env: Environment, given: dict[str, Any]) -> Result | None:
-        nonlocal left
-        left -= 1
-        if left >= 0:
-            return None
-        _compile_whole_call(owner, plan)
-        return plan.call(env, given)
-
-    return reference_then_compile
 
 
 class Environment:
@@ -116,15 +94,12 @@ class Environment:
     _GUARDED: ClassVar[dict[str, frozenset[str] | None]]
     _MUTABLE: ClassVar[dict[str, tuple[str, ...]]]
     _REFERENCES: ClassVar[dict[str, TaskReference]]  # per class: see task_reference
-    # calls run through each tool's whole-call function (envdsl/runtime/toolcalls.py); off,
-    # every call takes the reference path (the generic parser and `_invoke`)
+    # calls run through each tool's whole-call method, which the compiler writes into the
+    # generated class (ToolSpec.call, envdsl/codegen/tool_calls.py) from the first call on;
+    # off, every call takes the reference path (the generic parser and `_invoke`)
     _CALL_FUNCTIONS: ClassVar[bool] = True
-    # a tool's first calls take the reference path and its whole-call function is compiled
-    # for the call after these (0: at once): compiling one (0.7 ms under cProfile) costs what
-    # a couple of hundred calls save (2-3 microseconds each), and a one-shot use makes few calls
-    # (verifying a spec's tasks: 1-10 a tool over benchmarks/bench_batch.py's corpus)
-    _CALLS_BEFORE_COMPILING: ClassVar[int] = 16
     # how many tasks' start states reset(task=...) keeps to restore instead of loading again
+    # (tasks with one init share one)
     _TASK_STARTS_KEPT: ClassVar[int] = 4
 
     def __init__(
@@ -162,8 +137,9 @@ class Environment:
         self._after_step: Callable[[int], None] | None = None
         self._solution_step = 0
         self._owner = Owner()  # which snapshots are this environment's own
-        # the state right after reset(task=...) loaded a task, the latest last: see reset
-        self._task_starts: dict[str, Snapshot] = {}
+        # the state right after reset(task=...) loaded a task, by its init, the latest last:
+        # see _remember_start
+        self._task_starts: dict[tuple[str | None, str | None], Snapshot] = {}
         self._world: World
         self._tables: dict[str, Table[Any]]
         self._scalars: dict[str, Any]
@@ -195,31 +171,35 @@ class Environment:
         """Load a task's initial state, or a JSON state (dict or JSON text), or an empty one."""
         if task is not None and state is not None:
             raise ValueError("give a task or a state, not both")
-        if task is not None and (start := self._task_starts.pop(task, None)) is not None:
-            self.restore(start)  # a task loaded before: its episode's writes undone
-            self._task_starts[task] = start  # the latest last
+        spec = self.TASKS.get(task) if task is not None else None
+        start_key = (spec.init, spec.init_data) if spec is not None else None
+        if start_key is not None and (start := self._task_starts.pop(start_key, None)):
+            self.restore(start)  # a start loaded before: the episode's writes undone
+            self.task = task
+            self._task_starts[start_key] = start  # the latest last
             return
         self._clear()
         self.task = task
         if task is not None:
-            spec = self.TASKS.get(task)
             if spec is None:
                 raise KeyError(self.unknown_task(task))
             if not self._load_task(spec):
                 self._check_whole_state()
-            self._remember_start(task)
+            assert start_key is not None
+            self._remember_start(start_key)
             return
         if state is not None:
             self._load_state(state)
             return
         self._check_whole_state()
 
-    def _remember_start(self, task: str) -> None:
-        """Keep the state a task's load ended in, for the next reset to it: an init is
-        deterministic, so undoing an episode's writes gives what loading it again would, and
-        costs what the episode wrote instead of what the state holds. A few tasks are kept,
-        the least recently reset to dropped first (each keeps its world alive)."""
-        self._task_starts[task] = self.snapshot()
+    def _remember_start(self, key: tuple[str | None, str | None]) -> None:
+        """Keep the state a task's load ended in, for the next reset to a task with the same
+        init (the same init method, or the same `init from` data, which tasks of one start
+        share): an init is deterministic, so undoing an episode's writes gives what loading
+        it again would, and costs what the episode wrote instead of what the state holds. A
+        few starts are kept, the least recently used dropped first (each keeps its world)."""
+        self._task_starts[key] = self.snapshot()
         while len(self._task_starts) > self._TASK_STARTS_KEPT:
             del self._task_starts[next(iter(self._task_starts))]
 
@@ -578,10 +558,10 @@ class Environment:
             plan = plans[name] = ToolPlan(cls, cls.TOOLS[name])
             if plan.tool.json_arguments:  # the generated module's own, from the first call
                 plan.typed_arguments = getattr(cls, plan.tool.json_arguments)
-            if cls._CALL_FUNCTIONS and cls._CALLS_BEFORE_COMPILING > 0:
-                plan.call = _compiling_after(cls, plan, cls._CALLS_BEFORE_COMPILING)
-            elif cls._CALL_FUNCTIONS:
-                _compile_whole_call(cls, plan)
+            if cls._CALL_FUNCTIONS and plan.tool.call:
+                # what the call's end-of-call check reads, as _verify_touched reads it
+                cls._GUARDED = cls._guarded_fields()
+                plan.call = getattr(cls, plan.tool.call)
         return plan
 
     def _parse_arguments(self, tool: ToolSpec, given: dict[str, Any]) -> dict[str, Any]:

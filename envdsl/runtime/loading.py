@@ -3,8 +3,9 @@
 The reference loader (`Environment._load_json_state` and `_check_whole_state`) walks the whole
 state for JSON problems, reads every field through its spec with a path, adds rows one by one
 and checks every rule row by row. This module does the same work once per state in bulk: one
-loop per entity (source built here from its fields and compiled, as callplans does for
-tools) reads a table's rows with the common cases inlined as exact type tests (short ASCII
+loop per entity (source built here from its fields and compiled: the last code the runtime
+builds at run time; the tools' whole calls and the records' writers are the compiler's now)
+reads a table's rows with the common cases inlined as exact type tests (short ASCII
 strings, 64-bit ints, enum values, ISO datetimes, lists of those; records, lists and maps of
 them through nested readers, below), after two passes in C that every row is an object and
 every member name an exact str; a table's dict and indexes are built in one pass
@@ -464,19 +465,39 @@ def _converting(spec: TypeSpec, name: str, index: int, names: dict[str, Any]) ->
             f"    {other}",
         ]
     if kind is ListSpec:  # not SetSpec: a set is built from its elements
-        element = _plain_test(spec.inner, "item")  # type: ignore[attr-defined]
-        if element is None:
-            return None
-        names[f"plain_items_{index}"] = eval(  # noqa: S307 - built here
-            f"lambda items: all({element} for item in items)",
-            {"MIN": MIN_INT, "MAX": MAX_INT},
+        element = spec.inner  # type: ignore[attr-defined]
+        plain_items = _PLAIN_ITEMS.get(
+            type(element.key if isinstance(element, RefSpec) else element)
         )
+        if plain_items is None:
+            return None
+        names[f"plain_items_{index}"] = plain_items
         return [
             f"if not (type({name}) is list and len({name}) <= MAX_ITEMS",
             f"        and (not {name} or plain_items_{index}({name}))):",
             f"    {other}",
         ]
     return None
+
+
+def _plain_strs(items: list[Any]) -> bool:
+    return all(type(item) is str and item.isascii() and len(item) <= 64 for item in items)
+
+
+def _plain_ints(items: list[Any]) -> bool:
+    return all(type(item) is int and MIN_INT <= item <= MAX_INT for item in items)
+
+
+def _plain_bools(items: list[Any]) -> bool:
+    return all(item is True or item is False for item in items)
+
+
+# whether every element of a list is already its value: _plain_test of each element kind
+_PLAIN_ITEMS: dict[type[TypeSpec], Callable[[list[Any]], bool]] = {
+    StrSpec: _plain_strs,
+    IntSpec: _plain_ints,
+    BoolSpec: _plain_bools,
+}
 
 
 def _owning(spec: TypeSpec, attribute: str, index: int) -> list[str]:

@@ -14,6 +14,7 @@ owned collection) stores an owned copy, so no two places in state ever share one
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import enum
 from typing import Any, NamedTuple, TypeVar
@@ -69,7 +70,10 @@ def record_fields(cls: type) -> tuple[str, ...]:
     """The field attributes of a generated dataclass (records and entities)."""
     names = _RECORD_FIELDS.get(cls)
     if names is None:
-        names = tuple(getattr(cls, "__dataclass_fields__", {}))
+        # dataclasses.fields leaves out class variables (a variant case's tag is one)
+        names = (
+            tuple(f.name for f in dataclasses.fields(cls)) if dataclasses.is_dataclass(cls) else ()
+        )
         _RECORD_FIELDS[cls] = names
     return names
 

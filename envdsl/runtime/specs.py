@@ -46,6 +46,9 @@ class ToolSpec:
     # the class method that turns a typed call's Python values into the JSON arguments,
     # written out by the compiler ('' for none: the plan interprets its typed_params)
     json_arguments: str = ""
+    # the method running the tool's whole call, written out by the compiler (codegen/
+    # tool_calls.py; '' for none: every call takes the reference path, `_invoke`)
+    call: str = ""
 
 
 @dataclass(frozen=True, slots=True)

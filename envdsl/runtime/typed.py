@@ -26,6 +26,7 @@ from envdsl.runtime.values import (
     RecordSpec,
     RefSpec,
     TypeSpec,
+    VariantSpec,
 )
 
 
@@ -51,6 +52,12 @@ def to_json(spec: TypeSpec, value: Any) -> Any:
         if not _same_class(value, spec.cls):
             return value
         return {f.name: to_json(f.spec, getattr(value, f.attribute)) for f in spec.fields}
+    if isinstance(spec, VariantSpec):
+        found = spec.case_of(value)
+        if found is None:
+            return value
+        case, case_spec = found
+        return {spec.tag: case, **to_json(case_spec, value)}
     if isinstance(spec, ListSpec):  # and SetSpec
         if isinstance(value, (list, tuple, set, frozenset)):
             return [to_json(spec.inner, item) for item in value]

@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import enum
+import functools
 import math
 import re
 import weakref
@@ -417,12 +418,22 @@ class FieldSpec:
 class RecordSpec(TypeSpec):
     """A record or an entity row: a JSON object with one member per field."""
 
-    def __init__(self, cls: type[Any], fields: Callable[[], list[FieldSpec]]) -> None:
+    def __init__(
+        self,
+        cls: type[Any],
+        fields: Callable[[], list[FieldSpec]],
+        *,
+        to_json: Callable[[Any], JSONValue] | None = None,
+        json_repr: Callable[[Any], str] | None = None,
+    ) -> None:
+        """`to_json` and `json_repr`: the record's JSON writers, as the compiler writes them
+        for the fields (codegen/serializers.py); without them, the generic walk (the
+        reference, reference_to_json)."""
         self.cls = cls
         self._fields_factory = fields
         self._fields: list[FieldSpec] | None = None
-        self._serialize: Callable[[Any], JSONValue] | None = None
-        self._repr: Callable[[Any], str] | None = None
+        self._serialize = to_json
+        self._repr = json_repr
         self._known: dict[str, FieldSpec] | None = None
         self.name = f"a {cls.__name__} object"
 
@@ -466,19 +477,19 @@ class RecordSpec(TypeSpec):
         return self.serializer()(value)
 
     def serializer(self) -> Callable[[Any], JSONValue]:
-        """This record's to_json as one function made for its fields (see _record_serializer):
-        it runs for every result and state dump."""
+        """This record's to_json: the generated module's function for its fields, or the
+        generic walk; it runs for every result and state dump."""
         serialize = self._serialize
         if serialize is None:
-            serialize = self._serialize = _record_serializer(self.fields)
+            serialize = self._serialize = functools.partial(reference_to_json, self)
         return serialize
 
     def json_repr(self) -> Callable[[Any], str]:
-        """`lambda value: repr(self.to_json(value))` as one function made for its fields (see
-        _record_repr): what state_hash() digests, per row."""
+        """`lambda value: repr(self.to_json(value))`, the generated module's written out for
+        its fields where there is one: what state_hash() digests, per row."""
         write = self._repr
         if write is None:
-            write = self._repr = _record_repr(self.fields, self.serializer())
+            write = self._repr = functools.partial(_reference_json_repr, self)
         return write
 
     def schema(self) -> dict[str, Any]:
@@ -494,6 +505,81 @@ class RecordSpec(TypeSpec):
             "required": [f.name for f in self.fields if f.required],
             "additionalProperties": False,
         }
+
+
+class VariantSpec(TypeSpec):
+    """A variant (tagged union): a JSON object whose tag member names the case, and whose
+    other members are that case's fields (each case is a record with its own RecordSpec).
+    Nothing else: no member for another case's fields, no nulls."""
+
+    def __init__(self, variant: str, tag: str, cases: Callable[[], dict[str, RecordSpec]]) -> None:
+        self.variant = variant
+        self.tag = tag
+        self._cases_factory = cases
+        self._cases: dict[str, RecordSpec] | None = None
+        self._by_class: dict[type[Any], tuple[str, RecordSpec]] | None = None
+        self.name = f"a {variant} object"
+
+    @property
+    def cases(self) -> dict[str, RecordSpec]:
+        if self._cases is None:  # lazily, as a record's fields: cases may hold the variant
+            self._cases = self._cases_factory()
+        return self._cases
+
+    def case_of(self, value: Any) -> tuple[str, RecordSpec] | None:
+        """The case (name and spec) of a Python value, or None when it is no case's."""
+        by_class = self._by_class
+        if by_class is None:
+            by_class = self._by_class = {spec.cls: (c, spec) for c, spec in self.cases.items()}
+        found = by_class.get(type(value))
+        if found is None:  # a case class of another load of the spec (unpickled in a worker)
+            name = type(value).__qualname__
+            found = next((v for cls, v in by_class.items() if cls.__qualname__ == name), None)
+        return found
+
+    def from_json(self, value: JSONValue, path: str) -> Any:
+        if not isinstance(value, dict):
+            raise self.mismatch(value, path)
+        where = f"{path}.{self.tag}" if path else self.tag
+        cases = ", ".join(self.cases)
+        if self.tag not in value:
+            raise BadValue(where, f"missing the tag of {self.variant} (one of: {cases})")
+        case = value[self.tag]
+        spec = self.cases.get(case) if isinstance(case, str) else None
+        if spec is None:
+            shown = clip(case) if isinstance(case, str) else _describe(case)
+            raise BadValue(where, f"{shown} is no case of {self.variant} (cases: {cases})")
+        fields = {name: item for name, item in value.items() if name != self.tag}
+        try:
+            return spec.from_json(fields, path)
+        except BadValue as error:  # named as the spec names it, not by its Python class
+            qualified = f"{self.variant}.{case}"
+            raise BadValue(error.path, error.message.replace(spec.cls.__name__, qualified))
+
+    def to_json(self, value: Any) -> JSONValue:
+        found = self.case_of(value)
+        if found is None:
+            raise BadValue("", f"expected {self.name}, got {type(value).__name__}")
+        case, spec = found
+        data = spec.to_json(value)
+        data[self.tag] = case
+        return dict(sorted(data.items()))  # in name order, as a record's (state_json's form)
+
+    def schema(self) -> dict[str, Any]:
+        """OpenAPI's form: `oneOf` the cases' objects, each with its tag as a constant, and a
+        `discriminator` naming the tag member."""
+        one_of = []
+        for case, spec in self.cases.items():
+            schema = spec.schema()
+            tag = {"type": "string", "const": case}
+            one_of.append(
+                {
+                    **schema,
+                    "properties": {self.tag: tag, **schema["properties"]},
+                    "required": [self.tag, *schema["required"]],
+                }
+            )
+        return {"oneOf": one_of, "discriminator": {"propertyName": self.tag}}
 
 
 class RefSpec(TypeSpec):
@@ -573,6 +659,10 @@ def _walk(spec: TypeSpec, value: Any, path: str, found: list[tuple[str, str, Any
         for field in spec.fields:
             if holds_ref(field.spec):
                 _walk(field.spec, getattr(value, field.attribute), f"{path}.{field.name}", found)
+    elif isinstance(spec, VariantSpec):
+        case = spec.case_of(value)
+        if case is not None:
+            _walk(case[1], value, path, found)
 
 
 # per spec (weakly: a batch check loads thousands of classes), whether it can hold a ref
@@ -599,6 +689,8 @@ def _reaches_ref(spec: TypeSpec, seen: set[int]) -> bool:
         return _reaches_ref(spec.value, seen)
     if isinstance(spec, RecordSpec):
         return any(_reaches_ref(field.spec, seen) for field in spec.fields)
+    if isinstance(spec, VariantSpec):
+        return any(_reaches_ref(case, seen) for case in spec.cases.values())
     return False
 
 
@@ -624,105 +716,19 @@ def holds_mutable(spec: TypeSpec) -> bool:
 
 # specs whose JSON form is the Python value itself, and immutable: handed out as it is
 _PLAIN: frozenset[type[TypeSpec]] = frozenset({IntSpec, StrSpec, BoolSpec})
-# specs whose JSON form has the Python value's repr (a `json` value's owned dicts and lists
-# print as dicts and lists): what a row's digest reads
-_PLAIN_REPR: frozenset[type[TypeSpec]] = _PLAIN | {JsonSpec}
 
 
-def _record_serializer(fields: list[FieldSpec]) -> Callable[[Any], JSONValue]:
-    """`lambda value: {"a": value.a, "b": convert_b(value.b), ...}` for a record's fields, in
-    name order (the canonical form of state_json()): a dict display of attribute reads costs
-    a third of a loop over a plan."""
-    converters: dict[str, Any] = {}
-    source = f"lambda value: {record_display(fields, 'value', converters)}"
-    serialize: Callable[[Any], JSONValue] = eval(source, converters)  # noqa: S307 - built here
-    return serialize
+def reference_to_json(spec: RecordSpec, value: Any) -> JSONValue:
+    """A record's JSON by the generic walk: each field by its spec, in name order (the
+    canonical form of state_json()). The reference for the generated writers."""
+    return {
+        field.name: field.spec.to_json(getattr(value, field.attribute))
+        for field in sorted(spec.fields, key=lambda field: field.name)
+    }
 
 
-_ISO_SECONDS = "%04d-%02d-%02dT%02d:%02d:%02d"  # isoformat() of a naive datetime, no microsecond
-
-
-def _record_repr(
-    fields: list[FieldSpec], serialize: Callable[[Any], JSONValue]
-) -> Callable[[Any], str]:
-    """`repr(serialize(value))` written as one f-string, without building the dict: a dict's
-    repr is `{'a': <repr of a>, 'b': ...}`, and `{x!r}` is that repr of x. Members as in
-    _record_serializer (plain values, optional plain values and lists of plain values as they
-    are: the owned lists in state are lists with list's repr); a UTC datetime
-    (how state holds them) as its ISO text in quotes, which is its repr (ASCII, no quote);
-    a row holding another datetime goes through `repr(serialize(value))`. The ISO text of a
-    datetime in whole seconds by %-formatting its fields: half the time of isoformat()."""
-    members = []
-    datetimes: list[str] = []  # `d<index> = value.<attribute>`, read once: tested, then written
-    converters: dict[str, Any] = {"serialize": serialize, "UTC": UTC, "ISO": _ISO_SECONDS}
-    for index, field in enumerate(sorted(fields, key=lambda f: f.name)):
-        if not field.attribute.isidentifier():  # generated attributes always are
-            raise ValueError(f"not an attribute name: {field.attribute!r}")
-        read = f"value.{field.attribute}"
-        spec = field.spec
-        name = repr(field.name).replace("{", "{{").replace("}", "}}")
-        inner = spec.inner if type(spec) is OptionalSpec else spec
-        if type(inner) is RefSpec:
-            inner = inner.key
-        if type(inner) in _PLAIN_REPR or type(spec) is ListSpec and type(spec.inner) in _PLAIN_REPR:
-            members.append(f"{name}: {{{read}!r}}")  # a list's repr is that of list(value)
-        elif type(spec) is EnumSpec:
-            members.append(f"{name}: {{{read}._value_!r}}")
-        elif type(spec) is DateTimeSpec:
-            d = f"d{index}"
-            datetimes.append(f"{d} = {read}")
-            seconds = f"ISO % ({d}.year, {d}.month, {d}.day, {d}.hour, {d}.minute, {d}.second)"
-            text = f"{seconds} if not {d}.microsecond else {d}.isoformat()[:-6]"
-            members.append(f"{name}: '{{{text}}}Z'")
-        else:
-            converters[f"convert_{index}"] = spec.to_json
-            members.append(f"{name}: {{convert_{index}({read})!r}}")
-    lines = ["def write(value):", *(f"    {read}" for read in datetimes)]
-    if datetimes:
-        other = " or ".join(f"{read.split()[0]}.tzinfo is not UTC" for read in datetimes)
-        lines += [f"    if {other}:", "        return repr(serialize(value))"]
-    lines.append(f"    return f\"{{{{{', '.join(members)}}}}}\"")
-    exec("\n".join(lines), converters)  # noqa: S102 - built here
-    write: Callable[[Any], str] = converters["write"]
-    return write
-
-
-def record_display(fields: list[FieldSpec], value: str, converters: dict[str, Any]) -> str:
-    """The dict display that serializes the record named `value` (source text), adding the
-    functions it calls to `converters`."""
-    members = []
-    for field in sorted(fields, key=lambda f: f.name):
-        if not field.attribute.isidentifier():  # generated attributes always are
-            raise ValueError(f"not an attribute name: {field.attribute!r}")
-        members.append(
-            f"{field.name!r}: {_member(field.spec, f'{value}.{field.attribute}', converters)}"
-        )
-    return f"{{{', '.join(members)}}}"
-
-
-def _member(spec: TypeSpec, read: str, converters: dict[str, Any]) -> str:
-    """The expression of one field's JSON: plain values (and refs to plain keys) are read as
-    they are, enums by `._value_` (`.value` is a property, slower), datetimes by
-    format_datetime, lists of plain values by `list`, an optional one of these with its None
-    passed on; anything else by its spec's to_json."""
-    optional = type(spec) is OptionalSpec
-    inner = spec.inner if isinstance(spec, OptionalSpec) else spec
-    if type(inner) is RefSpec:
-        inner = inner.key
-    if type(inner) in _PLAIN:
-        return read
-    if type(inner) is EnumSpec:
-        shown = f"{read}._value_"
-    elif type(inner) is DateTimeSpec:
-        converters["format_datetime"] = format_datetime
-        shown = f"format_datetime({read})"
-    elif type(inner) is ListSpec and type(inner.inner) in _PLAIN:
-        shown = f"list({read})"
-    else:
-        name = f"convert_{len(converters)}"
-        converters[name] = spec.to_json
-        return f"{name}({read})"
-    return f"(None if {read} is None else {shown})" if optional else shown
+def _reference_json_repr(spec: RecordSpec, value: Any) -> str:
+    return repr(spec.to_json(value))
 
 
 def canonical_key(item: Any) -> tuple[str, Any]:

@@ -31,7 +31,7 @@ from envdsl.syntax.visitor import EXPRESSIONS, Visitor
 def is_mutable(value: t.Type) -> bool:
     """A value that can be changed in place (and so can alias a place in state)."""
     value = t.strip_optional(value)
-    if isinstance(value, (t.ListType, t.SetType, t.MapType)):
+    if isinstance(value, (t.ListType, t.SetType, t.MapType, t.VariantType)):
         return True
     if isinstance(value, t.RecordType):
         return not value.is_entity
@@ -213,6 +213,8 @@ class AliasAnalysis(Visitor):
     def _method(self, func: ast.Attribute, node: ast.Call, bound: dict[str, Roots]) -> Roots:
         receiver = self.type_of(func.obj)
         method = func.name.text
+        if isinstance(receiver, t.TypeRefType) and isinstance(receiver.target, t.VariantType):
+            return self._fresh([k.value for k in node.kwargs], bound)  # a variant case value
         if isinstance(receiver, (t.TableType, t.TypeRefType)):
             return NO_ROOTS
         if method == "get":
@@ -253,6 +255,11 @@ def _mutable_parts(checked: CheckedSpec, value: t.Type) -> set[t.Type]:
             record = checked.records.get(current.name)
             if record is not None:
                 stack.extend(f.type for f in record.fields.values())
+        elif isinstance(current, t.VariantType):
+            found.add(current)
+            variant = checked.variants.get(current.name)
+            if variant is not None:
+                stack.extend(t.case_type(current.name, case) for case in variant.cases)
         elif current == t.JSON:
             found.add(current)
     return found

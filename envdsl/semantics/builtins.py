@@ -96,7 +96,11 @@ def _call_name(checker: ExprTyping, name: str, node: ast.Call, scope: Scope) -> 
     _check_all_args(checker, node, scope)
     candidates = list(FUNCTIONS) + list(checked.callables) + list(checked.records)
     help, fixes = did_you_mean(name, candidates, span)
-    if name in checked.state and not node.args and not node.kwargs:
+    if name in checked.variants:
+        cases = checked.variants[name].cases
+        example = f"{name}.{next(iter(cases))}(...)" if cases else f"{name}.<case>(...)"
+        help = f"'{name}' is a variant: build one of its cases, `{example}`"
+    elif name in checked.state and not node.args and not node.kwargs:
         # `now()`: the clock (or any state field) is read, not called
         help = f"'{name}' is a state field, not a function: write `{name}`"
         fixes = (Fix(f"write `{name}`", (Edit(node.span, name),)),)
@@ -194,6 +198,8 @@ def _call_method(checker: ExprTyping, func: ast.Attribute, node: ast.Call, scope
     if isinstance(receiver, t.TypeRefType) and isinstance(receiver.target, t.EnumType):
         if method == ENUM_VALUES.name and not node.args and not node.kwargs:
             return ENUM_VALUES.rule(checker, receiver, func, node, scope)
+    if isinstance(receiver, t.TypeRefType) and isinstance(receiver.target, t.VariantType):
+        return _build_case(checker, receiver.target.name, func, node, scope)
     if isinstance(receiver, t.OptionalType):
         _check_all_args(checker, node, scope)
         return checker.error(
@@ -227,6 +233,23 @@ def _call_method(checker: ExprTyping, func: ast.Attribute, node: ast.Call, scope
         help or (f"its methods are: {', '.join(known)}" if known else None),
         fixes,
     )
+
+
+def _build_case(
+    checker: ExprTyping, variant: str, func: ast.Attribute, node: ast.Call, scope: Scope
+) -> t.Type:
+    """`PaymentMethod.gift_card(id=..., amount=...)`: a case is built as a record is."""
+    case = checker.expr(func, scope)  # the case (or the unknown-case report)
+    if not isinstance(case, t.TypeRefType) or not isinstance(case.target, t.RecordType):
+        _check_all_args(checker, node, scope)
+        return t.ERROR
+    record = checker.checked.records[case.target.name]
+    params = [
+        (f.name, f.type, not f.has_default and not isinstance(f.type, t.OptionalType))
+        for f in record.fields.values()
+    ]
+    checker.arguments(node, scope, params, record.name, allow_positional=False, noun="field")
+    return case.target
 
 
 def _shadowed_state(checker: ExprTyping, func: ast.Attribute, scope: Scope) -> t.Type | None:

@@ -80,8 +80,13 @@ class BodyChecker(ExprChecker):
         if info is not None and info.decl is decl:  # not a duplicate declaration
             self.callable_body(info)
 
-    def visit_RecordDecl(self, decl: ast.RecordDecl) -> None:
-        info = self.checked.records.get(decl.name.text)
+    def visit_VariantDecl(self, decl: ast.VariantDecl) -> None:
+        for case in decl.cases:
+            self.visit_RecordDecl(case, f"{decl.name.text}.{case.name.text}")
+
+    def visit_RecordDecl(self, decl: ast.RecordDecl, name: str | None = None) -> None:
+        """A record's (or entity's, or variant case's, named `name`) defaults and invariants."""
+        info = self.checked.records.get(name or decl.name.text)
         if info is None or info.decl is not decl:
             return
         for field in info.fields.values():
@@ -465,6 +470,16 @@ class BodyChecker(ExprChecker):
         """Report assignments to read-only places and keys; record the write. False if bad."""
         if isinstance(target, ast.Attribute):
             obj_type = self.checked.expr_types.get(id(target.obj))
+            variant = self.checked.variants.get(_variant_name(obj_type))
+            if variant is not None and target.name.text == variant.tag:
+                self.error(
+                    codes.ASSIGN_TO_IMMUTABLE,
+                    f"'{variant.tag}' is the tag of {variant.name}: it names the value's case and "
+                    "cannot be assigned",
+                    target.span,
+                    help=f"store a value of the other case instead: `x = {variant.name}.<case>(...)`",
+                )
+                return False
             record = _row_record(self.checked, obj_type)
             if record is not None:
                 field = record.fields.get(target.name.text)
@@ -713,6 +728,13 @@ class BodyChecker(ExprChecker):
                 return "readonly:rows are added with `table.insert(Row(...))`, not by assignment"
             return self._place(target.obj, scope, whole=False)
         return None
+
+
+def _variant_name(value_type: t.Type | None) -> str:
+    """The variant of a variant value or of a narrowed case value; "" for any other type."""
+    if isinstance(value_type, t.VariantType):
+        return value_type.name
+    return (t.variant_of(value_type) if value_type is not None else None) or ""
 
 
 def _row_record(checked: CheckedSpec, value_type: t.Type | None) -> RecordInfo | None:

@@ -206,6 +206,9 @@ class ExprChecker(Visitor):
             self.checked.used.add(name)
             info = self.checked.records[name]
             return t.TypeRefType(t.RecordType(name, info.is_entity))
+        if name in self.checked.variants:
+            self.checked.used.add(name)
+            return t.TypeRefType(t.VariantType(name))
         if name == "initial" and ctx.kind == "check":
             return t.InitialStateType()
         if name == "answer" and ctx.kind == "check":
@@ -341,6 +344,8 @@ class ExprChecker(Visitor):
                     help or f"the members are: {', '.join(enum.members)}",
                     fixes,
                 )
+            if isinstance(target, t.VariantType):
+                return self.variant_case(target.name, node)
             return self.error(
                 codes.UNKNOWN_FIELD,
                 f"'{target}' is a type; '.{field_name}' reads nothing",
@@ -359,11 +364,16 @@ class ExprChecker(Visitor):
                     fixes,
                 )
             return info.type
+        if isinstance(obj_type, t.VariantType):
+            return self.variant_field(obj_type.name, node)
         record: RecordInfo | None = None
         if isinstance(obj_type, t.RecordType):
             record = self.checked.records.get(obj_type.name)
         elif isinstance(obj_type, t.RefType):
             record = self.checked.records.get(obj_type.entity)
+        if record is not None and record.variant is not None:
+            if field_name == self.checked.variants[record.variant].tag:
+                return t.STR  # the case's name
         if record is not None:
             field = record.fields.get(field_name)
             if field is None:
@@ -390,6 +400,53 @@ class ExprChecker(Visitor):
                 if field_name in _METHOD_NAMES
                 else None
             ),
+        )
+
+    def variant_case(self, variant: str, node: ast.Attribute) -> t.Type:
+        """`PaymentMethod.gift_card`: the case, to build (`...(id=...)`) or test (`m is ...`)."""
+        info = self.checked.variants[variant]
+        case = node.name.text
+        if case in info.cases:
+            return t.TypeRefType(t.case_type(variant, case))
+        help, fixes = did_you_mean(case, info.cases, node.name.span)
+        return self.error(
+            codes.UNKNOWN_VARIANT_CASE,
+            f"'{case}' is not a case of {variant}",
+            node.name.span,
+            help or f"the cases are: {', '.join(info.cases)}",
+            fixes,
+        )
+
+    def variant_field(self, variant: str, node: ast.Attribute) -> t.Type:
+        """A field of a variant value: its tag (the case name), a field every case has alike,
+        or, for one case's own field, an error that says how to narrow the value first."""
+        info = self.checked.variants[variant]
+        name = node.name.text
+        if name == info.tag:
+            return t.STR
+        shared = info.shared_field(name)
+        if shared is not None:
+            return shared.type
+        having = [case for case, record in info.cases.items() if name in record.fields]
+        if not having:
+            fields = {info.tag, *(f for r in info.cases.values() for f in r.fields)}
+            help, fixes = did_you_mean(name, fields, node.name.span)
+            return self.error(
+                codes.UNKNOWN_FIELD,
+                f"no case of {variant} has a field '{name}'",
+                node.name.span,
+                help or f"its fields: {', '.join(sorted(fields))}",
+                fixes,
+            )
+        value = _short(node.obj)
+        return self.error(
+            codes.VARIANT_NOT_NARROWED,
+            f"'{name}' is a field of {variant}.{having[0]}"
+            + (f" (and of {', '.join(having[1:])})" if len(having) > 1 else "")
+            + f", but '{value}' may be another case",
+            node.name.span,
+            help=f"test the case first: `if {value} is {variant}.{having[0]} {{ ... {value}.{name} "
+            f'... }}`, or `require {value} is {variant}.{having[0]} else "..."`',
         )
 
     def visit_Index(self, node: ast.Index, scope: Scope) -> t.Type:
@@ -507,12 +564,29 @@ class ExprChecker(Visitor):
 
     def comparison(self, op: str, left: t.Type, right: t.Type, span: Span) -> None:
         if op in ("is", "is not"):
+            case = right.target if isinstance(right, t.TypeRefType) else None
+            case_variant = t.variant_of(case) if case is not None else None
+            if case_variant is not None:
+                value = t.strip_optional(left)
+                if case_variant not in (t.variant_of(value), getattr(value, "name", None)):
+                    self.error(
+                        codes.INVALID_OPERAND,
+                        f"'{op} {case}' tests a {case_variant} value, found {left}",
+                        span,
+                        help=f"test a value of the variant: `x {op} {case}`",
+                    )
+                return
             if not (isinstance(right, t.NoneType) or isinstance(left, t.NoneType)):
+                variant = right.target if isinstance(right, t.TypeRefType) else None
                 self.error(
                     codes.INVALID_OPERAND,
-                    f"'{op}' only compares with none",
+                    f"'{op}' only compares with none or a variant's case",
                     span,
-                    help="use '==' or '!=' to compare values",
+                    help=(
+                        f"test one of its cases: `x {op} {variant}.<case>`"
+                        if isinstance(variant, t.VariantType)
+                        else "use '==' or '!=' to compare values"
+                    ),
                 )
             return
         if op in ("==", "!="):
@@ -730,6 +804,12 @@ class ExprChecker(Visitor):
             return
         op = cond.ops[0]
         left, right = cond.operands
+        case = self.checked.expr_types.get(id(right))
+        if isinstance(case, t.TypeRefType) and isinstance(case.target, t.RecordType):
+            path = path_of(left)
+            if path is not None and op in ("is", "is not") and t.variant_of(case.target):
+                self.narrow_case(path, left, case.target, scope, holds=(op == "is") == positive)
+            return
         if isinstance(left, ast.NoneLit):
             left, right = right, left
         if not isinstance(right, ast.NoneLit):
@@ -741,6 +821,28 @@ class ExprChecker(Visitor):
         current = self.checked.expr_types.get(id(left))
         if path is not None and isinstance(current, t.OptionalType):
             scope.narrowed[path] = current.inner
+
+    def narrow_case(
+        self, path: str, value: ast.Expr, case: t.RecordType, scope: Scope, *, holds: bool
+    ) -> None:
+        """Where `value is V.case` holds, the value is that case; where it fails, the case is
+        ruled out (remembered under `path.!case`, which an assignment to path forgets), and
+        the value is the one case left once all others are."""
+        if holds:
+            scope.narrowed[path] = case
+            return
+        current = self.checked.expr_types.get(id(value))
+        if not isinstance(current, t.VariantType):  # (an optional one may still be none)
+            return
+        variant = self.checked.variants[current.name]
+        scope.narrowed[f"{path}.!{case.name}"] = case
+        left = [
+            t.case_type(variant.name, other)
+            for other in variant.cases
+            if scope.narrowed_type(f"{path}.!{variant.name}.{other}") is None
+        ]
+        if len(left) == 1:
+            scope.narrowed[path] = left[0]
 
     # ---- calls -------------------------------------------------------------------------------
     def visit_Call(self, node: ast.Call, scope: Scope) -> t.Type:

@@ -82,7 +82,10 @@ def _unused(checked: CheckedSpec, sink: DiagnosticSink) -> None:
     candidates += [
         ("entity" if r.is_entity else "record", r.name, r.decl.name)
         for r in checked.records.values()
-        if r.module is None
+        if r.module is None and r.variant is None
+    ]
+    candidates += [
+        ("variant", v.name, v.decl.name) for v in checked.variants.values() if v.module is None
     ]
     candidates += [("constant", c.name, c.decl.name) for c in checked.consts.values()]
     candidates += [

@@ -108,10 +108,42 @@ class RecordInfo:
     decl: ast.RecordDecl
     table: str | None = None  # the state table holding an entity's rows
     module: str | None = None
+    variant: str | None = None  # the variant of a case (its name is `Variant.case`)
+
+    @property
+    def case(self) -> str:
+        """A variant case's own name (`gift_card` of `PaymentMethod.gift_card`)."""
+        return self.name.partition(".")[2]
+
+    @property
+    def tag_value(self) -> str:
+        """A variant case's JSON tag: its `= "..."` string, else its name."""
+        tag = self.decl.json_tag
+        return tag.value if tag is not None else self.case
 
     @property
     def key(self) -> FieldInfo | None:
         return next((f for f in self.fields.values() if f.is_key), None)
+
+
+@record
+class VariantInfo:
+    """A tagged union: its JSON tag field and its cases, each a record named `Variant.case`
+    (also in CheckedSpec.records, so that fields, construction and writes work as a record's)."""
+
+    name: str
+    tag: str
+    cases: dict[str, RecordInfo]  # by case name
+    decl: ast.VariantDecl
+    module: str | None = None
+
+    def shared_field(self, name: str) -> FieldInfo | None:
+        """A field every case declares with one type: readable without narrowing."""
+        found = [case.fields.get(name) for case in self.cases.values()]
+        first = found[0] if found else None
+        if first is None or any(f is None or f.type != first.type for f in found):
+            return None
+        return first
 
 
 @record
@@ -173,6 +205,7 @@ class CheckedSpec:
     env: ast.EnvDecl
     enums: dict[str, EnumInfo] = field(default_factory=dict)
     records: dict[str, RecordInfo] = field(default_factory=dict)
+    variants: dict[str, VariantInfo] = field(default_factory=dict)
     state: dict[str, StateFieldInfo] = field(default_factory=dict)
     consts: dict[str, ConstInfo] = field(default_factory=dict)
     callables: dict[str, CallableInfo] = field(default_factory=dict)

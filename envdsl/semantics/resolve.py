@@ -21,6 +21,7 @@ from envdsl.semantics.model import (
     FieldInfo,
     ParamInfo,
     RecordInfo,
+    VariantInfo,
     StateFieldInfo,
 )
 from envdsl.semantics.suggest import did_you_mean
@@ -188,6 +189,38 @@ class Resolver(Visitor):
                     self.checked.records[decl.name.text] = RecordInfo(
                         decl.name.text, decl.is_entity, {}, decl, module=module
                     )
+            elif isinstance(decl, ast.VariantDecl) and self._claim(decl.name, "variant", module):
+                self._declare_variant(decl, module)
+
+    def _declare_variant(self, decl: ast.VariantDecl, module: str | None) -> None:
+        name = decl.name.text
+        info = VariantInfo(name, decl.tag.text, {}, decl, module)
+        tags: dict[str, str] = {}  # JSON tag -> the case that has it
+        for case in decl.cases:
+            tag = case.json_tag.value if case.json_tag is not None else case.name.text
+            if tag in tags and case.name.text not in info.cases:
+                self.sink.report(
+                    codes.DUPLICATE_DECLARATION,
+                    f"cases '{tags[tag]}' and '{case.name.text}' of {name} have the same JSON "
+                    f"tag {tag!r}",
+                    case.json_tag.span if case.json_tag is not None else case.name.span,
+                    help="give each case a distinct tag",
+                )
+                continue
+            tags[tag] = case.name.text
+            if case.name.text in info.cases:
+                self.sink.report(
+                    codes.DUPLICATE_DECLARATION,
+                    f"case '{case.name.text}' is declared twice in {name}",
+                    case.name.span,
+                    help="remove or rename one of them",
+                )
+                continue
+            qualified = f"{name}.{case.name.text}"
+            record = RecordInfo(qualified, False, {}, case, module=module, variant=name)
+            info.cases[case.name.text] = record
+            self.checked.records[qualified] = record
+        self.checked.variants[name] = info
 
     def resolve_type(self, node: ast.TypeExpr, *, allow_entity: bool = False) -> t.Type:
         """Resolve a written type; entities are allowed only where a row is meant."""
@@ -207,6 +240,16 @@ class Resolver(Visitor):
                 f"'{name}' is an enum, not an entity: only entities can be referenced",
                 node.entity.span,
                 help=f"store the member itself: `{name}`",
+                fixes=[_fix(f"use '{name}'", node.span, name)],
+            )
+            return t.ERROR
+        if name in self.checked.variants:
+            self.checked.used.add(name)
+            self.sink.report(
+                codes.REF_TO_NON_ENTITY,
+                f"'{name}' is a variant, not an entity: only entities can be referenced",
+                node.entity.span,
+                help=f"store the value itself: `{name}`",
                 fixes=[_fix(f"use '{name}'", node.span, name)],
             )
             return t.ERROR
@@ -256,6 +299,9 @@ class Resolver(Visitor):
         if name in self.checked.enums:
             self.checked.used.add(name)
             return t.EnumType(name)
+        if name in self.checked.variants:
+            self.checked.used.add(name)
+            return t.VariantType(name)
         info = self.checked.records.get(name)
         if info is not None:
             self.checked.used.add(name)
@@ -275,7 +321,8 @@ class Resolver(Visitor):
 
     def _unknown_type(self, name: ast.Name, *, generic: bool = False) -> t.Type:
         alias = TYPE_ALIASES.get(name.text)
-        candidates = list(t.PRIMITIVES) + list(self.checked.enums) + list(self.checked.records)
+        candidates = [*t.PRIMITIVES, *self.checked.enums, *self.checked.variants]
+        candidates += [name for name in self.checked.records if "." not in name]
         if generic:
             candidates = list(GENERICS)
         fixes: tuple[Fix, ...]
@@ -295,8 +342,11 @@ class Resolver(Visitor):
         return t.ERROR
 
     def _resolve_records(self, env: ast.EnvDecl) -> None:
-        for decl in env.of_type(ast.RecordDecl):
-            info = self.checked.records.get(decl.name.text)
+        decls = [(decl.name.text, decl) for decl in env.of_type(ast.RecordDecl)]
+        for variant in env.of_type(ast.VariantDecl):
+            decls += [(f"{variant.name.text}.{case.name.text}", case) for case in variant.cases]
+        for qualified, decl in decls:
+            info = self.checked.records.get(qualified)
             if info is None or info.decl is not decl:
                 continue
             for field_decl in decl.fields:
@@ -309,6 +359,8 @@ class Resolver(Visitor):
                     )
                     continue
                 field_type = self.resolve_type(field_decl.type)
+                if info.variant is not None and self._tag_clash(info, field_decl):
+                    continue
                 info.fields[field_decl.name.text] = FieldInfo(
                     field_decl.name.text, field_type, field_decl
                 )
@@ -325,6 +377,20 @@ class Resolver(Visitor):
                             help=help,
                             fixes=fixes,
                         )
+
+    def _tag_clash(self, info: RecordInfo, field_decl: ast.FieldDecl) -> bool:
+        """A case's field named like the variant's tag: the JSON object has one such member."""
+        variant = self.checked.variants[info.variant or ""]
+        if field_decl.name.text != variant.tag:
+            return False
+        self.sink.report(
+            codes.VARIANT_TAG_CLASH,
+            f"'{variant.tag}' is the tag field of {variant.name}: its value is the case's name",
+            field_decl.name.span,
+            help=f"remove the field (`x.{variant.tag}` reads the case name), or tag the variant "
+            f"by another name: `variant {variant.name} by kind {{ ... }}`",
+        )
+        return True
 
     def _check_field_shape(self, info: RecordInfo, decl: ast.FieldDecl, field_type: t.Type) -> None:
         if decl.transitions is not None:
@@ -435,7 +501,17 @@ class Resolver(Visitor):
                 if isinstance(field_decl.type, ast.TableType):
                     entity_name = field_decl.type.entity
                     info = self.checked.records.get(entity_name.text)
-                    if info is None:
+                    if entity_name.text in self.checked.variants:
+                        self.checked.used.add(entity_name.text)
+                        self.sink.report(
+                            codes.TABLE_OF_NON_ENTITY,
+                            f"'{entity_name.text}' is a variant: only entities live in tables",
+                            entity_name.span,
+                            help=f"store its values in a `list[{entity_name.text}]` or a map, "
+                            "or as a field of an entity",
+                        )
+                        state_type = t.ERROR
+                    elif info is None:
                         state_type = self._unknown_type(entity_name)
                     elif not info.is_entity:
                         self.checked.used.add(info.name)

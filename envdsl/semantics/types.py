@@ -118,6 +118,29 @@ class RecordType:
 
 
 @node
+class VariantType:
+    """A value of a tagged union: any of its cases. A case's own type is the record type
+    named `Variant.case` (case_type), assignable to its variant."""
+
+    name: str
+
+    def __str__(self) -> str:
+        return self.name
+
+
+def case_type(variant: str, case: str) -> RecordType:
+    return RecordType(f"{variant}.{case}", False)
+
+
+def variant_of(value: Type) -> str | None:
+    """The variant a case's record type belongs to (`PaymentMethod` of
+    `PaymentMethod.gift_card`); None for any other type. Declared names hold no dot."""
+    if isinstance(value, RecordType) and not value.is_entity and "." in value.name:
+        return value.name.partition(".")[0]
+    return None
+
+
+@node
 class TableType:
     entity: str
 
@@ -157,6 +180,7 @@ Type = Union[
     RefType,
     EnumType,
     RecordType,
+    VariantType,
     TableType,
     TypeRefType,
     InitialStateType,
@@ -246,6 +270,10 @@ def join(a: Type, b: Type) -> Type | None:
     if isinstance(a, MapType) and isinstance(b, MapType):
         key, value = join(a.key, b.key), join(a.value, b.value)
         return MapType(key, value) if key is not None and value is not None else None
+    variant = variant_of(a) or (a.name if isinstance(a, VariantType) else None)
+    if variant is not None and variant in (variant_of(b), getattr(b, "name", None)):
+        if isinstance(b, (RecordType, VariantType)):
+            return VariantType(variant)  # two cases of one variant: the variant
     if isinstance(a, RefType) and isinstance(b, RecordType) and b.name == a.entity:
         return a
     if isinstance(b, RefType) and isinstance(a, RecordType) and a.name == b.entity:
@@ -290,6 +318,8 @@ class Assignability:
             if isinstance(src, NoneType):
                 return True
             return self(strip_optional(src), dst.inner)
+        if isinstance(dst, VariantType):
+            return variant_of(src) == dst.name
         if isinstance(dst, RefType):
             if isinstance(src, RecordType) and src.is_entity and src.name == dst.entity:
                 return True

@@ -277,11 +277,23 @@ class SessionCloser:
         self.app, self.sessions, self.path = app, sessions, path
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        await self.app(scope, receive, send)
-        if scope["type"] == "http" and scope["method"] == "DELETE" and scope["path"] == self.path:
-            for name, value in scope.get("headers", ()):
-                if name.decode("latin-1").lower() == SESSION_HEADER:
-                    self.sessions.close(value.decode("latin-1"))
+        if scope["type"] != "http" or scope["method"] != "DELETE" or scope["path"] != self.path:
+            await self.app(scope, receive, send)
+            return
+        key = next(
+            (value.decode("latin-1") for name, value in scope.get("headers", ())
+             if name.decode("latin-1").lower() == SESSION_HEADER),
+            None,
+        )  # fmt: skip
+
+        async def freeing_send(message: Any) -> None:
+            # freed as the answer starts, once the SDK has ended the session: a client that
+            # has its answer never finds the environment still held
+            if key is not None and message["type"] == "http.response.start":
+                self.sessions.close(key)
+            await send(message)
+
+        await self.app(scope, receive, freeing_send)
 
 
 async def serve_stdio(sessions: Sessions) -> None:

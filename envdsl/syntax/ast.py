@@ -446,6 +446,19 @@ class RecordDecl:
     uniques: tuple[UniqueDecl, ...]
     doc: Text | None
     span: Span
+    json_tag: Text | None = None  # a variant case's `= "json value"` (its tag in JSON)
+
+
+@node
+class VariantDecl:
+    """A tagged union: `variant PaymentMethod by source { gift_card { ... } ... }`. Each case is
+    a record (is_entity False) named by the case; its JSON carries the tag field `tag`."""
+
+    name: Name
+    tag: Name
+    cases: tuple[RecordDecl, ...]
+    doc: Text | None
+    span: Span
 
 
 @node
@@ -579,7 +592,17 @@ class TaskDecl:
     counterexamples: tuple[Counterexample, ...] = ()
 
 
-Decl = Union[EnumDecl, RecordDecl, StateDecl, InvariantDecl, ConstDecl, FnDecl, ToolDecl, TaskDecl]
+Decl = Union[
+    EnumDecl,
+    RecordDecl,
+    VariantDecl,
+    StateDecl,
+    InvariantDecl,
+    ConstDecl,
+    FnDecl,
+    ToolDecl,
+    TaskDecl,
+]
 
 
 @node

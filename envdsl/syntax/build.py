@@ -7,6 +7,7 @@ a tool call, a file without exactly one env.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, Callable
 
 from envdsl.diagnostics import DiagnosticSink, codes
@@ -189,6 +190,23 @@ class AstBuilder:
 
     def decl_entity_decl(self, tree: Node) -> ast.RecordDecl:
         return self.record(tree, is_entity=True)
+
+    def decl_variant_decl(self, tree: Node) -> ast.VariantDecl:
+        parts = _children(tree)
+        cases: list[ast.RecordDecl] = []
+        doc: ast.Text | None = None
+        for item in parts[2:]:
+            if _is(item, "variant_case"):
+                case = self.record(item, is_entity=False)
+                tag = next((c for c in _children(item)[1:2] if _is(c, "string")), None)
+                if tag is not None:
+                    case = dataclasses.replace(case, json_tag=self.text(tag))
+                cases.append(case)
+            elif _is(item, "docstring") and doc is None:
+                doc = self.text(_children(item)[0])
+        return ast.VariantDecl(
+            self.name(parts[0]), self.name(parts[1]), tuple(cases), doc, self.span(tree)
+        )
 
     def record(self, tree: Node, *, is_entity: bool) -> ast.RecordDecl:
         parts = _children(tree)

@@ -55,6 +55,8 @@ def test_bench_runtime_quick() -> None:
     out = run_benchmark("bench_runtime.py", "--quick")
     assert "| query | 100 |" in out and "| snapshot() | 100 |" in out and "| restore() |" in out
     assert "| state_hash() |" in out and "memory held" in out
+    assert "hand-written, guarded µs" in out and "the guarded hand-written" in out
+    assert "| reset(state=...) / pydantic v2 |" in out and "again / first" in out
 
 
 def test_bench_check_quick() -> None:
@@ -66,6 +68,14 @@ def test_bench_check_quick() -> None:
 def test_bench_explore_quick() -> None:
     out = run_benchmark("bench_explore.py", "--quick")
     assert "sleep_tracking" in out and "bare hyp/s" in out
+
+
+def test_bench_explore_instruction_phase() -> None:
+    """A process of `--instructions`' count (warm-up, then one more main run) runs to the end;
+    valgrind itself is too slow to run here."""
+    assert (
+        run_benchmark("bench_explore.py", "--phase", "explore", "--max-calls", "40", "hris") == ""
+    )
 
 
 def test_bench_batch_quick() -> None:

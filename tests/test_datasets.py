@@ -16,11 +16,11 @@ import shutil
 
 import pytest
 from click.testing import CliRunner
+from example_specs import BUNDLES
 
 import envdsl
 from envdsl.cli import main
 from envdsl.rollout.episode import system_message
-from tests.example_specs import BUNDLES
 
 ROOT = Path(__file__).resolve().parent.parent
 SLEEP = ROOT / "examples" / "sleep_tracking.env"

@@ -22,6 +22,41 @@ from envdsl.runtime.call_support import (
 )
 from envdsl.runtime.call_support import ISO_SECONDS as _ISO_SECONDS, UTC as _UTC
 from envdsl.runtime.call_support import format_datetime as _format_datetime
+from envdsl.runtime.load_support import (
+    DICT_ONLY as _DICT_ONLY,
+    FIELD_DEPTH as _FIELD_DEPTH,
+    IMMUTABLE_TYPES as _IMMUTABLE_TYPES,
+    INF as _INF,
+    MAX_INT as _MAX_INT,
+    MAX_ITEMS as _MAX_ITEMS,
+    MAX_JSON_DEPTH as _MAX_JSON_DEPTH,
+    MAX_STR as _MAX_STR,
+    MIN_INT as _MIN_INT,
+    MISSING as _MISSING,
+    STR_ONLY as _STR_ONLY,
+    UTC as _UTC,
+    NotPlain as _NotPlain,
+    OwnedDict as _OwnedDict,
+    OwnedList as _OwnedList,
+    OwnedSet as _OwnedSet,
+    Place as _Place,
+    RowLoader as _RowLoader,
+    Slow as _Slow,
+    chain as _chain,
+    date_from as _date_from,
+    datetime_from as _datetime_from,
+    long_str as _long_str,
+    nested_date as _nested_date,
+    nested_datetime as _nested_datetime,
+    new as _new,
+    not_plain as _not_plain,
+    owned_copy as _owned_copy,
+    place_new as _place_new,
+    plain_bools as _plain_bools,
+    plain_ints as _plain_ints,
+    plain_strs as _plain_strs,
+    read_field as _read_field,
+)
 
 
 class Category(enum.Enum):
@@ -416,6 +451,256 @@ _ARGUMENTS_deplete_inventory = frozenset(
     }
 )  # the arguments of deplete_inventory
 
+_KNOWN_Product: frozenset[str] = frozenset(
+    [
+        "aisle_location",
+        "brand",
+        "category",
+        "description",
+        "inventory_level",
+        "name",
+        "price",
+        "product_id",
+        "upc",
+        "weight",
+    ]
+)
+_BY_VALUE_SPEC_Category: dict[Any, Any] = SPEC_Category.by_value
+
+
+def _load_row_products(value: Any) -> Product:
+    "One row of products (codegen/loaders.py), or _Slow."
+    if type(value) is not dict:
+        raise _Slow
+    for name in value:
+        if type(name) is not str or name not in _KNOWN_Product:
+            raise _Slow
+    if len(value) == 10:
+        f0 = value["upc"]
+        f1 = value["product_id"]
+        f2 = value["name"]
+        f3 = value["description"]
+        f4 = value["price"]
+        f5 = value["category"]
+        f6 = value["inventory_level"]
+        f7 = value["brand"]
+        f8 = value["weight"]
+        f9 = value["aisle_location"]
+    else:
+        get = value.get
+        f0 = get("upc", _MISSING)
+        f1 = get("product_id", _MISSING)
+        f2 = get("name", _MISSING)
+        f3 = get("description", _MISSING)
+        f4 = get("price", _MISSING)
+        f5 = get("category", _MISSING)
+        f6 = get("inventory_level", _MISSING)
+        f7 = get("brand", _MISSING)
+        f8 = get("weight", _MISSING)
+        f9 = get("aisle_location", _MISSING)
+    if not (type(f0) is str and f0.isascii() and len(f0) <= 64):
+        f0 = _read_field(rt.STR, f0)
+    if not (type(f1) is str and f1.isascii() and len(f1) <= 64):
+        f1 = _read_field(rt.STR, f1)
+    if not (type(f2) is str and f2.isascii() and len(f2) <= 64):
+        f2 = _read_field(rt.STR, f2)
+    if not (type(f3) is str and f3.isascii() and len(f3) <= 64):
+        f3 = _read_field(rt.STR, f3)
+    f4 = _read_field(rt.FLOAT, f4)
+    if type(f5) is str and f5 in _BY_VALUE_SPEC_Category:
+        f5 = _BY_VALUE_SPEC_Category[f5]
+    else:
+        f5 = _read_field(SPEC_Category, f5)
+    if not (type(f6) is int and _MIN_INT <= f6 <= _MAX_INT):
+        f6 = _read_field(rt.INT, f6)
+    if not (type(f7) is str and f7.isascii() and len(f7) <= 64):
+        f7 = _read_field(rt.STR, f7)
+    f8 = _read_field(rt.FLOAT, f8)
+    if f9 is None or type(f9) is str and f9.isascii() and len(f9) <= 64:
+        pass
+    else:
+        f9 = None if f9 is _MISSING else _read_field(_SPEC_0, f9)
+    row: Product = _new(Product)
+    row.upc = f0
+    row.product_id = f1
+    row.name = f2
+    row.description = f3
+    row.price = f4
+    row.category = f5
+    row.inventory_level = f6
+    row.brand = f7
+    row.weight = f8
+    row.aisle_location = f9
+    if type(f4) not in _IMMUTABLE_TYPES:
+        row.price = _owned_copy(f4, _place_new(_Place, ("products", row, "price")))
+    if type(f8) not in _IMMUTABLE_TYPES:
+        row.weight = _owned_copy(f8, _place_new(_Place, ("products", row, "weight")))
+    return row
+
+
+def _load_rows_products(values: Any) -> list[Product]:
+    "The rows of products from a list of 10-field objects, or _Slow."
+    rows: list[Product] = []
+    append = rows.append
+    if values and (
+        set(map(type, values)) != _DICT_ONLY or not set(map(type, _chain(values))) <= _STR_ONLY
+    ):
+        raise _Slow
+    for value in values:
+        if len(value) == 10:
+            try:
+                f0 = value["upc"]
+                f1 = value["product_id"]
+                f2 = value["name"]
+                f3 = value["description"]
+                f4 = value["price"]
+                f5 = value["category"]
+                f6 = value["inventory_level"]
+                f7 = value["brand"]
+                f8 = value["weight"]
+                f9 = value["aisle_location"]
+            except KeyError:  # a name that is no field's
+                raise _Slow
+        else:
+            for name in value:
+                if name not in _KNOWN_Product:
+                    raise _Slow
+            get = value.get
+            f0 = get("upc", _MISSING)
+            f1 = get("product_id", _MISSING)
+            f2 = get("name", _MISSING)
+            f3 = get("description", _MISSING)
+            f4 = get("price", _MISSING)
+            f5 = get("category", _MISSING)
+            f6 = get("inventory_level", _MISSING)
+            f7 = get("brand", _MISSING)
+            f8 = get("weight", _MISSING)
+            f9 = get("aisle_location", _MISSING)
+        if not (type(f0) is str and f0.isascii() and len(f0) <= 64):
+            f0 = _read_field(rt.STR, f0)
+        if not (type(f1) is str and f1.isascii() and len(f1) <= 64):
+            f1 = _read_field(rt.STR, f1)
+        if not (type(f2) is str and f2.isascii() and len(f2) <= 64):
+            f2 = _read_field(rt.STR, f2)
+        if not (type(f3) is str and f3.isascii() and len(f3) <= 64):
+            f3 = _read_field(rt.STR, f3)
+        f4 = _read_field(rt.FLOAT, f4)
+        if type(f5) is str and f5 in _BY_VALUE_SPEC_Category:
+            f5 = _BY_VALUE_SPEC_Category[f5]
+        else:
+            f5 = _read_field(SPEC_Category, f5)
+        if not (type(f6) is int and _MIN_INT <= f6 <= _MAX_INT):
+            f6 = _read_field(rt.INT, f6)
+        if not (type(f7) is str and f7.isascii() and len(f7) <= 64):
+            f7 = _read_field(rt.STR, f7)
+        f8 = _read_field(rt.FLOAT, f8)
+        if f9 is None or type(f9) is str and f9.isascii() and len(f9) <= 64:
+            pass
+        else:
+            f9 = None if f9 is _MISSING else _read_field(_SPEC_0, f9)
+        row: Product = _new(Product)
+        row.upc = f0
+        row.product_id = f1
+        row.name = f2
+        row.description = f3
+        row.price = f4
+        row.category = f5
+        row.inventory_level = f6
+        row.brand = f7
+        row.weight = f8
+        row.aisle_location = f9
+        if type(f4) not in _IMMUTABLE_TYPES:
+            row.price = _owned_copy(f4, _place_new(_Place, ("products", row, "price")))
+        if type(f8) not in _IMMUTABLE_TYPES:
+            row.weight = _owned_copy(f8, _place_new(_Place, ("products", row, "weight")))
+        append(row)
+    return rows
+
+
+def _load_keyed_products(keyed: Any) -> list[Product]:
+    "The rows of products from an object of them keyed by their keys, or _Slow."
+    rows: list[Product] = []
+    append = rows.append
+    if keyed.values() and (
+        set(map(type, keyed.values())) != _DICT_ONLY
+        or not set(map(type, _chain(keyed.values()))) <= _STR_ONLY
+        or not set(map(type, keyed)) <= _STR_ONLY
+    ):
+        raise _Slow
+    for key, value in keyed.items():
+        if len(value) == 10:
+            try:
+                f0 = value["upc"]
+                f1 = value["product_id"]
+                f2 = value["name"]
+                f3 = value["description"]
+                f4 = value["price"]
+                f5 = value["category"]
+                f6 = value["inventory_level"]
+                f7 = value["brand"]
+                f8 = value["weight"]
+                f9 = value["aisle_location"]
+            except KeyError:  # a name that is no field's
+                raise _Slow
+        else:
+            for name in value:
+                if name not in _KNOWN_Product:
+                    raise _Slow
+            get = value.get
+            f0 = get("upc", _MISSING)
+            f1 = get("product_id", _MISSING)
+            f2 = get("name", _MISSING)
+            f3 = get("description", _MISSING)
+            f4 = get("price", _MISSING)
+            f5 = get("category", _MISSING)
+            f6 = get("inventory_level", _MISSING)
+            f7 = get("brand", _MISSING)
+            f8 = get("weight", _MISSING)
+            f9 = get("aisle_location", _MISSING)
+        if f0 is _MISSING:
+            f0 = key
+        if not (type(f0) is str and f0.isascii() and len(f0) <= 64):
+            f0 = _read_field(rt.STR, f0)
+        if not (type(f1) is str and f1.isascii() and len(f1) <= 64):
+            f1 = _read_field(rt.STR, f1)
+        if not (type(f2) is str and f2.isascii() and len(f2) <= 64):
+            f2 = _read_field(rt.STR, f2)
+        if not (type(f3) is str and f3.isascii() and len(f3) <= 64):
+            f3 = _read_field(rt.STR, f3)
+        f4 = _read_field(rt.FLOAT, f4)
+        if type(f5) is str and f5 in _BY_VALUE_SPEC_Category:
+            f5 = _BY_VALUE_SPEC_Category[f5]
+        else:
+            f5 = _read_field(SPEC_Category, f5)
+        if not (type(f6) is int and _MIN_INT <= f6 <= _MAX_INT):
+            f6 = _read_field(rt.INT, f6)
+        if not (type(f7) is str and f7.isascii() and len(f7) <= 64):
+            f7 = _read_field(rt.STR, f7)
+        f8 = _read_field(rt.FLOAT, f8)
+        if f9 is None or type(f9) is str and f9.isascii() and len(f9) <= 64:
+            pass
+        else:
+            f9 = None if f9 is _MISSING else _read_field(_SPEC_0, f9)
+        row: Product = _new(Product)
+        row.upc = f0
+        row.product_id = f1
+        row.name = f2
+        row.description = f3
+        row.price = f4
+        row.category = f5
+        row.inventory_level = f6
+        row.brand = f7
+        row.weight = f8
+        row.aisle_location = f9
+        if type(f4) not in _IMMUTABLE_TYPES:
+            row.price = _owned_copy(f4, _place_new(_Place, ("products", row, "price")))
+        if type(f8) not in _IMMUTABLE_TYPES:
+            row.weight = _owned_copy(f8, _place_new(_Place, ("products", row, "weight")))
+        if f0 != key:
+            raise _Slow
+        append(row)
+    return rows
+
 
 class RetailProductDatabaseEnv(rt.Environment):
     "Product database of a retail chain: look products up by UPC, product id, name, category\nor brand; maintain prices, stock levels, categories, aisle locations and descriptions;\nimport products one at a time or in bulk."
@@ -428,6 +713,7 @@ class RetailProductDatabaseEnv(rt.Environment):
                 name="products", entity="Product", key="upc", auto_prefix=None, uniques=(), refs=()
             ),
             row=SPEC_Product,
+            loader=_RowLoader(_load_row_products, _load_rows_products, _load_keyed_products),
         ),
     }
     SCALARS: ClassVar[dict[str, rt.ScalarSpec]] = {}

@@ -6,6 +6,7 @@ import json
 import re
 from pathlib import Path
 
+from envdsl.codegen.loaders import LoaderWriter
 from envdsl.codegen.module_uses import used_module_names
 from envdsl.codegen.names import Names
 from envdsl.codegen.serializers import json_repr_body, to_json_body
@@ -120,6 +121,7 @@ class Lowerer:
             view.methods.append(MethodView(name, params, "None", body, doc))
         view.sites = self.body.sites
         self.tool_calls(view)
+        self.loaders(view)
         view.spec_constants = self.spec_constants
         view.stamps = [
             (table, sorted(names)) for table, names in stamp_fields(self.checked).items()
@@ -140,6 +142,16 @@ class Lowerer:
             tool.call_method = call_method_name(tool.name)
             tool.arguments_constant = f"_ARGUMENTS_{tool.name}"
             tool.call_body = writer.body(tool)
+
+    def loaders(self, view: ModuleView) -> None:
+        """Each table's row loaders and the nested readers they call (codegen/loaders.py)."""
+        records = {r.name: r for r in view.records}
+        writer = LoaderWriter(records)
+        for table in view.tables:
+            record = records[self.names.type_name(table.entity)]
+            table.loader = writer.table(table.name, record, self.names.key_attr(table.entity))
+        view.loader_constants = writer.constants
+        view.loaders = writer.functions
 
     def spec(self, value: t.Type) -> str:
         """The spec of a type as a name: a module constant where it would be built."""
@@ -180,6 +192,7 @@ class Lowerer:
         for field in info.fields.values():
             decl = field.decl
             default: str | None = None
+            default_value: str | None = None  # what that default makes
             required = True
             if decl.default is not None:
                 required = False
@@ -189,9 +202,10 @@ class Lowerer:
                     and decl.default.func.name == "auto"
                 )
                 if is_auto:
-                    default = "''"
+                    default = default_value = "''"
                 else:
                     code = self.body.value(decl.default, field.type, Context("default"))
+                    default_value = code
                     default = (
                         code
                         if isinstance(decl.default, _LITERALS) or _is_member(decl.default)
@@ -199,6 +213,7 @@ class Lowerer:
                     )
             elif isinstance(field.type, t.OptionalType):
                 default, required = "None", False
+                default_value = "None"
             fields.append(
                 FieldView(
                     self.names.field(info.name, field.name),
@@ -209,6 +224,7 @@ class Lowerer:
                     required,
                     decl.doc.value if decl.doc else None,
                     shape(self.names, field.type),
+                    default_value,
                 )
             )
         py = self.names.type_name(info.name)

@@ -44,7 +44,9 @@ def shape(
         element = shape(names, inner.elem)
         return ShapeView(kind, spec, optional, element)
     if isinstance(inner, t.MapType):
-        return ShapeView("map", spec, optional)
+        return ShapeView(
+            "map", spec, optional, shape(names, inner.value), key=shape(names, inner.key)
+        )
     if isinstance(inner, t.RecordType):
         return ShapeView("record", spec, optional, record=names.type_name(inner.name))
     if isinstance(inner, t.VoidType):

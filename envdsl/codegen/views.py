@@ -12,9 +12,10 @@ class ShapeView:
     kind: str  # str int bool float date datetime duration json enum list set map record void
     spec: str  # the spec its JSON is read by, without its optional (a ref's: its key's)
     optional: bool
-    element: ShapeView | None = None  # of a list or set
+    element: ShapeView | None = None  # of a list or set; a map's values
     record: str = ""  # the record class of a record
     ref: bool = False  # a ref's key (read and written by its key's spec)
+    key: ShapeView | None = None  # a map's keys
 
 
 @dataclass
@@ -35,6 +36,9 @@ class FieldView:
     required: bool
     description: str | None
     shape: ShapeView | None = None
+    # the expression making a missing member's value (what the dataclass default makes), or
+    # None where a member may not be left out
+    default_value: str | None = None
 
 
 @dataclass
@@ -118,6 +122,18 @@ class TableView:
     schema: str  # the rt.TableSchema(...) expression
     spec: str
     nested_parents: list[str]  # tables that refs nested in records/collections point at
+    loader: str = "None"  # the rt.TableSpec's loader: its _RowLoader(...) (codegen/loaders.py)
+
+
+@dataclass
+class FunctionView:
+    """A module-level function (the state loaders: codegen/loaders.py)."""
+
+    name: str
+    params: list[str]
+    result: str
+    body: list[str]
+    doc: str
 
 
 @dataclass
@@ -185,6 +201,9 @@ class ModuleView:
     variants: list[VariantView] = field(default_factory=list)
     consts: list[ConstView] = field(default_factory=list)
     spec_constants: list[SpecConstantView] = field(default_factory=list)
+    # the state loaders (codegen/loaders.py) and the constants they name
+    loader_constants: list[ConstView] = field(default_factory=list)
+    loaders: list[FunctionView] = field(default_factory=list)
     tables: list[TableView] = field(default_factory=list)
     scalars: list[ScalarView] = field(default_factory=list)
     tools: list[ToolView] = field(default_factory=list)

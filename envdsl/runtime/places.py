@@ -39,18 +39,24 @@ class Value:
     """Base of generated record classes (value types): the place of an owned record."""
 
     __slots__ = ("_owner",)
+    # its Place, set by the generated loaders (codegen/loaders.py); Any, as mypy's dataclass
+    # plugin leaves this slot out of a `slots=True` subclass's and takes Any as assignable
+    _owner: Any
 
 
 class OwnedList(list[T]):
     __slots__ = ("_owner",)
+    _owner: Place
 
 
 class OwnedSet(set[T]):
     __slots__ = ("_owner",)
+    _owner: Place
 
 
 class OwnedDict(dict[K, V]):
     __slots__ = ("_owner",)
+    _owner: Place
 
 
 # values that cannot be changed in place: stored as they are

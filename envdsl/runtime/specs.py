@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from envdsl.runtime.load_support import RowLoader
 from envdsl.runtime.table import TableSchema
 from envdsl.runtime.values import RecordSpec, TypeSpec
 
@@ -65,6 +66,9 @@ class TableSpec:
     # tables that refs inside this entity's records and collections point at (such refs are
     # checked by walking the row; deleting from such a table scans this one)
     nested_parents: tuple[str, ...] = ()
+    # the bulk loaders the compiler wrote for its rows (codegen/loaders.py); a table without
+    # them (a hand-written environment's) is loaded the reference way
+    loader: RowLoader | None = None
 
 
 @dataclass(frozen=True, slots=True)

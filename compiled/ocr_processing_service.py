@@ -2021,6 +2021,7 @@ class OCRProcessingServiceEnv(rt.Environment):
                     if originals is _INSERTED or read is None or not read.isdisjoint(originals):
                         self._verify_touched()
                         break
+            self._verify_scalar_refs()
             self._verify_full_rows(self.TOOLS["submit_ocr_request"])
             if not self._inv_0():
                 self._env_invariant_failed("_inv_0")  # ocr_processing_service.env:165
@@ -2129,6 +2130,7 @@ class OCRProcessingServiceEnv(rt.Environment):
                     if originals is _INSERTED or read is None or not read.isdisjoint(originals):
                         self._verify_touched()
                         break
+            self._verify_scalar_refs()
             self._verify_full_rows(self.TOOLS["start_processing_request"])
             if not self._inv_0():
                 self._env_invariant_failed("_inv_0")  # ocr_processing_service.env:165
@@ -2321,6 +2323,7 @@ class OCRProcessingServiceEnv(rt.Environment):
                     if originals is _INSERTED or read is None or not read.isdisjoint(originals):
                         self._verify_touched()
                         break
+            self._verify_scalar_refs()
             self._verify_full_rows(self.TOOLS["complete_ocr_request"])
             if not self._inv_0():
                 self._env_invariant_failed("_inv_0")  # ocr_processing_service.env:165
@@ -2427,6 +2430,7 @@ class OCRProcessingServiceEnv(rt.Environment):
                     if originals is _INSERTED or read is None or not read.isdisjoint(originals):
                         self._verify_touched()
                         break
+            self._verify_scalar_refs()
             self._verify_full_rows(self.TOOLS["fail_ocr_request"])
             if not self._inv_0():
                 self._env_invariant_failed("_inv_0")  # ocr_processing_service.env:165
@@ -2487,6 +2491,7 @@ class OCRProcessingServiceEnv(rt.Environment):
                     if originals is _INSERTED or read is None or not read.isdisjoint(originals):
                         self._verify_touched()
                         break
+            self._verify_scalar_refs()
             self._verify_full_rows(self.TOOLS["purge_expired_results"])
             if not self._inv_0():
                 self._env_invariant_failed("_inv_0")  # ocr_processing_service.env:165
@@ -2562,6 +2567,7 @@ class OCRProcessingServiceEnv(rt.Environment):
                     if originals is _INSERTED or read is None or not read.isdisjoint(originals):
                         self._verify_touched()
                         break
+            self._verify_scalar_refs()
             self._verify_full_rows(self.TOOLS["clear_completed_request"])
             if not self._inv_0():
                 self._env_invariant_failed("_inv_0")  # ocr_processing_service.env:165
@@ -2641,6 +2647,7 @@ class OCRProcessingServiceEnv(rt.Environment):
                     if originals is _INSERTED or read is None or not read.isdisjoint(originals):
                         self._verify_touched()
                         break
+            self._verify_scalar_refs()
             self._verify_full_rows(self.TOOLS["retry_ocr_request"])
             if not self._inv_0():
                 self._env_invariant_failed("_inv_0")  # ocr_processing_service.env:165

@@ -135,8 +135,20 @@ class Lowerer:
             line = self.spec_line(decl.span)
             if line is not None:
                 invariant_lines[f"_inv_{index}"] = line
+        field_types = {
+            name: [f.type for f in info.fields.values()]
+            for name, info in self.checked.records.items()
+        }
+        scalar_refs = any(
+            not isinstance(info.type, t.TableType) and t.can_hold_ref(info.type, field_types)
+            for info in self.checked.state.values()
+        )
         writer = ToolCallWriter(
-            self.names, {r.name: r for r in view.records}, view.source, invariant_lines
+            self.names,
+            {r.name: r for r in view.records},
+            view.source,
+            invariant_lines,
+            scalar_refs,
         )
         for tool in view.tools:
             tool.call_method = call_method_name(tool.name)

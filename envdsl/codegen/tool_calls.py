@@ -50,11 +50,13 @@ class ToolCallWriter:
         records: dict[str, RecordView],
         source: str,
         invariant_lines: dict[str, int],
+        scalar_refs: bool,
     ) -> None:
         self.names = names
         self.records = records  # by class name
         self.source = source  # the spec file's name, for the `# file:line` comments
         self.invariant_lines = invariant_lines  # env invariant method -> its spec line
+        self.scalar_refs = scalar_refs  # some scalar state field can hold a ref
 
     def where(self, line: int | None) -> str:
         """The comment at a failure site: the spec line it comes from."""
@@ -257,8 +259,9 @@ class _ToolCall:
         ]
 
     def end_of_call_checks(self) -> list[str]:
-        """Environment._verify for this tool, in its order: the touched rows' rules, the row
-        invariants re-checked on every row, the env invariants, the per-row env invariants."""
+        """Environment._verify for this tool, in its order: the touched rows' rules, the refs
+        scalar state fields hold, the row invariants re-checked on every row, the env
+        invariants, the per-row env invariants."""
         tool = self.tool
         where = self.writer.where
         lines = [  # the rows' rules, unless every touched row changed only fields no rule reads
@@ -269,6 +272,8 @@ class _ToolCall:
             "            self._verify_touched()",
             "            break",
         ]
+        if self.writer.scalar_refs:
+            lines.append("self._verify_scalar_refs()")
         if tool.full_row_invariants:
             lines.append(f"self._verify_full_rows(self.TOOLS[{tool.name!r}])")
         for method in tool.env_invariants:

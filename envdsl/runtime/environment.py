@@ -54,8 +54,10 @@ from envdsl.runtime.values import (
     RecordSpec,
     TypeSpec,
     holds_mutable,
+    holds_ref,
     key_from_json,
     nested_refs,
+    refs_in,
 )
 
 T = TypeVar("T")
@@ -93,6 +95,7 @@ class Environment:
     _PLANS: ClassVar[dict[str, ToolPlan]]
     _GUARDED: ClassVar[dict[str, frozenset[str] | None]]
     _MUTABLE: ClassVar[dict[str, tuple[str, ...]]]
+    _REF_SCALARS: ClassVar[tuple[tuple[str, TypeSpec], ...]]  # per class: see _ref_scalars
     _REFERENCES: ClassVar[dict[str, TaskReference]]  # per class: see task_reference
     # calls run through each tool's whole-call method, which the compiler writes into the
     # generated class (ToolSpec.call, envdsl/codegen/tool_calls.py) from the first call on;
@@ -337,6 +340,7 @@ class Environment:
                         self._verify_touched()
                     except Fail as error:
                         raise Fail(f"{name}: {error.message}") from None
+                self._verify_scalar_refs()
                 for method, text in self.ENV_INVARIANTS.items():
                     if not getattr(self, method)():
                         raise Fail(f"invariant violated: {text}")
@@ -913,6 +917,7 @@ class Environment:
     # ---- integrity at the end of an action --------------------------------------------------
     def _verify(self, tool: ToolSpec) -> None:
         self._verify_touched()
+        self._verify_scalar_refs()
         self._verify_full_rows(tool)
         for method in tool.env_invariants:
             if not getattr(self, method)():
@@ -923,6 +928,28 @@ class Environment:
                 row = table.get(key) if touched_table == table_name else None
                 if row is not None and not getattr(self, row_method)(row):
                     self._env_invariant_failed(method)
+
+    def _verify_scalar_refs(self) -> None:
+        """Every ref a scalar state field holds (`current: ref Req?`, `queue: list[ref Req]`)
+        points at an existing row: after an action, whatever it wrote or deleted, and in a
+        whole state. (A row's refs are its table's rules, in _verify_touched.)"""
+        for name, spec in self._ref_scalars():
+            for where, table_name, key in refs_in(spec, self._scalars[name], name):
+                table = self._tables[table_name]
+                if key is not None and key not in table:
+                    raise Fail(
+                        f"{where}: {table.schema.entity} {key!r} does not exist",
+                        rule=f"ref: {name}",
+                    )
+
+    @classmethod
+    def _ref_scalars(cls) -> tuple[tuple[str, TypeSpec], ...]:
+        """The scalar state fields whose values can hold refs, with their types."""
+        found: tuple[tuple[str, TypeSpec], ...] | None = cls.__dict__.get("_REF_SCALARS")
+        if found is None:
+            found = tuple((n, s.spec) for n, s in cls.SCALARS.items() if holds_ref(s.spec))
+            cls._REF_SCALARS = found
+        return found
 
     def _verify_full_rows(self, tool: ToolSpec) -> None:
         """The row invariants that read other tables the tool writes, on every row."""

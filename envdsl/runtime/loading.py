@@ -157,6 +157,7 @@ def _check_plainly(env: StateOwner) -> None:
         for _, method in env.ROW_INVARIANTS.get(name, ()):
             if not all(map(getattr(env, method), rows)):
                 raise Slow
+    env._verify_scalar_refs()  # its Fail sends the state to the reference path, which says it
     for method in env.ENV_INVARIANTS:
         if not getattr(env, method)():
             raise Slow

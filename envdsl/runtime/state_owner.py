@@ -25,6 +25,9 @@ class StateOwner(Protocol):
     def set_scalar_initial(self, name: str, value: Any) -> None:
         """Set a scalar of the initial state (an owned copy of `value`)."""
 
+    def _verify_scalar_refs(self) -> None:
+        """Fail for a ref a scalar state field holds to a row that does not exist."""
+
     def _whole_state_steps(self) -> AbstractContextManager[int]:
         """The step budget of a whole-state check, for its duration."""
 

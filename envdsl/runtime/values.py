@@ -640,6 +640,15 @@ def nested_refs(spec: RecordSpec, row: Any) -> list[tuple[str, str, Any]]:
     return found
 
 
+def refs_in(spec: TypeSpec, value: Any, path: str) -> list[tuple[str, str, Any]]:
+    """(path, table, key) of every ref inside a value of type `spec` (a scalar state field's,
+    named `path`)."""
+    found: list[tuple[str, str, Any]] = []
+    if holds_ref(spec):
+        _walk(spec, value, path, found)
+    return found
+
+
 def _walk(spec: TypeSpec, value: Any, path: str, found: list[tuple[str, str, Any]]) -> None:
     if value is None:
         return

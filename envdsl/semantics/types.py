@@ -8,7 +8,7 @@ how one mistake gives one diagnostic.  `NOTHING` is the element type of `[]`, `{
 
 from __future__ import annotations
 
-from typing import Union
+from typing import Iterable, Mapping, Union
 
 from envdsl.util.frozen_node import node
 
@@ -357,3 +357,36 @@ class Assignability:
         if self(a, b) or self(b, a):
             return True
         return isinstance(a, RefType) and isinstance(b, RefType) and a.entity == b.entity
+
+
+def can_hold_ref(value: Type, records: Mapping[str, Iterable[Type]]) -> bool:
+    """Whether a value of this type can hold a ref anywhere inside; `records` gives the field
+    types of each record (and variant case) by name, a variant's cases under `Variant.*`."""
+    seen: set[str] = set()
+
+    def reaches(current: Type) -> bool:
+        if isinstance(current, RefType):
+            return True
+        if isinstance(current, (ListType, SetType)):
+            return reaches(current.elem)
+        if isinstance(current, MapType):
+            return reaches(current.key) or reaches(current.value)
+        if isinstance(current, OptionalType):
+            return reaches(current.inner)
+        if isinstance(current, TupleType):
+            return any(reaches(item) for item in current.items)
+        if isinstance(current, (RecordType, VariantType)):
+            if current.name in seen:
+                return False  # a record inside itself: its refs are found on the first visit
+            seen.add(current.name)
+            prefix = f"{current.name}." if isinstance(current, VariantType) else None
+            fields = [
+                field_type
+                for name, types in records.items()
+                if name == current.name or (prefix is not None and name.startswith(prefix))
+                for field_type in types
+            ]
+            return any(reaches(field_type) for field_type in fields)
+        return False
+
+    return reaches(value)

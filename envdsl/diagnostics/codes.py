@@ -223,6 +223,13 @@ INVALID_AUTO = _register(
 POSSIBLY_NONE = _register(
     "E2017", "possibly-none", _T, "an optional value used where a value is required"
 )
+UNHASHABLE_ELEMENT = _register(
+    "E2097",
+    "unhashable-element",
+    _T,
+    "a set element or map key of a type whose values change in place (record, variant, list, "
+    "set, map, json)",
+)
 VARIANT_TAG_CLASH = _register(
     "E2098",
     "variant-tag-clash",

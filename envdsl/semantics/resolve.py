@@ -286,11 +286,44 @@ class Resolver(Visitor):
             return t.ERROR
         if base == "list":
             return t.ListType(args[0])
-        if base == "set":
-            return t.SetType(args[0])
         if base == "optional":
             return t.optional(args[0])
+        if not self._hashable(
+            args[0], node.args[0], "a set element" if base == "set" else "a map key"
+        ):
+            return t.ERROR
+        if base == "set":
+            return t.SetType(args[0])
         return t.MapType(args[0], args[1])
+
+    def _hashable(self, member: t.Type, written: ast.TypeExpr, role: str) -> bool:
+        """A set element or a map key is compared by value and must not change in place: a
+        record, a variant, a collection or a json value has no such value (E2097)."""
+        inner = member.inner if isinstance(member, t.OptionalType) else member
+        kind = (
+            "a record"
+            if isinstance(inner, t.RecordType)
+            else (
+                "a variant"
+                if isinstance(inner, t.VariantType)
+                else (
+                    "a collection"
+                    if isinstance(inner, (t.ListType, t.SetType, t.MapType))
+                    else "a json value" if inner == t.JSON else None
+                )
+            )
+        )
+        if kind is None:
+            return True
+        self.sink.report(
+            codes.UNHASHABLE_ELEMENT,
+            f"{role} cannot be {kind} (`{member}`): its values change in place and have no "
+            "value to compare by",
+            written.span,
+            help=f"key the values by one of their fields instead: `map[str, {member}]`, or keep "
+            f"a `list[{member}]`",
+        )
+        return False
 
     def visit_NamedType(self, node: ast.NamedType, allow_entity: bool) -> t.Type:
         name = node.name.text

@@ -260,7 +260,9 @@ def test_explain_unknown_code_suggests_close_matches(runner: CliRunner) -> None:
     result = runner.invoke(main, ["explain", "E20091"])
     assert result.exit_code == 2
     assert result.stdout == ""
-    assert result.stderr.startswith("envdsl: error: unknown diagnostic code 'E20091'; did you mean ")
+    assert result.stderr.startswith(
+        "envdsl: error: unknown diagnostic code 'E20091'; did you mean "
+    )
     assert "E2009 (key-count)" in result.stderr
     slug = runner.invoke(main, ["explain", "type-mismach"])
     assert slug.exit_code == 2

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Sequence, TextIO
@@ -152,9 +151,7 @@ def rollout(
             sys.exit(EXIT_ERRORS)
         if unknown:
             fail_usage(f"unknown task '{unknown[0]}'; tasks: {', '.join(known) or 'none'}")
-    out_dir = os.path.dirname(out_file) or "."
-    if not os.path.isdir(out_dir):
-        fail_usage(f"cannot write '{out_file}': no such directory '{out_dir}'")
+    writable_output(out_file)
     config = ClientConfig(
         base_url=base_url,
         model=model,
@@ -489,8 +486,7 @@ def _synth_tasks(
     assert isinstance(config, ClientConfig) and isinstance(options, SynthTasksOptions)
     if not Path(spec).is_file():
         fail_usage(f"cannot read '{spec}': no such file")
-    if not Path(output).parent.is_dir():
-        fail_usage(f"cannot write '{output}': no such directory '{Path(output).parent}'")
+    writable_output(output)
     try:
         result = run_synth_tasks(
             ChatClient(config), Path(spec), Path(output), options, log_file, sys.stderr
@@ -754,8 +750,7 @@ def import_envscaler(
         fail_usage("give --model (or set ENVDSL_MODEL): the name the server serves")
     if not Path(spec_file).is_file():
         fail_usage(f"cannot read '{spec_file}': no such file")
-    if not Path(output).parent.is_dir():
-        fail_usage(f"cannot write '{output}': no such directory '{Path(output).parent}'")
+    writable_output(output)
     try:
         scenarios = read_scenarios(scenarios_file)
     except (OSError, UnicodeDecodeError) as error:

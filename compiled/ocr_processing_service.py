@@ -2021,7 +2021,8 @@ class OCRProcessingServiceEnv(rt.Environment):
                     if originals is _INSERTED or read is None or not read.isdisjoint(originals):
                         self._verify_touched()
                         break
-            self._verify_scalar_refs()
+            if journal:
+                self._verify_scalar_refs()
             self._verify_full_rows(self.TOOLS["submit_ocr_request"])
             if not self._inv_0():
                 self._env_invariant_failed("_inv_0")  # ocr_processing_service.env:165
@@ -2130,7 +2131,8 @@ class OCRProcessingServiceEnv(rt.Environment):
                     if originals is _INSERTED or read is None or not read.isdisjoint(originals):
                         self._verify_touched()
                         break
-            self._verify_scalar_refs()
+            if journal:
+                self._verify_scalar_refs()
             self._verify_full_rows(self.TOOLS["start_processing_request"])
             if not self._inv_0():
                 self._env_invariant_failed("_inv_0")  # ocr_processing_service.env:165
@@ -2323,7 +2325,8 @@ class OCRProcessingServiceEnv(rt.Environment):
                     if originals is _INSERTED or read is None or not read.isdisjoint(originals):
                         self._verify_touched()
                         break
-            self._verify_scalar_refs()
+            if journal:
+                self._verify_scalar_refs()
             self._verify_full_rows(self.TOOLS["complete_ocr_request"])
             if not self._inv_0():
                 self._env_invariant_failed("_inv_0")  # ocr_processing_service.env:165
@@ -2430,7 +2433,8 @@ class OCRProcessingServiceEnv(rt.Environment):
                     if originals is _INSERTED or read is None or not read.isdisjoint(originals):
                         self._verify_touched()
                         break
-            self._verify_scalar_refs()
+            if journal:
+                self._verify_scalar_refs()
             self._verify_full_rows(self.TOOLS["fail_ocr_request"])
             if not self._inv_0():
                 self._env_invariant_failed("_inv_0")  # ocr_processing_service.env:165
@@ -2491,7 +2495,8 @@ class OCRProcessingServiceEnv(rt.Environment):
                     if originals is _INSERTED or read is None or not read.isdisjoint(originals):
                         self._verify_touched()
                         break
-            self._verify_scalar_refs()
+            if journal:
+                self._verify_scalar_refs()
             self._verify_full_rows(self.TOOLS["purge_expired_results"])
             if not self._inv_0():
                 self._env_invariant_failed("_inv_0")  # ocr_processing_service.env:165
@@ -2567,7 +2572,8 @@ class OCRProcessingServiceEnv(rt.Environment):
                     if originals is _INSERTED or read is None or not read.isdisjoint(originals):
                         self._verify_touched()
                         break
-            self._verify_scalar_refs()
+            if journal:
+                self._verify_scalar_refs()
             self._verify_full_rows(self.TOOLS["clear_completed_request"])
             if not self._inv_0():
                 self._env_invariant_failed("_inv_0")  # ocr_processing_service.env:165
@@ -2647,7 +2653,8 @@ class OCRProcessingServiceEnv(rt.Environment):
                     if originals is _INSERTED or read is None or not read.isdisjoint(originals):
                         self._verify_touched()
                         break
-            self._verify_scalar_refs()
+            if journal:
+                self._verify_scalar_refs()
             self._verify_full_rows(self.TOOLS["retry_ocr_request"])
             if not self._inv_0():
                 self._env_invariant_failed("_inv_0")  # ocr_processing_service.env:165

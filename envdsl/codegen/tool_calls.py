@@ -273,7 +273,8 @@ class _ToolCall:
             "            break",
         ]
         if self.writer.scalar_refs:
-            lines.append("self._verify_scalar_refs()")
+            # a call that wrote and deleted nothing left every ref as it was
+            lines += ["if journal:", "    self._verify_scalar_refs()"]
         if tool.full_row_invariants:
             lines.append(f"self._verify_full_rows(self.TOOLS[{tool.name!r}])")
         for method in tool.env_invariants:

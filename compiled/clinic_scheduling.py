@@ -9,8 +9,9 @@ from typing import Any, ClassVar, cast
 
 from envdsl import runtime as rt
 from envdsl.runtime import helpers as h
+from envdsl.runtime.call_support import INSERTED as _INSERTED
+from envdsl.runtime.call_support import charge as _charge
 from envdsl.runtime.call_support import (
-    INSERTED as _INSERTED,
     INT_RESULT as _INT_RESULT,
     MAX_INT as _MAX_INT,
     MIN_INT as _MIN_INT,
@@ -5937,9 +5938,7 @@ class ClinicSchedulingEnv(rt.Environment):
                 ("a patient with phone " + h.to_str(phone) + " is already registered"), site=10
             )  # clinic_scheduling.env:422
         self._hit(10)
-        return self._insert(
-            "patients", Patient(name=name, phone=phone, recall_months=recall_months)
-        )
+        return self._insert_patients(Patient(name=name, phone=phone, recall_months=recall_months))
 
     def _impl_book_appointment(
         self,
@@ -6026,8 +6025,7 @@ class ClinicSchedulingEnv(rt.Environment):
                 (h.to_str(r.name) + " is taken then"), site=21
             )  # clinic_scheduling.env:451
         self._hit(21)
-        return self._insert(
-            "appointments",
+        return self._insert_appointments(
             Appointment(
                 patient=patient_id,
                 dentist=dentist_id,
@@ -6036,7 +6034,7 @@ class ClinicSchedulingEnv(rt.Environment):
                 start=start,
                 end=end,
                 booked_at=self.s_now,
-            ),
+            )
         )
 
     def _impl_confirm_appointment(self, appointment_id: str) -> Appointment:
@@ -6295,9 +6293,8 @@ class ClinicSchedulingEnv(rt.Environment):
             _tmp3 = h.unwrap(h_)
             self._write_working_hours_closes(_tmp3, to_minute)
             return h.unwrap(h_)
-        return self._insert(
-            "working_hours",
-            WorkingHours(dentist=dentist_id, day=day, opens=from_minute, closes=to_minute),
+        return self._insert_working_hours(
+            WorkingHours(dentist=dentist_id, day=day, opens=from_minute, closes=to_minute)
         )
 
     def _impl_add_dentist_speciality(
@@ -6318,9 +6315,8 @@ class ClinicSchedulingEnv(rt.Environment):
                 "the dentist already has this speciality", site=54
             )  # clinic_scheduling.env:613
         self._hit(54)
-        return self._insert(
-            "dentist_specialities",
-            DentistSpeciality(dentist=dentist_id, speciality=speciality_code),
+        return self._insert_dentist_specialities(
+            DentistSpeciality(dentist=dentist_id, speciality=speciality_code)
         )
 
     def _impl_remove_dentist_speciality(self, dentist_id: str, speciality_code: str) -> str:
@@ -6377,8 +6373,7 @@ class ClinicSchedulingEnv(rt.Environment):
                 continue
             self._grow(sent)
             sent.append(
-                self._insert(
-                    "reminders",
+                self._insert_reminders(
                     Reminder(
                         patient=a.patient,
                         kind=ReminderKind.appointment,
@@ -6395,7 +6390,7 @@ class ClinicSchedulingEnv(rt.Environment):
                             + h.to_str(self._fn_hhmm(minute=self._fn_minute_of_day(t=a.start)))
                             + "."
                         ),
-                    ),
+                    )
                 )
             )
         return sent
@@ -6431,8 +6426,7 @@ class ClinicSchedulingEnv(rt.Environment):
                 continue
             self._grow(sent)
             sent.append(
-                self._insert(
-                    "reminders",
+                self._insert_reminders(
                     Reminder(
                         patient=p.patient_id,
                         kind=ReminderKind.recall,
@@ -6444,7 +6438,7 @@ class ClinicSchedulingEnv(rt.Environment):
                             + h.to_str(h.unwrap(last))
                             + ". Please book your next visit."
                         ),
-                    ),
+                    )
                 )
             )
         return sent
@@ -7462,3 +7456,100 @@ class ClinicSchedulingEnv(rt.Environment):
         rt.store(value)
         self._journal_field("working_hours", row.hours_id, row, "closes", old)
         row.closes = value
+
+    def _insert_patients(self, row: Patient) -> Patient:
+        "`patients.insert(row)`, journaled (Environment._insert for patients)."
+        table = self._tables["patients"]
+        journal = self._journal  # None while building an initial state: nothing to undo
+        key = row.patient_id
+        if key == "":  # the key left to auto(...)
+            if journal is not None:
+                journal.append(("counter", "patients", table.auto_counter))
+            key = self._next_auto_key(table)
+            row.patient_id = key
+        if key in table:
+            raise rt.Fail(f"Patient {key!r} already exists", rule="key: Patient")
+        _charge(row._stored_size())  # limits.stored_size of a row: its class's sizer
+        table.add(key, row)
+        if journal is not None:
+            journal.append(("insert", "patients", key))
+        self._touched[("patients", key)] = _INSERTED
+        return row
+
+    def _insert_appointments(self, row: Appointment) -> Appointment:
+        "`appointments.insert(row)`, journaled (Environment._insert for appointments)."
+        table = self._tables["appointments"]
+        journal = self._journal  # None while building an initial state: nothing to undo
+        key = row.appointment_id
+        if key == "":  # the key left to auto(...)
+            if journal is not None:
+                journal.append(("counter", "appointments", table.auto_counter))
+            key = self._next_auto_key(table)
+            row.appointment_id = key
+        if key in table:
+            raise rt.Fail(f"Appointment {key!r} already exists", rule="key: Appointment")
+        _charge(row._stored_size())  # limits.stored_size of a row: its class's sizer
+        table.add(key, row)
+        if journal is not None:
+            journal.append(("insert", "appointments", key))
+        self._touched[("appointments", key)] = _INSERTED
+        return row
+
+    def _insert_working_hours(self, row: WorkingHours) -> WorkingHours:
+        "`working_hours.insert(row)`, journaled (Environment._insert for working_hours)."
+        table = self._tables["working_hours"]
+        journal = self._journal  # None while building an initial state: nothing to undo
+        key = row.hours_id
+        if key == "":  # the key left to auto(...)
+            if journal is not None:
+                journal.append(("counter", "working_hours", table.auto_counter))
+            key = self._next_auto_key(table)
+            row.hours_id = key
+        if key in table:
+            raise rt.Fail(f"WorkingHours {key!r} already exists", rule="key: WorkingHours")
+        _charge(row._stored_size())  # limits.stored_size of a row: its class's sizer
+        table.add(key, row)
+        if journal is not None:
+            journal.append(("insert", "working_hours", key))
+        self._touched[("working_hours", key)] = _INSERTED
+        return row
+
+    def _insert_dentist_specialities(self, row: DentistSpeciality) -> DentistSpeciality:
+        "`dentist_specialities.insert(row)`, journaled (Environment._insert for dentist_specialities)."
+        table = self._tables["dentist_specialities"]
+        journal = self._journal  # None while building an initial state: nothing to undo
+        key = row.link_id
+        if key == "":  # the key left to auto(...)
+            if journal is not None:
+                journal.append(("counter", "dentist_specialities", table.auto_counter))
+            key = self._next_auto_key(table)
+            row.link_id = key
+        if key in table:
+            raise rt.Fail(
+                f"DentistSpeciality {key!r} already exists", rule="key: DentistSpeciality"
+            )
+        _charge(row._stored_size())  # limits.stored_size of a row: its class's sizer
+        table.add(key, row)
+        if journal is not None:
+            journal.append(("insert", "dentist_specialities", key))
+        self._touched[("dentist_specialities", key)] = _INSERTED
+        return row
+
+    def _insert_reminders(self, row: Reminder) -> Reminder:
+        "`reminders.insert(row)`, journaled (Environment._insert for reminders)."
+        table = self._tables["reminders"]
+        journal = self._journal  # None while building an initial state: nothing to undo
+        key = row.reminder_id
+        if key == "":  # the key left to auto(...)
+            if journal is not None:
+                journal.append(("counter", "reminders", table.auto_counter))
+            key = self._next_auto_key(table)
+            row.reminder_id = key
+        if key in table:
+            raise rt.Fail(f"Reminder {key!r} already exists", rule="key: Reminder")
+        _charge(row._stored_size())  # limits.stored_size of a row: its class's sizer
+        table.add(key, row)
+        if journal is not None:
+            journal.append(("insert", "reminders", key))
+        self._touched[("reminders", key)] = _INSERTED
+        return row

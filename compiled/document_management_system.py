@@ -9,8 +9,10 @@ from typing import Any, ClassVar, cast
 
 from envdsl import runtime as rt
 from envdsl.runtime import helpers as h
+from envdsl.runtime.call_support import INSERTED as _INSERTED
+from envdsl.runtime.call_support import charge as _charge
+from envdsl.runtime.call_support import own_row_fields as _own_row_fields
 from envdsl.runtime.call_support import (
-    INSERTED as _INSERTED,
     INT_RESULT as _INT_RESULT,
     MAX_INT as _MAX_INT,
     MIN_INT as _MIN_INT,
@@ -3985,15 +3987,14 @@ class DocumentManagementSystemEnv(rt.Environment):
     def _impl_snapshot(self, d: Document, user_id: str) -> None:
         self._write_documents_version(d, d.version + 1)
         self._write_documents_last_modified_date(d, self.s_now)
-        self._insert(
-            "versions",
+        self._insert_versions(
             DocumentVersion(
                 document_id=d.document_id,
                 version_number=d.version,
                 content_snapshot=d.content,
                 timestamp=self.s_now,
                 modified_by=user_id,
-            ),
+            )
         )
 
     def _impl_get_document_by_id(self, document_id: str, user_id: str) -> Document:
@@ -4143,29 +4144,26 @@ class DocumentManagementSystemEnv(rt.Environment):
         if permissions is not None:
             perms = set(h.unwrap(permissions))
             self._set_add(perms, Permission.read)
-        d: Document = self._insert(
-            "documents",
+        d: Document = self._insert_documents(
             Document(
                 title=title,
                 content=content,
                 creation_date=self.s_now,
                 last_modified_date=self.s_now,
                 owner_id=owner_id,
-            ),
+            )
         )
-        self._insert(
-            "versions",
+        self._insert_versions(
             DocumentVersion(
                 document_id=d.document_id,
                 version_number=1,
                 content_snapshot=content,
                 timestamp=self.s_now,
                 modified_by=owner_id,
-            ),
+            )
         )
-        self._insert(
-            "access_control",
-            AccessControlEntry(document_id=d.document_id, user_id=owner_id, permissions=perms),
+        self._insert_access_control(
+            AccessControlEntry(document_id=d.document_id, user_id=owner_id, permissions=perms)
         )
         return d
 
@@ -4261,11 +4259,10 @@ class DocumentManagementSystemEnv(rt.Environment):
             _tmp1 = h.unwrap(e)
             self._set("access_control", _tmp1, "permissions", set(permissions))
             return h.unwrap(e)
-        return self._insert(
-            "access_control",
+        return self._insert_access_control(
             AccessControlEntry(
                 document_id=document_id, user_id=user_id, permissions=set(permissions)
-            ),
+            )
         )
 
     def _impl_revoke_user_access(self, document_id: str, user_id: str) -> str:
@@ -5002,3 +4999,63 @@ class DocumentManagementSystemEnv(rt.Environment):
             return  # assigning the current value is not a change
         self._journal_field("documents", row.document_id, row, "status", old)
         row.status = value
+
+    def _insert_versions(self, row: DocumentVersion) -> DocumentVersion:
+        "`versions.insert(row)`, journaled (Environment._insert for versions)."
+        table = self._tables["versions"]
+        journal = self._journal  # None while building an initial state: nothing to undo
+        key = row.version_id
+        if key == "":  # the key left to auto(...)
+            if journal is not None:
+                journal.append(("counter", "versions", table.auto_counter))
+            key = self._next_auto_key(table)
+            row.version_id = key
+        if key in table:
+            raise rt.Fail(f"DocumentVersion {key!r} already exists", rule="key: DocumentVersion")
+        _charge(row._stored_size())  # limits.stored_size of a row: its class's sizer
+        table.add(key, row)
+        if journal is not None:
+            journal.append(("insert", "versions", key))
+        self._touched[("versions", key)] = _INSERTED
+        return row
+
+    def _insert_documents(self, row: Document) -> Document:
+        "`documents.insert(row)`, journaled (Environment._insert for documents)."
+        table = self._tables["documents"]
+        journal = self._journal  # None while building an initial state: nothing to undo
+        key = row.document_id
+        if key == "":  # the key left to auto(...)
+            if journal is not None:
+                journal.append(("counter", "documents", table.auto_counter))
+            key = self._next_auto_key(table)
+            row.document_id = key
+        if key in table:
+            raise rt.Fail(f"Document {key!r} already exists", rule="key: Document")
+        _charge(row._stored_size())  # limits.stored_size of a row: its class's sizer
+        table.add(key, row)
+        if journal is not None:
+            journal.append(("insert", "documents", key))
+        self._touched[("documents", key)] = _INSERTED
+        return row
+
+    def _insert_access_control(self, row: AccessControlEntry) -> AccessControlEntry:
+        "`access_control.insert(row)`, journaled (Environment._insert for access_control)."
+        table = self._tables["access_control"]
+        journal = self._journal  # None while building an initial state: nothing to undo
+        key = row.entry_id
+        if key == "":  # the key left to auto(...)
+            if journal is not None:
+                journal.append(("counter", "access_control", table.auto_counter))
+            key = self._next_auto_key(table)
+            row.entry_id = key
+        if key in table:
+            raise rt.Fail(
+                f"AccessControlEntry {key!r} already exists", rule="key: AccessControlEntry"
+            )
+        _charge(row._stored_size())  # limits.stored_size of a row: its class's sizer
+        _own_row_fields("access_control", row, ("permissions",))
+        table.add(key, row)
+        if journal is not None:
+            journal.append(("insert", "access_control", key))
+        self._touched[("access_control", key)] = _INSERTED
+        return row

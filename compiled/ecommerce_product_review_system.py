@@ -9,8 +9,9 @@ from typing import Any, ClassVar, cast
 
 from envdsl import runtime as rt
 from envdsl.runtime import helpers as h
+from envdsl.runtime.call_support import INSERTED as _INSERTED
+from envdsl.runtime.call_support import charge as _charge
 from envdsl.runtime.call_support import (
-    INSERTED as _INSERTED,
     INT_RESULT as _INT_RESULT,
     MAX_INT as _MAX_INT,
     MIN_INT as _MIN_INT,
@@ -3319,15 +3320,14 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
                 "Rating must be an integer between 1 and 5", site=17
             )  # ecommerce_product_review_system.env:247
         self._hit(17)
-        return self._insert(
-            "reviews",
+        return self._insert_reviews(
             Review(
                 product_id=product_id,
                 user_id=user_id,
                 rating=rating,
                 comment=comment,
                 timestamp=self.s_now,
-            ),
+            )
         )
 
     def _impl_edit_review(
@@ -3464,15 +3464,14 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
                 "Product with this product_id already exists", site=34
             )  # ecommerce_product_review_system.env:361
         self._hit(34)
-        return self._insert(
-            "products",
+        return self._insert_products(
             Product(
                 product_id=product_id,
                 name=name,
                 brand=brand,
                 category=category,
                 description=description,
-            ),
+            )
         )
 
     def _init_review_treadmill(self) -> None:
@@ -4077,3 +4076,36 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
         rt.store(value)
         self._journal_field("products", row.product_id, row, "description", old)
         row.description = value
+
+    def _insert_reviews(self, row: Review) -> Review:
+        "`reviews.insert(row)`, journaled (Environment._insert for reviews)."
+        table = self._tables["reviews"]
+        journal = self._journal  # None while building an initial state: nothing to undo
+        key = row.review_id
+        if key == "":  # the key left to auto(...)
+            if journal is not None:
+                journal.append(("counter", "reviews", table.auto_counter))
+            key = self._next_auto_key(table)
+            row.review_id = key
+        if key in table:
+            raise rt.Fail(f"Review {key!r} already exists", rule="key: Review")
+        _charge(row._stored_size())  # limits.stored_size of a row: its class's sizer
+        table.add(key, row)
+        if journal is not None:
+            journal.append(("insert", "reviews", key))
+        self._touched[("reviews", key)] = _INSERTED
+        return row
+
+    def _insert_products(self, row: Product) -> Product:
+        "`products.insert(row)`, journaled (Environment._insert for products)."
+        table = self._tables["products"]
+        journal = self._journal  # None while building an initial state: nothing to undo
+        key = row.product_id
+        if key in table:
+            raise rt.Fail(f"Product {key!r} already exists", rule="key: Product")
+        _charge(row._stored_size())  # limits.stored_size of a row: its class's sizer
+        table.add(key, row)
+        if journal is not None:
+            journal.append(("insert", "products", key))
+        self._touched[("products", key)] = _INSERTED
+        return row

@@ -9,8 +9,9 @@ from typing import Any, ClassVar, cast
 
 from envdsl import runtime as rt
 from envdsl.runtime import helpers as h
+from envdsl.runtime.call_support import INSERTED as _INSERTED
+from envdsl.runtime.call_support import charge as _charge
 from envdsl.runtime.call_support import (
-    INSERTED as _INSERTED,
     INT_RESULT as _INT_RESULT,
     MAX_INT as _MAX_INT,
     MIN_INT as _MIN_INT,
@@ -4408,8 +4409,7 @@ class HRISEnv(rt.Environment):
                     ("Manager '" + h.to_str(h.unwrap(d.manager_id)) + "' does not exist."), site=24
                 )  # hris.env:324
             self._hit(24)
-        return self._insert(
-            "employees",
+        return self._insert_employees(
             Employee(
                 employee_id=d.employee_id,
                 first_name=d.first_name,
@@ -4425,7 +4425,7 @@ class HRISEnv(rt.Environment):
                 work_email=d.work_email,
                 phone_number=d.phone_number,
                 address=d.address,
-            ),
+            )
         )
 
     def _impl_update_employee_info(self, employee_id: str, updates: dict[str, str]) -> Employee:
@@ -5753,3 +5753,17 @@ class HRISEnv(rt.Environment):
         self._journal_field("employees", row.employee_id, row, "employment_status", old)
         self._reindex("employees", row, "employment_status", old, value)
         row.employment_status = value
+
+    def _insert_employees(self, row: Employee) -> Employee:
+        "`employees.insert(row)`, journaled (Environment._insert for employees)."
+        table = self._tables["employees"]
+        journal = self._journal  # None while building an initial state: nothing to undo
+        key = row.employee_id
+        if key in table:
+            raise rt.Fail(f"Employee {key!r} already exists", rule="key: Employee")
+        _charge(row._stored_size())  # limits.stored_size of a row: its class's sizer
+        table.add(key, row)
+        if journal is not None:
+            journal.append(("insert", "employees", key))
+        self._touched[("employees", key)] = _INSERTED
+        return row

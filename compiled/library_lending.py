@@ -9,8 +9,9 @@ from typing import Any, ClassVar, cast
 
 from envdsl import runtime as rt
 from envdsl.runtime import helpers as h
+from envdsl.runtime.call_support import INSERTED as _INSERTED
+from envdsl.runtime.call_support import charge as _charge
 from envdsl.runtime.call_support import (
-    INSERTED as _INSERTED,
     INT_RESULT as _INT_RESULT,
     MAX_INT as _MAX_INT,
     MIN_INT as _MIN_INT,
@@ -4869,15 +4870,14 @@ class LibraryLendingEnv(rt.Environment):
             )  # library_lending.env:332
         self._hit(8)
         today: datetime.date = h.date_of(self.s_now)
-        return self._insert(
-            "members",
+        return self._insert_members(
             Member(
                 member_id=member_id,
                 name=name.strip(),
                 email=email.strip().lower(),
                 joined=today,
                 expires=h.add_months(today, 12),
-            ),
+            )
         )
 
     def _impl_renew_membership(self, member_id: str) -> Member:
@@ -4977,14 +4977,13 @@ class LibraryLendingEnv(rt.Environment):
             self._hit(23)
             _tmp1 = h.unwrap(reserved)
             self._write_holds_state(_tmp1, HoldState.fulfilled)
-        return self._insert(
-            "loans",
+        return self._insert_loans(
             Loan(
                 copy_=copy_id,
                 member=member_id,
                 checked_out=self.s_now,
                 due=self._fn_open_day(d=(today + h.days(C_LOAN_DAYS))),
-            ),
+            )
         )
 
     def _impl_return_copy(self, copy_id: str, condition: CopyCondition) -> ReturnReceipt:
@@ -5128,7 +5127,7 @@ class LibraryLendingEnv(rt.Environment):
                 "you already have a hold on this book", site=39
             )  # library_lending.env:476
         self._hit(39)
-        return self._insert("holds", Hold(book=isbn, member=member_id, placed=self.s_now))
+        return self._insert_holds(Hold(book=isbn, member=member_id, placed=self.s_now))
 
     def _impl_cancel_hold(self, hold_id: str, member_id: str) -> Hold:
         h_ = self.t_holds.get(hold_id)
@@ -5194,7 +5193,7 @@ class LibraryLendingEnv(rt.Environment):
         if not (1 <= copy_count <= 20):
             raise rt.Fail("copy_count must be between 1 and 20", site=48)  # library_lending.env:544
         self._hit(48)
-        b_: Book = self._insert("books", Book(isbn=isbn, title=title.strip(), year=year))
+        b_: Book = self._insert_books(Book(isbn=isbn, title=title.strip(), year=year))
         for name in self._it(list(author_names)):
             existing: Author | None = h.first(
                 (
@@ -5207,12 +5206,11 @@ class LibraryLendingEnv(rt.Environment):
             if existing is not None:
                 author_id = h.unwrap(existing).author_id
             else:
-                author_id = self._insert("authors", Author(name=name.strip())).author_id
-            self._insert("book_authors", BookAuthor(book=isbn, author=author_id))
+                author_id = self._insert_authors(Author(name=name.strip())).author_id
+            self._insert_book_authors(BookAuthor(book=isbn, author=author_id))
         for i in self._it(self._range(copy_count)):
-            self._insert(
-                "copies",
-                Copy(copy_id=(h.to_str(isbn) + "-" + h.to_str((i + 1))), book=isbn, shelf=shelf),
+            self._insert_copies(
+                Copy(copy_id=(h.to_str(isbn) + "-" + h.to_str((i + 1))), book=isbn, shelf=shelf)
             )
         return self._fn_book_info(b_=b_)
 
@@ -5861,3 +5859,121 @@ class LibraryLendingEnv(rt.Environment):
         rt.store(value)
         self._journal_field("loans", row.loan_id, row, "renewals", old)
         row.renewals = value
+
+    def _insert_members(self, row: Member) -> Member:
+        "`members.insert(row)`, journaled (Environment._insert for members)."
+        table = self._tables["members"]
+        journal = self._journal  # None while building an initial state: nothing to undo
+        key = row.member_id
+        if key in table:
+            raise rt.Fail(f"Member {key!r} already exists", rule="key: Member")
+        _charge(row._stored_size())  # limits.stored_size of a row: its class's sizer
+        table.add(key, row)
+        if journal is not None:
+            journal.append(("insert", "members", key))
+        self._touched[("members", key)] = _INSERTED
+        return row
+
+    def _insert_loans(self, row: Loan) -> Loan:
+        "`loans.insert(row)`, journaled (Environment._insert for loans)."
+        table = self._tables["loans"]
+        journal = self._journal  # None while building an initial state: nothing to undo
+        key = row.loan_id
+        if key == "":  # the key left to auto(...)
+            if journal is not None:
+                journal.append(("counter", "loans", table.auto_counter))
+            key = self._next_auto_key(table)
+            row.loan_id = key
+        if key in table:
+            raise rt.Fail(f"Loan {key!r} already exists", rule="key: Loan")
+        _charge(row._stored_size())  # limits.stored_size of a row: its class's sizer
+        table.add(key, row)
+        if journal is not None:
+            journal.append(("insert", "loans", key))
+        self._touched[("loans", key)] = _INSERTED
+        return row
+
+    def _insert_holds(self, row: Hold) -> Hold:
+        "`holds.insert(row)`, journaled (Environment._insert for holds)."
+        table = self._tables["holds"]
+        journal = self._journal  # None while building an initial state: nothing to undo
+        key = row.hold_id
+        if key == "":  # the key left to auto(...)
+            if journal is not None:
+                journal.append(("counter", "holds", table.auto_counter))
+            key = self._next_auto_key(table)
+            row.hold_id = key
+        if key in table:
+            raise rt.Fail(f"Hold {key!r} already exists", rule="key: Hold")
+        _charge(row._stored_size())  # limits.stored_size of a row: its class's sizer
+        table.add(key, row)
+        if journal is not None:
+            journal.append(("insert", "holds", key))
+        self._touched[("holds", key)] = _INSERTED
+        return row
+
+    def _insert_books(self, row: Book) -> Book:
+        "`books.insert(row)`, journaled (Environment._insert for books)."
+        table = self._tables["books"]
+        journal = self._journal  # None while building an initial state: nothing to undo
+        key = row.isbn
+        if key in table:
+            raise rt.Fail(f"Book {key!r} already exists", rule="key: Book")
+        _charge(row._stored_size())  # limits.stored_size of a row: its class's sizer
+        table.add(key, row)
+        if journal is not None:
+            journal.append(("insert", "books", key))
+        self._touched[("books", key)] = _INSERTED
+        return row
+
+    def _insert_authors(self, row: Author) -> Author:
+        "`authors.insert(row)`, journaled (Environment._insert for authors)."
+        table = self._tables["authors"]
+        journal = self._journal  # None while building an initial state: nothing to undo
+        key = row.author_id
+        if key == "":  # the key left to auto(...)
+            if journal is not None:
+                journal.append(("counter", "authors", table.auto_counter))
+            key = self._next_auto_key(table)
+            row.author_id = key
+        if key in table:
+            raise rt.Fail(f"Author {key!r} already exists", rule="key: Author")
+        _charge(row._stored_size())  # limits.stored_size of a row: its class's sizer
+        table.add(key, row)
+        if journal is not None:
+            journal.append(("insert", "authors", key))
+        self._touched[("authors", key)] = _INSERTED
+        return row
+
+    def _insert_book_authors(self, row: BookAuthor) -> BookAuthor:
+        "`book_authors.insert(row)`, journaled (Environment._insert for book_authors)."
+        table = self._tables["book_authors"]
+        journal = self._journal  # None while building an initial state: nothing to undo
+        key = row.link_id
+        if key == "":  # the key left to auto(...)
+            if journal is not None:
+                journal.append(("counter", "book_authors", table.auto_counter))
+            key = self._next_auto_key(table)
+            row.link_id = key
+        if key in table:
+            raise rt.Fail(f"BookAuthor {key!r} already exists", rule="key: BookAuthor")
+        _charge(row._stored_size())  # limits.stored_size of a row: its class's sizer
+        table.add(key, row)
+        if journal is not None:
+            journal.append(("insert", "book_authors", key))
+        self._touched[("book_authors", key)] = _INSERTED
+        return row
+
+    def _insert_copies(self, row: Copy) -> Copy:
+        "`copies.insert(row)`, journaled (Environment._insert for copies)."
+        table = self._tables["copies"]
+        journal = self._journal  # None while building an initial state: nothing to undo
+        key = row.copy_id
+        if key in table:
+            raise rt.Fail(f"Copy {key!r} already exists", rule="key: Copy")
+        _charge(row._stored_size())  # limits.stored_size of a row: its class's sizer
+        table.add(key, row)
+        if journal is not None:
+            journal.append(("insert", "copies", key))
+        self._touched[("copies", key)] = _INSERTED
+        return row

@@ -9,8 +9,10 @@ from typing import Any, ClassVar, cast
 
 from envdsl import runtime as rt
 from envdsl.runtime import helpers as h
+from envdsl.runtime.call_support import INSERTED as _INSERTED
+from envdsl.runtime.call_support import charge as _charge
+from envdsl.runtime.call_support import own_row_fields as _own_row_fields
 from envdsl.runtime.call_support import (
-    INSERTED as _INSERTED,
     INT_RESULT as _INT_RESULT,
     MAX_INT as _MAX_INT,
     MIN_INT as _MIN_INT,
@@ -2848,9 +2850,8 @@ class OCRProcessingServiceEnv(rt.Environment):
         )
 
     def _impl_enqueue(self, document_reference: str) -> OCRRequest:
-        r: OCRRequest = self._insert(
-            "requests",
-            OCRRequest(document_reference=document_reference, submission_time=self.s_now),
+        r: OCRRequest = self._insert_requests(
+            OCRRequest(document_reference=document_reference, submission_time=self.s_now)
         )
         _tmp1 = self.s_queued_request_ids
         self._grow(_tmp1)
@@ -2976,14 +2977,13 @@ class OCRProcessingServiceEnv(rt.Environment):
         self._write_requests_status(r, OCRStatus.completed)
         self._write_requests_result_text(r, extracted_text)
         self._write_requests_completion_time(r, processing_timestamp)
-        self._insert(
-            "result_repository",
+        self._insert_result_repository(
             Result(
                 request_id=request_id,
                 extracted_text=extracted_text,
                 confidence_scores=confidence_scores,
                 processing_timestamp=processing_timestamp,
-            ),
+            )
         )
         if self.s_next_request_id == request_id:
             self._set_scalar("next_request_id", None)
@@ -3649,3 +3649,37 @@ class OCRProcessingServiceEnv(rt.Environment):
             return  # assigning the current value is not a change
         self._journal_field("requests", row.request_id, row, "completion_time", old)
         row.completion_time = value
+
+    def _insert_requests(self, row: OCRRequest) -> OCRRequest:
+        "`requests.insert(row)`, journaled (Environment._insert for requests)."
+        table = self._tables["requests"]
+        journal = self._journal  # None while building an initial state: nothing to undo
+        key = row.request_id
+        if key == "":  # the key left to auto(...)
+            if journal is not None:
+                journal.append(("counter", "requests", table.auto_counter))
+            key = self._next_auto_key(table)
+            row.request_id = key
+        if key in table:
+            raise rt.Fail(f"OCRRequest {key!r} already exists", rule="key: OCRRequest")
+        _charge(row._stored_size())  # limits.stored_size of a row: its class's sizer
+        table.add(key, row)
+        if journal is not None:
+            journal.append(("insert", "requests", key))
+        self._touched[("requests", key)] = _INSERTED
+        return row
+
+    def _insert_result_repository(self, row: Result) -> Result:
+        "`result_repository.insert(row)`, journaled (Environment._insert for result_repository)."
+        table = self._tables["result_repository"]
+        journal = self._journal  # None while building an initial state: nothing to undo
+        key = row.request_id
+        if key in table:
+            raise rt.Fail(f"Result {key!r} already exists", rule="key: Result")
+        _charge(row._stored_size())  # limits.stored_size of a row: its class's sizer
+        _own_row_fields("result_repository", row, ("confidence_scores",))
+        table.add(key, row)
+        if journal is not None:
+            journal.append(("insert", "result_repository", key))
+        self._touched[("result_repository", key)] = _INSERTED
+        return row

@@ -9,8 +9,10 @@ from typing import Any, ClassVar, cast
 
 from envdsl import runtime as rt
 from envdsl.runtime import helpers as h
+from envdsl.runtime.call_support import INSERTED as _INSERTED
+from envdsl.runtime.call_support import charge as _charge
+from envdsl.runtime.call_support import own_row_fields as _own_row_fields
 from envdsl.runtime.call_support import (
-    INSERTED as _INSERTED,
     INT_RESULT as _INT_RESULT,
     MAX_INT as _MAX_INT,
     MIN_INT as _MIN_INT,
@@ -4684,8 +4686,7 @@ class OnlineShopEnv(rt.Environment):
             _tmp6 = self.t_products.row(l_.sku)
             self._write_products_stock(_tmp6, _tmp6.stock - l_.qty)
         self._set("customers", c, "cart", {})
-        o: Order = self._insert(
-            "orders",
+        o: Order = self._insert_orders(
             Order(
                 customer=customer_id,
                 lines=lines,
@@ -4695,7 +4696,7 @@ class OnlineShopEnv(rt.Environment):
                 coupon=used,
                 discount_cents=discount,
                 shipping_cents=self._fn_shipping_for(amount_cents=(sub - discount)),
-            ),
+            )
         )
         return self._fn_summary(o=o)
 
@@ -4959,15 +4960,14 @@ class OnlineShopEnv(rt.Environment):
         if not (1 <= percent_off <= 50):
             raise rt.Fail("percent_off must be between 1 and 50", site=48)  # online_shop.env:547
         self._hit(48)
-        return self._insert(
-            "coupons",
+        return self._insert_coupons(
             Coupon(
                 code=c,
                 percent_off=percent_off,
                 min_subtotal_cents=min_subtotal_cents,
                 expires=(h.date_of(self.s_now) + h.days((valid_days - 1))),
                 uses_left=uses,
-            ),
+            )
         )
 
     def _init_buy_with_coupon(self) -> None:
@@ -5606,3 +5606,44 @@ class OnlineShopEnv(rt.Environment):
         rt.store(value)
         self._journal_field("products", row.sku, row, "price_cents", old)
         row.price_cents = value
+
+    def _insert_orders(self, row: Order) -> Order:
+        "`orders.insert(row)`, journaled (Environment._insert for orders)."
+        table = self._tables["orders"]
+        journal = self._journal  # None while building an initial state: nothing to undo
+        key = row.order_id
+        if key == "":  # the key left to auto(...)
+            if journal is not None:
+                journal.append(("counter", "orders", table.auto_counter))
+            key = self._next_auto_key(table)
+            row.order_id = key
+        if key in table:
+            raise rt.Fail(f"Order {key!r} already exists", rule="key: Order")
+        _charge(row._stored_size())  # limits.stored_size of a row: its class's sizer
+        _own_row_fields(
+            "orders",
+            row,
+            (
+                "lines",
+                "ship_to",
+            ),
+        )
+        table.add(key, row)
+        if journal is not None:
+            journal.append(("insert", "orders", key))
+        self._touched[("orders", key)] = _INSERTED
+        return row
+
+    def _insert_coupons(self, row: Coupon) -> Coupon:
+        "`coupons.insert(row)`, journaled (Environment._insert for coupons)."
+        table = self._tables["coupons"]
+        journal = self._journal  # None while building an initial state: nothing to undo
+        key = row.code
+        if key in table:
+            raise rt.Fail(f"Coupon {key!r} already exists", rule="key: Coupon")
+        _charge(row._stored_size())  # limits.stored_size of a row: its class's sizer
+        table.add(key, row)
+        if journal is not None:
+            journal.append(("insert", "coupons", key))
+        self._touched[("coupons", key)] = _INSERTED
+        return row

@@ -9,8 +9,10 @@ from typing import Any, ClassVar, cast
 
 from envdsl import runtime as rt
 from envdsl.runtime import helpers as h
+from envdsl.runtime.call_support import INSERTED as _INSERTED
+from envdsl.runtime.call_support import charge as _charge
+from envdsl.runtime.call_support import own_row_fields as _own_row_fields
 from envdsl.runtime.call_support import (
-    INSERTED as _INSERTED,
     INT_RESULT as _INT_RESULT,
     MAX_INT as _MAX_INT,
     MIN_INT as _MIN_INT,
@@ -3243,11 +3245,11 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
 
     def _impl_ensure_category(self, name: str) -> None:
         if name not in self.t_categories:
-            self._insert("categories", Category(category_name=name, created_at=self.s_now))
+            self._insert_categories(Category(category_name=name, created_at=self.s_now))
 
     def _impl_ensure_tag(self, name: str) -> None:
         if name not in self.t_tags:
-            self._insert("tags", Tag(tag_name=name))
+            self._insert_tags(Tag(tag_name=name))
 
     def _impl_clean_tags(self, raw: list[str]) -> list[str]:
         names: list[str] = []
@@ -3363,8 +3365,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
         if tags is not None:
             names = self._impl_clean_tags(raw=h.unwrap(tags))
         self._impl_ensure_category(name=cat)
-        return self._insert(
-            "notes",
+        return self._insert_notes(
             Note(
                 title=t,
                 content=c,
@@ -3372,7 +3373,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
                 tags=names,
                 created_at=self.s_now,
                 updated_at=self.s_now,
-            ),
+            )
         )
 
     def _impl_edit_note(
@@ -3443,7 +3444,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
                 ("Category '" + h.to_str(name) + "' already exists"), site=17
             )  # personal_notes.env:331
         self._hit(17)
-        return self._insert("categories", Category(category_name=name, created_at=self.s_now))
+        return self._insert_categories(Category(category_name=name, created_at=self.s_now))
 
     def _impl_create_tag(self, tag_name: str) -> Tag:
         name: str = tag_name.strip()
@@ -3455,7 +3456,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
                 ("Tag '" + h.to_str(name) + "' already exists"), site=19
             )  # personal_notes.env:339
         self._hit(19)
-        return self._insert("tags", Tag(tag_name=name))
+        return self._insert_tags(Tag(tag_name=name))
 
     def _impl_add_tag_to_note(self, note_id: str, tag_name: str) -> Note:
         if not (note_id != ""):
@@ -4071,3 +4072,51 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
             return  # assigning the current value is not a change
         self._journal_field("notes", row.note_id, row, "is_pinned", old)
         row.is_pinned = value
+
+    def _insert_categories(self, row: Category) -> Category:
+        "`categories.insert(row)`, journaled (Environment._insert for categories)."
+        table = self._tables["categories"]
+        journal = self._journal  # None while building an initial state: nothing to undo
+        key = row.category_name
+        if key in table:
+            raise rt.Fail(f"Category {key!r} already exists", rule="key: Category")
+        _charge(row._stored_size())  # limits.stored_size of a row: its class's sizer
+        table.add(key, row)
+        if journal is not None:
+            journal.append(("insert", "categories", key))
+        self._touched[("categories", key)] = _INSERTED
+        return row
+
+    def _insert_tags(self, row: Tag) -> Tag:
+        "`tags.insert(row)`, journaled (Environment._insert for tags)."
+        table = self._tables["tags"]
+        journal = self._journal  # None while building an initial state: nothing to undo
+        key = row.tag_name
+        if key in table:
+            raise rt.Fail(f"Tag {key!r} already exists", rule="key: Tag")
+        _charge(row._stored_size())  # limits.stored_size of a row: its class's sizer
+        table.add(key, row)
+        if journal is not None:
+            journal.append(("insert", "tags", key))
+        self._touched[("tags", key)] = _INSERTED
+        return row
+
+    def _insert_notes(self, row: Note) -> Note:
+        "`notes.insert(row)`, journaled (Environment._insert for notes)."
+        table = self._tables["notes"]
+        journal = self._journal  # None while building an initial state: nothing to undo
+        key = row.note_id
+        if key == "":  # the key left to auto(...)
+            if journal is not None:
+                journal.append(("counter", "notes", table.auto_counter))
+            key = self._next_auto_key(table)
+            row.note_id = key
+        if key in table:
+            raise rt.Fail(f"Note {key!r} already exists", rule="key: Note")
+        _charge(row._stored_size())  # limits.stored_size of a row: its class's sizer
+        _own_row_fields("notes", row, ("tags",))
+        table.add(key, row)
+        if journal is not None:
+            journal.append(("insert", "notes", key))
+        self._touched[("notes", key)] = _INSERTED
+        return row

@@ -9,8 +9,9 @@ from typing import Any, ClassVar, cast
 
 from envdsl import runtime as rt
 from envdsl.runtime import helpers as h
+from envdsl.runtime.call_support import INSERTED as _INSERTED
+from envdsl.runtime.call_support import charge as _charge
 from envdsl.runtime.call_support import (
-    INSERTED as _INSERTED,
     INT_RESULT as _INT_RESULT,
     MAX_INT as _MAX_INT,
     MIN_INT as _MIN_INT,
@@ -2778,8 +2779,7 @@ class RetailProductDatabaseEnv(rt.Environment):
         return ""
 
     def _impl_insert_product(self, p: ProductInfo) -> Product:
-        return self._insert(
-            "products",
+        return self._insert_products(
             Product(
                 upc=p.upc,
                 product_id=p.product_id,
@@ -2791,7 +2791,7 @@ class RetailProductDatabaseEnv(rt.Environment):
                 brand=p.brand,
                 weight=p.weight,
                 aisle_location=p.aisle_location,
-            ),
+            )
         )
 
     def _impl_get_product_by_upc(self, upc: str) -> Product:
@@ -3843,3 +3843,17 @@ class RetailProductDatabaseEnv(rt.Environment):
         rt.store(value)
         self._journal_field("products", row.upc, row, "description", old)
         row.description = value
+
+    def _insert_products(self, row: Product) -> Product:
+        "`products.insert(row)`, journaled (Environment._insert for products)."
+        table = self._tables["products"]
+        journal = self._journal  # None while building an initial state: nothing to undo
+        key = row.upc
+        if key in table:
+            raise rt.Fail(f"Product {key!r} already exists", rule="key: Product")
+        _charge(row._stored_size())  # limits.stored_size of a row: its class's sizer
+        table.add(key, row)
+        if journal is not None:
+            journal.append(("insert", "products", key))
+        self._touched[("products", key)] = _INSERTED
+        return row

@@ -9,8 +9,9 @@ from typing import Any, ClassVar, cast
 
 from envdsl import runtime as rt
 from envdsl.runtime import helpers as h
+from envdsl.runtime.call_support import INSERTED as _INSERTED
+from envdsl.runtime.call_support import charge as _charge
 from envdsl.runtime.call_support import (
-    INSERTED as _INSERTED,
     INT_RESULT as _INT_RESULT,
     MAX_INT as _MAX_INT,
     MIN_INT as _MIN_INT,
@@ -1620,15 +1621,14 @@ class SleepTrackingEnv(rt.Environment):
         if not (end <= self.s_now):
             raise rt.Fail("a night cannot end in the future", site=4)  # sleep_tracking.env:69
         self._hit(4)
-        return self._insert(
-            "logs",
+        return self._insert_logs(
             SleepLog(
                 user=user_id,
                 start=start,
                 end=end,
                 quality=quality,
                 minutes=self._fn_duration_minutes(w=Window(start=start, end=end)),
-            ),
+            )
         )
 
     def _impl_set_status(self, user_id: str, status: AccountStatus) -> User:
@@ -2265,3 +2265,22 @@ class SleepTrackingEnv(rt.Environment):
             return  # assigning the current value is not a change
         self._journal_field("users", row.user_id, row, "status", old)
         row.status = value
+
+    def _insert_logs(self, row: SleepLog) -> SleepLog:
+        "`logs.insert(row)`, journaled (Environment._insert for logs)."
+        table = self._tables["logs"]
+        journal = self._journal  # None while building an initial state: nothing to undo
+        key = row.log_id
+        if key == "":  # the key left to auto(...)
+            if journal is not None:
+                journal.append(("counter", "logs", table.auto_counter))
+            key = self._next_auto_key(table)
+            row.log_id = key
+        if key in table:
+            raise rt.Fail(f"SleepLog {key!r} already exists", rule="key: SleepLog")
+        _charge(row._stored_size())  # limits.stored_size of a row: its class's sizer
+        table.add(key, row)
+        if journal is not None:
+            journal.append(("insert", "logs", key))
+        self._touched[("logs", key)] = _INSERTED
+        return row

@@ -50,8 +50,18 @@ def operations(seed: int) -> list[tuple[str, int]]:
 
 def reference_class(env_class: type[Environment]) -> type[Environment]:
     """The same environment with every call on the reference path (the generic parser and
-    `_invoke`, not the tools' whole-call functions); a module attribute, so that it pickles."""
-    return _variant(env_class, "Reference", _CALL_FUNCTIONS=False)
+    `_invoke`, not the tools' whole-call functions, and `Environment._insert`, not the
+    tables' generated inserters); a module attribute, so that it pickles."""
+    inserters = {
+        f"_insert_{table}": _generic_insert(table)
+        for table in env_class.TABLES
+        if f"_insert_{table}" in vars(env_class)
+    }
+    return _variant(env_class, "Reference", _CALL_FUNCTIONS=False, **inserters)
+
+
+def _generic_insert(table: str) -> Any:
+    return lambda self, row: self._insert(table, row)
 
 
 def _variant(env_class: type[Environment], kind: str, **settings: Any) -> type[Environment]:

@@ -9,6 +9,7 @@ from pathlib import Path
 from envdsl.codegen.loaders import LoaderWriter
 from envdsl.codegen.module_uses import used_module_names
 from envdsl.codegen.names import Names
+from envdsl.codegen.row_writes import inserter
 from envdsl.codegen.serializers import json_repr_body, to_json_body
 from envdsl.codegen.shapes import shape
 from envdsl.codegen.statements import BodyTranslator
@@ -119,6 +120,11 @@ class Lowerer:
             view.tasks.append(self.task(task, view))
         for name, params, body, doc in self.body.writer_methods():
             view.methods.append(MethodView(name, params, "None", body, doc))
+        tables = {table.name: table for table in view.tables}
+        for table_name, method in self.body.inserters.items():
+            view.methods.append(inserter(tables[table_name], method))
+        view.inserts = bool(self.body.inserters)
+        view.inserts_owned = any(tables[name].mutable_fields for name in self.body.inserters)
         view.sites = self.body.sites
         self.tool_calls(view)
         self.loaders(view)
@@ -360,6 +366,14 @@ class Lowerer:
             schema,
             self.names.spec_name(py),
             sorted(parents),
+            row_class=py,
+            key=self.names.key_attr(entity.name),
+            auto_prefix=auto,
+            mutable_fields=[
+                self.names.field(entity.name, f.name)
+                for f in entity.fields.values()
+                if is_mutable(f.type)
+            ],
         )
 
     def _nested_parents(self, value: t.Type, seen: set[str]) -> set[str]:

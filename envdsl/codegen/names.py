@@ -36,7 +36,7 @@ class Names:
         self.consts = {name: module.claim(f"C_{name}") for name in checked.consts}
         self.env_class = module.claim(f"{checked.env.name.text.lstrip('_')}Env")
         self.module = module
-        self.writers: set[str] = set()  # field writer methods named so far (writer_method)
+        self.writers: set[str] = set()  # writer and inserter methods named so far
         self.members: dict[tuple[str, str], str] = {}
         for enum in checked.enums.values():
             space = naming.Namespace(naming.PY_RESERVED | naming.ENUM_RESERVED)
@@ -115,8 +115,18 @@ class Names:
     def writer_method(self, table: str, attr: str) -> str:
         """The name of the method that writes one row field (BodyTranslator.field_writer):
         `_write_<table>_<attribute>`, numbered where two fields would share one."""
+        return self._private_method(f"_write_{table}_{attr}")
+
+    def inserter_method(self, table: str) -> str:
+        """The name of the method that inserts a row into a table (Translator.inserter):
+        `_insert_<table>`."""
+        return self._private_method(f"_insert_{table}")
+
+    def _private_method(self, base: str) -> str:
+        """A generated method's name, numbered where it would be taken (by another such
+        method or by the runtime's Environment)."""
         taken = self.writers
-        base = name = f"_write_{table}_{attr}"
+        name = base
         count = 1
         while name in taken or name in _environment_api():
             count += 1

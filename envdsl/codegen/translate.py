@@ -93,8 +93,18 @@ class Translator(Visitor):
         # every require / let-else site generated so far: (owner, line, kind, condition)
         self.sites: list[tuple[str, int, str, str]] = []
         self.owner = ""  # the fn or tool being translated
+        # the tables' inserters the code calls: table -> method name (codegen/row_writes.py)
+        self.inserters: dict[str, str] = {}
 
     # ---- helpers -----------------------------------------------------------------------------
+    def inserter(self, entity: str) -> str:
+        """The method that inserts a row of this entity into its table, made once per table."""
+        table = self.names.table_of(entity)
+        name = self.inserters.get(table)
+        if name is None:
+            name = self.inserters[table] = self.names.inserter_method(table)
+        return name
+
     def type_of(self, node: ast.Expr) -> t.Type:
         return self.checked.expr_types.get(id(node), t.ERROR)
 
@@ -558,6 +568,7 @@ class Translator(Visitor):
             bound=lambda code: self.bound(code, scope),
             stored=self.stored,
             table_name=self.names.table_of,
+            inserter=self.inserter,
         )
         return entry.form(site)
 

@@ -123,6 +123,11 @@ class TableView:
     spec: str
     nested_parents: list[str]  # tables that refs nested in records/collections point at
     loader: str = "None"  # the rt.TableSpec's loader: its _RowLoader(...) (codegen/loaders.py)
+    # what the written-out insert and end-of-call rules need (codegen/row_writes.py)
+    row_class: str = ""
+    key: str = ""  # the key field's attribute
+    auto_prefix: str | None = None  # the key's auto("LOG") prefix
+    mutable_fields: list[str] = field(default_factory=list)  # attributes: owned copies on insert
 
 
 @dataclass
@@ -204,6 +209,8 @@ class ModuleView:
     # the state loaders (codegen/loaders.py) and the constants they name
     loader_constants: list[ConstView] = field(default_factory=list)
     loaders: list[FunctionView] = field(default_factory=list)
+    inserts: bool = False  # some table has an inserter method (codegen/row_writes.py)
+    inserts_owned: bool = False  # one of them gives a row's mutable fields owned copies
     tables: list[TableView] = field(default_factory=list)
     scalars: list[ScalarView] = field(default_factory=list)
     tools: list[ToolView] = field(default_factory=list)

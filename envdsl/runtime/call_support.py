@@ -1,5 +1,5 @@
-"""What the generated tools' whole calls and record writers (envdsl/codegen/tool_calls.py,
-serializers.py) name from the runtime, in one place: the generated module imports these under private names (`_MISSING`, ...).
+"""What the generated tools' whole calls, row inserters and record writers
+(envdsl/codegen/tool_calls.py, row_writes.py, serializers.py) name from the runtime, in one place: the generated module imports these under private names (`_MISSING`, ...).
 """
 
 from __future__ import annotations
@@ -7,7 +7,8 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from envdsl.runtime.limits import INT_RESULT, MAX_INT, MIN_INT, budget, result_problem
+from envdsl.runtime.limits import INT_RESULT, MAX_INT, MIN_INT, budget, charge, result_problem
+from envdsl.runtime.places import own_row_fields
 from envdsl.runtime.specs import INSERTED
 from envdsl.runtime.values import UTC, format_datetime
 
@@ -29,7 +30,9 @@ __all__ = [
     "MISSING",
     "TOO_LARGE",
     "budget",
+    "charge",
     "format_datetime",
     "fromisoformat",
+    "own_row_fields",
     "result_problem",
 ]

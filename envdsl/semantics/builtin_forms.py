@@ -54,6 +54,7 @@ class MethodSite(CallSite):
     bound: Callable[[str], str] = str  # the code as a name, computed once
     stored: Callable[[str, str, ast.Expr], str] = lambda container, code, node: code
     table_name: Callable[[str], str] = str  # an entity's table, as the runtime names it
+    inserter: Callable[[str], str] = str  # the generated method that inserts an entity's row
 
 
 FunctionForm = Callable[[CallSite], str]
@@ -213,8 +214,9 @@ def table_key_method(kind: str) -> MethodForm:
 
 
 def table_insert(site: MethodSite) -> str:
+    # the table's own inserter (codegen/row_writes.py), Environment._insert written out
     assert isinstance(site.receiver_type, t.TableType)
-    return f"self._insert({site.table_name(site.receiver_type.entity)!r}, {site.args[0]})"
+    return f"self.{site.inserter(site.receiver_type.entity)}({site.args[0]})"
 
 
 def set_add(site: MethodSite) -> str:

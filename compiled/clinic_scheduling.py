@@ -11,6 +11,9 @@ from envdsl import runtime as rt
 from envdsl.runtime import helpers as h
 from envdsl.runtime.call_support import INSERTED as _INSERTED
 from envdsl.runtime.call_support import charge as _charge
+from envdsl.runtime.call_support import missing_parent as _missing_parent
+from envdsl.runtime.call_support import refused_transition as _refused_transition
+from envdsl.runtime.call_support import shared_unique as _shared_unique
 from envdsl.runtime.call_support import (
     INT_RESULT as _INT_RESULT,
     MAX_INT as _MAX_INT,
@@ -3969,11 +3972,7 @@ class ClinicSchedulingEnv(rt.Environment):
                 name=name, phone=phone, recall_months=recall_months
             )
             if self._touched:
-                for (touched_table, key), originals in self._touched.items():
-                    read = self._GUARDED[touched_table]
-                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
-                        self._verify_touched()
-                        break
+                self._verify_rows()
             data = (
                 {
                     "last_visit": _SPEC_2.to_json(result.last_visit),
@@ -4148,11 +4147,7 @@ class ClinicSchedulingEnv(rt.Environment):
                 room_id=room_id,
             )
             if self._touched:
-                for (touched_table, key), originals in self._touched.items():
-                    read = self._GUARDED[touched_table]
-                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
-                        self._verify_touched()
-                        break
+                self._verify_rows()
             if not self._inv_0():
                 self._env_invariant_failed("_inv_0")  # clinic_scheduling.env:235
             if not self._inv_1():
@@ -4263,11 +4258,7 @@ class ClinicSchedulingEnv(rt.Environment):
         try:
             result = self._impl_confirm_appointment(appointment_id=appointment_id)
             if self._touched:
-                for (touched_table, key), originals in self._touched.items():
-                    read = self._GUARDED[touched_table]
-                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
-                        self._verify_touched()
-                        break
+                self._verify_rows()
             if not self._inv_0():
                 self._env_invariant_failed("_inv_0")  # clinic_scheduling.env:235
             if not self._inv_1():
@@ -4434,11 +4425,7 @@ class ClinicSchedulingEnv(rt.Environment):
                 appointment_id=appointment_id, new_start=new_start, room_id=room_id
             )
             if self._touched:
-                for (touched_table, key), originals in self._touched.items():
-                    read = self._GUARDED[touched_table]
-                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
-                        self._verify_touched()
-                        break
+                self._verify_rows()
             if not self._inv_0():
                 self._env_invariant_failed("_inv_0")  # clinic_scheduling.env:235
             if not self._inv_1():
@@ -4585,11 +4572,7 @@ class ClinicSchedulingEnv(rt.Environment):
                 appointment_id=appointment_id, reason=reason, by_clinic=by_clinic
             )
             if self._touched:
-                for (touched_table, key), originals in self._touched.items():
-                    read = self._GUARDED[touched_table]
-                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
-                        self._verify_touched()
-                        break
+                self._verify_rows()
             if not self._inv_0():
                 self._env_invariant_failed("_inv_0")  # clinic_scheduling.env:235
             if not self._inv_1():
@@ -4703,11 +4686,7 @@ class ClinicSchedulingEnv(rt.Environment):
         try:
             result = self._impl_check_in_patient(appointment_id=appointment_id)
             if self._touched:
-                for (touched_table, key), originals in self._touched.items():
-                    read = self._GUARDED[touched_table]
-                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
-                        self._verify_touched()
-                        break
+                self._verify_rows()
             if not self._inv_0():
                 self._env_invariant_failed("_inv_0")  # clinic_scheduling.env:235
             if not self._inv_1():
@@ -4821,11 +4800,7 @@ class ClinicSchedulingEnv(rt.Environment):
         try:
             result = self._impl_complete_appointment(appointment_id=appointment_id)
             if self._touched:
-                for (touched_table, key), originals in self._touched.items():
-                    read = self._GUARDED[touched_table]
-                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
-                        self._verify_touched()
-                        break
+                self._verify_rows()
             if not self._inv_0():
                 self._env_invariant_failed("_inv_0")  # clinic_scheduling.env:235
             if not self._inv_1():
@@ -4936,11 +4911,7 @@ class ClinicSchedulingEnv(rt.Environment):
         try:
             result = self._impl_mark_no_show(appointment_id=appointment_id)
             if self._touched:
-                for (touched_table, key), originals in self._touched.items():
-                    read = self._GUARDED[touched_table]
-                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
-                        self._verify_touched()
-                        break
+                self._verify_rows()
             if not self._inv_0():
                 self._env_invariant_failed("_inv_0")  # clinic_scheduling.env:235
             if not self._inv_1():
@@ -5060,11 +5031,7 @@ class ClinicSchedulingEnv(rt.Environment):
         try:
             result = self._impl_advance_clock(to=to)
             if self._touched:
-                for (touched_table, key), originals in self._touched.items():
-                    read = self._GUARDED[touched_table]
-                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
-                        self._verify_touched()
-                        break
+                self._verify_rows()
             if not self._inv_4():
                 self._env_invariant_failed("_inv_4")  # clinic_scheduling.env:284
             data = rt.DATETIME.to_json(result) if result is not None else None
@@ -5174,11 +5141,7 @@ class ClinicSchedulingEnv(rt.Environment):
                 dentist_id=dentist_id, day=day, opens=opens, closes=closes
             )
             if self._touched:
-                for (touched_table, key), originals in self._touched.items():
-                    read = self._GUARDED[touched_table]
-                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
-                        self._verify_touched()
-                        break
+                self._verify_rows()
             if not self._inv_2():
                 self._env_invariant_failed("_inv_2")  # clinic_scheduling.env:261
             data = (
@@ -5279,11 +5242,7 @@ class ClinicSchedulingEnv(rt.Environment):
                 dentist_id=dentist_id, speciality_code=speciality_code
             )
             if self._touched:
-                for (touched_table, key), originals in self._touched.items():
-                    read = self._GUARDED[touched_table]
-                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
-                        self._verify_touched()
-                        break
+                self._verify_rows()
             if not self._inv_3():
                 self._env_invariant_failed("_inv_3")  # clinic_scheduling.env:274
             data = (
@@ -5379,11 +5338,7 @@ class ClinicSchedulingEnv(rt.Environment):
                 dentist_id=dentist_id, speciality_code=speciality_code
             )
             if self._touched:
-                for (touched_table, key), originals in self._touched.items():
-                    read = self._GUARDED[touched_table]
-                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
-                        self._verify_touched()
-                        break
+                self._verify_rows()
             if not self._inv_3():
                 self._env_invariant_failed("_inv_3")  # clinic_scheduling.env:274
             data = result
@@ -5432,11 +5387,7 @@ class ClinicSchedulingEnv(rt.Environment):
         try:
             result = self._impl_send_appointment_reminders()
             if self._touched:
-                for (touched_table, key), originals in self._touched.items():
-                    read = self._GUARDED[touched_table]
-                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
-                        self._verify_touched()
-                        break
+                self._verify_rows()
             data = _SPEC_17.to_json(result) if result is not None else None
             if type(data) is not str:
                 problem = _result_problem(data, self.size_budget)
@@ -5487,11 +5438,7 @@ class ClinicSchedulingEnv(rt.Environment):
         try:
             result = self._impl_send_recall_reminders()
             if self._touched:
-                for (touched_table, key), originals in self._touched.items():
-                    read = self._GUARDED[touched_table]
-                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
-                        self._verify_touched()
-                        break
+                self._verify_rows()
             data = _SPEC_17.to_json(result) if result is not None else None
             if type(data) is not str:
                 problem = _result_problem(data, self.size_budget)
@@ -7553,3 +7500,164 @@ class ClinicSchedulingEnv(rt.Environment):
             journal.append(("insert", "reminders", key))
         self._touched[("reminders", key)] = _INSERTED
         return row
+
+    def _verify_rows(self) -> None:
+        "Environment._verify_touched for this spec's tables: each touched row's rules."
+        for (table_name, key), originals in list(self._touched.items()):
+            if table_name == "dentist_specialities":
+                self._rules_dentist_specialities(key, originals)
+            elif table_name == "working_hours":
+                self._rules_working_hours(key, originals)
+            elif table_name == "treatments":
+                self._rules_treatments(key, originals)
+            elif table_name == "patients":
+                self._rules_patients(key, originals)
+            elif table_name == "appointments":
+                self._rules_appointments(key, originals)
+            elif table_name == "reminders":
+                self._rules_reminders(key, originals)
+
+    def _rules_dentist_specialities(self, key: Any, originals: Any) -> None:
+        "The rules of a row of dentist_specialities the call touched (Environment._verify_touched)."
+        if originals is not _INSERTED and originals.keys().isdisjoint(("dentist", "speciality")):
+            return
+        table = self._tables["dentist_specialities"]
+        row = table.get(key)
+        if row is None:
+            return  # deleted later in the call
+        if originals is _INSERTED or not originals.keys().isdisjoint(("dentist", "speciality")):
+            value = (
+                row.dentist,
+                row.speciality,
+            )
+            failure = _shared_unique(table, ("dentist", "speciality"), value, key)
+            if failure is not None:
+                raise failure
+        if originals is _INSERTED or "dentist" in originals:
+            parent = row.dentist
+            if parent not in self._tables["dentists"]:
+                raise _missing_parent(table.schema, "dentist", self._tables["dentists"], parent)
+        if originals is _INSERTED or "speciality" in originals:
+            parent = row.speciality
+            if parent not in self._tables["specialities"]:
+                raise _missing_parent(
+                    table.schema, "speciality", self._tables["specialities"], parent
+                )
+
+    def _rules_working_hours(self, key: Any, originals: Any) -> None:
+        "The rules of a row of working_hours the call touched (Environment._verify_touched)."
+        table = self._tables["working_hours"]
+        row = table.get(key)
+        if row is None:
+            return  # deleted later in the call
+        if originals is _INSERTED or not originals.keys().isdisjoint(("dentist", "day")):
+            value = (
+                row.dentist,
+                row.day,
+            )
+            failure = _shared_unique(table, ("dentist", "day"), value, key)
+            if failure is not None:
+                raise failure
+        if originals is _INSERTED or "dentist" in originals:
+            parent = row.dentist
+            if parent not in self._tables["dentists"]:
+                raise _missing_parent(table.schema, "dentist", self._tables["dentists"], parent)
+        if not self._rowinv_WorkingHours_0(row):
+            self._row_invariant_failed(
+                "working_hours", row, "a working day opens before it closes, within the day"
+            )
+
+    def _rules_treatments(self, key: Any, originals: Any) -> None:
+        "The rules of a row of treatments the call touched (Environment._verify_touched)."
+        table = self._tables["treatments"]
+        row = table.get(key)
+        if row is None:
+            return  # deleted later in the call
+        if originals is _INSERTED or "speciality" in originals:
+            parent = row.speciality
+            if parent not in self._tables["specialities"]:
+                raise _missing_parent(
+                    table.schema, "speciality", self._tables["specialities"], parent
+                )
+        if not self._rowinv_Treatment_0(row):
+            self._row_invariant_failed(
+                "treatments", row, "a treatment lasts a positive number of slots"
+            )
+
+    def _rules_patients(self, key: Any, originals: Any) -> None:
+        "The rules of a row of patients the call touched (Environment._verify_touched)."
+        table = self._tables["patients"]
+        row = table.get(key)
+        if row is None:
+            return  # deleted later in the call
+        if originals is _INSERTED or "phone" in originals:
+            value = (row.phone,)
+            failure = _shared_unique(table, ("phone",), value, key)
+            if failure is not None:
+                raise failure
+        if not self._rowinv_Patient_0(row):
+            self._row_invariant_failed("patients", row, "the recall interval is 1 to 24 months")
+        if not self._rowinv_Patient_1(row):
+            self._row_invariant_failed("patients", row, "the name is not blank")
+
+    def _rules_appointments(self, key: Any, originals: Any) -> None:
+        "The rules of a row of appointments the call touched (Environment._verify_touched)."
+        table = self._tables["appointments"]
+        row = table.get(key)
+        if row is None:
+            return  # deleted later in the call
+        if originals is not _INSERTED and "status" in originals:
+            old, new = originals["status"], row.status
+            if old != new and new not in table.schema.transitions["status"].get(old, frozenset()):
+                raise _refused_transition(table.schema, "status", old, new)
+        if originals is _INSERTED or "patient" in originals:
+            parent = row.patient
+            if parent not in self._tables["patients"]:
+                raise _missing_parent(table.schema, "patient", self._tables["patients"], parent)
+        if originals is _INSERTED or "dentist" in originals:
+            parent = row.dentist
+            if parent not in self._tables["dentists"]:
+                raise _missing_parent(table.schema, "dentist", self._tables["dentists"], parent)
+        if originals is _INSERTED or "room" in originals:
+            parent = row.room
+            if parent not in self._tables["rooms"]:
+                raise _missing_parent(table.schema, "room", self._tables["rooms"], parent)
+        if originals is _INSERTED or "treatment" in originals:
+            parent = row.treatment
+            if parent not in self._tables["treatments"]:
+                raise _missing_parent(table.schema, "treatment", self._tables["treatments"], parent)
+        if not self._rowinv_Appointment_0(row):
+            self._row_invariant_failed("appointments", row, "an appointment ends after it starts")
+        if not self._rowinv_Appointment_1(row):
+            self._row_invariant_failed(
+                "appointments", row, "an appointment lasts as long as its treatment"
+            )
+        if not self._rowinv_Appointment_2(row):
+            self._row_invariant_failed(
+                "appointments", row, "a cancelled appointment records when and why"
+            )
+        if not self._rowinv_Appointment_3(row):
+            self._row_invariant_failed(
+                "appointments", row, "x-ray treatments take place in an x-ray room"
+            )
+
+    def _rules_reminders(self, key: Any, originals: Any) -> None:
+        "The rules of a row of reminders the call touched (Environment._verify_touched)."
+        table = self._tables["reminders"]
+        row = table.get(key)
+        if row is None:
+            return  # deleted later in the call
+        if originals is _INSERTED or "patient" in originals:
+            parent = row.patient
+            if parent not in self._tables["patients"]:
+                raise _missing_parent(table.schema, "patient", self._tables["patients"], parent)
+        if originals is _INSERTED or "appointment" in originals:
+            parent = row.appointment
+            if parent is not None and parent not in self._tables["appointments"]:
+                raise _missing_parent(
+                    table.schema, "appointment", self._tables["appointments"], parent
+                )
+        if not self._rowinv_Reminder_0(row):
+            self._row_invariant_failed(
+                "reminders", row, "an appointment reminder names its appointment"
+            )

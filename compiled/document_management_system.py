@@ -12,6 +12,9 @@ from envdsl.runtime import helpers as h
 from envdsl.runtime.call_support import INSERTED as _INSERTED
 from envdsl.runtime.call_support import charge as _charge
 from envdsl.runtime.call_support import own_row_fields as _own_row_fields
+from envdsl.runtime.call_support import missing_parent as _missing_parent
+from envdsl.runtime.call_support import refused_transition as _refused_transition
+from envdsl.runtime.call_support import shared_unique as _shared_unique
 from envdsl.runtime.call_support import (
     INT_RESULT as _INT_RESULT,
     MAX_INT as _MAX_INT,
@@ -2956,11 +2959,7 @@ class DocumentManagementSystemEnv(rt.Environment):
                 title=title, content=content, owner_id=owner_id, permissions=permissions
             )
             if self._touched:
-                for (touched_table, key), originals in self._touched.items():
-                    read = self._GUARDED[touched_table]
-                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
-                        self._verify_touched()
-                        break
+                self._verify_rows()
             if not self._inv_0():
                 self._env_invariant_failed("_inv_0")  # document_management_system.env:182
             if not self._inv_1():
@@ -3109,11 +3108,7 @@ class DocumentManagementSystemEnv(rt.Environment):
                 document_id=document_id, user_id=user_id, title=title, content=content
             )
             if self._touched:
-                for (touched_table, key), originals in self._touched.items():
-                    read = self._GUARDED[touched_table]
-                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
-                        self._verify_touched()
-                        break
+                self._verify_rows()
             if not self._inv_0():
                 self._env_invariant_failed("_inv_0")  # document_management_system.env:182
             if not self._inv_1():
@@ -3219,11 +3214,7 @@ class DocumentManagementSystemEnv(rt.Environment):
         try:
             result = self._impl_delete_document(document_id=document_id, user_id=user_id)
             if self._touched:
-                for (touched_table, key), originals in self._touched.items():
-                    read = self._GUARDED[touched_table]
-                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
-                        self._verify_touched()
-                        break
+                self._verify_rows()
             table = self._tables["documents"]
             for touched_table, key in self._touched:
                 row = table.get(key) if touched_table == "documents" else None
@@ -3317,11 +3308,7 @@ class DocumentManagementSystemEnv(rt.Environment):
         try:
             result = self._impl_restore_document(document_id=document_id)
             if self._touched:
-                for (touched_table, key), originals in self._touched.items():
-                    read = self._GUARDED[touched_table]
-                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
-                        self._verify_touched()
-                        break
+                self._verify_rows()
             table = self._tables["documents"]
             for touched_table, key in self._touched:
                 row = table.get(key) if touched_table == "documents" else None
@@ -3449,11 +3436,7 @@ class DocumentManagementSystemEnv(rt.Environment):
                 document_id=document_id, user_id=user_id, permissions=permissions
             )
             if self._touched:
-                for (touched_table, key), originals in self._touched.items():
-                    read = self._GUARDED[touched_table]
-                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
-                        self._verify_touched()
-                        break
+                self._verify_rows()
             data = (
                 {
                     "document_id": result.document_id,
@@ -3543,11 +3526,7 @@ class DocumentManagementSystemEnv(rt.Environment):
         try:
             result = self._impl_revoke_user_access(document_id=document_id, user_id=user_id)
             if self._touched:
-                for (touched_table, key), originals in self._touched.items():
-                    read = self._GUARDED[touched_table]
-                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
-                        self._verify_touched()
-                        break
+                self._verify_rows()
             data = result
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
@@ -3607,11 +3586,7 @@ class DocumentManagementSystemEnv(rt.Environment):
         try:
             result = self._impl_archive_document(document_id=document_id)
             if self._touched:
-                for (touched_table, key), originals in self._touched.items():
-                    read = self._GUARDED[touched_table]
-                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
-                        self._verify_touched()
-                        break
+                self._verify_rows()
             table = self._tables["documents"]
             for touched_table, key in self._touched:
                 row = table.get(key) if touched_table == "documents" else None
@@ -3740,11 +3715,7 @@ class DocumentManagementSystemEnv(rt.Environment):
                 document_id=document_id, version_id=version_id, user_id=user_id
             )
             if self._touched:
-                for (touched_table, key), originals in self._touched.items():
-                    read = self._GUARDED[touched_table]
-                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
-                        self._verify_touched()
-                        break
+                self._verify_rows()
             if not self._inv_0():
                 self._env_invariant_failed("_inv_0")  # document_management_system.env:182
             if not self._inv_1():
@@ -3833,11 +3804,7 @@ class DocumentManagementSystemEnv(rt.Environment):
         try:
             result = self._impl_publish_document(document_id=document_id)
             if self._touched:
-                for (touched_table, key), originals in self._touched.items():
-                    read = self._GUARDED[touched_table]
-                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
-                        self._verify_touched()
-                        break
+                self._verify_rows()
             table = self._tables["documents"]
             for touched_table, key in self._touched:
                 row = table.get(key) if touched_table == "documents" else None
@@ -5059,3 +5026,92 @@ class DocumentManagementSystemEnv(rt.Environment):
             journal.append(("insert", "access_control", key))
         self._touched[("access_control", key)] = _INSERTED
         return row
+
+    def _verify_rows(self) -> None:
+        "Environment._verify_touched for this spec's tables: each touched row's rules."
+        for (table_name, key), originals in list(self._touched.items()):
+            if table_name == "documents":
+                self._rules_documents(key, originals)
+            elif table_name == "access_control":
+                self._rules_access_control(key, originals)
+            elif table_name == "versions":
+                self._rules_versions(key, originals)
+
+    def _rules_documents(self, key: Any, originals: Any) -> None:
+        "The rules of a row of documents the call touched (Environment._verify_touched)."
+        table = self._tables["documents"]
+        row = table.get(key)
+        if row is None:
+            return  # deleted later in the call
+        if originals is not _INSERTED and "status" in originals:
+            old, new = originals["status"], row.status
+            if old != new and new not in table.schema.transitions["status"].get(old, frozenset()):
+                raise _refused_transition(table.schema, "status", old, new)
+        if originals is _INSERTED or "owner_id" in originals:
+            parent = row.owner_id
+            if parent not in self._tables["users"]:
+                raise _missing_parent(table.schema, "owner_id", self._tables["users"], parent)
+        if not self._rowinv_Document_0(row):
+            self._row_invariant_failed("documents", row, "the title is not blank")
+        if not self._rowinv_Document_1(row):
+            self._row_invariant_failed("documents", row, "version numbers start at 1")
+        if not self._rowinv_Document_2(row):
+            self._row_invariant_failed(
+                "documents", row, "a document is not modified before it is created"
+            )
+
+    def _rules_access_control(self, key: Any, originals: Any) -> None:
+        "The rules of a row of access_control the call touched (Environment._verify_touched)."
+        if originals is not _INSERTED and originals.keys().isdisjoint(("document_id", "user_id")):
+            return
+        table = self._tables["access_control"]
+        row = table.get(key)
+        if row is None:
+            return  # deleted later in the call
+        if originals is _INSERTED or not originals.keys().isdisjoint(("document_id", "user_id")):
+            value = (
+                row.document_id,
+                row.user_id,
+            )
+            failure = _shared_unique(table, ("document_id", "user_id"), value, key)
+            if failure is not None:
+                raise failure
+        if originals is _INSERTED or "document_id" in originals:
+            parent = row.document_id
+            if parent not in self._tables["documents"]:
+                raise _missing_parent(
+                    table.schema, "document_id", self._tables["documents"], parent
+                )
+        if originals is _INSERTED or "user_id" in originals:
+            parent = row.user_id
+            if parent not in self._tables["users"]:
+                raise _missing_parent(table.schema, "user_id", self._tables["users"], parent)
+
+    def _rules_versions(self, key: Any, originals: Any) -> None:
+        "The rules of a row of versions the call touched (Environment._verify_touched)."
+        table = self._tables["versions"]
+        row = table.get(key)
+        if row is None:
+            return  # deleted later in the call
+        if originals is _INSERTED or not originals.keys().isdisjoint(
+            ("document_id", "version_number")
+        ):
+            value = (
+                row.document_id,
+                row.version_number,
+            )
+            failure = _shared_unique(table, ("document_id", "version_number"), value, key)
+            if failure is not None:
+                raise failure
+        if originals is _INSERTED or "document_id" in originals:
+            parent = row.document_id
+            if parent not in self._tables["documents"]:
+                raise _missing_parent(
+                    table.schema, "document_id", self._tables["documents"], parent
+                )
+        if originals is _INSERTED or "modified_by" in originals:
+            parent = row.modified_by
+            if parent not in self._tables["users"]:
+                raise _missing_parent(table.schema, "modified_by", self._tables["users"], parent)
+        if not self._rowinv_DocumentVersion_0(row):
+            self._row_invariant_failed("versions", row, "version numbers start at 1")

@@ -11,6 +11,7 @@ from envdsl import runtime as rt
 from envdsl.runtime import helpers as h
 from envdsl.runtime.call_support import INSERTED as _INSERTED
 from envdsl.runtime.call_support import charge as _charge
+from envdsl.runtime.call_support import missing_parent as _missing_parent
 from envdsl.runtime.call_support import (
     INT_RESULT as _INT_RESULT,
     MAX_INT as _MAX_INT,
@@ -2428,11 +2429,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
                 user_id=user_id, product_id=product_id, rating=rating, comment=comment
             )
             if self._touched:
-                for (touched_table, key), originals in self._touched.items():
-                    read = self._GUARDED[touched_table]
-                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
-                        self._verify_touched()
-                        break
+                self._verify_rows()
             data = (
                 {
                     "comment": result.comment,
@@ -2588,11 +2585,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
                 review_id=review_id, user_id=user_id, new_comment=new_comment, new_rating=new_rating
             )
             if self._touched:
-                for (touched_table, key), originals in self._touched.items():
-                    read = self._GUARDED[touched_table]
-                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
-                        self._verify_touched()
-                        break
+                self._verify_rows()
             data = (
                 {
                     "comment": result.comment,
@@ -2700,11 +2693,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
                 review_id=review_id, requester_user_id=requester_user_id
             )
             if self._touched:
-                for (touched_table, key), originals in self._touched.items():
-                    read = self._GUARDED[touched_table]
-                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
-                        self._verify_touched()
-                        break
+                self._verify_rows()
             data = result
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
@@ -2764,11 +2753,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
         try:
             result = self._impl_increment_helpful_vote(review_id=review_id)
             if self._touched:
-                for (touched_table, key), originals in self._touched.items():
-                    read = self._GUARDED[touched_table]
-                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
-                        self._verify_touched()
-                        break
+                self._verify_rows()
             data = (
                 {
                     "comment": result.comment,
@@ -2879,11 +2864,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
                 product_id=product_id, admin_user_id=admin_user_id
             )
             if self._touched:
-                for (touched_table, key), originals in self._touched.items():
-                    read = self._GUARDED[touched_table]
-                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
-                        self._verify_touched()
-                        break
+                self._verify_rows()
             data = result
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
@@ -2958,11 +2939,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
         try:
             result = self._impl_update_product_info(product_id=product_id, updates=updates)
             if self._touched:
-                for (touched_table, key), originals in self._touched.items():
-                    read = self._GUARDED[touched_table]
-                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
-                        self._verify_touched()
-                        break
+                self._verify_rows()
             data = (
                 {
                     "brand": result.brand,
@@ -3112,11 +3089,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
                 description=description,
             )
             if self._touched:
-                for (touched_table, key), originals in self._touched.items():
-                    read = self._GUARDED[touched_table]
-                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
-                        self._verify_touched()
-                        break
+                self._verify_rows()
             data = (
                 {
                     "brand": result.brand,
@@ -4109,3 +4082,55 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
             journal.append(("insert", "products", key))
         self._touched[("products", key)] = _INSERTED
         return row
+
+    def _verify_rows(self) -> None:
+        "Environment._verify_touched for this spec's tables: each touched row's rules."
+        for (table_name, key), originals in list(self._touched.items()):
+            if table_name == "products":
+                self._rules_products(key, originals)
+            elif table_name == "reviews":
+                self._rules_reviews(key, originals)
+            elif table_name == "users":
+                self._rules_users(key, originals)
+
+    def _rules_products(self, key: Any, originals: Any) -> None:
+        "The rules of a row of products the call touched (Environment._verify_touched)."
+        table = self._tables["products"]
+        row = table.get(key)
+        if row is None:
+            return  # deleted later in the call
+        if not self._rowinv_Product_0(row):
+            self._row_invariant_failed(
+                "products", row, "product_id, name, brand and category are not empty"
+            )
+
+    def _rules_reviews(self, key: Any, originals: Any) -> None:
+        "The rules of a row of reviews the call touched (Environment._verify_touched)."
+        table = self._tables["reviews"]
+        row = table.get(key)
+        if row is None:
+            return  # deleted later in the call
+        if originals is _INSERTED or "product_id" in originals:
+            parent = row.product_id
+            if parent not in self._tables["products"]:
+                raise _missing_parent(table.schema, "product_id", self._tables["products"], parent)
+        if originals is _INSERTED or "user_id" in originals:
+            parent = row.user_id
+            if parent not in self._tables["users"]:
+                raise _missing_parent(table.schema, "user_id", self._tables["users"], parent)
+        if not self._rowinv_Review_0(row):
+            self._row_invariant_failed("reviews", row, "rating must be between 1 and 5 stars")
+        if not self._rowinv_Review_1(row):
+            self._row_invariant_failed("reviews", row, "helpful votes are never negative")
+        if not self._rowinv_Review_2(row):
+            self._row_invariant_failed(
+                "reviews", row, "a review's author has purchased the product"
+            )
+
+    def _rules_users(self, key: Any, originals: Any) -> None:
+        "The rules of a row of users the call touched (Environment._verify_touched)."
+        table = self._tables["users"]
+        row = table.get(key)
+        if row is None:
+            return  # deleted later in the call
+        self._verify_nested_refs("users", row)

@@ -11,6 +11,8 @@ from envdsl import runtime as rt
 from envdsl.runtime import helpers as h
 from envdsl.runtime.call_support import INSERTED as _INSERTED
 from envdsl.runtime.call_support import charge as _charge
+from envdsl.runtime.call_support import missing_parent as _missing_parent
+from envdsl.runtime.call_support import shared_unique as _shared_unique
 from envdsl.runtime.call_support import (
     INT_RESULT as _INT_RESULT,
     MAX_INT as _MAX_INT,
@@ -3185,11 +3187,7 @@ class HRISEnv(rt.Environment):
         try:
             result = self._impl_add_employee(employee_data=employee_data)
             if self._touched:
-                for (touched_table, key), originals in self._touched.items():
-                    read = self._GUARDED[touched_table]
-                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
-                        self._verify_touched()
-                        break
+                self._verify_rows()
             if not self._inv_0():
                 self._env_invariant_failed("_inv_0")  # hris.env:173
             if not self._inv_1():
@@ -3305,11 +3303,7 @@ class HRISEnv(rt.Environment):
         try:
             result = self._impl_update_employee_info(employee_id=employee_id, updates=updates)
             if self._touched:
-                for (touched_table, key), originals in self._touched.items():
-                    read = self._GUARDED[touched_table]
-                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
-                        self._verify_touched()
-                        break
+                self._verify_rows()
             table = self._tables["employees"]
             for touched_table, key in self._touched:
                 row = table.get(key) if touched_table == "employees" else None
@@ -3435,11 +3429,7 @@ class HRISEnv(rt.Environment):
                 employee_id=employee_id, new_job_title=new_job_title
             )
             if self._touched:
-                for (touched_table, key), originals in self._touched.items():
-                    read = self._GUARDED[touched_table]
-                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
-                        self._verify_touched()
-                        break
+                self._verify_rows()
             table = self._tables["employees"]
             for touched_table, key in self._touched:
                 row = table.get(key) if touched_table == "employees" else None
@@ -3574,11 +3564,7 @@ class HRISEnv(rt.Environment):
                 employee_id=employee_id, new_department_id=new_department_id
             )
             if self._touched:
-                for (touched_table, key), originals in self._touched.items():
-                    read = self._GUARDED[touched_table]
-                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
-                        self._verify_touched()
-                        break
+                self._verify_rows()
             table = self._tables["employees"]
             for touched_table, key in self._touched:
                 row = table.get(key) if touched_table == "employees" else None
@@ -3701,11 +3687,7 @@ class HRISEnv(rt.Environment):
                 employee_id=employee_id, new_salary=new_salary
             )
             if self._touched:
-                for (touched_table, key), originals in self._touched.items():
-                    read = self._GUARDED[touched_table]
-                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
-                        self._verify_touched()
-                        break
+                self._verify_rows()
             table = self._tables["employees"]
             for touched_table, key in self._touched:
                 row = table.get(key) if touched_table == "employees" else None
@@ -3832,11 +3814,7 @@ class HRISEnv(rt.Environment):
                 employee_id=employee_id, new_status=new_status
             )
             if self._touched:
-                for (touched_table, key), originals in self._touched.items():
-                    read = self._GUARDED[touched_table]
-                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
-                        self._verify_touched()
-                        break
+                self._verify_rows()
             table = self._tables["employees"]
             for touched_table, key in self._touched:
                 row = table.get(key) if touched_table == "employees" else None
@@ -3946,11 +3924,7 @@ class HRISEnv(rt.Environment):
         try:
             result = self._impl_deactivate_employee(employee_id=employee_id)
             if self._touched:
-                for (touched_table, key), originals in self._touched.items():
-                    read = self._GUARDED[touched_table]
-                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
-                        self._verify_touched()
-                        break
+                self._verify_rows()
             table = self._tables["employees"]
             for touched_table, key in self._touched:
                 row = table.get(key) if touched_table == "employees" else None
@@ -4058,11 +4032,7 @@ class HRISEnv(rt.Environment):
         try:
             result = self._impl_reactivate_employee(employee_id=employee_id)
             if self._touched:
-                for (touched_table, key), originals in self._touched.items():
-                    read = self._GUARDED[touched_table]
-                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
-                        self._verify_touched()
-                        break
+                self._verify_rows()
             table = self._tables["employees"]
             for touched_table, key in self._touched:
                 row = table.get(key) if touched_table == "employees" else None
@@ -4170,11 +4140,7 @@ class HRISEnv(rt.Environment):
         try:
             result = self._impl_remove_employee_record(employee_id=employee_id)
             if self._touched:
-                for (touched_table, key), originals in self._touched.items():
-                    read = self._GUARDED[touched_table]
-                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
-                        self._verify_touched()
-                        break
+                self._verify_rows()
             if not self._inv_0():
                 self._env_invariant_failed("_inv_0")  # hris.env:173
             if not self._inv_1():
@@ -5767,3 +5733,87 @@ class HRISEnv(rt.Environment):
             journal.append(("insert", "employees", key))
         self._touched[("employees", key)] = _INSERTED
         return row
+
+    def _verify_rows(self) -> None:
+        "Environment._verify_touched for this spec's tables: each touched row's rules."
+        for (table_name, key), originals in list(self._touched.items()):
+            if table_name == "employees":
+                self._rules_employees(key, originals)
+            elif table_name == "departments":
+                self._rules_departments(key, originals)
+            elif table_name == "job_positions":
+                self._rules_job_positions(key, originals)
+
+    def _rules_employees(self, key: Any, originals: Any) -> None:
+        "The rules of a row of employees the call touched (Environment._verify_touched)."
+        table = self._tables["employees"]
+        row = table.get(key)
+        if row is None:
+            return  # deleted later in the call
+        if originals is _INSERTED or "work_email" in originals:
+            value = (row.work_email,)
+            failure = _shared_unique(table, ("work_email",), value, key)
+            if failure is not None:
+                raise failure
+        if originals is _INSERTED or "job_title" in originals:
+            parent = row.job_title
+            if parent not in self._tables["job_positions"]:
+                raise _missing_parent(
+                    table.schema, "job_title", self._tables["job_positions"], parent
+                )
+        if originals is _INSERTED or "department" in originals:
+            parent = row.department
+            if parent not in self._tables["departments"]:
+                raise _missing_parent(
+                    table.schema, "department", self._tables["departments"], parent
+                )
+        if originals is _INSERTED or "manager_id" in originals:
+            parent = row.manager_id
+            if parent is not None and parent not in self._tables["employees"]:
+                raise _missing_parent(table.schema, "manager_id", self._tables["employees"], parent)
+        if originals is _INSERTED or "employment_status" in originals:
+            parent = row.employment_status
+            if parent not in self._tables["employment_statuses"]:
+                raise _missing_parent(
+                    table.schema, "employment_status", self._tables["employment_statuses"], parent
+                )
+        if not self._rowinv_Employee_0(row):
+            self._row_invariant_failed(
+                "employees",
+                row,
+                "salary must fall within the salary range of the employee's job title",
+            )
+        if not self._rowinv_Employee_1(row):
+            self._row_invariant_failed("employees", row, "a work email contains '@'")
+
+    def _rules_departments(self, key: Any, originals: Any) -> None:
+        "The rules of a row of departments the call touched (Environment._verify_touched)."
+        if originals is not _INSERTED and "manager_id" not in originals:
+            return
+        table = self._tables["departments"]
+        row = table.get(key)
+        if row is None:
+            return  # deleted later in the call
+        if originals is _INSERTED or "manager_id" in originals:
+            parent = row.manager_id
+            if parent is not None and parent not in self._tables["employees"]:
+                raise _missing_parent(table.schema, "manager_id", self._tables["employees"], parent)
+
+    def _rules_job_positions(self, key: Any, originals: Any) -> None:
+        "The rules of a row of job_positions the call touched (Environment._verify_touched)."
+        table = self._tables["job_positions"]
+        row = table.get(key)
+        if row is None:
+            return  # deleted later in the call
+        if originals is _INSERTED or "department_id" in originals:
+            parent = row.department_id
+            if parent not in self._tables["departments"]:
+                raise _missing_parent(
+                    table.schema, "department_id", self._tables["departments"], parent
+                )
+        if not self._rowinv_JobPosition_0(row):
+            self._row_invariant_failed(
+                "job_positions",
+                row,
+                "a salary range is non-negative and its minimum is not above its maximum",
+            )

@@ -11,6 +11,9 @@ from envdsl import runtime as rt
 from envdsl.runtime import helpers as h
 from envdsl.runtime.call_support import INSERTED as _INSERTED
 from envdsl.runtime.call_support import charge as _charge
+from envdsl.runtime.call_support import missing_parent as _missing_parent
+from envdsl.runtime.call_support import refused_transition as _refused_transition
+from envdsl.runtime.call_support import shared_unique as _shared_unique
 from envdsl.runtime.call_support import (
     INT_RESULT as _INT_RESULT,
     MAX_INT as _MAX_INT,
@@ -3331,11 +3334,7 @@ class LibraryLendingEnv(rt.Environment):
         try:
             result = self._impl_register_member(member_id=member_id, name=name, email=email)
             if self._touched:
-                for (touched_table, key), originals in self._touched.items():
-                    read = self._GUARDED[touched_table]
-                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
-                        self._verify_touched()
-                        break
+                self._verify_rows()
             if not self._inv_1():
                 self._env_invariant_failed("_inv_1")  # library_lending.env:164
             if not self._inv_2():
@@ -3426,11 +3425,7 @@ class LibraryLendingEnv(rt.Environment):
         try:
             result = self._impl_renew_membership(member_id=member_id)
             if self._touched:
-                for (touched_table, key), originals in self._touched.items():
-                    read = self._GUARDED[touched_table]
-                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
-                        self._verify_touched()
-                        break
+                self._verify_rows()
             table = self._tables["members"]
             for touched_table, key in self._touched:
                 row = table.get(key) if touched_table == "members" else None
@@ -3531,11 +3526,7 @@ class LibraryLendingEnv(rt.Environment):
         try:
             result = self._impl_pay_fine(member_id=member_id, amount_cents=amount_cents)
             if self._touched:
-                for (touched_table, key), originals in self._touched.items():
-                    read = self._GUARDED[touched_table]
-                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
-                        self._verify_touched()
-                        break
+                self._verify_rows()
             table = self._tables["members"]
             for touched_table, key in self._touched:
                 row = table.get(key) if touched_table == "members" else None
@@ -3634,11 +3625,7 @@ class LibraryLendingEnv(rt.Environment):
         try:
             result = self._impl_check_out(copy_id=copy_id, member_id=member_id)
             if self._touched:
-                for (touched_table, key), originals in self._touched.items():
-                    read = self._GUARDED[touched_table]
-                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
-                        self._verify_touched()
-                        break
+                self._verify_rows()
             if not self._inv_0():
                 self._env_invariant_failed("_inv_0")  # library_lending.env:158
             if not self._inv_1():
@@ -3756,11 +3743,7 @@ class LibraryLendingEnv(rt.Environment):
         try:
             result = self._impl_return_copy(copy_id=copy_id, condition=condition)
             if self._touched:
-                for (touched_table, key), originals in self._touched.items():
-                    read = self._GUARDED[touched_table]
-                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
-                        self._verify_touched()
-                        break
+                self._verify_rows()
             if not self._inv_0():
                 self._env_invariant_failed("_inv_0")  # library_lending.env:158
             if not self._inv_1():
@@ -3858,11 +3841,7 @@ class LibraryLendingEnv(rt.Environment):
         try:
             result = self._impl_renew_loan(loan_id=loan_id, member_id=member_id)
             if self._touched:
-                for (touched_table, key), originals in self._touched.items():
-                    read = self._GUARDED[touched_table]
-                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
-                        self._verify_touched()
-                        break
+                self._verify_rows()
             if not self._inv_0():
                 self._env_invariant_failed("_inv_0")  # library_lending.env:158
             if not self._inv_1():
@@ -3955,11 +3934,7 @@ class LibraryLendingEnv(rt.Environment):
         try:
             result = self._impl_report_lost(loan_id=loan_id)
             if self._touched:
-                for (touched_table, key), originals in self._touched.items():
-                    read = self._GUARDED[touched_table]
-                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
-                        self._verify_touched()
-                        break
+                self._verify_rows()
             if not self._inv_0():
                 self._env_invariant_failed("_inv_0")  # library_lending.env:158
             if not self._inv_1():
@@ -4065,11 +4040,7 @@ class LibraryLendingEnv(rt.Environment):
         try:
             result = self._impl_place_hold(isbn=isbn, member_id=member_id)
             if self._touched:
-                for (touched_table, key), originals in self._touched.items():
-                    read = self._GUARDED[touched_table]
-                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
-                        self._verify_touched()
-                        break
+                self._verify_rows()
             if not self._inv_2():
                 self._env_invariant_failed("_inv_2")  # library_lending.env:167
             table = self._tables["holds"]
@@ -4172,11 +4143,7 @@ class LibraryLendingEnv(rt.Environment):
         try:
             result = self._impl_cancel_hold(hold_id=hold_id, member_id=member_id)
             if self._touched:
-                for (touched_table, key), originals in self._touched.items():
-                    read = self._GUARDED[touched_table]
-                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
-                        self._verify_touched()
-                        break
+                self._verify_rows()
             if not self._inv_2():
                 self._env_invariant_failed("_inv_2")  # library_lending.env:167
             table = self._tables["holds"]
@@ -4278,11 +4245,7 @@ class LibraryLendingEnv(rt.Environment):
         try:
             result = self._impl_advance_clock(to=to)
             if self._touched:
-                for (touched_table, key), originals in self._touched.items():
-                    read = self._GUARDED[touched_table]
-                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
-                        self._verify_touched()
-                        break
+                self._verify_rows()
             if not self._inv_1():
                 self._env_invariant_failed("_inv_1")  # library_lending.env:164
             if not self._inv_2():
@@ -4446,11 +4409,7 @@ class LibraryLendingEnv(rt.Environment):
                 copy_count=copy_count,
             )
             if self._touched:
-                for (touched_table, key), originals in self._touched.items():
-                    read = self._GUARDED[touched_table]
-                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
-                        self._verify_touched()
-                        break
+                self._verify_rows()
             if not self._inv_0():
                 self._env_invariant_failed("_inv_0")  # library_lending.env:158
             if not self._inv_1():
@@ -4538,11 +4497,7 @@ class LibraryLendingEnv(rt.Environment):
         try:
             result = self._impl_withdraw_book(isbn=isbn)
             if self._touched:
-                for (touched_table, key), originals in self._touched.items():
-                    read = self._GUARDED[touched_table]
-                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
-                        self._verify_touched()
-                        break
+                self._verify_rows()
             if not self._inv_0():
                 self._env_invariant_failed("_inv_0")  # library_lending.env:158
             if not self._inv_1():
@@ -5977,3 +5932,140 @@ class LibraryLendingEnv(rt.Environment):
             journal.append(("insert", "copies", key))
         self._touched[("copies", key)] = _INSERTED
         return row
+
+    def _verify_rows(self) -> None:
+        "Environment._verify_touched for this spec's tables: each touched row's rules."
+        for (table_name, key), originals in list(self._touched.items()):
+            if table_name == "books":
+                self._rules_books(key, originals)
+            elif table_name == "book_authors":
+                self._rules_book_authors(key, originals)
+            elif table_name == "copies":
+                self._rules_copies(key, originals)
+            elif table_name == "members":
+                self._rules_members(key, originals)
+            elif table_name == "loans":
+                self._rules_loans(key, originals)
+            elif table_name == "holds":
+                self._rules_holds(key, originals)
+
+    def _rules_books(self, key: Any, originals: Any) -> None:
+        "The rules of a row of books the call touched (Environment._verify_touched)."
+        table = self._tables["books"]
+        row = table.get(key)
+        if row is None:
+            return  # deleted later in the call
+        if not self._rowinv_Book_0(row):
+            self._row_invariant_failed("books", row, "the title is not empty")
+
+    def _rules_book_authors(self, key: Any, originals: Any) -> None:
+        "The rules of a row of book_authors the call touched (Environment._verify_touched)."
+        if originals is not _INSERTED and originals.keys().isdisjoint(("author", "book")):
+            return
+        table = self._tables["book_authors"]
+        row = table.get(key)
+        if row is None:
+            return  # deleted later in the call
+        if originals is _INSERTED or not originals.keys().isdisjoint(("book", "author")):
+            value = (
+                row.book,
+                row.author,
+            )
+            failure = _shared_unique(table, ("book", "author"), value, key)
+            if failure is not None:
+                raise failure
+        if originals is _INSERTED or "book" in originals:
+            parent = row.book
+            if parent not in self._tables["books"]:
+                raise _missing_parent(table.schema, "book", self._tables["books"], parent)
+        if originals is _INSERTED or "author" in originals:
+            parent = row.author
+            if parent not in self._tables["authors"]:
+                raise _missing_parent(table.schema, "author", self._tables["authors"], parent)
+
+    def _rules_copies(self, key: Any, originals: Any) -> None:
+        "The rules of a row of copies the call touched (Environment._verify_touched)."
+        if originals is not _INSERTED and "book" not in originals:
+            return
+        table = self._tables["copies"]
+        row = table.get(key)
+        if row is None:
+            return  # deleted later in the call
+        if originals is _INSERTED or "book" in originals:
+            parent = row.book
+            if parent not in self._tables["books"]:
+                raise _missing_parent(table.schema, "book", self._tables["books"], parent)
+
+    def _rules_members(self, key: Any, originals: Any) -> None:
+        "The rules of a row of members the call touched (Environment._verify_touched)."
+        table = self._tables["members"]
+        row = table.get(key)
+        if row is None:
+            return  # deleted later in the call
+        if originals is not _INSERTED and "status" in originals:
+            old, new = originals["status"], row.status
+            if old != new and new not in table.schema.transitions["status"].get(old, frozenset()):
+                raise _refused_transition(table.schema, "status", old, new)
+        if originals is _INSERTED or "email" in originals:
+            value = (row.email,)
+            failure = _shared_unique(table, ("email",), value, key)
+            if failure is not None:
+                raise failure
+        if not self._rowinv_Member_0(row):
+            self._row_invariant_failed("members", row, "a membership ends after it starts")
+        if not self._rowinv_Member_1(row):
+            self._row_invariant_failed("members", row, "fines are never negative")
+
+    def _rules_loans(self, key: Any, originals: Any) -> None:
+        "The rules of a row of loans the call touched (Environment._verify_touched)."
+        table = self._tables["loans"]
+        row = table.get(key)
+        if row is None:
+            return  # deleted later in the call
+        if originals is not _INSERTED and "state" in originals:
+            old, new = originals["state"], row.state
+            if old != new and new not in table.schema.transitions["state"].get(old, frozenset()):
+                raise _refused_transition(table.schema, "state", old, new)
+        if originals is _INSERTED or "copy_" in originals:
+            parent = row.copy_
+            if parent not in self._tables["copies"]:
+                raise _missing_parent(table.schema, "copy_", self._tables["copies"], parent)
+        if originals is _INSERTED or "member" in originals:
+            parent = row.member
+            if parent not in self._tables["members"]:
+                raise _missing_parent(table.schema, "member", self._tables["members"], parent)
+        if not self._rowinv_Loan_0(row):
+            self._row_invariant_failed("loans", row, "a loan is due after it starts")
+        if not self._rowinv_Loan_1(row):
+            self._row_invariant_failed(
+                "loans", row, "exactly the returned loans have a return time"
+            )
+        if not self._rowinv_Loan_2(row):
+            self._row_invariant_failed("loans", row, "renewal limit")
+
+    def _rules_holds(self, key: Any, originals: Any) -> None:
+        "The rules of a row of holds the call touched (Environment._verify_touched)."
+        table = self._tables["holds"]
+        row = table.get(key)
+        if row is None:
+            return  # deleted later in the call
+        if originals is not _INSERTED and "state" in originals:
+            old, new = originals["state"], row.state
+            if old != new and new not in table.schema.transitions["state"].get(old, frozenset()):
+                raise _refused_transition(table.schema, "state", old, new)
+        if originals is _INSERTED or "book" in originals:
+            parent = row.book
+            if parent not in self._tables["books"]:
+                raise _missing_parent(table.schema, "book", self._tables["books"], parent)
+        if originals is _INSERTED or "member" in originals:
+            parent = row.member
+            if parent not in self._tables["members"]:
+                raise _missing_parent(table.schema, "member", self._tables["members"], parent)
+        if originals is _INSERTED or "copy_" in originals:
+            parent = row.copy_
+            if parent is not None and parent not in self._tables["copies"]:
+                raise _missing_parent(table.schema, "copy_", self._tables["copies"], parent)
+        if not self._rowinv_Hold_0(row):
+            self._row_invariant_failed(
+                "holds", row, "a ready hold has a copy set aside and a pickup deadline"
+            )

@@ -12,6 +12,7 @@ from envdsl.runtime import helpers as h
 from envdsl.runtime.call_support import INSERTED as _INSERTED
 from envdsl.runtime.call_support import charge as _charge
 from envdsl.runtime.call_support import own_row_fields as _own_row_fields
+from envdsl.runtime.call_support import refused_transition as _refused_transition
 from envdsl.runtime.call_support import (
     INT_RESULT as _INT_RESULT,
     MAX_INT as _MAX_INT,
@@ -2018,11 +2019,7 @@ class OCRProcessingServiceEnv(rt.Environment):
         try:
             result = self._impl_submit_ocr_request(document_reference=document_reference)
             if self._touched:
-                for (touched_table, key), originals in self._touched.items():
-                    read = self._GUARDED[touched_table]
-                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
-                        self._verify_touched()
-                        break
+                self._verify_rows()
             if journal:
                 self._verify_scalar_refs()
             self._verify_full_rows(self.TOOLS["submit_ocr_request"])
@@ -2128,11 +2125,7 @@ class OCRProcessingServiceEnv(rt.Environment):
         try:
             result = self._impl_start_processing_request(request_id=request_id)
             if self._touched:
-                for (touched_table, key), originals in self._touched.items():
-                    read = self._GUARDED[touched_table]
-                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
-                        self._verify_touched()
-                        break
+                self._verify_rows()
             if journal:
                 self._verify_scalar_refs()
             self._verify_full_rows(self.TOOLS["start_processing_request"])
@@ -2322,11 +2315,7 @@ class OCRProcessingServiceEnv(rt.Environment):
                 processing_timestamp=processing_timestamp,
             )
             if self._touched:
-                for (touched_table, key), originals in self._touched.items():
-                    read = self._GUARDED[touched_table]
-                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
-                        self._verify_touched()
-                        break
+                self._verify_rows()
             if journal:
                 self._verify_scalar_refs()
             self._verify_full_rows(self.TOOLS["complete_ocr_request"])
@@ -2430,11 +2419,7 @@ class OCRProcessingServiceEnv(rt.Environment):
         try:
             result = self._impl_fail_ocr_request(request_id=request_id)
             if self._touched:
-                for (touched_table, key), originals in self._touched.items():
-                    read = self._GUARDED[touched_table]
-                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
-                        self._verify_touched()
-                        break
+                self._verify_rows()
             if journal:
                 self._verify_scalar_refs()
             self._verify_full_rows(self.TOOLS["fail_ocr_request"])
@@ -2492,11 +2477,7 @@ class OCRProcessingServiceEnv(rt.Environment):
         try:
             result = self._impl_purge_expired_results()
             if self._touched:
-                for (touched_table, key), originals in self._touched.items():
-                    read = self._GUARDED[touched_table]
-                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
-                        self._verify_touched()
-                        break
+                self._verify_rows()
             if journal:
                 self._verify_scalar_refs()
             self._verify_full_rows(self.TOOLS["purge_expired_results"])
@@ -2569,11 +2550,7 @@ class OCRProcessingServiceEnv(rt.Environment):
         try:
             result = self._impl_clear_completed_request(request_id=request_id)
             if self._touched:
-                for (touched_table, key), originals in self._touched.items():
-                    read = self._GUARDED[touched_table]
-                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
-                        self._verify_touched()
-                        break
+                self._verify_rows()
             if journal:
                 self._verify_scalar_refs()
             self._verify_full_rows(self.TOOLS["clear_completed_request"])
@@ -2650,11 +2627,7 @@ class OCRProcessingServiceEnv(rt.Environment):
         try:
             result = self._impl_retry_ocr_request(original_request_id=original_request_id)
             if self._touched:
-                for (touched_table, key), originals in self._touched.items():
-                    read = self._GUARDED[touched_table]
-                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
-                        self._verify_touched()
-                        break
+                self._verify_rows()
             if journal:
                 self._verify_scalar_refs()
             self._verify_full_rows(self.TOOLS["retry_ocr_request"])
@@ -3683,3 +3656,57 @@ class OCRProcessingServiceEnv(rt.Environment):
             journal.append(("insert", "result_repository", key))
         self._touched[("result_repository", key)] = _INSERTED
         return row
+
+    def _verify_rows(self) -> None:
+        "Environment._verify_touched for this spec's tables: each touched row's rules."
+        for (table_name, key), originals in list(self._touched.items()):
+            if table_name == "requests":
+                self._rules_requests(key, originals)
+            elif table_name == "result_repository":
+                self._rules_result_repository(key, originals)
+
+    def _rules_requests(self, key: Any, originals: Any) -> None:
+        "The rules of a row of requests the call touched (Environment._verify_touched)."
+        table = self._tables["requests"]
+        row = table.get(key)
+        if row is None:
+            return  # deleted later in the call
+        if originals is not _INSERTED and "status" in originals:
+            old, new = originals["status"], row.status
+            if old != new and new not in table.schema.transitions["status"].get(old, frozenset()):
+                raise _refused_transition(table.schema, "status", old, new)
+        if not self._rowinv_OCRRequest_0(row):
+            self._row_invariant_failed("requests", row, "the document reference is not blank")
+        if not self._rowinv_OCRRequest_1(row):
+            self._row_invariant_failed(
+                "requests", row, "result_text is only available for a completed request"
+            )
+        if not self._rowinv_OCRRequest_2(row):
+            self._row_invariant_failed(
+                "requests",
+                row,
+                "a request has a completion time exactly when it is completed or failed",
+            )
+        if not self._rowinv_OCRRequest_3(row):
+            self._row_invariant_failed(
+                "requests", row, "a request does not finish before it was submitted"
+            )
+
+    def _rules_result_repository(self, key: Any, originals: Any) -> None:
+        "The rules of a row of result_repository the call touched (Environment._verify_touched)."
+        table = self._tables["result_repository"]
+        row = table.get(key)
+        if row is None:
+            return  # deleted later in the call
+        if not self._rowinv_Result_0(row):
+            self._row_invariant_failed(
+                "result_repository", row, "a result belongs to a request in the system"
+            )
+        if not self._rowinv_Result_1(row):
+            self._row_invariant_failed(
+                "result_repository", row, "a result belongs to a completed request"
+            )
+        if not self._rowinv_Result_2(row):
+            self._row_invariant_failed(
+                "result_repository", row, "a result is stamped with its request's completion time"
+            )

@@ -12,6 +12,9 @@ from envdsl.runtime import helpers as h
 from envdsl.runtime.call_support import INSERTED as _INSERTED
 from envdsl.runtime.call_support import charge as _charge
 from envdsl.runtime.call_support import own_row_fields as _own_row_fields
+from envdsl.runtime.call_support import missing_parent as _missing_parent
+from envdsl.runtime.call_support import refused_transition as _refused_transition
+from envdsl.runtime.call_support import shared_unique as _shared_unique
 from envdsl.runtime.call_support import (
     INT_RESULT as _INT_RESULT,
     MAX_INT as _MAX_INT,
@@ -2962,11 +2965,7 @@ class OnlineShopEnv(rt.Environment):
         try:
             result = self._impl_add_to_cart(customer_id=customer_id, sku=sku, qty=qty)
             if self._touched:
-                for (touched_table, key), originals in self._touched.items():
-                    read = self._GUARDED[touched_table]
-                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
-                        self._verify_touched()
-                        break
+                self._verify_rows()
             if not self._inv_1():
                 self._env_invariant_failed("_inv_1")  # online_shop.env:160
             data = (
@@ -3061,11 +3060,7 @@ class OnlineShopEnv(rt.Environment):
         try:
             result = self._impl_update_cart_item(customer_id=customer_id, sku=sku, qty=qty)
             if self._touched:
-                for (touched_table, key), originals in self._touched.items():
-                    read = self._GUARDED[touched_table]
-                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
-                        self._verify_touched()
-                        break
+                self._verify_rows()
             if not self._inv_1():
                 self._env_invariant_failed("_inv_1")  # online_shop.env:160
             data = (
@@ -3208,11 +3203,7 @@ class OnlineShopEnv(rt.Environment):
                 customer_id=customer_id, payment=payment, coupon_code=coupon_code, ship_to=ship_to
             )
             if self._touched:
-                for (touched_table, key), originals in self._touched.items():
-                    read = self._GUARDED[touched_table]
-                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
-                        self._verify_touched()
-                        break
+                self._verify_rows()
             if not self._inv_0():
                 self._env_invariant_failed("_inv_0")  # online_shop.env:157
             if not self._inv_1():
@@ -3289,11 +3280,7 @@ class OnlineShopEnv(rt.Environment):
         try:
             result = self._impl_pay_order(order_id=order_id)
             if self._touched:
-                for (touched_table, key), originals in self._touched.items():
-                    read = self._GUARDED[touched_table]
-                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
-                        self._verify_touched()
-                        break
+                self._verify_rows()
             if not self._inv_0():
                 self._env_invariant_failed("_inv_0")  # online_shop.env:157
             if not self._inv_1():
@@ -3383,11 +3370,7 @@ class OnlineShopEnv(rt.Environment):
         try:
             result = self._impl_cancel_order(order_id=order_id, customer_id=customer_id)
             if self._touched:
-                for (touched_table, key), originals in self._touched.items():
-                    read = self._GUARDED[touched_table]
-                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
-                        self._verify_touched()
-                        break
+                self._verify_rows()
             if not self._inv_0():
                 self._env_invariant_failed("_inv_0")  # online_shop.env:157
             if not self._inv_1():
@@ -3473,11 +3456,7 @@ class OnlineShopEnv(rt.Environment):
         try:
             result = self._impl_ship_order(order_id=order_id, tracking=tracking)
             if self._touched:
-                for (touched_table, key), originals in self._touched.items():
-                    read = self._GUARDED[touched_table]
-                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
-                        self._verify_touched()
-                        break
+                self._verify_rows()
             if not self._inv_0():
                 self._env_invariant_failed("_inv_0")  # online_shop.env:157
             data = (
@@ -3552,11 +3531,7 @@ class OnlineShopEnv(rt.Environment):
         try:
             result = self._impl_mark_delivered(order_id=order_id)
             if self._touched:
-                for (touched_table, key), originals in self._touched.items():
-                    read = self._GUARDED[touched_table]
-                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
-                        self._verify_touched()
-                        break
+                self._verify_rows()
             if not self._inv_0():
                 self._env_invariant_failed("_inv_0")  # online_shop.env:157
             if not self._inv_1():
@@ -3646,11 +3621,7 @@ class OnlineShopEnv(rt.Environment):
         try:
             result = self._impl_return_order(order_id=order_id, customer_id=customer_id)
             if self._touched:
-                for (touched_table, key), originals in self._touched.items():
-                    read = self._GUARDED[touched_table]
-                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
-                        self._verify_touched()
-                        break
+                self._verify_rows()
             if not self._inv_0():
                 self._env_invariant_failed("_inv_0")  # online_shop.env:157
             if not self._inv_1():
@@ -3946,11 +3917,7 @@ class OnlineShopEnv(rt.Environment):
         try:
             result = self._impl_restock_product(sku=sku, qty=qty)
             if self._touched:
-                for (touched_table, key), originals in self._touched.items():
-                    read = self._GUARDED[touched_table]
-                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
-                        self._verify_touched()
-                        break
+                self._verify_rows()
             if not self._inv_1():
                 self._env_invariant_failed("_inv_1")  # online_shop.env:160
             data = (
@@ -4038,11 +4005,7 @@ class OnlineShopEnv(rt.Environment):
         try:
             result = self._impl_set_price(sku=sku, price_cents=price_cents)
             if self._touched:
-                for (touched_table, key), originals in self._touched.items():
-                    read = self._GUARDED[touched_table]
-                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
-                        self._verify_touched()
-                        break
+                self._verify_rows()
             if not self._inv_1():
                 self._env_invariant_failed("_inv_1")  # online_shop.env:160
             data = (
@@ -4141,11 +4104,7 @@ class OnlineShopEnv(rt.Environment):
         try:
             result = self._impl_tag_product(sku=sku, tag=tag, remove=remove)
             if self._touched:
-                for (touched_table, key), originals in self._touched.items():
-                    read = self._GUARDED[touched_table]
-                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
-                        self._verify_touched()
-                        break
+                self._verify_rows()
             if not self._inv_1():
                 self._env_invariant_failed("_inv_1")  # online_shop.env:160
             data = (
@@ -4302,11 +4261,7 @@ class OnlineShopEnv(rt.Environment):
                 min_subtotal_cents=min_subtotal_cents,
             )
             if self._touched:
-                for (touched_table, key), originals in self._touched.items():
-                    read = self._GUARDED[touched_table]
-                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
-                        self._verify_touched()
-                        break
+                self._verify_rows()
             if not self._inv_0():
                 self._env_invariant_failed("_inv_0")  # online_shop.env:157
             data = (
@@ -5647,3 +5602,93 @@ class OnlineShopEnv(rt.Environment):
             journal.append(("insert", "coupons", key))
         self._touched[("coupons", key)] = _INSERTED
         return row
+
+    def _verify_rows(self) -> None:
+        "Environment._verify_touched for this spec's tables: each touched row's rules."
+        for (table_name, key), originals in list(self._touched.items()):
+            if table_name == "products":
+                self._rules_products(key, originals)
+            elif table_name == "customers":
+                self._rules_customers(key, originals)
+            elif table_name == "coupons":
+                self._rules_coupons(key, originals)
+            elif table_name == "orders":
+                self._rules_orders(key, originals)
+
+    def _rules_products(self, key: Any, originals: Any) -> None:
+        "The rules of a row of products the call touched (Environment._verify_touched)."
+        table = self._tables["products"]
+        row = table.get(key)
+        if row is None:
+            return  # deleted later in the call
+        if not self._rowinv_Product_0(row):
+            self._row_invariant_failed("products", row, "prices are positive")
+        if not self._rowinv_Product_1(row):
+            self._row_invariant_failed("products", row, "stock is never negative")
+
+    def _rules_customers(self, key: Any, originals: Any) -> None:
+        "The rules of a row of customers the call touched (Environment._verify_touched)."
+        table = self._tables["customers"]
+        row = table.get(key)
+        if row is None:
+            return  # deleted later in the call
+        if originals is _INSERTED or "email" in originals:
+            value = (row.email,)
+            failure = _shared_unique(table, ("email",), value, key)
+            if failure is not None:
+                raise failure
+        if not self._rowinv_Customer_0(row):
+            self._row_invariant_failed(
+                "customers", row, "cart quantities are between 1 and the line limit"
+            )
+        if not self._rowinv_Customer_1(row):
+            self._row_invariant_failed("customers", row, "balances are never negative")
+
+    def _rules_coupons(self, key: Any, originals: Any) -> None:
+        "The rules of a row of coupons the call touched (Environment._verify_touched)."
+        table = self._tables["coupons"]
+        row = table.get(key)
+        if row is None:
+            return  # deleted later in the call
+        if not self._rowinv_Coupon_0(row):
+            self._row_invariant_failed("coupons", row, "a coupon takes 1 to 50 percent off")
+        if not self._rowinv_Coupon_1(row):
+            self._row_invariant_failed("coupons", row, "uses left is never negative")
+
+    def _rules_orders(self, key: Any, originals: Any) -> None:
+        "The rules of a row of orders the call touched (Environment._verify_touched)."
+        table = self._tables["orders"]
+        row = table.get(key)
+        if row is None:
+            return  # deleted later in the call
+        if originals is not _INSERTED and "status" in originals:
+            old, new = originals["status"], row.status
+            if old != new and new not in table.schema.transitions["status"].get(old, frozenset()):
+                raise _refused_transition(table.schema, "status", old, new)
+        if originals is _INSERTED or "customer" in originals:
+            parent = row.customer
+            if parent not in self._tables["customers"]:
+                raise _missing_parent(table.schema, "customer", self._tables["customers"], parent)
+        if originals is _INSERTED or "coupon" in originals:
+            parent = row.coupon
+            if parent is not None and parent not in self._tables["coupons"]:
+                raise _missing_parent(table.schema, "coupon", self._tables["coupons"], parent)
+        self._verify_nested_refs("orders", row)
+        if not self._rowinv_Order_0(row):
+            self._row_invariant_failed("orders", row, "an order has at least one line")
+        if not self._rowinv_Order_1(row):
+            self._row_invariant_failed("orders", row, "each product is on one line only")
+        if not self._rowinv_Order_2(row):
+            self._row_invariant_failed(
+                "orders", row, "line quantities are between 1 and the line limit"
+            )
+        if not self._rowinv_Order_3(row):
+            self._row_invariant_failed("orders", row, "the discount never exceeds the subtotal")
+        if not self._rowinv_Order_4(row):
+            self._row_invariant_failed(
+                "orders", row, "orders on their way or delivered have a tracking number"
+            )
+        if not self._rowinv_Order_5(row):
+            self._row_invariant_failed(
+                "orders", row, "exactly the delivered and returned orders have a delivery date"
+            )

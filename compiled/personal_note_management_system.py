@@ -12,6 +12,7 @@ from envdsl.runtime import helpers as h
 from envdsl.runtime.call_support import INSERTED as _INSERTED
 from envdsl.runtime.call_support import charge as _charge
 from envdsl.runtime.call_support import own_row_fields as _own_row_fields
+from envdsl.runtime.call_support import missing_parent as _missing_parent
 from envdsl.runtime.call_support import (
     INT_RESULT as _INT_RESULT,
     MAX_INT as _MAX_INT,
@@ -2252,11 +2253,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
                 title=title, content=content, category=category, tags=tags
             )
             if self._touched:
-                for (touched_table, key), originals in self._touched.items():
-                    read = self._GUARDED[touched_table]
-                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
-                        self._verify_touched()
-                        break
+                self._verify_rows()
             if not self._inv_0():
                 self._env_invariant_failed("_inv_0")  # personal_notes.env:117
             data = (
@@ -2420,11 +2417,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
                 note_id=note_id, title=title, content=content, category=category, tags=tags
             )
             if self._touched:
-                for (touched_table, key), originals in self._touched.items():
-                    read = self._GUARDED[touched_table]
-                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
-                        self._verify_touched()
-                        break
+                self._verify_rows()
             if not self._inv_0():
                 self._env_invariant_failed("_inv_0")  # personal_notes.env:117
             data = (
@@ -2507,11 +2500,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
         try:
             result = self._impl_delete_note(note_id=note_id)
             if self._touched:
-                for (touched_table, key), originals in self._touched.items():
-                    read = self._GUARDED[touched_table]
-                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
-                        self._verify_touched()
-                        break
+                self._verify_rows()
             if not self._inv_0():
                 self._env_invariant_failed("_inv_0")  # personal_notes.env:117
             data = result
@@ -2567,11 +2556,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
         try:
             result = self._impl_pin_note(note_id=note_id)
             if self._touched:
-                for (touched_table, key), originals in self._touched.items():
-                    read = self._GUARDED[touched_table]
-                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
-                        self._verify_touched()
-                        break
+                self._verify_rows()
             if not self._inv_0():
                 self._env_invariant_failed("_inv_0")  # personal_notes.env:117
             data = (
@@ -2654,11 +2639,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
         try:
             result = self._impl_unpin_note(note_id=note_id)
             if self._touched:
-                for (touched_table, key), originals in self._touched.items():
-                    read = self._GUARDED[touched_table]
-                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
-                        self._verify_touched()
-                        break
+                self._verify_rows()
             if not self._inv_0():
                 self._env_invariant_failed("_inv_0")  # personal_notes.env:117
             data = (
@@ -2747,11 +2728,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
         try:
             result = self._impl_create_category(category_name=category_name)
             if self._touched:
-                for (touched_table, key), originals in self._touched.items():
-                    read = self._GUARDED[touched_table]
-                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
-                        self._verify_touched()
-                        break
+                self._verify_rows()
             if not self._inv_0():
                 self._env_invariant_failed("_inv_0")  # personal_notes.env:117
             data = (
@@ -2818,11 +2795,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
         try:
             result = self._impl_create_tag(tag_name=tag_name)
             if self._touched:
-                for (touched_table, key), originals in self._touched.items():
-                    read = self._GUARDED[touched_table]
-                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
-                        self._verify_touched()
-                        break
+                self._verify_rows()
             data = {"tag_name": result.tag_name} if result is not None else None
             size_budget = self.size_budget
             total = 1 + len(data["tag_name"])
@@ -2889,11 +2862,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
         try:
             result = self._impl_add_tag_to_note(note_id=note_id, tag_name=tag_name)
             if self._touched:
-                for (touched_table, key), originals in self._touched.items():
-                    read = self._GUARDED[touched_table]
-                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
-                        self._verify_touched()
-                        break
+                self._verify_rows()
             if not self._inv_0():
                 self._env_invariant_failed("_inv_0")  # personal_notes.env:117
             data = (
@@ -2985,11 +2954,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
         try:
             result = self._impl_remove_tag_from_note(note_id=note_id, tag_name=tag_name)
             if self._touched:
-                for (touched_table, key), originals in self._touched.items():
-                    read = self._GUARDED[touched_table]
-                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
-                        self._verify_touched()
-                        break
+                self._verify_rows()
             if not self._inv_0():
                 self._env_invariant_failed("_inv_0")  # personal_notes.env:117
             data = (
@@ -3081,11 +3046,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
         try:
             result = self._impl_update_note_category(note_id=note_id, category=category)
             if self._touched:
-                for (touched_table, key), originals in self._touched.items():
-                    read = self._GUARDED[touched_table]
-                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
-                        self._verify_touched()
-                        break
+                self._verify_rows()
             if not self._inv_0():
                 self._env_invariant_failed("_inv_0")  # personal_notes.env:117
             data = (
@@ -3168,11 +3129,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
         try:
             result = self._impl_clear_note_content(note_id=note_id)
             if self._touched:
-                for (touched_table, key), originals in self._touched.items():
-                    read = self._GUARDED[touched_table]
-                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
-                        self._verify_touched()
-                        break
+                self._verify_rows()
             if not self._inv_0():
                 self._env_invariant_failed("_inv_0")  # personal_notes.env:117
             data = (
@@ -4120,3 +4077,51 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
             journal.append(("insert", "notes", key))
         self._touched[("notes", key)] = _INSERTED
         return row
+
+    def _verify_rows(self) -> None:
+        "Environment._verify_touched for this spec's tables: each touched row's rules."
+        for (table_name, key), originals in list(self._touched.items()):
+            if table_name == "notes":
+                self._rules_notes(key, originals)
+            elif table_name == "categories":
+                self._rules_categories(key, originals)
+            elif table_name == "tags":
+                self._rules_tags(key, originals)
+
+    def _rules_notes(self, key: Any, originals: Any) -> None:
+        "The rules of a row of notes the call touched (Environment._verify_touched)."
+        table = self._tables["notes"]
+        row = table.get(key)
+        if row is None:
+            return  # deleted later in the call
+        if originals is _INSERTED or "category" in originals:
+            parent = row.category
+            if parent not in self._tables["categories"]:
+                raise _missing_parent(table.schema, "category", self._tables["categories"], parent)
+        self._verify_nested_refs("notes", row)
+        if not self._rowinv_Note_0(row):
+            self._row_invariant_failed(
+                "notes", row, "every note must have a non-empty content or title"
+            )
+        if not self._rowinv_Note_1(row):
+            self._row_invariant_failed("notes", row, "a note lists each tag at most once")
+        if not self._rowinv_Note_2(row):
+            self._row_invariant_failed("notes", row, "a note is not updated before it is created")
+
+    def _rules_categories(self, key: Any, originals: Any) -> None:
+        "The rules of a row of categories the call touched (Environment._verify_touched)."
+        table = self._tables["categories"]
+        row = table.get(key)
+        if row is None:
+            return  # deleted later in the call
+        if not self._rowinv_Category_0(row):
+            self._row_invariant_failed("categories", row, "a category name is not empty")
+
+    def _rules_tags(self, key: Any, originals: Any) -> None:
+        "The rules of a row of tags the call touched (Environment._verify_touched)."
+        table = self._tables["tags"]
+        row = table.get(key)
+        if row is None:
+            return  # deleted later in the call
+        if not self._rowinv_Tag_0(row):
+            self._row_invariant_failed("tags", row, "a tag name is not empty")

@@ -1875,11 +1875,7 @@ class RetailProductDatabaseEnv(rt.Environment):
         try:
             result = self._impl_add_product(product=product)
             if self._touched:
-                for (touched_table, key), originals in self._touched.items():
-                    read = self._GUARDED[touched_table]
-                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
-                        self._verify_touched()
-                        break
+                self._verify_rows()
             data = (
                 {
                     "aisle_location": result.aisle_location,
@@ -1974,11 +1970,7 @@ class RetailProductDatabaseEnv(rt.Environment):
         try:
             result = self._impl_update_product_price(upc=upc, new_price=new_price)
             if self._touched:
-                for (touched_table, key), originals in self._touched.items():
-                    read = self._GUARDED[touched_table]
-                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
-                        self._verify_touched()
-                        break
+                self._verify_rows()
             data = (
                 {
                     "aisle_location": result.aisle_location,
@@ -2076,11 +2068,7 @@ class RetailProductDatabaseEnv(rt.Environment):
         try:
             result = self._impl_update_inventory_level(upc=upc, new_level=new_level)
             if self._touched:
-                for (touched_table, key), originals in self._touched.items():
-                    read = self._GUARDED[touched_table]
-                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
-                        self._verify_touched()
-                        break
+                self._verify_rows()
             data = (
                 {
                     "aisle_location": result.aisle_location,
@@ -2189,11 +2177,7 @@ class RetailProductDatabaseEnv(rt.Environment):
         try:
             result = self._impl_update_product_category(upc=upc, new_category=new_category)
             if self._touched:
-                for (touched_table, key), originals in self._touched.items():
-                    read = self._GUARDED[touched_table]
-                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
-                        self._verify_touched()
-                        break
+                self._verify_rows()
             data = (
                 {
                     "aisle_location": result.aisle_location,
@@ -2305,11 +2289,7 @@ class RetailProductDatabaseEnv(rt.Environment):
         try:
             result = self._impl_update_aisle_location(upc=upc, aisle_location=aisle_location)
             if self._touched:
-                for (touched_table, key), originals in self._touched.items():
-                    read = self._GUARDED[touched_table]
-                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
-                        self._verify_touched()
-                        break
+                self._verify_rows()
             data = (
                 {
                     "aisle_location": result.aisle_location,
@@ -2398,11 +2378,7 @@ class RetailProductDatabaseEnv(rt.Environment):
         try:
             result = self._impl_remove_product(upc=upc)
             if self._touched:
-                for (touched_table, key), originals in self._touched.items():
-                    read = self._GUARDED[touched_table]
-                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
-                        self._verify_touched()
-                        break
+                self._verify_rows()
             data = result
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
@@ -2473,11 +2449,7 @@ class RetailProductDatabaseEnv(rt.Environment):
         try:
             result = self._impl_edit_product_description(upc=upc, new_description=new_description)
             if self._touched:
-                for (touched_table, key), originals in self._touched.items():
-                    read = self._GUARDED[touched_table]
-                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
-                        self._verify_touched()
-                        break
+                self._verify_rows()
             data = (
                 {
                     "aisle_location": result.aisle_location,
@@ -2565,11 +2537,7 @@ class RetailProductDatabaseEnv(rt.Environment):
         try:
             result = self._impl_bulk_import_products(products_list=products_list)
             if self._touched:
-                for (touched_table, key), originals in self._touched.items():
-                    read = self._GUARDED[touched_table]
-                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
-                        self._verify_touched()
-                        break
+                self._verify_rows()
             data = (
                 {
                     "errors": list(result.errors),
@@ -2655,11 +2623,7 @@ class RetailProductDatabaseEnv(rt.Environment):
         try:
             result = self._impl_deplete_inventory(upc=upc, quantity=quantity)
             if self._touched:
-                for (touched_table, key), originals in self._touched.items():
-                    read = self._GUARDED[touched_table]
-                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
-                        self._verify_touched()
-                        break
+                self._verify_rows()
             data = (
                 {
                     "aisle_location": result.aisle_location,
@@ -3857,3 +3821,26 @@ class RetailProductDatabaseEnv(rt.Environment):
             journal.append(("insert", "products", key))
         self._touched[("products", key)] = _INSERTED
         return row
+
+    def _verify_rows(self) -> None:
+        "Environment._verify_touched for this spec's tables: each touched row's rules."
+        for (table_name, key), originals in list(self._touched.items()):
+            if table_name == "products":
+                self._rules_products(key, originals)
+
+    def _rules_products(self, key: Any, originals: Any) -> None:
+        "The rules of a row of products the call touched (Environment._verify_touched)."
+        table = self._tables["products"]
+        row = table.get(key)
+        if row is None:
+            return  # deleted later in the call
+        if not self._rowinv_Product_0(row):
+            self._row_invariant_failed("products", row, "Product price must be non-negative")
+        if not self._rowinv_Product_1(row):
+            self._row_invariant_failed(
+                "products", row, "Inventory level must be a non-negative integer"
+            )
+        if not self._rowinv_Product_2(row):
+            self._row_invariant_failed(
+                "products", row, "UPC, product_id and name must not be blank"
+            )

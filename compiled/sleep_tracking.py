@@ -11,6 +11,9 @@ from envdsl import runtime as rt
 from envdsl.runtime import helpers as h
 from envdsl.runtime.call_support import INSERTED as _INSERTED
 from envdsl.runtime.call_support import charge as _charge
+from envdsl.runtime.call_support import missing_parent as _missing_parent
+from envdsl.runtime.call_support import refused_transition as _refused_transition
+from envdsl.runtime.call_support import shared_unique as _shared_unique
 from envdsl.runtime.call_support import (
     INT_RESULT as _INT_RESULT,
     MAX_INT as _MAX_INT,
@@ -1359,11 +1362,7 @@ class SleepTrackingEnv(rt.Environment):
                 user_id=user_id, start=start, end=end, quality=quality
             )
             if self._touched:
-                for (touched_table, key), originals in self._touched.items():
-                    read = self._GUARDED[touched_table]
-                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
-                        self._verify_touched()
-                        break
+                self._verify_rows()
             table = self._tables["logs"]
             for touched_table, key in self._touched:
                 row = table.get(key) if touched_table == "logs" else None
@@ -1463,11 +1462,7 @@ class SleepTrackingEnv(rt.Environment):
         try:
             result = self._impl_set_status(user_id=user_id, status=status)
             if self._touched:
-                for (touched_table, key), originals in self._touched.items():
-                    read = self._GUARDED[touched_table]
-                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
-                        self._verify_touched()
-                        break
+                self._verify_rows()
             data = (
                 {
                     "email": result.email,
@@ -1556,11 +1551,7 @@ class SleepTrackingEnv(rt.Environment):
         try:
             result = self._impl_delete_sleep_log(log_id=log_id, user_id=user_id)
             if self._touched:
-                for (touched_table, key), originals in self._touched.items():
-                    read = self._GUARDED[touched_table]
-                    if originals is _INSERTED or read is None or not read.isdisjoint(originals):
-                        self._verify_touched()
-                        break
+                self._verify_rows()
             table = self._tables["logs"]
             for touched_table, key in self._touched:
                 row = table.get(key) if touched_table == "logs" else None
@@ -2284,3 +2275,57 @@ class SleepTrackingEnv(rt.Environment):
             journal.append(("insert", "logs", key))
         self._touched[("logs", key)] = _INSERTED
         return row
+
+    def _verify_rows(self) -> None:
+        "Environment._verify_touched for this spec's tables: each touched row's rules."
+        for (table_name, key), originals in list(self._touched.items()):
+            if table_name == "users":
+                self._rules_users(key, originals)
+            elif table_name == "logs":
+                self._rules_logs(key, originals)
+            elif table_name == "tickets":
+                self._rules_tickets(key, originals)
+
+    def _rules_users(self, key: Any, originals: Any) -> None:
+        "The rules of a row of users the call touched (Environment._verify_touched)."
+        if originals is not _INSERTED and "email" not in originals:
+            return
+        table = self._tables["users"]
+        row = table.get(key)
+        if row is None:
+            return  # deleted later in the call
+        if originals is _INSERTED or "email" in originals:
+            value = (row.email,)
+            failure = _shared_unique(table, ("email",), value, key)
+            if failure is not None:
+                raise failure
+
+    def _rules_logs(self, key: Any, originals: Any) -> None:
+        "The rules of a row of logs the call touched (Environment._verify_touched)."
+        table = self._tables["logs"]
+        row = table.get(key)
+        if row is None:
+            return  # deleted later in the call
+        if originals is _INSERTED or "user" in originals:
+            parent = row.user
+            if parent not in self._tables["users"]:
+                raise _missing_parent(table.schema, "user", self._tables["users"], parent)
+        if not self._rowinv_SleepLog_0(row):
+            self._row_invariant_failed("logs", row, "a night ends after it starts")
+
+    def _rules_tickets(self, key: Any, originals: Any) -> None:
+        "The rules of a row of tickets the call touched (Environment._verify_touched)."
+        if originals is not _INSERTED and originals.keys().isdisjoint(("status", "user")):
+            return
+        table = self._tables["tickets"]
+        row = table.get(key)
+        if row is None:
+            return  # deleted later in the call
+        if originals is not _INSERTED and "status" in originals:
+            old, new = originals["status"], row.status
+            if old != new and new not in table.schema.transitions["status"].get(old, frozenset()):
+                raise _refused_transition(table.schema, "status", old, new)
+        if originals is _INSERTED or "user" in originals:
+            parent = row.user
+            if parent not in self._tables["users"]:
+                raise _missing_parent(table.schema, "user", self._tables["users"], parent)

@@ -9,7 +9,7 @@ from pathlib import Path
 from envdsl.codegen.loaders import LoaderWriter
 from envdsl.codegen.module_uses import used_module_names
 from envdsl.codegen.names import Names
-from envdsl.codegen.row_writes import inserter
+from envdsl.codegen.row_writes import RULE_FAILURES, inserter, row_rule_methods
 from envdsl.codegen.serializers import json_repr_body, to_json_body
 from envdsl.codegen.shapes import shape
 from envdsl.codegen.statements import BodyTranslator
@@ -125,8 +125,12 @@ class Lowerer:
             view.methods.append(inserter(tables[table_name], method))
         view.inserts = bool(self.body.inserters)
         view.inserts_owned = any(tables[name].mutable_fields for name in self.body.inserters)
+        verify_rows, rule_methods = row_rule_methods(view.tables, view.row_invariants, self.names)
+        view.methods += rule_methods
+        rule_code = "\n".join(line for method in rule_methods for line in method.body)
+        view.rule_failures = [name for name in RULE_FAILURES if f"_{name}(" in rule_code]
         view.sites = self.body.sites
-        self.tool_calls(view)
+        self.tool_calls(view, verify_rows)
         self.loaders(view)
         view.spec_constants = self.spec_constants
         view.stamps = [
@@ -134,7 +138,7 @@ class Lowerer:
         ]
         return view
 
-    def tool_calls(self, view: ModuleView) -> None:
+    def tool_calls(self, view: ModuleView, verify_rows: str | None) -> None:
         """Each tool's whole call (codegen/tool_calls.py), written from the views above."""
         invariant_lines = {}
         for index, decl in enumerate(self.checked.env.of_type(ast.InvariantDecl)):
@@ -155,6 +159,7 @@ class Lowerer:
             view.source,
             invariant_lines,
             scalar_refs,
+            verify_rows,
         )
         for tool in view.tools:
             tool.call_method = call_method_name(tool.name)
@@ -307,10 +312,19 @@ class Lowerer:
             tuple(self.names.field(entity.name, n.text) for n in u.fields)
             for u in entity.decl.uniques
         ]
+        optional = {
+            self.names.field(entity.name, f.name)
+            for f in entity.fields.values()
+            if isinstance(f.type, t.OptionalType) or f.type == t.JSON  # may hold none
+        }
         refs = []
+        ref_rules = []
         for field in entity.fields.values():
             target = t.strip_optional(field.type)
             if isinstance(target, t.RefType):
+                attr = self.names.field(entity.name, field.name)
+                parent_table = self.names.table_of(target.entity)
+                ref_rules.append((attr, parent_table, attr in optional))
                 policy = field.decl.on_delete.text if field.decl.on_delete else "restrict"
                 refs.append(
                     f"rt.RefField(child_table={name!r}, "
@@ -374,6 +388,9 @@ class Lowerer:
                 for f in entity.fields.values()
                 if is_mutable(f.type)
             ],
+            transitions=list(transitions),
+            uniques=[(u, not optional.isdisjoint(u)) for u in uniques],
+            refs=ref_rules,
         )
 
     def _nested_parents(self, value: t.Type, seen: set[str]) -> set[str]:

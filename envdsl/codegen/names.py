@@ -115,14 +115,14 @@ class Names:
     def writer_method(self, table: str, attr: str) -> str:
         """The name of the method that writes one row field (BodyTranslator.field_writer):
         `_write_<table>_<attribute>`, numbered where two fields would share one."""
-        return self._private_method(f"_write_{table}_{attr}")
+        return self.private_method(f"_write_{table}_{attr}")
 
     def inserter_method(self, table: str) -> str:
         """The name of the method that inserts a row into a table (Translator.inserter):
         `_insert_<table>`."""
-        return self._private_method(f"_insert_{table}")
+        return self.private_method(f"_insert_{table}")
 
-    def _private_method(self, base: str) -> str:
+    def private_method(self, base: str) -> str:
         """A generated method's name, numbered where it would be taken (by another such
         method or by the runtime's Environment)."""
         taken = self.writers

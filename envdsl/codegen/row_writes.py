@@ -11,6 +11,7 @@ marked inserted for the end-of-call rules. `_insert` stays as the reference
 
 from __future__ import annotations
 
+from envdsl.codegen.names import Names
 from envdsl.codegen.views import MethodView, TableView
 
 
@@ -49,3 +50,108 @@ def inserter(table: TableView, method: str) -> MethodView:
     ]
     doc = f"`{table.name}.insert(row)`, journaled (Environment._insert for {table.name})."
     return MethodView(method, [f"row: {table.row_class}"], table.row_class, body, doc)
+
+
+# the runtime's failures of broken rules (envdsl/runtime/row_rules.py), as the module imports them
+RULE_FAILURES = ("missing_parent", "refused_transition", "shared_unique")
+
+
+def row_rule_methods(
+    tables: list[TableView], row_invariants: dict[str, list[tuple[str, str]]], names: Names
+) -> tuple[str | None, list[MethodView]]:
+    """`Environment._verify_touched` written out: a `_rules_<table>(key, originals)` per table
+    with rules (transitions, uniques, refs, refs nested in values, row invariants), each
+    rule tested where the call changed a field it reads, and the method that runs them over
+    the touched rows (its name, None where no table has a rule)."""
+    methods = []
+    dispatch: list[str] = []
+    for table in tables:
+        body = _rules(table, row_invariants.get(table.name, []))
+        if body is None:
+            continue
+        method = names.private_method(f"_rules_{table.name}")
+        doc = f"The rules of a row of {table.name} the call touched (Environment._verify_touched)."
+        methods.append(MethodView(method, ["key: Any", "originals: Any"], "None", body, doc))
+        keyword = "elif" if dispatch else "if"
+        dispatch += [
+            f"    {keyword} table_name == {table.name!r}:",
+            f"        self.{method}(key, originals)",
+        ]
+    if not methods:
+        return None, []
+    verify = names.private_method("_verify_rows")
+    body = ["for (table_name, key), originals in list(self._touched.items()):", *dispatch]
+    doc = "Environment._verify_touched for this spec's tables: each touched row's rules."
+    return verify, [MethodView(verify, [], "None", body, doc), *methods]
+
+
+def _rules(table: TableView, invariants: list[tuple[str, str]]) -> list[str] | None:
+    """The body of one table's `_rules_<table>`, in _verify_touched's order; None for a table
+    with no rule."""
+    name = repr(table.name)
+    every_change = bool(invariants or table.nested_parents)  # any field may break one
+    guarded = [*table.transitions, *(f for fields, _ in table.uniques for f in fields)]
+    guarded += [field for field, _, _ in table.refs]
+    if not every_change and not guarded:
+        return None
+    body: list[str] = []
+    if not every_change:  # a row changed only in fields no rule reads needs no check
+        body += [
+            f"if originals is not _INSERTED and {_changed(sorted(set(guarded)), negated=True)}:",
+            "    return",
+        ]
+    body += [
+        f"table = self._tables[{name}]",
+        "row = table.get(key)",
+        "if row is None:",
+        "    return  # deleted later in the call",
+    ]
+    for field in table.transitions:
+        body += [
+            f"if originals is not _INSERTED and {field!r} in originals:",
+            f"    old, new = originals[{field!r}], row.{field}",
+            f"    if old != new and new not in table.schema.transitions[{field!r}].get("
+            "old, frozenset()):",
+            f"        raise _refused_transition(table.schema, {field!r}, old, new)",
+        ]
+    for fields, may_be_none in table.uniques:
+        value = f"({''.join(f'row.{f}, ' for f in fields)})"
+        body += [
+            f"if originals is _INSERTED or {_changed(list(fields))}:",
+            f"    value = {value}",
+        ]
+        test = "failure = _shared_unique(table, " + f"{fields!r}, value, key)"
+        if may_be_none:
+            body += [
+                "    if None not in value:",
+                f"        {test}",
+                "        if failure is not None:",
+                "            raise failure",
+            ]
+        else:
+            body += [f"    {test}", "    if failure is not None:", "        raise failure"]
+    for field, parent_table, may_be_none in table.refs:
+        held = "parent is not None and " if may_be_none else ""
+        body += [
+            f"if originals is _INSERTED or {field!r} in originals:",
+            f"    parent = row.{field}",
+            f"    if {held}parent not in self._tables[{parent_table!r}]:",
+            f"        raise _missing_parent(table.schema, {field!r}, "
+            f"self._tables[{parent_table!r}], parent)",
+        ]
+    if table.nested_parents:
+        body.append(f"self._verify_nested_refs({name}, row)")
+    for text, method in invariants:
+        body += [
+            f"if not self.{method}(row):",
+            f"    self._row_invariant_failed({name}, row, {text!r})",
+        ]
+    return body
+
+
+def _changed(fields: list[str], negated: bool = False) -> str:
+    """Whether the call changed one of these fields of the row (`originals`: its old values)."""
+    if len(fields) == 1:
+        return f"{fields[0]!r} {'not in' if negated else 'in'} originals"
+    test = f"originals.keys().isdisjoint({tuple(fields)!r})"
+    return test if negated else f"not {test}"

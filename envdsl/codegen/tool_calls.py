@@ -51,12 +51,14 @@ class ToolCallWriter:
         source: str,
         invariant_lines: dict[str, int],
         scalar_refs: bool,
+        verify_rows: str | None,
     ) -> None:
         self.names = names
         self.records = records  # by class name
         self.source = source  # the spec file's name, for the `# file:line` comments
         self.invariant_lines = invariant_lines  # env invariant method -> its spec line
         self.scalar_refs = scalar_refs  # some scalar state field can hold a ref
+        self.verify_rows = verify_rows  # the touched rows' rules (codegen/row_writes.py)
 
     def where(self, line: int | None) -> str:
         """The comment at a failure site: the spec line it comes from."""
@@ -264,14 +266,9 @@ class _ToolCall:
         invariants, the per-row env invariants."""
         tool = self.tool
         where = self.writer.where
-        lines = [  # the rows' rules, unless every touched row changed only fields no rule reads
-            "if self._touched:",
-            "    for (touched_table, key), originals in self._touched.items():",
-            "        read = self._GUARDED[touched_table]",
-            "        if originals is _INSERTED or read is None or not read.isdisjoint(originals):",
-            "            self._verify_touched()",
-            "            break",
-        ]
+        lines = []
+        if self.writer.verify_rows is not None:  # the touched rows' rules
+            lines += ["if self._touched:", f"    self.{self.writer.verify_rows}()"]
         if self.writer.scalar_refs:
             # a call that wrote and deleted nothing left every ref as it was
             lines += ["if journal:", "    self._verify_scalar_refs()"]

@@ -128,6 +128,12 @@ class TableView:
     key: str = ""  # the key field's attribute
     auto_prefix: str | None = None  # the key's auto("LOG") prefix
     mutable_fields: list[str] = field(default_factory=list)  # attributes: owned copies on insert
+    # the rules a touched row is checked against, in the schema's order: each transition
+    # field, each unique's fields and whether one may be none, each ref (field, its table,
+    # whether it may be none)
+    transitions: list[str] = field(default_factory=list)
+    uniques: list[tuple[tuple[str, ...], bool]] = field(default_factory=list)
+    refs: list[tuple[str, str, bool]] = field(default_factory=list)
 
 
 @dataclass
@@ -211,6 +217,7 @@ class ModuleView:
     loaders: list[FunctionView] = field(default_factory=list)
     inserts: bool = False  # some table has an inserter method (codegen/row_writes.py)
     inserts_owned: bool = False  # one of them gives a row's mutable fields owned copies
+    rule_failures: list[str] = field(default_factory=list)  # what the row rules raise
     tables: list[TableView] = field(default_factory=list)
     scalars: list[ScalarView] = field(default_factory=list)
     tools: list[ToolView] = field(default_factory=list)

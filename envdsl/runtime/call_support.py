@@ -9,6 +9,7 @@ from typing import Any
 
 from envdsl.runtime.limits import INT_RESULT, MAX_INT, MIN_INT, budget, charge, result_problem
 from envdsl.runtime.places import own_row_fields
+from envdsl.runtime.row_rules import missing_parent, refused_transition, shared_unique
 from envdsl.runtime.specs import INSERTED
 from envdsl.runtime.values import UTC, format_datetime
 
@@ -28,11 +29,14 @@ __all__ = [
     "MAX_INT",
     "MIN_INT",
     "MISSING",
+    "missing_parent",
     "TOO_LARGE",
     "budget",
     "charge",
     "format_datetime",
     "fromisoformat",
     "own_row_fields",
+    "refused_transition",
     "result_problem",
+    "shared_unique",
 ]

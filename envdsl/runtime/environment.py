@@ -38,6 +38,7 @@ from envdsl.runtime.frame import (
     footprint,
 )
 from envdsl.runtime.grading import grade
+from envdsl.runtime.row_rules import missing_parent, refused_transition, shared_unique
 from envdsl.runtime.snapshots import Owner, Snapshot, World, undo_entry
 from envdsl.runtime.specs import (
     INSERTED,
@@ -563,8 +564,6 @@ class Environment:
             if plan.tool.json_arguments:  # the generated module's own, from the first call
                 plan.typed_arguments = getattr(cls, plan.tool.json_arguments)
             if cls._CALL_FUNCTIONS and plan.tool.call:
-                # what the call's end-of-call check reads, as _verify_touched reads it
-                cls._GUARDED = cls._guarded_fields()
                 plan.call = getattr(cls, plan.tool.call)
         return plan
 
@@ -982,46 +981,34 @@ class Environment:
                         continue
                     old, new = originals[field_name], getattr(row, field_name)
                     if old != new and new not in allowed.get(old, frozenset()):
-                        raise Fail(
-                            f"cannot change {field_name} from {_show(old)} to {_show(new)}",
-                            rule=f"transitions: {schema.entity}.{field_name}",
-                        )
+                        raise refused_transition(schema, field_name, old, new)
             for fields in table.unique_index:
                 if originals is not INSERTED and originals.keys().isdisjoint(fields):
                     continue  # none of its fields changed: it cannot have become a duplicate
                 value = tuple(getattr(row, f) for f in fields)
                 if None in value:
                     continue
-                holders = table.sharing(fields, value)
-                if holders is not None and len(holders) > 1:
-                    other = next(k for k in sorted(holders, key=str) if k != key)
-                    shown = ", ".join(f"{f}={_show(v)}" for f, v in zip(fields, value))
-                    raise Fail(
-                        f"{schema.entity} {shown} is already used by {schema.entity} {other!r}",
-                        rule=f"unique: {schema.entity}.{'+'.join(fields)}",
-                    )
+                failure = shared_unique(table, fields, value, key)
+                if failure is not None:
+                    raise failure
             for ref in schema.refs:
                 if originals is not INSERTED and ref.field not in originals:
                     continue  # unchanged, so still pointing at a row (deletes check children)
                 parent = getattr(row, ref.field)
                 if parent is not None and parent not in self._tables[ref.parent_table]:
-                    parent_entity = self._tables[ref.parent_table].schema.entity
-                    raise Fail(
-                        f"{ref.field}: {parent_entity} {parent!r} does not exist",
-                        rule=f"ref: {schema.entity}.{ref.field}",
-                    )
-            spec = self.TABLES[table_name]
-            if spec.nested_parents:
-                for where, parent_table, parent_key in nested_refs(spec.row, row):
-                    if parent_key is not None and parent_key not in self._tables[parent_table]:
-                        parent_entity = self._tables[parent_table].schema.entity
-                        raise Fail(
-                            f"{where}: {parent_entity} {parent_key!r} does not exist",
-                            rule=f"ref: {schema.entity}.{where}",
-                        )
+                    raise missing_parent(schema, ref.field, self._tables[ref.parent_table], parent)
+            if self.TABLES[table_name].nested_parents:
+                self._verify_nested_refs(table_name, row)
             for text, method in self.ROW_INVARIANTS.get(table_name, ()):
                 if not getattr(self, method)(row):
                     self._row_invariant_failed(table_name, row, text)
+
+    def _verify_nested_refs(self, table_name: str, row: Any) -> None:
+        """Every ref nested in the row's values (`items: list[ref Product]`) points at a row."""
+        spec = self.TABLES[table_name]
+        for where, parent_table, parent_key in nested_refs(spec.row, row):
+            if parent_key is not None and parent_key not in self._tables[parent_table]:
+                raise missing_parent(spec.schema, where, self._tables[parent_table], parent_key)
 
     @classmethod
     def _guarded_fields(cls) -> dict[str, frozenset[str] | None]:
@@ -1379,10 +1366,6 @@ def _short(error: Exception) -> str:
 
 def _key_json(key: Any) -> str:
     return str(key)
-
-
-def _show(value: Any) -> str:
-    return str(getattr(value, "value", value))
 
 
 def _is_optional(spec: TypeSpec) -> bool:

@@ -36,7 +36,7 @@ class Names:
         self.consts = {name: module.claim(f"C_{name}") for name in checked.consts}
         self.env_class = module.claim(f"{checked.env.name.text.lstrip('_')}Env")
         self.module = module
-        self.writers: set[str] = set()  # writer and inserter methods named so far
+        self.writers: set[str] = set()  # generated private methods named so far
         self.members: dict[tuple[str, str], str] = {}
         for enum in checked.enums.values():
             space = naming.Namespace(naming.PY_RESERVED | naming.ENUM_RESERVED)

@@ -5,8 +5,11 @@ schema, whether its key is made by `auto(...)`, which fields can hold a mutable 
 given an owned copy), the row's sizer. The compiler knows all of that, so it writes one
 `_insert_<table>(row)` per table the spec inserts into, statement for statement what
 `_insert` does: the same journal entries, the same failure, the same size charged, the row
-marked inserted for the end-of-call rules. `_insert` stays as the reference
-(tests/test_fast_paths.py compares the two on random call sequences of every example).
+marked inserted for the end-of-call rules. The same goes for `Environment._verify_touched`,
+the rules a touched row is checked against at the end of an action: one `_rules_<table>`
+per table with rules, only its own rules in their order, and `_verify_rows` over the
+touched rows. `_insert` and `_verify_touched` stay as the reference (tests/test_fast_paths.py
+compares the two sides on random call sequences of every example).
 """
 
 from __future__ import annotations

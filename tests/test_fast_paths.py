@@ -1398,6 +1398,55 @@ def test_the_row_loaders_are_the_generated_modules_own_functions() -> None:
             assert (loader.keyed is not None) == (type(key.spec) is StrSpec)
 
 
+def test_state_texts_decode_as_json_decodes_them() -> None:
+    """reset(state=<text>) decodes with pydantic_core's parser first: it gives json's values
+    (floats to the last bit, escapes, big ints, duplicate keys) or refuses the text, and a
+    refused or not plain text loads, or fails with the message, exactly as json's decoding
+    made it load or fail."""
+    from envdsl.runtime import environment as environment_module
+
+    assert environment_module._decoded_fast('[1, "a"]') == [1, "a"]  # (mcp installs it)
+    rng = random.Random(24)
+    texts = [repr(rng.uniform(-1e6, 1e6)) for _ in range(2000)]
+    texts += [f"{rng.random()}e{rng.randint(-330, 310)}" for _ in range(2000)]
+    texts += ["".join(rng.choice("0123456789") for _ in range(rng.randint(1, 40))).lstrip("0")]
+    texts += ["-0", "-0.0", "1e400", "5e-324", "9" * 4300, "9" * 4301, "[" * 300 + "]" * 300]
+    texts += ['"\\ud83d\\ude00 \\u00e9 \\/ \\b\\f\\n\\r\\t"', '"\\ud800"', '"\\udfff\\ud800"']
+    texts += ['{"b": 1, "a": 2, "b": 3}', "NaN", "[1, Infinity]", "\ufeff{}", '"a\nb"', "{} x"]
+    texts += ["\u00a0{}", "\x0c{}", "", " \t\r\n[] ", '"\ud83d"', "[1,]", "{1: 2}"]
+    for text in texts:
+        fast = environment_module._decoded_fast(text)
+        try:
+            expected = environment_module._DECODER.decode(text)
+        except (ValueError, RecursionError):
+            assert fast is environment_module._UNDECODED
+            continue
+        if fast is not environment_module._UNDECODED:
+            assert repr(fast) == repr(expected) and fast == expected, text
+
+    env_class = envdsl.load(next(p for p in EXAMPLES if p.stem == "sleep_tracking"))
+    env = env_class()
+    env.reset(task=next(iter(env_class.TASKS)))
+    state = env.state_json()
+    good = json.dumps(state)
+    bad = [good.replace('"U1"', '"\\ud800"', 1), good[:-1], good + " x", "[" * 5000 + "]" * 5000]
+    bad += [
+        good.replace("{", '{"users": NaN, ', 1),
+        '{"now": 1' + "0" * 5000 + "}",
+        "\ufeff" + good,
+    ]
+    bad += [good.replace('"now": "', '"now": "\\ud800', 1)]
+    for text in [good, *bad]:
+        fast = loaded(env_class, text, reference=False)
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(
+                environment_module, "_decoded_fast", lambda text: environment_module._UNDECODED
+            )
+            by_json = loaded(env_class, text, reference=False)
+        assert fast[:-1] == by_json[:-1] if fast[0] == "loaded" else fast == by_json
+    assert loaded(env_class, good, reference=False)[0] == "loaded"
+
+
 def test_a_class_without_generated_loaders_loads_through_the_reference_path() -> None:
     """A hand-written class's tables carry no loaders: the bulk loader refuses its states and
     reset(state=...) reads them the reference way, into what the generated loaders make."""

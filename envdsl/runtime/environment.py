@@ -234,6 +234,11 @@ class Environment:
         failed load leaves an empty state, not half of the bad one."""
         try:
             if isinstance(state, str):
+                fast = _decoded_fast(state)
+                if fast is not _UNDECODED:
+                    if load_plainly(self, fast):
+                        return
+                    self._clear()  # not plain: the text again, as it always was read
                 data = _DECODER.decode(state)
             else:
                 data = state
@@ -1357,6 +1362,31 @@ def _reject_constant(text: str) -> Any:
 
 # one decoder for every call: json.loads with an option builds a new one each time
 _DECODER = json.JSONDecoder(parse_constant=_reject_constant)
+
+
+_UNDECODED: Any = object()
+_from_json: Callable[..., Any] | None = None
+
+
+def _decoded_fast(text: str) -> Any:
+    """The JSON text decoded by pydantic_core's parser (Rust; mcp depends on pydantic), or
+    _UNDECODED where it refuses the text or is not installed. At 100 rows of sleep_tracking it
+    decodes in 71 us what json takes 117 for, at 10,000 in 16 ms what json takes 19.5 for. It
+    gives json's values for every text both read (a test compares them, floats included), and
+    refuses NaN, lone surrogates and ints of over 4,300 digits; but it reads some texts json
+    does not (nesting json's recursion stops), so only a state the plain loader takes keeps
+    its values: anything else is decoded again by json, whose errors the messages quote."""
+    global _from_json
+    if _from_json is None:
+        try:  # on first use: importing it costs 17 ms
+            from pydantic_core import from_json
+        except ImportError:
+            return _UNDECODED
+        _from_json = from_json
+    try:
+        return _from_json(text, allow_inf_nan=False)
+    except Exception:  # noqa: BLE001 - json says what is wrong with the text
+        return _UNDECODED
 
 
 def _short(error: Exception) -> str:

@@ -239,14 +239,18 @@ def _analyze_and_verify(
 
 def _verify(result: CompileResult, checked: CheckedSpec, spec_tasks: bool) -> None:
     """Generate the environment (unformatted: it is only run) and verify the tasks on it."""
-    if not checked.env.of_type(ast.TaskDecl):
+    tasks = checked.env.of_type(ast.TaskDecl)
+    if not tasks:
         return
     from envdsl.codegen.emit import generate, output_name
     from envdsl.generated.modules import load_module
     from envdsl.tasks.verify import verify_tasks
 
     result.stage_reached = "codegen"
-    source = generate(checked, formatted=False)
+    # verification loads no JSON state but an `init from` file's: without one, the module
+    # needs no bulk loaders (see generate)
+    loads_state = any(isinstance(task.init, ast.InitFrom) for task in tasks)
+    source = generate(checked, formatted=False, loaders=loads_state)
     module = load_module(source, f"{output_name(checked)}_verify", register=False)
     result.stage_reached = "tasks"
     result.task_reports = verify_tasks(checked, module, result.sink, spec_tasks=spec_tasks)

@@ -508,3 +508,55 @@ def test_code_that_is_only_executed_is_not_formatted() -> None:
         [sys.executable, "-c", script], capture_output=True, text=True, cwd=repo, check=True
     )
     assert out.stdout.strip() == "False"
+
+
+def test_module_without_loaders_verifies_the_same() -> None:
+    """Verification's module leaves out the bulk loaders where no task starts `init from` a
+    file (pipeline._verify): no loader is written, every table loads the reference way, and
+    every task replays and verifies as with them."""
+    from envdsl.diagnostics import DiagnosticSink
+    from envdsl.tasks.verify import verify_tasks
+
+    result = compiled_example("online_shop")
+    assert isinstance(result.checked, CheckedSpec)
+    bare = generate(result.checked, formatted=False, loaders=False)
+    assert "def _load_row_" not in bare and "loader=None" in bare
+    bare_class = environment_class(load_module(bare, "online_shop_bare", register=False))
+    full_class = env_class_of(result)
+    assert all(spec.loader is None for spec in bare_class.TABLES.values())
+    for task in full_class.TASKS:
+        a, b = bare_class(), full_class()
+        assert a.solve(task) == b.solve(task)
+        assert a.state_hash() == b.state_hash()
+    reports = []
+    for source in (bare, generate(result.checked, formatted=False)):
+        sink = DiagnosticSink()
+        module = load_module(source, "online_shop_verify", register=False)
+        found = verify_tasks(result.checked, module, sink)
+        reports.append(([r.as_json() for r in found], [str(d) for d in sink.sorted()]))
+    assert reports[0] == reports[1]
+
+
+def test_verification_keeps_the_loaders_for_init_from(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A task that starts `init from` a file loads its state in bulk in verification too."""
+    import envdsl.codegen.emit
+    from envdsl.pipeline import check_file
+
+    asked: list[bool] = []
+    real = envdsl.codegen.emit.generate
+
+    def spy(checked: CheckedSpec, *, formatted: bool = True, loaders: bool = True) -> str:
+        asked.append(loaders)
+        return real(checked, formatted=formatted, loaders=loaders)
+
+    monkeypatch.setattr(envdsl.codegen.emit, "generate", spy)
+    tasks = Path(__file__).parent / "task_files"
+    assert check_file(tasks / "demo.env", task_files=[tasks / "demo.tasks.env"]).ok
+    assert check_file(example_specs.REPO / "examples" / "personal_notes.env").ok
+    assert asked == [True, False]
+
+
+def test_used_module_names_without_imports() -> None:
+    checked = compiled_example("online_shop").checked
+    assert isinstance(checked, CheckedSpec)
+    assert used_module_names(checked) == set()

@@ -45,8 +45,9 @@ _LITERALS = (ast.IntLit, ast.FloatLit, ast.StrLit, ast.BoolLit, ast.NoneLit)
 
 
 class Lowerer:
-    def __init__(self, checked: CheckedSpec) -> None:
+    def __init__(self, checked: CheckedSpec, *, loaders: bool = True) -> None:
         self.checked = checked
+        self.with_loaders = loaders
         self.names = Names(checked)
         self.body = BodyTranslator(checked, self.names)
         self.spec_constants: list[SpecConstantView] = []
@@ -131,7 +132,8 @@ class Lowerer:
         view.rule_failures = [name for name in RULE_FAILURES if f"_{name}(" in rule_code]
         view.sites = self.body.sites
         self.tool_calls(view, verify_rows)
-        self.loaders(view)
+        if self.with_loaders:
+            self.loaders(view)
         view.spec_constants = self.spec_constants
         view.stamps = [
             (table, sorted(names)) for table, names in stamp_fields(self.checked).items()

@@ -9,12 +9,10 @@ so a local that shadows a module fn keeps the fn: too much is emitted, never too
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any, Iterable
 
 from envdsl.semantics.model import CheckedSpec
 from envdsl.syntax import ast
-from envdsl.util.source import Span
 
 
 def used_module_names(checked: CheckedSpec) -> set[str]:
@@ -30,6 +28,8 @@ def used_module_names(checked: CheckedSpec) -> set[str]:
         if info.module is not None:
             declared[info.name] = info.decl
     used: set[str] = set()
+    if not declared:  # the spec imports no module, or nothing from one: nothing to walk
+        return used
     pending = [name for name in _names_in(checked.env) if name in declared]
     while pending:
         name = pending.pop()
@@ -42,16 +42,9 @@ def used_module_names(checked: CheckedSpec) -> set[str]:
 
 def _names_in(root: Any) -> Iterable[str]:
     """Every name a node's subtree refers to: names read or called, and type names."""
-    stack = [root]
-    while stack:
-        current = stack.pop()
-        if isinstance(current, ast.NameRef):
-            yield current.name
-        elif isinstance(current, ast.NamedType):
-            yield current.name.text
-        elif isinstance(current, Span):
-            continue
-        elif isinstance(current, (list, tuple)):
-            stack.extend(current)
-        elif dataclasses.is_dataclass(current) and not isinstance(current, type):
-            stack.extend(getattr(current, f.name) for f in dataclasses.fields(current))
+    for current in ast.walk(root):  # (the AST's classes have no fields but their own)
+        kind = current.__class__
+        if kind is ast.NameRef:
+            yield current.name  # type: ignore[attr-defined]
+        elif kind is ast.NamedType:
+            yield current.name.text  # type: ignore[attr-defined]

@@ -7,7 +7,8 @@ plain data, never lark objects, so later stages do not depend on the parser.
 from __future__ import annotations
 
 from dataclasses import field
-from typing import Iterator, TypeVar, Union
+from operator import attrgetter
+from typing import Any, Callable, Iterator, TypeVar, Union
 
 from envdsl.util.frozen_node import node
 from envdsl.util.source import Span
@@ -653,14 +654,52 @@ def walk(node: object) -> Iterator[object]:
     """Every node below `node` (itself included), depth first; spans are not visited.
 
     With a stack of its own: nested generators (`yield from` per level) pass every node up
-    through each level above it."""
+    through each level above it. Each class's fields are looked up once (_children_of)."""
     stack = [node]
+    pop, extend = stack.pop, stack.extend
+    children = _CHILDREN
     while stack:
-        node = stack.pop()
+        node = pop()
         yield node
-        if isinstance(node, (list, tuple)):
-            stack.extend(reversed(node))
+        kind = node.__class__
+        if kind is tuple or kind is list:
+            extend(reversed(node))  # type: ignore[call-overload]
             continue
-        fields = getattr(node, "__dataclass_fields__", None)
-        if fields is not None:
-            stack.extend(reversed([getattr(node, name) for name in fields if name != "span"]))
+        read = children.get(kind)
+        if read is None:
+            read = _children_of(node)
+        if read is not _no_children:
+            extend(read(node))
+
+
+def _no_children(value: object) -> tuple[()]:  # what _CHILDREN holds for a leaf's class
+    return ()
+
+
+# class -> a function of one instance giving its fields' values, last field first (a stack
+# pops them in order), spans left out
+_CHILDREN: dict[type, Callable[[Any], Any]] = {}
+
+
+def _children_of(node: object) -> Callable[[Any], Any]:
+    """What walk reads of a node of this class, as the walk did field by field: the names in
+    its `__dataclass_fields__` but `span`, reversed; a list or tuple's subclass is walked as
+    one, anything else has no children. A class object itself is never cached (its
+    `__dataclass_fields__`, if any, are of its instances)."""
+    if isinstance(node, (list, tuple)):
+        return reversed
+    fields = getattr(node, "__dataclass_fields__", None)
+    if fields is None:
+        read: Callable[[Any], Any] = _no_children
+    else:
+        names = [name for name in reversed(list(fields)) if name != "span"]
+        if not names:
+            read = _no_children
+        elif len(names) == 1:  # attrgetter of one name gives the value, not a tuple
+            one = attrgetter(names[0])
+            read = lambda value: (one(value),)  # noqa: E731
+        else:
+            read = attrgetter(*names)
+    if not isinstance(node, type):
+        _CHILDREN[node.__class__] = read
+    return read

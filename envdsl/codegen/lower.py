@@ -34,6 +34,7 @@ from envdsl.codegen.views import (
 from envdsl.semantics.stamps import stamp_fields
 from envdsl.semantics import types as t
 from envdsl.semantics.aliases import is_mutable
+from envdsl.semantics.builtin_table import called_builtin
 from envdsl.semantics.model import CallableInfo, CheckedSpec, Effects, RecordInfo
 from envdsl.syntax import ast
 from envdsl.tasks.init_files import read_init_file
@@ -462,10 +463,11 @@ class Lowerer:
         P may read other state; whether the per-row check suffices for a tool is decided per
         tool from its writes (see `tool`).
         """
+        quantifier = called_builtin(cond, self.checked) if isinstance(cond, ast.Call) else None
         if not (
             isinstance(cond, ast.Call)
-            and isinstance(cond.func, ast.NameRef)
-            and cond.func.name == "all"
+            and quantifier is not None
+            and quantifier.holds_per_row
             and len(cond.args) == 1
             and not cond.kwargs
             and isinstance(cond.args[0], ast.Comprehension)

@@ -95,6 +95,8 @@ class Translator(Visitor):
         self.owner = ""  # the fn or tool being translated
         # the tables' inserters the code calls: table -> method name (codegen/row_writes.py)
         self.inserters: dict[str, str] = {}
+        # ids of the generator arguments `f(x for x in xs)` whose callee reads them lazily
+        self.lazy_generators: set[int] = set()
 
     # ---- helpers -----------------------------------------------------------------------------
     def inserter(self, entity: str) -> str:
@@ -461,8 +463,10 @@ class Translator(Visitor):
             return f"{{{element}: {self.expr(node.value, inner)} {body}}}"
         if node.kind == "set":
             return f"{{{element} {body}}}"
-        if node.kind == "gen":
+        if node.kind == "gen" and id(node) in self.lazy_generators:
             return f"({element} {body})"
+        # a generator argument of any other callee is the list its type says (`len(gen)`, a
+        # spec's own fn): a Python generator there fails or prints as `<generator object ...>`
         return f"[{element} {body}]"
 
     def iterable(self, node: ast.Expr, scope: CgScope) -> str:
@@ -519,8 +523,13 @@ class Translator(Visitor):
 
     def builtin(self, name: str, node: ast.Call, scope: CgScope) -> str:
         """A call of a builtin function, in its table entry's form."""
+        builtin = FUNCTIONS[name]
+        lazy = [id(arg) for arg in node.args if builtin.lazy_argument]
+        self.lazy_generators.update(lazy)
         args = [self.expr(arg, scope) for arg in node.args]
-        return FUNCTIONS[name].form(self.call_site(node, args, scope))
+        code = builtin.form(self.call_site(node, args, scope))
+        self.lazy_generators.difference_update(lazy)
+        return code
 
     def call_site(self, node: ast.Call, args: list[str], scope: CgScope) -> CallSite:
         return CallSite(

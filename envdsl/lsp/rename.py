@@ -19,14 +19,12 @@ from typing import Iterator, Sequence, TypeVar
 
 from envdsl.lsp.analysis import Analysis, child_nodes
 from envdsl.pipeline import CompileResult, check_source
-from envdsl.semantics.builtin_table import FUNCTIONS
+from envdsl.semantics.builtin_table import called_builtin
 from envdsl.semantics.model import CallableInfo, CheckedSpec
 from envdsl.syntax import ast
 from envdsl.util.source import SourceFile, Span
 
 IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
-# checks' calls that name a tool in a string
-TRACE_FUNCTIONS = tuple(name for name, builtin in FUNCTIONS.items() if builtin.reads_trace)
 
 
 class RenameError(ValueError):
@@ -177,11 +175,12 @@ def _trace_references(analysis: Analysis, declaration: Span) -> Iterator[Span]:
 def _trace_tool(analysis: Analysis, call: ast.Call) -> CallableInfo | None:
     """The tool a `called("tool", ...)` or `calls("tool")` of a check names."""
     checked = analysis.result.checked
+    if not isinstance(checked, CheckedSpec):
+        return None
+    builtin = called_builtin(call, checked)  # not a helper of that name
     if not (
-        isinstance(checked, CheckedSpec)
-        and isinstance(call.func, ast.NameRef)
-        and call.func.name in TRACE_FUNCTIONS
-        and call.func.name not in checked.callables  # not a helper of that name
+        builtin is not None
+        and builtin.reads_trace
         and call.args
         and isinstance(call.args[0], ast.StrLit)
     ):

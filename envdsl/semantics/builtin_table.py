@@ -17,11 +17,18 @@ from envdsl.semantics import builtin_forms as form
 from envdsl.semantics import builtin_rules as rule
 from envdsl.semantics import types as t
 from envdsl.semantics.builtin_rules import DATE_LIKE, elem_of, key_of, value_of
+from envdsl.semantics.model import CheckedSpec
+from envdsl.syntax import ast
 
 # What a call's value shares with its arguments (semantics/aliases.py): "elements": it is one
 # of the argument's elements (`first(xs)`); "holds_elements": a new collection of them
 # (`sorted(xs)`); "fresh": nothing of the arguments that can be changed in place.
 Aliasing = Literal["fresh", "elements", "holds_elements"]
+
+# What a text builtin does with prose (semantics/check_wording.py, W5022): "test" says whether
+# a text holds a phrase (`contains(s, p)`), "fold" gives the text again with its case or its
+# outer spaces changed (`lower(s)`), which a phrase test sees through; "none": neither.
+TextRole = Literal["none", "test", "fold"]
 
 
 @dataclass(frozen=True)
@@ -38,6 +45,14 @@ class Function:
     reads_trace: bool = False  # it reads the agent's calls (a check's guard, tasks/verify.py)
     string_method: bool = False  # also callable as a method of a string: `s.lower()`
     aliasing: Aliasing = "fresh"
+    # it reads its one iterable argument once, front to back, so a generator argument
+    # `f(x for x in xs)` is generated as a Python generator (`all` stops at the first false);
+    # any other callee gets the list its type says (`len(gen)`, a spec's own fn)
+    lazy_argument: bool = False
+    # `all(P(x) for x in t)` holds when P holds of each row: an invariant of that form is
+    # checked on the rows a call touched, not the whole table (codegen/lower.py)
+    holds_per_row: bool = False
+    text_role: TextRole = "none"
 
 
 # The journal entry a writing method needs before it changes its receiver
@@ -79,9 +94,15 @@ def _string(
     form_: form.FunctionForm,
     doc: str,
     tail: int = 0,
+    text_role: TextRole = "none",
 ) -> Function:
     return Function(
-        name, rule.string_rule(name, args, result, tail), form_, doc, string_method=True
+        name,
+        rule.string_rule(name, args, result, tail),
+        form_,
+        doc,
+        string_method=True,
+        text_role=text_role,
     )
 
 
@@ -98,18 +119,42 @@ FUNCTIONS: dict[str, Function] = {
         Function("len", rule.len_rule, form.python("len"), "`len(x)`"),
         Function("abs", rule.abs_rule, form.python("abs"), _ROUND),
         Function("round", rule.round_rule, form.python("round"), _ROUND),
-        Function("min", rule.min_max_rule, form.min_max("min"), _MIN_MAX, aliasing="elements"),
-        Function("max", rule.min_max_rule, form.min_max("max"), _MIN_MAX, aliasing="elements"),
-        Function("sum", rule.sum_rule, form.sum_form, "`sum(xs)`, `sum(gen)`"),
-        Function("count", rule.count_rule, form.helper("count"), "`count(gen)`"),
-        Function("all", rule.all_any_rule, form.python("all"), _ALL_ANY),
-        Function("any", rule.all_any_rule, form.python("any"), _ALL_ANY),
+        Function(
+            "min",
+            rule.min_max_rule,
+            form.min_max("min"),
+            _MIN_MAX,
+            aliasing="elements",
+            lazy_argument=True,
+        ),
+        Function(
+            "max",
+            rule.min_max_rule,
+            form.min_max("max"),
+            _MIN_MAX,
+            aliasing="elements",
+            lazy_argument=True,
+        ),
+        Function("sum", rule.sum_rule, form.sum_form, "`sum(xs)`, `sum(gen)`", lazy_argument=True),
+        Function(
+            "count", rule.count_rule, form.helper("count"), "`count(gen)`", lazy_argument=True
+        ),
+        Function(
+            "all",
+            rule.all_any_rule,
+            form.python("all"),
+            _ALL_ANY,
+            lazy_argument=True,
+            holds_per_row=True,
+        ),
+        Function("any", rule.all_any_rule, form.python("any"), _ALL_ANY, lazy_argument=True),
         Function(
             "sorted",
             rule.sorted_rule,
             form.sorted_form,
             "`sorted(xs, key=lambda x: x.f, reverse=true)`",
             aliasing="holds_elements",
+            lazy_argument=True,
         ),
         Function(
             "first",
@@ -117,12 +162,23 @@ FUNCTIONS: dict[str, Function] = {
             form.helper("first"),
             "`first(gen)`, `first(xs)`",
             aliasing="elements",
+            lazy_argument=True,
         ),
         Function(
-            "set", rule.collection_rule, form.python("set"), _CONVERSIONS, aliasing="holds_elements"
+            "set",
+            rule.collection_rule,
+            form.python("set"),
+            _CONVERSIONS,
+            aliasing="holds_elements",
+            lazy_argument=True,
         ),
         Function(
-            "list", rule.collection_rule, form.list_form, _CONVERSIONS, aliasing="holds_elements"
+            "list",
+            rule.collection_rule,
+            form.list_form,
+            _CONVERSIONS,
+            aliasing="holds_elements",
+            lazy_argument=True,
         ),
         Function(
             "range", rule.range_rule, form.range_form, _LOOPS, iterates=True, fresh_sequence=True
@@ -146,14 +202,28 @@ FUNCTIONS: dict[str, Function] = {
         Function("str", rule.str_rule, form.str_form, "`str(x)`"),
         Function("int", rule.number_rule, form.number("int"), _CONVERSIONS),
         Function("float", rule.number_rule, form.number("float"), _CONVERSIONS),
-        _string("lower", (t.STR,), t.STR, form.string_method("lower"), _CASES),
-        _string("upper", (t.STR,), t.STR, form.string_method("upper"), _CASES),
-        _string("strip", (t.STR,), t.STR, form.string_method("strip"), _CASES),
+        _string("lower", (t.STR,), t.STR, form.string_method("lower"), _CASES, text_role="fold"),
+        _string("upper", (t.STR,), t.STR, form.string_method("upper"), _CASES, text_role="fold"),
+        _string("strip", (t.STR,), t.STR, form.string_method("strip"), _CASES, text_role="fold"),
         _string(
-            "startswith", (t.STR, t.STR), t.BOOL, form.string_method("startswith"), _TEXT_TESTS
+            "startswith",
+            (t.STR, t.STR),
+            t.BOOL,
+            form.string_method("startswith"),
+            _TEXT_TESTS,
+            text_role="test",
         ),
-        _string("endswith", (t.STR, t.STR), t.BOOL, form.string_method("endswith"), _TEXT_TESTS),
-        _string("contains", (t.STR, t.STR), t.BOOL, form.contains_form, _TEXT_TESTS),
+        _string(
+            "endswith",
+            (t.STR, t.STR),
+            t.BOOL,
+            form.string_method("endswith"),
+            _TEXT_TESTS,
+            text_role="test",
+        ),
+        _string(
+            "contains", (t.STR, t.STR), t.BOOL, form.contains_form, _TEXT_TESTS, text_role="test"
+        ),
         _string(
             "split", (t.STR, t.STR), t.ListType(t.STR), form.helper("split"), _SPLIT_REPLACE, tail=1
         ),
@@ -173,7 +243,13 @@ FUNCTIONS: dict[str, Function] = {
         Function("date", rule.date_literal_rule, form.time_literal("date"), _DATES),
         Function("datetime", rule.date_literal_rule, form.time_literal("datetime"), _DATES),
         Function("same_items", rule.same_items_rule, form.helper("same_items"), "`same_items(xs, "),
-        Function("mentions", rule.mentions_rule, form.mentions_form, "`mentions(answer, "),
+        Function(
+            "mentions",
+            rule.mentions_rule,
+            form.mentions_form,
+            "`mentions(answer, ",
+            text_role="test",
+        ),
         Function("auto", rule.auto_rule, form.auto_form, '`auto("P")`'),
         Function(
             "called",
@@ -193,6 +269,19 @@ FUNCTIONS: dict[str, Function] = {
         ),
     )
 }
+
+
+def called_builtin(call: ast.Call, checked: CheckedSpec) -> Function | None:
+    """The builtin function a call by name reaches, as the checker resolves it: a record, fn
+    or tool the spec declares under a builtin's name comes first (a spec's own `fn all(...)`
+    is no quantifier), and a method call reaches no function."""
+    func = call.func
+    if not isinstance(func, ast.NameRef):
+        return None
+    name = func.name
+    if name in checked.callables or name in checked.records:
+        return None
+    return FUNCTIONS.get(name)
 
 
 def _typed(

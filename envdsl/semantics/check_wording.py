@@ -9,15 +9,13 @@ from __future__ import annotations
 
 from envdsl.diagnostics import DiagnosticSink, Edit, Fix, codes
 from envdsl.semantics import types as t
+from envdsl.semantics.builtin_table import FUNCTIONS, Function, called_builtin
 from envdsl.semantics.model import CheckedSpec
 from envdsl.syntax import ast
 from envdsl.util.prose import is_prose
 from envdsl.util.source import SourceMap, Span
 
 Place = tuple[str, str]  # (entity, field), or ("", state field)
-
-_TEXT_TESTS = {"contains", "startswith", "endswith", "mentions"}
-_CASE_FOLDS = {"lower", "upper", "strip"}
 
 
 def lint_check_wording(checked: CheckedSpec, sources: SourceMap, sink: DiagnosticSink) -> None:
@@ -33,6 +31,20 @@ def lint_check_wording(checked: CheckedSpec, sources: SourceMap, sink: Diagnosti
                     _phrase_compare(checked, sink, supplied, told, node)
                 elif isinstance(node, ast.Call):
                     _phrase_call(checked, sink, supplied, told, node)
+
+
+def _text_builtin(checked: CheckedSpec, call: ast.Call) -> tuple[Function, list[ast.Expr]] | None:
+    """The builtin a call reaches, called as a function or as a string's method (`s.lower()`),
+    with its arguments, the string first."""
+    if isinstance(call.func, ast.Attribute):
+        builtin = FUNCTIONS.get(call.func.name.text)
+        if builtin is None or not builtin.string_method:
+            return None
+        if checked.expr_types.get(id(call.func.obj)) != t.STR:
+            return None  # a collection's method of that name (`tags.contains(x)`)
+        return builtin, [call.func.obj, *call.args]
+    builtin = called_builtin(call, checked)
+    return (builtin, list(call.args)) if builtin is not None else None
 
 
 def _folded(text: str) -> str:
@@ -134,12 +146,10 @@ def _phrase_compare(
 def _phrase_call(
     checked: CheckedSpec, sink: DiagnosticSink, supplied: set[Place], told: str, node: ast.Call
 ) -> None:
-    if isinstance(node.func, ast.NameRef) and node.func.name in _TEXT_TESTS:
-        if len(node.args) == 2:
-            _phrase(checked, sink, supplied, told, node.args[1], node.args[0], node.span)
-    elif isinstance(node.func, ast.Attribute) and node.func.name.text in _TEXT_TESTS:
-        if len(node.args) == 1:
-            _phrase(checked, sink, supplied, told, node.args[0], node.func.obj, node.span)
+    called = _text_builtin(checked, node)
+    if called is not None and called[0].text_role == "test" and len(called[1]) == 2:
+        text, phrase = called[1]
+        _phrase(checked, sink, supplied, told, phrase, text, node.span)
 
 
 def _phrase(
@@ -155,7 +165,7 @@ def _phrase(
         return
     if _folded(phrase.value) in told:
         return  # the instruction gives these very words: the agent is asked to copy them
-    place = _place(checked, _unfolded(text))
+    place = _place(checked, _unfolded(checked, text))
     if place is None or place not in supplied:
         return
     if checked.expr_types.get(id(text)) != t.STR:
@@ -170,13 +180,11 @@ def _phrase(
     )
 
 
-def _unfolded(expr: ast.Expr) -> ast.Expr:
+def _unfolded(checked: CheckedSpec, expr: ast.Expr) -> ast.Expr:
     """`lower(x)`, `x.strip()`: the text they fold."""
     while isinstance(expr, ast.Call):
-        if isinstance(expr.func, ast.NameRef) and expr.func.name in _CASE_FOLDS and expr.args:
-            expr = expr.args[0]
-        elif isinstance(expr.func, ast.Attribute) and expr.func.name.text in _CASE_FOLDS:
-            expr = expr.func.obj
-        else:
+        called = _text_builtin(checked, expr)
+        if called is None or called[0].text_role != "fold" or not called[1]:
             break
+        expr = called[1][0]
     return expr

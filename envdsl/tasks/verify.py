@@ -26,7 +26,7 @@ from envdsl.diagnostics import DiagnosticSink, codes
 from envdsl.generated.modules import environment_class
 from envdsl.runtime import Environment, Fail, InvalidState
 from envdsl.semantics import types as t
-from envdsl.semantics.builtin_table import FUNCTIONS
+from envdsl.semantics.builtin_table import called_builtin
 from envdsl.semantics.model import CheckedSpec, Effects
 from envdsl.syntax import ast
 from envdsl.tasks.unchecked_fields import FieldsWatched, solution_states, unchecked_fields
@@ -139,12 +139,14 @@ class TaskVerifier:
         # W5013 judge the check by it; a check with none is a guard as written)
         self.absolute_part: dict[int, ast.Expr] = {}
         for check in task.checks:
-            uses_trace, reads_initial = _trace_and_initial(check.cond)
+            uses_trace, reads_initial = _trace_and_initial(check.cond, checked)
             if uses_trace:
                 self.trace_checks.add(id(check))
             if uses_trace or reads_initial:
                 self.relative_checks.add(id(check))
-            part = next((c for c in _conjuncts(check.cond) if not any(_trace_and_initial(c))), None)
+            part = next(
+                (c for c in _conjuncts(check.cond) if not any(_trace_and_initial(c, checked))), None
+            )
             if part is not None:
                 self.absolute_part[id(check)] = part
         steps = task.solution or ()
@@ -565,16 +567,15 @@ def _partial_runs(others: list[dict[str, Any]]) -> str:
     return f"each of the {len(others)} partial runs verification tried"
 
 
-def _trace_and_initial(cond: ast.Expr) -> tuple[bool, bool]:
+def _trace_and_initial(cond: ast.Expr, checked: CheckedSpec) -> tuple[bool, bool]:
     """Does the check read the call trace (`called`, `calls`), and does it read `initial.`?
     Either makes it relative: it holds at init by construction and says what must stay as it
     was (a guard), not what the agent must achieve."""
     uses_trace = reads_initial = False
     for n in ast.walk(cond):
         if isinstance(n, ast.Call):
-            if isinstance(n.func, ast.NameRef):
-                builtin = FUNCTIONS.get(n.func.name)
-                uses_trace = uses_trace or (builtin is not None and builtin.reads_trace)
+            builtin = called_builtin(n, checked)
+            uses_trace = uses_trace or (builtin is not None and builtin.reads_trace)
         elif isinstance(n, ast.NameRef) and n.name == "initial" and not n.qualified:
             reads_initial = True
     return uses_trace, reads_initial

@@ -164,6 +164,12 @@ TASK_ENV_MISMATCH = _register(
 TASK_NAME_CLASH = _register(
     "E1023", "task-name-clash", _N, "a task named like one of the spec's or another task file's"
 )
+CHECK_NAME_TAKEN = _register(
+    "E1097",
+    "check-name-taken",
+    _N,
+    "a check's `answer` or `initial` that a state field, constant, type or local of that name hides",
+)
 STATE_NAME_TAKEN = _register(
     "E1098",
     "state-name-taken",

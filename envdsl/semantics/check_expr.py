@@ -183,6 +183,19 @@ class ExprChecker(Visitor):
         return self.name(node.name, node.span, scope)
 
     def name(self, name: str, span: Span, scope: Scope) -> t.Type:
+        if self.ctx.kind == "check" and name in _CHECK_NAMES:
+            hider = self.check_name_hider(name, scope)
+            if hider is not None:
+                self.checked.used.add(name)  # it is reached: no "never used" beside this error
+                meaning = _CHECK_NAMES[name]
+                escape = f"; `state.{name}` reads the field" if hider == "state field" else ""
+                return self.error(
+                    codes.CHECK_NAME_TAKEN,
+                    f"in a check, `{name}` is {meaning}, but the {hider} '{name}' hides it",
+                    span,
+                    help=f"rename the {hider} (`{name}_value`): in a check `{name}` always "
+                    f"means {meaning}{escape}",
+                )
         narrowed = scope.narrowed_type(name)
         local = scope.lookup(name)
         if local is not None:
@@ -241,6 +254,27 @@ class ExprChecker(Visitor):
         if help is None and name in ("self", "this"):
             help = "there is no `self`: name state fields directly (`users`, `now`)"
         return self.error(codes.UNKNOWN_NAME, f"unknown name '{name}'", span, help, fixes)
+
+    def check_name_hider(self, name: str, scope: Scope) -> str | None:
+        """The kind of what a check's `answer` or `initial` would name instead, as `name`
+        resolves it: the check could not reach the agent's message or the state before the
+        task, and a grader that reads another value than its author meant passes wrong runs."""
+        local = scope.lookup(name)
+        if local is not None:
+            return _local_kind(local)
+        if self.ctx.row is not None and name in self.ctx.row.fields:
+            return "field"
+        if name in self.checked.state and self.ctx.sees_state:
+            return "state field"
+        if name in self.checked.consts:
+            return "constant"
+        if name in self.checked.enums:
+            return "enum"
+        if name in self.checked.records:
+            return "type"
+        if name in self.checked.variants:
+            return "variant"
+        return None
 
     def state_field(self, node: ast.NameRef, scope: Scope) -> t.Type:
         """`state.<name>`: the state field, past any parameter, local or row field so named."""
@@ -1053,6 +1087,10 @@ _METHOD_NAMES = {
     "endswith",
     "count",
 }
+
+
+# the names a check gives a meaning of its own: nothing else may be reached by them there
+_CHECK_NAMES = {"answer": "the agent's final message", "initial": "the state before the task"}
 
 
 def _local_kind(local: Local) -> str:

@@ -157,9 +157,22 @@ class Resolver(Visitor):
         self._declared[name.text] = (name.span, module)
         return True
 
+    def _claim_type(self, name: ast.Name, what: str, module: str | None) -> bool:
+        """`_claim` for a type's name, which no builtin type may have: a field typed `date`
+        would be the builtin date while `date(...)` built the spec's own record."""
+        if name.text in t.PRIMITIVES:
+            self.sink.report(
+                codes.DUPLICATE_DECLARATION,
+                f"'{name.text}' is a builtin type",
+                name.span,
+                help=f"rename this {what} (`{name.text.capitalize()}`)",
+            )
+            return False
+        return self._claim(name, what, module)
+
     def _declare_types(self, env: ast.EnvDecl, module: str | None) -> None:
         for decl in env.members:
-            if isinstance(decl, ast.EnumDecl) and self._claim(decl.name, "enum", module):
+            if isinstance(decl, ast.EnumDecl) and self._claim_type(decl.name, "enum", module):
                 members: dict[str, ast.EnumMember] = {}
                 json_values: dict[str, ast.EnumMember] = {}
                 for member in decl.members:
@@ -185,11 +198,13 @@ class Resolver(Visitor):
                 self.checked.enums[decl.name.text] = EnumInfo(decl.name.text, members, decl, module)
             elif isinstance(decl, ast.RecordDecl):
                 what = "entity" if decl.is_entity else "record"
-                if self._claim(decl.name, what, module):
+                if self._claim_type(decl.name, what, module):
                     self.checked.records[decl.name.text] = RecordInfo(
                         decl.name.text, decl.is_entity, {}, decl, module=module
                     )
-            elif isinstance(decl, ast.VariantDecl) and self._claim(decl.name, "variant", module):
+            elif isinstance(decl, ast.VariantDecl) and self._claim_type(
+                decl.name, "variant", module
+            ):
                 self._declare_variant(decl, module)
 
     def _declare_variant(self, decl: ast.VariantDecl, module: str | None) -> None:

@@ -106,6 +106,11 @@ def _string(
     )
 
 
+def _text_test(name: str, form_: form.FunctionForm) -> Function:
+    """`startswith(s, p)` and its kin: does the text hold the phrase."""
+    return _string(name, (t.STR, t.STR), t.BOOL, form_, _TEXT_TESTS, text_role="test")
+
+
 def _time(
     name: str, args: tuple[tuple[t.Type, ...], ...], result: t.Type | None, doc: str
 ) -> Function:
@@ -205,25 +210,9 @@ FUNCTIONS: dict[str, Function] = {
         _string("lower", (t.STR,), t.STR, form.string_method("lower"), _CASES, text_role="fold"),
         _string("upper", (t.STR,), t.STR, form.string_method("upper"), _CASES, text_role="fold"),
         _string("strip", (t.STR,), t.STR, form.string_method("strip"), _CASES, text_role="fold"),
-        _string(
-            "startswith",
-            (t.STR, t.STR),
-            t.BOOL,
-            form.string_method("startswith"),
-            _TEXT_TESTS,
-            text_role="test",
-        ),
-        _string(
-            "endswith",
-            (t.STR, t.STR),
-            t.BOOL,
-            form.string_method("endswith"),
-            _TEXT_TESTS,
-            text_role="test",
-        ),
-        _string(
-            "contains", (t.STR, t.STR), t.BOOL, form.contains_form, _TEXT_TESTS, text_role="test"
-        ),
+        _text_test("startswith", form.string_method("startswith")),
+        _text_test("endswith", form.string_method("endswith")),
+        _text_test("contains", form.contains_form),
         _string(
             "split", (t.STR, t.STR), t.ListType(t.STR), form.helper("split"), _SPLIT_REPLACE, tail=1
         ),

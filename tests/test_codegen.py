@@ -537,6 +537,30 @@ def test_module_without_loaders_verifies_the_same() -> None:
     assert reports[0] == reports[1]
 
 
+@pytest.mark.parametrize("name", NAMES)
+def test_module_without_whole_calls_verifies_the_same(name: str) -> None:
+    """Verification's module leaves out the tools' whole calls, their typed-argument methods
+    and the row rules (pipeline._verify): every call takes the reference path, and every
+    task verifies with the same reports and diagnostics as on the full module."""
+    from envdsl.diagnostics import DiagnosticSink
+    from envdsl.tasks.verify import verify_tasks
+
+    result = compiled_example(name)
+    assert isinstance(result.checked, CheckedSpec)
+    bare = generate(result.checked, formatted=False, calls=False)
+    assert "def _call_" not in bare and "def _rules_" not in bare
+    assert "def _call_" in generate(result.checked, formatted=False)
+    bare_class = environment_class(load_module(bare, f"{name}_bare", register=False))
+    assert all(not t.call and not t.json_arguments for t in bare_class.TOOLS.values())
+    reports = []
+    for source in (bare, generate(result.checked, formatted=False)):
+        sink = DiagnosticSink()
+        module = load_module(source, f"{name}_verify", register=False)
+        found = verify_tasks(result.checked, module, sink)
+        reports.append(([r.as_json() for r in found], [str(d) for d in sink.sorted()]))
+    assert reports[0] == reports[1]
+
+
 def test_verification_keeps_the_loaders_for_init_from(monkeypatch: pytest.MonkeyPatch) -> None:
     """A task that starts `init from` a file loads its state in bulk in verification too."""
     import envdsl.codegen.emit
@@ -545,9 +569,11 @@ def test_verification_keeps_the_loaders_for_init_from(monkeypatch: pytest.Monkey
     asked: list[bool] = []
     real = envdsl.codegen.emit.generate
 
-    def spy(checked: CheckedSpec, *, formatted: bool = True, loaders: bool = True) -> str:
+    def spy(
+        checked: CheckedSpec, *, formatted: bool = True, loaders: bool = True, calls: bool = True
+    ) -> str:
         asked.append(loaders)
-        return real(checked, formatted=formatted, loaders=loaders)
+        return real(checked, formatted=formatted, loaders=loaders, calls=calls)
 
     monkeypatch.setattr(envdsl.codegen.emit, "generate", spy)
     tasks = Path(__file__).parent / "task_files"

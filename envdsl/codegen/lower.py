@@ -45,9 +45,10 @@ _LITERALS = (ast.IntLit, ast.FloatLit, ast.StrLit, ast.BoolLit, ast.NoneLit)
 
 
 class Lowerer:
-    def __init__(self, checked: CheckedSpec, *, loaders: bool = True) -> None:
+    def __init__(self, checked: CheckedSpec, *, loaders: bool = True, calls: bool = True) -> None:
         self.checked = checked
         self.with_loaders = loaders
+        self.with_calls = calls
         self.names = Names(checked)
         self.body = BodyTranslator(checked, self.names)
         self.spec_constants: list[SpecConstantView] = []
@@ -126,12 +127,15 @@ class Lowerer:
             view.methods.append(inserter(tables[table_name], method))
         view.inserts = bool(self.body.inserters)
         view.inserts_owned = any(tables[name].mutable_fields for name in self.body.inserters)
-        verify_rows, rule_methods = row_rule_methods(view.tables, view.row_invariants, self.names)
-        view.methods += rule_methods
-        rule_code = "\n".join(line for method in rule_methods for line in method.body)
-        view.rule_failures = [name for name in RULE_FAILURES if f"_{name}(" in rule_code]
         view.sites = self.body.sites
-        self.tool_calls(view, verify_rows)
+        if self.with_calls:  # the row rules' methods serve only the whole calls
+            verify_rows, rule_methods = row_rule_methods(
+                view.tables, view.row_invariants, self.names
+            )
+            view.methods += rule_methods
+            rule_code = "\n".join(line for method in rule_methods for line in method.body)
+            view.rule_failures = [name for name in RULE_FAILURES if f"_{name}(" in rule_code]
+            self.tool_calls(view, verify_rows)
         if self.with_loaders:
             self.loaders(view)
         view.spec_constants = self.spec_constants
@@ -565,8 +569,8 @@ class Lowerer:
             env_invariants,
             full_rows,
             row_env_invariants,
-            f"_json_{name}",
-            self.json_arguments(info),
+            f"_json_{name}" if self.with_calls else "",
+            self.json_arguments(info) if self.with_calls else [],
             shape(self.names, info.result),
         )
 

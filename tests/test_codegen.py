@@ -586,3 +586,44 @@ def test_used_module_names_without_imports() -> None:
     checked = compiled_example("online_shop").checked
     assert isinstance(checked, CheckedSpec)
     assert used_module_names(checked) == set()
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "(a) + (b)",
+        "(a and b)",
+        "((a))",
+        "(f(x)[1])",
+        "(a",
+        "(a))",
+        "()",
+        "(x)(y)",
+        "([a] + {b: c})",
+        "('(' + b)",
+        "('a)' + (b))",
+        '("""x)""" + y)',
+        "(r'\\'' + ')')",
+        "(f'{a})' + b)",
+        "('\\\\' + (c))",
+        "('''a''' + ')')",
+        "(a # c)",
+        "(a)\n",
+        "('x\\\n)",
+        '("it\'s")',
+        "(self.t_docs.row('D-1').content == 'Q2 (final)')",
+    ],
+)
+def test_unparenthesized_reads_brackets_as_the_tokenizer(code: str) -> None:
+    """The one-line scan of unparenthesized finds the brackets Python's tokenizer finds."""
+    from envdsl.codegen.translate import _unparenthesized_by_tokens, unparenthesized
+
+    assert unparenthesized(code) == _unparenthesized_by_tokens(code)
+
+
+def test_line_of_counts_newlines() -> None:
+    from envdsl.util.source import line_of
+
+    for text in ["", "a", "\n", "a\nb\n", "\n\nx\n"]:
+        for offset in range(len(text) + 2):
+            assert line_of(text, offset) == text.count("\n", 0, offset) + 1

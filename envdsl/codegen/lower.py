@@ -37,7 +37,7 @@ from envdsl.semantics.aliases import is_mutable
 from envdsl.semantics.model import CallableInfo, CheckedSpec, Effects, RecordInfo
 from envdsl.syntax import ast
 from envdsl.tasks.init_files import read_init_file
-from envdsl.util.source import Span
+from envdsl.util.source import Span, line_of
 
 # a spec expression that names a spec (rt.INT, SPEC_Order); any other builds one
 _SPEC_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)?")
@@ -199,7 +199,7 @@ class Lowerer:
     def spec_line(self, span: Span) -> int | None:
         """The line of a span in the spec being compiled (None in another file)."""
         spec = self.checked.spec
-        return spec.text.count("\n", 0, span.start) + 1 if span.file == spec.path else None
+        return line_of(spec.text, span.start) if span.file == spec.path else None
 
     def body_of(self, info: CallableInfo) -> tuple[list[str], list[str]]:
         self.body.current_result = info.result

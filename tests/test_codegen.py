@@ -552,6 +552,7 @@ def test_module_without_whole_calls_verifies_the_same(name: str) -> None:
     assert "def _call_" in generate(result.checked, formatted=False)
     bare_class = environment_class(load_module(bare, f"{name}_bare", register=False))
     assert all(not t.call and not t.json_arguments for t in bare_class.TOOLS.values())
+    assert not any(hasattr(bare_class, method) for method in _typed_method_names(result))
     reports = []
     for source in (bare, generate(result.checked, formatted=False)):
         sink = DiagnosticSink()
@@ -559,6 +560,14 @@ def test_module_without_whole_calls_verifies_the_same(name: str) -> None:
         found = verify_tasks(result.checked, module, sink)
         reports.append(([r.as_json() for r in found], [str(d) for d in sink.sorted()]))
     assert reports[0] == reports[1]
+
+
+def _typed_method_names(result: CompileResult) -> list[str]:
+    full_class = env_class_of(result)
+    names = [n for n in vars(full_class) if not n.startswith("_") and n not in vars(Environment)]
+    methods = [n for n in names if callable(getattr(full_class, n)) and not n.isupper()]
+    assert methods  # every example has tools
+    return methods
 
 
 def test_verification_keeps_the_loaders_for_init_from(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -42,8 +42,10 @@ def generate(
     errors), and they are a quarter to a third of what `compile` has to do.
 
     `calls=False` leaves out each tool's whole call and typed-argument method
-    (codegen/tool_calls.py; ToolSpec.call and json_arguments are then empty) and the row
-    rules only the whole calls run (codegen/row_writes.py): every call then takes the
+    (codegen/tool_calls.py; ToolSpec.call and json_arguments are then empty), the row rules
+    only the whole calls run (codegen/row_writes.py) and the tools' typed methods (a
+    program's way to call them; verification replays through `_solution_call`, `call` and
+    `invoke_typed`): every call then takes the
     reference path (the generic parser, `_invoke`, `_verify_touched`), which gives the same
     results, failures, traces and states (tests/test_fast_paths.py compares them). For a
     module whose tools are called a few times each, as verification's, the whole calls cost

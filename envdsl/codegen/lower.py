@@ -128,6 +128,7 @@ class Lowerer:
         view.inserts = bool(self.body.inserters)
         view.inserts_owned = any(tables[name].mutable_fields for name in self.body.inserters)
         view.sites = self.body.sites
+        view.typed_methods = self.with_calls
         if self.with_calls:  # the row rules' methods serve only the whole calls
             verify_rows, rule_methods = row_rule_methods(
                 view.tables, view.row_invariants, self.names

@@ -248,9 +248,10 @@ def _verify(result: CompileResult, checked: CheckedSpec, spec_tasks: bool) -> No
 
     result.stage_reached = "codegen"
     # verification loads no JSON state but an `init from` file's: without one, the module
-    # needs no bulk loaders (see generate)
+    # needs no bulk loaders; and it calls each tool a few times: the reference path costs
+    # less than compiling the whole calls (see generate)
     loads_state = any(isinstance(task.init, ast.InitFrom) for task in tasks)
-    source = generate(checked, formatted=False, loaders=loads_state)
+    source = generate(checked, formatted=False, loaders=loads_state, calls=False)
     module = load_module(source, f"{output_name(checked)}_verify", register=False)
     result.stage_reached = "tasks"
     result.task_reports = verify_tasks(checked, module, result.sink, spec_tasks=spec_tasks)

@@ -537,6 +537,39 @@ def test_module_without_loaders_verifies_the_same() -> None:
     assert reports[0] == reports[1]
 
 
+@pytest.mark.parametrize("name", NAMES)
+def test_module_without_whole_calls_verifies_the_same(name: str) -> None:
+    """Verification's module leaves out the tools' whole calls, their typed-argument methods
+    and the row rules (pipeline._verify): every call takes the reference path, and every
+    task verifies with the same reports and diagnostics as on the full module."""
+    from envdsl.diagnostics import DiagnosticSink
+    from envdsl.tasks.verify import verify_tasks
+
+    result = compiled_example(name)
+    assert isinstance(result.checked, CheckedSpec)
+    bare = generate(result.checked, formatted=False, calls=False)
+    assert "def _call_" not in bare and "def _rules_" not in bare
+    assert "def _call_" in generate(result.checked, formatted=False)
+    bare_class = environment_class(load_module(bare, f"{name}_bare", register=False))
+    assert all(not t.call and not t.json_arguments for t in bare_class.TOOLS.values())
+    assert not any(hasattr(bare_class, method) for method in _typed_method_names(result))
+    reports = []
+    for source in (bare, generate(result.checked, formatted=False)):
+        sink = DiagnosticSink()
+        module = load_module(source, f"{name}_verify", register=False)
+        found = verify_tasks(result.checked, module, sink)
+        reports.append(([r.as_json() for r in found], [str(d) for d in sink.sorted()]))
+    assert reports[0] == reports[1]
+
+
+def _typed_method_names(result: CompileResult) -> list[str]:
+    full_class = env_class_of(result)
+    names = [n for n in vars(full_class) if not n.startswith("_") and n not in vars(Environment)]
+    methods = [n for n in names if callable(getattr(full_class, n)) and not n.isupper()]
+    assert methods  # every example has tools
+    return methods
+
+
 def test_verification_keeps_the_loaders_for_init_from(monkeypatch: pytest.MonkeyPatch) -> None:
     """A task that starts `init from` a file loads its state in bulk in verification too."""
     import envdsl.codegen.emit
@@ -545,9 +578,11 @@ def test_verification_keeps_the_loaders_for_init_from(monkeypatch: pytest.Monkey
     asked: list[bool] = []
     real = envdsl.codegen.emit.generate
 
-    def spy(checked: CheckedSpec, *, formatted: bool = True, loaders: bool = True) -> str:
+    def spy(
+        checked: CheckedSpec, *, formatted: bool = True, loaders: bool = True, calls: bool = True
+    ) -> str:
         asked.append(loaders)
-        return real(checked, formatted=formatted, loaders=loaders)
+        return real(checked, formatted=formatted, loaders=loaders, calls=calls)
 
     monkeypatch.setattr(envdsl.codegen.emit, "generate", spy)
     tasks = Path(__file__).parent / "task_files"
@@ -560,3 +595,44 @@ def test_used_module_names_without_imports() -> None:
     checked = compiled_example("online_shop").checked
     assert isinstance(checked, CheckedSpec)
     assert used_module_names(checked) == set()
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "(a) + (b)",
+        "(a and b)",
+        "((a))",
+        "(f(x)[1])",
+        "(a",
+        "(a))",
+        "()",
+        "(x)(y)",
+        "([a] + {b: c})",
+        "('(' + b)",
+        "('a)' + (b))",
+        '("""x)""" + y)',
+        "(r'\\'' + ')')",
+        "(f'{a})' + b)",
+        "('\\\\' + (c))",
+        "('''a''' + ')')",
+        "(a # c)",
+        "(a)\n",
+        "('x\\\n)",
+        '("it\'s")',
+        "(self.t_docs.row('D-1').content == 'Q2 (final)')",
+    ],
+)
+def test_unparenthesized_reads_brackets_as_the_tokenizer(code: str) -> None:
+    """The one-line scan of unparenthesized finds the brackets Python's tokenizer finds."""
+    from envdsl.codegen.translate import _unparenthesized_by_tokens, unparenthesized
+
+    assert unparenthesized(code) == _unparenthesized_by_tokens(code)
+
+
+def test_line_of_counts_newlines() -> None:
+    from envdsl.util.source import line_of
+
+    for text in ["", "a", "\n", "a\nb\n", "\n\nx\n"]:
+        for offset in range(len(text) + 2):
+            assert line_of(text, offset) == text.count("\n", 0, offset) + 1

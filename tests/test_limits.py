@@ -76,6 +76,45 @@ def test_below_the_file_limit_time_is_linear() -> None:
     assert codes("\n" * 900_000 + "env }") == ["E0001"]
 
 
+def test_an_open_long_string_ending_in_a_backslash_is_quick() -> None:
+    """The bracket scan read such a string by backtracking through every way to cut its text
+    into chunks: 40 characters took minutes."""
+    started = time.process_time()
+    assert codes('env X {\n  """' + "ab " * 200 + "\\") == ["E0002"]
+    assert time.process_time() - started < 2
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "(" * 65,
+        "(" * 64,
+        ")" * 3 + "(" * 64,
+        '"(((" ' + "(" * 64,
+        "# (((\n" + "[" * 64,
+        '"""\n((( """' + "{" * 64,
+        '"""((((\\' + "(" * 70,
+        "'a\\'(' " + "(" * 63,
+        '"\n' + "(" * 65,
+        "(" * 40 + ")" * 50 + "(" * 64,
+    ],
+)
+def test_the_quick_bracket_count_agrees_with_the_scan(
+    text: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """check_text's C-speed count of the bracket depth says `within the limit` only where
+    its scan finds no bracket too deep (a text it cannot tell, it scans)."""
+    from envdsl.diagnostics import DiagnosticSink
+    from envdsl.syntax import size_limits
+
+    for whole in (text, text + ")" * 70, "x = " + text):
+        quick = size_limits._brackets_within_limit(whole)
+        with monkeypatch.context() as patched:  # the scan alone
+            patched.setattr(size_limits, "_brackets_within_limit", lambda _text: False)
+            scanned = size_limits.check_text(whole, SourceFile("a.env", whole), 0, DiagnosticSink())
+        assert scanned or not quick
+
+
 def test_a_byte_order_mark_is_accepted() -> None:
     assert codes("\ufeff" + TOOL.format(body="return 1")) == []
 

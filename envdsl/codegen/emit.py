@@ -30,15 +30,27 @@ def _templates() -> jinja2.Environment:
     return environment
 
 
-def generate(checked: CheckedSpec, *, formatted: bool = True, loaders: bool = True) -> str:
+def generate(
+    checked: CheckedSpec, *, formatted: bool = True, loaders: bool = True, calls: bool = True
+) -> str:
     """The module's source; unformatted output is valid Python too (for in-memory use).
 
     `loaders=False` leaves out the tables' bulk state loaders (codegen/loaders.py; each
     TableSpec's loader is then None): a module that never loads a JSON state, as
     verification's where no task starts `init from` a file, runs the same without them (the
     runtime loads such a table the reference way, which gives the same rows and the same
-    errors), and they are a quarter to a third of what `compile` has to do."""
-    view = Lowerer(checked, loaders=loaders).module()
+    errors), and they are a quarter to a third of what `compile` has to do.
+
+    `calls=False` leaves out each tool's whole call and typed-argument method
+    (codegen/tool_calls.py; ToolSpec.call and json_arguments are then empty), the row rules
+    only the whole calls run (codegen/row_writes.py) and the tools' typed methods (a
+    program's way to call them; verification replays through `_solution_call`, `call` and
+    `invoke_typed`): every call then takes the
+    reference path (the generic parser, `_invoke`, `_verify_touched`), which gives the same
+    results, failures, traces and states (tests/test_fast_paths.py compares them). For a
+    module whose tools are called a few times each, as verification's, the whole calls cost
+    more to compile than they save: they are two fifths of the module."""
+    view = Lowerer(checked, loaders=loaders, calls=calls).module()
     source = _templates().get_template("module.py.j2").render(vars(view))
     if not formatted:
         return source

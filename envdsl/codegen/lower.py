@@ -38,7 +38,7 @@ from envdsl.semantics.builtin_table import called_builtin
 from envdsl.semantics.model import CallableInfo, CheckedSpec, Effects, RecordInfo
 from envdsl.syntax import ast
 from envdsl.tasks.init_files import read_init_file
-from envdsl.util.source import Span
+from envdsl.util.source import Span, line_of
 
 # a spec expression that names a spec (rt.INT, SPEC_Order); any other builds one
 _SPEC_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)?")
@@ -46,9 +46,10 @@ _LITERALS = (ast.IntLit, ast.FloatLit, ast.StrLit, ast.BoolLit, ast.NoneLit)
 
 
 class Lowerer:
-    def __init__(self, checked: CheckedSpec, *, loaders: bool = True) -> None:
+    def __init__(self, checked: CheckedSpec, *, loaders: bool = True, calls: bool = True) -> None:
         self.checked = checked
         self.with_loaders = loaders
+        self.with_calls = calls
         self.names = Names(checked)
         self.body = BodyTranslator(checked, self.names)
         self.spec_constants: list[SpecConstantView] = []
@@ -127,12 +128,16 @@ class Lowerer:
             view.methods.append(inserter(tables[table_name], method))
         view.inserts = bool(self.body.inserters)
         view.inserts_owned = any(tables[name].mutable_fields for name in self.body.inserters)
-        verify_rows, rule_methods = row_rule_methods(view.tables, view.row_invariants, self.names)
-        view.methods += rule_methods
-        rule_code = "\n".join(line for method in rule_methods for line in method.body)
-        view.rule_failures = [name for name in RULE_FAILURES if f"_{name}(" in rule_code]
         view.sites = self.body.sites
-        self.tool_calls(view, verify_rows)
+        view.typed_methods = self.with_calls
+        if self.with_calls:  # the row rules' methods serve only the whole calls
+            verify_rows, rule_methods = row_rule_methods(
+                view.tables, view.row_invariants, self.names
+            )
+            view.methods += rule_methods
+            rule_code = "\n".join(line for method in rule_methods for line in method.body)
+            view.rule_failures = [name for name in RULE_FAILURES if f"_{name}(" in rule_code]
+            self.tool_calls(view, verify_rows)
         if self.with_loaders:
             self.loaders(view)
         view.spec_constants = self.spec_constants
@@ -196,7 +201,7 @@ class Lowerer:
     def spec_line(self, span: Span) -> int | None:
         """The line of a span in the spec being compiled (None in another file)."""
         spec = self.checked.spec
-        return spec.text.count("\n", 0, span.start) + 1 if span.file == spec.path else None
+        return line_of(spec.text, span.start) if span.file == spec.path else None
 
     def body_of(self, info: CallableInfo) -> tuple[list[str], list[str]]:
         self.body.current_result = info.result
@@ -567,8 +572,8 @@ class Lowerer:
             env_invariants,
             full_rows,
             row_env_invariants,
-            f"_json_{name}",
-            self.json_arguments(info),
+            f"_json_{name}" if self.with_calls else "",
+            self.json_arguments(info) if self.with_calls else [],
             shape(self.names, info.result),
         )
 

@@ -11,7 +11,7 @@ from envdsl.semantics.model import CallableInfo, CheckedSpec, RecordInfo
 from envdsl.syntax import ast
 from envdsl.syntax.visitor import EXPRESSIONS, STATEMENTS
 from envdsl.util import construct
-from envdsl.util.source import Span
+from envdsl.util.source import Span, line_of
 
 INDENT = "    "
 
@@ -155,7 +155,7 @@ class BodyTranslator(Translator):
     def site(self, kind: str, node: ast.Expr) -> int:
         """Register a `require`/`let ... else` for coverage: (owner, line, kind, source text)."""
         text = self.checked.spec.text
-        line = text.count("\n", 0, node.span.start) + 1
+        line = line_of(text, node.span.start)
         written = " ".join(text[node.span.start : node.span.end].split())
         self.sites.append((self.owner, line, kind, written))
         return len(self.sites) - 1
@@ -165,7 +165,7 @@ class BodyTranslator(Translator):
         text = self.checked.spec.text_of(span)
         if not text:
             return ""
-        return f"  # {Path(span.file).name}:{text.count(chr(10), 0, span.start) + 1}"
+        return f"  # {Path(span.file).name}:{line_of(text, span.start)}"
 
     current_result: t.Type = t.VOID  # the declared result of the tool or fn being lowered
 

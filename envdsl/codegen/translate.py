@@ -8,6 +8,7 @@ needs `h.unwrap` for mypy.  Spec strings only ever reach the output through `rep
 from __future__ import annotations
 
 import io
+import re
 import tokenize
 from dataclasses import dataclass, field
 from typing import ClassVar
@@ -596,12 +597,39 @@ def _chain(node: ast.BoolOp) -> list[ast.Expr]:
     return operands
 
 
+# a string literal (its body ends at the first unescaped closing quote, as Python's tokenizer
+# reads it, whatever its prefix), a bracket, or what only the tokenizer reads right here
+_STRING_OR_BRACKET = re.compile(
+    r"""(?:'''(?:[^'\\]|\\.|'(?!''))*'''|\"\"\"(?:[^"\\]|\\.|"(?!""))*\"\"\""""
+    r"""|'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*")|([()\[\]{}])|[#'"\\]"""
+)
+
+
 def unparenthesized(code: str) -> str:
     """`code` without one pair of parentheses around the whole of it, for a place that needs
     none (a call's only argument, an operand of `and`): `(a and b)` -> `a and b`, while
     `(a) + (b)` stays."""
     if not (code.startswith("(") and code.endswith(")")):
         return code
+    if "\n" in code or "\r" in code:
+        return _unparenthesized_by_tokens(code)
+    depth = 0  # one line: the brackets outside its strings, as the tokenizer finds them
+    for found in _STRING_OR_BRACKET.finditer(code):
+        bracket = found.group(1)
+        if bracket is None:
+            if len(found.group()) > 1 and found.group()[-1] in "'\"":
+                continue  # a string
+            return _unparenthesized_by_tokens(code)  # a comment, a lone quote or backslash
+        if bracket in "([{":
+            depth += 1
+        else:
+            depth -= 1
+            if depth == 0:
+                return code[1:-1] if found.end() == len(code) else code
+    return code
+
+
+def _unparenthesized_by_tokens(code: str) -> str:
     depth = 0
     try:
         for token in tokenize.generate_tokens(io.StringIO(code).readline):

@@ -221,6 +221,7 @@ class ModuleView:
     tables: list[TableView] = field(default_factory=list)
     scalars: list[ScalarView] = field(default_factory=list)
     tools: list[ToolView] = field(default_factory=list)
+    typed_methods: bool = True  # each tool's typed method (`env.get_order(order_id=...)`)
     methods: list[MethodView] = field(default_factory=list)
     row_invariants: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
     env_invariants: list[tuple[str, str]] = field(default_factory=list)

@@ -29,10 +29,8 @@ def stamp_fields(checked: CheckedSpec) -> dict[str, frozenset[str]]:
     """table -> its entity's stamp fields, "" -> the scalar ones (only non-empty entries)."""
     verdicts: dict[tuple[str, str], bool] = {}  # (table or "", field) -> every write a stamp
     for tool in checked.env.of_type(ast.ToolDecl):
-        local = _bound_names(tool)
-        for node in ast.walk(tool.body):
-            if not isinstance(node, ast.Assign):
-                continue
+        local, assigns = _bound_names(tool)
+        for node in assigns:
             place = _place(node.target, checked, local)
             if place is not None:
                 stamp = _is_stamp(node, checked, local)
@@ -44,18 +42,22 @@ def stamp_fields(checked: CheckedSpec) -> dict[str, frozenset[str]]:
     return {table: frozenset(names) for table, names in sorted(result.items())}
 
 
-def _bound_names(tool: ast.ToolDecl) -> set[str]:
+def _bound_names(tool: ast.ToolDecl) -> tuple[set[str], list[ast.Assign]]:
     """The names a tool binds (parameters, `let`s, loop and comprehension variables): they
-    shadow state fields of the same name, and hold what the call was given or made."""
+    shadow state fields of the same name, and hold what the call was given or made; and its
+    assignments, in order (one walk finds both)."""
     names = {p.name.text for p in tool.params}
+    assigns: list[ast.Assign] = []
     for node in ast.walk(tool.body):
-        if isinstance(node, ast.Let):
+        if isinstance(node, ast.Assign):
+            assigns.append(node)
+        elif isinstance(node, ast.Let):
             names.add(node.name.text)
         elif isinstance(node, (ast.For, ast.CompFor)):
             names.update(n.text for n in node.targets)
         elif isinstance(node, ast.Lambda):
             names.update(n.text for n in node.params)
-    return names
+    return names, assigns
 
 
 def _place(target: ast.Expr, checked: CheckedSpec, local: set[str]) -> tuple[str, str] | None:
@@ -94,9 +96,11 @@ def _is_stamp(assign: ast.Assign, checked: CheckedSpec, local: set[str]) -> bool
 def _read_names(value: ast.Expr) -> list[tuple[str, bool]]:
     """The names an expression reads as values (a called function's name is none), each
     with whether it is written `state.<name>` (the state field, never a local)."""
-    called = {id(n.func) for n in ast.walk(value) if isinstance(n, ast.Call)}
-    return [
-        (n.name, n.qualified)
-        for n in ast.walk(value)
-        if isinstance(n, ast.NameRef) and id(n) not in called
-    ]
+    called: set[int] = set()  # a call comes before its function in the walk
+    names: list[tuple[str, bool]] = []
+    for n in ast.walk(value):
+        if isinstance(n, ast.Call):
+            called.add(id(n.func))
+        elif isinstance(n, ast.NameRef) and id(n) not in called:
+            names.append((n.name, n.qualified))
+    return names

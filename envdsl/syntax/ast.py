@@ -651,25 +651,34 @@ class SpecFile:
 
 
 def walk(node: object) -> Iterator[object]:
-    """Every node below `node` (itself included), depth first; spans are not visited.
+    """Every node below `node` (itself included), depth first; spans are not visited, and
+    neither the plain values of fields (strings, numbers, booleans, None) nor the tuples and
+    lists holding nodes are given: every caller looks for nodes, and those were half of what
+    the walk gave.
 
     With a stack of its own: nested generators (`yield from` per level) pass every node up
     through each level above it. Each class's fields are looked up once (_children_of)."""
     stack = [node]
     pop, extend = stack.pop, stack.extend
     children = _CHILDREN
+    leaves = _LEAVES
     while stack:
         node = pop()
-        yield node
         kind = node.__class__
         if kind is tuple or kind is list:
             extend(reversed(node))  # type: ignore[call-overload]
             continue
+        if kind in leaves:
+            continue
+        yield node
         read = children.get(kind)
         if read is None:
             read = _children_of(node)
         if read is not _no_children:
             extend(read(node))
+
+
+_LEAVES = frozenset({str, int, float, bool, type(None)})  # what walk does not give
 
 
 def _no_children(value: object) -> tuple[()]:  # what _CHILDREN holds for a leaf's class

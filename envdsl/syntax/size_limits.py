@@ -10,6 +10,7 @@ them the spec gets one diagnostic at the construct, at once.
 
 from __future__ import annotations
 
+import itertools
 import re
 
 from envdsl.diagnostics import DiagnosticSink, codes
@@ -33,12 +34,40 @@ STRUCTURE_RULES = {"start", "params", "param", "state_field", "field_decl", "ini
 
 
 _INTERESTING = re.compile(r"[#\"'()\[\]{}]")
-# the lexer's string rules (grammar/envdsl.lark), in chunks so that a long string is quick
+# the lexer's string rules (grammar/envdsl.lark), in chunks so that a long string is quick;
+# the long string's chunks are possessive (`*+`): an unterminated one that ends in a
+# backslash matches nowhere, and backtracking through the ways to cut its text into chunks
+# took exponential time (seconds for 30 characters)
 _SHORT_STRING = {
     '"': re.compile(r'"(?:[^"\\\n]+|\\.)*"?'),
     "'": re.compile(r"'(?:[^'\\\n]+|\\.)*'?"),
 }
-_LONG_STRING = re.compile(r'"""(?:[^"\\]+|\\.|"(?!""))*(?:"""|$)', re.DOTALL)
+_LONG_STRING = re.compile(r'"""(?:[^"\\]+|\\.|"(?!""))*+(?:"""|$)', re.DOTALL)
+
+
+# what the depth scan below steps over, as one pattern: a run of plain text, a comment, a
+# string (as the scan reads them), or a bracket (group 1, the only group: findall gives the
+# brackets alone)
+_UNITS = re.compile(
+    r"""[^#"'()\[\]{}]+|"""
+    r'#[^\n]*|(?s:"{3}(?:[^"\\]+|\\.|"(?!""))*+(?:"{3}|$))'
+    r"""|"(?:[^"\\\n]+|\\.)*"?|'(?:[^'\\\n]+|\\.)*'?|([()\[\]{}])"""
+)
+_DEPTH_CHANGE = {"(": 1, "[": 1, "{": 1, ")": -1, "]": -1, "}": -1}
+
+
+def _brackets_within_limit(text: str) -> bool:
+    """Whether the bracket depth the scan of check_text finds stays within the limit, worked
+    out at C speed (True), or has to be scanned (False): the running sum of +1 per opening and
+    -1 per closing bracket outside strings and comments is that depth while it never goes below
+    zero (the scan does not count a closing bracket below zero)."""
+    if text.endswith("\\"):  # where an open long string stops the pattern, not the scan
+        return False
+    brackets = "".join(_UNITS.findall(text))
+    if not brackets:
+        return True
+    depths = list(itertools.accumulate(map(_DEPTH_CHANGE.__getitem__, brackets)))
+    return min(depths) >= 0 and max(depths) <= MAX_BRACKET_DEPTH
 
 
 def check_text(text: str, source: SourceFile, offset: int, sink: DiagnosticSink) -> bool:
@@ -55,6 +84,8 @@ def check_text(text: str, source: SourceFile, offset: int, sink: DiagnosticSink)
                 _report_size(source, at, sink, "line", MAX_LINE_CHARS)
                 return False
             line_start += len(line) + 1
+    if _brackets_within_limit(text):  # the common case
+        return True
     depth = 0
     match = _INTERESTING.search(text)
     while match is not None:

@@ -3968,18 +3968,22 @@ class DocumentManagementSystemEnv(rt.Environment):
         d = self.t_documents.get(document_id)
         if d is None:
             raise rt.Fail("Document not found", site=0)  # document_management_system.env:247
-        self._hit(0)
+        if self.coverage is not None:
+            self._hit(0)
         if not (d.status == DocumentStatus.active):
             raise rt.Fail("Document is not active", site=1)  # document_management_system.env:248
-        self._hit(1)
+        if self.coverage is not None:
+            self._hit(1)
         if not (user_id in self.t_users):
             raise rt.Fail("User not found", site=2)  # document_management_system.env:249
-        self._hit(2)
+        if self.coverage is not None:
+            self._hit(2)
         if not self._fn_has_permission(document_id=document_id, user_id=user_id, p=Permission.read):
             raise rt.Fail(
                 "User does not have read permission on this document", site=3
             )  # document_management_system.env:250
-        self._hit(3)
+        if self.coverage is not None:
+            self._hit(3)
         return d
 
     def _impl_list_active_documents(self) -> list[DocumentSummary]:
@@ -3993,13 +3997,15 @@ class DocumentManagementSystemEnv(rt.Environment):
         d = self.t_documents.get(document_id)
         if d is None:
             raise rt.Fail("Document not found", site=4)  # document_management_system.env:264
-        self._hit(4)
+        if self.coverage is not None:
+            self._hit(4)
         return StatusInfo(status=d.status)
 
     def _impl_get_document_permissions(self, document_id: str) -> list[UserPermissions]:
         if not (document_id in self.t_documents):
             raise rt.Fail("Document does not exist", site=5)  # document_management_system.env:271
-        self._hit(5)
+        if self.coverage is not None:
+            self._hit(5)
         return [
             UserPermissions(
                 user=UserInfo(
@@ -4021,22 +4027,26 @@ class DocumentManagementSystemEnv(rt.Environment):
             raise rt.Fail(
                 "Invalid user_id: must be a non-empty string", site=6
             )  # document_management_system.env:296
-        self._hit(6)
+        if self.coverage is not None:
+            self._hit(6)
         if not (document_id != ""):
             raise rt.Fail(
                 "Invalid document_id: must be a non-empty string", site=7
             )  # document_management_system.env:297
-        self._hit(7)
+        if self.coverage is not None:
+            self._hit(7)
         if not (document_id in self.t_documents):
             raise rt.Fail(
                 ("Document with ID '" + h.to_str(document_id) + "' does not exist"), site=8
             )  # document_management_system.env:298
-        self._hit(8)
+        if self.coverage is not None:
+            self._hit(8)
         if not (user_id in self.t_users):
             raise rt.Fail(
                 ("User with ID '" + h.to_str(user_id) + "' does not exist"), site=9
             )  # document_management_system.env:299
-        self._hit(9)
+        if self.coverage is not None:
+            self._hit(9)
         return self._fn_has_permission(document_id=document_id, user_id=user_id, p=permission)
 
     def _impl_get_document_version_history(
@@ -4045,45 +4055,54 @@ class DocumentManagementSystemEnv(rt.Environment):
         d = self.t_documents.get(document_id)
         if d is None:
             raise rt.Fail("Document not found", site=10)  # document_management_system.env:309
-        self._hit(10)
+        if self.coverage is not None:
+            self._hit(10)
         if not (d.status == DocumentStatus.active):
             raise rt.Fail("Document is not active", site=11)  # document_management_system.env:310
-        self._hit(11)
+        if self.coverage is not None:
+            self._hit(11)
         if not self._fn_has_permission(document_id=document_id, user_id=user_id, p=Permission.read):
             raise rt.Fail(
                 "User does not have read permission on this document", site=12
             )  # document_management_system.env:311
-        self._hit(12)
+        if self.coverage is not None:
+            self._hit(12)
         return self._fn_versions_of(document_id=document_id)
 
     def _impl_get_document_current_version(self, document_id: str) -> DocumentVersion:
         d = self.t_documents.get(document_id)
         if d is None:
             raise rt.Fail("Document does not exist", site=13)  # document_management_system.env:318
-        self._hit(13)
+        if self.coverage is not None:
+            self._hit(13)
         if not (d.status == DocumentStatus.active):
             raise rt.Fail(
                 "Document is not active and cannot be retrieved", site=14
             )  # document_management_system.env:319
-        self._hit(14)
+        if self.coverage is not None:
+            self._hit(14)
         return h.at(self._fn_versions_of(document_id=document_id), (-1))
 
     def _impl_get_document_content(self, document_id: str, user_id: str) -> str:
         d = self.t_documents.get(document_id)
         if d is None:
             raise rt.Fail("Document not found", site=15)  # document_management_system.env:330
-        self._hit(15)
+        if self.coverage is not None:
+            self._hit(15)
         if not (d.status == DocumentStatus.active):
             raise rt.Fail("Document is not active", site=16)  # document_management_system.env:331
-        self._hit(16)
+        if self.coverage is not None:
+            self._hit(16)
         if not (user_id in self.t_users):
             raise rt.Fail("User not found", site=17)  # document_management_system.env:332
-        self._hit(17)
+        if self.coverage is not None:
+            self._hit(17)
         if not self._fn_has_permission(document_id=document_id, user_id=user_id, p=Permission.read):
             raise rt.Fail(
                 "User does not have read permission on this document", site=18
             )  # document_management_system.env:333
-        self._hit(18)
+        if self.coverage is not None:
+            self._hit(18)
         return d.content
 
     def _impl_search_documents_by_title(self, title_query: str) -> list[DocumentSummary]:
@@ -4101,12 +4120,14 @@ class DocumentManagementSystemEnv(rt.Environment):
             raise rt.Fail(
                 "Title, content, and owner_id are required", site=19
             )  # document_management_system.env:361
-        self._hit(19)
+        if self.coverage is not None:
+            self._hit(19)
         if not (owner_id in self.t_users):
             raise rt.Fail(
                 ("Owner with ID '" + h.to_str(owner_id) + "' does not exist"), site=20
             )  # document_management_system.env:363
-        self._hit(20)
+        if self.coverage is not None:
+            self._hit(20)
         perms: set[Permission] = {Permission.read, Permission.write}
         if permissions is not None:
             perms = set(h.unwrap(permissions))
@@ -4141,37 +4162,44 @@ class DocumentManagementSystemEnv(rt.Environment):
             raise rt.Fail(
                 "Document ID and User ID are required", site=21
             )  # document_management_system.env:401
-        self._hit(21)
+        if self.coverage is not None:
+            self._hit(21)
         d = self.t_documents.get(document_id)
         if d is None:
             raise rt.Fail("Document does not exist", site=22)  # document_management_system.env:402
-        self._hit(22)
+        if self.coverage is not None:
+            self._hit(22)
         if not (d.status == DocumentStatus.active):
             raise rt.Fail(
                 "Document is not active and cannot be updated", site=23
             )  # document_management_system.env:403
-        self._hit(23)
+        if self.coverage is not None:
+            self._hit(23)
         if not (user_id in self.t_users):
             raise rt.Fail("User does not exist", site=24)  # document_management_system.env:404
-        self._hit(24)
+        if self.coverage is not None:
+            self._hit(24)
         if not self._fn_has_permission(
             document_id=document_id, user_id=user_id, p=Permission.write
         ):
             raise rt.Fail(
                 "User does not have write permission on this document", site=25
             )  # document_management_system.env:405
-        self._hit(25)
+        if self.coverage is not None:
+            self._hit(25)
         if not (title is not None or content is not None):
             raise rt.Fail(
                 "No updates provided; at least one of title or content must be specified", site=26
             )  # document_management_system.env:407
-        self._hit(26)
+        if self.coverage is not None:
+            self._hit(26)
         if title is not None:
             if not (h.unwrap(title).strip() != ""):
                 raise rt.Fail(
                     "The title cannot be blank", site=27
                 )  # document_management_system.env:410
-            self._hit(27)
+            if self.coverage is not None:
+                self._hit(27)
             self._write_documents_title(d, h.unwrap(title))
         if content is not None:
             self._write_documents_content(d, h.unwrap(content))
@@ -4182,10 +4210,12 @@ class DocumentManagementSystemEnv(rt.Environment):
         d = self.t_documents.get(document_id)
         if d is None:
             raise rt.Fail("Document not found", site=28)  # document_management_system.env:426
-        self._hit(28)
+        if self.coverage is not None:
+            self._hit(28)
         if not (user_id in self.t_users):
             raise rt.Fail("User not found", site=29)  # document_management_system.env:427
-        self._hit(29)
+        if self.coverage is not None:
+            self._hit(29)
         if d.status == DocumentStatus.deleted:
             return d
         if not (
@@ -4195,7 +4225,8 @@ class DocumentManagementSystemEnv(rt.Environment):
             raise rt.Fail(
                 "User does not have permission to delete this document", site=30
             )  # document_management_system.env:431
-        self._hit(30)
+        if self.coverage is not None:
+            self._hit(30)
         self._write_documents_status(d, DocumentStatus.deleted)
         return d
 
@@ -4203,12 +4234,14 @@ class DocumentManagementSystemEnv(rt.Environment):
         d = self.t_documents.get(document_id)
         if d is None:
             raise rt.Fail("Document does not exist", site=31)  # document_management_system.env:443
-        self._hit(31)
+        if self.coverage is not None:
+            self._hit(31)
         if not (d.status != DocumentStatus.draft):
             raise rt.Fail(
                 "A draft is not restored; publish it instead", site=32
             )  # document_management_system.env:448
-        self._hit(32)
+        if self.coverage is not None:
+            self._hit(32)
         self._write_documents_status(d, DocumentStatus.active)
         return d
 
@@ -4217,10 +4250,12 @@ class DocumentManagementSystemEnv(rt.Environment):
     ) -> AccessControlEntry:
         if not (document_id in self.t_documents):
             raise rt.Fail("Document does not exist", site=33)  # document_management_system.env:460
-        self._hit(33)
+        if self.coverage is not None:
+            self._hit(33)
         if not (user_id in self.t_users):
             raise rt.Fail("User does not exist", site=34)  # document_management_system.env:461
-        self._hit(34)
+        if self.coverage is not None:
+            self._hit(34)
         e: AccessControlEntry | None = self._fn_entry_of(document_id=document_id, user_id=user_id)
         if e is not None:
             _tmp1 = h.unwrap(e)
@@ -4237,12 +4272,14 @@ class DocumentManagementSystemEnv(rt.Environment):
             raise rt.Fail(
                 ("Document with ID '" + h.to_str(document_id) + "' does not exist."), site=35
             )  # document_management_system.env:478
-        self._hit(35)
+        if self.coverage is not None:
+            self._hit(35)
         if not (user_id in self.t_users):
             raise rt.Fail(
                 ("User with ID '" + h.to_str(user_id) + "' does not exist."), site=36
             )  # document_management_system.env:479
-        self._hit(36)
+        if self.coverage is not None:
+            self._hit(36)
         e: AccessControlEntry | None = self._fn_entry_of(document_id=document_id, user_id=user_id)
         if e is not None:
             self._delete("access_control", h.unwrap(e).entry_id)
@@ -4258,12 +4295,14 @@ class DocumentManagementSystemEnv(rt.Environment):
         d = self.t_documents.get(document_id)
         if d is None:
             raise rt.Fail("Document not found", site=37)  # document_management_system.env:490
-        self._hit(37)
+        if self.coverage is not None:
+            self._hit(37)
         if not (d.status != DocumentStatus.deleted):
             raise rt.Fail(
                 "A deleted document cannot be archived; restore it first", site=38
             )  # document_management_system.env:493
-        self._hit(38)
+        if self.coverage is not None:
+            self._hit(38)
         self._write_documents_status(d, DocumentStatus.archived)
         return d
 
@@ -4273,31 +4312,37 @@ class DocumentManagementSystemEnv(rt.Environment):
         d = self.t_documents.get(document_id)
         if d is None:
             raise rt.Fail("Document not found", site=39)  # document_management_system.env:507
-        self._hit(39)
+        if self.coverage is not None:
+            self._hit(39)
         if not (d.status == DocumentStatus.active):
             raise rt.Fail(
                 "Cannot revert: document is not active", site=40
             )  # document_management_system.env:508
-        self._hit(40)
+        if self.coverage is not None:
+            self._hit(40)
         if not (user_id in self.t_users):
             raise rt.Fail("User not found", site=41)  # document_management_system.env:509
-        self._hit(41)
+        if self.coverage is not None:
+            self._hit(41)
         if not self._fn_has_permission(
             document_id=document_id, user_id=user_id, p=Permission.write
         ):
             raise rt.Fail(
                 "Permission denied: user does not have write access to the document", site=42
             )  # document_management_system.env:510
-        self._hit(42)
+        if self.coverage is not None:
+            self._hit(42)
         old = self.t_versions.get(version_id)
         if old is None:
             raise rt.Fail("Version not found", site=43)  # document_management_system.env:512
-        self._hit(43)
+        if self.coverage is not None:
+            self._hit(43)
         if not (old.document_id == document_id):
             raise rt.Fail(
                 "Version does not belong to the specified document", site=44
             )  # document_management_system.env:513
-        self._hit(44)
+        if self.coverage is not None:
+            self._hit(44)
         self._write_documents_content(d, old.content_snapshot)
         self._impl_snapshot(d=d, user_id=user_id)
         return h.at(self._fn_versions_of(document_id=document_id), (-1))
@@ -4306,12 +4351,14 @@ class DocumentManagementSystemEnv(rt.Environment):
         d = self.t_documents.get(document_id)
         if d is None:
             raise rt.Fail("Document not found", site=45)  # document_management_system.env:522
-        self._hit(45)
+        if self.coverage is not None:
+            self._hit(45)
         if not (d.status != DocumentStatus.deleted):
             raise rt.Fail(
                 "A deleted document cannot be published; use restore_document", site=46
             )  # document_management_system.env:526
-        self._hit(46)
+        if self.coverage is not None:
+            self._hit(46)
         self._write_documents_status(d, DocumentStatus.active)
         return d
 
@@ -4929,8 +4976,18 @@ class DocumentManagementSystemEnv(rt.Environment):
         old = row.version
         if old == value and type(old) is type(value):
             return  # assigning the current value is not a change
-        rt.store(value)
-        self._journal_field("documents", row.document_id, row, "version", old)
+        if not (type(value) is int and _MIN_INT <= value <= _MAX_INT):
+            rt.store(value)
+        key = row.document_id
+        journal = self._journal
+        if journal is not None:  # None while building an initial state
+            journal.append(("field", "documents", key, row, "version", old))
+        touched = self._touched
+        originals = touched.get(("documents", key))
+        if originals is None:
+            touched[("documents", key)] = {"version": old}
+        elif originals is not _INSERTED:
+            originals.setdefault("version", old)
         row.version = value
 
     def _write_documents_last_modified_date(self, row: Document, value: datetime.datetime) -> None:
@@ -4938,7 +4995,16 @@ class DocumentManagementSystemEnv(rt.Environment):
         old = row.last_modified_date
         if old == value and type(old) is type(value):
             return  # assigning the current value is not a change
-        self._journal_field("documents", row.document_id, row, "last_modified_date", old)
+        key = row.document_id
+        journal = self._journal
+        if journal is not None:  # None while building an initial state
+            journal.append(("field", "documents", key, row, "last_modified_date", old))
+        touched = self._touched
+        originals = touched.get(("documents", key))
+        if originals is None:
+            touched[("documents", key)] = {"last_modified_date": old}
+        elif originals is not _INSERTED:
+            originals.setdefault("last_modified_date", old)
         row.last_modified_date = value
 
     def _write_documents_title(self, row: Document, value: str) -> None:
@@ -4946,8 +5012,18 @@ class DocumentManagementSystemEnv(rt.Environment):
         old = row.title
         if old == value and type(old) is type(value):
             return  # assigning the current value is not a change
-        rt.store(value)
-        self._journal_field("documents", row.document_id, row, "title", old)
+        if not (type(value) is str and len(value) <= 64):
+            rt.store(value)
+        key = row.document_id
+        journal = self._journal
+        if journal is not None:  # None while building an initial state
+            journal.append(("field", "documents", key, row, "title", old))
+        touched = self._touched
+        originals = touched.get(("documents", key))
+        if originals is None:
+            touched[("documents", key)] = {"title": old}
+        elif originals is not _INSERTED:
+            originals.setdefault("title", old)
         row.title = value
 
     def _write_documents_content(self, row: Document, value: str) -> None:
@@ -4955,8 +5031,18 @@ class DocumentManagementSystemEnv(rt.Environment):
         old = row.content
         if old == value and type(old) is type(value):
             return  # assigning the current value is not a change
-        rt.store(value)
-        self._journal_field("documents", row.document_id, row, "content", old)
+        if not (type(value) is str and len(value) <= 64):
+            rt.store(value)
+        key = row.document_id
+        journal = self._journal
+        if journal is not None:  # None while building an initial state
+            journal.append(("field", "documents", key, row, "content", old))
+        touched = self._touched
+        originals = touched.get(("documents", key))
+        if originals is None:
+            touched[("documents", key)] = {"content": old}
+        elif originals is not _INSERTED:
+            originals.setdefault("content", old)
         row.content = value
 
     def _write_documents_status(self, row: Document, value: DocumentStatus) -> None:
@@ -4964,7 +5050,16 @@ class DocumentManagementSystemEnv(rt.Environment):
         old = row.status
         if old == value and type(old) is type(value):
             return  # assigning the current value is not a change
-        self._journal_field("documents", row.document_id, row, "status", old)
+        key = row.document_id
+        journal = self._journal
+        if journal is not None:  # None while building an initial state
+            journal.append(("field", "documents", key, row, "status", old))
+        touched = self._touched
+        originals = touched.get(("documents", key))
+        if originals is None:
+            touched[("documents", key)] = {"status": old}
+        elif originals is not _INSERTED:
+            originals.setdefault("status", old)
         row.status = value
 
     def _insert_versions(self, row: DocumentVersion) -> DocumentVersion:

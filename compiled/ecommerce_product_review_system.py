@@ -3163,11 +3163,13 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
             raise rt.Fail(
                 "Product ID is required", site=0
             )  # ecommerce_product_review_system.env:143
-        self._hit(0)
+        if self.coverage is not None:
+            self._hit(0)
         p = self.t_products.get(product_id)
         if p is None:
             raise rt.Fail("Product not found", site=1)  # ecommerce_product_review_system.env:144
-        self._hit(1)
+        if self.coverage is not None:
+            self._hit(1)
         return p
 
     def _impl_search_products_by_category(self, category: str) -> list[Product]:
@@ -3179,7 +3181,8 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
     def _impl_get_reviews_by_product_id(self, product_id: str) -> list[Review]:
         if not (product_id in self.t_products):
             raise rt.Fail("Product not found", site=2)  # ecommerce_product_review_system.env:162
-        self._hit(2)
+        if self.coverage is not None:
+            self._hit(2)
         return self._fn_reviews_of(product_id=product_id)
 
     def _impl_get_reviews_by_product_name(self, product_name: str) -> list[Review]:
@@ -3188,7 +3191,8 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
         ]
         if not (len(ids) > 0):
             raise rt.Fail("Product not found", site=3)  # ecommerce_product_review_system.env:170
-        self._hit(3)
+        if self.coverage is not None:
+            self._hit(3)
         return [r for r in self._it(self.t_reviews.rows()) if (r.product_id in ids)]
 
     def _impl_get_review_by_id(self, review_id: str) -> Review:
@@ -3196,28 +3200,33 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
             raise rt.Fail(
                 "Review ID cannot be empty", site=4
             )  # ecommerce_product_review_system.env:176
-        self._hit(4)
+        if self.coverage is not None:
+            self._hit(4)
         r = self.t_reviews.get(review_id)
         if r is None:
             raise rt.Fail("Review not found", site=5)  # ecommerce_product_review_system.env:177
-        self._hit(5)
+        if self.coverage is not None:
+            self._hit(5)
         return r
 
     def _impl_get_user_by_id(self, user_id: str) -> User:
         u = self.t_users.get(user_id)
         if u is None:
             raise rt.Fail("User not found", site=6)  # ecommerce_product_review_system.env:183
-        self._hit(6)
+        if self.coverage is not None:
+            self._hit(6)
         return u
 
     def _impl_check_user_purchase_history(self, user_id: str, product_id: str) -> bool:
         u = self.t_users.get(user_id)
         if u is None:
             raise rt.Fail("User not found", site=7)  # ecommerce_product_review_system.env:190
-        self._hit(7)
+        if self.coverage is not None:
+            self._hit(7)
         if not (product_id in self.t_products):
             raise rt.Fail("Product not found", site=8)  # ecommerce_product_review_system.env:191
-        self._hit(8)
+        if self.coverage is not None:
+            self._hit(8)
         return product_id in u.purchase_history
 
     def _impl_get_average_rating_for_product(
@@ -3227,14 +3236,16 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
             raise rt.Fail(
                 "Either product_id or product_name must be provided.", site=9
             )  # ecommerce_product_review_system.env:202
-        self._hit(9)
+        if self.coverage is not None:
+            self._hit(9)
         target: str = ""
         if product_id is not None:
             if not (h.unwrap(product_id) in self.t_products):
                 raise rt.Fail(
                     "Product not found.", site=10
                 )  # ecommerce_product_review_system.env:206
-            self._hit(10)
+            if self.coverage is not None:
+                self._hit(10)
             target = h.unwrap(product_id)
         else:
             matches: list[Product] = [
@@ -3244,7 +3255,8 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
                 raise rt.Fail(
                     ("No product found with name '" + h.to_str(product_name) + "'."), site=11
                 )  # ecommerce_product_review_system.env:210
-            self._hit(11)
+            if self.coverage is not None:
+                self._hit(11)
             if not (len(matches) == 1):
                 raise rt.Fail(
                     (
@@ -3254,7 +3266,8 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
                     ),
                     site=12,
                 )  # ecommerce_product_review_system.env:211
-            self._hit(12)
+            if self.coverage is not None:
+                self._hit(12)
             target = h.at(matches, 0).product_id
         rs: list[Review] = self._fn_reviews_of(product_id=target)
         if len(rs) == 0:
@@ -3273,26 +3286,31 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
             raise rt.Fail(
                 "Product does not exist", site=13
             )  # ecommerce_product_review_system.env:239
-        self._hit(13)
+        if self.coverage is not None:
+            self._hit(13)
         u = self.t_users.get(user_id)
         if u is None:
             raise rt.Fail("User does not exist", site=14)  # ecommerce_product_review_system.env:240
-        self._hit(14)
+        if self.coverage is not None:
+            self._hit(14)
         if not (u.account_status == AccountStatus.active):
             raise rt.Fail(
                 "User account is not active", site=15
             )  # ecommerce_product_review_system.env:245
-        self._hit(15)
+        if self.coverage is not None:
+            self._hit(15)
         if not (product_id in u.purchase_history):
             raise rt.Fail(
                 "User has not purchased this product", site=16
             )  # ecommerce_product_review_system.env:246
-        self._hit(16)
+        if self.coverage is not None:
+            self._hit(16)
         if not (1 <= rating <= 5):
             raise rt.Fail(
                 "Rating must be an integer between 1 and 5", site=17
             )  # ecommerce_product_review_system.env:247
-        self._hit(17)
+        if self.coverage is not None:
+            self._hit(17)
         return self._insert_reviews(
             Review(
                 product_id=product_id,
@@ -3309,27 +3327,32 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
         r = self.t_reviews.get(review_id)
         if r is None:
             raise rt.Fail("Review not found", site=18)  # ecommerce_product_review_system.env:261
-        self._hit(18)
+        if self.coverage is not None:
+            self._hit(18)
         u = self.t_users.get(user_id)
         if u is None:
             raise rt.Fail(
                 "User not authorized to edit this review", site=19
             )  # ecommerce_product_review_system.env:266
-        self._hit(19)
+        if self.coverage is not None:
+            self._hit(19)
         if not self._fn_can_moderate(u=u, r=r):
             raise rt.Fail(
                 "User not authorized to edit this review", site=20
             )  # ecommerce_product_review_system.env:267
-        self._hit(20)
+        if self.coverage is not None:
+            self._hit(20)
         if not (new_comment is not None or new_rating is not None):
             raise rt.Fail("No changes provided", site=21)  # ecommerce_product_review_system.env:268
-        self._hit(21)
+        if self.coverage is not None:
+            self._hit(21)
         if new_rating is not None:
             if not (1 <= h.unwrap(new_rating) <= 5):
                 raise rt.Fail(
                     "Rating must be between 1 and 5", site=22
                 )  # ecommerce_product_review_system.env:270
-            self._hit(22)
+            if self.coverage is not None:
+                self._hit(22)
             self._write_reviews_rating(r, h.unwrap(new_rating))
         if new_comment is not None:
             self._write_reviews_comment(r, h.unwrap(new_comment))
@@ -3339,18 +3362,21 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
         r = self.t_reviews.get(review_id)
         if r is None:
             raise rt.Fail("Review not found", site=23)  # ecommerce_product_review_system.env:284
-        self._hit(23)
+        if self.coverage is not None:
+            self._hit(23)
         u = self.t_users.get(requester_user_id)
         if u is None:
             raise rt.Fail(
                 "Permission denied: Only the review owner can delete this review", site=24
             )  # ecommerce_product_review_system.env:285
-        self._hit(24)
+        if self.coverage is not None:
+            self._hit(24)
         if not self._fn_can_moderate(u=u, r=r):
             raise rt.Fail(
                 "Permission denied: Only the review owner can delete this review", site=25
             )  # ecommerce_product_review_system.env:289
-        self._hit(25)
+        if self.coverage is not None:
+            self._hit(25)
         self._delete("reviews", review_id)
         return "Review deleted successfully"
 
@@ -3358,7 +3384,8 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
         r = self.t_reviews.get(review_id)
         if r is None:
             raise rt.Fail("Review not found", site=26)  # ecommerce_product_review_system.env:297
-        self._hit(26)
+        if self.coverage is not None:
+            self._hit(26)
         self._write_reviews_helpful_votes(r, r.helpful_votes + 1)
         return r
 
@@ -3367,23 +3394,27 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
             raise rt.Fail(
                 "Product does not exist", site=27
             )  # ecommerce_product_review_system.env:308
-        self._hit(27)
+        if self.coverage is not None:
+            self._hit(27)
         admin = self.t_users.get(admin_user_id)
         if admin is None:
             raise rt.Fail(
                 "Admin user does not exist", site=28
             )  # ecommerce_product_review_system.env:309
-        self._hit(28)
+        if self.coverage is not None:
+            self._hit(28)
         if not (admin.account_status == AccountStatus.active):
             raise rt.Fail(
                 "Admin user is not active", site=29
             )  # ecommerce_product_review_system.env:312
-        self._hit(29)
+        if self.coverage is not None:
+            self._hit(29)
         if not admin.is_admin:
             raise rt.Fail(
                 "Only admin users may bulk-delete reviews", site=30
             )  # ecommerce_product_review_system.env:313
-        self._hit(30)
+        if self.coverage is not None:
+            self._hit(30)
         doomed: list[str] = [
             r.review_id for r in self._it(self.t_reviews.rows()) if (r.product_id == product_id)
         ]
@@ -3401,14 +3432,16 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
         p = self.t_products.get(product_id)
         if p is None:
             raise rt.Fail("Product not found", site=31)  # ecommerce_product_review_system.env:327
-        self._hit(31)
+        if self.coverage is not None:
+            self._hit(31)
         for k in self._it(list(["name", "brand", "category"])):
             if k in updates:
                 if not (h.lookup(updates, k).strip() != ""):
                     raise rt.Fail(
                         ("The product " + h.to_str(k) + " cannot be empty"), site=32
                     )  # ecommerce_product_review_system.env:330
-                self._hit(32)
+                if self.coverage is not None:
+                    self._hit(32)
         if "name" in updates:
             self._write_products_name(p, h.lookup(updates, "name"))
         if "brand" in updates:
@@ -3431,12 +3464,14 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
             raise rt.Fail(
                 "Missing required fields: product_id, name, brand, or category", site=33
             )  # ecommerce_product_review_system.env:357
-        self._hit(33)
+        if self.coverage is not None:
+            self._hit(33)
         if not (product_id not in self.t_products):
             raise rt.Fail(
                 "Product with this product_id already exists", site=34
             )  # ecommerce_product_review_system.env:361
-        self._hit(34)
+        if self.coverage is not None:
+            self._hit(34)
         return self._insert_products(
             Product(
                 product_id=product_id,
@@ -3992,8 +4027,18 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
         old = row.rating
         if old == value and type(old) is type(value):
             return  # assigning the current value is not a change
-        rt.store(value)
-        self._journal_field("reviews", row.review_id, row, "rating", old)
+        if not (type(value) is int and _MIN_INT <= value <= _MAX_INT):
+            rt.store(value)
+        key = row.review_id
+        journal = self._journal
+        if journal is not None:  # None while building an initial state
+            journal.append(("field", "reviews", key, row, "rating", old))
+        touched = self._touched
+        originals = touched.get(("reviews", key))
+        if originals is None:
+            touched[("reviews", key)] = {"rating": old}
+        elif originals is not _INSERTED:
+            originals.setdefault("rating", old)
         row.rating = value
 
     def _write_reviews_comment(self, row: Review, value: str) -> None:
@@ -4001,8 +4046,18 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
         old = row.comment
         if old == value and type(old) is type(value):
             return  # assigning the current value is not a change
-        rt.store(value)
-        self._journal_field("reviews", row.review_id, row, "comment", old)
+        if not (type(value) is str and len(value) <= 64):
+            rt.store(value)
+        key = row.review_id
+        journal = self._journal
+        if journal is not None:  # None while building an initial state
+            journal.append(("field", "reviews", key, row, "comment", old))
+        touched = self._touched
+        originals = touched.get(("reviews", key))
+        if originals is None:
+            touched[("reviews", key)] = {"comment": old}
+        elif originals is not _INSERTED:
+            originals.setdefault("comment", old)
         row.comment = value
 
     def _write_reviews_helpful_votes(self, row: Review, value: int) -> None:
@@ -4010,8 +4065,18 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
         old = row.helpful_votes
         if old == value and type(old) is type(value):
             return  # assigning the current value is not a change
-        rt.store(value)
-        self._journal_field("reviews", row.review_id, row, "helpful_votes", old)
+        if not (type(value) is int and _MIN_INT <= value <= _MAX_INT):
+            rt.store(value)
+        key = row.review_id
+        journal = self._journal
+        if journal is not None:  # None while building an initial state
+            journal.append(("field", "reviews", key, row, "helpful_votes", old))
+        touched = self._touched
+        originals = touched.get(("reviews", key))
+        if originals is None:
+            touched[("reviews", key)] = {"helpful_votes": old}
+        elif originals is not _INSERTED:
+            originals.setdefault("helpful_votes", old)
         row.helpful_votes = value
 
     def _write_products_name(self, row: Product, value: str) -> None:
@@ -4019,8 +4084,18 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
         old = row.name
         if old == value and type(old) is type(value):
             return  # assigning the current value is not a change
-        rt.store(value)
-        self._journal_field("products", row.product_id, row, "name", old)
+        if not (type(value) is str and len(value) <= 64):
+            rt.store(value)
+        key = row.product_id
+        journal = self._journal
+        if journal is not None:  # None while building an initial state
+            journal.append(("field", "products", key, row, "name", old))
+        touched = self._touched
+        originals = touched.get(("products", key))
+        if originals is None:
+            touched[("products", key)] = {"name": old}
+        elif originals is not _INSERTED:
+            originals.setdefault("name", old)
         row.name = value
 
     def _write_products_brand(self, row: Product, value: str) -> None:
@@ -4028,8 +4103,18 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
         old = row.brand
         if old == value and type(old) is type(value):
             return  # assigning the current value is not a change
-        rt.store(value)
-        self._journal_field("products", row.product_id, row, "brand", old)
+        if not (type(value) is str and len(value) <= 64):
+            rt.store(value)
+        key = row.product_id
+        journal = self._journal
+        if journal is not None:  # None while building an initial state
+            journal.append(("field", "products", key, row, "brand", old))
+        touched = self._touched
+        originals = touched.get(("products", key))
+        if originals is None:
+            touched[("products", key)] = {"brand": old}
+        elif originals is not _INSERTED:
+            originals.setdefault("brand", old)
         row.brand = value
 
     def _write_products_category(self, row: Product, value: str) -> None:
@@ -4037,8 +4122,18 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
         old = row.category
         if old == value and type(old) is type(value):
             return  # assigning the current value is not a change
-        rt.store(value)
-        self._journal_field("products", row.product_id, row, "category", old)
+        if not (type(value) is str and len(value) <= 64):
+            rt.store(value)
+        key = row.product_id
+        journal = self._journal
+        if journal is not None:  # None while building an initial state
+            journal.append(("field", "products", key, row, "category", old))
+        touched = self._touched
+        originals = touched.get(("products", key))
+        if originals is None:
+            touched[("products", key)] = {"category": old}
+        elif originals is not _INSERTED:
+            originals.setdefault("category", old)
         row.category = value
 
     def _write_products_description(self, row: Product, value: str) -> None:
@@ -4046,8 +4141,18 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
         old = row.description
         if old == value and type(old) is type(value):
             return  # assigning the current value is not a change
-        rt.store(value)
-        self._journal_field("products", row.product_id, row, "description", old)
+        if not (type(value) is str and len(value) <= 64):
+            rt.store(value)
+        key = row.product_id
+        journal = self._journal
+        if journal is not None:  # None while building an initial state
+            journal.append(("field", "products", key, row, "description", old))
+        touched = self._touched
+        originals = touched.get(("products", key))
+        if originals is None:
+            touched[("products", key)] = {"description": old}
+        elif originals is not _INSERTED:
+            originals.setdefault("description", old)
         row.description = value
 
     def _insert_reviews(self, row: Review) -> Review:

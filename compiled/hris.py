@@ -4203,36 +4203,42 @@ class HRISEnv(rt.Environment):
     def _impl_get_employee_by_id(self, employee_id: str) -> Employee:
         if not (employee_id != ""):
             raise rt.Fail("Employee ID cannot be empty", site=0)  # hris.env:194
-        self._hit(0)
+        if self.coverage is not None:
+            self._hit(0)
         e = self.t_employees.get(employee_id)
         if e is None:
             raise rt.Fail("Employee not found", site=1)  # hris.env:195
-        self._hit(1)
+        if self.coverage is not None:
+            self._hit(1)
         return e
 
     def _impl_get_employee_by_work_email(self, work_email: str) -> Employee:
         e = h.first((x for x in self._it(self.t_employees.rows()) if (x.work_email == work_email)))
         if e is None:
             raise rt.Fail("Employee with this work email not found", site=2)  # hris.env:201
-        self._hit(2)
+        if self.coverage is not None:
+            self._hit(2)
         return e
 
     def _impl_list_employees_by_department(self, department_id: str) -> list[Employee]:
         if not (department_id in self.t_departments):
             raise rt.Fail("Department not found", site=3)  # hris.env:208
-        self._hit(3)
+        if self.coverage is not None:
+            self._hit(3)
         return [e for e in self._it(self.t_employees.rows()) if (e.department == department_id)]
 
     def _impl_list_employees_by_job_title(self, job_title: str) -> list[Employee]:
         if not (job_title in self.t_job_positions):
             raise rt.Fail("Job title not found", site=4)  # hris.env:216
-        self._hit(4)
+        if self.coverage is not None:
+            self._hit(4)
         return [e for e in self._it(self.t_employees.rows()) if (e.job_title == job_title)]
 
     def _impl_list_employees_by_employment_status(self, employment_status: str) -> list[Employee]:
         if not (employment_status in self.t_employment_statuses):
             raise rt.Fail("Invalid employment status type", site=5)  # hris.env:225
-        self._hit(5)
+        if self.coverage is not None:
+            self._hit(5)
         return [
             e
             for e in self._it(self.t_employees.rows())
@@ -4243,13 +4249,15 @@ class HRISEnv(rt.Environment):
         d = self.t_departments.get(department_id)
         if d is None:
             raise rt.Fail("Department not found", site=6)  # hris.env:231
-        self._hit(6)
+        if self.coverage is not None:
+            self._hit(6)
         return d
 
     def _impl_get_department_by_name(self, department_name: str) -> Department:
         if not (department_name != ""):
             raise rt.Fail("Department name cannot be empty", site=7)  # hris.env:241
-        self._hit(7)
+        if self.coverage is not None:
+            self._hit(7)
         d = h.first(
             (
                 x
@@ -4259,24 +4267,28 @@ class HRISEnv(rt.Environment):
         )
         if d is None:
             raise rt.Fail("Department with the given name not found", site=8)  # hris.env:242
-        self._hit(8)
+        if self.coverage is not None:
+            self._hit(8)
         return d
 
     def _impl_get_job_position_by_title(self, job_title: str) -> JobPosition:
         j = self.t_job_positions.get(job_title)
         if j is None:
             raise rt.Fail("Job title not found", site=9)  # hris.env:249
-        self._hit(9)
+        if self.coverage is not None:
+            self._hit(9)
         return j
 
     def _impl_get_employment_status_info(self, status_type: str) -> EmploymentStatus:
         if not (status_type != ""):
             raise rt.Fail("Status type cannot be empty", site=10)  # hris.env:259
-        self._hit(10)
+        if self.coverage is not None:
+            self._hit(10)
         s = self.t_employment_statuses.get(status_type)
         if s is None:
             raise rt.Fail("Employment status type not found", site=11)  # hris.env:260
-        self._hit(11)
+        if self.coverage is not None:
+            self._hit(11)
         return s
 
     def _impl_check_employee_eligibility_for_action(self, employee_id: str) -> Eligibility:
@@ -4285,7 +4297,8 @@ class HRISEnv(rt.Environment):
             raise rt.Fail(
                 ("Employee with ID '" + h.to_str(employee_id) + "' not found"), site=12
             )  # hris.env:269
-        self._hit(12)
+        if self.coverage is not None:
+            self._hit(12)
         return Eligibility(eligible=self._fn_is_eligible(e=e))
 
     def _impl_validate_salary_against_job(self, job_title: str, salary: float) -> SalaryValidity:
@@ -4294,7 +4307,8 @@ class HRISEnv(rt.Environment):
             raise rt.Fail(
                 ("Job title '" + h.to_str(job_title) + "' does not exist"), site=13
             )  # hris.env:278
-        self._hit(13)
+        if self.coverage is not None:
+            self._hit(13)
         return SalaryValidity(is_valid=self._fn_in_range(j=j, salary=salary))
 
     def _impl_list_all_departments(self) -> list[Department]:
@@ -4307,17 +4321,20 @@ class HRISEnv(rt.Environment):
         d: EmployeeData = employee_data
         if not (d.employee_id != ""):
             raise rt.Fail("Employee ID is required", site=14)  # hris.env:303
-        self._hit(14)
+        if self.coverage is not None:
+            self._hit(14)
         if not (d.employee_id not in self.t_employees):
             raise rt.Fail(
                 ("Employee with ID " + h.to_str(d.employee_id) + " already exists."), site=15
             )  # hris.env:304
-        self._hit(15)
+        if self.coverage is not None:
+            self._hit(15)
         if not (d.employment_status in self.t_employment_statuses):
             raise rt.Fail(
                 ("Invalid employment status: " + h.to_str(d.employment_status) + "."), site=16
             )  # hris.env:305
-        self._hit(16)
+        if self.coverage is not None:
+            self._hit(16)
         dept_id: str = d.department
         if d.department not in self.t_departments:
             byname = h.first(
@@ -4331,14 +4348,16 @@ class HRISEnv(rt.Environment):
                 raise rt.Fail(
                     ("Department '" + h.to_str(d.department) + "' does not exist."), site=17
                 )  # hris.env:310
-            self._hit(17)
+            if self.coverage is not None:
+                self._hit(17)
             dept_id = byname.department_id
         j = self.t_job_positions.get(d.job_title)
         if j is None:
             raise rt.Fail(
                 ("Job title '" + h.to_str(d.job_title) + "' is not defined in the system."), site=18
             )  # hris.env:314
-        self._hit(18)
+        if self.coverage is not None:
+            self._hit(18)
         if not self._fn_in_range(j=j, salary=d.salary):
             raise rt.Fail(
                 (
@@ -4354,27 +4373,33 @@ class HRISEnv(rt.Environment):
                 ),
                 site=19,
             )  # hris.env:316
-        self._hit(19)
+        if self.coverage is not None:
+            self._hit(19)
         if not (d.hire_date <= self.s_today):
             raise rt.Fail("Hire date cannot be in the future.", site=20)  # hris.env:318
-        self._hit(20)
+        if self.coverage is not None:
+            self._hit(20)
         if not (d.date_of_birth <= self.s_today):
             raise rt.Fail("Date of birth cannot be in the future.", site=21)  # hris.env:319
-        self._hit(21)
+        if self.coverage is not None:
+            self._hit(21)
         if not ("@" in d.work_email):
             raise rt.Fail("Invalid email format.", site=22)  # hris.env:320
-        self._hit(22)
+        if self.coverage is not None:
+            self._hit(22)
         if not all(((x_.work_email != d.work_email) for x_ in self._it(self.t_employees.rows()))):
             raise rt.Fail(
                 ("Work email " + h.to_str(d.work_email) + " is already in use."), site=23
             )  # hris.env:321
-        self._hit(23)
+        if self.coverage is not None:
+            self._hit(23)
         if d.manager_id is not None:
             if not (h.unwrap(d.manager_id) in self.t_employees):
                 raise rt.Fail(
                     ("Manager '" + h.to_str(h.unwrap(d.manager_id)) + "' does not exist."), site=24
                 )  # hris.env:324
-            self._hit(24)
+            if self.coverage is not None:
+                self._hit(24)
         return self._insert_employees(
             Employee(
                 employee_id=d.employee_id,
@@ -4400,7 +4425,8 @@ class HRISEnv(rt.Environment):
             raise rt.Fail(
                 ("Employee with ID " + h.to_str(employee_id) + " not found."), site=25
             )  # hris.env:354
-        self._hit(25)
+        if self.coverage is not None:
+            self._hit(25)
         allowed: set[str] = {
             "first_name",
             "last_name",
@@ -4420,11 +4446,13 @@ class HRISEnv(rt.Environment):
                     ),
                     site=26,
                 )  # hris.env:365
-            self._hit(26)
+            if self.coverage is not None:
+                self._hit(26)
         if "work_email" in updates:
             if not ("@" in h.lookup(updates, "work_email")):
                 raise rt.Fail("Invalid email format.", site=27)  # hris.env:369
-            self._hit(27)
+            if self.coverage is not None:
+                self._hit(27)
             if not all(
                 (
                     (
@@ -4442,13 +4470,15 @@ class HRISEnv(rt.Environment):
                     ),
                     site=28,
                 )  # hris.env:370
-            self._hit(28)
+            if self.coverage is not None:
+                self._hit(28)
             self._write_employees_work_email(e, h.lookup(updates, "work_email"))
         if "date_of_birth" in updates:
             dob: datetime.date = h.date(h.lookup(updates, "date_of_birth"))
             if not (dob <= self.s_today):
                 raise rt.Fail("Date of birth cannot be in the future.", site=29)  # hris.env:379
-            self._hit(29)
+            if self.coverage is not None:
+                self._hit(29)
             self._write_employees_date_of_birth(e, dob)
         if "first_name" in updates:
             self._write_employees_first_name(e, h.lookup(updates, "first_name"))
@@ -4468,13 +4498,15 @@ class HRISEnv(rt.Environment):
             raise rt.Fail(
                 ("Employee with ID " + h.to_str(employee_id) + " not found."), site=30
             )  # hris.env:408
-        self._hit(30)
+        if self.coverage is not None:
+            self._hit(30)
         j = self.t_job_positions.get(new_job_title)
         if j is None:
             raise rt.Fail(
                 ("Job title '" + h.to_str(new_job_title) + "' not found."), site=31
             )  # hris.env:409
-        self._hit(31)
+        if self.coverage is not None:
+            self._hit(31)
         if not self._fn_is_eligible(e=e):
             raise rt.Fail(
                 (
@@ -4486,7 +4518,8 @@ class HRISEnv(rt.Environment):
                 ),
                 site=32,
             )  # hris.env:410
-        self._hit(32)
+        if self.coverage is not None:
+            self._hit(32)
         if not (e.department == j.department_id):
             raise rt.Fail(
                 (
@@ -4500,7 +4533,8 @@ class HRISEnv(rt.Environment):
                 ),
                 site=33,
             )  # hris.env:412
-        self._hit(33)
+        if self.coverage is not None:
+            self._hit(33)
         if not self._fn_in_range(j=j, salary=e.salary):
             raise rt.Fail(
                 (
@@ -4516,7 +4550,8 @@ class HRISEnv(rt.Environment):
                 ),
                 site=34,
             )  # hris.env:414
-        self._hit(34)
+        if self.coverage is not None:
+            self._hit(34)
         self._write_employees_job_title(e, new_job_title)
         return e
 
@@ -4525,14 +4560,17 @@ class HRISEnv(rt.Environment):
     ) -> Employee:
         if not (employee_id != "" and new_department_id != ""):
             raise rt.Fail("Employee ID and department ID cannot be empty", site=35)  # hris.env:427
-        self._hit(35)
+        if self.coverage is not None:
+            self._hit(35)
         e = self.t_employees.get(employee_id)
         if e is None:
             raise rt.Fail("Employee not found", site=36)  # hris.env:429
-        self._hit(36)
+        if self.coverage is not None:
+            self._hit(36)
         if not (new_department_id in self.t_departments):
             raise rt.Fail("Target department does not exist", site=37)  # hris.env:430
-        self._hit(37)
+        if self.coverage is not None:
+            self._hit(37)
         self._write_employees_department(e, new_department_id)
         return e
 
@@ -4542,10 +4580,12 @@ class HRISEnv(rt.Environment):
             raise rt.Fail(
                 ("Employee with ID '" + h.to_str(employee_id) + "' does not exist."), site=38
             )  # hris.env:441
-        self._hit(38)
+        if self.coverage is not None:
+            self._hit(38)
         if not (new_salary >= 0.0):
             raise rt.Fail("Salary cannot be negative.", site=39)  # hris.env:445
-        self._hit(39)
+        if self.coverage is not None:
+            self._hit(39)
         j: JobPosition = self.t_job_positions.row(e.job_title)
         if not self._fn_in_range(j=j, salary=new_salary):
             raise rt.Fail(
@@ -4562,7 +4602,8 @@ class HRISEnv(rt.Environment):
                 ),
                 site=40,
             )  # hris.env:447
-        self._hit(40)
+        if self.coverage is not None:
+            self._hit(40)
         if not (new_salary <= e.salary or self._fn_is_eligible(e=e)):
             raise rt.Fail(
                 (
@@ -4572,23 +4613,27 @@ class HRISEnv(rt.Environment):
                 ),
                 site=41,
             )  # hris.env:451
-        self._hit(41)
+        if self.coverage is not None:
+            self._hit(41)
         self._write_employees_salary(e, new_salary)
         return e
 
     def _impl_update_employment_status(self, employee_id: str, new_status: str) -> Employee:
         if not (employee_id != ""):
             raise rt.Fail("Employee ID is required", site=42)  # hris.env:464
-        self._hit(42)
+        if self.coverage is not None:
+            self._hit(42)
         if not (new_status != ""):
             raise rt.Fail("New status is required", site=43)  # hris.env:467
-        self._hit(43)
+        if self.coverage is not None:
+            self._hit(43)
         e = self.t_employees.get(employee_id)
         if e is None:
             raise rt.Fail(
                 ("Employee with ID '" + h.to_str(employee_id) + "' does not exist"), site=44
             )  # hris.env:468
-        self._hit(44)
+        if self.coverage is not None:
+            self._hit(44)
         if not (new_status in self.t_employment_statuses):
             raise rt.Fail(
                 (
@@ -4598,7 +4643,8 @@ class HRISEnv(rt.Environment):
                 ),
                 site=45,
             )  # hris.env:469
-        self._hit(45)
+        if self.coverage is not None:
+            self._hit(45)
         self._write_employees_employment_status(e, new_status)
         return e
 
@@ -4608,7 +4654,8 @@ class HRISEnv(rt.Environment):
             raise rt.Fail(
                 ("Employee with ID '" + h.to_str(employee_id) + "' not found."), site=46
             )  # hris.env:478
-        self._hit(46)
+        if self.coverage is not None:
+            self._hit(46)
         inactive: list[EmploymentStatus] = [
             s for s in self._it(self.t_employment_statuses.rows()) if (not s.is_active)
         ]
@@ -4616,7 +4663,8 @@ class HRISEnv(rt.Environment):
             raise rt.Fail(
                 "No inactive employment status (e.g., terminated) defined in the system.", site=47
             )  # hris.env:483
-        self._hit(47)
+        if self.coverage is not None:
+            self._hit(47)
         target: str = h.at(inactive, 0).status_type
         if any(((s_.status_type == "terminated") for s_ in self._it(list(inactive)))):
             target = "terminated"
@@ -4627,29 +4675,35 @@ class HRISEnv(rt.Environment):
         e = self.t_employees.get(employee_id)
         if e is None:
             raise rt.Fail("Employee not found", site=48)  # hris.env:495
-        self._hit(48)
+        if self.coverage is not None:
+            self._hit(48)
         if not (not self._fn_is_eligible(e=e)):
             raise rt.Fail("Employee is already active", site=49)  # hris.env:496
-        self._hit(49)
+        if self.coverage is not None:
+            self._hit(49)
         a = self.t_employment_statuses.get("active")
         if a is None:
             raise rt.Fail("Active status is not defined in the system", site=50)  # hris.env:497
-        self._hit(50)
+        if self.coverage is not None:
+            self._hit(50)
         if not a.is_active:
             raise rt.Fail(
                 "Active status is not marked as active in the system", site=51
             )  # hris.env:498
-        self._hit(51)
+        if self.coverage is not None:
+            self._hit(51)
         self._write_employees_employment_status(e, "active")
         return e
 
     def _impl_remove_employee_record(self, employee_id: str) -> str:
         if not (employee_id != ""):
             raise rt.Fail("Employee ID is required.", site=52)  # hris.env:508
-        self._hit(52)
+        if self.coverage is not None:
+            self._hit(52)
         if not (employee_id in self.t_employees):
             raise rt.Fail("Employee not found.", site=53)  # hris.env:509
-        self._hit(53)
+        if self.coverage is not None:
+            self._hit(53)
         self._delete("employees", employee_id)
         return "Employee record removed successfully."
 
@@ -5623,8 +5677,18 @@ class HRISEnv(rt.Environment):
         old = row.work_email
         if old == value and type(old) is type(value):
             return  # assigning the current value is not a change
-        rt.store(value)
-        self._journal_field("employees", row.employee_id, row, "work_email", old)
+        if not (type(value) is str and len(value) <= 64):
+            rt.store(value)
+        key = row.employee_id
+        journal = self._journal
+        if journal is not None:  # None while building an initial state
+            journal.append(("field", "employees", key, row, "work_email", old))
+        touched = self._touched
+        originals = touched.get(("employees", key))
+        if originals is None:
+            touched[("employees", key)] = {"work_email": old}
+        elif originals is not _INSERTED:
+            originals.setdefault("work_email", old)
         self._reindex("employees", row, "work_email", old, value)
         row.work_email = value
 
@@ -5633,7 +5697,16 @@ class HRISEnv(rt.Environment):
         old = row.date_of_birth
         if old == value and type(old) is type(value):
             return  # assigning the current value is not a change
-        self._journal_field("employees", row.employee_id, row, "date_of_birth", old)
+        key = row.employee_id
+        journal = self._journal
+        if journal is not None:  # None while building an initial state
+            journal.append(("field", "employees", key, row, "date_of_birth", old))
+        touched = self._touched
+        originals = touched.get(("employees", key))
+        if originals is None:
+            touched[("employees", key)] = {"date_of_birth": old}
+        elif originals is not _INSERTED:
+            originals.setdefault("date_of_birth", old)
         row.date_of_birth = value
 
     def _write_employees_first_name(self, row: Employee, value: str) -> None:
@@ -5641,8 +5714,18 @@ class HRISEnv(rt.Environment):
         old = row.first_name
         if old == value and type(old) is type(value):
             return  # assigning the current value is not a change
-        rt.store(value)
-        self._journal_field("employees", row.employee_id, row, "first_name", old)
+        if not (type(value) is str and len(value) <= 64):
+            rt.store(value)
+        key = row.employee_id
+        journal = self._journal
+        if journal is not None:  # None while building an initial state
+            journal.append(("field", "employees", key, row, "first_name", old))
+        touched = self._touched
+        originals = touched.get(("employees", key))
+        if originals is None:
+            touched[("employees", key)] = {"first_name": old}
+        elif originals is not _INSERTED:
+            originals.setdefault("first_name", old)
         row.first_name = value
 
     def _write_employees_last_name(self, row: Employee, value: str) -> None:
@@ -5650,8 +5733,18 @@ class HRISEnv(rt.Environment):
         old = row.last_name
         if old == value and type(old) is type(value):
             return  # assigning the current value is not a change
-        rt.store(value)
-        self._journal_field("employees", row.employee_id, row, "last_name", old)
+        if not (type(value) is str and len(value) <= 64):
+            rt.store(value)
+        key = row.employee_id
+        journal = self._journal
+        if journal is not None:  # None while building an initial state
+            journal.append(("field", "employees", key, row, "last_name", old))
+        touched = self._touched
+        originals = touched.get(("employees", key))
+        if originals is None:
+            touched[("employees", key)] = {"last_name": old}
+        elif originals is not _INSERTED:
+            originals.setdefault("last_name", old)
         row.last_name = value
 
     def _write_employees_gender(self, row: Employee, value: str) -> None:
@@ -5659,8 +5752,18 @@ class HRISEnv(rt.Environment):
         old = row.gender
         if old == value and type(old) is type(value):
             return  # assigning the current value is not a change
-        rt.store(value)
-        self._journal_field("employees", row.employee_id, row, "gender", old)
+        if not (type(value) is str and len(value) <= 64):
+            rt.store(value)
+        key = row.employee_id
+        journal = self._journal
+        if journal is not None:  # None while building an initial state
+            journal.append(("field", "employees", key, row, "gender", old))
+        touched = self._touched
+        originals = touched.get(("employees", key))
+        if originals is None:
+            touched[("employees", key)] = {"gender": old}
+        elif originals is not _INSERTED:
+            originals.setdefault("gender", old)
         row.gender = value
 
     def _write_employees_phone_number(self, row: Employee, value: str) -> None:
@@ -5668,8 +5771,18 @@ class HRISEnv(rt.Environment):
         old = row.phone_number
         if old == value and type(old) is type(value):
             return  # assigning the current value is not a change
-        rt.store(value)
-        self._journal_field("employees", row.employee_id, row, "phone_number", old)
+        if not (type(value) is str and len(value) <= 64):
+            rt.store(value)
+        key = row.employee_id
+        journal = self._journal
+        if journal is not None:  # None while building an initial state
+            journal.append(("field", "employees", key, row, "phone_number", old))
+        touched = self._touched
+        originals = touched.get(("employees", key))
+        if originals is None:
+            touched[("employees", key)] = {"phone_number": old}
+        elif originals is not _INSERTED:
+            originals.setdefault("phone_number", old)
         row.phone_number = value
 
     def _write_employees_address(self, row: Employee, value: str) -> None:
@@ -5677,8 +5790,18 @@ class HRISEnv(rt.Environment):
         old = row.address
         if old == value and type(old) is type(value):
             return  # assigning the current value is not a change
-        rt.store(value)
-        self._journal_field("employees", row.employee_id, row, "address", old)
+        if not (type(value) is str and len(value) <= 64):
+            rt.store(value)
+        key = row.employee_id
+        journal = self._journal
+        if journal is not None:  # None while building an initial state
+            journal.append(("field", "employees", key, row, "address", old))
+        touched = self._touched
+        originals = touched.get(("employees", key))
+        if originals is None:
+            touched[("employees", key)] = {"address": old}
+        elif originals is not _INSERTED:
+            originals.setdefault("address", old)
         row.address = value
 
     def _write_employees_job_title(self, row: Employee, value: str) -> None:
@@ -5687,7 +5810,16 @@ class HRISEnv(rt.Environment):
         if old == value and type(old) is type(value):
             return  # assigning the current value is not a change
         rt.store(value)
-        self._journal_field("employees", row.employee_id, row, "job_title", old)
+        key = row.employee_id
+        journal = self._journal
+        if journal is not None:  # None while building an initial state
+            journal.append(("field", "employees", key, row, "job_title", old))
+        touched = self._touched
+        originals = touched.get(("employees", key))
+        if originals is None:
+            touched[("employees", key)] = {"job_title": old}
+        elif originals is not _INSERTED:
+            originals.setdefault("job_title", old)
         self._reindex("employees", row, "job_title", old, value)
         row.job_title = value
 
@@ -5697,7 +5829,16 @@ class HRISEnv(rt.Environment):
         if old == value and type(old) is type(value):
             return  # assigning the current value is not a change
         rt.store(value)
-        self._journal_field("employees", row.employee_id, row, "department", old)
+        key = row.employee_id
+        journal = self._journal
+        if journal is not None:  # None while building an initial state
+            journal.append(("field", "employees", key, row, "department", old))
+        touched = self._touched
+        originals = touched.get(("employees", key))
+        if originals is None:
+            touched[("employees", key)] = {"department": old}
+        elif originals is not _INSERTED:
+            originals.setdefault("department", old)
         self._reindex("employees", row, "department", old, value)
         row.department = value
 
@@ -5707,7 +5848,16 @@ class HRISEnv(rt.Environment):
         if old == value and type(old) is type(value):
             return  # assigning the current value is not a change
         rt.store(value)
-        self._journal_field("employees", row.employee_id, row, "salary", old)
+        key = row.employee_id
+        journal = self._journal
+        if journal is not None:  # None while building an initial state
+            journal.append(("field", "employees", key, row, "salary", old))
+        touched = self._touched
+        originals = touched.get(("employees", key))
+        if originals is None:
+            touched[("employees", key)] = {"salary": old}
+        elif originals is not _INSERTED:
+            originals.setdefault("salary", old)
         row.salary = value
 
     def _write_employees_employment_status(self, row: Employee, value: str) -> None:
@@ -5716,7 +5866,16 @@ class HRISEnv(rt.Environment):
         if old == value and type(old) is type(value):
             return  # assigning the current value is not a change
         rt.store(value)
-        self._journal_field("employees", row.employee_id, row, "employment_status", old)
+        key = row.employee_id
+        journal = self._journal
+        if journal is not None:  # None while building an initial state
+            journal.append(("field", "employees", key, row, "employment_status", old))
+        touched = self._touched
+        originals = touched.get(("employees", key))
+        if originals is None:
+            touched[("employees", key)] = {"employment_status": old}
+        elif originals is not _INSERTED:
+            originals.setdefault("employment_status", old)
         self._reindex("employees", row, "employment_status", old, value)
         row.employment_status = value
 

@@ -4720,7 +4720,8 @@ class LibraryLendingEnv(rt.Environment):
         q: str = text.strip().lower()
         if not (q != ""):
             raise rt.Fail("search text is empty", site=0)  # library_lending.env:256
-        self._hit(0)
+        if self.coverage is not None:
+            self._hit(0)
         hits: list[Book] = [
             b_
             for b_ in self._it(self.t_books.rows())
@@ -4745,7 +4746,8 @@ class LibraryLendingEnv(rt.Environment):
             raise rt.Fail(
                 ("no book with ISBN " + h.to_str(isbn)), site=1
             )  # library_lending.env:267
-        self._hit(1)
+        if self.coverage is not None:
+            self._hit(1)
         return self._fn_book_info(b_=b_)
 
     def _impl_list_copies(self, isbn: str, available_only: bool) -> list[Copy]:
@@ -4753,7 +4755,8 @@ class LibraryLendingEnv(rt.Environment):
             raise rt.Fail(
                 ("no book with ISBN " + h.to_str(isbn)), site=2
             )  # library_lending.env:276
-        self._hit(2)
+        if self.coverage is not None:
+            self._hit(2)
         return [
             c
             for c in self._it(self.t_copies.rows())
@@ -4766,7 +4769,8 @@ class LibraryLendingEnv(rt.Environment):
             raise rt.Fail(
                 ("member " + h.to_str(member_id) + " not found"), site=3
             )  # library_lending.env:282
-        self._hit(3)
+        if self.coverage is not None:
+            self._hit(3)
         return m
 
     def _impl_list_member_loans(self, member_id: str, include_returned: bool) -> list[Loan]:
@@ -4774,7 +4778,8 @@ class LibraryLendingEnv(rt.Environment):
             raise rt.Fail(
                 ("member " + h.to_str(member_id) + " not found"), site=4
             )  # library_lending.env:291
-        self._hit(4)
+        if self.coverage is not None:
+            self._hit(4)
         return sorted(
             [
                 l
@@ -4805,13 +4810,16 @@ class LibraryLendingEnv(rt.Environment):
             raise rt.Fail(
                 ("member " + h.to_str(member_id) + " already exists"), site=5
             )  # library_lending.env:327
-        self._hit(5)
+        if self.coverage is not None:
+            self._hit(5)
         if not (name.strip() != ""):
             raise rt.Fail("name is required", site=6)  # library_lending.env:330
-        self._hit(6)
+        if self.coverage is not None:
+            self._hit(6)
         if not ("@" in email):
             raise rt.Fail("email address is not valid", site=7)  # library_lending.env:331
-        self._hit(7)
+        if self.coverage is not None:
+            self._hit(7)
         if not (
             not any(((x.email == email.strip().lower()) for x in self._it(self.t_members.rows())))
         ):
@@ -4823,7 +4831,8 @@ class LibraryLendingEnv(rt.Environment):
                 ),
                 site=8,
             )  # library_lending.env:332
-        self._hit(8)
+        if self.coverage is not None:
+            self._hit(8)
         today: datetime.date = h.date_of(self.s_now)
         return self._insert_members(
             Member(
@@ -4841,18 +4850,21 @@ class LibraryLendingEnv(rt.Environment):
             raise rt.Fail(
                 ("member " + h.to_str(member_id) + " not found"), site=9
             )  # library_lending.env:349
-        self._hit(9)
+        if self.coverage is not None:
+            self._hit(9)
         if not (m.status != MemberStatus.suspended):
             raise rt.Fail(
                 "suspended memberships cannot be renewed here", site=10
             )  # library_lending.env:352
-        self._hit(10)
+        if self.coverage is not None:
+            self._hit(10)
         if not (m.fines_cents == 0):
             raise rt.Fail(
                 ("pay the outstanding " + h.to_str(m.fines_cents) + " cents of fines first"),
                 site=11,
             )  # library_lending.env:353
-        self._hit(11)
+        if self.coverage is not None:
+            self._hit(11)
         self._write_members_expires(m, h.add_months(max(m.expires, h.date_of(self.s_now)), 12))
         self._write_members_status(m, MemberStatus.active)
         return m
@@ -4863,15 +4875,18 @@ class LibraryLendingEnv(rt.Environment):
             raise rt.Fail(
                 ("member " + h.to_str(member_id) + " not found"), site=12
             )  # library_lending.env:364
-        self._hit(12)
+        if self.coverage is not None:
+            self._hit(12)
         if not (amount_cents > 0):
             raise rt.Fail("amount must be positive", site=13)  # library_lending.env:365
-        self._hit(13)
+        if self.coverage is not None:
+            self._hit(13)
         if not (amount_cents <= m.fines_cents):
             raise rt.Fail(
                 ("only " + h.to_str(m.fines_cents) + " cents are owed"), site=14
             )  # library_lending.env:366
-        self._hit(14)
+        if self.coverage is not None:
+            self._hit(14)
         self._write_members_fines_cents(m, m.fines_cents - amount_cents)
         return m
 
@@ -4881,42 +4896,50 @@ class LibraryLendingEnv(rt.Environment):
             raise rt.Fail(
                 ("copy " + h.to_str(copy_id) + " not found"), site=15
             )  # library_lending.env:380
-        self._hit(15)
+        if self.coverage is not None:
+            self._hit(15)
         m = self.t_members.get(member_id)
         if m is None:
             raise rt.Fail(
                 ("member " + h.to_str(member_id) + " not found"), site=16
             )  # library_lending.env:381
-        self._hit(16)
+        if self.coverage is not None:
+            self._hit(16)
         today: datetime.date = h.date_of(self.s_now)
         if not (m.status == MemberStatus.active):
             raise rt.Fail(
                 ("membership is " + h.to_str(m.status)), site=17
             )  # library_lending.env:383
-        self._hit(17)
+        if self.coverage is not None:
+            self._hit(17)
         if not (m.expires >= today):
             raise rt.Fail(
                 "membership has expired; renew it first", site=18
             )  # library_lending.env:388
-        self._hit(18)
+        if self.coverage is not None:
+            self._hit(18)
         if not (m.fines_cents < C_FINE_BLOCK_CENTS):
             raise rt.Fail(
                 ("unpaid fines of " + h.to_str(m.fines_cents) + " cents block borrowing"), site=19
             )  # library_lending.env:389
-        self._hit(19)
+        if self.coverage is not None:
+            self._hit(19)
         if not (len(self._fn_active_loans_of(member_id=member_id)) < C_MAX_LOANS):
             raise rt.Fail(
                 ("loan limit of " + h.to_str(C_MAX_LOANS) + " reached"), site=20
             )  # library_lending.env:393
-        self._hit(20)
+        if self.coverage is not None:
+            self._hit(20)
         if not (c.condition == CopyCondition.good or c.condition == CopyCondition.worn):
             raise rt.Fail(
                 ("copy is " + h.to_str(c.condition) + " and cannot be lent"), site=21
             )  # library_lending.env:394
-        self._hit(21)
+        if self.coverage is not None:
+            self._hit(21)
         if not (self._fn_current_loan(copy_id=copy_id) is None):
             raise rt.Fail("copy is already on loan", site=22)  # library_lending.env:396
-        self._hit(22)
+        if self.coverage is not None:
+            self._hit(22)
         reserved: Hold | None = h.first(
             (
                 h_
@@ -4929,7 +4952,8 @@ class LibraryLendingEnv(rt.Environment):
                 raise rt.Fail(
                     "copy is set aside for another member's hold", site=23
                 )  # library_lending.env:399
-            self._hit(23)
+            if self.coverage is not None:
+                self._hit(23)
             _tmp1 = h.unwrap(reserved)
             self._write_holds_state(_tmp1, HoldState.fulfilled)
         return self._insert_loans(
@@ -4947,12 +4971,14 @@ class LibraryLendingEnv(rt.Environment):
             raise rt.Fail(
                 ("copy " + h.to_str(copy_id) + " is not on loan"), site=24
             )  # library_lending.env:413
-        self._hit(24)
+        if self.coverage is not None:
+            self._hit(24)
         if not (condition != CopyCondition.lost):
             raise rt.Fail(
                 "a returned copy is not lost; use report_lost", site=25
             )  # library_lending.env:416
-        self._hit(25)
+        if self.coverage is not None:
+            self._hit(25)
         c: Copy = self.t_copies.row(copy_id)
         late: int = max(0, h.days_between(l.due, h.date_of(self.s_now)))
         fine: int = h.mul(late, C_DAILY_FINE_CENTS)
@@ -4978,23 +5004,28 @@ class LibraryLendingEnv(rt.Environment):
             raise rt.Fail(
                 ("loan " + h.to_str(loan_id) + " not found"), site=26
             )  # library_lending.env:440
-        self._hit(26)
+        if self.coverage is not None:
+            self._hit(26)
         if not (l.member == member_id):
             raise rt.Fail("this loan belongs to another member", site=27)  # library_lending.env:441
-        self._hit(27)
+        if self.coverage is not None:
+            self._hit(27)
         if not (l.state == LoanState.active):
             raise rt.Fail("only active loans can be renewed", site=28)  # library_lending.env:442
-        self._hit(28)
+        if self.coverage is not None:
+            self._hit(28)
         if not (l.due >= h.date_of(self.s_now)):
             raise rt.Fail(
                 "overdue loans cannot be renewed; return the book", site=29
             )  # library_lending.env:443
-        self._hit(29)
+        if self.coverage is not None:
+            self._hit(29)
         if not (l.renewals < C_MAX_RENEWALS):
             raise rt.Fail(
                 ("a loan can be renewed at most " + h.to_str(C_MAX_RENEWALS) + " times"), site=30
             )  # library_lending.env:444
-        self._hit(30)
+        if self.coverage is not None:
+            self._hit(30)
         if not (
             not any(
                 (
@@ -5006,7 +5037,8 @@ class LibraryLendingEnv(rt.Environment):
             raise rt.Fail(
                 "another member is waiting for this book", site=31
             )  # library_lending.env:445
-        self._hit(31)
+        if self.coverage is not None:
+            self._hit(31)
         self._write_loans_due(l, self._fn_open_day(d=(l.due + h.days(C_LOAN_DAYS))))
         self._write_loans_renewals(l, l.renewals + 1)
         return l
@@ -5017,12 +5049,14 @@ class LibraryLendingEnv(rt.Environment):
             raise rt.Fail(
                 ("loan " + h.to_str(loan_id) + " not found"), site=32
             )  # library_lending.env:455
-        self._hit(32)
+        if self.coverage is not None:
+            self._hit(32)
         if not (l.state == LoanState.active):
             raise rt.Fail(
                 "only a loan in progress can be reported lost", site=33
             )  # library_lending.env:456
-        self._hit(33)
+        if self.coverage is not None:
+            self._hit(33)
         self._write_loans_state(l, LoanState.lost)
         _tmp3 = self.t_copies.row(l.copy_)
         self._write_copies_condition(_tmp3, CopyCondition.lost)
@@ -5035,18 +5069,21 @@ class LibraryLendingEnv(rt.Environment):
             raise rt.Fail(
                 ("no book with ISBN " + h.to_str(isbn)), site=34
             )  # library_lending.env:469
-        self._hit(34)
+        if self.coverage is not None:
+            self._hit(34)
         m = self.t_members.get(member_id)
         if m is None:
             raise rt.Fail(
                 ("member " + h.to_str(member_id) + " not found"), site=35
             )  # library_lending.env:470
-        self._hit(35)
+        if self.coverage is not None:
+            self._hit(35)
         if not (m.status == MemberStatus.active):
             raise rt.Fail(
                 ("membership is " + h.to_str(m.status)), site=36
             )  # library_lending.env:471
-        self._hit(36)
+        if self.coverage is not None:
+            self._hit(36)
         if not (
             not any(
                 (
@@ -5059,7 +5096,8 @@ class LibraryLendingEnv(rt.Environment):
             raise rt.Fail(
                 "a copy is on the shelf; check it out instead", site=37
             )  # library_lending.env:472
-        self._hit(37)
+        if self.coverage is not None:
+            self._hit(37)
         if not (
             not any(
                 (
@@ -5069,7 +5107,8 @@ class LibraryLendingEnv(rt.Environment):
             )
         ):
             raise rt.Fail("you already have this book on loan", site=38)  # library_lending.env:474
-        self._hit(38)
+        if self.coverage is not None:
+            self._hit(38)
         if not (
             not any(
                 (
@@ -5081,7 +5120,8 @@ class LibraryLendingEnv(rt.Environment):
             raise rt.Fail(
                 "you already have a hold on this book", site=39
             )  # library_lending.env:476
-        self._hit(39)
+        if self.coverage is not None:
+            self._hit(39)
         return self._insert_holds(Hold(book=isbn, member=member_id, placed=self.s_now))
 
     def _impl_cancel_hold(self, hold_id: str, member_id: str) -> Hold:
@@ -5090,15 +5130,18 @@ class LibraryLendingEnv(rt.Environment):
             raise rt.Fail(
                 ("hold " + h.to_str(hold_id) + " not found"), site=40
             )  # library_lending.env:483
-        self._hit(40)
+        if self.coverage is not None:
+            self._hit(40)
         if not (h_.member == member_id):
             raise rt.Fail("this hold belongs to another member", site=41)  # library_lending.env:486
-        self._hit(41)
+        if self.coverage is not None:
+            self._hit(41)
         if not self._fn_is_open(h_=h_):
             raise rt.Fail(
                 ("hold is already " + h.to_str(h_.state)), site=42
             )  # library_lending.env:487
-        self._hit(42)
+        if self.coverage is not None:
+            self._hit(42)
         was_ready: bool = h_.state == HoldState.ready
         self._write_holds_state(h_, HoldState.cancelled)
         freed: str | None = h_.copy_
@@ -5109,7 +5152,8 @@ class LibraryLendingEnv(rt.Environment):
     def _impl_advance_clock(self, to: datetime.datetime) -> ClockReport:
         if not (to >= self.s_now):
             raise rt.Fail("time cannot go backwards", site=43)  # library_lending.env:500
-        self._hit(43)
+        if self.coverage is not None:
+            self._hit(43)
         self._set_scalar("now", to)
         today: datetime.date = h.date_of(self.s_now)
         n_holds: int = 0
@@ -5135,19 +5179,24 @@ class LibraryLendingEnv(rt.Environment):
             raise rt.Fail(
                 ("a book with ISBN " + h.to_str(isbn) + " already exists"), site=44
             )  # library_lending.env:536
-        self._hit(44)
+        if self.coverage is not None:
+            self._hit(44)
         if not (title.strip() != ""):
             raise rt.Fail("the title is required", site=45)  # library_lending.env:539
-        self._hit(45)
+        if self.coverage is not None:
+            self._hit(45)
         if not (len(author_names) > 0):
             raise rt.Fail("a book needs at least one author", site=46)  # library_lending.env:540
-        self._hit(46)
+        if self.coverage is not None:
+            self._hit(46)
         if not (len(set(author_names)) == len(author_names)):
             raise rt.Fail("an author is listed twice", site=47)  # library_lending.env:543
-        self._hit(47)
+        if self.coverage is not None:
+            self._hit(47)
         if not (1 <= copy_count <= 20):
             raise rt.Fail("copy_count must be between 1 and 20", site=48)  # library_lending.env:544
-        self._hit(48)
+        if self.coverage is not None:
+            self._hit(48)
         b_: Book = self._insert_books(Book(isbn=isbn, title=title.strip(), year=year))
         for name in self._it(list(author_names)):
             existing: Author | None = h.first(
@@ -5175,7 +5224,8 @@ class LibraryLendingEnv(rt.Environment):
             raise rt.Fail(
                 ("no book with ISBN " + h.to_str(isbn)), site=49
             )  # library_lending.env:565
-        self._hit(49)
+        if self.coverage is not None:
+            self._hit(49)
         if not (
             not any(
                 (
@@ -5187,7 +5237,8 @@ class LibraryLendingEnv(rt.Environment):
             raise rt.Fail(
                 "a copy of this book is still on loan", site=50
             )  # library_lending.env:566
-        self._hit(50)
+        if self.coverage is not None:
+            self._hit(50)
         title: str = b_.title
         n: int = h.count((c for c in self._it(self.t_copies.rows()) if (c.book == isbn)))
         self._delete("books", isbn)
@@ -5728,7 +5779,16 @@ class LibraryLendingEnv(rt.Environment):
         old = row.state
         if old == value and type(old) is type(value):
             return  # assigning the current value is not a change
-        self._journal_field("holds", row.hold_id, row, "state", old)
+        key = row.hold_id
+        journal = self._journal
+        if journal is not None:  # None while building an initial state
+            journal.append(("field", "holds", key, row, "state", old))
+        touched = self._touched
+        originals = touched.get(("holds", key))
+        if originals is None:
+            touched[("holds", key)] = {"state": old}
+        elif originals is not _INSERTED:
+            originals.setdefault("state", old)
         row.state = value
 
     def _write_holds_copy_(self, row: Hold, value: str | None) -> None:
@@ -5737,7 +5797,16 @@ class LibraryLendingEnv(rt.Environment):
         if old == value and type(old) is type(value):
             return  # assigning the current value is not a change
         rt.store(value)
-        self._journal_field("holds", row.hold_id, row, "copy_", old)
+        key = row.hold_id
+        journal = self._journal
+        if journal is not None:  # None while building an initial state
+            journal.append(("field", "holds", key, row, "copy_", old))
+        touched = self._touched
+        originals = touched.get(("holds", key))
+        if originals is None:
+            touched[("holds", key)] = {"copy_": old}
+        elif originals is not _INSERTED:
+            originals.setdefault("copy_", old)
         self._reindex("holds", row, "copy_", old, value)
         row.copy_ = value
 
@@ -5746,7 +5815,16 @@ class LibraryLendingEnv(rt.Environment):
         old = row.ready_until
         if old == value and type(old) is type(value):
             return  # assigning the current value is not a change
-        self._journal_field("holds", row.hold_id, row, "ready_until", old)
+        key = row.hold_id
+        journal = self._journal
+        if journal is not None:  # None while building an initial state
+            journal.append(("field", "holds", key, row, "ready_until", old))
+        touched = self._touched
+        originals = touched.get(("holds", key))
+        if originals is None:
+            touched[("holds", key)] = {"ready_until": old}
+        elif originals is not _INSERTED:
+            originals.setdefault("ready_until", old)
         row.ready_until = value
 
     def _write_members_expires(self, row: Member, value: datetime.date) -> None:
@@ -5754,7 +5832,16 @@ class LibraryLendingEnv(rt.Environment):
         old = row.expires
         if old == value and type(old) is type(value):
             return  # assigning the current value is not a change
-        self._journal_field("members", row.member_id, row, "expires", old)
+        key = row.member_id
+        journal = self._journal
+        if journal is not None:  # None while building an initial state
+            journal.append(("field", "members", key, row, "expires", old))
+        touched = self._touched
+        originals = touched.get(("members", key))
+        if originals is None:
+            touched[("members", key)] = {"expires": old}
+        elif originals is not _INSERTED:
+            originals.setdefault("expires", old)
         row.expires = value
 
     def _write_members_status(self, row: Member, value: MemberStatus) -> None:
@@ -5762,7 +5849,16 @@ class LibraryLendingEnv(rt.Environment):
         old = row.status
         if old == value and type(old) is type(value):
             return  # assigning the current value is not a change
-        self._journal_field("members", row.member_id, row, "status", old)
+        key = row.member_id
+        journal = self._journal
+        if journal is not None:  # None while building an initial state
+            journal.append(("field", "members", key, row, "status", old))
+        touched = self._touched
+        originals = touched.get(("members", key))
+        if originals is None:
+            touched[("members", key)] = {"status": old}
+        elif originals is not _INSERTED:
+            originals.setdefault("status", old)
         row.status = value
 
     def _write_members_fines_cents(self, row: Member, value: int) -> None:
@@ -5770,8 +5866,18 @@ class LibraryLendingEnv(rt.Environment):
         old = row.fines_cents
         if old == value and type(old) is type(value):
             return  # assigning the current value is not a change
-        rt.store(value)
-        self._journal_field("members", row.member_id, row, "fines_cents", old)
+        if not (type(value) is int and _MIN_INT <= value <= _MAX_INT):
+            rt.store(value)
+        key = row.member_id
+        journal = self._journal
+        if journal is not None:  # None while building an initial state
+            journal.append(("field", "members", key, row, "fines_cents", old))
+        touched = self._touched
+        originals = touched.get(("members", key))
+        if originals is None:
+            touched[("members", key)] = {"fines_cents": old}
+        elif originals is not _INSERTED:
+            originals.setdefault("fines_cents", old)
         row.fines_cents = value
 
     def _write_loans_state(self, row: Loan, value: LoanState) -> None:
@@ -5779,7 +5885,16 @@ class LibraryLendingEnv(rt.Environment):
         old = row.state
         if old == value and type(old) is type(value):
             return  # assigning the current value is not a change
-        self._journal_field("loans", row.loan_id, row, "state", old)
+        key = row.loan_id
+        journal = self._journal
+        if journal is not None:  # None while building an initial state
+            journal.append(("field", "loans", key, row, "state", old))
+        touched = self._touched
+        originals = touched.get(("loans", key))
+        if originals is None:
+            touched[("loans", key)] = {"state": old}
+        elif originals is not _INSERTED:
+            originals.setdefault("state", old)
         row.state = value
 
     def _write_loans_returned_at(self, row: Loan, value: datetime.datetime | None) -> None:
@@ -5787,7 +5902,16 @@ class LibraryLendingEnv(rt.Environment):
         old = row.returned_at
         if old == value and type(old) is type(value):
             return  # assigning the current value is not a change
-        self._journal_field("loans", row.loan_id, row, "returned_at", old)
+        key = row.loan_id
+        journal = self._journal
+        if journal is not None:  # None while building an initial state
+            journal.append(("field", "loans", key, row, "returned_at", old))
+        touched = self._touched
+        originals = touched.get(("loans", key))
+        if originals is None:
+            touched[("loans", key)] = {"returned_at": old}
+        elif originals is not _INSERTED:
+            originals.setdefault("returned_at", old)
         row.returned_at = value
 
     def _write_copies_condition(self, row: Copy, value: CopyCondition) -> None:
@@ -5795,7 +5919,16 @@ class LibraryLendingEnv(rt.Environment):
         old = row.condition
         if old == value and type(old) is type(value):
             return  # assigning the current value is not a change
-        self._journal_field("copies", row.copy_id, row, "condition", old)
+        key = row.copy_id
+        journal = self._journal
+        if journal is not None:  # None while building an initial state
+            journal.append(("field", "copies", key, row, "condition", old))
+        touched = self._touched
+        originals = touched.get(("copies", key))
+        if originals is None:
+            touched[("copies", key)] = {"condition": old}
+        elif originals is not _INSERTED:
+            originals.setdefault("condition", old)
         row.condition = value
 
     def _write_loans_due(self, row: Loan, value: datetime.date) -> None:
@@ -5803,7 +5936,16 @@ class LibraryLendingEnv(rt.Environment):
         old = row.due
         if old == value and type(old) is type(value):
             return  # assigning the current value is not a change
-        self._journal_field("loans", row.loan_id, row, "due", old)
+        key = row.loan_id
+        journal = self._journal
+        if journal is not None:  # None while building an initial state
+            journal.append(("field", "loans", key, row, "due", old))
+        touched = self._touched
+        originals = touched.get(("loans", key))
+        if originals is None:
+            touched[("loans", key)] = {"due": old}
+        elif originals is not _INSERTED:
+            originals.setdefault("due", old)
         row.due = value
 
     def _write_loans_renewals(self, row: Loan, value: int) -> None:
@@ -5811,8 +5953,18 @@ class LibraryLendingEnv(rt.Environment):
         old = row.renewals
         if old == value and type(old) is type(value):
             return  # assigning the current value is not a change
-        rt.store(value)
-        self._journal_field("loans", row.loan_id, row, "renewals", old)
+        if not (type(value) is int and _MIN_INT <= value <= _MAX_INT):
+            rt.store(value)
+        key = row.loan_id
+        journal = self._journal
+        if journal is not None:  # None while building an initial state
+            journal.append(("field", "loans", key, row, "renewals", old))
+        touched = self._touched
+        originals = touched.get(("loans", key))
+        if originals is None:
+            touched[("loans", key)] = {"renewals": old}
+        elif originals is not _INSERTED:
+            originals.setdefault("renewals", old)
         row.renewals = value
 
     def _insert_members(self, row: Member) -> Member:

@@ -2835,14 +2835,16 @@ class OCRProcessingServiceEnv(rt.Environment):
         r = self.t_requests.get(request_id)
         if r is None:
             raise rt.Fail("Request not found", site=0)  # ocr_processing_service.env:215
-        self._hit(0)
+        if self.coverage is not None:
+            self._hit(0)
         return StatusInfo(status=r.status)
 
     def _impl_is_result_available(self, request_id: str) -> Availability:
         r = self.t_requests.get(request_id)
         if r is None:
             raise rt.Fail("Request not found", site=1)  # ocr_processing_service.env:222
-        self._hit(1)
+        if self.coverage is not None:
+            self._hit(1)
         return Availability(
             available=(r.status == OCRStatus.completed and request_id in self.t_result_repository)
         )
@@ -2851,32 +2853,38 @@ class OCRProcessingServiceEnv(rt.Environment):
         r = self.t_requests.get(request_id)
         if r is None:
             raise rt.Fail("Request not found", site=2)  # ocr_processing_service.env:230
-        self._hit(2)
+        if self.coverage is not None:
+            self._hit(2)
         if not (r.status == OCRStatus.completed):
             raise rt.Fail("OCR processing not completed", site=3)  # ocr_processing_service.env:231
-        self._hit(3)
+        if self.coverage is not None:
+            self._hit(3)
         res = self.t_result_repository.get(request_id)
         if res is None:
             raise rt.Fail(
                 "OCR result not found in repository", site=4
             )  # ocr_processing_service.env:232
-        self._hit(4)
+        if self.coverage is not None:
+            self._hit(4)
         return ResultText(extracted_text=res.extracted_text)
 
     def _impl_get_ocr_result_with_confidence(self, request_id: str) -> ResultWithConfidence:
         r = self.t_requests.get(request_id)
         if r is None:
             raise rt.Fail("Request not found", site=5)  # ocr_processing_service.env:239
-        self._hit(5)
+        if self.coverage is not None:
+            self._hit(5)
         if not (r.status == OCRStatus.completed):
             raise rt.Fail("OCR processing not completed", site=6)  # ocr_processing_service.env:240
-        self._hit(6)
+        if self.coverage is not None:
+            self._hit(6)
         res = self.t_result_repository.get(request_id)
         if res is None:
             raise rt.Fail(
                 "Result not available in repository", site=7
             )  # ocr_processing_service.env:241
-        self._hit(7)
+        if self.coverage is not None:
+            self._hit(7)
         return ResultWithConfidence(
             extracted_text=res.extracted_text,
             confidence_scores=res.confidence_scores,
@@ -2893,7 +2901,8 @@ class OCRProcessingServiceEnv(rt.Environment):
         r = self.t_requests.get(request_id)
         if r is None:
             raise rt.Fail("Request not found", site=8)  # ocr_processing_service.env:262
-        self._hit(8)
+        if self.coverage is not None:
+            self._hit(8)
         return RequestMetadata(
             document_reference=r.document_reference,
             submission_time=r.submission_time,
@@ -2906,19 +2915,22 @@ class OCRProcessingServiceEnv(rt.Environment):
             raise rt.Fail(
                 "Document reference must be a non-empty string", site=9
             )  # ocr_processing_service.env:278
-        self._hit(9)
+        if self.coverage is not None:
+            self._hit(9)
         return self._impl_enqueue(document_reference=document_reference.strip())
 
     def _impl_start_processing_request(self, request_id: str) -> OCRRequest:
         r = self.t_requests.get(request_id)
         if r is None:
             raise rt.Fail("Request not found", site=10)  # ocr_processing_service.env:285
-        self._hit(10)
+        if self.coverage is not None:
+            self._hit(10)
         if not (r.status == OCRStatus.submitted):
             raise rt.Fail(
                 "Request is not in submitted state", site=11
             )  # ocr_processing_service.env:286
-        self._hit(11)
+        if self.coverage is not None:
+            self._hit(11)
         self._write_requests_status(r, OCRStatus.processing)
         _tmp2 = self.s_queued_request_ids
         self._mut(_tmp2)
@@ -2936,17 +2948,20 @@ class OCRProcessingServiceEnv(rt.Environment):
         r = self.t_requests.get(request_id)
         if r is None:
             raise rt.Fail("Request ID does not exist", site=12)  # ocr_processing_service.env:301
-        self._hit(12)
+        if self.coverage is not None:
+            self._hit(12)
         if not (r.status == OCRStatus.processing):
             raise rt.Fail(
                 ("Request status is '" + h.to_str(r.status) + "', expected 'processing'"), site=13
             )  # ocr_processing_service.env:302
-        self._hit(13)
+        if self.coverage is not None:
+            self._hit(13)
         if not (r.submission_time <= processing_timestamp <= self.s_now):
             raise rt.Fail(
                 "processing_timestamp must lie between the submission time and now", site=14
             )  # ocr_processing_service.env:304
-        self._hit(14)
+        if self.coverage is not None:
+            self._hit(14)
         self._write_requests_status(r, OCRStatus.completed)
         self._write_requests_result_text(r, extracted_text)
         self._write_requests_completion_time(r, processing_timestamp)
@@ -2968,18 +2983,21 @@ class OCRProcessingServiceEnv(rt.Environment):
             raise rt.Fail(
                 ("Request " + h.to_str(request_id) + " does not exist."), site=15
             )  # ocr_processing_service.env:326
-        self._hit(15)
+        if self.coverage is not None:
+            self._hit(15)
         if not (r.status != OCRStatus.completed):
             raise rt.Fail(
                 ("Request " + h.to_str(request_id) + " is already completed and cannot be failed."),
                 site=16,
             )  # ocr_processing_service.env:327
-        self._hit(16)
+        if self.coverage is not None:
+            self._hit(16)
         if not (r.status != OCRStatus.failed):
             raise rt.Fail(
                 ("Request " + h.to_str(request_id) + " has already failed."), site=17
             )  # ocr_processing_service.env:332
-        self._hit(17)
+        if self.coverage is not None:
+            self._hit(17)
         if not (r.status == OCRStatus.processing):
             raise rt.Fail(
                 (
@@ -2989,7 +3007,8 @@ class OCRProcessingServiceEnv(rt.Environment):
                 ),
                 site=18,
             )  # ocr_processing_service.env:333
-        self._hit(18)
+        if self.coverage is not None:
+            self._hit(18)
         self._write_requests_status(r, OCRStatus.failed)
         self._write_requests_completion_time(r, self.s_now)
         if self.s_next_request_id == request_id:
@@ -3014,7 +3033,8 @@ class OCRProcessingServiceEnv(rt.Environment):
         r = self.t_requests.get(request_id)
         if r is None:
             raise rt.Fail("Request not found.", site=19)  # ocr_processing_service.env:363
-        self._hit(19)
+        if self.coverage is not None:
+            self._hit(19)
         if not (r.status == OCRStatus.completed):
             raise rt.Fail(
                 (
@@ -3024,7 +3044,8 @@ class OCRProcessingServiceEnv(rt.Environment):
                 ),
                 site=20,
             )  # ocr_processing_service.env:364
-        self._hit(20)
+        if self.coverage is not None:
+            self._hit(20)
         if request_id in self.t_result_repository:
             self._delete("result_repository", request_id)
         self._delete("requests", request_id)
@@ -3036,12 +3057,14 @@ class OCRProcessingServiceEnv(rt.Environment):
             raise rt.Fail(
                 "Original OCR request not found", site=21
             )  # ocr_processing_service.env:376
-        self._hit(21)
+        if self.coverage is not None:
+            self._hit(21)
         if not (orig.status == OCRStatus.failed):
             raise rt.Fail(
                 "Only failed OCR requests can be retried", site=22
             )  # ocr_processing_service.env:380
-        self._hit(22)
+        if self.coverage is not None:
+            self._hit(22)
         return self._impl_enqueue(document_reference=orig.document_reference)
 
     def _init_process_oldest_scan(self) -> None:
@@ -3601,7 +3624,16 @@ class OCRProcessingServiceEnv(rt.Environment):
         old = row.status
         if old == value and type(old) is type(value):
             return  # assigning the current value is not a change
-        self._journal_field("requests", row.request_id, row, "status", old)
+        key = row.request_id
+        journal = self._journal
+        if journal is not None:  # None while building an initial state
+            journal.append(("field", "requests", key, row, "status", old))
+        touched = self._touched
+        originals = touched.get(("requests", key))
+        if originals is None:
+            touched[("requests", key)] = {"status": old}
+        elif originals is not _INSERTED:
+            originals.setdefault("status", old)
         row.status = value
 
     def _write_requests_result_text(self, row: OCRRequest, value: str | None) -> None:
@@ -3609,8 +3641,18 @@ class OCRProcessingServiceEnv(rt.Environment):
         old = row.result_text
         if old == value and type(old) is type(value):
             return  # assigning the current value is not a change
-        rt.store(value)
-        self._journal_field("requests", row.request_id, row, "result_text", old)
+        if not (type(value) is str and len(value) <= 64):
+            rt.store(value)
+        key = row.request_id
+        journal = self._journal
+        if journal is not None:  # None while building an initial state
+            journal.append(("field", "requests", key, row, "result_text", old))
+        touched = self._touched
+        originals = touched.get(("requests", key))
+        if originals is None:
+            touched[("requests", key)] = {"result_text": old}
+        elif originals is not _INSERTED:
+            originals.setdefault("result_text", old)
         row.result_text = value
 
     def _write_requests_completion_time(
@@ -3620,7 +3662,16 @@ class OCRProcessingServiceEnv(rt.Environment):
         old = row.completion_time
         if old == value and type(old) is type(value):
             return  # assigning the current value is not a change
-        self._journal_field("requests", row.request_id, row, "completion_time", old)
+        key = row.request_id
+        journal = self._journal
+        if journal is not None:  # None while building an initial state
+            journal.append(("field", "requests", key, row, "completion_time", old))
+        touched = self._touched
+        originals = touched.get(("requests", key))
+        if originals is None:
+            touched[("requests", key)] = {"completion_time": old}
+        elif originals is not _INSERTED:
+            originals.setdefault("completion_time", old)
         row.completion_time = value
 
     def _insert_requests(self, row: OCRRequest) -> OCRRequest:

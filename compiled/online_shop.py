@@ -4462,7 +4462,8 @@ class OnlineShopEnv(rt.Environment):
     ) -> list[Product]:
         if not (limit >= 1):
             raise rt.Fail("limit must be at least 1", site=0)  # online_shop.env:241
-        self._hit(0)
+        if self.coverage is not None:
+            self._hit(0)
         q: str = text.strip().lower()
         hits: list[Product] = [
             p
@@ -4489,7 +4490,8 @@ class OnlineShopEnv(rt.Environment):
             raise rt.Fail(
                 ("product " + h.to_str(sku) + " not found"), site=1
             )  # online_shop.env:264
-        self._hit(1)
+        if self.coverage is not None:
+            self._hit(1)
         return p
 
     def _impl_view_cart(self, customer_id: str) -> CartView:
@@ -4498,7 +4500,8 @@ class OnlineShopEnv(rt.Environment):
             raise rt.Fail(
                 ("customer " + h.to_str(customer_id) + " not found"), site=2
             )  # online_shop.env:271
-        self._hit(2)
+        if self.coverage is not None:
+            self._hit(2)
         return self._fn_cart_view(c=c)
 
     def _impl_add_to_cart(self, customer_id: str, sku: str, qty: int) -> CartView:
@@ -4507,32 +4510,38 @@ class OnlineShopEnv(rt.Environment):
             raise rt.Fail(
                 ("customer " + h.to_str(customer_id) + " not found"), site=3
             )  # online_shop.env:282
-        self._hit(3)
+        if self.coverage is not None:
+            self._hit(3)
         p = self.t_products.get(sku)
         if p is None:
             raise rt.Fail(
                 ("product " + h.to_str(sku) + " not found"), site=4
             )  # online_shop.env:283
-        self._hit(4)
+        if self.coverage is not None:
+            self._hit(4)
         if not (not p.discontinued):
             raise rt.Fail((h.to_str(p.name) + " is no longer sold"), site=5)  # online_shop.env:286
-        self._hit(5)
+        if self.coverage is not None:
+            self._hit(5)
         if not (qty >= 1):
             raise rt.Fail("quantity must be at least 1", site=6)  # online_shop.env:287
-        self._hit(6)
+        if self.coverage is not None:
+            self._hit(6)
         wanted: int = (h.lookup(c.cart, sku) if (sku in c.cart) else 0) + qty
         if not (wanted <= C_MAX_QTY_PER_LINE):
             raise rt.Fail(
                 ("at most " + h.to_str(C_MAX_QTY_PER_LINE) + " units of one product per order"),
                 site=7,
             )  # online_shop.env:289
-        self._hit(7)
+        if self.coverage is not None:
+            self._hit(7)
         if not (wanted <= p.stock):
             raise rt.Fail(
                 ("only " + h.to_str(p.stock) + " units of " + h.to_str(p.name) + " in stock"),
                 site=8,
             )  # online_shop.env:293
-        self._hit(8)
+        if self.coverage is not None:
+            self._hit(8)
         _tmp3 = c.cart
         self._put(_tmp3, sku, self._own(_tmp3, wanted))
         return self._fn_cart_view(c=c)
@@ -4543,15 +4552,18 @@ class OnlineShopEnv(rt.Environment):
             raise rt.Fail(
                 ("customer " + h.to_str(customer_id) + " not found"), site=9
             )  # online_shop.env:304
-        self._hit(9)
+        if self.coverage is not None:
+            self._hit(9)
         if not (sku in c.cart):
             raise rt.Fail((h.to_str(sku) + " is not in the cart"), site=10)  # online_shop.env:305
-        self._hit(10)
+        if self.coverage is not None:
+            self._hit(10)
         if not (0 <= qty <= C_MAX_QTY_PER_LINE):
             raise rt.Fail(
                 ("quantity must be between 0 and " + h.to_str(C_MAX_QTY_PER_LINE)), site=11
             )  # online_shop.env:306
-        self._hit(11)
+        if self.coverage is not None:
+            self._hit(11)
         if qty == 0:
             _tmp4 = c.cart
             self._mut(_tmp4)
@@ -4562,7 +4574,8 @@ class OnlineShopEnv(rt.Environment):
                     ("only " + h.to_str(self.t_products.row(sku).stock) + " units in stock"),
                     site=12,
                 )  # online_shop.env:310
-            self._hit(12)
+            if self.coverage is not None:
+                self._hit(12)
             _tmp5 = c.cart
             self._put(_tmp5, sku, self._own(_tmp5, qty))
         return self._fn_cart_view(c=c)
@@ -4579,17 +4592,20 @@ class OnlineShopEnv(rt.Environment):
             raise rt.Fail(
                 ("customer " + h.to_str(customer_id) + " not found"), site=13
             )  # online_shop.env:327
-        self._hit(13)
+        if self.coverage is not None:
+            self._hit(13)
         lines: list[OrderLine] = self._fn_cart_lines(c=c)
         if not (len(lines) > 0):
             raise rt.Fail("the cart is empty", site=14)  # online_shop.env:329
-        self._hit(14)
+        if self.coverage is not None:
+            self._hit(14)
         for l in self._it(list(lines)):
             if not (not self.t_products.row(l.sku).discontinued):
                 raise rt.Fail(
                     (h.to_str(l.name) + " is no longer sold"), site=15
                 )  # online_shop.env:336
-            self._hit(15)
+            if self.coverage is not None:
+                self._hit(15)
             if not (l.qty <= self.t_products.row(l.sku).stock):
                 raise rt.Fail(
                     (
@@ -4601,7 +4617,8 @@ class OnlineShopEnv(rt.Environment):
                     ),
                     site=16,
                 )  # online_shop.env:337
-            self._hit(16)
+            if self.coverage is not None:
+                self._hit(16)
         sub: int = self._fn_subtotal(lines=lines)
         discount: int = 0
         used: str | None = None
@@ -4612,17 +4629,20 @@ class OnlineShopEnv(rt.Environment):
                 raise rt.Fail(
                     ("coupon " + h.to_str(code) + " does not exist"), site=17
                 )  # online_shop.env:344
-            self._hit(17)
+            if self.coverage is not None:
+                self._hit(17)
             if not (cp.expires >= h.date_of(self.s_now)):
                 raise rt.Fail(
                     ("coupon " + h.to_str(code) + " expired on " + h.to_str(cp.expires)), site=18
                 )  # online_shop.env:345
-            self._hit(18)
+            if self.coverage is not None:
+                self._hit(18)
             if not (cp.uses_left > 0):
                 raise rt.Fail(
                     ("coupon " + h.to_str(code) + " has been used up"), site=19
                 )  # online_shop.env:346
-            self._hit(19)
+            if self.coverage is not None:
+                self._hit(19)
             if not (sub >= cp.min_subtotal_cents):
                 raise rt.Fail(
                     (
@@ -4633,7 +4653,8 @@ class OnlineShopEnv(rt.Environment):
                     ),
                     site=20,
                 )  # online_shop.env:347
-            self._hit(20)
+            if self.coverage is not None:
+                self._hit(20)
             discount = h.floordiv(h.mul(sub, cp.percent_off), 100)
             self._write_coupons_uses_left(cp, cp.uses_left - 1)
             used = code
@@ -4661,7 +4682,8 @@ class OnlineShopEnv(rt.Environment):
             raise rt.Fail(
                 ("order " + h.to_str(order_id) + " not found"), site=21
             )  # online_shop.env:375
-        self._hit(21)
+        if self.coverage is not None:
+            self._hit(21)
         if not (o.status == OrderStatus.pending_payment):
             raise rt.Fail(
                 (
@@ -4673,7 +4695,8 @@ class OnlineShopEnv(rt.Environment):
                 ),
                 site=22,
             )  # online_shop.env:376
-        self._hit(22)
+        if self.coverage is not None:
+            self._hit(22)
         total: int = self._fn_order_total(o=o)
         if o.payment == PaymentMethod.gift_card:
             if not (self.t_customers.row(o.customer).gift_card_cents >= total):
@@ -4688,7 +4711,8 @@ class OnlineShopEnv(rt.Environment):
                     ),
                     site=23,
                 )  # online_shop.env:380
-            self._hit(23)
+            if self.coverage is not None:
+                self._hit(23)
             _tmp7 = self.t_customers.row(o.customer)
             self._write_customers_gift_card_cents(_tmp7, _tmp7.gift_card_cents - total)
         self._write_orders_status(o, OrderStatus.paid)
@@ -4701,15 +4725,18 @@ class OnlineShopEnv(rt.Environment):
             raise rt.Fail(
                 ("order " + h.to_str(order_id) + " not found"), site=24
             )  # online_shop.env:395
-        self._hit(24)
+        if self.coverage is not None:
+            self._hit(24)
         if not (o.customer == customer_id):
             raise rt.Fail("this order belongs to another customer", site=25)  # online_shop.env:398
-        self._hit(25)
+        if self.coverage is not None:
+            self._hit(25)
         if not (o.status == OrderStatus.pending_payment or o.status == OrderStatus.paid):
             raise rt.Fail(
                 ("a " + h.to_str(o.status) + " order cannot be cancelled"), site=26
             )  # online_shop.env:399
-        self._hit(26)
+        if self.coverage is not None:
+            self._hit(26)
         if o.status == OrderStatus.paid:
             self._impl_refund_and_restock(order_id=order_id)
         else:
@@ -4729,7 +4756,8 @@ class OnlineShopEnv(rt.Environment):
             raise rt.Fail(
                 ("order " + h.to_str(order_id) + " not found"), site=27
             )  # online_shop.env:418
-        self._hit(27)
+        if self.coverage is not None:
+            self._hit(27)
         if not (o.status == OrderStatus.paid):
             raise rt.Fail(
                 (
@@ -4740,10 +4768,12 @@ class OnlineShopEnv(rt.Environment):
                 ),
                 site=28,
             )  # online_shop.env:419
-        self._hit(28)
+        if self.coverage is not None:
+            self._hit(28)
         if not (tracking.strip() != ""):
             raise rt.Fail("a tracking number is required", site=29)  # online_shop.env:423
-        self._hit(29)
+        if self.coverage is not None:
+            self._hit(29)
         self._write_orders_tracking(o, tracking.strip())
         self._write_orders_status(o, OrderStatus.shipped)
         return self._fn_summary(o=o)
@@ -4754,13 +4784,15 @@ class OnlineShopEnv(rt.Environment):
             raise rt.Fail(
                 ("order " + h.to_str(order_id) + " not found"), site=30
             )  # online_shop.env:432
-        self._hit(30)
+        if self.coverage is not None:
+            self._hit(30)
         if not (o.status == OrderStatus.shipped):
             raise rt.Fail(
                 ("order " + h.to_str(order_id) + " is " + h.to_str(o.status) + ", not shipped"),
                 site=31,
             )  # online_shop.env:433
-        self._hit(31)
+        if self.coverage is not None:
+            self._hit(31)
         self._write_orders_status(o, OrderStatus.delivered)
         self._write_orders_delivered_on(o, h.date_of(self.s_now))
         _tmp10 = self.t_customers.row(o.customer)
@@ -4775,16 +4807,19 @@ class OnlineShopEnv(rt.Environment):
             raise rt.Fail(
                 ("order " + h.to_str(order_id) + " not found"), site=32
             )  # online_shop.env:446
-        self._hit(32)
+        if self.coverage is not None:
+            self._hit(32)
         if not (o.customer == customer_id):
             raise rt.Fail("this order belongs to another customer", site=33)  # online_shop.env:449
-        self._hit(33)
+        if self.coverage is not None:
+            self._hit(33)
         if not (o.status == OrderStatus.delivered and o.delivered_on is not None):
             raise rt.Fail(
                 ("only delivered orders can be returned; this one is " + h.to_str(o.status)),
                 site=34,
             )  # online_shop.env:452
-        self._hit(34)
+        if self.coverage is not None:
+            self._hit(34)
         if not (
             h.days_between(h.unwrap(o.delivered_on), h.date_of(self.s_now)) <= C_RETURN_WINDOW_DAYS
         ):
@@ -4795,7 +4830,8 @@ class OnlineShopEnv(rt.Environment):
                 ),
                 site=35,
             )  # online_shop.env:456
-        self._hit(35)
+        if self.coverage is not None:
+            self._hit(35)
         self._impl_refund_and_restock(order_id=order_id)
         _tmp11 = self.t_customers.row(o.customer)
         self._write_customers_loyalty_points(
@@ -4811,7 +4847,8 @@ class OnlineShopEnv(rt.Environment):
             raise rt.Fail(
                 ("order " + h.to_str(order_id) + " not found"), site=36
             )  # online_shop.env:466
-        self._hit(36)
+        if self.coverage is not None:
+            self._hit(36)
         return self._fn_summary(o=o)
 
     def _impl_list_orders(self, customer_id: str, status: OrderStatus | None) -> list[OrderSummary]:
@@ -4819,7 +4856,8 @@ class OnlineShopEnv(rt.Environment):
             raise rt.Fail(
                 ("customer " + h.to_str(customer_id) + " not found"), site=37
             )  # online_shop.env:475
-        self._hit(37)
+        if self.coverage is not None:
+            self._hit(37)
         mine: list[Order] = [
             o
             for o in self._it(self.t_orders.rows())
@@ -4850,10 +4888,12 @@ class OnlineShopEnv(rt.Environment):
             raise rt.Fail(
                 ("product " + h.to_str(sku) + " not found"), site=38
             )  # online_shop.env:500
-        self._hit(38)
+        if self.coverage is not None:
+            self._hit(38)
         if not (qty > 0):
             raise rt.Fail("quantity must be positive", site=39)  # online_shop.env:501
-        self._hit(39)
+        if self.coverage is not None:
+            self._hit(39)
         self._write_products_stock(p, p.stock + qty)
         return p
 
@@ -4863,10 +4903,12 @@ class OnlineShopEnv(rt.Environment):
             raise rt.Fail(
                 ("product " + h.to_str(sku) + " not found"), site=40
             )  # online_shop.env:508
-        self._hit(40)
+        if self.coverage is not None:
+            self._hit(40)
         if not (price_cents > 0):
             raise rt.Fail("price must be positive", site=41)  # online_shop.env:510
-        self._hit(41)
+        if self.coverage is not None:
+            self._hit(41)
         self._write_products_price_cents(p, price_cents)
         return p
 
@@ -4876,17 +4918,20 @@ class OnlineShopEnv(rt.Environment):
             raise rt.Fail(
                 ("product " + h.to_str(sku) + " not found"), site=42
             )  # online_shop.env:521
-        self._hit(42)
+        if self.coverage is not None:
+            self._hit(42)
         t: str = tag.strip().lower()
         if not (t != ""):
             raise rt.Fail("tag is empty", site=43)  # online_shop.env:524
-        self._hit(43)
+        if self.coverage is not None:
+            self._hit(43)
         if remove:
             if not (t in p.tags):
                 raise rt.Fail(
                     (h.to_str(p.name) + " is not tagged " + h.to_str(t)), site=44
                 )  # online_shop.env:526
-            self._hit(44)
+            if self.coverage is not None:
+                self._hit(44)
             _tmp12 = p.tags
             self._mut(_tmp12)
             h.set_remove(_tmp12, t)
@@ -4901,20 +4946,24 @@ class OnlineShopEnv(rt.Environment):
         c: str = code.strip().upper()
         if not (c != "" and " " not in c):
             raise rt.Fail("a coupon code is one word", site=45)  # online_shop.env:543
-        self._hit(45)
+        if self.coverage is not None:
+            self._hit(45)
         if not (c not in self.t_coupons):
             raise rt.Fail(
                 ("coupon " + h.to_str(c) + " already exists"), site=46
             )  # online_shop.env:544
-        self._hit(46)
+        if self.coverage is not None:
+            self._hit(46)
         if not (valid_days >= 1 and uses >= 1 and min_subtotal_cents >= 0):
             raise rt.Fail(
                 "valid_days and uses must be positive, the minimum not negative", site=47
             )  # online_shop.env:545
-        self._hit(47)
+        if self.coverage is not None:
+            self._hit(47)
         if not (1 <= percent_off <= 50):
             raise rt.Fail("percent_off must be between 1 and 50", site=48)  # online_shop.env:547
-        self._hit(48)
+        if self.coverage is not None:
+            self._hit(48)
         return self._insert_coupons(
             Coupon(
                 code=c,
@@ -5497,8 +5546,18 @@ class OnlineShopEnv(rt.Environment):
         old = row.stock
         if old == value and type(old) is type(value):
             return  # assigning the current value is not a change
-        rt.store(value)
-        self._journal_field("products", row.sku, row, "stock", old)
+        if not (type(value) is int and _MIN_INT <= value <= _MAX_INT):
+            rt.store(value)
+        key = row.sku
+        journal = self._journal
+        if journal is not None:  # None while building an initial state
+            journal.append(("field", "products", key, row, "stock", old))
+        touched = self._touched
+        originals = touched.get(("products", key))
+        if originals is None:
+            touched[("products", key)] = {"stock": old}
+        elif originals is not _INSERTED:
+            originals.setdefault("stock", old)
         row.stock = value
 
     def _write_customers_gift_card_cents(self, row: Customer, value: int) -> None:
@@ -5506,8 +5565,18 @@ class OnlineShopEnv(rt.Environment):
         old = row.gift_card_cents
         if old == value and type(old) is type(value):
             return  # assigning the current value is not a change
-        rt.store(value)
-        self._journal_field("customers", row.customer_id, row, "gift_card_cents", old)
+        if not (type(value) is int and _MIN_INT <= value <= _MAX_INT):
+            rt.store(value)
+        key = row.customer_id
+        journal = self._journal
+        if journal is not None:  # None while building an initial state
+            journal.append(("field", "customers", key, row, "gift_card_cents", old))
+        touched = self._touched
+        originals = touched.get(("customers", key))
+        if originals is None:
+            touched[("customers", key)] = {"gift_card_cents": old}
+        elif originals is not _INSERTED:
+            originals.setdefault("gift_card_cents", old)
         row.gift_card_cents = value
 
     def _write_coupons_uses_left(self, row: Coupon, value: int) -> None:
@@ -5515,8 +5584,18 @@ class OnlineShopEnv(rt.Environment):
         old = row.uses_left
         if old == value and type(old) is type(value):
             return  # assigning the current value is not a change
-        rt.store(value)
-        self._journal_field("coupons", row.code, row, "uses_left", old)
+        if not (type(value) is int and _MIN_INT <= value <= _MAX_INT):
+            rt.store(value)
+        key = row.code
+        journal = self._journal
+        if journal is not None:  # None while building an initial state
+            journal.append(("field", "coupons", key, row, "uses_left", old))
+        touched = self._touched
+        originals = touched.get(("coupons", key))
+        if originals is None:
+            touched[("coupons", key)] = {"uses_left": old}
+        elif originals is not _INSERTED:
+            originals.setdefault("uses_left", old)
         row.uses_left = value
 
     def _write_orders_status(self, row: Order, value: OrderStatus) -> None:
@@ -5524,7 +5603,16 @@ class OnlineShopEnv(rt.Environment):
         old = row.status
         if old == value and type(old) is type(value):
             return  # assigning the current value is not a change
-        self._journal_field("orders", row.order_id, row, "status", old)
+        key = row.order_id
+        journal = self._journal
+        if journal is not None:  # None while building an initial state
+            journal.append(("field", "orders", key, row, "status", old))
+        touched = self._touched
+        originals = touched.get(("orders", key))
+        if originals is None:
+            touched[("orders", key)] = {"status": old}
+        elif originals is not _INSERTED:
+            originals.setdefault("status", old)
         row.status = value
 
     def _write_orders_tracking(self, row: Order, value: str | None) -> None:
@@ -5532,8 +5620,18 @@ class OnlineShopEnv(rt.Environment):
         old = row.tracking
         if old == value and type(old) is type(value):
             return  # assigning the current value is not a change
-        rt.store(value)
-        self._journal_field("orders", row.order_id, row, "tracking", old)
+        if not (type(value) is str and len(value) <= 64):
+            rt.store(value)
+        key = row.order_id
+        journal = self._journal
+        if journal is not None:  # None while building an initial state
+            journal.append(("field", "orders", key, row, "tracking", old))
+        touched = self._touched
+        originals = touched.get(("orders", key))
+        if originals is None:
+            touched[("orders", key)] = {"tracking": old}
+        elif originals is not _INSERTED:
+            originals.setdefault("tracking", old)
         row.tracking = value
 
     def _write_orders_delivered_on(self, row: Order, value: datetime.date | None) -> None:
@@ -5541,7 +5639,16 @@ class OnlineShopEnv(rt.Environment):
         old = row.delivered_on
         if old == value and type(old) is type(value):
             return  # assigning the current value is not a change
-        self._journal_field("orders", row.order_id, row, "delivered_on", old)
+        key = row.order_id
+        journal = self._journal
+        if journal is not None:  # None while building an initial state
+            journal.append(("field", "orders", key, row, "delivered_on", old))
+        touched = self._touched
+        originals = touched.get(("orders", key))
+        if originals is None:
+            touched[("orders", key)] = {"delivered_on": old}
+        elif originals is not _INSERTED:
+            originals.setdefault("delivered_on", old)
         row.delivered_on = value
 
     def _write_customers_loyalty_points(self, row: Customer, value: int) -> None:
@@ -5549,8 +5656,18 @@ class OnlineShopEnv(rt.Environment):
         old = row.loyalty_points
         if old == value and type(old) is type(value):
             return  # assigning the current value is not a change
-        rt.store(value)
-        self._journal_field("customers", row.customer_id, row, "loyalty_points", old)
+        if not (type(value) is int and _MIN_INT <= value <= _MAX_INT):
+            rt.store(value)
+        key = row.customer_id
+        journal = self._journal
+        if journal is not None:  # None while building an initial state
+            journal.append(("field", "customers", key, row, "loyalty_points", old))
+        touched = self._touched
+        originals = touched.get(("customers", key))
+        if originals is None:
+            touched[("customers", key)] = {"loyalty_points": old}
+        elif originals is not _INSERTED:
+            originals.setdefault("loyalty_points", old)
         row.loyalty_points = value
 
     def _write_products_price_cents(self, row: Product, value: int) -> None:
@@ -5558,8 +5675,18 @@ class OnlineShopEnv(rt.Environment):
         old = row.price_cents
         if old == value and type(old) is type(value):
             return  # assigning the current value is not a change
-        rt.store(value)
-        self._journal_field("products", row.sku, row, "price_cents", old)
+        if not (type(value) is int and _MIN_INT <= value <= _MAX_INT):
+            rt.store(value)
+        key = row.sku
+        journal = self._journal
+        if journal is not None:  # None while building an initial state
+            journal.append(("field", "products", key, row, "price_cents", old))
+        touched = self._touched
+        originals = touched.get(("products", key))
+        if originals is None:
+            touched[("products", key)] = {"price_cents": old}
+        elif originals is not _INSERTED:
+            originals.setdefault("price_cents", old)
         row.price_cents = value
 
     def _insert_orders(self, row: Order) -> Order:

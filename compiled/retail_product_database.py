@@ -2764,7 +2764,8 @@ class RetailProductDatabaseEnv(rt.Environment):
             raise rt.Fail(
                 "Product with given UPC not found", site=0
             )  # retail_product_database.env:201
-        self._hit(0)
+        if self.coverage is not None:
+            self._hit(0)
         return p
 
     def _impl_get_product_by_id(self, product_id: str) -> list[Product]:
@@ -2772,7 +2773,8 @@ class RetailProductDatabaseEnv(rt.Environment):
             raise rt.Fail(
                 "Invalid input: product_id must be a non-empty string", site=1
             )  # retail_product_database.env:210
-        self._hit(1)
+        if self.coverage is not None:
+            self._hit(1)
         pid: str = product_id.strip()
         return [p for p in self._it(self.t_products.rows()) if (p.product_id == pid)]
 
@@ -2786,26 +2788,30 @@ class RetailProductDatabaseEnv(rt.Environment):
     def _impl_list_products_by_brand(self, brand: str) -> list[Product]:
         if not (brand != ""):
             raise rt.Fail("Brand cannot be empty", site=2)  # retail_product_database.env:232
-        self._hit(2)
+        if self.coverage is not None:
+            self._hit(2)
         return [p for p in self._it(self.t_products.rows()) if (p.brand == brand)]
 
     def _impl_check_inventory_level(self, upc: str) -> InventoryLevel:
         p = self.t_products.get(upc)
         if p is None:
             raise rt.Fail("Product not found", site=3)  # retail_product_database.env:238
-        self._hit(3)
+        if self.coverage is not None:
+            self._hit(3)
         return InventoryLevel(inventory_level=p.inventory_level)
 
     def _impl_get_product_price(self, upc: str) -> float:
         if not (upc != ""):
             raise rt.Fail("UPC cannot be empty", site=4)  # retail_product_database.env:246
-        self._hit(4)
+        if self.coverage is not None:
+            self._hit(4)
         p = self.t_products.get(upc)
         if p is None:
             raise rt.Fail(
                 "Product with given UPC not found", site=5
             )  # retail_product_database.env:247
-        self._hit(5)
+        if self.coverage is not None:
+            self._hit(5)
         return p.price
 
     def _impl_get_aisle_location(self, upc: str) -> str | None:
@@ -2814,7 +2820,8 @@ class RetailProductDatabaseEnv(rt.Environment):
             raise rt.Fail(
                 "Product with given UPC not found", site=6
             )  # retail_product_database.env:253
-        self._hit(6)
+        if self.coverage is not None:
+            self._hit(6)
         return p.aisle_location
 
     def _impl_list_all_categories(self) -> list[Category]:
@@ -2829,22 +2836,26 @@ class RetailProductDatabaseEnv(rt.Environment):
             raise rt.Fail(
                 ("Invalid product: missing " + h.to_str(missing) + "."), site=7
             )  # retail_product_database.env:273
-        self._hit(7)
+        if self.coverage is not None:
+            self._hit(7)
         if not (product.upc not in self.t_products):
             raise rt.Fail(
                 ("Product with UPC " + h.to_str(product.upc) + " already exists"), site=8
             )  # retail_product_database.env:274
-        self._hit(8)
+        if self.coverage is not None:
+            self._hit(8)
         if not (product.price >= 0.0):
             raise rt.Fail(
                 "Product price must be non-negative", site=9
             )  # retail_product_database.env:275
-        self._hit(9)
+        if self.coverage is not None:
+            self._hit(9)
         if not (product.inventory_level >= 0):
             raise rt.Fail(
                 "Inventory level must be a non-negative integer", site=10
             )  # retail_product_database.env:276
-        self._hit(10)
+        if self.coverage is not None:
+            self._hit(10)
         return self._impl_insert_product(p=product)
 
     def _impl_update_product_price(self, upc: str, new_price: float) -> Product:
@@ -2853,12 +2864,14 @@ class RetailProductDatabaseEnv(rt.Environment):
             raise rt.Fail(
                 "Product with given UPC does not exist", site=11
             )  # retail_product_database.env:285
-        self._hit(11)
+        if self.coverage is not None:
+            self._hit(11)
         if not (new_price >= 0.0):
             raise rt.Fail(
                 "Product price must be non-negative", site=12
             )  # retail_product_database.env:288
-        self._hit(12)
+        if self.coverage is not None:
+            self._hit(12)
         self._write_products_price(p, new_price)
         return p
 
@@ -2867,13 +2880,15 @@ class RetailProductDatabaseEnv(rt.Environment):
             raise rt.Fail(
                 "Inventory level must be non-negative", site=13
             )  # retail_product_database.env:298
-        self._hit(13)
+        if self.coverage is not None:
+            self._hit(13)
         p = self.t_products.get(upc)
         if p is None:
             raise rt.Fail(
                 "Product with given UPC not found", site=14
             )  # retail_product_database.env:299
-        self._hit(14)
+        if self.coverage is not None:
+            self._hit(14)
         self._write_products_inventory_level(p, new_level)
         return p
 
@@ -2883,7 +2898,8 @@ class RetailProductDatabaseEnv(rt.Environment):
             raise rt.Fail(
                 "Product with given UPC not found.", site=15
             )  # retail_product_database.env:309
-        self._hit(15)
+        if self.coverage is not None:
+            self._hit(15)
         self._write_products_category(p, new_category)
         return p
 
@@ -2893,19 +2909,22 @@ class RetailProductDatabaseEnv(rt.Environment):
             raise rt.Fail(
                 ("Product with UPC " + h.to_str(upc) + " not found"), site=16
             )  # retail_product_database.env:319
-        self._hit(16)
+        if self.coverage is not None:
+            self._hit(16)
         self._write_products_aisle_location(p, aisle_location)
         return p
 
     def _impl_remove_product(self, upc: str) -> str:
         if not (upc != ""):
             raise rt.Fail("UPC cannot be empty", site=17)  # retail_product_database.env:326
-        self._hit(17)
+        if self.coverage is not None:
+            self._hit(17)
         if not (upc in self.t_products):
             raise rt.Fail(
                 ("Product with UPC '" + h.to_str(upc) + "' not found"), site=18
             )  # retail_product_database.env:327
-        self._hit(18)
+        if self.coverage is not None:
+            self._hit(18)
         self._delete("products", upc)
         return "Product with UPC '" + h.to_str(upc) + "' removed successfully"
 
@@ -2915,7 +2934,8 @@ class RetailProductDatabaseEnv(rt.Environment):
             raise rt.Fail(
                 "Product with given UPC not found.", site=19
             )  # retail_product_database.env:337
-        self._hit(19)
+        if self.coverage is not None:
+            self._hit(19)
         self._write_products_description(p, new_description)
         return p
 
@@ -2937,18 +2957,21 @@ class RetailProductDatabaseEnv(rt.Environment):
     def _impl_deplete_inventory(self, upc: str, quantity: int) -> Product:
         if not (quantity >= 0):
             raise rt.Fail("Quantity cannot be negative", site=20)  # retail_product_database.env:373
-        self._hit(20)
+        if self.coverage is not None:
+            self._hit(20)
         p = self.t_products.get(upc)
         if p is None:
             raise rt.Fail(
                 "Product with given UPC not found", site=21
             )  # retail_product_database.env:374
-        self._hit(21)
+        if self.coverage is not None:
+            self._hit(21)
         if not (quantity <= p.inventory_level):
             raise rt.Fail(
                 "Insufficient inventory to deplete", site=22
             )  # retail_product_database.env:375
-        self._hit(22)
+        if self.coverage is not None:
+            self._hit(22)
         self._write_products_inventory_level(p, p.inventory_level - quantity)
         return p
 
@@ -3770,7 +3793,16 @@ class RetailProductDatabaseEnv(rt.Environment):
         if old == value and type(old) is type(value):
             return  # assigning the current value is not a change
         rt.store(value)
-        self._journal_field("products", row.upc, row, "price", old)
+        key = row.upc
+        journal = self._journal
+        if journal is not None:  # None while building an initial state
+            journal.append(("field", "products", key, row, "price", old))
+        touched = self._touched
+        originals = touched.get(("products", key))
+        if originals is None:
+            touched[("products", key)] = {"price": old}
+        elif originals is not _INSERTED:
+            originals.setdefault("price", old)
         row.price = value
 
     def _write_products_inventory_level(self, row: Product, value: int) -> None:
@@ -3778,8 +3810,18 @@ class RetailProductDatabaseEnv(rt.Environment):
         old = row.inventory_level
         if old == value and type(old) is type(value):
             return  # assigning the current value is not a change
-        rt.store(value)
-        self._journal_field("products", row.upc, row, "inventory_level", old)
+        if not (type(value) is int and _MIN_INT <= value <= _MAX_INT):
+            rt.store(value)
+        key = row.upc
+        journal = self._journal
+        if journal is not None:  # None while building an initial state
+            journal.append(("field", "products", key, row, "inventory_level", old))
+        touched = self._touched
+        originals = touched.get(("products", key))
+        if originals is None:
+            touched[("products", key)] = {"inventory_level": old}
+        elif originals is not _INSERTED:
+            originals.setdefault("inventory_level", old)
         row.inventory_level = value
 
     def _write_products_category(self, row: Product, value: Category) -> None:
@@ -3787,7 +3829,16 @@ class RetailProductDatabaseEnv(rt.Environment):
         old = row.category
         if old == value and type(old) is type(value):
             return  # assigning the current value is not a change
-        self._journal_field("products", row.upc, row, "category", old)
+        key = row.upc
+        journal = self._journal
+        if journal is not None:  # None while building an initial state
+            journal.append(("field", "products", key, row, "category", old))
+        touched = self._touched
+        originals = touched.get(("products", key))
+        if originals is None:
+            touched[("products", key)] = {"category": old}
+        elif originals is not _INSERTED:
+            originals.setdefault("category", old)
         row.category = value
 
     def _write_products_aisle_location(self, row: Product, value: str | None) -> None:
@@ -3795,8 +3846,18 @@ class RetailProductDatabaseEnv(rt.Environment):
         old = row.aisle_location
         if old == value and type(old) is type(value):
             return  # assigning the current value is not a change
-        rt.store(value)
-        self._journal_field("products", row.upc, row, "aisle_location", old)
+        if not (type(value) is str and len(value) <= 64):
+            rt.store(value)
+        key = row.upc
+        journal = self._journal
+        if journal is not None:  # None while building an initial state
+            journal.append(("field", "products", key, row, "aisle_location", old))
+        touched = self._touched
+        originals = touched.get(("products", key))
+        if originals is None:
+            touched[("products", key)] = {"aisle_location": old}
+        elif originals is not _INSERTED:
+            originals.setdefault("aisle_location", old)
         row.aisle_location = value
 
     def _write_products_description(self, row: Product, value: str) -> None:
@@ -3804,8 +3865,18 @@ class RetailProductDatabaseEnv(rt.Environment):
         old = row.description
         if old == value and type(old) is type(value):
             return  # assigning the current value is not a change
-        rt.store(value)
-        self._journal_field("products", row.upc, row, "description", old)
+        if not (type(value) is str and len(value) <= 64):
+            rt.store(value)
+        key = row.upc
+        journal = self._journal
+        if journal is not None:  # None while building an initial state
+            journal.append(("field", "products", key, row, "description", old))
+        touched = self._touched
+        originals = touched.get(("products", key))
+        if originals is None:
+            touched[("products", key)] = {"description": old}
+        elif originals is not _INSERTED:
+            originals.setdefault("description", old)
         row.description = value
 
     def _insert_products(self, row: Product) -> Product:

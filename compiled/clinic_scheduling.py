@@ -25,6 +25,8 @@ from envdsl.runtime.call_support import (
     result_problem as _result_problem,
 )
 from envdsl.runtime.call_support import ISO_SECONDS as _ISO_SECONDS, UTC as _UTC
+from envdsl.runtime.call_support import MAX_INT as _MAX_INT, MAX_STR as _MAX_STR
+from envdsl.runtime.call_support import MIN_INT as _MIN_INT
 from envdsl.runtime.call_support import format_datetime as _format_datetime
 from envdsl.runtime.load_support import (
     DICT_ONLY as _DICT_ONLY,
@@ -94,7 +96,10 @@ class Speciality:
 
     def _stored_size(self) -> int:
         # the size a write of this value charges (envdsl.runtime.limits.stored_size)
-        return 1 + h.text_size(self.code) + h.text_size(self.name)
+        v0, v1 = self.code, self.name
+        if len(v0) <= _MAX_STR and len(v1) <= _MAX_STR:
+            return 3 + len(v0) + len(v1)
+        return 1 + h.text_size(v0) + h.text_size(v1)
 
 
 @dataclass(slots=True, kw_only=True)
@@ -104,7 +109,10 @@ class Dentist:
 
     def _stored_size(self) -> int:
         # the size a write of this value charges (envdsl.runtime.limits.stored_size)
-        return 1 + h.text_size(self.dentist_id) + h.text_size(self.name)
+        v0, v1 = self.dentist_id, self.name
+        if len(v0) <= _MAX_STR and len(v1) <= _MAX_STR:
+            return 3 + len(v0) + len(v1)
+        return 1 + h.text_size(v0) + h.text_size(v1)
 
 
 @dataclass(slots=True, kw_only=True)
@@ -115,12 +123,10 @@ class DentistSpeciality:
 
     def _stored_size(self) -> int:
         # the size a write of this value charges (envdsl.runtime.limits.stored_size)
-        return (
-            1
-            + h.text_size(self.link_id)
-            + h.stored_size(self.dentist)
-            + h.stored_size(self.speciality)
-        )
+        v0, v1, v2 = self.link_id, self.dentist, self.speciality
+        if len(v0) <= _MAX_STR and len(v1) <= _MAX_STR and len(v2) <= _MAX_STR:
+            return 4 + len(v0) + len(v1) + len(v2)
+        return 1 + h.text_size(v0) + h.stored_size(v1) + h.stored_size(v2)
 
 
 @dataclass(slots=True, kw_only=True)
@@ -135,13 +141,15 @@ class WorkingHours:
 
     def _stored_size(self) -> int:
         # the size a write of this value charges (envdsl.runtime.limits.stored_size)
-        return (
-            2
-            + h.text_size(self.hours_id)
-            + h.stored_size(self.dentist)
-            + h.int_size(self.opens)
-            + h.int_size(self.closes)
-        )
+        v0, v1, v2, v3 = self.hours_id, self.dentist, self.opens, self.closes
+        if (
+            len(v0) <= _MAX_STR
+            and len(v1) <= _MAX_STR
+            and _MIN_INT <= v2 <= _MAX_INT
+            and _MIN_INT <= v3 <= _MAX_INT
+        ):
+            return 6 + len(v0) + len(v1)
+        return 2 + h.text_size(v0) + h.stored_size(v1) + h.int_size(v2) + h.int_size(v3)
 
 
 @dataclass(slots=True, kw_only=True)
@@ -152,7 +160,10 @@ class Room:
 
     def _stored_size(self) -> int:
         # the size a write of this value charges (envdsl.runtime.limits.stored_size)
-        return 2 + h.text_size(self.room_id) + h.text_size(self.name)
+        v0, v1 = self.room_id, self.name
+        if len(v0) <= _MAX_STR and len(v1) <= _MAX_STR:
+            return 4 + len(v0) + len(v1)
+        return 2 + h.text_size(v0) + h.text_size(v1)
 
 
 @dataclass(slots=True, kw_only=True)
@@ -165,13 +176,15 @@ class Treatment:
 
     def _stored_size(self) -> int:
         # the size a write of this value charges (envdsl.runtime.limits.stored_size)
-        return (
-            2
-            + h.text_size(self.code)
-            + h.text_size(self.name)
-            + h.stored_size(self.speciality)
-            + h.int_size(self.duration_minutes)
-        )
+        v0, v1, v2, v3 = self.code, self.name, self.speciality, self.duration_minutes
+        if (
+            len(v0) <= _MAX_STR
+            and len(v1) <= _MAX_STR
+            and len(v2) <= _MAX_STR
+            and _MIN_INT <= v3 <= _MAX_INT
+        ):
+            return 6 + len(v0) + len(v1) + len(v2)
+        return 2 + h.text_size(v0) + h.text_size(v1) + h.stored_size(v2) + h.int_size(v3)
 
 
 @dataclass(slots=True, kw_only=True)
@@ -184,13 +197,21 @@ class Patient:
 
     def _stored_size(self) -> int:
         # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        v0, v1, v2, v3 = self.patient_id, self.name, self.phone, self.recall_months
+        if (
+            len(v0) <= _MAX_STR
+            and len(v1) <= _MAX_STR
+            and len(v2) <= _MAX_STR
+            and _MIN_INT <= v3 <= _MAX_INT
+        ):
+            return 5 + len(v0) + len(v1) + len(v2) + h.stored_size(self.last_visit)
         return (
             1
-            + h.text_size(self.patient_id)
-            + h.text_size(self.name)
-            + h.text_size(self.phone)
+            + h.text_size(v0)
+            + h.text_size(v1)
+            + h.text_size(v2)
+            + h.int_size(v3)
             + h.stored_size(self.last_visit)
-            + h.int_size(self.recall_months)
         )
 
 
@@ -210,13 +231,37 @@ class Appointment:
 
     def _stored_size(self) -> int:
         # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        v0, v1, v2, v3, v4 = (
+            self.appointment_id,
+            self.patient,
+            self.dentist,
+            self.room,
+            self.treatment,
+        )
+        if (
+            len(v0) <= _MAX_STR
+            and len(v1) <= _MAX_STR
+            and len(v2) <= _MAX_STR
+            and len(v3) <= _MAX_STR
+            and len(v4) <= _MAX_STR
+        ):
+            return (
+                10
+                + len(v0)
+                + len(v1)
+                + len(v2)
+                + len(v3)
+                + len(v4)
+                + h.stored_size(self.cancelled_at)
+                + h.stored_size(self.cancel_reason)
+            )
         return (
             5
-            + h.text_size(self.appointment_id)
-            + h.stored_size(self.patient)
-            + h.stored_size(self.dentist)
-            + h.stored_size(self.room)
-            + h.stored_size(self.treatment)
+            + h.text_size(v0)
+            + h.stored_size(v1)
+            + h.stored_size(v2)
+            + h.stored_size(v3)
+            + h.stored_size(v4)
             + h.stored_size(self.cancelled_at)
             + h.stored_size(self.cancel_reason)
         )
@@ -233,12 +278,15 @@ class Reminder:
 
     def _stored_size(self) -> int:
         # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        v0, v1, v2 = self.reminder_id, self.patient, self.message
+        if len(v0) <= _MAX_STR and len(v1) <= _MAX_STR and len(v2) <= _MAX_STR:
+            return 6 + len(v0) + len(v1) + len(v2) + h.stored_size(self.appointment)
         return (
             3
-            + h.text_size(self.reminder_id)
-            + h.stored_size(self.patient)
+            + h.text_size(v0)
+            + h.stored_size(v1)
+            + h.text_size(v2)
             + h.stored_size(self.appointment)
-            + h.text_size(self.message)
         )
 
 
@@ -250,7 +298,10 @@ class Slot(rt.Value):
 
     def _stored_size(self) -> int:
         # the size a write of this value charges (envdsl.runtime.limits.stored_size)
-        return 3 + h.text_size(self.room_id)
+        v0 = self.room_id
+        if len(v0) <= _MAX_STR:
+            return 4 + len(v0)
+        return 3 + h.text_size(v0)
 
 
 @dataclass(slots=True, kw_only=True)
@@ -262,10 +313,19 @@ class DentistProfile(rt.Value):
 
     def _stored_size(self) -> int:
         # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        v0, v1 = self.dentist_id, self.name
+        if len(v0) <= _MAX_STR and len(v1) <= _MAX_STR:
+            return (
+                3
+                + len(v0)
+                + len(v1)
+                + h.stored_size(self.specialities)
+                + h.stored_size(self.working_days)
+            )
         return (
             1
-            + h.text_size(self.dentist_id)
-            + h.text_size(self.name)
+            + h.text_size(v0)
+            + h.text_size(v1)
             + h.stored_size(self.specialities)
             + h.stored_size(self.working_days)
         )
@@ -3872,26 +3932,27 @@ class ClinicSchedulingEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = (
-                11
-                + len(data["appointment_id"])
-                + len(data["patient"])
-                + len(data["dentist"])
-                + len(data["room"])
-                + len(data["treatment"])
-                + len(data["start"])
-                + len(data["end"])
-                + len(data["status"])
-                + len(data["booked_at"])
-            )
-            v = data["cancelled_at"]
-            if v is not None:
-                total += len(v)
-            v = data["cancel_reason"]
-            if v is not None:
-                total += len(v)
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            total = 11
+            if total + 11 * _MAX_STR > size_budget:
+                total += (
+                    len(data["appointment_id"])
+                    + len(data["patient"])
+                    + len(data["dentist"])
+                    + len(data["room"])
+                    + len(data["treatment"])
+                    + len(data["start"])
+                    + len(data["end"])
+                    + len(data["status"])
+                    + len(data["booked_at"])
+                )
+                v = data["cancelled_at"]
+                if v is not None:
+                    total += len(v)
+                v = data["cancel_reason"]
+                if v is not None:
+                    total += len(v)
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
@@ -3985,15 +4046,17 @@ class ClinicSchedulingEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = 5 + len(data["patient_id"]) + len(data["name"]) + len(data["phone"])
-            v = data["last_visit"]
-            if v is not None:
-                total += len(v)
+            total = 5
             v = data["recall_months"]
             if not _MIN_INT <= v <= _MAX_INT:
                 raise rt.Fail(_INT_RESULT)
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            if total + 4 * _MAX_STR > size_budget:
+                total += len(data["patient_id"]) + len(data["name"]) + len(data["phone"])
+                v = data["last_visit"]
+                if v is not None:
+                    total += len(v)
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
@@ -4180,26 +4243,27 @@ class ClinicSchedulingEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = (
-                11
-                + len(data["appointment_id"])
-                + len(data["patient"])
-                + len(data["dentist"])
-                + len(data["room"])
-                + len(data["treatment"])
-                + len(data["start"])
-                + len(data["end"])
-                + len(data["status"])
-                + len(data["booked_at"])
-            )
-            v = data["cancelled_at"]
-            if v is not None:
-                total += len(v)
-            v = data["cancel_reason"]
-            if v is not None:
-                total += len(v)
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            total = 11
+            if total + 11 * _MAX_STR > size_budget:
+                total += (
+                    len(data["appointment_id"])
+                    + len(data["patient"])
+                    + len(data["dentist"])
+                    + len(data["room"])
+                    + len(data["treatment"])
+                    + len(data["start"])
+                    + len(data["end"])
+                    + len(data["status"])
+                    + len(data["booked_at"])
+                )
+                v = data["cancelled_at"]
+                if v is not None:
+                    total += len(v)
+                v = data["cancel_reason"]
+                if v is not None:
+                    total += len(v)
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
@@ -4294,26 +4358,27 @@ class ClinicSchedulingEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = (
-                11
-                + len(data["appointment_id"])
-                + len(data["patient"])
-                + len(data["dentist"])
-                + len(data["room"])
-                + len(data["treatment"])
-                + len(data["start"])
-                + len(data["end"])
-                + len(data["status"])
-                + len(data["booked_at"])
-            )
-            v = data["cancelled_at"]
-            if v is not None:
-                total += len(v)
-            v = data["cancel_reason"]
-            if v is not None:
-                total += len(v)
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            total = 11
+            if total + 11 * _MAX_STR > size_budget:
+                total += (
+                    len(data["appointment_id"])
+                    + len(data["patient"])
+                    + len(data["dentist"])
+                    + len(data["room"])
+                    + len(data["treatment"])
+                    + len(data["start"])
+                    + len(data["end"])
+                    + len(data["status"])
+                    + len(data["booked_at"])
+                )
+                v = data["cancelled_at"]
+                if v is not None:
+                    total += len(v)
+                v = data["cancel_reason"]
+                if v is not None:
+                    total += len(v)
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
@@ -4461,26 +4526,27 @@ class ClinicSchedulingEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = (
-                11
-                + len(data["appointment_id"])
-                + len(data["patient"])
-                + len(data["dentist"])
-                + len(data["room"])
-                + len(data["treatment"])
-                + len(data["start"])
-                + len(data["end"])
-                + len(data["status"])
-                + len(data["booked_at"])
-            )
-            v = data["cancelled_at"]
-            if v is not None:
-                total += len(v)
-            v = data["cancel_reason"]
-            if v is not None:
-                total += len(v)
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            total = 11
+            if total + 11 * _MAX_STR > size_budget:
+                total += (
+                    len(data["appointment_id"])
+                    + len(data["patient"])
+                    + len(data["dentist"])
+                    + len(data["room"])
+                    + len(data["treatment"])
+                    + len(data["start"])
+                    + len(data["end"])
+                    + len(data["status"])
+                    + len(data["booked_at"])
+                )
+                v = data["cancelled_at"]
+                if v is not None:
+                    total += len(v)
+                v = data["cancel_reason"]
+                if v is not None:
+                    total += len(v)
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
@@ -4608,26 +4674,27 @@ class ClinicSchedulingEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = (
-                11
-                + len(data["appointment_id"])
-                + len(data["patient"])
-                + len(data["dentist"])
-                + len(data["room"])
-                + len(data["treatment"])
-                + len(data["start"])
-                + len(data["end"])
-                + len(data["status"])
-                + len(data["booked_at"])
-            )
-            v = data["cancelled_at"]
-            if v is not None:
-                total += len(v)
-            v = data["cancel_reason"]
-            if v is not None:
-                total += len(v)
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            total = 11
+            if total + 11 * _MAX_STR > size_budget:
+                total += (
+                    len(data["appointment_id"])
+                    + len(data["patient"])
+                    + len(data["dentist"])
+                    + len(data["room"])
+                    + len(data["treatment"])
+                    + len(data["start"])
+                    + len(data["end"])
+                    + len(data["status"])
+                    + len(data["booked_at"])
+                )
+                v = data["cancelled_at"]
+                if v is not None:
+                    total += len(v)
+                v = data["cancel_reason"]
+                if v is not None:
+                    total += len(v)
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
@@ -4722,26 +4789,27 @@ class ClinicSchedulingEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = (
-                11
-                + len(data["appointment_id"])
-                + len(data["patient"])
-                + len(data["dentist"])
-                + len(data["room"])
-                + len(data["treatment"])
-                + len(data["start"])
-                + len(data["end"])
-                + len(data["status"])
-                + len(data["booked_at"])
-            )
-            v = data["cancelled_at"]
-            if v is not None:
-                total += len(v)
-            v = data["cancel_reason"]
-            if v is not None:
-                total += len(v)
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            total = 11
+            if total + 11 * _MAX_STR > size_budget:
+                total += (
+                    len(data["appointment_id"])
+                    + len(data["patient"])
+                    + len(data["dentist"])
+                    + len(data["room"])
+                    + len(data["treatment"])
+                    + len(data["start"])
+                    + len(data["end"])
+                    + len(data["status"])
+                    + len(data["booked_at"])
+                )
+                v = data["cancelled_at"]
+                if v is not None:
+                    total += len(v)
+                v = data["cancel_reason"]
+                if v is not None:
+                    total += len(v)
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
@@ -4833,26 +4901,27 @@ class ClinicSchedulingEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = (
-                11
-                + len(data["appointment_id"])
-                + len(data["patient"])
-                + len(data["dentist"])
-                + len(data["room"])
-                + len(data["treatment"])
-                + len(data["start"])
-                + len(data["end"])
-                + len(data["status"])
-                + len(data["booked_at"])
-            )
-            v = data["cancelled_at"]
-            if v is not None:
-                total += len(v)
-            v = data["cancel_reason"]
-            if v is not None:
-                total += len(v)
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            total = 11
+            if total + 11 * _MAX_STR > size_budget:
+                total += (
+                    len(data["appointment_id"])
+                    + len(data["patient"])
+                    + len(data["dentist"])
+                    + len(data["room"])
+                    + len(data["treatment"])
+                    + len(data["start"])
+                    + len(data["end"])
+                    + len(data["status"])
+                    + len(data["booked_at"])
+                )
+                v = data["cancelled_at"]
+                if v is not None:
+                    total += len(v)
+                v = data["cancel_reason"]
+                if v is not None:
+                    total += len(v)
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
@@ -4947,26 +5016,27 @@ class ClinicSchedulingEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = (
-                11
-                + len(data["appointment_id"])
-                + len(data["patient"])
-                + len(data["dentist"])
-                + len(data["room"])
-                + len(data["treatment"])
-                + len(data["start"])
-                + len(data["end"])
-                + len(data["status"])
-                + len(data["booked_at"])
-            )
-            v = data["cancelled_at"]
-            if v is not None:
-                total += len(v)
-            v = data["cancel_reason"]
-            if v is not None:
-                total += len(v)
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            total = 11
+            if total + 11 * _MAX_STR > size_budget:
+                total += (
+                    len(data["appointment_id"])
+                    + len(data["patient"])
+                    + len(data["dentist"])
+                    + len(data["room"])
+                    + len(data["treatment"])
+                    + len(data["start"])
+                    + len(data["end"])
+                    + len(data["status"])
+                    + len(data["booked_at"])
+                )
+                v = data["cancelled_at"]
+                if v is not None:
+                    total += len(v)
+                v = data["cancel_reason"]
+                if v is not None:
+                    total += len(v)
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
@@ -5156,15 +5226,17 @@ class ClinicSchedulingEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = 5 + len(data["hours_id"]) + len(data["dentist"]) + len(data["day"])
+            total = 5
             v = data["opens"]
             if not _MIN_INT <= v <= _MAX_INT:
                 raise rt.Fail(_INT_RESULT)
             v = data["closes"]
             if not _MIN_INT <= v <= _MAX_INT:
                 raise rt.Fail(_INT_RESULT)
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            if total + 3 * _MAX_STR > size_budget:
+                total += len(data["hours_id"]) + len(data["dentist"]) + len(data["day"])
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
@@ -5255,9 +5327,11 @@ class ClinicSchedulingEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = 3 + len(data["link_id"]) + len(data["dentist"]) + len(data["speciality"])
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            total = 3
+            if total + 3 * _MAX_STR > size_budget:
+                total += len(data["link_id"]) + len(data["dentist"]) + len(data["speciality"])
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
@@ -7551,12 +7625,19 @@ class ClinicSchedulingEnv(rt.Environment):
         journal = self._journal  # None while building an initial state: nothing to undo
         key = row.patient_id
         if key == "":  # the key left to auto(...)
+            counter = table.auto_counter
             if journal is not None:
-                journal.append(("counter", "patients", table.auto_counter))
-            key = self._next_auto_key(table)
+                journal.append(("counter", "patients", counter))
+            while True:
+                counter += 1
+                key = "P-" + f"{counter:04d}"
+                if key not in table:
+                    break
+            table.auto_counter = counter
             row.patient_id = key
-        if key in table:
-            raise rt.Fail(f"Patient {key!r} already exists", rule="key: Patient")
+        else:
+            if key in table:
+                raise rt.Fail(f"Patient {key!r} already exists", rule="key: Patient")
         _charge(row._stored_size())  # limits.stored_size of a row: its class's sizer
         table.add(key, row)
         if journal is not None:
@@ -7570,12 +7651,19 @@ class ClinicSchedulingEnv(rt.Environment):
         journal = self._journal  # None while building an initial state: nothing to undo
         key = row.appointment_id
         if key == "":  # the key left to auto(...)
+            counter = table.auto_counter
             if journal is not None:
-                journal.append(("counter", "appointments", table.auto_counter))
-            key = self._next_auto_key(table)
+                journal.append(("counter", "appointments", counter))
+            while True:
+                counter += 1
+                key = "APT-" + f"{counter:04d}"
+                if key not in table:
+                    break
+            table.auto_counter = counter
             row.appointment_id = key
-        if key in table:
-            raise rt.Fail(f"Appointment {key!r} already exists", rule="key: Appointment")
+        else:
+            if key in table:
+                raise rt.Fail(f"Appointment {key!r} already exists", rule="key: Appointment")
         _charge(row._stored_size())  # limits.stored_size of a row: its class's sizer
         table.add(key, row)
         if journal is not None:
@@ -7589,12 +7677,19 @@ class ClinicSchedulingEnv(rt.Environment):
         journal = self._journal  # None while building an initial state: nothing to undo
         key = row.hours_id
         if key == "":  # the key left to auto(...)
+            counter = table.auto_counter
             if journal is not None:
-                journal.append(("counter", "working_hours", table.auto_counter))
-            key = self._next_auto_key(table)
+                journal.append(("counter", "working_hours", counter))
+            while True:
+                counter += 1
+                key = "WH-" + f"{counter:04d}"
+                if key not in table:
+                    break
+            table.auto_counter = counter
             row.hours_id = key
-        if key in table:
-            raise rt.Fail(f"WorkingHours {key!r} already exists", rule="key: WorkingHours")
+        else:
+            if key in table:
+                raise rt.Fail(f"WorkingHours {key!r} already exists", rule="key: WorkingHours")
         _charge(row._stored_size())  # limits.stored_size of a row: its class's sizer
         table.add(key, row)
         if journal is not None:
@@ -7608,14 +7703,21 @@ class ClinicSchedulingEnv(rt.Environment):
         journal = self._journal  # None while building an initial state: nothing to undo
         key = row.link_id
         if key == "":  # the key left to auto(...)
+            counter = table.auto_counter
             if journal is not None:
-                journal.append(("counter", "dentist_specialities", table.auto_counter))
-            key = self._next_auto_key(table)
+                journal.append(("counter", "dentist_specialities", counter))
+            while True:
+                counter += 1
+                key = "DS-" + f"{counter:04d}"
+                if key not in table:
+                    break
+            table.auto_counter = counter
             row.link_id = key
-        if key in table:
-            raise rt.Fail(
-                f"DentistSpeciality {key!r} already exists", rule="key: DentistSpeciality"
-            )
+        else:
+            if key in table:
+                raise rt.Fail(
+                    f"DentistSpeciality {key!r} already exists", rule="key: DentistSpeciality"
+                )
         _charge(row._stored_size())  # limits.stored_size of a row: its class's sizer
         table.add(key, row)
         if journal is not None:
@@ -7629,12 +7731,19 @@ class ClinicSchedulingEnv(rt.Environment):
         journal = self._journal  # None while building an initial state: nothing to undo
         key = row.reminder_id
         if key == "":  # the key left to auto(...)
+            counter = table.auto_counter
             if journal is not None:
-                journal.append(("counter", "reminders", table.auto_counter))
-            key = self._next_auto_key(table)
+                journal.append(("counter", "reminders", counter))
+            while True:
+                counter += 1
+                key = "REM-" + f"{counter:04d}"
+                if key not in table:
+                    break
+            table.auto_counter = counter
             row.reminder_id = key
-        if key in table:
-            raise rt.Fail(f"Reminder {key!r} already exists", rule="key: Reminder")
+        else:
+            if key in table:
+                raise rt.Fail(f"Reminder {key!r} already exists", rule="key: Reminder")
         _charge(row._stored_size())  # limits.stored_size of a row: its class's sizer
         table.add(key, row)
         if journal is not None:

@@ -26,6 +26,8 @@ from envdsl.runtime.call_support import (
     result_problem as _result_problem,
 )
 from envdsl.runtime.call_support import ISO_SECONDS as _ISO_SECONDS, UTC as _UTC
+from envdsl.runtime.call_support import MAX_INT as _MAX_INT, MAX_STR as _MAX_STR
+from envdsl.runtime.call_support import MIN_INT as _MIN_INT
 from envdsl.runtime.call_support import format_datetime as _format_datetime
 from envdsl.runtime.load_support import (
     DICT_ONLY as _DICT_ONLY,
@@ -86,13 +88,15 @@ class User:
 
     def _stored_size(self) -> int:
         # the size a write of this value charges (envdsl.runtime.limits.stored_size)
-        return (
-            1
-            + h.text_size(self.u_id)
-            + h.text_size(self.name)
-            + h.text_size(self.role)
-            + h.text_size(self.department)
-        )
+        v0, v1, v2, v3 = self.u_id, self.name, self.role, self.department
+        if (
+            len(v0) <= _MAX_STR
+            and len(v1) <= _MAX_STR
+            and len(v2) <= _MAX_STR
+            and len(v3) <= _MAX_STR
+        ):
+            return 5 + len(v0) + len(v1) + len(v2) + len(v3)
+        return 1 + h.text_size(v0) + h.text_size(v1) + h.text_size(v2) + h.text_size(v3)
 
 
 @dataclass(slots=True, kw_only=True)
@@ -108,13 +112,22 @@ class Document:
 
     def _stored_size(self) -> int:
         # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        v0, v1, v2, v3, v4 = self.document_id, self.title, self.content, self.version, self.owner_id
+        if (
+            len(v0) <= _MAX_STR
+            and len(v1) <= _MAX_STR
+            and len(v2) <= _MAX_STR
+            and _MIN_INT <= v3 <= _MAX_INT
+            and len(v4) <= _MAX_STR
+        ):
+            return 9 + len(v0) + len(v1) + len(v2) + len(v4)
         return (
             4
-            + h.text_size(self.document_id)
-            + h.text_size(self.title)
-            + h.text_size(self.content)
-            + h.int_size(self.version)
-            + h.stored_size(self.owner_id)
+            + h.text_size(v0)
+            + h.text_size(v1)
+            + h.text_size(v2)
+            + h.int_size(v3)
+            + h.stored_size(v4)
         )
 
 
@@ -129,11 +142,14 @@ class AccessControlEntry:
 
     def _stored_size(self) -> int:
         # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        v0, v1, v2 = self.entry_id, self.document_id, self.user_id
+        if len(v0) <= _MAX_STR and len(v1) <= _MAX_STR and len(v2) <= _MAX_STR:
+            return 4 + len(v0) + len(v1) + len(v2) + h.stored_size(self.permissions)
         return (
             1
-            + h.text_size(self.entry_id)
-            + h.stored_size(self.document_id)
-            + h.stored_size(self.user_id)
+            + h.text_size(v0)
+            + h.stored_size(v1)
+            + h.stored_size(v2)
             + h.stored_size(self.permissions)
         )
 
@@ -149,13 +165,28 @@ class DocumentVersion:
 
     def _stored_size(self) -> int:
         # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        v0, v1, v2, v3, v4 = (
+            self.version_id,
+            self.document_id,
+            self.version_number,
+            self.content_snapshot,
+            self.modified_by,
+        )
+        if (
+            len(v0) <= _MAX_STR
+            and len(v1) <= _MAX_STR
+            and _MIN_INT <= v2 <= _MAX_INT
+            and len(v3) <= _MAX_STR
+            and len(v4) <= _MAX_STR
+        ):
+            return 7 + len(v0) + len(v1) + len(v3) + len(v4)
         return (
             2
-            + h.text_size(self.version_id)
-            + h.stored_size(self.document_id)
-            + h.int_size(self.version_number)
-            + h.text_size(self.content_snapshot)
-            + h.stored_size(self.modified_by)
+            + h.text_size(v0)
+            + h.stored_size(v1)
+            + h.int_size(v2)
+            + h.text_size(v3)
+            + h.stored_size(v4)
         )
 
 
@@ -177,13 +208,15 @@ class UserInfo(rt.Value):
 
     def _stored_size(self) -> int:
         # the size a write of this value charges (envdsl.runtime.limits.stored_size)
-        return (
-            1
-            + h.text_size(self.u_id)
-            + h.text_size(self.name)
-            + h.text_size(self.role)
-            + h.text_size(self.department)
-        )
+        v0, v1, v2, v3 = self.u_id, self.name, self.role, self.department
+        if (
+            len(v0) <= _MAX_STR
+            and len(v1) <= _MAX_STR
+            and len(v2) <= _MAX_STR
+            and len(v3) <= _MAX_STR
+        ):
+            return 5 + len(v0) + len(v1) + len(v2) + len(v3)
+        return 1 + h.text_size(v0) + h.text_size(v1) + h.text_size(v2) + h.text_size(v3)
 
 
 @dataclass(slots=True, kw_only=True)
@@ -208,13 +241,15 @@ class DocumentSummary(rt.Value):
 
     def _stored_size(self) -> int:
         # the size a write of this value charges (envdsl.runtime.limits.stored_size)
-        return (
-            4
-            + h.text_size(self.document_id)
-            + h.text_size(self.title)
-            + h.int_size(self.version)
-            + h.text_size(self.owner_id)
-        )
+        v0, v1, v2, v3 = self.document_id, self.title, self.version, self.owner_id
+        if (
+            len(v0) <= _MAX_STR
+            and len(v1) <= _MAX_STR
+            and _MIN_INT <= v2 <= _MAX_INT
+            and len(v3) <= _MAX_STR
+        ):
+            return 8 + len(v0) + len(v1) + len(v3)
+        return 4 + h.text_size(v0) + h.text_size(v1) + h.int_size(v2) + h.text_size(v3)
 
 
 def _to_json_User(value: User) -> dict[str, Any]:
@@ -2256,21 +2291,22 @@ class DocumentManagementSystemEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = (
-                8
-                + len(data["document_id"])
-                + len(data["title"])
-                + len(data["content"])
-                + len(data["creation_date"])
-                + len(data["last_modified_date"])
-                + len(data["status"])
-                + len(data["owner_id"])
-            )
+            total = 8
             v = data["version"]
             if not _MIN_INT <= v <= _MAX_INT:
                 raise rt.Fail(_INT_RESULT)
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            if total + 7 * _MAX_STR > size_budget:
+                total += (
+                    len(data["document_id"])
+                    + len(data["title"])
+                    + len(data["content"])
+                    + len(data["creation_date"])
+                    + len(data["last_modified_date"])
+                    + len(data["status"])
+                    + len(data["owner_id"])
+                )
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
@@ -2379,9 +2415,11 @@ class DocumentManagementSystemEnv(rt.Environment):
             result = self._impl_check_document_status(document_id=document_id)
             data = {"status": result.status._value_} if result is not None else None
             size_budget = self.size_budget
-            total = 1 + len(data["status"])
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            total = 1
+            if total + 1 * _MAX_STR > size_budget:
+                total += len(data["status"])
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
@@ -2700,19 +2738,20 @@ class DocumentManagementSystemEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = (
-                6
-                + len(data["version_id"])
-                + len(data["document_id"])
-                + len(data["content_snapshot"])
-                + len(data["timestamp"])
-                + len(data["modified_by"])
-            )
+            total = 6
             v = data["version_number"]
             if not _MIN_INT <= v <= _MAX_INT:
                 raise rt.Fail(_INT_RESULT)
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            if total + 5 * _MAX_STR > size_budget:
+                total += (
+                    len(data["version_id"])
+                    + len(data["document_id"])
+                    + len(data["content_snapshot"])
+                    + len(data["timestamp"])
+                    + len(data["modified_by"])
+                )
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
@@ -2979,21 +3018,22 @@ class DocumentManagementSystemEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = (
-                8
-                + len(data["document_id"])
-                + len(data["title"])
-                + len(data["content"])
-                + len(data["creation_date"])
-                + len(data["last_modified_date"])
-                + len(data["status"])
-                + len(data["owner_id"])
-            )
+            total = 8
             v = data["version"]
             if not _MIN_INT <= v <= _MAX_INT:
                 raise rt.Fail(_INT_RESULT)
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            if total + 7 * _MAX_STR > size_budget:
+                total += (
+                    len(data["document_id"])
+                    + len(data["title"])
+                    + len(data["content"])
+                    + len(data["creation_date"])
+                    + len(data["last_modified_date"])
+                    + len(data["status"])
+                    + len(data["owner_id"])
+                )
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
@@ -3128,21 +3168,22 @@ class DocumentManagementSystemEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = (
-                8
-                + len(data["document_id"])
-                + len(data["title"])
-                + len(data["content"])
-                + len(data["creation_date"])
-                + len(data["last_modified_date"])
-                + len(data["status"])
-                + len(data["owner_id"])
-            )
+            total = 8
             v = data["version"]
             if not _MIN_INT <= v <= _MAX_INT:
                 raise rt.Fail(_INT_RESULT)
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            if total + 7 * _MAX_STR > size_budget:
+                total += (
+                    len(data["document_id"])
+                    + len(data["title"])
+                    + len(data["content"])
+                    + len(data["creation_date"])
+                    + len(data["last_modified_date"])
+                    + len(data["status"])
+                    + len(data["owner_id"])
+                )
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
@@ -3235,21 +3276,22 @@ class DocumentManagementSystemEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = (
-                8
-                + len(data["document_id"])
-                + len(data["title"])
-                + len(data["content"])
-                + len(data["creation_date"])
-                + len(data["last_modified_date"])
-                + len(data["status"])
-                + len(data["owner_id"])
-            )
+            total = 8
             v = data["version"]
             if not _MIN_INT <= v <= _MAX_INT:
                 raise rt.Fail(_INT_RESULT)
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            if total + 7 * _MAX_STR > size_budget:
+                total += (
+                    len(data["document_id"])
+                    + len(data["title"])
+                    + len(data["content"])
+                    + len(data["creation_date"])
+                    + len(data["last_modified_date"])
+                    + len(data["status"])
+                    + len(data["owner_id"])
+                )
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
@@ -3329,21 +3371,22 @@ class DocumentManagementSystemEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = (
-                8
-                + len(data["document_id"])
-                + len(data["title"])
-                + len(data["content"])
-                + len(data["creation_date"])
-                + len(data["last_modified_date"])
-                + len(data["status"])
-                + len(data["owner_id"])
-            )
+            total = 8
             v = data["version"]
             if not _MIN_INT <= v <= _MAX_INT:
                 raise rt.Fail(_INT_RESULT)
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            if total + 7 * _MAX_STR > size_budget:
+                total += (
+                    len(data["document_id"])
+                    + len(data["title"])
+                    + len(data["content"])
+                    + len(data["creation_date"])
+                    + len(data["last_modified_date"])
+                    + len(data["status"])
+                    + len(data["owner_id"])
+                )
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
@@ -3448,11 +3491,15 @@ class DocumentManagementSystemEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = 4 + len(data["entry_id"]) + len(data["document_id"]) + len(data["user_id"])
+            total = 4
             v = data["permissions"]
-            total += len(v) + sum(map(len, v))
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            total += len(v)
+            if v:
+                total += sum(map(len, v))
+            if total + 3 * _MAX_STR > size_budget:
+                total += len(data["entry_id"]) + len(data["document_id"]) + len(data["user_id"])
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
@@ -3607,21 +3654,22 @@ class DocumentManagementSystemEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = (
-                8
-                + len(data["document_id"])
-                + len(data["title"])
-                + len(data["content"])
-                + len(data["creation_date"])
-                + len(data["last_modified_date"])
-                + len(data["status"])
-                + len(data["owner_id"])
-            )
+            total = 8
             v = data["version"]
             if not _MIN_INT <= v <= _MAX_INT:
                 raise rt.Fail(_INT_RESULT)
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            if total + 7 * _MAX_STR > size_budget:
+                total += (
+                    len(data["document_id"])
+                    + len(data["title"])
+                    + len(data["content"])
+                    + len(data["creation_date"])
+                    + len(data["last_modified_date"])
+                    + len(data["status"])
+                    + len(data["owner_id"])
+                )
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
@@ -3733,19 +3781,20 @@ class DocumentManagementSystemEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = (
-                6
-                + len(data["version_id"])
-                + len(data["document_id"])
-                + len(data["content_snapshot"])
-                + len(data["timestamp"])
-                + len(data["modified_by"])
-            )
+            total = 6
             v = data["version_number"]
             if not _MIN_INT <= v <= _MAX_INT:
                 raise rt.Fail(_INT_RESULT)
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            if total + 5 * _MAX_STR > size_budget:
+                total += (
+                    len(data["version_id"])
+                    + len(data["document_id"])
+                    + len(data["content_snapshot"])
+                    + len(data["timestamp"])
+                    + len(data["modified_by"])
+                )
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
@@ -3825,21 +3874,22 @@ class DocumentManagementSystemEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = (
-                8
-                + len(data["document_id"])
-                + len(data["title"])
-                + len(data["content"])
-                + len(data["creation_date"])
-                + len(data["last_modified_date"])
-                + len(data["status"])
-                + len(data["owner_id"])
-            )
+            total = 8
             v = data["version"]
             if not _MIN_INT <= v <= _MAX_INT:
                 raise rt.Fail(_INT_RESULT)
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            if total + 7 * _MAX_STR > size_budget:
+                total += (
+                    len(data["document_id"])
+                    + len(data["title"])
+                    + len(data["content"])
+                    + len(data["creation_date"])
+                    + len(data["last_modified_date"])
+                    + len(data["status"])
+                    + len(data["owner_id"])
+                )
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
@@ -5068,12 +5118,21 @@ class DocumentManagementSystemEnv(rt.Environment):
         journal = self._journal  # None while building an initial state: nothing to undo
         key = row.version_id
         if key == "":  # the key left to auto(...)
+            counter = table.auto_counter
             if journal is not None:
-                journal.append(("counter", "versions", table.auto_counter))
-            key = self._next_auto_key(table)
+                journal.append(("counter", "versions", counter))
+            while True:
+                counter += 1
+                key = "VER-" + f"{counter:04d}"
+                if key not in table:
+                    break
+            table.auto_counter = counter
             row.version_id = key
-        if key in table:
-            raise rt.Fail(f"DocumentVersion {key!r} already exists", rule="key: DocumentVersion")
+        else:
+            if key in table:
+                raise rt.Fail(
+                    f"DocumentVersion {key!r} already exists", rule="key: DocumentVersion"
+                )
         _charge(row._stored_size())  # limits.stored_size of a row: its class's sizer
         table.add(key, row)
         if journal is not None:
@@ -5087,12 +5146,19 @@ class DocumentManagementSystemEnv(rt.Environment):
         journal = self._journal  # None while building an initial state: nothing to undo
         key = row.document_id
         if key == "":  # the key left to auto(...)
+            counter = table.auto_counter
             if journal is not None:
-                journal.append(("counter", "documents", table.auto_counter))
-            key = self._next_auto_key(table)
+                journal.append(("counter", "documents", counter))
+            while True:
+                counter += 1
+                key = "DOC-" + f"{counter:04d}"
+                if key not in table:
+                    break
+            table.auto_counter = counter
             row.document_id = key
-        if key in table:
-            raise rt.Fail(f"Document {key!r} already exists", rule="key: Document")
+        else:
+            if key in table:
+                raise rt.Fail(f"Document {key!r} already exists", rule="key: Document")
         _charge(row._stored_size())  # limits.stored_size of a row: its class's sizer
         table.add(key, row)
         if journal is not None:
@@ -5106,14 +5172,21 @@ class DocumentManagementSystemEnv(rt.Environment):
         journal = self._journal  # None while building an initial state: nothing to undo
         key = row.entry_id
         if key == "":  # the key left to auto(...)
+            counter = table.auto_counter
             if journal is not None:
-                journal.append(("counter", "access_control", table.auto_counter))
-            key = self._next_auto_key(table)
+                journal.append(("counter", "access_control", counter))
+            while True:
+                counter += 1
+                key = "ACE-" + f"{counter:04d}"
+                if key not in table:
+                    break
+            table.auto_counter = counter
             row.entry_id = key
-        if key in table:
-            raise rt.Fail(
-                f"AccessControlEntry {key!r} already exists", rule="key: AccessControlEntry"
-            )
+        else:
+            if key in table:
+                raise rt.Fail(
+                    f"AccessControlEntry {key!r} already exists", rule="key: AccessControlEntry"
+                )
         _charge(row._stored_size())  # limits.stored_size of a row: its class's sizer
         _own_row_fields("access_control", row, ("permissions",))
         table.add(key, row)

@@ -23,6 +23,8 @@ from envdsl.runtime.call_support import (
     result_problem as _result_problem,
 )
 from envdsl.runtime.call_support import ISO_SECONDS as _ISO_SECONDS, UTC as _UTC
+from envdsl.runtime.call_support import MAX_INT as _MAX_INT, MAX_STR as _MAX_STR
+from envdsl.runtime.call_support import MIN_INT as _MIN_INT
 from envdsl.runtime.call_support import format_datetime as _format_datetime
 from envdsl.runtime.load_support import (
     DICT_ONLY as _DICT_ONLY,
@@ -76,13 +78,22 @@ class Product:
 
     def _stored_size(self) -> int:
         # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        v0, v1, v2, v3, v4 = self.product_id, self.name, self.brand, self.category, self.description
+        if (
+            len(v0) <= _MAX_STR
+            and len(v1) <= _MAX_STR
+            and len(v2) <= _MAX_STR
+            and len(v3) <= _MAX_STR
+            and len(v4) <= _MAX_STR
+        ):
+            return 6 + len(v0) + len(v1) + len(v2) + len(v3) + len(v4)
         return (
             1
-            + h.text_size(self.product_id)
-            + h.text_size(self.name)
-            + h.text_size(self.brand)
-            + h.text_size(self.category)
-            + h.text_size(self.description)
+            + h.text_size(v0)
+            + h.text_size(v1)
+            + h.text_size(v2)
+            + h.text_size(v3)
+            + h.text_size(v4)
         )
 
 
@@ -96,12 +107,10 @@ class User:
 
     def _stored_size(self) -> int:
         # the size a write of this value charges (envdsl.runtime.limits.stored_size)
-        return (
-            3
-            + h.text_size(self.user_id)
-            + h.text_size(self.username)
-            + h.stored_size(self.purchase_history)
-        )
+        v0, v1 = self.user_id, self.username
+        if len(v0) <= _MAX_STR and len(v1) <= _MAX_STR:
+            return 5 + len(v0) + len(v1) + h.stored_size(self.purchase_history)
+        return 3 + h.text_size(v0) + h.text_size(v1) + h.stored_size(self.purchase_history)
 
 
 @dataclass(slots=True, kw_only=True)
@@ -116,14 +125,31 @@ class Review:
 
     def _stored_size(self) -> int:
         # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        v0, v1, v2, v3, v4, v5 = (
+            self.review_id,
+            self.product_id,
+            self.user_id,
+            self.rating,
+            self.comment,
+            self.helpful_votes,
+        )
+        if (
+            len(v0) <= _MAX_STR
+            and len(v1) <= _MAX_STR
+            and len(v2) <= _MAX_STR
+            and _MIN_INT <= v3 <= _MAX_INT
+            and len(v4) <= _MAX_STR
+            and _MIN_INT <= v5 <= _MAX_INT
+        ):
+            return 8 + len(v0) + len(v1) + len(v2) + len(v4)
         return (
             2
-            + h.text_size(self.review_id)
-            + h.stored_size(self.product_id)
-            + h.stored_size(self.user_id)
-            + h.int_size(self.rating)
-            + h.text_size(self.comment)
-            + h.int_size(self.helpful_votes)
+            + h.text_size(v0)
+            + h.stored_size(v1)
+            + h.stored_size(v2)
+            + h.int_size(v3)
+            + h.text_size(v4)
+            + h.int_size(v5)
         )
 
 
@@ -1700,16 +1726,17 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = (
-                5
-                + len(data["product_id"])
-                + len(data["name"])
-                + len(data["brand"])
-                + len(data["category"])
-                + len(data["description"])
-            )
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            total = 5
+            if total + 5 * _MAX_STR > size_budget:
+                total += (
+                    len(data["product_id"])
+                    + len(data["name"])
+                    + len(data["brand"])
+                    + len(data["category"])
+                    + len(data["description"])
+                )
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
@@ -2016,22 +2043,23 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = (
-                7
-                + len(data["review_id"])
-                + len(data["product_id"])
-                + len(data["user_id"])
-                + len(data["comment"])
-                + len(data["timestamp"])
-            )
+            total = 7
             v = data["rating"]
             if not _MIN_INT <= v <= _MAX_INT:
                 raise rt.Fail(_INT_RESULT)
             v = data["helpful_votes"]
             if not _MIN_INT <= v <= _MAX_INT:
                 raise rt.Fail(_INT_RESULT)
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            if total + 5 * _MAX_STR > size_budget:
+                total += (
+                    len(data["review_id"])
+                    + len(data["product_id"])
+                    + len(data["user_id"])
+                    + len(data["comment"])
+                    + len(data["timestamp"])
+                )
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
@@ -2097,11 +2125,15 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = 5 + len(data["user_id"]) + len(data["username"]) + len(data["account_status"])
+            total = 5
             v = data["purchase_history"]
-            total += len(v) + sum(map(len, v))
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            total += len(v)
+            if v:
+                total += sum(map(len, v))
+            if total + 3 * _MAX_STR > size_budget:
+                total += len(data["user_id"]) + len(data["username"]) + len(data["account_status"])
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
@@ -2444,22 +2476,23 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = (
-                7
-                + len(data["review_id"])
-                + len(data["product_id"])
-                + len(data["user_id"])
-                + len(data["comment"])
-                + len(data["timestamp"])
-            )
+            total = 7
             v = data["rating"]
             if not _MIN_INT <= v <= _MAX_INT:
                 raise rt.Fail(_INT_RESULT)
             v = data["helpful_votes"]
             if not _MIN_INT <= v <= _MAX_INT:
                 raise rt.Fail(_INT_RESULT)
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            if total + 5 * _MAX_STR > size_budget:
+                total += (
+                    len(data["review_id"])
+                    + len(data["product_id"])
+                    + len(data["user_id"])
+                    + len(data["comment"])
+                    + len(data["timestamp"])
+                )
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
@@ -2600,22 +2633,23 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = (
-                7
-                + len(data["review_id"])
-                + len(data["product_id"])
-                + len(data["user_id"])
-                + len(data["comment"])
-                + len(data["timestamp"])
-            )
+            total = 7
             v = data["rating"]
             if not _MIN_INT <= v <= _MAX_INT:
                 raise rt.Fail(_INT_RESULT)
             v = data["helpful_votes"]
             if not _MIN_INT <= v <= _MAX_INT:
                 raise rt.Fail(_INT_RESULT)
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            if total + 5 * _MAX_STR > size_budget:
+                total += (
+                    len(data["review_id"])
+                    + len(data["product_id"])
+                    + len(data["user_id"])
+                    + len(data["comment"])
+                    + len(data["timestamp"])
+                )
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
@@ -2768,22 +2802,23 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = (
-                7
-                + len(data["review_id"])
-                + len(data["product_id"])
-                + len(data["user_id"])
-                + len(data["comment"])
-                + len(data["timestamp"])
-            )
+            total = 7
             v = data["rating"]
             if not _MIN_INT <= v <= _MAX_INT:
                 raise rt.Fail(_INT_RESULT)
             v = data["helpful_votes"]
             if not _MIN_INT <= v <= _MAX_INT:
                 raise rt.Fail(_INT_RESULT)
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            if total + 5 * _MAX_STR > size_budget:
+                total += (
+                    len(data["review_id"])
+                    + len(data["product_id"])
+                    + len(data["user_id"])
+                    + len(data["comment"])
+                    + len(data["timestamp"])
+                )
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
@@ -2952,16 +2987,17 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = (
-                5
-                + len(data["product_id"])
-                + len(data["name"])
-                + len(data["brand"])
-                + len(data["category"])
-                + len(data["description"])
-            )
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            total = 5
+            if total + 5 * _MAX_STR > size_budget:
+                total += (
+                    len(data["product_id"])
+                    + len(data["name"])
+                    + len(data["brand"])
+                    + len(data["category"])
+                    + len(data["description"])
+                )
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
@@ -3102,16 +3138,17 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = (
-                5
-                + len(data["product_id"])
-                + len(data["name"])
-                + len(data["brand"])
-                + len(data["category"])
-                + len(data["description"])
-            )
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            total = 5
+            if total + 5 * _MAX_STR > size_budget:
+                total += (
+                    len(data["product_id"])
+                    + len(data["name"])
+                    + len(data["brand"])
+                    + len(data["category"])
+                    + len(data["description"])
+                )
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
@@ -4161,12 +4198,19 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
         journal = self._journal  # None while building an initial state: nothing to undo
         key = row.review_id
         if key == "":  # the key left to auto(...)
+            counter = table.auto_counter
             if journal is not None:
-                journal.append(("counter", "reviews", table.auto_counter))
-            key = self._next_auto_key(table)
+                journal.append(("counter", "reviews", counter))
+            while True:
+                counter += 1
+                key = "REV-" + f"{counter:04d}"
+                if key not in table:
+                    break
+            table.auto_counter = counter
             row.review_id = key
-        if key in table:
-            raise rt.Fail(f"Review {key!r} already exists", rule="key: Review")
+        else:
+            if key in table:
+                raise rt.Fail(f"Review {key!r} already exists", rule="key: Review")
         _charge(row._stored_size())  # limits.stored_size of a row: its class's sizer
         table.add(key, row)
         if journal is not None:

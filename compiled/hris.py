@@ -24,6 +24,8 @@ from envdsl.runtime.call_support import (
     result_problem as _result_problem,
 )
 from envdsl.runtime.call_support import ISO_SECONDS as _ISO_SECONDS, UTC as _UTC
+from envdsl.runtime.call_support import MAX_INT as _MAX_INT, MAX_STR as _MAX_STR
+from envdsl.runtime.call_support import MIN_INT as _MIN_INT
 from envdsl.runtime.call_support import format_datetime as _format_datetime
 from envdsl.runtime.load_support import (
     DICT_ONLY as _DICT_ONLY,
@@ -72,7 +74,10 @@ class EmploymentStatus:
 
     def _stored_size(self) -> int:
         # the size a write of this value charges (envdsl.runtime.limits.stored_size)
-        return 2 + h.text_size(self.status_type) + h.text_size(self.description)
+        v0, v1 = self.status_type, self.description
+        if len(v0) <= _MAX_STR and len(v1) <= _MAX_STR:
+            return 4 + len(v0) + len(v1)
+        return 2 + h.text_size(v0) + h.text_size(v1)
 
 
 @dataclass(slots=True, kw_only=True)
@@ -84,12 +89,11 @@ class Department:
 
     def _stored_size(self) -> int:
         # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        v0, v1, v2 = self.department_id, self.department_name, self.location
+        if len(v0) <= _MAX_STR and len(v1) <= _MAX_STR and len(v2) <= _MAX_STR:
+            return 4 + len(v0) + len(v1) + len(v2) + h.stored_size(self.manager_id)
         return (
-            1
-            + h.text_size(self.department_id)
-            + h.text_size(self.department_name)
-            + h.stored_size(self.manager_id)
-            + h.text_size(self.location)
+            1 + h.text_size(v0) + h.text_size(v1) + h.text_size(v2) + h.stored_size(self.manager_id)
         )
 
 
@@ -103,13 +107,23 @@ class JobPosition:
 
     def _stored_size(self) -> int:
         # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        v0, v1, v2 = self.job_title, self.department_id, self.required_qualification
+        if len(v0) <= _MAX_STR and len(v1) <= _MAX_STR and len(v2) <= _MAX_STR:
+            return (
+                4
+                + len(v0)
+                + len(v1)
+                + len(v2)
+                + h.stored_size(self.salary_range_min)
+                + h.stored_size(self.salary_range_max)
+            )
         return (
             1
-            + h.text_size(self.job_title)
-            + h.stored_size(self.department_id)
+            + h.text_size(v0)
+            + h.stored_size(v1)
+            + h.text_size(v2)
             + h.stored_size(self.salary_range_min)
             + h.stored_size(self.salary_range_max)
-            + h.text_size(self.required_qualification)
         )
 
 
@@ -132,20 +146,59 @@ class Employee:
 
     def _stored_size(self) -> int:
         # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        v0, v1, v2, v3, v4, v5, v6, v7, v8, v9 = (
+            self.employee_id,
+            self.first_name,
+            self.last_name,
+            self.gender,
+            self.job_title,
+            self.department,
+            self.employment_status,
+            self.work_email,
+            self.phone_number,
+            self.address,
+        )
+        if (
+            len(v0) <= _MAX_STR
+            and len(v1) <= _MAX_STR
+            and len(v2) <= _MAX_STR
+            and len(v3) <= _MAX_STR
+            and len(v4) <= _MAX_STR
+            and len(v5) <= _MAX_STR
+            and len(v6) <= _MAX_STR
+            and len(v7) <= _MAX_STR
+            and len(v8) <= _MAX_STR
+            and len(v9) <= _MAX_STR
+        ):
+            return (
+                13
+                + len(v0)
+                + len(v1)
+                + len(v2)
+                + len(v3)
+                + len(v4)
+                + len(v5)
+                + len(v6)
+                + len(v7)
+                + len(v8)
+                + len(v9)
+                + h.stored_size(self.manager_id)
+                + h.stored_size(self.salary)
+            )
         return (
             3
-            + h.text_size(self.employee_id)
-            + h.text_size(self.first_name)
-            + h.text_size(self.last_name)
-            + h.text_size(self.gender)
-            + h.stored_size(self.job_title)
-            + h.stored_size(self.department)
+            + h.text_size(v0)
+            + h.text_size(v1)
+            + h.text_size(v2)
+            + h.text_size(v3)
+            + h.stored_size(v4)
+            + h.stored_size(v5)
+            + h.stored_size(v6)
+            + h.text_size(v7)
+            + h.text_size(v8)
+            + h.text_size(v9)
             + h.stored_size(self.manager_id)
-            + h.stored_size(self.employment_status)
             + h.stored_size(self.salary)
-            + h.text_size(self.work_email)
-            + h.text_size(self.phone_number)
-            + h.text_size(self.address)
         )
 
 
@@ -168,20 +221,59 @@ class EmployeeData(rt.Value):
 
     def _stored_size(self) -> int:
         # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        v0, v1, v2, v3, v4, v5, v6, v7, v8, v9 = (
+            self.employee_id,
+            self.first_name,
+            self.last_name,
+            self.gender,
+            self.job_title,
+            self.department,
+            self.employment_status,
+            self.work_email,
+            self.phone_number,
+            self.address,
+        )
+        if (
+            len(v0) <= _MAX_STR
+            and len(v1) <= _MAX_STR
+            and len(v2) <= _MAX_STR
+            and len(v3) <= _MAX_STR
+            and len(v4) <= _MAX_STR
+            and len(v5) <= _MAX_STR
+            and len(v6) <= _MAX_STR
+            and len(v7) <= _MAX_STR
+            and len(v8) <= _MAX_STR
+            and len(v9) <= _MAX_STR
+        ):
+            return (
+                13
+                + len(v0)
+                + len(v1)
+                + len(v2)
+                + len(v3)
+                + len(v4)
+                + len(v5)
+                + len(v6)
+                + len(v7)
+                + len(v8)
+                + len(v9)
+                + h.stored_size(self.manager_id)
+                + h.stored_size(self.salary)
+            )
         return (
             3
-            + h.text_size(self.employee_id)
-            + h.text_size(self.first_name)
-            + h.text_size(self.last_name)
-            + h.text_size(self.gender)
-            + h.text_size(self.job_title)
-            + h.text_size(self.department)
+            + h.text_size(v0)
+            + h.text_size(v1)
+            + h.text_size(v2)
+            + h.text_size(v3)
+            + h.text_size(v4)
+            + h.text_size(v5)
+            + h.text_size(v6)
+            + h.text_size(v7)
+            + h.text_size(v8)
+            + h.text_size(v9)
             + h.stored_size(self.manager_id)
-            + h.text_size(self.employment_status)
             + h.stored_size(self.salary)
-            + h.text_size(self.work_email)
-            + h.text_size(self.phone_number)
-            + h.text_size(self.address)
         )
 
 
@@ -2285,26 +2377,27 @@ class HRISEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = (
-                14
-                + len(data["employee_id"])
-                + len(data["first_name"])
-                + len(data["last_name"])
-                + len(data["date_of_birth"])
-                + len(data["gender"])
-                + len(data["hire_date"])
-                + len(data["job_title"])
-                + len(data["department"])
-                + len(data["employment_status"])
-                + len(data["work_email"])
-                + len(data["phone_number"])
-                + len(data["address"])
-            )
-            v = data["manager_id"]
-            if v is not None:
-                total += len(v)
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            total = 14
+            if total + 13 * _MAX_STR > size_budget:
+                total += (
+                    len(data["employee_id"])
+                    + len(data["first_name"])
+                    + len(data["last_name"])
+                    + len(data["date_of_birth"])
+                    + len(data["gender"])
+                    + len(data["hire_date"])
+                    + len(data["job_title"])
+                    + len(data["department"])
+                    + len(data["employment_status"])
+                    + len(data["work_email"])
+                    + len(data["phone_number"])
+                    + len(data["address"])
+                )
+                v = data["manager_id"]
+                if v is not None:
+                    total += len(v)
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
@@ -2381,26 +2474,27 @@ class HRISEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = (
-                14
-                + len(data["employee_id"])
-                + len(data["first_name"])
-                + len(data["last_name"])
-                + len(data["date_of_birth"])
-                + len(data["gender"])
-                + len(data["hire_date"])
-                + len(data["job_title"])
-                + len(data["department"])
-                + len(data["employment_status"])
-                + len(data["work_email"])
-                + len(data["phone_number"])
-                + len(data["address"])
-            )
-            v = data["manager_id"]
-            if v is not None:
-                total += len(v)
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            total = 14
+            if total + 13 * _MAX_STR > size_budget:
+                total += (
+                    len(data["employee_id"])
+                    + len(data["first_name"])
+                    + len(data["last_name"])
+                    + len(data["date_of_birth"])
+                    + len(data["gender"])
+                    + len(data["hire_date"])
+                    + len(data["job_title"])
+                    + len(data["department"])
+                    + len(data["employment_status"])
+                    + len(data["work_email"])
+                    + len(data["phone_number"])
+                    + len(data["address"])
+                )
+                v = data["manager_id"]
+                if v is not None:
+                    total += len(v)
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
@@ -2661,17 +2755,18 @@ class HRISEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = (
-                4
-                + len(data["department_id"])
-                + len(data["department_name"])
-                + len(data["location"])
-            )
-            v = data["manager_id"]
-            if v is not None:
-                total += len(v)
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            total = 4
+            if total + 4 * _MAX_STR > size_budget:
+                total += (
+                    len(data["department_id"])
+                    + len(data["department_name"])
+                    + len(data["location"])
+                )
+                v = data["manager_id"]
+                if v is not None:
+                    total += len(v)
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
@@ -2740,17 +2835,18 @@ class HRISEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = (
-                4
-                + len(data["department_id"])
-                + len(data["department_name"])
-                + len(data["location"])
-            )
-            v = data["manager_id"]
-            if v is not None:
-                total += len(v)
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            total = 4
+            if total + 4 * _MAX_STR > size_budget:
+                total += (
+                    len(data["department_id"])
+                    + len(data["department_name"])
+                    + len(data["location"])
+                )
+                v = data["manager_id"]
+                if v is not None:
+                    total += len(v)
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
@@ -2820,14 +2916,15 @@ class HRISEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = (
-                5
-                + len(data["job_title"])
-                + len(data["department_id"])
-                + len(data["required_qualification"])
-            )
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            total = 5
+            if total + 3 * _MAX_STR > size_budget:
+                total += (
+                    len(data["job_title"])
+                    + len(data["department_id"])
+                    + len(data["required_qualification"])
+                )
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
@@ -2895,9 +2992,11 @@ class HRISEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = 3 + len(data["status_type"]) + len(data["description"])
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            total = 3
+            if total + 2 * _MAX_STR > size_budget:
+                total += len(data["status_type"]) + len(data["description"])
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
@@ -3213,26 +3312,27 @@ class HRISEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = (
-                14
-                + len(data["employee_id"])
-                + len(data["first_name"])
-                + len(data["last_name"])
-                + len(data["date_of_birth"])
-                + len(data["gender"])
-                + len(data["hire_date"])
-                + len(data["job_title"])
-                + len(data["department"])
-                + len(data["employment_status"])
-                + len(data["work_email"])
-                + len(data["phone_number"])
-                + len(data["address"])
-            )
-            v = data["manager_id"]
-            if v is not None:
-                total += len(v)
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            total = 14
+            if total + 13 * _MAX_STR > size_budget:
+                total += (
+                    len(data["employee_id"])
+                    + len(data["first_name"])
+                    + len(data["last_name"])
+                    + len(data["date_of_birth"])
+                    + len(data["gender"])
+                    + len(data["hire_date"])
+                    + len(data["job_title"])
+                    + len(data["department"])
+                    + len(data["employment_status"])
+                    + len(data["work_email"])
+                    + len(data["phone_number"])
+                    + len(data["address"])
+                )
+                v = data["manager_id"]
+                if v is not None:
+                    total += len(v)
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
@@ -3335,26 +3435,27 @@ class HRISEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = (
-                14
-                + len(data["employee_id"])
-                + len(data["first_name"])
-                + len(data["last_name"])
-                + len(data["date_of_birth"])
-                + len(data["gender"])
-                + len(data["hire_date"])
-                + len(data["job_title"])
-                + len(data["department"])
-                + len(data["employment_status"])
-                + len(data["work_email"])
-                + len(data["phone_number"])
-                + len(data["address"])
-            )
-            v = data["manager_id"]
-            if v is not None:
-                total += len(v)
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            total = 14
+            if total + 13 * _MAX_STR > size_budget:
+                total += (
+                    len(data["employee_id"])
+                    + len(data["first_name"])
+                    + len(data["last_name"])
+                    + len(data["date_of_birth"])
+                    + len(data["gender"])
+                    + len(data["hire_date"])
+                    + len(data["job_title"])
+                    + len(data["department"])
+                    + len(data["employment_status"])
+                    + len(data["work_email"])
+                    + len(data["phone_number"])
+                    + len(data["address"])
+                )
+                v = data["manager_id"]
+                if v is not None:
+                    total += len(v)
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
@@ -3461,26 +3562,27 @@ class HRISEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = (
-                14
-                + len(data["employee_id"])
-                + len(data["first_name"])
-                + len(data["last_name"])
-                + len(data["date_of_birth"])
-                + len(data["gender"])
-                + len(data["hire_date"])
-                + len(data["job_title"])
-                + len(data["department"])
-                + len(data["employment_status"])
-                + len(data["work_email"])
-                + len(data["phone_number"])
-                + len(data["address"])
-            )
-            v = data["manager_id"]
-            if v is not None:
-                total += len(v)
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            total = 14
+            if total + 13 * _MAX_STR > size_budget:
+                total += (
+                    len(data["employee_id"])
+                    + len(data["first_name"])
+                    + len(data["last_name"])
+                    + len(data["date_of_birth"])
+                    + len(data["gender"])
+                    + len(data["hire_date"])
+                    + len(data["job_title"])
+                    + len(data["department"])
+                    + len(data["employment_status"])
+                    + len(data["work_email"])
+                    + len(data["phone_number"])
+                    + len(data["address"])
+                )
+                v = data["manager_id"]
+                if v is not None:
+                    total += len(v)
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
@@ -3596,26 +3698,27 @@ class HRISEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = (
-                14
-                + len(data["employee_id"])
-                + len(data["first_name"])
-                + len(data["last_name"])
-                + len(data["date_of_birth"])
-                + len(data["gender"])
-                + len(data["hire_date"])
-                + len(data["job_title"])
-                + len(data["department"])
-                + len(data["employment_status"])
-                + len(data["work_email"])
-                + len(data["phone_number"])
-                + len(data["address"])
-            )
-            v = data["manager_id"]
-            if v is not None:
-                total += len(v)
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            total = 14
+            if total + 13 * _MAX_STR > size_budget:
+                total += (
+                    len(data["employee_id"])
+                    + len(data["first_name"])
+                    + len(data["last_name"])
+                    + len(data["date_of_birth"])
+                    + len(data["gender"])
+                    + len(data["hire_date"])
+                    + len(data["job_title"])
+                    + len(data["department"])
+                    + len(data["employment_status"])
+                    + len(data["work_email"])
+                    + len(data["phone_number"])
+                    + len(data["address"])
+                )
+                v = data["manager_id"]
+                if v is not None:
+                    total += len(v)
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
@@ -3719,26 +3822,27 @@ class HRISEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = (
-                14
-                + len(data["employee_id"])
-                + len(data["first_name"])
-                + len(data["last_name"])
-                + len(data["date_of_birth"])
-                + len(data["gender"])
-                + len(data["hire_date"])
-                + len(data["job_title"])
-                + len(data["department"])
-                + len(data["employment_status"])
-                + len(data["work_email"])
-                + len(data["phone_number"])
-                + len(data["address"])
-            )
-            v = data["manager_id"]
-            if v is not None:
-                total += len(v)
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            total = 14
+            if total + 13 * _MAX_STR > size_budget:
+                total += (
+                    len(data["employee_id"])
+                    + len(data["first_name"])
+                    + len(data["last_name"])
+                    + len(data["date_of_birth"])
+                    + len(data["gender"])
+                    + len(data["hire_date"])
+                    + len(data["job_title"])
+                    + len(data["department"])
+                    + len(data["employment_status"])
+                    + len(data["work_email"])
+                    + len(data["phone_number"])
+                    + len(data["address"])
+                )
+                v = data["manager_id"]
+                if v is not None:
+                    total += len(v)
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
@@ -3846,26 +3950,27 @@ class HRISEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = (
-                14
-                + len(data["employee_id"])
-                + len(data["first_name"])
-                + len(data["last_name"])
-                + len(data["date_of_birth"])
-                + len(data["gender"])
-                + len(data["hire_date"])
-                + len(data["job_title"])
-                + len(data["department"])
-                + len(data["employment_status"])
-                + len(data["work_email"])
-                + len(data["phone_number"])
-                + len(data["address"])
-            )
-            v = data["manager_id"]
-            if v is not None:
-                total += len(v)
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            total = 14
+            if total + 13 * _MAX_STR > size_budget:
+                total += (
+                    len(data["employee_id"])
+                    + len(data["first_name"])
+                    + len(data["last_name"])
+                    + len(data["date_of_birth"])
+                    + len(data["gender"])
+                    + len(data["hire_date"])
+                    + len(data["job_title"])
+                    + len(data["department"])
+                    + len(data["employment_status"])
+                    + len(data["work_email"])
+                    + len(data["phone_number"])
+                    + len(data["address"])
+                )
+                v = data["manager_id"]
+                if v is not None:
+                    total += len(v)
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
@@ -3956,26 +4061,27 @@ class HRISEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = (
-                14
-                + len(data["employee_id"])
-                + len(data["first_name"])
-                + len(data["last_name"])
-                + len(data["date_of_birth"])
-                + len(data["gender"])
-                + len(data["hire_date"])
-                + len(data["job_title"])
-                + len(data["department"])
-                + len(data["employment_status"])
-                + len(data["work_email"])
-                + len(data["phone_number"])
-                + len(data["address"])
-            )
-            v = data["manager_id"]
-            if v is not None:
-                total += len(v)
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            total = 14
+            if total + 13 * _MAX_STR > size_budget:
+                total += (
+                    len(data["employee_id"])
+                    + len(data["first_name"])
+                    + len(data["last_name"])
+                    + len(data["date_of_birth"])
+                    + len(data["gender"])
+                    + len(data["hire_date"])
+                    + len(data["job_title"])
+                    + len(data["department"])
+                    + len(data["employment_status"])
+                    + len(data["work_email"])
+                    + len(data["phone_number"])
+                    + len(data["address"])
+                )
+                v = data["manager_id"]
+                if v is not None:
+                    total += len(v)
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
@@ -4064,26 +4170,27 @@ class HRISEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = (
-                14
-                + len(data["employee_id"])
-                + len(data["first_name"])
-                + len(data["last_name"])
-                + len(data["date_of_birth"])
-                + len(data["gender"])
-                + len(data["hire_date"])
-                + len(data["job_title"])
-                + len(data["department"])
-                + len(data["employment_status"])
-                + len(data["work_email"])
-                + len(data["phone_number"])
-                + len(data["address"])
-            )
-            v = data["manager_id"]
-            if v is not None:
-                total += len(v)
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            total = 14
+            if total + 13 * _MAX_STR > size_budget:
+                total += (
+                    len(data["employee_id"])
+                    + len(data["first_name"])
+                    + len(data["last_name"])
+                    + len(data["date_of_birth"])
+                    + len(data["gender"])
+                    + len(data["hire_date"])
+                    + len(data["job_title"])
+                    + len(data["department"])
+                    + len(data["employment_status"])
+                    + len(data["work_email"])
+                    + len(data["phone_number"])
+                    + len(data["address"])
+                )
+                v = data["manager_id"]
+                if v is not None:
+                    total += len(v)
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)

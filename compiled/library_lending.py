@@ -25,6 +25,8 @@ from envdsl.runtime.call_support import (
     result_problem as _result_problem,
 )
 from envdsl.runtime.call_support import ISO_SECONDS as _ISO_SECONDS, UTC as _UTC
+from envdsl.runtime.call_support import MAX_INT as _MAX_INT, MAX_STR as _MAX_STR
+from envdsl.runtime.call_support import MIN_INT as _MIN_INT
 from envdsl.runtime.call_support import format_datetime as _format_datetime
 from envdsl.runtime.load_support import (
     DICT_ONLY as _DICT_ONLY,
@@ -97,7 +99,10 @@ class Author:
 
     def _stored_size(self) -> int:
         # the size a write of this value charges (envdsl.runtime.limits.stored_size)
-        return 1 + h.text_size(self.author_id) + h.text_size(self.name)
+        v0, v1 = self.author_id, self.name
+        if len(v0) <= _MAX_STR and len(v1) <= _MAX_STR:
+            return 3 + len(v0) + len(v1)
+        return 1 + h.text_size(v0) + h.text_size(v1)
 
 
 @dataclass(slots=True, kw_only=True)
@@ -108,7 +113,10 @@ class Book:
 
     def _stored_size(self) -> int:
         # the size a write of this value charges (envdsl.runtime.limits.stored_size)
-        return 1 + h.text_size(self.isbn) + h.text_size(self.title) + h.int_size(self.year)
+        v0, v1, v2 = self.isbn, self.title, self.year
+        if len(v0) <= _MAX_STR and len(v1) <= _MAX_STR and _MIN_INT <= v2 <= _MAX_INT:
+            return 4 + len(v0) + len(v1)
+        return 1 + h.text_size(v0) + h.text_size(v1) + h.int_size(v2)
 
 
 @dataclass(slots=True, kw_only=True)
@@ -119,7 +127,10 @@ class BookAuthor:
 
     def _stored_size(self) -> int:
         # the size a write of this value charges (envdsl.runtime.limits.stored_size)
-        return 1 + h.text_size(self.link_id) + h.stored_size(self.book) + h.stored_size(self.author)
+        v0, v1, v2 = self.link_id, self.book, self.author
+        if len(v0) <= _MAX_STR and len(v1) <= _MAX_STR and len(v2) <= _MAX_STR:
+            return 4 + len(v0) + len(v1) + len(v2)
+        return 1 + h.text_size(v0) + h.stored_size(v1) + h.stored_size(v2)
 
 
 @dataclass(slots=True, kw_only=True)
@@ -131,7 +142,10 @@ class Copy:
 
     def _stored_size(self) -> int:
         # the size a write of this value charges (envdsl.runtime.limits.stored_size)
-        return 2 + h.text_size(self.copy_id) + h.stored_size(self.book) + h.text_size(self.shelf)
+        v0, v1, v2 = self.copy_id, self.book, self.shelf
+        if len(v0) <= _MAX_STR and len(v1) <= _MAX_STR and len(v2) <= _MAX_STR:
+            return 5 + len(v0) + len(v1) + len(v2)
+        return 2 + h.text_size(v0) + h.stored_size(v1) + h.text_size(v2)
 
 
 @dataclass(slots=True, kw_only=True)
@@ -146,13 +160,15 @@ class Member:
 
     def _stored_size(self) -> int:
         # the size a write of this value charges (envdsl.runtime.limits.stored_size)
-        return (
-            4
-            + h.text_size(self.member_id)
-            + h.text_size(self.name)
-            + h.text_size(self.email)
-            + h.int_size(self.fines_cents)
-        )
+        v0, v1, v2, v3 = self.member_id, self.name, self.email, self.fines_cents
+        if (
+            len(v0) <= _MAX_STR
+            and len(v1) <= _MAX_STR
+            and len(v2) <= _MAX_STR
+            and _MIN_INT <= v3 <= _MAX_INT
+        ):
+            return 8 + len(v0) + len(v1) + len(v2)
+        return 4 + h.text_size(v0) + h.text_size(v1) + h.text_size(v2) + h.int_size(v3)
 
 
 @dataclass(slots=True, kw_only=True)
@@ -168,13 +184,21 @@ class Loan:
 
     def _stored_size(self) -> int:
         # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        v0, v1, v2, v3 = self.loan_id, self.copy_, self.member, self.renewals
+        if (
+            len(v0) <= _MAX_STR
+            and len(v1) <= _MAX_STR
+            and len(v2) <= _MAX_STR
+            and _MIN_INT <= v3 <= _MAX_INT
+        ):
+            return 8 + len(v0) + len(v1) + len(v2) + h.stored_size(self.returned_at)
         return (
             4
-            + h.text_size(self.loan_id)
-            + h.stored_size(self.copy_)
-            + h.stored_size(self.member)
+            + h.text_size(v0)
+            + h.stored_size(v1)
+            + h.stored_size(v2)
+            + h.int_size(v3)
             + h.stored_size(self.returned_at)
-            + h.int_size(self.renewals)
         )
 
 
@@ -190,11 +214,21 @@ class Hold:
 
     def _stored_size(self) -> int:
         # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        v0, v1, v2 = self.hold_id, self.book, self.member
+        if len(v0) <= _MAX_STR and len(v1) <= _MAX_STR and len(v2) <= _MAX_STR:
+            return (
+                6
+                + len(v0)
+                + len(v1)
+                + len(v2)
+                + h.stored_size(self.copy_)
+                + h.stored_size(self.ready_until)
+            )
         return (
             3
-            + h.text_size(self.hold_id)
-            + h.stored_size(self.book)
-            + h.stored_size(self.member)
+            + h.text_size(v0)
+            + h.stored_size(v1)
+            + h.stored_size(v2)
             + h.stored_size(self.copy_)
             + h.stored_size(self.ready_until)
         )
@@ -211,14 +245,29 @@ class BookInfo(rt.Value):
 
     def _stored_size(self) -> int:
         # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        v0, v1, v2, v3, v4 = (
+            self.isbn,
+            self.title,
+            self.year,
+            self.copies_total,
+            self.copies_available,
+        )
+        if (
+            len(v0) <= _MAX_STR
+            and len(v1) <= _MAX_STR
+            and _MIN_INT <= v2 <= _MAX_INT
+            and _MIN_INT <= v3 <= _MAX_INT
+            and _MIN_INT <= v4 <= _MAX_INT
+        ):
+            return 6 + len(v0) + len(v1) + h.stored_size(self.authors)
         return (
             1
-            + h.text_size(self.isbn)
-            + h.text_size(self.title)
-            + h.int_size(self.year)
+            + h.text_size(v0)
+            + h.text_size(v1)
+            + h.int_size(v2)
+            + h.int_size(v3)
+            + h.int_size(v4)
             + h.stored_size(self.authors)
-            + h.int_size(self.copies_total)
-            + h.int_size(self.copies_available)
         )
 
 
@@ -232,12 +281,20 @@ class ReturnReceipt(rt.Value):
 
     def _stored_size(self) -> int:
         # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        v0, v1, v2, v3 = self.loan_id, self.title, self.days_late, self.fine_cents
+        if (
+            len(v0) <= _MAX_STR
+            and len(v1) <= _MAX_STR
+            and _MIN_INT <= v2 <= _MAX_INT
+            and _MIN_INT <= v3 <= _MAX_INT
+        ):
+            return 5 + len(v0) + len(v1) + h.stored_size(self.hold_ready_for)
         return (
             1
-            + h.text_size(self.loan_id)
-            + h.text_size(self.title)
-            + h.int_size(self.days_late)
-            + h.int_size(self.fine_cents)
+            + h.text_size(v0)
+            + h.text_size(v1)
+            + h.int_size(v2)
+            + h.int_size(v3)
             + h.stored_size(self.hold_ready_for)
         )
 
@@ -253,13 +310,28 @@ class OverdueItem(rt.Value):
 
     def _stored_size(self) -> int:
         # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        v0, v1, v2, v3, v4 = (
+            self.loan_id,
+            self.member,
+            self.title,
+            self.days_late,
+            self.fine_so_far_cents,
+        )
+        if (
+            len(v0) <= _MAX_STR
+            and len(v1) <= _MAX_STR
+            and len(v2) <= _MAX_STR
+            and _MIN_INT <= v3 <= _MAX_INT
+            and _MIN_INT <= v4 <= _MAX_INT
+        ):
+            return 7 + len(v0) + len(v1) + len(v2)
         return (
             2
-            + h.text_size(self.loan_id)
-            + h.stored_size(self.member)
-            + h.text_size(self.title)
-            + h.int_size(self.days_late)
-            + h.int_size(self.fine_so_far_cents)
+            + h.text_size(v0)
+            + h.stored_size(v1)
+            + h.text_size(v2)
+            + h.int_size(v3)
+            + h.int_size(v4)
         )
 
 
@@ -271,7 +343,10 @@ class ClockReport(rt.Value):
 
     def _stored_size(self) -> int:
         # the size a write of this value charges (envdsl.runtime.limits.stored_size)
-        return 2 + h.int_size(self.holds_expired) + h.int_size(self.memberships_expired)
+        v0, v1 = self.holds_expired, self.memberships_expired
+        if _MIN_INT <= v0 <= _MAX_INT and _MIN_INT <= v1 <= _MAX_INT:
+            return 4
+        return 2 + h.int_size(v0) + h.int_size(v1)
 
 
 def _to_json_Author(value: Author) -> dict[str, Any]:
@@ -2966,20 +3041,24 @@ class LibraryLendingEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = 6 + len(data["isbn"]) + len(data["title"])
+            total = 6
             v = data["year"]
             if not _MIN_INT <= v <= _MAX_INT:
                 raise rt.Fail(_INT_RESULT)
             v = data["authors"]
-            total += len(v) + sum(map(len, v))
+            total += len(v)
+            if v:
+                total += sum(map(len, v))
             v = data["copies_total"]
             if not _MIN_INT <= v <= _MAX_INT:
                 raise rt.Fail(_INT_RESULT)
             v = data["copies_available"]
             if not _MIN_INT <= v <= _MAX_INT:
                 raise rt.Fail(_INT_RESULT)
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            if total + 2 * _MAX_STR > size_budget:
+                total += len(data["isbn"]) + len(data["title"])
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
@@ -3118,20 +3197,21 @@ class LibraryLendingEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = (
-                7
-                + len(data["member_id"])
-                + len(data["name"])
-                + len(data["email"])
-                + len(data["joined"])
-                + len(data["expires"])
-                + len(data["status"])
-            )
+            total = 7
             v = data["fines_cents"]
             if not _MIN_INT <= v <= _MAX_INT:
                 raise rt.Fail(_INT_RESULT)
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            if total + 6 * _MAX_STR > size_budget:
+                total += (
+                    len(data["member_id"])
+                    + len(data["name"])
+                    + len(data["email"])
+                    + len(data["joined"])
+                    + len(data["expires"])
+                    + len(data["status"])
+                )
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
@@ -3355,20 +3435,21 @@ class LibraryLendingEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = (
-                7
-                + len(data["member_id"])
-                + len(data["name"])
-                + len(data["email"])
-                + len(data["joined"])
-                + len(data["expires"])
-                + len(data["status"])
-            )
+            total = 7
             v = data["fines_cents"]
             if not _MIN_INT <= v <= _MAX_INT:
                 raise rt.Fail(_INT_RESULT)
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            if total + 6 * _MAX_STR > size_budget:
+                total += (
+                    len(data["member_id"])
+                    + len(data["name"])
+                    + len(data["email"])
+                    + len(data["joined"])
+                    + len(data["expires"])
+                    + len(data["status"])
+                )
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
@@ -3445,20 +3526,21 @@ class LibraryLendingEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = (
-                7
-                + len(data["member_id"])
-                + len(data["name"])
-                + len(data["email"])
-                + len(data["joined"])
-                + len(data["expires"])
-                + len(data["status"])
-            )
+            total = 7
             v = data["fines_cents"]
             if not _MIN_INT <= v <= _MAX_INT:
                 raise rt.Fail(_INT_RESULT)
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            if total + 6 * _MAX_STR > size_budget:
+                total += (
+                    len(data["member_id"])
+                    + len(data["name"])
+                    + len(data["email"])
+                    + len(data["joined"])
+                    + len(data["expires"])
+                    + len(data["status"])
+                )
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
@@ -3546,20 +3628,21 @@ class LibraryLendingEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = (
-                7
-                + len(data["member_id"])
-                + len(data["name"])
-                + len(data["email"])
-                + len(data["joined"])
-                + len(data["expires"])
-                + len(data["status"])
-            )
+            total = 7
             v = data["fines_cents"]
             if not _MIN_INT <= v <= _MAX_INT:
                 raise rt.Fail(_INT_RESULT)
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            if total + 6 * _MAX_STR > size_budget:
+                total += (
+                    len(data["member_id"])
+                    + len(data["name"])
+                    + len(data["email"])
+                    + len(data["joined"])
+                    + len(data["expires"])
+                    + len(data["status"])
+                )
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
@@ -3651,23 +3734,24 @@ class LibraryLendingEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = (
-                8
-                + len(data["loan_id"])
-                + len(data["copy"])
-                + len(data["member"])
-                + len(data["checked_out"])
-                + len(data["due"])
-                + len(data["state"])
-            )
-            v = data["returned_at"]
-            if v is not None:
-                total += len(v)
+            total = 8
             v = data["renewals"]
             if not _MIN_INT <= v <= _MAX_INT:
                 raise rt.Fail(_INT_RESULT)
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            if total + 7 * _MAX_STR > size_budget:
+                total += (
+                    len(data["loan_id"])
+                    + len(data["copy"])
+                    + len(data["member"])
+                    + len(data["checked_out"])
+                    + len(data["due"])
+                    + len(data["state"])
+                )
+                v = data["returned_at"]
+                if v is not None:
+                    total += len(v)
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
@@ -3764,18 +3848,20 @@ class LibraryLendingEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = 5 + len(data["loan_id"]) + len(data["title"])
+            total = 5
             v = data["days_late"]
             if not _MIN_INT <= v <= _MAX_INT:
                 raise rt.Fail(_INT_RESULT)
             v = data["fine_cents"]
             if not _MIN_INT <= v <= _MAX_INT:
                 raise rt.Fail(_INT_RESULT)
-            v = data["hold_ready_for"]
-            if v is not None:
-                total += len(v)
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            if total + 3 * _MAX_STR > size_budget:
+                total += len(data["loan_id"]) + len(data["title"])
+                v = data["hold_ready_for"]
+                if v is not None:
+                    total += len(v)
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
@@ -3865,23 +3951,24 @@ class LibraryLendingEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = (
-                8
-                + len(data["loan_id"])
-                + len(data["copy"])
-                + len(data["member"])
-                + len(data["checked_out"])
-                + len(data["due"])
-                + len(data["state"])
-            )
-            v = data["returned_at"]
-            if v is not None:
-                total += len(v)
+            total = 8
             v = data["renewals"]
             if not _MIN_INT <= v <= _MAX_INT:
                 raise rt.Fail(_INT_RESULT)
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            if total + 7 * _MAX_STR > size_budget:
+                total += (
+                    len(data["loan_id"])
+                    + len(data["copy"])
+                    + len(data["member"])
+                    + len(data["checked_out"])
+                    + len(data["due"])
+                    + len(data["state"])
+                )
+                v = data["returned_at"]
+                if v is not None:
+                    total += len(v)
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
@@ -3958,23 +4045,24 @@ class LibraryLendingEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = (
-                8
-                + len(data["loan_id"])
-                + len(data["copy"])
-                + len(data["member"])
-                + len(data["checked_out"])
-                + len(data["due"])
-                + len(data["state"])
-            )
-            v = data["returned_at"]
-            if v is not None:
-                total += len(v)
+            total = 8
             v = data["renewals"]
             if not _MIN_INT <= v <= _MAX_INT:
                 raise rt.Fail(_INT_RESULT)
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            if total + 7 * _MAX_STR > size_budget:
+                total += (
+                    len(data["loan_id"])
+                    + len(data["copy"])
+                    + len(data["member"])
+                    + len(data["checked_out"])
+                    + len(data["due"])
+                    + len(data["state"])
+                )
+                v = data["returned_at"]
+                if v is not None:
+                    total += len(v)
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
@@ -4062,22 +4150,23 @@ class LibraryLendingEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = (
-                7
-                + len(data["hold_id"])
-                + len(data["book"])
-                + len(data["member"])
-                + len(data["placed"])
-                + len(data["state"])
-            )
-            v = data["copy"]
-            if v is not None:
-                total += len(v)
-            v = data["ready_until"]
-            if v is not None:
-                total += len(v)
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            total = 7
+            if total + 7 * _MAX_STR > size_budget:
+                total += (
+                    len(data["hold_id"])
+                    + len(data["book"])
+                    + len(data["member"])
+                    + len(data["placed"])
+                    + len(data["state"])
+                )
+                v = data["copy"]
+                if v is not None:
+                    total += len(v)
+                v = data["ready_until"]
+                if v is not None:
+                    total += len(v)
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
@@ -4165,22 +4254,23 @@ class LibraryLendingEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = (
-                7
-                + len(data["hold_id"])
-                + len(data["book"])
-                + len(data["member"])
-                + len(data["placed"])
-                + len(data["state"])
-            )
-            v = data["copy"]
-            if v is not None:
-                total += len(v)
-            v = data["ready_until"]
-            if v is not None:
-                total += len(v)
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            total = 7
+            if total + 7 * _MAX_STR > size_budget:
+                total += (
+                    len(data["hold_id"])
+                    + len(data["book"])
+                    + len(data["member"])
+                    + len(data["placed"])
+                    + len(data["state"])
+                )
+                v = data["copy"]
+                if v is not None:
+                    total += len(v)
+                v = data["ready_until"]
+                if v is not None:
+                    total += len(v)
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
@@ -4262,15 +4352,17 @@ class LibraryLendingEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = 3 + len(data["now"])
+            total = 3
             v = data["holds_expired"]
             if not _MIN_INT <= v <= _MAX_INT:
                 raise rt.Fail(_INT_RESULT)
             v = data["memberships_expired"]
             if not _MIN_INT <= v <= _MAX_INT:
                 raise rt.Fail(_INT_RESULT)
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            if total + 1 * _MAX_STR > size_budget:
+                total += len(data["now"])
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
@@ -4431,20 +4523,24 @@ class LibraryLendingEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = 6 + len(data["isbn"]) + len(data["title"])
+            total = 6
             v = data["year"]
             if not _MIN_INT <= v <= _MAX_INT:
                 raise rt.Fail(_INT_RESULT)
             v = data["authors"]
-            total += len(v) + sum(map(len, v))
+            total += len(v)
+            if v:
+                total += sum(map(len, v))
             v = data["copies_total"]
             if not _MIN_INT <= v <= _MAX_INT:
                 raise rt.Fail(_INT_RESULT)
             v = data["copies_available"]
             if not _MIN_INT <= v <= _MAX_INT:
                 raise rt.Fail(_INT_RESULT)
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            if total + 2 * _MAX_STR > size_budget:
+                total += len(data["isbn"]) + len(data["title"])
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
@@ -5987,12 +6083,19 @@ class LibraryLendingEnv(rt.Environment):
         journal = self._journal  # None while building an initial state: nothing to undo
         key = row.loan_id
         if key == "":  # the key left to auto(...)
+            counter = table.auto_counter
             if journal is not None:
-                journal.append(("counter", "loans", table.auto_counter))
-            key = self._next_auto_key(table)
+                journal.append(("counter", "loans", counter))
+            while True:
+                counter += 1
+                key = "L-" + f"{counter:04d}"
+                if key not in table:
+                    break
+            table.auto_counter = counter
             row.loan_id = key
-        if key in table:
-            raise rt.Fail(f"Loan {key!r} already exists", rule="key: Loan")
+        else:
+            if key in table:
+                raise rt.Fail(f"Loan {key!r} already exists", rule="key: Loan")
         _charge(row._stored_size())  # limits.stored_size of a row: its class's sizer
         table.add(key, row)
         if journal is not None:
@@ -6006,12 +6109,19 @@ class LibraryLendingEnv(rt.Environment):
         journal = self._journal  # None while building an initial state: nothing to undo
         key = row.hold_id
         if key == "":  # the key left to auto(...)
+            counter = table.auto_counter
             if journal is not None:
-                journal.append(("counter", "holds", table.auto_counter))
-            key = self._next_auto_key(table)
+                journal.append(("counter", "holds", counter))
+            while True:
+                counter += 1
+                key = "H-" + f"{counter:04d}"
+                if key not in table:
+                    break
+            table.auto_counter = counter
             row.hold_id = key
-        if key in table:
-            raise rt.Fail(f"Hold {key!r} already exists", rule="key: Hold")
+        else:
+            if key in table:
+                raise rt.Fail(f"Hold {key!r} already exists", rule="key: Hold")
         _charge(row._stored_size())  # limits.stored_size of a row: its class's sizer
         table.add(key, row)
         if journal is not None:
@@ -6039,12 +6149,19 @@ class LibraryLendingEnv(rt.Environment):
         journal = self._journal  # None while building an initial state: nothing to undo
         key = row.author_id
         if key == "":  # the key left to auto(...)
+            counter = table.auto_counter
             if journal is not None:
-                journal.append(("counter", "authors", table.auto_counter))
-            key = self._next_auto_key(table)
+                journal.append(("counter", "authors", counter))
+            while True:
+                counter += 1
+                key = "A-" + f"{counter:04d}"
+                if key not in table:
+                    break
+            table.auto_counter = counter
             row.author_id = key
-        if key in table:
-            raise rt.Fail(f"Author {key!r} already exists", rule="key: Author")
+        else:
+            if key in table:
+                raise rt.Fail(f"Author {key!r} already exists", rule="key: Author")
         _charge(row._stored_size())  # limits.stored_size of a row: its class's sizer
         table.add(key, row)
         if journal is not None:
@@ -6058,12 +6175,19 @@ class LibraryLendingEnv(rt.Environment):
         journal = self._journal  # None while building an initial state: nothing to undo
         key = row.link_id
         if key == "":  # the key left to auto(...)
+            counter = table.auto_counter
             if journal is not None:
-                journal.append(("counter", "book_authors", table.auto_counter))
-            key = self._next_auto_key(table)
+                journal.append(("counter", "book_authors", counter))
+            while True:
+                counter += 1
+                key = "BA-" + f"{counter:04d}"
+                if key not in table:
+                    break
+            table.auto_counter = counter
             row.link_id = key
-        if key in table:
-            raise rt.Fail(f"BookAuthor {key!r} already exists", rule="key: BookAuthor")
+        else:
+            if key in table:
+                raise rt.Fail(f"BookAuthor {key!r} already exists", rule="key: BookAuthor")
         _charge(row._stored_size())  # limits.stored_size of a row: its class's sizer
         table.add(key, row)
         if journal is not None:

@@ -24,6 +24,8 @@ from envdsl.runtime.call_support import (
     result_problem as _result_problem,
 )
 from envdsl.runtime.call_support import ISO_SECONDS as _ISO_SECONDS, UTC as _UTC
+from envdsl.runtime.call_support import MAX_INT as _MAX_INT, MAX_STR as _MAX_STR
+from envdsl.runtime.call_support import MIN_INT as _MIN_INT
 from envdsl.runtime.call_support import format_datetime as _format_datetime
 from envdsl.runtime.load_support import (
     DICT_ONLY as _DICT_ONLY,
@@ -82,10 +84,19 @@ class OCRRequest:
 
     def _stored_size(self) -> int:
         # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        v0, v1 = self.request_id, self.document_reference
+        if len(v0) <= _MAX_STR and len(v1) <= _MAX_STR:
+            return (
+                5
+                + len(v0)
+                + len(v1)
+                + h.stored_size(self.result_text)
+                + h.stored_size(self.completion_time)
+            )
         return (
             3
-            + h.text_size(self.request_id)
-            + h.text_size(self.document_reference)
+            + h.text_size(v0)
+            + h.text_size(v1)
             + h.stored_size(self.result_text)
             + h.stored_size(self.completion_time)
         )
@@ -102,12 +113,10 @@ class Result:
 
     def _stored_size(self) -> int:
         # the size a write of this value charges (envdsl.runtime.limits.stored_size)
-        return (
-            2
-            + h.text_size(self.request_id)
-            + h.text_size(self.extracted_text)
-            + h.stored_size(self.confidence_scores)
-        )
+        v0, v1 = self.request_id, self.extracted_text
+        if len(v0) <= _MAX_STR and len(v1) <= _MAX_STR:
+            return 4 + len(v0) + len(v1) + h.stored_size(self.confidence_scores)
+        return 2 + h.text_size(v0) + h.text_size(v1) + h.stored_size(self.confidence_scores)
 
 
 @dataclass(slots=True, kw_only=True)
@@ -134,7 +143,10 @@ class ResultText(rt.Value):
 
     def _stored_size(self) -> int:
         # the size a write of this value charges (envdsl.runtime.limits.stored_size)
-        return 1 + h.text_size(self.extracted_text)
+        v0 = self.extracted_text
+        if len(v0) <= _MAX_STR:
+            return 2 + len(v0)
+        return 1 + h.text_size(v0)
 
 
 @dataclass(slots=True, kw_only=True)
@@ -145,7 +157,10 @@ class ResultWithConfidence(rt.Value):
 
     def _stored_size(self) -> int:
         # the size a write of this value charges (envdsl.runtime.limits.stored_size)
-        return 2 + h.text_size(self.extracted_text) + h.stored_size(self.confidence_scores)
+        v0 = self.extracted_text
+        if len(v0) <= _MAX_STR:
+            return 3 + len(v0) + h.stored_size(self.confidence_scores)
+        return 2 + h.text_size(v0) + h.stored_size(self.confidence_scores)
 
 
 @dataclass(slots=True, kw_only=True)
@@ -157,7 +172,10 @@ class RequestMetadata(rt.Value):
 
     def _stored_size(self) -> int:
         # the size a write of this value charges (envdsl.runtime.limits.stored_size)
-        return 3 + h.text_size(self.document_reference) + h.stored_size(self.completion_time)
+        v0 = self.document_reference
+        if len(v0) <= _MAX_STR:
+            return 4 + len(v0) + h.stored_size(self.completion_time)
+        return 3 + h.text_size(v0) + h.stored_size(self.completion_time)
 
 
 def _to_json_OCRRequest(value: OCRRequest) -> dict[str, Any]:
@@ -1562,9 +1580,11 @@ class OCRProcessingServiceEnv(rt.Environment):
             result = self._impl_get_ocr_request_status(request_id=request_id)
             data = {"status": result.status._value_} if result is not None else None
             size_budget = self.size_budget
-            total = 1 + len(data["status"])
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            total = 1
+            if total + 1 * _MAX_STR > size_budget:
+                total += len(data["status"])
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
@@ -1688,9 +1708,11 @@ class OCRProcessingServiceEnv(rt.Environment):
             result = self._impl_fetch_ocr_result_text(request_id=request_id)
             data = {"extracted_text": result.extracted_text} if result is not None else None
             size_budget = self.size_budget
-            total = 1 + len(data["extracted_text"])
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            total = 1
+            if total + 1 * _MAX_STR > size_budget:
+                total += len(data["extracted_text"])
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
@@ -1760,11 +1782,13 @@ class OCRProcessingServiceEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = 3 + len(data["extracted_text"]) + len(data["processing_timestamp"])
+            total = 3
             v = data["confidence_scores"]
             total += len(v)
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            if total + 2 * _MAX_STR > size_budget:
+                total += len(data["extracted_text"]) + len(data["processing_timestamp"])
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
@@ -1950,17 +1974,18 @@ class OCRProcessingServiceEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = (
-                4
-                + len(data["document_reference"])
-                + len(data["submission_time"])
-                + len(data["status"])
-            )
-            v = data["completion_time"]
-            if v is not None:
-                total += len(v)
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            total = 4
+            if total + 4 * _MAX_STR > size_budget:
+                total += (
+                    len(data["document_reference"])
+                    + len(data["submission_time"])
+                    + len(data["status"])
+                )
+                v = data["completion_time"]
+                if v is not None:
+                    total += len(v)
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
@@ -2052,21 +2077,22 @@ class OCRProcessingServiceEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = (
-                6
-                + len(data["request_id"])
-                + len(data["document_reference"])
-                + len(data["submission_time"])
-                + len(data["status"])
-            )
-            v = data["result_text"]
-            if v is not None:
-                total += len(v)
-            v = data["completion_time"]
-            if v is not None:
-                total += len(v)
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            total = 6
+            if total + 6 * _MAX_STR > size_budget:
+                total += (
+                    len(data["request_id"])
+                    + len(data["document_reference"])
+                    + len(data["submission_time"])
+                    + len(data["status"])
+                )
+                v = data["result_text"]
+                if v is not None:
+                    total += len(v)
+                v = data["completion_time"]
+                if v is not None:
+                    total += len(v)
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
@@ -2158,21 +2184,22 @@ class OCRProcessingServiceEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = (
-                6
-                + len(data["request_id"])
-                + len(data["document_reference"])
-                + len(data["submission_time"])
-                + len(data["status"])
-            )
-            v = data["result_text"]
-            if v is not None:
-                total += len(v)
-            v = data["completion_time"]
-            if v is not None:
-                total += len(v)
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            total = 6
+            if total + 6 * _MAX_STR > size_budget:
+                total += (
+                    len(data["request_id"])
+                    + len(data["document_reference"])
+                    + len(data["submission_time"])
+                    + len(data["status"])
+                )
+                v = data["result_text"]
+                if v is not None:
+                    total += len(v)
+                v = data["completion_time"]
+                if v is not None:
+                    total += len(v)
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
@@ -2346,21 +2373,22 @@ class OCRProcessingServiceEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = (
-                6
-                + len(data["request_id"])
-                + len(data["document_reference"])
-                + len(data["submission_time"])
-                + len(data["status"])
-            )
-            v = data["result_text"]
-            if v is not None:
-                total += len(v)
-            v = data["completion_time"]
-            if v is not None:
-                total += len(v)
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            total = 6
+            if total + 6 * _MAX_STR > size_budget:
+                total += (
+                    len(data["request_id"])
+                    + len(data["document_reference"])
+                    + len(data["submission_time"])
+                    + len(data["status"])
+                )
+                v = data["result_text"]
+                if v is not None:
+                    total += len(v)
+                v = data["completion_time"]
+                if v is not None:
+                    total += len(v)
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
@@ -2660,21 +2688,22 @@ class OCRProcessingServiceEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = (
-                6
-                + len(data["request_id"])
-                + len(data["document_reference"])
-                + len(data["submission_time"])
-                + len(data["status"])
-            )
-            v = data["result_text"]
-            if v is not None:
-                total += len(v)
-            v = data["completion_time"]
-            if v is not None:
-                total += len(v)
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            total = 6
+            if total + 6 * _MAX_STR > size_budget:
+                total += (
+                    len(data["request_id"])
+                    + len(data["document_reference"])
+                    + len(data["submission_time"])
+                    + len(data["status"])
+                )
+                v = data["result_text"]
+                if v is not None:
+                    total += len(v)
+                v = data["completion_time"]
+                if v is not None:
+                    total += len(v)
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
@@ -3680,12 +3709,19 @@ class OCRProcessingServiceEnv(rt.Environment):
         journal = self._journal  # None while building an initial state: nothing to undo
         key = row.request_id
         if key == "":  # the key left to auto(...)
+            counter = table.auto_counter
             if journal is not None:
-                journal.append(("counter", "requests", table.auto_counter))
-            key = self._next_auto_key(table)
+                journal.append(("counter", "requests", counter))
+            while True:
+                counter += 1
+                key = "REQ-" + f"{counter:04d}"
+                if key not in table:
+                    break
+            table.auto_counter = counter
             row.request_id = key
-        if key in table:
-            raise rt.Fail(f"OCRRequest {key!r} already exists", rule="key: OCRRequest")
+        else:
+            if key in table:
+                raise rt.Fail(f"OCRRequest {key!r} already exists", rule="key: OCRRequest")
         _charge(row._stored_size())  # limits.stored_size of a row: its class's sizer
         table.add(key, row)
         if journal is not None:

@@ -26,6 +26,8 @@ from envdsl.runtime.call_support import (
     result_problem as _result_problem,
 )
 from envdsl.runtime.call_support import ISO_SECONDS as _ISO_SECONDS, UTC as _UTC
+from envdsl.runtime.call_support import MAX_INT as _MAX_INT, MAX_STR as _MAX_STR
+from envdsl.runtime.call_support import MIN_INT as _MIN_INT
 from envdsl.runtime.call_support import format_datetime as _format_datetime
 from envdsl.runtime.load_support import (
     DICT_ONLY as _DICT_ONLY,
@@ -94,13 +96,15 @@ class Address(rt.Value):
 
     def _stored_size(self) -> int:
         # the size a write of this value charges (envdsl.runtime.limits.stored_size)
-        return (
-            1
-            + h.text_size(self.street)
-            + h.text_size(self.city)
-            + h.text_size(self.postcode)
-            + h.text_size(self.country)
-        )
+        v0, v1, v2, v3 = self.street, self.city, self.postcode, self.country
+        if (
+            len(v0) <= _MAX_STR
+            and len(v1) <= _MAX_STR
+            and len(v2) <= _MAX_STR
+            and len(v3) <= _MAX_STR
+        ):
+            return 5 + len(v0) + len(v1) + len(v2) + len(v3)
+        return 1 + h.text_size(v0) + h.text_size(v1) + h.text_size(v2) + h.text_size(v3)
 
 
 @dataclass(slots=True, kw_only=True)
@@ -112,13 +116,15 @@ class OrderLine(rt.Value):
 
     def _stored_size(self) -> int:
         # the size a write of this value charges (envdsl.runtime.limits.stored_size)
-        return (
-            1
-            + h.stored_size(self.sku)
-            + h.text_size(self.name)
-            + h.int_size(self.qty)
-            + h.int_size(self.unit_price_cents)
-        )
+        v0, v1, v2, v3 = self.sku, self.name, self.qty, self.unit_price_cents
+        if (
+            len(v0) <= _MAX_STR
+            and len(v1) <= _MAX_STR
+            and _MIN_INT <= v2 <= _MAX_INT
+            and _MIN_INT <= v3 <= _MAX_INT
+        ):
+            return 5 + len(v0) + len(v1)
+        return 1 + h.stored_size(v0) + h.text_size(v1) + h.int_size(v2) + h.int_size(v3)
 
 
 @dataclass(slots=True, kw_only=True)
@@ -132,12 +138,20 @@ class Product:
 
     def _stored_size(self) -> int:
         # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        v0, v1, v2, v3 = self.sku, self.name, self.price_cents, self.stock
+        if (
+            len(v0) <= _MAX_STR
+            and len(v1) <= _MAX_STR
+            and _MIN_INT <= v2 <= _MAX_INT
+            and _MIN_INT <= v3 <= _MAX_INT
+        ):
+            return 6 + len(v0) + len(v1) + h.stored_size(self.tags)
         return (
             2
-            + h.text_size(self.sku)
-            + h.text_size(self.name)
-            + h.int_size(self.price_cents)
-            + h.int_size(self.stock)
+            + h.text_size(v0)
+            + h.text_size(v1)
+            + h.int_size(v2)
+            + h.int_size(v3)
             + h.stored_size(self.tags)
         )
 
@@ -154,15 +168,37 @@ class Customer:
 
     def _stored_size(self) -> int:
         # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        v0, v1, v2, v3, v4 = (
+            self.customer_id,
+            self.name,
+            self.email,
+            self.gift_card_cents,
+            self.loyalty_points,
+        )
+        if (
+            len(v0) <= _MAX_STR
+            and len(v1) <= _MAX_STR
+            and len(v2) <= _MAX_STR
+            and _MIN_INT <= v3 <= _MAX_INT
+            and _MIN_INT <= v4 <= _MAX_INT
+        ):
+            return (
+                6
+                + len(v0)
+                + len(v1)
+                + len(v2)
+                + h.stored_size(self.address)
+                + h.stored_size(self.cart)
+            )
         return (
             1
-            + h.text_size(self.customer_id)
-            + h.text_size(self.name)
-            + h.text_size(self.email)
+            + h.text_size(v0)
+            + h.text_size(v1)
+            + h.text_size(v2)
+            + h.int_size(v3)
+            + h.int_size(v4)
             + h.stored_size(self.address)
             + h.stored_size(self.cart)
-            + h.int_size(self.gift_card_cents)
-            + h.int_size(self.loyalty_points)
         )
 
 
@@ -176,13 +212,15 @@ class Coupon:
 
     def _stored_size(self) -> int:
         # the size a write of this value charges (envdsl.runtime.limits.stored_size)
-        return (
-            2
-            + h.text_size(self.code)
-            + h.int_size(self.percent_off)
-            + h.int_size(self.min_subtotal_cents)
-            + h.int_size(self.uses_left)
-        )
+        v0, v1, v2, v3 = self.code, self.percent_off, self.min_subtotal_cents, self.uses_left
+        if (
+            len(v0) <= _MAX_STR
+            and _MIN_INT <= v1 <= _MAX_INT
+            and _MIN_INT <= v2 <= _MAX_INT
+            and _MIN_INT <= v3 <= _MAX_INT
+        ):
+            return 6 + len(v0)
+        return 2 + h.text_size(v0) + h.int_size(v1) + h.int_size(v2) + h.int_size(v3)
 
 
 @dataclass(slots=True, kw_only=True)
@@ -202,15 +240,32 @@ class Order:
 
     def _stored_size(self) -> int:
         # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        v0, v1, v2, v3 = self.order_id, self.customer, self.discount_cents, self.shipping_cents
+        if (
+            len(v0) <= _MAX_STR
+            and len(v1) <= _MAX_STR
+            and _MIN_INT <= v2 <= _MAX_INT
+            and _MIN_INT <= v3 <= _MAX_INT
+        ):
+            return (
+                8
+                + len(v0)
+                + len(v1)
+                + h.stored_size(self.lines)
+                + h.stored_size(self.ship_to)
+                + h.stored_size(self.coupon)
+                + h.stored_size(self.tracking)
+                + h.stored_size(self.delivered_on)
+            )
         return (
             4
-            + h.text_size(self.order_id)
-            + h.stored_size(self.customer)
+            + h.text_size(v0)
+            + h.stored_size(v1)
+            + h.int_size(v2)
+            + h.int_size(v3)
             + h.stored_size(self.lines)
             + h.stored_size(self.ship_to)
             + h.stored_size(self.coupon)
-            + h.int_size(self.discount_cents)
-            + h.int_size(self.shipping_cents)
             + h.stored_size(self.tracking)
             + h.stored_size(self.delivered_on)
         )
@@ -227,14 +282,29 @@ class CartView(rt.Value):
 
     def _stored_size(self) -> int:
         # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        v0, v1, v2, v3, v4 = (
+            self.customer_id,
+            self.subtotal_cents,
+            self.shipping_cents,
+            self.total_cents,
+            self.total,
+        )
+        if (
+            len(v0) <= _MAX_STR
+            and _MIN_INT <= v1 <= _MAX_INT
+            and _MIN_INT <= v2 <= _MAX_INT
+            and _MIN_INT <= v3 <= _MAX_INT
+            and len(v4) <= _MAX_STR
+        ):
+            return 6 + len(v0) + len(v4) + h.stored_size(self.lines)
         return (
             1
-            + h.text_size(self.customer_id)
+            + h.text_size(v0)
+            + h.int_size(v1)
+            + h.int_size(v2)
+            + h.int_size(v3)
+            + h.text_size(v4)
             + h.stored_size(self.lines)
-            + h.int_size(self.subtotal_cents)
-            + h.int_size(self.shipping_cents)
-            + h.int_size(self.total_cents)
-            + h.text_size(self.total)
         )
 
 
@@ -253,15 +323,32 @@ class OrderSummary(rt.Value):
 
     def _stored_size(self) -> int:
         # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        v0, v1, v2, v3, v4, v5 = (
+            self.order_id,
+            self.subtotal_cents,
+            self.discount_cents,
+            self.shipping_cents,
+            self.total_cents,
+            self.total,
+        )
+        if (
+            len(v0) <= _MAX_STR
+            and _MIN_INT <= v1 <= _MAX_INT
+            and _MIN_INT <= v2 <= _MAX_INT
+            and _MIN_INT <= v3 <= _MAX_INT
+            and _MIN_INT <= v4 <= _MAX_INT
+            and len(v5) <= _MAX_STR
+        ):
+            return 9 + len(v0) + len(v5) + h.stored_size(self.lines) + h.stored_size(self.tracking)
         return (
             3
-            + h.text_size(self.order_id)
+            + h.text_size(v0)
+            + h.int_size(v1)
+            + h.int_size(v2)
+            + h.int_size(v3)
+            + h.int_size(v4)
+            + h.text_size(v5)
             + h.stored_size(self.lines)
-            + h.int_size(self.subtotal_cents)
-            + h.int_size(self.discount_cents)
-            + h.int_size(self.shipping_cents)
-            + h.int_size(self.total_cents)
-            + h.text_size(self.total)
             + h.stored_size(self.tracking)
         )
 
@@ -2805,7 +2892,7 @@ class OnlineShopEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = 6 + len(data["sku"]) + len(data["name"])
+            total = 6
             v = data["price_cents"]
             if not _MIN_INT <= v <= _MAX_INT:
                 raise rt.Fail(_INT_RESULT)
@@ -2813,9 +2900,13 @@ class OnlineShopEnv(rt.Environment):
             if not _MIN_INT <= v <= _MAX_INT:
                 raise rt.Fail(_INT_RESULT)
             v = data["tags"]
-            total += len(v) + sum(map(len, v))
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            total += len(v)
+            if v:
+                total += sum(map(len, v))
+            if total + 2 * _MAX_STR > size_budget:
+                total += len(data["sku"]) + len(data["name"])
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
@@ -3933,7 +4024,7 @@ class OnlineShopEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = 6 + len(data["sku"]) + len(data["name"])
+            total = 6
             v = data["price_cents"]
             if not _MIN_INT <= v <= _MAX_INT:
                 raise rt.Fail(_INT_RESULT)
@@ -3941,9 +4032,13 @@ class OnlineShopEnv(rt.Environment):
             if not _MIN_INT <= v <= _MAX_INT:
                 raise rt.Fail(_INT_RESULT)
             v = data["tags"]
-            total += len(v) + sum(map(len, v))
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            total += len(v)
+            if v:
+                total += sum(map(len, v))
+            if total + 2 * _MAX_STR > size_budget:
+                total += len(data["sku"]) + len(data["name"])
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
@@ -4021,7 +4116,7 @@ class OnlineShopEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = 6 + len(data["sku"]) + len(data["name"])
+            total = 6
             v = data["price_cents"]
             if not _MIN_INT <= v <= _MAX_INT:
                 raise rt.Fail(_INT_RESULT)
@@ -4029,9 +4124,13 @@ class OnlineShopEnv(rt.Environment):
             if not _MIN_INT <= v <= _MAX_INT:
                 raise rt.Fail(_INT_RESULT)
             v = data["tags"]
-            total += len(v) + sum(map(len, v))
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            total += len(v)
+            if v:
+                total += sum(map(len, v))
+            if total + 2 * _MAX_STR > size_budget:
+                total += len(data["sku"]) + len(data["name"])
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
@@ -4120,7 +4219,7 @@ class OnlineShopEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = 6 + len(data["sku"]) + len(data["name"])
+            total = 6
             v = data["price_cents"]
             if not _MIN_INT <= v <= _MAX_INT:
                 raise rt.Fail(_INT_RESULT)
@@ -4128,9 +4227,13 @@ class OnlineShopEnv(rt.Environment):
             if not _MIN_INT <= v <= _MAX_INT:
                 raise rt.Fail(_INT_RESULT)
             v = data["tags"]
-            total += len(v) + sum(map(len, v))
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            total += len(v)
+            if v:
+                total += sum(map(len, v))
+            if total + 2 * _MAX_STR > size_budget:
+                total += len(data["sku"]) + len(data["name"])
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
@@ -4276,7 +4379,7 @@ class OnlineShopEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = 5 + len(data["code"]) + len(data["expires"])
+            total = 5
             v = data["percent_off"]
             if not _MIN_INT <= v <= _MAX_INT:
                 raise rt.Fail(_INT_RESULT)
@@ -4286,8 +4389,10 @@ class OnlineShopEnv(rt.Environment):
             v = data["uses_left"]
             if not _MIN_INT <= v <= _MAX_INT:
                 raise rt.Fail(_INT_RESULT)
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            if total + 2 * _MAX_STR > size_budget:
+                total += len(data["code"]) + len(data["expires"])
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
@@ -5695,12 +5800,19 @@ class OnlineShopEnv(rt.Environment):
         journal = self._journal  # None while building an initial state: nothing to undo
         key = row.order_id
         if key == "":  # the key left to auto(...)
+            counter = table.auto_counter
             if journal is not None:
-                journal.append(("counter", "orders", table.auto_counter))
-            key = self._next_auto_key(table)
+                journal.append(("counter", "orders", counter))
+            while True:
+                counter += 1
+                key = "ORD-" + f"{counter:04d}"
+                if key not in table:
+                    break
+            table.auto_counter = counter
             row.order_id = key
-        if key in table:
-            raise rt.Fail(f"Order {key!r} already exists", rule="key: Order")
+        else:
+            if key in table:
+                raise rt.Fail(f"Order {key!r} already exists", rule="key: Order")
         _charge(row._stored_size())  # limits.stored_size of a row: its class's sizer
         _own_row_fields(
             "orders",

@@ -24,6 +24,8 @@ from envdsl.runtime.call_support import (
     result_problem as _result_problem,
 )
 from envdsl.runtime.call_support import ISO_SECONDS as _ISO_SECONDS, UTC as _UTC
+from envdsl.runtime.call_support import MAX_INT as _MAX_INT, MAX_STR as _MAX_STR
+from envdsl.runtime.call_support import MIN_INT as _MIN_INT
 from envdsl.runtime.call_support import format_datetime as _format_datetime
 from envdsl.runtime.load_support import (
     DICT_ONLY as _DICT_ONLY,
@@ -71,7 +73,10 @@ class Category:
 
     def _stored_size(self) -> int:
         # the size a write of this value charges (envdsl.runtime.limits.stored_size)
-        return 2 + h.text_size(self.category_name)
+        v0 = self.category_name
+        if len(v0) <= _MAX_STR:
+            return 3 + len(v0)
+        return 2 + h.text_size(v0)
 
 
 @dataclass(slots=True, kw_only=True)
@@ -82,7 +87,10 @@ class Tag:
 
     def _stored_size(self) -> int:
         # the size a write of this value charges (envdsl.runtime.limits.stored_size)
-        return 1 + h.text_size(self.tag_name)
+        v0 = self.tag_name
+        if len(v0) <= _MAX_STR:
+            return 2 + len(v0)
+        return 1 + h.text_size(v0)
 
 
 @dataclass(slots=True, kw_only=True)
@@ -98,12 +106,20 @@ class Note:
 
     def _stored_size(self) -> int:
         # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        v0, v1, v2, v3 = self.note_id, self.title, self.content, self.category
+        if (
+            len(v0) <= _MAX_STR
+            and len(v1) <= _MAX_STR
+            and len(v2) <= _MAX_STR
+            and len(v3) <= _MAX_STR
+        ):
+            return 8 + len(v0) + len(v1) + len(v2) + len(v3) + h.stored_size(self.tags)
         return (
             4
-            + h.text_size(self.note_id)
-            + h.text_size(self.title)
-            + h.text_size(self.content)
-            + h.stored_size(self.category)
+            + h.text_size(v0)
+            + h.text_size(v1)
+            + h.text_size(v2)
+            + h.stored_size(v3)
             + h.stored_size(self.tags)
         )
 
@@ -118,7 +134,10 @@ class NoteMetadata(rt.Value):
 
     def _stored_size(self) -> int:
         # the size a write of this value charges (envdsl.runtime.limits.stored_size)
-        return 4 + h.text_size(self.category) + h.stored_size(self.tags)
+        v0 = self.category
+        if len(v0) <= _MAX_STR:
+            return 5 + len(v0) + h.stored_size(self.tags)
+        return 4 + h.text_size(v0) + h.stored_size(self.tags)
 
 
 def _to_json_Category(value: Category) -> dict[str, Any]:
@@ -1576,19 +1595,22 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = (
-                8
-                + len(data["note_id"])
-                + len(data["title"])
-                + len(data["content"])
-                + len(data["category"])
-                + len(data["created_at"])
-                + len(data["updated_at"])
-            )
+            total = 8
             v = data["tags"]
-            total += len(v) + sum(map(len, v))
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            total += len(v)
+            if v:
+                total += sum(map(len, v))
+            if total + 6 * _MAX_STR > size_budget:
+                total += (
+                    len(data["note_id"])
+                    + len(data["title"])
+                    + len(data["content"])
+                    + len(data["category"])
+                    + len(data["created_at"])
+                    + len(data["updated_at"])
+                )
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
@@ -2134,11 +2156,15 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = 5 + len(data["created_at"]) + len(data["updated_at"]) + len(data["category"])
+            total = 5
             v = data["tags"]
-            total += len(v) + sum(map(len, v))
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            total += len(v)
+            if v:
+                total += sum(map(len, v))
+            if total + 3 * _MAX_STR > size_budget:
+                total += len(data["created_at"]) + len(data["updated_at"]) + len(data["category"])
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
@@ -2271,19 +2297,22 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = (
-                8
-                + len(data["note_id"])
-                + len(data["title"])
-                + len(data["content"])
-                + len(data["category"])
-                + len(data["created_at"])
-                + len(data["updated_at"])
-            )
+            total = 8
             v = data["tags"]
-            total += len(v) + sum(map(len, v))
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            total += len(v)
+            if v:
+                total += sum(map(len, v))
+            if total + 6 * _MAX_STR > size_budget:
+                total += (
+                    len(data["note_id"])
+                    + len(data["title"])
+                    + len(data["content"])
+                    + len(data["category"])
+                    + len(data["created_at"])
+                    + len(data["updated_at"])
+                )
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
@@ -2435,19 +2464,22 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = (
-                8
-                + len(data["note_id"])
-                + len(data["title"])
-                + len(data["content"])
-                + len(data["category"])
-                + len(data["created_at"])
-                + len(data["updated_at"])
-            )
+            total = 8
             v = data["tags"]
-            total += len(v) + sum(map(len, v))
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            total += len(v)
+            if v:
+                total += sum(map(len, v))
+            if total + 6 * _MAX_STR > size_budget:
+                total += (
+                    len(data["note_id"])
+                    + len(data["title"])
+                    + len(data["content"])
+                    + len(data["category"])
+                    + len(data["created_at"])
+                    + len(data["updated_at"])
+                )
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
@@ -2574,19 +2606,22 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = (
-                8
-                + len(data["note_id"])
-                + len(data["title"])
-                + len(data["content"])
-                + len(data["category"])
-                + len(data["created_at"])
-                + len(data["updated_at"])
-            )
+            total = 8
             v = data["tags"]
-            total += len(v) + sum(map(len, v))
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            total += len(v)
+            if v:
+                total += sum(map(len, v))
+            if total + 6 * _MAX_STR > size_budget:
+                total += (
+                    len(data["note_id"])
+                    + len(data["title"])
+                    + len(data["content"])
+                    + len(data["category"])
+                    + len(data["created_at"])
+                    + len(data["updated_at"])
+                )
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
@@ -2657,19 +2692,22 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = (
-                8
-                + len(data["note_id"])
-                + len(data["title"])
-                + len(data["content"])
-                + len(data["category"])
-                + len(data["created_at"])
-                + len(data["updated_at"])
-            )
+            total = 8
             v = data["tags"]
-            total += len(v) + sum(map(len, v))
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            total += len(v)
+            if v:
+                total += sum(map(len, v))
+            if total + 6 * _MAX_STR > size_budget:
+                total += (
+                    len(data["note_id"])
+                    + len(data["title"])
+                    + len(data["content"])
+                    + len(data["category"])
+                    + len(data["created_at"])
+                    + len(data["updated_at"])
+                )
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
@@ -2740,9 +2778,11 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = 2 + len(data["category_name"]) + len(data["created_at"])
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            total = 2
+            if total + 2 * _MAX_STR > size_budget:
+                total += len(data["category_name"]) + len(data["created_at"])
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
@@ -2798,9 +2838,11 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
                 self._verify_rows()
             data = {"tag_name": result.tag_name} if result is not None else None
             size_budget = self.size_budget
-            total = 1 + len(data["tag_name"])
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            total = 1
+            if total + 1 * _MAX_STR > size_budget:
+                total += len(data["tag_name"])
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
@@ -2880,19 +2922,22 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = (
-                8
-                + len(data["note_id"])
-                + len(data["title"])
-                + len(data["content"])
-                + len(data["category"])
-                + len(data["created_at"])
-                + len(data["updated_at"])
-            )
+            total = 8
             v = data["tags"]
-            total += len(v) + sum(map(len, v))
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            total += len(v)
+            if v:
+                total += sum(map(len, v))
+            if total + 6 * _MAX_STR > size_budget:
+                total += (
+                    len(data["note_id"])
+                    + len(data["title"])
+                    + len(data["content"])
+                    + len(data["category"])
+                    + len(data["created_at"])
+                    + len(data["updated_at"])
+                )
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
@@ -2972,19 +3017,22 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = (
-                8
-                + len(data["note_id"])
-                + len(data["title"])
-                + len(data["content"])
-                + len(data["category"])
-                + len(data["created_at"])
-                + len(data["updated_at"])
-            )
+            total = 8
             v = data["tags"]
-            total += len(v) + sum(map(len, v))
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            total += len(v)
+            if v:
+                total += sum(map(len, v))
+            if total + 6 * _MAX_STR > size_budget:
+                total += (
+                    len(data["note_id"])
+                    + len(data["title"])
+                    + len(data["content"])
+                    + len(data["category"])
+                    + len(data["created_at"])
+                    + len(data["updated_at"])
+                )
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
@@ -3064,19 +3112,22 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = (
-                8
-                + len(data["note_id"])
-                + len(data["title"])
-                + len(data["content"])
-                + len(data["category"])
-                + len(data["created_at"])
-                + len(data["updated_at"])
-            )
+            total = 8
             v = data["tags"]
-            total += len(v) + sum(map(len, v))
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            total += len(v)
+            if v:
+                total += sum(map(len, v))
+            if total + 6 * _MAX_STR > size_budget:
+                total += (
+                    len(data["note_id"])
+                    + len(data["title"])
+                    + len(data["content"])
+                    + len(data["category"])
+                    + len(data["created_at"])
+                    + len(data["updated_at"])
+                )
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
@@ -3147,19 +3198,22 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = (
-                8
-                + len(data["note_id"])
-                + len(data["title"])
-                + len(data["content"])
-                + len(data["category"])
-                + len(data["created_at"])
-                + len(data["updated_at"])
-            )
+            total = 8
             v = data["tags"]
-            total += len(v) + sum(map(len, v))
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            total += len(v)
+            if v:
+                total += sum(map(len, v))
+            if total + 6 * _MAX_STR > size_budget:
+                total += (
+                    len(data["note_id"])
+                    + len(data["title"])
+                    + len(data["content"])
+                    + len(data["category"])
+                    + len(data["created_at"])
+                    + len(data["updated_at"])
+                )
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
@@ -4139,12 +4193,19 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
         journal = self._journal  # None while building an initial state: nothing to undo
         key = row.note_id
         if key == "":  # the key left to auto(...)
+            counter = table.auto_counter
             if journal is not None:
-                journal.append(("counter", "notes", table.auto_counter))
-            key = self._next_auto_key(table)
+                journal.append(("counter", "notes", counter))
+            while True:
+                counter += 1
+                key = "NOTE-" + f"{counter:04d}"
+                if key not in table:
+                    break
+            table.auto_counter = counter
             row.note_id = key
-        if key in table:
-            raise rt.Fail(f"Note {key!r} already exists", rule="key: Note")
+        else:
+            if key in table:
+                raise rt.Fail(f"Note {key!r} already exists", rule="key: Note")
         _charge(row._stored_size())  # limits.stored_size of a row: its class's sizer
         _own_row_fields("notes", row, ("tags",))
         table.add(key, row)

@@ -22,6 +22,8 @@ from envdsl.runtime.call_support import (
     result_problem as _result_problem,
 )
 from envdsl.runtime.call_support import ISO_SECONDS as _ISO_SECONDS, UTC as _UTC
+from envdsl.runtime.call_support import MAX_INT as _MAX_INT, MAX_STR as _MAX_STR
+from envdsl.runtime.call_support import MIN_INT as _MIN_INT
 from envdsl.runtime.call_support import format_datetime as _format_datetime
 from envdsl.runtime.load_support import (
     DICT_ONLY as _DICT_ONLY,
@@ -90,15 +92,42 @@ class Product:
 
     def _stored_size(self) -> int:
         # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        v0, v1, v2, v3, v4, v5 = (
+            self.upc,
+            self.product_id,
+            self.name,
+            self.description,
+            self.inventory_level,
+            self.brand,
+        )
+        if (
+            len(v0) <= _MAX_STR
+            and len(v1) <= _MAX_STR
+            and len(v2) <= _MAX_STR
+            and len(v3) <= _MAX_STR
+            and _MIN_INT <= v4 <= _MAX_INT
+            and len(v5) <= _MAX_STR
+        ):
+            return (
+                8
+                + len(v0)
+                + len(v1)
+                + len(v2)
+                + len(v3)
+                + len(v5)
+                + h.stored_size(self.price)
+                + h.stored_size(self.weight)
+                + h.stored_size(self.aisle_location)
+            )
         return (
             2
-            + h.text_size(self.upc)
-            + h.text_size(self.product_id)
-            + h.text_size(self.name)
-            + h.text_size(self.description)
+            + h.text_size(v0)
+            + h.text_size(v1)
+            + h.text_size(v2)
+            + h.text_size(v3)
+            + h.int_size(v4)
+            + h.text_size(v5)
             + h.stored_size(self.price)
-            + h.int_size(self.inventory_level)
-            + h.text_size(self.brand)
             + h.stored_size(self.weight)
             + h.stored_size(self.aisle_location)
         )
@@ -119,15 +148,42 @@ class ProductInfo(rt.Value):
 
     def _stored_size(self) -> int:
         # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        v0, v1, v2, v3, v4, v5 = (
+            self.upc,
+            self.product_id,
+            self.name,
+            self.description,
+            self.inventory_level,
+            self.brand,
+        )
+        if (
+            len(v0) <= _MAX_STR
+            and len(v1) <= _MAX_STR
+            and len(v2) <= _MAX_STR
+            and len(v3) <= _MAX_STR
+            and _MIN_INT <= v4 <= _MAX_INT
+            and len(v5) <= _MAX_STR
+        ):
+            return (
+                8
+                + len(v0)
+                + len(v1)
+                + len(v2)
+                + len(v3)
+                + len(v5)
+                + h.stored_size(self.price)
+                + h.stored_size(self.weight)
+                + h.stored_size(self.aisle_location)
+            )
         return (
             2
-            + h.text_size(self.upc)
-            + h.text_size(self.product_id)
-            + h.text_size(self.name)
-            + h.text_size(self.description)
+            + h.text_size(v0)
+            + h.text_size(v1)
+            + h.text_size(v2)
+            + h.text_size(v3)
+            + h.int_size(v4)
+            + h.text_size(v5)
             + h.stored_size(self.price)
-            + h.int_size(self.inventory_level)
-            + h.text_size(self.brand)
             + h.stored_size(self.weight)
             + h.stored_size(self.aisle_location)
         )
@@ -139,7 +195,10 @@ class InventoryLevel(rt.Value):
 
     def _stored_size(self) -> int:
         # the size a write of this value charges (envdsl.runtime.limits.stored_size)
-        return 1 + h.int_size(self.inventory_level)
+        v0 = self.inventory_level
+        if _MIN_INT <= v0 <= _MAX_INT:
+            return 2
+        return 1 + h.int_size(v0)
 
 
 @dataclass(slots=True, kw_only=True)
@@ -151,13 +210,10 @@ class BulkImportReport(rt.Value):
 
     def _stored_size(self) -> int:
         # the size a write of this value charges (envdsl.runtime.limits.stored_size)
-        return (
-            1
-            + h.text_size(self.message)
-            + h.int_size(self.imported)
-            + h.int_size(self.failed)
-            + h.stored_size(self.errors)
-        )
+        v0, v1, v2 = self.message, self.imported, self.failed
+        if len(v0) <= _MAX_STR and _MIN_INT <= v1 <= _MAX_INT and _MIN_INT <= v2 <= _MAX_INT:
+            return 4 + len(v0) + h.stored_size(self.errors)
+        return 1 + h.text_size(v0) + h.int_size(v1) + h.int_size(v2) + h.stored_size(self.errors)
 
 
 def _to_json_Product(value: Product) -> dict[str, Any]:
@@ -1300,23 +1356,24 @@ class RetailProductDatabaseEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = (
-                10
-                + len(data["upc"])
-                + len(data["product_id"])
-                + len(data["name"])
-                + len(data["description"])
-                + len(data["category"])
-                + len(data["brand"])
-            )
+            total = 10
             v = data["inventory_level"]
             if not _MIN_INT <= v <= _MAX_INT:
                 raise rt.Fail(_INT_RESULT)
-            v = data["aisle_location"]
-            if v is not None:
-                total += len(v)
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            if total + 7 * _MAX_STR > size_budget:
+                total += (
+                    len(data["upc"])
+                    + len(data["product_id"])
+                    + len(data["name"])
+                    + len(data["description"])
+                    + len(data["category"])
+                    + len(data["brand"])
+                )
+                v = data["aisle_location"]
+                if v is not None:
+                    total += len(v)
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
@@ -1893,23 +1950,24 @@ class RetailProductDatabaseEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = (
-                10
-                + len(data["upc"])
-                + len(data["product_id"])
-                + len(data["name"])
-                + len(data["description"])
-                + len(data["category"])
-                + len(data["brand"])
-            )
+            total = 10
             v = data["inventory_level"]
             if not _MIN_INT <= v <= _MAX_INT:
                 raise rt.Fail(_INT_RESULT)
-            v = data["aisle_location"]
-            if v is not None:
-                total += len(v)
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            if total + 7 * _MAX_STR > size_budget:
+                total += (
+                    len(data["upc"])
+                    + len(data["product_id"])
+                    + len(data["name"])
+                    + len(data["description"])
+                    + len(data["category"])
+                    + len(data["brand"])
+                )
+                v = data["aisle_location"]
+                if v is not None:
+                    total += len(v)
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
@@ -1988,23 +2046,24 @@ class RetailProductDatabaseEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = (
-                10
-                + len(data["upc"])
-                + len(data["product_id"])
-                + len(data["name"])
-                + len(data["description"])
-                + len(data["category"])
-                + len(data["brand"])
-            )
+            total = 10
             v = data["inventory_level"]
             if not _MIN_INT <= v <= _MAX_INT:
                 raise rt.Fail(_INT_RESULT)
-            v = data["aisle_location"]
-            if v is not None:
-                total += len(v)
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            if total + 7 * _MAX_STR > size_budget:
+                total += (
+                    len(data["upc"])
+                    + len(data["product_id"])
+                    + len(data["name"])
+                    + len(data["description"])
+                    + len(data["category"])
+                    + len(data["brand"])
+                )
+                v = data["aisle_location"]
+                if v is not None:
+                    total += len(v)
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
@@ -2086,23 +2145,24 @@ class RetailProductDatabaseEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = (
-                10
-                + len(data["upc"])
-                + len(data["product_id"])
-                + len(data["name"])
-                + len(data["description"])
-                + len(data["category"])
-                + len(data["brand"])
-            )
+            total = 10
             v = data["inventory_level"]
             if not _MIN_INT <= v <= _MAX_INT:
                 raise rt.Fail(_INT_RESULT)
-            v = data["aisle_location"]
-            if v is not None:
-                total += len(v)
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            if total + 7 * _MAX_STR > size_budget:
+                total += (
+                    len(data["upc"])
+                    + len(data["product_id"])
+                    + len(data["name"])
+                    + len(data["description"])
+                    + len(data["category"])
+                    + len(data["brand"])
+                )
+                v = data["aisle_location"]
+                if v is not None:
+                    total += len(v)
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
@@ -2195,23 +2255,24 @@ class RetailProductDatabaseEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = (
-                10
-                + len(data["upc"])
-                + len(data["product_id"])
-                + len(data["name"])
-                + len(data["description"])
-                + len(data["category"])
-                + len(data["brand"])
-            )
+            total = 10
             v = data["inventory_level"]
             if not _MIN_INT <= v <= _MAX_INT:
                 raise rt.Fail(_INT_RESULT)
-            v = data["aisle_location"]
-            if v is not None:
-                total += len(v)
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            if total + 7 * _MAX_STR > size_budget:
+                total += (
+                    len(data["upc"])
+                    + len(data["product_id"])
+                    + len(data["name"])
+                    + len(data["description"])
+                    + len(data["category"])
+                    + len(data["brand"])
+                )
+                v = data["aisle_location"]
+                if v is not None:
+                    total += len(v)
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
@@ -2307,23 +2368,24 @@ class RetailProductDatabaseEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = (
-                10
-                + len(data["upc"])
-                + len(data["product_id"])
-                + len(data["name"])
-                + len(data["description"])
-                + len(data["category"])
-                + len(data["brand"])
-            )
+            total = 10
             v = data["inventory_level"]
             if not _MIN_INT <= v <= _MAX_INT:
                 raise rt.Fail(_INT_RESULT)
-            v = data["aisle_location"]
-            if v is not None:
-                total += len(v)
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            if total + 7 * _MAX_STR > size_budget:
+                total += (
+                    len(data["upc"])
+                    + len(data["product_id"])
+                    + len(data["name"])
+                    + len(data["description"])
+                    + len(data["category"])
+                    + len(data["brand"])
+                )
+                v = data["aisle_location"]
+                if v is not None:
+                    total += len(v)
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
@@ -2467,23 +2529,24 @@ class RetailProductDatabaseEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = (
-                10
-                + len(data["upc"])
-                + len(data["product_id"])
-                + len(data["name"])
-                + len(data["description"])
-                + len(data["category"])
-                + len(data["brand"])
-            )
+            total = 10
             v = data["inventory_level"]
             if not _MIN_INT <= v <= _MAX_INT:
                 raise rt.Fail(_INT_RESULT)
-            v = data["aisle_location"]
-            if v is not None:
-                total += len(v)
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            if total + 7 * _MAX_STR > size_budget:
+                total += (
+                    len(data["upc"])
+                    + len(data["product_id"])
+                    + len(data["name"])
+                    + len(data["description"])
+                    + len(data["category"])
+                    + len(data["brand"])
+                )
+                v = data["aisle_location"]
+                if v is not None:
+                    total += len(v)
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
@@ -2549,7 +2612,7 @@ class RetailProductDatabaseEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = 4 + len(data["message"])
+            total = 4
             v = data["imported"]
             if not _MIN_INT <= v <= _MAX_INT:
                 raise rt.Fail(_INT_RESULT)
@@ -2557,9 +2620,13 @@ class RetailProductDatabaseEnv(rt.Environment):
             if not _MIN_INT <= v <= _MAX_INT:
                 raise rt.Fail(_INT_RESULT)
             v = data["errors"]
-            total += len(v) + sum(map(len, v))
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            total += len(v)
+            if v:
+                total += sum(map(len, v))
+            if total + 1 * _MAX_STR > size_budget:
+                total += len(data["message"])
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
@@ -2641,23 +2708,24 @@ class RetailProductDatabaseEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = (
-                10
-                + len(data["upc"])
-                + len(data["product_id"])
-                + len(data["name"])
-                + len(data["description"])
-                + len(data["category"])
-                + len(data["brand"])
-            )
+            total = 10
             v = data["inventory_level"]
             if not _MIN_INT <= v <= _MAX_INT:
                 raise rt.Fail(_INT_RESULT)
-            v = data["aisle_location"]
-            if v is not None:
-                total += len(v)
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            if total + 7 * _MAX_STR > size_budget:
+                total += (
+                    len(data["upc"])
+                    + len(data["product_id"])
+                    + len(data["name"])
+                    + len(data["description"])
+                    + len(data["category"])
+                    + len(data["brand"])
+                )
+                v = data["aisle_location"]
+                if v is not None:
+                    total += len(v)
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)

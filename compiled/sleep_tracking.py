@@ -25,6 +25,8 @@ from envdsl.runtime.call_support import (
     result_problem as _result_problem,
 )
 from envdsl.runtime.call_support import ISO_SECONDS as _ISO_SECONDS, UTC as _UTC
+from envdsl.runtime.call_support import MAX_INT as _MAX_INT, MAX_STR as _MAX_STR
+from envdsl.runtime.call_support import MIN_INT as _MIN_INT
 from envdsl.runtime.call_support import format_datetime as _format_datetime
 from envdsl.runtime.load_support import (
     DICT_ONLY as _DICT_ONLY,
@@ -104,11 +106,21 @@ class User:
 
     def _stored_size(self) -> int:
         # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        v0, v1, v2 = self.user_id, self.name, self.email
+        if len(v0) <= _MAX_STR and len(v1) <= _MAX_STR and len(v2) <= _MAX_STR:
+            return (
+                5
+                + len(v0)
+                + len(v1)
+                + len(v2)
+                + h.stored_size(self.nickname)
+                + h.stored_size(self.tags)
+            )
         return (
             2
-            + h.text_size(self.user_id)
-            + h.text_size(self.name)
-            + h.text_size(self.email)
+            + h.text_size(v0)
+            + h.text_size(v1)
+            + h.text_size(v2)
             + h.stored_size(self.nickname)
             + h.stored_size(self.tags)
         )
@@ -125,7 +137,10 @@ class SleepLog:
 
     def _stored_size(self) -> int:
         # the size a write of this value charges (envdsl.runtime.limits.stored_size)
-        return 4 + h.text_size(self.log_id) + h.stored_size(self.user) + h.int_size(self.minutes)
+        v0, v1, v2 = self.log_id, self.user, self.minutes
+        if len(v0) <= _MAX_STR and len(v1) <= _MAX_STR and _MIN_INT <= v2 <= _MAX_INT:
+            return 7 + len(v0) + len(v1)
+        return 4 + h.text_size(v0) + h.stored_size(v1) + h.int_size(v2)
 
 
 @dataclass(slots=True, kw_only=True)
@@ -136,7 +151,10 @@ class Ticket:
 
     def _stored_size(self) -> int:
         # the size a write of this value charges (envdsl.runtime.limits.stored_size)
-        return 2 + h.text_size(self.ticket_id) + h.stored_size(self.user)
+        v0, v1 = self.ticket_id, self.user
+        if len(v0) <= _MAX_STR and len(v1) <= _MAX_STR:
+            return 4 + len(v0) + len(v1)
+        return 2 + h.text_size(v0) + h.stored_size(v1)
 
 
 def _to_json_Window(value: Window) -> dict[str, Any]:
@@ -1225,20 +1243,23 @@ class SleepTrackingEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = (
-                6
-                + len(data["user_id"])
-                + len(data["name"])
-                + len(data["email"])
-                + len(data["status"])
-            )
-            v = data["nickname"]
-            if v is not None:
-                total += len(v)
+            total = 6
             v = data["tags"]
-            total += len(v) + sum(map(len, v))
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            total += len(v)
+            if v:
+                total += sum(map(len, v))
+            if total + 5 * _MAX_STR > size_budget:
+                total += (
+                    len(data["user_id"])
+                    + len(data["name"])
+                    + len(data["email"])
+                    + len(data["status"])
+                )
+                v = data["nickname"]
+                if v is not None:
+                    total += len(v)
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
@@ -1381,19 +1402,20 @@ class SleepTrackingEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = (
-                6
-                + len(data["log_id"])
-                + len(data["user"])
-                + len(data["start"])
-                + len(data["end"])
-                + len(data["quality"])
-            )
+            total = 6
             v = data["minutes"]
             if not _MIN_INT <= v <= _MAX_INT:
                 raise rt.Fail(_INT_RESULT)
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            if total + 5 * _MAX_STR > size_budget:
+                total += (
+                    len(data["log_id"])
+                    + len(data["user"])
+                    + len(data["start"])
+                    + len(data["end"])
+                    + len(data["quality"])
+                )
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
@@ -1476,20 +1498,23 @@ class SleepTrackingEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = (
-                6
-                + len(data["user_id"])
-                + len(data["name"])
-                + len(data["email"])
-                + len(data["status"])
-            )
-            v = data["nickname"]
-            if v is not None:
-                total += len(v)
+            total = 6
             v = data["tags"]
-            total += len(v) + sum(map(len, v))
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            total += len(v)
+            if v:
+                total += sum(map(len, v))
+            if total + 5 * _MAX_STR > size_budget:
+                total += (
+                    len(data["user_id"])
+                    + len(data["name"])
+                    + len(data["email"])
+                    + len(data["status"])
+                )
+                v = data["nickname"]
+                if v is not None:
+                    total += len(v)
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
@@ -2280,12 +2305,19 @@ class SleepTrackingEnv(rt.Environment):
         journal = self._journal  # None while building an initial state: nothing to undo
         key = row.log_id
         if key == "":  # the key left to auto(...)
+            counter = table.auto_counter
             if journal is not None:
-                journal.append(("counter", "logs", table.auto_counter))
-            key = self._next_auto_key(table)
+                journal.append(("counter", "logs", counter))
+            while True:
+                counter += 1
+                key = "LOG-" + f"{counter:04d}"
+                if key not in table:
+                    break
+            table.auto_counter = counter
             row.log_id = key
-        if key in table:
-            raise rt.Fail(f"SleepLog {key!r} already exists", rule="key: SleepLog")
+        else:
+            if key in table:
+                raise rt.Fail(f"SleepLog {key!r} already exists", rule="key: SleepLog")
         _charge(row._stored_size())  # limits.stored_size of a row: its class's sizer
         table.add(key, row)
         if journal is not None:

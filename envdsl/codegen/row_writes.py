@@ -27,20 +27,32 @@ def inserter(table: TableView, method: str) -> MethodView:
         "journal = self._journal  # None while building an initial state: nothing to undo",
         f"key = row.{key}",
     ]
-    if table.auto_prefix is not None:
-        body += [
-            'if key == "":  # the key left to auto(...)',
-            "    if journal is not None:",
-            f'        journal.append(("counter", {name}, table.auto_counter))',
-            "    key = self._next_auto_key(table)",
-            f"    row.{key} = key",
-        ]
     entity = table.entity
-    body += [
+    duplicate = [
         "if key in table:",
         f'    raise rt.Fail(f"{entity} {{key!r}} already exists", rule={f"key: {entity}"!r})',
-        "_charge(row._stored_size())  # limits.stored_size of a row: its class's sizer",
     ]
+    if table.auto_prefix is not None:
+        # Environment._next_auto_key written out; the key it makes is in no row
+        prefix = repr(f"{table.auto_prefix}-")
+        body += [
+            'if key == "":  # the key left to auto(...)',
+            "    counter = table.auto_counter",
+            "    if journal is not None:",
+            f'        journal.append(("counter", {name}, counter))',
+            "    while True:",
+            "        counter += 1",
+            f'        key = {prefix} + f"{{counter:04d}}"',
+            "        if key not in table:",
+            "            break",
+            "    table.auto_counter = counter",
+            f"    row.{key} = key",
+            "else:",
+            *("    " + line for line in duplicate),
+        ]
+    else:
+        body += duplicate
+    body.append("_charge(row._stored_size())  # limits.stored_size of a row: its class's sizer")
     if table.mutable_fields:
         fields = "".join(f"{f!r}, " for f in table.mutable_fields)
         body.append(f"_own_row_fields({name}, row, ({fields}))")

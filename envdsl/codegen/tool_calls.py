@@ -304,10 +304,13 @@ def check_lines(record: RecordView) -> list[str] | None:
     """limits.result_problem written out for a record result of plain fields (what most
     results are), to the same count: lines that read the dict `data` and raise the Fail
     `_invoke` raises where the result has a problem, or fall through when it has none (its
-    strings' lengths and its ints' ranges, read by name, against `size_budget`); None for
-    results that take the generic walk."""
-    total = [str(len(record.fields))]  # the count's terms; the strings always there inline
+    ints' ranges, its lists' lengths and their strings', its strings' lengths, read by name,
+    against `size_budget`); None for results that take the generic walk. No string is
+    longer than MAX_STR (limits.check_str, wherever one is made or stored), so the record's
+    own strings are counted only where as many of them at that length could take the total
+    over the budget (never, at the default budget, for fewer than ten)."""
     lines = []
+    texts: list[tuple[str, bool]] = []  # the string members: (name, optional)
     for field in record.fields:
         shape = field.shape
         assert shape is not None
@@ -315,12 +318,10 @@ def check_lines(record: RecordView) -> list[str] | None:
         element = shape.element if shape.kind in ("list", "set") else None
         if shape.kind in shapes.NUMBER:
             continue
-        if shape.kind in shapes.TEXT and not shape.optional:
-            total.append(f"len(data[{name}])")
-            continue
         if shape.kind in shapes.TEXT:
-            add = "total += len(v)"
-        elif shape.kind == "int":
+            texts.append((name, shape.optional))
+            continue
+        if shape.kind == "int":
             guard = "v is not None and " if shape.optional else ""
             lines += [
                 f"v = data[{name}]",
@@ -328,16 +329,26 @@ def check_lines(record: RecordView) -> list[str] | None:
                 "    raise rt.Fail(_INT_RESULT)",
             ]
             continue
-        elif element is not None and not element.optional and element.kind in shapes.NUMBER:
-            add = "total += len(v)"
-        elif element is not None and not element.optional and element.kind in shapes.TEXT:
-            add = "total += len(v) + sum(map(len, v))"
+        if element is None or element.optional:
+            return None
+        if element.kind in shapes.NUMBER:
+            add = ["total += len(v)"]
+        elif element.kind in shapes.TEXT:
+            add = ["total += len(v)", "if v:", "    total += sum(map(len, v))"]
         else:
             return None
         lines.append(f"v = data[{name}]")
-        lines += ["if v is not None:", f"    {add}"] if shape.optional else [add]
-    lines += ["if total > size_budget:", "    raise rt.Fail(_TOO_LARGE % total)"]
-    return [f"total = {' + '.join(total)}", *lines]
+        lines += ["if v is not None:", *_indent(add)] if shape.optional else add
+    too_large = ["if total > size_budget:", "    raise rt.Fail(_TOO_LARGE % total)"]
+    if texts:
+        plain = [f"len(data[{name}])" for name, optional in texts if not optional]
+        counted = [f"total += {' + '.join(plain)}"] if plain else []
+        for name, optional in texts:
+            if optional:
+                counted += [f"v = data[{name}]", "if v is not None:", "    total += len(v)"]
+        lines += [f"if total + {len(texts)} * _MAX_STR > size_budget:", *_indent(counted)]
+        too_large = _indent(too_large)
+    return [f"total = {len(record.fields)}", *lines, *too_large]
 
 
 def _chain(clauses: list[tuple[str | None, list[str]]]) -> list[str]:

@@ -48,9 +48,8 @@ class RecordView:
     fields: list[FieldView]
     spec: str
     base: str  # the base class ('' for none)
-    # the record's stored size (runtime/limits.py): a constant and the terms added to it
-    size_ones: int = 1
-    size_terms: list[str] = field(default_factory=list)
+    # the body of the record's stored size (runtime/limits.py; Lowerer.size_lines)
+    size_lines: list[str] = field(default_factory=list)
     # its JSON writers (codegen/serializers.py): the functions' names and bodies
     to_json: str = ""
     to_json_body: list[str] = field(default_factory=list)

@@ -7,7 +7,15 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from envdsl.runtime.limits import INT_RESULT, MAX_INT, MIN_INT, budget, charge, result_problem
+from envdsl.runtime.limits import (
+    INT_RESULT,
+    MAX_INT,
+    MAX_STR,
+    MIN_INT,
+    budget,
+    charge,
+    result_problem,
+)
 from envdsl.runtime.places import own_row_fields
 from envdsl.runtime.row_rules import missing_parent, refused_transition, shared_unique
 from envdsl.runtime.specs import INSERTED
@@ -27,6 +35,7 @@ __all__ = [
     "UTC",
     "INT_RESULT",
     "MAX_INT",
+    "MAX_STR",
     "MIN_INT",
     "MISSING",
     "missing_parent",

@@ -26,7 +26,7 @@ from envdsl.runtime.call_support import (
 )
 from envdsl.runtime.call_support import ISO_SECONDS as _ISO_SECONDS, UTC as _UTC
 from envdsl.runtime.call_support import MAX_INT as _MAX_INT, MAX_STR as _MAX_STR
-from envdsl.runtime.call_support import MIN_INT as _MIN_INT
+from envdsl.runtime.call_support import MIN_INT as _MIN_INT, MISSING as _MISSING
 from envdsl.runtime.call_support import format_datetime as _format_datetime
 from envdsl.runtime.load_support import (
     DICT_ONLY as _DICT_ONLY,
@@ -102,6 +102,13 @@ class Speciality:
         return 1 + h.text_size(v0) + h.text_size(v1)
 
 
+def _new_Speciality(*, code: str, name: str) -> Speciality:
+    _made = object.__new__(Speciality)
+    _made.code = code
+    _made.name = name
+    return _made
+
+
 @dataclass(slots=True, kw_only=True)
 class Dentist:
     dentist_id: str
@@ -113,6 +120,13 @@ class Dentist:
         if len(v0) <= _MAX_STR and len(v1) <= _MAX_STR:
             return 3 + len(v0) + len(v1)
         return 1 + h.text_size(v0) + h.text_size(v1)
+
+
+def _new_Dentist(*, dentist_id: str, name: str) -> Dentist:
+    _made = object.__new__(Dentist)
+    _made.dentist_id = dentist_id
+    _made.name = name
+    return _made
 
 
 @dataclass(slots=True, kw_only=True)
@@ -127,6 +141,16 @@ class DentistSpeciality:
         if len(v0) <= _MAX_STR and len(v1) <= _MAX_STR and len(v2) <= _MAX_STR:
             return 4 + len(v0) + len(v1) + len(v2)
         return 1 + h.text_size(v0) + h.stored_size(v1) + h.stored_size(v2)
+
+
+def _new_DentistSpeciality(
+    *, link_id: str = "", dentist: str, speciality: str
+) -> DentistSpeciality:
+    _made = object.__new__(DentistSpeciality)
+    _made.link_id = link_id
+    _made.dentist = dentist
+    _made.speciality = speciality
+    return _made
 
 
 @dataclass(slots=True, kw_only=True)
@@ -152,6 +176,18 @@ class WorkingHours:
         return 2 + h.text_size(v0) + h.stored_size(v1) + h.int_size(v2) + h.int_size(v3)
 
 
+def _new_WorkingHours(
+    *, hours_id: str = "", dentist: str, day: Weekday, opens: int, closes: int
+) -> WorkingHours:
+    _made = object.__new__(WorkingHours)
+    _made.hours_id = hours_id
+    _made.dentist = dentist
+    _made.day = day
+    _made.opens = opens
+    _made.closes = closes
+    return _made
+
+
 @dataclass(slots=True, kw_only=True)
 class Room:
     room_id: str
@@ -164,6 +200,14 @@ class Room:
         if len(v0) <= _MAX_STR and len(v1) <= _MAX_STR:
             return 4 + len(v0) + len(v1)
         return 2 + h.text_size(v0) + h.text_size(v1)
+
+
+def _new_Room(*, room_id: str, name: str, has_xray: bool = False) -> Room:
+    _made = object.__new__(Room)
+    _made.room_id = room_id
+    _made.name = name
+    _made.has_xray = has_xray
+    return _made
 
 
 @dataclass(slots=True, kw_only=True)
@@ -185,6 +229,18 @@ class Treatment:
         ):
             return 6 + len(v0) + len(v1) + len(v2)
         return 2 + h.text_size(v0) + h.text_size(v1) + h.stored_size(v2) + h.int_size(v3)
+
+
+def _new_Treatment(
+    *, code: str, name: str, speciality: str, duration_minutes: int, needs_xray: bool = False
+) -> Treatment:
+    _made = object.__new__(Treatment)
+    _made.code = code
+    _made.name = name
+    _made.speciality = speciality
+    _made.duration_minutes = duration_minutes
+    _made.needs_xray = needs_xray
+    return _made
 
 
 @dataclass(slots=True, kw_only=True)
@@ -213,6 +269,23 @@ class Patient:
             + h.int_size(v3)
             + h.stored_size(self.last_visit)
         )
+
+
+def _new_Patient(
+    *,
+    patient_id: str = "",
+    name: str,
+    phone: str,
+    last_visit: datetime.date | None = None,
+    recall_months: int = 6,
+) -> Patient:
+    _made = object.__new__(Patient)
+    _made.patient_id = patient_id
+    _made.name = name
+    _made.phone = phone
+    _made.last_visit = last_visit
+    _made.recall_months = recall_months
+    return _made
 
 
 @dataclass(slots=True, kw_only=True)
@@ -267,6 +340,35 @@ class Appointment:
         )
 
 
+def _new_Appointment(
+    *,
+    appointment_id: str = "",
+    patient: str,
+    dentist: str,
+    room: str,
+    treatment: str,
+    start: datetime.datetime,
+    end: datetime.datetime,
+    status: AppointmentStatus = AppointmentStatus.requested,
+    booked_at: datetime.datetime,
+    cancelled_at: datetime.datetime | None = None,
+    cancel_reason: str | None = None,
+) -> Appointment:
+    _made = object.__new__(Appointment)
+    _made.appointment_id = appointment_id
+    _made.patient = patient
+    _made.dentist = dentist
+    _made.room = room
+    _made.treatment = treatment
+    _made.start = start
+    _made.end = end
+    _made.status = status
+    _made.booked_at = booked_at
+    _made.cancelled_at = cancelled_at
+    _made.cancel_reason = cancel_reason
+    return _made
+
+
 @dataclass(slots=True, kw_only=True)
 class Reminder:
     reminder_id: str = ""
@@ -290,6 +392,25 @@ class Reminder:
         )
 
 
+def _new_Reminder(
+    *,
+    reminder_id: str = "",
+    patient: str,
+    kind: ReminderKind,
+    appointment: str | None = None,
+    sent_at: datetime.datetime,
+    message: str,
+) -> Reminder:
+    _made = object.__new__(Reminder)
+    _made.reminder_id = reminder_id
+    _made.patient = patient
+    _made.kind = kind
+    _made.appointment = appointment
+    _made.sent_at = sent_at
+    _made.message = message
+    return _made
+
+
 @dataclass(slots=True, kw_only=True)
 class Slot(rt.Value):
     start: datetime.datetime
@@ -302,6 +423,14 @@ class Slot(rt.Value):
         if len(v0) <= _MAX_STR:
             return 4 + len(v0)
         return 3 + h.text_size(v0)
+
+
+def _new_Slot(*, start: datetime.datetime, end: datetime.datetime, room_id: str) -> Slot:
+    _made = object.__new__(Slot)
+    _made.start = start
+    _made.end = end
+    _made.room_id = room_id
+    return _made
 
 
 @dataclass(slots=True, kw_only=True)
@@ -329,6 +458,17 @@ class DentistProfile(rt.Value):
             + h.stored_size(self.specialities)
             + h.stored_size(self.working_days)
         )
+
+
+def _new_DentistProfile(
+    *, dentist_id: str, name: str, specialities: list[str], working_days: list[Weekday]
+) -> DentistProfile:
+    _made = object.__new__(DentistProfile)
+    _made.dentist_id = dentist_id
+    _made.name = name
+    _made.specialities = specialities
+    _made.working_days = working_days
+    return _made
 
 
 def _to_json_Speciality(value: Speciality) -> dict[str, Any]:
@@ -4224,18 +4364,34 @@ class ClinicSchedulingEnv(rt.Environment):
             data = (
                 {
                     "appointment_id": result.appointment_id,
-                    "booked_at": _format_datetime(result.booked_at),
+                    "booked_at": (
+                        given_start
+                        if result.booked_at is start and canonical_start
+                        else _format_datetime(result.booked_at)
+                    ),
                     "cancel_reason": result.cancel_reason,
                     "cancelled_at": (
                         None
                         if result.cancelled_at is None
-                        else _format_datetime(result.cancelled_at)
+                        else (
+                            given_start
+                            if result.cancelled_at is start and canonical_start
+                            else _format_datetime(result.cancelled_at)
+                        )
                     ),
                     "dentist": result.dentist,
-                    "end": _format_datetime(result.end),
+                    "end": (
+                        given_start
+                        if result.end is start and canonical_start
+                        else _format_datetime(result.end)
+                    ),
                     "patient": result.patient,
                     "room": result.room,
-                    "start": _format_datetime(result.start),
+                    "start": (
+                        given_start
+                        if result.start is start and canonical_start
+                        else _format_datetime(result.start)
+                    ),
                     "status": result.status._value_,
                     "treatment": result.treatment,
                 }
@@ -4507,18 +4663,34 @@ class ClinicSchedulingEnv(rt.Environment):
             data = (
                 {
                     "appointment_id": result.appointment_id,
-                    "booked_at": _format_datetime(result.booked_at),
+                    "booked_at": (
+                        given_new_start
+                        if result.booked_at is new_start and canonical_new_start
+                        else _format_datetime(result.booked_at)
+                    ),
                     "cancel_reason": result.cancel_reason,
                     "cancelled_at": (
                         None
                         if result.cancelled_at is None
-                        else _format_datetime(result.cancelled_at)
+                        else (
+                            given_new_start
+                            if result.cancelled_at is new_start and canonical_new_start
+                            else _format_datetime(result.cancelled_at)
+                        )
                     ),
                     "dentist": result.dentist,
-                    "end": _format_datetime(result.end),
+                    "end": (
+                        given_new_start
+                        if result.end is new_start and canonical_new_start
+                        else _format_datetime(result.end)
+                    ),
                     "patient": result.patient,
                     "room": result.room,
-                    "start": _format_datetime(result.start),
+                    "start": (
+                        given_new_start
+                        if result.start is new_start and canonical_new_start
+                        else _format_datetime(result.start)
+                    ),
                     "status": result.status._value_,
                     "treatment": result.treatment,
                 }
@@ -5781,7 +5953,7 @@ class ClinicSchedulingEnv(rt.Environment):
 
     def _impl_list_dentists(self, speciality_code: str | None) -> list[DentistProfile]:
         return [
-            DentistProfile(
+            _new_DentistProfile(
                 dentist_id=d.dentist_id,
                 name=d.name,
                 specialities=sorted(
@@ -5897,7 +6069,8 @@ class ClinicSchedulingEnv(rt.Environment):
                 self._grow(slots)
                 slots.append(
                     self._own(
-                        slots, Slot(start=start, end=(start + length), room_id=h.unwrap(r_).room_id)
+                        slots,
+                        _new_Slot(start=start, end=(start + length), room_id=h.unwrap(r_).room_id),
                     )
                 )
         return slots
@@ -5970,7 +6143,9 @@ class ClinicSchedulingEnv(rt.Environment):
             )  # clinic_scheduling.env:422
         if self.coverage is not None:
             self._hit(10)
-        return self._insert_patients(Patient(name=name, phone=phone, recall_months=recall_months))
+        return self._insert_patients(
+            _new_Patient(name=name, phone=phone, recall_months=recall_months)
+        )
 
     def _impl_book_appointment(
         self,
@@ -6069,7 +6244,7 @@ class ClinicSchedulingEnv(rt.Environment):
         if self.coverage is not None:
             self._hit(21)
         return self._insert_appointments(
-            Appointment(
+            _new_Appointment(
                 patient=patient_id,
                 dentist=dentist_id,
                 room=room_id,
@@ -6367,7 +6542,7 @@ class ClinicSchedulingEnv(rt.Environment):
             self._write_working_hours_closes(_tmp3, to_minute)
             return h.unwrap(h_)
         return self._insert_working_hours(
-            WorkingHours(dentist=dentist_id, day=day, opens=from_minute, closes=to_minute)
+            _new_WorkingHours(dentist=dentist_id, day=day, opens=from_minute, closes=to_minute)
         )
 
     def _impl_add_dentist_speciality(
@@ -6392,7 +6567,7 @@ class ClinicSchedulingEnv(rt.Environment):
         if self.coverage is not None:
             self._hit(54)
         return self._insert_dentist_specialities(
-            DentistSpeciality(dentist=dentist_id, speciality=speciality_code)
+            _new_DentistSpeciality(dentist=dentist_id, speciality=speciality_code)
         )
 
     def _impl_remove_dentist_speciality(self, dentist_id: str, speciality_code: str) -> str:
@@ -6452,7 +6627,7 @@ class ClinicSchedulingEnv(rt.Environment):
             self._grow(sent)
             sent.append(
                 self._insert_reminders(
-                    Reminder(
+                    _new_Reminder(
                         patient=a.patient,
                         kind=ReminderKind.appointment,
                         appointment=a.appointment_id,
@@ -6505,7 +6680,7 @@ class ClinicSchedulingEnv(rt.Environment):
             self._grow(sent)
             sent.append(
                 self._insert_reminders(
-                    Reminder(
+                    _new_Reminder(
                         patient=p.patient_id,
                         kind=ReminderKind.recall,
                         sent_at=self.s_now,
@@ -6526,47 +6701,53 @@ class ClinicSchedulingEnv(rt.Environment):
         self.load_rows(
             "specialities",
             [
-                Speciality(code="GEN", name="General dentistry"),
-                Speciality(code="HYG", name="Dental hygiene"),
+                _new_Speciality(code="GEN", name="General dentistry"),
+                _new_Speciality(code="HYG", name="Dental hygiene"),
             ],
         )
         self.load_rows(
             "dentists",
-            [Dentist(dentist_id="D1", name="Dr. Holm"), Dentist(dentist_id="D2", name="Dr. Lind")],
+            [
+                _new_Dentist(dentist_id="D1", name="Dr. Holm"),
+                _new_Dentist(dentist_id="D2", name="Dr. Lind"),
+            ],
         )
         self.load_rows(
             "dentist_specialities",
             [
-                DentistSpeciality(link_id="DS-0001", dentist="D1", speciality="GEN"),
-                DentistSpeciality(link_id="DS-0002", dentist="D2", speciality="HYG"),
+                _new_DentistSpeciality(link_id="DS-0001", dentist="D1", speciality="GEN"),
+                _new_DentistSpeciality(link_id="DS-0002", dentist="D2", speciality="HYG"),
             ],
         )
         self.load_rows(
             "working_hours",
             [
-                WorkingHours(
+                _new_WorkingHours(
                     hours_id="WH-0001", dentist="D1", day=Weekday.tuesday, opens=480, closes=1020
                 ),
-                WorkingHours(
+                _new_WorkingHours(
                     hours_id="WH-0002", dentist="D2", day=Weekday.tuesday, opens=480, closes=720
                 ),
             ],
         )
         self.load_rows(
             "rooms",
-            [Room(room_id="R1", name="Room 1", has_xray=True), Room(room_id="R2", name="Room 2")],
+            [
+                _new_Room(room_id="R1", name="Room 1", has_xray=True),
+                _new_Room(room_id="R2", name="Room 2"),
+            ],
         )
         self.load_rows(
             "treatments",
             [
-                Treatment(
+                _new_Treatment(
                     code="CHECKUP",
                     name="Check-up",
                     speciality="GEN",
                     duration_minutes=30,
                     needs_xray=True,
                 ),
-                Treatment(
+                _new_Treatment(
                     code="HYG-CLEAN", name="Hygiene cleaning", speciality="HYG", duration_minutes=45
                 ),
             ],
@@ -6574,20 +6755,20 @@ class ClinicSchedulingEnv(rt.Environment):
         self.load_rows(
             "patients",
             [
-                Patient(
+                _new_Patient(
                     patient_id="P-0001",
                     name="Nora Berg",
                     phone="+46 70 111 22 33",
                     last_visit=h.date("2023-11-20"),
                 ),
-                Patient(patient_id="P-0002", name="Ivan Sok", phone="+46 70 444 55 66"),
-                Patient(patient_id="P-0003", name="Lea Falk", phone="+46 70 777 88 99"),
+                _new_Patient(patient_id="P-0002", name="Ivan Sok", phone="+46 70 444 55 66"),
+                _new_Patient(patient_id="P-0003", name="Lea Falk", phone="+46 70 777 88 99"),
             ],
         )
         self.load_rows(
             "appointments",
             [
-                Appointment(
+                _new_Appointment(
                     appointment_id="APT-0001",
                     patient="P-0002",
                     dentist="D2",
@@ -6598,7 +6779,7 @@ class ClinicSchedulingEnv(rt.Environment):
                     status=AppointmentStatus.confirmed,
                     booked_at=h.datetime("2024-06-01T09:00:00Z"),
                 ),
-                Appointment(
+                _new_Appointment(
                     appointment_id="APT-0002",
                     patient="P-0003",
                     dentist="D1",
@@ -6677,47 +6858,50 @@ class ClinicSchedulingEnv(rt.Environment):
 
     def _init_move_filling_keep_checkup(self) -> None:
         self.set_scalar_initial("now", h.datetime("2024-06-10T10:00:00Z"))
-        self.load_rows("specialities", [Speciality(code="GEN", name="General dentistry")])
-        self.load_rows("dentists", [Dentist(dentist_id="D1", name="Dr. Holm")])
+        self.load_rows("specialities", [_new_Speciality(code="GEN", name="General dentistry")])
+        self.load_rows("dentists", [_new_Dentist(dentist_id="D1", name="Dr. Holm")])
         self.load_rows(
             "dentist_specialities",
-            [DentistSpeciality(link_id="DS-0001", dentist="D1", speciality="GEN")],
+            [_new_DentistSpeciality(link_id="DS-0001", dentist="D1", speciality="GEN")],
         )
         self.load_rows(
             "working_hours",
             [
-                WorkingHours(
+                _new_WorkingHours(
                     hours_id="WH-0001", dentist="D1", day=Weekday.tuesday, opens=480, closes=960
                 ),
-                WorkingHours(
+                _new_WorkingHours(
                     hours_id="WH-0002", dentist="D1", day=Weekday.thursday, opens=480, closes=960
                 ),
-                WorkingHours(
+                _new_WorkingHours(
                     hours_id="WH-0003", dentist="D1", day=Weekday.friday, opens=480, closes=720
                 ),
             ],
         )
-        self.load_rows("rooms", [Room(room_id="R1", name="Room 1", has_xray=True)])
+        self.load_rows("rooms", [_new_Room(room_id="R1", name="Room 1", has_xray=True)])
         self.load_rows(
             "treatments",
             [
-                Treatment(
+                _new_Treatment(
                     code="CHECKUP",
                     name="Check-up",
                     speciality="GEN",
                     duration_minutes=30,
                     needs_xray=True,
                 ),
-                Treatment(code="FILLING", name="Filling", speciality="GEN", duration_minutes=60),
+                _new_Treatment(
+                    code="FILLING", name="Filling", speciality="GEN", duration_minutes=60
+                ),
             ],
         )
         self.load_rows(
-            "patients", [Patient(patient_id="P-0002", name="Ola Dahl", phone="+46 70 222 33 44")]
+            "patients",
+            [_new_Patient(patient_id="P-0002", name="Ola Dahl", phone="+46 70 222 33 44")],
         )
         self.load_rows(
             "appointments",
             [
-                Appointment(
+                _new_Appointment(
                     appointment_id="APT-0001",
                     patient="P-0002",
                     dentist="D1",
@@ -6728,7 +6912,7 @@ class ClinicSchedulingEnv(rt.Environment):
                     status=AppointmentStatus.confirmed,
                     booked_at=h.datetime("2024-05-02T09:00:00Z"),
                 ),
-                Appointment(
+                _new_Appointment(
                     appointment_id="APT-0002",
                     patient="P-0002",
                     dentist="D1",
@@ -6770,28 +6954,28 @@ class ClinicSchedulingEnv(rt.Environment):
 
     def _init_monday_reminders(self) -> None:
         self.set_scalar_initial("now", h.datetime("2024-06-28T17:00:00Z"))
-        self.load_rows("specialities", [Speciality(code="GEN", name="General dentistry")])
-        self.load_rows("dentists", [Dentist(dentist_id="D1", name="Dr. Holm")])
+        self.load_rows("specialities", [_new_Speciality(code="GEN", name="General dentistry")])
+        self.load_rows("dentists", [_new_Dentist(dentist_id="D1", name="Dr. Holm")])
         self.load_rows(
             "dentist_specialities",
-            [DentistSpeciality(link_id="DS-0001", dentist="D1", speciality="GEN")],
+            [_new_DentistSpeciality(link_id="DS-0001", dentist="D1", speciality="GEN")],
         )
         self.load_rows(
             "working_hours",
             [
-                WorkingHours(
+                _new_WorkingHours(
                     hours_id="WH-0001", dentist="D1", day=Weekday.tuesday, opens=480, closes=960
                 ),
-                WorkingHours(
+                _new_WorkingHours(
                     hours_id="WH-0002", dentist="D1", day=Weekday.friday, opens=480, closes=960
                 ),
             ],
         )
-        self.load_rows("rooms", [Room(room_id="R1", name="Room 1", has_xray=True)])
+        self.load_rows("rooms", [_new_Room(room_id="R1", name="Room 1", has_xray=True)])
         self.load_rows(
             "treatments",
             [
-                Treatment(
+                _new_Treatment(
                     code="CHECKUP",
                     name="Check-up",
                     speciality="GEN",
@@ -6803,31 +6987,31 @@ class ClinicSchedulingEnv(rt.Environment):
         self.load_rows(
             "patients",
             [
-                Patient(
+                _new_Patient(
                     patient_id="P-0001",
                     name="Nora Berg",
                     phone="1",
                     last_visit=h.date("2023-12-15"),
                 ),
-                Patient(
+                _new_Patient(
                     patient_id="P-0002", name="Ivan Sok", phone="2", last_visit=h.date("2024-01-20")
                 ),
-                Patient(
+                _new_Patient(
                     patient_id="P-0003", name="Lea Falk", phone="3", last_visit=h.date("2023-11-01")
                 ),
-                Patient(
+                _new_Patient(
                     patient_id="P-0004",
                     name="Omar Nils",
                     phone="4",
                     last_visit=h.date("2023-10-01"),
                 ),
-                Patient(patient_id="P-0005", name="Sara Vik", phone="5"),
+                _new_Patient(patient_id="P-0005", name="Sara Vik", phone="5"),
             ],
         )
         self.load_rows(
             "appointments",
             [
-                Appointment(
+                _new_Appointment(
                     appointment_id="APT-0001",
                     patient="P-0003",
                     dentist="D1",
@@ -6838,7 +7022,7 @@ class ClinicSchedulingEnv(rt.Environment):
                     status=AppointmentStatus.requested,
                     booked_at=h.datetime("2024-06-20T09:00:00Z"),
                 ),
-                Appointment(
+                _new_Appointment(
                     appointment_id="APT-0002",
                     patient="P-0002",
                     dentist="D1",
@@ -6854,7 +7038,7 @@ class ClinicSchedulingEnv(rt.Environment):
         self.load_rows(
             "reminders",
             [
-                Reminder(
+                _new_Reminder(
                     reminder_id="REM-0001",
                     patient="P-0004",
                     kind=ReminderKind.recall,
@@ -6903,47 +7087,53 @@ class ClinicSchedulingEnv(rt.Environment):
         self.load_rows(
             "specialities",
             [
-                Speciality(code="GEN", name="General dentistry"),
-                Speciality(code="HYG", name="Dental hygiene"),
+                _new_Speciality(code="GEN", name="General dentistry"),
+                _new_Speciality(code="HYG", name="Dental hygiene"),
             ],
         )
         self.load_rows(
             "dentists",
-            [Dentist(dentist_id="D1", name="Dr. Holm"), Dentist(dentist_id="D2", name="Dr. Lind")],
+            [
+                _new_Dentist(dentist_id="D1", name="Dr. Holm"),
+                _new_Dentist(dentist_id="D2", name="Dr. Lind"),
+            ],
         )
         self.load_rows(
             "dentist_specialities",
             [
-                DentistSpeciality(link_id="DS-0001", dentist="D1", speciality="GEN"),
-                DentistSpeciality(link_id="DS-0002", dentist="D2", speciality="HYG"),
+                _new_DentistSpeciality(link_id="DS-0001", dentist="D1", speciality="GEN"),
+                _new_DentistSpeciality(link_id="DS-0002", dentist="D2", speciality="HYG"),
             ],
         )
         self.load_rows(
             "working_hours",
             [
-                WorkingHours(
+                _new_WorkingHours(
                     hours_id="WH-0001", dentist="D1", day=Weekday.tuesday, opens=480, closes=1020
                 ),
-                WorkingHours(
+                _new_WorkingHours(
                     hours_id="WH-0002", dentist="D2", day=Weekday.tuesday, opens=480, closes=720
                 ),
             ],
         )
         self.load_rows(
             "rooms",
-            [Room(room_id="R1", name="Room 1", has_xray=True), Room(room_id="R2", name="Room 2")],
+            [
+                _new_Room(room_id="R1", name="Room 1", has_xray=True),
+                _new_Room(room_id="R2", name="Room 2"),
+            ],
         )
         self.load_rows(
             "treatments",
             [
-                Treatment(
+                _new_Treatment(
                     code="CHECKUP",
                     name="Check-up",
                     speciality="GEN",
                     duration_minutes=30,
                     needs_xray=True,
                 ),
-                Treatment(
+                _new_Treatment(
                     code="HYG-CLEAN", name="Hygiene cleaning", speciality="HYG", duration_minutes=45
                 ),
             ],
@@ -6951,19 +7141,19 @@ class ClinicSchedulingEnv(rt.Environment):
         self.load_rows(
             "patients",
             [
-                Patient(
+                _new_Patient(
                     patient_id="P-0001",
                     name="Nora Berg",
                     phone="1",
                     last_visit=h.date("2023-11-20"),
                 ),
-                Patient(patient_id="P-0002", name="Ivan Sok", phone="2"),
+                _new_Patient(patient_id="P-0002", name="Ivan Sok", phone="2"),
             ],
         )
         self.load_rows(
             "appointments",
             [
-                Appointment(
+                _new_Appointment(
                     appointment_id="APT-0001",
                     patient="P-0001",
                     dentist="D1",
@@ -6974,7 +7164,7 @@ class ClinicSchedulingEnv(rt.Environment):
                     status=AppointmentStatus.confirmed,
                     booked_at=h.datetime("2024-06-01T09:00:00Z"),
                 ),
-                Appointment(
+                _new_Appointment(
                     appointment_id="APT-0002",
                     patient="P-0002",
                     dentist="D2",
@@ -7013,31 +7203,34 @@ class ClinicSchedulingEnv(rt.Environment):
         self.load_rows(
             "specialities",
             [
-                Speciality(code="GEN", name="General dentistry"),
-                Speciality(code="ENDO", name="Endodontics"),
+                _new_Speciality(code="GEN", name="General dentistry"),
+                _new_Speciality(code="ENDO", name="Endodontics"),
             ],
         )
-        self.load_rows("dentists", [Dentist(dentist_id="D1", name="Dr. Holm")])
+        self.load_rows("dentists", [_new_Dentist(dentist_id="D1", name="Dr. Holm")])
         self.load_rows(
             "dentist_specialities",
-            [DentistSpeciality(link_id="DS-0001", dentist="D1", speciality="GEN")],
+            [_new_DentistSpeciality(link_id="DS-0001", dentist="D1", speciality="GEN")],
         )
         self.load_rows(
             "working_hours",
             [
-                WorkingHours(
+                _new_WorkingHours(
                     hours_id="WH-0001", dentist="D1", day=Weekday.wednesday, opens=480, closes=1020
                 )
             ],
         )
         self.load_rows(
             "rooms",
-            [Room(room_id="R1", name="Room 1"), Room(room_id="R2", name="Room 2", has_xray=True)],
+            [
+                _new_Room(room_id="R1", name="Room 1"),
+                _new_Room(room_id="R2", name="Room 2", has_xray=True),
+            ],
         )
         self.load_rows(
             "treatments",
             [
-                Treatment(
+                _new_Treatment(
                     code="ROOT-CANAL",
                     name="Root canal treatment",
                     speciality="ENDO",
@@ -7046,7 +7239,7 @@ class ClinicSchedulingEnv(rt.Environment):
                 )
             ],
         )
-        self.load_rows("patients", [Patient(patient_id="P-0003", name="Lea Falk", phone="3")])
+        self.load_rows("patients", [_new_Patient(patient_id="P-0003", name="Lea Falk", phone="3")])
 
     def _solve_root_canal_after_certification(self, results: list[rt.Result]) -> dict[str, Any]:
         b: dict[str, Any] = {}
@@ -7107,53 +7300,57 @@ class ClinicSchedulingEnv(rt.Environment):
         self.load_rows(
             "specialities",
             [
-                Speciality(code="GEN", name="General dentistry"),
-                Speciality(code="HYG", name="Dental hygiene"),
+                _new_Speciality(code="GEN", name="General dentistry"),
+                _new_Speciality(code="HYG", name="Dental hygiene"),
             ],
         )
         self.load_rows(
             "dentists",
-            [Dentist(dentist_id="D1", name="Dr. Holm"), Dentist(dentist_id="D2", name="Dr. Lind")],
+            [
+                _new_Dentist(dentist_id="D1", name="Dr. Holm"),
+                _new_Dentist(dentist_id="D2", name="Dr. Lind"),
+            ],
         )
         self.load_rows(
             "dentist_specialities",
             [
-                DentistSpeciality(link_id="DS-0001", dentist="D1", speciality="GEN"),
-                DentistSpeciality(link_id="DS-0002", dentist="D2", speciality="GEN"),
-                DentistSpeciality(link_id="DS-0003", dentist="D2", speciality="HYG"),
+                _new_DentistSpeciality(link_id="DS-0001", dentist="D1", speciality="GEN"),
+                _new_DentistSpeciality(link_id="DS-0002", dentist="D2", speciality="GEN"),
+                _new_DentistSpeciality(link_id="DS-0003", dentist="D2", speciality="HYG"),
             ],
         )
         self.load_rows(
             "working_hours",
             [
-                WorkingHours(
+                _new_WorkingHours(
                     hours_id="WH-0001", dentist="D2", day=Weekday.tuesday, opens=480, closes=720
                 )
             ],
         )
-        self.load_rows("rooms", [Room(room_id="R1", name="Room 1", has_xray=True)])
+        self.load_rows("rooms", [_new_Room(room_id="R1", name="Room 1", has_xray=True)])
         self.load_rows(
             "treatments",
             [
-                Treatment(
+                _new_Treatment(
                     code="CHECKUP",
                     name="Check-up",
                     speciality="GEN",
                     duration_minutes=30,
                     needs_xray=True,
                 ),
-                Treatment(
+                _new_Treatment(
                     code="HYG-CLEAN", name="Hygiene cleaning", speciality="HYG", duration_minutes=45
                 ),
             ],
         )
         self.load_rows(
-            "patients", [Patient(patient_id="P-0001", name="Nora Berg", phone="+46 70 111 22 33")]
+            "patients",
+            [_new_Patient(patient_id="P-0001", name="Nora Berg", phone="+46 70 111 22 33")],
         )
         self.load_rows(
             "appointments",
             [
-                Appointment(
+                _new_Appointment(
                     appointment_id="APT-0001",
                     patient="P-0001",
                     dentist="D2",
@@ -7164,7 +7361,7 @@ class ClinicSchedulingEnv(rt.Environment):
                     status=AppointmentStatus.confirmed,
                     booked_at=h.datetime("2024-06-01T09:00:00Z"),
                 ),
-                Appointment(
+                _new_Appointment(
                     appointment_id="APT-0002",
                     patient="P-0001",
                     dentist="D2",

@@ -27,7 +27,7 @@ from envdsl.runtime.call_support import (
 )
 from envdsl.runtime.call_support import ISO_SECONDS as _ISO_SECONDS, UTC as _UTC
 from envdsl.runtime.call_support import MAX_INT as _MAX_INT, MAX_STR as _MAX_STR
-from envdsl.runtime.call_support import MIN_INT as _MIN_INT
+from envdsl.runtime.call_support import MIN_INT as _MIN_INT, MISSING as _MISSING
 from envdsl.runtime.call_support import format_datetime as _format_datetime
 from envdsl.runtime.load_support import (
     DICT_ONLY as _DICT_ONLY,
@@ -99,6 +99,15 @@ class User:
         return 1 + h.text_size(v0) + h.text_size(v1) + h.text_size(v2) + h.text_size(v3)
 
 
+def _new_User(*, u_id: str, name: str, role: str, department: str) -> User:
+    _made = object.__new__(User)
+    _made.u_id = u_id
+    _made.name = name
+    _made.role = role
+    _made.department = department
+    return _made
+
+
 @dataclass(slots=True, kw_only=True)
 class Document:
     document_id: str = ""
@@ -131,6 +140,29 @@ class Document:
         )
 
 
+def _new_Document(
+    *,
+    document_id: str = "",
+    title: str,
+    content: str,
+    creation_date: datetime.datetime,
+    last_modified_date: datetime.datetime,
+    version: int = 1,
+    status: DocumentStatus = DocumentStatus.active,
+    owner_id: str,
+) -> Document:
+    _made = object.__new__(Document)
+    _made.document_id = document_id
+    _made.title = title
+    _made.content = content
+    _made.creation_date = creation_date
+    _made.last_modified_date = last_modified_date
+    _made.version = version
+    _made.status = status
+    _made.owner_id = owner_id
+    return _made
+
+
 @dataclass(slots=True, kw_only=True)
 class AccessControlEntry:
     "Which permissions one user holds on one document."
@@ -152,6 +184,17 @@ class AccessControlEntry:
             + h.stored_size(v2)
             + h.stored_size(self.permissions)
         )
+
+
+def _new_AccessControlEntry(
+    *, entry_id: str = "", document_id: str, user_id: str, permissions: set[Permission] = _MISSING
+) -> AccessControlEntry:
+    _made = object.__new__(AccessControlEntry)
+    _made.entry_id = entry_id
+    _made.document_id = document_id
+    _made.user_id = user_id
+    _made.permissions = set() if permissions is _MISSING else permissions
+    return _made
 
 
 @dataclass(slots=True, kw_only=True)
@@ -190,6 +233,25 @@ class DocumentVersion:
         )
 
 
+def _new_DocumentVersion(
+    *,
+    version_id: str = "",
+    document_id: str,
+    version_number: int,
+    content_snapshot: str,
+    timestamp: datetime.datetime,
+    modified_by: str,
+) -> DocumentVersion:
+    _made = object.__new__(DocumentVersion)
+    _made.version_id = version_id
+    _made.document_id = document_id
+    _made.version_number = version_number
+    _made.content_snapshot = content_snapshot
+    _made.timestamp = timestamp
+    _made.modified_by = modified_by
+    return _made
+
+
 @dataclass(slots=True, kw_only=True)
 class StatusInfo(rt.Value):
     status: DocumentStatus
@@ -197,6 +259,12 @@ class StatusInfo(rt.Value):
     def _stored_size(self) -> int:
         # the size a write of this value charges (envdsl.runtime.limits.stored_size)
         return 2
+
+
+def _new_StatusInfo(*, status: DocumentStatus) -> StatusInfo:
+    _made = object.__new__(StatusInfo)
+    _made.status = status
+    return _made
 
 
 @dataclass(slots=True, kw_only=True)
@@ -219,6 +287,15 @@ class UserInfo(rt.Value):
         return 1 + h.text_size(v0) + h.text_size(v1) + h.text_size(v2) + h.text_size(v3)
 
 
+def _new_UserInfo(*, u_id: str, name: str, role: str, department: str) -> UserInfo:
+    _made = object.__new__(UserInfo)
+    _made.u_id = u_id
+    _made.name = name
+    _made.role = role
+    _made.department = department
+    return _made
+
+
 @dataclass(slots=True, kw_only=True)
 class UserPermissions(rt.Value):
     user: UserInfo
@@ -227,6 +304,13 @@ class UserPermissions(rt.Value):
     def _stored_size(self) -> int:
         # the size a write of this value charges (envdsl.runtime.limits.stored_size)
         return 1 + h.stored_size(self.user) + h.stored_size(self.permissions)
+
+
+def _new_UserPermissions(*, user: UserInfo, permissions: list[Permission]) -> UserPermissions:
+    _made = object.__new__(UserPermissions)
+    _made.user = user
+    _made.permissions = permissions
+    return _made
 
 
 @dataclass(slots=True, kw_only=True)
@@ -250,6 +334,27 @@ class DocumentSummary(rt.Value):
         ):
             return 8 + len(v0) + len(v1) + len(v3)
         return 4 + h.text_size(v0) + h.text_size(v1) + h.int_size(v2) + h.text_size(v3)
+
+
+def _new_DocumentSummary(
+    *,
+    document_id: str,
+    title: str,
+    creation_date: datetime.datetime,
+    last_modified_date: datetime.datetime,
+    version: int,
+    status: DocumentStatus,
+    owner_id: str,
+) -> DocumentSummary:
+    _made = object.__new__(DocumentSummary)
+    _made.document_id = document_id
+    _made.title = title
+    _made.creation_date = creation_date
+    _made.last_modified_date = last_modified_date
+    _made.version = version
+    _made.status = status
+    _made.owner_id = owner_id
+    return _made
 
 
 def _to_json_User(value: User) -> dict[str, Any]:
@@ -3991,7 +4096,7 @@ class DocumentManagementSystemEnv(rt.Environment):
         )
 
     def _fn_summary(self, d: Document) -> DocumentSummary:
-        return DocumentSummary(
+        return _new_DocumentSummary(
             document_id=d.document_id,
             title=d.title,
             creation_date=d.creation_date,
@@ -4005,7 +4110,7 @@ class DocumentManagementSystemEnv(rt.Environment):
         self._write_documents_version(d, d.version + 1)
         self._write_documents_last_modified_date(d, self.s_now)
         self._insert_versions(
-            DocumentVersion(
+            _new_DocumentVersion(
                 document_id=d.document_id,
                 version_number=d.version,
                 content_snapshot=d.content,
@@ -4049,7 +4154,7 @@ class DocumentManagementSystemEnv(rt.Environment):
             raise rt.Fail("Document not found", site=4)  # document_management_system.env:264
         if self.coverage is not None:
             self._hit(4)
-        return StatusInfo(status=d.status)
+        return _new_StatusInfo(status=d.status)
 
     def _impl_get_document_permissions(self, document_id: str) -> list[UserPermissions]:
         if not (document_id in self.t_documents):
@@ -4057,8 +4162,8 @@ class DocumentManagementSystemEnv(rt.Environment):
         if self.coverage is not None:
             self._hit(5)
         return [
-            UserPermissions(
-                user=UserInfo(
+            _new_UserPermissions(
+                user=_new_UserInfo(
                     u_id=e.user_id,
                     name=self.t_users.row(e.user_id).name,
                     role=self.t_users.row(e.user_id).role,
@@ -4183,7 +4288,7 @@ class DocumentManagementSystemEnv(rt.Environment):
             perms = set(h.unwrap(permissions))
             self._set_add(perms, Permission.read)
         d: Document = self._insert_documents(
-            Document(
+            _new_Document(
                 title=title,
                 content=content,
                 creation_date=self.s_now,
@@ -4192,7 +4297,7 @@ class DocumentManagementSystemEnv(rt.Environment):
             )
         )
         self._insert_versions(
-            DocumentVersion(
+            _new_DocumentVersion(
                 document_id=d.document_id,
                 version_number=1,
                 content_snapshot=content,
@@ -4201,7 +4306,7 @@ class DocumentManagementSystemEnv(rt.Environment):
             )
         )
         self._insert_access_control(
-            AccessControlEntry(document_id=d.document_id, user_id=owner_id, permissions=perms)
+            _new_AccessControlEntry(document_id=d.document_id, user_id=owner_id, permissions=perms)
         )
         return d
 
@@ -4312,7 +4417,7 @@ class DocumentManagementSystemEnv(rt.Environment):
             self._set("access_control", _tmp1, "permissions", set(permissions))
             return h.unwrap(e)
         return self._insert_access_control(
-            AccessControlEntry(
+            _new_AccessControlEntry(
                 document_id=document_id, user_id=user_id, permissions=set(permissions)
             )
         )
@@ -4417,14 +4522,14 @@ class DocumentManagementSystemEnv(rt.Environment):
         self.load_rows(
             "users",
             [
-                User(u_id="u1", name="Dana", role="editor", department="Sales"),
-                User(u_id="u2", name="Lee", role="viewer", department="Finance"),
+                _new_User(u_id="u1", name="Dana", role="editor", department="Sales"),
+                _new_User(u_id="u2", name="Lee", role="viewer", department="Finance"),
             ],
         )
         self.load_rows(
             "documents",
             [
-                Document(
+                _new_Document(
                     document_id="DOC-0001",
                     title="Q2 Sales Report",
                     content="Q2 revenue: TBD",
@@ -4437,7 +4542,7 @@ class DocumentManagementSystemEnv(rt.Environment):
         self.load_rows(
             "versions",
             [
-                DocumentVersion(
+                _new_DocumentVersion(
                     version_id="VER-0001",
                     document_id="DOC-0001",
                     version_number=1,
@@ -4450,7 +4555,7 @@ class DocumentManagementSystemEnv(rt.Environment):
         self.load_rows(
             "access_control",
             [
-                AccessControlEntry(
+                _new_AccessControlEntry(
                     entry_id="ACE-0001",
                     document_id="DOC-0001",
                     user_id="u1",
@@ -4513,14 +4618,14 @@ class DocumentManagementSystemEnv(rt.Environment):
         self.load_rows(
             "users",
             [
-                User(u_id="u3", name="Priya", role="editor", department="HR"),
-                User(u_id="u9", name="Max", role="contractor", department="External"),
+                _new_User(u_id="u3", name="Priya", role="editor", department="HR"),
+                _new_User(u_id="u9", name="Max", role="contractor", department="External"),
             ],
         )
         self.load_rows(
             "documents",
             [
-                Document(
+                _new_Document(
                     document_id="DOC-0007",
                     title="Onboarding checklist",
                     content="asdfasdf",
@@ -4534,7 +4639,7 @@ class DocumentManagementSystemEnv(rt.Environment):
         self.load_rows(
             "versions",
             [
-                DocumentVersion(
+                _new_DocumentVersion(
                     version_id="VER-0001",
                     document_id="DOC-0007",
                     version_number=1,
@@ -4542,7 +4647,7 @@ class DocumentManagementSystemEnv(rt.Environment):
                     timestamp=h.datetime("2024-09-01T08:00:00Z"),
                     modified_by="u3",
                 ),
-                DocumentVersion(
+                _new_DocumentVersion(
                     version_id="VER-0002",
                     document_id="DOC-0007",
                     version_number=2,
@@ -4550,7 +4655,7 @@ class DocumentManagementSystemEnv(rt.Environment):
                     timestamp=h.datetime("2024-09-03T11:00:00Z"),
                     modified_by="u3",
                 ),
-                DocumentVersion(
+                _new_DocumentVersion(
                     version_id="VER-0003",
                     document_id="DOC-0007",
                     version_number=3,
@@ -4563,13 +4668,13 @@ class DocumentManagementSystemEnv(rt.Environment):
         self.load_rows(
             "access_control",
             [
-                AccessControlEntry(
+                _new_AccessControlEntry(
                     entry_id="ACE-0001",
                     document_id="DOC-0007",
                     user_id="u3",
                     permissions={Permission.read, Permission.write, Permission.delete},
                 ),
-                AccessControlEntry(
+                _new_AccessControlEntry(
                     entry_id="ACE-0002",
                     document_id="DOC-0007",
                     user_id="u9",
@@ -4623,12 +4728,12 @@ class DocumentManagementSystemEnv(rt.Environment):
     def _init_lifecycle_cleanup(self) -> None:
         self.set_scalar_initial("now", h.datetime("2024-03-01T09:00:00Z"))
         self.load_rows(
-            "users", [User(u_id="u5", name="Omar", role="admin", department="Operations")]
+            "users", [_new_User(u_id="u5", name="Omar", role="admin", department="Operations")]
         )
         self.load_rows(
             "documents",
             [
-                Document(
+                _new_Document(
                     document_id="DOC-0002",
                     title="2023 Travel Policy",
                     content="Economy only.",
@@ -4636,7 +4741,7 @@ class DocumentManagementSystemEnv(rt.Environment):
                     last_modified_date=h.datetime("2023-01-05T09:00:00Z"),
                     owner_id="u5",
                 ),
-                Document(
+                _new_Document(
                     document_id="DOC-0003",
                     title="2024 Travel Policy",
                     content="Economy; business above 6h.",
@@ -4645,7 +4750,7 @@ class DocumentManagementSystemEnv(rt.Environment):
                     status=DocumentStatus.draft,
                     owner_id="u5",
                 ),
-                Document(
+                _new_Document(
                     document_id="DOC-0004",
                     title="Expense Form",
                     content="Name, amount, receipt.",
@@ -4659,7 +4764,7 @@ class DocumentManagementSystemEnv(rt.Environment):
         self.load_rows(
             "versions",
             [
-                DocumentVersion(
+                _new_DocumentVersion(
                     version_id="VER-0001",
                     document_id="DOC-0002",
                     version_number=1,
@@ -4667,7 +4772,7 @@ class DocumentManagementSystemEnv(rt.Environment):
                     timestamp=h.datetime("2023-01-05T09:00:00Z"),
                     modified_by="u5",
                 ),
-                DocumentVersion(
+                _new_DocumentVersion(
                     version_id="VER-0002",
                     document_id="DOC-0003",
                     version_number=1,
@@ -4675,7 +4780,7 @@ class DocumentManagementSystemEnv(rt.Environment):
                     timestamp=h.datetime("2024-02-20T09:00:00Z"),
                     modified_by="u5",
                 ),
-                DocumentVersion(
+                _new_DocumentVersion(
                     version_id="VER-0003",
                     document_id="DOC-0004",
                     version_number=1,
@@ -4708,7 +4813,9 @@ class DocumentManagementSystemEnv(rt.Environment):
 
     def _init_create_and_lock_down(self) -> None:
         self.set_scalar_initial("now", h.datetime("2024-10-01T12:00:00Z"))
-        self.load_rows("users", [User(u_id="u7", name="Kai", role="sre", department="Platform")])
+        self.load_rows(
+            "users", [_new_User(u_id="u7", name="Kai", role="sre", department="Platform")]
+        )
 
     def _solve_create_and_lock_down(self, results: list[rt.Result]) -> dict[str, Any]:
         b: dict[str, Any] = {}

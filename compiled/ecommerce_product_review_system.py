@@ -24,7 +24,7 @@ from envdsl.runtime.call_support import (
 )
 from envdsl.runtime.call_support import ISO_SECONDS as _ISO_SECONDS, UTC as _UTC
 from envdsl.runtime.call_support import MAX_INT as _MAX_INT, MAX_STR as _MAX_STR
-from envdsl.runtime.call_support import MIN_INT as _MIN_INT
+from envdsl.runtime.call_support import MIN_INT as _MIN_INT, MISSING as _MISSING
 from envdsl.runtime.call_support import format_datetime as _format_datetime
 from envdsl.runtime.load_support import (
     DICT_ONLY as _DICT_ONLY,
@@ -97,6 +97,18 @@ class Product:
         )
 
 
+def _new_Product(
+    *, product_id: str, name: str, brand: str, category: str, description: str
+) -> Product:
+    _made = object.__new__(Product)
+    _made.product_id = product_id
+    _made.name = name
+    _made.brand = brand
+    _made.category = category
+    _made.description = description
+    return _made
+
+
 @dataclass(slots=True, kw_only=True)
 class User:
     user_id: str
@@ -111,6 +123,23 @@ class User:
         if len(v0) <= _MAX_STR and len(v1) <= _MAX_STR:
             return 5 + len(v0) + len(v1) + h.stored_size(self.purchase_history)
         return 3 + h.text_size(v0) + h.text_size(v1) + h.stored_size(self.purchase_history)
+
+
+def _new_User(
+    *,
+    user_id: str,
+    username: str,
+    account_status: AccountStatus = AccountStatus.active,
+    purchase_history: list[str] = _MISSING,
+    is_admin: bool = False,
+) -> User:
+    _made = object.__new__(User)
+    _made.user_id = user_id
+    _made.username = username
+    _made.account_status = account_status
+    _made.purchase_history = [] if purchase_history is _MISSING else purchase_history
+    _made.is_admin = is_admin
+    return _made
 
 
 @dataclass(slots=True, kw_only=True)
@@ -153,6 +182,27 @@ class Review:
         )
 
 
+def _new_Review(
+    *,
+    review_id: str = "",
+    product_id: str,
+    user_id: str,
+    rating: int,
+    comment: str,
+    timestamp: datetime.datetime,
+    helpful_votes: int = 0,
+) -> Review:
+    _made = object.__new__(Review)
+    _made.review_id = review_id
+    _made.product_id = product_id
+    _made.user_id = user_id
+    _made.rating = rating
+    _made.comment = comment
+    _made.timestamp = timestamp
+    _made.helpful_votes = helpful_votes
+    return _made
+
+
 @dataclass(slots=True, kw_only=True)
 class AverageRating(rt.Value):
     average_rating: float
@@ -160,6 +210,12 @@ class AverageRating(rt.Value):
     def _stored_size(self) -> int:
         # the size a write of this value charges (envdsl.runtime.limits.stored_size)
         return 1 + h.stored_size(self.average_rating)
+
+
+def _new_AverageRating(*, average_rating: float) -> AverageRating:
+    _made = object.__new__(AverageRating)
+    _made.average_rating = average_rating
+    return _made
 
 
 def _to_json_Product(value: Product) -> dict[str, Any]:
@@ -3308,8 +3364,8 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
             target = h.at(matches, 0).product_id
         rs: list[Review] = self._fn_reviews_of(product_id=target)
         if len(rs) == 0:
-            return AverageRating(average_rating=0.0)
-        return AverageRating(
+            return _new_AverageRating(average_rating=0.0)
+        return _new_AverageRating(
             average_rating=round(h.div(sum((r.rating for r in self._it(list(rs)))), len(rs)), 2)
         )
 
@@ -3349,7 +3405,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
         if self.coverage is not None:
             self._hit(17)
         return self._insert_reviews(
-            Review(
+            _new_Review(
                 product_id=product_id,
                 user_id=user_id,
                 rating=rating,
@@ -3510,7 +3566,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
         if self.coverage is not None:
             self._hit(34)
         return self._insert_products(
-            Product(
+            _new_Product(
                 product_id=product_id,
                 name=name,
                 brand=brand,
@@ -3524,14 +3580,14 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
         self.load_rows(
             "products",
             [
-                Product(
+                _new_Product(
                     product_id="P001",
                     name="ProForm Treadmill",
                     brand="ProForm",
                     category="fitness equipment",
                     description="Folding treadmill, 12 mph",
                 ),
-                Product(
+                _new_Product(
                     product_id="P002",
                     name="Yoga Mat Pro",
                     brand="Manduka",
@@ -3543,14 +3599,14 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
         self.load_rows(
             "users",
             [
-                User(user_id="U1", username="jon", purchase_history=["P001"]),
-                User(user_id="U2", username="maya", purchase_history=["P001", "P002"]),
+                _new_User(user_id="U1", username="jon", purchase_history=["P001"]),
+                _new_User(user_id="U2", username="maya", purchase_history=["P001", "P002"]),
             ],
         )
         self.load_rows(
             "reviews",
             [
-                Review(
+                _new_Review(
                     review_id="REV-0001",
                     product_id="P001",
                     user_id="U1",
@@ -3608,14 +3664,14 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
         self.load_rows(
             "products",
             [
-                Product(
+                _new_Product(
                     product_id="P002",
                     name="Yoga Mat Pro",
                     brand="Manduka",
                     category="fitness equipment",
                     description="6mm natural rubber mat",
                 ),
-                Product(
+                _new_Product(
                     product_id="P003",
                     name="Kettlebell 16kg",
                     brand="IronCore",
@@ -3627,15 +3683,15 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
         self.load_rows(
             "users",
             [
-                User(user_id="A1", username="mod_ana", is_admin=True),
-                User(user_id="U3", username="lea", purchase_history=["P002", "P003"]),
-                User(user_id="U4", username="sam", purchase_history=["P003"]),
+                _new_User(user_id="A1", username="mod_ana", is_admin=True),
+                _new_User(user_id="U3", username="lea", purchase_history=["P002", "P003"]),
+                _new_User(user_id="U4", username="sam", purchase_history=["P003"]),
             ],
         )
         self.load_rows(
             "reviews",
             [
-                Review(
+                _new_Review(
                     review_id="REV-0001",
                     product_id="P003",
                     user_id="U3",
@@ -3643,7 +3699,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
                     comment="Handle cracked.",
                     timestamp=h.datetime("2024-06-10T08:00:00Z"),
                 ),
-                Review(
+                _new_Review(
                     review_id="REV-0002",
                     product_id="P003",
                     user_id="U4",
@@ -3651,7 +3707,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
                     comment="Good grip.",
                     timestamp=h.datetime("2024-06-12T08:00:00Z"),
                 ),
-                Review(
+                _new_Review(
                     review_id="REV-0003",
                     product_id="P002",
                     user_id="U3",
@@ -3693,14 +3749,14 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
         self.load_rows(
             "products",
             [
-                Product(
+                _new_Product(
                     product_id="P004",
                     name="Resistance Bands",
                     brand="FitLoop",
                     category="fitness equipment",
                     description="Set of 5 bands",
                 ),
-                Product(
+                _new_Product(
                     product_id="P005",
                     name="Balance Board",
                     brand="Revbalance",
@@ -3712,14 +3768,14 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
         self.load_rows(
             "users",
             [
-                User(user_id="A1", username="mod_ana", is_admin=True),
-                User(user_id="U5", username="kim", purchase_history=["P004"]),
+                _new_User(user_id="A1", username="mod_ana", is_admin=True),
+                _new_User(user_id="U5", username="kim", purchase_history=["P004"]),
             ],
         )
         self.load_rows(
             "reviews",
             [
-                Review(
+                _new_Review(
                     review_id="REV-0001",
                     product_id="P004",
                     user_id="U5",
@@ -3777,7 +3833,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
         self.load_rows(
             "products",
             [
-                Product(
+                _new_Product(
                     product_id="P006",
                     name="Speed Jump Rope",
                     brand="RopeCo",
@@ -3789,27 +3845,27 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
         self.load_rows(
             "users",
             [
-                User(user_id="A1", username="mod_ana", is_admin=True),
-                User(
+                _new_User(user_id="A1", username="mod_ana", is_admin=True),
+                _new_User(
                     user_id="A2",
                     username="mod_old",
                     is_admin=True,
                     account_status=AccountStatus.suspended,
                 ),
-                User(
+                _new_User(
                     user_id="U6",
                     username="spam4u",
                     account_status=AccountStatus.suspended,
                     purchase_history=["P006"],
                 ),
-                User(user_id="U7", username="lea", purchase_history=["P006"]),
-                User(user_id="U8", username="sam", purchase_history=["P006"]),
+                _new_User(user_id="U7", username="lea", purchase_history=["P006"]),
+                _new_User(user_id="U8", username="sam", purchase_history=["P006"]),
             ],
         )
         self.load_rows(
             "reviews",
             [
-                Review(
+                _new_Review(
                     review_id="REV-0001",
                     product_id="P006",
                     user_id="U6",
@@ -3817,7 +3873,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
                     comment="Buy cheap ropes at spam.example!",
                     timestamp=h.datetime("2024-08-20T08:00:00Z"),
                 ),
-                Review(
+                _new_Review(
                     review_id="REV-0002",
                     product_id="P006",
                     user_id="U7",
@@ -3825,7 +3881,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
                     comment="Too short for me.",
                     timestamp=h.datetime("2024-08-22T08:00:00Z"),
                 ),
-                Review(
+                _new_Review(
                     review_id="REV-0003",
                     product_id="P006",
                     user_id="U8",

@@ -25,7 +25,7 @@ from envdsl.runtime.call_support import (
 )
 from envdsl.runtime.call_support import ISO_SECONDS as _ISO_SECONDS, UTC as _UTC
 from envdsl.runtime.call_support import MAX_INT as _MAX_INT, MAX_STR as _MAX_STR
-from envdsl.runtime.call_support import MIN_INT as _MIN_INT
+from envdsl.runtime.call_support import MIN_INT as _MIN_INT, MISSING as _MISSING
 from envdsl.runtime.call_support import format_datetime as _format_datetime
 from envdsl.runtime.load_support import (
     DICT_ONLY as _DICT_ONLY,
@@ -80,6 +80,16 @@ class EmploymentStatus:
         return 2 + h.text_size(v0) + h.text_size(v1)
 
 
+def _new_EmploymentStatus(
+    *, status_type: str, description: str, is_active: bool
+) -> EmploymentStatus:
+    _made = object.__new__(EmploymentStatus)
+    _made.status_type = status_type
+    _made.description = description
+    _made.is_active = is_active
+    return _made
+
+
 @dataclass(slots=True, kw_only=True)
 class Department:
     department_id: str
@@ -95,6 +105,17 @@ class Department:
         return (
             1 + h.text_size(v0) + h.text_size(v1) + h.text_size(v2) + h.stored_size(self.manager_id)
         )
+
+
+def _new_Department(
+    *, department_id: str, department_name: str, manager_id: str | None = None, location: str
+) -> Department:
+    _made = object.__new__(Department)
+    _made.department_id = department_id
+    _made.department_name = department_name
+    _made.manager_id = manager_id
+    _made.location = location
+    return _made
 
 
 @dataclass(slots=True, kw_only=True)
@@ -125,6 +146,23 @@ class JobPosition:
             + h.stored_size(self.salary_range_min)
             + h.stored_size(self.salary_range_max)
         )
+
+
+def _new_JobPosition(
+    *,
+    job_title: str,
+    department_id: str,
+    salary_range_min: float,
+    salary_range_max: float,
+    required_qualification: str,
+) -> JobPosition:
+    _made = object.__new__(JobPosition)
+    _made.job_title = job_title
+    _made.department_id = department_id
+    _made.salary_range_min = salary_range_min
+    _made.salary_range_max = salary_range_max
+    _made.required_qualification = required_qualification
+    return _made
 
 
 @dataclass(slots=True, kw_only=True)
@@ -202,6 +240,41 @@ class Employee:
         )
 
 
+def _new_Employee(
+    *,
+    employee_id: str,
+    first_name: str,
+    last_name: str,
+    date_of_birth: datetime.date,
+    gender: str,
+    hire_date: datetime.date,
+    job_title: str,
+    department: str,
+    manager_id: str | None = None,
+    employment_status: str,
+    salary: float,
+    work_email: str,
+    phone_number: str,
+    address: str,
+) -> Employee:
+    _made = object.__new__(Employee)
+    _made.employee_id = employee_id
+    _made.first_name = first_name
+    _made.last_name = last_name
+    _made.date_of_birth = date_of_birth
+    _made.gender = gender
+    _made.hire_date = hire_date
+    _made.job_title = job_title
+    _made.department = department
+    _made.manager_id = manager_id
+    _made.employment_status = employment_status
+    _made.salary = salary
+    _made.work_email = work_email
+    _made.phone_number = phone_number
+    _made.address = address
+    return _made
+
+
 @dataclass(slots=True, kw_only=True)
 class EmployeeData(rt.Value):
     employee_id: str
@@ -277,6 +350,41 @@ class EmployeeData(rt.Value):
         )
 
 
+def _new_EmployeeData(
+    *,
+    employee_id: str,
+    first_name: str,
+    last_name: str,
+    date_of_birth: datetime.date,
+    gender: str,
+    hire_date: datetime.date,
+    job_title: str,
+    department: str,
+    manager_id: str | None = None,
+    employment_status: str,
+    salary: float,
+    work_email: str,
+    phone_number: str,
+    address: str,
+) -> EmployeeData:
+    _made = object.__new__(EmployeeData)
+    _made.employee_id = employee_id
+    _made.first_name = first_name
+    _made.last_name = last_name
+    _made.date_of_birth = date_of_birth
+    _made.gender = gender
+    _made.hire_date = hire_date
+    _made.job_title = job_title
+    _made.department = department
+    _made.manager_id = manager_id
+    _made.employment_status = employment_status
+    _made.salary = salary
+    _made.work_email = work_email
+    _made.phone_number = phone_number
+    _made.address = address
+    return _made
+
+
 @dataclass(slots=True, kw_only=True)
 class Eligibility(rt.Value):
     eligible: bool
@@ -286,6 +394,12 @@ class Eligibility(rt.Value):
         return 2
 
 
+def _new_Eligibility(*, eligible: bool) -> Eligibility:
+    _made = object.__new__(Eligibility)
+    _made.eligible = eligible
+    return _made
+
+
 @dataclass(slots=True, kw_only=True)
 class SalaryValidity(rt.Value):
     is_valid: bool
@@ -293,6 +407,12 @@ class SalaryValidity(rt.Value):
     def _stored_size(self) -> int:
         # the size a write of this value charges (envdsl.runtime.limits.stored_size)
         return 2
+
+
+def _new_SalaryValidity(*, is_valid: bool) -> SalaryValidity:
+    _made = object.__new__(SalaryValidity)
+    _made.is_valid = is_valid
+    return _made
 
 
 def _to_json_EmploymentStatus(value: EmploymentStatus) -> dict[str, Any]:
@@ -4406,7 +4526,7 @@ class HRISEnv(rt.Environment):
             )  # hris.env:269
         if self.coverage is not None:
             self._hit(12)
-        return Eligibility(eligible=self._fn_is_eligible(e=e))
+        return _new_Eligibility(eligible=self._fn_is_eligible(e=e))
 
     def _impl_validate_salary_against_job(self, job_title: str, salary: float) -> SalaryValidity:
         j = self.t_job_positions.get(job_title)
@@ -4416,7 +4536,7 @@ class HRISEnv(rt.Environment):
             )  # hris.env:278
         if self.coverage is not None:
             self._hit(13)
-        return SalaryValidity(is_valid=self._fn_in_range(j=j, salary=salary))
+        return _new_SalaryValidity(is_valid=self._fn_in_range(j=j, salary=salary))
 
     def _impl_list_all_departments(self) -> list[Department]:
         return [d for d in self._it(self.t_departments.rows())]
@@ -4508,7 +4628,7 @@ class HRISEnv(rt.Environment):
             if self.coverage is not None:
                 self._hit(24)
         return self._insert_employees(
-            Employee(
+            _new_Employee(
                 employee_id=d.employee_id,
                 first_name=d.first_name,
                 last_name=d.last_name,
@@ -4819,15 +4939,15 @@ class HRISEnv(rt.Environment):
         self.load_rows(
             "employment_statuses",
             [
-                EmploymentStatus(
+                _new_EmploymentStatus(
                     status_type="active",
                     description="Currently employed and working",
                     is_active=True,
                 ),
-                EmploymentStatus(
+                _new_EmploymentStatus(
                     status_type="on_leave", description="On extended leave", is_active=False
                 ),
-                EmploymentStatus(
+                _new_EmploymentStatus(
                     status_type="terminated", description="Employment ended", is_active=False
                 ),
             ],
@@ -4835,13 +4955,13 @@ class HRISEnv(rt.Environment):
         self.load_rows(
             "departments",
             [
-                Department(
+                _new_Department(
                     department_id="D01",
                     department_name="Engineering",
                     manager_id="E001",
                     location="Berlin",
                 ),
-                Department(
+                _new_Department(
                     department_id="D02",
                     department_name="Sales",
                     manager_id="E004",
@@ -4852,35 +4972,35 @@ class HRISEnv(rt.Environment):
         self.load_rows(
             "job_positions",
             [
-                JobPosition(
+                _new_JobPosition(
                     job_title="Engineering Manager",
                     department_id="D01",
                     salary_range_min=140000.0,
                     salary_range_max=200000.0,
                     required_qualification="MSc CS, 8+ years",
                 ),
-                JobPosition(
+                _new_JobPosition(
                     job_title="Software Engineer",
                     department_id="D01",
                     salary_range_min=80000.0,
                     salary_range_max=120000.0,
                     required_qualification="BSc CS",
                 ),
-                JobPosition(
+                _new_JobPosition(
                     job_title="Senior Software Engineer",
                     department_id="D01",
                     salary_range_min=110000.0,
                     salary_range_max=160000.0,
                     required_qualification="BSc CS, 5+ years",
                 ),
-                JobPosition(
+                _new_JobPosition(
                     job_title="Sales Manager",
                     department_id="D02",
                     salary_range_min=85000.0,
                     salary_range_max=130000.0,
                     required_qualification="5+ years in sales",
                 ),
-                JobPosition(
+                _new_JobPosition(
                     job_title="Account Executive",
                     department_id="D02",
                     salary_range_min=50000.0,
@@ -4892,7 +5012,7 @@ class HRISEnv(rt.Environment):
         self.load_rows(
             "employees",
             [
-                Employee(
+                _new_Employee(
                     employee_id="E001",
                     first_name="Priya",
                     last_name="Nair",
@@ -4907,7 +5027,7 @@ class HRISEnv(rt.Environment):
                     phone_number="+49-30-555-0101",
                     address="Torstrasse 1, Berlin",
                 ),
-                Employee(
+                _new_Employee(
                     employee_id="E002",
                     first_name="Tom",
                     last_name="Becker",
@@ -4923,7 +5043,7 @@ class HRISEnv(rt.Environment):
                     phone_number="+49-30-555-0102",
                     address="Kastanienallee 7, Berlin",
                 ),
-                Employee(
+                _new_Employee(
                     employee_id="E003",
                     first_name="Lena",
                     last_name="Ortiz",
@@ -4939,7 +5059,7 @@ class HRISEnv(rt.Environment):
                     phone_number="+49-89-555-0103",
                     address="Leopoldstrasse 20, Munich",
                 ),
-                Employee(
+                _new_Employee(
                     employee_id="E004",
                     first_name="Marcus",
                     last_name="Hill",
@@ -4954,7 +5074,7 @@ class HRISEnv(rt.Environment):
                     phone_number="+49-89-555-0104",
                     address="Maximilianstrasse 3, Munich",
                 ),
-                Employee(
+                _new_Employee(
                     employee_id="E006",
                     first_name="Marcus",
                     last_name="Hill",
@@ -5005,15 +5125,15 @@ class HRISEnv(rt.Environment):
         self.load_rows(
             "employment_statuses",
             [
-                EmploymentStatus(
+                _new_EmploymentStatus(
                     status_type="active",
                     description="Currently employed and working",
                     is_active=True,
                 ),
-                EmploymentStatus(
+                _new_EmploymentStatus(
                     status_type="on_leave", description="On extended leave", is_active=False
                 ),
-                EmploymentStatus(
+                _new_EmploymentStatus(
                     status_type="terminated", description="Employment ended", is_active=False
                 ),
             ],
@@ -5021,13 +5141,13 @@ class HRISEnv(rt.Environment):
         self.load_rows(
             "departments",
             [
-                Department(
+                _new_Department(
                     department_id="D01",
                     department_name="Engineering",
                     manager_id="E001",
                     location="Berlin",
                 ),
-                Department(
+                _new_Department(
                     department_id="D02",
                     department_name="Sales",
                     manager_id="E004",
@@ -5038,35 +5158,35 @@ class HRISEnv(rt.Environment):
         self.load_rows(
             "job_positions",
             [
-                JobPosition(
+                _new_JobPosition(
                     job_title="Engineering Manager",
                     department_id="D01",
                     salary_range_min=140000.0,
                     salary_range_max=200000.0,
                     required_qualification="MSc CS, 8+ years",
                 ),
-                JobPosition(
+                _new_JobPosition(
                     job_title="Software Engineer",
                     department_id="D01",
                     salary_range_min=80000.0,
                     salary_range_max=120000.0,
                     required_qualification="BSc CS",
                 ),
-                JobPosition(
+                _new_JobPosition(
                     job_title="Senior Software Engineer",
                     department_id="D01",
                     salary_range_min=110000.0,
                     salary_range_max=160000.0,
                     required_qualification="BSc CS, 5+ years",
                 ),
-                JobPosition(
+                _new_JobPosition(
                     job_title="Sales Manager",
                     department_id="D02",
                     salary_range_min=85000.0,
                     salary_range_max=130000.0,
                     required_qualification="5+ years in sales",
                 ),
-                JobPosition(
+                _new_JobPosition(
                     job_title="Account Executive",
                     department_id="D02",
                     salary_range_min=50000.0,
@@ -5078,7 +5198,7 @@ class HRISEnv(rt.Environment):
         self.load_rows(
             "employees",
             [
-                Employee(
+                _new_Employee(
                     employee_id="E001",
                     first_name="Priya",
                     last_name="Nair",
@@ -5093,7 +5213,7 @@ class HRISEnv(rt.Environment):
                     phone_number="+49-30-555-0101",
                     address="Torstrasse 1, Berlin",
                 ),
-                Employee(
+                _new_Employee(
                     employee_id="E002",
                     first_name="Tom",
                     last_name="Becker",
@@ -5109,7 +5229,7 @@ class HRISEnv(rt.Environment):
                     phone_number="+49-30-555-0102",
                     address="Kastanienallee 7, Berlin",
                 ),
-                Employee(
+                _new_Employee(
                     employee_id="E003",
                     first_name="Lena",
                     last_name="Ortiz",
@@ -5125,7 +5245,7 @@ class HRISEnv(rt.Environment):
                     phone_number="+49-89-555-0103",
                     address="Leopoldstrasse 20, Munich",
                 ),
-                Employee(
+                _new_Employee(
                     employee_id="E004",
                     first_name="Marcus",
                     last_name="Hill",
@@ -5140,7 +5260,7 @@ class HRISEnv(rt.Environment):
                     phone_number="+49-89-555-0104",
                     address="Maximilianstrasse 3, Munich",
                 ),
-                Employee(
+                _new_Employee(
                     employee_id="E006",
                     first_name="Marcus",
                     last_name="Hill",
@@ -5184,15 +5304,15 @@ class HRISEnv(rt.Environment):
         self.load_rows(
             "employment_statuses",
             [
-                EmploymentStatus(
+                _new_EmploymentStatus(
                     status_type="active",
                     description="Currently employed and working",
                     is_active=True,
                 ),
-                EmploymentStatus(
+                _new_EmploymentStatus(
                     status_type="on_leave", description="On extended leave", is_active=False
                 ),
-                EmploymentStatus(
+                _new_EmploymentStatus(
                     status_type="terminated", description="Employment ended", is_active=False
                 ),
             ],
@@ -5200,13 +5320,13 @@ class HRISEnv(rt.Environment):
         self.load_rows(
             "departments",
             [
-                Department(
+                _new_Department(
                     department_id="D01",
                     department_name="Engineering",
                     manager_id="E001",
                     location="Berlin",
                 ),
-                Department(
+                _new_Department(
                     department_id="D02",
                     department_name="Sales",
                     manager_id="E004",
@@ -5217,35 +5337,35 @@ class HRISEnv(rt.Environment):
         self.load_rows(
             "job_positions",
             [
-                JobPosition(
+                _new_JobPosition(
                     job_title="Engineering Manager",
                     department_id="D01",
                     salary_range_min=140000.0,
                     salary_range_max=200000.0,
                     required_qualification="MSc CS, 8+ years",
                 ),
-                JobPosition(
+                _new_JobPosition(
                     job_title="Software Engineer",
                     department_id="D01",
                     salary_range_min=80000.0,
                     salary_range_max=120000.0,
                     required_qualification="BSc CS",
                 ),
-                JobPosition(
+                _new_JobPosition(
                     job_title="Senior Software Engineer",
                     department_id="D01",
                     salary_range_min=110000.0,
                     salary_range_max=160000.0,
                     required_qualification="BSc CS, 5+ years",
                 ),
-                JobPosition(
+                _new_JobPosition(
                     job_title="Sales Manager",
                     department_id="D02",
                     salary_range_min=85000.0,
                     salary_range_max=130000.0,
                     required_qualification="5+ years in sales",
                 ),
-                JobPosition(
+                _new_JobPosition(
                     job_title="Account Executive",
                     department_id="D02",
                     salary_range_min=50000.0,
@@ -5257,7 +5377,7 @@ class HRISEnv(rt.Environment):
         self.load_rows(
             "employees",
             [
-                Employee(
+                _new_Employee(
                     employee_id="E001",
                     first_name="Priya",
                     last_name="Nair",
@@ -5272,7 +5392,7 @@ class HRISEnv(rt.Environment):
                     phone_number="+49-30-555-0101",
                     address="Torstrasse 1, Berlin",
                 ),
-                Employee(
+                _new_Employee(
                     employee_id="E002",
                     first_name="Tom",
                     last_name="Becker",
@@ -5288,7 +5408,7 @@ class HRISEnv(rt.Environment):
                     phone_number="+49-30-555-0102",
                     address="Kastanienallee 7, Berlin",
                 ),
-                Employee(
+                _new_Employee(
                     employee_id="E003",
                     first_name="Lena",
                     last_name="Ortiz",
@@ -5304,7 +5424,7 @@ class HRISEnv(rt.Environment):
                     phone_number="+49-89-555-0103",
                     address="Leopoldstrasse 20, Munich",
                 ),
-                Employee(
+                _new_Employee(
                     employee_id="E004",
                     first_name="Marcus",
                     last_name="Hill",
@@ -5319,7 +5439,7 @@ class HRISEnv(rt.Environment):
                     phone_number="+49-89-555-0104",
                     address="Maximilianstrasse 3, Munich",
                 ),
-                Employee(
+                _new_Employee(
                     employee_id="E006",
                     first_name="Marcus",
                     last_name="Hill",
@@ -5346,7 +5466,7 @@ class HRISEnv(rt.Environment):
             results,
             "add_employee",
             {
-                "employee_data": EmployeeData(
+                "employee_data": _new_EmployeeData(
                     employee_id="E007",
                     first_name="Sofia",
                     last_name="Alvarez",
@@ -5406,15 +5526,15 @@ class HRISEnv(rt.Environment):
         self.load_rows(
             "employment_statuses",
             [
-                EmploymentStatus(
+                _new_EmploymentStatus(
                     status_type="active",
                     description="Currently employed and working",
                     is_active=True,
                 ),
-                EmploymentStatus(
+                _new_EmploymentStatus(
                     status_type="on_leave", description="On extended leave", is_active=False
                 ),
-                EmploymentStatus(
+                _new_EmploymentStatus(
                     status_type="terminated", description="Employment ended", is_active=False
                 ),
             ],
@@ -5422,13 +5542,13 @@ class HRISEnv(rt.Environment):
         self.load_rows(
             "departments",
             [
-                Department(
+                _new_Department(
                     department_id="D01",
                     department_name="Engineering",
                     manager_id="E001",
                     location="Berlin",
                 ),
-                Department(
+                _new_Department(
                     department_id="D02",
                     department_name="Sales",
                     manager_id="E004",
@@ -5439,35 +5559,35 @@ class HRISEnv(rt.Environment):
         self.load_rows(
             "job_positions",
             [
-                JobPosition(
+                _new_JobPosition(
                     job_title="Engineering Manager",
                     department_id="D01",
                     salary_range_min=140000.0,
                     salary_range_max=200000.0,
                     required_qualification="MSc CS, 8+ years",
                 ),
-                JobPosition(
+                _new_JobPosition(
                     job_title="Software Engineer",
                     department_id="D01",
                     salary_range_min=80000.0,
                     salary_range_max=120000.0,
                     required_qualification="BSc CS",
                 ),
-                JobPosition(
+                _new_JobPosition(
                     job_title="Senior Software Engineer",
                     department_id="D01",
                     salary_range_min=110000.0,
                     salary_range_max=160000.0,
                     required_qualification="BSc CS, 5+ years",
                 ),
-                JobPosition(
+                _new_JobPosition(
                     job_title="Sales Manager",
                     department_id="D02",
                     salary_range_min=85000.0,
                     salary_range_max=130000.0,
                     required_qualification="5+ years in sales",
                 ),
-                JobPosition(
+                _new_JobPosition(
                     job_title="Account Executive",
                     department_id="D02",
                     salary_range_min=50000.0,
@@ -5479,7 +5599,7 @@ class HRISEnv(rt.Environment):
         self.load_rows(
             "employees",
             [
-                Employee(
+                _new_Employee(
                     employee_id="E001",
                     first_name="Priya",
                     last_name="Nair",
@@ -5494,7 +5614,7 @@ class HRISEnv(rt.Environment):
                     phone_number="+49-30-555-0101",
                     address="Torstrasse 1, Berlin",
                 ),
-                Employee(
+                _new_Employee(
                     employee_id="E002",
                     first_name="Tom",
                     last_name="Becker",
@@ -5510,7 +5630,7 @@ class HRISEnv(rt.Environment):
                     phone_number="+49-30-555-0102",
                     address="Kastanienallee 7, Berlin",
                 ),
-                Employee(
+                _new_Employee(
                     employee_id="E003",
                     first_name="Lena",
                     last_name="Ortiz",
@@ -5526,7 +5646,7 @@ class HRISEnv(rt.Environment):
                     phone_number="+49-89-555-0103",
                     address="Leopoldstrasse 20, Munich",
                 ),
-                Employee(
+                _new_Employee(
                     employee_id="E004",
                     first_name="Marcus",
                     last_name="Hill",
@@ -5541,7 +5661,7 @@ class HRISEnv(rt.Environment):
                     phone_number="+49-89-555-0104",
                     address="Maximilianstrasse 3, Munich",
                 ),
-                Employee(
+                _new_Employee(
                     employee_id="E006",
                     first_name="Marcus",
                     last_name="Hill",

@@ -26,7 +26,7 @@ from envdsl.runtime.call_support import (
 )
 from envdsl.runtime.call_support import ISO_SECONDS as _ISO_SECONDS, UTC as _UTC
 from envdsl.runtime.call_support import MAX_INT as _MAX_INT, MAX_STR as _MAX_STR
-from envdsl.runtime.call_support import MIN_INT as _MIN_INT
+from envdsl.runtime.call_support import MIN_INT as _MIN_INT, MISSING as _MISSING
 from envdsl.runtime.call_support import format_datetime as _format_datetime
 from envdsl.runtime.load_support import (
     DICT_ONLY as _DICT_ONLY,
@@ -105,6 +105,13 @@ class Author:
         return 1 + h.text_size(v0) + h.text_size(v1)
 
 
+def _new_Author(*, author_id: str = "", name: str) -> Author:
+    _made = object.__new__(Author)
+    _made.author_id = author_id
+    _made.name = name
+    return _made
+
+
 @dataclass(slots=True, kw_only=True)
 class Book:
     isbn: str
@@ -117,6 +124,14 @@ class Book:
         if len(v0) <= _MAX_STR and len(v1) <= _MAX_STR and _MIN_INT <= v2 <= _MAX_INT:
             return 4 + len(v0) + len(v1)
         return 1 + h.text_size(v0) + h.text_size(v1) + h.int_size(v2)
+
+
+def _new_Book(*, isbn: str, title: str, year: int) -> Book:
+    _made = object.__new__(Book)
+    _made.isbn = isbn
+    _made.title = title
+    _made.year = year
+    return _made
 
 
 @dataclass(slots=True, kw_only=True)
@@ -133,6 +148,14 @@ class BookAuthor:
         return 1 + h.text_size(v0) + h.stored_size(v1) + h.stored_size(v2)
 
 
+def _new_BookAuthor(*, link_id: str = "", book: str, author: str) -> BookAuthor:
+    _made = object.__new__(BookAuthor)
+    _made.link_id = link_id
+    _made.book = book
+    _made.author = author
+    return _made
+
+
 @dataclass(slots=True, kw_only=True)
 class Copy:
     copy_id: str
@@ -146,6 +169,17 @@ class Copy:
         if len(v0) <= _MAX_STR and len(v1) <= _MAX_STR and len(v2) <= _MAX_STR:
             return 5 + len(v0) + len(v1) + len(v2)
         return 2 + h.text_size(v0) + h.stored_size(v1) + h.text_size(v2)
+
+
+def _new_Copy(
+    *, copy_id: str, book: str, shelf: str, condition: CopyCondition = CopyCondition.good
+) -> Copy:
+    _made = object.__new__(Copy)
+    _made.copy_id = copy_id
+    _made.book = book
+    _made.shelf = shelf
+    _made.condition = condition
+    return _made
 
 
 @dataclass(slots=True, kw_only=True)
@@ -169,6 +203,27 @@ class Member:
         ):
             return 8 + len(v0) + len(v1) + len(v2)
         return 4 + h.text_size(v0) + h.text_size(v1) + h.text_size(v2) + h.int_size(v3)
+
+
+def _new_Member(
+    *,
+    member_id: str,
+    name: str,
+    email: str,
+    joined: datetime.date,
+    expires: datetime.date,
+    fines_cents: int = 0,
+    status: MemberStatus = MemberStatus.active,
+) -> Member:
+    _made = object.__new__(Member)
+    _made.member_id = member_id
+    _made.name = name
+    _made.email = email
+    _made.joined = joined
+    _made.expires = expires
+    _made.fines_cents = fines_cents
+    _made.status = status
+    return _made
 
 
 @dataclass(slots=True, kw_only=True)
@@ -202,6 +257,29 @@ class Loan:
         )
 
 
+def _new_Loan(
+    *,
+    loan_id: str = "",
+    copy_: str,
+    member: str,
+    checked_out: datetime.datetime,
+    due: datetime.date,
+    returned_at: datetime.datetime | None = None,
+    renewals: int = 0,
+    state: LoanState = LoanState.active,
+) -> Loan:
+    _made = object.__new__(Loan)
+    _made.loan_id = loan_id
+    _made.copy_ = copy_
+    _made.member = member
+    _made.checked_out = checked_out
+    _made.due = due
+    _made.returned_at = returned_at
+    _made.renewals = renewals
+    _made.state = state
+    return _made
+
+
 @dataclass(slots=True, kw_only=True)
 class Hold:
     hold_id: str = ""
@@ -232,6 +310,27 @@ class Hold:
             + h.stored_size(self.copy_)
             + h.stored_size(self.ready_until)
         )
+
+
+def _new_Hold(
+    *,
+    hold_id: str = "",
+    book: str,
+    member: str,
+    placed: datetime.datetime,
+    copy_: str | None = None,
+    ready_until: datetime.date | None = None,
+    state: HoldState = HoldState.waiting,
+) -> Hold:
+    _made = object.__new__(Hold)
+    _made.hold_id = hold_id
+    _made.book = book
+    _made.member = member
+    _made.placed = placed
+    _made.copy_ = copy_
+    _made.ready_until = ready_until
+    _made.state = state
+    return _made
 
 
 @dataclass(slots=True, kw_only=True)
@@ -271,6 +370,25 @@ class BookInfo(rt.Value):
         )
 
 
+def _new_BookInfo(
+    *,
+    isbn: str,
+    title: str,
+    year: int,
+    authors: list[str],
+    copies_total: int,
+    copies_available: int,
+) -> BookInfo:
+    _made = object.__new__(BookInfo)
+    _made.isbn = isbn
+    _made.title = title
+    _made.year = year
+    _made.authors = authors
+    _made.copies_total = copies_total
+    _made.copies_available = copies_available
+    return _made
+
+
 @dataclass(slots=True, kw_only=True)
 class ReturnReceipt(rt.Value):
     loan_id: str
@@ -297,6 +415,18 @@ class ReturnReceipt(rt.Value):
             + h.int_size(v3)
             + h.stored_size(self.hold_ready_for)
         )
+
+
+def _new_ReturnReceipt(
+    *, loan_id: str, title: str, days_late: int, fine_cents: int, hold_ready_for: str | None = None
+) -> ReturnReceipt:
+    _made = object.__new__(ReturnReceipt)
+    _made.loan_id = loan_id
+    _made.title = title
+    _made.days_late = days_late
+    _made.fine_cents = fine_cents
+    _made.hold_ready_for = hold_ready_for
+    return _made
 
 
 @dataclass(slots=True, kw_only=True)
@@ -335,6 +465,25 @@ class OverdueItem(rt.Value):
         )
 
 
+def _new_OverdueItem(
+    *,
+    loan_id: str,
+    member: str,
+    title: str,
+    due: datetime.date,
+    days_late: int,
+    fine_so_far_cents: int,
+) -> OverdueItem:
+    _made = object.__new__(OverdueItem)
+    _made.loan_id = loan_id
+    _made.member = member
+    _made.title = title
+    _made.due = due
+    _made.days_late = days_late
+    _made.fine_so_far_cents = fine_so_far_cents
+    return _made
+
+
 @dataclass(slots=True, kw_only=True)
 class ClockReport(rt.Value):
     now: datetime.datetime
@@ -347,6 +496,16 @@ class ClockReport(rt.Value):
         if _MIN_INT <= v0 <= _MAX_INT and _MIN_INT <= v1 <= _MAX_INT:
             return 4
         return 2 + h.int_size(v0) + h.int_size(v1)
+
+
+def _new_ClockReport(
+    *, now: datetime.datetime, holds_expired: int, memberships_expired: int
+) -> ClockReport:
+    _made = object.__new__(ClockReport)
+    _made.now = now
+    _made.holds_expired = holds_expired
+    _made.memberships_expired = memberships_expired
+    return _made
 
 
 def _to_json_Author(value: Author) -> dict[str, Any]:
@@ -4346,7 +4505,11 @@ class LibraryLendingEnv(rt.Environment):
                 {
                     "holds_expired": result.holds_expired,
                     "memberships_expired": result.memberships_expired,
-                    "now": _format_datetime(result.now),
+                    "now": (
+                        given_to
+                        if result.now is to and canonical_to
+                        else _format_datetime(result.now)
+                    ),
                 }
                 if result is not None
                 else None
@@ -4777,7 +4940,7 @@ class LibraryLendingEnv(rt.Environment):
         ]
 
     def _fn_book_info(self, b_: Book) -> BookInfo:
-        return BookInfo(
+        return _new_BookInfo(
             isbn=b_.isbn,
             title=b_.title,
             year=b_.year,
@@ -4888,7 +5051,7 @@ class LibraryLendingEnv(rt.Environment):
     def _impl_list_overdue_loans(self) -> list[OverdueItem]:
         today: datetime.date = h.date_of(self.s_now)
         items: list[OverdueItem] = [
-            OverdueItem(
+            _new_OverdueItem(
                 loan_id=l.loan_id,
                 member=l.member,
                 title=self.t_books.row(self.t_copies.row(l.copy_).book).title,
@@ -4931,7 +5094,7 @@ class LibraryLendingEnv(rt.Environment):
             self._hit(8)
         today: datetime.date = h.date_of(self.s_now)
         return self._insert_members(
-            Member(
+            _new_Member(
                 member_id=member_id,
                 name=name.strip(),
                 email=email.strip().lower(),
@@ -5053,7 +5216,7 @@ class LibraryLendingEnv(rt.Environment):
             _tmp1 = h.unwrap(reserved)
             self._write_holds_state(_tmp1, HoldState.fulfilled)
         return self._insert_loans(
-            Loan(
+            _new_Loan(
                 copy_=copy_id,
                 member=member_id,
                 checked_out=self.s_now,
@@ -5086,7 +5249,7 @@ class LibraryLendingEnv(rt.Environment):
         ready_for: str | None = None
         if condition != CopyCondition.damaged:
             ready_for = self._impl_offer_to_next_hold(copy_id=copy_id)
-        return ReturnReceipt(
+        return _new_ReturnReceipt(
             loan_id=l.loan_id,
             title=self.t_books.row(c.book).title,
             days_late=late,
@@ -5218,7 +5381,7 @@ class LibraryLendingEnv(rt.Environment):
             )  # library_lending.env:476
         if self.coverage is not None:
             self._hit(39)
-        return self._insert_holds(Hold(book=isbn, member=member_id, placed=self.s_now))
+        return self._insert_holds(_new_Hold(book=isbn, member=member_id, placed=self.s_now))
 
     def _impl_cancel_hold(self, hold_id: str, member_id: str) -> Hold:
         h_ = self.t_holds.get(hold_id)
@@ -5266,7 +5429,9 @@ class LibraryLendingEnv(rt.Environment):
             if m.status == MemberStatus.active and m.expires < today:
                 self._write_members_status(m, MemberStatus.expired)
                 n_members += 1
-        return ClockReport(now=self.s_now, holds_expired=n_holds, memberships_expired=n_members)
+        return _new_ClockReport(
+            now=self.s_now, holds_expired=n_holds, memberships_expired=n_members
+        )
 
     def _impl_add_book(
         self, isbn: str, title: str, year: int, author_names: list[str], shelf: str, copy_count: int
@@ -5293,7 +5458,7 @@ class LibraryLendingEnv(rt.Environment):
             raise rt.Fail("copy_count must be between 1 and 20", site=48)  # library_lending.env:544
         if self.coverage is not None:
             self._hit(48)
-        b_: Book = self._insert_books(Book(isbn=isbn, title=title.strip(), year=year))
+        b_: Book = self._insert_books(_new_Book(isbn=isbn, title=title.strip(), year=year))
         for name in self._it(list(author_names)):
             existing: Author | None = h.first(
                 (
@@ -5306,11 +5471,13 @@ class LibraryLendingEnv(rt.Environment):
             if existing is not None:
                 author_id = h.unwrap(existing).author_id
             else:
-                author_id = self._insert_authors(Author(name=name.strip())).author_id
-            self._insert_book_authors(BookAuthor(book=isbn, author=author_id))
+                author_id = self._insert_authors(_new_Author(name=name.strip())).author_id
+            self._insert_book_authors(_new_BookAuthor(book=isbn, author=author_id))
         for i in self._it(self._range(copy_count)):
             self._insert_copies(
-                Copy(copy_id=(h.to_str(isbn) + "-" + h.to_str((i + 1))), book=isbn, shelf=shelf)
+                _new_Copy(
+                    copy_id=(h.to_str(isbn) + "-" + h.to_str((i + 1))), book=isbn, shelf=shelf
+                )
             )
         return self._fn_book_info(b_=b_)
 
@@ -5343,25 +5510,25 @@ class LibraryLendingEnv(rt.Environment):
     def _init_borrow_and_queue(self) -> None:
         self.set_scalar_initial("now", h.datetime("2024-03-04T10:00:00Z"))
         self.set_scalar_initial("holidays", {h.date("2024-03-25")})
-        self.load_rows("authors", [Author(author_id="A1", name="Frank Herbert")])
-        self.load_rows("books", [Book(isbn="9780441013593", title="Dune", year=1965)])
+        self.load_rows("authors", [_new_Author(author_id="A1", name="Frank Herbert")])
+        self.load_rows("books", [_new_Book(isbn="9780441013593", title="Dune", year=1965)])
         self.load_rows(
-            "book_authors", [BookAuthor(link_id="BA1", book="9780441013593", author="A1")]
+            "book_authors", [_new_BookAuthor(link_id="BA1", book="9780441013593", author="A1")]
         )
         self.load_rows(
-            "copies", [Copy(copy_id="9780441013593-1", book="9780441013593", shelf="SF-HER")]
+            "copies", [_new_Copy(copy_id="9780441013593-1", book="9780441013593", shelf="SF-HER")]
         )
         self.load_rows(
             "members",
             [
-                Member(
+                _new_Member(
                     member_id="M001",
                     name="Ana Ruiz",
                     email="ana@example.org",
                     joined=h.date("2023-09-01"),
                     expires=h.date("2024-08-31"),
                 ),
-                Member(
+                _new_Member(
                     member_id="M002",
                     name="Ben Okafor",
                     email="ben@example.org",
@@ -5413,32 +5580,32 @@ class LibraryLendingEnv(rt.Environment):
     def _init_late_return_and_pickup(self) -> None:
         self.set_scalar_initial("now", h.datetime("2024-02-25T18:00:00Z"))
         self.set_scalar_initial("holidays", set())
-        self.load_rows("authors", [Author(author_id="A1", name="Frank Herbert")])
-        self.load_rows("books", [Book(isbn="9780441013593", title="Dune", year=1965)])
+        self.load_rows("authors", [_new_Author(author_id="A1", name="Frank Herbert")])
+        self.load_rows("books", [_new_Book(isbn="9780441013593", title="Dune", year=1965)])
         self.load_rows(
-            "book_authors", [BookAuthor(link_id="BA1", book="9780441013593", author="A1")]
+            "book_authors", [_new_BookAuthor(link_id="BA1", book="9780441013593", author="A1")]
         )
         self.load_rows(
-            "copies", [Copy(copy_id="9780441013593-1", book="9780441013593", shelf="SF-HER")]
+            "copies", [_new_Copy(copy_id="9780441013593-1", book="9780441013593", shelf="SF-HER")]
         )
         self.load_rows(
             "members",
             [
-                Member(
+                _new_Member(
                     member_id="M001",
                     name="Ana Ruiz",
                     email="ana@example.org",
                     joined=h.date("2023-09-01"),
                     expires=h.date("2024-08-31"),
                 ),
-                Member(
+                _new_Member(
                     member_id="M002",
                     name="Ben Okafor",
                     email="ben@example.org",
                     joined=h.date("2024-01-10"),
                     expires=h.date("2025-01-09"),
                 ),
-                Member(
+                _new_Member(
                     member_id="M003",
                     name="Chen Li",
                     email="chen@example.org",
@@ -5450,7 +5617,7 @@ class LibraryLendingEnv(rt.Environment):
         self.load_rows(
             "loans",
             [
-                Loan(
+                _new_Loan(
                     loan_id="L1",
                     copy_="9780441013593-1",
                     member="M001",
@@ -5462,13 +5629,13 @@ class LibraryLendingEnv(rt.Environment):
         self.load_rows(
             "holds",
             [
-                Hold(
+                _new_Hold(
                     hold_id="H1",
                     book="9780441013593",
                     member="M002",
                     placed=h.datetime("2024-02-01T12:00:00Z"),
                 ),
-                Hold(
+                _new_Hold(
                     hold_id="H2",
                     book="9780441013593",
                     member="M003",
@@ -5524,15 +5691,15 @@ class LibraryLendingEnv(rt.Environment):
     def _init_catalog_update(self) -> None:
         self.set_scalar_initial("now", h.datetime("2024-05-06T09:00:00Z"))
         self.set_scalar_initial("holidays", set())
-        self.load_rows("authors", [Author(author_id="A7", name="Terry Pratchett")])
-        self.load_rows("books", [Book(isbn="9780552131063", title="Mort", year=1987)])
+        self.load_rows("authors", [_new_Author(author_id="A7", name="Terry Pratchett")])
+        self.load_rows("books", [_new_Book(isbn="9780552131063", title="Mort", year=1987)])
         self.load_rows(
-            "book_authors", [BookAuthor(link_id="BA9", book="9780552131063", author="A7")]
+            "book_authors", [_new_BookAuthor(link_id="BA9", book="9780552131063", author="A7")]
         )
         self.load_rows(
             "copies",
             [
-                Copy(
+                _new_Copy(
                     copy_id="9780552131063-1",
                     book="9780552131063",
                     shelf="F-PRA",
@@ -5543,7 +5710,7 @@ class LibraryLendingEnv(rt.Environment):
         self.load_rows(
             "members",
             [
-                Member(
+                _new_Member(
                     member_id="M001",
                     name="Ana Ruiz",
                     email="ana@example.org",
@@ -5555,7 +5722,7 @@ class LibraryLendingEnv(rt.Environment):
         self.load_rows(
             "loans",
             [
-                Loan(
+                _new_Loan(
                     loan_id="L4",
                     copy_="9780552131063-1",
                     member="M001",
@@ -5629,25 +5796,25 @@ class LibraryLendingEnv(rt.Environment):
     def _init_renew_before_holiday(self) -> None:
         self.set_scalar_initial("now", h.datetime("2024-03-11T10:00:00Z"))
         self.set_scalar_initial("holidays", set())
-        self.load_rows("authors", [Author(author_id="A1", name="Frank Herbert")])
-        self.load_rows("books", [Book(isbn="9780441013593", title="Dune", year=1965)])
+        self.load_rows("authors", [_new_Author(author_id="A1", name="Frank Herbert")])
+        self.load_rows("books", [_new_Book(isbn="9780441013593", title="Dune", year=1965)])
         self.load_rows(
-            "book_authors", [BookAuthor(link_id="BA1", book="9780441013593", author="A1")]
+            "book_authors", [_new_BookAuthor(link_id="BA1", book="9780441013593", author="A1")]
         )
         self.load_rows(
-            "copies", [Copy(copy_id="9780441013593-1", book="9780441013593", shelf="SF-HER")]
+            "copies", [_new_Copy(copy_id="9780441013593-1", book="9780441013593", shelf="SF-HER")]
         )
         self.load_rows(
             "members",
             [
-                Member(
+                _new_Member(
                     member_id="M001",
                     name="Ana Ruiz",
                     email="ana@example.org",
                     joined=h.date("2023-09-01"),
                     expires=h.date("2024-08-31"),
                 ),
-                Member(
+                _new_Member(
                     member_id="M005",
                     name="Eve Novak",
                     email="eve@example.org",
@@ -5660,7 +5827,7 @@ class LibraryLendingEnv(rt.Environment):
         self.load_rows(
             "loans",
             [
-                Loan(
+                _new_Loan(
                     loan_id="L1",
                     copy_="9780441013593-1",
                     member="M001",

@@ -25,7 +25,7 @@ from envdsl.runtime.call_support import (
 )
 from envdsl.runtime.call_support import ISO_SECONDS as _ISO_SECONDS, UTC as _UTC
 from envdsl.runtime.call_support import MAX_INT as _MAX_INT, MAX_STR as _MAX_STR
-from envdsl.runtime.call_support import MIN_INT as _MIN_INT
+from envdsl.runtime.call_support import MIN_INT as _MIN_INT, MISSING as _MISSING
 from envdsl.runtime.call_support import format_datetime as _format_datetime
 from envdsl.runtime.load_support import (
     DICT_ONLY as _DICT_ONLY,
@@ -102,6 +102,25 @@ class OCRRequest:
         )
 
 
+def _new_OCRRequest(
+    *,
+    request_id: str = "",
+    document_reference: str,
+    submission_time: datetime.datetime,
+    status: OCRStatus = OCRStatus.submitted,
+    result_text: str | None = None,
+    completion_time: datetime.datetime | None = None,
+) -> OCRRequest:
+    _made = object.__new__(OCRRequest)
+    _made.request_id = request_id
+    _made.document_reference = document_reference
+    _made.submission_time = submission_time
+    _made.status = status
+    _made.result_text = result_text
+    _made.completion_time = completion_time
+    return _made
+
+
 @dataclass(slots=True, kw_only=True)
 class Result:
     "An OCR output in the result repository, keyed by its request's id."
@@ -119,6 +138,21 @@ class Result:
         return 2 + h.text_size(v0) + h.text_size(v1) + h.stored_size(self.confidence_scores)
 
 
+def _new_Result(
+    *,
+    request_id: str,
+    extracted_text: str,
+    confidence_scores: list[float],
+    processing_timestamp: datetime.datetime,
+) -> Result:
+    _made = object.__new__(Result)
+    _made.request_id = request_id
+    _made.extracted_text = extracted_text
+    _made.confidence_scores = confidence_scores
+    _made.processing_timestamp = processing_timestamp
+    return _made
+
+
 @dataclass(slots=True, kw_only=True)
 class StatusInfo(rt.Value):
     status: OCRStatus
@@ -128,6 +162,12 @@ class StatusInfo(rt.Value):
         return 2
 
 
+def _new_StatusInfo(*, status: OCRStatus) -> StatusInfo:
+    _made = object.__new__(StatusInfo)
+    _made.status = status
+    return _made
+
+
 @dataclass(slots=True, kw_only=True)
 class Availability(rt.Value):
     available: bool
@@ -135,6 +175,12 @@ class Availability(rt.Value):
     def _stored_size(self) -> int:
         # the size a write of this value charges (envdsl.runtime.limits.stored_size)
         return 2
+
+
+def _new_Availability(*, available: bool) -> Availability:
+    _made = object.__new__(Availability)
+    _made.available = available
+    return _made
 
 
 @dataclass(slots=True, kw_only=True)
@@ -147,6 +193,12 @@ class ResultText(rt.Value):
         if len(v0) <= _MAX_STR:
             return 2 + len(v0)
         return 1 + h.text_size(v0)
+
+
+def _new_ResultText(*, extracted_text: str) -> ResultText:
+    _made = object.__new__(ResultText)
+    _made.extracted_text = extracted_text
+    return _made
 
 
 @dataclass(slots=True, kw_only=True)
@@ -163,6 +215,16 @@ class ResultWithConfidence(rt.Value):
         return 2 + h.text_size(v0) + h.stored_size(self.confidence_scores)
 
 
+def _new_ResultWithConfidence(
+    *, extracted_text: str, confidence_scores: list[float], processing_timestamp: datetime.datetime
+) -> ResultWithConfidence:
+    _made = object.__new__(ResultWithConfidence)
+    _made.extracted_text = extracted_text
+    _made.confidence_scores = confidence_scores
+    _made.processing_timestamp = processing_timestamp
+    return _made
+
+
 @dataclass(slots=True, kw_only=True)
 class RequestMetadata(rt.Value):
     document_reference: str
@@ -176,6 +238,21 @@ class RequestMetadata(rt.Value):
         if len(v0) <= _MAX_STR:
             return 4 + len(v0) + h.stored_size(self.completion_time)
         return 3 + h.text_size(v0) + h.stored_size(self.completion_time)
+
+
+def _new_RequestMetadata(
+    *,
+    document_reference: str,
+    submission_time: datetime.datetime,
+    completion_time: datetime.datetime | None = None,
+    status: OCRStatus,
+) -> RequestMetadata:
+    _made = object.__new__(RequestMetadata)
+    _made.document_reference = document_reference
+    _made.submission_time = submission_time
+    _made.completion_time = completion_time
+    _made.status = status
+    return _made
 
 
 def _to_json_OCRRequest(value: OCRRequest) -> dict[str, Any]:
@@ -2361,13 +2438,23 @@ class OCRProcessingServiceEnv(rt.Environment):
                     "completion_time": (
                         None
                         if result.completion_time is None
-                        else _format_datetime(result.completion_time)
+                        else (
+                            given_processing_timestamp
+                            if result.completion_time is processing_timestamp
+                            and canonical_processing_timestamp
+                            else _format_datetime(result.completion_time)
+                        )
                     ),
                     "document_reference": result.document_reference,
                     "request_id": result.request_id,
                     "result_text": result.result_text,
                     "status": result.status._value_,
-                    "submission_time": _format_datetime(result.submission_time),
+                    "submission_time": (
+                        given_processing_timestamp
+                        if result.submission_time is processing_timestamp
+                        and canonical_processing_timestamp
+                        else _format_datetime(result.submission_time)
+                    ),
                 }
                 if result is not None
                 else None
@@ -2853,7 +2940,7 @@ class OCRProcessingServiceEnv(rt.Environment):
 
     def _impl_enqueue(self, document_reference: str) -> OCRRequest:
         r: OCRRequest = self._insert_requests(
-            OCRRequest(document_reference=document_reference, submission_time=self.s_now)
+            _new_OCRRequest(document_reference=document_reference, submission_time=self.s_now)
         )
         _tmp1 = self.s_queued_request_ids
         self._grow(_tmp1)
@@ -2866,7 +2953,7 @@ class OCRProcessingServiceEnv(rt.Environment):
             raise rt.Fail("Request not found", site=0)  # ocr_processing_service.env:215
         if self.coverage is not None:
             self._hit(0)
-        return StatusInfo(status=r.status)
+        return _new_StatusInfo(status=r.status)
 
     def _impl_is_result_available(self, request_id: str) -> Availability:
         r = self.t_requests.get(request_id)
@@ -2874,7 +2961,7 @@ class OCRProcessingServiceEnv(rt.Environment):
             raise rt.Fail("Request not found", site=1)  # ocr_processing_service.env:222
         if self.coverage is not None:
             self._hit(1)
-        return Availability(
+        return _new_Availability(
             available=(r.status == OCRStatus.completed and request_id in self.t_result_repository)
         )
 
@@ -2895,7 +2982,7 @@ class OCRProcessingServiceEnv(rt.Environment):
             )  # ocr_processing_service.env:232
         if self.coverage is not None:
             self._hit(4)
-        return ResultText(extracted_text=res.extracted_text)
+        return _new_ResultText(extracted_text=res.extracted_text)
 
     def _impl_get_ocr_result_with_confidence(self, request_id: str) -> ResultWithConfidence:
         r = self.t_requests.get(request_id)
@@ -2914,7 +3001,7 @@ class OCRProcessingServiceEnv(rt.Environment):
             )  # ocr_processing_service.env:241
         if self.coverage is not None:
             self._hit(7)
-        return ResultWithConfidence(
+        return _new_ResultWithConfidence(
             extracted_text=res.extracted_text,
             confidence_scores=res.confidence_scores,
             processing_timestamp=res.processing_timestamp,
@@ -2932,7 +3019,7 @@ class OCRProcessingServiceEnv(rt.Environment):
             raise rt.Fail("Request not found", site=8)  # ocr_processing_service.env:262
         if self.coverage is not None:
             self._hit(8)
-        return RequestMetadata(
+        return _new_RequestMetadata(
             document_reference=r.document_reference,
             submission_time=r.submission_time,
             completion_time=r.completion_time,
@@ -2995,7 +3082,7 @@ class OCRProcessingServiceEnv(rt.Environment):
         self._write_requests_result_text(r, extracted_text)
         self._write_requests_completion_time(r, processing_timestamp)
         self._insert_result_repository(
-            Result(
+            _new_Result(
                 request_id=request_id,
                 extracted_text=extracted_text,
                 confidence_scores=confidence_scores,
@@ -3101,12 +3188,12 @@ class OCRProcessingServiceEnv(rt.Environment):
         self.load_rows(
             "requests",
             [
-                OCRRequest(
+                _new_OCRRequest(
                     request_id="REQ-0001",
                     document_reference="s3://scans/invoice-117.pdf",
                     submission_time=h.datetime("2024-06-10T09:40:00Z"),
                 ),
-                OCRRequest(
+                _new_OCRRequest(
                     request_id="REQ-0002",
                     document_reference="s3://scans/receipt-88.jpg",
                     submission_time=h.datetime("2024-06-10T09:55:00Z"),
@@ -3156,13 +3243,13 @@ class OCRProcessingServiceEnv(rt.Environment):
         self.load_rows(
             "requests",
             [
-                OCRRequest(
+                _new_OCRRequest(
                     request_id="REQ-0003",
                     document_reference="s3://scans/passport-ana.png",
                     submission_time=h.datetime("2024-06-11T13:50:00Z"),
                     status=OCRStatus.processing,
                 ),
-                OCRRequest(
+                _new_OCRRequest(
                     request_id="REQ-0004",
                     document_reference="s3://scans/lease-p1.tif",
                     submission_time=h.datetime("2024-06-11T13:55:00Z"),
@@ -3211,7 +3298,7 @@ class OCRProcessingServiceEnv(rt.Environment):
         self.load_rows(
             "requests",
             [
-                OCRRequest(
+                _new_OCRRequest(
                     request_id="REQ-0005",
                     document_reference="s3://scans/menu.jpg",
                     submission_time=h.datetime("2024-06-10T08:00:00Z"),
@@ -3219,7 +3306,7 @@ class OCRProcessingServiceEnv(rt.Environment):
                     result_text="Soup of the day",
                     completion_time=h.datetime("2024-06-10T08:01:00Z"),
                 ),
-                OCRRequest(
+                _new_OCRRequest(
                     request_id="REQ-0006",
                     document_reference="s3://scans/contract.pdf",
                     submission_time=h.datetime("2024-06-11T20:00:00Z"),
@@ -3227,7 +3314,7 @@ class OCRProcessingServiceEnv(rt.Environment):
                     result_text="This agreement",
                     completion_time=h.datetime("2024-06-11T20:03:00Z"),
                 ),
-                OCRRequest(
+                _new_OCRRequest(
                     request_id="REQ-0007",
                     document_reference="s3://scans/letter.png",
                     submission_time=h.datetime("2024-06-11T21:00:00Z"),
@@ -3240,19 +3327,19 @@ class OCRProcessingServiceEnv(rt.Environment):
         self.load_rows(
             "result_repository",
             [
-                Result(
+                _new_Result(
                     request_id="REQ-0005",
                     extracted_text="Soup of the day",
                     confidence_scores=[0.9],
                     processing_timestamp=h.datetime("2024-06-10T08:01:00Z"),
                 ),
-                Result(
+                _new_Result(
                     request_id="REQ-0006",
                     extracted_text="This agreement",
                     confidence_scores=[0.97, 0.99],
                     processing_timestamp=h.datetime("2024-06-11T20:03:00Z"),
                 ),
-                Result(
+                _new_Result(
                     request_id="REQ-0007",
                     extracted_text="Dear Sir",
                     confidence_scores=[0.8, 0.85],
@@ -3290,7 +3377,7 @@ class OCRProcessingServiceEnv(rt.Environment):
         self.load_rows(
             "requests",
             [
-                OCRRequest(
+                _new_OCRRequest(
                     request_id="REQ-0001",
                     document_reference="s3://scans/old-bill.pdf",
                     submission_time=h.datetime("2024-06-10T08:30:00Z"),
@@ -3340,7 +3427,7 @@ class OCRProcessingServiceEnv(rt.Environment):
         self.load_rows(
             "requests",
             [
-                OCRRequest(
+                _new_OCRRequest(
                     request_id="REQ-0010",
                     document_reference="s3://scans/postcard.jpg",
                     submission_time=h.datetime("2024-06-10T11:00:00Z"),
@@ -3348,7 +3435,7 @@ class OCRProcessingServiceEnv(rt.Environment):
                     result_text="Greetings from Lisbon",
                     completion_time=h.datetime("2024-06-10T11:02:00Z"),
                 ),
-                OCRRequest(
+                _new_OCRRequest(
                     request_id="REQ-0011",
                     document_reference="s3://scans/ticket.jpg",
                     submission_time=h.datetime("2024-06-10T11:10:00Z"),
@@ -3361,13 +3448,13 @@ class OCRProcessingServiceEnv(rt.Environment):
         self.load_rows(
             "result_repository",
             [
-                Result(
+                _new_Result(
                     request_id="REQ-0010",
                     extracted_text="Greetings from Lisbon",
                     confidence_scores=[0.93, 0.9],
                     processing_timestamp=h.datetime("2024-06-10T11:02:00Z"),
                 ),
-                Result(
+                _new_Result(
                     request_id="REQ-0011",
                     extracted_text="Row 12 Seat 4",
                     confidence_scores=[0.99],
@@ -3396,7 +3483,7 @@ class OCRProcessingServiceEnv(rt.Environment):
         self.load_rows(
             "requests",
             [
-                OCRRequest(
+                _new_OCRRequest(
                     request_id="REQ-0020",
                     document_reference="s3://scans/prescription.png",
                     submission_time=h.datetime("2024-06-10T16:40:00Z"),
@@ -3409,7 +3496,7 @@ class OCRProcessingServiceEnv(rt.Environment):
         self.load_rows(
             "result_repository",
             [
-                Result(
+                _new_Result(
                     request_id="REQ-0020",
                     extracted_text="Amoxicillin 500 mg",
                     confidence_scores=[0.97, 0.62, 0.88, 0.91],
@@ -3434,7 +3521,7 @@ class OCRProcessingServiceEnv(rt.Environment):
         self.load_rows(
             "requests",
             [
-                OCRRequest(
+                _new_OCRRequest(
                     request_id="REQ-0031",
                     document_reference="s3://scans/visa-form.pdf",
                     submission_time=h.datetime("2024-06-10T17:20:00Z"),
@@ -3464,12 +3551,12 @@ class OCRProcessingServiceEnv(rt.Environment):
         self.load_rows(
             "requests",
             [
-                OCRRequest(
+                _new_OCRRequest(
                     request_id="REQ-0040",
                     document_reference="s3://scans/blurry.jpg",
                     submission_time=h.datetime("2024-06-11T09:00:00Z"),
                 ),
-                OCRRequest(
+                _new_OCRRequest(
                     request_id="REQ-0041",
                     document_reference="s3://scans/id-card.png",
                     submission_time=h.datetime("2024-06-11T09:10:00Z"),
@@ -3511,7 +3598,7 @@ class OCRProcessingServiceEnv(rt.Environment):
         self.load_rows(
             "requests",
             [
-                OCRRequest(
+                _new_OCRRequest(
                     request_id="REQ-0050",
                     document_reference="s3://scans/deed-1987.tif",
                     submission_time=h.datetime("2024-06-11T08:00:00Z"),
@@ -3547,12 +3634,12 @@ class OCRProcessingServiceEnv(rt.Environment):
         self.load_rows(
             "requests",
             [
-                OCRRequest(
+                _new_OCRRequest(
                     request_id="REQ-0061",
                     document_reference="s3://scans/mail-2.png",
                     submission_time=h.datetime("2024-06-12T15:05:00Z"),
                 ),
-                OCRRequest(
+                _new_OCRRequest(
                     request_id="REQ-0060",
                     document_reference="s3://scans/mail-1.png",
                     submission_time=h.datetime("2024-06-12T15:00:00Z"),
@@ -3608,7 +3695,7 @@ class OCRProcessingServiceEnv(rt.Environment):
         self.load_rows(
             "requests",
             [
-                OCRRequest(
+                _new_OCRRequest(
                     request_id="REQ-0070",
                     document_reference="s3://scans/contract-p4.pdf",
                     submission_time=h.datetime("2024-06-14T11:50:00Z"),

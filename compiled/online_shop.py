@@ -27,7 +27,7 @@ from envdsl.runtime.call_support import (
 )
 from envdsl.runtime.call_support import ISO_SECONDS as _ISO_SECONDS, UTC as _UTC
 from envdsl.runtime.call_support import MAX_INT as _MAX_INT, MAX_STR as _MAX_STR
-from envdsl.runtime.call_support import MIN_INT as _MIN_INT
+from envdsl.runtime.call_support import MIN_INT as _MIN_INT, MISSING as _MISSING
 from envdsl.runtime.call_support import format_datetime as _format_datetime
 from envdsl.runtime.load_support import (
     DICT_ONLY as _DICT_ONLY,
@@ -107,6 +107,15 @@ class Address(rt.Value):
         return 1 + h.text_size(v0) + h.text_size(v1) + h.text_size(v2) + h.text_size(v3)
 
 
+def _new_Address(*, street: str, city: str, postcode: str, country: str) -> Address:
+    _made = object.__new__(Address)
+    _made.street = street
+    _made.city = city
+    _made.postcode = postcode
+    _made.country = country
+    return _made
+
+
 @dataclass(slots=True, kw_only=True)
 class OrderLine(rt.Value):
     sku: str
@@ -125,6 +134,15 @@ class OrderLine(rt.Value):
         ):
             return 5 + len(v0) + len(v1)
         return 1 + h.stored_size(v0) + h.text_size(v1) + h.int_size(v2) + h.int_size(v3)
+
+
+def _new_OrderLine(*, sku: str, name: str, qty: int, unit_price_cents: int) -> OrderLine:
+    _made = object.__new__(OrderLine)
+    _made.sku = sku
+    _made.name = name
+    _made.qty = qty
+    _made.unit_price_cents = unit_price_cents
+    return _made
 
 
 @dataclass(slots=True, kw_only=True)
@@ -154,6 +172,25 @@ class Product:
             + h.int_size(v3)
             + h.stored_size(self.tags)
         )
+
+
+def _new_Product(
+    *,
+    sku: str,
+    name: str,
+    price_cents: int,
+    stock: int,
+    tags: set[str] = _MISSING,
+    discontinued: bool = False,
+) -> Product:
+    _made = object.__new__(Product)
+    _made.sku = sku
+    _made.name = name
+    _made.price_cents = price_cents
+    _made.stock = stock
+    _made.tags = set() if tags is _MISSING else tags
+    _made.discontinued = discontinued
+    return _made
 
 
 @dataclass(slots=True, kw_only=True)
@@ -202,6 +239,27 @@ class Customer:
         )
 
 
+def _new_Customer(
+    *,
+    customer_id: str,
+    name: str,
+    email: str,
+    address: Address,
+    cart: dict[str, int] = _MISSING,
+    gift_card_cents: int = 0,
+    loyalty_points: int = 0,
+) -> Customer:
+    _made = object.__new__(Customer)
+    _made.customer_id = customer_id
+    _made.name = name
+    _made.email = email
+    _made.address = address
+    _made.cart = {} if cart is _MISSING else cart
+    _made.gift_card_cents = gift_card_cents
+    _made.loyalty_points = loyalty_points
+    return _made
+
+
 @dataclass(slots=True, kw_only=True)
 class Coupon:
     code: str
@@ -221,6 +279,23 @@ class Coupon:
         ):
             return 6 + len(v0)
         return 2 + h.text_size(v0) + h.int_size(v1) + h.int_size(v2) + h.int_size(v3)
+
+
+def _new_Coupon(
+    *,
+    code: str,
+    percent_off: int,
+    min_subtotal_cents: int = 0,
+    expires: datetime.date,
+    uses_left: int,
+) -> Coupon:
+    _made = object.__new__(Coupon)
+    _made.code = code
+    _made.percent_off = percent_off
+    _made.min_subtotal_cents = min_subtotal_cents
+    _made.expires = expires
+    _made.uses_left = uses_left
+    return _made
 
 
 @dataclass(slots=True, kw_only=True)
@@ -271,6 +346,37 @@ class Order:
         )
 
 
+def _new_Order(
+    *,
+    order_id: str = "",
+    customer: str,
+    lines: list[OrderLine],
+    placed_at: datetime.datetime,
+    ship_to: Address,
+    payment: PaymentMethod,
+    coupon: str | None = None,
+    discount_cents: int = 0,
+    shipping_cents: int,
+    tracking: str | None = None,
+    delivered_on: datetime.date | None = None,
+    status: OrderStatus = OrderStatus.pending_payment,
+) -> Order:
+    _made = object.__new__(Order)
+    _made.order_id = order_id
+    _made.customer = customer
+    _made.lines = lines
+    _made.placed_at = placed_at
+    _made.ship_to = ship_to
+    _made.payment = payment
+    _made.coupon = coupon
+    _made.discount_cents = discount_cents
+    _made.shipping_cents = shipping_cents
+    _made.tracking = tracking
+    _made.delivered_on = delivered_on
+    _made.status = status
+    return _made
+
+
 @dataclass(slots=True, kw_only=True)
 class CartView(rt.Value):
     customer_id: str
@@ -306,6 +412,25 @@ class CartView(rt.Value):
             + h.text_size(v4)
             + h.stored_size(self.lines)
         )
+
+
+def _new_CartView(
+    *,
+    customer_id: str,
+    lines: list[OrderLine],
+    subtotal_cents: int,
+    shipping_cents: int,
+    total_cents: int,
+    total: str,
+) -> CartView:
+    _made = object.__new__(CartView)
+    _made.customer_id = customer_id
+    _made.lines = lines
+    _made.subtotal_cents = subtotal_cents
+    _made.shipping_cents = shipping_cents
+    _made.total_cents = total_cents
+    _made.total = total
+    return _made
 
 
 @dataclass(slots=True, kw_only=True)
@@ -351,6 +476,33 @@ class OrderSummary(rt.Value):
             + h.stored_size(self.lines)
             + h.stored_size(self.tracking)
         )
+
+
+def _new_OrderSummary(
+    *,
+    order_id: str,
+    status: OrderStatus,
+    placed_at: datetime.datetime,
+    lines: list[OrderLine],
+    subtotal_cents: int,
+    discount_cents: int,
+    shipping_cents: int,
+    total_cents: int,
+    total: str,
+    tracking: str | None = None,
+) -> OrderSummary:
+    _made = object.__new__(OrderSummary)
+    _made.order_id = order_id
+    _made.status = status
+    _made.placed_at = placed_at
+    _made.lines = lines
+    _made.subtotal_cents = subtotal_cents
+    _made.discount_cents = discount_cents
+    _made.shipping_cents = shipping_cents
+    _made.total_cents = total_cents
+    _made.total = total
+    _made.tracking = tracking
+    return _made
 
 
 def _to_json_Address(value: Address) -> dict[str, Any]:
@@ -4514,7 +4666,7 @@ class OnlineShopEnv(rt.Environment):
 
     def _fn_cart_lines(self, c: Customer) -> list[OrderLine]:
         return [
-            OrderLine(
+            _new_OrderLine(
                 sku=s,
                 name=self.t_products.row(s).name,
                 qty=h.lookup(c.cart, s),
@@ -4527,7 +4679,7 @@ class OnlineShopEnv(rt.Environment):
         lines: list[OrderLine] = self._fn_cart_lines(c=c)
         sub: int = self._fn_subtotal(lines=lines)
         ship: int = self._fn_shipping_for(amount_cents=sub) if (len(lines) > 0) else 0
-        return CartView(
+        return _new_CartView(
             customer_id=c.customer_id,
             lines=lines,
             subtotal_cents=sub,
@@ -4537,7 +4689,7 @@ class OnlineShopEnv(rt.Environment):
         )
 
     def _fn_summary(self, o: Order) -> OrderSummary:
-        return OrderSummary(
+        return _new_OrderSummary(
             order_id=o.order_id,
             status=o.status,
             placed_at=o.placed_at,
@@ -4768,7 +4920,7 @@ class OnlineShopEnv(rt.Environment):
             self._write_products_stock(_tmp6, _tmp6.stock - l_.qty)
         self._set("customers", c, "cart", {})
         o: Order = self._insert_orders(
-            Order(
+            _new_Order(
                 customer=customer_id,
                 lines=lines,
                 placed_at=self.s_now,
@@ -5070,7 +5222,7 @@ class OnlineShopEnv(rt.Environment):
         if self.coverage is not None:
             self._hit(48)
         return self._insert_coupons(
-            Coupon(
+            _new_Coupon(
                 code=c,
                 percent_off=percent_off,
                 min_subtotal_cents=min_subtotal_cents,
@@ -5085,15 +5237,15 @@ class OnlineShopEnv(rt.Environment):
         self.load_rows(
             "products",
             [
-                Product(
+                _new_Product(
                     sku="SKU-MUG",
                     name="Stoneware Mug",
                     price_cents=1250,
                     stock=10,
                     tags={"kitchen"},
                 ),
-                Product(sku="SKU-TEE", name="Logo Tee", price_cents=2400, stock=5),
-                Product(
+                _new_Product(sku="SKU-TEE", name="Logo Tee", price_cents=2400, stock=5),
+                _new_Product(
                     sku="SKU-BAG", name="Canvas Bag", price_cents=900, stock=0, discontinued=True
                 ),
             ],
@@ -5101,11 +5253,11 @@ class OnlineShopEnv(rt.Environment):
         self.load_rows(
             "customers",
             [
-                Customer(
+                _new_Customer(
                     customer_id="C1",
                     name="Ines Moreau",
                     email="ines@example.com",
-                    address=Address(
+                    address=_new_Address(
                         street="12 Rue Oberkampf", city="Paris", postcode="75011", country="FR"
                     ),
                 )
@@ -5114,7 +5266,7 @@ class OnlineShopEnv(rt.Environment):
         self.load_rows(
             "coupons",
             [
-                Coupon(
+                _new_Coupon(
                     code="SPRING10",
                     percent_off=10,
                     min_subtotal_cents=3000,
@@ -5173,9 +5325,9 @@ class OnlineShopEnv(rt.Environment):
         self.load_rows(
             "products",
             [
-                Product(sku="SKU-MUG", name="Stoneware Mug", price_cents=1250, stock=10),
-                Product(sku="SKU-TEE", name="Logo Tee", price_cents=2400, stock=2),
-                Product(
+                _new_Product(sku="SKU-MUG", name="Stoneware Mug", price_cents=1250, stock=10),
+                _new_Product(sku="SKU-TEE", name="Logo Tee", price_cents=2400, stock=2),
+                _new_Product(
                     sku="SKU-BAG", name="Canvas Bag", price_cents=900, stock=4, discontinued=True
                 ),
             ],
@@ -5183,11 +5335,11 @@ class OnlineShopEnv(rt.Environment):
         self.load_rows(
             "customers",
             [
-                Customer(
+                _new_Customer(
                     customer_id="C3",
                     name="Lena Vogt",
                     email="lena@example.com",
-                    address=Address(
+                    address=_new_Address(
                         street="Bahnhofstr. 9", city="Zurich", postcode="8001", country="CH"
                     ),
                     cart={"SKU-TEE": 3, "SKU-BAG": 1},
@@ -5199,14 +5351,16 @@ class OnlineShopEnv(rt.Environment):
         self.load_rows(
             "orders",
             [
-                Order(
+                _new_Order(
                     order_id="ORD-0001",
                     customer="C3",
                     lines=[
-                        OrderLine(sku="SKU-MUG", name="Stoneware Mug", qty=1, unit_price_cents=1250)
+                        _new_OrderLine(
+                            sku="SKU-MUG", name="Stoneware Mug", qty=1, unit_price_cents=1250
+                        )
                     ],
                     placed_at=h.datetime("2024-03-01T10:00:00Z"),
-                    ship_to=Address(
+                    ship_to=_new_Address(
                         street="Bahnhofstr. 9", city="Zurich", postcode="8001", country="CH"
                     ),
                     payment=PaymentMethod.card,
@@ -5282,18 +5436,18 @@ class OnlineShopEnv(rt.Environment):
         self.load_rows(
             "products",
             [
-                Product(sku="SKU-MUG", name="Stoneware Mug", price_cents=1250, stock=6),
-                Product(sku="SKU-TEE", name="Logo Tee", price_cents=2400, stock=3),
+                _new_Product(sku="SKU-MUG", name="Stoneware Mug", price_cents=1250, stock=6),
+                _new_Product(sku="SKU-TEE", name="Logo Tee", price_cents=2400, stock=3),
             ],
         )
         self.load_rows(
             "customers",
             [
-                Customer(
+                _new_Customer(
                     customer_id="C2",
                     name="Tom Berg",
                     email="tom@example.com",
-                    address=Address(
+                    address=_new_Address(
                         street="Hauptstr. 5", city="Berlin", postcode="10115", country="DE"
                     ),
                     gift_card_cents=701,
@@ -5305,26 +5459,30 @@ class OnlineShopEnv(rt.Environment):
         self.load_rows(
             "orders",
             [
-                Order(
+                _new_Order(
                     order_id="ORD-0001",
                     customer="C2",
-                    lines=[OrderLine(sku="SKU-TEE", name="Logo Tee", qty=2, unit_price_cents=2400)],
+                    lines=[
+                        _new_OrderLine(sku="SKU-TEE", name="Logo Tee", qty=2, unit_price_cents=2400)
+                    ],
                     placed_at=h.datetime("2024-05-13T09:00:00Z"),
-                    ship_to=Address(
+                    ship_to=_new_Address(
                         street="Hauptstr. 5", city="Berlin", postcode="10115", country="DE"
                     ),
                     payment=PaymentMethod.gift_card,
                     shipping_cents=499,
                     status=OrderStatus.paid,
                 ),
-                Order(
+                _new_Order(
                     order_id="ORD-0002",
                     customer="C2",
                     lines=[
-                        OrderLine(sku="SKU-MUG", name="Stoneware Mug", qty=4, unit_price_cents=1250)
+                        _new_OrderLine(
+                            sku="SKU-MUG", name="Stoneware Mug", qty=4, unit_price_cents=1250
+                        )
                     ],
                     placed_at=h.datetime("2024-05-01T09:00:00Z"),
-                    ship_to=Address(
+                    ship_to=_new_Address(
                         street="Hauptstr. 5", city="Berlin", postcode="10115", country="DE"
                     ),
                     payment=PaymentMethod.card,
@@ -5368,20 +5526,20 @@ class OnlineShopEnv(rt.Environment):
         self.load_rows(
             "products",
             [
-                Product(
+                _new_Product(
                     sku="SKU-MUG", name="Stoneware Mug", price_cents=1250, stock=6, tags={"kitchen"}
                 ),
-                Product(sku="SKU-TEE", name="Logo Tee", price_cents=2400, stock=0),
+                _new_Product(sku="SKU-TEE", name="Logo Tee", price_cents=2400, stock=0),
             ],
         )
         self.load_rows(
             "customers",
             [
-                Customer(
+                _new_Customer(
                     customer_id="C1",
                     name="Ines Moreau",
                     email="ines@example.com",
-                    address=Address(
+                    address=_new_Address(
                         street="12 Rue Oberkampf", city="Paris", postcode="75011", country="FR"
                     ),
                     loyalty_points=12,
@@ -5392,26 +5550,30 @@ class OnlineShopEnv(rt.Environment):
         self.load_rows(
             "orders",
             [
-                Order(
+                _new_Order(
                     order_id="ORD-0003",
                     customer="C1",
                     lines=[
-                        OrderLine(sku="SKU-MUG", name="Stoneware Mug", qty=1, unit_price_cents=1250)
+                        _new_OrderLine(
+                            sku="SKU-MUG", name="Stoneware Mug", qty=1, unit_price_cents=1250
+                        )
                     ],
                     placed_at=h.datetime("2024-05-18T11:00:00Z"),
-                    ship_to=Address(
+                    ship_to=_new_Address(
                         street="12 Rue Oberkampf", city="Paris", postcode="75011", country="FR"
                     ),
                     payment=PaymentMethod.paypal,
                     shipping_cents=499,
                     status=OrderStatus.paid,
                 ),
-                Order(
+                _new_Order(
                     order_id="ORD-0004",
                     customer="C1",
-                    lines=[OrderLine(sku="SKU-TEE", name="Logo Tee", qty=3, unit_price_cents=2400)],
+                    lines=[
+                        _new_OrderLine(sku="SKU-TEE", name="Logo Tee", qty=3, unit_price_cents=2400)
+                    ],
                     placed_at=h.datetime("2024-05-14T16:00:00Z"),
-                    ship_to=Address(
+                    ship_to=_new_Address(
                         street="12 Rue Oberkampf", city="Paris", postcode="75011", country="FR"
                     ),
                     payment=PaymentMethod.card,

@@ -25,7 +25,7 @@ from envdsl.runtime.call_support import (
 )
 from envdsl.runtime.call_support import ISO_SECONDS as _ISO_SECONDS, UTC as _UTC
 from envdsl.runtime.call_support import MAX_INT as _MAX_INT, MAX_STR as _MAX_STR
-from envdsl.runtime.call_support import MIN_INT as _MIN_INT
+from envdsl.runtime.call_support import MIN_INT as _MIN_INT, MISSING as _MISSING
 from envdsl.runtime.call_support import format_datetime as _format_datetime
 from envdsl.runtime.load_support import (
     DICT_ONLY as _DICT_ONLY,
@@ -79,6 +79,13 @@ class Category:
         return 2 + h.text_size(v0)
 
 
+def _new_Category(*, category_name: str, created_at: datetime.datetime) -> Category:
+    _made = object.__new__(Category)
+    _made.category_name = category_name
+    _made.created_at = created_at
+    return _made
+
+
 @dataclass(slots=True, kw_only=True)
 class Tag:
     "A free label attachable to notes."
@@ -91,6 +98,12 @@ class Tag:
         if len(v0) <= _MAX_STR:
             return 2 + len(v0)
         return 1 + h.text_size(v0)
+
+
+def _new_Tag(*, tag_name: str) -> Tag:
+    _made = object.__new__(Tag)
+    _made.tag_name = tag_name
+    return _made
 
 
 @dataclass(slots=True, kw_only=True)
@@ -124,6 +137,29 @@ class Note:
         )
 
 
+def _new_Note(
+    *,
+    note_id: str = "",
+    title: str,
+    content: str,
+    category: str,
+    tags: list[str] = _MISSING,
+    created_at: datetime.datetime,
+    updated_at: datetime.datetime,
+    is_pinned: bool = False,
+) -> Note:
+    _made = object.__new__(Note)
+    _made.note_id = note_id
+    _made.title = title
+    _made.content = content
+    _made.category = category
+    _made.tags = [] if tags is _MISSING else tags
+    _made.created_at = created_at
+    _made.updated_at = updated_at
+    _made.is_pinned = is_pinned
+    return _made
+
+
 @dataclass(slots=True, kw_only=True)
 class NoteMetadata(rt.Value):
     created_at: datetime.datetime
@@ -138,6 +174,23 @@ class NoteMetadata(rt.Value):
         if len(v0) <= _MAX_STR:
             return 5 + len(v0) + h.stored_size(self.tags)
         return 4 + h.text_size(v0) + h.stored_size(self.tags)
+
+
+def _new_NoteMetadata(
+    *,
+    created_at: datetime.datetime,
+    updated_at: datetime.datetime,
+    category: str,
+    tags: list[str],
+    is_pinned: bool,
+) -> NoteMetadata:
+    _made = object.__new__(NoteMetadata)
+    _made.created_at = created_at
+    _made.updated_at = updated_at
+    _made.category = category
+    _made.tags = tags
+    _made.is_pinned = is_pinned
+    return _made
 
 
 def _to_json_Category(value: Category) -> dict[str, Any]:
@@ -3256,11 +3309,11 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
 
     def _impl_ensure_category(self, name: str) -> None:
         if name not in self.t_categories:
-            self._insert_categories(Category(category_name=name, created_at=self.s_now))
+            self._insert_categories(_new_Category(category_name=name, created_at=self.s_now))
 
     def _impl_ensure_tag(self, name: str) -> None:
         if name not in self.t_tags:
-            self._insert_tags(Tag(tag_name=name))
+            self._insert_tags(_new_Tag(tag_name=name))
 
     def _impl_clean_tags(self, raw: list[str]) -> list[str]:
         names: list[str] = []
@@ -3356,7 +3409,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
             raise rt.Fail("Note not found", site=7)  # personal_notes.env:230
         if self.coverage is not None:
             self._hit(7)
-        return NoteMetadata(
+        return _new_NoteMetadata(
             created_at=n.created_at,
             updated_at=n.updated_at,
             category=n.category,
@@ -3387,7 +3440,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
             names = self._impl_clean_tags(raw=h.unwrap(tags))
         self._impl_ensure_category(name=cat)
         return self._insert_notes(
-            Note(
+            _new_Note(
                 title=t,
                 content=c,
                 category=cat,
@@ -3473,7 +3526,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
             )  # personal_notes.env:331
         if self.coverage is not None:
             self._hit(17)
-        return self._insert_categories(Category(category_name=name, created_at=self.s_now))
+        return self._insert_categories(_new_Category(category_name=name, created_at=self.s_now))
 
     def _impl_create_tag(self, tag_name: str) -> Tag:
         name: str = tag_name.strip()
@@ -3487,7 +3540,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
             )  # personal_notes.env:339
         if self.coverage is not None:
             self._hit(19)
-        return self._insert_tags(Tag(tag_name=name))
+        return self._insert_tags(_new_Tag(tag_name=name))
 
     def _impl_add_tag_to_note(self, note_id: str, tag_name: str) -> Note:
         if not (note_id != ""):
@@ -3567,25 +3620,29 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
         self.load_rows(
             "categories",
             [
-                Category(category_name="General", created_at=h.datetime("2024-01-02T08:00:00Z")),
-                Category(category_name="Personal", created_at=h.datetime("2024-01-02T08:00:00Z")),
-                Category(category_name="Work", created_at=h.datetime("2024-01-05T10:00:00Z")),
+                _new_Category(
+                    category_name="General", created_at=h.datetime("2024-01-02T08:00:00Z")
+                ),
+                _new_Category(
+                    category_name="Personal", created_at=h.datetime("2024-01-02T08:00:00Z")
+                ),
+                _new_Category(category_name="Work", created_at=h.datetime("2024-01-05T10:00:00Z")),
             ],
         )
         self.load_rows(
             "tags",
             [
-                Tag(tag_name="urgent"),
-                Tag(tag_name="health"),
-                Tag(tag_name="recipe"),
-                Tag(tag_name="shopping"),
-                Tag(tag_name="ideas"),
+                _new_Tag(tag_name="urgent"),
+                _new_Tag(tag_name="health"),
+                _new_Tag(tag_name="recipe"),
+                _new_Tag(tag_name="shopping"),
+                _new_Tag(tag_name="ideas"),
             ],
         )
         self.load_rows(
             "notes",
             [
-                Note(
+                _new_Note(
                     note_id="NOTE-0001",
                     title="Team offsite",
                     content="Venue: lake house, 12-13 July.",
@@ -3595,7 +3652,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
                     updated_at=h.datetime("2024-05-02T09:00:00Z"),
                     is_pinned=True,
                 ),
-                Note(
+                _new_Note(
                     note_id="NOTE-0002",
                     title="Groceries",
                     content="eggs, milk, basil, flour",
@@ -3604,7 +3661,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
                     created_at=h.datetime("2024-03-01T18:00:00Z"),
                     updated_at=h.datetime("2024-03-01T18:00:00Z"),
                 ),
-                Note(
+                _new_Note(
                     note_id="NOTE-0003",
                     title="Dentist",
                     content="Call Dr. Weber to reschedule the cleaning.",
@@ -3613,7 +3670,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
                     created_at=h.datetime("2024-06-01T07:30:00Z"),
                     updated_at=h.datetime("2024-06-01T07:30:00Z"),
                 ),
-                Note(
+                _new_Note(
                     note_id="NOTE-0004",
                     title="Book ideas",
                     content="A heist told backwards; a lighthouse keeper's diary.",
@@ -3622,7 +3679,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
                     created_at=h.datetime("2024-02-14T21:00:00Z"),
                     updated_at=h.datetime("2024-04-20T21:00:00Z"),
                 ),
-                Note(
+                _new_Note(
                     note_id="NOTE-0005",
                     title="Lasagna",
                     content="Layer ragu, bechamel and pasta; 45 min at 180C.",
@@ -3631,7 +3688,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
                     created_at=h.datetime("2024-04-07T12:00:00Z"),
                     updated_at=h.datetime("2024-04-07T12:00:00Z"),
                 ),
-                Note(
+                _new_Note(
                     note_id="NOTE-0006",
                     title="",
                     content="Pancakes: 2 eggs, 250 ml milk, 125 g flour.",
@@ -3688,25 +3745,29 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
         self.load_rows(
             "categories",
             [
-                Category(category_name="General", created_at=h.datetime("2024-01-02T08:00:00Z")),
-                Category(category_name="Personal", created_at=h.datetime("2024-01-02T08:00:00Z")),
-                Category(category_name="Work", created_at=h.datetime("2024-01-05T10:00:00Z")),
+                _new_Category(
+                    category_name="General", created_at=h.datetime("2024-01-02T08:00:00Z")
+                ),
+                _new_Category(
+                    category_name="Personal", created_at=h.datetime("2024-01-02T08:00:00Z")
+                ),
+                _new_Category(category_name="Work", created_at=h.datetime("2024-01-05T10:00:00Z")),
             ],
         )
         self.load_rows(
             "tags",
             [
-                Tag(tag_name="urgent"),
-                Tag(tag_name="health"),
-                Tag(tag_name="recipe"),
-                Tag(tag_name="shopping"),
-                Tag(tag_name="ideas"),
+                _new_Tag(tag_name="urgent"),
+                _new_Tag(tag_name="health"),
+                _new_Tag(tag_name="recipe"),
+                _new_Tag(tag_name="shopping"),
+                _new_Tag(tag_name="ideas"),
             ],
         )
         self.load_rows(
             "notes",
             [
-                Note(
+                _new_Note(
                     note_id="NOTE-0001",
                     title="Team offsite",
                     content="Venue: lake house, 12-13 July.",
@@ -3716,7 +3777,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
                     updated_at=h.datetime("2024-05-02T09:00:00Z"),
                     is_pinned=True,
                 ),
-                Note(
+                _new_Note(
                     note_id="NOTE-0002",
                     title="Groceries",
                     content="eggs, milk, basil, flour",
@@ -3725,7 +3786,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
                     created_at=h.datetime("2024-03-01T18:00:00Z"),
                     updated_at=h.datetime("2024-03-01T18:00:00Z"),
                 ),
-                Note(
+                _new_Note(
                     note_id="NOTE-0003",
                     title="Dentist",
                     content="Call Dr. Weber to reschedule the cleaning.",
@@ -3734,7 +3795,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
                     created_at=h.datetime("2024-06-01T07:30:00Z"),
                     updated_at=h.datetime("2024-06-01T07:30:00Z"),
                 ),
-                Note(
+                _new_Note(
                     note_id="NOTE-0004",
                     title="Book ideas",
                     content="A heist told backwards; a lighthouse keeper's diary.",
@@ -3743,7 +3804,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
                     created_at=h.datetime("2024-02-14T21:00:00Z"),
                     updated_at=h.datetime("2024-04-20T21:00:00Z"),
                 ),
-                Note(
+                _new_Note(
                     note_id="NOTE-0005",
                     title="Lasagna",
                     content="Layer ragu, bechamel and pasta; 45 min at 180C.",
@@ -3752,7 +3813,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
                     created_at=h.datetime("2024-04-07T12:00:00Z"),
                     updated_at=h.datetime("2024-04-07T12:00:00Z"),
                 ),
-                Note(
+                _new_Note(
                     note_id="NOTE-0006",
                     title="",
                     content="Pancakes: 2 eggs, 250 ml milk, 125 g flour.",
@@ -3792,25 +3853,29 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
         self.load_rows(
             "categories",
             [
-                Category(category_name="General", created_at=h.datetime("2024-01-02T08:00:00Z")),
-                Category(category_name="Personal", created_at=h.datetime("2024-01-02T08:00:00Z")),
-                Category(category_name="Work", created_at=h.datetime("2024-01-05T10:00:00Z")),
+                _new_Category(
+                    category_name="General", created_at=h.datetime("2024-01-02T08:00:00Z")
+                ),
+                _new_Category(
+                    category_name="Personal", created_at=h.datetime("2024-01-02T08:00:00Z")
+                ),
+                _new_Category(category_name="Work", created_at=h.datetime("2024-01-05T10:00:00Z")),
             ],
         )
         self.load_rows(
             "tags",
             [
-                Tag(tag_name="urgent"),
-                Tag(tag_name="health"),
-                Tag(tag_name="recipe"),
-                Tag(tag_name="shopping"),
-                Tag(tag_name="ideas"),
+                _new_Tag(tag_name="urgent"),
+                _new_Tag(tag_name="health"),
+                _new_Tag(tag_name="recipe"),
+                _new_Tag(tag_name="shopping"),
+                _new_Tag(tag_name="ideas"),
             ],
         )
         self.load_rows(
             "notes",
             [
-                Note(
+                _new_Note(
                     note_id="NOTE-0001",
                     title="Team offsite",
                     content="Venue: lake house, 12-13 July.",
@@ -3820,7 +3885,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
                     updated_at=h.datetime("2024-05-02T09:00:00Z"),
                     is_pinned=True,
                 ),
-                Note(
+                _new_Note(
                     note_id="NOTE-0002",
                     title="Groceries",
                     content="eggs, milk, basil, flour",
@@ -3829,7 +3894,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
                     created_at=h.datetime("2024-03-01T18:00:00Z"),
                     updated_at=h.datetime("2024-03-01T18:00:00Z"),
                 ),
-                Note(
+                _new_Note(
                     note_id="NOTE-0003",
                     title="Dentist",
                     content="Call Dr. Weber to reschedule the cleaning.",
@@ -3838,7 +3903,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
                     created_at=h.datetime("2024-06-01T07:30:00Z"),
                     updated_at=h.datetime("2024-06-01T07:30:00Z"),
                 ),
-                Note(
+                _new_Note(
                     note_id="NOTE-0004",
                     title="Book ideas",
                     content="A heist told backwards; a lighthouse keeper's diary.",
@@ -3847,7 +3912,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
                     created_at=h.datetime("2024-02-14T21:00:00Z"),
                     updated_at=h.datetime("2024-04-20T21:00:00Z"),
                 ),
-                Note(
+                _new_Note(
                     note_id="NOTE-0005",
                     title="Lasagna",
                     content="Layer ragu, bechamel and pasta; 45 min at 180C.",
@@ -3856,7 +3921,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
                     created_at=h.datetime("2024-04-07T12:00:00Z"),
                     updated_at=h.datetime("2024-04-07T12:00:00Z"),
                 ),
-                Note(
+                _new_Note(
                     note_id="NOTE-0006",
                     title="",
                     content="Pancakes: 2 eggs, 250 ml milk, 125 g flour.",

@@ -23,7 +23,7 @@ from envdsl.runtime.call_support import (
 )
 from envdsl.runtime.call_support import ISO_SECONDS as _ISO_SECONDS, UTC as _UTC
 from envdsl.runtime.call_support import MAX_INT as _MAX_INT, MAX_STR as _MAX_STR
-from envdsl.runtime.call_support import MIN_INT as _MIN_INT
+from envdsl.runtime.call_support import MIN_INT as _MIN_INT, MISSING as _MISSING
 from envdsl.runtime.call_support import format_datetime as _format_datetime
 from envdsl.runtime.load_support import (
     DICT_ONLY as _DICT_ONLY,
@@ -133,6 +133,33 @@ class Product:
         )
 
 
+def _new_Product(
+    *,
+    upc: str,
+    product_id: str,
+    name: str,
+    description: str,
+    price: float,
+    category: Category,
+    inventory_level: int,
+    brand: str,
+    weight: float,
+    aisle_location: str | None = None,
+) -> Product:
+    _made = object.__new__(Product)
+    _made.upc = upc
+    _made.product_id = product_id
+    _made.name = name
+    _made.description = description
+    _made.price = price
+    _made.category = category
+    _made.inventory_level = inventory_level
+    _made.brand = brand
+    _made.weight = weight
+    _made.aisle_location = aisle_location
+    return _made
+
+
 @dataclass(slots=True, kw_only=True)
 class ProductInfo(rt.Value):
     upc: str
@@ -189,6 +216,33 @@ class ProductInfo(rt.Value):
         )
 
 
+def _new_ProductInfo(
+    *,
+    upc: str,
+    product_id: str,
+    name: str,
+    description: str = "",
+    price: float,
+    category: Category,
+    inventory_level: int,
+    brand: str,
+    weight: float,
+    aisle_location: str | None = None,
+) -> ProductInfo:
+    _made = object.__new__(ProductInfo)
+    _made.upc = upc
+    _made.product_id = product_id
+    _made.name = name
+    _made.description = description
+    _made.price = price
+    _made.category = category
+    _made.inventory_level = inventory_level
+    _made.brand = brand
+    _made.weight = weight
+    _made.aisle_location = aisle_location
+    return _made
+
+
 @dataclass(slots=True, kw_only=True)
 class InventoryLevel(rt.Value):
     inventory_level: int
@@ -199,6 +253,12 @@ class InventoryLevel(rt.Value):
         if _MIN_INT <= v0 <= _MAX_INT:
             return 2
         return 1 + h.int_size(v0)
+
+
+def _new_InventoryLevel(*, inventory_level: int) -> InventoryLevel:
+    _made = object.__new__(InventoryLevel)
+    _made.inventory_level = inventory_level
+    return _made
 
 
 @dataclass(slots=True, kw_only=True)
@@ -214,6 +274,17 @@ class BulkImportReport(rt.Value):
         if len(v0) <= _MAX_STR and _MIN_INT <= v1 <= _MAX_INT and _MIN_INT <= v2 <= _MAX_INT:
             return 4 + len(v0) + h.stored_size(self.errors)
         return 1 + h.text_size(v0) + h.int_size(v1) + h.int_size(v2) + h.stored_size(self.errors)
+
+
+def _new_BulkImportReport(
+    *, message: str, imported: int, failed: int, errors: list[str]
+) -> BulkImportReport:
+    _made = object.__new__(BulkImportReport)
+    _made.message = message
+    _made.imported = imported
+    _made.failed = failed
+    _made.errors = errors
+    return _made
 
 
 def _to_json_Product(value: Product) -> dict[str, Any]:
@@ -2812,7 +2883,7 @@ class RetailProductDatabaseEnv(rt.Environment):
 
     def _impl_insert_product(self, p: ProductInfo) -> Product:
         return self._insert_products(
-            Product(
+            _new_Product(
                 upc=p.upc,
                 product_id=p.product_id,
                 name=p.name,
@@ -2866,7 +2937,7 @@ class RetailProductDatabaseEnv(rt.Environment):
             raise rt.Fail("Product not found", site=3)  # retail_product_database.env:238
         if self.coverage is not None:
             self._hit(3)
-        return InventoryLevel(inventory_level=p.inventory_level)
+        return _new_InventoryLevel(inventory_level=p.inventory_level)
 
     def _impl_get_product_price(self, upc: str) -> float:
         if not (upc != ""):
@@ -3018,7 +3089,7 @@ class RetailProductDatabaseEnv(rt.Environment):
             else:
                 self._impl_insert_product(p=p)
                 imported += 1
-        return BulkImportReport(
+        return _new_BulkImportReport(
             message="Bulk import completed.", imported=imported, failed=len(errors), errors=errors
         )
 
@@ -3047,7 +3118,7 @@ class RetailProductDatabaseEnv(rt.Environment):
         self.load_rows(
             "products",
             [
-                Product(
+                _new_Product(
                     upc="840000000017",
                     product_id="AUR-100",
                     name="Aurora ANC Headphones",
@@ -3059,7 +3130,7 @@ class RetailProductDatabaseEnv(rt.Environment):
                     weight=0.25,
                     aisle_location="E4",
                 ),
-                Product(
+                _new_Product(
                     upc="840000000024",
                     product_id="AUR-200",
                     name="Aurora Earbuds",
@@ -3102,7 +3173,7 @@ class RetailProductDatabaseEnv(rt.Environment):
         self.load_rows(
             "products",
             [
-                Product(
+                _new_Product(
                     upc="720000000101",
                     product_id="FG-MAT",
                     name="FlexGrip Yoga Mat",
@@ -3114,7 +3185,7 @@ class RetailProductDatabaseEnv(rt.Environment):
                     weight=1.8,
                     aisle_location="S2",
                 ),
-                Product(
+                _new_Product(
                     upc="720000000118",
                     product_id="FG-BLK",
                     name="FlexGrip Yoga Block",
@@ -3163,7 +3234,7 @@ class RetailProductDatabaseEnv(rt.Environment):
         self.load_rows(
             "products",
             [
-                Product(
+                _new_Product(
                     upc="050000000042",
                     product_id="GT-20",
                     name="Green Tea Bags",
@@ -3175,7 +3246,7 @@ class RetailProductDatabaseEnv(rt.Environment):
                     weight=0.05,
                     aisle_location="G2",
                 ),
-                Product(
+                _new_Product(
                     upc="050000000059",
                     product_id="IC-300",
                     name="Instant Cocoa",
@@ -3197,7 +3268,7 @@ class RetailProductDatabaseEnv(rt.Environment):
             "bulk_import_products",
             {
                 "products_list": [
-                    ProductInfo(
+                    _new_ProductInfo(
                         upc="050000000011",
                         product_id="CB-1L",
                         name="Cold Brew Coffee 1L",
@@ -3208,7 +3279,7 @@ class RetailProductDatabaseEnv(rt.Environment):
                         weight=1.1,
                         aisle_location="G7",
                     ),
-                    ProductInfo(
+                    _new_ProductInfo(
                         upc="050000000028",
                         product_id="OM-BAR",
                         name="Oat Milk Barista",
@@ -3218,7 +3289,7 @@ class RetailProductDatabaseEnv(rt.Environment):
                         brand="Oatly",
                         weight=1.0,
                     ),
-                    ProductInfo(
+                    _new_ProductInfo(
                         upc="050000000035",
                         product_id="MP-100",
                         name="Matcha Powder",
@@ -3229,7 +3300,7 @@ class RetailProductDatabaseEnv(rt.Environment):
                         weight=0.1,
                         aisle_location="G2",
                     ),
-                    ProductInfo(
+                    _new_ProductInfo(
                         upc="050000000042",
                         product_id="GT-20",
                         name="Green Tea Bags",
@@ -3273,7 +3344,7 @@ class RetailProductDatabaseEnv(rt.Environment):
         self.load_rows(
             "products",
             [
-                Product(
+                _new_Product(
                     upc="690000000020",
                     product_id="BR-TST",
                     name="Brisa Toaster",
@@ -3294,7 +3365,7 @@ class RetailProductDatabaseEnv(rt.Environment):
             results,
             "add_product",
             {
-                "product": ProductInfo(
+                "product": _new_ProductInfo(
                     upc="690000000013",
                     product_id="BR-KET",
                     name="Brisa Electric Kettle",
@@ -3313,7 +3384,7 @@ class RetailProductDatabaseEnv(rt.Environment):
     def _check_list_new_kettle_0(self, answer: str) -> bool:
         return bool(
             self.t_products.get("690000000013")
-            == Product(
+            == _new_Product(
                 upc="690000000013",
                 product_id="BR-KET",
                 name="Brisa Electric Kettle",
@@ -3337,7 +3408,7 @@ class RetailProductDatabaseEnv(rt.Environment):
         self.load_rows(
             "products",
             [
-                Product(
+                _new_Product(
                     upc="730000000044",
                     product_id="TB-750",
                     name="Trailblazer Bottle 0.75L",
@@ -3383,7 +3454,7 @@ class RetailProductDatabaseEnv(rt.Environment):
         self.load_rows(
             "products",
             [
-                Product(
+                _new_Product(
                     upc="610000000011",
                     product_id="LU-DSK",
                     name="Lumo Desk Lamp",
@@ -3395,7 +3466,7 @@ class RetailProductDatabaseEnv(rt.Environment):
                     weight=1.1,
                     aisle_location="H8",
                 ),
-                Product(
+                _new_Product(
                     upc="610000000028",
                     product_id="LU-FLR",
                     name="Lumo Floor Lamp",
@@ -3407,7 +3478,7 @@ class RetailProductDatabaseEnv(rt.Environment):
                     weight=4.0,
                     aisle_location="H8",
                 ),
-                Product(
+                _new_Product(
                     upc="610000000035",
                     product_id="LO-SOL",
                     name="Solar Garden Light",
@@ -3449,7 +3520,7 @@ class RetailProductDatabaseEnv(rt.Environment):
         self.load_rows(
             "products",
             [
-                Product(
+                _new_Product(
                     upc="400000000010",
                     product_id="TY-KITE",
                     name="Stunt Kite",
@@ -3461,7 +3532,7 @@ class RetailProductDatabaseEnv(rt.Environment):
                     weight=0.4,
                     aisle_location="T1",
                 ),
-                Product(
+                _new_Product(
                     upc="400000000027",
                     product_id="TY-PUZ",
                     name="1000-piece Puzzle",
@@ -3473,7 +3544,7 @@ class RetailProductDatabaseEnv(rt.Environment):
                     weight=0.9,
                     aisle_location="T2",
                 ),
-                Product(
+                _new_Product(
                     upc="400000000034",
                     product_id="TY-YOYO",
                     name="Glow Yo-yo",
@@ -3485,7 +3556,7 @@ class RetailProductDatabaseEnv(rt.Environment):
                     weight=0.1,
                     aisle_location="T1",
                 ),
-                Product(
+                _new_Product(
                     upc="400000000041",
                     product_id="SP-BALL",
                     name="Soccer Ball",
@@ -3535,7 +3606,7 @@ class RetailProductDatabaseEnv(rt.Environment):
             results,
             "add_product",
             {
-                "product": ProductInfo(
+                "product": _new_ProductInfo(
                     upc="880000000019",
                     product_id="DL-REF",
                     name="Reflective Dog Leash",
@@ -3554,7 +3625,7 @@ class RetailProductDatabaseEnv(rt.Environment):
     def _check_file_leash_under_valid_category_0(self, answer: str) -> bool:
         return bool(
             self.t_products.get("880000000019")
-            == Product(
+            == _new_Product(
                 upc="880000000019",
                 product_id="DL-REF",
                 name="Reflective Dog Leash",
@@ -3572,7 +3643,7 @@ class RetailProductDatabaseEnv(rt.Environment):
         self.load_rows(
             "products",
             [
-                Product(
+                _new_Product(
                     upc="300000000052",
                     product_id="NB-RJ",
                     name="Nimbus Rain Jacket",
@@ -3584,7 +3655,7 @@ class RetailProductDatabaseEnv(rt.Environment):
                     weight=0.35,
                     aisle_location="C4",
                 ),
-                Product(
+                _new_Product(
                     upc="300000000069",
                     product_id="NB-RJ",
                     name="Nimbus Rain Jacket (kids)",
@@ -3618,7 +3689,7 @@ class RetailProductDatabaseEnv(rt.Environment):
         self.load_rows(
             "products",
             [
-                Product(
+                _new_Product(
                     upc="200000000015",
                     product_id="TS-CLASSIC",
                     name="Classic Tee S",
@@ -3630,7 +3701,7 @@ class RetailProductDatabaseEnv(rt.Environment):
                     weight=0.2,
                     aisle_location="C1",
                 ),
-                Product(
+                _new_Product(
                     upc="200000000022",
                     product_id="TS-CLASSIC",
                     name="Classic Tee M",
@@ -3642,7 +3713,7 @@ class RetailProductDatabaseEnv(rt.Environment):
                     weight=0.2,
                     aisle_location="C1",
                 ),
-                Product(
+                _new_Product(
                     upc="200000000039",
                     product_id="TS-CLASSIC",
                     name="Classic Tee L",
@@ -3654,7 +3725,7 @@ class RetailProductDatabaseEnv(rt.Environment):
                     weight=0.22,
                     aisle_location="C1",
                 ),
-                Product(
+                _new_Product(
                     upc="200000000046",
                     product_id="TS-VNECK",
                     name="V-neck Tee M",
@@ -3687,7 +3758,7 @@ class RetailProductDatabaseEnv(rt.Environment):
         self.load_rows(
             "products",
             [
-                Product(
+                _new_Product(
                     upc="100000000017",
                     product_id="EL-USB",
                     name="USB-C Cable 2m",
@@ -3699,7 +3770,7 @@ class RetailProductDatabaseEnv(rt.Environment):
                     weight=0.05,
                     aisle_location="E1",
                 ),
-                Product(
+                _new_Product(
                     upc="100000000024",
                     product_id="HB-SUN",
                     name="Sunscreen SPF50",
@@ -3711,7 +3782,7 @@ class RetailProductDatabaseEnv(rt.Environment):
                     weight=0.2,
                     aisle_location="B2",
                 ),
-                Product(
+                _new_Product(
                     upc="100000000031",
                     product_id="AU-WIP",
                     name="Wiper Blades",
@@ -3722,7 +3793,7 @@ class RetailProductDatabaseEnv(rt.Environment):
                     brand="ClearView",
                     weight=0.6,
                 ),
-                Product(
+                _new_Product(
                     upc="100000000048",
                     product_id="BK-ATL",
                     name="Road Atlas 2024",
@@ -3758,7 +3829,7 @@ class RetailProductDatabaseEnv(rt.Environment):
         self.load_rows(
             "products",
             [
-                Product(
+                _new_Product(
                     upc="100000000055",
                     product_id="EL-PB20",
                     name="Volt Power Bank 20k (black)",
@@ -3769,7 +3840,7 @@ class RetailProductDatabaseEnv(rt.Environment):
                     brand="Volt",
                     weight=0.4,
                 ),
-                Product(
+                _new_Product(
                     upc="100000000062",
                     product_id="EL-PB20",
                     name="Volt Power Bank 20k (white)",
@@ -3816,7 +3887,7 @@ class RetailProductDatabaseEnv(rt.Environment):
         self.load_rows(
             "products",
             [
-                Product(
+                _new_Product(
                     upc="050000000066",
                     product_id="TM-500",
                     name="Trail Mix 500g",
@@ -3828,7 +3899,7 @@ class RetailProductDatabaseEnv(rt.Environment):
                     weight=0.5,
                     aisle_location="G4",
                 ),
-                Product(
+                _new_Product(
                     upc="050000000073",
                     product_id="TM-1K",
                     name="Trail Mix 1kg",

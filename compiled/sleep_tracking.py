@@ -26,7 +26,7 @@ from envdsl.runtime.call_support import (
 )
 from envdsl.runtime.call_support import ISO_SECONDS as _ISO_SECONDS, UTC as _UTC
 from envdsl.runtime.call_support import MAX_INT as _MAX_INT, MAX_STR as _MAX_STR
-from envdsl.runtime.call_support import MIN_INT as _MIN_INT
+from envdsl.runtime.call_support import MIN_INT as _MIN_INT, MISSING as _MISSING
 from envdsl.runtime.call_support import format_datetime as _format_datetime
 from envdsl.runtime.load_support import (
     DICT_ONLY as _DICT_ONLY,
@@ -95,6 +95,13 @@ class Window(rt.Value):
         return 3
 
 
+def _new_Window(*, start: datetime.datetime, end: datetime.datetime) -> Window:
+    _made = object.__new__(Window)
+    _made.start = start
+    _made.end = end
+    return _made
+
+
 @dataclass(slots=True, kw_only=True)
 class User:
     user_id: str
@@ -126,6 +133,25 @@ class User:
         )
 
 
+def _new_User(
+    *,
+    user_id: str,
+    name: str,
+    email: str,
+    status: AccountStatus = AccountStatus.active,
+    nickname: str | None = None,
+    tags: list[str] = _MISSING,
+) -> User:
+    _made = object.__new__(User)
+    _made.user_id = user_id
+    _made.name = name
+    _made.email = email
+    _made.status = status
+    _made.nickname = nickname
+    _made.tags = [] if tags is _MISSING else tags
+    return _made
+
+
 @dataclass(slots=True, kw_only=True)
 class SleepLog:
     log_id: str = ""
@@ -143,6 +169,25 @@ class SleepLog:
         return 4 + h.text_size(v0) + h.stored_size(v1) + h.int_size(v2)
 
 
+def _new_SleepLog(
+    *,
+    log_id: str = "",
+    user: str,
+    start: datetime.datetime,
+    end: datetime.datetime,
+    quality: Quality,
+    minutes: int,
+) -> SleepLog:
+    _made = object.__new__(SleepLog)
+    _made.log_id = log_id
+    _made.user = user
+    _made.start = start
+    _made.end = end
+    _made.quality = quality
+    _made.minutes = minutes
+    return _made
+
+
 @dataclass(slots=True, kw_only=True)
 class Ticket:
     ticket_id: str = ""
@@ -155,6 +200,16 @@ class Ticket:
         if len(v0) <= _MAX_STR and len(v1) <= _MAX_STR:
             return 4 + len(v0) + len(v1)
         return 2 + h.text_size(v0) + h.stored_size(v1)
+
+
+def _new_Ticket(
+    *, ticket_id: str = "", user: str, status: TicketState = TicketState.open_
+) -> Ticket:
+    _made = object.__new__(Ticket)
+    _made.ticket_id = ticket_id
+    _made.user = user
+    _made.status = status
+    return _made
 
 
 def _to_json_Window(value: Window) -> dict[str, Any]:
@@ -1391,11 +1446,27 @@ class SleepTrackingEnv(rt.Environment):
                     self._env_invariant_failed("_inv_0")  # sleep_tracking.env:54
             data = (
                 {
-                    "end": _format_datetime(result.end),
+                    "end": (
+                        given_start
+                        if result.end is start and canonical_start
+                        else (
+                            given_end
+                            if result.end is end and canonical_end
+                            else _format_datetime(result.end)
+                        )
+                    ),
                     "log_id": result.log_id,
                     "minutes": result.minutes,
                     "quality": result.quality._value_,
-                    "start": _format_datetime(result.start),
+                    "start": (
+                        given_start
+                        if result.start is start and canonical_start
+                        else (
+                            given_end
+                            if result.start is end and canonical_end
+                            else _format_datetime(result.start)
+                        )
+                    ),
                     "user": result.user,
                 }
                 if result is not None
@@ -1643,12 +1714,12 @@ class SleepTrackingEnv(rt.Environment):
         if self.coverage is not None:
             self._hit(4)
         return self._insert_logs(
-            SleepLog(
+            _new_SleepLog(
                 user=user_id,
                 start=start,
                 end=end,
                 quality=quality,
-                minutes=self._fn_duration_minutes(w=Window(start=start, end=end)),
+                minutes=self._fn_duration_minutes(w=_new_Window(start=start, end=end)),
             )
         )
 
@@ -1679,8 +1750,10 @@ class SleepTrackingEnv(rt.Environment):
         self.load_rows(
             "users",
             [
-                User(user_id="U1", name="Ana", email="ana@x.org"),
-                User(user_id="U2", name="Bo", email="bo@x.org", status=AccountStatus.suspended),
+                _new_User(user_id="U1", name="Ana", email="ana@x.org"),
+                _new_User(
+                    user_id="U2", name="Bo", email="bo@x.org", status=AccountStatus.suspended
+                ),
             ],
         )
         self.load_rows("logs", [])
@@ -1731,11 +1804,11 @@ class SleepTrackingEnv(rt.Environment):
 
     def _init_remove_duplicate_night(self) -> None:
         self.set_scalar_initial("now", h.datetime("2024-05-22T08:00:00Z"))
-        self.load_rows("users", [User(user_id="U1", name="Ana", email="ana@x.org")])
+        self.load_rows("users", [_new_User(user_id="U1", name="Ana", email="ana@x.org")])
         self.load_rows(
             "logs",
             [
-                SleepLog(
+                _new_SleepLog(
                     log_id="LOG-0001",
                     user="U1",
                     start=h.datetime("2024-05-21T23:00:00Z"),
@@ -1743,7 +1816,7 @@ class SleepTrackingEnv(rt.Environment):
                     quality=Quality.fair,
                     minutes=480,
                 ),
-                SleepLog(
+                _new_SleepLog(
                     log_id="LOG-0002",
                     user="U1",
                     start=h.datetime("2024-05-21T23:00:00Z"),
@@ -1771,8 +1844,8 @@ class SleepTrackingEnv(rt.Environment):
         self.load_rows(
             "users",
             [
-                User(user_id="U1", name="Ana", email="ana@x.org"),
-                User(user_id="U2", name="Bo", email="bo@x.org"),
+                _new_User(user_id="U1", name="Ana", email="ana@x.org"),
+                _new_User(user_id="U2", name="Bo", email="bo@x.org"),
             ],
         )
         self.load_rows("logs", [])
@@ -1796,8 +1869,8 @@ class SleepTrackingEnv(rt.Environment):
         self.load_rows(
             "users",
             [
-                User(user_id="U1", name="Ana", email="ana@x.org"),
-                User(user_id="U2", name="Bo", email="bo@x.org"),
+                _new_User(user_id="U1", name="Ana", email="ana@x.org"),
+                _new_User(user_id="U2", name="Bo", email="bo@x.org"),
             ],
         )
 
@@ -1862,11 +1935,11 @@ class SleepTrackingEnv(rt.Environment):
 
     def _init_correct_logged_quality(self) -> None:
         self.set_scalar_initial("now", h.datetime("2024-05-22T09:00:00Z"))
-        self.load_rows("users", [User(user_id="U2", name="Bo", email="bo@x.org")])
+        self.load_rows("users", [_new_User(user_id="U2", name="Bo", email="bo@x.org")])
         self.load_rows(
             "logs",
             [
-                SleepLog(
+                _new_SleepLog(
                     log_id="LOG-0001",
                     user="U2",
                     start=h.datetime("2024-05-20T23:00:00Z"),
@@ -1874,7 +1947,7 @@ class SleepTrackingEnv(rt.Environment):
                     quality=Quality.fair,
                     minutes=420,
                 ),
-                SleepLog(
+                _new_SleepLog(
                     log_id="LOG-0002",
                     user="U2",
                     start=h.datetime("2024-05-21T23:00:00Z"),
@@ -1938,8 +2011,8 @@ class SleepTrackingEnv(rt.Environment):
         self.load_rows(
             "users",
             [
-                User(user_id="U3", name="Cy", email="cy@x.org", status=AccountStatus.closed),
-                User(user_id="U4", name="Dee", email="dee@x.org", status=AccountStatus.closed),
+                _new_User(user_id="U3", name="Cy", email="cy@x.org", status=AccountStatus.closed),
+                _new_User(user_id="U4", name="Dee", email="dee@x.org", status=AccountStatus.closed),
             ],
         )
 
@@ -1986,14 +2059,14 @@ class SleepTrackingEnv(rt.Environment):
         self.load_rows(
             "users",
             [
-                User(user_id="U1", name="Ana", email="ana@x.org"),
-                User(user_id="U4", name="Dee", email="dee@x.org"),
+                _new_User(user_id="U1", name="Ana", email="ana@x.org"),
+                _new_User(user_id="U4", name="Dee", email="dee@x.org"),
             ],
         )
         self.load_rows(
             "logs",
             [
-                SleepLog(
+                _new_SleepLog(
                     log_id="LOG-0001",
                     user="U4",
                     start=h.datetime("2024-05-19T23:00:00Z"),
@@ -2001,7 +2074,7 @@ class SleepTrackingEnv(rt.Environment):
                     quality=Quality.good,
                     minutes=420,
                 ),
-                SleepLog(
+                _new_SleepLog(
                     log_id="LOG-0002",
                     user="U1",
                     start=h.datetime("2024-05-20T22:00:00Z"),
@@ -2009,7 +2082,7 @@ class SleepTrackingEnv(rt.Environment):
                     quality=Quality.good,
                     minutes=480,
                 ),
-                SleepLog(
+                _new_SleepLog(
                     log_id="LOG-0003",
                     user="U4",
                     start=h.datetime("2024-05-20T23:30:00Z"),
@@ -2043,11 +2116,11 @@ class SleepTrackingEnv(rt.Environment):
 
     def _init_suspend_and_remove_fake_log(self) -> None:
         self.set_scalar_initial("now", h.datetime("2024-05-22T08:00:00Z"))
-        self.load_rows("users", [User(user_id="U2", name="Bo", email="bo@x.org")])
+        self.load_rows("users", [_new_User(user_id="U2", name="Bo", email="bo@x.org")])
         self.load_rows(
             "logs",
             [
-                SleepLog(
+                _new_SleepLog(
                     log_id="LOG-0001",
                     user="U2",
                     start=h.datetime("2024-05-19T23:00:00Z"),
@@ -2055,7 +2128,7 @@ class SleepTrackingEnv(rt.Environment):
                     quality=Quality.good,
                     minutes=480,
                 ),
-                SleepLog(
+                _new_SleepLog(
                     log_id="LOG-0002",
                     user="U2",
                     start=h.datetime("2024-05-20T23:00:00Z"),
@@ -2063,7 +2136,7 @@ class SleepTrackingEnv(rt.Environment):
                     quality=Quality.fair,
                     minutes=480,
                 ),
-                SleepLog(
+                _new_SleepLog(
                     log_id="LOG-0003",
                     user="U2",
                     start=h.datetime("2024-05-21T12:00:00Z"),
@@ -2099,8 +2172,10 @@ class SleepTrackingEnv(rt.Environment):
         self.load_rows(
             "users",
             [
-                User(user_id="U1", name="Ana", email="ana.k@x.org", status=AccountStatus.suspended),
-                User(user_id="U2", name="Bo", email="bo@x.org"),
+                _new_User(
+                    user_id="U1", name="Ana", email="ana.k@x.org", status=AccountStatus.suspended
+                ),
+                _new_User(user_id="U2", name="Bo", email="bo@x.org"),
             ],
         )
 
@@ -2126,14 +2201,14 @@ class SleepTrackingEnv(rt.Environment):
         self.load_rows(
             "users",
             [
-                User(
+                _new_User(
                     user_id="U5",
                     name="Eli Moreau",
                     email="eli@x.org",
                     nickname="Owl",
                     tags=["insomnia", "shift-work"],
                 ),
-                User(user_id="U6", name="Fay", email="fay@x.org", nickname="Lark"),
+                _new_User(user_id="U6", name="Fay", email="fay@x.org", nickname="Lark"),
             ],
         )
 
@@ -2153,14 +2228,14 @@ class SleepTrackingEnv(rt.Environment):
         self.load_rows(
             "users",
             [
-                User(user_id="U1", name="Ana", email="ana@x.org"),
-                User(user_id="U2", name="Bo", email="bo@x.org"),
+                _new_User(user_id="U1", name="Ana", email="ana@x.org"),
+                _new_User(user_id="U2", name="Bo", email="bo@x.org"),
             ],
         )
         self.load_rows(
             "logs",
             [
-                SleepLog(
+                _new_SleepLog(
                     log_id="LOG-0001",
                     user="U1",
                     start=h.datetime("2024-05-21T23:10:00Z"),
@@ -2208,7 +2283,11 @@ class SleepTrackingEnv(rt.Environment):
         self.set_scalar_initial("now", h.datetime("2024-05-22T15:00:00Z"))
         self.load_rows(
             "users",
-            [User(user_id="U7", name="Gus", email="gus@x.org", status=AccountStatus.suspended)],
+            [
+                _new_User(
+                    user_id="U7", name="Gus", email="gus@x.org", status=AccountStatus.suspended
+                )
+            ],
         )
 
     def _solve_log_nap_for_checked_user(self, results: list[rt.Result]) -> dict[str, Any]:
@@ -2253,8 +2332,8 @@ class SleepTrackingEnv(rt.Environment):
         self.load_rows(
             "users",
             [
-                User(user_id="U1", name="Ana", email="ana@x.org"),
-                User(user_id="U2", name="Bo", email="bo@x.org"),
+                _new_User(user_id="U1", name="Ana", email="ana@x.org"),
+                _new_User(user_id="U2", name="Bo", email="bo@x.org"),
             ],
         )
 

@@ -9,6 +9,7 @@ from pathlib import Path
 from envdsl.codegen.loaders import LoaderWriter
 from envdsl.codegen.module_uses import used_module_names
 from envdsl.codegen.names import Names
+from envdsl.codegen.record_factories import factory_lines
 from envdsl.codegen.row_writes import RULE_FAILURES, inserter, row_rule_methods
 from envdsl.codegen.serializers import json_repr_body, to_json_body
 from envdsl.codegen.shapes import shape
@@ -258,6 +259,7 @@ class Lowerer:
         base = "" if info.is_entity else "rt.Value"
         view = RecordView(py, doc, fields, self.names.spec_name(py), base)
         view.size_lines = self.size_lines(info)
+        view.factory_lines = factory_lines(view, self.names.factory(info.name))
         view.to_json, view.json_repr = f"_to_json_{py}", f"_json_repr_{py}"
         view.to_json_body = to_json_body(view)
         view.json_repr_body = json_repr_body(view, view.to_json)

@@ -100,6 +100,10 @@ class Names:
     def field(self, record: str, field: str) -> str:
         return self.fields[(record, field)]
 
+    def factory(self, record: str) -> str:
+        """The module function that makes a record by keyword (Lowerer.factory_lines)."""
+        return f"_new_{self.type_name(record)}"
+
     def tag(self, variant: str) -> str:
         """The class attribute holding a variant case's name (its JSON tag)."""
         return self.tags[variant]

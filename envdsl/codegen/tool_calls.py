@@ -242,7 +242,7 @@ class _ToolCall:
             return [*lines, "data = result"]
         record = self.writer.records.get(shape.record) if shape.kind == "record" else None
         if record is not None and not shape.optional:
-            display = record_display(record, "result")
+            display = record_display(record, "result", self.datetime_text)
             lines.append(f"data = {display} if result is not None else None")
             checks = check_lines(record)
             if checks is not None:
@@ -259,6 +259,19 @@ class _ToolCall:
             "    if problem is not None:",
             "        raise rt.Fail(problem)",
         ]
+
+    def datetime_text(self, read: str) -> str:
+        """A datetime of the result as text: where it is the very datetime an argument was
+        read into from its canonical text (a row made from the arguments, returned), that
+        text; otherwise format_datetime's (which hashes a datetime it has not seen, a third
+        of a microsecond for an aware one, and formats it, twice that)."""
+        shown = f"_format_datetime({read})"
+        for index in reversed(range(len(self.tool.params))):
+            shape = self.tool.params[index].shape
+            if shape is not None and shape.kind == "datetime":
+                value, raw, canonical = self.values[index], self.raws[index], self.canonical(index)
+                shown = f"{raw} if {read} is {value} and {canonical} else {shown}"
+        return shown if shown.startswith("_format_datetime(") else f"({shown})"
 
     def end_of_call_checks(self) -> list[str]:
         """Environment._verify for this tool, in its order: the touched rows' rules, the refs

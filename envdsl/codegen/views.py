@@ -48,6 +48,8 @@ class RecordView:
     fields: list[FieldView]
     spec: str
     base: str  # the base class ('' for none)
+    # the function making one by keyword (Names.factory; Lowerer.factory_lines): its lines
+    factory_lines: list[str] = field(default_factory=list)
     # the body of the record's stored size (runtime/limits.py; Lowerer.size_lines)
     size_lines: list[str] = field(default_factory=list)
     # its JSON writers (codegen/serializers.py): the functions' names and bodies

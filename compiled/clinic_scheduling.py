@@ -3588,7 +3588,13 @@ class ClinicSchedulingEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("list_dentists", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -3635,7 +3641,13 @@ class ClinicSchedulingEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("list_treatments", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -3697,7 +3709,13 @@ class ClinicSchedulingEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("get_working_hours", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -3791,7 +3809,13 @@ class ClinicSchedulingEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("find_free_slots", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -3859,7 +3883,13 @@ class ClinicSchedulingEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("get_dentist_schedule", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -3915,7 +3945,13 @@ class ClinicSchedulingEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("find_patients", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -3996,7 +4032,13 @@ class ClinicSchedulingEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("get_patient_appointments", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -4098,7 +4140,13 @@ class ClinicSchedulingEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("get_appointment", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -4202,7 +4250,13 @@ class ClinicSchedulingEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("register_patient", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -4425,7 +4479,13 @@ class ClinicSchedulingEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("book_appointment", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -4489,7 +4549,7 @@ class ClinicSchedulingEnv(rt.Environment):
                 self._env_invariant_failed("_inv_3")  # clinic_scheduling.env:274
             table = self._tables["appointments"]
             for touched_table, key in self._touched:
-                row = table.get(key) if touched_table == "appointments" else None
+                row = table._rows.get(key) if touched_table == "appointments" else None
                 if row is not None and not self._inv_4_row(row):
                     self._env_invariant_failed("_inv_4")  # clinic_scheduling.env:284
             data = (
@@ -4540,7 +4600,13 @@ class ClinicSchedulingEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("confirm_appointment", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -4657,7 +4723,7 @@ class ClinicSchedulingEnv(rt.Environment):
                 self._env_invariant_failed("_inv_3")  # clinic_scheduling.env:274
             table = self._tables["appointments"]
             for touched_table, key in self._touched:
-                row = table.get(key) if touched_table == "appointments" else None
+                row = table._rows.get(key) if touched_table == "appointments" else None
                 if row is not None and not self._inv_4_row(row):
                     self._env_invariant_failed("_inv_4")  # clinic_scheduling.env:284
             data = (
@@ -4724,7 +4790,13 @@ class ClinicSchedulingEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("reschedule_appointment", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -4821,7 +4893,7 @@ class ClinicSchedulingEnv(rt.Environment):
                 self._env_invariant_failed("_inv_3")  # clinic_scheduling.env:274
             table = self._tables["appointments"]
             for touched_table, key in self._touched:
-                row = table.get(key) if touched_table == "appointments" else None
+                row = table._rows.get(key) if touched_table == "appointments" else None
                 if row is not None and not self._inv_4_row(row):
                     self._env_invariant_failed("_inv_4")  # clinic_scheduling.env:284
             data = (
@@ -4872,7 +4944,13 @@ class ClinicSchedulingEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("cancel_appointment", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -4936,7 +5014,7 @@ class ClinicSchedulingEnv(rt.Environment):
                 self._env_invariant_failed("_inv_3")  # clinic_scheduling.env:274
             table = self._tables["appointments"]
             for touched_table, key in self._touched:
-                row = table.get(key) if touched_table == "appointments" else None
+                row = table._rows.get(key) if touched_table == "appointments" else None
                 if row is not None and not self._inv_4_row(row):
                     self._env_invariant_failed("_inv_4")  # clinic_scheduling.env:284
             data = (
@@ -4987,7 +5065,13 @@ class ClinicSchedulingEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("check_in_patient", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -5099,7 +5183,13 @@ class ClinicSchedulingEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("complete_appointment", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -5163,7 +5253,7 @@ class ClinicSchedulingEnv(rt.Environment):
                 self._env_invariant_failed("_inv_3")  # clinic_scheduling.env:274
             table = self._tables["appointments"]
             for touched_table, key in self._touched:
-                row = table.get(key) if touched_table == "appointments" else None
+                row = table._rows.get(key) if touched_table == "appointments" else None
                 if row is not None and not self._inv_4_row(row):
                     self._env_invariant_failed("_inv_4")  # clinic_scheduling.env:284
             data = (
@@ -5214,7 +5304,13 @@ class ClinicSchedulingEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("mark_no_show", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -5286,7 +5382,13 @@ class ClinicSchedulingEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("advance_clock", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -5414,7 +5516,13 @@ class ClinicSchedulingEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("set_working_hours", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -5509,7 +5617,13 @@ class ClinicSchedulingEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("add_dentist_speciality", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -5593,7 +5707,13 @@ class ClinicSchedulingEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("remove_dentist_speciality", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -5644,7 +5764,13 @@ class ClinicSchedulingEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("send_appointment_reminders", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -5695,7 +5821,13 @@ class ClinicSchedulingEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("send_recall_reminders", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -5986,9 +6118,7 @@ class ClinicSchedulingEnv(rt.Environment):
 
     def _impl_get_working_hours(self, dentist_id: str) -> list[WorkingHours]:
         if not (dentist_id in self.t_dentists):
-            raise rt.Fail(
-                ("no dentist " + h.to_str(dentist_id)), site=0
-            )  # clinic_scheduling.env:325
+            raise rt.Fail(("no dentist " + h.to_str(dentist_id)), 0)  # clinic_scheduling.env:325
         if self.coverage is not None:
             self._hit(0)
         return sorted(
@@ -6000,15 +6130,13 @@ class ClinicSchedulingEnv(rt.Environment):
         self, dentist_id: str, treatment_code: str, day: datetime.date
     ) -> list[Slot]:
         if not (dentist_id in self.t_dentists):
-            raise rt.Fail(
-                ("no dentist " + h.to_str(dentist_id)), site=1
-            )  # clinic_scheduling.env:340
+            raise rt.Fail(("no dentist " + h.to_str(dentist_id)), 1)  # clinic_scheduling.env:340
         if self.coverage is not None:
             self._hit(1)
         t = self.t_treatments.get(treatment_code)
         if t is None:
             raise rt.Fail(
-                ("no treatment " + h.to_str(treatment_code)), site=2
+                ("no treatment " + h.to_str(treatment_code)), 2
             )  # clinic_scheduling.env:341
         if self.coverage is not None:
             self._hit(2)
@@ -6022,7 +6150,7 @@ class ClinicSchedulingEnv(rt.Environment):
                     + h.to_str(t.speciality)
                     + ")"
                 ),
-                site=3,
+                3,
             )  # clinic_scheduling.env:342
         if self.coverage is not None:
             self._hit(3)
@@ -6035,7 +6163,7 @@ class ClinicSchedulingEnv(rt.Environment):
                     + h.to_str(self._fn_weekday_of(d=day))
                     + "s"
                 ),
-                site=4,
+                4,
             )  # clinic_scheduling.env:344
         if self.coverage is not None:
             self._hit(4)
@@ -6077,9 +6205,7 @@ class ClinicSchedulingEnv(rt.Environment):
 
     def _impl_get_dentist_schedule(self, dentist_id: str, day: datetime.date) -> list[Appointment]:
         if not (dentist_id in self.t_dentists):
-            raise rt.Fail(
-                ("no dentist " + h.to_str(dentist_id)), site=5
-            )  # clinic_scheduling.env:373
+            raise rt.Fail(("no dentist " + h.to_str(dentist_id)), 5)  # clinic_scheduling.env:373
         if self.coverage is not None:
             self._hit(5)
         return sorted(
@@ -6102,9 +6228,7 @@ class ClinicSchedulingEnv(rt.Environment):
         self, patient_id: str, include_past: bool
     ) -> list[Appointment]:
         if not (patient_id in self.t_patients):
-            raise rt.Fail(
-                ("no patient " + h.to_str(patient_id)), site=6
-            )  # clinic_scheduling.env:397
+            raise rt.Fail(("no patient " + h.to_str(patient_id)), 6)  # clinic_scheduling.env:397
         if self.coverage is not None:
             self._hit(6)
         return sorted(
@@ -6120,7 +6244,7 @@ class ClinicSchedulingEnv(rt.Environment):
         a = self.t_appointments.get(appointment_id)
         if a is None:
             raise rt.Fail(
-                ("no appointment " + h.to_str(appointment_id)), site=7
+                ("no appointment " + h.to_str(appointment_id)), 7
             )  # clinic_scheduling.env:406
         if self.coverage is not None:
             self._hit(7)
@@ -6128,18 +6252,18 @@ class ClinicSchedulingEnv(rt.Environment):
 
     def _impl_register_patient(self, name: str, phone: str, recall_months: int) -> Patient:
         if not (name.strip() != ""):
-            raise rt.Fail("give the patient's name", site=8)  # clinic_scheduling.env:420
+            raise rt.Fail("give the patient's name", 8)  # clinic_scheduling.env:420
         if self.coverage is not None:
             self._hit(8)
         if not (1 <= recall_months <= 24):
             raise rt.Fail(
-                ("recall_months must be 1 to 24, not " + h.to_str(recall_months)), site=9
+                ("recall_months must be 1 to 24, not " + h.to_str(recall_months)), 9
             )  # clinic_scheduling.env:421
         if self.coverage is not None:
             self._hit(9)
         if not (not any(((p.phone == phone) for p in self._it(self.t_patients.rows())))):
             raise rt.Fail(
-                ("a patient with phone " + h.to_str(phone) + " is already registered"), site=10
+                ("a patient with phone " + h.to_str(phone) + " is already registered"), 10
             )  # clinic_scheduling.env:422
         if self.coverage is not None:
             self._hit(10)
@@ -6156,33 +6280,29 @@ class ClinicSchedulingEnv(rt.Environment):
         room_id: str,
     ) -> Appointment:
         if not (patient_id in self.t_patients):
-            raise rt.Fail(
-                ("no patient " + h.to_str(patient_id)), site=11
-            )  # clinic_scheduling.env:437
+            raise rt.Fail(("no patient " + h.to_str(patient_id)), 11)  # clinic_scheduling.env:437
         if self.coverage is not None:
             self._hit(11)
         d = self.t_dentists.get(dentist_id)
         if d is None:
-            raise rt.Fail(
-                ("no dentist " + h.to_str(dentist_id)), site=12
-            )  # clinic_scheduling.env:438
+            raise rt.Fail(("no dentist " + h.to_str(dentist_id)), 12)  # clinic_scheduling.env:438
         if self.coverage is not None:
             self._hit(12)
         t = self.t_treatments.get(treatment_code)
         if t is None:
             raise rt.Fail(
-                ("no treatment " + h.to_str(treatment_code)), site=13
+                ("no treatment " + h.to_str(treatment_code)), 13
             )  # clinic_scheduling.env:439
         if self.coverage is not None:
             self._hit(13)
         r = self.t_rooms.get(room_id)
         if r is None:
-            raise rt.Fail(("no room " + h.to_str(room_id)), site=14)  # clinic_scheduling.env:440
+            raise rt.Fail(("no room " + h.to_str(room_id)), 14)  # clinic_scheduling.env:440
         if self.coverage is not None:
             self._hit(14)
         if not (start > self.s_now):
             raise rt.Fail(
-                "appointments cannot be booked in the past", site=15
+                "appointments cannot be booked in the past", 15
             )  # clinic_scheduling.env:441
         if self.coverage is not None:
             self._hit(15)
@@ -6192,13 +6312,13 @@ class ClinicSchedulingEnv(rt.Environment):
                     "appointments start on the quarter hour, not at "
                     + h.to_str(self._fn_hhmm(minute=self._fn_minute_of_day(t=start)))
                 ),
-                site=16,
+                16,
             )  # clinic_scheduling.env:442
         if self.coverage is not None:
             self._hit(16)
         if not self._fn_qualified(dentist_id=dentist_id, speciality=t.speciality):
             raise rt.Fail(
-                (h.to_str(d.name) + " is not qualified for " + h.to_str(t.name)), site=17
+                (h.to_str(d.name) + " is not qualified for " + h.to_str(t.name)), 17
             )  # clinic_scheduling.env:444
         if self.coverage is not None:
             self._hit(17)
@@ -6215,13 +6335,13 @@ class ClinicSchedulingEnv(rt.Environment):
                     + h.to_str(self._fn_hhmm(minute=self._fn_minute_of_day(t=end)))
                     + ")"
                 ),
-                site=18,
+                18,
             )  # clinic_scheduling.env:446
         if self.coverage is not None:
             self._hit(18)
         if not self._fn_dentist_free(dentist_id=dentist_id, start=start, end=end, except_id=""):
             raise rt.Fail(
-                (h.to_str(d.name) + " already has an appointment then"), site=19
+                (h.to_str(d.name) + " already has an appointment then"), 19
             )  # clinic_scheduling.env:448
         if self.coverage is not None:
             self._hit(19)
@@ -6233,14 +6353,12 @@ class ClinicSchedulingEnv(rt.Environment):
                     + h.to_str(r.name)
                     + " has none"
                 ),
-                site=20,
+                20,
             )  # clinic_scheduling.env:450
         if self.coverage is not None:
             self._hit(20)
         if not self._fn_room_free(room_id=room_id, start=start, end=end, except_id=""):
-            raise rt.Fail(
-                (h.to_str(r.name) + " is taken then"), site=21
-            )  # clinic_scheduling.env:451
+            raise rt.Fail((h.to_str(r.name) + " is taken then"), 21)  # clinic_scheduling.env:451
         if self.coverage is not None:
             self._hit(21)
         return self._insert_appointments(
@@ -6259,20 +6377,18 @@ class ClinicSchedulingEnv(rt.Environment):
         a = self.t_appointments.get(appointment_id)
         if a is None:
             raise rt.Fail(
-                ("no appointment " + h.to_str(appointment_id)), site=22
+                ("no appointment " + h.to_str(appointment_id)), 22
             )  # clinic_scheduling.env:467
         if self.coverage is not None:
             self._hit(22)
         if not (a.status == AppointmentStatus.requested):
             raise rt.Fail(
-                ("the appointment is " + h.to_str(a.status) + ", not requested"), site=23
+                ("the appointment is " + h.to_str(a.status) + ", not requested"), 23
             )  # clinic_scheduling.env:468
         if self.coverage is not None:
             self._hit(23)
         if not (a.start > self.s_now):
-            raise rt.Fail(
-                "the appointment has already started", site=24
-            )  # clinic_scheduling.env:470
+            raise rt.Fail("the appointment has already started", 24)  # clinic_scheduling.env:470
         if self.coverage is not None:
             self._hit(24)
         self._write_appointments_status(a, AppointmentStatus.confirmed)
@@ -6284,13 +6400,13 @@ class ClinicSchedulingEnv(rt.Environment):
         a = self.t_appointments.get(appointment_id)
         if a is None:
             raise rt.Fail(
-                ("no appointment " + h.to_str(appointment_id)), site=25
+                ("no appointment " + h.to_str(appointment_id)), 25
             )  # clinic_scheduling.env:483
         if self.coverage is not None:
             self._hit(25)
         if not self._fn_is_upcoming(a=a):
             raise rt.Fail(
-                ("a " + h.to_str(a.status) + " appointment cannot be moved"), site=26
+                ("a " + h.to_str(a.status) + " appointment cannot be moved"), 26
             )  # clinic_scheduling.env:484
         if self.coverage is not None:
             self._hit(26)
@@ -6301,20 +6417,18 @@ class ClinicSchedulingEnv(rt.Environment):
                     + h.to_str(C_CANCEL_NOTICE_HOURS)
                     + " hours before they start"
                 ),
-                site=27,
+                27,
             )  # clinic_scheduling.env:485
         if self.coverage is not None:
             self._hit(27)
         if not (new_start > self.s_now):
             raise rt.Fail(
-                "appointments cannot be moved into the past", site=28
+                "appointments cannot be moved into the past", 28
             )  # clinic_scheduling.env:487
         if self.coverage is not None:
             self._hit(28)
         if not (h.mod(self._fn_minute_of_day(t=new_start), C_SLOT_MINUTES) == 0):
-            raise rt.Fail(
-                "appointments start on the quarter hour", site=29
-            )  # clinic_scheduling.env:488
+            raise rt.Fail("appointments start on the quarter hour", 29)  # clinic_scheduling.env:488
         if self.coverage is not None:
             self._hit(29)
         new_room: str = (
@@ -6322,7 +6436,7 @@ class ClinicSchedulingEnv(rt.Environment):
         )
         r = self.t_rooms.get(new_room)
         if r is None:
-            raise rt.Fail(("no room " + h.to_str(new_room)), site=30)  # clinic_scheduling.env:491
+            raise rt.Fail(("no room " + h.to_str(new_room)), 30)  # clinic_scheduling.env:491
         if self.coverage is not None:
             self._hit(30)
         end: datetime.datetime = new_start + h.minutes(
@@ -6330,7 +6444,7 @@ class ClinicSchedulingEnv(rt.Environment):
         )
         if not self._fn_within_hours(dentist_id=a.dentist, start=new_start, end=end):
             raise rt.Fail(
-                (h.to_str(self.t_dentists.row(a.dentist).name) + " does not work then"), site=31
+                (h.to_str(self.t_dentists.row(a.dentist).name) + " does not work then"), 31
             )  # clinic_scheduling.env:493
         if self.coverage is not None:
             self._hit(31)
@@ -6342,16 +6456,14 @@ class ClinicSchedulingEnv(rt.Environment):
                     h.to_str(self.t_dentists.row(a.dentist).name)
                     + " already has an appointment then"
                 ),
-                site=32,
+                32,
             )  # clinic_scheduling.env:494
         if self.coverage is not None:
             self._hit(32)
         if not self._fn_room_free(
             room_id=new_room, start=new_start, end=end, except_id=appointment_id
         ):
-            raise rt.Fail(
-                (h.to_str(r.name) + " is taken then"), site=33
-            )  # clinic_scheduling.env:496
+            raise rt.Fail((h.to_str(r.name) + " is taken then"), 33)  # clinic_scheduling.env:496
         if self.coverage is not None:
             self._hit(33)
         self._write_appointments_start(a, new_start)
@@ -6365,18 +6477,18 @@ class ClinicSchedulingEnv(rt.Environment):
         a = self.t_appointments.get(appointment_id)
         if a is None:
             raise rt.Fail(
-                ("no appointment " + h.to_str(appointment_id)), site=34
+                ("no appointment " + h.to_str(appointment_id)), 34
             )  # clinic_scheduling.env:510
         if self.coverage is not None:
             self._hit(34)
         if not self._fn_is_upcoming(a=a):
             raise rt.Fail(
-                ("a " + h.to_str(a.status) + " appointment cannot be cancelled"), site=35
+                ("a " + h.to_str(a.status) + " appointment cannot be cancelled"), 35
             )  # clinic_scheduling.env:511
         if self.coverage is not None:
             self._hit(35)
         if not (reason.strip() != ""):
-            raise rt.Fail("give a reason", site=36)  # clinic_scheduling.env:512
+            raise rt.Fail("give a reason", 36)  # clinic_scheduling.env:512
         if self.coverage is not None:
             self._hit(36)
         if not (by_clinic or self._fn_can_be_changed_by_patient(a=a)):
@@ -6386,7 +6498,7 @@ class ClinicSchedulingEnv(rt.Environment):
                     + h.to_str(C_CANCEL_NOTICE_HOURS)
                     + " hours before they start"
                 ),
-                site=37,
+                37,
             )  # clinic_scheduling.env:513
         if self.coverage is not None:
             self._hit(37)
@@ -6399,22 +6511,22 @@ class ClinicSchedulingEnv(rt.Environment):
         a = self.t_appointments.get(appointment_id)
         if a is None:
             raise rt.Fail(
-                ("no appointment " + h.to_str(appointment_id)), site=38
+                ("no appointment " + h.to_str(appointment_id)), 38
             )  # clinic_scheduling.env:526
         if self.coverage is not None:
             self._hit(38)
         if not (a.status == AppointmentStatus.confirmed):
             raise rt.Fail(
-                ("the appointment is " + h.to_str(a.status) + ", not confirmed"), site=39
+                ("the appointment is " + h.to_str(a.status) + ", not confirmed"), 39
             )  # clinic_scheduling.env:527
         if self.coverage is not None:
             self._hit(39)
         if not (self.s_now >= (a.start - h.minutes(C_EARLY_CHECK_IN_MINUTES))):
-            raise rt.Fail("too early to check in", site=40)  # clinic_scheduling.env:529
+            raise rt.Fail("too early to check in", 40)  # clinic_scheduling.env:529
         if self.coverage is not None:
             self._hit(40)
         if not (self.s_now < a.end):
-            raise rt.Fail("the appointment time is over", site=41)  # clinic_scheduling.env:530
+            raise rt.Fail("the appointment time is over", 41)  # clinic_scheduling.env:530
         if self.coverage is not None:
             self._hit(41)
         self._write_appointments_status(a, AppointmentStatus.checked_in)
@@ -6424,18 +6536,18 @@ class ClinicSchedulingEnv(rt.Environment):
         a = self.t_appointments.get(appointment_id)
         if a is None:
             raise rt.Fail(
-                ("no appointment " + h.to_str(appointment_id)), site=42
+                ("no appointment " + h.to_str(appointment_id)), 42
             )  # clinic_scheduling.env:538
         if self.coverage is not None:
             self._hit(42)
         if not (a.status == AppointmentStatus.checked_in):
             raise rt.Fail(
-                ("the appointment is " + h.to_str(a.status) + ", not checked in"), site=43
+                ("the appointment is " + h.to_str(a.status) + ", not checked in"), 43
             )  # clinic_scheduling.env:539
         if self.coverage is not None:
             self._hit(43)
         if not (self.s_now >= a.start):
-            raise rt.Fail("the treatment has not started yet", site=44)  # clinic_scheduling.env:541
+            raise rt.Fail("the treatment has not started yet", 44)  # clinic_scheduling.env:541
         if self.coverage is not None:
             self._hit(44)
         self._write_appointments_status(a, AppointmentStatus.completed)
@@ -6447,20 +6559,19 @@ class ClinicSchedulingEnv(rt.Environment):
         a = self.t_appointments.get(appointment_id)
         if a is None:
             raise rt.Fail(
-                ("no appointment " + h.to_str(appointment_id)), site=45
+                ("no appointment " + h.to_str(appointment_id)), 45
             )  # clinic_scheduling.env:551
         if self.coverage is not None:
             self._hit(45)
         if not (a.status == AppointmentStatus.confirmed):
             raise rt.Fail(
-                ("the appointment is " + h.to_str(a.status) + ", not confirmed"), site=46
+                ("the appointment is " + h.to_str(a.status) + ", not confirmed"), 46
             )  # clinic_scheduling.env:552
         if self.coverage is not None:
             self._hit(46)
         if not (self.s_now >= (a.start + h.minutes(C_NO_SHOW_GRACE_MINUTES))):
             raise rt.Fail(
-                ("wait until " + h.to_str(C_NO_SHOW_GRACE_MINUTES) + " minutes after the start"),
-                site=47,
+                ("wait until " + h.to_str(C_NO_SHOW_GRACE_MINUTES) + " minutes after the start"), 47
             )  # clinic_scheduling.env:554
         if self.coverage is not None:
             self._hit(47)
@@ -6469,7 +6580,7 @@ class ClinicSchedulingEnv(rt.Environment):
 
     def _impl_advance_clock(self, to: datetime.datetime) -> datetime.datetime:
         if not (to >= self.s_now):
-            raise rt.Fail("the clock cannot go back", site=48)  # clinic_scheduling.env:562
+            raise rt.Fail("the clock cannot go back", 48)  # clinic_scheduling.env:562
         if self.coverage is not None:
             self._hit(48)
         self._set_scalar("now", to)
@@ -6479,9 +6590,7 @@ class ClinicSchedulingEnv(rt.Environment):
         self, dentist_id: str, day: Weekday, opens: str, closes: str
     ) -> WorkingHours:
         if not (dentist_id in self.t_dentists):
-            raise rt.Fail(
-                ("no dentist " + h.to_str(dentist_id)), site=49
-            )  # clinic_scheduling.env:577
+            raise rt.Fail(("no dentist " + h.to_str(dentist_id)), 49)  # clinic_scheduling.env:577
         if self.coverage is not None:
             self._hit(49)
         from_minute: int = self._fn_parse_hhmm(s=opens)
@@ -6495,7 +6604,7 @@ class ClinicSchedulingEnv(rt.Environment):
                     + h.to_str(closes)
                     + ")"
                 ),
-                site=50,
+                50,
             )  # clinic_scheduling.env:580
         if self.coverage is not None:
             self._hit(50)
@@ -6524,7 +6633,7 @@ class ClinicSchedulingEnv(rt.Environment):
                     + h.to_str(h.join(", ", sorted(outside)))
                     + "); move or cancel them first"
                 ),
-                site=51,
+                51,
             )  # clinic_scheduling.env:593
         if self.coverage is not None:
             self._hit(51)
@@ -6549,20 +6658,18 @@ class ClinicSchedulingEnv(rt.Environment):
         self, dentist_id: str, speciality_code: str
     ) -> DentistSpeciality:
         if not (dentist_id in self.t_dentists):
-            raise rt.Fail(
-                ("no dentist " + h.to_str(dentist_id)), site=52
-            )  # clinic_scheduling.env:611
+            raise rt.Fail(("no dentist " + h.to_str(dentist_id)), 52)  # clinic_scheduling.env:611
         if self.coverage is not None:
             self._hit(52)
         if not (speciality_code in self.t_specialities):
             raise rt.Fail(
-                ("no speciality " + h.to_str(speciality_code)), site=53
+                ("no speciality " + h.to_str(speciality_code)), 53
             )  # clinic_scheduling.env:612
         if self.coverage is not None:
             self._hit(53)
         if not (not self._fn_qualified(dentist_id=dentist_id, speciality=speciality_code)):
             raise rt.Fail(
-                "the dentist already has this speciality", site=54
+                "the dentist already has this speciality", 54
             )  # clinic_scheduling.env:613
         if self.coverage is not None:
             self._hit(54)
@@ -6580,7 +6687,7 @@ class ClinicSchedulingEnv(rt.Environment):
         )
         if l is None:
             raise rt.Fail(
-                (h.to_str(dentist_id) + " has no speciality " + h.to_str(speciality_code)), site=55
+                (h.to_str(dentist_id) + " has no speciality " + h.to_str(speciality_code)), 55
             )  # clinic_scheduling.env:625
         if self.coverage is not None:
             self._hit(55)
@@ -6604,7 +6711,7 @@ class ClinicSchedulingEnv(rt.Environment):
                     + h.to_str(h.join(", ", sorted(needed)))
                     + "); move or cancel them first"
                 ),
-                site=56,
+                56,
             )  # clinic_scheduling.env:636
         if self.coverage is not None:
             self._hit(56)
@@ -7828,12 +7935,12 @@ class ClinicSchedulingEnv(rt.Environment):
             while True:
                 counter += 1
                 key = "P-" + f"{counter:04d}"
-                if key not in table:
+                if key not in table._rows:
                     break
             table.auto_counter = counter
             row.patient_id = key
         else:
-            if key in table:
+            if key in table._rows:  # (Table.__contains__ without its call)
                 raise rt.Fail(f"Patient {key!r} already exists", rule="key: Patient")
         _charge(row._stored_size())  # limits.stored_size of a row: its class's sizer
         table.add(key, row)
@@ -7854,12 +7961,12 @@ class ClinicSchedulingEnv(rt.Environment):
             while True:
                 counter += 1
                 key = "APT-" + f"{counter:04d}"
-                if key not in table:
+                if key not in table._rows:
                     break
             table.auto_counter = counter
             row.appointment_id = key
         else:
-            if key in table:
+            if key in table._rows:  # (Table.__contains__ without its call)
                 raise rt.Fail(f"Appointment {key!r} already exists", rule="key: Appointment")
         _charge(row._stored_size())  # limits.stored_size of a row: its class's sizer
         table.add(key, row)
@@ -7880,12 +7987,12 @@ class ClinicSchedulingEnv(rt.Environment):
             while True:
                 counter += 1
                 key = "WH-" + f"{counter:04d}"
-                if key not in table:
+                if key not in table._rows:
                     break
             table.auto_counter = counter
             row.hours_id = key
         else:
-            if key in table:
+            if key in table._rows:  # (Table.__contains__ without its call)
                 raise rt.Fail(f"WorkingHours {key!r} already exists", rule="key: WorkingHours")
         _charge(row._stored_size())  # limits.stored_size of a row: its class's sizer
         table.add(key, row)
@@ -7906,12 +8013,12 @@ class ClinicSchedulingEnv(rt.Environment):
             while True:
                 counter += 1
                 key = "DS-" + f"{counter:04d}"
-                if key not in table:
+                if key not in table._rows:
                     break
             table.auto_counter = counter
             row.link_id = key
         else:
-            if key in table:
+            if key in table._rows:  # (Table.__contains__ without its call)
                 raise rt.Fail(
                     f"DentistSpeciality {key!r} already exists", rule="key: DentistSpeciality"
                 )
@@ -7934,12 +8041,12 @@ class ClinicSchedulingEnv(rt.Environment):
             while True:
                 counter += 1
                 key = "REM-" + f"{counter:04d}"
-                if key not in table:
+                if key not in table._rows:
                     break
             table.auto_counter = counter
             row.reminder_id = key
         else:
-            if key in table:
+            if key in table._rows:  # (Table.__contains__ without its call)
                 raise rt.Fail(f"Reminder {key!r} already exists", rule="key: Reminder")
         _charge(row._stored_size())  # limits.stored_size of a row: its class's sizer
         table.add(key, row)
@@ -7952,159 +8059,157 @@ class ClinicSchedulingEnv(rt.Environment):
         "Environment._verify_touched for this spec's tables: each touched row's rules."
         for (table_name, key), originals in list(self._touched.items()):
             if table_name == "dentist_specialities":
-                self._rules_dentist_specialities(key, originals)
+                if originals is not _INSERTED and originals.keys().isdisjoint(
+                    ("dentist", "speciality")
+                ):
+                    continue
+                table = self._tables["dentist_specialities"]
+                row = table._rows.get(key)  # (Table.get without its call)
+                if row is None:
+                    continue  # deleted later in the call
+                if originals is _INSERTED or not originals.keys().isdisjoint(
+                    ("dentist", "speciality")
+                ):
+                    value = (
+                        row.dentist,
+                        row.speciality,
+                    )
+                    failure = _shared_unique(table, ("dentist", "speciality"), value, key)
+                    if failure is not None:
+                        raise failure
+                if originals is _INSERTED or "dentist" in originals:
+                    parent = row.dentist
+                    if parent not in self._tables["dentists"]._rows:
+                        raise _missing_parent(
+                            table.schema, "dentist", self._tables["dentists"], parent
+                        )
+                if originals is _INSERTED or "speciality" in originals:
+                    parent = row.speciality
+                    if parent not in self._tables["specialities"]._rows:
+                        raise _missing_parent(
+                            table.schema, "speciality", self._tables["specialities"], parent
+                        )
             elif table_name == "working_hours":
-                self._rules_working_hours(key, originals)
+                table = self._tables["working_hours"]
+                row = table._rows.get(key)  # (Table.get without its call)
+                if row is None:
+                    continue  # deleted later in the call
+                if originals is _INSERTED or not originals.keys().isdisjoint(("dentist", "day")):
+                    value = (
+                        row.dentist,
+                        row.day,
+                    )
+                    failure = _shared_unique(table, ("dentist", "day"), value, key)
+                    if failure is not None:
+                        raise failure
+                if originals is _INSERTED or "dentist" in originals:
+                    parent = row.dentist
+                    if parent not in self._tables["dentists"]._rows:
+                        raise _missing_parent(
+                            table.schema, "dentist", self._tables["dentists"], parent
+                        )
+                if not self._rowinv_WorkingHours_0(row):
+                    self._row_invariant_failed(
+                        "working_hours", row, "a working day opens before it closes, within the day"
+                    )
             elif table_name == "treatments":
-                self._rules_treatments(key, originals)
+                table = self._tables["treatments"]
+                row = table._rows.get(key)  # (Table.get without its call)
+                if row is None:
+                    continue  # deleted later in the call
+                if originals is _INSERTED or "speciality" in originals:
+                    parent = row.speciality
+                    if parent not in self._tables["specialities"]._rows:
+                        raise _missing_parent(
+                            table.schema, "speciality", self._tables["specialities"], parent
+                        )
+                if not self._rowinv_Treatment_0(row):
+                    self._row_invariant_failed(
+                        "treatments", row, "a treatment lasts a positive number of slots"
+                    )
             elif table_name == "patients":
-                self._rules_patients(key, originals)
+                table = self._tables["patients"]
+                row = table._rows.get(key)  # (Table.get without its call)
+                if row is None:
+                    continue  # deleted later in the call
+                if originals is _INSERTED or "phone" in originals:
+                    value = (row.phone,)
+                    failure = _shared_unique(table, ("phone",), value, key)
+                    if failure is not None:
+                        raise failure
+                if not self._rowinv_Patient_0(row):
+                    self._row_invariant_failed(
+                        "patients", row, "the recall interval is 1 to 24 months"
+                    )
+                if not self._rowinv_Patient_1(row):
+                    self._row_invariant_failed("patients", row, "the name is not blank")
             elif table_name == "appointments":
-                self._rules_appointments(key, originals)
+                table = self._tables["appointments"]
+                row = table._rows.get(key)  # (Table.get without its call)
+                if row is None:
+                    continue  # deleted later in the call
+                if originals is not _INSERTED and "status" in originals:
+                    old, new = originals["status"], row.status
+                    if old != new and new not in table.schema.transitions["status"].get(
+                        old, frozenset()
+                    ):
+                        raise _refused_transition(table.schema, "status", old, new)
+                if originals is _INSERTED or "patient" in originals:
+                    parent = row.patient
+                    if parent not in self._tables["patients"]._rows:
+                        raise _missing_parent(
+                            table.schema, "patient", self._tables["patients"], parent
+                        )
+                if originals is _INSERTED or "dentist" in originals:
+                    parent = row.dentist
+                    if parent not in self._tables["dentists"]._rows:
+                        raise _missing_parent(
+                            table.schema, "dentist", self._tables["dentists"], parent
+                        )
+                if originals is _INSERTED or "room" in originals:
+                    parent = row.room
+                    if parent not in self._tables["rooms"]._rows:
+                        raise _missing_parent(table.schema, "room", self._tables["rooms"], parent)
+                if originals is _INSERTED or "treatment" in originals:
+                    parent = row.treatment
+                    if parent not in self._tables["treatments"]._rows:
+                        raise _missing_parent(
+                            table.schema, "treatment", self._tables["treatments"], parent
+                        )
+                if not self._rowinv_Appointment_0(row):
+                    self._row_invariant_failed(
+                        "appointments", row, "an appointment ends after it starts"
+                    )
+                if not self._rowinv_Appointment_1(row):
+                    self._row_invariant_failed(
+                        "appointments", row, "an appointment lasts as long as its treatment"
+                    )
+                if not self._rowinv_Appointment_2(row):
+                    self._row_invariant_failed(
+                        "appointments", row, "a cancelled appointment records when and why"
+                    )
+                if not self._rowinv_Appointment_3(row):
+                    self._row_invariant_failed(
+                        "appointments", row, "x-ray treatments take place in an x-ray room"
+                    )
             elif table_name == "reminders":
-                self._rules_reminders(key, originals)
-
-    def _rules_dentist_specialities(self, key: Any, originals: Any) -> None:
-        "The rules of a row of dentist_specialities the call touched (Environment._verify_touched)."
-        if originals is not _INSERTED and originals.keys().isdisjoint(("dentist", "speciality")):
-            return
-        table = self._tables["dentist_specialities"]
-        row = table.get(key)
-        if row is None:
-            return  # deleted later in the call
-        if originals is _INSERTED or not originals.keys().isdisjoint(("dentist", "speciality")):
-            value = (
-                row.dentist,
-                row.speciality,
-            )
-            failure = _shared_unique(table, ("dentist", "speciality"), value, key)
-            if failure is not None:
-                raise failure
-        if originals is _INSERTED or "dentist" in originals:
-            parent = row.dentist
-            if parent not in self._tables["dentists"]:
-                raise _missing_parent(table.schema, "dentist", self._tables["dentists"], parent)
-        if originals is _INSERTED or "speciality" in originals:
-            parent = row.speciality
-            if parent not in self._tables["specialities"]:
-                raise _missing_parent(
-                    table.schema, "speciality", self._tables["specialities"], parent
-                )
-
-    def _rules_working_hours(self, key: Any, originals: Any) -> None:
-        "The rules of a row of working_hours the call touched (Environment._verify_touched)."
-        table = self._tables["working_hours"]
-        row = table.get(key)
-        if row is None:
-            return  # deleted later in the call
-        if originals is _INSERTED or not originals.keys().isdisjoint(("dentist", "day")):
-            value = (
-                row.dentist,
-                row.day,
-            )
-            failure = _shared_unique(table, ("dentist", "day"), value, key)
-            if failure is not None:
-                raise failure
-        if originals is _INSERTED or "dentist" in originals:
-            parent = row.dentist
-            if parent not in self._tables["dentists"]:
-                raise _missing_parent(table.schema, "dentist", self._tables["dentists"], parent)
-        if not self._rowinv_WorkingHours_0(row):
-            self._row_invariant_failed(
-                "working_hours", row, "a working day opens before it closes, within the day"
-            )
-
-    def _rules_treatments(self, key: Any, originals: Any) -> None:
-        "The rules of a row of treatments the call touched (Environment._verify_touched)."
-        table = self._tables["treatments"]
-        row = table.get(key)
-        if row is None:
-            return  # deleted later in the call
-        if originals is _INSERTED or "speciality" in originals:
-            parent = row.speciality
-            if parent not in self._tables["specialities"]:
-                raise _missing_parent(
-                    table.schema, "speciality", self._tables["specialities"], parent
-                )
-        if not self._rowinv_Treatment_0(row):
-            self._row_invariant_failed(
-                "treatments", row, "a treatment lasts a positive number of slots"
-            )
-
-    def _rules_patients(self, key: Any, originals: Any) -> None:
-        "The rules of a row of patients the call touched (Environment._verify_touched)."
-        table = self._tables["patients"]
-        row = table.get(key)
-        if row is None:
-            return  # deleted later in the call
-        if originals is _INSERTED or "phone" in originals:
-            value = (row.phone,)
-            failure = _shared_unique(table, ("phone",), value, key)
-            if failure is not None:
-                raise failure
-        if not self._rowinv_Patient_0(row):
-            self._row_invariant_failed("patients", row, "the recall interval is 1 to 24 months")
-        if not self._rowinv_Patient_1(row):
-            self._row_invariant_failed("patients", row, "the name is not blank")
-
-    def _rules_appointments(self, key: Any, originals: Any) -> None:
-        "The rules of a row of appointments the call touched (Environment._verify_touched)."
-        table = self._tables["appointments"]
-        row = table.get(key)
-        if row is None:
-            return  # deleted later in the call
-        if originals is not _INSERTED and "status" in originals:
-            old, new = originals["status"], row.status
-            if old != new and new not in table.schema.transitions["status"].get(old, frozenset()):
-                raise _refused_transition(table.schema, "status", old, new)
-        if originals is _INSERTED or "patient" in originals:
-            parent = row.patient
-            if parent not in self._tables["patients"]:
-                raise _missing_parent(table.schema, "patient", self._tables["patients"], parent)
-        if originals is _INSERTED or "dentist" in originals:
-            parent = row.dentist
-            if parent not in self._tables["dentists"]:
-                raise _missing_parent(table.schema, "dentist", self._tables["dentists"], parent)
-        if originals is _INSERTED or "room" in originals:
-            parent = row.room
-            if parent not in self._tables["rooms"]:
-                raise _missing_parent(table.schema, "room", self._tables["rooms"], parent)
-        if originals is _INSERTED or "treatment" in originals:
-            parent = row.treatment
-            if parent not in self._tables["treatments"]:
-                raise _missing_parent(table.schema, "treatment", self._tables["treatments"], parent)
-        if not self._rowinv_Appointment_0(row):
-            self._row_invariant_failed("appointments", row, "an appointment ends after it starts")
-        if not self._rowinv_Appointment_1(row):
-            self._row_invariant_failed(
-                "appointments", row, "an appointment lasts as long as its treatment"
-            )
-        if not self._rowinv_Appointment_2(row):
-            self._row_invariant_failed(
-                "appointments", row, "a cancelled appointment records when and why"
-            )
-        if not self._rowinv_Appointment_3(row):
-            self._row_invariant_failed(
-                "appointments", row, "x-ray treatments take place in an x-ray room"
-            )
-
-    def _rules_reminders(self, key: Any, originals: Any) -> None:
-        "The rules of a row of reminders the call touched (Environment._verify_touched)."
-        table = self._tables["reminders"]
-        row = table.get(key)
-        if row is None:
-            return  # deleted later in the call
-        if originals is _INSERTED or "patient" in originals:
-            parent = row.patient
-            if parent not in self._tables["patients"]:
-                raise _missing_parent(table.schema, "patient", self._tables["patients"], parent)
-        if originals is _INSERTED or "appointment" in originals:
-            parent = row.appointment
-            if parent is not None and parent not in self._tables["appointments"]:
-                raise _missing_parent(
-                    table.schema, "appointment", self._tables["appointments"], parent
-                )
-        if not self._rowinv_Reminder_0(row):
-            self._row_invariant_failed(
-                "reminders", row, "an appointment reminder names its appointment"
-            )
+                table = self._tables["reminders"]
+                row = table._rows.get(key)  # (Table.get without its call)
+                if row is None:
+                    continue  # deleted later in the call
+                if originals is _INSERTED or "patient" in originals:
+                    parent = row.patient
+                    if parent not in self._tables["patients"]._rows:
+                        raise _missing_parent(
+                            table.schema, "patient", self._tables["patients"], parent
+                        )
+                if originals is _INSERTED or "appointment" in originals:
+                    parent = row.appointment
+                    if parent is not None and parent not in self._tables["appointments"]._rows:
+                        raise _missing_parent(
+                            table.schema, "appointment", self._tables["appointments"], parent
+                        )
+                if not self._rowinv_Reminder_0(row):
+                    self._row_invariant_failed(
+                        "reminders", row, "an appointment reminder names its appointment"
+                    )

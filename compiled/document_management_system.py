@@ -2417,7 +2417,13 @@ class DocumentManagementSystemEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("get_document_by_id", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -2464,7 +2470,13 @@ class DocumentManagementSystemEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("list_active_documents", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -2530,7 +2542,13 @@ class DocumentManagementSystemEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("check_document_status", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -2594,7 +2612,13 @@ class DocumentManagementSystemEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("get_document_permissions", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -2699,7 +2723,13 @@ class DocumentManagementSystemEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("check_user_access", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -2776,7 +2806,13 @@ class DocumentManagementSystemEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("get_document_version_history", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -2862,7 +2898,13 @@ class DocumentManagementSystemEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("get_document_current_version", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -2935,7 +2977,13 @@ class DocumentManagementSystemEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("get_document_content", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -2997,7 +3045,13 @@ class DocumentManagementSystemEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("search_documents_by_title", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -3144,7 +3198,13 @@ class DocumentManagementSystemEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("create_document", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -3294,7 +3354,13 @@ class DocumentManagementSystemEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("update_document", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -3363,7 +3429,7 @@ class DocumentManagementSystemEnv(rt.Environment):
                 self._verify_rows()
             table = self._tables["documents"]
             for touched_table, key in self._touched:
-                row = table.get(key) if touched_table == "documents" else None
+                row = table._rows.get(key) if touched_table == "documents" else None
                 if row is not None and not self._inv_0_row(row):
                     self._env_invariant_failed("_inv_0")  # document_management_system.env:182
             data = (
@@ -3402,7 +3468,13 @@ class DocumentManagementSystemEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("delete_document", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -3458,7 +3530,7 @@ class DocumentManagementSystemEnv(rt.Environment):
                 self._verify_rows()
             table = self._tables["documents"]
             for touched_table, key in self._touched:
-                row = table.get(key) if touched_table == "documents" else None
+                row = table._rows.get(key) if touched_table == "documents" else None
                 if row is not None and not self._inv_0_row(row):
                     self._env_invariant_failed("_inv_0")  # document_management_system.env:182
             data = (
@@ -3497,7 +3569,13 @@ class DocumentManagementSystemEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("restore_document", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -3610,7 +3688,13 @@ class DocumentManagementSystemEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("set_document_permissions", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -3685,7 +3769,13 @@ class DocumentManagementSystemEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("revoke_user_access", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -3741,7 +3831,7 @@ class DocumentManagementSystemEnv(rt.Environment):
                 self._verify_rows()
             table = self._tables["documents"]
             for touched_table, key in self._touched:
-                row = table.get(key) if touched_table == "documents" else None
+                row = table._rows.get(key) if touched_table == "documents" else None
                 if row is not None and not self._inv_0_row(row):
                     self._env_invariant_failed("_inv_0")  # document_management_system.env:182
             data = (
@@ -3780,7 +3870,13 @@ class DocumentManagementSystemEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("archive_document", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -3905,7 +4001,13 @@ class DocumentManagementSystemEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("revert_to_version", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -3961,7 +4063,7 @@ class DocumentManagementSystemEnv(rt.Environment):
                 self._verify_rows()
             table = self._tables["documents"]
             for touched_table, key in self._touched:
-                row = table.get(key) if touched_table == "documents" else None
+                row = table._rows.get(key) if touched_table == "documents" else None
                 if row is not None and not self._inv_0_row(row):
                     self._env_invariant_failed("_inv_0")  # document_management_system.env:182
             data = (
@@ -4000,7 +4102,13 @@ class DocumentManagementSystemEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("publish_document", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -4122,20 +4230,20 @@ class DocumentManagementSystemEnv(rt.Environment):
     def _impl_get_document_by_id(self, document_id: str, user_id: str) -> Document:
         d = self.t_documents.get(document_id)
         if d is None:
-            raise rt.Fail("Document not found", site=0)  # document_management_system.env:247
+            raise rt.Fail("Document not found", 0)  # document_management_system.env:247
         if self.coverage is not None:
             self._hit(0)
         if not (d.status == DocumentStatus.active):
-            raise rt.Fail("Document is not active", site=1)  # document_management_system.env:248
+            raise rt.Fail("Document is not active", 1)  # document_management_system.env:248
         if self.coverage is not None:
             self._hit(1)
         if not (user_id in self.t_users):
-            raise rt.Fail("User not found", site=2)  # document_management_system.env:249
+            raise rt.Fail("User not found", 2)  # document_management_system.env:249
         if self.coverage is not None:
             self._hit(2)
         if not self._fn_has_permission(document_id=document_id, user_id=user_id, p=Permission.read):
             raise rt.Fail(
-                "User does not have read permission on this document", site=3
+                "User does not have read permission on this document", 3
             )  # document_management_system.env:250
         if self.coverage is not None:
             self._hit(3)
@@ -4151,14 +4259,14 @@ class DocumentManagementSystemEnv(rt.Environment):
     def _impl_check_document_status(self, document_id: str) -> StatusInfo:
         d = self.t_documents.get(document_id)
         if d is None:
-            raise rt.Fail("Document not found", site=4)  # document_management_system.env:264
+            raise rt.Fail("Document not found", 4)  # document_management_system.env:264
         if self.coverage is not None:
             self._hit(4)
         return _new_StatusInfo(status=d.status)
 
     def _impl_get_document_permissions(self, document_id: str) -> list[UserPermissions]:
         if not (document_id in self.t_documents):
-            raise rt.Fail("Document does not exist", site=5)  # document_management_system.env:271
+            raise rt.Fail("Document does not exist", 5)  # document_management_system.env:271
         if self.coverage is not None:
             self._hit(5)
         return [
@@ -4180,25 +4288,25 @@ class DocumentManagementSystemEnv(rt.Environment):
     ) -> bool:
         if not (user_id != ""):
             raise rt.Fail(
-                "Invalid user_id: must be a non-empty string", site=6
+                "Invalid user_id: must be a non-empty string", 6
             )  # document_management_system.env:296
         if self.coverage is not None:
             self._hit(6)
         if not (document_id != ""):
             raise rt.Fail(
-                "Invalid document_id: must be a non-empty string", site=7
+                "Invalid document_id: must be a non-empty string", 7
             )  # document_management_system.env:297
         if self.coverage is not None:
             self._hit(7)
         if not (document_id in self.t_documents):
             raise rt.Fail(
-                ("Document with ID '" + h.to_str(document_id) + "' does not exist"), site=8
+                ("Document with ID '" + h.to_str(document_id) + "' does not exist"), 8
             )  # document_management_system.env:298
         if self.coverage is not None:
             self._hit(8)
         if not (user_id in self.t_users):
             raise rt.Fail(
-                ("User with ID '" + h.to_str(user_id) + "' does not exist"), site=9
+                ("User with ID '" + h.to_str(user_id) + "' does not exist"), 9
             )  # document_management_system.env:299
         if self.coverage is not None:
             self._hit(9)
@@ -4209,16 +4317,16 @@ class DocumentManagementSystemEnv(rt.Environment):
     ) -> list[DocumentVersion]:
         d = self.t_documents.get(document_id)
         if d is None:
-            raise rt.Fail("Document not found", site=10)  # document_management_system.env:309
+            raise rt.Fail("Document not found", 10)  # document_management_system.env:309
         if self.coverage is not None:
             self._hit(10)
         if not (d.status == DocumentStatus.active):
-            raise rt.Fail("Document is not active", site=11)  # document_management_system.env:310
+            raise rt.Fail("Document is not active", 11)  # document_management_system.env:310
         if self.coverage is not None:
             self._hit(11)
         if not self._fn_has_permission(document_id=document_id, user_id=user_id, p=Permission.read):
             raise rt.Fail(
-                "User does not have read permission on this document", site=12
+                "User does not have read permission on this document", 12
             )  # document_management_system.env:311
         if self.coverage is not None:
             self._hit(12)
@@ -4227,12 +4335,12 @@ class DocumentManagementSystemEnv(rt.Environment):
     def _impl_get_document_current_version(self, document_id: str) -> DocumentVersion:
         d = self.t_documents.get(document_id)
         if d is None:
-            raise rt.Fail("Document does not exist", site=13)  # document_management_system.env:318
+            raise rt.Fail("Document does not exist", 13)  # document_management_system.env:318
         if self.coverage is not None:
             self._hit(13)
         if not (d.status == DocumentStatus.active):
             raise rt.Fail(
-                "Document is not active and cannot be retrieved", site=14
+                "Document is not active and cannot be retrieved", 14
             )  # document_management_system.env:319
         if self.coverage is not None:
             self._hit(14)
@@ -4241,20 +4349,20 @@ class DocumentManagementSystemEnv(rt.Environment):
     def _impl_get_document_content(self, document_id: str, user_id: str) -> str:
         d = self.t_documents.get(document_id)
         if d is None:
-            raise rt.Fail("Document not found", site=15)  # document_management_system.env:330
+            raise rt.Fail("Document not found", 15)  # document_management_system.env:330
         if self.coverage is not None:
             self._hit(15)
         if not (d.status == DocumentStatus.active):
-            raise rt.Fail("Document is not active", site=16)  # document_management_system.env:331
+            raise rt.Fail("Document is not active", 16)  # document_management_system.env:331
         if self.coverage is not None:
             self._hit(16)
         if not (user_id in self.t_users):
-            raise rt.Fail("User not found", site=17)  # document_management_system.env:332
+            raise rt.Fail("User not found", 17)  # document_management_system.env:332
         if self.coverage is not None:
             self._hit(17)
         if not self._fn_has_permission(document_id=document_id, user_id=user_id, p=Permission.read):
             raise rt.Fail(
-                "User does not have read permission on this document", site=18
+                "User does not have read permission on this document", 18
             )  # document_management_system.env:333
         if self.coverage is not None:
             self._hit(18)
@@ -4273,13 +4381,13 @@ class DocumentManagementSystemEnv(rt.Environment):
     ) -> Document:
         if not (title.strip() != "" and content != "" and owner_id != ""):
             raise rt.Fail(
-                "Title, content, and owner_id are required", site=19
+                "Title, content, and owner_id are required", 19
             )  # document_management_system.env:361
         if self.coverage is not None:
             self._hit(19)
         if not (owner_id in self.t_users):
             raise rt.Fail(
-                ("Owner with ID '" + h.to_str(owner_id) + "' does not exist"), site=20
+                ("Owner with ID '" + h.to_str(owner_id) + "' does not exist"), 20
             )  # document_management_system.env:363
         if self.coverage is not None:
             self._hit(20)
@@ -4315,44 +4423,42 @@ class DocumentManagementSystemEnv(rt.Environment):
     ) -> Document:
         if not (document_id != "" and user_id != ""):
             raise rt.Fail(
-                "Document ID and User ID are required", site=21
+                "Document ID and User ID are required", 21
             )  # document_management_system.env:401
         if self.coverage is not None:
             self._hit(21)
         d = self.t_documents.get(document_id)
         if d is None:
-            raise rt.Fail("Document does not exist", site=22)  # document_management_system.env:402
+            raise rt.Fail("Document does not exist", 22)  # document_management_system.env:402
         if self.coverage is not None:
             self._hit(22)
         if not (d.status == DocumentStatus.active):
             raise rt.Fail(
-                "Document is not active and cannot be updated", site=23
+                "Document is not active and cannot be updated", 23
             )  # document_management_system.env:403
         if self.coverage is not None:
             self._hit(23)
         if not (user_id in self.t_users):
-            raise rt.Fail("User does not exist", site=24)  # document_management_system.env:404
+            raise rt.Fail("User does not exist", 24)  # document_management_system.env:404
         if self.coverage is not None:
             self._hit(24)
         if not self._fn_has_permission(
             document_id=document_id, user_id=user_id, p=Permission.write
         ):
             raise rt.Fail(
-                "User does not have write permission on this document", site=25
+                "User does not have write permission on this document", 25
             )  # document_management_system.env:405
         if self.coverage is not None:
             self._hit(25)
         if not (title is not None or content is not None):
             raise rt.Fail(
-                "No updates provided; at least one of title or content must be specified", site=26
+                "No updates provided; at least one of title or content must be specified", 26
             )  # document_management_system.env:407
         if self.coverage is not None:
             self._hit(26)
         if title is not None:
             if not (h.unwrap(title).strip() != ""):
-                raise rt.Fail(
-                    "The title cannot be blank", site=27
-                )  # document_management_system.env:410
+                raise rt.Fail("The title cannot be blank", 27)  # document_management_system.env:410
             if self.coverage is not None:
                 self._hit(27)
             self._write_documents_title(d, h.unwrap(title))
@@ -4364,11 +4470,11 @@ class DocumentManagementSystemEnv(rt.Environment):
     def _impl_delete_document(self, document_id: str, user_id: str) -> Document:
         d = self.t_documents.get(document_id)
         if d is None:
-            raise rt.Fail("Document not found", site=28)  # document_management_system.env:426
+            raise rt.Fail("Document not found", 28)  # document_management_system.env:426
         if self.coverage is not None:
             self._hit(28)
         if not (user_id in self.t_users):
-            raise rt.Fail("User not found", site=29)  # document_management_system.env:427
+            raise rt.Fail("User not found", 29)  # document_management_system.env:427
         if self.coverage is not None:
             self._hit(29)
         if d.status == DocumentStatus.deleted:
@@ -4378,7 +4484,7 @@ class DocumentManagementSystemEnv(rt.Environment):
             or self._fn_has_permission(document_id=document_id, user_id=user_id, p=Permission.write)
         ):
             raise rt.Fail(
-                "User does not have permission to delete this document", site=30
+                "User does not have permission to delete this document", 30
             )  # document_management_system.env:431
         if self.coverage is not None:
             self._hit(30)
@@ -4388,12 +4494,12 @@ class DocumentManagementSystemEnv(rt.Environment):
     def _impl_restore_document(self, document_id: str) -> Document:
         d = self.t_documents.get(document_id)
         if d is None:
-            raise rt.Fail("Document does not exist", site=31)  # document_management_system.env:443
+            raise rt.Fail("Document does not exist", 31)  # document_management_system.env:443
         if self.coverage is not None:
             self._hit(31)
         if not (d.status != DocumentStatus.draft):
             raise rt.Fail(
-                "A draft is not restored; publish it instead", site=32
+                "A draft is not restored; publish it instead", 32
             )  # document_management_system.env:448
         if self.coverage is not None:
             self._hit(32)
@@ -4404,11 +4510,11 @@ class DocumentManagementSystemEnv(rt.Environment):
         self, document_id: str, user_id: str, permissions: list[Permission]
     ) -> AccessControlEntry:
         if not (document_id in self.t_documents):
-            raise rt.Fail("Document does not exist", site=33)  # document_management_system.env:460
+            raise rt.Fail("Document does not exist", 33)  # document_management_system.env:460
         if self.coverage is not None:
             self._hit(33)
         if not (user_id in self.t_users):
-            raise rt.Fail("User does not exist", site=34)  # document_management_system.env:461
+            raise rt.Fail("User does not exist", 34)  # document_management_system.env:461
         if self.coverage is not None:
             self._hit(34)
         e: AccessControlEntry | None = self._fn_entry_of(document_id=document_id, user_id=user_id)
@@ -4425,13 +4531,13 @@ class DocumentManagementSystemEnv(rt.Environment):
     def _impl_revoke_user_access(self, document_id: str, user_id: str) -> str:
         if not (document_id in self.t_documents):
             raise rt.Fail(
-                ("Document with ID '" + h.to_str(document_id) + "' does not exist."), site=35
+                ("Document with ID '" + h.to_str(document_id) + "' does not exist."), 35
             )  # document_management_system.env:478
         if self.coverage is not None:
             self._hit(35)
         if not (user_id in self.t_users):
             raise rt.Fail(
-                ("User with ID '" + h.to_str(user_id) + "' does not exist."), site=36
+                ("User with ID '" + h.to_str(user_id) + "' does not exist."), 36
             )  # document_management_system.env:479
         if self.coverage is not None:
             self._hit(36)
@@ -4449,12 +4555,12 @@ class DocumentManagementSystemEnv(rt.Environment):
     def _impl_archive_document(self, document_id: str) -> Document:
         d = self.t_documents.get(document_id)
         if d is None:
-            raise rt.Fail("Document not found", site=37)  # document_management_system.env:490
+            raise rt.Fail("Document not found", 37)  # document_management_system.env:490
         if self.coverage is not None:
             self._hit(37)
         if not (d.status != DocumentStatus.deleted):
             raise rt.Fail(
-                "A deleted document cannot be archived; restore it first", site=38
+                "A deleted document cannot be archived; restore it first", 38
             )  # document_management_system.env:493
         if self.coverage is not None:
             self._hit(38)
@@ -4466,35 +4572,35 @@ class DocumentManagementSystemEnv(rt.Environment):
     ) -> DocumentVersion:
         d = self.t_documents.get(document_id)
         if d is None:
-            raise rt.Fail("Document not found", site=39)  # document_management_system.env:507
+            raise rt.Fail("Document not found", 39)  # document_management_system.env:507
         if self.coverage is not None:
             self._hit(39)
         if not (d.status == DocumentStatus.active):
             raise rt.Fail(
-                "Cannot revert: document is not active", site=40
+                "Cannot revert: document is not active", 40
             )  # document_management_system.env:508
         if self.coverage is not None:
             self._hit(40)
         if not (user_id in self.t_users):
-            raise rt.Fail("User not found", site=41)  # document_management_system.env:509
+            raise rt.Fail("User not found", 41)  # document_management_system.env:509
         if self.coverage is not None:
             self._hit(41)
         if not self._fn_has_permission(
             document_id=document_id, user_id=user_id, p=Permission.write
         ):
             raise rt.Fail(
-                "Permission denied: user does not have write access to the document", site=42
+                "Permission denied: user does not have write access to the document", 42
             )  # document_management_system.env:510
         if self.coverage is not None:
             self._hit(42)
         old = self.t_versions.get(version_id)
         if old is None:
-            raise rt.Fail("Version not found", site=43)  # document_management_system.env:512
+            raise rt.Fail("Version not found", 43)  # document_management_system.env:512
         if self.coverage is not None:
             self._hit(43)
         if not (old.document_id == document_id):
             raise rt.Fail(
-                "Version does not belong to the specified document", site=44
+                "Version does not belong to the specified document", 44
             )  # document_management_system.env:513
         if self.coverage is not None:
             self._hit(44)
@@ -4505,12 +4611,12 @@ class DocumentManagementSystemEnv(rt.Environment):
     def _impl_publish_document(self, document_id: str) -> Document:
         d = self.t_documents.get(document_id)
         if d is None:
-            raise rt.Fail("Document not found", site=45)  # document_management_system.env:522
+            raise rt.Fail("Document not found", 45)  # document_management_system.env:522
         if self.coverage is not None:
             self._hit(45)
         if not (d.status != DocumentStatus.deleted):
             raise rt.Fail(
-                "A deleted document cannot be published; use restore_document", site=46
+                "A deleted document cannot be published; use restore_document", 46
             )  # document_management_system.env:526
         if self.coverage is not None:
             self._hit(46)
@@ -5231,12 +5337,12 @@ class DocumentManagementSystemEnv(rt.Environment):
             while True:
                 counter += 1
                 key = "VER-" + f"{counter:04d}"
-                if key not in table:
+                if key not in table._rows:
                     break
             table.auto_counter = counter
             row.version_id = key
         else:
-            if key in table:
+            if key in table._rows:  # (Table.__contains__ without its call)
                 raise rt.Fail(
                     f"DocumentVersion {key!r} already exists", rule="key: DocumentVersion"
                 )
@@ -5259,12 +5365,12 @@ class DocumentManagementSystemEnv(rt.Environment):
             while True:
                 counter += 1
                 key = "DOC-" + f"{counter:04d}"
-                if key not in table:
+                if key not in table._rows:
                     break
             table.auto_counter = counter
             row.document_id = key
         else:
-            if key in table:
+            if key in table._rows:  # (Table.__contains__ without its call)
                 raise rt.Fail(f"Document {key!r} already exists", rule="key: Document")
         _charge(row._stored_size())  # limits.stored_size of a row: its class's sizer
         table.add(key, row)
@@ -5285,12 +5391,12 @@ class DocumentManagementSystemEnv(rt.Environment):
             while True:
                 counter += 1
                 key = "ACE-" + f"{counter:04d}"
-                if key not in table:
+                if key not in table._rows:
                     break
             table.auto_counter = counter
             row.entry_id = key
         else:
-            if key in table:
+            if key in table._rows:  # (Table.__contains__ without its call)
                 raise rt.Fail(
                     f"AccessControlEntry {key!r} already exists", rule="key: AccessControlEntry"
                 )
@@ -5306,87 +5412,87 @@ class DocumentManagementSystemEnv(rt.Environment):
         "Environment._verify_touched for this spec's tables: each touched row's rules."
         for (table_name, key), originals in list(self._touched.items()):
             if table_name == "documents":
-                self._rules_documents(key, originals)
+                table = self._tables["documents"]
+                row = table._rows.get(key)  # (Table.get without its call)
+                if row is None:
+                    continue  # deleted later in the call
+                if originals is not _INSERTED and "status" in originals:
+                    old, new = originals["status"], row.status
+                    if old != new and new not in table.schema.transitions["status"].get(
+                        old, frozenset()
+                    ):
+                        raise _refused_transition(table.schema, "status", old, new)
+                if originals is _INSERTED or "owner_id" in originals:
+                    parent = row.owner_id
+                    if parent not in self._tables["users"]._rows:
+                        raise _missing_parent(
+                            table.schema, "owner_id", self._tables["users"], parent
+                        )
+                if not self._rowinv_Document_0(row):
+                    self._row_invariant_failed("documents", row, "the title is not blank")
+                if not self._rowinv_Document_1(row):
+                    self._row_invariant_failed("documents", row, "version numbers start at 1")
+                if not self._rowinv_Document_2(row):
+                    self._row_invariant_failed(
+                        "documents", row, "a document is not modified before it is created"
+                    )
             elif table_name == "access_control":
-                self._rules_access_control(key, originals)
+                if originals is not _INSERTED and originals.keys().isdisjoint(
+                    ("document_id", "user_id")
+                ):
+                    continue
+                table = self._tables["access_control"]
+                row = table._rows.get(key)  # (Table.get without its call)
+                if row is None:
+                    continue  # deleted later in the call
+                if originals is _INSERTED or not originals.keys().isdisjoint(
+                    ("document_id", "user_id")
+                ):
+                    value = (
+                        row.document_id,
+                        row.user_id,
+                    )
+                    failure = _shared_unique(table, ("document_id", "user_id"), value, key)
+                    if failure is not None:
+                        raise failure
+                if originals is _INSERTED or "document_id" in originals:
+                    parent = row.document_id
+                    if parent not in self._tables["documents"]._rows:
+                        raise _missing_parent(
+                            table.schema, "document_id", self._tables["documents"], parent
+                        )
+                if originals is _INSERTED or "user_id" in originals:
+                    parent = row.user_id
+                    if parent not in self._tables["users"]._rows:
+                        raise _missing_parent(
+                            table.schema, "user_id", self._tables["users"], parent
+                        )
             elif table_name == "versions":
-                self._rules_versions(key, originals)
-
-    def _rules_documents(self, key: Any, originals: Any) -> None:
-        "The rules of a row of documents the call touched (Environment._verify_touched)."
-        table = self._tables["documents"]
-        row = table.get(key)
-        if row is None:
-            return  # deleted later in the call
-        if originals is not _INSERTED and "status" in originals:
-            old, new = originals["status"], row.status
-            if old != new and new not in table.schema.transitions["status"].get(old, frozenset()):
-                raise _refused_transition(table.schema, "status", old, new)
-        if originals is _INSERTED or "owner_id" in originals:
-            parent = row.owner_id
-            if parent not in self._tables["users"]:
-                raise _missing_parent(table.schema, "owner_id", self._tables["users"], parent)
-        if not self._rowinv_Document_0(row):
-            self._row_invariant_failed("documents", row, "the title is not blank")
-        if not self._rowinv_Document_1(row):
-            self._row_invariant_failed("documents", row, "version numbers start at 1")
-        if not self._rowinv_Document_2(row):
-            self._row_invariant_failed(
-                "documents", row, "a document is not modified before it is created"
-            )
-
-    def _rules_access_control(self, key: Any, originals: Any) -> None:
-        "The rules of a row of access_control the call touched (Environment._verify_touched)."
-        if originals is not _INSERTED and originals.keys().isdisjoint(("document_id", "user_id")):
-            return
-        table = self._tables["access_control"]
-        row = table.get(key)
-        if row is None:
-            return  # deleted later in the call
-        if originals is _INSERTED or not originals.keys().isdisjoint(("document_id", "user_id")):
-            value = (
-                row.document_id,
-                row.user_id,
-            )
-            failure = _shared_unique(table, ("document_id", "user_id"), value, key)
-            if failure is not None:
-                raise failure
-        if originals is _INSERTED or "document_id" in originals:
-            parent = row.document_id
-            if parent not in self._tables["documents"]:
-                raise _missing_parent(
-                    table.schema, "document_id", self._tables["documents"], parent
-                )
-        if originals is _INSERTED or "user_id" in originals:
-            parent = row.user_id
-            if parent not in self._tables["users"]:
-                raise _missing_parent(table.schema, "user_id", self._tables["users"], parent)
-
-    def _rules_versions(self, key: Any, originals: Any) -> None:
-        "The rules of a row of versions the call touched (Environment._verify_touched)."
-        table = self._tables["versions"]
-        row = table.get(key)
-        if row is None:
-            return  # deleted later in the call
-        if originals is _INSERTED or not originals.keys().isdisjoint(
-            ("document_id", "version_number")
-        ):
-            value = (
-                row.document_id,
-                row.version_number,
-            )
-            failure = _shared_unique(table, ("document_id", "version_number"), value, key)
-            if failure is not None:
-                raise failure
-        if originals is _INSERTED or "document_id" in originals:
-            parent = row.document_id
-            if parent not in self._tables["documents"]:
-                raise _missing_parent(
-                    table.schema, "document_id", self._tables["documents"], parent
-                )
-        if originals is _INSERTED or "modified_by" in originals:
-            parent = row.modified_by
-            if parent not in self._tables["users"]:
-                raise _missing_parent(table.schema, "modified_by", self._tables["users"], parent)
-        if not self._rowinv_DocumentVersion_0(row):
-            self._row_invariant_failed("versions", row, "version numbers start at 1")
+                table = self._tables["versions"]
+                row = table._rows.get(key)  # (Table.get without its call)
+                if row is None:
+                    continue  # deleted later in the call
+                if originals is _INSERTED or not originals.keys().isdisjoint(
+                    ("document_id", "version_number")
+                ):
+                    value = (
+                        row.document_id,
+                        row.version_number,
+                    )
+                    failure = _shared_unique(table, ("document_id", "version_number"), value, key)
+                    if failure is not None:
+                        raise failure
+                if originals is _INSERTED or "document_id" in originals:
+                    parent = row.document_id
+                    if parent not in self._tables["documents"]._rows:
+                        raise _missing_parent(
+                            table.schema, "document_id", self._tables["documents"], parent
+                        )
+                if originals is _INSERTED or "modified_by" in originals:
+                    parent = row.modified_by
+                    if parent not in self._tables["users"]._rows:
+                        raise _missing_parent(
+                            table.schema, "modified_by", self._tables["users"], parent
+                        )
+                if not self._rowinv_DocumentVersion_0(row):
+                    self._row_invariant_failed("versions", row, "version numbers start at 1")

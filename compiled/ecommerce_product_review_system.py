@@ -1718,7 +1718,13 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("get_product_by_name", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -1798,7 +1804,13 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("get_product_by_id", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -1856,7 +1868,13 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("search_products_by_category", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -1905,7 +1923,13 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("list_all_products", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -1967,7 +1991,13 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("get_reviews_by_product_id", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -2031,7 +2061,13 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("get_reviews_by_product_name", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -2121,7 +2157,13 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("get_review_by_id", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -2195,7 +2237,13 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("get_user_by_id", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -2270,7 +2318,13 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("check_user_purchase_history", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -2368,7 +2422,13 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("get_average_rating_for_product", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -2417,7 +2477,13 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("get_most_helpful_reviews", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -2554,7 +2620,13 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("submit_review", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -2711,7 +2783,13 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("edit_review", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -2790,7 +2868,13 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("delete_review", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -2880,7 +2964,13 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("increment_helpful_vote", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -2962,7 +3052,13 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("bulk_delete_reviews_by_product", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -3059,7 +3155,13 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("update_product_info", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -3210,7 +3312,13 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("add_product", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -3253,14 +3361,12 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
 
     def _impl_get_product_by_id(self, product_id: str) -> Product:
         if not (product_id != ""):
-            raise rt.Fail(
-                "Product ID is required", site=0
-            )  # ecommerce_product_review_system.env:143
+            raise rt.Fail("Product ID is required", 0)  # ecommerce_product_review_system.env:143
         if self.coverage is not None:
             self._hit(0)
         p = self.t_products.get(product_id)
         if p is None:
-            raise rt.Fail("Product not found", site=1)  # ecommerce_product_review_system.env:144
+            raise rt.Fail("Product not found", 1)  # ecommerce_product_review_system.env:144
         if self.coverage is not None:
             self._hit(1)
         return p
@@ -3273,7 +3379,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
 
     def _impl_get_reviews_by_product_id(self, product_id: str) -> list[Review]:
         if not (product_id in self.t_products):
-            raise rt.Fail("Product not found", site=2)  # ecommerce_product_review_system.env:162
+            raise rt.Fail("Product not found", 2)  # ecommerce_product_review_system.env:162
         if self.coverage is not None:
             self._hit(2)
         return self._fn_reviews_of(product_id=product_id)
@@ -3283,21 +3389,19 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
             p.product_id for p in self._it(self.t_products.rows()) if (p.name == product_name)
         ]
         if not (len(ids) > 0):
-            raise rt.Fail("Product not found", site=3)  # ecommerce_product_review_system.env:170
+            raise rt.Fail("Product not found", 3)  # ecommerce_product_review_system.env:170
         if self.coverage is not None:
             self._hit(3)
         return [r for r in self._it(self.t_reviews.rows()) if (r.product_id in ids)]
 
     def _impl_get_review_by_id(self, review_id: str) -> Review:
         if not (review_id != ""):
-            raise rt.Fail(
-                "Review ID cannot be empty", site=4
-            )  # ecommerce_product_review_system.env:176
+            raise rt.Fail("Review ID cannot be empty", 4)  # ecommerce_product_review_system.env:176
         if self.coverage is not None:
             self._hit(4)
         r = self.t_reviews.get(review_id)
         if r is None:
-            raise rt.Fail("Review not found", site=5)  # ecommerce_product_review_system.env:177
+            raise rt.Fail("Review not found", 5)  # ecommerce_product_review_system.env:177
         if self.coverage is not None:
             self._hit(5)
         return r
@@ -3305,7 +3409,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
     def _impl_get_user_by_id(self, user_id: str) -> User:
         u = self.t_users.get(user_id)
         if u is None:
-            raise rt.Fail("User not found", site=6)  # ecommerce_product_review_system.env:183
+            raise rt.Fail("User not found", 6)  # ecommerce_product_review_system.env:183
         if self.coverage is not None:
             self._hit(6)
         return u
@@ -3313,11 +3417,11 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
     def _impl_check_user_purchase_history(self, user_id: str, product_id: str) -> bool:
         u = self.t_users.get(user_id)
         if u is None:
-            raise rt.Fail("User not found", site=7)  # ecommerce_product_review_system.env:190
+            raise rt.Fail("User not found", 7)  # ecommerce_product_review_system.env:190
         if self.coverage is not None:
             self._hit(7)
         if not (product_id in self.t_products):
-            raise rt.Fail("Product not found", site=8)  # ecommerce_product_review_system.env:191
+            raise rt.Fail("Product not found", 8)  # ecommerce_product_review_system.env:191
         if self.coverage is not None:
             self._hit(8)
         return product_id in u.purchase_history
@@ -3327,16 +3431,14 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
     ) -> AverageRating:
         if not (product_id is not None or product_name is not None):
             raise rt.Fail(
-                "Either product_id or product_name must be provided.", site=9
+                "Either product_id or product_name must be provided.", 9
             )  # ecommerce_product_review_system.env:202
         if self.coverage is not None:
             self._hit(9)
         target: str = ""
         if product_id is not None:
             if not (h.unwrap(product_id) in self.t_products):
-                raise rt.Fail(
-                    "Product not found.", site=10
-                )  # ecommerce_product_review_system.env:206
+                raise rt.Fail("Product not found.", 10)  # ecommerce_product_review_system.env:206
             if self.coverage is not None:
                 self._hit(10)
             target = h.unwrap(product_id)
@@ -3346,7 +3448,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
             ]
             if not (len(matches) > 0):
                 raise rt.Fail(
-                    ("No product found with name '" + h.to_str(product_name) + "'."), site=11
+                    ("No product found with name '" + h.to_str(product_name) + "'."), 11
                 )  # ecommerce_product_review_system.env:210
             if self.coverage is not None:
                 self._hit(11)
@@ -3357,7 +3459,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
                         + h.to_str(product_name)
                         + "'. Please use product_id to disambiguate."
                     ),
-                    site=12,
+                    12,
                 )  # ecommerce_product_review_system.env:211
             if self.coverage is not None:
                 self._hit(12)
@@ -3376,31 +3478,29 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
         self, user_id: str, product_id: str, rating: int, comment: str
     ) -> Review:
         if not (product_id in self.t_products):
-            raise rt.Fail(
-                "Product does not exist", site=13
-            )  # ecommerce_product_review_system.env:239
+            raise rt.Fail("Product does not exist", 13)  # ecommerce_product_review_system.env:239
         if self.coverage is not None:
             self._hit(13)
         u = self.t_users.get(user_id)
         if u is None:
-            raise rt.Fail("User does not exist", site=14)  # ecommerce_product_review_system.env:240
+            raise rt.Fail("User does not exist", 14)  # ecommerce_product_review_system.env:240
         if self.coverage is not None:
             self._hit(14)
         if not (u.account_status == AccountStatus.active):
             raise rt.Fail(
-                "User account is not active", site=15
+                "User account is not active", 15
             )  # ecommerce_product_review_system.env:245
         if self.coverage is not None:
             self._hit(15)
         if not (product_id in u.purchase_history):
             raise rt.Fail(
-                "User has not purchased this product", site=16
+                "User has not purchased this product", 16
             )  # ecommerce_product_review_system.env:246
         if self.coverage is not None:
             self._hit(16)
         if not (1 <= rating <= 5):
             raise rt.Fail(
-                "Rating must be an integer between 1 and 5", site=17
+                "Rating must be an integer between 1 and 5", 17
             )  # ecommerce_product_review_system.env:247
         if self.coverage is not None:
             self._hit(17)
@@ -3419,30 +3519,30 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
     ) -> Review:
         r = self.t_reviews.get(review_id)
         if r is None:
-            raise rt.Fail("Review not found", site=18)  # ecommerce_product_review_system.env:261
+            raise rt.Fail("Review not found", 18)  # ecommerce_product_review_system.env:261
         if self.coverage is not None:
             self._hit(18)
         u = self.t_users.get(user_id)
         if u is None:
             raise rt.Fail(
-                "User not authorized to edit this review", site=19
+                "User not authorized to edit this review", 19
             )  # ecommerce_product_review_system.env:266
         if self.coverage is not None:
             self._hit(19)
         if not self._fn_can_moderate(u=u, r=r):
             raise rt.Fail(
-                "User not authorized to edit this review", site=20
+                "User not authorized to edit this review", 20
             )  # ecommerce_product_review_system.env:267
         if self.coverage is not None:
             self._hit(20)
         if not (new_comment is not None or new_rating is not None):
-            raise rt.Fail("No changes provided", site=21)  # ecommerce_product_review_system.env:268
+            raise rt.Fail("No changes provided", 21)  # ecommerce_product_review_system.env:268
         if self.coverage is not None:
             self._hit(21)
         if new_rating is not None:
             if not (1 <= h.unwrap(new_rating) <= 5):
                 raise rt.Fail(
-                    "Rating must be between 1 and 5", site=22
+                    "Rating must be between 1 and 5", 22
                 )  # ecommerce_product_review_system.env:270
             if self.coverage is not None:
                 self._hit(22)
@@ -3454,19 +3554,19 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
     def _impl_delete_review(self, review_id: str, requester_user_id: str) -> str:
         r = self.t_reviews.get(review_id)
         if r is None:
-            raise rt.Fail("Review not found", site=23)  # ecommerce_product_review_system.env:284
+            raise rt.Fail("Review not found", 23)  # ecommerce_product_review_system.env:284
         if self.coverage is not None:
             self._hit(23)
         u = self.t_users.get(requester_user_id)
         if u is None:
             raise rt.Fail(
-                "Permission denied: Only the review owner can delete this review", site=24
+                "Permission denied: Only the review owner can delete this review", 24
             )  # ecommerce_product_review_system.env:285
         if self.coverage is not None:
             self._hit(24)
         if not self._fn_can_moderate(u=u, r=r):
             raise rt.Fail(
-                "Permission denied: Only the review owner can delete this review", site=25
+                "Permission denied: Only the review owner can delete this review", 25
             )  # ecommerce_product_review_system.env:289
         if self.coverage is not None:
             self._hit(25)
@@ -3476,7 +3576,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
     def _impl_increment_helpful_vote(self, review_id: str) -> Review:
         r = self.t_reviews.get(review_id)
         if r is None:
-            raise rt.Fail("Review not found", site=26)  # ecommerce_product_review_system.env:297
+            raise rt.Fail("Review not found", 26)  # ecommerce_product_review_system.env:297
         if self.coverage is not None:
             self._hit(26)
         self._write_reviews_helpful_votes(r, r.helpful_votes + 1)
@@ -3484,27 +3584,23 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
 
     def _impl_bulk_delete_reviews_by_product(self, product_id: str, admin_user_id: str) -> str:
         if not (product_id in self.t_products):
-            raise rt.Fail(
-                "Product does not exist", site=27
-            )  # ecommerce_product_review_system.env:308
+            raise rt.Fail("Product does not exist", 27)  # ecommerce_product_review_system.env:308
         if self.coverage is not None:
             self._hit(27)
         admin = self.t_users.get(admin_user_id)
         if admin is None:
             raise rt.Fail(
-                "Admin user does not exist", site=28
+                "Admin user does not exist", 28
             )  # ecommerce_product_review_system.env:309
         if self.coverage is not None:
             self._hit(28)
         if not (admin.account_status == AccountStatus.active):
-            raise rt.Fail(
-                "Admin user is not active", site=29
-            )  # ecommerce_product_review_system.env:312
+            raise rt.Fail("Admin user is not active", 29)  # ecommerce_product_review_system.env:312
         if self.coverage is not None:
             self._hit(29)
         if not admin.is_admin:
             raise rt.Fail(
-                "Only admin users may bulk-delete reviews", site=30
+                "Only admin users may bulk-delete reviews", 30
             )  # ecommerce_product_review_system.env:313
         if self.coverage is not None:
             self._hit(30)
@@ -3524,14 +3620,14 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
     def _impl_update_product_info(self, product_id: str, updates: dict[str, str]) -> Product:
         p = self.t_products.get(product_id)
         if p is None:
-            raise rt.Fail("Product not found", site=31)  # ecommerce_product_review_system.env:327
+            raise rt.Fail("Product not found", 31)  # ecommerce_product_review_system.env:327
         if self.coverage is not None:
             self._hit(31)
         for k in self._it(list(["name", "brand", "category"])):
             if k in updates:
                 if not (h.lookup(updates, k).strip() != ""):
                     raise rt.Fail(
-                        ("The product " + h.to_str(k) + " cannot be empty"), site=32
+                        ("The product " + h.to_str(k) + " cannot be empty"), 32
                     )  # ecommerce_product_review_system.env:330
                 if self.coverage is not None:
                     self._hit(32)
@@ -3555,13 +3651,13 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
             and category.strip() != ""
         ):
             raise rt.Fail(
-                "Missing required fields: product_id, name, brand, or category", site=33
+                "Missing required fields: product_id, name, brand, or category", 33
             )  # ecommerce_product_review_system.env:357
         if self.coverage is not None:
             self._hit(33)
         if not (product_id not in self.t_products):
             raise rt.Fail(
-                "Product with this product_id already exists", site=34
+                "Product with this product_id already exists", 34
             )  # ecommerce_product_review_system.env:361
         if self.coverage is not None:
             self._hit(34)
@@ -4260,12 +4356,12 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
             while True:
                 counter += 1
                 key = "REV-" + f"{counter:04d}"
-                if key not in table:
+                if key not in table._rows:
                     break
             table.auto_counter = counter
             row.review_id = key
         else:
-            if key in table:
+            if key in table._rows:  # (Table.__contains__ without its call)
                 raise rt.Fail(f"Review {key!r} already exists", rule="key: Review")
         _charge(row._stored_size())  # limits.stored_size of a row: its class's sizer
         table.add(key, row)
@@ -4279,7 +4375,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
         table = self._tables["products"]
         journal = self._journal  # None while building an initial state: nothing to undo
         key = row.product_id
-        if key in table:
+        if key in table._rows:  # (Table.__contains__ without its call)
             raise rt.Fail(f"Product {key!r} already exists", rule="key: Product")
         _charge(row._stored_size())  # limits.stored_size of a row: its class's sizer
         table.add(key, row)
@@ -4292,50 +4388,44 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
         "Environment._verify_touched for this spec's tables: each touched row's rules."
         for (table_name, key), originals in list(self._touched.items()):
             if table_name == "products":
-                self._rules_products(key, originals)
+                table = self._tables["products"]
+                row = table._rows.get(key)  # (Table.get without its call)
+                if row is None:
+                    continue  # deleted later in the call
+                if not self._rowinv_Product_0(row):
+                    self._row_invariant_failed(
+                        "products", row, "product_id, name, brand and category are not empty"
+                    )
             elif table_name == "reviews":
-                self._rules_reviews(key, originals)
+                table = self._tables["reviews"]
+                row = table._rows.get(key)  # (Table.get without its call)
+                if row is None:
+                    continue  # deleted later in the call
+                if originals is _INSERTED or "product_id" in originals:
+                    parent = row.product_id
+                    if parent not in self._tables["products"]._rows:
+                        raise _missing_parent(
+                            table.schema, "product_id", self._tables["products"], parent
+                        )
+                if originals is _INSERTED or "user_id" in originals:
+                    parent = row.user_id
+                    if parent not in self._tables["users"]._rows:
+                        raise _missing_parent(
+                            table.schema, "user_id", self._tables["users"], parent
+                        )
+                if not self._rowinv_Review_0(row):
+                    self._row_invariant_failed(
+                        "reviews", row, "rating must be between 1 and 5 stars"
+                    )
+                if not self._rowinv_Review_1(row):
+                    self._row_invariant_failed("reviews", row, "helpful votes are never negative")
+                if not self._rowinv_Review_2(row):
+                    self._row_invariant_failed(
+                        "reviews", row, "a review's author has purchased the product"
+                    )
             elif table_name == "users":
-                self._rules_users(key, originals)
-
-    def _rules_products(self, key: Any, originals: Any) -> None:
-        "The rules of a row of products the call touched (Environment._verify_touched)."
-        table = self._tables["products"]
-        row = table.get(key)
-        if row is None:
-            return  # deleted later in the call
-        if not self._rowinv_Product_0(row):
-            self._row_invariant_failed(
-                "products", row, "product_id, name, brand and category are not empty"
-            )
-
-    def _rules_reviews(self, key: Any, originals: Any) -> None:
-        "The rules of a row of reviews the call touched (Environment._verify_touched)."
-        table = self._tables["reviews"]
-        row = table.get(key)
-        if row is None:
-            return  # deleted later in the call
-        if originals is _INSERTED or "product_id" in originals:
-            parent = row.product_id
-            if parent not in self._tables["products"]:
-                raise _missing_parent(table.schema, "product_id", self._tables["products"], parent)
-        if originals is _INSERTED or "user_id" in originals:
-            parent = row.user_id
-            if parent not in self._tables["users"]:
-                raise _missing_parent(table.schema, "user_id", self._tables["users"], parent)
-        if not self._rowinv_Review_0(row):
-            self._row_invariant_failed("reviews", row, "rating must be between 1 and 5 stars")
-        if not self._rowinv_Review_1(row):
-            self._row_invariant_failed("reviews", row, "helpful votes are never negative")
-        if not self._rowinv_Review_2(row):
-            self._row_invariant_failed(
-                "reviews", row, "a review's author has purchased the product"
-            )
-
-    def _rules_users(self, key: Any, originals: Any) -> None:
-        "The rules of a row of users the call touched (Environment._verify_touched)."
-        table = self._tables["users"]
-        row = table.get(key)
-        if row is None:
-            return  # deleted later in the call
-        self._verify_nested_refs("users", row)
+                table = self._tables["users"]
+                row = table._rows.get(key)  # (Table.get without its call)
+                if row is None:
+                    continue  # deleted later in the call
+                self._verify_nested_refs("users", row)

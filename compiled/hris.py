@@ -2523,7 +2523,13 @@ class HRISEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("get_employee_by_id", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -2620,7 +2626,13 @@ class HRISEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("get_employee_by_work_email", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -2682,7 +2694,13 @@ class HRISEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("list_employees_by_department", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -2744,7 +2762,13 @@ class HRISEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("list_employees_by_job_title", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -2812,7 +2836,13 @@ class HRISEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("list_employees_by_employment_status", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -2892,7 +2922,13 @@ class HRISEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("get_department_by_id", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -2972,7 +3008,13 @@ class HRISEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("get_department_by_name", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -3050,7 +3092,13 @@ class HRISEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("get_job_position_by_title", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -3122,7 +3170,13 @@ class HRISEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("get_employment_status_info", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -3190,7 +3244,13 @@ class HRISEnv(rt.Environment):
                 rt.TraceEntry("check_employee_eligibility_for_action", arguments, True)
             )
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -3262,7 +3322,13 @@ class HRISEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("validate_salary_against_job", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -3311,7 +3377,13 @@ class HRISEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("list_all_departments", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -3358,7 +3430,13 @@ class HRISEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("list_all_job_positions", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -3458,7 +3536,13 @@ class HRISEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("add_employee", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -3526,12 +3610,12 @@ class HRISEnv(rt.Environment):
                 self._verify_rows()
             table = self._tables["employees"]
             for touched_table, key in self._touched:
-                row = table.get(key) if touched_table == "employees" else None
+                row = table._rows.get(key) if touched_table == "employees" else None
                 if row is not None and not self._inv_0_row(row):
                     self._env_invariant_failed("_inv_0")  # hris.env:173
             table = self._tables["employees"]
             for touched_table, key in self._touched:
-                row = table.get(key) if touched_table == "employees" else None
+                row = table._rows.get(key) if touched_table == "employees" else None
                 if row is not None and not self._inv_1_row(row):
                     self._env_invariant_failed("_inv_1")  # hris.env:175
             data = (
@@ -3581,7 +3665,13 @@ class HRISEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("update_employee_info", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -3653,12 +3743,12 @@ class HRISEnv(rt.Environment):
                 self._verify_rows()
             table = self._tables["employees"]
             for touched_table, key in self._touched:
-                row = table.get(key) if touched_table == "employees" else None
+                row = table._rows.get(key) if touched_table == "employees" else None
                 if row is not None and not self._inv_0_row(row):
                     self._env_invariant_failed("_inv_0")  # hris.env:173
             table = self._tables["employees"]
             for touched_table, key in self._touched:
-                row = table.get(key) if touched_table == "employees" else None
+                row = table._rows.get(key) if touched_table == "employees" else None
                 if row is not None and not self._inv_1_row(row):
                     self._env_invariant_failed("_inv_1")  # hris.env:175
             data = (
@@ -3708,7 +3798,13 @@ class HRISEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("update_employee_job_title", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -3789,12 +3885,12 @@ class HRISEnv(rt.Environment):
                 self._verify_rows()
             table = self._tables["employees"]
             for touched_table, key in self._touched:
-                row = table.get(key) if touched_table == "employees" else None
+                row = table._rows.get(key) if touched_table == "employees" else None
                 if row is not None and not self._inv_0_row(row):
                     self._env_invariant_failed("_inv_0")  # hris.env:173
             table = self._tables["employees"]
             for touched_table, key in self._touched:
-                row = table.get(key) if touched_table == "employees" else None
+                row = table._rows.get(key) if touched_table == "employees" else None
                 if row is not None and not self._inv_1_row(row):
                     self._env_invariant_failed("_inv_1")  # hris.env:175
             data = (
@@ -3844,7 +3940,13 @@ class HRISEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("transfer_employee_to_department", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -3913,12 +4015,12 @@ class HRISEnv(rt.Environment):
                 self._verify_rows()
             table = self._tables["employees"]
             for touched_table, key in self._touched:
-                row = table.get(key) if touched_table == "employees" else None
+                row = table._rows.get(key) if touched_table == "employees" else None
                 if row is not None and not self._inv_0_row(row):
                     self._env_invariant_failed("_inv_0")  # hris.env:173
             table = self._tables["employees"]
             for touched_table, key in self._touched:
-                row = table.get(key) if touched_table == "employees" else None
+                row = table._rows.get(key) if touched_table == "employees" else None
                 if row is not None and not self._inv_1_row(row):
                     self._env_invariant_failed("_inv_1")  # hris.env:175
             data = (
@@ -3968,7 +4070,13 @@ class HRISEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("update_employee_salary", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -4041,12 +4149,12 @@ class HRISEnv(rt.Environment):
                 self._verify_rows()
             table = self._tables["employees"]
             for touched_table, key in self._touched:
-                row = table.get(key) if touched_table == "employees" else None
+                row = table._rows.get(key) if touched_table == "employees" else None
                 if row is not None and not self._inv_0_row(row):
                     self._env_invariant_failed("_inv_0")  # hris.env:173
             table = self._tables["employees"]
             for touched_table, key in self._touched:
-                row = table.get(key) if touched_table == "employees" else None
+                row = table._rows.get(key) if touched_table == "employees" else None
                 if row is not None and not self._inv_1_row(row):
                     self._env_invariant_failed("_inv_1")  # hris.env:175
             data = (
@@ -4096,7 +4204,13 @@ class HRISEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("update_employment_status", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -4152,12 +4266,12 @@ class HRISEnv(rt.Environment):
                 self._verify_rows()
             table = self._tables["employees"]
             for touched_table, key in self._touched:
-                row = table.get(key) if touched_table == "employees" else None
+                row = table._rows.get(key) if touched_table == "employees" else None
                 if row is not None and not self._inv_0_row(row):
                     self._env_invariant_failed("_inv_0")  # hris.env:173
             table = self._tables["employees"]
             for touched_table, key in self._touched:
-                row = table.get(key) if touched_table == "employees" else None
+                row = table._rows.get(key) if touched_table == "employees" else None
                 if row is not None and not self._inv_1_row(row):
                     self._env_invariant_failed("_inv_1")  # hris.env:175
             data = (
@@ -4207,7 +4321,13 @@ class HRISEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("deactivate_employee", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -4261,12 +4381,12 @@ class HRISEnv(rt.Environment):
                 self._verify_rows()
             table = self._tables["employees"]
             for touched_table, key in self._touched:
-                row = table.get(key) if touched_table == "employees" else None
+                row = table._rows.get(key) if touched_table == "employees" else None
                 if row is not None and not self._inv_0_row(row):
                     self._env_invariant_failed("_inv_0")  # hris.env:173
             table = self._tables["employees"]
             for touched_table, key in self._touched:
-                row = table.get(key) if touched_table == "employees" else None
+                row = table._rows.get(key) if touched_table == "employees" else None
                 if row is not None and not self._inv_1_row(row):
                     self._env_invariant_failed("_inv_1")  # hris.env:175
             data = (
@@ -4316,7 +4436,13 @@ class HRISEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("reactivate_employee", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -4378,7 +4504,13 @@ class HRISEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("remove_employee_record", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -4429,12 +4561,12 @@ class HRISEnv(rt.Environment):
 
     def _impl_get_employee_by_id(self, employee_id: str) -> Employee:
         if not (employee_id != ""):
-            raise rt.Fail("Employee ID cannot be empty", site=0)  # hris.env:194
+            raise rt.Fail("Employee ID cannot be empty", 0)  # hris.env:194
         if self.coverage is not None:
             self._hit(0)
         e = self.t_employees.get(employee_id)
         if e is None:
-            raise rt.Fail("Employee not found", site=1)  # hris.env:195
+            raise rt.Fail("Employee not found", 1)  # hris.env:195
         if self.coverage is not None:
             self._hit(1)
         return e
@@ -4442,28 +4574,28 @@ class HRISEnv(rt.Environment):
     def _impl_get_employee_by_work_email(self, work_email: str) -> Employee:
         e = h.first((x for x in self._it(self.t_employees.rows()) if (x.work_email == work_email)))
         if e is None:
-            raise rt.Fail("Employee with this work email not found", site=2)  # hris.env:201
+            raise rt.Fail("Employee with this work email not found", 2)  # hris.env:201
         if self.coverage is not None:
             self._hit(2)
         return e
 
     def _impl_list_employees_by_department(self, department_id: str) -> list[Employee]:
         if not (department_id in self.t_departments):
-            raise rt.Fail("Department not found", site=3)  # hris.env:208
+            raise rt.Fail("Department not found", 3)  # hris.env:208
         if self.coverage is not None:
             self._hit(3)
         return [e for e in self._it(self.t_employees.rows()) if (e.department == department_id)]
 
     def _impl_list_employees_by_job_title(self, job_title: str) -> list[Employee]:
         if not (job_title in self.t_job_positions):
-            raise rt.Fail("Job title not found", site=4)  # hris.env:216
+            raise rt.Fail("Job title not found", 4)  # hris.env:216
         if self.coverage is not None:
             self._hit(4)
         return [e for e in self._it(self.t_employees.rows()) if (e.job_title == job_title)]
 
     def _impl_list_employees_by_employment_status(self, employment_status: str) -> list[Employee]:
         if not (employment_status in self.t_employment_statuses):
-            raise rt.Fail("Invalid employment status type", site=5)  # hris.env:225
+            raise rt.Fail("Invalid employment status type", 5)  # hris.env:225
         if self.coverage is not None:
             self._hit(5)
         return [
@@ -4475,14 +4607,14 @@ class HRISEnv(rt.Environment):
     def _impl_get_department_by_id(self, department_id: str) -> Department:
         d = self.t_departments.get(department_id)
         if d is None:
-            raise rt.Fail("Department not found", site=6)  # hris.env:231
+            raise rt.Fail("Department not found", 6)  # hris.env:231
         if self.coverage is not None:
             self._hit(6)
         return d
 
     def _impl_get_department_by_name(self, department_name: str) -> Department:
         if not (department_name != ""):
-            raise rt.Fail("Department name cannot be empty", site=7)  # hris.env:241
+            raise rt.Fail("Department name cannot be empty", 7)  # hris.env:241
         if self.coverage is not None:
             self._hit(7)
         d = h.first(
@@ -4493,7 +4625,7 @@ class HRISEnv(rt.Environment):
             )
         )
         if d is None:
-            raise rt.Fail("Department with the given name not found", site=8)  # hris.env:242
+            raise rt.Fail("Department with the given name not found", 8)  # hris.env:242
         if self.coverage is not None:
             self._hit(8)
         return d
@@ -4501,19 +4633,19 @@ class HRISEnv(rt.Environment):
     def _impl_get_job_position_by_title(self, job_title: str) -> JobPosition:
         j = self.t_job_positions.get(job_title)
         if j is None:
-            raise rt.Fail("Job title not found", site=9)  # hris.env:249
+            raise rt.Fail("Job title not found", 9)  # hris.env:249
         if self.coverage is not None:
             self._hit(9)
         return j
 
     def _impl_get_employment_status_info(self, status_type: str) -> EmploymentStatus:
         if not (status_type != ""):
-            raise rt.Fail("Status type cannot be empty", site=10)  # hris.env:259
+            raise rt.Fail("Status type cannot be empty", 10)  # hris.env:259
         if self.coverage is not None:
             self._hit(10)
         s = self.t_employment_statuses.get(status_type)
         if s is None:
-            raise rt.Fail("Employment status type not found", site=11)  # hris.env:260
+            raise rt.Fail("Employment status type not found", 11)  # hris.env:260
         if self.coverage is not None:
             self._hit(11)
         return s
@@ -4522,7 +4654,7 @@ class HRISEnv(rt.Environment):
         e = self.t_employees.get(employee_id)
         if e is None:
             raise rt.Fail(
-                ("Employee with ID '" + h.to_str(employee_id) + "' not found"), site=12
+                ("Employee with ID '" + h.to_str(employee_id) + "' not found"), 12
             )  # hris.env:269
         if self.coverage is not None:
             self._hit(12)
@@ -4532,7 +4664,7 @@ class HRISEnv(rt.Environment):
         j = self.t_job_positions.get(job_title)
         if j is None:
             raise rt.Fail(
-                ("Job title '" + h.to_str(job_title) + "' does not exist"), site=13
+                ("Job title '" + h.to_str(job_title) + "' does not exist"), 13
             )  # hris.env:278
         if self.coverage is not None:
             self._hit(13)
@@ -4547,18 +4679,18 @@ class HRISEnv(rt.Environment):
     def _impl_add_employee(self, employee_data: EmployeeData) -> Employee:
         d: EmployeeData = employee_data
         if not (d.employee_id != ""):
-            raise rt.Fail("Employee ID is required", site=14)  # hris.env:303
+            raise rt.Fail("Employee ID is required", 14)  # hris.env:303
         if self.coverage is not None:
             self._hit(14)
         if not (d.employee_id not in self.t_employees):
             raise rt.Fail(
-                ("Employee with ID " + h.to_str(d.employee_id) + " already exists."), site=15
+                ("Employee with ID " + h.to_str(d.employee_id) + " already exists."), 15
             )  # hris.env:304
         if self.coverage is not None:
             self._hit(15)
         if not (d.employment_status in self.t_employment_statuses):
             raise rt.Fail(
-                ("Invalid employment status: " + h.to_str(d.employment_status) + "."), site=16
+                ("Invalid employment status: " + h.to_str(d.employment_status) + "."), 16
             )  # hris.env:305
         if self.coverage is not None:
             self._hit(16)
@@ -4573,7 +4705,7 @@ class HRISEnv(rt.Environment):
             )
             if byname is None:
                 raise rt.Fail(
-                    ("Department '" + h.to_str(d.department) + "' does not exist."), site=17
+                    ("Department '" + h.to_str(d.department) + "' does not exist."), 17
                 )  # hris.env:310
             if self.coverage is not None:
                 self._hit(17)
@@ -4581,7 +4713,7 @@ class HRISEnv(rt.Environment):
         j = self.t_job_positions.get(d.job_title)
         if j is None:
             raise rt.Fail(
-                ("Job title '" + h.to_str(d.job_title) + "' is not defined in the system."), site=18
+                ("Job title '" + h.to_str(d.job_title) + "' is not defined in the system."), 18
             )  # hris.env:314
         if self.coverage is not None:
             self._hit(18)
@@ -4598,32 +4730,32 @@ class HRISEnv(rt.Environment):
                     + h.to_str(j.salary_range_max)
                     + "]."
                 ),
-                site=19,
+                19,
             )  # hris.env:316
         if self.coverage is not None:
             self._hit(19)
         if not (d.hire_date <= self.s_today):
-            raise rt.Fail("Hire date cannot be in the future.", site=20)  # hris.env:318
+            raise rt.Fail("Hire date cannot be in the future.", 20)  # hris.env:318
         if self.coverage is not None:
             self._hit(20)
         if not (d.date_of_birth <= self.s_today):
-            raise rt.Fail("Date of birth cannot be in the future.", site=21)  # hris.env:319
+            raise rt.Fail("Date of birth cannot be in the future.", 21)  # hris.env:319
         if self.coverage is not None:
             self._hit(21)
         if not ("@" in d.work_email):
-            raise rt.Fail("Invalid email format.", site=22)  # hris.env:320
+            raise rt.Fail("Invalid email format.", 22)  # hris.env:320
         if self.coverage is not None:
             self._hit(22)
         if not all(((x_.work_email != d.work_email) for x_ in self._it(self.t_employees.rows()))):
             raise rt.Fail(
-                ("Work email " + h.to_str(d.work_email) + " is already in use."), site=23
+                ("Work email " + h.to_str(d.work_email) + " is already in use."), 23
             )  # hris.env:321
         if self.coverage is not None:
             self._hit(23)
         if d.manager_id is not None:
             if not (h.unwrap(d.manager_id) in self.t_employees):
                 raise rt.Fail(
-                    ("Manager '" + h.to_str(h.unwrap(d.manager_id)) + "' does not exist."), site=24
+                    ("Manager '" + h.to_str(h.unwrap(d.manager_id)) + "' does not exist."), 24
                 )  # hris.env:324
             if self.coverage is not None:
                 self._hit(24)
@@ -4650,7 +4782,7 @@ class HRISEnv(rt.Environment):
         e = self.t_employees.get(employee_id)
         if e is None:
             raise rt.Fail(
-                ("Employee with ID " + h.to_str(employee_id) + " not found."), site=25
+                ("Employee with ID " + h.to_str(employee_id) + " not found."), 25
             )  # hris.env:354
         if self.coverage is not None:
             self._hit(25)
@@ -4671,13 +4803,13 @@ class HRISEnv(rt.Environment):
                         + h.to_str(k)
                         + "'. Only non-status personal details can be updated."
                     ),
-                    site=26,
+                    26,
                 )  # hris.env:365
             if self.coverage is not None:
                 self._hit(26)
         if "work_email" in updates:
             if not ("@" in h.lookup(updates, "work_email")):
-                raise rt.Fail("Invalid email format.", site=27)  # hris.env:369
+                raise rt.Fail("Invalid email format.", 27)  # hris.env:369
             if self.coverage is not None:
                 self._hit(27)
             if not all(
@@ -4695,7 +4827,7 @@ class HRISEnv(rt.Environment):
                         + h.to_str(h.lookup(updates, "work_email"))
                         + " is already in use."
                     ),
-                    site=28,
+                    28,
                 )  # hris.env:370
             if self.coverage is not None:
                 self._hit(28)
@@ -4703,7 +4835,7 @@ class HRISEnv(rt.Environment):
         if "date_of_birth" in updates:
             dob: datetime.date = h.date(h.lookup(updates, "date_of_birth"))
             if not (dob <= self.s_today):
-                raise rt.Fail("Date of birth cannot be in the future.", site=29)  # hris.env:379
+                raise rt.Fail("Date of birth cannot be in the future.", 29)  # hris.env:379
             if self.coverage is not None:
                 self._hit(29)
             self._write_employees_date_of_birth(e, dob)
@@ -4723,14 +4855,14 @@ class HRISEnv(rt.Environment):
         e = self.t_employees.get(employee_id)
         if e is None:
             raise rt.Fail(
-                ("Employee with ID " + h.to_str(employee_id) + " not found."), site=30
+                ("Employee with ID " + h.to_str(employee_id) + " not found."), 30
             )  # hris.env:408
         if self.coverage is not None:
             self._hit(30)
         j = self.t_job_positions.get(new_job_title)
         if j is None:
             raise rt.Fail(
-                ("Job title '" + h.to_str(new_job_title) + "' not found."), site=31
+                ("Job title '" + h.to_str(new_job_title) + "' not found."), 31
             )  # hris.env:409
         if self.coverage is not None:
             self._hit(31)
@@ -4743,7 +4875,7 @@ class HRISEnv(rt.Environment):
                     + h.to_str(e.employment_status)
                     + "') and is not eligible for a job change."
                 ),
-                site=32,
+                32,
             )  # hris.env:410
         if self.coverage is not None:
             self._hit(32)
@@ -4758,7 +4890,7 @@ class HRISEnv(rt.Environment):
                     + h.to_str(new_job_title)
                     + "'."
                 ),
-                site=33,
+                33,
             )  # hris.env:412
         if self.coverage is not None:
             self._hit(33)
@@ -4775,7 +4907,7 @@ class HRISEnv(rt.Environment):
                     + h.to_str(new_job_title)
                     + "'."
                 ),
-                site=34,
+                34,
             )  # hris.env:414
         if self.coverage is not None:
             self._hit(34)
@@ -4786,16 +4918,16 @@ class HRISEnv(rt.Environment):
         self, employee_id: str, new_department_id: str
     ) -> Employee:
         if not (employee_id != "" and new_department_id != ""):
-            raise rt.Fail("Employee ID and department ID cannot be empty", site=35)  # hris.env:427
+            raise rt.Fail("Employee ID and department ID cannot be empty", 35)  # hris.env:427
         if self.coverage is not None:
             self._hit(35)
         e = self.t_employees.get(employee_id)
         if e is None:
-            raise rt.Fail("Employee not found", site=36)  # hris.env:429
+            raise rt.Fail("Employee not found", 36)  # hris.env:429
         if self.coverage is not None:
             self._hit(36)
         if not (new_department_id in self.t_departments):
-            raise rt.Fail("Target department does not exist", site=37)  # hris.env:430
+            raise rt.Fail("Target department does not exist", 37)  # hris.env:430
         if self.coverage is not None:
             self._hit(37)
         self._write_employees_department(e, new_department_id)
@@ -4805,12 +4937,12 @@ class HRISEnv(rt.Environment):
         e = self.t_employees.get(employee_id)
         if e is None:
             raise rt.Fail(
-                ("Employee with ID '" + h.to_str(employee_id) + "' does not exist."), site=38
+                ("Employee with ID '" + h.to_str(employee_id) + "' does not exist."), 38
             )  # hris.env:441
         if self.coverage is not None:
             self._hit(38)
         if not (new_salary >= 0.0):
-            raise rt.Fail("Salary cannot be negative.", site=39)  # hris.env:445
+            raise rt.Fail("Salary cannot be negative.", 39)  # hris.env:445
         if self.coverage is not None:
             self._hit(39)
         j: JobPosition = self.t_job_positions.row(e.job_title)
@@ -4827,7 +4959,7 @@ class HRISEnv(rt.Environment):
                     + h.to_str(j.salary_range_max)
                     + "."
                 ),
-                site=40,
+                40,
             )  # hris.env:447
         if self.coverage is not None:
             self._hit(40)
@@ -4838,7 +4970,7 @@ class HRISEnv(rt.Environment):
                     + h.to_str(employee_id)
                     + " is not active and is not eligible for a raise."
                 ),
-                site=41,
+                41,
             )  # hris.env:451
         if self.coverage is not None:
             self._hit(41)
@@ -4847,17 +4979,17 @@ class HRISEnv(rt.Environment):
 
     def _impl_update_employment_status(self, employee_id: str, new_status: str) -> Employee:
         if not (employee_id != ""):
-            raise rt.Fail("Employee ID is required", site=42)  # hris.env:464
+            raise rt.Fail("Employee ID is required", 42)  # hris.env:464
         if self.coverage is not None:
             self._hit(42)
         if not (new_status != ""):
-            raise rt.Fail("New status is required", site=43)  # hris.env:467
+            raise rt.Fail("New status is required", 43)  # hris.env:467
         if self.coverage is not None:
             self._hit(43)
         e = self.t_employees.get(employee_id)
         if e is None:
             raise rt.Fail(
-                ("Employee with ID '" + h.to_str(employee_id) + "' does not exist"), site=44
+                ("Employee with ID '" + h.to_str(employee_id) + "' does not exist"), 44
             )  # hris.env:468
         if self.coverage is not None:
             self._hit(44)
@@ -4868,7 +5000,7 @@ class HRISEnv(rt.Environment):
                     + h.to_str(new_status)
                     + "'. Must be one of the predefined status types."
                 ),
-                site=45,
+                45,
             )  # hris.env:469
         if self.coverage is not None:
             self._hit(45)
@@ -4879,7 +5011,7 @@ class HRISEnv(rt.Environment):
         e = self.t_employees.get(employee_id)
         if e is None:
             raise rt.Fail(
-                ("Employee with ID '" + h.to_str(employee_id) + "' not found."), site=46
+                ("Employee with ID '" + h.to_str(employee_id) + "' not found."), 46
             )  # hris.env:478
         if self.coverage is not None:
             self._hit(46)
@@ -4888,7 +5020,7 @@ class HRISEnv(rt.Environment):
         ]
         if not (len(inactive) > 0):
             raise rt.Fail(
-                "No inactive employment status (e.g., terminated) defined in the system.", site=47
+                "No inactive employment status (e.g., terminated) defined in the system.", 47
             )  # hris.env:483
         if self.coverage is not None:
             self._hit(47)
@@ -4901,22 +5033,20 @@ class HRISEnv(rt.Environment):
     def _impl_reactivate_employee(self, employee_id: str) -> Employee:
         e = self.t_employees.get(employee_id)
         if e is None:
-            raise rt.Fail("Employee not found", site=48)  # hris.env:495
+            raise rt.Fail("Employee not found", 48)  # hris.env:495
         if self.coverage is not None:
             self._hit(48)
         if not (not self._fn_is_eligible(e=e)):
-            raise rt.Fail("Employee is already active", site=49)  # hris.env:496
+            raise rt.Fail("Employee is already active", 49)  # hris.env:496
         if self.coverage is not None:
             self._hit(49)
         a = self.t_employment_statuses.get("active")
         if a is None:
-            raise rt.Fail("Active status is not defined in the system", site=50)  # hris.env:497
+            raise rt.Fail("Active status is not defined in the system", 50)  # hris.env:497
         if self.coverage is not None:
             self._hit(50)
         if not a.is_active:
-            raise rt.Fail(
-                "Active status is not marked as active in the system", site=51
-            )  # hris.env:498
+            raise rt.Fail("Active status is not marked as active in the system", 51)  # hris.env:498
         if self.coverage is not None:
             self._hit(51)
         self._write_employees_employment_status(e, "active")
@@ -4924,11 +5054,11 @@ class HRISEnv(rt.Environment):
 
     def _impl_remove_employee_record(self, employee_id: str) -> str:
         if not (employee_id != ""):
-            raise rt.Fail("Employee ID is required.", site=52)  # hris.env:508
+            raise rt.Fail("Employee ID is required.", 52)  # hris.env:508
         if self.coverage is not None:
             self._hit(52)
         if not (employee_id in self.t_employees):
-            raise rt.Fail("Employee not found.", site=53)  # hris.env:509
+            raise rt.Fail("Employee not found.", 53)  # hris.env:509
         if self.coverage is not None:
             self._hit(53)
         self._delete("employees", employee_id)
@@ -6111,7 +6241,7 @@ class HRISEnv(rt.Environment):
         table = self._tables["employees"]
         journal = self._journal  # None while building an initial state: nothing to undo
         key = row.employee_id
-        if key in table:
+        if key in table._rows:  # (Table.__contains__ without its call)
             raise rt.Fail(f"Employee {key!r} already exists", rule="key: Employee")
         _charge(row._stored_size())  # limits.stored_size of a row: its class's sizer
         table.add(key, row)
@@ -6124,82 +6254,77 @@ class HRISEnv(rt.Environment):
         "Environment._verify_touched for this spec's tables: each touched row's rules."
         for (table_name, key), originals in list(self._touched.items()):
             if table_name == "employees":
-                self._rules_employees(key, originals)
+                table = self._tables["employees"]
+                row = table._rows.get(key)  # (Table.get without its call)
+                if row is None:
+                    continue  # deleted later in the call
+                if originals is _INSERTED or "work_email" in originals:
+                    value = (row.work_email,)
+                    failure = _shared_unique(table, ("work_email",), value, key)
+                    if failure is not None:
+                        raise failure
+                if originals is _INSERTED or "job_title" in originals:
+                    parent = row.job_title
+                    if parent not in self._tables["job_positions"]._rows:
+                        raise _missing_parent(
+                            table.schema, "job_title", self._tables["job_positions"], parent
+                        )
+                if originals is _INSERTED or "department" in originals:
+                    parent = row.department
+                    if parent not in self._tables["departments"]._rows:
+                        raise _missing_parent(
+                            table.schema, "department", self._tables["departments"], parent
+                        )
+                if originals is _INSERTED or "manager_id" in originals:
+                    parent = row.manager_id
+                    if parent is not None and parent not in self._tables["employees"]._rows:
+                        raise _missing_parent(
+                            table.schema, "manager_id", self._tables["employees"], parent
+                        )
+                if originals is _INSERTED or "employment_status" in originals:
+                    parent = row.employment_status
+                    if parent not in self._tables["employment_statuses"]._rows:
+                        raise _missing_parent(
+                            table.schema,
+                            "employment_status",
+                            self._tables["employment_statuses"],
+                            parent,
+                        )
+                if not self._rowinv_Employee_0(row):
+                    self._row_invariant_failed(
+                        "employees",
+                        row,
+                        "salary must fall within the salary range of the employee's job title",
+                    )
+                if not self._rowinv_Employee_1(row):
+                    self._row_invariant_failed("employees", row, "a work email contains '@'")
             elif table_name == "departments":
-                self._rules_departments(key, originals)
+                if originals is not _INSERTED and "manager_id" not in originals:
+                    continue
+                table = self._tables["departments"]
+                row = table._rows.get(key)  # (Table.get without its call)
+                if row is None:
+                    continue  # deleted later in the call
+                if originals is _INSERTED or "manager_id" in originals:
+                    parent = row.manager_id
+                    if parent is not None and parent not in self._tables["employees"]._rows:
+                        raise _missing_parent(
+                            table.schema, "manager_id", self._tables["employees"], parent
+                        )
             elif table_name == "job_positions":
-                self._rules_job_positions(key, originals)
-
-    def _rules_employees(self, key: Any, originals: Any) -> None:
-        "The rules of a row of employees the call touched (Environment._verify_touched)."
-        table = self._tables["employees"]
-        row = table.get(key)
-        if row is None:
-            return  # deleted later in the call
-        if originals is _INSERTED or "work_email" in originals:
-            value = (row.work_email,)
-            failure = _shared_unique(table, ("work_email",), value, key)
-            if failure is not None:
-                raise failure
-        if originals is _INSERTED or "job_title" in originals:
-            parent = row.job_title
-            if parent not in self._tables["job_positions"]:
-                raise _missing_parent(
-                    table.schema, "job_title", self._tables["job_positions"], parent
-                )
-        if originals is _INSERTED or "department" in originals:
-            parent = row.department
-            if parent not in self._tables["departments"]:
-                raise _missing_parent(
-                    table.schema, "department", self._tables["departments"], parent
-                )
-        if originals is _INSERTED or "manager_id" in originals:
-            parent = row.manager_id
-            if parent is not None and parent not in self._tables["employees"]:
-                raise _missing_parent(table.schema, "manager_id", self._tables["employees"], parent)
-        if originals is _INSERTED or "employment_status" in originals:
-            parent = row.employment_status
-            if parent not in self._tables["employment_statuses"]:
-                raise _missing_parent(
-                    table.schema, "employment_status", self._tables["employment_statuses"], parent
-                )
-        if not self._rowinv_Employee_0(row):
-            self._row_invariant_failed(
-                "employees",
-                row,
-                "salary must fall within the salary range of the employee's job title",
-            )
-        if not self._rowinv_Employee_1(row):
-            self._row_invariant_failed("employees", row, "a work email contains '@'")
-
-    def _rules_departments(self, key: Any, originals: Any) -> None:
-        "The rules of a row of departments the call touched (Environment._verify_touched)."
-        if originals is not _INSERTED and "manager_id" not in originals:
-            return
-        table = self._tables["departments"]
-        row = table.get(key)
-        if row is None:
-            return  # deleted later in the call
-        if originals is _INSERTED or "manager_id" in originals:
-            parent = row.manager_id
-            if parent is not None and parent not in self._tables["employees"]:
-                raise _missing_parent(table.schema, "manager_id", self._tables["employees"], parent)
-
-    def _rules_job_positions(self, key: Any, originals: Any) -> None:
-        "The rules of a row of job_positions the call touched (Environment._verify_touched)."
-        table = self._tables["job_positions"]
-        row = table.get(key)
-        if row is None:
-            return  # deleted later in the call
-        if originals is _INSERTED or "department_id" in originals:
-            parent = row.department_id
-            if parent not in self._tables["departments"]:
-                raise _missing_parent(
-                    table.schema, "department_id", self._tables["departments"], parent
-                )
-        if not self._rowinv_JobPosition_0(row):
-            self._row_invariant_failed(
-                "job_positions",
-                row,
-                "a salary range is non-negative and its minimum is not above its maximum",
-            )
+                table = self._tables["job_positions"]
+                row = table._rows.get(key)  # (Table.get without its call)
+                if row is None:
+                    continue  # deleted later in the call
+                if originals is _INSERTED or "department_id" in originals:
+                    parent = row.department_id
+                    if parent not in self._tables["departments"]._rows:
+                        raise _missing_parent(
+                            table.schema, "department_id", self._tables["departments"], parent
+                        )
+                if not self._rowinv_JobPosition_0(row):
+                    self._row_invariant_failed(
+                        "job_positions",
+                        row,
+                        "a salary range is non-negative and its minimum is not above its maximum",
+                    )

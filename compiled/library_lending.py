@@ -3141,7 +3141,13 @@ class LibraryLendingEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("search_books", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -3223,7 +3229,13 @@ class LibraryLendingEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("get_book", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -3292,7 +3304,13 @@ class LibraryLendingEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("list_copies", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -3376,7 +3394,13 @@ class LibraryLendingEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("get_member", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -3455,7 +3479,13 @@ class LibraryLendingEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("list_member_loans", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -3502,7 +3532,13 @@ class LibraryLendingEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("list_overdue_loans", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -3614,7 +3650,13 @@ class LibraryLendingEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("register_member", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -3668,7 +3710,7 @@ class LibraryLendingEnv(rt.Environment):
                 self._verify_rows()
             table = self._tables["members"]
             for touched_table, key in self._touched:
-                row = table.get(key) if touched_table == "members" else None
+                row = table._rows.get(key) if touched_table == "members" else None
                 if row is not None and not self._inv_1_row(row):
                     self._env_invariant_failed("_inv_1")  # library_lending.env:164
             data = (
@@ -3705,7 +3747,13 @@ class LibraryLendingEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("renew_membership", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -3770,7 +3818,7 @@ class LibraryLendingEnv(rt.Environment):
                 self._verify_rows()
             table = self._tables["members"]
             for touched_table, key in self._touched:
-                row = table.get(key) if touched_table == "members" else None
+                row = table._rows.get(key) if touched_table == "members" else None
                 if row is not None and not self._inv_1_row(row):
                     self._env_invariant_failed("_inv_1")  # library_lending.env:164
             data = (
@@ -3807,7 +3855,13 @@ class LibraryLendingEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("pay_fine", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -3916,7 +3970,13 @@ class LibraryLendingEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("check_out", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -4026,7 +4086,13 @@ class LibraryLendingEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("return_copy", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -4133,7 +4199,13 @@ class LibraryLendingEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("renew_loan", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -4227,7 +4299,13 @@ class LibraryLendingEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("report_lost", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -4292,7 +4370,7 @@ class LibraryLendingEnv(rt.Environment):
                 self._env_invariant_failed("_inv_2")  # library_lending.env:167
             table = self._tables["holds"]
             for touched_table, key in self._touched:
-                row = table.get(key) if touched_table == "holds" else None
+                row = table._rows.get(key) if touched_table == "holds" else None
                 if row is not None and not self._inv_3_row(row):
                     self._env_invariant_failed("_inv_3")  # library_lending.env:174
             data = (
@@ -4331,7 +4409,13 @@ class LibraryLendingEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("place_hold", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -4396,7 +4480,7 @@ class LibraryLendingEnv(rt.Environment):
                 self._env_invariant_failed("_inv_2")  # library_lending.env:167
             table = self._tables["holds"]
             for touched_table, key in self._touched:
-                row = table.get(key) if touched_table == "holds" else None
+                row = table._rows.get(key) if touched_table == "holds" else None
                 if row is not None and not self._inv_3_row(row):
                     self._env_invariant_failed("_inv_3")  # library_lending.env:174
             data = (
@@ -4435,7 +4519,13 @@ class LibraryLendingEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("cancel_hold", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -4531,7 +4621,13 @@ class LibraryLendingEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("advance_clock", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -4709,7 +4805,13 @@ class LibraryLendingEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("add_book", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -4771,7 +4873,13 @@ class LibraryLendingEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("withdraw_book", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -4978,7 +5086,7 @@ class LibraryLendingEnv(rt.Environment):
     def _impl_search_books(self, text: str) -> list[BookInfo]:
         q: str = text.strip().lower()
         if not (q != ""):
-            raise rt.Fail("search text is empty", site=0)  # library_lending.env:256
+            raise rt.Fail("search text is empty", 0)  # library_lending.env:256
         if self.coverage is not None:
             self._hit(0)
         hits: list[Book] = [
@@ -5002,18 +5110,14 @@ class LibraryLendingEnv(rt.Environment):
     def _impl_get_book(self, isbn: str) -> BookInfo:
         b_ = self.t_books.get(isbn)
         if b_ is None:
-            raise rt.Fail(
-                ("no book with ISBN " + h.to_str(isbn)), site=1
-            )  # library_lending.env:267
+            raise rt.Fail(("no book with ISBN " + h.to_str(isbn)), 1)  # library_lending.env:267
         if self.coverage is not None:
             self._hit(1)
         return self._fn_book_info(b_=b_)
 
     def _impl_list_copies(self, isbn: str, available_only: bool) -> list[Copy]:
         if not (isbn in self.t_books):
-            raise rt.Fail(
-                ("no book with ISBN " + h.to_str(isbn)), site=2
-            )  # library_lending.env:276
+            raise rt.Fail(("no book with ISBN " + h.to_str(isbn)), 2)  # library_lending.env:276
         if self.coverage is not None:
             self._hit(2)
         return [
@@ -5026,7 +5130,7 @@ class LibraryLendingEnv(rt.Environment):
         m = self.t_members.get(member_id)
         if m is None:
             raise rt.Fail(
-                ("member " + h.to_str(member_id) + " not found"), site=3
+                ("member " + h.to_str(member_id) + " not found"), 3
             )  # library_lending.env:282
         if self.coverage is not None:
             self._hit(3)
@@ -5035,7 +5139,7 @@ class LibraryLendingEnv(rt.Environment):
     def _impl_list_member_loans(self, member_id: str, include_returned: bool) -> list[Loan]:
         if not (member_id in self.t_members):
             raise rt.Fail(
-                ("member " + h.to_str(member_id) + " not found"), site=4
+                ("member " + h.to_str(member_id) + " not found"), 4
             )  # library_lending.env:291
         if self.coverage is not None:
             self._hit(4)
@@ -5067,16 +5171,16 @@ class LibraryLendingEnv(rt.Environment):
     def _impl_register_member(self, member_id: str, name: str, email: str) -> Member:
         if not (member_id not in self.t_members):
             raise rt.Fail(
-                ("member " + h.to_str(member_id) + " already exists"), site=5
+                ("member " + h.to_str(member_id) + " already exists"), 5
             )  # library_lending.env:327
         if self.coverage is not None:
             self._hit(5)
         if not (name.strip() != ""):
-            raise rt.Fail("name is required", site=6)  # library_lending.env:330
+            raise rt.Fail("name is required", 6)  # library_lending.env:330
         if self.coverage is not None:
             self._hit(6)
         if not ("@" in email):
-            raise rt.Fail("email address is not valid", site=7)  # library_lending.env:331
+            raise rt.Fail("email address is not valid", 7)  # library_lending.env:331
         if self.coverage is not None:
             self._hit(7)
         if not (
@@ -5088,7 +5192,7 @@ class LibraryLendingEnv(rt.Environment):
                     + h.to_str(email.strip().lower())
                     + " is already registered to another member"
                 ),
-                site=8,
+                8,
             )  # library_lending.env:332
         if self.coverage is not None:
             self._hit(8)
@@ -5107,20 +5211,19 @@ class LibraryLendingEnv(rt.Environment):
         m = self.t_members.get(member_id)
         if m is None:
             raise rt.Fail(
-                ("member " + h.to_str(member_id) + " not found"), site=9
+                ("member " + h.to_str(member_id) + " not found"), 9
             )  # library_lending.env:349
         if self.coverage is not None:
             self._hit(9)
         if not (m.status != MemberStatus.suspended):
             raise rt.Fail(
-                "suspended memberships cannot be renewed here", site=10
+                "suspended memberships cannot be renewed here", 10
             )  # library_lending.env:352
         if self.coverage is not None:
             self._hit(10)
         if not (m.fines_cents == 0):
             raise rt.Fail(
-                ("pay the outstanding " + h.to_str(m.fines_cents) + " cents of fines first"),
-                site=11,
+                ("pay the outstanding " + h.to_str(m.fines_cents) + " cents of fines first"), 11
             )  # library_lending.env:353
         if self.coverage is not None:
             self._hit(11)
@@ -5132,17 +5235,17 @@ class LibraryLendingEnv(rt.Environment):
         m = self.t_members.get(member_id)
         if m is None:
             raise rt.Fail(
-                ("member " + h.to_str(member_id) + " not found"), site=12
+                ("member " + h.to_str(member_id) + " not found"), 12
             )  # library_lending.env:364
         if self.coverage is not None:
             self._hit(12)
         if not (amount_cents > 0):
-            raise rt.Fail("amount must be positive", site=13)  # library_lending.env:365
+            raise rt.Fail("amount must be positive", 13)  # library_lending.env:365
         if self.coverage is not None:
             self._hit(13)
         if not (amount_cents <= m.fines_cents):
             raise rt.Fail(
-                ("only " + h.to_str(m.fines_cents) + " cents are owed"), site=14
+                ("only " + h.to_str(m.fines_cents) + " cents are owed"), 14
             )  # library_lending.env:366
         if self.coverage is not None:
             self._hit(14)
@@ -5153,50 +5256,46 @@ class LibraryLendingEnv(rt.Environment):
         c = self.t_copies.get(copy_id)
         if c is None:
             raise rt.Fail(
-                ("copy " + h.to_str(copy_id) + " not found"), site=15
+                ("copy " + h.to_str(copy_id) + " not found"), 15
             )  # library_lending.env:380
         if self.coverage is not None:
             self._hit(15)
         m = self.t_members.get(member_id)
         if m is None:
             raise rt.Fail(
-                ("member " + h.to_str(member_id) + " not found"), site=16
+                ("member " + h.to_str(member_id) + " not found"), 16
             )  # library_lending.env:381
         if self.coverage is not None:
             self._hit(16)
         today: datetime.date = h.date_of(self.s_now)
         if not (m.status == MemberStatus.active):
-            raise rt.Fail(
-                ("membership is " + h.to_str(m.status)), site=17
-            )  # library_lending.env:383
+            raise rt.Fail(("membership is " + h.to_str(m.status)), 17)  # library_lending.env:383
         if self.coverage is not None:
             self._hit(17)
         if not (m.expires >= today):
-            raise rt.Fail(
-                "membership has expired; renew it first", site=18
-            )  # library_lending.env:388
+            raise rt.Fail("membership has expired; renew it first", 18)  # library_lending.env:388
         if self.coverage is not None:
             self._hit(18)
         if not (m.fines_cents < C_FINE_BLOCK_CENTS):
             raise rt.Fail(
-                ("unpaid fines of " + h.to_str(m.fines_cents) + " cents block borrowing"), site=19
+                ("unpaid fines of " + h.to_str(m.fines_cents) + " cents block borrowing"), 19
             )  # library_lending.env:389
         if self.coverage is not None:
             self._hit(19)
         if not (len(self._fn_active_loans_of(member_id=member_id)) < C_MAX_LOANS):
             raise rt.Fail(
-                ("loan limit of " + h.to_str(C_MAX_LOANS) + " reached"), site=20
+                ("loan limit of " + h.to_str(C_MAX_LOANS) + " reached"), 20
             )  # library_lending.env:393
         if self.coverage is not None:
             self._hit(20)
         if not (c.condition == CopyCondition.good or c.condition == CopyCondition.worn):
             raise rt.Fail(
-                ("copy is " + h.to_str(c.condition) + " and cannot be lent"), site=21
+                ("copy is " + h.to_str(c.condition) + " and cannot be lent"), 21
             )  # library_lending.env:394
         if self.coverage is not None:
             self._hit(21)
         if not (self._fn_current_loan(copy_id=copy_id) is None):
-            raise rt.Fail("copy is already on loan", site=22)  # library_lending.env:396
+            raise rt.Fail("copy is already on loan", 22)  # library_lending.env:396
         if self.coverage is not None:
             self._hit(22)
         reserved: Hold | None = h.first(
@@ -5209,7 +5308,7 @@ class LibraryLendingEnv(rt.Environment):
         if reserved is not None:
             if not (h.unwrap(reserved).member == member_id):
                 raise rt.Fail(
-                    "copy is set aside for another member's hold", site=23
+                    "copy is set aside for another member's hold", 23
                 )  # library_lending.env:399
             if self.coverage is not None:
                 self._hit(23)
@@ -5228,13 +5327,13 @@ class LibraryLendingEnv(rt.Environment):
         l = self._fn_current_loan(copy_id=copy_id)
         if l is None:
             raise rt.Fail(
-                ("copy " + h.to_str(copy_id) + " is not on loan"), site=24
+                ("copy " + h.to_str(copy_id) + " is not on loan"), 24
             )  # library_lending.env:413
         if self.coverage is not None:
             self._hit(24)
         if not (condition != CopyCondition.lost):
             raise rt.Fail(
-                "a returned copy is not lost; use report_lost", site=25
+                "a returned copy is not lost; use report_lost", 25
             )  # library_lending.env:416
         if self.coverage is not None:
             self._hit(25)
@@ -5261,27 +5360,27 @@ class LibraryLendingEnv(rt.Environment):
         l = self.t_loans.get(loan_id)
         if l is None:
             raise rt.Fail(
-                ("loan " + h.to_str(loan_id) + " not found"), site=26
+                ("loan " + h.to_str(loan_id) + " not found"), 26
             )  # library_lending.env:440
         if self.coverage is not None:
             self._hit(26)
         if not (l.member == member_id):
-            raise rt.Fail("this loan belongs to another member", site=27)  # library_lending.env:441
+            raise rt.Fail("this loan belongs to another member", 27)  # library_lending.env:441
         if self.coverage is not None:
             self._hit(27)
         if not (l.state == LoanState.active):
-            raise rt.Fail("only active loans can be renewed", site=28)  # library_lending.env:442
+            raise rt.Fail("only active loans can be renewed", 28)  # library_lending.env:442
         if self.coverage is not None:
             self._hit(28)
         if not (l.due >= h.date_of(self.s_now)):
             raise rt.Fail(
-                "overdue loans cannot be renewed; return the book", site=29
+                "overdue loans cannot be renewed; return the book", 29
             )  # library_lending.env:443
         if self.coverage is not None:
             self._hit(29)
         if not (l.renewals < C_MAX_RENEWALS):
             raise rt.Fail(
-                ("a loan can be renewed at most " + h.to_str(C_MAX_RENEWALS) + " times"), site=30
+                ("a loan can be renewed at most " + h.to_str(C_MAX_RENEWALS) + " times"), 30
             )  # library_lending.env:444
         if self.coverage is not None:
             self._hit(30)
@@ -5293,9 +5392,7 @@ class LibraryLendingEnv(rt.Environment):
                 )
             )
         ):
-            raise rt.Fail(
-                "another member is waiting for this book", site=31
-            )  # library_lending.env:445
+            raise rt.Fail("another member is waiting for this book", 31)  # library_lending.env:445
         if self.coverage is not None:
             self._hit(31)
         self._write_loans_due(l, self._fn_open_day(d=(l.due + h.days(C_LOAN_DAYS))))
@@ -5306,13 +5403,13 @@ class LibraryLendingEnv(rt.Environment):
         l = self.t_loans.get(loan_id)
         if l is None:
             raise rt.Fail(
-                ("loan " + h.to_str(loan_id) + " not found"), site=32
+                ("loan " + h.to_str(loan_id) + " not found"), 32
             )  # library_lending.env:455
         if self.coverage is not None:
             self._hit(32)
         if not (l.state == LoanState.active):
             raise rt.Fail(
-                "only a loan in progress can be reported lost", site=33
+                "only a loan in progress can be reported lost", 33
             )  # library_lending.env:456
         if self.coverage is not None:
             self._hit(33)
@@ -5325,22 +5422,18 @@ class LibraryLendingEnv(rt.Environment):
 
     def _impl_place_hold(self, isbn: str, member_id: str) -> Hold:
         if not (isbn in self.t_books):
-            raise rt.Fail(
-                ("no book with ISBN " + h.to_str(isbn)), site=34
-            )  # library_lending.env:469
+            raise rt.Fail(("no book with ISBN " + h.to_str(isbn)), 34)  # library_lending.env:469
         if self.coverage is not None:
             self._hit(34)
         m = self.t_members.get(member_id)
         if m is None:
             raise rt.Fail(
-                ("member " + h.to_str(member_id) + " not found"), site=35
+                ("member " + h.to_str(member_id) + " not found"), 35
             )  # library_lending.env:470
         if self.coverage is not None:
             self._hit(35)
         if not (m.status == MemberStatus.active):
-            raise rt.Fail(
-                ("membership is " + h.to_str(m.status)), site=36
-            )  # library_lending.env:471
+            raise rt.Fail(("membership is " + h.to_str(m.status)), 36)  # library_lending.env:471
         if self.coverage is not None:
             self._hit(36)
         if not (
@@ -5353,7 +5446,7 @@ class LibraryLendingEnv(rt.Environment):
             )
         ):
             raise rt.Fail(
-                "a copy is on the shelf; check it out instead", site=37
+                "a copy is on the shelf; check it out instead", 37
             )  # library_lending.env:472
         if self.coverage is not None:
             self._hit(37)
@@ -5365,7 +5458,7 @@ class LibraryLendingEnv(rt.Environment):
                 )
             )
         ):
-            raise rt.Fail("you already have this book on loan", site=38)  # library_lending.env:474
+            raise rt.Fail("you already have this book on loan", 38)  # library_lending.env:474
         if self.coverage is not None:
             self._hit(38)
         if not (
@@ -5376,9 +5469,7 @@ class LibraryLendingEnv(rt.Environment):
                 )
             )
         ):
-            raise rt.Fail(
-                "you already have a hold on this book", site=39
-            )  # library_lending.env:476
+            raise rt.Fail("you already have a hold on this book", 39)  # library_lending.env:476
         if self.coverage is not None:
             self._hit(39)
         return self._insert_holds(_new_Hold(book=isbn, member=member_id, placed=self.s_now))
@@ -5387,18 +5478,16 @@ class LibraryLendingEnv(rt.Environment):
         h_ = self.t_holds.get(hold_id)
         if h_ is None:
             raise rt.Fail(
-                ("hold " + h.to_str(hold_id) + " not found"), site=40
+                ("hold " + h.to_str(hold_id) + " not found"), 40
             )  # library_lending.env:483
         if self.coverage is not None:
             self._hit(40)
         if not (h_.member == member_id):
-            raise rt.Fail("this hold belongs to another member", site=41)  # library_lending.env:486
+            raise rt.Fail("this hold belongs to another member", 41)  # library_lending.env:486
         if self.coverage is not None:
             self._hit(41)
         if not self._fn_is_open(h_=h_):
-            raise rt.Fail(
-                ("hold is already " + h.to_str(h_.state)), site=42
-            )  # library_lending.env:487
+            raise rt.Fail(("hold is already " + h.to_str(h_.state)), 42)  # library_lending.env:487
         if self.coverage is not None:
             self._hit(42)
         was_ready: bool = h_.state == HoldState.ready
@@ -5410,7 +5499,7 @@ class LibraryLendingEnv(rt.Environment):
 
     def _impl_advance_clock(self, to: datetime.datetime) -> ClockReport:
         if not (to >= self.s_now):
-            raise rt.Fail("time cannot go backwards", site=43)  # library_lending.env:500
+            raise rt.Fail("time cannot go backwards", 43)  # library_lending.env:500
         if self.coverage is not None:
             self._hit(43)
         self._set_scalar("now", to)
@@ -5438,24 +5527,24 @@ class LibraryLendingEnv(rt.Environment):
     ) -> BookInfo:
         if not (isbn not in self.t_books):
             raise rt.Fail(
-                ("a book with ISBN " + h.to_str(isbn) + " already exists"), site=44
+                ("a book with ISBN " + h.to_str(isbn) + " already exists"), 44
             )  # library_lending.env:536
         if self.coverage is not None:
             self._hit(44)
         if not (title.strip() != ""):
-            raise rt.Fail("the title is required", site=45)  # library_lending.env:539
+            raise rt.Fail("the title is required", 45)  # library_lending.env:539
         if self.coverage is not None:
             self._hit(45)
         if not (len(author_names) > 0):
-            raise rt.Fail("a book needs at least one author", site=46)  # library_lending.env:540
+            raise rt.Fail("a book needs at least one author", 46)  # library_lending.env:540
         if self.coverage is not None:
             self._hit(46)
         if not (len(set(author_names)) == len(author_names)):
-            raise rt.Fail("an author is listed twice", site=47)  # library_lending.env:543
+            raise rt.Fail("an author is listed twice", 47)  # library_lending.env:543
         if self.coverage is not None:
             self._hit(47)
         if not (1 <= copy_count <= 20):
-            raise rt.Fail("copy_count must be between 1 and 20", site=48)  # library_lending.env:544
+            raise rt.Fail("copy_count must be between 1 and 20", 48)  # library_lending.env:544
         if self.coverage is not None:
             self._hit(48)
         b_: Book = self._insert_books(_new_Book(isbn=isbn, title=title.strip(), year=year))
@@ -5484,9 +5573,7 @@ class LibraryLendingEnv(rt.Environment):
     def _impl_withdraw_book(self, isbn: str) -> str:
         b_ = self.t_books.get(isbn)
         if b_ is None:
-            raise rt.Fail(
-                ("no book with ISBN " + h.to_str(isbn)), site=49
-            )  # library_lending.env:565
+            raise rt.Fail(("no book with ISBN " + h.to_str(isbn)), 49)  # library_lending.env:565
         if self.coverage is not None:
             self._hit(49)
         if not (
@@ -5497,9 +5584,7 @@ class LibraryLendingEnv(rt.Environment):
                 )
             )
         ):
-            raise rt.Fail(
-                "a copy of this book is still on loan", site=50
-            )  # library_lending.env:566
+            raise rt.Fail("a copy of this book is still on loan", 50)  # library_lending.env:566
         if self.coverage is not None:
             self._hit(50)
         title: str = b_.title
@@ -6235,7 +6320,7 @@ class LibraryLendingEnv(rt.Environment):
         table = self._tables["members"]
         journal = self._journal  # None while building an initial state: nothing to undo
         key = row.member_id
-        if key in table:
+        if key in table._rows:  # (Table.__contains__ without its call)
             raise rt.Fail(f"Member {key!r} already exists", rule="key: Member")
         _charge(row._stored_size())  # limits.stored_size of a row: its class's sizer
         table.add(key, row)
@@ -6256,12 +6341,12 @@ class LibraryLendingEnv(rt.Environment):
             while True:
                 counter += 1
                 key = "L-" + f"{counter:04d}"
-                if key not in table:
+                if key not in table._rows:
                     break
             table.auto_counter = counter
             row.loan_id = key
         else:
-            if key in table:
+            if key in table._rows:  # (Table.__contains__ without its call)
                 raise rt.Fail(f"Loan {key!r} already exists", rule="key: Loan")
         _charge(row._stored_size())  # limits.stored_size of a row: its class's sizer
         table.add(key, row)
@@ -6282,12 +6367,12 @@ class LibraryLendingEnv(rt.Environment):
             while True:
                 counter += 1
                 key = "H-" + f"{counter:04d}"
-                if key not in table:
+                if key not in table._rows:
                     break
             table.auto_counter = counter
             row.hold_id = key
         else:
-            if key in table:
+            if key in table._rows:  # (Table.__contains__ without its call)
                 raise rt.Fail(f"Hold {key!r} already exists", rule="key: Hold")
         _charge(row._stored_size())  # limits.stored_size of a row: its class's sizer
         table.add(key, row)
@@ -6301,7 +6386,7 @@ class LibraryLendingEnv(rt.Environment):
         table = self._tables["books"]
         journal = self._journal  # None while building an initial state: nothing to undo
         key = row.isbn
-        if key in table:
+        if key in table._rows:  # (Table.__contains__ without its call)
             raise rt.Fail(f"Book {key!r} already exists", rule="key: Book")
         _charge(row._stored_size())  # limits.stored_size of a row: its class's sizer
         table.add(key, row)
@@ -6322,12 +6407,12 @@ class LibraryLendingEnv(rt.Environment):
             while True:
                 counter += 1
                 key = "A-" + f"{counter:04d}"
-                if key not in table:
+                if key not in table._rows:
                     break
             table.auto_counter = counter
             row.author_id = key
         else:
-            if key in table:
+            if key in table._rows:  # (Table.__contains__ without its call)
                 raise rt.Fail(f"Author {key!r} already exists", rule="key: Author")
         _charge(row._stored_size())  # limits.stored_size of a row: its class's sizer
         table.add(key, row)
@@ -6348,12 +6433,12 @@ class LibraryLendingEnv(rt.Environment):
             while True:
                 counter += 1
                 key = "BA-" + f"{counter:04d}"
-                if key not in table:
+                if key not in table._rows:
                     break
             table.auto_counter = counter
             row.link_id = key
         else:
-            if key in table:
+            if key in table._rows:  # (Table.__contains__ without its call)
                 raise rt.Fail(f"BookAuthor {key!r} already exists", rule="key: BookAuthor")
         _charge(row._stored_size())  # limits.stored_size of a row: its class's sizer
         table.add(key, row)
@@ -6367,7 +6452,7 @@ class LibraryLendingEnv(rt.Environment):
         table = self._tables["copies"]
         journal = self._journal  # None while building an initial state: nothing to undo
         key = row.copy_id
-        if key in table:
+        if key in table._rows:  # (Table.__contains__ without its call)
             raise rt.Fail(f"Copy {key!r} already exists", rule="key: Copy")
         _charge(row._stored_size())  # limits.stored_size of a row: its class's sizer
         table.add(key, row)
@@ -6380,135 +6465,123 @@ class LibraryLendingEnv(rt.Environment):
         "Environment._verify_touched for this spec's tables: each touched row's rules."
         for (table_name, key), originals in list(self._touched.items()):
             if table_name == "books":
-                self._rules_books(key, originals)
+                table = self._tables["books"]
+                row = table._rows.get(key)  # (Table.get without its call)
+                if row is None:
+                    continue  # deleted later in the call
+                if not self._rowinv_Book_0(row):
+                    self._row_invariant_failed("books", row, "the title is not empty")
             elif table_name == "book_authors":
-                self._rules_book_authors(key, originals)
+                if originals is not _INSERTED and originals.keys().isdisjoint(("author", "book")):
+                    continue
+                table = self._tables["book_authors"]
+                row = table._rows.get(key)  # (Table.get without its call)
+                if row is None:
+                    continue  # deleted later in the call
+                if originals is _INSERTED or not originals.keys().isdisjoint(("book", "author")):
+                    value = (
+                        row.book,
+                        row.author,
+                    )
+                    failure = _shared_unique(table, ("book", "author"), value, key)
+                    if failure is not None:
+                        raise failure
+                if originals is _INSERTED or "book" in originals:
+                    parent = row.book
+                    if parent not in self._tables["books"]._rows:
+                        raise _missing_parent(table.schema, "book", self._tables["books"], parent)
+                if originals is _INSERTED or "author" in originals:
+                    parent = row.author
+                    if parent not in self._tables["authors"]._rows:
+                        raise _missing_parent(
+                            table.schema, "author", self._tables["authors"], parent
+                        )
             elif table_name == "copies":
-                self._rules_copies(key, originals)
+                if originals is not _INSERTED and "book" not in originals:
+                    continue
+                table = self._tables["copies"]
+                row = table._rows.get(key)  # (Table.get without its call)
+                if row is None:
+                    continue  # deleted later in the call
+                if originals is _INSERTED or "book" in originals:
+                    parent = row.book
+                    if parent not in self._tables["books"]._rows:
+                        raise _missing_parent(table.schema, "book", self._tables["books"], parent)
             elif table_name == "members":
-                self._rules_members(key, originals)
+                table = self._tables["members"]
+                row = table._rows.get(key)  # (Table.get without its call)
+                if row is None:
+                    continue  # deleted later in the call
+                if originals is not _INSERTED and "status" in originals:
+                    old, new = originals["status"], row.status
+                    if old != new and new not in table.schema.transitions["status"].get(
+                        old, frozenset()
+                    ):
+                        raise _refused_transition(table.schema, "status", old, new)
+                if originals is _INSERTED or "email" in originals:
+                    value = (row.email,)
+                    failure = _shared_unique(table, ("email",), value, key)
+                    if failure is not None:
+                        raise failure
+                if not self._rowinv_Member_0(row):
+                    self._row_invariant_failed("members", row, "a membership ends after it starts")
+                if not self._rowinv_Member_1(row):
+                    self._row_invariant_failed("members", row, "fines are never negative")
             elif table_name == "loans":
-                self._rules_loans(key, originals)
+                table = self._tables["loans"]
+                row = table._rows.get(key)  # (Table.get without its call)
+                if row is None:
+                    continue  # deleted later in the call
+                if originals is not _INSERTED and "state" in originals:
+                    old, new = originals["state"], row.state
+                    if old != new and new not in table.schema.transitions["state"].get(
+                        old, frozenset()
+                    ):
+                        raise _refused_transition(table.schema, "state", old, new)
+                if originals is _INSERTED or "copy_" in originals:
+                    parent = row.copy_
+                    if parent not in self._tables["copies"]._rows:
+                        raise _missing_parent(table.schema, "copy_", self._tables["copies"], parent)
+                if originals is _INSERTED or "member" in originals:
+                    parent = row.member
+                    if parent not in self._tables["members"]._rows:
+                        raise _missing_parent(
+                            table.schema, "member", self._tables["members"], parent
+                        )
+                if not self._rowinv_Loan_0(row):
+                    self._row_invariant_failed("loans", row, "a loan is due after it starts")
+                if not self._rowinv_Loan_1(row):
+                    self._row_invariant_failed(
+                        "loans", row, "exactly the returned loans have a return time"
+                    )
+                if not self._rowinv_Loan_2(row):
+                    self._row_invariant_failed("loans", row, "renewal limit")
             elif table_name == "holds":
-                self._rules_holds(key, originals)
-
-    def _rules_books(self, key: Any, originals: Any) -> None:
-        "The rules of a row of books the call touched (Environment._verify_touched)."
-        table = self._tables["books"]
-        row = table.get(key)
-        if row is None:
-            return  # deleted later in the call
-        if not self._rowinv_Book_0(row):
-            self._row_invariant_failed("books", row, "the title is not empty")
-
-    def _rules_book_authors(self, key: Any, originals: Any) -> None:
-        "The rules of a row of book_authors the call touched (Environment._verify_touched)."
-        if originals is not _INSERTED and originals.keys().isdisjoint(("author", "book")):
-            return
-        table = self._tables["book_authors"]
-        row = table.get(key)
-        if row is None:
-            return  # deleted later in the call
-        if originals is _INSERTED or not originals.keys().isdisjoint(("book", "author")):
-            value = (
-                row.book,
-                row.author,
-            )
-            failure = _shared_unique(table, ("book", "author"), value, key)
-            if failure is not None:
-                raise failure
-        if originals is _INSERTED or "book" in originals:
-            parent = row.book
-            if parent not in self._tables["books"]:
-                raise _missing_parent(table.schema, "book", self._tables["books"], parent)
-        if originals is _INSERTED or "author" in originals:
-            parent = row.author
-            if parent not in self._tables["authors"]:
-                raise _missing_parent(table.schema, "author", self._tables["authors"], parent)
-
-    def _rules_copies(self, key: Any, originals: Any) -> None:
-        "The rules of a row of copies the call touched (Environment._verify_touched)."
-        if originals is not _INSERTED and "book" not in originals:
-            return
-        table = self._tables["copies"]
-        row = table.get(key)
-        if row is None:
-            return  # deleted later in the call
-        if originals is _INSERTED or "book" in originals:
-            parent = row.book
-            if parent not in self._tables["books"]:
-                raise _missing_parent(table.schema, "book", self._tables["books"], parent)
-
-    def _rules_members(self, key: Any, originals: Any) -> None:
-        "The rules of a row of members the call touched (Environment._verify_touched)."
-        table = self._tables["members"]
-        row = table.get(key)
-        if row is None:
-            return  # deleted later in the call
-        if originals is not _INSERTED and "status" in originals:
-            old, new = originals["status"], row.status
-            if old != new and new not in table.schema.transitions["status"].get(old, frozenset()):
-                raise _refused_transition(table.schema, "status", old, new)
-        if originals is _INSERTED or "email" in originals:
-            value = (row.email,)
-            failure = _shared_unique(table, ("email",), value, key)
-            if failure is not None:
-                raise failure
-        if not self._rowinv_Member_0(row):
-            self._row_invariant_failed("members", row, "a membership ends after it starts")
-        if not self._rowinv_Member_1(row):
-            self._row_invariant_failed("members", row, "fines are never negative")
-
-    def _rules_loans(self, key: Any, originals: Any) -> None:
-        "The rules of a row of loans the call touched (Environment._verify_touched)."
-        table = self._tables["loans"]
-        row = table.get(key)
-        if row is None:
-            return  # deleted later in the call
-        if originals is not _INSERTED and "state" in originals:
-            old, new = originals["state"], row.state
-            if old != new and new not in table.schema.transitions["state"].get(old, frozenset()):
-                raise _refused_transition(table.schema, "state", old, new)
-        if originals is _INSERTED or "copy_" in originals:
-            parent = row.copy_
-            if parent not in self._tables["copies"]:
-                raise _missing_parent(table.schema, "copy_", self._tables["copies"], parent)
-        if originals is _INSERTED or "member" in originals:
-            parent = row.member
-            if parent not in self._tables["members"]:
-                raise _missing_parent(table.schema, "member", self._tables["members"], parent)
-        if not self._rowinv_Loan_0(row):
-            self._row_invariant_failed("loans", row, "a loan is due after it starts")
-        if not self._rowinv_Loan_1(row):
-            self._row_invariant_failed(
-                "loans", row, "exactly the returned loans have a return time"
-            )
-        if not self._rowinv_Loan_2(row):
-            self._row_invariant_failed("loans", row, "renewal limit")
-
-    def _rules_holds(self, key: Any, originals: Any) -> None:
-        "The rules of a row of holds the call touched (Environment._verify_touched)."
-        table = self._tables["holds"]
-        row = table.get(key)
-        if row is None:
-            return  # deleted later in the call
-        if originals is not _INSERTED and "state" in originals:
-            old, new = originals["state"], row.state
-            if old != new and new not in table.schema.transitions["state"].get(old, frozenset()):
-                raise _refused_transition(table.schema, "state", old, new)
-        if originals is _INSERTED or "book" in originals:
-            parent = row.book
-            if parent not in self._tables["books"]:
-                raise _missing_parent(table.schema, "book", self._tables["books"], parent)
-        if originals is _INSERTED or "member" in originals:
-            parent = row.member
-            if parent not in self._tables["members"]:
-                raise _missing_parent(table.schema, "member", self._tables["members"], parent)
-        if originals is _INSERTED or "copy_" in originals:
-            parent = row.copy_
-            if parent is not None and parent not in self._tables["copies"]:
-                raise _missing_parent(table.schema, "copy_", self._tables["copies"], parent)
-        if not self._rowinv_Hold_0(row):
-            self._row_invariant_failed(
-                "holds", row, "a ready hold has a copy set aside and a pickup deadline"
-            )
+                table = self._tables["holds"]
+                row = table._rows.get(key)  # (Table.get without its call)
+                if row is None:
+                    continue  # deleted later in the call
+                if originals is not _INSERTED and "state" in originals:
+                    old, new = originals["state"], row.state
+                    if old != new and new not in table.schema.transitions["state"].get(
+                        old, frozenset()
+                    ):
+                        raise _refused_transition(table.schema, "state", old, new)
+                if originals is _INSERTED or "book" in originals:
+                    parent = row.book
+                    if parent not in self._tables["books"]._rows:
+                        raise _missing_parent(table.schema, "book", self._tables["books"], parent)
+                if originals is _INSERTED or "member" in originals:
+                    parent = row.member
+                    if parent not in self._tables["members"]._rows:
+                        raise _missing_parent(
+                            table.schema, "member", self._tables["members"], parent
+                        )
+                if originals is _INSERTED or "copy_" in originals:
+                    parent = row.copy_
+                    if parent is not None and parent not in self._tables["copies"]._rows:
+                        raise _missing_parent(table.schema, "copy_", self._tables["copies"], parent)
+                if not self._rowinv_Hold_0(row):
+                    self._row_invariant_failed(
+                        "holds", row, "a ready hold has a copy set aside and a pickup deadline"
+                    )

@@ -1667,7 +1667,13 @@ class OCRProcessingServiceEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("get_ocr_request_status", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -1731,7 +1737,13 @@ class OCRProcessingServiceEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("is_result_available", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -1795,7 +1807,13 @@ class OCRProcessingServiceEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("fetch_ocr_result_text", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -1871,7 +1889,13 @@ class OCRProcessingServiceEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("get_ocr_result_with_confidence", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -1920,7 +1944,13 @@ class OCRProcessingServiceEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("list_queued_requests", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -1982,7 +2012,13 @@ class OCRProcessingServiceEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("check_request_existence", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -2068,7 +2104,13 @@ class OCRProcessingServiceEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("get_request_metadata", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -2175,7 +2217,13 @@ class OCRProcessingServiceEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("submit_ocr_request", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -2282,7 +2330,13 @@ class OCRProcessingServiceEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("start_processing_request", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -2481,7 +2535,13 @@ class OCRProcessingServiceEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("complete_ocr_request", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -2554,7 +2614,13 @@ class OCRProcessingServiceEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("fail_ocr_request", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -2610,7 +2676,13 @@ class OCRProcessingServiceEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("purge_expired_results", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -2687,7 +2759,13 @@ class OCRProcessingServiceEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("clear_completed_request", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -2796,7 +2874,13 @@ class OCRProcessingServiceEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("retry_ocr_request", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -2950,7 +3034,7 @@ class OCRProcessingServiceEnv(rt.Environment):
     def _impl_get_ocr_request_status(self, request_id: str) -> StatusInfo:
         r = self.t_requests.get(request_id)
         if r is None:
-            raise rt.Fail("Request not found", site=0)  # ocr_processing_service.env:215
+            raise rt.Fail("Request not found", 0)  # ocr_processing_service.env:215
         if self.coverage is not None:
             self._hit(0)
         return _new_StatusInfo(status=r.status)
@@ -2958,7 +3042,7 @@ class OCRProcessingServiceEnv(rt.Environment):
     def _impl_is_result_available(self, request_id: str) -> Availability:
         r = self.t_requests.get(request_id)
         if r is None:
-            raise rt.Fail("Request not found", site=1)  # ocr_processing_service.env:222
+            raise rt.Fail("Request not found", 1)  # ocr_processing_service.env:222
         if self.coverage is not None:
             self._hit(1)
         return _new_Availability(
@@ -2968,18 +3052,16 @@ class OCRProcessingServiceEnv(rt.Environment):
     def _impl_fetch_ocr_result_text(self, request_id: str) -> ResultText:
         r = self.t_requests.get(request_id)
         if r is None:
-            raise rt.Fail("Request not found", site=2)  # ocr_processing_service.env:230
+            raise rt.Fail("Request not found", 2)  # ocr_processing_service.env:230
         if self.coverage is not None:
             self._hit(2)
         if not (r.status == OCRStatus.completed):
-            raise rt.Fail("OCR processing not completed", site=3)  # ocr_processing_service.env:231
+            raise rt.Fail("OCR processing not completed", 3)  # ocr_processing_service.env:231
         if self.coverage is not None:
             self._hit(3)
         res = self.t_result_repository.get(request_id)
         if res is None:
-            raise rt.Fail(
-                "OCR result not found in repository", site=4
-            )  # ocr_processing_service.env:232
+            raise rt.Fail("OCR result not found in repository", 4)  # ocr_processing_service.env:232
         if self.coverage is not None:
             self._hit(4)
         return _new_ResultText(extracted_text=res.extracted_text)
@@ -2987,18 +3069,16 @@ class OCRProcessingServiceEnv(rt.Environment):
     def _impl_get_ocr_result_with_confidence(self, request_id: str) -> ResultWithConfidence:
         r = self.t_requests.get(request_id)
         if r is None:
-            raise rt.Fail("Request not found", site=5)  # ocr_processing_service.env:239
+            raise rt.Fail("Request not found", 5)  # ocr_processing_service.env:239
         if self.coverage is not None:
             self._hit(5)
         if not (r.status == OCRStatus.completed):
-            raise rt.Fail("OCR processing not completed", site=6)  # ocr_processing_service.env:240
+            raise rt.Fail("OCR processing not completed", 6)  # ocr_processing_service.env:240
         if self.coverage is not None:
             self._hit(6)
         res = self.t_result_repository.get(request_id)
         if res is None:
-            raise rt.Fail(
-                "Result not available in repository", site=7
-            )  # ocr_processing_service.env:241
+            raise rt.Fail("Result not available in repository", 7)  # ocr_processing_service.env:241
         if self.coverage is not None:
             self._hit(7)
         return _new_ResultWithConfidence(
@@ -3016,7 +3096,7 @@ class OCRProcessingServiceEnv(rt.Environment):
     def _impl_get_request_metadata(self, request_id: str) -> RequestMetadata:
         r = self.t_requests.get(request_id)
         if r is None:
-            raise rt.Fail("Request not found", site=8)  # ocr_processing_service.env:262
+            raise rt.Fail("Request not found", 8)  # ocr_processing_service.env:262
         if self.coverage is not None:
             self._hit(8)
         return _new_RequestMetadata(
@@ -3029,7 +3109,7 @@ class OCRProcessingServiceEnv(rt.Environment):
     def _impl_submit_ocr_request(self, document_reference: str) -> OCRRequest:
         if not (document_reference.strip() != ""):
             raise rt.Fail(
-                "Document reference must be a non-empty string", site=9
+                "Document reference must be a non-empty string", 9
             )  # ocr_processing_service.env:278
         if self.coverage is not None:
             self._hit(9)
@@ -3038,13 +3118,11 @@ class OCRProcessingServiceEnv(rt.Environment):
     def _impl_start_processing_request(self, request_id: str) -> OCRRequest:
         r = self.t_requests.get(request_id)
         if r is None:
-            raise rt.Fail("Request not found", site=10)  # ocr_processing_service.env:285
+            raise rt.Fail("Request not found", 10)  # ocr_processing_service.env:285
         if self.coverage is not None:
             self._hit(10)
         if not (r.status == OCRStatus.submitted):
-            raise rt.Fail(
-                "Request is not in submitted state", site=11
-            )  # ocr_processing_service.env:286
+            raise rt.Fail("Request is not in submitted state", 11)  # ocr_processing_service.env:286
         if self.coverage is not None:
             self._hit(11)
         self._write_requests_status(r, OCRStatus.processing)
@@ -3063,18 +3141,18 @@ class OCRProcessingServiceEnv(rt.Environment):
     ) -> OCRRequest:
         r = self.t_requests.get(request_id)
         if r is None:
-            raise rt.Fail("Request ID does not exist", site=12)  # ocr_processing_service.env:301
+            raise rt.Fail("Request ID does not exist", 12)  # ocr_processing_service.env:301
         if self.coverage is not None:
             self._hit(12)
         if not (r.status == OCRStatus.processing):
             raise rt.Fail(
-                ("Request status is '" + h.to_str(r.status) + "', expected 'processing'"), site=13
+                ("Request status is '" + h.to_str(r.status) + "', expected 'processing'"), 13
             )  # ocr_processing_service.env:302
         if self.coverage is not None:
             self._hit(13)
         if not (r.submission_time <= processing_timestamp <= self.s_now):
             raise rt.Fail(
-                "processing_timestamp must lie between the submission time and now", site=14
+                "processing_timestamp must lie between the submission time and now", 14
             )  # ocr_processing_service.env:304
         if self.coverage is not None:
             self._hit(14)
@@ -3097,20 +3175,20 @@ class OCRProcessingServiceEnv(rt.Environment):
         r = self.t_requests.get(request_id)
         if r is None:
             raise rt.Fail(
-                ("Request " + h.to_str(request_id) + " does not exist."), site=15
+                ("Request " + h.to_str(request_id) + " does not exist."), 15
             )  # ocr_processing_service.env:326
         if self.coverage is not None:
             self._hit(15)
         if not (r.status != OCRStatus.completed):
             raise rt.Fail(
                 ("Request " + h.to_str(request_id) + " is already completed and cannot be failed."),
-                site=16,
+                16,
             )  # ocr_processing_service.env:327
         if self.coverage is not None:
             self._hit(16)
         if not (r.status != OCRStatus.failed):
             raise rt.Fail(
-                ("Request " + h.to_str(request_id) + " has already failed."), site=17
+                ("Request " + h.to_str(request_id) + " has already failed."), 17
             )  # ocr_processing_service.env:332
         if self.coverage is not None:
             self._hit(17)
@@ -3121,7 +3199,7 @@ class OCRProcessingServiceEnv(rt.Environment):
                     + h.to_str(request_id)
                     + " is not being processed; start it before failing it."
                 ),
-                site=18,
+                18,
             )  # ocr_processing_service.env:333
         if self.coverage is not None:
             self._hit(18)
@@ -3148,7 +3226,7 @@ class OCRProcessingServiceEnv(rt.Environment):
     def _impl_clear_completed_request(self, request_id: str) -> str:
         r = self.t_requests.get(request_id)
         if r is None:
-            raise rt.Fail("Request not found.", site=19)  # ocr_processing_service.env:363
+            raise rt.Fail("Request not found.", 19)  # ocr_processing_service.env:363
         if self.coverage is not None:
             self._hit(19)
         if not (r.status == OCRStatus.completed):
@@ -3158,7 +3236,7 @@ class OCRProcessingServiceEnv(rt.Environment):
                     + h.to_str(r.status)
                     + "."
                 ),
-                site=20,
+                20,
             )  # ocr_processing_service.env:364
         if self.coverage is not None:
             self._hit(20)
@@ -3170,14 +3248,12 @@ class OCRProcessingServiceEnv(rt.Environment):
     def _impl_retry_ocr_request(self, original_request_id: str) -> OCRRequest:
         orig = self.t_requests.get(original_request_id)
         if orig is None:
-            raise rt.Fail(
-                "Original OCR request not found", site=21
-            )  # ocr_processing_service.env:376
+            raise rt.Fail("Original OCR request not found", 21)  # ocr_processing_service.env:376
         if self.coverage is not None:
             self._hit(21)
         if not (orig.status == OCRStatus.failed):
             raise rt.Fail(
-                "Only failed OCR requests can be retried", site=22
+                "Only failed OCR requests can be retried", 22
             )  # ocr_processing_service.env:380
         if self.coverage is not None:
             self._hit(22)
@@ -3802,12 +3878,12 @@ class OCRProcessingServiceEnv(rt.Environment):
             while True:
                 counter += 1
                 key = "REQ-" + f"{counter:04d}"
-                if key not in table:
+                if key not in table._rows:
                     break
             table.auto_counter = counter
             row.request_id = key
         else:
-            if key in table:
+            if key in table._rows:  # (Table.__contains__ without its call)
                 raise rt.Fail(f"OCRRequest {key!r} already exists", rule="key: OCRRequest")
         _charge(row._stored_size())  # limits.stored_size of a row: its class's sizer
         table.add(key, row)
@@ -3821,7 +3897,7 @@ class OCRProcessingServiceEnv(rt.Environment):
         table = self._tables["result_repository"]
         journal = self._journal  # None while building an initial state: nothing to undo
         key = row.request_id
-        if key in table:
+        if key in table._rows:  # (Table.__contains__ without its call)
             raise rt.Fail(f"Result {key!r} already exists", rule="key: Result")
         _charge(row._stored_size())  # limits.stored_size of a row: its class's sizer
         _own_row_fields("result_repository", row, ("confidence_scores",))
@@ -3835,52 +3911,50 @@ class OCRProcessingServiceEnv(rt.Environment):
         "Environment._verify_touched for this spec's tables: each touched row's rules."
         for (table_name, key), originals in list(self._touched.items()):
             if table_name == "requests":
-                self._rules_requests(key, originals)
+                table = self._tables["requests"]
+                row = table._rows.get(key)  # (Table.get without its call)
+                if row is None:
+                    continue  # deleted later in the call
+                if originals is not _INSERTED and "status" in originals:
+                    old, new = originals["status"], row.status
+                    if old != new and new not in table.schema.transitions["status"].get(
+                        old, frozenset()
+                    ):
+                        raise _refused_transition(table.schema, "status", old, new)
+                if not self._rowinv_OCRRequest_0(row):
+                    self._row_invariant_failed(
+                        "requests", row, "the document reference is not blank"
+                    )
+                if not self._rowinv_OCRRequest_1(row):
+                    self._row_invariant_failed(
+                        "requests", row, "result_text is only available for a completed request"
+                    )
+                if not self._rowinv_OCRRequest_2(row):
+                    self._row_invariant_failed(
+                        "requests",
+                        row,
+                        "a request has a completion time exactly when it is completed or failed",
+                    )
+                if not self._rowinv_OCRRequest_3(row):
+                    self._row_invariant_failed(
+                        "requests", row, "a request does not finish before it was submitted"
+                    )
             elif table_name == "result_repository":
-                self._rules_result_repository(key, originals)
-
-    def _rules_requests(self, key: Any, originals: Any) -> None:
-        "The rules of a row of requests the call touched (Environment._verify_touched)."
-        table = self._tables["requests"]
-        row = table.get(key)
-        if row is None:
-            return  # deleted later in the call
-        if originals is not _INSERTED and "status" in originals:
-            old, new = originals["status"], row.status
-            if old != new and new not in table.schema.transitions["status"].get(old, frozenset()):
-                raise _refused_transition(table.schema, "status", old, new)
-        if not self._rowinv_OCRRequest_0(row):
-            self._row_invariant_failed("requests", row, "the document reference is not blank")
-        if not self._rowinv_OCRRequest_1(row):
-            self._row_invariant_failed(
-                "requests", row, "result_text is only available for a completed request"
-            )
-        if not self._rowinv_OCRRequest_2(row):
-            self._row_invariant_failed(
-                "requests",
-                row,
-                "a request has a completion time exactly when it is completed or failed",
-            )
-        if not self._rowinv_OCRRequest_3(row):
-            self._row_invariant_failed(
-                "requests", row, "a request does not finish before it was submitted"
-            )
-
-    def _rules_result_repository(self, key: Any, originals: Any) -> None:
-        "The rules of a row of result_repository the call touched (Environment._verify_touched)."
-        table = self._tables["result_repository"]
-        row = table.get(key)
-        if row is None:
-            return  # deleted later in the call
-        if not self._rowinv_Result_0(row):
-            self._row_invariant_failed(
-                "result_repository", row, "a result belongs to a request in the system"
-            )
-        if not self._rowinv_Result_1(row):
-            self._row_invariant_failed(
-                "result_repository", row, "a result belongs to a completed request"
-            )
-        if not self._rowinv_Result_2(row):
-            self._row_invariant_failed(
-                "result_repository", row, "a result is stamped with its request's completion time"
-            )
+                table = self._tables["result_repository"]
+                row = table._rows.get(key)  # (Table.get without its call)
+                if row is None:
+                    continue  # deleted later in the call
+                if not self._rowinv_Result_0(row):
+                    self._row_invariant_failed(
+                        "result_repository", row, "a result belongs to a request in the system"
+                    )
+                if not self._rowinv_Result_1(row):
+                    self._row_invariant_failed(
+                        "result_repository", row, "a result belongs to a completed request"
+                    )
+                if not self._rowinv_Result_2(row):
+                    self._row_invariant_failed(
+                        "result_repository",
+                        row,
+                        "a result is stamped with its request's completion time",
+                    )

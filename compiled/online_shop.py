@@ -2985,7 +2985,13 @@ class OnlineShopEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("search_products", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -3064,7 +3070,13 @@ class OnlineShopEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("get_product", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -3135,7 +3147,13 @@ class OnlineShopEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("view_cart", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -3232,7 +3250,13 @@ class OnlineShopEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("add_to_cart", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -3327,7 +3351,13 @@ class OnlineShopEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("update_cart_item", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -3476,7 +3506,13 @@ class OnlineShopEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("place_order", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -3553,7 +3589,13 @@ class OnlineShopEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("pay_order", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -3643,7 +3685,13 @@ class OnlineShopEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("cancel_order", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -3727,7 +3775,13 @@ class OnlineShopEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("ship_order", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -3804,7 +3858,13 @@ class OnlineShopEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("mark_delivered", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -3894,7 +3954,13 @@ class OnlineShopEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("return_order", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -3965,7 +4031,13 @@ class OnlineShopEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("get_order", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -4051,7 +4123,13 @@ class OnlineShopEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("list_orders", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -4104,7 +4182,13 @@ class OnlineShopEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("sales_report", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -4196,7 +4280,13 @@ class OnlineShopEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("restock_product", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -4288,7 +4378,13 @@ class OnlineShopEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("set_price", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -4391,7 +4487,13 @@ class OnlineShopEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("tag_product", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -4550,7 +4652,13 @@ class OnlineShopEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("create_coupon", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -4718,7 +4826,7 @@ class OnlineShopEnv(rt.Environment):
         self, text: str, tag: str | None, in_stock_only: bool, sort_by: SortKey, limit: int
     ) -> list[Product]:
         if not (limit >= 1):
-            raise rt.Fail("limit must be at least 1", site=0)  # online_shop.env:241
+            raise rt.Fail("limit must be at least 1", 0)  # online_shop.env:241
         if self.coverage is not None:
             self._hit(0)
         q: str = text.strip().lower()
@@ -4744,9 +4852,7 @@ class OnlineShopEnv(rt.Environment):
     def _impl_get_product(self, sku: str) -> Product:
         p = self.t_products.get(sku)
         if p is None:
-            raise rt.Fail(
-                ("product " + h.to_str(sku) + " not found"), site=1
-            )  # online_shop.env:264
+            raise rt.Fail(("product " + h.to_str(sku) + " not found"), 1)  # online_shop.env:264
         if self.coverage is not None:
             self._hit(1)
         return p
@@ -4755,7 +4861,7 @@ class OnlineShopEnv(rt.Environment):
         c = self.t_customers.get(customer_id)
         if c is None:
             raise rt.Fail(
-                ("customer " + h.to_str(customer_id) + " not found"), site=2
+                ("customer " + h.to_str(customer_id) + " not found"), 2
             )  # online_shop.env:271
         if self.coverage is not None:
             self._hit(2)
@@ -4765,37 +4871,33 @@ class OnlineShopEnv(rt.Environment):
         c = self.t_customers.get(customer_id)
         if c is None:
             raise rt.Fail(
-                ("customer " + h.to_str(customer_id) + " not found"), site=3
+                ("customer " + h.to_str(customer_id) + " not found"), 3
             )  # online_shop.env:282
         if self.coverage is not None:
             self._hit(3)
         p = self.t_products.get(sku)
         if p is None:
-            raise rt.Fail(
-                ("product " + h.to_str(sku) + " not found"), site=4
-            )  # online_shop.env:283
+            raise rt.Fail(("product " + h.to_str(sku) + " not found"), 4)  # online_shop.env:283
         if self.coverage is not None:
             self._hit(4)
         if not (not p.discontinued):
-            raise rt.Fail((h.to_str(p.name) + " is no longer sold"), site=5)  # online_shop.env:286
+            raise rt.Fail((h.to_str(p.name) + " is no longer sold"), 5)  # online_shop.env:286
         if self.coverage is not None:
             self._hit(5)
         if not (qty >= 1):
-            raise rt.Fail("quantity must be at least 1", site=6)  # online_shop.env:287
+            raise rt.Fail("quantity must be at least 1", 6)  # online_shop.env:287
         if self.coverage is not None:
             self._hit(6)
         wanted: int = (h.lookup(c.cart, sku) if (sku in c.cart) else 0) + qty
         if not (wanted <= C_MAX_QTY_PER_LINE):
             raise rt.Fail(
-                ("at most " + h.to_str(C_MAX_QTY_PER_LINE) + " units of one product per order"),
-                site=7,
+                ("at most " + h.to_str(C_MAX_QTY_PER_LINE) + " units of one product per order"), 7
             )  # online_shop.env:289
         if self.coverage is not None:
             self._hit(7)
         if not (wanted <= p.stock):
             raise rt.Fail(
-                ("only " + h.to_str(p.stock) + " units of " + h.to_str(p.name) + " in stock"),
-                site=8,
+                ("only " + h.to_str(p.stock) + " units of " + h.to_str(p.name) + " in stock"), 8
             )  # online_shop.env:293
         if self.coverage is not None:
             self._hit(8)
@@ -4807,17 +4909,17 @@ class OnlineShopEnv(rt.Environment):
         c = self.t_customers.get(customer_id)
         if c is None:
             raise rt.Fail(
-                ("customer " + h.to_str(customer_id) + " not found"), site=9
+                ("customer " + h.to_str(customer_id) + " not found"), 9
             )  # online_shop.env:304
         if self.coverage is not None:
             self._hit(9)
         if not (sku in c.cart):
-            raise rt.Fail((h.to_str(sku) + " is not in the cart"), site=10)  # online_shop.env:305
+            raise rt.Fail((h.to_str(sku) + " is not in the cart"), 10)  # online_shop.env:305
         if self.coverage is not None:
             self._hit(10)
         if not (0 <= qty <= C_MAX_QTY_PER_LINE):
             raise rt.Fail(
-                ("quantity must be between 0 and " + h.to_str(C_MAX_QTY_PER_LINE)), site=11
+                ("quantity must be between 0 and " + h.to_str(C_MAX_QTY_PER_LINE)), 11
             )  # online_shop.env:306
         if self.coverage is not None:
             self._hit(11)
@@ -4828,8 +4930,7 @@ class OnlineShopEnv(rt.Environment):
         else:
             if not (qty <= self.t_products.row(sku).stock):
                 raise rt.Fail(
-                    ("only " + h.to_str(self.t_products.row(sku).stock) + " units in stock"),
-                    site=12,
+                    ("only " + h.to_str(self.t_products.row(sku).stock) + " units in stock"), 12
                 )  # online_shop.env:310
             if self.coverage is not None:
                 self._hit(12)
@@ -4847,20 +4948,18 @@ class OnlineShopEnv(rt.Environment):
         c = self.t_customers.get(customer_id)
         if c is None:
             raise rt.Fail(
-                ("customer " + h.to_str(customer_id) + " not found"), site=13
+                ("customer " + h.to_str(customer_id) + " not found"), 13
             )  # online_shop.env:327
         if self.coverage is not None:
             self._hit(13)
         lines: list[OrderLine] = self._fn_cart_lines(c=c)
         if not (len(lines) > 0):
-            raise rt.Fail("the cart is empty", site=14)  # online_shop.env:329
+            raise rt.Fail("the cart is empty", 14)  # online_shop.env:329
         if self.coverage is not None:
             self._hit(14)
         for l in self._it(list(lines)):
             if not (not self.t_products.row(l.sku).discontinued):
-                raise rt.Fail(
-                    (h.to_str(l.name) + " is no longer sold"), site=15
-                )  # online_shop.env:336
+                raise rt.Fail((h.to_str(l.name) + " is no longer sold"), 15)  # online_shop.env:336
             if self.coverage is not None:
                 self._hit(15)
             if not (l.qty <= self.t_products.row(l.sku).stock):
@@ -4872,7 +4971,7 @@ class OnlineShopEnv(rt.Environment):
                         + h.to_str(l.name)
                         + " in stock"
                     ),
-                    site=16,
+                    16,
                 )  # online_shop.env:337
             if self.coverage is not None:
                 self._hit(16)
@@ -4884,19 +4983,19 @@ class OnlineShopEnv(rt.Environment):
             cp = self.t_coupons.get(code)
             if cp is None:
                 raise rt.Fail(
-                    ("coupon " + h.to_str(code) + " does not exist"), site=17
+                    ("coupon " + h.to_str(code) + " does not exist"), 17
                 )  # online_shop.env:344
             if self.coverage is not None:
                 self._hit(17)
             if not (cp.expires >= h.date_of(self.s_now)):
                 raise rt.Fail(
-                    ("coupon " + h.to_str(code) + " expired on " + h.to_str(cp.expires)), site=18
+                    ("coupon " + h.to_str(code) + " expired on " + h.to_str(cp.expires)), 18
                 )  # online_shop.env:345
             if self.coverage is not None:
                 self._hit(18)
             if not (cp.uses_left > 0):
                 raise rt.Fail(
-                    ("coupon " + h.to_str(code) + " has been used up"), site=19
+                    ("coupon " + h.to_str(code) + " has been used up"), 19
                 )  # online_shop.env:346
             if self.coverage is not None:
                 self._hit(19)
@@ -4908,7 +5007,7 @@ class OnlineShopEnv(rt.Environment):
                         + " needs a subtotal of at least "
                         + h.to_str(self._fn_money(cents=cp.min_subtotal_cents))
                     ),
-                    site=20,
+                    20,
                 )  # online_shop.env:347
             if self.coverage is not None:
                 self._hit(20)
@@ -4936,9 +5035,7 @@ class OnlineShopEnv(rt.Environment):
     def _impl_pay_order(self, order_id: str) -> OrderSummary:
         o = self.t_orders.get(order_id)
         if o is None:
-            raise rt.Fail(
-                ("order " + h.to_str(order_id) + " not found"), site=21
-            )  # online_shop.env:375
+            raise rt.Fail(("order " + h.to_str(order_id) + " not found"), 21)  # online_shop.env:375
         if self.coverage is not None:
             self._hit(21)
         if not (o.status == OrderStatus.pending_payment):
@@ -4950,7 +5047,7 @@ class OnlineShopEnv(rt.Environment):
                     + h.to_str(o.status)
                     + ", not awaiting payment"
                 ),
-                site=22,
+                22,
             )  # online_shop.env:376
         if self.coverage is not None:
             self._hit(22)
@@ -4966,7 +5063,7 @@ class OnlineShopEnv(rt.Environment):
                         + " does not cover "
                         + h.to_str(self._fn_money(cents=total))
                     ),
-                    site=23,
+                    23,
                 )  # online_shop.env:380
             if self.coverage is not None:
                 self._hit(23)
@@ -4979,18 +5076,16 @@ class OnlineShopEnv(rt.Environment):
     def _impl_cancel_order(self, order_id: str, customer_id: str) -> OrderSummary:
         o = self.t_orders.get(order_id)
         if o is None:
-            raise rt.Fail(
-                ("order " + h.to_str(order_id) + " not found"), site=24
-            )  # online_shop.env:395
+            raise rt.Fail(("order " + h.to_str(order_id) + " not found"), 24)  # online_shop.env:395
         if self.coverage is not None:
             self._hit(24)
         if not (o.customer == customer_id):
-            raise rt.Fail("this order belongs to another customer", site=25)  # online_shop.env:398
+            raise rt.Fail("this order belongs to another customer", 25)  # online_shop.env:398
         if self.coverage is not None:
             self._hit(25)
         if not (o.status == OrderStatus.pending_payment or o.status == OrderStatus.paid):
             raise rt.Fail(
-                ("a " + h.to_str(o.status) + " order cannot be cancelled"), site=26
+                ("a " + h.to_str(o.status) + " order cannot be cancelled"), 26
             )  # online_shop.env:399
         if self.coverage is not None:
             self._hit(26)
@@ -5010,9 +5105,7 @@ class OnlineShopEnv(rt.Environment):
     def _impl_ship_order(self, order_id: str, tracking: str) -> OrderSummary:
         o = self.t_orders.get(order_id)
         if o is None:
-            raise rt.Fail(
-                ("order " + h.to_str(order_id) + " not found"), site=27
-            )  # online_shop.env:418
+            raise rt.Fail(("order " + h.to_str(order_id) + " not found"), 27)  # online_shop.env:418
         if self.coverage is not None:
             self._hit(27)
         if not (o.status == OrderStatus.paid):
@@ -5023,12 +5116,12 @@ class OnlineShopEnv(rt.Environment):
                     + " is "
                     + h.to_str(o.status)
                 ),
-                site=28,
+                28,
             )  # online_shop.env:419
         if self.coverage is not None:
             self._hit(28)
         if not (tracking.strip() != ""):
-            raise rt.Fail("a tracking number is required", site=29)  # online_shop.env:423
+            raise rt.Fail("a tracking number is required", 29)  # online_shop.env:423
         if self.coverage is not None:
             self._hit(29)
         self._write_orders_tracking(o, tracking.strip())
@@ -5038,15 +5131,12 @@ class OnlineShopEnv(rt.Environment):
     def _impl_mark_delivered(self, order_id: str) -> OrderSummary:
         o = self.t_orders.get(order_id)
         if o is None:
-            raise rt.Fail(
-                ("order " + h.to_str(order_id) + " not found"), site=30
-            )  # online_shop.env:432
+            raise rt.Fail(("order " + h.to_str(order_id) + " not found"), 30)  # online_shop.env:432
         if self.coverage is not None:
             self._hit(30)
         if not (o.status == OrderStatus.shipped):
             raise rt.Fail(
-                ("order " + h.to_str(order_id) + " is " + h.to_str(o.status) + ", not shipped"),
-                site=31,
+                ("order " + h.to_str(order_id) + " is " + h.to_str(o.status) + ", not shipped"), 31
             )  # online_shop.env:433
         if self.coverage is not None:
             self._hit(31)
@@ -5061,19 +5151,16 @@ class OnlineShopEnv(rt.Environment):
     def _impl_return_order(self, order_id: str, customer_id: str) -> OrderSummary:
         o = self.t_orders.get(order_id)
         if o is None:
-            raise rt.Fail(
-                ("order " + h.to_str(order_id) + " not found"), site=32
-            )  # online_shop.env:446
+            raise rt.Fail(("order " + h.to_str(order_id) + " not found"), 32)  # online_shop.env:446
         if self.coverage is not None:
             self._hit(32)
         if not (o.customer == customer_id):
-            raise rt.Fail("this order belongs to another customer", site=33)  # online_shop.env:449
+            raise rt.Fail("this order belongs to another customer", 33)  # online_shop.env:449
         if self.coverage is not None:
             self._hit(33)
         if not (o.status == OrderStatus.delivered and o.delivered_on is not None):
             raise rt.Fail(
-                ("only delivered orders can be returned; this one is " + h.to_str(o.status)),
-                site=34,
+                ("only delivered orders can be returned; this one is " + h.to_str(o.status)), 34
             )  # online_shop.env:452
         if self.coverage is not None:
             self._hit(34)
@@ -5085,7 +5172,7 @@ class OnlineShopEnv(rt.Environment):
                     "the return window closed on "
                     + h.to_str((h.unwrap(o.delivered_on) + h.days(C_RETURN_WINDOW_DAYS)))
                 ),
-                site=35,
+                35,
             )  # online_shop.env:456
         if self.coverage is not None:
             self._hit(35)
@@ -5101,9 +5188,7 @@ class OnlineShopEnv(rt.Environment):
     def _impl_get_order(self, order_id: str) -> OrderSummary:
         o = self.t_orders.get(order_id)
         if o is None:
-            raise rt.Fail(
-                ("order " + h.to_str(order_id) + " not found"), site=36
-            )  # online_shop.env:466
+            raise rt.Fail(("order " + h.to_str(order_id) + " not found"), 36)  # online_shop.env:466
         if self.coverage is not None:
             self._hit(36)
         return self._fn_summary(o=o)
@@ -5111,7 +5196,7 @@ class OnlineShopEnv(rt.Environment):
     def _impl_list_orders(self, customer_id: str, status: OrderStatus | None) -> list[OrderSummary]:
         if not (customer_id in self.t_customers):
             raise rt.Fail(
-                ("customer " + h.to_str(customer_id) + " not found"), site=37
+                ("customer " + h.to_str(customer_id) + " not found"), 37
             )  # online_shop.env:475
         if self.coverage is not None:
             self._hit(37)
@@ -5142,13 +5227,11 @@ class OnlineShopEnv(rt.Environment):
     def _impl_restock_product(self, sku: str, qty: int) -> Product:
         p = self.t_products.get(sku)
         if p is None:
-            raise rt.Fail(
-                ("product " + h.to_str(sku) + " not found"), site=38
-            )  # online_shop.env:500
+            raise rt.Fail(("product " + h.to_str(sku) + " not found"), 38)  # online_shop.env:500
         if self.coverage is not None:
             self._hit(38)
         if not (qty > 0):
-            raise rt.Fail("quantity must be positive", site=39)  # online_shop.env:501
+            raise rt.Fail("quantity must be positive", 39)  # online_shop.env:501
         if self.coverage is not None:
             self._hit(39)
         self._write_products_stock(p, p.stock + qty)
@@ -5157,13 +5240,11 @@ class OnlineShopEnv(rt.Environment):
     def _impl_set_price(self, sku: str, price_cents: int) -> Product:
         p = self.t_products.get(sku)
         if p is None:
-            raise rt.Fail(
-                ("product " + h.to_str(sku) + " not found"), site=40
-            )  # online_shop.env:508
+            raise rt.Fail(("product " + h.to_str(sku) + " not found"), 40)  # online_shop.env:508
         if self.coverage is not None:
             self._hit(40)
         if not (price_cents > 0):
-            raise rt.Fail("price must be positive", site=41)  # online_shop.env:510
+            raise rt.Fail("price must be positive", 41)  # online_shop.env:510
         if self.coverage is not None:
             self._hit(41)
         self._write_products_price_cents(p, price_cents)
@@ -5172,20 +5253,18 @@ class OnlineShopEnv(rt.Environment):
     def _impl_tag_product(self, sku: str, tag: str, remove: bool) -> Product:
         p = self.t_products.get(sku)
         if p is None:
-            raise rt.Fail(
-                ("product " + h.to_str(sku) + " not found"), site=42
-            )  # online_shop.env:521
+            raise rt.Fail(("product " + h.to_str(sku) + " not found"), 42)  # online_shop.env:521
         if self.coverage is not None:
             self._hit(42)
         t: str = tag.strip().lower()
         if not (t != ""):
-            raise rt.Fail("tag is empty", site=43)  # online_shop.env:524
+            raise rt.Fail("tag is empty", 43)  # online_shop.env:524
         if self.coverage is not None:
             self._hit(43)
         if remove:
             if not (t in p.tags):
                 raise rt.Fail(
-                    (h.to_str(p.name) + " is not tagged " + h.to_str(t)), site=44
+                    (h.to_str(p.name) + " is not tagged " + h.to_str(t)), 44
                 )  # online_shop.env:526
             if self.coverage is not None:
                 self._hit(44)
@@ -5202,23 +5281,21 @@ class OnlineShopEnv(rt.Environment):
     ) -> Coupon:
         c: str = code.strip().upper()
         if not (c != "" and " " not in c):
-            raise rt.Fail("a coupon code is one word", site=45)  # online_shop.env:543
+            raise rt.Fail("a coupon code is one word", 45)  # online_shop.env:543
         if self.coverage is not None:
             self._hit(45)
         if not (c not in self.t_coupons):
-            raise rt.Fail(
-                ("coupon " + h.to_str(c) + " already exists"), site=46
-            )  # online_shop.env:544
+            raise rt.Fail(("coupon " + h.to_str(c) + " already exists"), 46)  # online_shop.env:544
         if self.coverage is not None:
             self._hit(46)
         if not (valid_days >= 1 and uses >= 1 and min_subtotal_cents >= 0):
             raise rt.Fail(
-                "valid_days and uses must be positive, the minimum not negative", site=47
+                "valid_days and uses must be positive, the minimum not negative", 47
             )  # online_shop.env:545
         if self.coverage is not None:
             self._hit(47)
         if not (1 <= percent_off <= 50):
-            raise rt.Fail("percent_off must be between 1 and 50", site=48)  # online_shop.env:547
+            raise rt.Fail("percent_off must be between 1 and 50", 48)  # online_shop.env:547
         if self.coverage is not None:
             self._hit(48)
         return self._insert_coupons(
@@ -5968,12 +6045,12 @@ class OnlineShopEnv(rt.Environment):
             while True:
                 counter += 1
                 key = "ORD-" + f"{counter:04d}"
-                if key not in table:
+                if key not in table._rows:
                     break
             table.auto_counter = counter
             row.order_id = key
         else:
-            if key in table:
+            if key in table._rows:  # (Table.__contains__ without its call)
                 raise rt.Fail(f"Order {key!r} already exists", rule="key: Order")
         _charge(row._stored_size())  # limits.stored_size of a row: its class's sizer
         _own_row_fields(
@@ -5995,7 +6072,7 @@ class OnlineShopEnv(rt.Environment):
         table = self._tables["coupons"]
         journal = self._journal  # None while building an initial state: nothing to undo
         key = row.code
-        if key in table:
+        if key in table._rows:  # (Table.__contains__ without its call)
             raise rt.Fail(f"Coupon {key!r} already exists", rule="key: Coupon")
         _charge(row._stored_size())  # limits.stored_size of a row: its class's sizer
         table.add(key, row)
@@ -6008,88 +6085,82 @@ class OnlineShopEnv(rt.Environment):
         "Environment._verify_touched for this spec's tables: each touched row's rules."
         for (table_name, key), originals in list(self._touched.items()):
             if table_name == "products":
-                self._rules_products(key, originals)
+                table = self._tables["products"]
+                row = table._rows.get(key)  # (Table.get without its call)
+                if row is None:
+                    continue  # deleted later in the call
+                if not self._rowinv_Product_0(row):
+                    self._row_invariant_failed("products", row, "prices are positive")
+                if not self._rowinv_Product_1(row):
+                    self._row_invariant_failed("products", row, "stock is never negative")
             elif table_name == "customers":
-                self._rules_customers(key, originals)
+                table = self._tables["customers"]
+                row = table._rows.get(key)  # (Table.get without its call)
+                if row is None:
+                    continue  # deleted later in the call
+                if originals is _INSERTED or "email" in originals:
+                    value = (row.email,)
+                    failure = _shared_unique(table, ("email",), value, key)
+                    if failure is not None:
+                        raise failure
+                if not self._rowinv_Customer_0(row):
+                    self._row_invariant_failed(
+                        "customers", row, "cart quantities are between 1 and the line limit"
+                    )
+                if not self._rowinv_Customer_1(row):
+                    self._row_invariant_failed("customers", row, "balances are never negative")
             elif table_name == "coupons":
-                self._rules_coupons(key, originals)
+                table = self._tables["coupons"]
+                row = table._rows.get(key)  # (Table.get without its call)
+                if row is None:
+                    continue  # deleted later in the call
+                if not self._rowinv_Coupon_0(row):
+                    self._row_invariant_failed("coupons", row, "a coupon takes 1 to 50 percent off")
+                if not self._rowinv_Coupon_1(row):
+                    self._row_invariant_failed("coupons", row, "uses left is never negative")
             elif table_name == "orders":
-                self._rules_orders(key, originals)
-
-    def _rules_products(self, key: Any, originals: Any) -> None:
-        "The rules of a row of products the call touched (Environment._verify_touched)."
-        table = self._tables["products"]
-        row = table.get(key)
-        if row is None:
-            return  # deleted later in the call
-        if not self._rowinv_Product_0(row):
-            self._row_invariant_failed("products", row, "prices are positive")
-        if not self._rowinv_Product_1(row):
-            self._row_invariant_failed("products", row, "stock is never negative")
-
-    def _rules_customers(self, key: Any, originals: Any) -> None:
-        "The rules of a row of customers the call touched (Environment._verify_touched)."
-        table = self._tables["customers"]
-        row = table.get(key)
-        if row is None:
-            return  # deleted later in the call
-        if originals is _INSERTED or "email" in originals:
-            value = (row.email,)
-            failure = _shared_unique(table, ("email",), value, key)
-            if failure is not None:
-                raise failure
-        if not self._rowinv_Customer_0(row):
-            self._row_invariant_failed(
-                "customers", row, "cart quantities are between 1 and the line limit"
-            )
-        if not self._rowinv_Customer_1(row):
-            self._row_invariant_failed("customers", row, "balances are never negative")
-
-    def _rules_coupons(self, key: Any, originals: Any) -> None:
-        "The rules of a row of coupons the call touched (Environment._verify_touched)."
-        table = self._tables["coupons"]
-        row = table.get(key)
-        if row is None:
-            return  # deleted later in the call
-        if not self._rowinv_Coupon_0(row):
-            self._row_invariant_failed("coupons", row, "a coupon takes 1 to 50 percent off")
-        if not self._rowinv_Coupon_1(row):
-            self._row_invariant_failed("coupons", row, "uses left is never negative")
-
-    def _rules_orders(self, key: Any, originals: Any) -> None:
-        "The rules of a row of orders the call touched (Environment._verify_touched)."
-        table = self._tables["orders"]
-        row = table.get(key)
-        if row is None:
-            return  # deleted later in the call
-        if originals is not _INSERTED and "status" in originals:
-            old, new = originals["status"], row.status
-            if old != new and new not in table.schema.transitions["status"].get(old, frozenset()):
-                raise _refused_transition(table.schema, "status", old, new)
-        if originals is _INSERTED or "customer" in originals:
-            parent = row.customer
-            if parent not in self._tables["customers"]:
-                raise _missing_parent(table.schema, "customer", self._tables["customers"], parent)
-        if originals is _INSERTED or "coupon" in originals:
-            parent = row.coupon
-            if parent is not None and parent not in self._tables["coupons"]:
-                raise _missing_parent(table.schema, "coupon", self._tables["coupons"], parent)
-        self._verify_nested_refs("orders", row)
-        if not self._rowinv_Order_0(row):
-            self._row_invariant_failed("orders", row, "an order has at least one line")
-        if not self._rowinv_Order_1(row):
-            self._row_invariant_failed("orders", row, "each product is on one line only")
-        if not self._rowinv_Order_2(row):
-            self._row_invariant_failed(
-                "orders", row, "line quantities are between 1 and the line limit"
-            )
-        if not self._rowinv_Order_3(row):
-            self._row_invariant_failed("orders", row, "the discount never exceeds the subtotal")
-        if not self._rowinv_Order_4(row):
-            self._row_invariant_failed(
-                "orders", row, "orders on their way or delivered have a tracking number"
-            )
-        if not self._rowinv_Order_5(row):
-            self._row_invariant_failed(
-                "orders", row, "exactly the delivered and returned orders have a delivery date"
-            )
+                table = self._tables["orders"]
+                row = table._rows.get(key)  # (Table.get without its call)
+                if row is None:
+                    continue  # deleted later in the call
+                if originals is not _INSERTED and "status" in originals:
+                    old, new = originals["status"], row.status
+                    if old != new and new not in table.schema.transitions["status"].get(
+                        old, frozenset()
+                    ):
+                        raise _refused_transition(table.schema, "status", old, new)
+                if originals is _INSERTED or "customer" in originals:
+                    parent = row.customer
+                    if parent not in self._tables["customers"]._rows:
+                        raise _missing_parent(
+                            table.schema, "customer", self._tables["customers"], parent
+                        )
+                if originals is _INSERTED or "coupon" in originals:
+                    parent = row.coupon
+                    if parent is not None and parent not in self._tables["coupons"]._rows:
+                        raise _missing_parent(
+                            table.schema, "coupon", self._tables["coupons"], parent
+                        )
+                self._verify_nested_refs("orders", row)
+                if not self._rowinv_Order_0(row):
+                    self._row_invariant_failed("orders", row, "an order has at least one line")
+                if not self._rowinv_Order_1(row):
+                    self._row_invariant_failed("orders", row, "each product is on one line only")
+                if not self._rowinv_Order_2(row):
+                    self._row_invariant_failed(
+                        "orders", row, "line quantities are between 1 and the line limit"
+                    )
+                if not self._rowinv_Order_3(row):
+                    self._row_invariant_failed(
+                        "orders", row, "the discount never exceeds the subtotal"
+                    )
+                if not self._rowinv_Order_4(row):
+                    self._row_invariant_failed(
+                        "orders", row, "orders on their way or delivered have a tracking number"
+                    )
+                if not self._rowinv_Order_5(row):
+                    self._row_invariant_failed(
+                        "orders",
+                        row,
+                        "exactly the delivered and returned orders have a delivery date",
+                    )

@@ -1669,7 +1669,13 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("get_note_by_id", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -1716,7 +1722,13 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("list_all_notes", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -1772,7 +1784,13 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("search_notes_by_title", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -1830,7 +1848,13 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("search_notes_by_content", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -1888,7 +1912,13 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("search_notes_by_keyword", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -1952,7 +1982,13 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("filter_notes_by_category", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -2010,7 +2046,13 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("filter_notes_by_tag", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -2057,7 +2099,13 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("get_pinned_notes", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -2104,7 +2152,13 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("list_all_categories", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -2151,7 +2205,13 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("list_all_tags", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -2223,7 +2283,13 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("get_note_metadata", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -2371,7 +2437,13 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("create_note", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -2538,7 +2610,13 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("edit_note", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -2594,7 +2672,13 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("delete_note", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -2680,7 +2764,13 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("pin_note", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -2766,7 +2856,13 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("unpin_note", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -2841,7 +2937,13 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("create_category", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -2901,7 +3003,13 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("create_tag", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -2996,7 +3104,13 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("add_tag_to_note", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -3091,7 +3205,13 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("remove_tag_from_note", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -3186,7 +3306,13 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("update_note_category", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -3272,7 +3398,13 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("clear_note_content", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -3320,9 +3452,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
         for r in self._it(list(raw)):
             name: str = r.strip()
             if not (name != ""):
-                raise rt.Fail(
-                    "Tag name cannot be empty or whitespace", site=0
-                )  # personal_notes.env:143
+                raise rt.Fail("Tag name cannot be empty or whitespace", 0)  # personal_notes.env:143
             if self.coverage is not None:
                 self._hit(0)
             if name not in names:
@@ -3338,12 +3468,12 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
 
     def _impl_get_note_by_id(self, note_id: str) -> Note:
         if not (note_id != ""):
-            raise rt.Fail("Note ID cannot be empty", site=1)  # personal_notes.env:163
+            raise rt.Fail("Note ID cannot be empty", 1)  # personal_notes.env:163
         if self.coverage is not None:
             self._hit(1)
         n = self.t_notes.get(note_id)
         if n is None:
-            raise rt.Fail("Note not found", site=2)  # personal_notes.env:164
+            raise rt.Fail("Note not found", 2)  # personal_notes.env:164
         if self.coverage is not None:
             self._hit(2)
         return n
@@ -3364,7 +3494,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
     def _impl_search_notes_by_keyword(self, keyword: str) -> list[Note]:
         k: str = keyword.strip().lower()
         if not (k != ""):
-            raise rt.Fail("Keyword must be a non-empty string", site=3)  # personal_notes.env:192
+            raise rt.Fail("Keyword must be a non-empty string", 3)  # personal_notes.env:192
         if self.coverage is not None:
             self._hit(3)
         return [
@@ -3375,11 +3505,11 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
 
     def _impl_filter_notes_by_category(self, category_name: str) -> list[Note]:
         if not (category_name != ""):
-            raise rt.Fail("Category name cannot be empty", site=4)  # personal_notes.env:198
+            raise rt.Fail("Category name cannot be empty", 4)  # personal_notes.env:198
         if self.coverage is not None:
             self._hit(4)
         if not (category_name in self.t_categories):
-            raise rt.Fail("Category does not exist", site=5)  # personal_notes.env:199
+            raise rt.Fail("Category does not exist", 5)  # personal_notes.env:199
         if self.coverage is not None:
             self._hit(5)
         return [n for n in self._it(self.t_notes.rows()) if (n.category == category_name)]
@@ -3388,7 +3518,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
         t: str = tag_name.strip()
         if not (t != ""):
             raise rt.Fail(
-                "Tag name cannot be empty or whitespace only.", site=6
+                "Tag name cannot be empty or whitespace only.", 6
             )  # personal_notes.env:208
         if self.coverage is not None:
             self._hit(6)
@@ -3406,7 +3536,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
     def _impl_get_note_metadata(self, note_id: str) -> NoteMetadata:
         n = self.t_notes.get(note_id)
         if n is None:
-            raise rt.Fail("Note not found", site=7)  # personal_notes.env:230
+            raise rt.Fail("Note not found", 7)  # personal_notes.env:230
         if self.coverage is not None:
             self._hit(7)
         return _new_NoteMetadata(
@@ -3424,7 +3554,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
         c: str = h.unwrap(content).strip() if (content is not None) else ""
         if not (t != "" or c != ""):
             raise rt.Fail(
-                "Note must have a non-empty title or content.", site=8
+                "Note must have a non-empty title or content.", 8
             )  # personal_notes.env:253
         if self.coverage is not None:
             self._hit(8)
@@ -3432,7 +3562,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
         if category is not None and h.unwrap(category) != "":
             cat = h.unwrap(category).strip()
             if not (cat != ""):
-                raise rt.Fail("Category name cannot be empty", site=9)  # personal_notes.env:259
+                raise rt.Fail("Category name cannot be empty", 9)  # personal_notes.env:259
             if self.coverage is not None:
                 self._hit(9)
         names: list[str] = []
@@ -3460,21 +3590,21 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
     ) -> Note:
         n = self.t_notes.get(note_id)
         if n is None:
-            raise rt.Fail("Note not found", site=10)  # personal_notes.env:281
+            raise rt.Fail("Note not found", 10)  # personal_notes.env:281
         if self.coverage is not None:
             self._hit(10)
         t: str = h.unwrap(title).strip() if (title is not None) else n.title
         c: str = h.unwrap(content).strip() if (content is not None) else n.content
         if not (t.strip() != "" or c.strip() != ""):
             raise rt.Fail(
-                "Note must have a non-empty title or content", site=11
+                "Note must have a non-empty title or content", 11
             )  # personal_notes.env:286
         if self.coverage is not None:
             self._hit(11)
         if category is not None:
             cat: str = h.unwrap(category).strip()
             if not (cat != ""):
-                raise rt.Fail("Category name cannot be empty", site=12)  # personal_notes.env:291
+                raise rt.Fail("Category name cannot be empty", 12)  # personal_notes.env:291
             if self.coverage is not None:
                 self._hit(12)
             self._impl_ensure_category(name=cat)
@@ -3488,7 +3618,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
 
     def _impl_delete_note(self, note_id: str) -> str:
         if not (note_id != "" and note_id in self.t_notes):
-            raise rt.Fail("Note not found", site=13)  # personal_notes.env:306
+            raise rt.Fail("Note not found", 13)  # personal_notes.env:306
         if self.coverage is not None:
             self._hit(13)
         self._delete("notes", note_id)
@@ -3497,7 +3627,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
     def _impl_pin_note(self, note_id: str) -> Note:
         n = self.t_notes.get(note_id)
         if n is None:
-            raise rt.Fail("Note not found", site=14)  # personal_notes.env:313
+            raise rt.Fail("Note not found", 14)  # personal_notes.env:313
         if self.coverage is not None:
             self._hit(14)
         self._write_notes_is_pinned(n, True)
@@ -3507,7 +3637,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
     def _impl_unpin_note(self, note_id: str) -> Note:
         n = self.t_notes.get(note_id)
         if n is None:
-            raise rt.Fail("Note not found.", site=15)  # personal_notes.env:321
+            raise rt.Fail("Note not found.", 15)  # personal_notes.env:321
         if self.coverage is not None:
             self._hit(15)
         self._write_notes_is_pinned(n, False)
@@ -3517,12 +3647,12 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
     def _impl_create_category(self, category_name: str) -> Category:
         name: str = category_name.strip()
         if not (name != ""):
-            raise rt.Fail("Category name cannot be empty", site=16)  # personal_notes.env:330
+            raise rt.Fail("Category name cannot be empty", 16)  # personal_notes.env:330
         if self.coverage is not None:
             self._hit(16)
         if not (name not in self.t_categories):
             raise rt.Fail(
-                ("Category '" + h.to_str(name) + "' already exists"), site=17
+                ("Category '" + h.to_str(name) + "' already exists"), 17
             )  # personal_notes.env:331
         if self.coverage is not None:
             self._hit(17)
@@ -3531,12 +3661,12 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
     def _impl_create_tag(self, tag_name: str) -> Tag:
         name: str = tag_name.strip()
         if not (name != ""):
-            raise rt.Fail("Tag name cannot be empty", site=18)  # personal_notes.env:338
+            raise rt.Fail("Tag name cannot be empty", 18)  # personal_notes.env:338
         if self.coverage is not None:
             self._hit(18)
         if not (name not in self.t_tags):
             raise rt.Fail(
-                ("Tag '" + h.to_str(name) + "' already exists"), site=19
+                ("Tag '" + h.to_str(name) + "' already exists"), 19
             )  # personal_notes.env:339
         if self.coverage is not None:
             self._hit(19)
@@ -3544,20 +3674,18 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
 
     def _impl_add_tag_to_note(self, note_id: str, tag_name: str) -> Note:
         if not (note_id != ""):
-            raise rt.Fail("Note ID is required", site=20)  # personal_notes.env:351
+            raise rt.Fail("Note ID is required", 20)  # personal_notes.env:351
         if self.coverage is not None:
             self._hit(20)
         name: str = tag_name.strip()
         if not (name != ""):
-            raise rt.Fail(
-                "Tag name cannot be empty or whitespace", site=21
-            )  # personal_notes.env:355
+            raise rt.Fail("Tag name cannot be empty or whitespace", 21)  # personal_notes.env:355
         if self.coverage is not None:
             self._hit(21)
         n = self.t_notes.get(note_id)
         if n is None:
             raise rt.Fail(
-                ("Note with ID '" + h.to_str(note_id) + "' does not exist"), site=22
+                ("Note with ID '" + h.to_str(note_id) + "' does not exist"), 22
             )  # personal_notes.env:356
         if self.coverage is not None:
             self._hit(22)
@@ -3572,7 +3700,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
     def _impl_remove_tag_from_note(self, note_id: str, tag_name: str) -> Note:
         n = self.t_notes.get(note_id)
         if n is None:
-            raise rt.Fail("Note not found", site=23)  # personal_notes.env:368
+            raise rt.Fail("Note not found", 23)  # personal_notes.env:368
         if self.coverage is not None:
             self._hit(23)
         name: str = tag_name.strip()
@@ -3586,12 +3714,12 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
     def _impl_update_note_category(self, note_id: str, category: str) -> Note:
         n = self.t_notes.get(note_id)
         if n is None:
-            raise rt.Fail("Note not found", site=24)  # personal_notes.env:383
+            raise rt.Fail("Note not found", 24)  # personal_notes.env:383
         if self.coverage is not None:
             self._hit(24)
         cat: str = category.strip()
         if not (cat != ""):
-            raise rt.Fail("Category name cannot be empty", site=25)  # personal_notes.env:387
+            raise rt.Fail("Category name cannot be empty", 25)  # personal_notes.env:387
         if self.coverage is not None:
             self._hit(25)
         self._impl_ensure_category(name=cat)
@@ -3602,13 +3730,11 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
     def _impl_clear_note_content(self, note_id: str) -> Note:
         n = self.t_notes.get(note_id)
         if n is None:
-            raise rt.Fail("Note not found", site=26)  # personal_notes.env:397
+            raise rt.Fail("Note not found", 26)  # personal_notes.env:397
         if self.coverage is not None:
             self._hit(26)
         if not (n.title.strip() != ""):
-            raise rt.Fail(
-                "Cannot clear content: title is also empty", site=27
-            )  # personal_notes.env:398
+            raise rt.Fail("Cannot clear content: title is also empty", 27)  # personal_notes.env:398
         if self.coverage is not None:
             self._hit(27)
         self._write_notes_content(n, "")
@@ -4229,7 +4355,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
         table = self._tables["categories"]
         journal = self._journal  # None while building an initial state: nothing to undo
         key = row.category_name
-        if key in table:
+        if key in table._rows:  # (Table.__contains__ without its call)
             raise rt.Fail(f"Category {key!r} already exists", rule="key: Category")
         _charge(row._stored_size())  # limits.stored_size of a row: its class's sizer
         table.add(key, row)
@@ -4243,7 +4369,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
         table = self._tables["tags"]
         journal = self._journal  # None while building an initial state: nothing to undo
         key = row.tag_name
-        if key in table:
+        if key in table._rows:  # (Table.__contains__ without its call)
             raise rt.Fail(f"Tag {key!r} already exists", rule="key: Tag")
         _charge(row._stored_size())  # limits.stored_size of a row: its class's sizer
         table.add(key, row)
@@ -4264,12 +4390,12 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
             while True:
                 counter += 1
                 key = "NOTE-" + f"{counter:04d}"
-                if key not in table:
+                if key not in table._rows:
                     break
             table.auto_counter = counter
             row.note_id = key
         else:
-            if key in table:
+            if key in table._rows:  # (Table.__contains__ without its call)
                 raise rt.Fail(f"Note {key!r} already exists", rule="key: Note")
         _charge(row._stored_size())  # limits.stored_size of a row: its class's sizer
         _own_row_fields("notes", row, ("tags",))
@@ -4283,46 +4409,38 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
         "Environment._verify_touched for this spec's tables: each touched row's rules."
         for (table_name, key), originals in list(self._touched.items()):
             if table_name == "notes":
-                self._rules_notes(key, originals)
+                table = self._tables["notes"]
+                row = table._rows.get(key)  # (Table.get without its call)
+                if row is None:
+                    continue  # deleted later in the call
+                if originals is _INSERTED or "category" in originals:
+                    parent = row.category
+                    if parent not in self._tables["categories"]._rows:
+                        raise _missing_parent(
+                            table.schema, "category", self._tables["categories"], parent
+                        )
+                self._verify_nested_refs("notes", row)
+                if not self._rowinv_Note_0(row):
+                    self._row_invariant_failed(
+                        "notes", row, "every note must have a non-empty content or title"
+                    )
+                if not self._rowinv_Note_1(row):
+                    self._row_invariant_failed("notes", row, "a note lists each tag at most once")
+                if not self._rowinv_Note_2(row):
+                    self._row_invariant_failed(
+                        "notes", row, "a note is not updated before it is created"
+                    )
             elif table_name == "categories":
-                self._rules_categories(key, originals)
+                table = self._tables["categories"]
+                row = table._rows.get(key)  # (Table.get without its call)
+                if row is None:
+                    continue  # deleted later in the call
+                if not self._rowinv_Category_0(row):
+                    self._row_invariant_failed("categories", row, "a category name is not empty")
             elif table_name == "tags":
-                self._rules_tags(key, originals)
-
-    def _rules_notes(self, key: Any, originals: Any) -> None:
-        "The rules of a row of notes the call touched (Environment._verify_touched)."
-        table = self._tables["notes"]
-        row = table.get(key)
-        if row is None:
-            return  # deleted later in the call
-        if originals is _INSERTED or "category" in originals:
-            parent = row.category
-            if parent not in self._tables["categories"]:
-                raise _missing_parent(table.schema, "category", self._tables["categories"], parent)
-        self._verify_nested_refs("notes", row)
-        if not self._rowinv_Note_0(row):
-            self._row_invariant_failed(
-                "notes", row, "every note must have a non-empty content or title"
-            )
-        if not self._rowinv_Note_1(row):
-            self._row_invariant_failed("notes", row, "a note lists each tag at most once")
-        if not self._rowinv_Note_2(row):
-            self._row_invariant_failed("notes", row, "a note is not updated before it is created")
-
-    def _rules_categories(self, key: Any, originals: Any) -> None:
-        "The rules of a row of categories the call touched (Environment._verify_touched)."
-        table = self._tables["categories"]
-        row = table.get(key)
-        if row is None:
-            return  # deleted later in the call
-        if not self._rowinv_Category_0(row):
-            self._row_invariant_failed("categories", row, "a category name is not empty")
-
-    def _rules_tags(self, key: Any, originals: Any) -> None:
-        "The rules of a row of tags the call touched (Environment._verify_touched)."
-        table = self._tables["tags"]
-        row = table.get(key)
-        if row is None:
-            return  # deleted later in the call
-        if not self._rowinv_Tag_0(row):
-            self._row_invariant_failed("tags", row, "a tag name is not empty")
+                table = self._tables["tags"]
+                row = table._rows.get(key)  # (Table.get without its call)
+                if row is None:
+                    continue  # deleted later in the call
+                if not self._rowinv_Tag_0(row):
+                    self._row_invariant_failed("tags", row, "a tag name is not empty")

@@ -1450,7 +1450,13 @@ class RetailProductDatabaseEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("get_product_by_upc", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -1512,7 +1518,13 @@ class RetailProductDatabaseEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("get_product_by_id", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -1568,7 +1580,13 @@ class RetailProductDatabaseEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("search_products_by_name", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -1630,7 +1648,13 @@ class RetailProductDatabaseEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("list_products_by_category", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -1688,7 +1712,13 @@ class RetailProductDatabaseEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("list_products_by_brand", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -1749,7 +1779,13 @@ class RetailProductDatabaseEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("check_inventory_level", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -1807,7 +1843,13 @@ class RetailProductDatabaseEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("get_product_price", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -1863,7 +1905,13 @@ class RetailProductDatabaseEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("get_aisle_location", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -1910,7 +1958,13 @@ class RetailProductDatabaseEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("list_all_categories", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -1957,7 +2011,13 @@ class RetailProductDatabaseEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("get_all_products", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -2044,7 +2104,13 @@ class RetailProductDatabaseEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("add_product", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -2140,7 +2206,13 @@ class RetailProductDatabaseEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("update_product_price", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -2239,7 +2311,13 @@ class RetailProductDatabaseEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("update_inventory_level", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -2349,7 +2427,13 @@ class RetailProductDatabaseEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("update_product_category", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -2462,7 +2546,13 @@ class RetailProductDatabaseEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("update_aisle_location", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -2518,7 +2608,13 @@ class RetailProductDatabaseEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("remove_product", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -2623,7 +2719,13 @@ class RetailProductDatabaseEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("edit_product_description", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -2703,7 +2805,13 @@ class RetailProductDatabaseEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("bulk_import_products", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -2802,7 +2910,13 @@ class RetailProductDatabaseEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("deplete_inventory", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -2900,9 +3014,7 @@ class RetailProductDatabaseEnv(rt.Environment):
     def _impl_get_product_by_upc(self, upc: str) -> Product:
         p = self.t_products.get(upc)
         if p is None:
-            raise rt.Fail(
-                "Product with given UPC not found", site=0
-            )  # retail_product_database.env:201
+            raise rt.Fail("Product with given UPC not found", 0)  # retail_product_database.env:201
         if self.coverage is not None:
             self._hit(0)
         return p
@@ -2910,7 +3022,7 @@ class RetailProductDatabaseEnv(rt.Environment):
     def _impl_get_product_by_id(self, product_id: str) -> list[Product]:
         if not (product_id.strip() != ""):
             raise rt.Fail(
-                "Invalid input: product_id must be a non-empty string", site=1
+                "Invalid input: product_id must be a non-empty string", 1
             )  # retail_product_database.env:210
         if self.coverage is not None:
             self._hit(1)
@@ -2926,7 +3038,7 @@ class RetailProductDatabaseEnv(rt.Environment):
 
     def _impl_list_products_by_brand(self, brand: str) -> list[Product]:
         if not (brand != ""):
-            raise rt.Fail("Brand cannot be empty", site=2)  # retail_product_database.env:232
+            raise rt.Fail("Brand cannot be empty", 2)  # retail_product_database.env:232
         if self.coverage is not None:
             self._hit(2)
         return [p for p in self._it(self.t_products.rows()) if (p.brand == brand)]
@@ -2934,21 +3046,19 @@ class RetailProductDatabaseEnv(rt.Environment):
     def _impl_check_inventory_level(self, upc: str) -> InventoryLevel:
         p = self.t_products.get(upc)
         if p is None:
-            raise rt.Fail("Product not found", site=3)  # retail_product_database.env:238
+            raise rt.Fail("Product not found", 3)  # retail_product_database.env:238
         if self.coverage is not None:
             self._hit(3)
         return _new_InventoryLevel(inventory_level=p.inventory_level)
 
     def _impl_get_product_price(self, upc: str) -> float:
         if not (upc != ""):
-            raise rt.Fail("UPC cannot be empty", site=4)  # retail_product_database.env:246
+            raise rt.Fail("UPC cannot be empty", 4)  # retail_product_database.env:246
         if self.coverage is not None:
             self._hit(4)
         p = self.t_products.get(upc)
         if p is None:
-            raise rt.Fail(
-                "Product with given UPC not found", site=5
-            )  # retail_product_database.env:247
+            raise rt.Fail("Product with given UPC not found", 5)  # retail_product_database.env:247
         if self.coverage is not None:
             self._hit(5)
         return p.price
@@ -2956,9 +3066,7 @@ class RetailProductDatabaseEnv(rt.Environment):
     def _impl_get_aisle_location(self, upc: str) -> str | None:
         p = self.t_products.get(upc)
         if p is None:
-            raise rt.Fail(
-                "Product with given UPC not found", site=6
-            )  # retail_product_database.env:253
+            raise rt.Fail("Product with given UPC not found", 6)  # retail_product_database.env:253
         if self.coverage is not None:
             self._hit(6)
         return p.aisle_location
@@ -2973,25 +3081,25 @@ class RetailProductDatabaseEnv(rt.Environment):
         missing: str = self._fn_blank_field(p=product)
         if not (missing == ""):
             raise rt.Fail(
-                ("Invalid product: missing " + h.to_str(missing) + "."), site=7
+                ("Invalid product: missing " + h.to_str(missing) + "."), 7
             )  # retail_product_database.env:273
         if self.coverage is not None:
             self._hit(7)
         if not (product.upc not in self.t_products):
             raise rt.Fail(
-                ("Product with UPC " + h.to_str(product.upc) + " already exists"), site=8
+                ("Product with UPC " + h.to_str(product.upc) + " already exists"), 8
             )  # retail_product_database.env:274
         if self.coverage is not None:
             self._hit(8)
         if not (product.price >= 0.0):
             raise rt.Fail(
-                "Product price must be non-negative", site=9
+                "Product price must be non-negative", 9
             )  # retail_product_database.env:275
         if self.coverage is not None:
             self._hit(9)
         if not (product.inventory_level >= 0):
             raise rt.Fail(
-                "Inventory level must be a non-negative integer", site=10
+                "Inventory level must be a non-negative integer", 10
             )  # retail_product_database.env:276
         if self.coverage is not None:
             self._hit(10)
@@ -3001,13 +3109,13 @@ class RetailProductDatabaseEnv(rt.Environment):
         p = self.t_products.get(upc)
         if p is None:
             raise rt.Fail(
-                "Product with given UPC does not exist", site=11
+                "Product with given UPC does not exist", 11
             )  # retail_product_database.env:285
         if self.coverage is not None:
             self._hit(11)
         if not (new_price >= 0.0):
             raise rt.Fail(
-                "Product price must be non-negative", site=12
+                "Product price must be non-negative", 12
             )  # retail_product_database.env:288
         if self.coverage is not None:
             self._hit(12)
@@ -3017,15 +3125,13 @@ class RetailProductDatabaseEnv(rt.Environment):
     def _impl_update_inventory_level(self, upc: str, new_level: int) -> Product:
         if not (new_level >= 0):
             raise rt.Fail(
-                "Inventory level must be non-negative", site=13
+                "Inventory level must be non-negative", 13
             )  # retail_product_database.env:298
         if self.coverage is not None:
             self._hit(13)
         p = self.t_products.get(upc)
         if p is None:
-            raise rt.Fail(
-                "Product with given UPC not found", site=14
-            )  # retail_product_database.env:299
+            raise rt.Fail("Product with given UPC not found", 14)  # retail_product_database.env:299
         if self.coverage is not None:
             self._hit(14)
         self._write_products_inventory_level(p, new_level)
@@ -3035,7 +3141,7 @@ class RetailProductDatabaseEnv(rt.Environment):
         p = self.t_products.get(upc)
         if p is None:
             raise rt.Fail(
-                "Product with given UPC not found.", site=15
+                "Product with given UPC not found.", 15
             )  # retail_product_database.env:309
         if self.coverage is not None:
             self._hit(15)
@@ -3046,7 +3152,7 @@ class RetailProductDatabaseEnv(rt.Environment):
         p = self.t_products.get(upc)
         if p is None:
             raise rt.Fail(
-                ("Product with UPC " + h.to_str(upc) + " not found"), site=16
+                ("Product with UPC " + h.to_str(upc) + " not found"), 16
             )  # retail_product_database.env:319
         if self.coverage is not None:
             self._hit(16)
@@ -3055,12 +3161,12 @@ class RetailProductDatabaseEnv(rt.Environment):
 
     def _impl_remove_product(self, upc: str) -> str:
         if not (upc != ""):
-            raise rt.Fail("UPC cannot be empty", site=17)  # retail_product_database.env:326
+            raise rt.Fail("UPC cannot be empty", 17)  # retail_product_database.env:326
         if self.coverage is not None:
             self._hit(17)
         if not (upc in self.t_products):
             raise rt.Fail(
-                ("Product with UPC '" + h.to_str(upc) + "' not found"), site=18
+                ("Product with UPC '" + h.to_str(upc) + "' not found"), 18
             )  # retail_product_database.env:327
         if self.coverage is not None:
             self._hit(18)
@@ -3071,7 +3177,7 @@ class RetailProductDatabaseEnv(rt.Environment):
         p = self.t_products.get(upc)
         if p is None:
             raise rt.Fail(
-                "Product with given UPC not found.", site=19
+                "Product with given UPC not found.", 19
             )  # retail_product_database.env:337
         if self.coverage is not None:
             self._hit(19)
@@ -3095,19 +3201,17 @@ class RetailProductDatabaseEnv(rt.Environment):
 
     def _impl_deplete_inventory(self, upc: str, quantity: int) -> Product:
         if not (quantity >= 0):
-            raise rt.Fail("Quantity cannot be negative", site=20)  # retail_product_database.env:373
+            raise rt.Fail("Quantity cannot be negative", 20)  # retail_product_database.env:373
         if self.coverage is not None:
             self._hit(20)
         p = self.t_products.get(upc)
         if p is None:
-            raise rt.Fail(
-                "Product with given UPC not found", site=21
-            )  # retail_product_database.env:374
+            raise rt.Fail("Product with given UPC not found", 21)  # retail_product_database.env:374
         if self.coverage is not None:
             self._hit(21)
         if not (quantity <= p.inventory_level):
             raise rt.Fail(
-                "Insufficient inventory to deplete", site=22
+                "Insufficient inventory to deplete", 22
             )  # retail_product_database.env:375
         if self.coverage is not None:
             self._hit(22)
@@ -4023,7 +4127,7 @@ class RetailProductDatabaseEnv(rt.Environment):
         table = self._tables["products"]
         journal = self._journal  # None while building an initial state: nothing to undo
         key = row.upc
-        if key in table:
+        if key in table._rows:  # (Table.__contains__ without its call)
             raise rt.Fail(f"Product {key!r} already exists", rule="key: Product")
         _charge(row._stored_size())  # limits.stored_size of a row: its class's sizer
         table.add(key, row)
@@ -4036,21 +4140,19 @@ class RetailProductDatabaseEnv(rt.Environment):
         "Environment._verify_touched for this spec's tables: each touched row's rules."
         for (table_name, key), originals in list(self._touched.items()):
             if table_name == "products":
-                self._rules_products(key, originals)
-
-    def _rules_products(self, key: Any, originals: Any) -> None:
-        "The rules of a row of products the call touched (Environment._verify_touched)."
-        table = self._tables["products"]
-        row = table.get(key)
-        if row is None:
-            return  # deleted later in the call
-        if not self._rowinv_Product_0(row):
-            self._row_invariant_failed("products", row, "Product price must be non-negative")
-        if not self._rowinv_Product_1(row):
-            self._row_invariant_failed(
-                "products", row, "Inventory level must be a non-negative integer"
-            )
-        if not self._rowinv_Product_2(row):
-            self._row_invariant_failed(
-                "products", row, "UPC, product_id and name must not be blank"
-            )
+                table = self._tables["products"]
+                row = table._rows.get(key)  # (Table.get without its call)
+                if row is None:
+                    continue  # deleted later in the call
+                if not self._rowinv_Product_0(row):
+                    self._row_invariant_failed(
+                        "products", row, "Product price must be non-negative"
+                    )
+                if not self._rowinv_Product_1(row):
+                    self._row_invariant_failed(
+                        "products", row, "Inventory level must be a non-negative integer"
+                    )
+                if not self._rowinv_Product_2(row):
+                    self._row_invariant_failed(
+                        "products", row, "UPC, product_id and name must not be blank"
+                    )

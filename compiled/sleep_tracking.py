@@ -1320,7 +1320,13 @@ class SleepTrackingEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("get_user", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -1441,7 +1447,7 @@ class SleepTrackingEnv(rt.Environment):
                 self._verify_rows()
             table = self._tables["logs"]
             for touched_table, key in self._touched:
-                row = table.get(key) if touched_table == "logs" else None
+                row = table._rows.get(key) if touched_table == "logs" else None
                 if row is not None and not self._inv_0_row(row):
                     self._env_invariant_failed("_inv_0")  # sleep_tracking.env:54
             data = (
@@ -1492,7 +1498,13 @@ class SleepTrackingEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("add_sleep_log", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -1591,7 +1603,13 @@ class SleepTrackingEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("set_status", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -1650,7 +1668,7 @@ class SleepTrackingEnv(rt.Environment):
                 self._verify_rows()
             table = self._tables["logs"]
             for touched_table, key in self._touched:
-                row = table.get(key) if touched_table == "logs" else None
+                row = table._rows.get(key) if touched_table == "logs" else None
                 if row is not None and not self._inv_0_row(row):
                     self._env_invariant_failed("_inv_0")  # sleep_tracking.env:54
             data = result
@@ -1659,7 +1677,13 @@ class SleepTrackingEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("delete_sleep_log", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -1688,7 +1712,7 @@ class SleepTrackingEnv(rt.Environment):
     def _impl_get_user(self, user_id: str) -> User:
         u = self.t_users.get(user_id)
         if u is None:
-            raise rt.Fail("user not found", site=0)  # sleep_tracking.env:60
+            raise rt.Fail("user not found", 0)  # sleep_tracking.env:60
         if self.coverage is not None:
             self._hit(0)
         return u
@@ -1698,19 +1722,19 @@ class SleepTrackingEnv(rt.Environment):
     ) -> SleepLog:
         u = self.t_users.get(user_id)
         if u is None:
-            raise rt.Fail("user not found", site=1)  # sleep_tracking.env:66
+            raise rt.Fail("user not found", 1)  # sleep_tracking.env:66
         if self.coverage is not None:
             self._hit(1)
         if not (u.status == AccountStatus.active):
-            raise rt.Fail("account is not active", site=2)  # sleep_tracking.env:67
+            raise rt.Fail("account is not active", 2)  # sleep_tracking.env:67
         if self.coverage is not None:
             self._hit(2)
         if not (end > start):
-            raise rt.Fail("end must be after start", site=3)  # sleep_tracking.env:68
+            raise rt.Fail("end must be after start", 3)  # sleep_tracking.env:68
         if self.coverage is not None:
             self._hit(3)
         if not (end <= self.s_now):
-            raise rt.Fail("a night cannot end in the future", site=4)  # sleep_tracking.env:69
+            raise rt.Fail("a night cannot end in the future", 4)  # sleep_tracking.env:69
         if self.coverage is not None:
             self._hit(4)
         return self._insert_logs(
@@ -1726,7 +1750,7 @@ class SleepTrackingEnv(rt.Environment):
     def _impl_set_status(self, user_id: str, status: AccountStatus) -> User:
         u = self.t_users.get(user_id)
         if u is None:
-            raise rt.Fail("user not found", site=5)  # sleep_tracking.env:83
+            raise rt.Fail("user not found", 5)  # sleep_tracking.env:83
         if self.coverage is not None:
             self._hit(5)
         self._write_users_status(u, status)
@@ -1735,11 +1759,11 @@ class SleepTrackingEnv(rt.Environment):
     def _impl_delete_sleep_log(self, log_id: str, user_id: str) -> str:
         l = self.t_logs.get(log_id)
         if l is None:
-            raise rt.Fail("log not found", site=6)  # sleep_tracking.env:90
+            raise rt.Fail("log not found", 6)  # sleep_tracking.env:90
         if self.coverage is not None:
             self._hit(6)
         if not (l.user == user_id):
-            raise rt.Fail("not your log", site=7)  # sleep_tracking.env:91
+            raise rt.Fail("not your log", 7)  # sleep_tracking.env:91
         if self.coverage is not None:
             self._hit(7)
         self._delete("logs", log_id)
@@ -2390,12 +2414,12 @@ class SleepTrackingEnv(rt.Environment):
             while True:
                 counter += 1
                 key = "LOG-" + f"{counter:04d}"
-                if key not in table:
+                if key not in table._rows:
                     break
             table.auto_counter = counter
             row.log_id = key
         else:
-            if key in table:
+            if key in table._rows:  # (Table.__contains__ without its call)
                 raise rt.Fail(f"SleepLog {key!r} already exists", rule="key: SleepLog")
         _charge(row._stored_size())  # limits.stored_size of a row: its class's sizer
         table.add(key, row)
@@ -2408,52 +2432,42 @@ class SleepTrackingEnv(rt.Environment):
         "Environment._verify_touched for this spec's tables: each touched row's rules."
         for (table_name, key), originals in list(self._touched.items()):
             if table_name == "users":
-                self._rules_users(key, originals)
+                if originals is not _INSERTED and "email" not in originals:
+                    continue
+                table = self._tables["users"]
+                row = table._rows.get(key)  # (Table.get without its call)
+                if row is None:
+                    continue  # deleted later in the call
+                if originals is _INSERTED or "email" in originals:
+                    value = (row.email,)
+                    failure = _shared_unique(table, ("email",), value, key)
+                    if failure is not None:
+                        raise failure
             elif table_name == "logs":
-                self._rules_logs(key, originals)
+                table = self._tables["logs"]
+                row = table._rows.get(key)  # (Table.get without its call)
+                if row is None:
+                    continue  # deleted later in the call
+                if originals is _INSERTED or "user" in originals:
+                    parent = row.user
+                    if parent not in self._tables["users"]._rows:
+                        raise _missing_parent(table.schema, "user", self._tables["users"], parent)
+                if not self._rowinv_SleepLog_0(row):
+                    self._row_invariant_failed("logs", row, "a night ends after it starts")
             elif table_name == "tickets":
-                self._rules_tickets(key, originals)
-
-    def _rules_users(self, key: Any, originals: Any) -> None:
-        "The rules of a row of users the call touched (Environment._verify_touched)."
-        if originals is not _INSERTED and "email" not in originals:
-            return
-        table = self._tables["users"]
-        row = table.get(key)
-        if row is None:
-            return  # deleted later in the call
-        if originals is _INSERTED or "email" in originals:
-            value = (row.email,)
-            failure = _shared_unique(table, ("email",), value, key)
-            if failure is not None:
-                raise failure
-
-    def _rules_logs(self, key: Any, originals: Any) -> None:
-        "The rules of a row of logs the call touched (Environment._verify_touched)."
-        table = self._tables["logs"]
-        row = table.get(key)
-        if row is None:
-            return  # deleted later in the call
-        if originals is _INSERTED or "user" in originals:
-            parent = row.user
-            if parent not in self._tables["users"]:
-                raise _missing_parent(table.schema, "user", self._tables["users"], parent)
-        if not self._rowinv_SleepLog_0(row):
-            self._row_invariant_failed("logs", row, "a night ends after it starts")
-
-    def _rules_tickets(self, key: Any, originals: Any) -> None:
-        "The rules of a row of tickets the call touched (Environment._verify_touched)."
-        if originals is not _INSERTED and originals.keys().isdisjoint(("status", "user")):
-            return
-        table = self._tables["tickets"]
-        row = table.get(key)
-        if row is None:
-            return  # deleted later in the call
-        if originals is not _INSERTED and "status" in originals:
-            old, new = originals["status"], row.status
-            if old != new and new not in table.schema.transitions["status"].get(old, frozenset()):
-                raise _refused_transition(table.schema, "status", old, new)
-        if originals is _INSERTED or "user" in originals:
-            parent = row.user
-            if parent not in self._tables["users"]:
-                raise _missing_parent(table.schema, "user", self._tables["users"], parent)
+                if originals is not _INSERTED and originals.keys().isdisjoint(("status", "user")):
+                    continue
+                table = self._tables["tickets"]
+                row = table._rows.get(key)  # (Table.get without its call)
+                if row is None:
+                    continue  # deleted later in the call
+                if originals is not _INSERTED and "status" in originals:
+                    old, new = originals["status"], row.status
+                    if old != new and new not in table.schema.transitions["status"].get(
+                        old, frozenset()
+                    ):
+                        raise _refused_transition(table.schema, "status", old, new)
+                if originals is _INSERTED or "user" in originals:
+                    parent = row.user
+                    if parent not in self._tables["users"]._rows:
+                        raise _missing_parent(table.schema, "user", self._tables["users"], parent)

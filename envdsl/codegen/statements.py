@@ -101,7 +101,7 @@ class BodyTranslator(Translator):
         site = self.site("require", stmt.cond)
         return self.flush(level) + [
             f"{pad}if not {cond}:",
-            f"{pad}{INDENT}raise rt.Fail({message}, site={site}){self.where(stmt.span)}",
+            f"{pad}{INDENT}raise rt.Fail({message}, {site}){self.where(stmt.span)}",
             *self.hit(site, level),
         ]
 
@@ -189,7 +189,7 @@ class BodyTranslator(Translator):
             lines += [
                 f"{pad}{py} = {code}",
                 f"{pad}if {py} is None:",
-                f"{pad}{INDENT}raise rt.Fail({message}, site={site}){self.where(stmt.span)}",
+                f"{pad}{INDENT}raise rt.Fail({message}, {site}){self.where(stmt.span)}",
                 *self.hit(site, level),
             ]
             return lines

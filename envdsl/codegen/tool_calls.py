@@ -108,7 +108,13 @@ class _ToolCall:
             "        self._world.record(journal)",
             f"    self.trace.append(rt.TraceEntry({tool.name!r}, arguments, True))",
             '    return {"success": True, "data": data}',
-            "except Exception as error:  # what each kind of failure gives: Environment._failed",
+            "except rt.Fail as error:  # Environment._failed's first case, written out",
+            "    if journal:  # (what _rollback would undo)",
+            "        self._rollback()",
+            "    error.__traceback__ = None  # (see _failed)",
+            "    self.last_failure = error",
+            '    outcome = {"success": False, "error": error.message}',
+            "except Exception as error:  # what each other kind of failure gives: _failed",
             "    outcome = self._failed(error)",
             "finally:",
             "    budget.left = None",
@@ -297,7 +303,7 @@ class _ToolCall:
             lines += [
                 f"table = self._tables[{table!r}]",
                 "for touched_table, key in self._touched:",
-                f"    row = table.get(key) if touched_table == {table!r} else None",
+                f"    row = table._rows.get(key) if touched_table == {table!r} else None",
                 f"    if row is not None and not self.{row_method}(row):",
                 f"        self._env_invariant_failed({method!r})"
                 + where(self.writer.invariant_lines.get(method)),

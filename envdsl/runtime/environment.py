@@ -39,7 +39,7 @@ from envdsl.runtime.frame import (
 )
 from envdsl.runtime.grading import grade
 from envdsl.runtime.row_rules import missing_parent, refused_transition, shared_unique
-from envdsl.runtime.snapshots import Owner, Snapshot, World, undo_entry
+from envdsl.runtime.snapshots import Owner, Snapshot, World, undo_entries
 from envdsl.runtime.specs import (
     INSERTED,
     ParamSpec,
@@ -544,10 +544,25 @@ class Environment:
                 return outcome
             read = self._read_generically(plan, parsed)
         except BadValue as error:
-            return self._rejected(
-                name, _traced_arguments(plan.tool, parsed, error), _argument_error(error)
-            )
+            return self._bad_arguments(plan.tool, parsed, error)
         return self._invoke(plan, *read)
+
+    def _bad_arguments(self, tool: ToolSpec, given: dict[str, Any], error: BadValue) -> Result:
+        """`_rejected` of a call whose arguments did not read: the arguments a rejected call's
+        trace keeps (_traced_arguments, its common case inline) and the message naming the
+        argument (_argument_error)."""
+        kept = given
+        if error.path:
+            for value in given.values():
+                kind = type(value)
+                if not (kind is str and value.isascii() or value is None or kind is bool):
+                    kept = _traced_arguments(tool, given, error)
+                    break
+        else:
+            kept = _traced_arguments(tool, given, error)
+        message = f"invalid argument {error.path}: {error.message}" if error.path else error.message
+        self.trace.append(TraceEntry(tool.name, dict(kept), False, message))
+        return {"success": False, "error": message}
 
     def _read_generically(
         self, plan: ToolPlan, given: dict[str, Any]
@@ -913,9 +928,7 @@ class Environment:
         self._touched.pop((table_name, key), None)
 
     def _rollback(self) -> None:
-        journal = self._journal or []
-        for entry in reversed(journal):
-            undo_entry(self._tables, self._scalars, entry)
+        undo_entries(self._tables, self._scalars, self._journal or [])
         self._journal = []
 
     # ---- integrity at the end of an action --------------------------------------------------

@@ -2422,7 +2422,7 @@ class DocumentManagementSystemEnv(rt.Environment):
                 self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
-            outcome = {"success": False, "error": error.message}
+            outcome: rt.Result = {"success": False, "error": error.message}
         except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
@@ -2475,7 +2475,7 @@ class DocumentManagementSystemEnv(rt.Environment):
                 self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
-            outcome = {"success": False, "error": error.message}
+            outcome: rt.Result = {"success": False, "error": error.message}
         except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
@@ -2547,7 +2547,7 @@ class DocumentManagementSystemEnv(rt.Environment):
                 self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
-            outcome = {"success": False, "error": error.message}
+            outcome: rt.Result = {"success": False, "error": error.message}
         except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
@@ -2617,7 +2617,7 @@ class DocumentManagementSystemEnv(rt.Environment):
                 self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
-            outcome = {"success": False, "error": error.message}
+            outcome: rt.Result = {"success": False, "error": error.message}
         except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
@@ -2728,7 +2728,7 @@ class DocumentManagementSystemEnv(rt.Environment):
                 self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
-            outcome = {"success": False, "error": error.message}
+            outcome: rt.Result = {"success": False, "error": error.message}
         except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
@@ -2811,7 +2811,7 @@ class DocumentManagementSystemEnv(rt.Environment):
                 self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
-            outcome = {"success": False, "error": error.message}
+            outcome: rt.Result = {"success": False, "error": error.message}
         except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
@@ -2903,7 +2903,7 @@ class DocumentManagementSystemEnv(rt.Environment):
                 self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
-            outcome = {"success": False, "error": error.message}
+            outcome: rt.Result = {"success": False, "error": error.message}
         except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
@@ -2982,7 +2982,7 @@ class DocumentManagementSystemEnv(rt.Environment):
                 self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
-            outcome = {"success": False, "error": error.message}
+            outcome: rt.Result = {"success": False, "error": error.message}
         except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
@@ -3050,7 +3050,7 @@ class DocumentManagementSystemEnv(rt.Environment):
                 self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
-            outcome = {"success": False, "error": error.message}
+            outcome: rt.Result = {"success": False, "error": error.message}
         except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
@@ -3203,7 +3203,7 @@ class DocumentManagementSystemEnv(rt.Environment):
                 self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
-            outcome = {"success": False, "error": error.message}
+            outcome: rt.Result = {"success": False, "error": error.message}
         except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
@@ -3359,7 +3359,7 @@ class DocumentManagementSystemEnv(rt.Environment):
                 self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
-            outcome = {"success": False, "error": error.message}
+            outcome: rt.Result = {"success": False, "error": error.message}
         except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
@@ -3473,7 +3473,7 @@ class DocumentManagementSystemEnv(rt.Environment):
                 self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
-            outcome = {"success": False, "error": error.message}
+            outcome: rt.Result = {"success": False, "error": error.message}
         except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
@@ -3574,7 +3574,7 @@ class DocumentManagementSystemEnv(rt.Environment):
                 self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
-            outcome = {"success": False, "error": error.message}
+            outcome: rt.Result = {"success": False, "error": error.message}
         except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
@@ -3693,7 +3693,7 @@ class DocumentManagementSystemEnv(rt.Environment):
                 self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
-            outcome = {"success": False, "error": error.message}
+            outcome: rt.Result = {"success": False, "error": error.message}
         except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
@@ -3774,7 +3774,7 @@ class DocumentManagementSystemEnv(rt.Environment):
                 self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
-            outcome = {"success": False, "error": error.message}
+            outcome: rt.Result = {"success": False, "error": error.message}
         except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
@@ -3875,7 +3875,7 @@ class DocumentManagementSystemEnv(rt.Environment):
                 self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
-            outcome = {"success": False, "error": error.message}
+            outcome: rt.Result = {"success": False, "error": error.message}
         except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
@@ -4006,7 +4006,7 @@ class DocumentManagementSystemEnv(rt.Environment):
                 self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
-            outcome = {"success": False, "error": error.message}
+            outcome: rt.Result = {"success": False, "error": error.message}
         except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
@@ -4107,7 +4107,7 @@ class DocumentManagementSystemEnv(rt.Environment):
                 self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
-            outcome = {"success": False, "error": error.message}
+            outcome: rt.Result = {"success": False, "error": error.message}
         except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
@@ -5410,6 +5410,7 @@ class DocumentManagementSystemEnv(rt.Environment):
 
     def _verify_rows(self) -> None:
         "Environment._verify_touched for this spec's tables: each touched row's rules."
+        value: tuple[Any, ...]
         for (table_name, key), originals in list(self._touched.items()):
             if table_name == "documents":
                 table = self._tables["documents"]

@@ -1723,7 +1723,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
                 self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
-            outcome = {"success": False, "error": error.message}
+            outcome: rt.Result = {"success": False, "error": error.message}
         except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
@@ -1809,7 +1809,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
                 self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
-            outcome = {"success": False, "error": error.message}
+            outcome: rt.Result = {"success": False, "error": error.message}
         except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
@@ -1873,7 +1873,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
                 self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
-            outcome = {"success": False, "error": error.message}
+            outcome: rt.Result = {"success": False, "error": error.message}
         except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
@@ -1928,7 +1928,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
                 self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
-            outcome = {"success": False, "error": error.message}
+            outcome: rt.Result = {"success": False, "error": error.message}
         except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
@@ -1996,7 +1996,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
                 self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
-            outcome = {"success": False, "error": error.message}
+            outcome: rt.Result = {"success": False, "error": error.message}
         except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
@@ -2066,7 +2066,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
                 self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
-            outcome = {"success": False, "error": error.message}
+            outcome: rt.Result = {"success": False, "error": error.message}
         except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
@@ -2162,7 +2162,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
                 self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
-            outcome = {"success": False, "error": error.message}
+            outcome: rt.Result = {"success": False, "error": error.message}
         except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
@@ -2242,7 +2242,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
                 self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
-            outcome = {"success": False, "error": error.message}
+            outcome: rt.Result = {"success": False, "error": error.message}
         except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
@@ -2323,7 +2323,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
                 self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
-            outcome = {"success": False, "error": error.message}
+            outcome: rt.Result = {"success": False, "error": error.message}
         except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
@@ -2427,7 +2427,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
                 self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
-            outcome = {"success": False, "error": error.message}
+            outcome: rt.Result = {"success": False, "error": error.message}
         except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
@@ -2482,7 +2482,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
                 self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
-            outcome = {"success": False, "error": error.message}
+            outcome: rt.Result = {"success": False, "error": error.message}
         except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
@@ -2625,7 +2625,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
                 self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
-            outcome = {"success": False, "error": error.message}
+            outcome: rt.Result = {"success": False, "error": error.message}
         except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
@@ -2788,7 +2788,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
                 self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
-            outcome = {"success": False, "error": error.message}
+            outcome: rt.Result = {"success": False, "error": error.message}
         except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
@@ -2873,7 +2873,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
                 self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
-            outcome = {"success": False, "error": error.message}
+            outcome: rt.Result = {"success": False, "error": error.message}
         except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
@@ -2969,7 +2969,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
                 self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
-            outcome = {"success": False, "error": error.message}
+            outcome: rt.Result = {"success": False, "error": error.message}
         except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
@@ -3057,7 +3057,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
                 self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
-            outcome = {"success": False, "error": error.message}
+            outcome: rt.Result = {"success": False, "error": error.message}
         except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
@@ -3160,7 +3160,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
                 self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
-            outcome = {"success": False, "error": error.message}
+            outcome: rt.Result = {"success": False, "error": error.message}
         except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
@@ -3317,7 +3317,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
                 self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
-            outcome = {"success": False, "error": error.message}
+            outcome: rt.Result = {"success": False, "error": error.message}
         except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:

@@ -2528,7 +2528,7 @@ class HRISEnv(rt.Environment):
                 self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
-            outcome = {"success": False, "error": error.message}
+            outcome: rt.Result = {"success": False, "error": error.message}
         except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
@@ -2631,7 +2631,7 @@ class HRISEnv(rt.Environment):
                 self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
-            outcome = {"success": False, "error": error.message}
+            outcome: rt.Result = {"success": False, "error": error.message}
         except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
@@ -2699,7 +2699,7 @@ class HRISEnv(rt.Environment):
                 self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
-            outcome = {"success": False, "error": error.message}
+            outcome: rt.Result = {"success": False, "error": error.message}
         except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
@@ -2767,7 +2767,7 @@ class HRISEnv(rt.Environment):
                 self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
-            outcome = {"success": False, "error": error.message}
+            outcome: rt.Result = {"success": False, "error": error.message}
         except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
@@ -2841,7 +2841,7 @@ class HRISEnv(rt.Environment):
                 self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
-            outcome = {"success": False, "error": error.message}
+            outcome: rt.Result = {"success": False, "error": error.message}
         except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
@@ -2927,7 +2927,7 @@ class HRISEnv(rt.Environment):
                 self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
-            outcome = {"success": False, "error": error.message}
+            outcome: rt.Result = {"success": False, "error": error.message}
         except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
@@ -3013,7 +3013,7 @@ class HRISEnv(rt.Environment):
                 self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
-            outcome = {"success": False, "error": error.message}
+            outcome: rt.Result = {"success": False, "error": error.message}
         except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
@@ -3097,7 +3097,7 @@ class HRISEnv(rt.Environment):
                 self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
-            outcome = {"success": False, "error": error.message}
+            outcome: rt.Result = {"success": False, "error": error.message}
         except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
@@ -3175,7 +3175,7 @@ class HRISEnv(rt.Environment):
                 self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
-            outcome = {"success": False, "error": error.message}
+            outcome: rt.Result = {"success": False, "error": error.message}
         except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
@@ -3249,7 +3249,7 @@ class HRISEnv(rt.Environment):
                 self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
-            outcome = {"success": False, "error": error.message}
+            outcome: rt.Result = {"success": False, "error": error.message}
         except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
@@ -3327,7 +3327,7 @@ class HRISEnv(rt.Environment):
                 self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
-            outcome = {"success": False, "error": error.message}
+            outcome: rt.Result = {"success": False, "error": error.message}
         except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
@@ -3382,7 +3382,7 @@ class HRISEnv(rt.Environment):
                 self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
-            outcome = {"success": False, "error": error.message}
+            outcome: rt.Result = {"success": False, "error": error.message}
         except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
@@ -3435,7 +3435,7 @@ class HRISEnv(rt.Environment):
                 self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
-            outcome = {"success": False, "error": error.message}
+            outcome: rt.Result = {"success": False, "error": error.message}
         except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
@@ -3541,7 +3541,7 @@ class HRISEnv(rt.Environment):
                 self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
-            outcome = {"success": False, "error": error.message}
+            outcome: rt.Result = {"success": False, "error": error.message}
         except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
@@ -3670,7 +3670,7 @@ class HRISEnv(rt.Environment):
                 self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
-            outcome = {"success": False, "error": error.message}
+            outcome: rt.Result = {"success": False, "error": error.message}
         except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
@@ -3803,7 +3803,7 @@ class HRISEnv(rt.Environment):
                 self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
-            outcome = {"success": False, "error": error.message}
+            outcome: rt.Result = {"success": False, "error": error.message}
         except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
@@ -3945,7 +3945,7 @@ class HRISEnv(rt.Environment):
                 self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
-            outcome = {"success": False, "error": error.message}
+            outcome: rt.Result = {"success": False, "error": error.message}
         except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
@@ -4075,7 +4075,7 @@ class HRISEnv(rt.Environment):
                 self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
-            outcome = {"success": False, "error": error.message}
+            outcome: rt.Result = {"success": False, "error": error.message}
         except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
@@ -4209,7 +4209,7 @@ class HRISEnv(rt.Environment):
                 self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
-            outcome = {"success": False, "error": error.message}
+            outcome: rt.Result = {"success": False, "error": error.message}
         except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
@@ -4326,7 +4326,7 @@ class HRISEnv(rt.Environment):
                 self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
-            outcome = {"success": False, "error": error.message}
+            outcome: rt.Result = {"success": False, "error": error.message}
         except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
@@ -4441,7 +4441,7 @@ class HRISEnv(rt.Environment):
                 self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
-            outcome = {"success": False, "error": error.message}
+            outcome: rt.Result = {"success": False, "error": error.message}
         except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
@@ -4509,7 +4509,7 @@ class HRISEnv(rt.Environment):
                 self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
-            outcome = {"success": False, "error": error.message}
+            outcome: rt.Result = {"success": False, "error": error.message}
         except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
@@ -6252,6 +6252,7 @@ class HRISEnv(rt.Environment):
 
     def _verify_rows(self) -> None:
         "Environment._verify_touched for this spec's tables: each touched row's rules."
+        value: tuple[Any, ...]
         for (table_name, key), originals in list(self._touched.items()):
             if table_name == "employees":
                 table = self._tables["employees"]

@@ -2990,7 +2990,7 @@ class OnlineShopEnv(rt.Environment):
                 self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
-            outcome = {"success": False, "error": error.message}
+            outcome: rt.Result = {"success": False, "error": error.message}
         except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
@@ -3075,7 +3075,7 @@ class OnlineShopEnv(rt.Environment):
                 self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
-            outcome = {"success": False, "error": error.message}
+            outcome: rt.Result = {"success": False, "error": error.message}
         except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
@@ -3152,7 +3152,7 @@ class OnlineShopEnv(rt.Environment):
                 self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
-            outcome = {"success": False, "error": error.message}
+            outcome: rt.Result = {"success": False, "error": error.message}
         except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
@@ -3255,7 +3255,7 @@ class OnlineShopEnv(rt.Environment):
                 self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
-            outcome = {"success": False, "error": error.message}
+            outcome: rt.Result = {"success": False, "error": error.message}
         except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
@@ -3356,7 +3356,7 @@ class OnlineShopEnv(rt.Environment):
                 self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
-            outcome = {"success": False, "error": error.message}
+            outcome: rt.Result = {"success": False, "error": error.message}
         except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
@@ -3511,7 +3511,7 @@ class OnlineShopEnv(rt.Environment):
                 self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
-            outcome = {"success": False, "error": error.message}
+            outcome: rt.Result = {"success": False, "error": error.message}
         except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
@@ -3594,7 +3594,7 @@ class OnlineShopEnv(rt.Environment):
                 self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
-            outcome = {"success": False, "error": error.message}
+            outcome: rt.Result = {"success": False, "error": error.message}
         except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
@@ -3690,7 +3690,7 @@ class OnlineShopEnv(rt.Environment):
                 self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
-            outcome = {"success": False, "error": error.message}
+            outcome: rt.Result = {"success": False, "error": error.message}
         except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
@@ -3780,7 +3780,7 @@ class OnlineShopEnv(rt.Environment):
                 self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
-            outcome = {"success": False, "error": error.message}
+            outcome: rt.Result = {"success": False, "error": error.message}
         except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
@@ -3863,7 +3863,7 @@ class OnlineShopEnv(rt.Environment):
                 self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
-            outcome = {"success": False, "error": error.message}
+            outcome: rt.Result = {"success": False, "error": error.message}
         except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
@@ -3959,7 +3959,7 @@ class OnlineShopEnv(rt.Environment):
                 self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
-            outcome = {"success": False, "error": error.message}
+            outcome: rt.Result = {"success": False, "error": error.message}
         except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
@@ -4036,7 +4036,7 @@ class OnlineShopEnv(rt.Environment):
                 self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
-            outcome = {"success": False, "error": error.message}
+            outcome: rt.Result = {"success": False, "error": error.message}
         except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
@@ -4128,7 +4128,7 @@ class OnlineShopEnv(rt.Environment):
                 self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
-            outcome = {"success": False, "error": error.message}
+            outcome: rt.Result = {"success": False, "error": error.message}
         except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
@@ -4187,7 +4187,7 @@ class OnlineShopEnv(rt.Environment):
                 self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
-            outcome = {"success": False, "error": error.message}
+            outcome: rt.Result = {"success": False, "error": error.message}
         except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
@@ -4285,7 +4285,7 @@ class OnlineShopEnv(rt.Environment):
                 self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
-            outcome = {"success": False, "error": error.message}
+            outcome: rt.Result = {"success": False, "error": error.message}
         except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
@@ -4383,7 +4383,7 @@ class OnlineShopEnv(rt.Environment):
                 self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
-            outcome = {"success": False, "error": error.message}
+            outcome: rt.Result = {"success": False, "error": error.message}
         except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
@@ -4492,7 +4492,7 @@ class OnlineShopEnv(rt.Environment):
                 self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
-            outcome = {"success": False, "error": error.message}
+            outcome: rt.Result = {"success": False, "error": error.message}
         except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
@@ -4657,7 +4657,7 @@ class OnlineShopEnv(rt.Environment):
                 self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
-            outcome = {"success": False, "error": error.message}
+            outcome: rt.Result = {"success": False, "error": error.message}
         except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
@@ -6083,6 +6083,7 @@ class OnlineShopEnv(rt.Environment):
 
     def _verify_rows(self) -> None:
         "Environment._verify_touched for this spec's tables: each touched row's rules."
+        value: tuple[Any, ...]
         for (table_name, key), originals in list(self._touched.items()):
             if table_name == "products":
                 table = self._tables["products"]

@@ -1325,7 +1325,7 @@ class SleepTrackingEnv(rt.Environment):
                 self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
-            outcome = {"success": False, "error": error.message}
+            outcome: rt.Result = {"success": False, "error": error.message}
         except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
@@ -1503,7 +1503,7 @@ class SleepTrackingEnv(rt.Environment):
                 self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
-            outcome = {"success": False, "error": error.message}
+            outcome: rt.Result = {"success": False, "error": error.message}
         except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
@@ -1608,7 +1608,7 @@ class SleepTrackingEnv(rt.Environment):
                 self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
-            outcome = {"success": False, "error": error.message}
+            outcome: rt.Result = {"success": False, "error": error.message}
         except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
@@ -1682,7 +1682,7 @@ class SleepTrackingEnv(rt.Environment):
                 self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
-            outcome = {"success": False, "error": error.message}
+            outcome: rt.Result = {"success": False, "error": error.message}
         except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
@@ -2430,6 +2430,7 @@ class SleepTrackingEnv(rt.Environment):
 
     def _verify_rows(self) -> None:
         "Environment._verify_touched for this spec's tables: each touched row's rules."
+        value: tuple[Any, ...]
         for (table_name, key), originals in list(self._touched.items()):
             if table_name == "users":
                 if originals is not _INSERTED and "email" not in originals:

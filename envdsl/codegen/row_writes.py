@@ -94,6 +94,8 @@ def row_rule_methods(
         return None, []
     verify = names.private_method("_verify_rows")
     body = ["for (table_name, key), originals in list(self._touched.items()):", *dispatch]
+    if any(table.uniques for table in tables):  # the tables' uniques have their own lengths
+        body.insert(0, "value: tuple[Any, ...]")
     doc = "Environment._verify_touched for this spec's tables: each touched row's rules."
     return verify, [MethodView(verify, [], "None", body, doc)]
 

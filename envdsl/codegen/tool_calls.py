@@ -113,7 +113,7 @@ class _ToolCall:
             "        self._rollback()",
             "    error.__traceback__ = None  # (see _failed)",
             "    self.last_failure = error",
-            '    outcome = {"success": False, "error": error.message}',
+            '    outcome: rt.Result = {"success": False, "error": error.message}',
             "except Exception as error:  # what each other kind of failure gives: _failed",
             "    outcome = self._failed(error)",
             "finally:",

@@ -3550,7 +3550,7 @@ class ClinicSchedulingEnv(rt.Environment):
 
     def _call_list_dentists(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for list_dentists (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_list_dentists:
+        if not _ARGUMENTS_list_dentists.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         speciality_code: str | None
         given_speciality_code = given.get("speciality_code", _MISSING)
@@ -3673,7 +3673,7 @@ class ClinicSchedulingEnv(rt.Environment):
 
     def _call_get_working_hours(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for get_working_hours (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_get_working_hours:
+        if not _ARGUMENTS_get_working_hours.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         dentist_id: str
         given_dentist_id = given.get("dentist_id", _MISSING)
@@ -3748,7 +3748,7 @@ class ClinicSchedulingEnv(rt.Environment):
 
     def _call_find_free_slots(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for find_free_slots (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_find_free_slots:
+        if not _ARGUMENTS_find_free_slots.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         dentist_id: str
         given_dentist_id = given.get("dentist_id", _MISSING)
@@ -3842,7 +3842,7 @@ class ClinicSchedulingEnv(rt.Environment):
 
     def _call_get_dentist_schedule(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for get_dentist_schedule (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_get_dentist_schedule:
+        if not _ARGUMENTS_get_dentist_schedule.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         dentist_id: str
         given_dentist_id = given.get("dentist_id", _MISSING)
@@ -3915,7 +3915,7 @@ class ClinicSchedulingEnv(rt.Environment):
 
     def _call_find_patients(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for find_patients (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_find_patients:
+        if not _ARGUMENTS_find_patients.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         name: str
         given_name = given.get("name", _MISSING)
@@ -3984,7 +3984,7 @@ class ClinicSchedulingEnv(rt.Environment):
 
     def _call_get_patient_appointments(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for get_patient_appointments (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_get_patient_appointments:
+        if not _ARGUMENTS_get_patient_appointments.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         patient_id: str
         given_patient_id = given.get("patient_id", _MISSING)
@@ -4066,7 +4066,7 @@ class ClinicSchedulingEnv(rt.Environment):
 
     def _call_get_appointment(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for get_appointment (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_get_appointment:
+        if not _ARGUMENTS_get_appointment.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         appointment_id: str
         given_appointment_id = given.get("appointment_id", _MISSING)
@@ -4180,7 +4180,7 @@ class ClinicSchedulingEnv(rt.Environment):
 
     def _call_register_patient(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for register_patient (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_register_patient:
+        if not _ARGUMENTS_register_patient.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         name: str
         given_name = given.get("name", _MISSING)
@@ -4309,7 +4309,7 @@ class ClinicSchedulingEnv(rt.Environment):
 
     def _call_book_appointment(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for book_appointment (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_book_appointment:
+        if not _ARGUMENTS_book_appointment.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         patient_id: str
         given_patient_id = given.get("patient_id", _MISSING)
@@ -4511,7 +4511,7 @@ class ClinicSchedulingEnv(rt.Environment):
 
     def _call_confirm_appointment(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for confirm_appointment (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_confirm_appointment:
+        if not _ARGUMENTS_confirm_appointment.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         appointment_id: str
         given_appointment_id = given.get("appointment_id", _MISSING)
@@ -4645,7 +4645,7 @@ class ClinicSchedulingEnv(rt.Environment):
 
     def _call_reschedule_appointment(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for reschedule_appointment (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_reschedule_appointment:
+        if not _ARGUMENTS_reschedule_appointment.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         appointment_id: str
         given_appointment_id = given.get("appointment_id", _MISSING)
@@ -4833,7 +4833,7 @@ class ClinicSchedulingEnv(rt.Environment):
 
     def _call_cancel_appointment(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for cancel_appointment (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_cancel_appointment:
+        if not _ARGUMENTS_cancel_appointment.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         appointment_id: str
         given_appointment_id = given.get("appointment_id", _MISSING)
@@ -4976,7 +4976,7 @@ class ClinicSchedulingEnv(rt.Environment):
 
     def _call_check_in_patient(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for check_in_patient (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_check_in_patient:
+        if not _ARGUMENTS_check_in_patient.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         appointment_id: str
         given_appointment_id = given.get("appointment_id", _MISSING)
@@ -5097,7 +5097,7 @@ class ClinicSchedulingEnv(rt.Environment):
 
     def _call_complete_appointment(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for complete_appointment (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_complete_appointment:
+        if not _ARGUMENTS_complete_appointment.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         appointment_id: str
         given_appointment_id = given.get("appointment_id", _MISSING)
@@ -5215,7 +5215,7 @@ class ClinicSchedulingEnv(rt.Environment):
 
     def _call_mark_no_show(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for mark_no_show (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_mark_no_show:
+        if not _ARGUMENTS_mark_no_show.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         appointment_id: str
         given_appointment_id = given.get("appointment_id", _MISSING)
@@ -5336,7 +5336,7 @@ class ClinicSchedulingEnv(rt.Environment):
 
     def _call_advance_clock(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for advance_clock (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_advance_clock:
+        if not _ARGUMENTS_advance_clock.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         to: datetime.datetime
         canonical_to = False  # the argument is its own trace text
@@ -5427,7 +5427,7 @@ class ClinicSchedulingEnv(rt.Environment):
 
     def _call_set_working_hours(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for set_working_hours (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_set_working_hours:
+        if not _ARGUMENTS_set_working_hours.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         dentist_id: str
         given_dentist_id = given.get("dentist_id", _MISSING)
@@ -5551,7 +5551,7 @@ class ClinicSchedulingEnv(rt.Environment):
 
     def _call_add_dentist_speciality(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for add_dentist_speciality (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_add_dentist_speciality:
+        if not _ARGUMENTS_add_dentist_speciality.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         dentist_id: str
         given_dentist_id = given.get("dentist_id", _MISSING)
@@ -5655,7 +5655,7 @@ class ClinicSchedulingEnv(rt.Environment):
 
     def _call_remove_dentist_speciality(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for remove_dentist_speciality (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_remove_dentist_speciality:
+        if not _ARGUMENTS_remove_dentist_speciality.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         dentist_id: str
         given_dentist_id = given.get("dentist_id", _MISSING)
@@ -6133,7 +6133,7 @@ class ClinicSchedulingEnv(rt.Environment):
             raise rt.Fail(("no dentist " + h.to_str(dentist_id)), 1)  # clinic_scheduling.env:340
         if self.coverage is not None:
             self._hit(1)
-        t = self.t_treatments.get(treatment_code)
+        t = self.t_treatments._rows.get(treatment_code)
         if t is None:
             raise rt.Fail(
                 ("no treatment " + h.to_str(treatment_code)), 2
@@ -6241,7 +6241,7 @@ class ClinicSchedulingEnv(rt.Environment):
         )
 
     def _impl_get_appointment(self, appointment_id: str) -> Appointment:
-        a = self.t_appointments.get(appointment_id)
+        a = self.t_appointments._rows.get(appointment_id)
         if a is None:
             raise rt.Fail(
                 ("no appointment " + h.to_str(appointment_id)), 7
@@ -6283,19 +6283,19 @@ class ClinicSchedulingEnv(rt.Environment):
             raise rt.Fail(("no patient " + h.to_str(patient_id)), 11)  # clinic_scheduling.env:437
         if self.coverage is not None:
             self._hit(11)
-        d = self.t_dentists.get(dentist_id)
+        d = self.t_dentists._rows.get(dentist_id)
         if d is None:
             raise rt.Fail(("no dentist " + h.to_str(dentist_id)), 12)  # clinic_scheduling.env:438
         if self.coverage is not None:
             self._hit(12)
-        t = self.t_treatments.get(treatment_code)
+        t = self.t_treatments._rows.get(treatment_code)
         if t is None:
             raise rt.Fail(
                 ("no treatment " + h.to_str(treatment_code)), 13
             )  # clinic_scheduling.env:439
         if self.coverage is not None:
             self._hit(13)
-        r = self.t_rooms.get(room_id)
+        r = self.t_rooms._rows.get(room_id)
         if r is None:
             raise rt.Fail(("no room " + h.to_str(room_id)), 14)  # clinic_scheduling.env:440
         if self.coverage is not None:
@@ -6374,7 +6374,7 @@ class ClinicSchedulingEnv(rt.Environment):
         )
 
     def _impl_confirm_appointment(self, appointment_id: str) -> Appointment:
-        a = self.t_appointments.get(appointment_id)
+        a = self.t_appointments._rows.get(appointment_id)
         if a is None:
             raise rt.Fail(
                 ("no appointment " + h.to_str(appointment_id)), 22
@@ -6397,7 +6397,7 @@ class ClinicSchedulingEnv(rt.Environment):
     def _impl_reschedule_appointment(
         self, appointment_id: str, new_start: datetime.datetime, room_id: str | None
     ) -> Appointment:
-        a = self.t_appointments.get(appointment_id)
+        a = self.t_appointments._rows.get(appointment_id)
         if a is None:
             raise rt.Fail(
                 ("no appointment " + h.to_str(appointment_id)), 25
@@ -6434,7 +6434,7 @@ class ClinicSchedulingEnv(rt.Environment):
         new_room: str = (
             h.unwrap(room_id) if (room_id is not None) else self.t_rooms.row(a.room).room_id
         )
-        r = self.t_rooms.get(new_room)
+        r = self.t_rooms._rows.get(new_room)
         if r is None:
             raise rt.Fail(("no room " + h.to_str(new_room)), 30)  # clinic_scheduling.env:491
         if self.coverage is not None:
@@ -6474,7 +6474,7 @@ class ClinicSchedulingEnv(rt.Environment):
     def _impl_cancel_appointment(
         self, appointment_id: str, reason: str, by_clinic: bool
     ) -> Appointment:
-        a = self.t_appointments.get(appointment_id)
+        a = self.t_appointments._rows.get(appointment_id)
         if a is None:
             raise rt.Fail(
                 ("no appointment " + h.to_str(appointment_id)), 34
@@ -6508,7 +6508,7 @@ class ClinicSchedulingEnv(rt.Environment):
         return a
 
     def _impl_check_in_patient(self, appointment_id: str) -> Appointment:
-        a = self.t_appointments.get(appointment_id)
+        a = self.t_appointments._rows.get(appointment_id)
         if a is None:
             raise rt.Fail(
                 ("no appointment " + h.to_str(appointment_id)), 38
@@ -6533,7 +6533,7 @@ class ClinicSchedulingEnv(rt.Environment):
         return a
 
     def _impl_complete_appointment(self, appointment_id: str) -> Appointment:
-        a = self.t_appointments.get(appointment_id)
+        a = self.t_appointments._rows.get(appointment_id)
         if a is None:
             raise rt.Fail(
                 ("no appointment " + h.to_str(appointment_id)), 42
@@ -6556,7 +6556,7 @@ class ClinicSchedulingEnv(rt.Environment):
         return a
 
     def _impl_mark_no_show(self, appointment_id: str) -> Appointment:
-        a = self.t_appointments.get(appointment_id)
+        a = self.t_appointments._rows.get(appointment_id)
         if a is None:
             raise rt.Fail(
                 ("no appointment " + h.to_str(appointment_id)), 45

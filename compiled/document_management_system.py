@@ -2345,7 +2345,7 @@ class DocumentManagementSystemEnv(rt.Environment):
 
     def _call_get_document_by_id(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for get_document_by_id (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_get_document_by_id:
+        if not _ARGUMENTS_get_document_by_id.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         document_id: str
         given_document_id = given.get("document_id", _MISSING)
@@ -2504,7 +2504,7 @@ class DocumentManagementSystemEnv(rt.Environment):
 
     def _call_check_document_status(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for check_document_status (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_check_document_status:
+        if not _ARGUMENTS_check_document_status.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         document_id: str
         given_document_id = given.get("document_id", _MISSING)
@@ -2576,7 +2576,7 @@ class DocumentManagementSystemEnv(rt.Environment):
 
     def _call_get_document_permissions(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for get_document_permissions (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_get_document_permissions:
+        if not _ARGUMENTS_get_document_permissions.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         document_id: str
         given_document_id = given.get("document_id", _MISSING)
@@ -2657,7 +2657,7 @@ class DocumentManagementSystemEnv(rt.Environment):
 
     def _call_check_user_access(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for check_user_access (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_check_user_access:
+        if not _ARGUMENTS_check_user_access.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         user_id: str
         given_user_id = given.get("user_id", _MISSING)
@@ -2758,7 +2758,7 @@ class DocumentManagementSystemEnv(rt.Environment):
 
     def _call_get_document_version_history(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for get_document_version_history (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_get_document_version_history:
+        if not _ARGUMENTS_get_document_version_history.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         document_id: str
         given_document_id = given.get("document_id", _MISSING)
@@ -2840,7 +2840,7 @@ class DocumentManagementSystemEnv(rt.Environment):
 
     def _call_get_document_current_version(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for get_document_current_version (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_get_document_current_version:
+        if not _ARGUMENTS_get_document_current_version.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         document_id: str
         given_document_id = given.get("document_id", _MISSING)
@@ -2935,7 +2935,7 @@ class DocumentManagementSystemEnv(rt.Environment):
 
     def _call_get_document_content(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for get_document_content (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_get_document_content:
+        if not _ARGUMENTS_get_document_content.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         document_id: str
         given_document_id = given.get("document_id", _MISSING)
@@ -3009,7 +3009,7 @@ class DocumentManagementSystemEnv(rt.Environment):
 
     def _call_search_documents_by_title(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for search_documents_by_title (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_search_documents_by_title:
+        if not _ARGUMENTS_search_documents_by_title.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         title_query: str
         given_title_query = given.get("title_query", _MISSING)
@@ -3099,7 +3099,7 @@ class DocumentManagementSystemEnv(rt.Environment):
 
     def _call_create_document(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for create_document (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_create_document:
+        if not _ARGUMENTS_create_document.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         title: str
         given_title = given.get("title", _MISSING)
@@ -3247,7 +3247,7 @@ class DocumentManagementSystemEnv(rt.Environment):
 
     def _call_update_document(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for update_document (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_update_document:
+        if not _ARGUMENTS_update_document.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         document_id: str
         given_document_id = given.get("document_id", _MISSING)
@@ -3389,7 +3389,7 @@ class DocumentManagementSystemEnv(rt.Environment):
 
     def _call_delete_document(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for delete_document (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_delete_document:
+        if not _ARGUMENTS_delete_document.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         document_id: str
         given_document_id = given.get("document_id", _MISSING)
@@ -3500,7 +3500,7 @@ class DocumentManagementSystemEnv(rt.Environment):
 
     def _call_restore_document(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for restore_document (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_restore_document:
+        if not _ARGUMENTS_restore_document.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         document_id: str
         given_document_id = given.get("document_id", _MISSING)
@@ -3612,7 +3612,7 @@ class DocumentManagementSystemEnv(rt.Environment):
 
     def _call_set_document_permissions(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for set_document_permissions (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_set_document_permissions:
+        if not _ARGUMENTS_set_document_permissions.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         document_id: str
         given_document_id = given.get("document_id", _MISSING)
@@ -3725,7 +3725,7 @@ class DocumentManagementSystemEnv(rt.Environment):
 
     def _call_revoke_user_access(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for revoke_user_access (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_revoke_user_access:
+        if not _ARGUMENTS_revoke_user_access.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         document_id: str
         given_document_id = given.get("document_id", _MISSING)
@@ -3801,7 +3801,7 @@ class DocumentManagementSystemEnv(rt.Environment):
 
     def _call_archive_document(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for archive_document (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_archive_document:
+        if not _ARGUMENTS_archive_document.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         document_id: str
         given_document_id = given.get("document_id", _MISSING)
@@ -3907,7 +3907,7 @@ class DocumentManagementSystemEnv(rt.Environment):
 
     def _call_revert_to_version(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for revert_to_version (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_revert_to_version:
+        if not _ARGUMENTS_revert_to_version.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         document_id: str
         given_document_id = given.get("document_id", _MISSING)
@@ -4033,7 +4033,7 @@ class DocumentManagementSystemEnv(rt.Environment):
 
     def _call_publish_document(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for publish_document (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_publish_document:
+        if not _ARGUMENTS_publish_document.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         document_id: str
         given_document_id = given.get("document_id", _MISSING)
@@ -4228,7 +4228,7 @@ class DocumentManagementSystemEnv(rt.Environment):
         )
 
     def _impl_get_document_by_id(self, document_id: str, user_id: str) -> Document:
-        d = self.t_documents.get(document_id)
+        d = self.t_documents._rows.get(document_id)
         if d is None:
             raise rt.Fail("Document not found", 0)  # document_management_system.env:247
         if self.coverage is not None:
@@ -4257,7 +4257,7 @@ class DocumentManagementSystemEnv(rt.Environment):
         ]
 
     def _impl_check_document_status(self, document_id: str) -> StatusInfo:
-        d = self.t_documents.get(document_id)
+        d = self.t_documents._rows.get(document_id)
         if d is None:
             raise rt.Fail("Document not found", 4)  # document_management_system.env:264
         if self.coverage is not None:
@@ -4315,7 +4315,7 @@ class DocumentManagementSystemEnv(rt.Environment):
     def _impl_get_document_version_history(
         self, document_id: str, user_id: str
     ) -> list[DocumentVersion]:
-        d = self.t_documents.get(document_id)
+        d = self.t_documents._rows.get(document_id)
         if d is None:
             raise rt.Fail("Document not found", 10)  # document_management_system.env:309
         if self.coverage is not None:
@@ -4333,7 +4333,7 @@ class DocumentManagementSystemEnv(rt.Environment):
         return self._fn_versions_of(document_id=document_id)
 
     def _impl_get_document_current_version(self, document_id: str) -> DocumentVersion:
-        d = self.t_documents.get(document_id)
+        d = self.t_documents._rows.get(document_id)
         if d is None:
             raise rt.Fail("Document does not exist", 13)  # document_management_system.env:318
         if self.coverage is not None:
@@ -4347,7 +4347,7 @@ class DocumentManagementSystemEnv(rt.Environment):
         return h.at(self._fn_versions_of(document_id=document_id), (-1))
 
     def _impl_get_document_content(self, document_id: str, user_id: str) -> str:
-        d = self.t_documents.get(document_id)
+        d = self.t_documents._rows.get(document_id)
         if d is None:
             raise rt.Fail("Document not found", 15)  # document_management_system.env:330
         if self.coverage is not None:
@@ -4427,7 +4427,7 @@ class DocumentManagementSystemEnv(rt.Environment):
             )  # document_management_system.env:401
         if self.coverage is not None:
             self._hit(21)
-        d = self.t_documents.get(document_id)
+        d = self.t_documents._rows.get(document_id)
         if d is None:
             raise rt.Fail("Document does not exist", 22)  # document_management_system.env:402
         if self.coverage is not None:
@@ -4468,7 +4468,7 @@ class DocumentManagementSystemEnv(rt.Environment):
         return d
 
     def _impl_delete_document(self, document_id: str, user_id: str) -> Document:
-        d = self.t_documents.get(document_id)
+        d = self.t_documents._rows.get(document_id)
         if d is None:
             raise rt.Fail("Document not found", 28)  # document_management_system.env:426
         if self.coverage is not None:
@@ -4492,7 +4492,7 @@ class DocumentManagementSystemEnv(rt.Environment):
         return d
 
     def _impl_restore_document(self, document_id: str) -> Document:
-        d = self.t_documents.get(document_id)
+        d = self.t_documents._rows.get(document_id)
         if d is None:
             raise rt.Fail("Document does not exist", 31)  # document_management_system.env:443
         if self.coverage is not None:
@@ -4553,7 +4553,7 @@ class DocumentManagementSystemEnv(rt.Environment):
         )
 
     def _impl_archive_document(self, document_id: str) -> Document:
-        d = self.t_documents.get(document_id)
+        d = self.t_documents._rows.get(document_id)
         if d is None:
             raise rt.Fail("Document not found", 37)  # document_management_system.env:490
         if self.coverage is not None:
@@ -4570,7 +4570,7 @@ class DocumentManagementSystemEnv(rt.Environment):
     def _impl_revert_to_version(
         self, document_id: str, version_id: str, user_id: str
     ) -> DocumentVersion:
-        d = self.t_documents.get(document_id)
+        d = self.t_documents._rows.get(document_id)
         if d is None:
             raise rt.Fail("Document not found", 39)  # document_management_system.env:507
         if self.coverage is not None:
@@ -4593,7 +4593,7 @@ class DocumentManagementSystemEnv(rt.Environment):
             )  # document_management_system.env:510
         if self.coverage is not None:
             self._hit(42)
-        old = self.t_versions.get(version_id)
+        old = self.t_versions._rows.get(version_id)
         if old is None:
             raise rt.Fail("Version not found", 43)  # document_management_system.env:512
         if self.coverage is not None:
@@ -4609,7 +4609,7 @@ class DocumentManagementSystemEnv(rt.Environment):
         return h.at(self._fn_versions_of(document_id=document_id), (-1))
 
     def _impl_publish_document(self, document_id: str) -> Document:
-        d = self.t_documents.get(document_id)
+        d = self.t_documents._rows.get(document_id)
         if d is None:
             raise rt.Fail("Document not found", 45)  # document_management_system.env:522
         if self.coverage is not None:

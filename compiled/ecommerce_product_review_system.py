@@ -1682,7 +1682,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
 
     def _call_get_product_by_name(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for get_product_by_name (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_get_product_by_name:
+        if not _ARGUMENTS_get_product_by_name.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         product_name: str
         given_product_name = given.get("product_name", _MISSING)
@@ -1750,7 +1750,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
 
     def _call_get_product_by_id(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for get_product_by_id (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_get_product_by_id:
+        if not _ARGUMENTS_get_product_by_id.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         product_id: str
         given_product_id = given.get("product_id", _MISSING)
@@ -1836,7 +1836,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
 
     def _call_search_products_by_category(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for search_products_by_category (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_search_products_by_category:
+        if not _ARGUMENTS_search_products_by_category.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         category: str
         given_category = given.get("category", _MISSING)
@@ -1955,7 +1955,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
 
     def _call_get_reviews_by_product_id(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for get_reviews_by_product_id (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_get_reviews_by_product_id:
+        if not _ARGUMENTS_get_reviews_by_product_id.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         product_id: str
         given_product_id = given.get("product_id", _MISSING)
@@ -2025,7 +2025,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
 
     def _call_get_reviews_by_product_name(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for get_reviews_by_product_name (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_get_reviews_by_product_name:
+        if not _ARGUMENTS_get_reviews_by_product_name.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         product_name: str
         given_product_name = given.get("product_name", _MISSING)
@@ -2095,7 +2095,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
 
     def _call_get_review_by_id(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for get_review_by_id (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_get_review_by_id:
+        if not _ARGUMENTS_get_review_by_id.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         review_id: str
         given_review_id = given.get("review_id", _MISSING)
@@ -2189,7 +2189,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
 
     def _call_get_user_by_id(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for get_user_by_id (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_get_user_by_id:
+        if not _ARGUMENTS_get_user_by_id.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         user_id: str
         given_user_id = given.get("user_id", _MISSING)
@@ -2272,7 +2272,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
 
     def _call_check_user_purchase_history(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for check_user_purchase_history (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_check_user_purchase_history:
+        if not _ARGUMENTS_check_user_purchase_history.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         user_id: str
         given_user_id = given.get("user_id", _MISSING)
@@ -2362,7 +2362,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
 
     def _call_get_average_rating_for_product(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for get_average_rating_for_product (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_get_average_rating_for_product:
+        if not _ARGUMENTS_get_average_rating_for_product.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         product_id: str | None
         given_product_id = given.get("product_id", _MISSING)
@@ -2519,7 +2519,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
 
     def _call_submit_review(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for submit_review (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_submit_review:
+        if not _ARGUMENTS_submit_review.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         user_id: str
         given_user_id = given.get("user_id", _MISSING)
@@ -2674,7 +2674,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
 
     def _call_edit_review(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for edit_review (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_edit_review:
+        if not _ARGUMENTS_edit_review.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         review_id: str
         given_review_id = given.get("review_id", _MISSING)
@@ -2818,7 +2818,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
 
     def _call_delete_review(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for delete_review (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_delete_review:
+        if not _ARGUMENTS_delete_review.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         review_id: str
         given_review_id = given.get("review_id", _MISSING)
@@ -2900,7 +2900,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
 
     def _call_increment_helpful_vote(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for increment_helpful_vote (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_increment_helpful_vote:
+        if not _ARGUMENTS_increment_helpful_vote.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         review_id: str
         given_review_id = given.get("review_id", _MISSING)
@@ -3002,7 +3002,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
 
     def _call_bulk_delete_reviews_by_product(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for bulk_delete_reviews_by_product (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_bulk_delete_reviews_by_product:
+        if not _ARGUMENTS_bulk_delete_reviews_by_product.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         product_id: str
         given_product_id = given.get("product_id", _MISSING)
@@ -3092,7 +3092,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
 
     def _call_update_product_info(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for update_product_info (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_update_product_info:
+        if not _ARGUMENTS_update_product_info.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         product_id: str
         given_product_id = given.get("product_id", _MISSING)
@@ -3202,7 +3202,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
 
     def _call_add_product(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for add_product (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_add_product:
+        if not _ARGUMENTS_add_product.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         product_id: str
         given_product_id = given.get("product_id", _MISSING)
@@ -3364,7 +3364,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
             raise rt.Fail("Product ID is required", 0)  # ecommerce_product_review_system.env:143
         if self.coverage is not None:
             self._hit(0)
-        p = self.t_products.get(product_id)
+        p = self.t_products._rows.get(product_id)
         if p is None:
             raise rt.Fail("Product not found", 1)  # ecommerce_product_review_system.env:144
         if self.coverage is not None:
@@ -3399,7 +3399,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
             raise rt.Fail("Review ID cannot be empty", 4)  # ecommerce_product_review_system.env:176
         if self.coverage is not None:
             self._hit(4)
-        r = self.t_reviews.get(review_id)
+        r = self.t_reviews._rows.get(review_id)
         if r is None:
             raise rt.Fail("Review not found", 5)  # ecommerce_product_review_system.env:177
         if self.coverage is not None:
@@ -3407,7 +3407,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
         return r
 
     def _impl_get_user_by_id(self, user_id: str) -> User:
-        u = self.t_users.get(user_id)
+        u = self.t_users._rows.get(user_id)
         if u is None:
             raise rt.Fail("User not found", 6)  # ecommerce_product_review_system.env:183
         if self.coverage is not None:
@@ -3415,7 +3415,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
         return u
 
     def _impl_check_user_purchase_history(self, user_id: str, product_id: str) -> bool:
-        u = self.t_users.get(user_id)
+        u = self.t_users._rows.get(user_id)
         if u is None:
             raise rt.Fail("User not found", 7)  # ecommerce_product_review_system.env:190
         if self.coverage is not None:
@@ -3481,7 +3481,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
             raise rt.Fail("Product does not exist", 13)  # ecommerce_product_review_system.env:239
         if self.coverage is not None:
             self._hit(13)
-        u = self.t_users.get(user_id)
+        u = self.t_users._rows.get(user_id)
         if u is None:
             raise rt.Fail("User does not exist", 14)  # ecommerce_product_review_system.env:240
         if self.coverage is not None:
@@ -3517,12 +3517,12 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
     def _impl_edit_review(
         self, review_id: str, user_id: str, new_comment: str | None, new_rating: int | None
     ) -> Review:
-        r = self.t_reviews.get(review_id)
+        r = self.t_reviews._rows.get(review_id)
         if r is None:
             raise rt.Fail("Review not found", 18)  # ecommerce_product_review_system.env:261
         if self.coverage is not None:
             self._hit(18)
-        u = self.t_users.get(user_id)
+        u = self.t_users._rows.get(user_id)
         if u is None:
             raise rt.Fail(
                 "User not authorized to edit this review", 19
@@ -3552,12 +3552,12 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
         return r
 
     def _impl_delete_review(self, review_id: str, requester_user_id: str) -> str:
-        r = self.t_reviews.get(review_id)
+        r = self.t_reviews._rows.get(review_id)
         if r is None:
             raise rt.Fail("Review not found", 23)  # ecommerce_product_review_system.env:284
         if self.coverage is not None:
             self._hit(23)
-        u = self.t_users.get(requester_user_id)
+        u = self.t_users._rows.get(requester_user_id)
         if u is None:
             raise rt.Fail(
                 "Permission denied: Only the review owner can delete this review", 24
@@ -3574,7 +3574,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
         return "Review deleted successfully"
 
     def _impl_increment_helpful_vote(self, review_id: str) -> Review:
-        r = self.t_reviews.get(review_id)
+        r = self.t_reviews._rows.get(review_id)
         if r is None:
             raise rt.Fail("Review not found", 26)  # ecommerce_product_review_system.env:297
         if self.coverage is not None:
@@ -3587,7 +3587,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
             raise rt.Fail("Product does not exist", 27)  # ecommerce_product_review_system.env:308
         if self.coverage is not None:
             self._hit(27)
-        admin = self.t_users.get(admin_user_id)
+        admin = self.t_users._rows.get(admin_user_id)
         if admin is None:
             raise rt.Fail(
                 "Admin user does not exist", 28
@@ -3618,7 +3618,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
         )
 
     def _impl_update_product_info(self, product_id: str, updates: dict[str, str]) -> Product:
-        p = self.t_products.get(product_id)
+        p = self.t_products._rows.get(product_id)
         if p is None:
             raise rt.Fail("Product not found", 31)  # ecommerce_product_review_system.env:327
         if self.coverage is not None:

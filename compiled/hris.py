@@ -2452,7 +2452,7 @@ class HRISEnv(rt.Environment):
 
     def _call_get_employee_by_id(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for get_employee_by_id (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_get_employee_by_id:
+        if not _ARGUMENTS_get_employee_by_id.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         employee_id: str
         given_employee_id = given.get("employee_id", _MISSING)
@@ -2555,7 +2555,7 @@ class HRISEnv(rt.Environment):
 
     def _call_get_employee_by_work_email(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for get_employee_by_work_email (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_get_employee_by_work_email:
+        if not _ARGUMENTS_get_employee_by_work_email.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         work_email: str
         given_work_email = given.get("work_email", _MISSING)
@@ -2660,7 +2660,7 @@ class HRISEnv(rt.Environment):
 
     def _call_list_employees_by_department(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for list_employees_by_department (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_list_employees_by_department:
+        if not _ARGUMENTS_list_employees_by_department.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         department_id: str
         given_department_id = given.get("department_id", _MISSING)
@@ -2728,7 +2728,7 @@ class HRISEnv(rt.Environment):
 
     def _call_list_employees_by_job_title(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for list_employees_by_job_title (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_list_employees_by_job_title:
+        if not _ARGUMENTS_list_employees_by_job_title.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         job_title: str
         given_job_title = given.get("job_title", _MISSING)
@@ -2798,7 +2798,7 @@ class HRISEnv(rt.Environment):
 
     def _call_list_employees_by_employment_status(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for list_employees_by_employment_status (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_list_employees_by_employment_status:
+        if not _ARGUMENTS_list_employees_by_employment_status.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         employment_status: str
         given_employment_status = given.get("employment_status", _MISSING)
@@ -2870,7 +2870,7 @@ class HRISEnv(rt.Environment):
 
     def _call_get_department_by_id(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for get_department_by_id (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_get_department_by_id:
+        if not _ARGUMENTS_get_department_by_id.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         department_id: str
         given_department_id = given.get("department_id", _MISSING)
@@ -2954,7 +2954,7 @@ class HRISEnv(rt.Environment):
 
     def _call_get_department_by_name(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for get_department_by_name (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_get_department_by_name:
+        if not _ARGUMENTS_get_department_by_name.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         department_name: str
         given_department_name = given.get("department_name", _MISSING)
@@ -3042,7 +3042,7 @@ class HRISEnv(rt.Environment):
 
     def _call_get_job_position_by_title(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for get_job_position_by_title (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_get_job_position_by_title:
+        if not _ARGUMENTS_get_job_position_by_title.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         job_title: str
         given_job_title = given.get("job_title", _MISSING)
@@ -3126,7 +3126,7 @@ class HRISEnv(rt.Environment):
 
     def _call_get_employment_status_info(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for get_employment_status_info (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_get_employment_status_info:
+        if not _ARGUMENTS_get_employment_status_info.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         status_type: str
         given_status_type = given.get("status_type", _MISSING)
@@ -3208,7 +3208,7 @@ class HRISEnv(rt.Environment):
         self, given: dict[str, Any]
     ) -> rt.Result | None:
         "Environment._invoke written out for check_employee_eligibility_for_action (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_check_employee_eligibility_for_action:
+        if not _ARGUMENTS_check_employee_eligibility_for_action.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         employee_id: str
         given_employee_id = given.get("employee_id", _MISSING)
@@ -3283,7 +3283,7 @@ class HRISEnv(rt.Environment):
 
     def _call_validate_salary_against_job(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for validate_salary_against_job (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_validate_salary_against_job:
+        if not _ARGUMENTS_validate_salary_against_job.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         job_title: str
         given_job_title = given.get("job_title", _MISSING)
@@ -3464,7 +3464,7 @@ class HRISEnv(rt.Environment):
 
     def _call_add_employee(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for add_employee (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_add_employee:
+        if not _ARGUMENTS_add_employee.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         employee_data: EmployeeData
         given_employee_data = given.get("employee_data", _MISSING)
@@ -3574,7 +3574,7 @@ class HRISEnv(rt.Environment):
 
     def _call_update_employee_info(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for update_employee_info (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_update_employee_info:
+        if not _ARGUMENTS_update_employee_info.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         employee_id: str
         given_employee_id = given.get("employee_id", _MISSING)
@@ -3701,7 +3701,7 @@ class HRISEnv(rt.Environment):
 
     def _call_update_employee_job_title(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for update_employee_job_title (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_update_employee_job_title:
+        if not _ARGUMENTS_update_employee_job_title.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         employee_id: str
         given_employee_id = given.get("employee_id", _MISSING)
@@ -3838,7 +3838,7 @@ class HRISEnv(rt.Environment):
 
     def _call_transfer_employee_to_department(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for transfer_employee_to_department (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_transfer_employee_to_department:
+        if not _ARGUMENTS_transfer_employee_to_department.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         employee_id: str
         given_employee_id = given.get("employee_id", _MISSING)
@@ -3977,7 +3977,7 @@ class HRISEnv(rt.Environment):
 
     def _call_update_employee_salary(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for update_employee_salary (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_update_employee_salary:
+        if not _ARGUMENTS_update_employee_salary.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         employee_id: str
         given_employee_id = given.get("employee_id", _MISSING)
@@ -4107,7 +4107,7 @@ class HRISEnv(rt.Environment):
 
     def _call_update_employment_status(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for update_employment_status (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_update_employment_status:
+        if not _ARGUMENTS_update_employment_status.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         employee_id: str
         given_employee_id = given.get("employee_id", _MISSING)
@@ -4238,7 +4238,7 @@ class HRISEnv(rt.Environment):
 
     def _call_deactivate_employee(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for deactivate_employee (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_deactivate_employee:
+        if not _ARGUMENTS_deactivate_employee.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         employee_id: str
         given_employee_id = given.get("employee_id", _MISSING)
@@ -4353,7 +4353,7 @@ class HRISEnv(rt.Environment):
 
     def _call_reactivate_employee(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for reactivate_employee (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_reactivate_employee:
+        if not _ARGUMENTS_reactivate_employee.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         employee_id: str
         given_employee_id = given.get("employee_id", _MISSING)
@@ -4468,7 +4468,7 @@ class HRISEnv(rt.Environment):
 
     def _call_remove_employee_record(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for remove_employee_record (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_remove_employee_record:
+        if not _ARGUMENTS_remove_employee_record.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         employee_id: str
         given_employee_id = given.get("employee_id", _MISSING)
@@ -4564,7 +4564,7 @@ class HRISEnv(rt.Environment):
             raise rt.Fail("Employee ID cannot be empty", 0)  # hris.env:194
         if self.coverage is not None:
             self._hit(0)
-        e = self.t_employees.get(employee_id)
+        e = self.t_employees._rows.get(employee_id)
         if e is None:
             raise rt.Fail("Employee not found", 1)  # hris.env:195
         if self.coverage is not None:
@@ -4605,7 +4605,7 @@ class HRISEnv(rt.Environment):
         ]
 
     def _impl_get_department_by_id(self, department_id: str) -> Department:
-        d = self.t_departments.get(department_id)
+        d = self.t_departments._rows.get(department_id)
         if d is None:
             raise rt.Fail("Department not found", 6)  # hris.env:231
         if self.coverage is not None:
@@ -4631,7 +4631,7 @@ class HRISEnv(rt.Environment):
         return d
 
     def _impl_get_job_position_by_title(self, job_title: str) -> JobPosition:
-        j = self.t_job_positions.get(job_title)
+        j = self.t_job_positions._rows.get(job_title)
         if j is None:
             raise rt.Fail("Job title not found", 9)  # hris.env:249
         if self.coverage is not None:
@@ -4643,7 +4643,7 @@ class HRISEnv(rt.Environment):
             raise rt.Fail("Status type cannot be empty", 10)  # hris.env:259
         if self.coverage is not None:
             self._hit(10)
-        s = self.t_employment_statuses.get(status_type)
+        s = self.t_employment_statuses._rows.get(status_type)
         if s is None:
             raise rt.Fail("Employment status type not found", 11)  # hris.env:260
         if self.coverage is not None:
@@ -4651,7 +4651,7 @@ class HRISEnv(rt.Environment):
         return s
 
     def _impl_check_employee_eligibility_for_action(self, employee_id: str) -> Eligibility:
-        e = self.t_employees.get(employee_id)
+        e = self.t_employees._rows.get(employee_id)
         if e is None:
             raise rt.Fail(
                 ("Employee with ID '" + h.to_str(employee_id) + "' not found"), 12
@@ -4661,7 +4661,7 @@ class HRISEnv(rt.Environment):
         return _new_Eligibility(eligible=self._fn_is_eligible(e=e))
 
     def _impl_validate_salary_against_job(self, job_title: str, salary: float) -> SalaryValidity:
-        j = self.t_job_positions.get(job_title)
+        j = self.t_job_positions._rows.get(job_title)
         if j is None:
             raise rt.Fail(
                 ("Job title '" + h.to_str(job_title) + "' does not exist"), 13
@@ -4710,7 +4710,7 @@ class HRISEnv(rt.Environment):
             if self.coverage is not None:
                 self._hit(17)
             dept_id = byname.department_id
-        j = self.t_job_positions.get(d.job_title)
+        j = self.t_job_positions._rows.get(d.job_title)
         if j is None:
             raise rt.Fail(
                 ("Job title '" + h.to_str(d.job_title) + "' is not defined in the system."), 18
@@ -4779,7 +4779,7 @@ class HRISEnv(rt.Environment):
         )
 
     def _impl_update_employee_info(self, employee_id: str, updates: dict[str, str]) -> Employee:
-        e = self.t_employees.get(employee_id)
+        e = self.t_employees._rows.get(employee_id)
         if e is None:
             raise rt.Fail(
                 ("Employee with ID " + h.to_str(employee_id) + " not found."), 25
@@ -4852,14 +4852,14 @@ class HRISEnv(rt.Environment):
         return e
 
     def _impl_update_employee_job_title(self, employee_id: str, new_job_title: str) -> Employee:
-        e = self.t_employees.get(employee_id)
+        e = self.t_employees._rows.get(employee_id)
         if e is None:
             raise rt.Fail(
                 ("Employee with ID " + h.to_str(employee_id) + " not found."), 30
             )  # hris.env:408
         if self.coverage is not None:
             self._hit(30)
-        j = self.t_job_positions.get(new_job_title)
+        j = self.t_job_positions._rows.get(new_job_title)
         if j is None:
             raise rt.Fail(
                 ("Job title '" + h.to_str(new_job_title) + "' not found."), 31
@@ -4921,7 +4921,7 @@ class HRISEnv(rt.Environment):
             raise rt.Fail("Employee ID and department ID cannot be empty", 35)  # hris.env:427
         if self.coverage is not None:
             self._hit(35)
-        e = self.t_employees.get(employee_id)
+        e = self.t_employees._rows.get(employee_id)
         if e is None:
             raise rt.Fail("Employee not found", 36)  # hris.env:429
         if self.coverage is not None:
@@ -4934,7 +4934,7 @@ class HRISEnv(rt.Environment):
         return e
 
     def _impl_update_employee_salary(self, employee_id: str, new_salary: float) -> Employee:
-        e = self.t_employees.get(employee_id)
+        e = self.t_employees._rows.get(employee_id)
         if e is None:
             raise rt.Fail(
                 ("Employee with ID '" + h.to_str(employee_id) + "' does not exist."), 38
@@ -4986,7 +4986,7 @@ class HRISEnv(rt.Environment):
             raise rt.Fail("New status is required", 43)  # hris.env:467
         if self.coverage is not None:
             self._hit(43)
-        e = self.t_employees.get(employee_id)
+        e = self.t_employees._rows.get(employee_id)
         if e is None:
             raise rt.Fail(
                 ("Employee with ID '" + h.to_str(employee_id) + "' does not exist"), 44
@@ -5008,7 +5008,7 @@ class HRISEnv(rt.Environment):
         return e
 
     def _impl_deactivate_employee(self, employee_id: str) -> Employee:
-        e = self.t_employees.get(employee_id)
+        e = self.t_employees._rows.get(employee_id)
         if e is None:
             raise rt.Fail(
                 ("Employee with ID '" + h.to_str(employee_id) + "' not found."), 46
@@ -5031,7 +5031,7 @@ class HRISEnv(rt.Environment):
         return e
 
     def _impl_reactivate_employee(self, employee_id: str) -> Employee:
-        e = self.t_employees.get(employee_id)
+        e = self.t_employees._rows.get(employee_id)
         if e is None:
             raise rt.Fail("Employee not found", 48)  # hris.env:495
         if self.coverage is not None:
@@ -5040,7 +5040,7 @@ class HRISEnv(rt.Environment):
             raise rt.Fail("Employee is already active", 49)  # hris.env:496
         if self.coverage is not None:
             self._hit(49)
-        a = self.t_employment_statuses.get("active")
+        a = self.t_employment_statuses._rows.get("active")
         if a is None:
             raise rt.Fail("Active status is not defined in the system", 50)  # hris.env:497
         if self.coverage is not None:

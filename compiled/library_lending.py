@@ -3111,7 +3111,7 @@ class LibraryLendingEnv(rt.Environment):
 
     def _call_search_books(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for search_books (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_search_books:
+        if not _ARGUMENTS_search_books.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         text: str
         given_text = given.get("text", _MISSING)
@@ -3173,7 +3173,7 @@ class LibraryLendingEnv(rt.Environment):
 
     def _call_get_book(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for get_book (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_get_book:
+        if not _ARGUMENTS_get_book.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         isbn: str
         given_isbn = given.get("isbn", _MISSING)
@@ -3264,7 +3264,7 @@ class LibraryLendingEnv(rt.Environment):
 
     def _call_list_copies(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for list_copies (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_list_copies:
+        if not _ARGUMENTS_list_copies.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         isbn: str
         given_isbn = given.get("isbn", _MISSING)
@@ -3336,7 +3336,7 @@ class LibraryLendingEnv(rt.Environment):
 
     def _call_get_member(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for get_member (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_get_member:
+        if not _ARGUMENTS_get_member.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         member_id: str
         given_member_id = given.get("member_id", _MISSING)
@@ -3433,7 +3433,7 @@ class LibraryLendingEnv(rt.Environment):
 
     def _call_list_member_loans(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for list_member_loans (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_list_member_loans:
+        if not _ARGUMENTS_list_member_loans.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         member_id: str
         given_member_id = given.get("member_id", _MISSING)
@@ -3568,7 +3568,7 @@ class LibraryLendingEnv(rt.Environment):
 
     def _call_register_member(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for register_member (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_register_member:
+        if not _ARGUMENTS_register_member.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         member_id: str
         given_member_id = given.get("member_id", _MISSING)
@@ -3682,7 +3682,7 @@ class LibraryLendingEnv(rt.Environment):
 
     def _call_renew_membership(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for renew_membership (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_renew_membership:
+        if not _ARGUMENTS_renew_membership.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         member_id: str
         given_member_id = given.get("member_id", _MISSING)
@@ -3780,7 +3780,7 @@ class LibraryLendingEnv(rt.Environment):
 
     def _call_pay_fine(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for pay_fine (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_pay_fine:
+        if not _ARGUMENTS_pay_fine.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         member_id: str
         given_member_id = given.get("member_id", _MISSING)
@@ -3888,7 +3888,7 @@ class LibraryLendingEnv(rt.Environment):
 
     def _call_check_out(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for check_out (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_check_out:
+        if not _ARGUMENTS_check_out.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         copy_id: str
         given_copy_id = given.get("copy_id", _MISSING)
@@ -4010,7 +4010,7 @@ class LibraryLendingEnv(rt.Environment):
 
     def _call_return_copy(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for return_copy (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_return_copy:
+        if not _ARGUMENTS_return_copy.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         copy_id: str
         given_copy_id = given.get("copy_id", _MISSING)
@@ -4119,7 +4119,7 @@ class LibraryLendingEnv(rt.Environment):
 
     def _call_renew_loan(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for renew_loan (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_renew_loan:
+        if not _ARGUMENTS_renew_loan.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         loan_id: str
         given_loan_id = given.get("loan_id", _MISSING)
@@ -4231,7 +4231,7 @@ class LibraryLendingEnv(rt.Environment):
 
     def _call_report_lost(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for report_lost (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_report_lost:
+        if not _ARGUMENTS_report_lost.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         loan_id: str
         given_loan_id = given.get("loan_id", _MISSING)
@@ -4332,7 +4332,7 @@ class LibraryLendingEnv(rt.Environment):
 
     def _call_place_hold(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for place_hold (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_place_hold:
+        if not _ARGUMENTS_place_hold.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         isbn: str
         given_isbn = given.get("isbn", _MISSING)
@@ -4442,7 +4442,7 @@ class LibraryLendingEnv(rt.Environment):
 
     def _call_cancel_hold(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for cancel_hold (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_cancel_hold:
+        if not _ARGUMENTS_cancel_hold.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         hold_id: str
         given_hold_id = given.get("hold_id", _MISSING)
@@ -4551,7 +4551,7 @@ class LibraryLendingEnv(rt.Environment):
 
     def _call_advance_clock(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for advance_clock (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_advance_clock:
+        if not _ARGUMENTS_advance_clock.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         to: datetime.datetime
         canonical_to = False  # the argument is its own trace text
@@ -4686,7 +4686,7 @@ class LibraryLendingEnv(rt.Environment):
 
     def _call_add_book(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for add_book (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_add_book:
+        if not _ARGUMENTS_add_book.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         isbn: str
         given_isbn = given.get("isbn", _MISSING)
@@ -4837,7 +4837,7 @@ class LibraryLendingEnv(rt.Environment):
 
     def _call_withdraw_book(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for withdraw_book (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_withdraw_book:
+        if not _ARGUMENTS_withdraw_book.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         isbn: str
         given_isbn = given.get("isbn", _MISSING)
@@ -5108,7 +5108,7 @@ class LibraryLendingEnv(rt.Environment):
         ]
 
     def _impl_get_book(self, isbn: str) -> BookInfo:
-        b_ = self.t_books.get(isbn)
+        b_ = self.t_books._rows.get(isbn)
         if b_ is None:
             raise rt.Fail(("no book with ISBN " + h.to_str(isbn)), 1)  # library_lending.env:267
         if self.coverage is not None:
@@ -5127,7 +5127,7 @@ class LibraryLendingEnv(rt.Environment):
         ]
 
     def _impl_get_member(self, member_id: str) -> Member:
-        m = self.t_members.get(member_id)
+        m = self.t_members._rows.get(member_id)
         if m is None:
             raise rt.Fail(
                 ("member " + h.to_str(member_id) + " not found"), 3
@@ -5208,7 +5208,7 @@ class LibraryLendingEnv(rt.Environment):
         )
 
     def _impl_renew_membership(self, member_id: str) -> Member:
-        m = self.t_members.get(member_id)
+        m = self.t_members._rows.get(member_id)
         if m is None:
             raise rt.Fail(
                 ("member " + h.to_str(member_id) + " not found"), 9
@@ -5232,7 +5232,7 @@ class LibraryLendingEnv(rt.Environment):
         return m
 
     def _impl_pay_fine(self, member_id: str, amount_cents: int) -> Member:
-        m = self.t_members.get(member_id)
+        m = self.t_members._rows.get(member_id)
         if m is None:
             raise rt.Fail(
                 ("member " + h.to_str(member_id) + " not found"), 12
@@ -5253,14 +5253,14 @@ class LibraryLendingEnv(rt.Environment):
         return m
 
     def _impl_check_out(self, copy_id: str, member_id: str) -> Loan:
-        c = self.t_copies.get(copy_id)
+        c = self.t_copies._rows.get(copy_id)
         if c is None:
             raise rt.Fail(
                 ("copy " + h.to_str(copy_id) + " not found"), 15
             )  # library_lending.env:380
         if self.coverage is not None:
             self._hit(15)
-        m = self.t_members.get(member_id)
+        m = self.t_members._rows.get(member_id)
         if m is None:
             raise rt.Fail(
                 ("member " + h.to_str(member_id) + " not found"), 16
@@ -5357,7 +5357,7 @@ class LibraryLendingEnv(rt.Environment):
         )
 
     def _impl_renew_loan(self, loan_id: str, member_id: str) -> Loan:
-        l = self.t_loans.get(loan_id)
+        l = self.t_loans._rows.get(loan_id)
         if l is None:
             raise rt.Fail(
                 ("loan " + h.to_str(loan_id) + " not found"), 26
@@ -5400,7 +5400,7 @@ class LibraryLendingEnv(rt.Environment):
         return l
 
     def _impl_report_lost(self, loan_id: str) -> Loan:
-        l = self.t_loans.get(loan_id)
+        l = self.t_loans._rows.get(loan_id)
         if l is None:
             raise rt.Fail(
                 ("loan " + h.to_str(loan_id) + " not found"), 32
@@ -5425,7 +5425,7 @@ class LibraryLendingEnv(rt.Environment):
             raise rt.Fail(("no book with ISBN " + h.to_str(isbn)), 34)  # library_lending.env:469
         if self.coverage is not None:
             self._hit(34)
-        m = self.t_members.get(member_id)
+        m = self.t_members._rows.get(member_id)
         if m is None:
             raise rt.Fail(
                 ("member " + h.to_str(member_id) + " not found"), 35
@@ -5475,7 +5475,7 @@ class LibraryLendingEnv(rt.Environment):
         return self._insert_holds(_new_Hold(book=isbn, member=member_id, placed=self.s_now))
 
     def _impl_cancel_hold(self, hold_id: str, member_id: str) -> Hold:
-        h_ = self.t_holds.get(hold_id)
+        h_ = self.t_holds._rows.get(hold_id)
         if h_ is None:
             raise rt.Fail(
                 ("hold " + h.to_str(hold_id) + " not found"), 40
@@ -5571,7 +5571,7 @@ class LibraryLendingEnv(rt.Environment):
         return self._fn_book_info(b_=b_)
 
     def _impl_withdraw_book(self, isbn: str) -> str:
-        b_ = self.t_books.get(isbn)
+        b_ = self.t_books._rows.get(isbn)
         if b_ is None:
             raise rt.Fail(("no book with ISBN " + h.to_str(isbn)), 49)  # library_lending.env:565
         if self.coverage is not None:

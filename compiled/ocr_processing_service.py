@@ -1629,7 +1629,7 @@ class OCRProcessingServiceEnv(rt.Environment):
 
     def _call_get_ocr_request_status(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for get_ocr_request_status (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_get_ocr_request_status:
+        if not _ARGUMENTS_get_ocr_request_status.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         request_id: str
         given_request_id = given.get("request_id", _MISSING)
@@ -1701,7 +1701,7 @@ class OCRProcessingServiceEnv(rt.Environment):
 
     def _call_is_result_available(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for is_result_available (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_is_result_available:
+        if not _ARGUMENTS_is_result_available.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         request_id: str
         given_request_id = given.get("request_id", _MISSING)
@@ -1769,7 +1769,7 @@ class OCRProcessingServiceEnv(rt.Environment):
 
     def _call_fetch_ocr_result_text(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for fetch_ocr_result_text (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_fetch_ocr_result_text:
+        if not _ARGUMENTS_fetch_ocr_result_text.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         request_id: str
         given_request_id = given.get("request_id", _MISSING)
@@ -1841,7 +1841,7 @@ class OCRProcessingServiceEnv(rt.Environment):
 
     def _call_get_ocr_result_with_confidence(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for get_ocr_result_with_confidence (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_get_ocr_result_with_confidence:
+        if not _ARGUMENTS_get_ocr_result_with_confidence.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         request_id: str
         given_request_id = given.get("request_id", _MISSING)
@@ -1976,7 +1976,7 @@ class OCRProcessingServiceEnv(rt.Environment):
 
     def _call_check_request_existence(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for check_request_existence (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_check_request_existence:
+        if not _ARGUMENTS_check_request_existence.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         request_id: str
         given_request_id = given.get("request_id", _MISSING)
@@ -2046,7 +2046,7 @@ class OCRProcessingServiceEnv(rt.Environment):
 
     def _call_get_request_metadata(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for get_request_metadata (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_get_request_metadata:
+        if not _ARGUMENTS_get_request_metadata.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         request_id: str
         given_request_id = given.get("request_id", _MISSING)
@@ -2136,7 +2136,7 @@ class OCRProcessingServiceEnv(rt.Environment):
 
     def _call_submit_ocr_request(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for submit_ocr_request (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_submit_ocr_request:
+        if not _ARGUMENTS_submit_ocr_request.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         document_reference: str
         given_document_reference = given.get("document_reference", _MISSING)
@@ -2249,7 +2249,7 @@ class OCRProcessingServiceEnv(rt.Environment):
 
     def _call_start_processing_request(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for start_processing_request (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_start_processing_request:
+        if not _ARGUMENTS_start_processing_request.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         request_id: str
         given_request_id = given.get("request_id", _MISSING)
@@ -2387,7 +2387,7 @@ class OCRProcessingServiceEnv(rt.Environment):
 
     def _call_complete_ocr_request(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for complete_ocr_request (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_complete_ocr_request:
+        if not _ARGUMENTS_complete_ocr_request.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         request_id: str
         given_request_id = given.get("request_id", _MISSING)
@@ -2567,7 +2567,7 @@ class OCRProcessingServiceEnv(rt.Environment):
 
     def _call_fail_ocr_request(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for fail_ocr_request (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_fail_ocr_request:
+        if not _ARGUMENTS_fail_ocr_request.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         request_id: str
         given_request_id = given.get("request_id", _MISSING)
@@ -2710,7 +2710,7 @@ class OCRProcessingServiceEnv(rt.Environment):
 
     def _call_clear_completed_request(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for clear_completed_request (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_clear_completed_request:
+        if not _ARGUMENTS_clear_completed_request.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         request_id: str
         given_request_id = given.get("request_id", _MISSING)
@@ -2793,7 +2793,7 @@ class OCRProcessingServiceEnv(rt.Environment):
 
     def _call_retry_ocr_request(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for retry_ocr_request (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_retry_ocr_request:
+        if not _ARGUMENTS_retry_ocr_request.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         original_request_id: str
         given_original_request_id = given.get("original_request_id", _MISSING)
@@ -3032,7 +3032,7 @@ class OCRProcessingServiceEnv(rt.Environment):
         return r
 
     def _impl_get_ocr_request_status(self, request_id: str) -> StatusInfo:
-        r = self.t_requests.get(request_id)
+        r = self.t_requests._rows.get(request_id)
         if r is None:
             raise rt.Fail("Request not found", 0)  # ocr_processing_service.env:215
         if self.coverage is not None:
@@ -3040,7 +3040,7 @@ class OCRProcessingServiceEnv(rt.Environment):
         return _new_StatusInfo(status=r.status)
 
     def _impl_is_result_available(self, request_id: str) -> Availability:
-        r = self.t_requests.get(request_id)
+        r = self.t_requests._rows.get(request_id)
         if r is None:
             raise rt.Fail("Request not found", 1)  # ocr_processing_service.env:222
         if self.coverage is not None:
@@ -3050,7 +3050,7 @@ class OCRProcessingServiceEnv(rt.Environment):
         )
 
     def _impl_fetch_ocr_result_text(self, request_id: str) -> ResultText:
-        r = self.t_requests.get(request_id)
+        r = self.t_requests._rows.get(request_id)
         if r is None:
             raise rt.Fail("Request not found", 2)  # ocr_processing_service.env:230
         if self.coverage is not None:
@@ -3059,7 +3059,7 @@ class OCRProcessingServiceEnv(rt.Environment):
             raise rt.Fail("OCR processing not completed", 3)  # ocr_processing_service.env:231
         if self.coverage is not None:
             self._hit(3)
-        res = self.t_result_repository.get(request_id)
+        res = self.t_result_repository._rows.get(request_id)
         if res is None:
             raise rt.Fail("OCR result not found in repository", 4)  # ocr_processing_service.env:232
         if self.coverage is not None:
@@ -3067,7 +3067,7 @@ class OCRProcessingServiceEnv(rt.Environment):
         return _new_ResultText(extracted_text=res.extracted_text)
 
     def _impl_get_ocr_result_with_confidence(self, request_id: str) -> ResultWithConfidence:
-        r = self.t_requests.get(request_id)
+        r = self.t_requests._rows.get(request_id)
         if r is None:
             raise rt.Fail("Request not found", 5)  # ocr_processing_service.env:239
         if self.coverage is not None:
@@ -3076,7 +3076,7 @@ class OCRProcessingServiceEnv(rt.Environment):
             raise rt.Fail("OCR processing not completed", 6)  # ocr_processing_service.env:240
         if self.coverage is not None:
             self._hit(6)
-        res = self.t_result_repository.get(request_id)
+        res = self.t_result_repository._rows.get(request_id)
         if res is None:
             raise rt.Fail("Result not available in repository", 7)  # ocr_processing_service.env:241
         if self.coverage is not None:
@@ -3094,7 +3094,7 @@ class OCRProcessingServiceEnv(rt.Environment):
         return request_id in self.t_requests
 
     def _impl_get_request_metadata(self, request_id: str) -> RequestMetadata:
-        r = self.t_requests.get(request_id)
+        r = self.t_requests._rows.get(request_id)
         if r is None:
             raise rt.Fail("Request not found", 8)  # ocr_processing_service.env:262
         if self.coverage is not None:
@@ -3116,7 +3116,7 @@ class OCRProcessingServiceEnv(rt.Environment):
         return self._impl_enqueue(document_reference=document_reference.strip())
 
     def _impl_start_processing_request(self, request_id: str) -> OCRRequest:
-        r = self.t_requests.get(request_id)
+        r = self.t_requests._rows.get(request_id)
         if r is None:
             raise rt.Fail("Request not found", 10)  # ocr_processing_service.env:285
         if self.coverage is not None:
@@ -3139,7 +3139,7 @@ class OCRProcessingServiceEnv(rt.Environment):
         confidence_scores: list[float],
         processing_timestamp: datetime.datetime,
     ) -> OCRRequest:
-        r = self.t_requests.get(request_id)
+        r = self.t_requests._rows.get(request_id)
         if r is None:
             raise rt.Fail("Request ID does not exist", 12)  # ocr_processing_service.env:301
         if self.coverage is not None:
@@ -3172,7 +3172,7 @@ class OCRProcessingServiceEnv(rt.Environment):
         return r
 
     def _impl_fail_ocr_request(self, request_id: str) -> str:
-        r = self.t_requests.get(request_id)
+        r = self.t_requests._rows.get(request_id)
         if r is None:
             raise rt.Fail(
                 ("Request " + h.to_str(request_id) + " does not exist."), 15
@@ -3224,7 +3224,7 @@ class OCRProcessingServiceEnv(rt.Environment):
         return "No expired results to purge."
 
     def _impl_clear_completed_request(self, request_id: str) -> str:
-        r = self.t_requests.get(request_id)
+        r = self.t_requests._rows.get(request_id)
         if r is None:
             raise rt.Fail("Request not found.", 19)  # ocr_processing_service.env:363
         if self.coverage is not None:
@@ -3246,7 +3246,7 @@ class OCRProcessingServiceEnv(rt.Environment):
         return "Request " + h.to_str(request_id) + " cleared from system."
 
     def _impl_retry_ocr_request(self, original_request_id: str) -> OCRRequest:
-        orig = self.t_requests.get(original_request_id)
+        orig = self.t_requests._rows.get(original_request_id)
         if orig is None:
             raise rt.Fail("Original OCR request not found", 21)  # ocr_processing_service.env:376
         if self.coverage is not None:

@@ -2906,7 +2906,7 @@ class OnlineShopEnv(rt.Environment):
 
     def _call_search_products(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for search_products (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_search_products:
+        if not _ARGUMENTS_search_products.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         text: str
         given_text = given.get("text", _MISSING)
@@ -3017,7 +3017,7 @@ class OnlineShopEnv(rt.Environment):
 
     def _call_get_product(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for get_product (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_get_product:
+        if not _ARGUMENTS_get_product.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         sku: str
         given_sku = given.get("sku", _MISSING)
@@ -3102,7 +3102,7 @@ class OnlineShopEnv(rt.Environment):
 
     def _call_view_cart(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for view_cart (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_view_cart:
+        if not _ARGUMENTS_view_cart.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         customer_id: str
         given_customer_id = given.get("customer_id", _MISSING)
@@ -3185,7 +3185,7 @@ class OnlineShopEnv(rt.Environment):
 
     def _call_add_to_cart(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for add_to_cart (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_add_to_cart:
+        if not _ARGUMENTS_add_to_cart.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         customer_id: str
         given_customer_id = given.get("customer_id", _MISSING)
@@ -3286,7 +3286,7 @@ class OnlineShopEnv(rt.Environment):
 
     def _call_update_cart_item(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for update_cart_item (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_update_cart_item:
+        if not _ARGUMENTS_update_cart_item.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         customer_id: str
         given_customer_id = given.get("customer_id", _MISSING)
@@ -3410,7 +3410,7 @@ class OnlineShopEnv(rt.Environment):
 
     def _call_place_order(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for place_order (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_place_order:
+        if not _ARGUMENTS_place_order.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         customer_id: str
         given_customer_id = given.get("customer_id", _MISSING)
@@ -3538,7 +3538,7 @@ class OnlineShopEnv(rt.Environment):
 
     def _call_pay_order(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for pay_order (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_pay_order:
+        if not _ARGUMENTS_pay_order.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         order_id: str
         given_order_id = given.get("order_id", _MISSING)
@@ -3622,7 +3622,7 @@ class OnlineShopEnv(rt.Environment):
 
     def _call_cancel_order(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for cancel_order (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_cancel_order:
+        if not _ARGUMENTS_cancel_order.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         order_id: str
         given_order_id = given.get("order_id", _MISSING)
@@ -3718,7 +3718,7 @@ class OnlineShopEnv(rt.Environment):
 
     def _call_ship_order(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for ship_order (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_ship_order:
+        if not _ARGUMENTS_ship_order.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         order_id: str
         given_order_id = given.get("order_id", _MISSING)
@@ -3807,7 +3807,7 @@ class OnlineShopEnv(rt.Environment):
 
     def _call_mark_delivered(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for mark_delivered (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_mark_delivered:
+        if not _ARGUMENTS_mark_delivered.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         order_id: str
         given_order_id = given.get("order_id", _MISSING)
@@ -3891,7 +3891,7 @@ class OnlineShopEnv(rt.Environment):
 
     def _call_return_order(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for return_order (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_return_order:
+        if not _ARGUMENTS_return_order.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         order_id: str
         given_order_id = given.get("order_id", _MISSING)
@@ -3986,7 +3986,7 @@ class OnlineShopEnv(rt.Environment):
 
     def _call_get_order(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for get_order (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_get_order:
+        if not _ARGUMENTS_get_order.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         order_id: str
         given_order_id = given.get("order_id", _MISSING)
@@ -4071,7 +4071,7 @@ class OnlineShopEnv(rt.Environment):
 
     def _call_list_orders(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for list_orders (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_list_orders:
+        if not _ARGUMENTS_list_orders.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         customer_id: str
         given_customer_id = given.get("customer_id", _MISSING)
@@ -4155,7 +4155,7 @@ class OnlineShopEnv(rt.Environment):
 
     def _call_sales_report(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for sales_report (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_sales_report:
+        if not _ARGUMENTS_sales_report.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         since: datetime.date
         given_since = given.get("since", _MISSING)
@@ -4215,7 +4215,7 @@ class OnlineShopEnv(rt.Environment):
 
     def _call_restock_product(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for restock_product (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_restock_product:
+        if not _ARGUMENTS_restock_product.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         sku: str
         given_sku = given.get("sku", _MISSING)
@@ -4313,7 +4313,7 @@ class OnlineShopEnv(rt.Environment):
 
     def _call_set_price(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for set_price (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_set_price:
+        if not _ARGUMENTS_set_price.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         sku: str
         given_sku = given.get("sku", _MISSING)
@@ -4414,7 +4414,7 @@ class OnlineShopEnv(rt.Environment):
 
     def _call_tag_product(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for tag_product (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_tag_product:
+        if not _ARGUMENTS_tag_product.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         sku: str
         given_sku = given.get("sku", _MISSING)
@@ -4548,7 +4548,7 @@ class OnlineShopEnv(rt.Environment):
 
     def _call_create_coupon(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for create_coupon (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_create_coupon:
+        if not _ARGUMENTS_create_coupon.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         code: str
         given_code = given.get("code", _MISSING)
@@ -4850,7 +4850,7 @@ class OnlineShopEnv(rt.Environment):
         return [p_5 for i, p_5 in self._it(enumerate(h.in_order(ordered))) if (i < limit)]
 
     def _impl_get_product(self, sku: str) -> Product:
-        p = self.t_products.get(sku)
+        p = self.t_products._rows.get(sku)
         if p is None:
             raise rt.Fail(("product " + h.to_str(sku) + " not found"), 1)  # online_shop.env:264
         if self.coverage is not None:
@@ -4858,7 +4858,7 @@ class OnlineShopEnv(rt.Environment):
         return p
 
     def _impl_view_cart(self, customer_id: str) -> CartView:
-        c = self.t_customers.get(customer_id)
+        c = self.t_customers._rows.get(customer_id)
         if c is None:
             raise rt.Fail(
                 ("customer " + h.to_str(customer_id) + " not found"), 2
@@ -4868,14 +4868,14 @@ class OnlineShopEnv(rt.Environment):
         return self._fn_cart_view(c=c)
 
     def _impl_add_to_cart(self, customer_id: str, sku: str, qty: int) -> CartView:
-        c = self.t_customers.get(customer_id)
+        c = self.t_customers._rows.get(customer_id)
         if c is None:
             raise rt.Fail(
                 ("customer " + h.to_str(customer_id) + " not found"), 3
             )  # online_shop.env:282
         if self.coverage is not None:
             self._hit(3)
-        p = self.t_products.get(sku)
+        p = self.t_products._rows.get(sku)
         if p is None:
             raise rt.Fail(("product " + h.to_str(sku) + " not found"), 4)  # online_shop.env:283
         if self.coverage is not None:
@@ -4906,7 +4906,7 @@ class OnlineShopEnv(rt.Environment):
         return self._fn_cart_view(c=c)
 
     def _impl_update_cart_item(self, customer_id: str, sku: str, qty: int) -> CartView:
-        c = self.t_customers.get(customer_id)
+        c = self.t_customers._rows.get(customer_id)
         if c is None:
             raise rt.Fail(
                 ("customer " + h.to_str(customer_id) + " not found"), 9
@@ -4945,7 +4945,7 @@ class OnlineShopEnv(rt.Environment):
         coupon_code: str | None,
         ship_to: Address | None,
     ) -> OrderSummary:
-        c = self.t_customers.get(customer_id)
+        c = self.t_customers._rows.get(customer_id)
         if c is None:
             raise rt.Fail(
                 ("customer " + h.to_str(customer_id) + " not found"), 13
@@ -4980,7 +4980,7 @@ class OnlineShopEnv(rt.Environment):
         used: str | None = None
         if coupon_code is not None:
             code: str = h.unwrap(coupon_code).strip().upper()
-            cp = self.t_coupons.get(code)
+            cp = self.t_coupons._rows.get(code)
             if cp is None:
                 raise rt.Fail(
                     ("coupon " + h.to_str(code) + " does not exist"), 17
@@ -5033,7 +5033,7 @@ class OnlineShopEnv(rt.Environment):
         return self._fn_summary(o=o)
 
     def _impl_pay_order(self, order_id: str) -> OrderSummary:
-        o = self.t_orders.get(order_id)
+        o = self.t_orders._rows.get(order_id)
         if o is None:
             raise rt.Fail(("order " + h.to_str(order_id) + " not found"), 21)  # online_shop.env:375
         if self.coverage is not None:
@@ -5074,7 +5074,7 @@ class OnlineShopEnv(rt.Environment):
         return self._fn_summary(o=o)
 
     def _impl_cancel_order(self, order_id: str, customer_id: str) -> OrderSummary:
-        o = self.t_orders.get(order_id)
+        o = self.t_orders._rows.get(order_id)
         if o is None:
             raise rt.Fail(("order " + h.to_str(order_id) + " not found"), 24)  # online_shop.env:395
         if self.coverage is not None:
@@ -5103,7 +5103,7 @@ class OnlineShopEnv(rt.Environment):
         return self._fn_summary(o=o)
 
     def _impl_ship_order(self, order_id: str, tracking: str) -> OrderSummary:
-        o = self.t_orders.get(order_id)
+        o = self.t_orders._rows.get(order_id)
         if o is None:
             raise rt.Fail(("order " + h.to_str(order_id) + " not found"), 27)  # online_shop.env:418
         if self.coverage is not None:
@@ -5129,7 +5129,7 @@ class OnlineShopEnv(rt.Environment):
         return self._fn_summary(o=o)
 
     def _impl_mark_delivered(self, order_id: str) -> OrderSummary:
-        o = self.t_orders.get(order_id)
+        o = self.t_orders._rows.get(order_id)
         if o is None:
             raise rt.Fail(("order " + h.to_str(order_id) + " not found"), 30)  # online_shop.env:432
         if self.coverage is not None:
@@ -5149,7 +5149,7 @@ class OnlineShopEnv(rt.Environment):
         return self._fn_summary(o=o)
 
     def _impl_return_order(self, order_id: str, customer_id: str) -> OrderSummary:
-        o = self.t_orders.get(order_id)
+        o = self.t_orders._rows.get(order_id)
         if o is None:
             raise rt.Fail(("order " + h.to_str(order_id) + " not found"), 32)  # online_shop.env:446
         if self.coverage is not None:
@@ -5186,7 +5186,7 @@ class OnlineShopEnv(rt.Environment):
         return self._fn_summary(o=o)
 
     def _impl_get_order(self, order_id: str) -> OrderSummary:
-        o = self.t_orders.get(order_id)
+        o = self.t_orders._rows.get(order_id)
         if o is None:
             raise rt.Fail(("order " + h.to_str(order_id) + " not found"), 36)  # online_shop.env:466
         if self.coverage is not None:
@@ -5225,7 +5225,7 @@ class OnlineShopEnv(rt.Environment):
         return units
 
     def _impl_restock_product(self, sku: str, qty: int) -> Product:
-        p = self.t_products.get(sku)
+        p = self.t_products._rows.get(sku)
         if p is None:
             raise rt.Fail(("product " + h.to_str(sku) + " not found"), 38)  # online_shop.env:500
         if self.coverage is not None:
@@ -5238,7 +5238,7 @@ class OnlineShopEnv(rt.Environment):
         return p
 
     def _impl_set_price(self, sku: str, price_cents: int) -> Product:
-        p = self.t_products.get(sku)
+        p = self.t_products._rows.get(sku)
         if p is None:
             raise rt.Fail(("product " + h.to_str(sku) + " not found"), 40)  # online_shop.env:508
         if self.coverage is not None:
@@ -5251,7 +5251,7 @@ class OnlineShopEnv(rt.Environment):
         return p
 
     def _impl_tag_product(self, sku: str, tag: str, remove: bool) -> Product:
-        p = self.t_products.get(sku)
+        p = self.t_products._rows.get(sku)
         if p is None:
             raise rt.Fail(("product " + h.to_str(sku) + " not found"), 42)  # online_shop.env:521
         if self.coverage is not None:

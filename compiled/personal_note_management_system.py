@@ -1613,7 +1613,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
 
     def _call_get_note_by_id(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for get_note_by_id (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_get_note_by_id:
+        if not _ARGUMENTS_get_note_by_id.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         note_id: str
         given_note_id = given.get("note_id", _MISSING)
@@ -1754,7 +1754,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
 
     def _call_search_notes_by_title(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for search_notes_by_title (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_search_notes_by_title:
+        if not _ARGUMENTS_search_notes_by_title.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         keyword: str
         given_keyword = given.get("keyword", _MISSING)
@@ -1818,7 +1818,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
 
     def _call_search_notes_by_content(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for search_notes_by_content (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_search_notes_by_content:
+        if not _ARGUMENTS_search_notes_by_content.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         query: str
         given_query = given.get("query", _MISSING)
@@ -1882,7 +1882,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
 
     def _call_search_notes_by_keyword(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for search_notes_by_keyword (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_search_notes_by_keyword:
+        if not _ARGUMENTS_search_notes_by_keyword.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         keyword: str
         given_keyword = given.get("keyword", _MISSING)
@@ -1946,7 +1946,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
 
     def _call_filter_notes_by_category(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for filter_notes_by_category (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_filter_notes_by_category:
+        if not _ARGUMENTS_filter_notes_by_category.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         category_name: str
         given_category_name = given.get("category_name", _MISSING)
@@ -2016,7 +2016,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
 
     def _call_filter_notes_by_tag(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for filter_notes_by_tag (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_filter_notes_by_tag:
+        if not _ARGUMENTS_filter_notes_by_tag.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         tag_name: str
         given_tag_name = given.get("tag_name", _MISSING)
@@ -2237,7 +2237,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
 
     def _call_get_note_metadata(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for get_note_metadata (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_get_note_metadata:
+        if not _ARGUMENTS_get_note_metadata.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         note_id: str
         given_note_id = given.get("note_id", _MISSING)
@@ -2340,7 +2340,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
 
     def _call_create_note(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for create_note (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_create_note:
+        if not _ARGUMENTS_create_note.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         title: str | None
         given_title = given.get("title", _MISSING)
@@ -2504,7 +2504,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
 
     def _call_edit_note(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for edit_note (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_edit_note:
+        if not _ARGUMENTS_edit_note.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         note_id: str
         given_note_id = given.get("note_id", _MISSING)
@@ -2642,7 +2642,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
 
     def _call_delete_note(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for delete_note (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_delete_note:
+        if not _ARGUMENTS_delete_note.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         note_id: str
         given_note_id = given.get("note_id", _MISSING)
@@ -2704,7 +2704,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
 
     def _call_pin_note(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for pin_note (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_pin_note:
+        if not _ARGUMENTS_pin_note.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         note_id: str
         given_note_id = given.get("note_id", _MISSING)
@@ -2796,7 +2796,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
 
     def _call_unpin_note(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for unpin_note (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_unpin_note:
+        if not _ARGUMENTS_unpin_note.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         note_id: str
         given_note_id = given.get("note_id", _MISSING)
@@ -2888,7 +2888,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
 
     def _call_create_category(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for create_category (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_create_category:
+        if not _ARGUMENTS_create_category.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         category_name: str
         given_category_name = given.get("category_name", _MISSING)
@@ -2969,7 +2969,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
 
     def _call_create_tag(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for create_tag (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_create_tag:
+        if not _ARGUMENTS_create_tag.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         tag_name: str
         given_tag_name = given.get("tag_name", _MISSING)
@@ -3036,7 +3036,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
 
     def _call_add_tag_to_note(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for add_tag_to_note (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_add_tag_to_note:
+        if not _ARGUMENTS_add_tag_to_note.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         note_id: str
         given_note_id = given.get("note_id", _MISSING)
@@ -3137,7 +3137,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
 
     def _call_remove_tag_from_note(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for remove_tag_from_note (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_remove_tag_from_note:
+        if not _ARGUMENTS_remove_tag_from_note.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         note_id: str
         given_note_id = given.get("note_id", _MISSING)
@@ -3238,7 +3238,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
 
     def _call_update_note_category(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for update_note_category (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_update_note_category:
+        if not _ARGUMENTS_update_note_category.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         note_id: str
         given_note_id = given.get("note_id", _MISSING)
@@ -3338,7 +3338,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
 
     def _call_clear_note_content(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for clear_note_content (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_clear_note_content:
+        if not _ARGUMENTS_clear_note_content.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         note_id: str
         given_note_id = given.get("note_id", _MISSING)
@@ -3471,7 +3471,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
             raise rt.Fail("Note ID cannot be empty", 1)  # personal_notes.env:163
         if self.coverage is not None:
             self._hit(1)
-        n = self.t_notes.get(note_id)
+        n = self.t_notes._rows.get(note_id)
         if n is None:
             raise rt.Fail("Note not found", 2)  # personal_notes.env:164
         if self.coverage is not None:
@@ -3534,7 +3534,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
         return [t.tag_name for t in self._it(self.t_tags.rows())]
 
     def _impl_get_note_metadata(self, note_id: str) -> NoteMetadata:
-        n = self.t_notes.get(note_id)
+        n = self.t_notes._rows.get(note_id)
         if n is None:
             raise rt.Fail("Note not found", 7)  # personal_notes.env:230
         if self.coverage is not None:
@@ -3588,7 +3588,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
         category: str | None,
         tags: list[str] | None,
     ) -> Note:
-        n = self.t_notes.get(note_id)
+        n = self.t_notes._rows.get(note_id)
         if n is None:
             raise rt.Fail("Note not found", 10)  # personal_notes.env:281
         if self.coverage is not None:
@@ -3625,7 +3625,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
         return "Note deleted successfully"
 
     def _impl_pin_note(self, note_id: str) -> Note:
-        n = self.t_notes.get(note_id)
+        n = self.t_notes._rows.get(note_id)
         if n is None:
             raise rt.Fail("Note not found", 14)  # personal_notes.env:313
         if self.coverage is not None:
@@ -3635,7 +3635,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
         return n
 
     def _impl_unpin_note(self, note_id: str) -> Note:
-        n = self.t_notes.get(note_id)
+        n = self.t_notes._rows.get(note_id)
         if n is None:
             raise rt.Fail("Note not found.", 15)  # personal_notes.env:321
         if self.coverage is not None:
@@ -3682,7 +3682,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
             raise rt.Fail("Tag name cannot be empty or whitespace", 21)  # personal_notes.env:355
         if self.coverage is not None:
             self._hit(21)
-        n = self.t_notes.get(note_id)
+        n = self.t_notes._rows.get(note_id)
         if n is None:
             raise rt.Fail(
                 ("Note with ID '" + h.to_str(note_id) + "' does not exist"), 22
@@ -3698,7 +3698,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
         return n
 
     def _impl_remove_tag_from_note(self, note_id: str, tag_name: str) -> Note:
-        n = self.t_notes.get(note_id)
+        n = self.t_notes._rows.get(note_id)
         if n is None:
             raise rt.Fail("Note not found", 23)  # personal_notes.env:368
         if self.coverage is not None:
@@ -3712,7 +3712,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
         return n
 
     def _impl_update_note_category(self, note_id: str, category: str) -> Note:
-        n = self.t_notes.get(note_id)
+        n = self.t_notes._rows.get(note_id)
         if n is None:
             raise rt.Fail("Note not found", 24)  # personal_notes.env:383
         if self.coverage is not None:
@@ -3728,7 +3728,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
         return n
 
     def _impl_clear_note_content(self, note_id: str) -> Note:
-        n = self.t_notes.get(note_id)
+        n = self.t_notes._rows.get(note_id)
         if n is None:
             raise rt.Fail("Note not found", 26)  # personal_notes.env:397
         if self.coverage is not None:

@@ -1390,7 +1390,7 @@ class RetailProductDatabaseEnv(rt.Environment):
 
     def _call_get_product_by_upc(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for get_product_by_upc (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_get_product_by_upc:
+        if not _ARGUMENTS_get_product_by_upc.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         upc: str
         given_upc = given.get("upc", _MISSING)
@@ -1482,7 +1482,7 @@ class RetailProductDatabaseEnv(rt.Environment):
 
     def _call_get_product_by_id(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for get_product_by_id (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_get_product_by_id:
+        if not _ARGUMENTS_get_product_by_id.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         product_id: str
         given_product_id = given.get("product_id", _MISSING)
@@ -1550,7 +1550,7 @@ class RetailProductDatabaseEnv(rt.Environment):
 
     def _call_search_products_by_name(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for search_products_by_name (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_search_products_by_name:
+        if not _ARGUMENTS_search_products_by_name.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         keyword: str
         given_keyword = given.get("keyword", _MISSING)
@@ -1614,7 +1614,7 @@ class RetailProductDatabaseEnv(rt.Environment):
 
     def _call_list_products_by_category(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for list_products_by_category (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_list_products_by_category:
+        if not _ARGUMENTS_list_products_by_category.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         category: Category
         given_category = given.get("category", _MISSING)
@@ -1682,7 +1682,7 @@ class RetailProductDatabaseEnv(rt.Environment):
 
     def _call_list_products_by_brand(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for list_products_by_brand (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_list_products_by_brand:
+        if not _ARGUMENTS_list_products_by_brand.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         brand: str
         given_brand = given.get("brand", _MISSING)
@@ -1746,7 +1746,7 @@ class RetailProductDatabaseEnv(rt.Environment):
 
     def _call_check_inventory_level(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for check_inventory_level (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_check_inventory_level:
+        if not _ARGUMENTS_check_inventory_level.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         upc: str
         given_upc = given.get("upc", _MISSING)
@@ -1813,7 +1813,7 @@ class RetailProductDatabaseEnv(rt.Environment):
 
     def _call_get_product_price(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for get_product_price (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_get_product_price:
+        if not _ARGUMENTS_get_product_price.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         upc: str
         given_upc = given.get("upc", _MISSING)
@@ -1875,7 +1875,7 @@ class RetailProductDatabaseEnv(rt.Environment):
 
     def _call_get_aisle_location(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for get_aisle_location (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_get_aisle_location:
+        if not _ARGUMENTS_get_aisle_location.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         upc: str
         given_upc = given.get("upc", _MISSING)
@@ -2043,7 +2043,7 @@ class RetailProductDatabaseEnv(rt.Environment):
 
     def _call_add_product(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for add_product (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_add_product:
+        if not _ARGUMENTS_add_product.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         product: ProductInfo
         given_product = given.get("product", _MISSING)
@@ -2137,7 +2137,7 @@ class RetailProductDatabaseEnv(rt.Environment):
 
     def _call_update_product_price(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for update_product_price (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_update_product_price:
+        if not _ARGUMENTS_update_product_price.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         upc: str
         given_upc = given.get("upc", _MISSING)
@@ -2239,7 +2239,7 @@ class RetailProductDatabaseEnv(rt.Environment):
 
     def _call_update_inventory_level(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for update_inventory_level (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_update_inventory_level:
+        if not _ARGUMENTS_update_inventory_level.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         upc: str
         given_upc = given.get("upc", _MISSING)
@@ -2351,7 +2351,7 @@ class RetailProductDatabaseEnv(rt.Environment):
 
     def _call_update_product_category(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for update_product_category (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_update_product_category:
+        if not _ARGUMENTS_update_product_category.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         upc: str
         given_upc = given.get("upc", _MISSING)
@@ -2468,7 +2468,7 @@ class RetailProductDatabaseEnv(rt.Environment):
 
     def _call_update_aisle_location(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for update_aisle_location (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_update_aisle_location:
+        if not _ARGUMENTS_update_aisle_location.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         upc: str
         given_upc = given.get("upc", _MISSING)
@@ -2580,7 +2580,7 @@ class RetailProductDatabaseEnv(rt.Environment):
 
     def _call_remove_product(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for remove_product (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_remove_product:
+        if not _ARGUMENTS_remove_product.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         upc: str
         given_upc = given.get("upc", _MISSING)
@@ -2643,7 +2643,7 @@ class RetailProductDatabaseEnv(rt.Environment):
 
     def _call_edit_product_description(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for edit_product_description (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_edit_product_description:
+        if not _ARGUMENTS_edit_product_description.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         upc: str
         given_upc = given.get("upc", _MISSING)
@@ -2753,7 +2753,7 @@ class RetailProductDatabaseEnv(rt.Environment):
 
     def _call_bulk_import_products(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for bulk_import_products (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_bulk_import_products:
+        if not _ARGUMENTS_bulk_import_products.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         products_list: list[ProductInfo]
         given_products_list = given.get("products_list", _MISSING)
@@ -2838,7 +2838,7 @@ class RetailProductDatabaseEnv(rt.Environment):
 
     def _call_deplete_inventory(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for deplete_inventory (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_deplete_inventory:
+        if not _ARGUMENTS_deplete_inventory.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         upc: str
         given_upc = given.get("upc", _MISSING)
@@ -3012,7 +3012,7 @@ class RetailProductDatabaseEnv(rt.Environment):
         )
 
     def _impl_get_product_by_upc(self, upc: str) -> Product:
-        p = self.t_products.get(upc)
+        p = self.t_products._rows.get(upc)
         if p is None:
             raise rt.Fail("Product with given UPC not found", 0)  # retail_product_database.env:201
         if self.coverage is not None:
@@ -3044,7 +3044,7 @@ class RetailProductDatabaseEnv(rt.Environment):
         return [p for p in self._it(self.t_products.rows()) if (p.brand == brand)]
 
     def _impl_check_inventory_level(self, upc: str) -> InventoryLevel:
-        p = self.t_products.get(upc)
+        p = self.t_products._rows.get(upc)
         if p is None:
             raise rt.Fail("Product not found", 3)  # retail_product_database.env:238
         if self.coverage is not None:
@@ -3056,7 +3056,7 @@ class RetailProductDatabaseEnv(rt.Environment):
             raise rt.Fail("UPC cannot be empty", 4)  # retail_product_database.env:246
         if self.coverage is not None:
             self._hit(4)
-        p = self.t_products.get(upc)
+        p = self.t_products._rows.get(upc)
         if p is None:
             raise rt.Fail("Product with given UPC not found", 5)  # retail_product_database.env:247
         if self.coverage is not None:
@@ -3064,7 +3064,7 @@ class RetailProductDatabaseEnv(rt.Environment):
         return p.price
 
     def _impl_get_aisle_location(self, upc: str) -> str | None:
-        p = self.t_products.get(upc)
+        p = self.t_products._rows.get(upc)
         if p is None:
             raise rt.Fail("Product with given UPC not found", 6)  # retail_product_database.env:253
         if self.coverage is not None:
@@ -3106,7 +3106,7 @@ class RetailProductDatabaseEnv(rt.Environment):
         return self._impl_insert_product(p=product)
 
     def _impl_update_product_price(self, upc: str, new_price: float) -> Product:
-        p = self.t_products.get(upc)
+        p = self.t_products._rows.get(upc)
         if p is None:
             raise rt.Fail(
                 "Product with given UPC does not exist", 11
@@ -3129,7 +3129,7 @@ class RetailProductDatabaseEnv(rt.Environment):
             )  # retail_product_database.env:298
         if self.coverage is not None:
             self._hit(13)
-        p = self.t_products.get(upc)
+        p = self.t_products._rows.get(upc)
         if p is None:
             raise rt.Fail("Product with given UPC not found", 14)  # retail_product_database.env:299
         if self.coverage is not None:
@@ -3138,7 +3138,7 @@ class RetailProductDatabaseEnv(rt.Environment):
         return p
 
     def _impl_update_product_category(self, upc: str, new_category: Category) -> Product:
-        p = self.t_products.get(upc)
+        p = self.t_products._rows.get(upc)
         if p is None:
             raise rt.Fail(
                 "Product with given UPC not found.", 15
@@ -3149,7 +3149,7 @@ class RetailProductDatabaseEnv(rt.Environment):
         return p
 
     def _impl_update_aisle_location(self, upc: str, aisle_location: str | None) -> Product:
-        p = self.t_products.get(upc)
+        p = self.t_products._rows.get(upc)
         if p is None:
             raise rt.Fail(
                 ("Product with UPC " + h.to_str(upc) + " not found"), 16
@@ -3174,7 +3174,7 @@ class RetailProductDatabaseEnv(rt.Environment):
         return "Product with UPC '" + h.to_str(upc) + "' removed successfully"
 
     def _impl_edit_product_description(self, upc: str, new_description: str) -> Product:
-        p = self.t_products.get(upc)
+        p = self.t_products._rows.get(upc)
         if p is None:
             raise rt.Fail(
                 "Product with given UPC not found.", 19
@@ -3204,7 +3204,7 @@ class RetailProductDatabaseEnv(rt.Environment):
             raise rt.Fail("Quantity cannot be negative", 20)  # retail_product_database.env:373
         if self.coverage is not None:
             self._hit(20)
-        p = self.t_products.get(upc)
+        p = self.t_products._rows.get(upc)
         if p is None:
             raise rt.Fail("Product with given UPC not found", 21)  # retail_product_database.env:374
         if self.coverage is not None:
@@ -3487,7 +3487,7 @@ class RetailProductDatabaseEnv(rt.Environment):
 
     def _check_list_new_kettle_0(self, answer: str) -> bool:
         return bool(
-            self.t_products.get("690000000013")
+            self.t_products._rows.get("690000000013")
             == _new_Product(
                 upc="690000000013",
                 product_id="BR-KET",
@@ -3728,7 +3728,7 @@ class RetailProductDatabaseEnv(rt.Environment):
 
     def _check_file_leash_under_valid_category_0(self, answer: str) -> bool:
         return bool(
-            self.t_products.get("880000000019")
+            self.t_products._rows.get("880000000019")
             == _new_Product(
                 upc="880000000019",
                 product_id="DL-REF",

@@ -1265,7 +1265,7 @@ class SleepTrackingEnv(rt.Environment):
 
     def _call_get_user(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for get_user (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_get_user:
+        if not _ARGUMENTS_get_user.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         user_id: str
         given_user_id = given.get("user_id", _MISSING)
@@ -1364,7 +1364,7 @@ class SleepTrackingEnv(rt.Environment):
 
     def _call_add_sleep_log(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for add_sleep_log (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_add_sleep_log:
+        if not _ARGUMENTS_add_sleep_log.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         user_id: str
         given_user_id = given.get("user_id", _MISSING)
@@ -1534,7 +1534,7 @@ class SleepTrackingEnv(rt.Environment):
 
     def _call_set_status(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for set_status (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_set_status:
+        if not _ARGUMENTS_set_status.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         user_id: str
         given_user_id = given.get("user_id", _MISSING)
@@ -1636,7 +1636,7 @@ class SleepTrackingEnv(rt.Environment):
 
     def _call_delete_sleep_log(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for delete_sleep_log (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_delete_sleep_log:
+        if not _ARGUMENTS_delete_sleep_log.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         log_id: str
         given_log_id = given.get("log_id", _MISSING)
@@ -1710,7 +1710,7 @@ class SleepTrackingEnv(rt.Environment):
         return h.minutes_between(w.start, w.end)
 
     def _impl_get_user(self, user_id: str) -> User:
-        u = self.t_users.get(user_id)
+        u = self.t_users._rows.get(user_id)
         if u is None:
             raise rt.Fail("user not found", 0)  # sleep_tracking.env:60
         if self.coverage is not None:
@@ -1720,7 +1720,7 @@ class SleepTrackingEnv(rt.Environment):
     def _impl_add_sleep_log(
         self, user_id: str, start: datetime.datetime, end: datetime.datetime, quality: Quality
     ) -> SleepLog:
-        u = self.t_users.get(user_id)
+        u = self.t_users._rows.get(user_id)
         if u is None:
             raise rt.Fail("user not found", 1)  # sleep_tracking.env:66
         if self.coverage is not None:
@@ -1748,7 +1748,7 @@ class SleepTrackingEnv(rt.Environment):
         )
 
     def _impl_set_status(self, user_id: str, status: AccountStatus) -> User:
-        u = self.t_users.get(user_id)
+        u = self.t_users._rows.get(user_id)
         if u is None:
             raise rt.Fail("user not found", 5)  # sleep_tracking.env:83
         if self.coverage is not None:
@@ -1757,7 +1757,7 @@ class SleepTrackingEnv(rt.Environment):
         return u
 
     def _impl_delete_sleep_log(self, log_id: str, user_id: str) -> str:
-        l = self.t_logs.get(log_id)
+        l = self.t_logs._rows.get(log_id)
         if l is None:
             raise rt.Fail("log not found", 6)  # sleep_tracking.env:90
         if self.coverage is not None:

@@ -85,7 +85,7 @@ class _ToolCall:
     def lines(self) -> list[str]:
         tool = self.tool
         lines = [
-            f"if not given.keys() <= {tool.arguments_constant}:" if tool.params else "if given:",
+            f"if not {tool.arguments_constant}.issuperset(given):" if tool.params else "if given:",
             "    return None  # an unknown argument: the generic parser says which",
         ]
         traced = []

@@ -3485,51 +3485,27 @@ class ClinicSchedulingEnv(rt.Environment):
             }
         ),
     }
-
-    @property
-    def t_specialities(self) -> rt.Table[Speciality]:
-        table: rt.Table[Speciality] = self._tables["specialities"]
-        return table
-
-    @property
-    def t_dentists(self) -> rt.Table[Dentist]:
-        table: rt.Table[Dentist] = self._tables["dentists"]
-        return table
-
-    @property
-    def t_dentist_specialities(self) -> rt.Table[DentistSpeciality]:
-        table: rt.Table[DentistSpeciality] = self._tables["dentist_specialities"]
-        return table
-
-    @property
-    def t_working_hours(self) -> rt.Table[WorkingHours]:
-        table: rt.Table[WorkingHours] = self._tables["working_hours"]
-        return table
-
-    @property
-    def t_rooms(self) -> rt.Table[Room]:
-        table: rt.Table[Room] = self._tables["rooms"]
-        return table
-
-    @property
-    def t_treatments(self) -> rt.Table[Treatment]:
-        table: rt.Table[Treatment] = self._tables["treatments"]
-        return table
-
-    @property
-    def t_patients(self) -> rt.Table[Patient]:
-        table: rt.Table[Patient] = self._tables["patients"]
-        return table
-
-    @property
-    def t_appointments(self) -> rt.Table[Appointment]:
-        table: rt.Table[Appointment] = self._tables["appointments"]
-        return table
-
-    @property
-    def t_reminders(self) -> rt.Table[Reminder]:
-        table: rt.Table[Reminder] = self._tables["reminders"]
-        return table
+    # each table as an attribute of its own, set by Environment._enter with the world
+    TABLE_ATTRIBUTES: ClassVar[dict[str, str]] = {
+        "specialities": "t_specialities",
+        "dentists": "t_dentists",
+        "dentist_specialities": "t_dentist_specialities",
+        "working_hours": "t_working_hours",
+        "rooms": "t_rooms",
+        "treatments": "t_treatments",
+        "patients": "t_patients",
+        "appointments": "t_appointments",
+        "reminders": "t_reminders",
+    }
+    t_specialities: rt.Table[Speciality]
+    t_dentists: rt.Table[Dentist]
+    t_dentist_specialities: rt.Table[DentistSpeciality]
+    t_working_hours: rt.Table[WorkingHours]
+    t_rooms: rt.Table[Room]
+    t_treatments: rt.Table[Treatment]
+    t_patients: rt.Table[Patient]
+    t_appointments: rt.Table[Appointment]
+    t_reminders: rt.Table[Reminder]
 
     @property
     def s_now(self) -> datetime.datetime:

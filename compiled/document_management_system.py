@@ -2304,26 +2304,17 @@ class DocumentManagementSystemEnv(rt.Environment):
             }
         ),
     }
-
-    @property
-    def t_documents(self) -> rt.Table[Document]:
-        table: rt.Table[Document] = self._tables["documents"]
-        return table
-
-    @property
-    def t_users(self) -> rt.Table[User]:
-        table: rt.Table[User] = self._tables["users"]
-        return table
-
-    @property
-    def t_access_control(self) -> rt.Table[AccessControlEntry]:
-        table: rt.Table[AccessControlEntry] = self._tables["access_control"]
-        return table
-
-    @property
-    def t_versions(self) -> rt.Table[DocumentVersion]:
-        table: rt.Table[DocumentVersion] = self._tables["versions"]
-        return table
+    # each table as an attribute of its own, set by Environment._enter with the world
+    TABLE_ATTRIBUTES: ClassVar[dict[str, str]] = {
+        "documents": "t_documents",
+        "users": "t_users",
+        "access_control": "t_access_control",
+        "versions": "t_versions",
+    }
+    t_documents: rt.Table[Document]
+    t_users: rt.Table[User]
+    t_access_control: rt.Table[AccessControlEntry]
+    t_versions: rt.Table[DocumentVersion]
 
     @property
     def s_now(self) -> datetime.datetime:

@@ -1649,21 +1649,15 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
             }
         ),
     }
-
-    @property
-    def t_products(self) -> rt.Table[Product]:
-        table: rt.Table[Product] = self._tables["products"]
-        return table
-
-    @property
-    def t_reviews(self) -> rt.Table[Review]:
-        table: rt.Table[Review] = self._tables["reviews"]
-        return table
-
-    @property
-    def t_users(self) -> rt.Table[User]:
-        table: rt.Table[User] = self._tables["users"]
-        return table
+    # each table as an attribute of its own, set by Environment._enter with the world
+    TABLE_ATTRIBUTES: ClassVar[dict[str, str]] = {
+        "products": "t_products",
+        "reviews": "t_reviews",
+        "users": "t_users",
+    }
+    t_products: rt.Table[Product]
+    t_reviews: rt.Table[Review]
+    t_users: rt.Table[User]
 
     @property
     def s_now(self) -> datetime.datetime:

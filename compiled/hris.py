@@ -2414,26 +2414,17 @@ class HRISEnv(rt.Environment):
         ("remove_employee_record", 508, "require", 'employee_id != ""'),
         ("remove_employee_record", 509, "require", "employee_id in employees"),
     )
-
-    @property
-    def t_employees(self) -> rt.Table[Employee]:
-        table: rt.Table[Employee] = self._tables["employees"]
-        return table
-
-    @property
-    def t_departments(self) -> rt.Table[Department]:
-        table: rt.Table[Department] = self._tables["departments"]
-        return table
-
-    @property
-    def t_job_positions(self) -> rt.Table[JobPosition]:
-        table: rt.Table[JobPosition] = self._tables["job_positions"]
-        return table
-
-    @property
-    def t_employment_statuses(self) -> rt.Table[EmploymentStatus]:
-        table: rt.Table[EmploymentStatus] = self._tables["employment_statuses"]
-        return table
+    # each table as an attribute of its own, set by Environment._enter with the world
+    TABLE_ATTRIBUTES: ClassVar[dict[str, str]] = {
+        "employees": "t_employees",
+        "departments": "t_departments",
+        "job_positions": "t_job_positions",
+        "employment_statuses": "t_employment_statuses",
+    }
+    t_employees: rt.Table[Employee]
+    t_departments: rt.Table[Department]
+    t_job_positions: rt.Table[JobPosition]
+    t_employment_statuses: rt.Table[EmploymentStatus]
 
     @property
     def s_today(self) -> datetime.date:

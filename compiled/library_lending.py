@@ -3053,41 +3053,23 @@ class LibraryLendingEnv(rt.Environment):
             }
         ),
     }
-
-    @property
-    def t_authors(self) -> rt.Table[Author]:
-        table: rt.Table[Author] = self._tables["authors"]
-        return table
-
-    @property
-    def t_books(self) -> rt.Table[Book]:
-        table: rt.Table[Book] = self._tables["books"]
-        return table
-
-    @property
-    def t_book_authors(self) -> rt.Table[BookAuthor]:
-        table: rt.Table[BookAuthor] = self._tables["book_authors"]
-        return table
-
-    @property
-    def t_copies(self) -> rt.Table[Copy]:
-        table: rt.Table[Copy] = self._tables["copies"]
-        return table
-
-    @property
-    def t_members(self) -> rt.Table[Member]:
-        table: rt.Table[Member] = self._tables["members"]
-        return table
-
-    @property
-    def t_loans(self) -> rt.Table[Loan]:
-        table: rt.Table[Loan] = self._tables["loans"]
-        return table
-
-    @property
-    def t_holds(self) -> rt.Table[Hold]:
-        table: rt.Table[Hold] = self._tables["holds"]
-        return table
+    # each table as an attribute of its own, set by Environment._enter with the world
+    TABLE_ATTRIBUTES: ClassVar[dict[str, str]] = {
+        "authors": "t_authors",
+        "books": "t_books",
+        "book_authors": "t_book_authors",
+        "copies": "t_copies",
+        "members": "t_members",
+        "loans": "t_loans",
+        "holds": "t_holds",
+    }
+    t_authors: rt.Table[Author]
+    t_books: rt.Table[Book]
+    t_book_authors: rt.Table[BookAuthor]
+    t_copies: rt.Table[Copy]
+    t_members: rt.Table[Member]
+    t_loans: rt.Table[Loan]
+    t_holds: rt.Table[Hold]
 
     @property
     def s_holidays(self) -> set[datetime.date]:

@@ -1591,16 +1591,13 @@ class OCRProcessingServiceEnv(rt.Environment):
         ("retry_ocr_request", 376, "let-else", "requests.get(original_request_id)"),
         ("retry_ocr_request", 380, "require", "orig.status == OCRStatus.failed"),
     )
-
-    @property
-    def t_requests(self) -> rt.Table[OCRRequest]:
-        table: rt.Table[OCRRequest] = self._tables["requests"]
-        return table
-
-    @property
-    def t_result_repository(self) -> rt.Table[Result]:
-        table: rt.Table[Result] = self._tables["result_repository"]
-        return table
+    # each table as an attribute of its own, set by Environment._enter with the world
+    TABLE_ATTRIBUTES: ClassVar[dict[str, str]] = {
+        "requests": "t_requests",
+        "result_repository": "t_result_repository",
+    }
+    t_requests: rt.Table[OCRRequest]
+    t_result_repository: rt.Table[Result]
 
     @property
     def s_queued_request_ids(self) -> list[str]:

@@ -2826,26 +2826,17 @@ class OnlineShopEnv(rt.Environment):
             }
         ),
     }
-
-    @property
-    def t_products(self) -> rt.Table[Product]:
-        table: rt.Table[Product] = self._tables["products"]
-        return table
-
-    @property
-    def t_customers(self) -> rt.Table[Customer]:
-        table: rt.Table[Customer] = self._tables["customers"]
-        return table
-
-    @property
-    def t_coupons(self) -> rt.Table[Coupon]:
-        table: rt.Table[Coupon] = self._tables["coupons"]
-        return table
-
-    @property
-    def t_orders(self) -> rt.Table[Order]:
-        table: rt.Table[Order] = self._tables["orders"]
-        return table
+    # each table as an attribute of its own, set by Environment._enter with the world
+    TABLE_ATTRIBUTES: ClassVar[dict[str, str]] = {
+        "products": "t_products",
+        "customers": "t_customers",
+        "coupons": "t_coupons",
+        "orders": "t_orders",
+    }
+    t_products: rt.Table[Product]
+    t_customers: rt.Table[Customer]
+    t_coupons: rt.Table[Coupon]
+    t_orders: rt.Table[Order]
 
     @property
     def s_revenue_cents(self) -> int:

@@ -1580,21 +1580,15 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
             }
         ),
     }
-
-    @property
-    def t_notes(self) -> rt.Table[Note]:
-        table: rt.Table[Note] = self._tables["notes"]
-        return table
-
-    @property
-    def t_categories(self) -> rt.Table[Category]:
-        table: rt.Table[Category] = self._tables["categories"]
-        return table
-
-    @property
-    def t_tags(self) -> rt.Table[Tag]:
-        table: rt.Table[Tag] = self._tables["tags"]
-        return table
+    # each table as an attribute of its own, set by Environment._enter with the world
+    TABLE_ATTRIBUTES: ClassVar[dict[str, str]] = {
+        "notes": "t_notes",
+        "categories": "t_categories",
+        "tags": "t_tags",
+    }
+    t_notes: rt.Table[Note]
+    t_categories: rt.Table[Category]
+    t_tags: rt.Table[Tag]
 
     @property
     def s_now(self) -> datetime.datetime:

@@ -1372,11 +1372,11 @@ class RetailProductDatabaseEnv(rt.Environment):
         ("deplete_inventory", 374, "let-else", "products.get(upc)"),
         ("deplete_inventory", 375, "require", "quantity <= p.inventory_level"),
     )
-
-    @property
-    def t_products(self) -> rt.Table[Product]:
-        table: rt.Table[Product] = self._tables["products"]
-        return table
+    # each table as an attribute of its own, set by Environment._enter with the world
+    TABLE_ATTRIBUTES: ClassVar[dict[str, str]] = {
+        "products": "t_products",
+    }
+    t_products: rt.Table[Product]
 
     def get_product_by_upc(self, *, upc: str) -> rt.Result:
         "Retrieve full product information using its unique UPC."

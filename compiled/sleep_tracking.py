@@ -1232,21 +1232,15 @@ class SleepTrackingEnv(rt.Environment):
         ("delete_sleep_log", 90, "let-else", "logs.get(log_id)"),
         ("delete_sleep_log", 91, "require", "l.user == user_id"),
     )
-
-    @property
-    def t_users(self) -> rt.Table[User]:
-        table: rt.Table[User] = self._tables["users"]
-        return table
-
-    @property
-    def t_logs(self) -> rt.Table[SleepLog]:
-        table: rt.Table[SleepLog] = self._tables["logs"]
-        return table
-
-    @property
-    def t_tickets(self) -> rt.Table[Ticket]:
-        table: rt.Table[Ticket] = self._tables["tickets"]
-        return table
+    # each table as an attribute of its own, set by Environment._enter with the world
+    TABLE_ATTRIBUTES: ClassVar[dict[str, str]] = {
+        "users": "t_users",
+        "logs": "t_logs",
+        "tickets": "t_tickets",
+    }
+    t_users: rt.Table[User]
+    t_logs: rt.Table[SleepLog]
+    t_tickets: rt.Table[Ticket]
 
     @property
     def s_now(self) -> datetime.datetime:

@@ -12,7 +12,7 @@ from envdsl.semantics.model import CheckedSpec
 # Class attributes the generated environment class defines in its body, before the methods:
 # a type named so would be read instead of the class in `TABLES` (`NAME.active`).
 _CLASS_BODY = {"NAME", "DESCRIPTION", "TABLES", "SCALARS", "TOOLS", "TASKS", "ROW_INVARIANTS",
-               "ENV_INVARIANTS", "SITES"}  # fmt: skip
+               "ENV_INVARIANTS", "SITES", "TABLE_ATTRIBUTES"}  # fmt: skip
 
 
 @functools.cache

@@ -90,6 +90,9 @@ class Environment:
     # fields tools keep current whatever else they do (`updated_at = now`, `version += 1`),
     # table -> fields ("" -> scalar fields): see envdsl/semantics/stamps.py and runtime/frame.py
     STAMPS: ClassVar[dict[str, frozenset[str]]] = {}
+    # table -> the instance attribute the generated class reads it by (`t_users`): set with
+    # every world entered, a dict lookup where a property would be a call on every lookup
+    TABLE_ATTRIBUTES: ClassVar[dict[str, str]] = {}
     # made from the tables above on first use, per class (see _row_specs)
     _ROW_SPECS: ClassVar[dict[str, RecordSpec]]
     _SCALAR_SPECS: ClassVar[dict[str, TypeSpec]]
@@ -166,10 +169,13 @@ class Environment:
             self.set_scalar_initial(name, spec.default() if spec.default is not None else None)
 
     def _enter(self, world: World) -> None:
+        """Work on this world from now on (the only place the tables are set)."""
         self._world = world
         self._tables = world.tables
         self._scalars = world.scalars
         self.trace = world.trace
+        for name, attribute in self.TABLE_ATTRIBUTES.items():
+            setattr(self, attribute, world.tables[name])
 
     def reset(self, task: str | None = None, state: Mapping[str, Any] | str | None = None) -> None:
         """Load a task's initial state, or a JSON state (dict or JSON text), or an empty one."""

@@ -649,9 +649,10 @@ def fixed_costs(sleep_cls: type[Any], timer: Timer) -> list[str]:
     row = env.t_users.get(target)
     serialize = sleep_cls.TABLES["users"].row.serializer()
     arguments = {"user_id": target}
-    budget = limits.budget
+    per_thread = limits.per_thread
 
-    def budget_around() -> None:  # a call's size budget, set and cleared (thread-local)
+    def budget_around() -> None:  # a call's size budget: this thread's, set and cleared
+        budget = per_thread.budget
         budget.left = 10
         budget.left = None
 

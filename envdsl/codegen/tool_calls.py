@@ -11,13 +11,13 @@ touched rows' rules only when a touched row changed a field some rule reads; its
 invariants and per-row env invariants inline), its result's serializer and size check inlined
 for a record result, and its name as a constant.
 
-It is the same transaction, statement for statement: the method returns exactly what
-`_invoke` returns for the same arguments, leaves the same state, trace, journal history,
-`_last_result`, `last_failure` and `last_exception`, and fails through the same
-`Environment._failed`; `_invoke` stays as the reference (tests/test_fast_paths.py compares
-them on random call sequences of every example). It returns None, before anything runs, for
-arguments it does not read (an unknown or missing one): the caller then takes the generic
-parser, whose BadValue says which; a bad argument value raises the same BadValue as the
+It is the same transaction, statement for statement: the method returns exactly what `_invoke`
+returns for the same arguments, leaves the same state, trace, journal history, `_last_result`,
+`last_failure` and `last_exception`, and fails as `Environment._failed` does (its Fail case
+written out, the others through it); `_invoke` stays as the reference (tests/test_fast_paths.py
+compares them on random call sequences of every example). It returns None, before anything
+runs, for arguments it does not read (an unknown or missing one): the caller then takes the
+generic parser, whose BadValue says which; a bad argument value raises the same BadValue as the
 generic parser (whatever an inline test does not take goes through the spec's from_json, with
 the param's name as the path, params in the same order).
 
@@ -98,7 +98,7 @@ class _ToolCall:
             "self._journal = journal",
             "self._steps = 0",
             "self._last_result = None",
-            "budget = _budget",
+            "budget = _per_thread.budget  # this thread's (limits.per_thread)",
             "budget.left = self.size_budget",
             "data: Any",
             "try:",

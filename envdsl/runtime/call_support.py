@@ -12,8 +12,8 @@ from envdsl.runtime.limits import (
     MAX_INT,
     MAX_STR,
     MIN_INT,
-    budget,
     charge,
+    per_thread,
     result_problem,
 )
 from envdsl.runtime.places import own_row_fields
@@ -40,11 +40,11 @@ __all__ = [
     "MISSING",
     "missing_parent",
     "TOO_LARGE",
-    "budget",
     "charge",
     "format_datetime",
     "fromisoformat",
     "own_row_fields",
+    "per_thread",
     "refused_transition",
     "result_problem",
     "shared_unique",

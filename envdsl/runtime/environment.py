@@ -554,18 +554,9 @@ class Environment:
         return self._invoke(plan, *read)
 
     def _bad_arguments(self, tool: ToolSpec, given: dict[str, Any], error: BadValue) -> Result:
-        """`_rejected` of a call whose arguments did not read: the arguments a rejected call's
-        trace keeps (_traced_arguments, its common case inline) and the message naming the
-        argument (_argument_error)."""
-        kept = given
-        if error.path:
-            for value in given.values():
-                kind = type(value)
-                if not (kind is str and value.isascii() or value is None or kind is bool):
-                    kept = _traced_arguments(tool, given, error)
-                    break
-        else:
-            kept = _traced_arguments(tool, given, error)
+        """`_rejected` of a call whose arguments did not read, with _argument_error's message
+        (both written out: a call each, on every rejected call)."""
+        kept = _traced_arguments(tool, given, error)
         message = f"invalid argument {error.path}: {error.message}" if error.path else error.message
         self.trace.append(TraceEntry(tool.name, dict(kept), False, message))
         return {"success": False, "error": message}
@@ -645,7 +636,7 @@ class Environment:
         self._steps = 0
         self._last_result: Any = None
         outcome: Result
-        budget = limits.budget  # per thread; calls do not nest (solution steps run one by one)
+        budget = limits.per_thread.budget  # calls do not nest (solution steps run one by one)
         budget.left = self.size_budget
         try:
             if plan.positional:

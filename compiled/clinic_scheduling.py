@@ -5424,9 +5424,12 @@ class ClinicSchedulingEnv(rt.Environment):
         if given_day is _MISSING:
             return None  # the generic parser says so
         member_day = SPEC_Weekday.by_value.get(given_day) if type(given_day) is str else None
-        day = (
-            member_day if member_day is not None else SPEC_Weekday.from_json(given_day, "day")
-        )  # clinic_scheduling.env:571
+        if member_day is not None:
+            day = member_day
+        elif type(given_day) is str:
+            raise SPEC_Weekday.mismatch(given_day, "day")  # clinic_scheduling.env:571
+        else:
+            day = SPEC_Weekday.from_json(given_day, "day")  # clinic_scheduling.env:571
         opens: str
         given_opens = given.get("opens", _MISSING)
         if given_opens is _MISSING:

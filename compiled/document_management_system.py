@@ -2683,11 +2683,16 @@ class DocumentManagementSystemEnv(rt.Environment):
             if type(given_permission) is str
             else None
         )
-        permission = (
-            member_permission
-            if member_permission is not None
-            else SPEC_Permission.from_json(given_permission, "permission")
-        )  # document_management_system.env:290
+        if member_permission is not None:
+            permission = member_permission
+        elif type(given_permission) is str:
+            raise SPEC_Permission.mismatch(
+                given_permission, "permission"
+            )  # document_management_system.env:290
+        else:
+            permission = SPEC_Permission.from_json(
+                given_permission, "permission"
+            )  # document_management_system.env:290
         arguments: dict[str, Any] = {
             "user_id": user_id,
             "document_id": document_id,

@@ -4012,11 +4012,16 @@ class LibraryLendingEnv(rt.Environment):
                 if type(given_condition) is str
                 else None
             )
-            condition = (
-                member_condition
-                if member_condition is not None
-                else SPEC_CopyCondition.from_json(given_condition, "condition")
-            )  # library_lending.env:409
+            if member_condition is not None:
+                condition = member_condition
+            elif type(given_condition) is str:
+                raise SPEC_CopyCondition.mismatch(
+                    given_condition, "condition"
+                )  # library_lending.env:409
+            else:
+                condition = SPEC_CopyCondition.from_json(
+                    given_condition, "condition"
+                )  # library_lending.env:409
         arguments: dict[str, Any] = {"copy_id": copy_id, "condition": condition._value_}
         journal: list[tuple[Any, ...]] = []
         self._journal = journal

@@ -2935,11 +2935,12 @@ class OnlineShopEnv(rt.Environment):
             member_sort_by = (
                 SPEC_SortKey.by_value.get(given_sort_by) if type(given_sort_by) is str else None
             )
-            sort_by = (
-                member_sort_by
-                if member_sort_by is not None
-                else SPEC_SortKey.from_json(given_sort_by, "sort_by")
-            )  # online_shop.env:237
+            if member_sort_by is not None:
+                sort_by = member_sort_by
+            elif type(given_sort_by) is str:
+                raise SPEC_SortKey.mismatch(given_sort_by, "sort_by")  # online_shop.env:237
+            else:
+                sort_by = SPEC_SortKey.from_json(given_sort_by, "sort_by")  # online_shop.env:237
         limit: int
         given_limit = given.get("limit", _MISSING)
         if given_limit is _MISSING:
@@ -3422,11 +3423,12 @@ class OnlineShopEnv(rt.Environment):
         member_payment = (
             SPEC_PaymentMethod.by_value.get(given_payment) if type(given_payment) is str else None
         )
-        payment = (
-            member_payment
-            if member_payment is not None
-            else SPEC_PaymentMethod.from_json(given_payment, "payment")
-        )  # online_shop.env:319
+        if member_payment is not None:
+            payment = member_payment
+        elif type(given_payment) is str:
+            raise SPEC_PaymentMethod.mismatch(given_payment, "payment")  # online_shop.env:319
+        else:
+            payment = SPEC_PaymentMethod.from_json(given_payment, "payment")  # online_shop.env:319
         coupon_code: str | None
         given_coupon_code = given.get("coupon_code", _MISSING)
         if given_coupon_code is _MISSING:
@@ -4086,11 +4088,12 @@ class OnlineShopEnv(rt.Environment):
             member_status = (
                 SPEC_OrderStatus.by_value.get(given_status) if type(given_status) is str else None
             )
-            status = (
-                member_status
-                if member_status is not None
-                else SPEC_OrderStatus.from_json(given_status, "status")
-            )  # online_shop.env:472
+            if member_status is not None:
+                status = member_status
+            elif type(given_status) is str:
+                raise SPEC_OrderStatus.mismatch(given_status, "status")  # online_shop.env:472
+            else:
+                status = SPEC_OrderStatus.from_json(given_status, "status")  # online_shop.env:472
         arguments: dict[str, Any] = {
             "customer_id": customer_id,
             "status": None if status is None else status._value_,

@@ -1623,11 +1623,16 @@ class RetailProductDatabaseEnv(rt.Environment):
         member_category = (
             SPEC_Category.by_value.get(given_category) if type(given_category) is str else None
         )
-        category = (
-            member_category
-            if member_category is not None
-            else SPEC_Category.from_json(given_category, "category")
-        )  # retail_product_database.env:224
+        if member_category is not None:
+            category = member_category
+        elif type(given_category) is str:
+            raise SPEC_Category.mismatch(
+                given_category, "category"
+            )  # retail_product_database.env:224
+        else:
+            category = SPEC_Category.from_json(
+                given_category, "category"
+            )  # retail_product_database.env:224
         arguments: dict[str, Any] = {"category": category._value_}
         journal: list[tuple[Any, ...]] = []
         self._journal = journal
@@ -2370,11 +2375,16 @@ class RetailProductDatabaseEnv(rt.Environment):
             if type(given_new_category) is str
             else None
         )
-        new_category = (
-            member_new_category
-            if member_new_category is not None
-            else SPEC_Category.from_json(given_new_category, "new_category")
-        )  # retail_product_database.env:306
+        if member_new_category is not None:
+            new_category = member_new_category
+        elif type(given_new_category) is str:
+            raise SPEC_Category.mismatch(
+                given_new_category, "new_category"
+            )  # retail_product_database.env:306
+        else:
+            new_category = SPEC_Category.from_json(
+                given_new_category, "new_category"
+            )  # retail_product_database.env:306
         arguments: dict[str, Any] = {"upc": upc, "new_category": new_category._value_}
         journal: list[tuple[Any, ...]] = []
         self._journal = journal

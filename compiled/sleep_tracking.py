@@ -1415,11 +1415,12 @@ class SleepTrackingEnv(rt.Environment):
         member_quality = (
             SPEC_Quality.by_value.get(given_quality) if type(given_quality) is str else None
         )
-        quality = (
-            member_quality
-            if member_quality is not None
-            else SPEC_Quality.from_json(given_quality, "quality")
-        )  # sleep_tracking.env:64
+        if member_quality is not None:
+            quality = member_quality
+        elif type(given_quality) is str:
+            raise SPEC_Quality.mismatch(given_quality, "quality")  # sleep_tracking.env:64
+        else:
+            quality = SPEC_Quality.from_json(given_quality, "quality")  # sleep_tracking.env:64
         arguments: dict[str, Any] = {
             "user_id": user_id,
             "start": given_start if canonical_start else _format_datetime(start),
@@ -1545,11 +1546,12 @@ class SleepTrackingEnv(rt.Environment):
         member_status = (
             SPEC_AccountStatus.by_value.get(given_status) if type(given_status) is str else None
         )
-        status = (
-            member_status
-            if member_status is not None
-            else SPEC_AccountStatus.from_json(given_status, "status")
-        )  # sleep_tracking.env:81
+        if member_status is not None:
+            status = member_status
+        elif type(given_status) is str:
+            raise SPEC_AccountStatus.mismatch(given_status, "status")  # sleep_tracking.env:81
+        else:
+            status = SPEC_AccountStatus.from_json(given_status, "status")  # sleep_tracking.env:81
         arguments: dict[str, Any] = {"user_id": user_id, "status": status._value_}
         journal: list[tuple[Any, ...]] = []
         self._journal = journal

@@ -180,11 +180,17 @@ class _ToolCall:
         elif kind == "bool":
             test = f"type({raw}) is bool"
         elif kind == "enum":
+            # a string that is no member's value is EnumSpec.from_json's mismatch, raised here
             member = self.space.claim(f"member_{param.attr}")
+            where = self.writer.where(param.line)
             read = [
                 f"{member} = {spec}.by_value.get({raw}) if type({raw}) is str else None",
-                f"{value} = {member} if {member} is not None else {spec}.from_json({raw}, "
-                f"{param.name!r}){self.writer.where(param.line)}",
+                f"if {member} is not None:",
+                f"    {value} = {member}",
+                f"elif type({raw}) is str:",
+                f"    raise {spec}.mismatch({raw}, {param.name!r}){where}",
+                "else:",
+                f"    {generic}",
             ]
             return [(None, read)]
         elif kind == "datetime":

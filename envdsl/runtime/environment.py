@@ -555,8 +555,17 @@ class Environment:
 
     def _bad_arguments(self, tool: ToolSpec, given: dict[str, Any], error: BadValue) -> Result:
         """`_rejected` of a call whose arguments did not read, with _argument_error's message
-        (both written out: a call each, on every rejected call)."""
-        kept = _traced_arguments(tool, given, error)
+        and what _traced_arguments keeps (written out: a call each, on every rejected call;
+        arguments of strings, nulls and bools, the common case, are kept as they are)."""
+        kept = given
+        for value in given.values():
+            kind = type(value)
+            if not (kind is str and value.isascii() or value is None or kind is bool):
+                kept = _traced_arguments(tool, given, error)
+                break
+        else:
+            if not error.path:  # unexpected or missing arguments: only the tool's are kept
+                kept = _traced_arguments(tool, given, error)
         message = f"invalid argument {error.path}: {error.message}" if error.path else error.message
         self.trace.append(TraceEntry(tool.name, dict(kept), False, message))
         return {"success": False, "error": message}

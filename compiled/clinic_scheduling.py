@@ -5344,8 +5344,6 @@ class ClinicSchedulingEnv(rt.Environment):
         data: Any
         try:
             result = self._impl_advance_clock(to=to)
-            if self._touched:
-                self._verify_rows()
             if not self._inv_4():
                 self._env_invariant_failed("_inv_4")  # clinic_scheduling.env:284
             data = rt.DATETIME.to_json(result) if result is not None else None

@@ -1562,8 +1562,6 @@ class SleepTrackingEnv(rt.Environment):
         data: Any
         try:
             result = self._impl_set_status(user_id=user_id, status=status)
-            if self._touched:
-                self._verify_rows()
             data = (
                 {
                     "email": result.email,

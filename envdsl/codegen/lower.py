@@ -10,7 +10,7 @@ from envdsl.codegen.loaders import LoaderWriter
 from envdsl.codegen.module_uses import used_module_names
 from envdsl.codegen.names import Names
 from envdsl.codegen.record_factories import factory_lines
-from envdsl.codegen.row_writes import RULE_FAILURES, inserter, row_rule_methods
+from envdsl.codegen.row_writes import RULE_FAILURES, checked_fields, inserter, row_rule_methods
 from envdsl.codegen.serializers import json_repr_body, to_json_body
 from envdsl.codegen.shapes import shape
 from envdsl.codegen.statements import BodyTranslator
@@ -164,7 +164,12 @@ class Lowerer:
             scalar_refs,
             verify_rows,
         )
+        checked = {
+            table.name: checked_fields(table, view.row_invariants.get(table.name, []))
+            for table in view.tables
+        }
         for tool in view.tools:
+            tool.checks_rows = any(self._checks_rows(write, checked) for write in tool.writes)
             tool.call_method = call_method_name(tool.name)
             tool.arguments_constant = f"_ARGUMENTS_{tool.name}"
             tool.call_body = writer.body(tool)
@@ -587,7 +592,7 @@ class Lowerer:
         full_rows = [
             (table, m) for table, m, reads in self.row_invariant_reads if _affects(writes, reads)
         ]
-        return ToolView(
+        view = ToolView(
             name,
             self.names.tool_methods[name],
             self.names.callables[name],
@@ -602,6 +607,24 @@ class Lowerer:
             self.json_arguments(info),
             shape(self.names, info.result),
         )
+        view.writes = sorted(writes)
+        return view
+
+    def _checks_rows(self, write: str, checked: dict[str, frozenset[str] | None]) -> bool:
+        """Whether a rule of a row can break by this write (an effect's name): rows of a
+        table with rules inserted or deleted, a field a rule of its table reads changed. An
+        action none of whose writes can skips the touched rows' rules (as the env invariants
+        its writes cannot change are skipped)."""
+        table, _, path = write.partition(".")
+        if table not in checked:  # a scalar state field
+            return False
+        fields = checked[table]
+        if fields is None or not path:
+            return fields is None or bool(fields)
+        info = self.checked.state[table].type
+        assert isinstance(info, t.TableType)
+        attr = self.names.fields.get((info.entity, path.split(".", 1)[0]))
+        return attr is None or attr in fields
 
     def json_arguments(self, info: CallableInfo) -> list[str]:
         """The body of a tool's `_json_<tool>(cls, values)`: a typed call's Python values (by

@@ -100,6 +100,16 @@ def row_rule_methods(
     return verify, [MethodView(verify, [], "None", body, doc)]
 
 
+def checked_fields(table: TableView, invariants: list[tuple[str, str]]) -> frozenset[str] | None:
+    """The attributes of the table's rows whose change its rules check (empty: it has no
+    rule); None where a change of any field is checked (row invariants, refs nested in
+    values): what `_rules` tests per touched row, known per table."""
+    if invariants or table.nested_parents:
+        return None
+    fields = [*table.transitions, *(f for fields, _ in table.uniques for f in fields)]
+    return frozenset([*fields, *(field for field, _, _ in table.refs)])
+
+
 def _rules(table: TableView, invariants: list[tuple[str, str]]) -> list[str] | None:
     """One table's branch of `_verify_rows` (in the loop over the touched rows: `continue`
     leaves the row), in _verify_touched's order; None for a table with no rule."""

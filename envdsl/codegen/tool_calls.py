@@ -292,7 +292,7 @@ class _ToolCall:
         tool = self.tool
         where = self.writer.where
         lines = []
-        if self.writer.verify_rows is not None:  # the touched rows' rules
+        if self.writer.verify_rows is not None and tool.checks_rows:  # the touched rows' rules
             lines += ["if self._touched:", f"    self.{self.writer.verify_rows}()"]
         if self.writer.scalar_refs:
             # a call that wrote and deleted nothing left every ref as it was

@@ -112,6 +112,10 @@ class ToolView:
     call_method: str = ""
     call_body: list[str] = field(default_factory=list)
     arguments_constant: str = ""  # the module constant holding its argument names
+    # what an action writes (the effects' names: tables, `table.field`, scalars; cascades
+    # included), and whether a touched row's rules can be broken by it (Lowerer.tool_calls)
+    writes: list[str] = field(default_factory=list)
+    checks_rows: bool = True
 
 
 @dataclass

@@ -10,7 +10,8 @@ from typing import Any, ClassVar, cast
 from envdsl import runtime as rt
 from envdsl.runtime import helpers as h
 from envdsl.runtime.call_support import INSERTED as _INSERTED
-from envdsl.runtime.call_support import charge as _charge
+from envdsl.runtime.call_support import OVER_BUDGET as _OVER_BUDGET
+from envdsl.runtime.call_support import per_thread as _per_thread
 from envdsl.runtime.call_support import missing_parent as _missing_parent
 from envdsl.runtime.call_support import refused_transition as _refused_transition
 from envdsl.runtime.call_support import shared_unique as _shared_unique
@@ -7919,7 +7920,14 @@ class ClinicSchedulingEnv(rt.Environment):
         else:
             if key in table._rows:  # (Table.__contains__ without its call)
                 raise rt.Fail(f"Patient {key!r} already exists", rule="key: Patient")
-        _charge(row._stored_size())  # limits.stored_size of a row: its class's sizer
+        size = row._stored_size()  # limits.stored_size of a row: its class's sizer
+        budget = _per_thread.budget  # limits.charge, written out
+        left = budget.left
+        if left is not None:
+            left -= size
+            budget.left = left
+            if left < 0:
+                raise rt.Fail(_OVER_BUDGET)
         table.add(key, row)
         if journal is not None:
             journal.append(("insert", "patients", key))
@@ -7945,7 +7953,14 @@ class ClinicSchedulingEnv(rt.Environment):
         else:
             if key in table._rows:  # (Table.__contains__ without its call)
                 raise rt.Fail(f"Appointment {key!r} already exists", rule="key: Appointment")
-        _charge(row._stored_size())  # limits.stored_size of a row: its class's sizer
+        size = row._stored_size()  # limits.stored_size of a row: its class's sizer
+        budget = _per_thread.budget  # limits.charge, written out
+        left = budget.left
+        if left is not None:
+            left -= size
+            budget.left = left
+            if left < 0:
+                raise rt.Fail(_OVER_BUDGET)
         table.add(key, row)
         if journal is not None:
             journal.append(("insert", "appointments", key))
@@ -7971,7 +7986,14 @@ class ClinicSchedulingEnv(rt.Environment):
         else:
             if key in table._rows:  # (Table.__contains__ without its call)
                 raise rt.Fail(f"WorkingHours {key!r} already exists", rule="key: WorkingHours")
-        _charge(row._stored_size())  # limits.stored_size of a row: its class's sizer
+        size = row._stored_size()  # limits.stored_size of a row: its class's sizer
+        budget = _per_thread.budget  # limits.charge, written out
+        left = budget.left
+        if left is not None:
+            left -= size
+            budget.left = left
+            if left < 0:
+                raise rt.Fail(_OVER_BUDGET)
         table.add(key, row)
         if journal is not None:
             journal.append(("insert", "working_hours", key))
@@ -7999,7 +8021,14 @@ class ClinicSchedulingEnv(rt.Environment):
                 raise rt.Fail(
                     f"DentistSpeciality {key!r} already exists", rule="key: DentistSpeciality"
                 )
-        _charge(row._stored_size())  # limits.stored_size of a row: its class's sizer
+        size = row._stored_size()  # limits.stored_size of a row: its class's sizer
+        budget = _per_thread.budget  # limits.charge, written out
+        left = budget.left
+        if left is not None:
+            left -= size
+            budget.left = left
+            if left < 0:
+                raise rt.Fail(_OVER_BUDGET)
         table.add(key, row)
         if journal is not None:
             journal.append(("insert", "dentist_specialities", key))
@@ -8025,7 +8054,14 @@ class ClinicSchedulingEnv(rt.Environment):
         else:
             if key in table._rows:  # (Table.__contains__ without its call)
                 raise rt.Fail(f"Reminder {key!r} already exists", rule="key: Reminder")
-        _charge(row._stored_size())  # limits.stored_size of a row: its class's sizer
+        size = row._stored_size()  # limits.stored_size of a row: its class's sizer
+        budget = _per_thread.budget  # limits.charge, written out
+        left = budget.left
+        if left is not None:
+            left -= size
+            budget.left = left
+            if left < 0:
+                raise rt.Fail(_OVER_BUDGET)
         table.add(key, row)
         if journal is not None:
             journal.append(("insert", "reminders", key))
@@ -8035,7 +8071,7 @@ class ClinicSchedulingEnv(rt.Environment):
     def _verify_rows(self) -> None:
         "Environment._verify_touched for this spec's tables: each touched row's rules."
         value: tuple[Any, ...]
-        for (table_name, key), originals in list(self._touched.items()):
+        for (table_name, key), originals in self._touched.items():
             if table_name == "dentist_specialities":
                 if originals is not _INSERTED and originals.keys().isdisjoint(
                     ("dentist", "speciality")

@@ -10,7 +10,8 @@ from typing import Any, ClassVar, cast
 from envdsl import runtime as rt
 from envdsl.runtime import helpers as h
 from envdsl.runtime.call_support import INSERTED as _INSERTED
-from envdsl.runtime.call_support import charge as _charge
+from envdsl.runtime.call_support import OVER_BUDGET as _OVER_BUDGET
+from envdsl.runtime.call_support import per_thread as _per_thread
 from envdsl.runtime.call_support import own_row_fields as _own_row_fields
 from envdsl.runtime.call_support import missing_parent as _missing_parent
 from envdsl.runtime.call_support import refused_transition as _refused_transition
@@ -5342,7 +5343,14 @@ class DocumentManagementSystemEnv(rt.Environment):
                 raise rt.Fail(
                     f"DocumentVersion {key!r} already exists", rule="key: DocumentVersion"
                 )
-        _charge(row._stored_size())  # limits.stored_size of a row: its class's sizer
+        size = row._stored_size()  # limits.stored_size of a row: its class's sizer
+        budget = _per_thread.budget  # limits.charge, written out
+        left = budget.left
+        if left is not None:
+            left -= size
+            budget.left = left
+            if left < 0:
+                raise rt.Fail(_OVER_BUDGET)
         table.add(key, row)
         if journal is not None:
             journal.append(("insert", "versions", key))
@@ -5368,7 +5376,14 @@ class DocumentManagementSystemEnv(rt.Environment):
         else:
             if key in table._rows:  # (Table.__contains__ without its call)
                 raise rt.Fail(f"Document {key!r} already exists", rule="key: Document")
-        _charge(row._stored_size())  # limits.stored_size of a row: its class's sizer
+        size = row._stored_size()  # limits.stored_size of a row: its class's sizer
+        budget = _per_thread.budget  # limits.charge, written out
+        left = budget.left
+        if left is not None:
+            left -= size
+            budget.left = left
+            if left < 0:
+                raise rt.Fail(_OVER_BUDGET)
         table.add(key, row)
         if journal is not None:
             journal.append(("insert", "documents", key))
@@ -5396,7 +5411,14 @@ class DocumentManagementSystemEnv(rt.Environment):
                 raise rt.Fail(
                     f"AccessControlEntry {key!r} already exists", rule="key: AccessControlEntry"
                 )
-        _charge(row._stored_size())  # limits.stored_size of a row: its class's sizer
+        size = row._stored_size()  # limits.stored_size of a row: its class's sizer
+        budget = _per_thread.budget  # limits.charge, written out
+        left = budget.left
+        if left is not None:
+            left -= size
+            budget.left = left
+            if left < 0:
+                raise rt.Fail(_OVER_BUDGET)
         _own_row_fields("access_control", row, ("permissions",))
         table.add(key, row)
         if journal is not None:
@@ -5407,7 +5429,7 @@ class DocumentManagementSystemEnv(rt.Environment):
     def _verify_rows(self) -> None:
         "Environment._verify_touched for this spec's tables: each touched row's rules."
         value: tuple[Any, ...]
-        for (table_name, key), originals in list(self._touched.items()):
+        for (table_name, key), originals in self._touched.items():
             if table_name == "documents":
                 table = self._tables["documents"]
                 row = table._rows.get(key)  # (Table.get without its call)

@@ -10,7 +10,8 @@ from typing import Any, ClassVar, cast
 from envdsl import runtime as rt
 from envdsl.runtime import helpers as h
 from envdsl.runtime.call_support import INSERTED as _INSERTED
-from envdsl.runtime.call_support import charge as _charge
+from envdsl.runtime.call_support import OVER_BUDGET as _OVER_BUDGET
+from envdsl.runtime.call_support import per_thread as _per_thread
 from envdsl.runtime.call_support import missing_parent as _missing_parent
 from envdsl.runtime.call_support import (
     INT_RESULT as _INT_RESULT,
@@ -4357,7 +4358,14 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
         else:
             if key in table._rows:  # (Table.__contains__ without its call)
                 raise rt.Fail(f"Review {key!r} already exists", rule="key: Review")
-        _charge(row._stored_size())  # limits.stored_size of a row: its class's sizer
+        size = row._stored_size()  # limits.stored_size of a row: its class's sizer
+        budget = _per_thread.budget  # limits.charge, written out
+        left = budget.left
+        if left is not None:
+            left -= size
+            budget.left = left
+            if left < 0:
+                raise rt.Fail(_OVER_BUDGET)
         table.add(key, row)
         if journal is not None:
             journal.append(("insert", "reviews", key))
@@ -4371,7 +4379,14 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
         key = row.product_id
         if key in table._rows:  # (Table.__contains__ without its call)
             raise rt.Fail(f"Product {key!r} already exists", rule="key: Product")
-        _charge(row._stored_size())  # limits.stored_size of a row: its class's sizer
+        size = row._stored_size()  # limits.stored_size of a row: its class's sizer
+        budget = _per_thread.budget  # limits.charge, written out
+        left = budget.left
+        if left is not None:
+            left -= size
+            budget.left = left
+            if left < 0:
+                raise rt.Fail(_OVER_BUDGET)
         table.add(key, row)
         if journal is not None:
             journal.append(("insert", "products", key))
@@ -4380,7 +4395,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
 
     def _verify_rows(self) -> None:
         "Environment._verify_touched for this spec's tables: each touched row's rules."
-        for (table_name, key), originals in list(self._touched.items()):
+        for (table_name, key), originals in self._touched.items():
             if table_name == "products":
                 table = self._tables["products"]
                 row = table._rows.get(key)  # (Table.get without its call)

@@ -10,7 +10,8 @@ from typing import Any, ClassVar, cast
 from envdsl import runtime as rt
 from envdsl.runtime import helpers as h
 from envdsl.runtime.call_support import INSERTED as _INSERTED
-from envdsl.runtime.call_support import charge as _charge
+from envdsl.runtime.call_support import OVER_BUDGET as _OVER_BUDGET
+from envdsl.runtime.call_support import per_thread as _per_thread
 from envdsl.runtime.call_support import missing_parent as _missing_parent
 from envdsl.runtime.call_support import refused_transition as _refused_transition
 from envdsl.runtime.call_support import shared_unique as _shared_unique
@@ -6309,7 +6310,14 @@ class LibraryLendingEnv(rt.Environment):
         key = row.member_id
         if key in table._rows:  # (Table.__contains__ without its call)
             raise rt.Fail(f"Member {key!r} already exists", rule="key: Member")
-        _charge(row._stored_size())  # limits.stored_size of a row: its class's sizer
+        size = row._stored_size()  # limits.stored_size of a row: its class's sizer
+        budget = _per_thread.budget  # limits.charge, written out
+        left = budget.left
+        if left is not None:
+            left -= size
+            budget.left = left
+            if left < 0:
+                raise rt.Fail(_OVER_BUDGET)
         table.add(key, row)
         if journal is not None:
             journal.append(("insert", "members", key))
@@ -6335,7 +6343,14 @@ class LibraryLendingEnv(rt.Environment):
         else:
             if key in table._rows:  # (Table.__contains__ without its call)
                 raise rt.Fail(f"Loan {key!r} already exists", rule="key: Loan")
-        _charge(row._stored_size())  # limits.stored_size of a row: its class's sizer
+        size = row._stored_size()  # limits.stored_size of a row: its class's sizer
+        budget = _per_thread.budget  # limits.charge, written out
+        left = budget.left
+        if left is not None:
+            left -= size
+            budget.left = left
+            if left < 0:
+                raise rt.Fail(_OVER_BUDGET)
         table.add(key, row)
         if journal is not None:
             journal.append(("insert", "loans", key))
@@ -6361,7 +6376,14 @@ class LibraryLendingEnv(rt.Environment):
         else:
             if key in table._rows:  # (Table.__contains__ without its call)
                 raise rt.Fail(f"Hold {key!r} already exists", rule="key: Hold")
-        _charge(row._stored_size())  # limits.stored_size of a row: its class's sizer
+        size = row._stored_size()  # limits.stored_size of a row: its class's sizer
+        budget = _per_thread.budget  # limits.charge, written out
+        left = budget.left
+        if left is not None:
+            left -= size
+            budget.left = left
+            if left < 0:
+                raise rt.Fail(_OVER_BUDGET)
         table.add(key, row)
         if journal is not None:
             journal.append(("insert", "holds", key))
@@ -6375,7 +6397,14 @@ class LibraryLendingEnv(rt.Environment):
         key = row.isbn
         if key in table._rows:  # (Table.__contains__ without its call)
             raise rt.Fail(f"Book {key!r} already exists", rule="key: Book")
-        _charge(row._stored_size())  # limits.stored_size of a row: its class's sizer
+        size = row._stored_size()  # limits.stored_size of a row: its class's sizer
+        budget = _per_thread.budget  # limits.charge, written out
+        left = budget.left
+        if left is not None:
+            left -= size
+            budget.left = left
+            if left < 0:
+                raise rt.Fail(_OVER_BUDGET)
         table.add(key, row)
         if journal is not None:
             journal.append(("insert", "books", key))
@@ -6401,7 +6430,14 @@ class LibraryLendingEnv(rt.Environment):
         else:
             if key in table._rows:  # (Table.__contains__ without its call)
                 raise rt.Fail(f"Author {key!r} already exists", rule="key: Author")
-        _charge(row._stored_size())  # limits.stored_size of a row: its class's sizer
+        size = row._stored_size()  # limits.stored_size of a row: its class's sizer
+        budget = _per_thread.budget  # limits.charge, written out
+        left = budget.left
+        if left is not None:
+            left -= size
+            budget.left = left
+            if left < 0:
+                raise rt.Fail(_OVER_BUDGET)
         table.add(key, row)
         if journal is not None:
             journal.append(("insert", "authors", key))
@@ -6427,7 +6463,14 @@ class LibraryLendingEnv(rt.Environment):
         else:
             if key in table._rows:  # (Table.__contains__ without its call)
                 raise rt.Fail(f"BookAuthor {key!r} already exists", rule="key: BookAuthor")
-        _charge(row._stored_size())  # limits.stored_size of a row: its class's sizer
+        size = row._stored_size()  # limits.stored_size of a row: its class's sizer
+        budget = _per_thread.budget  # limits.charge, written out
+        left = budget.left
+        if left is not None:
+            left -= size
+            budget.left = left
+            if left < 0:
+                raise rt.Fail(_OVER_BUDGET)
         table.add(key, row)
         if journal is not None:
             journal.append(("insert", "book_authors", key))
@@ -6441,7 +6484,14 @@ class LibraryLendingEnv(rt.Environment):
         key = row.copy_id
         if key in table._rows:  # (Table.__contains__ without its call)
             raise rt.Fail(f"Copy {key!r} already exists", rule="key: Copy")
-        _charge(row._stored_size())  # limits.stored_size of a row: its class's sizer
+        size = row._stored_size()  # limits.stored_size of a row: its class's sizer
+        budget = _per_thread.budget  # limits.charge, written out
+        left = budget.left
+        if left is not None:
+            left -= size
+            budget.left = left
+            if left < 0:
+                raise rt.Fail(_OVER_BUDGET)
         table.add(key, row)
         if journal is not None:
             journal.append(("insert", "copies", key))
@@ -6451,7 +6501,7 @@ class LibraryLendingEnv(rt.Environment):
     def _verify_rows(self) -> None:
         "Environment._verify_touched for this spec's tables: each touched row's rules."
         value: tuple[Any, ...]
-        for (table_name, key), originals in list(self._touched.items()):
+        for (table_name, key), originals in self._touched.items():
             if table_name == "books":
                 table = self._tables["books"]
                 row = table._rows.get(key)  # (Table.get without its call)

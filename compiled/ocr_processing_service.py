@@ -10,7 +10,8 @@ from typing import Any, ClassVar, cast
 from envdsl import runtime as rt
 from envdsl.runtime import helpers as h
 from envdsl.runtime.call_support import INSERTED as _INSERTED
-from envdsl.runtime.call_support import charge as _charge
+from envdsl.runtime.call_support import OVER_BUDGET as _OVER_BUDGET
+from envdsl.runtime.call_support import per_thread as _per_thread
 from envdsl.runtime.call_support import own_row_fields as _own_row_fields
 from envdsl.runtime.call_support import refused_transition as _refused_transition
 from envdsl.runtime.call_support import (
@@ -3882,7 +3883,14 @@ class OCRProcessingServiceEnv(rt.Environment):
         else:
             if key in table._rows:  # (Table.__contains__ without its call)
                 raise rt.Fail(f"OCRRequest {key!r} already exists", rule="key: OCRRequest")
-        _charge(row._stored_size())  # limits.stored_size of a row: its class's sizer
+        size = row._stored_size()  # limits.stored_size of a row: its class's sizer
+        budget = _per_thread.budget  # limits.charge, written out
+        left = budget.left
+        if left is not None:
+            left -= size
+            budget.left = left
+            if left < 0:
+                raise rt.Fail(_OVER_BUDGET)
         table.add(key, row)
         if journal is not None:
             journal.append(("insert", "requests", key))
@@ -3896,7 +3904,14 @@ class OCRProcessingServiceEnv(rt.Environment):
         key = row.request_id
         if key in table._rows:  # (Table.__contains__ without its call)
             raise rt.Fail(f"Result {key!r} already exists", rule="key: Result")
-        _charge(row._stored_size())  # limits.stored_size of a row: its class's sizer
+        size = row._stored_size()  # limits.stored_size of a row: its class's sizer
+        budget = _per_thread.budget  # limits.charge, written out
+        left = budget.left
+        if left is not None:
+            left -= size
+            budget.left = left
+            if left < 0:
+                raise rt.Fail(_OVER_BUDGET)
         _own_row_fields("result_repository", row, ("confidence_scores",))
         table.add(key, row)
         if journal is not None:
@@ -3906,7 +3921,7 @@ class OCRProcessingServiceEnv(rt.Environment):
 
     def _verify_rows(self) -> None:
         "Environment._verify_touched for this spec's tables: each touched row's rules."
-        for (table_name, key), originals in list(self._touched.items()):
+        for (table_name, key), originals in self._touched.items():
             if table_name == "requests":
                 table = self._tables["requests"]
                 row = table._rows.get(key)  # (Table.get without its call)

@@ -10,7 +10,8 @@ from typing import Any, ClassVar, cast
 from envdsl import runtime as rt
 from envdsl.runtime import helpers as h
 from envdsl.runtime.call_support import INSERTED as _INSERTED
-from envdsl.runtime.call_support import charge as _charge
+from envdsl.runtime.call_support import OVER_BUDGET as _OVER_BUDGET
+from envdsl.runtime.call_support import per_thread as _per_thread
 from envdsl.runtime.call_support import own_row_fields as _own_row_fields
 from envdsl.runtime.call_support import missing_parent as _missing_parent
 from envdsl.runtime.call_support import (
@@ -4351,7 +4352,14 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
         key = row.category_name
         if key in table._rows:  # (Table.__contains__ without its call)
             raise rt.Fail(f"Category {key!r} already exists", rule="key: Category")
-        _charge(row._stored_size())  # limits.stored_size of a row: its class's sizer
+        size = row._stored_size()  # limits.stored_size of a row: its class's sizer
+        budget = _per_thread.budget  # limits.charge, written out
+        left = budget.left
+        if left is not None:
+            left -= size
+            budget.left = left
+            if left < 0:
+                raise rt.Fail(_OVER_BUDGET)
         table.add(key, row)
         if journal is not None:
             journal.append(("insert", "categories", key))
@@ -4365,7 +4373,14 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
         key = row.tag_name
         if key in table._rows:  # (Table.__contains__ without its call)
             raise rt.Fail(f"Tag {key!r} already exists", rule="key: Tag")
-        _charge(row._stored_size())  # limits.stored_size of a row: its class's sizer
+        size = row._stored_size()  # limits.stored_size of a row: its class's sizer
+        budget = _per_thread.budget  # limits.charge, written out
+        left = budget.left
+        if left is not None:
+            left -= size
+            budget.left = left
+            if left < 0:
+                raise rt.Fail(_OVER_BUDGET)
         table.add(key, row)
         if journal is not None:
             journal.append(("insert", "tags", key))
@@ -4391,7 +4406,14 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
         else:
             if key in table._rows:  # (Table.__contains__ without its call)
                 raise rt.Fail(f"Note {key!r} already exists", rule="key: Note")
-        _charge(row._stored_size())  # limits.stored_size of a row: its class's sizer
+        size = row._stored_size()  # limits.stored_size of a row: its class's sizer
+        budget = _per_thread.budget  # limits.charge, written out
+        left = budget.left
+        if left is not None:
+            left -= size
+            budget.left = left
+            if left < 0:
+                raise rt.Fail(_OVER_BUDGET)
         _own_row_fields("notes", row, ("tags",))
         table.add(key, row)
         if journal is not None:
@@ -4401,7 +4423,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
 
     def _verify_rows(self) -> None:
         "Environment._verify_touched for this spec's tables: each touched row's rules."
-        for (table_name, key), originals in list(self._touched.items()):
+        for (table_name, key), originals in self._touched.items():
             if table_name == "notes":
                 table = self._tables["notes"]
                 row = table._rows.get(key)  # (Table.get without its call)

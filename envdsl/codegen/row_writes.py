@@ -54,7 +54,16 @@ def inserter(table: TableView, method: str) -> MethodView:
         ]
     else:
         body += duplicate
-    body.append("_charge(row._stored_size())  # limits.stored_size of a row: its class's sizer")
+    body += [
+        "size = row._stored_size()  # limits.stored_size of a row: its class's sizer",
+        "budget = _per_thread.budget  # limits.charge, written out",
+        "left = budget.left",
+        "if left is not None:",
+        "    left -= size",
+        "    budget.left = left",
+        "    if left < 0:",
+        "        raise rt.Fail(_OVER_BUDGET)",
+    ]
     if table.mutable_fields:
         fields = "".join(f"{f!r}, " for f in table.mutable_fields)
         body.append(f"_own_row_fields({name}, row, ({fields}))")
@@ -93,7 +102,8 @@ def row_rule_methods(
     if not dispatch:
         return None, []
     verify = names.private_method("_verify_rows")
-    body = ["for (table_name, key), originals in list(self._touched.items()):", *dispatch]
+    # (no rule changes what the call touched: the loop reads the dict as it is)
+    body = ["for (table_name, key), originals in self._touched.items():", *dispatch]
     if any(table.uniques for table in tables):  # the tables' uniques have their own lengths
         body.insert(0, "value: tuple[Any, ...]")
     doc = "Environment._verify_touched for this spec's tables: each touched row's rules."

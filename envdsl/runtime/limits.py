@@ -58,6 +58,9 @@ class _PerThread(threading.local):
 per_thread = _PerThread()
 
 
+OVER_BUDGET = "the call exceeded its size budget (values built or stored are too large)"
+
+
 def charge(size: int) -> None:
     """Count `size` characters or elements against the running call's size budget."""
     budget = per_thread.budget
@@ -66,7 +69,7 @@ def charge(size: int) -> None:
         left -= size
         budget.left = left
         if left < 0:
-            raise Fail("the call exceeded its size budget (values built or stored are too large)")
+            raise Fail(OVER_BUDGET)
 
 
 def check_int(value: int) -> int:

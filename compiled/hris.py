@@ -23,6 +23,7 @@ from envdsl.runtime.call_support import (
     per_thread as _per_thread,
     fromisoformat as _fromisoformat,
     result_problem as _result_problem,
+    undo_entries as _undo_entries,
 )
 from envdsl.runtime.call_support import ISO_SECONDS as _ISO_SECONDS, UTC as _UTC
 from envdsl.runtime.call_support import MAX_INT as _MAX_INT, MAX_STR as _MAX_STR
@@ -2516,8 +2517,8 @@ class HRISEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("get_employee_by_id", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # (what _rollback would undo)
-                self._rollback()
+            if journal:  # Environment._rollback, without its call
+                _undo_entries(self._tables, self._scalars, journal)
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}
@@ -2619,8 +2620,8 @@ class HRISEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("get_employee_by_work_email", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # (what _rollback would undo)
-                self._rollback()
+            if journal:  # Environment._rollback, without its call
+                _undo_entries(self._tables, self._scalars, journal)
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}
@@ -2687,8 +2688,8 @@ class HRISEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("list_employees_by_department", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # (what _rollback would undo)
-                self._rollback()
+            if journal:  # Environment._rollback, without its call
+                _undo_entries(self._tables, self._scalars, journal)
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}
@@ -2755,8 +2756,8 @@ class HRISEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("list_employees_by_job_title", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # (what _rollback would undo)
-                self._rollback()
+            if journal:  # Environment._rollback, without its call
+                _undo_entries(self._tables, self._scalars, journal)
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}
@@ -2829,8 +2830,8 @@ class HRISEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("list_employees_by_employment_status", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # (what _rollback would undo)
-                self._rollback()
+            if journal:  # Environment._rollback, without its call
+                _undo_entries(self._tables, self._scalars, journal)
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}
@@ -2915,8 +2916,8 @@ class HRISEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("get_department_by_id", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # (what _rollback would undo)
-                self._rollback()
+            if journal:  # Environment._rollback, without its call
+                _undo_entries(self._tables, self._scalars, journal)
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}
@@ -3001,8 +3002,8 @@ class HRISEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("get_department_by_name", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # (what _rollback would undo)
-                self._rollback()
+            if journal:  # Environment._rollback, without its call
+                _undo_entries(self._tables, self._scalars, journal)
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}
@@ -3085,8 +3086,8 @@ class HRISEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("get_job_position_by_title", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # (what _rollback would undo)
-                self._rollback()
+            if journal:  # Environment._rollback, without its call
+                _undo_entries(self._tables, self._scalars, journal)
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}
@@ -3163,8 +3164,8 @@ class HRISEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("get_employment_status_info", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # (what _rollback would undo)
-                self._rollback()
+            if journal:  # Environment._rollback, without its call
+                _undo_entries(self._tables, self._scalars, journal)
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}
@@ -3237,8 +3238,8 @@ class HRISEnv(rt.Environment):
             )
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # (what _rollback would undo)
-                self._rollback()
+            if journal:  # Environment._rollback, without its call
+                _undo_entries(self._tables, self._scalars, journal)
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}
@@ -3315,8 +3316,8 @@ class HRISEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("validate_salary_against_job", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # (what _rollback would undo)
-                self._rollback()
+            if journal:  # Environment._rollback, without its call
+                _undo_entries(self._tables, self._scalars, journal)
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}
@@ -3370,8 +3371,8 @@ class HRISEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("list_all_departments", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # (what _rollback would undo)
-                self._rollback()
+            if journal:  # Environment._rollback, without its call
+                _undo_entries(self._tables, self._scalars, journal)
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}
@@ -3423,8 +3424,8 @@ class HRISEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("list_all_job_positions", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # (what _rollback would undo)
-                self._rollback()
+            if journal:  # Environment._rollback, without its call
+                _undo_entries(self._tables, self._scalars, journal)
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}
@@ -3529,8 +3530,8 @@ class HRISEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("add_employee", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # (what _rollback would undo)
-                self._rollback()
+            if journal:  # Environment._rollback, without its call
+                _undo_entries(self._tables, self._scalars, journal)
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}
@@ -3658,8 +3659,8 @@ class HRISEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("update_employee_info", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # (what _rollback would undo)
-                self._rollback()
+            if journal:  # Environment._rollback, without its call
+                _undo_entries(self._tables, self._scalars, journal)
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}
@@ -3791,8 +3792,8 @@ class HRISEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("update_employee_job_title", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # (what _rollback would undo)
-                self._rollback()
+            if journal:  # Environment._rollback, without its call
+                _undo_entries(self._tables, self._scalars, journal)
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}
@@ -3933,8 +3934,8 @@ class HRISEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("transfer_employee_to_department", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # (what _rollback would undo)
-                self._rollback()
+            if journal:  # Environment._rollback, without its call
+                _undo_entries(self._tables, self._scalars, journal)
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}
@@ -4063,8 +4064,8 @@ class HRISEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("update_employee_salary", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # (what _rollback would undo)
-                self._rollback()
+            if journal:  # Environment._rollback, without its call
+                _undo_entries(self._tables, self._scalars, journal)
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}
@@ -4197,8 +4198,8 @@ class HRISEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("update_employment_status", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # (what _rollback would undo)
-                self._rollback()
+            if journal:  # Environment._rollback, without its call
+                _undo_entries(self._tables, self._scalars, journal)
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}
@@ -4314,8 +4315,8 @@ class HRISEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("deactivate_employee", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # (what _rollback would undo)
-                self._rollback()
+            if journal:  # Environment._rollback, without its call
+                _undo_entries(self._tables, self._scalars, journal)
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}
@@ -4429,8 +4430,8 @@ class HRISEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("reactivate_employee", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # (what _rollback would undo)
-                self._rollback()
+            if journal:  # Environment._rollback, without its call
+                _undo_entries(self._tables, self._scalars, journal)
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}
@@ -4497,8 +4498,8 @@ class HRISEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("remove_employee_record", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # (what _rollback would undo)
-                self._rollback()
+            if journal:  # Environment._rollback, without its call
+                _undo_entries(self._tables, self._scalars, journal)
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}

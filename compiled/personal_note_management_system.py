@@ -23,6 +23,7 @@ from envdsl.runtime.call_support import (
     per_thread as _per_thread,
     fromisoformat as _fromisoformat,
     result_problem as _result_problem,
+    undo_entries as _undo_entries,
 )
 from envdsl.runtime.call_support import ISO_SECONDS as _ISO_SECONDS, UTC as _UTC
 from envdsl.runtime.call_support import MAX_INT as _MAX_INT, MAX_STR as _MAX_STR
@@ -1665,8 +1666,8 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("get_note_by_id", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # (what _rollback would undo)
-                self._rollback()
+            if journal:  # Environment._rollback, without its call
+                _undo_entries(self._tables, self._scalars, journal)
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}
@@ -1718,8 +1719,8 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("list_all_notes", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # (what _rollback would undo)
-                self._rollback()
+            if journal:  # Environment._rollback, without its call
+                _undo_entries(self._tables, self._scalars, journal)
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}
@@ -1780,8 +1781,8 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("search_notes_by_title", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # (what _rollback would undo)
-                self._rollback()
+            if journal:  # Environment._rollback, without its call
+                _undo_entries(self._tables, self._scalars, journal)
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}
@@ -1844,8 +1845,8 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("search_notes_by_content", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # (what _rollback would undo)
-                self._rollback()
+            if journal:  # Environment._rollback, without its call
+                _undo_entries(self._tables, self._scalars, journal)
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}
@@ -1908,8 +1909,8 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("search_notes_by_keyword", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # (what _rollback would undo)
-                self._rollback()
+            if journal:  # Environment._rollback, without its call
+                _undo_entries(self._tables, self._scalars, journal)
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}
@@ -1978,8 +1979,8 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("filter_notes_by_category", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # (what _rollback would undo)
-                self._rollback()
+            if journal:  # Environment._rollback, without its call
+                _undo_entries(self._tables, self._scalars, journal)
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}
@@ -2042,8 +2043,8 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("filter_notes_by_tag", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # (what _rollback would undo)
-                self._rollback()
+            if journal:  # Environment._rollback, without its call
+                _undo_entries(self._tables, self._scalars, journal)
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}
@@ -2095,8 +2096,8 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("get_pinned_notes", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # (what _rollback would undo)
-                self._rollback()
+            if journal:  # Environment._rollback, without its call
+                _undo_entries(self._tables, self._scalars, journal)
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}
@@ -2148,8 +2149,8 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("list_all_categories", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # (what _rollback would undo)
-                self._rollback()
+            if journal:  # Environment._rollback, without its call
+                _undo_entries(self._tables, self._scalars, journal)
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}
@@ -2201,8 +2202,8 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("list_all_tags", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # (what _rollback would undo)
-                self._rollback()
+            if journal:  # Environment._rollback, without its call
+                _undo_entries(self._tables, self._scalars, journal)
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}
@@ -2279,8 +2280,8 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("get_note_metadata", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # (what _rollback would undo)
-                self._rollback()
+            if journal:  # Environment._rollback, without its call
+                _undo_entries(self._tables, self._scalars, journal)
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}
@@ -2433,8 +2434,8 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("create_note", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # (what _rollback would undo)
-                self._rollback()
+            if journal:  # Environment._rollback, without its call
+                _undo_entries(self._tables, self._scalars, journal)
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}
@@ -2606,8 +2607,8 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("edit_note", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # (what _rollback would undo)
-                self._rollback()
+            if journal:  # Environment._rollback, without its call
+                _undo_entries(self._tables, self._scalars, journal)
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}
@@ -2668,8 +2669,8 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("delete_note", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # (what _rollback would undo)
-                self._rollback()
+            if journal:  # Environment._rollback, without its call
+                _undo_entries(self._tables, self._scalars, journal)
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}
@@ -2760,8 +2761,8 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("pin_note", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # (what _rollback would undo)
-                self._rollback()
+            if journal:  # Environment._rollback, without its call
+                _undo_entries(self._tables, self._scalars, journal)
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}
@@ -2852,8 +2853,8 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("unpin_note", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # (what _rollback would undo)
-                self._rollback()
+            if journal:  # Environment._rollback, without its call
+                _undo_entries(self._tables, self._scalars, journal)
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}
@@ -2933,8 +2934,8 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("create_category", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # (what _rollback would undo)
-                self._rollback()
+            if journal:  # Environment._rollback, without its call
+                _undo_entries(self._tables, self._scalars, journal)
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}
@@ -2999,8 +3000,8 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("create_tag", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # (what _rollback would undo)
-                self._rollback()
+            if journal:  # Environment._rollback, without its call
+                _undo_entries(self._tables, self._scalars, journal)
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}
@@ -3100,8 +3101,8 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("add_tag_to_note", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # (what _rollback would undo)
-                self._rollback()
+            if journal:  # Environment._rollback, without its call
+                _undo_entries(self._tables, self._scalars, journal)
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}
@@ -3201,8 +3202,8 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("remove_tag_from_note", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # (what _rollback would undo)
-                self._rollback()
+            if journal:  # Environment._rollback, without its call
+                _undo_entries(self._tables, self._scalars, journal)
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}
@@ -3302,8 +3303,8 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("update_note_category", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # (what _rollback would undo)
-                self._rollback()
+            if journal:  # Environment._rollback, without its call
+                _undo_entries(self._tables, self._scalars, journal)
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}
@@ -3394,8 +3395,8 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("clear_note_content", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # (what _rollback would undo)
-                self._rollback()
+            if journal:  # Environment._rollback, without its call
+                _undo_entries(self._tables, self._scalars, journal)
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}

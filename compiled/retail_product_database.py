@@ -21,6 +21,7 @@ from envdsl.runtime.call_support import (
     per_thread as _per_thread,
     fromisoformat as _fromisoformat,
     result_problem as _result_problem,
+    undo_entries as _undo_entries,
 )
 from envdsl.runtime.call_support import ISO_SECONDS as _ISO_SECONDS, UTC as _UTC
 from envdsl.runtime.call_support import MAX_INT as _MAX_INT, MAX_STR as _MAX_STR
@@ -1452,8 +1453,8 @@ class RetailProductDatabaseEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("get_product_by_upc", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # (what _rollback would undo)
-                self._rollback()
+            if journal:  # Environment._rollback, without its call
+                _undo_entries(self._tables, self._scalars, journal)
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}
@@ -1520,8 +1521,8 @@ class RetailProductDatabaseEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("get_product_by_id", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # (what _rollback would undo)
-                self._rollback()
+            if journal:  # Environment._rollback, without its call
+                _undo_entries(self._tables, self._scalars, journal)
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}
@@ -1582,8 +1583,8 @@ class RetailProductDatabaseEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("search_products_by_name", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # (what _rollback would undo)
-                self._rollback()
+            if journal:  # Environment._rollback, without its call
+                _undo_entries(self._tables, self._scalars, journal)
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}
@@ -1655,8 +1656,8 @@ class RetailProductDatabaseEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("list_products_by_category", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # (what _rollback would undo)
-                self._rollback()
+            if journal:  # Environment._rollback, without its call
+                _undo_entries(self._tables, self._scalars, journal)
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}
@@ -1719,8 +1720,8 @@ class RetailProductDatabaseEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("list_products_by_brand", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # (what _rollback would undo)
-                self._rollback()
+            if journal:  # Environment._rollback, without its call
+                _undo_entries(self._tables, self._scalars, journal)
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}
@@ -1786,8 +1787,8 @@ class RetailProductDatabaseEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("check_inventory_level", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # (what _rollback would undo)
-                self._rollback()
+            if journal:  # Environment._rollback, without its call
+                _undo_entries(self._tables, self._scalars, journal)
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}
@@ -1850,8 +1851,8 @@ class RetailProductDatabaseEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("get_product_price", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # (what _rollback would undo)
-                self._rollback()
+            if journal:  # Environment._rollback, without its call
+                _undo_entries(self._tables, self._scalars, journal)
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}
@@ -1912,8 +1913,8 @@ class RetailProductDatabaseEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("get_aisle_location", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # (what _rollback would undo)
-                self._rollback()
+            if journal:  # Environment._rollback, without its call
+                _undo_entries(self._tables, self._scalars, journal)
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}
@@ -1965,8 +1966,8 @@ class RetailProductDatabaseEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("list_all_categories", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # (what _rollback would undo)
-                self._rollback()
+            if journal:  # Environment._rollback, without its call
+                _undo_entries(self._tables, self._scalars, journal)
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}
@@ -2018,8 +2019,8 @@ class RetailProductDatabaseEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("get_all_products", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # (what _rollback would undo)
-                self._rollback()
+            if journal:  # Environment._rollback, without its call
+                _undo_entries(self._tables, self._scalars, journal)
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}
@@ -2111,8 +2112,8 @@ class RetailProductDatabaseEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("add_product", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # (what _rollback would undo)
-                self._rollback()
+            if journal:  # Environment._rollback, without its call
+                _undo_entries(self._tables, self._scalars, journal)
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}
@@ -2213,8 +2214,8 @@ class RetailProductDatabaseEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("update_product_price", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # (what _rollback would undo)
-                self._rollback()
+            if journal:  # Environment._rollback, without its call
+                _undo_entries(self._tables, self._scalars, journal)
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}
@@ -2318,8 +2319,8 @@ class RetailProductDatabaseEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("update_inventory_level", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # (what _rollback would undo)
-                self._rollback()
+            if journal:  # Environment._rollback, without its call
+                _undo_entries(self._tables, self._scalars, journal)
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}
@@ -2439,8 +2440,8 @@ class RetailProductDatabaseEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("update_product_category", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # (what _rollback would undo)
-                self._rollback()
+            if journal:  # Environment._rollback, without its call
+                _undo_entries(self._tables, self._scalars, journal)
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}
@@ -2558,8 +2559,8 @@ class RetailProductDatabaseEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("update_aisle_location", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # (what _rollback would undo)
-                self._rollback()
+            if journal:  # Environment._rollback, without its call
+                _undo_entries(self._tables, self._scalars, journal)
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}
@@ -2620,8 +2621,8 @@ class RetailProductDatabaseEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("remove_product", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # (what _rollback would undo)
-                self._rollback()
+            if journal:  # Environment._rollback, without its call
+                _undo_entries(self._tables, self._scalars, journal)
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}
@@ -2731,8 +2732,8 @@ class RetailProductDatabaseEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("edit_product_description", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # (what _rollback would undo)
-                self._rollback()
+            if journal:  # Environment._rollback, without its call
+                _undo_entries(self._tables, self._scalars, journal)
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}
@@ -2817,8 +2818,8 @@ class RetailProductDatabaseEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("bulk_import_products", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # (what _rollback would undo)
-                self._rollback()
+            if journal:  # Environment._rollback, without its call
+                _undo_entries(self._tables, self._scalars, journal)
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}
@@ -2922,8 +2923,8 @@ class RetailProductDatabaseEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("deplete_inventory", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # (what _rollback would undo)
-                self._rollback()
+            if journal:  # Environment._rollback, without its call
+                _undo_entries(self._tables, self._scalars, journal)
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}

@@ -36,6 +36,8 @@ def _rebuilt_fail(message: str, site: int | None, rule: str | None) -> Fail:
 class BadValue(Exception):
     """A JSON value that does not fit its declared type (arguments, states, init files)."""
 
+    __slots__ = ("path", "message")  # no instance dict to make (every rejected argument)
+
     def __init__(self, path: str, message: str) -> None:
         # what Exception.__init__ sets, without the call (every rejected argument)
         self.args = (f"{path}: {message}" if path else message,)

@@ -24,7 +24,6 @@ from envdsl.runtime.call_support import (
     per_thread as _per_thread,
     fromisoformat as _fromisoformat,
     result_problem as _result_problem,
-    undo_entries as _undo_entries,
 )
 from envdsl.runtime.call_support import ISO_SECONDS as _ISO_SECONDS, UTC as _UTC
 from envdsl.runtime.call_support import MAX_INT as _MAX_INT, MAX_STR as _MAX_STR
@@ -3567,8 +3566,8 @@ class ClinicSchedulingEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("list_dentists", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # Environment._rollback, without its call
-                _undo_entries(self._tables, self._scalars, journal)
+            if journal:  # (what _rollback would undo)
+                self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}
@@ -3620,8 +3619,8 @@ class ClinicSchedulingEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("list_treatments", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # Environment._rollback, without its call
-                _undo_entries(self._tables, self._scalars, journal)
+            if journal:  # (what _rollback would undo)
+                self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}
@@ -3688,8 +3687,8 @@ class ClinicSchedulingEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("get_working_hours", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # Environment._rollback, without its call
-                _undo_entries(self._tables, self._scalars, journal)
+            if journal:  # (what _rollback would undo)
+                self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}
@@ -3788,8 +3787,8 @@ class ClinicSchedulingEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("find_free_slots", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # Environment._rollback, without its call
-                _undo_entries(self._tables, self._scalars, journal)
+            if journal:  # (what _rollback would undo)
+                self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}
@@ -3862,8 +3861,8 @@ class ClinicSchedulingEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("get_dentist_schedule", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # Environment._rollback, without its call
-                _undo_entries(self._tables, self._scalars, journal)
+            if journal:  # (what _rollback would undo)
+                self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}
@@ -3924,8 +3923,8 @@ class ClinicSchedulingEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("find_patients", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # Environment._rollback, without its call
-                _undo_entries(self._tables, self._scalars, journal)
+            if journal:  # (what _rollback would undo)
+                self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}
@@ -4011,8 +4010,8 @@ class ClinicSchedulingEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("get_patient_appointments", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # Environment._rollback, without its call
-                _undo_entries(self._tables, self._scalars, journal)
+            if journal:  # (what _rollback would undo)
+                self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}
@@ -4119,8 +4118,8 @@ class ClinicSchedulingEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("get_appointment", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # Environment._rollback, without its call
-                _undo_entries(self._tables, self._scalars, journal)
+            if journal:  # (what _rollback would undo)
+                self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}
@@ -4229,8 +4228,8 @@ class ClinicSchedulingEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("register_patient", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # Environment._rollback, without its call
-                _undo_entries(self._tables, self._scalars, journal)
+            if journal:  # (what _rollback would undo)
+                self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}
@@ -4458,8 +4457,8 @@ class ClinicSchedulingEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("book_appointment", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # Environment._rollback, without its call
-                _undo_entries(self._tables, self._scalars, journal)
+            if journal:  # (what _rollback would undo)
+                self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}
@@ -4579,8 +4578,8 @@ class ClinicSchedulingEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("confirm_appointment", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # Environment._rollback, without its call
-                _undo_entries(self._tables, self._scalars, journal)
+            if journal:  # (what _rollback would undo)
+                self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}
@@ -4769,8 +4768,8 @@ class ClinicSchedulingEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("reschedule_appointment", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # Environment._rollback, without its call
-                _undo_entries(self._tables, self._scalars, journal)
+            if journal:  # (what _rollback would undo)
+                self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}
@@ -4923,8 +4922,8 @@ class ClinicSchedulingEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("cancel_appointment", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # Environment._rollback, without its call
-                _undo_entries(self._tables, self._scalars, journal)
+            if journal:  # (what _rollback would undo)
+                self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}
@@ -5044,8 +5043,8 @@ class ClinicSchedulingEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("check_in_patient", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # Environment._rollback, without its call
-                _undo_entries(self._tables, self._scalars, journal)
+            if journal:  # (what _rollback would undo)
+                self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}
@@ -5162,8 +5161,8 @@ class ClinicSchedulingEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("complete_appointment", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # Environment._rollback, without its call
-                _undo_entries(self._tables, self._scalars, journal)
+            if journal:  # (what _rollback would undo)
+                self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}
@@ -5283,8 +5282,8 @@ class ClinicSchedulingEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("mark_no_show", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # Environment._rollback, without its call
-                _undo_entries(self._tables, self._scalars, journal)
+            if journal:  # (what _rollback would undo)
+                self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}
@@ -5359,8 +5358,8 @@ class ClinicSchedulingEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("advance_clock", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # Environment._rollback, without its call
-                _undo_entries(self._tables, self._scalars, journal)
+            if journal:  # (what _rollback would undo)
+                self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}
@@ -5496,8 +5495,8 @@ class ClinicSchedulingEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("set_working_hours", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # Environment._rollback, without its call
-                _undo_entries(self._tables, self._scalars, journal)
+            if journal:  # (what _rollback would undo)
+                self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}
@@ -5597,8 +5596,8 @@ class ClinicSchedulingEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("add_dentist_speciality", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # Environment._rollback, without its call
-                _undo_entries(self._tables, self._scalars, journal)
+            if journal:  # (what _rollback would undo)
+                self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}
@@ -5687,8 +5686,8 @@ class ClinicSchedulingEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("remove_dentist_speciality", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # Environment._rollback, without its call
-                _undo_entries(self._tables, self._scalars, journal)
+            if journal:  # (what _rollback would undo)
+                self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}
@@ -5744,8 +5743,8 @@ class ClinicSchedulingEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("send_appointment_reminders", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # Environment._rollback, without its call
-                _undo_entries(self._tables, self._scalars, journal)
+            if journal:  # (what _rollback would undo)
+                self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}
@@ -5801,8 +5800,8 @@ class ClinicSchedulingEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("send_recall_reminders", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # Environment._rollback, without its call
-                _undo_entries(self._tables, self._scalars, journal)
+            if journal:  # (what _rollback would undo)
+                self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}

@@ -22,7 +22,6 @@ from envdsl.runtime.call_support import (
     per_thread as _per_thread,
     fromisoformat as _fromisoformat,
     result_problem as _result_problem,
-    undo_entries as _undo_entries,
 )
 from envdsl.runtime.call_support import ISO_SECONDS as _ISO_SECONDS, UTC as _UTC
 from envdsl.runtime.call_support import MAX_INT as _MAX_INT, MAX_STR as _MAX_STR
@@ -1715,8 +1714,8 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("get_product_by_name", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # Environment._rollback, without its call
-                _undo_entries(self._tables, self._scalars, journal)
+            if journal:  # (what _rollback would undo)
+                self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}
@@ -1801,8 +1800,8 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("get_product_by_id", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # Environment._rollback, without its call
-                _undo_entries(self._tables, self._scalars, journal)
+            if journal:  # (what _rollback would undo)
+                self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}
@@ -1865,8 +1864,8 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("search_products_by_category", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # Environment._rollback, without its call
-                _undo_entries(self._tables, self._scalars, journal)
+            if journal:  # (what _rollback would undo)
+                self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}
@@ -1920,8 +1919,8 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("list_all_products", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # Environment._rollback, without its call
-                _undo_entries(self._tables, self._scalars, journal)
+            if journal:  # (what _rollback would undo)
+                self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}
@@ -1988,8 +1987,8 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("get_reviews_by_product_id", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # Environment._rollback, without its call
-                _undo_entries(self._tables, self._scalars, journal)
+            if journal:  # (what _rollback would undo)
+                self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}
@@ -2058,8 +2057,8 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("get_reviews_by_product_name", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # Environment._rollback, without its call
-                _undo_entries(self._tables, self._scalars, journal)
+            if journal:  # (what _rollback would undo)
+                self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}
@@ -2154,8 +2153,8 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("get_review_by_id", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # Environment._rollback, without its call
-                _undo_entries(self._tables, self._scalars, journal)
+            if journal:  # (what _rollback would undo)
+                self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}
@@ -2234,8 +2233,8 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("get_user_by_id", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # Environment._rollback, without its call
-                _undo_entries(self._tables, self._scalars, journal)
+            if journal:  # (what _rollback would undo)
+                self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}
@@ -2315,8 +2314,8 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("check_user_purchase_history", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # Environment._rollback, without its call
-                _undo_entries(self._tables, self._scalars, journal)
+            if journal:  # (what _rollback would undo)
+                self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}
@@ -2419,8 +2418,8 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("get_average_rating_for_product", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # Environment._rollback, without its call
-                _undo_entries(self._tables, self._scalars, journal)
+            if journal:  # (what _rollback would undo)
+                self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}
@@ -2474,8 +2473,8 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("get_most_helpful_reviews", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # Environment._rollback, without its call
-                _undo_entries(self._tables, self._scalars, journal)
+            if journal:  # (what _rollback would undo)
+                self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}
@@ -2617,8 +2616,8 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("submit_review", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # Environment._rollback, without its call
-                _undo_entries(self._tables, self._scalars, journal)
+            if journal:  # (what _rollback would undo)
+                self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}
@@ -2780,8 +2779,8 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("edit_review", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # Environment._rollback, without its call
-                _undo_entries(self._tables, self._scalars, journal)
+            if journal:  # (what _rollback would undo)
+                self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}
@@ -2865,8 +2864,8 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("delete_review", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # Environment._rollback, without its call
-                _undo_entries(self._tables, self._scalars, journal)
+            if journal:  # (what _rollback would undo)
+                self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}
@@ -2961,8 +2960,8 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("increment_helpful_vote", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # Environment._rollback, without its call
-                _undo_entries(self._tables, self._scalars, journal)
+            if journal:  # (what _rollback would undo)
+                self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}
@@ -3049,8 +3048,8 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("bulk_delete_reviews_by_product", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # Environment._rollback, without its call
-                _undo_entries(self._tables, self._scalars, journal)
+            if journal:  # (what _rollback would undo)
+                self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}
@@ -3152,8 +3151,8 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("update_product_info", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # Environment._rollback, without its call
-                _undo_entries(self._tables, self._scalars, journal)
+            if journal:  # (what _rollback would undo)
+                self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}
@@ -3309,8 +3308,8 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("add_product", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # Environment._rollback, without its call
-                _undo_entries(self._tables, self._scalars, journal)
+            if journal:  # (what _rollback would undo)
+                self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}

@@ -23,7 +23,6 @@ from envdsl.runtime.call_support import (
     per_thread as _per_thread,
     fromisoformat as _fromisoformat,
     result_problem as _result_problem,
-    undo_entries as _undo_entries,
 )
 from envdsl.runtime.call_support import ISO_SECONDS as _ISO_SECONDS, UTC as _UTC
 from envdsl.runtime.call_support import MAX_INT as _MAX_INT, MAX_STR as _MAX_STR
@@ -1667,8 +1666,8 @@ class OCRProcessingServiceEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("get_ocr_request_status", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # Environment._rollback, without its call
-                _undo_entries(self._tables, self._scalars, journal)
+            if journal:  # (what _rollback would undo)
+                self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}
@@ -1737,8 +1736,8 @@ class OCRProcessingServiceEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("is_result_available", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # Environment._rollback, without its call
-                _undo_entries(self._tables, self._scalars, journal)
+            if journal:  # (what _rollback would undo)
+                self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}
@@ -1807,8 +1806,8 @@ class OCRProcessingServiceEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("fetch_ocr_result_text", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # Environment._rollback, without its call
-                _undo_entries(self._tables, self._scalars, journal)
+            if journal:  # (what _rollback would undo)
+                self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}
@@ -1889,8 +1888,8 @@ class OCRProcessingServiceEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("get_ocr_result_with_confidence", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # Environment._rollback, without its call
-                _undo_entries(self._tables, self._scalars, journal)
+            if journal:  # (what _rollback would undo)
+                self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}
@@ -1944,8 +1943,8 @@ class OCRProcessingServiceEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("list_queued_requests", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # Environment._rollback, without its call
-                _undo_entries(self._tables, self._scalars, journal)
+            if journal:  # (what _rollback would undo)
+                self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}
@@ -2012,8 +2011,8 @@ class OCRProcessingServiceEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("check_request_existence", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # Environment._rollback, without its call
-                _undo_entries(self._tables, self._scalars, journal)
+            if journal:  # (what _rollback would undo)
+                self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}
@@ -2104,8 +2103,8 @@ class OCRProcessingServiceEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("get_request_metadata", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # Environment._rollback, without its call
-                _undo_entries(self._tables, self._scalars, journal)
+            if journal:  # (what _rollback would undo)
+                self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}
@@ -2217,8 +2216,8 @@ class OCRProcessingServiceEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("submit_ocr_request", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # Environment._rollback, without its call
-                _undo_entries(self._tables, self._scalars, journal)
+            if journal:  # (what _rollback would undo)
+                self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}
@@ -2330,8 +2329,8 @@ class OCRProcessingServiceEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("start_processing_request", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # Environment._rollback, without its call
-                _undo_entries(self._tables, self._scalars, journal)
+            if journal:  # (what _rollback would undo)
+                self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}
@@ -2535,8 +2534,8 @@ class OCRProcessingServiceEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("complete_ocr_request", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # Environment._rollback, without its call
-                _undo_entries(self._tables, self._scalars, journal)
+            if journal:  # (what _rollback would undo)
+                self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}
@@ -2614,8 +2613,8 @@ class OCRProcessingServiceEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("fail_ocr_request", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # Environment._rollback, without its call
-                _undo_entries(self._tables, self._scalars, journal)
+            if journal:  # (what _rollback would undo)
+                self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}
@@ -2676,8 +2675,8 @@ class OCRProcessingServiceEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("purge_expired_results", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # Environment._rollback, without its call
-                _undo_entries(self._tables, self._scalars, journal)
+            if journal:  # (what _rollback would undo)
+                self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}
@@ -2759,8 +2758,8 @@ class OCRProcessingServiceEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("clear_completed_request", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # Environment._rollback, without its call
-                _undo_entries(self._tables, self._scalars, journal)
+            if journal:  # (what _rollback would undo)
+                self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}
@@ -2874,8 +2873,8 @@ class OCRProcessingServiceEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("retry_ocr_request", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # Environment._rollback, without its call
-                _undo_entries(self._tables, self._scalars, journal)
+            if journal:  # (what _rollback would undo)
+                self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}

@@ -23,7 +23,6 @@ from envdsl.runtime.call_support import (
     per_thread as _per_thread,
     fromisoformat as _fromisoformat,
     result_problem as _result_problem,
-    undo_entries as _undo_entries,
 )
 from envdsl.runtime.call_support import ISO_SECONDS as _ISO_SECONDS, UTC as _UTC
 from envdsl.runtime.call_support import MAX_INT as _MAX_INT, MAX_STR as _MAX_STR
@@ -1666,8 +1665,8 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("get_note_by_id", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # Environment._rollback, without its call
-                _undo_entries(self._tables, self._scalars, journal)
+            if journal:  # (what _rollback would undo)
+                self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}
@@ -1719,8 +1718,8 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("list_all_notes", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # Environment._rollback, without its call
-                _undo_entries(self._tables, self._scalars, journal)
+            if journal:  # (what _rollback would undo)
+                self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}
@@ -1781,8 +1780,8 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("search_notes_by_title", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # Environment._rollback, without its call
-                _undo_entries(self._tables, self._scalars, journal)
+            if journal:  # (what _rollback would undo)
+                self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}
@@ -1845,8 +1844,8 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("search_notes_by_content", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # Environment._rollback, without its call
-                _undo_entries(self._tables, self._scalars, journal)
+            if journal:  # (what _rollback would undo)
+                self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}
@@ -1909,8 +1908,8 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("search_notes_by_keyword", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # Environment._rollback, without its call
-                _undo_entries(self._tables, self._scalars, journal)
+            if journal:  # (what _rollback would undo)
+                self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}
@@ -1979,8 +1978,8 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("filter_notes_by_category", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # Environment._rollback, without its call
-                _undo_entries(self._tables, self._scalars, journal)
+            if journal:  # (what _rollback would undo)
+                self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}
@@ -2043,8 +2042,8 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("filter_notes_by_tag", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # Environment._rollback, without its call
-                _undo_entries(self._tables, self._scalars, journal)
+            if journal:  # (what _rollback would undo)
+                self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}
@@ -2096,8 +2095,8 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("get_pinned_notes", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # Environment._rollback, without its call
-                _undo_entries(self._tables, self._scalars, journal)
+            if journal:  # (what _rollback would undo)
+                self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}
@@ -2149,8 +2148,8 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("list_all_categories", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # Environment._rollback, without its call
-                _undo_entries(self._tables, self._scalars, journal)
+            if journal:  # (what _rollback would undo)
+                self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}
@@ -2202,8 +2201,8 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("list_all_tags", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # Environment._rollback, without its call
-                _undo_entries(self._tables, self._scalars, journal)
+            if journal:  # (what _rollback would undo)
+                self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}
@@ -2280,8 +2279,8 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("get_note_metadata", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # Environment._rollback, without its call
-                _undo_entries(self._tables, self._scalars, journal)
+            if journal:  # (what _rollback would undo)
+                self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}
@@ -2434,8 +2433,8 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("create_note", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # Environment._rollback, without its call
-                _undo_entries(self._tables, self._scalars, journal)
+            if journal:  # (what _rollback would undo)
+                self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}
@@ -2607,8 +2606,8 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("edit_note", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # Environment._rollback, without its call
-                _undo_entries(self._tables, self._scalars, journal)
+            if journal:  # (what _rollback would undo)
+                self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}
@@ -2669,8 +2668,8 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("delete_note", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # Environment._rollback, without its call
-                _undo_entries(self._tables, self._scalars, journal)
+            if journal:  # (what _rollback would undo)
+                self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}
@@ -2761,8 +2760,8 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("pin_note", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # Environment._rollback, without its call
-                _undo_entries(self._tables, self._scalars, journal)
+            if journal:  # (what _rollback would undo)
+                self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}
@@ -2853,8 +2852,8 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("unpin_note", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # Environment._rollback, without its call
-                _undo_entries(self._tables, self._scalars, journal)
+            if journal:  # (what _rollback would undo)
+                self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}
@@ -2934,8 +2933,8 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("create_category", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # Environment._rollback, without its call
-                _undo_entries(self._tables, self._scalars, journal)
+            if journal:  # (what _rollback would undo)
+                self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}
@@ -3000,8 +2999,8 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("create_tag", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # Environment._rollback, without its call
-                _undo_entries(self._tables, self._scalars, journal)
+            if journal:  # (what _rollback would undo)
+                self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}
@@ -3101,8 +3100,8 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("add_tag_to_note", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # Environment._rollback, without its call
-                _undo_entries(self._tables, self._scalars, journal)
+            if journal:  # (what _rollback would undo)
+                self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}
@@ -3202,8 +3201,8 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("remove_tag_from_note", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # Environment._rollback, without its call
-                _undo_entries(self._tables, self._scalars, journal)
+            if journal:  # (what _rollback would undo)
+                self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}
@@ -3303,8 +3302,8 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("update_note_category", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # Environment._rollback, without its call
-                _undo_entries(self._tables, self._scalars, journal)
+            if journal:  # (what _rollback would undo)
+                self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}
@@ -3395,8 +3394,8 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("clear_note_content", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # Environment._rollback, without its call
-                _undo_entries(self._tables, self._scalars, journal)
+            if journal:  # (what _rollback would undo)
+                self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}

@@ -21,7 +21,6 @@ from envdsl.runtime.call_support import (
     per_thread as _per_thread,
     fromisoformat as _fromisoformat,
     result_problem as _result_problem,
-    undo_entries as _undo_entries,
 )
 from envdsl.runtime.call_support import ISO_SECONDS as _ISO_SECONDS, UTC as _UTC
 from envdsl.runtime.call_support import MAX_INT as _MAX_INT, MAX_STR as _MAX_STR
@@ -1453,8 +1452,8 @@ class RetailProductDatabaseEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("get_product_by_upc", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # Environment._rollback, without its call
-                _undo_entries(self._tables, self._scalars, journal)
+            if journal:  # (what _rollback would undo)
+                self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}
@@ -1521,8 +1520,8 @@ class RetailProductDatabaseEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("get_product_by_id", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # Environment._rollback, without its call
-                _undo_entries(self._tables, self._scalars, journal)
+            if journal:  # (what _rollback would undo)
+                self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}
@@ -1583,8 +1582,8 @@ class RetailProductDatabaseEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("search_products_by_name", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # Environment._rollback, without its call
-                _undo_entries(self._tables, self._scalars, journal)
+            if journal:  # (what _rollback would undo)
+                self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}
@@ -1656,8 +1655,8 @@ class RetailProductDatabaseEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("list_products_by_category", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # Environment._rollback, without its call
-                _undo_entries(self._tables, self._scalars, journal)
+            if journal:  # (what _rollback would undo)
+                self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}
@@ -1720,8 +1719,8 @@ class RetailProductDatabaseEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("list_products_by_brand", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # Environment._rollback, without its call
-                _undo_entries(self._tables, self._scalars, journal)
+            if journal:  # (what _rollback would undo)
+                self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}
@@ -1787,8 +1786,8 @@ class RetailProductDatabaseEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("check_inventory_level", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # Environment._rollback, without its call
-                _undo_entries(self._tables, self._scalars, journal)
+            if journal:  # (what _rollback would undo)
+                self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}
@@ -1851,8 +1850,8 @@ class RetailProductDatabaseEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("get_product_price", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # Environment._rollback, without its call
-                _undo_entries(self._tables, self._scalars, journal)
+            if journal:  # (what _rollback would undo)
+                self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}
@@ -1913,8 +1912,8 @@ class RetailProductDatabaseEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("get_aisle_location", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # Environment._rollback, without its call
-                _undo_entries(self._tables, self._scalars, journal)
+            if journal:  # (what _rollback would undo)
+                self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}
@@ -1966,8 +1965,8 @@ class RetailProductDatabaseEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("list_all_categories", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # Environment._rollback, without its call
-                _undo_entries(self._tables, self._scalars, journal)
+            if journal:  # (what _rollback would undo)
+                self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}
@@ -2019,8 +2018,8 @@ class RetailProductDatabaseEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("get_all_products", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # Environment._rollback, without its call
-                _undo_entries(self._tables, self._scalars, journal)
+            if journal:  # (what _rollback would undo)
+                self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}
@@ -2112,8 +2111,8 @@ class RetailProductDatabaseEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("add_product", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # Environment._rollback, without its call
-                _undo_entries(self._tables, self._scalars, journal)
+            if journal:  # (what _rollback would undo)
+                self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}
@@ -2214,8 +2213,8 @@ class RetailProductDatabaseEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("update_product_price", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # Environment._rollback, without its call
-                _undo_entries(self._tables, self._scalars, journal)
+            if journal:  # (what _rollback would undo)
+                self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}
@@ -2319,8 +2318,8 @@ class RetailProductDatabaseEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("update_inventory_level", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # Environment._rollback, without its call
-                _undo_entries(self._tables, self._scalars, journal)
+            if journal:  # (what _rollback would undo)
+                self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}
@@ -2440,8 +2439,8 @@ class RetailProductDatabaseEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("update_product_category", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # Environment._rollback, without its call
-                _undo_entries(self._tables, self._scalars, journal)
+            if journal:  # (what _rollback would undo)
+                self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}
@@ -2559,8 +2558,8 @@ class RetailProductDatabaseEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("update_aisle_location", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # Environment._rollback, without its call
-                _undo_entries(self._tables, self._scalars, journal)
+            if journal:  # (what _rollback would undo)
+                self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}
@@ -2621,8 +2620,8 @@ class RetailProductDatabaseEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("remove_product", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # Environment._rollback, without its call
-                _undo_entries(self._tables, self._scalars, journal)
+            if journal:  # (what _rollback would undo)
+                self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}
@@ -2732,8 +2731,8 @@ class RetailProductDatabaseEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("edit_product_description", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # Environment._rollback, without its call
-                _undo_entries(self._tables, self._scalars, journal)
+            if journal:  # (what _rollback would undo)
+                self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}
@@ -2818,8 +2817,8 @@ class RetailProductDatabaseEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("bulk_import_products", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # Environment._rollback, without its call
-                _undo_entries(self._tables, self._scalars, journal)
+            if journal:  # (what _rollback would undo)
+                self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}
@@ -2923,8 +2922,8 @@ class RetailProductDatabaseEnv(rt.Environment):
             self.trace.append(rt.TraceEntry("deplete_inventory", arguments, True))
             return {"success": True, "data": data}
         except rt.Fail as error:  # Environment._failed's first case, written out
-            if journal:  # Environment._rollback, without its call
-                _undo_entries(self._tables, self._scalars, journal)
+            if journal:  # (what _rollback would undo)
+                self._rollback()
             error.__traceback__ = None  # (see _failed)
             self.last_failure = error
             outcome: rt.Result = {"success": False, "error": error.message}

@@ -19,7 +19,6 @@ from envdsl.runtime.limits import (
 )
 from envdsl.runtime.places import own_row_fields
 from envdsl.runtime.row_rules import missing_parent, refused_transition, shared_unique
-from envdsl.runtime.snapshots import undo_entries
 from envdsl.runtime.specs import INSERTED
 from envdsl.runtime.values import UTC, format_datetime
 
@@ -51,5 +50,4 @@ __all__ = [
     "refused_transition",
     "result_problem",
     "shared_unique",
-    "undo_entries",
 ]

@@ -39,7 +39,7 @@ from envdsl.runtime.frame import (
 )
 from envdsl.runtime.grading import grade
 from envdsl.runtime.row_rules import missing_parent, refused_transition, shared_unique
-from envdsl.runtime.snapshots import Owner, Snapshot, World, undo_entries
+from envdsl.runtime.snapshots import Owner, Snapshot, World, undo_entry
 from envdsl.runtime.specs import (
     INSERTED,
     ParamSpec,
@@ -934,7 +934,18 @@ class Environment:
         self._touched.pop((table_name, key), None)
 
     def _rollback(self) -> None:
-        undo_entries(self._tables, self._scalars, self._journal or [])
+        """Undo the call's journal, the newest entry first (snapshots.undo_entry; a field's
+        write, most of what calls write, without its call)."""
+        tables = self._tables
+        for entry in reversed(self._journal or []):
+            if entry[0] == "field":
+                _, table_name, key, row, field_name, old = entry
+                table = tables[table_name]
+                if field_name in table.indexed and table.get(key) is row:
+                    table.reindex_field(key, row, field_name, getattr(row, field_name), old)
+                setattr(row, field_name, old)
+            else:
+                undo_entry(tables, self._scalars, entry)
         self._journal = []
 
     # ---- integrity at the end of an action --------------------------------------------------

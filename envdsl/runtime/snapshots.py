@@ -170,22 +170,6 @@ class Snapshot:
             self.world.watched = True
 
 
-def undo_entries(
-    tables: dict[str, Table[Any]], scalars: dict[str, Any], entries: list[Entry]
-) -> None:
-    """Undo journal entries, the newest first (a failed call's rollback): undo_entry for each,
-    a field's write (most of what calls write) without the call."""
-    for entry in reversed(entries):
-        if entry[0] == "field":
-            _, table_name, key, row, field_name, old = entry
-            table = tables[table_name]
-            if field_name in table.indexed and table.get(key) is row:
-                table.reindex_field(key, row, field_name, getattr(row, field_name), old)
-            setattr(row, field_name, old)
-        else:
-            undo_entry(tables, scalars, entry)
-
-
 def undo_entry(tables: dict[str, Table[Any]], scalars: dict[str, Any], entry: Entry) -> None:
     """Undo one journal entry (the state must be as the entry's write left it)."""
     kind = entry[0]
